@@ -1,0 +1,222 @@
+#include "cmd/tollgate/cli_client.h"
+
+#include <chrono>
+#include <utility>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace tollgate::cli {
+namespace {
+
+// gRPC's connection failures carry the socket error somewhere in a long message ("failed to
+// connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50051: Failed to connect to
+// remote host: Connection refused"); users want just the cause.
+std::string ConnectFailureCause(absl::string_view message) {
+  const std::string lower = absl::AsciiStrToLower(message);
+  struct Cause {
+    absl::string_view needle;
+    absl::string_view text;
+  };
+  static constexpr Cause kCauses[] = {
+      {"connection refused", "connection refused"},
+      {"dns resolution failed", "cannot resolve the host name"},
+      {"name or service not known", "cannot resolve the host name"},
+      {"no route to host", "no route to host"},
+      {"network is unreachable", "network is unreachable"},
+      {"connection reset", "connection lost"},
+      {"socket closed", "connection lost"},
+      {"broken pipe", "connection lost"},
+      {"timed out", "connection timed out"},
+      {"deadline", "connection timed out"},
+  };
+  for (const Cause& cause : kCauses) {
+    if (absl::StrContains(lower, cause.needle)) return std::string(cause.text);
+  }
+  return std::string(message);
+}
+
+}  // namespace
+
+std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value) {
+  if (!flag_value.empty()) return std::string(flag_value);
+  if (!env_value.empty()) return std::string(env_value);
+  return std::string(kDefaultServer);
+}
+
+void WatchCanceller::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+bool WatchCanceller::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+bool WatchCanceller::Attach(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  context_ = context;
+  return true;
+}
+
+void WatchCanceller::Detach() {
+  // Under the lock, so Cancel never touches a context that is being destroyed.
+  absl::MutexLock lock(&mu_);
+  context_ = nullptr;
+}
+
+CliClient::CliClient(std::string target, absl::Duration call_timeout)
+    : target_(std::move(target)),
+      call_timeout_(call_timeout),
+      channel_(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
+      admission_(v1::AdmissionService::NewStub(channel_)),
+      config_(v1::ConfigService::NewStub(channel_)),
+      visibility_(v1::VisibilityService::NewStub(channel_)) {}
+
+absl::Status CliClient::FromGrpc(const grpc::Status& status, bool had_deadline) const {
+  if (status.ok()) return absl::OkStatus();
+  const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
+  const bool connected = state == GRPC_CHANNEL_READY;
+  const std::string& message = status.error_message();
+  std::string cause;
+  // The server itself answers UNAVAILABLE when its store cannot write; that one arrives over a
+  // working connection and must reach the user unchanged.
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      (!connected || absl::StrContains(message, "failed to connect"))) {
+    cause = ConnectFailureCause(message);
+  } else if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && had_deadline &&
+             !connected) {
+    cause = absl::StrCat("no answer within ", absl::FormatDuration(call_timeout_));
+  }
+  if (!cause.empty()) {
+    return absl::UnavailableError(absl::StrCat("cannot reach tollgated at ", target_, ": ", cause,
+                                               " (is tollgated running? set --server or ",
+                                               kServerEnvVar, ")"));
+  }
+  // grpc::StatusCode and absl::StatusCode share the canonical numbering.
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+}
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> CliClient::Unary(Call call) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + call_timeout_));
+  Response response;
+  const grpc::Status status = call(&context, &response);
+  if (!status.ok()) return FromGrpc(status, /*had_deadline=*/true);
+  return response;
+}
+
+absl::StatusOr<v1::SubmitResponse> CliClient::Submit(const v1::SubmitRequest& request) {
+  return Unary<v1::SubmitResponse>([&](grpc::ClientContext* c, v1::SubmitResponse* r) {
+    return admission_->Submit(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::AdmitResponse> CliClient::Admit(const v1::AdmitRequest& request) {
+  return Unary<v1::AdmitResponse>([&](grpc::ClientContext* c, v1::AdmitResponse* r) {
+    return admission_->Admit(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::PreemptResponse> CliClient::Preempt(const v1::PreemptRequest& request) {
+  return Unary<v1::PreemptResponse>([&](grpc::ClientContext* c, v1::PreemptResponse* r) {
+    return admission_->Preempt(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::FinishResponse> CliClient::Finish(const v1::FinishRequest& request) {
+  return Unary<v1::FinishResponse>([&](grpc::ClientContext* c, v1::FinishResponse* r) {
+    return admission_->Finish(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::DeleteWorkloadResponse> CliClient::DeleteWorkload(
+    const v1::DeleteWorkloadRequest& request) {
+  return Unary<v1::DeleteWorkloadResponse>(
+      [&](grpc::ClientContext* c, v1::DeleteWorkloadResponse* r) {
+        return admission_->DeleteWorkload(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::Workload> CliClient::GetWorkload(const v1::GetWorkloadRequest& request) {
+  return Unary<v1::Workload>([&](grpc::ClientContext* c, v1::Workload* r) {
+    return admission_->GetWorkload(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
+    const v1::ListWorkloadsRequest& request) {
+  return Unary<v1::ListWorkloadsResponse>(
+      [&](grpc::ClientContext* c, v1::ListWorkloadsResponse* r) {
+        return admission_->ListWorkloads(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::ApplyResponse> CliClient::Apply(const v1::ApplyRequest& request) {
+  return Unary<v1::ApplyResponse>([&](grpc::ClientContext* c, v1::ApplyResponse* r) {
+    return config_->Apply(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest& request) {
+  return Unary<v1::ConfigObject>([&](grpc::ClientContext* c, v1::ConfigObject* r) {
+    return config_->Get(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
+    const v1::ListObjectsRequest& request) {
+  return Unary<v1::ListObjectsResponse>([&](grpc::ClientContext* c, v1::ListObjectsResponse* r) {
+    return config_->List(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
+    const v1::DeleteObjectRequest& request) {
+  return Unary<v1::DeleteObjectResponse>(
+      [&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
+        return config_->Delete(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(
+    const v1::ListPendingWorkloadsRequest& request) {
+  return Unary<v1::ListPendingWorkloadsResponse>(
+      [&](grpc::ClientContext* c, v1::ListPendingWorkloadsResponse* r) {
+        return visibility_->ListPendingWorkloads(c, request, r);
+      });
+}
+
+absl::Status CliClient::Watch(const v1::WatchRequest& request,
+                              const std::function<bool(const v1::WatchEvent&)>& on_event,
+                              WatchCanceller* canceller) {
+  grpc::ClientContext context;
+  if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+      admission_->Watch(&context, request);
+  v1::WatchEvent event;
+  bool stopped = false;
+  while (reader->Read(&event)) {
+    if (!on_event(event)) {
+      stopped = true;
+      context.TryCancel();
+      break;
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  const bool cancelled = canceller != nullptr && canceller->cancelled();
+  if (canceller != nullptr) canceller->Detach();
+  if (stopped || cancelled) return absl::OkStatus();
+  return FromGrpc(status, /*had_deadline=*/false);
+}
+
+}  // namespace tollgate::cli

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/status.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "tollgate/v1/service.grpc.pb.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::cli {
+
+inline constexpr absl::string_view kDefaultServer = "127.0.0.1:50051";
+inline constexpr absl::string_view kServerEnvVar = "TOLLGATE_SERVER";
+// Every unary call is a quick read or one durable write on the server, so a user waiting longer
+// than this is better told something is wrong.
+inline constexpr absl::Duration kDefaultCallTimeout = absl::Seconds(10);
+
+// Which tollgated to talk to: the --server flag, else $TOLLGATE_SERVER, else kDefaultServer.
+std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value);
+
+// Stops a running CliClient::Watch from another thread. Thread-safe.
+class WatchCanceller {
+ public:
+  // Ends the current watch, and any watch started later, as if the user pressed Ctrl-C.
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class CliClient;
+  // Returns false when already cancelled (the watch should not start).
+  bool Attach(grpc::ClientContext* context);
+  void Detach();
+
+  mutable absl::Mutex mu_;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// The CLI's connection to tollgated: one channel and a stub per service. Each unary call gets
+// `call_timeout` as its deadline. Errors come back as absl::Status with the server's message
+// unchanged; when the server cannot be reached at all the status is UNAVAILABLE and reads
+// `cannot reach tollgated at HOST:PORT: connection refused (is tollgated running? set --server
+// or TOLLGATE_SERVER)`. Connecting is lazy: constructing a client never fails. Thread-safe.
+class CliClient {
+ public:
+  CliClient(std::string target, absl::Duration call_timeout = kDefaultCallTimeout);
+
+  const std::string& target() const { return target_; }
+
+  absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request);
+  absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest& request);
+  absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& request);
+  absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request);
+  absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
+      const v1::DeleteWorkloadRequest& request);
+  absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
+  absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(const v1::ListWorkloadsRequest& request);
+
+  absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request);
+  absl::StatusOr<v1::ConfigObject> GetObject(const v1::GetObjectRequest& request);
+  absl::StatusOr<v1::ListObjectsResponse> ListObjects(const v1::ListObjectsRequest& request);
+  absl::StatusOr<v1::DeleteObjectResponse> DeleteObject(const v1::DeleteObjectRequest& request);
+
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
+      const v1::ListPendingWorkloadsRequest& request);
+
+  // Streams events to `on_event` until it returns false, `canceller` (may be null) is
+  // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
+  // the user watches. Ending by `on_event` or `canceller` is OK.
+  absl::Status Watch(const v1::WatchRequest& request,
+                     const std::function<bool(const v1::WatchEvent&)>& on_event,
+                     WatchCanceller* canceller);
+
+ private:
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> Unary(Call call);
+  // The one place a grpc::Status becomes an absl::Status on the client side.
+  absl::Status FromGrpc(const grpc::Status& status, bool had_deadline) const;
+
+  const std::string target_;
+  const absl::Duration call_timeout_;
+  // shared_ptr because gRPC hands channels out that way and the stubs share it.
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AdmissionService::Stub> admission_;
+  std::unique_ptr<v1::ConfigService::Stub> config_;
+  std::unique_ptr<v1::VisibilityService::Stub> visibility_;
+};
+
+}  // namespace tollgate::cli

@@ -1,0 +1,394 @@
+// tollgated: the Tollgate admission service. Serves tollgate.v1's AdmissionService,
+// ConfigService and VisibilityService over gRPC on a RocksDB store, with gRPC reflection and the
+// standard health service. Logs one JSON object per line on stderr.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/scheduler_config.h"
+#include "core/status_macros.h"
+#include "services/admission_executor.h"
+#include "services/grpc_services.h"
+#include "services/manifest/manifest_parser.h"
+#include "services/real_clock.h"
+#include "services/tollgate_api.h"
+#include "storage/rocksdb_store.h"
+
+namespace tollgate {
+namespace {
+
+constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
+
+Flags:
+  --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
+  --data-dir=PATH             RocksDB state directory, created if missing (required)
+  --manifests=FILE[,FILE...]  Kueue manifests applied at start; Workloads in them are submitted
+  --evictions-need-ack        a preempted workload keeps its quota until ReportStopped
+  --eviction-grace=DURATION   ... or until this long has passed (default 2m)
+  --fair-sharing              enable fair sharing between ClusterQueues of a cohort
+  --port-file=PATH            write the bound port here once serving (atomically)
+  --shutdown-grace=DURATION   how long in-flight calls may finish on SIGTERM (default 10s)
+)";
+
+struct Flags {
+  std::string listen = "127.0.0.1:50051";
+  std::string data_dir;
+  std::vector<std::string> manifests;
+  bool evictions_need_ack = false;
+  absl::Duration eviction_grace = absl::Minutes(2);
+  bool fair_sharing = false;
+  std::string port_file;
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  bool help = false;
+};
+
+// --- Logging -----------------------------------------------------------------------------------
+
+std::string JsonQuote(absl::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+using LogField = std::pair<absl::string_view, std::string>;
+
+// One JSON object per line, written with a single call so lines from different threads never
+// interleave.
+void Log(absl::string_view level, absl::string_view msg,
+         std::initializer_list<LogField> fields = {}) {
+  std::string line = absl::StrCat(
+      "{\"ts\":", JsonQuote(absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone())),
+      ",\"level\":", JsonQuote(level), ",\"msg\":", JsonQuote(msg));
+  for (const LogField& field : fields) {
+    absl::StrAppend(&line, ",", JsonQuote(field.first), ":", JsonQuote(field.second));
+  }
+  line += "}\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+// --- Flags -------------------------------------------------------------------------------------
+
+absl::StatusOr<bool> ParseBool(absl::string_view name, absl::string_view value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, ": want true or false, got \"", value, "\""));
+}
+
+absl::StatusOr<absl::Duration> ParsePositiveDuration(absl::string_view name,
+                                                     absl::string_view value) {
+  absl::Duration d;
+  if (!absl::ParseDuration(value, &d) || d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": want a duration such as 90s or 2m, got \"", value, "\""));
+  }
+  return d;
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      flags.help = true;
+      continue;
+    }
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", arg, "\""));
+    }
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    const absl::string_view name = kv.first;
+    const bool has_value = arg.find('=') != absl::string_view::npos;
+    const absl::string_view value = kv.second;
+    auto require_value = [&]() -> absl::Status {
+      if (!has_value || value.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " needs a value (--", name, "=...)"));
+      }
+      return absl::OkStatus();
+    };
+    if (name == "listen") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      flags.listen = std::string(value);
+    } else if (name == "data-dir") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      flags.data_dir = std::string(value);
+    } else if (name == "manifests") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      for (absl::string_view file : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        flags.manifests.emplace_back(file);
+      }
+    } else if (name == "evictions-need-ack") {
+      flags.evictions_need_ack = true;
+      if (has_value) {
+        TOLLGATE_ASSIGN_OR_RETURN(flags.evictions_need_ack, ParseBool(name, value));
+      }
+    } else if (name == "fair-sharing") {
+      flags.fair_sharing = true;
+      if (has_value) {
+        TOLLGATE_ASSIGN_OR_RETURN(flags.fair_sharing, ParseBool(name, value));
+      }
+    } else if (name == "eviction-grace") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      TOLLGATE_ASSIGN_OR_RETURN(flags.eviction_grace, ParsePositiveDuration(name, value));
+    } else if (name == "shutdown-grace") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, ParsePositiveDuration(name, value));
+    } else if (name == "port-file") {
+      TOLLGATE_RETURN_IF_ERROR(require_value());
+      flags.port_file = std::string(value);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+  }
+  if (!flags.help && flags.data_dir.empty()) {
+    return absl::InvalidArgumentError("--data-dir is required");
+  }
+  return flags;
+}
+
+// --- Startup -----------------------------------------------------------------------------------
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  return text.str();
+}
+
+// Applies every configuration object of every file in one request, so a bad manifest leaves the
+// stored configuration as it was; then submits the workloads. Each file is validated on its own
+// first only so an error names the file it came from.
+absl::Status ApplyManifests(const std::vector<std::string>& files, services::TollgateApi& api) {
+  v1::ApplyRequest apply;
+  std::vector<std::pair<std::string, v1::Workload>> workloads;
+  for (const std::string& file : files) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
+                              manifest::ParseManifests(text, file));
+    v1::ApplyRequest check;
+    check.set_dry_run(true);
+    for (manifest::Manifest& m : manifests) {
+      if (auto* workload = std::get_if<v1::Workload>(&m.object)) {
+        workloads.emplace_back(file, std::move(*workload));
+      } else {
+        *check.add_objects() = std::get<v1::ConfigObject>(m.object);
+      }
+    }
+    if (check.objects_size() == 0) continue;
+    absl::Status valid = api.Apply(check).status();
+    if (!valid.ok()) {
+      return absl::Status(valid.code(), absl::StrCat(file, ": ", valid.message()));
+    }
+    for (v1::ConfigObject& object : *check.mutable_objects()) {
+      *apply.add_objects() = std::move(object);
+    }
+  }
+  if (apply.objects_size() > 0) {
+    TOLLGATE_ASSIGN_OR_RETURN(v1::ApplyResponse applied, api.Apply(apply));
+    Log("info", "applied manifests",
+        {{"objects", absl::StrCat(applied.objects_size())},
+         {"revision", absl::StrCat(applied.revision())}});
+  }
+  for (auto& [file, workload] : workloads) {
+    v1::SubmitRequest submit;
+    *submit.mutable_workload() = std::move(workload);
+    absl::StatusOr<v1::SubmitResponse> submitted = api.Submit(submit);
+    if (!submitted.ok()) {
+      return absl::Status(
+          submitted.status().code(),
+          absl::StrCat(file, ": submit workload ", submit.workload().metadata().name(), ": ",
+                       submitted.status().message()));
+    }
+  }
+  if (!workloads.empty()) {
+    Log("info", "submitted manifest workloads", {{"workloads", absl::StrCat(workloads.size())}});
+  }
+  return absl::OkStatus();
+}
+
+// Writes the port to a temporary file and renames it into place, so a reader polling for the
+// file never sees it half-written.
+absl::Status WritePortFile(const std::string& path, int port) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << port << "\n";
+    out.close();
+    if (!out) {
+      return absl::InternalError(absl::StrCat(tmp, ": write failed: ", std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string error = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return absl::InternalError(absl::StrCat("rename ", tmp, " to ", path, ": ", error));
+  }
+  return absl::OkStatus();
+}
+
+// `listen` with its port replaced by the one actually bound (they differ for port 0).
+std::string BoundAddress(absl::string_view listen, int port) {
+  const size_t colon = listen.rfind(':');
+  const absl::string_view host =
+      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
+  return absl::StrCat(host, ":", port);
+}
+
+absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
+  std::error_code ec;
+  std::filesystem::create_directories(flags.data_dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--data-dir=", flags.data_dir, ": ", ec.message()));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
+                            storage::RocksDbStore::Open(flags.data_dir));
+
+  core::SchedulerConfig config;
+  config.evictions_need_ack = flags.evictions_need_ack;
+  config.eviction_grace_period = flags.eviction_grace;
+  config.fair_sharing.enable = flags.fair_sharing;
+  services::RealClock clock;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
+                            services::AdmissionExecutor::Open(
+                                *store, clock, config, services::AdmissionExecutor::Options()));
+  services::TollgateApi api(*executor);
+  TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
+
+  services::AdmissionGrpcService admission_service(api);
+  services::ConfigGrpcService config_service(api);
+  services::VisibilityGrpcService visibility_service(api);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&admission_service);
+  builder.RegisterService(&config_service);
+  builder.RegisterService(&visibility_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
+  }
+  const std::string bound = BoundAddress(flags.listen, port);
+  if (!flags.port_file.empty()) {
+    absl::Status written = WritePortFile(flags.port_file, port);
+    if (!written.ok()) {
+      server->Shutdown();
+      return written;
+    }
+  }
+  Log("info", "serving",
+      {{"listen", bound},
+       {"data_dir", flags.data_dir},
+       {"revision", absl::StrCat(executor->revision())}});
+
+  int signal_number = 0;
+  if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
+    return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+  }
+  Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
+  // Health first so load balancers stop sending new calls, then end the watches (they never end
+  // by themselves), then give unary calls the grace period to finish.
+  server->GetHealthCheckService()->Shutdown();
+  admission_service.StopWatches();
+  server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(flags.shutdown_grace));
+  server->Wait();
+  // The executor answers nothing once the server is gone; stop it before the store it writes.
+  executor.reset();
+  store.reset();
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace tollgate
+
+int main(int argc, char** argv) {
+  using tollgate::Log;
+  // Block the stop signals before any thread exists so every thread inherits the mask and the
+  // main thread alone receives them through sigwait: no work happens in a signal handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
+    std::cerr << tollgate::kUsage;
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << tollgate::kUsage;
+    return 0;
+  }
+  absl::Status status = tollgate::Serve(*flags, stop_signals);
+  if (!status.ok()) {
+    Log("error", "tollgated failed", {{"error", status.ToString()}});
+    return 1;
+  }
+  Log("info", "stopped");
+  return 0;
+}

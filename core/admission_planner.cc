@@ -1,0 +1,281 @@
+#include "core/admission_planner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/saturating.h"
+
+namespace tollgate::core {
+namespace {
+
+enum class RequeueReason {
+  kGeneric,
+  kNoFit,
+  kPreemptionNoCandidates,
+  kFailedAfterNomination,
+  kPendingPreemption,
+  kNamespaceMismatch,
+};
+
+struct Entry {
+  const Workload* wl = nullptr;
+  ClusterQueueRuntime* cq = nullptr;
+  AdmissionPlanner::Evaluation eval;
+  FlavorMode mode = FlavorMode::kNoFit;
+  bool deferred_fit = false;
+  bool admitted = false;
+  bool skipped = false;
+  std::string message;
+  RequeueReason reason = RequeueReason::kGeneric;
+};
+
+bool FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq,
+                       const std::map<FrId, int64_t>& usage,
+                       const std::set<WorkloadId>& preempted,
+                       const std::vector<PreemptionTarget>& targets) {
+  UsageSimulation sim(state);
+  std::set<WorkloadId> merged = preempted;
+  for (const PreemptionTarget& t : targets) merged.insert(t.id);
+  for (WorkloadId id : merged) {
+    if (const Workload* wl = state.workload(id)) sim.RemoveWorkload(*wl);
+  }
+  for (const auto& [fr, q] : usage) {
+    if (std::max<int64_t>(0, cq.node->Available(fr)) < q) return false;
+  }
+  return true;
+}
+
+bool HasAny(const std::set<WorkloadId>& preempted, const std::vector<PreemptionTarget>& targets) {
+  for (const PreemptionTarget& t : targets) {
+    if (preempted.count(t.id) > 0) return true;
+  }
+  return false;
+}
+
+// Kueue's quotaResourcesToReserve: what a preemptor without candidates holds back this cycle so
+// lower-priority work elsewhere in the cohort does not take it.
+std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
+  if (e.mode != FlavorMode::kPreempt) return e.eval.assignment.usage;
+  std::map<FrId, int64_t> reserved;
+  const QuotaNode& node = *e.cq->node;
+  for (const auto& [fr, usage] : e.eval.assignment.usage) {
+    const QuotaLimits& limits = node.Limits(fr);
+    if (e.eval.assignment.borrowing > 0) {
+      if (!limits.borrowing_limit.has_value()) {
+        reserved[fr] = usage;
+      } else {
+        reserved[fr] = std::min(
+            usage, SatSub(SatAdd(limits.nominal, *limits.borrowing_limit), node.Usage(fr)));
+      }
+    } else {
+      reserved[fr] = std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr))));
+    }
+  }
+  return reserved;
+}
+
+}  // namespace
+
+AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
+                                                        const ClusterQueueRuntime& cq,
+                                                        absl::Time now) {
+  PreemptionPlanner preemptor(state_, now);
+  PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
+  FlavorAssigner assigner(state_, cq, wl, oracle);
+
+  Evaluation full{assigner.Assign({}), {}};
+  const FlavorMode mode = full.assignment.RepresentativeMode();
+  if (mode == FlavorMode::kFit) return full;
+  if (mode == FlavorMode::kPreempt) {
+    full.targets = preemptor.GetTargets(wl, cq, full.assignment.usage,
+                                        full.assignment.ResourcesNeedingPreemption());
+    if (!full.targets.empty()) return full;
+  }
+
+  // Partial admission: Kueue's PodSetReducer binary search over the total reducible pods.
+  std::vector<int32_t> full_counts;
+  std::vector<int32_t> deltas;
+  int64_t total_delta = 0;
+  for (const PodSetSpec& ps : wl.spec.pod_sets) {
+    full_counts.push_back(ps.count);
+    const int32_t delta = ps.count - ps.min_count.value_or(ps.count);
+    deltas.push_back(std::max(delta, 0));
+    total_delta += deltas.back();
+  }
+  if (total_delta > 0) {
+    std::optional<Evaluation> last_good;
+    int64_t lo = 0;
+    int64_t hi = total_delta + 1;
+    // Smallest index (least reduction) that fits; fits is monotone in the reduction.
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      std::vector<int32_t> counts(full_counts.size());
+      for (size_t i = 0; i < counts.size(); ++i) {
+        counts[i] = full_counts[i] - static_cast<int32_t>(int64_t{deltas[i]} * mid / total_delta);
+      }
+      Evaluation attempt{assigner.Assign(counts), {}};
+      bool fits = false;
+      const FlavorMode m = attempt.assignment.RepresentativeMode();
+      if (m == FlavorMode::kFit) {
+        fits = true;
+      } else if (m == FlavorMode::kPreempt) {
+        attempt.targets = preemptor.GetTargets(wl, cq, attempt.assignment.usage,
+                                               attempt.assignment.ResourcesNeedingPreemption());
+        fits = !attempt.targets.empty();
+      }
+      if (fits) {
+        last_good = std::move(attempt);
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    if (last_good.has_value()) return std::move(*last_good);
+  }
+  full.targets.clear();
+  return full;
+}
+
+CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
+  CyclePlan plan;
+  plan.cycle = cycle;
+
+  std::vector<Entry> entries;
+  std::vector<Entry> inadmissible;
+  for (auto& [name, cq_const] : state_.cluster_queue_runtimes()) {
+    ClusterQueueRuntime* cq = state_.mutable_cluster_queue(name);
+    if (!cq->active || cq->node == nullptr) continue;
+    std::optional<WorkloadId> head = cq->queue.Head();
+    if (!head.has_value()) continue;
+    Entry e;
+    e.wl = state_.workload(*head);
+    e.cq = cq;
+    if (!state_.NamespaceMatches(cq->spec, e.wl->spec.namespace_name)) {
+      e.message = "workload namespace doesn't match ClusterQueue selector";
+      e.reason = RequeueReason::kNamespaceMismatch;
+      inadmissible.push_back(std::move(e));
+      continue;
+    }
+    e.eval = Evaluate(*e.wl, *cq, now);
+    e.mode = e.eval.assignment.RepresentativeMode();
+    e.message = e.eval.assignment.Message();
+    entries.push_back(std::move(e));
+  }
+
+  std::sort(entries.begin(), entries.end(), [this](const Entry& a, const Entry& b) {
+    if (a.eval.assignment.borrowing != b.eval.assignment.borrowing) {
+      return a.eval.assignment.borrowing < b.eval.assignment.borrowing;
+    }
+    if (a.wl->priority != b.wl->priority) return a.wl->priority > b.wl->priority;
+    const absl::Time ta = state_.QueueOrderTime(*a.wl);
+    const absl::Time tb = state_.QueueOrderTime(*b.wl);
+    if (ta != tb) return ta < tb;
+    return a.wl->id < b.wl->id;
+  });
+
+  // Usage taken by this cycle's admissions (and reservations) stays simulated until the end.
+  UsageSimulation cycle_usage(state_);
+  std::set<WorkloadId> preempted;
+  for (Entry& e : entries) {
+    std::map<FrId, int64_t> usage = e.eval.assignment.usage;
+    bool fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
+    if (HasAny(preempted, e.eval.targets)) {
+      // Kueue recomputes the assignment as if the other preemptions had completed; a workload
+      // that then fits without preempting anything more waits for them (DeferredFit).
+      {
+        UsageSimulation removal(state_);
+        for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
+        e.eval = Evaluate(*e.wl, *e.cq, now);
+      }
+      e.mode = e.eval.assignment.RepresentativeMode();
+      e.message = e.eval.assignment.Message();
+      if (e.mode == FlavorMode::kFit) e.deferred_fit = true;
+      usage = e.eval.assignment.usage;
+      fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
+    }
+
+    if (e.mode == FlavorMode::kNoFit) {
+      e.reason = RequeueReason::kNoFit;
+      continue;
+    }
+    if (e.mode == FlavorMode::kPreempt && e.eval.targets.empty()) {
+      e.reason = RequeueReason::kPreemptionNoCandidates;
+      if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
+        cycle_usage.AddUsage(*e.cq->node, ResourcesToReserve(e));
+      }
+      continue;
+    }
+    if (e.deferred_fit) {
+      e.message =
+          "Workload has overlapping preemption targets with another workload, but will fit after "
+          "these preemptions complete";
+      e.reason = RequeueReason::kPendingPreemption;
+      cycle_usage.AddUsage(*e.cq->node, usage);
+      continue;
+    }
+    if (HasAny(preempted, e.eval.targets)) {
+      e.skipped = true;
+      e.message = "Workload has overlapping preemption targets with another workload";
+      continue;
+    }
+    if (!fits) {
+      e.skipped = true;
+      e.message = "Workload no longer fits after processing another workload";
+      continue;
+    }
+    for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
+    cycle_usage.AddUsage(*e.cq->node, usage);
+
+    if (e.mode == FlavorMode::kPreempt) {
+      for (const PreemptionTarget& t : e.eval.targets) {
+        const Workload* victim = state_.workload(t.id);
+        if (victim->status.state == WorkloadState::kEvicting) continue;
+        plan.preemptions.push_back(PreemptionDecision{
+            t.id, e.wl->id, t.reason,
+            absl::StrCat("Preempted to accommodate a workload (UID: ", e.wl->uid,
+                         ") due to ", t.reason)});
+      }
+      absl::StrAppend(&e.message, ". Pending the preemption of ", e.eval.targets.size(),
+                      " workload(s)");
+      e.reason = RequeueReason::kPendingPreemption;
+      continue;
+    }
+
+    e.admitted = true;
+    AdmissionDecision admission;
+    admission.id = e.wl->id;
+    admission.admission = e.eval.assignment.ToAdmission(e.cq->spec.name);
+    admission.usage.assign(usage.begin(), usage.end());
+    plan.admissions.push_back(std::move(admission));
+  }
+
+  auto requeue = [&plan](const Entry& e) {
+    RequeueReason reason = e.reason;
+    if (e.skipped && reason == RequeueReason::kGeneric) {
+      reason = RequeueReason::kFailedAfterNomination;
+    }
+    bool immediate;
+    if (e.cq->spec.queueing_strategy == QueueingStrategy::kStrictFifo) {
+      immediate = reason != RequeueReason::kNamespaceMismatch;
+    } else {
+      immediate = reason == RequeueReason::kFailedAfterNomination ||
+                  reason == RequeueReason::kPendingPreemption;
+    }
+    PendingDecision p;
+    p.id = e.wl->id;
+    p.message = e.message;
+    p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
+    p.sticky = reason == RequeueReason::kPendingPreemption &&
+               e.cq->spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
+    plan.pending.push_back(std::move(p));
+  };
+  for (const Entry& e : entries) {
+    if (!e.admitted) requeue(e);
+  }
+  for (const Entry& e : inadmissible) requeue(e);
+  return plan;
+}
+
+}  // namespace tollgate::core

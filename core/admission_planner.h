@@ -1,0 +1,36 @@
+#pragma once
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/cluster_state.h"
+#include "core/cycle_plan.h"
+#include "core/flavor_assigner.h"
+#include "core/preemption_planner.h"
+
+namespace tollgate::core {
+
+// One Kueue scheduling cycle as a pure decision: take the head of every active ClusterQueue,
+// assign flavors (and find preemption targets where needed), order the heads as Kueue does
+// (no borrowing first, then higher priority, then older), and admit, preempt or requeue each in
+// that order against the quota left by the ones before it. The state's usage is changed only
+// temporarily and restored before returning. Not thread-safe.
+class AdmissionPlanner {
+ public:
+  explicit AdmissionPlanner(ClusterState& state) : state_(state) {}
+
+  CyclePlan PlanCycle(absl::Time now, int64_t cycle);
+
+  struct Evaluation {
+    FlavorAssignment assignment;
+    std::vector<PreemptionTarget> targets;
+  };
+  // Kueue's getInitialAssignments: the full assignment, else one with preemption targets, else
+  // a partial admission found by binary search over the pod counts (down to minCount).
+  Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now);
+
+ private:
+  ClusterState& state_;
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,894 @@
+#include "core/cluster_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/admission_planner.h"
+#include "core/node_matching.h"
+#include "core/saturating.h"
+
+namespace tollgate::core {
+namespace {
+
+std::string LocalQueueKey(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(ns, "/", name);
+}
+
+}  // namespace
+
+const char* ObjectKindName(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kNamespace:
+      return "Namespace";
+    case ObjectKind::kResourceFlavor:
+      return "ResourceFlavor";
+    case ObjectKind::kClusterQueue:
+      return "ClusterQueue";
+    case ObjectKind::kCohort:
+      return "Cohort";
+    case ObjectKind::kLocalQueue:
+      return "LocalQueue";
+    case ObjectKind::kWorkloadPriorityClass:
+      return "WorkloadPriorityClass";
+    case ObjectKind::kPriorityClass:
+      return "PriorityClass";
+  }
+  return "Unknown";
+}
+
+ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {
+  workloads_.push_back(nullptr);  // ids start at 1
+}
+
+// --- Configuration -------------------------------------------------------------------------
+
+absl::Status ClusterState::ApplyNamespace(NamespaceSpec spec, absl::Time now) {
+  std::string name = spec.name;
+  namespaces_[name] = std::move(spec);
+  // Selectors may match differently now: give parked workloads another look.
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyResourceFlavor(ResourceFlavorSpec spec, absl::Time now) {
+  std::string name = spec.name;
+  flavors_[name] = std::move(spec);
+  RecomputeActivity();
+  RerouteAllPending(now);
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyClusterQueue(ClusterQueueSpec spec, absl::Time now) {
+  std::string name = spec.name;
+  cluster_queue_specs_[name] = std::move(spec);
+  RebuildQuotaTree(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyCohort(CohortSpec spec, absl::Time now) {
+  std::string name = spec.name;
+  cohorts_[name] = std::move(spec);
+  RebuildQuotaTree(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyLocalQueue(LocalQueueSpec spec, absl::Time now) {
+  const std::string key = LocalQueueKey(spec.namespace_name, spec.name);
+  local_queues_[key] = LocalQueueRuntime{std::move(spec)};
+  RerouteAllPending(now);
+  DrainStoppedQueues(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyPriorityClass(PriorityClassSpec spec, absl::Time now) {
+  std::string name = spec.name;
+  if (spec.is_pod_priority_class) {
+    pod_priority_classes_[name] = std::move(spec);
+  } else {
+    workload_priority_classes_[name] = std::move(spec);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
+                                        absl::string_view name, absl::Time now) {
+  auto not_found = [&]() {
+    return absl::NotFoundError(absl::StrCat(ObjectKindName(kind), " ",
+                                            namespace_name.empty() ? "" : namespace_name,
+                                            namespace_name.empty() ? "" : "/", name,
+                                            " not found"));
+  };
+  const std::string key(name);
+  switch (kind) {
+    case ObjectKind::kNamespace:
+      if (namespaces_.erase(key) == 0) return not_found();
+      RequeueAllInadmissible(now);
+      return absl::OkStatus();
+    case ObjectKind::kResourceFlavor:
+      if (flavors_.erase(key) == 0) return not_found();
+      RecomputeActivity();
+      RerouteAllPending(now);
+      return absl::OkStatus();
+    case ObjectKind::kClusterQueue:
+      if (cluster_queue_specs_.erase(key) == 0) return not_found();
+      RebuildQuotaTree(now);
+      return absl::OkStatus();
+    case ObjectKind::kCohort:
+      if (cohorts_.erase(key) == 0) return not_found();
+      RebuildQuotaTree(now);
+      return absl::OkStatus();
+    case ObjectKind::kLocalQueue:
+      if (local_queues_.erase(LocalQueueKey(namespace_name, name)) == 0) return not_found();
+      RerouteAllPending(now);
+      return absl::OkStatus();
+    case ObjectKind::kWorkloadPriorityClass:
+      if (workload_priority_classes_.erase(key) == 0) return not_found();
+      return absl::OkStatus();
+    case ObjectKind::kPriorityClass:
+      if (pod_priority_classes_.erase(key) == 0) return not_found();
+      return absl::OkStatus();
+  }
+  return not_found();
+}
+
+void ClusterState::RebuildQuotaTree(absl::Time now) {
+  tree_.Build(cluster_queue_specs_, cohorts_, fr_index_);
+
+  // Keep queues of surviving ClusterQueues; drop the others (their workloads are re-routed).
+  for (auto it = cluster_queues_.begin(); it != cluster_queues_.end();) {
+    if (cluster_queue_specs_.count(it->first) == 0) {
+      it = cluster_queues_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [name, spec] : cluster_queue_specs_) {
+    ClusterQueueRuntime& cq = cluster_queues_[name];
+    cq.spec = spec;
+    cq.node = tree_.ClusterQueue(name);
+    cq.group_of_resource.clear();
+    for (size_t g = 0; g < spec.resource_groups.size(); ++g) {
+      for (const std::string& r : spec.resource_groups[g].covered_resources) {
+        cq.group_of_resource[r] = static_cast<int>(g);
+      }
+    }
+    cq.holding.clear();
+  }
+  // Re-add the usage of every workload holding quota, in id order.
+  for (const auto& wl : workloads_) {
+    if (wl == nullptr || !wl->HoldsQuota() || !wl->status.admission.has_value()) continue;
+    ClusterQueueRuntime* cq = mutable_cluster_queue(wl->status.admission->cluster_queue);
+    if (cq == nullptr) continue;  // Its ClusterQueue is gone; the usage goes with it.
+    cq->holding.insert(wl->id);
+    AddUsageOf(*wl);
+  }
+  RecomputeActivity();
+  RerouteAllPending(now);
+  RequeueAllInadmissible(now);
+  DrainStoppedQueues(now);
+}
+
+void ClusterState::RecomputeActivity() {
+  for (auto& [name, cq] : cluster_queues_) {
+    cq.active = true;
+    cq.inactive_reason.clear();
+    if (cq.spec.stop_policy != StopPolicy::kNone) {
+      cq.active = false;
+      cq.inactive_reason = "Stopped";
+      continue;
+    }
+    if (tree_.InCycle(name)) {
+      cq.active = false;
+      cq.inactive_reason = "CohortCycle";
+      continue;
+    }
+    for (const ResourceGroupSpec& group : cq.spec.resource_groups) {
+      for (const FlavorQuotasSpec& f : group.flavors) {
+        if (flavors_.count(f.flavor) == 0) {
+          cq.active = false;
+          cq.inactive_reason = absl::StrCat("FlavorNotFound: ", f.flavor);
+        }
+      }
+    }
+  }
+}
+
+void ClusterState::DrainStoppedQueues(absl::Time now) {
+  for (auto& [name, cq] : cluster_queues_) {
+    const bool drain_cq = cq.spec.stop_policy == StopPolicy::kHoldAndDrain;
+    std::vector<WorkloadId> to_evict;
+    for (WorkloadId id : cq.holding) {
+      const Workload* wl = workload(id);
+      if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted) continue;
+      bool drain = drain_cq;
+      if (!drain) {
+        auto lq = local_queues_.find(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name));
+        drain = lq != local_queues_.end() &&
+                lq->second.spec.stop_policy == StopPolicy::kHoldAndDrain;
+      }
+      if (drain) to_evict.push_back(id);
+    }
+    for (WorkloadId id : to_evict) {
+      Workload& wl = *mutable_workload(id);
+      StartEviction(wl, now, drain_cq ? "ClusterQueueStopped" : "LocalQueueStopped",
+                    drain_cq ? absl::StrCat("The ClusterQueue ", name, " is stopped")
+                             : absl::StrCat("The LocalQueue ", wl.spec.queue_name, " is stopped"));
+    }
+  }
+}
+
+// --- Routing and queues --------------------------------------------------------------------
+
+ClusterState::Route ClusterState::RouteOf(const Workload& wl) const {
+  Route route;
+  auto lq = local_queues_.find(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name));
+  if (lq == local_queues_.end()) {
+    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " doesn't exist");
+    return route;
+  }
+  if (lq->second.spec.stop_policy != StopPolicy::kNone) {
+    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is inactive");
+    return route;
+  }
+  const std::string& cq_name = lq->second.spec.cluster_queue;
+  auto cq = cluster_queues_.find(cq_name);
+  if (cq == cluster_queues_.end()) {
+    route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
+    return route;
+  }
+  route.cluster_queue = cq_name;
+  if (!cq->second.active) {
+    route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
+  }
+  return route;
+}
+
+absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
+  if (config_.wait_for_pods_ready.enable &&
+      config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction &&
+      wl.status.pods_ready_eviction_time != absl::InfinitePast()) {
+    return wl.status.pods_ready_eviction_time;
+  }
+  return wl.creation_time;
+}
+
+QueueKey ClusterState::KeyOf(const Workload& wl) const {
+  return QueueKey{1, wl.priority, QueueOrderTime(wl), wl.id};
+}
+
+void ClusterState::Unqueue(Workload& wl) {
+  auto it = queued_in_.find(wl.id);
+  if (it == queued_in_.end()) return;
+  if (ClusterQueueRuntime* cq = mutable_cluster_queue(it->second)) {
+    if (cq->queue.sticky() == wl.id) cq->queue.SetSticky(std::nullopt);
+    cq->queue.Remove(wl.id);
+  }
+  queued_in_.erase(it);
+}
+
+void ClusterState::Requeue(Workload& wl, absl::Time now) {
+  Unqueue(wl);
+  if (wl.status.state != WorkloadState::kPending || wl.status.deactivated || !wl.spec.active) {
+    return;
+  }
+  Route route = RouteOf(wl);
+  if (!route.cluster_queue.empty()) {
+    ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
+    if (wl.status.requeue_at > now) {
+      cq.queue.PushInadmissible(KeyOf(wl));
+    } else {
+      cq.queue.PushActive(KeyOf(wl));
+    }
+    queued_in_[wl.id] = route.cluster_queue;
+  }
+  if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
+    wl.status.pending_message = route.blocked_message;
+    SetCondition(wl.status, Condition{"QuotaReserved", false, "Inadmissible",
+                                      route.blocked_message, now});
+    MarkDirty(wl.id);
+  }
+}
+
+void ClusterState::RerouteAllPending(absl::Time now) {
+  for (auto& wl : workloads_) {
+    if (wl == nullptr || wl->status.state != WorkloadState::kPending) continue;
+    Route route = RouteOf(*wl);
+    auto it = queued_in_.find(wl->id);
+    const bool same_queue = it != queued_in_.end() && it->second == route.cluster_queue;
+    if (same_queue && route.blocked_message.empty()) continue;
+    if (same_queue && wl->status.pending_message == route.blocked_message) continue;
+    if (!same_queue) {
+      Requeue(*wl, now);
+    } else if (wl->status.pending_message != route.blocked_message) {
+      wl->status.pending_message = route.blocked_message;
+      SetCondition(wl->status, Condition{"QuotaReserved", false, "Inadmissible",
+                                         route.blocked_message, now});
+      MarkDirty(wl->id);
+    }
+  }
+}
+
+void ClusterState::RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now) {
+  ClusterQueueRuntime* cq = mutable_cluster_queue(cluster_queue);
+  if (cq == nullptr || cq->node == nullptr) return;
+  auto ready_at = [this](WorkloadId id) { return workload(id)->status.requeue_at; };
+  if (!cq->node->HasParent()) {
+    cq->queue.RequeueInadmissible(now, ready_at);
+    return;
+  }
+  for (QuotaNode* node : tree_.ClusterQueuesUnder(cq->node->Root())) {
+    if (ClusterQueueRuntime* other = mutable_cluster_queue(node->name())) {
+      other->queue.RequeueInadmissible(now, ready_at);
+    }
+  }
+}
+
+void ClusterState::RequeueAllInadmissible(absl::Time now) {
+  auto ready_at = [this](WorkloadId id) { return workload(id)->status.requeue_at; };
+  for (auto& [name, cq] : cluster_queues_) cq.queue.RequeueInadmissible(now, ready_at);
+}
+
+bool ClusterState::NamespaceMatches(const ClusterQueueSpec& cq,
+                                    absl::string_view namespace_name) const {
+  if (!cq.namespace_selector.has_value()) return true;
+  const LabelSelector& selector = *cq.namespace_selector;
+  if (selector.match_labels.empty() && selector.match_expressions.empty()) return true;
+  static const Labels kNoLabels;
+  auto it = namespaces_.find(std::string(namespace_name));
+  // Kubernetes always labels a namespace with its own name.
+  Labels labels = it == namespaces_.end() ? kNoLabels : it->second.labels;
+  labels["kubernetes.io/metadata.name"] = std::string(namespace_name);
+  return SelectorMatches(selector, labels);
+}
+
+const std::string* ClusterState::QueuedIn(WorkloadId id) const {
+  auto it = queued_in_.find(id);
+  return it == queued_in_.end() ? nullptr : &it->second;
+}
+
+// --- Usage ---------------------------------------------------------------------------------
+
+void ClusterState::AddUsageOf(const Workload& wl) {
+  ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
+  if (cq == nullptr || cq->node == nullptr) return;
+  for (const auto& [fr, value] : wl.quota_usage) cq->node->AddUsage(fr, value);
+}
+
+void ClusterState::RemoveUsageOf(const Workload& wl) {
+  ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
+  if (cq == nullptr || cq->node == nullptr) return;
+  for (const auto& [fr, value] : wl.quota_usage) cq->node->RemoveUsage(fr, value);
+}
+
+void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
+  if (!wl.HoldsQuota()) return;
+  const std::string cq_name = wl.status.admission->cluster_queue;
+  if (ClusterQueueRuntime* cq = mutable_cluster_queue(cq_name)) {
+    if (cq->holding.erase(wl.id) > 0) RemoveUsageOf(wl);
+  }
+  wl.quota_usage.clear();
+  RequeueInadmissibleInTreeOf(cq_name, now);
+}
+
+void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string& reason,
+                                 const std::string& message) {
+  if (wl.status.state != WorkloadState::kAdmitted) return;
+  wl.status.state = WorkloadState::kEvicting;
+  wl.status.evicted_at = now;
+  SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
+  AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
+  MarkDirty(wl.id);
+  if (!config_.evictions_need_ack) {
+    // Nothing to wait for: the workload stops at once and returns to its queue.
+    const absl::Status released = ReleaseEvicted(wl.Key(), now);
+    (void)released;  // Cannot fail: the workload is evicting.
+  }
+}
+
+absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kEvicting) {
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
+                                                      WorkloadStateName(wl->status.state),
+                                                      ", not Evicting"));
+  }
+  ReleaseQuota(*wl, now);
+  wl->status.state = WorkloadState::kPending;
+  wl->status.admission.reset();
+  wl->status.pods_ready = false;
+  wl->status.pending_message.clear();
+  SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
+  SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
+  SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
+  AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
+  MarkDirty(wl->id);
+  Requeue(*wl, now);
+  return absl::OkStatus();
+}
+
+// --- Workloads -----------------------------------------------------------------------------
+
+absl::StatusOr<int32_t> ClusterState::ResolvePriority(const WorkloadSpec& spec) const {
+  if (spec.priority.has_value()) return *spec.priority;
+  if (spec.priority_class_name.empty()) return 0;
+  if (auto it = workload_priority_classes_.find(spec.priority_class_name);
+      it != workload_priority_classes_.end()) {
+    return it->second.value;
+  }
+  if (auto it = pod_priority_classes_.find(spec.priority_class_name);
+      it != pod_priority_classes_.end()) {
+    return it->second.value;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("spec.priorityClassName: priority class \"", spec.priority_class_name,
+                   "\" not found (neither a WorkloadPriorityClass nor a PriorityClass)"));
+}
+
+absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::string uid,
+                                                   absl::Time now) {
+  if (spec.queue_name.empty()) {
+    if (local_queues_.count(LocalQueueKey(spec.namespace_name, "default")) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.queueName: workload ", spec.namespace_name, "/", spec.name,
+          " names no queue and namespace ", spec.namespace_name,
+          " has no LocalQueue named \"default\""));
+    }
+    spec.queue_name = "default";
+  }
+  const std::string key = absl::StrCat(spec.namespace_name, "/", spec.name);
+  if (auto it = ids_by_key_.find(key); it != ids_by_key_.end()) {
+    const Workload& existing = *workloads_[it->second];
+    if (existing.spec == spec) return SubmitOutcome{existing.id, false};
+    return absl::AlreadyExistsError(absl::StrCat(
+        "workload ", key, " already exists with a different spec; delete it first or use a new "
+        "name"));
+  }
+  absl::StatusOr<int32_t> priority = ResolvePriority(spec);
+  if (!priority.ok()) return priority.status();
+
+  auto wl = std::make_unique<Workload>();
+  wl->id = static_cast<WorkloadId>(workloads_.size());
+  wl->uid = uid.empty() ? absl::StrCat("tollgate-", wl->id) : std::move(uid);
+  wl->creation_time = now;
+  wl->spec = std::move(spec);
+  wl->priority = *priority;
+  wl->status.state = WorkloadState::kPending;
+  AddEvent(wl->status, now, "Created", absl::StrCat("Submitted to LocalQueue ",
+                                                    wl->spec.queue_name));
+  Workload& ref = *wl;
+  ids_by_key_[key] = ref.id;
+  workloads_.push_back(std::move(wl));
+  MarkDirty(ref.id);
+  Requeue(ref, now);
+  return SubmitOutcome{ref.id, true};
+}
+
+absl::Status ClusterState::Restore(Workload workload) {
+  const std::string key = workload.Key();
+  if (ids_by_key_.contains(key)) {
+    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " restored twice"));
+  }
+  auto wl = std::make_unique<Workload>(std::move(workload));
+  wl->id = static_cast<WorkloadId>(workloads_.size());
+  Workload& ref = *wl;
+  ids_by_key_[key] = ref.id;
+  workloads_.push_back(std::move(wl));
+  if (ref.HoldsQuota()) {
+    if (!ref.status.admission.has_value()) {
+      return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
+    }
+    ref.quota_usage.clear();
+    for (const PodSetAssignment& ps : ref.status.admission->pod_sets) {
+      for (const auto& [resource, flavor] : ps.flavors) {
+        for (const auto& [r, amount] : ps.resource_usage) {
+          if (r != resource || amount == 0) continue;
+          ref.quota_usage.emplace_back(fr_index_.Intern(flavor, resource), amount);
+        }
+      }
+    }
+    if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
+      cq->holding.insert(ref.id);
+      AddUsageOf(ref);
+    }
+  } else if (ref.status.state == WorkloadState::kPending) {
+    Requeue(ref, ref.creation_time);
+  }
+  return absl::OkStatus();
+}
+
+Workload* ClusterState::FindMutable(absl::string_view key) {
+  auto it = ids_by_key_.find(key);
+  if (it == ids_by_key_.end()) return nullptr;
+  return workloads_[it->second].get();
+}
+
+const Workload* ClusterState::FindWorkload(absl::string_view key) const {
+  auto it = ids_by_key_.find(key);
+  if (it == ids_by_key_.end()) return nullptr;
+  return workloads_[it->second].get();
+}
+
+const Workload* ClusterState::workload(WorkloadId id) const {
+  if (id <= 0 || id >= static_cast<WorkloadId>(workloads_.size())) return nullptr;
+  return workloads_[id].get();
+}
+
+Workload* ClusterState::mutable_workload(WorkloadId id) {
+  if (id <= 0 || id >= static_cast<WorkloadId>(workloads_.size())) return nullptr;
+  return workloads_[id].get();
+}
+
+std::vector<const Workload*> ClusterState::AllWorkloads() const {
+  std::vector<const Workload*> out;
+  for (const auto& wl : workloads_) {
+    if (wl != nullptr) out.push_back(wl.get());
+  }
+  return out;
+}
+
+absl::Status ClusterState::Finish(absl::string_view key, absl::string_view message,
+                                  absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) return absl::OkStatus();
+  if (!wl->HoldsQuota()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " is ", WorkloadStateName(wl->status.state),
+        "; only an admitted workload can finish"));
+  }
+  ReleaseQuota(*wl, now);
+  wl->status.state = WorkloadState::kFinished;
+  wl->status.pending_message.clear();
+  SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});
+  AddEvent(wl->status, now, "Finished", message.empty() ? "Workload finished" : std::string(message));
+  MarkDirty(wl->id);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::Delete(absl::string_view key, absl::Time now) {
+  auto it = ids_by_key_.find(key);
+  if (it == ids_by_key_.end()) {
+    return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  }
+  const WorkloadId id = it->second;
+  Workload& wl = *workloads_[id];
+  Unqueue(wl);
+  ReleaseQuota(wl, now);
+  deleted_.push_back(std::string(key));
+  dirty_.erase(id);
+  ids_by_key_.erase(it);
+  workloads_[id].reset();
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::Evict(absl::string_view key, absl::string_view reason,
+                                 absl::string_view message, absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
+                                                      WorkloadStateName(wl->status.state),
+                                                      "; only an admitted workload can be evicted"));
+  }
+  StartEviction(*wl, now, std::string(reason), std::string(message));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; pods can only be ready for an admitted workload"));
+  }
+  if (!wl->status.pods_ready) {
+    wl->status.pods_ready = true;
+    SetCondition(wl->status, Condition{"PodsReady", true, "PodsReady", "All pods are running",
+                                       now});
+    MarkDirty(wl->id);
+  }
+  return absl::OkStatus();
+}
+
+// --- Scheduling ----------------------------------------------------------------------------
+
+CyclePlan ClusterState::PlanCycle(absl::Time now) {
+  AdmissionPlanner planner(*this);
+  return planner.PlanCycle(now, cycle_ + 1);
+}
+
+void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
+  cycle_ = plan.cycle;
+  // Requeue the heads first: evictions below complete after the cycle in Kueue, so a head parked
+  // now is woken by the quota its cohort's victims release.
+  for (const PendingDecision& p : plan.pending) {
+    Workload* wl = mutable_workload(p.id);
+    if (wl == nullptr) continue;
+    if (wl->status.pending_message != p.message) {
+      wl->status.pending_message = p.message;
+      SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", p.message, now});
+      MarkDirty(p.id);
+    }
+    const std::string* cq_name = QueuedIn(p.id);
+    if (cq_name == nullptr) continue;
+    ClusterQueueRuntime* cq = mutable_cluster_queue(*cq_name);
+    if (p.sticky) cq->queue.SetSticky(p.id);
+    if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
+  }
+  for (const AdmissionDecision& a : plan.admissions) {
+    Workload* wl = mutable_workload(a.id);
+    if (wl == nullptr) continue;
+    Unqueue(*wl);
+    wl->status.state = WorkloadState::kAdmitted;
+    wl->status.admission = a.admission;
+    wl->status.admission_time = now;
+    wl->status.pending_message.clear();
+    wl->status.pods_ready = false;
+    wl->quota_usage.assign(a.usage.begin(), a.usage.end());
+    ClusterQueueRuntime* cq = mutable_cluster_queue(a.admission.cluster_queue);
+    cq->holding.insert(wl->id);
+    AddUsageOf(*wl);
+    const std::string message =
+        absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
+    SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
+    SetCondition(wl->status, Condition{"Admitted", true, "Admitted",
+                                       "The workload is admitted", now});
+    SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
+    AddEvent(wl->status, now, "QuotaReserved", message);
+    AddEvent(wl->status, now, "Admitted",
+             absl::StrCat("Admitted by ClusterQueue ", a.admission.cluster_queue));
+    MarkDirty(wl->id);
+  }
+  for (const PreemptionDecision& p : plan.preemptions) {
+    Workload* victim = mutable_workload(p.victim);
+    if (victim == nullptr || victim->status.state != WorkloadState::kAdmitted) continue;
+    const Workload* preemptor = workload(p.preemptor);
+    victim->status.preemption_count++;
+    victim->status.last_preemption_reason = p.reason;
+    SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
+    AddEvent(victim->status, now, "Preempted",
+             absl::StrCat(p.message, "; preemptor ",
+                          preemptor != nullptr ? preemptor->Key() : std::string("unknown")));
+    StartEviction(*victim, now, "Preempted", p.message);
+  }
+}
+
+absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, bool dry_run,
+                                                      absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  AdmitNowResult result;
+  if (wl->HoldsQuota()) {
+    result.outcome = AdmitNowResult::Outcome::kAdmitted;
+    result.admission = *wl->status.admission;
+    return result;
+  }
+  if (wl->status.state != WorkloadState::kPending) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state)));
+  }
+  Route route = RouteOf(*wl);
+  if (route.cluster_queue.empty() || !route.blocked_message.empty()) {
+    result.message = route.blocked_message;
+    return result;
+  }
+  ClusterQueueRuntime& cq = *mutable_cluster_queue(route.cluster_queue);
+  if (!NamespaceMatches(cq.spec, wl->spec.namespace_name)) {
+    result.message = "workload namespace doesn't match ClusterQueue selector";
+    return result;
+  }
+  AdmissionPlanner planner(*this);
+  AdmissionPlanner::Evaluation eval = planner.Evaluate(*wl, cq, now);
+  const FlavorMode mode = eval.assignment.RepresentativeMode();
+  CyclePlan plan;
+  plan.cycle = cycle_;
+  if (mode == FlavorMode::kFit) {
+    result.outcome = AdmitNowResult::Outcome::kAdmitted;
+    result.admission = eval.assignment.ToAdmission(cq.spec.name);
+    AdmissionDecision decision{wl->id, result.admission, {}};
+    decision.usage.assign(eval.assignment.usage.begin(), eval.assignment.usage.end());
+    plan.admissions.push_back(std::move(decision));
+  } else if (mode == FlavorMode::kPreempt && !eval.targets.empty()) {
+    result.outcome = AdmitNowResult::Outcome::kPreempting;
+    result.admission = eval.assignment.ToAdmission(cq.spec.name);
+    result.message = absl::StrCat(eval.assignment.Message(), ". Pending the preemption of ",
+                                  eval.targets.size(), " workload(s)");
+    for (const PreemptionTarget& t : eval.targets) {
+      result.victims.push_back(t.id);
+      if (workload(t.id)->status.state == WorkloadState::kEvicting) continue;
+      plan.preemptions.push_back(PreemptionDecision{
+          t.id, wl->id, t.reason,
+          absl::StrCat("Preempted to accommodate a workload (UID: ", wl->uid, ") due to ",
+                       t.reason)});
+    }
+    plan.pending.push_back(PendingDecision{wl->id, result.message, RequeueKind::kImmediate,
+                                           cq.spec.queueing_strategy ==
+                                               QueueingStrategy::kBestEffortFifo});
+  } else {
+    result.message = eval.assignment.Message();
+  }
+  if (!dry_run) ApplyCycle(plan, now);
+  return result;
+}
+
+bool ClusterState::FireTimers(absl::Time now) {
+  bool changed = false;
+  if (config_.evictions_need_ack) {
+    for (auto& wl : workloads_) {
+      if (wl == nullptr || wl->status.state != WorkloadState::kEvicting) continue;
+      if (wl->status.evicted_at + config_.eviction_grace_period <= now) {
+        changed = ReleaseEvicted(wl->Key(), now).ok() || changed;
+      }
+    }
+  }
+  return changed;
+}
+
+std::optional<absl::Time> ClusterState::NextTimer() const {
+  std::optional<absl::Time> next;
+  if (config_.evictions_need_ack) {
+    for (const auto& wl : workloads_) {
+      if (wl == nullptr || wl->status.state != WorkloadState::kEvicting) continue;
+      const absl::Time at = wl->status.evicted_at + config_.eviction_grace_period;
+      if (!next.has_value() || at < *next) next = at;
+    }
+  }
+  return next;
+}
+
+std::vector<WorkloadId> ClusterState::TakeDirtyWorkloads() {
+  std::vector<WorkloadId> out(dirty_.begin(), dirty_.end());
+  dirty_.clear();
+  return out;
+}
+
+std::vector<std::string> ClusterState::TakeDeletedWorkloads() {
+  std::vector<std::string> out;
+  out.swap(deleted_);
+  return out;
+}
+
+// --- Visibility ----------------------------------------------------------------------------
+
+const ClusterQueueRuntime* ClusterState::cluster_queue(absl::string_view name) const {
+  auto it = cluster_queues_.find(name);
+  return it == cluster_queues_.end() ? nullptr : &it->second;
+}
+
+ClusterQueueRuntime* ClusterState::mutable_cluster_queue(absl::string_view name) {
+  auto it = cluster_queues_.find(name);
+  return it == cluster_queues_.end() ? nullptr : &it->second;
+}
+
+std::vector<ResourceUsageRow> ClusterState::ClusterQueueUsage(absl::string_view name) const {
+  std::vector<ResourceUsageRow> rows;
+  const ClusterQueueRuntime* cq = cluster_queue(name);
+  if (cq == nullptr || cq->node == nullptr) return rows;
+  for (const ResourceGroupSpec& group : cq->spec.resource_groups) {
+    for (const FlavorQuotasSpec& flavor : group.flavors) {
+      for (const ResourceQuotaSpec& quota : flavor.resources) {
+        ResourceUsageRow row{flavor.flavor, quota.resource, 0, 0};
+        if (auto fr = fr_index_.Find(flavor.flavor, quota.resource)) {
+          row.total = cq->node->Usage(*fr);
+          row.borrowed = std::max<int64_t>(0, SatSub(row.total, quota.nominal));
+        }
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rows;
+}
+
+std::vector<ResourceUsageRow> ClusterState::LocalQueueUsage(absl::string_view namespace_name,
+                                                            absl::string_view name) const {
+  std::map<std::pair<std::string, std::string>, int64_t> totals;
+  for (const auto& wl : workloads_) {
+    if (wl == nullptr || !wl->HoldsQuota() || wl->spec.namespace_name != namespace_name ||
+        wl->spec.queue_name != name) {
+      continue;
+    }
+    for (const auto& [fr, value] : wl->quota_usage) {
+      int64_t& total = totals[{fr_index_.Flavor(fr), fr_index_.Resource(fr)}];
+      total = SatAdd(total, value);
+    }
+  }
+  std::vector<ResourceUsageRow> rows;
+  for (const auto& [key, total] : totals) rows.push_back({key.first, key.second, total, 0});
+  return rows;
+}
+
+QueueCounts ClusterState::ClusterQueueCounts(absl::string_view name) const {
+  QueueCounts counts;
+  const ClusterQueueRuntime* cq = cluster_queue(name);
+  if (cq == nullptr) return counts;
+  counts.pending = cq->queue.size();
+  counts.admitted = static_cast<int64_t>(cq->holding.size());
+  return counts;
+}
+
+QueueCounts ClusterState::LocalQueueCounts(absl::string_view namespace_name,
+                                           absl::string_view name) const {
+  QueueCounts counts;
+  for (const auto& wl : workloads_) {
+    if (wl == nullptr || wl->spec.namespace_name != namespace_name ||
+        wl->spec.queue_name != name) {
+      continue;
+    }
+    if (wl->status.state == WorkloadState::kPending) counts.pending++;
+    if (wl->HoldsQuota()) counts.admitted++;
+  }
+  return counts;
+}
+
+std::vector<PendingPosition> ClusterState::PendingInClusterQueue(absl::string_view name) const {
+  std::vector<PendingPosition> out;
+  const ClusterQueueRuntime* cq = cluster_queue(name);
+  if (cq == nullptr) return out;
+  std::map<std::string, int64_t> per_local_queue;
+  int64_t position = 0;
+  for (WorkloadId id : cq->queue.InOrder()) {
+    const Workload* wl = workload(id);
+    PendingPosition p;
+    p.id = id;
+    p.cluster_queue = std::string(name);
+    p.position_in_cluster_queue = position++;
+    p.position_in_local_queue =
+        per_local_queue[LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name)]++;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<PendingPosition> ClusterState::PendingInLocalQueue(absl::string_view namespace_name,
+                                                               absl::string_view name) const {
+  std::vector<PendingPosition> out;
+  auto lq = local_queues_.find(LocalQueueKey(namespace_name, name));
+  if (lq == local_queues_.end()) return out;
+  for (PendingPosition& p : PendingInClusterQueue(lq->second.spec.cluster_queue)) {
+    const Workload* wl = workload(p.id);
+    if (wl->spec.namespace_name == namespace_name && wl->spec.queue_name == name) {
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+int64_t ClusterState::WeightedShare(absl::string_view name) const {
+  // Kueue's dominant resource share: for every resource the node borrows, the borrowed amount
+  // over what its parent's subtree could lend, in per-mille; the largest, divided by the weight.
+  const QuotaNode* node = tree_.ClusterQueue(name);
+  if (node == nullptr) node = tree_.Cohort(name);
+  if (node == nullptr || !node->HasParent()) return 0;
+  std::map<std::string, int64_t> borrowed_by_resource;
+  std::map<std::string, int64_t> lendable_by_resource;
+  for (FrId fr : node->ActiveResources()) {
+    const std::string& resource = fr_index_.Resource(fr);
+    const int64_t borrowed =
+        std::max<int64_t>(0, SatSub(node->Usage(fr), node->SubtreeQuota(fr)));
+    borrowed_by_resource[resource] = SatAdd(borrowed_by_resource[resource], borrowed);
+  }
+  const QuotaNode* root = node->parent();
+  while (root->parent() != nullptr) root = root->parent();
+  for (FrId fr : root->ActiveResources()) {
+    const std::string& resource = fr_index_.Resource(fr);
+    lendable_by_resource[resource] = SatAdd(lendable_by_resource[resource], root->SubtreeQuota(fr));
+  }
+  double best = 0;
+  for (const auto& [resource, borrowed] : borrowed_by_resource) {
+    const int64_t lendable = lendable_by_resource[resource];
+    if (borrowed == 0 || lendable == 0) continue;
+    best = std::max(best, static_cast<double>(borrowed) * 1000.0 / static_cast<double>(lendable));
+  }
+  if (best == 0) return 0;
+  if (node->fair_weight() == 0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(std::ceil(best / node->fair_weight()));
+}
+
+}  // namespace tollgate::core

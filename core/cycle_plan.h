@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/quota_tree.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+struct AdmissionDecision {
+  WorkloadId id = 0;
+  Admission admission;
+  // Quota the admission takes, per flavor-resource.
+  std::vector<std::pair<FrId, int64_t>> usage;
+};
+
+struct PreemptionDecision {
+  WorkloadId victim = 0;
+  WorkloadId preemptor = 0;
+  // InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing.
+  std::string reason;
+  std::string message;
+};
+
+enum class RequeueKind {
+  // Stays in the active queue: it is retried next cycle (StrictFIFO, pending preemption,
+  // skipped because of another admission in this cycle).
+  kImmediate,
+  // Parks in the inadmissible set until quota frees up in its cohort tree (BestEffortFIFO).
+  kPark,
+};
+
+struct PendingDecision {
+  WorkloadId id = 0;
+  std::string message;
+  RequeueKind requeue = RequeueKind::kImmediate;
+  // Becomes its BestEffortFIFO queue's sticky head (a preemptor waiting for its victims).
+  bool sticky = false;
+};
+
+// What one scheduling cycle decided. ClusterState::ApplyCycle turns it into state.
+struct CyclePlan {
+  int64_t cycle = 0;
+  std::vector<AdmissionDecision> admissions;
+  // Only evictions newly issued this cycle.
+  std::vector<PreemptionDecision> preemptions;
+  std::vector<PendingDecision> pending;
+
+  // True when applying the plan changes which workloads hold quota or which can be heads:
+  // a settle loop stops at the first cycle without progress.
+  bool MadeProgress() const {
+    if (!admissions.empty() || !preemptions.empty()) return true;
+    for (const PendingDecision& p : pending) {
+      if (p.requeue == RequeueKind::kPark) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,344 @@
+#include "core/flavor_assigner.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/node_matching.h"
+#include "core/quantity.h"
+#include "core/saturating.h"
+
+namespace tollgate::core {
+namespace {
+
+// Kueue's internal granularMode: a preemption outcome plus how far up the tree quota comes from.
+enum class GranularPreemption { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim = 3, kFit = 4 };
+
+struct GranularMode {
+  GranularPreemption preemption = GranularPreemption::kNoFit;
+  int borrowing_level = std::numeric_limits<int>::max();
+};
+
+FlavorMode ToFlavorMode(GranularPreemption p) {
+  switch (p) {
+    case GranularPreemption::kNoFit:
+      return FlavorMode::kNoFit;
+    case GranularPreemption::kFit:
+      return FlavorMode::kFit;
+    default:
+      return FlavorMode::kPreempt;
+  }
+}
+
+// Kueue's isPreferred with the default preference (borrowing over preemption).
+bool IsPreferred(const GranularMode& a, const GranularMode& b) {
+  if (a.preemption == GranularPreemption::kNoFit) return false;
+  if (b.preemption == GranularPreemption::kNoFit) return true;
+  const bool a_no_candidates = a.preemption == GranularPreemption::kNoCandidates;
+  const bool b_no_candidates = b.preemption == GranularPreemption::kNoCandidates;
+  if (a_no_candidates != b_no_candidates) return !a_no_candidates;
+  if (a.preemption != b.preemption) return a.preemption > b.preemption;
+  return a.borrowing_level < b.borrowing_level;
+}
+
+bool ShouldTryNextFlavor(const GranularMode& mode, const FlavorFungibilitySpec& fungibility) {
+  if (mode.preemption == GranularPreemption::kNoFit ||
+      mode.preemption == GranularPreemption::kNoCandidates) {
+    return true;
+  }
+  const bool is_preempt = mode.preemption == GranularPreemption::kPreempt ||
+                          mode.preemption == GranularPreemption::kReclaim;
+  if (is_preempt && fungibility.when_can_preempt == WhenCanPreempt::kTryNextFlavor) return true;
+  if (mode.borrowing_level != 0 && fungibility.when_can_borrow == WhenCanBorrow::kTryNextFlavor) {
+    return true;
+  }
+  return false;
+}
+
+GranularPreemption FromPossibility(PreemptionPossibility p) {
+  switch (p) {
+    case PreemptionPossibility::kNoCandidates:
+      return GranularPreemption::kNoCandidates;
+    case PreemptionPossibility::kPreempt:
+      return GranularPreemption::kPreempt;
+    case PreemptionPossibility::kReclaim:
+      return GranularPreemption::kReclaim;
+  }
+  return GranularPreemption::kNoFit;
+}
+
+int64_t AmountOf(const ResourceAmounts& amounts, absl::string_view resource) {
+  for (const auto& [name, value] : amounts) {
+    if (name == resource) return value;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(const QuotaNode& cq, FrId fr,
+                                                       int64_t val) {
+  if (!cq.BorrowingWith(fr, val) || !cq.HasParent()) return {0, cq.HasParent()};
+  int64_t remaining = SatSub(val, cq.LocalAvailable(fr));
+  for (const QuotaNode* node = cq.parent(); node != nullptr; node = node->parent()) {
+    if (!node->BorrowingWith(fr, remaining)) return {node->Height(), node->HasParent()};
+    remaining = SatSub(remaining, node->LocalAvailable(fr));
+  }
+  const QuotaNode* root = cq.parent();
+  while (root->parent() != nullptr) root = root->parent();
+  return {root->Height(), false};
+}
+
+FlavorMode PodSetFlavors::Mode() const {
+  if (reasons.empty()) return FlavorMode::kFit;
+  if (flavors.empty()) return FlavorMode::kNoFit;
+  FlavorMode mode = FlavorMode::kFit;
+  for (const auto& [resource, choice] : flavors) mode = std::min(mode, choice.mode);
+  return mode;
+}
+
+FlavorMode FlavorAssignment::RepresentativeMode() const {
+  if (pod_sets.empty()) return FlavorMode::kNoFit;
+  FlavorMode mode = FlavorMode::kFit;
+  for (const PodSetFlavors& ps : pod_sets) mode = std::min(mode, ps.Mode());
+  return mode;
+}
+
+std::string FlavorAssignment::Message() const {
+  std::string out;
+  for (const PodSetFlavors& ps : pod_sets) {
+    if (ps.reasons.empty()) continue;
+    if (!out.empty()) out += "; ";
+    std::vector<std::string> sorted = ps.reasons;
+    std::sort(sorted.begin(), sorted.end());
+    absl::StrAppend(&out, "couldn't assign flavors to pod set ", ps.name, ": ",
+                    absl::StrJoin(sorted, ", "));
+  }
+  return out;
+}
+
+std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
+  std::vector<FrId> out;
+  for (const PodSetFlavors& ps : pod_sets) {
+    for (const auto& [resource, choice] : ps.flavors) {
+      if (choice.mode == FlavorMode::kPreempt) out.push_back(choice.fr);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const {
+  Admission admission;
+  admission.cluster_queue = cluster_queue;
+  for (const PodSetFlavors& ps : pod_sets) {
+    PodSetAssignment out;
+    out.name = ps.name;
+    out.count = ps.count;
+    for (const auto& [resource, choice] : ps.flavors) out.flavors.emplace_back(resource, choice.flavor);
+    out.resource_usage = ps.requests;
+    admission.pod_sets.push_back(std::move(out));
+  }
+  return admission;
+}
+
+FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRuntime& cq,
+                               const Workload& wl, PreemptionOracle& oracle)
+    : state_(state), cq_(cq), wl_(wl), oracle_(oracle) {}
+
+std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
+                                                 const PodSetSpec& pod_set) const {
+  auto it = state_.flavors().find(flavor_name);
+  if (it == state_.flavors().end()) return absl::StrCat("flavor ", flavor_name, " not found");
+  const ResourceFlavorSpec& flavor = it->second;
+  if (const Taint* taint = FindUntoleratedTaint(flavor, pod_set.tolerations)) {
+    // Kueue formats the taint struct with Go's %s: {key value effect <nil>}.
+    return absl::StrCat("untolerated taint {", taint->key, " ", taint->value, " ", taint->effect,
+                        " <nil>} in flavor ", flavor_name);
+  }
+  if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor)) {
+    return absl::StrCat("flavor ", flavor_name, " doesn't match node affinity");
+  }
+  return "";
+}
+
+FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
+    const PodSetSpec& pod_set, const ResourceAmounts& requests, const std::string& resource,
+    const std::map<FrId, int64_t>& assigned_usage) {
+  ResourceResult result;
+  auto group_it = cq_.group_of_resource.find(resource);
+  if (group_it == cq_.group_of_resource.end()) {
+    result.reasons.push_back(absl::StrCat("resource ", resource, " unavailable in ClusterQueue"));
+    return result;
+  }
+  const ResourceGroupSpec& group = cq_.spec.resource_groups[group_it->second];
+
+  // The group's requested resources, in name order.
+  ResourceAmounts group_requests;
+  for (const auto& [name, value] : requests) {
+    if (std::find(group.covered_resources.begin(), group.covered_resources.end(), name) !=
+        group.covered_resources.end()) {
+      group_requests.emplace_back(name, value);
+    }
+  }
+
+  const QuotaNode& node = *cq_.node;
+  const bool fair_sharing = state_.config().fair_sharing.enable;
+  const PreemptionSpec& preemption = cq_.spec.preemption;
+  const bool can_preempt_while_borrowing =
+      preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever ||
+      (fair_sharing && preemption.reclaim_within_cohort != PreemptionPolicy::kNever);
+
+  std::vector<std::pair<std::string, FlavorChoice>> best;
+  GranularMode best_mode;
+  for (const FlavorQuotasSpec& flavor_quotas : group.flavors) {
+    const std::string& flavor = flavor_quotas.flavor;
+    if (std::string reason = CheckFlavorForPodSet(flavor, pod_set); !reason.empty()) {
+      result.reasons.push_back(std::move(reason));
+      continue;
+    }
+    std::vector<std::pair<std::string, FlavorChoice>> choices;
+    GranularMode representative{GranularPreemption::kFit, 0};
+    for (const auto& [name, request] : group_requests) {
+      const FrId fr = state_.fr_index().Find(flavor, name).value_or(-1);
+      const int64_t assumed = fr >= 0 && assigned_usage.count(fr) ? assigned_usage.at(fr) : 0;
+      const int64_t val = SatAdd(assumed, request);
+      GranularMode mode;
+      int borrow = 0;
+      if (fr < 0) {
+        // The group covers the resource but this flavor lists no quota for it: zero capacity.
+        const int64_t max_capacity = 0;
+        if (val > max_capacity) {
+          result.reasons.push_back(absl::StrCat(
+              "insufficient quota for ", name, " in flavor ", flavor,
+              ", previously considered podsets requests (", FormatResourceScalar(name, assumed),
+              ") + current podset request (", FormatResourceScalar(name, request),
+              ") > maximum capacity (", FormatResourceScalar(name, max_capacity), ")"));
+          mode = GranularMode{GranularPreemption::kNoFit, 0};
+        } else {
+          mode = GranularMode{GranularPreemption::kFit, 0};
+        }
+      } else {
+        const int64_t available = std::max<int64_t>(0, node.Available(fr));
+        const int64_t max_capacity = node.PotentialAvailable(fr);
+        if (val > max_capacity) {
+          result.reasons.push_back(absl::StrCat(
+              "insufficient quota for ", name, " in flavor ", flavor,
+              ", previously considered podsets requests (", FormatResourceScalar(name, assumed),
+              ") + current podset request (", FormatResourceScalar(name, request),
+              ") > maximum capacity (", FormatResourceScalar(name, max_capacity), ")"));
+          mode = GranularMode{GranularPreemption::kNoFit, 0};
+        } else {
+          auto [level, may_reclaim_in_hierarchy] = FindHeightOfLowestSubtreeThatFits(node, fr, val);
+          borrow = level;
+          if (val <= available) {
+            mode = GranularMode{GranularPreemption::kFit, level};
+          } else {
+            result.reasons.push_back(absl::StrCat("insufficient unused quota for ", name,
+                                                  " in flavor ", flavor, ", ",
+                                                  FormatResourceScalar(name, val - available),
+                                                  " more needed"));
+            const QuotaLimits& limits = node.Limits(fr);
+            if (limits.nominal >= val || may_reclaim_in_hierarchy || can_preempt_while_borrowing) {
+              auto [possibility, borrow_after] = oracle_.SimulatePreemption(fr, val);
+              mode = GranularMode{FromPossibility(possibility), borrow_after};
+              borrow = borrow_after;
+            } else {
+              mode = GranularMode{GranularPreemption::kNoFit, level};
+            }
+          }
+        }
+      }
+      if (IsPreferred(representative, mode)) representative = mode;
+      if (representative.preemption == GranularPreemption::kNoFit) continue;
+      choices.emplace_back(name, FlavorChoice{flavor, fr, ToFlavorMode(mode.preemption), borrow});
+    }
+    if (!ShouldTryNextFlavor(representative, cq_.spec.flavor_fungibility)) {
+      best = std::move(choices);
+      best_mode = representative;
+      break;
+    }
+    if (IsPreferred(representative, best_mode)) {
+      best = std::move(choices);
+      best_mode = representative;
+    }
+  }
+  result.flavors = std::move(best);
+  result.fits = best_mode.preemption == GranularPreemption::kFit;
+  if (result.fits) result.reasons.clear();
+  return result;
+}
+
+FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
+  FlavorAssignment assignment;
+  const bool covers_pods = cq_.group_of_resource.contains("pods");
+  for (size_t i = 0; i < wl_.spec.pod_sets.size(); ++i) {
+    const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
+    PodSetFlavors ps;
+    ps.name = pod_set.name;
+    ps.count = counts.empty() ? pod_set.count : counts[i];
+    for (const auto& [name, per_pod] : pod_set.requests) {
+      ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
+    }
+    if (covers_pods) {
+      auto it = std::find_if(ps.requests.begin(), ps.requests.end(),
+                             [](const auto& r) { return r.first == "pods"; });
+      if (it != ps.requests.end()) {
+        it->second = ps.count;
+      } else {
+        ps.requests.emplace_back("pods", ps.count);
+        std::sort(ps.requests.begin(), ps.requests.end());
+      }
+    }
+
+    // Resources the queue does not cover fail the pod set unless nothing is asked of them.
+    bool failed = false;
+    for (const auto& [name, value] : ps.requests) {
+      if (!cq_.group_of_resource.contains(name) && value != 0) {
+        ps.reasons = {absl::StrCat("resource ", name, " unavailable in ClusterQueue")};
+        failed = true;
+        break;
+      }
+    }
+    if (!failed) {
+      std::vector<std::pair<std::string, FlavorChoice>> flavors;
+      std::vector<std::string> reasons;
+      for (const auto& request : ps.requests) {
+        const std::string& name = request.first;
+        if (!cq_.group_of_resource.contains(name)) continue;
+        if (std::any_of(flavors.begin(), flavors.end(),
+                        [&name](const auto& f) { return f.first == name; })) {
+          continue;  // Assigned with its resource group.
+        }
+        ResourceResult r = FindFlavorForPodSet(pod_set, ps.requests, name, assignment.usage);
+        if (r.flavors.empty()) {
+          flavors.clear();
+          reasons = std::move(r.reasons);
+          failed = true;
+          break;
+        }
+        flavors.insert(flavors.end(), r.flavors.begin(), r.flavors.end());
+        reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
+      }
+      std::sort(flavors.begin(), flavors.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      ps.flavors = std::move(flavors);
+      ps.reasons = std::move(reasons);
+    }
+
+    for (const auto& [resource, choice] : ps.flavors) {
+      assignment.borrowing = std::max(assignment.borrowing, choice.borrow);
+      const int64_t amount = AmountOf(ps.requests, resource);
+      if (amount == 0 || choice.fr < 0) continue;
+      int64_t& usage = assignment.usage[choice.fr];
+      usage = SatAdd(usage, amount);
+    }
+    assignment.pod_sets.push_back(std::move(ps));
+    if (failed) break;
+  }
+  return assignment;
+}
+
+}  // namespace tollgate::core

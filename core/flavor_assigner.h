@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster_state.h"
+#include "core/quota_tree.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// Kueue's FlavorAssignmentMode: ordered from worst to best.
+enum class FlavorMode { kNoFit = 0, kPreempt = 1, kFit = 2 };
+
+enum class PreemptionPossibility { kNoCandidates, kPreempt, kReclaim };
+
+// Answers "could preemption make `quantity` of `fr` fit for this workload, and at what
+// borrowing level?" (Kueue's preemption oracle). Implemented by the preemption planner.
+class PreemptionOracle {
+ public:
+  virtual ~PreemptionOracle() = default;
+  virtual std::pair<PreemptionPossibility, int> SimulatePreemption(FrId fr, int64_t quantity) = 0;
+};
+
+struct FlavorChoice {
+  std::string flavor;
+  FrId fr = -1;
+  FlavorMode mode = FlavorMode::kNoFit;
+  int borrow = 0;
+};
+
+struct PodSetFlavors {
+  std::string name;
+  int32_t count = 0;
+  // Resource -> chosen flavor, sorted by resource.
+  std::vector<std::pair<std::string, FlavorChoice>> flavors;
+  // Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits.
+  std::vector<std::string> reasons;
+  // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
+  ResourceAmounts requests;
+
+  FlavorMode Mode() const;
+};
+
+struct FlavorAssignment {
+  std::vector<PodSetFlavors> pod_sets;
+  // Highest borrowing level among the chosen flavors (0: no borrowing).
+  int borrowing = 0;
+  // Quota the workload would take, per flavor-resource (zero requests excluded).
+  std::map<FrId, int64_t> usage;
+
+  FlavorMode RepresentativeMode() const;
+  // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".
+  std::string Message() const;
+  // FrIds whose flavor needs preemption.
+  std::vector<FrId> ResourcesNeedingPreemption() const;
+  Admission ToAdmission(const std::string& cluster_queue) const;
+};
+
+// Chooses a flavor for every resource of every pod set of one workload in one ClusterQueue,
+// following Kueue's FlavorAssigner: flavors in the queue's order, one flavor per resource group
+// and pod set, pod sets in spec order seeing the earlier ones' usage, and flavorFungibility
+// deciding whether to stop at a flavor that needs borrowing or preemption.
+// Holds references only for the duration of one cycle. Not thread-safe.
+class FlavorAssigner {
+ public:
+  FlavorAssigner(const ClusterState& state, const ClusterQueueRuntime& cq, const Workload& wl,
+                 PreemptionOracle& oracle);
+
+  // `counts` reduces pod counts (partial admission); empty means the full counts.
+  FlavorAssignment Assign(const std::vector<int32_t>& counts);
+
+ private:
+  struct ResourceResult {
+    std::vector<std::pair<std::string, FlavorChoice>> flavors;  // for the whole group
+    std::vector<std::string> reasons;
+    bool fits = false;
+  };
+  ResourceResult FindFlavorForPodSet(const PodSetSpec& pod_set, const ResourceAmounts& requests,
+                                     const std::string& resource,
+                                     const std::map<FrId, int64_t>& assigned_usage);
+  // Empty when the flavor can host the pod set; else the reason.
+  std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set) const;
+
+  const ClusterState& state_;
+  const ClusterQueueRuntime& cq_;
+  const Workload& wl_;
+  PreemptionOracle& oracle_;
+};
+
+// Kueue's classical.FindHeightOfLowestSubtreeThatFits: the borrowing level needed for `val`
+// more of `fr`, and whether reclaiming within the hierarchy may help.
+std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(const QuotaNode& cq, FrId fr, int64_t val);
+
+}  // namespace tollgate::core

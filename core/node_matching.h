@@ -1,0 +1,26 @@
+#pragma once
+
+#include <vector>
+
+#include "core/types.h"
+
+namespace tollgate::core {
+
+// Kubernetes' toleration semantics: an empty key with Exists tolerates everything; an empty
+// effect matches every effect; Equal (or empty) compares values.
+bool Tolerates(const Toleration& toleration, const Taint& taint);
+
+// The first NoSchedule/NoExecute taint of the flavor that neither the pod set's tolerations nor
+// the flavor's own tolerations tolerate, as Kueue checks it; null when all are tolerated.
+const Taint* FindUntoleratedTaint(const ResourceFlavorSpec& flavor,
+                                  const std::vector<Toleration>& pod_tolerations);
+
+// A pod set's nodeSelector matches a flavor when every selector key that is one of the flavor's
+// nodeLabels keys has the flavor's value (keys the flavor does not label are ignored, as Kueue
+// does).
+bool NodeSelectorMatchesFlavor(const Labels& node_selector, const ResourceFlavorSpec& flavor);
+
+// Kubernetes label selector semantics (matchLabels and matchExpressions, ANDed).
+bool SelectorMatches(const LabelSelector& selector, const Labels& labels);
+
+}  // namespace tollgate::core

@@ -1,0 +1,123 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/time/time.h"
+#include "core/cluster_state.h"
+#include "core/flavor_assigner.h"
+
+namespace tollgate::core {
+
+struct PreemptionTarget {
+  WorkloadId id = 0;
+  std::string reason;
+};
+
+// Temporarily removes workloads' usage from the quota tree and puts it back on destruction (or
+// Restore), so the planners can ask "would it fit without them?" on the live tree.
+class UsageSimulation {
+ public:
+  explicit UsageSimulation(ClusterState& state) : state_(state) {}
+  ~UsageSimulation() { Restore(); }
+  UsageSimulation(const UsageSimulation&) = delete;
+  UsageSimulation& operator=(const UsageSimulation&) = delete;
+
+  void RemoveWorkload(const Workload& wl);
+  void AddWorkloadBack(const Workload& wl);
+  // Adds usage to a ClusterQueue (for a workload planned this cycle).
+  void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  void Restore();
+
+ private:
+  struct Change {
+    QuotaNode* node;
+    FrId fr;
+    int64_t delta;
+  };
+  void Apply(QuotaNode& node, FrId fr, int64_t delta);
+
+  ClusterState& state_;
+  std::vector<Change> log_;
+};
+
+// Chooses preemption victims as Kueue's classical preemption does: candidates from the
+// preemptor's own ClusterQueue (withinClusterQueue) and from ClusterQueues of its cohort tree
+// that use more than their quota (reclaimWithinCohort, borrowWithinCohort, hierarchical
+// reclaim), ordered evicted-first, other queues before its own, lower priority first, most
+// recently admitted first; it removes candidates until the preemptor fits, then adds back those
+// not needed. Not thread-safe; lives for one cycle.
+class PreemptionPlanner {
+ public:
+  PreemptionPlanner(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
+
+  std::vector<PreemptionTarget> GetTargets(const Workload& preemptor, const ClusterQueueRuntime& cq,
+                                           const std::map<FrId, int64_t>& usage,
+                                           const std::vector<FrId>& frs_need_preemption);
+
+ private:
+  enum class Variant {
+    kNever,
+    kWithinClusterQueue,
+    kHierarchicalReclaim,
+    kReclaimWithoutBorrowing,
+    kReclaimWhileBorrowing,
+  };
+  struct Candidate {
+    const Workload* wl;
+    const ClusterQueueRuntime* cq;
+    const QuotaNode* lca;
+    Variant variant;
+  };
+  struct Context {
+    const Workload& preemptor;
+    const ClusterQueueRuntime& cq;
+    const std::map<FrId, int64_t>& usage;
+    const std::vector<FrId>& frs;
+  };
+
+  static const char* ReasonOf(Variant variant);
+  std::vector<PreemptionTarget> Classical(const Context& ctx);
+  Variant Classify(const Context& ctx, const Workload& candidate,
+                   const ClusterQueueRuntime& candidate_cq, bool hierarchical_advantage) const;
+  void CollectFromQueue(const Context& ctx, const ClusterQueueRuntime& cq, const QuotaNode* lca,
+                        bool hierarchical_advantage, std::vector<Candidate>& out) const;
+  void CollectInSubtree(const Context& ctx, const QuotaNode& current, const QuotaNode& subtree_root,
+                        const QuotaNode* skip, bool hierarchical_advantage,
+                        std::vector<Candidate>& out) const;
+  bool CandidateIsValid(const Context& ctx, const Candidate& c, bool borrowing) const;
+  bool WorkloadFits(const Context& ctx, bool allow_borrowing) const;
+  bool Before(const Context& ctx, const Candidate& a, const Candidate& b) const;
+
+  ClusterState& state_;
+  absl::Time now_;
+};
+
+// True when the preemptor's policy lets it preempt the candidate (Kueue's
+// SatisfiesPreemptionPolicy).
+bool SatisfiesPreemptionPolicy(const ClusterState& state, const Workload& preemptor,
+                               const Workload& candidate, PreemptionPolicy policy);
+
+bool IsWithinNominalInResources(const QuotaNode& node, const std::vector<FrId>& frs);
+
+// The flavor assigner's question answered with the preemption planner.
+class PlannerPreemptionOracle : public PreemptionOracle {
+ public:
+  PlannerPreemptionOracle(ClusterState& state, PreemptionPlanner& planner,
+                          const Workload& preemptor, const ClusterQueueRuntime& cq)
+      : state_(state), planner_(planner), preemptor_(preemptor), cq_(cq) {}
+
+  std::pair<PreemptionPossibility, int> SimulatePreemption(FrId fr, int64_t quantity) override;
+
+ private:
+  ClusterState& state_;
+  PreemptionPlanner& planner_;
+  const Workload& preemptor_;
+  const ClusterQueueRuntime& cq_;
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,79 @@
+#pragma once
+
+// Kubernetes resource.Quantity semantics (k8s.io/apimachinery/pkg/api/resource), so that quotas
+// and requests parse, round and print exactly as they would in a Kueue cluster.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tollgate::core {
+
+class Quantity {
+ public:
+  // How ToString() spells the value; mirrors resource.Format.
+  enum class Format {
+    kDecimalSI,        // 12M, 500m
+    kBinarySI,         // 12Mi; falls back to DecimalSI when it cannot be exact
+    kDecimalExponent,  // 12e6
+  };
+
+  // Zero, DecimalSI.
+  Quantity() = default;
+
+  // Accepts `[+-]<number><suffix>` where <number> is digits with an optional decimal point and
+  // <suffix> is one of "", n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or e/E followed by a signed
+  // integer. Whitespace anywhere is rejected. As in Kubernetes, values finer than 1n are rounded
+  // away from zero to 1n, and binary-suffixed values are capped at INT64_MAX in magnitude;
+  // decimal values are kept exactly however large.
+  static absl::StatusOr<Quantity> Parse(absl::string_view text);
+
+  // Exact value `v` (or `milli`/1000) that prints in format `f`.
+  static Quantity FromValue(int64_t v, Format f);
+  static Quantity FromMilli(int64_t milli, Format f);
+
+  // The value rounded away from zero to an integer (resp. to thousandths, times 1000), clamped
+  // to [INT64_MIN, INT64_MAX] where Kubernetes would overflow.
+  int64_t Value() const;
+  int64_t MilliValue() const;
+
+  bool IsZero() const { return digits_.empty(); }
+  bool IsNegative() const { return negative_ && !digits_.empty(); }
+  Format format() const { return format_; }
+
+  // Exactly what Quantity.String() returns. That includes its habit of returning the parsed text
+  // verbatim when its parser's fast path deems it canonical, so Parse("+1") prints "+1" and
+  // Parse("1.500k") prints "1.500k"; this is also what the API server stores and Kueue echoes.
+  std::string ToString() const;
+
+  // The computed canonical form, ignoring how the input was spelled: Parse("+1") gives "1" and
+  // Parse("1.500k") gives "1500". Equal for equal values of the same format.
+  std::string CanonicalString() const;
+
+ private:
+  Quantity(bool negative, std::string digits, int64_t exponent, Format format);
+
+  // ceil(|value| / 10^scale) away from zero, with the sign applied and saturated.
+  int64_t ScaledValue(int64_t scale) const;
+
+  // value = (negative_ ? -1 : 1) * digits_ * 10^exponent_. digits_ has no leading or trailing
+  // '0' (empty means zero), which makes the representation unique and lets rounding tell
+  // exactness from the length alone.
+  bool negative_ = false;
+  std::string digits_;
+  int64_t exponent_ = 0;
+  Format format_ = Format::kDecimalSI;
+  // Text ToString() returns as is; empty when it must be computed.
+  std::string cached_;
+};
+
+// Kueue's int64 view of a quantity: milli-units for "cpu", whole units for everything else.
+int64_t ResourceScalar(absl::string_view resource_name, const Quantity& q);
+
+// Inverse of ResourceScalar for display: "cpu" in DecimalSI milli-units, memory-like resources
+// ("memory", "ephemeral-storage", "hugepages-*") in BinarySI, anything else in DecimalSI.
+std::string FormatResourceScalar(absl::string_view resource_name, int64_t v);
+
+}  // namespace tollgate::core

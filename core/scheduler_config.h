@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace tollgate::core {
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+enum class RequeuingTimestamp { kEviction, kCreation };
+
+// Kueue's Configuration fields that change admission decisions, plus Tollgate's own knobs.
+struct SchedulerConfig {
+  struct FairSharing {
+    bool enable = false;
+    std::vector<FairSharingStrategy> preemption_strategies = {
+        FairSharingStrategy::kLessThanOrEqualToFinalShare,
+        FairSharingStrategy::kLessThanInitialShare};
+  };
+  struct AdmissionFairSharing {
+    bool enable = false;
+    absl::Duration usage_half_life_time = absl::ZeroDuration();
+    absl::Duration usage_sampling_interval = absl::Minutes(5);
+    std::map<std::string, double> resource_weights;
+  };
+  struct WaitForPodsReady {
+    bool enable = false;
+    absl::Duration timeout = absl::Minutes(5);
+    bool block_admission = false;
+    std::optional<absl::Duration> recovery_timeout;
+    RequeuingTimestamp requeuing_timestamp = RequeuingTimestamp::kEviction;
+    int64_t backoff_base_seconds = 60;
+    std::optional<int32_t> backoff_limit_count;
+    int64_t backoff_max_seconds = 3600;
+  };
+
+  FairSharing fair_sharing;
+  AdmissionFairSharing admission_fair_sharing;
+  WaitForPodsReady wait_for_pods_ready;
+
+  // When true a preempted workload keeps its quota until ReleaseEvicted (the adapter reports its
+  // pods stopped) or `eviction_grace_period` passes; when false it is released at once.
+  bool evictions_need_ack = false;
+  absl::Duration eviction_grace_period = absl::Minutes(2);
+};
+
+}  // namespace tollgate::core

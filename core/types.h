@@ -1,0 +1,179 @@
+#pragma once
+
+// The scheduling core's model of Kueue's objects, with every quantity already parsed into
+// Kueue's scalar convention (milli-units for cpu, whole units otherwise; see core/quantity.h).
+// The service layer converts its protobuf API objects into these after validating them, so
+// everything here is known to be well-formed.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace tollgate::core {
+
+enum class QueueingStrategy { kBestEffortFifo, kStrictFifo };
+enum class PreemptionPolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority, kAny };
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+enum class WhenCanBorrow { kBorrow, kTryNextFlavor };
+enum class WhenCanPreempt { kTryNextFlavor, kPreempt };
+enum class AdmissionMode { kDefault, kUsageBasedFairSharing, kNoFairSharing };
+
+using Labels = std::map<std::string, std::string>;
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  bool operator==(const Taint&) const = default;
+};
+
+struct Toleration {
+  std::string key;
+  // "Equal" or "Exists".
+  std::string op = "Equal";
+  std::string value;
+  // Empty matches every effect.
+  std::string effect;
+  bool operator==(const Toleration&) const = default;
+};
+
+struct LabelSelectorRequirement {
+  std::string key;
+  // In, NotIn, Exists, DoesNotExist.
+  std::string op;
+  std::vector<std::string> values;
+  bool operator==(const LabelSelectorRequirement&) const = default;
+};
+
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  bool operator==(const LabelSelector&) const = default;
+};
+
+struct NamespaceSpec {
+  std::string name;
+  Labels labels;
+  bool operator==(const NamespaceSpec&) const = default;
+};
+
+struct ResourceFlavorSpec {
+  std::string name;
+  Labels node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;
+  bool operator==(const ResourceFlavorSpec&) const = default;
+};
+
+struct ResourceQuotaSpec {
+  std::string resource;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;
+  std::optional<int64_t> lending_limit;
+  bool operator==(const ResourceQuotaSpec&) const = default;
+};
+
+struct FlavorQuotasSpec {
+  std::string flavor;
+  std::vector<ResourceQuotaSpec> resources;
+  bool operator==(const FlavorQuotasSpec&) const = default;
+};
+
+struct ResourceGroupSpec {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotasSpec> flavors;
+  bool operator==(const ResourceGroupSpec&) const = default;
+};
+
+struct PreemptionSpec {
+  PreemptionPolicy within_cluster_queue = PreemptionPolicy::kNever;
+  PreemptionPolicy reclaim_within_cohort = PreemptionPolicy::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  std::optional<int32_t> max_priority_threshold;
+  bool operator==(const PreemptionSpec&) const = default;
+};
+
+struct FlavorFungibilitySpec {
+  WhenCanBorrow when_can_borrow = WhenCanBorrow::kBorrow;
+  WhenCanPreempt when_can_preempt = WhenCanPreempt::kTryNextFlavor;
+  bool operator==(const FlavorFungibilitySpec&) const = default;
+};
+
+struct ClusterQueueSpec {
+  std::string name;
+  std::string cohort;
+  std::vector<ResourceGroupSpec> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFifo;
+  // Absent selects every namespace, as does an empty selector.
+  std::optional<LabelSelector> namespace_selector;
+  PreemptionSpec preemption;
+  FlavorFungibilitySpec flavor_fungibility;
+  double fair_weight = 1.0;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  AdmissionMode admission_mode = AdmissionMode::kDefault;
+  // Tollgate extension: at most this many victims per admission (0: unlimited).
+  int32_t max_preempted_workloads = 0;
+  bool operator==(const ClusterQueueSpec&) const = default;
+};
+
+struct CohortSpec {
+  std::string name;
+  std::string parent;
+  std::vector<ResourceGroupSpec> resource_groups;
+  double fair_weight = 1.0;
+  bool operator==(const CohortSpec&) const = default;
+};
+
+struct LocalQueueSpec {
+  std::string namespace_name;
+  std::string name;
+  std::string cluster_queue;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  double fair_weight = 1.0;
+  bool operator==(const LocalQueueSpec&) const = default;
+};
+
+struct PriorityClassSpec {
+  std::string name;
+  int32_t value = 0;
+  // True for scheduling.k8s.io PriorityClass, false for kueue WorkloadPriorityClass; the two
+  // kinds live in separate namespaces of names, as in Kueue.
+  bool is_pod_priority_class = false;
+  bool operator==(const PriorityClassSpec&) const = default;
+};
+
+// A resource request or usage: resource name and scalar, sorted by resource name.
+using ResourceAmounts = std::vector<std::pair<std::string, int64_t>>;
+
+struct PodSetSpec {
+  std::string name;
+  int32_t count = 1;
+  std::optional<int32_t> min_count;
+  // Per pod.
+  ResourceAmounts requests;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetSpec&) const = default;
+};
+
+struct WorkloadSpec {
+  std::string namespace_name;
+  std::string name;
+  // Resolved LocalQueue name (the namespace's "default" when the request named none).
+  std::string queue_name;
+  std::string priority_class_name;
+  std::optional<int32_t> priority;
+  std::vector<PodSetSpec> pod_sets;
+  bool active = true;
+  bool non_preemptible = false;
+  int64_t checkpoint_grace_seconds = 0;
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+}  // namespace tollgate::core

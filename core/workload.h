@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/types.h"
+
+namespace tollgate::core {
+
+// Dense, never reused identity of a workload inside one ClusterState. Ids grow with submission
+// order, which makes them the final, deterministic tie-breaker in every ordering.
+using WorkloadId = int64_t;
+
+enum class WorkloadState {
+  kPending,
+  kAdmitted,
+  // Preempted or drained; keeps its quota until the adapter reports its pods stopped.
+  kEvicting,
+  kFinished,
+};
+
+const char* WorkloadStateName(WorkloadState state);
+
+struct PodSetAssignment {
+  std::string name;
+  int32_t count = 0;
+  // Resource -> flavor, sorted by resource.
+  std::vector<std::pair<std::string, std::string>> flavors;
+  // Resource -> total for the pod set (count x per-pod request), sorted by resource.
+  ResourceAmounts resource_usage;
+  bool operator==(const PodSetAssignment&) const = default;
+};
+
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_sets;
+  bool operator==(const Admission&) const = default;
+};
+
+struct Condition {
+  std::string type;
+  bool status = false;
+  std::string reason;
+  std::string message;
+  absl::Time last_transition_time;
+  bool operator==(const Condition&) const = default;
+};
+
+struct WorkloadEvent {
+  absl::Time time;
+  std::string reason;
+  std::string message;
+  bool operator==(const WorkloadEvent&) const = default;
+};
+
+struct WorkloadStatus {
+  WorkloadState state = WorkloadState::kPending;
+  std::optional<Admission> admission;
+  // When quota was last reserved.
+  absl::Time admission_time = absl::InfinitePast();
+  std::string pending_message;
+  int32_t preemption_count = 0;
+  std::string last_preemption_reason;
+  // Evictions by waitForPodsReady and when the workload may be queued again.
+  int32_t requeue_count = 0;
+  absl::Time requeue_at = absl::InfinitePast();
+  // Set when the latest eviction was a pods-ready timeout (requeuingStrategy Eviction orders the
+  // workload by this time instead of its creation).
+  absl::Time pods_ready_eviction_time = absl::InfinitePast();
+  // When the current eviction started (grace period for the adapter's acknowledgement).
+  absl::Time evicted_at = absl::InfinitePast();
+  bool pods_ready = false;
+  // Deactivated after exceeding backoffLimitCount.
+  bool deactivated = false;
+  std::vector<Condition> conditions;
+  // Bounded; oldest dropped first.
+  std::vector<WorkloadEvent> events;
+  bool operator==(const WorkloadStatus&) const = default;
+};
+
+struct Workload {
+  WorkloadId id = 0;
+  std::string uid;
+  absl::Time creation_time;
+  WorkloadSpec spec;
+  // Effective priority resolved at submission (explicit value, or its class's value, or 0).
+  int32_t priority = 0;
+  WorkloadStatus status;
+  // Quota held while admitted or evicting, per flavor-resource (derived from the admission,
+  // never persisted).
+  std::vector<std::pair<int32_t, int64_t>> quota_usage;
+
+  std::string Key() const { return spec.namespace_name + "/" + spec.name; }
+  bool HoldsQuota() const {
+    return status.state == WorkloadState::kAdmitted || status.state == WorkloadState::kEvicting;
+  }
+};
+
+// Sets or replaces the condition of that type, keeping the transition time when its status
+// does not change (as Kubernetes' meta.SetStatusCondition does).
+void SetCondition(WorkloadStatus& status, Condition condition);
+const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
+void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::string message);
+
+inline constexpr size_t kMaxWorkloadEvents = 32;
+
+}  // namespace tollgate::core

@@ -1,0 +1,103 @@
+#include "core/workload_queue.h"
+
+#include <algorithm>
+
+namespace tollgate::core {
+
+QueueKey WorkloadQueue::Normalized(QueueKey key) const {
+  key.sticky_rank = (sticky_.has_value() && *sticky_ == key.id) ? 0 : 1;
+  return key;
+}
+
+void WorkloadQueue::PushActive(QueueKey key) {
+  Remove(key.id);
+  key = Normalized(key);
+  active_.insert(key);
+  where_[key.id] = Entry{key, false};
+}
+
+void WorkloadQueue::PushInadmissible(QueueKey key) {
+  Remove(key.id);
+  key = Normalized(key);
+  inadmissible_.insert(key);
+  where_[key.id] = Entry{key, true};
+}
+
+void WorkloadQueue::Remove(WorkloadId id) {
+  auto it = where_.find(id);
+  if (it == where_.end()) return;
+  if (it->second.inadmissible) {
+    inadmissible_.erase(it->second.key);
+  } else {
+    active_.erase(it->second.key);
+  }
+  where_.erase(it);
+}
+
+bool WorkloadQueue::IsInadmissible(WorkloadId id) const {
+  auto it = where_.find(id);
+  return it != where_.end() && it->second.inadmissible;
+}
+
+std::optional<WorkloadId> WorkloadQueue::Head() const {
+  if (active_.empty()) return std::nullopt;
+  return active_.begin()->id;
+}
+
+void WorkloadQueue::Park(WorkloadId id) {
+  auto it = where_.find(id);
+  if (it == where_.end() || it->second.inadmissible) return;
+  const QueueKey key = it->second.key;
+  active_.erase(key);
+  inadmissible_.insert(key);
+  it->second.inadmissible = true;
+}
+
+int WorkloadQueue::RequeueInadmissible(absl::Time now,
+                                       const std::function<absl::Time(WorkloadId)>& ready_at) {
+  int moved = 0;
+  for (auto it = inadmissible_.begin(); it != inadmissible_.end();) {
+    if (ready_at(it->id) > now) {
+      ++it;
+      continue;
+    }
+    const QueueKey key = *it;
+    it = inadmissible_.erase(it);
+    active_.insert(key);
+    where_[key.id].inadmissible = false;
+    ++moved;
+  }
+  return moved;
+}
+
+void WorkloadQueue::SetSticky(std::optional<WorkloadId> id) {
+  if (sticky_ == id) return;
+  std::optional<WorkloadId> previous = sticky_;
+  sticky_ = id;
+  for (std::optional<WorkloadId> changed : {previous, id}) {
+    if (!changed.has_value()) continue;
+    auto it = where_.find(*changed);
+    if (it == where_.end()) continue;
+    const bool inadmissible = it->second.inadmissible;
+    const QueueKey key = it->second.key;
+    if (inadmissible) {
+      PushInadmissible(key);
+    } else {
+      PushActive(key);
+    }
+  }
+}
+
+std::vector<WorkloadId> WorkloadQueue::InOrder() const {
+  std::vector<QueueKey> keys;
+  keys.reserve(where_.size());
+  keys.insert(keys.end(), active_.begin(), active_.end());
+  keys.insert(keys.end(), inadmissible_.begin(), inadmissible_.end());
+  std::sort(keys.begin(), keys.end());
+  std::vector<WorkloadId> out;
+  out.reserve(keys.size());
+  for (const QueueKey& k : keys) out.push_back(k.id);
+  return out;
+}
+
+}  // namespace tollgate::core

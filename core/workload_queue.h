@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// Where a pending workload sorts in its ClusterQueue: higher priority first, then the older
+// queue-order timestamp, then submission order. The sticky rank puts a BestEffortFIFO queue's
+// in-progress preemptor in front, as Kueue does, so the quota it freed is not taken by others.
+struct QueueKey {
+  int sticky_rank = 1;
+  int32_t priority = 0;
+  absl::Time timestamp;
+  WorkloadId id = 0;
+
+  friend bool operator<(const QueueKey& a, const QueueKey& b) {
+    if (a.sticky_rank != b.sticky_rank) return a.sticky_rank < b.sticky_rank;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+    return a.id < b.id;
+  }
+  friend bool operator==(const QueueKey& a, const QueueKey& b) { return !(a < b) && !(b < a); }
+};
+
+// The pending workloads of one ClusterQueue, split as in Kueue into the active heap (candidates
+// for the next cycle's head) and the inadmissible set (parked until quota frees up in the
+// cohort tree). Ordered containers keep every decision deterministic. Not thread-safe.
+class WorkloadQueue {
+ public:
+  // Adds to the active set (or moves it there). `key.sticky_rank` is set by the queue.
+  void PushActive(QueueKey key);
+  void PushInadmissible(QueueKey key);
+  void Remove(WorkloadId id);
+  bool Contains(WorkloadId id) const { return where_.contains(id); }
+  bool IsInadmissible(WorkloadId id) const;
+
+  // The head of the active set, if any.
+  std::optional<WorkloadId> Head() const;
+  // Moves the workload from the active set to the inadmissible one.
+  void Park(WorkloadId id);
+  // Moves every inadmissible workload whose backoff has expired back to the active set.
+  // Returns how many moved.
+  int RequeueInadmissible(absl::Time now, const std::function<absl::Time(WorkloadId)>& ready_at);
+
+  // Marks the BestEffortFIFO preemptor that stays at the head until admitted (or clears it).
+  void SetSticky(std::optional<WorkloadId> id);
+  std::optional<WorkloadId> sticky() const { return sticky_; }
+
+  int64_t size() const { return static_cast<int64_t>(where_.size()); }
+  int64_t active_size() const { return static_cast<int64_t>(active_.size()); }
+  // Every pending workload in queue order (active and inadmissible merged), as Kueue's
+  // visibility API lists them.
+  std::vector<WorkloadId> InOrder() const;
+
+ private:
+  struct Entry {
+    QueueKey key;
+    bool inadmissible = false;
+  };
+  QueueKey Normalized(QueueKey key) const;
+
+  absl::btree_set<QueueKey> active_;
+  absl::btree_set<QueueKey> inadmissible_;
+  absl::flat_hash_map<WorkloadId, Entry> where_;
+  std::optional<WorkloadId> sticky_;
+};
+
+}  // namespace tollgate::core

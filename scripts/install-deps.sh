@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages Tollgate builds and tests with, skipping what is there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  librocksdb-dev libabsl-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-yaml
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "==> installing: ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "==> build dependencies already installed"
+fi

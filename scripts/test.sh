@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: unit, scenario and end-to-end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+echo "==> running the test suite"
+cd build
+ctest --output-on-failure -j "$(nproc)" --timeout 600

@@ -1,0 +1,308 @@
+#include "services/admission_executor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "services/api_codec.h"
+#include "services/config_objects.h"
+#include "services/state_keys.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::services {
+namespace {
+
+// Configuration kinds in the order a restart re-applies them, so references resolve the way
+// they did when the objects were written.
+int ApplyOrder(v1::ObjectKind kind) {
+  switch (kind) {
+    case v1::NAMESPACE:
+      return 0;
+    case v1::RESOURCE_FLAVOR:
+      return 1;
+    case v1::WORKLOAD_PRIORITY_CLASS:
+    case v1::PRIORITY_CLASS:
+      return 2;
+    case v1::COHORT:
+      return 3;
+    case v1::CLUSTER_QUEUE:
+      return 4;
+    case v1::LOCAL_QUEUE:
+      return 5;
+    default:
+      return 6;
+  }
+}
+
+}  // namespace
+
+void AdmissionExecutor::Txn::PutObject(std::string key, const v1::ConfigObject& object) {
+  object_writes_.emplace_back(std::move(key), object.SerializeAsString());
+}
+
+void AdmissionExecutor::Txn::DeleteObject(std::string key) {
+  object_writes_.emplace_back(std::move(key), std::nullopt);
+}
+
+AdmissionExecutor::AdmissionExecutor(storage::Store& store, const core::Clock& clock,
+                                     core::SchedulerConfig config, Options options)
+    : store_(store), clock_(clock), config_(std::move(config)), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<AdmissionExecutor>> AdmissionExecutor::Open(
+    storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
+    Options options) {
+  std::unique_ptr<AdmissionExecutor> executor(
+      new AdmissionExecutor(store, clock, std::move(config), options));
+  TOLLGATE_RETURN_IF_ERROR(executor->LoadState());
+  {
+    absl::MutexLock lock(&executor->mu_);
+    executor->revision_ = store.CurrentRevision();
+  }
+  executor->thread_ = std::thread([raw = executor.get()] { raw->Loop(); });
+  return executor;
+}
+
+AdmissionExecutor::~AdmissionExecutor() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::Status AdmissionExecutor::LoadState() {
+  auto state = std::make_unique<core::ClusterState>(config_);
+  const absl::Time now = clock_.Now();
+
+  std::vector<v1::ConfigObject> objects;
+  absl::Status parse_error;
+  TOLLGATE_RETURN_IF_ERROR(store_.Scan(kObjectPrefix, [&](absl::string_view key,
+                                                          absl::string_view value) {
+    v1::ConfigObject object;
+    if (!object.ParseFromString(std::string(value))) {
+      parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
+      return false;
+    }
+    objects.push_back(std::move(object));
+    return true;
+  }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
+  std::stable_sort(objects.begin(), objects.end(), [](const auto& a, const auto& b) {
+    return ApplyOrder(KindOf(a)) < ApplyOrder(KindOf(b));
+  });
+  for (const v1::ConfigObject& object : objects) {
+    absl::StatusOr<ValidatedObject> validated = ValidateConfigObject(object);
+    if (!validated.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("stored object fails validation: ", validated.status().message()));
+    }
+    ApplyValidated(*state, *validated, now);
+  }
+
+  std::vector<core::Workload> workloads;
+  TOLLGATE_RETURN_IF_ERROR(store_.Scan(kWorkloadPrefix, [&](absl::string_view key,
+                                                            absl::string_view value) {
+    v1::Workload proto;
+    if (!proto.ParseFromString(std::string(value))) {
+      parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a Workload"));
+      return false;
+    }
+    absl::StatusOr<core::Workload> wl = WorkloadFromStoredProto(proto);
+    if (!wl.ok()) {
+      parse_error = absl::DataLossError(
+          absl::StrCat("store key ", key, ": ", wl.status().message()));
+      return false;
+    }
+    workloads.push_back(*std::move(wl));
+    return true;
+  }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
+  // Submission order decides ties in every queue; restore in that order.
+  std::sort(workloads.begin(), workloads.end(), [](const auto& a, const auto& b) {
+    if (a.creation_time != b.creation_time) return a.creation_time < b.creation_time;
+    return a.Key() < b.Key();
+  });
+  for (core::Workload& wl : workloads) {
+    TOLLGATE_RETURN_IF_ERROR(state->Restore(std::move(wl)));
+  }
+  // Restoring re-derives messages; nothing of it needs writing back.
+  state->TakeDirtyWorkloads();
+  state->TakeDeletedWorkloads();
+  state_ = std::move(state);
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::RunErased(std::function<absl::Status(Txn&)> op) {
+  Operation operation;
+  operation.fn = std::move(op);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("the admission executor is shutting down");
+    queue_.push_back(&operation);
+  }
+  operation.done.WaitForNotification();
+  return operation.status;
+}
+
+absl::Status AdmissionExecutor::Settle() {
+  return RunStatus([this](Txn& txn) {
+    txn.state().FireTimers(txn.now());
+    const CycleResult result = RunCycles(txn.now(), kMaxSettleCycles);
+    if (!result.settled) {
+      return absl::InternalError(absl::StrCat("admission did not settle after ", kMaxSettleCycles,
+                                              " cycles"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+int64_t AdmissionExecutor::revision() const {
+  absl::MutexLock lock(&mu_);
+  return revision_;
+}
+
+int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto advanced = [this, after]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return revision_ > after || stopping_;
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&advanced), deadline);
+  return revision_;
+}
+
+AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int max_cycles) {
+  CycleResult result;
+  for (int i = 0; i < max_cycles; ++i) {
+    core::CyclePlan plan = state_->PlanCycle(now);
+    state_->ApplyCycle(plan, now);
+    if (!plan.MadeProgress()) {
+      result.settled = true;
+      return result;
+    }
+    result.cycles++;
+  }
+  return result;
+}
+
+void AdmissionExecutor::ReloadOrDie() {
+  absl::Status reloaded = LoadState();
+  if (!reloaded.ok()) {
+    // Neither memory nor disk can be trusted; a restart recovers from the last commit.
+    std::fprintf(stderr, "tollgate: cannot reload state after a failed commit: %s\n",
+                 std::string(reloaded.message()).c_str());
+    std::abort();
+  }
+}
+
+absl::Status AdmissionExecutor::Commit(Txn& txn) {
+  storage::WriteBatch batch;
+  for (auto& [key, value] : txn.object_writes_) {
+    if (value.has_value()) {
+      batch.Put(key, *value);
+    } else {
+      batch.Delete(key);
+    }
+  }
+  const int64_t next_revision = store_.CurrentRevision() + 1;
+  for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
+    const core::Workload* wl = state_->workload(id);
+    if (wl == nullptr) continue;
+    v1::WatchEvent event;
+    event.set_type(txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED
+                                               : v1::WatchEvent::MODIFIED);
+    v1::Workload* proto = event.mutable_workload();
+    WorkloadToProto(*wl, proto);
+    proto->mutable_metadata()->set_resource_version(next_revision);
+    batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name),
+              proto->SerializeAsString());
+    batch.AppendChange(event.SerializeAsString());
+  }
+  for (const std::string& key : state_->TakeDeletedWorkloads()) {
+    const size_t slash = key.find('/');
+    v1::WatchEvent event;
+    event.set_type(v1::WatchEvent::DELETED);
+    event.mutable_workload()->mutable_metadata()->set_namespace_(key.substr(0, slash));
+    event.mutable_workload()->mutable_metadata()->set_name(key.substr(slash + 1));
+    batch.Delete(WorkloadStoreKey(key.substr(0, slash), key.substr(slash + 1)));
+    batch.AppendChange(event.SerializeAsString());
+  }
+  txn.object_writes_.clear();
+  txn.created_.clear();
+  if (batch.empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> revision = store_.Commit(batch);
+  if (!revision.ok()) return revision.status();
+  absl::MutexLock lock(&mu_);
+  revision_ = *revision;
+  return absl::OkStatus();
+}
+
+void AdmissionExecutor::Loop() {
+  while (true) {
+    std::deque<Operation*> batch;
+    bool continuing = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !queue_.empty() || more_cycles_;
+      };
+      // Wake for requests, or for the next timer (grace periods, pods-ready timeouts).
+      std::optional<absl::Time> next_timer =
+          options_.schedule_continuously ? state_->NextTimer() : std::nullopt;
+      if (next_timer.has_value()) {
+        // Timers are in the scheduler's clock; a simulated clock never reaches them by waiting,
+        // so cap the wait and re-check.
+        mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(100));
+      } else {
+        mu_.Await(absl::Condition(&ready));
+      }
+      if (stopping_ && queue_.empty()) return;
+      batch.swap(queue_);
+      continuing = more_cycles_;
+      more_cycles_ = false;
+    }
+
+    Txn txn;
+    txn.state_ = state_.get();
+    txn.store_ = &store_;
+    txn.now_ = clock_.Now();
+    txn.revision_ = store_.CurrentRevision();
+    bool any_succeeded = false;
+    for (Operation* op : batch) {
+      const size_t writes_before = txn.object_writes_.size();
+      op->status = op->fn(txn);
+      if (!op->status.ok()) {
+        // A failed operation changed no state; drop whatever it staged.
+        txn.object_writes_.resize(writes_before);
+      } else {
+        any_succeeded = true;
+      }
+    }
+    absl::Status committed = Commit(txn);
+    if (!committed.ok()) {
+      for (Operation* op : batch) {
+        if (op->status.ok()) {
+          op->status = absl::UnavailableError(
+              absl::StrCat("the write could not be made durable: ", committed.message()));
+        }
+      }
+      // Memory is now ahead of the store: start again from what is durable.
+      ReloadOrDie();
+    }
+    for (Operation* op : batch) op->done.Notify();
+
+    if (options_.schedule_continuously && committed.ok()) {
+      const bool fired = state_->FireTimers(txn.now_);
+      if (any_succeeded || fired || continuing) {
+        const CycleResult result = RunCycles(txn.now_, options_.max_cycles_per_round);
+        if (!Commit(txn).ok()) ReloadOrDie();
+        absl::MutexLock lock(&mu_);
+        more_cycles_ = !result.settled;
+      }
+    }
+  }
+}
+
+}  // namespace tollgate::services

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "core/clock.h"
+#include "core/cluster_state.h"
+#include "core/scheduler_config.h"
+#include "storage/store.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::services {
+
+// Owns the scheduling state on one thread and makes every change durable before it is
+// acknowledged or announced.
+//
+// Requests run as operations on the executor thread. The thread takes every queued operation
+// at once, runs them in arrival order against the in-memory state, and commits all of their
+// writes in one store batch: concurrent requests share one fsync (group commit), and callers
+// are answered only after the commit. Between batches it runs scheduling cycles (plan, apply,
+// persist) until they stop making progress. If a commit fails, the batch's callers get
+// UNAVAILABLE and the state is reloaded from the store, so memory never runs ahead of disk.
+// Thread-safe.
+class AdmissionExecutor {
+ public:
+  struct Options {
+    // Run cycles whenever something changes (tollgated). The scenario runner turns this off
+    // and calls Settle().
+    bool schedule_continuously = true;
+    // Cycles per round before the thread looks at new requests again.
+    int max_cycles_per_round = 512;
+  };
+
+  // The context an operation runs with; valid only during the call, on the executor thread.
+  class Txn {
+   public:
+    core::ClusterState& state() { return *state_; }
+    // For reading stored configuration objects (writes go through PutObject/DeleteObject).
+    const storage::Store& store() const { return *store_; }
+    absl::Time now() const { return now_; }
+    // Store revision of the last commit before this batch.
+    int64_t revision() const { return revision_; }
+    void PutObject(std::string key, const v1::ConfigObject& object);
+    void DeleteObject(std::string key);
+    // Announce this workload as ADDED (rather than MODIFIED) on Watch.
+    void MarkCreated(core::WorkloadId id) { created_.insert(id); }
+
+   private:
+    friend class AdmissionExecutor;
+    core::ClusterState* state_ = nullptr;
+    const storage::Store* store_ = nullptr;
+    absl::Time now_;
+    int64_t revision_ = 0;
+    std::vector<std::pair<std::string, std::optional<std::string>>> object_writes_;
+    std::set<core::WorkloadId> created_;
+  };
+
+  static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,
+                                                                const core::Clock& clock,
+                                                                core::SchedulerConfig config,
+                                                                Options options);
+  ~AdmissionExecutor();
+  AdmissionExecutor(const AdmissionExecutor&) = delete;
+  AdmissionExecutor& operator=(const AdmissionExecutor&) = delete;
+
+  // Runs `op` on the executor thread and returns its result once its writes are durable.
+  // An op that fails must not have changed the state.
+  template <typename T>
+  absl::StatusOr<T> Run(std::function<absl::StatusOr<T>(Txn&)> op) {
+    absl::StatusOr<T> result = absl::InternalError("operation did not run");
+    absl::Status status = RunErased([&](Txn& txn) {
+      result = op(txn);
+      return result.status();
+    });
+    if (!status.ok()) return status;
+    return result;
+  }
+  absl::Status RunStatus(std::function<absl::Status(Txn&)> op) { return RunErased(std::move(op)); }
+
+  // Runs scheduling cycles until one makes no progress (fires due timers first).
+  absl::Status Settle();
+
+  // Blocks until the store revision exceeds `after` or `deadline` passes; returns the latest.
+  int64_t WaitForRevision(int64_t after, absl::Time deadline);
+  int64_t revision() const;
+  storage::Store& store() { return store_; }
+  const core::Clock& clock() const { return clock_; }
+
+ private:
+  struct Operation {
+    std::function<absl::Status(Txn&)> fn;
+    absl::Status status;
+    absl::Notification done;
+  };
+
+  AdmissionExecutor(storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
+                    Options options);
+  absl::Status RunErased(std::function<absl::Status(Txn&)> op);
+  absl::Status LoadState();
+  void Loop();
+  struct CycleResult {
+    int cycles = 0;
+    // A cycle made no progress: admission has settled.
+    bool settled = false;
+  };
+  static constexpr int kMaxSettleCycles = 1000000;
+  CycleResult RunCycles(absl::Time now, int max_cycles);
+  void ReloadOrDie();
+  // Writes the transaction's object writes and the state's dirty workloads.
+  absl::Status Commit(Txn& txn);
+
+  storage::Store& store_;
+  const core::Clock& clock_;
+  const core::SchedulerConfig config_;
+  const Options options_;
+  // Touched only by the executor thread (and by Open before the thread starts).
+  std::unique_ptr<core::ClusterState> state_;
+
+  mutable absl::Mutex mu_;
+  std::deque<Operation*> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // The last round stopped at max_cycles_per_round with work left.
+  bool more_cycles_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace tollgate::services

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/cluster_state.h"
+#include "core/types.h"
+#include "tollgate/v1/objects.pb.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::services {
+
+// A configuration object that passed validation, in the core's model.
+using ValidatedSpec =
+    std::variant<core::NamespaceSpec, core::ResourceFlavorSpec, core::ClusterQueueSpec,
+                 core::CohortSpec, core::LocalQueueSpec, core::PriorityClassSpec>;
+
+struct ValidatedObject {
+  core::ObjectKind kind;
+  std::string namespace_name;
+  std::string name;
+  ValidatedSpec spec;
+};
+
+// Validates every field; INVALID_ARGUMENT names the kind, object, field path and value.
+absl::StatusOr<ValidatedObject> ValidateConfigObject(const v1::ConfigObject& object);
+// Cannot fail: the object was validated.
+void ApplyValidated(core::ClusterState& state, const ValidatedObject& object, absl::Time now);
+
+// Identity of any config object, and the store key it lives under.
+v1::ObjectKind KindOf(const v1::ConfigObject& object);
+const v1::ObjectMeta& MetadataOf(const v1::ConfigObject& object);
+v1::ObjectMeta* MutableMetadataOf(v1::ConfigObject& object);
+absl::StatusOr<core::ObjectKind> ToCoreKind(v1::ObjectKind kind);
+std::string KindName(v1::ObjectKind kind);
+std::string ConfigObjectKey(v1::ObjectKind kind, absl::string_view namespace_name,
+                            absl::string_view name);
+
+}  // namespace tollgate::services

@@ -1,0 +1,125 @@
+#include "services/grpc_services.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "services/grpc_status.h"
+
+namespace tollgate::services {
+namespace {
+
+template <typename T>
+grpc::Status Reply(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status AdmissionGrpcService::Submit(grpc::ServerContext* context,
+                                          const v1::SubmitRequest* request,
+                                          v1::SubmitResponse* response) {
+  return Reply(api_.Submit(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::Admit(grpc::ServerContext* context,
+                                         const v1::AdmitRequest* request,
+                                         v1::AdmitResponse* response) {
+  return Reply(api_.Admit(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::Preempt(grpc::ServerContext* context,
+                                           const v1::PreemptRequest* request,
+                                           v1::PreemptResponse* response) {
+  return Reply(api_.Preempt(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::Finish(grpc::ServerContext* context,
+                                          const v1::FinishRequest* request,
+                                          v1::FinishResponse* response) {
+  return Reply(api_.Finish(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::ReportStopped(grpc::ServerContext* context,
+                                                 const v1::ReportStoppedRequest* request,
+                                                 v1::ReportStoppedResponse* response) {
+  return Reply(api_.ReportStopped(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::ReportPodsReady(grpc::ServerContext* context,
+                                                   const v1::ReportPodsReadyRequest* request,
+                                                   v1::ReportPodsReadyResponse* response) {
+  return Reply(api_.ReportPodsReady(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::DeleteWorkload(grpc::ServerContext* context,
+                                                  const v1::DeleteWorkloadRequest* request,
+                                                  v1::DeleteWorkloadResponse* response) {
+  return Reply(api_.DeleteWorkload(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::GetWorkload(grpc::ServerContext* context,
+                                               const v1::GetWorkloadRequest* request,
+                                               v1::Workload* response) {
+  return Reply(api_.GetWorkload(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::ListWorkloads(grpc::ServerContext* context,
+                                                 const v1::ListWorkloadsRequest* request,
+                                                 v1::ListWorkloadsResponse* response) {
+  return Reply(api_.ListWorkloads(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::Watch(grpc::ServerContext* context,
+                                         const v1::WatchRequest* request,
+                                         grpc::ServerWriter<v1::WatchEvent>* writer) {
+  int64_t last_revision = request->since_revision();
+  auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
+  absl::Status status = api_.Watch(
+      *request,
+      [&](const v1::WatchEvent& event) {
+        if (!writer->Write(event)) return false;
+        last_revision = event.revision();
+        return true;
+      },
+      [&] { return context->IsCancelled() || stopping(); });
+  if (status.ok() && stopping()) {
+    // Not OK: a client must not mistake a server restart for the end of the stream.
+    status = absl::UnavailableError(
+        absl::StrCat("tollgated is shutting down; watch again from revision ", last_revision));
+  }
+  return ToGrpcStatus(status);
+}
+
+grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,
+                                      v1::ApplyResponse* response) {
+  return Reply(api_.Apply(*request), response);
+}
+
+grpc::Status ConfigGrpcService::Get(grpc::ServerContext* context,
+                                    const v1::GetObjectRequest* request,
+                                    v1::ConfigObject* response) {
+  return Reply(api_.GetObject(*request), response);
+}
+
+grpc::Status ConfigGrpcService::List(grpc::ServerContext* context,
+                                     const v1::ListObjectsRequest* request,
+                                     v1::ListObjectsResponse* response) {
+  return Reply(api_.ListObjects(*request), response);
+}
+
+grpc::Status ConfigGrpcService::Delete(grpc::ServerContext* context,
+                                       const v1::DeleteObjectRequest* request,
+                                       v1::DeleteObjectResponse* response) {
+  return Reply(api_.DeleteObject(*request), response);
+}
+
+grpc::Status VisibilityGrpcService::ListPendingWorkloads(
+    grpc::ServerContext* context, const v1::ListPendingWorkloadsRequest* request,
+    v1::ListPendingWorkloadsResponse* response) {
+  return Reply(api_.ListPendingWorkloads(*request), response);
+}
+
+}  // namespace tollgate::services

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+
+#include "services/tollgate_api.h"
+#include "tollgate/v1/service.grpc.pb.h"
+
+namespace tollgate::services {
+
+// The gRPC face of TollgateApi. Each handler is one call into the API and one status
+// conversion (ToGrpcStatus); no request is interpreted here, so tollgated and the scenario
+// runner share every rule. Unary handlers wait only for their own write to be durable, never
+// for admission: clients follow admission with Watch or GetWorkload.
+//
+// The services hold the API by reference; it must outlive the gRPC server. Thread-safe.
+class AdmissionGrpcService final : public v1::AdmissionService::Service {
+ public:
+  explicit AdmissionGrpcService(TollgateApi& api) : api_(api) {}
+
+  grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest* request,
+                      v1::SubmitResponse* response) override;
+  grpc::Status Admit(grpc::ServerContext* context, const v1::AdmitRequest* request,
+                     v1::AdmitResponse* response) override;
+  grpc::Status Preempt(grpc::ServerContext* context, const v1::PreemptRequest* request,
+                       v1::PreemptResponse* response) override;
+  grpc::Status Finish(grpc::ServerContext* context, const v1::FinishRequest* request,
+                      v1::FinishResponse* response) override;
+  grpc::Status ReportStopped(grpc::ServerContext* context, const v1::ReportStoppedRequest* request,
+                             v1::ReportStoppedResponse* response) override;
+  grpc::Status ReportPodsReady(grpc::ServerContext* context,
+                               const v1::ReportPodsReadyRequest* request,
+                               v1::ReportPodsReadyResponse* response) override;
+  grpc::Status DeleteWorkload(grpc::ServerContext* context,
+                              const v1::DeleteWorkloadRequest* request,
+                              v1::DeleteWorkloadResponse* response) override;
+  grpc::Status GetWorkload(grpc::ServerContext* context, const v1::GetWorkloadRequest* request,
+                           v1::Workload* response) override;
+  grpc::Status ListWorkloads(grpc::ServerContext* context, const v1::ListWorkloadsRequest* request,
+                             v1::ListWorkloadsResponse* response) override;
+  // Streams until the client cancels, the stream breaks, or StopWatches is called.
+  grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest* request,
+                     grpc::ServerWriter<v1::WatchEvent>* writer) override;
+
+  // Ends every open and future Watch with UNAVAILABLE (naming the revision to resume from).
+  // Called at the start of a graceful shutdown: a watch otherwise never ends on its own and
+  // would hold the server until the shutdown deadline cancels it.
+  void StopWatches() { stopping_.store(true, std::memory_order_relaxed); }
+
+ private:
+  TollgateApi& api_;
+  std::atomic<bool> stopping_{false};
+};
+
+class ConfigGrpcService final : public v1::ConfigService::Service {
+ public:
+  explicit ConfigGrpcService(TollgateApi& api) : api_(api) {}
+
+  grpc::Status Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,
+                     v1::ApplyResponse* response) override;
+  grpc::Status Get(grpc::ServerContext* context, const v1::GetObjectRequest* request,
+                   v1::ConfigObject* response) override;
+  grpc::Status List(grpc::ServerContext* context, const v1::ListObjectsRequest* request,
+                    v1::ListObjectsResponse* response) override;
+  grpc::Status Delete(grpc::ServerContext* context, const v1::DeleteObjectRequest* request,
+                      v1::DeleteObjectResponse* response) override;
+
+ private:
+  TollgateApi& api_;
+};
+
+class VisibilityGrpcService final : public v1::VisibilityService::Service {
+ public:
+  explicit VisibilityGrpcService(TollgateApi& api) : api_(api) {}
+
+  grpc::Status ListPendingWorkloads(grpc::ServerContext* context,
+                                    const v1::ListPendingWorkloadsRequest* request,
+                                    v1::ListPendingWorkloadsResponse* response) override;
+
+ private:
+  TollgateApi& api_;
+};
+
+}  // namespace tollgate::services

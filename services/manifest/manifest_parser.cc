@@ -1,0 +1,1168 @@
+#include "services/manifest/manifest_parser.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "core/quantity.h"
+#include "core/saturating.h"
+#include "core/status_macros.h"
+
+namespace tollgate::manifest {
+namespace {
+
+using ::google::protobuf::RepeatedPtrField;
+using StringMap = ::google::protobuf::Map<std::string, std::string>;
+
+constexpr absl::string_view kValueErrorPayload = "type.tollgate.dev/tollgate.manifest.ValueError";
+constexpr absl::string_view kKueueGroup = "kueue.x-k8s.io";
+constexpr absl::string_view kSchedulingGroup = "scheduling.k8s.io";
+constexpr absl::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
+
+// Metadata the API server fills in; `kubectl get -o yaml` output carries it, and it means nothing
+// to a fresh object.
+constexpr std::initializer_list<absl::string_view> kServerMetadata = {
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "finalizers",
+    "ownerReferences",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+};
+
+// Prefixes every message with "<prefix>: <Kind> <name>" so the user can find the object.
+class Ctx {
+ public:
+  explicit Ctx(std::string label) : label_(std::move(label)) {}
+
+  absl::Status Invalid(absl::string_view path, absl::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat(label_, ": ", path, ": ", what));
+  }
+  absl::Status UnknownField(absl::string_view path) const {
+    return absl::InvalidArgumentError(absl::StrCat(label_, ": unknown field ", path));
+  }
+  absl::Status Unsupported(absl::string_view path) const {
+    return absl::UnimplementedError(
+        absl::StrCat(label_, ": ", path, " is not supported by Tollgate"));
+  }
+  // A well-formed manifest carrying a value the service would refuse.
+  absl::Status BadValue(absl::string_view path, absl::string_view what) const {
+    absl::Status status = Invalid(path, what);
+    status.SetPayload(kValueErrorPayload, absl::Cord("1"));
+    return status;
+  }
+
+ private:
+  std::string label_;
+};
+
+std::string Join(absl::string_view path, absl::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+}
+std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
+std::string MapKey(absl::string_view path, absl::string_view key) {
+  return absl::StrCat(path, "[", key, "]");
+}
+
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return absl::StrCat("\"", node.Scalar(), "\"");
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// Null, "", [], {} and maps of such: what Kubernetes would store as an unset field.
+bool IsEmpty(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return true;
+    case YAML::NodeType::Scalar:
+      return node.Scalar().empty();
+    case YAML::NodeType::Sequence:
+      return node.size() == 0;
+    case YAML::NodeType::Map:
+      for (const auto& kv : node) {
+        if (!IsEmpty(kv.second)) return false;
+      }
+      return true;
+  }
+  return true;
+}
+
+bool Contains(std::initializer_list<absl::string_view> list, absl::string_view s) {
+  return absl::c_linear_search(list, s);
+}
+
+// The fields of one YAML map, checked against what the object type accepts. Null values count as
+// absent, as they do for Kubernetes.
+class Fields {
+ public:
+  static absl::StatusOr<Fields> Read(const Ctx& ctx, const YAML::Node& node, std::string path,
+                                     std::initializer_list<absl::string_view> supported,
+                                     std::initializer_list<absl::string_view> unsupported = {},
+                                     std::initializer_list<absl::string_view> ignored = {}) {
+    Fields fields;
+    fields.path_ = std::move(path);
+    if (node.IsNull()) return fields;
+    if (!node.IsMap()) {
+      return ctx.Invalid(fields.path_.empty() ? "manifest" : fields.path_,
+                         absl::StrCat("expected a map, got ", Describe(node)));
+    }
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) {
+        return ctx.Invalid(fields.path_.empty() ? "manifest" : fields.path_,
+                           "map keys must be strings");
+      }
+      const std::string& key = kv.first.Scalar();
+      const std::string key_path = fields.Path(key);
+      if (fields.values_.count(key) > 0) {
+        return ctx.Invalid(key_path, "duplicate field");
+      }
+      if (Contains(supported, key)) {
+        if (!kv.second.IsNull()) fields.values_.emplace(key, kv.second);
+      } else if (Contains(unsupported, key)) {
+        if (!IsEmpty(kv.second)) return ctx.Unsupported(key_path);
+      } else if (!Contains(ignored, key)) {
+        return ctx.UnknownField(key_path);
+      }
+    }
+    return fields;
+  }
+
+  // The value of `key`, or nullptr when absent or null.
+  const YAML::Node* Get(absl::string_view key) const {
+    auto it = values_.find(std::string(key));
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  std::string Path(absl::string_view key) const { return Join(path_, key); }
+
+ private:
+  std::string path_;
+  std::map<std::string, YAML::Node> values_;
+};
+
+absl::StatusOr<std::string> Str(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
+  if (node.IsNull()) return std::string();
+  if (!node.IsScalar()) {
+    return ctx.Invalid(path, absl::StrCat("expected a string, got ", Describe(node)));
+  }
+  return node.Scalar();
+}
+
+absl::Status StrInto(const Ctx& ctx, const Fields& f, absl::string_view key, std::string* out) {
+  if (const YAML::Node* n = f.Get(key)) {
+    TOLLGATE_ASSIGN_OR_RETURN(*out, Str(ctx, *n, f.Path(key)));
+  }
+  return absl::OkStatus();
+}
+
+// Integers are refused as values (not structure): a count of "many" is the workload's fault.
+absl::StatusOr<int64_t> Int(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                            int64_t lo, int64_t hi) {
+  if (!node.IsScalar()) {
+    return ctx.Invalid(path, absl::StrCat("expected an integer, got ", Describe(node)));
+  }
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(node.Scalar(), &v) || v < lo || v > hi) {
+    return ctx.BadValue(path, absl::StrCat("invalid integer \"", node.Scalar(), "\""));
+  }
+  return v;
+}
+
+absl::StatusOr<int32_t> Int32(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(ctx, node, path, std::numeric_limits<int32_t>::min(),
+                                           std::numeric_limits<int32_t>::max()));
+  return static_cast<int32_t>(v);
+}
+
+absl::StatusOr<bool> Bool(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
+  if (node.IsScalar()) {
+    // YAML 1.1 spellings too: Kubernetes reads manifests with a YAML 1.1 parser.
+    const std::string s = absl::AsciiStrToLower(node.Scalar());
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+  }
+  return ctx.Invalid(path, absl::StrCat("expected true or false, got ", Describe(node)));
+}
+
+absl::Status ExpectSeq(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
+  if (!node.IsSequence()) {
+    return ctx.Invalid(path, absl::StrCat("expected a list, got ", Describe(node)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StrMap(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                    StringMap* out) {
+  if (!node.IsMap()) {
+    return ctx.Invalid(path, absl::StrCat("expected a map, got ", Describe(node)));
+  }
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) return ctx.Invalid(path, "map keys must be strings");
+    TOLLGATE_ASSIGN_OR_RETURN(std::string value,
+                              Str(ctx, kv.second, MapKey(path, kv.first.Scalar())));
+    (*out)[kv.first.Scalar()] = std::move(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StrList(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                     RepeatedPtrField<std::string>* out) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(*out->Add(), Str(ctx, item, Index(path, i)));
+    ++i;
+  }
+  return absl::OkStatus();
+}
+
+// A quantity keeps the text the user wrote; parsing only checks it.
+absl::StatusOr<std::string> QuantityText(const Ctx& ctx, const YAML::Node& node,
+                                         absl::string_view path) {
+  if (!node.IsScalar()) {
+    return ctx.Invalid(path, absl::StrCat("expected a quantity, got ", Describe(node)));
+  }
+  absl::StatusOr<core::Quantity> q = core::Quantity::Parse(node.Scalar());
+  if (!q.ok()) {
+    return ctx.BadValue(path, absl::StrCat("malformed quantity \"", node.Scalar(), "\""));
+  }
+  return node.Scalar();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces.
+
+absl::Status ParseMetadata(const Ctx& ctx, const YAML::Node& node, bool namespaced,
+                           v1::ObjectMeta* out) {
+  // generateName has no counterpart: the service never invents names.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f, Fields::Read(ctx, node, "metadata", {"name", "namespace", "labels", "annotations"},
+                             {"generateName"}, kServerMetadata));
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "name", out->mutable_name()));
+  if (out->name().empty()) return ctx.Invalid("metadata.name", "required");
+  if (namespaced) {
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "namespace", out->mutable_namespace_()));
+    // kubectl's namespace when the manifest names none.
+    if (out->namespace_().empty()) out->set_namespace_("default");
+  }
+  // A namespace on a cluster-scoped object is dropped, as the API server does.
+  if (const YAML::Node* n = f.Get("labels")) {
+    TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, f.Path("labels"), out->mutable_labels()));
+  }
+  if (const YAML::Node* n = f.Get("annotations")) {
+    TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, f.Path("annotations"), out->mutable_annotations()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseTolerations(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                              RepeatedPtrField<v1::Toleration>* out) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields f, Fields::Read(ctx, item, Index(path, i++),
+                               {"key", "operator", "value", "effect", "tolerationSeconds"}));
+    v1::Toleration* t = out->Add();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", t->mutable_key()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", t->mutable_operator_()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "value", t->mutable_value()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "effect", t->mutable_effect()));
+    if (const YAML::Node* n = f.Get("tolerationSeconds")) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          int64_t s, Int(ctx, *n, f.Path("tolerationSeconds"), std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max()));
+      t->set_toleration_seconds(s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseTaints(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                         RepeatedPtrField<v1::Taint>* out) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
+  size_t i = 0;
+  for (const auto& item : node) {
+    // timeAdded is set by the node lifecycle controller; it does not change what tolerates it.
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields f,
+        Fields::Read(ctx, item, Index(path, i++), {"key", "value", "effect"}, {}, {"timeAdded"}));
+    v1::Taint* t = out->Add();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", t->mutable_key()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "value", t->mutable_value()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "effect", t->mutable_effect()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseFairSharing(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                              v1::FairSharing* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Fields f, Fields::Read(ctx, node, std::string(path), {"weight"}));
+  if (const YAML::Node* n = f.Get("weight")) {
+    TOLLGATE_ASSIGN_OR_RETURN(*out->mutable_weight(), QuantityText(ctx, *n, f.Path("weight")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseResourceGroups(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                 RepeatedPtrField<v1::ResourceGroup>* out) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
+  size_t gi = 0;
+  for (const auto& group_node : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields g, Fields::Read(ctx, group_node, Index(path, gi++),
+                                                     {"coveredResources", "flavors"}));
+    v1::ResourceGroup* group = out->Add();
+    if (const YAML::Node* n = g.Get("coveredResources")) {
+      TOLLGATE_RETURN_IF_ERROR(
+          StrList(ctx, *n, g.Path("coveredResources"), group->mutable_covered_resources()));
+    }
+    const YAML::Node* flavors = g.Get("flavors");
+    if (flavors == nullptr) continue;
+    const std::string flavors_path = g.Path("flavors");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *flavors, flavors_path));
+    size_t fi = 0;
+    for (const auto& flavor_node : *flavors) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields f, Fields::Read(ctx, flavor_node, Index(flavors_path, fi++),
+                                                       {"name", "resources"}));
+      v1::FlavorQuotas* flavor = group->add_flavors();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "name", flavor->mutable_name()));
+      const YAML::Node* resources = f.Get("resources");
+      if (resources == nullptr) continue;
+      const std::string resources_path = f.Path("resources");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *resources, resources_path));
+      size_t ri = 0;
+      for (const auto& quota_node : *resources) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Fields r, Fields::Read(ctx, quota_node, Index(resources_path, ri++),
+                                   {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
+        v1::ResourceQuota* quota = flavor->add_resources();
+        TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", quota->mutable_name()));
+        if (const YAML::Node* n = r.Get("nominalQuota")) {
+          TOLLGATE_ASSIGN_OR_RETURN(*quota->mutable_nominal_quota(),
+                                    QuantityText(ctx, *n, r.Path("nominalQuota")));
+        }
+        if (const YAML::Node* n = r.Get("borrowingLimit")) {
+          TOLLGATE_ASSIGN_OR_RETURN(*quota->mutable_borrowing_limit(),
+                                    QuantityText(ctx, *n, r.Path("borrowingLimit")));
+        }
+        if (const YAML::Node* n = r.Get("lendingLimit")) {
+          TOLLGATE_ASSIGN_OR_RETURN(*quota->mutable_lending_limit(),
+                                    QuantityText(ctx, *n, r.Path("lendingLimit")));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseLabelSelector(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                v1::LabelSelector* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f, Fields::Read(ctx, node, std::string(path), {"matchLabels", "matchExpressions"}));
+  if (const YAML::Node* n = f.Get("matchLabels")) {
+    TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, f.Path("matchLabels"), out->mutable_match_labels()));
+  }
+  if (const YAML::Node* n = f.Get("matchExpressions")) {
+    const std::string exprs_path = f.Path("matchExpressions");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, exprs_path));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Fields e, Fields::Read(ctx, item, Index(exprs_path, i++), {"key", "operator", "values"}));
+      v1::LabelSelectorRequirement* req = out->add_match_expressions();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "key", req->mutable_key()));
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "operator", req->mutable_operator_()));
+      if (const YAML::Node* v = e.Get("values")) {
+        TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, e.Path("values"), req->mutable_values()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Two spellings of one field (v1beta1 vs v1beta2); both may be given only if they agree.
+absl::Status EitherName(const Ctx& ctx, const Fields& f, absl::string_view a, absl::string_view b,
+                        std::string* out) {
+  std::string va, vb;
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, a, &va));
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, b, &vb));
+  if (!va.empty() && !vb.empty() && va != vb) {
+    return ctx.Invalid(f.Path(b),
+                       absl::StrCat("\"", vb, "\" conflicts with ", f.Path(a), " \"", va, "\""));
+  }
+  *out = va.empty() ? vb : va;
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration kinds.
+
+absl::Status ParseNamespace(const Ctx& ctx, const YAML::Node& node, v1::Namespace* out) {
+  // A Namespace's spec only holds finalizers, and its status is the server's.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata"}, {}, {"spec", "status"}));
+  return ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(), false,
+                       out->mutable_metadata());
+}
+
+absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::ResourceFlavor* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         false, out->mutable_metadata()));
+  const YAML::Node* spec_node = f.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec", {"nodeLabels", "nodeTaints", "tolerations"},
+                             {"topologyName"}));
+  v1::ResourceFlavorSpec* spec = out->mutable_spec();
+  if (const YAML::Node* n = s.Get("nodeLabels")) {
+    TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, s.Path("nodeLabels"), spec->mutable_node_labels()));
+  }
+  if (const YAML::Node* n = s.Get("nodeTaints")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseTaints(ctx, *n, s.Path("nodeTaints"), spec->mutable_node_taints()));
+  }
+  if (const YAML::Node* n = s.Get("tolerations")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseTolerations(ctx, *n, s.Path("tolerations"), spec->mutable_tolerations()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::ClusterQueue* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         false, out->mutable_metadata()));
+  const YAML::Node* spec_node = f.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec",
+                   {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
+                    "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
+                    "fairSharing", "admissionScope", "maxPreemptedWorkloads"},
+                   {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
+  v1::ClusterQueueSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
+  if (const YAML::Node* n = s.Get("resourceGroups")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseResourceGroups(ctx, *n, s.Path("resourceGroups"), spec->mutable_resource_groups()));
+  }
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "queueingStrategy", spec->mutable_queueing_strategy()));
+  if (const YAML::Node* n = s.Get("namespaceSelector")) {
+    // `{}` must stay distinguishable from absent: mutable_ marks the field present.
+    TOLLGATE_RETURN_IF_ERROR(ParseLabelSelector(ctx, *n, s.Path("namespaceSelector"),
+                                                spec->mutable_namespace_selector()));
+  }
+  if (const YAML::Node* n = s.Get("flavorFungibility")) {
+    // Kueue's `preference` reorders the borrow/preempt trade-off; Tollgate has only the two
+    // policies, so a set preference would be silently ignored.
+    TOLLGATE_ASSIGN_OR_RETURN(Fields ff,
+                              Fields::Read(ctx, *n, s.Path("flavorFungibility"),
+                                           {"whenCanBorrow", "whenCanPreempt"}, {"preference"}));
+    v1::FlavorFungibility* fung = spec->mutable_flavor_fungibility();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, ff, "whenCanBorrow", fung->mutable_when_can_borrow()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, ff, "whenCanPreempt", fung->mutable_when_can_preempt()));
+  }
+  if (const YAML::Node* n = s.Get("preemption")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields p, Fields::Read(ctx, *n, s.Path("preemption"),
+                                                     {"withinClusterQueue", "reclaimWithinCohort",
+                                                      "borrowWithinCohort"}));
+    v1::ClusterQueuePreemption* pre = spec->mutable_preemption();
+    TOLLGATE_RETURN_IF_ERROR(
+        StrInto(ctx, p, "withinClusterQueue", pre->mutable_within_cluster_queue()));
+    TOLLGATE_RETURN_IF_ERROR(
+        StrInto(ctx, p, "reclaimWithinCohort", pre->mutable_reclaim_within_cohort()));
+    if (const YAML::Node* b = p.Get("borrowWithinCohort")) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields bw, Fields::Read(ctx, *b, p.Path("borrowWithinCohort"),
+                                                        {"policy", "maxPriorityThreshold"}));
+      v1::BorrowWithinCohort* borrow = pre->mutable_borrow_within_cohort();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, bw, "policy", borrow->mutable_policy()));
+      if (const YAML::Node* t = bw.Get("maxPriorityThreshold")) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *t, bw.Path("maxPriorityThreshold")));
+        borrow->set_max_priority_threshold(v);
+      }
+    }
+  }
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "stopPolicy", spec->mutable_stop_policy()));
+  if (const YAML::Node* n = s.Get("fairSharing")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseFairSharing(ctx, *n, s.Path("fairSharing"), spec->mutable_fair_sharing()));
+  }
+  if (const YAML::Node* n = s.Get("admissionScope")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields a,
+                              Fields::Read(ctx, *n, s.Path("admissionScope"), {"admissionMode"}));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, a, "admissionMode",
+                                     spec->mutable_admission_scope()->mutable_admission_mode()));
+  }
+  if (const YAML::Node* n = s.Get("maxPreemptedWorkloads")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maxPreemptedWorkloads")));
+    spec->set_max_preempted_workloads(v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseCohort(const Ctx& ctx, const YAML::Node& node, v1::Cohort* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         false, out->mutable_metadata()));
+  const YAML::Node* spec_node = f.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  // `parent` is v1alpha1's spelling, `parentName` v1beta1's and v1beta2's.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"parent", "parentName", "resourceGroups", "fairSharing"}));
+  v1::CohortSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "parent", "parentName", spec->mutable_parent()));
+  if (const YAML::Node* n = s.Get("resourceGroups")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseResourceGroups(ctx, *n, s.Path("resourceGroups"), spec->mutable_resource_groups()));
+  }
+  if (const YAML::Node* n = s.Get("fairSharing")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseFairSharing(ctx, *n, s.Path("fairSharing"), spec->mutable_fair_sharing()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseLocalQueue(const Ctx& ctx, const YAML::Node& node, v1::LocalQueue* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         true, out->mutable_metadata()));
+  const YAML::Node* spec_node = f.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, "spec",
+                                                   {"clusterQueue", "stopPolicy", "fairSharing"}));
+  v1::LocalQueueSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "clusterQueue", spec->mutable_cluster_queue()));
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "stopPolicy", spec->mutable_stop_policy()));
+  if (const YAML::Node* n = s.Get("fairSharing")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseFairSharing(ctx, *n, s.Path("fairSharing"), spec->mutable_fair_sharing()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseWorkloadPriorityClass(const Ctx& ctx, const YAML::Node& node,
+                                        v1::WorkloadPriorityClass* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "value", "description"}, {},
+                   {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         false, out->mutable_metadata()));
+  if (const YAML::Node* n = f.Get("value")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, "value"));
+    out->set_value(v);
+  }
+  return StrInto(ctx, f, "description", out->mutable_description());
+}
+
+absl::Status ParsePriorityClass(const Ctx& ctx, const YAML::Node& node, v1::PriorityClass* out) {
+  // globalDefault would change the priority of every workload naming no class.
+  TOLLGATE_ASSIGN_OR_RETURN(Fields f,
+                            Fields::Read(ctx, node, "",
+                                         {"apiVersion", "kind", "metadata", "value", "description",
+                                          "preemptionPolicy", "globalDefault"},
+                                         {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         false, out->mutable_metadata()));
+  if (const YAML::Node* n = f.Get("value")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, "value"));
+    out->set_value(v);
+  }
+  if (const YAML::Node* n = f.Get("globalDefault")) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool global_default, Bool(ctx, *n, "globalDefault"));
+    if (global_default) return ctx.Unsupported("globalDefault");
+  }
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "preemptionPolicy", out->mutable_preemption_policy()));
+  return StrInto(ctx, f, "description", out->mutable_description());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload and its effective pod requests.
+
+// One resource amount while adding requests up. Whole units are summed separately from milli
+// units so memory-sized values (where value * 1000 overflows int64) stay exact.
+struct Amount {
+  int64_t value = 0;
+  int64_t milli = 0;
+  bool integral = true;
+  core::Quantity::Format format = core::Quantity::Format::kDecimalSI;
+
+  static Amount Of(const core::Quantity& q) {
+    Amount a;
+    a.value = q.Value();
+    a.milli = q.MilliValue();
+    a.integral = a.milli == core::SatMul(a.value, 1000);
+    a.format = q.format();
+    return a;
+  }
+  bool IsZero() const { return value == 0 && milli == 0; }
+  bool LessThan(const Amount& o) const {
+    return integral && o.integral ? value < o.value : milli < o.milli;
+  }
+  std::string ToString() const {
+    return (integral ? core::Quantity::FromValue(value, format)
+                     : core::Quantity::FromMilli(milli, format))
+        .ToString();
+  }
+};
+
+using ResourceList = std::map<std::string, Amount>;
+
+// Kubernetes' addResourceList: the sum takes the format of its first non-zero term.
+void AddList(ResourceList& into, const ResourceList& add) {
+  for (const auto& [name, amount] : add) {
+    auto [it, inserted] = into.emplace(name, amount);
+    if (inserted) continue;
+    Amount& sum = it->second;
+    if (sum.IsZero()) sum.format = amount.format;
+    sum.value = core::SatAdd(sum.value, amount.value);
+    sum.milli = core::SatAdd(sum.milli, amount.milli);
+    sum.integral = sum.integral && amount.integral;
+  }
+}
+
+// Kubernetes' maxResourceList.
+void MaxList(ResourceList& into, const ResourceList& other) {
+  for (const auto& [name, amount] : other) {
+    auto it = into.find(name);
+    if (it == into.end() || it->second.LessThan(amount)) into[name] = amount;
+  }
+}
+
+// Requests as written (text) and as amounts; limits fill in resources without a request, as
+// the API server's defaulting (and Kueue) do.
+struct Requests {
+  std::map<std::string, std::string> text;
+  ResourceList amounts;
+};
+
+absl::StatusOr<Requests> ParseResourceRequirements(const Ctx& ctx, const YAML::Node& node,
+                                                   absl::string_view path) {
+  // claims refer to DRA ResourceClaims, which the pod spec holds; Kueue accounts them only
+  // behind an alpha gate.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f, Fields::Read(ctx, node, std::string(path), {"requests", "limits"}, {}, {"claims"}));
+  Requests out;
+  for (absl::string_view key : {"requests", "limits"}) {
+    const YAML::Node* list = f.Get(key);
+    if (list == nullptr) continue;
+    const std::string list_path = f.Path(key);
+    if (!list->IsMap()) {
+      return ctx.Invalid(list_path, absl::StrCat("expected a map, got ", Describe(*list)));
+    }
+    for (const auto& kv : *list) {
+      if (!kv.first.IsScalar()) return ctx.Invalid(list_path, "map keys must be strings");
+      const std::string& resource = kv.first.Scalar();
+      const std::string value_path = MapKey(list_path, resource);
+      TOLLGATE_ASSIGN_OR_RETURN(std::string text, QuantityText(ctx, kv.second, value_path));
+      if (out.text.count(resource) > 0) continue;  // a request beats its limit
+      TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, core::Quantity::Parse(text));
+      out.amounts[resource] = Amount::Of(q);
+      out.text[resource] = std::move(text);
+    }
+  }
+  return out;
+}
+
+// Every corev1.Container field, so a typo (e.g. `resource:`) is an error instead of a workload
+// that silently requests nothing.
+constexpr std::initializer_list<absl::string_view> kIgnoredContainerFields = {
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "envFrom",
+    "env",
+    "resizePolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty"};
+
+// Every corev1.PodSpec field that does not change what the pod asks of the queue.
+constexpr std::initializer_list<absl::string_view> kIgnoredPodSpecFields = {
+    "volumes",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "subdomain",
+    "schedulerName",
+    "hostAliases",
+    "priorityClassName",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "topologySpreadConstraints",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "schedulingGates",
+    "resourceClaims",
+    "hostnameOverride",
+    "workloadRef"};
+
+struct Container {
+  Requests requests;
+  // An init container with restartPolicy Always is a sidecar: it keeps running next to the
+  // main containers, so it adds to their requests.
+  bool sidecar = false;
+};
+
+absl::StatusOr<Container> ParseContainer(const Ctx& ctx, const YAML::Node& node,
+                                         absl::string_view path) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f, Fields::Read(ctx, node, std::string(path), {"resources", "restartPolicy"}, {},
+                             kIgnoredContainerFields));
+  Container c;
+  if (const YAML::Node* n = f.Get("resources")) {
+    TOLLGATE_ASSIGN_OR_RETURN(c.requests, ParseResourceRequirements(ctx, *n, f.Path("resources")));
+  }
+  std::string restart_policy;
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "restartPolicy", &restart_policy));
+  c.sidecar = restart_policy == "Always";
+  return c;
+}
+
+absl::StatusOr<std::vector<Container>> ParseContainers(const Ctx& ctx, const Fields& spec,
+                                                       absl::string_view key) {
+  std::vector<Container> out;
+  const YAML::Node* list = spec.Get(key);
+  if (list == nullptr) return out;
+  const std::string path = spec.Path(key);
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *list, path));
+  size_t i = 0;
+  for (const auto& item : *list) {
+    TOLLGATE_ASSIGN_OR_RETURN(Container c, ParseContainer(ctx, item, Index(path, i++)));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Resources a pod-level `resources` stanza may set (KEP-2837).
+bool IsPodLevelResource(absl::string_view name) {
+  return name == "cpu" || name == "memory" || absl::StartsWith(name, "hugepages-");
+}
+
+// Kubernetes' effective pod request (component-helpers resource.PodRequests): the larger of the
+// containers' sum and the peak init container, sidecars counting towards both; pod-level
+// requests replace the aggregate for the resources they name; overhead comes on top.
+ResourceList EffectiveRequests(const std::vector<Container>& containers,
+                               const std::vector<Container>& init_containers,
+                               const ResourceList& pod_level, const ResourceList& overhead) {
+  ResourceList reqs;
+  for (const Container& c : containers) AddList(reqs, c.requests.amounts);
+  ResourceList restartable;
+  ResourceList init_peak;
+  for (const Container& c : init_containers) {
+    if (c.sidecar) {
+      AddList(reqs, c.requests.amounts);
+      AddList(restartable, c.requests.amounts);
+      MaxList(init_peak, restartable);
+    } else {
+      ResourceList during = c.requests.amounts;
+      AddList(during, restartable);
+      MaxList(init_peak, during);
+    }
+  }
+  MaxList(reqs, init_peak);
+  for (const auto& [name, amount] : pod_level) {
+    if (IsPodLevelResource(name)) reqs[name] = amount;
+  }
+  AddList(reqs, overhead);
+  return reqs;
+}
+
+absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                              v1::PodSet* out) {
+  // Only labels and annotations are allowed in a Workload's template metadata; neither affects
+  // admission.
+  TOLLGATE_ASSIGN_OR_RETURN(Fields t,
+                            Fields::Read(ctx, node, std::string(path), {"spec"}, {}, {"metadata"}));
+  const YAML::Node* spec_node = t.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  std::initializer_list<absl::string_view> supported = {
+      "containers",   "initContainers", "overhead", "resources",
+      "nodeSelector", "tolerations",    "affinity"};
+  TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, t.Path("spec"), supported, {},
+                                                   kIgnoredPodSpecFields));
+
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Container> containers,
+                            ParseContainers(ctx, s, "containers"));
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Container> init_containers,
+                            ParseContainers(ctx, s, "initContainers"));
+  Requests pod_level;
+  if (const YAML::Node* n = s.Get("resources")) {
+    TOLLGATE_ASSIGN_OR_RETURN(pod_level, ParseResourceRequirements(ctx, *n, s.Path("resources")));
+  }
+  ResourceList overhead;
+  if (const YAML::Node* n = s.Get("overhead")) {
+    const std::string overhead_path = s.Path("overhead");
+    if (!n->IsMap()) {
+      return ctx.Invalid(overhead_path, absl::StrCat("expected a map, got ", Describe(*n)));
+    }
+    for (const auto& kv : *n) {
+      if (!kv.first.IsScalar()) return ctx.Invalid(overhead_path, "map keys must be strings");
+      TOLLGATE_ASSIGN_OR_RETURN(
+          std::string text, QuantityText(ctx, kv.second, MapKey(overhead_path, kv.first.Scalar())));
+      TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, core::Quantity::Parse(text));
+      overhead[kv.first.Scalar()] = Amount::Of(q);
+    }
+  }
+  bool uses_pod_level = absl::c_any_of(pod_level.amounts,
+                                       [](const auto& kv) { return IsPodLevelResource(kv.first); });
+  if (containers.size() == 1 && init_containers.empty() && overhead.empty() && !uses_pod_level) {
+    // Nothing to add up: keep the user's spelling ("500m" stays "500m", not "0.5").
+    for (const auto& [name, text] : containers[0].requests.text) {
+      (*out->mutable_requests())[name] = text;
+    }
+  } else {
+    ResourceList reqs = EffectiveRequests(containers, init_containers, pod_level.amounts, overhead);
+    for (const auto& [name, amount] : reqs) (*out->mutable_requests())[name] = amount.ToString();
+  }
+
+  if (const YAML::Node* n = s.Get("nodeSelector")) {
+    TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, s.Path("nodeSelector"), out->mutable_node_selector()));
+  }
+  if (const YAML::Node* n = s.Get("tolerations")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseTolerations(ctx, *n, s.Path("tolerations"), out->mutable_tolerations()));
+  }
+  if (const YAML::Node* n = s.Get("affinity")) {
+    // Kueue narrows the flavors by required node affinity like by nodeSelector; Tollgate only
+    // knows nodeSelector, so a required affinity would be admitted onto flavors Kueue rejects.
+    // Pod (anti-)affinity and preferred terms do not affect admission.
+    const std::string affinity_path = s.Path("affinity");
+    TOLLGATE_ASSIGN_OR_RETURN(Fields a, Fields::Read(ctx, *n, affinity_path, {"nodeAffinity"}, {},
+                                                     {"podAffinity", "podAntiAffinity"}));
+    if (const YAML::Node* na = a.Get("nodeAffinity")) {
+      TOLLGATE_RETURN_IF_ERROR(Fields::Read(ctx, *na, a.Path("nodeAffinity"), {},
+                                            {"requiredDuringSchedulingIgnoredDuringExecution"},
+                                            {"preferredDuringSchedulingIgnoredDuringExecution"})
+                                   .status());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
+                                         true, out->mutable_metadata()));
+  const YAML::Node* spec_node = f.Get("spec");
+  if (spec_node == nullptr) return absl::OkStatus();
+  // priorityClassSource (v1beta1) only says which kind priorityClassName refers to; the
+  // service looks the name up in both, as Kueue's defaulting would.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec",
+                   {"podSets", "queueName", "priorityClassName", "priorityClassRef", "priority",
+                    "active", "nonPreemptible", "checkpointGraceSeconds"},
+                   {"maximumExecutionTimeSeconds", "preemptionGates"}, {"priorityClassSource"}));
+  v1::WorkloadSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "queueName", spec->mutable_queue_name()));
+  if (spec->queue_name().empty()) {
+    // Jobs carry the queue as a label; a Workload copied from one may only have that.
+    auto it = out->metadata().labels().find(std::string(kQueueNameLabel));
+    if (it != out->metadata().labels().end()) spec->set_queue_name(it->second);
+  }
+  TOLLGATE_RETURN_IF_ERROR(
+      StrInto(ctx, s, "priorityClassName", spec->mutable_priority_class_name()));
+  if (const YAML::Node* n = s.Get("priorityClassRef")) {
+    const std::string ref_path = s.Path("priorityClassRef");
+    TOLLGATE_ASSIGN_OR_RETURN(Fields r, Fields::Read(ctx, *n, ref_path, {"group", "kind", "name"}));
+    std::string group, kind, name;
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "group", &group));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "kind", &kind));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", &name));
+    if (!group.empty() && group != kKueueGroup && group != kSchedulingGroup) {
+      return ctx.Invalid(r.Path("group"), absl::StrCat("unknown group \"", group, "\""));
+    }
+    if (!kind.empty() && kind != "WorkloadPriorityClass" && kind != "PriorityClass") {
+      return ctx.Invalid(r.Path("kind"), absl::StrCat("unknown kind \"", kind, "\""));
+    }
+    if (!spec->priority_class_name().empty() && spec->priority_class_name() != name) {
+      return ctx.Invalid(r.Path("name"),
+                         absl::StrCat("\"", name, "\" conflicts with ", s.Path("priorityClassName"),
+                                      " \"", spec->priority_class_name(), "\""));
+    }
+    spec->set_priority_class_name(name);
+  }
+  if (const YAML::Node* n = s.Get("priority")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("priority")));
+    spec->set_priority(v);
+  }
+  if (const YAML::Node* n = s.Get("active")) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool v, Bool(ctx, *n, s.Path("active")));
+    spec->set_active(v);
+  }
+  if (const YAML::Node* n = s.Get("nonPreemptible")) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool v, Bool(ctx, *n, s.Path("nonPreemptible")));
+    spec->set_non_preemptible(v);
+  }
+  if (const YAML::Node* n = s.Get("checkpointGraceSeconds")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        int64_t v, Int(ctx, *n, s.Path("checkpointGraceSeconds"),
+                       std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+    spec->set_checkpoint_grace_seconds(v);
+  }
+  if (const YAML::Node* n = s.Get("podSets")) {
+    const std::string sets_path = s.Path("podSets");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, sets_path));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      const std::string set_path = Index(sets_path, i++);
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Fields p, Fields::Read(ctx, item, set_path, {"name", "template", "count", "minCount"},
+                                 {"topologyRequest"}));
+      v1::PodSet* set = spec->add_pod_sets();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", set->mutable_name()));
+      if (set->name().empty()) set->set_name("main");  // Kueue's default
+      set->set_count(1);                               // Kueue's default
+      if (const YAML::Node* c = p.Get("count")) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *c, p.Path("count")));
+        set->set_count(v);
+      }
+      if (const YAML::Node* c = p.Get("minCount")) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *c, p.Path("minCount")));
+        set->set_min_count(v);
+      }
+      if (const YAML::Node* t = p.Get("template")) {
+        TOLLGATE_RETURN_IF_ERROR(ParsePodTemplate(ctx, *t, p.Path("template"), set));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds and API versions.
+
+struct KindInfo {
+  absl::string_view kind;
+  absl::string_view group;
+  std::initializer_list<absl::string_view> versions;
+};
+
+const KindInfo* FindKind(absl::string_view kind) {
+  static const KindInfo kKinds[] = {
+      {"Namespace", "", {"v1"}},
+      {"ResourceFlavor", kKueueGroup, {"v1beta1", "v1beta2"}},
+      {"ClusterQueue", kKueueGroup, {"v1beta1", "v1beta2"}},
+      // Cohort started out in v1alpha1.
+      {"Cohort", kKueueGroup, {"v1alpha1", "v1beta1", "v1beta2"}},
+      {"LocalQueue", kKueueGroup, {"v1beta1", "v1beta2"}},
+      {"WorkloadPriorityClass", kKueueGroup, {"v1beta1", "v1beta2"}},
+      {"Workload", kKueueGroup, {"v1beta1", "v1beta2"}},
+      {"PriorityClass", kSchedulingGroup, {"v1"}},
+  };
+  for (const KindInfo& info : kKinds) {
+    if (info.kind == kind) return &info;
+  }
+  return nullptr;
+}
+
+absl::Status CheckApiVersion(const Ctx& ctx, const KindInfo& info, absl::string_view api_version) {
+  if (api_version.empty()) return absl::OkStatus();
+  absl::string_view group, version;
+  if (size_t slash = api_version.find('/'); slash == absl::string_view::npos) {
+    version = api_version;  // the core group has no prefix
+  } else {
+    group = api_version.substr(0, slash);
+    version = api_version.substr(slash + 1);
+  }
+  if (group != "" && group != kKueueGroup && group != kSchedulingGroup) {
+    return ctx.Invalid("apiVersion", absl::StrCat("unknown apiVersion group \"", group, "\" in \"",
+                                                  api_version, "\""));
+  }
+  std::vector<std::string> wanted;
+  for (absl::string_view v : info.versions) {
+    wanted.push_back(info.group.empty() ? std::string(v) : absl::StrCat(info.group, "/", v));
+  }
+  if (group != info.group || !Contains(info.versions, version)) {
+    return ctx.Invalid("apiVersion",
+                       absl::StrCat("\"", api_version, "\" does not serve kind ", info.kind,
+                                    " (want ", absl::StrJoin(wanted, " or "), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// Best effort: the name for error messages, before the metadata has been validated.
+std::string PeekName(const YAML::Node& node, bool namespaced) {
+  const YAML::Node metadata = node["metadata"];
+  if (!metadata.IsDefined() || !metadata.IsMap()) return "";
+  std::string name, ns;
+  if (const YAML::Node n = metadata["name"]; n.IsDefined() && n.IsScalar()) name = n.Scalar();
+  if (const YAML::Node n = metadata["namespace"]; namespaced && n.IsDefined() && n.IsScalar()) {
+    ns = n.Scalar();
+  }
+  if (name.empty()) return "(unnamed)";
+  return ns.empty() ? name : absl::StrCat(ns, "/", name);
+}
+
+absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
+                                                  absl::string_view path_prefix) {
+  const std::string prefix = path_prefix.empty() ? "" : absl::StrCat(path_prefix, ": ");
+  if (!node.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "expected a manifest (a map with kind and metadata), got ", Describe(node)));
+  }
+  const YAML::Node kind_node = node["kind"];
+  if (!kind_node.IsDefined() || !kind_node.IsScalar() || kind_node.Scalar().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "manifest ", PeekName(node, true), ": missing kind"));
+  }
+  const std::string kind = kind_node.Scalar();
+  const bool namespaced = kind == "LocalQueue" || kind == "Workload";
+  const Ctx ctx(absl::StrCat(prefix, kind, " ", PeekName(node, namespaced)));
+  const KindInfo* info = FindKind(kind);
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, kind, " ", PeekName(node, false), ": unknown kind \"", kind,
+                     "\" (supported: Namespace, ResourceFlavor, ClusterQueue, Cohort, LocalQueue, "
+                     "WorkloadPriorityClass, PriorityClass, Workload)"));
+  }
+  if (const YAML::Node api = node["apiVersion"]; api.IsDefined() && !api.IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::string api_version, Str(ctx, api, "apiVersion"));
+    TOLLGATE_RETURN_IF_ERROR(CheckApiVersion(ctx, *info, api_version));
+  }
+
+  Manifest m;
+  m.kind = kind;
+  if (kind == "Workload") {
+    v1::Workload wl;
+    TOLLGATE_RETURN_IF_ERROR(ParseWorkload(ctx, node, &wl));
+    m.object = std::move(wl);
+    return m;
+  }
+  v1::ConfigObject obj;
+  if (kind == "Namespace") {
+    TOLLGATE_RETURN_IF_ERROR(ParseNamespace(ctx, node, obj.mutable_namespace_()));
+  } else if (kind == "ResourceFlavor") {
+    TOLLGATE_RETURN_IF_ERROR(ParseResourceFlavor(ctx, node, obj.mutable_resource_flavor()));
+  } else if (kind == "ClusterQueue") {
+    TOLLGATE_RETURN_IF_ERROR(ParseClusterQueue(ctx, node, obj.mutable_cluster_queue()));
+  } else if (kind == "Cohort") {
+    TOLLGATE_RETURN_IF_ERROR(ParseCohort(ctx, node, obj.mutable_cohort()));
+  } else if (kind == "LocalQueue") {
+    TOLLGATE_RETURN_IF_ERROR(ParseLocalQueue(ctx, node, obj.mutable_local_queue()));
+  } else if (kind == "WorkloadPriorityClass") {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseWorkloadPriorityClass(ctx, node, obj.mutable_workload_priority_class()));
+  } else {
+    TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
+  }
+  m.object = std::move(obj);
+  return m;
+}
+
+}  // namespace
+
+absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_view path_prefix) {
+  // yaml-cpp reports misuse by throwing; nothing above this layer expects exceptions.
+  try {
+    return ParseManifestNodeOrThrow(node, path_prefix);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_prefix, path_prefix.empty() ? "" : ": ", "malformed YAML: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", e.mark.line + 1, ":",
+                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ": invalid YAML: ", e.what()));
+  }
+  std::vector<Manifest> out;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Manifest m,
+        ParseManifestNode(documents[i], absl::StrCat(source_name, ": document ", i + 1)));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+bool IsValueError(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kValueErrorPayload).has_value();
+}
+
+}  // namespace tollgate::manifest

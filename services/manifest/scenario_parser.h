@@ -1,0 +1,166 @@
+#pragma once
+
+// Reads an admission scenario file (docs: /shared/scenarios/FORMAT.md) into a typed structure
+// without running any of it. The runner executes the steps against a service.
+//
+// The parser refuses what is wrong with the *scenario* (unknown keys, a non-map pod set, an
+// unknown step kind, a malformed duration) and names the file, the 1-based step and the field:
+//   foo.yaml: step 3 (expect): unknown key "admited"
+// It does not refuse what is wrong with a submitted *workload's values* (count -3, quantity
+// "12 cores", name "Bad_Name!"): those reach the service as written, because a scenario may
+// test that the service refuses them (`expect: rejected`).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "services/manifest/manifest_parser.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::scenario {
+
+// Kueue Configuration fields that change admission. Defaults are Kueue's (config v1beta1,
+// whose `enable` flags the format uses), applied by the parser.
+struct FairSharingConfig {
+  bool enable = false;
+  // Kueue's default when enabled and none are given.
+  std::vector<std::string> preemption_strategies = {"LessThanOrEqualToFinalShare",
+                                                    "LessThanInitialShare"};
+};
+
+struct AdmissionFairSharingConfig {
+  absl::Duration usage_half_life_time = absl::ZeroDuration();
+  absl::Duration usage_sampling_interval = absl::Minutes(5);
+  // Resource name -> weight; a resource not listed weighs 1.
+  std::map<std::string, double> resource_weights;
+};
+
+struct RequeuingStrategyConfig {
+  // Eviction or Creation.
+  std::string timestamp = "Eviction";
+  int32_t backoff_base_seconds = 60;
+  // Unset: requeue forever.
+  std::optional<int32_t> backoff_limit_count;
+  int32_t backoff_max_seconds = 3600;
+};
+
+struct WaitForPodsReadyConfig {
+  bool enable = false;
+  absl::Duration timeout = absl::Minutes(5);
+  // Defaults to `enable`.
+  bool block_admission = false;
+  // Defaults to `timeout`; zero disables the recovery check.
+  absl::Duration recovery_timeout = absl::Minutes(5);
+  RequeuingStrategyConfig requeuing_strategy;
+};
+
+struct ScenarioConfig {
+  FairSharingConfig fair_sharing;
+  // Set when the scenario configures admission fair sharing (which enables it).
+  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
+  WaitForPodsReadyConfig wait_for_pods_ready;
+};
+
+// One workload of a submit step.
+struct SubmitItem {
+  // As written (may be invalid; the service decides), for matching names in later steps.
+  std::string name;
+  std::string ns;
+  // The workload to submit, or, when one of its values cannot even be represented (a quantity
+  // that must be added up but does not parse, a count that is not an integer), the refusal
+  // message, which the runner reports as the submit's error.
+  absl::StatusOr<tollgate::v1::Workload> workload;
+  // Finishes by itself this long after admission (virtual clock).
+  std::optional<absl::Duration> runtime;
+};
+
+struct ObjectRef {
+  std::string kind;
+  std::string name;
+  // Empty for cluster-scoped kinds.
+  std::string ns;
+};
+
+struct WorkloadExpectation {
+  // `name` or `namespace/name`.
+  std::string name;
+  // Resource -> flavor, checked in every pod set.
+  std::map<std::string, std::string> flavors;
+  // Pod set -> resource -> flavor.
+  std::map<std::string, std::map<std::string, std::string>> pod_set_flavors;
+};
+
+struct UsageExpectation {
+  std::string cluster_queue;
+  std::string flavor;
+  std::string resource;
+  // Quantity strings as written.
+  std::string used;
+  std::optional<std::string> borrowed;
+};
+
+// Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
+// so an explicit `[]` (present, empty) differs from absent.
+struct Expectation {
+  std::optional<std::vector<WorkloadExpectation>> admitted;
+  std::optional<std::vector<WorkloadExpectation>> pending;
+  std::optional<std::vector<WorkloadExpectation>> finished;
+  std::map<std::string, int32_t> preempted;
+  std::map<std::string, std::string> preemption_reasons;
+  std::map<std::string, int64_t> fair_share;
+  // Workload -> substring of its pending message.
+  std::map<std::string, std::string> reasons;
+  std::vector<UsageExpectation> usage;
+  // "namespace/localQueue" -> pending workloads, head first.
+  std::map<std::string, std::vector<std::string>> queue_order;
+  // Workload -> substring of the submit's error.
+  std::map<std::string, std::string> rejected;
+};
+
+enum class StepKind { kSubmit, kApply, kDelete, kSettle, kAdvance, kFinish, kPodsReady, kExpect };
+
+// The step's key in the file: "submit", "podsReady", ...
+absl::string_view StepKindName(StepKind kind);
+
+struct Step {
+  StepKind kind = StepKind::kSettle;
+  // 1-based position in `steps`, as error messages and the runner's report name it.
+  int index = 0;
+  // Only the member for `kind` is filled.
+  std::vector<SubmitItem> submit;           // kSubmit
+  std::vector<manifest::Manifest> apply;    // kApply
+  std::vector<ObjectRef> del;               // kDelete
+  absl::Duration advance;                   // kAdvance
+  std::vector<std::string> workload_names;  // kFinish, kPodsReady
+  Expectation expect;                       // kExpect
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  // The path it was read from.
+  std::string file;
+  ScenarioConfig config;
+  std::vector<manifest::Manifest> objects;
+  std::vector<Step> steps;
+};
+
+absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path);
+
+// `file_name` only labels error messages and Scenario::file.
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name);
+
+// Go-style duration ("90s", "1h30m", "500ms"); negative and infinite durations are refused.
+absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);
+
+// The scenario files under `paths`: files as given, directories searched recursively for
+// *.yaml (each directory's files sorted). A path that does not exist is NOT_FOUND.
+absl::StatusOr<std::vector<std::string>> CollectScenarioFiles(
+    const std::vector<std::string>& paths);
+
+}  // namespace tollgate::scenario

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "services/admission_executor.h"
+#include "tollgate/v1/objects.pb.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::services {
+
+// Tollgate's API as plain calls: protobuf requests in, protobuf responses or absl::Status out.
+// The gRPC services are thin adapters over it, and the scenario runner drives it directly, so
+// both take exactly the same path to the state. Errors follow proto/tollgate/v1/service.proto:
+// INVALID_ARGUMENT names field and value, NOT_FOUND, FAILED_PRECONDITION, ALREADY_EXISTS,
+// UNAVAILABLE. Thread-safe.
+class TollgateApi {
+ public:
+  explicit TollgateApi(AdmissionExecutor& executor) : executor_(executor) {}
+
+  absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request);
+  absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest& request);
+  absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& request);
+  absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request);
+  absl::StatusOr<v1::ReportStoppedResponse> ReportStopped(const v1::ReportStoppedRequest& request);
+  absl::StatusOr<v1::ReportPodsReadyResponse> ReportPodsReady(
+      const v1::ReportPodsReadyRequest& request);
+  absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
+      const v1::DeleteWorkloadRequest& request);
+  absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
+  absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(const v1::ListWorkloadsRequest& request);
+  // Streams changes after request.since_revision (the current state first when it is 0) until
+  // `send` returns false or `cancelled` returns true. OUT_OF_RANGE when the revision has been
+  // compacted away: the client re-lists.
+  absl::Status Watch(const v1::WatchRequest& request,
+                     const std::function<bool(const v1::WatchEvent&)>& send,
+                     const std::function<bool()>& cancelled);
+
+  absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request);
+  absl::StatusOr<v1::ConfigObject> GetObject(const v1::GetObjectRequest& request);
+  absl::StatusOr<v1::ListObjectsResponse> ListObjects(const v1::ListObjectsRequest& request);
+  absl::StatusOr<v1::DeleteObjectResponse> DeleteObject(const v1::DeleteObjectRequest& request);
+
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
+      const v1::ListPendingWorkloadsRequest& request);
+
+  // Runs admission until it settles (the scenario runner's `settle`).
+  absl::Status Settle() { return executor_.Settle(); }
+
+ private:
+  AdmissionExecutor& executor_;
+};
+
+}  // namespace tollgate::services

@@ -1,0 +1,90 @@
+#include "storage/memory_store.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace tollgate::storage {
+
+absl::StatusOr<int64_t> MemoryStore::Commit(const WriteBatch& batch) {
+  absl::MutexLock lock(&mu_);
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (op.is_delete) {
+      data_.erase(op.key);
+    } else {
+      data_.insert_or_assign(op.key, op.value);
+    }
+  }
+  ++revision_;
+  changes_.emplace(revision_, batch.changes());
+  return revision_;
+}
+
+absl::StatusOr<std::optional<std::string>> MemoryStore::Get(absl::string_view key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = data_.find(key);
+  if (it == data_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status MemoryStore::Scan(
+    absl::string_view prefix,
+    const std::function<bool(absl::string_view key, absl::string_view value)>& visit) const {
+  // Copy out and visit without the lock, so `visit` may call back into the store (as it may
+  // with RocksDbStore's snapshot iterator) without deadlocking on the non-reentrant mutex.
+  std::vector<std::pair<std::string, std::string>> matches;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (auto it = data_.lower_bound(prefix);
+         it != data_.end() && absl::StartsWith(it->first, prefix); ++it) {
+      matches.emplace_back(it->first, it->second);
+    }
+  }
+  for (const auto& [key, value] : matches) {
+    if (!visit(key, value)) break;
+  }
+  return absl::OkStatus();
+}
+
+int64_t MemoryStore::CurrentRevision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return revision_;
+}
+
+absl::StatusOr<std::vector<ChangeLogEntry>> MemoryStore::ReadChanges(int64_t after_revision,
+                                                                     int64_t limit) const {
+  if (after_revision < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReadChanges: after_revision must be >= 0, got ", after_revision));
+  }
+  if (limit < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("ReadChanges: limit must be >= 1, got ", limit));
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  if (after_revision < compacted_revision_) {
+    return absl::FailedPreconditionError(absl::StrCat("revision ", after_revision + 1,
+                                                      " has been compacted; oldest available is ",
+                                                      compacted_revision_ + 1));
+  }
+  std::vector<ChangeLogEntry> entries;
+  for (auto it = changes_.upper_bound(after_revision);
+       it != changes_.end() && static_cast<int64_t>(entries.size()) < limit; ++it) {
+    entries.push_back(ChangeLogEntry{.revision = it->first, .records = it->second});
+  }
+  return entries;
+}
+
+absl::Status MemoryStore::CompactChanges(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (revision < 0 || revision > revision_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CompactChanges: revision ", revision, " is outside [0, ", revision_, "]"));
+  }
+  if (revision <= compacted_revision_) return absl::OkStatus();
+  changes_.erase(changes_.begin(), changes_.upper_bound(revision));
+  compacted_revision_ = revision;
+  return absl::OkStatus();
+}
+
+}  // namespace tollgate::storage

@@ -1,0 +1,803 @@
+// The CLI end to end: every command runs in-process against a real gRPC server (the services of
+// tollgated over TollgateApi, AdmissionExecutor and RocksDbStore in a temporary directory) on a
+// loopback port, and its output is captured from the injected streams.
+#include "cmd/tollgate/cli_commands.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <memory>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cmd/tollgate/cli_client.h"
+#include "core/clock.h"
+#include "core/scheduler_config.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/admission_executor.h"
+#include "services/grpc_services.h"
+#include "services/manifest/manifest_parser.h"
+#include "services/tollgate_api.h"
+#include "storage/rocksdb_store.h"
+
+namespace tollgate::cli {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+constexpr absl::Duration kWaitTimeout = absl::Seconds(20);
+
+std::string DeployFile(absl::string_view name) {
+  return absl::StrCat(TOLLGATE_DEPLOY_DIR, "/evalhub/", name);
+}
+
+absl::Time ServerEpoch() {
+  return absl::FromCivil(absl::CivilSecond(2026, 1, 1, 0, 0, 0), absl::UTCTimeZone());
+}
+
+// A string sink that a watching thread writes while the test reads and waits on it.
+class SyncStringBuf : public std::streambuf {
+ public:
+  std::string str() const {
+    absl::MutexLock lock(&mu_);
+    return data_;
+  }
+  bool WaitForSubstr(absl::string_view needle, absl::Duration timeout) const {
+    auto found = [&] {
+      return absl::StrContains(data_, needle);
+    };
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(&found), timeout);
+  }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (ch == traits_type::eof()) return traits_type::not_eof(ch);
+    absl::MutexLock lock(&mu_);
+    data_.push_back(traits_type::to_char_type(ch));
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    absl::MutexLock lock(&mu_);
+    data_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::string data_ ABSL_GUARDED_BY(mu_);
+};
+
+// tollgated's services on 127.0.0.1:0 over a fresh store, scheduling continuously like the real
+// server, on a simulated clock so creation times (and so ages) are known.
+class TestServer {
+ public:
+  static std::unique_ptr<TestServer> Start() {
+    auto server = std::unique_ptr<TestServer>(new TestServer());
+    std::string dir = (std::filesystem::temp_directory_path() / "tollgate-cli-test-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
+      return nullptr;
+    }
+    server->dir_ = dir;
+    absl::StatusOr<std::unique_ptr<storage::RocksDbStore>> store =
+        storage::RocksDbStore::Open(dir + "/db");
+    if (!store.ok()) {
+      ADD_FAILURE() << store.status();
+      return nullptr;
+    }
+    server->store_ = *std::move(store);
+    absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
+        services::AdmissionExecutor::Open(*server->store_, server->clock_, core::SchedulerConfig(),
+                                          services::AdmissionExecutor::Options());
+    if (!executor.ok()) {
+      ADD_FAILURE() << executor.status();
+      return nullptr;
+    }
+    server->executor_ = *std::move(executor);
+    server->api_ = std::make_unique<services::TollgateApi>(*server->executor_);
+    server->admission_ = std::make_unique<services::AdmissionGrpcService>(*server->api_);
+    server->config_ = std::make_unique<services::ConfigGrpcService>(*server->api_);
+    server->visibility_ = std::make_unique<services::VisibilityGrpcService>(*server->api_);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(server->admission_.get());
+    builder.RegisterService(server->config_.get());
+    builder.RegisterService(server->visibility_.get());
+    server->server_ = builder.BuildAndStart();
+    if (server->server_ == nullptr || port == 0) {
+      ADD_FAILURE() << "cannot start the gRPC server";
+      return nullptr;
+    }
+    server->address_ = absl::StrCat("127.0.0.1:", port);
+    return server;
+  }
+
+  ~TestServer() {
+    if (server_ != nullptr) {
+      admission_->StopWatches();
+      server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    }
+    server_.reset();
+    executor_.reset();
+    store_.reset();
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  const std::string& address() const { return address_; }
+
+ private:
+  TestServer() : clock_(ServerEpoch()) {}
+
+  std::string dir_;
+  core::SimulatedClock clock_;
+  std::unique_ptr<storage::RocksDbStore> store_;
+  std::unique_ptr<services::AdmissionExecutor> executor_;
+  std::unique_ptr<services::TollgateApi> api_;
+  std::unique_ptr<services::AdmissionGrpcService> admission_;
+  std::unique_ptr<services::ConfigGrpcService> config_;
+  std::unique_ptr<services::VisibilityGrpcService> visibility_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const CliResult& r) {
+  return os << "exit " << r.code << "\n--- stdout\n" << r.out << "--- stderr\n" << r.err;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = TestServer::Start();
+    ASSERT_NE(server_, nullptr);
+  }
+
+  // Runs `tollgate ARGS...` with the server taken from $TOLLGATE_SERVER, as a user would set it.
+  CliResult Run(std::vector<std::string> args, const std::string& stdin_text = "") {
+    std::istringstream in(stdin_text);
+    std::ostringstream out;
+    std::ostringstream err;
+    CliEnv env{in, out, err, server_->address(), cli_clock_};
+    CliResult result;
+    result.code = RunCli(args, env);
+    result.out = out.str();
+    result.err = err.str();
+    return result;
+  }
+
+  CliResult RunOk(std::vector<std::string> args, const std::string& stdin_text = "") {
+    CliResult r = Run(std::move(args), stdin_text);
+    EXPECT_EQ(r.code, kExitOk) << r;
+    return r;
+  }
+
+  // Re-runs `args` until its stdout satisfies `done` or the deadline passes; admission runs on
+  // the server's own thread, after the write that triggers it has been acknowledged.
+  CliResult RunUntil(std::vector<std::string> args, const std::function<bool(const std::string&)>& done) {
+    const absl::Time deadline = absl::Now() + kWaitTimeout;
+    CliResult r;
+    while (true) {
+      r = Run(args);
+      if (r.code == kExitOk && done(r.out)) return r;
+      if (absl::Now() > deadline) {
+        ADD_FAILURE() << "condition not reached before the deadline; last output:\n" << r;
+        return r;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+
+  void ApplyEvalHub() {
+    RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+    RunOk({"apply", "-f", DeployFile("workloads.yaml")});
+    // 5 admitted and 2 waiting in team-b once admission settles (see deploy/evalhub).
+    RunUntil({"get", "workloads", "-A"}, [](const std::string& out) {
+      return CountLines(out, "Admitted") == 5 && CountLines(out, "Pending") == 2;
+    });
+  }
+
+  static int CountLines(const std::string& text, absl::string_view needle) {
+    int n = 0;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) n += absl::StrContains(line, needle);
+    return n;
+  }
+
+  // The row of `name` in a table, "" when absent.
+  static std::string RowOf(const std::string& table, absl::string_view name) {
+    for (absl::string_view line : absl::StrSplit(table, '\n')) {
+      std::vector<absl::string_view> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      for (absl::string_view cell : cells) {
+        if (cell == name) return std::string(line);
+      }
+    }
+    return "";
+  }
+
+  std::unique_ptr<TestServer> server_;
+  // The CLI's "now": five minutes after the server's clock, which stamps every creation.
+  core::SimulatedClock cli_clock_{ServerEpoch() + absl::Minutes(5)};
+};
+
+// ---------------------------------------------------------------------------------------------
+// The deploy/ examples.
+
+TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
+  auto parse = [](absl::string_view file) {
+    std::ifstream in(DeployFile(file));
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::vector<manifest::Manifest>> parsed =
+        manifest::ParseManifests(text.str(), file);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return parsed.ok() ? *parsed : std::vector<manifest::Manifest>();
+  };
+
+  std::vector<manifest::Manifest> queues = parse("queues.yaml");
+  std::vector<std::string> kinds;
+  for (const manifest::Manifest& m : queues) kinds.push_back(m.kind);
+  EXPECT_THAT(kinds, ::testing::ElementsAre("ResourceFlavor", "ClusterQueue", "ClusterQueue",
+                                            "Namespace", "Namespace", "LocalQueue", "LocalQueue"));
+  for (const manifest::Manifest& m : queues) {
+    const auto& object = std::get<v1::ConfigObject>(m.object);
+    if (object.has_cluster_queue()) {
+      const v1::ClusterQueue& cq = object.cluster_queue();
+      EXPECT_EQ(cq.spec().cohort(), "evalhub");
+      EXPECT_EQ(cq.spec().preemption().within_cluster_queue(), "LowerPriority");
+      ASSERT_EQ(cq.spec().resource_groups_size(), 1);
+      const v1::FlavorQuotas& flavor = cq.spec().resource_groups(0).flavors(0);
+      EXPECT_EQ(flavor.name(), "default-flavor");
+      ASSERT_EQ(flavor.resources_size(), 3);
+      EXPECT_EQ(flavor.resources(0).nominal_quota(), "32");
+      EXPECT_EQ(flavor.resources(1).nominal_quota(), "128Gi");
+      EXPECT_EQ(flavor.resources(2).name(), "nvidia.com/gpu");
+      EXPECT_EQ(flavor.resources(2).nominal_quota(), "4");
+    }
+    if (object.has_local_queue()) {
+      const v1::LocalQueue& lq = object.local_queue();
+      EXPECT_EQ(lq.metadata().name(), "eval-queue");
+      EXPECT_EQ(lq.spec().cluster_queue(), lq.metadata().namespace_() + "-cq");
+    }
+  }
+
+  std::map<std::string, int> priorities;
+  for (const manifest::Manifest& m : parse("priorities.yaml")) {
+    const auto& wpc = std::get<v1::ConfigObject>(m.object).workload_priority_class();
+    priorities[wpc.metadata().name()] = wpc.value();
+  }
+  EXPECT_THAT(priorities, ::testing::UnorderedElementsAre(::testing::Pair("production", 1000),
+                                                          ::testing::Pair("routine", 500),
+                                                          ::testing::Pair("experimental", 100)));
+
+  std::set<std::string> namespaces;
+  std::vector<manifest::Manifest> workloads = parse("workloads.yaml");
+  EXPECT_GE(workloads.size(), 4u);
+  for (const manifest::Manifest& m : workloads) {
+    const auto* wl = std::get_if<v1::Workload>(&m.object);
+    ASSERT_NE(wl, nullptr) << m.kind;
+    namespaces.insert(wl->metadata().namespace_());
+    EXPECT_EQ(wl->spec().queue_name(), "eval-queue");
+    EXPECT_EQ(priorities.count(wl->spec().priority_class_name()), 1u)
+        << wl->spec().priority_class_name();
+    EXPECT_EQ(wl->spec().priority(), priorities[wl->spec().priority_class_name()]);
+  }
+  EXPECT_THAT(namespaces, ::testing::ElementsAre("team-a", "team-b"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// apply / submit
+
+TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
+  CliResult r = RunOk({"apply", "-f", DeployFile("queues.yaml")});
+  EXPECT_EQ(r.out,
+            "resourceflavor.kueue.x-k8s.io/default-flavor created\n"
+            "clusterqueue.kueue.x-k8s.io/team-a-cq created\n"
+            "clusterqueue.kueue.x-k8s.io/team-b-cq created\n"
+            "namespace/team-a created\n"
+            "namespace/team-b created\n"
+            "localqueue.kueue.x-k8s.io/eval-queue created\n"
+            "localqueue.kueue.x-k8s.io/eval-queue created\n");
+  EXPECT_THAT(r.err, IsEmpty());
+
+  r = RunOk({"apply", "-f", DeployFile("priorities.yaml")});
+  EXPECT_EQ(r.out,
+            "workloadpriorityclass.kueue.x-k8s.io/production created\n"
+            "workloadpriorityclass.kueue.x-k8s.io/routine created\n"
+            "workloadpriorityclass.kueue.x-k8s.io/experimental created\n");
+
+  // The objects are on the server.
+  r = RunOk({"get", "clusterqueues"});
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +0 +True"));
+  EXPECT_THAT(RowOf(r.out, "team-b-cq"), ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +0 +0 +True"));
+  r = RunOk({"get", "workloadpriorityclasses"});
+  EXPECT_THAT(RowOf(r.out, "production"), ContainsRegex("production +1000 +5m"));
+
+  // Applying again changes nothing, as kubectl reports.
+  r = RunOk({"apply", "-f", DeployFile("priorities.yaml")});
+  EXPECT_EQ(r.out,
+            "workloadpriorityclass.kueue.x-k8s.io/production unchanged\n"
+            "workloadpriorityclass.kueue.x-k8s.io/routine unchanged\n"
+            "workloadpriorityclass.kueue.x-k8s.io/experimental unchanged\n");
+}
+
+TEST_F(CliTest, ApplyFromStdinConfiguresChangedObjects) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml")});
+  const std::string raised = R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-a-cq
+spec:
+  cohortName: evalhub
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 256Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default-flavor
+)";
+  CliResult r = RunOk({"apply", "-f", "-"}, raised);
+  EXPECT_EQ(r.out,
+            "clusterqueue.kueue.x-k8s.io/team-a-cq configured\n"
+            "resourceflavor.kueue.x-k8s.io/default-flavor unchanged\n");
+  r = RunOk({"usage", "team-a-cq"});
+  EXPECT_THAT(RowOf(r.out, "nvidia.com/gpu"), ContainsRegex("default-flavor +nvidia.com/gpu +8 +0 +0"));
+}
+
+TEST_F(CliTest, ApplyRefusesABadFileAndChangesNothing) {
+  const std::string bad = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: ok-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: broken}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: ok-flavor, resources: [{name: cpu, nominalQuote: 1}]}]
+)";
+  CliResult r = Run({"apply", "-f", "-"}, bad);
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, AllOf(StartsWith("tollgate: "), HasSubstr("nominalQuote")));
+  EXPECT_THAT(r.out, IsEmpty());
+  r = RunOk({"get", "flavors"});
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_THAT(r.err, HasSubstr("No resources found"));
+}
+
+TEST_F(CliTest, ApplyReportsAMissingFile) {
+  CliResult r = Run({"apply", "-f", "/nonexistent/queues.yaml"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("cannot read /nonexistent/queues.yaml"));
+}
+
+TEST_F(CliTest, SubmitTakesOnlyWorkloadsAndIsIdempotent) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  CliResult r = Run({"submit", "-f", DeployFile("queues.yaml")});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("is not a Workload"));
+
+  r = RunOk({"submit", "-f", DeployFile("workloads.yaml")});
+  EXPECT_THAT(r.out, HasSubstr("workload.kueue.x-k8s.io/llama3-70b-mmlu created\n"));
+  EXPECT_THAT(r.out, HasSubstr("workload.kueue.x-k8s.io/qwen2-7b-arc created\n"));
+  r = RunOk({"submit", "-f", DeployFile("workloads.yaml")});
+  EXPECT_THAT(r.out, HasSubstr("workload.kueue.x-k8s.io/llama3-70b-mmlu unchanged\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("created")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// get / usage
+
+TEST_F(CliTest, GetTablesShowTheEvalHubState) {
+  ApplyEvalHub();
+
+  CliResult r = RunOk({"get", "workloads", "-A"});
+  EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME"));
+  EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
+              ContainsRegex("^NAMESPACE +NAME +QUEUE +STATE +ADMITTED-BY +PRIORITY +AGE$"));
+  EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
+              ContainsRegex("^team-a +llama3-70b-mmlu +eval-queue +Admitted +team-a-cq +1000 +5m$"));
+  EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"),
+              ContainsRegex("^team-b +qwen2-72b-helm +eval-queue +Admitted +team-b-cq +1000 +5m$"));
+  EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"),
+              ContainsRegex("^team-b +qwen2-7b-arc +eval-queue +Pending +<none> +500 +5m$"));
+  EXPECT_THAT(RowOf(r.out, "phi3-mini-truthfulqa"),
+              ContainsRegex("team-b +phi3-mini-truthfulqa +eval-queue +Pending +<none> +100 +5m$"));
+
+  // Columns line up: every row's STATE starts where the header's does.
+  const size_t state_column = r.out.find("STATE");
+  for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    ASSERT_GT(line.size(), state_column);
+    EXPECT_NE(line[state_column], ' ') << line;
+    EXPECT_EQ(line[state_column - 1], ' ') << line;
+  }
+
+  // Without -A: the -n namespace only (default "default", which is empty).
+  r = RunOk({"get", "workloads", "-n", "team-b"});
+  EXPECT_EQ(CountLines(r.out, "team-b"), 3);
+  EXPECT_EQ(CountLines(r.out, "team-a"), 0);
+  r = RunOk({"get", "workloads"});
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_EQ(r.err, "No resources found in default namespace.\n");
+
+  r = RunOk({"get", "clusterqueues"});
+  EXPECT_THAT(r.out, StartsWith("NAME        COHORT    STRATEGY         PENDING   ADMITTED   ACTIVE\n"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +4 +True"));
+  EXPECT_THAT(RowOf(r.out, "team-b-cq"), ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +2 +1 +True"));
+
+  r = RunOk({"get", "localqueues", "-A"});
+  EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME         CLUSTERQUEUE   PENDING   ADMITTED\n"));
+  EXPECT_THAT(r.out, ContainsRegex("team-a +eval-queue +team-a-cq +0 +4\n"));
+  EXPECT_THAT(r.out, ContainsRegex("team-b +eval-queue +team-b-cq +2 +1\n"));
+
+  r = RunOk({"get", "flavors"});
+  EXPECT_EQ(r.out,
+            "NAME             NODE-LABELS   TAINTS\n"
+            "default-flavor   <none>        <none>\n");
+
+  // The cohort exists only because the ClusterQueues name it, as in Kueue.
+  r = RunOk({"get", "cohorts"});
+  EXPECT_EQ(r.out,
+            "NAME      PARENT\n"
+            "evalhub   <none>\n");
+
+  r = RunOk({"get", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  EXPECT_EQ(static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n')), 2);
+}
+
+TEST_F(CliTest, UsageShowsNominalUsedAndBorrowed) {
+  ApplyEvalHub();
+  // team-a runs 48 CPU / 192Gi / 6 GPUs on a 32 / 128Gi / 4 quota: it borrows the rest.
+  const std::string want =
+      "FLAVOR           RESOURCE         NOMINAL   USED    BORROWED\n"
+      "default-flavor   cpu              32        48      16\n"
+      "default-flavor   memory           128Gi     192Gi   64Gi\n"
+      "default-flavor   nvidia.com/gpu   4         6       2\n";
+  EXPECT_EQ(RunOk({"usage", "team-a-cq"}).out, want);
+  EXPECT_EQ(RunOk({"get", "clusterqueue", "team-a-cq", "-o", "usage"}).out, want);
+  EXPECT_EQ(RunOk({"get", "cq", "team-b-cq", "-o=usage"}).out,
+            "FLAVOR           RESOURCE         NOMINAL   USED   BORROWED\n"
+            "default-flavor   cpu              32        16     0\n"
+            "default-flavor   memory           128Gi     64Gi   0\n"
+            "default-flavor   nvidia.com/gpu   4         2      0\n");
+
+  CliResult r = Run({"usage", "no-such-cq"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, AllOf(StartsWith("tollgate: "), HasSubstr("no-such-cq"), HasSubstr("not found")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// describe
+
+TEST_F(CliTest, DescribePendingWorkloadShowsReasonPositionAndEvents) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"describe", "workload", "phi3-mini-truthfulqa", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Name: +phi3-mini-truthfulqa\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Namespace: +team-b\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Queue: +eval-queue\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Priority: +100 \\(experimental\\)\n"));
+  EXPECT_THAT(r.out, ContainsRegex("State: +Pending\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Pending Reason: +[^<\n]*nvidia.com/gpu"));
+  // Lower priority than qwen2-7b-arc, so second in both queues.
+  EXPECT_THAT(r.out, ContainsRegex(
+                         "Position: +2 of 2 in LocalQueue team-b/eval-queue, 2 of 2 in "
+                         "ClusterQueue team-b-cq\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Pod Sets:\n +NAME +COUNT +MIN +REQUESTS \\(PER POD\\)\n +main +1 "
+                                   "+- +cpu=8, memory=32Gi, nvidia.com/gpu=1\n"));
+  EXPECT_THAT(r.out, HasSubstr("Admission:  <none>\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Events:\n +TIME +AGE +REASON +MESSAGE\n +2026-01-01T00:00:00Z +5m "));
+
+  r = RunOk({"describe", "wl", "llama3-70b-mmlu", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("State: +Admitted\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Admission:\n +ClusterQueue: +team-a-cq\n"));
+  EXPECT_THAT(r.out, ContainsRegex(" +main +1 +default-flavor \\(cpu, memory, nvidia.com/gpu\\) +"
+                                   "cpu=16, memory=64Gi, nvidia.com/gpu=2\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Pending Reason")));
+  EXPECT_THAT(r.out, ContainsRegex("Events:\n(.*\n)* +2026-01-01T00:00:00Z +5m +QuotaReserved +"));
+
+  r = Run({"describe", "workload", "nope", "-n", "team-a"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
+}
+
+TEST_F(CliTest, DescribeClusterQueueShowsSpecUsageAndPendingInOrder) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"describe", "clusterqueue", "team-b-cq"});
+  EXPECT_THAT(r.out, ContainsRegex("Name: +team-b-cq\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Cohort: +evalhub\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Preemption: +withinClusterQueue=LowerPriority, "
+                                   "reclaimWithinCohort=Never"));
+  EXPECT_THAT(r.out, ContainsRegex("Workloads: +2 pending, 1 admitted\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Usage:\n +FLAVOR +RESOURCE +NOMINAL +USED +BORROWED\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Pending Workloads \\(2\\):\n +POSITION +WORKLOAD +LOCALQUEUE "
+                                   "+PRIORITY +MESSAGE\n +1 +team-b/qwen2-7b-arc +eval-queue +500 "
+                                   "+.*\n +2 +team-b/phi3-mini-truthfulqa +eval-queue +100 "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// finish / preempt / delete / admit
+
+TEST_F(CliTest, FinishFreesQuotaForTheWaitingWorkloads) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"finish", "llama3-8b-safety-sweep", "-n", "team-a"});
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/llama3-8b-safety-sweep finished\n");
+  // Two GPUs came back to the cohort: both team-b evals fit now.
+  RunUntil({"get", "workloads", "-n", "team-b"}, [](const std::string& out) {
+    return CountLines(out, "Admitted") == 3;
+  });
+  r = RunOk({"get", "workloads", "-n", "team-a"});
+  EXPECT_THAT(RowOf(r.out, "llama3-8b-safety-sweep"), HasSubstr("Finished"));
+
+  // Finishing a workload that never ran is refused with the server's reason.
+  RunOk({"submit", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: no-queue, namespace: team-a}
+spec:
+  queueName: missing
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}}]
+)");
+  r = Run({"finish", "no-queue", "-n", "team-a"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, StartsWith("tollgate: "));
+}
+
+TEST_F(CliTest, PreemptEvictsAndRecordsTheReason) {
+  ApplyEvalHub();
+  CliResult r = RunOk(
+      {"preempt", "llama3-8b-gsm8k", "-n", "team-a", "--reason", "node drain for maintenance"});
+  EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/llama3-8b-gsm8k preempted"));
+  r = RunUntil({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"},
+               [](const std::string& out) { return absl::StrContains(out, "node drain for maintenance"); });
+  EXPECT_THAT(r.out, ContainsRegex("Preempted +node drain for maintenance"));
+  EXPECT_THAT(r.out, ContainsRegex("Preemptions: +1 "));
+}
+
+TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"delete", "workload", "phi3-mini-truthfulqa", "-n", "team-b"});
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io \"phi3-mini-truthfulqa\" deleted\n");
+  r = RunOk({"get", "workloads", "-n", "team-b"});
+  EXPECT_EQ(RowOf(r.out, "phi3-mini-truthfulqa"), "");
+
+  r = RunOk({"delete", "workloadpriorityclass", "experimental"});
+  EXPECT_EQ(r.out, "workloadpriorityclass.kueue.x-k8s.io \"experimental\" deleted\n");
+  r = RunOk({"get", "wpc"});
+  EXPECT_EQ(RowOf(r.out, "experimental"), "");
+
+  r = RunOk({"delete", "lq", "eval-queue", "-n", "team-b"});
+  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io \"eval-queue\" deleted\n");
+  r = RunOk({"get", "localqueues", "-A"});
+  EXPECT_THAT(r.out, Not(HasSubstr("team-b")));
+
+  r = Run({"delete", "clusterqueue", "no-such-cq"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
+
+  r = Run({"delete", "gadget", "x"});
+  EXPECT_EQ(r.code, kExitUsage) << r;
+  EXPECT_THAT(r.err, HasSubstr("unknown kind \"gadget\""));
+}
+
+TEST_F(CliTest, AdmitReportsTheOutcome) {
+  ApplyEvalHub();
+  // Nothing frees quota for team-b's routine eval: it waits, and says why.
+  CliResult r = RunOk({"admit", "qwen2-7b-arc", "-n", "team-b", "--dry-run"});
+  EXPECT_THAT(r.out, StartsWith("workload team-b/qwen2-7b-arc would wait: "));
+
+  // A production eval in team-a would displace lower-priority work of its own queue.
+  RunOk({"submit", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: llama3-405b-gpqa, namespace: team-a}
+spec:
+  queueName: eval-queue
+  priorityClassName: production
+  priority: 1000
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: lm-eval
+          resources: {requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1"}}
+)");
+  r = RunUntil({"admit", "llama3-405b-gpqa", "-n", "team-a", "--dry-run"},
+               [](const std::string& out) { return absl::StrContains(out, "preempting"); });
+  EXPECT_THAT(r.out, StartsWith("workload team-a/llama3-405b-gpqa would be admitted to ClusterQueue "
+                                "team-a-cq after preempting 1 workload:\n  team-a/"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// watch
+
+TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  SyncStringBuf buf;
+  std::ostream out(&buf);
+  std::ostringstream err;
+  std::istringstream in;
+  WatchCanceller canceller;
+  CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
+  int code = -1;
+  std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
+
+  RunOk({"apply", "-f", DeployFile("workloads.yaml")});
+  EXPECT_TRUE(buf.WaitForSubstr("team-a/llama3-8b-safety-sweep", kWaitTimeout)) << buf.str();
+  EXPECT_TRUE(buf.WaitForSubstr("Admitted  team-a-cq", kWaitTimeout)) << buf.str();
+  RunOk({"finish", "llama3-70b-mmlu", "-n", "team-a"});
+  EXPECT_TRUE(buf.WaitForSubstr("team-a/llama3-70b-mmlu                 Finished", kWaitTimeout))
+      << buf.str();
+
+  canceller.Cancel();
+  watcher.join();
+  EXPECT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(buf.str(), Not(HasSubstr("team-b/")));
+  for (absl::string_view line : absl::StrSplit(buf.str(), '\n', absl::SkipEmpty())) {
+    EXPECT_THAT(std::string(line), ContainsRegex("^(ADDED|MODIFIED|DELETED) +team-a/")) << line;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connection and command line.
+
+TEST(CliConnectionTest, UnreachableServerGivesAClearError) {
+  // A socket bound but not listening: connecting to its port is refused, and no other process
+  // can take the port while the test runs.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string target = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+
+  core::SimulatedClock clock(ServerEpoch());
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", "workloads", "--server", target},
+                                             {"--server", target, "watch", "workloads"},
+                                             {"finish", "x", "--server=" + target}}) {
+    std::istringstream in;
+    std::ostringstream out, err;
+    CliEnv env{in, out, err, "", clock};
+    EXPECT_EQ(RunCli(args, env), kExitFailure) << args[0];
+    EXPECT_EQ(err.str(), absl::StrCat("tollgate: cannot reach tollgated at ", target,
+                                      ": connection refused (is tollgated running? set --server "
+                                      "or TOLLGATE_SERVER)\n"));
+    EXPECT_THAT(out.str(), IsEmpty());
+  }
+  close(fd);
+}
+
+TEST(CliConnectionTest, ServerComesFromFlagThenEnvThenDefault) {
+  EXPECT_EQ(ResolveServer("h:1", "e:2"), "h:1");
+  EXPECT_EQ(ResolveServer("", "e:2"), "e:2");
+  EXPECT_EQ(ResolveServer("", ""), "127.0.0.1:50051");
+}
+
+struct UsageCase {
+  std::string name;
+  std::vector<std::string> args;
+  int code;
+  // Expected in stdout (exit 0) or stderr (exit 2).
+  std::string text;
+};
+
+class CliUsageTest : public ::testing::TestWithParam<UsageCase> {};
+
+TEST_P(CliUsageTest, PrintsUsage) {
+  const UsageCase& c = GetParam();
+  core::SimulatedClock clock(ServerEpoch());
+  std::istringstream in;
+  std::ostringstream out, err;
+  // Unroutable on purpose: none of these may contact a server.
+  CliEnv env{in, out, err, "192.0.2.1:1", clock};
+  EXPECT_EQ(RunCli(c.args, env), c.code) << err.str();
+  if (c.code == kExitOk) {
+    EXPECT_THAT(out.str(), HasSubstr(c.text));
+    EXPECT_THAT(err.str(), IsEmpty());
+  } else {
+    EXPECT_THAT(err.str(), HasSubstr(c.text));
+    EXPECT_THAT(out.str(), IsEmpty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Commands, CliUsageTest,
+    ::testing::Values(
+        UsageCase{"NoArguments", {}, kExitUsage, "usage: tollgate COMMAND"},
+        UsageCase{"TopLevelHelp", {"--help"}, kExitOk, "describe workload|clusterqueue NAME"},
+        UsageCase{"HelpCommand", {"help", "apply"}, kExitOk, "usage: tollgate apply -f FILE"},
+        UsageCase{"UnknownCommand", {"frobnicate"}, kExitUsage, "unknown command \"frobnicate\""},
+        UsageCase{"UnknownFlag", {"get", "workloads", "--colour"}, kExitUsage,
+                  "unknown flag --colour"},
+        UsageCase{"FlagWithoutValue", {"get", "workloads", "-n"}, kExitUsage, "needs a value"},
+        UsageCase{"ApplyHelp", {"apply", "--help"}, kExitOk, "-f, --filename FILE"},
+        UsageCase{"GetHelp", {"get", "-h"}, kExitOk, "usage: tollgate get TYPE"},
+        UsageCase{"DescribeHelp", {"describe", "--help"}, kExitOk, "position in its LocalQueue"},
+        UsageCase{"WatchHelp", {"watch", "--help"}, kExitOk, "until interrupted"},
+        UsageCase{"FinishHelp", {"finish", "--help"}, kExitOk, "--message TEXT"},
+        UsageCase{"PreemptHelp", {"preempt", "--help"}, kExitOk, "--reason TEXT"},
+        UsageCase{"AdmitHelp", {"admit", "--help"}, kExitOk, "--dry-run"},
+        UsageCase{"DeleteHelp", {"delete", "--help"}, kExitOk, "workloadpriorityclass"},
+        UsageCase{"SubmitHelp", {"submit", "--help"}, kExitOk, "usage: tollgate submit -f FILE"},
+        UsageCase{"UsageHelp", {"usage", "--help"}, kExitOk, "NOMINAL, USED and BORROWED"},
+        UsageCase{"ScenarioHelp", {"scenario", "--help"}, kExitOk, "scenario run PATH..."},
+        UsageCase{"ApplyWithoutFile", {"apply"}, kExitUsage, "-f FILE"},
+        UsageCase{"GetUnknownType", {"get", "gizmos"}, kExitUsage, "unknown resource type"},
+        UsageCase{"GetBadOutput", {"get", "cq", "x", "-o", "yaml"}, kExitUsage,
+                  "unsupported output format"},
+        UsageCase{"FinishWithoutName", {"finish"}, kExitUsage, "name the workload"},
+        UsageCase{"DescribeUnsupportedKind", {"describe", "flavor", "x"}, kExitUsage,
+                  "cannot describe"},
+        UsageCase{"WatchOnlyWorkloads", {"watch", "clusterqueues"}, kExitUsage,
+                  "only workloads can be watched"},
+        UsageCase{"BadTimeout", {"get", "workloads", "--timeout", "soon"}, kExitUsage,
+                  "--timeout"},
+        UsageCase{"ScenarioWithoutPaths", {"scenario", "run"}, kExitUsage,
+                  "name at least one file or folder"}),
+    [](const ::testing::TestParamInfo<UsageCase>& info) { return info.param.name; });
+
+TEST(CliScenarioTest, ScenarioRunStillDispatches) {
+  core::SimulatedClock clock(ServerEpoch());
+  std::istringstream in;
+  std::ostringstream out, err;
+  CliEnv env{in, out, err, "", clock};
+  const std::string file =
+      absl::StrCat(TOLLGATE_SCENARIOS_DIR, "/admission/01-flavor-order-per-workload.yaml");
+  EXPECT_EQ(RunCli({"scenario", "run", file}, env), kExitOk) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("1 passed, 0 failed"));
+}
+
+}  // namespace
+}  // namespace tollgate::cli

@@ -1,0 +1,149 @@
+#include "core/cluster_state.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t nominal,
+                          std::optional<int64_t> borrowing = std::nullopt) {
+  ClusterQueueSpec spec;
+  spec.name = std::move(name);
+  spec.cohort = std::move(cohort);
+  spec.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", nominal, borrowing, std::nullopt}}}}}};
+  return spec;
+}
+
+WorkloadSpec GpuJob(std::string name, std::string ns, std::string queue, int32_t gpus,
+                    int32_t priority = 0) {
+  WorkloadSpec spec;
+  spec.name = std::move(name);
+  spec.namespace_name = std::move(ns);
+  spec.queue_name = std::move(queue);
+  spec.priority = priority;
+  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
+  return spec;
+}
+
+// Drives ClusterState the way the executor does: cycles until no progress.
+class ClusterStateTest : public ::testing::Test {
+ protected:
+  ClusterStateTest() : state_(SchedulerConfig{}) {
+    EXPECT_TRUE(state_.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
+  }
+
+  void AddQueue(ClusterQueueSpec cq, const std::string& ns) {
+    const std::string name = cq.name;
+    ASSERT_TRUE(state_.ApplyClusterQueue(std::move(cq), now_).ok());
+    ASSERT_TRUE(state_.ApplyLocalQueue({ns, "q", name, StopPolicy::kNone, 1.0}, now_).ok());
+  }
+
+  void Submit(WorkloadSpec spec) {
+    now_ += absl::Milliseconds(1);
+    ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
+  }
+
+  int Settle() {
+    int cycles = 0;
+    while (true) {
+      CyclePlan plan = state_.PlanCycle(now_);
+      state_.ApplyCycle(plan, now_);
+      if (!plan.MadeProgress()) return cycles;
+      ++cycles;
+    }
+  }
+
+  WorkloadState StateOf(const std::string& key) { return state_.FindWorkload(key)->status.state; }
+
+  absl::Time now_ = kStart;
+  ClusterState state_;
+};
+
+TEST_F(ClusterStateTest, AdmitsWhatFitsAndExplainsTheRest) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("a", "ns", "q", 5));
+  Submit(GpuJob("b", "ns", "q", 5));
+  Settle();
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
+  EXPECT_EQ(state_.FindWorkload("ns/b")->status.pending_message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for gpu in "
+            "flavor a100, 2 more needed");
+  ASSERT_TRUE(state_.Finish("ns/a", "", now_).ok());
+  Settle();
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kAdmitted);
+}
+
+TEST_F(ClusterStateTest, ReclaimPreemptsNewestBorrowerFirst) {
+  AddQueue(GpuQueue("research", "shared", 16, 8), "research");
+  AddQueue(GpuQueue("vision", "shared", 16, 8), "vision");
+  ClusterQueueSpec speech = GpuQueue("speech", "shared", 16, 8);
+  speech.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
+  AddQueue(speech, "speech");
+  Submit(GpuJob("train-a", "research", "q", 16));
+  Settle();
+  now_ += absl::Minutes(1);
+  Submit(GpuJob("tune-c", "research", "q", 8));
+  Submit(GpuJob("vision-1", "vision", "q", 16));
+  Settle();
+  Submit(GpuJob("speech-1", "speech", "q", 16));
+  Settle();
+  EXPECT_EQ(StateOf("speech/speech-1"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("research/tune-c"), WorkloadState::kPending);
+  EXPECT_EQ(StateOf("research/train-a"), WorkloadState::kAdmitted);
+  EXPECT_EQ(state_.FindWorkload("research/tune-c")->status.last_preemption_reason,
+            "InCohortReclamation");
+}
+
+TEST_F(ClusterStateTest, LowerPriorityPreemptedWithinQueueAndRequeued) {
+  ClusterQueueSpec cq = GpuQueue("cq", "", 8);
+  cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
+  AddQueue(cq, "ml");
+  Submit(GpuJob("low", "ml", "q", 4, 90));
+  Submit(GpuJob("mid", "ml", "q", 4, 100));
+  Settle();
+  Submit(GpuJob("high", "ml", "q", 4, 500));
+  Settle();
+  EXPECT_EQ(StateOf("ml/high"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ml/mid"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ml/low"), WorkloadState::kPending);
+  EXPECT_EQ(state_.FindWorkload("ml/low")->status.preemption_count, 1);
+  std::vector<PendingPosition> pending = state_.PendingInLocalQueue("ml", "q");
+  ASSERT_EQ(pending.size(), 1u);
+}
+
+TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {
+  auto run = []() {
+    ClusterState state{SchedulerConfig{}};
+    absl::Time now = kStart;
+    EXPECT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+    for (const char* name : {"x", "y", "z"}) {
+      EXPECT_TRUE(state.ApplyClusterQueue(GpuQueue(name, "pool", 4, 4), now).ok());
+      EXPECT_TRUE(state.ApplyLocalQueue({name, "q", name, StopPolicy::kNone, 1.0}, now).ok());
+    }
+    for (int i = 0; i < 30; ++i) {
+      now += absl::Milliseconds(1);
+      const std::string ns = std::string(1, "xyz"[i % 3]);
+      EXPECT_TRUE(state.Submit(GpuJob("w" + std::to_string(i), ns, "q", 1 + i % 3), "", now).ok());
+    }
+    std::vector<std::string> admitted;
+    while (true) {
+      CyclePlan plan = state.PlanCycle(now);
+      for (const AdmissionDecision& a : plan.admissions) {
+        admitted.push_back(state.workload(a.id)->Key());
+      }
+      state.ApplyCycle(plan, now);
+      if (!plan.MadeProgress()) break;
+    }
+    return admitted;
+  };
+  EXPECT_EQ(run(), run());
+}
+
+}  // namespace
+}  // namespace tollgate::core

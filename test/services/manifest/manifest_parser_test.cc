@@ -1,0 +1,675 @@
+#include "services/manifest/manifest_parser.h"
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+
+namespace tollgate::manifest {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+template <typename Proto>
+Proto FromText(const std::string& text) {
+  Proto proto;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &proto)) << text;
+  return proto;
+}
+
+std::string ToText(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(m, &out);
+  return out;
+}
+
+absl::StatusOr<Manifest> ParseOne(const std::string& yaml) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(yaml, "test.yaml");
+  if (!all.ok()) return all.status();
+  if (all->size() != 1) return absl::InternalError(absl::StrCat(all->size(), " manifests"));
+  return (*all)[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every kind maps onto the proto field by field.
+
+struct KindCase {
+  std::string name;
+  std::string yaml;
+  std::string kind;
+  // Text format of the expected ConfigObject, or of the Workload when kind is Workload.
+  std::string expected;
+};
+
+void PrintTo(const KindCase& c, std::ostream* os) { *os << c.name; }
+
+class KindTest : public ::testing::TestWithParam<KindCase> {};
+
+TEST_P(KindTest, MapsOntoProto) {
+  const KindCase& c = GetParam();
+  absl::StatusOr<Manifest> m = ParseOne(c.yaml);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->kind, c.kind);
+  if (c.kind == "Workload") {
+    ASSERT_TRUE(std::holds_alternative<v1::Workload>(m->object));
+    const auto& got = std::get<v1::Workload>(m->object);
+    const auto want = FromText<v1::Workload>(c.expected);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(got, want))
+        << "got:\n"
+        << ToText(got) << "want:\n"
+        << ToText(want);
+  } else {
+    ASSERT_TRUE(std::holds_alternative<v1::ConfigObject>(m->object));
+    const auto& got = std::get<v1::ConfigObject>(m->object);
+    const auto want = FromText<v1::ConfigObject>(c.expected);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(got, want))
+        << "got:\n"
+        << ToText(got) << "want:\n"
+        << ToText(want);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, KindTest,
+    ::testing::Values(
+        KindCase{"Namespace",
+                 R"(
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels: {team: a}
+  uid: 1234
+  resourceVersion: "55"
+  creationTimestamp: "2025-01-01T00:00:00Z"
+spec: {finalizers: [kubernetes]}
+status: {phase: Active}
+)",
+                 "Namespace",
+                 R"(namespace { metadata { name: "team-a" labels { key: "team" value: "a" } } })"},
+        KindCase{"ResourceFlavor",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: spot}
+spec:
+  nodeLabels: {pool: spot, "cloud.google.com/gke-spot": "true"}
+  nodeTaints: [{key: spot, value: "true", effect: NoSchedule, timeAdded: "2025-01-01T00:00:00Z"}]
+  tolerations: [{key: dedicated, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]
+  topologyName: ""
+)",
+                 "ResourceFlavor",
+                 R"(resource_flavor {
+                      metadata { name: "spot" }
+                      spec {
+                        node_labels { key: "pool" value: "spot" }
+                        node_labels { key: "cloud.google.com/gke-spot" value: "true" }
+                        node_taints { key: "spot" value: "true" effect: "NoSchedule" }
+                        tolerations { key: "dedicated" operator: "Exists" effect: "NoExecute"
+                                      toleration_seconds: 30 }
+                      }
+                    })"},
+        KindCase{"ClusterQueueV1beta1AllFields",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: team-a
+  uid: 0b7d
+  generation: 3
+  managedFields: [{manager: kubectl}]
+  finalizers: [kueue.x-k8s.io/resource-in-use]
+spec:
+  cohort: shared
+  queueingStrategy: StrictFIFO
+  namespaceSelector:
+    matchLabels: {team: a}
+    matchExpressions: [{key: env, operator: In, values: [prod, staging]}]
+  preemption:
+    withinClusterQueue: LowerPriority
+    reclaimWithinCohort: Any
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt}
+  fairSharing: {weight: "2"}
+  stopPolicy: Hold
+  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
+  admissionChecks: []
+  admissionChecksStrategy: {admissionChecks: []}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 32, borrowingLimit: "500m", lendingLimit: 1.5}
+      - {name: memory, nominalQuota: 128Gi}
+status:
+  pendingWorkloads: 3
+  conditions: [{type: Active, status: "True"}]
+)",
+                 "ClusterQueue",
+                 R"(cluster_queue {
+                      metadata { name: "team-a" }
+                      spec {
+                        cohort: "shared"
+                        queueing_strategy: "StrictFIFO"
+                        namespace_selector {
+                          match_labels { key: "team" value: "a" }
+                          match_expressions { key: "env" operator: "In"
+                                              values: "prod" values: "staging" }
+                        }
+                        preemption {
+                          within_cluster_queue: "LowerPriority"
+                          reclaim_within_cohort: "Any"
+                          borrow_within_cohort { policy: "LowerPriority"
+                                                 max_priority_threshold: 100 }
+                        }
+                        flavor_fungibility { when_can_borrow: "TryNextFlavor"
+                                             when_can_preempt: "Preempt" }
+                        fair_sharing { weight: "2" }
+                        stop_policy: "Hold"
+                        admission_scope { admission_mode: "UsageBasedAdmissionFairSharing" }
+                        resource_groups {
+                          covered_resources: "cpu" covered_resources: "memory"
+                          flavors {
+                            name: "default"
+                            resources { name: "cpu" nominal_quota: "32" borrowing_limit: "500m"
+                                        lending_limit: "1.5" }
+                            resources { name: "memory" nominal_quota: "128Gi" }
+                          }
+                        }
+                      }
+                    })"},
+        KindCase{"ClusterQueueV1beta2CohortName",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-b}
+spec: {cohortName: shared, namespaceSelector: {}}
+)",
+                 "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "team-b" }
+                                    spec { cohort: "shared" namespace_selector {} } })"},
+        KindCase{"ClusterQueueNoSelector",
+                 R"({kind: ClusterQueue, metadata: {name: q}, spec: {cohort: c}})", "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "q" } spec { cohort: "c" } })"},
+        KindCase{"ClusterQueueTollgateExtension",
+                 R"({kind: ClusterQueue, metadata: {name: q}, spec: {maxPreemptedWorkloads: 3}})",
+                 "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "q" } spec { max_preempted_workloads: 3 } })"},
+        KindCase{"CohortV1alpha1Parent",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: child}
+spec:
+  parent: root
+  fairSharing: {weight: 500m}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+)",
+                 "Cohort",
+                 R"(cohort { metadata { name: "child" }
+                             spec {
+                               parent: "root"
+                               fair_sharing { weight: "500m" }
+                               resource_groups {
+                                 covered_resources: "nvidia.com/gpu"
+                                 flavors { name: "a100"
+                                           resources { name: "nvidia.com/gpu"
+                                                       nominal_quota: "8" } }
+                               }
+                             } })"},
+        KindCase{"CohortV1beta2ParentName",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta2, kind: Cohort, metadata: {name: c},
+                     spec: {parentName: root}})",
+                 "Cohort", R"(cohort { metadata { name: "c" } spec { parent: "root" } })"},
+        KindCase{"LocalQueue",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: research, namespace: team-a, annotations: {owner: bob}}
+spec: {clusterQueue: team-a-cq, stopPolicy: HoldAndDrain, fairSharing: {weight: 3}}
+status: {pendingWorkloads: 1}
+)",
+                 "LocalQueue",
+                 R"(local_queue {
+                      metadata { name: "research" namespace: "team-a"
+                                 annotations { key: "owner" value: "bob" } }
+                      spec { cluster_queue: "team-a-cq" stop_policy: "HoldAndDrain"
+                             fair_sharing { weight: "3" } }
+                    })"},
+        KindCase{"LocalQueueDefaultNamespace",
+                 R"({kind: LocalQueue, metadata: {name: q}, spec: {clusterQueue: cq}})",
+                 "LocalQueue",
+                 R"(local_queue { metadata { name: "q" namespace: "default" }
+                                  spec { cluster_queue: "cq" } })"},
+        KindCase{"WorkloadPriorityClass",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta1, kind: WorkloadPriorityClass,
+                     metadata: {name: high}, value: 10000, description: "for prod"})",
+                 "WorkloadPriorityClass",
+                 R"(workload_priority_class { metadata { name: "high" } value: 10000
+                                              description: "for prod" })"},
+        KindCase{"PriorityClass",
+                 R"({apiVersion: scheduling.k8s.io/v1, kind: PriorityClass,
+                     metadata: {name: batch}, value: -5, preemptionPolicy: Never,
+                     globalDefault: false, description: batch jobs, status: {x: 1}})",
+                 "PriorityClass",
+                 R"(priority_class { metadata { name: "batch" } value: -5
+                                     preemption_policy: "Never" description: "batch jobs" })"},
+        KindCase{"WorkloadV1beta1",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: train, namespace: ml, resourceVersion: "9"}
+spec:
+  queueName: research
+  priorityClassName: high
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  priority: 10000
+  active: false
+  podSets:
+  - name: workers
+    count: 4
+    minCount: 2
+    template:
+      metadata: {labels: {app: train}}
+      spec:
+        restartPolicy: Never
+        nodeSelector: {pool: spot}
+        tolerations: [{key: spot, operator: Equal, value: "true", effect: NoSchedule}]
+        containers:
+        - name: main
+          image: trainer:latest
+          args: [--epochs, "3"]
+          resources:
+            requests: {cpu: "500m", memory: 4Gi}
+            limits: {nvidia.com/gpu: 1, memory: 8Gi}
+status:
+  conditions: []
+)",
+                 "Workload",
+                 R"(metadata { name: "train" namespace: "ml" }
+                    spec {
+                      queue_name: "research"
+                      priority_class_name: "high"
+                      priority: 10000
+                      active: false
+                      pod_sets {
+                        name: "workers" count: 4 min_count: 2
+                        requests { key: "cpu" value: "500m" }
+                        requests { key: "memory" value: "4Gi" }
+                        requests { key: "nvidia.com/gpu" value: "1" }
+                        node_selector { key: "pool" value: "spot" }
+                        tolerations { key: "spot" operator: "Equal" value: "true"
+                                      effect: "NoSchedule" }
+                      }
+                    })"},
+        KindCase{"WorkloadV1beta2PriorityClassRefAndDefaults",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, labels: {kueue.x-k8s.io/queue-name: from-label}}
+spec:
+  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: low}
+  priority: 10
+  podSets:
+  - template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}
+)",
+                 "Workload",
+                 R"(metadata { name: "w" namespace: "default"
+                               labels { key: "kueue.x-k8s.io/queue-name" value: "from-label" } }
+                    spec {
+                      queue_name: "from-label"
+                      priority_class_name: "low"
+                      priority: 10
+                      pod_sets { name: "main" count: 1 requests { key: "cpu" value: "1" } }
+                    })"}),
+    [](const ::testing::TestParamInfo<KindCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------------------------
+// Errors name the kind, the object and the field path.
+
+struct ErrorCase {
+  std::string name;
+  std::string yaml;
+  absl::StatusCode code;
+  // The whole message, when it must match exactly; otherwise substrings.
+  std::string exact;
+  std::vector<std::string> substrings;
+  bool value_error = false;
+};
+
+// The whole message must match.
+ErrorCase Exact(std::string name, std::string yaml, absl::StatusCode code, std::string message) {
+  return ErrorCase{std::move(name), std::move(yaml), code, std::move(message), {}, false};
+}
+
+// The message must contain every substring; `value_error` is what IsValueError must say.
+ErrorCase Contains(std::string name, std::string yaml, absl::StatusCode code,
+                   std::vector<std::string> substrings, bool value_error = false) {
+  return ErrorCase{std::move(name), std::move(yaml), code, "", std::move(substrings), value_error};
+}
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
+
+class ErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ErrorTest, NamesKindObjectAndPath) {
+  const ErrorCase& c = GetParam();
+  absl::StatusOr<Manifest> m = ParseManifestNode(YAML::Load(c.yaml), "");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), c.code) << m.status();
+  if (!c.exact.empty()) {
+    EXPECT_EQ(m.status().message(), c.exact);
+  }
+  for (const std::string& s : c.substrings)
+    EXPECT_THAT(std::string(m.status().message()), HasSubstr(s));
+  EXPECT_EQ(IsValueError(m.status()), c.value_error) << m.status();
+}
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kUnimplemented = absl::StatusCode::kUnimplemented;
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, ErrorTest,
+    ::testing::Values(
+        Exact("UnknownNestedField",
+              R"(
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 1}
+      - {name: memory, nominalQuote: 1Gi}
+)",
+              kInvalid,
+              "ClusterQueue team-a: unknown field "
+              "spec.resourceGroups[0].flavors[0].resources[1].nominalQuote"),
+        Exact("UnknownTopLevelField", "{kind: ResourceFlavor, metadata: {name: rf}, specs: {}}",
+              kInvalid, "ResourceFlavor rf: unknown field specs"),
+        Exact("AdmissionChecksUnsupported",
+              "{kind: ClusterQueue, metadata: {name: team-a}, spec: {admissionChecks: [prov]}}",
+              kUnimplemented,
+              "ClusterQueue team-a: spec.admissionChecks is not supported by Tollgate"),
+        Exact("AdmissionChecksStrategyUnsupported",
+              R"({kind: ClusterQueue, metadata: {name: team-a},
+                      spec: {admissionChecksStrategy: {admissionChecks: [{name: prov}]}}})",
+              kUnimplemented,
+              "ClusterQueue team-a: spec.admissionChecksStrategy is not supported by "
+              "Tollgate"),
+        Exact("TopologyNameUnsupported",
+              "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
+              kUnimplemented, "ResourceFlavor tas: spec.topologyName is not supported by Tollgate"),
+        Exact("FungibilityPreferenceUnsupported",
+              R"({kind: ClusterQueue, metadata: {name: q},
+                      spec: {flavorFungibility: {preference: BorrowingOverPreemption}}})",
+              kUnimplemented,
+              "ClusterQueue q: spec.flavorFungibility.preference is not supported by "
+              "Tollgate"),
+        Exact("MaximumExecutionTimeUnsupported",
+              R"({kind: Workload, metadata: {name: w, namespace: ns},
+                      spec: {maximumExecutionTimeSeconds: 60}})",
+              kUnimplemented,
+              "Workload ns/w: spec.maximumExecutionTimeSeconds is not supported by Tollgate"),
+        Exact("TopologyRequestUnsupported",
+              R"({kind: Workload, metadata: {name: w},
+                      spec: {podSets: [{count: 1, topologyRequest: {required: rack}}]}})",
+              kUnimplemented,
+              "Workload w: spec.podSets[0].topologyRequest is not supported by Tollgate"),
+        Contains("RequiredNodeAffinityUnsupported",
+                 R"(
+kind: Workload
+metadata: {name: w}
+spec:
+  podSets:
+  - template:
+      spec:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists}]}]
+)",
+                 kUnimplemented,
+                 {"Workload w: spec.podSets[0].template.spec.affinity.nodeAffinity."
+                  "requiredDuringSchedulingIgnoredDuringExecution is not supported"}),
+        Exact("GenerateNameUnsupported",
+              "{kind: ClusterQueue, metadata: {name: q, generateName: q-}}", kUnimplemented,
+              "ClusterQueue q: metadata.generateName is not supported by Tollgate"),
+        Exact("GlobalDefaultUnsupported",
+              R"({apiVersion: scheduling.k8s.io/v1, kind: PriorityClass,
+                      metadata: {name: p}, value: 1, globalDefault: true})",
+              kUnimplemented, "PriorityClass p: globalDefault is not supported by Tollgate"),
+        Contains("UnknownKind", "{kind: Job, metadata: {name: j}}", kInvalid,
+                 {"Job j", "unknown kind \"Job\""}),
+        Contains("MissingKind", "{metadata: {name: j}}", kInvalid, {"j", "missing kind"}),
+        Contains("UnknownApiGroup",
+                 "{apiVersion: batch/v1, kind: ClusterQueue, metadata: {name: q}}", kInvalid,
+                 {"ClusterQueue q: apiVersion", "unknown apiVersion group \"batch\""}),
+        Contains(
+            "WrongGroupForKind",
+            "{apiVersion: scheduling.k8s.io/v1, kind: ClusterQueue, metadata: {name: q}}", kInvalid,
+            {"ClusterQueue q: apiVersion", "kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2"}),
+        Contains("UnknownVersion",
+                 "{apiVersion: kueue.x-k8s.io/v2, kind: LocalQueue, metadata: {name: q}}", kInvalid,
+                 {"LocalQueue q: apiVersion", "kueue.x-k8s.io/v2"}),
+        Exact("MissingName", "{kind: ResourceFlavor, metadata: {}}", kInvalid,
+              "ResourceFlavor (unnamed): metadata.name: required"),
+        Contains("CohortNameConflict",
+                 "{kind: ClusterQueue, metadata: {name: q}, spec: {cohort: a, cohortName: b}}",
+                 kInvalid, {"ClusterQueue q: spec.cohortName", "conflicts with spec.cohort"}),
+        Contains("MalformedQuota",
+                 R"({kind: ClusterQueue, metadata: {name: q}, spec: {resourceGroups: [
+                      {coveredResources: [cpu], flavors: [{name: f, resources: [
+                        {name: cpu, nominalQuota: 12 cores}]}]}]}})",
+                 kInvalid,
+                 {"ClusterQueue q: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+                  "\"12 cores\""},
+                 true),
+        Contains("MalformedWorkloadRequest",
+                 R"({kind: Workload, metadata: {name: w, namespace: ns}, spec: {podSets: [
+                      {template: {spec: {containers: [
+                        {name: a, resources: {requests: {cpu: 1}}},
+                        {name: b, resources: {requests: {cpu: 2 cores}}}]}}}]}})",
+                 kInvalid,
+                 {"Workload ns/w: spec.podSets[0].template.spec.containers[1].resources."
+                  "requests[cpu]",
+                  "malformed quantity \"2 cores\""},
+                 true),
+        Contains("MalformedLimit",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {spec: {containers: [
+                        {name: a, resources: {limits: {memory: lots}}}]}}}]}})",
+                 kInvalid,
+                 {"Workload w: spec.podSets[0].template.spec.containers[0].resources."
+                  "limits[memory]",
+                  "\"lots\""},
+                 true),
+        Contains("NonIntegerCount",
+                 "{kind: Workload, metadata: {name: w}, spec: {podSets: [{count: many}]}}",
+                 kInvalid, {"Workload w: spec.podSets[0].count", "\"many\""}, true),
+        Exact("PodSetsNotAList",
+              "{kind: Workload, metadata: {name: w}, spec: {podSets: {count: 1}}}", kInvalid,
+              "Workload w: spec.podSets: expected a list, got a map"),
+        Exact("ContainerTypo",
+              R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {spec: {containers: [{name: a, resource: {}}]}}}]}})",
+              kInvalid,
+              "Workload w: unknown field spec.podSets[0].template.spec.containers[0].resource"),
+        Contains("NotAMap", "[a, b]", kInvalid, {"expected a manifest"}),
+        Exact("LabelsNotAMap", "{kind: Namespace, metadata: {name: n, labels: [a]}}", kInvalid,
+              "Namespace n: metadata.labels: expected a map, got a list")),
+    [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------------------------
+// Effective pod requests.
+
+struct RequestsCase {
+  std::string name;
+  // The pod template's spec.
+  std::string pod_spec;
+  std::map<std::string, std::string> want;
+};
+
+void PrintTo(const RequestsCase& c, std::ostream* os) { *os << c.name; }
+
+class EffectiveRequestsTest : public ::testing::TestWithParam<RequestsCase> {};
+
+TEST_P(EffectiveRequestsTest, MatchesKubernetes) {
+  const RequestsCase& c = GetParam();
+  const std::string yaml = absl::StrCat(
+      "{kind: Workload, metadata: {name: w}, spec: {podSets: [{template: {spec: ", c.pod_spec,
+      "}}]}}");
+  absl::StatusOr<Manifest> m = ParseOne(yaml);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const v1::PodSet& set = std::get<v1::Workload>(m->object).spec().pod_sets(0);
+  std::map<std::string, std::string> got(set.requests().begin(), set.requests().end());
+  EXPECT_EQ(got, c.want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Requests, EffectiveRequestsTest,
+    ::testing::Values(
+        RequestsCase{"SingleContainerKeepsSpelling",
+                     "{containers: [{name: a, resources: {requests: {cpu: 0.5, memory: 1e9}}}]}",
+                     {{"cpu", "0.5"}, {"memory", "1e9"}}},
+        RequestsCase{"LimitsFillMissingRequests",
+                     R"({containers: [{name: a, resources: {requests: {cpu: 250m},
+                                                           limits: {cpu: 1, memory: 2Gi}}}]})",
+                     {{"cpu", "250m"}, {"memory", "2Gi"}}},
+        RequestsCase{"ContainersAreSummed",
+                     R"({containers: [
+                          {name: a, resources: {requests: {cpu: 500m, memory: 1Gi}}},
+                          {name: b, resources: {requests: {cpu: 1500m, memory: 512Mi}}},
+                          {name: c, resources: {limits: {nvidia.com/gpu: 1}}},
+                          {name: d, resources: {limits: {nvidia.com/gpu: 1}}}]})",
+                     {{"cpu", "2"}, {"memory", "1536Mi"}, {"nvidia.com/gpu", "2"}}},
+        RequestsCase{"InitContainerPeakWins",
+                     R"({initContainers: [
+                          {name: setup, resources: {requests: {cpu: 4, memory: 1Gi}}}],
+                         containers: [
+                          {name: a, resources: {requests: {cpu: 1, memory: 2Gi}}}]})",
+                     {{"cpu", "4"}, {"memory", "2Gi"}}},
+        RequestsCase{"InitContainerOnlyResource",
+                     R"({initContainers: [
+                          {name: setup, resources: {requests: {ephemeral-storage: 10Gi}}}],
+                         containers: [{name: a, resources: {requests: {cpu: 1}}}]})",
+                     {{"cpu", "1"}, {"ephemeral-storage", "10Gi"}}},
+        RequestsCase{"SidecarAddsToBoth",
+                     // Main: 1 + sidecar 0.5 = 1.5; the later init runs next to the sidecar:
+                     // 2 + 0.5 = 2.5, which is the peak.
+                     R"({initContainers: [
+                          {name: proxy, restartPolicy: Always,
+                           resources: {requests: {cpu: 500m}}},
+                          {name: migrate, resources: {requests: {cpu: 2}}}],
+                         containers: [{name: a, resources: {requests: {cpu: 1}}}]})",
+                     {{"cpu", "2500m"}}},
+        RequestsCase{"OverheadOnTop",
+                     R"({overhead: {cpu: 250m, memory: 64Mi},
+                         containers: [{name: a, resources: {requests: {cpu: 1, memory: 1Gi}}}]})",
+                     {{"cpu", "1250m"}, {"memory", "1088Mi"}}},
+        RequestsCase{"OverheadAfterInitPeak",
+                     R"({overhead: {cpu: 100m},
+                         initContainers: [{name: i, resources: {requests: {cpu: 3}}}],
+                         containers: [{name: a, resources: {requests: {cpu: 1}}}]})",
+                     {{"cpu", "3100m"}}},
+        RequestsCase{"PodLevelResourcesReplaceAggregate",
+                     R"({resources: {requests: {cpu: 4}, limits: {memory: 8Gi}},
+                         containers: [
+                          {name: a, resources: {requests: {cpu: 1, memory: 1Gi}}},
+                          {name: b, resources: {requests: {cpu: 1, nvidia.com/gpu: 1}}}]})",
+                     {{"cpu", "4"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}}},
+        RequestsCase{"NoContainers", "{}", {}}),
+    [](const ::testing::TestParamInfo<RequestsCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------------------------
+// Multi-document streams.
+
+TEST(ParseManifestsTest, MultiDocumentSkipsEmptyDocuments) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(R"(
+---
+# only a comment
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec: {cohortName: all}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w}
+spec: {podSets: [{count: 2}]}
+)",
+                                                             "stream.yaml");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].kind, "ResourceFlavor");
+  EXPECT_EQ((*all)[1].kind, "ClusterQueue");
+  EXPECT_EQ(std::get<v1::ConfigObject>((*all)[1].object).cluster_queue().spec().cohort(), "all");
+  EXPECT_EQ((*all)[2].kind, "Workload");
+  EXPECT_EQ(std::get<v1::Workload>((*all)[2].object).spec().pod_sets(0).count(), 2);
+}
+
+TEST(ParseManifestsTest, ErrorNamesSourceAndDocument) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(
+      "kind: ResourceFlavor\nmetadata: {name: a}\n---\nkind: ResourceFlavor\n"
+      "metadata: {name: b}\nspec: {nodeLabel: {}}\n",
+      "flavors.yaml");
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().message(),
+            "flavors.yaml: document 2: ResourceFlavor b: unknown field spec.nodeLabel");
+}
+
+TEST(ParseManifestsTest, SyntaxErrorNamesLine) {
+  absl::StatusOr<std::vector<Manifest>> all =
+      ParseManifests("kind: ResourceFlavor\nmetadata: {name: a\n", "bad.yaml");
+  ASSERT_FALSE(all.ok());
+  EXPECT_THAT(std::string(all.status().message()),
+              AllOf(StartsWith("bad.yaml:"), HasSubstr("invalid YAML")));
+}
+
+TEST(ParseManifestsTest, EmptyStreamIsNoManifests) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests("", "empty.yaml");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(all->empty());
+}
+
+TEST(ParseManifestNodeTest, PrefixLeadsTheMessage) {
+  absl::StatusOr<Manifest> m = ParseManifestNode(
+      YAML::Load("{kind: LocalQueue, metadata: {name: q, namespace: ns}, spec: {cq: x}}"),
+      "s.yaml: objects[3]");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "s.yaml: objects[3]: LocalQueue ns/q: unknown field spec.cq");
+}
+
+TEST(ParseManifestNodeTest, NullFieldsAreAbsent) {
+  absl::StatusOr<Manifest> m = ParseManifestNode(
+      YAML::Load("{kind: ClusterQueue, metadata: {name: q}, spec: {namespaceSelector: null, "
+                 "admissionChecks: null, cohort: ~}}"),
+      "");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE(
+      std::get<v1::ConfigObject>(m->object).cluster_queue().spec().has_namespace_selector());
+}
+
+}  // namespace
+}  // namespace tollgate::manifest
