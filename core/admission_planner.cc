@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/fair_sharing.h"
 #include "core/saturating.h"
 
 namespace tollgate::core {
@@ -32,8 +33,7 @@ struct Entry {
 };
 
 bool FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq,
-                       const std::map<FrId, int64_t>& usage,
-                       const std::set<WorkloadId>& preempted,
+                       const std::map<FrId, int64_t>& usage, const std::set<WorkloadId>& preempted,
                        const std::vector<PreemptionTarget>& targets) {
   UsageSimulation sim(state);
   std::set<WorkloadId> merged = preempted;
@@ -75,6 +75,114 @@ std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
   }
   return reserved;
 }
+
+// Hands out a cycle's entries in Kueue's order. Classical: no borrowing first, then higher
+// priority, then older. Fair sharing: per cohort tree, the winner of a tournament by dominant
+// resource share, recomputed before every pick because each admission changes the shares.
+class EntryOrder {
+ public:
+  EntryOrder(ClusterState& state, std::vector<Entry>& entries)
+      : state_(state), entries_(entries), fair_(state.config().fair_sharing.enable) {
+    for (size_t i = 0; i < entries_.size(); ++i) remaining_.push_back(i);
+    if (!fair_) {
+      std::sort(remaining_.begin(), remaining_.end(),
+                [this](size_t a, size_t b) { return ClassicalBefore(entries_[a], entries_[b]); });
+    }
+  }
+
+  Entry* Next() {
+    if (remaining_.empty()) return nullptr;
+    size_t pick = 0;
+    if (fair_) pick = FairPick();
+    Entry* e = &entries_[remaining_[pick]];
+    remaining_.erase(remaining_.begin() + static_cast<std::ptrdiff_t>(pick));
+    return e;
+  }
+
+ private:
+  bool ClassicalBefore(const Entry& a, const Entry& b) const {
+    if (a.eval.assignment.borrowing != b.eval.assignment.borrowing) {
+      return a.eval.assignment.borrowing < b.eval.assignment.borrowing;
+    }
+    return PriorityThenAge(a, b);
+  }
+
+  bool PriorityThenAge(const Entry& a, const Entry& b) const {
+    if (a.wl->priority != b.wl->priority) return a.wl->priority > b.wl->priority;
+    const absl::Time ta = state_.QueueOrderTime(*a.wl);
+    const absl::Time tb = state_.QueueOrderTime(*b.wl);
+    if (ta != tb) return ta < tb;
+    return a.wl->id < b.wl->id;
+  }
+
+  // Index into remaining_ of the next entry under fair sharing.
+  size_t FairPick() {
+    // Cohort trees do not share quota, so the order between trees does not matter; take them
+    // in ClusterQueue name order for determinism.
+    size_t first = 0;
+    for (size_t i = 1; i < remaining_.size(); ++i) {
+      if (entries_[remaining_[i]].cq->spec.name < entries_[remaining_[first]].cq->spec.name) {
+        first = i;
+      }
+    }
+    QuotaNode* node = entries_[remaining_[first]].cq->node;
+    if (!node->HasParent()) return first;
+    QuotaNode* root = node->Root();
+
+    drs_.clear();
+    for (size_t idx : remaining_) {
+      Entry& e = entries_[idx];
+      if (e.cq->node->Root() != root) continue;
+      UsageSimulation sim(state_);
+      sim.AddUsage(*e.cq->node, e.eval.assignment.usage);
+      DominantResourceShare drs = ComputeDrs(*e.cq->node, state_.fr_index());
+      for (const QuotaNode* ancestor = e.cq->node->parent(); ancestor != nullptr;
+           ancestor = ancestor->parent()) {
+        drs_[{ancestor, idx}] = drs;
+        drs = ComputeDrs(*ancestor, state_.fr_index());
+      }
+    }
+    std::optional<size_t> winner = Tournament(*root);
+    for (size_t i = 0; i < remaining_.size(); ++i) {
+      if (winner.has_value() && remaining_[i] == *winner) return i;
+    }
+    return first;
+  }
+
+  std::optional<size_t> Tournament(const QuotaNode& cohort) {
+    std::vector<size_t> candidates;
+    for (const QuotaNode* child : cohort.child_cohorts()) {
+      if (std::optional<size_t> c = Tournament(*child)) candidates.push_back(*c);
+    }
+    for (const QuotaNode* child : cohort.child_cluster_queues()) {
+      for (size_t idx : remaining_) {
+        if (entries_[idx].cq->node == child) candidates.push_back(idx);
+      }
+    }
+    if (candidates.empty()) return std::nullopt;
+    size_t best = candidates[0];
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      if (FairLess(candidates[i], best, cohort)) best = candidates[i];
+    }
+    return best;
+  }
+
+  bool FairLess(size_t a, size_t b, const QuotaNode& cohort) {
+    const DominantResourceShare& da = drs_[{&cohort, a}];
+    const DominantResourceShare& db = drs_[{&cohort, b}];
+    const bool a_borrows = da.IsBorrowingOn(entries_[a].eval.assignment.usage);
+    const bool b_borrows = db.IsBorrowingOn(entries_[b].eval.assignment.usage);
+    if (a_borrows != b_borrows) return !a_borrows;
+    if (int c = CompareDrs(da, db); c != 0) return c < 0;
+    return PriorityThenAge(entries_[a], entries_[b]);
+  }
+
+  ClusterState& state_;
+  std::vector<Entry>& entries_;
+  const bool fair_;
+  std::vector<size_t> remaining_;
+  std::map<std::pair<const QuotaNode*, size_t>, DominantResourceShare> drs_;
+};
 
 }  // namespace
 
@@ -147,7 +255,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   for (auto& [name, cq_const] : state_.cluster_queue_runtimes()) {
     ClusterQueueRuntime* cq = state_.mutable_cluster_queue(name);
     if (!cq->active || cq->node == nullptr) continue;
-    std::optional<WorkloadId> head = cq->queue.Head();
+    std::optional<WorkloadId> head = state_.HeadOf(*cq);
     if (!head.has_value()) continue;
     Entry e;
     e.wl = state_.workload(*head);
@@ -164,21 +272,12 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     entries.push_back(std::move(e));
   }
 
-  std::sort(entries.begin(), entries.end(), [this](const Entry& a, const Entry& b) {
-    if (a.eval.assignment.borrowing != b.eval.assignment.borrowing) {
-      return a.eval.assignment.borrowing < b.eval.assignment.borrowing;
-    }
-    if (a.wl->priority != b.wl->priority) return a.wl->priority > b.wl->priority;
-    const absl::Time ta = state_.QueueOrderTime(*a.wl);
-    const absl::Time tb = state_.QueueOrderTime(*b.wl);
-    if (ta != tb) return ta < tb;
-    return a.wl->id < b.wl->id;
-  });
-
   // Usage taken by this cycle's admissions (and reservations) stays simulated until the end.
   UsageSimulation cycle_usage(state_);
   std::set<WorkloadId> preempted;
-  for (Entry& e : entries) {
+  EntryOrder order(state_, entries);
+  while (Entry* next = order.Next()) {
+    Entry& e = *next;
     std::map<FrId, int64_t> usage = e.eval.assignment.usage;
     bool fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
     if (HasAny(preempted, e.eval.targets)) {
@@ -232,14 +331,23 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       for (const PreemptionTarget& t : e.eval.targets) {
         const Workload* victim = state_.workload(t.id);
         if (victim->status.state == WorkloadState::kEvicting) continue;
-        plan.preemptions.push_back(PreemptionDecision{
-            t.id, e.wl->id, t.reason,
-            absl::StrCat("Preempted to accommodate a workload (UID: ", e.wl->uid,
-                         ") due to ", t.reason)});
+        plan.preemptions.push_back(
+            PreemptionDecision{t.id, e.wl->id, t.reason,
+                               absl::StrCat("Preempted to accommodate a workload (UID: ", e.wl->uid,
+                                            ") due to ", t.reason)});
       }
       absl::StrAppend(&e.message, ". Pending the preemption of ", e.eval.targets.size(),
                       " workload(s)");
       e.reason = RequeueReason::kPendingPreemption;
+      continue;
+    }
+
+    const SchedulerConfig::WaitForPodsReady& pods_ready = state_.config().wait_for_pods_ready;
+    if (pods_ready.enable && pods_ready.block_admission &&
+        (!plan.admissions.empty() || !state_.AllAdmittedPodsReady())) {
+      // Kueue admits one workload at a time until its pods run.
+      e.skipped = true;
+      e.message = "waiting for all admitted workloads to be in PodsReady condition";
       continue;
     }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/admission_planner.h"
+#include "core/fair_sharing.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
 
@@ -80,6 +81,11 @@ absl::Status ClusterState::ApplyCohort(CohortSpec spec, absl::Time now) {
 absl::Status ClusterState::ApplyLocalQueue(LocalQueueSpec spec, absl::Time now) {
   const std::string key = LocalQueueKey(spec.namespace_name, spec.name);
   local_queues_[key] = LocalQueueRuntime{std::move(spec)};
+  if (config_.admission_fair_sharing.enable && !fair_usage_.contains(key)) {
+    FairUsageLedger& ledger = fair_usage_[key];
+    ledger.last_update = now;
+    ledger.next_sample = now + config_.admission_fair_sharing.usage_sampling_interval;
+  }
   RerouteAllPending(now);
   DrainStoppedQueues(now);
   return absl::OkStatus();
@@ -100,8 +106,7 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   auto not_found = [&]() {
     return absl::NotFoundError(absl::StrCat(ObjectKindName(kind), " ",
                                             namespace_name.empty() ? "" : namespace_name,
-                                            namespace_name.empty() ? "" : "/", name,
-                                            " not found"));
+                                            namespace_name.empty() ? "" : "/", name, " not found"));
   };
   const std::string key(name);
   switch (kind) {
@@ -208,8 +213,8 @@ void ClusterState::DrainStoppedQueues(absl::Time now) {
       bool drain = drain_cq;
       if (!drain) {
         auto lq = local_queues_.find(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name));
-        drain = lq != local_queues_.end() &&
-                lq->second.spec.stop_policy == StopPolicy::kHoldAndDrain;
+        drain =
+            lq != local_queues_.end() && lq->second.spec.stop_policy == StopPolicy::kHoldAndDrain;
       }
       if (drain) to_evict.push_back(id);
     }
@@ -281,6 +286,7 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
     ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
     if (wl.status.requeue_at > now) {
       cq.queue.PushInadmissible(KeyOf(wl));
+      timers_.insert({wl.status.requeue_at, TimerKind::kBackoffExpired, wl.id});
     } else {
       cq.queue.PushActive(KeyOf(wl));
     }
@@ -288,8 +294,8 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
     wl.status.pending_message = route.blocked_message;
-    SetCondition(wl.status, Condition{"QuotaReserved", false, "Inadmissible",
-                                      route.blocked_message, now});
+    SetCondition(wl.status,
+                 Condition{"QuotaReserved", false, "Inadmissible", route.blocked_message, now});
     MarkDirty(wl.id);
   }
 }
@@ -306,8 +312,8 @@ void ClusterState::RerouteAllPending(absl::Time now) {
       Requeue(*wl, now);
     } else if (wl->status.pending_message != route.blocked_message) {
       wl->status.pending_message = route.blocked_message;
-      SetCondition(wl->status, Condition{"QuotaReserved", false, "Inadmissible",
-                                         route.blocked_message, now});
+      SetCondition(wl->status,
+                   Condition{"QuotaReserved", false, "Inadmissible", route.blocked_message, now});
       MarkDirty(wl->id);
     }
   }
@@ -372,7 +378,13 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
     if (cq->holding.erase(wl.id) > 0) RemoveUsageOf(wl);
   }
   wl.quota_usage.clear();
+  unready_admitted_.erase(wl.id);
   RequeueInadmissibleInTreeOf(cq_name, now);
+}
+
+absl::Duration ClusterState::EvictionGrace(const Workload& wl) const {
+  return wl.spec.checkpoint_grace_seconds > 0 ? absl::Seconds(wl.spec.checkpoint_grace_seconds)
+                                              : config_.eviction_grace_period;
 }
 
 void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string& reason,
@@ -383,7 +395,15 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
   SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
   AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
   MarkDirty(wl.id);
-  if (!config_.evictions_need_ack) {
+  if (config_.evictions_need_ack) {
+    // Cooperative preemption: the workload's own checkpoint grace, else the service default.
+    wl.status.eviction_deadline = now + EvictionGrace(wl);
+    SetCondition(wl.status, Condition{"Preempting", true, reason,
+                                      absl::StrCat("checkpoint and stop by ",
+                                                   absl::FormatTime(wl.status.eviction_deadline)),
+                                      now});
+    timers_.insert({wl.status.eviction_deadline, TimerKind::kEvictionGrace, wl.id});
+  } else {
     // Nothing to wait for: the workload stops at once and returns to its queue.
     const absl::Status released = ReleaseEvicted(wl.Key(), now);
     (void)released;  // Cannot fail: the workload is evicting.
@@ -394,15 +414,20 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   Workload* wl = FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   if (wl->status.state != WorkloadState::kEvicting) {
-    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
-                                                      WorkloadStateName(wl->status.state),
-                                                      ", not Evicting"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " is ", WorkloadStateName(wl->status.state), ", not Evicting"));
   }
   ReleaseQuota(*wl, now);
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
   wl->status.pods_ready = false;
-  wl->status.pending_message.clear();
+  wl->status.eviction_deadline = absl::InfinitePast();
+  SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
+  wl->status.pending_message =
+      wl->status.deactivated
+          ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
+            "retries"
+          : "";
   SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
   SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
@@ -434,10 +459,10 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
                                                    absl::Time now) {
   if (spec.queue_name.empty()) {
     if (local_queues_.count(LocalQueueKey(spec.namespace_name, "default")) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.queueName: workload ", spec.namespace_name, "/", spec.name,
-          " names no queue and namespace ", spec.namespace_name,
-          " has no LocalQueue named \"default\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.queueName: workload ", spec.namespace_name, "/", spec.name,
+                       " names no queue and namespace ", spec.namespace_name,
+                       " has no LocalQueue named \"default\""));
     }
     spec.queue_name = "default";
   }
@@ -445,9 +470,10 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   if (auto it = ids_by_key_.find(key); it != ids_by_key_.end()) {
     const Workload& existing = *workloads_[it->second];
     if (existing.spec == spec) return SubmitOutcome{existing.id, false};
-    return absl::AlreadyExistsError(absl::StrCat(
-        "workload ", key, " already exists with a different spec; delete it first or use a new "
-        "name"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("workload ", key,
+                     " already exists with a different spec; delete it first or use a new "
+                     "name"));
   }
   absl::StatusOr<int32_t> priority = ResolvePriority(spec);
   if (!priority.ok()) return priority.status();
@@ -459,8 +485,8 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   wl->spec = std::move(spec);
   wl->priority = *priority;
   wl->status.state = WorkloadState::kPending;
-  AddEvent(wl->status, now, "Created", absl::StrCat("Submitted to LocalQueue ",
-                                                    wl->spec.queue_name));
+  AddEvent(wl->status, now, "Created",
+           absl::StrCat("Submitted to LocalQueue ", wl->spec.queue_name));
   Workload& ref = *wl;
   ids_by_key_[key] = ref.id;
   workloads_.push_back(std::move(wl));
@@ -495,6 +521,18 @@ absl::Status ClusterState::Restore(Workload workload) {
     if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
       cq->holding.insert(ref.id);
       AddUsageOf(ref);
+    }
+    if (ref.status.state == WorkloadState::kEvicting && config_.evictions_need_ack) {
+      if (ref.status.eviction_deadline == absl::InfinitePast()) {
+        ref.status.eviction_deadline = ref.status.evicted_at + EvictionGrace(ref);
+      }
+      timers_.insert({ref.status.eviction_deadline, TimerKind::kEvictionGrace, ref.id});
+    }
+    if (ref.status.state == WorkloadState::kAdmitted && config_.wait_for_pods_ready.enable &&
+        !ref.status.pods_ready) {
+      unready_admitted_.insert(ref.id);
+      timers_.insert({ref.status.admission_time + config_.wait_for_pods_ready.timeout,
+                      TimerKind::kPodsReadyTimeout, ref.id});
     }
   } else if (ref.status.state == WorkloadState::kPending) {
     Requeue(ref, ref.creation_time);
@@ -538,15 +576,16 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   if (wl->status.state == WorkloadState::kFinished) return absl::OkStatus();
   if (!wl->HoldsQuota()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "workload ", key, " is ", WorkloadStateName(wl->status.state),
-        "; only an admitted workload can finish"));
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
+                                                      WorkloadStateName(wl->status.state),
+                                                      "; only an admitted workload can finish"));
   }
   ReleaseQuota(*wl, now);
   wl->status.state = WorkloadState::kFinished;
   wl->status.pending_message.clear();
   SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});
-  AddEvent(wl->status, now, "Finished", message.empty() ? "Workload finished" : std::string(message));
+  AddEvent(wl->status, now, "Finished",
+           message.empty() ? "Workload finished" : std::string(message));
   MarkDirty(wl->id);
   return absl::OkStatus();
 }
@@ -572,9 +611,9 @@ absl::Status ClusterState::Evict(absl::string_view key, absl::string_view reason
   Workload* wl = FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   if (wl->status.state != WorkloadState::kAdmitted) {
-    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
-                                                      WorkloadStateName(wl->status.state),
-                                                      "; only an admitted workload can be evicted"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only an admitted workload can be evicted"));
   }
   StartEviction(*wl, now, std::string(reason), std::string(message));
   return absl::OkStatus();
@@ -588,10 +627,11 @@ absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
         absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
                      "; pods can only be ready for an admitted workload"));
   }
+  unready_admitted_.erase(wl->id);
   if (!wl->status.pods_ready) {
     wl->status.pods_ready = true;
-    SetCondition(wl->status, Condition{"PodsReady", true, "PodsReady", "All pods are running",
-                                       now});
+    SetCondition(wl->status,
+                 Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
     MarkDirty(wl->id);
   }
   return absl::OkStatus();
@@ -638,13 +678,37 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
     const std::string message =
         absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
     SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
-    SetCondition(wl->status, Condition{"Admitted", true, "Admitted",
-                                       "The workload is admitted", now});
+    SetCondition(wl->status,
+                 Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
     SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
     AddEvent(wl->status, now, "QuotaReserved", message);
     AddEvent(wl->status, now, "Admitted",
              absl::StrCat("Admitted by ClusterQueue ", a.admission.cluster_queue));
     MarkDirty(wl->id);
+    if (UsesAdmissionFairSharing(cq->spec)) {
+      // Kueue charges an entry penalty on admission and settles it with the decayed usage at
+      // once, so the LocalQueue's next workload already sees the cost.
+      const SchedulerConfig::AdmissionFairSharing& afs = config_.admission_fair_sharing;
+      const double alpha = afs.usage_half_life_time == absl::ZeroDuration()
+                               ? 0.0
+                               : 1.0 - std::pow(0.5, absl::FDivDuration(afs.usage_sampling_interval,
+                                                                        afs.usage_half_life_time));
+      std::map<std::string, double> penalty;
+      for (const PodSetAssignment& ps : a.admission.pod_sets) {
+        for (const auto& [resource, amount] : ps.resource_usage) {
+          const double units = resource == "cpu" ? static_cast<double>(amount) / 1000.0
+                                                 : static_cast<double>(amount);
+          penalty[resource] += units * alpha;
+        }
+      }
+      DecayLocalQueueUsage(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name), now,
+                           penalty);
+    }
+    if (config_.wait_for_pods_ready.enable) {
+      unready_admitted_.insert(wl->id);
+      timers_.insert(
+          {now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id});
+    }
   }
   for (const PreemptionDecision& p : plan.preemptions) {
     Workload* victim = mutable_workload(p.victim);
@@ -703,14 +767,14 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
     for (const PreemptionTarget& t : eval.targets) {
       result.victims.push_back(t.id);
       if (workload(t.id)->status.state == WorkloadState::kEvicting) continue;
-      plan.preemptions.push_back(PreemptionDecision{
-          t.id, wl->id, t.reason,
-          absl::StrCat("Preempted to accommodate a workload (UID: ", wl->uid, ") due to ",
-                       t.reason)});
+      plan.preemptions.push_back(
+          PreemptionDecision{t.id, wl->id, t.reason,
+                             absl::StrCat("Preempted to accommodate a workload (UID: ", wl->uid,
+                                          ") due to ", t.reason)});
     }
-    plan.pending.push_back(PendingDecision{wl->id, result.message, RequeueKind::kImmediate,
-                                           cq.spec.queueing_strategy ==
-                                               QueueingStrategy::kBestEffortFifo});
+    plan.pending.push_back(
+        PendingDecision{wl->id, result.message, RequeueKind::kImmediate,
+                        cq.spec.queueing_strategy == QueueingStrategy::kBestEffortFifo});
   } else {
     result.message = eval.assignment.Message();
   }
@@ -720,27 +784,173 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
 
 bool ClusterState::FireTimers(absl::Time now) {
   bool changed = false;
-  if (config_.evictions_need_ack) {
-    for (auto& wl : workloads_) {
-      if (wl == nullptr || wl->status.state != WorkloadState::kEvicting) continue;
-      if (wl->status.evicted_at + config_.eviction_grace_period <= now) {
-        changed = ReleaseEvicted(wl->Key(), now).ok() || changed;
+  for (auto& [key, ledger] : fair_usage_) {
+    if (ledger.next_sample > now) continue;
+    DecayLocalQueueUsage(key, now, {});
+    const absl::Duration interval = config_.admission_fair_sharing.usage_sampling_interval;
+    while (ledger.next_sample <= now) ledger.next_sample += interval;
+    changed = true;
+  }
+  while (!timers_.empty() && std::get<0>(*timers_.begin()) <= now) {
+    const auto [at, kind, id] = *timers_.begin();
+    timers_.erase(timers_.begin());
+    Workload* wl = mutable_workload(id);
+    if (wl == nullptr) continue;
+    switch (kind) {
+      case TimerKind::kEvictionGrace:
+        if (wl->status.state == WorkloadState::kEvicting && wl->status.eviction_deadline <= now) {
+          changed = ReleaseEvicted(wl->Key(), now).ok() || changed;
+        }
+        break;
+      case TimerKind::kPodsReadyTimeout:
+        if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
+            wl->status.admission_time + config_.wait_for_pods_ready.timeout <= now) {
+          PodsReadyTimeout(*wl, now);
+          changed = true;
+        }
+        break;
+      case TimerKind::kBackoffExpired: {
+        const std::string* cq_name = QueuedIn(id);
+        if (cq_name == nullptr || wl->status.requeue_at > now) break;
+        ClusterQueueRuntime* cq = mutable_cluster_queue(*cq_name);
+        if (cq->queue.IsInadmissible(id)) {
+          cq->queue.PushActive(KeyOf(*wl));
+          changed = true;
+        }
+        break;
       }
     }
   }
   return changed;
 }
 
+void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now) {
+  const SchedulerConfig::WaitForPodsReady& w = config_.wait_for_pods_ready;
+  if (w.backoff_limit_count.has_value() && wl.status.requeue_count + 1 > *w.backoff_limit_count) {
+    wl.status.deactivated = true;
+    StartEviction(wl, now, "Deactivated",
+                  "The workload is deactivated due to exceeding the maximum number of re-queuing "
+                  "retries");
+    return;
+  }
+  wl.status.requeue_count++;
+  // Kueue's backoff without its 0.01% jitter: base * 2^(n-1), capped.
+  double wait_seconds = static_cast<double>(w.backoff_base_seconds);
+  for (int32_t i = 1; i < wl.status.requeue_count; ++i) wait_seconds *= 2;
+  if (w.backoff_max_seconds > 0) {
+    wait_seconds = std::min(wait_seconds, static_cast<double>(w.backoff_max_seconds));
+  }
+  wl.status.requeue_at = now + absl::Seconds(wait_seconds);
+  wl.status.pods_ready_eviction_time = now;
+  StartEviction(wl, now, "PodsReadyTimeout",
+                absl::StrCat("Exceeded the PodsReady timeout ", wl.Key()));
+}
+
 std::optional<absl::Time> ClusterState::NextTimer() const {
   std::optional<absl::Time> next;
-  if (config_.evictions_need_ack) {
-    for (const auto& wl : workloads_) {
-      if (wl == nullptr || wl->status.state != WorkloadState::kEvicting) continue;
-      const absl::Time at = wl->status.evicted_at + config_.eviction_grace_period;
-      if (!next.has_value() || at < *next) next = at;
-    }
+  if (!timers_.empty()) next = std::get<0>(*timers_.begin());
+  for (const auto& [key, ledger] : fair_usage_) {
+    if (!next.has_value() || ledger.next_sample < *next) next = ledger.next_sample;
   }
   return next;
+}
+
+bool ClusterState::UsesAdmissionFairSharing(const ClusterQueueSpec& cq) const {
+  return config_.admission_fair_sharing.enable &&
+         cq.admission_mode == AdmissionMode::kUsageBasedFairSharing;
+}
+
+std::map<std::string, double> ClusterState::AdmittedUsageOf(
+    const std::string& local_queue_key) const {
+  std::map<std::string, double> usage;
+  for (const auto& wl : workloads_) {
+    if (wl == nullptr || !wl->HoldsQuota() ||
+        LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name) != local_queue_key) {
+      continue;
+    }
+    for (const PodSetAssignment& ps : wl->status.admission->pod_sets) {
+      for (const auto& [resource, amount] : ps.resource_usage) {
+        usage[resource] +=
+            resource == "cpu" ? static_cast<double>(amount) / 1000.0 : static_cast<double>(amount);
+      }
+    }
+  }
+  return usage;
+}
+
+void ClusterState::DecayLocalQueueUsage(const std::string& local_queue_key, absl::Time now,
+                                        const std::map<std::string, double>& penalty) {
+  auto it = fair_usage_.find(local_queue_key);
+  if (it == fair_usage_.end()) return;
+  FairUsageLedger& ledger = it->second;
+  const absl::Duration half_life = config_.admission_fair_sharing.usage_half_life_time;
+  if (half_life == absl::ZeroDuration()) {
+    ledger.consumed.clear();
+    ledger.last_update = now;
+    return;
+  }
+  // Kueue's exponential decay: old * 0.5^(elapsed/halfLife) + current * (1 - that).
+  const double elapsed = std::max(0.0, absl::ToDoubleSeconds(now - ledger.last_update));
+  const double keep = std::pow(0.5, elapsed / absl::ToDoubleSeconds(half_life));
+  std::map<std::string, double> current = AdmittedUsageOf(local_queue_key);
+  std::map<std::string, double> next;
+  for (const auto& [resource, value] : ledger.consumed) next[resource] += value * keep;
+  for (const auto& [resource, value] : current) next[resource] += value * (1.0 - keep);
+  for (const auto& [resource, value] : penalty) next[resource] += value;
+  ledger.consumed = std::move(next);
+  ledger.last_update = std::max(ledger.last_update, now);
+}
+
+double ClusterState::LocalQueueFairUsage(absl::string_view namespace_name,
+                                         absl::string_view name) const {
+  const std::string key = LocalQueueKey(namespace_name, name);
+  double weight = 1.0;
+  if (auto lq = local_queues_.find(key); lq != local_queues_.end()) {
+    weight = lq->second.spec.fair_weight;
+  }
+  double usage = 0;
+  if (auto it = fair_usage_.find(key); it != fair_usage_.end()) {
+    for (const auto& [resource, value] : it->second.consumed) {
+      auto w = config_.admission_fair_sharing.resource_weights.find(resource);
+      usage +=
+          (w == config_.admission_fair_sharing.resource_weights.end() ? 1.0 : w->second) * value;
+    }
+  }
+  if (weight <= 0) return std::numeric_limits<double>::infinity();
+  return usage / weight;
+}
+
+std::optional<WorkloadId> ClusterState::HeadOf(const ClusterQueueRuntime& cq) const {
+  if (!UsesAdmissionFairSharing(cq.spec)) return cq.queue.Head();
+  // The first active workload of each LocalQueue competes; the least-used LocalQueue wins,
+  // then the usual priority and age order.
+  std::optional<WorkloadId> best;
+  double best_usage = 0;
+  std::set<std::string> seen;
+  for (WorkloadId id : cq.queue.ActiveInOrder()) {
+    const Workload* wl = workload(id);
+    const std::string lq = LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name);
+    if (!seen.insert(lq).second) continue;
+    const double usage = LocalQueueFairUsage(wl->spec.namespace_name, wl->spec.queue_name);
+    if (!best.has_value() || usage < best_usage) {
+      best = id;
+      best_usage = usage;
+    }
+  }
+  return best;
+}
+
+std::vector<WorkloadId> ClusterState::OrderForVisibility(const ClusterQueueRuntime& cq) const {
+  std::vector<WorkloadId> order = cq.queue.InOrder();
+  if (!UsesAdmissionFairSharing(cq.spec)) return order;
+  std::map<WorkloadId, double> usage;
+  for (WorkloadId id : order) {
+    const Workload* wl = workload(id);
+    usage[id] = LocalQueueFairUsage(wl->spec.namespace_name, wl->spec.queue_name);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&usage](WorkloadId a, WorkloadId b) { return usage[a] < usage[b]; });
+  return order;
 }
 
 std::vector<WorkloadId> ClusterState::TakeDirtyWorkloads() {
@@ -817,8 +1027,7 @@ QueueCounts ClusterState::LocalQueueCounts(absl::string_view namespace_name,
                                            absl::string_view name) const {
   QueueCounts counts;
   for (const auto& wl : workloads_) {
-    if (wl == nullptr || wl->spec.namespace_name != namespace_name ||
-        wl->spec.queue_name != name) {
+    if (wl == nullptr || wl->spec.namespace_name != namespace_name || wl->spec.queue_name != name) {
       continue;
     }
     if (wl->status.state == WorkloadState::kPending) counts.pending++;
@@ -833,7 +1042,7 @@ std::vector<PendingPosition> ClusterState::PendingInClusterQueue(absl::string_vi
   if (cq == nullptr) return out;
   std::map<std::string, int64_t> per_local_queue;
   int64_t position = 0;
-  for (WorkloadId id : cq->queue.InOrder()) {
+  for (WorkloadId id : OrderForVisibility(*cq)) {
     const Workload* wl = workload(id);
     PendingPosition p;
     p.id = id;
@@ -861,34 +1070,10 @@ std::vector<PendingPosition> ClusterState::PendingInLocalQueue(absl::string_view
 }
 
 int64_t ClusterState::WeightedShare(absl::string_view name) const {
-  // Kueue's dominant resource share: for every resource the node borrows, the borrowed amount
-  // over what its parent's subtree could lend, in per-mille; the largest, divided by the weight.
   const QuotaNode* node = tree_.ClusterQueue(name);
   if (node == nullptr) node = tree_.Cohort(name);
-  if (node == nullptr || !node->HasParent()) return 0;
-  std::map<std::string, int64_t> borrowed_by_resource;
-  std::map<std::string, int64_t> lendable_by_resource;
-  for (FrId fr : node->ActiveResources()) {
-    const std::string& resource = fr_index_.Resource(fr);
-    const int64_t borrowed =
-        std::max<int64_t>(0, SatSub(node->Usage(fr), node->SubtreeQuota(fr)));
-    borrowed_by_resource[resource] = SatAdd(borrowed_by_resource[resource], borrowed);
-  }
-  const QuotaNode* root = node->parent();
-  while (root->parent() != nullptr) root = root->parent();
-  for (FrId fr : root->ActiveResources()) {
-    const std::string& resource = fr_index_.Resource(fr);
-    lendable_by_resource[resource] = SatAdd(lendable_by_resource[resource], root->SubtreeQuota(fr));
-  }
-  double best = 0;
-  for (const auto& [resource, borrowed] : borrowed_by_resource) {
-    const int64_t lendable = lendable_by_resource[resource];
-    if (borrowed == 0 || lendable == 0) continue;
-    best = std::max(best, static_cast<double>(borrowed) * 1000.0 / static_cast<double>(lendable));
-  }
-  if (best == 0) return 0;
-  if (node->fair_weight() == 0) return std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(std::ceil(best / node->fair_weight()));
+  if (node == nullptr) return 0;
+  return ComputeDrs(*node, fr_index_).RoundedWeightedShare();
 }
 
 }  // namespace tollgate::core

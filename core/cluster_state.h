@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -162,6 +163,8 @@ class ClusterState {
   // Workloads changed since the last call, in id order; deleted ones are reported in
   // TakeDeletedWorkloads. The executor persists both.
   std::vector<WorkloadId> TakeDirtyWorkloads();
+  bool HasUncommittedChanges() const { return !dirty_.empty() || !deleted_.empty(); }
+  bool IsDirty(WorkloadId id) const { return dirty_.contains(id); }
   std::vector<std::string> TakeDeletedWorkloads();
 
   // --- Visibility.
@@ -193,6 +196,14 @@ class ClusterState {
   // The time Kueue orders a pending workload by (creation, or pods-ready eviction).
   absl::Time QueueOrderTime(const Workload& wl) const;
   int64_t cycle() const { return cycle_; }
+  // The head the next cycle takes from this queue: the active set's first entry, or under
+  // admission fair sharing the first entry of the LocalQueue with the least weighted usage.
+  std::optional<WorkloadId> HeadOf(const ClusterQueueRuntime& cq) const;
+  bool UsesAdmissionFairSharing(const ClusterQueueSpec& cq) const;
+  // Admission fair sharing: the LocalQueue's decayed usage (plus penalties) over its weight.
+  double LocalQueueFairUsage(absl::string_view namespace_name, absl::string_view name) const;
+  // waitForPodsReady's blockAdmission: no admitted workload is still waiting for its pods.
+  bool AllAdmittedPodsReady() const { return unready_admitted_.empty(); }
 
  private:
   struct Route {
@@ -214,6 +225,13 @@ class ClusterState {
   void StartEviction(Workload& wl, absl::Time now, const std::string& reason,
                      const std::string& message);
   void DrainStoppedQueues(absl::Time now);
+  void PodsReadyTimeout(Workload& wl, absl::Time now);
+  absl::Duration EvictionGrace(const Workload& wl) const;
+  // Admission fair sharing bookkeeping.
+  std::map<std::string, double> AdmittedUsageOf(const std::string& local_queue_key) const;
+  void DecayLocalQueueUsage(const std::string& local_queue_key, absl::Time now,
+                            const std::map<std::string, double>& penalty);
+  std::vector<WorkloadId> OrderForVisibility(const ClusterQueueRuntime& cq) const;
   void MarkDirty(WorkloadId id) { dirty_.insert(id); }
   absl::StatusOr<int32_t> ResolvePriority(const WorkloadSpec& spec) const;
   QueueKey KeyOf(const Workload& wl) const;
@@ -237,6 +255,20 @@ class ClusterState {
   // Pending workload -> ClusterQueue it is queued in.
   absl::flat_hash_map<WorkloadId, std::string> queued_in_;
   // Per LocalQueue ("ns/name") pending and admitted counts are computed on demand.
+  enum class TimerKind { kEvictionGrace, kPodsReadyTimeout, kBackoffExpired };
+  // Time-based transitions, earliest first. Entries are hints: each is re-checked against the
+  // workload when it fires, so stale ones are harmless.
+  absl::btree_set<std::tuple<absl::Time, TimerKind, WorkloadId>> timers_;
+  // Admission fair sharing: per LocalQueue ("ns/name") consumed usage, per resource in whole
+  // units, decayed with the configured half-life; sampled every usageSamplingInterval.
+  struct FairUsageLedger {
+    std::map<std::string, double> consumed;
+    absl::Time last_update = absl::InfinitePast();
+    absl::Time next_sample = absl::InfiniteFuture();
+  };
+  std::map<std::string, FairUsageLedger> fair_usage_;
+  // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
+  absl::btree_set<WorkloadId> unready_admitted_;
   absl::btree_set<WorkloadId> dirty_;
   std::vector<std::string> deleted_;
   int64_t cycle_ = 0;

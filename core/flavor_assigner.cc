@@ -13,7 +13,13 @@ namespace tollgate::core {
 namespace {
 
 // Kueue's internal granularMode: a preemption outcome plus how far up the tree quota comes from.
-enum class GranularPreemption { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim = 3, kFit = 4 };
+enum class GranularPreemption {
+  kNoFit = 0,
+  kNoCandidates = 1,
+  kPreempt = 2,
+  kReclaim = 3,
+  kFit = 4
+};
 
 struct GranularMode {
   GranularPreemption preemption = GranularPreemption::kNoFit;
@@ -77,8 +83,7 @@ int64_t AmountOf(const ResourceAmounts& amounts, absl::string_view resource) {
 
 }  // namespace
 
-std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(const QuotaNode& cq, FrId fr,
-                                                       int64_t val) {
+std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(const QuotaNode& cq, FrId fr, int64_t val) {
   if (!cq.BorrowingWith(fr, val) || !cq.HasParent()) return {0, cq.HasParent()};
   int64_t remaining = SatSub(val, cq.LocalAvailable(fr));
   for (const QuotaNode* node = cq.parent(); node != nullptr; node = node->parent()) {
@@ -137,7 +142,8 @@ Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const 
     PodSetAssignment out;
     out.name = ps.name;
     out.count = ps.count;
-    for (const auto& [resource, choice] : ps.flavors) out.flavors.emplace_back(resource, choice.flavor);
+    for (const auto& [resource, choice] : ps.flavors)
+      out.flavors.emplace_back(resource, choice.flavor);
     out.resource_usage = ps.requests;
     admission.pod_sets.push_back(std::move(out));
   }
@@ -236,10 +242,9 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
           if (val <= available) {
             mode = GranularMode{GranularPreemption::kFit, level};
           } else {
-            result.reasons.push_back(absl::StrCat("insufficient unused quota for ", name,
-                                                  " in flavor ", flavor, ", ",
-                                                  FormatResourceScalar(name, val - available),
-                                                  " more needed"));
+            result.reasons.push_back(
+                absl::StrCat("insufficient unused quota for ", name, " in flavor ", flavor, ", ",
+                             FormatResourceScalar(name, val - available), " more needed"));
             const QuotaLimits& limits = node.Limits(fr);
             if (limits.nominal >= val || may_reclaim_in_hierarchy || can_preempt_while_borrowing) {
               auto [possibility, borrow_after] = oracle_.SimulatePreemption(fr, val);
@@ -250,6 +255,13 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
             }
           }
         }
+      }
+      if (wl_.spec.non_preemptible && mode.preemption != GranularPreemption::kNoFit && borrow > 0) {
+        // Borrowed quota must stay reclaimable, and a non-preemptible workload could never give
+        // it back: it runs on its queue's own quota only.
+        result.reasons.push_back(
+            absl::StrCat("non-preemptible workload can't borrow ", name, " in flavor ", flavor));
+        mode = GranularMode{GranularPreemption::kNoFit, borrow};
       }
       if (IsPreferred(representative, mode)) representative = mode;
       if (representative.preemption == GranularPreemption::kNoFit) continue;

@@ -31,6 +31,7 @@ class UsageSimulation {
   void AddWorkloadBack(const Workload& wl);
   // Adds usage to a ClusterQueue (for a workload planned this cycle).
   void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
   void Restore();
 
  private:
@@ -45,12 +46,12 @@ class UsageSimulation {
   std::vector<Change> log_;
 };
 
-// Chooses preemption victims as Kueue's classical preemption does: candidates from the
-// preemptor's own ClusterQueue (withinClusterQueue) and from ClusterQueues of its cohort tree
-// that use more than their quota (reclaimWithinCohort, borrowWithinCohort, hierarchical
-// reclaim), ordered evicted-first, other queues before its own, lower priority first, most
-// recently admitted first; it removes candidates until the preemptor fits, then adds back those
-// not needed. Not thread-safe; lives for one cycle.
+// Chooses preemption victims as Kueue's classical (or, with fair sharing enabled, fair) preemption
+// does: candidates from the preemptor's own ClusterQueue (withinClusterQueue) and from
+// ClusterQueues of its cohort tree that use more than their quota (reclaimWithinCohort,
+// borrowWithinCohort, hierarchical reclaim), ordered evicted-first, other queues before its own,
+// lower priority first, most recently admitted first; it removes candidates until the preemptor
+// fits, then adds back those not needed. Not thread-safe; lives for one cycle.
 class PreemptionPlanner {
  public:
   PreemptionPlanner(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
@@ -82,6 +83,11 @@ class PreemptionPlanner {
 
   static const char* ReasonOf(Variant variant);
   std::vector<PreemptionTarget> Classical(const Context& ctx);
+  // Kueue's fair-sharing preemption: victims from the ClusterQueues with the highest dominant
+  // resource share first, as long as the chosen strategy says the preemptor's share stays
+  // below the victim's.
+  std::vector<PreemptionTarget> Fair(const Context& ctx);
+  bool FitsForFairSharing(const Context& ctx);
   Variant Classify(const Context& ctx, const Workload& candidate,
                    const ClusterQueueRuntime& candidate_cq, bool hierarchical_advantage) const;
   void CollectFromQueue(const Context& ctx, const ClusterQueueRuntime& cq, const QuotaNode* lca,

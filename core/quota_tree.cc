@@ -218,8 +218,11 @@ void QuotaTree::Build(const std::map<std::string, ClusterQueueSpec>& cluster_que
 void QuotaTree::ComputeSubtreeQuota(QuotaNode* node) {
   node->subtree_quota_.assign(node->limits_.size(), 0);
   node->usage_.clear();
+  node->subtree_keys_ = node->defined_;
   for (FrId fr : node->defined_) node->subtree_quota_[fr] = node->limits_[fr].nominal;
   auto accumulate = [node](QuotaNode* child) {
+    node->subtree_keys_.insert(node->subtree_keys_.end(), child->subtree_keys_.begin(),
+                               child->subtree_keys_.end());
     for (size_t i = 0; i < child->subtree_quota_.size(); ++i) {
       const FrId fr = static_cast<FrId>(i);
       int64_t& mine = QuotaNode::Grow(node->subtree_quota_, fr);
@@ -234,6 +237,9 @@ void QuotaTree::ComputeSubtreeQuota(QuotaNode* node) {
     ComputeSubtreeQuota(child);
     accumulate(child);
   }
+  std::sort(node->subtree_keys_.begin(), node->subtree_keys_.end());
+  node->subtree_keys_.erase(std::unique(node->subtree_keys_.begin(), node->subtree_keys_.end()),
+                            node->subtree_keys_.end());
 }
 
 QuotaNode* QuotaTree::ClusterQueue(absl::string_view name) const {

@@ -69,6 +69,9 @@ class QuotaNode {
   const std::vector<FrId>& defined_resources() const { return defined_; }
   // Every FrId with non-zero subtree quota or usage on this node, ascending.
   std::vector<FrId> ActiveResources() const;
+  // The FrIds this node's subtree has a quota entry for (its own and its descendants'),
+  // ascending: the resources fair sharing measures a node on.
+  const std::vector<FrId>& subtree_resources() const { return subtree_keys_; }
 
   // Capacity this node keeps for itself and never lends to its parent.
   int64_t LocalQuota(FrId fr) const;
@@ -106,6 +109,7 @@ class QuotaNode {
   std::vector<QuotaLimits> limits_;
   std::vector<FrId> defined_;
   std::vector<int64_t> subtree_quota_;
+  std::vector<FrId> subtree_keys_;
   std::vector<int64_t> usage_;
   double fair_weight_ = 1.0;
 };

@@ -74,6 +74,8 @@ struct WorkloadStatus {
   absl::Time pods_ready_eviction_time = absl::InfinitePast();
   // When the current eviction started (grace period for the adapter's acknowledgement).
   absl::Time evicted_at = absl::InfinitePast();
+  // Cooperative preemption: quota is released at this time even without the adapter's report.
+  absl::Time eviction_deadline = absl::InfinitePast();
   bool pods_ready = false;
   // Deactivated after exceeding backoffLimitCount.
   bool deactivated = false;
@@ -94,6 +96,8 @@ struct Workload {
   // Quota held while admitted or evicting, per flavor-resource (derived from the admission,
   // never persisted).
   std::vector<std::pair<int32_t, int64_t>> quota_usage;
+  // Store revision of the workload's last persisted change; maintained by the service.
+  int64_t resource_version = 0;
 
   std::string Key() const { return spec.namespace_name + "/" + spec.name; }
   bool HoldsQuota() const {

@@ -88,6 +88,13 @@ void WorkloadQueue::SetSticky(std::optional<WorkloadId> id) {
   }
 }
 
+std::vector<WorkloadId> WorkloadQueue::ActiveInOrder() const {
+  std::vector<WorkloadId> out;
+  out.reserve(active_.size());
+  for (const QueueKey& k : active_) out.push_back(k.id);
+  return out;
+}
+
 std::vector<WorkloadId> WorkloadQueue::InOrder() const {
   std::vector<QueueKey> keys;
   keys.reserve(where_.size());

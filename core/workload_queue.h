@@ -56,6 +56,8 @@ class WorkloadQueue {
 
   int64_t size() const { return static_cast<int64_t>(where_.size()); }
   int64_t active_size() const { return static_cast<int64_t>(active_.size()); }
+  // The active set in queue order.
+  std::vector<WorkloadId> ActiveInOrder() const;
   // Every pending workload in queue order (active and inadmissible merged), as Kueue's
   // visibility API lists them.
   std::vector<WorkloadId> InOrder() const;

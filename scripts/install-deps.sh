@@ -8,6 +8,7 @@ packages=(
   librocksdb-dev libabsl-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-yaml
+  libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
 )
 
 missing=()

@@ -103,22 +103,23 @@ absl::Status AdmissionExecutor::LoadState() {
   }
 
   std::vector<core::Workload> workloads;
-  TOLLGATE_RETURN_IF_ERROR(store_.Scan(kWorkloadPrefix, [&](absl::string_view key,
-                                                            absl::string_view value) {
-    v1::Workload proto;
-    if (!proto.ParseFromString(std::string(value))) {
-      parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a Workload"));
-      return false;
-    }
-    absl::StatusOr<core::Workload> wl = WorkloadFromStoredProto(proto);
-    if (!wl.ok()) {
-      parse_error = absl::DataLossError(
-          absl::StrCat("store key ", key, ": ", wl.status().message()));
-      return false;
-    }
-    workloads.push_back(*std::move(wl));
-    return true;
-  }));
+  TOLLGATE_RETURN_IF_ERROR(
+      store_.Scan(kWorkloadPrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::Workload proto;
+        if (!proto.ParseFromString(std::string(value))) {
+          parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a Workload"));
+          return false;
+        }
+        absl::StatusOr<core::Workload> wl = WorkloadFromStoredProto(proto);
+        if (!wl.ok()) {
+          parse_error =
+              absl::DataLossError(absl::StrCat("store key ", key, ": ", wl.status().message()));
+          return false;
+        }
+        wl->resource_version = proto.metadata().resource_version();
+        workloads.push_back(*std::move(wl));
+        return true;
+      }));
   TOLLGATE_RETURN_IF_ERROR(parse_error);
   // Submission order decides ties in every queue; restore in that order.
   std::sort(workloads.begin(), workloads.end(), [](const auto& a, const auto& b) {
@@ -152,8 +153,8 @@ absl::Status AdmissionExecutor::Settle() {
     txn.state().FireTimers(txn.now());
     const CycleResult result = RunCycles(txn.now(), kMaxSettleCycles);
     if (!result.settled) {
-      return absl::InternalError(absl::StrCat("admission did not settle after ", kMaxSettleCycles,
-                                              " cycles"));
+      return absl::InternalError(
+          absl::StrCat("admission did not settle after ", kMaxSettleCycles, " cycles"));
     }
     return absl::OkStatus();
   });
@@ -166,9 +167,8 @@ int64_t AdmissionExecutor::revision() const {
 
 int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
   absl::MutexLock lock(&mu_);
-  auto advanced = [this, after]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return revision_ > after || stopping_;
-  };
+  auto advanced = [this, after]()
+                      ABSL_SHARED_LOCKS_REQUIRED(mu_) { return revision_ > after || stopping_; };
   mu_.AwaitWithDeadline(absl::Condition(&advanced), deadline);
   return revision_;
 }
@@ -208,16 +208,15 @@ absl::Status AdmissionExecutor::Commit(Txn& txn) {
   }
   const int64_t next_revision = store_.CurrentRevision() + 1;
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
-    const core::Workload* wl = state_->workload(id);
+    core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
+    wl->resource_version = next_revision;
     v1::WatchEvent event;
-    event.set_type(txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED
-                                               : v1::WatchEvent::MODIFIED);
+    event.set_type(txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED);
     v1::Workload* proto = event.mutable_workload();
     WorkloadToProto(*wl, proto);
     proto->mutable_metadata()->set_resource_version(next_revision);
-    batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name),
-              proto->SerializeAsString());
+    batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), proto->SerializeAsString());
     batch.AppendChange(event.SerializeAsString());
   }
   for (const std::string& key : state_->TakeDeletedWorkloads()) {

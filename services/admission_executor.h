@@ -53,6 +53,12 @@ class AdmissionExecutor {
     absl::Time now() const { return now_; }
     // Store revision of the last commit before this batch.
     int64_t revision() const { return revision_; }
+    // The revision a read in this operation reflects: the batch's own commit revision when an
+    // earlier operation of the batch already changed the state, so a client that lists and then
+    // watches from that revision sees each change exactly once.
+    int64_t read_revision() const {
+      return revision_ + ((state_->HasUncommittedChanges() || !object_writes_.empty()) ? 1 : 0);
+    }
     void PutObject(std::string key, const v1::ConfigObject& object);
     void DeleteObject(std::string key);
     // Announce this workload as ADDED (rather than MODIFIED) on Watch.
@@ -69,9 +75,9 @@ class AdmissionExecutor {
   };
 
   static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,
-                                                                const core::Clock& clock,
-                                                                core::SchedulerConfig config,
-                                                                Options options);
+                                                                 const core::Clock& clock,
+                                                                 core::SchedulerConfig config,
+                                                                 Options options);
   ~AdmissionExecutor();
   AdmissionExecutor(const AdmissionExecutor&) = delete;
   AdmissionExecutor& operator=(const AdmissionExecutor&) = delete;

@@ -41,7 +41,6 @@ constexpr int64_t kMaxTimestampSeconds = 253402300799;
 constexpr int32_t kMaxTimestampNanos = 999999999;
 
 constexpr absl::string_view kDefaultPodSetName = "main";
-constexpr absl::string_view kDefaultLocalQueueName = "default";
 constexpr absl::string_view kReservedPodsResource = "pods";
 
 std::string Quote(absl::string_view value) {
@@ -63,7 +62,7 @@ class Reporter {
   Reporter(absl::string_view kind, absl::string_view ns, absl::string_view name)
       : object_(absl::StrCat(kind, " ",
                              ns.empty() ? std::string() : absl::StrCat(absl::CHexEscape(ns), "/"),
-                             absl::CHexEscape(name))) {}
+                             name.empty() ? "<unnamed>" : absl::CHexEscape(name))) {}
 
   absl::Status Invalid(absl::string_view path, absl::string_view reason) const {
     return absl::InvalidArgumentError(absl::StrCat(object_, ": ", path, ": ", reason));
@@ -211,9 +210,8 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view
 std::optional<double> QuantityAsDouble(const core::Quantity& q) {
   const std::string text = q.CanonicalString();
   size_t end = 0;
-  while (end < text.size() &&
-         (absl::ascii_isdigit(text[end]) || text[end] == '+' || text[end] == '-' ||
-          text[end] == '.')) {
+  while (end < text.size() && (absl::ascii_isdigit(text[end]) || text[end] == '+' ||
+                               text[end] == '-' || text[end] == '.')) {
     ++end;
   }
   const absl::string_view mantissa = absl::string_view(text).substr(0, end);
@@ -255,12 +253,13 @@ absl::StatusOr<double> FairWeightFromProto(const Reporter& r, absl::string_view 
   TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, ParseNonNegativeQuantity(r, wpath, fs.weight()));
   std::optional<double> weight = QuantityAsDouble(q);
   if (!weight.has_value() || !std::isfinite(*weight)) {
-    return r.Invalid(wpath, absl::StrCat("not representable as a number, got ", Quote(fs.weight())));
+    return r.Invalid(wpath,
+                     absl::StrCat("not representable as a number, got ", Quote(fs.weight())));
   }
   // Kueue's webhook: a weight this small collapses to zero in its share arithmetic.
   if (*weight > 0 && *weight <= 1e-9) {
-    return r.Invalid(wpath, absl::StrCat("when not 0, must be greater than 1n, got ",
-                                         Quote(fs.weight())));
+    return r.Invalid(wpath,
+                     absl::StrCat("when not 0, must be greater than 1n, got ", Quote(fs.weight())));
   }
   return *weight;
 }
@@ -300,8 +299,8 @@ void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
 absl::Status ValidateName(const Reporter& r, absl::string_view path, absl::string_view value,
                           bool label) {
   if (value.empty()) return r.Invalid(path, "required value, got \"\"");
-  return r.At(path, label ? core::ValidateDns1123Label(value)
-                          : core::ValidateDns1123Subdomain(value));
+  return r.At(path,
+              label ? core::ValidateDns1123Label(value) : core::ValidateDns1123Subdomain(value));
 }
 
 // Kubernetes' ValidateLabels: qualified-name keys, label values. Keys are reported at
@@ -364,14 +363,14 @@ absl::Status CheckMaxItems(const Reporter& r, absl::string_view path, int size, 
 
 absl::Status CheckMinItems(const Reporter& r, absl::string_view path, int size, int min) {
   if (size >= min) return absl::OkStatus();
-  return r.Invalid(path, absl::StrCat("must have at least ", min, " item", min == 1 ? "" : "s",
-                                      ", got ", size));
+  return r.Invalid(
+      path, absl::StrCat("must have at least ", min, " item", min == 1 ? "" : "s", ", got ", size));
 }
 
 // --- Taints, tolerations, selectors --------------------------------------------------------------
 
-absl::StatusOr<std::vector<core::Taint>> TaintsFromProto(const Reporter& r, absl::string_view path,
-                                                        const RepeatedPtrField<v1::Taint>& taints) {
+absl::StatusOr<std::vector<core::Taint>> TaintsFromProto(
+    const Reporter& r, absl::string_view path, const RepeatedPtrField<v1::Taint>& taints) {
   std::vector<core::Taint> out;
   std::set<std::pair<std::string, std::string>> seen;  // (effect, key)
   for (int i = 0; i < taints.size(); ++i) {
@@ -383,9 +382,9 @@ absl::StatusOr<std::vector<core::Taint>> TaintsFromProto(const Reporter& r, absl
     TOLLGATE_RETURN_IF_ERROR(
         CheckOneOf(r, Child(tpath, "effect"), t.effect(), kTaintEffects, /*allow_empty=*/false));
     if (!seen.emplace(t.effect(), t.key()).second) {
-      return r.Invalid(tpath, absl::StrCat("duplicate taint with key ", Quote(t.key()),
-                                           " and effect ", Quote(t.effect()),
-                                           ": taints must be unique by key and effect pair"));
+      return r.Invalid(
+          tpath, absl::StrCat("duplicate taint with key ", Quote(t.key()), " and effect ",
+                              Quote(t.effect()), ": taints must be unique by key and effect pair"));
     }
     out.push_back(core::Taint{t.key(), t.value(), t.effect()});
   }
@@ -456,8 +455,7 @@ absl::StatusOr<core::LabelSelector> LabelSelectorFromProto(const Reporter& r,
     }
     if (!wants_values && req.values_size() > 0) {
       return r.Invalid(vpath, absl::StrCat("may not be specified when operator is ",
-                                           Quote(req.operator_()), ", got ",
-                                           Quote(req.values(0))));
+                                           Quote(req.operator_()), ", got ", Quote(req.values(0))));
     }
     for (int j = 0; j < req.values_size(); ++j) {
       TOLLGATE_RETURN_IF_ERROR(r.At(Index(vpath, j), core::ValidateLabelValue(req.values(j))));
@@ -468,7 +466,8 @@ absl::StatusOr<core::LabelSelector> LabelSelectorFromProto(const Reporter& r,
   return out;
 }
 
-// --- Resource groups ------------------------------------------------------------------------------
+// --- Resource groups
+// ------------------------------------------------------------------------------
 
 struct QuotaRules {
   // Borrowing and lending limits need somewhere to borrow from or lend to.
@@ -486,9 +485,8 @@ absl::StatusOr<core::ResourceQuotaSpec> ResourceQuotaFromProto(const Reporter& r
                                                                const QuotaRules& rules) {
   core::ResourceQuotaSpec out;
   out.resource = rq.name();
-  TOLLGATE_ASSIGN_OR_RETURN(
-      out.nominal,
-      ParseResourceAmount(r, Child(path, "nominalQuota"), rq.name(), rq.nominal_quota()));
+  TOLLGATE_ASSIGN_OR_RETURN(out.nominal, ParseResourceAmount(r, Child(path, "nominalQuota"),
+                                                             rq.name(), rq.nominal_quota()));
   auto limit = [&](absl::string_view field, const std::string& text) -> absl::StatusOr<int64_t> {
     const std::string lpath = Child(path, field);
     TOLLGATE_ASSIGN_OR_RETURN(int64_t v, ParseResourceAmount(r, lpath, rq.name(), text));
@@ -504,17 +502,17 @@ absl::StatusOr<core::ResourceQuotaSpec> ResourceQuotaFromProto(const Reporter& r
   if (rq.has_lending_limit()) {
     TOLLGATE_ASSIGN_OR_RETURN(out.lending_limit, limit("lendingLimit", rq.lending_limit()));
     if (rules.lending_within_nominal && *out.lending_limit > out.nominal) {
-      return r.Invalid(Child(path, "lendingLimit"),
-                       absl::StrCat("must be less than or equal to nominalQuota ",
-                                    Quote(rq.nominal_quota()), ", got ", Quote(rq.lending_limit())));
+      return r.Invalid(
+          Child(path, "lendingLimit"),
+          absl::StrCat("must be less than or equal to nominalQuota ", Quote(rq.nominal_quota()),
+                       ", got ", Quote(rq.lending_limit())));
     }
   }
   return out;
 }
 
 absl::StatusOr<std::vector<core::ResourceGroupSpec>> ResourceGroupsFromProto(
-    const Reporter& r, const RepeatedPtrField<v1::ResourceGroup>& groups,
-    const QuotaRules& rules) {
+    const Reporter& r, const RepeatedPtrField<v1::ResourceGroup>& groups, const QuotaRules& rules) {
   const std::string path = "spec.resourceGroups";
   TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, path, groups.size(), kMaxResourceGroups));
   std::vector<core::ResourceGroupSpec> out;
@@ -585,10 +583,10 @@ absl::StatusOr<std::vector<core::ResourceGroupSpec>> ResourceGroupsFromProto(
     }
     total_flavors += g.flavors_size();
     if (combinations > kMaxFlavorResourceCombinationsPerGroup) {
-      return r.Invalid(gpath, absl::StrCat("number of flavor-resource combinations must be at "
-                                           "most ",
-                                           kMaxFlavorResourceCombinationsPerGroup, ", got ",
-                                           combinations));
+      return r.Invalid(
+          gpath, absl::StrCat("number of flavor-resource combinations must be at "
+                              "most ",
+                              kMaxFlavorResourceCombinationsPerGroup, ", got ", combinations));
     }
     out.push_back(std::move(group));
   }
@@ -641,7 +639,8 @@ void LabelsToProto(const core::Labels& labels, StringMap* out) {
   for (const auto& [k, v] : labels) (*out)[k] = v;
 }
 
-// --- Workloads ------------------------------------------------------------------------------------
+// --- Workloads
+// ------------------------------------------------------------------------------------
 
 absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, absl::string_view path,
                                                  const v1::PodSet& ps) {
@@ -719,9 +718,9 @@ absl::StatusOr<core::WorkloadState> StateFromProto(const Reporter& r, v1::Worklo
       break;
   }
   // Open enums can carry numbers from a newer writer.
-  return r.Invalid("status.state", absl::StrCat("unsupported value ", static_cast<int>(state),
-                                                ": supported values: ",
-                                                SupportedValues(kWorkloadStates)));
+  return r.Invalid("status.state",
+                   absl::StrCat("unsupported value ", static_cast<int>(state),
+                                ": supported values: ", SupportedValues(kWorkloadStates)));
 }
 
 absl::StatusOr<core::Admission> AdmissionFromProto(const Reporter& r, const v1::Admission& a) {
@@ -779,7 +778,8 @@ absl::StatusOr<bool> ConditionStatusFromProto(const Reporter& r, absl::string_vi
 
 }  // namespace
 
-// --- API -> core ----------------------------------------------------------------------------------
+// --- API -> core
+// ----------------------------------------------------------------------------------
 
 absl::StatusOr<core::NamespaceSpec> NamespaceFromProto(const v1::Namespace& ns) {
   const Reporter r("Namespace", "", ns.metadata().name());
@@ -800,8 +800,8 @@ absl::StatusOr<core::ResourceFlavorSpec> ResourceFlavorFromProto(const v1::Resou
   const v1::ResourceFlavorSpec& s = rf.spec();
   core::ResourceFlavorSpec out;
   out.name = rf.metadata().name();
-  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "spec.nodeLabels", s.node_labels_size(),
-                                         kMaxFlavorNodeLabels, "entries"));
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, "spec.nodeLabels", s.node_labels_size(), kMaxFlavorNodeLabels, "entries"));
   TOLLGATE_RETURN_IF_ERROR(
       LabelsFromProto(r, "spec.nodeLabels", s.node_labels(), &out.node_labels));
   TOLLGATE_RETURN_IF_ERROR(
@@ -827,15 +827,15 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
     TOLLGATE_RETURN_IF_ERROR(ValidateName(r, "spec.cohort", s.cohort(), /*label=*/false));
   }
   out.cohort = s.cohort();
+  TOLLGATE_ASSIGN_OR_RETURN(out.resource_groups,
+                            ResourceGroupsFromProto(r, s.resource_groups(),
+                                                    QuotaRules{.has_parent = !s.cohort().empty(),
+                                                               .parent_field = "spec.cohort",
+                                                               .lending_within_nominal = true}));
   TOLLGATE_ASSIGN_OR_RETURN(
-      out.resource_groups,
-      ResourceGroupsFromProto(r, s.resource_groups(),
-                              QuotaRules{.has_parent = !s.cohort().empty(),
-                                         .parent_field = "spec.cohort",
-                                         .lending_within_nominal = true}));
-  TOLLGATE_ASSIGN_OR_RETURN(out.queueing_strategy,
-                            ParseEnum(r, "spec.queueingStrategy", s.queueing_strategy(),
-                                      core::QueueingStrategy::kBestEffortFifo, kQueueingStrategies));
+      out.queueing_strategy,
+      ParseEnum(r, "spec.queueingStrategy", s.queueing_strategy(),
+                core::QueueingStrategy::kBestEffortFifo, kQueueingStrategies));
   if (s.has_namespace_selector()) {
     TOLLGATE_ASSIGN_OR_RETURN(
         out.namespace_selector,
@@ -881,11 +881,10 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
       out.flavor_fungibility.when_can_borrow,
       ParseEnum(r, "spec.flavorFungibility.whenCanBorrow", s.flavor_fungibility().when_can_borrow(),
                 core::WhenCanBorrow::kBorrow, kWhenCanBorrow));
-  TOLLGATE_ASSIGN_OR_RETURN(
-      out.flavor_fungibility.when_can_preempt,
-      ParseEnum(r, "spec.flavorFungibility.whenCanPreempt",
-                s.flavor_fungibility().when_can_preempt(), core::WhenCanPreempt::kTryNextFlavor,
-                kWhenCanPreempt));
+  TOLLGATE_ASSIGN_OR_RETURN(out.flavor_fungibility.when_can_preempt,
+                            ParseEnum(r, "spec.flavorFungibility.whenCanPreempt",
+                                      s.flavor_fungibility().when_can_preempt(),
+                                      core::WhenCanPreempt::kTryNextFlavor, kWhenCanPreempt));
   TOLLGATE_ASSIGN_OR_RETURN(out.fair_weight,
                             FairWeightFromProto(r, "spec.fairSharing", s.fair_sharing()));
   TOLLGATE_ASSIGN_OR_RETURN(out.stop_policy, ParseEnum(r, "spec.stopPolicy", s.stop_policy(),
@@ -895,9 +894,9 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
       ParseEnum(r, "spec.admissionScope.admissionMode", s.admission_scope().admission_mode(),
                 core::AdmissionMode::kDefault, kAdmissionModes));
   if (s.max_preempted_workloads() < 0) {
-    return r.Invalid("spec.maxPreemptedWorkloads",
-                     absl::StrCat("must be greater than or equal to 0, got ",
-                                  s.max_preempted_workloads()));
+    return r.Invalid(
+        "spec.maxPreemptedWorkloads",
+        absl::StrCat("must be greater than or equal to 0, got ", s.max_preempted_workloads()));
   }
   out.max_preempted_workloads = s.max_preempted_workloads();
   return out;
@@ -918,12 +917,11 @@ absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {
     }
   }
   out.parent = s.parent();
-  TOLLGATE_ASSIGN_OR_RETURN(
-      out.resource_groups,
-      ResourceGroupsFromProto(r, s.resource_groups(),
-                              QuotaRules{.has_parent = !s.parent().empty(),
-                                         .parent_field = "spec.parent",
-                                         .lending_within_nominal = false}));
+  TOLLGATE_ASSIGN_OR_RETURN(out.resource_groups,
+                            ResourceGroupsFromProto(r, s.resource_groups(),
+                                                    QuotaRules{.has_parent = !s.parent().empty(),
+                                                               .parent_field = "spec.parent",
+                                                               .lending_within_nominal = false}));
   TOLLGATE_ASSIGN_OR_RETURN(out.fair_weight,
                             FairWeightFromProto(r, "spec.fairSharing", s.fair_sharing()));
   return out;
@@ -953,13 +951,12 @@ absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, pc.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   if (pc.description().size() > kMaxPriorityClassDescriptionLength) {
-    return r.Invalid("description", absl::StrCat("must be at most ",
-                                                 kMaxPriorityClassDescriptionLength,
-                                                 " bytes, got ", pc.description().size()));
+    return r.Invalid("description",
+                     absl::StrCat("must be at most ", kMaxPriorityClassDescriptionLength,
+                                  " bytes, got ", pc.description().size()));
   }
-  return core::PriorityClassSpec{.name = pc.metadata().name(),
-                                 .value = pc.value(),
-                                 .is_pod_priority_class = false};
+  return core::PriorityClassSpec{
+      .name = pc.metadata().name(), .value = pc.value(), .is_pod_priority_class = false};
 }
 
 absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(const v1::PriorityClass& pc) {
@@ -968,9 +965,8 @@ absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(const v1::Priorit
       ValidateMetadata(r, pc.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   TOLLGATE_RETURN_IF_ERROR(CheckOneOf(r, "preemptionPolicy", pc.preemption_policy(),
                                       {"PreemptLowerPriority", "Never"}, /*allow_empty=*/true));
-  return core::PriorityClassSpec{.name = pc.metadata().name(),
-                                 .value = pc.value(),
-                                 .is_pod_priority_class = true};
+  return core::PriorityClassSpec{
+      .name = pc.metadata().name(), .value = pc.value(), .is_pod_priority_class = true};
 }
 
 absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl) {
@@ -982,12 +978,12 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
   out.namespace_name = wl.metadata().namespace_();
   out.name = wl.metadata().name();
 
-  if (s.queue_name().empty()) {
-    out.queue_name = std::string(kDefaultLocalQueueName);
-  } else {
+  // An empty queue name stays empty: the core resolves it to the namespace's "default"
+  // LocalQueue, or refuses the workload when the namespace has none.
+  if (!s.queue_name().empty()) {
     TOLLGATE_RETURN_IF_ERROR(ValidateName(r, "spec.queueName", s.queue_name(), /*label=*/false));
-    out.queue_name = s.queue_name();
   }
+  out.queue_name = s.queue_name();
   if (!s.priority_class_name().empty()) {
     TOLLGATE_RETURN_IF_ERROR(
         ValidateName(r, "spec.priorityClassName", s.priority_class_name(), /*label=*/false));
@@ -1017,9 +1013,9 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
   out.active = s.has_active() ? s.active() : true;
   out.non_preemptible = s.non_preemptible();
   if (s.checkpoint_grace_seconds() < 0) {
-    return r.Invalid("spec.checkpointGraceSeconds",
-                     absl::StrCat("must be greater than or equal to 0, got ",
-                                  s.checkpoint_grace_seconds()));
+    return r.Invalid(
+        "spec.checkpointGraceSeconds",
+        absl::StrCat("must be greater than or equal to 0, got ", s.checkpoint_grace_seconds()));
   }
   out.checkpoint_grace_seconds = s.checkpoint_grace_seconds();
   return out;
@@ -1030,10 +1026,9 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   core::Workload out;
   TOLLGATE_ASSIGN_OR_RETURN(out.spec, WorkloadSpecFromProto(wl));
   out.uid = wl.metadata().uid();
-  TOLLGATE_ASSIGN_OR_RETURN(
-      out.creation_time,
-      TimeFromProto(r, "metadata.creationTimestamp", wl.metadata().has_creation_timestamp(),
-                    wl.metadata().creation_timestamp()));
+  TOLLGATE_ASSIGN_OR_RETURN(out.creation_time, TimeFromProto(r, "metadata.creationTimestamp",
+                                                             wl.metadata().has_creation_timestamp(),
+                                                             wl.metadata().creation_timestamp()));
 
   const v1::WorkloadStatus& s = wl.status();
   core::WorkloadStatus& st = out.status;
@@ -1042,23 +1037,25 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   if (s.has_admission()) {
     TOLLGATE_ASSIGN_OR_RETURN(st.admission, AdmissionFromProto(r, s.admission()));
   }
-  TOLLGATE_ASSIGN_OR_RETURN(st.admission_time,
-                            TimeFromProto(r, "status.admissionTime", s.has_admission_time(),
-                                          s.admission_time()));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      st.admission_time,
+      TimeFromProto(r, "status.admissionTime", s.has_admission_time(), s.admission_time()));
   st.pending_message = s.pending_message();
   st.preemption_count = s.preemption_count();
   st.last_preemption_reason = s.last_preemption_reason();
   st.requeue_count = s.requeue_state().count();
-  TOLLGATE_ASSIGN_OR_RETURN(
-      st.requeue_at,
-      TimeFromProto(r, "status.requeueState.requeueAt", s.requeue_state().has_requeue_at(),
-                    s.requeue_state().requeue_at()));
+  TOLLGATE_ASSIGN_OR_RETURN(st.requeue_at, TimeFromProto(r, "status.requeueState.requeueAt",
+                                                         s.requeue_state().has_requeue_at(),
+                                                         s.requeue_state().requeue_at()));
   TOLLGATE_ASSIGN_OR_RETURN(
       st.pods_ready_eviction_time,
       TimeFromProto(r, "status.podsReadyEvictionTime", s.has_pods_ready_eviction_time(),
                     s.pods_ready_eviction_time()));
   TOLLGATE_ASSIGN_OR_RETURN(
       st.evicted_at, TimeFromProto(r, "status.evictedAt", s.has_evicted_at(), s.evicted_at()));
+  TOLLGATE_ASSIGN_OR_RETURN(st.eviction_deadline,
+                            TimeFromProto(r, "status.evictionDeadline", s.has_eviction_deadline(),
+                                          s.eviction_deadline()));
   st.pods_ready = s.pods_ready();
   st.deactivated = s.deactivated();
 
@@ -1078,10 +1075,9 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     st.conditions.push_back(std::move(cond));
   }
   // Keep the core's bound even if an older build stored more events.
-  const int first_event =
-      s.events_size() > static_cast<int>(core::kMaxWorkloadEvents)
-          ? s.events_size() - static_cast<int>(core::kMaxWorkloadEvents)
-          : 0;
+  const int first_event = s.events_size() > static_cast<int>(core::kMaxWorkloadEvents)
+                              ? s.events_size() - static_cast<int>(core::kMaxWorkloadEvents)
+                              : 0;
   for (int i = first_event; i < s.events_size(); ++i) {
     const v1::WorkloadEvent& e = s.events(i);
     core::WorkloadEvent event;
@@ -1094,7 +1090,8 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   return out;
 }
 
-// --- core -> API ----------------------------------------------------------------------------------
+// --- core -> API
+// ----------------------------------------------------------------------------------
 
 v1::Namespace NamespaceToProto(const core::NamespaceSpec& ns) {
   v1::Namespace out;
@@ -1262,6 +1259,9 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   ps->set_pods_ready(st.pods_ready);
   ps->set_deactivated(st.deactivated);
   if (st.evicted_at != absl::InfinitePast()) TimeToProto(st.evicted_at, ps->mutable_evicted_at());
+  if (st.eviction_deadline != absl::InfinitePast()) {
+    TimeToProto(st.eviction_deadline, ps->mutable_eviction_deadline());
+  }
   if (st.pods_ready_eviction_time != absl::InfinitePast()) {
     TimeToProto(st.pods_ready_eviction_time, ps->mutable_pods_ready_eviction_time());
   }

@@ -15,7 +15,7 @@
 //   Workload ns/x: spec.podSets[0].count: must be greater than or equal to 0, got -3
 // Only the first problem found is reported; fields are checked in declaration order.
 //
-// Deliberate leniencies, matching the API server rather than inventing stricter rules:
+// Deliberate choices, following the API server rather than inventing stricter rules:
 //  * a namespace on a cluster-scoped object is ignored (the API server drops it);
 //  * metadata the service owns (uid, resourceVersion, generation, creationTimestamp) is not
 //    checked on config objects;
@@ -56,8 +56,7 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
 absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort);
 absl::StatusOr<core::LocalQueueSpec> LocalQueueFromProto(const v1::LocalQueue& lq);
 // is_pod_priority_class is false.
-absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(
-    const v1::WorkloadPriorityClass& pc);
+absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(const v1::WorkloadPriorityClass& pc);
 // is_pod_priority_class is true.
 absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(const v1::PriorityClass& pc);
 

@@ -86,8 +86,8 @@ std::string KindName(v1::ObjectKind kind) {
 
 std::string ConfigObjectKey(v1::ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name) {
-  return ObjectKey(KindName(kind),
-                   kind == v1::LOCAL_QUEUE ? namespace_name : absl::string_view(), name);
+  return ObjectKey(KindName(kind), kind == v1::LOCAL_QUEUE ? namespace_name : absl::string_view(),
+                   name);
 }
 
 absl::StatusOr<ValidatedObject> ValidateConfigObject(const v1::ConfigObject& object) {
@@ -123,8 +123,7 @@ absl::StatusOr<ValidatedObject> ValidateConfigObject(const v1::ConfigObject& obj
     }
     case v1::ConfigObject::kWorkloadPriorityClass: {
       out.kind = core::ObjectKind::kWorkloadPriorityClass;
-      TOLLGATE_ASSIGN_OR_RETURN(out.spec,
-                                PriorityClassFromProto(object.workload_priority_class()));
+      TOLLGATE_ASSIGN_OR_RETURN(out.spec, PriorityClassFromProto(object.workload_priority_class()));
       break;
     }
     case v1::ConfigObject::kPriorityClass: {

@@ -1,9 +1,8 @@
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <atomic>
 
+#include "grpcpp/grpcpp.h"
 #include "services/tollgate_api.h"
 #include "tollgate/v1/service.grpc.pb.h"
 

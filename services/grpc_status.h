@@ -1,8 +1,7 @@
 #pragma once
 
-#include <grpcpp/support/status.h>
-
 #include "absl/status/status.h"
+#include "grpcpp/support/status.h"
 
 namespace tollgate::services {
 

@@ -10,6 +10,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
+#include "services/real_clock.h"
 
 namespace tollgate::services {
 namespace {
@@ -25,16 +26,19 @@ absl::Status RequireRef(const v1::WorkloadRef& ref) {
   return absl::OkStatus();
 }
 
+// `pending_revision` is the revision the current batch will commit under, which a workload
+// changed by it but not yet persisted will get.
 v1::Workload WorkloadProto(const core::ClusterState& state, const core::Workload& wl,
-                           int64_t revision) {
+                           int64_t pending_revision) {
   v1::Workload out;
   WorkloadToProto(wl, &out);
-  out.mutable_metadata()->set_resource_version(revision);
+  out.mutable_metadata()->set_resource_version(state.IsDirty(wl.id) ? pending_revision
+                                                                    : wl.resource_version);
   return out;
 }
 
-absl::StatusOr<v1::Workload> WorkloadByKey(const core::ClusterState& state,
-                                           absl::string_view key, int64_t revision) {
+absl::StatusOr<v1::Workload> WorkloadByKey(const core::ClusterState& state, absl::string_view key,
+                                           int64_t revision) {
   const core::Workload* wl = state.FindWorkload(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   return WorkloadProto(state, *wl, revision);
@@ -74,8 +78,9 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       const core::ClusterQueueRuntime* runtime = state.cluster_queue(name);
       const bool is_active = runtime != nullptr && runtime->active;
       active->set_status(is_active ? "True" : "False");
-      active->set_reason(is_active ? "Ready" : runtime == nullptr ? "Unknown"
-                                                                  : runtime->inactive_reason);
+      active->set_reason(is_active            ? "Ready"
+                         : runtime == nullptr ? "Unknown"
+                                              : runtime->inactive_reason);
       active->set_message(is_active ? "Can admit new workloads"
                                     : absl::StrCat("ClusterQueue ", name, " is inactive"));
       status->mutable_fair_sharing()->set_weighted_share(state.WeightedShare(name));
@@ -170,8 +175,7 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
 absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
-  const std::string message =
-      request.reason().empty() ? "Preempted on request" : request.reason();
+  const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
   return executor_.Run<v1::PreemptResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
         TOLLGATE_RETURN_IF_ERROR(txn.state().Evict(key, "Preempted", message, txn.now()));
@@ -238,7 +242,7 @@ absl::StatusOr<v1::Workload> TollgateApi::GetWorkload(const v1::GetWorkloadReque
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::Workload>([&](AdmissionExecutor::Txn& txn) {
-    return WorkloadByKey(txn.state(), key, txn.revision());
+    return WorkloadByKey(txn.state(), key, txn.read_revision());
   });
 }
 
@@ -257,19 +261,18 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           }
           if (!request.cluster_queue().empty()) {
             const std::string* queued = state.QueuedIn(wl->id);
-            const bool in_queue =
-                (queued != nullptr && *queued == request.cluster_queue()) ||
-                (wl->status.admission.has_value() &&
-                 wl->status.admission->cluster_queue == request.cluster_queue());
+            const bool in_queue = (queued != nullptr && *queued == request.cluster_queue()) ||
+                                  (wl->status.admission.has_value() &&
+                                   wl->status.admission->cluster_queue == request.cluster_queue());
             if (!in_queue) continue;
           }
-          *response.add_workloads() = WorkloadProto(state, *wl, txn.revision());
+          *response.add_workloads() = WorkloadProto(state, *wl, txn.read_revision());
           if (request.state() != v1::WORKLOAD_STATE_UNSPECIFIED &&
               response.workloads().rbegin()->status().state() != request.state()) {
             response.mutable_workloads()->RemoveLast();
           }
         }
-        response.set_revision(txn.revision());
+        response.set_revision(txn.read_revision());
         return response;
       });
 }
@@ -291,7 +294,10 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
     }
     revision = snapshot.revision();
   }
-  absl::Time last_sent = absl::Now();
+  // Waiting for commits and spacing bookmarks are about the connection, not scheduling, so they
+  // use wall time even when the scheduler runs on a simulated clock.
+  const RealClock wall;
+  absl::Time last_sent = wall.Now();
   while (!cancelled()) {
     absl::StatusOr<std::vector<storage::ChangeLogEntry>> entries =
         executor_.store().ReadChanges(revision, 1024);
@@ -316,20 +322,20 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
         }
         event.set_revision(entry.revision);
         if (!send(event)) return absl::OkStatus();
-        last_sent = absl::Now();
+        last_sent = wall.Now();
       }
       revision = entry.revision;
     }
     if (!entries->empty()) continue;
     // Idle: wait for the next commit, and tell the client where it stands now and then so a
     // reconnect can resume from a recent revision.
-    executor_.WaitForRevision(revision, absl::Now() + absl::Seconds(1));
-    if (absl::Now() - last_sent > absl::Seconds(10)) {
+    executor_.WaitForRevision(revision, wall.Now() + absl::Seconds(1));
+    if (wall.Now() - last_sent > absl::Seconds(10)) {
       v1::WatchEvent bookmark;
       bookmark.set_type(v1::WatchEvent::BOOKMARK);
       bookmark.set_revision(revision);
       if (!send(bookmark)) return absl::OkStatus();
-      last_sent = absl::Now();
+      last_sent = wall.Now();
     }
   }
   return absl::OkStatus();
@@ -361,8 +367,7 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
         for (int i = 0; i < request.objects_size(); ++i) {
           v1::ConfigObject object = request.objects(i);
           const ValidatedObject& v = validated[i];
-          const std::string key =
-              ConfigObjectKey(KindOf(object), v.namespace_name, v.name);
+          const std::string key = ConfigObjectKey(KindOf(object), v.namespace_name, v.name);
           v1::ObjectMeta* meta = MutableMetadataOf(object);
           // Keep creation time and bump generation across updates, as the API server does.
           absl::StatusOr<std::optional<std::string>> existing = txn.store().Get(key);
@@ -395,14 +400,12 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
       ConfigObjectKey(request.ref().kind(), request.ref().namespace_(), request.ref().name());
   return executor_.Run<v1::ConfigObject>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ConfigObject> {
-        TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> value,
-                                  txn.store().Get(key));
+        TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.store().Get(key));
         if (!value.has_value()) {
-          return absl::NotFoundError(absl::StrCat(KindName(request.ref().kind()), " ",
-                                                  request.ref().namespace_().empty()
-                                                      ? ""
-                                                      : request.ref().namespace_() + "/",
-                                                  request.ref().name(), " not found"));
+          return absl::NotFoundError(absl::StrCat(
+              KindName(request.ref().kind()), " ",
+              request.ref().namespace_().empty() ? "" : request.ref().namespace_() + "/",
+              request.ref().name(), " not found"));
         }
         v1::ConfigObject object;
         if (!object.ParseFromString(*value)) {
@@ -424,12 +427,12 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListObjectsResponse> {
         v1::ListObjectsResponse response;
         absl::Status parse_error;
-        TOLLGATE_RETURN_IF_ERROR(txn.store().Scan(
-            prefix, [&](absl::string_view key, absl::string_view value) {
+        TOLLGATE_RETURN_IF_ERROR(
+            txn.store().Scan(prefix, [&](absl::string_view key, absl::string_view value) {
               v1::ConfigObject* object = response.add_objects();
               if (!object->ParseFromString(std::string(value))) {
-                parse_error = absl::DataLossError(
-                    absl::StrCat("store key ", key, " is not a ConfigObject"));
+                parse_error =
+                    absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
                 return false;
               }
               FillStatus(txn.state(), *object);
@@ -456,6 +459,13 @@ absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
       });
 }
 
+absl::StatusOr<std::optional<absl::Time>> TollgateApi::NextTimer() {
+  return executor_.Run<std::optional<absl::Time>>(
+      [](AdmissionExecutor::Txn& txn) -> absl::StatusOr<std::optional<absl::Time>> {
+        return txn.state().NextTimer();
+      });
+}
+
 absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloads(
     const v1::ListPendingWorkloadsRequest& request) {
   const bool by_cluster_queue = !request.cluster_queue().empty();
@@ -467,11 +477,10 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListPendingWorkloadsResponse> {
         const core::ClusterState& state = txn.state();
         std::vector<core::PendingPosition> positions =
-            by_cluster_queue
-                ? state.PendingInClusterQueue(request.cluster_queue())
-                : state.PendingInLocalQueue(
-                      request.namespace_().empty() ? "default" : request.namespace_(),
-                      request.local_queue());
+            by_cluster_queue ? state.PendingInClusterQueue(request.cluster_queue())
+                             : state.PendingInLocalQueue(
+                                   request.namespace_().empty() ? "default" : request.namespace_(),
+                                   request.local_queue());
         v1::ListPendingWorkloadsResponse response;
         for (const core::PendingPosition& p : positions) {
           const core::Workload* wl = state.workload(p.id);

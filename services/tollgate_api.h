@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,6 +48,9 @@ class TollgateApi {
 
   // Runs admission until it settles (the scenario runner's `settle`).
   absl::Status Settle() { return executor_.Settle(); }
+  // When the next time-based transition is due (pods-ready timeout, backoff expiry, eviction
+  // grace, fair-sharing usage sample), so a virtual clock can stop there.
+  absl::StatusOr<std::optional<absl::Time>> NextTimer();
 
  private:
   AdmissionExecutor& executor_;

@@ -1,11 +1,11 @@
 #include "cmd/tollgate/cli_client.h"
 
-#include <chrono>
-#include <utility>
-
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/sync_stream.h>
+
+#include <chrono>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -162,15 +162,13 @@ absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
 }
 
 absl::StatusOr<v1::ApplyResponse> CliClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>([&](grpc::ClientContext* c, v1::ApplyResponse* r) {
-    return config_->Apply(c, request, r);
-  });
+  return Unary<v1::ApplyResponse>(
+      [&](grpc::ClientContext* c, v1::ApplyResponse* r) { return config_->Apply(c, request, r); });
 }
 
 absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest& request) {
-  return Unary<v1::ConfigObject>([&](grpc::ClientContext* c, v1::ConfigObject* r) {
-    return config_->Get(c, request, r);
-  });
+  return Unary<v1::ConfigObject>(
+      [&](grpc::ClientContext* c, v1::ConfigObject* r) { return config_->Get(c, request, r); });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
@@ -182,10 +180,9 @@ absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
 
 absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
-  return Unary<v1::DeleteObjectResponse>(
-      [&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
-        return config_->Delete(c, request, r);
-      });
+  return Unary<v1::DeleteObjectResponse>([&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
+    return config_->Delete(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(
@@ -201,8 +198,7 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
                               WatchCanceller* canceller) {
   grpc::ClientContext context;
   if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
-  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
-      admission_->Watch(&context, request);
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader = admission_->Watch(&context, request);
   v1::WatchEvent event;
   bool stopped = false;
   while (reader->Read(&event)) {

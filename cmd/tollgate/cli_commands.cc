@@ -52,6 +52,8 @@ constexpr FlagDef kTimeoutFlag{"timeout", 0, true, "DURATION",
 constexpr FlagDef kHelpFlag{"help", 'h', false, "", "show this help"};
 constexpr FlagDef kNamespaceFlag{"namespace", 'n', true, "NAMESPACE",
                                  "namespace of the object (default \"default\")"};
+constexpr FlagDef kManifestNamespaceFlag{"namespace", 'n', true, "NAMESPACE",
+                                         "namespace for Workloads and LocalQueues that name none"};
 constexpr FlagDef kAllNamespacesFlag{"all-namespaces", 'A', false, "", "list every namespace"};
 constexpr FlagDef kFileFlag{"filename", 'f', true, "FILE",
                             "YAML manifests: a file, a folder of *.yaml, or - for stdin "
@@ -123,7 +125,6 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       }
       def = FindFlag(defs, name, 0);
     } else {
-      name = arg.substr(1, 1);
       def = FindFlag(defs, "", arg[1]);
       if (arg.size() > 2) inline_value = arg.substr(arg[2] == '=' ? 3 : 2);
     }
@@ -163,19 +164,43 @@ struct KindInfo {
 
 const std::vector<KindInfo>& Kinds() {
   static const auto* kinds = new std::vector<KindInfo>{
-      {"workload", "Workload", "workload.kueue.x-k8s.io", v1::OBJECT_KIND_UNSPECIFIED, true,
+      {"workload",
+       "Workload",
+       "workload.kueue.x-k8s.io",
+       v1::OBJECT_KIND_UNSPECIFIED,
+       true,
        {"workloads", "wl"}},
-      {"clusterqueue", "ClusterQueue", "clusterqueue.kueue.x-k8s.io", v1::CLUSTER_QUEUE, false,
+      {"clusterqueue",
+       "ClusterQueue",
+       "clusterqueue.kueue.x-k8s.io",
+       v1::CLUSTER_QUEUE,
+       false,
        {"clusterqueues", "cq"}},
-      {"localqueue", "LocalQueue", "localqueue.kueue.x-k8s.io", v1::LOCAL_QUEUE, true,
+      {"localqueue",
+       "LocalQueue",
+       "localqueue.kueue.x-k8s.io",
+       v1::LOCAL_QUEUE,
+       true,
        {"localqueues", "lq", "queue", "queues"}},
       {"cohort", "Cohort", "cohort.kueue.x-k8s.io", v1::COHORT, false, {"cohorts"}},
-      {"resourceflavor", "ResourceFlavor", "resourceflavor.kueue.x-k8s.io", v1::RESOURCE_FLAVOR,
-       false, {"resourceflavors", "flavor", "flavors", "rf"}},
-      {"workloadpriorityclass", "WorkloadPriorityClass", "workloadpriorityclass.kueue.x-k8s.io",
-       v1::WORKLOAD_PRIORITY_CLASS, false, {"workloadpriorityclasses", "wpc"}},
-      {"priorityclass", "PriorityClass", "priorityclass.scheduling.k8s.io", v1::PRIORITY_CLASS,
-       false, {"priorityclasses", "pc"}},
+      {"resourceflavor",
+       "ResourceFlavor",
+       "resourceflavor.kueue.x-k8s.io",
+       v1::RESOURCE_FLAVOR,
+       false,
+       {"resourceflavors", "flavor", "flavors", "rf"}},
+      {"workloadpriorityclass",
+       "WorkloadPriorityClass",
+       "workloadpriorityclass.kueue.x-k8s.io",
+       v1::WORKLOAD_PRIORITY_CLASS,
+       false,
+       {"workloadpriorityclasses", "wpc"}},
+      {"priorityclass",
+       "PriorityClass",
+       "priorityclass.scheduling.k8s.io",
+       v1::PRIORITY_CLASS,
+       false,
+       {"priorityclasses", "pc"}},
       {"namespace", "Namespace", "namespace", v1::NAMESPACE, false, {"namespaces", "ns"}},
   };
   return *kinds;
@@ -317,8 +342,8 @@ struct Command {
 const std::vector<Command>& Commands();
 
 std::string CommandHelp(const Command& command) {
-  std::string text = absl::StrCat("usage: tollgate ", command.synopsis, "\n\n", command.summary,
-                                  "\n");
+  std::string text =
+      absl::StrCat("usage: tollgate ", command.synopsis, "\n\n", command.summary, "\n");
   if (!command.details.empty()) absl::StrAppend(&text, "\n", command.details);
   absl::StrAppend(&text, "\nFlags:\n");
   std::vector<FlagDef> flags = command.flags;
@@ -354,16 +379,15 @@ std::string MainUsage() {
                     c.summary, "\n");
   }
   absl::StrAppend(&text,
-                  "\nRun 'tollgate COMMAND --help' for a command's flags. The server is "
-                  "--server, else $TOLLGATE_SERVER, else 127.0.0.1:50051.\n");
+                  "\nRun 'tollgate COMMAND --help' for a command's flags.\n"
+                  "The server is --server, else $TOLLGATE_SERVER, else 127.0.0.1:50051.\n");
   return text;
 }
 
 // One command invocation: its streams, parsed flags and (lazily) its connection.
 class Session {
  public:
-  Session(const CliEnv& env, const Command& command, const ParsedArgs& args,
-          absl::Duration timeout)
+  Session(const CliEnv& env, const Command& command, const ParsedArgs& args, absl::Duration timeout)
       : env_(env), command_(command), args_(args), timeout_(timeout) {}
 
   std::ostream& out() { return env_.out; }
@@ -389,8 +413,7 @@ class Session {
   }
   int UsageError(absl::string_view message) {
     env_.err << "tollgate " << command_.name << ": " << message << "\nusage: tollgate "
-             << command_.synopsis << "\nRun 'tollgate " << command_.name
-             << " --help' for more.\n";
+             << command_.synopsis << "\nRun 'tollgate " << command_.name << " --help' for more.\n";
     return kExitUsage;
   }
 
@@ -459,8 +482,8 @@ std::string FormatFlavors(const v1::PodSetAssignment& assignment) {
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec) {
   std::vector<std::string> taints;
   for (const v1::Taint& t : spec.node_taints()) {
-    taints.push_back(absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(), ":",
-                                  t.effect()));
+    taints.push_back(
+        absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(), ":", t.effect()));
   }
   return taints.empty() ? std::string(kNone) : absl::StrJoin(taints, ",");
 }
@@ -499,7 +522,8 @@ TablePrinter UsageTable(const v1::ClusterQueue& cq) {
     }
   }
   for (const auto& [key, r] : usage) {
-    if (shown.count(key) == 0) table.AddRow({key.first, key.second, "0", r->total(), r->borrowed()});
+    if (shown.count(key) == 0)
+      table.AddRow({key.first, key.second, "0", r->total(), r->borrowed()});
   }
   return table;
 }
@@ -533,8 +557,8 @@ absl::StatusOr<std::string> ReadFileText(const std::string& path) {
 
 // Parses every manifest named by -f, in order: "-" is stdin, a folder means its *.yaml, *.yml
 // and *.json files in name order (as `kubectl apply -f DIR`).
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(Session& s,
-                                                              const std::vector<std::string>& paths) {
+absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
+    Session& s, const std::vector<std::string>& paths) {
   std::vector<manifest::Manifest> manifests;
   auto parse = [&](absl::string_view text, absl::string_view source) -> absl::Status {
     absl::StatusOr<std::vector<manifest::Manifest>> parsed = manifest::ParseManifests(text, source);
@@ -571,6 +595,24 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(Session& s,
   return manifests;
 }
 
+// `-n NS` on apply/submit, as kubectl: the namespace of namespaced manifests that name none. The
+// parser already filled in "default" for those, so an explicit "default" is taken over too.
+void UseNamespace(const ParsedArgs& args, std::vector<manifest::Manifest>& manifests) {
+  if (!args.Has("namespace")) return;
+  const std::string ns = args.Get("namespace");
+  for (manifest::Manifest& m : manifests) {
+    v1::ObjectMeta* meta = nullptr;
+    if (auto* wl = std::get_if<v1::Workload>(&m.object)) {
+      meta = wl->mutable_metadata();
+    } else if (auto* object = std::get_if<v1::ConfigObject>(&m.object); object->has_local_queue()) {
+      meta = object->mutable_local_queue()->mutable_metadata();
+    }
+    if (meta != nullptr && (meta->namespace_().empty() || meta->namespace_() == "default")) {
+      meta->set_namespace_(ns);
+    }
+  }
+}
+
 // Submits workloads one by one, as kubectl applies objects: each gets its line, a refusal does
 // not stop the rest. Returns false when any was refused.
 bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads) {
@@ -602,6 +644,7 @@ int RunApply(Session& s, const ParsedArgs& args) {
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
       ReadManifests(s, args.All("filename"));
   if (!manifests.ok()) return s.Fail(manifests.status());
+  UseNamespace(args, *manifests);
 
   std::vector<v1::Workload> workloads;
   v1::ApplyRequest request;
@@ -649,6 +692,7 @@ int RunSubmit(Session& s, const ParsedArgs& args) {
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
       ReadManifests(s, args.All("filename"));
   if (!manifests.ok()) return s.Fail(manifests.status());
+  UseNamespace(args, *manifests);
   std::vector<v1::Workload> workloads;
   for (const manifest::Manifest& m : *manifests) {
     const auto* wl = std::get_if<v1::Workload>(&m.object);
@@ -668,10 +712,9 @@ int RunSubmit(Session& s, const ParsedArgs& args) {
 // The single NAME argument of a workload command.
 absl::StatusOr<v1::WorkloadRef> WorkloadArg(const Session& s, const ParsedArgs& args) {
   if (args.positional.size() != 1) {
-    return absl::InvalidArgumentError(args.positional.empty()
-                                          ? "name the workload"
-                                          : absl::StrCat("unexpected argument ",
-                                                         args.positional[1]));
+    return absl::InvalidArgumentError(
+        args.positional.empty() ? "name the workload"
+                                : absl::StrCat("unexpected argument ", args.positional[1]));
   }
   v1::WorkloadRef ref;
   ref.set_namespace_(s.Namespace());
@@ -735,8 +778,8 @@ int RunDelete(Session& s, const ParsedArgs& args) {
 void PrintAssignments(Session& s, const v1::Admission& admission, absl::string_view indent) {
   TablePrinter table({"POD SET", "COUNT", "FLAVORS", "USAGE"});
   for (const v1::PodSetAssignment& a : admission.pod_set_assignments()) {
-    table.AddRow({a.name(), absl::StrCat(a.count()), FormatFlavors(a),
-                  FormatRequests(a.resource_usage())});
+    table.AddRow(
+        {a.name(), absl::StrCat(a.count()), FormatFlavors(a), FormatRequests(a.resource_usage())});
   }
   table.Print(s.out(), indent);
 }
@@ -745,6 +788,12 @@ int RunAdmit(Session& s, const ParsedArgs& args) {
   absl::StatusOr<v1::WorkloadRef> ref = WorkloadArg(s, args);
   if (!ref.ok()) return s.UsageError(ref.status().message());
   const bool dry_run = args.Has("dry-run");
+  // The service answers ADMITTED for a workload that already holds quota; say which case it is.
+  v1::GetWorkloadRequest get;
+  *get.mutable_workload() = *ref;
+  absl::StatusOr<v1::Workload> before = s.client().GetWorkload(get);
+  if (!before.ok()) return s.Fail(before.status());
+  const bool was_admitted = before->status().state() == v1::WORKLOAD_STATE_ADMITTED;
   v1::AdmitRequest request;
   *request.mutable_workload() = *ref;
   request.set_dry_run(dry_run);
@@ -754,8 +803,11 @@ int RunAdmit(Session& s, const ParsedArgs& args) {
   const std::string& cq = response->admission().cluster_queue();
   switch (response->outcome()) {
     case v1::AdmitResponse::ADMITTED:
-      s.out() << who << (dry_run ? " would be admitted" : " admitted") << " to ClusterQueue "
-              << cq << "\n";
+      s.out() << who
+              << (was_admitted ? " is already admitted"
+                  : dry_run    ? " would be admitted"
+                               : " admitted")
+              << " to ClusterQueue " << cq << "\n";
       PrintAssignments(s, response->admission(), "  ");
       break;
     case v1::AdmitResponse::PREEMPTING:
@@ -809,10 +861,11 @@ absl::StatusOr<std::vector<v1::ConfigObject>> ListConfig(Session& s, v1::ObjectK
     if (!ns.empty() && MetaOf(object).namespace_() != ns) continue;
     objects.push_back(std::move(object));
   }
-  std::sort(objects.begin(), objects.end(), [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
-    return std::make_pair(MetaOf(a).namespace_(), MetaOf(a).name()) <
-           std::make_pair(MetaOf(b).namespace_(), MetaOf(b).name());
-  });
+  std::sort(objects.begin(), objects.end(),
+            [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
+              return std::make_pair(MetaOf(a).namespace_(), MetaOf(a).name()) <
+                     std::make_pair(MetaOf(b).namespace_(), MetaOf(b).name());
+            });
   return objects;
 }
 
@@ -861,15 +914,14 @@ int GetWorkloads(Session& s, const ParsedArgs& args, absl::string_view name) {
 int GetConfig(Session& s, const ParsedArgs& args, const KindInfo& kind, absl::string_view name) {
   std::string ns;
   if (kind.namespaced && (!name.empty() || !args.Has("all-namespaces"))) ns = s.Namespace();
-  absl::StatusOr<std::vector<v1::ConfigObject>> objects =
-      ListConfig(s, kind.object_kind, ns, name);
+  absl::StatusOr<std::vector<v1::ConfigObject>> objects = ListConfig(s, kind.object_kind, ns, name);
   if (!objects.ok()) return s.Fail(objects.status());
   const absl::Time now = s.now();
   std::optional<TablePrinter> table;
   switch (kind.object_kind) {
     case v1::CLUSTER_QUEUE:
-      table.emplace(std::vector<std::string>{"NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED",
-                                             "ACTIVE"});
+      table.emplace(
+          std::vector<std::string>{"NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "ACTIVE"});
       for (const v1::ConfigObject& o : *objects) {
         const v1::ClusterQueue& cq = o.cluster_queue();
         table->AddRow({cq.metadata().name(), OrNone(cq.spec().cohort()),
@@ -928,10 +980,10 @@ int GetConfig(Session& s, const ParsedArgs& args, const KindInfo& kind, absl::st
       for (const v1::ConfigObject& o : *objects) {
         const bool wpc = o.has_workload_priority_class();
         const v1::ObjectMeta& meta = MetaOf(o);
-        table->AddRow({meta.name(),
-                       absl::StrCat(wpc ? o.workload_priority_class().value()
-                                        : o.priority_class().value()),
-                       FormatAge(meta.creation_timestamp(), now)});
+        table->AddRow(
+            {meta.name(),
+             absl::StrCat(wpc ? o.workload_priority_class().value() : o.priority_class().value()),
+             FormatAge(meta.creation_timestamp(), now)});
       }
       break;
     case v1::NAMESPACE:
@@ -948,8 +1000,9 @@ int GetConfig(Session& s, const ParsedArgs& args, const KindInfo& kind, absl::st
 
 int RunGet(Session& s, const ParsedArgs& args) {
   if (args.positional.empty() || args.positional.size() > 2) {
-    return s.UsageError("name what to get: flavors, clusterqueues, cohorts, localqueues, "
-                        "workloads (and optionally one NAME)");
+    return s.UsageError(
+        "name what to get: flavors, clusterqueues, cohorts, localqueues, "
+        "workloads (and optionally one NAME)");
   }
   const KindInfo* kind = FindKind(args.positional[0]);
   if (kind == nullptr) {
@@ -962,8 +1015,8 @@ int RunGet(Session& s, const ParsedArgs& args) {
   if (args.Has("output")) {
     const std::string format = args.Get("output");
     if (format != "usage") {
-      return s.UsageError(absl::StrCat("unsupported output format \"", format,
-                                       "\" (supported: usage)"));
+      return s.UsageError(
+          absl::StrCat("unsupported output format \"", format, "\" (supported: usage)"));
     }
     if (kind->object_kind != v1::CLUSTER_QUEUE || name.empty()) {
       return s.UsageError("-o usage needs one ClusterQueue: get clusterqueue NAME -o usage");
@@ -1046,15 +1099,24 @@ int DescribeWorkload(Session& s, absl::string_view name) {
     if (!position.ok() && absl::IsUnavailable(position.status())) {
       return s.Fail(position.status());
     }
-    top.Add("Position",
-            position.ok() ? *position : absl::StrCat("<unknown: ", position.status().message(), ">"));
+    top.Add("Position", position.ok()
+                            ? *position
+                            : absl::StrCat("<unknown: ", position.status().message(), ">"));
   }
   if (ToAbslTime(status.admission_time()) != absl::InfinitePast()) {
     top.Add("Admitted", TimeAndAge(status.admission_time(), now));
   }
+  if (status.state() == v1::WORKLOAD_STATE_EVICTING) {
+    std::string eviction = absl::StrCat("since ", TimeAndAge(status.evicted_at(), now));
+    if (ToAbslTime(status.eviction_deadline()) != absl::InfinitePast()) {
+      absl::StrAppend(&eviction, "; quota released by ",
+                      FormatTimestamp(status.eviction_deadline()));
+    }
+    top.Add("Evicting", eviction);
+  }
   if (status.preemption_count() > 0) {
-    top.Add("Preemptions", absl::StrCat(status.preemption_count(), " (last: ",
-                                        OrNone(status.last_preemption_reason()), ")"));
+    top.Add("Preemptions", absl::StrCat(status.preemption_count(),
+                                        " (last: ", OrNone(status.last_preemption_reason()), ")"));
   }
   if (status.requeue_state().count() > 0) {
     top.Add("Requeues", absl::StrCat(status.requeue_state().count()));
@@ -1096,8 +1158,7 @@ int DescribeWorkload(Session& s, absl::string_view name) {
     out << "Events:\n";
     TablePrinter events({"TIME", "AGE", "REASON", "MESSAGE"});
     for (const v1::WorkloadEvent& e : status.events()) {
-      events.AddRow({FormatTimestamp(e.time()), FormatAge(e.time(), now), e.reason(),
-                     e.message()});
+      events.AddRow({FormatTimestamp(e.time()), FormatAge(e.time(), now), e.reason(), e.message()});
     }
     events.Print(out, "  ");
   } else {
@@ -1110,7 +1171,8 @@ int DescribeWorkload(Session& s, absl::string_view name) {
 constexpr int kDescribePendingLimit = 20;
 
 int DescribeClusterQueue(Session& s, absl::string_view name) {
-  absl::StatusOr<std::vector<v1::ConfigObject>> objects = ListConfig(s, v1::CLUSTER_QUEUE, "", name);
+  absl::StatusOr<std::vector<v1::ConfigObject>> objects =
+      ListConfig(s, v1::CLUSTER_QUEUE, "", name);
   if (!objects.ok()) return s.Fail(objects.status());
   const v1::ClusterQueue& cq = objects->front().cluster_queue();
   const v1::ClusterQueueSpec& spec = cq.spec();
@@ -1126,9 +1188,8 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
   top.Add("Cohort", OrNone(spec.cohort()));
   top.Add("Queueing Strategy", or_default(spec.queueing_strategy(), "BestEffortFIFO"));
   std::string selector = "<all namespaces>";
-  if (spec.has_namespace_selector() &&
-      (!spec.namespace_selector().match_labels().empty() ||
-       !spec.namespace_selector().match_expressions().empty())) {
+  if (spec.has_namespace_selector() && (!spec.namespace_selector().match_labels().empty() ||
+                                        !spec.namespace_selector().match_expressions().empty())) {
     selector = JoinKeyValues(spec.namespace_selector().match_labels());
     for (const v1::LabelSelectorRequirement& r : spec.namespace_selector().match_expressions()) {
       absl::StrAppend(&selector, selector.empty() || selector == kNone ? "" : ",", r.key(), " ",
@@ -1138,15 +1199,15 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
   top.Add("Namespace Selector", selector);
   const v1::ClusterQueuePreemption& p = spec.preemption();
   top.Add("Preemption",
-          absl::StrCat("withinClusterQueue=", or_default(p.within_cluster_queue(), "Never"),
-                       ", reclaimWithinCohort=", or_default(p.reclaim_within_cohort(), "Never"),
-                       ", borrowWithinCohort=",
-                       or_default(p.borrow_within_cohort().policy(), "Never")));
+          absl::StrCat(
+              "withinClusterQueue=", or_default(p.within_cluster_queue(), "Never"),
+              ", reclaimWithinCohort=", or_default(p.reclaim_within_cohort(), "Never"),
+              ", borrowWithinCohort=", or_default(p.borrow_within_cohort().policy(), "Never")));
   top.Add("Flavor Fungibility",
-          absl::StrCat("whenCanBorrow=",
-                       or_default(spec.flavor_fungibility().when_can_borrow(), "Borrow"),
-                       ", whenCanPreempt=",
-                       or_default(spec.flavor_fungibility().when_can_preempt(), "TryNextFlavor")));
+          absl::StrCat(
+              "whenCanBorrow=", or_default(spec.flavor_fungibility().when_can_borrow(), "Borrow"),
+              ", whenCanPreempt=",
+              or_default(spec.flavor_fungibility().when_can_preempt(), "TryNextFlavor")));
   top.Add("Stop Policy", or_default(spec.stop_policy(), "None"));
   std::string active = ActiveOf(cq);
   for (const v1::Condition& c : cq.status().conditions()) {
@@ -1185,7 +1246,8 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 }
 
 int RunDescribe(Session& s, const ParsedArgs& args) {
-  if (args.positional.size() != 2) return s.UsageError("name a KIND (workload, clusterqueue) and a NAME");
+  if (args.positional.size() != 2)
+    return s.UsageError("name a KIND (workload, clusterqueue) and a NAME");
   const KindInfo* kind = FindKind(args.positional[0]);
   if (kind != nullptr && kind->object_kind == v1::OBJECT_KIND_UNSPECIFIED) {
     return DescribeWorkload(s, args.positional[1]);
@@ -1263,58 +1325,85 @@ int RunScenario(Session& s, const ParsedArgs& args) {
 
 const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
-      {"apply", "apply -f FILE", "Create or update Kueue objects; submit the Workloads among them.",
+      {"apply",
+       "apply -f FILE",
+       "Create or update Kueue objects, submit Workloads.",
        "Takes multi-document YAML as Kueue users write it (kueue.x-k8s.io v1beta1 or v1beta2,\n"
        "Namespace, scheduling.k8s.io PriorityClass). Configuration is applied all or nothing in\n"
-       "one request; Workload manifests are then submitted one by one. Prints one line per object,\n"
+       "one request; Workload manifests are then submitted one by one. Prints one line per "
+       "object,\n"
        "as kubectl does: created, configured or unchanged.\n",
-       {kFileFlag},
+       {kFileFlag, kManifestNamespaceFlag},
        RunApply},
-      {"submit", "submit -f FILE", "Submit Workload manifests.",
+      {"submit",
+       "submit -f FILE",
+       "Submit Workload manifests.",
        "Submitting the same workload again is harmless (unchanged); a different spec under an\n"
        "existing name is refused.\n",
-       {kFileFlag},
+       {kFileFlag, kManifestNamespaceFlag},
        RunSubmit},
-      {"admit", "admit NAME [--dry-run]", "Try to admit a pending workload now and show the outcome.",
+      {"admit",
+       "admit NAME [--dry-run]",
+       "Try to admit a workload now; show the outcome.",
        "Prints the flavors it is (or would be) admitted with, the workloads it would preempt,\n"
        "or why it waits.\n",
        {kNamespaceFlag, kDryRunFlag},
        RunAdmit},
-      {"finish", "finish NAME", "Mark a workload finished and release its quota.", "",
+      {"finish",
+       "finish NAME",
+       "Mark a workload finished and release its quota.",
+       "",
        {kNamespaceFlag, kMessageFlag},
        RunFinish},
-      {"preempt", "preempt NAME [--reason TEXT]", "Evict an admitted workload.", "",
+      {"preempt",
+       "preempt NAME [--reason TEXT]",
+       "Evict an admitted workload.",
+       "",
        {kNamespaceFlag, kReasonFlag},
        RunPreempt},
-      {"delete", "delete KIND NAME", "Delete a workload or a configuration object.",
+      {"delete",
+       "delete KIND NAME",
+       "Delete a workload or a configuration object.",
        "KIND: workload, clusterqueue, localqueue, cohort, resourceflavor, workloadpriorityclass,\n"
        "priorityclass, namespace (plurals and short names such as cq, lq, rf, wl work too).\n"
        "-n applies to workloads and localqueues.\n",
        {kNamespaceFlag},
        RunDelete},
-      {"get", "get TYPE [NAME] [-n NS | -A] [-o usage]", "List objects as a table.",
+      {"get",
+       "get TYPE [NAME] [-n NS | -A] [-o usage]",
+       "List objects as a table.",
        "TYPE: flavors, clusterqueues, cohorts, localqueues, workloads (also\n"
        "workloadpriorityclasses, priorityclasses, namespaces). Namespaced types list the -n\n"
        "namespace (default \"default\"), or every namespace with -A.\n"
        "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource.\n",
        {kNamespaceFlag, kAllNamespacesFlag, kOutputFlag},
        RunGet},
-      {"usage", "usage CLUSTERQUEUE", "Show a ClusterQueue's NOMINAL, USED and BORROWED quota.",
-       "", {}, RunUsage},
-      {"describe", "describe workload|clusterqueue NAME",
-       "Show an object in detail, with its queue position and events.",
+      {"usage",
+       "usage CLUSTERQUEUE",
+       "Show a ClusterQueue's NOMINAL, USED, BORROWED quota.",
+       "",
+       {},
+       RunUsage},
+      {"describe",
+       "describe workload|clusterqueue NAME",
+       "Show details, queue position and events.",
        "workload: spec, state, admission and flavors, pending reason, position in its LocalQueue\n"
        "and ClusterQueue, conditions and events.\n"
        "clusterqueue: spec summary, usage per flavor and resource, pending workloads in order.\n",
        {kNamespaceFlag},
        RunDescribe},
-      {"watch", "watch workloads [-n NS | -A]", "Print workload changes as they happen.",
+      {"watch",
+       "watch workloads [-n NS | -A]",
+       "Print workload changes as they happen.",
        "The current workloads first (ADDED), then one line per change until interrupted.\n",
        {kNamespaceFlag, kAllNamespacesFlag},
        RunWatch},
-      {"scenario", "scenario run PATH...",
-       "Run admission scenarios (files, or folders searched for *.yaml).",
-       "Runs in-process on a temporary store and a simulated clock; needs no server.\n",
+      {"scenario",
+       "scenario run PATH...",
+       "Run admission scenarios in process (no server).",
+       "PATH: scenario files, or folders searched for *.yaml. Each runs on a temporary store and "
+       "a\n"
+       "simulated clock.\n",
        {},
        RunScenario},
   };
@@ -1328,16 +1417,20 @@ const Command* FindCommand(absl::string_view name) {
   return nullptr;
 }
 
-bool IsGlobalValueFlag(absl::string_view arg) { return arg == "--server" || arg == "--timeout"; }
+// Flags that may precede the command word and take the next argument as their value.
+bool IsLeadingValueFlag(absl::string_view arg) {
+  return arg == "--server" || arg == "--timeout" || arg == "-n" || arg == "--namespace" ||
+         arg == "-f" || arg == "--filename" || arg == "-o" || arg == "--output";
+}
 
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
-  // Global flags may come before the command (`tollgate --server h:p get workloads`); the command
-  // is the first word that is not a flag or a global flag's value.
+  // Flags may come before the command (`tollgate --server h:p get workloads`); the command is
+  // the first word that is not a flag or a flag's value.
   size_t command_index = args.size();
   for (size_t i = 0; i < args.size(); ++i) {
-    if (IsGlobalValueFlag(args[i])) {
+    if (IsLeadingValueFlag(args[i])) {
       ++i;
       continue;
     }

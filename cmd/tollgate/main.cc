@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const char* server = getenv("TOLLGATE_SERVER");
   const WallClock clock;
-  const tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr,
-                                  server == nullptr ? "" : server, clock};
+  const tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr, server == nullptr ? "" : server,
+                                  clock};
   return tollgate::cli::RunCli(args, env);
 }

@@ -38,8 +38,8 @@ class TempDir {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "tollgate-scenario-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat("cannot create a temporary directory from ",
-                                              pattern));
+      return absl::InternalError(
+          absl::StrCat("cannot create a temporary directory from ", pattern));
     }
     return TempDir(pattern);
   }
@@ -95,8 +95,8 @@ class Run {
     for (const Step& step : scenario_.steps) {
       std::string error = RunStep(step);
       if (!error.empty()) {
-        result.failure = absl::StrCat("step ", step.index, " (", StepKindName(step.kind),
-                                      "): ", error);
+        result.failure =
+            absl::StrCat("step ", step.index, " (", StepKindName(step.kind), "): ", error);
         return result;
       }
     }
@@ -143,8 +143,8 @@ class Run {
     if (const auto* workload = std::get_if<v1::Workload>(&m.object)) {
       SubmitItem item;
       item.name = workload->metadata().name();
-      item.ns = workload->metadata().namespace_().empty() ? "default"
-                                                          : workload->metadata().namespace_();
+      item.ns =
+          workload->metadata().namespace_().empty() ? "default" : workload->metadata().namespace_();
       item.workload = *workload;
       Submit(item);
       return "";
@@ -179,9 +179,8 @@ class Run {
     for (const ObjectRef& ref : refs) {
       absl::Status status;
       if (ref.kind == "Workload") {
-        absl::StatusOr<std::string> key = Resolve(ref.ns.empty() ? ref.name
-                                                                 : absl::StrCat(ref.ns, "/",
-                                                                                ref.name));
+        absl::StatusOr<std::string> key =
+            Resolve(ref.ns.empty() ? ref.name : absl::StrCat(ref.ns, "/", ref.name));
         if (!key.ok()) return std::string(key.status().message());
         v1::DeleteWorkloadRequest request;
         *request.mutable_workload() = RefOf(*key);
@@ -203,8 +202,8 @@ class Run {
         request.mutable_ref()->set_namespace_(ref.ns);
         status = api_.DeleteObject(request).status();
       }
-      if (!status.ok()) return absl::StrCat("delete ", ref.kind, " ", ref.name, ": ",
-                                            status.message());
+      if (!status.ok())
+        return absl::StrCat("delete ", ref.kind, " ", ref.name, ": ", status.message());
     }
     return "";
   }
@@ -214,8 +213,9 @@ class Run {
     return status.ok() ? "" : absl::StrCat("settle: ", status.message());
   }
 
-  // Moves the clock to `now + d`, stopping at every moment a workload's runtime ends to finish
-  // it and let admission settle, so work admitted mid-way also finishes on time.
+  // Moves the clock to `now + d`, stopping at every moment something is due — a workload's
+  // runtime ends, or a service timer fires (pods-ready timeout, backoff, usage sampling) — to
+  // let admission settle there, so work admitted mid-way also runs on time.
   std::string Advance(absl::Duration d) {
     const absl::Time target = clock_.Now() + d;
     while (true) {
@@ -226,8 +226,7 @@ class Run {
       for (const v1::Workload& wl : *workloads) {
         const std::string key = KeyOf(wl);
         auto runtime = runtimes_.find(key);
-        if (runtime == runtimes_.end() ||
-            wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
+        if (runtime == runtimes_.end() || wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
           continue;
         }
         const absl::Time ends =
@@ -240,6 +239,12 @@ class Run {
         }
         if (ends == *next) due.push_back(key);
       }
+      absl::StatusOr<std::optional<absl::Time>> timer = api_.NextTimer();
+      if (!timer.ok()) return std::string(timer.status().message());
+      if (timer->has_value() && **timer <= target && (!next.has_value() || **timer < *next)) {
+        next = **timer;
+        due.clear();
+      }
       if (!next.has_value()) break;
       if (*next > clock_.Now()) clock_.Set(*next);
       for (const std::string& key : due) {
@@ -250,6 +255,11 @@ class Run {
         if (!status.ok()) return absl::StrCat("finish ", key, ": ", status.message());
       }
       if (std::string error = Settle(); !error.empty()) return error;
+      if (due.empty() && *next <= clock_.Now() && timer->has_value() && **timer == *next) {
+        // A timer that fired and re-armed at the same instant would loop forever.
+        absl::StatusOr<std::optional<absl::Time>> again = api_.NextTimer();
+        if (again.ok() && again->has_value() && **again <= *next) break;
+      }
     }
     clock_.Set(target);
     return Settle();
@@ -300,9 +310,9 @@ class Run {
     }
     if (matches.empty()) return absl::NotFoundError(absl::StrCat("no workload named ", name));
     if (matches.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "workload name ", name, " is ambiguous (", absl::StrJoin(matches, ", "),
-          "); write namespace/name"));
+      return absl::InvalidArgumentError(absl::StrCat("workload name ", name, " is ambiguous (",
+                                                     absl::StrJoin(matches, ", "),
+                                                     "); write namespace/name"));
     }
     return matches.front();
   }
@@ -368,8 +378,8 @@ class Run {
     for (const v1::Workload& wl : *all) by_key[KeyOf(wl)] = &wl;
 
     if (expect.admitted.has_value()) {
-      if (std::string e = CheckStateSet("admitted", v1::WORKLOAD_STATE_ADMITTED, *expect.admitted,
-                                        by_key);
+      if (std::string e =
+              CheckStateSet("admitted", v1::WORKLOAD_STATE_ADMITTED, *expect.admitted, by_key);
           !e.empty()) {
         return e;
       }
@@ -390,7 +400,8 @@ class Run {
     }
     for (const auto& [name, count] : expect.preempted) {
       absl::StatusOr<std::string> key = Resolve(name);
-      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("preempted: no workload ", name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("preempted: no workload ", name);
       const int32_t got = by_key[*key]->status().preemption_count();
       if (got != count) {
         return absl::StrCat("expected ", name, " preempted ", count, " time(s), saw ", got);
@@ -416,8 +427,8 @@ class Run {
                             ", saw it ", StateName(wl.status().state()));
       }
       if (wl.status().pending_message().find(substring) == std::string::npos) {
-        return absl::StrCat("expected ", name, " pending with reason containing ",
-                            Quote(substring), ", saw ", Quote(wl.status().pending_message()));
+        return absl::StrCat("expected ", name, " pending with reason containing ", Quote(substring),
+                            ", saw ", Quote(wl.status().pending_message()));
       }
     }
     for (const auto& [name, share] : expect.fair_share) {
@@ -495,8 +506,8 @@ class Run {
       return w.ok() && g.ok() &&
              core::ResourceScalar(usage.resource, *w) == core::ResourceScalar(usage.resource, *g);
     };
-    const std::string where = absl::StrCat(usage.cluster_queue, " ", usage.flavor, " ",
-                                           usage.resource);
+    const std::string where =
+        absl::StrCat(usage.cluster_queue, " ", usage.flavor, " ", usage.resource);
     if (!same(usage.used, total)) {
       return absl::StrCat("expected usage of ", where, " ", usage.used, ", saw ", total);
     }

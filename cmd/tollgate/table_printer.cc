@@ -109,8 +109,7 @@ std::string JoinKeyValues(const std::map<std::string, std::string>& values,
 std::string JoinKeyValues(const google::protobuf::Map<std::string, std::string>& values,
                           absl::string_view separator) {
   // protobuf maps iterate in no particular order; output must not depend on it.
-  return JoinKeyValues(std::map<std::string, std::string>(values.begin(), values.end()),
-                       separator);
+  return JoinKeyValues(std::map<std::string, std::string>(values.begin(), values.end()), separator);
 }
 
 void FieldPrinter::Add(std::string key, std::string value) {

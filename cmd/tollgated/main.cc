@@ -1,9 +1,6 @@
 // tollgated: the Tollgate admission service. Serves tollgate.v1's AdmissionService,
 // ConfigService and VisibilityService over gRPC on a RocksDB store, with gRPC reflection and the
 // standard health service. Logs one JSON object per line on stderr.
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -25,15 +22,18 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
+#include "grpc/support/log.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
 #include "services/manifest/manifest_parser.h"
@@ -119,6 +119,15 @@ void Log(absl::string_view level, absl::string_view msg,
   line += "}\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+}
+
+// gRPC's own diagnostics, as JSON lines like ours rather than in gpr's format.
+void LogFromGrpc(gpr_log_func_args* args) {
+  const absl::string_view level = args->severity == GPR_LOG_SEVERITY_ERROR  ? "error"
+                                  : args->severity == GPR_LOG_SEVERITY_INFO ? "info"
+                                                                            : "debug";
+  Log(level, args->message,
+      {{"source", "grpc"}, {"file", absl::StrCat(args->file, ":", args->line)}});
 }
 
 // --- Flags -------------------------------------------------------------------------------------
@@ -353,7 +362,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // by themselves), then give unary calls the grace period to finish.
   server->GetHealthCheckService()->Shutdown();
   admission_service.StopWatches();
-  server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(flags.shutdown_grace));
+  server->Shutdown(absl::ToChronoTime(absl::Now() + flags.shutdown_grace));
   server->Wait();
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
@@ -376,14 +385,15 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
   if (!flags.ok()) {
-    Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
-    std::cerr << tollgate::kUsage;
+    Log("error", "bad flags",
+        {{"error", absl::StrCat(flags.status().message(), " (tollgated --help lists the flags)")}});
     return 2;
   }
   if (flags->help) {
     std::cout << tollgate::kUsage;
     return 0;
   }
+  gpr_set_log_function(&tollgate::LogFromGrpc);
   absl::Status status = tollgate::Serve(*flags, stop_signals);
   if (!status.ok()) {
     Log("error", "tollgated failed", {{"error", status.ToString()}});

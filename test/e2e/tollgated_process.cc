@@ -12,7 +12,6 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

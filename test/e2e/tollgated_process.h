@@ -1,6 +1,5 @@
 #pragma once
 
-#include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -10,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
 
 namespace tollgate::e2e {
 

@@ -83,11 +83,11 @@ v1::ClusterQueue ValidClusterQueue() {
   v1::ClusterQueueSpec* s = cq.mutable_spec();
   s->set_cohort("org");
   *s->add_resource_groups() =
-      Group({"cpu", "memory"}, {Flavor("on-demand", {Quota("cpu", "10", "5", "4"),
-                                                     Quota("memory", "64Gi")}),
-                                Flavor("spot", {Quota("cpu", "1.5"), Quota("memory", "32Gi")})});
-  *s->add_resource_groups() = Group({"nvidia.com/gpu"}, {Flavor("a100", {Quota("nvidia.com/gpu",
-                                                                               "8")})});
+      Group({"cpu", "memory"},
+            {Flavor("on-demand", {Quota("cpu", "10", "5", "4"), Quota("memory", "64Gi")}),
+             Flavor("spot", {Quota("cpu", "1.5"), Quota("memory", "32Gi")})});
+  *s->add_resource_groups() =
+      Group({"nvidia.com/gpu"}, {Flavor("a100", {Quota("nvidia.com/gpu", "8")})});
   return cq;
 }
 
@@ -177,8 +177,16 @@ struct InvalidCase {
   std::vector<std::string> want;
 };
 
+// "KIND NAME" or "KIND NAMESPACE/NAME", as the object (possibly renamed by the case) reads.
+template <typename P>
+std::string ObjectLabel(const std::string& kind, const P& proto) {
+  const v1::ObjectMeta& m = proto.metadata();
+  return absl::StrCat(kind, " ", m.namespace_().empty() ? "" : absl::StrCat(m.namespace_(), "/"),
+                      m.name().empty() ? "<unnamed>" : m.name());
+}
+
 template <typename P, typename Convert>
-void ExpectAllRejected(const P& base, Convert convert, const std::string& object,
+void ExpectAllRejected(const P& base, Convert convert, const std::string& kind,
                        const std::vector<InvalidCase<P>>& cases) {
   ASSERT_TRUE(convert(base).ok()) << "the base object must be valid: " << convert(base).status();
   for (const InvalidCase<P>& c : cases) {
@@ -189,7 +197,7 @@ void ExpectAllRejected(const P& base, Convert convert, const std::string& object
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string message(result.status().message());
-    EXPECT_THAT(message, StartsWith(object + ": ")) << message;
+    EXPECT_THAT(message, StartsWith(ObjectLabel(kind, proto) + ": ")) << message;
     for (const std::string& want : c.want) EXPECT_THAT(message, HasSubstr(want));
   }
 }
@@ -200,9 +208,11 @@ std::string Repeat(char c, size_t n) { return std::string(n, c); }
 template <typename P>
 std::vector<InvalidCase<P>> MetadataCases() {
   return {
-      {"label key", [](P& p) { (*p.mutable_metadata()->mutable_labels())["bad key"] = "v"; },
+      {"label key",
+       [](P& p) { (*p.mutable_metadata()->mutable_labels())["bad key"] = "v"; },
        {"metadata.labels[bad key]", "\"bad key\""}},
-      {"label value", [](P& p) { (*p.mutable_metadata()->mutable_labels())["k"] = "bad value"; },
+      {"label value",
+       [](P& p) { (*p.mutable_metadata()->mutable_labels())["k"] = "bad value"; },
        {"metadata.labels[k]", "\"bad value\""}},
       {"annotation key",
        [](P& p) { (*p.mutable_metadata()->mutable_annotations())["a/b/c"] = "v"; },
@@ -235,14 +245,16 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
     for (const std::string& v : values) e->add_values(v);
   };
   std::vector<InvalidCase<CQ>> cases = {
-      {"name", [](CQ& p) { p.mutable_metadata()->set_name("Team_A"); },
+      {"name",
+       [](CQ& p) { p.mutable_metadata()->set_name("Team_A"); },
        {"metadata.name", "\"Team_A\" is not a valid name"}},
-      {"empty name", [](CQ& p) { p.mutable_metadata()->clear_name(); },
-       {"metadata.name: required value"}},
-      {"name too long", [](CQ& p) { p.mutable_metadata()->set_name(Repeat('a', 254)); },
+      {"empty name",
+       [](CQ& p) { p.mutable_metadata()->clear_name(); },
+       {"ClusterQueue <unnamed>: metadata.name: required value"}},
+      {"name too long",
+       [](CQ& p) { p.mutable_metadata()->set_name(Repeat('a', 254)); },
        {"metadata.name", "no more than 253"}},
-      {"cohort", [](CQ& p) { p.mutable_spec()->set_cohort("Org!"); },
-       {"spec.cohort", "\"Org!\""}},
+      {"cohort", [](CQ& p) { p.mutable_spec()->set_cohort("Org!"); }, {"spec.cohort", "\"Org!\""}},
       {"too many resource groups",
        [](CQ& p) {
          p.mutable_spec()->clear_resource_groups();
@@ -251,28 +263,35 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
          }
        },
        {"spec.resourceGroups:", "at most 16", "got 17"}},
-      {"no covered resources", [&](CQ& p) { rg(p, 1)->clear_covered_resources(); },
+      {"no covered resources",
+       [&](CQ& p) { rg(p, 1)->clear_covered_resources(); },
        {"spec.resourceGroups[1].coveredResources:", "at least 1", "got 0"}},
       {"too many covered resources",
        [](CQ& p) { *p.mutable_spec()->mutable_resource_groups(1) = WideGroup(65, 0, 1, 0); },
        {"spec.resourceGroups[1].coveredResources:", "at most 64", "got 65"}},
-      {"covered resource name", [&](CQ& p) { rg(p, 1)->set_covered_resources(0, "-gpu"); },
+      {"covered resource name",
+       [&](CQ& p) { rg(p, 1)->set_covered_resources(0, "-gpu"); },
        {"spec.resourceGroups[1].coveredResources[0]:", "\"-gpu\""}},
-      {"resource in two groups", [&](CQ& p) { rg(p, 1)->set_covered_resources(0, "cpu"); },
+      {"resource in two groups",
+       [&](CQ& p) { rg(p, 1)->set_covered_resources(0, "cpu"); },
        {"spec.resourceGroups[1].coveredResources[0]:", "duplicate", "\"cpu\""}},
       {"resource twice in a group",
        [&](CQ& p) { rg(p, 0)->set_covered_resources(1, "cpu"); },
        {"spec.resourceGroups[0].coveredResources[1]:", "duplicate", "\"cpu\""}},
-      {"no flavors", [&](CQ& p) { rg(p, 1)->clear_flavors(); },
+      {"no flavors",
+       [&](CQ& p) { rg(p, 1)->clear_flavors(); },
        {"spec.resourceGroups[1].flavors:", "at least 1", "got 0"}},
       {"too many flavors",
        [](CQ& p) { *p.mutable_spec()->mutable_resource_groups(1) = WideGroup(1, 0, 65, 0); },
        {"spec.resourceGroups[1].flavors:", "at most 64", "got 65"}},
-      {"flavor name", [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->set_name("Spot_1"); },
+      {"flavor name",
+       [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->set_name("Spot_1"); },
        {"spec.resourceGroups[0].flavors[1].name:", "\"Spot_1\""}},
-      {"empty flavor name", [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->clear_name(); },
+      {"empty flavor name",
+       [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->clear_name(); },
        {"spec.resourceGroups[0].flavors[1].name: required value"}},
-      {"flavor in two groups", [&](CQ& p) { rg(p, 1)->mutable_flavors(0)->set_name("spot"); },
+      {"flavor in two groups",
+       [&](CQ& p) { rg(p, 1)->mutable_flavors(0)->set_name("spot"); },
        {"spec.resourceGroups[1].flavors[0].name:", "duplicate", "\"spot\""}},
       {"flavor twice in a group",
        [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->set_name("on-demand"); },
@@ -284,40 +303,42 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
        [&](CQ& p) { *rg(p, 0)->mutable_flavors(1)->add_resources() = Quota("pods", "1"); },
        {"spec.resourceGroups[0].flavors[1].resources:", "got 3"}},
       {"flavor resources out of order",
-       [&](CQ& p) {
-         rg(p, 0)->mutable_flavors(1)->mutable_resources()->SwapElements(0, 1);
-       },
+       [&](CQ& p) { rg(p, 0)->mutable_flavors(1)->mutable_resources()->SwapElements(0, 1); },
        {"spec.resourceGroups[0].flavors[1].resources[0].name:", "\"cpu\"", "\"memory\""}},
-      {"nominal quota not a quantity", [&](CQ& p) { quota(p, 0, 1, 0)->set_nominal_quota("abc"); },
+      {"nominal quota not a quantity",
+       [&](CQ& p) { quota(p, 0, 1, 0)->set_nominal_quota("abc"); },
        {"ClusterQueue team-a: spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: "
         "invalid quantity \"abc\": "}},
-      {"nominal quota empty", [&](CQ& p) { quota(p, 0, 1, 0)->clear_nominal_quota(); },
+      {"nominal quota empty",
+       [&](CQ& p) { quota(p, 0, 1, 0)->clear_nominal_quota(); },
        {"spec.resourceGroups[0].flavors[1].resources[0].nominalQuota:", "\"\""}},
-      {"nominal quota negative", [&](CQ& p) { quota(p, 0, 1, 1)->set_nominal_quota("-1Gi"); },
+      {"nominal quota negative",
+       [&](CQ& p) { quota(p, 0, 1, 1)->set_nominal_quota("-1Gi"); },
        {"spec.resourceGroups[0].flavors[1].resources[1].nominalQuota:",
         "greater than or equal to 0", "\"-1Gi\""}},
       {"borrowing limit not a quantity",
        [&](CQ& p) { quota(p, 0, 0, 0)->set_borrowing_limit("lots"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "\"lots\""}},
-      {"borrowing limit negative", [&](CQ& p) { quota(p, 0, 0, 0)->set_borrowing_limit("-2"); },
+      {"borrowing limit negative",
+       [&](CQ& p) { quota(p, 0, 0, 0)->set_borrowing_limit("-2"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "\"-2\""}},
       {"borrowing limit without cohort",
        [&](CQ& p) {
          p.mutable_spec()->clear_cohort();
          quota(p, 0, 0, 0)->clear_lending_limit();
        },
-       {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "spec.cohort",
-        "\"5\""}},
+       {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "spec.cohort", "\"5\""}},
       {"lending limit without cohort",
        [&](CQ& p) {
          p.mutable_spec()->clear_cohort();
          quota(p, 0, 0, 0)->clear_borrowing_limit();
        },
-       {"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit:", "spec.cohort",
-        "\"4\""}},
-      {"lending limit not a quantity", [&](CQ& p) { quota(p, 0, 0, 0)->set_lending_limit("1x"); },
+       {"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit:", "spec.cohort", "\"4\""}},
+      {"lending limit not a quantity",
+       [&](CQ& p) { quota(p, 0, 0, 0)->set_lending_limit("1x"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit:", "\"1x\""}},
-      {"lending limit negative", [&](CQ& p) { quota(p, 0, 0, 0)->set_lending_limit("-4"); },
+      {"lending limit negative",
+       [&](CQ& p) { quota(p, 0, 0, 0)->set_lending_limit("-4"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit:", "\"-4\""}},
       {"lending limit above nominal",
        [&](CQ& p) { quota(p, 0, 0, 0)->set_lending_limit("10001m"); },
@@ -342,7 +363,8 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
       {"too many flavor-resource combinations",
        [](CQ& p) { *p.mutable_spec()->mutable_resource_groups(1) = WideGroup(60, 0, 9, 0); },
        {"spec.resourceGroups[1]:", "combinations", "got 540"}},
-      {"queueing strategy", [](CQ& p) { p.mutable_spec()->set_queueing_strategy("FIFO"); },
+      {"queueing strategy",
+       [](CQ& p) { p.mutable_spec()->set_queueing_strategy("FIFO"); },
        {"spec.queueingStrategy:", "\"FIFO\"", "\"StrictFIFO\""}},
       {"within cluster queue",
        [](CQ& p) { p.mutable_spec()->mutable_preemption()->set_within_cluster_queue("Any"); },
@@ -397,7 +419,8 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
       {"weight collapses to zero",
        [](CQ& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("1n"); },
        {"spec.fairSharing.weight:", "\"1n\""}},
-      {"stop policy", [](CQ& p) { p.mutable_spec()->set_stop_policy("Pause"); },
+      {"stop policy",
+       [](CQ& p) { p.mutable_spec()->set_stop_policy("Pause"); },
        {"spec.stopPolicy:", "\"Pause\""}},
       {"admission mode",
        [](CQ& p) { p.mutable_spec()->mutable_admission_scope()->set_admission_mode("Fair"); },
@@ -408,17 +431,23 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
       {"selector label value",
        [&](CQ& p) { (*sel(p)->mutable_match_labels())["team"] = "a b"; },
        {"spec.namespaceSelector.matchLabels[team]:", "\"a b\""}},
-      {"selector expression key", [&](CQ& p) { expr(p, "-team", "Exists", {}); },
+      {"selector expression key",
+       [&](CQ& p) { expr(p, "-team", "Exists", {}); },
        {"spec.namespaceSelector.matchExpressions[0].key:", "\"-team\""}},
-      {"selector expression operator", [&](CQ& p) { expr(p, "team", "Like", {"a"}); },
+      {"selector expression operator",
+       [&](CQ& p) { expr(p, "team", "Like", {"a"}); },
        {"spec.namespaceSelector.matchExpressions[0].operator:", "\"Like\""}},
-      {"selector expression empty operator", [&](CQ& p) { expr(p, "team", "", {"a"}); },
+      {"selector expression empty operator",
+       [&](CQ& p) { expr(p, "team", "", {"a"}); },
        {"spec.namespaceSelector.matchExpressions[0].operator:", "\"\""}},
-      {"selector In without values", [&](CQ& p) { expr(p, "team", "In", {}); },
+      {"selector In without values",
+       [&](CQ& p) { expr(p, "team", "In", {}); },
        {"spec.namespaceSelector.matchExpressions[0].values:", "\"In\""}},
-      {"selector NotIn without values", [&](CQ& p) { expr(p, "team", "NotIn", {}); },
+      {"selector NotIn without values",
+       [&](CQ& p) { expr(p, "team", "NotIn", {}); },
        {"spec.namespaceSelector.matchExpressions[0].values:", "\"NotIn\""}},
-      {"selector Exists with values", [&](CQ& p) { expr(p, "team", "Exists", {"a"}); },
+      {"selector Exists with values",
+       [&](CQ& p) { expr(p, "team", "Exists", {"a"}); },
        {"spec.namespaceSelector.matchExpressions[0].values:", "\"Exists\"", "\"a\""}},
       {"selector DoesNotExist with values",
        [&](CQ& p) { expr(p, "team", "DoesNotExist", {"b"}); },
@@ -434,7 +463,7 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
        {"spec.maxPreemptedWorkloads:", "got -1"}},
   };
   Append(cases, MetadataCases<CQ>());
-  ExpectAllRejected(ValidClusterQueue(), ClusterQueueFromProto, "ClusterQueue team-a", cases);
+  ExpectAllRejected(ValidClusterQueue(), ClusterQueueFromProto, "ClusterQueue", cases);
 }
 
 TEST(ClusterQueueFromProtoTest, ConvertsQuantitiesAndPolicies) {
@@ -521,8 +550,11 @@ TEST(ClusterQueueFromProtoTest, AcceptsKueueV1beta2FungibilitySpelling) {
 
 TEST(ClusterQueueFromProtoTest, LendingLimitMayEqualNominal) {
   v1::ClusterQueue cq = ValidClusterQueue();
-  cq.mutable_spec()->mutable_resource_groups(0)->mutable_flavors(0)->mutable_resources(0)->set_lending_limit(
-      "10000m");
+  cq.mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(0)
+      ->mutable_resources(0)
+      ->set_lending_limit("10000m");
   absl::StatusOr<core::ClusterQueueSpec> got = ClusterQueueFromProto(cq);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->resource_groups[0].flavors[0].resources[0].lending_limit, 10000);
@@ -535,9 +567,19 @@ struct WeightCase {
 
 TEST(ClusterQueueFromProtoTest, FairSharingWeightIsTheQuantityAsAFloat) {
   const std::vector<WeightCase> cases = {
-      {"0.5", 0.5}, {"2", 2.0},    {"500m", 0.5},        {"0", 0.0},     {"1.5k", 1500.0},
-      {"1e3", 1e3}, {"2Ki", 2048}, {"2n", 2e-9},         {"+3", 3.0},    {"0.1", 0.1},
-      {"1", 1.0},   {"10", 10.0},  {"333333333n", 0.333333333},
+      {"0.5", 0.5},
+      {"2", 2.0},
+      {"500m", 0.5},
+      {"0", 0.0},
+      {"1.5k", 1500.0},
+      {"1e3", 1e3},
+      {"2Ki", 2048},
+      {"2n", 2e-9},
+      {"+3", 3.0},
+      {"0.1", 0.1},
+      {"1", 1.0},
+      {"10", 10.0},
+      {"333333333n", 0.333333333},
   };
   for (const WeightCase& c : cases) {
     SCOPED_TRACE(c.text);
@@ -562,7 +604,8 @@ struct WeightFormatCase {
 
 TEST(ClusterQueueToProtoTest, WeightsPrintCanonically) {
   const std::vector<WeightFormatCase> cases = {
-      {0.5, "500m"}, {2.0, "2"}, {1.0, ""}, {0.0, "0"}, {1500.0, "1500"}, {0.333333333, "333333333n"},
+      {0.5, "500m"}, {2.0, "2"},       {1.0, ""},
+      {0.0, "0"},    {1500.0, "1500"}, {0.333333333, "333333333n"},
   };
   for (const WeightFormatCase& c : cases) {
     SCOPED_TRACE(c.weight);
@@ -578,17 +621,28 @@ TEST(ClusterQueueToProtoTest, WeightsPrintCanonically) {
 TEST(ClusterQueueToProtoTest, RoundTripsWithCanonicalQuantities) {
   v1::ClusterQueue cq = ValidClusterQueue();
   // Spelled unusually; printed canonically.
-  cq.mutable_spec()->mutable_resource_groups(0)->mutable_flavors(1)->mutable_resources(0)->set_nominal_quota(
-      "1500m");
-  cq.mutable_spec()->mutable_resource_groups(0)->mutable_flavors(1)->mutable_resources(1)->set_nominal_quota(
-      "34359738368");
-  cq.mutable_spec()->mutable_resource_groups(1)->mutable_flavors(0)->mutable_resources(0)->set_nominal_quota(
-      "8000m");
+  cq.mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(1)
+      ->mutable_resources(0)
+      ->set_nominal_quota("1500m");
+  cq.mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(1)
+      ->mutable_resources(1)
+      ->set_nominal_quota("34359738368");
+  cq.mutable_spec()
+      ->mutable_resource_groups(1)
+      ->mutable_flavors(0)
+      ->mutable_resources(0)
+      ->set_nominal_quota("8000m");
   cq.mutable_spec()->mutable_preemption()->set_reclaim_within_cohort("LowerPriority");
   cq.mutable_spec()->mutable_preemption()->mutable_borrow_within_cohort()->set_policy(
       "LowerPriority");
-  cq.mutable_spec()->mutable_preemption()->mutable_borrow_within_cohort()->set_max_priority_threshold(
-      7);
+  cq.mutable_spec()
+      ->mutable_preemption()
+      ->mutable_borrow_within_cohort()
+      ->set_max_priority_threshold(7);
   cq.mutable_spec()->mutable_namespace_selector()->add_match_expressions()->set_key("gone");
   cq.mutable_spec()->mutable_namespace_selector()->mutable_match_expressions(0)->set_operator_(
       "DoesNotExist");
@@ -638,28 +692,30 @@ TEST(CohortFromProtoTest, RejectsEveryInvalidField) {
     return p.mutable_spec()->mutable_resource_groups(0)->mutable_flavors(0)->mutable_resources(0);
   };
   std::vector<InvalidCase<C>> cases = {
-      {"name", [](C& p) { p.mutable_metadata()->set_name("Org"); },
-       {"metadata.name:", "\"Org\""}},
-      {"parent", [](C& p) { p.mutable_spec()->set_parent("Company_1"); },
+      {"name", [](C& p) { p.mutable_metadata()->set_name("Org"); }, {"metadata.name:", "\"Org\""}},
+      {"parent",
+       [](C& p) { p.mutable_spec()->set_parent("Company_1"); },
        {"spec.parent:", "\"Company_1\""}},
-      {"parent is self", [](C& p) { p.mutable_spec()->set_parent("org"); },
+      {"parent is self",
+       [](C& p) { p.mutable_spec()->set_parent("org"); },
        {"spec.parent:", "itself", "\"org\""}},
       {"borrowing limit without parent",
        [&](C& p) {
          p.mutable_spec()->clear_parent();
          quota(p)->clear_lending_limit();
        },
-       {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "spec.parent",
-        "\"2\""}},
+       {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit:", "spec.parent", "\"2\""}},
       {"lending limit without parent",
        [&](C& p) {
          p.mutable_spec()->clear_parent();
          quota(p)->clear_borrowing_limit();
        },
        {"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit:", "spec.parent", "\"8\""}},
-      {"nominal quota", [&](C& p) { quota(p)->set_nominal_quota("four"); },
+      {"nominal quota",
+       [&](C& p) { quota(p)->set_nominal_quota("four"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota:", "\"four\""}},
-      {"resource name mismatch", [&](C& p) { quota(p)->set_name("memory"); },
+      {"resource name mismatch",
+       [&](C& p) { quota(p)->set_name("memory"); },
        {"spec.resourceGroups[0].flavors[0].resources[0].name:", "\"memory\""}},
       {"no covered resources",
        [](C& p) { p.mutable_spec()->mutable_resource_groups(0)->clear_covered_resources(); },
@@ -672,11 +728,12 @@ TEST(CohortFromProtoTest, RejectsEveryInvalidField) {
          }
        },
        {"spec.resourceGroups:", "got 17"}},
-      {"weight", [](C& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("-0.5"); },
+      {"weight",
+       [](C& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("-0.5"); },
        {"spec.fairSharing.weight:", "\"-0.5\""}},
   };
   Append(cases, MetadataCases<C>());
-  ExpectAllRejected(ValidCohort(), CohortFromProto, "Cohort org", cases);
+  ExpectAllRejected(ValidCohort(), CohortFromProto, "Cohort", cases);
 }
 
 TEST(CohortFromProtoTest, ConvertsAndRoundTrips) {
@@ -707,24 +764,30 @@ TEST(CohortFromProtoTest, ConvertsAndRoundTrips) {
 TEST(LocalQueueFromProtoTest, RejectsEveryInvalidField) {
   using LQ = v1::LocalQueue;
   std::vector<InvalidCase<LQ>> cases = {
-      {"name", [](LQ& p) { p.mutable_metadata()->set_name("Main"); },
+      {"name",
+       [](LQ& p) { p.mutable_metadata()->set_name("Main"); },
        {"metadata.name:", "\"Main\""}},
-      {"namespace", [](LQ& p) { p.mutable_metadata()->set_namespace_("team.a"); },
+      {"namespace",
+       [](LQ& p) { p.mutable_metadata()->set_namespace_("team.a"); },
        {"metadata.namespace:", "\"team.a\""}},
-      {"missing namespace", [](LQ& p) { p.mutable_metadata()->clear_namespace_(); },
+      {"missing namespace",
+       [](LQ& p) { p.mutable_metadata()->clear_namespace_(); },
        {"metadata.namespace: required value"}},
-      {"missing cluster queue", [](LQ& p) { p.mutable_spec()->clear_cluster_queue(); },
+      {"missing cluster queue",
+       [](LQ& p) { p.mutable_spec()->clear_cluster_queue(); },
        {"spec.clusterQueue: required value"}},
-      {"cluster queue", [](LQ& p) { p.mutable_spec()->set_cluster_queue("CQ!"); },
+      {"cluster queue",
+       [](LQ& p) { p.mutable_spec()->set_cluster_queue("CQ!"); },
        {"spec.clusterQueue:", "\"CQ!\""}},
-      {"stop policy", [](LQ& p) { p.mutable_spec()->set_stop_policy("Drain"); },
+      {"stop policy",
+       [](LQ& p) { p.mutable_spec()->set_stop_policy("Drain"); },
        {"spec.stopPolicy:", "\"Drain\""}},
-      {"weight", [](LQ& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("1 "); },
+      {"weight",
+       [](LQ& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("1 "); },
        {"spec.fairSharing.weight:", "\"1 \""}},
   };
   Append(cases, MetadataCases<LQ>());
-  ExpectAllRejected(ValidLocalQueue(), LocalQueueFromProto, "LocalQueue team-a/main.queue",
-                    cases);
+  ExpectAllRejected(ValidLocalQueue(), LocalQueueFromProto, "LocalQueue", cases);
 }
 
 TEST(LocalQueueFromProtoTest, ConvertsAndRoundTrips) {
@@ -733,8 +796,8 @@ TEST(LocalQueueFromProtoTest, ConvertsAndRoundTrips) {
   lq.mutable_spec()->mutable_fair_sharing()->set_weight("2");
   absl::StatusOr<core::LocalQueueSpec> got = LocalQueueFromProto(lq);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(*got, (core::LocalQueueSpec{"team-a", "main.queue", "team-a", core::StopPolicy::kHold,
-                                        2.0}));
+  EXPECT_EQ(*got,
+            (core::LocalQueueSpec{"team-a", "main.queue", "team-a", core::StopPolicy::kHold, 2.0}));
   const v1::LocalQueue proto = LocalQueueToProto(*got);
   EXPECT_EQ(proto.metadata().namespace_(), "team-a");
   EXPECT_EQ(proto.metadata().name(), "main.queue");
@@ -750,13 +813,15 @@ TEST(NamespaceFromProtoTest, RejectsEveryInvalidField) {
   using NS = v1::Namespace;
   std::vector<InvalidCase<NS>> cases = {
       // A namespace name is a single DNS label.
-      {"dotted name", [](NS& p) { p.mutable_metadata()->set_name("team.a"); },
+      {"dotted name",
+       [](NS& p) { p.mutable_metadata()->set_name("team.a"); },
        {"metadata.name:", "\"team.a\""}},
-      {"long name", [](NS& p) { p.mutable_metadata()->set_name(Repeat('n', 64)); },
+      {"long name",
+       [](NS& p) { p.mutable_metadata()->set_name(Repeat('n', 64)); },
        {"metadata.name:", "no more than 63"}},
   };
   Append(cases, MetadataCases<NS>());
-  ExpectAllRejected(ValidNamespace(), NamespaceFromProto, "Namespace team-a", cases);
+  ExpectAllRejected(ValidNamespace(), NamespaceFromProto, "Namespace", cases);
 }
 
 TEST(NamespaceFromProtoTest, KeepsLabelsAndRoundTrips) {
@@ -784,7 +849,8 @@ TEST(ResourceFlavorFromProtoTest, RejectsEveryInvalidField) {
     return p.mutable_spec()->add_tolerations();
   };
   std::vector<InvalidCase<RF>> cases = {
-      {"name", [](RF& p) { p.mutable_metadata()->set_name("Spot"); },
+      {"name",
+       [](RF& p) { p.mutable_metadata()->set_name("Spot"); },
        {"metadata.name:", "\"Spot\""}},
       {"node label key",
        [](RF& p) { (*p.mutable_spec()->mutable_node_labels())["zone/a/b"] = "x"; },
@@ -799,17 +865,23 @@ TEST(ResourceFlavorFromProtoTest, RejectsEveryInvalidField) {
          }
        },
        {"spec.nodeLabels:", "at most 8", "got 9"}},
-      {"taint without key", [&](RF& p) { taint(p, "", "v", "NoSchedule"); },
+      {"taint without key",
+       [&](RF& p) { taint(p, "", "v", "NoSchedule"); },
        {"spec.nodeTaints[1].key: required value"}},
-      {"taint key", [&](RF& p) { taint(p, "bad key", "v", "NoSchedule"); },
+      {"taint key",
+       [&](RF& p) { taint(p, "bad key", "v", "NoSchedule"); },
        {"spec.nodeTaints[1].key:", "\"bad key\""}},
-      {"taint value", [&](RF& p) { taint(p, "k", "bad value", "NoSchedule"); },
+      {"taint value",
+       [&](RF& p) { taint(p, "k", "bad value", "NoSchedule"); },
        {"spec.nodeTaints[1].value:", "\"bad value\""}},
-      {"taint without effect", [&](RF& p) { taint(p, "k", "v", ""); },
+      {"taint without effect",
+       [&](RF& p) { taint(p, "k", "v", ""); },
        {"spec.nodeTaints[1].effect:", "\"\"", "\"NoExecute\""}},
-      {"taint effect", [&](RF& p) { taint(p, "k", "v", "NoRun"); },
+      {"taint effect",
+       [&](RF& p) { taint(p, "k", "v", "NoRun"); },
        {"spec.nodeTaints[1].effect:", "\"NoRun\""}},
-      {"duplicate taint", [&](RF& p) { taint(p, "spot", "false", "NoSchedule"); },
+      {"duplicate taint",
+       [&](RF& p) { taint(p, "spot", "false", "NoSchedule"); },
        {"spec.nodeTaints[1]:", "\"spot\"", "\"NoSchedule\""}},
       {"too many taints",
        [&](RF& p) {
@@ -869,7 +941,7 @@ TEST(ResourceFlavorFromProtoTest, RejectsEveryInvalidField) {
        {"spec.tolerations:", "at most 8", "got 9"}},
   };
   Append(cases, MetadataCases<RF>());
-  ExpectAllRejected(ValidResourceFlavor(), ResourceFlavorFromProto, "ResourceFlavor spot", cases);
+  ExpectAllRejected(ValidResourceFlavor(), ResourceFlavorFromProto, "ResourceFlavor", cases);
 }
 
 TEST(ResourceFlavorFromProtoTest, ConvertsAndRoundTrips) {
@@ -907,28 +979,31 @@ TEST(ResourceFlavorFromProtoTest, ConvertsAndRoundTrips) {
 TEST(PriorityClassFromProtoTest, RejectsEveryInvalidField) {
   using WPC = v1::WorkloadPriorityClass;
   std::vector<InvalidCase<WPC>> wpc_cases = {
-      {"name", [](WPC& p) { p.mutable_metadata()->set_name("High!"); },
+      {"name",
+       [](WPC& p) { p.mutable_metadata()->set_name("High!"); },
        {"metadata.name:", "\"High!\""}},
-      {"description", [](WPC& p) { p.set_description(Repeat('d', 2049)); },
+      {"description",
+       [](WPC& p) { p.set_description(Repeat('d', 2049)); },
        {"description:", "2048", "got 2049"}},
   };
   Append(wpc_cases, MetadataCases<WPC>());
   ExpectAllRejected(
-      ValidWorkloadPriorityClass(),
-      [](const WPC& p) { return PriorityClassFromProto(p); }, "WorkloadPriorityClass high",
-      wpc_cases);
+      ValidWorkloadPriorityClass(), [](const WPC& p) { return PriorityClassFromProto(p); },
+      "WorkloadPriorityClass", wpc_cases);
 
   using PC = v1::PriorityClass;
   std::vector<InvalidCase<PC>> pc_cases = {
-      {"name", [](PC& p) { p.mutable_metadata()->set_name("_critical"); },
+      {"name",
+       [](PC& p) { p.mutable_metadata()->set_name("_critical"); },
        {"metadata.name:", "\"_critical\""}},
-      {"preemption policy", [](PC& p) { p.set_preemption_policy("Sometimes"); },
+      {"preemption policy",
+       [](PC& p) { p.set_preemption_policy("Sometimes"); },
        {"preemptionPolicy:", "\"Sometimes\""}},
   };
   Append(pc_cases, MetadataCases<PC>());
   ExpectAllRejected(
       ValidPodPriorityClass(), [](const PC& p) { return PriorityClassFromProto(p); },
-      "PriorityClass system-critical", pc_cases);
+      "PriorityClass", pc_cases);
 }
 
 TEST(PriorityClassFromProtoTest, AnyInt32ValueAndKindFlag) {
@@ -949,7 +1024,8 @@ TEST(PriorityClassFromProtoTest, AnyInt32ValueAndKindFlag) {
     absl::StatusOr<core::PriorityClassSpec> p = PriorityClassFromProto(pc);
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(*p, (core::PriorityClassSpec{"system-critical", value, true}));
-    absl::StatusOr<core::PriorityClassSpec> again = PriorityClassFromProto(PriorityClassToProto(*p));
+    absl::StatusOr<core::PriorityClassSpec> again =
+        PriorityClassFromProto(PriorityClassToProto(*p));
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_EQ(*again, *p);
   }
@@ -961,11 +1037,14 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
   using WL = v1::Workload;
   auto ps = [](WL& p, int i) { return p.mutable_spec()->mutable_pod_sets(i); };
   std::vector<InvalidCase<WL>> cases = {
-      {"namespace", [](WL& p) { p.mutable_metadata()->set_namespace_("Team.NS"); },
+      {"namespace",
+       [](WL& p) { p.mutable_metadata()->set_namespace_("Team.NS"); },
        {"metadata.namespace:", "\"Team.NS\""}},
-      {"missing namespace", [](WL& p) { p.mutable_metadata()->clear_namespace_(); },
+      {"missing namespace",
+       [](WL& p) { p.mutable_metadata()->clear_namespace_(); },
        {"metadata.namespace: required value"}},
-      {"no pod sets", [](WL& p) { p.mutable_spec()->clear_pod_sets(); },
+      {"no pod sets",
+       [](WL& p) { p.mutable_spec()->clear_pod_sets(); },
        {"spec.podSets:", "at least 1", "got 0"}},
       {"too many pod sets",
        [](WL& p) {
@@ -976,11 +1055,14 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
          }
        },
        {"spec.podSets:", "at most 18", "got 19"}},
-      {"pod set name", [&](WL& p) { ps(p, 1)->set_name("Workers"); },
+      {"pod set name",
+       [&](WL& p) { ps(p, 1)->set_name("Workers"); },
        {"spec.podSets[1].name:", "\"Workers\""}},
-      {"pod set name too long", [&](WL& p) { ps(p, 1)->set_name(Repeat('w', 64)); },
+      {"pod set name too long",
+       [&](WL& p) { ps(p, 1)->set_name(Repeat('w', 64)); },
        {"spec.podSets[1].name:", "no more than 63"}},
-      {"duplicate pod set names", [&](WL& p) { ps(p, 1)->set_name("driver"); },
+      {"duplicate pod set names",
+       [&](WL& p) { ps(p, 1)->set_name("driver"); },
        {"spec.podSets[1].name:", "duplicate", "\"driver\""}},
       {"duplicate defaulted pod set names",
        [&](WL& p) {
@@ -988,19 +1070,26 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
          ps(p, 1)->set_name("main");
        },
        {"spec.podSets[1].name:", "duplicate", "\"main\""}},
-      {"min count below 1", [&](WL& p) { ps(p, 1)->set_min_count(0); },
+      {"min count below 1",
+       [&](WL& p) { ps(p, 1)->set_min_count(0); },
        {"spec.podSets[1].minCount:", "got 0"}},
-      {"min count above count", [&](WL& p) { ps(p, 1)->set_min_count(5); },
+      {"min count above count",
+       [&](WL& p) { ps(p, 1)->set_min_count(5); },
        {"spec.podSets[1].minCount:", "count (4)", "got 5"}},
-      {"two pod sets with min count", [&](WL& p) { ps(p, 0)->set_min_count(1); },
+      {"two pod sets with min count",
+       [&](WL& p) { ps(p, 0)->set_min_count(1); },
        {"spec.podSets:", "at most one podSet can use minCount", "got 2"}},
-      {"request key", [&](WL& p) { (*ps(p, 0)->mutable_requests())["bad key!"] = "1"; },
+      {"request key",
+       [&](WL& p) { (*ps(p, 0)->mutable_requests())["bad key!"] = "1"; },
        {"spec.podSets[0].requests[bad key!]:", "\"bad key!\""}},
-      {"request for pods", [&](WL& p) { (*ps(p, 0)->mutable_requests())["pods"] = "1"; },
+      {"request for pods",
+       [&](WL& p) { (*ps(p, 0)->mutable_requests())["pods"] = "1"; },
        {"spec.podSets[0].requests[pods]:", "reserved"}},
-      {"negative request", [&](WL& p) { (*ps(p, 1)->mutable_requests())["cpu"] = "-1"; },
+      {"negative request",
+       [&](WL& p) { (*ps(p, 1)->mutable_requests())["cpu"] = "-1"; },
        {"spec.podSets[1].requests[cpu]:", "\"-1\""}},
-      {"empty request", [&](WL& p) { (*ps(p, 1)->mutable_requests())["memory"] = ""; },
+      {"empty request",
+       [&](WL& p) { (*ps(p, 1)->mutable_requests())["memory"] = ""; },
        {"spec.podSets[1].requests[memory]:", "\"\""}},
       {"node selector key",
        [&](WL& p) { (*ps(p, 1)->mutable_node_selector())["-gpu"] = "a100"; },
@@ -1017,15 +1106,18 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
       {"toleration effect",
        [&](WL& p) { ps(p, 1)->mutable_tolerations(0)->set_effect("NoScheduling"); },
        {"spec.podSets[1].tolerations[0].effect:", "\"NoScheduling\""}},
-      {"queue name", [](WL& p) { p.mutable_spec()->set_queue_name("Queue_A"); },
+      {"queue name",
+       [](WL& p) { p.mutable_spec()->set_queue_name("Queue_A"); },
        {"spec.queueName:", "\"Queue_A\""}},
-      {"priority class name", [](WL& p) { p.mutable_spec()->set_priority_class_name("High"); },
+      {"priority class name",
+       [](WL& p) { p.mutable_spec()->set_priority_class_name("High"); },
        {"spec.priorityClassName:", "\"High\""}},
-      {"checkpoint grace", [](WL& p) { p.mutable_spec()->set_checkpoint_grace_seconds(-5); },
+      {"checkpoint grace",
+       [](WL& p) { p.mutable_spec()->set_checkpoint_grace_seconds(-5); },
        {"spec.checkpointGraceSeconds:", "got -5"}},
   };
   Append(cases, MetadataCases<WL>());
-  ExpectAllRejected(ValidWorkload(), WorkloadSpecFromProto, "Workload ns/x", cases);
+  ExpectAllRejected(ValidWorkload(), WorkloadSpecFromProto, "Workload", cases);
 }
 
 TEST(WorkloadSpecFromProtoTest, MessagesNameObjectPathAndValue) {
@@ -1033,8 +1125,9 @@ TEST(WorkloadSpecFromProtoTest, MessagesNameObjectPathAndValue) {
   wl.mutable_metadata()->set_name("Bad_Name!");
   absl::Status status = WorkloadSpecFromProto(wl).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              StartsWith("Workload ns/Bad_Name!: metadata.name: \"Bad_Name!\" is not a valid name: "));
+  EXPECT_THAT(
+      std::string(status.message()),
+      StartsWith("Workload ns/Bad_Name!: metadata.name: \"Bad_Name!\" is not a valid name: "));
 
   wl = ValidWorkload();
   wl.mutable_metadata()->set_name("bad-count");
@@ -1060,7 +1153,7 @@ TEST(WorkloadSpecFromProtoTest, AppliesDefaultsAndSortsRequests) {
   core::WorkloadSpec want;
   want.namespace_name = "ns";
   want.name = "x";
-  want.queue_name = "default";  // the namespace's default LocalQueue
+  want.queue_name = "";  // resolved to the namespace's default LocalQueue by the core
   core::PodSetSpec driver;
   driver.name = "driver";
   driver.count = 1;
@@ -1124,7 +1217,8 @@ TEST(WorkloadSpecFromProtoTest, EmptyObjectsAreRejectedNotFatal) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// --- Workload round trip ---------------------------------------------------------------------------
+// --- Workload round trip
+// ---------------------------------------------------------------------------
 
 core::Workload FullWorkload() {
   absl::StatusOr<core::WorkloadSpec> spec = WorkloadSpecFromProto(ValidWorkload());
@@ -1134,18 +1228,23 @@ core::Workload FullWorkload() {
   wl.uid = "3f1c-uid";
   wl.creation_time = absl::FromUnixNanos(1700000000123456789);
   wl.spec = *spec;
+  wl.spec.queue_name = "default";
   wl.spec.priority_class_name = "high";
   wl.spec.priority = 50;
   wl.spec.checkpoint_grace_seconds = 30;
   wl.priority = 50;
   core::WorkloadStatus& st = wl.status;
   st.state = core::WorkloadState::kEvicting;
-  st.admission = core::Admission{
-      "team-a",
-      {core::PodSetAssignment{"driver", 1, {{"cpu", "on-demand"}, {"memory", "on-demand"}},
-                              {{"cpu", 500}, {"memory", kGi}}},
-       core::PodSetAssignment{"workers", 3, {{"cpu", "spot"}, {"nvidia.com/gpu", "a100"}},
-                              {{"cpu", 6000}, {"nvidia.com/gpu", 3}}}}};
+  st.admission =
+      core::Admission{"team-a",
+                      {core::PodSetAssignment{"driver",
+                                              1,
+                                              {{"cpu", "on-demand"}, {"memory", "on-demand"}},
+                                              {{"cpu", 500}, {"memory", kGi}}},
+                       core::PodSetAssignment{"workers",
+                                              3,
+                                              {{"cpu", "spot"}, {"nvidia.com/gpu", "a100"}},
+                                              {{"cpu", 6000}, {"nvidia.com/gpu", 3}}}}};
   st.admission_time = absl::FromUnixSeconds(1700000100);
   st.pending_message = "";
   st.preemption_count = 2;
@@ -1154,6 +1253,7 @@ core::Workload FullWorkload() {
   st.requeue_at = absl::FromUnixMillis(1700000200500);
   st.pods_ready_eviction_time = absl::FromUnixSeconds(1700000150);
   st.evicted_at = absl::FromUnixSeconds(1700000300);
+  st.eviction_deadline = absl::FromUnixSeconds(1700000330);
   st.pods_ready = true;
   st.deactivated = true;
   st.conditions = {
@@ -1240,6 +1340,7 @@ TEST(WorkloadRoundTripTest, ProtoCarriesCanonicalStatus) {
   EXPECT_EQ(s.requeue_state().requeue_at().nanos(), 500000000);
   EXPECT_EQ(s.admission_time().seconds(), 1700000100);
   EXPECT_EQ(s.evicted_at().seconds(), 1700000300);
+  EXPECT_EQ(s.eviction_deadline().seconds(), 1700000330);
   EXPECT_EQ(s.pods_ready_eviction_time().seconds(), 1700000150);
   EXPECT_TRUE(s.pods_ready());
   EXPECT_TRUE(s.deactivated());
@@ -1257,6 +1358,7 @@ TEST(WorkloadRoundTripTest, NeverTimesAreUnsetTimestamps) {
   EXPECT_FALSE(proto.status().has_admission());
   EXPECT_FALSE(proto.status().has_admission_time());
   EXPECT_FALSE(proto.status().has_evicted_at());
+  EXPECT_FALSE(proto.status().has_eviction_deadline());
   EXPECT_FALSE(proto.status().has_pods_ready_eviction_time());
   EXPECT_FALSE(proto.status().has_requeue_state());
   EXPECT_EQ(proto.status().state(), v1::WORKLOAD_STATE_PENDING);
@@ -1292,7 +1394,8 @@ TEST(WorkloadFromStoredProtoTest, RejectsCorruptStatus) {
       {"spec still validated",
        [](WL& p) { p.mutable_spec()->mutable_pod_sets(0)->set_count(-1); },
        {"spec.podSets[0].count:", "got -1"}},
-      {"state", [](WL& p) { p.mutable_status()->set_state(static_cast<v1::WorkloadState>(42)); },
+      {"state",
+       [](WL& p) { p.mutable_status()->set_state(static_cast<v1::WorkloadState>(42)); },
        {"status.state:", "42"}},
       {"condition status",
        [](WL& p) { p.mutable_status()->mutable_conditions(0)->set_status("Maybe"); },
@@ -1300,6 +1403,11 @@ TEST(WorkloadFromStoredProtoTest, RejectsCorruptStatus) {
       {"timestamp seconds",
        [](WL& p) { p.mutable_status()->mutable_evicted_at()->set_seconds(int64_t{1} << 60); },
        {"status.evictedAt:", "seconds=1152921504606846976"}},
+      {"eviction deadline",
+       [](WL& p) {
+         p.mutable_status()->mutable_eviction_deadline()->set_seconds(-(int64_t{1} << 40));
+       },
+       {"status.evictionDeadline:", "seconds=-1099511627776"}},
       {"timestamp nanos",
        [](WL& p) { p.mutable_metadata()->mutable_creation_timestamp()->set_nanos(-1); },
        {"metadata.creationTimestamp:", "nanos=-1"}},
@@ -1311,8 +1419,10 @@ TEST(WorkloadFromStoredProtoTest, RejectsCorruptStatus) {
        {"status.conditions[0].lastTransitionTime:", "nanos=1000000000"}},
       {"resource usage",
        [](WL& p) {
-         (*p.mutable_status()->mutable_admission()->mutable_pod_set_assignments(1)->mutable_resource_usage())
-             ["cpu"] = "six";
+         (*p.mutable_status()
+               ->mutable_admission()
+               ->mutable_pod_set_assignments(1)
+               ->mutable_resource_usage())["cpu"] = "six";
        },
        {"status.admission.podSetAssignments[1].resourceUsage[cpu]:", "\"six\""}},
       {"admission cluster queue",
@@ -1324,7 +1434,7 @@ TEST(WorkloadFromStoredProtoTest, RejectsCorruptStatus) {
        },
        {"status.admission.podSetAssignments[0].count:", "got -2"}},
   };
-  ExpectAllRejected(good, WorkloadFromStoredProto, "Workload ns/x", cases);
+  ExpectAllRejected(good, WorkloadFromStoredProto, "Workload", cases);
 }
 
 TEST(WorkloadFromStoredProtoTest, ReadsLenientStoredForms) {
@@ -1363,7 +1473,7 @@ TEST(WorkloadRoundTripTest, RequestsPrintCanonically) {
       {"cpu", "+1", 1000, "1"},
       {"memory", "1.5Gi", 1536 * (int64_t{1} << 20), "1536Mi"},
       {"memory", "1073741824", kGi, "1Gi"},
-      {"memory", "1G", 1000000000, "1G"},
+      {"memory", "1G", 1000000000, "1000000000"},  // BinarySI cannot say it shorter
       {"ephemeral-storage", "2Ki", 2048, "2Ki"},
       {"nvidia.com/gpu", "2", 2, "2"},
       {"example.com/widgets", "1500m", 2, "2"},  // whole units, rounded up as Kueue does

@@ -3,6 +3,7 @@
 // loopback port, and its output is captured from the injected streams.
 #include "cmd/tollgate/cli_commands.h"
 
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -15,16 +16,16 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <streambuf>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -71,9 +72,14 @@ class SyncStringBuf : public std::streambuf {
     absl::MutexLock lock(&mu_);
     return data_;
   }
-  bool WaitForSubstr(absl::string_view needle, absl::Duration timeout) const {
+  // True once some line matches `pattern` (ECMAScript), false at the deadline.
+  bool WaitForLine(const std::string& pattern, absl::Duration timeout) const {
+    const std::regex re(pattern);
     auto found = [&] {
-      return absl::StrContains(data_, needle);
+      for (absl::string_view line : absl::StrSplit(data_, '\n')) {
+        if (std::regex_search(line.begin(), line.end(), re)) return true;
+      }
+      return false;
     };
     absl::MutexLock lock(&mu_);
     return mu_.AwaitWithTimeout(absl::Condition(&found), timeout);
@@ -101,9 +107,11 @@ class SyncStringBuf : public std::streambuf {
 // server, on a simulated clock so creation times (and so ages) are known.
 class TestServer {
  public:
-  static std::unique_ptr<TestServer> Start() {
+  // With `schedule_continuously` false nothing is admitted unless a client calls Admit.
+  static std::unique_ptr<TestServer> Start(bool schedule_continuously) {
     auto server = std::unique_ptr<TestServer>(new TestServer());
-    std::string dir = (std::filesystem::temp_directory_path() / "tollgate-cli-test-XXXXXX").string();
+    std::string dir =
+        (std::filesystem::temp_directory_path() / "tollgate-cli-test-XXXXXX").string();
     if (mkdtemp(dir.data()) == nullptr) {
       ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
       return nullptr;
@@ -116,9 +124,11 @@ class TestServer {
       return nullptr;
     }
     server->store_ = *std::move(store);
+    services::AdmissionExecutor::Options options;
+    options.schedule_continuously = schedule_continuously;
     absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
         services::AdmissionExecutor::Open(*server->store_, server->clock_, core::SchedulerConfig(),
-                                          services::AdmissionExecutor::Options());
+                                          options);
     if (!executor.ok()) {
       ADD_FAILURE() << executor.status();
       return nullptr;
@@ -185,9 +195,10 @@ std::ostream& operator<<(std::ostream& os, const CliResult& r) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = TestServer::Start();
+    server_ = TestServer::Start(ScheduleContinuously());
     ASSERT_NE(server_, nullptr);
   }
+  virtual bool ScheduleContinuously() const { return true; }
 
   // Runs `tollgate ARGS...` with the server taken from $TOLLGATE_SERVER, as a user would set it.
   CliResult Run(std::vector<std::string> args, const std::string& stdin_text = "") {
@@ -210,7 +221,8 @@ class CliTest : public ::testing::Test {
 
   // Re-runs `args` until its stdout satisfies `done` or the deadline passes; admission runs on
   // the server's own thread, after the write that triggers it has been acknowledged.
-  CliResult RunUntil(std::vector<std::string> args, const std::function<bool(const std::string&)>& done) {
+  CliResult RunUntil(std::vector<std::string> args,
+                     const std::function<bool(const std::string&)>& done) {
     const absl::Time deadline = absl::Now() + kWaitTimeout;
     CliResult r;
     while (true) {
@@ -343,8 +355,10 @@ TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
 
   // The objects are on the server.
   r = RunOk({"get", "clusterqueues"});
-  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +0 +True"));
-  EXPECT_THAT(RowOf(r.out, "team-b-cq"), ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +0 +0 +True"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"),
+              ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +0 +True"));
+  EXPECT_THAT(RowOf(r.out, "team-b-cq"),
+              ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +0 +0 +True"));
   r = RunOk({"get", "workloadpriorityclasses"});
   EXPECT_THAT(RowOf(r.out, "production"), ContainsRegex("production +1000 +5m"));
 
@@ -386,7 +400,8 @@ metadata:
             "clusterqueue.kueue.x-k8s.io/team-a-cq configured\n"
             "resourceflavor.kueue.x-k8s.io/default-flavor unchanged\n");
   r = RunOk({"usage", "team-a-cq"});
-  EXPECT_THAT(RowOf(r.out, "nvidia.com/gpu"), ContainsRegex("default-flavor +nvidia.com/gpu +8 +0 +0"));
+  EXPECT_THAT(RowOf(r.out, "nvidia.com/gpu"),
+              ContainsRegex("default-flavor +nvidia.com/gpu +8 +0 +0"));
 }
 
 TEST_F(CliTest, ApplyRefusesABadFileAndChangesNothing) {
@@ -412,6 +427,15 @@ spec:
   EXPECT_THAT(r.err, HasSubstr("No resources found"));
 }
 
+TEST_F(CliTest, ApplyTakesAFolderConfigurationFirst) {
+  CliResult r = RunOk({"apply", "-f", absl::StrCat(TOLLGATE_DEPLOY_DIR, "/evalhub")});
+  // Configuration goes in one request before any workload, whatever the file order.
+  EXPECT_THAT(r.out, StartsWith("workloadpriorityclass.kueue.x-k8s.io/production created\n"));
+  EXPECT_THAT(r.out, HasSubstr("localqueue.kueue.x-k8s.io/eval-queue created\n"
+                               "workload.kueue.x-k8s.io/llama3-70b-mmlu created\n"));
+  EXPECT_EQ(CountLines(r.out, "created"), 17) << r;
+}
+
 TEST_F(CliTest, ApplyReportsAMissingFile) {
   CliResult r = Run({"apply", "-f", "/nonexistent/queues.yaml"});
   EXPECT_EQ(r.code, kExitFailure) << r;
@@ -430,6 +454,22 @@ TEST_F(CliTest, SubmitTakesOnlyWorkloadsAndIsIdempotent) {
   r = RunOk({"submit", "-f", DeployFile("workloads.yaml")});
   EXPECT_THAT(r.out, HasSubstr("workload.kueue.x-k8s.io/llama3-70b-mmlu unchanged\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("created")));
+
+  // -n places manifests that name no namespace, as with kubectl.
+  r = RunOk({"submit", "-n", "team-b", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: gemma-2b-piqa}
+spec:
+  queueName: eval-queue
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}
+)");
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/gemma-2b-piqa created\n");
+  r = RunOk({"get", "workload", "gemma-2b-piqa", "-n", "team-b"});
+  EXPECT_THAT(RowOf(r.out, "gemma-2b-piqa"), StartsWith("team-b "));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,8 +482,9 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
   EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME"));
   EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
               ContainsRegex("^NAMESPACE +NAME +QUEUE +STATE +ADMITTED-BY +PRIORITY +AGE$"));
-  EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
-              ContainsRegex("^team-a +llama3-70b-mmlu +eval-queue +Admitted +team-a-cq +1000 +5m$"));
+  EXPECT_THAT(
+      RowOf(r.out, "llama3-70b-mmlu"),
+      ContainsRegex("^team-a +llama3-70b-mmlu +eval-queue +Admitted +team-a-cq +1000 +5m$"));
   EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"),
               ContainsRegex("^team-b +qwen2-72b-helm +eval-queue +Admitted +team-b-cq +1000 +5m$"));
   EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"),
@@ -468,9 +509,12 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
   EXPECT_EQ(r.err, "No resources found in default namespace.\n");
 
   r = RunOk({"get", "clusterqueues"});
-  EXPECT_THAT(r.out, StartsWith("NAME        COHORT    STRATEGY         PENDING   ADMITTED   ACTIVE\n"));
-  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +4 +True"));
-  EXPECT_THAT(RowOf(r.out, "team-b-cq"), ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +2 +1 +True"));
+  EXPECT_THAT(r.out,
+              StartsWith("NAME        COHORT    STRATEGY         PENDING   ADMITTED   ACTIVE\n"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"),
+              ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +4 +True"));
+  EXPECT_THAT(RowOf(r.out, "team-b-cq"),
+              ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +2 +1 +True"));
 
   r = RunOk({"get", "localqueues", "-A"});
   EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME         CLUSTERQUEUE   PENDING   ADMITTED\n"));
@@ -510,7 +554,8 @@ TEST_F(CliTest, UsageShowsNominalUsedAndBorrowed) {
 
   CliResult r = Run({"usage", "no-such-cq"});
   EXPECT_EQ(r.code, kExitFailure) << r;
-  EXPECT_THAT(r.err, AllOf(StartsWith("tollgate: "), HasSubstr("no-such-cq"), HasSubstr("not found")));
+  EXPECT_THAT(r.err,
+              AllOf(StartsWith("tollgate: "), HasSubstr("no-such-cq"), HasSubstr("not found")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,13 +571,14 @@ TEST_F(CliTest, DescribePendingWorkloadShowsReasonPositionAndEvents) {
   EXPECT_THAT(r.out, ContainsRegex("State: +Pending\n"));
   EXPECT_THAT(r.out, ContainsRegex("Pending Reason: +[^<\n]*nvidia.com/gpu"));
   // Lower priority than qwen2-7b-arc, so second in both queues.
-  EXPECT_THAT(r.out, ContainsRegex(
-                         "Position: +2 of 2 in LocalQueue team-b/eval-queue, 2 of 2 in "
-                         "ClusterQueue team-b-cq\n"));
-  EXPECT_THAT(r.out, ContainsRegex("Pod Sets:\n +NAME +COUNT +MIN +REQUESTS \\(PER POD\\)\n +main +1 "
-                                   "+- +cpu=8, memory=32Gi, nvidia.com/gpu=1\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Position: +2 of 2 in LocalQueue team-b/eval-queue, 2 of 2 in "
+                                   "ClusterQueue team-b-cq\n"));
+  EXPECT_THAT(r.out,
+              ContainsRegex("Pod Sets:\n +NAME +COUNT +MIN +REQUESTS \\(PER POD\\)\n +main +1 "
+                            "+- +cpu=8, memory=32Gi, nvidia.com/gpu=1\n"));
   EXPECT_THAT(r.out, HasSubstr("Admission:  <none>\n"));
-  EXPECT_THAT(r.out, ContainsRegex("Events:\n +TIME +AGE +REASON +MESSAGE\n +2026-01-01T00:00:00Z +5m "));
+  EXPECT_THAT(r.out,
+              ContainsRegex("Events:\n +TIME +AGE +REASON +MESSAGE\n +2026-01-01T00:00:00Z +5m "));
 
   r = RunOk({"describe", "wl", "llama3-70b-mmlu", "-n", "team-a"});
   EXPECT_THAT(r.out, ContainsRegex("State: +Admitted\n"));
@@ -569,9 +615,8 @@ TEST_F(CliTest, FinishFreesQuotaForTheWaitingWorkloads) {
   CliResult r = RunOk({"finish", "llama3-8b-safety-sweep", "-n", "team-a"});
   EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/llama3-8b-safety-sweep finished\n");
   // Two GPUs came back to the cohort: both team-b evals fit now.
-  RunUntil({"get", "workloads", "-n", "team-b"}, [](const std::string& out) {
-    return CountLines(out, "Admitted") == 3;
-  });
+  RunUntil({"get", "workloads", "-n", "team-b"},
+           [](const std::string& out) { return CountLines(out, "Admitted") == 3; });
   r = RunOk({"get", "workloads", "-n", "team-a"});
   EXPECT_THAT(RowOf(r.out, "llama3-8b-safety-sweep"), HasSubstr("Finished"));
 
@@ -582,7 +627,10 @@ kind: Workload
 metadata: {name: no-queue, namespace: team-a}
 spec:
   queueName: missing
-  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}}]
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}
 )");
   r = Run({"finish", "no-queue", "-n", "team-a"});
   EXPECT_EQ(r.code, kExitFailure) << r;
@@ -594,10 +642,10 @@ TEST_F(CliTest, PreemptEvictsAndRecordsTheReason) {
   CliResult r = RunOk(
       {"preempt", "llama3-8b-gsm8k", "-n", "team-a", "--reason", "node drain for maintenance"});
   EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/llama3-8b-gsm8k preempted"));
-  r = RunUntil({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"},
-               [](const std::string& out) { return absl::StrContains(out, "node drain for maintenance"); });
-  EXPECT_THAT(r.out, ContainsRegex("Preempted +node drain for maintenance"));
-  EXPECT_THAT(r.out, ContainsRegex("Preemptions: +1 "));
+  r = RunUntil(
+      {"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"},
+      [](const std::string& out) { return absl::StrContains(out, "node drain for maintenance"); });
+  EXPECT_THAT(r.out, ContainsRegex("EvictedDueToPreempted +node drain for maintenance\n"));
 }
 
 TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
@@ -626,21 +674,56 @@ TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
   EXPECT_THAT(r.err, HasSubstr("unknown kind \"gadget\""));
 }
 
-TEST_F(CliTest, AdmitReportsTheOutcome) {
-  ApplyEvalHub();
-  // Nothing frees quota for team-b's routine eval: it waits, and says why.
-  CliResult r = RunOk({"admit", "qwen2-7b-arc", "-n", "team-b", "--dry-run"});
-  EXPECT_THAT(r.out, StartsWith("workload team-b/qwen2-7b-arc would wait: "));
+// A server that admits only when asked, so `admit` meets a known state.
+class CliAdmitTest : public CliTest {
+ protected:
+  bool ScheduleContinuously() const override { return false; }
+};
 
-  // A production eval in team-a would displace lower-priority work of its own queue.
+TEST_F(CliAdmitTest, AdmitReportsFlavorsVictimsOrWhyItWaits) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  RunOk({"submit", "-f", DeployFile("workloads.yaml")});
+  CliResult r = RunOk({"get", "workloads", "-A"});
+  EXPECT_EQ(CountLines(r.out, "Pending"), 7) << r;
+
+  r = RunOk({"admit", "llama3-8b-safety-sweep", "-n", "team-a"});
+  EXPECT_EQ(r.out,
+            "workload team-a/llama3-8b-safety-sweep admitted to ClusterQueue team-a-cq\n"
+            "  POD SET   COUNT   FLAVORS                                        USAGE\n"
+            "  main      2       default-flavor (cpu, memory, nvidia.com/gpu)   cpu=16, "
+            "memory=64Gi, nvidia.com/gpu=2\n");
+  r = RunOk({"admit", "llama3-8b-safety-sweep", "-n", "team-a", "--dry-run"});
+  EXPECT_THAT(r.out, StartsWith("workload team-a/llama3-8b-safety-sweep is already admitted to "
+                                "ClusterQueue team-a-cq\n"));
+  // Fill the rest of the cohort: team-a's routine evals and all of team-b.
+  for (const auto& [ns, name] :
+       std::vector<std::pair<std::string, std::string>>{{"team-a", "llama3-8b-gsm8k"},
+                                                        {"team-a", "mistral-7b-humaneval"},
+                                                        {"team-b", "qwen2-72b-helm"},
+                                                        {"team-b", "qwen2-7b-arc"},
+                                                        {"team-b", "phi3-mini-truthfulqa"}}) {
+    r = RunOk({"admit", name, "-n", ns});
+    EXPECT_THAT(r.out, StartsWith(absl::StrCat("workload ", ns, "/", name, " admitted")));
+  }
+
+  // The production eval fits only in place of team-a's experimental sweep.
+  r = RunOk({"admit", "llama3-70b-mmlu", "-n", "team-a", "--dry-run"});
+  EXPECT_THAT(r.out, StartsWith("workload team-a/llama3-70b-mmlu would be admitted to "
+                                "ClusterQueue team-a-cq after preempting 1 workload:\n"
+                                "  team-a/llama3-8b-safety-sweep\n"));
+  // A dry run changed nothing.
+  r = RunOk({"get", "workload", "llama3-70b-mmlu", "-n", "team-a"});
+  EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"), HasSubstr("Pending"));
+
+  // Nothing in team-b has a lower priority than another experimental eval: it waits.
   RunOk({"submit", "-f", "-"}, R"(
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Workload
-metadata: {name: llama3-405b-gpqa, namespace: team-a}
+metadata: {name: gemma-7b-bbh, namespace: team-b}
 spec:
   queueName: eval-queue
-  priorityClassName: production
-  priority: 1000
+  priorityClassName: experimental
+  priority: 100
   podSets:
   - name: main
     count: 1
@@ -650,10 +733,13 @@ spec:
         - name: lm-eval
           resources: {requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1"}}
 )");
-  r = RunUntil({"admit", "llama3-405b-gpqa", "-n", "team-a", "--dry-run"},
-               [](const std::string& out) { return absl::StrContains(out, "preempting"); });
-  EXPECT_THAT(r.out, StartsWith("workload team-a/llama3-405b-gpqa would be admitted to ClusterQueue "
-                                "team-a-cq after preempting 1 workload:\n  team-a/"));
+  r = RunOk({"admit", "gemma-7b-bbh", "-n", "team-b"});
+  EXPECT_THAT(r.out, StartsWith("workload team-b/gemma-7b-bbh waits: "));
+  EXPECT_THAT(r.out, HasSubstr("nvidia.com/gpu"));
+
+  r = Run({"admit", "no-such-workload", "-n", "team-b"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,10 +757,17 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
 
   RunOk({"apply", "-f", DeployFile("workloads.yaml")});
-  EXPECT_TRUE(buf.WaitForSubstr("team-a/llama3-8b-safety-sweep", kWaitTimeout)) << buf.str();
-  EXPECT_TRUE(buf.WaitForSubstr("Admitted  team-a-cq", kWaitTimeout)) << buf.str();
-  RunOk({"finish", "llama3-70b-mmlu", "-n", "team-a"});
-  EXPECT_TRUE(buf.WaitForSubstr("team-a/llama3-70b-mmlu                 Finished", kWaitTimeout))
+  EXPECT_TRUE(buf.WaitForLine("^ADDED +team-a/llama3-8b-safety-sweep +Pending +<none> +Created: ",
+                              kWaitTimeout))
+      << buf.str();
+  EXPECT_TRUE(buf.WaitForLine("^MODIFIED +team-a/llama3-8b-safety-sweep +Admitted +team-a-cq +",
+                              kWaitTimeout))
+      << buf.str();
+  RunOk({"finish", "llama3-70b-mmlu", "-n", "team-a", "--message", "Job succeeded"});
+  EXPECT_TRUE(
+      buf.WaitForLine("^MODIFIED +team-a/llama3-70b-mmlu +Finished +team-a-cq +"
+                      "Finished: Job succeeded$",
+                      kWaitTimeout))
       << buf.str();
 
   canceller.Cancel();
@@ -759,8 +852,8 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"TopLevelHelp", {"--help"}, kExitOk, "describe workload|clusterqueue NAME"},
         UsageCase{"HelpCommand", {"help", "apply"}, kExitOk, "usage: tollgate apply -f FILE"},
         UsageCase{"UnknownCommand", {"frobnicate"}, kExitUsage, "unknown command \"frobnicate\""},
-        UsageCase{"UnknownFlag", {"get", "workloads", "--colour"}, kExitUsage,
-                  "unknown flag --colour"},
+        UsageCase{
+            "UnknownFlag", {"get", "workloads", "--colour"}, kExitUsage, "unknown flag --colour"},
         UsageCase{"FlagWithoutValue", {"get", "workloads", "-n"}, kExitUsage, "needs a value"},
         UsageCase{"ApplyHelp", {"apply", "--help"}, kExitOk, "-f, --filename FILE"},
         UsageCase{"GetHelp", {"get", "-h"}, kExitOk, "usage: tollgate get TYPE"},
@@ -771,20 +864,25 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"AdmitHelp", {"admit", "--help"}, kExitOk, "--dry-run"},
         UsageCase{"DeleteHelp", {"delete", "--help"}, kExitOk, "workloadpriorityclass"},
         UsageCase{"SubmitHelp", {"submit", "--help"}, kExitOk, "usage: tollgate submit -f FILE"},
-        UsageCase{"UsageHelp", {"usage", "--help"}, kExitOk, "NOMINAL, USED and BORROWED"},
+        UsageCase{"UsageHelp", {"usage", "--help"}, kExitOk, "NOMINAL, USED, BORROWED"},
         UsageCase{"ScenarioHelp", {"scenario", "--help"}, kExitOk, "scenario run PATH..."},
         UsageCase{"ApplyWithoutFile", {"apply"}, kExitUsage, "-f FILE"},
         UsageCase{"GetUnknownType", {"get", "gizmos"}, kExitUsage, "unknown resource type"},
-        UsageCase{"GetBadOutput", {"get", "cq", "x", "-o", "yaml"}, kExitUsage,
+        UsageCase{"GetBadOutput",
+                  {"get", "cq", "x", "-o", "yaml"},
+                  kExitUsage,
                   "unsupported output format"},
         UsageCase{"FinishWithoutName", {"finish"}, kExitUsage, "name the workload"},
-        UsageCase{"DescribeUnsupportedKind", {"describe", "flavor", "x"}, kExitUsage,
-                  "cannot describe"},
-        UsageCase{"WatchOnlyWorkloads", {"watch", "clusterqueues"}, kExitUsage,
+        UsageCase{
+            "DescribeUnsupportedKind", {"describe", "flavor", "x"}, kExitUsage, "cannot describe"},
+        UsageCase{"WatchOnlyWorkloads",
+                  {"watch", "clusterqueues"},
+                  kExitUsage,
                   "only workloads can be watched"},
-        UsageCase{"BadTimeout", {"get", "workloads", "--timeout", "soon"}, kExitUsage,
-                  "--timeout"},
-        UsageCase{"ScenarioWithoutPaths", {"scenario", "run"}, kExitUsage,
+        UsageCase{"BadTimeout", {"get", "workloads", "--timeout", "soon"}, kExitUsage, "--timeout"},
+        UsageCase{"ScenarioWithoutPaths",
+                  {"scenario", "run"},
+                  kExitUsage,
                   "name at least one file or folder"}),
     [](const ::testing::TestParamInfo<UsageCase>& info) { return info.param.name; });
 

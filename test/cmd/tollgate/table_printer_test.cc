@@ -1,5 +1,6 @@
 #include "cmd/tollgate/table_printer.h"
 
+#include <cctype>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +53,17 @@ struct AgeCase {
   std::string want;
 };
 
+// Test names: "119s" -> "Is119s", "<invalid>" -> "IsInvalid".
+std::string AgeCaseName(const ::testing::TestParamInfo<AgeCase>& info) {
+  std::string name = "Is";
+  for (char c : info.param.want) {
+    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+  }
+  if (info.param.want == "<invalid>") return "IsInvalid";
+  if (info.param.age < absl::ZeroDuration()) name += "FromNegative";
+  return name;
+}
+
 class FormatAgeTest : public ::testing::TestWithParam<AgeCase> {};
 
 TEST_P(FormatAgeTest, MatchesKubectlHumanDuration) {
@@ -60,29 +72,20 @@ TEST_P(FormatAgeTest, MatchesKubectlHumanDuration) {
 
 INSTANTIATE_TEST_SUITE_P(
     Ages, FormatAgeTest,
-    ::testing::Values(AgeCase{absl::ZeroDuration(), "0s"},
-                      AgeCase{absl::Milliseconds(5900), "5s"},
-                      AgeCase{absl::Seconds(119), "119s"},
-                      AgeCase{absl::Minutes(2), "2m"},
-                      AgeCase{absl::Minutes(3), "3m"},
-                      AgeCase{absl::Seconds(5 * 60 + 30), "5m30s"},
-                      AgeCase{absl::Minutes(10) + absl::Seconds(59), "10m"},
-                      AgeCase{absl::Minutes(179), "179m"},
-                      AgeCase{absl::Hours(2), "120m"},
-                      AgeCase{absl::Hours(3), "3h"},
-                      AgeCase{absl::Hours(3) + absl::Minutes(30), "3h30m"},
-                      AgeCase{absl::Hours(8), "8h"},
-                      AgeCase{absl::Hours(47) + absl::Minutes(59), "47h"},
-                      AgeCase{absl::Hours(48), "2d"},
-                      AgeCase{absl::Hours(4 * 24), "4d"},
-                      AgeCase{absl::Hours(4 * 24 + 5), "4d5h"},
-                      AgeCase{absl::Hours(8 * 24 + 5), "8d"},
-                      AgeCase{absl::Hours(400 * 24), "400d"},
-                      AgeCase{absl::Hours(730 * 24), "2y"},
-                      AgeCase{absl::Hours(800 * 24), "2y70d"},
-                      AgeCase{absl::Hours(3000 * 24), "8y"},
-                      AgeCase{absl::Milliseconds(-1500), "0s"},
-                      AgeCase{absl::Seconds(-5), "<invalid>"}));
+    ::testing::Values(
+        AgeCase{absl::ZeroDuration(), "0s"}, AgeCase{absl::Milliseconds(5900), "5s"},
+        AgeCase{absl::Seconds(119), "119s"}, AgeCase{absl::Minutes(2), "2m"},
+        AgeCase{absl::Minutes(3), "3m"}, AgeCase{absl::Seconds(5 * 60 + 30), "5m30s"},
+        AgeCase{absl::Minutes(10) + absl::Seconds(59), "10m"}, AgeCase{absl::Minutes(179), "179m"},
+        AgeCase{absl::Hours(2), "120m"}, AgeCase{absl::Hours(3), "3h"},
+        AgeCase{absl::Hours(3) + absl::Minutes(30), "3h30m"}, AgeCase{absl::Hours(8), "8h"},
+        AgeCase{absl::Hours(47) + absl::Minutes(59), "47h"}, AgeCase{absl::Hours(48), "2d"},
+        AgeCase{absl::Hours(4 * 24), "4d"}, AgeCase{absl::Hours(4 * 24 + 5), "4d5h"},
+        AgeCase{absl::Hours(8 * 24 + 5), "8d"}, AgeCase{absl::Hours(400 * 24), "400d"},
+        AgeCase{absl::Hours(730 * 24), "2y"}, AgeCase{absl::Hours(800 * 24), "2y70d"},
+        AgeCase{absl::Hours(3000 * 24), "8y"}, AgeCase{absl::Milliseconds(-1500), "0s"},
+        AgeCase{absl::Seconds(-5), "<invalid>"}),
+    AgeCaseName);
 
 TEST(FormatAgeTest, FromTimestampAgainstNow) {
   google::protobuf::Timestamp created;

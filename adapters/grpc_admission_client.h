@@ -1,0 +1,53 @@
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "adapters/admission_client.h"
+#include "tollgate/v1/service.grpc.pb.h"
+
+namespace tollgate::adapters {
+
+// AdmissionClient over tollgated's gRPC API on one channel. Unary calls get `call_timeout` as
+// deadline; Watch has none and is ended through its StopSignal. Connecting is lazy, so
+// constructing never fails and a tollgated that is down yields UNAVAILABLE per call.
+// Thread-safe.
+class GrpcAdmissionClient final : public AdmissionClient {
+ public:
+  GrpcAdmissionClient(std::shared_ptr<grpc::Channel> channel,
+                      absl::Duration call_timeout = absl::Seconds(10));
+  // An insecure channel to "host:port".
+  static std::unique_ptr<GrpcAdmissionClient> Connect(const std::string& target,
+                                                      absl::Duration call_timeout);
+
+  absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request) override;
+  absl::StatusOr<v1::Workload> GetWorkload(const v1::WorkloadRef& ref) override;
+  absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(
+      const v1::ListWorkloadsRequest& request) override;
+  absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request) override;
+  absl::StatusOr<v1::ReportStoppedResponse> ReportStopped(
+      const v1::ReportStoppedRequest& request) override;
+  absl::StatusOr<v1::ReportPodsReadyResponse> ReportPodsReady(
+      const v1::ReportPodsReadyRequest& request) override;
+  absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
+  absl::Status Watch(const v1::WatchRequest& request,
+                     const std::function<bool(const v1::WatchEvent&)>& on_event,
+                     const StopSignal& stop) override;
+
+  absl::StatusOr<v1::ConfigObject> GetObject(const v1::ObjectRef& ref) override;
+  absl::StatusOr<v1::ListObjectsResponse> ListObjects(
+      const v1::ListObjectsRequest& request) override;
+  absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request) override;
+  absl::Status DeleteObject(const v1::ObjectRef& ref) override;
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AdmissionService::Stub> admission_;
+  std::unique_ptr<v1::ConfigService::Stub> config_;
+  const absl::Duration call_timeout_;
+};
+
+}  // namespace tollgate::adapters

@@ -1,0 +1,515 @@
+#include "adapters/kube/job_controller.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "adapters/adapter_log.h"
+#include "adapters/kube/admission_translator.h"
+#include "core/status_macros.h"
+
+namespace tollgate::adapters::kube {
+namespace {
+
+constexpr absl::string_view kPending = "pending";
+constexpr absl::string_view kAdmitted = "admitted";
+constexpr absl::string_view kPreempted = "preempted";
+constexpr absl::string_view kFinished = "finished";
+constexpr absl::string_view kInvalid = "invalid";
+
+std::string StatusValue(absl::string_view state, absl::string_view message) {
+  return message.empty() ? std::string(state) : absl::StrCat(state, ": ", message);
+}
+
+std::string WorkloadKey(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(ns, "/", name);
+}
+
+v1::WorkloadRef Ref(absl::string_view ns, absl::string_view name) {
+  v1::WorkloadRef ref;
+  ref.set_namespace_(std::string(ns));
+  ref.set_name(std::string(name));
+  return ref;
+}
+
+// Sets the bool at a JSON pointer such as "/spec/runPolicy/suspend", creating objects on the way.
+void SetSuspend(const JobKindTranslator& translator, Json& obj, bool suspend) {
+  obj[Json::json_pointer(translator.SuspendPath())] = suspend;
+}
+
+// Why the workload is being evicted, from its newest eviction-like event.
+std::string EvictionMessage(const v1::Workload& wl) {
+  for (int i = wl.status().events_size() - 1; i >= 0; --i) {
+    const v1::WorkloadEvent& e = wl.status().events(i);
+    if (absl::StrContains(e.reason(), "Preempt") || absl::StrContains(e.reason(), "Evict")) {
+      return e.message();
+    }
+  }
+  if (!wl.status().last_preemption_reason().empty()) {
+    return absl::StrCat("Evicted: ", wl.status().last_preemption_reason());
+  }
+  return "Evicted";
+}
+
+// What an Event reports for a change of the status annotation's state.
+struct EventInfo {
+  const char* type;
+  const char* reason;
+};
+EventInfo EventFor(absl::string_view state) {
+  if (state == kAdmitted) return {"Normal", "Admitted"};
+  if (state == kPreempted) return {"Normal", "Preempted"};
+  if (state == kFinished) return {"Normal", "Finished"};
+  if (state == kInvalid) return {"Warning", "InvalidWorkload"};
+  return {"Normal", "Pending"};
+}
+
+// An error Tollgate returns for a workload it will not take as it is; retrying the same
+// request cannot help until someone changes the job or the configuration.
+bool IsRejection(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status) ||
+         absl::IsNotFound(status);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> ParseStatusAnnotation(absl::string_view value) {
+  const size_t colon = value.find(": ");
+  if (colon == absl::string_view::npos) return {std::string(value), ""};
+  return {std::string(value.substr(0, colon)), std::string(value.substr(colon + 2))};
+}
+
+JobController::JobController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
+                             std::vector<const JobKindTranslator*> translators, Options options)
+    : kube_(kube),
+      admission_(admission),
+      clock_(clock),
+      translators_(std::move(translators)),
+      options_(std::move(options)) {}
+
+const JobKindTranslator* JobController::TranslatorFor(absl::string_view resource) const {
+  for (const JobKindTranslator* t : translators_) {
+    if (t->resource().plural == resource) return t;
+  }
+  return nullptr;
+}
+
+std::string JobController::WorkloadNameOf(const JobKindTranslator& translator,
+                                          const Json& obj) const {
+  return WorkloadName(absl::AsciiStrToLower(translator.resource().kind),
+                      GetString(obj, {"metadata", "name"}), GetString(obj, {"metadata", "uid"}));
+}
+
+void JobController::Observe(absl::string_view resource, const Json& obj) {
+  const JobKindTranslator* translator = TranslatorFor(resource);
+  if (translator == nullptr) return;
+  const std::string ns = GetString(obj, {"metadata", "namespace"});
+  ObjectKey key{std::string(resource), ns, GetString(obj, {"metadata", "name"})};
+  absl::MutexLock lock(&mu_);
+  owners_[WorkloadKey(ns, WorkloadNameOf(*translator, obj))] = std::move(key);
+}
+
+void JobController::RecordDeletion(const ObjectKey& key, absl::string_view uid) {
+  if (uid.empty()) return;
+  absl::MutexLock lock(&mu_);
+  tombstones_[key].insert(std::string(uid));
+}
+
+std::optional<ObjectKey> JobController::OwnerOf(absl::string_view ns,
+                                                absl::string_view workload_name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = owners_.find(WorkloadKey(ns, workload_name));
+  if (it == owners_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
+  v1::DeleteWorkloadRequest request;
+  *request.mutable_workload() = ref;
+  absl::Status status = admission_.DeleteWorkload(request);
+  if (absl::IsNotFound(status)) return absl::OkStatus();
+  if (status.ok()) {
+    Log("info", "deleted workload", {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  }
+  return status;
+}
+
+absl::Status JobController::Reconcile(const ObjectKey& key) {
+  if (key.resource == "namespaces") return ReconcileNamespace(key);
+  const JobKindTranslator* translator = TranslatorFor(key.resource);
+  if (translator == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("no translator for ", key.resource));
+  }
+  // Workloads of deleted objects first: the name may already belong to a new object.
+  std::set<std::string> uids;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = tombstones_.find(key);
+    if (it != tombstones_.end()) {
+      uids = std::move(it->second);
+      tombstones_.erase(it);
+    }
+  }
+  const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
+  for (auto it = uids.begin(); it != uids.end(); ++it) {
+    absl::Status deleted = DeleteWorkload(Ref(key.ns, WorkloadName(kind, key.name, *it)));
+    if (!deleted.ok()) {
+      absl::MutexLock lock(&mu_);
+      tombstones_[key].insert(it, uids.end());
+      return deleted;
+    }
+  }
+  return ReconcileObject(*translator, key);
+}
+
+absl::Status JobController::ReconcileObject(const JobKindTranslator& translator,
+                                            const ObjectKey& key) {
+  for (int attempt = 0; attempt <= options_.max_conflict_retries; ++attempt) {
+    absl::StatusOr<Json> obj = kube_.Get(translator.resource(), key.ns, key.name);
+    if (absl::IsNotFound(obj.status())) return absl::OkStatus();
+    if (!obj.ok()) return obj.status();
+    if (Find(*obj, {"metadata", "deletionTimestamp"}) != nullptr) {
+      return DeleteWorkload(Ref(key.ns, WorkloadNameOf(translator, *obj)));
+    }
+    Observe(key.resource, *obj);
+    absl::Status status;
+    // nlohmann throws when an object has a field of an unexpected type (say, a string where
+    // spec is expected); that is bad input, reported like any other, not a crash.
+    try {
+      status = ReconcileOnce(translator, *obj);
+    } catch (const Json::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(key.ToString(), ": ", e.what()));
+    }
+    if (!IsConflict(status)) return status;
+  }
+  return absl::AbortedError(absl::StrCat(key.ToString(), ": still conflicting after ",
+                                         options_.max_conflict_retries, " retries"));
+}
+
+absl::StatusOr<bool> JobController::NamespaceHasDefaultQueue(absl::string_view ns) {
+  v1::ListObjectsRequest request;
+  request.set_kind(v1::LOCAL_QUEUE);
+  request.set_namespace_(std::string(ns));
+  TOLLGATE_ASSIGN_OR_RETURN(v1::ListObjectsResponse queues, admission_.ListObjects(request));
+  for (const v1::ConfigObject& object : queues.objects()) {
+    if (object.has_local_queue() && object.local_queue().metadata().name() == "default" &&
+        object.local_queue().metadata().namespace_() == ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& workload) {
+  v1::SubmitRequest request;
+  *request.mutable_workload() = workload;
+  absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(request);
+  if (submitted.ok()) {
+    if (submitted->created()) {
+      Log("info", "submitted workload",
+          {{"workload", WorkloadKey(workload.metadata().namespace_(), workload.metadata().name())},
+           {"queue", workload.spec().queue_name()}});
+    }
+    return submitted->workload();
+  }
+  if (!absl::IsAlreadyExists(submitted.status())) return submitted.status();
+  // The job's spec changed since it was submitted. Kueue re-creates the workload of a job that
+  // has not started; a running one keeps the admission it has.
+  const v1::WorkloadRef ref = Ref(workload.metadata().namespace_(), workload.metadata().name());
+  TOLLGATE_ASSIGN_OR_RETURN(v1::Workload existing, admission_.GetWorkload(ref));
+  if (existing.status().state() != v1::WORKLOAD_STATE_PENDING) return existing;
+  TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
+  Log("info", "job changed while pending; re-submitting its workload",
+      {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  TOLLGATE_ASSIGN_OR_RETURN(v1::SubmitResponse again, admission_.Submit(request));
+  return again.workload();
+}
+
+absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, const Json& obj) {
+  const std::string ns = GetString(obj, {"metadata", "namespace"});
+  std::string queue = QueueName(obj);
+  if (queue.empty()) {
+    if (!options_.manage_jobs_without_queue_name) return absl::OkStatus();
+    TOLLGATE_ASSIGN_OR_RETURN(bool has_default, NamespaceHasDefaultQueue(ns));
+    if (!has_default) return absl::OkStatus();
+    queue = "default";
+  }
+  const v1::WorkloadRef ref = Ref(ns, WorkloadNameOf(translator, obj));
+  const std::optional<JobFinish> finish = translator.Finished(obj);
+  if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
+
+  // The workload describes the job as written, not as admission changed it.
+  absl::StatusOr<Json> original = RestoreOriginalTemplates(obj);
+  absl::StatusOr<v1::Workload> translated =
+      original.ok() ? TranslateWorkload(translator, *original, queue) : original.status();
+  absl::StatusOr<v1::Workload> wl =
+      translated.ok() ? SubmitOrReplace(*translated) : translated.status();
+  if (!wl.ok()) {
+    if (!IsRejection(wl.status())) return wl.status();
+    // Keep the job from running without quota, and tell its owner why. Returning the error
+    // retries with backoff, which picks up configuration fixed in Tollgate meanwhile.
+    Json desired = original.ok() ? *original : obj;
+    SetSuspend(translator, desired, true);
+    SetAnnotation(desired, kStatusAnnotation, StatusValue(kInvalid, wl.status().message()));
+    TOLLGATE_RETURN_IF_ERROR(Converge(translator, obj, desired).status());
+    return wl.status();
+  }
+
+  const bool suspended = IsSuspended(translator, obj);
+  switch (wl->status().state()) {
+    case v1::WORKLOAD_STATE_ADMITTED: {
+      const std::string fingerprint = AdmissionFingerprint(wl->status().admission());
+      if (!suspended && Annotation(obj, kAdmissionAnnotation) == fingerprint) {
+        Json desired = obj;
+        SetAnnotation(
+            desired, kStatusAnnotation,
+            StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
+                                                wl->status().admission().cluster_queue())));
+        TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
+        if (!wl->status().pods_ready() && translator.PodsReady(current, *wl)) {
+          v1::ReportPodsReadyRequest request;
+          *request.mutable_workload() = ref;
+          absl::Status ready = admission_.ReportPodsReady(request).status();
+          // The workload may have been evicted since we read it; the next pass sees that.
+          if (!ready.ok() && !absl::IsFailedPrecondition(ready)) return ready;
+        }
+        return absl::OkStatus();
+      }
+      if (!suspended) {
+        // Running, but not under this admission (started by someone else, or with flavors of an
+        // earlier admission): stop it; the next pass starts it with the right node selectors.
+        Json desired = *original;
+        SetSuspend(translator, desired, true);
+        SetAnnotation(desired, kStatusAnnotation,
+                      StatusValue(kPending, "Restarting with the flavors of its admission"));
+        return Converge(translator, obj, desired).status();
+      }
+      FlavorMap flavors;
+      for (const std::string& name : AssignedFlavors(wl->status().admission())) {
+        v1::ObjectRef flavor_ref;
+        flavor_ref.set_kind(v1::RESOURCE_FLAVOR);
+        flavor_ref.set_name(name);
+        TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission_.GetObject(flavor_ref));
+        flavors[name] = flavor.resource_flavor();
+      }
+      TOLLGATE_ASSIGN_OR_RETURN(Json desired,
+                                ApplyAdmission(translator, obj, wl->status().admission(), flavors));
+      SetSuspend(translator, desired, false);
+      SetAnnotation(desired, kStatusAnnotation,
+                    StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
+                                                        wl->status().admission().cluster_queue())));
+      return Converge(translator, obj, desired).status();
+    }
+    case v1::WORKLOAD_STATE_EVICTING: {
+      Json desired = *original;
+      SetSuspend(translator, desired, true);
+      SetAnnotation(desired, kStatusAnnotation, StatusValue(kPreempted, EvictionMessage(*wl)));
+      TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
+      if (IsSuspended(translator, current) && !translator.IsActive(current)) {
+        v1::ReportStoppedRequest request;
+        *request.mutable_workload() = ref;
+        absl::Status stopped = admission_.ReportStopped(request).status();
+        if (!stopped.ok() && !absl::IsFailedPrecondition(stopped)) return stopped;
+        if (stopped.ok()) {
+          Log("info", "reported stopped", {{"workload", WorkloadKey(ns, ref.name())}});
+        }
+      }
+      return absl::OkStatus();
+    }
+    case v1::WORKLOAD_STATE_FINISHED: {
+      // Finished in Tollgate (e.g. by an operator) while the job still runs: as in Kueue, the
+      // job is left alone.
+      Json desired = obj;
+      SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, "Workload finished"));
+      return Converge(translator, obj, desired).status();
+    }
+    case v1::WORKLOAD_STATE_PENDING:
+    default: {
+      Json desired = *original;
+      SetSuspend(translator, desired, true);
+      const std::string message = wl->status().pending_message().empty()
+                                      ? std::string("Waiting for admission")
+                                      : wl->status().pending_message();
+      SetAnnotation(desired, kStatusAnnotation, StatusValue(kPending, message));
+      return Converge(translator, obj, desired).status();
+    }
+  }
+}
+
+absl::Status JobController::HandleFinished(const JobKindTranslator& translator, const Json& obj,
+                                           const v1::WorkloadRef& ref, const JobFinish& finish) {
+  absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(wl.status())) return absl::OkStatus();
+  if (!wl.ok()) return wl.status();
+  switch (wl->status().state()) {
+    case v1::WORKLOAD_STATE_ADMITTED:
+    case v1::WORKLOAD_STATE_EVICTING: {
+      v1::FinishRequest request;
+      *request.mutable_workload() = ref;
+      request.set_message(finish.message);
+      TOLLGATE_RETURN_IF_ERROR(admission_.Finish(request).status());
+      Log("info", "finished workload",
+          {{"workload", WorkloadKey(ref.namespace_(), ref.name())}, {"message", finish.message}});
+      break;
+    }
+    case v1::WORKLOAD_STATE_PENDING:
+      // It ran (or failed) without ever being admitted: take it out of the queue.
+      TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
+      break;
+    default:
+      break;
+  }
+  Json desired = obj;
+  SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, finish.message));
+  return Converge(translator, obj, desired).status();
+}
+
+absl::StatusOr<Json> JobController::Converge(const JobKindTranslator& translator, const Json& obj,
+                                             const Json& desired) {
+  Json from = Json::object();
+  Json to = Json::object();
+  for (const char* part : {"metadata", "spec"}) {
+    if (const Json* v = Find(obj, {part}); v != nullptr) from[part] = *v;
+    if (const Json* v = Find(desired, {part}); v != nullptr) to[part] = *v;
+  }
+  Json patch = MergePatchDiff(from, to);
+  if (patch.empty()) return obj;
+  const std::string rv = GetString(obj, {"metadata", "resourceVersion"});
+  Ensure(patch, {"metadata"})["resourceVersion"] = rv;
+  const std::string ns = GetString(obj, {"metadata", "namespace"});
+  const std::string name = GetString(obj, {"metadata", "name"});
+  TOLLGATE_ASSIGN_OR_RETURN(Json patched,
+                            kube_.Patch(translator.resource(), ns, name, PatchType::kMerge, patch));
+  const auto [old_state, old_message] = ParseStatusAnnotation(Annotation(obj, kStatusAnnotation));
+  const auto [new_state, new_message] =
+      ParseStatusAnnotation(Annotation(desired, kStatusAnnotation));
+  const bool was_suspended = IsSuspended(translator, obj);
+  const bool now_suspended = IsSuspended(translator, desired);
+  Log("info", "patched",
+      {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+       {"status", new_state},
+       {"suspend", now_suspended ? "true" : "false"}});
+  if (new_state != old_state || was_suspended != now_suspended) {
+    const EventInfo info = EventFor(new_state);
+    std::string reason = info.reason;
+    if (new_state == kPending && !was_suspended && now_suspended) reason = "Suspended";
+    RecordEvent(translator, patched, info.type, reason, new_message);
+  }
+  return patched;
+}
+
+void JobController::RecordEvent(const JobKindTranslator& translator, const Json& obj,
+                                absl::string_view type, absl::string_view reason,
+                                absl::string_view message) {
+  const absl::Time now = clock_.Now();
+  uint64_t sequence = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    sequence = ++event_sequence_;
+  }
+  const std::string ns = GetString(obj, {"metadata", "namespace"});
+  const std::string name = GetString(obj, {"metadata", "name"});
+  const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  // client-go names events <object>.<hex nanoseconds>; the sequence keeps two events of one
+  // object in the same nanosecond apart.
+  Json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata",
+       {{"name", absl::StrFormat("%s.%x%04x", name, absl::ToUnixNanos(now), sequence & 0xffff)},
+        {"namespace", ns}}},
+      {"involvedObject",
+       {{"apiVersion", translator.resource().ApiVersion()},
+        {"kind", translator.resource().kind},
+        {"name", name},
+        {"namespace", ns},
+        {"uid", GetString(obj, {"metadata", "uid"})},
+        {"resourceVersion", GetString(obj, {"metadata", "resourceVersion"})}}},
+      {"reason", std::string(reason)},
+      {"message", std::string(message)},
+      {"type", std::string(type)},
+      {"source", {{"component", options_.component}}},
+      {"reportingComponent", options_.component},
+      {"reportingInstance", options_.instance},
+      {"firstTimestamp", timestamp},
+      {"lastTimestamp", timestamp},
+      {"count", 1}};
+  absl::Status created = kube_.Create(EventResource(), ns, event).status();
+  // Events are best effort, as in client-go's recorder: losing one must not fail a reconcile.
+  if (!created.ok()) {
+    Log("warning", "cannot record event",
+        {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
+  }
+}
+
+absl::Status JobController::ReconcileNamespace(const ObjectKey& key) {
+  if (!options_.sync_namespaces) return absl::OkStatus();
+  absl::StatusOr<Json> ns = kube_.Get(NamespaceResource(), "", key.name);
+  v1::ObjectRef ref;
+  ref.set_kind(v1::NAMESPACE);
+  ref.set_name(key.name);
+  if (absl::IsNotFound(ns.status())) {
+    {
+      absl::MutexLock lock(&mu_);
+      applied_namespaces_.erase(key.name);
+    }
+    absl::Status deleted = admission_.DeleteObject(ref);
+    return absl::IsNotFound(deleted) ? absl::OkStatus() : deleted;
+  }
+  if (!ns.ok()) return ns.status();
+  std::map<std::string, std::string> labels;
+  if (const Json* l = Find(*ns, {"metadata", "labels"}); l != nullptr && l->is_object()) {
+    for (auto it = l->begin(); it != l->end(); ++it) {
+      if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = applied_namespaces_.find(key.name);
+    if (it != applied_namespaces_.end() && it->second == labels) return absl::OkStatus();
+  }
+  v1::ApplyRequest apply;
+  v1::Namespace* object = apply.add_objects()->mutable_namespace_();
+  object->mutable_metadata()->set_name(key.name);
+  for (const auto& [k, v] : labels) (*object->mutable_metadata()->mutable_labels())[k] = v;
+  TOLLGATE_RETURN_IF_ERROR(admission_.Apply(apply).status());
+  absl::MutexLock lock(&mu_);
+  applied_namespaces_[key.name] = std::move(labels);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> JobController::CollectOrphans(
+    const std::function<UidsByResource()>& live_uids_fn) {
+  TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse list,
+                            admission_.ListWorkloads(v1::ListWorkloadsRequest()));
+  const UidsByResource live_uids = live_uids_fn();
+  int deleted = 0;
+  for (const v1::Workload& wl : list.workloads()) {
+    const std::string& name = wl.metadata().name();
+    const std::string& uid = wl.metadata().uid();
+    for (const JobKindTranslator* translator : translators_) {
+      const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
+      // Ours only if the name is what WorkloadName gives for this UID: a workload submitted by
+      // someone else with a similar name keeps its random or chosen UID and does not match.
+      const std::string suffix = WorkloadName(kind, "", uid);
+      const std::string uid_part = suffix.substr(suffix.rfind('-') + 1);
+      if (!absl::StartsWith(name, absl::StrCat(kind, "-")) ||
+          !absl::EndsWith(name, absl::StrCat("-", uid_part)) || uid.size() < 32) {
+        continue;
+      }
+      auto live = live_uids.find(translator->resource().plural);
+      if (live == live_uids.end() || live->second.count(uid) > 0) break;
+      TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(wl.metadata().namespace_(), name)));
+      Log("info", "deleted orphaned workload",
+          {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"uid", uid}});
+      ++deleted;
+      break;
+    }
+  }
+  return deleted;
+}
+
+}  // namespace tollgate::adapters::kube

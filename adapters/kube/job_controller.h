@@ -1,0 +1,135 @@
+#pragma once
+
+// The reconciler: makes each job object and its Tollgate workload agree. Kueue's jobframework
+// reconciler, minus its Workload objects: Tollgate holds the workloads, and the job carries
+// what the adapter must remember (original templates, applied admission, status) in
+// annotations, so a restarted adapter needs no state of its own.
+
+#include <compare>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "adapters/admission_client.h"
+#include "adapters/kube/json_util.h"
+#include "adapters/kube/kube_client.h"
+#include "adapters/kube/workload_translator.h"
+#include "core/clock.h"
+
+namespace tollgate::adapters::kube {
+
+// "<state>: <message>", state one of pending, admitted, preempted, finished, invalid.
+inline constexpr absl::string_view kStatusAnnotation = "tollgate.dev/status";
+
+// A job object (or a Namespace, resource "namespaces") by resource plural and name.
+struct ObjectKey {
+  std::string resource;
+  std::string ns;
+  std::string name;
+  auto operator<=>(const ObjectKey&) const = default;
+  bool operator==(const ObjectKey&) const = default;
+  std::string ToString() const { return resource + "/" + ns + "/" + name; }
+};
+
+// Level-triggered reconciliation against abstract clients, so it runs the same under the
+// adapter's informers and in unit tests that call Reconcile directly. Reconcile(key) reads the
+// object fresh, asks Tollgate (Submit is idempotent, so it doubles as "get"), and issues at most
+// one conditional patch per pass:
+//   * workload PENDING: job suspended, original templates back, status "pending".
+//   * ADMITTED and job suspended: flavors' nodeLabels/tolerations injected, unsuspended.
+//     ADMITTED and running with the admission it was started for: ReportPodsReady once ready.
+//     ADMITTED but running with another (or none): suspended first, started again next pass.
+//   * EVICTING: suspended, templates restored, "preempted"; ReportStopped once no pod is
+//     active.
+//   * job finished: Finish (an admitted workload) or DeleteWorkload (one never admitted).
+//   * object gone or being deleted: DeleteWorkload.
+// Patches are merge patches carrying metadata.resourceVersion; a 409 re-reads and retries.
+// Reconcile of one key must not run concurrently with itself (the work queue ensures it);
+// different keys may. Thread-safe.
+class JobController {
+ public:
+  struct Options {
+    // Also manage objects without a queue-name label in namespaces that have a LocalQueue named
+    // "default" (Kueue's manageJobsWithoutQueueName).
+    bool manage_jobs_without_queue_name = false;
+    // Mirror Kubernetes Namespaces and their labels into Tollgate (ClusterQueue
+    // namespaceSelectors match on them).
+    bool sync_namespaces = true;
+    // Event source.
+    std::string component = "tollgate-kube";
+    std::string instance;
+    int max_conflict_retries = 5;
+  };
+
+  // `translators` are the enabled kinds; all references must outlive the controller.
+  JobController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
+                std::vector<const JobKindTranslator*> translators, Options options);
+
+  // OK when the object needs nothing more until it or its workload changes; an error asks for
+  // a retry with backoff.
+  absl::Status Reconcile(const ObjectKey& key);
+
+  // Notes an object seen by an informer: remembers which key owns its workload.
+  void Observe(absl::string_view resource, const Json& obj);
+  // Notes a deleted object; the next Reconcile of its key deletes its workload.
+  void RecordDeletion(const ObjectKey& key, absl::string_view uid);
+  // The object a workload belongs to, when Observe/Reconcile has seen it.
+  std::optional<ObjectKey> OwnerOf(absl::string_view ns, absl::string_view workload_name) const;
+
+  // Deletes the workloads this adapter created (named `<kind>-...-<uid prefix>` with a
+  // matching UID) whose objects are gone. `live_uids` maps each synced resource to the UIDs
+  // that exist; it is called after the workloads are listed, so a job created meanwhile (and
+  // its workload) is never taken for an orphan. Returns how many were deleted.
+  using UidsByResource = std::map<std::string, std::set<std::string>>;
+  absl::StatusOr<int> CollectOrphans(const std::function<UidsByResource()>& live_uids);
+
+  const std::vector<const JobKindTranslator*>& translators() const { return translators_; }
+  const JobKindTranslator* TranslatorFor(absl::string_view resource) const;
+
+ private:
+  absl::Status ReconcileNamespace(const ObjectKey& key);
+  absl::Status ReconcileObject(const JobKindTranslator& translator, const ObjectKey& key);
+  // One pass; ABORTED on a conflict.
+  absl::Status ReconcileOnce(const JobKindTranslator& translator, const Json& obj);
+  absl::Status HandleFinished(const JobKindTranslator& translator, const Json& obj,
+                              const v1::WorkloadRef& ref, const JobFinish& finish);
+  absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
+  absl::StatusOr<bool> NamespaceHasDefaultQueue(absl::string_view ns);
+  absl::StatusOr<v1::Workload> SubmitOrReplace(const v1::Workload& workload);
+  // Patches `obj` towards `desired` (metadata and spec only) when they differ, then records
+  // an Event when the status annotation's state changed. Returns the object as stored.
+  absl::StatusOr<Json> Converge(const JobKindTranslator& translator, const Json& obj,
+                                const Json& desired);
+  void RecordEvent(const JobKindTranslator& translator, const Json& obj, absl::string_view type,
+                   absl::string_view reason, absl::string_view message);
+  std::string WorkloadNameOf(const JobKindTranslator& translator, const Json& obj) const;
+
+  KubeClient& kube_;
+  AdmissionClient& admission_;
+  const core::Clock& clock_;
+  const std::vector<const JobKindTranslator*> translators_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  // Workload "ns/name" -> owning object.
+  std::map<std::string, ObjectKey> owners_ ABSL_GUARDED_BY(mu_);
+  // Deleted objects' UIDs whose workloads still need deleting.
+  std::map<ObjectKey, std::set<std::string>> tombstones_ ABSL_GUARDED_BY(mu_);
+  // Labels last applied to Tollgate per namespace.
+  std::map<std::string, std::map<std::string, std::string>> applied_namespaces_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Splits a status annotation into state and message.
+std::pair<std::string, std::string> ParseStatusAnnotation(absl::string_view value);
+
+}  // namespace tollgate::adapters::kube

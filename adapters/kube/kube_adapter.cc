@@ -1,0 +1,361 @@
+#include "adapters/kube/kube_adapter.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "adapters/adapter_log.h"
+#include "adapters/kube/kube_config.h"
+
+namespace tollgate::adapters::kube {
+
+int64_t ReadRevisionFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  int64_t revision = 0;
+  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &revision) ||
+      revision < 0) {
+    return 0;
+  }
+  return revision;
+}
+
+absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << revision << "\n";
+    out.close();
+    if (!out) {
+      return absl::InternalError(absl::StrCat(tmp, ": write failed: ", std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string error = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return absl::InternalError(absl::StrCat("rename ", tmp, " to ", path, ": ", error));
+  }
+  return absl::OkStatus();
+}
+
+KubeAdapter::KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
+                         const core::Clock& clock, Options options)
+    : kube_(kube),
+      admission_(admission),
+      controller_(controller),
+      clock_(clock),
+      options_(std::move(options)),
+      queue_(clock, options_.min_backoff, options_.max_backoff) {}
+
+bool KubeAdapter::Synced() const {
+  absl::MutexLock lock(&mu_);
+  return expected_informers_ > 0 && static_cast<int>(synced_.size()) == expected_informers_;
+}
+
+bool KubeAdapter::Backoff(int failures, const StopSignal& stop) const {
+  absl::Duration delay = options_.min_backoff;
+  for (int i = 0; i < failures && delay < options_.max_backoff; ++i) delay *= 2;
+  return !stop.WaitFor(std::min(delay, options_.max_backoff));
+}
+
+void KubeAdapter::EnqueueAll() {
+  std::vector<ObjectKey> keys;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [resource, objects] : cache_) {
+      for (const auto& [key, uid] : objects) keys.push_back(key);
+    }
+  }
+  for (const ObjectKey& key : keys) queue_.Add(key);
+}
+
+void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const StopSignal& stop) {
+  auto key_of = [&](const Json& obj) {
+    return ObjectKey{kind.plural, GetString(obj, {"metadata", "namespace"}),
+                     GetString(obj, {"metadata", "name"})};
+  };
+  std::string resource_version;
+  bool need_list = true;
+  int failures = 0;
+  while (!stop.stopped()) {
+    if (need_list) {
+      absl::StatusOr<ListResult> list = kube_.List(kind, "");
+      if (absl::IsNotFound(list.status())) {
+        // The cluster does not serve this kind (its CRD is not installed): there is nothing
+        // to manage, so count it as synced and empty, and look again later.
+        {
+          absl::MutexLock lock(&mu_);
+          if (synced_.insert(kind.plural).second) {
+            Log("warning", "resource not served; will look again",
+                {{"resource", kind.plural}, {"error", list.status().ToString()}});
+          }
+          cache_[kind.plural];
+        }
+        if (stop.WaitFor(options_.max_backoff)) break;
+        continue;
+      }
+      if (!list.ok()) {
+        Log("warning", "list failed",
+            {{"resource", kind.plural}, {"error", list.status().ToString()}});
+        if (!Backoff(failures++, stop)) break;
+        continue;
+      }
+      std::map<ObjectKey, std::string> fresh;
+      for (const Json& obj : list->items) {
+        fresh[key_of(obj)] = GetString(obj, {"metadata", "uid"});
+        if (is_job_kind) controller_.Observe(kind.plural, obj);
+      }
+      std::map<ObjectKey, std::string> gone;
+      {
+        absl::MutexLock lock(&mu_);
+        std::map<ObjectKey, std::string>& cached = cache_[kind.plural];
+        for (const auto& [key, uid] : cached) {
+          auto it = fresh.find(key);
+          if (it == fresh.end() || it->second != uid) gone.emplace(key, uid);
+        }
+        cached = fresh;
+        synced_.insert(kind.plural);
+      }
+      // Deletions missed while the watch was down.
+      for (const auto& [key, uid] : gone) {
+        if (is_job_kind) controller_.RecordDeletion(key, uid);
+        queue_.Add(key);
+      }
+      for (const auto& [key, uid] : fresh) queue_.Add(key);
+      resource_version = list->resource_version;
+      need_list = false;
+      failures = 0;
+      Log("info", "listed",
+          {{"resource", kind.plural},
+           {"objects", absl::StrCat(fresh.size())},
+           {"resourceVersion", resource_version}});
+    }
+    const absl::Time started = clock_.Now();
+    absl::Status watched = kube_.Watch(
+        kind, "", resource_version,
+        [&](const WatchEvent& event) {
+          const std::string rv = GetString(event.object, {"metadata", "resourceVersion"});
+          if (!rv.empty()) resource_version = rv;
+          if (event.type == "BOOKMARK") return !stop.stopped();
+          const ObjectKey key = key_of(event.object);
+          const std::string uid = GetString(event.object, {"metadata", "uid"});
+          {
+            absl::MutexLock lock(&mu_);
+            if (event.type == "DELETED") {
+              cache_[kind.plural].erase(key);
+            } else {
+              cache_[kind.plural][key] = uid;
+            }
+          }
+          if (is_job_kind) {
+            if (event.type == "DELETED") {
+              controller_.RecordDeletion(key, uid);
+            } else {
+              controller_.Observe(kind.plural, event.object);
+            }
+          }
+          queue_.Add(key);
+          return !stop.stopped();
+        },
+        stop);
+    if (stop.stopped()) break;
+    if (absl::IsOutOfRange(watched)) {
+      Log("info", "resourceVersion expired; relisting",
+          {{"resource", kind.plural}, {"resourceVersion", resource_version}});
+      need_list = true;
+      continue;
+    }
+    if (!watched.ok()) {
+      Log("warning", "watch failed", {{"resource", kind.plural}, {"error", watched.ToString()}});
+      // Persistent watch errors may come from a version the server no longer accepts.
+      if (failures >= 3) need_list = true;
+      if (!Backoff(failures++, stop)) break;
+      continue;
+    }
+    failures = 0;
+    // A server that ends streams at once must not make this a busy loop.
+    if (clock_.Now() - started < absl::Seconds(1) && stop.WaitFor(options_.min_backoff)) break;
+  }
+}
+
+void KubeAdapter::PersistRevision(bool force) {
+  if (options_.state_file.empty()) return;
+  int64_t revision = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    revision = revision_;
+    const absl::Time now = clock_.Now();
+    if (revision == persisted_revision_) return;
+    if (!force && now - last_persist_ < absl::Seconds(1)) return;
+    persisted_revision_ = revision;
+    last_persist_ = now;
+  }
+  absl::Status written = WriteRevisionFile(options_.state_file, revision);
+  if (!written.ok()) Log("warning", "cannot write state file", {{"error", written.ToString()}});
+}
+
+void KubeAdapter::TollgateLoop(const StopSignal& stop) {
+  int64_t revision = options_.state_file.empty() ? 0 : ReadRevisionFile(options_.state_file);
+  {
+    absl::MutexLock lock(&mu_);
+    revision_ = revision;
+    persisted_revision_ = revision;
+  }
+  int failures = 0;
+  bool reconnect = false;
+  while (!stop.stopped()) {
+    if (revision > 0) {
+      // A tollgated whose store was replaced restarts its revisions below ours, and a watch
+      // from ours would wait for changes that already happened. Its list says where it is.
+      absl::StatusOr<v1::ListWorkloadsResponse> current =
+          admission_.ListWorkloads(v1::ListWorkloadsRequest());
+      if (current.ok() && current->revision() < revision) {
+        Log("warning", "tollgate revision went backwards; watching from the current state",
+            {{"had", absl::StrCat(revision)}, {"now", absl::StrCat(current->revision())}});
+        revision = 0;
+      }
+    }
+    v1::WatchRequest request;
+    request.set_since_revision(revision);
+    bool first = true;
+    bool went_back = false;
+    absl::Status watched = admission_.Watch(
+        request,
+        [&](const v1::WatchEvent& event) {
+          if (first) {
+            first = false;
+            failures = 0;
+            Log("info", "following tollgate", {{"since_revision", absl::StrCat(revision)}});
+            // Anything may have happened while we were away, including a tollgated that lost
+            // its state: look at every object again.
+            if (reconnect) EnqueueAll();
+          }
+          if (event.revision() < request.since_revision()) {
+            // tollgated's history restarted below where we were (its store was replaced): the
+            // revisions we would wait for mean nothing now. Start again from its current state.
+            Log("warning", "tollgate revision went backwards; watching from the current state",
+                {{"had", absl::StrCat(request.since_revision())},
+                 {"got", absl::StrCat(event.revision())}});
+            revision = 0;
+            {
+              absl::MutexLock lock(&mu_);
+              revision_ = 0;
+            }
+            went_back = true;
+            return false;
+          }
+          revision = std::max(revision, event.revision());
+          {
+            absl::MutexLock lock(&mu_);
+            revision_ = revision;
+          }
+          if (event.type() != v1::WatchEvent::BOOKMARK) {
+            const v1::ObjectMeta& meta = event.workload().metadata();
+            if (std::optional<ObjectKey> owner =
+                    controller_.OwnerOf(meta.namespace_(), meta.name());
+                owner.has_value()) {
+              queue_.Add(*owner);
+            }
+          }
+          PersistRevision(/*force=*/false);
+          return !stop.stopped();
+        },
+        stop);
+    if (stop.stopped()) break;
+    reconnect = true;
+    if (went_back) continue;
+    if (absl::IsOutOfRange(watched)) {
+      Log("info", "tollgate revision compacted; watching from the current state",
+          {{"revision", absl::StrCat(revision)}});
+      revision = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        revision_ = 0;
+      }
+      continue;
+    }
+    Log("warning", "tollgate watch ended", {{"error", watched.ToString()}});
+    if (!Backoff(failures++, stop)) break;
+  }
+  PersistRevision(/*force=*/true);
+}
+
+void KubeAdapter::WorkerLoop() {
+  while (std::optional<ObjectKey> key = queue_.Get()) {
+    absl::Status status = controller_.Reconcile(*key);
+    if (status.ok()) {
+      queue_.Forget(*key);
+    } else {
+      Log("warning", "reconcile failed",
+          {{"object", key->ToString()}, {"error", status.ToString()}});
+      queue_.AddRateLimited(*key);
+    }
+    queue_.Done(*key);
+  }
+}
+
+void KubeAdapter::CollectOrphans() {
+  absl::StatusOr<int> deleted = controller_.CollectOrphans([this] {
+    JobController::UidsByResource live;
+    absl::MutexLock lock(&mu_);
+    for (const auto& [resource, objects] : cache_) {
+      if (resource == "namespaces") continue;
+      std::set<std::string>& uids = live[resource];
+      for (const auto& [key, uid] : objects) uids.insert(uid);
+    }
+    return live;
+  });
+  if (!deleted.ok()) {
+    Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
+  }
+}
+
+void KubeAdapter::Run(const StopSignal& stop) {
+  std::vector<std::thread> threads;
+  {
+    absl::MutexLock lock(&mu_);
+    expected_informers_ =
+        static_cast<int>(controller_.translators().size()) + (options_.watch_namespaces ? 1 : 0);
+  }
+  for (const JobKindTranslator* translator : controller_.translators()) {
+    threads.emplace_back([this, translator, &stop] {
+      InformerLoop(translator->resource(), /*is_job_kind=*/true, stop);
+    });
+  }
+  if (options_.watch_namespaces) {
+    threads.emplace_back(
+        [this, &stop] { InformerLoop(NamespaceResource(), /*is_job_kind=*/false, stop); });
+  }
+  threads.emplace_back([this, &stop] { TollgateLoop(stop); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    threads.emplace_back([this] { WorkerLoop(); });
+  }
+
+  bool collected_once = false;
+  absl::Time next_resync = clock_.Now() + options_.resync_period;
+  // One tick a second: collect orphans as soon as every informer has synced, then resync.
+  while (!stop.WaitFor(absl::Seconds(1))) {
+    // The watch only persists while events flow; the tail of a burst is written here.
+    PersistRevision(/*force=*/true);
+    if (!collected_once && Synced()) {
+      CollectOrphans();
+      collected_once = true;
+    }
+    if (clock_.Now() >= next_resync) {
+      next_resync = clock_.Now() + options_.resync_period;
+      EnqueueAll();
+      if (Synced()) CollectOrphans();
+    }
+  }
+  queue_.ShutDown();
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace tollgate::adapters::kube

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "adapters/admission_client.h"
+#include "adapters/kube/job_controller.h"
+#include "adapters/kube/kube_client.h"
+#include "adapters/kube/work_queue.h"
+#include "adapters/stop_signal.h"
+#include "core/clock.h"
+
+namespace tollgate::adapters::kube {
+
+// Drives a JobController: one informer thread per enabled kind (and one for Namespaces) that
+// lists, then watches from the list's resourceVersion (watching again from the last version
+// seen when a stream ends, re-listing on 410 Gone, backing off on errors); one thread following
+// Tollgate's Watch from the last revision (kept in `state_file` across restarts; a reconnect
+// re-queues every object, since changes may have been missed); and `workers` threads draining
+// the work queue into Reconcile. Every `resync_period` every object is queued again and
+// orphaned workloads are collected. Thread-safe.
+class KubeAdapter {
+ public:
+  struct Options {
+    int workers = 2;
+    absl::Duration resync_period = absl::Minutes(5);
+    absl::Duration min_backoff = absl::Milliseconds(200);
+    absl::Duration max_backoff = absl::Seconds(30);
+    // Where the last Tollgate revision seen is kept; empty: start from 0 (the current state).
+    std::string state_file;
+    bool watch_namespaces = true;
+  };
+
+  KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
+              const core::Clock& clock, Options options);
+
+  // Runs until `stop` fires, then returns once every thread has ended.
+  void Run(const StopSignal& stop);
+
+  // Every informer has listed once.
+  bool Synced() const;
+
+ private:
+  void InformerLoop(const ResourceKind& kind, bool is_job_kind, const StopSignal& stop);
+  void TollgateLoop(const StopSignal& stop);
+  void WorkerLoop();
+  void EnqueueAll();
+  void CollectOrphans();
+  // Sleeps the backoff for the `failures`-th consecutive failure; false when stopped.
+  bool Backoff(int failures, const StopSignal& stop) const;
+  // Writes the newest revision to the state file if it changed (at most once a second unless
+  // `force`).
+  void PersistRevision(bool force);
+
+  KubeClient& kube_;
+  AdmissionClient& admission_;
+  JobController& controller_;
+  const core::Clock& clock_;
+  const Options options_;
+  WorkQueue queue_;
+
+  mutable absl::Mutex mu_;
+  // resource plural -> object key -> UID, as the informers last saw them.
+  std::map<std::string, std::map<ObjectKey, std::string>> cache_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> synced_ ABSL_GUARDED_BY(mu_);
+  int expected_informers_ ABSL_GUARDED_BY(mu_) = 0;
+  // The newest Tollgate revision seen, and the one last written to the state file.
+  int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t persisted_revision_ ABSL_GUARDED_BY(mu_) = -1;
+  absl::Time last_persist_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+// The revision stored in a state file, or 0 when it is missing or unreadable.
+int64_t ReadRevisionFile(const std::string& path);
+// Writes `revision` to `path` atomically (temporary file and rename).
+absl::Status WriteRevisionFile(const std::string& path, int64_t revision);
+
+}  // namespace tollgate::adapters::kube

@@ -1,0 +1,296 @@
+// tollgate-kube: lets a Kubernetes cluster queue its Jobs, RayJobs and PyTorchJobs through
+// Tollgate instead of Kueue, without changing their manifests. Logs one JSON object per line on
+// stderr.
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "adapters/adapter_log.h"
+#include "adapters/grpc_admission_client.h"
+#include "adapters/kube/job_controller.h"
+#include "adapters/kube/job_translator.h"
+#include "adapters/kube/kube_adapter.h"
+#include "adapters/kube/kube_client.h"
+#include "adapters/kube/kube_config.h"
+#include "adapters/kube/pytorchjob_translator.h"
+#include "adapters/kube/rayjob_translator.h"
+#include "adapters/stop_signal.h"
+#include "core/status_macros.h"
+#include "services/real_clock.h"
+
+namespace tollgate::adapters::kube {
+namespace {
+
+constexpr char kUsage[] = R"(usage: tollgate-kube [FLAGS]
+
+Where the cluster is (first that applies): --kubeconfig; the pod's service account when
+KUBERNETES_SERVICE_HOST is set; $KUBECONFIG; ~/.kube/config.
+
+Flags:
+  --tollgate=HOST:PORT               tollgated's gRPC address (default 127.0.0.1:50051)
+  --kubeconfig=PATH                  kubeconfig file (run outside the cluster)
+  --context=NAME                     kubeconfig context (default: current-context)
+  --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
+  --enable-rayjobs=BOOL              manage ray.io/v1 RayJobs (default false)
+  --enable-pytorchjobs=BOOL          manage kubeflow.org/v1 PyTorchJobs (default false)
+  --manage-jobs-without-queue-name   also manage unlabeled jobs in namespaces that have a
+                                     LocalQueue named "default"
+  --sync-namespaces=BOOL             mirror Namespaces and their labels into Tollgate (default true)
+  --state-file=PATH                  keep the last Tollgate revision seen here
+  --workers=N                        concurrent reconciles (default 2)
+  --resync-period=DURATION           re-examine every object this often (default 5m)
+  --watch-timeout=DURATION           server-side timeout of each Kubernetes watch (default 5m)
+  --call-timeout=DURATION            deadline of each tollgated call (default 10s)
+  --instance=NAME                    reportingInstance of Events (default: host name)
+)";
+
+struct Flags {
+  std::string tollgate = "127.0.0.1:50051";
+  std::string kubeconfig;
+  std::string context;
+  bool jobs = true;
+  bool rayjobs = false;
+  bool pytorchjobs = false;
+  bool manage_without_queue_name = false;
+  bool sync_namespaces = true;
+  std::string state_file;
+  int workers = 2;
+  absl::Duration resync_period = absl::Minutes(5);
+  absl::Duration watch_timeout = absl::Minutes(5);
+  absl::Duration call_timeout = absl::Seconds(10);
+  std::string instance;
+  bool help = false;
+};
+
+absl::StatusOr<bool> ParseBool(absl::string_view name, absl::string_view value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, ": want true or false, got \"", value, "\""));
+}
+
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view name, absl::string_view value) {
+  absl::Duration d;
+  if (!absl::ParseDuration(value, &d) || d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": want a positive duration such as 30s, got \"", value, "\""));
+  }
+  return d;
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      flags.help = true;
+      continue;
+    }
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", arg, "\""));
+    }
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    const absl::string_view name = kv.first;
+    const bool has_value = arg.find('=') != absl::string_view::npos;
+    const absl::string_view value = kv.second;
+    auto need = [&]() -> absl::Status {
+      if (!has_value || value.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      }
+      return absl::OkStatus();
+    };
+    auto boolean = [&](bool* out) -> absl::Status {
+      if (!has_value) {
+        *out = true;
+        return absl::OkStatus();
+      }
+      TOLLGATE_ASSIGN_OR_RETURN(*out, ParseBool(name, value));
+      return absl::OkStatus();
+    };
+    if (name == "tollgate") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      flags.tollgate = std::string(value);
+    } else if (name == "kubeconfig") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      flags.kubeconfig = std::string(value);
+    } else if (name == "context") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      flags.context = std::string(value);
+    } else if (name == "enable-jobs") {
+      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.jobs));
+    } else if (name == "enable-rayjobs") {
+      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.rayjobs));
+    } else if (name == "enable-pytorchjobs") {
+      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.pytorchjobs));
+    } else if (name == "manage-jobs-without-queue-name") {
+      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.manage_without_queue_name));
+    } else if (name == "sync-namespaces") {
+      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.sync_namespaces));
+    } else if (name == "state-file") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      flags.state_file = std::string(value);
+    } else if (name == "workers") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      if (!absl::SimpleAtoi(value, &flags.workers) || flags.workers < 1 || flags.workers > 64) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--workers: want 1..64, got \"", value, "\""));
+      }
+    } else if (name == "resync-period") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      TOLLGATE_ASSIGN_OR_RETURN(flags.resync_period, ParseDuration(name, value));
+    } else if (name == "watch-timeout") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      TOLLGATE_ASSIGN_OR_RETURN(flags.watch_timeout, ParseDuration(name, value));
+    } else if (name == "call-timeout") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      TOLLGATE_ASSIGN_OR_RETURN(flags.call_timeout, ParseDuration(name, value));
+    } else if (name == "instance") {
+      TOLLGATE_RETURN_IF_ERROR(need());
+      flags.instance = std::string(value);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+  }
+  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs) {
+    return absl::InvalidArgumentError("every integration is disabled; enable at least one");
+  }
+  return flags;
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+absl::StatusOr<KubeConfig> LoadConfig(const Flags& flags) {
+  if (!flags.kubeconfig.empty()) return LoadKubeConfigFile(flags.kubeconfig, flags.context);
+  const std::string host = Env("KUBERNETES_SERVICE_HOST");
+  if (!host.empty()) return LoadInClusterConfig(host, Env("KUBERNETES_SERVICE_PORT"));
+  std::string path = Env("KUBECONFIG");
+  // $KUBECONFIG may list several files; the first one is the one we read.
+  if (!path.empty()) {
+    const std::vector<std::string> files = absl::StrSplit(path, ':', absl::SkipEmpty());
+    path = files.empty() ? "" : files.front();
+  }
+  if (path.empty() && !Env("HOME").empty()) path = Env("HOME") + "/.kube/config";
+  if (path.empty()) {
+    return absl::FailedPreconditionError(
+        "no cluster: pass --kubeconfig, run in a pod, or set $KUBECONFIG");
+  }
+  return LoadKubeConfigFile(path, flags.context);
+}
+
+absl::Status Run(const Flags& flags, const StopSignal& stop) {
+  TOLLGATE_ASSIGN_OR_RETURN(KubeConfig config, LoadConfig(flags));
+  CurlKubeClient::Options kube_options;
+  kube_options.watch_timeout = flags.watch_timeout;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
+                            CurlKubeClient::Create(config, kube_options));
+  std::unique_ptr<GrpcAdmissionClient> admission =
+      GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout);
+
+  JobTranslator job;
+  RayJobTranslator rayjob;
+  PyTorchJobTranslator pytorchjob;
+  std::vector<const JobKindTranslator*> kinds;
+  if (flags.jobs) kinds.push_back(&job);
+  if (flags.rayjobs) kinds.push_back(&rayjob);
+  if (flags.pytorchjobs) kinds.push_back(&pytorchjob);
+
+  JobController::Options controller_options;
+  controller_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
+  controller_options.sync_namespaces = flags.sync_namespaces;
+  controller_options.instance = flags.instance;
+  if (controller_options.instance.empty()) {
+    char host[256] = {0};
+    if (gethostname(host, sizeof(host) - 1) == 0) controller_options.instance = host;
+  }
+  services::RealClock clock;
+  JobController controller(*kube, *admission, clock, kinds, controller_options);
+
+  KubeAdapter::Options adapter_options;
+  adapter_options.workers = flags.workers;
+  adapter_options.resync_period = flags.resync_period;
+  adapter_options.state_file = flags.state_file;
+  adapter_options.watch_namespaces = flags.sync_namespaces;
+  KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
+
+  std::vector<std::string> names;
+  for (const JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
+  Log("info", "starting",
+      {{"server", config.server},
+       {"tollgate", flags.tollgate},
+       {"kinds", absl::StrJoin(names, ",")}});
+  adapter.Run(stop);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace tollgate::adapters::kube
+
+int main(int argc, char** argv) {
+  using tollgate::adapters::Log;
+  namespace kube = tollgate::adapters::kube;
+  // Block the stop signals before any thread exists so every thread inherits the mask and one
+  // thread receives them through sigwait: no work happens in a signal handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
+    std::cerr << kube::kUsage;
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << kube::kUsage;
+    return 0;
+  }
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    Log("error", "curl_global_init failed");
+    return 1;
+  }
+  tollgate::adapters::StopSignal stop;
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (!stop.stopped()) Log("info", "stopping", {{"signal", strsignal(signal_number)}});
+    stop.Stop();
+  });
+  absl::Status status = kube::Run(*flags, stop);
+  if (!stop.stopped()) {
+    // Run returned on its own (an error): wake the signal thread so it can be joined.
+    stop.Stop();
+    pthread_kill(signal_thread.native_handle(), SIGTERM);
+  }
+  signal_thread.join();
+  curl_global_cleanup();
+  if (!status.ok()) {
+    Log("error", "tollgate-kube failed", {{"error", status.ToString()}});
+    return 1;
+  }
+  Log("info", "stopped");
+  return 0;
+}

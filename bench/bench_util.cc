@@ -1,0 +1,131 @@
+#include "bench/bench_util.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tollgate::bench {
+
+absl::StatusOr<Flags> Flags::Parse(int argc, char** argv, int first) {
+  Flags flags;
+  for (int i = first; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", arg, "\""));
+    }
+    const size_t eq = arg.find('=');
+    if (eq == absl::string_view::npos) {
+      flags.values_[std::string(arg)] = "true";
+    } else {
+      flags.values_[std::string(arg.substr(0, eq))] = std::string(arg.substr(eq + 1));
+    }
+  }
+  return flags;
+}
+
+std::string Flags::String(absl::string_view name, absl::string_view fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::string(fallback) : it->second;
+}
+
+absl::StatusOr<int64_t> Flags::Int(absl::string_view name, int64_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  std::string text = it->second;
+  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": not an integer: ", it->second));
+  }
+  return v;
+}
+
+absl::StatusOr<double> Flags::Double(absl::string_view name, double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  double v = 0;
+  if (!absl::SimpleAtod(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": not a number: ", it->second));
+  }
+  return v;
+}
+
+absl::StatusOr<absl::Duration> Flags::Duration(absl::string_view name,
+                                               absl::Duration fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  absl::Duration d;
+  if (!absl::ParseDuration(it->second, &d)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": want a duration such as 10s, got ", it->second));
+  }
+  return d;
+}
+
+bool Flags::Bool(absl::string_view name) const {
+  auto it = values_.find(name);
+  return it != values_.end() && (it->second == "true" || it->second == "1");
+}
+
+absl::Status Flags::CheckKnown(const std::vector<std::string>& known) const {
+  for (const auto& [name, value] : values_) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", name, " (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t i =
+      std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())));
+  return values[i];
+}
+
+int64_t ResidentBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (absl::ConsumePrefix(&rest, "VmRSS:")) {
+      rest = absl::StripAsciiWhitespace(rest);
+      absl::ConsumeSuffix(&rest, "kB");
+      int64_t kb = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &kb)) return kb * 1024;
+    }
+  }
+  return -1;
+}
+
+absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix) {
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  std::string templ = absl::StrCat(parent, "/", prefix, "XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", templ, ": ", std::strerror(errno)));
+  }
+  return templ;
+}
+
+}  // namespace tollgate::bench

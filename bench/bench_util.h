@@ -1,0 +1,46 @@
+#pragma once
+
+// Small helpers shared by tollgate-bench's commands: flags, percentiles, time, memory.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace tollgate::bench {
+
+// --name=value flags after the command word. Unknown names are an error at lookup time only if
+// the caller asks with Require/Check; `Unused` lists the ones nobody read.
+class Flags {
+ public:
+  static absl::StatusOr<Flags> Parse(int argc, char** argv, int first);
+
+  std::string String(absl::string_view name, absl::string_view fallback) const;
+  absl::StatusOr<int64_t> Int(absl::string_view name, int64_t fallback) const;
+  absl::StatusOr<double> Double(absl::string_view name, double fallback) const;
+  absl::StatusOr<absl::Duration> Duration(absl::string_view name, absl::Duration fallback) const;
+  bool Bool(absl::string_view name) const;
+  // INVALID_ARGUMENT naming any flag not in `known`.
+  absl::Status CheckKnown(const std::vector<std::string>& known) const;
+
+ private:
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+// Seconds on the monotonic clock (benchmarks time intervals only).
+double MonotonicSeconds();
+
+// p in [0, 1]; sorts a copy.
+double Percentile(std::vector<double> values, double p);
+
+// The process's resident set size from /proc/self/status (VmRSS), in bytes.
+int64_t ResidentBytes();
+
+// A fresh directory under `parent` (created), named with `prefix` and a random suffix.
+absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix);
+
+}  // namespace tollgate::bench

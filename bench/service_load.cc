@@ -1,0 +1,342 @@
+#include "bench/service_load.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "bench/bench_util.h"
+#include "storage/rocksdb_store.h"
+#include "tollgate/v1/service.grpc.pb.h"
+
+namespace tollgate::bench {
+namespace {
+
+constexpr char kNamespace[] = "svc";
+constexpr char kQueue[] = "svc-lq";
+
+struct PhaseResult {
+  std::string name;
+  int concurrency = 0;
+  int64_t ok = 0;
+  int64_t errors = 0;
+  std::string first_error;
+  double seconds = 0;
+  std::vector<double> latency_ms;
+
+  double throughput() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
+};
+
+// Runs `call` from `threads` threads for `duration`; `call(thread, seq)` returns an error text
+// (empty on success).
+PhaseResult RunPhase(const std::string& name, int threads, absl::Duration duration,
+                     const std::function<std::string(int, int64_t)>& call) {
+  PhaseResult result;
+  result.name = name;
+  result.concurrency = threads;
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<int64_t> errors(threads, 0);
+  std::vector<std::string> first_error(threads);
+  std::atomic<bool> stop{false};
+  const double start = MonotonicSeconds();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+        const double t0 = MonotonicSeconds();
+        std::string error = call(t, seq);
+        const double t1 = MonotonicSeconds();
+        if (error.empty()) {
+          latencies[t].push_back((t1 - t0) * 1e3);
+        } else if (errors[t]++ == 0) {
+          first_error[t] = std::move(error);
+        }
+      }
+    });
+  }
+  absl::SleepFor(duration);
+  stop.store(true);
+  for (std::thread& th : pool) th.join();
+  result.seconds = MonotonicSeconds() - start;
+  for (int t = 0; t < threads; ++t) {
+    result.ok += static_cast<int64_t>(latencies[t].size());
+    result.latency_ms.insert(result.latency_ms.end(), latencies[t].begin(), latencies[t].end());
+    result.errors += errors[t];
+    if (result.first_error.empty()) result.first_error = first_error[t];
+  }
+  return result;
+}
+
+v1::Workload SubmitWorkload(const std::string& name) {
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name(name);
+  wl.mutable_metadata()->set_namespace_(kNamespace);
+  wl.mutable_spec()->set_queue_name(kQueue);
+  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "1";
+  return wl;
+}
+
+absl::Status ApplyServiceConfig(const TollgatedTarget& target) {
+  v1::ApplyRequest request;
+  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
+  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("svc-flavor");
+  v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
+  cq->mutable_metadata()->set_name("svc-cq");
+  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
+  group->add_covered_resources("cpu");
+  v1::FlavorQuotas* flavor = group->add_flavors();
+  flavor->set_name("svc-flavor");
+  v1::ResourceQuota* quota = flavor->add_resources();
+  quota->set_name("cpu");
+  // Everything submitted is admitted: the benchmark pays for the admission writes too.
+  quota->set_nominal_quota("100000000");
+  v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_name(kQueue);
+  lq->mutable_metadata()->set_namespace_(kNamespace);
+  lq->mutable_spec()->set_cluster_queue("svc-cq");
+  std::unique_ptr<v1::ConfigService::Stub> stub = v1::ConfigService::NewStub(target.NewChannel());
+  grpc::ClientContext context;
+  v1::ApplyResponse response;
+  grpc::Status status = stub->Apply(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(absl::StrCat("Apply: ", status.error_message()));
+  return absl::OkStatus();
+}
+
+void PrintPhase(const PhaseResult& r, double floor_throughput) {
+  std::printf("  %-22s %4d %10.0f %9.3f %9.3f %9.3f %8s %lld\n", r.name.c_str(), r.concurrency,
+              r.throughput(), Percentile(r.latency_ms, 0.5), Percentile(r.latency_ms, 0.99),
+              Percentile(r.latency_ms, 0.999),
+              floor_throughput > 0 ? absl::StrCat(static_cast<int>(
+                                                      100 * r.throughput() / floor_throughput),
+                                                  "%")
+                                         .c_str()
+                                   : "-",
+              static_cast<long long>(r.errors));
+  if (r.errors > 0) std::printf("    first error: %s\n", r.first_error.c_str());
+}
+
+struct WatchResult {
+  int watchers = 0;
+  int64_t events = 0;
+  double seconds = 0;
+  std::vector<double> latency_ms;
+  int64_t missing = 0;
+};
+
+// Opens `watchers` Watch streams after the latest revision, submits `count` workloads from 8
+// threads, and measures for every watcher the delay from sending each Submit to receiving its
+// ADDED event.
+WatchResult RunWatchFanOut(const TollgatedTarget& target, int watchers, int count,
+                           const std::string& prefix) {
+  WatchResult result;
+  result.watchers = watchers;
+  std::unique_ptr<v1::AdmissionService::Stub> stub =
+      v1::AdmissionService::NewStub(target.NewChannel());
+  // The revision to watch from: a probe submit's resource version.
+  int64_t since = 0;
+  {
+    grpc::ClientContext context;
+    v1::SubmitRequest request;
+    *request.mutable_workload() = SubmitWorkload(prefix + "-probe");
+    v1::SubmitResponse response;
+    if (stub->Submit(&context, request, &response).ok()) {
+      since = response.workload().metadata().resource_version();
+    }
+  }
+  std::vector<double> sent(count, 0);
+  std::vector<std::atomic<bool>> sent_ready(count);
+  absl::flat_hash_map<std::string, int> index;
+  for (int i = 0; i < count; ++i) index[absl::StrCat(prefix, "-", i)] = i;
+
+  struct Watcher {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader;
+    std::vector<double> received;
+    int64_t events = 0;
+    int64_t seen = 0;
+  };
+  std::vector<std::unique_ptr<Watcher>> ws;
+  std::vector<std::unique_ptr<v1::AdmissionService::Stub>> stubs;
+  for (int w = 0; w < watchers; ++w) {
+    auto watcher = std::make_unique<Watcher>();
+    watcher->received.assign(count, -1);
+    stubs.push_back(v1::AdmissionService::NewStub(target.NewChannel()));
+    v1::WatchRequest request;
+    request.set_since_revision(since);
+    request.set_namespace_(kNamespace);
+    watcher->reader = stubs.back()->Watch(&watcher->context, request);
+    ws.push_back(std::move(watcher));
+  }
+  std::vector<std::thread> readers;
+  for (auto& w : ws) {
+    readers.emplace_back([&, wp = w.get()] {
+      v1::WatchEvent event;
+      while (wp->seen < count && wp->reader->Read(&event)) {
+        ++wp->events;
+        if (event.type() != v1::WatchEvent::ADDED) continue;
+        auto it = index.find(event.workload().metadata().name());
+        if (it == index.end() || wp->received[it->second] >= 0) continue;
+        wp->received[it->second] = MonotonicSeconds();
+        ++wp->seen;
+      }
+      wp->context.TryCancel();
+      (void)wp->reader->Finish();  // cancelled on purpose: the status says so
+    });
+  }
+  const double start = MonotonicSeconds();
+  std::atomic<int> next{0};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 8; ++t) {
+    submitters.emplace_back([&] {
+      std::unique_ptr<v1::AdmissionService::Stub> s =
+          v1::AdmissionService::NewStub(target.NewChannel());
+      for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
+        grpc::ClientContext context;
+        v1::SubmitRequest request;
+        *request.mutable_workload() = SubmitWorkload(absl::StrCat(prefix, "-", i));
+        v1::SubmitResponse response;
+        sent[i] = MonotonicSeconds();
+        (void)s->Submit(&context, request, &response);  // a lost one shows as missing
+      }
+    });
+  }
+  for (std::thread& t : submitters) t.join();
+  // Give the watchers up to 30 s to catch up, then cut them off.
+  const double give_up = MonotonicSeconds() + 30;
+  while (MonotonicSeconds() < give_up) {
+    bool all = true;
+    for (auto& w : ws) all = all && w->seen >= count;
+    if (all) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  for (auto& w : ws) w->context.TryCancel();
+  for (std::thread& t : readers) t.join();
+  double last = start;
+  for (auto& w : ws) {
+    result.events += w->events;
+    for (int i = 0; i < count; ++i) {
+      if (w->received[i] < 0) {
+        ++result.missing;
+        continue;
+      }
+      result.latency_ms.push_back((w->received[i] - sent[i]) * 1e3);
+      last = std::max(last, w->received[i]);
+    }
+  }
+  result.seconds = last - start;
+  return result;
+}
+
+}  // namespace
+
+absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOptions& options) {
+  if (absl::Status s = ApplyServiceConfig(target); !s.ok()) return s;
+
+  // Size of one Submit's durable write, for the raw RocksDB floor.
+  size_t record_bytes = 0;
+  {
+    std::unique_ptr<v1::AdmissionService::Stub> stub =
+        v1::AdmissionService::NewStub(target.NewChannel());
+    grpc::ClientContext context;
+    v1::SubmitRequest request;
+    *request.mutable_workload() = SubmitWorkload("size-probe");
+    v1::SubmitResponse response;
+    grpc::Status status = stub->Submit(&context, request, &response);
+    if (!status.ok()) {
+      return absl::UnavailableError(absl::StrCat("Submit: ", status.error_message()));
+    }
+    record_bytes = response.workload().ByteSizeLong();
+  }
+  absl::StatusOr<std::string> rocks_dir = MakeTempDir(options.scratch_dir, "rocksdb-floor-");
+  if (!rocks_dir.ok()) return rocks_dir.status();
+  absl::StatusOr<std::unique_ptr<storage::RocksDbStore>> store =
+      storage::RocksDbStore::Open(*rocks_dir);
+  if (!store.ok()) return store.status();
+
+  std::printf("Submit (durable) vs floors; each phase %.1fs; write size %zu bytes (state + "
+              "change log each)\n",
+              absl::ToDoubleSeconds(options.phase), record_bytes);
+  std::printf("  %-22s %4s %10s %9s %9s %9s %8s %s\n", "phase", "N", "ops/s", "p50 ms",
+              "p99 ms", "p99.9 ms", "of floor", "errors");
+  std::atomic<int64_t> serial{0};
+  const std::string value(record_bytes, 'x');
+  for (int n : options.concurrency) {
+    const int channels = std::min(n, 8);
+    std::vector<std::unique_ptr<grpc::GenericStub>> generic;
+    std::vector<std::unique_ptr<v1::AdmissionService::Stub>> stubs;
+    for (int c = 0; c < channels; ++c) {
+      std::shared_ptr<grpc::Channel> channel = target.NewChannel();
+      generic.push_back(std::make_unique<grpc::GenericStub>(channel));
+      stubs.push_back(v1::AdmissionService::NewStub(channel));
+    }
+    PhaseResult health = RunPhase("health Check (floor)", n, options.phase,
+                                  [&](int t, int64_t) -> std::string {
+                                    grpc::Status s = HealthCheck(*generic[t % channels],
+                                                                 absl::Seconds(10));
+                                    return s.ok() ? "" : s.error_message();
+                                  });
+    PhaseResult submit = RunPhase(
+        "Submit", n, options.phase, [&](int t, int64_t) -> std::string {
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+          v1::SubmitRequest request;
+          *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
+          v1::SubmitResponse response;
+          grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
+          return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
+        });
+    PhaseResult rocks = RunPhase(
+        "RocksDB synced commit", n, options.phase, [&](int t, int64_t seq) -> std::string {
+          storage::WriteBatch batch;
+          batch.Put(absl::StrCat("w/", t, "/", seq), value);
+          batch.AppendChange(value);
+          absl::StatusOr<int64_t> r = (*store)->Commit(batch);
+          return r.ok() ? "" : std::string(r.status().message());
+        });
+    PrintPhase(health, 0);
+    PrintPhase(submit, health.throughput());
+    PrintPhase(rocks, 0);
+    std::printf("  N=%d: Submit/health throughput %.2f, Submit/RocksDB %.2f; p99 Submit %.3f ms "
+                "vs health %.3f ms vs RocksDB %.3f ms\n",
+                n, health.throughput() > 0 ? submit.throughput() / health.throughput() : 0,
+                rocks.throughput() > 0 ? submit.throughput() / rocks.throughput() : 0,
+                Percentile(submit.latency_ms, 0.99), Percentile(health.latency_ms, 0.99),
+                Percentile(rocks.latency_ms, 0.99));
+    std::fflush(stdout);
+  }
+  store->reset();
+  std::error_code ec;
+  std::filesystem::remove_all(*rocks_dir, ec);
+
+  std::printf("\nWatch fan-out: %d workloads submitted from 8 threads; delay from Submit sent "
+              "to ADDED received, per watcher\n",
+              options.watch_workloads);
+  std::printf("  %-9s %12s %9s %9s %9s %14s %8s\n", "watchers", "events/s", "p50 ms", "p99 ms",
+              "max ms", "events total", "missing");
+  for (int w : {1, options.watchers}) {
+    WatchResult r = RunWatchFanOut(target, w, options.watch_workloads, absl::StrCat("watch", w));
+    std::printf("  %-9d %12.0f %9.2f %9.2f %9.2f %14lld %8lld\n", r.watchers,
+                r.seconds > 0 ? static_cast<double>(r.events) / r.seconds : 0,
+                Percentile(r.latency_ms, 0.5), Percentile(r.latency_ms, 0.99),
+                Percentile(r.latency_ms, 1.0), static_cast<long long>(r.events),
+                static_cast<long long>(r.missing));
+    std::fflush(stdout);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tollgate::bench

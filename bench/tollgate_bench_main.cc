@@ -1,0 +1,237 @@
+// tollgate-bench: Tollgate's load driver and service benchmarks. See bench/README.md and
+// docs/performance.md for what each command measures and the results.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "bench/bench_util.h"
+#include "bench/engine_replay.h"
+#include "bench/grpc_replay.h"
+#include "bench/kueue_profile.h"
+#include "bench/restart_probe.h"
+#include "bench/service_load.h"
+#include "bench/tollgated_launcher.h"
+#include "core/status_macros.h"
+
+extern char** environ;
+
+namespace tollgate::bench {
+namespace {
+
+#ifdef TOLLGATE_BENCH_DEFAULT_TOLLGATED
+constexpr char kDefaultTollgated[] = TOLLGATE_BENCH_DEFAULT_TOLLGATED;
+#else
+constexpr char kDefaultTollgated[] = "tollgated";
+#endif
+
+constexpr char kUsage[] = R"(usage: tollgate-bench COMMAND [FLAGS]
+
+Commands:
+  kueue    Kueue's scheduler performance test replayed in real time against tollgated over
+           gRPC, beside the same generator run through the engine alone in virtual time.
+             --profile=baseline|large-scale   (default baseline)
+             --engine-only                    skip the gRPC replay
+             --timeout=10m --progress=5s
+  service  Submit throughput and p50/p99 at 1, 8 and 64 concurrent streams, beside the gRPC
+           health Check and raw synced RocksDB commits at the same concurrency; Watch fan-out.
+             --phase=5s --concurrency=1,8,64 --watchers=10 --watch-workloads=3000
+  restart  Restart-to-first-admission with N stored workloads, and RSS per workload (the
+           reopen runs in a fresh process).
+             --workloads=100000
+  memory   Resident memory per pending workload of the pure core (ClusterState).
+             --workloads=1000000
+
+Server flags (kueue, service):
+  --target=HOST:PORT   use a running tollgated instead of spawning one
+  --tollgated=PATH     the binary to spawn (default: the one built beside this program)
+  --work-dir=DIR       data directories and scratch files (default /tmp/tollgate-bench)
+  --keep               keep spawned data directories
+)";
+
+struct ServerFlags {
+  std::string target;
+  std::string tollgated;
+  std::string work_dir;
+  bool keep = false;
+};
+
+ServerFlags ReadServerFlags(const Flags& flags) {
+  return ServerFlags{flags.String("target", ""), flags.String("tollgated", kDefaultTollgated),
+                     flags.String("work-dir", "/tmp/tollgate-bench"), flags.Bool("keep")};
+}
+
+// A spawned tollgated and its data directory, removed afterwards unless --keep.
+struct Server {
+  std::unique_ptr<TollgatedTarget> target;
+  std::string data_dir;
+  bool keep = false;
+  ~Server() {
+    target.reset();
+    if (!data_dir.empty() && !keep) {
+      std::error_code ec;
+      std::filesystem::remove_all(data_dir, ec);
+      std::filesystem::remove(data_dir + ".port", ec);
+      std::filesystem::remove(data_dir + ".log", ec);
+    }
+  }
+};
+
+absl::Status StartServer(const ServerFlags& sf, const std::string& name, Server& server) {
+  server.keep = sf.keep;
+  if (!sf.target.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(server.target, TollgatedTarget::Connect(sf.target));
+    return absl::OkStatus();
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(server.data_dir, MakeTempDir(sf.work_dir, name + "-"));
+  TOLLGATE_ASSIGN_OR_RETURN(server.target, TollgatedTarget::Spawn(sf.tollgated, server.data_dir));
+  std::printf("spawned %s (pid %d) on %s, data dir %s\n", sf.tollgated.c_str(),
+              server.target->pid(), server.target->address().c_str(), server.data_dir.c_str());
+  return absl::OkStatus();
+}
+
+absl::Status RunKueue(const Flags& flags) {
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"profile", "engine-only", "timeout", "progress",
+                                             "target", "tollgated", "work-dir", "keep"}));
+  TOLLGATE_ASSIGN_OR_RETURN(Profile profile, ProfileByName(flags.String("profile", "baseline")));
+  GrpcReplayOptions options;
+  TOLLGATE_ASSIGN_OR_RETURN(options.timeout, flags.Duration("timeout", absl::Minutes(10)));
+  TOLLGATE_ASSIGN_OR_RETURN(options.progress_every, flags.Duration("progress", absl::Seconds(5)));
+
+  // The bound first: it is quick and tells what to expect.
+  const double e0 = MonotonicSeconds();
+  EngineReplayOptions engine_options;
+  engine_options.progress_every = absl::Seconds(profile.name == "baseline" ? 30 : 2);
+  TOLLGATE_ASSIGN_OR_RETURN(ReplayRecorder::Summary engine,
+                            RunEngineReplay(profile, engine_options));
+  std::printf("[engine %s] done: %.2fs virtual in %.2fs real\n", profile.name.c_str(),
+              engine.wall_s, MonotonicSeconds() - e0);
+  if (flags.Bool("engine-only")) {
+    PrintReplayTable(profile, nullptr, &engine);
+    return absl::OkStatus();
+  }
+  Server server;
+  TOLLGATE_RETURN_IF_ERROR(StartServer(ReadServerFlags(flags), "kueue-" + profile.name, server));
+  TOLLGATE_ASSIGN_OR_RETURN(ReplayRecorder::Summary realtime,
+                            RunGrpcReplay(*server.target, profile, options));
+  if (server.target->pid() > 0) {
+    std::printf("tollgated RSS at the end: %.1f MiB\n",
+                static_cast<double>(ResidentBytesOf(server.target->pid())) / (1 << 20));
+  }
+  PrintReplayTable(profile, &realtime, &engine);
+  return absl::OkStatus();
+}
+
+absl::Status RunService(const Flags& flags) {
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"phase", "concurrency", "watchers",
+                                             "watch-workloads", "target", "tollgated",
+                                             "work-dir", "keep"}));
+  ServiceLoadOptions options;
+  TOLLGATE_ASSIGN_OR_RETURN(options.phase, flags.Duration("phase", absl::Seconds(5)));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t watchers, flags.Int("watchers", 10));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t watch_workloads, flags.Int("watch-workloads", 3000));
+  options.watchers = static_cast<int>(watchers);
+  options.watch_workloads = static_cast<int>(watch_workloads);
+  options.concurrency.clear();
+  for (absl::string_view n : absl::StrSplit(flags.String("concurrency", "1,8,64"), ',')) {
+    int v = 0;
+    if (!absl::SimpleAtoi(n, &v) || v < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--concurrency: bad value ", n));
+    }
+    options.concurrency.push_back(v);
+  }
+  const ServerFlags sf = ReadServerFlags(flags);
+  options.scratch_dir = sf.work_dir;
+  Server server;
+  TOLLGATE_RETURN_IF_ERROR(StartServer(sf, "service", server));
+  return RunServiceLoad(*server.target, options);
+}
+
+absl::Status RunRestart(const Flags& flags, const char* self) {
+  TOLLGATE_RETURN_IF_ERROR(
+      flags.CheckKnown({"workloads", "work-dir", "keep", "reopen", "data-dir"}));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t workloads, flags.Int("workloads", 100000));
+  if (workloads < 3) return absl::InvalidArgumentError("--workloads: want at least 3");
+  if (flags.Bool("reopen")) {
+    return ProbeRestart(flags.String("data-dir", ""), workloads);
+  }
+  std::string data_dir = flags.String("data-dir", "");
+  const bool made_here = data_dir.empty();
+  if (made_here) {
+    TOLLGATE_ASSIGN_OR_RETURN(data_dir, MakeTempDir(flags.String("work-dir", "/tmp/tollgate-bench"),
+                                                    "restart-"));
+    TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, workloads));
+  }
+  // Reopen in a fresh process so its RSS holds only what the restart built.
+  std::vector<std::string> args = {self, "restart", "--reopen",
+                                   absl::StrCat("--data-dir=", data_dir),
+                                   absl::StrCat("--workloads=", workloads)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
+  if (err != 0) return absl::InternalError(absl::StrCat("posix_spawn: ", std::strerror(err)));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (made_here && !flags.Bool("keep")) {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir, ec);
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError(absl::StrCat("the reopen process failed (status ", status, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunMemory(const Flags& flags) {
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"workloads"}));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t workloads, flags.Int("workloads", 1000000));
+  return ProbeEngineMemory(workloads);
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  absl::StatusOr<Flags> flags = Flags::Parse(argc, argv, 2);
+  absl::Status status;
+  const std::string command = argv[1];
+  if (!flags.ok()) {
+    status = flags.status();
+  } else if (command == "kueue") {
+    status = RunKueue(*flags);
+  } else if (command == "service") {
+    status = RunService(*flags);
+  } else if (command == "restart") {
+    status = RunRestart(*flags, argv[0]);
+  } else if (command == "memory") {
+    status = RunMemory(*flags);
+  } else {
+    status = absl::InvalidArgumentError(absl::StrCat("unknown command ", command));
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "tollgate-bench %s: %s\n", command.c_str(), status.ToString().c_str());
+    if (absl::IsInvalidArgument(status)) std::cerr << kUsage;
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tollgate::bench
+
+int main(int argc, char** argv) { return tollgate::bench::Main(argc, argv); }

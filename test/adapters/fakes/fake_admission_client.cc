@@ -1,0 +1,241 @@
+#include "test/adapters/fakes/fake_admission_client.h"
+
+#include <google/protobuf/util/message_differencer.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace tollgate::adapters {
+
+std::string FakeAdmissionClient::Key(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(ns, "/", name);
+}
+
+void FakeAdmissionClient::LogLocked(absl::string_view method, absl::string_view ns,
+                                    absl::string_view name) {
+  calls_.push_back(absl::StrCat(method, " ", ns, "/", name));
+}
+
+void FakeAdmissionClient::AddFlavor(const std::string& name,
+                                    const std::map<std::string, std::string>& node_labels,
+                                    const std::vector<v1::Toleration>& tolerations) {
+  absl::MutexLock lock(&mu_);
+  v1::ResourceFlavor flavor;
+  flavor.mutable_metadata()->set_name(name);
+  for (const auto& [k, v] : node_labels) (*flavor.mutable_spec()->mutable_node_labels())[k] = v;
+  for (const v1::Toleration& t : tolerations) *flavor.mutable_spec()->add_tolerations() = t;
+  flavors_[name] = flavor;
+}
+
+void FakeAdmissionClient::AddLocalQueue(const std::string& ns, const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  v1::LocalQueue queue;
+  queue.mutable_metadata()->set_namespace_(ns);
+  queue.mutable_metadata()->set_name(name);
+  local_queues_.push_back(queue);
+}
+
+void FakeAdmissionClient::Admit(const std::string& ns, const std::string& name,
+                                const v1::Admission& admission) {
+  absl::MutexLock lock(&mu_);
+  v1::Workload& wl = workloads_[Key(ns, name)];
+  wl.mutable_status()->set_state(v1::WORKLOAD_STATE_ADMITTED);
+  *wl.mutable_status()->mutable_admission() = admission;
+  wl.mutable_status()->clear_pending_message();
+}
+
+void FakeAdmissionClient::Evict(const std::string& ns, const std::string& name,
+                                const std::string& message) {
+  absl::MutexLock lock(&mu_);
+  v1::Workload& wl = workloads_[Key(ns, name)];
+  wl.mutable_status()->set_state(v1::WORKLOAD_STATE_EVICTING);
+  v1::WorkloadEvent* event = wl.mutable_status()->add_events();
+  event->set_reason("Preempted");
+  event->set_message(message);
+}
+
+void FakeAdmissionClient::FailSubmits(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  submit_error_ = std::move(status);
+}
+
+std::optional<v1::Workload> FakeAdmissionClient::Find(const std::string& ns,
+                                                      const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = workloads_.find(Key(ns, name));
+  if (it == workloads_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> FakeAdmissionClient::calls() const {
+  absl::MutexLock lock(&mu_);
+  return calls_;
+}
+
+int FakeAdmissionClient::Count(absl::string_view method) const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const std::string& call : calls_) {
+    if (absl::StartsWith(call, absl::StrCat(method, " "))) ++n;
+  }
+  return n;
+}
+
+std::vector<v1::Namespace> FakeAdmissionClient::applied_namespaces() const {
+  absl::MutexLock lock(&mu_);
+  return namespaces_;
+}
+
+absl::StatusOr<v1::SubmitResponse> FakeAdmissionClient::Submit(const v1::SubmitRequest& request) {
+  absl::MutexLock lock(&mu_);
+  const v1::ObjectMeta& meta = request.workload().metadata();
+  LogLocked("Submit", meta.namespace_(), meta.name());
+  if (!submit_error_.ok()) return submit_error_;
+  v1::SubmitResponse response;
+  auto it = workloads_.find(Key(meta.namespace_(), meta.name()));
+  if (it != workloads_.end()) {
+    if (!google::protobuf::util::MessageDifferencer::Equals(it->second.spec(),
+                                                            request.workload().spec())) {
+      return absl::AlreadyExistsError("workload already exists with a different spec");
+    }
+    *response.mutable_workload() = it->second;
+    return response;
+  }
+  v1::Workload wl = request.workload();
+  wl.mutable_metadata()->set_resource_version(++revision_);
+  wl.mutable_status()->set_state(v1::WORKLOAD_STATE_PENDING);
+  wl.mutable_status()->set_pending_message("Waiting in the fake queue");
+  workloads_[Key(meta.namespace_(), meta.name())] = wl;
+  *response.mutable_workload() = wl;
+  response.set_created(true);
+  return response;
+}
+
+absl::StatusOr<v1::Workload> FakeAdmissionClient::GetWorkload(const v1::WorkloadRef& ref) {
+  absl::MutexLock lock(&mu_);
+  auto it = workloads_.find(Key(ref.namespace_(), ref.name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  return it->second;
+}
+
+absl::StatusOr<v1::ListWorkloadsResponse> FakeAdmissionClient::ListWorkloads(
+    const v1::ListWorkloadsRequest& request) {
+  absl::MutexLock lock(&mu_);
+  v1::ListWorkloadsResponse response;
+  for (const auto& [key, wl] : workloads_) *response.add_workloads() = wl;
+  response.set_revision(revision_);
+  return response;
+}
+
+absl::StatusOr<v1::FinishResponse> FakeAdmissionClient::Finish(const v1::FinishRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("Finish", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  const v1::WorkloadState state = it->second.status().state();
+  if (state == v1::WORKLOAD_STATE_PENDING) {
+    return absl::FailedPreconditionError("only an admitted workload can finish");
+  }
+  it->second.mutable_status()->set_state(v1::WORKLOAD_STATE_FINISHED);
+  v1::FinishResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
+absl::StatusOr<v1::ReportStoppedResponse> FakeAdmissionClient::ReportStopped(
+    const v1::ReportStoppedRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("ReportStopped", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  if (it->second.status().state() != v1::WORKLOAD_STATE_EVICTING) {
+    return absl::FailedPreconditionError("workload is not evicting");
+  }
+  it->second.mutable_status()->set_state(v1::WORKLOAD_STATE_PENDING);
+  it->second.mutable_status()->clear_admission();
+  it->second.mutable_status()->set_pods_ready(false);
+  v1::ReportStoppedResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
+absl::StatusOr<v1::ReportPodsReadyResponse> FakeAdmissionClient::ReportPodsReady(
+    const v1::ReportPodsReadyRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("ReportPodsReady", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  if (it->second.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
+    return absl::FailedPreconditionError("workload is not admitted");
+  }
+  it->second.mutable_status()->set_pods_ready(true);
+  v1::ReportPodsReadyResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
+absl::Status FakeAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("DeleteWorkload", request.workload().namespace_(), request.workload().name());
+  if (workloads_.erase(Key(request.workload().namespace_(), request.workload().name())) == 0) {
+    return absl::NotFoundError("workload not found");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeAdmissionClient::Watch(const v1::WatchRequest& request,
+                                        const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                        const StopSignal& stop) {
+  // Bounded by the stop signal, which the tests that run loops fire.
+  while (!stop.WaitFor(absl::Seconds(1))) {
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ConfigObject> FakeAdmissionClient::GetObject(const v1::ObjectRef& ref) {
+  absl::MutexLock lock(&mu_);
+  if (ref.kind() == v1::RESOURCE_FLAVOR) {
+    auto it = flavors_.find(ref.name());
+    if (it != flavors_.end()) {
+      v1::ConfigObject object;
+      *object.mutable_resource_flavor() = it->second;
+      return object;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("object ", ref.name(), " not found"));
+}
+
+absl::StatusOr<v1::ListObjectsResponse> FakeAdmissionClient::ListObjects(
+    const v1::ListObjectsRequest& request) {
+  absl::MutexLock lock(&mu_);
+  v1::ListObjectsResponse response;
+  if (request.kind() == v1::LOCAL_QUEUE) {
+    for (const v1::LocalQueue& queue : local_queues_) {
+      if (request.namespace_().empty() || queue.metadata().namespace_() == request.namespace_()) {
+        *response.add_objects()->mutable_local_queue() = queue;
+      }
+    }
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ApplyResponse> FakeAdmissionClient::Apply(const v1::ApplyRequest& request) {
+  absl::MutexLock lock(&mu_);
+  for (const v1::ConfigObject& object : request.objects()) {
+    if (object.has_namespace_()) {
+      LogLocked("Apply", "", object.namespace_().metadata().name());
+      namespaces_.push_back(object.namespace_());
+    }
+  }
+  v1::ApplyResponse response;
+  *response.mutable_objects() = request.objects();
+  return response;
+}
+
+absl::Status FakeAdmissionClient::DeleteObject(const v1::ObjectRef& ref) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("DeleteObject", ref.namespace_(), ref.name());
+  return absl::OkStatus();
+}
+
+}  // namespace tollgate::adapters

@@ -1,0 +1,347 @@
+#include "adapters/kube/job_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/time/time.h"
+#include "adapters/kube/admission_translator.h"
+#include "adapters/kube/job_translator.h"
+#include "adapters/kube/pytorchjob_translator.h"
+#include "core/clock.h"
+#include "test/adapters/fakes/fake_admission_client.h"
+#include "test/adapters/fakes/fake_kube_client.h"
+
+namespace tollgate::adapters::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kUid[] = "5e1f0000-aaaa-bbbb-cccc-000000000001";
+constexpr char kWorkload[] = "job-eval-5e1f0000";
+
+Json MakeJob(bool suspend = true) {
+  Json job = Json::parse(R"({
+    "metadata": {"name": "eval", "namespace": "team-a",
+                 "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
+    "spec": {"parallelism": 2,
+             "template": {"spec": {"nodeSelector": {"team": "a"},
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}})");
+  job["metadata"]["uid"] = kUid;
+  job["spec"]["suspend"] = suspend;
+  return job;
+}
+
+v1::Admission GpuAdmission() {
+  v1::Admission a;
+  a.set_cluster_queue("team-a-cq");
+  v1::PodSetAssignment* p = a.add_pod_set_assignments();
+  p->set_name("main");
+  p->set_count(2);
+  (*p->mutable_flavors())["cpu"] = "a100";
+  return a;
+}
+
+class JobControllerTest : public ::testing::Test {
+ protected:
+  JobControllerTest() : clock_(absl::FromUnixSeconds(1700000000)) {
+    v1::Toleration t;
+    t.set_key("nvidia.com/gpu");
+    t.set_operator_("Exists");
+    admission_.AddFlavor("a100", {{"accelerator", "a100"}}, {t});
+  }
+
+  JobController& Controller(JobController::Options options = {}) {
+    controller_ = std::make_unique<JobController>(
+        kube_, admission_, clock_, std::vector<const JobKindTranslator*>{&job_, &pytorch_},
+        options);
+    return *controller_;
+  }
+  absl::Status Reconcile() {
+    if (controller_ == nullptr) Controller();
+    return controller_->Reconcile(ObjectKey{"jobs", "team-a", "eval"});
+  }
+  Json Job() const { return kube_.Object(JobResource(), "team-a", "eval"); }
+  std::string Status() const { return Annotation(Job(), kStatusAnnotation); }
+  std::vector<std::string> EventReasons() const {
+    std::vector<std::string> reasons;
+    for (const Json& e : kube_.events()) reasons.push_back(GetString(e, {"reason"}));
+    return reasons;
+  }
+
+  core::SimulatedClock clock_;
+  FakeKubeClient kube_;
+  FakeAdmissionClient admission_;
+  JobTranslator job_;
+  PyTorchJobTranslator pytorch_;
+  std::unique_ptr<JobController> controller_;
+};
+
+TEST_F(JobControllerTest, SubmitsAndKeepsAPendingJobSuspended) {
+  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  ASSERT_TRUE(Reconcile().ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", kWorkload);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->metadata().uid(), kUid);
+  EXPECT_EQ(wl->spec().pod_sets(0).count(), 2);
+  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_EQ(Status(), "pending: Waiting in the fake queue");
+  EXPECT_THAT(EventReasons(), ::testing::ElementsAre("Suspended"));
+
+  // Level-triggered: nothing changed, so a second pass patches nothing.
+  const int patches = kube_.patch_count();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(kube_.patch_count(), patches);
+}
+
+TEST_F(JobControllerTest, AdmissionInjectsFlavorAndUnsuspends) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  const Json job = Job();
+  EXPECT_FALSE(IsSuspended(job_, job));
+  EXPECT_EQ(job["spec"]["template"]["spec"]["nodeSelector"],
+            Json::parse(R"({"team": "a", "accelerator": "a100"})"));
+  EXPECT_EQ(job["spec"]["template"]["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
+  EXPECT_EQ(Status(), "admitted: Admitted by ClusterQueue team-a-cq");
+  EXPECT_EQ(Annotation(job, kAdmissionAnnotation), AdmissionFingerprint(GpuAdmission()));
+  EXPECT_THAT(EventReasons(), ::testing::Contains("Admitted"));
+
+  // The resubmission reads the original template, so Submit still sees the same spec.
+  const int patches = kube_.patch_count();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(kube_.patch_count(), patches);
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+TEST_F(JobControllerTest, ReportsPodsReadyOnce) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 1}});
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportPodsReady"), 0);
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportPodsReady"), 1);
+  EXPECT_TRUE(admission_.Find("team-a", kWorkload)->status().pods_ready());
+}
+
+TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGone) {
+  const Json original = kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
+  admission_.Evict("team-a", kWorkload, "Preempted to accommodate a higher priority workload");
+
+  ASSERT_TRUE(Reconcile().ok());
+  Json job = Job();
+  EXPECT_TRUE(IsSuspended(job_, job));
+  EXPECT_EQ(job["spec"]["template"], original["spec"]["template"]);
+  EXPECT_EQ(Annotation(job, kOriginalTemplatesAnnotation), "");
+  EXPECT_THAT(Status(), HasSubstr("preempted: Preempted to accommodate"));
+  // Pods still running: quota stays held.
+  EXPECT_EQ(admission_.Count("ReportStopped"), 0);
+
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 0}, {"ready", 0}});
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportStopped"), 1);
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_PENDING);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_THAT(Status(), HasSubstr("pending"));
+
+  // Admitted again later: resumes with the flavor's selector.
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(IsSuspended(job_, Job()));
+  EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "a100");
+}
+
+TEST_F(JobControllerTest, CompletionFinishesTheWorkload) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  kube_.SetStatus(JobResource(), "team-a", "eval", Json::parse(R"({"succeeded": 2,
+                                  "conditions": [{"type": "Complete", "status": "True"}]})"));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_EQ(Status(), "finished: Job finished successfully");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("Finish"), 1);
+}
+
+TEST_F(JobControllerTest, FinishedBeforeAdmissionLeavesTheQueue) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  kube_.SetStatus(JobResource(), "team-a", "eval",
+                  Json::parse(R"({"conditions": [{"type": "Failed", "status": "True"}]})"));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Count("Finish"), 0);
+}
+
+TEST_F(JobControllerTest, DeletedObjectDeletesItsWorkload) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  const Json gone = kube_.Remove(JobResource(), "team-a", "eval");
+  controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
+                              GetString(gone, {"metadata", "uid"}));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+}
+
+TEST_F(JobControllerTest, RecreatedObjectGetsANewWorkload) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  kube_.Remove(JobResource(), "team-a", "eval");
+  controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"}, kUid);
+  Json again = MakeJob();
+  again["metadata"]["uid"] = "77770000-aaaa-bbbb-cccc-000000000002";
+  kube_.Put(JobResource(), again);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_TRUE(admission_.Find("team-a", "job-eval-77770000").has_value());
+}
+
+TEST_F(JobControllerTest, ConflictsAreRetriedWithAFreshRead) {
+  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.InjectConflicts(2);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_EQ(kube_.patch_count(), 3);
+}
+
+TEST_F(JobControllerTest, EndlessConflictsGiveUpWithAborted) {
+  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.InjectConflicts(100);
+  JobController::Options options;
+  options.max_conflict_retries = 2;
+  Controller(options);
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(JobControllerTest, RejectedWorkloadKeepsTheJobSuspendedAndSaysWhy) {
+  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  admission_.FailSubmits(absl::InvalidArgumentError("priority class \"nope\" not found"));
+  const absl::Status status = Reconcile();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_EQ(Status(), "invalid: priority class \"nope\" not found");
+  EXPECT_THAT(EventReasons(), ::testing::Contains("InvalidWorkload"));
+}
+
+TEST_F(JobControllerTest, UnavailableTollgateChangesNothing) {
+  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  admission_.FailSubmits(absl::UnavailableError("connection refused"));
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(kube_.patch_count(), 0);
+}
+
+TEST_F(JobControllerTest, SpecChangeWhilePendingResubmits) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  Json job = Job();
+  job["spec"]["parallelism"] = 5;
+  kube_.Put(JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().pod_sets(0).count(), 5);
+  EXPECT_EQ(admission_.Count("DeleteWorkload"), 1);
+}
+
+TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
+  Json job = MakeJob();
+  job["metadata"].erase("labels");
+  kube_.Put(JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("Submit"), 0);
+
+  JobController::Options options;
+  options.manage_jobs_without_queue_name = true;
+  Controller(options);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("Submit"), 0);
+  admission_.AddLocalQueue("team-a", "default");
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().queue_name(), "default");
+}
+
+TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  // Tollgate re-admitted it elsewhere while the adapter was away.
+  admission_.AddFlavor("h100", {{"accelerator", "h100"}});
+  v1::Admission other = GpuAdmission();
+  (*other.mutable_pod_set_assignments(0)->mutable_flavors())["cpu"] = "h100";
+  admission_.Admit("team-a", kWorkload, other);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_TRUE(IsSuspended(job_, Job()));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(IsSuspended(job_, Job()));
+  EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "h100");
+}
+
+TEST_F(JobControllerTest, PyTorchJobSuspendsThroughRunPolicy) {
+  Json job = Json::parse(R"({
+    "metadata": {"name": "ft", "namespace": "team-a", "uid": "99990000-0000-0000-0000-000000000009",
+                 "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
+    "spec": {"pytorchReplicaSpecs": {
+      "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "p"}]}}},
+      "Worker": {"replicas": 16, "template": {"spec": {"containers": [{"name": "p"}]}}}}}})");
+  kube_.Put(PyTorchJobResource(), job);
+  Controller();
+  ASSERT_TRUE(controller_->Reconcile(ObjectKey{"pytorchjobs", "team-a", "ft"}).ok());
+  const Json stored = kube_.Object(PyTorchJobResource(), "team-a", "ft");
+  EXPECT_EQ(stored["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_EQ(admission_.Find("team-a", "pytorchjob-ft-99990000")->spec().pod_sets(1).count(), 16);
+}
+
+TEST_F(JobControllerTest, CollectsOnlyItsOwnOrphans) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  v1::SubmitRequest foreign;
+  foreign.mutable_workload()->mutable_metadata()->set_namespace_("team-a");
+  foreign.mutable_workload()->mutable_metadata()->set_name("job-hand-made");
+  ASSERT_TRUE(admission_.Submit(foreign).ok());
+
+  absl::StatusOr<int> deleted = controller_->CollectOrphans([] {
+    return JobController::UidsByResource{{"jobs", {kUid}}};
+  });
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 0);
+  deleted = controller_->CollectOrphans([] { return JobController::UidsByResource{{"jobs", {}}}; });
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_TRUE(admission_.Find("team-a", "job-hand-made").has_value());
+}
+
+TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {
+  kube_.Put(NamespaceResource(),
+            Json::parse(R"({"metadata": {"name": "team-a", "labels": {"tier": "eval"}}})"));
+  Controller();
+  const ObjectKey key{"namespaces", "", "team-a"};
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  ASSERT_EQ(admission_.applied_namespaces().size(), 1u);
+  EXPECT_EQ(admission_.applied_namespaces()[0].metadata().labels().at("tier"), "eval");
+  kube_.Remove(NamespaceResource(), "", "team-a");
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  EXPECT_EQ(admission_.Count("DeleteObject"), 1);
+}
+
+TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {
+  EXPECT_EQ(ParseStatusAnnotation("pending: a: b"),
+            std::make_pair(std::string("pending"), std::string("a: b")));
+  EXPECT_EQ(ParseStatusAnnotation("admitted"),
+            std::make_pair(std::string("admitted"), std::string("")));
+}
+
+}  // namespace
+}  // namespace tollgate::adapters::kube

@@ -1,0 +1,520 @@
+// End to end on loopback: the real tollgated and tollgate-kube binaries against the fake API
+// server, whose stand-in controllers run unsuspended jobs. Every wait polls a condition with a
+// deadline.
+#include <curl/curl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
+#include "adapters/grpc_admission_client.h"
+#include "adapters/kube/admission_translator.h"
+#include "adapters/kube/kube_client.h"
+#include "test/adapters/kube/test_processes.h"
+
+namespace tollgate::adapters::kube {
+namespace {
+
+using testing::ChildProcess;
+using ::testing::HasSubstr;
+using testing::WaitFor;
+
+constexpr char kToken[] = "e2e-token";
+constexpr absl::Duration kWait = absl::Seconds(45);
+
+std::string Testdata(const std::string& name) {
+  return std::string(TOLLGATE_KUBE_TESTDATA) + "/" + name;
+}
+
+// Requests per pod, e.g. {"cpu", "4"}.
+using Requests = std::map<std::string, std::string>;
+
+Json Container(const Requests& requests) {
+  Json r = Json::object();
+  for (const auto& [k, v] : requests) r[k] = v;
+  return {{"name", "main"}, {"image", "busybox"}, {"resources", {{"requests", r}}}};
+}
+
+Json PodTemplate(const Requests& requests) {
+  return {
+      {"spec", {{"restartPolicy", "Never"}, {"containers", Json::array({Container(requests)})}}}};
+}
+
+Json Labels(const std::string& queue, const std::string& priority) {
+  Json labels = {{"kueue.x-k8s.io/queue-name", queue}};
+  if (!priority.empty()) labels["kueue.x-k8s.io/priority-class"] = priority;
+  return labels;
+}
+
+// A Job as a user would write it without Kueue's webhook: created suspended (see
+// docs/kubernetes.md), with no node selector; tollgate-kube starts it with the flavor's.
+// `seconds` is how long the fake runs it once started.
+Json MakeJob(const std::string& name, const std::string& queue, const Requests& requests,
+             int parallelism = 1, const std::string& priority = "", int seconds = 3600) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", name},
+            {"labels", Labels(queue, priority)},
+            {"annotations", {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}}}}},
+          {"spec",
+           {{"suspend", true}, {"parallelism", parallelism}, {"template", PodTemplate(requests)}}}};
+}
+
+class KubeE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+  void SetUp() override {
+    scratch_ = testing::ScratchDir();
+    data_dir_ = scratch_ + "/tollgated-data";
+    absl::StatusOr<testing::FakeApiServer> server = testing::StartFakeApiServer(
+        scratch_, {"--token", kToken, "--namespaces", "default,kube-system,team-a,team-b,solo",
+                   "--job-duration", "3600"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    apiserver_ = std::move(*server);
+    KubeConfig config;
+    config.server = apiserver_.url();
+    config.token = kToken;
+    kube_ = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    // tollgate-kube reads a kubeconfig, as it would outside a cluster.
+    std::ofstream(scratch_ + "/kubeconfig")
+        << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
+                        "contexts: [{name: fake, context: {cluster: fake, user: tester}}]\n",
+                        "clusters: [{name: fake, cluster: {server: \"", apiserver_.url(), "\"}}]\n",
+                        "users: [{name: tester, user: {token: ", kToken, "}}]\n");
+    ASSERT_NO_FATAL_FAILURE(StartTollgated(0));
+    ASSERT_NO_FATAL_FAILURE(StartAdapter());
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      if (adapter_ != nullptr) std::cerr << "--- tollgate-kube log\n" << adapter_->Logs();
+      if (tollgated_ != nullptr) std::cerr << "--- tollgated log\n" << tollgated_->Logs();
+    }
+    StopSampler();
+    adapter_.reset();
+    tollgated_.reset();
+  }
+
+  // `port` 0 picks one; a restart passes the previous port so the adapter finds it again.
+  void StartTollgated(int port) {
+    const std::string port_file = scratch_ + "/tollgated.port";
+    std::filesystem::remove(port_file);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
+        ChildProcess::Start({testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
+                             "--data-dir=" + data_dir_, "--port-file=" + port_file,
+                             "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack"},
+                            scratch_ + "/tollgated.log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    tollgated_ = std::move(*process);
+    absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    tollgate_port_ = *bound;
+    admission_ =
+        GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", tollgate_port_), absl::Seconds(5));
+  }
+
+  void StartAdapter() {
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(
+        {testing::TollgateKubeBinary(), "--kubeconfig=" + scratch_ + "/kubeconfig",
+         absl::StrCat("--tollgate=127.0.0.1:", tollgate_port_), "--enable-rayjobs",
+         "--enable-pytorchjobs", "--state-file=" + scratch_ + "/kube.state", "--resync-period=20s",
+         "--watch-timeout=60s"},
+        scratch_ + "/tollgate-kube.log");
+    ASSERT_TRUE(process.ok()) << process.status();
+    adapter_ = std::move(*process);
+  }
+
+  void Create(const ResourceKind& kind, const std::string& ns, const Json& obj) {
+    absl::StatusOr<Json> created = kube_->Create(kind, ns, obj);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  Json Get(const ResourceKind& kind, const std::string& ns, const std::string& name) {
+    absl::StatusOr<Json> obj = kube_->Get(kind, ns, name);
+    return obj.ok() ? *obj : Json(nullptr);
+  }
+
+  // Makes the fake finish the job at once.
+  void Complete(const ResourceKind& kind, const std::string& ns, const std::string& name) {
+    const Json patch = Json::parse(
+        R"({"metadata": {"annotations": {"fake.tollgate.dev/duration-seconds": "0"}}})");
+    ASSERT_TRUE(kube_->Patch(kind, ns, name, PatchType::kMerge, patch).ok());
+  }
+
+  // Pods are up, whoever started them.
+  bool PodsActive(const std::string& ns, const std::string& name) {
+    Json job = Get(JobResource(), ns, name);
+    return !job.is_null() && GetBool(job, {"spec", "suspend"}) == false &&
+           GetInt(job, {"status", "active"}).value_or(0) > 0;
+  }
+  // Running because Tollgate admitted it (a job created unsuspended runs briefly before the
+  // adapter stops it; that is not this).
+  bool Running(const std::string& ns, const std::string& name) {
+    return PodsActive(ns, name) && StatusOf(JobResource(), ns, name).rfind("admitted", 0) == 0;
+  }
+  bool Suspended(const std::string& ns, const std::string& name) {
+    Json job = Get(JobResource(), ns, name);
+    return !job.is_null() && GetBool(job, {"spec", "suspend"}) == true &&
+           GetInt(job, {"status", "active"}).value_or(0) == 0;
+  }
+  std::string StatusOf(const ResourceKind& kind, const std::string& ns, const std::string& name) {
+    return Annotation(Get(kind, ns, name), "tollgate.dev/status");
+  }
+
+  std::optional<v1::Workload> Workload(const std::string& ns, const std::string& prefix) {
+    v1::ListWorkloadsRequest request;
+    request.set_namespace_(ns);
+    absl::StatusOr<v1::ListWorkloadsResponse> list = admission_->ListWorkloads(request);
+    if (!list.ok()) return std::nullopt;
+    for (const v1::Workload& wl : list->workloads()) {
+      if (wl.metadata().name().rfind(prefix, 0) == 0) return wl;
+    }
+    return std::nullopt;
+  }
+  v1::WorkloadState StateOf(const std::string& ns, const std::string& prefix) {
+    std::optional<v1::Workload> wl = Workload(ns, prefix);
+    return wl.has_value() ? wl->status().state() : v1::WORKLOAD_STATE_UNSPECIFIED;
+  }
+
+  std::vector<std::string> EventReasons(const std::string& ns, const std::string& name) {
+    std::vector<std::string> reasons;
+    absl::StatusOr<ListResult> events = kube_->List(EventResource(), ns);
+    if (!events.ok()) return reasons;
+    for (const Json& e : events->items) {
+      if (GetString(e, {"involvedObject", "name"}) == name) {
+        reasons.push_back(GetString(e, {"reason"}));
+      }
+    }
+    return reasons;
+  }
+
+  // Samples, until StopSampler, the GPUs held by running Jobs in `ns`: an overcommit would show
+  // a double admission or a victim that kept running.
+  void StartSampler(const std::string& ns) {
+    sampler_ = std::thread([this, ns] {
+      // Bounded by StopSampler, which every test reaches through TearDown.
+      while (!stop_sampler_.load()) {
+        absl::StatusOr<ListResult> jobs = kube_->List(JobResource(), ns);
+        if (jobs.ok()) {
+          int64_t gpus = 0;
+          for (const Json& job : jobs->items) {
+            if (GetInt(job, {"status", "active"}).value_or(0) == 0) continue;
+            const int64_t parallelism = GetInt(job, {"spec", "parallelism"}).value_or(1);
+            const Json* containers = Find(job, {"spec", "template", "spec", "containers"});
+            if (containers == nullptr || !containers->is_array() || containers->empty()) continue;
+            const std::string g =
+                GetString(containers->front(), {"resources", "requests", "nvidia.com/gpu"}, "0");
+            gpus += parallelism * std::stoll(g);
+          }
+          int64_t seen = max_gpus_.load();
+          while (gpus > seen && !max_gpus_.compare_exchange_weak(seen, gpus)) {
+          }
+        }
+        absl::SleepFor(absl::Milliseconds(20));
+      }
+    });
+  }
+  void StopSampler() {
+    stop_sampler_.store(true);
+    if (sampler_.joinable()) sampler_.join();
+  }
+
+  // Total quota in use by `cluster_queue`, per resource, as tollgated reports it.
+  std::map<std::string, std::string> Usage(const std::string& cluster_queue) {
+    v1::ObjectRef ref;
+    ref.set_kind(v1::CLUSTER_QUEUE);
+    ref.set_name(cluster_queue);
+    std::map<std::string, std::string> usage;
+    absl::StatusOr<v1::ConfigObject> cq = admission_->GetObject(ref);
+    if (!cq.ok()) return usage;
+    for (const v1::FlavorUsage& f : cq->cluster_queue().status().flavors_usage()) {
+      for (const v1::ResourceUsage& r : f.resources()) usage[r.name()] = r.total();
+    }
+    return usage;
+  }
+  bool NoUsage(const std::string& cluster_queue) {
+    for (const auto& [resource, total] : Usage(cluster_queue)) {
+      if (total != "0") return false;
+    }
+    return true;
+  }
+
+  std::string scratch_;
+  std::string data_dir_;
+  testing::FakeApiServer apiserver_;
+  std::unique_ptr<CurlKubeClient> kube_;
+  std::unique_ptr<ChildProcess> tollgated_;
+  int tollgate_port_ = 0;
+  std::unique_ptr<GrpcAdmissionClient> admission_;
+  std::unique_ptr<ChildProcess> adapter_;
+  std::thread sampler_;
+  std::atomic<bool> stop_sampler_{false};
+  std::atomic<int64_t> max_gpus_{0};
+};
+
+TEST_F(KubeE2eTest, TwoTeamsJobsRunWithTheirFlavorsAndFinishingFreesQuota) {
+  const Requests eval = {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "2"}};
+  // Created running, as a manifest written for a cluster without Kueue's webhook would be:
+  // tollgate-kube stops it, then starts it when admitted.
+  Json running = MakeJob("mmlu-70b", "eval-queue", eval, 2);
+  running["spec"]["suspend"] = false;
+  Create(JobResource(), "team-a", running);
+  Create(JobResource(), "team-b", MakeJob("gsm8k-8b", "eval-queue", eval, 2));
+  ASSERT_TRUE(WaitFor(
+      [&] { return Running("team-a", "mmlu-70b") && Running("team-b", "gsm8k-8b"); }, kWait));
+  Json job = Get(JobResource(), "team-a", "mmlu-70b");
+  const Json& spec = job["spec"]["template"]["spec"];
+  EXPECT_EQ(GetString(spec, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+            "nvidia-tesla-a100");
+  EXPECT_EQ(GetString(spec, {"nodeSelector", "tollgate.dev/pool"}), "cpu");
+  EXPECT_EQ(GetString(spec["tolerations"][0], {"key"}), "nvidia.com/gpu");
+  EXPECT_THAT(Annotation(job, "tollgate.dev/status"), HasSubstr("admitted"));
+  // The fake marks the pods ready; tollgate-kube reports it.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> wl = Workload("team-a", "job-mmlu-70b-");
+        return wl.has_value() && wl->status().pods_ready();
+      },
+      kWait));
+
+  // The cohort's 8 GPUs are taken: a third eval waits, suspended, saying why.
+  Create(JobResource(), "team-a",
+         MakeJob("arc-8b", "eval-queue", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}));
+  ASSERT_TRUE(WaitFor([&] { return Suspended("team-a", "arc-8b"); }, kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] { return StatusOf(JobResource(), "team-a", "arc-8b").rfind("pending", 0) == 0; }, kWait));
+  EXPECT_EQ(StateOf("team-a", "job-arc-8b-"), v1::WORKLOAD_STATE_PENDING);
+
+  // Finishing frees the quota.
+  Complete(JobResource(), "team-b", "gsm8k-8b");
+  ASSERT_TRUE(WaitFor([&] { return Running("team-a", "arc-8b"); }, kWait));
+  EXPECT_EQ(StateOf("team-b", "job-gsm8k-8b-"), v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_THAT(StatusOf(JobResource(), "team-b", "gsm8k-8b"), HasSubstr("finished"));
+  EXPECT_THAT(EventReasons("team-a", "arc-8b"), ::testing::IsSupersetOf({"Pending", "Admitted"}));
+  EXPECT_THAT(EventReasons("team-a", "mmlu-70b"),
+              ::testing::IsSupersetOf({"Suspended", "Admitted"}));
+}
+
+TEST_F(KubeE2eTest, RayJobWithTwoWorkerGroupsGetsEachGroupsFlavors) {
+  Json rayjob = {
+      {"apiVersion", "ray.io/v1"},
+      {"kind", "RayJob"},
+      {"metadata",
+       {{"name", "sweep"},
+        {"labels", Labels("eval-queue", "")},
+        {"annotations", {{"fake.tollgate.dev/duration-seconds", "2"}}}}},
+      {"spec",
+       {{"entrypoint", "python sweep.py"},
+        {"rayClusterSpec",
+         {{"headGroupSpec", {{"template", PodTemplate({{"cpu", "2"}, {"memory", "8Gi"}})}}},
+          {"workerGroupSpecs",
+           Json::array(
+               {{{"groupName", "cpu-workers"},
+                 {"replicas", 2},
+                 {"template", PodTemplate({{"cpu", "4"}})}},
+                {{"groupName", "gpu-workers"},
+                 {"replicas", 2},
+                 {"template", PodTemplate({{"cpu", "4"}, {"nvidia.com/gpu", "1"}})}}})}}}}}};
+  Create(RayJobResource(), "team-a", rayjob);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json obj = Get(RayJobResource(), "team-a", "sweep");
+        return GetBool(obj, {"spec", "suspend"}) == false &&
+               GetString(obj, {"status", "jobDeploymentStatus"}) != "";
+      },
+      kWait));
+  Json obj = Get(RayJobResource(), "team-a", "sweep");
+  const Json& cluster = obj["spec"]["rayClusterSpec"];
+  EXPECT_EQ(GetString(cluster["headGroupSpec"]["template"]["spec"],
+                      {"nodeSelector", "tollgate.dev/pool"}),
+            "cpu");
+  const Json& cpu_group = cluster["workerGroupSpecs"][0]["template"]["spec"];
+  const Json& gpu_group = cluster["workerGroupSpecs"][1]["template"]["spec"];
+  EXPECT_EQ(Find(cpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}), nullptr);
+  EXPECT_EQ(GetString(gpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+            "nvidia-tesla-a100");
+  // KubeRay's default submitter was made explicit so it could carry the flavor too.
+  EXPECT_EQ(
+      GetString(obj["spec"]["submitterPodTemplate"]["spec"], {"nodeSelector", "tollgate.dev/pool"}),
+      "cpu");
+  std::optional<v1::Workload> wl = Workload("team-a", "rayjob-sweep-");
+  ASSERT_TRUE(wl.has_value());
+  ASSERT_EQ(wl->spec().pod_sets_size(), 4);
+  EXPECT_EQ(wl->spec().pod_sets(2).name(), "gpu-workers");
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateOf("team-a", "rayjob-sweep-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return NoUsage("team-a-cq"); }, kWait));
+}
+
+TEST_F(KubeE2eTest, PyTorchJobOfSixteenWorkersIsAdmittedAsOneGang) {
+  Json job = {
+      {"apiVersion", "kubeflow.org/v1"},
+      {"kind", "PyTorchJob"},
+      {"metadata",
+       {{"name", "finetune"},
+        {"labels", Labels("eval-queue", "")},
+        {"annotations", {{"fake.tollgate.dev/duration-seconds", "3"}}}}},
+      {"spec",
+       {{"pytorchReplicaSpecs",
+         {{"Master", {{"replicas", 1}, {"template", PodTemplate({{"cpu", "1"}})}}},
+          {"Worker",
+           {{"replicas", 16}, {"template", PodTemplate({{"cpu", "1"}, {"memory", "4Gi"}})}}}}}}}};
+  Create(PyTorchJobResource(), "team-b", job);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return GetBool(Get(PyTorchJobResource(), "team-b", "finetune"),
+                       {"spec", "runPolicy", "suspend"}) == false;
+      },
+      kWait));
+  Json obj = Get(PyTorchJobResource(), "team-b", "finetune");
+  for (const char* type : {"Master", "Worker"}) {
+    EXPECT_EQ(GetString(obj["spec"]["pytorchReplicaSpecs"][type]["template"]["spec"],
+                        {"nodeSelector", "tollgate.dev/pool"}),
+              "cpu")
+        << type;
+  }
+  std::optional<v1::Workload> wl = Workload("team-b", "pytorchjob-finetune-");
+  ASSERT_TRUE(wl.has_value());
+  ASSERT_EQ(wl->spec().pod_sets_size(), 2);
+  EXPECT_EQ(wl->spec().pod_sets(1).count(), 16);
+  ASSERT_EQ(wl->status().admission().pod_set_assignments_size(), 2);
+  EXPECT_EQ(wl->status().admission().pod_set_assignments(1).count(), 16);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> w = Workload("team-b", "pytorchjob-finetune-");
+        return w.has_value() &&
+               (w->status().pods_ready() || w->status().state() == v1::WORKLOAD_STATE_FINISHED);
+      },
+      kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateOf("team-b", "pytorchjob-finetune-") == v1::WORKLOAD_STATE_FINISHED; },
+      kWait));
+}
+
+TEST_F(KubeE2eTest, HigherPriorityJobPreemptsAndTheVictimResumesLater) {
+  StartSampler("solo");
+  const Requests four_gpus = {{"cpu", "4"}, {"nvidia.com/gpu", "4"}};
+  Create(JobResource(), "solo", MakeJob("sweep", "solo-queue", four_gpus, 1, "experimental"));
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", "sweep"); }, kWait));
+
+  Create(JobResource(), "solo",
+         MakeJob("release-gate", "solo-queue", four_gpus, 1, "production", /*seconds=*/3));
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", "release-gate"); }, kWait));
+  // The victim was stopped with its original template back.
+  Json victim = Get(JobResource(), "solo", "sweep");
+  EXPECT_EQ(GetBool(victim, {"spec", "suspend"}), true);
+  EXPECT_EQ(Find(victim, {"spec", "template", "spec", "nodeSelector"}), nullptr);
+  EXPECT_THAT(EventReasons("solo", "sweep"), ::testing::Contains("Preempted"));
+  std::optional<v1::Workload> wl = Workload("solo", "job-sweep-");
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_GE(wl->status().preemption_count(), 1);
+
+  // The preemptor finishes after 3s; the victim is admitted again and resumes.
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", "sweep"); }, kWait));
+  EXPECT_EQ(StateOf("solo", "job-release-gate-"), v1::WORKLOAD_STATE_FINISHED);
+  Json resumed = Get(JobResource(), "solo", "sweep");
+  EXPECT_EQ(GetString(resumed["spec"]["template"]["spec"],
+                      {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+            "nvidia-tesla-a100");
+  StopSampler();
+  EXPECT_LE(max_gpus_.load(), 4) << "two jobs held the same GPUs at once";
+}
+
+TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
+  StartSampler("solo");
+  const Requests two_gpus = {{"cpu", "2"}, {"nvidia.com/gpu", "2"}};
+  for (const char* name : {"j1", "j2", "j3"}) {
+    Create(JobResource(), "solo", MakeJob(name, "solo-queue", two_gpus));
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        int running = 0;
+        for (const char* name : {"j1", "j2", "j3"}) running += Running("solo", name) ? 1 : 0;
+        return running == 2;
+      },
+      kWait));
+  const std::string waiting = Running("solo", "j1") ? (Running("solo", "j2") ? "j3" : "j2") : "j1";
+  const std::string first = waiting == "j1" ? "j2" : "j1";
+  const std::string second = waiting == "j3" ? "j2" : "j3";
+
+  // The adapter dies; meanwhile one job completes and another is deleted.
+  ASSERT_TRUE(adapter_->Kill().ok());
+  Complete(JobResource(), "solo", first);
+  ASSERT_TRUE(WaitFor(
+      [&] { return HasTrueCondition(Get(JobResource(), "solo", first), "Complete"); }, kWait));
+  ASSERT_TRUE(kube_->Delete(JobResource(), "solo", second).ok());
+  Create(JobResource(), "solo",
+         MakeJob("j4", "solo-queue", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}));
+  ASSERT_NO_FATAL_FAILURE(StartAdapter());
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", waiting) && Running("solo", "j4"); }, kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateOf("solo", "job-" + first + "-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return !Workload("solo", "job-" + second + "-").has_value(); }, kWait));
+
+  // tollgated dies and comes back on the same port and data; meanwhile a job completes.
+  ASSERT_TRUE(tollgated_->Kill().ok());
+  Complete(JobResource(), "solo", waiting);
+  ASSERT_NO_FATAL_FAILURE(StartTollgated(tollgate_port_));
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateOf("solo", "job-" + waiting + "-") == v1::WORKLOAD_STATE_FINISHED; },
+      kWait));
+
+  // Both die; a new job is created while neither runs.
+  ASSERT_TRUE(adapter_->Kill().ok());
+  ASSERT_TRUE(tollgated_->Kill().ok());
+  Create(JobResource(), "solo", MakeJob("j5", "solo-queue", two_gpus, 1, "", /*seconds=*/1));
+  // The adapter comes back first and must wait for tollgated.
+  ASSERT_NO_FATAL_FAILURE(StartAdapter());
+  ASSERT_NO_FATAL_FAILURE(StartTollgated(tollgate_port_));
+  ASSERT_TRUE(
+      WaitFor([&] { return StateOf("solo", "job-j5-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
+
+  Complete(JobResource(), "solo", "j4");
+  ASSERT_TRUE(
+      WaitFor([&] { return StateOf("solo", "job-j4-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return NoUsage("solo-cq"); }, kWait)) << "quota leaked";
+  StopSampler();
+  EXPECT_LE(max_gpus_.load(), 4) << "more GPUs running than the queue has";
+}
+
+TEST_F(KubeE2eTest, ExpiredWatchesRelistAndDeletionFreesQuota) {
+  const Requests four_gpus = {{"cpu", "1"}, {"nvidia.com/gpu", "4"}};
+  Create(JobResource(), "solo", MakeJob("holder", "solo-queue", four_gpus));
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", "holder"); }, kWait));
+  // Every watch is cut and the history forgotten: the adapter's next watch gets 410 Gone.
+  ASSERT_TRUE(testing::PostFake(apiserver_, "/fake/compact").ok());
+  ASSERT_TRUE(testing::PostFake(apiserver_, "/fake/drop-watches").ok());
+  Create(JobResource(), "solo", MakeJob("waiter", "solo-queue", four_gpus));
+  // Seen only through the re-list: the adapter's old watch is gone and its version expired.
+  ASSERT_TRUE(WaitFor(
+      [&] { return StatusOf(JobResource(), "solo", "waiter").rfind("pending", 0) == 0; }, kWait));
+  ASSERT_TRUE(
+      WaitFor([&] { return adapter_->Logs().find("relisting") != std::string::npos; }, kWait));
+  ASSERT_TRUE(kube_->Delete(JobResource(), "solo", "holder").ok());
+  ASSERT_TRUE(WaitFor([&] { return Running("solo", "waiter"); }, kWait));
+  EXPECT_FALSE(Workload("solo", "job-holder-").has_value());
+}
+
+TEST_F(KubeE2eTest, UnlabeledJobsAreLeftAlone) {
+  Json job = MakeJob("plain", "x", {{"cpu", "1"}});
+  job["metadata"].erase("labels");
+  job["spec"]["suspend"] = false;
+  Create(JobResource(), "team-a", job);
+  Create(JobResource(), "team-a", MakeJob("queued", "eval-queue", {{"cpu", "1"}}));
+  ASSERT_TRUE(WaitFor([&] { return Running("team-a", "queued"); }, kWait));
+  EXPECT_TRUE(PodsActive("team-a", "plain"));
+  EXPECT_EQ(StatusOf(JobResource(), "team-a", "plain"), "");
+}
+
+}  // namespace
+}  // namespace tollgate::adapters::kube
