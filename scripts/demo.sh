@@ -4,7 +4,7 @@
 # show the queues and workloads tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
+scripts/build.sh tollgated tollgate
 
 data_dir="${TOLLGATE_DEMO_DATA:-./demo-data}"
 rm -rf "$data_dir"

@@ -41,7 +41,8 @@ class AdmissionExecutor {
     // and calls Settle().
     bool schedule_continuously = true;
     // Cycles per round before the thread looks at new requests again.
-    int max_cycles_per_round = 512;
+    // Kept small so Submit, Finish and Watch are not starved while a deep backlog drains.
+    int max_cycles_per_round = 16;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.

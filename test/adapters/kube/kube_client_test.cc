@@ -82,8 +82,9 @@ TEST_F(KubeClientTest, CreateGetPatchDelete) {
       client_->Patch(JobResource(), "team-a", "a", PatchType::kMerge, patch).status();
   EXPECT_TRUE(IsConflict(stale)) << stale;
 
-  const Json test_op = Json::parse(R"([{"op": "test", "path": "/spec/suspend", "value": true},
-                                       {"op": "replace", "path": "/spec/suspend", "value": true}])");
+  const Json test_op = Json::parse(R"([
+      {"op": "test", "path": "/spec/suspend", "value": true},
+      {"op": "replace", "path": "/spec/suspend", "value": true}])");
   EXPECT_EQ(client_->Patch(JobResource(), "team-a", "a", PatchType::kJson, test_op).status().code(),
             absl::StatusCode::kInvalidArgument);
 

@@ -9,7 +9,8 @@ namespace {
 Json MakeRayJob() {
   return Json::parse(R"({
     "apiVersion": "ray.io/v1", "kind": "RayJob",
-    "metadata": {"name": "sweep", "namespace": "team-b", "uid": "aaaabbbb-0000-0000-0000-000000000001",
+    "metadata": {"name": "sweep", "namespace": "team-b",
+                 "uid": "aaaabbbb-0000-0000-0000-000000000001",
                  "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
     "spec": {"suspend": true, "entrypoint": "python sweep.py",
       "rayClusterSpec": {
