@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "adapters/adapter_log.h"
 #include "adapters/kube/kube_config.h"
+#include "storage/atomic_file.h"
 
 namespace tollgate::adapters::kube {
 
@@ -28,21 +29,7 @@ int64_t ReadRevisionFile(const std::string& path) {
 }
 
 absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << revision << "\n";
-    out.close();
-    if (!out) {
-      return absl::InternalError(absl::StrCat(tmp, ": write failed: ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string error = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("rename ", tmp, " to ", path, ": ", error));
-  }
-  return absl::OkStatus();
+  return storage::WriteFileAtomically(path, absl::StrCat(revision, "\n"));
 }
 
 KubeAdapter::KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,

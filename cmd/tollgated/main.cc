@@ -39,6 +39,7 @@
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
 #include "services/tollgate_api.h"
+#include "storage/atomic_file.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate {
@@ -276,26 +277,6 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
   return absl::OkStatus();
 }
 
-// Writes the port to a temporary file and renames it into place, so a reader polling for the
-// file never sees it half-written.
-absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << port << "\n";
-    out.close();
-    if (!out) {
-      return absl::InternalError(absl::StrCat(tmp, ": write failed: ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string error = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("rename ", tmp, " to ", path, ": ", error));
-  }
-  return absl::OkStatus();
-}
-
 // `listen` with its port replaced by the one actually bound (they differ for port 0).
 std::string BoundAddress(absl::string_view listen, int port) {
   const size_t colon = listen.rfind(':');
@@ -342,7 +323,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   }
   const std::string bound = BoundAddress(flags.listen, port);
   if (!flags.port_file.empty()) {
-    absl::Status written = WritePortFile(flags.port_file, port);
+    absl::Status written = storage::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
     if (!written.ok()) {
       server->Shutdown();
       return written;
