@@ -162,14 +162,20 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
         cq.group_of_resource[r] = static_cast<int>(g);
       }
     }
-    cq.holding.clear();
+    cq.holding.Clear();
+  }
+  cluster_queue_by_name_.clear();
+  cluster_queue_by_node_.clear();
+  for (auto& [name, cq] : cluster_queues_) {
+    cluster_queue_by_name_[name] = &cq;
+    if (cq.node != nullptr) cluster_queue_by_node_[cq.node] = &cq;
   }
   // Re-add the usage of every workload holding quota, in id order.
   for (const auto& wl : workloads_) {
     if (wl == nullptr || !wl->HoldsQuota() || !wl->status.admission.has_value()) continue;
     ClusterQueueRuntime* cq = mutable_cluster_queue(wl->status.admission->cluster_queue);
     if (cq == nullptr) continue;  // Its ClusterQueue is gone; the usage goes with it.
-    cq->holding.insert(wl->id);
+    cq->holding.Insert(*wl);
     AddUsageOf(*wl);
   }
   RecomputeActivity();
@@ -375,7 +381,7 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   if (!wl.HoldsQuota()) return;
   const std::string cq_name = wl.status.admission->cluster_queue;
   if (ClusterQueueRuntime* cq = mutable_cluster_queue(cq_name)) {
-    if (cq->holding.erase(wl.id) > 0) RemoveUsageOf(wl);
+    if (cq->holding.Erase(wl.id)) RemoveUsageOf(wl);
   }
   wl.quota_usage.clear();
   unready_admitted_.erase(wl.id);
@@ -392,6 +398,7 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
   if (wl.status.state != WorkloadState::kAdmitted) return;
   wl.status.state = WorkloadState::kEvicting;
   wl.status.evicted_at = now;
+  RefileHeld(wl);
   SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
   AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
   MarkDirty(wl.id);
@@ -519,7 +526,7 @@ absl::Status ClusterState::Restore(Workload workload) {
       }
     }
     if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
-      cq->holding.insert(ref.id);
+      cq->holding.Insert(ref);
       AddUsageOf(ref);
     }
     if (ref.status.state == WorkloadState::kEvicting && config_.evictions_need_ack) {
@@ -527,6 +534,9 @@ absl::Status ClusterState::Restore(Workload workload) {
         ref.status.eviction_deadline = ref.status.evicted_at + EvictionGrace(ref);
       }
       timers_.insert({ref.status.eviction_deadline, TimerKind::kEvictionGrace, ref.id});
+    }
+    if (ref.status.state == WorkloadState::kAdmitted) {
+      ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
     }
     if (ref.status.state == WorkloadState::kAdmitted && config_.wait_for_pods_ready.enable &&
         !ref.status.pods_ready) {
@@ -619,6 +629,58 @@ absl::Status ClusterState::Evict(absl::string_view key, absl::string_view reason
   return absl::OkStatus();
 }
 
+absl::Status ClusterState::Preempt(absl::string_view key, absl::string_view message,
+                                   absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only an admitted workload can be preempted"));
+  }
+  RecordPreemption(wl->status, now);
+  wl->status.last_preemption_reason = "OnRequest";
+  SetCondition(wl->status, Condition{"Preempted", true, "OnRequest", std::string(message), now});
+  AddEvent(wl->status, now, "Preempted", std::string(message));
+  StartEviction(*wl, now, "Preempted", std::string(message));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now) {
+  Workload* wl = FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (at > now) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint_time: ", absl::FormatTime(at),
+                                                   " is in the future (now ", absl::FormatTime(now),
+                                                   ")"));
+  }
+  if (!wl->HoldsQuota()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only a running workload can report a checkpoint"));
+  }
+  // Reports may arrive out of order; the latest checkpoint wins.
+  if (at <= wl->status.last_checkpoint_time) return absl::OkStatus();
+  wl->status.last_checkpoint_time = at;
+  MarkDirty(wl->id);
+  RefileHeld(*wl);
+  return absl::OkStatus();
+}
+
+void ClusterState::RefileHeld(const Workload& wl) {
+  if (ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue)) {
+    if (cq->holding.contains(wl.id)) cq->holding.Insert(wl);
+  }
+}
+
+void ClusterState::ArmPreemptionProtectionTimer(const Workload& wl, absl::Time now) {
+  const ClusterQueueRuntime* cq = cluster_queue(wl.status.admission->cluster_queue);
+  if (cq == nullptr) return;
+  if (std::optional<absl::Time> until = PreemptionProtectedUntil(wl.status, cq->spec, now)) {
+    timers_.insert({*until, TimerKind::kPreemptionProtectionEnds, wl.id});
+  }
+}
+
 absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
   Workload* wl = FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
@@ -673,7 +735,7 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
     wl->status.pods_ready = false;
     wl->quota_usage.assign(a.usage.begin(), a.usage.end());
     ClusterQueueRuntime* cq = mutable_cluster_queue(a.admission.cluster_queue);
-    cq->holding.insert(wl->id);
+    cq->holding.Insert(*wl);
     AddUsageOf(*wl);
     const std::string message =
         absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
@@ -709,12 +771,13 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
       timers_.insert(
           {now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id});
     }
+    ArmPreemptionProtectionTimer(*wl, now);
   }
   for (const PreemptionDecision& p : plan.preemptions) {
     Workload* victim = mutable_workload(p.victim);
     if (victim == nullptr || victim->status.state != WorkloadState::kAdmitted) continue;
     const Workload* preemptor = workload(p.preemptor);
-    victim->status.preemption_count++;
+    RecordPreemption(victim->status, now);
     victim->status.last_preemption_reason = p.reason;
     SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
     AddEvent(victim->status, now, "Preempted",
@@ -806,6 +869,13 @@ bool ClusterState::FireTimers(absl::Time now) {
         if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
             wl->status.admission_time + config_.wait_for_pods_ready.timeout <= now) {
           PodsReadyTimeout(*wl, now);
+          changed = true;
+        }
+        break;
+      case TimerKind::kPreemptionProtectionEnds:
+        // The workload may be a victim again: preemptors parked for lack of candidates retry.
+        if (wl->status.state == WorkloadState::kAdmitted) {
+          RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
           changed = true;
         }
         break;
@@ -968,13 +1038,18 @@ std::vector<std::string> ClusterState::TakeDeletedWorkloads() {
 // --- Visibility ----------------------------------------------------------------------------
 
 const ClusterQueueRuntime* ClusterState::cluster_queue(absl::string_view name) const {
-  auto it = cluster_queues_.find(name);
-  return it == cluster_queues_.end() ? nullptr : &it->second;
+  auto it = cluster_queue_by_name_.find(name);
+  return it == cluster_queue_by_name_.end() ? nullptr : it->second;
 }
 
 ClusterQueueRuntime* ClusterState::mutable_cluster_queue(absl::string_view name) {
-  auto it = cluster_queues_.find(name);
-  return it == cluster_queues_.end() ? nullptr : &it->second;
+  auto it = cluster_queue_by_name_.find(name);
+  return it == cluster_queue_by_name_.end() ? nullptr : it->second;
+}
+
+const ClusterQueueRuntime* ClusterState::cluster_queue(const QuotaNode* node) const {
+  auto it = cluster_queue_by_node_.find(node);
+  return it == cluster_queue_by_node_.end() ? nullptr : it->second;
 }
 
 std::vector<ResourceUsageRow> ClusterState::ClusterQueueUsage(absl::string_view name) const {

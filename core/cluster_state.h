@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/cycle_plan.h"
+#include "core/held_workloads.h"
 #include "core/quota_tree.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
@@ -44,8 +45,8 @@ struct ClusterQueueRuntime {
   // Resource name -> index into spec.resource_groups.
   absl::flat_hash_map<std::string, int> group_of_resource;
   WorkloadQueue queue;
-  // Admitted and evicting workloads, in admission order is not needed: ids suffice.
-  absl::btree_set<WorkloadId> holding;
+  // Admitted and evicting workloads.
+  HeldWorkloads holding;
   bool active = true;
   // Why the queue is inactive (for its status condition).
   std::string inactive_reason;
@@ -96,6 +97,9 @@ struct SubmitOutcome {
 class ClusterState {
  public:
   explicit ClusterState(SchedulerConfig config);
+  // Holds pointers into itself (queue indexes, the quota tree).
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
 
   const SchedulerConfig& config() const { return config_; }
 
@@ -141,6 +145,11 @@ class ClusterState {
   // The adapter reports an evicting workload's pods stopped: release its quota.
   absl::Status ReleaseEvicted(absl::string_view key, absl::Time now);
   absl::Status SetPodsReady(absl::string_view key, absl::Time now);
+  // Operator preemption of an admitted workload: evicts it as the scheduler's preemption does,
+  // counting towards its preemption history.
+  absl::Status Preempt(absl::string_view key, absl::string_view message, absl::Time now);
+  // The adapter reports that the workload saved its progress at `at` (not in the future).
+  absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
 
   const Workload* FindWorkload(absl::string_view key) const;
   const Workload* workload(WorkloadId id) const;
@@ -170,6 +179,8 @@ class ClusterState {
   // --- Visibility.
   const ClusterQueueRuntime* cluster_queue(absl::string_view name) const;
   ClusterQueueRuntime* mutable_cluster_queue(absl::string_view name);
+  // The ClusterQueue of a quota-tree node (null for cohorts).
+  const ClusterQueueRuntime* cluster_queue(const QuotaNode* node) const;
   const std::map<std::string, ClusterQueueRuntime, std::less<>>& cluster_queue_runtimes() const {
     return cluster_queues_;
   }
@@ -226,6 +237,10 @@ class ClusterState {
                      const std::string& message);
   void DrainStoppedQueues(absl::Time now);
   void PodsReadyTimeout(Workload& wl, absl::Time now);
+  // Re-files a workload holding quota in its ClusterQueue's victim order after a change.
+  void RefileHeld(const Workload& wl);
+  // Wakes parked preemptors when an admitted workload's preemption rate-limit protection ends.
+  void ArmPreemptionProtectionTimer(const Workload& wl, absl::Time now);
   absl::Duration EvictionGrace(const Workload& wl) const;
   // Admission fair sharing bookkeeping.
   std::map<std::string, double> AdmittedUsageOf(const std::string& local_queue_key) const;
@@ -249,13 +264,22 @@ class ClusterState {
   FlavorResourceIndex fr_index_;
   QuotaTree tree_;
   std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;
+  // Lookup indexes into cluster_queues_ (the hot paths look queues up per workload and per
+  // tree node), rebuilt with the quota tree.
+  absl::flat_hash_map<std::string, ClusterQueueRuntime*> cluster_queue_by_name_;
+  absl::flat_hash_map<const QuotaNode*, ClusterQueueRuntime*> cluster_queue_by_node_;
 
   std::vector<std::unique_ptr<Workload>> workloads_;  // indexed by id; null once deleted
   absl::flat_hash_map<std::string, WorkloadId> ids_by_key_;
   // Pending workload -> ClusterQueue it is queued in.
   absl::flat_hash_map<WorkloadId, std::string> queued_in_;
   // Per LocalQueue ("ns/name") pending and admitted counts are computed on demand.
-  enum class TimerKind { kEvictionGrace, kPodsReadyTimeout, kBackoffExpired };
+  enum class TimerKind {
+    kEvictionGrace,
+    kPodsReadyTimeout,
+    kBackoffExpired,
+    kPreemptionProtectionEnds
+  };
   // Time-based transitions, earliest first. Entries are hints: each is re-checked against the
   // workload when it fires, so stale ones are harmless.
   absl::btree_set<std::tuple<absl::Time, TimerKind, WorkloadId>> timers_;

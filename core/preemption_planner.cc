@@ -4,6 +4,8 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "core/fair_sharing.h"
@@ -121,7 +123,7 @@ PreemptionPlanner::Variant PreemptionPlanner::Classify(const Context& ctx,
                                                        const Workload& candidate,
                                                        const ClusterQueueRuntime& candidate_cq,
                                                        bool hierarchical_advantage) const {
-  if (candidate.spec.non_preemptible) return Variant::kNever;
+  if (!MayBeVictim(candidate, candidate_cq)) return Variant::kNever;
   if (!UsesResources(candidate, ctx.frs)) return Variant::kNever;
   const bool same_queue = &candidate_cq == &ctx.cq;
   const PreemptionPolicy policy = same_queue ? ctx.cq.spec.preemption.within_cluster_queue
@@ -140,35 +142,144 @@ PreemptionPlanner::Variant PreemptionPlanner::Classify(const Context& ctx,
   return above_threshold ? Variant::kReclaimWithoutBorrowing : Variant::kReclaimWhileBorrowing;
 }
 
-void PreemptionPlanner::CollectFromQueue(const Context& ctx, const ClusterQueueRuntime& cq,
-                                         const QuotaNode* lca, bool hierarchical_advantage,
-                                         std::vector<Candidate>& out) const {
-  for (WorkloadId id : cq.holding) {
-    const Workload* wl = state_.workload(id);
-    if (wl == nullptr) continue;
-    const Variant variant = Classify(ctx, *wl, cq, hierarchical_advantage);
-    if (variant == Variant::kNever) continue;
-    out.push_back(Candidate{wl, &cq, lca, variant});
-  }
-}
-
-void PreemptionPlanner::CollectInSubtree(const Context& ctx, const QuotaNode& current,
-                                         const QuotaNode& subtree_root, const QuotaNode* skip,
-                                         bool hierarchical_advantage,
-                                         std::vector<Candidate>& out) const {
+void PreemptionPlanner::CollectSources(const Context& ctx, const QuotaNode& current,
+                                       const QuotaNode& subtree_root, const QuotaNode* skip,
+                                       bool hierarchical_advantage,
+                                       std::vector<Source>& out) const {
   for (const QuotaNode* child : current.child_cohorts()) {
     if (child == skip) continue;
     if (IsWithinNominalInResources(*child, ctx.frs)) continue;
-    CollectInSubtree(ctx, *child, subtree_root, skip, hierarchical_advantage, out);
+    CollectSources(ctx, *child, subtree_root, skip, hierarchical_advantage, out);
   }
   for (const QuotaNode* child : current.child_cluster_queues()) {
     if (child == ctx.cq.node) continue;
     if (IsWithinNominalInResources(*child, ctx.frs)) continue;
-    const ClusterQueueRuntime* cq = state_.cluster_queue(child->name());
+    const ClusterQueueRuntime* cq = state_.cluster_queue(child);
     if (cq == nullptr) continue;
-    CollectFromQueue(ctx, *cq, &subtree_root, hierarchical_advantage, out);
+    out.push_back(Source{cq, &subtree_root, hierarchical_advantage});
   }
 }
+
+// Merges the victim orders of several ClusterQueues into one stream in Before order, yielding
+// only the workloads Classify accepts. A ClusterQueue's workloads are filed by (priority,
+// work at risk, id), which is Before's order for workloads of one queue unless admission fair
+// sharing reorders them by LocalQueue; such a queue's candidates are sorted up front instead.
+class PreemptionPlanner::CandidateStream {
+ public:
+  CandidateStream(const PreemptionPlanner& planner, const Context& ctx,
+                  const std::vector<Source>& sources, bool evicting)
+      : planner_(planner), ctx_(ctx) {
+    cursors_.reserve(sources.size());
+    for (const Source& source : sources) {
+      const HeldWorkloads::VictimOrder& order =
+          evicting ? source.cq->holding.evicting() : source.cq->holding.admitted();
+      if (order.empty()) continue;
+      Cursor cursor{source, order.begin(), order.end(), true, {}, 0, {}, false};
+      if (planner_.state_.UsesAdmissionFairSharing(source.cq->spec)) {
+        cursor.by_priority = false;
+        for (const HeldWorkloads::VictimKey& key : order) {
+          if (std::optional<Candidate> c = Accept(source, key.id)) cursor.sorted.push_back(*c);
+        }
+        std::sort(
+            cursor.sorted.begin(), cursor.sorted.end(),
+            [&](const Candidate& a, const Candidate& b) { return planner_.Before(ctx_, a, b); });
+      }
+      cursors_.push_back(std::move(cursor));
+    }
+    for (size_t i = 0; i < cursors_.size(); ++i) {
+      if (Advance(cursors_[i])) heap_.push_back(i);
+    }
+    std::make_heap(heap_.begin(), heap_.end(), HeapOrder{this});
+  }
+
+  bool empty() const { return heap_.empty(); }
+
+  std::optional<Candidate> Next() {
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), HeapOrder{this});
+      Cursor& cursor = cursors_[heap_.back()];
+      heap_.pop_back();
+      if (cursor.dropped) continue;
+      const Candidate candidate = cursor.current;
+      if (Advance(cursor)) {
+        heap_.push_back(static_cast<size_t>(&cursor - cursors_.data()));
+        std::push_heap(heap_.begin(), heap_.end(), HeapOrder{this});
+      }
+      return candidate;
+    }
+    return std::nullopt;
+  }
+
+  // None of the queue's remaining workloads can be taken: stop producing them.
+  void DropQueueOf(const Candidate& c) {
+    for (Cursor& cursor : cursors_) {
+      if (cursor.source.cq == c.cq) cursor.dropped = cursor.by_priority;
+    }
+  }
+
+ private:
+  struct Cursor {
+    Source source;
+    HeldWorkloads::VictimOrder::const_iterator it;
+    HeldWorkloads::VictimOrder::const_iterator end;
+    // False for a queue under admission fair sharing, whose candidates are in `sorted`.
+    bool by_priority = true;
+    std::vector<Candidate> sorted;
+    size_t next_sorted = 0;
+    Candidate current{};
+    bool dropped = false;
+  };
+
+  // std::*_heap keep the greatest on top: invert Before so the first candidate is.
+  struct HeapOrder {
+    const CandidateStream* stream;
+    bool operator()(size_t a, size_t b) const {
+      return stream->planner_.Before(stream->ctx_, stream->cursors_[b].current,
+                                     stream->cursors_[a].current);
+    }
+  };
+
+  std::optional<Candidate> Accept(const Source& source, WorkloadId id) const {
+    const Workload* wl = planner_.state_.workload(id);
+    if (wl == nullptr) return std::nullopt;
+    const Variant variant = planner_.Classify(ctx_, *wl, *source.cq, source.hierarchical_advantage);
+    if (variant == Variant::kNever) return std::nullopt;
+    return Candidate{wl, source.cq, source.lca, variant};
+  }
+
+  // Moves the cursor to its next acceptable candidate; false when it has none left.
+  bool Advance(Cursor& cursor) {
+    if (!cursor.by_priority) {
+      if (cursor.next_sorted == cursor.sorted.size()) return false;
+      cursor.current = cursor.sorted[cursor.next_sorted++];
+      return true;
+    }
+    const bool same_queue = cursor.source.cq == &ctx_.cq;
+    const PreemptionPolicy policy = same_queue ? ctx_.cq.spec.preemption.within_cluster_queue
+                                               : ctx_.cq.spec.preemption.reclaim_within_cohort;
+    for (; cursor.it != cursor.end; ++cursor.it) {
+      // Filed by ascending priority: past the policy's priority bound nothing else qualifies.
+      const int32_t priority = cursor.it->priority;
+      if (policy == PreemptionPolicy::kLowerPriority && priority >= ctx_.preemptor.priority) break;
+      if (policy == PreemptionPolicy::kLowerOrNewerEqualPriority &&
+          priority > ctx_.preemptor.priority) {
+        break;
+      }
+      if (std::optional<Candidate> c = Accept(cursor.source, cursor.it->id)) {
+        cursor.current = *c;
+        ++cursor.it;
+        return true;
+      }
+    }
+    cursor.it = cursor.end;
+    return false;
+  }
+
+  const PreemptionPlanner& planner_;
+  const Context& ctx_;
+  std::vector<Cursor> cursors_;
+  std::vector<size_t> heap_;
+};
 
 bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Candidate& b) const {
   const bool a_evicted = a.wl->status.state == WorkloadState::kEvicting;
@@ -185,10 +296,16 @@ bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Can
     if (ua != ub) return ua > ub;
   }
   if (a.wl->priority != b.wl->priority) return a.wl->priority < b.wl->priority;
-  if (a.wl->status.admission_time != b.wl->status.admission_time) {
-    return a.wl->status.admission_time > b.wl->status.admission_time;
-  }
+  // Kueue prefers the most recently admitted; with reported checkpoints that generalises to the
+  // workload that loses the least work (the same order when nothing was reported).
+  const absl::Time a_since = WorkAtRiskSince(a.wl->status);
+  const absl::Time b_since = WorkAtRiskSince(b.wl->status);
+  if (a_since != b_since) return a_since > b_since;
   return a.wl->id < b.wl->id;
+}
+
+bool PreemptionPlanner::MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const {
+  return !wl.spec.non_preemptible && !PreemptionProtectedUntil(wl.status, cq.spec, now_);
 }
 
 bool PreemptionPlanner::CandidateIsValid(const Context& ctx, const Candidate& c,
@@ -227,21 +344,21 @@ std::vector<PreemptionTarget> PreemptionPlanner::GetTargets(
 
 std::vector<PreemptionTarget> PreemptionPlanner::Classical(const Context& ctx) {
   const PreemptionSpec& spec = ctx.cq.spec.preemption;
-  std::vector<Candidate> same_queue;
+  std::vector<Source> same_queue;
   if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
-    CollectFromQueue(ctx, ctx.cq, nullptr, false, same_queue);
+    same_queue.push_back(Source{&ctx.cq, nullptr, false});
   }
 
-  std::vector<Candidate> hierarchy;
-  std::vector<Candidate> priority;
+  std::vector<Source> hierarchy;
+  std::vector<Source> priority;
   const QuotaNode& cq_node = *ctx.cq.node;
   if (cq_node.HasParent() && spec.reclaim_within_cohort != PreemptionPolicy::kNever) {
     auto [advantage, remaining] = QuantitiesFitInQuota(cq_node, ctx.usage);
     const QuotaNode* previous_root = nullptr;
     for (const QuotaNode* current = cq_node.parent(); current != nullptr;
          current = current->parent()) {
-      CollectInSubtree(ctx, *current, *current, previous_root, advantage,
-                       advantage ? hierarchy : priority);
+      CollectSources(ctx, *current, *current, previous_root, advantage,
+                     advantage ? hierarchy : priority);
       auto [fits, next_remaining] = QuantitiesFitInQuota(*current, remaining);
       remaining = std::move(next_remaining);
       advantage = advantage || fits;
@@ -249,23 +366,30 @@ std::vector<PreemptionTarget> PreemptionPlanner::Classical(const Context& ctx) {
     }
   }
 
-  auto by_order = [&](const Candidate& a, const Candidate& b) { return Before(ctx, a, b); };
-  std::sort(same_queue.begin(), same_queue.end(), by_order);
-  std::sort(priority.begin(), priority.end(), by_order);
-  std::sort(hierarchy.begin(), hierarchy.end(), by_order);
-
-  std::vector<Candidate> all;
-  all.reserve(same_queue.size() + priority.size() + hierarchy.size());
-  auto evicted = [](const Candidate& c) { return c.wl->status.state == WorkloadState::kEvicting; };
-  for (bool want_evicted : {true, false}) {
-    for (const std::vector<Candidate>* list : {&hierarchy, &priority, &same_queue}) {
-      for (const Candidate& c : *list) {
-        if (evicted(c) == want_evicted) all.push_back(c);
+  // Kueue's order: evicting workloads first, then for each of them and for the rest, the
+  // hierarchical-reclaim candidates, the cohort-reclaim candidates, and the preemptor's own
+  // queue's; each list in Before order.
+  auto streams = [&]() {
+    std::vector<std::unique_ptr<CandidateStream>> out;
+    for (bool evicting : {true, false}) {
+      for (const std::vector<Source>* list : {&hierarchy, &priority, &same_queue}) {
+        out.push_back(std::make_unique<CandidateStream>(*this, ctx, *list, evicting));
       }
     }
-  }
+    return out;
+  };
 
-  const bool no_candidate_from_other_queues = hierarchy.empty() && priority.empty();
+  bool no_candidate_from_other_queues = true;
+  bool no_hierarchy_candidate = true;
+  {
+    const std::vector<std::unique_ptr<CandidateStream>> probe = streams();
+    bool any = false;
+    for (const auto& stream : probe) any = any || !stream->empty();
+    if (!any) return {};
+    no_hierarchy_candidate = probe[0]->empty() && probe[3]->empty();
+    no_candidate_from_other_queues =
+        no_hierarchy_candidate && probe[1]->empty() && probe[4]->empty();
+  }
   const bool borrow_forbidden = spec.borrow_within_cohort == BorrowWithinCohortPolicy::kNever;
   bool under_nominal = true;
   for (FrId fr : ctx.frs) {
@@ -274,7 +398,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Classical(const Context& ctx) {
   std::vector<bool> attempts;
   if (no_candidate_from_other_queues || (borrow_forbidden && !under_nominal)) {
     attempts = {true};
-  } else if (borrow_forbidden && hierarchy.empty()) {
+  } else if (borrow_forbidden && no_hierarchy_candidate) {
     attempts = {false, true};
   } else {
     attempts = {true, false};
@@ -282,27 +406,35 @@ std::vector<PreemptionTarget> PreemptionPlanner::Classical(const Context& ctx) {
 
   for (bool borrowing : attempts) {
     UsageSimulation sim(state_);
-    std::vector<const Candidate*> chosen;
-    for (const Candidate& c : all) {
-      if (!CandidateIsValid(ctx, c, borrowing)) continue;
-      sim.RemoveWorkload(*c.wl);
-      chosen.push_back(&c);
-      if (!WorkloadFits(ctx, borrowing)) continue;
-      // Add back, newest choice excluded, the ones the preemptor does not need.
-      for (int i = static_cast<int>(chosen.size()) - 2; i >= 0; --i) {
-        sim.AddWorkloadBack(*chosen[i]->wl);
-        if (WorkloadFits(ctx, borrowing)) {
-          chosen[i] = chosen.back();
-          chosen.pop_back();
-        } else {
-          sim.RemoveWorkload(*chosen[i]->wl);
+    std::vector<Candidate> chosen;
+    for (const std::unique_ptr<CandidateStream>& stream : streams()) {
+      while (std::optional<Candidate> c = stream->Next()) {
+        if (!CandidateIsValid(ctx, *c, borrowing)) {
+          // Removing victims only lowers usage, so a queue (or an ancestor) that is within its
+          // nominal quota stays so, and the priority threshold only rises along the queue's
+          // victim order: none of its later workloads can be valid either.
+          stream->DropQueueOf(*c);
+          continue;
         }
+        sim.RemoveWorkload(*c->wl);
+        chosen.push_back(*c);
+        if (!WorkloadFits(ctx, borrowing)) continue;
+        // Add back, newest choice excluded, the ones the preemptor does not need.
+        for (int i = static_cast<int>(chosen.size()) - 2; i >= 0; --i) {
+          sim.AddWorkloadBack(*chosen[i].wl);
+          if (WorkloadFits(ctx, borrowing)) {
+            chosen[i] = chosen.back();
+            chosen.pop_back();
+          } else {
+            sim.RemoveWorkload(*chosen[i].wl);
+          }
+        }
+        std::vector<PreemptionTarget> targets;
+        for (const Candidate& t : chosen) {
+          targets.push_back(PreemptionTarget{t.wl->id, ReasonOf(t.variant)});
+        }
+        return targets;
       }
-      std::vector<PreemptionTarget> targets;
-      for (const Candidate* t : chosen) {
-        targets.push_back(PreemptionTarget{t->wl->id, ReasonOf(t->variant)});
-      }
-      return targets;
     }
   }
   return {};
@@ -447,7 +579,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
     for (WorkloadId id : ctx.cq.holding) {
       const Workload* wl = state_.workload(id);
-      if (wl == nullptr || wl->spec.non_preemptible || !UsesResources(*wl, ctx.frs)) continue;
+      if (wl == nullptr || !MayBeVictim(*wl, ctx.cq) || !UsesResources(*wl, ctx.frs)) continue;
       if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, spec.within_cluster_queue)) {
         continue;
       }
@@ -462,11 +594,13 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       bool borrowing = false;
       for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
       if (!borrowing) continue;
-      const ClusterQueueRuntime* other_cq = state_.cluster_queue(other->name());
+      const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
       if (other_cq == nullptr) continue;
       for (WorkloadId id : other_cq->holding) {
         const Workload* wl = state_.workload(id);
-        if (wl == nullptr || wl->spec.non_preemptible || !UsesResources(*wl, ctx.frs)) continue;
+        if (wl == nullptr || !MayBeVictim(*wl, *other_cq) || !UsesResources(*wl, ctx.frs)) {
+          continue;
+        }
         if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, spec.reclaim_within_cohort)) {
           continue;
         }
@@ -482,8 +616,8 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   for (const Candidate& c : candidates) ordered.push_back({c.wl, c.cq->node});
   auto before = [&](const FairTargetOrdering::Candidate& a,
                     const FairTargetOrdering::Candidate& b) {
-    const ClusterQueueRuntime* acq = state_.cluster_queue(a.cq->name());
-    const ClusterQueueRuntime* bcq = state_.cluster_queue(b.cq->name());
+    const ClusterQueueRuntime* acq = state_.cluster_queue(a.cq);
+    const ClusterQueueRuntime* bcq = state_.cluster_queue(b.cq);
     return Before(ctx, Candidate{a.wl, acq, nullptr, Variant::kNever},
                   Candidate{b.wl, bcq, nullptr, Variant::kNever});
   };

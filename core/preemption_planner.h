@@ -90,11 +90,19 @@ class PreemptionPlanner {
   bool FitsForFairSharing(const Context& ctx);
   Variant Classify(const Context& ctx, const Workload& candidate,
                    const ClusterQueueRuntime& candidate_cq, bool hierarchical_advantage) const;
-  void CollectFromQueue(const Context& ctx, const ClusterQueueRuntime& cq, const QuotaNode* lca,
-                        bool hierarchical_advantage, std::vector<Candidate>& out) const;
-  void CollectInSubtree(const Context& ctx, const QuotaNode& current, const QuotaNode& subtree_root,
-                        const QuotaNode* skip, bool hierarchical_advantage,
-                        std::vector<Candidate>& out) const;
+  // A ClusterQueue whose workloads are candidates, and how (see Classify).
+  struct Source {
+    const ClusterQueueRuntime* cq;
+    const QuotaNode* lca;
+    bool hierarchical_advantage;
+  };
+  class CandidateStream;
+  void CollectSources(const Context& ctx, const QuotaNode& current, const QuotaNode& subtree_root,
+                      const QuotaNode* skip, bool hierarchical_advantage,
+                      std::vector<Source>& out) const;
+  // Non-preemptible workloads and those protected by their queue's preemption rate limit never
+  // are.
+  bool MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const;
   bool CandidateIsValid(const Context& ctx, const Candidate& c, bool borrowing) const;
   bool WorkloadFits(const Context& ctx, bool allow_borrowing) const;
   bool Before(const Context& ctx, const Candidate& a, const Candidate& b) const;

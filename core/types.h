@@ -119,6 +119,11 @@ struct ClusterQueueSpec {
   AdmissionMode admission_mode = AdmissionMode::kDefault;
   // Tollgate extension: at most this many victims per admission (0: unlimited).
   int32_t max_preempted_workloads = 0;
+  // Tollgate extension: a workload of this queue preempted this many times within the window is
+  // not chosen as a victim again until the oldest of those preemptions leaves the window, so
+  // nothing thrashes. 0: no limit.
+  int32_t max_preemptions_per_window = 0;
+  absl::Duration preemption_window = absl::ZeroDuration();
   bool operator==(const ClusterQueueSpec&) const = default;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,12 @@ struct WorkloadStatus {
   std::string pending_message;
   int32_t preemption_count = 0;
   std::string last_preemption_reason;
+  // The latest preemptions, oldest first (at most kMaxRecentPreemptions), for the ClusterQueue's
+  // preemption rate limit.
+  std::vector<absl::Time> recent_preemptions;
+  // Cooperative preemption: the latest checkpoint the adapter reported; work done before it
+  // survives a preemption.
+  absl::Time last_checkpoint_time = absl::InfinitePast();
   // Evictions by waitForPodsReady and when the workload may be queued again.
   int32_t requeue_count = 0;
   absl::Time requeue_at = absl::InfinitePast();
@@ -112,5 +119,21 @@ const Condition* FindCondition(const WorkloadStatus& status, absl::string_view t
 void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::string message);
 
 inline constexpr size_t kMaxWorkloadEvents = 32;
+inline constexpr size_t kMaxRecentPreemptions = 16;
+
+// Records a preemption at `now` in the bounded history the rate limit reads.
+void RecordPreemption(WorkloadStatus& status, absl::Time now);
+
+// Under the ClusterQueue's preemption rate limit, a workload preempted max_preemptions_per_window
+// times within the window is protected from further preemption: returns when that protection
+// ends, or nullopt when it is not protected at `now`.
+std::optional<absl::Time> PreemptionProtectedUntil(const WorkloadStatus& status,
+                                                   const ClusterQueueSpec& cq, absl::Time now);
+
+// When the work a preemption would lose began: the latest of its admission and its last
+// reported checkpoint.
+inline absl::Time WorkAtRiskSince(const WorkloadStatus& status) {
+  return std::max(status.admission_time, status.last_checkpoint_time);
+}
 
 }  // namespace tollgate::core

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
@@ -173,9 +174,10 @@ int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
   return revision_;
 }
 
-AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int max_cycles) {
+AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int max_cycles,
+                                                            absl::Time stop_after) {
   CycleResult result;
-  for (int i = 0; i < max_cycles; ++i) {
+  for (int i = 0; i < max_cycles && (i == 0 || absl::Now() < stop_after); ++i) {
     core::CyclePlan plan = state_->PlanCycle(now);
     state_->ApplyCycle(plan, now);
     if (!plan.MadeProgress()) {
@@ -197,7 +199,7 @@ void AdmissionExecutor::ReloadOrDie() {
   }
 }
 
-absl::Status AdmissionExecutor::Commit(Txn& txn) {
+storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   storage::WriteBatch batch;
   for (auto& [key, value] : txn.object_writes_) {
     if (value.has_value()) {
@@ -206,16 +208,15 @@ absl::Status AdmissionExecutor::Commit(Txn& txn) {
       batch.Delete(key);
     }
   }
-  const int64_t next_revision = store_.CurrentRevision() + 1;
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
-    wl->resource_version = next_revision;
+    wl->resource_version = revision;
     v1::WatchEvent event;
     event.set_type(txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED);
     v1::Workload* proto = event.mutable_workload();
     WorkloadToProto(*wl, proto);
-    proto->mutable_metadata()->set_resource_version(next_revision);
+    proto->mutable_metadata()->set_resource_version(revision);
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), proto->SerializeAsString());
     batch.AppendChange(event.SerializeAsString());
   }
@@ -230,8 +231,12 @@ absl::Status AdmissionExecutor::Commit(Txn& txn) {
   }
   txn.object_writes_.clear();
   txn.created_.clear();
-  if (batch.empty()) return absl::OkStatus();
-  absl::StatusOr<int64_t> revision = store_.Commit(batch);
+  return batch;
+}
+
+absl::Status AdmissionExecutor::Commit(const std::vector<const storage::WriteBatch*>& batches) {
+  if (batches.empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> revision = store_.CommitSequence(batches);
   if (!revision.ok()) return revision.status();
   absl::MutexLock lock(&mu_);
   revision_ = *revision;
@@ -279,7 +284,28 @@ void AdmissionExecutor::Loop() {
         any_succeeded = true;
       }
     }
-    absl::Status committed = Commit(txn);
+    // The requests' changes and the cycles they trigger are committed together, as two
+    // revisions (so responses and Watch still see the requests' effect on its own) under one
+    // fsync: a request never waits behind a second commit.
+    const int64_t base_revision = store_.CurrentRevision();
+    std::vector<storage::WriteBatch> changes;
+    changes.push_back(TakeChanges(txn, base_revision + 1));
+    if (changes.back().empty()) changes.pop_back();
+    CycleResult cycles;
+    cycles.settled = true;
+    if (options_.schedule_continuously) {
+      const bool fired = state_->FireTimers(txn.now_);
+      if (any_succeeded || fired || continuing) {
+        cycles = RunCycles(txn.now_, options_.max_cycles_per_round,
+                           absl::Now() + options_.cycle_time_per_round);
+      }
+      const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
+      changes.push_back(TakeChanges(txn, next));
+      if (changes.back().empty()) changes.pop_back();
+    }
+    std::vector<const storage::WriteBatch*> to_commit;
+    for (const storage::WriteBatch& batch : changes) to_commit.push_back(&batch);
+    absl::Status committed = Commit(to_commit);
     if (!committed.ok()) {
       for (Operation* op : batch) {
         if (op->status.ok()) {
@@ -291,16 +317,9 @@ void AdmissionExecutor::Loop() {
       ReloadOrDie();
     }
     for (Operation* op : batch) op->done.Notify();
-
-    if (options_.schedule_continuously && committed.ok()) {
-      const bool fired = state_->FireTimers(txn.now_);
-      if (any_succeeded || fired || continuing) {
-        const CycleResult result = RunCycles(txn.now_, options_.max_cycles_per_round);
-        if (!Commit(txn).ok()) ReloadOrDie();
-        absl::MutexLock lock(&mu_);
-        more_cycles_ = !result.settled;
-      }
-    }
+    absl::MutexLock lock(&mu_);
+    // After a failed commit the reloaded state has not been scheduled yet.
+    more_cycles_ = !cycles.settled || !committed.ok();
   }
 }
 

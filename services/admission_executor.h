@@ -43,6 +43,9 @@ class AdmissionExecutor {
     // Cycles per round before the thread looks at new requests again.
     // Kept small so Submit, Finish and Watch are not starved while a deep backlog drains.
     int max_cycles_per_round = 16;
+    // Wall time after which a round stops starting cycles (at least one runs), so a backlog of
+    // expensive cycles cannot hold back the requests that share the round's commit.
+    absl::Duration cycle_time_per_round = absl::Milliseconds(5);
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -124,10 +127,16 @@ class AdmissionExecutor {
     bool settled = false;
   };
   static constexpr int kMaxSettleCycles = 1000000;
-  CycleResult RunCycles(absl::Time now, int max_cycles);
+  // Stops after max_cycles, or once wall time passes `stop_after` (after at least one cycle).
+  CycleResult RunCycles(absl::Time now, int max_cycles,
+                        absl::Time stop_after = absl::InfiniteFuture());
   void ReloadOrDie();
   // Writes the transaction's object writes and the state's dirty workloads.
-  absl::Status Commit(Txn& txn);
+  // Moves the transaction's staged object writes and the state's changed workloads into a
+  // batch to be committed as `revision`.
+  storage::WriteBatch TakeChanges(Txn& txn, int64_t revision);
+  // Commits the batches as consecutive revisions with one fsync; nothing for an empty list.
+  absl::Status Commit(const std::vector<const storage::WriteBatch*>& batches);
 
   storage::Store& store_;
   const core::Clock& clock_;

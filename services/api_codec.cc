@@ -270,16 +270,37 @@ void FairSharingToProto(double weight, v1::FairSharing* out) {
 
 // --- Times ------------------------------------------------------------------------------------
 
+std::optional<std::string> TimestampOutOfRange(const google::protobuf::Timestamp& ts) {
+  if (ts.seconds() < kMinTimestampSeconds || ts.seconds() > kMaxTimestampSeconds ||
+      ts.nanos() < 0 || ts.nanos() > kMaxTimestampNanos) {
+    return absl::StrCat("timestamp out of range, got seconds=", ts.seconds(),
+                        " nanos=", ts.nanos());
+  }
+  return std::nullopt;
+}
+
+absl::Time TimeOf(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
 absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, absl::string_view path, bool has,
                                          const google::protobuf::Timestamp& ts) {
   if (!has) return absl::InfinitePast();
-  if (ts.seconds() < kMinTimestampSeconds || ts.seconds() > kMaxTimestampSeconds ||
-      ts.nanos() < 0 || ts.nanos() > kMaxTimestampNanos) {
-    return r.Invalid(path, absl::StrCat("timestamp out of range, got seconds=", ts.seconds(),
-                                        " nanos=", ts.nanos()));
-  }
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+  if (std::optional<std::string> error = TimestampOutOfRange(ts)) return r.Invalid(path, *error);
+  return TimeOf(ts);
 }
+
+}  // namespace
+
+absl::StatusOr<absl::Time> RequestTimeFromProto(absl::string_view field,
+                                                const google::protobuf::Timestamp& ts) {
+  if (std::optional<std::string> error = TimestampOutOfRange(ts)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", *error));
+  }
+  return TimeOf(ts);
+}
+
+namespace {
 
 void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
   // Clamped rather than rejected: InfiniteFuture (never) must still serialize.
@@ -899,6 +920,20 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
         absl::StrCat("must be greater than or equal to 0, got ", s.max_preempted_workloads()));
   }
   out.max_preempted_workloads = s.max_preempted_workloads();
+  const v1::PreemptionRateLimit& limit = s.preemption_rate_limit();
+  if (limit.max_preemptions() < 0 ||
+      limit.max_preemptions() > static_cast<int32_t>(core::kMaxRecentPreemptions)) {
+    return r.Invalid("spec.preemptionRateLimit.maxPreemptions",
+                     absl::StrCat("must be between 0 and ", core::kMaxRecentPreemptions, ", got ",
+                                  limit.max_preemptions()));
+  }
+  if (limit.max_preemptions() > 0 && limit.window_seconds() <= 0) {
+    return r.Invalid("spec.preemptionRateLimit.windowSeconds",
+                     absl::StrCat("must be greater than 0 when maxPreemptions is set, got ",
+                                  limit.window_seconds()));
+  }
+  out.max_preemptions_per_window = limit.max_preemptions();
+  out.preemption_window = absl::Seconds(limit.window_seconds());
   return out;
 }
 
@@ -1058,6 +1093,14 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
                                           s.eviction_deadline()));
   st.pods_ready = s.pods_ready();
   st.deactivated = s.deactivated();
+  for (int i = 0; i < s.recent_preemptions_size(); ++i) {
+    TOLLGATE_ASSIGN_OR_RETURN(absl::Time t, TimeFromProto(r, Index("status.recentPreemptions", i),
+                                                          true, s.recent_preemptions(i)));
+    st.recent_preemptions.push_back(t);
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(st.last_checkpoint_time,
+                            TimeFromProto(r, "status.lastCheckpointTime",
+                                          s.has_last_checkpoint_time(), s.last_checkpoint_time()));
 
   for (int i = 0; i < s.conditions_size(); ++i) {
     const v1::Condition& c = s.conditions(i);
@@ -1154,6 +1197,11 @@ v1::ClusterQueue ClusterQueueToProto(const core::ClusterQueueSpec& cq) {
     s->mutable_admission_scope()->set_admission_mode(EnumName(cq.admission_mode, kAdmissionModes));
   }
   s->set_max_preempted_workloads(cq.max_preempted_workloads);
+  if (cq.max_preemptions_per_window > 0) {
+    s->mutable_preemption_rate_limit()->set_max_preemptions(cq.max_preemptions_per_window);
+    s->mutable_preemption_rate_limit()->set_window_seconds(
+        absl::ToInt64Seconds(cq.preemption_window));
+  }
   return out;
 }
 
@@ -1264,6 +1312,10 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
   if (st.pods_ready_eviction_time != absl::InfinitePast()) {
     TimeToProto(st.pods_ready_eviction_time, ps->mutable_pods_ready_eviction_time());
+  }
+  for (absl::Time t : st.recent_preemptions) TimeToProto(t, ps->add_recent_preemptions());
+  if (st.last_checkpoint_time != absl::InfinitePast()) {
+    TimeToProto(st.last_checkpoint_time, ps->mutable_last_checkpoint_time());
   }
 }
 

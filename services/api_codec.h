@@ -71,6 +71,10 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
 // core assigns `id` and derives `quota_usage`, so both are left at their defaults.
 absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl);
 
+// A request's timestamp field; INVALID_ARGUMENT naming `field` when out of range.
+absl::StatusOr<absl::Time> RequestTimeFromProto(absl::string_view field,
+                                                const google::protobuf::Timestamp& ts);
+
 // --- core -> API ----------------------------------------------------------------------------
 
 v1::Namespace NamespaceToProto(const core::NamespaceSpec& ns);

@@ -54,6 +54,12 @@ grpc::Status AdmissionGrpcService::ReportPodsReady(grpc::ServerContext* context,
   return Reply(api_.ReportPodsReady(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::ReportCheckpoint(grpc::ServerContext* context,
+                                                    const v1::ReportCheckpointRequest* request,
+                                                    v1::ReportCheckpointResponse* response) {
+  return Reply(api_.ReportCheckpoint(*request), response);
+}
+
 grpc::Status AdmissionGrpcService::DeleteWorkload(grpc::ServerContext* context,
                                                   const v1::DeleteWorkloadRequest* request,
                                                   v1::DeleteWorkloadResponse* response) {

@@ -31,6 +31,9 @@ class AdmissionGrpcService final : public v1::AdmissionService::Service {
   grpc::Status ReportPodsReady(grpc::ServerContext* context,
                                const v1::ReportPodsReadyRequest* request,
                                v1::ReportPodsReadyResponse* response) override;
+  grpc::Status ReportCheckpoint(grpc::ServerContext* context,
+                                const v1::ReportCheckpointRequest* request,
+                                v1::ReportCheckpointResponse* response) override;
   grpc::Status DeleteWorkload(grpc::ServerContext* context,
                               const v1::DeleteWorkloadRequest* request,
                               v1::DeleteWorkloadResponse* response) override;

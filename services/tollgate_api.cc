@@ -178,7 +178,7 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
   const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
   return executor_.Run<v1::PreemptResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Evict(key, "Preempted", message, txn.now()));
+        TOLLGATE_RETURN_IF_ERROR(txn.state().Preempt(key, message, txn.now()));
         v1::PreemptResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.revision() + 1));
@@ -221,6 +221,26 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportPodsReadyResponse> {
         TOLLGATE_RETURN_IF_ERROR(txn.state().SetPodsReady(key, txn.now()));
         v1::ReportPodsReadyResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+        return response;
+      });
+}
+
+absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
+    const v1::ReportCheckpointRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  const std::string key = KeyOf(request.workload());
+  std::optional<absl::Time> checkpoint_time;
+  if (request.has_checkpoint_time()) {
+    TOLLGATE_ASSIGN_OR_RETURN(checkpoint_time,
+                              RequestTimeFromProto("checkpoint_time", request.checkpoint_time()));
+  }
+  return executor_.Run<v1::ReportCheckpointResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportCheckpointResponse> {
+        TOLLGATE_RETURN_IF_ERROR(
+            txn.state().RecordCheckpoint(key, checkpoint_time.value_or(txn.now()), txn.now()));
+        v1::ReportCheckpointResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.revision() + 1));
         return response;

@@ -7,17 +7,20 @@
 
 namespace tollgate::storage {
 
-absl::StatusOr<int64_t> MemoryStore::Commit(const WriteBatch& batch) {
+absl::StatusOr<int64_t> MemoryStore::CommitSequence(const std::vector<const WriteBatch*>& batches) {
+  if (batches.empty()) return absl::InvalidArgumentError("CommitSequence: no batch to commit");
   absl::MutexLock lock(&mu_);
-  for (const WriteBatch::Op& op : batch.ops()) {
-    if (op.is_delete) {
-      data_.erase(op.key);
-    } else {
-      data_.insert_or_assign(op.key, op.value);
+  for (const WriteBatch* batch : batches) {
+    for (const WriteBatch::Op& op : batch->ops()) {
+      if (op.is_delete) {
+        data_.erase(op.key);
+      } else {
+        data_.insert_or_assign(op.key, op.value);
+      }
     }
+    ++revision_;
+    changes_.emplace(revision_, batch->changes());
   }
-  ++revision_;
-  changes_.emplace(revision_, batch.changes());
   return revision_;
 }
 

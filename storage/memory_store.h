@@ -24,7 +24,7 @@ class MemoryStore : public Store {
   MemoryStore(const MemoryStore&) = delete;
   MemoryStore& operator=(const MemoryStore&) = delete;
 
-  absl::StatusOr<int64_t> Commit(const WriteBatch& batch) override;
+  absl::StatusOr<int64_t> CommitSequence(const std::vector<const WriteBatch*>& batches) override;
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) const override;
   absl::Status Scan(absl::string_view prefix,
                     const std::function<bool(absl::string_view key, absl::string_view value)>&

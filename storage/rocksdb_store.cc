@@ -315,32 +315,40 @@ absl::Status RocksDbStore::WriteLocked(rocksdb::WriteBatch* batch, absl::string_
   return status;
 }
 
-absl::StatusOr<int64_t> RocksDbStore::Commit(const WriteBatch& batch) {
+absl::StatusOr<int64_t> RocksDbStore::CommitSequence(
+    const std::vector<const WriteBatch*>& batches) {
+  if (batches.empty()) return absl::InvalidArgumentError("CommitSequence: no batch to commit");
   // Everything that does not depend on the revision is built before taking the lock, which is
-  // held across the fsync.
+  // held across the fsync. Later batches' puts come after earlier ones', so RocksDB applies
+  // them in order within the one write.
   rocksdb::WriteBatch write;
-  for (const WriteBatch::Op& op : batch.ops()) {
-    const rocksdb::Status s =
-        op.is_delete ? write.Delete(state_cf_, op.key) : write.Put(state_cf_, op.key, op.value);
-    if (!s.ok()) return FromRocksDb(s, "build commit batch", path_);
+  std::vector<std::string> records;
+  records.reserve(batches.size());
+  for (const WriteBatch* batch : batches) {
+    for (const WriteBatch::Op& op : batch->ops()) {
+      const rocksdb::Status s =
+          op.is_delete ? write.Delete(state_cf_, op.key) : write.Put(state_cf_, op.key, op.value);
+      if (!s.ok()) return FromRocksDb(s, "build commit batch", path_);
+    }
+    records.push_back(EncodeRecords(batch->changes()));
   }
-  const std::string records = EncodeRecords(batch.changes());
 
   absl::MutexLock lock(&mu_);
   if (!write_failure_.ok()) return write_failure_;
-  const int64_t revision = revision_.load(std::memory_order_relaxed) + 1;
-  const std::string revision_key = EncodeRevision(revision);
-  for (const rocksdb::Status& put :
-       {write.Put(changes_cf_, revision_key, records),
-        write.Put(meta_cf_, ToSlice(kMetaRevisionKey), revision_key)}) {
+  const int64_t first = revision_.load(std::memory_order_relaxed) + 1;
+  const int64_t last = first + static_cast<int64_t>(batches.size()) - 1;
+  for (int64_t revision = first; revision <= last; ++revision) {
+    const rocksdb::Status put =
+        write.Put(changes_cf_, EncodeRevision(revision), records[revision - first]);
     if (!put.ok()) return FromRocksDb(put, "build commit batch", path_);
   }
-  if (absl::Status s = WriteLocked(&write, absl::StrCat("commit of revision ", revision));
-      !s.ok()) {
+  const rocksdb::Status meta = write.Put(meta_cf_, ToSlice(kMetaRevisionKey), EncodeRevision(last));
+  if (!meta.ok()) return FromRocksDb(meta, "build commit batch", path_);
+  if (absl::Status s = WriteLocked(&write, absl::StrCat("commit of revision ", last)); !s.ok()) {
     return s;
   }
-  revision_.store(revision, std::memory_order_release);
-  return revision;
+  revision_.store(last, std::memory_order_release);
+  return last;
 }
 
 absl::StatusOr<std::optional<std::string>> RocksDbStore::Get(absl::string_view key) const {

@@ -61,7 +61,11 @@ class Store {
   virtual ~Store() = default;
 
   // Returns the revision given to the batch.
-  virtual absl::StatusOr<int64_t> Commit(const WriteBatch& batch) = 0;
+  absl::StatusOr<int64_t> Commit(const WriteBatch& batch) { return CommitSequence({&batch}); }
+  // Commits several batches atomically and durably together (one fsync), as consecutive
+  // revisions in the given order; returns the last one. A reader never sees some without the
+  // others. INVALID_ARGUMENT for an empty list.
+  virtual absl::StatusOr<int64_t> CommitSequence(const std::vector<const WriteBatch*>& batches) = 0;
   virtual absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) const = 0;
   // Calls `visit` for every key starting with `prefix`, in key order, until it returns false.
   // The scan sees one consistent point in time (never half a batch), and `visit` may call back

@@ -133,6 +133,14 @@ absl::StatusOr<v1::PreemptResponse> CliClient::Preempt(const v1::PreemptRequest&
   });
 }
 
+absl::StatusOr<v1::ReportCheckpointResponse> CliClient::ReportCheckpoint(
+    const v1::ReportCheckpointRequest& request) {
+  return Unary<v1::ReportCheckpointResponse>(
+      [&](grpc::ClientContext* c, v1::ReportCheckpointResponse* r) {
+        return admission_->ReportCheckpoint(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::FinishResponse> CliClient::Finish(const v1::FinishRequest& request) {
   return Unary<v1::FinishResponse>([&](grpc::ClientContext* c, v1::FinishResponse* r) {
     return admission_->Finish(c, request, r);

@@ -60,6 +60,8 @@ class CliClient {
   absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request);
   absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest& request);
   absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& request);
+  absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
+      const v1::ReportCheckpointRequest& request);
   absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request);
   absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
       const v1::DeleteWorkloadRequest& request);

@@ -747,6 +747,17 @@ int RunPreempt(Session& s, const ParsedArgs& args) {
   return kExitOk;
 }
 
+int RunCheckpoint(Session& s, const ParsedArgs& args) {
+  absl::StatusOr<v1::WorkloadRef> ref = WorkloadArg(s, args);
+  if (!ref.ok()) return s.UsageError(ref.status().message());
+  v1::ReportCheckpointRequest request;
+  *request.mutable_workload() = *ref;
+  absl::StatusOr<v1::ReportCheckpointResponse> response = s.client().ReportCheckpoint(request);
+  if (!response.ok()) return s.Fail(response.status());
+  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " checkpoint recorded\n";
+  return kExitOk;
+}
+
 int RunDelete(Session& s, const ParsedArgs& args) {
   if (args.positional.size() != 2) return s.UsageError("name a KIND and a NAME");
   const KindInfo* kind = FindKind(args.positional[0]);
@@ -1106,6 +1117,9 @@ int DescribeWorkload(Session& s, absl::string_view name) {
   if (ToAbslTime(status.admission_time()) != absl::InfinitePast()) {
     top.Add("Admitted", TimeAndAge(status.admission_time(), now));
   }
+  if (status.has_last_checkpoint_time()) {
+    top.Add("Last Checkpoint", TimeAndAge(status.last_checkpoint_time(), now));
+  }
   if (status.state() == v1::WORKLOAD_STATE_EVICTING) {
     std::string eviction = absl::StrCat("since ", TimeAndAge(status.evicted_at(), now));
     if (ToAbslTime(status.eviction_deadline()) != absl::InfinitePast()) {
@@ -1361,6 +1375,13 @@ const std::vector<Command>& Commands() {
        "",
        {kNamespaceFlag, kReasonFlag},
        RunPreempt},
+      {"checkpoint",
+       "checkpoint NAME",
+       "Record that a running workload saved its progress now.",
+       "Among equal-priority victims, preemption takes the one that would lose the least work\n"
+       "since its last checkpoint (or admission) first.\n",
+       {kNamespaceFlag},
+       RunCheckpoint},
       {"delete",
        "delete KIND NAME",
        "Delete a workload or a configuration object.",

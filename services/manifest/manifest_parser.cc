@@ -472,11 +472,12 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
   if (spec_node == nullptr) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields s,
-      Fields::Read(ctx, *spec_node, "spec",
-                   {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
-                    "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
-                    "fairSharing", "admissionScope", "maxPreemptedWorkloads"},
-                   {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
+      Fields::Read(
+          ctx, *spec_node, "spec",
+          {"resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
+           "flavorFungibility", "preemption", "stopPolicy", "fairSharing", "admissionScope",
+           "maxPreemptedWorkloads", "preemptionRateLimit"},
+          {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
   v1::ClusterQueueSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
   if (const YAML::Node* n = s.Get("resourceGroups")) {
@@ -533,6 +534,20 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
   if (const YAML::Node* n = s.Get("maxPreemptedWorkloads")) {
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maxPreemptedWorkloads")));
     spec->set_max_preempted_workloads(v);
+  }
+  if (const YAML::Node* n = s.Get("preemptionRateLimit")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields l, Fields::Read(ctx, *n, s.Path("preemptionRateLimit"),
+                                                     {"maxPreemptions", "windowSeconds"}));
+    v1::PreemptionRateLimit* limit = spec->mutable_preemption_rate_limit();
+    if (const YAML::Node* m = l.Get("maxPreemptions")) {
+      TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *m, l.Path("maxPreemptions")));
+      limit->set_max_preemptions(v);
+    }
+    if (const YAML::Node* w = l.Get("windowSeconds")) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          int64_t v, Int(ctx, *w, l.Path("windowSeconds"), 0, std::numeric_limits<int64_t>::max()));
+      limit->set_window_seconds(v);
+    }
   }
   return absl::OkStatus();
 }

@@ -476,6 +476,73 @@ spec:
 // Kills tollgated with SIGKILL while eight clients submit, then restarts it on the same data:
 // every Submit that returned OK must be there exactly once, and nothing that was never
 // submitted may appear. Calls in flight at the kill may land either way.
+// Cooperative preemption: among equal-priority victims, the one that reported the most recent
+// checkpoint loses the least work and goes first, overriding Kueue's "most recently admitted".
+TEST_F(TollgatedTest, ReportedCheckpointMakesTheCheaperVictimGoFirst) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  v1::ApplyRequest config = QueueConfig("4");
+  config.mutable_objects(1)
+      ->mutable_cluster_queue()
+      ->mutable_spec()
+      ->mutable_preemption()
+      ->set_within_cluster_queue("LowerPriority");
+  v1::ApplyResponse applied;
+  ASSERT_GRPC_OK(config_->Apply(Context().get(), config, &applied));
+  v1::WatchRequest watch_request;
+  WatchReader watch(*admission_, watch_request);
+
+  v1::SubmitResponse submitted;
+  for (const char* name : {"older", "newer"}) {
+    ASSERT_GRPC_OK(Submit(MakeWorkload("team", name, "q", "2"), &submitted));
+    ASSERT_TRUE(watch
+                    .AwaitEvents([&](const std::vector<v1::WatchEvent>& events) {
+                      return HasEvent(events, name, v1::WatchEvent::MODIFIED,
+                                      v1::WORKLOAD_STATE_ADMITTED);
+                    })
+                    .ok());
+  }
+
+  v1::ReportCheckpointRequest checkpoint;
+  v1::ReportCheckpointResponse reported;
+  *checkpoint.mutable_workload() = Ref("team", "missing");
+  EXPECT_EQ(admission_->ReportCheckpoint(Context().get(), checkpoint, &reported).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  *checkpoint.mutable_workload() = Ref("team", "older");
+  checkpoint.mutable_checkpoint_time()->set_seconds(absl::ToUnixSeconds(absl::Now()) + 3600);
+  const grpc::Status future = admission_->ReportCheckpoint(Context().get(), checkpoint, &reported);
+  EXPECT_EQ(future.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(future.error_message(), "checkpoint_time")) << Describe(future);
+  checkpoint.clear_checkpoint_time();
+  ASSERT_GRPC_OK(admission_->ReportCheckpoint(Context().get(), checkpoint, &reported));
+  EXPECT_TRUE(reported.workload().status().has_last_checkpoint_time());
+
+  v1::Workload urgent = MakeWorkload("team", "urgent", "q", "2");
+  urgent.mutable_spec()->set_priority(10);
+  ASSERT_GRPC_OK(Submit(urgent, &submitted));
+  ASSERT_TRUE(watch
+                  .AwaitEvents([](const std::vector<v1::WatchEvent>& events) {
+                    return HasEvent(events, "urgent", v1::WatchEvent::MODIFIED,
+                                    v1::WORKLOAD_STATE_ADMITTED);
+                  })
+                  .ok());
+  v1::Workload older;
+  v1::Workload newer;
+  ASSERT_GRPC_OK(Get("team", "older", &older));
+  ASSERT_GRPC_OK(Get("team", "newer", &newer));
+  EXPECT_EQ(older.status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(older.status().preemption_count(), 1);
+  EXPECT_EQ(older.status().recent_preemptions_size(), 1);
+  EXPECT_EQ(newer.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  // An operator's preemption counts like the scheduler's.
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("team", "newer");
+  v1::PreemptResponse preempted;
+  ASSERT_GRPC_OK(admission_->Preempt(Context().get(), preempt, &preempted));
+  EXPECT_EQ(preempted.workload().status().preemption_count(), 1);
+  EXPECT_EQ(preempted.workload().status().last_preemption_reason(), "OnRequest");
+}
+
 TEST_F(TollgatedTest, AcknowledgedSubmitsSurviveKill9) {
   ASSERT_NO_FATAL_FAILURE(StartServer({"--manifests=" + QueuesManifest()}));
   constexpr int kWorkloads = 1000;

@@ -461,6 +461,12 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
       {"max preempted workloads",
        [](CQ& p) { p.mutable_spec()->set_max_preempted_workloads(-1); },
        {"spec.maxPreemptedWorkloads:", "got -1"}},
+      {"preemption rate limit above history",
+       [](CQ& p) { p.mutable_spec()->mutable_preemption_rate_limit()->set_max_preemptions(17); },
+       {"spec.preemptionRateLimit.maxPreemptions:", "got 17"}},
+      {"preemption rate limit without window",
+       [](CQ& p) { p.mutable_spec()->mutable_preemption_rate_limit()->set_max_preemptions(2); },
+       {"spec.preemptionRateLimit.windowSeconds:", "got 0"}},
   };
   Append(cases, MetadataCases<CQ>());
   ExpectAllRejected(ValidClusterQueue(), ClusterQueueFromProto, "ClusterQueue", cases);
@@ -486,6 +492,8 @@ TEST(ClusterQueueFromProtoTest, ConvertsQuantitiesAndPolicies) {
   s->set_stop_policy("HoldAndDrain");
   s->mutable_admission_scope()->set_admission_mode("UsageBasedAdmissionFairSharing");
   s->set_max_preempted_workloads(3);
+  s->mutable_preemption_rate_limit()->set_max_preemptions(2);
+  s->mutable_preemption_rate_limit()->set_window_seconds(3600);
 
   absl::StatusOr<core::ClusterQueueSpec> got = ClusterQueueFromProto(cq);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -511,6 +519,8 @@ TEST(ClusterQueueFromProtoTest, ConvertsQuantitiesAndPolicies) {
   want.stop_policy = core::StopPolicy::kHoldAndDrain;
   want.admission_mode = core::AdmissionMode::kUsageBasedFairSharing;
   want.max_preempted_workloads = 3;
+  want.max_preemptions_per_window = 2;
+  want.preemption_window = absl::Hours(1);
   EXPECT_EQ(*got, want);
 }
 

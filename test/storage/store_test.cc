@@ -152,6 +152,36 @@ TYPED_TEST(StoreTest, EmptyValuesAndBinaryKeysRoundTrip) {
   EXPECT_EQ(value, binary_value);
 }
 
+TYPED_TEST(StoreTest, CommitSequenceGivesConsecutiveRevisionsInOrder) {
+  Store& store = *this->store_;
+  ASSERT_OK(this->Put("a", "0").status());
+  WriteBatch first;
+  first.Put("a", "1");
+  first.Put("b", "1");
+  first.AppendChange("first");
+  WriteBatch empty;
+  WriteBatch third;
+  third.Put("a", "3");
+  third.Delete("b");
+  third.AppendChange("third");
+  ASSERT_OK_AND_ASSIGN(int64_t last, store.CommitSequence({&first, &empty, &third}));
+  EXPECT_EQ(last, 4);
+  EXPECT_EQ(store.CurrentRevision(), 4);
+  // The later batch's writes win.
+  EXPECT_EQ(this->ScanAll(""), (KeyValues{{"a", "3"}}));
+  ASSERT_OK_AND_ASSIGN(std::vector<ChangeLogEntry> changes, store.ReadChanges(1, 10));
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[0].revision, 2);
+  EXPECT_EQ(changes[0].records, (std::vector<std::string>{"first"}));
+  EXPECT_EQ(changes[1].revision, 3);
+  EXPECT_TRUE(changes[1].records.empty());
+  EXPECT_EQ(changes[2].revision, 4);
+  EXPECT_EQ(changes[2].records, (std::vector<std::string>{"third"}));
+
+  EXPECT_EQ(store.CommitSequence({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.CurrentRevision(), 4);
+}
+
 TYPED_TEST(StoreTest, MultiOpBatchAppliesInOrderUnderOneRevision) {
   Store& store = *this->store_;
   WriteBatch batch;

@@ -639,7 +639,14 @@ spec:
 
 TEST_F(CliTest, PreemptEvictsAndRecordsTheReason) {
   ApplyEvalHub();
-  CliResult r = RunOk(
+  CliResult r = RunOk({"checkpoint", "llama3-8b-gsm8k", "-n", "team-a"});
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/llama3-8b-gsm8k checkpoint recorded\n");
+  r = RunOk({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"});
+  EXPECT_THAT(r.out, HasSubstr("Last Checkpoint:"));
+  r = Run({"checkpoint", "no-such-workload", "-n", "team-a"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
+  r = RunOk(
       {"preempt", "llama3-8b-gsm8k", "-n", "team-a", "--reason", "node drain for maintenance"});
   EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/llama3-8b-gsm8k preempted"));
   r = RunUntil(

@@ -206,6 +206,12 @@ spec: {cohortName: shared, namespaceSelector: {}}
                  R"({kind: ClusterQueue, metadata: {name: q}, spec: {maxPreemptedWorkloads: 3}})",
                  "ClusterQueue",
                  R"(cluster_queue { metadata { name: "q" } spec { max_preempted_workloads: 3 } })"},
+        KindCase{"ClusterQueuePreemptionRateLimit",
+                 R"({kind: ClusterQueue, metadata: {name: q},
+                    spec: {preemptionRateLimit: {maxPreemptions: 2, windowSeconds: 600}}})",
+                 "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "q" }
+                    spec { preemption_rate_limit { max_preemptions: 2 window_seconds: 600 } } })"},
         KindCase{"CohortV1alpha1Parent",
                  R"(
 apiVersion: kueue.x-k8s.io/v1alpha1

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// The workloads holding one ClusterQueue's quota (admitted or evicting), in id order for
+// iteration and, apart, in the order preemption considers victims: lowest priority first, then
+// the one losing the least work (latest admission or checkpoint), then id. Keeping that order
+// up to date lets the planner walk candidates lazily and stop at the first that cannot be taken,
+// instead of collecting and sorting every admitted workload of a cohort for each preemptor.
+class HeldWorkloads {
+ public:
+  struct VictimKey {
+    int32_t priority = 0;
+    absl::Time work_at_risk_since;
+    WorkloadId id = 0;
+
+    bool operator<(const VictimKey& other) const {
+      if (priority != other.priority) return priority < other.priority;
+      if (work_at_risk_since != other.work_at_risk_since) {
+        return work_at_risk_since > other.work_at_risk_since;
+      }
+      return id < other.id;
+    }
+  };
+  using VictimOrder = absl::btree_set<VictimKey>;
+
+  // Adds the workload, or re-files it after its state or checkpoint changed.
+  void Insert(const Workload& wl);
+  // Returns false if the workload was not held.
+  bool Erase(WorkloadId id);
+  void Clear();
+
+  bool contains(WorkloadId id) const { return ids_.contains(id); }
+  size_t count(WorkloadId id) const { return ids_.count(id); }
+  size_t size() const { return ids_.size(); }
+  bool empty() const { return ids_.empty(); }
+  absl::btree_set<WorkloadId>::const_iterator begin() const { return ids_.begin(); }
+  absl::btree_set<WorkloadId>::const_iterator end() const { return ids_.end(); }
+
+  // Admitted workloads in victim order.
+  const VictimOrder& admitted() const { return admitted_; }
+  // Evicting workloads (still holding quota) in victim order.
+  const VictimOrder& evicting() const { return evicting_; }
+
+ private:
+  struct Filed {
+    VictimKey key;
+    bool evicting = false;
+  };
+
+  absl::btree_set<WorkloadId> ids_;
+  VictimOrder admitted_;
+  VictimOrder evicting_;
+  absl::flat_hash_map<WorkloadId, Filed> filed_;
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,72 @@
+#include "core/held_workloads.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+Workload Held(WorkloadId id, int32_t priority, absl::Duration admitted_after,
+              WorkloadState state = WorkloadState::kAdmitted) {
+  Workload wl;
+  wl.id = id;
+  wl.priority = priority;
+  wl.status.state = state;
+  wl.status.admission_time = kStart + admitted_after;
+  return wl;
+}
+
+std::vector<WorkloadId> Ids(const HeldWorkloads::VictimOrder& order) {
+  std::vector<WorkloadId> ids;
+  for (const HeldWorkloads::VictimKey& key : order) ids.push_back(key.id);
+  return ids;
+}
+
+TEST(HeldWorkloadsTest, VictimOrderIsPriorityThenLeastWorkAtRiskThenId) {
+  HeldWorkloads held;
+  held.Insert(Held(1, 5, absl::Minutes(1)));
+  held.Insert(Held(2, 1, absl::Minutes(1)));
+  held.Insert(Held(3, 1, absl::Minutes(9)));  // admitted later: loses less
+  held.Insert(Held(4, 1, absl::Minutes(9)));
+  held.Insert(Held(5, 3, absl::Minutes(2), WorkloadState::kEvicting));
+  EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{3, 4, 2, 1}));
+  EXPECT_EQ(Ids(held.evicting()), (std::vector<WorkloadId>{5}));
+  EXPECT_EQ(std::vector<WorkloadId>(held.begin(), held.end()),
+            (std::vector<WorkloadId>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(held.size(), 5u);
+}
+
+TEST(HeldWorkloadsTest, InsertRefilesAfterACheckpointOrEviction) {
+  HeldWorkloads held;
+  Workload early = Held(1, 0, absl::Minutes(1));
+  held.Insert(early);
+  held.Insert(Held(2, 0, absl::Minutes(5)));
+  EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{2, 1}));
+  early.status.last_checkpoint_time = kStart + absl::Minutes(8);
+  held.Insert(early);
+  EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{1, 2}));
+  early.status.state = WorkloadState::kEvicting;
+  held.Insert(early);
+  EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{2}));
+  EXPECT_EQ(Ids(held.evicting()), (std::vector<WorkloadId>{1}));
+  EXPECT_EQ(held.size(), 2u);
+}
+
+TEST(HeldWorkloadsTest, EraseForgetsEverywhere) {
+  HeldWorkloads held;
+  held.Insert(Held(1, 0, absl::Minutes(1)));
+  held.Insert(Held(2, 0, absl::Minutes(2), WorkloadState::kEvicting));
+  EXPECT_TRUE(held.Erase(2));
+  EXPECT_FALSE(held.Erase(2));
+  EXPECT_FALSE(held.contains(2));
+  EXPECT_TRUE(held.evicting().empty());
+  held.Clear();
+  EXPECT_TRUE(held.empty());
+  EXPECT_TRUE(held.admitted().empty());
+}
+
+}  // namespace
+}  // namespace tollgate::core
