@@ -69,8 +69,8 @@ std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
         // A queue whose quota was cut can hold more than nominal + borrowingLimit: reserve
         // nothing then (a negative reservation would free cohort quota that is in use).
         reserved[fr] = std::max<int64_t>(
-            0, std::min(usage, SatSub(SatAdd(limits.nominal, *limits.borrowing_limit),
-                                      node.Usage(fr))));
+            0, std::min(usage,
+                        SatSub(SatAdd(limits.nominal, *limits.borrowing_limit), node.Usage(fr))));
       }
     } else {
       reserved[fr] = std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr))));
