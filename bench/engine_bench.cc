@@ -153,8 +153,9 @@ DeepQueue& DeepQueueFor(int64_t pending) {
   std::uniform_int_distribution<int32_t> prio(0, 9);
   for (int64_t i = 0; i < pending; ++i) {
     const int64_t serial = dq->next_serial++;
-    Check(dq->state->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq->rng)), "",
-                            kStart + absl::Microseconds(serial))
+    Check(dq->state
+              ->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq->rng)), "",
+                       kStart + absl::Microseconds(serial))
               .status(),
           "submit");
   }
@@ -173,8 +174,8 @@ void Replenish(DeepQueue& dq, const CyclePlan& plan, absl::Time now) {
   }
   for (size_t i = 0; i < plan.admissions.size(); ++i) {
     const int64_t serial = dq.next_serial++;
-    Check(dq.state->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq.rng)), "",
-                           now)
+    Check(dq.state
+              ->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq.rng)), "", now)
               .status(),
           "submit");
   }
@@ -194,8 +195,8 @@ void BM_AdmissionCycle(benchmark::State& bs) {
     now += absl::Milliseconds(1);
     bs.ResumeTiming();
   }
-  bs.counters["admissions/s"] = benchmark::Counter(static_cast<double>(admitted),
-                                                   benchmark::Counter::kIsRate);
+  bs.counters["admissions/s"] =
+      benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kIsRate);
   bs.counters["s/admission"] = benchmark::Counter(
       static_cast<double>(admitted), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   bs.counters["pending"] = static_cast<double>(bs.range(0));
@@ -219,8 +220,8 @@ void BM_WorkloadLifecycle(benchmark::State& bs) {
     Replenish(dq, plan, now);
     now += absl::Milliseconds(1);
   }
-  bs.counters["workloads/s"] = benchmark::Counter(static_cast<double>(admitted),
-                                                  benchmark::Counter::kIsRate);
+  bs.counters["workloads/s"] =
+      benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kIsRate);
   bs.counters["s/workload"] = benchmark::Counter(
       static_cast<double>(admitted), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
@@ -242,10 +243,11 @@ void BM_Submit(benchmark::State& bs) {
     keys.clear();
     for (int i = 0; i < kCqs; ++i) {
       const int64_t serial = dq.next_serial++;
-      Check(dq.state->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq.rng)),
-                             "", now)
-                .status(),
-            "submit");
+      Check(
+          dq.state
+              ->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, prio(dq.rng)), "", now)
+              .status(),
+          "submit");
       keys.push_back(absl::StrCat(kNamespace, "/wl-", serial));
     }
     submitted += kCqs;
@@ -299,7 +301,8 @@ Reclaim& ReclaimFor(int64_t admitted) {
                  static_cast<long long>(admitted));
     std::abort();
   }
-  Check(r->state->Submit(Job(kPreemptorSerial, 0, 4 * kMilli, 100), "", kStart + absl::Seconds(11)).status(),
+  Check(r->state->Submit(Job(kPreemptorSerial, 0, 4 * kMilli, 100), "", kStart + absl::Seconds(11))
+            .status(),
         "submit preemptor");
   DrainBookkeeping(*r->state);
   cached = std::move(r);
@@ -309,7 +312,8 @@ Reclaim& ReclaimFor(int64_t admitted) {
 void BM_VictimSearch(benchmark::State& bs) {
   Reclaim& r = ReclaimFor(bs.range(0));
   ClusterState& state = *r.state;
-  const core::Workload* preemptor = state.FindWorkload(absl::StrCat(kNamespace, "/wl-", kPreemptorSerial));
+  const core::Workload* preemptor =
+      state.FindWorkload(absl::StrCat(kNamespace, "/wl-", kPreemptorSerial));
   const core::ClusterQueueRuntime* cq = state.cluster_queue(CqName(0));
   const absl::Time now = kStart + absl::Seconds(12);
   std::vector<double> us;
@@ -349,8 +353,9 @@ void BM_CycleOrdering(benchmark::State& bs) {
   dq.pending = 2 * kCqs;
   for (int64_t i = 0; i < dq.pending; ++i) {
     const int64_t serial = dq.next_serial++;
-    Check(dq.state->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, 0), "",
-                           kStart + absl::Microseconds(serial))
+    Check(dq.state
+              ->Submit(Job(serial, static_cast<int>(serial % kCqs), kMilli, 0), "",
+                       kStart + absl::Microseconds(serial))
               .status(),
           "submit");
   }
@@ -367,8 +372,8 @@ void BM_CycleOrdering(benchmark::State& bs) {
     bs.ResumeTiming();
   }
   bs.SetLabel(fair ? "fair-sharing" : "classical");
-  bs.counters["admissions/cycle"] = benchmark::Counter(
-      static_cast<double>(admitted), benchmark::Counter::kAvgIterations);
+  bs.counters["admissions/cycle"] =
+      benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kAvgIterations);
   bs.counters["s/admission"] = benchmark::Counter(
       static_cast<double>(admitted), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }

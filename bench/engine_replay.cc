@@ -26,10 +26,10 @@ absl::Status BuildCluster(const Profile& p, core::ClusterState& state, absl::Tim
     core::ClusterQueueSpec spec;
     spec.name = ReplayCqName(cq);
     spec.cohort = ReplayCohortName(cq / p.cqs_per_cohort);
-    spec.resource_groups = {{{"cpu"},
-                             {{kReplayFlavor,
-                               {{"cpu", p.nominal_cpu * kMilli, p.borrowing_limit_cpu * kMilli,
-                                 std::nullopt}}}}}};
+    spec.resource_groups = {
+        {{"cpu"},
+         {{kReplayFlavor,
+           {{"cpu", p.nominal_cpu * kMilli, p.borrowing_limit_cpu * kMilli, std::nullopt}}}}}};
     spec.preemption.within_cluster_queue = core::PreemptionPolicy::kLowerPriority;
     spec.preemption.reclaim_within_cohort = core::PreemptionPolicy::kAny;
     TOLLGATE_RETURN_IF_ERROR(state.ApplyClusterQueue(std::move(spec), now));
@@ -88,7 +88,8 @@ absl::StatusOr<ReplayRecorder::Summary> RunEngineReplay(const Profile& profile,
         spec.name = pw.name;
         spec.queue_name = ReplayLqName(pw.cq);
         spec.priority = c.priority;
-        spec.pod_sets = {core::PodSetSpec{"main", 1, std::nullopt, {{"cpu", c.cpu * kMilli}}, {}, {}}};
+        spec.pod_sets = {
+            core::PodSetSpec{"main", 1, std::nullopt, {{"cpu", c.cpu * kMilli}}, {}, {}}};
         TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome out, state.Submit(std::move(spec), "", now));
         id_of[e.idx] = out.id;
         idx_of[out.id] = e.idx;
@@ -118,8 +119,8 @@ absl::StatusOr<ReplayRecorder::Summary> RunEngineReplay(const Profile& profile,
         recorder.Admitted(idx, seconds(now));
         admitted_at[idx] = wl->status.admission_time;
         ++generation[idx];
-        events.push(Event{now + profile.classes[schedule[idx].cls].runtime, 0, idx,
-                          generation[idx]});
+        events.push(
+            Event{now + profile.classes[schedule[idx].cls].runtime, 0, idx, generation[idx]});
       } else if (!holds && recorder.running(idx) &&
                  wl->status.state != core::WorkloadState::kFinished) {
         recorder.Evicted(idx, seconds(now));
@@ -128,16 +129,16 @@ absl::StatusOr<ReplayRecorder::Summary> RunEngineReplay(const Profile& profile,
     }
     state.TakeDeletedWorkloads();
     if (options.progress_every > absl::ZeroDuration() && now >= next_progress) {
-      const double real_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                          wall_start)
-                                .count();
-      std::printf("[engine %s] t=%7.1fs virtual (%.1fs real) created=%lld running=%lld "
-                  "finished=%lld evictions=%lld cycles=%lld\n",
-                  profile.name.c_str(), seconds(now), real_s,
-                  static_cast<long long>(recorder.created_count()),
-                  static_cast<long long>(recorder.running_count()),
-                  static_cast<long long>(recorder.finished_count()),
-                  static_cast<long long>(recorder.evictions()), static_cast<long long>(cycles));
+      const double real_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      std::printf(
+          "[engine %s] t=%7.1fs virtual (%.1fs real) created=%lld running=%lld "
+          "finished=%lld evictions=%lld cycles=%lld\n",
+          profile.name.c_str(), seconds(now), real_s,
+          static_cast<long long>(recorder.created_count()),
+          static_cast<long long>(recorder.running_count()),
+          static_cast<long long>(recorder.finished_count()),
+          static_cast<long long>(recorder.evictions()), static_cast<long long>(cycles));
       std::fflush(stdout);
       while (next_progress <= now) next_progress += options.progress_every;
     }

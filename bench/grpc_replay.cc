@@ -83,9 +83,7 @@ class Replay {
     double due = 0;
     int idx = 0;
     int64_t generation = 0;
-    bool operator>(const Timer& o) const {
-      return std::tie(due, idx) > std::tie(o.due, o.idx);
-    }
+    bool operator>(const Timer& o) const { return std::tie(due, idx) > std::tie(o.due, o.idx); }
   };
 
   double Now() const { return MonotonicSeconds() - t0_; }
@@ -186,17 +184,16 @@ void Replay::SendFinish(int idx) {
   call->request.mutable_workload()->set_name(schedule_[idx].name);
   in_flight_.fetch_add(1);
   finish_sent_.fetch_add(1);
-  NextStub().async()->Finish(&call->context, &call->request, &call->response,
-                             [this, call](grpc::Status status) {
-                               // FAILED_PRECONDITION: preempted after the timer was set; the
-                               // Watch shows it pending and the timer is already void.
-                               if (!status.ok() &&
-                                   status.error_code() != grpc::FAILED_PRECONDITION) {
-                                 CountError(status, "Finish");
-                               }
-                               delete call;
-                               in_flight_.fetch_sub(1);
-                             });
+  NextStub().async()->Finish(
+      &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+        // FAILED_PRECONDITION: preempted after the timer was set; the
+        // Watch shows it pending and the timer is already void.
+        if (!status.ok() && status.error_code() != grpc::FAILED_PRECONDITION) {
+          CountError(status, "Finish");
+        }
+        delete call;
+        in_flight_.fetch_sub(1);
+      });
 }
 
 void Replay::SendReportStopped(int idx) {
@@ -210,15 +207,14 @@ void Replay::SendReportStopped(int idx) {
   call->request.mutable_workload()->set_namespace_(kReplayNamespace);
   call->request.mutable_workload()->set_name(schedule_[idx].name);
   in_flight_.fetch_add(1);
-  NextStub().async()->ReportStopped(&call->context, &call->request, &call->response,
-                                    [this, call](grpc::Status status) {
-                                      if (!status.ok() &&
-                                          status.error_code() != grpc::FAILED_PRECONDITION) {
-                                        CountError(status, "ReportStopped");
-                                      }
-                                      delete call;
-                                      in_flight_.fetch_sub(1);
-                                    });
+  NextStub().async()->ReportStopped(
+      &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+        if (!status.ok() && status.error_code() != grpc::FAILED_PRECONDITION) {
+          CountError(status, "ReportStopped");
+        }
+        delete call;
+        in_flight_.fetch_sub(1);
+      });
 }
 
 void Replay::CreateLoop() {
@@ -254,8 +250,9 @@ void Replay::OnEvent(const v1::WatchEvent& event) {
         recorder_.Admitted(idx, now);
         admitted_at_[idx] = at;
         ++generation_[idx];
-        timers_.push(Timer{now + absl::ToDoubleSeconds(profile_.classes[schedule_[idx].cls].runtime),
-                           idx, generation_[idx]});
+        timers_.push(
+            Timer{now + absl::ToDoubleSeconds(profile_.classes[schedule_[idx].cls].runtime), idx,
+                  generation_[idx]});
         break;
       }
       case v1::WORKLOAD_STATE_EVICTING:
@@ -330,10 +327,11 @@ absl::StatusOr<ReplayRecorder::Summary> Replay::Run() {
     }
     revision = response.revision();
   }
-  std::printf("[tollgated %s] applied %d ClusterQueues at revision %lld; replaying %zu "
-              "workloads in real time against %s\n",
-              profile_.name.c_str(), profile_.cluster_queues(), static_cast<long long>(revision),
-              schedule_.size(), target_.address().c_str());
+  std::printf(
+      "[tollgated %s] applied %d ClusterQueues at revision %lld; replaying %zu "
+      "workloads in real time against %s\n",
+      profile_.name.c_str(), profile_.cluster_queues(), static_cast<long long>(revision),
+      schedule_.size(), target_.address().c_str());
   std::fflush(stdout);
 
   t0_ = MonotonicSeconds();
@@ -357,18 +355,18 @@ absl::StatusOr<ReplayRecorder::Summary> Replay::Run() {
     }
     if (options_.progress_every > absl::ZeroDuration() && now >= next_progress) {
       absl::MutexLock lock(&mu_);
-      std::printf("[tollgated %s] t=%6.1fs created=%lld acked=%lld running=%lld (%lld cpu) "
-                  "finished=%lld evictions=%lld in-flight=%lld events=%lld create-lag=%.3fs "
-                  "errors=%lld\n",
-                  profile_.name.c_str(), now, static_cast<long long>(recorder_.created_count()),
-                  static_cast<long long>(submit_acked_.load()),
-                  static_cast<long long>(recorder_.running_count()),
-                  static_cast<long long>(recorder_.used_cpu()),
-                  static_cast<long long>(recorder_.finished_count()),
-                  static_cast<long long>(recorder_.evictions()),
-                  static_cast<long long>(in_flight_.load()),
-                  static_cast<long long>(events_.load()), create_lag_s_.load(),
-                  static_cast<long long>(errors_));
+      std::printf(
+          "[tollgated %s] t=%6.1fs created=%lld acked=%lld running=%lld (%lld cpu) "
+          "finished=%lld evictions=%lld in-flight=%lld events=%lld create-lag=%.3fs "
+          "errors=%lld\n",
+          profile_.name.c_str(), now, static_cast<long long>(recorder_.created_count()),
+          static_cast<long long>(submit_acked_.load()),
+          static_cast<long long>(recorder_.running_count()),
+          static_cast<long long>(recorder_.used_cpu()),
+          static_cast<long long>(recorder_.finished_count()),
+          static_cast<long long>(recorder_.evictions()), static_cast<long long>(in_flight_.load()),
+          static_cast<long long>(events_.load()), create_lag_s_.load(),
+          static_cast<long long>(errors_));
       std::fflush(stdout);
       while (next_progress <= now) next_progress += absl::ToDoubleSeconds(options_.progress_every);
     }
@@ -388,11 +386,11 @@ absl::StatusOr<ReplayRecorder::Summary> Replay::Run() {
   }
   if (timed_out) {
     std::printf("[tollgated %s] TIMED OUT after %.0fs with %lld of %zu finished\n",
-                profile_.name.c_str(), deadline,
-                static_cast<long long>(recorder_.finished_count()), schedule_.size());
+                profile_.name.c_str(), deadline, static_cast<long long>(recorder_.finished_count()),
+                schedule_.size());
   } else if (recorder_.finished_count() != static_cast<int64_t>(schedule_.size())) {
-    return absl::UnavailableError(absl::StrCat("the watch ended early: ",
-                                               watch_status_.error_message()));
+    return absl::UnavailableError(
+        absl::StrCat("the watch ended early: ", watch_status_.error_message()));
   }
   return recorder_.Summarize();
 }

@@ -61,8 +61,8 @@ std::vector<PlannedWorkload> BuildSchedule(const Profile& profile) {
     for (int cls = 0; cls < static_cast<int>(profile.classes.size()); ++cls) {
       const WorkloadClass& c = profile.classes[cls];
       for (int i = 0; i < c.count; ++i) {
-        out.push_back(PlannedWorkload{c.interval * i, cq, cls,
-                                      absl::StrCat(c.name, "-", cq, "-", i)});
+        out.push_back(
+            PlannedWorkload{c.interval * i, cq, cls, absl::StrCat(c.name, "-", cq, "-", i)});
       }
     }
   }
@@ -131,8 +131,7 @@ ReplayRecorder::Summary ReplayRecorder::Summarize() const {
   out.admissions = admissions_;
   out.evictions = evictions_;
   out.wall_s = std::max(0.0, last_finished_ - std::max(0.0, first_created_));
-  const double nominal =
-      static_cast<double>(profile_.nominal_cpu) * profile_.cluster_queues();
+  const double nominal = static_cast<double>(profile_.nominal_cpu) * profile_.cluster_queues();
   out.usage_percent = out.wall_s > 0 ? 100.0 * cpu_seconds_ / (nominal * out.wall_s) : 0;
   std::vector<std::vector<double>> tta(profile_.classes.size());
   for (size_t i = 0; i < wl_.size(); ++i) {
@@ -155,29 +154,28 @@ void PrintReplayTable(const Profile& profile, const ReplayRecorder::Summary* rea
   std::printf("\n%s: %d cohorts x %d ClusterQueues, %lld workloads\n", profile.name.c_str(),
               profile.cohorts, profile.cqs_per_cohort,
               static_cast<long long>(profile.total_workloads()));
-  std::printf("%-26s %14s %16s %16s\n", "", "Kueue (mean)", "tollgated (gRPC)",
-              "engine bound");
+  std::printf("%-26s %14s %16s %16s\n", "", "Kueue (mean)", "tollgated (gRPC)", "engine bound");
   auto cell = [](const ReplayRecorder::Summary* s, auto get) -> std::string {
     return s == nullptr ? std::string("-") : get(*s);
   };
-  std::printf("%-26s %14.1f %16s %16s\n", "wall time (s)", profile.kueue.wall_s,
-              cell(realtime, [](const auto& s) { return absl::StrFormat("%.2f", s.wall_s); })
-                  .c_str(),
-              cell(engine, [](const auto& s) { return absl::StrFormat("%.2f", s.wall_s); })
-                  .c_str());
-  std::printf("%-26s %14.1f %16s %16s\n", "ClusterQueue usage (%)", profile.kueue.usage_percent,
-              cell(realtime, [](const auto& s) { return absl::StrFormat("%.1f", s.usage_percent); })
-                  .c_str(),
-              cell(engine, [](const auto& s) { return absl::StrFormat("%.1f", s.usage_percent); })
-                  .c_str());
+  std::printf(
+      "%-26s %14.1f %16s %16s\n", "wall time (s)", profile.kueue.wall_s,
+      cell(realtime, [](const auto& s) { return absl::StrFormat("%.2f", s.wall_s); }).c_str(),
+      cell(engine, [](const auto& s) { return absl::StrFormat("%.2f", s.wall_s); }).c_str());
+  std::printf(
+      "%-26s %14.1f %16s %16s\n", "ClusterQueue usage (%)", profile.kueue.usage_percent,
+      cell(realtime, [](const auto& s) { return absl::StrFormat("%.1f", s.usage_percent); })
+          .c_str(),
+      cell(engine, [](const auto& s) { return absl::StrFormat("%.1f", s.usage_percent); }).c_str());
   for (int c = static_cast<int>(profile.classes.size()) - 1; c >= 0; --c) {
     const std::string label = absl::StrCat("mean TTA ", profile.classes[c].name, " (s)");
     std::printf(
         "%-26s %14.1f %16s %16s\n", label.c_str(), profile.kueue.tta_s[c],
         cell(realtime, [c](const auto& s) { return absl::StrFormat("%.2f", s.tta_mean_s[c]); })
             .c_str(),
-        cell(engine, [c](const auto& s) { return absl::StrFormat("%.2f", s.tta_mean_s[c]); })
-            .c_str());
+        cell(engine, [c](const auto& s) {
+          return absl::StrFormat("%.2f", s.tta_mean_s[c]);
+        }).c_str());
   }
   for (int c = static_cast<int>(profile.classes.size()) - 1; c >= 0; --c) {
     const std::string label = absl::StrCat("p99 TTA ", profile.classes[c].name, " (s)");
@@ -185,23 +183,24 @@ void PrintReplayTable(const Profile& profile, const ReplayRecorder::Summary* rea
         "%-26s %14s %16s %16s\n", label.c_str(), "-",
         cell(realtime, [c](const auto& s) { return absl::StrFormat("%.2f", s.tta_p99_s[c]); })
             .c_str(),
-        cell(engine, [c](const auto& s) { return absl::StrFormat("%.2f", s.tta_p99_s[c]); })
-            .c_str());
+        cell(engine, [c](const auto& s) {
+          return absl::StrFormat("%.2f", s.tta_p99_s[c]);
+        }).c_str());
   }
-  std::printf("%-26s %14s %16s %16s\n", "admissions / evictions", "-",
-              cell(realtime, [](const auto& s) {
-                return absl::StrCat(s.admissions, " / ", s.evictions);
-              }).c_str(),
-              cell(engine, [](const auto& s) {
-                return absl::StrCat(s.admissions, " / ", s.evictions);
-              }).c_str());
-  std::printf("%-26s %14s %16s %16s\n", "finished", "-",
-              cell(realtime, [](const auto& s) {
-                return absl::StrCat(s.finished, "/", s.workloads);
-              }).c_str(),
-              cell(engine, [](const auto& s) {
-                return absl::StrCat(s.finished, "/", s.workloads);
-              }).c_str());
+  std::printf(
+      "%-26s %14s %16s %16s\n", "admissions / evictions", "-",
+      cell(realtime, [](const auto& s) { return absl::StrCat(s.admissions, " / ", s.evictions); })
+          .c_str(),
+      cell(engine, [](const auto& s) {
+        return absl::StrCat(s.admissions, " / ", s.evictions);
+      }).c_str());
+  std::printf(
+      "%-26s %14s %16s %16s\n", "finished", "-",
+      cell(realtime, [](const auto& s) { return absl::StrCat(s.finished, "/", s.workloads); })
+          .c_str(),
+      cell(engine, [](const auto& s) {
+        return absl::StrCat(s.finished, "/", s.workloads);
+      }).c_str());
   if (realtime != nullptr && engine != nullptr && engine->wall_s > 0) {
     std::printf("wall / engine bound: %.3f (target <= 1.2 for baseline); target wall <= %.0f s\n",
                 realtime->wall_s / engine->wall_s, profile.target_wall_s);

@@ -121,10 +121,10 @@ absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads
   }
   TOLLGATE_RETURN_IF_ERROR(api.Submit(SubmitOf(kHead, 10)).status());
   const double elapsed = MonotonicSeconds() - start;
-  std::printf("[populate] %lld workloads stored in %.1fs (%.0f submits/s through TollgateApi, "
-              "16 threads)\n",
-              static_cast<long long>(workloads), elapsed,
-              static_cast<double>(workloads) / elapsed);
+  std::printf(
+      "[populate] %lld workloads stored in %.1fs (%.0f submits/s through TollgateApi, "
+      "16 threads)\n",
+      static_cast<long long>(workloads), elapsed, static_cast<double>(workloads) / elapsed);
   executor.reset();
   // The restart reads state, not the change log; drop the log so it does not dominate the disk.
   TOLLGATE_RETURN_IF_ERROR(store->CompactChanges(store->CurrentRevision()));
@@ -138,10 +138,10 @@ absl::Status ProbeRestart(const std::string& data_dir, int64_t workloads) {
                             storage::RocksDbStore::Open(data_dir));
   const double t1 = MonotonicSeconds();
   services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
-                            services::AdmissionExecutor::Open(*store, clock,
-                                                              core::SchedulerConfig{},
-                                                              services::AdmissionExecutor::Options()));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<services::AdmissionExecutor> executor,
+      services::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{},
+                                        services::AdmissionExecutor::Options()));
   const double t2 = MonotonicSeconds();
   const int64_t rss_after = ResidentBytes();
   services::TollgateApi api(*executor);
@@ -204,11 +204,12 @@ absl::Status ProbeEngineMemory(int64_t workloads) {
   const double t1 = MonotonicSeconds();
   state->TakeDirtyWorkloads();
   const int64_t after = ResidentBytes();
-  std::printf("engine only: %lld pending workloads over 1,000 ClusterQueues: RSS +%.1f MiB = "
-              "%.0f bytes per pending workload (target <= 1024); %.2f us per Submit\n",
-              static_cast<long long>(workloads), static_cast<double>(after - before) / (1 << 20),
-              static_cast<double>(after - before) / static_cast<double>(workloads),
-              (t1 - t0) * 1e6 / static_cast<double>(workloads));
+  std::printf(
+      "engine only: %lld pending workloads over 1,000 ClusterQueues: RSS +%.1f MiB = "
+      "%.0f bytes per pending workload (target <= 1024); %.2f us per Submit\n",
+      static_cast<long long>(workloads), static_cast<double>(after - before) / (1 << 20),
+      static_cast<double>(after - before) / static_cast<double>(workloads),
+      (t1 - t0) * 1e6 / static_cast<double>(workloads));
   std::printf("  sizeof(core::Workload) = %zu bytes (before its strings, vectors and indexes)\n",
               sizeof(core::Workload));
   std::fflush(stdout);

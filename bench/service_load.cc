@@ -117,15 +117,14 @@ absl::Status ApplyServiceConfig(const TollgatedTarget& target) {
 }
 
 void PrintPhase(const PhaseResult& r, double floor_throughput) {
-  std::printf("  %-22s %4d %10.0f %9.3f %9.3f %9.3f %8s %lld\n", r.name.c_str(), r.concurrency,
-              r.throughput(), Percentile(r.latency_ms, 0.5), Percentile(r.latency_ms, 0.99),
-              Percentile(r.latency_ms, 0.999),
-              floor_throughput > 0 ? absl::StrCat(static_cast<int>(
-                                                      100 * r.throughput() / floor_throughput),
-                                                  "%")
-                                         .c_str()
-                                   : "-",
-              static_cast<long long>(r.errors));
+  std::printf(
+      "  %-22s %4d %10.0f %9.3f %9.3f %9.3f %8s %lld\n", r.name.c_str(), r.concurrency,
+      r.throughput(), Percentile(r.latency_ms, 0.5), Percentile(r.latency_ms, 0.99),
+      Percentile(r.latency_ms, 0.999),
+      floor_throughput > 0
+          ? absl::StrCat(static_cast<int>(100 * r.throughput() / floor_throughput), "%").c_str()
+          : "-",
+      static_cast<long long>(r.errors));
   if (r.errors > 0) std::printf("    first error: %s\n", r.first_error.c_str());
 }
 
@@ -267,11 +266,12 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
       storage::RocksDbStore::Open(*rocks_dir);
   if (!store.ok()) return store.status();
 
-  std::printf("Submit (durable) vs floors; each phase %.1fs; write size %zu bytes (state + "
-              "change log each)\n",
-              absl::ToDoubleSeconds(options.phase), record_bytes);
-  std::printf("  %-22s %4s %10s %9s %9s %9s %8s %s\n", "phase", "N", "ops/s", "p50 ms",
-              "p99 ms", "p99.9 ms", "of floor", "errors");
+  std::printf(
+      "Submit (durable) vs floors; each phase %.1fs; write size %zu bytes (state + "
+      "change log each)\n",
+      absl::ToDoubleSeconds(options.phase), record_bytes);
+  std::printf("  %-22s %4s %10s %9s %9s %9s %8s %s\n", "phase", "N", "ops/s", "p50 ms", "p99 ms",
+              "p99.9 ms", "of floor", "errors");
   std::atomic<int64_t> serial{0};
   const std::string value(record_bytes, 'x');
   for (int n : options.concurrency) {
@@ -283,24 +283,22 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
       generic.push_back(std::make_unique<grpc::GenericStub>(channel));
       stubs.push_back(v1::AdmissionService::NewStub(channel));
     }
-    PhaseResult health = RunPhase("health Check (floor)", n, options.phase,
-                                  [&](int t, int64_t) -> std::string {
-                                    grpc::Status s = HealthCheck(*generic[t % channels],
-                                                                 absl::Seconds(10));
-                                    return s.ok() ? "" : s.error_message();
-                                  });
-    PhaseResult submit = RunPhase(
-        "Submit", n, options.phase, [&](int t, int64_t) -> std::string {
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-          v1::SubmitRequest request;
-          *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
-          v1::SubmitResponse response;
-          grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
-          return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
+    PhaseResult health =
+        RunPhase("health Check (floor)", n, options.phase, [&](int t, int64_t) -> std::string {
+          grpc::Status s = HealthCheck(*generic[t % channels], absl::Seconds(10));
+          return s.ok() ? "" : s.error_message();
         });
-    PhaseResult rocks = RunPhase(
-        "RocksDB synced commit", n, options.phase, [&](int t, int64_t seq) -> std::string {
+    PhaseResult submit = RunPhase("Submit", n, options.phase, [&](int t, int64_t) -> std::string {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+      v1::SubmitRequest request;
+      *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
+      v1::SubmitResponse response;
+      grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
+      return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
+    });
+    PhaseResult rocks =
+        RunPhase("RocksDB synced commit", n, options.phase, [&](int t, int64_t seq) -> std::string {
           storage::WriteBatch batch;
           batch.Put(absl::StrCat("w/", t, "/", seq), value);
           batch.AppendChange(value);
@@ -310,21 +308,23 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
     PrintPhase(health, 0);
     PrintPhase(submit, health.throughput());
     PrintPhase(rocks, 0);
-    std::printf("  N=%d: Submit/health throughput %.2f, Submit/RocksDB %.2f; p99 Submit %.3f ms "
-                "vs health %.3f ms vs RocksDB %.3f ms\n",
-                n, health.throughput() > 0 ? submit.throughput() / health.throughput() : 0,
-                rocks.throughput() > 0 ? submit.throughput() / rocks.throughput() : 0,
-                Percentile(submit.latency_ms, 0.99), Percentile(health.latency_ms, 0.99),
-                Percentile(rocks.latency_ms, 0.99));
+    std::printf(
+        "  N=%d: Submit/health throughput %.2f, Submit/RocksDB %.2f; p99 Submit %.3f ms "
+        "vs health %.3f ms vs RocksDB %.3f ms\n",
+        n, health.throughput() > 0 ? submit.throughput() / health.throughput() : 0,
+        rocks.throughput() > 0 ? submit.throughput() / rocks.throughput() : 0,
+        Percentile(submit.latency_ms, 0.99), Percentile(health.latency_ms, 0.99),
+        Percentile(rocks.latency_ms, 0.99));
     std::fflush(stdout);
   }
   store->reset();
   std::error_code ec;
   std::filesystem::remove_all(*rocks_dir, ec);
 
-  std::printf("\nWatch fan-out: %d workloads submitted from 8 threads; delay from Submit sent "
-              "to ADDED received, per watcher\n",
-              options.watch_workloads);
+  std::printf(
+      "\nWatch fan-out: %d workloads submitted from 8 threads; delay from Submit sent "
+      "to ADDED received, per watcher\n",
+      options.watch_workloads);
   std::printf("  %-9s %12s %9s %9s %9s %14s %8s\n", "watchers", "events/s", "p50 ms", "p99 ms",
               "max ms", "events total", "missing");
   for (int w : {1, options.watchers}) {

@@ -135,9 +135,8 @@ absl::Status RunKueue(const Flags& flags) {
 }
 
 absl::Status RunService(const Flags& flags) {
-  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"phase", "concurrency", "watchers",
-                                             "watch-workloads", "target", "tollgated",
-                                             "work-dir", "keep"}));
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"phase", "concurrency", "watchers", "watch-workloads",
+                                             "target", "tollgated", "work-dir", "keep"}));
   ServiceLoadOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.phase, flags.Duration("phase", absl::Seconds(5)));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t watchers, flags.Int("watchers", 10));
@@ -170,8 +169,8 @@ absl::Status RunRestart(const Flags& flags, const char* self) {
   std::string data_dir = flags.String("data-dir", "");
   const bool made_here = data_dir.empty();
   if (made_here) {
-    TOLLGATE_ASSIGN_OR_RETURN(data_dir, MakeTempDir(flags.String("work-dir", "/tmp/tollgate-bench"),
-                                                    "restart-"));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        data_dir, MakeTempDir(flags.String("work-dir", "/tmp/tollgate-bench"), "restart-"));
     TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, workloads));
   }
   // Reopen in a fresh process so its RSS holds only what the restart built.

@@ -1,5 +1,6 @@
 #include "bench/tollgated_launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,16 +9,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <future>
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -64,8 +64,8 @@ absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
     }
     std::ifstream in(port_file);
     std::string text;
-    if (in && std::getline(in, text) &&
-        absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &port) && port > 0) {
+    if (in && std::getline(in, text) && absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &port) &&
+        port > 0) {
       break;
     }
     absl::SleepFor(absl::Milliseconds(20));
@@ -122,8 +122,8 @@ grpc::Status HealthCheck(grpc::GenericStub& stub, absl::Duration timeout) {
   request = grpc::ByteBuffer(&empty, 1);
   grpc::ByteBuffer response;
   std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
   return done.get_future().get();
 }
 

@@ -1,5 +1,7 @@
 #include "services/admission_executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +64,11 @@ absl::StatusOr<std::unique_ptr<AdmissionExecutor>> AdmissionExecutor::Open(
     absl::MutexLock lock(&executor->mu_);
     executor->revision_ = store.CurrentRevision();
   }
-  executor->thread_ = std::thread([raw = executor.get()] { raw->Loop(); });
+  executor->thread_ = std::thread([raw = executor.get()] {
+    // Named so profilers and top -H show which thread is the scheduler.
+    pthread_setname_np(pthread_self(), "tg-executor");
+    raw->Loop();
+  });
   return executor;
 }
 
@@ -147,6 +153,30 @@ absl::Status AdmissionExecutor::RunErased(std::function<absl::Status(Txn&)> op) 
   }
   operation.done.WaitForNotification();
   return operation.status;
+}
+
+void AdmissionExecutor::EnqueueErased(std::function<absl::Status(Txn&)> op,
+                                      std::function<void(const absl::Status&)> on_done) {
+  auto operation = std::make_unique<Operation>();
+  operation->fn = std::move(op);
+  operation->on_done = std::move(on_done);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      queue_.push_back(operation.release());
+      return;
+    }
+  }
+  operation->on_done(absl::UnavailableError("the admission executor is shutting down"));
+}
+
+void AdmissionExecutor::Complete(Operation* op) {
+  if (op->on_done) {
+    op->on_done(op->status);
+    delete op;
+  } else {
+    op->done.Notify();
+  }
 }
 
 absl::Status AdmissionExecutor::Settle() {
@@ -316,7 +346,7 @@ void AdmissionExecutor::Loop() {
       // Memory is now ahead of the store: start again from what is durable.
       ReloadOrDie();
     }
-    for (Operation* op : batch) op->done.Notify();
+    for (Operation* op : batch) Complete(op);
     absl::MutexLock lock(&mu_);
     // After a failed commit the reloaded state has not been scheduled yet.
     more_cycles_ = !cycles.settled || !committed.ok();

@@ -100,6 +100,28 @@ class AdmissionExecutor {
   }
   absl::Status RunStatus(std::function<absl::Status(Txn&)> op) { return RunErased(std::move(op)); }
 
+  // Run without blocking the caller: `done` receives the result on the executor thread once the
+  // operation's effects are durable (or it failed). `done` must be quick and must not call back
+  // into the executor; it is how the gRPC callback handlers answer without parking a thread per
+  // request.
+  template <typename T>
+  void RunAsync(std::function<absl::StatusOr<T>(Txn&)> op,
+                std::function<void(absl::StatusOr<T>)> done) {
+    auto result = std::make_shared<absl::StatusOr<T>>(absl::InternalError("operation did not run"));
+    EnqueueErased(
+        [op = std::move(op), result](Txn& txn) {
+          *result = op(txn);
+          return result->status();
+        },
+        [done = std::move(done), result](const absl::Status& status) {
+          if (!status.ok()) {
+            done(status);
+          } else {
+            done(std::move(*result));
+          }
+        });
+  }
+
   // Runs scheduling cycles until one makes no progress (fires due timers first).
   absl::Status Settle();
 
@@ -113,12 +135,19 @@ class AdmissionExecutor {
   struct Operation {
     std::function<absl::Status(Txn&)> fn;
     absl::Status status;
+    // Synchronous callers wait on `done`; asynchronous ones get `on_done` and the executor
+    // deletes the operation after calling it.
     absl::Notification done;
+    std::function<void(const absl::Status&)> on_done;
   };
 
   AdmissionExecutor(storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
                     Options options);
   absl::Status RunErased(std::function<absl::Status(Txn&)> op);
+  void EnqueueErased(std::function<absl::Status(Txn&)> op,
+                     std::function<void(const absl::Status&)> on_done);
+  // Reports an operation's outcome to its caller.
+  static void Complete(Operation* op);
   absl::Status LoadState();
   void Loop();
   struct CycleResult {

@@ -18,10 +18,14 @@ grpc::Status Reply(absl::StatusOr<T> result, T* response) {
 
 }  // namespace
 
-grpc::Status AdmissionGrpcService::Submit(grpc::ServerContext* context,
-                                          const v1::SubmitRequest* request,
-                                          v1::SubmitResponse* response) {
-  return Reply(api_.Submit(*request), response);
+grpc::ServerUnaryReactor* AdmissionGrpcService::Submit(grpc::CallbackServerContext* context,
+                                                       const v1::SubmitRequest* request,
+                                                       v1::SubmitResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  api_.SubmitAsync(*request, [reactor, response](absl::StatusOr<v1::SubmitResponse> result) {
+    reactor->Finish(Reply(std::move(result), response));
+  });
+  return reactor;
 }
 
 grpc::Status AdmissionGrpcService::Admit(grpc::ServerContext* context,
@@ -36,10 +40,14 @@ grpc::Status AdmissionGrpcService::Preempt(grpc::ServerContext* context,
   return Reply(api_.Preempt(*request), response);
 }
 
-grpc::Status AdmissionGrpcService::Finish(grpc::ServerContext* context,
-                                          const v1::FinishRequest* request,
-                                          v1::FinishResponse* response) {
-  return Reply(api_.Finish(*request), response);
+grpc::ServerUnaryReactor* AdmissionGrpcService::Finish(grpc::CallbackServerContext* context,
+                                                       const v1::FinishRequest* request,
+                                                       v1::FinishResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  api_.FinishAsync(*request, [reactor, response](absl::StatusOr<v1::FinishResponse> result) {
+    reactor->Finish(Reply(std::move(result), response));
+  });
+  return reactor;
 }
 
 grpc::Status AdmissionGrpcService::ReportStopped(grpc::ServerContext* context,

@@ -14,18 +14,26 @@ namespace tollgate::services {
 // for admission: clients follow admission with Watch or GetWorkload.
 //
 // The services hold the API by reference; it must outlive the gRPC server. Thread-safe.
-class AdmissionGrpcService final : public v1::AdmissionService::Service {
+// Submit and Finish, the calls adapters and load drivers make at high rates, are callback
+// handlers: the executor completes them when their write is durable, so no gRPC thread is
+// parked per request.
+using AdmissionServiceBase = v1::AdmissionService::WithCallbackMethod_Submit<
+    v1::AdmissionService::WithCallbackMethod_Finish<v1::AdmissionService::Service>>;
+
+class AdmissionGrpcService final : public AdmissionServiceBase {
  public:
   explicit AdmissionGrpcService(TollgateApi& api) : api_(api) {}
 
-  grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest* request,
-                      v1::SubmitResponse* response) override;
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const v1::SubmitRequest* request,
+                                   v1::SubmitResponse* response) override;
   grpc::Status Admit(grpc::ServerContext* context, const v1::AdmitRequest* request,
                      v1::AdmitResponse* response) override;
   grpc::Status Preempt(grpc::ServerContext* context, const v1::PreemptRequest* request,
                        v1::PreemptResponse* response) override;
-  grpc::Status Finish(grpc::ServerContext* context, const v1::FinishRequest* request,
-                      v1::FinishResponse* response) override;
+  grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context,
+                                   const v1::FinishRequest* request,
+                                   v1::FinishResponse* response) override;
   grpc::Status ReportStopped(grpc::ServerContext* context, const v1::ReportStoppedRequest* request,
                              v1::ReportStoppedResponse* response) override;
   grpc::Status ReportPodsReady(grpc::ServerContext* context,

@@ -113,24 +113,35 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
 
 }  // namespace
 
-absl::StatusOr<v1::SubmitResponse> TollgateApi::Submit(const v1::SubmitRequest& request) {
+absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOperation(
+    const v1::SubmitRequest& request) {
   v1::Workload workload = request.workload();
   if (workload.metadata().namespace_().empty()) {
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, WorkloadSpecFromProto(workload));
-  const std::string uid = workload.metadata().uid();
-  return executor_.Run<v1::SubmitResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
-        TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome,
-                                  txn.state().Submit(spec, uid, txn.now()));
-        if (outcome.created) txn.MarkCreated(outcome.id);
-        v1::SubmitResponse response;
-        *response.mutable_workload() =
-            WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.revision() + 1);
-        response.set_created(outcome.created);
-        return response;
-      });
+  return [spec = std::move(spec), uid = workload.metadata().uid()](
+             AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
+    TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome,
+                              txn.state().Submit(spec, uid, txn.now()));
+    if (outcome.created) txn.MarkCreated(outcome.id);
+    v1::SubmitResponse response;
+    *response.mutable_workload() =
+        WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.revision() + 1);
+    response.set_created(outcome.created);
+    return response;
+  };
+}
+
+absl::StatusOr<v1::SubmitResponse> TollgateApi::Submit(const v1::SubmitRequest& request) {
+  TOLLGATE_ASSIGN_OR_RETURN(Operation<v1::SubmitResponse> op, SubmitOperation(request));
+  return executor_.Run<v1::SubmitResponse>(std::move(op));
+}
+
+void TollgateApi::SubmitAsync(const v1::SubmitRequest& request, Done<v1::SubmitResponse> done) {
+  absl::StatusOr<Operation<v1::SubmitResponse>> op = SubmitOperation(request);
+  if (!op.ok()) return done(op.status());
+  executor_.RunAsync<v1::SubmitResponse>(*std::move(op), std::move(done));
 }
 
 absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& request) {
@@ -186,17 +197,28 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
       });
 }
 
-absl::StatusOr<v1::FinishResponse> TollgateApi::Finish(const v1::FinishRequest& request) {
+absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOperation(
+    const v1::FinishRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
-  const std::string key = KeyOf(request.workload());
-  return executor_.Run<v1::FinishResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, request.message(), txn.now()));
-        v1::FinishResponse response;
-        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
-        return response;
-      });
+  return [key = KeyOf(request.workload()), message = request.message()](
+             AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
+    TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, message, txn.now()));
+    v1::FinishResponse response;
+    TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                              WorkloadByKey(txn.state(), key, txn.revision() + 1));
+    return response;
+  };
+}
+
+absl::StatusOr<v1::FinishResponse> TollgateApi::Finish(const v1::FinishRequest& request) {
+  TOLLGATE_ASSIGN_OR_RETURN(Operation<v1::FinishResponse> op, FinishOperation(request));
+  return executor_.Run<v1::FinishResponse>(std::move(op));
+}
+
+void TollgateApi::FinishAsync(const v1::FinishRequest& request, Done<v1::FinishResponse> done) {
+  absl::StatusOr<Operation<v1::FinishResponse>> op = FinishOperation(request);
+  if (!op.ok()) return done(op.status());
+  executor_.RunAsync<v1::FinishResponse>(*std::move(op), std::move(done));
 }
 
 absl::StatusOr<v1::ReportStoppedResponse> TollgateApi::ReportStopped(

@@ -20,10 +20,17 @@ class TollgateApi {
  public:
   explicit TollgateApi(AdmissionExecutor& executor) : executor_(executor) {}
 
+  // Callback for the non-blocking variants: runs on the executor thread once the change is
+  // durable (or failed); must be quick.
+  template <typename T>
+  using Done = std::function<void(absl::StatusOr<T>)>;
+
   absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request);
+  void SubmitAsync(const v1::SubmitRequest& request, Done<v1::SubmitResponse> done);
   absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest& request);
   absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& request);
   absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request);
+  void FinishAsync(const v1::FinishRequest& request, Done<v1::FinishResponse> done);
   absl::StatusOr<v1::ReportStoppedResponse> ReportStopped(const v1::ReportStoppedRequest& request);
   absl::StatusOr<v1::ReportPodsReadyResponse> ReportPodsReady(
       const v1::ReportPodsReadyRequest& request);
@@ -55,6 +62,13 @@ class TollgateApi {
   absl::StatusOr<std::optional<absl::Time>> NextTimer();
 
  private:
+  // A validated request turned into the work the executor runs; shared by the blocking and
+  // the non-blocking variant of a call.
+  template <typename T>
+  using Operation = std::function<absl::StatusOr<T>(AdmissionExecutor::Txn&)>;
+  absl::StatusOr<Operation<v1::SubmitResponse>> SubmitOperation(const v1::SubmitRequest& request);
+  absl::StatusOr<Operation<v1::FinishResponse>> FinishOperation(const v1::FinishRequest& request);
+
   AdmissionExecutor& executor_;
 };
 
