@@ -490,16 +490,18 @@ TEST_F(TollgatedTest, ReportedCheckpointMakesTheCheaperVictimGoFirst) {
   ASSERT_GRPC_OK(config_->Apply(Context().get(), config, &applied));
   v1::WatchRequest watch_request;
   WatchReader watch(*admission_, watch_request);
+  // The watch's initial snapshot may already show a workload admitted (as ADDED).
+  auto admitted = [](const std::string& name) {
+    return [name](const std::vector<v1::WatchEvent>& events) {
+      return HasEvent(events, name, v1::WatchEvent::ADDED, v1::WORKLOAD_STATE_ADMITTED) ||
+             HasEvent(events, name, v1::WatchEvent::MODIFIED, v1::WORKLOAD_STATE_ADMITTED);
+    };
+  };
 
   v1::SubmitResponse submitted;
   for (const char* name : {"older", "newer"}) {
     ASSERT_GRPC_OK(Submit(MakeWorkload("team", name, "q", "2"), &submitted));
-    ASSERT_TRUE(watch
-                    .AwaitEvents([&](const std::vector<v1::WatchEvent>& events) {
-                      return HasEvent(events, name, v1::WatchEvent::MODIFIED,
-                                      v1::WORKLOAD_STATE_ADMITTED);
-                    })
-                    .ok());
+    ASSERT_TRUE(watch.AwaitEvents(admitted(name)).ok());
   }
 
   v1::ReportCheckpointRequest checkpoint;
@@ -519,12 +521,7 @@ TEST_F(TollgatedTest, ReportedCheckpointMakesTheCheaperVictimGoFirst) {
   v1::Workload urgent = MakeWorkload("team", "urgent", "q", "2");
   urgent.mutable_spec()->set_priority(10);
   ASSERT_GRPC_OK(Submit(urgent, &submitted));
-  ASSERT_TRUE(watch
-                  .AwaitEvents([](const std::vector<v1::WatchEvent>& events) {
-                    return HasEvent(events, "urgent", v1::WatchEvent::MODIFIED,
-                                    v1::WORKLOAD_STATE_ADMITTED);
-                  })
-                  .ok());
+  ASSERT_TRUE(watch.AwaitEvents(admitted("urgent")).ok());
   v1::Workload older;
   v1::Workload newer;
   ASSERT_GRPC_OK(Get("team", "older", &older));
