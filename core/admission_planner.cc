@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/fair_sharing.h"
 #include "core/saturating.h"
@@ -81,28 +82,72 @@ std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
 
 // Hands out a cycle's entries in Kueue's order. Classical: no borrowing first, then higher
 // priority, then older. Fair sharing: per cohort tree, the winner of a tournament by dominant
-// resource share, recomputed before every pick because each admission changes the shares.
+// resource share. Each pick changes usage only along the picked ClusterQueue's path, so only the
+// shares of entries sharing a node below the root with it are recomputed before the next pick.
 class EntryOrder {
  public:
   EntryOrder(ClusterState& state, std::vector<Entry>& entries)
       : state_(state), entries_(entries), fair_(state.config().fair_sharing.enable) {
-    for (size_t i = 0; i < entries_.size(); ++i) remaining_.push_back(i);
     if (!fair_) {
-      std::sort(remaining_.begin(), remaining_.end(),
+      for (size_t i = 0; i < entries_.size(); ++i) classical_.push_back(i);
+      std::sort(classical_.begin(), classical_.end(),
                 [this](size_t a, size_t b) { return ClassicalBefore(entries_[a], entries_[b]); });
+      return;
+    }
+    // Cohort trees do not share quota, so the order between trees does not matter; take them
+    // in the order of their first ClusterQueue's name, for determinism.
+    std::vector<size_t> by_name(entries_.size());
+    for (size_t i = 0; i < entries_.size(); ++i) by_name[i] = i;
+    std::stable_sort(by_name.begin(), by_name.end(), [this](size_t a, size_t b) {
+      return entries_[a].cq->spec.name < entries_[b].cq->spec.name;
+    });
+    absl::flat_hash_map<const QuotaNode*, size_t> tree_of_root;
+    shares_.resize(entries_.size());
+    for (size_t idx : by_name) {
+      const QuotaNode* root = entries_[idx].cq->node->Root();
+      auto [it, inserted] = tree_of_root.try_emplace(root, trees_.size());
+      if (inserted) trees_.push_back(Tree{root, {}, {}});
+      Tree& tree = trees_[it->second];
+      // Entries within a tree stay in submission (entries_) order, the tournament's input order.
+      tree.remaining.insert(std::upper_bound(tree.remaining.begin(), tree.remaining.end(), idx),
+                            idx);
+      tree.by_queue[entries_[idx].cq->node].push_back(idx);
+    }
+    for (Tree& tree : trees_) {
+      for (auto& [node, indexes] : tree.by_queue) std::sort(indexes.begin(), indexes.end());
     }
   }
 
   Entry* Next() {
-    if (remaining_.empty()) return nullptr;
-    size_t pick = 0;
-    if (fair_) pick = FairPick();
-    Entry* e = &entries_[remaining_[pick]];
-    remaining_.erase(remaining_.begin() + static_cast<std::ptrdiff_t>(pick));
-    return e;
+    if (!fair_) {
+      if (next_classical_ == classical_.size()) return nullptr;
+      return &entries_[classical_[next_classical_++]];
+    }
+    while (next_tree_ < trees_.size() && trees_[next_tree_].remaining.empty()) ++next_tree_;
+    if (next_tree_ == trees_.size()) return nullptr;
+    Tree& tree = trees_[next_tree_];
+    // A ClusterQueue outside any cohort is a tree of its own, with nothing to compare.
+    const size_t pick = tree.root->kind() == QuotaNode::Kind::kClusterQueue ? tree.remaining.front()
+                                                                            : FairPick(tree);
+    Remove(tree, pick);
+    return &entries_[pick];
   }
 
  private:
+  struct Tree {
+    const QuotaNode* root;
+    // Unpicked entries in entries_ order.
+    std::vector<size_t> remaining;
+    // Unpicked entries per ClusterQueue node, in entries_ order.
+    absl::flat_hash_map<const QuotaNode*, std::vector<size_t>> by_queue;
+  };
+  // An entry's share at each cohort on its path: the dominant resource share of the cohort's
+  // child on that path, with the entry's usage added.
+  struct Shares {
+    bool fresh = false;
+    std::vector<std::pair<const QuotaNode*, DominantResourceShare>> at;
+  };
+
   bool ClassicalBefore(const Entry& a, const Entry& b) const {
     if (a.eval.assignment.borrowing != b.eval.assignment.borrowing) {
       return a.eval.assignment.borrowing < b.eval.assignment.borrowing;
@@ -118,49 +163,65 @@ class EntryOrder {
     return a.wl->id < b.wl->id;
   }
 
-  // Index into remaining_ of the next entry under fair sharing.
-  size_t FairPick() {
-    // Cohort trees do not share quota, so the order between trees does not matter; take them
-    // in ClusterQueue name order for determinism.
-    size_t first = 0;
-    for (size_t i = 1; i < remaining_.size(); ++i) {
-      if (entries_[remaining_[i]].cq->spec.name < entries_[remaining_[first]].cq->spec.name) {
-        first = i;
-      }
+  static const QuotaNode* BelowRoot(const QuotaNode* node) {
+    while (node->parent() != nullptr && node->parent()->parent() != nullptr) {
+      node = node->parent();
     }
-    QuotaNode* node = entries_[remaining_[first]].cq->node;
-    if (!node->HasParent()) return first;
-    QuotaNode* root = node->Root();
-
-    drs_.clear();
-    for (size_t idx : remaining_) {
-      Entry& e = entries_[idx];
-      if (e.cq->node->Root() != root) continue;
-      UsageSimulation sim(state_);
-      sim.AddUsage(*e.cq->node, e.eval.assignment.usage);
-      DominantResourceShare drs = ComputeDrs(*e.cq->node, state_.fr_index());
-      for (const QuotaNode* ancestor = e.cq->node->parent(); ancestor != nullptr;
-           ancestor = ancestor->parent()) {
-        drs_[{ancestor, idx}] = drs;
-        drs = ComputeDrs(*ancestor, state_.fr_index());
-      }
-    }
-    std::optional<size_t> winner = Tournament(*root);
-    for (size_t i = 0; i < remaining_.size(); ++i) {
-      if (winner.has_value() && remaining_[i] == *winner) return i;
-    }
-    return first;
+    return node;
   }
 
-  std::optional<size_t> Tournament(const QuotaNode& cohort) {
+  void Remove(Tree& tree, size_t pick) {
+    tree.remaining.erase(std::find(tree.remaining.begin(), tree.remaining.end(), pick));
+    std::vector<size_t>& queue = tree.by_queue[entries_[pick].cq->node];
+    queue.erase(std::find(queue.begin(), queue.end(), pick));
+    // The planner now adds usage along the picked queue's path: every entry whose path shares
+    // a node with it below the root sees different shares.
+    const QuotaNode* branch = BelowRoot(entries_[pick].cq->node);
+    for (size_t idx : tree.remaining) {
+      if (BelowRoot(entries_[idx].cq->node) == branch) shares_[idx].fresh = false;
+    }
+  }
+
+  void ComputeShares(size_t idx) {
+    Entry& e = entries_[idx];
+    Shares& shares = shares_[idx];
+    shares.at.clear();
+    UsageSimulation sim(state_);
+    sim.AddUsage(*e.cq->node, e.eval.assignment.usage);
+    DominantResourceShare drs = ComputeDrs(*e.cq->node, state_.fr_index());
+    for (const QuotaNode* ancestor = e.cq->node->parent(); ancestor != nullptr;
+         ancestor = ancestor->parent()) {
+      shares.at.emplace_back(ancestor, drs);
+      drs = ComputeDrs(*ancestor, state_.fr_index());
+    }
+    shares.fresh = true;
+  }
+
+  const DominantResourceShare& ShareAt(size_t idx, const QuotaNode& cohort) const {
+    for (const auto& [node, drs] : shares_[idx].at) {
+      if (node == &cohort) return drs;
+    }
+    static const DominantResourceShare kNone;
+    return kNone;
+  }
+
+  size_t FairPick(Tree& tree) {
+    for (size_t idx : tree.remaining) {
+      if (!shares_[idx].fresh) ComputeShares(idx);
+    }
+    std::optional<size_t> winner = Tournament(tree, *tree.root);
+    return winner.has_value() ? *winner : tree.remaining.front();
+  }
+
+  std::optional<size_t> Tournament(const Tree& tree, const QuotaNode& cohort) {
     std::vector<size_t> candidates;
     for (const QuotaNode* child : cohort.child_cohorts()) {
-      if (std::optional<size_t> c = Tournament(*child)) candidates.push_back(*c);
+      if (std::optional<size_t> c = Tournament(tree, *child)) candidates.push_back(*c);
     }
     for (const QuotaNode* child : cohort.child_cluster_queues()) {
-      for (size_t idx : remaining_) {
-        if (entries_[idx].cq->node == child) candidates.push_back(idx);
-      }
+      auto it = tree.by_queue.find(child);
+      if (it == tree.by_queue.end()) continue;
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
     }
     if (candidates.empty()) return std::nullopt;
     size_t best = candidates[0];
@@ -170,9 +231,9 @@ class EntryOrder {
     return best;
   }
 
-  bool FairLess(size_t a, size_t b, const QuotaNode& cohort) {
-    const DominantResourceShare& da = drs_[{&cohort, a}];
-    const DominantResourceShare& db = drs_[{&cohort, b}];
+  bool FairLess(size_t a, size_t b, const QuotaNode& cohort) const {
+    const DominantResourceShare& da = ShareAt(a, cohort);
+    const DominantResourceShare& db = ShareAt(b, cohort);
     const bool a_borrows = da.IsBorrowingOn(entries_[a].eval.assignment.usage);
     const bool b_borrows = db.IsBorrowingOn(entries_[b].eval.assignment.usage);
     if (a_borrows != b_borrows) return !a_borrows;
@@ -183,8 +244,11 @@ class EntryOrder {
   ClusterState& state_;
   std::vector<Entry>& entries_;
   const bool fair_;
-  std::vector<size_t> remaining_;
-  std::map<std::pair<const QuotaNode*, size_t>, DominantResourceShare> drs_;
+  std::vector<size_t> classical_;
+  size_t next_classical_ = 0;
+  std::vector<Tree> trees_;
+  size_t next_tree_ = 0;
+  std::vector<Shares> shares_;
 };
 
 }  // namespace

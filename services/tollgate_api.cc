@@ -134,14 +134,11 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
 }
 
 absl::StatusOr<v1::SubmitResponse> TollgateApi::Submit(const v1::SubmitRequest& request) {
-  TOLLGATE_ASSIGN_OR_RETURN(Operation<v1::SubmitResponse> op, SubmitOperation(request));
-  return executor_.Run<v1::SubmitResponse>(std::move(op));
+  return Await(SubmitOperation(request));
 }
 
 void TollgateApi::SubmitAsync(const v1::SubmitRequest& request, Done<v1::SubmitResponse> done) {
-  absl::StatusOr<Operation<v1::SubmitResponse>> op = SubmitOperation(request);
-  if (!op.ok()) return done(op.status());
-  executor_.RunAsync<v1::SubmitResponse>(*std::move(op), std::move(done));
+  Dispatch(SubmitOperation(request), std::move(done));
 }
 
 absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& request) {
@@ -211,14 +208,11 @@ absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOp
 }
 
 absl::StatusOr<v1::FinishResponse> TollgateApi::Finish(const v1::FinishRequest& request) {
-  TOLLGATE_ASSIGN_OR_RETURN(Operation<v1::FinishResponse> op, FinishOperation(request));
-  return executor_.Run<v1::FinishResponse>(std::move(op));
+  return Await(FinishOperation(request));
 }
 
 void TollgateApi::FinishAsync(const v1::FinishRequest& request, Done<v1::FinishResponse> done) {
-  absl::StatusOr<Operation<v1::FinishResponse>> op = FinishOperation(request);
-  if (!op.ok()) return done(op.status());
-  executor_.RunAsync<v1::FinishResponse>(*std::move(op), std::move(done));
+  Dispatch(FinishOperation(request), std::move(done));
 }
 
 absl::StatusOr<v1::ReportStoppedResponse> TollgateApi::ReportStopped(

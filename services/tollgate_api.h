@@ -68,6 +68,17 @@ class TollgateApi {
   using Operation = std::function<absl::StatusOr<T>(AdmissionExecutor::Txn&)>;
   absl::StatusOr<Operation<v1::SubmitResponse>> SubmitOperation(const v1::SubmitRequest& request);
   absl::StatusOr<Operation<v1::FinishResponse>> FinishOperation(const v1::FinishRequest& request);
+  // Runs a prepared operation (or reports why it could not be prepared), blocking or not.
+  template <typename T>
+  absl::StatusOr<T> Await(absl::StatusOr<Operation<T>> op) {
+    if (!op.ok()) return op.status();
+    return executor_.Run<T>(*std::move(op));
+  }
+  template <typename T>
+  void Dispatch(absl::StatusOr<Operation<T>> op, Done<T> done) {
+    if (!op.ok()) return done(op.status());
+    executor_.RunAsync<T>(*std::move(op), std::move(done));
+  }
 
   AdmissionExecutor& executor_;
 };
