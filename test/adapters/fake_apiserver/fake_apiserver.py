@@ -910,12 +910,13 @@ class Simulator(threading.Thread):
         self.started = {}  # uid -> monotonic start of the current run
 
     def run(self):
+        # Sleep first: with a long --tick, nothing is ever simulated (the client tests' mode).
         while not self.store.stopping:
+            time.sleep(self.args.tick)
             try:
                 self.tick()
             except Exception as e:  # A bug here must not kill the thread silently.
                 sys.stderr.write("simulator: %r\n" % (e,))
-            time.sleep(self.args.tick)
 
     def duration(self, obj):
         text = obj["metadata"].get("annotations", {}).get(DURATION_ANNOTATION)

@@ -34,8 +34,10 @@ class KubeClientTest : public ::testing::Test {
 
   void SetUp() override {
     scratch_ = testing::ScratchDir();
+    // The fake's job simulator would add status changes of its own (e.g. a Suspended
+    // condition) at any moment; the client tests expect exactly the changes they make.
     absl::StatusOr<FakeApiServer> server = testing::StartFakeApiServer(
-        scratch_, {"--token", kToken, "--namespaces", "default,team-a"});
+        scratch_, {"--token", kToken, "--namespaces", "default,team-a", "--tick", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     client_ = Client(kToken);

@@ -1,0 +1,177 @@
+#include "services/admission_executor.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "core/clock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "services/api_codec.h"
+#include "services/state_keys.h"
+#include "services/stored_workloads.h"
+#include "services/tollgate_api.h"
+#include "storage/memory_store.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::services {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+v1::Workload StoredWorkload(int i) {
+  core::Workload wl;
+  wl.uid = absl::StrCat("uid-", i);
+  wl.creation_time = kStart + absl::Seconds(i);
+  wl.spec.namespace_name = "team";
+  wl.spec.name = absl::StrCat("wl-", i);
+  wl.spec.queue_name = "q";
+  wl.spec.pod_sets = {core::PodSetSpec{"main", 1, std::nullopt, {{"cpu", 1000}}, {}, {}}};
+  v1::Workload proto;
+  WorkloadToProto(wl, &proto);
+  return proto;
+}
+
+// Enough records that the parse is split over threads on a multi-core machine.
+constexpr int kManyRecords = 40000;
+
+TEST(ParseStoredWorkloadsTest, KeepsTheStoredOrderAcrossThreads) {
+  std::vector<std::pair<std::string, std::string>> stored;
+  for (int i = 0; i < kManyRecords; ++i) {
+    stored.emplace_back(WorkloadStoreKey("team", absl::StrCat("wl-", i)),
+                        StoredWorkload(i).SerializeAsString());
+  }
+  absl::StatusOr<std::vector<core::Workload>> parsed = ParseStoredWorkloads(stored);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), stored.size());
+  for (int i : {0, 1, kManyRecords / 2, kManyRecords - 1}) {
+    EXPECT_EQ((*parsed)[i].spec.name, absl::StrCat("wl-", i));
+    EXPECT_EQ((*parsed)[i].creation_time, kStart + absl::Seconds(i));
+  }
+}
+
+TEST(ParseStoredWorkloadsTest, NamesTheFirstCorruptKey) {
+  std::vector<std::pair<std::string, std::string>> stored;
+  for (int i = 0; i < kManyRecords; ++i) {
+    std::string value = StoredWorkload(i).SerializeAsString();
+    // Two corrupt records, late in the list (another thread's share when there are two).
+    if (i == kManyRecords - 100 || i == kManyRecords - 10) value = "\xff\xff not a proto";
+    stored.emplace_back(WorkloadStoreKey("team", absl::StrCat("wl-", i)), std::move(value));
+  }
+  absl::StatusOr<std::vector<core::Workload>> parsed = ParseStoredWorkloads(stored);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(parsed.status().message().find(absl::StrCat("wl-", kManyRecords - 100)),
+            std::string::npos)
+      << parsed.status();
+}
+
+class ExecutorTest : public testing::Test {
+ protected:
+  void Open() {
+    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor = AdmissionExecutor::Open(
+        store_, clock_, core::SchedulerConfig{}, AdmissionExecutor::Options());
+    ASSERT_TRUE(executor.ok()) << executor.status();
+    executor_ = *std::move(executor);
+    api_ = std::make_unique<TollgateApi>(*executor_);
+  }
+
+  void ApplyQueue() {
+    v1::ApplyRequest request;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          objects { resource_flavor { metadata { name: "default" } } }
+          objects {
+            cluster_queue {
+              metadata { name: "cq" }
+              spec {
+                resource_groups {
+                  covered_resources: "cpu"
+                  flavors {
+                    name: "default"
+                    resources { name: "cpu" nominal_quota: "4" }
+                  }
+                }
+              }
+            }
+          }
+          objects {
+            local_queue {
+              metadata { name: "q" namespace: "team" }
+              spec { cluster_queue: "cq" }
+            }
+          }
+        )pb",
+        &request));
+    ASSERT_TRUE(api_->Apply(request).ok());
+  }
+
+  core::SimulatedClock clock_{kStart};
+  storage::MemoryStore store_;
+  std::unique_ptr<AdmissionExecutor> executor_;
+  std::unique_ptr<TollgateApi> api_;
+};
+
+TEST_F(ExecutorTest, CorruptStoredWorkloadRefusesToOpen) {
+  storage::WriteBatch batch;
+  batch.Put(WorkloadStoreKey("team", "broken"), "not a workload");
+  ASSERT_TRUE(store_.Commit(batch).ok());
+  absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor = AdmissionExecutor::Open(
+      store_, clock_, core::SchedulerConfig{}, AdmissionExecutor::Options());
+  EXPECT_EQ(executor.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(executor.status().message().find("team/broken"), std::string::npos)
+      << executor.status();
+}
+
+// A round's request and the admission it triggers are committed together, but as two
+// revisions: the response and the first change show the workload pending, the second admitted.
+TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  ASSERT_NO_FATAL_FAILURE(ApplyQueue());
+  const int64_t before = store_.CurrentRevision();
+
+  v1::SubmitRequest submit;
+  *submit.mutable_workload() = StoredWorkload(1);
+  absl::Notification answered;
+  absl::StatusOr<v1::SubmitResponse> response;
+  api_->SubmitAsync(submit, [&](absl::StatusOr<v1::SubmitResponse> result) {
+    response = std::move(result);
+    answered.Notify();
+  });
+  answered.WaitForNotification();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(response->workload().metadata().resource_version(), before + 1);
+  // Durable when answered: the admission is already in the store too.
+  EXPECT_EQ(store_.CurrentRevision(), before + 2);
+
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = store_.ReadChanges(before, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  ASSERT_EQ(changes->size(), 2u);
+  std::vector<v1::WorkloadState> states;
+  for (const storage::ChangeLogEntry& entry : *changes) {
+    ASSERT_EQ(entry.records.size(), 1u);
+    v1::WatchEvent event;
+    ASSERT_TRUE(event.ParseFromString(entry.records[0]));
+    states.push_back(event.workload().status().state());
+  }
+  EXPECT_EQ(states, (std::vector<v1::WorkloadState>{v1::WORKLOAD_STATE_PENDING,
+                                                    v1::WORKLOAD_STATE_ADMITTED}));
+
+  // The non-blocking Finish reports a refused request through the callback too.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("missing");
+  absl::Notification refused;
+  absl::Status finish_status;
+  api_->FinishAsync(finish, [&](absl::StatusOr<v1::FinishResponse> result) {
+    finish_status = result.status();
+    refused.Notify();
+  });
+  refused.WaitForNotification();
+  EXPECT_EQ(finish_status.code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tollgate::services
