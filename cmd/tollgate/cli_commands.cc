@@ -28,6 +28,7 @@
 #include "cmd/tollgate/table_printer.h"
 #include "core/quantity.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "services/config_objects.h"
 #include "services/manifest/manifest_parser.h"
 
 namespace tollgate::cli {
@@ -229,93 +230,28 @@ const KindInfo& KindByObjectKind(v1::ObjectKind kind) {
   return Kinds().front();  // unreachable for the kinds ConfigObject can hold
 }
 
-v1::ObjectKind ObjectKindOf(const v1::ConfigObject& object) {
-  switch (object.kind_case()) {
-    case v1::ConfigObject::kResourceFlavor:
-      return v1::RESOURCE_FLAVOR;
-    case v1::ConfigObject::kClusterQueue:
-      return v1::CLUSTER_QUEUE;
-    case v1::ConfigObject::kCohort:
-      return v1::COHORT;
-    case v1::ConfigObject::kLocalQueue:
-      return v1::LOCAL_QUEUE;
-    case v1::ConfigObject::kWorkloadPriorityClass:
-      return v1::WORKLOAD_PRIORITY_CLASS;
-    case v1::ConfigObject::kPriorityClass:
-      return v1::PRIORITY_CLASS;
-    case v1::ConfigObject::kNamespace:
-      return v1::NAMESPACE;
-    case v1::ConfigObject::KIND_NOT_SET:
-      break;
-  }
-  return v1::OBJECT_KIND_UNSPECIFIED;
-}
-
-v1::ObjectMeta* MutableMetaOf(v1::ConfigObject& object) {
-  switch (object.kind_case()) {
-    case v1::ConfigObject::kResourceFlavor:
-      return object.mutable_resource_flavor()->mutable_metadata();
-    case v1::ConfigObject::kClusterQueue:
-      return object.mutable_cluster_queue()->mutable_metadata();
-    case v1::ConfigObject::kCohort:
-      return object.mutable_cohort()->mutable_metadata();
-    case v1::ConfigObject::kLocalQueue:
-      return object.mutable_local_queue()->mutable_metadata();
-    case v1::ConfigObject::kWorkloadPriorityClass:
-      return object.mutable_workload_priority_class()->mutable_metadata();
-    case v1::ConfigObject::kPriorityClass:
-      return object.mutable_priority_class()->mutable_metadata();
-    case v1::ConfigObject::kNamespace:
-      return object.mutable_namespace_()->mutable_metadata();
-    case v1::ConfigObject::KIND_NOT_SET:
-      break;
-  }
-  return nullptr;
-}
-
-const v1::ObjectMeta& MetaOf(const v1::ConfigObject& object) {
-  switch (object.kind_case()) {
-    case v1::ConfigObject::kResourceFlavor:
-      return object.resource_flavor().metadata();
-    case v1::ConfigObject::kClusterQueue:
-      return object.cluster_queue().metadata();
-    case v1::ConfigObject::kCohort:
-      return object.cohort().metadata();
-    case v1::ConfigObject::kLocalQueue:
-      return object.local_queue().metadata();
-    case v1::ConfigObject::kWorkloadPriorityClass:
-      return object.workload_priority_class().metadata();
-    case v1::ConfigObject::kPriorityClass:
-      return object.priority_class().metadata();
-    case v1::ConfigObject::kNamespace:
-      return object.namespace_().metadata();
-    case v1::ConfigObject::KIND_NOT_SET:
-      break;
-  }
-  return v1::ObjectMeta::default_instance();
-}
-
 v1::ObjectRef RefOf(const v1::ConfigObject& object) {
   v1::ObjectRef ref;
-  ref.set_kind(ObjectKindOf(object));
+  ref.set_kind(services::KindOf(object));
   if (KindByObjectKind(ref.kind()).namespaced) {
-    ref.set_namespace_(MetaOf(object).namespace_().empty() ? "default"
-                                                           : MetaOf(object).namespace_());
+    ref.set_namespace_(services::MetadataOf(object).namespace_().empty()
+                           ? "default"
+                           : services::MetadataOf(object).namespace_());
   }
-  ref.set_name(MetaOf(object).name());
+  ref.set_name(services::MetadataOf(object).name());
   return ref;
 }
 
 // What the user wrote, without what the server fills in, so an unchanged manifest compares equal
 // to its stored object.
 v1::ConfigObject UserIntent(v1::ConfigObject object) {
-  v1::ObjectMeta* meta = MutableMetaOf(object);
-  if (meta != nullptr) {
+  if (object.kind_case() != v1::ConfigObject::KIND_NOT_SET) {
+    v1::ObjectMeta* meta = services::MutableMetadataOf(object);
     meta->clear_uid();
     meta->clear_resource_version();
     meta->clear_generation();
     meta->clear_creation_timestamp();
-    if (!KindByObjectKind(ObjectKindOf(object)).namespaced) meta->clear_namespace_();
+    if (!KindByObjectKind(services::KindOf(object)).namespaced) meta->clear_namespace_();
   }
   // Only through the set member: mutable_*() of another one would switch the oneof.
   if (object.has_cluster_queue()) object.mutable_cluster_queue()->clear_status();
@@ -655,7 +591,7 @@ int RunApply(Session& s, const ParsedArgs& args) {
       continue;
     }
     const auto& object = std::get<v1::ConfigObject>(m.object);
-    const KindInfo& kind = KindByObjectKind(ObjectKindOf(object));
+    const KindInfo& kind = KindByObjectKind(services::KindOf(object));
     // Like kubectl: created, configured, or unchanged (and then not sent at all).
     v1::GetObjectRequest get;
     *get.mutable_ref() = RefOf(object);
@@ -672,7 +608,8 @@ int RunApply(Session& s, const ParsedArgs& args) {
       return s.Fail(existing.status());
     }
     if (verb != "unchanged") *request.add_objects() = object;
-    lines.push_back(absl::StrCat(kind.resource, "/", MetaOf(object).name(), " ", verb));
+    lines.push_back(
+        absl::StrCat(kind.resource, "/", services::MetadataOf(object).name(), " ", verb));
   }
   // One request: the service applies configuration all or nothing, so a bad object in the file
   // leaves the cluster as it was.
@@ -697,9 +634,9 @@ int RunSubmit(Session& s, const ParsedArgs& args) {
   for (const manifest::Manifest& m : *manifests) {
     const auto* wl = std::get_if<v1::Workload>(&m.object);
     if (wl == nullptr) {
-      return s.Fail(absl::InvalidArgumentError(
-          absl::StrCat(m.kind, " ", MetaOf(std::get<v1::ConfigObject>(m.object)).name(),
-                       " is not a Workload; load configuration with `tollgate apply -f`")));
+      return s.Fail(absl::InvalidArgumentError(absl::StrCat(
+          m.kind, " ", services::MetadataOf(std::get<v1::ConfigObject>(m.object)).name(),
+          " is not a Workload; load configuration with `tollgate apply -f`")));
     }
     workloads.push_back(*wl);
   }
@@ -869,14 +806,15 @@ absl::StatusOr<std::vector<v1::ConfigObject>> ListConfig(Session& s, v1::ObjectK
   if (!response.ok()) return response.status();
   for (v1::ConfigObject& object : *response->mutable_objects()) {
     // The service narrows only some kinds by namespace; the filter is the CLI's promise.
-    if (!ns.empty() && MetaOf(object).namespace_() != ns) continue;
+    if (!ns.empty() && services::MetadataOf(object).namespace_() != ns) continue;
     objects.push_back(std::move(object));
   }
-  std::sort(objects.begin(), objects.end(),
-            [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
-              return std::make_pair(MetaOf(a).namespace_(), MetaOf(a).name()) <
-                     std::make_pair(MetaOf(b).namespace_(), MetaOf(b).name());
-            });
+  std::sort(
+      objects.begin(), objects.end(), [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
+        return std::make_pair(services::MetadataOf(a).namespace_(),
+                              services::MetadataOf(a).name()) <
+               std::make_pair(services::MetadataOf(b).namespace_(), services::MetadataOf(b).name());
+      });
   return objects;
 }
 
@@ -990,7 +928,7 @@ int GetConfig(Session& s, const ParsedArgs& args, const KindInfo& kind, absl::st
       table.emplace(std::vector<std::string>{"NAME", "VALUE", "AGE"});
       for (const v1::ConfigObject& o : *objects) {
         const bool wpc = o.has_workload_priority_class();
-        const v1::ObjectMeta& meta = MetaOf(o);
+        const v1::ObjectMeta& meta = services::MetadataOf(o);
         table->AddRow(
             {meta.name(),
              absl::StrCat(wpc ? o.workload_priority_class().value() : o.priority_class().value()),
@@ -1001,7 +939,8 @@ int GetConfig(Session& s, const ParsedArgs& args, const KindInfo& kind, absl::st
     default:
       table.emplace(std::vector<std::string>{"NAME", "AGE"});
       for (const v1::ConfigObject& o : *objects) {
-        table->AddRow({MetaOf(o).name(), FormatAge(MetaOf(o).creation_timestamp(), now)});
+        table->AddRow({services::MetadataOf(o).name(),
+                       FormatAge(services::MetadataOf(o).creation_timestamp(), now)});
       }
       break;
   }
