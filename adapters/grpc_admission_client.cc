@@ -87,6 +87,13 @@ absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady
   });
 }
 
+absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
+    const v1::ReportCheckpointRequest& request) {
+  return Unary<v1::ReportCheckpointResponse>(call_timeout_, [&](auto* ctx, auto* resp) {
+    return admission_->ReportCheckpoint(ctx, request, resp);
+  });
+}
+
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
   return Unary<v1::DeleteWorkloadResponse>(
              call_timeout_,

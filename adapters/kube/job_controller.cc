@@ -276,7 +276,7 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
           // The workload may have been evicted since we read it; the next pass sees that.
           if (!ready.ok() && !absl::IsFailedPrecondition(ready)) return ready;
         }
-        return absl::OkStatus();
+        return ForwardCheckpoint(current, *wl, ref);
       }
       if (!suspended) {
         // Running, but not under this admission (started by someone else, or with flavors of an
@@ -337,6 +337,39 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
       return Converge(translator, obj, desired).status();
     }
   }
+}
+
+absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workload& wl,
+                                              const v1::WorkloadRef& ref) {
+  const std::string text = Annotation(obj, kCheckpointAnnotation);
+  if (text.empty()) return absl::OkStatus();
+  absl::Time at;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &at, &error)) {
+    // The job's owner wrote something unreadable: say so, but do not block reconciling.
+    Log("warning", "ignoring unreadable checkpoint annotation",
+        {{"workload", WorkloadKey(ref.namespace_(), ref.name())},
+         {"annotation", std::string(kCheckpointAnnotation)},
+         {"value", text},
+         {"error", error}});
+    return absl::OkStatus();
+  }
+  const google::protobuf::Timestamp& known = wl.status().last_checkpoint_time();
+  if (wl.status().has_last_checkpoint_time() &&
+      at <= absl::FromUnixSeconds(known.seconds()) + absl::Nanoseconds(known.nanos())) {
+    return absl::OkStatus();
+  }
+  v1::ReportCheckpointRequest request;
+  *request.mutable_workload() = ref;
+  request.mutable_checkpoint_time()->set_seconds(absl::ToUnixSeconds(at));
+  request.mutable_checkpoint_time()->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(at - absl::FromUnixSeconds(absl::ToUnixSeconds(at)))));
+  absl::Status reported = admission_.ReportCheckpoint(request).status();
+  // Evicted meanwhile (the next pass sees it), or a clock ahead of Tollgate's: nothing to retry.
+  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
+    return absl::OkStatus();
+  }
+  return reported;
 }
 
 absl::Status JobController::HandleFinished(const JobKindTranslator& translator, const Json& obj,

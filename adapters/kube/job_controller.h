@@ -28,6 +28,9 @@ namespace tollgate::adapters::kube {
 
 // "<state>: <message>", state one of pending, admitted, preempted, finished, invalid.
 inline constexpr absl::string_view kStatusAnnotation = "tollgate.dev/status";
+// Written by the job (or its operator) with the RFC 3339 time of its latest checkpoint; the
+// adapter forwards it to Tollgate, which then prefers victims that lose the least work.
+inline constexpr absl::string_view kCheckpointAnnotation = "tollgate.dev/checkpoint-time";
 
 // A job object (or a Namespace, resource "namespaces") by resource plural and name.
 struct ObjectKey {
@@ -99,6 +102,9 @@ class JobController {
   absl::Status ReconcileObject(const JobKindTranslator& translator, const ObjectKey& key);
   // One pass; ABORTED on a conflict.
   absl::Status ReconcileOnce(const JobKindTranslator& translator, const Json& obj);
+  // Reports the job's kCheckpointAnnotation when it is newer than what Tollgate has.
+  absl::Status ForwardCheckpoint(const Json& obj, const v1::Workload& wl,
+                                 const v1::WorkloadRef& ref);
   absl::Status HandleFinished(const JobKindTranslator& translator, const Json& obj,
                               const v1::WorkloadRef& ref, const JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);

@@ -174,6 +174,18 @@ absl::StatusOr<v1::ReportPodsReadyResponse> FakeAdmissionClient::ReportPodsReady
   return response;
 }
 
+absl::StatusOr<v1::ReportCheckpointResponse> FakeAdmissionClient::ReportCheckpoint(
+    const v1::ReportCheckpointRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("ReportCheckpoint", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  *it->second.mutable_status()->mutable_last_checkpoint_time() = request.checkpoint_time();
+  v1::ReportCheckpointResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
 absl::Status FakeAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
   absl::MutexLock lock(&mu_);
   LogLocked("DeleteWorkload", request.workload().namespace_(), request.workload().name());

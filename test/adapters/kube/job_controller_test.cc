@@ -129,6 +129,42 @@ TEST_F(JobControllerTest, ReportsPodsReadyOnce) {
   EXPECT_TRUE(admission_.Find("team-a", kWorkload)->status().pods_ready());
 }
 
+TEST_F(JobControllerTest, ForwardsNewerCheckpointAnnotationsOnly) {
+  kube_.Put(JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  auto annotate = [&](const std::string& value) {
+    Json job = Job();
+    SetAnnotation(job, kCheckpointAnnotation, value);
+    kube_.Put(JobResource(), job);
+  };
+
+  annotate("2026-11-22T10:00:00Z");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportCheckpoint"), 1);
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().last_checkpoint_time().seconds(),
+            absl::ToUnixSeconds(
+                absl::FromCivil(absl::CivilSecond(2026, 11, 22, 10, 0, 0), absl::UTCTimeZone())));
+  // Already known, or older: not sent again.
+  ASSERT_TRUE(Reconcile().ok());
+  annotate("2026-11-22T09:00:00Z");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportCheckpoint"), 1);
+  // Unreadable: ignored without failing the reconcile.
+  annotate("yesterday");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportCheckpoint"), 1);
+  annotate("2026-11-22T10:30:00.5+01:00");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportCheckpoint"), 1);  // 09:30:00.5 UTC is older
+  annotate("2026-11-22T10:30:00.5Z");
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportCheckpoint"), 2);
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().last_checkpoint_time().nanos(),
+            500000000);
+}
+
 TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGone) {
   const Json original = kube_.Put(JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
