@@ -33,6 +33,7 @@
 #include "adapters/kube/pytorchjob_translator.h"
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/stop_signal.h"
+#include "cmd/flags/command_line.h"
 #include "core/status_macros.h"
 #include "services/real_clock.h"
 
@@ -80,96 +81,48 @@ struct Flags {
   bool help = false;
 };
 
-absl::StatusOr<bool> ParseBool(absl::string_view name, absl::string_view value) {
-  if (value == "true" || value == "1") return true;
-  if (value == "false" || value == "0") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", name, ": want true or false, got \"", value, "\""));
-}
-
-absl::StatusOr<absl::Duration> ParseDuration(absl::string_view name, absl::string_view value) {
-  absl::Duration d;
-  if (!absl::ParseDuration(value, &d) || d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": want a positive duration such as 30s, got \"", value, "\""));
-  }
-  return d;
-}
-
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      flags.help = true;
-      continue;
-    }
-    if (!absl::ConsumePrefix(&arg, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", arg, "\""));
-    }
-    std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(arg, absl::MaxSplits('=', 1));
-    const absl::string_view name = kv.first;
-    const bool has_value = arg.find('=') != absl::string_view::npos;
-    const absl::string_view value = kv.second;
-    auto need = [&]() -> absl::Status {
-      if (!has_value || value.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
-      }
-      return absl::OkStatus();
-    };
-    auto boolean = [&](bool* out) -> absl::Status {
-      if (!has_value) {
-        *out = true;
+  TOLLGATE_RETURN_IF_ERROR(
+      cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
+        const absl::string_view name = flag.name;
+        if (name == "tollgate") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate, flag.String());
+        } else if (name == "kubeconfig") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.kubeconfig, flag.String());
+        } else if (name == "context") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.context, flag.String());
+        } else if (name == "enable-jobs") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.jobs, flag.Bool());
+        } else if (name == "enable-rayjobs") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.rayjobs, flag.Bool());
+        } else if (name == "enable-pytorchjobs") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.pytorchjobs, flag.Bool());
+        } else if (name == "manage-jobs-without-queue-name") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manage_without_queue_name, flag.Bool());
+        } else if (name == "sync-namespaces") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.sync_namespaces, flag.Bool());
+        } else if (name == "state-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.state_file, flag.String());
+        } else if (name == "workers") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          if (!absl::SimpleAtoi(value, &flags.workers) || flags.workers < 1 || flags.workers > 64) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--workers: want 1..64, got \"", value, "\""));
+          }
+        } else if (name == "resync-period") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.resync_period, flag.Duration(/*allow_zero=*/false));
+        } else if (name == "watch-timeout") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.watch_timeout, flag.Duration(/*allow_zero=*/false));
+        } else if (name == "call-timeout") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.call_timeout, flag.Duration(/*allow_zero=*/false));
+        } else if (name == "instance") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.instance, flag.String());
+        } else {
+          return cmd::UnknownFlag(flag);
+        }
         return absl::OkStatus();
-      }
-      TOLLGATE_ASSIGN_OR_RETURN(*out, ParseBool(name, value));
-      return absl::OkStatus();
-    };
-    if (name == "tollgate") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      flags.tollgate = std::string(value);
-    } else if (name == "kubeconfig") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      flags.kubeconfig = std::string(value);
-    } else if (name == "context") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      flags.context = std::string(value);
-    } else if (name == "enable-jobs") {
-      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.jobs));
-    } else if (name == "enable-rayjobs") {
-      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.rayjobs));
-    } else if (name == "enable-pytorchjobs") {
-      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.pytorchjobs));
-    } else if (name == "manage-jobs-without-queue-name") {
-      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.manage_without_queue_name));
-    } else if (name == "sync-namespaces") {
-      TOLLGATE_RETURN_IF_ERROR(boolean(&flags.sync_namespaces));
-    } else if (name == "state-file") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      flags.state_file = std::string(value);
-    } else if (name == "workers") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      if (!absl::SimpleAtoi(value, &flags.workers) || flags.workers < 1 || flags.workers > 64) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--workers: want 1..64, got \"", value, "\""));
-      }
-    } else if (name == "resync-period") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      TOLLGATE_ASSIGN_OR_RETURN(flags.resync_period, ParseDuration(name, value));
-    } else if (name == "watch-timeout") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      TOLLGATE_ASSIGN_OR_RETURN(flags.watch_timeout, ParseDuration(name, value));
-    } else if (name == "call-timeout") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      TOLLGATE_ASSIGN_OR_RETURN(flags.call_timeout, ParseDuration(name, value));
-    } else if (name == "instance") {
-      TOLLGATE_RETURN_IF_ERROR(need());
-      flags.instance = std::string(value);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-    }
-  }
+      }));
   if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }

@@ -28,6 +28,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cmd/flags/command_line.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "grpc/support/log.h"
@@ -133,80 +134,34 @@ void LogFromGrpc(gpr_log_func_args* args) {
 
 // --- Flags -------------------------------------------------------------------------------------
 
-absl::StatusOr<bool> ParseBool(absl::string_view name, absl::string_view value) {
-  if (value == "true" || value == "1") return true;
-  if (value == "false" || value == "0") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", name, ": want true or false, got \"", value, "\""));
-}
-
-absl::StatusOr<absl::Duration> ParsePositiveDuration(absl::string_view name,
-                                                     absl::string_view value) {
-  absl::Duration d;
-  if (!absl::ParseDuration(value, &d) || d < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": want a duration such as 90s or 2m, got \"", value, "\""));
-  }
-  return d;
-}
-
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      flags.help = true;
-      continue;
-    }
-    if (!absl::ConsumePrefix(&arg, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", arg, "\""));
-    }
-    std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(arg, absl::MaxSplits('=', 1));
-    const absl::string_view name = kv.first;
-    const bool has_value = arg.find('=') != absl::string_view::npos;
-    const absl::string_view value = kv.second;
-    auto require_value = [&]() -> absl::Status {
-      if (!has_value || value.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", name, " needs a value (--", name, "=...)"));
-      }
-      return absl::OkStatus();
-    };
-    if (name == "listen") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      flags.listen = std::string(value);
-    } else if (name == "data-dir") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      flags.data_dir = std::string(value);
-    } else if (name == "manifests") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      for (absl::string_view file : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-        flags.manifests.emplace_back(file);
-      }
-    } else if (name == "evictions-need-ack") {
-      flags.evictions_need_ack = true;
-      if (has_value) {
-        TOLLGATE_ASSIGN_OR_RETURN(flags.evictions_need_ack, ParseBool(name, value));
-      }
-    } else if (name == "fair-sharing") {
-      flags.fair_sharing = true;
-      if (has_value) {
-        TOLLGATE_ASSIGN_OR_RETURN(flags.fair_sharing, ParseBool(name, value));
-      }
-    } else if (name == "eviction-grace") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      TOLLGATE_ASSIGN_OR_RETURN(flags.eviction_grace, ParsePositiveDuration(name, value));
-    } else if (name == "shutdown-grace") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, ParsePositiveDuration(name, value));
-    } else if (name == "port-file") {
-      TOLLGATE_RETURN_IF_ERROR(require_value());
-      flags.port_file = std::string(value);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-    }
-  }
+  TOLLGATE_RETURN_IF_ERROR(
+      cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
+        if (flag.name == "listen") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.listen, flag.String());
+        } else if (flag.name == "data-dir") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.data_dir, flag.String());
+        } else if (flag.name == "manifests") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string files, flag.String());
+          for (absl::string_view file : absl::StrSplit(files, ',', absl::SkipEmpty())) {
+            flags.manifests.emplace_back(file);
+          }
+        } else if (flag.name == "evictions-need-ack") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.evictions_need_ack, flag.Bool());
+        } else if (flag.name == "fair-sharing") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.fair_sharing, flag.Bool());
+        } else if (flag.name == "eviction-grace") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.eviction_grace, flag.Duration(/*allow_zero=*/true));
+        } else if (flag.name == "shutdown-grace") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, flag.Duration(/*allow_zero=*/true));
+        } else if (flag.name == "port-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.port_file, flag.String());
+        } else {
+          return cmd::UnknownFlag(flag);
+        }
+        return absl::OkStatus();
+      }));
   if (!flags.help && flags.data_dir.empty()) {
     return absl::InvalidArgumentError("--data-dir is required");
   }

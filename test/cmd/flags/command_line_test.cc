@@ -1,0 +1,69 @@
+#include "cmd/flags/command_line.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tollgate::cmd {
+namespace {
+
+// Runs ForEachFlag over `args` (argv[0] added), recording each flag as name=value or name.
+absl::Status Parse(std::vector<std::string> args, bool& help, std::vector<std::string>& seen) {
+  args.insert(args.begin(), "daemon");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return ForEachFlag(static_cast<int>(argv.size()), argv.data(), help, [&](const FlagArg& flag) {
+    seen.push_back(flag.has_value ? std::string(flag.name) + "=" + std::string(flag.value)
+                                  : std::string(flag.name));
+    return flag.name == "bad" ? UnknownFlag(flag) : absl::OkStatus();
+  });
+}
+
+TEST(ForEachFlagTest, SplitsNamesAndValuesAndNotesHelp) {
+  bool help = false;
+  std::vector<std::string> seen;
+  ASSERT_TRUE(Parse({"--a=1", "--b", "-h", "--c=x=y", "--d="}, help, seen).ok());
+  EXPECT_TRUE(help);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", "b", "c=x=y", "d="}));
+}
+
+TEST(ForEachFlagTest, StopsAtAPositionalArgumentOrAHandlerError) {
+  bool help = false;
+  std::vector<std::string> seen;
+  absl::Status status = Parse({"--a", "stray", "--b"}, help, seen);
+  EXPECT_EQ(status.message(), "unexpected argument \"stray\"");
+  EXPECT_EQ(seen, (std::vector<std::string>{"a"}));
+  seen.clear();
+  status = Parse({"--bad", "--after"}, help, seen);
+  EXPECT_EQ(status.message(), "unknown flag --bad");
+  EXPECT_EQ(seen, (std::vector<std::string>{"bad"}));
+}
+
+FlagArg Arg(absl::string_view name, absl::string_view value, bool has_value) {
+  return FlagArg{name, value, has_value};
+}
+
+TEST(FlagArgTest, TypedValuesNameTheFlagAndValue) {
+  EXPECT_EQ(*Arg("dir", "/x", true).String(), "/x");
+  EXPECT_EQ(Arg("dir", "", true).String().status().message(), "--dir needs a value (--dir=...)");
+  EXPECT_EQ(Arg("dir", "", false).String().status().code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_TRUE(*Arg("on", "", false).Bool());
+  EXPECT_FALSE(*Arg("on", "0", true).Bool());
+  EXPECT_TRUE(*Arg("on", "true", true).Bool());
+  EXPECT_EQ(Arg("on", "yes", true).Bool().status().message(),
+            "--on: want true or false, got \"yes\"");
+
+  EXPECT_EQ(*Arg("grace", "90s", true).Duration(true), absl::Seconds(90));
+  EXPECT_EQ(*Arg("grace", "0s", true).Duration(true), absl::ZeroDuration());
+  EXPECT_EQ(Arg("period", "0s", true).Duration(false).status().message(),
+            "--period: want a positive duration such as 30s or 2m, got \"0s\"");
+  EXPECT_EQ(Arg("grace", "-1s", true).Duration(true).status().message(),
+            "--grace: want a duration such as 30s or 2m, got \"-1s\"");
+  EXPECT_EQ(Arg("grace", "soon", true).Duration(true).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tollgate::cmd
