@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "adapters/adapter_log.h"
 #include "adapters/kube/admission_translator.h"
+#include "cmd/log/json_log.h"
 #include "core/status_macros.h"
 
 namespace tollgate::adapters::kube {
@@ -132,7 +132,7 @@ absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
   absl::Status status = admission_.DeleteWorkload(request);
   if (absl::IsNotFound(status)) return absl::OkStatus();
   if (status.ok()) {
-    Log("info", "deleted workload", {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+    cmd::Log("info", "deleted workload", {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
   }
   return status;
 }
@@ -209,7 +209,8 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
   absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(request);
   if (submitted.ok()) {
     if (submitted->created()) {
-      Log("info", "submitted workload",
+      cmd::Log(
+          "info", "submitted workload",
           {{"workload", WorkloadKey(workload.metadata().namespace_(), workload.metadata().name())},
            {"queue", workload.spec().queue_name()}});
     }
@@ -222,8 +223,8 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
   TOLLGATE_ASSIGN_OR_RETURN(v1::Workload existing, admission_.GetWorkload(ref));
   if (existing.status().state() != v1::WORKLOAD_STATE_PENDING) return existing;
   TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
-  Log("info", "job changed while pending; re-submitting its workload",
-      {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  cmd::Log("info", "job changed while pending; re-submitting its workload",
+           {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
   TOLLGATE_ASSIGN_OR_RETURN(v1::SubmitResponse again, admission_.Submit(request));
   return again.workload();
 }
@@ -314,7 +315,7 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
         absl::Status stopped = admission_.ReportStopped(request).status();
         if (!stopped.ok() && !absl::IsFailedPrecondition(stopped)) return stopped;
         if (stopped.ok()) {
-          Log("info", "reported stopped", {{"workload", WorkloadKey(ns, ref.name())}});
+          cmd::Log("info", "reported stopped", {{"workload", WorkloadKey(ns, ref.name())}});
         }
       }
       return absl::OkStatus();
@@ -347,11 +348,11 @@ absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workloa
   std::string error;
   if (!absl::ParseTime(absl::RFC3339_full, text, &at, &error)) {
     // The job's owner wrote something unreadable: say so, but do not block reconciling.
-    Log("warning", "ignoring unreadable checkpoint annotation",
-        {{"workload", WorkloadKey(ref.namespace_(), ref.name())},
-         {"annotation", std::string(kCheckpointAnnotation)},
-         {"value", text},
-         {"error", error}});
+    cmd::Log("warning", "ignoring unreadable checkpoint annotation",
+             {{"workload", WorkloadKey(ref.namespace_(), ref.name())},
+              {"annotation", std::string(kCheckpointAnnotation)},
+              {"value", text},
+              {"error", error}});
     return absl::OkStatus();
   }
   const google::protobuf::Timestamp& known = wl.status().last_checkpoint_time();
@@ -384,7 +385,8 @@ absl::Status JobController::HandleFinished(const JobKindTranslator& translator, 
       *request.mutable_workload() = ref;
       request.set_message(finish.message);
       TOLLGATE_RETURN_IF_ERROR(admission_.Finish(request).status());
-      Log("info", "finished workload",
+      cmd::Log(
+          "info", "finished workload",
           {{"workload", WorkloadKey(ref.namespace_(), ref.name())}, {"message", finish.message}});
       break;
     }
@@ -421,10 +423,10 @@ absl::StatusOr<Json> JobController::Converge(const JobKindTranslator& translator
       ParseStatusAnnotation(Annotation(desired, kStatusAnnotation));
   const bool was_suspended = IsSuspended(translator, obj);
   const bool now_suspended = IsSuspended(translator, desired);
-  Log("info", "patched",
-      {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
-       {"status", new_state},
-       {"suspend", now_suspended ? "true" : "false"}});
+  cmd::Log("info", "patched",
+           {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+            {"status", new_state},
+            {"suspend", now_suspended ? "true" : "false"}});
   if (new_state != old_state || was_suspended != now_suspended) {
     const EventInfo info = EventFor(new_state);
     std::string reason = info.reason;
@@ -473,8 +475,8 @@ void JobController::RecordEvent(const JobKindTranslator& translator, const Json&
   absl::Status created = kube_.Create(EventResource(), ns, event).status();
   // Events are best effort, as in client-go's recorder: losing one must not fail a reconcile.
   if (!created.ok()) {
-    Log("warning", "cannot record event",
-        {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
+    cmd::Log("warning", "cannot record event",
+             {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
   }
 }
 
@@ -536,8 +538,8 @@ absl::StatusOr<int> JobController::CollectOrphans(
       auto live = live_uids.find(translator->resource().plural);
       if (live == live_uids.end() || live->second.count(uid) > 0) break;
       TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(wl.metadata().namespace_(), name)));
-      Log("info", "deleted orphaned workload",
-          {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"uid", uid}});
+      cmd::Log("info", "deleted orphaned workload",
+               {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"uid", uid}});
       ++deleted;
       break;
     }

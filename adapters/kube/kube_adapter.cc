@@ -12,8 +12,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "adapters/adapter_log.h"
 #include "adapters/kube/kube_config.h"
+#include "cmd/log/json_log.h"
 #include "storage/atomic_file.h"
 
 namespace tollgate::adapters::kube {
@@ -80,8 +80,8 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         {
           absl::MutexLock lock(&mu_);
           if (synced_.insert(kind.plural).second) {
-            Log("warning", "resource not served; will look again",
-                {{"resource", kind.plural}, {"error", list.status().ToString()}});
+            cmd::Log("warning", "resource not served; will look again",
+                     {{"resource", kind.plural}, {"error", list.status().ToString()}});
           }
           cache_[kind.plural];
         }
@@ -89,8 +89,8 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         continue;
       }
       if (!list.ok()) {
-        Log("warning", "list failed",
-            {{"resource", kind.plural}, {"error", list.status().ToString()}});
+        cmd::Log("warning", "list failed",
+                 {{"resource", kind.plural}, {"error", list.status().ToString()}});
         if (!Backoff(failures++, stop)) break;
         continue;
       }
@@ -119,10 +119,10 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
       resource_version = list->resource_version;
       need_list = false;
       failures = 0;
-      Log("info", "listed",
-          {{"resource", kind.plural},
-           {"objects", absl::StrCat(fresh.size())},
-           {"resourceVersion", resource_version}});
+      cmd::Log("info", "listed",
+               {{"resource", kind.plural},
+                {"objects", absl::StrCat(fresh.size())},
+                {"resourceVersion", resource_version}});
     }
     const absl::Time started = clock_.Now();
     absl::Status watched = kube_.Watch(
@@ -154,13 +154,14 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         stop);
     if (stop.stopped()) break;
     if (absl::IsOutOfRange(watched)) {
-      Log("info", "resourceVersion expired; relisting",
-          {{"resource", kind.plural}, {"resourceVersion", resource_version}});
+      cmd::Log("info", "resourceVersion expired; relisting",
+               {{"resource", kind.plural}, {"resourceVersion", resource_version}});
       need_list = true;
       continue;
     }
     if (!watched.ok()) {
-      Log("warning", "watch failed", {{"resource", kind.plural}, {"error", watched.ToString()}});
+      cmd::Log("warning", "watch failed",
+               {{"resource", kind.plural}, {"error", watched.ToString()}});
       // Persistent watch errors may come from a version the server no longer accepts.
       if (failures >= 3) need_list = true;
       if (!Backoff(failures++, stop)) break;
@@ -185,7 +186,8 @@ void KubeAdapter::PersistRevision(bool force) {
     last_persist_ = now;
   }
   absl::Status written = WriteRevisionFile(options_.state_file, revision);
-  if (!written.ok()) Log("warning", "cannot write state file", {{"error", written.ToString()}});
+  if (!written.ok())
+    cmd::Log("warning", "cannot write state file", {{"error", written.ToString()}});
 }
 
 void KubeAdapter::TollgateLoop(const StopSignal& stop) {
@@ -204,8 +206,8 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
       absl::StatusOr<v1::ListWorkloadsResponse> current =
           admission_.ListWorkloads(v1::ListWorkloadsRequest());
       if (current.ok() && current->revision() < revision) {
-        Log("warning", "tollgate revision went backwards; watching from the current state",
-            {{"had", absl::StrCat(revision)}, {"now", absl::StrCat(current->revision())}});
+        cmd::Log("warning", "tollgate revision went backwards; watching from the current state",
+                 {{"had", absl::StrCat(revision)}, {"now", absl::StrCat(current->revision())}});
         revision = 0;
       }
     }
@@ -219,7 +221,7 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
           if (first) {
             first = false;
             failures = 0;
-            Log("info", "following tollgate", {{"since_revision", absl::StrCat(revision)}});
+            cmd::Log("info", "following tollgate", {{"since_revision", absl::StrCat(revision)}});
             // Anything may have happened while we were away, including a tollgated that lost
             // its state: look at every object again.
             if (reconnect) EnqueueAll();
@@ -227,9 +229,9 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
           if (event.revision() < request.since_revision()) {
             // tollgated's history restarted below where we were (its store was replaced): the
             // revisions we would wait for mean nothing now. Start again from its current state.
-            Log("warning", "tollgate revision went backwards; watching from the current state",
-                {{"had", absl::StrCat(request.since_revision())},
-                 {"got", absl::StrCat(event.revision())}});
+            cmd::Log("warning", "tollgate revision went backwards; watching from the current state",
+                     {{"had", absl::StrCat(request.since_revision())},
+                      {"got", absl::StrCat(event.revision())}});
             revision = 0;
             {
               absl::MutexLock lock(&mu_);
@@ -259,8 +261,8 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
     reconnect = true;
     if (went_back) continue;
     if (absl::IsOutOfRange(watched)) {
-      Log("info", "tollgate revision compacted; watching from the current state",
-          {{"revision", absl::StrCat(revision)}});
+      cmd::Log("info", "tollgate revision compacted; watching from the current state",
+               {{"revision", absl::StrCat(revision)}});
       revision = 0;
       {
         absl::MutexLock lock(&mu_);
@@ -268,7 +270,7 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
       }
       continue;
     }
-    Log("warning", "tollgate watch ended", {{"error", watched.ToString()}});
+    cmd::Log("warning", "tollgate watch ended", {{"error", watched.ToString()}});
     if (!Backoff(failures++, stop)) break;
   }
   PersistRevision(/*force=*/true);
@@ -280,8 +282,8 @@ void KubeAdapter::WorkerLoop() {
     if (status.ok()) {
       queue_.Forget(*key);
     } else {
-      Log("warning", "reconcile failed",
-          {{"object", key->ToString()}, {"error", status.ToString()}});
+      cmd::Log("warning", "reconcile failed",
+               {{"object", key->ToString()}, {"error", status.ToString()}});
       queue_.AddRateLimited(*key);
     }
     queue_.Done(*key);
@@ -300,7 +302,7 @@ void KubeAdapter::CollectOrphans() {
     return live;
   });
   if (!deleted.ok()) {
-    Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
+    cmd::Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
   }
 }
 

@@ -23,7 +23,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "adapters/adapter_log.h"
 #include "adapters/grpc_admission_client.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/job_translator.h"
@@ -34,6 +33,7 @@
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/stop_signal.h"
 #include "cmd/flags/command_line.h"
+#include "cmd/log/json_log.h"
 #include "core/status_macros.h"
 #include "services/real_clock.h"
 
@@ -189,10 +189,10 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
 
   std::vector<std::string> names;
   for (const JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
-  Log("info", "starting",
-      {{"server", config.server},
-       {"tollgate", flags.tollgate},
-       {"kinds", absl::StrJoin(names, ",")}});
+  cmd::Log("info", "starting",
+           {{"server", config.server},
+            {"tollgate", flags.tollgate},
+            {"kinds", absl::StrJoin(names, ",")}});
   adapter.Run(stop);
   return absl::OkStatus();
 }
@@ -201,7 +201,7 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
 }  // namespace tollgate::adapters::kube
 
 int main(int argc, char** argv) {
-  using tollgate::adapters::Log;
+  namespace cmd = tollgate::cmd;
   namespace kube = tollgate::adapters::kube;
   // Block the stop signals before any thread exists so every thread inherits the mask and one
   // thread receives them through sigwait: no work happens in a signal handler.
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
   if (!flags.ok()) {
-    Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
+    cmd::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
     std::cerr << kube::kUsage;
     return 2;
   }
@@ -222,14 +222,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-    Log("error", "curl_global_init failed");
+    cmd::Log("error", "curl_global_init failed");
     return 1;
   }
   tollgate::adapters::StopSignal stop;
   std::thread signal_thread([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    if (!stop.stopped()) Log("info", "stopping", {{"signal", strsignal(signal_number)}});
+    if (!stop.stopped()) cmd::Log("info", "stopping", {{"signal", strsignal(signal_number)}});
     stop.Stop();
   });
   absl::Status status = kube::Run(*flags, stop);
@@ -241,9 +241,9 @@ int main(int argc, char** argv) {
   signal_thread.join();
   curl_global_cleanup();
   if (!status.ok()) {
-    Log("error", "tollgate-kube failed", {{"error", status.ToString()}});
+    cmd::Log("error", "tollgate-kube failed", {{"error", status.ToString()}});
     return 1;
   }
-  Log("info", "stopped");
+  cmd::Log("info", "stopped");
   return 0;
 }
