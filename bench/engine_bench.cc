@@ -182,8 +182,9 @@ void Replenish(DeepQueue& dq, const CyclePlan& plan, absl::Time now) {
   DrainBookkeeping(*dq.state);
 }
 
-void BM_AdmissionCycle(benchmark::State& bs) {
-  DeepQueue& dq = DeepQueueFor(bs.range(0));
+// Times one scheduling cycle per iteration; the admitted workloads are replaced untimed so the
+// queues keep their depth. Returns how many were admitted.
+int64_t TimeCycles(benchmark::State& bs, DeepQueue& dq) {
   absl::Time now = kStart + absl::Hours(1);
   int64_t admitted = 0;
   for (auto _ : bs) {
@@ -195,6 +196,12 @@ void BM_AdmissionCycle(benchmark::State& bs) {
     now += absl::Milliseconds(1);
     bs.ResumeTiming();
   }
+  return admitted;
+}
+
+void BM_AdmissionCycle(benchmark::State& bs) {
+  DeepQueue& dq = DeepQueueFor(bs.range(0));
+  const int64_t admitted = TimeCycles(bs, dq);
   bs.counters["admissions/s"] =
       benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kIsRate);
   bs.counters["s/admission"] = benchmark::Counter(
@@ -360,17 +367,7 @@ void BM_CycleOrdering(benchmark::State& bs) {
           "submit");
   }
   DrainBookkeeping(*dq.state);
-  absl::Time now = kStart + absl::Hours(1);
-  int64_t admitted = 0;
-  for (auto _ : bs) {
-    CyclePlan plan = dq.state->PlanCycle(now);
-    dq.state->ApplyCycle(plan, now);
-    admitted += static_cast<int64_t>(plan.admissions.size());
-    bs.PauseTiming();
-    Replenish(dq, plan, now);
-    now += absl::Milliseconds(1);
-    bs.ResumeTiming();
-  }
+  const int64_t admitted = TimeCycles(bs, dq);
   bs.SetLabel(fair ? "fair-sharing" : "classical");
   bs.counters["admissions/cycle"] =
       benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kAvgIterations);
