@@ -117,9 +117,9 @@ def _pointer_tokens(path):
     return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
 
 
-def _resolve_parent(doc, tokens, path):
+def _walk(doc, tokens, path):
     node = doc
-    for token in tokens[:-1]:
+    for token in tokens:
         if isinstance(node, list):
             try:
                 node = node[int(token)]
@@ -130,21 +130,14 @@ def _resolve_parent(doc, tokens, path):
         else:
             raise ApiError(422, "Invalid", "path %s does not exist" % path)
     return node
+
+
+def _resolve_parent(doc, tokens, path):
+    return _walk(doc, tokens[:-1], path)
 
 
 def _get_pointer(doc, path):
-    node = doc
-    for token in _pointer_tokens(path):
-        if isinstance(node, list):
-            try:
-                node = node[int(token)]
-            except (ValueError, IndexError):
-                raise ApiError(422, "Invalid", "path %s does not exist" % path)
-        elif isinstance(node, dict) and token in node:
-            node = node[token]
-        else:
-            raise ApiError(422, "Invalid", "path %s does not exist" % path)
-    return node
+    return _walk(doc, _pointer_tokens(path), path)
 
 
 def _remove_pointer(doc, path):
