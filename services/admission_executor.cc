@@ -10,6 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
 #include "services/state_keys.h"
@@ -226,6 +229,26 @@ void AdmissionExecutor::ReloadOrDie() {
   }
 }
 
+namespace {
+
+// The serialized WatchEvent{type, workload} for an already serialized workload: the stored
+// value and the change record carry the same bytes, so each changed workload is serialized
+// once per commit. A message field is encoded exactly like a bytes field.
+std::string WatchEventBytes(v1::WatchEvent::Type type, const std::string& workload_bytes) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    google::protobuf::internal::WireFormatLite::WriteEnum(v1::WatchEvent::kTypeFieldNumber, type,
+                                                          &coded);
+    google::protobuf::internal::WireFormatLite::WriteBytes(v1::WatchEvent::kWorkloadFieldNumber,
+                                                           workload_bytes, &coded);
+  }
+  return out;
+}
+
+}  // namespace
+
 storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   storage::WriteBatch batch;
   for (auto& [key, value] : txn.object_writes_) {
@@ -239,13 +262,14 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
     wl->resource_version = revision;
-    v1::WatchEvent event;
-    event.set_type(txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED);
-    v1::Workload* proto = event.mutable_workload();
-    WorkloadToProto(*wl, proto);
-    proto->mutable_metadata()->set_resource_version(revision);
-    batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), proto->SerializeAsString());
-    batch.AppendChange(event.SerializeAsString());
+    v1::Workload proto;
+    WorkloadToProto(*wl, &proto);
+    proto.mutable_metadata()->set_resource_version(revision);
+    const std::string workload_bytes = proto.SerializeAsString();
+    batch.AppendChange(WatchEventBytes(
+        txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED,
+        workload_bytes));
+    batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
   }
   for (const std::string& key : state_->TakeDeletedWorkloads()) {
     const size_t slash = key.find('/');

@@ -150,12 +150,17 @@ TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
   ASSERT_TRUE(changes.ok()) << changes.status();
   ASSERT_EQ(changes->size(), 2u);
   std::vector<v1::WorkloadState> states;
+  std::vector<v1::WatchEvent::Type> types;
   for (const storage::ChangeLogEntry& entry : *changes) {
     ASSERT_EQ(entry.records.size(), 1u);
     v1::WatchEvent event;
     ASSERT_TRUE(event.ParseFromString(entry.records[0]));
+    EXPECT_EQ(event.workload().metadata().name(), "wl-1");
     states.push_back(event.workload().status().state());
+    types.push_back(event.type());
   }
+  EXPECT_EQ(types,
+            (std::vector<v1::WatchEvent::Type>{v1::WatchEvent::ADDED, v1::WatchEvent::MODIFIED}));
   EXPECT_EQ(states, (std::vector<v1::WorkloadState>{v1::WORKLOAD_STATE_PENDING,
                                                     v1::WORKLOAD_STATE_ADMITTED}));
 
