@@ -41,7 +41,8 @@ const char* ObjectKindName(ObjectKind kind) {
   return "Unknown";
 }
 
-ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {
+ClusterState::ClusterState(SchedulerConfig config)
+    : config_(std::move(config)), ids_by_key_(&workloads_) {
   workloads_.push_back(nullptr);  // ids start at 1
 }
 
@@ -147,6 +148,7 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
   // Keep queues of surviving ClusterQueues; drop the others (their workloads are re-routed).
   for (auto it = cluster_queues_.begin(); it != cluster_queues_.end();) {
     if (cluster_queue_specs_.count(it->first) == 0) {
+      for (WorkloadId id : it->second.queue.InOrder()) queued_in_.erase(id);
       it = cluster_queues_.erase(it);
     } else {
       ++it;
@@ -262,8 +264,8 @@ ClusterState::Route ClusterState::RouteOf(const Workload& wl) const {
 absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
   if (config_.wait_for_pods_ready.enable &&
       config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction &&
-      wl.status.pods_ready_eviction_time != absl::InfinitePast()) {
-    return wl.status.pods_ready_eviction_time;
+      wl.status.history().pods_ready_eviction_time != absl::InfinitePast()) {
+    return wl.status.history().pods_ready_eviction_time;
   }
   return wl.creation_time;
 }
@@ -275,10 +277,9 @@ QueueKey ClusterState::KeyOf(const Workload& wl) const {
 void ClusterState::Unqueue(Workload& wl) {
   auto it = queued_in_.find(wl.id);
   if (it == queued_in_.end()) return;
-  if (ClusterQueueRuntime* cq = mutable_cluster_queue(it->second)) {
-    if (cq->queue.sticky() == wl.id) cq->queue.SetSticky(std::nullopt);
-    cq->queue.Remove(wl.id);
-  }
+  ClusterQueueRuntime* cq = it->second;
+  if (cq->queue.sticky() == wl.id) cq->queue.SetSticky(std::nullopt);
+  cq->queue.Remove(wl.id);
   queued_in_.erase(it);
 }
 
@@ -290,13 +291,13 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   Route route = RouteOf(wl);
   if (!route.cluster_queue.empty()) {
     ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
-    if (wl.status.requeue_at > now) {
+    if (wl.status.history().requeue_at > now) {
       cq.queue.PushInadmissible(KeyOf(wl));
-      timers_.insert({wl.status.requeue_at, TimerKind::kBackoffExpired, wl.id});
+      timers_.insert({wl.status.history().requeue_at, TimerKind::kBackoffExpired, wl.id});
     } else {
       cq.queue.PushActive(KeyOf(wl));
     }
-    queued_in_[wl.id] = route.cluster_queue;
+    queued_in_[wl.id] = &cq;
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
     wl.status.pending_message = route.blocked_message;
@@ -311,7 +312,7 @@ void ClusterState::RerouteAllPending(absl::Time now) {
     if (wl == nullptr || wl->status.state != WorkloadState::kPending) continue;
     Route route = RouteOf(*wl);
     auto it = queued_in_.find(wl->id);
-    const bool same_queue = it != queued_in_.end() && it->second == route.cluster_queue;
+    const bool same_queue = it != queued_in_.end() && it->second->spec.name == route.cluster_queue;
     if (same_queue && route.blocked_message.empty()) continue;
     if (same_queue && wl->status.pending_message == route.blocked_message) continue;
     if (!same_queue) {
@@ -328,7 +329,7 @@ void ClusterState::RerouteAllPending(absl::Time now) {
 void ClusterState::RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now) {
   ClusterQueueRuntime* cq = mutable_cluster_queue(cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
-  auto ready_at = [this](WorkloadId id) { return workload(id)->status.requeue_at; };
+  auto ready_at = [this](WorkloadId id) { return workload(id)->status.history().requeue_at; };
   if (!cq->node->HasParent()) {
     cq->queue.RequeueInadmissible(now, ready_at);
     return;
@@ -341,7 +342,7 @@ void ClusterState::RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, 
 }
 
 void ClusterState::RequeueAllInadmissible(absl::Time now) {
-  auto ready_at = [this](WorkloadId id) { return workload(id)->status.requeue_at; };
+  auto ready_at = [this](WorkloadId id) { return workload(id)->status.history().requeue_at; };
   for (auto& [name, cq] : cluster_queues_) cq.queue.RequeueInadmissible(now, ready_at);
 }
 
@@ -360,7 +361,7 @@ bool ClusterState::NamespaceMatches(const ClusterQueueSpec& cq,
 
 const std::string* ClusterState::QueuedIn(WorkloadId id) const {
   auto it = queued_in_.find(id);
-  return it == queued_in_.end() ? nullptr : &it->second;
+  return it == queued_in_.end() ? nullptr : &it->second->spec.name;
 }
 
 // --- Usage ---------------------------------------------------------------------------------
@@ -397,19 +398,20 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
                                  const std::string& message) {
   if (wl.status.state != WorkloadState::kAdmitted) return;
   wl.status.state = WorkloadState::kEvicting;
-  wl.status.evicted_at = now;
+  wl.status.mutable_history().evicted_at = now;
   RefileHeld(wl);
   SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
   AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
   MarkDirty(wl.id);
   if (config_.evictions_need_ack) {
     // Cooperative preemption: the workload's own checkpoint grace, else the service default.
-    wl.status.eviction_deadline = now + EvictionGrace(wl);
-    SetCondition(wl.status, Condition{"Preempting", true, reason,
-                                      absl::StrCat("checkpoint and stop by ",
-                                                   absl::FormatTime(wl.status.eviction_deadline)),
-                                      now});
-    timers_.insert({wl.status.eviction_deadline, TimerKind::kEvictionGrace, wl.id});
+    wl.status.mutable_history().eviction_deadline = now + EvictionGrace(wl);
+    SetCondition(wl.status,
+                 Condition{"Preempting", true, reason,
+                           absl::StrCat("checkpoint and stop by ",
+                                        absl::FormatTime(wl.status.history().eviction_deadline)),
+                           now});
+    timers_.insert({wl.status.history().eviction_deadline, TimerKind::kEvictionGrace, wl.id});
   } else {
     // Nothing to wait for: the workload stops at once and returns to its queue.
     const absl::Status released = ReleaseEvicted(wl.Key(), now);
@@ -428,7 +430,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
   wl->status.pods_ready = false;
-  wl->status.eviction_deadline = absl::InfinitePast();
+  wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
       wl->status.deactivated
@@ -474,8 +476,8 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
     spec.queue_name = "default";
   }
   const std::string key = absl::StrCat(spec.namespace_name, "/", spec.name);
-  if (auto it = ids_by_key_.find(key); it != ids_by_key_.end()) {
-    const Workload& existing = *workloads_[it->second];
+  if (std::optional<WorkloadId> id = ids_by_key_.Find(key)) {
+    const Workload& existing = *workloads_[*id];
     if (existing.spec == spec) return SubmitOutcome{existing.id, false};
     return absl::AlreadyExistsError(
         absl::StrCat("workload ", key,
@@ -495,8 +497,8 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   AddEvent(wl->status, now, "Created",
            absl::StrCat("Submitted to LocalQueue ", wl->spec.queue_name));
   Workload& ref = *wl;
-  ids_by_key_[key] = ref.id;
   workloads_.push_back(std::move(wl));
+  ids_by_key_.Insert(ref.id);
   MarkDirty(ref.id);
   Requeue(ref, now);
   return SubmitOutcome{ref.id, true};
@@ -504,14 +506,14 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
 
 absl::Status ClusterState::Restore(Workload workload) {
   const std::string key = workload.Key();
-  if (ids_by_key_.contains(key)) {
+  if (ids_by_key_.Contains(key)) {
     return absl::AlreadyExistsError(absl::StrCat("workload ", key, " restored twice"));
   }
   auto wl = std::make_unique<Workload>(std::move(workload));
   wl->id = static_cast<WorkloadId>(workloads_.size());
   Workload& ref = *wl;
-  ids_by_key_[key] = ref.id;
   workloads_.push_back(std::move(wl));
+  ids_by_key_.Insert(ref.id);
   if (ref.HoldsQuota()) {
     if (!ref.status.admission.has_value()) {
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
@@ -530,10 +532,11 @@ absl::Status ClusterState::Restore(Workload workload) {
       AddUsageOf(ref);
     }
     if (ref.status.state == WorkloadState::kEvicting && config_.evictions_need_ack) {
-      if (ref.status.eviction_deadline == absl::InfinitePast()) {
-        ref.status.eviction_deadline = ref.status.evicted_at + EvictionGrace(ref);
+      if (ref.status.history().eviction_deadline == absl::InfinitePast()) {
+        ref.status.mutable_history().eviction_deadline =
+            ref.status.history().evicted_at + EvictionGrace(ref);
       }
-      timers_.insert({ref.status.eviction_deadline, TimerKind::kEvictionGrace, ref.id});
+      timers_.insert({ref.status.history().eviction_deadline, TimerKind::kEvictionGrace, ref.id});
     }
     if (ref.status.state == WorkloadState::kAdmitted) {
       ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
@@ -551,15 +554,13 @@ absl::Status ClusterState::Restore(Workload workload) {
 }
 
 Workload* ClusterState::FindMutable(absl::string_view key) {
-  auto it = ids_by_key_.find(key);
-  if (it == ids_by_key_.end()) return nullptr;
-  return workloads_[it->second].get();
+  std::optional<WorkloadId> id = ids_by_key_.Find(key);
+  return id.has_value() ? workloads_[*id].get() : nullptr;
 }
 
 const Workload* ClusterState::FindWorkload(absl::string_view key) const {
-  auto it = ids_by_key_.find(key);
-  if (it == ids_by_key_.end()) return nullptr;
-  return workloads_[it->second].get();
+  std::optional<WorkloadId> id = ids_by_key_.Find(key);
+  return id.has_value() ? workloads_[*id].get() : nullptr;
 }
 
 const Workload* ClusterState::workload(WorkloadId id) const {
@@ -601,17 +602,17 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
 }
 
 absl::Status ClusterState::Delete(absl::string_view key, absl::Time now) {
-  auto it = ids_by_key_.find(key);
-  if (it == ids_by_key_.end()) {
+  std::optional<WorkloadId> found = ids_by_key_.Find(key);
+  if (!found.has_value()) {
     return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   }
-  const WorkloadId id = it->second;
+  const WorkloadId id = *found;
   Workload& wl = *workloads_[id];
   Unqueue(wl);
   ReleaseQuota(wl, now);
   deleted_.push_back(std::string(key));
   dirty_.erase(id);
-  ids_by_key_.erase(it);
+  ids_by_key_.Erase(id);
   workloads_[id].reset();
   return absl::OkStatus();
 }
@@ -639,7 +640,7 @@ absl::Status ClusterState::Preempt(absl::string_view key, absl::string_view mess
                      "; only an admitted workload can be preempted"));
   }
   RecordPreemption(wl->status, now);
-  wl->status.last_preemption_reason = "OnRequest";
+  wl->status.mutable_history().last_preemption_reason = "OnRequest";
   SetCondition(wl->status, Condition{"Preempted", true, "OnRequest", std::string(message), now});
   AddEvent(wl->status, now, "Preempted", std::string(message));
   StartEviction(*wl, now, "Preempted", std::string(message));
@@ -660,8 +661,8 @@ absl::Status ClusterState::RecordCheckpoint(absl::string_view key, absl::Time at
                      "; only a running workload can report a checkpoint"));
   }
   // Reports may arrive out of order; the latest checkpoint wins.
-  if (at <= wl->status.last_checkpoint_time) return absl::OkStatus();
-  wl->status.last_checkpoint_time = at;
+  if (at <= wl->status.history().last_checkpoint_time) return absl::OkStatus();
+  wl->status.mutable_history().last_checkpoint_time = at;
   MarkDirty(wl->id);
   RefileHeld(*wl);
   return absl::OkStatus();
@@ -718,9 +719,9 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
       SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", p.message, now});
       MarkDirty(p.id);
     }
-    const std::string* cq_name = QueuedIn(p.id);
-    if (cq_name == nullptr) continue;
-    ClusterQueueRuntime* cq = mutable_cluster_queue(*cq_name);
+    auto queued = queued_in_.find(p.id);
+    if (queued == queued_in_.end()) continue;
+    ClusterQueueRuntime* cq = queued->second;
     if (p.sticky) cq->queue.SetSticky(p.id);
     if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
   }
@@ -778,7 +779,7 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
     if (victim == nullptr || victim->status.state != WorkloadState::kAdmitted) continue;
     const Workload* preemptor = workload(p.preemptor);
     RecordPreemption(victim->status, now);
-    victim->status.last_preemption_reason = p.reason;
+    victim->status.mutable_history().last_preemption_reason = p.reason;
     SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
     AddEvent(victim->status, now, "Preempted",
              absl::StrCat(p.message, "; preemptor ",
@@ -861,7 +862,8 @@ bool ClusterState::FireTimers(absl::Time now) {
     if (wl == nullptr) continue;
     switch (kind) {
       case TimerKind::kEvictionGrace:
-        if (wl->status.state == WorkloadState::kEvicting && wl->status.eviction_deadline <= now) {
+        if (wl->status.state == WorkloadState::kEvicting &&
+            wl->status.history().eviction_deadline <= now) {
           changed = ReleaseEvicted(wl->Key(), now).ok() || changed;
         }
         break;
@@ -880,9 +882,9 @@ bool ClusterState::FireTimers(absl::Time now) {
         }
         break;
       case TimerKind::kBackoffExpired: {
-        const std::string* cq_name = QueuedIn(id);
-        if (cq_name == nullptr || wl->status.requeue_at > now) break;
-        ClusterQueueRuntime* cq = mutable_cluster_queue(*cq_name);
+        auto queued = queued_in_.find(id);
+        if (queued == queued_in_.end() || wl->status.history().requeue_at > now) break;
+        ClusterQueueRuntime* cq = queued->second;
         if (cq->queue.IsInadmissible(id)) {
           cq->queue.PushActive(KeyOf(*wl));
           changed = true;
@@ -896,22 +898,23 @@ bool ClusterState::FireTimers(absl::Time now) {
 
 void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now) {
   const SchedulerConfig::WaitForPodsReady& w = config_.wait_for_pods_ready;
-  if (w.backoff_limit_count.has_value() && wl.status.requeue_count + 1 > *w.backoff_limit_count) {
+  if (w.backoff_limit_count.has_value() &&
+      wl.status.history().requeue_count + 1 > *w.backoff_limit_count) {
     wl.status.deactivated = true;
     StartEviction(wl, now, "Deactivated",
                   "The workload is deactivated due to exceeding the maximum number of re-queuing "
                   "retries");
     return;
   }
-  wl.status.requeue_count++;
+  wl.status.mutable_history().requeue_count++;
   // Kueue's backoff without its 0.01% jitter: base * 2^(n-1), capped.
   double wait_seconds = static_cast<double>(w.backoff_base_seconds);
-  for (int32_t i = 1; i < wl.status.requeue_count; ++i) wait_seconds *= 2;
+  for (int32_t i = 1; i < wl.status.history().requeue_count; ++i) wait_seconds *= 2;
   if (w.backoff_max_seconds > 0) {
     wait_seconds = std::min(wait_seconds, static_cast<double>(w.backoff_max_seconds));
   }
-  wl.status.requeue_at = now + absl::Seconds(wait_seconds);
-  wl.status.pods_ready_eviction_time = now;
+  wl.status.mutable_history().requeue_at = now + absl::Seconds(wait_seconds);
+  wl.status.mutable_history().pods_ready_eviction_time = now;
   StartEviction(wl, now, "PodsReadyTimeout",
                 absl::StrCat("Exceeded the PodsReady timeout ", wl.Key()));
 }

@@ -22,6 +22,7 @@
 #include "core/types.h"
 #include "core/workload.h"
 #include "core/workload_queue.h"
+#include "core/workloads_by_key.h"
 
 namespace tollgate::core {
 
@@ -270,9 +271,10 @@ class ClusterState {
   absl::flat_hash_map<const QuotaNode*, ClusterQueueRuntime*> cluster_queue_by_node_;
 
   std::vector<std::unique_ptr<Workload>> workloads_;  // indexed by id; null once deleted
-  absl::flat_hash_map<std::string, WorkloadId> ids_by_key_;
-  // Pending workload -> ClusterQueue it is queued in.
-  absl::flat_hash_map<WorkloadId, std::string> queued_in_;
+  WorkloadsByKey ids_by_key_;
+  // Pending workload -> ClusterQueue it is queued in. A ClusterQueue's entries go before its
+  // runtime does (RebuildQuotaTree).
+  absl::flat_hash_map<WorkloadId, ClusterQueueRuntime*> queued_in_;
   // Per LocalQueue ("ns/name") pending and admitted counts are computed on demand.
   enum class TimerKind {
     kEvictionGrace,

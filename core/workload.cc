@@ -45,20 +45,21 @@ void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::
 }
 
 void RecordPreemption(WorkloadStatus& status, absl::Time now) {
-  status.preemption_count++;
-  status.recent_preemptions.push_back(now);
-  if (status.recent_preemptions.size() > kMaxRecentPreemptions) {
-    status.recent_preemptions.erase(status.recent_preemptions.begin());
+  WorkloadHistory& history = status.mutable_history();
+  history.preemption_count++;
+  history.recent_preemptions.push_back(now);
+  if (history.recent_preemptions.size() > kMaxRecentPreemptions) {
+    history.recent_preemptions.erase(history.recent_preemptions.begin());
   }
 }
 
 std::optional<absl::Time> PreemptionProtectedUntil(const WorkloadStatus& status,
                                                    const ClusterQueueSpec& cq, absl::Time now) {
   const size_t limit = static_cast<size_t>(std::max(0, cq.max_preemptions_per_window));
-  if (limit == 0 || status.recent_preemptions.size() < limit) return std::nullopt;
+  const std::vector<absl::Time>& recent = status.history().recent_preemptions;
+  if (limit == 0 || recent.size() < limit) return std::nullopt;
   // The limit-th most recent preemption is the one whose leaving the window lifts protection.
-  const absl::Time oldest_counted =
-      status.recent_preemptions[status.recent_preemptions.size() - limit];
+  const absl::Time oldest_counted = recent[recent.size() - limit];
   const absl::Time until = oldest_counted + cq.preemption_window;
   if (until <= now) return std::nullopt;
   return until;

@@ -1076,31 +1076,34 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
       st.admission_time,
       TimeFromProto(r, "status.admissionTime", s.has_admission_time(), s.admission_time()));
   st.pending_message = s.pending_message();
-  st.preemption_count = s.preemption_count();
-  st.last_preemption_reason = s.last_preemption_reason();
-  st.requeue_count = s.requeue_state().count();
-  TOLLGATE_ASSIGN_OR_RETURN(st.requeue_at, TimeFromProto(r, "status.requeueState.requeueAt",
-                                                         s.requeue_state().has_requeue_at(),
-                                                         s.requeue_state().requeue_at()));
+  st.pods_ready = s.pods_ready();
+  st.deactivated = s.deactivated();
+  // Most stored workloads have no history: allocate it only when something is set.
+  core::WorkloadHistory history;
+  history.preemption_count = s.preemption_count();
+  history.last_preemption_reason = s.last_preemption_reason();
+  history.requeue_count = s.requeue_state().count();
+  TOLLGATE_ASSIGN_OR_RETURN(history.requeue_at, TimeFromProto(r, "status.requeueState.requeueAt",
+                                                              s.requeue_state().has_requeue_at(),
+                                                              s.requeue_state().requeue_at()));
   TOLLGATE_ASSIGN_OR_RETURN(
-      st.pods_ready_eviction_time,
+      history.pods_ready_eviction_time,
       TimeFromProto(r, "status.podsReadyEvictionTime", s.has_pods_ready_eviction_time(),
                     s.pods_ready_eviction_time()));
   TOLLGATE_ASSIGN_OR_RETURN(
-      st.evicted_at, TimeFromProto(r, "status.evictedAt", s.has_evicted_at(), s.evicted_at()));
-  TOLLGATE_ASSIGN_OR_RETURN(st.eviction_deadline,
+      history.evicted_at, TimeFromProto(r, "status.evictedAt", s.has_evicted_at(), s.evicted_at()));
+  TOLLGATE_ASSIGN_OR_RETURN(history.eviction_deadline,
                             TimeFromProto(r, "status.evictionDeadline", s.has_eviction_deadline(),
                                           s.eviction_deadline()));
-  st.pods_ready = s.pods_ready();
-  st.deactivated = s.deactivated();
   for (int i = 0; i < s.recent_preemptions_size(); ++i) {
     TOLLGATE_ASSIGN_OR_RETURN(absl::Time t, TimeFromProto(r, Index("status.recentPreemptions", i),
                                                           true, s.recent_preemptions(i)));
-    st.recent_preemptions.push_back(t);
+    history.recent_preemptions.push_back(t);
   }
-  TOLLGATE_ASSIGN_OR_RETURN(st.last_checkpoint_time,
+  TOLLGATE_ASSIGN_OR_RETURN(history.last_checkpoint_time,
                             TimeFromProto(r, "status.lastCheckpointTime",
                                           s.has_last_checkpoint_time(), s.last_checkpoint_time()));
+  if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   for (int i = 0; i < s.conditions_size(); ++i) {
     const v1::Condition& c = s.conditions(i);
@@ -1288,12 +1291,14 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
   ps->set_pending_message(st.pending_message);
   ps->set_priority(wl.priority);
-  ps->set_preemption_count(st.preemption_count);
-  ps->set_last_preemption_reason(st.last_preemption_reason);
-  if (st.requeue_count != 0 || st.requeue_at != absl::InfinitePast()) {
+  const core::WorkloadHistory& history = st.history();
+  ps->set_preemption_count(history.preemption_count);
+  ps->set_last_preemption_reason(history.last_preemption_reason);
+  if (history.requeue_count != 0 || history.requeue_at != absl::InfinitePast()) {
     v1::RequeueState* rq = ps->mutable_requeue_state();
-    rq->set_count(st.requeue_count);
-    if (st.requeue_at != absl::InfinitePast()) TimeToProto(st.requeue_at, rq->mutable_requeue_at());
+    rq->set_count(history.requeue_count);
+    if (history.requeue_at != absl::InfinitePast())
+      TimeToProto(history.requeue_at, rq->mutable_requeue_at());
   }
   if (st.admission_time != absl::InfinitePast()) {
     TimeToProto(st.admission_time, ps->mutable_admission_time());
@@ -1306,16 +1311,17 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
   ps->set_pods_ready(st.pods_ready);
   ps->set_deactivated(st.deactivated);
-  if (st.evicted_at != absl::InfinitePast()) TimeToProto(st.evicted_at, ps->mutable_evicted_at());
-  if (st.eviction_deadline != absl::InfinitePast()) {
-    TimeToProto(st.eviction_deadline, ps->mutable_eviction_deadline());
+  if (history.evicted_at != absl::InfinitePast())
+    TimeToProto(history.evicted_at, ps->mutable_evicted_at());
+  if (history.eviction_deadline != absl::InfinitePast()) {
+    TimeToProto(history.eviction_deadline, ps->mutable_eviction_deadline());
   }
-  if (st.pods_ready_eviction_time != absl::InfinitePast()) {
-    TimeToProto(st.pods_ready_eviction_time, ps->mutable_pods_ready_eviction_time());
+  if (history.pods_ready_eviction_time != absl::InfinitePast()) {
+    TimeToProto(history.pods_ready_eviction_time, ps->mutable_pods_ready_eviction_time());
   }
-  for (absl::Time t : st.recent_preemptions) TimeToProto(t, ps->add_recent_preemptions());
-  if (st.last_checkpoint_time != absl::InfinitePast()) {
-    TimeToProto(st.last_checkpoint_time, ps->mutable_last_checkpoint_time());
+  for (absl::Time t : history.recent_preemptions) TimeToProto(t, ps->add_recent_preemptions());
+  if (history.last_checkpoint_time != absl::InfinitePast()) {
+    TimeToProto(history.last_checkpoint_time, ps->mutable_last_checkpoint_time());
   }
 }
 

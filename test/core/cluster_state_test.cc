@@ -96,7 +96,7 @@ TEST_F(ClusterStateTest, ReclaimPreemptsNewestBorrowerFirst) {
   EXPECT_EQ(StateOf("speech/speech-1"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("research/tune-c"), WorkloadState::kPending);
   EXPECT_EQ(StateOf("research/train-a"), WorkloadState::kAdmitted);
-  EXPECT_EQ(state_.FindWorkload("research/tune-c")->status.last_preemption_reason,
+  EXPECT_EQ(state_.FindWorkload("research/tune-c")->status.history().last_preemption_reason,
             "InCohortReclamation");
 }
 
@@ -112,7 +112,7 @@ TEST_F(ClusterStateTest, LowerPriorityPreemptedWithinQueueAndRequeued) {
   EXPECT_EQ(StateOf("ml/high"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("ml/mid"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("ml/low"), WorkloadState::kPending);
-  EXPECT_EQ(state_.FindWorkload("ml/low")->status.preemption_count, 1);
+  EXPECT_EQ(state_.FindWorkload("ml/low")->status.history().preemption_count, 1);
   std::vector<PendingPosition> pending = state_.PendingInLocalQueue("ml", "q");
   ASSERT_EQ(pending.size(), 1u);
 }

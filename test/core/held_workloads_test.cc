@@ -45,7 +45,7 @@ TEST(HeldWorkloadsTest, InsertRefilesAfterACheckpointOrEviction) {
   held.Insert(early);
   held.Insert(Held(2, 0, absl::Minutes(5)));
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{2, 1}));
-  early.status.last_checkpoint_time = kStart + absl::Minutes(8);
+  early.status.mutable_history().last_checkpoint_time = kStart + absl::Minutes(8);
   held.Insert(early);
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{1, 2}));
   early.status.state = WorkloadState::kEvicting;

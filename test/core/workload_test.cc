@@ -20,7 +20,7 @@ TEST(PreemptionProtectedUntilTest, NoLimitNeverProtects) {
   for (int i = 0; i < 5; ++i) RecordPreemption(status, kStart + absl::Minutes(i));
   EXPECT_EQ(PreemptionProtectedUntil(status, LimitedQueue(0, absl::ZeroDuration()), kStart),
             std::nullopt);
-  EXPECT_EQ(status.preemption_count, 5);
+  EXPECT_EQ(status.history().preemption_count, 5);
 }
 
 TEST(PreemptionProtectedUntilTest, ProtectsUntilTheOldestCountedPreemptionLeavesTheWindow) {
@@ -43,18 +43,18 @@ TEST(PreemptionProtectedUntilTest, ProtectsUntilTheOldestCountedPreemptionLeaves
 TEST(RecordPreemptionTest, HistoryIsBounded) {
   WorkloadStatus status;
   for (int i = 0; i < 40; ++i) RecordPreemption(status, kStart + absl::Seconds(i));
-  EXPECT_EQ(status.preemption_count, 40);
-  ASSERT_EQ(status.recent_preemptions.size(), kMaxRecentPreemptions);
-  EXPECT_EQ(status.recent_preemptions.front(),
+  EXPECT_EQ(status.history().preemption_count, 40);
+  ASSERT_EQ(status.history().recent_preemptions.size(), kMaxRecentPreemptions);
+  EXPECT_EQ(status.history().recent_preemptions.front(),
             kStart + absl::Seconds(40 - static_cast<int>(kMaxRecentPreemptions)));
-  EXPECT_EQ(status.recent_preemptions.back(), kStart + absl::Seconds(39));
+  EXPECT_EQ(status.history().recent_preemptions.back(), kStart + absl::Seconds(39));
 }
 
 TEST(WorkAtRiskSinceTest, LaterOfAdmissionAndCheckpoint) {
   WorkloadStatus status;
   status.admission_time = kStart;
   EXPECT_EQ(WorkAtRiskSince(status), kStart);
-  status.last_checkpoint_time = kStart + absl::Minutes(3);
+  status.mutable_history().last_checkpoint_time = kStart + absl::Minutes(3);
   EXPECT_EQ(WorkAtRiskSince(status), kStart + absl::Minutes(3));
   // A checkpoint from before the current admission (an earlier run) does not count.
   status.admission_time = kStart + absl::Minutes(5);

@@ -1257,13 +1257,13 @@ core::Workload FullWorkload() {
                                               {{"cpu", 6000}, {"nvidia.com/gpu", 3}}}}};
   st.admission_time = absl::FromUnixSeconds(1700000100);
   st.pending_message = "";
-  st.preemption_count = 2;
-  st.last_preemption_reason = "InCohortReclamation";
-  st.requeue_count = 1;
-  st.requeue_at = absl::FromUnixMillis(1700000200500);
-  st.pods_ready_eviction_time = absl::FromUnixSeconds(1700000150);
-  st.evicted_at = absl::FromUnixSeconds(1700000300);
-  st.eviction_deadline = absl::FromUnixSeconds(1700000330);
+  st.mutable_history().preemption_count = 2;
+  st.mutable_history().last_preemption_reason = "InCohortReclamation";
+  st.mutable_history().requeue_count = 1;
+  st.mutable_history().requeue_at = absl::FromUnixMillis(1700000200500);
+  st.mutable_history().pods_ready_eviction_time = absl::FromUnixSeconds(1700000150);
+  st.mutable_history().evicted_at = absl::FromUnixSeconds(1700000300);
+  st.mutable_history().eviction_deadline = absl::FromUnixSeconds(1700000330);
   st.pods_ready = true;
   st.deactivated = true;
   st.conditions = {
