@@ -29,23 +29,34 @@ struct Entry {
   bool deferred_fit = false;
   bool admitted = false;
   bool skipped = false;
-  std::string message;
+  // Set when the pending message is not the flavor assignment's own (built only for entries
+  // that stay pending: most of a cycle's entries are admitted).
+  std::optional<std::string> message;
   RequeueReason reason = RequeueReason::kGeneric;
+
+  std::string PendingMessage() const {
+    return message.has_value() ? *message : eval.assignment.Message();
+  }
 };
 
 bool FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq,
                        const std::map<FrId, int64_t>& usage, const std::set<WorkloadId>& preempted,
                        const std::vector<PreemptionTarget>& targets) {
+  auto fits = [&] {
+    for (const auto& [fr, q] : usage) {
+      if (std::max<int64_t>(0, cq.node->Available(fr)) < q) return false;
+    }
+    return true;
+  };
+  // Most entries of a cycle neither preempt nor follow a preemption: nothing to simulate.
+  if (preempted.empty() && targets.empty()) return fits();
   UsageSimulation sim(state);
   std::set<WorkloadId> merged = preempted;
   for (const PreemptionTarget& t : targets) merged.insert(t.id);
   for (WorkloadId id : merged) {
     if (const Workload* wl = state.workload(id)) sim.RemoveWorkload(*wl);
   }
-  for (const auto& [fr, q] : usage) {
-    if (std::max<int64_t>(0, cq.node->Available(fr)) < q) return false;
-  }
-  return true;
+  return fits();
 }
 
 bool HasAny(const std::set<WorkloadId>& preempted, const std::vector<PreemptionTarget>& targets) {
@@ -318,6 +329,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   plan.cycle = cycle;
 
   std::vector<Entry> entries;
+  entries.reserve(state_.cluster_queue_runtimes().size());
   std::vector<Entry> inadmissible;
   for (auto& [name, cq_const] : state_.cluster_queue_runtimes()) {
     ClusterQueueRuntime* cq = state_.mutable_cluster_queue(name);
@@ -335,7 +347,6 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     e.eval = Evaluate(*e.wl, *cq, now);
     e.mode = e.eval.assignment.RepresentativeMode();
-    e.message = e.eval.assignment.Message();
     entries.push_back(std::move(e));
   }
 
@@ -345,7 +356,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   EntryOrder order(state_, entries);
   while (Entry* next = order.Next()) {
     Entry& e = *next;
-    std::map<FrId, int64_t> usage = e.eval.assignment.usage;
+    // Refers to the current evaluation, also after the re-evaluation below.
+    const std::map<FrId, int64_t>& usage = e.eval.assignment.usage;
     bool fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
     if (HasAny(preempted, e.eval.targets)) {
       // Kueue recomputes the assignment as if the other preemptions had completed; a workload
@@ -356,9 +368,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
         e.eval = Evaluate(*e.wl, *e.cq, now);
       }
       e.mode = e.eval.assignment.RepresentativeMode();
-      e.message = e.eval.assignment.Message();
       if (e.mode == FlavorMode::kFit) e.deferred_fit = true;
-      usage = e.eval.assignment.usage;
       fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
     }
 
@@ -403,8 +413,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
                                absl::StrCat("Preempted to accommodate a workload (UID: ", e.wl->uid,
                                             ") due to ", t.reason)});
       }
-      absl::StrAppend(&e.message, ". Pending the preemption of ", e.eval.targets.size(),
-                      " workload(s)");
+      e.message = absl::StrCat(e.eval.assignment.Message(), ". Pending the preemption of ",
+                               e.eval.targets.size(), " workload(s)");
       e.reason = RequeueReason::kPendingPreemption;
       continue;
     }
@@ -421,8 +431,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     e.admitted = true;
     AdmissionDecision admission;
     admission.id = e.wl->id;
-    admission.admission = e.eval.assignment.ToAdmission(e.cq->spec.name);
     admission.usage.assign(usage.begin(), usage.end());
+    // An admitted entry's evaluation is not read again.
+    admission.admission = std::move(e.eval.assignment).ToAdmission(e.cq->spec.name);
     plan.admissions.push_back(std::move(admission));
   }
 
@@ -440,7 +451,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     PendingDecision p;
     p.id = e.wl->id;
-    p.message = e.message;
+    p.message = e.PendingMessage();
     p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
     p.sticky = reason == RequeueReason::kPendingPreemption &&
                e.cq->spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;

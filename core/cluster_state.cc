@@ -740,6 +740,9 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
     AddUsageOf(*wl);
     const std::string message =
         absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
+    // Grow each list once for the three conditions and two events below.
+    wl->status.conditions.reserve(wl->status.conditions.size() + 3);
+    wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
     SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
     SetCondition(wl->status,
                  Condition{"Admitted", true, "Admitted", "The workload is admitted", now});

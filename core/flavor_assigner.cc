@@ -135,17 +135,23 @@ std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
   return out;
 }
 
-Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const {
+Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const& {
+  return FlavorAssignment(*this).ToAdmission(cluster_queue);
+}
+
+Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
   Admission admission;
   admission.cluster_queue = cluster_queue;
-  for (const PodSetFlavors& ps : pod_sets) {
-    PodSetAssignment out;
-    out.name = ps.name;
+  admission.pod_sets.reserve(pod_sets.size());
+  for (PodSetFlavors& ps : pod_sets) {
+    PodSetAssignment& out = admission.pod_sets.emplace_back();
+    out.name = std::move(ps.name);
     out.count = ps.count;
-    for (const auto& [resource, choice] : ps.flavors)
-      out.flavors.emplace_back(resource, choice.flavor);
-    out.resource_usage = ps.requests;
-    admission.pod_sets.push_back(std::move(out));
+    out.flavors.reserve(ps.flavors.size());
+    for (auto& [resource, choice] : ps.flavors) {
+      out.flavors.emplace_back(std::move(resource), std::move(choice.flavor));
+    }
+    out.resource_usage = std::move(ps.requests);
   }
   return admission;
 }
@@ -183,6 +189,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
 
   // The group's requested resources, in name order.
   ResourceAmounts group_requests;
+  group_requests.reserve(requests.size());
   for (const auto& [name, value] : requests) {
     if (std::find(group.covered_resources.begin(), group.covered_resources.end(), name) !=
         group.covered_resources.end()) {
@@ -206,6 +213,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
       continue;
     }
     std::vector<std::pair<std::string, FlavorChoice>> choices;
+    choices.reserve(group_requests.size());
     GranularMode representative{GranularPreemption::kFit, 0};
     for (const auto& [name, request] : group_requests) {
       const FrId fr = state_.fr_index().Find(flavor, name).value_or(-1);
@@ -291,6 +299,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     PodSetFlavors ps;
     ps.name = pod_set.name;
     ps.count = counts.empty() ? pod_set.count : counts[i];
+    ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
     for (const auto& [name, per_pod] : pod_set.requests) {
       ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
     }

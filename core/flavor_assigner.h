@@ -57,7 +57,9 @@ struct FlavorAssignment {
   std::string Message() const;
   // FrIds whose flavor needs preemption.
   std::vector<FrId> ResourcesNeedingPreemption() const;
-  Admission ToAdmission(const std::string& cluster_queue) const;
+  Admission ToAdmission(const std::string& cluster_queue) const&;
+  // Moves the pod sets' names and totals into the admission.
+  Admission ToAdmission(const std::string& cluster_queue) &&;
 };
 
 // Chooses a flavor for every resource of every pod set of one workload in one ClusterQueue,
