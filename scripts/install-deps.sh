@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  librocksdb-dev libabsl-dev libyaml-cpp-dev
+  librocksdb-dev libabsl-dev libyaml-cpp-dev libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-yaml
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
