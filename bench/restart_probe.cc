@@ -1,5 +1,7 @@
 #include "bench/restart_probe.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -69,7 +71,7 @@ absl::StatusOr<v1::WorkloadState> StateOf(services::TollgateApi& api, const std:
 
 }  // namespace
 
-absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads) {
+absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads, PopulateEnd end) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(data_dir));
   services::RealClock clock;
@@ -128,6 +130,11 @@ absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads
   executor.reset();
   // The restart reads state, not the change log; drop the log so it does not dominate the disk.
   TOLLGATE_RETURN_IF_ERROR(store->CompactChanges(store->CurrentRevision()));
+  if (end == PopulateEnd::kExitUnclean) {
+    std::printf("[populate] store left in %s without closing it\n", data_dir.c_str());
+    std::fflush(stdout);
+    _exit(0);
+  }
   return absl::OkStatus();
 }
 
