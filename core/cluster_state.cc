@@ -287,15 +287,25 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   if (wl.status.state != WorkloadState::kPending || wl.status.deactivated || !wl.spec.active) {
     return;
   }
-  Route route = RouteOf(wl);
+  QueueRouted(wl, RouteOf(wl), now, nullptr);
+}
+
+void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
+                               std::map<std::string, PendingKeys, std::less<>>* keys) {
   if (!route.cluster_queue.empty()) {
-    ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
-    if (wl.status.requeue_at > now) {
-      cq.queue.PushInadmissible(KeyOf(wl));
-      timers_.insert({wl.status.requeue_at, TimerKind::kBackoffExpired, wl.id});
+    const bool backing_off = wl.status.requeue_at > now;
+    if (keys != nullptr) {
+      PendingKeys& pending = (*keys)[route.cluster_queue];
+      (backing_off ? pending.inadmissible : pending.active).push_back(KeyOf(wl));
     } else {
-      cq.queue.PushActive(KeyOf(wl));
+      ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
+      if (backing_off) {
+        cq.queue.PushInadmissible(KeyOf(wl));
+      } else {
+        cq.queue.PushActive(KeyOf(wl));
+      }
     }
+    if (backing_off) timers_.insert({wl.status.requeue_at, TimerKind::kBackoffExpired, wl.id});
     queued_in_[wl.id] = route.cluster_queue;
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
@@ -503,16 +513,46 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
 }
 
 absl::Status ClusterState::Restore(Workload workload) {
-  const std::string key = workload.Key();
-  if (ids_by_key_.contains(key)) {
-    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " restored twice"));
+  std::vector<std::unique_ptr<Workload>> one;
+  one.push_back(std::make_unique<Workload>(std::move(workload)));
+  return RestoreAll(std::move(one));
+}
+
+absl::Status ClusterState::RestoreAll(std::vector<std::unique_ptr<Workload>> workloads) {
+  workloads_.reserve(workloads_.size() + workloads.size());
+  ids_by_key_.reserve(ids_by_key_.size() + workloads.size());
+  queued_in_.reserve(queued_in_.size() + workloads.size());
+  std::map<std::string, PendingKeys, std::less<>> keys;
+  // Routing does not change during a restore, and stored workloads mostly share a few
+  // LocalQueues: the route of the previous workload's LocalQueue is reused.
+  std::optional<CachedRoute> last_route;
+  absl::Status status;
+  for (std::unique_ptr<Workload>& wl : workloads) {
+    status = RestoreOne(std::move(wl), &keys, &last_route);
+    if (!status.ok()) break;
   }
-  auto wl = std::make_unique<Workload>(std::move(workload));
-  wl->id = static_cast<WorkloadId>(workloads_.size());
-  Workload& ref = *wl;
-  ids_by_key_[key] = ref.id;
-  workloads_.push_back(std::move(wl));
+  // Queued even after an error, so that queued_in_ and the queues agree.
+  for (auto& [name, pending] : keys) {
+    ClusterQueueRuntime& cq = cluster_queues_.find(name)->second;
+    cq.queue.PushAll(std::move(pending.active), /*inadmissible=*/false);
+    cq.queue.PushAll(std::move(pending.inadmissible), /*inadmissible=*/true);
+  }
+  return status;
+}
+
+absl::Status ClusterState::RestoreOne(std::unique_ptr<Workload> owned,
+                                      std::map<std::string, PendingKeys, std::less<>>* keys,
+                                      std::optional<CachedRoute>* last_route) {
+  if (owned == nullptr) return absl::InvalidArgumentError("Restore: no workload");
+  const WorkloadId id = static_cast<WorkloadId>(workloads_.size());
+  if (!ids_by_key_.try_emplace(owned->Key(), id).second) {
+    return absl::AlreadyExistsError(absl::StrCat("workload ", owned->Key(), " restored twice"));
+  }
+  owned->id = id;
+  Workload& ref = *owned;
+  workloads_.push_back(std::move(owned));
   if (ref.HoldsQuota()) {
+    const std::string key = ref.Key();
     if (!ref.status.admission.has_value()) {
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
     }
@@ -544,8 +584,14 @@ absl::Status ClusterState::Restore(Workload workload) {
       timers_.insert({ref.status.admission_time + config_.wait_for_pods_ready.timeout,
                       TimerKind::kPodsReadyTimeout, ref.id});
     }
-  } else if (ref.status.state == WorkloadState::kPending) {
-    Requeue(ref, ref.creation_time);
+  } else if (ref.status.state == WorkloadState::kPending && !ref.status.deactivated &&
+             ref.spec.active) {
+    // Requeue at the workload's creation time, as a fresh id is not queued yet.
+    if (!last_route->has_value() || (*last_route)->namespace_name != ref.spec.namespace_name ||
+        (*last_route)->queue_name != ref.spec.queue_name) {
+      *last_route = CachedRoute{ref.spec.namespace_name, ref.spec.queue_name, RouteOf(ref)};
+    }
+    QueueRouted(ref, (*last_route)->route, ref.creation_time, keys);
   }
   return absl::OkStatus();
 }

@@ -137,6 +137,10 @@ class ClusterState {
   absl::StatusOr<SubmitOutcome> Submit(WorkloadSpec spec, std::string uid, absl::Time now);
   // Re-creates a workload read back from the store after a restart, keeping its status.
   absl::Status Restore(Workload workload);
+  // Restore of each workload in turn (the order assigns their ids), done in bulk: indexes
+  // reserved once, routes looked up once per LocalQueue, each ClusterQueue's pending queue
+  // built from its sorted keys. Stops at the first error, leaving the state partly restored.
+  absl::Status RestoreAll(std::vector<std::unique_ptr<Workload>> workloads);
   absl::Status Finish(absl::string_view key, absl::string_view message, absl::Time now);
   absl::Status Delete(absl::string_view key, absl::Time now);
   // Operator or adapter eviction of an admitted workload: it returns to its queue.
@@ -224,6 +228,24 @@ class ClusterState {
 
   Route RouteOf(const Workload& wl) const;
   void Requeue(Workload& wl, absl::Time now);
+  // Requeue's bookkeeping for a workload that is not queued, along `route`. `keys`, when set,
+  // collects the queue keys per ClusterQueue (active, inadmissible) instead of pushing them.
+  struct PendingKeys {
+    std::vector<QueueKey> active;
+    std::vector<QueueKey> inadmissible;
+  };
+  void QueueRouted(Workload& wl, const Route& route, absl::Time now,
+                   std::map<std::string, PendingKeys, std::less<>>* keys);
+  // The route of the LocalQueue `namespace_name`/`queue_name`, kept across a RestoreAll.
+  struct CachedRoute {
+    std::string namespace_name;
+    std::string queue_name;
+    Route route;
+  };
+  // Restore of one workload, appended with the next id.
+  absl::Status RestoreOne(std::unique_ptr<Workload> owned,
+                          std::map<std::string, PendingKeys, std::less<>>* keys,
+                          std::optional<CachedRoute>* last_route);
   void Unqueue(Workload& wl);
   void RerouteAllPending(absl::Time now);
   void RebuildQuotaTree(absl::Time now);

@@ -23,6 +23,23 @@ void WorkloadQueue::PushInadmissible(QueueKey key) {
   where_[key.id] = Entry{key, true};
 }
 
+void WorkloadQueue::PushAll(std::vector<QueueKey> keys, bool inadmissible) {
+  const bool was_empty = where_.empty();
+  where_.reserve(where_.size() + keys.size());
+  for (QueueKey& key : keys) {
+    if (!was_empty) Remove(key.id);
+    key = Normalized(key);
+  }
+  // Restored workloads arrive in creation order, which is often queue order already.
+  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
+  absl::btree_set<QueueKey>& set = inadmissible ? inadmissible_ : active_;
+  for (const QueueKey& key : keys) {
+    // The hint is right whenever the key sorts after everything already there.
+    set.insert(set.end(), key);
+    where_[key.id] = Entry{key, inadmissible};
+  }
+}
+
 void WorkloadQueue::Remove(WorkloadId id) {
   auto it = where_.find(id);
   if (it == where_.end()) return;
