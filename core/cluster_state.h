@@ -139,7 +139,9 @@ class ClusterState {
   absl::Status Restore(Workload workload);
   // Restore of each workload in turn (the order assigns their ids), done in bulk: indexes
   // reserved once, routes looked up once per LocalQueue, each ClusterQueue's pending queue
-  // built from its sorted keys. Stops at the first error, leaving the state partly restored.
+  // built from its sorted keys, and for a large restore the key index filled on a helper
+  // thread. On an error (a duplicate key, a workload holding quota without an admission) the
+  // state is partly restored and must be discarded.
   absl::Status RestoreAll(std::vector<std::unique_ptr<Workload>> workloads);
   absl::Status Finish(absl::string_view key, absl::string_view message, absl::Time now);
   absl::Status Delete(absl::string_view key, absl::Time now);
@@ -242,9 +244,8 @@ class ClusterState {
     std::string queue_name;
     Route route;
   };
-  // Restore of one workload, appended with the next id.
-  absl::Status RestoreOne(std::unique_ptr<Workload> owned,
-                          std::map<std::string, PendingKeys, std::less<>>* keys,
+  // Everything Restore does for one workload already in workloads_ but its key index entry.
+  absl::Status RestoreOne(Workload& ref, std::map<std::string, PendingKeys, std::less<>>* keys,
                           std::optional<CachedRoute>* last_route);
   void Unqueue(Workload& wl);
   void RerouteAllPending(absl::Time now);

@@ -218,8 +218,41 @@ TEST_F(ClusterStateTest, RestoreAllRefusesADuplicateKey) {
     stored.push_back(std::move(wl));
   }
   EXPECT_EQ(state_.RestoreAll(std::move(stored)).code(), absl::StatusCode::kAlreadyExists);
-  // The one restored is queued.
-  EXPECT_EQ(state_.ClusterQueueCounts("cq").pending, 1);
+}
+
+// Large restores fill the key index on a helper thread; the result must be the same.
+TEST_F(ClusterStateTest, LargeRestoreAllIndexesEveryKey) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  constexpr int kCount = 70000;
+  std::vector<std::unique_ptr<Workload>> stored;
+  for (int i = 0; i < kCount; ++i) {
+    auto wl = std::make_unique<Workload>();
+    wl->creation_time = now_ + absl::Seconds(i);
+    wl->spec = GpuJob(absl::StrCat("w", i), "ns", "q", 1, i % 3);
+    wl->priority = i % 3;
+    stored.push_back(std::move(wl));
+  }
+  ASSERT_TRUE(state_.RestoreAll(std::move(stored)).ok());
+  for (int i = 0; i < kCount; ++i) {
+    const Workload* wl = state_.FindWorkload(absl::StrCat("ns/w", i));
+    ASSERT_NE(wl, nullptr) << i;
+    ASSERT_EQ(wl->id, i + 1);
+  }
+  std::vector<PendingPosition> pending = state_.PendingInClusterQueue("cq");
+  ASSERT_EQ(pending.size(), static_cast<size_t>(kCount));
+  // Priority 2 first, then by creation time.
+  EXPECT_EQ(state_.workload(pending.front().id)->Key(), "ns/w2");
+  EXPECT_EQ(state_.workload(pending.back().id)->Key(), absl::StrCat("ns/w", kCount - 1));
+
+  std::vector<std::unique_ptr<Workload>> again;
+  for (int i = 0; i < kCount; ++i) {
+    auto wl = std::make_unique<Workload>();
+    wl->spec = GpuJob(absl::StrCat("v", i == kCount - 1 ? 0 : i), "ns", "q", 1);
+    again.push_back(std::move(wl));
+  }
+  absl::Status duplicate = state_.RestoreAll(std::move(again));
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(duplicate.message(), "workload ns/v0 restored twice");
 }
 
 TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {

@@ -47,6 +47,21 @@ TEST(WorkloadQueueTest, PushAllBuildsTheSameQueueAsPushingOneByOne) {
   }
 }
 
+// What a restart hands over: creation order, a few workloads of higher priority late.
+TEST(WorkloadQueueTest, PushAllOfAFewAscendingRuns) {
+  std::vector<QueueKey> keys;
+  for (WorkloadId id = 1; id <= 300; ++id) {
+    const int32_t priority = id % 100 == 0 ? static_cast<int32_t>(id / 100) : 0;
+    keys.push_back(QueueKey{1, priority, kStart + absl::Seconds(id / 2), id});
+  }
+  WorkloadQueue one_by_one;
+  for (const QueueKey& key : keys) one_by_one.PushActive(key);
+  WorkloadQueue bulk;
+  bulk.PushAll(keys, /*inadmissible=*/false);
+  EXPECT_EQ(bulk.ActiveInOrder(), one_by_one.ActiveInOrder());
+  EXPECT_EQ(bulk.ActiveInOrder().front(), 300);
+}
+
 TEST(WorkloadQueueTest, PushAllMovesWorkloadsAlreadyQueued) {
   WorkloadQueue q;
   q.PushActive(QueueKey{1, 0, kStart, 7});
