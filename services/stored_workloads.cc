@@ -56,19 +56,19 @@ void StoredWorkloadParser::Add(absl::string_view key, absl::string_view value) {
   current_->sizes.emplace_back(static_cast<uint32_t>(key.size()),
                                static_cast<uint32_t>(value.size()));
   if (current_->sizes.size() == kRecordsPerBatch) {
-    Submit(std::move(current_));
+    Submit(std::move(current_), /*start_helpers=*/true);
     current_ = NewBatch();
   }
 }
 
-void StoredWorkloadParser::Submit(std::unique_ptr<Batch> batch) {
+void StoredWorkloadParser::Submit(std::unique_ptr<Batch> batch, bool start_helpers) {
   Batch* raw = batch.get();
   batches_.push_back(std::move(batch));
   {
     absl::MutexLock lock(&mu_);
     queue_.push_back(raw);
   }
-  if (threads_.empty()) {
+  if (start_helpers && threads_.empty()) {
     for (int i = 0; i < helpers_; ++i) threads_.emplace_back([this] { Drain(true); });
   }
 }
@@ -137,7 +137,8 @@ void StoredWorkloadParser::Parse(Batch& batch) {
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> StoredWorkloadParser::Finish() {
-  if (!current_->sizes.empty()) Submit(std::move(current_));
+  // The last, partial batch alone is not worth starting a thread for.
+  if (!current_->sizes.empty()) Submit(std::move(current_), /*start_helpers=*/false);
   current_ = NewBatch();
   {
     absl::MutexLock lock(&mu_);

@@ -55,7 +55,7 @@ class StoredWorkloadParser {
 
   static std::unique_ptr<Batch> NewBatch();
   static void Parse(Batch& batch);
-  void Submit(std::unique_ptr<Batch> batch);
+  void Submit(std::unique_ptr<Batch> batch, bool start_helpers);
   // Parses queued batches until none is left (helpers: until Finish closes the queue).
   void Drain(bool wait_for_more);
 
