@@ -34,6 +34,9 @@ class Flags {
 // Seconds on the monotonic clock (benchmarks time intervals only).
 double MonotonicSeconds();
 
+// CPU seconds (user + system) this process has used, on all of its threads.
+double ProcessCpuSeconds();
+
 // p in [0, 1]; sorts a copy.
 double Percentile(std::vector<double> values, double p);
 

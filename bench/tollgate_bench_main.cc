@@ -51,6 +51,11 @@ Commands:
   restart  Restart-to-first-admission with N stored workloads, and RSS per workload (the
            reopen runs in a fresh process).
              --workloads=100000
+             --data-dir=DIR     reopen (and change) an existing store instead of filling one
+             --populate-only    fill --data-dir (or a new directory) and stop, so one filled
+                                store can be copied for several reopens
+             --unclean          with --populate-only: exit without closing the store, as after
+                                kill -9 (the reopen then replays the write-ahead log)
   memory   Resident memory per pending workload of the pure core (ClusterState).
              --workloads=1000000
 
@@ -159,19 +164,32 @@ absl::Status RunService(const Flags& flags) {
 }
 
 absl::Status RunRestart(const Flags& flags, const char* self) {
-  TOLLGATE_RETURN_IF_ERROR(
-      flags.CheckKnown({"workloads", "work-dir", "keep", "reopen", "data-dir"}));
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown(
+      {"workloads", "work-dir", "keep", "reopen", "data-dir", "populate-only", "unclean"}));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t workloads, flags.Int("workloads", 100000));
   if (workloads < 3) return absl::InvalidArgumentError("--workloads: want at least 3");
   if (flags.Bool("reopen")) {
     return ProbeRestart(flags.String("data-dir", ""), workloads);
   }
+  if (flags.Bool("unclean") && !flags.Bool("populate-only")) {
+    return absl::InvalidArgumentError("--unclean needs --populate-only");
+  }
   std::string data_dir = flags.String("data-dir", "");
+  if (flags.Bool("populate-only")) {
+    if (data_dir.empty()) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          data_dir, MakeTempDir(flags.String("work-dir", "/tmp/tollgate-bench"), "restart-"));
+    }
+    const PopulateEnd end = flags.Bool("unclean") ? PopulateEnd::kExitUnclean : PopulateEnd::kClose;
+    TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, workloads, end));
+    std::printf("[populate] store left in %s\n", data_dir.c_str());
+    return absl::OkStatus();
+  }
   const bool made_here = data_dir.empty();
   if (made_here) {
     TOLLGATE_ASSIGN_OR_RETURN(
         data_dir, MakeTempDir(flags.String("work-dir", "/tmp/tollgate-bench"), "restart-"));
-    TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, workloads));
+    TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, workloads, PopulateEnd::kClose));
   }
   // Reopen in a fresh process so its RSS holds only what the restart built.
   std::vector<std::string> args = {self, "restart", "--reopen",

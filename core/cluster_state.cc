@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -288,15 +289,24 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   if (wl.status.state != WorkloadState::kPending || wl.status.deactivated || !wl.spec.active) {
     return;
   }
-  Route route = RouteOf(wl);
+  QueueRouted(wl, RouteOf(wl), now, nullptr);
+}
+
+void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
+                               absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys) {
   if (!route.cluster_queue.empty()) {
     ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
-    if (wl.status.history().requeue_at > now) {
+    const absl::Time requeue_at = wl.status.history().requeue_at;
+    const bool backing_off = requeue_at > now;
+    if (keys != nullptr) {
+      PendingKeys& pending = (*keys)[&cq];
+      (backing_off ? pending.inadmissible : pending.active).push_back(KeyOf(wl));
+    } else if (backing_off) {
       cq.queue.PushInadmissible(KeyOf(wl));
-      timers_.insert({wl.status.history().requeue_at, TimerKind::kBackoffExpired, wl.id});
     } else {
       cq.queue.PushActive(KeyOf(wl));
     }
+    if (backing_off) timers_.insert({requeue_at, TimerKind::kBackoffExpired, wl.id});
     queued_in_[wl.id] = &cq;
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
@@ -505,16 +515,78 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
 }
 
 absl::Status ClusterState::Restore(Workload workload) {
-  const std::string key = workload.Key();
-  if (ids_by_key_.Contains(key)) {
-    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " restored twice"));
+  std::vector<std::unique_ptr<Workload>> one;
+  one.push_back(std::make_unique<Workload>(std::move(workload)));
+  return RestoreAll(std::move(one));
+}
+
+absl::Status ClusterState::RestoreAll(std::vector<std::unique_ptr<Workload>> workloads) {
+  for (const std::unique_ptr<Workload>& wl : workloads) {
+    if (wl == nullptr) return absl::InvalidArgumentError("RestoreAll: no workload");
   }
-  auto wl = std::make_unique<Workload>(std::move(workload));
-  wl->id = static_cast<WorkloadId>(workloads_.size());
-  Workload& ref = *wl;
-  workloads_.push_back(std::move(wl));
-  ids_by_key_.Insert(ref.id);
+  const size_t base = workloads_.size();
+  const size_t count = workloads.size();
+  workloads_.reserve(base + count);
+  ids_by_key_.reserve(ids_by_key_.size() + count);
+  queued_in_.reserve(queued_in_.size() + count);
+  for (std::unique_ptr<Workload>& wl : workloads) {
+    wl->id = static_cast<WorkloadId>(workloads_.size());
+    workloads_.push_back(std::move(wl));
+  }
+
+  // The key index depends on nothing else restored, and filling it (a hash of the names and a
+  // probe that misses the cache per workload) is a good part of the work: for a large restore a
+  // helper thread fills it while this one routes and queues. Neither side touches what the
+  // other writes: the helper reads only the workloads' names and workloads_ (which neither
+  // grows here), and writes only ids_by_key_.
+  std::optional<std::string> duplicate;
+  auto index_keys = [this, base, count, &duplicate] {
+    for (size_t i = base; i < base + count; ++i) {
+      const Workload& wl = *workloads_[i];
+      if (!ids_by_key_.Insert(wl.id) && !duplicate.has_value()) duplicate = wl.Key();
+    }
+  };
+  constexpr size_t kMinForHelper = 1 << 16;
+  std::thread indexer;
+  if (count >= kMinForHelper) {
+    indexer = std::thread(index_keys);
+  } else {
+    index_keys();
+  }
+
+  absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys> keys;
+  // Routing does not change during a restore, and stored workloads mostly share a few
+  // LocalQueues: the route of the previous workload's LocalQueue is reused.
+  std::optional<CachedRoute> last_route;
+  absl::Status status;
+  for (size_t i = base; i < base + count; ++i) {
+    // The workloads were just decoded elsewhere and are cold; fetch a few ahead.
+    constexpr size_t kPrefetchDistance = 8;
+    if (i + kPrefetchDistance < base + count) {
+      const Workload& ahead = *workloads_[i + kPrefetchDistance];
+      __builtin_prefetch(&ahead.spec);
+      __builtin_prefetch(&ahead.status);
+    }
+    status = RestoreOne(*workloads_[i], &keys, &last_route);
+    if (!status.ok()) break;
+  }
+  // Queued even after an error, so that queued_in_ and the queues agree.
+  for (auto& [cq, pending] : keys) {
+    cq->queue.PushAll(std::move(pending.active), /*inadmissible=*/false);
+    cq->queue.PushAll(std::move(pending.inadmissible), /*inadmissible=*/true);
+  }
+  if (indexer.joinable()) indexer.join();
+  if (duplicate.has_value()) {
+    return absl::AlreadyExistsError(absl::StrCat("workload ", *duplicate, " restored twice"));
+  }
+  return status;
+}
+
+absl::Status ClusterState::RestoreOne(Workload& ref,
+                                      absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys,
+                                      std::optional<CachedRoute>* last_route) {
   if (ref.HoldsQuota()) {
+    const std::string key = ref.Key();
     if (!ref.status.admission.has_value()) {
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
     }
@@ -547,8 +619,14 @@ absl::Status ClusterState::Restore(Workload workload) {
       timers_.insert({ref.status.admission_time + config_.wait_for_pods_ready.timeout,
                       TimerKind::kPodsReadyTimeout, ref.id});
     }
-  } else if (ref.status.state == WorkloadState::kPending) {
-    Requeue(ref, ref.creation_time);
+  } else if (ref.status.state == WorkloadState::kPending && !ref.status.deactivated &&
+             ref.spec.active) {
+    // Requeue at the workload's creation time, as a fresh id is not queued yet.
+    if (!last_route->has_value() || (*last_route)->namespace_name != ref.spec.namespace_name ||
+        (*last_route)->queue_name != ref.spec.queue_name) {
+      *last_route = CachedRoute{ref.spec.namespace_name, ref.spec.queue_name, RouteOf(ref)};
+    }
+    QueueRouted(ref, (*last_route)->route, ref.creation_time, keys);
   }
   return absl::OkStatus();
 }

@@ -138,6 +138,12 @@ class ClusterState {
   absl::StatusOr<SubmitOutcome> Submit(WorkloadSpec spec, std::string uid, absl::Time now);
   // Re-creates a workload read back from the store after a restart, keeping its status.
   absl::Status Restore(Workload workload);
+  // Restore of each workload in turn (the order assigns their ids), done in bulk: indexes
+  // reserved once, routes looked up once per LocalQueue, each ClusterQueue's pending queue
+  // built from its sorted keys, and for a large restore the key index filled on a helper
+  // thread. On an error (a duplicate key, a workload holding quota without an admission) the
+  // state is partly restored and must be discarded.
+  absl::Status RestoreAll(std::vector<std::unique_ptr<Workload>> workloads);
   absl::Status Finish(absl::string_view key, absl::string_view message, absl::Time now);
   absl::Status Delete(absl::string_view key, absl::Time now);
   // Operator or adapter eviction of an admitted workload: it returns to its queue.
@@ -225,6 +231,24 @@ class ClusterState {
 
   Route RouteOf(const Workload& wl) const;
   void Requeue(Workload& wl, absl::Time now);
+  // Requeue's bookkeeping for a workload that is not queued, along `route`. `keys`, when set,
+  // collects the queue keys per ClusterQueue (active, inadmissible) instead of pushing them.
+  struct PendingKeys {
+    std::vector<QueueKey> active;
+    std::vector<QueueKey> inadmissible;
+  };
+  void QueueRouted(Workload& wl, const Route& route, absl::Time now,
+                   absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys);
+  // The route of the LocalQueue `namespace_name`/`queue_name`, kept across a RestoreAll.
+  struct CachedRoute {
+    std::string namespace_name;
+    std::string queue_name;
+    Route route;
+  };
+  // Everything Restore does for one workload already in workloads_ but its key index entry.
+  absl::Status RestoreOne(Workload& ref,
+                          absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys,
+                          std::optional<CachedRoute>* last_route);
   void Unqueue(Workload& wl);
   void RerouteAllPending(absl::Time now);
   void RebuildQuotaTree(absl::Time now);

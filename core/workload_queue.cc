@@ -23,6 +23,48 @@ void WorkloadQueue::PushInadmissible(QueueKey key) {
   where_[key.id] = Entry{key, true};
 }
 
+namespace {
+
+// Restored workloads arrive in creation order, which is queue order within one priority: the
+// keys are a few ascending runs (one per priority, say). Merging those is linear; anything
+// more shuffled is sorted from scratch.
+void SortMostlySorted(std::vector<QueueKey>& keys) {
+  constexpr size_t kMaxRuns = 16;
+  std::vector<size_t> run_ends;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i] < keys[i - 1]) {
+      run_ends.push_back(i);
+      if (run_ends.size() >= kMaxRuns) {
+        std::sort(keys.begin(), keys.end());
+        return;
+      }
+    }
+  }
+  run_ends.push_back(keys.size());
+  for (size_t r = 1; r < run_ends.size(); ++r) {
+    std::inplace_merge(keys.begin(), keys.begin() + static_cast<ptrdiff_t>(run_ends[r - 1]),
+                       keys.begin() + static_cast<ptrdiff_t>(run_ends[r]));
+  }
+}
+
+}  // namespace
+
+void WorkloadQueue::PushAll(std::vector<QueueKey> keys, bool inadmissible) {
+  const bool was_empty = where_.empty();
+  where_.reserve(where_.size() + keys.size());
+  for (QueueKey& key : keys) {
+    if (!was_empty) Remove(key.id);
+    key = Normalized(key);
+  }
+  SortMostlySorted(keys);
+  absl::btree_set<QueueKey>& set = inadmissible ? inadmissible_ : active_;
+  for (const QueueKey& key : keys) {
+    // The hint is right whenever the key sorts after everything already there.
+    set.insert(set.end(), key);
+    where_[key.id] = Entry{key, inadmissible};
+  }
+}
+
 void WorkloadQueue::Remove(WorkloadId id) {
   auto it = where_.find(id);
   if (it == where_.end()) return;

@@ -38,6 +38,9 @@ class WorkloadQueue {
   // Adds to the active set (or moves it there). `key.sticky_rank` is set by the queue.
   void PushActive(QueueKey key);
   void PushInadmissible(QueueKey key);
+  // PushActive (or PushInadmissible) of every key, for workloads with distinct ids: sorts them
+  // first so the set is built by appending rather than by one search per key.
+  void PushAll(std::vector<QueueKey> keys, bool inadmissible);
   void Remove(WorkloadId id);
   bool Contains(WorkloadId id) const { return where_.contains(id); }
   bool IsInadmissible(WorkloadId id) const;

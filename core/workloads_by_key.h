@@ -31,8 +31,10 @@ class WorkloadsByKey {
     return *it;
   }
   bool Contains(absl::string_view key) const { return ids_.contains(SplitKey(key)); }
-  // The workload must be in the table already.
-  void Insert(WorkloadId id) { ids_.insert(id); }
+  // The workload must be in the table already. Returns false (and indexes nothing) when another
+  // workload already has its key.
+  bool Insert(WorkloadId id) { return ids_.insert(id).second; }
+  void reserve(size_t n) { ids_.reserve(n); }
   void Erase(WorkloadId id) { ids_.erase(NameOf(*(*table_)[id])); }
   size_t size() const { return ids_.size(); }
 

@@ -122,6 +122,22 @@ class AdmissionExecutor {
         });
   }
 
+  // Where the last load of the state from the store spent its time (by the executor's clock).
+  struct LoadStats {
+    int64_t workloads = 0;
+    // Configuration objects: scan, parse, apply.
+    absl::Duration config;
+    // The workload scan, with parsing on the helper threads alongside it.
+    absl::Duration scan;
+    // Parsing left when the scan ended, on every core.
+    absl::Duration parse_tail;
+    // Ordering by creation time.
+    absl::Duration sort;
+    // ClusterState::RestoreAll.
+    absl::Duration restore;
+  };
+  LoadStats load_stats() const;
+
   // Runs scheduling cycles until one makes no progress (fires due timers first).
   absl::Status Settle();
 
@@ -180,6 +196,7 @@ class AdmissionExecutor {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The last round stopped at max_cycles_per_round with work left.
   bool more_cycles_ ABSL_GUARDED_BY(mu_) = false;
+  LoadStats load_stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
 #include "services/api_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -57,15 +60,18 @@ std::string Key(absl::string_view path, absl::string_view key) {
 
 // Builds errors that name the object, so a message from a batch apply still says which object
 // and field to fix.
+//
+// Holds views of the object's kind, namespace and name (which must outlive it) and formats
+// them only for an error: stored workloads are decoded by the million on restart.
 class Reporter {
  public:
   Reporter(absl::string_view kind, absl::string_view ns, absl::string_view name)
-      : object_(absl::StrCat(kind, " ",
-                             ns.empty() ? std::string() : absl::StrCat(absl::CHexEscape(ns), "/"),
-                             name.empty() ? "<unnamed>" : absl::CHexEscape(name))) {}
+      : kind_(kind), ns_(ns), name_(name) {}
 
   absl::Status Invalid(absl::string_view path, absl::string_view reason) const {
-    return absl::InvalidArgumentError(absl::StrCat(object_, ": ", path, ": ", reason));
+    return absl::InvalidArgumentError(absl::StrCat(
+        kind_, " ", ns_.empty() ? std::string() : absl::StrCat(absl::CHexEscape(ns_), "/"),
+        name_.empty() ? "<unnamed>" : absl::CHexEscape(name_), ": ", path, ": ", reason));
   }
 
   // Places a validator's error (which already quotes the value) at `path`.
@@ -75,8 +81,13 @@ class Reporter {
   }
 
  private:
-  std::string object_;
+  absl::string_view kind_;
+  absl::string_view ns_;
+  absl::string_view name_;
 };
+
+// A field path built only when an error needs it (the success path allocates nothing).
+using LazyPath = absl::FunctionRef<std::string()>;
 
 Reporter WorkloadReporter(const v1::Workload& wl) {
   return Reporter("Workload", wl.metadata().namespace_(), wl.metadata().name());
@@ -204,6 +215,14 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view
   return core::ResourceScalar(resource, q);
 }
 
+// The same, with the path built only for an error.
+absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
+                                            absl::string_view resource, absl::string_view text) {
+  absl::StatusOr<core::Quantity> q = core::Quantity::Parse(text);
+  if (!q.ok() || q->IsNegative()) return ParseResourceAmount(r, path(), resource, text).status();
+  return core::ResourceScalar(resource, *q);
+}
+
 // Quantity's value as a float, as Kueue reads fair-sharing weights. Works on the canonical text
 // (an integer mantissa and an SI, binary or exponent suffix) so that spellings of one value
 // give one double; decimal scaling goes through the string so it rounds only once.
@@ -283,11 +302,17 @@ absl::Time TimeOf(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
-absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, absl::string_view path, bool has,
+absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, LazyPath path, bool has,
                                          const google::protobuf::Timestamp& ts) {
   if (!has) return absl::InfinitePast();
-  if (std::optional<std::string> error = TimestampOutOfRange(ts)) return r.Invalid(path, *error);
+  if (std::optional<std::string> error = TimestampOutOfRange(ts)) return r.Invalid(path(), *error);
   return TimeOf(ts);
+}
+
+absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, absl::string_view path, bool has,
+                                         const google::protobuf::Timestamp& ts) {
+  return TimeFromProto(
+      r, [path] { return std::string(path); }, has, ts);
 }
 
 }  // namespace
@@ -317,11 +342,18 @@ void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
 
 // --- Metadata, labels, names -------------------------------------------------------------------
 
+absl::Status ValidateName(const Reporter& r, LazyPath path, absl::string_view value, bool label) {
+  if (value.empty()) return r.Invalid(path(), "required value, got \"\"");
+  absl::Status status =
+      label ? core::ValidateDns1123Label(value) : core::ValidateDns1123Subdomain(value);
+  if (status.ok()) return status;
+  return r.At(path(), status);
+}
+
 absl::Status ValidateName(const Reporter& r, absl::string_view path, absl::string_view value,
                           bool label) {
-  if (value.empty()) return r.Invalid(path, "required value, got \"\"");
-  return r.At(path,
-              label ? core::ValidateDns1123Label(value) : core::ValidateDns1123Subdomain(value));
+  return ValidateName(
+      r, [path] { return std::string(path); }, value, label);
 }
 
 // Kubernetes' ValidateLabels: qualified-name keys, label values. Keys are reported at
@@ -663,43 +695,60 @@ void LabelsToProto(const core::Labels& labels, StringMap* out) {
 // --- Workloads
 // ------------------------------------------------------------------------------------
 
-absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, absl::string_view path,
+// `path` is built only for an error: workloads are decoded on every Submit and by the million
+// on restart.
+absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath path,
                                                  const v1::PodSet& ps) {
   core::PodSetSpec out;
   out.name = ps.name().empty() ? std::string(kDefaultPodSetName) : ps.name();
-  TOLLGATE_RETURN_IF_ERROR(ValidateName(r, Child(path, "name"), out.name, /*label=*/true));
+  TOLLGATE_RETURN_IF_ERROR(ValidateName(
+      r, [&] { return Child(path(), "name"); }, out.name, /*label=*/true));
   if (ps.count() < 0) {
-    return r.Invalid(Child(path, "count"),
+    return r.Invalid(Child(path(), "count"),
                      absl::StrCat("must be greater than or equal to 0, got ", ps.count()));
   }
   out.count = ps.count();
   if (ps.has_min_count()) {
-    const std::string mpath = Child(path, "minCount");
     if (ps.min_count() < 1) {
-      return r.Invalid(mpath,
+      return r.Invalid(Child(path(), "minCount"),
                        absl::StrCat("must be greater than or equal to 1, got ", ps.min_count()));
     }
     if (ps.min_count() > ps.count()) {
-      return r.Invalid(mpath, absl::StrCat("must be less than or equal to count (", ps.count(),
-                                           "), got ", ps.min_count()));
+      return r.Invalid(Child(path(), "minCount"),
+                       absl::StrCat("must be less than or equal to count (", ps.count(), "), got ",
+                                    ps.min_count()));
     }
     out.min_count = ps.min_count();
   }
-  const std::string rpath = Child(path, "requests");
-  for (const auto& [resource, text] : Sorted(ps.requests())) {
-    const std::string kpath = Key(rpath, resource);
-    TOLLGATE_RETURN_IF_ERROR(r.At(kpath, core::ValidateQualifiedName(resource)));
-    if (resource == kReservedPodsResource) {
-      return r.Invalid(kpath, absl::StrCat("the resource name ", Quote(resource),
-                                           " is reserved for internal Kueue use"));
+  // In resource order, as Sorted() would give, without copying the map.
+  using Request = google::protobuf::Map<std::string, std::string>::value_type;
+  absl::InlinedVector<const Request*, 4> requests;
+  for (const Request& request : ps.requests()) requests.push_back(&request);
+  std::sort(requests.begin(), requests.end(),
+            [](const Request* a, const Request* b) { return a->first < b->first; });
+  out.requests.reserve(requests.size());
+  for (const Request* request : requests) {
+    const std::string& resource = request->first;
+    auto kpath = [&] { return Key(Child(path(), "requests"), resource); };
+    if (absl::Status valid = core::ValidateQualifiedName(resource); !valid.ok()) {
+      return r.At(kpath(), valid);
     }
-    TOLLGATE_ASSIGN_OR_RETURN(int64_t amount, ParseResourceAmount(r, kpath, resource, text));
+    if (resource == kReservedPodsResource) {
+      return r.Invalid(kpath(), absl::StrCat("the resource name ", Quote(resource),
+                                             " is reserved for internal Kueue use"));
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t amount,
+                              ParseResourceAmount(r, kpath, resource, request->second));
     out.requests.emplace_back(resource, amount);
   }
-  TOLLGATE_RETURN_IF_ERROR(
-      LabelsFromProto(r, Child(path, "nodeSelector"), ps.node_selector(), &out.node_selector));
-  TOLLGATE_ASSIGN_OR_RETURN(out.tolerations,
-                            TolerationsFromProto(r, Child(path, "tolerations"), ps.tolerations()));
+  if (!ps.node_selector().empty()) {
+    TOLLGATE_RETURN_IF_ERROR(
+        LabelsFromProto(r, Child(path(), "nodeSelector"), ps.node_selector(), &out.node_selector));
+  }
+  if (!ps.tolerations().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.tolerations, TolerationsFromProto(r, Child(path(), "tolerations"), ps.tolerations()));
+  }
   return out;
 }
 
@@ -788,13 +837,13 @@ void AdmissionToProto(const core::Admission& a, v1::Admission* out) {
   }
 }
 
-absl::StatusOr<bool> ConditionStatusFromProto(const Reporter& r, absl::string_view path,
+absl::StatusOr<bool> ConditionStatusFromProto(const Reporter& r, LazyPath path,
                                               absl::string_view status) {
   if (status == "True") return true;
   // The core's conditions are two-valued; Unknown reads as not (yet) true.
   if (status == "False" || status == "Unknown") return false;
-  return r.Invalid(path, absl::StrCat("unsupported value ", Quote(status),
-                                      ": supported values: \"True\", \"False\", \"Unknown\""));
+  return r.Invalid(path(), absl::StrCat("unsupported value ", Quote(status),
+                                        ": supported values: \"True\", \"False\", \"Unknown\""));
 }
 
 }  // namespace
@@ -1028,13 +1077,16 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
 
   TOLLGATE_RETURN_IF_ERROR(CheckMinItems(r, "spec.podSets", s.pod_sets_size(), 1));
   TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "spec.podSets", s.pod_sets_size(), kMaxPodSets));
-  std::set<std::string> names;
   int with_min_count = 0;
+  out.pod_sets.reserve(s.pod_sets_size());
   for (int i = 0; i < s.pod_sets_size(); ++i) {
-    const std::string path = Index("spec.podSets", i);
+    auto path = [i] { return Index("spec.podSets", i); };
     TOLLGATE_ASSIGN_OR_RETURN(core::PodSetSpec ps, PodSetFromProto(r, path, s.pod_sets(i)));
-    if (!names.insert(ps.name).second) {
-      return r.Invalid(Child(path, "name"), absl::StrCat("duplicate value ", Quote(ps.name)));
+    // At most kMaxPodSets, so a scan beats building a set.
+    for (const core::PodSetSpec& earlier : out.pod_sets) {
+      if (earlier.name == ps.name) {
+        return r.Invalid(Child(path(), "name"), absl::StrCat("duplicate value ", Quote(ps.name)));
+      }
     }
     if (ps.min_count.has_value()) ++with_min_count;
     out.pod_sets.push_back(std::move(ps));
@@ -1096,8 +1148,10 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
                             TimeFromProto(r, "status.evictionDeadline", s.has_eviction_deadline(),
                                           s.eviction_deadline()));
   for (int i = 0; i < s.recent_preemptions_size(); ++i) {
-    TOLLGATE_ASSIGN_OR_RETURN(absl::Time t, TimeFromProto(r, Index("status.recentPreemptions", i),
-                                                          true, s.recent_preemptions(i)));
+    TOLLGATE_ASSIGN_OR_RETURN(absl::Time t,
+                              TimeFromProto(
+                                  r, [i] { return Index("status.recentPreemptions", i); }, true,
+                                  s.recent_preemptions(i)));
     history.recent_preemptions.push_back(t);
   }
   TOLLGATE_ASSIGN_OR_RETURN(history.last_checkpoint_time,
@@ -1105,30 +1159,35 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
                                           s.has_last_checkpoint_time(), s.last_checkpoint_time()));
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
+  st.conditions.reserve(s.conditions_size());
   for (int i = 0; i < s.conditions_size(); ++i) {
     const v1::Condition& c = s.conditions(i);
-    const std::string cpath = Index("status.conditions", i);
+    auto cpath = [i] { return Index("status.conditions", i); };
     core::Condition cond;
     cond.type = c.type();
     TOLLGATE_ASSIGN_OR_RETURN(cond.status,
-                              ConditionStatusFromProto(r, Child(cpath, "status"), c.status()));
+                              ConditionStatusFromProto(
+                                  r, [&] { return Child(cpath(), "status"); }, c.status()));
     cond.reason = c.reason();
     cond.message = c.message();
-    TOLLGATE_ASSIGN_OR_RETURN(
-        cond.last_transition_time,
-        TimeFromProto(r, Child(cpath, "lastTransitionTime"), c.has_last_transition_time(),
-                      c.last_transition_time()));
+    TOLLGATE_ASSIGN_OR_RETURN(cond.last_transition_time,
+                              TimeFromProto(
+                                  r, [&] { return Child(cpath(), "lastTransitionTime"); },
+                                  c.has_last_transition_time(), c.last_transition_time()));
     st.conditions.push_back(std::move(cond));
   }
   // Keep the core's bound even if an older build stored more events.
   const int first_event = s.events_size() > static_cast<int>(core::kMaxWorkloadEvents)
                               ? s.events_size() - static_cast<int>(core::kMaxWorkloadEvents)
                               : 0;
+  st.events.reserve(s.events_size() - first_event);
   for (int i = first_event; i < s.events_size(); ++i) {
     const v1::WorkloadEvent& e = s.events(i);
     core::WorkloadEvent event;
-    TOLLGATE_ASSIGN_OR_RETURN(event.time, TimeFromProto(r, Child(Index("status.events", i), "time"),
-                                                        e.has_time(), e.time()));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        event.time,
+        TimeFromProto(
+            r, [i] { return Child(Index("status.events", i), "time"); }, e.has_time(), e.time()));
     event.reason = e.reason();
     event.message = e.message();
     st.events.push_back(std::move(event));

@@ -1,8 +1,11 @@
 #include "core/cluster_state.h"
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace tollgate::core {
@@ -115,6 +118,141 @@ TEST_F(ClusterStateTest, LowerPriorityPreemptedWithinQueueAndRequeued) {
   EXPECT_EQ(state_.FindWorkload("ml/low")->status.history().preemption_count, 1);
   std::vector<PendingPosition> pending = state_.PendingInLocalQueue("ml", "q");
   ASSERT_EQ(pending.size(), 1u);
+}
+
+// What a restart does: copies of every workload, ordered by creation time then key.
+std::vector<std::unique_ptr<Workload>> StoredCopies(const ClusterState& state) {
+  std::vector<std::unique_ptr<Workload>> out;
+  for (const Workload* wl : state.AllWorkloads()) {
+    out.push_back(std::make_unique<Workload>(*wl));
+    out.back()->id = 0;
+    out.back()->quota_usage.clear();
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    if (a->creation_time != b->creation_time) return a->creation_time < b->creation_time;
+    return a->Key() < b->Key();
+  });
+  return out;
+}
+
+std::vector<std::string> PendingKeys(const ClusterState& state, const std::string& cq) {
+  std::vector<std::string> keys;
+  for (const PendingPosition& p : state.PendingInClusterQueue(cq)) {
+    keys.push_back(state.workload(p.id)->Key());
+  }
+  return keys;
+}
+
+TEST_F(ClusterStateTest, RestoreAllRebuildsTheLiveQueues) {
+  auto configure = [](ClusterState& state, absl::Time now) {
+    ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+    for (const char* name : {"a", "b"}) {
+      ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue(name, "pool", 4, 0), now).ok());
+      ASSERT_TRUE(state.ApplyLocalQueue({name, "q", name, StopPolicy::kNone, 1.0}, now).ok());
+    }
+  };
+  ClusterState live{SchedulerConfig{}};
+  ASSERT_NO_FATAL_FAILURE(configure(live, now_));
+  // Names against submission order, priorities and equal creation times mixed, so that every
+  // part of the queue order is exercised.
+  for (int i = 0; i < 60; ++i) {
+    if (i % 3 == 0) now_ += absl::Milliseconds(1);
+    const std::string ns = i % 2 == 0 ? "a" : "b";
+    ASSERT_TRUE(
+        live.Submit(GpuJob(absl::StrCat("w", 99 - i), ns, "q", 1 + i % 2, i % 4), "", now_).ok());
+  }
+  for (int cycles = 0; cycles < 100; ++cycles) {
+    CyclePlan plan = live.PlanCycle(now_);
+    live.ApplyCycle(plan, now_);
+    if (!plan.MadeProgress()) break;
+  }
+  live.TakeDirtyWorkloads();
+
+  ClusterState restored{SchedulerConfig{}};
+  ASSERT_NO_FATAL_FAILURE(configure(restored, now_));
+  ASSERT_TRUE(restored.RestoreAll(StoredCopies(live)).ok());
+  for (const char* cq : {"a", "b"}) {
+    EXPECT_EQ(PendingKeys(restored, cq), PendingKeys(live, cq)) << cq;
+    EXPECT_EQ(restored.ClusterQueueCounts(cq).admitted, live.ClusterQueueCounts(cq).admitted);
+    EXPECT_EQ(restored.ClusterQueueCounts(cq).pending, live.ClusterQueueCounts(cq).pending);
+  }
+  // Restoring changed nothing that needs writing back.
+  EXPECT_TRUE(restored.TakeDirtyWorkloads().empty());
+
+  // And both admit the same next workloads once quota frees up.
+  for (ClusterState* state : {&live, &restored}) {
+    for (const Workload* wl : state->AllWorkloads()) {
+      if (wl->status.state == WorkloadState::kAdmitted) {
+        ASSERT_TRUE(state->Finish(wl->Key(), "", now_).ok());
+      }
+    }
+    CyclePlan plan = state->PlanCycle(now_);
+    state->ApplyCycle(plan, now_);
+  }
+  for (const Workload* wl : live.AllWorkloads()) {
+    EXPECT_EQ(restored.FindWorkload(wl->Key())->status.state, wl->status.state) << wl->Key();
+  }
+}
+
+TEST_F(ClusterStateTest, RestoreAllExplainsWorkloadsWithoutARoute) {
+  std::vector<std::unique_ptr<Workload>> stored;
+  for (const char* name : {"x", "y"}) {
+    auto wl = std::make_unique<Workload>();
+    wl->creation_time = now_;
+    wl->spec = GpuJob(name, "ns", "gone", 1);
+    stored.push_back(std::move(wl));
+  }
+  ASSERT_TRUE(state_.RestoreAll(std::move(stored)).ok());
+  for (const char* key : {"ns/x", "ns/y"}) {
+    EXPECT_EQ(state_.FindWorkload(key)->status.pending_message, "LocalQueue gone doesn't exist");
+  }
+  EXPECT_EQ(state_.TakeDirtyWorkloads().size(), 2u);
+}
+
+TEST_F(ClusterStateTest, RestoreAllRefusesADuplicateKey) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  std::vector<std::unique_ptr<Workload>> stored;
+  for (int i = 0; i < 2; ++i) {
+    auto wl = std::make_unique<Workload>();
+    wl->spec = GpuJob("same", "ns", "q", 1);
+    stored.push_back(std::move(wl));
+  }
+  EXPECT_EQ(state_.RestoreAll(std::move(stored)).code(), absl::StatusCode::kAlreadyExists);
+}
+
+// Large restores fill the key index on a helper thread; the result must be the same.
+TEST_F(ClusterStateTest, LargeRestoreAllIndexesEveryKey) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  constexpr int kCount = 70000;
+  std::vector<std::unique_ptr<Workload>> stored;
+  for (int i = 0; i < kCount; ++i) {
+    auto wl = std::make_unique<Workload>();
+    wl->creation_time = now_ + absl::Seconds(i);
+    wl->spec = GpuJob(absl::StrCat("w", i), "ns", "q", 1, i % 3);
+    wl->priority = i % 3;
+    stored.push_back(std::move(wl));
+  }
+  ASSERT_TRUE(state_.RestoreAll(std::move(stored)).ok());
+  for (int i = 0; i < kCount; ++i) {
+    const Workload* wl = state_.FindWorkload(absl::StrCat("ns/w", i));
+    ASSERT_NE(wl, nullptr) << i;
+    ASSERT_EQ(wl->id, i + 1);
+  }
+  std::vector<PendingPosition> pending = state_.PendingInClusterQueue("cq");
+  ASSERT_EQ(pending.size(), static_cast<size_t>(kCount));
+  // Priority 2 first, then by creation time.
+  EXPECT_EQ(state_.workload(pending.front().id)->Key(), "ns/w2");
+  EXPECT_EQ(state_.workload(pending.back().id)->Key(), absl::StrCat("ns/w", kCount - 1));
+
+  std::vector<std::unique_ptr<Workload>> again;
+  for (int i = 0; i < kCount; ++i) {
+    auto wl = std::make_unique<Workload>();
+    wl->spec = GpuJob(absl::StrCat("v", i == kCount - 1 ? 0 : i), "ns", "q", 1);
+    again.push_back(std::move(wl));
+  }
+  absl::Status duplicate = state_.RestoreAll(std::move(again));
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(duplicate.message(), "workload ns/v0 restored twice");
 }
 
 TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {

@@ -43,12 +43,13 @@ TEST(ParseStoredWorkloadsTest, KeepsTheStoredOrderAcrossThreads) {
     stored.emplace_back(WorkloadStoreKey("team", absl::StrCat("wl-", i)),
                         StoredWorkload(i).SerializeAsString());
   }
-  absl::StatusOr<std::vector<core::Workload>> parsed = ParseStoredWorkloads(stored);
+  absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> parsed =
+      ParseStoredWorkloads(stored);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->size(), stored.size());
   for (int i : {0, 1, kManyRecords / 2, kManyRecords - 1}) {
-    EXPECT_EQ((*parsed)[i].spec.name, absl::StrCat("wl-", i));
-    EXPECT_EQ((*parsed)[i].creation_time, kStart + absl::Seconds(i));
+    EXPECT_EQ((*parsed)[i]->spec.name, absl::StrCat("wl-", i));
+    EXPECT_EQ((*parsed)[i]->creation_time, kStart + absl::Seconds(i));
   }
 }
 
@@ -60,11 +61,45 @@ TEST(ParseStoredWorkloadsTest, NamesTheFirstCorruptKey) {
     if (i == kManyRecords - 100 || i == kManyRecords - 10) value = "\xff\xff not a proto";
     stored.emplace_back(WorkloadStoreKey("team", absl::StrCat("wl-", i)), std::move(value));
   }
-  absl::StatusOr<std::vector<core::Workload>> parsed = ParseStoredWorkloads(stored);
+  absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> parsed =
+      ParseStoredWorkloads(stored);
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(parsed.status().message().find(absl::StrCat("wl-", kManyRecords - 100)),
             std::string::npos)
       << parsed.status();
+}
+
+TEST(ParseStoredWorkloadsTest, SameResultWithAnyNumberOfHelpers) {
+  for (int helpers : {0, 1, 3}) {
+    StoredWorkloadParser parser(helpers);
+    for (int i = 0; i < 10000; ++i) {
+      parser.Add(WorkloadStoreKey("team", absl::StrCat("wl-", i)),
+                 StoredWorkload(i).SerializeAsString());
+    }
+    absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> parsed = parser.Finish();
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    ASSERT_EQ(parsed->size(), 10000u);
+    for (int i = 0; i < 10000; ++i) {
+      ASSERT_EQ((*parsed)[i]->spec.name, absl::StrCat("wl-", i)) << helpers;
+    }
+  }
+}
+
+TEST(ParseStoredWorkloadsTest, RefusesAWorkloadUnderAnotherKey) {
+  std::vector<std::pair<std::string, std::string>> stored = {
+      {WorkloadStoreKey("team", "wl-1"), StoredWorkload(1).SerializeAsString()},
+      {WorkloadStoreKey("team", "wl-2x"), StoredWorkload(2).SerializeAsString()},
+  };
+  absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> parsed =
+      ParseStoredWorkloads(stored);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(parsed.status().message(), "store key w/team/wl-2x holds workload team/wl-2");
+}
+
+TEST(ParseStoredWorkloadsTest, EmptyStore) {
+  absl::StatusOr<std::vector<std::unique_ptr<core::Workload>>> parsed = ParseStoredWorkloads({});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->empty());
 }
 
 class ExecutorTest : public testing::Test {
@@ -122,6 +157,39 @@ TEST_F(ExecutorTest, CorruptStoredWorkloadRefusesToOpen) {
   EXPECT_EQ(executor.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(executor.status().message().find("team/broken"), std::string::npos)
       << executor.status();
+}
+
+// Submission order decides ties in a queue, so a restart must rebuild it: creation time, then
+// key, whatever order the store returns the records in.
+TEST_F(ExecutorTest, RestartQueuesByCreationTimeThenKey) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  ASSERT_NO_FATAL_FAILURE(ApplyQueue());
+  executor_.reset();
+  storage::WriteBatch batch;
+  for (int i = 0; i < 8; ++i) {
+    v1::Workload wl = StoredWorkload(i);
+    // Pairs share a creation time; the later names are older.
+    wl.mutable_metadata()->mutable_creation_timestamp()->set_seconds(absl::ToUnixSeconds(kStart) +
+                                                                     (7 - i) / 2);
+    batch.Put(WorkloadStoreKey("team", wl.metadata().name()), wl.SerializeAsString());
+  }
+  ASSERT_TRUE(store_.Commit(batch).ok());
+
+  AdmissionExecutor::Options options;
+  options.schedule_continuously = false;
+  absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
+      AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+  ASSERT_TRUE(executor.ok()) << executor.status();
+  EXPECT_EQ((*executor)->load_stats().workloads, 8);
+  TollgateApi api(**executor);
+  v1::ListPendingWorkloadsRequest request;
+  request.set_cluster_queue("cq");
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> pending = api.ListPendingWorkloads(request);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  std::vector<std::string> names;
+  for (const v1::PendingWorkload& p : pending->items()) names.push_back(p.workload().name());
+  EXPECT_EQ(names, (std::vector<std::string>{"wl-6", "wl-7", "wl-4", "wl-5", "wl-2", "wl-3", "wl-0",
+                                             "wl-1"}));
 }
 
 // A round's request and the admission it triggers are committed together, but as two

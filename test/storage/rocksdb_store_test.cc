@@ -27,6 +27,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "storage/store.h"
@@ -154,6 +156,46 @@ TEST_F(RocksDbStoreTest, UnsyncedStoreSurvivesCleanReopen) {
   EXPECT_EQ(store->CurrentRevision(), 1);
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> value, store->Get("a"));
   EXPECT_EQ(value, "1");
+}
+
+// Bytes in the database's write-ahead log files (NNNNNN.log; the info log is "LOG").
+int64_t WalBytes(const std::string& db_path) {
+  int64_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(db_path)) {
+    if (entry.path().extension() == ".log") total += static_cast<int64_t>(entry.file_size());
+  }
+  return total;
+}
+
+TEST_F(RocksDbStoreTest, CleanCloseLeavesNoWalToReplay) {
+  const std::string value(4096, 'v');
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStore> store, RocksDbStore::Open(db_path_));
+    for (int i = 0; i < 256; ++i) ASSERT_OK(PutOne(*store, absl::StrCat("k", i), value).status());
+    ASSERT_GT(WalBytes(db_path_), 256 * 4096);
+  }
+  EXPECT_EQ(WalBytes(db_path_), 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStore> store, RocksDbStore::Open(db_path_));
+  EXPECT_EQ(store->CurrentRevision(), 256);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> got, store->Get("k255"));
+  EXPECT_EQ(got, value);
+}
+
+// What a crash would replay stays near max_total_wal_bytes however much is written: the
+// memtables pinning old WAL files are flushed in the background.
+TEST_F(RocksDbStoreTest, LiveWalStaysNearItsBound) {
+  constexpr int64_t kBound = 256 << 10;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<RocksDbStore> store,
+      RocksDbStore::Open(db_path_, RocksDbStoreOptions{.max_total_wal_bytes = kBound}));
+  const std::string value(4096, 'v');
+  for (int i = 0; i < 1024; ++i) ASSERT_OK(PutOne(*store, absl::StrCat("k", i), value).status());
+  // 4 MiB were written; old WAL files go once their flushes finish.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (WalBytes(db_path_) > 4 * kBound && absl::Now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_LE(WalBytes(db_path_), 4 * kBound);
 }
 
 TEST_F(RocksDbStoreTest, SchemaVersionMismatchIsRefused) {

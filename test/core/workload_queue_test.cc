@@ -1,0 +1,75 @@
+#include "core/workload_queue.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+// Keys in no particular order, with ties in priority and time so the id decides.
+std::vector<QueueKey> MixedKeys() {
+  std::vector<QueueKey> keys;
+  for (WorkloadId id = 1; id <= 200; ++id) {
+    keys.push_back(QueueKey{1, static_cast<int32_t>((id * 7) % 5),
+                            kStart + absl::Seconds((id * 13) % 17), (id * 37) % 211});
+  }
+  return keys;
+}
+
+TEST(WorkloadQueueTest, PushAllBuildsTheSameQueueAsPushingOneByOne) {
+  for (const bool inadmissible : {false, true}) {
+    WorkloadQueue one_by_one;
+    WorkloadQueue bulk;
+    // Something already queued, on both sides of the new keys.
+    for (WorkloadQueue* q : {&one_by_one, &bulk}) {
+      q->PushActive(QueueKey{1, 100, kStart, 1000});
+      q->PushInadmissible(QueueKey{1, -100, kStart, 1001});
+      q->SetSticky(1000);
+    }
+    for (const QueueKey& key : MixedKeys()) {
+      if (inadmissible) {
+        one_by_one.PushInadmissible(key);
+      } else {
+        one_by_one.PushActive(key);
+      }
+    }
+    bulk.PushAll(MixedKeys(), inadmissible);
+    EXPECT_EQ(bulk.InOrder(), one_by_one.InOrder());
+    EXPECT_EQ(bulk.ActiveInOrder(), one_by_one.ActiveInOrder());
+    EXPECT_EQ(bulk.size(), one_by_one.size());
+    EXPECT_EQ(bulk.Head(), one_by_one.Head());
+    for (const QueueKey& key : MixedKeys()) {
+      EXPECT_EQ(bulk.IsInadmissible(key.id), inadmissible);
+    }
+  }
+}
+
+// What a restart hands over: creation order, a few workloads of higher priority late.
+TEST(WorkloadQueueTest, PushAllOfAFewAscendingRuns) {
+  std::vector<QueueKey> keys;
+  for (WorkloadId id = 1; id <= 300; ++id) {
+    const int32_t priority = id % 100 == 0 ? static_cast<int32_t>(id / 100) : 0;
+    keys.push_back(QueueKey{1, priority, kStart + absl::Seconds(id / 2), id});
+  }
+  WorkloadQueue one_by_one;
+  for (const QueueKey& key : keys) one_by_one.PushActive(key);
+  WorkloadQueue bulk;
+  bulk.PushAll(keys, /*inadmissible=*/false);
+  EXPECT_EQ(bulk.ActiveInOrder(), one_by_one.ActiveInOrder());
+  EXPECT_EQ(bulk.ActiveInOrder().front(), 300);
+}
+
+TEST(WorkloadQueueTest, PushAllMovesWorkloadsAlreadyQueued) {
+  WorkloadQueue q;
+  q.PushActive(QueueKey{1, 0, kStart, 7});
+  q.PushAll({QueueKey{1, 5, kStart, 7}, QueueKey{1, 0, kStart, 8}}, /*inadmissible=*/true);
+  EXPECT_EQ(q.size(), 2);
+  EXPECT_EQ(q.active_size(), 0);
+  EXPECT_EQ(q.InOrder(), (std::vector<WorkloadId>{7, 8}));
+}
+
+}  // namespace
+}  // namespace tollgate::core
