@@ -283,5 +283,31 @@ TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {
   EXPECT_EQ(run(), run());
 }
 
+// Pending workloads point at their ClusterQueue's runtime: deleting the queue must unqueue them
+// (nothing may refer to the freed runtime), and re-creating it must queue them again.
+TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
+  AddQueue(GpuQueue("cq", "", 4), "ns");
+  Submit(GpuJob("a", "ns", "q", 4));
+  Submit(GpuJob("b", "ns", "q", 4));
+  Settle();
+  const WorkloadId b = state_.FindWorkload("ns/b")->id;
+  ASSERT_NE(state_.QueuedIn(b), nullptr);
+
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "cq", now_).ok());
+  EXPECT_EQ(state_.QueuedIn(b), nullptr);
+  Settle();
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
+  // Finishing and deleting workloads of the gone queue touches no queue runtime.
+  ASSERT_TRUE(state_.Delete("ns/b", now_).ok());
+
+  Submit(GpuJob("c", "ns", "q", 4));
+  ASSERT_TRUE(state_.ApplyClusterQueue(GpuQueue("cq", "", 8), now_).ok());
+  const WorkloadId c = state_.FindWorkload("ns/c")->id;
+  ASSERT_NE(state_.QueuedIn(c), nullptr);
+  EXPECT_EQ(*state_.QueuedIn(c), "cq");
+  Settle();
+  EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
+}
+
 }  // namespace
 }  // namespace tollgate::core
