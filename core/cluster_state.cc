@@ -238,7 +238,7 @@ void ClusterState::DrainStoppedQueues(absl::Time now) {
 
 // --- Routing and queues --------------------------------------------------------------------
 
-ClusterState::Route ClusterState::RouteOf(const Workload& wl) const {
+ClusterState::Route ClusterState::RouteOf(const Workload& wl) {
   Route route;
   auto lq = local_queues_.find(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name));
   if (lq == local_queues_.end()) {
@@ -255,7 +255,7 @@ ClusterState::Route ClusterState::RouteOf(const Workload& wl) const {
     route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
     return route;
   }
-  route.cluster_queue = cq_name;
+  route.cluster_queue = &cq->second;
   if (!cq->second.active) {
     route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
   }
@@ -294,8 +294,8 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
 
 void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
                                absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys) {
-  if (!route.cluster_queue.empty()) {
-    ClusterQueueRuntime& cq = cluster_queues_.find(route.cluster_queue)->second;
+  if (route.cluster_queue != nullptr) {
+    ClusterQueueRuntime& cq = *route.cluster_queue;
     const absl::Time requeue_at = wl.status.history().requeue_at;
     const bool backing_off = requeue_at > now;
     if (keys != nullptr) {
@@ -322,7 +322,7 @@ void ClusterState::RerouteAllPending(absl::Time now) {
     if (wl == nullptr || wl->status.state != WorkloadState::kPending) continue;
     Route route = RouteOf(*wl);
     auto it = queued_in_.find(wl->id);
-    const bool same_queue = it != queued_in_.end() && it->second->spec.name == route.cluster_queue;
+    const bool same_queue = it != queued_in_.end() && it->second == route.cluster_queue;
     if (same_queue && route.blocked_message.empty()) continue;
     if (same_queue && wl->status.pending_message == route.blocked_message) continue;
     if (!same_queue) {
@@ -884,11 +884,11 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
         absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state)));
   }
   Route route = RouteOf(*wl);
-  if (route.cluster_queue.empty() || !route.blocked_message.empty()) {
+  if (route.cluster_queue == nullptr || !route.blocked_message.empty()) {
     result.message = route.blocked_message;
     return result;
   }
-  ClusterQueueRuntime& cq = *mutable_cluster_queue(route.cluster_queue);
+  ClusterQueueRuntime& cq = *route.cluster_queue;
   if (!NamespaceMatches(cq.spec, wl->spec.namespace_name)) {
     result.message = "workload namespace doesn't match ClusterQueue selector";
     return result;

@@ -225,11 +225,11 @@ class ClusterState {
 
  private:
   struct Route {
-    std::string cluster_queue;  // empty when not queued
+    ClusterQueueRuntime* cluster_queue = nullptr;  // null when not queued
     std::string blocked_message;
   };
 
-  Route RouteOf(const Workload& wl) const;
+  Route RouteOf(const Workload& wl);
   void Requeue(Workload& wl, absl::Time now);
   // Requeue's bookkeeping for a workload that is not queued, along `route`. `keys`, when set,
   // collects the queue keys per ClusterQueue (active, inadmissible) instead of pushing them.
