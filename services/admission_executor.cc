@@ -218,6 +218,11 @@ int64_t AdmissionExecutor::revision() const {
   return revision_;
 }
 
+int64_t AdmissionExecutor::queue_depth() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
 int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto advanced = [this, after]()
@@ -230,8 +235,11 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
                                                             absl::Time stop_after) {
   CycleResult result;
   for (int i = 0; i < max_cycles && (i == 0 || absl::Now() < stop_after); ++i) {
+    const absl::Time started = options_.observer != nullptr ? absl::Now() : absl::InfinitePast();
     core::CyclePlan plan = state_->PlanCycle(now);
+    if (options_.observer != nullptr) options_.observer->OnPlan(plan, *state_, now);
     state_->ApplyCycle(plan, now);
+    if (options_.observer != nullptr) options_.observer->OnCycle(plan, absl::Now() - started);
     if (!plan.MadeProgress()) {
       result.settled = true;
       return result;
@@ -309,7 +317,12 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
 
 absl::Status AdmissionExecutor::Commit(const std::vector<const storage::WriteBatch*>& batches) {
   if (batches.empty()) return absl::OkStatus();
+  const absl::Time started = absl::Now();
   absl::StatusOr<int64_t> revision = store_.CommitSequence(batches);
+  if (options_.observer != nullptr) {
+    options_.observer->OnCommit(static_cast<int64_t>(batches.size()), absl::Now() - started,
+                                revision.status());
+  }
   if (!revision.ok()) return revision.status();
   absl::MutexLock lock(&mu_);
   revision_ = *revision;
@@ -339,6 +352,9 @@ void AdmissionExecutor::Loop() {
       batch.swap(queue_);
       continuing = more_cycles_;
       more_cycles_ = false;
+    }
+    if (options_.observer != nullptr) {
+      options_.observer->OnRound(static_cast<int64_t>(batch.size()));
     }
 
     Txn txn;

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/cluster_state.h"
 #include "core/scheduler_config.h"
+#include "services/executor_observer.h"
 #include "storage/store.h"
 #include "tollgate/v1/objects.pb.h"
 
@@ -46,6 +47,8 @@ class AdmissionExecutor {
     // Wall time after which a round stops starting cycles (at least one runs), so a backlog of
     // expensive cycles cannot hold back the requests that share the round's commit.
     absl::Duration cycle_time_per_round = absl::Milliseconds(5);
+    // Told about rounds, cycles and commits (metrics); not owned, must outlive the executor.
+    ExecutorObserver* observer = nullptr;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -144,6 +147,8 @@ class AdmissionExecutor {
   // Blocks until the store revision exceeds `after` or `deadline` passes; returns the latest.
   int64_t WaitForRevision(int64_t after, absl::Time deadline);
   int64_t revision() const;
+  // Requests waiting for the executor thread to take them.
+  int64_t queue_depth() const;
   storage::Store& store() { return store_; }
   const core::Clock& clock() const { return clock_; }
 

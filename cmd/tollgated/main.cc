@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
+#include "cmd/tollgated/observability.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "grpc/support/log.h"
@@ -47,6 +48,9 @@
 namespace tollgate {
 namespace {
 
+// Reported as kueue_build_info's git_version.
+constexpr char kVersion[] = "tollgate-0.1.0";
+
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
 
 Flags:
@@ -58,6 +62,10 @@ Flags:
   --fair-sharing              enable fair sharing between ClusterQueues of a cohort
   --port-file=PATH            write the bound port here once serving (atomically)
   --shutdown-grace=DURATION   how long in-flight calls may finish on SIGTERM (default 10s)
+  --metrics-listen=HOST:PORT  serve Prometheus /metrics and the web dashboard here (default
+                              off; a non-loopback host needs --insecure)
+  --metrics-port-file=PATH    write the bound metrics port here once serving (atomically)
+  --insecure                  allow --metrics-listen beyond loopback without TLS or auth
 )";
 
 struct Flags {
@@ -69,6 +77,9 @@ struct Flags {
   bool fair_sharing = false;
   std::string port_file;
   absl::Duration shutdown_grace = absl::Seconds(10);
+  std::string metrics_listen;
+  std::string metrics_port_file;
+  bool insecure = false;
   bool help = false;
 };
 
@@ -110,6 +121,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "port-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.port_file, flag.String());
+        } else if (flag.name == "metrics-listen") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_listen, flag.String());
+        } else if (flag.name == "metrics-port-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_port_file, flag.String());
+        } else if (flag.name == "insecure") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.insecure, flag.Bool());
         } else {
           return cmd::UnknownFlag(flag);
         }
@@ -117,6 +134,20 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       }));
   if (!flags.help && flags.data_dir.empty()) {
     return absl::InvalidArgumentError("--data-dir is required");
+  }
+  if (!flags.metrics_listen.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    // Secure by default: the dashboard shows every workload, so it stays on loopback unless the
+    // operator says otherwise.
+    if (!IsLoopbackHost(host_port.first) && !flags.insecure) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--metrics-listen=", flags.metrics_listen,
+                       ": serving metrics and the dashboard beyond loopback has no TLS or "
+                       "authentication yet; add --insecure to accept that"));
+    }
+  } else if (!flags.metrics_port_file.empty()) {
+    return absl::InvalidArgumentError("--metrics-port-file needs --metrics-listen");
   }
   return flags;
 }
@@ -208,9 +239,15 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   config.eviction_grace_period = flags.eviction_grace;
   config.fair_sharing.enable = flags.fair_sharing;
   services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
-                            services::AdmissionExecutor::Open(
-                                *store, clock, config, services::AdmissionExecutor::Options()));
+  std::unique_ptr<Observability> observability;
+  services::AdmissionExecutor::Options executor_options;
+  if (!flags.metrics_listen.empty()) {
+    observability = Observability::Create(kVersion);
+    executor_options.observer = observability->executor_observer();
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<services::AdmissionExecutor> executor,
+      services::AdmissionExecutor::Open(*store, clock, config, executor_options));
   services::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
@@ -225,6 +262,9 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  if (observability != nullptr) {
+    builder.experimental().SetInterceptorCreators(observability->GrpcInterceptors());
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -236,6 +276,23 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       server->Shutdown();
       return written;
     }
+  }
+  if (observability != nullptr) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    absl::Status serving =
+        observability->Serve(host_port.first, host_port.second, api, *executor, *store);
+    if (serving.ok() && !flags.metrics_port_file.empty()) {
+      serving = storage::WriteFileAtomically(flags.metrics_port_file,
+                                             absl::StrCat(observability->port(), "\n"));
+    }
+    if (!serving.ok()) {
+      server->Shutdown();
+      observability->Stop();
+      return serving;
+    }
+    Log("info", "serving metrics and the dashboard",
+        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())}});
   }
   Log("info", "serving",
       {{"listen", bound},
@@ -253,6 +310,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   admission_service.StopWatches();
   server->Shutdown(absl::ToChronoTime(absl::Now() + flags.shutdown_grace));
   server->Wait();
+  // The HTTP handlers read the executor: stop them first.
+  if (observability != nullptr) observability->Stop();
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
   store.reset();
