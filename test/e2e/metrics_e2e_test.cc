@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
@@ -350,16 +351,32 @@ TEST_F(MetricsE2eTest, PrometheusScrapesTollgatedAndAnswersQueries) {
   eventually_equals("sum(kueue_admitted_workloads_total)", admitted);
   eventually_equals(
       R"(sum(tollgate_grpc_server_handled_total{grpc_method="Submit",grpc_code="OK"}) >= 1)", 1);
-  // Wait-time quantiles, as the Grafana dashboard asks for them, are defined.
-  std::optional<double> p90;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        p90 = query(
-            "histogram_quantile(0.9, sum(rate(kueue_admission_wait_time_seconds_bucket[1m])) by "
-            "(le))");
-        return p90.has_value() || query("sum(kueue_admission_wait_time_seconds_count)").has_value();
-      },
-      absl::Seconds(30)));
+  // Every query of the Grafana dashboard is valid PromQL over these metrics.
+  const std::string dashboard_text =
+      ReadFileOrEmpty(absl::StrCat(TOLLGATE_SOURCE_DIR, "/deploy/grafana/tollgate-dashboard.json"));
+  nlohmann::json dashboard =
+      nlohmann::json::parse(dashboard_text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(dashboard.is_discarded()) << "tollgate-dashboard.json is not JSON";
+  int checked = 0;
+  for (const nlohmann::json& panel : dashboard["panels"]) {
+    if (!panel.contains("targets")) continue;
+    for (const nlohmann::json& target : panel["targets"]) {
+      std::string expr = target["expr"].get<std::string>();
+      absl::StrReplaceAll({{"$cluster_queue", ".*"}, {"$__rate_interval", "1m"}}, &expr);
+      absl::StatusOr<std::string> body =
+          HttpGet(port, "/api/v1/query?query=" + httplib::detail::encode_query_param(expr));
+      ASSERT_TRUE(body.ok()) << panel["title"] << ": " << expr << ": " << body.status();
+      nlohmann::json json = nlohmann::json::parse(*body, nullptr, false);
+      EXPECT_EQ(json["status"], "success") << expr;
+      checked++;
+    }
+  }
+  EXPECT_GE(checked, 20);
+  // Utilization, the dashboard's first question: one series per queue and resource.
+  eventually_equals(
+      "count(sum by (cluster_queue, resource) (kueue_cluster_queue_resource_usage) / sum by "
+      "(cluster_queue, resource) (kueue_cluster_queue_nominal_quota))",
+      6);
 }
 
 TEST_F(MetricsE2eTest, NonLoopbackMetricsListenNeedsInsecure) {

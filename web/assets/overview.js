@@ -29,14 +29,20 @@ function quotaRows(spec, status) {
   return [...rows.values()];
 }
 
-function bars(rows, testPrefix) {
+// `room` maps "flavor/resource" to what the queue could reach by borrowing (its cohort's total
+// when its borrowing is unlimited), which sets each bar's full width.
+function bars(rows, testPrefix, room = new Map()) {
   if (rows.length === 0) return h('div', { class: 'muted' }, 'no quota');
+  const flavors = new Set(rows.map((r) => r.flavor));
   return h('div', { class: 'bars' }, rows.map((r) => {
-    const ceiling = Math.max(r.nominal + (Number.isFinite(r.borrowingLimit) ? r.borrowingLimit : r.borrowed), r.used, r.nominal, 1e-9);
+    const reach = Number.isFinite(r.borrowingLimit) ? r.nominal + r.borrowingLimit
+      : (room.get(`${r.flavor}/${r.resource}`) ?? r.nominal + r.borrowed);
+    const ceiling = Math.max(reach, r.used, r.nominal, 1e-9);
     const own = Math.min(r.used - r.borrowed, r.nominal);
     const pct = (v) => `${Math.max(0, Math.min(100, (v / ceiling) * 100))}%`;
     return [
-      h('div', { class: 'label', title: `${r.flavor} / ${r.resource}` }, `${r.flavor} · ${r.resource}`),
+      h('div', { class: 'label', title: `flavor ${r.flavor}, resource ${r.resource}` }, r.resource,
+        flavors.size > 1 ? h('span', { class: 'muted' }, ` · ${r.flavor}`) : null),
       h('div', { class: 'bar', title: `used ${formatQuantity(r.resource, r.used)} of nominal ${formatQuantity(r.resource, r.nominal)}, borrowed ${formatQuantity(r.resource, r.borrowed)}` },
         h('div', { class: 'u', style: `width:${pct(own)}` }),
         h('div', { class: 'b', style: `left:${pct(own)};width:${pct(r.borrowed)}` }),
@@ -80,8 +86,11 @@ export async function renderOverview() {
 
   const rowsOf = (item) => item.kind === 'cq' ? quotaRows(item.obj.spec, item.obj.status)
     : sumRows((children.get(item.name) || []).map(rowsOf));
-  const renderNode = (item) => {
+  const renderNode = (item, room) => {
     const kids = (children.get(item.name) || []).filter(() => item.kind === 'cohort');
+    const rows = rowsOf(item);
+    // What a member could borrow up to: this cohort's whole quota.
+    const cohortRoom = new Map(rows.map((r) => [`${r.flavor}/${r.resource}`, r.nominal]));
     const st = item.obj.status || {};
     const counts = item.kind === 'cq'
       ? `${st.pendingWorkloads} pending · ${st.admittedWorkloads} admitted · share ${(st.fairSharing || {}).weightedShare ?? 0}`
@@ -92,8 +101,8 @@ export async function renderOverview() {
         item.kind === 'cq' ? h('a', { class: 'name', href: `#/workloads?clusterQueue=${encodeURIComponent(item.name)}` }, item.name)
           : h('span', { class: 'name' }, item.name),
         h('span', { class: 'counts' }, counts)),
-      bars(rowsOf(item), `usage-${item.kind}-${item.name}`),
-      kids.length ? h('ul', { class: 'tree' }, kids.map(renderNode)) : null);
+      bars(rows, `usage-${item.kind}-${item.name}`, room),
+      kids.length ? h('ul', { class: 'tree' }, kids.map((kid) => renderNode(kid, cohortRoom))) : null);
   };
   const roots = children.get('') || [];
 
@@ -114,7 +123,7 @@ export async function renderOverview() {
           h('span', {}, h('i', { style: 'background:var(--used)' }), 'used within nominal'),
           h('span', {}, h('i', { style: 'background:var(--borrowed)' }), 'borrowed'),
           h('span', {}, h('i', { style: 'background:#1d2330;opacity:.55;width:3px' }), 'nominal quota')),
-        roots.length ? h('ul', { class: 'tree' }, roots.map(renderNode)) : h('div', { class: 'muted' }, 'No ClusterQueues yet.')),
+        roots.length ? h('ul', { class: 'tree' }, roots.map((root) => renderNode(root, new Map()))) : h('div', { class: 'muted' }, 'No ClusterQueues yet.')),
       h('div', {},
         h('section', { class: 'panel' },
           h('h2', {}, 'ClusterQueues'),

@@ -3,7 +3,7 @@
 import { h, listWorkloads, time } from './api.js';
 
 const KINDS = [
-  { key: 'admit', label: 'Admitted', color: '#1f9d55', test: (r) => /^(Admitted|QuotaReserved)$/.test(r) },
+  { key: 'admit', label: 'Admitted', color: '#1f9d55', test: (r) => r === 'Admitted' },
   { key: 'preempt', label: 'Preempted / evicted', color: '#d64545', test: (r) => /Preempt|Evict/.test(r) },
   { key: 'finish', label: 'Finished', color: '#667085', test: (r) => /Finished/.test(r) },
 ];
@@ -14,7 +14,7 @@ function strip(events) {
   if (events.length === 0) return h('div', { class: 'muted' }, 'Nothing yet.');
   const times = events.map((e) => Date.parse(e.time));
   const start = Math.min(...times);
-  const end = Math.max(...times, start + 60000);
+  const end = Math.max(...times, start + 60000, Date.now());
   const buckets = Math.min(60, Math.max(10, Math.ceil((end - start) / 60000)));
   const step = (end - start) / buckets;
   const counts = KINDS.map(() => new Array(buckets).fill(0));
