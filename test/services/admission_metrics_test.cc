@@ -1,5 +1,6 @@
 #include "services/admission_metrics.h"
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -164,8 +165,9 @@ TEST_F(AdmissionMetricsTest, AdmissionsWaitTimesAndStateGauges) {
       R"({cohort="all",cluster_queue="cq",flavor="default",resource="cpu",replica_role="standalone"})";
   EXPECT_EQ(Value(scrape, "kueue_cluster_queue_nominal_quota" + quota), 4);
   EXPECT_EQ(Value(scrape, "kueue_cluster_queue_lending_limit" + quota), 1);
-  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_borrowing_limit" + quota), std::nullopt)
-      << "+Inf does not parse as a plain number";
+  // No borrowing limit: +Inf, as Kueue reports it.
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_borrowing_limit" + quota),
+            std::numeric_limits<double>::infinity());
   EXPECT_NE(scrape.find("kueue_cluster_queue_borrowing_limit" + quota + " +Inf\n"),
             std::string::npos);
   EXPECT_EQ(Value(scrape, "kueue_cluster_queue_resource_usage" + quota), 3);

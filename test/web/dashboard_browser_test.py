@@ -59,11 +59,17 @@ class Tollgated:
              f"--port-file={port_file}", f"--metrics-listen=127.0.0.1:{metrics_port}",
              f"--metrics-port-file={metrics_file}", f"--manifests={manifests}"],
             stdout=self.log, stderr=self.log)
-        read = lambda f: open(f).read().strip() if os.path.exists(f) else ""
+        def read(path):
+            if not os.path.exists(path):
+                return ""
+            with open(path) as f:
+                return f.read().strip()
+
         wait_for(lambda: read(port_file) and read(metrics_file) or self.process.poll() is not None,
                  what="tollgated's port files")
         if self.process.poll() is not None:
-            raise AssertionError("tollgated exited:\n" + open(self.log.name).read())
+            with open(self.log.name) as f:
+                raise AssertionError("tollgated exited:\n" + f.read())
         self.grpc = f"127.0.0.1:{read(port_file)}"
         self.metrics_port = int(read(metrics_file))
         self.url = f"http://127.0.0.1:{self.metrics_port}/"
@@ -174,6 +180,9 @@ class DashboardBrowserTest(unittest.TestCase):
         self.assertEqual(self.text("total-admitted"), str(total))
         self.assertTrue(self.exists("node-cohort-evalhub"))
         self.screenshot("overview")
+        # Just the content, for docs/dashboard.png.
+        self.driver.find_element(By.TAG_NAME, "main").screenshot(
+            os.path.join(ARGS.out, "overview-content.png"))
 
     def test_2_new_submission_appears_live(self):
         self.driver.get(self.server.url + "#/workloads")

@@ -68,7 +68,7 @@ function eventClass(reason) {
 function usage(w) {
   const parts = [];
   for (const ps of (w.status.admission || {}).podSetAssignments || []) {
-    for (const [resource, amount] of Object.entries(ps.resourceUsage || {})) {
+    for (const [resource, amount] of Object.entries(ps.resourceUsage || {}).sort()) {
       parts.push(`${resource} ${amount} (${(ps.flavors || {})[resource] || ''})`);
     }
   }
