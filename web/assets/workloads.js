@@ -1,6 +1,6 @@
 // Workloads: the searchable, filterable list, and one workload's page (why it waits, its
 // position, who holds the quota it needs, conditions and events).
-import { h, listWorkloads, getWorkload, stateName, age, time } from './api.js';
+import { h, listWorkloads, listObjects, getWorkload, stateName, age, time } from './api.js';
 
 const STATES = ['', 'PENDING', 'ADMITTED', 'EVICTING', 'FINISHED'];
 
@@ -22,7 +22,9 @@ export async function renderWorkloads(params) {
   for (const key of ['namespace', 'queue', 'clusterQueue', 'state']) {
     if (params.get(key)) query.set(key, params.get(key));
   }
-  const all = await listWorkloads(query.toString() ? `?${query}` : '');
+  const [all, lqs] = await Promise.all([listWorkloads(query.toString() ? `?${query}` : ''), listObjects('localqueues')]);
+  // Where a pending workload would be admitted: its LocalQueue's ClusterQueue.
+  const target = new Map(lqs.map((o) => [`${o.localQueue.metadata.namespace}/${o.localQueue.metadata.name}`, o.localQueue.spec.clusterQueue]));
   const search = (params.get('q') || '').toLowerCase();
   const shown = all.filter((w) => !search ||
     `${w.metadata.namespace}/${w.metadata.name} ${w.spec.queueName} ${(w.status.admission || {}).clusterQueue || ''}`.toLowerCase().includes(search));
@@ -51,11 +53,12 @@ export async function renderWorkloads(params) {
           h('td', {}, w.metadata.namespace),
           h('td', {}, h('a', { href: `#/workloads/${encodeURIComponent(w.metadata.namespace)}/${encodeURIComponent(w.metadata.name)}` }, w.metadata.name)),
           h('td', {}, w.spec.queueName),
-          h('td', {}, (w.status.admission || {}).clusterQueue || ''),
+          h('td', {}, (w.status.admission || {}).clusterQueue ||
+            h('span', { class: 'muted', title: 'the ClusterQueue of its LocalQueue' }, target.get(`${w.metadata.namespace}/${w.spec.queueName}`) || '')),
           h('td', { 'data-testid': `wl-state-${w.metadata.namespace}-${w.metadata.name}` }, badge(w.status.state)),
           h('td', { class: 'num' }, w.status.priority),
           h('td', {}, age(w.metadata.creationTimestamp)),
-          h('td', { class: 'muted', style: 'max-width:420px' }, w.status.pendingMessage || '')))))));
+          h('td', { class: 'muted why-cell', title: w.status.pendingMessage || '' }, w.status.pendingMessage || '')))))));
 }
 
 function eventClass(reason) {
