@@ -58,7 +58,7 @@ export async function renderWorkloads(params) {
           h('td', { 'data-testid': `wl-state-${w.metadata.namespace}-${w.metadata.name}` }, badge(w.status.state)),
           h('td', { class: 'num' }, w.status.priority),
           h('td', {}, age(w.metadata.creationTimestamp)),
-          h('td', { class: 'muted why-cell', title: w.status.pendingMessage || '' }, w.status.pendingMessage || '')))))));
+          h('td', { class: 'muted', title: w.status.pendingMessage || '' }, h('div', { class: 'why-cell' }, w.status.pendingMessage || ''))))))));
 }
 
 function eventClass(reason) {
