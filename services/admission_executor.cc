@@ -291,6 +291,8 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
+    if (options_.observer != nullptr)
+      options_.observer->OnWorkloadCommitted(*wl, *state_, txn.now_);
     wl->resource_version = revision;
     v1::Workload proto;
     WorkloadToProto(*wl, &proto);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace tollgate::services {
@@ -91,12 +92,13 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           {"result", "replica_role"}, metrics::DefaultLatencyBuckets())),
       evicted_(registry.AddCounter(
           "kueue_evicted_workloads_total",
-          "Workloads evicted by the scheduler, per ClusterQueue and reason ('Preempted'). "
-          "underlying_cause is empty when reason is the root cause.",
+          "Workloads evicted, per ClusterQueue and reason: Preempted, PodsReadyTimeout, "
+          "ClusterQueueStopped, LocalQueueStopped or Deactivated. underlying_cause is empty "
+          "when reason is the root cause.",
           {"cluster_queue", "reason", "underlying_cause", "priority_class", "replica_role"})),
       lq_evicted_(registry.AddCounter(
           "kueue_local_queue_evicted_workloads_total",
-          "Workloads evicted by the scheduler, per LocalQueue and reason.",
+          "Workloads evicted, per LocalQueue and reason.",
           {"name", "namespace", "reason", "underlying_cause", "priority_class", "replica_role"})),
       preempted_(registry.AddCounter(
           "kueue_preempted_workloads_total",
@@ -150,6 +152,7 @@ AdmissionMetrics::AdmissionSeries& AdmissionMetrics::SeriesFor(const std::string
 }
 
 void AdmissionMetrics::OnRound(int64_t operations) {
+  evictions_counted_.clear();
   if (operations > 0) round_operations_.Observe({}, static_cast<double>(operations));
 }
 
@@ -170,16 +173,10 @@ void AdmissionMetrics::OnPlan(const core::CyclePlan& plan, const core::ClusterSt
     s.lq_admission_wait->Observe(wait);
     s.lq_quota_reserved_wait->Observe(wait);
   }
-  // Preemptions are rare next to admissions: no series cache.
+  // Preemptions are rare next to admissions: no series cache. The victims' evictions are
+  // counted when they are committed (OnWorkloadCommitted).
   for (const core::PreemptionDecision& preemption : plan.preemptions) {
-    const core::Workload* victim = state.workload(preemption.victim);
     const core::Workload* preemptor = state.workload(preemption.preemptor);
-    if (victim != nullptr && victim->status.admission.has_value()) {
-      evicted_.Add({victim->status.admission->cluster_queue, "Preempted", "",
-                    victim->spec.priority_class_name, kRole});
-      lq_evicted_.Add({victim->spec.queue_name, victim->spec.namespace_name, "Preempted", "",
-                       victim->spec.priority_class_name, kRole});
-    }
     const std::string* preempting_queue =
         preemptor != nullptr ? state.QueuedIn(preemptor->id) : nullptr;
     preempted_.Add(
@@ -196,6 +193,39 @@ void AdmissionMetrics::OnCycle(const core::CyclePlan& plan, absl::Duration elaps
   const char* result = plan.admissions.empty() ? "inadmissible" : "success";
   attempts_.Add({result, kRole});
   attempt_duration_.Observe({result, kRole}, seconds);
+}
+
+void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
+                                           const core::ClusterState& state, absl::Time now) {
+  // Every eviction stamps evicted_at and records an "EvictedDueTo<reason>" event at the round's
+  // time; the events (not the Evicted condition) also show an eviction the same round's cycles
+  // already undid by admitting the workload again.
+  if (wl.status.history().evicted_at != now) return;
+  constexpr absl::string_view kPrefix = "EvictedDueTo";
+  std::vector<absl::string_view> reasons;
+  for (auto it = wl.status.events.rbegin(); it != wl.status.events.rend() && it->time == now;
+       ++it) {
+    if (absl::StartsWith(it->reason, kPrefix)) {
+      reasons.push_back(absl::string_view(it->reason).substr(kPrefix.size()));
+    }
+  }
+  // Those seen by an earlier commit of this round were counted then (newest events first).
+  int& counted = evictions_counted_[wl.id];
+  if (static_cast<int>(reasons.size()) <= counted) return;
+  // Still holding its quota (the adapter has to stop it), or already back in its queue.
+  std::string cluster_queue;
+  if (wl.status.admission.has_value()) {
+    cluster_queue = wl.status.admission->cluster_queue;
+  } else if (const std::string* queued = state.QueuedIn(wl.id)) {
+    cluster_queue = *queued;
+  }
+  for (size_t i = 0; i < reasons.size() - counted; ++i) {
+    const std::string reason(reasons[i]);
+    evicted_.Add({cluster_queue, reason, "", wl.spec.priority_class_name, kRole});
+    lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, "",
+                     wl.spec.priority_class_name, kRole});
+  }
+  counted = static_cast<int>(reasons.size());
 }
 
 void AdmissionMetrics::OnCommit(int64_t batches, absl::Duration elapsed,

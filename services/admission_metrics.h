@@ -24,6 +24,10 @@ class AdmissionMetrics final : public ExecutorObserver {
   void OnPlan(const core::CyclePlan& plan, const core::ClusterState& state,
               absl::Time now) override;
   void OnCycle(const core::CyclePlan& plan, absl::Duration elapsed) override;
+  // Counts evictions, whatever started them (a cycle's preemption, Preempt, pods-ready timeout,
+  // a stop policy, deactivation), by the Evicted condition's reason.
+  void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
+                           absl::Time now) override;
   void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) override;
 
  private:
@@ -62,6 +66,9 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& commit_errors_;
   // Executor thread only. Keyed by "cq\0namespace\0local queue\0priority class".
   absl::flat_hash_map<std::string, AdmissionSeries> admission_series_;
+  // Evictions of this round already counted per workload (a workload can be committed twice
+  // in a round: with the requests' changes and with the cycles'). Cleared every round.
+  absl::flat_hash_map<core::WorkloadId, int> evictions_counted_;
 };
 
 // Registers a collector that computes Kueue's state gauges (pending workloads by status, active

@@ -24,6 +24,10 @@ class ExecutorObserver {
                       absl::Time now) = 0;
   // A cycle was planned and applied in `elapsed` wall time.
   virtual void OnCycle(const core::CyclePlan& plan, absl::Duration elapsed) = 0;
+  // `wl` changed in this round and is about to be committed (once per commit that includes it),
+  // with `now` the round's time.
+  virtual void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
+                                   absl::Time now) = 0;
   // A group commit of `batches` store batches finished in `elapsed` wall time.
   virtual void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) = 0;
 };

@@ -301,6 +301,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
 
   int signal_number = 0;
   if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
+    // Its handlers read the executor, which goes away first on return.
+    if (observability != nullptr) observability->Stop();
     return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});

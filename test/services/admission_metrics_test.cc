@@ -224,5 +224,48 @@ TEST_F(AdmissionMetricsTest, PreemptionCountsPreemptorQueueAndVictimEviction) {
       1);
 }
 
+// Evictions outside a cycle count too, by their reason: a user's Preempt, and draining a
+// stopped ClusterQueue.
+TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason) {
+  ASSERT_NO_FATAL_FAILURE(Submit("one", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  v1::PreemptRequest preempt;
+  preempt.mutable_workload()->set_namespace_("team");
+  preempt.mutable_workload()->set_name("one");
+  ASSERT_TRUE(api_->Preempt(preempt).ok());
+  // Back in the queue and admitted again by the next cycles.
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  clock_.Advance(absl::Seconds(1));
+
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  get.mutable_ref()->set_name("cq");
+  absl::StatusOr<v1::ConfigObject> cq = api_->GetObject(get);
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  cq->mutable_cluster_queue()->mutable_spec()->set_stop_policy("HoldAndDrain");
+  v1::ApplyRequest apply;
+  *apply.add_objects() = *cq;
+  ASSERT_TRUE(api_->Apply(apply).ok());
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="Preempted",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="ClusterQueueStopped",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 2);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
+      1);
+}
+
 }  // namespace
 }  // namespace tollgate::services
