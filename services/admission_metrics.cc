@@ -152,7 +152,6 @@ AdmissionMetrics::AdmissionSeries& AdmissionMetrics::SeriesFor(const std::string
 }
 
 void AdmissionMetrics::OnRound(int64_t operations) {
-  evictions_counted_.clear();
   if (operations > 0) round_operations_.Observe({}, static_cast<double>(operations));
 }
 
@@ -209,7 +208,12 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       reasons.push_back(absl::string_view(it->reason).substr(kPrefix.size()));
     }
   }
-  // Those seen by an earlier commit of this round were counted then (newest events first).
+  // Those seen by an earlier commit at the same time were counted then (newest events first).
+  // Keyed by time, not by round: a simulated clock may not move between rounds.
+  if (now != evictions_counted_at_) {
+    evictions_counted_.clear();
+    evictions_counted_at_ = now;
+  }
   int& counted = evictions_counted_[wl.id];
   if (static_cast<int>(reasons.size()) <= counted) return;
   // Still holding its quota (the adapter has to stop it), or already back in its queue.

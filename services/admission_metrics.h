@@ -66,9 +66,10 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& commit_errors_;
   // Executor thread only. Keyed by "cq\0namespace\0local queue\0priority class".
   absl::flat_hash_map<std::string, AdmissionSeries> admission_series_;
-  // Evictions of this round already counted per workload (a workload can be committed twice
-  // in a round: with the requests' changes and with the cycles'). Cleared every round.
+  // Evictions at `evictions_counted_at_` already counted, per workload (a workload can be
+  // committed twice in a round: with the requests' changes and with the cycles').
   absl::flat_hash_map<core::WorkloadId, int> evictions_counted_;
+  absl::Time evictions_counted_at_ = absl::InfinitePast();
 };
 
 // Registers a collector that computes Kueue's state gauges (pending workloads by status, active
