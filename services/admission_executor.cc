@@ -293,13 +293,12 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
         workload_bytes));
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
   }
-  for (const std::string& key : state_->TakeDeletedWorkloads()) {
-    const size_t slash = key.find('/');
+  for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
     v1::WatchEvent event;
     event.set_type(v1::WatchEvent::DELETED);
-    event.mutable_workload()->mutable_metadata()->set_namespace_(key.substr(0, slash));
-    event.mutable_workload()->mutable_metadata()->set_name(key.substr(slash + 1));
-    batch.Delete(WorkloadStoreKey(key.substr(0, slash), key.substr(slash + 1)));
+    event.mutable_workload()->mutable_metadata()->set_namespace_(key.namespace_name);
+    event.mutable_workload()->mutable_metadata()->set_name(key.name);
+    batch.Delete(WorkloadStoreKey(key.namespace_name, key.name));
     batch.AppendChange(event.SerializeAsString());
   }
   txn.object_writes_.clear();
