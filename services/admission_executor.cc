@@ -8,13 +8,13 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
+#include "services/real_clock.h"
 #include "services/state_keys.h"
 #include "services/stored_workloads.h"
 #include "tollgate/v1/service.pb.h"
@@ -46,6 +46,11 @@ int ApplyOrder(v1::ObjectKind kind) {
 
 }  // namespace
 
+const core::Clock& AdmissionExecutor::RealWallClock() {
+  static const RealClock* const kClock = new RealClock();
+  return *kClock;
+}
+
 void AdmissionExecutor::Txn::PutObject(std::string key, const v1::ConfigObject& object) {
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
@@ -56,7 +61,11 @@ void AdmissionExecutor::Txn::DeleteObject(std::string key) {
 
 AdmissionExecutor::AdmissionExecutor(storage::Store& store, const core::Clock& clock,
                                      core::SchedulerConfig config, Options options)
-    : store_(store), clock_(clock), config_(std::move(config)), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      wall_clock_(options.wall_clock != nullptr ? *options.wall_clock : RealWallClock()),
+      config_(std::move(config)),
+      options_(options) {}
 
 absl::StatusOr<std::unique_ptr<AdmissionExecutor>> AdmissionExecutor::Open(
     storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
@@ -88,7 +97,7 @@ absl::Status AdmissionExecutor::LoadState() {
   auto state = std::make_unique<core::ClusterState>(config_);
   const absl::Time now = clock_.Now();
   // The phases are timed in wall time: the scheduler's clock may be simulated.
-  const absl::Time load_start = absl::Now();
+  const absl::Time load_start = wall_clock_.Now();
 
   std::vector<v1::ConfigObject> objects;
   absl::Status parse_error;
@@ -116,7 +125,7 @@ absl::Status AdmissionExecutor::LoadState() {
   }
 
   LoadStats stats;
-  const absl::Time config_done = absl::Now();
+  const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;
 
   // Restart time is dominated by parsing: the scan hands batches of raw records to helper
@@ -127,11 +136,11 @@ absl::Status AdmissionExecutor::LoadState() {
         parser.Add(key, value);
         return true;
       }));
-  const absl::Time scan_done = absl::Now();
+  const absl::Time scan_done = wall_clock_.Now();
   stats.scan = scan_done - config_done;
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<core::Workload>> workloads,
                             parser.Finish());
-  const absl::Time parse_done = absl::Now();
+  const absl::Time parse_done = wall_clock_.Now();
   stats.parse_tail = parse_done - scan_done;
   stats.workloads = static_cast<int64_t>(workloads.size());
 
@@ -146,11 +155,11 @@ absl::Status AdmissionExecutor::LoadState() {
   sorted.reserve(workloads.size());
   for (const auto& [creation_time, i] : order) sorted.push_back(std::move(workloads[i]));
   workloads.clear();
-  const absl::Time sort_done = absl::Now();
+  const absl::Time sort_done = wall_clock_.Now();
   stats.sort = sort_done - parse_done;
 
   TOLLGATE_RETURN_IF_ERROR(state->RestoreAll(std::move(sorted)));
-  stats.restore = absl::Now() - sort_done;
+  stats.restore = wall_clock_.Now() - sort_done;
   // Restoring re-derives messages; nothing of it needs writing back.
   state->TakeDirtyWorkloads();
   state->TakeDeletedWorkloads();
@@ -229,7 +238,7 @@ int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
 AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int max_cycles,
                                                             absl::Time stop_after) {
   CycleResult result;
-  for (int i = 0; i < max_cycles && (i == 0 || absl::Now() < stop_after); ++i) {
+  for (int i = 0; i < max_cycles && (i == 0 || wall_clock_.Now() < stop_after); ++i) {
     core::CyclePlan plan = state_->PlanCycle(now);
     state_->ApplyCycle(plan, now);
     if (!plan.MadeProgress()) {
@@ -369,7 +378,7 @@ void AdmissionExecutor::Loop() {
       const bool fired = state_->FireTimers(txn.now_);
       if (any_succeeded || fired || continuing) {
         cycles = RunCycles(txn.now_, options_.max_cycles_per_round,
-                           absl::Now() + options_.cycle_time_per_round);
+                           wall_clock_.Now() + options_.cycle_time_per_round);
       }
       const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
       changes.push_back(TakeChanges(txn, next));
