@@ -7,26 +7,6 @@
 
 namespace tollgate::core {
 
-const char* ObjectKindName(ObjectKind kind) {
-  switch (kind) {
-    case ObjectKind::kNamespace:
-      return "Namespace";
-    case ObjectKind::kResourceFlavor:
-      return "ResourceFlavor";
-    case ObjectKind::kClusterQueue:
-      return "ClusterQueue";
-    case ObjectKind::kCohort:
-      return "Cohort";
-    case ObjectKind::kLocalQueue:
-      return "LocalQueue";
-    case ObjectKind::kWorkloadPriorityClass:
-      return "WorkloadPriorityClass";
-    case ObjectKind::kPriorityClass:
-      return "PriorityClass";
-  }
-  return "Unknown";
-}
-
 ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {}
 
 // --- Configuration -------------------------------------------------------------------------

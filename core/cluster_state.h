@@ -18,6 +18,7 @@
 #include "core/admission_fair_sharing.h"
 #include "core/config_registry.h"
 #include "core/cycle_plan.h"
+#include "core/object_kind.h"
 #include "core/queue_router.h"
 #include "core/quota_tree.h"
 #include "core/scheduler_config.h"
@@ -28,18 +29,6 @@
 #include "core/workload_table.h"
 
 namespace tollgate::core {
-
-enum class ObjectKind {
-  kNamespace,
-  kResourceFlavor,
-  kClusterQueue,
-  kCohort,
-  kLocalQueue,
-  kWorkloadPriorityClass,
-  kPriorityClass,
-};
-
-const char* ObjectKindName(ObjectKind kind);
 
 // What Admit (admission on request, outside the cycle order) did or would do.
 struct AdmitNowResult {
