@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/status.h"
+#include "services/real_clock.h"
 
 namespace tollgate::services {
 namespace {
@@ -43,7 +44,7 @@ struct GrpcFamilies {
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(GrpcFamilies& families, absl::string_view full_method)
-      : families_(families), started_(absl::Now()) {
+      : families_(families), started_(RealClock().Now()) {
     // "/package.Service/Method".
     absl::string_view rest = full_method;
     if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
@@ -63,7 +64,7 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
       const grpc::Status status = methods->GetSendStatus();
       families_.handled.Add({service_, method_, CodeName(status.error_code())});
       families_.handling_seconds.Observe({service_, method_},
-                                         absl::ToDoubleSeconds(absl::Now() - started_));
+                                         absl::ToDoubleSeconds(RealClock().Now() - started_));
     }
     methods->Proceed();
   }
