@@ -10,6 +10,7 @@ packages=(
   python3 python3-yaml
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
+  gnuplot-nox
 )
 
 missing=()

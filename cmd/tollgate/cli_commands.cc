@@ -1,8 +1,11 @@
 #include "cmd/tollgate/cli_commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -25,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "cmd/tollgate/scenario_runner.h"
+#include "cmd/tollgate/simulate_command.h"
 #include "cmd/tollgate/table_printer.h"
 #include "core/object_kind.h"
 #include "core/quantity.h"
@@ -285,6 +289,9 @@ std::string MainUsage() {
     absl::StrAppend(&text, "  ", c.synopsis, std::string(width + 3 - c.synopsis.size(), ' '),
                     c.summary, "\n");
   }
+  absl::StrAppend(&text, "  simulate --trace=CSV --queues=FILE",
+                  std::string(width + 3 > 34 ? width + 3 - 34 : 1, ' '),
+                  "Replay a job trace through the scheduler (no server).\n");
   absl::StrAppend(&text,
                   "\nRun 'tollgate COMMAND --help' for a command's flags.\n"
                   "The server is --server, else $TOLLGATE_SERVER, else 127.0.0.1:50051.\n");
@@ -1384,6 +1391,12 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
         command_index + 1 < args.size() ? FindCommand(args[command_index + 1]) : nullptr;
     env.out << (command != nullptr ? CommandHelp(*command) : MainUsage());
     return kExitOk;
+  }
+  if (name == "simulate") {
+    // Runs in process with flags of its own; it never talks to a server.
+    const bool terminal = env.err.rdbuf() == std::cerr.rdbuf() && isatty(STDERR_FILENO) == 1;
+    return RunSimulateCommand({args.begin() + command_index + 1, args.end()}, env.out, env.err,
+                              terminal);
   }
   const Command* command = FindCommand(name);
   if (command == nullptr) {
