@@ -193,6 +193,35 @@ absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& contex
           StatusCodeName(identity.status()), identity.status().message());
     return identity.status();
   }
+  return Decide(*identity, request_id, std::move(request), submitted);
+}
+
+absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
+    grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests) {
+  const std::string request_id = RequestId(context);
+  context.AddInitialMetadata("x-request-id", request_id);
+  absl::StatusOr<auth::Identity> identity = Authenticate(context);
+  if (!identity.ok()) {
+    for (const auth::AccessRequest& request : requests) {
+      Audit(auth::Identity{"", "", {}, "none"}, request_id, request, "unauthenticated",
+            StatusCodeName(identity.status()), identity.status().message());
+    }
+    return identity.status();
+  }
+  std::vector<AuthorizedCall> calls;
+  for (auth::AccessRequest& request : requests) {
+    absl::StatusOr<AuthorizedCall> call = Decide(*identity, request_id, std::move(request), nullptr);
+    if (!call.ok()) return call.status();
+    calls.push_back(*std::move(call));
+  }
+  return calls;
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity_ref,
+                                                  const std::string& request_id,
+                                                  auth::AccessRequest request,
+                                                  const v1::Workload* submitted) {
+  const auth::Identity* identity = &identity_ref;
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
   auth::Decision decision = authz->Authorize(*identity, request);
   const bool workload_or_queue = IsWorkloadVerb(request) || request.kind == "LocalQueue";
@@ -229,7 +258,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& contex
     Audit(*identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
     return PermissionDenied(decision.reason);
   }
-  return AuthorizedCall{*std::move(identity), request_id, std::move(request), std::move(authz)};
+  return AuthorizedCall{*identity, request_id, std::move(request), std::move(authz)};
 }
 
 absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& context,

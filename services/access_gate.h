@@ -60,6 +60,11 @@ class AccessGate {
                                        auth::AccessRequest request,
                                        const v1::Workload* submitted = nullptr);
 
+  // Check of several objects of one call (Apply): one identity, one request id, all allowed or
+  // the first refusal.
+  absl::StatusOr<std::vector<AuthorizedCall>> CheckAll(grpc::ServerContextBase& context,
+                                                       std::vector<auth::AccessRequest> requests);
+
   // Check for List and Watch: a request for every namespace (request.ns empty) by an identity
   // allowed only in some namespaces, or only through queue grants, is allowed and the handler
   // filters the results with MayRead. `filtered` says whether it must.
@@ -91,6 +96,11 @@ class AccessGate {
              const auth::AccessRequest& request, absl::string_view result, absl::string_view code,
              absl::string_view reason);
   std::string RequestId(grpc::ServerContextBase& context);
+  // Check's decision for an authenticated caller.
+  absl::StatusOr<AuthorizedCall> Decide(const auth::Identity& identity,
+                                        const std::string& request_id,
+                                        auth::AccessRequest request,
+                                        const v1::Workload* submitted);
 
   TollgateApi& api_;
   const core::Clock& clock_;

@@ -216,19 +216,19 @@ grpc::Status AdmissionGrpcService::Watch(grpc::ServerContext* context,
 grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,
                                       v1::ApplyResponse* response) {
   // Every object must be allowed; the first refusal refuses the whole (all-or-none) request.
-  std::vector<AuthorizedCall> calls;
+  std::vector<auth::AccessRequest> access;
   for (const v1::ConfigObject& object : request->objects()) {
     const v1::ObjectMeta& meta = MetadataOf(object);
-    auth::AccessRequest access =
-        ObjectRequest("apply", KindOf(object), meta.namespace_(), meta.name());
-    if (object.has_local_queue()) access.cluster_queue = object.local_queue().spec().cluster_queue();
-    absl::StatusOr<AuthorizedCall> call = gate_.Check(*context, std::move(access));
-    if (!call.ok()) return ToGrpcStatus(call.status());
-    calls.push_back(*std::move(call));
+    access.push_back(ObjectRequest("apply", KindOf(object), meta.namespace_(), meta.name()));
+    if (object.has_local_queue()) {
+      access.back().cluster_queue = object.local_queue().spec().cluster_queue();
+    }
   }
+  absl::StatusOr<std::vector<AuthorizedCall>> calls = gate_.CheckAll(*context, std::move(access));
+  if (!calls.ok()) return ToGrpcStatus(calls.status());
   absl::StatusOr<v1::ApplyResponse> result = api_.Apply(*request);
   if (!request->dry_run()) {
-    for (const AuthorizedCall& call : calls) gate_.Finish(call, result.status());
+    for (const AuthorizedCall& call : *calls) gate_.Finish(call, result.status());
   }
   return Reply(std::move(result), response);
 }
