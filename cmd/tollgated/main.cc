@@ -235,6 +235,11 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
 
   services::AccessGate gate(api, clock, audit_log.get());
   const bool authenticating = authenticators.any();
+  if (!authenticating && !flags.security.authz_policy.empty()) {
+    Log("warning",
+        "--authz-policy has no effect without --client-ca or --token-file: every caller is the "
+        "anonymous admin");
+  }
   gate.Configure(std::move(authenticators), std::move(policy));
   std::unique_ptr<services::SchedulerAudit> scheduler_audit;
   if (audit_log != nullptr) {
