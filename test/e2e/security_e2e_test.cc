@@ -2,7 +2,9 @@
 // made by openssl at test time, driven over TLS with client certificates and bearer tokens.
 // Every wait is on a condition with a deadline.
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -775,6 +777,52 @@ TEST_F(SecurityE2eTest, AuditLogRecordsAllowedDeniedAndSchedulerDecisions) {
   EXPECT_TRUE(absl::StrContains(audit, "admitted to ClusterQueue cq")) << audit;
   // Reads are not audited unless denied.
   EXPECT_FALSE(absl::StrContains(audit, "\"verb\":\"get\",\"kind\":\"Workload\"")) << audit;
+}
+
+// Runs the real `tollgate` CLI; returns its exit code and fills `out` with stdout and stderr.
+int RunCli(const std::string& args, std::string& out) {
+  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  out.clear();
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  const std::string config = scratch_ + "/tollgate-config.yaml";
+  WriteFile(config, absl::StrCat("current-context: alice\ncontexts:\n- name: alice\n  server: ",
+                                 server_->address(), "\n  certificate-authority: ",
+                                 pki_->Path("ca.pem"), "\n  client-certificate: ",
+                                 pki_->Path("alice.pem"), "\n  client-key: ",
+                                 pki_->Path("alice.key"), "\n- name: bob\n  server: ",
+                                 server_->address(), "\n  certificate-authority: ",
+                                 pki_->Path("ca.pem"), "\n  token: user-b-token\n"));
+  std::string out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth whoami --config=", config), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "USER:   alice")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "METHOD: x509")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i submit workloads -n team-a --config=", config), out),
+            0)
+      << out;
+  EXPECT_EQ(out, "yes\n");
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i preempt workloads -n team-b --config=", config), out),
+            1)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "no - user \"alice\"")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth whoami --context=bob --config=", config), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "USER:   bob")) << out;
+  // A denied write through the CLI: the message names identity, verb, object and namespace.
+  EXPECT_EQ(RunCli(absl::StrCat("delete localqueue q -n team-a --context=bob --config=", config),
+                   out),
+            1)
+      << out;
+  EXPECT_TRUE(absl::StrContains(
+      out, "user \"bob\" (groups team-b) may not delete LocalQueue \"q\" in namespace \"team-a\""))
+      << out;
 }
 
 TEST_F(SecurityE2eTest, PlaintextLoopbackWithoutAuthenticationIsTheAnonymousAdmin) {
