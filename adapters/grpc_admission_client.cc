@@ -67,8 +67,9 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
       options.pem_root_certs = *std::move(ca);
     }
     if (security.cert_file.empty() != security.key_file.empty()) {
-      return absl::InvalidArgumentError("a client certificate needs its key, and a key its "
-                                        "certificate");
+      return absl::InvalidArgumentError(
+          "a client certificate needs its key, and a key its "
+          "certificate");
     }
     if (!security.cert_file.empty()) {
       absl::StatusOr<std::string> cert = ReadPem("client certificate", security.cert_file);
@@ -90,8 +91,8 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-  return std::make_unique<GrpcAdmissionClient>(
-      grpc::CreateCustomChannel(target, credentials, args), call_timeout, std::move(token));
+  return std::make_unique<GrpcAdmissionClient>(grpc::CreateCustomChannel(target, credentials, args),
+                                               call_timeout, std::move(token));
 }
 
 std::unique_ptr<GrpcAdmissionClient> GrpcAdmissionClient::Connect(const std::string& target,
@@ -106,8 +107,9 @@ std::unique_ptr<GrpcAdmissionClient> GrpcAdmissionClient::Connect(const std::str
 }
 
 absl::StatusOr<v1::SubmitResponse> GrpcAdmissionClient::Submit(const v1::SubmitRequest& request) {
-  return Unary<v1::SubmitResponse>(
-      call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) { return admission_->Submit(ctx, request, resp); });
+  return Unary<v1::SubmitResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
+    return admission_->Submit(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::Workload> GrpcAdmissionClient::GetWorkload(const v1::WorkloadRef& ref) {
@@ -126,8 +128,9 @@ absl::StatusOr<v1::ListWorkloadsResponse> GrpcAdmissionClient::ListWorkloads(
 }
 
 absl::StatusOr<v1::FinishResponse> GrpcAdmissionClient::Finish(const v1::FinishRequest& request) {
-  return Unary<v1::FinishResponse>(
-      call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) { return admission_->Finish(ctx, request, resp); });
+  return Unary<v1::FinishResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
+    return admission_->Finish(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::ReportStoppedResponse> GrpcAdmissionClient::ReportStopped(
@@ -139,16 +142,16 @@ absl::StatusOr<v1::ReportStoppedResponse> GrpcAdmissionClient::ReportStopped(
 
 absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady(
     const v1::ReportPodsReadyRequest& request) {
-  return Unary<v1::ReportPodsReadyResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->ReportPodsReady(ctx, request, resp);
-  });
+  return Unary<v1::ReportPodsReadyResponse>(
+      call_timeout_, bearer_token_,
+      [&](auto* ctx, auto* resp) { return admission_->ReportPodsReady(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
-  return Unary<v1::ReportCheckpointResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->ReportCheckpoint(ctx, request, resp);
-  });
+  return Unary<v1::ReportCheckpointResponse>(
+      call_timeout_, bearer_token_,
+      [&](auto* ctx, auto* resp) { return admission_->ReportCheckpoint(ctx, request, resp); });
 }
 
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
@@ -184,19 +187,22 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
 absl::StatusOr<v1::ConfigObject> GrpcAdmissionClient::GetObject(const v1::ObjectRef& ref) {
   v1::GetObjectRequest request;
   *request.mutable_ref() = ref;
-  return Unary<v1::ConfigObject>(
-      call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) { return config_->Get(ctx, request, resp); });
+  return Unary<v1::ConfigObject>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
+    return config_->Get(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> GrpcAdmissionClient::ListObjects(
     const v1::ListObjectsRequest& request) {
-  return Unary<v1::ListObjectsResponse>(
-      call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) { return config_->List(ctx, request, resp); });
+  return Unary<v1::ListObjectsResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
+    return config_->List(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::ApplyResponse> GrpcAdmissionClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>(
-      call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) { return config_->Apply(ctx, request, resp); });
+  return Unary<v1::ApplyResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
+    return config_->Apply(ctx, request, resp);
+  });
 }
 
 absl::Status GrpcAdmissionClient::DeleteObject(const v1::ObjectRef& ref) {

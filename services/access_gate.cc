@@ -159,8 +159,7 @@ void AccessGate::ResolveQueues(auth::AccessRequest& request, const v1::Workload*
       request.cluster_queue = workload->status().admission().cluster_queue();
     }
   }
-  const std::string local_queue =
-      request.kind == "LocalQueue" ? request.name : request.local_queue;
+  const std::string local_queue = request.kind == "LocalQueue" ? request.name : request.local_queue;
   if (request.cluster_queue.empty() && !local_queue.empty()) {
     v1::GetObjectRequest get;
     get.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
@@ -210,7 +209,8 @@ absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
   }
   std::vector<AuthorizedCall> calls;
   for (auth::AccessRequest& request : requests) {
-    absl::StatusOr<AuthorizedCall> call = Decide(*identity, request_id, std::move(request), nullptr);
+    absl::StatusOr<AuthorizedCall> call =
+        Decide(*identity, request_id, std::move(request), nullptr);
     if (!call.ok()) return call.status();
     calls.push_back(*std::move(call));
   }
@@ -262,8 +262,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity
 }
 
 absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& context,
-                                                     auth::AccessRequest request,
-                                                     bool& filtered) {
+                                                     auth::AccessRequest request, bool& filtered) {
   filtered = false;
   const std::string request_id = RequestId(context);
   context.AddInitialMetadata("x-request-id", request_id);
@@ -279,7 +278,8 @@ absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& co
     // Not allowed for the whole request, but maybe for part of it: some namespaces of "every
     // namespace", or the workloads of queues granted to the caller. Those are served filtered.
     const bool some_namespaces =
-        request.ns.empty() && !authz->Scope(*identity, request.verb, request.kind).namespaces.empty();
+        request.ns.empty() &&
+        !authz->Scope(*identity, request.verb, request.kind).namespaces.empty();
     if (request.kind != "Workload" || !(some_namespaces || authz->HasQueueGrant(*identity))) {
       Audit(*identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
       return PermissionDenied(decision.reason);

@@ -98,8 +98,7 @@ class AccessGate {
   std::string RequestId(grpc::ServerContextBase& context);
   // Check's decision for an authenticated caller.
   absl::StatusOr<AuthorizedCall> Decide(const auth::Identity& identity,
-                                        const std::string& request_id,
-                                        auth::AccessRequest request,
+                                        const std::string& request_id, auth::AccessRequest request,
                                         const v1::Workload* submitted);
 
   TollgateApi& api_;

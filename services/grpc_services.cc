@@ -35,8 +35,8 @@ auth::AccessRequest WorkloadRequest(absl::string_view verb, const v1::WorkloadRe
   return request;
 }
 
-auth::AccessRequest ObjectRequest(absl::string_view verb, v1::ObjectKind kind,
-                                  absl::string_view ns, absl::string_view name) {
+auth::AccessRequest ObjectRequest(absl::string_view verb, v1::ObjectKind kind, absl::string_view ns,
+                                  absl::string_view name) {
   auth::AccessRequest request;
   request.verb = std::string(verb);
   request.kind = KindName(kind);
@@ -84,8 +84,8 @@ grpc::ServerUnaryReactor* AdmissionGrpcService::Submit(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(call.status()));
     return reactor;
   }
-  api_.SubmitAsync(*request, [this, reactor, response, call = *std::move(call)](
-                                 absl::StatusOr<v1::SubmitResponse> result) {
+  api_.SubmitAsync(*request, [this, reactor, response,
+                              call = *std::move(call)](absl::StatusOr<v1::SubmitResponse> result) {
     reactor->Finish(Audited(gate_, call, std::move(result), response));
   });
   return reactor;
@@ -95,7 +95,8 @@ grpc::Status AdmissionGrpcService::Admit(grpc::ServerContext* context,
                                          const v1::AdmitRequest* request,
                                          v1::AdmitResponse* response) {
   // A dry run changes nothing: reading the workload is enough.
-  TOLLGATE_AUTHORIZE(call, WorkloadRequest(request->dry_run() ? "get" : "admit", request->workload()));
+  TOLLGATE_AUTHORIZE(call,
+                     WorkloadRequest(request->dry_run() ? "get" : "admit", request->workload()));
   if (request->dry_run()) return Reply(api_.Admit(*request), response);
   return Audited(gate_, call, api_.Admit(*request), response);
 }
@@ -117,8 +118,8 @@ grpc::ServerUnaryReactor* AdmissionGrpcService::Finish(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(call.status()));
     return reactor;
   }
-  api_.FinishAsync(*request, [this, reactor, response, call = *std::move(call)](
-                                 absl::StatusOr<v1::FinishResponse> result) {
+  api_.FinishAsync(*request, [this, reactor, response,
+                              call = *std::move(call)](absl::StatusOr<v1::FinishResponse> result) {
     reactor->Finish(Audited(gate_, call, std::move(result), response));
   });
   return reactor;
@@ -289,8 +290,7 @@ grpc::Status VisibilityGrpcService::ListPendingWorkloads(
   return Reply(std::move(result), response);
 }
 
-grpc::Status AuthGrpcService::WhoAmI(grpc::ServerContext* context,
-                                     const v1::WhoAmIRequest* request,
+grpc::Status AuthGrpcService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,
                                      v1::WhoAmIResponse* response) {
   absl::StatusOr<auth::Identity> identity = gate_.Authenticate(*context);
   if (!identity.ok()) return ToGrpcStatus(identity.status());

@@ -26,8 +26,8 @@ void SchedulerAudit::Run(int64_t revision) {
         request,
         [&](const v1::WatchEvent& event) {
           if (listing && listing_revision < 0) listing_revision = event.revision();
-          if (listing && (event.type() != v1::WatchEvent::ADDED ||
-                          event.revision() != listing_revision)) {
+          if (listing &&
+              (event.type() != v1::WatchEvent::ADDED || event.revision() != listing_revision)) {
             listing = false;
           }
           if (event.revision() > revision) revision = event.revision();
@@ -61,11 +61,10 @@ void SchedulerAudit::Observe(const v1::WatchEvent& event, bool seeding) {
   const v1::WorkloadState previous = known;
   known = state;
   if (seeding || state == previous) return;
-  const std::string latest =
-      workload.status().events().empty()
-          ? ""
-          : absl::StrCat(workload.status().events().rbegin()->reason(), ": ",
-                         workload.status().events().rbegin()->message());
+  const std::string latest = workload.status().events().empty()
+                                 ? ""
+                                 : absl::StrCat(workload.status().events().rbegin()->reason(), ": ",
+                                                workload.status().events().rbegin()->message());
   if (state == v1::WORKLOAD_STATE_ADMITTED) {
     gate_.RecordSchedulerDecision(
         "admit", workload,
@@ -73,9 +72,9 @@ void SchedulerAudit::Observe(const v1::WatchEvent& event, bool seeding) {
                      latest.empty() ? "" : "; ", latest));
   } else if (state == v1::WORKLOAD_STATE_EVICTING) {
     const std::string& why = workload.status().last_preemption_reason();
-    gate_.RecordSchedulerDecision(why.empty() ? "evict" : "preempt", workload,
-                                  absl::StrCat(why.empty() ? "" : why, why.empty() ? "" : "; ",
-                                               latest));
+    gate_.RecordSchedulerDecision(
+        why.empty() ? "evict" : "preempt", workload,
+        absl::StrCat(why.empty() ? "" : why, why.empty() ? "" : "; ", latest));
   }
 }
 

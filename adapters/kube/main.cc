@@ -171,10 +171,9 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
   kube_options.watch_timeout = flags.watch_timeout;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
                             CurlKubeClient::Create(config, kube_options));
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<GrpcAdmissionClient> admission,
-      GrpcAdmissionClient::ConnectSecure(flags.tollgate, flags.call_timeout,
-                                         flags.tollgate_security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<GrpcAdmissionClient> admission,
+                            GrpcAdmissionClient::ConnectSecure(flags.tollgate, flags.call_timeout,
+                                                               flags.tollgate_security));
 
   JobTranslator job;
   RayJobTranslator rayjob;

@@ -215,9 +215,8 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
 }
 
 absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
-  return Unary<v1::WhoAmIResponse>([&](grpc::ClientContext* c, v1::WhoAmIResponse* r) {
-    return auth_->WhoAmI(c, request, r);
-  });
+  return Unary<v1::WhoAmIResponse>(
+      [&](grpc::ClientContext* c, v1::WhoAmIResponse* r) { return auth_->WhoAmI(c, request, r); });
 }
 
 absl::StatusOr<v1::CanIResponse> CliClient::CanI(const v1::CanIRequest& request) {

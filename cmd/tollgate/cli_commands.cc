@@ -1480,11 +1480,11 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
             << ", got \"" << parsed->Get("timeout") << "\"\n";
     return kExitUsage;
   }
-  absl::StatusOr<Connection> connection = ResolveConnection(ConnectionInputs{
-      parsed->Get("server"), env.server_env, parsed->Get("config"), env.config_env,
-      parsed->Get("context"), parsed->Get("certificate-authority"),
-      parsed->Get("client-certificate"), parsed->Get("client-key"), parsed->Get("token"),
-      env.token_env});
+  absl::StatusOr<Connection> connection = ResolveConnection(
+      ConnectionInputs{parsed->Get("server"), env.server_env, parsed->Get("config"), env.config_env,
+                       parsed->Get("context"), parsed->Get("certificate-authority"),
+                       parsed->Get("client-certificate"), parsed->Get("client-key"),
+                       parsed->Get("token"), env.token_env});
   if (connection.ok()) {
     // Read the PEM files now so a missing one is reported before any call.
     absl::Status readable = ChannelCredentials(*connection).status();

@@ -39,8 +39,9 @@ absl::StatusOr<ContextEntry> ReadContext(const std::string& path, const std::str
     const YAML::Node root = YAML::Load(*text);
     if (!root.IsMap()) return bad("(top level)", "want a mapping");
     const std::string name =
-        !wanted.empty() ? wanted
-                        : (root["current-context"] ? root["current-context"].as<std::string>() : "");
+        !wanted.empty()
+            ? wanted
+            : (root["current-context"] ? root["current-context"].as<std::string>() : "");
     const YAML::Node contexts = root["contexts"];
     if (!contexts.IsSequence()) return bad("contexts", "want a list");
     for (size_t i = 0; i < contexts.size(); ++i) {
@@ -99,12 +100,12 @@ absl::StatusOr<Connection> ResolveConnection(const ConnectionInputs& in) {
       file.token = std::string(absl::StripAsciiWhitespace(*token));
     }
   } else if (!in.context_flag.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--context=", in.context_flag, " needs a config file (--config or $",
-                     kConfigEnvVar, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--context=", in.context_flag, " needs a config file (--config or $", kConfigEnvVar, ")"));
   }
   Connection out;
-  out.server = First(in.server_flag, in.server_env, First(file.server, std::string(kDefaultServer)));
+  out.server =
+      First(in.server_flag, in.server_env, First(file.server, std::string(kDefaultServer)));
   out.certificate_authority = First(in.ca_flag, file.ca);
   out.client_certificate = First(in.cert_flag, file.cert);
   out.client_key = First(in.key_flag, file.key);

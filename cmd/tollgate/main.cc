@@ -25,8 +25,7 @@ int main(int argc, char** argv) {
   const WallClock clock;
   const char* config = getenv("TOLLGATE_CONFIG");
   const char* token = getenv("TOLLGATE_TOKEN");
-  tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr, server == nullptr ? "" : server,
-                            clock};
+  tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr, server == nullptr ? "" : server, clock};
   env.config_env = config == nullptr ? "" : config;
   env.token_env = token == nullptr ? "" : token;
   return tollgate::cli::RunCli(args, env);

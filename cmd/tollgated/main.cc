@@ -288,12 +288,10 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     // Certificates need no signal: the TLS provider re-reads them every --tls-reload-interval.
     absl::StatusOr<services::Authenticators> new_authenticators =
         LoadAuthenticators(flags.security);
-    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy =
-        LoadPolicy(flags.security);
+    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy = LoadPolicy(flags.security);
     if (!new_authenticators.ok() || !new_policy.ok()) {
       Log("error", "reload failed; keeping the previous tokens and policy",
-          {{"error", (!new_authenticators.ok() ? new_authenticators.status()
-                                               : new_policy.status())
+          {{"error", (!new_authenticators.ok() ? new_authenticators.status() : new_policy.status())
                          .ToString()}});
       continue;
     }

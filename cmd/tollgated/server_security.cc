@@ -107,9 +107,9 @@ absl::StatusOr<bool> CheckListenSecurity(absl::string_view listen, const Securit
   }
   if (missing.empty()) return false;
   if (flags.insecure) return true;
-  return absl::FailedPreconditionError(absl::StrCat(
-      "refusing to listen on ", listen, " beyond loopback without ", absl::StrJoin(missing, " and "),
-      "; pass --insecure to do it anyway"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("refusing to listen on ", listen, " beyond loopback without ",
+                   absl::StrJoin(missing, " and "), "; pass --insecure to do it anyway"));
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
@@ -117,9 +117,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
   if (flags.tls_cert.empty()) return grpc::InsecureServerCredentials();
   // Read once here so a missing or unreadable file fails the start with its name; the provider
   // re-reads them every interval, so replaced files take effect without a restart.
-  for (const auto& [flag, path] : {std::pair<absl::string_view, std::string>{"tls-cert", flags.tls_cert},
-                                   {"tls-key", flags.tls_key},
-                                   {"client-ca", flags.client_ca}}) {
+  for (const auto& [flag, path] :
+       {std::pair<absl::string_view, std::string>{"tls-cert", flags.tls_cert},
+        {"tls-key", flags.tls_key},
+        {"client-ca", flags.client_ca}}) {
     if (path.empty()) continue;
     TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(flag, path));
     if (!absl::StrContains(text, "-----BEGIN ")) {
@@ -159,7 +160,8 @@ absl::StatusOr<std::shared_ptr<const auth::Authorizer>> LoadPolicy(const Securit
     TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadWholeFile("authz-policy", flags.authz_policy));
     TOLLGATE_ASSIGN_OR_RETURN(policy, auth::ParsePolicy(text, flags.authz_policy));
   }
-  TOLLGATE_ASSIGN_OR_RETURN(auth::Authorizer authorizer, auth::Authorizer::Create(std::move(policy)));
+  TOLLGATE_ASSIGN_OR_RETURN(auth::Authorizer authorizer,
+                            auth::Authorizer::Create(std::move(policy)));
   return std::make_shared<const auth::Authorizer>(std::move(authorizer));
 }
 

@@ -56,7 +56,8 @@ void AppendField(std::string& out, absl::string_view key, absl::string_view valu
 
 std::string FormatAuditEntry(const AuditEntry& entry) {
   std::string out = "{";
-  AppendField(out, "time", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", entry.time, absl::UTCTimeZone()));
+  AppendField(out, "time",
+              absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", entry.time, absl::UTCTimeZone()));
   AppendField(out, "request_id", entry.request_id);
   AppendField(out, "user", entry.user);
   out += ",\"groups\":[";
@@ -80,8 +81,8 @@ std::string FormatAuditEntry(const AuditEntry& entry) {
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(Options options) {
   if (options.path.empty()) return absl::InvalidArgumentError("--audit-log: empty path");
   if (options.max_bytes < 4096) {
-    return absl::InvalidArgumentError(absl::StrCat("--audit-log-max-bytes=", options.max_bytes,
-                                                   ": must be at least 4096"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--audit-log-max-bytes=", options.max_bytes, ": must be at least 4096"));
   }
   if (options.max_backups < 0) {
     return absl::InvalidArgumentError(
@@ -121,7 +122,8 @@ absl::Status AuditLog::RotateLocked() {
                   absl::StrCat(options_.path, ".", i + 1).c_str());
     }
     if (std::rename(options_.path.c_str(), absl::StrCat(options_.path, ".1").c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("rotate ", options_.path, ": ", std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("rotate ", options_.path, ": ", std::strerror(errno)));
     }
   }
   return OpenFileLocked();

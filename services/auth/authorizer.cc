@@ -44,9 +44,9 @@ bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind
 
 const std::vector<std::string> kAll = {"*"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
-const std::vector<std::string> kQueueKinds = {"ResourceFlavor", "ClusterQueue",
-                                              "Cohort",         "LocalQueue",
-                                              "WorkloadPriorityClass", "PriorityClass"};
+const std::vector<std::string> kQueueKinds = {
+    "ResourceFlavor", "ClusterQueue",          "Cohort",
+    "LocalQueue",     "WorkloadPriorityClass", "PriorityClass"};
 
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
@@ -150,9 +150,7 @@ absl::Status CheckSubjects(absl::string_view what, const std::vector<Subject>& s
 
 }  // namespace
 
-bool IsNamespacedKind(absl::string_view kind) {
-  return kind == "Workload" || kind == "LocalQueue";
-}
+bool IsNamespacedKind(absl::string_view kind) { return kind == "Workload" || kind == "LocalQueue"; }
 
 absl::Status ValidateVerbAndKind(absl::string_view verb, absl::string_view kind) {
   if (!OneOf(verb, kVerbs)) {
@@ -225,8 +223,8 @@ absl::StatusOr<Authorizer> Authorizer::Create(Policy policy) {
     if (grant.verbs.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no verbs"));
     for (const std::string& verb : grant.verbs) {
       if (!OneOf(verb, kQueueVerbs)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, ": verbs: unknown \"", verb, "\" (want submit, preempt or admin)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": verbs: unknown \"", verb, "\" (want submit, preempt or admin)"));
       }
     }
     if (absl::Status s = CheckSubjects(what, grant.subjects); !s.ok()) return s;
@@ -294,8 +292,7 @@ Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& re
                                   " is above the highest it may use (", *limit.max_priority, ")")};
     }
     if (request.non_preemptible && !limit.allow_non_preemptible) {
-      return {false,
-              absl::StrCat(denied_prefix, ": it may not mark workloads non-preemptible")};
+      return {false, absl::StrCat(denied_prefix, ": it may not mark workloads non-preemptible")};
     }
   }
   return {true, ""};

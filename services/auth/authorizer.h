@@ -30,12 +30,11 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 
 // The verbs Tollgate knows. Workload verbs map one to one to the AdmissionService RPCs; config
 // objects take get/list/watch/apply/delete.
-inline constexpr absl::string_view kVerbs[] = {"get",    "list",  "watch",   "submit",
-                                               "admit",  "preempt", "finish", "report",
-                                               "delete", "apply"};
+inline constexpr absl::string_view kVerbs[] = {"get",     "list",   "watch",  "submit", "admit",
+                                               "preempt", "finish", "report", "delete", "apply"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
-inline constexpr absl::string_view kKinds[] = {"Workload",     "LocalQueue",
-                                               "ClusterQueue", "Cohort",
+inline constexpr absl::string_view kKinds[] = {"Workload",       "LocalQueue",
+                                               "ClusterQueue",   "Cohort",
                                                "ResourceFlavor", "WorkloadPriorityClass",
                                                "PriorityClass",  "Namespace"};
 // Per-queue grant verbs (Armada's per-queue permissions, YuniKorn's submit/admin ACLs).

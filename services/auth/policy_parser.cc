@@ -81,8 +81,8 @@ absl::StatusOr<std::optional<bool>> OptionalBool(const Where& where, const YAML:
   if (!node.IsDefined() || node.IsNull()) return std::optional<bool>();
   if (node.IsScalar() && node.Scalar() == "true") return std::optional<bool>(true);
   if (node.IsScalar() && node.Scalar() == "false") return std::optional<bool>(false);
-  return where.Error(path, absl::StrCat("want true or false, got \"",
-                                        node.IsScalar() ? node.Scalar() : "", "\""));
+  return where.Error(
+      path, absl::StrCat("want true or false, got \"", node.IsScalar() ? node.Scalar() : "", "\""));
 }
 
 absl::StatusOr<std::vector<Subject>> Subjects(const Where& where, const YAML::Node& node) {
@@ -130,9 +130,9 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
   }
   where.SetObject(absl::StrCat(kind, " \"", name, "\""));
   if (kind == "Role") {
-    if (absl::Status s = CheckFields(where, doc, "",
-                                     {"apiVersion", "kind", "metadata", "rules", "maxPriority",
-                                      "allowNonPreemptible"});
+    if (absl::Status s = CheckFields(
+            where, doc, "",
+            {"apiVersion", "kind", "metadata", "rules", "maxPriority", "allowNonPreemptible"});
         !s.ok()) {
       return s;
     }
@@ -175,10 +175,10 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
                             OptionalBool(where, doc["allowNonPreemptible"], "allowNonPreemptible"));
     policy.bindings.push_back(std::move(binding));
   } else if (kind == "QueueGrant") {
-    if (absl::Status s = CheckFields(where, doc, "",
-                                     {"apiVersion", "kind", "metadata", "clusterQueue",
-                                      "localQueue", "verbs", "subjects", "maxPriority",
-                                      "allowNonPreemptible"});
+    if (absl::Status s =
+            CheckFields(where, doc, "",
+                        {"apiVersion", "kind", "metadata", "clusterQueue", "localQueue", "verbs",
+                         "subjects", "maxPriority", "allowNonPreemptible"});
         !s.ok()) {
       return s;
     }

@@ -69,8 +69,8 @@ class Pki {
       ext = absl::StrCat(" -extfile ", Path(name + ".ext"));
     }
     Shell(absl::StrCat("openssl x509 -req -days 1 -in ", Path(name + ".csr"), " -CA ",
-                       Path(ca + ".pem"), " -CAkey ", Path(ca + ".key"),
-                       " -CAcreateserial -out ", Path(name + ".pem"), ext));
+                       Path(ca + ".pem"), " -CAkey ", Path(ca + ".key"), " -CAcreateserial -out ",
+                       Path(name + ".pem"), ext));
   }
   std::string Path(const std::string& file) const { return absl::StrCat(dir_, "/", file); }
   std::string Read(const std::string& file) const { return ReadAll(Path(file)); }
@@ -202,8 +202,8 @@ v1::WorkloadRef Ref(const std::string& ns, const std::string& name) {
 class SecurityE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                        "/security_e2e.", getpid()));
+    dir_ = new std::string(
+        absl::StrCat(std::filesystem::temp_directory_path().string(), "/security_e2e.", getpid()));
     std::filesystem::remove_all(*dir_);
     std::filesystem::create_directories(*dir_);
     pki_ = new Pki(*dir_);
@@ -351,8 +351,9 @@ TEST_F(SecurityE2eTest, ClientCertificateAndTokenIdentities) {
     const grpc::Status denied = admission->Submit(Context().get(), submit, &submitted);
     EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
     EXPECT_TRUE(absl::StrContains(denied.error_message(), "user \"alice\"")) << Describe(denied);
-    EXPECT_TRUE(absl::StrContains(denied.error_message(), "submit Workload \"by-cert\" in "
-                                                          "namespace \"team-b\""))
+    EXPECT_TRUE(absl::StrContains(denied.error_message(),
+                                  "submit Workload \"by-cert\" in "
+                                  "namespace \"team-b\""))
         << Describe(denied);
   }
   // A certificate from a CA the server does not trust never gets through the handshake.
@@ -379,18 +380,18 @@ TEST_F(SecurityE2eTest, ClientCertificateAndTokenIdentities) {
   EXPECT_EQ(auth_->WhoAmI(Context("forged").get(), v1::WhoAmIRequest(), &me).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   v1::ListWorkloadsResponse list;
-  EXPECT_EQ(admission_->ListWorkloads(Context().get(), v1::ListWorkloadsRequest(), &list)
-                .error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(
+      admission_->ListWorkloads(Context().get(), v1::ListWorkloadsRequest(), &list).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
   v1::ApplyResponse applied;
   EXPECT_EQ(config_->Apply(Context("forged").get(), Queues(), &applied).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
 }
 
 // Every built-in role against every RPC. The adapter is bound in team-a only, so like any
-// namespaced binding it reads nothing cluster-scoped (ClusterQueues). Allowed calls must get past authorization (they may
-// still fail on the object's state, e.g. finishing a pending workload); denied calls must be
-// PERMISSION_DENIED and change nothing.
+// namespaced binding it reads nothing cluster-scoped (ClusterQueues). Allowed calls must get past
+// authorization (they may still fail on the object's state, e.g. finishing a pending workload);
+// denied calls must be PERMISSION_DENIED and change nothing.
 TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
   ASSERT_NO_FATAL_FAILURE(StartSecure());
   enum Role { kAdmin, kBatchAdmin, kBatchUser, kViewer, kAdapter, kNobody, kRoles };
@@ -414,11 +415,11 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
   };
   auto target_state = [&] {
     absl::StatusOr<v1::Workload> w = AdminGet("team-a", "target");
-    return w.ok() ? absl::StrCat(v1::WorkloadState_Name(w->status().state()), "/",
-                                 w->status().preemption_count(), "/",
-                                 w->status().has_last_checkpoint_time(), "/",
-                                 w->status().pods_ready())
-                  : std::string("gone");
+    return w.ok()
+               ? absl::StrCat(v1::WorkloadState_Name(w->status().state()), "/",
+                              w->status().preemption_count(), "/",
+                              w->status().has_last_checkpoint_time(), "/", w->status().pods_ready())
+               : std::string("gone");
   };
   auto object_exists = [&](v1::ObjectKind kind, const std::string& ns, const std::string& name) {
     return [this, kind, ns, name] {
@@ -434,61 +435,75 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
   int counter = 0;
   //                                        admin  b-adm  b-user viewer adapter nobody
   const std::vector<Rpc> rpcs = {
-      {"Submit", true,
+      {"Submit",
+       true,
        [&](const std::string& t, int i) {
          return Submit(t, MakeWorkload("team-a", absl::StrCat("new-", i), "100m"));
        },
        [&] { return absl::StrCat(counter); },  // a denied submit creates nothing (checked below)
        {true, true, true, false, true, false}},
-      {"Admit", true,
+      {"Admit",
+       true,
        [&](const std::string& t, int) {
          v1::AdmitRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::AdmitResponse out;
          return admission_->Admit(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, false, false, false}},
-      {"ReportCheckpoint", true,
+       target_state,
+       {true, true, false, false, false, false}},
+      {"ReportCheckpoint",
+       true,
        [&](const std::string& t, int) {
          v1::ReportCheckpointRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::ReportCheckpointResponse out;
          return admission_->ReportCheckpoint(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, false, true, false}},
-      {"ReportPodsReady", true,
+       target_state,
+       {true, true, false, false, true, false}},
+      {"ReportPodsReady",
+       true,
        [&](const std::string& t, int) {
          v1::ReportPodsReadyRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::ReportPodsReadyResponse out;
          return admission_->ReportPodsReady(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, false, true, false}},
-      {"ReportStopped", true,
+       target_state,
+       {true, true, false, false, true, false}},
+      {"ReportStopped",
+       true,
        [&](const std::string& t, int) {
          v1::ReportStoppedRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::ReportStoppedResponse out;
          return admission_->ReportStopped(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, false, true, false}},
-      {"GetWorkload", false,
+       target_state,
+       {true, true, false, false, true, false}},
+      {"GetWorkload",
+       false,
        [&](const std::string& t, int) {
          v1::GetWorkloadRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::Workload out;
          return admission_->GetWorkload(Context(t).get(), r, &out);
        },
-       target_state, {true, true, true, true, true, false}},
-      {"ListWorkloads", false,
+       target_state,
+       {true, true, true, true, true, false}},
+      {"ListWorkloads",
+       false,
        [&](const std::string& t, int) {
          v1::ListWorkloadsRequest r;
          r.set_namespace_("team-a");
          v1::ListWorkloadsResponse out;
          return admission_->ListWorkloads(Context(t).get(), r, &out);
        },
-       target_state, {true, true, true, true, true, false}},
-      {"Watch", false,
+       target_state,
+       {true, true, true, true, true, false}},
+      {"Watch",
+       false,
        [&](const std::string& t, int) {
          v1::WatchRequest r;
          r.set_namespace_("team-a");
@@ -502,8 +517,10 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          }
          return reader->Finish();
        },
-       target_state, {true, true, true, true, true, false}},
-      {"GetClusterQueue", false,
+       target_state,
+       {true, true, true, true, true, false}},
+      {"GetClusterQueue",
+       false,
        [&](const std::string& t, int) {
          v1::GetObjectRequest r;
          r.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
@@ -511,16 +528,20 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          v1::ConfigObject out;
          return config_->Get(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, true, false, false}},
-      {"ListClusterQueues", false,
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ListClusterQueues",
+       false,
        [&](const std::string& t, int) {
          v1::ListObjectsRequest r;
          r.set_kind(v1::CLUSTER_QUEUE);
          v1::ListObjectsResponse out;
          return config_->List(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, true, false, false}},
-      {"ListLocalQueues", false,
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ListLocalQueues",
+       false,
        [&](const std::string& t, int) {
          v1::ListObjectsRequest r;
          r.set_kind(v1::LOCAL_QUEUE);
@@ -528,16 +549,20 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          v1::ListObjectsResponse out;
          return config_->List(Context(t).get(), r, &out);
        },
-       target_state, {true, true, true, true, true, false}},
-      {"ListPendingInClusterQueue", false,
+       target_state,
+       {true, true, true, true, true, false}},
+      {"ListPendingInClusterQueue",
+       false,
        [&](const std::string& t, int) {
          v1::ListPendingWorkloadsRequest r;
          r.set_cluster_queue("cq");
          v1::ListPendingWorkloadsResponse out;
          return visibility_->ListPendingWorkloads(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, true, false, false}},
-      {"ApplyClusterQueue", true,
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ApplyClusterQueue",
+       true,
        [&](const std::string& t, int) {
          v1::ApplyRequest r;
          *r.add_objects() = Queues().objects(1);
@@ -546,8 +571,10 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          v1::ApplyResponse out;
          return config_->Apply(Context(t).get(), r, &out);
        },
-       object_exists(v1::CLUSTER_QUEUE, "", "cq"), {true, true, false, false, false, false}},
-      {"DeleteLocalQueue", true,
+       object_exists(v1::CLUSTER_QUEUE, "", "cq"),
+       {true, true, false, false, false, false}},
+      {"DeleteLocalQueue",
+       true,
        [&](const std::string& t, int) {
          v1::DeleteObjectRequest r;
          r.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
@@ -556,31 +583,38 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          v1::DeleteObjectResponse out;
          return config_->Delete(Context(t).get(), r, &out);
        },
-       object_exists(v1::LOCAL_QUEUE, "team-a", "spare"), {true, true, false, false, false, false}},
-      {"Preempt", true,
+       object_exists(v1::LOCAL_QUEUE, "team-a", "spare"),
+       {true, true, false, false, false, false}},
+      {"Preempt",
+       true,
        [&](const std::string& t, int) {
          v1::PreemptRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::PreemptResponse out;
          return admission_->Preempt(Context(t).get(), r, &out);
        },
-       target_state, {true, true, false, false, false, false}},
-      {"Finish", true,
+       target_state,
+       {true, true, false, false, false, false}},
+      {"Finish",
+       true,
        [&](const std::string& t, int) {
          v1::FinishRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::FinishResponse out;
          return admission_->Finish(Context(t).get(), r, &out);
        },
-       target_state, {true, true, true, false, true, false}},
-      {"DeleteWorkload", true,
+       target_state,
+       {true, true, true, false, true, false}},
+      {"DeleteWorkload",
+       true,
        [&](const std::string& t, int) {
          v1::DeleteWorkloadRequest r;
          *r.mutable_workload() = Ref("team-a", "target");
          v1::DeleteWorkloadResponse out;
          return admission_->DeleteWorkload(Context(t).get(), r, &out);
        },
-       target_state, {true, true, true, false, true, false}},
+       target_state,
+       {true, true, true, false, true, false}},
   };
   // Denials first (they must leave the target as it is), then the allowed calls.
   for (bool allowed_pass : {false, true}) {
@@ -590,7 +624,8 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
         const std::string before = rpc.observe();
         const int i = ++counter;
         const grpc::Status s = rpc.call(kTokensByRole[role], i);
-        const std::string what = absl::StrCat(rpc.name, " as ", kRoleNames[role], ": ", Describe(s));
+        const std::string what =
+            absl::StrCat(rpc.name, " as ", kRoleNames[role], ": ", Describe(s));
         if (allowed_pass) {
           EXPECT_NE(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << what;
           EXPECT_NE(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << what;
@@ -691,8 +726,9 @@ TEST_F(SecurityE2eTest, PriorityCapsAndNonPreemptible) {
     EXPECT_FALSE(AdminGet("team-a", w.metadata().name()).ok()) << w.metadata().name();
   }
   const grpc::Status capped = Submit("user-a-token", explicit_high);
-  EXPECT_TRUE(absl::StrContains(capped.error_message(), "priority 2147483647 is above the highest "
-                                                        "it may use (0)"))
+  EXPECT_TRUE(absl::StrContains(capped.error_message(),
+                                "priority 2147483647 is above the highest "
+                                "it may use (0)"))
       << Describe(capped);
   EXPECT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "ordinary", "100m")).ok());
   // The batch admin is not capped.
@@ -716,7 +752,8 @@ TEST_F(SecurityE2eTest, CertificateRotationWithoutRestart) {
       absl::Seconds(30), Tls(*pki_, "ca"));
   ASSERT_TRUE(p.ok()) << p.status();
   auto who = [&](const std::string& ca_dir_pki, bool second) {
-    auto channel = grpc::CreateChannel((*p)->address(), second ? Tls(pki2, "ca2") : Tls(*pki_, "ca"));
+    auto channel =
+        grpc::CreateChannel((*p)->address(), second ? Tls(pki2, "ca2") : Tls(*pki_, "ca"));
     auto stub = v1::AuthService::NewStub(channel);
     v1::WhoAmIResponse me;
     auto context = Context("admin-token");
@@ -794,19 +831,18 @@ int RunCli(const std::string& args, std::string& out) {
 TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
   ASSERT_NO_FATAL_FAILURE(StartSecure());
   const std::string config = scratch_ + "/tollgate-config.yaml";
-  WriteFile(config, absl::StrCat("current-context: alice\ncontexts:\n- name: alice\n  server: ",
-                                 server_->address(), "\n  certificate-authority: ",
-                                 pki_->Path("ca.pem"), "\n  client-certificate: ",
-                                 pki_->Path("alice.pem"), "\n  client-key: ",
-                                 pki_->Path("alice.key"), "\n- name: bob\n  server: ",
-                                 server_->address(), "\n  certificate-authority: ",
-                                 pki_->Path("ca.pem"), "\n  token: user-b-token\n"));
+  WriteFile(config,
+            absl::StrCat(
+                "current-context: alice\ncontexts:\n- name: alice\n  server: ", server_->address(),
+                "\n  certificate-authority: ", pki_->Path("ca.pem"), "\n  client-certificate: ",
+                pki_->Path("alice.pem"), "\n  client-key: ", pki_->Path("alice.key"),
+                "\n- name: bob\n  server: ", server_->address(),
+                "\n  certificate-authority: ", pki_->Path("ca.pem"), "\n  token: user-b-token\n"));
   std::string out;
   EXPECT_EQ(RunCli(absl::StrCat("auth whoami --config=", config), out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "USER:   alice")) << out;
   EXPECT_TRUE(absl::StrContains(out, "METHOD: x509")) << out;
-  EXPECT_EQ(RunCli(absl::StrCat("auth can-i submit workloads -n team-a --config=", config), out),
-            0)
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i submit workloads -n team-a --config=", config), out), 0)
       << out;
   EXPECT_EQ(out, "yes\n");
   EXPECT_EQ(RunCli(absl::StrCat("auth can-i preempt workloads -n team-b --config=", config), out),
@@ -816,9 +852,8 @@ TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
   EXPECT_EQ(RunCli(absl::StrCat("auth whoami --context=bob --config=", config), out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "USER:   bob")) << out;
   // A denied write through the CLI: the message names identity, verb, object and namespace.
-  EXPECT_EQ(RunCli(absl::StrCat("delete localqueue q -n team-a --context=bob --config=", config),
-                   out),
-            1)
+  EXPECT_EQ(
+      RunCli(absl::StrCat("delete localqueue q -n team-a --context=bob --config=", config), out), 1)
       << out;
   EXPECT_TRUE(absl::StrContains(
       out, "user \"bob\" (groups team-b) may not delete LocalQueue \"q\" in namespace \"team-a\""))

@@ -109,7 +109,7 @@ absl::StatusOr<std::unique_ptr<TollgatedProcess>> TollgatedProcess::Start(
 }
 
 absl::Status TollgatedProcess::AwaitServing(const std::string& port_file, absl::Time deadline,
-                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
+                                            std::shared_ptr<grpc::ChannelCredentials> credentials) {
   int port = 0;
   while (true) {
     std::string text = ReadAll(port_file);

@@ -16,7 +16,8 @@ namespace tollgate::e2e {
 // A real tollgated process for end-to-end tests: spawned on 127.0.0.1 port 0 with its own
 // --port-file, its stderr captured to a file in `scratch_dir`. Start returns once the port file
 // exists and the standard health service reports SERVING, each awaited as a condition with a
-// deadline. `credentials` (default insecure) is what channel() connects with, e.g. TLS. The destructor SIGKILLs a process that is still running. Not thread-safe.
+// deadline. `credentials` (default insecure) is what channel() connects with, e.g. TLS. The
+// destructor SIGKILLs a process that is still running. Not thread-safe.
 class TollgatedProcess {
  public:
   static absl::StatusOr<std::unique_ptr<TollgatedProcess>> Start(

@@ -24,8 +24,8 @@ std::string ReadAll(const std::string& path) {
 }
 
 std::string TempDir() {
-  std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                 "/audit_log_test.", getpid());
+  std::string dir =
+      absl::StrCat(std::filesystem::temp_directory_path().string(), "/audit_log_test.", getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
