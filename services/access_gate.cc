@@ -92,7 +92,8 @@ void AccessGate::Configure(Authenticators authenticators,
 }
 
 std::shared_ptr<const auth::Authorizer> AccessGate::authorizer() const {
-  absl::MutexLock lock(&mu_);
+  // Read on every call, written only on reload: a reader lock keeps calls from serializing.
+  absl::ReaderMutexLock lock(&mu_);
   return authorizer_;
 }
 
@@ -110,7 +111,7 @@ std::string AccessGate::RequestId(grpc::ServerContextBase& context) {
 absl::StatusOr<auth::Identity> AccessGate::Authenticate(grpc::ServerContextBase& context) {
   Authenticators authenticators;
   {
-    absl::MutexLock lock(&mu_);
+    absl::ReaderMutexLock lock(&mu_);
     authenticators = authenticators_;
   }
   if (!authenticators.any()) return Anonymous();

@@ -2,6 +2,7 @@
 // made by openssl at test time, driven over TLS with client certificates and bearer tokens.
 // Every wait is on a condition with a deadline.
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -858,6 +859,34 @@ TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
   EXPECT_TRUE(absl::StrContains(
       out, "user \"bob\" (groups team-b) may not delete LocalQueue \"q\" in namespace \"team-a\""))
       << out;
+}
+
+TEST_F(SecurityE2eTest, SighupReloadsTokensAndKeepsThemWhenTheFileIsBad) {
+  const std::string tokens = scratch_ + "/tokens.csv";
+  WriteFile(tokens, kTokens);
+  ASSERT_NO_FATAL_FAILURE(
+      StartSecure({absl::StrCat("--token-file=", tokens)}));  // the later flag wins
+  auto whoami = [&](const std::string& token) {
+    v1::WhoAmIResponse me;
+    return auth_->WhoAmI(Context(token).get(), v1::WhoAmIRequest(), &me).error_code();
+  };
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::UNAUTHENTICATED);
+  WriteFile(tokens, absl::StrCat(kTokens, "late-token,late,9,team-a\n"));
+  ASSERT_TRUE(server_->Signal(SIGHUP).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline && whoami("late-token") != grpc::StatusCode::OK) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::OK);
+  // A broken file is refused and the tokens in force stay.
+  WriteFile(tokens, "broken-line-without-columns\n");
+  ASSERT_TRUE(server_->Signal(SIGHUP).ok());
+  const absl::Time logged = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < logged && !absl::StrContains(server_->Logs(), "reload failed")) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(absl::StrContains(server_->Logs(), "reload failed")) << server_->Logs();
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::OK);
 }
 
 TEST_F(SecurityE2eTest, PlaintextLoopbackWithoutAuthenticationIsTheAnonymousAdmin) {

@@ -164,6 +164,12 @@ TollgatedProcess::~TollgatedProcess() {
   if (running_) Kill().IgnoreError();  // Nothing to report to from a destructor.
 }
 
+absl::Status TollgatedProcess::Signal(int signal) {
+  if (!running_) return absl::FailedPreconditionError("tollgated is not running");
+  if (kill(pid_, signal) != 0) return absl::InternalError(absl::StrCat("kill: ", strerror(errno)));
+  return absl::OkStatus();
+}
+
 absl::Status TollgatedProcess::Kill() {
   if (!running_) return absl::FailedPreconditionError("tollgated is not running");
   if (kill(pid_, SIGKILL) != 0) return absl::InternalError(absl::StrCat("kill: ", strerror(errno)));

@@ -39,6 +39,8 @@ class TollgatedProcess {
   const std::string& address() const { return address_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
 
+  // Sends `signal` (e.g. SIGHUP) and returns at once.
+  absl::Status Signal(int signal);
   // SIGKILL, then reap.
   absl::Status Kill();
   // SIGTERM, then wait up to `timeout` for the exit; returns the exit code.
