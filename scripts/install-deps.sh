@@ -11,6 +11,7 @@ packages=(
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
   gnuplot-nox
+  libssl-dev openssl python3-grpcio python3-protobuf
 )
 
 missing=()

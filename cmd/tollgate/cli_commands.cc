@@ -27,6 +27,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cmd/tollgate/auth_commands.h"
+#include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/scenario_runner.h"
 #include "cmd/tollgate/simulate_command.h"
 #include "cmd/tollgate/table_printer.h"
@@ -56,6 +58,15 @@ constexpr FlagDef kServerFlag{"server", 0, true, "HOST:PORT",
 constexpr FlagDef kTimeoutFlag{"timeout", 0, true, "DURATION",
                                "deadline of each call to tollgated, e.g. 30s (default 10s)"};
 constexpr FlagDef kHelpFlag{"help", 'h', false, "", "show this help"};
+// Connection and identity (cmd/tollgate/client_config.h), accepted by every command.
+constexpr FlagDef kConnectionFlags[] = {
+    {"config", 0, true, "FILE", "config file with contexts (default $TOLLGATE_CONFIG)"},
+    {"context", 0, true, "NAME", "context of the config file to use (default current-context)"},
+    {"certificate-authority", 0, true, "FILE", "CA of the server's certificate (enables TLS)"},
+    {"client-certificate", 0, true, "FILE", "client certificate for mTLS (PEM)"},
+    {"client-key", 0, true, "FILE", "the client certificate's key (PEM)"},
+    {"token", 0, true, "TOKEN", "bearer token (default $TOLLGATE_TOKEN)"},
+};
 constexpr FlagDef kNamespaceFlag{"namespace", 'n', true, "NAMESPACE",
                                  "namespace of the object (default \"default\")"};
 constexpr FlagDef kManifestNamespaceFlag{"namespace", 'n', true, "NAMESPACE",
@@ -301,8 +312,13 @@ std::string MainUsage() {
 // One command invocation: its streams, parsed flags and (lazily) its connection.
 class Session {
  public:
-  Session(const CliEnv& env, const Command& command, const ParsedArgs& args, absl::Duration timeout)
-      : env_(env), command_(command), args_(args), timeout_(timeout) {}
+  Session(const CliEnv& env, const Command& command, const ParsedArgs& args, absl::Duration timeout,
+          Connection connection = {})
+      : env_(env),
+        command_(command),
+        args_(args),
+        timeout_(timeout),
+        connection_(std::move(connection)) {}
 
   std::ostream& out() { return env_.out; }
   std::ostream& err() { return env_.err; }
@@ -312,8 +328,14 @@ class Session {
 
   CliClient& client() {
     if (client_ == nullptr) {
-      client_ = std::make_unique<CliClient>(ResolveServer(args_.Get("server"), env_.server_env),
-                                            timeout_);
+      // The credentials were read by RunCli already; a failure here is a file that vanished.
+      absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+          ChannelCredentials(connection_);
+      client_ = std::make_unique<CliClient>(
+          connection_.server.empty() ? ResolveServer(args_.Get("server"), env_.server_env)
+                                     : connection_.server,
+          credentials.ok() ? *credentials : grpc::InsecureChannelCredentials(), connection_.token,
+          timeout_);
     }
     return *client_;
   }
@@ -336,6 +358,7 @@ class Session {
   const Command& command_;
   const ParsedArgs& args_;
   const absl::Duration timeout_;
+  const Connection connection_;
   std::unique_ptr<CliClient> client_;
 };
 
@@ -1245,6 +1268,11 @@ int RunWatch(Session& s, const ParsedArgs& args) {
 
 // --- scenario ---------------------------------------------------------------------------------
 
+int RunAuth(Session& s, const ParsedArgs& args) {
+  return RunAuthCommand(args.positional, args.Has("all-namespaces") ? "" : s.Namespace(),
+                        s.client(), s.out(), s.err());
+}
+
 int RunScenario(Session& s, const ParsedArgs& args) {
   if (args.positional.empty() || args.positional[0] != "run") {
     return s.UsageError("the only subcommand is: scenario run PATH...");
@@ -1336,6 +1364,12 @@ const std::vector<Command>& Commands() {
        "The current workloads first (ADDED), then one line per change until interrupted.\n",
        {kNamespaceFlag, kAllNamespacesFlag},
        RunWatch},
+      {"auth",
+       kAuthSynopsis,
+       "Show who tollgated thinks you are, or whether you may do something.",
+       kAuthDetails,
+       {kNamespaceFlag, kAllNamespacesFlag},
+       RunAuth},
       {"scenario",
        "scenario run PATH...",
        "Run admission scenarios in process (no server).",
@@ -1357,6 +1391,9 @@ const Command* FindCommand(absl::string_view name) {
 
 // Flags that may precede the command word and take the next argument as their value.
 bool IsLeadingValueFlag(absl::string_view arg) {
+  for (const FlagDef& flag : kConnectionFlags) {
+    if (arg == absl::StrCat("--", flag.name)) return true;
+  }
   return arg == "--server" || arg == "--timeout" || arg == "-n" || arg == "--namespace" ||
          arg == "-f" || arg == "--filename" || arg == "-o" || arg == "--output";
 }
@@ -1409,6 +1446,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
   defs.push_back(kServerFlag);
   defs.push_back(kTimeoutFlag);
   defs.push_back(kHelpFlag);
+  defs.insert(defs.end(), std::begin(kConnectionFlags), std::end(kConnectionFlags));
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(rest, defs);
   if (!parsed.ok()) {
     env.err << "tollgate " << command->name << ": " << parsed.status().message() << "\n\n"
@@ -1426,7 +1464,22 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
             << ", got \"" << parsed->Get("timeout") << "\"\n";
     return kExitUsage;
   }
-  Session session(env, *command, *parsed, timeout);
+  absl::StatusOr<Connection> connection = ResolveConnection(
+      ConnectionInputs{parsed->Get("server"), env.server_env, parsed->Get("config"), env.config_env,
+                       parsed->Get("context"), parsed->Get("certificate-authority"),
+                       parsed->Get("client-certificate"), parsed->Get("client-key"),
+                       parsed->Get("token"), env.token_env});
+  if (connection.ok()) {
+    // Read the PEM files now so a missing one is reported before any call.
+    absl::Status readable = ChannelCredentials(*connection).status();
+    if (!readable.ok()) connection = readable;
+  }
+  if (!connection.ok() && command->name != "scenario") {
+    env.err << "tollgate: " << connection.status().message() << "\n";
+    return kExitFailure;
+  }
+  Session session(env, *command, *parsed, timeout,
+                  connection.ok() ? *std::move(connection) : Connection());
   return command->run(session, *parsed);
 }
 

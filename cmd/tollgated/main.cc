@@ -31,16 +31,19 @@
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/tollgated/observability.h"
+#include "cmd/tollgated/server_security.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "grpc/support/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "services/access_gate.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
+#include "services/scheduler_audit.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
 #include "storage/rocksdb_store.h"
@@ -65,7 +68,6 @@ Flags:
   --metrics-listen=HOST:PORT  serve Prometheus /metrics and the web dashboard here (default
                               off; a non-loopback host needs --insecure)
   --metrics-port-file=PATH    write the bound metrics port here once serving (atomically)
-  --insecure                  allow --metrics-listen beyond loopback without TLS or auth
 )";
 
 struct Flags {
@@ -79,7 +81,7 @@ struct Flags {
   absl::Duration shutdown_grace = absl::Seconds(10);
   std::string metrics_listen;
   std::string metrics_port_file;
-  bool insecure = false;
+  SecurityFlags security;
   bool help = false;
 };
 
@@ -125,10 +127,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_listen, flag.String());
         } else if (flag.name == "metrics-port-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_port_file, flag.String());
-        } else if (flag.name == "insecure") {
-          TOLLGATE_ASSIGN_OR_RETURN(flags.insecure, flag.Bool());
         } else {
-          return cmd::UnknownFlag(flag);
+          TOLLGATE_ASSIGN_OR_RETURN(const bool taken, ParseSecurityFlag(flag, flags.security));
+          if (!taken) return cmd::UnknownFlag(flag);
         }
         return absl::OkStatus();
       }));
@@ -140,7 +141,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                               ParseHostPort("metrics-listen", flags.metrics_listen));
     // Secure by default: the dashboard shows every workload, so it stays on loopback unless the
     // operator says otherwise.
-    if (!IsLoopbackHost(host_port.first) && !flags.insecure) {
+    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure) {
       return absl::InvalidArgumentError(
           absl::StrCat("--metrics-listen=", flags.metrics_listen,
                        ": serving metrics and the dashboard beyond loopback has no TLS or "
@@ -225,6 +226,20 @@ std::string BoundAddress(absl::string_view listen, int port) {
 }
 
 absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
+  // Before anything is opened: a refused start changes nothing and listens nowhere.
+  TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
+  if (insecure) {
+    Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
+        {{"listen", flags.listen}});
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                            ServerCredentials(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+                            LoadAuthenticators(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
+                            LoadPolicy(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<auth::AuditLog> audit_log,
+                            OpenAuditLog(flags.security));
   std::error_code ec;
   std::filesystem::create_directories(flags.data_dir, ec);
   if (ec) {
@@ -251,20 +266,35 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
-  services::AdmissionGrpcService admission_service(api);
-  services::ConfigGrpcService config_service(api);
-  services::VisibilityGrpcService visibility_service(api);
+  services::AccessGate gate(api, clock, audit_log.get());
+  const bool authenticating = authenticators.any();
+  if (!authenticating && !flags.security.authz_policy.empty()) {
+    Log("warning",
+        "--authz-policy has no effect without --client-ca or --token-file: every caller is the "
+        "anonymous admin");
+  }
+  gate.Configure(std::move(authenticators), std::move(policy));
+  std::unique_ptr<services::SchedulerAudit> scheduler_audit;
+  if (audit_log != nullptr) {
+    scheduler_audit = std::make_unique<services::SchedulerAudit>(api, gate);
+    scheduler_audit->Start(executor->revision());
+  }
+  services::AdmissionGrpcService admission_service(api, &gate);
+  services::ConfigGrpcService config_service(api, &gate);
+  services::VisibilityGrpcService visibility_service(api, &gate);
+  services::AuthGrpcService auth_service(gate);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(flags.listen, credentials, &port);
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
   if (observability != nullptr) {
     builder.experimental().SetInterceptorCreators(observability->GrpcInterceptors());
   }
+  builder.RegisterService(&auth_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -297,13 +327,31 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   Log("info", "serving",
       {{"listen", bound},
        {"data_dir", flags.data_dir},
-       {"revision", absl::StrCat(executor->revision())}});
+       {"revision", absl::StrCat(executor->revision())},
+       {"tls", flags.security.tls_cert.empty() ? "off" : "on"},
+       {"authentication", authenticating ? "on" : "off (anonymous admin)"}});
 
   int signal_number = 0;
-  if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
-    // Its handlers read the executor, which goes away first on return.
-    if (observability != nullptr) observability->Stop();
-    return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+  while (true) {
+    if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
+      // Its handlers read the executor, which goes away first on return.
+      if (observability != nullptr) observability->Stop();
+      return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+    }
+    if (signal_number != SIGHUP) break;
+    // Tokens and policy are re-read together; a bad file keeps the previous ones in force.
+    // Certificates need no signal: the TLS provider re-reads them every --tls-reload-interval.
+    absl::StatusOr<services::Authenticators> new_authenticators =
+        LoadAuthenticators(flags.security);
+    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy = LoadPolicy(flags.security);
+    if (!new_authenticators.ok() || !new_policy.ok()) {
+      Log("error", "reload failed; keeping the previous tokens and policy",
+          {{"error", (!new_authenticators.ok() ? new_authenticators.status() : new_policy.status())
+                         .ToString()}});
+      continue;
+    }
+    gate.Configure(*std::move(new_authenticators), *std::move(new_policy));
+    Log("info", "reloaded tokens and policy");
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
   // Health first so load balancers stop sending new calls, then end the watches (they never end
@@ -314,6 +362,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   server->Wait();
   // The HTTP handlers read the executor: stop them first.
   if (observability != nullptr) observability->Stop();
+  scheduler_audit.reset();
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
   store.reset();
@@ -331,6 +380,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  // SIGHUP reloads the token file and the policy (see Serve).
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
@@ -340,7 +391,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags->help) {
-    std::cout << tollgate::kUsage;
+    std::cout << tollgate::kUsage << tollgate::kSecurityUsage;
     return 0;
   }
   gpr_set_log_function(&tollgate::LogFromGrpc);
