@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "adapters/kube/kube_config.h"
 #include "cmd/log/json_log.h"
+#include "common/file_util.h"
 #include "storage/atomic_file.h"
 
 namespace tollgate::adapters::kube {

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/file_util.h"
 #include "core/status_macros.h"
 
 namespace tollgate::adapters::kube {

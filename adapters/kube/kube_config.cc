@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "core/status_macros.h"
 
 namespace tollgate::adapters::kube {
@@ -116,17 +117,6 @@ absl::StatusOr<KubeConfig> ParseOrThrow(absl::string_view yaml, absl::string_vie
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return text.str();
-}
 
 absl::StatusOr<KubeConfig> LoadInClusterConfig(absl::string_view host, absl::string_view port,
                                                absl::string_view sa_dir) {

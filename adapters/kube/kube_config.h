@@ -47,7 +47,4 @@ absl::StatusOr<KubeConfig> ParseKubeConfig(absl::string_view yaml, absl::string_
 // Reads and parses the kubeconfig at `path`.
 absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path, absl::string_view context);
 
-// The whole file, or NOT_FOUND / DATA_LOSS naming it.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
-
 }  // namespace tollgate::adapters::kube

@@ -34,6 +34,7 @@
 #include "adapters/stop_signal.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
+#include "cmd/signals/stop_signals.h"
 #include "core/status_macros.h"
 #include "services/real_clock.h"
 
@@ -217,13 +218,8 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
 int main(int argc, char** argv) {
   namespace cmd = tollgate::cmd;
   namespace kube = tollgate::adapters::kube;
-  // Block the stop signals before any thread exists so every thread inherits the mask and one
-  // thread receives them through sigwait: no work happens in a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread exists; signal_thread below takes them through sigwait.
+  const sigset_t stop_signals = cmd::BlockStopSignals();
 
   absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
   if (!flags.ok()) {

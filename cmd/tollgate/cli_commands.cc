@@ -32,6 +32,7 @@
 #include "cmd/tollgate/scenario_runner.h"
 #include "cmd/tollgate/simulate_command.h"
 #include "cmd/tollgate/table_printer.h"
+#include "common/file_util.h"
 #include "core/object_kind.h"
 #include "core/quantity.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -481,17 +482,6 @@ std::string NoResources(const ParsedArgs& args, bool namespaced, const Session& 
 
 // --- Reading manifests ------------------------------------------------------------------------
 
-absl::StatusOr<std::string> ReadFileText(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    std::error_code ec(errno, std::generic_category());
-    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", ec.message()));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Parses every manifest named by -f, in order: "-" is stdin, a folder means its *.yaml, *.yml
 // and *.json files in name order (as `kubectl apply -f DIR`).
 absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
@@ -524,7 +514,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
       files.push_back(path);
     }
     for (const std::string& file : files) {
-      absl::StatusOr<std::string> text = ReadFileText(file);
+      absl::StatusOr<std::string> text = ReadFileToString(file);
       if (!text.ok()) return text.status();
       if (absl::Status st = parse(*text, file); !st.ok()) return st;
     }

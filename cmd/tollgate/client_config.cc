@@ -9,20 +9,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "cmd/tollgate/cli_client.h"
+#include "common/file_util.h"
 #include "grpcpp/security/credentials.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tollgate::cli {
 namespace {
 
+// The error names what the file is for ("client key ...: cannot read ...").
 absl::StatusOr<std::string> ReadFile(absl::string_view what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat(what, ": ", text.status().message()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return text;
 }
 
 struct ContextEntry {

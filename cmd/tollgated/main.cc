@@ -32,6 +32,8 @@
 #include "cmd/log/json_log.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/server_security.h"
+#include "cmd/signals/stop_signals.h"
+#include "common/file_util.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "grpc/support/log.h"
@@ -155,17 +157,6 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 
 // --- Startup -----------------------------------------------------------------------------------
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return text.str();
-}
-
 // Applies every configuration object of every file in one request, so a bad manifest leaves the
 // stored configuration as it was; then submits the workloads. Each file is validated on its own
 // first only so an error names the file it came from.
@@ -173,7 +164,7 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
   v1::ApplyRequest apply;
   std::vector<std::pair<std::string, v1::Workload>> workloads;
   for (const std::string& file : files) {
-    TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+    TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
                               manifest::ParseManifests(text, file));
     v1::ApplyRequest check;
@@ -374,15 +365,9 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
 
 int main(int argc, char** argv) {
   using tollgate::Log;
-  // Block the stop signals before any thread exists so every thread inherits the mask and the
-  // main thread alone receives them through sigwait: no work happens in a signal handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
+  // Before any thread exists; the main thread alone takes them, through sigwait in Serve.
   // SIGHUP reloads the token file and the policy (see Serve).
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = tollgate::cmd::BlockStopSignals({SIGHUP});
 
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
   if (!flags.ok()) {

@@ -23,6 +23,7 @@
 #include "core/pod_requests.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "services/manifest/yaml_reader.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -48,20 +49,26 @@ constexpr std::initializer_list<absl::string_view> kServerMetadata = {
     "deletionGracePeriodSeconds",
 };
 
+using yaml::Describe;
+using yaml::Index;
+using yaml::IsEmpty;
+using yaml::Join;
+using yaml::MapKey;
+
 // Prefixes every message with "<prefix>: <Kind> <name>" so the user can find the object.
-class Ctx {
+class Ctx : public yaml::Where {
  public:
-  explicit Ctx(std::string label) : label_(std::move(label)) {}
+  using Where::Where;
 
   absl::Status Invalid(absl::string_view path, absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(label_, ": ", path, ": ", what));
+    return Error(path, what);
   }
   absl::Status UnknownField(absl::string_view path) const {
-    return absl::InvalidArgumentError(absl::StrCat(label_, ": unknown field ", path));
+    return absl::InvalidArgumentError(absl::StrCat(label(), ": unknown field ", path));
   }
   absl::Status Unsupported(absl::string_view path) const {
     return absl::UnimplementedError(
-        absl::StrCat(label_, ": ", path, " is not supported by Tollgate"));
+        absl::StrCat(label(), ": ", path, " is not supported by Tollgate"));
   }
   // A well-formed manifest carrying a value the service would refuse.
   absl::Status BadValue(absl::string_view path, absl::string_view what) const {
@@ -69,53 +76,7 @@ class Ctx {
     status.SetPayload(kValueErrorPayload, absl::Cord("1"));
     return status;
   }
-
- private:
-  std::string label_;
 };
-
-std::string Join(absl::string_view path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
-std::string MapKey(absl::string_view path, absl::string_view key) {
-  return absl::StrCat(path, "[", key, "]");
-}
-
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return absl::StrCat("\"", node.Scalar(), "\"");
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
-
-// Null, "", [], {} and maps of such: what Kubernetes would store as an unset field.
-bool IsEmpty(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return true;
-    case YAML::NodeType::Scalar:
-      return node.Scalar().empty();
-    case YAML::NodeType::Sequence:
-      return node.size() == 0;
-    case YAML::NodeType::Map:
-      for (const auto& kv : node) {
-        if (!IsEmpty(kv.second)) return false;
-      }
-      return true;
-  }
-  return true;
-}
 
 bool Contains(std::initializer_list<absl::string_view> list, absl::string_view s) {
   return absl::c_linear_search(list, s);
@@ -123,58 +84,36 @@ bool Contains(std::initializer_list<absl::string_view> list, absl::string_view s
 
 // The fields of one YAML map, checked against what the object type accepts. Null values count as
 // absent, as they do for Kubernetes.
-class Fields {
+class Fields : public yaml::MapFields {
  public:
   static absl::StatusOr<Fields> Read(const Ctx& ctx, const YAML::Node& node, std::string path,
                                      std::initializer_list<absl::string_view> supported,
                                      std::initializer_list<absl::string_view> unsupported = {},
                                      std::initializer_list<absl::string_view> ignored = {}) {
-    Fields fields;
-    fields.path_ = std::move(path);
-    if (node.IsNull()) return fields;
-    if (!node.IsMap()) {
-      return ctx.Invalid(fields.path_.empty() ? "manifest" : fields.path_,
-                         absl::StrCat("expected a map, got ", Describe(node)));
-    }
-    for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) {
-        return ctx.Invalid(fields.path_.empty() ? "manifest" : fields.path_,
-                           "map keys must be strings");
-      }
-      const std::string& key = kv.first.Scalar();
-      const std::string key_path = fields.Path(key);
-      if (fields.values_.count(key) > 0) {
-        return ctx.Invalid(key_path, "duplicate field");
-      }
-      if (Contains(supported, key)) {
-        if (!kv.second.IsNull()) fields.values_.emplace(key, kv.second);
-      } else if (Contains(unsupported, key)) {
-        if (!IsEmpty(kv.second)) return ctx.Unsupported(key_path);
-      } else if (!Contains(ignored, key)) {
-        return ctx.UnknownField(key_path);
-      }
-    }
-    return fields;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        yaml::MapFields fields,
+        yaml::MapFields::Read(ctx, node, std::move(path),
+                              [&](const std::string& key, const YAML::Node& value,
+                                  const std::string& key_path) -> absl::StatusOr<bool> {
+                                if (Contains(supported, key)) return !value.IsNull();
+                                if (Contains(unsupported, key)) {
+                                  if (!IsEmpty(value)) return ctx.Unsupported(key_path);
+                                  return false;
+                                }
+                                if (Contains(ignored, key)) return false;
+                                return ctx.UnknownField(key_path);
+                              }));
+    return Fields(std::move(fields));
   }
-
-  // The value of `key`, or nullptr when absent or null.
-  const YAML::Node* Get(absl::string_view key) const {
-    auto it = values_.find(std::string(key));
-    return it == values_.end() ? nullptr : &it->second;
-  }
-  std::string Path(absl::string_view key) const { return Join(path_, key); }
 
  private:
-  std::string path_;
-  std::map<std::string, YAML::Node> values_;
+  explicit Fields(yaml::MapFields fields) : yaml::MapFields(std::move(fields)) {}
 };
 
+// Null reads as "": an unset string field.
 absl::StatusOr<std::string> Str(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
   if (node.IsNull()) return std::string();
-  if (!node.IsScalar()) {
-    return ctx.Invalid(path, absl::StrCat("expected a string, got ", Describe(node)));
-  }
-  return node.Scalar();
+  return yaml::Str(ctx, node, path);
 }
 
 absl::Status StrInto(const Ctx& ctx, const Fields& f, absl::string_view key, std::string* out) {
@@ -191,7 +130,7 @@ absl::StatusOr<int64_t> Int(const Ctx& ctx, const YAML::Node& node, absl::string
     return ctx.Invalid(path, absl::StrCat("expected an integer, got ", Describe(node)));
   }
   int64_t v = 0;
-  if (!absl::SimpleAtoi(node.Scalar(), &v) || v < lo || v > hi) {
+  if (!yaml::ScalarInt(node, lo, hi, &v)) {
     return ctx.BadValue(path, absl::StrCat("invalid integer \"", node.Scalar(), "\""));
   }
   return v;
@@ -203,28 +142,15 @@ absl::StatusOr<int32_t> Int32(const Ctx& ctx, const YAML::Node& node, absl::stri
   return static_cast<int32_t>(v);
 }
 
-absl::StatusOr<bool> Bool(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
-  if (node.IsScalar()) {
-    // YAML 1.1 spellings too: Kubernetes reads manifests with a YAML 1.1 parser.
-    const std::string s = absl::AsciiStrToLower(node.Scalar());
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-  }
-  return ctx.Invalid(path, absl::StrCat("expected true or false, got ", Describe(node)));
-}
+using yaml::Bool;
 
 absl::Status ExpectSeq(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
-  if (!node.IsSequence()) {
-    return ctx.Invalid(path, absl::StrCat("expected a list, got ", Describe(node)));
-  }
-  return absl::OkStatus();
+  return yaml::ExpectList(ctx, node, path);
 }
 
 absl::Status StrMap(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                     StringMap* out) {
-  if (!node.IsMap()) {
-    return ctx.Invalid(path, absl::StrCat("expected a map, got ", Describe(node)));
-  }
+  TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(ctx, node, path));
   for (const auto& kv : node) {
     if (!kv.first.IsScalar()) return ctx.Invalid(path, "map keys must be strings");
     TOLLGATE_ASSIGN_OR_RETURN(std::string value,
@@ -1035,15 +961,8 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml_text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": invalid YAML: ", e.what()));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                            yaml::LoadDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it

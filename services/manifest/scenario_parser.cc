@@ -21,8 +21,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/file_util.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tollgate::scenario {
@@ -30,87 +32,42 @@ namespace {
 
 using manifest::Manifest;
 
+using yaml::Bool;
+using yaml::Describe;
+using yaml::Index;
+using yaml::Str;
+
 // Names the place in the scenario ("foo.yaml: step 3 (expect)") in front of every message.
-class Where {
+class Where : public yaml::Where {
  public:
-  explicit Where(std::string label) : label_(std::move(label)) {}
+  using yaml::Where::Where;
 
-  absl::Status Error(absl::string_view path, absl::string_view what) const {
-    return absl::InvalidArgumentError(path.empty() ? absl::StrCat(label_, ": ", what)
-                                                   : absl::StrCat(label_, ": ", path, ": ", what));
-  }
-  const std::string& label() const { return label_; }
-  Where Sub(absl::string_view more) const { return Where(absl::StrCat(label_, ": ", more)); }
-
- private:
-  std::string label_;
+  Where Sub(absl::string_view more) const { return Where(absl::StrCat(label(), ": ", more)); }
 };
 
-std::string Join(absl::string_view path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
-
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return absl::StrCat("\"", node.Scalar(), "\"");
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "nothing";
-}
-
 // The keys of one YAML map, each checked against the keys the format allows.
-class Keys {
+class Keys : public yaml::MapFields {
  public:
   static absl::StatusOr<Keys> Read(const Where& where, const YAML::Node& node, std::string path,
                                    std::initializer_list<absl::string_view> allowed) {
-    Keys keys;
-    keys.path_ = std::move(path);
-    if (node.IsNull()) return keys;
-    if (!node.IsMap()) {
-      return where.Error(keys.path_, absl::StrCat("expected a map, got ", Describe(node)));
-    }
-    for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) return where.Error(keys.path_, "map keys must be strings");
-      const std::string& key = kv.first.Scalar();
-      if (!absl::c_linear_search(allowed, key)) {
-        return where.Error(keys.path_, absl::StrCat("unknown key \"", key, "\" (expected one of: ",
-                                                    absl::StrJoin(allowed, ", "), ")"));
-      }
-      if (!keys.values_.emplace(key, kv.second).second) {
-        return where.Error(keys.path_, absl::StrCat("duplicate key \"", key, "\""));
-      }
-    }
-    return keys;
+    const std::string map_path = path;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        yaml::MapFields keys,
+        yaml::MapFields::Read(where, node, std::move(path),
+                              [&](const std::string& key, const YAML::Node&,
+                                  const std::string&) -> absl::StatusOr<bool> {
+                                if (absl::c_linear_search(allowed, key)) return true;
+                                return where.Error(
+                                    map_path,
+                                    absl::StrCat("unknown key \"", key, "\" (expected one of: ",
+                                                 absl::StrJoin(allowed, ", "), ")"));
+                              }));
+    return Keys(std::move(keys));
   }
-
-  // The value of `key`, or nullptr when absent.
-  const YAML::Node* Get(absl::string_view key) const {
-    auto it = values_.find(std::string(key));
-    return it == values_.end() ? nullptr : &it->second;
-  }
-  std::string Path(absl::string_view key) const { return Join(path_, key); }
 
  private:
-  std::string path_;
-  std::map<std::string, YAML::Node> values_;
+  explicit Keys(yaml::MapFields keys) : yaml::MapFields(std::move(keys)) {}
 };
-
-absl::StatusOr<std::string> Str(const Where& where, const YAML::Node& node,
-                                absl::string_view path) {
-  if (!node.IsScalar()) {
-    return where.Error(path, absl::StrCat("expected a string, got ", Describe(node)));
-  }
-  return node.Scalar();
-}
 
 absl::StatusOr<std::string> RequiredStr(const Where& where, const Keys& keys,
                                         absl::string_view key) {
@@ -126,7 +83,7 @@ absl::StatusOr<std::string> RequiredStr(const Where& where, const Keys& keys,
 absl::StatusOr<int64_t> Int(const Where& where, const YAML::Node& node, absl::string_view path,
                             int64_t lo, int64_t hi) {
   int64_t v = 0;
-  if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &v) || v < lo || v > hi) {
+  if (!yaml::ScalarInt(node, lo, hi, &v)) {
     return where.Error(path, absl::StrCat("expected an integer, got ", Describe(node)));
   }
   return v;
@@ -136,15 +93,6 @@ absl::StatusOr<int32_t> Int32(const Where& where, const YAML::Node& node, absl::
   TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(where, node, path, std::numeric_limits<int32_t>::min(),
                                            std::numeric_limits<int32_t>::max()));
   return static_cast<int32_t>(v);
-}
-
-absl::StatusOr<bool> Bool(const Where& where, const YAML::Node& node, absl::string_view path) {
-  if (node.IsScalar()) {
-    const std::string s = absl::AsciiStrToLower(node.Scalar());
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-  }
-  return where.Error(path, absl::StrCat("expected true or false, got ", Describe(node)));
 }
 
 absl::StatusOr<absl::Duration> Duration(const Where& where, const YAML::Node& node,
@@ -157,19 +105,13 @@ absl::StatusOr<absl::Duration> Duration(const Where& where, const YAML::Node& no
   return *d;
 }
 
-// A null sequence is an empty one: `pending:` reads as "none".
+// A null list or map is an empty one: `pending:` reads as "none".
 absl::Status ExpectSeq(const Where& where, const YAML::Node& node, absl::string_view path) {
-  if (!node.IsNull() && !node.IsSequence()) {
-    return where.Error(path, absl::StrCat("expected a list, got ", Describe(node)));
-  }
-  return absl::OkStatus();
+  return node.IsNull() ? absl::OkStatus() : yaml::ExpectList(where, node, path);
 }
 
 absl::Status ExpectMap(const Where& where, const YAML::Node& node, absl::string_view path) {
-  if (!node.IsNull() && !node.IsMap()) {
-    return where.Error(path, absl::StrCat("expected a map, got ", Describe(node)));
-  }
-  return absl::OkStatus();
+  return node.IsNull() ? absl::OkStatus() : yaml::ExpectMap(where, node, path);
 }
 
 absl::StatusOr<std::vector<std::string>> StrList(const Where& where, const YAML::Node& node,
@@ -817,36 +759,30 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
 }
 
 absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
-  // yaml-cpp throws; keep that inside this layer.
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                            yaml::LoadDocuments(text, file_name));
+  std::vector<YAML::Node> non_empty;
+  for (YAML::Node& doc : documents) {
+    if (!doc.IsNull()) non_empty.push_back(doc);
+  }
+  if (non_empty.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
+  }
+  if (non_empty.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": a scenario file holds exactly one YAML document"));
+  }
+  // yaml-cpp throws on misuse; keep that inside this layer.
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
-    std::vector<YAML::Node> non_empty;
-    for (YAML::Node& doc : documents) {
-      if (!doc.IsNull()) non_empty.push_back(doc);
-    }
-    if (non_empty.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
-    }
-    if (non_empty.size() > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file_name, ": a scenario file holds exactly one YAML document"));
-    }
     return ParseScenarioNode(non_empty[0], file_name);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
   }
 }
 
 absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
-  return ParseScenarioText(buffer.str(), path);
+  TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseScenarioText(text, path);
 }
 
 absl::StatusOr<std::vector<std::string>> CollectScenarioFiles(

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reads an admission scenario file (docs: /shared/scenarios/FORMAT.md) into a typed structure
+// Reads an admission scenario file (docs/scenario-format.md) into a typed structure
 // without running any of it. The runner executes the steps against a service.
 //
 // The parser refuses what is wrong with the *scenario* (unknown keys, a non-map pod set, an

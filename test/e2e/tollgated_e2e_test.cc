@@ -27,23 +27,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/file_util.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
 namespace {
 
-#define TG_CONCAT_INNER(a, b) a##b
-#define TG_CONCAT(a, b) TG_CONCAT_INNER(a, b)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL(TG_CONCAT(_status_or_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(var, lhs, expr) \
-  auto var = (expr);                              \
-  ASSERT_TRUE(var.ok()) << var.status();          \
-  lhs = *std::move(var)
 #define ASSERT_GRPC_OK(expr)                                  \
   do {                                                        \
     const grpc::Status _grpc_status = (expr);                 \
@@ -466,8 +460,7 @@ spec:
       TollgatedProcess::RunToExit(
           {"--listen=127.0.0.1:0", "--data-dir=" + data_dir_, "--manifests=" + bad}, log_path));
   EXPECT_NE(exit_code, 0);
-  std::ifstream in(log_path);
-  const std::string logs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string logs = ReadFileToString(log_path).value_or("");
   EXPECT_TRUE(absl::StrContains(logs, R"("level":"error")")) << logs;
   EXPECT_TRUE(absl::StrContains(logs, "bad.yaml")) << logs;
   EXPECT_TRUE(absl::StrContains(logs, "lots")) << logs;

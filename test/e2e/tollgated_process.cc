@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/file_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 
@@ -75,12 +76,8 @@ absl::StatusOr<int> AwaitExit(pid_t pid, absl::Time deadline) {
   }
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// "" while the file does not exist yet.
+std::string ReadAll(const std::string& path) { return ReadFileToString(path).value_or(""); }
 
 }  // namespace
 

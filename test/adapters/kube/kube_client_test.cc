@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/kube_config.h"
+#include "common/file_util.h"
 #include "test/adapters/kube/test_processes.h"
 
 namespace tollgate::adapters::kube {

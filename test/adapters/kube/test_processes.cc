@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/file_util.h"
 
 namespace tollgate::adapters::kube::testing {
 
@@ -78,12 +79,7 @@ absl::StatusOr<int> ChildProcess::Terminate(absl::Duration timeout) {
   return exit_code_;
 }
 
-std::string ChildProcess::Logs() const {
-  std::ifstream in(log_path_);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ChildProcess::Logs() const { return ReadFileToString(log_path_).value_or(""); }
 
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
              absl::Duration interval) {

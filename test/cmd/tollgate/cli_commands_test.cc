@@ -35,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cmd/tollgate/cli_client.h"
+#include "common/file_util.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
 #include "gmock/gmock.h"
@@ -272,11 +273,10 @@ class CliTest : public ::testing::Test {
 
 TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
   auto parse = [](absl::string_view file) {
-    std::ifstream in(DeployFile(file));
-    std::stringstream text;
-    text << in.rdbuf();
+    absl::StatusOr<std::string> text = ReadFileToString(DeployFile(file));
+    EXPECT_TRUE(text.ok()) << text.status();
     absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-        manifest::ParseManifests(text.str(), file);
+        manifest::ParseManifests(text.value_or(""), file);
     EXPECT_TRUE(parsed.ok()) << parsed.status();
     return parsed.ok() ? *parsed : std::vector<manifest::Manifest>();
   };
