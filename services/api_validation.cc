@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/error_text.h"
 #include "core/names.h"
 #include "core/status_macros.h"
 #include "services/api_codec.h"
@@ -40,16 +41,14 @@ absl::Time TimeOf(const google::protobuf::Timestamp& ts) {
 
 }  // namespace
 
-std::string Quote(absl::string_view value) {
-  return absl::StrCat("\"", absl::CHexEscape(value), "\"");
-}
+std::string Quote(absl::string_view value) { return core::QuoteValue(value); }
 
 std::string Child(absl::string_view path, absl::string_view name) {
   return absl::StrCat(path, ".", name);
 }
 std::string Index(absl::string_view path, size_t i) { return absl::StrCat(path, "[", i, "]"); }
 std::string Key(absl::string_view path, absl::string_view key) {
-  return absl::StrCat(path, "[", absl::CHexEscape(key), "]");
+  return absl::StrCat(path, "[", core::EchoedText(key), "]");
 }
 
 // Proto maps iterate in an unspecified order; sorting makes the first reported error, and the
@@ -154,7 +153,12 @@ absl::StatusOr<core::Quantity> ParseNonNegativeQuantity(const Reporter& r, absl:
 absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view path,
                                             absl::string_view resource, absl::string_view text) {
   TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, ParseNonNegativeQuantity(r, path, text));
-  return core::ResourceScalar(resource, q);
+  absl::StatusOr<int64_t> amount = core::CheckedResourceScalar(resource, q);
+  if (!amount.ok()) {
+    return r.Invalid(path,
+                     absl::StrCat("quantity ", Quote(text), " is ", amount.status().message()));
+  }
+  return amount;
 }
 
 // The same, with the path built only for an error.
@@ -162,7 +166,10 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
                                             absl::string_view resource, absl::string_view text) {
   absl::StatusOr<core::Quantity> q = core::Quantity::Parse(text);
   if (!q.ok() || q->IsNegative()) return ParseResourceAmount(r, path(), resource, text).status();
-  return core::ResourceScalar(resource, *q);
+  const bool milli = resource == "cpu";
+  std::optional<int64_t> amount = milli ? q->CheckedMilliValue() : q->CheckedValue();
+  if (!amount.has_value()) return ParseResourceAmount(r, path(), resource, text).status();
+  return *amount;
 }
 
 absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, LazyPath path, bool has,

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/error_text.h"
 #include "core/quantity.h"
 #include "core/types.h"
 #include "google/protobuf/map.h"
@@ -30,10 +31,10 @@ namespace tollgate::services::codec {
 
 using StringMap = ::google::protobuf::Map<std::string, std::string>;
 
-// A value quoted and C-escaped for an error message.
+// A value quoted and C-escaped for an error message, cut to a bounded length.
 std::string Quote(absl::string_view value);
 
-// Field paths: `path.name`, `path[i]`, `path[key]`.
+// Field paths: `path.name`, `path[i]`, `path[key]` (a long key cut as a quoted value is).
 std::string Child(absl::string_view path, absl::string_view name);
 std::string Index(absl::string_view path, size_t i);
 std::string Key(absl::string_view path, absl::string_view key);
@@ -50,8 +51,8 @@ class Reporter {
 
   absl::Status Invalid(absl::string_view path, absl::string_view reason) const {
     return absl::InvalidArgumentError(absl::StrCat(
-        kind_, " ", ns_.empty() ? std::string() : absl::StrCat(absl::CHexEscape(ns_), "/"),
-        name_.empty() ? "<unnamed>" : absl::CHexEscape(name_), ": ", path, ": ", reason));
+        kind_, " ", ns_.empty() ? std::string() : absl::StrCat(core::EchoedText(ns_), "/"),
+        name_.empty() ? "<unnamed>" : core::EchoedText(name_), ": ", path, ": ", reason));
   }
 
   // Places a validator's error (which already quotes the value) at `path`.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/error_text.h"
 #include "core/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -178,8 +179,10 @@ struct InvalidCase {
 template <typename P>
 std::string ObjectLabel(const std::string& kind, const P& proto) {
   const v1::ObjectMeta& m = proto.metadata();
-  return absl::StrCat(kind, " ", m.namespace_().empty() ? "" : absl::StrCat(m.namespace_(), "/"),
-                      m.name().empty() ? "<unnamed>" : m.name());
+  // Long names are cut in messages (core/error_text.h).
+  return absl::StrCat(
+      kind, " ", m.namespace_().empty() ? "" : absl::StrCat(core::EchoedText(m.namespace_()), "/"),
+      m.name().empty() ? "<unnamed>" : core::EchoedText(m.name()));
 }
 
 template <typename P, typename Convert>
