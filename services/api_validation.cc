@@ -14,6 +14,7 @@
 #include "core/names.h"
 #include "core/status_macros.h"
 #include "services/api_codec.h"
+#include "services/api_limits.h"
 
 namespace tollgate::services {
 namespace codec {
@@ -101,6 +102,8 @@ absl::Status ValidateName(const Reporter& r, absl::string_view path, absl::strin
 // `path[key]` so the offending entry is visible even when the key itself is the problem.
 absl::Status LabelsFromProto(const Reporter& r, absl::string_view path, const StringMap& labels,
                              core::Labels* out) {
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, path, static_cast<int>(labels.size()), kMaxLabels, "entries"));
   core::Labels sorted = Sorted(labels);
   for (const auto& [key, value] : sorted) {
     const std::string kpath = Key(path, key);
@@ -115,6 +118,8 @@ absl::Status LabelsFromProto(const Reporter& r, absl::string_view path, const St
 // in 256 KiB.
 absl::Status ValidateAnnotations(const Reporter& r, absl::string_view path,
                                  const StringMap& annotations) {
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, path, static_cast<int>(annotations.size()), kMaxAnnotations, "entries"));
   int64_t total = 0;
   for (const auto& [key, value] : Sorted(annotations)) {
     TOLLGATE_RETURN_IF_ERROR(
@@ -138,6 +143,12 @@ absl::Status ValidateMetadata(const Reporter& r, const v1::ObjectMeta& meta, Nam
   }
   TOLLGATE_RETURN_IF_ERROR(LabelsFromProto(r, "metadata.labels", meta.labels(), nullptr));
   return ValidateAnnotations(r, "metadata.annotations", meta.annotations());
+}
+
+absl::Status CheckObjectSize(const Reporter& r, size_t bytes) {
+  if (static_cast<int64_t>(bytes) <= kMaxObjectBytes) return absl::OkStatus();
+  return r.Invalid("object", absl::StrCat("must be at most ", kMaxObjectBytes,
+                                          " bytes serialized, got ", bytes));
 }
 
 absl::StatusOr<core::Quantity> ParseNonNegativeQuantity(const Reporter& r, absl::string_view path,

@@ -145,6 +145,9 @@ enum class NameRule { kDns1123Label, kDns1123Subdomain };
 absl::Status ValidateMetadata(const Reporter& r, const v1::ObjectMeta& meta, NameRule rule,
                               bool namespaced);
 
+// The object's serialized size within kMaxObjectBytes; reported at `object`.
+absl::Status CheckObjectSize(const Reporter& r, size_t bytes);
+
 // --- Quantities --------------------------------------------------------------------------------
 
 absl::StatusOr<core::Quantity> ParseNonNegativeQuantity(const Reporter& r, absl::string_view path,

@@ -18,6 +18,7 @@ namespace tollgate::services {
 namespace {
 
 using codec::CheckMaxItems;
+using codec::CheckObjectSize;
 using codec::CheckOneOf;
 using codec::EnumName;
 using codec::EnumValue;
@@ -92,6 +93,7 @@ v1::ObjectMeta MetadataToProto(absl::string_view ns, absl::string_view name) {
 
 absl::StatusOr<core::NamespaceSpec> NamespaceFromProto(const v1::Namespace& ns) {
   const Reporter r("Namespace", "", ns.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, ns.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(ValidateName(r, "metadata.name", ns.metadata().name(), /*label=*/true));
   core::NamespaceSpec out;
   out.name = ns.metadata().name();
@@ -104,6 +106,7 @@ absl::StatusOr<core::NamespaceSpec> NamespaceFromProto(const v1::Namespace& ns) 
 
 absl::StatusOr<core::ResourceFlavorSpec> ResourceFlavorFromProto(const v1::ResourceFlavor& rf) {
   const Reporter r("ResourceFlavor", "", rf.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, rf.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, rf.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   const v1::ResourceFlavorSpec& s = rf.spec();
@@ -126,6 +129,7 @@ absl::StatusOr<core::ResourceFlavorSpec> ResourceFlavorFromProto(const v1::Resou
 
 absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQueue& cq) {
   const Reporter r("ClusterQueue", "", cq.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, cq.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, cq.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   const v1::ClusterQueueSpec& s = cq.spec();
@@ -227,6 +231,7 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
 
 absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {
   const Reporter r("Cohort", "", cohort.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, cohort.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, cohort.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   const v1::CohortSpec& s = cohort.spec();
@@ -252,6 +257,7 @@ absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {
 
 absl::StatusOr<core::LocalQueueSpec> LocalQueueFromProto(const v1::LocalQueue& lq) {
   const Reporter r("LocalQueue", lq.metadata().namespace_(), lq.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, lq.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, lq.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/true));
   const v1::LocalQueueSpec& s = lq.spec();
@@ -271,6 +277,7 @@ absl::StatusOr<core::LocalQueueSpec> LocalQueueFromProto(const v1::LocalQueue& l
 absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(
     const v1::WorkloadPriorityClass& pc) {
   const Reporter r("WorkloadPriorityClass", "", pc.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, pc.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, pc.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   if (pc.description().size() > kMaxPriorityClassDescriptionLength) {
@@ -284,10 +291,21 @@ absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(
 
 absl::StatusOr<core::PriorityClassSpec> PriorityClassFromProto(const v1::PriorityClass& pc) {
   const Reporter r("PriorityClass", "", pc.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, pc.ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, pc.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
   TOLLGATE_RETURN_IF_ERROR(CheckOneOf(r, "preemptionPolicy", pc.preemption_policy(),
                                       {"PreemptLowerPriority", "Never"}, /*allow_empty=*/true));
+  // Kubernetes reserves values above 1e9 for its two built-in system classes.
+  const bool builtin =
+      (pc.metadata().name() == "system-cluster-critical" &&
+       pc.value() == kSystemClusterCriticalPriority) ||
+      (pc.metadata().name() == "system-node-critical" && pc.value() == kSystemNodeCriticalPriority);
+  if (pc.value() > kMaxUserPriority && !builtin) {
+    return r.Invalid("value", absl::StrCat("must be no more than ", kMaxUserPriority,
+                                           " (higher values are reserved for system classes), got ",
+                                           pc.value()));
+  }
   return core::PriorityClassSpec{
       .name = pc.metadata().name(), .value = pc.value(), .is_pod_priority_class = true};
 }

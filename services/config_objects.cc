@@ -76,7 +76,11 @@ absl::StatusOr<core::ObjectKind> ToCoreKind(v1::ObjectKind kind) {
       break;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("kind: unknown object kind ", v1::ObjectKind_Name(kind)));
+      absl::StrCat("kind: unknown object kind ", static_cast<int>(kind),
+                   v1::ObjectKind_IsValid(kind) ? absl::StrCat(" (", v1::ObjectKind_Name(kind), ")")
+                                                : std::string(),
+                   ": supported values: RESOURCE_FLAVOR, CLUSTER_QUEUE, COHORT, LOCAL_QUEUE, "
+                   "WORKLOAD_PRIORITY_CLASS, PRIORITY_CLASS, NAMESPACE"));
 }
 
 std::string KindName(v1::ObjectKind kind) {

@@ -117,6 +117,13 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
   }
 }
 
+// Free text a request stores with a workload.
+absl::Status CheckMessage(absl::string_view field, absl::string_view text) {
+  if (text.size() <= kMaxMessageBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": must be no more than ", kMaxMessageBytes,
+                                                 " bytes, got ", text.size()));
+}
+
 // A workload's place in list order: by namespace, then name (not by the "ns/name" string, where
 // '-' and '.' sort before '/').
 struct WorkloadName {
@@ -195,11 +202,32 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, WorkloadSpecFromProto(workload));
-  return [spec = std::move(spec), uid = workload.metadata().uid()](
+  return [this, spec = std::move(spec), uid = workload.metadata().uid()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
+    // A uid names one object for its whole life: another workload's is refused, and the
+    // service's own never repeats one (the commit revision is new in every batch).
+    std::string assigned = uid;
+    if (!uid.empty()) {
+      const core::Workload* holder = uids_.Find(txn.state(), uid);
+      if (holder != nullptr &&
+          (holder->spec.namespace_name != spec.namespace_name || holder->spec.name != spec.name)) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "Workload ", spec.namespace_name, "/", spec.name,
+            ": metadata.uid: ", core::QuoteValue(uid), " is already the uid of workload ",
+            holder->spec.namespace_name, "/", holder->spec.name));
+      }
+    } else if (txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) ==
+               nullptr) {
+      do {
+        assigned = absl::StrCat("tollgate-", txn.revision() + 1, "-", ++uid_sequence_);
+      } while (uids_.Find(txn.state(), assigned) != nullptr);
+    }
     TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome,
-                              txn.state().Submit(spec, uid, txn.now()));
-    if (outcome.created) txn.MarkCreated(outcome.id);
+                              txn.state().Submit(spec, assigned, txn.now()));
+    if (outcome.created) {
+      txn.MarkCreated(outcome.id);
+      uids_.Added(txn.state(), outcome.id);
+    }
     v1::SubmitResponse response;
     *response.mutable_workload() =
         WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.revision() + 1);
@@ -258,6 +286,7 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
 absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
+  TOLLGATE_RETURN_IF_ERROR(CheckMessage("reason", request.reason()));
   const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
   return executor_.Run<v1::PreemptResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
@@ -272,6 +301,7 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
 absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOperation(
     const v1::FinishRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
   return [key = KeyOf(request.workload()), message = request.message()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
     TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, message, txn.now()));
@@ -344,7 +374,13 @@ absl::StatusOr<v1::DeleteWorkloadResponse> TollgateApi::DeleteWorkload(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::DeleteWorkloadResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::DeleteWorkloadResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Delete(key, txn.now()));
+        // The index finds the id by the uid, so it forgets the workload while it still exists.
+        const core::Workload* wl = txn.state().FindWorkload(key);
+        if (wl != nullptr) uids_.Removed(txn.state(), wl->id);
+        if (absl::Status deleted = txn.state().Delete(key, txn.now()); !deleted.ok()) {
+          if (wl != nullptr && txn.state().workload(wl->id) == wl) uids_.Added(txn.state(), wl->id);
+          return deleted;
+        }
         deletions_in_flight_.emplace_back(txn.revision() + 1, key);
         return v1::DeleteWorkloadResponse();
       });

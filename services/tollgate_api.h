@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "services/admission_executor.h"
 #include "services/list_pages.h"
+#include "services/workload_uids.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -99,6 +100,10 @@ class TollgateApi {
   int64_t last_object_write_;
   //  * Workload deletions not yet committed: (the revision they will commit as, key).
   std::vector<std::pair<int64_t, std::string>> deletions_in_flight_;
+  // Live workloads by uid, and the sequence that makes service-assigned uids unique within a
+  // batch. Executor thread only.
+  WorkloadUids uids_;
+  int64_t uid_sequence_ = 0;
 };
 
 }  // namespace tollgate::services

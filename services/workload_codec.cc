@@ -20,6 +20,7 @@ namespace {
 
 using codec::CheckMaxItems;
 using codec::CheckMinItems;
+using codec::CheckObjectSize;
 using codec::Child;
 using codec::EnumValue;
 using codec::Index;
@@ -72,6 +73,10 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
     }
     out.min_count = ps.min_count();
   }
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(path(), "requests"), ps.requests_size(),
+                                         kMaxPodSetRequests, "entries"));
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, Child(path(), "tolerations"), ps.tolerations_size(), kMaxPodSetTolerations));
   // In resource order, as Sorted() would give, without copying the map.
   using Request = google::protobuf::Map<std::string, std::string>::value_type;
   absl::InlinedVector<const Request*, 4> requests;
@@ -202,12 +207,25 @@ absl::StatusOr<bool> ConditionStatusFromProto(const Reporter& r, LazyPath path,
 
 absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl) {
   const Reporter r = WorkloadReporter(wl);
+  // Status is the service's (and bounded by it), so only what a client sends counts.
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckObjectSize(r, wl.metadata().ByteSizeLong() + wl.spec().ByteSizeLong()));
   TOLLGATE_RETURN_IF_ERROR(
       ValidateMetadata(r, wl.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/true));
+  if (wl.metadata().uid().size() > kMaxUidBytes) {
+    return r.Invalid("metadata.uid", absl::StrCat("must be no more than ", kMaxUidBytes,
+                                                  " bytes, got ", Quote(wl.metadata().uid())));
+  }
   const v1::WorkloadSpec& s = wl.spec();
   core::WorkloadSpec out;
   out.namespace_name = wl.metadata().namespace_();
   out.name = wl.metadata().name();
+  // Kept for the workload's users (validated above); boxed, so none costs nothing.
+  if (!wl.metadata().labels().empty() || !wl.metadata().annotations().empty()) {
+    core::WorkloadMetadata& meta = out.metadata.mutable_value();
+    meta.labels = Sorted(wl.metadata().labels());
+    meta.annotations = Sorted(wl.metadata().annotations());
+  }
 
   // An empty queue name stays empty: the core resolves it to the namespace's "default"
   // LocalQueue, or refuses the workload when the namespace has none.
@@ -345,6 +363,12 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
 void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   v1::ObjectMeta* meta = out->mutable_metadata();
   meta->set_name(wl.spec.name);
+  meta->clear_labels();
+  meta->clear_annotations();
+  if (wl.spec.metadata.has_value()) {
+    LabelsToProto(wl.spec.metadata->labels, meta->mutable_labels());
+    LabelsToProto(wl.spec.metadata->annotations, meta->mutable_annotations());
+  }
   meta->set_namespace_(wl.spec.namespace_name);
   meta->set_uid(wl.uid);
   // InfinitePast means "never" in the core and "unset" in the API, here and below.

@@ -28,9 +28,10 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl);
 absl::StatusOr<absl::Time> RequestTimeFromProto(absl::string_view field,
                                                 const google::protobuf::Timestamp& ts);
 
-// Writes metadata name/namespace/uid/creationTimestamp, the spec and the whole status. Other
-// metadata already in `out` (labels, resourceVersion, ...) is kept, so the service can fill
-// those before or after. Times equal to absl::InfinitePast() leave their Timestamp unset.
+// Writes metadata name/namespace/uid/creationTimestamp/labels/annotations, the spec and the
+// whole status. Other metadata already in `out` (resourceVersion, generation) is kept, so the
+// service can fill those before or after. Times equal to absl::InfinitePast() leave their Timestamp
+// unset.
 void WorkloadToProto(const core::Workload& wl, v1::Workload* out);
 
 }  // namespace tollgate::services

@@ -816,7 +816,7 @@ TEST(PriorityClassFromProtoTest, RejectsEveryInvalidField) {
       "PriorityClass", pc_cases);
 }
 
-TEST(PriorityClassFromProtoTest, AnyInt32ValueAndKindFlag) {
+TEST(PriorityClassFromProtoTest, ValuesUpToTheUserCapAndKindFlag) {
   for (int32_t value : {std::numeric_limits<int32_t>::min(), -1, 0, 1000000000,
                         std::numeric_limits<int32_t>::max()}) {
     SCOPED_TRACE(value);
@@ -828,6 +828,7 @@ TEST(PriorityClassFromProtoTest, AnyInt32ValueAndKindFlag) {
     EXPECT_EQ(WorkloadPriorityClassToProto(*w).value(), value);
     EXPECT_EQ(WorkloadPriorityClassToProto(*w).metadata().name(), "high");
 
+    if (value > 1000000000) continue;  // a pod PriorityClass stops there (below)
     v1::PriorityClass pc = ValidPodPriorityClass();
     pc.set_value(value);
     pc.set_preemption_policy("Never");
@@ -839,6 +840,24 @@ TEST(PriorityClassFromProtoTest, AnyInt32ValueAndKindFlag) {
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_EQ(*again, *p);
   }
+}
+
+TEST(PriorityClassFromProtoTest, UserClassesStopAtOneBillion) {
+  v1::PriorityClass pc = ValidPodPriorityClass();
+  pc.set_value(1000000001);
+  absl::StatusOr<core::PriorityClassSpec> got = PriorityClassFromProto(pc);
+  ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("value: must be no more than 1000000000"));
+  EXPECT_THAT(got.status().message(), HasSubstr("1000000001"));
+  // Kubernetes' built-in classes keep their values; their names with other values do not.
+  pc.mutable_metadata()->set_name("system-cluster-critical");
+  pc.set_value(2000000000);
+  EXPECT_TRUE(PriorityClassFromProto(pc).ok());
+  pc.mutable_metadata()->set_name("system-node-critical");
+  pc.set_value(2000001000);
+  EXPECT_TRUE(PriorityClassFromProto(pc).ok());
+  pc.set_value(2000000000);
+  EXPECT_FALSE(PriorityClassFromProto(pc).ok());
 }
 
 TEST(ConfigCodecTest, EmptyObjectsAreRejectedNotFatal) {

@@ -359,14 +359,14 @@ TEST(WorkloadRoundTripTest, KeepsMetadataTheServiceOwns) {
   v1::Workload proto;
   proto.mutable_metadata()->set_resource_version(17);
   proto.mutable_metadata()->set_generation(3);
-  (*proto.mutable_metadata()->mutable_labels())["app"] = "train";
-  // Stale spec and status from an earlier version must not survive.
+  // Stale labels, spec and status from an earlier version must not survive: the core owns them.
+  (*proto.mutable_metadata()->mutable_labels())["app"] = "stale";
   proto.mutable_spec()->add_pod_sets()->set_name("stale");
   proto.mutable_status()->set_pending_message("stale");
   WorkloadToProto(FullWorkload(), &proto);
   EXPECT_EQ(proto.metadata().resource_version(), 17);
   EXPECT_EQ(proto.metadata().generation(), 3);
-  EXPECT_EQ(proto.metadata().labels().at("app"), "train");
+  EXPECT_TRUE(proto.metadata().labels().empty());
   EXPECT_EQ(proto.spec().pod_sets_size(), 2);
   EXPECT_EQ(proto.spec().pod_sets(0).name(), "driver");
   EXPECT_EQ(proto.status().pending_message(), "");
@@ -481,6 +481,134 @@ TEST(WorkloadRoundTripTest, RequestsPrintCanonically) {
     WorkloadToProto(w, &out);
     EXPECT_EQ(out.spec().pod_sets(0).requests().at(c.resource), c.canonical);
   }
+}
+
+// --- Limits, kept metadata, quantities out of range ---------------------------------------------
+
+TEST(WorkloadSpecFromProtoTest, KeepsLabelsAndAnnotationsThroughTheRoundTrip) {
+  v1::Workload wl = ValidWorkload();
+  (*wl.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/job-uid"] = "abc";
+  (*wl.mutable_metadata()->mutable_labels())["team"] = "ml";
+  (*wl.mutable_metadata()->mutable_annotations())["example.com/Note"] = "free text, any value";
+  absl::StatusOr<core::WorkloadSpec> spec = WorkloadSpecFromProto(wl);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(spec->metadata.has_value());
+  EXPECT_EQ(spec->metadata->labels.at("team"), "ml");
+  EXPECT_EQ(spec->metadata->annotations.at("example.com/Note"), "free text, any value");
+  core::Workload core_wl;
+  core_wl.spec = *spec;
+  v1::Workload out;
+  WorkloadToProto(core_wl, &out);
+  EXPECT_EQ(out.metadata().labels().size(), 2u);
+  EXPECT_EQ(out.metadata().annotations().at("example.com/Note"), "free text, any value");
+  absl::StatusOr<core::Workload> stored = WorkloadFromStoredProto(out);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->spec, *spec);
+
+  // None at all costs nothing: the box stays empty.
+  absl::StatusOr<core::WorkloadSpec> bare = WorkloadSpecFromProto(ValidWorkload());
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(bare->metadata.has_value());
+}
+
+TEST(WorkloadSpecFromProtoTest, RejectsBeyondEachLimitNamingTheField) {
+  using WL = v1::Workload;
+  auto ps = [](WL& p) { return p.mutable_spec()->mutable_pod_sets(1); };
+  std::vector<InvalidCase<WL>> cases = {
+      {"too many resource names",
+       [&](WL& p) {
+         for (int i = 0; i < 257; ++i) (*ps(p)->mutable_requests())[absl::StrCat("r", i)] = "1";
+       },
+       {"spec.podSets[1].requests", "at most 256 entries", "got 259"}},
+      {"too many nodeSelector entries",
+       [&](WL& p) {
+         for (int i = 0; i < 65; ++i) {
+           (*ps(p)->mutable_node_selector())[absl::StrCat("k", i)] = "v";
+         }
+       },
+       {"spec.podSets[1].nodeSelector", "at most 64 entries", "got 66"}},
+      {"too many tolerations",
+       [&](WL& p) {
+         for (int i = 0; i < 65; ++i) ps(p)->add_tolerations()->set_operator_("Exists");
+       },
+       {"spec.podSets[1].tolerations", "at most 64 items", "got 66"}},
+      {"too many labels",
+       [](WL& p) {
+         for (int i = 0; i < 65; ++i) {
+           (*p.mutable_metadata()->mutable_labels())[absl::StrCat("k", i)] = "v";
+         }
+       },
+       {"metadata.labels", "at most 64 entries", "got 65"}},
+      {"too many annotations",
+       [](WL& p) {
+         for (int i = 0; i < 65; ++i) {
+           (*p.mutable_metadata()->mutable_annotations())[absl::StrCat("k", i)] = "v";
+         }
+       },
+       {"metadata.annotations", "at most 64 entries", "got 65"}},
+      {"uid too long",
+       [](WL& p) { p.mutable_metadata()->set_uid(std::string(129, 'u')); },
+       {"metadata.uid", "no more than 128 bytes"}},
+      {"object too large",
+       [](WL& p) {
+         // Within the annotation budget per entry, over the object's size in total.
+         for (int i = 0; i < 7; ++i) {
+           (*p.mutable_metadata()->mutable_annotations())[absl::StrCat("k", i)] =
+               std::string(250 * 1024, 'x');
+         }
+       },
+       {"object: must be at most 1572864 bytes serialized"}},
+  };
+  ExpectAllRejected(ValidWorkload(), WorkloadSpecFromProto, "Workload", cases);
+}
+
+TEST(WorkloadSpecFromProtoTest, QuantitiesBeyondInt64AreRejectedNotSaturated) {
+  struct Case {
+    std::string resource;
+    std::string quantity;
+  };
+  for (const Case& c : std::vector<Case>{{"memory", "1e400"},
+                                         {"memory", "9223372036854775808"},
+                                         {"memory", "9Ei"},
+                                         {"cpu", "9223372036854776"},
+                                         {"nvidia.com/gpu", "10E"}}) {
+    SCOPED_TRACE(c.quantity);
+    v1::Workload wl = ValidWorkload();
+    (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())[c.resource] = c.quantity;
+    absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
+    ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(got.status().message(),
+                HasSubstr(absl::StrCat("spec.podSets[0].requests[", c.resource, "]")));
+    EXPECT_THAT(got.status().message(), HasSubstr(absl::StrCat("\"", c.quantity, "\"")));
+    EXPECT_THAT(got.status().message(), HasSubstr("out of range"));
+  }
+  // The largest amounts that fit are kept exactly.
+  v1::Workload wl = ValidWorkload();
+  (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["memory"] = "9223372036854775807";
+  (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] = "9223372036854775807m";
+  absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->pod_sets[0].requests,
+            (core::ResourceAmounts{{"cpu", std::numeric_limits<int64_t>::max()},
+                                   {"memory", std::numeric_limits<int64_t>::max()}}));
+}
+
+TEST(WorkloadSpecFromProtoTest, EchoedValuesAreCutSoTheErrorStaysSmall) {
+  v1::Workload wl = ValidWorkload();
+  wl.mutable_metadata()->set_name(std::string(5000, 'n'));
+  absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
+  ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("metadata.name"));
+  EXPECT_THAT(got.status().message(), HasSubstr("(5000 bytes)"));
+  EXPECT_LT(got.status().message().size(), 1024u);
+
+  wl = ValidWorkload();
+  (*wl.mutable_metadata()->mutable_labels())["big"] = std::string(100 * 1024, 'v');
+  got = WorkloadSpecFromProto(wl);
+  ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), HasSubstr("metadata.labels[big]"));
+  EXPECT_THAT(got.status().message(), HasSubstr("(102400 bytes)"));
+  EXPECT_LT(got.status().message().size(), 1024u);
 }
 
 }  // namespace
