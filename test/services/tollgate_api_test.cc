@@ -29,8 +29,9 @@ class TollgateApiTest : public testing::Test {
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(Open()); }
 
   void Open() {
-    api_.reset();
+    // The executor's operations use the API object: stop it first.
     executor_.reset();
+    api_.reset();
     AdmissionExecutor::Options options;
     options.schedule_continuously = false;
     absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =

@@ -148,11 +148,12 @@ class CliPagingTest : public ::testing::Test {
         server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
       }
       server.reset();
+      // The executor's operations use the API object: stop it first.
+      executor.reset();
       visibility.reset();
       config.reset();
       admission.reset();
       api.reset();
-      executor.reset();
     }
     ~Fixture() { Close(); }
 

@@ -43,12 +43,11 @@ std::string ToText(const google::protobuf::Message& m) {
 // The file-level rules (apiVersion required, no empty file) have their own tests below; the
 // kind tables here leave apiVersion out where it does not matter.
 absl::StatusOr<Manifest> ParseOne(const std::string& yaml) {
-  const bool has_api_version = yaml.find("apiVersion") != std::string::npos;
-  absl::StatusOr<std::vector<Manifest>> all =
-      ParseManifests(has_api_version || yaml.find("kind:") == std::string::npos
-                         ? yaml
-                         : absl::StrCat("apiVersion: ", ApiVersionFor(yaml), "\n", yaml),
-                     "test.yaml");
+  YAML::Node node = YAML::Load(yaml);
+  if (node.IsMap() && node["kind"].IsDefined() && !node["apiVersion"].IsDefined()) {
+    node["apiVersion"] = ApiVersionFor(yaml);
+  }
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(YAML::Dump(node), "test.yaml");
   if (!all.ok()) return all.status();
   if (all->size() != 1) return absl::InternalError(absl::StrCat(all->size(), " manifests"));
   return (*all)[0];
