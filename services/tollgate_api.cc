@@ -634,7 +634,7 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
   TOLLGATE_RETURN_IF_ERROR(ToCoreKind(request.kind()).status());
   TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   std::string prefix = ConfigObjectKey(request.kind(), "", "");
-  if (request.kind() == v1::LOCAL_QUEUE && !request.namespace_().empty()) {
+  if (IsNamespaced(request.kind()) && !request.namespace_().empty()) {
     prefix = ConfigObjectKey(request.kind(), request.namespace_(), "");
   }
   const std::string listing = Listing({"objects", prefix});
