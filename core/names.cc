@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "core/error_text.h"
 
 namespace tollgate::core {
 namespace {
@@ -67,8 +68,7 @@ std::string MaxLenMsg(size_t max) { return absl::StrCat("must be no more than ",
 
 absl::Status Invalid(absl::string_view value, absl::string_view what,
                      const std::vector<std::string>& reasons) {
-  return absl::InvalidArgumentError(absl::StrCat("\"", absl::CHexEscape(value),
-                                                 "\" is not a valid ", what, ": ",
+  return absl::InvalidArgumentError(absl::StrCat(QuoteValue(value), " is not a valid ", what, ": ",
                                                  absl::StrJoin(reasons, "; ")));
 }
 

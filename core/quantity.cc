@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/error_text.h"
 
 namespace tollgate::core {
 namespace {
@@ -32,7 +33,7 @@ constexpr int64_t kNanoExponent = -9;
 
 absl::Status InvalidQuantity(absl::string_view text, absl::string_view reason) {
   return absl::InvalidArgumentError(
-      absl::StrCat("invalid quantity \"", absl::CHexEscape(text), "\": ", reason));
+      absl::StrCat("invalid quantity ", QuoteValue(text), ": ", reason));
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -259,15 +260,18 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
   }
 
   Format format = suffix.format;
+  bool capped = false;
   if (suffix.binary) {
     if (CompareMagnitude(digits, exponent, std::string(kInt64MaxDigits), 0) > 0) {
       digits = std::string(kInt64MaxDigits);
       exponent = 0;
+      capped = true;
     }
     if (!digits.empty() && Order(digits, exponent) <= 0) format = Format::kDecimalSI;
   }
 
   Quantity q(negative, std::move(digits), exponent, format);
+  q.capped_ = capped;
 
   // Kubernetes' fast path keeps the input text as the String() result when it looks canonical.
   // That text can differ from the computed form ("+1", "1.G", "0100", "1E-3"), and Kueue echoes
@@ -311,7 +315,22 @@ int64_t Quantity::Value() const { return ScaledValue(0); }
 
 int64_t Quantity::MilliValue() const { return ScaledValue(-3); }
 
-int64_t Quantity::ScaledValue(int64_t scale) const {
+std::optional<int64_t> Quantity::CheckedValue() const {
+  bool fits = false;
+  const int64_t v = ScaledValue(0, &fits);
+  if (!fits) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> Quantity::CheckedMilliValue() const {
+  bool fits = false;
+  const int64_t v = ScaledValue(-3, &fits);
+  if (!fits) return std::nullopt;
+  return v;
+}
+
+int64_t Quantity::ScaledValue(int64_t scale, bool* fits) const {
+  if (fits != nullptr) *fits = !capped_;
   if (digits_.empty()) return 0;
   const int64_t order = Order(digits_, exponent_ - scale);
   uint64_t magnitude = 0;
@@ -327,10 +346,14 @@ int64_t Quantity::ScaledValue(int64_t scale) const {
     // Normalized digits end in a non-zero, so any cut-off fraction is non-zero.
     if (int_digits < static_cast<int64_t>(digits_.size())) ++magnitude;
   }
-  if (negative_) {
-    return magnitude >= kInt64MinMagnitude ? kInt64Min : -static_cast<int64_t>(magnitude);
+  const uint64_t limit = negative_ ? kInt64MinMagnitude : static_cast<uint64_t>(kInt64Max);
+  if (order > 19 || magnitude > limit) {
+    if (fits != nullptr) *fits = false;
+    return negative_ ? kInt64Min : kInt64Max;
   }
-  return magnitude > static_cast<uint64_t>(kInt64Max) ? kInt64Max : static_cast<int64_t>(magnitude);
+  // magnitude <= 2^63 here: negating through uint64 keeps INT64_MIN well defined.
+  return negative_ ? static_cast<int64_t>(uint64_t{0} - magnitude)
+                   : static_cast<int64_t>(magnitude);
 }
 
 std::string Quantity::ToString() const {
@@ -374,6 +397,15 @@ std::string Quantity::CanonicalString() const {
 
 int64_t ResourceScalar(absl::string_view resource_name, const Quantity& q) {
   return resource_name == "cpu" ? q.MilliValue() : q.Value();
+}
+
+absl::StatusOr<int64_t> CheckedResourceScalar(absl::string_view resource_name, const Quantity& q) {
+  const bool milli = resource_name == "cpu";
+  const std::optional<int64_t> v = milli ? q.CheckedMilliValue() : q.CheckedValue();
+  if (v.has_value()) return *v;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "out of range: ", resource_name, " is counted in int64 ", milli ? "milli-units" : "units",
+      ", so the largest amount is ", milli ? "9223372036854775807m" : "9223372036854775807"));
 }
 
 std::string FormatResourceScalar(absl::string_view resource_name, int64_t v) {

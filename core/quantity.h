@@ -4,6 +4,7 @@
 // and requests parse, round and print exactly as they would in a Kueue cluster.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -38,6 +39,10 @@ class Quantity {
   // to [INT64_MIN, INT64_MAX] where Kubernetes would overflow.
   int64_t Value() const;
   int64_t MilliValue() const;
+  // The same, or nullopt when the value does not fit in an int64 (including a binary-suffixed
+  // value Parse capped at INT64_MAX): callers that must not store a saturated amount reject it.
+  std::optional<int64_t> CheckedValue() const;
+  std::optional<int64_t> CheckedMilliValue() const;
 
   bool IsZero() const { return digits_.empty(); }
   bool IsNegative() const { return negative_ && !digits_.empty(); }
@@ -55,8 +60,9 @@ class Quantity {
  private:
   Quantity(bool negative, std::string digits, int64_t exponent, Format format);
 
-  // ceil(|value| / 10^scale) away from zero, with the sign applied and saturated.
-  int64_t ScaledValue(int64_t scale) const;
+  // ceil(|value| / 10^scale) away from zero, with the sign applied and saturated; `fits` (when
+  // not null) tells whether it was exact rather than saturated.
+  int64_t ScaledValue(int64_t scale, bool* fits = nullptr) const;
 
   // value = (negative_ ? -1 : 1) * digits_ * 10^exponent_. digits_ has no leading or trailing
   // '0' (empty means zero), which makes the representation unique and lets rounding tell
@@ -65,12 +71,18 @@ class Quantity {
   std::string digits_;
   int64_t exponent_ = 0;
   Format format_ = Format::kDecimalSI;
+  // Parse capped a binary-suffixed value at INT64_MAX, as Kubernetes does.
+  bool capped_ = false;
   // Text ToString() returns as is; empty when it must be computed.
   std::string cached_;
 };
 
 // Kueue's int64 view of a quantity: milli-units for "cpu", whole units for everything else.
 int64_t ResourceScalar(absl::string_view resource_name, const Quantity& q);
+// The same without saturating: INVALID_ARGUMENT (saying the unit and the maximum) when the value
+// does not fit, so `1e400`, `9223372036854775808` or `9Ei` are refused rather than stored as
+// INT64_MAX. The caller adds the field and the text it parsed.
+absl::StatusOr<int64_t> CheckedResourceScalar(absl::string_view resource_name, const Quantity& q);
 
 // Inverse of ResourceScalar for display: "cpu" in DecimalSI milli-units, memory-like resources
 // ("memory", "ephemeral-storage", "hugepages-*") in BinarySI, anything else in DecimalSI.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "core/boxed.h"
 
 namespace tollgate::core {
 
@@ -167,9 +168,20 @@ struct PodSetSpec {
   bool operator==(const PodSetSpec&) const = default;
 };
 
+// A workload's metadata the scheduler does not read but keeps for its users and adapters (who
+// select on labels). Boxed in WorkloadSpec: most pending workloads carry none.
+struct WorkloadMetadata {
+  Labels labels;
+  Labels annotations;
+  bool operator==(const WorkloadMetadata&) const = default;
+};
+
 struct WorkloadSpec {
   std::string namespace_name;
   std::string name;
+  // Labels and annotations; empty (8 bytes) when there are none. Part of equality, so a
+  // resubmission with other labels is a different workload, not a silent no-op.
+  Boxed<WorkloadMetadata> metadata;
   // Resolved LocalQueue name (the namespace's "default" when the request named none).
   std::string queue_name;
   std::string priority_class_name;

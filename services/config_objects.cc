@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "services/api_codec.h"
@@ -134,8 +135,13 @@ absl::StatusOr<core::ObjectKind> ToCoreKind(v1::ObjectKind kind) {
   for (const ProtoKind& row : ProtoKinds()) {
     if (kind != v1::OBJECT_KIND_UNSPECIFIED && row.proto == kind) return row.kind;
   }
+  std::vector<std::string> supported;
+  for (const ProtoKind& row : ProtoKinds()) supported.push_back(v1::ObjectKind_Name(row.proto));
   return absl::InvalidArgumentError(
-      absl::StrCat("kind: unknown object kind ", v1::ObjectKind_Name(kind)));
+      absl::StrCat("kind: unknown object kind ", static_cast<int>(kind),
+                   v1::ObjectKind_IsValid(kind) ? absl::StrCat(" (", v1::ObjectKind_Name(kind), ")")
+                                                : std::string(),
+                   ": supported values: ", absl::StrJoin(supported, ", ")));
 }
 
 std::optional<v1::ObjectKind> ConfigKindNamed(absl::string_view name) {

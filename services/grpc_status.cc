@@ -1,6 +1,10 @@
 #include "services/grpc_status.h"
 
+#include <cstddef>
 #include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace tollgate::services {
 namespace {
@@ -48,11 +52,24 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
   }
 }
 
+// gRPC sends the message in a trailer, and a trailer past the peer's metadata limit (8 KiB by
+// default) turns the whole answer into RESOURCE_EXHAUSTED. Validation already cuts echoed
+// values; this bounds every other message too, so the status code always survives.
+constexpr size_t kMaxMessageBytes = 4096;
+
+std::string BoundedMessage(absl::string_view message) {
+  if (message.size() <= kMaxMessageBytes) return std::string(message);
+  size_t end = kMaxMessageBytes;
+  // Do not split a UTF-8 sequence.
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  return absl::StrCat(message.substr(0, end), "... (message cut, ", message.size(), " bytes)");
+}
+
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+  return grpc::Status(ToGrpcCode(status.code()), BoundedMessage(status.message()));
 }
 
 }  // namespace tollgate::services

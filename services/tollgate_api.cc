@@ -1,15 +1,21 @@
 #include "services/tollgate_api.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/error_text.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
+#include "services/list_pages.h"
 #include "services/real_clock.h"
 
 namespace tollgate::services {
@@ -113,7 +119,83 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
   }
 }
 
+// Free text a request stores with a workload.
+absl::Status CheckMessage(absl::string_view field, absl::string_view text) {
+  if (text.size() <= kMaxMessageBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": must be no more than ", kMaxMessageBytes,
+                                                 " bytes, got ", text.size()));
+}
+
+// A workload's place in list order: by namespace, then name (not by the "ns/name" string, where
+// '-' and '.' sort before '/').
+struct WorkloadName {
+  absl::string_view namespace_name;
+  absl::string_view name;
+};
+
+bool NameLess(const WorkloadName& a, const WorkloadName& b) {
+  if (a.namespace_name != b.namespace_name) return a.namespace_name < b.namespace_name;
+  return a.name < b.name;
+}
+
+// Views into `key`, which must outlive the result.
+WorkloadName SplitWorkloadKey(absl::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == absl::string_view::npos) return {absl::string_view(), key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// Names a listing (the call and its filters) inside a continue token.
+std::string Listing(std::initializer_list<absl::string_view> parts) {
+  return absl::StrJoin(parts, "\x1e");
+}
+
+absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState state) {
+  switch (state) {
+    case v1::WORKLOAD_STATE_UNSPECIFIED:
+      return std::nullopt;
+    case v1::WORKLOAD_STATE_PENDING:
+      return core::WorkloadState::kPending;
+    case v1::WORKLOAD_STATE_ADMITTED:
+      return core::WorkloadState::kAdmitted;
+    case v1::WORKLOAD_STATE_EVICTING:
+      return core::WorkloadState::kEvicting;
+    case v1::WORKLOAD_STATE_FINISHED:
+      return core::WorkloadState::kFinished;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("state: unsupported value ", static_cast<int>(state),
+                   ": supported values: WORKLOAD_STATE_UNSPECIFIED (any), WORKLOAD_STATE_PENDING, "
+                   "WORKLOAD_STATE_ADMITTED, WORKLOAD_STATE_EVICTING, WORKLOAD_STATE_FINISHED"));
+}
+
+// The LocalQueue `namespace_name/name`, or null.
+const core::LocalQueueSpec* FindLocalQueue(const core::ClusterState& state,
+                                           absl::string_view namespace_name,
+                                           absl::string_view name) {
+  auto it = state.local_queues().find(absl::StrCat(namespace_name, "/", name));
+  if (it == state.local_queues().end()) return nullptr;
+  return &it->second.spec;
+}
+
 }  // namespace
+
+absl::Status TollgateApi::CheckNoDeletionInFlight(
+    const AdmissionExecutor::Txn& txn, const ContinueToken& token,
+    const std::function<bool(absl::string_view, absl::string_view)>& touches_rest) {
+  // Deletions committed by now are in the change log; keep only this batch's.
+  std::erase_if(deletions_in_flight_,
+                [&](const auto& entry) { return entry.first <= txn.revision(); });
+  for (const auto& [revision, key] : deletions_in_flight_) {
+    const WorkloadName name = SplitWorkloadKey(key);
+    if (touches_rest(name.namespace_name, name.name)) {
+      return ContinueExpired(token, absl::StrCat("a deletion of ", key, " is in flight"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOperation(
     const v1::SubmitRequest& request) {
@@ -122,11 +204,32 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, WorkloadSpecFromProto(workload));
-  return [spec = std::move(spec), uid = workload.metadata().uid()](
+  return [this, spec = std::move(spec), uid = workload.metadata().uid()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
+    // A uid names one object for its whole life: another workload's is refused, and the
+    // service's own never repeats one (the commit revision is new in every batch).
+    std::string assigned = uid;
+    if (!uid.empty()) {
+      const core::Workload* holder = uids_.Find(txn.state(), uid);
+      if (holder != nullptr &&
+          (holder->spec.namespace_name != spec.namespace_name || holder->spec.name != spec.name)) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "Workload ", spec.namespace_name, "/", spec.name,
+            ": metadata.uid: ", core::QuoteValue(uid), " is already the uid of workload ",
+            holder->spec.namespace_name, "/", holder->spec.name));
+      }
+    } else if (txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) ==
+               nullptr) {
+      do {
+        assigned = absl::StrCat("tollgate-", txn.revision() + 1, "-", ++uid_sequence_);
+      } while (uids_.Find(txn.state(), assigned) != nullptr);
+    }
     TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome,
-                              txn.state().Submit(spec, uid, txn.now()));
-    if (outcome.created) txn.MarkCreated(outcome.id);
+                              txn.state().Submit(spec, assigned, txn.now()));
+    if (outcome.created) {
+      txn.MarkCreated(outcome.id);
+      uids_.Added(txn.state(), outcome.id);
+    }
     v1::SubmitResponse response;
     *response.mutable_workload() =
         WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.commit_revision());
@@ -185,6 +288,7 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
 absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
+  TOLLGATE_RETURN_IF_ERROR(CheckMessage("reason", request.reason()));
   const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
   return executor_.Run<v1::PreemptResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
@@ -199,6 +303,7 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
 absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOperation(
     const v1::FinishRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
   return [key = KeyOf(request.workload()), message = request.message()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
     TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, message, txn.now()));
@@ -271,7 +376,14 @@ absl::StatusOr<v1::DeleteWorkloadResponse> TollgateApi::DeleteWorkload(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::DeleteWorkloadResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::DeleteWorkloadResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Delete(key, txn.now()));
+        // The index finds the id by the uid, so it forgets the workload while it still exists.
+        const core::Workload* wl = txn.state().FindWorkload(key);
+        if (wl != nullptr) uids_.Removed(txn.state(), wl->id);
+        if (absl::Status deleted = txn.state().Delete(key, txn.now()); !deleted.ok()) {
+          if (wl != nullptr && txn.state().workload(wl->id) == wl) uids_.Added(txn.state(), wl->id);
+          return deleted;
+        }
+        deletions_in_flight_.emplace_back(txn.revision() + 1, key);
         return v1::DeleteWorkloadResponse();
       });
 }
@@ -286,13 +398,45 @@ absl::StatusOr<v1::Workload> TollgateApi::GetWorkload(const v1::GetWorkloadReque
 
 absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadState> state_filter,
+                            StateFilter(request.state()));
+  const std::string listing =
+      Listing({"workloads", request.namespace_(), request.queue_name(), request.cluster_queue(),
+               absl::StrCat(static_cast<int>(request.state()))});
+  std::optional<ContinueToken> token;
+  if (!request.continue_token().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
+  }
+  const std::optional<WorkloadName> after =
+      token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))
+                        : std::nullopt;
   return executor_.Run<v1::ListWorkloadsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListWorkloadsResponse> {
-        v1::ListWorkloadsResponse response;
         const core::ClusterState& state = txn.state();
+        const bool any_namespace = request.namespace_().empty();
+        // Whether a change to this workload could alter what the rest of the listing shows.
+        auto touches_rest = [&](absl::string_view ns, absl::string_view name) {
+          return (any_namespace || ns == request.namespace_()) &&
+                 (!after.has_value() || NameLess(*after, WorkloadName{ns, name}));
+        };
+        int64_t revision = txn.read_revision();
+        if (token.has_value()) {
+          TOLLGATE_RETURN_IF_ERROR(CheckUnchangedSince(
+              executor_.store(), *token, txn.revision(), [&](const v1::WatchEvent& event) {
+                const v1::ObjectMeta& m = event.workload().metadata();
+                return !touches_rest(m.namespace_(), m.name());
+              }));
+          TOLLGATE_RETURN_IF_ERROR(CheckNoDeletionInFlight(txn, *token, touches_rest));
+          revision = token->revision;
+        }
+        std::vector<const core::Workload*> rest;
         for (const core::Workload* wl : state.AllWorkloads()) {
-          if (!request.namespace_().empty() && wl->spec.namespace_name != request.namespace_()) {
-            continue;
+          if (!touches_rest(wl->spec.namespace_name, wl->spec.name)) continue;
+          // Changed by an earlier operation of this batch, so newer than the token's revision.
+          if (token.has_value() && state.IsDirty(wl->id)) {
+            return ContinueExpired(*token, absl::StrCat("a write to ", wl->spec.namespace_name, "/",
+                                                        wl->spec.name, " is in flight"));
           }
           if (!request.queue_name().empty() && wl->spec.queue_name != request.queue_name()) {
             continue;
@@ -304,13 +448,45 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
                                    wl->status.admission->cluster_queue == request.cluster_queue());
             if (!in_queue) continue;
           }
-          *response.add_workloads() = WorkloadProto(state, *wl, txn.read_revision());
-          if (request.state() != v1::WORKLOAD_STATE_UNSPECIFIED &&
-              response.workloads().rbegin()->status().state() != request.state()) {
+          if (state_filter.has_value() && wl->status.state != *state_filter) continue;
+          rest.push_back(wl);
+        }
+        auto by_name = [](const core::Workload* a, const core::Workload* b) {
+          return NameLess(WorkloadName{a->spec.namespace_name, a->spec.name},
+                          WorkloadName{b->spec.namespace_name, b->spec.name});
+        };
+        // Only the page needs ordering: a page of 500 out of 100k costs a selection, not a sort.
+        const size_t want = request.limit() > 0
+                                ? std::min(rest.size(), static_cast<size_t>(request.limit()))
+                                : rest.size();
+        if (want < rest.size()) {
+          std::nth_element(rest.begin(), rest.begin() + want, rest.end(), by_name);
+        }
+        std::sort(rest.begin(), rest.begin() + want, by_name);
+        v1::ListWorkloadsResponse response;
+        int64_t bytes = 0;
+        size_t taken = 0;
+        for (; taken < want; ++taken) {
+          v1::Workload* out = response.add_workloads();
+          *out = WorkloadProto(state, *rest[taken], txn.read_revision());
+          bytes += static_cast<int64_t>(out->ByteSizeLong());
+          // A page ends early rather than outgrow a gRPC message (never before one item).
+          if (request.limit() > 0 && bytes > kMaxPageBytes && taken > 0) {
             response.mutable_workloads()->RemoveLast();
+            break;
           }
         }
-        response.set_revision(txn.read_revision());
+        response.set_revision(revision);
+        const int64_t remaining = static_cast<int64_t>(rest.size() - taken);
+        response.set_remaining_item_count(remaining);
+        if (remaining > 0) {
+          const core::Workload* last = rest[taken - 1];
+          response.set_continue_token(EncodeContinueToken(ContinueToken{
+              .listing = listing,
+              .revision = revision,
+              .offset = (token.has_value() ? token->offset : 0) + static_cast<int64_t>(taken),
+              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
+        }
         return response;
       });
 }
@@ -424,6 +600,7 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           meta->set_resource_version(revision);
           ApplyValidated(txn.state(), v, txn.now());
           txn.PutObject(key, object);
+          last_object_write_ = revision;
           FillStatus(txn.state(), object);
           *response.add_objects() = std::move(object);
         }
@@ -457,16 +634,42 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
 absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
     const v1::ListObjectsRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(ToCoreKind(request.kind()).status());
+  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   std::string prefix = ConfigObjectKey(request.kind(), "", "");
   if (IsNamespaced(request.kind()) && !request.namespace_().empty()) {
     prefix = ConfigObjectKey(request.kind(), request.namespace_(), "");
   }
+  const std::string listing = Listing({"objects", prefix});
+  std::optional<ContinueToken> token;
+  if (!request.continue_token().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
+  }
   return executor_.Run<v1::ListObjectsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListObjectsResponse> {
+        // The scan reads the store, which holds what is committed.
+        int64_t revision = txn.revision();
+        if (token.has_value()) {
+          // Configuration changes rarely, so any write since the first page expires the token.
+          if (last_object_write_ > token->revision || revision < token->revision) {
+            return ContinueExpired(*token, "configuration objects changed since");
+          }
+          revision = token->revision;
+        }
         v1::ListObjectsResponse response;
         absl::Status parse_error;
+        int64_t bytes = 0;
+        int64_t remaining = 0;
+        std::string last_key;
         TOLLGATE_RETURN_IF_ERROR(
             txn.store().Scan(prefix, [&](absl::string_view key, absl::string_view value) {
+              if (token.has_value() && key <= token->last_key) return true;
+              const bool full =
+                  request.limit() > 0 && (response.objects_size() >= request.limit() ||
+                                          (bytes > kMaxPageBytes && response.objects_size() > 0));
+              if (full) {
+                ++remaining;  // counted, not parsed
+                return true;
+              }
               v1::ConfigObject* object = response.add_objects();
               if (!object->ParseFromString(std::string(value))) {
                 parse_error =
@@ -474,10 +677,20 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
                 return false;
               }
               FillStatus(txn.state(), *object);
+              bytes += static_cast<int64_t>(object->ByteSizeLong());
+              last_key = std::string(key);
               return true;
             }));
         TOLLGATE_RETURN_IF_ERROR(parse_error);
-        response.set_revision(txn.revision());
+        response.set_revision(revision);
+        response.set_remaining_item_count(remaining);
+        if (remaining > 0) {
+          response.set_continue_token(EncodeContinueToken(ContinueToken{
+              .listing = listing,
+              .revision = revision,
+              .offset = (token.has_value() ? token->offset : 0) + response.objects_size(),
+              .last_key = last_key}));
+        }
         return response;
       });
 }
@@ -491,6 +704,7 @@ absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
         TOLLGATE_RETURN_IF_ERROR(
             txn.state().DeleteObject(kind, ref.namespace_(), ref.name(), txn.now()));
         txn.DeleteObject(ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name()));
+        last_object_write_ = txn.revision() + 1;
         v1::DeleteObjectResponse response;
         response.set_revision(txn.commit_revision());
         return response;
@@ -511,16 +725,86 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
     return absl::InvalidArgumentError(
         "name exactly one of cluster_queue, or namespace and local_queue");
   }
+  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
+  const std::string ns = request.namespace_().empty() ? "default" : request.namespace_();
+  const std::string listing =
+      Listing({"pending", request.cluster_queue(), by_cluster_queue ? "" : ns,
+               request.local_queue(), request.workload_name()});
+  std::optional<ContinueToken> token;
+  if (!request.continue_token().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
+  }
   return executor_.Run<v1::ListPendingWorkloadsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListPendingWorkloadsResponse> {
         const core::ClusterState& state = txn.state();
+        std::string cluster_queue = request.cluster_queue();
+        if (by_cluster_queue) {
+          if (state.cluster_queue(cluster_queue) == nullptr) {
+            return absl::NotFoundError(
+                absl::StrCat("ClusterQueue ", core::QuoteValue(cluster_queue), " not found"));
+          }
+        } else {
+          const core::LocalQueueSpec* lq = FindLocalQueue(state, ns, request.local_queue());
+          if (lq == nullptr) {
+            return absl::NotFoundError(absl::StrCat("LocalQueue ", core::EchoedText(ns), "/",
+                                                    core::QuoteValue(request.local_queue()),
+                                                    " not found"));
+          }
+          cluster_queue = lq->cluster_queue;
+        }
+        int64_t revision = txn.read_revision();
+        if (token.has_value()) {
+          // Positions shift with any change in the ClusterQueue, so any change to one of its
+          // workloads, or to configuration, expires the token.
+          if (last_object_write_ > token->revision) {
+            return ContinueExpired(*token, "configuration objects changed since");
+          }
+          if (state.HasUncommittedChanges() && revision != token->revision) {
+            return ContinueExpired(*token, "writes to workloads are in flight");
+          }
+          TOLLGATE_RETURN_IF_ERROR(CheckUnchangedSince(
+              executor_.store(), *token, txn.revision(), [&](const v1::WatchEvent& event) {
+                const v1::Workload& wl = event.workload();
+                if (event.type() == v1::WatchEvent::DELETED) return false;  // queue unknown
+                if (wl.status().admission().cluster_queue() == cluster_queue) return false;
+                const core::LocalQueueSpec* lq =
+                    FindLocalQueue(state, wl.metadata().namespace_(), wl.spec().queue_name());
+                return lq == nullptr || lq->cluster_queue != cluster_queue;
+              }));
+          revision = token->revision;
+        }
         std::vector<core::PendingPosition> positions =
-            by_cluster_queue ? state.PendingInClusterQueue(request.cluster_queue())
-                             : state.PendingInLocalQueue(
-                                   request.namespace_().empty() ? "default" : request.namespace_(),
-                                   request.local_queue());
+            by_cluster_queue ? state.PendingInClusterQueue(cluster_queue)
+                             : state.PendingInLocalQueue(ns, request.local_queue());
+        size_t begin = 0;
+        if (token.has_value()) {
+          begin = static_cast<size_t>(token->offset);
+          const core::Workload* last = begin >= 1 && begin <= positions.size()
+                                           ? state.workload(positions[begin - 1].id)
+                                           : nullptr;
+          if (last == nullptr ||
+              absl::StrCat(last->spec.namespace_name, "/", last->spec.name) != token->last_key) {
+            return ContinueExpired(*token, "the queue's order changed since");
+          }
+        }
+        if (!request.workload_name().empty()) {
+          // One workload's positions: keep just it.
+          std::vector<core::PendingPosition> only;
+          for (core::PendingPosition& p : positions) {
+            const core::Workload* wl = state.workload(p.id);
+            if (wl->spec.namespace_name == ns && wl->spec.name == request.workload_name()) {
+              only.push_back(std::move(p));
+            }
+          }
+          positions = std::move(only);
+        }
         v1::ListPendingWorkloadsResponse response;
-        for (const core::PendingPosition& p : positions) {
+        size_t end = positions.size();
+        if (request.limit() > 0 && begin + static_cast<size_t>(request.limit()) < end) {
+          end = begin + static_cast<size_t>(request.limit());
+        }
+        for (size_t i = begin; i < end; ++i) {
+          const core::PendingPosition& p = positions[i];
           const core::Workload* wl = state.workload(p.id);
           v1::PendingWorkload* item = response.add_items();
           item->mutable_workload()->set_namespace_(wl->spec.namespace_name);
@@ -531,6 +815,17 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
           item->set_position_in_cluster_queue(static_cast<int32_t>(p.position_in_cluster_queue));
           item->set_position_in_local_queue(static_cast<int32_t>(p.position_in_local_queue));
           item->set_message(wl->status.pending_message);
+        }
+        response.set_revision(revision);
+        const int64_t remaining = static_cast<int64_t>(positions.size() - end);
+        response.set_remaining_item_count(remaining);
+        if (remaining > 0 && end > begin) {
+          const core::Workload* last = state.workload(positions[end - 1].id);
+          response.set_continue_token(EncodeContinueToken(ContinueToken{
+              .listing = listing,
+              .revision = revision,
+              .offset = static_cast<int64_t>(end),
+              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
         }
         return response;
       });

@@ -2,10 +2,15 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "services/admission_executor.h"
+#include "services/list_pages.h"
+#include "services/workload_uids.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -18,7 +23,8 @@ namespace tollgate::services {
 // UNAVAILABLE. Thread-safe.
 class TollgateApi {
  public:
-  explicit TollgateApi(AdmissionExecutor& executor) : executor_(executor) {}
+  explicit TollgateApi(AdmissionExecutor& executor)
+      : executor_(executor), last_object_write_(executor.revision()) {}
 
   // Callback for the non-blocking variants: runs on the executor thread once the change is
   // durable (or failed); must be quick.
@@ -80,7 +86,24 @@ class TollgateApi {
     executor_.RunAsync<T>(*std::move(op), std::move(done));
   }
 
+  // OUT_OF_RANGE when a deletion made by an earlier operation of the running batch (not yet in
+  // the change log) touches the rest of a listing. Executor thread only.
+  absl::Status CheckNoDeletionInFlight(
+      const AdmissionExecutor::Txn& txn, const ContinueToken& token,
+      const std::function<bool(absl::string_view, absl::string_view)>& touches_rest);
+
   AdmissionExecutor& executor_;
+  // What continue tokens are checked against. Touched only by operations, which all run on the
+  // executor thread, so they need no lock.
+  //  * The revision of the last configuration write (Apply, DeleteObject); before any, the
+  //    revision at start, so tokens from an earlier process expire.
+  int64_t last_object_write_;
+  //  * Workload deletions not yet committed: (the revision they will commit as, key).
+  std::vector<std::pair<int64_t, std::string>> deletions_in_flight_;
+  // Live workloads by uid, and the sequence that makes service-assigned uids unique within a
+  // batch. Executor thread only.
+  WorkloadUids uids_;
+  int64_t uid_sequence_ = 0;
 };
 
 }  // namespace tollgate::services

@@ -81,6 +81,7 @@ CliClient::CliClient(std::string target, std::shared_ptr<grpc::ChannelCredential
     : target_(std::move(target)),
       call_timeout_(call_timeout),
       bearer_token_(std::move(bearer_token)),
+      list_page_size_(kDefaultListPageSize),
       channel_(grpc::CreateChannel(target_, credentials)),
       admission_(v1::AdmissionService::NewStub(channel_)),
       config_(v1::ConfigService::NewStub(channel_)),
@@ -115,6 +116,37 @@ absl::Status CliClient::FromGrpc(const grpc::Status& status, bool had_deadline) 
   }
   // grpc::StatusCode and absl::StatusCode share the canonical numbering.
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+}
+
+template <typename Response, typename Request, typename Fetch, typename Append>
+absl::StatusOr<Response> CliClient::Paged(const Request& request, Fetch fetch, Append append) {
+  // A caller that pages itself gets exactly the page it asked for.
+  if (request.limit() != 0 || !request.continue_token().empty()) return fetch(request);
+  absl::Status expired;
+  for (int attempt = 0; attempt < kListAttempts; ++attempt) {
+    Request page = request;
+    page.set_limit(list_page_size_);
+    Response all;
+    bool restart = false;
+    while (true) {
+      absl::StatusOr<Response> got = fetch(page);
+      // The server could not keep the listing consistent (things changed under it): start over.
+      if (absl::IsOutOfRange(got.status())) {
+        expired = got.status();
+        restart = true;
+        break;
+      }
+      if (!got.ok()) return got.status();
+      if (page.continue_token().empty()) all.set_revision(got->revision());
+      append(all, *got);
+      if (got->continue_token().empty()) break;
+      page.set_continue_token(got->continue_token());
+    }
+    if (!restart) return all;
+  }
+  return absl::UnavailableError(absl::StrCat("the list kept changing while it was read (",
+                                             kListAttempts,
+                                             " attempts); last: ", expired.message()));
 }
 
 template <typename Response, typename Call>
@@ -176,9 +208,16 @@ absl::StatusOr<v1::Workload> CliClient::GetWorkload(const v1::GetWorkloadRequest
 
 absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
-  return Unary<v1::ListWorkloadsResponse>(
-      [&](grpc::ClientContext* c, v1::ListWorkloadsResponse* r) {
-        return admission_->ListWorkloads(c, request, r);
+  return Paged<v1::ListWorkloadsResponse>(
+      request,
+      [this](const v1::ListWorkloadsRequest& page) {
+        return Unary<v1::ListWorkloadsResponse>(
+            [&](grpc::ClientContext* c, v1::ListWorkloadsResponse* r) {
+              return admission_->ListWorkloads(c, page, r);
+            });
+      },
+      [](v1::ListWorkloadsResponse& all, v1::ListWorkloadsResponse& page) {
+        for (v1::Workload& wl : *page.mutable_workloads()) all.add_workloads()->Swap(&wl);
       });
 }
 
@@ -194,9 +233,17 @@ absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest
 
 absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
     const v1::ListObjectsRequest& request) {
-  return Unary<v1::ListObjectsResponse>([&](grpc::ClientContext* c, v1::ListObjectsResponse* r) {
-    return config_->List(c, request, r);
-  });
+  return Paged<v1::ListObjectsResponse>(
+      request,
+      [this](const v1::ListObjectsRequest& page) {
+        return Unary<v1::ListObjectsResponse>(
+            [&](grpc::ClientContext* c, v1::ListObjectsResponse* r) {
+              return config_->List(c, page, r);
+            });
+      },
+      [](v1::ListObjectsResponse& all, v1::ListObjectsResponse& page) {
+        for (v1::ConfigObject& o : *page.mutable_objects()) all.add_objects()->Swap(&o);
+      });
 }
 
 absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
@@ -208,9 +255,16 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
 
 absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(
     const v1::ListPendingWorkloadsRequest& request) {
-  return Unary<v1::ListPendingWorkloadsResponse>(
-      [&](grpc::ClientContext* c, v1::ListPendingWorkloadsResponse* r) {
-        return visibility_->ListPendingWorkloads(c, request, r);
+  return Paged<v1::ListPendingWorkloadsResponse>(
+      request,
+      [this](const v1::ListPendingWorkloadsRequest& page) {
+        return Unary<v1::ListPendingWorkloadsResponse>(
+            [&](grpc::ClientContext* c, v1::ListPendingWorkloadsResponse* r) {
+              return visibility_->ListPendingWorkloads(c, page, r);
+            });
+      },
+      [](v1::ListPendingWorkloadsResponse& all, v1::ListPendingWorkloadsResponse& page) {
+        for (v1::PendingWorkload& p : *page.mutable_items()) all.add_items()->Swap(&p);
       });
 }
 

@@ -4,6 +4,7 @@
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +27,10 @@ inline constexpr absl::string_view kServerEnvVar = "TOLLGATE_SERVER";
 // Every unary call is a quick read or one durable write on the server, so a user waiting longer
 // than this is better told something is wrong.
 inline constexpr absl::Duration kDefaultCallTimeout = absl::Seconds(10);
+// Items per page when the client reads a whole list (kubectl's default chunk size).
+inline constexpr int64_t kDefaultListPageSize = 500;
+// Times a whole-list read starts over when the server expires its continue token.
+inline constexpr int kListAttempts = 3;
 
 // Which tollgated to talk to: the --server flag, else $TOLLGATE_SERVER, else kDefaultServer.
 std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value);
@@ -61,6 +66,8 @@ class CliClient {
             std::string bearer_token, absl::Duration call_timeout = kDefaultCallTimeout);
 
   const std::string& target() const { return target_; }
+  // Items per page when a List call reads everything (tests use small pages).
+  void set_list_page_size(int64_t n) { list_page_size_ = n; }
 
   absl::StatusOr<v1::SubmitResponse> Submit(const v1::SubmitRequest& request);
   absl::StatusOr<v1::AdmitResponse> Admit(const v1::AdmitRequest& request);
@@ -71,6 +78,10 @@ class CliClient {
   absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
       const v1::DeleteWorkloadRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
+  // The List calls page: a request without limit and continue_token reads the whole list in
+  // pages of list_page_size items, all at the first page's revision, and starts over (up to
+  // kListAttempts times) when the server expires the listing. A request with either gets that
+  // one page.
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(const v1::ListWorkloadsRequest& request);
 
   absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request);
@@ -94,6 +105,9 @@ class CliClient {
  private:
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call);
+  // Reads every page of a List call through `fetch` and concatenates them with `append`.
+  template <typename Response, typename Request, typename Fetch, typename Append>
+  absl::StatusOr<Response> Paged(const Request& request, Fetch fetch, Append append);
   // The one place a grpc::Status becomes an absl::Status on the client side.
   absl::Status FromGrpc(const grpc::Status& status, bool had_deadline) const;
   void Authenticate(grpc::ClientContext& context) const;
@@ -101,6 +115,7 @@ class CliClient {
   const std::string target_;
   const absl::Duration call_timeout_;
   const std::string bearer_token_;
+  int64_t list_page_size_;
   // shared_ptr because gRPC hands channels out that way and the stubs share it.
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AdmissionService::Stub> admission_;

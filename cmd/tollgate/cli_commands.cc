@@ -980,30 +980,39 @@ std::string TimeAndAge(const google::protobuf::Timestamp& t, absl::Time now) {
   return absl::StrCat(FormatTimestamp(t), " (", FormatAge(t, now), " ago)");
 }
 
+// How many workloads wait in the queue `request` names, from a one-item page.
+absl::StatusOr<int64_t> PendingCount(Session& s, v1::ListPendingWorkloadsRequest request) {
+  request.set_limit(1);
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> page = s.client().ListPendingWorkloads(request);
+  if (!page.ok()) return page.status();
+  return page->items_size() + page->remaining_item_count();
+}
+
 // "2 of 3 in LocalQueue team-a/eval-queue, 4 of 7 in ClusterQueue team-a-cq", or why unknown.
+// Asks for the workload's own entry and the two counts, never for the whole queue.
 absl::StatusOr<std::string> QueuePosition(Session& s, const v1::Workload& wl) {
   const std::string& ns = wl.metadata().namespace_();
   v1::ListPendingWorkloadsRequest by_local_queue;
   by_local_queue.set_namespace_(ns);
   by_local_queue.set_local_queue(QueueOf(wl));
-  absl::StatusOr<v1::ListPendingWorkloadsResponse> local =
-      s.client().ListPendingWorkloads(by_local_queue);
+  v1::ListPendingWorkloadsRequest own = by_local_queue;
+  own.set_workload_name(wl.metadata().name());
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> local = s.client().ListPendingWorkloads(own);
+  if (absl::IsNotFound(local.status())) return std::string("not queued");
   if (!local.ok()) return local.status();
-  const v1::PendingWorkload* item = nullptr;
-  for (const v1::PendingWorkload& p : local->items()) {
-    if (p.workload().namespace_() == ns && p.workload().name() == wl.metadata().name()) item = &p;
-  }
-  if (item == nullptr) return std::string("not queued");
-  std::string text = absl::StrCat(item->position_in_local_queue() + 1, " of ", local->items_size(),
+  if (local->items_size() == 0) return std::string("not queued");
+  const v1::PendingWorkload& item = local->items(0);
+  absl::StatusOr<int64_t> in_local_queue = PendingCount(s, by_local_queue);
+  if (!in_local_queue.ok()) return in_local_queue.status();
+  std::string text = absl::StrCat(item.position_in_local_queue() + 1, " of ", *in_local_queue,
                                   " in LocalQueue ", ns, "/", QueueOf(wl));
-  if (!item->cluster_queue().empty()) {
+  if (!item.cluster_queue().empty()) {
     v1::ListPendingWorkloadsRequest by_cluster_queue;
-    by_cluster_queue.set_cluster_queue(item->cluster_queue());
-    absl::StatusOr<v1::ListPendingWorkloadsResponse> cluster =
-        s.client().ListPendingWorkloads(by_cluster_queue);
-    if (!cluster.ok()) return cluster.status();
-    absl::StrAppend(&text, ", ", item->position_in_cluster_queue() + 1, " of ",
-                    cluster->items_size(), " in ClusterQueue ", item->cluster_queue());
+    by_cluster_queue.set_cluster_queue(item.cluster_queue());
+    absl::StatusOr<int64_t> in_cluster_queue = PendingCount(s, by_cluster_queue);
+    if (!in_cluster_queue.ok()) return in_cluster_queue.status();
+    absl::StrAppend(&text, ", ", item.position_in_cluster_queue() + 1, " of ", *in_cluster_queue,
+                    " in ClusterQueue ", item.cluster_queue());
   }
   return text;
 }
@@ -1165,15 +1174,18 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
   out << "Usage:\n";
   UsageTable(cq).Print(out, "  ");
 
+  // Only the rows shown, and the count of the rest.
   v1::ListPendingWorkloadsRequest request;
   request.set_cluster_queue(std::string(name));
+  request.set_limit(kDescribePendingLimit);
   absl::StatusOr<v1::ListPendingWorkloadsResponse> pending =
       s.client().ListPendingWorkloads(request);
   if (!pending.ok()) return s.Fail(pending.status());
+  const int64_t total = pending->items_size() + pending->remaining_item_count();
   if (pending->items_size() == 0) {
     out << "Pending Workloads:  " << kNone << "\n";
   } else {
-    out << "Pending Workloads (" << pending->items_size() << "):\n";
+    out << "Pending Workloads (" << total << "):\n";
     TablePrinter table({"POSITION", "WORKLOAD", "LOCALQUEUE", "PRIORITY", "MESSAGE"});
     for (int i = 0; i < pending->items_size() && i < kDescribePendingLimit; ++i) {
       const v1::PendingWorkload& item = pending->items(i);
@@ -1182,8 +1194,8 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
                     item.local_queue(), absl::StrCat(item.priority()), item.message()});
     }
     table.Print(out, "  ");
-    if (pending->items_size() > kDescribePendingLimit) {
-      out << "  ... and " << pending->items_size() - kDescribePendingLimit << " more\n";
+    if (pending->remaining_item_count() > 0) {
+      out << "  ... and " << pending->remaining_item_count() << " more\n";
     }
   }
   return kExitOk;

@@ -966,10 +966,25 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it
-    TOLLGATE_ASSIGN_OR_RETURN(
-        Manifest m,
-        ParseManifestNode(documents[i], absl::StrCat(source_name, ": document ", i + 1)));
+    const std::string where = absl::StrCat(source_name, ": document ", i + 1);
+    // The API server refuses an object without apiVersion, and so does a file here (scenario
+    // steps, which embed objects, may leave it out).
+    if (documents[i].IsMap()) {
+      const YAML::Node kind = documents[i]["kind"];
+      const YAML::Node api = documents[i]["apiVersion"];
+      if (kind.IsDefined() && kind.IsScalar() && (!api.IsDefined() || api.IsNull())) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
+                                                       PeekName(documents[i], true),
+                                                       ": apiVersion: required value, got none"));
+      }
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(Manifest m, ParseManifestNode(documents[i], where));
     out.push_back(std::move(m));
+  }
+  // An empty file is almost always the wrong file: say so rather than apply nothing.
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": no manifests found (the file is empty or only comments)"));
   }
   return out;
 }

@@ -512,5 +512,57 @@ TEST(StatusMacrosTest, PropagateErrorsAndValues) {
   EXPECT_EQ(CheckPositive("?").code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Kueue's int64 scalars cannot hold these; a checked read refuses them instead of storing
+// INT64_MAX (Value() and MilliValue() keep Kubernetes' saturation).
+TEST(CheckedResourceScalarTest, RefusesWhatInt64UnitsCannotHold) {
+  struct Case {
+    std::string resource;
+    std::string text;
+    bool fits;
+    int64_t scalar;
+  };
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const Case& c : std::vector<Case>{
+           {"memory", "1e400", false, 0},
+           {"memory", "9223372036854775808", false, 0},
+           {"memory", "9Ei", false, 0},
+           {"memory", "7Ei", true, int64_t{7} << 60},
+           {"memory", "9223372036854775807", true, kMax},
+           {"cpu", "9223372036854775807m", true, kMax},
+           {"cpu", "9223372036854775808m", false, 0},
+           {"cpu", "9223372036854776", false, 0},
+           {"cpu", "9223372036854775", true, 9223372036854775000},
+           {"cpu", "0.0000000001", true, 1},
+           {"example.com/gpu", "1e19", false, 0},
+       }) {
+    SCOPED_TRACE(c.resource + " " + c.text);
+    absl::StatusOr<Quantity> q = Quantity::Parse(c.text);
+    ASSERT_TRUE(q.ok()) << q.status();
+    absl::StatusOr<int64_t> got = CheckedResourceScalar(c.resource, *q);
+    if (c.fits) {
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, c.scalar);
+      EXPECT_EQ(*got, ResourceScalar(c.resource, *q));
+    } else {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(got.status().message(), HasSubstr("out of range"));
+      EXPECT_THAT(got.status().message(), HasSubstr("9223372036854775807"));
+    }
+  }
+  // Saturation is still what the unchecked reads do.
+  EXPECT_EQ(Quantity::Parse("9Ei")->Value(), kMax);
+  EXPECT_FALSE(Quantity::Parse("9Ei")->CheckedValue().has_value());
+  EXPECT_EQ(Quantity::Parse("-9223372036854775808")->CheckedValue(),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_FALSE(Quantity::Parse("-9223372036854775809")->CheckedValue().has_value());
+}
+
+TEST(QuantityParseTest, ErrorsCutAHugeValue) {
+  absl::StatusOr<Quantity> q = Quantity::Parse(std::string(100000, 'x'));
+  ASSERT_FALSE(q.ok());
+  EXPECT_THAT(q.status().message(), HasSubstr("(100000 bytes)"));
+  EXPECT_LT(q.status().message().size(), 512u);
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -27,14 +27,27 @@ Proto FromText(const std::string& text) {
   return proto;
 }
 
+// The apiVersion a manifest's kind is served at.
+std::string ApiVersionFor(const std::string& yaml) {
+  if (yaml.find("kind: PriorityClass") != std::string::npos) return "scheduling.k8s.io/v1";
+  if (yaml.find("kind: Namespace") != std::string::npos) return "v1";
+  return "kueue.x-k8s.io/v1beta1";
+}
+
 std::string ToText(const google::protobuf::Message& m) {
   std::string out;
   google::protobuf::TextFormat::PrintToString(m, &out);
   return out;
 }
 
+// The file-level rules (apiVersion required, no empty file) have their own tests below; the
+// kind tables here leave apiVersion out where it does not matter.
 absl::StatusOr<Manifest> ParseOne(const std::string& yaml) {
-  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(yaml, "test.yaml");
+  YAML::Node node = YAML::Load(yaml);
+  if (node.IsMap() && node["kind"].IsDefined() && !node["apiVersion"].IsDefined()) {
+    node["apiVersion"] = ApiVersionFor(yaml);
+  }
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(YAML::Dump(node), "test.yaml");
   if (!all.ok()) return all.status();
   if (all->size() != 1) return absl::InternalError(absl::StrCat(all->size(), " manifests"));
   return (*all)[0];
@@ -642,7 +655,8 @@ spec: {podSets: [{count: 2}]}
 
 TEST(ParseManifestsTest, ErrorNamesSourceAndDocument) {
   absl::StatusOr<std::vector<Manifest>> all = ParseManifests(
-      "kind: ResourceFlavor\nmetadata: {name: a}\n---\nkind: ResourceFlavor\n"
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: a}\n---\n"
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
       "metadata: {name: b}\nspec: {nodeLabel: {}}\n",
       "flavors.yaml");
   ASSERT_FALSE(all.ok());
@@ -658,10 +672,20 @@ TEST(ParseManifestsTest, SyntaxErrorNamesLine) {
               AllOf(StartsWith("bad.yaml:"), HasSubstr("invalid YAML")));
 }
 
-TEST(ParseManifestsTest, EmptyStreamIsNoManifests) {
-  absl::StatusOr<std::vector<Manifest>> all = ParseManifests("", "empty.yaml");
-  ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_TRUE(all->empty());
+TEST(ParseManifestsTest, AFileWithoutManifestsIsAnError) {
+  for (const std::string text : {"", "\n", "# only a comment\n", "---\n---\n"}) {
+    absl::StatusOr<std::vector<Manifest>> all = ParseManifests(text, "empty.yaml");
+    EXPECT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(all.status().message(), HasSubstr("empty.yaml: no manifests found"));
+  }
+}
+
+TEST(ParseManifestsTest, ApiVersionIsRequiredInAFile) {
+  absl::StatusOr<std::vector<Manifest>> all =
+      ParseManifests("kind: ResourceFlavor\nmetadata: {name: a}\n", "flavors.yaml");
+  ASSERT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(all.status().message(),
+            "flavors.yaml: document 1: ResourceFlavor a: apiVersion: required value, got none");
 }
 
 TEST(ParseManifestNodeTest, PrefixLeadsTheMessage) {
