@@ -50,6 +50,13 @@ absl::Status MemoryStore::Scan(
   return absl::OkStatus();
 }
 
+MemoryStore::MemoryStore() : identity_{NewStoreId(), 1} {}
+
+int64_t MemoryStore::CompactedRevision() const {
+  absl::MutexLock lock(&mu_);
+  return compacted_revision_;
+}
+
 int64_t MemoryStore::CurrentRevision() const {
   absl::ReaderMutexLock lock(&mu_);
   return revision_;
