@@ -46,6 +46,9 @@ class AdmissionExecutor {
     // Wall time after which a round stops starting cycles (at least one runs), so a backlog of
     // expensive cycles cannot hold back the requests that share the round's commit.
     absl::Duration cycle_time_per_round = absl::Milliseconds(5);
+    // Change-log revisions kept for Watch; older ones are compacted away (a Watch from them
+    // gets OUT_OF_RANGE and re-lists). 0 keeps everything (tests, scenarios).
+    int64_t change_log_retention = 0;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.

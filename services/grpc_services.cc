@@ -86,25 +86,9 @@ grpc::Status AdmissionGrpcService::ListWorkloads(grpc::ServerContext* context,
   return Reply(api_.ListWorkloads(*request), response);
 }
 
-grpc::Status AdmissionGrpcService::Watch(grpc::ServerContext* context,
-                                         const v1::WatchRequest* request,
-                                         grpc::ServerWriter<v1::WatchEvent>* writer) {
-  int64_t last_revision = request->since_revision();
-  auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
-  absl::Status status = api_.Watch(
-      *request,
-      [&](const v1::WatchEvent& event) {
-        if (!writer->Write(event)) return false;
-        last_revision = event.revision();
-        return true;
-      },
-      [&] { return context->IsCancelled() || stopping(); });
-  if (status.ok() && stopping()) {
-    // Not OK: a client must not mistake a server restart for the end of the stream.
-    status = absl::UnavailableError(
-        absl::StrCat("tollgated is shutting down; watch again from revision ", last_revision));
-  }
-  return ToGrpcStatus(status);
+grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionGrpcService::Watch(
+    grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
+  return watch_hub_.Start(context, *request, api_.CheckWatchStart(*request));
 }
 
 grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,

@@ -47,6 +47,11 @@ class TollgateApi {
                      const std::function<bool(const v1::WatchEvent&)>& send,
                      const std::function<bool()>& cancelled);
 
+  // The checks a Watch makes before sending anything: INVALID_ARGUMENT for a negative
+  // since_revision, FAILED_PRECONDITION for another store id or epoch, OUT_OF_RANGE for a
+  // revision ahead of the store's.
+  absl::Status CheckWatchStart(const v1::WatchRequest& request) const;
+
   absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request);
   absl::StatusOr<v1::ConfigObject> GetObject(const v1::GetObjectRequest& request);
   absl::StatusOr<v1::ListObjectsResponse> ListObjects(const v1::ListObjectsRequest& request);
@@ -54,6 +59,9 @@ class TollgateApi {
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
+
+  // For the gRPC layer's Watch streams, which read the store directly.
+  AdmissionExecutor& executor() { return executor_; }
 
   // Runs admission until it settles (the scenario runner's `settle`).
   absl::Status Settle() { return executor_.Settle(); }

@@ -657,6 +657,66 @@ absl::Status RocksDbStore::CompactChanges(int64_t revision) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A RocksDB snapshot: pins the versions it sees (in memory and table files) until destroyed.
+class RocksDbSnapshot final : public StoreSnapshot {
+ public:
+  RocksDbSnapshot(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* state_cf, std::string path)
+      : db_(db), state_cf_(state_cf), path_(std::move(path)), snapshot_(db) {}
+  absl::Status Init(rocksdb::ColumnFamilyHandle* meta_cf) {
+    rocksdb::ReadOptions options;
+    options.snapshot = snapshot_.snapshot();
+    absl::StatusOr<int64_t> revision =
+        ReadMetaRevision(db_, options, meta_cf, kMetaRevisionKey, path_);
+    if (!revision.ok()) return revision.status();
+    revision_ = *revision;
+    return absl::OkStatus();
+  }
+  int64_t revision() const override { return revision_; }
+  absl::StatusOr<int64_t> ScanPage(
+      absl::string_view prefix, absl::string_view start_after, int64_t limit,
+      const std::function<void(absl::string_view, absl::string_view)>& visit) const override {
+    rocksdb::ReadOptions options;
+    options.snapshot = snapshot_.snapshot();
+    options.fill_cache = false;
+    const std::optional<std::string> upper = PrefixSuccessor(prefix);
+    rocksdb::Slice upper_slice;
+    if (upper.has_value()) {
+      upper_slice = *upper;
+      options.iterate_upper_bound = &upper_slice;
+    }
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, state_cf_));
+    it->Seek(ToSlice(start_after.empty() ? prefix : start_after));
+    if (!start_after.empty() && it->Valid() && ToView(it->key()) == start_after) it->Next();
+    int64_t visited = 0;
+    for (; it->Valid() && visited < limit; it->Next()) {
+      const absl::string_view key = ToView(it->key());
+      if (!absl::StartsWith(key, prefix)) break;
+      visit(key, ToView(it->value()));
+      ++visited;
+    }
+    if (!it->status().ok()) return FromRocksDb(it->status(), "snapshot scan", path_);
+    return visited;
+  }
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* state_cf_;
+  const std::string path_;
+  // snapshot() is not const in RocksDB's API; reading through it changes nothing.
+  mutable rocksdb::ManagedSnapshot snapshot_;
+  int64_t revision_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StoreSnapshot>> RocksDbStore::TakeSnapshot() const {
+  auto snapshot = std::make_unique<RocksDbSnapshot>(db_.get(), state_cf_, path_);
+  if (absl::Status s = snapshot->Init(meta_cf_); !s.ok()) return s;
+  return snapshot;
+}
+
 StoreIdentity RocksDbStore::Identity() const { return StoreIdentity{store_id_, epoch_.load()}; }
 
 int64_t RocksDbStore::CompactedRevision() const { return compacted_snapshot_.load(); }

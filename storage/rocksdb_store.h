@@ -99,6 +99,7 @@ class RocksDbStore : public Store {
                         visit) const override;
   int64_t CurrentRevision() const override;
   StoreIdentity Identity() const override;
+  absl::StatusOr<std::unique_ptr<StoreSnapshot>> TakeSnapshot() const override;
   int64_t CompactedRevision() const override;
   absl::StatusOr<std::vector<ChangeLogEntry>> ReadChanges(int64_t after_revision,
                                                           int64_t limit) const override;

@@ -58,6 +58,21 @@ class WriteBatch {
   std::vector<std::string> changes_;
 };
 
+// A point-in-time view of a store's state, read in pages: Watch sends its initial listing this
+// way, so a slow client pins a snapshot rather than a copy of every workload. Thread-compatible.
+class StoreSnapshot {
+ public:
+  virtual ~StoreSnapshot() = default;
+  // The revision of the last batch the view includes.
+  virtual int64_t revision() const = 0;
+  // Visits, in key order, up to `limit` keys starting with `prefix` that sort after
+  // `start_after` (empty: from the first). Returns how many were visited; fewer than `limit`
+  // means the prefix is exhausted.
+  virtual absl::StatusOr<int64_t> ScanPage(
+      absl::string_view prefix, absl::string_view start_after, int64_t limit,
+      const std::function<void(absl::string_view key, absl::string_view value)>& visit) const = 0;
+};
+
 // Ordered key-value state with a revisioned change log. The contract every implementation
 // (RocksDB today, etcd later) keeps:
 //  * Commit is atomic and durable when it returns OK (RocksDB: in the synced WAL); the batch
@@ -92,6 +107,8 @@ class Store {
   // The revision of the last committed batch (0 for a new store).
   virtual int64_t CurrentRevision() const = 0;
   virtual StoreIdentity Identity() const = 0;
+  // A consistent view of the state at the current revision; the store must outlive it.
+  virtual absl::StatusOr<std::unique_ptr<StoreSnapshot>> TakeSnapshot() const = 0;
   // The highest revision whose change-log entry has been compacted away (0: none).
   virtual int64_t CompactedRevision() const = 0;
   // Change-log entries with revision > `after_revision`, oldest first, at most `limit`.

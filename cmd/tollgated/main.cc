@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -40,6 +41,7 @@
 #include "services/grpc_services.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
+#include "services/store_identity_interceptor.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
 #include "storage/rocksdb_store.h"
@@ -48,6 +50,8 @@ namespace tollgate {
 namespace {
 
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
+       tollgated backup --data-dir=PATH --to=DIR      (tollgated stopped; DIR must not exist)
+       tollgated restore --from=DIR --data-dir=PATH   (PATH absent or empty)
 
 Flags:
   --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
@@ -58,6 +62,10 @@ Flags:
   --fair-sharing              enable fair sharing between ClusterQueues of a cohort
   --port-file=PATH            write the bound port here once serving (atomically)
   --shutdown-grace=DURATION   how long in-flight calls may finish on SIGTERM (default 10s)
+  --accept-data-loss          start even if recovery lost acknowledged revisions (logs what was
+                              lost and bumps the store epoch so watchers re-list)
+  --change-log-retention=N    change-log revisions kept for Watch (default 10000; 0 keeps all);
+                              a Watch from an older revision gets OUT_OF_RANGE and re-lists
 )";
 
 struct Flags {
@@ -69,6 +77,12 @@ struct Flags {
   bool fair_sharing = false;
   std::string port_file;
   absl::Duration shutdown_grace = absl::Seconds(10);
+  bool accept_data_loss = false;
+  int64_t change_log_retention = 10000;
+  // "" (serve), "backup" or "restore".
+  std::string command;
+  std::string backup_to;
+  std::string restore_from;
   bool help = false;
 };
 
@@ -89,6 +103,16 @@ void LogFromGrpc(gpr_log_func_args* args) {
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
+  if (argc > 1 && argv[1][0] != '-') {
+    flags.command = argv[1];
+    if (flags.command != "backup" && flags.command != "restore") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown command \"", flags.command, "\" (want backup or restore)"));
+    }
+    argv[1] = argv[0];
+    ++argv;
+    --argc;
+  }
   TOLLGATE_RETURN_IF_ERROR(
       cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
         if (flag.name == "listen") {
@@ -110,6 +134,19 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "port-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.port_file, flag.String());
+        } else if (flag.name == "accept-data-loss") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.accept_data_loss, flag.Bool());
+        } else if (flag.name == "change-log-retention") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          if (!absl::SimpleAtoi(value, &flags.change_log_retention) ||
+              flags.change_log_retention < 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--change-log-retention: want a revision count >= 0, got \"", value, "\""));
+          }
+        } else if (flag.name == "to" && flags.command == "backup") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.backup_to, flag.String());
+        } else if (flag.name == "from" && flags.command == "restore") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.restore_from, flag.String());
         } else {
           return cmd::UnknownFlag(flag);
         }
@@ -117,6 +154,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       }));
   if (!flags.help && flags.data_dir.empty()) {
     return absl::InvalidArgumentError("--data-dir is required");
+  }
+  if (!flags.help && flags.command == "backup" && flags.backup_to.empty()) {
+    return absl::InvalidArgumentError("backup: --to=DIR is required");
+  }
+  if (!flags.help && flags.command == "restore" && flags.restore_from.empty()) {
+    return absl::InvalidArgumentError("restore: --from=DIR is required");
   }
   return flags;
 }
@@ -193,6 +236,63 @@ std::string BoundAddress(absl::string_view listen, int port) {
   return absl::StrCat(host, ":", port);
 }
 
+// Says what recovery found: a dropped torn tail (harmless) or accepted data loss (loud).
+void LogRecovery(const storage::RocksDbStore& store) {
+  const storage::RecoveryReport& report = store.recovery();
+  const storage::StoreIdentity identity = store.Identity();
+  const std::string acknowledged = report.acknowledged_revision.has_value()
+                                       ? absl::StrCat(*report.acknowledged_revision)
+                                       : "unknown";
+  if (report.epoch_bumped) {
+    Log("error", "started after accepting data loss (--accept-data-loss)",
+        {{"recovered_revision", absl::StrCat(report.recovered_revision)},
+         {"acknowledged_revision", acknowledged},
+         {"lost_revisions", absl::StrCat(report.lost_revisions)},
+         {"wal_error", report.wal_error.empty() ? "none reported" : report.wal_error},
+         {"damaged_wal_copied_to", report.saved_wal_dir},
+         {"new_epoch", absl::StrCat(identity.epoch)}});
+  } else if (report.dropped_torn_tail) {
+    Log("warning", "dropped the torn tail of an unacknowledged write from the WAL",
+        {{"recovered_revision", absl::StrCat(report.recovered_revision)},
+         {"acknowledged_revision", acknowledged},
+         {"wal_error", report.wal_error}});
+  }
+  Log("info", "store opened",
+      {{"revision", absl::StrCat(report.recovered_revision)},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+}
+
+absl::Status RunBackup(const Flags& flags) {
+  absl::StatusOr<std::unique_ptr<storage::RocksDbStore>> store =
+      storage::RocksDbStore::Open(flags.data_dir);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat(store.status().message(),
+                                     " (backup needs the store to itself: stop tollgated first)"));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, (*store)->Backup(flags.backup_to));
+  const storage::StoreIdentity identity = (*store)->Identity();
+  Log("info", "backup written",
+      {{"to", flags.backup_to},
+       {"revision", absl::StrCat(revision)},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+  return absl::OkStatus();
+}
+
+absl::Status RunRestore(const Flags& flags) {
+  TOLLGATE_ASSIGN_OR_RETURN(storage::RocksDbStore::Restored restored,
+                            storage::RocksDbStore::Restore(flags.restore_from, flags.data_dir));
+  Log("info", "restored",
+      {{"from", flags.restore_from},
+       {"data_dir", flags.data_dir},
+       {"revision", absl::StrCat(restored.revision)},
+       {"store_id", restored.identity.store_id},
+       {"store_epoch", absl::StrCat(restored.identity.epoch)}});
+  return absl::OkStatus();
+}
+
 absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   std::error_code ec;
   std::filesystem::create_directories(flags.data_dir, ec);
@@ -200,8 +300,11 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     return absl::FailedPreconditionError(
         absl::StrCat("--data-dir=", flags.data_dir, ": ", ec.message()));
   }
+  storage::RocksDbStoreOptions store_options;
+  store_options.accept_data_loss = flags.accept_data_loss;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
-                            storage::RocksDbStore::Open(flags.data_dir));
+                            storage::RocksDbStore::Open(flags.data_dir, store_options));
+  LogRecovery(*store);
 
   core::SchedulerConfig config;
   config.evictions_need_ack = flags.evictions_need_ack;
@@ -209,8 +312,11 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   config.fair_sharing.enable = flags.fair_sharing;
   services::RealClock clock;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
-                            services::AdmissionExecutor::Open(
-                                *store, clock, config, services::AdmissionExecutor::Options()));
+                            services::AdmissionExecutor::Open(*store, clock, config, [&] {
+                              services::AdmissionExecutor::Options options;
+                              options.change_log_retention = flags.change_log_retention;
+                              return options;
+                            }()));
   services::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
@@ -225,6 +331,12 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -283,7 +395,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   gpr_set_log_function(&tollgate::LogFromGrpc);
-  absl::Status status = tollgate::Serve(*flags, stop_signals);
+  absl::Status status = flags->command == "backup"    ? tollgate::RunBackup(*flags)
+                        : flags->command == "restore" ? tollgate::RunRestore(*flags)
+                                                      : tollgate::Serve(*flags, stop_signals);
   if (!status.ok()) {
     Log("error", "tollgated failed", {{"error", status.ToString()}});
     return 1;
