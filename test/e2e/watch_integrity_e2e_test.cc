@@ -130,7 +130,9 @@ class WatchIntegrityTest : public testing::Test {
     grpc::Status status =
         admission_->ListWorkloads(context.get(), v1::ListWorkloadsRequest(), &response);
     if (!status.ok()) return absl::UnavailableError(Describe(status));
-    Listed listed{.revision = response.revision(), .workloads = response.workloads_size()};
+    Listed listed;
+    listed.revision = response.revision();
+    listed.workloads = response.workloads_size();
     const auto& headers = context->GetServerInitialMetadata();
     auto id = headers.find("tollgate-store-id");
     auto epoch = headers.find("tollgate-store-epoch");
@@ -219,7 +221,7 @@ TEST_F(WatchIntegrityTest, WatchRefusesRevisionsItCannotServeAndCarriesTheIdenti
   EXPECT_EQ(event.store_id(), listed.store_id);
   EXPECT_EQ(event.store_epoch(), listed.store_epoch);
   context->TryCancel();
-  stream->Finish().error_code();  // CANCELLED; nothing to check.
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
 TEST_F(WatchIntegrityTest, WatchFromACompactedRevisionIsOutOfRange) {
@@ -285,9 +287,8 @@ TEST_F(WatchIntegrityTest, DamagedWalRefusesToStartUntilDataLossIsAccepted) {
   }
 
   const std::string log = scratch_ + "/refused.log";
-  ASSERT_OK_AND_ASSIGN(
-      int code, TollgatedProcess::RunToExit(
-                    {TOLLGATED_PATH, "--data-dir=" + data_dir_, "--listen=127.0.0.1:0"}, log));
+  ASSERT_OK_AND_ASSIGN(int code, TollgatedProcess::RunToExit(
+                                     {"--data-dir=" + data_dir_, "--listen=127.0.0.1:0"}, log));
   EXPECT_NE(code, 0);
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -316,10 +317,9 @@ TEST_F(WatchIntegrityTest, BackupAndRestoreSubcommands) {
   server_.reset();
 
   const std::string backup = scratch_ + "/backup";
-  ASSERT_OK_AND_ASSIGN(code,
-                       TollgatedProcess::RunToExit(
-                           {TOLLGATED_PATH, "backup", "--data-dir=" + data_dir_, "--to=" + backup},
-                           scratch_ + "/backup.log"));
+  ASSERT_OK_AND_ASSIGN(
+      code, TollgatedProcess::RunToExit({"backup", "--data-dir=" + data_dir_, "--to=" + backup},
+                                        scratch_ + "/backup.log"));
   ASSERT_EQ(code, 0);
 
   ASSERT_NO_FATAL_FAILURE(StartServer());
@@ -329,16 +329,14 @@ TEST_F(WatchIntegrityTest, BackupAndRestoreSubcommands) {
 
   // Restoring over a live data dir is refused.
   ASSERT_OK_AND_ASSIGN(
-      code, TollgatedProcess::RunToExit(
-                {TOLLGATED_PATH, "restore", "--from=" + backup, "--data-dir=" + data_dir_},
-                scratch_ + "/restore-refused.log"));
+      code, TollgatedProcess::RunToExit({"restore", "--from=" + backup, "--data-dir=" + data_dir_},
+                                        scratch_ + "/restore-refused.log"));
   EXPECT_NE(code, 0);
 
   data_dir_ = scratch_ + "/restored";
   ASSERT_OK_AND_ASSIGN(
-      code, TollgatedProcess::RunToExit(
-                {TOLLGATED_PATH, "restore", "--from=" + backup, "--data-dir=" + data_dir_},
-                scratch_ + "/restore.log"));
+      code, TollgatedProcess::RunToExit({"restore", "--from=" + backup, "--data-dir=" + data_dir_},
+                                        scratch_ + "/restore.log"));
   ASSERT_EQ(code, 0);
   ASSERT_NO_FATAL_FAILURE(StartServer());
   ASSERT_OK_AND_ASSIGN(Listed restored, List());
