@@ -1,6 +1,8 @@
 #include "storage/rocksdb_store.h"
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <limits>
@@ -10,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
 #include "rocksdb/snapshot.h"
@@ -182,6 +186,30 @@ absl::StatusOr<bool> IsEmpty(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
   return !it->Valid();
 }
 
+// RocksDB's informational LOG, written with plain stdio. RocksDB 7.8's own file logger asserts
+// (aborting the process in builds that keep assertions, as Debian's does) when it logs again
+// after a failed write, which is exactly what a full disk does; this one just loses the line.
+class TolerantLogger final : public rocksdb::Logger {
+ public:
+  explicit TolerantLogger(const std::string& path)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), file_(std::fopen(path.c_str(), "ae")) {}
+  ~TolerantLogger() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    if (file_ == nullptr) return;
+    std::fputs(absl::FormatTime("%Y/%m/%d-%H:%M:%E6S ", absl::Now(), absl::UTCTimeZone()).c_str(),
+               file_);
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::FILE* file_;
+};
+
 // "000012.log (40213 bytes), 000015.log (88 bytes)": the WAL files in `dir`, for messages that
 // must say which file to look at.
 std::string DescribeWalFiles(const std::string& dir) {
@@ -282,6 +310,15 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
   // acked-revision file whether that prefix holds every acknowledged revision.
   db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
   db_options.max_total_wal_size = options.max_total_wal_bytes;
+  // No in-process resume after an I/O error: the store refuses writes until reopened anyway
+  // (see WriteLocked), and RocksDB 7.8's resume writes to a WAL that already failed, which
+  // trips an assertion in builds that keep them (Debian's does).
+  db_options.max_bgerror_resume_count = 0;
+  {
+    std::error_code ignored;  // If this fails, DB::Open reports the path's problem.
+    std::filesystem::create_directories(path, ignored);
+    db_options.info_log = std::make_shared<TolerantLogger>(path + "/LOG");
+  }
 
   // RocksDB refuses to open a database without naming all of its column families; listing
   // them first turns that into an error that says which one is unexpected. Listing fails on a
@@ -501,6 +538,8 @@ absl::Status RocksDbStore::WriteLocked(rocksdb::WriteBatch* batch, absl::string_
   write_failure_ = absl::FailedPreconditionError(
       absl::StrCat("RocksDB store at ", path_, " refuses writes after an earlier failed write (",
                    status.message(), "); reopen it to recover"));
+  // Called under mu_: the callback must be quick (tollgated flips health and logs).
+  if (options_.on_write_failure) options_.on_write_failure(status);
   return status;
 }
 

@@ -51,6 +51,11 @@ struct RocksDbStoreOptions {
   // RecoveryReport): the missing revisions are reported in recovery().lost_revisions and the
   // epoch is bumped so that watchers re-list. Without it Open fails with DATA_LOSS.
   bool accept_data_loss = false;
+  // Called once, with the cause, when a write fails and the store starts refusing writes
+  // (disk full, I/O error). The store stays readable; writes resume only after a reopen, which
+  // decides from the WAL whether the failed write happened. Runs under the commit mutex: it
+  // must be quick and must not call back into the store.
+  std::function<void(const absl::Status& cause)> on_write_failure = nullptr;
 };
 
 // What Open found while recovering; tollgated logs it.

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -300,8 +301,22 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     return absl::FailedPreconditionError(
         absl::StrCat("--data-dir=", flags.data_dir, ": ", ec.message()));
   }
+  // A store that refuses writes (disk full, I/O error) cannot recover in this process: the
+  // failed write's outcome is known only after a reopen replays the WAL. Say so loudly and turn
+  // health NOT_SERVING so an orchestrator restarts us (after space is freed). Set before the
+  // server exists, hence the atomics.
+  std::atomic<bool> store_failed{false};
+  std::atomic<grpc::HealthCheckServiceInterface*> health{nullptr};
   storage::RocksDbStoreOptions store_options;
   store_options.accept_data_loss = flags.accept_data_loss;
+  store_options.on_write_failure = [&](const absl::Status& cause) {
+    Log("error", "store write failed; refusing writes and reporting NOT_SERVING until restarted",
+        {{"error", cause.ToString()}, {"data_dir", flags.data_dir}});
+    store_failed.store(true);
+    if (grpc::HealthCheckServiceInterface* service = health.load()) {
+      service->SetServingStatus(false);
+    }
+  };
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(flags.data_dir, store_options));
   LogRecovery(*store);
@@ -341,6 +356,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
   }
+  health.store(server->GetHealthCheckService());
+  if (store_failed.load()) server->GetHealthCheckService()->SetServingStatus(false);
   const std::string bound = BoundAddress(flags.listen, port);
   if (!flags.port_file.empty()) {
     absl::Status written = storage::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
@@ -365,6 +382,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   admission_service.StopWatches();
   server->Shutdown(absl::ToChronoTime(absl::Now() + flags.shutdown_grace));
   server->Wait();
+  health.store(nullptr);
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
   store.reset();

@@ -1,7 +1,10 @@
-// End-to-end: a Watch never goes quietly blind, and tollgated never starts quietly on a store
-// that lost acknowledged writes. Real tollgated on loopback; every wait has a deadline.
+// End-to-end: a Watch never goes quietly blind, tollgated never starts quietly on a store that
+// lost acknowledged writes, and a full disk turns health NOT_SERVING with the cause logged.
+// Real tollgated on loopback; every wait has a deadline.
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -89,13 +92,13 @@ struct FirstEvent {
   grpc::Status status;
 };
 
-class WatchIntegrityTest : public testing::Test {
+class StoreIntegrityTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
   }
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_watch_e2e_XXXXXX";
+    std::string dir = testing::TempDir() + "tollgate_store_e2e_XXXXXX";
     ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
     scratch_ = dir;
     data_dir_ = scratch_ + "/data";
@@ -174,7 +177,7 @@ v1::WatchRequest WatchFrom(int64_t revision, const Listed& identity) {
   return request;
 }
 
-TEST_F(WatchIntegrityTest, WatchRefusesRevisionsItCannotServeAndCarriesTheIdentity) {
+TEST_F(StoreIntegrityTest, WatchRefusesRevisionsItCannotServeAndCarriesTheIdentity) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   ASSERT_NO_FATAL_FAILURE(SubmitN(0, 3));
   ASSERT_OK_AND_ASSIGN(Listed listed, List());
@@ -224,7 +227,7 @@ TEST_F(WatchIntegrityTest, WatchRefusesRevisionsItCannotServeAndCarriesTheIdenti
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
-TEST_F(WatchIntegrityTest, WatchFromACompactedRevisionIsOutOfRange) {
+TEST_F(StoreIntegrityTest, WatchFromACompactedRevisionIsOutOfRange) {
   ASSERT_NO_FATAL_FAILURE(StartServer({"--change-log-retention=5"}));
   ASSERT_NO_FATAL_FAILURE(SubmitN(0, 20));
   ASSERT_OK_AND_ASSIGN(Listed listed, List());
@@ -238,7 +241,7 @@ TEST_F(WatchIntegrityTest, WatchFromACompactedRevisionIsOutOfRange) {
   EXPECT_TRUE(recent.got_event) << Describe(recent.status);
 }
 
-TEST_F(WatchIntegrityTest, ReplacedDataDirIsAnotherStore) {
+TEST_F(StoreIntegrityTest, ReplacedDataDirIsAnotherStore) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   ASSERT_NO_FATAL_FAILURE(SubmitN(0, 5));
   ASSERT_OK_AND_ASSIGN(Listed before, List());
@@ -266,7 +269,7 @@ fs::path LargestWal(const std::string& dir) {
   return largest;
 }
 
-TEST_F(WatchIntegrityTest, DamagedWalRefusesToStartUntilDataLossIsAccepted) {
+TEST_F(StoreIntegrityTest, DamagedWalRefusesToStartUntilDataLossIsAccepted) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   ASSERT_NO_FATAL_FAILURE(SubmitN(0, 60));
   ASSERT_OK_AND_ASSIGN(Listed before, List());
@@ -308,7 +311,7 @@ TEST_F(WatchIntegrityTest, DamagedWalRefusesToStartUntilDataLossIsAccepted) {
       << Describe(first.status);
 }
 
-TEST_F(WatchIntegrityTest, BackupAndRestoreSubcommands) {
+TEST_F(StoreIntegrityTest, BackupAndRestoreSubcommands) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   ASSERT_NO_FATAL_FAILURE(SubmitN(0, 5));
   ASSERT_OK_AND_ASSIGN(Listed backed_up, List());
@@ -343,6 +346,65 @@ TEST_F(WatchIntegrityTest, BackupAndRestoreSubcommands) {
   EXPECT_EQ(restored.workloads, backed_up.workloads);
   EXPECT_EQ(restored.store_id, backed_up.store_id);
   EXPECT_EQ(restored.store_epoch, backed_up.store_epoch + 1);
+}
+
+// Mounts a small tmpfs for the data dir, fills it, and checks that the failed write is loud:
+// UNAVAILABLE to the client, NOT_SERVING on health, the cause in the log. Once space is back, a
+// restart (what an orchestrator does on NOT_SERVING) serves every acknowledged write again.
+TEST_F(StoreIntegrityTest, DiskFullTurnsHealthNotServingAndRestartRecovers) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
+  const std::string mount_point = scratch_ + "/tmpfs";
+  fs::create_directories(mount_point);
+  if (mount("tollgate-test", mount_point.c_str(), "tmpfs", 0, "size=8m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs: " << std::strerror(errno);
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  data_dir_ = mount_point + "/data";
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_NO_FATAL_FAILURE(SubmitN(0, 5));
+
+  // Fill what is left.
+  const std::string filler = mount_point + "/filler";
+  {
+    const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    const std::string chunk(4096, 'x');
+    while (::write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    ::close(fd);
+  }
+
+  int acknowledged = 5;
+  grpc::Status failed;
+  for (int i = 5; i < 5000 && failed.ok(); ++i) {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+    v1::SubmitResponse response;
+    failed = admission_->Submit(Context().get(), request, &response);
+    if (failed.ok()) ++acknowledged;
+  }
+  ASSERT_FALSE(failed.ok()) << "no write failed on a full disk";
+  EXPECT_EQ(failed.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(failed);
+
+  ASSERT_OK_AND_ASSIGN(std::string health, CheckHealth(server_->channel(), kRpcTimeout));
+  EXPECT_EQ(health, "NOT_SERVING");
+  EXPECT_TRUE(absl::StrContains(server_->Logs(), "store write failed")) << server_->Logs();
+  // Reads still work while writes are refused.
+  ASSERT_OK_AND_ASSIGN(Listed while_full, List());
+  EXPECT_GE(while_full.workloads, acknowledged);
+
+  fs::remove(filler);
+  ASSERT_OK_AND_ASSIGN(int code, server_->Terminate());
+  (void)code;  // Its last flush may fail on the full disk; nothing acknowledged depends on it.
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_OK_AND_ASSIGN(health, CheckHealth(server_->channel(), kRpcTimeout));
+  EXPECT_EQ(health, "SERVING");
+  ASSERT_OK_AND_ASSIGN(Listed after, List());
+  EXPECT_GE(after.workloads, acknowledged);
+  ASSERT_NO_FATAL_FAILURE(SubmitN(10000, 3));
 }
 
 }  // namespace
