@@ -33,7 +33,7 @@ class WatchHub {
  public:
   struct Options {
     // Workloads read from the snapshot per page.
-    int64_t snapshot_page = 64;
+    int64_t snapshot_page = 32;
     // How far (in revisions) a watcher may trail the store before it is dropped.
     int64_t max_lag_revisions = 100000;
     // An idle stream gets a BOOKMARK this often.

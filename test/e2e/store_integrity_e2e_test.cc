@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -14,7 +15,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
@@ -346,6 +350,99 @@ TEST_F(StoreIntegrityTest, BackupAndRestoreSubcommands) {
   EXPECT_EQ(restored.workloads, backed_up.workloads);
   EXPECT_EQ(restored.store_id, backed_up.store_id);
   EXPECT_EQ(restored.store_epoch, backed_up.store_epoch + 1);
+}
+
+// A /proc/PID/status field in its unit (kB for VmRSS), or -1.
+int64_t ProcStatus(pid_t pid, absl::string_view field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, field) || !absl::ConsumePrefix(&rest, ":")) continue;
+    rest = absl::StripAsciiWhitespace(rest);
+    absl::ConsumeSuffix(&rest, " kB");
+    int64_t value = 0;
+    if (absl::SimpleAtoi(rest, &value)) return value;
+  }
+  return -1;
+}
+
+// The small version of `tollgate-bench watchers`: watchers that never read cost neither a
+// thread nor a copy of the state each, and a reading watcher still sees every change.
+TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything) {
+  constexpr int kWorkloads = 3000;
+  constexpr int kStalled = 200;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  {
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        auto stub = v1::AdmissionService::NewStub(server_->channel());
+        for (int i = t; i < kWorkloads; i += 8) {
+          v1::SubmitRequest request;
+          *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+          v1::SubmitResponse response;
+          if (!stub->Submit(Context().get(), request, &response).ok()) ++failures;
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    ASSERT_EQ(failures.load(), 0);
+  }
+  const pid_t pid = server_->pid();
+  const int64_t rss_before_kb = ProcStatus(pid, "VmRSS");
+  const int64_t threads_before = ProcStatus(pid, "Threads");
+
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<std::unique_ptr<v1::AdmissionService::Stub>> stubs;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchEvent>>> stalled;
+  for (int i = 0; i < kStalled; ++i) {
+    if (i % 50 == 0) {
+      grpc::ChannelArguments args;
+      args.SetInt("tollgate-test-connection", i);  // A distinct channel: its own connection.
+      channels.push_back(
+          grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), args));
+      stubs.push_back(v1::AdmissionService::NewStub(channels.back()));
+    }
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    stalled.push_back(stubs.back()->Watch(contexts.back().get(), v1::WatchRequest()));
+  }
+
+  // One reader: the whole listing, then every later submit.
+  auto reader_context = std::make_unique<grpc::ClientContext>();
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+      admission_->Watch(reader_context.get(), v1::WatchRequest());
+  v1::WatchEvent event;
+  int listed = 0;
+  int64_t listing_revision = -1;
+  while (listed < kWorkloads && reader->Read(&event)) {
+    ASSERT_EQ(event.type(), v1::WatchEvent::ADDED);
+    if (listing_revision < 0) listing_revision = event.revision();
+    EXPECT_EQ(event.revision(), listing_revision);
+    ++listed;
+  }
+  ASSERT_EQ(listed, kWorkloads);
+  ASSERT_NO_FATAL_FAILURE(SubmitN(kWorkloads, 20));
+  std::set<std::string> later;
+  while (later.size() < 20 && reader->Read(&event)) {
+    if (event.type() == v1::WatchEvent::ADDED) later.insert(event.workload().metadata().name());
+  }
+  EXPECT_EQ(later.size(), 20u);
+
+  const int64_t rss_after_kb = ProcStatus(pid, "VmRSS");
+  const int64_t threads_after = ProcStatus(pid, "Threads");
+  std::cerr << "stalled watchers: RSS " << rss_before_kb / 1024 << " MiB -> " << rss_after_kb / 1024
+            << " MiB, threads " << threads_before << " -> " << threads_after << "\n";
+  // A copy of the listing per stalled watcher (what the thread-per-stream Watch held) would be
+  // about 200 x 3000 x 0.4 KB = 240 MB.
+  EXPECT_LT(rss_after_kb - rss_before_kb, 96 * 1024);
+  EXPECT_LT(threads_after - threads_before, 40);
+
+  reader_context->TryCancel();
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  for (auto& context : contexts) context->TryCancel();
 }
 
 // Mounts a small tmpfs for the data dir, fills it, and checks that the failed write is loud:

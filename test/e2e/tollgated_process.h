@@ -36,6 +36,7 @@ class TollgatedProcess {
   // "127.0.0.1:PORT".
   const std::string& address() const { return address_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  pid_t pid() const { return pid_; }
 
   // SIGKILL, then reap.
   absl::Status Kill();
