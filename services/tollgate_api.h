@@ -41,8 +41,10 @@ class TollgateApi {
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(const v1::ListWorkloadsRequest& request);
   // Streams changes after request.since_revision (the current state first when it is 0) until
-  // `send` returns false or `cancelled` returns true. OUT_OF_RANGE when the revision has been
-  // compacted away: the client re-lists.
+  // `send` returns false or `cancelled` returns true, blocking the calling thread; for
+  // in-process callers (tollgated serves Watch through WatchHub instead). Fails as
+  // CheckWatchStart says, and with OUT_OF_RANGE when the revision has been compacted away: the
+  // client re-lists.
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& send,
                      const std::function<bool()>& cancelled);

@@ -46,7 +46,9 @@ absl::Status WriteResumeFile(const std::string& path, const ResumePoint& point) 
 int64_t ReadRevisionFile(const std::string& path) { return ReadResumeFile(path).revision; }
 
 absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
-  return WriteResumeFile(path, ResumePoint{.revision = revision});
+  ResumePoint point;
+  point.revision = revision;
+  return WriteResumeFile(path, point);
 }
 
 KubeAdapter::KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
