@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "cmd/tollgate/scenario_runner.h"
 #include "cmd/tollgate/table_printer.h"
+#include "core/object_kind.h"
 #include "core/quantity.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/config_objects.h"
@@ -154,56 +155,29 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
 // ---------------------------------------------------------------------------------------------
 // Kinds, as users name them on the command line and as kubectl prints them.
 
+// Derived from the kinds table (core/object_kind.h).
 struct KindInfo {
-  absl::string_view name;      // singular, lower case: what `delete KIND` takes
+  std::string name;            // singular, lower case: what `delete KIND` takes
   absl::string_view kind;      // the manifest kind
-  absl::string_view resource;  // kubectl's "resource.group" spelling in apply/delete output
+  std::string resource;        // kubectl's "resource.group" spelling in apply/delete output
   v1::ObjectKind object_kind;  // OBJECT_KIND_UNSPECIFIED for Workload (not a config object)
   bool namespaced;
   std::vector<absl::string_view> aliases;
 };
 
 const std::vector<KindInfo>& Kinds() {
-  static const auto* kinds = new std::vector<KindInfo>{
-      {"workload",
-       "Workload",
-       "workload.kueue.x-k8s.io",
-       v1::OBJECT_KIND_UNSPECIFIED,
-       true,
-       {"workloads", "wl"}},
-      {"clusterqueue",
-       "ClusterQueue",
-       "clusterqueue.kueue.x-k8s.io",
-       v1::CLUSTER_QUEUE,
-       false,
-       {"clusterqueues", "cq"}},
-      {"localqueue",
-       "LocalQueue",
-       "localqueue.kueue.x-k8s.io",
-       v1::LOCAL_QUEUE,
-       true,
-       {"localqueues", "lq", "queue", "queues"}},
-      {"cohort", "Cohort", "cohort.kueue.x-k8s.io", v1::COHORT, false, {"cohorts"}},
-      {"resourceflavor",
-       "ResourceFlavor",
-       "resourceflavor.kueue.x-k8s.io",
-       v1::RESOURCE_FLAVOR,
-       false,
-       {"resourceflavors", "flavor", "flavors", "rf"}},
-      {"workloadpriorityclass",
-       "WorkloadPriorityClass",
-       "workloadpriorityclass.kueue.x-k8s.io",
-       v1::WORKLOAD_PRIORITY_CLASS,
-       false,
-       {"workloadpriorityclasses", "wpc"}},
-      {"priorityclass",
-       "PriorityClass",
-       "priorityclass.scheduling.k8s.io",
-       v1::PRIORITY_CLASS,
-       false,
-       {"priorityclasses", "pc"}},
-      {"namespace", "Namespace", "namespace", v1::NAMESPACE, false, {"namespaces", "ns"}},
-  };
+  static const auto* kinds = [] {
+    auto* out = new std::vector<KindInfo>;
+    for (const core::KindTraits& t : core::AllKinds()) {
+      KindInfo info{absl::AsciiStrToLower(t.name), t.name,       "",
+                    v1::OBJECT_KIND_UNSPECIFIED,   t.namespaced, {t.plural}};
+      info.resource = t.group.empty() ? info.name : absl::StrCat(info.name, ".", t.group);
+      if (t.config_kind.has_value()) info.object_kind = services::ToProtoKind(*t.config_kind);
+      info.aliases.insert(info.aliases.end(), t.short_names.begin(), t.short_names.end());
+      out->push_back(std::move(info));
+    }
+    return out;
+  }();
   return *kinds;
 }
 
@@ -253,10 +227,7 @@ v1::ConfigObject UserIntent(v1::ConfigObject object) {
     meta->clear_creation_timestamp();
     if (!KindByObjectKind(services::KindOf(object)).namespaced) meta->clear_namespace_();
   }
-  // Only through the set member: mutable_*() of another one would switch the oneof.
-  if (object.has_cluster_queue()) object.mutable_cluster_queue()->clear_status();
-  if (object.has_local_queue()) object.mutable_local_queue()->clear_status();
-  if (object.has_cohort()) object.mutable_cohort()->clear_status();
+  services::ClearStatus(object);
   return object;
 }
 
