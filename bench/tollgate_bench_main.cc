@@ -26,6 +26,7 @@
 #include "bench/metrics_scraper.h"
 #include "bench/restart_probe.h"
 #include "bench/service_load.h"
+#include "bench/stalled_watchers.h"
 #include "bench/tollgated_launcher.h"
 #include "core/status_macros.h"
 
@@ -59,6 +60,10 @@ Commands:
                                 store can be copied for several reopens
              --unclean          with --populate-only: exit without closing the store, as after
                                 kill -9 (the reopen then replays the write-ahead log)
+  watchers Stalled watchers: N stored workloads, S Watch(since=0) streams that never read and
+           A that do; tollgated's RSS and threads, and whether the active ones see every
+           later submit.
+             --workloads=100000 --stalled=1000 --active=2 --submits=1000
   memory   Resident memory per pending workload of the pure core (ClusterState).
              --workloads=1000000
 
@@ -271,6 +276,25 @@ absl::Status RunRestart(const Flags& flags, const char* self) {
   return absl::OkStatus();
 }
 
+absl::Status RunWatchers(const Flags& flags) {
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown(
+      {"workloads", "stalled", "active", "submits", "tollgated", "work-dir", "keep"}));
+  StalledWatchersOptions options;
+  TOLLGATE_ASSIGN_OR_RETURN(options.workloads, flags.Int("workloads", 100000));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t stalled, flags.Int("stalled", 1000));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t active, flags.Int("active", 2));
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t submits, flags.Int("submits", 1000));
+  if (options.workloads < 3) return absl::InvalidArgumentError("--workloads: want at least 3");
+  options.stalled = static_cast<int>(stalled);
+  options.active = static_cast<int>(active);
+  options.submits = static_cast<int>(submits);
+  const ServerFlags sf = ReadServerFlags(flags);
+  options.tollgated = sf.tollgated;
+  options.work_dir = sf.work_dir;
+  options.keep = sf.keep;
+  return RunStalledWatchers(options);
+}
+
 absl::Status RunMemory(const Flags& flags) {
   TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"workloads"}));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t workloads, flags.Int("workloads", 1000000));
@@ -293,6 +317,8 @@ int Main(int argc, char** argv) {
     status = RunService(*flags);
   } else if (command == "restart") {
     status = RunRestart(*flags, argv[0]);
+  } else if (command == "watchers") {
+    status = RunWatchers(*flags);
   } else if (command == "memory") {
     status = RunMemory(*flags);
   } else {

@@ -322,8 +322,18 @@ absl::Status AdmissionExecutor::Commit(const std::vector<const storage::WriteBat
                                 revision.status());
   }
   if (!revision.ok()) return revision.status();
-  absl::MutexLock lock(&mu_);
-  revision_ = *revision;
+  {
+    absl::MutexLock lock(&mu_);
+    revision_ = *revision;
+  }
+  // Retention: keep the last change_log_retention revisions. Compacting only once a tenth more
+  // has piled up turns it into one range delete (and fsync) per that many commits.
+  const int64_t keep = options_.change_log_retention;
+  if (keep > 0 && *revision - store_.CompactedRevision() > keep + std::max<int64_t>(keep / 10, 1)) {
+    // A failed compaction is a failed store write: the store refuses the next commit, which
+    // then reports it (and reloads), so nothing is hidden by not returning it here.
+    store_.CompactChanges(*revision - keep).IgnoreError();
+  }
   return absl::OkStatus();
 }
 

@@ -53,6 +53,9 @@ class AdmissionExecutor {
     // passed to Open cannot: it may be simulated. Null: the real clock. Must outlive the
     // executor.
     const core::Clock* wall_clock = nullptr;
+    // Change-log revisions kept for Watch; older ones are compacted away (a Watch from them
+    // gets OUT_OF_RANGE and re-lists). 0 keeps everything (tests, scenarios).
+    int64_t change_log_retention = 0;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.

@@ -62,8 +62,12 @@ grpc::Status Audited(AccessGate& gate, const AuthorizedCall& call, absl::StatusO
   if (!call##_or.ok()) return ToGrpcStatus(call##_or.status());                  \
   [[maybe_unused]] const AuthorizedCall& call = *call##_or
 
-AdmissionGrpcService::AdmissionGrpcService(TollgateApi& api, AccessGate* gate)
-    : api_(api), owned_gate_(OpenGate(api, gate)), gate_(gate ? *gate : *owned_gate_) {}
+AdmissionGrpcService::AdmissionGrpcService(TollgateApi& api, AccessGate* gate,
+                                           WatchHub::Options watch_options)
+    : api_(api),
+      owned_gate_(OpenGate(api, gate)),
+      gate_(gate ? *gate : *owned_gate_),
+      watch_hub_(api.executor(), watch_options) {}
 
 ConfigGrpcService::ConfigGrpcService(TollgateApi& api, AccessGate* gate)
     : api_(api), owned_gate_(OpenGate(api, gate)), gate_(gate ? *gate : *owned_gate_) {}
@@ -182,36 +186,23 @@ grpc::Status AdmissionGrpcService::ListWorkloads(grpc::ServerContext* context,
   return Reply(std::move(result), response);
 }
 
-grpc::Status AdmissionGrpcService::Watch(grpc::ServerContext* context,
-                                         const v1::WatchRequest* request,
-                                         grpc::ServerWriter<v1::WatchEvent>* writer) {
+grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionGrpcService::Watch(
+    grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
   auth::AccessRequest access;
   access.verb = "watch";
   access.kind = "Workload";
   access.ns = request->namespace_();
   bool filtered = false;
   absl::StatusOr<AuthorizedCall> call = gate_.CheckList(*context, access, filtered);
-  if (!call.ok()) return ToGrpcStatus(call.status());
-  int64_t last_revision = request->since_revision();
-  auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
-  absl::Status status = api_.Watch(
-      *request,
-      [&](const v1::WatchEvent& event) {
-        // Events the caller may not see are skipped; bookmarks carry no workload and pass.
-        if (filtered && event.has_workload() && !gate_.MayRead(*call, "watch", event.workload())) {
-          return true;
-        }
-        if (!writer->Write(event)) return false;
-        last_revision = event.revision();
-        return true;
-      },
-      [&] { return context->IsCancelled() || stopping(); });
-  if (status.ok() && stopping()) {
-    // Not OK: a client must not mistake a server restart for the end of the stream.
-    status = absl::UnavailableError(
-        absl::StrCat("tollgated is shutting down; watch again from revision ", last_revision));
+  if (!call.ok()) return watch_hub_.Start(context, *request, call.status());
+  WatchHub::Visible visible;
+  if (filtered) {
+    // Events the caller may not see are skipped; bookmarks carry no workload and pass.
+    visible = [this, call = *std::move(call)](const v1::Workload& workload) {
+      return gate_.MayRead(call, "watch", workload);
+    };
   }
-  return ToGrpcStatus(status);
+  return watch_hub_.Start(context, *request, api_.CheckWatchStart(*request), std::move(visible));
 }
 
 grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,

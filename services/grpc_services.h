@@ -6,6 +6,7 @@
 #include "grpcpp/grpcpp.h"
 #include "services/access_gate.h"
 #include "services/tollgate_api.h"
+#include "services/watch_hub.h"
 #include "tollgate/v1/auth.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
@@ -25,12 +26,16 @@ namespace tollgate::services {
 // Submit and Finish, the calls adapters and load drivers make at high rates, are callback
 // handlers: the executor completes them when their write is durable, so no gRPC thread is
 // parked per request.
-using AdmissionServiceBase = v1::AdmissionService::WithCallbackMethod_Submit<
-    v1::AdmissionService::WithCallbackMethod_Finish<v1::AdmissionService::Service>>;
+// Watch is a callback stream too (WatchHub): no thread per open watch.
+using AdmissionServiceBase =
+    v1::AdmissionService::WithCallbackMethod_Submit<v1::AdmissionService::WithCallbackMethod_Finish<
+        v1::AdmissionService::WithCallbackMethod_Watch<v1::AdmissionService::Service>>>;
 
 class AdmissionGrpcService final : public AdmissionServiceBase {
  public:
-  explicit AdmissionGrpcService(TollgateApi& api, AccessGate* gate = nullptr);
+  // `gate` checks every call; null: an owned gate that lets every caller act as admin.
+  explicit AdmissionGrpcService(TollgateApi& api, AccessGate* gate = nullptr,
+                                WatchHub::Options watch_options = {});
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -58,19 +63,20 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status ListWorkloads(grpc::ServerContext* context, const v1::ListWorkloadsRequest* request,
                              v1::ListWorkloadsResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
-  grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest* request,
-                     grpc::ServerWriter<v1::WatchEvent>* writer) override;
+  grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
+                                                  const v1::WatchRequest* request) override;
 
   // Ends every open and future Watch with UNAVAILABLE (naming the revision to resume from).
   // Called at the start of a graceful shutdown: a watch otherwise never ends on its own and
   // would hold the server until the shutdown deadline cancels it.
-  void StopWatches() { stopping_.store(true, std::memory_order_relaxed); }
+  void StopWatches() { watch_hub_.Stop(); }
+  const WatchHub& watch_hub() const { return watch_hub_; }
 
  private:
   TollgateApi& api_;
   std::unique_ptr<AccessGate> owned_gate_;
   AccessGate& gate_;
-  std::atomic<bool> stopping_{false};
+  WatchHub watch_hub_;
 };
 
 class ConfigGrpcService final : public v1::ConfigService::Service {

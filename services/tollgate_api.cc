@@ -491,11 +491,48 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
       });
 }
 
+absl::Status TollgateApi::CheckWatchStart(const v1::WatchRequest& request) const {
+  if (request.since_revision() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "since_revision: must be >= 0 (0 = current state first), got ", request.since_revision()));
+  }
+  const storage::StoreIdentity identity = executor_.store().Identity();
+  if (!request.store_id().empty() && request.store_id() != identity.store_id) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store_id \"", request.store_id(), "\" is not this server's store \"", identity.store_id,
+        "\" (its data dir was replaced): revisions of the old store mean nothing here; list "
+        "again (or watch from revision 0) and resume from that revision"));
+  }
+  if (!request.store_id().empty() && request.store_epoch() != 0 &&
+      request.store_epoch() != identity.epoch) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store_epoch ", request.store_epoch(), " is not this store's epoch ", identity.epoch,
+        " (it was restored from a backup or started after accepting data loss, so its history "
+        "changed): list again (or watch from revision 0) and resume from that revision"));
+  }
+  const int64_t current = executor_.store().CurrentRevision();
+  if (request.since_revision() > current) {
+    return absl::OutOfRangeError(
+        absl::StrCat("since_revision ", request.since_revision(),
+                     " is ahead of the store's current revision ", current,
+                     ": it belongs to another history (a replaced or restored store); list again "
+                     "(or watch from revision 0) and resume from that revision"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
                                 const std::function<bool(const v1::WatchEvent&)>& send,
                                 const std::function<bool()>& cancelled) {
+  TOLLGATE_RETURN_IF_ERROR(CheckWatchStart(request));
+  const storage::StoreIdentity identity = executor_.store().Identity();
+  const auto send_stamped = [&](v1::WatchEvent& event) {
+    event.set_store_id(identity.store_id);
+    event.set_store_epoch(identity.epoch);
+    return send(event);
+  };
   int64_t revision = request.since_revision();
-  if (revision <= 0) {
+  if (revision == 0) {
     v1::ListWorkloadsRequest list;
     list.set_namespace_(request.namespace_());
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse snapshot, ListWorkloads(list));
@@ -504,7 +541,7 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
       event.set_type(v1::WatchEvent::ADDED);
       event.set_revision(snapshot.revision());
       *event.mutable_workload() = wl;
-      if (!send(event)) return absl::OkStatus();
+      if (!send_stamped(event)) return absl::OkStatus();
     }
     revision = snapshot.revision();
   }
@@ -535,7 +572,7 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
           continue;
         }
         event.set_revision(entry.revision);
-        if (!send(event)) return absl::OkStatus();
+        if (!send_stamped(event)) return absl::OkStatus();
         last_sent = wall.Now();
       }
       revision = entry.revision;
@@ -548,7 +585,7 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
       v1::WatchEvent bookmark;
       bookmark.set_type(v1::WatchEvent::BOOKMARK);
       bookmark.set_revision(revision);
-      if (!send(bookmark)) return absl::OkStatus();
+      if (!send_stamped(bookmark)) return absl::OkStatus();
       last_sent = wall.Now();
     }
   }

@@ -47,11 +47,18 @@ class TollgateApi {
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
   absl::StatusOr<v1::ListWorkloadsResponse> ListWorkloads(const v1::ListWorkloadsRequest& request);
   // Streams changes after request.since_revision (the current state first when it is 0) until
-  // `send` returns false or `cancelled` returns true. OUT_OF_RANGE when the revision has been
-  // compacted away: the client re-lists.
+  // `send` returns false or `cancelled` returns true, blocking the calling thread; for
+  // in-process callers (tollgated serves Watch through WatchHub instead). Fails as
+  // CheckWatchStart says, and with OUT_OF_RANGE when the revision has been compacted away: the
+  // client re-lists.
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& send,
                      const std::function<bool()>& cancelled);
+
+  // The checks a Watch makes before sending anything: INVALID_ARGUMENT for a negative
+  // since_revision, FAILED_PRECONDITION for another store id or epoch, OUT_OF_RANGE for a
+  // revision ahead of the store's.
+  absl::Status CheckWatchStart(const v1::WatchRequest& request) const;
 
   absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request);
   absl::StatusOr<v1::ConfigObject> GetObject(const v1::GetObjectRequest& request);
@@ -60,6 +67,9 @@ class TollgateApi {
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
+
+  // For the gRPC layer's Watch streams, which read the store directly.
+  AdmissionExecutor& executor() { return executor_; }
 
   // Runs admission until it settles (the scenario runner's `settle`).
   absl::Status Settle() { return executor_.Settle(); }

@@ -1,5 +1,7 @@
 #include "storage/memory_store.h"
 
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -48,6 +50,44 @@ absl::Status MemoryStore::Scan(
     if (!visit(key, value)) break;
   }
   return absl::OkStatus();
+}
+
+MemoryStore::MemoryStore() : identity_{NewStoreId(), 1} {}
+
+namespace {
+
+class MemorySnapshot final : public StoreSnapshot {
+ public:
+  MemorySnapshot(std::map<std::string, std::string, std::less<>> data, int64_t revision)
+      : data_(std::move(data)), revision_(revision) {}
+  int64_t revision() const override { return revision_; }
+  absl::StatusOr<int64_t> ScanPage(
+      absl::string_view prefix, absl::string_view start_after, int64_t limit,
+      const std::function<void(absl::string_view, absl::string_view)>& visit) const override {
+    int64_t visited = 0;
+    auto it = start_after.empty() ? data_.lower_bound(prefix) : data_.upper_bound(start_after);
+    for (; it != data_.end() && visited < limit && absl::StartsWith(it->first, prefix); ++it) {
+      visit(it->first, it->second);
+      ++visited;
+    }
+    return visited;
+  }
+
+ private:
+  const std::map<std::string, std::string, std::less<>> data_;
+  const int64_t revision_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StoreSnapshot>> MemoryStore::TakeSnapshot() const {
+  absl::MutexLock lock(&mu_);
+  return std::make_unique<MemorySnapshot>(data_, revision_);
+}
+
+int64_t MemoryStore::CompactedRevision() const {
+  absl::MutexLock lock(&mu_);
+  return compacted_revision_;
 }
 
 int64_t MemoryStore::CurrentRevision() const {

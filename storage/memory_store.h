@@ -20,7 +20,8 @@ namespace tollgate::storage {
 // RocksDbStore except durability: everything is lost with the object, and Commit never fails.
 class MemoryStore : public Store {
  public:
-  MemoryStore() = default;
+  // A fresh random store id, epoch 1.
+  MemoryStore();
   MemoryStore(const MemoryStore&) = delete;
   MemoryStore& operator=(const MemoryStore&) = delete;
 
@@ -30,11 +31,16 @@ class MemoryStore : public Store {
                     const std::function<bool(absl::string_view key, absl::string_view value)>&
                         visit) const override;
   int64_t CurrentRevision() const override;
+  StoreIdentity Identity() const override { return identity_; }
+  // Copies the state: memory stores are for tests.
+  absl::StatusOr<std::unique_ptr<StoreSnapshot>> TakeSnapshot() const override;
+  int64_t CompactedRevision() const override;
   absl::StatusOr<std::vector<ChangeLogEntry>> ReadChanges(int64_t after_revision,
                                                           int64_t limit) const override;
   absl::Status CompactChanges(int64_t revision) override;
 
  private:
+  const StoreIdentity identity_;
   mutable absl::Mutex mu_;
   // std::less<> so lookups and lower_bound take a string_view without building a string.
   std::map<std::string, std::string, std::less<>> data_ ABSL_GUARDED_BY(mu_);

@@ -1,17 +1,35 @@
 #include "storage/rocksdb_store.h"
 
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
 #include "rocksdb/snapshot.h"
+#include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/write_batch.h"
+
+// Local: storage must not depend on core/status_macros.h.
+#define TOLLGATE_STORE_RETURN_IF_ERROR(expr)    \
+  do {                                          \
+    if (absl::Status _st = (expr); !_st.ok()) { \
+      return _st;                               \
+    }                                           \
+  } while (0)
 
 namespace tollgate::storage {
 namespace {
@@ -171,6 +189,116 @@ absl::StatusOr<bool> IsEmpty(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
   return !it->Valid();
 }
 
+// RocksDB's informational LOG, written with plain stdio. RocksDB 7.8's own file logger asserts
+// (aborting the process in builds that keep assertions, as Debian's does) when it logs again
+// after a failed write, which is exactly what a full disk does; this one just loses the line.
+class TolerantLogger final : public rocksdb::Logger {
+ public:
+  explicit TolerantLogger(const std::string& path)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), file_(std::fopen(path.c_str(), "ae")) {}
+  ~TolerantLogger() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    if (file_ == nullptr) return;
+    std::fputs(absl::FormatTime("%Y/%m/%d-%H:%M:%E6S ", absl::Now(), absl::UTCTimeZone()).c_str(),
+               file_);
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+// "000012.log (40213 bytes), 000015.log (88 bytes)": the WAL files in `dir`, for messages that
+// must say which file to look at.
+std::string DescribeWalFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::EndsWith(name, ".log")) continue;
+    std::error_code size_ec;
+    const uintmax_t size = entry.file_size(size_ec);
+    files.push_back(size_ec ? name : absl::StrCat(name, " (", size, " bytes)"));
+  }
+  std::sort(files.begin(), files.end());
+  return files.empty() ? "none" : absl::StrJoin(files, ", ");
+}
+
+std::string RecoveryHint(absl::string_view path) {
+  return absl::StrCat(
+      "To recover: restore a backup (tollgated restore --from=BACKUP_DIR --data-dir=", path,
+      " into an empty data dir), or start tollgated with --accept-data-loss to serve what was "
+      "recovered (the missing revisions are gone for good; watchers are told to re-list)");
+}
+
+// Why recovering `recovered` loses acknowledged data, or nullopt when it does not.
+std::optional<std::string> LossMessage(absl::string_view path, int64_t recovered,
+                                       std::optional<int64_t> acknowledged,
+                                       absl::string_view wal_error, absl::string_view wal_files) {
+  if (acknowledged.has_value() && recovered < *acknowledged) {
+    return absl::StrCat(
+        "RocksDB store at ", path, " recovered revision ", recovered, " but revisions up to ",
+        *acknowledged, " were acknowledged: ", *acknowledged - recovered,
+        " acknowledged revisions are missing. ",
+        wal_error.empty()
+            ? absl::StrCat("RocksDB replayed every WAL record it found, so a WAL file was "
+                           "deleted or truncated at a record boundary (WAL files present: ",
+                           wal_files, ")")
+            : absl::StrCat("RocksDB found a damaged WAL: ", wal_error),
+        ". ");
+  }
+  if (!wal_error.empty() && !acknowledged.has_value() && recovered > 0) {
+    return absl::StrCat("RocksDB store at ", path, " has a damaged WAL (", wal_error, ") and no ",
+                        AckedRevisionFile::kFileName,
+                        " record to prove that only an unacknowledged tail was lost. ");
+  }
+  return std::nullopt;
+}
+
+// The revision point-in-time recovery would keep, found by a read-only replay that changes
+// nothing on disk: a refused start must leave the damaged WAL where it is.
+absl::StatusOr<int64_t> PreviewRecovery(
+    const rocksdb::DBOptions& options, const std::string& path,
+    const std::vector<rocksdb::ColumnFamilyDescriptor>& descriptors) {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(options, path, descriptors, &handles, &raw);
+  if (!s.ok()) return FromRocksDb(s, "read-only point-in-time recovery", path);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  absl::StatusOr<int64_t> revision =
+      ReadMetaRevision(db.get(), rocksdb::ReadOptions(), handles[2], kMetaRevisionKey, path);
+  if (revision.status().code() == absl::StatusCode::kDataLoss &&
+      absl::StrContains(revision.status().message(), "is missing")) {
+    revision = 0;  // Nothing survived, not even the initialization.
+  }
+  for (rocksdb::ColumnFamilyHandle* handle : handles) {
+    db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  }
+  db->Close().PermitUncheckedError();
+  return revision;
+}
+
+// Copies the WAL files into a new directory under `path` before an accepted lossy recovery
+// deletes them, so the records after the damage can still be examined. Returns its path.
+absl::StatusOr<std::string> SaveWalFiles(const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string dir = absl::StrCat(path, "/lost-wal-", ::time(nullptr));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.path().extension() != ".log") continue;
+    fs::copy_file(entry.path(), fs::path(dir) / entry.path().filename(), ec);
+    if (ec) break;
+  }
+  if (ec) return absl::InternalError(absl::StrCat("save WAL files into ", dir, ": ", ec.message()));
+  return dir;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& path,
@@ -178,11 +306,22 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
-  // A crash mid-write leaves a torn WAL tail that belongs to an unacknowledged batch. Point in
-  // time recovery drops it and anything after it, so recovery always yields a prefix of the
-  // revisions rather than refusing to open or skipping a hole.
-  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  // A synced WAL can only lose a torn tail: the batch in flight at a crash, never acknowledged.
+  // The first replay therefore tolerates nothing, so that any damage is seen and named (RocksDB's
+  // message names the WAL file); only then is it replayed again with point-in-time recovery,
+  // which keeps the prefix before the damage, and CheckRecovery decides from the
+  // acked-revision file whether that prefix holds every acknowledged revision.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
   db_options.max_total_wal_size = options.max_total_wal_bytes;
+  // No in-process resume after an I/O error: the store refuses writes until reopened anyway
+  // (see WriteLocked), and RocksDB 7.8's resume writes to a WAL that already failed, which
+  // trips an assertion in builds that keep them (Debian's does).
+  db_options.max_bgerror_resume_count = 0;
+  {
+    std::error_code ignored;  // If this fails, DB::Open reports the path's problem.
+    std::filesystem::create_directories(path, ignored);
+    db_options.info_log = std::make_shared<TolerantLogger>(path + "/LOG");
+  }
 
   // RocksDB refuses to open a database without naming all of its column families; listing
   // them first turns that into an error that says which one is unexpected. Listing fails on a
@@ -205,14 +344,54 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
       {changes_name, rocksdb::ColumnFamilyOptions()},
       {meta_name, rocksdb::ColumnFamilyOptions()},
   };
+  // Read before RocksDB replays (and then deletes) the WAL, so messages can name what was there.
+  absl::StatusOr<std::optional<int64_t>> acknowledged = AckedRevisionFile::Read(path);
+  if (!acknowledged.ok()) return acknowledged.status();
+  const std::string wal_files = DescribeWalFiles(path);
+
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw_db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw_db);
-  if (!s.ok()) return FromRocksDb(s, "open", path);
+  std::string wal_error;
+  std::string saved_wal_dir;
+  if (s.IsCorruption()) {
+    // Nothing was applied by the failed replay (its edits are written only at the end).
+    // RocksDB's message does not name the file, so the listing goes with it.
+    wal_error = absl::StrCat(s.ToString(), " (WAL files present: ", wal_files, ")");
+    handles.clear();
+    raw_db = nullptr;
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    absl::StatusOr<int64_t> keeps = PreviewRecovery(db_options, path, descriptors);
+    if (!keeps.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(keeps.status().message(), "; after: ", wal_error, ". ", RecoveryHint(path)));
+    }
+    if (std::optional<std::string> loss =
+            LossMessage(path, *keeps, *acknowledged, wal_error, wal_files);
+        loss.has_value() && options.sync) {
+      if (!options.accept_data_loss) {
+        return absl::DataLossError(absl::StrCat(*loss, RecoveryHint(path)));
+      }
+      absl::StatusOr<std::string> saved = SaveWalFiles(path);
+      if (!saved.ok()) return saved.status();
+      saved_wal_dir = *saved;
+    }
+    s = rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw_db);
+  }
+  if (!s.ok()) {
+    absl::Status status = FromRocksDb(s, "open", path);
+    if (!absl::IsDataLoss(status)) return status;
+    return absl::DataLossError(absl::StrCat(status.message(), ". ", RecoveryHint(path)));
+  }
 
   std::unique_ptr<RocksDbStore> store(
       new RocksDbStore(path, options, std::unique_ptr<rocksdb::DB>(raw_db), std::move(handles)));
+  store->recovery_.saved_wal_dir = saved_wal_dir;
   if (absl::Status meta = store->LoadOrInitMeta(); !meta.ok()) return meta;
+  if (absl::Status checked = store->CheckRecovery(*acknowledged, std::move(wal_error), wal_files);
+      !checked.ok()) {
+    return checked;
+  }
   return store;
 }
 
@@ -264,17 +443,39 @@ absl::Status RocksDbStore::LoadOrInitMeta() {
     }
     rocksdb::WriteBatch init;
     const std::string zero = EncodeRevision(0);
+    const std::string store_id = NewStoreId();
     for (const rocksdb::Status& put :
          {init.Put(meta_cf_, ToSlice(kMetaSchemaVersionKey), ToSlice(kRocksDbSchemaVersion)),
           init.Put(meta_cf_, ToSlice(kMetaRevisionKey), zero),
-          init.Put(meta_cf_, ToSlice(kMetaCompactedRevisionKey), zero)}) {
+          init.Put(meta_cf_, ToSlice(kMetaCompactedRevisionKey), zero),
+          init.Put(meta_cf_, ToSlice(kMetaStoreIdKey), store_id),
+          init.Put(meta_cf_, ToSlice(kMetaEpochKey), EncodeRevision(1))}) {
       if (!put.ok()) return FromRocksDb(put, "build init batch", path_);
     }
     rocksdb::WriteOptions write_options;
     write_options.sync = true;
-    return FromRocksDb(db_->Write(write_options, &init), "initialize meta", path_);
+    TOLLGATE_STORE_RETURN_IF_ERROR(
+        FromRocksDb(db_->Write(write_options, &init), "initialize meta", path_));
+    store_id_ = store_id;
+    epoch_.store(1);
+    return absl::OkStatus();
   }
   if (!s.ok()) return FromRocksDb(s, "read schema_version", path_);
+  if (version == "1") {
+    // Version 2 only added the store identity: give the store one now.
+    rocksdb::WriteBatch upgrade;
+    for (const rocksdb::Status& put :
+         {upgrade.Put(meta_cf_, ToSlice(kMetaStoreIdKey), NewStoreId()),
+          upgrade.Put(meta_cf_, ToSlice(kMetaEpochKey), EncodeRevision(1)),
+          upgrade.Put(meta_cf_, ToSlice(kMetaSchemaVersionKey), ToSlice(kRocksDbSchemaVersion))}) {
+      if (!put.ok()) return FromRocksDb(put, "build upgrade batch", path_);
+    }
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    TOLLGATE_STORE_RETURN_IF_ERROR(
+        FromRocksDb(db_->Write(write_options, &upgrade), "upgrade schema version 1 to 2", path_));
+    version = std::string(kRocksDbSchemaVersion);
+  }
   if (version != kRocksDbSchemaVersion) {
     return absl::FailedPreconditionError(
         absl::StrCat("RocksDB store at ", path_, " has schema version \"", version,
@@ -305,12 +506,26 @@ absl::Status RocksDbStore::LoadOrInitMeta() {
   if (*compacted > *revision || last_logged != *revision) {
     return absl::DataLossError(
         absl::StrCat("RocksDB store at ", path_, " is inconsistent: meta revision ", *revision,
-                     ", compacted revision ", *compacted, ", last change-log entry ", last_logged));
+                     ", compacted revision ", *compacted, ", last change-log entry ", last_logged,
+                     " (files of it were lost or damaged). ", RecoveryHint(path_)));
   }
+
+  std::string store_id;
+  s = db_->Get(read_options, meta_cf_, ToSlice(kMetaStoreIdKey), &store_id);
+  if (!s.ok() || store_id.empty()) {
+    return absl::DataLossError(absl::StrCat("RocksDB store at ", path_, ": meta key ",
+                                            kMetaStoreIdKey, " is missing or unreadable"));
+  }
+  absl::StatusOr<int64_t> epoch =
+      ReadMetaRevision(db_.get(), read_options, meta_cf_, kMetaEpochKey, path_);
+  if (!epoch.ok()) return epoch.status();
+  store_id_ = store_id;
+  epoch_.store(*epoch);
 
   absl::MutexLock lock(&mu_);
   revision_.store(*revision, std::memory_order_release);
   compacted_revision_ = *compacted;
+  compacted_snapshot_.store(*compacted);
   return absl::OkStatus();
 }
 
@@ -326,6 +541,8 @@ absl::Status RocksDbStore::WriteLocked(rocksdb::WriteBatch* batch, absl::string_
   write_failure_ = absl::FailedPreconditionError(
       absl::StrCat("RocksDB store at ", path_, " refuses writes after an earlier failed write (",
                    status.message(), "); reopen it to recover"));
+  // Called under mu_: the callback must be quick (tollgated flips health and logs).
+  if (options_.on_write_failure) options_.on_write_failure(status);
   return status;
 }
 
@@ -362,6 +579,11 @@ absl::StatusOr<int64_t> RocksDbStore::CommitSequence(
     return s;
   }
   revision_.store(last, std::memory_order_release);
+  if (acked_file_.has_value()) {
+    // The batch is durable; only the record of it failed. Later opens then see an older
+    // acknowledged revision, which can hide a loss but never invent one: log-worthy, not fatal.
+    acked_file_->Write(last).IgnoreError();
+  }
   return last;
 }
 
@@ -473,6 +695,7 @@ absl::Status RocksDbStore::CompactChanges(int64_t revision) {
     return s;
   }
   compacted_revision_ = revision;
+  compacted_snapshot_.store(revision);
   return absl::OkStatus();
 }
 
@@ -502,6 +725,167 @@ RocksDbStore::EngineStats RocksDbStore::engine_stats() const {
     stats.write_stopped = stopped != 0;
   }
   return stats;
+}
+
+namespace {
+
+// A RocksDB snapshot: pins the versions it sees (in memory and table files) until destroyed.
+class RocksDbSnapshot final : public StoreSnapshot {
+ public:
+  RocksDbSnapshot(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* state_cf, std::string path)
+      : db_(db), state_cf_(state_cf), path_(std::move(path)), snapshot_(db) {}
+  absl::Status Init(rocksdb::ColumnFamilyHandle* meta_cf) {
+    rocksdb::ReadOptions options;
+    options.snapshot = snapshot_.snapshot();
+    absl::StatusOr<int64_t> revision =
+        ReadMetaRevision(db_, options, meta_cf, kMetaRevisionKey, path_);
+    if (!revision.ok()) return revision.status();
+    revision_ = *revision;
+    return absl::OkStatus();
+  }
+  int64_t revision() const override { return revision_; }
+  absl::StatusOr<int64_t> ScanPage(
+      absl::string_view prefix, absl::string_view start_after, int64_t limit,
+      const std::function<void(absl::string_view, absl::string_view)>& visit) const override {
+    rocksdb::ReadOptions options;
+    options.snapshot = snapshot_.snapshot();
+    options.fill_cache = false;
+    const std::optional<std::string> upper = PrefixSuccessor(prefix);
+    rocksdb::Slice upper_slice;
+    if (upper.has_value()) {
+      upper_slice = *upper;
+      options.iterate_upper_bound = &upper_slice;
+    }
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, state_cf_));
+    it->Seek(ToSlice(start_after.empty() ? prefix : start_after));
+    if (!start_after.empty() && it->Valid() && ToView(it->key()) == start_after) it->Next();
+    int64_t visited = 0;
+    for (; it->Valid() && visited < limit; it->Next()) {
+      const absl::string_view key = ToView(it->key());
+      if (!absl::StartsWith(key, prefix)) break;
+      visit(key, ToView(it->value()));
+      ++visited;
+    }
+    if (!it->status().ok()) return FromRocksDb(it->status(), "snapshot scan", path_);
+    return visited;
+  }
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* state_cf_;
+  const std::string path_;
+  // snapshot() is not const in RocksDB's API; reading through it changes nothing.
+  mutable rocksdb::ManagedSnapshot snapshot_;
+  int64_t revision_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StoreSnapshot>> RocksDbStore::TakeSnapshot() const {
+  auto snapshot = std::make_unique<RocksDbSnapshot>(db_.get(), state_cf_, path_);
+  if (absl::Status s = snapshot->Init(meta_cf_); !s.ok()) return s;
+  return snapshot;
+}
+
+StoreIdentity RocksDbStore::Identity() const { return StoreIdentity{store_id_, epoch_.load()}; }
+
+int64_t RocksDbStore::CompactedRevision() const { return compacted_snapshot_.load(); }
+
+absl::Status RocksDbStore::CheckRecovery(std::optional<int64_t> acknowledged, std::string wal_error,
+                                         absl::string_view wal_files) {
+  const int64_t recovered = CurrentRevision();
+  recovery_.recovered_revision = recovered;
+  recovery_.acknowledged_revision = acknowledged;
+  recovery_.wal_error = std::move(wal_error);
+  // Without synced commits nothing was promised; the record is neither kept nor checked.
+  if (!options_.sync) {
+    recovery_.dropped_torn_tail = !recovery_.wal_error.empty();
+    return absl::OkStatus();
+  }
+  const std::optional<std::string> loss =
+      LossMessage(path_, recovered, acknowledged, recovery_.wal_error, wal_files);
+  if (loss.has_value()) {
+    if (!options_.accept_data_loss) {
+      return absl::DataLossError(absl::StrCat(*loss, RecoveryHint(path_)));
+    }
+    if (acknowledged.has_value() && recovered < *acknowledged) {
+      recovery_.lost_revisions = *acknowledged - recovered;
+    }
+    TOLLGATE_STORE_RETURN_IF_ERROR(BumpEpoch());
+    recovery_.epoch_bumped = true;
+  } else if (!recovery_.wal_error.empty()) {
+    // Everything acknowledged is back: the damage was the torn tail of a write that never
+    // returned, and point-in-time recovery dropped exactly that.
+    recovery_.dropped_torn_tail = true;
+  }
+  absl::StatusOr<AckedRevisionFile> file = AckedRevisionFile::Open(path_, recovered);
+  if (!file.ok()) return file.status();
+  absl::MutexLock lock(&mu_);
+  acked_file_.emplace(*std::move(file));
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::BumpEpoch() {
+  absl::MutexLock lock(&mu_);
+  const int64_t next = epoch_.load() + 1;
+  rocksdb::WriteBatch write;
+  const rocksdb::Status put = write.Put(meta_cf_, ToSlice(kMetaEpochKey), EncodeRevision(next));
+  if (!put.ok()) return FromRocksDb(put, "build epoch batch", path_);
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  TOLLGATE_STORE_RETURN_IF_ERROR(
+      FromRocksDb(db_->Write(write_options, &write), "write epoch", path_));
+  epoch_.store(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RocksDbStore::Backup(const std::string& dir) {
+  rocksdb::Checkpoint* raw = nullptr;
+  TOLLGATE_STORE_RETURN_IF_ERROR(
+      FromRocksDb(rocksdb::Checkpoint::Create(db_.get(), &raw), "create checkpoint", path_));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // Holding the commit mutex pins the revision the copy holds; writes wait for the flush and
+  // the hard links (well under a second for a flushed store).
+  absl::MutexLock lock(&mu_);
+  if (!write_failure_.ok()) return write_failure_;
+  TOLLGATE_STORE_RETURN_IF_ERROR(
+      FromRocksDb(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),
+                  "checkpoint into " + dir, path_));
+  return revision_.load();
+}
+
+absl::StatusOr<RocksDbStore::Restored> RocksDbStore::Restore(const std::string& backup_dir,
+                                                             const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(fs::path(backup_dir) / "CURRENT", ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("--from=", backup_dir, ": not a backup (no RocksDB CURRENT file)"));
+  }
+  if (fs::exists(data_dir, ec) && !fs::is_empty(data_dir, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--data-dir=", data_dir,
+                     " is not empty; move it aside first (a restore never overwrites a store)"));
+  }
+  // Copy beside the target and rename, so a failed copy never leaves a half store behind.
+  const std::string staging = data_dir + ".restoring";
+  fs::remove_all(staging, ec);
+  fs::copy(backup_dir, staging, fs::copy_options::recursive, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("copy ", backup_dir, " to ", staging, ": ", ec.message()));
+  }
+  fs::remove(fs::path(staging) / AckedRevisionFile::kFileName, ec);
+  fs::remove(data_dir, ec);
+  fs::rename(staging, data_dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("rename ", staging, " to ", data_dir, ": ", ec.message()));
+  }
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> store = Open(data_dir);
+  if (!store.ok()) return store.status();
+  TOLLGATE_STORE_RETURN_IF_ERROR((*store)->BumpEpoch());
+  return Restored{(*store)->Identity(), (*store)->CurrentRevision()};
 }
 
 }  // namespace tollgate::storage

@@ -20,6 +20,22 @@ struct ChangeLogEntry {
   std::vector<std::string> records;
 };
 
+// Who a store is: `store_id` is generated once when the store is created and never changes;
+// `epoch` starts at 1 and is bumped whenever the store's history is rewritten behind its
+// revisions (a restore from backup, a start that accepted data loss). Revisions are comparable
+// only between equal identities: a watcher resuming from a revision of another identity must
+// re-list.
+struct StoreIdentity {
+  std::string store_id;
+  int64_t epoch = 0;
+  bool operator==(const StoreIdentity& other) const {
+    return store_id == other.store_id && epoch == other.epoch;
+  }
+};
+
+// 128 random bits as 32 lowercase hex digits, for StoreIdentity::store_id.
+std::string NewStoreId();
+
 // A set of writes applied atomically by Store::Commit.
 class WriteBatch {
  public:
@@ -40,6 +56,21 @@ class WriteBatch {
  private:
   std::vector<Op> ops_;
   std::vector<std::string> changes_;
+};
+
+// A point-in-time view of a store's state, read in pages: Watch sends its initial listing this
+// way, so a slow client pins a snapshot rather than a copy of every workload. Thread-compatible.
+class StoreSnapshot {
+ public:
+  virtual ~StoreSnapshot() = default;
+  // The revision of the last batch the view includes.
+  virtual int64_t revision() const = 0;
+  // Visits, in key order, up to `limit` keys starting with `prefix` that sort after
+  // `start_after` (empty: from the first). Returns how many were visited; fewer than `limit`
+  // means the prefix is exhausted.
+  virtual absl::StatusOr<int64_t> ScanPage(
+      absl::string_view prefix, absl::string_view start_after, int64_t limit,
+      const std::function<void(absl::string_view key, absl::string_view value)>& visit) const = 0;
 };
 
 // Ordered key-value state with a revisioned change log. The contract every implementation
@@ -75,6 +106,11 @@ class Store {
       const std::function<bool(absl::string_view key, absl::string_view value)>& visit) const = 0;
   // The revision of the last committed batch (0 for a new store).
   virtual int64_t CurrentRevision() const = 0;
+  virtual StoreIdentity Identity() const = 0;
+  // A consistent view of the state at the current revision; the store must outlive it.
+  virtual absl::StatusOr<std::unique_ptr<StoreSnapshot>> TakeSnapshot() const = 0;
+  // The highest revision whose change-log entry has been compacted away (0: none).
+  virtual int64_t CompactedRevision() const = 0;
   // Change-log entries with revision > `after_revision`, oldest first, at most `limit`.
   // FAILED_PRECONDITION (OutOfRange-like "compacted") when `after_revision` is older than the
   // oldest kept entry minus one, i.e. some entry the caller asked for is gone; the message

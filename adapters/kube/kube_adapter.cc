@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "adapters/kube/kube_config.h"
 #include "cmd/log/json_log.h"
@@ -19,18 +20,36 @@
 
 namespace tollgate::adapters::kube {
 
-int64_t ReadRevisionFile(const std::string& path) {
+ResumePoint ReadResumeFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
-  int64_t revision = 0;
-  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &revision) ||
-      revision < 0) {
-    return 0;
+  if (!text.ok()) return ResumePoint();
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::StripAsciiWhitespace(*text), ' ', absl::SkipEmpty());
+  ResumePoint point;
+  if (fields.empty() || !absl::SimpleAtoi(fields[0], &point.revision) || point.revision < 0) {
+    return ResumePoint();
   }
-  return revision;
+  if (fields.size() == 3 && absl::SimpleAtoi(fields[2], &point.store_epoch)) {
+    point.store_id = std::string(fields[1]);
+  } else {
+    point.store_epoch = 0;
+  }
+  return point;
 }
 
+absl::Status WriteResumeFile(const std::string& path, const ResumePoint& point) {
+  return storage::WriteFileAtomically(
+      path, point.store_id.empty()
+                ? absl::StrCat(point.revision, "\n")
+                : absl::StrCat(point.revision, " ", point.store_id, " ", point.store_epoch, "\n"));
+}
+
+int64_t ReadRevisionFile(const std::string& path) { return ReadResumeFile(path).revision; }
+
 absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
-  return storage::WriteFileAtomically(path, absl::StrCat(revision, "\n"));
+  ResumePoint point;
+  point.revision = revision;
+  return WriteResumeFile(path, point);
 }
 
 KubeAdapter::KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
@@ -176,26 +195,30 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
 
 void KubeAdapter::PersistRevision(bool force) {
   if (options_.state_file.empty()) return;
-  int64_t revision = 0;
+  ResumePoint point;
   {
     absl::MutexLock lock(&mu_);
-    revision = revision_;
+    point = ResumePoint{.revision = revision_, .store_id = store_id_, .store_epoch = store_epoch_};
     const absl::Time now = clock_.Now();
-    if (revision == persisted_revision_) return;
+    if (point.revision == persisted_revision_) return;
     if (!force && now - last_persist_ < absl::Seconds(1)) return;
-    persisted_revision_ = revision;
+    persisted_revision_ = point.revision;
     last_persist_ = now;
   }
-  absl::Status written = WriteRevisionFile(options_.state_file, revision);
+  absl::Status written = WriteResumeFile(options_.state_file, point);
   if (!written.ok())
     cmd::Log("warning", "cannot write state file", {{"error", written.ToString()}});
 }
 
 void KubeAdapter::TollgateLoop(const StopSignal& stop) {
-  int64_t revision = options_.state_file.empty() ? 0 : ReadRevisionFile(options_.state_file);
+  const ResumePoint resume =
+      options_.state_file.empty() ? ResumePoint() : ReadResumeFile(options_.state_file);
+  int64_t revision = resume.revision;
   {
     absl::MutexLock lock(&mu_);
     revision_ = revision;
+    store_id_ = resume.store_id;
+    store_epoch_ = resume.store_epoch;
     persisted_revision_ = revision;
   }
   int failures = 0;
@@ -214,6 +237,12 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
     }
     v1::WatchRequest request;
     request.set_since_revision(revision);
+    if (revision > 0) {
+      // The server refuses a revision of another store or epoch, instead of going blind.
+      absl::MutexLock lock(&mu_);
+      request.set_store_id(store_id_);
+      request.set_store_epoch(store_epoch_);
+    }
     bool first = true;
     bool went_back = false;
     absl::Status watched = admission_.Watch(
@@ -245,6 +274,8 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
           {
             absl::MutexLock lock(&mu_);
             revision_ = revision;
+            store_id_ = event.store_id();
+            store_epoch_ = event.store_epoch();
           }
           if (event.type() != v1::WatchEvent::BOOKMARK) {
             const v1::ObjectMeta& meta = event.workload().metadata();
@@ -261,13 +292,18 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
     if (stop.stopped()) break;
     reconnect = true;
     if (went_back) continue;
-    if (absl::IsOutOfRange(watched)) {
-      cmd::Log("info", "tollgate revision compacted; watching from the current state",
-               {{"revision", absl::StrCat(revision)}});
+    // OUT_OF_RANGE: the revision was compacted, is ahead of the store, or we fell too far
+    // behind; FAILED_PRECONDITION: another store or epoch. Either way only a re-list (a watch
+    // from 0, which starts with the current state, then EnqueueAll) is safe.
+    if (absl::IsOutOfRange(watched) || absl::IsFailedPrecondition(watched)) {
+      cmd::Log("info", "tollgate cannot resume from our revision; re-listing",
+               {{"revision", absl::StrCat(revision)}, {"reason", watched.ToString()}});
       revision = 0;
       {
         absl::MutexLock lock(&mu_);
         revision_ = 0;
+        store_id_.clear();
+        store_epoch_ = 0;
       }
       continue;
     }

@@ -72,13 +72,26 @@ class KubeAdapter {
   int expected_informers_ ABSL_GUARDED_BY(mu_) = 0;
   // The newest Tollgate revision seen, and the one last written to the state file.
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // The store identity revision_ belongs to (from the watch events); empty before the first.
+  std::string store_id_ ABSL_GUARDED_BY(mu_);
+  int64_t store_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t persisted_revision_ ABSL_GUARDED_BY(mu_) = -1;
   absl::Time last_persist_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
-// The revision stored in a state file, or 0 when it is missing or unreadable.
+// Where the Tollgate watch resumes: a revision and the store identity it belongs to.
+struct ResumePoint {
+  int64_t revision = 0;
+  std::string store_id;
+  int64_t store_epoch = 0;
+};
+// The resume point stored in a state file ("REVISION [STORE_ID EPOCH]"), or revision 0 when
+// it is missing or unreadable.
+ResumePoint ReadResumeFile(const std::string& path);
+// Writes `point` to `path` atomically (temporary file and rename).
+absl::Status WriteResumeFile(const std::string& path, const ResumePoint& point);
+// The revision alone, for callers that do not care about the identity.
 int64_t ReadRevisionFile(const std::string& path);
-// Writes `revision` to `path` atomically (temporary file and rename).
 absl::Status WriteRevisionFile(const std::string& path, int64_t revision);
 
 }  // namespace tollgate::adapters::kube

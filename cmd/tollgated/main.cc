@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -30,9 +32,9 @@
 #include "absl/time/time.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
+#include "cmd/signals/stop_signals.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/server_security.h"
-#include "cmd/signals/stop_signals.h"
 #include "common/file_util.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
@@ -46,6 +48,7 @@
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
 #include "services/scheduler_audit.h"
+#include "services/store_identity_interceptor.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
 #include "storage/rocksdb_store.h"
@@ -57,6 +60,8 @@ namespace {
 constexpr char kVersion[] = "tollgate-0.1.0";
 
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
+       tollgated backup --data-dir=PATH --to=DIR      (tollgated stopped; DIR must not exist)
+       tollgated restore --from=DIR --data-dir=PATH   (PATH absent or empty)
 
 Flags:
   --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
@@ -70,6 +75,10 @@ Flags:
   --metrics-listen=HOST:PORT  serve Prometheus /metrics and the web dashboard here (default
                               off; a non-loopback host needs --insecure)
   --metrics-port-file=PATH    write the bound metrics port here once serving (atomically)
+  --accept-data-loss          start even if recovery lost acknowledged revisions (logs what was
+                              lost and bumps the store epoch so watchers re-list)
+  --change-log-retention=N    change-log revisions kept for Watch (default 10000; 0 keeps all);
+                              a Watch from an older revision gets OUT_OF_RANGE and re-lists
 )";
 
 struct Flags {
@@ -84,6 +93,12 @@ struct Flags {
   std::string metrics_listen;
   std::string metrics_port_file;
   SecurityFlags security;
+  bool accept_data_loss = false;
+  int64_t change_log_retention = 10000;
+  // "" (serve), "backup" or "restore".
+  std::string command;
+  std::string backup_to;
+  std::string restore_from;
   bool help = false;
 };
 
@@ -104,6 +119,16 @@ void LogFromGrpc(gpr_log_func_args* args) {
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
+  if (argc > 1 && argv[1][0] != '-') {
+    flags.command = argv[1];
+    if (flags.command != "backup" && flags.command != "restore") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown command \"", flags.command, "\" (want backup or restore)"));
+    }
+    argv[1] = argv[0];
+    ++argv;
+    --argc;
+  }
   TOLLGATE_RETURN_IF_ERROR(
       cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
         if (flag.name == "listen") {
@@ -129,6 +154,19 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_listen, flag.String());
         } else if (flag.name == "metrics-port-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_port_file, flag.String());
+        } else if (flag.name == "accept-data-loss") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.accept_data_loss, flag.Bool());
+        } else if (flag.name == "change-log-retention") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          if (!absl::SimpleAtoi(value, &flags.change_log_retention) ||
+              flags.change_log_retention < 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--change-log-retention: want a revision count >= 0, got \"", value, "\""));
+          }
+        } else if (flag.name == "to" && flags.command == "backup") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.backup_to, flag.String());
+        } else if (flag.name == "from" && flags.command == "restore") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.restore_from, flag.String());
         } else {
           TOLLGATE_ASSIGN_OR_RETURN(const bool taken, ParseSecurityFlag(flag, flags.security));
           if (!taken) return cmd::UnknownFlag(flag);
@@ -151,6 +189,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
   } else if (!flags.metrics_port_file.empty()) {
     return absl::InvalidArgumentError("--metrics-port-file needs --metrics-listen");
+  }
+  if (!flags.help && flags.command == "backup" && flags.backup_to.empty()) {
+    return absl::InvalidArgumentError("backup: --to=DIR is required");
+  }
+  if (!flags.help && flags.command == "restore" && flags.restore_from.empty()) {
+    return absl::InvalidArgumentError("restore: --from=DIR is required");
   }
   return flags;
 }
@@ -216,6 +260,63 @@ std::string BoundAddress(absl::string_view listen, int port) {
   return absl::StrCat(host, ":", port);
 }
 
+// Says what recovery found: a dropped torn tail (harmless) or accepted data loss (loud).
+void LogRecovery(const storage::RocksDbStore& store) {
+  const storage::RecoveryReport& report = store.recovery();
+  const storage::StoreIdentity identity = store.Identity();
+  const std::string acknowledged = report.acknowledged_revision.has_value()
+                                       ? absl::StrCat(*report.acknowledged_revision)
+                                       : "unknown";
+  if (report.epoch_bumped) {
+    Log("error", "started after accepting data loss (--accept-data-loss)",
+        {{"recovered_revision", absl::StrCat(report.recovered_revision)},
+         {"acknowledged_revision", acknowledged},
+         {"lost_revisions", absl::StrCat(report.lost_revisions)},
+         {"wal_error", report.wal_error.empty() ? "none reported" : report.wal_error},
+         {"damaged_wal_copied_to", report.saved_wal_dir},
+         {"new_epoch", absl::StrCat(identity.epoch)}});
+  } else if (report.dropped_torn_tail) {
+    Log("warning", "dropped the torn tail of an unacknowledged write from the WAL",
+        {{"recovered_revision", absl::StrCat(report.recovered_revision)},
+         {"acknowledged_revision", acknowledged},
+         {"wal_error", report.wal_error}});
+  }
+  Log("info", "store opened",
+      {{"revision", absl::StrCat(report.recovered_revision)},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+}
+
+absl::Status RunBackup(const Flags& flags) {
+  absl::StatusOr<std::unique_ptr<storage::RocksDbStore>> store =
+      storage::RocksDbStore::Open(flags.data_dir);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat(store.status().message(),
+                                     " (backup needs the store to itself: stop tollgated first)"));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, (*store)->Backup(flags.backup_to));
+  const storage::StoreIdentity identity = (*store)->Identity();
+  Log("info", "backup written",
+      {{"to", flags.backup_to},
+       {"revision", absl::StrCat(revision)},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+  return absl::OkStatus();
+}
+
+absl::Status RunRestore(const Flags& flags) {
+  TOLLGATE_ASSIGN_OR_RETURN(storage::RocksDbStore::Restored restored,
+                            storage::RocksDbStore::Restore(flags.restore_from, flags.data_dir));
+  Log("info", "restored",
+      {{"from", flags.restore_from},
+       {"data_dir", flags.data_dir},
+       {"revision", absl::StrCat(restored.revision)},
+       {"store_id", restored.identity.store_id},
+       {"store_epoch", absl::StrCat(restored.identity.epoch)}});
+  return absl::OkStatus();
+}
+
 absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // Before anything is opened: a refused start changes nothing and listens nowhere.
   TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
@@ -237,8 +338,25 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     return absl::FailedPreconditionError(
         absl::StrCat("--data-dir=", flags.data_dir, ": ", ec.message()));
   }
+  // A store that refuses writes (disk full, I/O error) cannot recover in this process: the
+  // failed write's outcome is known only after a reopen replays the WAL. Say so loudly and turn
+  // health NOT_SERVING so an orchestrator restarts us (after space is freed). Set before the
+  // server exists, hence the atomics.
+  std::atomic<bool> store_failed{false};
+  std::atomic<grpc::HealthCheckServiceInterface*> health{nullptr};
+  storage::RocksDbStoreOptions store_options;
+  store_options.accept_data_loss = flags.accept_data_loss;
+  store_options.on_write_failure = [&](const absl::Status& cause) {
+    Log("error", "store write failed; refusing writes and reporting NOT_SERVING until restarted",
+        {{"error", cause.ToString()}, {"data_dir", flags.data_dir}});
+    store_failed.store(true);
+    if (grpc::HealthCheckServiceInterface* service = health.load()) {
+      service->SetServingStatus(false);
+    }
+  };
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
-                            storage::RocksDbStore::Open(flags.data_dir));
+                            storage::RocksDbStore::Open(flags.data_dir, store_options));
+  LogRecovery(*store);
 
   core::SchedulerConfig config;
   config.evictions_need_ack = flags.evictions_need_ack;
@@ -247,6 +365,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::RealClock clock;
   std::unique_ptr<Observability> observability;
   services::AdmissionExecutor::Options executor_options;
+  executor_options.change_log_retention = flags.change_log_retention;
   if (!flags.metrics_listen.empty()) {
     observability = Observability::Create(kVersion);
     executor_options.observer = observability->executor_observer();
@@ -282,14 +401,25 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
-  if (observability != nullptr) {
-    builder.experimental().SetInterceptorCreators(observability->GrpcInterceptors());
+  {
+    // One vector: each SetInterceptorCreators call replaces the previous one.
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    if (observability != nullptr) {
+      for (auto& interceptor : observability->GrpcInterceptors()) {
+        interceptors.push_back(std::move(interceptor));
+      }
+    }
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   builder.RegisterService(&auth_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
   }
+  health.store(server->GetHealthCheckService());
+  if (store_failed.load()) server->GetHealthCheckService()->SetServingStatus(false);
   const std::string bound = BoundAddress(flags.listen, port);
   if (!flags.port_file.empty()) {
     absl::Status written = storage::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
@@ -354,6 +484,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // The HTTP handlers read the executor: stop them first.
   if (observability != nullptr) observability->Stop();
   scheduler_audit.reset();
+  health.store(nullptr);
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
   store.reset();
@@ -380,7 +511,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   gpr_set_log_function(&tollgate::LogFromGrpc);
-  absl::Status status = tollgate::Serve(*flags, stop_signals);
+  absl::Status status = flags->command == "backup"    ? tollgate::RunBackup(*flags)
+                        : flags->command == "restore" ? tollgate::RunRestore(*flags)
+                                                      : tollgate::Serve(*flags, stop_signals);
   if (!status.ok()) {
     Log("error", "tollgated failed", {{"error", status.ToString()}});
     return 1;

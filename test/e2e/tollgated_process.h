@@ -38,6 +38,7 @@ class TollgatedProcess {
   // "127.0.0.1:PORT".
   const std::string& address() const { return address_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  pid_t pid() const { return pid_; }
 
   // Sends `signal` (e.g. SIGHUP) and returns at once.
   absl::Status Signal(int signal);

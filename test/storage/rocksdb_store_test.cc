@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
 #include "storage/store.h"
 #include "test/status_matchers.h"
 
@@ -194,16 +195,43 @@ TEST_F(RocksDbStoreTest, SchemaVersionMismatchIsRefused) {
     ASSERT_OK_AND_ASSIGN(RawDb raw, OpenRaw());
     ASSERT_TRUE(
         raw.db
-            ->Put(rocksdb::WriteOptions(), raw.handles[2], std::string(kMetaSchemaVersionKey), "2")
+            ->Put(rocksdb::WriteOptions(), raw.handles[2], std::string(kMetaSchemaVersionKey), "3")
             .ok());
     raw.Close();
   }
 
   absl::Status status = RocksDbStore::Open(db_path_).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(status.message(), "schema version \"3\"")) << status;
   EXPECT_TRUE(absl::StrContains(status.message(), "schema version \"2\"")) << status;
-  EXPECT_TRUE(absl::StrContains(status.message(), "schema version \"1\"")) << status;
   EXPECT_TRUE(absl::StrContains(status.message(), db_path_)) << status;
+}
+
+TEST_F(RocksDbStoreTest, SchemaVersion1IsUpgradedWithANewIdentity) {
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStore> store, RocksDbStore::Open(db_path_));
+    ASSERT_OK(PutOne(*store, "a", "1").status());
+  }
+  {
+    // What version 1 wrote: no store_id, no epoch.
+    ASSERT_OK_AND_ASSIGN(RawDb raw, OpenRaw());
+    rocksdb::WriteBatch v1;
+    ASSERT_TRUE(v1.Put(raw.handles[2], std::string(kMetaSchemaVersionKey), "1").ok());
+    ASSERT_TRUE(v1.Delete(raw.handles[2], std::string(kMetaStoreIdKey)).ok());
+    ASSERT_TRUE(v1.Delete(raw.handles[2], std::string(kMetaEpochKey)).ok());
+    ASSERT_TRUE(raw.db->Write(rocksdb::WriteOptions(), &v1).ok());
+    raw.Close();
+  }
+  StoreIdentity first;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStore> store, RocksDbStore::Open(db_path_));
+    EXPECT_EQ(store->CurrentRevision(), 1);
+    first = store->Identity();
+    EXPECT_EQ(first.store_id.size(), 32u);
+    EXPECT_EQ(first.epoch, 1);
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStore> store, RocksDbStore::Open(db_path_));
+  EXPECT_EQ(store->Identity(), first);
 }
 
 TEST_F(RocksDbStoreTest, DatabaseWithoutSchemaVersionIsRefused) {

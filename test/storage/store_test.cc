@@ -107,6 +107,40 @@ TYPED_TEST(StoreTest, NewStoreIsEmpty) {
   EXPECT_TRUE(changes.empty());
 }
 
+TYPED_TEST(StoreTest, NewStoreHasAnIdentityAtEpochOne) {
+  const StoreIdentity identity = this->store_->Identity();
+  EXPECT_EQ(identity.store_id.size(), 32u);
+  EXPECT_EQ(identity.epoch, 1);
+  EXPECT_EQ(this->store_->CompactedRevision(), 0);
+}
+
+// Watch pages its initial listing through a snapshot: later commits must not show through.
+TYPED_TEST(StoreTest, SnapshotPagesSeeOneRevision) {
+  Store& store = *this->store_;
+  for (const char* key : {"w/a", "w/b", "w/c", "w/d", "w/e", "x/other"}) {
+    ASSERT_OK(this->Put(key, "old").status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreSnapshot> snapshot, store.TakeSnapshot());
+  EXPECT_EQ(snapshot->revision(), 6);
+  ASSERT_OK(this->Put("w/c", "new").status());
+  ASSERT_OK(this->Put("w/bb", "new").status());
+
+  KeyValues seen;
+  std::string last;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(
+        int64_t visited,
+        snapshot->ScanPage("w/", last, 2, [&](absl::string_view k, absl::string_view v) {
+          seen.emplace_back(k, v);
+          last = std::string(k);
+        }));
+    if (visited < 2) break;
+  }
+  EXPECT_EQ(
+      seen,
+      (KeyValues{{"w/a", "old"}, {"w/b", "old"}, {"w/c", "old"}, {"w/d", "old"}, {"w/e", "old"}}));
+}
+
 TYPED_TEST(StoreTest, PutGetDelete) {
   Store& store = *this->store_;
   ASSERT_OK(this->Put("a", "1").status());
