@@ -27,19 +27,11 @@
 #include "nlohmann/json.hpp"
 #include "test/e2e/child_process.h"
 #include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
 namespace {
-
-#define TG_CONCAT_INNER(a, b) a##b
-#define TG_CONCAT(a, b) TG_CONCAT_INNER(a, b)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL(TG_CONCAT(_status_or_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(var, lhs, expr) \
-  auto var = (expr);                              \
-  ASSERT_TRUE(var.ok()) << var.status();          \
-  lhs = *std::move(var)
 
 constexpr char kPrometheus[] = "/usr/bin/prometheus";
 constexpr char kPromtool[] = "/usr/bin/promtool";

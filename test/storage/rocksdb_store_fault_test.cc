@@ -26,25 +26,12 @@
 #include "storage/acked_revision_file.h"
 #include "storage/rocksdb_store.h"
 #include "storage/store.h"
+#include "test/status_matchers.h"
 
 namespace tollgate::storage {
 namespace {
 
 namespace fs = std::filesystem;
-
-#define TG_CONCAT_INNER(a, b) a##b
-#define TG_CONCAT(a, b) TG_CONCAT_INNER(a, b)
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    const absl::Status _status = (expr);  \
-    ASSERT_TRUE(_status.ok()) << _status; \
-  } while (0)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL(TG_CONCAT(_status_or_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(var, lhs, expr) \
-  auto var = (expr);                              \
-  ASSERT_TRUE(var.ok()) << var.status();          \
-  lhs = *std::move(var)
 
 constexpr int kCommits = 100;
 
