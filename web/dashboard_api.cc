@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/json_text.h"
 #include "core/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -48,28 +49,10 @@ absl::StatusOr<v1::ObjectKind> KindFromPath(absl::string_view kind) {
   return it->second;
 }
 
+// JSON string contents, without the quotes.
 std::string EscapeJson(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppend(&out, "\\u00", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
+  std::string quoted = JsonQuote(text);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "common/json_text.h"
 
 namespace tollgate::cmd {
 
@@ -17,7 +18,6 @@ using LogField = std::pair<absl::string_view, std::string>;
 void Log(absl::string_view level, absl::string_view msg,
          std::initializer_list<LogField> fields = {});
 
-// `s` as a JSON string literal, quotes included.
-std::string JsonQuote(absl::string_view s);
+using ::tollgate::JsonQuote;
 
 }  // namespace tollgate::cmd
