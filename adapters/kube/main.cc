@@ -32,6 +32,7 @@
 #include "adapters/kube/pytorchjob_translator.h"
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/stop_signal.h"
+#include "cmd/build_info/build_info.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "core/status_macros.h"
@@ -41,6 +42,7 @@ namespace tollgate::adapters::kube {
 namespace {
 
 constexpr char kUsage[] = R"(usage: tollgate-kube [FLAGS]
+       tollgate-kube version | --version
 
 Where the cluster is (first that applies): --kubeconfig; the pod's service account when
 KUBERNETES_SERVICE_HOST is set; $KUBECONFIG; ~/.kube/config.
@@ -211,6 +213,10 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  if (tollgate::build_info::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::build_info::VersionLine("tollgate-kube");
+    return 0;
+  }
   absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
   if (!flags.ok()) {
     cmd::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});

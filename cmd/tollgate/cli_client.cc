@@ -79,7 +79,8 @@ CliClient::CliClient(std::string target, absl::Duration call_timeout)
       channel_(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
       admission_(v1::AdmissionService::NewStub(channel_)),
       config_(v1::ConfigService::NewStub(channel_)),
-      visibility_(v1::VisibilityService::NewStub(channel_)) {}
+      visibility_(v1::VisibilityService::NewStub(channel_)),
+      info_(v1::InfoService::NewStub(channel_)) {}
 
 absl::Status CliClient::FromGrpc(const grpc::Status& status, bool had_deadline) const {
   if (status.ok()) return absl::OkStatus();
@@ -190,6 +191,12 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
   return Unary<v1::DeleteObjectResponse>([&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
     return config_->Delete(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
+  return Unary<v1::BuildInfo>([&](grpc::ClientContext* c, v1::BuildInfo* r) {
+    return info_->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
   });
 }
 

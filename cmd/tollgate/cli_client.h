@@ -76,6 +76,9 @@ class CliClient {
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
 
+  // The server's build (InfoService).
+  absl::StatusOr<v1::BuildInfo> GetBuildInfo();
+
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
   // the user watches. Ending by `on_event` or `canceller` is OK.
@@ -96,6 +99,7 @@ class CliClient {
   std::unique_ptr<v1::AdmissionService::Stub> admission_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::VisibilityService::Stub> visibility_;
+  std::unique_ptr<v1::InfoService::Stub> info_;
 };
 
 }  // namespace tollgate::cli

@@ -28,7 +28,9 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cmd/build_info/build_info.h"
 #include "cmd/flags/command_line.h"
+#include "cmd/tollgated/info_service.h"
 #include "cmd/log/json_log.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
@@ -48,6 +50,7 @@ namespace tollgate {
 namespace {
 
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
+       tollgated version | --version
 
 Flags:
   --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
@@ -217,6 +220,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::AdmissionGrpcService admission_service(api);
   services::ConfigGrpcService config_service(api);
   services::VisibilityGrpcService visibility_service(api);
+  InfoGrpcService info_service;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -225,6 +229,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  builder.RegisterService(&info_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -272,6 +277,10 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  if (tollgate::build_info::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::build_info::VersionLine("tollgated");
+    return 0;
+  }
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
   if (!flags.ok()) {
     Log("error", "bad flags",
