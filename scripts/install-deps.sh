@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-yaml
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
+  python3-grpcio python3-protobuf help2man dpkg-dev kubernetes-client
 )
 
 missing=()
