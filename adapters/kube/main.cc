@@ -58,6 +58,7 @@ Flags:
                                      LocalQueue named "default"
   --sync-namespaces=BOOL             mirror Namespaces and their labels into Tollgate (default true)
   --state-file=PATH                  keep the last Tollgate revision seen here
+  --health-file=PATH                 rewrite every second: "synced" or "syncing" (for probes)
   --workers=N                        concurrent reconciles (default 2)
   --resync-period=DURATION           re-examine every object this often (default 5m)
   --watch-timeout=DURATION           server-side timeout of each Kubernetes watch (default 5m)
@@ -75,6 +76,7 @@ struct Flags {
   bool manage_without_queue_name = false;
   bool sync_namespaces = true;
   std::string state_file;
+  std::string health_file;
   int workers = 2;
   absl::Duration resync_period = absl::Minutes(5);
   absl::Duration watch_timeout = absl::Minutes(5);
@@ -106,6 +108,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.sync_namespaces, flag.Bool());
         } else if (name == "state-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.state_file, flag.String());
+        } else if (name == "health-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.health_file, flag.String());
         } else if (name == "workers") {
           TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
           if (!absl::SimpleAtoi(value, &flags.workers) || flags.workers < 1 || flags.workers > 64) {
@@ -186,6 +190,7 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
   adapter_options.workers = flags.workers;
   adapter_options.resync_period = flags.resync_period;
   adapter_options.state_file = flags.state_file;
+  adapter_options.health_file = flags.health_file;
   adapter_options.watch_namespaces = flags.sync_namespaces;
   KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/build_info/build_info.h"
 #include "cmd/tollgate/cli_commands_table.h"
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/scenario_runner.h"
@@ -278,15 +279,16 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
       return kExitOk;
     }
     if (args[i] == "--version") {
-      command_index = i;
-      break;
+      // As every binary answers it (help2man reads the program name from it).
+      env.out << build_info::VersionLine("tollgate");
+      return kExitOk;
     }
   }
   if (command_index == args.size()) {
     env.err << MainUsage();
     return kExitUsage;
   }
-  const std::string name = args[command_index] == "--version" ? "version" : args[command_index];
+  const std::string& name = args[command_index];
   if (name == "help") {
     const Command* command =
         command_index + 1 < args.size() ? FindCommand(args[command_index + 1]) : nullptr;
@@ -300,8 +302,6 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
   }
   std::vector<std::string> rest(args.begin(), args.begin() + command_index);
   rest.insert(rest.end(), args.begin() + command_index + 1, args.end());
-  // `--version` alone (help2man asks for it) is the client's version.
-  if (args[command_index] == "--version") rest.push_back("--client");
   if (command->run == RunComplete) {
     // The words being completed are data, not this invocation's flags; only the namespace and
     // server they name matter (for fetching object names).

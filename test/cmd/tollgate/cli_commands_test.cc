@@ -1242,7 +1242,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"CompletionZsh", {"completion", "zsh"}, kExitOk, "compdef _tollgate tollgate"},
         UsageCase{"CompletionFish", {"completion", "fish"}, kExitUsage, "unsupported shell"},
         UsageCase{"VersionClient", {"version", "--client"}, kExitOk, "Client Version: "},
-        UsageCase{"DashDashVersion", {"--version"}, kExitOk, "Client Version: "},
+        UsageCase{"DashDashVersion", {"--version"}, kExitOk, "tollgate "},
         UsageCase{"ScenarioWithoutPaths",
                   {"scenario", "run"},
                   kExitUsage,
