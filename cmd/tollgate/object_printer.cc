@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cmd/tollgate/cli_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -73,64 +74,125 @@ Json Envelope(absl::string_view api_version, absl::string_view kind, const Json&
 
 std::string StateWord(v1::WorkloadState state) { return StateName(state); }
 
-// Quoting a YAML scalar needs when it would otherwise read as something else.
-bool NeedsQuotes(const std::string& s) {
+// How kubectl's YAML writer (go-yaml v2 behind sigs.k8s.io/yaml) spells a string: double
+// quotes when plain text would read back as another type, single quotes when plain text would
+// not parse, else plain; long plain and single-quoted strings fold at spaces past column 80.
+enum class Style { kPlain, kSingle, kDouble };
+
+// Plain text that YAML 1.1 would read as a bool, null, number or timestamp.
+bool ResolvesToNonString(const std::string& s) {
   if (s.empty()) return true;
-  static const char* kPlainWords[] = {
-      "true", "false", "yes",  "no",    "on",  "off", "null", "~",  "y",  "n",   "True", "False",
-      "Null", "NULL",  "TRUE", "FALSE", "Yes", "No",  "YES",  "NO", "On", "Off", "ON",   "OFF"};
-  for (const char* w : kPlainWords) {
+  static const char* kWords[] = {"true", "false", "yes",  "no",    "on",    "off",  "null", "~",
+                                 "y",    "n",     "True", "False", "Null",  "NULL", "TRUE", "FALSE",
+                                 "Yes",  "No",    "YES",  "NO",    "On",    "Off",  "ON",   "OFF",
+                                 "Y",    "N",     ".inf", ".Inf",  "-.inf", ".nan", ".NaN"};
+  for (const char* w : kWords) {
     if (s == w) return true;
   }
   double d = 0;
   if (absl::SimpleAtod(s, &d) || absl::StartsWith(s, "0x") || absl::StartsWith(s, "0o")) {
     return true;
   }
-  if (absl::ascii_isspace(static_cast<unsigned char>(s.front())) ||
-      absl::ascii_isspace(static_cast<unsigned char>(s.back()))) {
-    return true;
-  }
-  if (absl::StrContains("-?:,[]{}#&*!|>'\"%@`", s.front())) return true;
-  if (absl::StrContains(s, ": ") || absl::StrContains(s, " #") || absl::EndsWith(s, ":")) {
-    return true;
-  }
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20) return true;
-  }
-  return false;
+  // A date or RFC 3339 time would read back as a timestamp.
+  return s.size() >= 8 && absl::ascii_isdigit(s[0]) && absl::ascii_isdigit(s[1]) &&
+         absl::ascii_isdigit(s[2]) && absl::ascii_isdigit(s[3]) && s[4] == '-';
 }
 
-std::string YamlScalar(const Json& v) {
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    // A JSON string is a valid double-quoted YAML scalar.
-    return NeedsQuotes(s) ? Dump(v) : s;
+Style StyleOf(const std::string& s) {
+  if (ResolvesToNonString(s)) return Style::kDouble;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20) return Style::kDouble;
   }
-  if (v.is_null()) return "null";
-  return Dump(v);
+  const auto space = [](char c) { return c == ' '; };
+  if (space(s.front()) || space(s.back())) return Style::kSingle;
+  const char first = s.front();
+  const bool followed_by_space = s.size() == 1 || s[1] == ' ';
+  if (absl::StrContains(",[]{}#&*!|>'\"%@`", first)) return Style::kSingle;
+  if ((first == '-' || first == '?' || first == ':') && followed_by_space) return Style::kSingle;
+  if (absl::StrContains(s, ": ") || absl::StrContains(s, " #") || absl::EndsWith(s, ":")) {
+    return Style::kSingle;
+  }
+  return Style::kPlain;
+}
+
+constexpr size_t kFoldWidth = 80;
+
+// Writes `text` starting at `column`, breaking at a single space once past kFoldWidth onto a
+// new line indented by `continuation` (go-yaml's rule).
+void AppendFolded(const std::string& text, size_t column, const std::string& continuation,
+                  size_t offset, std::string& out) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' && column > kFoldWidth && i != 0 && i + 1 < text.size() && text[i - 1] != ' ' &&
+        text[i + 1] != ' ') {
+      absl::StrAppend(&out, "\n", continuation);
+      column = offset + continuation.size();
+      continue;
+    }
+    out.push_back(c);
+    ++column;
+  }
+}
+
+// Appends a scalar that starts at `column`; continuation lines (folding) get `continuation`.
+// `offset`: how far right of its text the line will be indented by a caller.
+void AppendScalar(const Json& v, size_t column, const std::string& continuation, size_t offset,
+                  std::string& out) {
+  if (!v.is_string()) {
+    out += v.is_null() ? "null" : Dump(v);
+    return;
+  }
+  const std::string& s = v.get_ref<const std::string&>();
+  switch (StyleOf(s)) {
+    case Style::kDouble:
+      out += Dump(v);  // a JSON string is a valid double-quoted YAML scalar
+      return;
+    case Style::kSingle:
+      AppendFolded(absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "''"}}), "'"), column,
+                   continuation, offset, out);
+      return;
+    case Style::kPlain:
+      AppendFolded(s, column, continuation, offset, out);
+      return;
+  }
+}
+
+std::string YamlKey(const std::string& key) {
+  std::string out;
+  AppendScalar(Json(key), 0, "", 0, out);
+  return out;
 }
 
 bool IsScalar(const Json& v) { return !(v.is_object() || v.is_array()) || v.empty(); }
 
-std::string EmptyOrScalar(const Json& v) {
-  if (v.is_object()) return "{}";
-  if (v.is_array()) return "[]";
-  return YamlScalar(v);
+void AppendValue(const Json& v, size_t column, const std::string& continuation, size_t offset,
+                 std::string& out) {
+  if (v.is_object()) {
+    out += "{}";
+  } else if (v.is_array()) {
+    out += "[]";
+  } else {
+    AppendScalar(v, column, continuation, offset, out);
+  }
 }
 
-// Appends `v` as block YAML, every line indented by `indent`.
-void EmitYaml(const Json& v, const std::string& indent, std::string& out) {
+// Appends `v` as block YAML, every line indented by `indent`. `offset` is how far right of
+// `indent` the lines will end up (items of a sequence are re-indented by their caller), for
+// folding at the right column.
+void EmitYaml(const Json& v, const std::string& indent, size_t offset, std::string& out) {
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
-      const std::string key = YamlScalar(Json(it.key()));
+      const std::string key = YamlKey(it.key());
       if (IsScalar(*it)) {
-        absl::StrAppend(&out, indent, key, ": ", EmptyOrScalar(*it), "\n");
+        absl::StrAppend(&out, indent, key, ": ");
+        AppendValue(*it, offset + indent.size() + key.size() + 2, indent + "  ", offset, out);
+        out += "\n";
       } else if (it->is_object()) {
         absl::StrAppend(&out, indent, key, ":\n");
-        EmitYaml(*it, indent + "  ", out);
+        EmitYaml(*it, indent + "  ", offset, out);
       } else {
         absl::StrAppend(&out, indent, key, ":\n");
-        EmitYaml(*it, indent, out);
+        EmitYaml(*it, indent, offset, out);
       }
     }
     return;
@@ -138,12 +200,14 @@ void EmitYaml(const Json& v, const std::string& indent, std::string& out) {
   if (v.is_array()) {
     for (const Json& item : v) {
       if (IsScalar(item)) {
-        absl::StrAppend(&out, indent, "- ", EmptyOrScalar(item), "\n");
+        absl::StrAppend(&out, indent, "- ");
+        AppendValue(item, offset + indent.size() + 2, indent + "  ", offset, out);
+        out += "\n";
         continue;
       }
       // The item's block with its first line after "- " and the rest under it.
       std::string block;
-      EmitYaml(item, "", block);
+      EmitYaml(item, "", offset + indent.size() + 2, block);
       bool first = true;
       for (absl::string_view line : absl::StrSplit(block, '\n', absl::SkipEmpty())) {
         absl::StrAppend(&out, indent, first ? "- " : "  ", line, "\n");
@@ -152,7 +216,9 @@ void EmitYaml(const Json& v, const std::string& indent, std::string& out) {
     }
     return;
   }
-  absl::StrAppend(&out, indent, YamlScalar(v), "\n");
+  out += indent;
+  AppendValue(v, offset + indent.size(), indent, offset, out);
+  out += "\n";
 }
 
 // --- JSONPath ---------------------------------------------------------------------------------
@@ -413,7 +479,7 @@ Json ListOf(std::vector<Json> items) {
 
 std::string ToYaml(const Json& value) {
   std::string out;
-  EmitYaml(value, "", out);
+  EmitYaml(value, "", 0, out);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -844,6 +845,41 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
   EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +default-flavor$"));
+}
+
+// -o yaml is printed as kubectl prints it: re-emitting it through kubectl's own YAML writer
+// (`kubectl kustomize`, offline) changes nothing.
+TEST_F(CliTest, YamlOutputIsWhatKubectlPrints) {
+  if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "kubectl not installed (Debian: kubernetes-client)";
+  }
+  ApplyEvalHub();
+  std::string dir = (std::filesystem::temp_directory_path() / "tollgate-kubectl-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<std::vector<std::string>> gets = {
+      {"get", "clusterqueue", "team-a-cq", "-o", "yaml"},
+      {"get", "localqueue", "eval-queue", "-n", "team-b", "-o", "yaml"},
+      {"get", "flavor", "default-flavor", "-o", "yaml"},
+      {"get", "wpc", "production", "-o", "yaml"},
+      {"get", "workload", "qwen2-7b-arc", "-n", "team-b", "-o", "yaml"},
+      {"get", "workload", "llama3-70b-mmlu", "-n", "team-a", "-o", "yaml"}};
+  for (const std::vector<std::string>& get : gets) {
+    const std::string ours = RunOk(get).out;
+    {
+      std::ofstream(dir + "/object.yaml") << ours;
+      std::ofstream(dir + "/kustomization.yaml") << "resources:\n- object.yaml\n";
+    }
+    FILE* pipe = popen(absl::StrCat("kubectl kustomize '", dir, "' 2>&1").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string theirs;
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) theirs.append(buffer, n);
+    EXPECT_EQ(pclose(pipe), 0) << theirs;
+    EXPECT_EQ(ours, theirs) << get[1] << " " << get[2];
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
 
 // -l/--selector, --clusterqueue, --queue, --status, --sort-by, --no-headers.

@@ -35,7 +35,28 @@ TEST(ToYamlTest, PrintsAsKubectlDoes) {
             "      resources:\n"
             "      - name: cpu\n"
             "        nominalQuota: \"32\"\n"
-            "  weird: \"a: b\"\n");
+            "  weird: 'a: b'\n");
+}
+
+// go-yaml's choices, which kubectl prints with: double quotes for what would read as another
+// type, single quotes (doubled inside) for what would not parse, folding past column 80.
+TEST(ToYamlTest, QuotesAndFoldsAsKubectl) {
+  const Json j = Json::parse(R"({"a": "2026-01-01T00:00:00Z", "b": "it's: here", "c": "-x",
+    "d": "- x", "e": "no", "f": "1.5",
+    "message": "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 8 more needed",
+    "plain": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"})");
+  EXPECT_EQ(
+      ToYaml(j),
+      "a: \"2026-01-01T00:00:00Z\"\n"
+      "b: 'it''s: here'\n"
+      "c: -x\n"
+      "d: '- x'\n"
+      "e: \"no\"\n"
+      "f: \"1.5\"\n"
+      "message: 'couldn''t assign flavors to pod set main: insufficient unused quota for\n"
+      "  cpu in flavor default-flavor, 8 more needed'\n"
+      "plain: one two three four five six seven eight nine ten eleven twelve thirteen fourteen\n"
+      "  fifteen\n");
 }
 
 TEST(ToJsonTest, IndentsFourSpaces) {
