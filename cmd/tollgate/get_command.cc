@@ -188,8 +188,11 @@ absl::StatusOr<std::vector<v1::Workload>> FetchWorkloads(Session& s, const GetOp
     return workloads;
   }
   v1::ListWorkloadsRequest request;
-  if (!o.all_namespaces) request.set_namespace_(s.Namespace());
-  request.set_queue_name(o.filter.queue);
+  if (!o.all_namespaces) {
+    request.set_namespace_(s.Namespace());
+    // The server narrows by LocalQueue within a namespace; across namespaces the CLI does.
+    request.set_queue_name(o.filter.queue);
+  }
   request.set_state(o.filter.state);
   absl::StatusOr<v1::ListWorkloadsResponse> response = s.client().ListWorkloads(request);
   if (!response.ok()) return response.status();

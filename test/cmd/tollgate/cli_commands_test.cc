@@ -895,6 +895,8 @@ TEST_F(CliTest, SelectorsFiltersSortingAndNoHeaders) {
   r = RunOk({"get", "workloads", "-A", "--clusterqueue", "team-a-cq", "--status", "admitted", "-o",
              "name"});
   EXPECT_EQ(CountLines(r.out, "workload"), 4) << r;
+  r = RunOk({"get", "workloads", "-A", "--queue", "eval-queue", "-o", "name"});
+  EXPECT_EQ(CountLines(r.out, "workload"), 7) << r;
   r = RunOk({"get", "workloads", "-n", "team-a", "--queue", "other-queue"});
   EXPECT_EQ(r.err, "No resources found in team-a namespace.\n");
 
