@@ -22,26 +22,6 @@ std::string LocalQueueKey(absl::string_view ns, absl::string_view name) {
 
 }  // namespace
 
-const char* ObjectKindName(ObjectKind kind) {
-  switch (kind) {
-    case ObjectKind::kNamespace:
-      return "Namespace";
-    case ObjectKind::kResourceFlavor:
-      return "ResourceFlavor";
-    case ObjectKind::kClusterQueue:
-      return "ClusterQueue";
-    case ObjectKind::kCohort:
-      return "Cohort";
-    case ObjectKind::kLocalQueue:
-      return "LocalQueue";
-    case ObjectKind::kWorkloadPriorityClass:
-      return "WorkloadPriorityClass";
-    case ObjectKind::kPriorityClass:
-      return "PriorityClass";
-  }
-  return "Unknown";
-}
-
 ClusterState::ClusterState(SchedulerConfig config)
     : config_(std::move(config)), ids_by_key_(&workloads_) {
   workloads_.push_back(nullptr);  // ids start at 1

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "core/cycle_plan.h"
 #include "core/held_workloads.h"
+#include "core/object_kind.h"
 #include "core/quota_tree.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
@@ -25,18 +26,6 @@
 #include "core/workloads_by_key.h"
 
 namespace tollgate::core {
-
-enum class ObjectKind {
-  kNamespace,
-  kResourceFlavor,
-  kClusterQueue,
-  kCohort,
-  kLocalQueue,
-  kWorkloadPriorityClass,
-  kPriorityClass,
-};
-
-const char* ObjectKindName(ObjectKind kind);
 
 // Runtime view of one ClusterQueue: its spec, its node in the quota tree, its pending queue and
 // the workloads holding its quota.

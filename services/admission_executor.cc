@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -22,26 +24,11 @@
 namespace tollgate::services {
 namespace {
 
-// Configuration kinds in the order a restart re-applies them, so references resolve the way
-// they did when the objects were written.
+// Configuration kinds in the order a restart re-applies them (core/object_kind.h), so
+// references resolve the way they did when the objects were written.
 int ApplyOrder(v1::ObjectKind kind) {
-  switch (kind) {
-    case v1::NAMESPACE:
-      return 0;
-    case v1::RESOURCE_FLAVOR:
-      return 1;
-    case v1::WORKLOAD_PRIORITY_CLASS:
-    case v1::PRIORITY_CLASS:
-      return 2;
-    case v1::COHORT:
-      return 3;
-    case v1::CLUSTER_QUEUE:
-      return 4;
-    case v1::LOCAL_QUEUE:
-      return 5;
-    default:
-      return 6;
-  }
+  absl::StatusOr<core::ObjectKind> core_kind = ToCoreKind(kind);
+  return core_kind.ok() ? core::TraitsOf(*core_kind).apply_order : std::numeric_limits<int>::max();
 }
 
 }  // namespace

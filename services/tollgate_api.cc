@@ -456,7 +456,7 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
     const v1::ListObjectsRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(ToCoreKind(request.kind()).status());
   std::string prefix = ConfigObjectKey(request.kind(), "", "");
-  if (request.kind() == v1::LOCAL_QUEUE && !request.namespace_().empty()) {
+  if (IsNamespaced(request.kind()) && !request.namespace_().empty()) {
     prefix = ConfigObjectKey(request.kind(), request.namespace_(), "");
   }
   return executor_.Run<v1::ListObjectsResponse>(

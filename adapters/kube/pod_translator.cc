@@ -1,19 +1,18 @@
 #include "adapters/kube/pod_translator.h"
 
-#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/quantity.h"
-#include "core/saturating.h"
 #include "core/status_macros.h"
 
 namespace tollgate::adapters::kube {
 namespace {
 
-absl::StatusOr<ResourceAmounts> ParseResourceList(const Json* list, absl::string_view path) {
-  ResourceAmounts out;
+absl::StatusOr<core::ResourceList> ParseResourceList(const Json* list, absl::string_view path) {
+  core::ResourceList out;
   if (list == nullptr || !list->is_object()) return out;
   for (auto it = list->begin(); it != list->end(); ++it) {
     std::string text;
@@ -31,77 +30,50 @@ absl::StatusOr<ResourceAmounts> ParseResourceList(const Json* list, absl::string
       return absl::InvalidArgumentError(
           absl::StrCat(path, ".", it.key(), ": ", q.status().message()));
     }
-    out[it.key()] = core::ResourceScalar(it.key(), *q);
+    out.emplace(it.key(), *std::move(q));
   }
   return out;
 }
 
-// Requests with limits filling in the resources that have no request.
-absl::StatusOr<ResourceAmounts> ContainerRequests(const Json& container, absl::string_view path) {
-  TOLLGATE_ASSIGN_OR_RETURN(ResourceAmounts requests,
-                            ParseResourceList(Find(container, {"resources", "requests"}),
+// A `resources` stanza (container or pod level): requests and limits as written.
+absl::Status ParseRequirements(const Json& owner, absl::string_view path,
+                               core::ResourceList* requests, core::ResourceList* limits) {
+  TOLLGATE_ASSIGN_OR_RETURN(*requests,
+                            ParseResourceList(Find(owner, {"resources", "requests"}),
                                               absl::StrCat(path, ".resources.requests")));
-  TOLLGATE_ASSIGN_OR_RETURN(ResourceAmounts limits,
-                            ParseResourceList(Find(container, {"resources", "limits"}),
-                                              absl::StrCat(path, ".resources.limits")));
-  for (const auto& [name, amount] : limits) requests.emplace(name, amount);
-  return requests;
+  TOLLGATE_ASSIGN_OR_RETURN(*limits, ParseResourceList(Find(owner, {"resources", "limits"}),
+                                                       absl::StrCat(path, ".resources.limits")));
+  return absl::OkStatus();
 }
 
-void AddTo(ResourceAmounts& total, const ResourceAmounts& add) {
-  for (const auto& [name, amount] : add) {
-    total[name] = core::SatAdd(total[name], amount);
+absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Json& pod_spec,
+                                                                      absl::string_view key,
+                                                                      absl::string_view path) {
+  std::vector<core::ContainerResources> out;
+  const Json* list = Find(pod_spec, {key});
+  if (list == nullptr || !list->is_array()) return out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& c = (*list)[i];
+    core::ContainerResources r;
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseRequirements(c, absl::StrCat(path, ".", key, "[", i, "]"), &r.requests, &r.limits));
+    r.restartable = GetString(c, {"restartPolicy"}) == "Always";
+    out.push_back(std::move(r));
   }
-}
-
-void MaxInto(ResourceAmounts& total, const ResourceAmounts& other) {
-  for (const auto& [name, amount] : other) {
-    int64_t& slot = total[name];
-    slot = std::max(slot, amount);
-  }
+  return out;
 }
 
 }  // namespace
 
-absl::StatusOr<ResourceAmounts> EffectivePodRequests(const Json& pod_spec, absl::string_view path) {
-  ResourceAmounts containers;
-  if (const Json* list = Find(pod_spec, {"containers"}); list != nullptr && list->is_array()) {
-    for (size_t i = 0; i < list->size(); ++i) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          ResourceAmounts r,
-          ContainerRequests((*list)[i], absl::StrCat(path, ".containers[", i, "]")));
-      AddTo(containers, r);
-    }
-  }
-  ResourceAmounts sidecars;
-  ResourceAmounts init_peak;
-  if (const Json* list = Find(pod_spec, {"initContainers"}); list != nullptr && list->is_array()) {
-    for (size_t i = 0; i < list->size(); ++i) {
-      const Json& c = (*list)[i];
-      TOLLGATE_ASSIGN_OR_RETURN(
-          ResourceAmounts r, ContainerRequests(c, absl::StrCat(path, ".initContainers[", i, "]")));
-      if (GetString(c, {"restartPolicy"}) == "Always") {
-        // A sidecar keeps running next to the app containers and every later init container.
-        AddTo(containers, r);
-        AddTo(sidecars, r);
-        MaxInto(init_peak, sidecars);
-      } else {
-        ResourceAmounts with_sidecars = r;
-        AddTo(with_sidecars, sidecars);
-        MaxInto(init_peak, with_sidecars);
-      }
-    }
-  }
-  ResourceAmounts total = containers;
-  MaxInto(total, init_peak);
-  TOLLGATE_ASSIGN_OR_RETURN(
-      ResourceAmounts overhead,
-      ParseResourceList(Find(pod_spec, {"overhead"}), absl::StrCat(path, ".overhead")));
-  AddTo(total, overhead);
-  for (auto it = total.begin(); it != total.end();) {
-    it = it->second == 0 ? total.erase(it) : std::next(it);
-  }
-  return total;
+absl::StatusOr<core::PodResources> PodResourcesFromJson(const Json& pod_spec,
+                                                        absl::string_view path) {
+  core::PodResources pod;
+  TOLLGATE_ASSIGN_OR_RETURN(pod.containers, ParseContainers(pod_spec, "containers", path));
+  TOLLGATE_ASSIGN_OR_RETURN(pod.init_containers, ParseContainers(pod_spec, "initContainers", path));
+  TOLLGATE_ASSIGN_OR_RETURN(pod.overhead, ParseResourceList(Find(pod_spec, {"overhead"}),
+                                                            absl::StrCat(path, ".overhead")));
+  TOLLGATE_RETURN_IF_ERROR(ParseRequirements(pod_spec, path, &pod.pod_requests, &pod.pod_limits));
+  return pod;
 }
 
 v1::Toleration TolerationFromJson(const Json& t) {
@@ -137,9 +109,9 @@ absl::StatusOr<v1::PodSet> PodSetFromTemplate(absl::string_view name, int32_t co
   out.set_name(std::string(name));
   out.set_count(count);
   if (min_count.has_value()) out.set_min_count(*min_count);
-  TOLLGATE_ASSIGN_OR_RETURN(ResourceAmounts requests, EffectivePodRequests(*spec, spec_path));
-  for (const auto& [resource, amount] : requests) {
-    (*out.mutable_requests())[resource] = core::FormatResourceScalar(resource, amount);
+  TOLLGATE_ASSIGN_OR_RETURN(core::PodResources pod, PodResourcesFromJson(*spec, spec_path));
+  for (const auto& [resource, quantity] : core::EffectivePodRequests(pod)) {
+    (*out.mutable_requests())[resource] = quantity.ToString();
   }
   if (const Json* selector = Find(*spec, {"nodeSelector"});
       selector != nullptr && selector->is_object()) {

@@ -5,51 +5,26 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/object_kind.h"
 #include "services/config_objects.h"
 
 namespace tollgate::cli {
 
 const std::vector<KindInfo>& Kinds() {
-  static const auto* kinds = new std::vector<KindInfo>{
-      {"workload",
-       "Workload",
-       "workload.kueue.x-k8s.io",
-       v1::OBJECT_KIND_UNSPECIFIED,
-       true,
-       {"workloads", "wl"}},
-      {"clusterqueue",
-       "ClusterQueue",
-       "clusterqueue.kueue.x-k8s.io",
-       v1::CLUSTER_QUEUE,
-       false,
-       {"clusterqueues", "cq"}},
-      {"localqueue",
-       "LocalQueue",
-       "localqueue.kueue.x-k8s.io",
-       v1::LOCAL_QUEUE,
-       true,
-       {"localqueues", "lq", "queue", "queues"}},
-      {"cohort", "Cohort", "cohort.kueue.x-k8s.io", v1::COHORT, false, {"cohorts"}},
-      {"resourceflavor",
-       "ResourceFlavor",
-       "resourceflavor.kueue.x-k8s.io",
-       v1::RESOURCE_FLAVOR,
-       false,
-       {"resourceflavors", "flavor", "flavors", "rf"}},
-      {"workloadpriorityclass",
-       "WorkloadPriorityClass",
-       "workloadpriorityclass.kueue.x-k8s.io",
-       v1::WORKLOAD_PRIORITY_CLASS,
-       false,
-       {"workloadpriorityclasses", "wpc"}},
-      {"priorityclass",
-       "PriorityClass",
-       "priorityclass.scheduling.k8s.io",
-       v1::PRIORITY_CLASS,
-       false,
-       {"priorityclasses", "pc"}},
-      {"namespace", "Namespace", "namespace", v1::NAMESPACE, false, {"namespaces", "ns"}},
-  };
+  // Derived from the one kinds table (core/object_kind.h).
+  static const auto* kinds = [] {
+    auto* out = new std::vector<KindInfo>;
+    for (const core::KindTraits& t : core::AllKinds()) {
+      KindInfo info{absl::AsciiStrToLower(t.name), t.name,       "",
+                    v1::OBJECT_KIND_UNSPECIFIED,   t.namespaced, {t.plural}};
+      info.resource = t.group.empty() ? info.name : absl::StrCat(info.name, ".", t.group);
+      if (t.config_kind.has_value()) info.object_kind = services::ToProtoKind(*t.config_kind);
+      info.aliases.insert(info.aliases.end(), t.short_names.begin(), t.short_names.end());
+      out->push_back(std::move(info));
+    }
+    return out;
+  }();
   return *kinds;
 }
 
@@ -97,10 +72,7 @@ v1::ConfigObject UserIntent(v1::ConfigObject object) {
     meta->clear_creation_timestamp();
     if (!KindByObjectKind(services::KindOf(object)).namespaced) meta->clear_namespace_();
   }
-  // Only through the set member: mutable_*() of another one would switch the oneof.
-  if (object.has_cluster_queue()) object.mutable_cluster_queue()->clear_status();
-  if (object.has_local_queue()) object.mutable_local_queue()->clear_status();
-  if (object.has_cohort()) object.mutable_cohort()->clear_status();
+  services::ClearStatus(object);
   return object;
 }
 

@@ -2,6 +2,7 @@
 
 // The kinds as users name them on the command line and as kubectl prints them.
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -10,10 +11,11 @@
 
 namespace tollgate::cli {
 
+// Derived from the kinds table (core/object_kind.h).
 struct KindInfo {
-  absl::string_view name;      // singular, lower case: what `delete KIND` takes
+  std::string name;            // singular, lower case: what `delete KIND` takes
   absl::string_view kind;      // the manifest kind
-  absl::string_view resource;  // kubectl's "resource.group" spelling in apply/delete output
+  std::string resource;        // kubectl's "resource.group" spelling in apply/delete output
   v1::ObjectKind object_kind;  // OBJECT_KIND_UNSPECIFIED for Workload (not a config object)
   bool namespaced;
   std::vector<absl::string_view> aliases;  // the plural first

@@ -19,6 +19,7 @@
 #include "adapters/kube/pytorchjob_translator.h"
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/kube/workload_translator.h"
+#include "core/object_kind.h"
 
 namespace tollgate::cli {
 namespace {
@@ -44,17 +45,19 @@ const std::vector<JobKind>& JobKinds() {
   return *kinds;
 }
 
-constexpr absl::string_view kManifestKinds[] = {
-    "Workload",       "ClusterQueue",          "LocalQueue",    "Cohort",
-    "ResourceFlavor", "WorkloadPriorityClass", "PriorityClass", "Namespace"};
-
 std::string Accepted() {
   std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2)";
-  for (const JobKind& k : JobKinds())
+  for (const JobKind& k : JobKinds()) {
     absl::StrAppend(&text, ", ", k.kind, " (", k.api_version, ")");
-  absl::StrAppend(&text,
-                  ", the configuration kinds ClusterQueue, LocalQueue, Cohort, ResourceFlavor, "
-                  "WorkloadPriorityClass, PriorityClass, Namespace, or a List of these");
+  }
+  absl::StrAppend(&text, ", the configuration kinds");
+  const char* separator = " ";
+  for (const core::KindTraits& t : core::AllKinds()) {
+    if (!t.config_kind.has_value()) continue;
+    absl::StrAppend(&text, separator, t.name);
+    separator = ", ";
+  }
+  absl::StrAppend(&text, ", or a List of these");
   return text;
 }
 
@@ -212,8 +215,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
       out.push_back(*std::move(m));
       return out;
     }
-    if (!kind.empty() && std::find(std::begin(kManifestKinds), std::end(kManifestKinds), kind) ==
-                             std::end(kManifestKinds)) {
+    if (!kind.empty() && core::FindKind(kind) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": unknown kind \"", kind, "\"; tollgate takes ", Accepted(),
                        ". Describe any other job as a Kueue Workload (kind: Workload, spec.podSets "

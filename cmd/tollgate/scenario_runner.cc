@@ -19,6 +19,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/admission_executor.h"
+#include "services/config_objects.h"
 #include "services/tollgate_api.h"
 #include "storage/rocksdb_store.h"
 
@@ -186,18 +187,10 @@ class Run {
         *request.mutable_workload() = RefOf(*key);
         status = api_.DeleteWorkload(request).status();
       } else {
-        static const std::map<std::string, v1::ObjectKind> kKinds = {
-            {"Namespace", v1::NAMESPACE},
-            {"ResourceFlavor", v1::RESOURCE_FLAVOR},
-            {"ClusterQueue", v1::CLUSTER_QUEUE},
-            {"Cohort", v1::COHORT},
-            {"LocalQueue", v1::LOCAL_QUEUE},
-            {"WorkloadPriorityClass", v1::WORKLOAD_PRIORITY_CLASS},
-            {"PriorityClass", v1::PRIORITY_CLASS}};
-        auto kind = kKinds.find(ref.kind);
-        if (kind == kKinds.end()) return absl::StrCat("delete: unknown kind ", Quote(ref.kind));
+        std::optional<v1::ObjectKind> kind = services::ConfigKindNamed(ref.kind);
+        if (!kind.has_value()) return absl::StrCat("delete: unknown kind ", Quote(ref.kind));
         v1::DeleteObjectRequest request;
-        request.mutable_ref()->set_kind(kind->second);
+        request.mutable_ref()->set_kind(*kind);
         request.mutable_ref()->set_name(ref.name);
         request.mutable_ref()->set_namespace_(ref.ns);
         status = api_.DeleteObject(request).status();

@@ -19,8 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "core/object_kind.h"
+#include "core/pod_requests.h"
 #include "core/quantity.h"
-#include "core/saturating.h"
 #include "core/status_macros.h"
 
 namespace tollgate::manifest {
@@ -30,8 +31,6 @@ using ::google::protobuf::RepeatedPtrField;
 using StringMap = ::google::protobuf::Map<std::string, std::string>;
 
 constexpr absl::string_view kValueErrorPayload = "type.tollgate.dev/tollgate.manifest.ValueError";
-constexpr absl::string_view kKueueGroup = "kueue.x-k8s.io";
-constexpr absl::string_view kSchedulingGroup = "scheduling.k8s.io";
 constexpr absl::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 
 // Metadata the API server fills in; `kubectl get -o yaml` output carries it, and it means nothing
@@ -257,6 +256,26 @@ absl::StatusOr<std::string> QuantityText(const Ctx& ctx, const YAML::Node& node,
     return ctx.BadValue(path, absl::StrCat("malformed quantity \"", node.Scalar(), "\""));
   }
   return node.Scalar();
+}
+
+// The map under `key` of `f` (a core/v1 ResourceList), each value a valid quantity.
+absl::Status ParseResourceList(const Ctx& ctx, const Fields& f, absl::string_view key,
+                               core::ResourceList* out) {
+  const YAML::Node* list = f.Get(key);
+  if (list == nullptr) return absl::OkStatus();
+  const std::string list_path = f.Path(key);
+  if (!list->IsMap()) {
+    return ctx.Invalid(list_path, absl::StrCat("expected a map, got ", Describe(*list)));
+  }
+  for (const auto& kv : *list) {
+    if (!kv.first.IsScalar()) return ctx.Invalid(list_path, "map keys must be strings");
+    const std::string& resource = kv.first.Scalar();
+    TOLLGATE_ASSIGN_OR_RETURN(std::string text,
+                              QuantityText(ctx, kv.second, MapKey(list_path, resource)));
+    TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, core::Quantity::Parse(text));
+    out->insert_or_assign(resource, std::move(q));
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -636,89 +655,17 @@ absl::Status ParsePriorityClass(const Ctx& ctx, const YAML::Node& node, v1::Prio
 // ---------------------------------------------------------------------------------------------
 // Workload and its effective pod requests.
 
-// One resource amount while adding requests up. Whole units are summed separately from milli
-// units so memory-sized values (where value * 1000 overflows int64) stay exact.
-struct Amount {
-  int64_t value = 0;
-  int64_t milli = 0;
-  bool integral = true;
-  core::Quantity::Format format = core::Quantity::Format::kDecimalSI;
-
-  static Amount Of(const core::Quantity& q) {
-    Amount a;
-    a.value = q.Value();
-    a.milli = q.MilliValue();
-    a.integral = a.milli == core::SatMul(a.value, 1000);
-    a.format = q.format();
-    return a;
-  }
-  bool IsZero() const { return value == 0 && milli == 0; }
-  bool LessThan(const Amount& o) const {
-    return integral && o.integral ? value < o.value : milli < o.milli;
-  }
-  std::string ToString() const {
-    return (integral ? core::Quantity::FromValue(value, format)
-                     : core::Quantity::FromMilli(milli, format))
-        .ToString();
-  }
-};
-
-using ResourceList = std::map<std::string, Amount>;
-
-// Kubernetes' addResourceList: the sum takes the format of its first non-zero term.
-void AddList(ResourceList& into, const ResourceList& add) {
-  for (const auto& [name, amount] : add) {
-    auto [it, inserted] = into.emplace(name, amount);
-    if (inserted) continue;
-    Amount& sum = it->second;
-    if (sum.IsZero()) sum.format = amount.format;
-    sum.value = core::SatAdd(sum.value, amount.value);
-    sum.milli = core::SatAdd(sum.milli, amount.milli);
-    sum.integral = sum.integral && amount.integral;
-  }
-}
-
-// Kubernetes' maxResourceList.
-void MaxList(ResourceList& into, const ResourceList& other) {
-  for (const auto& [name, amount] : other) {
-    auto it = into.find(name);
-    if (it == into.end() || it->second.LessThan(amount)) into[name] = amount;
-  }
-}
-
-// Requests as written (text) and as amounts; limits fill in resources without a request, as
-// the API server's defaulting (and Kueue) do.
-struct Requests {
-  std::map<std::string, std::string> text;
-  ResourceList amounts;
-};
-
-absl::StatusOr<Requests> ParseResourceRequirements(const Ctx& ctx, const YAML::Node& node,
-                                                   absl::string_view path) {
+// A `resources` stanza (container or pod level): requests and limits as written; the rule in
+// core::EffectivePodRequests decides what they add up to.
+absl::Status ParseResourceRequirements(const Ctx& ctx, const YAML::Node& node,
+                                       absl::string_view path, core::ResourceList* requests,
+                                       core::ResourceList* limits) {
   // claims refer to DRA ResourceClaims, which the pod spec holds; Kueue accounts them only
   // behind an alpha gate.
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields f, Fields::Read(ctx, node, std::string(path), {"requests", "limits"}, {}, {"claims"}));
-  Requests out;
-  for (absl::string_view key : {"requests", "limits"}) {
-    const YAML::Node* list = f.Get(key);
-    if (list == nullptr) continue;
-    const std::string list_path = f.Path(key);
-    if (!list->IsMap()) {
-      return ctx.Invalid(list_path, absl::StrCat("expected a map, got ", Describe(*list)));
-    }
-    for (const auto& kv : *list) {
-      if (!kv.first.IsScalar()) return ctx.Invalid(list_path, "map keys must be strings");
-      const std::string& resource = kv.first.Scalar();
-      const std::string value_path = MapKey(list_path, resource);
-      TOLLGATE_ASSIGN_OR_RETURN(std::string text, QuantityText(ctx, kv.second, value_path));
-      if (out.text.count(resource) > 0) continue;  // a request beats its limit
-      TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, core::Quantity::Parse(text));
-      out.amounts[resource] = Amount::Of(q);
-      out.text[resource] = std::move(text);
-    }
-  }
-  return out;
+  TOLLGATE_RETURN_IF_ERROR(ParseResourceList(ctx, f, "requests", requests));
+  return ParseResourceList(ctx, f, "limits", limits);
 }
 
 // Every corev1.Container field, so a typo (e.g. `resource:`) is an error instead of a workload
@@ -786,75 +733,38 @@ constexpr std::initializer_list<absl::string_view> kIgnoredPodSpecFields = {
     "hostnameOverride",
     "workloadRef"};
 
-struct Container {
-  Requests requests;
-  // An init container with restartPolicy Always is a sidecar: it keeps running next to the
-  // main containers, so it adds to their requests.
-  bool sidecar = false;
-};
-
-absl::StatusOr<Container> ParseContainer(const Ctx& ctx, const YAML::Node& node,
-                                         absl::string_view path) {
+absl::StatusOr<core::ContainerResources> ParseContainer(const Ctx& ctx, const YAML::Node& node,
+                                                        absl::string_view path) {
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields f, Fields::Read(ctx, node, std::string(path), {"resources", "restartPolicy"}, {},
                              kIgnoredContainerFields));
-  Container c;
+  core::ContainerResources c;
   if (const YAML::Node* n = f.Get("resources")) {
-    TOLLGATE_ASSIGN_OR_RETURN(c.requests, ParseResourceRequirements(ctx, *n, f.Path("resources")));
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseResourceRequirements(ctx, *n, f.Path("resources"), &c.requests, &c.limits));
   }
+  // An init container with restartPolicy Always is a sidecar.
   std::string restart_policy;
   TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "restartPolicy", &restart_policy));
-  c.sidecar = restart_policy == "Always";
+  c.restartable = restart_policy == "Always";
   return c;
 }
 
-absl::StatusOr<std::vector<Container>> ParseContainers(const Ctx& ctx, const Fields& spec,
-                                                       absl::string_view key) {
-  std::vector<Container> out;
+absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx& ctx,
+                                                                      const Fields& spec,
+                                                                      absl::string_view key) {
+  std::vector<core::ContainerResources> out;
   const YAML::Node* list = spec.Get(key);
   if (list == nullptr) return out;
   const std::string path = spec.Path(key);
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *list, path));
   size_t i = 0;
   for (const auto& item : *list) {
-    TOLLGATE_ASSIGN_OR_RETURN(Container c, ParseContainer(ctx, item, Index(path, i++)));
+    TOLLGATE_ASSIGN_OR_RETURN(core::ContainerResources c,
+                              ParseContainer(ctx, item, Index(path, i++)));
     out.push_back(std::move(c));
   }
   return out;
-}
-
-// Resources a pod-level `resources` stanza may set (KEP-2837).
-bool IsPodLevelResource(absl::string_view name) {
-  return name == "cpu" || name == "memory" || absl::StartsWith(name, "hugepages-");
-}
-
-// Kubernetes' effective pod request (component-helpers resource.PodRequests): the larger of the
-// containers' sum and the peak init container, sidecars counting towards both; pod-level
-// requests replace the aggregate for the resources they name; overhead comes on top.
-ResourceList EffectiveRequests(const std::vector<Container>& containers,
-                               const std::vector<Container>& init_containers,
-                               const ResourceList& pod_level, const ResourceList& overhead) {
-  ResourceList reqs;
-  for (const Container& c : containers) AddList(reqs, c.requests.amounts);
-  ResourceList restartable;
-  ResourceList init_peak;
-  for (const Container& c : init_containers) {
-    if (c.sidecar) {
-      AddList(reqs, c.requests.amounts);
-      AddList(restartable, c.requests.amounts);
-      MaxList(init_peak, restartable);
-    } else {
-      ResourceList during = c.requests.amounts;
-      AddList(during, restartable);
-      MaxList(init_peak, during);
-    }
-  }
-  MaxList(reqs, init_peak);
-  for (const auto& [name, amount] : pod_level) {
-    if (IsPodLevelResource(name)) reqs[name] = amount;
-  }
-  AddList(reqs, overhead);
-  return reqs;
 }
 
 absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
@@ -871,38 +781,16 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
   TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, t.Path("spec"), supported, {},
                                                    kIgnoredPodSpecFields));
 
-  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Container> containers,
-                            ParseContainers(ctx, s, "containers"));
-  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Container> init_containers,
-                            ParseContainers(ctx, s, "initContainers"));
-  Requests pod_level;
+  core::PodResources pod;
+  TOLLGATE_ASSIGN_OR_RETURN(pod.containers, ParseContainers(ctx, s, "containers"));
+  TOLLGATE_ASSIGN_OR_RETURN(pod.init_containers, ParseContainers(ctx, s, "initContainers"));
   if (const YAML::Node* n = s.Get("resources")) {
-    TOLLGATE_ASSIGN_OR_RETURN(pod_level, ParseResourceRequirements(ctx, *n, s.Path("resources")));
+    TOLLGATE_RETURN_IF_ERROR(ParseResourceRequirements(ctx, *n, s.Path("resources"),
+                                                       &pod.pod_requests, &pod.pod_limits));
   }
-  ResourceList overhead;
-  if (const YAML::Node* n = s.Get("overhead")) {
-    const std::string overhead_path = s.Path("overhead");
-    if (!n->IsMap()) {
-      return ctx.Invalid(overhead_path, absl::StrCat("expected a map, got ", Describe(*n)));
-    }
-    for (const auto& kv : *n) {
-      if (!kv.first.IsScalar()) return ctx.Invalid(overhead_path, "map keys must be strings");
-      TOLLGATE_ASSIGN_OR_RETURN(
-          std::string text, QuantityText(ctx, kv.second, MapKey(overhead_path, kv.first.Scalar())));
-      TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, core::Quantity::Parse(text));
-      overhead[kv.first.Scalar()] = Amount::Of(q);
-    }
-  }
-  bool uses_pod_level = absl::c_any_of(pod_level.amounts,
-                                       [](const auto& kv) { return IsPodLevelResource(kv.first); });
-  if (containers.size() == 1 && init_containers.empty() && overhead.empty() && !uses_pod_level) {
-    // Nothing to add up: keep the user's spelling ("500m" stays "500m", not "0.5").
-    for (const auto& [name, text] : containers[0].requests.text) {
-      (*out->mutable_requests())[name] = text;
-    }
-  } else {
-    ResourceList reqs = EffectiveRequests(containers, init_containers, pod_level.amounts, overhead);
-    for (const auto& [name, amount] : reqs) (*out->mutable_requests())[name] = amount.ToString();
+  TOLLGATE_RETURN_IF_ERROR(ParseResourceList(ctx, s, "overhead", &pod.overhead));
+  for (const auto& [name, quantity] : core::EffectivePodRequests(pod)) {
+    (*out->mutable_requests())[name] = quantity.ToString();
   }
 
   if (const YAML::Node* n = s.Get("nodeSelector")) {
@@ -961,10 +849,13 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "group", &group));
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "kind", &kind));
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", &name));
-    if (!group.empty() && group != kKueueGroup && group != kSchedulingGroup) {
+    // A reference names either priority class kind, each in its own API group.
+    const core::KindTraits& wpc = core::TraitsOf(core::ObjectKind::kWorkloadPriorityClass);
+    const core::KindTraits& pc = core::TraitsOf(core::ObjectKind::kPriorityClass);
+    if (!group.empty() && group != wpc.group && group != pc.group) {
       return ctx.Invalid(r.Path("group"), absl::StrCat("unknown group \"", group, "\""));
     }
-    if (!kind.empty() && kind != "WorkloadPriorityClass" && kind != "PriorityClass") {
+    if (!kind.empty() && kind != wpc.name && kind != pc.name) {
       return ctx.Invalid(r.Path("kind"), absl::StrCat("unknown kind \"", kind, "\""));
     }
     if (!spec->priority_class_name().empty() && spec->priority_class_name() != name) {
@@ -1024,31 +915,8 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
 // ---------------------------------------------------------------------------------------------
 // Kinds and API versions.
 
-struct KindInfo {
-  absl::string_view kind;
-  absl::string_view group;
-  std::initializer_list<absl::string_view> versions;
-};
-
-const KindInfo* FindKind(absl::string_view kind) {
-  static const KindInfo kKinds[] = {
-      {"Namespace", "", {"v1"}},
-      {"ResourceFlavor", kKueueGroup, {"v1beta1", "v1beta2"}},
-      {"ClusterQueue", kKueueGroup, {"v1beta1", "v1beta2"}},
-      // Cohort started out in v1alpha1.
-      {"Cohort", kKueueGroup, {"v1alpha1", "v1beta1", "v1beta2"}},
-      {"LocalQueue", kKueueGroup, {"v1beta1", "v1beta2"}},
-      {"WorkloadPriorityClass", kKueueGroup, {"v1beta1", "v1beta2"}},
-      {"Workload", kKueueGroup, {"v1beta1", "v1beta2"}},
-      {"PriorityClass", kSchedulingGroup, {"v1"}},
-  };
-  for (const KindInfo& info : kKinds) {
-    if (info.kind == kind) return &info;
-  }
-  return nullptr;
-}
-
-absl::Status CheckApiVersion(const Ctx& ctx, const KindInfo& info, absl::string_view api_version) {
+absl::Status CheckApiVersion(const Ctx& ctx, const core::KindTraits& info,
+                             absl::string_view api_version) {
   if (api_version.empty()) return absl::OkStatus();
   absl::string_view group, version;
   if (size_t slash = api_version.find('/'); slash == absl::string_view::npos) {
@@ -1057,7 +925,8 @@ absl::Status CheckApiVersion(const Ctx& ctx, const KindInfo& info, absl::string_
     group = api_version.substr(0, slash);
     version = api_version.substr(slash + 1);
   }
-  if (group != "" && group != kKueueGroup && group != kSchedulingGroup) {
+  if (!absl::c_any_of(core::AllKinds(),
+                      [&](const core::KindTraits& k) { return k.group == group; })) {
     return ctx.Invalid("apiVersion", absl::StrCat("unknown apiVersion group \"", group, "\" in \"",
                                                   api_version, "\""));
   }
@@ -1065,9 +934,9 @@ absl::Status CheckApiVersion(const Ctx& ctx, const KindInfo& info, absl::string_
   for (absl::string_view v : info.versions) {
     wanted.push_back(info.group.empty() ? std::string(v) : absl::StrCat(info.group, "/", v));
   }
-  if (group != info.group || !Contains(info.versions, version)) {
+  if (group != info.group || !absl::c_linear_search(info.versions, version)) {
     return ctx.Invalid("apiVersion",
-                       absl::StrCat("\"", api_version, "\" does not serve kind ", info.kind,
+                       absl::StrCat("\"", api_version, "\" does not serve kind ", info.name,
                                     " (want ", absl::StrJoin(wanted, " or "), ")"));
   }
   return absl::OkStatus();
@@ -1099,14 +968,15 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
         absl::StrCat(prefix, "manifest ", PeekName(node, true), ": missing kind"));
   }
   const std::string kind = kind_node.Scalar();
-  const bool namespaced = kind == "LocalQueue" || kind == "Workload";
-  const Ctx ctx(absl::StrCat(prefix, kind, " ", PeekName(node, namespaced)));
-  const KindInfo* info = FindKind(kind);
+  const core::KindTraits* info = core::FindKind(kind);
+  const Ctx ctx(
+      absl::StrCat(prefix, kind, " ", PeekName(node, info != nullptr && info->namespaced)));
   if (info == nullptr) {
+    std::vector<absl::string_view> supported;
+    for (const core::KindTraits& k : core::AllKinds()) supported.push_back(k.name);
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, kind, " ", PeekName(node, false), ": unknown kind \"", kind,
-                     "\" (supported: Namespace, ResourceFlavor, ClusterQueue, Cohort, LocalQueue, "
-                     "WorkloadPriorityClass, PriorityClass, Workload)"));
+                     "\" (supported: ", absl::StrJoin(supported, ", "), ")"));
   }
   if (const YAML::Node api = node["apiVersion"]; api.IsDefined() && !api.IsNull()) {
     TOLLGATE_ASSIGN_OR_RETURN(std::string api_version, Str(ctx, api, "apiVersion"));
@@ -1115,28 +985,37 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
 
   Manifest m;
   m.kind = kind;
-  if (kind == "Workload") {
+  if (!info->config_kind.has_value()) {
     v1::Workload wl;
     TOLLGATE_RETURN_IF_ERROR(ParseWorkload(ctx, node, &wl));
     m.object = std::move(wl);
     return m;
   }
+  // The per-kind parsers; the switch has no default, so a new kind cannot be forgotten here.
   v1::ConfigObject obj;
-  if (kind == "Namespace") {
-    TOLLGATE_RETURN_IF_ERROR(ParseNamespace(ctx, node, obj.mutable_namespace_()));
-  } else if (kind == "ResourceFlavor") {
-    TOLLGATE_RETURN_IF_ERROR(ParseResourceFlavor(ctx, node, obj.mutable_resource_flavor()));
-  } else if (kind == "ClusterQueue") {
-    TOLLGATE_RETURN_IF_ERROR(ParseClusterQueue(ctx, node, obj.mutable_cluster_queue()));
-  } else if (kind == "Cohort") {
-    TOLLGATE_RETURN_IF_ERROR(ParseCohort(ctx, node, obj.mutable_cohort()));
-  } else if (kind == "LocalQueue") {
-    TOLLGATE_RETURN_IF_ERROR(ParseLocalQueue(ctx, node, obj.mutable_local_queue()));
-  } else if (kind == "WorkloadPriorityClass") {
-    TOLLGATE_RETURN_IF_ERROR(
-        ParseWorkloadPriorityClass(ctx, node, obj.mutable_workload_priority_class()));
-  } else {
-    TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
+  switch (*info->config_kind) {
+    case core::ObjectKind::kNamespace:
+      TOLLGATE_RETURN_IF_ERROR(ParseNamespace(ctx, node, obj.mutable_namespace_()));
+      break;
+    case core::ObjectKind::kResourceFlavor:
+      TOLLGATE_RETURN_IF_ERROR(ParseResourceFlavor(ctx, node, obj.mutable_resource_flavor()));
+      break;
+    case core::ObjectKind::kClusterQueue:
+      TOLLGATE_RETURN_IF_ERROR(ParseClusterQueue(ctx, node, obj.mutable_cluster_queue()));
+      break;
+    case core::ObjectKind::kCohort:
+      TOLLGATE_RETURN_IF_ERROR(ParseCohort(ctx, node, obj.mutable_cohort()));
+      break;
+    case core::ObjectKind::kLocalQueue:
+      TOLLGATE_RETURN_IF_ERROR(ParseLocalQueue(ctx, node, obj.mutable_local_queue()));
+      break;
+    case core::ObjectKind::kWorkloadPriorityClass:
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseWorkloadPriorityClass(ctx, node, obj.mutable_workload_priority_class()));
+      break;
+    case core::ObjectKind::kPriorityClass:
+      TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
+      break;
   }
   m.object = std::move(obj);
   return m;

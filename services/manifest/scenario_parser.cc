@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
@@ -658,10 +659,6 @@ constexpr StepKindEntry kStepKinds[] = {
     {"podsReady", StepKind::kPodsReady}, {"expect", StepKind::kExpect},
 };
 
-constexpr absl::string_view kKnownKinds[] = {
-    "Namespace",  "ResourceFlavor",        "ClusterQueue",  "Cohort",
-    "LocalQueue", "WorkloadPriorityClass", "PriorityClass", "Workload"};
-
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
                                                         absl::string_view path) {
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
@@ -706,7 +703,7 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
                                   Keys::Read(where, item, path, {"kind", "name", "namespace"}));
         ObjectRef ref;
         TOLLGATE_ASSIGN_OR_RETURN(ref.kind, RequiredStr(where, k, "kind"));
-        if (!absl::c_linear_search(kKnownKinds, ref.kind)) {
+        if (core::FindKind(ref.kind) == nullptr) {
           return where.Error(k.Path("kind"), absl::StrCat("unknown kind \"", ref.kind, "\""));
         }
         TOLLGATE_ASSIGN_OR_RETURN(ref.name, RequiredStr(where, k, "name"));

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+#include <ostream>
 #include <string>
 
 namespace tollgate::adapters::kube {
@@ -11,77 +14,88 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
+// The rule itself is tested in test/core/pod_requests_test.cc; these cases check that every
+// part of a JSON PodSpec reaches it.
 struct RequestsCase {
   std::string name;
   std::string pod_spec;
-  ResourceAmounts want;
+  std::map<std::string, std::string> want;
 };
 
-class EffectivePodRequestsTest : public ::testing::TestWithParam<RequestsCase> {};
+void PrintTo(const RequestsCase& c, std::ostream* os) { *os << c.name; }
 
-TEST_P(EffectivePodRequestsTest, MatchesKubernetes) {
-  absl::StatusOr<ResourceAmounts> got =
-      EffectivePodRequests(Json::parse(GetParam().pod_spec), "spec");
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(*got, GetParam().want);
+class TemplateRequestsTest : public ::testing::TestWithParam<RequestsCase> {};
+
+TEST_P(TemplateRequestsTest, ReadsEveryPartOfTheSpec) {
+  const Json tmpl = {{"spec", Json::parse(GetParam().pod_spec)}};
+  absl::StatusOr<v1::PodSet> ps = PodSetFromTemplate("main", 1, std::nullopt, tmpl, "template");
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  const std::map<std::string, std::string> got(ps->requests().begin(), ps->requests().end());
+  EXPECT_EQ(got, GetParam().want);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, EffectivePodRequestsTest,
+    Cases, TemplateRequestsTest,
     ::testing::Values(RequestsCase{"ContainersAreSummed",
                                    R"({"containers": [
                           {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
                           {"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]})",
-                                   {{"cpu", 1500}, {"memory", 1LL << 30}, {"nvidia.com/gpu", 1}}},
+                                   {{"cpu", "1500m"}, {"memory", "1Gi"}, {"nvidia.com/gpu", "1"}}},
                       RequestsCase{"LargestInitContainerWins",
                                    R"({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
                          "initContainers": [
                           {"resources": {"requests": {"cpu": "3", "memory": "1Gi"}}},
                           {"resources": {"requests": {"cpu": "2"}}}]})",
-                                   {{"cpu", 3000}, {"memory", 1LL << 30}}},
+                                   {{"cpu", "3"}, {"memory", "1Gi"}}},
                       RequestsCase{"SidecarsAddToContainersAndLaterInitContainers",
                                    // Sidecar 1 CPU runs alongside the 2-CPU init container (3) and
                                    // the 1-CPU app container (2): max is 3.
                                    R"({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
                          "initContainers": [
-                          {"restartPolicy": "Always",
-                           "resources": {"requests": {"cpu": "1"}}},
+                          {"restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
                           {"resources": {"requests": {"cpu": "2"}}}]})",
-                                   {{"cpu", 3000}}},
-                      RequestsCase{"InitContainerBeforeSidecarDoesNotCountIt",
-                                   R"({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
-                         "initContainers": [
-                          {"resources": {"requests": {"cpu": "2"}}},
-                          {"restartPolicy": "Always",
-                           "resources": {"requests": {"cpu": "1"}}}]})",
-                                   {{"cpu", 2000}}},
+                                   {{"cpu", "3"}}},
                       RequestsCase{"OverheadIsAdded",
                                    R"({"containers": [{"resources": {"requests": {"cpu": "1"}}}],
                          "overhead": {"cpu": "250m", "memory": "120Mi"}})",
-                                   {{"cpu", 1250}, {"memory", 120LL << 20}}},
+                                   {{"cpu", "1250m"}, {"memory", "120Mi"}}},
+                      RequestsCase{
+                          "PodLevelResourcesTakePrecedence",
+                          R"({"resources": {"requests": {"cpu": "4"}, "limits": {"memory": "8Gi"}},
+                         "containers": [
+                          {"resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+                          {"resources": {"requests": {"nvidia.com/gpu": "1"}}}]})",
+                          {{"cpu", "4"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}}},
                       RequestsCase{"LimitsFillMissingRequests",
                                    R"({"containers": [{"resources": {"requests": {"cpu": "1"},
                                                         "limits": {"cpu": "2",
                                                                    "nvidia.com/gpu": "1"}}}]})",
-                                   {{"cpu", 1000}, {"nvidia.com/gpu", 1}}},
+                                   {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}},
                       RequestsCase{"NumbersAreQuantities",
-                                   R"({"containers": [{"resources":
-                                                     {"requests": {"cpu": 2}}}]})",
-                                   {{"cpu", 2000}}},
-                      RequestsCase{"ZeroRequestsAreDropped",
+                                   R"({"containers": [{"resources": {"requests": {"cpu": 2}}}]})",
+                                   {{"cpu", "2"}}},
+                      RequestsCase{"ZeroRequestsAreKept",
                                    R"({"containers": [{"resources": {"requests": {"cpu": "0"}}}]})",
-                                   {}},
+                                   {{"cpu", "0"}}},
                       RequestsCase{"EmptySpec", R"({})", {}}),
     [](const auto& info) { return info.param.name; });
 
-TEST(EffectivePodRequestsTest, MalformedQuantityNamesThePath) {
-  absl::StatusOr<ResourceAmounts> got = EffectivePodRequests(
+TEST(PodResourcesFromJsonTest, MalformedQuantityNamesThePath) {
+  absl::StatusOr<core::PodResources> got = PodResourcesFromJson(
       Json::parse(R"({"containers": [{"resources": {"requests": {"cpu": "lots"}}}]})"),
       "spec.template.spec");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(got.status().message()),
               ::testing::HasSubstr("spec.template.spec.containers[0].resources.requests.cpu"));
+}
+
+TEST(PodResourcesFromJsonTest, MalformedPodLevelQuantityNamesThePath) {
+  absl::StatusOr<core::PodResources> got =
+      PodResourcesFromJson(Json::parse(R"({"resources": {"limits": {"memory": true}}})"), "spec");
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(std::string(got.status().message()),
+              ::testing::HasSubstr("spec.resources.limits.memory"));
 }
 
 TEST(PodSetFromTemplateTest, CopiesSelectorTolerationsAndFormatsRequests) {

@@ -550,9 +550,10 @@ TEST_P(EffectiveRequestsTest, MatchesKubernetes) {
 INSTANTIATE_TEST_SUITE_P(
     Requests, EffectiveRequestsTest,
     ::testing::Values(
-        RequestsCase{"SingleContainerKeepsSpelling",
+        // As the API server would store them: Quantity's own spelling of each term.
+        RequestsCase{"SingleContainerKeepsQuantitySpelling",
                      "{containers: [{name: a, resources: {requests: {cpu: 0.5, memory: 1e9}}}]}",
-                     {{"cpu", "0.5"}, {"memory", "1e9"}}},
+                     {{"cpu", "500m"}, {"memory", "1e9"}}},
         RequestsCase{"LimitsFillMissingRequests",
                      R"({containers: [{name: a, resources: {requests: {cpu: 250m},
                                                            limits: {cpu: 1, memory: 2Gi}}}]})",
@@ -599,6 +600,10 @@ INSTANTIATE_TEST_SUITE_P(
                           {name: a, resources: {requests: {cpu: 1, memory: 1Gi}}},
                           {name: b, resources: {requests: {cpu: 1, nvidia.com/gpu: 1}}}]})",
                      {{"cpu", "4"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}}},
+        RequestsCase{
+            "ZeroRequestsAreKept",
+            "{containers: [{name: a, resources: {requests: {cpu: 1, example.com/fpga: 0}}}]}",
+            {{"cpu", "1"}, {"example.com/fpga", "0"}}},
         RequestsCase{"NoContainers", "{}", {}}),
     [](const ::testing::TestParamInfo<RequestsCase>& info) { return info.param.name; });
 

@@ -1,0 +1,89 @@
+#include "core/object_kind.h"
+
+namespace tollgate::core {
+namespace {
+
+constexpr absl::string_view kKueue = "kueue.x-k8s.io";
+constexpr absl::string_view kScheduling = "scheduling.k8s.io";
+
+const std::vector<KindTraits>& Table() {
+  // Kueue's v1beta1 and v1beta2 serve the same objects; Cohort started out in v1alpha1.
+  static const auto* const kTable = new std::vector<KindTraits>{
+      {"Workload", "workloads", {"wl"}, kKueue, {"v1beta1", "v1beta2"}, true, std::nullopt, 0},
+      {"ClusterQueue",
+       "clusterqueues",
+       {"cq"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kClusterQueue,
+       4},
+      {"LocalQueue",
+       "localqueues",
+       {"lq", "queue", "queues"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       true,
+       ObjectKind::kLocalQueue,
+       5},
+      {"Cohort",
+       "cohorts",
+       {},
+       kKueue,
+       {"v1alpha1", "v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kCohort,
+       3},
+      {"ResourceFlavor",
+       "resourceflavors",
+       {"flavor", "flavors", "rf"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kResourceFlavor,
+       1},
+      {"WorkloadPriorityClass",
+       "workloadpriorityclasses",
+       {"wpc"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kWorkloadPriorityClass,
+       2},
+      {"PriorityClass",
+       "priorityclasses",
+       {"pc"},
+       kScheduling,
+       {"v1"},
+       false,
+       ObjectKind::kPriorityClass,
+       2},
+      {"Namespace", "namespaces", {"ns"}, "", {"v1"}, false, ObjectKind::kNamespace, 0},
+  };
+  return *kTable;
+}
+
+}  // namespace
+
+absl::Span<const KindTraits> AllKinds() { return Table(); }
+
+const KindTraits* FindKind(absl::string_view name) {
+  for (const KindTraits& traits : Table()) {
+    if (traits.name == name) return &traits;
+  }
+  return nullptr;
+}
+
+const KindTraits& TraitsOf(ObjectKind kind) {
+  for (const KindTraits& traits : Table()) {
+    if (traits.config_kind == kind) return traits;
+  }
+  // Every enumerator has a row (test/core/object_kind_test.cc checks it); this only answers a
+  // value cast from outside the enum.
+  static const KindTraits kUnknown{"Unknown", "unknown", {}, "", {}, false, std::nullopt, 0};
+  return kUnknown;
+}
+
+const char* ObjectKindName(ObjectKind kind) { return TraitsOf(kind).name.data(); }
+
+}  // namespace tollgate::core

@@ -1,0 +1,68 @@
+#include "core/object_kind.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "absl/strings/ascii.h"
+
+namespace tollgate::core {
+namespace {
+
+constexpr ObjectKind kEveryConfigKind[] = {
+    ObjectKind::kNamespace,    ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
+    ObjectKind::kCohort,       ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
+    ObjectKind::kPriorityClass};
+
+TEST(ObjectKindTest, EveryConfigKindHasExactlyOneRow) {
+  for (ObjectKind kind : kEveryConfigKind) {
+    int rows = 0;
+    for (const KindTraits& t : AllKinds()) rows += t.config_kind == kind ? 1 : 0;
+    EXPECT_EQ(rows, 1) << ObjectKindName(kind);
+    EXPECT_EQ(TraitsOf(kind).config_kind, kind);
+  }
+  // The config kinds and Workload, nothing else.
+  EXPECT_EQ(AllKinds().size(), std::size(kEveryConfigKind) + 1);
+  ASSERT_NE(FindKind("Workload"), nullptr);
+  EXPECT_FALSE(FindKind("Workload")->config_kind.has_value());
+}
+
+TEST(ObjectKindTest, NamesAreUniqueAcrossEveryWayOfSpellingAKind) {
+  // The CLI resolves a word against all of these; two kinds sharing one would be ambiguous.
+  std::set<std::string> seen;
+  for (const KindTraits& t : AllKinds()) {
+    for (absl::string_view word : {absl::string_view(absl::AsciiStrToLower(t.name)), t.plural}) {
+      EXPECT_TRUE(seen.insert(std::string(word)).second) << word;
+    }
+    for (absl::string_view word : t.short_names) {
+      EXPECT_TRUE(seen.insert(std::string(word)).second) << word;
+    }
+    EXPECT_FALSE(t.versions.empty()) << t.name;
+  }
+}
+
+TEST(ObjectKindTest, FactsTheServiceReliesOn) {
+  EXPECT_STREQ(ObjectKindName(ObjectKind::kClusterQueue), "ClusterQueue");
+  EXPECT_TRUE(TraitsOf(ObjectKind::kLocalQueue).namespaced);
+  EXPECT_FALSE(TraitsOf(ObjectKind::kClusterQueue).namespaced);
+  EXPECT_EQ(TraitsOf(ObjectKind::kPriorityClass).group, "scheduling.k8s.io");
+  EXPECT_EQ(TraitsOf(ObjectKind::kNamespace).group, "");
+  // References resolve on restart: flavors and priority classes before the queues using them,
+  // cohorts before ClusterQueues, ClusterQueues before LocalQueues.
+  EXPECT_LT(TraitsOf(ObjectKind::kNamespace).apply_order,
+            TraitsOf(ObjectKind::kResourceFlavor).apply_order);
+  EXPECT_LT(TraitsOf(ObjectKind::kResourceFlavor).apply_order,
+            TraitsOf(ObjectKind::kCohort).apply_order);
+  EXPECT_LT(TraitsOf(ObjectKind::kWorkloadPriorityClass).apply_order,
+            TraitsOf(ObjectKind::kCohort).apply_order);
+  EXPECT_LT(TraitsOf(ObjectKind::kCohort).apply_order,
+            TraitsOf(ObjectKind::kClusterQueue).apply_order);
+  EXPECT_LT(TraitsOf(ObjectKind::kClusterQueue).apply_order,
+            TraitsOf(ObjectKind::kLocalQueue).apply_order);
+  EXPECT_EQ(FindKind("clusterqueue"), nullptr);  // manifests spell kinds exactly
+}
+
+}  // namespace
+}  // namespace tollgate::core
