@@ -17,8 +17,23 @@ namespace tollgate::adapters {
 // Thread-safe.
 class GrpcAdmissionClient final : public AdmissionClient {
  public:
+  // How the client proves tollgated's identity and its own (docs/security.md). Empty fields are
+  // unused; TLS is on when a CA or a client certificate is given.
+  struct ClientSecurity {
+    std::string ca_file;
+    std::string cert_file;
+    std::string key_file;
+    // A file holding the bearer token (a mounted Secret), sent on every call.
+    std::string token_file;
+  };
+
   GrpcAdmissionClient(std::shared_ptr<grpc::Channel> channel,
-                      absl::Duration call_timeout = absl::Seconds(10));
+                      absl::Duration call_timeout = absl::Seconds(10),
+                      std::string bearer_token = "");
+  // A channel to "host:port" with `security`; errors name a PEM or token file that cannot be
+  // read.
+  static absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> ConnectSecure(
+      const std::string& target, absl::Duration call_timeout, const ClientSecurity& security);
   // An insecure channel to "host:port".
   static std::unique_ptr<GrpcAdmissionClient> Connect(const std::string& target,
                                                       absl::Duration call_timeout);
@@ -50,6 +65,7 @@ class GrpcAdmissionClient final : public AdmissionClient {
   std::unique_ptr<v1::AdmissionService::Stub> admission_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   const absl::Duration call_timeout_;
+  const std::string bearer_token_;
 };
 
 }  // namespace tollgate::adapters

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,10 +18,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "bench/bench_util.h"
 #include "bench/engine_replay.h"
 #include "bench/grpc_replay.h"
 #include "bench/kueue_profile.h"
+#include "bench/metrics_scraper.h"
 #include "bench/restart_probe.h"
 #include "bench/service_load.h"
 #include "bench/tollgated_launcher.h"
@@ -60,6 +63,9 @@ Commands:
              --workloads=1000000
 
 Server flags (kueue, service):
+  --metrics=off|on|both  spawn tollgated with --metrics-listen and scrape /metrics every second
+                       while measuring (on), or measure without and then with it in one run
+                       (both); default off
   --target=HOST:PORT   use a running tollgated instead of spawning one
   --tollgated=PATH     the binary to spawn (default: the one built beside this program)
   --work-dir=DIR       data directories and scratch files (default /tmp/tollgate-bench)
@@ -71,7 +77,18 @@ struct ServerFlags {
   std::string tollgated;
   std::string work_dir;
   bool keep = false;
+  // Spawn with --metrics-listen and scrape it while measuring.
+  bool metrics = false;
 };
+
+// The --metrics runs: {false}, {true} or {false, true}.
+absl::StatusOr<std::vector<bool>> MetricsRuns(const Flags& flags) {
+  const std::string mode = flags.String("metrics", "off");
+  if (mode == "off") return std::vector<bool>{false};
+  if (mode == "on") return std::vector<bool>{true};
+  if (mode == "both") return std::vector<bool>{false, true};
+  return absl::InvalidArgumentError(absl::StrCat("--metrics=", mode, ": want off, on or both"));
+}
 
 ServerFlags ReadServerFlags(const Flags& flags) {
   return ServerFlags{flags.String("target", ""), flags.String("tollgated", kDefaultTollgated),
@@ -81,15 +98,19 @@ ServerFlags ReadServerFlags(const Flags& flags) {
 // A spawned tollgated and its data directory, removed afterwards unless --keep.
 struct Server {
   std::unique_ptr<TollgatedTarget> target;
+  // Scrapes while the server runs (--metrics); destroyed before the server.
+  std::unique_ptr<MetricsScraper> scraper;
   std::string data_dir;
   bool keep = false;
   ~Server() {
+    scraper.reset();
     target.reset();
     if (!data_dir.empty() && !keep) {
       std::error_code ec;
       std::filesystem::remove_all(data_dir, ec);
       std::filesystem::remove(data_dir + ".port", ec);
       std::filesystem::remove(data_dir + ".log", ec);
+      std::filesystem::remove(data_dir + ".metrics-port", ec);
     }
   }
 };
@@ -101,15 +122,38 @@ absl::Status StartServer(const ServerFlags& sf, const std::string& name, Server&
     return absl::OkStatus();
   }
   TOLLGATE_ASSIGN_OR_RETURN(server.data_dir, MakeTempDir(sf.work_dir, name + "-"));
-  TOLLGATE_ASSIGN_OR_RETURN(server.target, TollgatedTarget::Spawn(sf.tollgated, server.data_dir));
-  std::printf("spawned %s (pid %d) on %s, data dir %s\n", sf.tollgated.c_str(),
-              server.target->pid(), server.target->address().c_str(), server.data_dir.c_str());
+  std::vector<std::string> extra_args;
+  const std::string metrics_port_file = server.data_dir + ".metrics-port";
+  if (sf.metrics) {
+    extra_args = {"--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + metrics_port_file};
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(server.target,
+                            TollgatedTarget::Spawn(sf.tollgated, server.data_dir, extra_args));
+  std::printf("spawned %s (pid %d) on %s, data dir %s, metrics %s\n", sf.tollgated.c_str(),
+              server.target->pid(), server.target->address().c_str(), server.data_dir.c_str(),
+              sf.metrics ? "on (scraped every 1s)" : "off");
+  if (sf.metrics) {
+    // The metrics port file is written right after the gRPC port's; wait for it briefly.
+    int port = 0;
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (port == 0 && absl::Now() < deadline) {
+      std::ifstream in(metrics_port_file);
+      if (!(in >> port)) {
+        port = 0;
+        absl::SleepFor(absl::Milliseconds(10));
+      }
+    }
+    if (port == 0) return absl::UnavailableError("tollgated wrote no metrics port");
+    server.scraper = std::make_unique<MetricsScraper>(port, absl::Seconds(1));
+  }
   return absl::OkStatus();
 }
 
 absl::Status RunKueue(const Flags& flags) {
-  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"profile", "engine-only", "timeout", "progress",
-                                             "target", "tollgated", "work-dir", "keep"}));
+  TOLLGATE_RETURN_IF_ERROR(
+      flags.CheckKnown({"profile", "engine-only", "timeout", "progress", "target", "tollgated",
+                        "work-dir", "keep", "metrics"}));
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<bool> metrics_runs, MetricsRuns(flags));
   TOLLGATE_ASSIGN_OR_RETURN(Profile profile, ProfileByName(flags.String("profile", "baseline")));
   GrpcReplayOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.timeout, flags.Duration("timeout", absl::Minutes(10)));
@@ -127,21 +171,29 @@ absl::Status RunKueue(const Flags& flags) {
     PrintReplayTable(profile, nullptr, &engine);
     return absl::OkStatus();
   }
-  Server server;
-  TOLLGATE_RETURN_IF_ERROR(StartServer(ReadServerFlags(flags), "kueue-" + profile.name, server));
-  TOLLGATE_ASSIGN_OR_RETURN(ReplayRecorder::Summary realtime,
-                            RunGrpcReplay(*server.target, profile, options));
-  if (server.target->pid() > 0) {
-    std::printf("tollgated RSS at the end: %.1f MiB\n",
-                static_cast<double>(ResidentBytesOf(server.target->pid())) / (1 << 20));
+  for (bool metrics : metrics_runs) {
+    Server server;
+    ServerFlags sf = ReadServerFlags(flags);
+    sf.metrics = metrics;
+    TOLLGATE_RETURN_IF_ERROR(StartServer(sf, "kueue-" + profile.name, server));
+    TOLLGATE_ASSIGN_OR_RETURN(ReplayRecorder::Summary realtime,
+                              RunGrpcReplay(*server.target, profile, options));
+    if (server.target->pid() > 0) {
+      std::printf("tollgated RSS at the end: %.1f MiB\n",
+                  static_cast<double>(ResidentBytesOf(server.target->pid())) / (1 << 20));
+    }
+    std::printf("== metrics %s%s\n", metrics ? "on: " : "off",
+                server.scraper ? server.scraper->Summary().c_str() : "");
+    PrintReplayTable(profile, &realtime, &engine);
   }
-  PrintReplayTable(profile, &realtime, &engine);
   return absl::OkStatus();
 }
 
 absl::Status RunService(const Flags& flags) {
-  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"phase", "concurrency", "watchers", "watch-workloads",
-                                             "target", "tollgated", "work-dir", "keep"}));
+  TOLLGATE_RETURN_IF_ERROR(
+      flags.CheckKnown({"phase", "concurrency", "watchers", "watch-workloads", "target",
+                        "tollgated", "work-dir", "keep", "metrics"}));
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<bool> metrics_runs, MetricsRuns(flags));
   ServiceLoadOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.phase, flags.Duration("phase", absl::Seconds(5)));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t watchers, flags.Int("watchers", 10));
@@ -156,11 +208,17 @@ absl::Status RunService(const Flags& flags) {
     }
     options.concurrency.push_back(v);
   }
-  const ServerFlags sf = ReadServerFlags(flags);
-  options.scratch_dir = sf.work_dir;
-  Server server;
-  TOLLGATE_RETURN_IF_ERROR(StartServer(sf, "service", server));
-  return RunServiceLoad(*server.target, options);
+  for (bool metrics : metrics_runs) {
+    ServerFlags sf = ReadServerFlags(flags);
+    sf.metrics = metrics;
+    options.scratch_dir = sf.work_dir;
+    Server server;
+    TOLLGATE_RETURN_IF_ERROR(StartServer(sf, "service", server));
+    std::printf("== metrics %s\n", metrics ? "on" : "off");
+    TOLLGATE_RETURN_IF_ERROR(RunServiceLoad(*server.target, options));
+    if (server.scraper) std::printf("metrics scraper: %s\n", server.scraper->Summary().c_str());
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RunRestart(const Flags& flags, const char* self) {

@@ -66,6 +66,52 @@ bool HasAny(const std::set<WorkloadId>& preempted, const std::vector<PreemptionT
   return false;
 }
 
+// The decisions a head that preempts adds to the plan: an eviction for each target not already
+// evicting. Returns its pending message.
+std::string PlanPreemptions(const ClusterState& state, const Workload& preemptor,
+                            const AdmissionPlanner::Evaluation& eval, CyclePlan& plan) {
+  for (const PreemptionTarget& t : eval.targets) {
+    const Workload* victim = state.workload(t.id);
+    if (victim->status.state == WorkloadState::kEvicting) continue;
+    plan.preemptions.push_back(
+        PreemptionDecision{t.id, preemptor.id, t.reason,
+                           absl::StrCat("Preempted to accommodate a workload (UID: ", preemptor.uid,
+                                        ") due to ", t.reason)});
+  }
+  return absl::StrCat(eval.assignment.Message(), ". Pending the preemption of ",
+                      eval.targets.size(), " workload(s)");
+}
+
+// The decision admitting a head with its assignment.
+AdmissionDecision PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq,
+                                FlavorAssignment&& assignment) {
+  AdmissionDecision admission;
+  admission.id = wl.id;
+  admission.usage.assign(assignment.usage.begin(), assignment.usage.end());
+  admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
+  return admission;
+}
+
+// How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
+PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, RequeueReason reason,
+                            bool skipped, std::string message) {
+  if (skipped && reason == RequeueReason::kGeneric) reason = RequeueReason::kFailedAfterNomination;
+  bool immediate;
+  if (cq.spec.queueing_strategy == QueueingStrategy::kStrictFifo) {
+    immediate = reason != RequeueReason::kNamespaceMismatch;
+  } else {
+    immediate = reason == RequeueReason::kFailedAfterNomination ||
+                reason == RequeueReason::kPendingPreemption;
+  }
+  PendingDecision p;
+  p.id = wl.id;
+  p.message = std::move(message);
+  p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
+  p.sticky = reason == RequeueReason::kPendingPreemption &&
+             cq.spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
+  return p;
+}
+
 // Kueue's quotaResourcesToReserve: what a preemptor without candidates holds back this cycle so
 // lower-priority work elsewhere in the cohort does not take it.
 std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
@@ -405,16 +451,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     cycle_usage.AddUsage(*e.cq->node, usage);
 
     if (e.mode == FlavorMode::kPreempt) {
-      for (const PreemptionTarget& t : e.eval.targets) {
-        const Workload* victim = state_.workload(t.id);
-        if (victim->status.state == WorkloadState::kEvicting) continue;
-        plan.preemptions.push_back(
-            PreemptionDecision{t.id, e.wl->id, t.reason,
-                               absl::StrCat("Preempted to accommodate a workload (UID: ", e.wl->uid,
-                                            ") due to ", t.reason)});
-      }
-      e.message = absl::StrCat(e.eval.assignment.Message(), ". Pending the preemption of ",
-                               e.eval.targets.size(), " workload(s)");
+      e.message = PlanPreemptions(state_, *e.wl, e.eval, plan);
       e.reason = RequeueReason::kPendingPreemption;
       continue;
     }
@@ -429,39 +466,41 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
 
     e.admitted = true;
-    AdmissionDecision admission;
-    admission.id = e.wl->id;
-    admission.usage.assign(usage.begin(), usage.end());
     // An admitted entry's evaluation is not read again.
-    admission.admission = std::move(e.eval.assignment).ToAdmission(e.cq->spec.name);
-    plan.admissions.push_back(std::move(admission));
+    plan.admissions.push_back(PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment)));
   }
 
   auto requeue = [&plan](const Entry& e) {
-    RequeueReason reason = e.reason;
-    if (e.skipped && reason == RequeueReason::kGeneric) {
-      reason = RequeueReason::kFailedAfterNomination;
-    }
-    bool immediate;
-    if (e.cq->spec.queueing_strategy == QueueingStrategy::kStrictFifo) {
-      immediate = reason != RequeueReason::kNamespaceMismatch;
-    } else {
-      immediate = reason == RequeueReason::kFailedAfterNomination ||
-                  reason == RequeueReason::kPendingPreemption;
-    }
-    PendingDecision p;
-    p.id = e.wl->id;
-    p.message = e.PendingMessage();
-    p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
-    p.sticky = reason == RequeueReason::kPendingPreemption &&
-               e.cq->spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
-    plan.pending.push_back(std::move(p));
+    plan.pending.push_back(PlanPending(*e.wl, *e.cq, e.reason, e.skipped, e.PendingMessage()));
   };
   for (const Entry& e : entries) {
     if (!e.admitted) requeue(e);
   }
   for (const Entry& e : inadmissible) requeue(e);
   return plan;
+}
+
+AdmissionPlanner::SinglePlan AdmissionPlanner::PlanOne(const Workload& wl,
+                                                       const ClusterQueueRuntime& cq,
+                                                       absl::Time now, int64_t cycle) {
+  SinglePlan single;
+  single.plan.cycle = cycle;
+  Evaluation eval = Evaluate(wl, cq, now);
+  const FlavorMode mode = eval.assignment.RepresentativeMode();
+  if (mode == FlavorMode::kFit) {
+    single.outcome = SinglePlan::Outcome::kAdmit;
+    single.plan.admissions.push_back(PlanAdmission(wl, cq, std::move(eval.assignment)));
+  } else if (mode == FlavorMode::kPreempt && !eval.targets.empty()) {
+    single.outcome = SinglePlan::Outcome::kPreempt;
+    single.admission = eval.assignment.ToAdmission(cq.spec.name);
+    for (const PreemptionTarget& t : eval.targets) single.victims.push_back(t.id);
+    std::string message = PlanPreemptions(state_, wl, eval, single.plan);
+    single.plan.pending.push_back(PlanPending(wl, cq, RequeueReason::kPendingPreemption,
+                                              /*skipped=*/false, std::move(message)));
+  } else {
+    single.message = eval.assignment.Message();
+  }
+  return single;
 }
 
 }  // namespace tollgate::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -28,6 +29,25 @@ class AdmissionPlanner {
   // Kueue's getInitialAssignments: the full assignment, else one with preemption targets, else
   // a partial admission found by binary search over the pod counts (down to minCount).
   Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now);
+
+  // One pending workload planned ahead of queue order (ClusterState::AdmitNow), with the
+  // decisions a cycle makes for a head that is evaluated alone: its admission when it fits;
+  // else, when preemption can make room, the preemptions and a pending decision waiting for
+  // them; else nothing to apply.
+  struct SinglePlan {
+    enum class Outcome { kAdmit, kPreempt, kPending };
+    Outcome outcome = Outcome::kPending;
+    // Applied with ClusterState::ApplyCycle.
+    CyclePlan plan;
+    // kPreempt: the admission it waits for and every target (also those already evicting,
+    // which need no new decision).
+    Admission admission;
+    std::vector<WorkloadId> victims;
+    // kPending: why it does not fit.
+    std::string message;
+  };
+  SinglePlan PlanOne(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now,
+                     int64_t cycle);
 
  private:
   ClusterState& state_;

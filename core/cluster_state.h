@@ -15,56 +15,20 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/admission_fair_sharing.h"
+#include "core/config_registry.h"
 #include "core/cycle_plan.h"
-#include "core/held_workloads.h"
 #include "core/object_kind.h"
+#include "core/queue_router.h"
 #include "core/quota_tree.h"
 #include "core/scheduler_config.h"
+#include "core/timer_set.h"
 #include "core/types.h"
+#include "core/visibility.h"
 #include "core/workload.h"
-#include "core/workload_queue.h"
-#include "core/workloads_by_key.h"
+#include "core/workload_table.h"
 
 namespace tollgate::core {
-
-// Runtime view of one ClusterQueue: its spec, its node in the quota tree, its pending queue and
-// the workloads holding its quota.
-struct ClusterQueueRuntime {
-  ClusterQueueSpec spec;
-  QuotaNode* node = nullptr;
-  // Resource name -> index into spec.resource_groups.
-  absl::flat_hash_map<std::string, int> group_of_resource;
-  WorkloadQueue queue;
-  // Admitted and evicting workloads.
-  HeldWorkloads holding;
-  bool active = true;
-  // Why the queue is inactive (for its status condition).
-  std::string inactive_reason;
-};
-
-struct LocalQueueRuntime {
-  LocalQueueSpec spec;
-};
-
-// Per flavor and resource usage of one queue, as Kueue's status reports it.
-struct ResourceUsageRow {
-  std::string flavor;
-  std::string resource;
-  int64_t total = 0;
-  int64_t borrowed = 0;
-};
-
-struct QueueCounts {
-  int64_t pending = 0;
-  int64_t admitted = 0;
-};
-
-struct PendingPosition {
-  WorkloadId id = 0;
-  std::string cluster_queue;
-  int64_t position_in_cluster_queue = 0;
-  int64_t position_in_local_queue = 0;
-};
 
 // What Admit (admission on request, outside the cycle order) did or would do.
 struct AdmitNowResult {
@@ -84,6 +48,15 @@ struct SubmitOutcome {
 // queues. The executor mutates it only through these methods and persists what they report as
 // dirty; the planner reads it (and may temporarily change usage, restoring it before
 // returning). Not thread-safe: the executor owns it on one thread.
+//
+// A facade over parts that each hold one concern, in files named after it: the configuration
+// (config_registry.h), the workloads with their key index and dirty set (workload_table.h),
+// LocalQueue -> ClusterQueue routing and the ClusterQueues' runtimes (queue_router.h), timers
+// (timer_set.h) and admission fair sharing's usage (admission_fair_sharing.h). Its own methods
+// are the transitions that touch several parts, split the same way: configuration changes and
+// routing (cluster_state.cc), a workload's lifecycle and timers (workload_lifecycle.cc), restore
+// after a restart (workload_restore.cc), applying plans (cycle_applier.cc); read-only queries
+// are free functions in visibility.h.
 class ClusterState {
  public:
   explicit ClusterState(SchedulerConfig config);
@@ -105,19 +78,22 @@ class ClusterState {
   absl::Status DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name, absl::Time now);
 
-  const std::map<std::string, NamespaceSpec>& namespaces() const { return namespaces_; }
-  const std::map<std::string, ResourceFlavorSpec>& flavors() const { return flavors_; }
+  const ConfigRegistry& registry() const { return registry_; }
+  const std::map<std::string, NamespaceSpec>& namespaces() const { return registry_.namespaces(); }
+  const std::map<std::string, ResourceFlavorSpec>& flavors() const { return registry_.flavors(); }
   const std::map<std::string, ClusterQueueSpec>& cluster_queue_specs() const {
-    return cluster_queue_specs_;
+    return registry_.cluster_queue_specs();
   }
-  const std::map<std::string, CohortSpec>& cohorts() const { return cohorts_; }
+  const std::map<std::string, CohortSpec>& cohorts() const { return registry_.cohorts(); }
   // Keyed by "namespace/name".
-  const std::map<std::string, LocalQueueRuntime>& local_queues() const { return local_queues_; }
+  const std::map<std::string, LocalQueueRuntime>& local_queues() const {
+    return registry_.local_queues();
+  }
   const std::map<std::string, PriorityClassSpec>& workload_priority_classes() const {
-    return workload_priority_classes_;
+    return registry_.workload_priority_classes();
   }
   const std::map<std::string, PriorityClassSpec>& pod_priority_classes() const {
-    return pod_priority_classes_;
+    return registry_.pod_priority_classes();
   }
 
   // --- Workloads.
@@ -147,11 +123,12 @@ class ClusterState {
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
 
-  const Workload* FindWorkload(absl::string_view key) const;
-  const Workload* workload(WorkloadId id) const;
-  Workload* mutable_workload(WorkloadId id);
+  const WorkloadTable& workload_table() const { return workloads_; }
+  const Workload* FindWorkload(absl::string_view key) const { return workloads_.Find(key); }
+  const Workload* workload(WorkloadId id) const { return workloads_.Get(id); }
+  Workload* mutable_workload(WorkloadId id) { return workloads_.GetMutable(id); }
   // Every live workload, in id (submission) order.
-  std::vector<const Workload*> AllWorkloads() const;
+  std::vector<const Workload*> AllWorkloads() const { return workloads_.All(); }
 
   // --- Scheduling. A cycle is PlanCycle followed by ApplyCycle with the same `now`.
   CyclePlan PlanCycle(absl::Time now);
@@ -167,58 +144,66 @@ class ClusterState {
 
   // Workloads changed since the last call, in id order; deleted ones are reported in
   // TakeDeletedWorkloads. The executor persists both.
-  std::vector<WorkloadId> TakeDirtyWorkloads();
-  bool HasUncommittedChanges() const { return !dirty_.empty() || !deleted_.empty(); }
-  bool IsDirty(WorkloadId id) const { return dirty_.contains(id); }
-  std::vector<std::string> TakeDeletedWorkloads();
+  std::vector<WorkloadId> TakeDirtyWorkloads() { return workloads_.TakeDirty(); }
+  bool HasUncommittedChanges() const { return workloads_.HasUncommittedChanges(); }
+  bool IsDirty(WorkloadId id) const { return workloads_.IsDirty(id); }
+  std::vector<WorkloadKey> TakeDeletedWorkloads() { return workloads_.TakeDeleted(); }
 
-  // --- Visibility.
-  const ClusterQueueRuntime* cluster_queue(absl::string_view name) const;
-  ClusterQueueRuntime* mutable_cluster_queue(absl::string_view name);
-  // The ClusterQueue of a quota-tree node (null for cohorts).
-  const ClusterQueueRuntime* cluster_queue(const QuotaNode* node) const;
-  const std::map<std::string, ClusterQueueRuntime, std::less<>>& cluster_queue_runtimes() const {
-    return cluster_queues_;
+  // --- ClusterQueues.
+  const ClusterQueueRuntime* cluster_queue(absl::string_view name) const {
+    return router_.cluster_queue(name);
   }
+  ClusterQueueRuntime* mutable_cluster_queue(absl::string_view name) {
+    return router_.mutable_cluster_queue(name);
+  }
+  // The ClusterQueue of a quota-tree node (null for cohorts).
+  const ClusterQueueRuntime* cluster_queue(const QuotaNode* node) const {
+    return router_.cluster_queue(node);
+  }
+  const std::map<std::string, ClusterQueueRuntime, std::less<>>& cluster_queue_runtimes() const {
+    return router_.runtimes();
+  }
+
+  // --- Visibility: forwarders to the free functions of visibility.h.
   std::vector<ResourceUsageRow> ClusterQueueUsage(absl::string_view name) const;
   std::vector<ResourceUsageRow> LocalQueueUsage(absl::string_view namespace_name,
                                                 absl::string_view name) const;
   QueueCounts ClusterQueueCounts(absl::string_view name) const;
   QueueCounts LocalQueueCounts(absl::string_view namespace_name, absl::string_view name) const;
-  // Pending workloads of a ClusterQueue or LocalQueue in the order they would be admitted.
   std::vector<PendingPosition> PendingInClusterQueue(absl::string_view name) const;
   std::vector<PendingPosition> PendingInLocalQueue(absl::string_view namespace_name,
                                                    absl::string_view name) const;
-  // Kueue's weightedShare of a ClusterQueue or Cohort (0 when not borrowing).
   int64_t WeightedShare(absl::string_view name) const;
 
-  // Shared with the planners.
+  // --- Shared with the planners.
   QuotaTree& tree() { return tree_; }
   const QuotaTree& tree() const { return tree_; }
   FlavorResourceIndex& fr_index() { return fr_index_; }
   const FlavorResourceIndex& fr_index() const { return fr_index_; }
-  bool NamespaceMatches(const ClusterQueueSpec& cq, absl::string_view namespace_name) const;
+  bool NamespaceMatches(const ClusterQueueSpec& cq, absl::string_view namespace_name) const {
+    return registry_.NamespaceMatches(cq, namespace_name);
+  }
   // The ClusterQueue a pending workload is queued in, if any.
-  const std::string* QueuedIn(WorkloadId id) const;
+  const std::string* QueuedIn(WorkloadId id) const {
+    const ClusterQueueRuntime* cq = router_.QueuedIn(id);
+    return cq == nullptr ? nullptr : &cq->spec.name;
+  }
   // The time Kueue orders a pending workload by (creation, or pods-ready eviction).
   absl::Time QueueOrderTime(const Workload& wl) const;
   int64_t cycle() const { return cycle_; }
   // The head the next cycle takes from this queue: the active set's first entry, or under
   // admission fair sharing the first entry of the LocalQueue with the least weighted usage.
   std::optional<WorkloadId> HeadOf(const ClusterQueueRuntime& cq) const;
-  bool UsesAdmissionFairSharing(const ClusterQueueSpec& cq) const;
+  bool UsesAdmissionFairSharing(const ClusterQueueSpec& cq) const {
+    return fair_usage_.Applies(cq);
+  }
   // Admission fair sharing: the LocalQueue's decayed usage (plus penalties) over its weight.
   double LocalQueueFairUsage(absl::string_view namespace_name, absl::string_view name) const;
   // waitForPodsReady's blockAdmission: no admitted workload is still waiting for its pods.
   bool AllAdmittedPodsReady() const { return unready_admitted_.empty(); }
 
  private:
-  struct Route {
-    ClusterQueueRuntime* cluster_queue = nullptr;  // null when not queued
-    std::string blocked_message;
-  };
-
-  Route RouteOf(const Workload& wl);
+  // --- Routing (cluster_state.cc).
   void Requeue(Workload& wl, absl::Time now);
   // Requeue's bookkeeping for a workload that is not queued, along `route`. `keys`, when set,
   // collects the queue keys per ClusterQueue (active, inadmissible) instead of pushing them.
@@ -228,88 +213,55 @@ class ClusterState {
   };
   void QueueRouted(Workload& wl, const Route& route, absl::Time now,
                    absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys);
+  void Unqueue(Workload& wl) { router_.Unqueue(wl.id); }
+  void RerouteAllPending(absl::Time now);
+  void RebuildQuotaTree(absl::Time now);
+  void RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now);
+  void RequeueAllInadmissible(absl::Time now);
+  void DrainStoppedQueues(absl::Time now);
+  QueueKey KeyOf(const Workload& wl) const;
+  void AddUsageOf(const Workload& wl);
+  void RemoveUsageOf(const Workload& wl);
+
+  // --- Restore (workload_restore.cc).
   // The route of the LocalQueue `namespace_name`/`queue_name`, kept across a RestoreAll.
   struct CachedRoute {
     std::string namespace_name;
     std::string queue_name;
     Route route;
   };
-  // Everything Restore does for one workload already in workloads_ but its key index entry.
+  // Everything Restore does for one workload already in the table but its key index entry.
   absl::Status RestoreOne(Workload& ref,
                           absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys,
                           std::optional<CachedRoute>* last_route);
-  void Unqueue(Workload& wl);
-  void RerouteAllPending(absl::Time now);
-  void RebuildQuotaTree(absl::Time now);
-  void RecomputeActivity();
-  void RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now);
-  void RequeueAllInadmissible(absl::Time now);
-  void AddUsageOf(const Workload& wl);
-  void RemoveUsageOf(const Workload& wl);
+
+  // --- Lifecycle (workload_lifecycle.cc).
   void ReleaseQuota(Workload& wl, absl::Time now);
   void StartEviction(Workload& wl, absl::Time now, const std::string& reason,
                      const std::string& message);
-  void DrainStoppedQueues(absl::Time now);
   void PodsReadyTimeout(Workload& wl, absl::Time now);
   // Re-files a workload holding quota in its ClusterQueue's victim order after a change.
   void RefileHeld(const Workload& wl);
   // Wakes parked preemptors when an admitted workload's preemption rate-limit protection ends.
   void ArmPreemptionProtectionTimer(const Workload& wl, absl::Time now);
   absl::Duration EvictionGrace(const Workload& wl) const;
-  // Admission fair sharing bookkeeping.
-  std::map<std::string, double> AdmittedUsageOf(const std::string& local_queue_key) const;
-  void DecayLocalQueueUsage(const std::string& local_queue_key, absl::Time now,
-                            const std::map<std::string, double>& penalty);
-  std::vector<WorkloadId> OrderForVisibility(const ClusterQueueRuntime& cq) const;
-  void MarkDirty(WorkloadId id) { dirty_.insert(id); }
-  absl::StatusOr<int32_t> ResolvePriority(const WorkloadSpec& spec) const;
-  QueueKey KeyOf(const Workload& wl) const;
-  Workload* FindMutable(absl::string_view key);
+  void MarkDirty(WorkloadId id) { workloads_.MarkDirty(id); }
+
+  // --- Applying plans (cycle_applier.cc).
+  void ApplyPending(const PendingDecision& p, absl::Time now);
+  void ApplyAdmission(const AdmissionDecision& a, absl::Time now);
+  void ApplyPreemption(const PreemptionDecision& p, absl::Time now);
 
   SchedulerConfig config_;
-  std::map<std::string, NamespaceSpec> namespaces_;
-  std::map<std::string, ResourceFlavorSpec> flavors_;
-  std::map<std::string, ClusterQueueSpec> cluster_queue_specs_;
-  std::map<std::string, CohortSpec> cohorts_;
-  std::map<std::string, LocalQueueRuntime> local_queues_;
-  std::map<std::string, PriorityClassSpec> workload_priority_classes_;
-  std::map<std::string, PriorityClassSpec> pod_priority_classes_;
-
+  ConfigRegistry registry_;
   FlavorResourceIndex fr_index_;
   QuotaTree tree_;
-  std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;
-  // Lookup indexes into cluster_queues_ (the hot paths look queues up per workload and per
-  // tree node), rebuilt with the quota tree.
-  absl::flat_hash_map<std::string, ClusterQueueRuntime*> cluster_queue_by_name_;
-  absl::flat_hash_map<const QuotaNode*, ClusterQueueRuntime*> cluster_queue_by_node_;
-
-  std::vector<std::unique_ptr<Workload>> workloads_;  // indexed by id; null once deleted
-  WorkloadsByKey ids_by_key_;
-  // Pending workload -> ClusterQueue it is queued in. A ClusterQueue's entries go before its
-  // runtime does (RebuildQuotaTree).
-  absl::flat_hash_map<WorkloadId, ClusterQueueRuntime*> queued_in_;
-  // Per LocalQueue ("ns/name") pending and admitted counts are computed on demand.
-  enum class TimerKind {
-    kEvictionGrace,
-    kPodsReadyTimeout,
-    kBackoffExpired,
-    kPreemptionProtectionEnds
-  };
-  // Time-based transitions, earliest first. Entries are hints: each is re-checked against the
-  // workload when it fires, so stale ones are harmless.
-  absl::btree_set<std::tuple<absl::Time, TimerKind, WorkloadId>> timers_;
-  // Admission fair sharing: per LocalQueue ("ns/name") consumed usage, per resource in whole
-  // units, decayed with the configured half-life; sampled every usageSamplingInterval.
-  struct FairUsageLedger {
-    std::map<std::string, double> consumed;
-    absl::Time last_update = absl::InfinitePast();
-    absl::Time next_sample = absl::InfiniteFuture();
-  };
-  std::map<std::string, FairUsageLedger> fair_usage_;
+  QueueRouter router_{registry_};
+  WorkloadTable workloads_;
+  TimerSet timers_;
+  AdmissionFairSharingLedger fair_usage_{config_.admission_fair_sharing};
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
-  absl::btree_set<WorkloadId> dirty_;
-  std::vector<std::string> deleted_;
   int64_t cycle_ = 0;
 };
 

@@ -10,40 +10,13 @@
 #include "absl/time/time.h"
 #include "core/cluster_state.h"
 #include "core/flavor_assigner.h"
+#include "core/usage_simulation.h"
 
 namespace tollgate::core {
 
 struct PreemptionTarget {
   WorkloadId id = 0;
   std::string reason;
-};
-
-// Temporarily removes workloads' usage from the quota tree and puts it back on destruction (or
-// Restore), so the planners can ask "would it fit without them?" on the live tree.
-class UsageSimulation {
- public:
-  explicit UsageSimulation(ClusterState& state) : state_(state) {}
-  ~UsageSimulation() { Restore(); }
-  UsageSimulation(const UsageSimulation&) = delete;
-  UsageSimulation& operator=(const UsageSimulation&) = delete;
-
-  void RemoveWorkload(const Workload& wl);
-  void AddWorkloadBack(const Workload& wl);
-  // Adds usage to a ClusterQueue (for a workload planned this cycle).
-  void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
-  void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
-  void Restore();
-
- private:
-  struct Change {
-    QuotaNode* node;
-    FrId fr;
-    int64_t delta;
-  };
-  void Apply(QuotaNode& node, FrId fr, int64_t delta);
-
-  ClusterState& state_;
-  std::vector<Change> log_;
 };
 
 // Chooses preemption victims as Kueue's classical (or, with fair sharing enabled, fair) preemption
@@ -85,7 +58,7 @@ class PreemptionPlanner {
   std::vector<PreemptionTarget> Classical(const Context& ctx);
   // Kueue's fair-sharing preemption: victims from the ClusterQueues with the highest dominant
   // resource share first, as long as the chosen strategy says the preemptor's share stays
-  // below the victim's.
+  // below the victim's. In fair_preemption.cc.
   std::vector<PreemptionTarget> Fair(const Context& ctx);
   bool FitsForFairSharing(const Context& ctx);
   Variant Classify(const Context& ctx, const Workload& candidate,
@@ -117,6 +90,9 @@ bool SatisfiesPreemptionPolicy(const ClusterState& state, const Workload& preemp
                                const Workload& candidate, PreemptionPolicy policy);
 
 bool IsWithinNominalInResources(const QuotaNode& node, const std::vector<FrId>& frs);
+
+// Whether the workload holds quota in any of the flavor-resources.
+bool UsesResources(const Workload& wl, const std::vector<FrId>& frs);
 
 // The flavor assigner's question answered with the preemption planner.
 class PlannerPreemptionOracle : public PreemptionOracle {

@@ -107,6 +107,16 @@ struct WorkloadStatus {
   Boxed<WorkloadHistory> history_;
 };
 
+// A workload's identity in the API: its namespace and name. Neither can contain '/', so
+// ToString ("namespace/name") is unambiguous.
+struct WorkloadKey {
+  std::string namespace_name;
+  std::string name;
+
+  std::string ToString() const { return namespace_name + "/" + name; }
+  bool operator==(const WorkloadKey&) const = default;
+};
+
 struct Workload {
   WorkloadId id = 0;
   std::string uid;

@@ -26,6 +26,7 @@ port_file="$data_dir/port"
 echo "==> starting tollgated (RocksDB in $data_dir)"
 build/cmd/tollgated/tollgated --listen=127.0.0.1:0 --data-dir="$data_dir/db" \
   --port-file="$port_file" \
+  --metrics-listen=127.0.0.1:0 --metrics-port-file="$data_dir/metrics_port" \
   --manifests=deploy/evalhub/queues.yaml,deploy/evalhub/priorities.yaml \
   2>"$data_dir/tollgated.log" &
 server_pid=$!
@@ -72,4 +73,8 @@ if $keep; then
 else
   echo "tollgated served on $TOLLGATE_SERVER; its log is in $data_dir/tollgated.log"
   echo "(scripts/demo.sh --keep leaves it running)"
+fi
+metrics_port=$(cat "$data_dir/metrics_port" 2>/dev/null || true)
+if [[ -n "$metrics_port" ]]; then
+  echo "dashboard: http://127.0.0.1:$metrics_port/   Prometheus metrics: http://127.0.0.1:$metrics_port/metrics"
 fi

@@ -9,7 +9,6 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -17,6 +16,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
+#include "services/real_clock.h"
 #include "services/state_keys.h"
 #include "services/stored_workloads.h"
 #include "tollgate/v1/service.pb.h"
@@ -33,6 +33,11 @@ int ApplyOrder(v1::ObjectKind kind) {
 
 }  // namespace
 
+const core::Clock& AdmissionExecutor::RealWallClock() {
+  static const RealClock* const kClock = new RealClock();
+  return *kClock;
+}
+
 void AdmissionExecutor::Txn::PutObject(std::string key, const v1::ConfigObject& object) {
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
@@ -43,7 +48,11 @@ void AdmissionExecutor::Txn::DeleteObject(std::string key) {
 
 AdmissionExecutor::AdmissionExecutor(storage::Store& store, const core::Clock& clock,
                                      core::SchedulerConfig config, Options options)
-    : store_(store), clock_(clock), config_(std::move(config)), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      wall_clock_(options.wall_clock != nullptr ? *options.wall_clock : RealWallClock()),
+      config_(std::move(config)),
+      options_(options) {}
 
 absl::StatusOr<std::unique_ptr<AdmissionExecutor>> AdmissionExecutor::Open(
     storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
@@ -75,7 +84,7 @@ absl::Status AdmissionExecutor::LoadState() {
   auto state = std::make_unique<core::ClusterState>(config_);
   const absl::Time now = clock_.Now();
   // The phases are timed in wall time: the scheduler's clock may be simulated.
-  const absl::Time load_start = absl::Now();
+  const absl::Time load_start = wall_clock_.Now();
 
   std::vector<v1::ConfigObject> objects;
   absl::Status parse_error;
@@ -103,7 +112,7 @@ absl::Status AdmissionExecutor::LoadState() {
   }
 
   LoadStats stats;
-  const absl::Time config_done = absl::Now();
+  const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;
 
   // Restart time is dominated by parsing: the scan hands batches of raw records to helper
@@ -114,11 +123,11 @@ absl::Status AdmissionExecutor::LoadState() {
         parser.Add(key, value);
         return true;
       }));
-  const absl::Time scan_done = absl::Now();
+  const absl::Time scan_done = wall_clock_.Now();
   stats.scan = scan_done - config_done;
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<core::Workload>> workloads,
                             parser.Finish());
-  const absl::Time parse_done = absl::Now();
+  const absl::Time parse_done = wall_clock_.Now();
   stats.parse_tail = parse_done - scan_done;
   stats.workloads = static_cast<int64_t>(workloads.size());
 
@@ -133,11 +142,11 @@ absl::Status AdmissionExecutor::LoadState() {
   sorted.reserve(workloads.size());
   for (const auto& [creation_time, i] : order) sorted.push_back(std::move(workloads[i]));
   workloads.clear();
-  const absl::Time sort_done = absl::Now();
+  const absl::Time sort_done = wall_clock_.Now();
   stats.sort = sort_done - parse_done;
 
   TOLLGATE_RETURN_IF_ERROR(state->RestoreAll(std::move(sorted)));
-  stats.restore = absl::Now() - sort_done;
+  stats.restore = wall_clock_.Now() - sort_done;
   // Restoring re-derives messages; nothing of it needs writing back.
   state->TakeDirtyWorkloads();
   state->TakeDeletedWorkloads();
@@ -205,6 +214,11 @@ int64_t AdmissionExecutor::revision() const {
   return revision_;
 }
 
+int64_t AdmissionExecutor::queue_depth() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
 int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto advanced = [this, after]()
@@ -216,9 +230,13 @@ int64_t AdmissionExecutor::WaitForRevision(int64_t after, absl::Time deadline) {
 AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int max_cycles,
                                                             absl::Time stop_after) {
   CycleResult result;
-  for (int i = 0; i < max_cycles && (i == 0 || absl::Now() < stop_after); ++i) {
+  for (int i = 0; i < max_cycles && (i == 0 || wall_clock_.Now() < stop_after); ++i) {
+    const absl::Time started =
+        options_.observer != nullptr ? wall_clock_.Now() : absl::InfinitePast();
     core::CyclePlan plan = state_->PlanCycle(now);
+    if (options_.observer != nullptr) options_.observer->OnPlan(plan, *state_, now);
     state_->ApplyCycle(plan, now);
+    if (options_.observer != nullptr) options_.observer->OnCycle(plan, wall_clock_.Now() - started);
     if (!plan.MadeProgress()) {
       result.settled = true;
       return result;
@@ -270,6 +288,8 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
+    if (options_.observer != nullptr)
+      options_.observer->OnWorkloadCommitted(*wl, *state_, txn.now_);
     wl->resource_version = revision;
     v1::Workload proto;
     WorkloadToProto(*wl, &proto);
@@ -280,13 +300,12 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
         workload_bytes));
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
   }
-  for (const std::string& key : state_->TakeDeletedWorkloads()) {
-    const size_t slash = key.find('/');
+  for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
     v1::WatchEvent event;
     event.set_type(v1::WatchEvent::DELETED);
-    event.mutable_workload()->mutable_metadata()->set_namespace_(key.substr(0, slash));
-    event.mutable_workload()->mutable_metadata()->set_name(key.substr(slash + 1));
-    batch.Delete(WorkloadStoreKey(key.substr(0, slash), key.substr(slash + 1)));
+    event.mutable_workload()->mutable_metadata()->set_namespace_(key.namespace_name);
+    event.mutable_workload()->mutable_metadata()->set_name(key.name);
+    batch.Delete(WorkloadStoreKey(key.namespace_name, key.name));
     batch.AppendChange(event.SerializeAsString());
   }
   txn.object_writes_.clear();
@@ -296,7 +315,12 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
 
 absl::Status AdmissionExecutor::Commit(const std::vector<const storage::WriteBatch*>& batches) {
   if (batches.empty()) return absl::OkStatus();
+  const absl::Time started = wall_clock_.Now();
   absl::StatusOr<int64_t> revision = store_.CommitSequence(batches);
+  if (options_.observer != nullptr) {
+    options_.observer->OnCommit(static_cast<int64_t>(batches.size()), wall_clock_.Now() - started,
+                                revision.status());
+  }
   if (!revision.ok()) return revision.status();
   absl::MutexLock lock(&mu_);
   revision_ = *revision;
@@ -326,6 +350,9 @@ void AdmissionExecutor::Loop() {
       batch.swap(queue_);
       continuing = more_cycles_;
       more_cycles_ = false;
+    }
+    if (options_.observer != nullptr) {
+      options_.observer->OnRound(static_cast<int64_t>(batch.size()));
     }
 
     Txn txn;
@@ -357,7 +384,7 @@ void AdmissionExecutor::Loop() {
       const bool fired = state_->FireTimers(txn.now_);
       if (any_succeeded || fired || continuing) {
         cycles = RunCycles(txn.now_, options_.max_cycles_per_round,
-                           absl::Now() + options_.cycle_time_per_round);
+                           wall_clock_.Now() + options_.cycle_time_per_round);
       }
       const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
       changes.push_back(TakeChanges(txn, next));

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/cluster_state.h"
 #include "core/scheduler_config.h"
+#include "services/executor_observer.h"
 #include "storage/store.h"
 #include "tollgate/v1/objects.pb.h"
 
@@ -46,6 +47,12 @@ class AdmissionExecutor {
     // Wall time after which a round stops starting cycles (at least one runs), so a backlog of
     // expensive cycles cannot hold back the requests that share the round's commit.
     absl::Duration cycle_time_per_round = absl::Milliseconds(5);
+    // Told about rounds, cycles and commits (metrics); not owned, must outlive the executor.
+    ExecutorObserver* observer = nullptr;
+    // Measures wall time (the load phases, cycle_time_per_round), which the scheduler's clock
+    // passed to Open cannot: it may be simulated. Null: the real clock. Must outlive the
+    // executor.
+    const core::Clock* wall_clock = nullptr;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -57,11 +64,15 @@ class AdmissionExecutor {
     absl::Time now() const { return now_; }
     // Store revision of the last commit before this batch.
     int64_t revision() const { return revision_; }
+    // The revision this batch's changes commit under: what a workload changed by this
+    // operation carries once it is durable.
+    int64_t commit_revision() const { return revision_ + 1; }
     // The revision a read in this operation reflects: the batch's own commit revision when an
     // earlier operation of the batch already changed the state, so a client that lists and then
     // watches from that revision sees each change exactly once.
     int64_t read_revision() const {
-      return revision_ + ((state_->HasUncommittedChanges() || !object_writes_.empty()) ? 1 : 0);
+      return (state_->HasUncommittedChanges() || !object_writes_.empty()) ? commit_revision()
+                                                                          : revision_;
     }
     void PutObject(std::string key, const v1::ConfigObject& object);
     void DeleteObject(std::string key);
@@ -144,6 +155,8 @@ class AdmissionExecutor {
   // Blocks until the store revision exceeds `after` or `deadline` passes; returns the latest.
   int64_t WaitForRevision(int64_t after, absl::Time deadline);
   int64_t revision() const;
+  // Requests waiting for the executor thread to take them.
+  int64_t queue_depth() const;
   storage::Store& store() { return store_; }
   const core::Clock& clock() const { return clock_; }
 
@@ -159,6 +172,8 @@ class AdmissionExecutor {
 
   AdmissionExecutor(storage::Store& store, const core::Clock& clock, core::SchedulerConfig config,
                     Options options);
+  // The process's real clock, the wall clock unless Options names another.
+  static const core::Clock& RealWallClock();
   absl::Status RunErased(std::function<absl::Status(Txn&)> op);
   void EnqueueErased(std::function<absl::Status(Txn&)> op,
                      std::function<void(const absl::Status&)> on_done);
@@ -185,6 +200,8 @@ class AdmissionExecutor {
 
   storage::Store& store_;
   const core::Clock& clock_;
+  // Wall time, for measuring; see Options::wall_clock.
+  const core::Clock& wall_clock_;
   const core::SchedulerConfig config_;
   const Options options_;
   // Touched only by the executor thread (and by Open before the thread starts).

@@ -1,9 +1,12 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 
 #include "grpcpp/grpcpp.h"
+#include "services/access_gate.h"
 #include "services/tollgate_api.h"
+#include "tollgate/v1/auth.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::services {
@@ -13,7 +16,12 @@ namespace tollgate::services {
 // runner share every rule. Unary handlers wait only for their own write to be durable, never
 // for admission: clients follow admission with Watch or GetWorkload.
 //
-// The services hold the API by reference; it must outlive the gRPC server. Thread-safe.
+// Every handler first asks the AccessGate (services/access_gate.h) whether the caller may do
+// what it asks; List, Watch and the visibility API filter what the caller may not see. A service
+// built without a gate uses an open one (every caller the anonymous admin): in-process tests.
+//
+// The services hold the API and the gate by reference; both must outlive the gRPC server.
+// Thread-safe.
 // Submit and Finish, the calls adapters and load drivers make at high rates, are callback
 // handlers: the executor completes them when their write is durable, so no gRPC thread is
 // parked per request.
@@ -22,7 +30,7 @@ using AdmissionServiceBase = v1::AdmissionService::WithCallbackMethod_Submit<
 
 class AdmissionGrpcService final : public AdmissionServiceBase {
  public:
-  explicit AdmissionGrpcService(TollgateApi& api) : api_(api) {}
+  explicit AdmissionGrpcService(TollgateApi& api, AccessGate* gate = nullptr);
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -60,12 +68,14 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
 
  private:
   TollgateApi& api_;
+  std::unique_ptr<AccessGate> owned_gate_;
+  AccessGate& gate_;
   std::atomic<bool> stopping_{false};
 };
 
 class ConfigGrpcService final : public v1::ConfigService::Service {
  public:
-  explicit ConfigGrpcService(TollgateApi& api) : api_(api) {}
+  explicit ConfigGrpcService(TollgateApi& api, AccessGate* gate = nullptr);
 
   grpc::Status Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,
                      v1::ApplyResponse* response) override;
@@ -78,11 +88,13 @@ class ConfigGrpcService final : public v1::ConfigService::Service {
 
  private:
   TollgateApi& api_;
+  std::unique_ptr<AccessGate> owned_gate_;
+  AccessGate& gate_;
 };
 
 class VisibilityGrpcService final : public v1::VisibilityService::Service {
  public:
-  explicit VisibilityGrpcService(TollgateApi& api) : api_(api) {}
+  explicit VisibilityGrpcService(TollgateApi& api, AccessGate* gate = nullptr);
 
   grpc::Status ListPendingWorkloads(grpc::ServerContext* context,
                                     const v1::ListPendingWorkloadsRequest* request,
@@ -90,6 +102,22 @@ class VisibilityGrpcService final : public v1::VisibilityService::Service {
 
  private:
   TollgateApi& api_;
+  std::unique_ptr<AccessGate> owned_gate_;
+  AccessGate& gate_;
+};
+
+// WhoAmI and CanI: what the caller is and may do, asked of the same gate.
+class AuthGrpcService final : public v1::AuthService::Service {
+ public:
+  explicit AuthGrpcService(AccessGate& gate) : gate_(gate) {}
+
+  grpc::Status WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,
+                      v1::WhoAmIResponse* response) override;
+  grpc::Status CanI(grpc::ServerContext* context, const v1::CanIRequest* request,
+                    v1::CanIResponse* response) override;
+
+ private:
+  AccessGate& gate_;
 };
 
 }  // namespace tollgate::services

@@ -17,8 +17,10 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
+// The core's key of the workload a request names ("default" when it names no namespace).
 std::string KeyOf(const v1::WorkloadRef& ref) {
-  return absl::StrCat(ref.namespace_().empty() ? "default" : ref.namespace_(), "/", ref.name());
+  return core::WorkloadKey{ref.namespace_().empty() ? "default" : ref.namespace_(), ref.name()}
+      .ToString();
 }
 
 absl::Status RequireRef(const v1::WorkloadRef& ref) {
@@ -127,7 +129,7 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     if (outcome.created) txn.MarkCreated(outcome.id);
     v1::SubmitResponse response;
     *response.mutable_workload() =
-        WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.revision() + 1);
+        WorkloadProto(txn.state(), *txn.state().workload(outcome.id), txn.commit_revision());
     response.set_created(outcome.created);
     return response;
   };
@@ -175,7 +177,7 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
         }
         response.set_message(result.message);
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
       });
 }
@@ -189,7 +191,7 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
         TOLLGATE_RETURN_IF_ERROR(txn.state().Preempt(key, message, txn.now()));
         v1::PreemptResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
       });
 }
@@ -202,7 +204,7 @@ absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOp
     TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, message, txn.now()));
     v1::FinishResponse response;
     TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                              WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                              WorkloadByKey(txn.state(), key, txn.commit_revision()));
     return response;
   };
 }
@@ -224,7 +226,7 @@ absl::StatusOr<v1::ReportStoppedResponse> TollgateApi::ReportStopped(
         TOLLGATE_RETURN_IF_ERROR(txn.state().ReleaseEvicted(key, txn.now()));
         v1::ReportStoppedResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
       });
 }
@@ -238,7 +240,7 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
         TOLLGATE_RETURN_IF_ERROR(txn.state().SetPodsReady(key, txn.now()));
         v1::ReportPodsReadyResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
       });
 }
@@ -258,7 +260,7 @@ absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
             txn.state().RecordCheckpoint(key, checkpoint_time.value_or(txn.now()), txn.now()));
         v1::ReportCheckpointResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.revision() + 1));
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
       });
 }
@@ -399,7 +401,7 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
   return executor_.Run<v1::ApplyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ApplyResponse> {
         v1::ApplyResponse response;
-        const int64_t revision = txn.revision() + 1;
+        const int64_t revision = txn.commit_revision();
         for (int i = 0; i < request.objects_size(); ++i) {
           v1::ConfigObject object = request.objects(i);
           const ValidatedObject& v = validated[i];
@@ -490,7 +492,7 @@ absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
             txn.state().DeleteObject(kind, ref.namespace_(), ref.name(), txn.now()));
         txn.DeleteObject(ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name()));
         v1::DeleteObjectResponse response;
-        response.set_revision(txn.revision() + 1);
+        response.set_revision(txn.commit_revision());
         return response;
       });
 }

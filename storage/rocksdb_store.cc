@@ -1,6 +1,9 @@
 #include "storage/rocksdb_store.h"
 
+#include <cstdlib>
 #include <limits>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -471,6 +474,34 @@ absl::Status RocksDbStore::CompactChanges(int64_t revision) {
   }
   compacted_revision_ = revision;
   return absl::OkStatus();
+}
+
+RocksDbStore::EngineStats RocksDbStore::engine_stats() const {
+  EngineStats stats;
+  auto add_int = [&](rocksdb::ColumnFamilyHandle* cf, const std::string& property,
+                     uint64_t* total) {
+    uint64_t value = 0;
+    if (db_->GetIntProperty(cf, property, &value)) *total += value;
+  };
+  for (rocksdb::ColumnFamilyHandle* cf : handles_) {
+    add_int(cf, rocksdb::DB::Properties::kTotalSstFilesSize, &stats.sst_bytes);
+    add_int(cf, rocksdb::DB::Properties::kCurSizeAllMemTables, &stats.memtable_bytes);
+    add_int(cf, rocksdb::DB::Properties::kEstimateLiveDataSize, &stats.live_data_bytes);
+    std::map<std::string, std::string> cf_stats;
+    if (db_->GetMapProperty(cf, rocksdb::DB::Properties::kCFStats, &cf_stats)) {
+      auto counter = [&](const char* key) -> uint64_t {
+        auto it = cf_stats.find(key);
+        return it == cf_stats.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+      };
+      stats.stall_stops += counter("io_stalls.total_stop");
+      stats.stall_slowdowns += counter("io_stalls.total_slowdown");
+    }
+  }
+  uint64_t stopped = 0;
+  if (db_->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped)) {
+    stats.write_stopped = stopped != 0;
+  }
+  return stats;
 }
 
 }  // namespace tollgate::storage

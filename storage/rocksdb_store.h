@@ -69,6 +69,18 @@ class RocksDbStore : public Store {
                                                           int64_t limit) const override;
   absl::Status CompactChanges(int64_t revision) override;
 
+  // RocksDB's own view of the database, summed over column families, for metrics.
+  struct EngineStats {
+    uint64_t sst_bytes = 0;
+    uint64_t memtable_bytes = 0;
+    uint64_t live_data_bytes = 0;
+    // Cumulative write stalls since open: writes stopped, and slowed down.
+    uint64_t stall_stops = 0;
+    uint64_t stall_slowdowns = 0;
+    bool write_stopped = false;
+  };
+  EngineStats engine_stats() const;
+
  private:
   RocksDbStore(std::string path, RocksDbStoreOptions options, std::unique_ptr<rocksdb::DB> db,
                std::vector<rocksdb::ColumnFamilyHandle*> handles);

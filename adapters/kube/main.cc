@@ -49,6 +49,10 @@ KUBERNETES_SERVICE_HOST is set; $KUBECONFIG; ~/.kube/config.
 
 Flags:
   --tollgate=HOST:PORT               tollgated's gRPC address (default 127.0.0.1:50051)
+  --tollgate-ca=FILE                 CA of tollgated's certificate (enables TLS)
+  --tollgate-cert=FILE               client certificate for mTLS (with --tollgate-key)
+  --tollgate-key=FILE                the client certificate's key
+  --tollgate-token-file=FILE         bearer token for tollgated (e.g. a mounted Secret)
   --kubeconfig=PATH                  kubeconfig file (run outside the cluster)
   --context=NAME                     kubeconfig context (default: current-context)
   --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
@@ -68,6 +72,7 @@ Flags:
 
 struct Flags {
   std::string tollgate = "127.0.0.1:50051";
+  GrpcAdmissionClient::ClientSecurity tollgate_security;
   std::string kubeconfig;
   std::string context;
   bool jobs = true;
@@ -92,6 +97,14 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         const absl::string_view name = flag.name;
         if (name == "tollgate") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate, flag.String());
+        } else if (name == "tollgate-ca") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate_security.ca_file, flag.String());
+        } else if (name == "tollgate-cert") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate_security.cert_file, flag.String());
+        } else if (name == "tollgate-key") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate_security.key_file, flag.String());
+        } else if (name == "tollgate-token-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate_security.token_file, flag.String());
         } else if (name == "kubeconfig") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.kubeconfig, flag.String());
         } else if (name == "context") {
@@ -164,8 +177,9 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
   kube_options.watch_timeout = flags.watch_timeout;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
                             CurlKubeClient::Create(config, kube_options));
-  std::unique_ptr<GrpcAdmissionClient> admission =
-      GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout);
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<GrpcAdmissionClient> admission,
+                            GrpcAdmissionClient::ConnectSecure(flags.tollgate, flags.call_timeout,
+                                                               flags.tollgate_security));
 
   JobTranslator job;
   RayJobTranslator rayjob;

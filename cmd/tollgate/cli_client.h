@@ -14,6 +14,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "grpcpp/security/credentials.h"
+#include "tollgate/v1/auth.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -54,6 +56,9 @@ class WatchCanceller {
 class CliClient {
  public:
   CliClient(std::string target, absl::Duration call_timeout = kDefaultCallTimeout);
+  // With TLS credentials and/or a bearer token sent on every call (empty: none).
+  CliClient(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials,
+            std::string bearer_token, absl::Duration call_timeout = kDefaultCallTimeout);
 
   const std::string& target() const { return target_; }
 
@@ -76,6 +81,9 @@ class CliClient {
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
 
+  absl::StatusOr<v1::WhoAmIResponse> WhoAmI(const v1::WhoAmIRequest& request);
+  absl::StatusOr<v1::CanIResponse> CanI(const v1::CanIRequest& request);
+
   // The server's build (InfoService).
   absl::StatusOr<v1::BuildInfo> GetBuildInfo();
 
@@ -91,14 +99,17 @@ class CliClient {
   absl::StatusOr<Response> Unary(Call call);
   // The one place a grpc::Status becomes an absl::Status on the client side.
   absl::Status FromGrpc(const grpc::Status& status, bool had_deadline) const;
+  void Authenticate(grpc::ClientContext& context) const;
 
   const std::string target_;
   const absl::Duration call_timeout_;
+  const std::string bearer_token_;
   // shared_ptr because gRPC hands channels out that way and the stubs share it.
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AdmissionService::Stub> admission_;
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::VisibilityService::Stub> visibility_;
+  std::unique_ptr<v1::AuthService::Stub> auth_;
   std::unique_ptr<v1::InfoService::Stub> info_;
 };
 

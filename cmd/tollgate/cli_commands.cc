@@ -2,16 +2,23 @@
 // cmd/flags), its help. The commands themselves live in the files commands.h lists.
 #include "cmd/tollgate/cli_commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <iostream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/build_info/build_info.h"
+#include "cmd/tollgate/auth_commands.h"
 #include "cmd/tollgate/cli_commands_table.h"
+#include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/scenario_runner.h"
+#include "cmd/tollgate/simulate_command.h"
 
 namespace tollgate::cli {
 namespace {
@@ -42,6 +49,11 @@ constexpr FlagSpec kAdmitDryRunFlag{"dry-run", 0, "", "only report what would ha
 constexpr FlagSpec kReasonFlag{"reason", 0, "TEXT", "why, shown in the workload's events"};
 constexpr FlagSpec kMessageFlag{"message", 0, "TEXT",
                                 "how it ended, e.g. \"Job succeeded\" (shown in its events)"};
+
+int RunAuth(Session& s, const ParsedFlags& args) {
+  return RunAuthCommand(args.positional, args.Has("all-namespaces") ? "" : s.Namespace(),
+                        s.client(), s.out(), s.err());
+}
 
 int RunScenario(Session& s, const ParsedFlags& args) {
   if (args.positional.empty() || args.positional[0] != "run") {
@@ -176,6 +188,13 @@ const std::vector<Command>& Commands() {
        {{"client", 0, "", "only the client's version"}},
        RunVersion,
        true},
+      {"auth",
+       kAuthSynopsis,
+       "Show who tollgated thinks you are, or whether you may do something.",
+       kAuthDetails,
+       {kNamespaceFlag, kAllNamespacesFlag},
+       RunAuth,
+       true},
       {"completion",
        "completion bash|zsh",
        "Print a shell completion script.",
@@ -218,6 +237,7 @@ std::vector<FlagSpec> FlagsOf(const Command& command) {
   if (command.talks_to_server) {
     flags.push_back(kServerFlag);
     flags.push_back(kTimeoutFlag);
+    flags.insert(flags.end(), std::begin(kConnectionFlags), std::end(kConnectionFlags));
   }
   flags.push_back(kHelpFlag);
   return flags;
@@ -245,6 +265,13 @@ std::string MainUsage() {
     absl::StrAppend(&text, "  ", c.synopsis, std::string(width + 3 - c.synopsis.size(), ' '),
                     c.summary, "\n");
   }
+  // simulate parses its own flags (cmd/tollgate/simulate_command.h), so it is not in the table.
+  constexpr absl::string_view kSimulateSynopsis = "simulate --trace=CSV --queues=FILE";
+  absl::StrAppend(
+      &text, "  ", kSimulateSynopsis,
+      std::string(width + 3 > kSimulateSynopsis.size() ? width + 3 - kSimulateSynopsis.size() : 1,
+                  ' '),
+      "Replay a job trace through the scheduler (no server).\n");
   absl::StrAppend(&text,
                   "\nRun 'tollgate COMMAND --help' for a command's flags.\n"
                   "The server is --server, else $TOLLGATE_SERVER, else 127.0.0.1:50051.\n");
@@ -255,6 +282,9 @@ namespace {
 
 // Flags that may precede the command word and take the next argument as their value.
 bool IsLeadingValueFlag(absl::string_view arg) {
+  for (const FlagSpec& flag : kConnectionFlags) {
+    if (arg == absl::StrCat("--", flag.name)) return true;
+  }
   return arg == "--server" || arg == "--timeout" || arg == "-n" || arg == "--namespace" ||
          arg == "-f" || arg == "--filename" || arg == "-o" || arg == "--output";
 }
@@ -295,6 +325,12 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     env.out << (command != nullptr ? CommandHelp(*command) : MainUsage());
     return kExitOk;
   }
+  if (name == "simulate") {
+    // Runs in process with flags of its own; it never talks to a server.
+    const bool terminal = env.err.rdbuf() == std::cerr.rdbuf() && isatty(STDERR_FILENO) == 1;
+    return RunSimulateCommand({args.begin() + command_index + 1, args.end()}, env.out, env.err,
+                              terminal);
+  }
   const Command* command = FindCommand(name);
   if (command == nullptr) {
     env.err << "tollgate: unknown command \"" << name << "\"\n\n" << MainUsage();
@@ -311,7 +347,12 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
       if (rest[i] == "-n" || rest[i] == "--namespace") raw.Add("namespace", rest[i + 1]);
       if (rest[i] == "--server") raw.Add("server", rest[i + 1]);
     }
-    Session session(env, command->name, command->synopsis, raw, kDefaultCallTimeout);
+    // Names come from the server the config file or environment name, with their credentials;
+    // when they are unusable, completion just offers no names.
+    absl::StatusOr<Connection> connection = ResolveConnection(ConnectionInputs{
+        raw.Get("server"), env.server_env, "", env.config_env, "", "", "", "", "", env.token_env});
+    Session session(env, command->name, command->synopsis, raw, kDefaultCallTimeout,
+                    connection.ok() ? *std::move(connection) : Connection());
     return command->run(session, raw);
   }
   const std::vector<FlagSpec> specs = FlagsOf(*command);
@@ -335,7 +376,25 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     }
     timeout = *d;
   }
-  Session session(env, command->name, command->synopsis, *parsed, timeout);
+  Connection connection;
+  if (command->talks_to_server) {
+    absl::StatusOr<Connection> resolved = ResolveConnection(
+        ConnectionInputs{parsed->Get("server"), env.server_env, parsed->Get("config"),
+                         env.config_env, parsed->Get("context"),
+                         parsed->Get("certificate-authority"), parsed->Get("client-certificate"),
+                         parsed->Get("client-key"), parsed->Get("token"), env.token_env});
+    if (resolved.ok()) {
+      // Read the PEM files now so a missing one is reported before any call.
+      absl::Status readable = ChannelCredentials(*resolved).status();
+      if (!readable.ok()) resolved = readable;
+    }
+    if (!resolved.ok()) {
+      env.err << "tollgate: " << resolved.status().message() << "\n";
+      return kExitFailure;
+    }
+    connection = *std::move(resolved);
+  }
+  Session session(env, command->name, command->synopsis, *parsed, timeout, std::move(connection));
   return command->run(session, *parsed);
 }
 

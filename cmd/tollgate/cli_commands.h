@@ -32,6 +32,9 @@ struct CliEnv {
   // When set, a running `watch` stops once it is cancelled; otherwise it runs until the stream
   // ends or the process is interrupted.
   WatchCanceller* watch_canceller = nullptr;
+  // $TOLLGATE_CONFIG and $TOLLGATE_TOKEN (cmd/tollgate/client_config.h), "" when unset.
+  std::string config_env = "";
+  std::string token_env = "";
 };
 
 // Runs `tollgate ARGS...` (`args` excludes the program name) and returns the exit code: kExitOk,

@@ -6,8 +6,14 @@ namespace tollgate::cli {
 
 CliClient& Session::client() {
   if (client_ == nullptr) {
-    client_ =
-        std::make_unique<CliClient>(ResolveServer(args_.Get("server"), env_.server_env), timeout_);
+    // The credentials were read by RunCli already; a failure here is a file that vanished.
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        ChannelCredentials(connection_);
+    client_ = std::make_unique<CliClient>(
+        connection_.server.empty() ? ResolveServer(args_.Get("server"), env_.server_env)
+                                   : connection_.server,
+        credentials.ok() ? *credentials : grpc::InsecureChannelCredentials(), connection_.token,
+        timeout_);
   }
   return *client_;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -13,6 +14,7 @@
 #include "cmd/flags/command_line.h"
 #include "cmd/tollgate/cli_client.h"
 #include "cmd/tollgate/cli_commands.h"
+#include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/table_printer.h"
 
 namespace tollgate::cli {
@@ -27,6 +29,16 @@ inline constexpr FlagSpec kServerFlag{
 inline constexpr FlagSpec kTimeoutFlag{
     "timeout", 0, "DURATION", "deadline of each call to tollgated, e.g. 30s (default 10s)"};
 inline constexpr FlagSpec kHelpFlag{"help", 'h', "", "show this help"};
+// Connection and identity (cmd/tollgate/client_config.h), taken by every command that talks to
+// tollgated.
+inline constexpr FlagSpec kConnectionFlags[] = {
+    {"config", 0, "FILE", "config file with contexts (default $TOLLGATE_CONFIG)"},
+    {"context", 0, "NAME", "context of the config file to use (default current-context)"},
+    {"certificate-authority", 0, "FILE", "CA of the server's certificate (enables TLS)"},
+    {"client-certificate", 0, "FILE", "client certificate for mTLS (PEM)"},
+    {"client-key", 0, "FILE", "the client certificate's key (PEM)"},
+    {"token", 0, "TOKEN", "bearer token (default $TOLLGATE_TOKEN)"},
+};
 inline constexpr FlagSpec kNamespaceFlag{"namespace", 'n', "NAMESPACE",
                                          "namespace of the object (default \"default\")"};
 inline constexpr FlagSpec kManifestNamespaceFlag{
@@ -40,8 +52,13 @@ inline constexpr FlagSpec kFileFlag{
 class Session {
  public:
   Session(const CliEnv& env, absl::string_view command, absl::string_view synopsis,
-          const ParsedFlags& args, absl::Duration timeout)
-      : env_(env), command_(command), synopsis_(synopsis), args_(args), timeout_(timeout) {}
+          const ParsedFlags& args, absl::Duration timeout, Connection connection = {})
+      : env_(env),
+        command_(command),
+        synopsis_(synopsis),
+        args_(args),
+        timeout_(timeout),
+        connection_(std::move(connection)) {}
 
   std::ostream& out() { return env_.out; }
   std::ostream& err() { return env_.err; }
@@ -72,6 +89,7 @@ class Session {
   const std::string synopsis_;
   const ParsedFlags& args_;
   const absl::Duration timeout_;
+  const Connection connection_;
   std::unique_ptr<CliClient> client_;
 };
 

@@ -23,7 +23,10 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const char* server = getenv("TOLLGATE_SERVER");
   const WallClock clock;
-  const tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr, server == nullptr ? "" : server,
-                                  clock};
+  const char* config = getenv("TOLLGATE_CONFIG");
+  const char* token = getenv("TOLLGATE_TOKEN");
+  tollgate::cli::CliEnv env{std::cin, std::cout, std::cerr, server == nullptr ? "" : server, clock};
+  env.config_env = config == nullptr ? "" : config;
+  env.token_env = token == nullptr ? "" : token;
   return tollgate::cli::RunCli(args, env);
 }

@@ -32,22 +32,29 @@
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/tollgated/info_service.h"
+#include "cmd/tollgated/observability.h"
+#include "cmd/tollgated/server_security.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "grpc/support/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "services/access_gate.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
+#include "services/scheduler_audit.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate {
 namespace {
+
+// Reported as kueue_build_info's git_version.
+constexpr char kVersion[] = "tollgate-0.1.0";
 
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
        tollgated version | --version
@@ -61,6 +68,9 @@ Flags:
   --fair-sharing              enable fair sharing between ClusterQueues of a cohort
   --port-file=PATH            write the bound port here once serving (atomically)
   --shutdown-grace=DURATION   how long in-flight calls may finish on SIGTERM (default 10s)
+  --metrics-listen=HOST:PORT  serve Prometheus /metrics and the web dashboard here (default
+                              off; a non-loopback host needs --insecure)
+  --metrics-port-file=PATH    write the bound metrics port here once serving (atomically)
 )";
 
 struct Flags {
@@ -72,6 +82,9 @@ struct Flags {
   bool fair_sharing = false;
   std::string port_file;
   absl::Duration shutdown_grace = absl::Seconds(10);
+  std::string metrics_listen;
+  std::string metrics_port_file;
+  SecurityFlags security;
   bool help = false;
 };
 
@@ -113,13 +126,32 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.shutdown_grace, flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "port-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.port_file, flag.String());
+        } else if (flag.name == "metrics-listen") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_listen, flag.String());
+        } else if (flag.name == "metrics-port-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.metrics_port_file, flag.String());
         } else {
-          return cmd::UnknownFlag(flag);
+          TOLLGATE_ASSIGN_OR_RETURN(const bool taken, ParseSecurityFlag(flag, flags.security));
+          if (!taken) return cmd::UnknownFlag(flag);
         }
         return absl::OkStatus();
       }));
   if (!flags.help && flags.data_dir.empty()) {
     return absl::InvalidArgumentError("--data-dir is required");
+  }
+  if (!flags.metrics_listen.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    // Secure by default: the dashboard shows every workload, so it stays on loopback unless the
+    // operator says otherwise.
+    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--metrics-listen=", flags.metrics_listen,
+                       ": serving metrics and the dashboard beyond loopback has no TLS or "
+                       "authentication yet; add --insecure to accept that"));
+    }
+  } else if (!flags.metrics_port_file.empty()) {
+    return absl::InvalidArgumentError("--metrics-port-file needs --metrics-listen");
   }
   return flags;
 }
@@ -197,6 +229,20 @@ std::string BoundAddress(absl::string_view listen, int port) {
 }
 
 absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
+  // Before anything is opened: a refused start changes nothing and listens nowhere.
+  TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
+  if (insecure) {
+    Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
+        {{"listen", flags.listen}});
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                            ServerCredentials(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+                            LoadAuthenticators(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
+                            LoadPolicy(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<auth::AuditLog> audit_log,
+                            OpenAuditLog(flags.security));
   std::error_code ec;
   std::filesystem::create_directories(flags.data_dir, ec);
   if (ec) {
@@ -211,24 +257,48 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   config.eviction_grace_period = flags.eviction_grace;
   config.fair_sharing.enable = flags.fair_sharing;
   services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
-                            services::AdmissionExecutor::Open(
-                                *store, clock, config, services::AdmissionExecutor::Options()));
+  std::unique_ptr<Observability> observability;
+  services::AdmissionExecutor::Options executor_options;
+  if (!flags.metrics_listen.empty()) {
+    observability = Observability::Create(kVersion);
+    executor_options.observer = observability->executor_observer();
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<services::AdmissionExecutor> executor,
+      services::AdmissionExecutor::Open(*store, clock, config, executor_options));
   services::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
-  services::AdmissionGrpcService admission_service(api);
-  services::ConfigGrpcService config_service(api);
-  services::VisibilityGrpcService visibility_service(api);
+  services::AccessGate gate(api, clock, audit_log.get());
+  const bool authenticating = authenticators.any();
+  if (!authenticating && !flags.security.authz_policy.empty()) {
+    Log("warning",
+        "--authz-policy has no effect without --client-ca or --token-file: every caller is the "
+        "anonymous admin");
+  }
+  gate.Configure(std::move(authenticators), std::move(policy));
+  std::unique_ptr<services::SchedulerAudit> scheduler_audit;
+  if (audit_log != nullptr) {
+    scheduler_audit = std::make_unique<services::SchedulerAudit>(api, gate);
+    scheduler_audit->Start(executor->revision());
+  }
+  services::AdmissionGrpcService admission_service(api, &gate);
+  services::ConfigGrpcService config_service(api, &gate);
+  services::VisibilityGrpcService visibility_service(api, &gate);
+  services::AuthGrpcService auth_service(gate);
   InfoGrpcService info_service;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(flags.listen, credentials, &port);
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  if (observability != nullptr) {
+    builder.experimental().SetInterceptorCreators(observability->GrpcInterceptors());
+  }
+  builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -242,14 +312,51 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       return written;
     }
   }
+  if (observability != nullptr) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    absl::Status serving =
+        observability->Serve(host_port.first, host_port.second, api, *executor, *store);
+    if (serving.ok() && !flags.metrics_port_file.empty()) {
+      serving = storage::WriteFileAtomically(flags.metrics_port_file,
+                                             absl::StrCat(observability->port(), "\n"));
+    }
+    if (!serving.ok()) {
+      server->Shutdown();
+      observability->Stop();
+      return serving;
+    }
+    Log("info", "serving metrics and the dashboard",
+        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())}});
+  }
   Log("info", "serving",
       {{"listen", bound},
        {"data_dir", flags.data_dir},
-       {"revision", absl::StrCat(executor->revision())}});
+       {"revision", absl::StrCat(executor->revision())},
+       {"tls", flags.security.tls_cert.empty() ? "off" : "on"},
+       {"authentication", authenticating ? "on" : "off (anonymous admin)"}});
 
   int signal_number = 0;
-  if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
-    return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+  while (true) {
+    if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
+      // Its handlers read the executor, which goes away first on return.
+      if (observability != nullptr) observability->Stop();
+      return absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+    }
+    if (signal_number != SIGHUP) break;
+    // Tokens and policy are re-read together; a bad file keeps the previous ones in force.
+    // Certificates need no signal: the TLS provider re-reads them every --tls-reload-interval.
+    absl::StatusOr<services::Authenticators> new_authenticators =
+        LoadAuthenticators(flags.security);
+    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy = LoadPolicy(flags.security);
+    if (!new_authenticators.ok() || !new_policy.ok()) {
+      Log("error", "reload failed; keeping the previous tokens and policy",
+          {{"error", (!new_authenticators.ok() ? new_authenticators.status() : new_policy.status())
+                         .ToString()}});
+      continue;
+    }
+    gate.Configure(*std::move(new_authenticators), *std::move(new_policy));
+    Log("info", "reloaded tokens and policy");
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
   // Health first so load balancers stop sending new calls, then end the watches (they never end
@@ -258,6 +365,9 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   admission_service.StopWatches();
   server->Shutdown(absl::ToChronoTime(absl::Now() + flags.shutdown_grace));
   server->Wait();
+  // The HTTP handlers read the executor: stop them first.
+  if (observability != nullptr) observability->Stop();
+  scheduler_audit.reset();
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();
   store.reset();
@@ -275,6 +385,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  // SIGHUP reloads the token file and the policy (see Serve).
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   if (tollgate::build_info::AsksForVersion(argc, argv)) {
@@ -288,7 +400,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags->help) {
-    std::cout << tollgate::kUsage;
+    std::cout << tollgate::kUsage << tollgate::kSecurityUsage;
     return 0;
   }
   gpr_set_log_function(&tollgate::LogFromGrpc);

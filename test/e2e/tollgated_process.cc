@@ -12,6 +12,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -85,7 +86,8 @@ std::string ReadAll(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<TollgatedProcess>> TollgatedProcess::Start(
     const std::string& data_dir, const std::string& scratch_dir,
-    const std::vector<std::string>& extra_args, absl::Duration timeout) {
+    const std::vector<std::string>& extra_args, absl::Duration timeout,
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
   static int started = 0;
   const int n = ++started;
   const std::string port_file = absl::StrCat(scratch_dir, "/port.", n);
@@ -96,7 +98,8 @@ absl::StatusOr<std::unique_ptr<TollgatedProcess>> TollgatedProcess::Start(
   absl::StatusOr<pid_t> pid = Spawn(args, log_path);
   if (!pid.ok()) return pid.status();
   std::unique_ptr<TollgatedProcess> process(new TollgatedProcess(*pid, log_path));
-  absl::Status serving = process->AwaitServing(port_file, absl::Now() + timeout);
+  absl::Status serving =
+      process->AwaitServing(port_file, absl::Now() + timeout, std::move(credentials));
   if (!serving.ok()) {
     return absl::Status(serving.code(), absl::StrCat(serving.message(),
                                                      "\ntollgated args: ", absl::StrJoin(args, " "),
@@ -105,7 +108,8 @@ absl::StatusOr<std::unique_ptr<TollgatedProcess>> TollgatedProcess::Start(
   return process;
 }
 
-absl::Status TollgatedProcess::AwaitServing(const std::string& port_file, absl::Time deadline) {
+absl::Status TollgatedProcess::AwaitServing(const std::string& port_file, absl::Time deadline,
+                                            std::shared_ptr<grpc::ChannelCredentials> credentials) {
   int port = 0;
   while (true) {
     std::string text = ReadAll(port_file);
@@ -128,7 +132,8 @@ absl::Status TollgatedProcess::AwaitServing(const std::string& port_file, absl::
     absl::SleepFor(kPollInterval);
   }
   address_ = absl::StrCat("127.0.0.1:", port);
-  channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+  channel_ = grpc::CreateChannel(
+      address_, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials());
   absl::Status last = absl::UnavailableError("no health check made");
   while (absl::Now() < deadline) {
     absl::StatusOr<std::string> health = CheckHealth(channel_, absl::Seconds(1));
@@ -157,6 +162,12 @@ absl::StatusOr<int> TollgatedProcess::RunToExit(const std::vector<std::string>& 
 
 TollgatedProcess::~TollgatedProcess() {
   if (running_) Kill().IgnoreError();  // Nothing to report to from a destructor.
+}
+
+absl::Status TollgatedProcess::Signal(int signal) {
+  if (!running_) return absl::FailedPreconditionError("tollgated is not running");
+  if (kill(pid_, signal) != 0) return absl::InternalError(absl::StrCat("kill: ", strerror(errno)));
+  return absl::OkStatus();
 }
 
 absl::Status TollgatedProcess::Kill() {

@@ -16,12 +16,14 @@ namespace tollgate::e2e {
 // A real tollgated process for end-to-end tests: spawned on 127.0.0.1 port 0 with its own
 // --port-file, its stderr captured to a file in `scratch_dir`. Start returns once the port file
 // exists and the standard health service reports SERVING, each awaited as a condition with a
-// deadline. The destructor SIGKILLs a process that is still running. Not thread-safe.
+// deadline. `credentials` (default insecure) is what channel() connects with, e.g. TLS. The
+// destructor SIGKILLs a process that is still running. Not thread-safe.
 class TollgatedProcess {
  public:
   static absl::StatusOr<std::unique_ptr<TollgatedProcess>> Start(
       const std::string& data_dir, const std::string& scratch_dir,
-      const std::vector<std::string>& extra_args = {}, absl::Duration timeout = absl::Seconds(30));
+      const std::vector<std::string>& extra_args = {}, absl::Duration timeout = absl::Seconds(30),
+      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   // Runs tollgated with `args` (no defaults added) until it exits; returns the exit code. For
   // startup failures.
@@ -37,6 +39,8 @@ class TollgatedProcess {
   const std::string& address() const { return address_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
 
+  // Sends `signal` (e.g. SIGHUP) and returns at once.
+  absl::Status Signal(int signal);
   // SIGKILL, then reap.
   absl::Status Kill();
   // SIGTERM, then wait up to `timeout` for the exit; returns the exit code.
@@ -46,7 +50,8 @@ class TollgatedProcess {
 
  private:
   TollgatedProcess(pid_t pid, std::string log_path) : pid_(pid), log_path_(std::move(log_path)) {}
-  absl::Status AwaitServing(const std::string& port_file, absl::Time deadline);
+  absl::Status AwaitServing(const std::string& port_file, absl::Time deadline,
+                            std::shared_ptr<grpc::ChannelCredentials> credentials);
 
   pid_t pid_;
   bool running_ = true;

@@ -1,0 +1,143 @@
+#include "cmd/tollgate/client_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "cmd/tollgate/cli_client.h"
+#include "grpcpp/security/credentials.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tollgate::cli {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(absl::string_view what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct ContextEntry {
+  std::string server, ca, cert, key, token, token_file;
+};
+
+absl::StatusOr<ContextEntry> ReadContext(const std::string& path, const std::string& wanted) {
+  absl::StatusOr<std::string> text = ReadFile("config file", path);
+  if (!text.ok()) return text.status();
+  auto bad = [&](absl::string_view field, absl::string_view problem) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", field, ": ", problem));
+  };
+  try {
+    const YAML::Node root = YAML::Load(*text);
+    if (!root.IsMap()) return bad("(top level)", "want a mapping");
+    const std::string name =
+        !wanted.empty()
+            ? wanted
+            : (root["current-context"] ? root["current-context"].as<std::string>() : "");
+    const YAML::Node contexts = root["contexts"];
+    if (!contexts.IsSequence()) return bad("contexts", "want a list");
+    for (size_t i = 0; i < contexts.size(); ++i) {
+      const YAML::Node c = contexts[i];
+      const std::string this_name = c["name"] ? c["name"].as<std::string>() : "";
+      // With no context named anywhere, a file with one context uses it.
+      if (!(this_name == name || (name.empty() && contexts.size() == 1))) continue;
+      ContextEntry entry;
+      for (const auto& item : c) {
+        const std::string key = item.first.as<std::string>();
+        const std::string value = item.second.as<std::string>();
+        if (key == "name") continue;
+        if (key == "server") {
+          entry.server = value;
+        } else if (key == "certificate-authority") {
+          entry.ca = value;
+        } else if (key == "client-certificate") {
+          entry.cert = value;
+        } else if (key == "client-key") {
+          entry.key = value;
+        } else if (key == "token") {
+          entry.token = value;
+        } else if (key == "token-file") {
+          entry.token_file = value;
+        } else {
+          return bad(absl::StrCat("contexts[", i, "].", key),
+                     "unknown field (known: name, server, certificate-authority, "
+                     "client-certificate, client-key, token, token-file)");
+        }
+      }
+      return entry;
+    }
+    return bad("current-context", name.empty() ? std::string("no context chosen")
+                                               : absl::StrCat("no context named \"", name, "\""));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
+  }
+}
+
+std::string First(const std::string& a, const std::string& b, const std::string& c = "") {
+  return !a.empty() ? a : !b.empty() ? b : c;
+}
+
+}  // namespace
+
+absl::StatusOr<Connection> ResolveConnection(const ConnectionInputs& in) {
+  ContextEntry file;
+  const std::string config = First(in.config_flag, in.config_env);
+  if (!config.empty()) {
+    absl::StatusOr<ContextEntry> entry = ReadContext(config, in.context_flag);
+    if (!entry.ok()) return entry.status();
+    file = *std::move(entry);
+    if (!file.token_file.empty() && file.token.empty()) {
+      absl::StatusOr<std::string> token = ReadFile("token file", file.token_file);
+      if (!token.ok()) return token.status();
+      file.token = std::string(absl::StripAsciiWhitespace(*token));
+    }
+  } else if (!in.context_flag.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--context=", in.context_flag, " needs a config file (--config or $", kConfigEnvVar, ")"));
+  }
+  Connection out;
+  out.server =
+      First(in.server_flag, in.server_env, First(file.server, std::string(kDefaultServer)));
+  out.certificate_authority = First(in.ca_flag, file.ca);
+  out.client_certificate = First(in.cert_flag, file.cert);
+  out.client_key = First(in.key_flag, file.key);
+  out.token = First(in.token_flag, in.token_env, file.token);
+  if (out.client_certificate.empty() != out.client_key.empty()) {
+    return absl::InvalidArgumentError(
+        "a client certificate needs its key and a key its certificate (--client-certificate, "
+        "--client-key)");
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
+    const Connection& connection) {
+  if (!connection.tls()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  if (!connection.certificate_authority.empty()) {
+    absl::StatusOr<std::string> ca =
+        ReadFile("certificate authority", connection.certificate_authority);
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *std::move(ca);
+  }
+  if (!connection.client_certificate.empty()) {
+    absl::StatusOr<std::string> cert =
+        ReadFile("client certificate", connection.client_certificate);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile("client key", connection.client_key);
+    if (!key.ok()) return key.status();
+    options.pem_cert_chain = *std::move(cert);
+    options.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace tollgate::cli

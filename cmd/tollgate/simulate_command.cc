@@ -1,0 +1,287 @@
+#include "cmd/tollgate/simulate_command.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "cmd/flags/command_line.h"
+#include "core/status_macros.h"
+#include "services/manifest/manifest_parser.h"
+#include "services/simulation/replay_report.h"
+#include "services/simulation/trace_reader.h"
+#include "services/simulation/trace_replay.h"
+
+namespace tollgate::cli {
+namespace {
+
+using simulation::ReplayReport;
+
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+
+struct SimulateFlags {
+  std::string trace;
+  std::string queues;
+  std::vector<std::string> compare;
+  std::string out_dir;
+  simulation::TraceMapping mapping;
+  absl::Duration sample_every = absl::Hours(1);
+  bool fair_sharing = false;
+  bool plots = true;
+  bool quiet = false;
+};
+
+absl::StatusOr<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, bool& help) {
+  std::vector<char*> argv = {const_cast<char*>("simulate")};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  SimulateFlags f;
+  TOLLGATE_RETURN_IF_ERROR(cmd::ForEachFlag(
+      static_cast<int>(argv.size()), argv.data(), help,
+      [&f](const cmd::FlagArg& flag) -> absl::Status {
+        simulation::TraceColumns& c = f.mapping.columns;
+        const std::pair<absl::string_view, std::string*> strings[] = {
+            {"trace", &f.trace},
+            {"queues", &f.queues},
+            {"out", &f.out_dir},
+            {"resource", &f.mapping.resource},
+            {"default-queue", &f.mapping.default_queue},
+            {"submit-column", &c.submit},
+            {"duration-column", &c.duration},
+            {"gpus-column", &c.gpus},
+            {"queue-column", &c.queue},
+            {"priority-column", &c.priority},
+            {"name-column", &c.name},
+        };
+        for (const auto& [name, target] : strings) {
+          if (flag.name != name) continue;
+          TOLLGATE_ASSIGN_OR_RETURN(*target, flag.String());
+          return absl::OkStatus();
+        }
+        if (flag.name == "compare") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string list, flag.String());
+          f.compare = absl::StrSplit(list, ',', absl::SkipEmpty());
+        } else if (flag.name == "queue-map") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          TOLLGATE_ASSIGN_OR_RETURN(f.mapping.queues, simulation::ParseQueueMap(text));
+        } else if (flag.name == "gpus-per-pod") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          if (!absl::SimpleAtoi(text, &f.mapping.gpus_per_pod) || f.mapping.gpus_per_pod < 1) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--gpus-per-pod: expected a positive integer, got \"", text, "\""));
+          }
+        } else if (flag.name == "sample-every") {
+          TOLLGATE_ASSIGN_OR_RETURN(f.sample_every, flag.Duration(/*allow_zero=*/false));
+        } else if (flag.name == "fair-sharing") {
+          TOLLGATE_ASSIGN_OR_RETURN(f.fair_sharing, flag.Bool());
+        } else if (flag.name == "plots") {
+          TOLLGATE_ASSIGN_OR_RETURN(f.plots, flag.Bool());
+        } else if (flag.name == "quiet") {
+          TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
+        } else {
+          return cmd::UnknownFlag(flag);
+        }
+        return absl::OkStatus();
+      }));
+  if (help) return f;
+  if (f.trace.empty()) return absl::InvalidArgumentError("--trace: required");
+  if (f.queues.empty() == f.compare.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --queues=FILE or --compare=A,B,...");
+  }
+  if (f.compare.size() == 1) {
+    return absl::InvalidArgumentError("--compare: name at least two queue files");
+  }
+  return f;
+}
+
+// A progress bar on a terminal, a line per 10 % otherwise (logs stay readable).
+class ProgressPrinter {
+ public:
+  ProgressPrinter(std::ostream& err, bool terminal, std::string label)
+      : err_(err),
+        terminal_(terminal),
+        label_(std::move(label)),
+        start_(std::chrono::steady_clock::now()) {}
+
+  void Update(const simulation::ReplayProgress& p) {
+    const int percent = p.total == 0 ? 100 : static_cast<int>(100 * p.finished / p.total);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const std::string bar(static_cast<size_t>(percent / 5), '#');
+    const std::string line = absl::StrFormat(
+        "%s [%-20s] %3d%%  finished %d/%d  virtual day %.1f  %.1fs", label_, bar, percent,
+        p.finished, p.total, absl::ToDoubleHours(p.virtual_time) / 24, wall);
+    if (terminal_) {
+      err_ << "\r" << line << std::flush;
+      if (percent == 100 && p.finished == p.total) err_ << "\n";
+    } else if (percent >= next_line_percent_) {
+      err_ << line << "\n";
+      next_line_percent_ = percent / 10 * 10 + 10;
+    }
+  }
+
+ private:
+  std::ostream& err_;
+  bool terminal_;
+  std::string label_;
+  std::chrono::steady_clock::time_point start_;
+  int next_line_percent_ = 0;
+};
+
+// Runs gnuplot on each script in `dir`; a missing gnuplot is a note, not a failure.
+void DrawPlots(const std::string& dir, std::ostream& err) {
+  for (const std::string& script : simulation::PlotScripts()) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(126);
+      execlp("gnuplot", "gnuplot", script.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+      err << "simulate: could not run gnuplot; plots skipped\n";
+      return;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+      err << "simulate: gnuplot not found (Debian: gnuplot-nox); the .gp scripts in " << dir
+          << " draw the plots\n";
+      return;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      err << "simulate: gnuplot failed on " << dir << "/" << script << "\n";
+    }
+  }
+}
+
+absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& queues_file,
+                                    const std::vector<simulation::TraceJob>& jobs,
+                                    const std::string& out_dir, std::ostream& err,
+                                    bool err_is_terminal) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadText(queues_file));
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> objects,
+                            manifest::ParseManifests(text, queues_file));
+  simulation::ReplayOptions options;
+  options.config.fair_sharing.enable = f.fair_sharing;
+  options.resource = f.mapping.resource;
+  options.sample_every = f.sample_every;
+  ProgressPrinter progress(err, err_is_terminal,
+                           std::filesystem::path(queues_file).stem().string());
+  if (!f.quiet) {
+    options.progress = [&progress](const simulation::ReplayProgress& p) { progress.Update(p); };
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(simulation::ReplayResult result,
+                            simulation::ReplayTrace(objects, jobs, options));
+  ReplayReport report = simulation::Summarize(jobs, result, f.mapping.resource);
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec)
+      return absl::UnavailableError(
+          absl::StrCat("--out: cannot create ", out_dir, ": ", ec.message()));
+    TOLLGATE_RETURN_IF_ERROR(simulation::WriteReplayFiles(out_dir, jobs, result, report));
+    if (f.plots) DrawPlots(out_dir, err);
+  }
+  return report;
+}
+
+}  // namespace
+
+const char* SimulateUsage() {
+  return R"(usage: tollgate simulate --trace=CSV (--queues=FILE | --compare=A,B,...) [flags]
+
+Replay a job trace through Tollgate's scheduling core on a virtual clock (the same code tollgated
+runs) and report wait times, completion times, utilization, borrowing, preemptions and fairness.
+
+  --trace=CSV             the job trace: a CSV file with a header row
+  --queues=FILE           Kueue manifests (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
+                          priority classes) to replay against
+  --compare=A,B,...       several such files, replayed over the same trace, side by side
+  --out=DIR               write summary.txt, jobs.csv, queues.csv, timeseries.csv and SVG plots
+                          (with --compare: one folder per file under DIR)
+  --fair-sharing          enable fair sharing (Kueue's fairSharing.enable)
+  --submit-column=NAME    submit time in seconds (default submit_s)
+  --duration-column=NAME  run time in seconds (default duration_s)
+  --gpus-column=NAME      GPUs per job (default gpus)
+  --queue-column=NAME     the value that picks the LocalQueue (default team)
+  --priority-column=NAME  optional integer priority
+  --name-column=NAME      optional job name (default job-ROW)
+  --queue-map=V=NS/LQ,... map queue-column values to namespace/LocalQueue (default: both
+                          named after the value)
+  --default-queue=NS/LQ   where unmapped values go
+  --resource=NAME         the resource jobs request (default nvidia.com/gpu)
+  --gpus-per-pod=N        larger jobs are gangs of pods of N (default 8)
+  --sample-every=DURATION how often usage is sampled, virtual time (default 1h)
+  --plots=false           skip running gnuplot
+  --quiet                 no progress bar
+)";
+}
+
+int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                       bool err_is_terminal) {
+  bool help = false;
+  absl::StatusOr<SimulateFlags> flags = ParseFlags(args, help);
+  if (help) {
+    out << SimulateUsage();
+    return kOk;
+  }
+  if (!flags.ok()) {
+    err << "simulate: " << flags.status().message() << "\n\n" << SimulateUsage();
+    return kUsage;
+  }
+  const SimulateFlags& f = *flags;
+  absl::StatusOr<std::string> text = ReadText(f.trace);
+  if (!text.ok()) {
+    err << "simulate: --trace: " << text.status().message() << "\n";
+    return kFailed;
+  }
+  absl::StatusOr<std::vector<simulation::TraceJob>> jobs =
+      simulation::ParseTrace(*text, f.mapping, f.trace);
+  if (!jobs.ok()) {
+    err << "simulate: " << jobs.status().message() << "\n";
+    return kFailed;
+  }
+  if (f.compare.empty()) {
+    absl::StatusOr<ReplayReport> report =
+        RunOne(f, f.queues, *jobs, f.out_dir, err, err_is_terminal);
+    if (!report.ok()) {
+      err << "simulate: " << report.status().message() << "\n";
+      return kFailed;
+    }
+    out << simulation::FormatSummary(*report);
+    return kOk;
+  }
+  std::vector<std::pair<std::string, ReplayReport>> reports;
+  for (const std::string& file : f.compare) {
+    const std::string name = std::filesystem::path(file).stem().string();
+    const std::string dir = f.out_dir.empty() ? "" : absl::StrCat(f.out_dir, "/", name);
+    absl::StatusOr<ReplayReport> report = RunOne(f, file, *jobs, dir, err, err_is_terminal);
+    if (!report.ok()) {
+      err << "simulate: " << file << ": " << report.status().message() << "\n";
+      return kFailed;
+    }
+    reports.emplace_back(name, *std::move(report));
+  }
+  out << simulation::FormatComparison(reports);
+  return kOk;
+}
+
+}  // namespace tollgate::cli

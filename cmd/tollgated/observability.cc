@@ -1,0 +1,92 @@
+#include "cmd/tollgated/observability.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "metrics/process_metrics.h"
+#include "services/grpc_metrics_interceptor.h"
+
+namespace tollgate {
+
+std::unique_ptr<Observability> Observability::Create(const std::string& version) {
+  return std::unique_ptr<Observability>(new Observability(version));
+}
+
+Observability::Observability(const std::string& version) : admission_metrics_(registry_) {
+  services::RegisterBuildInfo(registry_, version);
+}
+
+std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+Observability::GrpcInterceptors() {
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> out;
+  out.push_back(services::MakeGrpcMetricsInterceptor(registry_));
+  return out;
+}
+
+absl::Status Observability::Serve(const std::string& host, int port, services::TollgateApi& api,
+                                  services::AdmissionExecutor& executor,
+                                  const storage::RocksDbStore& store) {
+  services::RegisterStateMetrics(registry_, executor);
+  registry_.AddCollector([&store](metrics::TextWriter& w) {
+    const storage::RocksDbStore::EngineStats stats = store.engine_stats();
+    auto one = [&](const char* name, const char* help, metrics::MetricType type, double value) {
+      w.BeginFamily(name, help, type, {});
+      w.Sample({}, value);
+    };
+    one("tollgate_rocksdb_sst_bytes", "Size of RocksDB's table files, all column families.",
+        metrics::MetricType::kGauge, static_cast<double>(stats.sst_bytes));
+    one("tollgate_rocksdb_memtable_bytes", "Size of RocksDB's memtables, all column families.",
+        metrics::MetricType::kGauge, static_cast<double>(stats.memtable_bytes));
+    one("tollgate_rocksdb_live_data_bytes", "RocksDB's estimate of its live data.",
+        metrics::MetricType::kGauge, static_cast<double>(stats.live_data_bytes));
+    one("tollgate_rocksdb_write_stops_total",
+        "Times RocksDB stopped writes (too many memtables or level-0 files) since start.",
+        metrics::MetricType::kCounter, static_cast<double>(stats.stall_stops));
+    one("tollgate_rocksdb_write_slowdowns_total", "Times RocksDB slowed writes down since start.",
+        metrics::MetricType::kCounter, static_cast<double>(stats.stall_slowdowns));
+    one("tollgate_rocksdb_write_stopped", "1 while RocksDB stops writes.",
+        metrics::MetricType::kGauge, stats.write_stopped ? 1 : 0);
+  });
+  registry_.AddCollector(&metrics::WriteProcessMetrics);
+  dashboard_ =
+      std::make_unique<web::DashboardApi>(api, [&executor] { return executor.revision(); });
+  web::HttpServer::Options options;
+  options.host = host;
+  options.port = port;
+  absl::StatusOr<std::unique_ptr<web::HttpServer>> http =
+      web::HttpServer::Start(options, registry_, *dashboard_);
+  if (!http.ok()) return http.status();
+  http_ = *std::move(http);
+  return absl::OkStatus();
+}
+
+void Observability::Stop() {
+  if (http_ != nullptr) http_->Stop();
+}
+
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(absl::string_view flag,
+                                                          absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", address, ": ", why));
+  };
+  if (colon == absl::string_view::npos) return bad("want HOST:PORT");
+  std::string host(address.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) return bad("the host is empty (use 127.0.0.1 or 0.0.0.0)");
+  int port = 0;
+  if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return bad("the port is not a number from 0 to 65535");
+  }
+  return std::make_pair(std::move(host), port);
+}
+
+bool IsLoopbackHost(absl::string_view host) {
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+}  // namespace tollgate

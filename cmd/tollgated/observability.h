@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/support/server_interceptor.h"
+#include "metrics/metric_registry.h"
+#include "services/admission_executor.h"
+#include "services/admission_metrics.h"
+#include "services/tollgate_api.h"
+#include "storage/rocksdb_store.h"
+#include "web/dashboard_api.h"
+#include "web/http_server.h"
+
+namespace tollgate {
+
+// What tollgated serves on --metrics-listen, wired in the order startup needs it: Create
+// before the executor opens (its observer records from the first cycle), Serve once the API
+// exists, Stop before the executor and the store go away.
+class Observability {
+ public:
+  static std::unique_ptr<Observability> Create(const std::string& version);
+
+  // Records scheduler and store metrics; pass in the executor's Options.
+  services::ExecutorObserver* executor_observer() { return &admission_metrics_; }
+  // For grpc::ServerBuilder::experimental().SetInterceptorCreators.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+  GrpcInterceptors();
+
+  // Registers the state, store and process collectors and starts the HTTP server.
+  absl::Status Serve(const std::string& host, int port, services::TollgateApi& api,
+                     services::AdmissionExecutor& executor, const storage::RocksDbStore& store);
+  int port() const { return http_ == nullptr ? 0 : http_->port(); }
+  void Stop();
+
+ private:
+  explicit Observability(const std::string& version);
+
+  metrics::Registry registry_;
+  services::AdmissionMetrics admission_metrics_;
+  std::unique_ptr<web::DashboardApi> dashboard_;
+  std::unique_ptr<web::HttpServer> http_;
+};
+
+// Splits HOST:PORT ("[::1]:9090" too); INVALID_ARGUMENT naming `flag` otherwise.
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(absl::string_view flag,
+                                                          absl::string_view address);
+// 127.0.0.0/8, ::1 or localhost.
+bool IsLoopbackHost(absl::string_view host);
+
+}  // namespace tollgate

@@ -1,0 +1,119 @@
+#include "core/admission_fair_sharing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "core/config_registry.h"
+
+namespace tollgate::core {
+namespace {
+
+// Whole units: Kueue counts cpu in cores, the rest as they are.
+double Units(const std::string& resource, int64_t amount) {
+  return resource == "cpu" ? static_cast<double>(amount) / 1000.0 : static_cast<double>(amount);
+}
+
+// What the LocalQueue's workloads holding quota use now.
+std::map<std::string, double> AdmittedUsageOf(const WorkloadTable& workloads,
+                                              const std::string& local_queue_key) {
+  std::map<std::string, double> usage;
+  for (const auto& wl : workloads.slots()) {
+    if (wl == nullptr || !wl->HoldsQuota() ||
+        LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name) != local_queue_key) {
+      continue;
+    }
+    for (const PodSetAssignment& ps : wl->status.admission->pod_sets) {
+      for (const auto& [resource, amount] : ps.resource_usage) {
+        usage[resource] += Units(resource, amount);
+      }
+    }
+  }
+  return usage;
+}
+
+}  // namespace
+
+void AdmissionFairSharingLedger::Track(const std::string& local_queue_key, absl::Time now) {
+  if (!config_.enable || ledgers_.contains(local_queue_key)) return;
+  Ledger& ledger = ledgers_[local_queue_key];
+  ledger.last_update = now;
+  ledger.next_sample = now + config_.usage_sampling_interval;
+}
+
+void AdmissionFairSharingLedger::ChargeAdmission(const std::string& local_queue_key,
+                                                 const Admission& admission,
+                                                 const WorkloadTable& workloads, absl::Time now) {
+  // The share of a sampling interval's usage the decay would add: what the workload is charged
+  // on entry.
+  const double alpha = config_.usage_half_life_time == absl::ZeroDuration()
+                           ? 0.0
+                           : 1.0 - std::pow(0.5, absl::FDivDuration(config_.usage_sampling_interval,
+                                                                    config_.usage_half_life_time));
+  std::map<std::string, double> penalty;
+  for (const PodSetAssignment& ps : admission.pod_sets) {
+    for (const auto& [resource, amount] : ps.resource_usage) {
+      penalty[resource] += Units(resource, amount) * alpha;
+    }
+  }
+  Decay(local_queue_key, now, penalty, workloads);
+}
+
+bool AdmissionFairSharingLedger::SampleDue(const WorkloadTable& workloads, absl::Time now) {
+  bool sampled = false;
+  for (auto& [key, ledger] : ledgers_) {
+    if (ledger.next_sample > now) continue;
+    Decay(key, now, {}, workloads);
+    while (ledger.next_sample <= now) ledger.next_sample += config_.usage_sampling_interval;
+    sampled = true;
+  }
+  return sampled;
+}
+
+std::optional<absl::Time> AdmissionFairSharingLedger::NextSample() const {
+  std::optional<absl::Time> next;
+  for (const auto& [key, ledger] : ledgers_) {
+    if (!next.has_value() || ledger.next_sample < *next) next = ledger.next_sample;
+  }
+  return next;
+}
+
+void AdmissionFairSharingLedger::Decay(const std::string& local_queue_key, absl::Time now,
+                                       const std::map<std::string, double>& penalty,
+                                       const WorkloadTable& workloads) {
+  auto it = ledgers_.find(local_queue_key);
+  if (it == ledgers_.end()) return;
+  Ledger& ledger = it->second;
+  const absl::Duration half_life = config_.usage_half_life_time;
+  if (half_life == absl::ZeroDuration()) {
+    ledger.consumed.clear();
+    ledger.last_update = now;
+    return;
+  }
+  // Kueue's exponential decay: old * 0.5^(elapsed/halfLife) + current * (1 - that).
+  const double elapsed = std::max(0.0, absl::ToDoubleSeconds(now - ledger.last_update));
+  const double keep = std::pow(0.5, elapsed / absl::ToDoubleSeconds(half_life));
+  std::map<std::string, double> current = AdmittedUsageOf(workloads, local_queue_key);
+  std::map<std::string, double> next;
+  for (const auto& [resource, value] : ledger.consumed) next[resource] += value * keep;
+  for (const auto& [resource, value] : current) next[resource] += value * (1.0 - keep);
+  for (const auto& [resource, value] : penalty) next[resource] += value;
+  ledger.consumed = std::move(next);
+  ledger.last_update = std::max(ledger.last_update, now);
+}
+
+double AdmissionFairSharingLedger::WeightedUsage(const std::string& local_queue_key,
+                                                 double local_queue_weight) const {
+  double usage = 0;
+  if (auto it = ledgers_.find(local_queue_key); it != ledgers_.end()) {
+    for (const auto& [resource, value] : it->second.consumed) {
+      auto w = config_.resource_weights.find(resource);
+      usage += (w == config_.resource_weights.end() ? 1.0 : w->second) * value;
+    }
+  }
+  if (local_queue_weight <= 0) return std::numeric_limits<double>::infinity();
+  return usage / local_queue_weight;
+}
+
+}  // namespace tollgate::core

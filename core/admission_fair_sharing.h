@@ -1,0 +1,55 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "core/scheduler_config.h"
+#include "core/types.h"
+#include "core/workload.h"
+#include "core/workload_table.h"
+
+namespace tollgate::core {
+
+// Admission fair sharing's usage ledger: per LocalQueue (keyed by LocalQueueKey) the usage its
+// admitted workloads consumed, per resource in whole units (cpu in cores), decayed with the
+// configured half-life and sampled every usageSamplingInterval. Admissions also charge an entry
+// penalty at once, so a LocalQueue's next workload already sees the cost. Not thread-safe.
+class AdmissionFairSharingLedger {
+ public:
+  explicit AdmissionFairSharingLedger(const SchedulerConfig::AdmissionFairSharing& config)
+      : config_(config) {}
+
+  // Whether the ClusterQueue orders its heads by its LocalQueues' usage.
+  bool Applies(const ClusterQueueSpec& cq) const {
+    return config_.enable && cq.admission_mode == AdmissionMode::kUsageBasedFairSharing;
+  }
+  // Starts a ledger for a new LocalQueue (nothing when the feature is off or it has one).
+  void Track(const std::string& local_queue_key, absl::Time now);
+  // Charges an admission to its LocalQueue: the entry penalty (the usage of one sampling
+  // interval), settled with the decayed usage at `now`. `workloads` already holds the admission.
+  void ChargeAdmission(const std::string& local_queue_key, const Admission& admission,
+                       const WorkloadTable& workloads, absl::Time now);
+  // Decays every ledger whose sample is due at `now`; true if any was.
+  bool SampleDue(const WorkloadTable& workloads, absl::Time now);
+  // The earliest future sample.
+  std::optional<absl::Time> NextSample() const;
+  // The LocalQueue's decayed usage weighted by resource, over the LocalQueue's fair weight
+  // (infinite for a weight of 0).
+  double WeightedUsage(const std::string& local_queue_key, double local_queue_weight) const;
+
+ private:
+  struct Ledger {
+    std::map<std::string, double> consumed;
+    absl::Time last_update = absl::InfinitePast();
+    absl::Time next_sample = absl::InfiniteFuture();
+  };
+  void Decay(const std::string& local_queue_key, absl::Time now,
+             const std::map<std::string, double>& penalty, const WorkloadTable& workloads);
+
+  const SchedulerConfig::AdmissionFairSharing& config_;
+  std::map<std::string, Ledger> ledgers_;
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,135 @@
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/admission_planner.h"
+#include "core/cluster_state.h"
+
+// ClusterState's scheduling entry points: a cycle's plan comes from the AdmissionPlanner and is
+// applied here, decision by decision; AdmitNow plans one workload the same way.
+
+namespace tollgate::core {
+
+CyclePlan ClusterState::PlanCycle(absl::Time now) {
+  AdmissionPlanner planner(*this);
+  return planner.PlanCycle(now, cycle_ + 1);
+}
+
+void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
+  cycle_ = plan.cycle;
+  // Requeue the heads first: evictions below complete after the cycle in Kueue, so a head parked
+  // now is woken by the quota its cohort's victims release.
+  for (const PendingDecision& p : plan.pending) ApplyPending(p, now);
+  for (const AdmissionDecision& a : plan.admissions) ApplyAdmission(a, now);
+  for (const PreemptionDecision& p : plan.preemptions) ApplyPreemption(p, now);
+}
+
+void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
+  Workload* wl = mutable_workload(p.id);
+  if (wl == nullptr) return;
+  if (wl->status.pending_message != p.message) {
+    wl->status.pending_message = p.message;
+    SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", p.message, now});
+    MarkDirty(p.id);
+  }
+  ClusterQueueRuntime* cq = router_.QueuedIn(p.id);
+  if (cq == nullptr) return;
+  if (p.sticky) cq->queue.SetSticky(p.id);
+  if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
+}
+
+void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
+  Workload* wl = mutable_workload(a.id);
+  if (wl == nullptr) return;
+  Unqueue(*wl);
+  wl->status.state = WorkloadState::kAdmitted;
+  wl->status.admission = a.admission;
+  wl->status.admission_time = now;
+  wl->status.pending_message.clear();
+  wl->status.pods_ready = false;
+  wl->quota_usage.assign(a.usage.begin(), a.usage.end());
+  ClusterQueueRuntime* cq = mutable_cluster_queue(a.admission.cluster_queue);
+  cq->holding.Insert(*wl);
+  AddUsageOf(*wl);
+  const std::string message =
+      absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
+  // Grow each list once for the three conditions and two events below.
+  wl->status.conditions.reserve(wl->status.conditions.size() + 3);
+  wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
+  SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
+  SetCondition(wl->status,
+               Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
+  SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
+  AddEvent(wl->status, now, "QuotaReserved", message);
+  AddEvent(wl->status, now, "Admitted",
+           absl::StrCat("Admitted by ClusterQueue ", a.admission.cluster_queue));
+  MarkDirty(wl->id);
+  if (UsesAdmissionFairSharing(cq->spec)) {
+    fair_usage_.ChargeAdmission(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
+                                a.admission, workloads_, now);
+  }
+  if (config_.wait_for_pods_ready.enable) {
+    unready_admitted_.insert(wl->id);
+    timers_.Arm(now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id);
+  }
+  ArmPreemptionProtectionTimer(*wl, now);
+}
+
+void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) {
+  Workload* victim = mutable_workload(p.victim);
+  if (victim == nullptr || victim->status.state != WorkloadState::kAdmitted) return;
+  const Workload* preemptor = workload(p.preemptor);
+  RecordPreemption(victim->status, now);
+  victim->status.mutable_history().last_preemption_reason = p.reason;
+  SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
+  AddEvent(victim->status, now, "Preempted",
+           absl::StrCat(p.message, "; preemptor ",
+                        preemptor != nullptr ? preemptor->Key() : std::string("unknown")));
+  StartEviction(*victim, now, "Preempted", p.message);
+}
+
+absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, bool dry_run,
+                                                      absl::Time now) {
+  const Workload* wl = workloads_.Find(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  AdmitNowResult result;
+  if (wl->HoldsQuota()) {
+    result.outcome = AdmitNowResult::Outcome::kAdmitted;
+    result.admission = *wl->status.admission;
+    return result;
+  }
+  if (wl->status.state != WorkloadState::kPending) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state)));
+  }
+  Route route = router_.RouteOf(*wl);
+  if (route.cluster_queue == nullptr || !route.blocked_message.empty()) {
+    result.message = route.blocked_message;
+    return result;
+  }
+  ClusterQueueRuntime& cq = *route.cluster_queue;
+  if (!NamespaceMatches(cq.spec, wl->spec.namespace_name)) {
+    result.message = "workload namespace doesn't match ClusterQueue selector";
+    return result;
+  }
+  AdmissionPlanner planner(*this);
+  AdmissionPlanner::SinglePlan single = planner.PlanOne(*wl, cq, now, cycle_);
+  switch (single.outcome) {
+    case AdmissionPlanner::SinglePlan::Outcome::kAdmit:
+      result.outcome = AdmitNowResult::Outcome::kAdmitted;
+      result.admission = single.plan.admissions.front().admission;
+      break;
+    case AdmissionPlanner::SinglePlan::Outcome::kPreempt:
+      result.outcome = AdmitNowResult::Outcome::kPreempting;
+      result.admission = std::move(single.admission);
+      result.message = single.plan.pending.front().message;
+      result.victims = std::move(single.victims);
+      break;
+    case AdmissionPlanner::SinglePlan::Outcome::kPending:
+      result.message = std::move(single.message);
+      break;
+  }
+  if (!dry_run) ApplyCycle(single.plan, now);
+  return result;
+}
+
+}  // namespace tollgate::core

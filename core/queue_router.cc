@@ -1,0 +1,96 @@
+#include "core/queue_router.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tollgate::core {
+
+Route QueueRouter::RouteOf(const Workload& wl) {
+  Route route;
+  const LocalQueueRuntime* lq = config_.FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
+  if (lq == nullptr) {
+    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " doesn't exist");
+    return route;
+  }
+  if (lq->spec.stop_policy != StopPolicy::kNone) {
+    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is inactive");
+    return route;
+  }
+  const std::string& cq_name = lq->spec.cluster_queue;
+  auto cq = cluster_queues_.find(cq_name);
+  if (cq == cluster_queues_.end()) {
+    route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
+    return route;
+  }
+  route.cluster_queue = &cq->second;
+  if (!cq->second.active) {
+    route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
+  }
+  return route;
+}
+
+void QueueRouter::Rebuild(const QuotaTree& tree) {
+  const std::map<std::string, ClusterQueueSpec>& specs = config_.cluster_queue_specs();
+  // Keep queues of surviving ClusterQueues; drop the others (their workloads are re-routed).
+  for (auto it = cluster_queues_.begin(); it != cluster_queues_.end();) {
+    if (specs.count(it->first) == 0) {
+      for (WorkloadId id : it->second.queue.InOrder()) queued_in_.erase(id);
+      it = cluster_queues_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [name, spec] : specs) {
+    ClusterQueueRuntime& cq = cluster_queues_[name];
+    cq.spec = spec;
+    cq.node = tree.ClusterQueue(name);
+    cq.group_of_resource.clear();
+    for (size_t g = 0; g < spec.resource_groups.size(); ++g) {
+      for (const std::string& r : spec.resource_groups[g].covered_resources) {
+        cq.group_of_resource[r] = static_cast<int>(g);
+      }
+    }
+    cq.holding.Clear();
+  }
+  by_name_.clear();
+  by_node_.clear();
+  for (auto& [name, cq] : cluster_queues_) {
+    by_name_[name] = &cq;
+    if (cq.node != nullptr) by_node_[cq.node] = &cq;
+  }
+}
+
+void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
+  for (auto& [name, cq] : cluster_queues_) {
+    cq.active = true;
+    cq.inactive_reason.clear();
+    if (cq.spec.stop_policy != StopPolicy::kNone) {
+      cq.active = false;
+      cq.inactive_reason = "Stopped";
+      continue;
+    }
+    if (tree.InCycle(name)) {
+      cq.active = false;
+      cq.inactive_reason = "CohortCycle";
+      continue;
+    }
+    for (const ResourceGroupSpec& group : cq.spec.resource_groups) {
+      for (const FlavorQuotasSpec& f : group.flavors) {
+        if (!config_.HasFlavor(f.flavor)) {
+          cq.active = false;
+          cq.inactive_reason = absl::StrCat("FlavorNotFound: ", f.flavor);
+        }
+      }
+    }
+  }
+}
+
+void QueueRouter::Unqueue(WorkloadId id) {
+  auto it = queued_in_.find(id);
+  if (it == queued_in_.end()) return;
+  ClusterQueueRuntime* cq = it->second;
+  if (cq->queue.sticky() == id) cq->queue.SetSticky(std::nullopt);
+  cq->queue.Remove(id);
+  queued_in_.erase(it);
+}
+
+}  // namespace tollgate::core

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "core/config_registry.h"
+#include "core/held_workloads.h"
+#include "core/quota_tree.h"
+#include "core/types.h"
+#include "core/workload.h"
+#include "core/workload_queue.h"
+
+namespace tollgate::core {
+
+// Runtime view of one ClusterQueue: its spec, its node in the quota tree, its pending queue and
+// the workloads holding its quota.
+struct ClusterQueueRuntime {
+  ClusterQueueSpec spec;
+  QuotaNode* node = nullptr;
+  // Resource name -> index into spec.resource_groups.
+  absl::flat_hash_map<std::string, int> group_of_resource;
+  WorkloadQueue queue;
+  // Admitted and evicting workloads.
+  HeldWorkloads holding;
+  bool active = true;
+  // Why the queue is inactive (for its status condition).
+  std::string inactive_reason;
+};
+
+// Where a workload's LocalQueue leads: the ClusterQueue it queues in (null when it cannot be
+// queued) and, when it cannot be admitted there now, why.
+struct Route {
+  ClusterQueueRuntime* cluster_queue = nullptr;
+  std::string blocked_message;
+};
+
+// The ClusterQueues' runtimes and the routing of workloads to them: LocalQueue -> ClusterQueue,
+// and which ClusterQueue each pending workload is queued in. Reads the configuration from the
+// registry it is given. Not thread-safe.
+class QueueRouter {
+ public:
+  explicit QueueRouter(const ConfigRegistry& config) : config_(config) {}
+  // Holds pointers to its own runtimes.
+  QueueRouter(const QueueRouter&) = delete;
+  QueueRouter& operator=(const QueueRouter&) = delete;
+
+  Route RouteOf(const Workload& wl);
+
+  // After the quota tree was rebuilt from the registry's specs: drops the runtimes of deleted
+  // ClusterQueues (with their queued entries), refreshes the others' spec and node, empties
+  // every holding set (the caller re-files the workloads holding quota) and rebuilds the
+  // lookup indexes.
+  void Rebuild(const QuotaTree& tree);
+  // Active unless stopped, in a cohort cycle, or naming a missing flavor.
+  void RecomputeActivity(const QuotaTree& tree);
+
+  const ClusterQueueRuntime* cluster_queue(absl::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+  ClusterQueueRuntime* mutable_cluster_queue(absl::string_view name) {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+  // The ClusterQueue of a quota-tree node (null for cohorts).
+  const ClusterQueueRuntime* cluster_queue(const QuotaNode* node) const {
+    auto it = by_node_.find(node);
+    return it == by_node_.end() ? nullptr : it->second;
+  }
+  std::map<std::string, ClusterQueueRuntime, std::less<>>& runtimes() { return cluster_queues_; }
+  const std::map<std::string, ClusterQueueRuntime, std::less<>>& runtimes() const {
+    return cluster_queues_;
+  }
+
+  // The ClusterQueue a pending workload is queued in, or null.
+  ClusterQueueRuntime* QueuedIn(WorkloadId id) const {
+    auto it = queued_in_.find(id);
+    return it == queued_in_.end() ? nullptr : it->second;
+  }
+  // Records that the workload's key was (or is about to be) pushed into `cq`'s queue.
+  void MarkQueued(WorkloadId id, ClusterQueueRuntime& cq) { queued_in_[id] = &cq; }
+  // Takes the workload out of the queue it is in, if any.
+  void Unqueue(WorkloadId id);
+  void ReserveQueued(size_t n) { queued_in_.reserve(queued_in_.size() + n); }
+
+ private:
+  const ConfigRegistry& config_;
+  std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;
+  // Lookup indexes into cluster_queues_ (the hot paths look queues up per workload and per
+  // tree node), rebuilt with the quota tree.
+  absl::flat_hash_map<std::string, ClusterQueueRuntime*> by_name_;
+  absl::flat_hash_map<const QuotaNode*, ClusterQueueRuntime*> by_node_;
+  // Pending workload -> ClusterQueue it is queued in. A ClusterQueue's entries go before its
+  // runtime does (Rebuild).
+  absl::flat_hash_map<WorkloadId, ClusterQueueRuntime*> queued_in_;
+};
+
+}  // namespace tollgate::core

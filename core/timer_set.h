@@ -1,0 +1,52 @@
+#pragma once
+
+#include <optional>
+#include <tuple>
+
+#include "absl/container/btree_set.h"
+#include "absl/time/time.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// The four time-based transitions of a workload.
+enum class TimerKind {
+  // An evicting workload's checkpoint grace ends: its quota is released without the adapter.
+  kEvictionGrace,
+  // An admitted workload's pods were not ready within waitForPodsReady.timeout.
+  kPodsReadyTimeout,
+  // A requeued workload's backoff ends: it may be a head again.
+  kBackoffExpired,
+  // An admitted workload's preemption rate-limit protection ends.
+  kPreemptionProtectionEnds,
+};
+
+struct Timer {
+  absl::Time at;
+  TimerKind kind;
+  WorkloadId id;
+};
+
+// Pending timers, earliest first (then by kind and id, so firing order is deterministic).
+// Entries are hints: the owner re-checks each against the workload when it fires, so stale ones
+// are harmless and are never cancelled. Not thread-safe.
+class TimerSet {
+ public:
+  void Arm(absl::Time at, TimerKind kind, WorkloadId id) { timers_.insert({at, kind, id}); }
+  // Removes and returns the earliest timer due at `now`, if any.
+  std::optional<Timer> PopDue(absl::Time now) {
+    if (timers_.empty() || std::get<0>(*timers_.begin()) > now) return std::nullopt;
+    const auto [at, kind, id] = *timers_.begin();
+    timers_.erase(timers_.begin());
+    return Timer{at, kind, id};
+  }
+  std::optional<absl::Time> Next() const {
+    if (timers_.empty()) return std::nullopt;
+    return std::get<0>(*timers_.begin());
+  }
+
+ private:
+  absl::btree_set<std::tuple<absl::Time, TimerKind, WorkloadId>> timers_;
+};
+
+}  // namespace tollgate::core

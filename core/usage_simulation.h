@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/cluster_state.h"
+#include "core/quota_tree.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// Temporarily removes workloads' usage from the quota tree and puts it back on destruction (or
+// Restore), so the planners can ask "would it fit without them?" on the live tree. Not
+// thread-safe.
+class UsageSimulation {
+ public:
+  explicit UsageSimulation(ClusterState& state) : state_(state) {}
+  ~UsageSimulation() { Restore(); }
+  UsageSimulation(const UsageSimulation&) = delete;
+  UsageSimulation& operator=(const UsageSimulation&) = delete;
+
+  void RemoveWorkload(const Workload& wl);
+  void AddWorkloadBack(const Workload& wl);
+  // Adds usage to a ClusterQueue (for a workload planned this cycle).
+  void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  void Restore();
+
+ private:
+  struct Change {
+    QuotaNode* node;
+    FrId fr;
+    int64_t delta;
+  };
+  void Apply(QuotaNode& node, FrId fr, int64_t delta);
+
+  ClusterState& state_;
+  std::vector<Change> log_;
+};
+
+}  // namespace tollgate::core

@@ -1,0 +1,312 @@
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/cluster_state.h"
+
+// ClusterState's workload transitions: submit, finish, delete, evict and preempt on request,
+// the adapter's reports (stopped, pods ready, checkpoint), and the timers that drive the same
+// transitions when time passes.
+
+namespace tollgate::core {
+
+void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
+  if (!wl.HoldsQuota()) return;
+  const std::string cq_name = wl.status.admission->cluster_queue;
+  if (ClusterQueueRuntime* cq = mutable_cluster_queue(cq_name)) {
+    if (cq->holding.Erase(wl.id)) RemoveUsageOf(wl);
+  }
+  wl.quota_usage.clear();
+  unready_admitted_.erase(wl.id);
+  RequeueInadmissibleInTreeOf(cq_name, now);
+}
+
+absl::Duration ClusterState::EvictionGrace(const Workload& wl) const {
+  return wl.spec.checkpoint_grace_seconds > 0 ? absl::Seconds(wl.spec.checkpoint_grace_seconds)
+                                              : config_.eviction_grace_period;
+}
+
+void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string& reason,
+                                 const std::string& message) {
+  if (wl.status.state != WorkloadState::kAdmitted) return;
+  wl.status.state = WorkloadState::kEvicting;
+  wl.status.mutable_history().evicted_at = now;
+  RefileHeld(wl);
+  SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
+  AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
+  MarkDirty(wl.id);
+  if (config_.evictions_need_ack) {
+    // Cooperative preemption: the workload's own checkpoint grace, else the service default.
+    wl.status.mutable_history().eviction_deadline = now + EvictionGrace(wl);
+    SetCondition(wl.status,
+                 Condition{"Preempting", true, reason,
+                           absl::StrCat("checkpoint and stop by ",
+                                        absl::FormatTime(wl.status.history().eviction_deadline)),
+                           now});
+    timers_.Arm(wl.status.history().eviction_deadline, TimerKind::kEvictionGrace, wl.id);
+  } else {
+    // Nothing to wait for: the workload stops at once and returns to its queue.
+    const absl::Status released = ReleaseEvicted(wl.Key(), now);
+    (void)released;  // Cannot fail: the workload is evicting.
+  }
+}
+
+absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kEvicting) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " is ", WorkloadStateName(wl->status.state), ", not Evicting"));
+  }
+  ReleaseQuota(*wl, now);
+  wl->status.state = WorkloadState::kPending;
+  wl->status.admission.reset();
+  wl->status.pods_ready = false;
+  wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
+  SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
+  wl->status.pending_message =
+      wl->status.deactivated
+          ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
+            "retries"
+          : "";
+  SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
+  SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
+  SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
+  AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
+  MarkDirty(wl->id);
+  Requeue(*wl, now);
+  return absl::OkStatus();
+}
+
+// --- Workloads -----------------------------------------------------------------------------
+
+absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::string uid,
+                                                   absl::Time now) {
+  if (spec.queue_name.empty()) {
+    if (registry_.FindLocalQueue(spec.namespace_name, "default") == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.queueName: workload ", spec.namespace_name, "/", spec.name,
+                       " names no queue and namespace ", spec.namespace_name,
+                       " has no LocalQueue named \"default\""));
+    }
+    spec.queue_name = "default";
+  }
+  const std::string key = absl::StrCat(spec.namespace_name, "/", spec.name);
+  if (const Workload* found = workloads_.Find(key)) {
+    const Workload& existing = *found;
+    if (existing.spec == spec) return SubmitOutcome{existing.id, false};
+    return absl::AlreadyExistsError(
+        absl::StrCat("workload ", key,
+                     " already exists with a different spec; delete it first or use a new "
+                     "name"));
+  }
+  absl::StatusOr<int32_t> priority = registry_.ResolvePriority(spec);
+  if (!priority.ok()) return priority.status();
+
+  auto wl = std::make_unique<Workload>();
+  wl->id = workloads_.next_id();
+  wl->uid = uid.empty() ? absl::StrCat("tollgate-", wl->id) : std::move(uid);
+  wl->creation_time = now;
+  wl->spec = std::move(spec);
+  wl->priority = *priority;
+  wl->status.state = WorkloadState::kPending;
+  AddEvent(wl->status, now, "Created",
+           absl::StrCat("Submitted to LocalQueue ", wl->spec.queue_name));
+  Workload& ref = workloads_.Append(std::move(wl));
+  workloads_.Index(ref.id);
+  MarkDirty(ref.id);
+  Requeue(ref, now);
+  return SubmitOutcome{ref.id, true};
+}
+
+absl::Status ClusterState::Finish(absl::string_view key, absl::string_view message,
+                                  absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) return absl::OkStatus();
+  if (!wl->HoldsQuota()) {
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is ",
+                                                      WorkloadStateName(wl->status.state),
+                                                      "; only an admitted workload can finish"));
+  }
+  ReleaseQuota(*wl, now);
+  wl->status.state = WorkloadState::kFinished;
+  wl->status.pending_message.clear();
+  SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});
+  AddEvent(wl->status, now, "Finished",
+           message.empty() ? "Workload finished" : std::string(message));
+  MarkDirty(wl->id);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::Delete(absl::string_view key, absl::Time now) {
+  std::optional<WorkloadId> found = workloads_.FindId(key);
+  if (!found.has_value()) {
+    return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  }
+  const WorkloadId id = *found;
+  Workload& wl = *workloads_.GetMutable(id);
+  Unqueue(wl);
+  ReleaseQuota(wl, now);
+  workloads_.Erase(id);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::Evict(absl::string_view key, absl::string_view reason,
+                                 absl::string_view message, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only an admitted workload can be evicted"));
+  }
+  StartEviction(*wl, now, std::string(reason), std::string(message));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::Preempt(absl::string_view key, absl::string_view message,
+                                   absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only an admitted workload can be preempted"));
+  }
+  RecordPreemption(wl->status, now);
+  wl->status.mutable_history().last_preemption_reason = "OnRequest";
+  SetCondition(wl->status, Condition{"Preempted", true, "OnRequest", std::string(message), now});
+  AddEvent(wl->status, now, "Preempted", std::string(message));
+  StartEviction(*wl, now, "Preempted", std::string(message));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (at > now) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint_time: ", absl::FormatTime(at),
+                                                   " is in the future (now ", absl::FormatTime(now),
+                                                   ")"));
+  }
+  if (!wl->HoldsQuota()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; only a running workload can report a checkpoint"));
+  }
+  // Reports may arrive out of order; the latest checkpoint wins.
+  if (at <= wl->status.history().last_checkpoint_time) return absl::OkStatus();
+  wl->status.mutable_history().last_checkpoint_time = at;
+  MarkDirty(wl->id);
+  RefileHeld(*wl);
+  return absl::OkStatus();
+}
+
+void ClusterState::RefileHeld(const Workload& wl) {
+  if (ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue)) {
+    if (cq->holding.contains(wl.id)) cq->holding.Insert(wl);
+  }
+}
+
+void ClusterState::ArmPreemptionProtectionTimer(const Workload& wl, absl::Time now) {
+  const ClusterQueueRuntime* cq = cluster_queue(wl.status.admission->cluster_queue);
+  if (cq == nullptr) return;
+  if (std::optional<absl::Time> until = PreemptionProtectedUntil(wl.status, cq->spec, now)) {
+    timers_.Arm(*until, TimerKind::kPreemptionProtectionEnds, wl.id);
+  }
+}
+
+absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; pods can only be ready for an admitted workload"));
+  }
+  unready_admitted_.erase(wl->id);
+  if (!wl->status.pods_ready) {
+    wl->status.pods_ready = true;
+    SetCondition(wl->status,
+                 Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
+    MarkDirty(wl->id);
+  }
+  return absl::OkStatus();
+}
+
+// --- Timers --------------------------------------------------------------------------------
+
+bool ClusterState::FireTimers(absl::Time now) {
+  bool changed = false;
+  if (fair_usage_.SampleDue(workloads_, now)) changed = true;
+  while (std::optional<Timer> due = timers_.PopDue(now)) {
+    const auto [at, kind, id] = *due;
+    Workload* wl = mutable_workload(id);
+    if (wl == nullptr) continue;
+    switch (kind) {
+      case TimerKind::kEvictionGrace:
+        if (wl->status.state == WorkloadState::kEvicting &&
+            wl->status.history().eviction_deadline <= now) {
+          changed = ReleaseEvicted(wl->Key(), now).ok() || changed;
+        }
+        break;
+      case TimerKind::kPodsReadyTimeout:
+        if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
+            wl->status.admission_time + config_.wait_for_pods_ready.timeout <= now) {
+          PodsReadyTimeout(*wl, now);
+          changed = true;
+        }
+        break;
+      case TimerKind::kPreemptionProtectionEnds:
+        // The workload may be a victim again: preemptors parked for lack of candidates retry.
+        if (wl->status.state == WorkloadState::kAdmitted) {
+          RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
+          changed = true;
+        }
+        break;
+      case TimerKind::kBackoffExpired: {
+        ClusterQueueRuntime* cq = router_.QueuedIn(id);
+        if (cq == nullptr || wl->status.history().requeue_at > now) break;
+        if (cq->queue.IsInadmissible(id)) {
+          cq->queue.PushActive(KeyOf(*wl));
+          changed = true;
+        }
+        break;
+      }
+    }
+  }
+  return changed;
+}
+
+void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now) {
+  const SchedulerConfig::WaitForPodsReady& w = config_.wait_for_pods_ready;
+  if (w.backoff_limit_count.has_value() &&
+      wl.status.history().requeue_count + 1 > *w.backoff_limit_count) {
+    wl.status.deactivated = true;
+    StartEviction(wl, now, "Deactivated",
+                  "The workload is deactivated due to exceeding the maximum number of re-queuing "
+                  "retries");
+    return;
+  }
+  wl.status.mutable_history().requeue_count++;
+  // Kueue's backoff without its 0.01% jitter: base * 2^(n-1), capped.
+  double wait_seconds = static_cast<double>(w.backoff_base_seconds);
+  for (int32_t i = 1; i < wl.status.history().requeue_count; ++i) wait_seconds *= 2;
+  if (w.backoff_max_seconds > 0) {
+    wait_seconds = std::min(wait_seconds, static_cast<double>(w.backoff_max_seconds));
+  }
+  wl.status.mutable_history().requeue_at = now + absl::Seconds(wait_seconds);
+  wl.status.mutable_history().pods_ready_eviction_time = now;
+  StartEviction(wl, now, "PodsReadyTimeout",
+                absl::StrCat("Exceeded the PodsReady timeout ", wl.Key()));
+}
+
+std::optional<absl::Time> ClusterState::NextTimer() const {
+  std::optional<absl::Time> next = timers_.Next();
+  if (std::optional<absl::Time> sample = fair_usage_.NextSample()) {
+    if (!next.has_value() || *sample < *next) next = sample;
+  }
+  return next;
+}
+
+}  // namespace tollgate::core

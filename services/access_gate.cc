@@ -1,0 +1,349 @@
+#include "services/access_gate.h"
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <random>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace tollgate::services {
+namespace {
+
+constexpr absl::string_view kBearerPrefix = "Bearer ";
+constexpr size_t kMaxRequestIdLength = 128;
+
+std::string RandomPrefix() {
+  std::random_device random;
+  return absl::StrFormat("%08x", random());
+}
+
+std::string EntryText(X509_NAME_ENTRY* entry) {
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+  if (n < 0) return "";
+  std::string out(reinterpret_cast<char*>(utf8), n);
+  OPENSSL_free(utf8);
+  return out;
+}
+
+// The identity of a client certificate the TLS layer has already verified: CN is the user, each
+// O a group (Kubernetes' convention).
+absl::StatusOr<auth::Identity> IdentityFromCertificate(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return absl::InternalError("BIO_new_mem_buf failed");
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (cert == nullptr) return absl::UnauthenticatedError("client certificate cannot be parsed");
+  auth::Identity identity;
+  identity.method = "x509";
+  X509_NAME* subject = X509_get_subject_name(cert);
+  for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) >= 0;) {
+    identity.user = EntryText(X509_NAME_get_entry(subject, i));
+  }
+  for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_organizationName, i)) >= 0;) {
+    identity.groups.push_back(EntryText(X509_NAME_get_entry(subject, i)));
+  }
+  X509_free(cert);
+  if (identity.user.empty()) {
+    return absl::UnauthenticatedError("client certificate has no subject CN (the user name)");
+  }
+  return identity;
+}
+
+auth::Identity Anonymous() {
+  return auth::Identity{"system:anonymous",
+                        "",
+                        {"system:unauthenticated", std::string(auth::kAdminsGroup)},
+                        "anonymous"};
+}
+
+std::string StatusCodeName(const absl::Status& status) {
+  return absl::StatusCodeToString(status.code());
+}
+
+bool IsWorkloadVerb(const auth::AccessRequest& request) { return request.kind == "Workload"; }
+
+bool HasQueueGrants(const auth::Authorizer& authorizer) {
+  return !authorizer.policy().queue_grants.empty();
+}
+
+}  // namespace
+
+absl::Status PermissionDenied(absl::string_view reason) {
+  return absl::PermissionDeniedError(reason);
+}
+
+AccessGate::AccessGate(TollgateApi& api, const core::Clock& clock, auth::AuditLog* audit)
+    : api_(api), clock_(clock), audit_(audit), request_id_prefix_(RandomPrefix()) {
+  absl::StatusOr<auth::Authorizer> empty = auth::Authorizer::Create(auth::Policy());
+  authorizer_ = std::make_shared<const auth::Authorizer>(*std::move(empty));
+}
+
+void AccessGate::Configure(Authenticators authenticators,
+                           std::shared_ptr<const auth::Authorizer> policy) {
+  absl::MutexLock lock(&mu_);
+  authenticators_ = std::move(authenticators);
+  authorizer_ = std::move(policy);
+}
+
+std::shared_ptr<const auth::Authorizer> AccessGate::authorizer() const {
+  // Read on every call, written only on reload: a reader lock keeps calls from serializing.
+  absl::ReaderMutexLock lock(&mu_);
+  return authorizer_;
+}
+
+std::string AccessGate::RequestId(grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  std::string id;
+  if (auto it = metadata.find("x-request-id"); it != metadata.end()) {
+    id = std::string(it->second.data(), std::min(it->second.size(), kMaxRequestIdLength));
+  } else {
+    id = absl::StrCat(request_id_prefix_, "-", next_request_id_.fetch_add(1));
+  }
+  return id;
+}
+
+absl::StatusOr<auth::Identity> AccessGate::Authenticate(grpc::ServerContextBase& context) {
+  Authenticators authenticators;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    authenticators = authenticators_;
+  }
+  if (!authenticators.any()) return Anonymous();
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    const absl::string_view value(it->second.data(), it->second.size());
+    if (!absl::StartsWith(value, kBearerPrefix)) {
+      return absl::UnauthenticatedError("authorization metadata is not \"Bearer TOKEN\"");
+    }
+    if (authenticators.tokens == nullptr) {
+      return absl::UnauthenticatedError("bearer tokens are not accepted (no --token-file)");
+    }
+    auto found = authenticators.tokens->find(value.substr(kBearerPrefix.size()));
+    if (found == authenticators.tokens->end()) {
+      return absl::UnauthenticatedError("invalid bearer token");
+    }
+    return found->second;
+  }
+  if (authenticators.client_certificates) {
+    std::shared_ptr<const grpc::AuthContext> auth_context = context.auth_context();
+    if (auth_context != nullptr) {
+      std::vector<grpc::string_ref> pem = auth_context->FindPropertyValues("x509_pem_cert");
+      if (!pem.empty()) return IdentityFromCertificate(std::string(pem[0].data(), pem[0].size()));
+    }
+  }
+  return absl::UnauthenticatedError(
+      "no credentials: present a client certificate or an \"authorization: Bearer TOKEN\" "
+      "header");
+}
+
+void AccessGate::ResolveQueues(auth::AccessRequest& request, const v1::Workload* workload) {
+  v1::Workload stored;
+  if (request.kind == "Workload" && workload == nullptr) {
+    v1::GetWorkloadRequest get;
+    get.mutable_workload()->set_namespace_(request.ns);
+    get.mutable_workload()->set_name(request.name);
+    absl::StatusOr<v1::Workload> found = api_.GetWorkload(get);
+    if (!found.ok()) return;  // The call itself reports NOT_FOUND if it is allowed to run.
+    stored = *std::move(found);
+    workload = &stored;
+  }
+  if (request.kind == "Workload") {
+    request.local_queue =
+        workload->spec().queue_name().empty() ? "default" : workload->spec().queue_name();
+    if (workload->status().has_admission()) {
+      request.cluster_queue = workload->status().admission().cluster_queue();
+    }
+  }
+  const std::string local_queue = request.kind == "LocalQueue" ? request.name : request.local_queue;
+  if (request.cluster_queue.empty() && !local_queue.empty()) {
+    v1::GetObjectRequest get;
+    get.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+    get.mutable_ref()->set_namespace_(request.ns);
+    get.mutable_ref()->set_name(local_queue);
+    absl::StatusOr<v1::ConfigObject> lq = api_.GetObject(get);
+    if (lq.ok()) request.cluster_queue = lq->local_queue().spec().cluster_queue();
+  }
+}
+
+auth::Decision AccessGate::Decide(const auth::Identity& identity, auth::AccessRequest request) {
+  std::shared_ptr<const auth::Authorizer> authz = authorizer();
+  auth::Decision decision = authz->Authorize(identity, request);
+  if (!decision.allowed && HasQueueGrants(*authz) &&
+      (IsWorkloadVerb(request) || request.kind == "LocalQueue")) {
+    ResolveQueues(request, nullptr);
+    decision = authz->Authorize(identity, request);
+  }
+  return decision;
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& context,
+                                                 auth::AccessRequest request,
+                                                 const v1::Workload* submitted) {
+  const std::string request_id = RequestId(context);
+  context.AddInitialMetadata("x-request-id", request_id);
+  absl::StatusOr<auth::Identity> identity = Authenticate(context);
+  if (!identity.ok()) {
+    Audit(auth::Identity{"", "", {}, "none"}, request_id, request, "unauthenticated",
+          StatusCodeName(identity.status()), identity.status().message());
+    return identity.status();
+  }
+  return Decide(*identity, request_id, std::move(request), submitted);
+}
+
+absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
+    grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests) {
+  const std::string request_id = RequestId(context);
+  context.AddInitialMetadata("x-request-id", request_id);
+  absl::StatusOr<auth::Identity> identity = Authenticate(context);
+  if (!identity.ok()) {
+    for (const auth::AccessRequest& request : requests) {
+      Audit(auth::Identity{"", "", {}, "none"}, request_id, request, "unauthenticated",
+            StatusCodeName(identity.status()), identity.status().message());
+    }
+    return identity.status();
+  }
+  std::vector<AuthorizedCall> calls;
+  for (auth::AccessRequest& request : requests) {
+    absl::StatusOr<AuthorizedCall> call =
+        Decide(*identity, request_id, std::move(request), nullptr);
+    if (!call.ok()) return call.status();
+    calls.push_back(*std::move(call));
+  }
+  return calls;
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity_ref,
+                                                  const std::string& request_id,
+                                                  auth::AccessRequest request,
+                                                  const v1::Workload* submitted) {
+  const auth::Identity* identity = &identity_ref;
+  std::shared_ptr<const auth::Authorizer> authz = authorizer();
+  auth::Decision decision = authz->Authorize(*identity, request);
+  const bool workload_or_queue = IsWorkloadVerb(request) || request.kind == "LocalQueue";
+  if (!decision.allowed && HasQueueGrants(*authz) && workload_or_queue) {
+    ResolveQueues(request, submitted);
+    decision = authz->Authorize(*identity, request);
+  }
+  if (decision.allowed && submitted != nullptr) {
+    // Priority caps: the effective priority is resolved as the scheduler will (explicit value,
+    // else the class's value, else 0). A class that does not exist is left to the submit itself
+    // to refuse.
+    const v1::WorkloadSpec& spec = submitted->spec();
+    request.non_preemptible = spec.non_preemptible();
+    if (spec.has_priority()) {
+      request.priority = spec.priority();
+    } else if (spec.priority_class_name().empty()) {
+      request.priority = 0;
+    } else {
+      for (v1::ObjectKind kind : {v1::WORKLOAD_PRIORITY_CLASS, v1::PRIORITY_CLASS}) {
+        v1::GetObjectRequest get;
+        get.mutable_ref()->set_kind(kind);
+        get.mutable_ref()->set_name(spec.priority_class_name());
+        absl::StatusOr<v1::ConfigObject> pc = api_.GetObject(get);
+        if (!pc.ok()) continue;
+        request.priority = kind == v1::WORKLOAD_PRIORITY_CLASS
+                               ? pc->workload_priority_class().value()
+                               : pc->priority_class().value();
+        break;
+      }
+    }
+    decision = authz->Authorize(*identity, request);
+  }
+  if (!decision.allowed) {
+    Audit(*identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
+    return PermissionDenied(decision.reason);
+  }
+  return AuthorizedCall{*identity, request_id, std::move(request), std::move(authz)};
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& context,
+                                                     auth::AccessRequest request, bool& filtered) {
+  filtered = false;
+  const std::string request_id = RequestId(context);
+  context.AddInitialMetadata("x-request-id", request_id);
+  absl::StatusOr<auth::Identity> identity = Authenticate(context);
+  if (!identity.ok()) {
+    Audit(auth::Identity{"", "", {}, "none"}, request_id, request, "unauthenticated",
+          StatusCodeName(identity.status()), identity.status().message());
+    return identity.status();
+  }
+  std::shared_ptr<const auth::Authorizer> authz = authorizer();
+  const auth::Decision decision = authz->Authorize(*identity, request);
+  if (!decision.allowed) {
+    // Not allowed for the whole request, but maybe for part of it: some namespaces of "every
+    // namespace", or the workloads of queues granted to the caller. Those are served filtered.
+    const bool some_namespaces =
+        request.ns.empty() &&
+        !authz->Scope(*identity, request.verb, request.kind).namespaces.empty();
+    if (request.kind != "Workload" || !(some_namespaces || authz->HasQueueGrant(*identity))) {
+      Audit(*identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
+      return PermissionDenied(decision.reason);
+    }
+    filtered = true;
+  }
+  return AuthorizedCall{*std::move(identity), request_id, std::move(request), std::move(authz)};
+}
+
+void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome) {
+  Audit(call.identity, call.request_id, call.request, "allowed", StatusCodeName(outcome),
+        outcome.message());
+}
+
+bool AccessGate::MayRead(const AuthorizedCall& call, absl::string_view verb,
+                         const v1::Workload& workload) {
+  auth::AccessRequest request;
+  request.verb = std::string(verb);
+  request.kind = "Workload";
+  request.ns = workload.metadata().namespace_();
+  request.name = workload.metadata().name();
+  request.local_queue =
+      workload.spec().queue_name().empty() ? "default" : workload.spec().queue_name();
+  if (workload.status().has_admission()) {
+    request.cluster_queue = workload.status().admission().cluster_queue();
+  }
+  return call.authorizer->Authorize(call.identity, request).allowed;
+}
+
+void AccessGate::RecordSchedulerDecision(absl::string_view verb, const v1::Workload& workload,
+                                         absl::string_view reason) {
+  if (audit_ == nullptr) return;
+  auth::AuditEntry entry;
+  entry.time = clock_.Now();
+  entry.user = "system:scheduler";
+  entry.method = "scheduler";
+  entry.verb = std::string(verb);
+  entry.kind = "Workload";
+  entry.ns = workload.metadata().namespace_();
+  entry.name = workload.metadata().name();
+  entry.result = "decided";
+  entry.reason = std::string(reason);
+  audit_->Write(entry);
+}
+
+void AccessGate::Audit(const auth::Identity& identity, const std::string& request_id,
+                       const auth::AccessRequest& request, absl::string_view result,
+                       absl::string_view code, absl::string_view reason) {
+  if (audit_ == nullptr) return;
+  auth::AuditEntry entry;
+  entry.time = clock_.Now();
+  entry.request_id = request_id;
+  entry.user = identity.user;
+  entry.groups = identity.groups;
+  entry.method = identity.method;
+  entry.verb = request.verb;
+  entry.kind = request.kind;
+  entry.ns = request.ns;
+  entry.name = request.name;
+  entry.result = std::string(result);
+  entry.code = std::string(code);
+  entry.reason = std::string(reason);
+  audit_->Write(entry);
+}
+
+}  // namespace tollgate::services

@@ -1,0 +1,119 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "services/auth/audit_log.h"
+#include "services/auth/authorizer.h"
+#include "services/auth/token_file.h"
+#include "services/tollgate_api.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::services {
+
+// How callers prove who they are. With neither tokens nor client certificates configured, every
+// caller is the anonymous admin (tollgated allows that only on loopback or with --insecure).
+struct Authenticators {
+  // Bearer tokens (`authorization: Bearer TOKEN`), from the static token file.
+  std::shared_ptr<const auth::TokenTable> tokens;
+  // Client certificates verified by the TLS layer against --client-ca: user from the CN, groups
+  // from the O entries.
+  bool client_certificates = false;
+
+  bool any() const { return (tokens != nullptr && !tokens->empty()) || client_certificates; }
+};
+
+// One authorized call: who, which request id, what was asked, and the policy that allowed it
+// (kept so filtering decisions of a long Watch use one policy).
+struct AuthorizedCall {
+  auth::Identity identity;
+  std::string request_id;
+  auth::AccessRequest request;
+  std::shared_ptr<const auth::Authorizer> authorizer;
+};
+
+// The one place every RPC is authenticated, authorized and audited. Handlers describe what they
+// are asked to do (an AccessRequest); the gate answers UNAUTHENTICATED, PERMISSION_DENIED
+// (naming identity, verb, object and namespace) or the AuthorizedCall, and writes the audit
+// entry for denied calls; Finish() records how an allowed mutating call ended.
+//
+// The gate looks a workload's queue and priority class up through the API only when the policy
+// needs them (queue grants, priority caps). Policy and tokens can be replaced while serving
+// (SIGHUP); calls in flight keep the policy they started with. Thread-safe.
+class AccessGate {
+ public:
+  // `audit` may be null (no audit log). Both must outlive the gate.
+  AccessGate(TollgateApi& api, const core::Clock& clock, auth::AuditLog* audit);
+
+  void Configure(Authenticators authenticators, std::shared_ptr<const auth::Authorizer> policy);
+
+  // Authenticates the caller of `context` and decides `request`. For submits, pass the workload
+  // so its priority and non-preemptible flag are checked against the caller's caps.
+  absl::StatusOr<AuthorizedCall> Check(grpc::ServerContextBase& context,
+                                       auth::AccessRequest request,
+                                       const v1::Workload* submitted = nullptr);
+
+  // Check of several objects of one call (Apply): one identity, one request id, all allowed or
+  // the first refusal.
+  absl::StatusOr<std::vector<AuthorizedCall>> CheckAll(grpc::ServerContextBase& context,
+                                                       std::vector<auth::AccessRequest> requests);
+
+  // Check for List and Watch: a request for every namespace (request.ns empty) by an identity
+  // allowed only in some namespaces, or only through queue grants, is allowed and the handler
+  // filters the results with MayRead. `filtered` says whether it must.
+  absl::StatusOr<AuthorizedCall> CheckList(grpc::ServerContextBase& context,
+                                           auth::AccessRequest request, bool& filtered);
+
+  // Authentication only (WhoAmI, CanI).
+  absl::StatusOr<auth::Identity> Authenticate(grpc::ServerContextBase& context);
+
+  // Writes the audit line of an allowed call that changes state (or tried to).
+  void Finish(const AuthorizedCall& call, const absl::Status& outcome);
+
+  // Whether `call`'s identity may `verb` this workload (List and Watch filtering). Cheap for
+  // identities allowed everywhere.
+  bool MayRead(const AuthorizedCall& call, absl::string_view verb, const v1::Workload& workload);
+
+  // What CanI answers: the decision for `request` by `identity`, resolving queues as Check does.
+  auth::Decision Decide(const auth::Identity& identity, auth::AccessRequest request);
+
+  // Writes a scheduler decision (admission, preemption) to the audit log.
+  void RecordSchedulerDecision(absl::string_view verb, const v1::Workload& workload,
+                               absl::string_view reason);
+
+ private:
+  std::shared_ptr<const auth::Authorizer> authorizer() const;
+  // Fills request.local_queue / cluster_queue from the stored workload or LocalQueue.
+  void ResolveQueues(auth::AccessRequest& request, const v1::Workload* workload);
+  void Audit(const auth::Identity& identity, const std::string& request_id,
+             const auth::AccessRequest& request, absl::string_view result, absl::string_view code,
+             absl::string_view reason);
+  std::string RequestId(grpc::ServerContextBase& context);
+  // Check's decision for an authenticated caller.
+  absl::StatusOr<AuthorizedCall> Decide(const auth::Identity& identity,
+                                        const std::string& request_id, auth::AccessRequest request,
+                                        const v1::Workload* submitted);
+
+  TollgateApi& api_;
+  const core::Clock& clock_;
+  auth::AuditLog* const audit_;
+  std::atomic<uint64_t> next_request_id_{1};
+  const std::string request_id_prefix_;
+
+  mutable absl::Mutex mu_;
+  Authenticators authenticators_ ABSL_GUARDED_BY(mu_);
+  // shared_ptr: a reload swaps it while calls in flight still hold the previous one.
+  std::shared_ptr<const auth::Authorizer> authorizer_ ABSL_GUARDED_BY(mu_);
+};
+
+// The status every handler returns for a denied call.
+absl::Status PermissionDenied(absl::string_view reason);
+
+}  // namespace tollgate::services

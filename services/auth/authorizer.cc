@@ -1,0 +1,329 @@
+#include "services/auth/authorizer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tollgate::auth {
+namespace {
+
+template <size_t N>
+bool OneOf(absl::string_view value, const absl::string_view (&list)[N]) {
+  return std::find(std::begin(list), std::end(list), value) != std::end(list);
+}
+
+bool Lists(const std::vector<std::string>& list, absl::string_view value) {
+  for (const std::string& item : list) {
+    if (item == "*" || item == value) return true;
+  }
+  return false;
+}
+
+bool Matches(const std::vector<Subject>& subjects, const Identity& identity) {
+  for (const Subject& subject : subjects) {
+    if (subject.kind == Subject::Kind::kUser) {
+      if (subject.name == identity.user) return true;
+    } else if (std::find(identity.groups.begin(), identity.groups.end(), subject.name) !=
+               identity.groups.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind) {
+  for (const Rule& rule : role.rules) {
+    if (Lists(rule.verbs, verb) && Lists(rule.kinds, kind)) return true;
+  }
+  return false;
+}
+
+const std::vector<std::string> kAll = {"*"};
+const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
+const std::vector<std::string> kQueueKinds = {
+    "ResourceFlavor", "ClusterQueue",          "Cohort",
+    "LocalQueue",     "WorkloadPriorityClass", "PriorityClass"};
+
+std::vector<Role> MakeBuiltInRoles() {
+  const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
+  std::vector<Role> roles;
+  roles.push_back({"admin", {{kAll, kAll}}, unlimited});
+  roles.push_back({"batch-admin",
+                   {{kAll, kQueueKinds}, {kAll, {"Workload"}}, {kReadVerbs, {"Namespace"}}},
+                   unlimited});
+  roles.push_back({"batch-user",
+                   {{{"submit", "finish", "delete", "get", "list", "watch"}, {"Workload"}},
+                    {{"get", "list"}, {"LocalQueue"}}},
+                   PriorityLimit{0, false}});
+  roles.push_back({"viewer", {{kReadVerbs, kAll}}, PriorityLimit{0, false}});
+  roles.push_back(
+      {"adapter",
+       {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
+        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
+       unlimited});
+  return roles;
+}
+
+// What a queue grant verb lets its holder do to workloads in the queue.
+bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view verb) {
+  if (grant_verb == "admin") return true;
+  if (grant_verb == "submit") {
+    return verb == "submit" || verb == "get" || verb == "list" || verb == "watch" ||
+           verb == "finish" || verb == "delete";
+  }
+  if (grant_verb == "preempt") return verb == "preempt" || verb == "get";
+  return false;
+}
+
+bool GrantCoversQueue(const QueueGrant& grant, const AccessRequest& request) {
+  if (!grant.cluster_queue.empty()) {
+    return !request.cluster_queue.empty() && grant.cluster_queue == request.cluster_queue;
+  }
+  return !request.local_queue.empty() && grant.local_queue_namespace == request.ns &&
+         grant.local_queue == request.local_queue;
+}
+
+bool GrantAllows(const QueueGrant& grant, const AccessRequest& request) {
+  if (request.kind == "Workload") {
+    if (!GrantCoversQueue(grant, request)) return false;
+    for (const std::string& verb : grant.verbs) {
+      if (QueueVerbAllowsWorkloadVerb(verb, request.verb)) return true;
+    }
+    return false;
+  }
+  // The queue objects themselves: only admin, and only get/apply/delete.
+  if (!Lists(grant.verbs, "admin")) return false;
+  if (request.verb != "get" && request.verb != "apply" && request.verb != "delete") return false;
+  if (request.kind == "ClusterQueue") {
+    return !grant.cluster_queue.empty() && grant.cluster_queue == request.name;
+  }
+  if (request.kind == "LocalQueue") {
+    if (!grant.cluster_queue.empty()) {
+      return !request.cluster_queue.empty() && grant.cluster_queue == request.cluster_queue;
+    }
+    return grant.local_queue_namespace == request.ns && grant.local_queue == request.name;
+  }
+  return false;
+}
+
+std::string Describe(const Identity& identity) {
+  std::string text = absl::StrCat("user \"", identity.user, "\"");
+  if (!identity.groups.empty()) {
+    absl::StrAppend(&text, " (groups ", absl::StrJoin(identity.groups, ","), ")");
+  }
+  return text;
+}
+
+std::string DescribeObject(const AccessRequest& request) {
+  std::string text = request.kind;
+  if (!request.name.empty()) absl::StrAppend(&text, " \"", request.name, "\"");
+  if (IsNamespacedKind(request.kind)) {
+    absl::StrAppend(&text, request.ns.empty() ? " in every namespace"
+                                              : absl::StrCat(" in namespace \"", request.ns, "\""));
+  }
+  return text;
+}
+
+// The most permissive limit of two grants that both allow a submit.
+PriorityLimit Widest(const PriorityLimit& a, const PriorityLimit& b) {
+  PriorityLimit out;
+  out.allow_non_preemptible = a.allow_non_preemptible || b.allow_non_preemptible;
+  if (a.max_priority.has_value() && b.max_priority.has_value()) {
+    out.max_priority = std::max(*a.max_priority, *b.max_priority);
+  }
+  return out;
+}
+
+absl::Status CheckSubjects(absl::string_view what, const std::vector<Subject>& subjects) {
+  if (subjects.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no subjects"));
+  for (const Subject& s : subjects) {
+    if (s.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": subjects: empty name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsNamespacedKind(absl::string_view kind) { return kind == "Workload" || kind == "LocalQueue"; }
+
+absl::Status ValidateVerbAndKind(absl::string_view verb, absl::string_view kind) {
+  if (!OneOf(verb, kVerbs)) {
+    return absl::InvalidArgumentError(absl::StrCat("verb: unknown \"", verb, "\" (want one of ",
+                                                   absl::StrJoin(kVerbs, ", "), ")"));
+  }
+  if (!OneOf(kind, kKinds)) {
+    return absl::InvalidArgumentError(absl::StrCat("kind: unknown \"", kind, "\" (want one of ",
+                                                   absl::StrJoin(kKinds, ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
+bool NamespaceScope::Contains(absl::string_view ns) const {
+  return all || std::binary_search(namespaces.begin(), namespaces.end(), ns);
+}
+
+const std::vector<Role>& BuiltInRoles() {
+  static const std::vector<Role>* roles = new std::vector<Role>(MakeBuiltInRoles());
+  return *roles;
+}
+
+absl::StatusOr<Authorizer> Authorizer::Create(Policy policy) {
+  absl::flat_hash_set<std::string> role_names;
+  for (const Role& role : BuiltInRoles()) role_names.insert(role.name);
+  for (const Role& role : policy.roles) {
+    const std::string what = absl::StrCat("Role \"", role.name, "\"");
+    if (role.name.empty()) return absl::InvalidArgumentError("Role: metadata.name is empty");
+    if (!role_names.insert(role.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": a role of that name exists (built-in roles cannot be redefined)"));
+    }
+    for (size_t i = 0; i < role.rules.size(); ++i) {
+      for (const std::string& verb : role.rules[i].verbs) {
+        if (verb != "*" && !OneOf(verb, kVerbs)) {
+          return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].verbs: unknown \"",
+                                                         verb, "\" (want one of ",
+                                                         absl::StrJoin(kVerbs, ", "), " or *)"));
+        }
+      }
+      for (const std::string& kind : role.rules[i].kinds) {
+        if (kind != "*" && !OneOf(kind, kKinds)) {
+          return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].kinds: unknown \"",
+                                                         kind, "\" (want one of ",
+                                                         absl::StrJoin(kKinds, ", "), " or *)"));
+        }
+      }
+    }
+  }
+  for (const RoleBinding& binding : policy.bindings) {
+    const std::string what = absl::StrCat("RoleBinding \"", binding.name, "\"");
+    if (!role_names.contains(binding.role)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": role: no role named \"", binding.role, "\""));
+    }
+    if (absl::Status s = CheckSubjects(what, binding.subjects); !s.ok()) return s;
+  }
+  for (const QueueGrant& grant : policy.queue_grants) {
+    const std::string what = absl::StrCat("QueueGrant \"", grant.name, "\"");
+    const bool cq = !grant.cluster_queue.empty();
+    const bool lq = !grant.local_queue.empty() || !grant.local_queue_namespace.empty();
+    if (cq == lq) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": name exactly one of clusterQueue or localQueue"));
+    }
+    if (lq && (grant.local_queue.empty() || grant.local_queue_namespace.empty())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": localQueue needs both namespace and name"));
+    }
+    if (grant.verbs.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no verbs"));
+    for (const std::string& verb : grant.verbs) {
+      if (!OneOf(verb, kQueueVerbs)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": verbs: unknown \"", verb, "\" (want submit, preempt or admin)"));
+      }
+    }
+    if (absl::Status s = CheckSubjects(what, grant.subjects); !s.ok()) return s;
+  }
+  // The bootstrap binding: whoever the authenticators put in kAdminsGroup is an admin.
+  policy.bindings.push_back({"tollgate:admins",
+                             "admin",
+                             {{Subject::Kind::kGroup, std::string(kAdminsGroup)}},
+                             {},
+                             std::nullopt,
+                             std::nullopt});
+  return Authorizer(std::move(policy));
+}
+
+const Role* Authorizer::FindRole(absl::string_view name) const {
+  for (const Role& role : BuiltInRoles()) {
+    if (role.name == name) return &role;
+  }
+  for (const Role& role : policy_.roles) {
+    if (role.name == name) return &role;
+  }
+  return nullptr;
+}
+
+Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& request) const {
+  const bool namespaced = IsNamespacedKind(request.kind);
+  bool allowed = false;
+  PriorityLimit limit{0, false};
+  bool have_limit = false;
+  auto allow = [&](const PriorityLimit& granted) {
+    limit = have_limit ? Widest(limit, granted) : granted;
+    have_limit = true;
+    allowed = true;
+  };
+  for (const RoleBinding& binding : policy_.bindings) {
+    if (!Matches(binding.subjects, identity)) continue;
+    // A namespaced binding covers only namespaced objects in its namespaces; "every namespace"
+    // needs a cluster-wide binding.
+    if (!binding.namespaces.empty()) {
+      if (!namespaced || request.ns.empty()) continue;
+      if (std::find(binding.namespaces.begin(), binding.namespaces.end(), request.ns) ==
+          binding.namespaces.end()) {
+        continue;
+      }
+    }
+    const Role* role = FindRole(binding.role);
+    if (role == nullptr || !RoleAllows(*role, request.verb, request.kind)) continue;
+    PriorityLimit granted = role->priority;
+    if (binding.max_priority.has_value()) granted.max_priority = binding.max_priority;
+    if (binding.allow_non_preemptible.has_value()) {
+      granted.allow_non_preemptible = *binding.allow_non_preemptible;
+    }
+    allow(granted);
+  }
+  for (const QueueGrant& grant : policy_.queue_grants) {
+    if (Matches(grant.subjects, identity) && GrantAllows(grant, request)) allow(grant.priority);
+  }
+  const std::string denied_prefix =
+      absl::StrCat(Describe(identity), " may not ", request.verb, " ", DescribeObject(request));
+  if (!allowed) return {false, denied_prefix};
+  if (request.verb == "submit") {
+    if (request.priority.has_value() && limit.max_priority.has_value() &&
+        *request.priority > *limit.max_priority) {
+      return {false, absl::StrCat(denied_prefix, ": priority ", *request.priority,
+                                  " is above the highest it may use (", *limit.max_priority, ")")};
+    }
+    if (request.non_preemptible && !limit.allow_non_preemptible) {
+      return {false, absl::StrCat(denied_prefix, ": it may not mark workloads non-preemptible")};
+    }
+  }
+  return {true, ""};
+}
+
+bool Authorizer::HasQueueGrant(const Identity& identity) const {
+  for (const QueueGrant& grant : policy_.queue_grants) {
+    if (Matches(grant.subjects, identity)) return true;
+  }
+  return false;
+}
+
+NamespaceScope Authorizer::Scope(const Identity& identity, absl::string_view verb,
+                                 absl::string_view kind) const {
+  NamespaceScope scope;
+  for (const RoleBinding& binding : policy_.bindings) {
+    if (!Matches(binding.subjects, identity)) continue;
+    const Role* role = FindRole(binding.role);
+    if (role == nullptr || !RoleAllows(*role, verb, kind)) continue;
+    if (binding.namespaces.empty()) {
+      scope.all = true;
+      scope.namespaces.clear();
+      return scope;
+    }
+    scope.namespaces.insert(scope.namespaces.end(), binding.namespaces.begin(),
+                            binding.namespaces.end());
+  }
+  std::sort(scope.namespaces.begin(), scope.namespaces.end());
+  scope.namespaces.erase(std::unique(scope.namespaces.begin(), scope.namespaces.end()),
+                         scope.namespaces.end());
+  return scope;
+}
+
+}  // namespace tollgate::auth

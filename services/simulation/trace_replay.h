@@ -1,0 +1,94 @@
+#pragma once
+
+// Replays a job trace through Tollgate's real service path (TollgateApi over the executor, on
+// an in-memory store) on a virtual clock: the same code tollgated runs, with submit, finish
+// and timer instants as the only moments time moves. Deterministic: the same objects, trace
+// and configuration give the same decisions, in the same order.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/scheduler_config.h"
+#include "services/manifest/manifest_parser.h"
+#include "services/simulation/trace_reader.h"
+
+namespace tollgate::simulation {
+
+struct ReplayProgress {
+  int64_t submitted = 0;
+  int64_t finished = 0;
+  int64_t total = 0;
+  // Virtual time since the trace's start.
+  absl::Duration virtual_time;
+};
+
+struct ReplayOptions {
+  core::SchedulerConfig config;
+  // The resource utilization, borrowing and lost work are measured in.
+  std::string resource = "nvidia.com/gpu";
+  // How often the queues' usage is sampled, in virtual time.
+  absl::Duration sample_every = absl::Hours(1);
+  // Called on the calling thread about every 1 % of the jobs finished; may be empty.
+  std::function<void(const ReplayProgress&)> progress;
+};
+
+// What happened to one job of the trace.
+struct JobOutcome {
+  // The ClusterQueue that admitted it last (or that its LocalQueue points at, if never).
+  std::string cluster_queue;
+  // Virtual times since the trace's start; unset when it never happened.
+  std::optional<absl::Duration> first_admitted;
+  std::optional<absl::Duration> finished;
+  int32_t preemptions = 0;
+  // Resource-seconds of work thrown away by preemptions (a preempted job restarts from zero).
+  double lost_resource_seconds = 0;
+};
+
+// One ClusterQueue at one sample instant; quantities in units of the measured resource.
+struct QueueSample {
+  double used = 0;
+  double borrowed = 0;
+  int32_t pending = 0;
+  int32_t admitted = 0;
+  // Kueue's weighted share (fair sharing), 0 when not in use.
+  int64_t weighted_share = 0;
+};
+
+struct Sample {
+  absl::Duration at;
+  // By ClusterQueue name.
+  std::map<std::string, QueueSample> queues;
+};
+
+struct QueueInfo {
+  // Nominal quota of the measured resource over all flavors.
+  double nominal = 0;
+  // Fair-sharing weight (1 unless set).
+  double weight = 1;
+  std::string cohort;
+};
+
+struct ReplayResult {
+  // Index-aligned with the trace's jobs.
+  std::vector<JobOutcome> jobs;
+  std::vector<Sample> samples;
+  std::map<std::string, QueueInfo> queues;
+  // When the last job finished (or the replay stopped because nothing more could run).
+  absl::Duration end;
+  int64_t settles = 0;
+};
+
+// Applies `objects` (Kueue manifests: flavors, cohorts, ClusterQueues, LocalQueues, priority
+// classes; Workloads in them are refused), then replays `jobs`. A job whose LocalQueue does not
+// exist is refused by the service like any submit: that is an error naming the job.
+absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& objects,
+                                         const std::vector<TraceJob>& jobs,
+                                         const ReplayOptions& options);
+
+}  // namespace tollgate::simulation

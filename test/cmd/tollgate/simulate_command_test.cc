@@ -1,0 +1,129 @@
+#include "cmd/tollgate/simulate_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/tollgate/cli_commands.h"
+#include "core/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tollgate::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kData = TOLLGATE_CLI_TESTDATA_DIR;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun Simulate(std::vector<std::string> args) {
+  args.insert(args.begin(), "simulate");
+  core::SimulatedClock clock(absl::UnixEpoch());
+  std::istringstream in;
+  std::ostringstream out, err;
+  CliEnv env{in, out, err, "", clock};
+  CliRun r;
+  r.code = RunCli(args, env);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string ReadAll(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(SimulateCommandTest, TheSameInputsGiveByteIdenticalOutputs) {
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 2; ++i) {
+    const std::string dir = absl::StrCat(::testing::TempDir(), "/simulate", i);
+    std::filesystem::remove_all(dir);
+    dirs.push_back(dir);
+    CliRun r = Simulate({"--trace=" + kData + "/sim_trace.csv",
+                         "--compare=" + kData + "/sim_isolated.yaml," + kData + "/sim_reclaim.yaml",
+                         "--out=" + dir, "--quiet"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+  }
+  int compared = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dirs[0])) {
+    if (!entry.is_regular_file()) continue;
+    const std::filesystem::path rel = std::filesystem::relative(entry.path(), dirs[0]);
+    EXPECT_EQ(ReadAll(entry.path()), ReadAll(dirs[1] / rel)) << rel;
+    ++compared;
+  }
+  // Per design: summary, three CSVs, five scripts and, with gnuplot installed, five SVGs.
+  EXPECT_GE(compared, 2 * 9);
+  EXPECT_TRUE(std::filesystem::exists(dirs[0] + "/sim_reclaim/usage.svg"))
+      << "gnuplot (Debian gnuplot-nox) is needed for the plots";
+}
+
+TEST(SimulateCommandTest, ComparesDesignsSideBySide) {
+  CliRun r = Simulate({"--trace=" + kData + "/sim_trace.csv",
+                       "--compare=" + kData + "/sim_isolated.yaml," + kData + "/sim_reclaim.yaml",
+                       "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream text(r.out);
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_THAT(lines[0], HasSubstr("CONFIG"));
+  EXPECT_THAT(lines[1], HasSubstr("sim_isolated"));
+  EXPECT_THAT(lines[2], HasSubstr("sim_reclaim"));
+  // Isolated queues never preempt; reclaim does on this trace.
+  EXPECT_THAT(lines[1], HasSubstr("  0     0.0      0"));
+  EXPECT_THAT(lines[2], ::testing::Not(HasSubstr("  0     0.0      0")));
+}
+
+TEST(SimulateCommandTest, SummaryNamesEveryQueueAndShowsProgress) {
+  CliRun r =
+      Simulate({"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_reclaim.yaml"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("240 jobs replayed"));
+  for (const char* q : {"vision", "speech", "nlp", "ALL"}) EXPECT_THAT(r.out, HasSubstr(q));
+  // Not a terminal: progress comes as lines, the last at 100 %.
+  EXPECT_THAT(r.err, HasSubstr("100%  finished 240/240"));
+}
+
+TEST(SimulateCommandTest, BadInputIsNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string message;
+  };
+  const std::string bad = ::testing::TempDir() + "/bad_trace.csv";
+  std::ofstream(bad) << "job_id,submit_s,duration_s,gpus,team\n1,0,60,three,vision\n";
+  const Case cases[] = {
+      {{"--queues=" + kData + "/sim_isolated.yaml"}, kExitUsage, "--trace: required"},
+      {{"--trace=x.csv"}, kExitUsage, "exactly one of --queues=FILE or --compare"},
+      {{"--trace=x.csv", "--compare=a.yaml"}, kExitUsage, "at least two"},
+      {{"--trace=x.csv", "--queues=q.yaml", "--frobnicate"}, kExitUsage, "frobnicate"},
+      {{"--trace=" + kData + "/nope.csv", "--queues=q.yaml"}, kExitFailure, "nope.csv"},
+      {{"--trace=" + bad, "--queues=" + kData + "/sim_isolated.yaml"},
+       kExitFailure,
+       "row 1: column \"gpus\": expected an integer, got \"three\""},
+      {{"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_isolated.yaml",
+        "--gpus-per-pod=0"},
+       kExitUsage,
+       "--gpus-per-pod: expected a positive integer, got \"0\""},
+  };
+  for (const Case& c : cases) {
+    CliRun r = Simulate(c.args);
+    EXPECT_EQ(r.code, c.code) << c.message << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::cli

@@ -1,0 +1,912 @@
+// End-to-end tests of identity, authorization and audit: the real tollgated with certificates
+// made by openssl at test time, driven over TLS with client certificates and bearer tokens.
+// Every wait is on a condition with a deadline.
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/e2e/tollgated_process.h"
+#include "tollgate/v1/auth.grpc.pb.h"
+#include "tollgate/v1/service.grpc.pb.h"
+
+namespace tollgate::e2e {
+namespace {
+
+constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// Runs a shell command (openssl); fails the test with its output when it fails.
+void Shell(const std::string& command) {
+  const std::string full = absl::StrCat(command, " >/dev/null 2>&1");
+  ASSERT_EQ(std::system(full.c_str()), 0) << command;
+}
+
+// A CA and the certificates it signs, made with openssl in `dir`.
+class Pki {
+ public:
+  explicit Pki(std::string dir) : dir_(std::move(dir)) {}
+
+  void MakeCa(const std::string& name) {
+    Shell(absl::StrCat("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=", name,
+                       " -keyout ", Path(name + ".key"), " -out ", Path(name + ".pem")));
+  }
+  // Signs `name`.pem / `name`.key with `ca`; `subject` like "/CN=alice/O=team-a".
+  void MakeCert(const std::string& ca, const std::string& name, const std::string& subject,
+                bool server) {
+    Shell(absl::StrCat("openssl req -newkey rsa:2048 -nodes -subj '", subject, "' -keyout ",
+                       Path(name + ".key"), " -out ", Path(name + ".csr")));
+    std::string ext;
+    if (server) {
+      WriteFile(Path(name + ".ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+      ext = absl::StrCat(" -extfile ", Path(name + ".ext"));
+    }
+    Shell(absl::StrCat("openssl x509 -req -days 1 -in ", Path(name + ".csr"), " -CA ",
+                       Path(ca + ".pem"), " -CAkey ", Path(ca + ".key"), " -CAcreateserial -out ",
+                       Path(name + ".pem"), ext));
+  }
+  std::string Path(const std::string& file) const { return absl::StrCat(dir_, "/", file); }
+  std::string Read(const std::string& file) const { return ReadAll(Path(file)); }
+
+ private:
+  std::string dir_;
+};
+
+std::shared_ptr<grpc::ChannelCredentials> Tls(const Pki& pki, const std::string& ca,
+                                              const std::string& client = "") {
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = pki.Read(ca + ".pem");
+  if (!client.empty()) {
+    options.pem_cert_chain = pki.Read(client + ".pem");
+    options.pem_private_key = pki.Read(client + ".key");
+  }
+  return grpc::SslCredentials(options);
+}
+
+std::unique_ptr<grpc::ClientContext> Context(const std::string& token = "") {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+  if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
+  return context;
+}
+
+std::string Describe(const grpc::Status& s) {
+  return absl::StrCat("code ", s.error_code(), ": ", s.error_message());
+}
+
+constexpr char kTokens[] =
+    "admin-token,root,0,\"tollgate:admins\"\n"
+    "batch-admin-token,qadmin,1,queue-admins\n"
+    "user-a-token,alice,2,team-a\n"
+    "user-b-token,bob,3,team-b\n"
+    "viewer-token,vera,4,auditors\n"
+    "adapter-token,tollgate-kube,5,adapters\n"
+    "nobody-token,nobody,6\n"
+    "lead-a-token,lead,7,team-a\n";
+
+constexpr char kPolicy[] = R"(
+kind: RoleBinding
+metadata: {name: queue-admins}
+role: batch-admin
+subjects: [{kind: Group, name: queue-admins}]
+---
+kind: RoleBinding
+metadata: {name: team-a}
+role: batch-user
+subjects: [{kind: Group, name: team-a}]
+namespaces: [team-a]
+---
+kind: RoleBinding
+metadata: {name: team-b}
+role: batch-user
+subjects: [{kind: Group, name: team-b}]
+namespaces: [team-b]
+---
+kind: RoleBinding
+metadata: {name: viewers}
+role: viewer
+subjects: [{kind: Group, name: auditors}]
+---
+kind: RoleBinding
+metadata: {name: adapters}
+role: adapter
+subjects: [{kind: Group, name: adapters}]
+namespaces: [team-a]
+---
+kind: Role
+metadata: {name: cq-reader}
+rules: [{verbs: [get], kinds: [ClusterQueue]}]
+---
+kind: RoleBinding
+metadata: {name: lead-reads-queues}
+role: cq-reader
+subjects: [{kind: User, name: lead}]
+)";
+
+// A flavor, ClusterQueue "cq" shared by team-a and team-b (1 cpu), LocalQueues "q" in both, a
+// spare LocalQueue "spare" in team-a, and a WorkloadPriorityClass "high" (1000).
+v1::ApplyRequest Queues() {
+  v1::ApplyRequest apply;
+  apply.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("default-flavor");
+  v1::ClusterQueue* cq = apply.add_objects()->mutable_cluster_queue();
+  cq->mutable_metadata()->set_name("cq");
+  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
+  group->add_covered_resources("cpu");
+  v1::FlavorQuotas* flavor = group->add_flavors();
+  flavor->set_name("default-flavor");
+  v1::ResourceQuota* quota = flavor->add_resources();
+  quota->set_name("cpu");
+  quota->set_nominal_quota("1");
+  for (const char* ns : {"team-a", "team-b"}) {
+    v1::LocalQueue* lq = apply.add_objects()->mutable_local_queue();
+    lq->mutable_metadata()->set_namespace_(ns);
+    lq->mutable_metadata()->set_name("q");
+    lq->mutable_spec()->set_cluster_queue("cq");
+  }
+  v1::LocalQueue* spare = apply.add_objects()->mutable_local_queue();
+  spare->mutable_metadata()->set_namespace_("team-a");
+  spare->mutable_metadata()->set_name("spare");
+  spare->mutable_spec()->set_cluster_queue("cq");
+  v1::WorkloadPriorityClass* high = apply.add_objects()->mutable_workload_priority_class();
+  high->mutable_metadata()->set_name("high");
+  high->set_value(1000);
+  return apply;
+}
+
+v1::Workload MakeWorkload(const std::string& ns, const std::string& name, const std::string& cpu) {
+  v1::Workload w;
+  w.mutable_metadata()->set_namespace_(ns);
+  w.mutable_metadata()->set_name(name);
+  w.mutable_spec()->set_queue_name("q");
+  v1::PodSet* ps = w.mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = cpu;
+  return w;
+}
+
+v1::WorkloadRef Ref(const std::string& ns, const std::string& name) {
+  v1::WorkloadRef ref;
+  ref.set_namespace_(ns);
+  ref.set_name(name);
+  return ref;
+}
+
+class SecurityE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(
+        absl::StrCat(std::filesystem::temp_directory_path().string(), "/security_e2e.", getpid()));
+    std::filesystem::remove_all(*dir_);
+    std::filesystem::create_directories(*dir_);
+    pki_ = new Pki(*dir_);
+    pki_->MakeCa("ca");
+    pki_->MakeCert("ca", "server", "/CN=localhost", /*server=*/true);
+    pki_->MakeCert("ca", "alice", "/CN=alice/O=team-a/O=devs", /*server=*/false);
+    pki_->MakeCa("other-ca");
+    pki_->MakeCert("other-ca", "mallory", "/CN=mallory/O=tollgate:admins", /*server=*/false);
+    WriteFile(pki_->Path("tokens.csv"), kTokens);
+    WriteFile(pki_->Path("policy.yaml"), kPolicy);
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete pki_;
+    delete dir_;
+  }
+
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    scratch_ = absl::StrCat(*dir_, "/", info->name());
+    std::filesystem::create_directories(scratch_);
+  }
+
+  std::vector<std::string> SecureArgs(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args = {
+        absl::StrCat("--tls-cert=", pki_->Path("server.pem")),
+        absl::StrCat("--tls-key=", pki_->Path("server.key")),
+        absl::StrCat("--client-ca=", pki_->Path("ca.pem")),
+        absl::StrCat("--token-file=", pki_->Path("tokens.csv")),
+        absl::StrCat("--authz-policy=", pki_->Path("policy.yaml")),
+        absl::StrCat("--audit-log=", scratch_, "/audit.log"),
+    };
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  void StartSecure(const std::vector<std::string>& extra = {}) {
+    absl::StatusOr<std::unique_ptr<TollgatedProcess>> p = TollgatedProcess::Start(
+        scratch_ + "/data", scratch_, SecureArgs(extra), absl::Seconds(30), Tls(*pki_, "ca"));
+    ASSERT_TRUE(p.ok()) << p.status();
+    server_ = *std::move(p);
+    channel_ = server_->channel();
+    admission_ = v1::AdmissionService::NewStub(channel_);
+    config_ = v1::ConfigService::NewStub(channel_);
+    visibility_ = v1::VisibilityService::NewStub(channel_);
+    auth_ = v1::AuthService::NewStub(channel_);
+    v1::ApplyResponse applied;
+    const grpc::Status s = config_->Apply(Context("admin-token").get(), Queues(), &applied);
+    ASSERT_TRUE(s.ok()) << Describe(s);
+  }
+
+  grpc::Status Submit(const std::string& token, const v1::Workload& w) {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = w;
+    v1::SubmitResponse response;
+    return admission_->Submit(Context(token).get(), request, &response);
+  }
+
+  // The workload as the admin sees it, or NOT_FOUND.
+  absl::StatusOr<v1::Workload> AdminGet(const std::string& ns, const std::string& name) {
+    v1::GetWorkloadRequest request;
+    *request.mutable_workload() = Ref(ns, name);
+    v1::Workload w;
+    const grpc::Status s = admission_->GetWorkload(Context("admin-token").get(), request, &w);
+    if (!s.ok()) return absl::NotFoundError(s.error_message());
+    return w;
+  }
+
+  // Waits until the admin sees `ns/name` in `state`.
+  void AwaitState(const std::string& ns, const std::string& name, v1::WorkloadState state) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      absl::StatusOr<v1::Workload> w = AdminGet(ns, name);
+      if (w.ok() && w->status().state() == state) return;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    FAIL() << ns << "/" << name << " never reached " << v1::WorkloadState_Name(state);
+  }
+
+  static std::string* dir_;
+  static Pki* pki_;
+  std::string scratch_;
+  std::unique_ptr<TollgatedProcess> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AdmissionService::Stub> admission_;
+  std::unique_ptr<v1::ConfigService::Stub> config_;
+  std::unique_ptr<v1::VisibilityService::Stub> visibility_;
+  std::unique_ptr<v1::AuthService::Stub> auth_;
+};
+
+std::string* SecurityE2eTest::dir_ = nullptr;
+Pki* SecurityE2eTest::pki_ = nullptr;
+
+TEST_F(SecurityE2eTest, RefusesToListenBeyondLoopbackWithoutTlsAndAuthentication) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"plaintext", {}, "without TLS (--tls-cert, --tls-key) and an authenticator"},
+      {"tls-only",
+       {absl::StrCat("--tls-cert=", pki_->Path("server.pem")),
+        absl::StrCat("--tls-key=", pki_->Path("server.key"))},
+       "without an authenticator"},
+      {"token-only", {absl::StrCat("--token-file=", pki_->Path("tokens.csv"))}, "without TLS"},
+  };
+  for (const Case& c : cases) {
+    const std::string port_file = absl::StrCat(scratch_, "/port.", c.name);
+    std::vector<std::string> args = {"--listen=0.0.0.0:0",
+                                     absl::StrCat("--data-dir=", scratch_, "/data.", c.name),
+                                     absl::StrCat("--port-file=", port_file)};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const std::string log = absl::StrCat(scratch_, "/", c.name, ".log");
+    absl::StatusOr<int> code = TollgatedProcess::RunToExit(args, log);
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_EQ(*code, 1) << c.name << ReadAll(log);
+    EXPECT_TRUE(absl::StrContains(ReadAll(log), "refusing to listen on 0.0.0.0:0")) << ReadAll(log);
+    EXPECT_TRUE(absl::StrContains(ReadAll(log), c.want)) << c.name << ": " << ReadAll(log);
+    // It never listened, and never created its state.
+    EXPECT_FALSE(std::filesystem::exists(port_file)) << c.name;
+    EXPECT_FALSE(std::filesystem::exists(absl::StrCat(scratch_, "/data.", c.name))) << c.name;
+  }
+}
+
+TEST_F(SecurityE2eTest, ClientCertificateAndTokenIdentities) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // mTLS: user from CN, groups from O.
+  {
+    auto channel = grpc::CreateChannel(server_->address(), Tls(*pki_, "ca", "alice"));
+    auto stub = v1::AuthService::NewStub(channel);
+    v1::WhoAmIResponse me;
+    const grpc::Status s = stub->WhoAmI(Context().get(), v1::WhoAmIRequest(), &me);
+    ASSERT_TRUE(s.ok()) << Describe(s);
+    EXPECT_EQ(me.user(), "alice");
+    EXPECT_EQ(absl::StrJoin(me.groups(), ","), "team-a,devs");
+    EXPECT_EQ(me.method(), "x509");
+    // And the certificate's groups authorize: alice is a batch-user in team-a.
+    auto admission = v1::AdmissionService::NewStub(channel);
+    v1::SubmitRequest submit;
+    *submit.mutable_workload() = MakeWorkload("team-a", "by-cert", "100m");
+    v1::SubmitResponse submitted;
+    EXPECT_TRUE(admission->Submit(Context().get(), submit, &submitted).ok());
+    *submit.mutable_workload() = MakeWorkload("team-b", "by-cert", "100m");
+    const grpc::Status denied = admission->Submit(Context().get(), submit, &submitted);
+    EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_TRUE(absl::StrContains(denied.error_message(), "user \"alice\"")) << Describe(denied);
+    EXPECT_TRUE(absl::StrContains(denied.error_message(),
+                                  "submit Workload \"by-cert\" in "
+                                  "namespace \"team-b\""))
+        << Describe(denied);
+  }
+  // A certificate from a CA the server does not trust never gets through the handshake.
+  {
+    auto channel = grpc::CreateChannel(server_->address(), Tls(*pki_, "ca", "mallory"));
+    auto stub = v1::AuthService::NewStub(channel);
+    v1::WhoAmIResponse me;
+    EXPECT_FALSE(stub->WhoAmI(Context().get(), v1::WhoAmIRequest(), &me).ok());
+  }
+  // Bearer token.
+  {
+    v1::WhoAmIResponse me;
+    const grpc::Status s = auth_->WhoAmI(Context("user-b-token").get(), v1::WhoAmIRequest(), &me);
+    ASSERT_TRUE(s.ok()) << Describe(s);
+    EXPECT_EQ(me.user(), "bob");
+    EXPECT_EQ(me.uid(), "3");
+    EXPECT_EQ(absl::StrJoin(me.groups(), ","), "team-b");
+    EXPECT_EQ(me.method(), "token");
+  }
+  // Missing or bad credentials: UNAUTHENTICATED, on every service.
+  v1::WhoAmIResponse me;
+  EXPECT_EQ(auth_->WhoAmI(Context().get(), v1::WhoAmIRequest(), &me).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(auth_->WhoAmI(Context("forged").get(), v1::WhoAmIRequest(), &me).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::ListWorkloadsResponse list;
+  EXPECT_EQ(
+      admission_->ListWorkloads(Context().get(), v1::ListWorkloadsRequest(), &list).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+  v1::ApplyResponse applied;
+  EXPECT_EQ(config_->Apply(Context("forged").get(), Queues(), &applied).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// Every built-in role against every RPC. The adapter is bound in team-a only, so like any
+// namespaced binding it reads nothing cluster-scoped (ClusterQueues). Allowed calls must get past
+// authorization (they may still fail on the object's state, e.g. finishing a pending workload);
+// denied calls must be PERMISSION_DENIED and change nothing.
+TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  enum Role { kAdmin, kBatchAdmin, kBatchUser, kViewer, kAdapter, kNobody, kRoles };
+  const char* kTokensByRole[kRoles] = {"admin-token",  "batch-admin-token", "user-a-token",
+                                       "viewer-token", "adapter-token",     "nobody-token"};
+  const char* kRoleNames[kRoles] = {"admin",  "batch-admin", "batch-user",
+                                    "viewer", "adapter",     "nobody"};
+  // The target of workload calls: an admitted workload in team-a.
+  ASSERT_TRUE(Submit("admin-token", MakeWorkload("team-a", "target", "100m")).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "target", v1::WORKLOAD_STATE_ADMITTED));
+
+  struct Rpc {
+    const char* name;
+    bool mutating;
+    // Calls the RPC as `token`; `i` makes names unique per call.
+    std::function<grpc::Status(const std::string& token, int i)> call;
+    // What the call would change, read as the admin (compared before and after a denial).
+    std::function<std::string()> observe;
+    // allowed[role]
+    std::vector<bool> allowed;
+  };
+  auto target_state = [&] {
+    absl::StatusOr<v1::Workload> w = AdminGet("team-a", "target");
+    return w.ok()
+               ? absl::StrCat(v1::WorkloadState_Name(w->status().state()), "/",
+                              w->status().preemption_count(), "/",
+                              w->status().has_last_checkpoint_time(), "/", w->status().pods_ready())
+               : std::string("gone");
+  };
+  auto object_exists = [&](v1::ObjectKind kind, const std::string& ns, const std::string& name) {
+    return [this, kind, ns, name] {
+      v1::GetObjectRequest get;
+      get.mutable_ref()->set_kind(kind);
+      get.mutable_ref()->set_namespace_(ns);
+      get.mutable_ref()->set_name(name);
+      v1::ConfigObject object;
+      const grpc::Status s = config_->Get(Context("admin-token").get(), get, &object);
+      return s.ok() ? object.SerializeAsString() : std::string("absent");
+    };
+  };
+  int counter = 0;
+  //                                        admin  b-adm  b-user viewer adapter nobody
+  const std::vector<Rpc> rpcs = {
+      {"Submit",
+       true,
+       [&](const std::string& t, int i) {
+         return Submit(t, MakeWorkload("team-a", absl::StrCat("new-", i), "100m"));
+       },
+       [&] { return absl::StrCat(counter); },  // a denied submit creates nothing (checked below)
+       {true, true, true, false, true, false}},
+      {"Admit",
+       true,
+       [&](const std::string& t, int) {
+         v1::AdmitRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::AdmitResponse out;
+         return admission_->Admit(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, false, false}},
+      {"ReportCheckpoint",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportCheckpointRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::ReportCheckpointResponse out;
+         return admission_->ReportCheckpoint(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, true, false}},
+      {"ReportPodsReady",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportPodsReadyRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::ReportPodsReadyResponse out;
+         return admission_->ReportPodsReady(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, true, false}},
+      {"ReportStopped",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportStoppedRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::ReportStoppedResponse out;
+         return admission_->ReportStopped(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, true, false}},
+      {"GetWorkload",
+       false,
+       [&](const std::string& t, int) {
+         v1::GetWorkloadRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::Workload out;
+         return admission_->GetWorkload(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, true, true, false}},
+      {"ListWorkloads",
+       false,
+       [&](const std::string& t, int) {
+         v1::ListWorkloadsRequest r;
+         r.set_namespace_("team-a");
+         v1::ListWorkloadsResponse out;
+         return admission_->ListWorkloads(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, true, true, false}},
+      {"Watch",
+       false,
+       [&](const std::string& t, int) {
+         v1::WatchRequest r;
+         r.set_namespace_("team-a");
+         auto context = Context(t);
+         auto reader = admission_->Watch(context.get(), r);
+         v1::WatchEvent event;
+         if (reader->Read(&event)) {
+           context->TryCancel();
+           reader->Finish().IgnoreError();
+           return grpc::Status::OK;
+         }
+         return reader->Finish();
+       },
+       target_state,
+       {true, true, true, true, true, false}},
+      {"GetClusterQueue",
+       false,
+       [&](const std::string& t, int) {
+         v1::GetObjectRequest r;
+         r.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+         r.mutable_ref()->set_name("cq");
+         v1::ConfigObject out;
+         return config_->Get(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ListClusterQueues",
+       false,
+       [&](const std::string& t, int) {
+         v1::ListObjectsRequest r;
+         r.set_kind(v1::CLUSTER_QUEUE);
+         v1::ListObjectsResponse out;
+         return config_->List(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ListLocalQueues",
+       false,
+       [&](const std::string& t, int) {
+         v1::ListObjectsRequest r;
+         r.set_kind(v1::LOCAL_QUEUE);
+         r.set_namespace_("team-a");
+         v1::ListObjectsResponse out;
+         return config_->List(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, true, true, false}},
+      {"ListPendingInClusterQueue",
+       false,
+       [&](const std::string& t, int) {
+         v1::ListPendingWorkloadsRequest r;
+         r.set_cluster_queue("cq");
+         v1::ListPendingWorkloadsResponse out;
+         return visibility_->ListPendingWorkloads(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, true, false, false}},
+      {"ApplyClusterQueue",
+       true,
+       [&](const std::string& t, int) {
+         v1::ApplyRequest r;
+         *r.add_objects() = Queues().objects(1);
+         r.mutable_objects(0)->mutable_cluster_queue()->mutable_spec()->set_max_preempted_workloads(
+             7);
+         v1::ApplyResponse out;
+         return config_->Apply(Context(t).get(), r, &out);
+       },
+       object_exists(v1::CLUSTER_QUEUE, "", "cq"),
+       {true, true, false, false, false, false}},
+      {"DeleteLocalQueue",
+       true,
+       [&](const std::string& t, int) {
+         v1::DeleteObjectRequest r;
+         r.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+         r.mutable_ref()->set_namespace_("team-a");
+         r.mutable_ref()->set_name("spare");
+         v1::DeleteObjectResponse out;
+         return config_->Delete(Context(t).get(), r, &out);
+       },
+       object_exists(v1::LOCAL_QUEUE, "team-a", "spare"),
+       {true, true, false, false, false, false}},
+      {"Preempt",
+       true,
+       [&](const std::string& t, int) {
+         v1::PreemptRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::PreemptResponse out;
+         return admission_->Preempt(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, false, false}},
+      {"Finish",
+       true,
+       [&](const std::string& t, int) {
+         v1::FinishRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::FinishResponse out;
+         return admission_->Finish(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, false, true, false}},
+      {"DeleteWorkload",
+       true,
+       [&](const std::string& t, int) {
+         v1::DeleteWorkloadRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::DeleteWorkloadResponse out;
+         return admission_->DeleteWorkload(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, false, true, false}},
+  };
+  // Denials first (they must leave the target as it is), then the allowed calls.
+  for (bool allowed_pass : {false, true}) {
+    for (const Rpc& rpc : rpcs) {
+      for (int role = 0; role < kRoles; ++role) {
+        if (rpc.allowed[role] != allowed_pass) continue;
+        const std::string before = rpc.observe();
+        const int i = ++counter;
+        const grpc::Status s = rpc.call(kTokensByRole[role], i);
+        const std::string what =
+            absl::StrCat(rpc.name, " as ", kRoleNames[role], ": ", Describe(s));
+        if (allowed_pass) {
+          EXPECT_NE(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << what;
+          EXPECT_NE(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << what;
+        } else {
+          EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << what;
+          if (rpc.mutating && rpc.name != std::string("Submit")) {
+            EXPECT_EQ(rpc.observe(), before) << what;
+          }
+          if (rpc.name == std::string("Submit")) {
+            EXPECT_FALSE(AdminGet("team-a", absl::StrCat("new-", i)).ok()) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SecurityE2eTest, ListAndWatchShowOnlyTheCallersNamespaces) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // 3 pending workloads of 1 cpu each in a 1-cpu ClusterQueue: the first is admitted.
+  ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "a1", "1")).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "a1", v1::WORKLOAD_STATE_ADMITTED));
+  ASSERT_TRUE(Submit("user-b-token", MakeWorkload("team-b", "b1", "1")).ok());
+  ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "a2", "1")).ok());
+
+  // bob lists every namespace: only team-b's workloads.
+  v1::ListWorkloadsResponse list;
+  ASSERT_TRUE(
+      admission_->ListWorkloads(Context("user-b-token").get(), v1::ListWorkloadsRequest(), &list)
+          .ok());
+  ASSERT_EQ(list.workloads_size(), 1);
+  EXPECT_EQ(list.workloads(0).metadata().name(), "b1");
+  // ... and may not list team-a at all.
+  v1::ListWorkloadsRequest team_a;
+  team_a.set_namespace_("team-a");
+  EXPECT_EQ(admission_->ListWorkloads(Context("user-b-token").get(), team_a, &list).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // The viewer sees all three.
+  ASSERT_TRUE(
+      admission_->ListWorkloads(Context("viewer-token").get(), v1::ListWorkloadsRequest(), &list)
+          .ok());
+  EXPECT_EQ(list.workloads_size(), 3);
+
+  // bob watches every namespace: the snapshot and later changes carry only team-b.
+  {
+    auto context = Context("user-b-token");
+    auto reader = admission_->Watch(context.get(), v1::WatchRequest());
+    ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "a3", "1")).ok());
+    ASSERT_TRUE(Submit("user-b-token", MakeWorkload("team-b", "b2", "1")).ok());
+    std::vector<std::string> seen;
+    v1::WatchEvent event;
+    while (reader->Read(&event)) {
+      if (!event.has_workload()) continue;
+      seen.push_back(absl::StrCat(event.workload().metadata().namespace_(), "/",
+                                  event.workload().metadata().name()));
+      if (event.workload().metadata().name() == "b2") break;
+    }
+    context->TryCancel();
+    reader->Finish().IgnoreError();
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.back(), "team-b/b2");
+    for (const std::string& s : seen) EXPECT_TRUE(absl::StartsWith(s, "team-b/")) << s;
+  }
+
+  // The team-a lead reads the shared ClusterQueue's pending list: positions count every pending
+  // workload, but team-b's names are blank.
+  v1::ListPendingWorkloadsRequest pending;
+  pending.set_cluster_queue("cq");
+  v1::ListPendingWorkloadsResponse items;
+  const grpc::Status s =
+      visibility_->ListPendingWorkloads(Context("lead-a-token").get(), pending, &items);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  ASSERT_EQ(items.items_size(), 4);  // b1, a2, a3, b2
+  int blank = 0;
+  for (int i = 0; i < items.items_size(); ++i) {
+    const v1::PendingWorkload& item = items.items(i);
+    EXPECT_EQ(item.position_in_cluster_queue(), i);
+    if (item.workload().name().empty()) {
+      ++blank;
+    } else {
+      EXPECT_EQ(item.workload().namespace_(), "team-a");
+    }
+  }
+  EXPECT_EQ(blank, 2);
+}
+
+TEST_F(SecurityE2eTest, PriorityCapsAndNonPreemptible) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  v1::Workload explicit_high = MakeWorkload("team-a", "explicit", "100m");
+  explicit_high.mutable_spec()->set_priority(2147483647);
+  v1::Workload class_high = MakeWorkload("team-a", "by-class", "100m");
+  class_high.mutable_spec()->set_priority_class_name("high");
+  v1::Workload np = MakeWorkload("team-a", "np", "100m");
+  np.mutable_spec()->set_non_preemptible(true);
+  for (const v1::Workload& w : {explicit_high, class_high, np}) {
+    const grpc::Status s = Submit("user-a-token", w);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+    EXPECT_FALSE(AdminGet("team-a", w.metadata().name()).ok()) << w.metadata().name();
+  }
+  const grpc::Status capped = Submit("user-a-token", explicit_high);
+  EXPECT_TRUE(absl::StrContains(capped.error_message(),
+                                "priority 2147483647 is above the highest "
+                                "it may use (0)"))
+      << Describe(capped);
+  EXPECT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "ordinary", "100m")).ok());
+  // The batch admin is not capped.
+  EXPECT_TRUE(Submit("batch-admin-token", class_high).ok());
+}
+
+TEST_F(SecurityE2eTest, CertificateRotationWithoutRestart) {
+  // The server starts with a certificate from "ca"; a client trusting only "ca2" fails until the
+  // files are replaced with ones from "ca2", then succeeds without a restart.
+  const std::string cert = scratch_ + "/live.pem";
+  const std::string key = scratch_ + "/live.key";
+  std::filesystem::copy_file(pki_->Path("server.pem"), cert);
+  std::filesystem::copy_file(pki_->Path("server.key"), key);
+  Pki pki2(scratch_);
+  ASSERT_NO_FATAL_FAILURE(pki2.MakeCa("ca2"));
+  ASSERT_NO_FATAL_FAILURE(pki2.MakeCert("ca2", "server2", "/CN=localhost", /*server=*/true));
+  absl::StatusOr<std::unique_ptr<TollgatedProcess>> p = TollgatedProcess::Start(
+      scratch_ + "/data", scratch_,
+      {absl::StrCat("--tls-cert=", cert), absl::StrCat("--tls-key=", key),
+       absl::StrCat("--token-file=", pki_->Path("tokens.csv")), "--tls-reload-interval=1s"},
+      absl::Seconds(30), Tls(*pki_, "ca"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto who = [&](const std::string& ca_dir_pki, bool second) {
+    auto channel =
+        grpc::CreateChannel((*p)->address(), second ? Tls(pki2, "ca2") : Tls(*pki_, "ca"));
+    auto stub = v1::AuthService::NewStub(channel);
+    v1::WhoAmIResponse me;
+    auto context = Context("admin-token");
+    context->set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+    return stub->WhoAmI(context.get(), v1::WhoAmIRequest(), &me);
+  };
+  EXPECT_TRUE(who("", false).ok());
+  EXPECT_FALSE(who("", true).ok());
+  // Replace key and certificate, each by an atomic rename.
+  std::filesystem::copy_file(pki2.Path("server2.key"), key + ".new");
+  std::filesystem::copy_file(pki2.Path("server2.pem"), cert + ".new");
+  std::filesystem::rename(key + ".new", key);
+  std::filesystem::rename(cert + ".new", cert);
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  bool rotated = false;
+  while (absl::Now() < deadline && !(rotated = who("", true).ok())) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(rotated) << "the server kept its old certificate";
+  EXPECT_FALSE(who("", false).ok());
+  EXPECT_TRUE((*p)->Logs().find("\"msg\":\"serving\"") != std::string::npos);
+  // Same process all along: it logged "serving" once.
+  EXPECT_EQ((*p)->Logs().find("\"msg\":\"serving\""), (*p)->Logs().rfind("\"msg\":\"serving\""));
+}
+
+TEST_F(SecurityE2eTest, AuditLogRecordsAllowedDeniedAndSchedulerDecisions) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "audited", "100m")).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "audited", v1::WORKLOAD_STATE_ADMITTED));
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("team-a", "audited");
+  v1::PreemptResponse preempted;
+  auto context = Context("user-b-token");
+  context->AddMetadata("x-request-id", "req-from-test");
+  EXPECT_EQ(admission_->Preempt(context.get(), preempt, &preempted).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"alice\",\"groups\":[\"team-a\"],\"method\":\"token\","
+                             "\"verb\":\"submit\",\"kind\":\"Workload\",\"namespace\":\"team-a\","
+                             "\"name\":\"audited\",\"result\":\"allowed\",\"code\":\"OK\"") &&
+           absl::StrContains(audit,
+                             "\"request_id\":\"req-from-test\",\"user\":\"bob\",\"groups\":[\"team-"
+                             "b\"],\"method\":\"token\",\"verb\":\"preempt\",\"kind\":\"Workload\","
+                             "\"namespace\":\"team-a\",\"name\":\"audited\",\"result\":\"denied\","
+                             "\"code\":\"PERMISSION_DENIED\"") &&
+           absl::StrContains(audit,
+                             "\"user\":\"system:scheduler\",\"groups\":[],\"method\":\"scheduler\","
+                             "\"verb\":\"admit\",\"kind\":\"Workload\",\"namespace\":\"team-a\","
+                             "\"name\":\"audited\",\"result\":\"decided\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "admitted to ClusterQueue cq")) << audit;
+  // Reads are not audited unless denied.
+  EXPECT_FALSE(absl::StrContains(audit, "\"verb\":\"get\",\"kind\":\"Workload\"")) << audit;
+}
+
+// Runs the real `tollgate` CLI; returns its exit code and fills `out` with stdout and stderr.
+int RunCli(const std::string& args, std::string& out) {
+  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  out.clear();
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  const std::string config = scratch_ + "/tollgate-config.yaml";
+  WriteFile(config,
+            absl::StrCat(
+                "current-context: alice\ncontexts:\n- name: alice\n  server: ", server_->address(),
+                "\n  certificate-authority: ", pki_->Path("ca.pem"), "\n  client-certificate: ",
+                pki_->Path("alice.pem"), "\n  client-key: ", pki_->Path("alice.key"),
+                "\n- name: bob\n  server: ", server_->address(),
+                "\n  certificate-authority: ", pki_->Path("ca.pem"), "\n  token: user-b-token\n"));
+  std::string out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth whoami --config=", config), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "USER:   alice")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "METHOD: x509")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i submit workloads -n team-a --config=", config), out), 0)
+      << out;
+  EXPECT_EQ(out, "yes\n");
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i preempt workloads -n team-b --config=", config), out),
+            1)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "no - user \"alice\"")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth whoami --context=bob --config=", config), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "USER:   bob")) << out;
+  // A denied write through the CLI: the message names identity, verb, object and namespace.
+  EXPECT_EQ(
+      RunCli(absl::StrCat("delete localqueue q -n team-a --context=bob --config=", config), out), 1)
+      << out;
+  EXPECT_TRUE(absl::StrContains(
+      out, "user \"bob\" (groups team-b) may not delete LocalQueue \"q\" in namespace \"team-a\""))
+      << out;
+}
+
+TEST_F(SecurityE2eTest, SighupReloadsTokensAndKeepsThemWhenTheFileIsBad) {
+  const std::string tokens = scratch_ + "/tokens.csv";
+  WriteFile(tokens, kTokens);
+  ASSERT_NO_FATAL_FAILURE(
+      StartSecure({absl::StrCat("--token-file=", tokens)}));  // the later flag wins
+  auto whoami = [&](const std::string& token) {
+    v1::WhoAmIResponse me;
+    return auth_->WhoAmI(Context(token).get(), v1::WhoAmIRequest(), &me).error_code();
+  };
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::UNAUTHENTICATED);
+  WriteFile(tokens, absl::StrCat(kTokens, "late-token,late,9,team-a\n"));
+  ASSERT_TRUE(server_->Signal(SIGHUP).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline && whoami("late-token") != grpc::StatusCode::OK) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::OK);
+  // A broken file is refused and the tokens in force stay.
+  WriteFile(tokens, "broken-line-without-columns\n");
+  ASSERT_TRUE(server_->Signal(SIGHUP).ok());
+  const absl::Time logged = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < logged && !absl::StrContains(server_->Logs(), "reload failed")) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(absl::StrContains(server_->Logs(), "reload failed")) << server_->Logs();
+  EXPECT_EQ(whoami("late-token"), grpc::StatusCode::OK);
+}
+
+TEST_F(SecurityE2eTest, PlaintextLoopbackWithoutAuthenticationIsTheAnonymousAdmin) {
+  absl::StatusOr<std::unique_ptr<TollgatedProcess>> p =
+      TollgatedProcess::Start(scratch_ + "/data", scratch_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto stub = v1::AuthService::NewStub((*p)->channel());
+  v1::WhoAmIResponse me;
+  ASSERT_TRUE(stub->WhoAmI(Context().get(), v1::WhoAmIRequest(), &me).ok());
+  EXPECT_EQ(me.user(), "system:anonymous");
+  v1::CanIRequest can;
+  can.set_verb("delete");
+  can.set_kind("ClusterQueue");
+  v1::CanIResponse answer;
+  ASSERT_TRUE(stub->CanI(Context().get(), can, &answer).ok());
+  EXPECT_TRUE(answer.allowed());
+  can.set_verb("fly");
+  EXPECT_EQ(stub->CanI(Context().get(), can, &answer).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace tollgate::e2e

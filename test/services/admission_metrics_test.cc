@@ -1,0 +1,271 @@
+#include "services/admission_metrics.h"
+
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/clock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "metrics/metric_registry.h"
+#include "services/tollgate_api.h"
+#include "storage/memory_store.h"
+
+namespace tollgate::services {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+// The value of `series` (name and labels exactly as exposed) in a scrape.
+std::optional<double> Value(const std::string& scrape, const std::string& series) {
+  const size_t at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = at + series.size() + 2;
+  double value = 0;
+  if (!absl::SimpleAtod(scrape.substr(start, scrape.find('\n', start) - start), &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Drives the real executor (settling by hand, on a simulated clock) with AdmissionMetrics as
+// its observer, and reads the metrics back from the registry's exposition.
+class AdmissionMetricsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    AdmissionExecutor::Options options;
+    options.schedule_continuously = false;
+    options.observer = &metrics_;
+    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
+        AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+    ASSERT_TRUE(executor.ok()) << executor.status();
+    executor_ = *std::move(executor);
+    api_ = std::make_unique<TollgateApi>(*executor_);
+    RegisterStateMetrics(registry_, *executor_);
+    v1::ApplyRequest request;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          objects { resource_flavor { metadata { name: "default" } } }
+          objects {
+            cluster_queue {
+              metadata { name: "cq" }
+              spec {
+                cohort: "all"
+                preemption { within_cluster_queue: "LowerPriority" }
+                resource_groups {
+                  covered_resources: "cpu"
+                  flavors {
+                    name: "default"
+                    resources { name: "cpu" nominal_quota: "4" lending_limit: "1" }
+                  }
+                }
+              }
+            }
+          }
+          objects {
+            local_queue {
+              metadata { name: "q" namespace: "team" }
+              spec { cluster_queue: "cq" }
+            }
+          }
+        )pb",
+        &request));
+    ASSERT_TRUE(api_->Apply(request).ok());
+  }
+
+  void Submit(const std::string& name, int32_t priority) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name("q");
+    wl->mutable_spec()->set_priority(priority);
+    v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
+    pod_set->set_name("main");
+    pod_set->set_count(1);
+    (*pod_set->mutable_requests())["cpu"] = "3";
+    absl::StatusOr<v1::SubmitResponse> response = api_->Submit(request);
+    ASSERT_TRUE(response.ok()) << response.status();
+  }
+
+  void Settle() { ASSERT_TRUE(api_->Settle().ok()); }
+
+  core::SimulatedClock clock_{kStart};
+  storage::MemoryStore store_;
+  metrics::Registry registry_;
+  AdmissionMetrics metrics_{registry_};
+  std::unique_ptr<AdmissionExecutor> executor_;
+  std::unique_ptr<TollgateApi> api_;
+};
+
+constexpr char kCq[] = R"(cluster_queue="cq",priority_class="",replica_role="standalone")";
+
+TEST_F(AdmissionMetricsTest, AdmissionsWaitTimesAndStateGauges) {
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  clock_.Advance(absl::Seconds(3));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  ASSERT_NO_FATAL_FAILURE(Submit("second", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
+  // Waited 3 s: above the 2.5 bound, within 5.
+  EXPECT_EQ(
+      Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_bucket{", kCq, ",le=\"2.5\"}")),
+      0);
+  EXPECT_EQ(
+      Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_bucket{", kCq, ",le=\"5\"}")),
+      1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_sum{", kCq, "}")), 3);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_admitted_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_GE(
+      Value(scrape, R"(kueue_admission_attempts_total{result="success",replica_role="standalone"})")
+          .value_or(0),
+      1);
+  EXPECT_GE(
+      Value(scrape,
+            R"(kueue_admission_attempts_total{result="inadmissible",replica_role="standalone"})")
+          .value_or(0),
+      1);
+
+  // The second does not fit next to the first: one pending (parked), one admitted.
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_pending_workloads{cluster_queue="cq",status="active",replica_role="standalone"})"),
+      0);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_pending_workloads{cluster_queue="cq",status="inadmissible",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_pending_workloads{name="q",namespace="team",status="inadmissible",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_reserving_active_workloads{name="q",namespace="team",replica_role="standalone"})"),
+      1);
+  const std::string quota =
+      R"({cohort="all",cluster_queue="cq",flavor="default",resource="cpu",replica_role="standalone"})";
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_nominal_quota" + quota), 4);
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_lending_limit" + quota), 1);
+  // No borrowing limit: +Inf, as Kueue reports it.
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_borrowing_limit" + quota),
+            std::numeric_limits<double>::infinity());
+  EXPECT_NE(scrape.find("kueue_cluster_queue_borrowing_limit" + quota + " +Inf\n"),
+            std::string::npos);
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_resource_usage" + quota), 3);
+  EXPECT_EQ(Value(scrape, "kueue_cluster_queue_resource_reservation" + quota), 3);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="active",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
+      0);
+  EXPECT_EQ(Value(scrape, R"(kueue_cohort_weighted_share{cohort="all",replica_role="standalone"})"),
+            0);
+  EXPECT_GE(Value(scrape, "tollgate_store_commit_duration_seconds_count").value_or(0), 3);
+  EXPECT_GE(Value(scrape, "tollgate_executor_cycles_total").value_or(0), 2);
+}
+
+TEST_F(AdmissionMetricsTest, PreemptionCountsPreemptorQueueAndVictimEviction) {
+  ASSERT_NO_FATAL_FAILURE(Submit("low", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  ASSERT_NO_FATAL_FAILURE(Submit("high", 100));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_preempted_workloads_total{preempting_cluster_queue="cq",reason="InClusterQueue",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="Preempted",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_evicted_workloads_total{name="q",namespace="team",reason="Preempted",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  // low, then high after the preemption freed its quota.
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 2);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_pending_workloads{cluster_queue="cq",status="inadmissible",replica_role="standalone"})")
+              .value_or(0) +
+          Value(
+              scrape,
+              R"(kueue_pending_workloads{cluster_queue="cq",status="active",replica_role="standalone"})")
+              .value_or(0),
+      1);
+}
+
+// Evictions outside a cycle count too, by their reason: a user's Preempt, and draining a
+// stopped ClusterQueue.
+TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason) {
+  ASSERT_NO_FATAL_FAILURE(Submit("one", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  v1::PreemptRequest preempt;
+  preempt.mutable_workload()->set_namespace_("team");
+  preempt.mutable_workload()->set_name("one");
+  ASSERT_TRUE(api_->Preempt(preempt).ok());
+  // Back in the queue and admitted again by the next cycles.
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  clock_.Advance(absl::Seconds(1));
+
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  get.mutable_ref()->set_name("cq");
+  absl::StatusOr<v1::ConfigObject> cq = api_->GetObject(get);
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  cq->mutable_cluster_queue()->mutable_spec()->set_stop_policy("HoldAndDrain");
+  v1::ApplyRequest apply;
+  *apply.add_objects() = *cq;
+  ASSERT_TRUE(api_->Apply(apply).ok());
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="Preempted",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="ClusterQueueStopped",underlying_cause="",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 2);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
+      1);
+}
+
+}  // namespace
+}  // namespace tollgate::services

@@ -1,0 +1,226 @@
+#include "services/auth/authorizer.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "services/auth/policy_parser.h"
+
+namespace tollgate::auth {
+namespace {
+
+Identity User(std::string name, std::vector<std::string> groups = {}) {
+  return Identity{std::move(name), "", std::move(groups), "token"};
+}
+
+AccessRequest Req(std::string verb, std::string kind, std::string ns = "", std::string name = "") {
+  AccessRequest r;
+  r.verb = std::move(verb);
+  r.kind = std::move(kind);
+  r.ns = std::move(ns);
+  r.name = std::move(name);
+  return r;
+}
+
+Authorizer FromYaml(const std::string& yaml) {
+  absl::StatusOr<Policy> policy = ParsePolicy(yaml, "test.yaml");
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  absl::StatusOr<Authorizer> authorizer = Authorizer::Create(policy.ok() ? *policy : Policy());
+  EXPECT_TRUE(authorizer.ok()) << authorizer.status();
+  return *std::move(authorizer);
+}
+
+constexpr char kPolicy[] = R"(
+kind: RoleBinding
+metadata: {name: users-a}
+role: batch-user
+subjects: [{kind: Group, name: team-a}]
+namespaces: [team-a]
+---
+kind: RoleBinding
+metadata: {name: lead-a}
+role: batch-user
+subjects: [{kind: User, name: lead}]
+namespaces: [team-a]
+maxPriority: 1000
+allowNonPreemptible: true
+---
+kind: RoleBinding
+metadata: {name: queue-admins}
+role: batch-admin
+subjects: [{kind: User, name: qadmin}]
+---
+kind: RoleBinding
+metadata: {name: viewers}
+role: viewer
+subjects: [{kind: Group, name: auditors}]
+---
+kind: RoleBinding
+metadata: {name: kube}
+role: adapter
+subjects: [{kind: User, name: tollgate-kube}]
+namespaces: [team-a, team-b]
+---
+kind: QueueGrant
+metadata: {name: oncall-preempts-cq-b}
+clusterQueue: cq-b
+verbs: [preempt]
+subjects: [{kind: User, name: oncall}]
+---
+kind: QueueGrant
+metadata: {name: guest-submits-lq}
+localQueue: {namespace: team-b, name: shared}
+verbs: [submit]
+subjects: [{kind: User, name: guest}]
+---
+kind: Role
+metadata: {name: flavor-editor}
+rules: [{verbs: [get, apply], kinds: [ResourceFlavor]}]
+---
+kind: RoleBinding
+metadata: {name: flavors}
+role: flavor-editor
+subjects: [{kind: User, name: hw}]
+)";
+
+struct Case {
+  const char* name;
+  Identity identity;
+  AccessRequest request;
+  bool allowed;
+};
+
+TEST(AuthorizerTest, RolesBindingsAndQueueGrants) {
+  const Authorizer authz = FromYaml(kPolicy);
+  AccessRequest submit_a = Req("submit", "Workload", "team-a", "w");
+  AccessRequest high = submit_a;
+  high.priority = 2147483647;
+  AccessRequest np = submit_a;
+  np.non_preemptible = true;
+  AccessRequest lead_ok = submit_a;
+  lead_ok.priority = 1000;
+  AccessRequest lead_high = submit_a;
+  lead_high.priority = 1001;
+  AccessRequest preempt_b = Req("preempt", "Workload", "team-b", "w");
+  preempt_b.cluster_queue = "cq-b";
+  AccessRequest preempt_c = preempt_b;
+  preempt_c.cluster_queue = "cq-c";
+  AccessRequest guest_submit = Req("submit", "Workload", "team-b", "g");
+  guest_submit.local_queue = "shared";
+  AccessRequest guest_other = guest_submit;
+  guest_other.local_queue = "private";
+  const std::vector<Case> cases = {
+      {"MemberSubmitsInOwnNamespace", User("alice", {"team-a"}), submit_a, true},
+      {"MemberCannotSubmitElsewhere", User("alice", {"team-a"}),
+       Req("submit", "Workload", "team-b", "w"), false},
+      {"MemberCannotPreempt", User("alice", {"team-a"}), Req("preempt", "Workload", "team-a", "w"),
+       false},
+      {"MemberCannotDeleteOtherTeamsWorkload", User("alice", {"team-a"}),
+       Req("delete", "Workload", "team-b", "w"), false},
+      {"MemberCannotEditClusterQueue", User("alice", {"team-a"}),
+       Req("apply", "ClusterQueue", "", "cq-b"), false},
+      {"MemberCannotDeleteLocalQueue", User("alice", {"team-a"}),
+       Req("delete", "LocalQueue", "team-a", "q"), false},
+      {"MemberReadsLocalQueues", User("alice", {"team-a"}), Req("get", "LocalQueue", "team-a", "q"),
+       true},
+      {"MemberCannotListEveryNamespace", User("alice", {"team-a"}), Req("list", "Workload"), false},
+      {"MemberPriorityCapIsZero", User("alice", {"team-a"}), high, false},
+      {"MemberCannotMarkNonPreemptible", User("alice", {"team-a"}), np, false},
+      {"BindingRaisesCap", User("lead"), lead_ok, true},
+      {"BindingCapStillBinds", User("lead"), lead_high, false},
+      {"BindingAllowsNonPreemptible", User("lead"), np, true},
+      {"BatchAdminEditsClusterQueues", User("qadmin"), Req("apply", "ClusterQueue", "", "cq"),
+       true},
+      {"BatchAdminPreemptsAnywhere", User("qadmin"), Req("preempt", "Workload", "x", "w"), true},
+      {"BatchAdminSubmitsUncapped", User("qadmin"), high, true},
+      {"ViewerReadsEverything", User("v", {"auditors"}), Req("list", "Workload"), true},
+      {"ViewerCannotSubmit", User("v", {"auditors"}), submit_a, false},
+      {"AdapterReports", User("tollgate-kube"), Req("report", "Workload", "team-b", "w"), true},
+      {"AdapterOnlyInServedNamespaces", User("tollgate-kube"),
+       Req("submit", "Workload", "team-c", "w"), false},
+      {"AdapterSubmitsAtAnyPriority", User("tollgate-kube"), high, true},
+      {"AdapterCannotPreempt", User("tollgate-kube"), Req("preempt", "Workload", "team-a", "w"),
+       false},
+      {"ClusterQueueGrantAllowsPreemptInIt", User("oncall"), preempt_b, true},
+      {"ClusterQueueGrantNotInOtherQueue", User("oncall"), preempt_c, false},
+      {"LocalQueueGrantAllowsSubmit", User("guest"), guest_submit, true},
+      {"LocalQueueGrantNotOtherQueue", User("guest"), guest_other, false},
+      {"CustomRole", User("hw"), Req("apply", "ResourceFlavor", "", "gpu"), true},
+      {"CustomRoleOnlyItsKinds", User("hw"), Req("delete", "ResourceFlavor", "", "gpu"), false},
+      {"AdminsGroupIsAdmin", User("root", {"tollgate:admins"}), high, true},
+      {"StrangerDenied", User("mallory"), Req("get", "Workload", "team-a", "w"), false},
+  };
+  for (const Case& c : cases) {
+    const Decision d = authz.Authorize(c.identity, c.request);
+    EXPECT_EQ(d.allowed, c.allowed) << c.name << ": " << d.reason;
+    if (!d.allowed) {
+      EXPECT_NE(d.reason.find(c.identity.user), std::string::npos) << c.name << ": " << d.reason;
+      EXPECT_NE(d.reason.find(c.request.verb), std::string::npos) << c.name << ": " << d.reason;
+      EXPECT_NE(d.reason.find(c.request.kind), std::string::npos) << c.name << ": " << d.reason;
+    }
+  }
+}
+
+TEST(AuthorizerTest, DenialNamesNamespaceAndPriority) {
+  const Authorizer authz = FromYaml(kPolicy);
+  AccessRequest high = Req("submit", "Workload", "team-a", "w");
+  high.priority = 5000;
+  const Decision d = authz.Authorize(User("alice", {"team-a"}), high);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_NE(d.reason.find("namespace \"team-a\""), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("priority 5000"), std::string::npos) << d.reason;
+}
+
+TEST(AuthorizerTest, ScopeListsBoundNamespaces) {
+  const Authorizer authz = FromYaml(kPolicy);
+  NamespaceScope scope = authz.Scope(User("tollgate-kube"), "watch", "Workload");
+  EXPECT_FALSE(scope.all);
+  EXPECT_EQ(scope.namespaces, (std::vector<std::string>{"team-a", "team-b"}));
+  EXPECT_TRUE(authz.Scope(User("v", {"auditors"}), "watch", "Workload").all);
+  EXPECT_TRUE(authz.Scope(User("mallory"), "watch", "Workload").namespaces.empty());
+  EXPECT_TRUE(authz.HasQueueGrant(User("guest")));
+  EXPECT_FALSE(authz.HasQueueGrant(User("alice", {"team-a"})));
+}
+
+TEST(PolicyParserTest, ErrorsNameDocumentFieldAndValue) {
+  struct Bad {
+    const char* yaml;
+    const char* want;
+  };
+  const std::vector<Bad> bad = {
+      {"kind: RoleBinding\nmetadata: {name: b}\nrole: nope\nsubjects: [{kind: User, name: a}]\n",
+       "no role named \"nope\""},
+      {"kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: [{kind: Robot, name: a}]\n",
+       "subjects[0].kind: want User or Group, got \"Robot\""},
+      {"kind: Role\nmetadata: {name: r}\nrules: [{verbs: [fly], kinds: [Workload]}]\n",
+       "rules[0].verbs: unknown \"fly\""},
+      {"kind: Role\nmetadata: {name: admin}\nrules: []\n", "built-in roles cannot be redefined"},
+      {"kind: QueueGrant\nmetadata: {name: g}\nverbs: [submit]\nsubjects: [{kind: User, name: "
+       "a}]\n",
+       "name exactly one of clusterQueue or localQueue"},
+      {"kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: [{kind: User, name: "
+       "a}]\nmaxPriority: high\n",
+       "maxPriority: want a 32-bit integer, got \"high\""},
+      {"kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubject: []\n",
+       "subject: unknown field"},
+      {"kind: ClusterRole\nmetadata: {name: x}\n", "want Role, RoleBinding or QueueGrant"},
+  };
+  for (const Bad& b : bad) {
+    absl::StatusOr<Policy> policy = ParsePolicy(b.yaml, "p.yaml");
+    ASSERT_FALSE(policy.ok()) << b.yaml;
+    EXPECT_EQ(policy.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(policy.status().message().find(b.want), std::string::npos) << policy.status();
+    EXPECT_NE(policy.status().message().find("p.yaml"), std::string::npos) << policy.status();
+  }
+}
+
+TEST(ValidateVerbAndKindTest, NamesTheBadField) {
+  EXPECT_TRUE(ValidateVerbAndKind("submit", "Workload").ok());
+  EXPECT_NE(ValidateVerbAndKind("fly", "Workload").message().find("verb: unknown \"fly\""),
+            std::string::npos);
+  EXPECT_NE(ValidateVerbAndKind("get", "Pod").message().find("kind: unknown \"Pod\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tollgate::auth

@@ -1,0 +1,159 @@
+#include "web/dashboard_api.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "services/admission_executor.h"
+#include "services/tollgate_api.h"
+#include "storage/memory_store.h"
+
+namespace tollgate::web {
+namespace {
+
+using ::testing::HasSubstr;
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+// The JSON API over the real executor and facade (settled by hand on a simulated clock).
+class DashboardApiTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    services::AdmissionExecutor::Options options;
+    options.schedule_continuously = false;
+    absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
+        services::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+    ASSERT_TRUE(executor.ok()) << executor.status();
+    executor_ = *std::move(executor);
+    api_ = std::make_unique<services::TollgateApi>(*executor_);
+    dashboard_ = std::make_unique<DashboardApi>(*api_, [this] { return executor_->revision(); });
+    v1::ApplyRequest request;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(
+          objects { resource_flavor { metadata { name: "default" } } }
+          objects {
+            cluster_queue {
+              metadata { name: "cq" }
+              spec {
+                cohort: "all"
+                resource_groups {
+                  covered_resources: "cpu"
+                  flavors {
+                    name: "default"
+                    resources { name: "cpu" nominal_quota: "4" }
+                  }
+                }
+              }
+            }
+          }
+          objects {
+            local_queue {
+              metadata { name: "q" namespace: "team" }
+              spec { cluster_queue: "cq" }
+            }
+          }
+        )pb",
+        &request));
+    ASSERT_TRUE(api_->Apply(request).ok());
+    for (const char* name : {"first", "second"}) {
+      v1::SubmitRequest submit;
+      v1::Workload* wl = submit.mutable_workload();
+      wl->mutable_metadata()->set_namespace_("team");
+      wl->mutable_metadata()->set_name(name);
+      wl->mutable_spec()->set_queue_name("q");
+      v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
+      pod_set->set_name("main");
+      pod_set->set_count(1);
+      (*pod_set->mutable_requests())["cpu"] = "3";
+      ASSERT_TRUE(api_->Submit(submit).ok());
+    }
+    ASSERT_TRUE(api_->Settle().ok());
+  }
+
+  nlohmann::json Json(const absl::StatusOr<std::string>& text) {
+    EXPECT_TRUE(text.ok()) << text.status();
+    if (!text.ok()) return nlohmann::json();
+    nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_FALSE(json.is_discarded()) << *text;
+    return json;
+  }
+
+  core::SimulatedClock clock_{kStart};
+  storage::MemoryStore store_;
+  std::unique_ptr<services::AdmissionExecutor> executor_;
+  std::unique_ptr<services::TollgateApi> api_;
+  std::unique_ptr<DashboardApi> dashboard_;
+};
+
+TEST_F(DashboardApiTest, ClusterQueuesCarryTheApisStatusCounts) {
+  nlohmann::json json = Json(dashboard_->ListObjects("clusterqueues", {}));
+  ASSERT_EQ(json["objects"].size(), 1u);
+  const nlohmann::json& status = json["objects"][0]["clusterQueue"]["status"];
+  // Printed even when zero-valued fields would be omitted by default.
+  EXPECT_EQ(status["pendingWorkloads"], 1);
+  EXPECT_EQ(status["admittedWorkloads"], 1);
+  EXPECT_EQ(status["flavorsUsage"][0]["resources"][0]["total"], "3");
+}
+
+TEST_F(DashboardApiTest, WorkloadsFilterByState) {
+  nlohmann::json all = Json(dashboard_->ListWorkloads({}));
+  EXPECT_EQ(all["workloads"].size(), 2u);
+  nlohmann::json pending = Json(dashboard_->ListWorkloads({{"state", "pending"}}));
+  ASSERT_EQ(pending["workloads"].size(), 1u);
+  EXPECT_EQ(pending["workloads"][0]["metadata"]["name"], "second");
+}
+
+TEST_F(DashboardApiTest, PendingWorkloadShowsPositionAndWhoHoldsTheQuota) {
+  nlohmann::json json = Json(dashboard_->GetWorkload("team", "second"));
+  EXPECT_EQ(json["workload"]["status"]["state"], "WORKLOAD_STATE_PENDING");
+  EXPECT_EQ(json["pending"]["clusterQueue"], "cq");
+  EXPECT_EQ(json["pending"]["positionInClusterQueue"], 0);
+  EXPECT_EQ(json["cohort"], "all");
+  ASSERT_EQ(json["quotaHolders"].size(), 1u);
+  EXPECT_EQ(json["quotaHolders"][0]["metadata"]["name"], "first");
+  // An admitted one has neither.
+  nlohmann::json admitted = Json(dashboard_->GetWorkload("team", "first"));
+  EXPECT_FALSE(admitted.contains("pending"));
+  EXPECT_FALSE(admitted.contains("quotaHolders"));
+}
+
+TEST_F(DashboardApiTest, BadInputNamesTheParameterAndValue) {
+  absl::StatusOr<std::string> kind = dashboard_->ListObjects("widgets", {});
+  EXPECT_EQ(kind.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(kind.status().message()), HasSubstr("\"widgets\""));
+  absl::StatusOr<std::string> state = dashboard_->ListWorkloads({{"state", "sleeping"}});
+  EXPECT_EQ(state.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(state.status().message()), HasSubstr("state: \"sleeping\""));
+  EXPECT_EQ(dashboard_->GetWorkload("team", "nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DashboardApiTest, StreamSendsChangesAfterTheRevision) {
+  const int64_t since = executor_->revision();
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("first");
+  ASSERT_TRUE(api_->Finish(finish).ok());
+  std::optional<nlohmann::json> finished;
+  absl::Status status = dashboard_->Stream(
+      since,
+      [&](int64_t revision, const std::string& text) {
+        EXPECT_GT(revision, since);
+        nlohmann::json event = nlohmann::json::parse(text);
+        if (event["name"] == "first") finished = event;
+        return !finished.has_value();
+      },
+      [&] { return finished.has_value(); });
+  EXPECT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ((*finished)["type"], "MODIFIED");
+  EXPECT_EQ((*finished)["namespace"], "team");
+  EXPECT_EQ((*finished)["state"], "WORKLOAD_STATE_FINISHED");
+}
+
+}  // namespace
+}  // namespace tollgate::web

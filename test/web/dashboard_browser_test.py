@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser: Debian's headless Chromium, driven by chromedriver through
+Selenium, against a real tollgated on loopback. Checks the numbers shown equal the gRPC API's
+(through the `tollgate` CLI), that a new submission appears without a reload, that live updates
+survive a tollgated restart, and saves screenshots under --out.
+
+Every wait is a condition with a deadline (WebDriverWait or wait_for), never a fixed sleep."""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+ARGS = None
+DEADLINE = 30
+
+
+def wait_for(condition, timeout=DEADLINE, what="condition"):
+    """Polls `condition` until it returns a truthy value or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            last = condition()
+            if last:
+                return last
+        except Exception as error:  # The page may be mid-render; try again until the deadline.
+            last = error
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+        time.sleep(0.05)
+
+
+class Tollgated:
+    """tollgated on loopback with the EvalHub example, its ports read from port files."""
+
+    def __init__(self, scratch, data_dir, metrics_port=0):
+        self.scratch = scratch
+        port_file = os.path.join(scratch, "grpc_port")
+        metrics_file = os.path.join(scratch, "metrics_port")
+        for f in (port_file, metrics_file):
+            if os.path.exists(f):
+                os.remove(f)
+        evalhub = os.path.join(ARGS.source, "deploy", "evalhub")
+        manifests = ",".join(os.path.join(evalhub, f) for f in ("queues.yaml", "priorities.yaml"))
+        self.log = open(os.path.join(scratch, "tollgated.log"), "ab")
+        self.process = subprocess.Popen(
+            [ARGS.tollgated, "--listen=127.0.0.1:0", f"--data-dir={data_dir}",
+             f"--port-file={port_file}", f"--metrics-listen=127.0.0.1:{metrics_port}",
+             f"--metrics-port-file={metrics_file}", f"--manifests={manifests}"],
+            stdout=self.log, stderr=self.log)
+        def read(path):
+            if not os.path.exists(path):
+                return ""
+            with open(path) as f:
+                return f.read().strip()
+
+        wait_for(lambda: read(port_file) and read(metrics_file) or self.process.poll() is not None,
+                 what="tollgated's port files")
+        if self.process.poll() is not None:
+            with open(self.log.name) as f:
+                raise AssertionError("tollgated exited:\n" + f.read())
+        self.grpc = f"127.0.0.1:{read(port_file)}"
+        self.metrics_port = int(read(metrics_file))
+        self.url = f"http://127.0.0.1:{self.metrics_port}/"
+
+    def cli(self, *args, stdin=None):
+        result = subprocess.run([ARGS.tollgate, f"--server={self.grpc}", *args], input=stdin,
+                                capture_output=True, text=True, timeout=DEADLINE)
+        if result.returncode != 0:
+            raise AssertionError(f"tollgate {' '.join(args)}: {result.stderr}")
+        return result.stdout
+
+    def table(self, *args):
+        """`tollgate get ...` as a list of dicts keyed by column header."""
+        lines = [l for l in self.cli("get", *args).splitlines() if l.strip()]
+        header = lines[0].split()
+        return [dict(zip(header, line.split())) for line in lines[1:]]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=DEADLINE)
+        self.log.close()
+
+
+def workload_yaml(namespace, name, cpu, priority_class="routine"):
+    return f"""apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  queueName: eval-queue
+  priorityClassName: {priority_class}
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: eval
+          resources:
+            requests:
+              cpu: "{cpu}"
+              memory: 8Gi
+"""
+
+
+class DashboardBrowserTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.mkdtemp(prefix="tollgate_dashboard_")
+        cls.data_dir = os.path.join(cls.scratch, "data")
+        os.makedirs(ARGS.out, exist_ok=True)
+        cls.server = Tollgated(cls.scratch, cls.data_dir)
+        workloads = os.path.join(ARGS.source, "deploy", "evalhub", "workloads.yaml")
+        cls.server.cli("submit", "-f", workloads)
+        options = webdriver.ChromeOptions()
+        options.binary_location = ARGS.chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1440,1000", "--hide-scrollbars", "--no-first-run",
+                     f"--user-data-dir={os.path.join(cls.scratch, 'chromium')}"):
+            options.add_argument(flag)
+        cls.driver = webdriver.Chrome(service=Service(ARGS.chromedriver), options=options)
+        cls.driver.set_page_load_timeout(DEADLINE)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.stop()
+        shutil.rmtree(cls.scratch, ignore_errors=True)
+
+    def text(self, testid):
+        return self.driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]').text.strip()
+
+    def exists(self, testid):
+        return len(self.driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')) > 0
+
+    def live(self):
+        return "on" in self.driver.find_element(By.ID, "live").get_attribute("class").split()
+
+    def screenshot(self, name):
+        path = os.path.join(ARGS.out, f"{name}.png")
+        self.driver.save_screenshot(path)
+        return path
+
+    def test_1_queue_numbers_equal_the_api(self):
+        self.driver.get(self.server.url)
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.live() and self.exists("cq-table"))
+
+        def agree():
+            # Admission may still be settling: both views are read again until they agree.
+            for row in self.server.table("clusterqueues"):
+                name = row["NAME"]
+                if self.text(f"cq-pending-{name}") != row["PENDING"]:
+                    return False
+                if self.text(f"cq-admitted-{name}") != row["ADMITTED"]:
+                    return False
+            for row in self.server.table("localqueues", "-A"):
+                key = f'{row["NAMESPACE"]}-{row["NAME"]}'
+                if self.text(f"lq-pending-{key}") != row["PENDING"]:
+                    return False
+                if self.text(f"lq-admitted-{key}") != row["ADMITTED"]:
+                    return False
+            return True
+
+        wait_for(agree, what="dashboard numbers to equal `tollgate get`")
+        total = sum(int(r["ADMITTED"]) for r in self.server.table("clusterqueues"))
+        self.assertEqual(self.text("total-admitted"), str(total))
+        self.assertTrue(self.exists("node-cohort-evalhub"))
+        self.screenshot("overview")
+        # Just the content, for docs/dashboard.png.
+        self.driver.find_element(By.TAG_NAME, "main").screenshot(
+            os.path.join(ARGS.out, "overview-content.png"))
+
+    def test_2_new_submission_appears_live(self):
+        self.driver.get(self.server.url + "#/workloads")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.live() and self.exists("workload-table"))
+        # A marker that a page reload would lose.
+        self.driver.execute_script("window.__noReload = true")
+        self.server.cli("submit", "-f", "-", stdin=workload_yaml("team-b", "live-probe", 2))
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("wl-row-team-b-live-probe"))
+        self.assertTrue(self.driver.execute_script("return window.__noReload === true"))
+        # Filters: by state and by search.
+        self.driver.get(self.server.url + "#/workloads?state=PENDING")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("workload-table"))
+        pending_api = [r for r in self.server.table("workloads", "-A") if r["STATE"] == "Pending"]
+        wait_for(lambda: self.text("workload-count").startswith(f"{len(pending_api)} of"),
+                 what="state filter count")
+        self.screenshot("workloads")
+
+    def test_3_workload_page_explains_why_pending(self):
+        pending = [r for r in self.server.table("workloads", "-A") if r["STATE"] == "Pending"]
+        self.assertTrue(pending, "the EvalHub example leaves jobs pending")
+        ns, name = pending[0]["NAMESPACE"], pending[0]["NAME"]
+        self.driver.get(self.server.url + f"#/workloads/{ns}/{name}")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("why-pending"))
+        described = self.server.cli("describe", "workload", name, "-n", ns)
+        message = self.text("pending-message")
+        self.assertTrue(message and message in " ".join(described.split()),
+                        f"{message!r} not in tollgate describe:\n{described}")
+        self.assertIn("Position", self.text("position"))
+        self.assertTrue(self.exists("quota-holders"))
+        self.screenshot("workload")
+
+    def test_4_live_updates_survive_a_restart(self):
+        cls = type(self)
+        self.driver.get(self.server.url + "#/workloads")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.live() and self.exists("workload-table"))
+        port = cls.server.metrics_port
+        cls.server.stop()
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: not self.live())
+        cls.server = Tollgated(cls.scratch, cls.data_dir, metrics_port=port)
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.live())
+        self.server.cli("submit", "-f", "-", stdin=workload_yaml("team-a", "after-restart", 1))
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("wl-row-team-a-after-restart"))
+
+    def test_5_timeline_lists_admissions(self):
+        self.driver.get(self.server.url + "#/timeline")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("timeline"))
+        wait_for(lambda: "Admitted" in self.text("timeline") or "QuotaReserved" in self.text("timeline"),
+                 what="admissions on the timeline")
+        self.screenshot("timeline")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tollgated", required=True)
+    parser.add_argument("--tollgate", required=True)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)

@@ -1,0 +1,123 @@
+// Workloads: the searchable, filterable list, and one workload's page (why it waits, its
+// position, who holds the quota it needs, conditions and events).
+import { h, listWorkloads, listObjects, getWorkload, stateName, age, time } from './api.js';
+
+const STATES = ['', 'PENDING', 'ADMITTED', 'EVICTING', 'FINISHED'];
+
+function badge(state) {
+  const name = stateName(state);
+  return h('span', { class: `badge ${name}` }, name.charAt(0) + name.slice(1).toLowerCase());
+}
+
+function setParam(params, key, value) {
+  const next = new URLSearchParams(params);
+  if (value) next.set(key, value); else next.delete(key);
+  const query = next.toString();
+  history.replaceState(null, '', `#/workloads${query ? `?${query}` : ''}`);
+  window.dispatchEvent(new HashChangeEvent('hashchange'));
+}
+
+export async function renderWorkloads(params) {
+  const query = new URLSearchParams();
+  for (const key of ['namespace', 'queue', 'clusterQueue', 'state']) {
+    if (params.get(key)) query.set(key, params.get(key));
+  }
+  const [all, lqs] = await Promise.all([listWorkloads(query.toString() ? `?${query}` : ''), listObjects('localqueues')]);
+  // Where a pending workload would be admitted: its LocalQueue's ClusterQueue.
+  const target = new Map(lqs.map((o) => [`${o.localQueue.metadata.namespace}/${o.localQueue.metadata.name}`, o.localQueue.spec.clusterQueue]));
+  const search = (params.get('q') || '').toLowerCase();
+  const shown = all.filter((w) => !search ||
+    `${w.metadata.namespace}/${w.metadata.name} ${w.spec.queueName} ${(w.status.admission || {}).clusterQueue || ''}`.toLowerCase().includes(search));
+  const namespaces = [...new Set(all.map((w) => w.metadata.namespace))].sort();
+  if (params.get('namespace') && !namespaces.includes(params.get('namespace'))) namespaces.push(params.get('namespace'));
+
+  const select = (id, key, options) => h('select', { id, 'data-testid': id, onchange: (e) => setParam(params, key, e.target.value) },
+    options.map((o) => h('option', { value: o, selected: (params.get(key) || '') === o }, o || `any ${key === 'state' ? 'state' : key}`)));
+
+  return h('div', {},
+    h('h1', {}, 'Workloads'),
+    h('div', { class: 'filters' },
+      h('input', { type: 'search', id: 'search', 'data-testid': 'search', placeholder: 'Search name, queue, ClusterQueue…',
+        value: params.get('q') || '', oninput: (e) => setParam(params, 'q', e.target.value) }),
+      select('filter-namespace', 'namespace', ['', ...namespaces]),
+      select('filter-state', 'state', STATES),
+      params.get('clusterQueue') ? h('span', { class: 'badge FINISHED' }, `ClusterQueue ${params.get('clusterQueue')} `,
+        h('a', { href: '#', onclick: (e) => { e.preventDefault(); setParam(params, 'clusterQueue', ''); } }, '×')) : null,
+      params.get('queue') ? h('span', { class: 'badge FINISHED' }, `LocalQueue ${params.get('queue')} `,
+        h('a', { href: '#', onclick: (e) => { e.preventDefault(); setParam(params, 'queue', ''); } }, '×')) : null,
+      h('span', { class: 'muted', style: 'align-self:center', 'data-testid': 'workload-count' }, `${shown.length} of ${all.length}`)),
+    h('section', { class: 'panel' },
+      h('table', { 'data-testid': 'workload-table' },
+        h('thead', {}, h('tr', {}, ['Namespace', 'Name', 'Queue', 'ClusterQueue', 'State', 'Priority', 'Age', 'Why'].map((c) => h('th', {}, c)))),
+        h('tbody', {}, shown.map((w) => h('tr', { 'data-testid': `wl-row-${w.metadata.namespace}-${w.metadata.name}` },
+          h('td', {}, w.metadata.namespace),
+          h('td', {}, h('a', { href: `#/workloads/${encodeURIComponent(w.metadata.namespace)}/${encodeURIComponent(w.metadata.name)}` }, w.metadata.name)),
+          h('td', {}, w.spec.queueName),
+          h('td', {}, (w.status.admission || {}).clusterQueue ||
+            h('span', { class: 'muted', title: 'the ClusterQueue of its LocalQueue' }, target.get(`${w.metadata.namespace}/${w.spec.queueName}`) || '')),
+          h('td', { 'data-testid': `wl-state-${w.metadata.namespace}-${w.metadata.name}` }, badge(w.status.state)),
+          h('td', { class: 'num' }, w.status.priority),
+          h('td', {}, age(w.metadata.creationTimestamp)),
+          h('td', { class: 'muted', title: w.status.pendingMessage || '' }, h('div', { class: 'why-cell' }, w.status.pendingMessage || ''))))))));
+}
+
+function eventClass(reason) {
+  if (/Admitted|QuotaReserved/.test(reason)) return 'admit';
+  if (/Preempt|Evict/.test(reason)) return 'preempt';
+  if (/Finished/.test(reason)) return 'finish';
+  return '';
+}
+
+function usage(w) {
+  const parts = [];
+  for (const ps of (w.status.admission || {}).podSetAssignments || []) {
+    for (const [resource, amount] of Object.entries(ps.resourceUsage || {}).sort()) {
+      parts.push(`${resource} ${amount} (${(ps.flavors || {})[resource] || ''})`);
+    }
+  }
+  return parts.join(', ');
+}
+
+export async function renderWorkload(ns, name) {
+  const data = await getWorkload(ns, name);
+  const w = data.workload;
+  const pending = data.pending;
+  const requests = (w.spec.podSets || []).map((ps) =>
+    `${ps.count} × {${Object.entries(ps.requests || {}).map(([r, q]) => `${r}: ${q}`).join(', ')}}`).join('; ');
+  return h('div', {},
+    h('h1', {}, h('a', { href: '#/workloads' }, 'Workloads'), ' / ', `${ns}/${name} `, badge(w.status.state)),
+    stateName(w.status.state) === 'PENDING' ? h('section', { class: 'why', 'data-testid': 'why-pending' },
+      h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Why is it waiting?'),
+      h('div', { 'data-testid': 'pending-message' }, w.status.pendingMessage || 'Waiting for the next scheduling cycle.'),
+      pending ? h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' },
+        `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
+        `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`) : null) : null,
+    h('div', { class: 'grid' },
+      h('section', { class: 'panel' },
+        h('h2', {}, 'Workload'),
+        h('div', { class: 'kv' },
+          h('div', {}, 'LocalQueue'), h('div', {}, w.spec.queueName),
+          h('div', {}, 'ClusterQueue'), h('div', {}, (w.status.admission || {}).clusterQueue || (pending ? pending.clusterQueue : '—')),
+          h('div', {}, 'Priority'), h('div', {}, `${w.status.priority}${w.spec.priorityClassName ? ` (${w.spec.priorityClassName})` : ''}`),
+          h('div', {}, 'Requests'), h('div', {}, requests),
+          h('div', {}, 'Admission'), h('div', {}, usage(w) || '—'),
+          h('div', {}, 'Created'), h('div', {}, time(w.metadata.creationTimestamp)),
+          h('div', {}, 'Preemptions'), h('div', {}, `${w.status.preemptionCount}${w.status.lastPreemptionReason ? ` (last: ${w.status.lastPreemptionReason})` : ''}`))),
+      h('section', { class: 'panel' },
+        h('h2', {}, 'Conditions'),
+        h('table', {}, h('thead', {}, h('tr', {}, ['Type', 'Status', 'Reason', 'Since'].map((c) => h('th', {}, c)))),
+          h('tbody', {}, (w.status.conditions || []).map((c) => h('tr', { title: c.message },
+            h('td', {}, c.type), h('td', {}, c.status), h('td', {}, c.reason), h('td', {}, time(c.lastTransitionTime)))))))),
+    data.quotaHolders ? h('section', { class: 'panel', 'data-testid': 'quota-holders' },
+      h('h2', {}, `Who holds the quota ${data.cohort ? `in cohort ${data.cohort}` : `of ${pending.clusterQueue}`}`),
+      data.quotaHolders.length === 0 ? h('div', { class: 'muted' }, 'Nobody: the quota it needs does not exist or its queue is inactive.') :
+        h('table', {}, h('thead', {}, h('tr', {}, ['Workload', 'ClusterQueue', 'Priority', 'State', 'Holds'].map((c) => h('th', {}, c)))),
+          h('tbody', {}, data.quotaHolders.map((q) => h('tr', {},
+            h('td', {}, h('a', { href: `#/workloads/${encodeURIComponent(q.metadata.namespace)}/${encodeURIComponent(q.metadata.name)}` }, `${q.metadata.namespace}/${q.metadata.name}`)),
+            h('td', {}, q.status.admission.clusterQueue), h('td', { class: 'num' }, q.status.priority),
+            h('td', {}, badge(q.status.state)), h('td', {}, usage(q))))))) : null,
+    h('section', { class: 'panel' },
+      h('h2', {}, 'Events'),
+      h('ul', { class: 'events', 'data-testid': 'events' }, [...(w.status.events || [])].reverse().map((e) => h('li', {},
+        h('span', { class: 'muted' }, time(e.time)), h('span', { class: `reason ${eventClass(e.reason)}` }, e.reason), h('span', {}, e.message))))));
+}
