@@ -48,7 +48,8 @@ done
 [[ -s "$work/port" ]] || fail "tollgated did not start"
 "$root/usr/bin/tollgate" --server="127.0.0.1:$(cat "$work/port")" version |
   grep -Eq '^Server Version: [^ ]+ \(' || fail "tollgate version shows no server"
-grep -q '^ExecStart=/usr/bin/tollgated ' "$root/lib/systemd/system/tollgated.service" ||
+# Installed under the package prefix (/usr/lib/systemd/system; bookworm's /lib is /usr/lib).
+grep -q '^ExecStart=/usr/bin/tollgated ' "$root/usr/lib/systemd/system/tollgated.service" ||
   fail "systemd unit"
 grep -q 'complete -o default -F _tollgate tollgate' \
   "$root/usr/share/bash-completion/completions/tollgate" || fail "bash completion"
