@@ -2,7 +2,19 @@
 # Tollgate's main job on its embedded default: install what is missing, build, start tollgated
 # on a local RocksDB with the EvalHub example queues, submit evaluation jobs for two teams and
 # show the queues and workloads tables.
+#
+# usage: scripts/demo.sh [--keep]
+#   --keep  leave tollgated running afterwards (its address and how to stop it are printed), to
+#           explore with `tollgate` or the Python client.
 set -euo pipefail
+keep=false
+for arg in "$@"; do
+  case "$arg" in
+    --keep) keep=true ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 scripts/build.sh tollgated tollgate
 
@@ -18,7 +30,8 @@ build/cmd/tollgated/tollgated --listen=127.0.0.1:0 --data-dir="$data_dir/db" \
   --manifests=deploy/evalhub/queues.yaml,deploy/evalhub/priorities.yaml \
   2>"$data_dir/tollgated.log" &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
+stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; }
+trap stop_server EXIT
 
 # Wait for the port file (written once the server listens), bounded.
 for _ in $(seq 1 300); do
@@ -50,7 +63,17 @@ if [[ -n "$pending" ]]; then
   $tg describe workload "$name" -n "$ns"
 fi
 echo
-echo "tollgated served on $TOLLGATE_SERVER; its log is in $data_dir/tollgated.log"
+if $keep; then
+  trap - EXIT
+  echo "tollgated (pid $server_pid) keeps serving on $TOLLGATE_SERVER; its log is in"
+  echo "$data_dir/tollgated.log. Explore it with:"
+  echo "  export TOLLGATE_SERVER=$TOLLGATE_SERVER"
+  echo "  $tg get workloads -A -w"
+  echo "Stop it with: kill $server_pid"
+else
+  echo "tollgated served on $TOLLGATE_SERVER; its log is in $data_dir/tollgated.log"
+  echo "(scripts/demo.sh --keep leaves it running)"
+fi
 metrics_port=$(cat "$data_dir/metrics_port" 2>/dev/null || true)
 if [[ -n "$metrics_port" ]]; then
   echo "dashboard: http://127.0.0.1:$metrics_port/   Prometheus metrics: http://127.0.0.1:$metrics_port/metrics"

@@ -11,8 +11,11 @@ packages=(
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
   gnuplot-nox
-  libssl-dev openssl python3-grpcio python3-protobuf
+  libssl-dev openssl python3-grpcio python3-protobuf help2man dpkg-dev
 )
+# No kubernetes-client: images that ship their own kubectl package (owning /usr/bin/kubectl)
+# cannot install it (dpkg file conflict). deploy.manifest_check uses whatever kubectl is on
+# PATH and is skipped (77) when there is none.
 
 missing=()
 for p in "${packages[@]}"; do

@@ -370,6 +370,13 @@ void KubeAdapter::Run(const StopSignal& stop) {
   while (!stop.WaitFor(absl::Seconds(1))) {
     // The watch only persists while events flow; the tail of a burst is written here.
     PersistRevision(/*force=*/true);
+    if (!options_.health_file.empty()) {
+      absl::Status written =
+          storage::WriteFileAtomically(options_.health_file, Synced() ? "synced\n" : "syncing\n");
+      if (!written.ok()) {
+        cmd::Log("warning", "cannot write the health file", {{"error", written.ToString()}});
+      }
+    }
     if (!collected_once && Synced()) {
       CollectOrphans();
       collected_once = true;

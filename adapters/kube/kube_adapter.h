@@ -35,6 +35,9 @@ class KubeAdapter {
     // Where the last Tollgate revision seen is kept; empty: start from 0 (the current state).
     std::string state_file;
     bool watch_namespaces = true;
+    // Rewritten every second by the main loop: "synced" once every informer has listed, else
+    // "syncing". Its age is the liveness probe, its content the readiness probe (deploy/).
+    std::string health_file;
   };
 
   KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,

@@ -32,6 +32,7 @@
 #include "adapters/kube/pytorchjob_translator.h"
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/stop_signal.h"
+#include "cmd/build_info/build_info.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/signals/stop_signals.h"
@@ -42,6 +43,7 @@ namespace tollgate::adapters::kube {
 namespace {
 
 constexpr char kUsage[] = R"(usage: tollgate-kube [FLAGS]
+       tollgate-kube version | --version
 
 Where the cluster is (first that applies): --kubeconfig; the pod's service account when
 KUBERNETES_SERVICE_HOST is set; $KUBECONFIG; ~/.kube/config.
@@ -61,6 +63,7 @@ Flags:
                                      LocalQueue named "default"
   --sync-namespaces=BOOL             mirror Namespaces and their labels into Tollgate (default true)
   --state-file=PATH                  keep the last Tollgate revision seen here
+  --health-file=PATH                 rewrite every second: "synced" or "syncing" (for probes)
   --workers=N                        concurrent reconciles (default 2)
   --resync-period=DURATION           re-examine every object this often (default 5m)
   --watch-timeout=DURATION           server-side timeout of each Kubernetes watch (default 5m)
@@ -79,6 +82,7 @@ struct Flags {
   bool manage_without_queue_name = false;
   bool sync_namespaces = true;
   std::string state_file;
+  std::string health_file;
   int workers = 2;
   absl::Duration resync_period = absl::Minutes(5);
   absl::Duration watch_timeout = absl::Minutes(5);
@@ -118,6 +122,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.sync_namespaces, flag.Bool());
         } else if (name == "state-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.state_file, flag.String());
+        } else if (name == "health-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.health_file, flag.String());
         } else if (name == "workers") {
           TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
           if (!absl::SimpleAtoi(value, &flags.workers) || flags.workers < 1 || flags.workers > 64) {
@@ -199,6 +205,7 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
   adapter_options.workers = flags.workers;
   adapter_options.resync_period = flags.resync_period;
   adapter_options.state_file = flags.state_file;
+  adapter_options.health_file = flags.health_file;
   adapter_options.watch_namespaces = flags.sync_namespaces;
   KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
 
@@ -221,6 +228,10 @@ int main(int argc, char** argv) {
   // Before any thread exists; signal_thread below takes them through sigwait.
   const sigset_t stop_signals = cmd::BlockStopSignals();
 
+  if (tollgate::build_info::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::build_info::VersionLine("tollgate-kube");
+    return 0;
+  }
   absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
   if (!flags.ok()) {
     cmd::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});

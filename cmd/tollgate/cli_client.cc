@@ -86,7 +86,8 @@ CliClient::CliClient(std::string target, std::shared_ptr<grpc::ChannelCredential
       admission_(v1::AdmissionService::NewStub(channel_)),
       config_(v1::ConfigService::NewStub(channel_)),
       visibility_(v1::VisibilityService::NewStub(channel_)),
-      auth_(v1::AuthService::NewStub(channel_)) {}
+      auth_(v1::AuthService::NewStub(channel_)),
+      info_(v1::InfoService::NewStub(channel_)) {}
 
 void CliClient::Authenticate(grpc::ClientContext& context) const {
   // Plain metadata rather than gRPC call credentials: those refuse plaintext channels, and a
@@ -250,6 +251,12 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
   return Unary<v1::DeleteObjectResponse>([&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
     return config_->Delete(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
+  return Unary<v1::BuildInfo>([&](grpc::ClientContext* c, v1::BuildInfo* r) {
+    return info_->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
   });
 }
 

@@ -95,6 +95,9 @@ class CliClient {
   absl::StatusOr<v1::WhoAmIResponse> WhoAmI(const v1::WhoAmIRequest& request);
   absl::StatusOr<v1::CanIResponse> CanI(const v1::CanIRequest& request);
 
+  // The server's build (InfoService).
+  absl::StatusOr<v1::BuildInfo> GetBuildInfo();
+
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
   // the user watches. Ending by `on_event` or `canceller` is OK.
@@ -122,6 +125,7 @@ class CliClient {
   std::unique_ptr<v1::ConfigService::Stub> config_;
   std::unique_ptr<v1::VisibilityService::Stub> visibility_;
   std::unique_ptr<v1::AuthService::Stub> auth_;
+  std::unique_ptr<v1::InfoService::Stub> info_;
 };
 
 }  // namespace tollgate::cli

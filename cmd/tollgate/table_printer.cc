@@ -36,12 +36,21 @@ void TablePrinter::AddRow(std::vector<std::string> cells) {
 }
 
 void TablePrinter::Print(std::ostream& out, absl::string_view indent) const {
+  PrintTable(out, indent, /*headers=*/true);
+}
+
+void TablePrinter::PrintRows(std::ostream& out) const { PrintTable(out, "", /*headers=*/false); }
+
+void TablePrinter::PrintTable(std::ostream& out, absl::string_view indent, bool headers) const {
   std::vector<size_t> widths(headers_.size());
-  for (size_t i = 0; i < headers_.size(); ++i) widths[i] = headers_[i].size();
+  // Without the header row, as kubectl --no-headers, the header does not widen the columns.
+  if (headers) {
+    for (size_t i = 0; i < headers_.size(); ++i) widths[i] = headers_[i].size();
+  }
   for (const std::vector<std::string>& row : rows_) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
-  PrintLine(out, indent, headers_, widths);
+  if (headers) PrintLine(out, indent, headers_, widths);
   for (const std::vector<std::string>& row : rows_) PrintLine(out, indent, row, widths);
 }
 

@@ -34,8 +34,12 @@ class TablePrinter {
   // Writes the header and the rows, each line prefixed with `indent`.
   void Print(std::ostream& out, absl::string_view indent = "") const;
   std::string ToString(absl::string_view indent = "") const;
+  // The rows alone, aligned among themselves (kubectl --no-headers).
+  void PrintRows(std::ostream& out) const;
 
  private:
+  void PrintTable(std::ostream& out, absl::string_view indent, bool headers) const;
+
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };

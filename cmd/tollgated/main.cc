@@ -30,9 +30,11 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cmd/build_info/build_info.h"
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/signals/stop_signals.h"
+#include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/server_security.h"
 #include "common/file_util.h"
@@ -62,6 +64,7 @@ constexpr char kVersion[] = "tollgate-0.1.0";
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
        tollgated backup --data-dir=PATH --to=DIR      (tollgated stopped; DIR must not exist)
        tollgated restore --from=DIR --data-dir=PATH   (PATH absent or empty)
+       tollgated version | --version
 
 Flags:
   --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
@@ -393,6 +396,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
+  InfoGrpcService info_service;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -414,6 +418,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   builder.RegisterService(&auth_service);
+  builder.RegisterService(&info_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -500,6 +505,10 @@ int main(int argc, char** argv) {
   // SIGHUP reloads the token file and the policy (see Serve).
   const sigset_t stop_signals = tollgate::cmd::BlockStopSignals({SIGHUP});
 
+  if (tollgate::build_info::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::build_info::VersionLine("tollgated");
+    return 0;
+  }
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);
   if (!flags.ok()) {
     Log("error", "bad flags",

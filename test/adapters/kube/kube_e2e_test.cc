@@ -128,7 +128,7 @@ class KubeE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + scratch_ + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", tollgate_port_), "--enable-rayjobs",
          "--enable-pytorchjobs", "--state-file=" + scratch_ + "/kube.state", "--resync-period=20s",
-         "--watch-timeout=60s"},
+         "--watch-timeout=60s", "--health-file=" + scratch_ + "/kube.health"},
         scratch_ + "/tollgate-kube.log");
     ASSERT_TRUE(process.ok()) << process.status();
     adapter_ = std::move(*process);
@@ -272,6 +272,14 @@ TEST_F(KubeE2eTest, TwoTeamsJobsRunWithTheirFlavorsAndFinishingFreesQuota) {
   Create(JobResource(), "team-b", MakeJob("gsm8k-8b", "eval-queue", eval, 2));
   ASSERT_TRUE(WaitFor(
       [&] { return Running("team-a", "mmlu-70b") && Running("team-b", "gsm8k-8b"); }, kWait));
+  // The probes' file (deploy/kubernetes): "synced" once every informer has listed.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::ifstream health(scratch_ + "/kube.health");
+        std::string line;
+        return std::getline(health, line) && line == "synced";
+      },
+      kWait));
   Json job = Get(JobResource(), "team-a", "mmlu-70b");
   const Json& spec = job["spec"]["template"]["spec"];
   EXPECT_EQ(GetString(spec, {"nodeSelector", "cloud.google.com/gke-accelerator"}),

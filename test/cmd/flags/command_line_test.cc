@@ -65,5 +65,77 @@ TEST(FlagArgTest, TypedValuesNameTheFlagAndValue) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The CLI's front end: kubectl's spellings over a declared flag table.
+constexpr FlagSpec kSpecs[] = {
+    {"namespace", 'n', "NAMESPACE", "namespace"},
+    {"all-namespaces", 'A', "", "every namespace"},
+    {"watch", 'w', "", "watch"},
+    {"filename", 'f', "FILE", "manifests"},
+    {"dry-run", 0, "STRATEGY", "none, client or server", "client"},
+};
+
+absl::StatusOr<ParsedFlags> ParseCli(std::vector<std::string> args) {
+  return ParseFlags(args, kSpecs);
+}
+
+TEST(ParseFlagsTest, TakesKubectlSpellings) {
+  absl::StatusOr<ParsedFlags> p = ParseCli(
+      {"get", "-n", "a", "--namespace=b", "-nc", "-n=d", "wl", "-f", "-", "--filename", "x"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->positional, (std::vector<std::string>{"get", "wl"}));
+  EXPECT_EQ(p->All("namespace"), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(p->Get("namespace"), "d");
+  EXPECT_EQ(p->All("filename"), (std::vector<std::string>{"-", "x"}));
+  EXPECT_FALSE(p->Has("watch"));
+  EXPECT_EQ(p->Get("watch", "no"), "no");
+}
+
+TEST(ParseFlagsTest, GroupsBooleansAndHonoursFalse) {
+  absl::StatusOr<ParsedFlags> p = ParseCli({"-Aw", "--watch=false", "-A=true"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->Has("all-namespaces"));
+  EXPECT_FALSE(p->Has("watch"));
+  p = ParseCli({"-wnteam"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->Has("watch"));
+  EXPECT_EQ(p->Get("namespace"), "team");
+}
+
+TEST(ParseFlagsTest, ImplicitValueOnlyTakesAnInlineValue) {
+  absl::StatusOr<ParsedFlags> p = ParseCli({"--dry-run", "obj"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Get("dry-run"), "client");
+  EXPECT_EQ(p->positional, (std::vector<std::string>{"obj"}));
+  p = ParseCli({"--dry-run=server"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Get("dry-run"), "server");
+}
+
+TEST(ParseFlagsTest, DoubleDashEndsFlagsAndLoneDashIsAnArgument) {
+  absl::StatusOr<ParsedFlags> p = ParseCli({"-", "--", "-n", "--x"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->positional, (std::vector<std::string>{"-", "-n", "--x"}));
+  EXPECT_FALSE(p->Has("namespace"));
+}
+
+TEST(ParseFlagsTest, ErrorsNameTheArgument) {
+  EXPECT_EQ(ParseCli({"--nope"}).status().message(), "unknown flag --nope");
+  EXPECT_EQ(ParseCli({"-Az"}).status().message(), "unknown flag -z in -Az");
+  EXPECT_EQ(ParseCli({"-n"}).status().message(), "flag -n needs a value (NAMESPACE)");
+  EXPECT_EQ(ParseCli({"--watch=maybe"}).status().message(),
+            "flag --watch is true or false, got --watch=maybe");
+  EXPECT_EQ(ParseCli({"--"}).status().code(), absl::StatusCode::kOk);
+}
+
+TEST(FlagHelpTest, AlignsSpellingsAndShowsOptionalValues) {
+  EXPECT_EQ(FlagHelp(kSpecs),
+            "Flags:\n"
+            "  -n, --namespace NAMESPACE   namespace\n"
+            "  -A, --all-namespaces        every namespace\n"
+            "  -w, --watch                 watch\n"
+            "  -f, --filename FILE         manifests\n"
+            "      --dry-run[=STRATEGY]    none, client or server\n");
+}
+
 }  // namespace
 }  // namespace tollgate::cmd

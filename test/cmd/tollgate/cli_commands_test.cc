@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -469,7 +471,7 @@ spec:
 )");
   EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/gemma-2b-piqa created\n");
   r = RunOk({"get", "workload", "gemma-2b-piqa", "-n", "team-b"});
-  EXPECT_THAT(RowOf(r.out, "gemma-2b-piqa"), StartsWith("team-b "));
+  EXPECT_THAT(RowOf(r.out, "gemma-2b-piqa"), StartsWith("gemma-2b-piqa "));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,16 +483,20 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
   CliResult r = RunOk({"get", "workloads", "-A"});
   EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME"));
   EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
-              ContainsRegex("^NAMESPACE +NAME +QUEUE +STATE +ADMITTED-BY +PRIORITY +AGE$"));
-  EXPECT_THAT(
-      RowOf(r.out, "llama3-70b-mmlu"),
-      ContainsRegex("^team-a +llama3-70b-mmlu +eval-queue +Admitted +team-a-cq +1000 +5m$"));
+              ContainsRegex(
+                  "^NAMESPACE +NAME +QUEUE +STATE +ADMITTED-BY +PRIORITY +POSITION +AGE +REASON$"));
+  EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
+              ContainsRegex("^team-a +llama3-70b-mmlu +eval-queue +Admitted +team-a-cq +1000 "
+                            "+<none> +5m +<none>$"));
   EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"),
-              ContainsRegex("^team-b +qwen2-72b-helm +eval-queue +Admitted +team-b-cq +1000 +5m$"));
+              ContainsRegex("^team-b +qwen2-72b-helm +eval-queue +Admitted +team-b-cq +1000 "
+                            "+<none> +5m +<none>$"));
+  // POSITION: the place in the ClusterQueue, by priority; REASON: why it waits.
   EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"),
-              ContainsRegex("^team-b +qwen2-7b-arc +eval-queue +Pending +<none> +500 +5m$"));
+              ContainsRegex("^team-b +qwen2-7b-arc +eval-queue +Pending +<none> +500 +1 +5m +\\S"));
   EXPECT_THAT(RowOf(r.out, "phi3-mini-truthfulqa"),
-              ContainsRegex("team-b +phi3-mini-truthfulqa +eval-queue +Pending +<none> +100 +5m$"));
+              ContainsRegex("team-b +phi3-mini-truthfulqa +eval-queue +Pending +<none> +100 +2 "
+                            "+5m +\\S"));
 
   // Columns line up: every row's STATE starts where the header's does.
   const size_t state_column = r.out.find("STATE");
@@ -500,10 +506,12 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
     EXPECT_EQ(line[state_column - 1], ' ') << line;
   }
 
-  // Without -A: the -n namespace only (default "default", which is empty).
+  // Without -A: the -n namespace only (default "default", which is empty), and no NAMESPACE
+  // column, as kubectl.
   r = RunOk({"get", "workloads", "-n", "team-b"});
-  EXPECT_EQ(CountLines(r.out, "team-b"), 3);
-  EXPECT_EQ(CountLines(r.out, "team-a"), 0);
+  EXPECT_THAT(r.out, StartsWith("NAME "));
+  EXPECT_EQ(CountLines(r.out, "eval-queue"), 3);
+  EXPECT_EQ(CountLines(r.out, "team-a-cq"), 0);
   r = RunOk({"get", "workloads"});
   EXPECT_THAT(r.out, IsEmpty());
   EXPECT_EQ(r.err, "No resources found in default namespace.\n");
@@ -764,11 +772,16 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
 
   RunOk({"apply", "-f", DeployFile("workloads.yaml")});
-  EXPECT_TRUE(buf.WaitForLine("^ADDED +team-a/llama3-8b-safety-sweep +Pending +<none> +Created: ",
-                              kWaitTimeout))
+  // A watch that connects after the admission (a loaded machine) sees it ADDED as admitted.
+  EXPECT_TRUE(
+      buf.WaitForLine("^ADDED +team-a/llama3-8b-safety-sweep +(Pending +<none> +Created: |"
+                      "Admitted +team-a-cq +)",
+                      kWaitTimeout))
       << buf.str();
-  EXPECT_TRUE(buf.WaitForLine("^MODIFIED +team-a/llama3-8b-safety-sweep +Admitted +team-a-cq +",
-                              kWaitTimeout))
+  EXPECT_TRUE(
+      buf.WaitForLine("^(ADDED|MODIFIED) +team-a/llama3-8b-safety-sweep +Admitted "
+                      "+team-a-cq +",
+                      kWaitTimeout))
       << buf.str();
   RunOk({"finish", "llama3-70b-mmlu", "-n", "team-a", "--message", "Job succeeded"});
   EXPECT_TRUE(
@@ -784,6 +797,366 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   for (absl::string_view line : absl::StrSplit(buf.str(), '\n', absl::SkipEmpty())) {
     EXPECT_THAT(std::string(line), ContainsRegex("^(ADDED|MODIFIED|DELETED) +team-a/")) << line;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kubectl habits (issue 15's table, one test per row).
+
+std::string TestData(absl::string_view name) {
+  return absl::StrCat(TOLLGATE_TESTDATA_DIR, "/", name);
+}
+
+// -o yaml|json|wide|name|jsonpath=, and yaml/json round-tripping into apply -f.
+TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"get", "clusterqueue", "team-a-cq", "-o", "yaml"});
+  EXPECT_THAT(r.out, StartsWith("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nspec:\n  cohort: evalhub\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nstatus:\n"));
+  EXPECT_THAT(r.out, HasSubstr("  - coveredResources:\n    - cpu\n"));
+
+  // The YAML of everything applies back unchanged.
+  for (const char* kind : {"clusterqueues", "localqueues", "flavors", "workloadpriorityclasses"}) {
+    CliResult yaml = RunOk({"get", kind, "-A", "-o", "yaml"});
+    EXPECT_THAT(yaml.out, StartsWith("apiVersion: v1\nitems:\n- apiVersion: "));
+    CliResult again = RunOk({"apply", "-f", "-"}, yaml.out);
+    EXPECT_THAT(again.out, Not(HasSubstr("configured"))) << kind;
+    EXPECT_THAT(again.out, Not(HasSubstr("created"))) << kind;
+    EXPECT_THAT(again.out, HasSubstr("unchanged")) << kind;
+  }
+  CliResult json = RunOk({"get", "workloads", "-n", "team-a", "-o", "json"});
+  EXPECT_THAT(json.out, StartsWith("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n"));
+  EXPECT_THAT(json.out, HasSubstr("\"kind\": \"List\""));
+  CliResult resubmit = RunOk({"apply", "-f", "-"}, json.out);
+  EXPECT_THAT(resubmit.out, HasSubstr("workload.kueue.x-k8s.io/llama3-70b-mmlu unchanged\n"));
+  EXPECT_THAT(resubmit.out, Not(HasSubstr("created")));
+
+  r = RunOk({"get", "workloads", "-n", "team-b", "-o", "name"});
+  EXPECT_EQ(r.out,
+            "workload.kueue.x-k8s.io/phi3-mini-truthfulqa\n"
+            "workload.kueue.x-k8s.io/qwen2-72b-helm\n"
+            "workload.kueue.x-k8s.io/qwen2-7b-arc\n");
+  r = RunOk(
+      {"get", "cq", "-o",
+       "jsonpath={range .items[*]}{.metadata.name}:{.status.admittedWorkloads}{\"\\n\"}{end}"});
+  EXPECT_EQ(r.out, "team-a-cq:4\nteam-b-cq:1\n");
+  r = RunOk({"get", "cq/team-b-cq", "-o", "jsonpath={.spec.cohort}"});
+  EXPECT_EQ(r.out, "evalhub");
+
+  r = RunOk({"get", "workloads", "-n", "team-a", "-o", "wide"});
+  EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
+              ContainsRegex("^NAME .* AGE +PRIORITY-CLASS +FLAVORS +REASON$"));
+  EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
+              ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
+  r = RunOk({"get", "cq", "-o", "wide"});
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +default-flavor$"));
+}
+
+// -o yaml is printed as kubectl prints it: re-emitting it through kubectl's own YAML writer
+// (`kubectl kustomize`, offline) changes nothing.
+TEST_F(CliTest, YamlOutputIsWhatKubectlPrints) {
+  if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "kubectl not installed (Debian: kubernetes-client)";
+  }
+  ApplyEvalHub();
+  std::string dir = (std::filesystem::temp_directory_path() / "tollgate-kubectl-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::vector<std::vector<std::string>> gets = {
+      {"get", "clusterqueue", "team-a-cq", "-o", "yaml"},
+      {"get", "localqueue", "eval-queue", "-n", "team-b", "-o", "yaml"},
+      {"get", "flavor", "default-flavor", "-o", "yaml"},
+      {"get", "wpc", "production", "-o", "yaml"},
+      {"get", "workload", "qwen2-7b-arc", "-n", "team-b", "-o", "yaml"},
+      {"get", "workload", "llama3-70b-mmlu", "-n", "team-a", "-o", "yaml"}};
+  for (const std::vector<std::string>& get : gets) {
+    const std::string ours = RunOk(get).out;
+    {
+      std::ofstream(dir + "/object.yaml") << ours;
+      std::ofstream(dir + "/kustomization.yaml") << "resources:\n- object.yaml\n";
+    }
+    FILE* pipe = popen(absl::StrCat("kubectl kustomize '", dir, "' 2>&1").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string theirs;
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) theirs.append(buffer, n);
+    EXPECT_EQ(pclose(pipe), 0) << theirs;
+    EXPECT_EQ(ours, theirs) << get[1] << " " << get[2];
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// -l/--selector, --clusterqueue, --queue, --status, --sort-by, --no-headers.
+TEST_F(CliTest, SelectorsFiltersSortingAndNoHeaders) {
+  ApplyEvalHub();
+  CliResult r =
+      RunOk({"get", "workloads", "-A", "--status", "pending", "--no-headers", "-o", "name"});
+  EXPECT_EQ(r.out,
+            "workload.kueue.x-k8s.io/phi3-mini-truthfulqa\n"
+            "workload.kueue.x-k8s.io/qwen2-7b-arc\n");
+  r = RunOk({"get", "workloads", "-A", "--clusterqueue", "team-b-cq", "-o", "name"});
+  EXPECT_EQ(CountLines(r.out, "workload"), 3) << r;
+  r = RunOk({"get", "workloads", "-A", "--clusterqueue", "team-a-cq", "--status", "admitted", "-o",
+             "name"});
+  EXPECT_EQ(CountLines(r.out, "workload"), 4) << r;
+  r = RunOk({"get", "workloads", "-A", "--queue", "eval-queue", "-o", "name"});
+  EXPECT_EQ(CountLines(r.out, "workload"), 7) << r;
+  r = RunOk({"get", "workloads", "-n", "team-a", "--queue", "other-queue"});
+  EXPECT_EQ(r.err, "No resources found in team-a namespace.\n");
+
+  // Labels select what the server keeps labels of (namespaces here; workloads once the service
+  // stores their labels).
+  RunOk({"apply", "-f", "-"}, R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-c, labels: {org: research, tier: gpu}}
+)");
+  r = RunOk({"get", "namespaces", "-l", "org=research,tier in (gpu, cpu)", "-o", "name"});
+  EXPECT_EQ(r.out, "namespace/team-c\n");
+  r = RunOk({"get", "namespaces", "--selector", "org!=research", "-o", "name"});
+  EXPECT_THAT(r.out, Not(HasSubstr("team-c")));
+  EXPECT_THAT(r.out, HasSubstr("namespace/team-a\n"));
+  r = RunOk({"get", "namespaces", "-l", "!org,tier"});
+  EXPECT_EQ(r.err, "No resources found\n");
+
+  r = RunOk({"get", "workloads", "-n", "team-b", "--sort-by", ".status.priority", "--no-headers"});
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << r;
+  EXPECT_THAT(lines[0], StartsWith("phi3-mini-truthfulqa "));
+  EXPECT_THAT(lines[1], StartsWith("qwen2-7b-arc "));
+  EXPECT_THAT(lines[2], StartsWith("qwen2-72b-helm "));
+  // Without headers the columns are as wide as the rows alone.
+  EXPECT_THAT(lines[0], StartsWith("phi3-mini-truthfulqa   eval-queue"));
+  r = RunOk({"get", "cq", "--sort-by", "{.metadata.name}", "--no-headers"});
+  EXPECT_THAT(r.out, StartsWith("team-a-cq "));
+}
+
+// POSITION and REASON in the workload list.
+TEST_F(CliTest, WorkloadListShowsPositionAndReason) {
+  ApplyEvalHub();
+  CliResult describe = RunOk({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  CliResult r = RunOk({"get", "workloads", "-n", "team-b"});
+  const std::string row = RowOf(r.out, "qwen2-7b-arc");
+  EXPECT_THAT(row, ContainsRegex(" Pending +<none> +500 +1 +5m +"));
+  // REASON is describe's Pending Reason.
+  const size_t at = describe.out.find("Pending Reason:");
+  ASSERT_NE(at, std::string::npos) << describe;
+  std::string reason = describe.out.substr(at + 15, describe.out.find('\n', at) - at - 15);
+  reason = std::string(absl::StripAsciiWhitespace(reason));
+  EXPECT_FALSE(reason.empty());
+  EXPECT_THAT(row, ::testing::EndsWith(reason));
+}
+
+// get -w with a header, resuming from a revision.
+TEST_F(CliTest, GetWatchPrintsHeaderRowsAndResumesFromARevision) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  auto watch = [&](std::vector<std::string> args, SyncStringBuf& buf, std::ostringstream& err,
+                   const std::function<void()>& while_watching) {
+    std::ostream out(&buf);
+    std::istringstream in;
+    WatchCanceller canceller;
+    CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
+    int code = -1;
+    std::thread watcher([&] { code = RunCli(args, env); });
+    while_watching();
+    canceller.Cancel();
+    watcher.join();
+    return code;
+  };
+  SyncStringBuf first;
+  std::ostringstream first_err;
+  int code = watch({"get", "workloads", "-n", "team-a", "-w"}, first, first_err, [&] {
+    EXPECT_TRUE(
+        first.WaitForLine("^NAME +QUEUE +STATE +ADMITTED-BY +PRIORITY +POSITION +AGE "
+                          "+REASON$",
+                          kWaitTimeout))
+        << first.str();
+    RunOk({"apply", "-f", DeployFile("workloads.yaml")});
+    EXPECT_TRUE(first.WaitForLine("^llama3-8b-safety-sweep +eval-queue +Admitted +team-a-cq ",
+                                  kWaitTimeout))
+        << first.str();
+  });
+  EXPECT_EQ(code, kExitOk) << first_err.str();
+  EXPECT_THAT(first.str(), Not(HasSubstr("qwen2")));  // team-b's
+  std::smatch m;
+  const std::string err_text = first_err.str();
+  ASSERT_TRUE(std::regex_search(err_text, m, std::regex("--since-revision=([0-9]+)"))) << err_text;
+  const std::string revision = m[1];
+
+  // Resuming: no list, only what changed after the revision.
+  SyncStringBuf second;
+  std::ostringstream second_err;
+  code = watch(
+      {"get", "workloads", "-n", "team-a", "-w", "--since-revision", revision}, second, second_err,
+      [&] {
+        RunOk({"finish", "llama3-70b-mmlu", "-n", "team-a"});
+        EXPECT_TRUE(second.WaitForLine("^llama3-70b-mmlu +eval-queue +Finished ", kWaitTimeout))
+            << second.str();
+      });
+  EXPECT_EQ(code, kExitOk) << second_err.str();
+  EXPECT_THAT(second.str(), Not(HasSubstr("llama3-8b-safety-sweep")));
+  EXPECT_THAT(second.str(), StartsWith("NAME "));
+}
+
+// apply --dry-run=server and diff.
+TEST_F(CliTest, DryRunAndDiffChangeNothing) {
+  CliResult r = RunOk({"apply", "--dry-run=server", "-f", DeployFile("queues.yaml")});
+  EXPECT_THAT(r.out, HasSubstr("clusterqueue.kueue.x-k8s.io/team-a-cq created (server dry run)\n"));
+  r = RunOk({"get", "cq"});
+  EXPECT_EQ(r.err, "No resources found\n");
+  // The server validates: a ClusterQueue naming a flavor twice is refused without storing.
+  r = Run({"apply", "--dry-run=server", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: f, resources: [{name: cpu, nominalQuota: 1}]}
+    - {name: f, resources: [{name: cpu, nominalQuota: 1}]}
+)");
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  r = RunOk({"apply", "--dry-run", "-f", DeployFile("queues.yaml")});
+  EXPECT_THAT(r.out, HasSubstr("team-a-cq created (dry run)\n"));
+
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  r = Run({"diff", "-f", DeployFile("queues.yaml")});
+  EXPECT_EQ(r.code, 0) << r;
+  EXPECT_THAT(r.out, IsEmpty());
+  std::ifstream in(DeployFile("queues.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string changed = text.str();
+  const size_t at = changed.find("nominalQuota: 32");
+  ASSERT_NE(at, std::string::npos);
+  changed.replace(at, 16, "nominalQuota: 40");
+  r = Run({"diff", "-f", "-"}, changed);
+  EXPECT_EQ(r.code, 1) << r;
+  EXPECT_THAT(r.out, HasSubstr("-        nominalQuota: \"32\"\n"));
+  EXPECT_THAT(r.out, HasSubstr("+        nominalQuota: \"40\"\n"));
+  EXPECT_THAT(r.out, HasSubstr("kueue.x-k8s.io.v1beta1.ClusterQueue..team-a-cq"));
+  r = Run({"diff", "-f", DeployFile("workloads.yaml")});
+  EXPECT_EQ(r.code, 1) << r;  // not submitted yet: all added
+  EXPECT_THAT(r.out, HasSubstr("+  name: llama3-70b-mmlu\n"));
+  // diff changed nothing.
+  r = RunOk({"get", "workloads", "-A"});
+  EXPECT_EQ(r.err, "No resources found\n");
+}
+
+// kind: List input.
+TEST_F(CliTest, ApplyTakesAList) {
+  CliResult r = RunOk({"apply", "-f", "-"}, R"(
+apiVersion: v1
+kind: List
+items:
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: ResourceFlavor
+  metadata: {name: listed-flavor}
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: WorkloadPriorityClass
+  metadata: {name: listed-priority}
+  value: 5
+)");
+  EXPECT_EQ(r.out,
+            "resourceflavor.kueue.x-k8s.io/listed-flavor created\n"
+            "workloadpriorityclass.kueue.x-k8s.io/listed-priority created\n");
+  r = Run({"apply", "-f", "-"}, "kind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>: document 1: items[0]: unknown kind \"Gizmo\""));
+}
+
+// version (client and server).
+TEST_F(CliTest, VersionShowsClientAndServerBuilds) {
+  CliResult r = RunOk({"version", "--client"});
+  EXPECT_THAT(r.out, ContainsRegex("^Client Version: \\S+ \\([A-Za-z]+, [A-Za-z]+ [0-9.]+; gRPC "
+                                   "[0-9.]+, Protobuf [0-9.]+, Abseil [0-9]+, RocksDB [0-9.]+, "
+                                   "yaml-cpp \\S+\\)\n$"));
+  // The in-process test server has no InfoService: the server half fails, clearly.
+  r = Run({"version"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.out, StartsWith("Client Version: "));
+  EXPECT_THAT(r.err, HasSubstr("tollgate: "));
+}
+
+// Shell completion, with object names from the server.
+TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"__complete", "de"});
+  EXPECT_EQ(r.out, "delete\ndescribe\n");
+  r = RunOk({"__complete", "get", "cl"});
+  EXPECT_EQ(r.out, "clusterqueues\n");
+  r = RunOk({"__complete", "get", "clusterqueues", ""});
+  EXPECT_EQ(r.out, "team-a-cq\nteam-b-cq\n");
+  r = RunOk({"__complete", "describe", "workload", "-n", "team-b", "qwen2-7"});
+  EXPECT_EQ(r.out, "qwen2-72b-helm\nqwen2-7b-arc\n");
+  r = RunOk({"__complete", "finish", "-n", "team-a", "llama3-70"});
+  EXPECT_EQ(r.out, "llama3-70b-mmlu\n");
+  r = RunOk({"__complete", "get", "workloads", "--no"});
+  EXPECT_EQ(r.out, "--no-headers\n");
+  r = RunOk({"__complete", "get", "workloads", "-n", ""});
+  EXPECT_THAT(r.out, HasSubstr("team-a\nteam-b\n"));
+  r = RunOk({"__complete", "get", "workloads", "-o", "j"});
+  EXPECT_EQ(r.out, "json\njsonpath=\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// submit -f with Kubernetes job manifests.
+
+TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
+  RunOk({"apply", "-f", TestData("queues.yaml")});
+  CliResult r = RunOk({"submit", "-f", TestData("sample-job.yaml")});
+  EXPECT_THAT(r.out,
+              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{8} "
+                            "created\n$"));
+  r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{8} "
+                                   "created\n$"));
+  // The same named job again: the same workload, unchanged.
+  r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
+  EXPECT_THAT(r.out, HasSubstr(" unchanged\n"));
+  r = RunOk({"submit", "-f", TestData("sample-pytorchjob.yaml")});
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{8} "
+                                   "created\n$"));
+
+  // Pod sets as tollgate-kube makes them: the Job's 3 pods, the RayJob's head, workers and
+  // submitter, the PyTorchJob's master and worker.
+  r = RunOk(
+      {"get", "workloads", "-o",
+       "jsonpath={range .items[*]}{.metadata.name}:{.spec.queueName}:{.spec.priorityClassName}"
+       ":{range .spec.podSets[*]}{.name}={.count},{end}{\"\\n\"}{end}"});
+  EXPECT_THAT(r.out, ContainsRegex("job-sample-job-[a-z0-9-]+:user-queue::main=3,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("rayjob-rayjob-sample-[0-9a-f]+:user-queue:batch-high:head=1,"
+                                   "small-group=2,submitter=1,\n"));
+  EXPECT_THAT(
+      r.out, ContainsRegex("pytorchjob-pytorch-simple-[0-9a-f]+:user-queue::master=1,worker=1,\n"));
+  // Sorted by name, the Job's workload comes first.
+  r = RunOk(
+      {"get", "workloads", "-o",
+       "jsonpath={.items[0].spec.podSets[0].template.spec.containers[0].resources.requests}"});
+  EXPECT_EQ(r.out, "{\"cpu\":\"1\",\"memory\":\"200Mi\"}");
+  // Quota: 3 + 4 CPU admitted; the PyTorchJob's 2 GPUs fit too (9 CPU, 2 GPU).
+  RunUntil({"get", "workloads", "--status", "admitted", "-o", "name"},
+           [](const std::string& out) { return CountLines(out, "workload") == 3; });
+}
+
+TEST_F(CliTest, SubmitRefusesUnknownKindsAndPointsToTheWorkloadForm) {
+  CliResult r = Run({"submit", "-f", "-"}, R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+)");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("unknown kind \"Deployment\""));
+  EXPECT_THAT(r.err, HasSubstr("Job (batch/v1), RayJob (ray.io/v1), PyTorchJob (kubeflow.org/v1)"));
+  EXPECT_THAT(r.err, HasSubstr("as a Kueue Workload"));
+  r = Run({"submit", "-f", "-"}, "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("apiVersion \"batch/v2\" is not batch/v1"));
+  r = Run({"submit", "-f", "-"}, "apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: x}\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("metadata.name (or generateName) is required"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -876,7 +1249,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"ApplyWithoutFile", {"apply"}, kExitUsage, "-f FILE"},
         UsageCase{"GetUnknownType", {"get", "gizmos"}, kExitUsage, "unknown resource type"},
         UsageCase{"GetBadOutput",
-                  {"get", "cq", "x", "-o", "yaml"},
+                  {"get", "cq", "x", "-o", "xml"},
                   kExitUsage,
                   "unsupported output format"},
         UsageCase{"FinishWithoutName", {"finish"}, kExitUsage, "name the workload"},
@@ -887,6 +1260,32 @@ INSTANTIATE_TEST_SUITE_P(
                   kExitUsage,
                   "only workloads can be watched"},
         UsageCase{"BadTimeout", {"get", "workloads", "--timeout", "soon"}, kExitUsage, "--timeout"},
+        UsageCase{"ScenarioHelpListsOnlyItsFlags",
+                  {"scenario", "run", "--help"},
+                  kExitOk,
+                  "Flags:\n  -h, --help   show this help\n"},
+        UsageCase{"GetBadSelector", {"get", "workloads", "-l", "a in (x"}, kExitUsage, "missing )"},
+        UsageCase{"GetBadStatus",
+                  {"get", "workloads", "--status", "sleeping"},
+                  kExitUsage,
+                  "want pending, admitted, evicting or finished"},
+        UsageCase{
+            "FieldFilterOnConfig", {"get", "cq", "--queue", "x"}, kExitUsage, "filter workloads"},
+        UsageCase{"WatchConfigKind", {"get", "cq", "-w"}, kExitUsage, "only workloads"},
+        UsageCase{"SinceRevisionWithoutWatch",
+                  {"get", "wl", "--since-revision", "3"},
+                  kExitUsage,
+                  "add -w"},
+        UsageCase{"BadJsonPath", {"get", "wl", "-o", "jsonpath={.a"}, kExitUsage, "unclosed {"},
+        UsageCase{"BadDryRun",
+                  {"apply", "-f", "x.yaml", "--dry-run=maybe"},
+                  kExitUsage,
+                  "want none, client or server"},
+        UsageCase{"CompletionBash", {"completion", "bash"}, kExitOk, "complete -o default -F"},
+        UsageCase{"CompletionZsh", {"completion", "zsh"}, kExitOk, "compdef _tollgate tollgate"},
+        UsageCase{"CompletionFish", {"completion", "fish"}, kExitUsage, "unsupported shell"},
+        UsageCase{"VersionClient", {"version", "--client"}, kExitOk, "Client Version: "},
+        UsageCase{"DashDashVersion", {"--version"}, kExitOk, "tollgate "},
         UsageCase{"ScenarioWithoutPaths",
                   {"scenario", "run"},
                   kExitUsage,

@@ -1,0 +1,323 @@
+"""A small, typed client over tollgated's gRPC API (tollgate.v1).
+
+Only what an ML engineer needs from a notebook or a launcher script: submit a workload, wait
+until it is admitted (with a timeout), watch changes, and list what is pending and why. Every
+other call is available on the generated stubs (`client.admission`, `client.config`,
+`client.visibility`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import Iterator, List, Mapping, Optional, Sequence
+
+import grpc
+
+from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
+
+_STATES = {
+    objects_pb2.WORKLOAD_STATE_PENDING: "Pending",
+    objects_pb2.WORKLOAD_STATE_ADMITTED: "Admitted",
+    objects_pb2.WORKLOAD_STATE_EVICTING: "Evicting",
+    objects_pb2.WORKLOAD_STATE_FINISHED: "Finished",
+}
+
+
+class TollgateError(Exception):
+    """A call tollgated refused or could not serve; `code` is the gRPC status code."""
+
+    def __init__(self, code: grpc.StatusCode, message: str):
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+class AdmissionTimeout(TollgateError):
+    """wait_for_admission's timeout passed; `workload` is the last state seen."""
+
+    def __init__(self, workload: "Workload", timeout: float):
+        super().__init__(
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            f"workload {workload.namespace}/{workload.name} not admitted after {timeout:g}s "
+            f"(state {workload.state}: {workload.pending_message or 'no reason given'})",
+        )
+        self.workload = workload
+
+
+@dataclasses.dataclass(frozen=True)
+class PodSet:
+    """`count` pods that each request `requests` (Kubernetes quantities, e.g. {"cpu": "8"})."""
+
+    name: str
+    count: int = 1
+    requests: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    min_count: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """A workload as tollgated reports it."""
+
+    namespace: str
+    name: str
+    queue: str
+    state: str
+    priority: int
+    admitted_by: str
+    pending_message: str
+    revision: int
+    proto: objects_pb2.Workload = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def admitted(self) -> bool:
+        return self.state == "Admitted"
+
+    @staticmethod
+    def from_proto(wl: objects_pb2.Workload) -> "Workload":
+        return Workload(
+            namespace=wl.metadata.namespace,
+            name=wl.metadata.name,
+            queue=wl.spec.queue_name or "default",
+            state=_STATES.get(wl.status.state, "Unknown"),
+            priority=wl.status.priority,
+            admitted_by=wl.status.admission.cluster_queue,
+            pending_message=wl.status.pending_message,
+            revision=wl.metadata.resource_version,
+            proto=wl,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingWorkload:
+    """One entry of a queue's pending list: its 1-based positions and why it waits."""
+
+    namespace: str
+    name: str
+    local_queue: str
+    cluster_queue: str
+    priority: int
+    position_in_cluster_queue: int
+    position_in_local_queue: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class WatchEvent:
+    """ADDED, MODIFIED or DELETED, the store revision, and the workload after the change."""
+
+    type: str
+    revision: int
+    workload: Workload
+
+
+class TollgateClient:
+    """One channel to tollgated. Thread-safe (gRPC channels and stubs are).
+
+    `target` is HOST:PORT; `timeout` is the deadline of each unary call in seconds. The
+    connection is plaintext: tollgated listens on loopback without TLS unless configured
+    otherwise; pass `credentials` (grpc.ssl_channel_credentials(...)) for a TLS server.
+    """
+
+    def __init__(
+        self,
+        target: str = "127.0.0.1:50051",
+        timeout: float = 10.0,
+        credentials: Optional[grpc.ChannelCredentials] = None,
+    ):
+        self.target = target
+        self.timeout = timeout
+        self._channel = (
+            grpc.secure_channel(target, credentials)
+            if credentials is not None
+            else grpc.insecure_channel(target)
+        )
+        self.admission = service_pb2_grpc.AdmissionServiceStub(self._channel)
+        self.config = service_pb2_grpc.ConfigServiceStub(self._channel)
+        self.visibility = service_pb2_grpc.VisibilityServiceStub(self._channel)
+        self.info = service_pb2_grpc.InfoServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "TollgateClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=self.timeout)
+        except grpc.RpcError as e:  # the one place gRPC errors become ours
+            raise TollgateError(e.code(), e.details() or "") from None
+
+    def server_version(self) -> Mapping[str, str]:
+        """tollgated's build: version (git describe), build_type, compiler, and one entry per
+        dependency (gRPC, Protobuf, ...)."""
+        info = self._call(self.info.GetBuildInfo, service_pb2.GetBuildInfoRequest())
+        out = {"version": info.version, "build_type": info.build_type, "compiler": info.compiler}
+        out.update(info.dependencies)
+        return out
+
+    # --- workloads ------------------------------------------------------------------------
+
+    def submit(
+        self,
+        name: str,
+        pod_sets: Sequence[PodSet],
+        namespace: str = "default",
+        queue: str = "",
+        priority_class: str = "",
+        labels: Optional[Mapping[str, str]] = None,
+    ) -> Workload:
+        """Submits a workload; submitting the same spec again returns it unchanged."""
+        wl = objects_pb2.Workload()
+        wl.metadata.name = name
+        wl.metadata.namespace = namespace
+        wl.metadata.labels.update(labels or {})
+        wl.spec.queue_name = queue
+        wl.spec.priority_class_name = priority_class
+        for ps in pod_sets:
+            p = wl.spec.pod_sets.add()
+            p.name = ps.name
+            p.count = ps.count
+            p.requests.update(ps.requests)
+            if ps.min_count is not None:
+                p.min_count = ps.min_count
+        response = self._call(self.admission.Submit, service_pb2.SubmitRequest(workload=wl))
+        return Workload.from_proto(response.workload)
+
+    def get(self, name: str, namespace: str = "default") -> Workload:
+        request = service_pb2.GetWorkloadRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name)
+        )
+        return Workload.from_proto(self._call(self.admission.GetWorkload, request))
+
+    def list(self, namespace: str = "", state: Optional[str] = None) -> List[Workload]:
+        """Workloads of `namespace` ("" for all), optionally in one state ("Pending", ...)."""
+        request = service_pb2.ListWorkloadsRequest(namespace=namespace)
+        if state is not None:
+            request.state = _state_number(state)
+        response = self._call(self.admission.ListWorkloads, request)
+        return sorted(
+            (Workload.from_proto(w) for w in response.workloads),
+            key=lambda w: (w.namespace, w.name),
+        )
+
+    def finish(self, name: str, namespace: str = "default", message: str = "") -> None:
+        request = service_pb2.FinishRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name), message=message
+        )
+        self._call(self.admission.Finish, request)
+
+    def delete(self, name: str, namespace: str = "default") -> None:
+        request = service_pb2.DeleteWorkloadRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name)
+        )
+        self._call(self.admission.DeleteWorkload, request)
+
+    # --- waiting and watching -------------------------------------------------------------
+
+    def watch(
+        self,
+        namespace: str = "",
+        since_revision: int = 0,
+        stop: Optional[threading.Event] = None,
+    ) -> Iterator[WatchEvent]:
+        """Yields changes: with since_revision 0 the current workloads first (ADDED), then every
+        change. Ends when the server ends the stream or `stop` is set (checked on each event
+        and on the server's periodic bookmarks)."""
+        request = service_pb2.WatchRequest(namespace=namespace, since_revision=since_revision)
+        stream = self.admission.Watch(request)
+        try:
+            for event in stream:
+                if stop is not None and stop.is_set():
+                    return
+                if event.type == service_pb2.WatchEvent.BOOKMARK:
+                    continue
+                yield WatchEvent(
+                    type=service_pb2.WatchEvent.Type.Name(event.type),
+                    revision=event.revision,
+                    workload=Workload.from_proto(event.workload),
+                )
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.CANCELLED:
+                return
+            raise TollgateError(e.code(), e.details() or "") from None
+        finally:
+            stream.cancel()
+
+    def wait_for_admission(
+        self, name: str, namespace: str = "default", timeout: float = 300.0
+    ) -> Workload:
+        """Blocks until the workload is admitted and returns it. Raises AdmissionTimeout after
+        `timeout` seconds, TollgateError if it finishes or is deleted without being admitted."""
+        deadline = time.monotonic() + timeout
+        current = self.get(name, namespace)  # NOT_FOUND early, with the server's message
+        # From revision 0 the stream starts with the current state (ADDED), so nothing between
+        # the read above and the watch is missed, and no old revision can have been compacted.
+        request = service_pb2.WatchRequest(namespace=namespace, since_revision=0)
+        stream = self.admission.Watch(request, timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            for event in stream:
+                if event.type == service_pb2.WatchEvent.BOOKMARK:
+                    continue
+                wl = event.workload
+                if wl.metadata.name != name or wl.metadata.namespace != namespace:
+                    continue
+                if event.type == service_pb2.WatchEvent.DELETED:
+                    raise TollgateError(
+                        grpc.StatusCode.NOT_FOUND, f"workload {namespace}/{name} was deleted"
+                    )
+                current = Workload.from_proto(wl)
+                if current.admitted:
+                    return current
+                if current.state == "Finished":
+                    raise TollgateError(
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        f"workload {namespace}/{name} finished without being admitted",
+                    )
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise TollgateError(e.code(), e.details() or "") from None
+        finally:
+            stream.cancel()
+        raise AdmissionTimeout(current, timeout)
+
+    # --- visibility -----------------------------------------------------------------------
+
+    def list_pending(
+        self,
+        cluster_queue: str = "",
+        namespace: str = "",
+        local_queue: str = "",
+    ) -> List[PendingWorkload]:
+        """The pending workloads of one ClusterQueue, or of one LocalQueue (namespace +
+        local_queue), head first, each with its position and the reason it waits."""
+        request = service_pb2.ListPendingWorkloadsRequest(
+            cluster_queue=cluster_queue, namespace=namespace, local_queue=local_queue
+        )
+        response = self._call(self.visibility.ListPendingWorkloads, request)
+        return [
+            PendingWorkload(
+                namespace=p.workload.namespace,
+                name=p.workload.name,
+                local_queue=p.local_queue,
+                cluster_queue=p.cluster_queue,
+                priority=p.priority,
+                position_in_cluster_queue=p.position_in_cluster_queue + 1,
+                position_in_local_queue=p.position_in_local_queue + 1,
+                reason=p.message,
+            )
+            for p in response.items
+        ]
+
+
+def _state_number(state: str) -> int:
+    for number, name in _STATES.items():
+        if name.lower() == state.lower():
+            return number
+    raise ValueError(f"state {state!r}: want one of {', '.join(_STATES.values())}")
+

@@ -1,0 +1,32 @@
+#pragma once
+
+// The handlers of `tollgate`'s commands, one file per responsibility:
+//   get_command.cc        get (tables, -o, selectors, filters, -w), usage, watch
+//   describe_command.cc   describe workload|clusterqueue
+//   apply_command.cc      apply, submit, diff
+//   workload_commands.cc  admit, finish, preempt, checkpoint, delete
+//   version_command.cc    version
+//   completion_command.cc completion, __complete
+// cli_commands.cc holds the command table and the dispatch.
+
+#include "cmd/tollgate/cli_session.h"
+
+namespace tollgate::cli {
+
+int RunGet(Session& s, const ParsedFlags& args);
+int RunUsage(Session& s, const ParsedFlags& args);
+int RunWatch(Session& s, const ParsedFlags& args);
+int RunDescribe(Session& s, const ParsedFlags& args);
+int RunApply(Session& s, const ParsedFlags& args);
+int RunSubmit(Session& s, const ParsedFlags& args);
+int RunDiff(Session& s, const ParsedFlags& args);
+int RunAdmit(Session& s, const ParsedFlags& args);
+int RunFinish(Session& s, const ParsedFlags& args);
+int RunPreempt(Session& s, const ParsedFlags& args);
+int RunCheckpoint(Session& s, const ParsedFlags& args);
+int RunDelete(Session& s, const ParsedFlags& args);
+int RunVersion(Session& s, const ParsedFlags& args);
+int RunCompletion(Session& s, const ParsedFlags& args);
+int RunComplete(Session& s, const ParsedFlags& args);
+
+}  // namespace tollgate::cli

@@ -1,0 +1,241 @@
+// describe workload|clusterqueue: what a user asks first when a job waits.
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cmd/tollgate/cli_format.h"
+#include "cmd/tollgate/cli_kinds.h"
+#include "cmd/tollgate/cli_queries.h"
+#include "cmd/tollgate/commands.h"
+
+namespace tollgate::cli {
+namespace {
+
+// "2 of 3 in LocalQueue team-a/eval-queue, 4 of 7 in ClusterQueue team-a-cq", or why unknown.
+absl::StatusOr<std::string> QueuePosition(Session& s, const v1::Workload& wl) {
+  const std::string& ns = wl.metadata().namespace_();
+  v1::ListPendingWorkloadsRequest by_local_queue;
+  by_local_queue.set_namespace_(ns);
+  by_local_queue.set_local_queue(QueueOf(wl));
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> local =
+      s.client().ListPendingWorkloads(by_local_queue);
+  if (!local.ok()) return local.status();
+  const v1::PendingWorkload* item = nullptr;
+  for (const v1::PendingWorkload& p : local->items()) {
+    if (p.workload().namespace_() == ns && p.workload().name() == wl.metadata().name()) item = &p;
+  }
+  if (item == nullptr) return std::string("not queued");
+  std::string text = absl::StrCat(item->position_in_local_queue() + 1, " of ", local->items_size(),
+                                  " in LocalQueue ", ns, "/", QueueOf(wl));
+  if (!item->cluster_queue().empty()) {
+    v1::ListPendingWorkloadsRequest by_cluster_queue;
+    by_cluster_queue.set_cluster_queue(item->cluster_queue());
+    absl::StatusOr<v1::ListPendingWorkloadsResponse> cluster =
+        s.client().ListPendingWorkloads(by_cluster_queue);
+    if (!cluster.ok()) return cluster.status();
+    absl::StrAppend(&text, ", ", item->position_in_cluster_queue() + 1, " of ",
+                    cluster->items_size(), " in ClusterQueue ", item->cluster_queue());
+  }
+  return text;
+}
+
+int DescribeWorkload(Session& s, absl::string_view name) {
+  v1::GetWorkloadRequest request;
+  request.mutable_workload()->set_namespace_(s.Namespace());
+  request.mutable_workload()->set_name(std::string(name));
+  absl::StatusOr<v1::Workload> got = s.client().GetWorkload(request);
+  if (!got.ok()) return s.Fail(got.status());
+  const v1::Workload& wl = *got;
+  const v1::WorkloadSpec& spec = wl.spec();
+  const v1::WorkloadStatus& status = wl.status();
+  const absl::Time now = s.now();
+  std::ostream& out = s.out();
+
+  FieldPrinter top;
+  top.Add("Name", wl.metadata().name());
+  top.Add("Namespace", wl.metadata().namespace_());
+  top.Add("Labels", JoinKeyValues(wl.metadata().labels()));
+  top.Add("Created", TimeAndAge(wl.metadata().creation_timestamp(), now));
+  top.Add("Queue", QueueOf(wl));
+  std::string priority = absl::StrCat(status.priority());
+  if (!spec.priority_class_name().empty()) {
+    absl::StrAppend(&priority, " (", spec.priority_class_name(), ")");
+  }
+  top.Add("Priority", priority);
+  if (spec.has_active() && !spec.active()) top.Add("Active", "false (deactivated)");
+  if (spec.non_preemptible()) top.Add("Non-Preemptible", "true");
+  top.Add("State", StateName(status.state()));
+  if (status.state() == v1::WORKLOAD_STATE_PENDING) {
+    top.Add("Pending Reason", OrNone(status.pending_message()));
+    absl::StatusOr<std::string> position = QueuePosition(s, wl);
+    if (!position.ok() && absl::IsUnavailable(position.status())) {
+      return s.Fail(position.status());
+    }
+    top.Add("Position", position.ok()
+                            ? *position
+                            : absl::StrCat("<unknown: ", position.status().message(), ">"));
+  }
+  if (ToAbslTime(status.admission_time()) != absl::InfinitePast()) {
+    top.Add("Admitted", TimeAndAge(status.admission_time(), now));
+  }
+  if (status.has_last_checkpoint_time()) {
+    top.Add("Last Checkpoint", TimeAndAge(status.last_checkpoint_time(), now));
+  }
+  if (status.state() == v1::WORKLOAD_STATE_EVICTING) {
+    std::string eviction = absl::StrCat("since ", TimeAndAge(status.evicted_at(), now));
+    if (ToAbslTime(status.eviction_deadline()) != absl::InfinitePast()) {
+      absl::StrAppend(&eviction, "; quota released by ",
+                      FormatTimestamp(status.eviction_deadline()));
+    }
+    top.Add("Evicting", eviction);
+  }
+  if (status.preemption_count() > 0) {
+    top.Add("Preemptions", absl::StrCat(status.preemption_count(),
+                                        " (last: ", OrNone(status.last_preemption_reason()), ")"));
+  }
+  if (status.requeue_state().count() > 0) {
+    top.Add("Requeues", absl::StrCat(status.requeue_state().count()));
+  }
+  top.Print(out);
+
+  out << "Pod Sets:\n";
+  TablePrinter pod_sets({"NAME", "COUNT", "MIN", "REQUESTS (PER POD)"});
+  for (const v1::PodSet& ps : spec.pod_sets()) {
+    pod_sets.AddRow({ps.name(), absl::StrCat(ps.count()),
+                     ps.has_min_count() ? absl::StrCat(ps.min_count()) : "-",
+                     FormatRequests(ps.requests())});
+  }
+  pod_sets.Print(out, "  ");
+
+  if (status.has_admission() && !status.admission().cluster_queue().empty()) {
+    out << "Admission:\n";
+    FieldPrinter admission;
+    admission.Add("ClusterQueue", status.admission().cluster_queue());
+    admission.Print(out, "  ");
+    PrintAssignments(s.out(), status.admission(), "  ");
+  } else {
+    out << "Admission:  " << kNone << "\n";
+  }
+
+  if (status.conditions_size() > 0) {
+    out << "Conditions:\n";
+    TablePrinter conditions({"TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"});
+    for (const v1::Condition& c : status.conditions()) {
+      conditions.AddRow({c.type(), c.status(), c.reason(),
+                         FormatTimestamp(c.last_transition_time()), c.message()});
+    }
+    conditions.Print(out, "  ");
+  } else {
+    out << "Conditions:  " << kNone << "\n";
+  }
+
+  if (status.events_size() > 0) {
+    out << "Events:\n";
+    TablePrinter events({"TIME", "AGE", "REASON", "MESSAGE"});
+    for (const v1::WorkloadEvent& e : status.events()) {
+      events.AddRow({FormatTimestamp(e.time()), FormatAge(e.time(), now), e.reason(), e.message()});
+    }
+    events.Print(out, "  ");
+  } else {
+    out << "Events:  " << kNone << "\n";
+  }
+  return kExitOk;
+}
+
+// How many pending workloads `describe clusterqueue` lists before summarizing the rest.
+constexpr int kDescribePendingLimit = 20;
+
+int DescribeClusterQueue(Session& s, absl::string_view name) {
+  absl::StatusOr<std::vector<v1::ConfigObject>> objects =
+      ListConfig(s, v1::CLUSTER_QUEUE, "", name);
+  if (!objects.ok()) return s.Fail(objects.status());
+  const v1::ClusterQueue& cq = objects->front().cluster_queue();
+  const v1::ClusterQueueSpec& spec = cq.spec();
+  const absl::Time now = s.now();
+  std::ostream& out = s.out();
+
+  auto or_default = [](absl::string_view value, absl::string_view fallback) {
+    return std::string(value.empty() ? fallback : value);
+  };
+  FieldPrinter top;
+  top.Add("Name", cq.metadata().name());
+  top.Add("Created", TimeAndAge(cq.metadata().creation_timestamp(), now));
+  top.Add("Cohort", OrNone(spec.cohort()));
+  top.Add("Queueing Strategy", or_default(spec.queueing_strategy(), "BestEffortFIFO"));
+  std::string selector = "<all namespaces>";
+  if (spec.has_namespace_selector() && (!spec.namespace_selector().match_labels().empty() ||
+                                        !spec.namespace_selector().match_expressions().empty())) {
+    selector = JoinKeyValues(spec.namespace_selector().match_labels());
+    for (const v1::LabelSelectorRequirement& r : spec.namespace_selector().match_expressions()) {
+      absl::StrAppend(&selector, selector.empty() || selector == kNone ? "" : ",", r.key(), " ",
+                      r.operator_(), " (", absl::StrJoin(r.values(), ","), ")");
+    }
+  }
+  top.Add("Namespace Selector", selector);
+  const v1::ClusterQueuePreemption& p = spec.preemption();
+  top.Add("Preemption",
+          absl::StrCat(
+              "withinClusterQueue=", or_default(p.within_cluster_queue(), "Never"),
+              ", reclaimWithinCohort=", or_default(p.reclaim_within_cohort(), "Never"),
+              ", borrowWithinCohort=", or_default(p.borrow_within_cohort().policy(), "Never")));
+  top.Add("Flavor Fungibility",
+          absl::StrCat(
+              "whenCanBorrow=", or_default(spec.flavor_fungibility().when_can_borrow(), "Borrow"),
+              ", whenCanPreempt=",
+              or_default(spec.flavor_fungibility().when_can_preempt(), "TryNextFlavor")));
+  top.Add("Stop Policy", or_default(spec.stop_policy(), "None"));
+  std::string active = ActiveOf(cq);
+  for (const v1::Condition& c : cq.status().conditions()) {
+    if (c.type() == "Active") absl::StrAppend(&active, " (", c.reason(), ": ", c.message(), ")");
+  }
+  top.Add("Active", active);
+  top.Add("Workloads", absl::StrCat(cq.status().pending_workloads(), " pending, ",
+                                    cq.status().admitted_workloads(), " admitted"));
+  top.Print(out);
+
+  out << "Usage:\n";
+  UsageTable(cq).Print(out, "  ");
+
+  v1::ListPendingWorkloadsRequest request;
+  request.set_cluster_queue(std::string(name));
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> pending =
+      s.client().ListPendingWorkloads(request);
+  if (!pending.ok()) return s.Fail(pending.status());
+  if (pending->items_size() == 0) {
+    out << "Pending Workloads:  " << kNone << "\n";
+  } else {
+    out << "Pending Workloads (" << pending->items_size() << "):\n";
+    TablePrinter table({"POSITION", "WORKLOAD", "LOCALQUEUE", "PRIORITY", "MESSAGE"});
+    for (int i = 0; i < pending->items_size() && i < kDescribePendingLimit; ++i) {
+      const v1::PendingWorkload& item = pending->items(i);
+      table.AddRow({absl::StrCat(item.position_in_cluster_queue() + 1),
+                    absl::StrCat(item.workload().namespace_(), "/", item.workload().name()),
+                    item.local_queue(), absl::StrCat(item.priority()), item.message()});
+    }
+    table.Print(out, "  ");
+    if (pending->items_size() > kDescribePendingLimit) {
+      out << "  ... and " << pending->items_size() - kDescribePendingLimit << " more\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunDescribe(Session& s, const ParsedFlags& args) {
+  if (args.positional.size() != 2)
+    return s.UsageError("name a KIND (workload, clusterqueue) and a NAME");
+  const KindInfo* kind = FindKind(args.positional[0]);
+  if (kind != nullptr && kind->object_kind == v1::OBJECT_KIND_UNSPECIFIED) {
+    return DescribeWorkload(s, args.positional[1]);
+  }
+  if (kind != nullptr && kind->object_kind == v1::CLUSTER_QUEUE) {
+    return DescribeClusterQueue(s, args.positional[1]);
+  }
+  return s.UsageError(absl::StrCat("cannot describe \"", args.positional[0],
+                                   "\" (supported: workload, clusterqueue)"));
+}
+
+}  // namespace tollgate::cli

@@ -1,0 +1,33 @@
+// version: this binary's build, then tollgated's (InfoService).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/build_info/build_info.h"
+#include "cmd/tollgate/commands.h"
+
+namespace tollgate::cli {
+
+int RunVersion(Session& s, const ParsedFlags& args) {
+  if (!args.positional.empty()) {
+    return s.UsageError(absl::StrCat("unexpected argument ", args.positional[0]));
+  }
+  s.out() << "Client Version: " << build_info::Describe(build_info::Current()) << "\n";
+  if (args.Has("client")) return kExitOk;
+  absl::StatusOr<v1::BuildInfo> server = s.client().GetBuildInfo();
+  if (!server.ok()) return s.Fail(server.status());
+  build_info::BuildInfo info{server->version(), server->build_type(), server->compiler(), {}};
+  // The server's map has no order; show the libraries in the client's order, then any other.
+  for (const auto& [name, version] : build_info::Current().dependencies) {
+    auto it = server->dependencies().find(name);
+    if (it != server->dependencies().end()) info.dependencies.emplace_back(name, it->second);
+  }
+  for (const auto& [name, version] : server->dependencies()) {
+    bool known = false;
+    for (const auto& dep : info.dependencies) known = known || dep.first == name;
+    if (!known) info.dependencies.emplace_back(name, version);
+  }
+  s.out() << "Server Version: " << build_info::Describe(info) << "\n";
+  return kExitOk;
+}
+
+}  // namespace tollgate::cli
