@@ -38,12 +38,67 @@ const core::Clock& AdmissionExecutor::RealWallClock() {
   return *kClock;
 }
 
-void AdmissionExecutor::Txn::PutObject(std::string key, const v1::ConfigObject& object) {
+absl::StatusOr<core::SubmitOutcome> AdmissionExecutor::Txn::Submit(core::WorkloadSpec spec,
+                                                                   std::string uid) {
+  return state_->Submit(std::move(spec), std::move(uid), now_);
+}
+
+absl::StatusOr<core::AdmitNowResult> AdmissionExecutor::Txn::AdmitNow(absl::string_view key,
+                                                                      bool dry_run) {
+  return state_->AdmitNow(key, dry_run, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::Finish(absl::string_view key, absl::string_view message) {
+  return state_->Finish(key, message, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::Preempt(absl::string_view key, absl::string_view message) {
+  return state_->Preempt(key, message, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::ReleaseEvicted(absl::string_view key) {
+  return state_->ReleaseEvicted(key, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetPodsReady(absl::string_view key) {
+  return state_->SetPodsReady(key, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::RecordCheckpoint(absl::string_view key, absl::Time at) {
+  return state_->RecordCheckpoint(key, at, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::DeleteWorkload(absl::string_view key) {
+  return state_->Delete(key, now_);
+}
+
+void AdmissionExecutor::Txn::ApplyObject(const ValidatedObject& validated, std::string key,
+                                         const v1::ConfigObject& object) {
+  ApplyValidated(*state_, validated, now_);
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
 
-void AdmissionExecutor::Txn::DeleteObject(std::string key) {
+absl::Status AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
+                                                  absl::string_view namespace_name,
+                                                  absl::string_view name, std::string key) {
+  TOLLGATE_RETURN_IF_ERROR(state_->DeleteObject(kind, namespace_name, name, now_));
   object_writes_.emplace_back(std::move(key), std::nullopt);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> AdmissionExecutor::Txn::ReadObject(
+    const std::string& key) const {
+  // The latest write of this batch wins, as it will in the commit.
+  for (auto it = object_writes_.rbegin(); it != object_writes_.rend(); ++it) {
+    if (it->first == key) return it->second;
+  }
+  return store_->Get(key);
+}
+
+absl::Status AdmissionExecutor::Txn::ScanCommittedObjects(
+    absl::string_view prefix,
+    const std::function<bool(absl::string_view key, absl::string_view value)>& fn) const {
+  return store_->Scan(prefix, fn);
 }
 
 AdmissionExecutor::AdmissionExecutor(storage::Store& store, const core::Clock& clock,
@@ -199,7 +254,7 @@ void AdmissionExecutor::Complete(Operation* op) {
 
 absl::Status AdmissionExecutor::Settle() {
   return RunStatus([this](Txn& txn) {
-    txn.state().FireTimers(txn.now());
+    state_->FireTimers(txn.now());
     const CycleResult result = RunCycles(txn.now(), kMaxSettleCycles);
     if (!result.settled) {
       return absl::InternalError(

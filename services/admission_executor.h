@@ -25,6 +25,8 @@
 
 namespace tollgate::services {
 
+struct ValidatedObject;
+
 // Owns the scheduling state on one thread and makes every change durable before it is
 // acknowledged or announced.
 //
@@ -61,9 +63,30 @@ class AdmissionExecutor {
   // The context an operation runs with; valid only during the call, on the executor thread.
   class Txn {
    public:
-    core::ClusterState& state() { return *state_; }
-    // For reading stored configuration objects (writes go through PutObject/DeleteObject).
-    const storage::Store& store() const { return *store_; }
+    // Reads see this batch's earlier changes. Changes go through the operations below, which
+    // act at the transaction's time and leave the commit to track them: the state and the store
+    // themselves are not handed out, so no operation can skip or reorder that.
+    const core::ClusterState& state() const { return *state_; }
+    absl::StatusOr<core::SubmitOutcome> Submit(core::WorkloadSpec spec, std::string uid);
+    absl::StatusOr<core::AdmitNowResult> AdmitNow(absl::string_view key, bool dry_run);
+    absl::Status Finish(absl::string_view key, absl::string_view message);
+    absl::Status Preempt(absl::string_view key, absl::string_view message);
+    absl::Status ReleaseEvicted(absl::string_view key);
+    absl::Status SetPodsReady(absl::string_view key);
+    absl::Status RecordCheckpoint(absl::string_view key, absl::Time at);
+    absl::Status DeleteWorkload(absl::string_view key);
+    // A configuration object: applied to the state and stored under `key` together.
+    void ApplyObject(const ValidatedObject& validated, std::string key,
+                     const v1::ConfigObject& object);
+    absl::Status DeleteObject(core::ObjectKind kind, absl::string_view namespace_name,
+                              absl::string_view name, std::string key);
+    // The stored configuration object at `key`, this batch's own writes included.
+    absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
+    // Committed objects under `prefix` in key order, as of revision() (this batch's writes are
+    // not committed yet, so they are not seen); `fn` returns false to stop.
+    absl::Status ScanCommittedObjects(
+        absl::string_view prefix,
+        const std::function<bool(absl::string_view key, absl::string_view value)>& fn) const;
     absl::Time now() const { return now_; }
     // Store revision of the last commit before this batch.
     int64_t revision() const { return revision_; }
@@ -77,8 +100,6 @@ class AdmissionExecutor {
       return (state_->HasUncommittedChanges() || !object_writes_.empty()) ? commit_revision()
                                                                           : revision_;
     }
-    void PutObject(std::string key, const v1::ConfigObject& object);
-    void DeleteObject(std::string key);
     // Announce this workload as ADDED (rather than MODIFIED) on Watch.
     void MarkCreated(core::WorkloadId id) { created_.insert(id); }
 

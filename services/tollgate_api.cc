@@ -224,8 +224,7 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
         assigned = absl::StrCat("tollgate-", txn.revision() + 1, "-", ++uid_sequence_);
       } while (uids_.Find(txn.state(), assigned) != nullptr);
     }
-    TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome,
-                              txn.state().Submit(spec, assigned, txn.now()));
+    TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome, txn.Submit(spec, assigned));
     if (outcome.created) {
       txn.MarkCreated(outcome.id);
       uids_.Added(txn.state(), outcome.id);
@@ -252,7 +251,7 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
   return executor_.Run<v1::AdmitResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::AdmitResponse> {
         TOLLGATE_ASSIGN_OR_RETURN(core::AdmitNowResult result,
-                                  txn.state().AdmitNow(key, request.dry_run(), txn.now()));
+                                  txn.AdmitNow(key, request.dry_run()));
         v1::AdmitResponse response;
         switch (result.outcome) {
           case core::AdmitNowResult::Outcome::kAdmitted:
@@ -292,7 +291,7 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
   const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
   return executor_.Run<v1::PreemptResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Preempt(key, message, txn.now()));
+        TOLLGATE_RETURN_IF_ERROR(txn.Preempt(key, message));
         v1::PreemptResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -306,7 +305,7 @@ absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOp
   TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
   return [key = KeyOf(request.workload()), message = request.message()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
-    TOLLGATE_RETURN_IF_ERROR(txn.state().Finish(key, message, txn.now()));
+    TOLLGATE_RETURN_IF_ERROR(txn.Finish(key, message));
     v1::FinishResponse response;
     TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                               WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -328,7 +327,7 @@ absl::StatusOr<v1::ReportStoppedResponse> TollgateApi::ReportStopped(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::ReportStoppedResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportStoppedResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().ReleaseEvicted(key, txn.now()));
+        TOLLGATE_RETURN_IF_ERROR(txn.ReleaseEvicted(key));
         v1::ReportStoppedResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -342,7 +341,7 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::ReportPodsReadyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportPodsReadyResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().SetPodsReady(key, txn.now()));
+        TOLLGATE_RETURN_IF_ERROR(txn.SetPodsReady(key));
         v1::ReportPodsReadyResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -361,8 +360,7 @@ absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
   }
   return executor_.Run<v1::ReportCheckpointResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportCheckpointResponse> {
-        TOLLGATE_RETURN_IF_ERROR(
-            txn.state().RecordCheckpoint(key, checkpoint_time.value_or(txn.now()), txn.now()));
+        TOLLGATE_RETURN_IF_ERROR(txn.RecordCheckpoint(key, checkpoint_time.value_or(txn.now())));
         v1::ReportCheckpointResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -379,7 +377,7 @@ absl::StatusOr<v1::DeleteWorkloadResponse> TollgateApi::DeleteWorkload(
         // The index finds the id by the uid, so it forgets the workload while it still exists.
         const core::Workload* wl = txn.state().FindWorkload(key);
         if (wl != nullptr) uids_.Removed(txn.state(), wl->id);
-        if (absl::Status deleted = txn.state().Delete(key, txn.now()); !deleted.ok()) {
+        if (absl::Status deleted = txn.DeleteWorkload(key); !deleted.ok()) {
           if (wl != nullptr && txn.state().workload(wl->id) == wl) uids_.Added(txn.state(), wl->id);
           return deleted;
         }
@@ -621,7 +619,7 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           const std::string key = ConfigObjectKey(KindOf(object), v.namespace_name, v.name);
           v1::ObjectMeta* meta = MutableMetadataOf(object);
           // Keep creation time and bump generation across updates, as the API server does.
-          absl::StatusOr<std::optional<std::string>> existing = txn.store().Get(key);
+          absl::StatusOr<std::optional<std::string>> existing = txn.ReadObject(key);
           v1::ConfigObject previous;
           if (existing.ok() && existing->has_value() && previous.ParseFromString(**existing)) {
             const v1::ObjectMeta& old = MetadataOf(previous);
@@ -635,8 +633,7 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
             meta->set_generation(1);
           }
           meta->set_resource_version(revision);
-          ApplyValidated(txn.state(), v, txn.now());
-          txn.PutObject(key, object);
+          txn.ApplyObject(v, key, object);
           last_object_write_ = revision;
           FillStatus(txn.state(), object);
           *response.add_objects() = std::move(object);
@@ -652,7 +649,7 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
       ConfigObjectKey(request.ref().kind(), request.ref().namespace_(), request.ref().name());
   return executor_.Run<v1::ConfigObject>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ConfigObject> {
-        TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.store().Get(key));
+        TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.ReadObject(key));
         if (!value.has_value()) {
           return absl::NotFoundError(absl::StrCat(
               KindName(request.ref().kind()), " ",
@@ -698,7 +695,7 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
         int64_t remaining = 0;
         std::string last_key;
         TOLLGATE_RETURN_IF_ERROR(
-            txn.store().Scan(prefix, [&](absl::string_view key, absl::string_view value) {
+            txn.ScanCommittedObjects(prefix, [&](absl::string_view key, absl::string_view value) {
               if (token.has_value() && key <= token->last_key) return true;
               const bool full =
                   request.limit() > 0 && (response.objects_size() >= request.limit() ||
@@ -739,8 +736,8 @@ absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
   return executor_.Run<v1::DeleteObjectResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::DeleteObjectResponse> {
         TOLLGATE_RETURN_IF_ERROR(
-            txn.state().DeleteObject(kind, ref.namespace_(), ref.name(), txn.now()));
-        txn.DeleteObject(ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name()));
+            txn.DeleteObject(kind, ref.namespace_(), ref.name(),
+                             ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name())));
         last_object_write_ = txn.revision() + 1;
         v1::DeleteObjectResponse response;
         response.set_revision(txn.commit_revision());
