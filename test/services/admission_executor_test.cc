@@ -7,13 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/clock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/api_codec.h"
+#include "services/config_objects.h"
 #include "services/state_keys.h"
 #include "services/stored_workloads.h"
 #include "services/tollgate_api.h"
 #include "storage/memory_store.h"
+#include "test/services/executor_fixture.h"
+#include "test/status_matchers.h"
 #include "tollgate/v1/service.pb.h"
 
 namespace tollgate::services {
@@ -104,56 +106,18 @@ TEST(ParseStoredWorkloadsTest, EmptyStore) {
 
 class ExecutorTest : public testing::Test {
  protected:
-  void Open() {
-    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor = AdmissionExecutor::Open(
-        store_, clock_, core::SchedulerConfig{}, AdmissionExecutor::Options());
-    ASSERT_TRUE(executor.ok()) << executor.status();
-    executor_ = *std::move(executor);
-    api_ = std::make_unique<TollgateApi>(*executor_);
-  }
+  void Open() { ASSERT_OK(fx_.Open(AdmissionExecutor::Options())); }
+  void ApplyQueue() { ASSERT_OK(fx_.ApplyOneQueue()); }
 
-  void ApplyQueue() {
-    v1::ApplyRequest request;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          objects { resource_flavor { metadata { name: "default" } } }
-          objects {
-            cluster_queue {
-              metadata { name: "cq" }
-              spec {
-                resource_groups {
-                  covered_resources: "cpu"
-                  flavors {
-                    name: "default"
-                    resources { name: "cpu" nominal_quota: "4" }
-                  }
-                }
-              }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-        )pb",
-        &request));
-    ASSERT_TRUE(api_->Apply(request).ok());
-  }
-
-  core::SimulatedClock clock_{kStart};
-  storage::MemoryStore store_;
-  std::unique_ptr<AdmissionExecutor> executor_;
-  std::unique_ptr<TollgateApi> api_;
+  ExecutorFixture fx_;
 };
 
 TEST_F(ExecutorTest, CorruptStoredWorkloadRefusesToOpen) {
   storage::WriteBatch batch;
   batch.Put(WorkloadStoreKey("team", "broken"), "not a workload");
-  ASSERT_TRUE(store_.Commit(batch).ok());
+  ASSERT_TRUE(fx_.store.Commit(batch).ok());
   absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor = AdmissionExecutor::Open(
-      store_, clock_, core::SchedulerConfig{}, AdmissionExecutor::Options());
+      fx_.store, fx_.clock, core::SchedulerConfig{}, AdmissionExecutor::Options());
   EXPECT_EQ(executor.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(executor.status().message().find("team/broken"), std::string::npos)
       << executor.status();
@@ -164,7 +128,7 @@ TEST_F(ExecutorTest, CorruptStoredWorkloadRefusesToOpen) {
 TEST_F(ExecutorTest, RestartQueuesByCreationTimeThenKey) {
   ASSERT_NO_FATAL_FAILURE(Open());
   ASSERT_NO_FATAL_FAILURE(ApplyQueue());
-  executor_.reset();
+  fx_.executor.reset();
   storage::WriteBatch batch;
   for (int i = 0; i < 8; ++i) {
     v1::Workload wl = StoredWorkload(i);
@@ -173,12 +137,12 @@ TEST_F(ExecutorTest, RestartQueuesByCreationTimeThenKey) {
                                                                      (7 - i) / 2);
     batch.Put(WorkloadStoreKey("team", wl.metadata().name()), wl.SerializeAsString());
   }
-  ASSERT_TRUE(store_.Commit(batch).ok());
+  ASSERT_TRUE(fx_.store.Commit(batch).ok());
 
   AdmissionExecutor::Options options;
   options.schedule_continuously = false;
   absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
-      AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+      AdmissionExecutor::Open(fx_.store, fx_.clock, core::SchedulerConfig{}, options);
   ASSERT_TRUE(executor.ok()) << executor.status();
   EXPECT_EQ((*executor)->load_stats().workloads, 8);
   TollgateApi api(**executor);
@@ -197,13 +161,13 @@ TEST_F(ExecutorTest, RestartQueuesByCreationTimeThenKey) {
 TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
   ASSERT_NO_FATAL_FAILURE(Open());
   ASSERT_NO_FATAL_FAILURE(ApplyQueue());
-  const int64_t before = store_.CurrentRevision();
+  const int64_t before = fx_.store.CurrentRevision();
 
   v1::SubmitRequest submit;
   *submit.mutable_workload() = StoredWorkload(1);
   absl::Notification answered;
   absl::StatusOr<v1::SubmitResponse> response;
-  api_->SubmitAsync(submit, [&](absl::StatusOr<v1::SubmitResponse> result) {
+  fx_.api->SubmitAsync(submit, [&](absl::StatusOr<v1::SubmitResponse> result) {
     response = std::move(result);
     answered.Notify();
   });
@@ -212,9 +176,9 @@ TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
   EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
   EXPECT_EQ(response->workload().metadata().resource_version(), before + 1);
   // Durable when answered: the admission is already in the store too.
-  EXPECT_EQ(store_.CurrentRevision(), before + 2);
+  EXPECT_EQ(fx_.store.CurrentRevision(), before + 2);
 
-  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = store_.ReadChanges(before, 10);
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = fx_.store.ReadChanges(before, 10);
   ASSERT_TRUE(changes.ok()) << changes.status();
   ASSERT_EQ(changes->size(), 2u);
   std::vector<v1::WorkloadState> states;
@@ -238,12 +202,40 @@ TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
   finish.mutable_workload()->set_name("missing");
   absl::Notification refused;
   absl::Status finish_status;
-  api_->FinishAsync(finish, [&](absl::StatusOr<v1::FinishResponse> result) {
+  fx_.api->FinishAsync(finish, [&](absl::StatusOr<v1::FinishResponse> result) {
     finish_status = result.status();
     refused.Notify();
   });
   refused.WaitForNotification();
   EXPECT_EQ(finish_status.code(), absl::StatusCode::kNotFound);
+}
+
+// A transaction reads its own batch's configuration writes (the commit will hold them), while a
+// scan shows only what is committed, as of the transaction's revision.
+TEST_F(ExecutorTest, TransactionReadsItsOwnObjectWritesScansOnlyCommitted) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  v1::ConfigObject flavor;
+  flavor.mutable_resource_flavor()->mutable_metadata()->set_name("spot");
+  ASSERT_OK_AND_ASSIGN(ValidatedObject validated, ValidateConfigObject(flavor));
+  const std::string key = ConfigObjectKey(KindOf(flavor), "", "spot");
+  ASSERT_OK(fx_.executor->RunStatus([&](AdmissionExecutor::Txn& txn) -> absl::Status {
+    EXPECT_EQ(*txn.ReadObject(key), std::nullopt);
+    txn.ApplyObject(validated, key, flavor);
+    absl::StatusOr<std::optional<std::string>> read = txn.ReadObject(key);
+    EXPECT_TRUE(read.ok() && read->has_value()) << read.status();
+    EXPECT_NE(txn.state().flavors().count("spot"), 0u);
+    int scanned = 0;
+    EXPECT_OK(txn.ScanCommittedObjects(key, [&](absl::string_view, absl::string_view) {
+      ++scanned;
+      return true;
+    }));
+    EXPECT_EQ(scanned, 0);
+    return absl::OkStatus();
+  }));
+  // Committed with the batch.
+  absl::StatusOr<std::optional<std::string>> stored = fx_.store.Get(key);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(stored->has_value());
 }
 
 }  // namespace

@@ -13,21 +13,18 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "core/clock.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/admission_executor.h"
 #include "services/tollgate_api.h"
-#include "storage/memory_store.h"
+#include "test/services/executor_fixture.h"
+#include "test/status_matchers.h"
 #include "tollgate/v1/service.pb.h"
 
 namespace tollgate::services {
 namespace {
 
 using ::testing::HasSubstr;
-
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
 
 TEST(ContinueTokenTest, RoundTripsAndBelongsToOneListing) {
   const ContinueToken token{
@@ -55,61 +52,18 @@ TEST(ContinueTokenTest, RoundTripsAndBelongsToOneListing) {
 class ListPagesTest : public testing::Test {
  protected:
   void SetUp() override {
-    AdmissionExecutor::Options options;
     // Nothing changes unless a test changes it.
-    options.schedule_continuously = false;
-    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
-        AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
-    ASSERT_TRUE(executor.ok()) << executor.status();
-    executor_ = *std::move(executor);
-    api_ = std::make_unique<TollgateApi>(*executor_);
-    v1::ApplyRequest request;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          objects { resource_flavor { metadata { name: "default" } } }
-          objects {
-            cluster_queue {
-              metadata { name: "cq" }
-              spec {
-                resource_groups {
-                  covered_resources: "cpu"
-                  flavors {
-                    name: "default"
-                    resources { name: "cpu" nominal_quota: "4" }
-                  }
-                }
-              }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team-b" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-        )pb",
-        &request));
-    ASSERT_TRUE(api_->Apply(request).ok());
+    ASSERT_OK(fx_.Open(SettleByHand()));
+    OneQueueConfig config;
+    config.namespaces = {"team", "team-b"};
+    ASSERT_OK(fx_.ApplyOneQueue(config));
   }
 
   absl::StatusOr<v1::SubmitResponse> Submit(const std::string& ns, const std::string& name,
                                             const std::string& uid = "") {
-    v1::SubmitRequest request;
-    v1::Workload* wl = request.mutable_workload();
-    wl->mutable_metadata()->set_namespace_(ns);
-    wl->mutable_metadata()->set_name(name);
-    wl->mutable_metadata()->set_uid(uid);
-    wl->mutable_spec()->set_queue_name("q");
-    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-    ps->set_count(1);
-    (*ps->mutable_requests())["cpu"] = "1";
-    return api_->Submit(request);
+    v1::SubmitRequest request = OnePodSubmitRequest(ns, name, "1");
+    request.mutable_workload()->mutable_metadata()->set_uid(uid);
+    return fx_.api->Submit(request);
   }
 
   void SubmitMany(const std::string& ns, int n) {
@@ -123,13 +77,10 @@ class ListPagesTest : public testing::Test {
     v1::DeleteWorkloadRequest request;
     request.mutable_workload()->set_namespace_(ns);
     request.mutable_workload()->set_name(name);
-    return api_->DeleteWorkload(request).status();
+    return fx_.api->DeleteWorkload(request).status();
   }
 
-  core::SimulatedClock clock_{kStart};
-  storage::MemoryStore store_;
-  std::unique_ptr<AdmissionExecutor> executor_;
-  std::unique_ptr<TollgateApi> api_;
+  ExecutorFixture fx_;
 };
 
 TEST_F(ListPagesTest, PagesGiveEveryWorkloadOnceInNameOrderAtOneRevision) {
@@ -142,7 +93,7 @@ TEST_F(ListPagesTest, PagesGiveEveryWorkloadOnceInNameOrderAtOneRevision) {
   int64_t revision = -1;
   int pages = 0;
   while (true) {
-    absl::StatusOr<v1::ListWorkloadsResponse> page = api_->ListWorkloads(request);
+    absl::StatusOr<v1::ListWorkloadsResponse> page = fx_.api->ListWorkloads(request);
     ASSERT_TRUE(page.ok()) << page.status();
     ++pages;
     if (revision < 0) revision = page->revision();
@@ -163,7 +114,8 @@ TEST_F(ListPagesTest, PagesGiveEveryWorkloadOnceInNameOrderAtOneRevision) {
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 15u);
 
   // Without a limit: everything at once, as before paging existed.
-  absl::StatusOr<v1::ListWorkloadsResponse> all = api_->ListWorkloads(v1::ListWorkloadsRequest());
+  absl::StatusOr<v1::ListWorkloadsResponse> all =
+      fx_.api->ListWorkloads(v1::ListWorkloadsRequest());
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->workloads_size(), 15);
   EXPECT_TRUE(all->continue_token().empty());
@@ -173,14 +125,14 @@ TEST_F(ListPagesTest, ChangesBehindThePageKeepTheTokenChangesAheadExpireIt) {
   ASSERT_NO_FATAL_FAILURE(SubmitMany("team", 6));
   v1::ListWorkloadsRequest request;
   request.set_limit(3);
-  absl::StatusOr<v1::ListWorkloadsResponse> first = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> first = fx_.api->ListWorkloads(request);
   ASSERT_TRUE(first.ok());
   ASSERT_FALSE(first->continue_token().empty());
   request.set_continue_token(first->continue_token());
 
   // Already listed, or in another namespace of a namespaced listing: the rest is as it was.
   ASSERT_TRUE(Delete("team", "wl-1000").ok());
-  absl::StatusOr<v1::ListWorkloadsResponse> second = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> second = fx_.api->ListWorkloads(request);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->revision(), first->revision());
   ASSERT_EQ(second->workloads_size(), 3);
@@ -188,31 +140,31 @@ TEST_F(ListPagesTest, ChangesBehindThePageKeepTheTokenChangesAheadExpireIt) {
 
   // Ahead of the page: a new workload the first page's revision did not have.
   ASSERT_TRUE(Submit("team", "wl-2000").ok());
-  absl::StatusOr<v1::ListWorkloadsResponse> expired = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> expired = fx_.api->ListWorkloads(request);
   EXPECT_EQ(expired.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(expired.status().message(), HasSubstr("continue token expired"));
   EXPECT_THAT(expired.status().message(), HasSubstr("team/wl-2000"));
 
   // A deletion ahead expires a token too.
   request.clear_continue_token();
-  absl::StatusOr<v1::ListWorkloadsResponse> again = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> again = fx_.api->ListWorkloads(request);
   ASSERT_TRUE(again.ok());
   request.set_continue_token(again->continue_token());
   ASSERT_TRUE(Delete("team", "wl-1005").ok());
-  EXPECT_EQ(api_->ListWorkloads(request).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(fx_.api->ListWorkloads(request).status().code(), absl::StatusCode::kOutOfRange);
 }
 
 TEST_F(ListPagesTest, ExpiresWhenTheChangeLogNoLongerReachesBack) {
   ASSERT_NO_FATAL_FAILURE(SubmitMany("team", 4));
   v1::ListWorkloadsRequest request;
   request.set_limit(2);
-  absl::StatusOr<v1::ListWorkloadsResponse> first = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> first = fx_.api->ListWorkloads(request);
   ASSERT_TRUE(first.ok());
   // A change behind the page, which alone would keep the token, then compaction past it.
   ASSERT_TRUE(Delete("team", "wl-1000").ok());
-  ASSERT_TRUE(store_.CompactChanges(store_.CurrentRevision()).ok());
+  ASSERT_TRUE(fx_.store.CompactChanges(fx_.store.CurrentRevision()).ok());
   request.set_continue_token(first->continue_token());
-  absl::StatusOr<v1::ListWorkloadsResponse> expired = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> expired = fx_.api->ListWorkloads(request);
   EXPECT_EQ(expired.status().code(), absl::StatusCode::kOutOfRange) << expired.status();
 }
 
@@ -220,21 +172,21 @@ TEST_F(ListPagesTest, FiltersAreCheckedAndBoundToTheToken) {
   ASSERT_NO_FATAL_FAILURE(SubmitMany("team", 3));
   v1::ListWorkloadsRequest request;
   request.set_state(static_cast<v1::WorkloadState>(99));
-  absl::StatusOr<v1::ListWorkloadsResponse> bad_state = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> bad_state = fx_.api->ListWorkloads(request);
   EXPECT_EQ(bad_state.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad_state.status().message(), HasSubstr("state: unsupported value 99"));
 
   request.set_state(v1::WORKLOAD_STATE_PENDING);
   request.set_limit(-5);
-  EXPECT_THAT(api_->ListWorkloads(request).status().message(), HasSubstr("limit"));
+  EXPECT_THAT(fx_.api->ListWorkloads(request).status().message(), HasSubstr("limit"));
 
   request.set_limit(1);
-  absl::StatusOr<v1::ListWorkloadsResponse> first = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> first = fx_.api->ListWorkloads(request);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->remaining_item_count(), 2);
   request.set_continue_token(first->continue_token());
   request.set_namespace_("other");
-  absl::StatusOr<v1::ListWorkloadsResponse> other = api_->ListWorkloads(request);
+  absl::StatusOr<v1::ListWorkloadsResponse> other = fx_.api->ListWorkloads(request);
   EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(other.status().message(), HasSubstr("different listing"));
 }
@@ -243,12 +195,12 @@ TEST_F(ListPagesTest, ObjectsPageAndExpireOnAConfigurationWrite) {
   v1::ListObjectsRequest request;
   request.set_kind(v1::LOCAL_QUEUE);
   request.set_limit(1);
-  absl::StatusOr<v1::ListObjectsResponse> first = api_->ListObjects(request);
+  absl::StatusOr<v1::ListObjectsResponse> first = fx_.api->ListObjects(request);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_EQ(first->objects_size(), 1);
   EXPECT_EQ(first->remaining_item_count(), 1);
   request.set_continue_token(first->continue_token());
-  absl::StatusOr<v1::ListObjectsResponse> second = api_->ListObjects(request);
+  absl::StatusOr<v1::ListObjectsResponse> second = fx_.api->ListObjects(request);
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_EQ(second->objects_size(), 1);
   EXPECT_NE(second->objects(0).local_queue().metadata().namespace_(),
@@ -260,12 +212,12 @@ TEST_F(ListPagesTest, ObjectsPageAndExpireOnAConfigurationWrite) {
   lq->mutable_metadata()->set_namespace_("zz");
   lq->mutable_metadata()->set_name("q");
   lq->mutable_spec()->set_cluster_queue("cq");
-  ASSERT_TRUE(api_->Apply(apply).ok());
-  EXPECT_EQ(api_->ListObjects(request).status().code(), absl::StatusCode::kOutOfRange);
+  ASSERT_TRUE(fx_.api->Apply(apply).ok());
+  EXPECT_EQ(fx_.api->ListObjects(request).status().code(), absl::StatusCode::kOutOfRange);
 
   v1::ListObjectsRequest bad_kind;
   bad_kind.set_kind(static_cast<v1::ObjectKind>(99));
-  EXPECT_THAT(api_->ListObjects(bad_kind).status().message(), HasSubstr("99"));
+  EXPECT_THAT(fx_.api->ListObjects(bad_kind).status().message(), HasSubstr("99"));
 }
 
 TEST_F(ListPagesTest, PendingPagesInQueueOrderAndFindsOneWorkload) {
@@ -275,7 +227,7 @@ TEST_F(ListPagesTest, PendingPagesInQueueOrderAndFindsOneWorkload) {
   request.set_limit(2);
   std::vector<int32_t> positions;
   while (true) {
-    absl::StatusOr<v1::ListPendingWorkloadsResponse> page = api_->ListPendingWorkloads(request);
+    absl::StatusOr<v1::ListPendingWorkloadsResponse> page = fx_.api->ListPendingWorkloads(request);
     ASSERT_TRUE(page.ok()) << page.status();
     for (const v1::PendingWorkload& p : page->items()) {
       positions.push_back(p.position_in_cluster_queue());
@@ -289,30 +241,30 @@ TEST_F(ListPagesTest, PendingPagesInQueueOrderAndFindsOneWorkload) {
   one.set_namespace_("team");
   one.set_local_queue("q");
   one.set_workload_name("wl-1003");
-  absl::StatusOr<v1::ListPendingWorkloadsResponse> found = api_->ListPendingWorkloads(one);
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> found = fx_.api->ListPendingWorkloads(one);
   ASSERT_TRUE(found.ok()) << found.status();
   ASSERT_EQ(found->items_size(), 1);
   EXPECT_EQ(found->items(0).position_in_local_queue(), 3);
 
   // A change in the queue moves positions: the token expires.
   request.clear_continue_token();
-  absl::StatusOr<v1::ListPendingWorkloadsResponse> first = api_->ListPendingWorkloads(request);
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> first = fx_.api->ListPendingWorkloads(request);
   ASSERT_TRUE(first.ok());
   request.set_continue_token(first->continue_token());
   ASSERT_TRUE(Submit("team-b", "late").ok());
-  EXPECT_EQ(api_->ListPendingWorkloads(request).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(fx_.api->ListPendingWorkloads(request).status().code(), absl::StatusCode::kOutOfRange);
 }
 
 TEST_F(ListPagesTest, PendingOfAMissingQueueIsNotFound) {
   v1::ListPendingWorkloadsRequest request;
   request.set_cluster_queue("nope");
-  absl::StatusOr<v1::ListPendingWorkloadsResponse> cq = api_->ListPendingWorkloads(request);
+  absl::StatusOr<v1::ListPendingWorkloadsResponse> cq = fx_.api->ListPendingWorkloads(request);
   EXPECT_EQ(cq.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(cq.status().message(), HasSubstr("\"nope\""));
   request.clear_cluster_queue();
   request.set_namespace_("team");
   request.set_local_queue("nope");
-  EXPECT_EQ(api_->ListPendingWorkloads(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(fx_.api->ListPendingWorkloads(request).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace
