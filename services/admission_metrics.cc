@@ -105,6 +105,19 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           "Workloads preempted, per ClusterQueue of the preemptor and reason: InClusterQueue, "
           "InCohortReclamation, InCohortFairSharing or InCohortReclaimWhileBorrowing.",
           {"preempting_cluster_queue", "reason", "replica_role"})),
+      finished_(registry.AddCounter(
+          "kueue_finished_workloads_total",
+          "Workloads that finished, per ClusterQueue that admitted them and priority class.",
+          {"cluster_queue", "priority_class", "replica_role"})),
+      lq_finished_(
+          registry.AddCounter("kueue_local_queue_finished_workloads_total",
+                              "Workloads that finished, per LocalQueue and priority class.",
+                              {"name", "namespace", "priority_class", "replica_role"})),
+      cohort_subtree_admitted_(registry.AddCounter(
+          "kueue_cohort_subtree_admitted_workloads_total",
+          "Workloads admitted by a ClusterQueue anywhere in the cohort's subtree, per cohort "
+          "(each ancestor cohort counts the admission) and priority class.",
+          {"cohort", "priority_class", "replica_role"})),
       cycles_(registry.AddCounter("tollgate_executor_cycles_total",
                                   "Scheduling cycles run by the admission executor.", {})),
       cycle_duration_(registry.AddHistogram(
@@ -171,6 +184,12 @@ void AdmissionMetrics::OnPlan(const core::CyclePlan& plan, const core::ClusterSt
     s.lq_quota_reserved->Add();
     s.lq_admission_wait->Observe(wait);
     s.lq_quota_reserved_wait->Observe(wait);
+    // Every cohort above the admitting ClusterQueue (none for one outside any cohort).
+    const core::QuotaNode* node = state.tree().ClusterQueue(admission.admission.cluster_queue);
+    for (const core::QuotaNode* cohort = node != nullptr ? node->parent() : nullptr;
+         cohort != nullptr; cohort = cohort->parent()) {
+      cohort_subtree_admitted_.Add({cohort->name(), wl->spec.priority_class_name, kRole});
+    }
   }
   // Preemptions are rare next to admissions: no series cache. The victims' evictions are
   // counted when they are committed (OnWorkloadCommitted).
@@ -196,6 +215,26 @@ void AdmissionMetrics::OnCycle(const core::CyclePlan& plan, absl::Duration elaps
 
 void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
                                            const core::ClusterState& state, absl::Time now) {
+  // Keyed by time, not by round: a simulated clock may not move between rounds.
+  if (now != evictions_counted_at_) {
+    evictions_counted_.clear();
+    finishes_counted_.clear();
+    evictions_counted_at_ = now;
+  }
+  // Finish stamps the Finished condition with the round's time; a finished workload keeps the
+  // admission it finished under.
+  if (wl.status.state == core::WorkloadState::kFinished) {
+    for (const core::Condition& condition : wl.status.conditions) {
+      if (condition.type != "Finished" || condition.last_transition_time != now) continue;
+      if (!finishes_counted_.insert(wl.id).second) break;
+      const std::string cluster_queue =
+          wl.status.admission.has_value() ? wl.status.admission->cluster_queue : "";
+      finished_.Add({cluster_queue, wl.spec.priority_class_name, kRole});
+      lq_finished_.Add(
+          {wl.spec.queue_name, wl.spec.namespace_name, wl.spec.priority_class_name, kRole});
+      break;
+    }
+  }
   // Every eviction stamps evicted_at and records an "EvictedDueTo<reason>" event at the round's
   // time; the events (not the Evicted condition) also show an eviction the same round's cycles
   // already undid by admitting the workload again.
@@ -209,11 +248,6 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     }
   }
   // Those seen by an earlier commit at the same time were counted then (newest events first).
-  // Keyed by time, not by round: a simulated clock may not move between rounds.
-  if (now != evictions_counted_at_) {
-    evictions_counted_.clear();
-    evictions_counted_at_ = now;
-  }
   int& counted = evictions_counted_[wl.id];
   if (static_cast<int>(reasons.size()) <= counted) return;
   // Still holding its quota (the adapter has to stop it), or already back in its queue.
@@ -264,6 +298,9 @@ struct UsageRow {
 struct ClusterQueueRow {
   std::string name;
   std::string cohort;
+  // The top of the cohort tree above it (its own cohort when that has no parent).
+  std::string root_cohort;
+  int64_t finished = 0;
   int64_t pending_active = 0;
   int64_t pending_inadmissible = 0;
   int64_t holding = 0;
@@ -280,14 +317,27 @@ struct LocalQueueRow {
   int64_t pending_active = 0;
   int64_t pending_inadmissible = 0;
   int64_t holding = 0;
+  int64_t finished = 0;
   bool active = false;
   std::vector<UsageRow> usage;
+};
+
+// A cohort's place in the tree and its subtree's totals (every ClusterQueue below it).
+struct CohortRow {
+  std::string name;
+  std::string parent;
+  std::string root;
+  int64_t admitted_active = 0;
+  // Kueue reports only positive subtree quotas and reservations.
+  std::vector<UsageRow> subtree_quota;
+  std::vector<UsageRow> subtree_reservations;
 };
 
 struct StateSnapshot {
   std::vector<ClusterQueueRow> cluster_queues;
   std::vector<LocalQueueRow> local_queues;
   std::vector<std::pair<std::string, double>> cohort_shares;
+  std::vector<CohortRow> cohorts;
 };
 
 // Kueue's float view of the scheduler's integers: CPU in cores, everything else as is.
@@ -304,6 +354,40 @@ std::vector<UsageRow> UsageRows(const std::vector<core::ResourceUsageRow>& rows)
   return out;
 }
 
+// The name of the topmost cohort above `node` (itself if a cohort without a parent); empty for
+// a ClusterQueue outside any cohort.
+std::string RootCohort(const core::QuotaNode* node) {
+  if (node == nullptr) return "";
+  while (node->parent() != nullptr) node = node->parent();
+  return node->kind() == core::QuotaNode::Kind::kCohort ? node->name() : "";
+}
+
+CohortRow CohortSubtree(const core::ClusterState& state, core::QuotaNode& cohort) {
+  CohortRow row;
+  row.name = cohort.name();
+  row.parent = cohort.parent() != nullptr ? cohort.parent()->name() : "";
+  row.root = RootCohort(&cohort);
+  std::map<core::FrId, int64_t> reserved;
+  for (const core::QuotaNode* cq : state.tree().ClusterQueuesUnder(&cohort)) {
+    if (const core::ClusterQueueRuntime* runtime = state.cluster_queue(cq->name())) {
+      row.admitted_active += static_cast<int64_t>(runtime->holding.size());
+    }
+    for (const core::FrId fr : cq->ActiveResources()) reserved[fr] += cq->Usage(fr);
+  }
+  const core::FlavorResourceIndex& index = state.fr_index();
+  for (const core::FrId fr : cohort.subtree_resources()) {
+    if (cohort.SubtreeQuota(fr) <= 0) continue;
+    row.subtree_quota.push_back({index.Flavor(fr), index.Resource(fr),
+                                 ToMetricValue(index.Resource(fr), cohort.SubtreeQuota(fr))});
+  }
+  for (const auto& [fr, total] : reserved) {
+    if (total <= 0) continue;
+    row.subtree_reservations.push_back(
+        {index.Flavor(fr), index.Resource(fr), ToMetricValue(index.Resource(fr), total)});
+  }
+  return row;
+}
+
 // Runs on the executor thread: copies numbers, nothing else.
 StateSnapshot TakeSnapshot(const core::ClusterState& state) {
   StateSnapshot snapshot;
@@ -314,6 +398,7 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.name = name;
     row.cohort = runtime.spec.cohort;
     if (!row.cohort.empty()) cohorts.insert(row.cohort);
+    row.root_cohort = RootCohort(state.tree().ClusterQueue(name));
     row.pending_active = runtime.queue.active_size();
     row.pending_inadmissible = runtime.queue.size() - runtime.queue.active_size();
     row.holding = static_cast<int64_t>(runtime.holding.size());
@@ -339,6 +424,10 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
   }
   for (const std::string& cohort : cohorts) {
     snapshot.cohort_shares.emplace_back(cohort, static_cast<double>(state.WeightedShare(cohort)));
+    // Not in the tree: a cohort in a cycle, which Tollgate detaches (no subtree to report).
+    if (core::QuotaNode* node = state.tree().Cohort(cohort)) {
+      snapshot.cohorts.push_back(CohortSubtree(state, *node));
+    }
   }
   // One pass over the workloads for every LocalQueue's counts (not one pass per queue).
   std::map<std::pair<std::string, std::string>, LocalQueueRow> local;
@@ -350,10 +439,17 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.active = cq != nullptr && cq->active && runtime.spec.stop_policy == core::StopPolicy::kNone;
     row.usage = UsageRows(state.LocalQueueUsage(runtime.spec.namespace_name, runtime.spec.name));
   }
+  std::map<std::string, int64_t> finished_by_cq;
   for (const core::Workload* wl : state.AllWorkloads()) {
+    const bool finished = wl->status.state == core::WorkloadState::kFinished;
+    if (finished && wl->status.admission.has_value()) {
+      finished_by_cq[wl->status.admission->cluster_queue]++;
+    }
     auto it = local.find({wl->spec.namespace_name, wl->spec.queue_name});
     if (it == local.end()) continue;
-    if (wl->HoldsQuota()) {
+    if (finished) {
+      it->second.finished++;
+    } else if (wl->HoldsQuota()) {
       it->second.holding++;
     } else if (wl->status.state == core::WorkloadState::kPending) {
       const std::string* queued = state.QueuedIn(wl->id);
@@ -367,6 +463,7 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     }
   }
   for (auto& [key, row] : local) snapshot.local_queues.push_back(std::move(row));
+  for (ClusterQueueRow& cq : snapshot.cluster_queues) cq.finished = finished_by_cq[cq.name];
   return snapshot;
 }
 
@@ -391,6 +488,20 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
                 MetricType::kGauge, {"cluster_queue", "replica_role"});
   for (const ClusterQueueRow& cq : s.cluster_queues) {
     w.Sample({cq.name, kRole}, static_cast<double>(cq.holding));
+  }
+  w.BeginFamily("kueue_finished_workloads",
+                "Finished workloads the ClusterQueue admitted that still exist (not deleted).",
+                MetricType::kGauge, {"cluster_queue", "replica_role"});
+  for (const ClusterQueueRow& cq : s.cluster_queues) {
+    w.Sample({cq.name, kRole}, static_cast<double>(cq.finished));
+  }
+  w.BeginFamily("kueue_cluster_queue_info",
+                "Always 1; the labels place the ClusterQueue in the cohort tree (empty outside "
+                "any cohort).",
+                MetricType::kGauge,
+                {"cluster_queue", "parent_cohort", "root_cohort", "replica_role"});
+  for (const ClusterQueueRow& cq : s.cluster_queues) {
+    w.Sample({cq.name, cq.cohort, cq.root_cohort, kRole}, 1);
   }
   w.BeginFamily("kueue_cluster_queue_status",
                 "1 for the ClusterQueue's current status ('pending', 'active' or 'terminating'), "
@@ -448,6 +559,34 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
                 "reports it.",
                 MetricType::kGauge, {"cohort", "replica_role"});
   for (const auto& [cohort, share] : s.cohort_shares) w.Sample({cohort, kRole}, share);
+  w.BeginFamily("kueue_cohort_info",
+                "Always 1; the labels place the cohort in the cohort tree (parent_cohort empty "
+                "for a root).",
+                MetricType::kGauge, {"cohort", "parent_cohort", "root_cohort", "replica_role"});
+  for (const CohortRow& c : s.cohorts) w.Sample({c.name, c.parent, c.root, kRole}, 1);
+  w.BeginFamily("kueue_cohort_subtree_admitted_active_workloads",
+                "Workloads holding quota in any ClusterQueue of the cohort's subtree.",
+                MetricType::kGauge, {"cohort", "replica_role"});
+  for (const CohortRow& c : s.cohorts) {
+    w.Sample({c.name, kRole}, static_cast<double>(c.admitted_active));
+  }
+  auto subtree_family = [&](const char* name, const char* help,
+                            std::vector<UsageRow> CohortRow::*rows) {
+    w.BeginFamily(name, help, MetricType::kGauge, {"cohort", "flavor", "resource", "replica_role"});
+    for (const CohortRow& c : s.cohorts) {
+      for (const UsageRow& row : c.*rows) {
+        w.Sample({c.name, row.flavor, row.resource, kRole}, row.total);
+      }
+    }
+  };
+  subtree_family("kueue_cohort_subtree_quota",
+                 "The cohort's subtree quota per flavor and resource: its own quota plus what "
+                 "its children lend it (only positive values).",
+                 &CohortRow::subtree_quota);
+  subtree_family("kueue_cohort_subtree_resource_reservations",
+                 "Quota reserved by the ClusterQueues of the cohort's subtree per flavor and "
+                 "resource (only positive values).",
+                 &CohortRow::subtree_reservations);
 
   w.BeginFamily("kueue_local_queue_pending_workloads",
                 "Pending workloads per LocalQueue, 'active' or 'inadmissible' as in "
@@ -465,6 +604,12 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
     for (const LocalQueueRow& lq : s.local_queues) {
       w.Sample({lq.name, lq.namespace_name, kRole}, static_cast<double>(lq.holding));
     }
+  }
+  w.BeginFamily("kueue_local_queue_finished_workloads",
+                "Finished workloads of the LocalQueue that still exist (not deleted).",
+                MetricType::kGauge, {"name", "namespace", "replica_role"});
+  for (const LocalQueueRow& lq : s.local_queues) {
+    w.Sample({lq.name, lq.namespace_name, kRole}, static_cast<double>(lq.finished));
   }
   w.BeginFamily("kueue_local_queue_status",
                 "1 for the LocalQueue's Active condition status ('True', 'False', 'Unknown'), 0 "

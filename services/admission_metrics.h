@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "metrics/metric_registry.h"
 #include "services/admission_executor.h"
 #include "services/executor_observer.h"
@@ -25,7 +26,7 @@ class AdmissionMetrics final : public ExecutorObserver {
               absl::Time now) override;
   void OnCycle(const core::CyclePlan& plan, absl::Duration elapsed) override;
   // Counts evictions, whatever started them (a cycle's preemption, Preempt, pods-ready timeout,
-  // a stop policy, deactivation), by the Evicted condition's reason.
+  // a stop policy, deactivation), by the Evicted condition's reason; and finished workloads.
   void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                            absl::Time now) override;
   void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) override;
@@ -58,6 +59,9 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& evicted_;
   metrics::Family& lq_evicted_;
   metrics::Family& preempted_;
+  metrics::Family& finished_;
+  metrics::Family& lq_finished_;
+  metrics::Family& cohort_subtree_admitted_;
   metrics::Family& cycles_;
   metrics::Family& cycle_duration_;
   metrics::Family& round_operations_;
@@ -69,11 +73,14 @@ class AdmissionMetrics final : public ExecutorObserver {
   // Evictions at `evictions_counted_at_` already counted, per workload (a workload can be
   // committed twice in a round: with the requests' changes and with the cycles').
   absl::flat_hash_map<core::WorkloadId, int> evictions_counted_;
+  // Likewise the workloads whose finish at `evictions_counted_at_` was counted.
+  absl::flat_hash_set<core::WorkloadId> finishes_counted_;
   absl::Time evictions_counted_at_ = absl::InfinitePast();
 };
 
 // Registers a collector that computes Kueue's state gauges (pending workloads by status, active
-// workloads, queue status, quota, usage, reservation, weighted shares, LocalQueue variants) at
+// and finished workloads, queue status, quota, usage, reservation, weighted shares, cohort
+// subtree totals and hierarchy info, LocalQueue variants) at
 // scrape time. The executor copies the numbers out in one short operation (no per-workload
 // work but one pass counting LocalQueue membership); formatting happens on the scraping
 // thread. `executor` must outlive the registry's scrapes.

@@ -7,17 +7,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/clock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "metrics/metric_registry.h"
 #include "services/tollgate_api.h"
-#include "storage/memory_store.h"
+#include "test/services/executor_fixture.h"
+#include "test/status_matchers.h"
 
 namespace tollgate::services {
 namespace {
-
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
 
 // The value of `series` (name and labels exactly as exposed) in a scrape.
 std::optional<double> Value(const std::string& scrape, const std::string& series) {
@@ -36,76 +33,36 @@ std::optional<double> Value(const std::string& scrape, const std::string& series
 class AdmissionMetricsTest : public testing::Test {
  protected:
   void SetUp() override {
-    AdmissionExecutor::Options options;
-    options.schedule_continuously = false;
+    AdmissionExecutor::Options options = SettleByHand();
     options.observer = &metrics_;
-    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
-        AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
-    ASSERT_TRUE(executor.ok()) << executor.status();
-    executor_ = *std::move(executor);
-    api_ = std::make_unique<TollgateApi>(*executor_);
-    RegisterStateMetrics(registry_, *executor_);
-    v1::ApplyRequest request;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          objects { resource_flavor { metadata { name: "default" } } }
-          objects {
-            cluster_queue {
-              metadata { name: "cq" }
-              spec {
-                cohort: "all"
-                preemption { within_cluster_queue: "LowerPriority" }
-                resource_groups {
-                  covered_resources: "cpu"
-                  flavors {
-                    name: "default"
-                    resources { name: "cpu" nominal_quota: "4" lending_limit: "1" }
-                  }
-                }
-              }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-        )pb",
-        &request));
-    ASSERT_TRUE(api_->Apply(request).ok());
+    ASSERT_OK(fx_.Open(options));
+    RegisterStateMetrics(registry_, *fx_.executor);
+    OneQueueConfig config;
+    config.cohort = "all";
+    config.preempt_within_cluster_queue = "LowerPriority";
+    config.lending_limit = "1";
+    ASSERT_OK(fx_.ApplyOneQueue(config));
   }
 
   void Submit(const std::string& name, int32_t priority) {
-    v1::SubmitRequest request;
-    v1::Workload* wl = request.mutable_workload();
-    wl->mutable_metadata()->set_namespace_("team");
-    wl->mutable_metadata()->set_name(name);
-    wl->mutable_spec()->set_queue_name("q");
-    wl->mutable_spec()->set_priority(priority);
-    v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
-    pod_set->set_name("main");
-    pod_set->set_count(1);
-    (*pod_set->mutable_requests())["cpu"] = "3";
-    absl::StatusOr<v1::SubmitResponse> response = api_->Submit(request);
+    absl::StatusOr<v1::SubmitResponse> response =
+        fx_.api->Submit(OnePodSubmitRequest("team", name, "3", priority));
     ASSERT_TRUE(response.ok()) << response.status();
   }
 
-  void Settle() { ASSERT_TRUE(api_->Settle().ok()); }
+  void Settle() { ASSERT_TRUE(fx_.api->Settle().ok()); }
 
-  core::SimulatedClock clock_{kStart};
-  storage::MemoryStore store_;
   metrics::Registry registry_;
   AdmissionMetrics metrics_{registry_};
-  std::unique_ptr<AdmissionExecutor> executor_;
-  std::unique_ptr<TollgateApi> api_;
+  // After the metrics: the executor reports to them until it stops.
+  ExecutorFixture fx_;
 };
 
 constexpr char kCq[] = R"(cluster_queue="cq",priority_class="",replica_role="standalone")";
 
 TEST_F(AdmissionMetricsTest, AdmissionsWaitTimesAndStateGauges) {
   ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
-  clock_.Advance(absl::Seconds(3));
+  fx_.clock.Advance(absl::Seconds(3));
   ASSERT_NO_FATAL_FAILURE(Settle());
   ASSERT_NO_FATAL_FAILURE(Submit("second", 0));
   ASSERT_NO_FATAL_FAILURE(Settle());
@@ -232,20 +189,20 @@ TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason
   v1::PreemptRequest preempt;
   preempt.mutable_workload()->set_namespace_("team");
   preempt.mutable_workload()->set_name("one");
-  ASSERT_TRUE(api_->Preempt(preempt).ok());
+  ASSERT_TRUE(fx_.api->Preempt(preempt).ok());
   // Back in the queue and admitted again by the next cycles.
   ASSERT_NO_FATAL_FAILURE(Settle());
-  clock_.Advance(absl::Seconds(1));
+  fx_.clock.Advance(absl::Seconds(1));
 
   v1::GetObjectRequest get;
   get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
   get.mutable_ref()->set_name("cq");
-  absl::StatusOr<v1::ConfigObject> cq = api_->GetObject(get);
+  absl::StatusOr<v1::ConfigObject> cq = fx_.api->GetObject(get);
   ASSERT_TRUE(cq.ok()) << cq.status();
   cq->mutable_cluster_queue()->mutable_spec()->set_stop_policy("HoldAndDrain");
   v1::ApplyRequest apply;
   *apply.add_objects() = *cq;
-  ASSERT_TRUE(api_->Apply(apply).ok());
+  ASSERT_TRUE(fx_.api->Apply(apply).ok());
   ASSERT_NO_FATAL_FAILURE(Settle());
 
   const std::string scrape = registry_.Render();
@@ -265,6 +222,92 @@ TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason
           scrape,
           R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
       1);
+}
+
+// Finishing counts once per ClusterQueue and LocalQueue, and the finished gauges count the
+// finished workloads that still exist; the cohort's subtree gauges and info place the queue.
+TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_info{cohort="all",parent_cohort="",root_cohort="all",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_info{cluster_queue="cq",parent_cohort="all",root_cohort="all",replica_role="standalone"})"),
+      1);
+  // The ClusterQueue lends 1 of its 4 cpus to the cohort; its workload reserves 3.
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_quota{cohort="all",flavor="default",resource="cpu",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_resource_reservations{cohort="all",flavor="default",resource="cpu",replica_role="standalone"})"),
+      3);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_admitted_active_workloads{cohort="all",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_admitted_workloads_total{cohort="all",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape, R"(kueue_finished_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      0);
+
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("first");
+  ASSERT_OK(fx_.api->Finish(finish).status());
+  // Finishing again is a no-op and is not counted again.
+  ASSERT_OK(fx_.api->Finish(finish).status());
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_finished_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape, R"(kueue_finished_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_finished_workloads{name="q",namespace="team",replica_role="standalone"})"),
+      1);
+  // Nothing reserved any more: Kueue drops the zero series.
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_resource_reservations{cohort="all",flavor="default",resource="cpu",replica_role="standalone"})"),
+      std::nullopt);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cohort_subtree_admitted_active_workloads{cohort="all",replica_role="standalone"})"),
+      0);
+
+  v1::DeleteWorkloadRequest remove;
+  remove.mutable_workload()->set_namespace_("team");
+  remove.mutable_workload()->set_name("first");
+  ASSERT_OK(fx_.api->DeleteWorkload(remove).status());
+  scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(scrape, R"(kueue_finished_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      0);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
 }
 
 }  // namespace
