@@ -33,7 +33,9 @@ TEST(ObjectKindTest, NamesAreUniqueAcrossEveryWayOfSpellingAKind) {
   // The CLI resolves a word against all of these; two kinds sharing one would be ambiguous.
   std::set<std::string> seen;
   for (const KindTraits& t : AllKinds()) {
-    for (absl::string_view word : {absl::string_view(absl::AsciiStrToLower(t.name)), t.plural}) {
+    // Named: a temporary in the range's initializer list would die before the loop body runs.
+    const std::string lower = absl::AsciiStrToLower(t.name);
+    for (absl::string_view word : {absl::string_view(lower), t.plural}) {
       EXPECT_TRUE(seen.insert(std::string(word)).second) << word;
     }
     for (absl::string_view word : t.short_names) {
