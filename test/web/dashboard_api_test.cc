@@ -4,75 +4,33 @@
 #include <optional>
 #include <string>
 
-#include "core/clock.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "services/admission_executor.h"
 #include "services/tollgate_api.h"
-#include "storage/memory_store.h"
+#include "test/services/executor_fixture.h"
+#include "test/status_matchers.h"
 
 namespace tollgate::web {
 namespace {
 
 using ::testing::HasSubstr;
 
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
 // The JSON API over the real executor and facade (settled by hand on a simulated clock).
 class DashboardApiTest : public testing::Test {
  protected:
   void SetUp() override {
-    services::AdmissionExecutor::Options options;
-    options.schedule_continuously = false;
-    absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
-        services::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
-    ASSERT_TRUE(executor.ok()) << executor.status();
-    executor_ = *std::move(executor);
-    api_ = std::make_unique<services::TollgateApi>(*executor_);
-    dashboard_ = std::make_unique<DashboardApi>(*api_, [this] { return executor_->revision(); });
-    v1::ApplyRequest request;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          objects { resource_flavor { metadata { name: "default" } } }
-          objects {
-            cluster_queue {
-              metadata { name: "cq" }
-              spec {
-                cohort: "all"
-                resource_groups {
-                  covered_resources: "cpu"
-                  flavors {
-                    name: "default"
-                    resources { name: "cpu" nominal_quota: "4" }
-                  }
-                }
-              }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-        )pb",
-        &request));
-    ASSERT_TRUE(api_->Apply(request).ok());
+    ASSERT_OK(fx_.Open(services::SettleByHand()));
+    dashboard_ =
+        std::make_unique<DashboardApi>(*fx_.api, [this] { return fx_.executor->revision(); });
+    services::OneQueueConfig config;
+    config.cohort = "all";
+    ASSERT_OK(fx_.ApplyOneQueue(config));
     for (const char* name : {"first", "second"}) {
-      v1::SubmitRequest submit;
-      v1::Workload* wl = submit.mutable_workload();
-      wl->mutable_metadata()->set_namespace_("team");
-      wl->mutable_metadata()->set_name(name);
-      wl->mutable_spec()->set_queue_name("q");
-      v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
-      pod_set->set_name("main");
-      pod_set->set_count(1);
-      (*pod_set->mutable_requests())["cpu"] = "3";
-      ASSERT_TRUE(api_->Submit(submit).ok());
+      ASSERT_OK(fx_.api->Submit(services::OnePodSubmitRequest("team", name, "3")).status());
     }
-    ASSERT_TRUE(api_->Settle().ok());
+    ASSERT_TRUE(fx_.api->Settle().ok());
   }
 
   nlohmann::json Json(const absl::StatusOr<std::string>& text) {
@@ -83,10 +41,7 @@ class DashboardApiTest : public testing::Test {
     return json;
   }
 
-  core::SimulatedClock clock_{kStart};
-  storage::MemoryStore store_;
-  std::unique_ptr<services::AdmissionExecutor> executor_;
-  std::unique_ptr<services::TollgateApi> api_;
+  services::ExecutorFixture fx_;
   std::unique_ptr<DashboardApi> dashboard_;
 };
 
@@ -133,11 +88,11 @@ TEST_F(DashboardApiTest, BadInputNamesTheParameterAndValue) {
 }
 
 TEST_F(DashboardApiTest, StreamSendsChangesAfterTheRevision) {
-  const int64_t since = executor_->revision();
+  const int64_t since = fx_.executor->revision();
   v1::FinishRequest finish;
   finish.mutable_workload()->set_namespace_("team");
   finish.mutable_workload()->set_name("first");
-  ASSERT_TRUE(api_->Finish(finish).ok());
+  ASSERT_TRUE(fx_.api->Finish(finish).ok());
   std::optional<nlohmann::json> finished;
   absl::Status status = dashboard_->Stream(
       since,
