@@ -1,5 +1,7 @@
 #include "services/admission_metrics.h"
 
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -298,6 +300,17 @@ TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
           scrape,
           R"(kueue_cohort_subtree_admitted_active_workloads{cohort="all",replica_role="standalone"})"),
       0);
+
+  // The new families, with samples, pass Prometheus' own linter (as the e2e scrape does).
+  const std::string file = ::testing::TempDir() + "/admission_metrics_scrape.txt";
+  std::ofstream(file) << scrape;
+  const std::string command = "/usr/bin/promtool check metrics < " + file + " 2>&1";
+  FILE* promtool = popen(command.c_str(), "r");
+  ASSERT_NE(promtool, nullptr);
+  std::string output;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), promtool) != nullptr) output += buffer;
+  EXPECT_EQ(pclose(promtool), 0) << output;
 
   v1::DeleteWorkloadRequest remove;
   remove.mutable_workload()->set_namespace_("team");
