@@ -679,7 +679,14 @@ absl::StatusOr<TxnResponse> EtcdStore::WriteTxnLocked(TxnRequest& txn, absl::str
                                                       bool* unknown) {
   absl::StatusOr<TxnResponse> response = client_->Txn(txn);
   if (!response.ok()) {
-    // The request may still be applied by etcd: fence it off before the next write.
+    // etcd's refusals of the request itself (too many ops, too large, bad request) applied
+    // nothing; anything else may still be applied by etcd: fence it off before the next write.
+    const absl::StatusCode code = response.status().code();
+    if (code == absl::StatusCode::kInvalidArgument ||
+        code == absl::StatusCode::kResourceExhausted ||
+        code == absl::StatusCode::kPermissionDenied || code == absl::StatusCode::kUnauthenticated) {
+      return response.status();
+    }
     needs_sync_ = true;
     outcome_unknown_ = true;
     *unknown = true;
@@ -794,29 +801,39 @@ absl::StatusOr<int64_t> EtcdStore::CommitSequence(const std::vector<const WriteB
   if (batches.empty()) return absl::InvalidArgumentError("CommitSequence: no batch to commit");
   absl::MutexLock lock(&mu_);
   // A failed call leaves an unknown outcome; resync tells applied from fenced off, and only in
-  // the second case is the same commit sent again (to the next member).
-  const size_t attempts = client_->endpoints().size() + 1;
+  // the second case is the same commit sent again (to the next member), until commit_timeout.
+  const absl::Time deadline = absl::Now() + options_.commit_timeout;
+  absl::Duration backoff = absl::Milliseconds(20);
   absl::Status last_error;
   int64_t base = -1;
-  for (size_t attempt = 0; attempt < attempts; ++attempt) {
-    if (needs_sync_) {
-      if (absl::Status s = SyncLocked(); !s.ok()) return s;
+  while (true) {
+    absl::Status attempt = absl::OkStatus();
+    if (needs_sync_) attempt = SyncLocked();
+    if (attempt.ok()) {
+      if (base < 0) {
+        base = written_revision_;
+      } else if (written_revision_ == base + static_cast<int64_t>(batches.size())) {
+        return written_revision_;  // The failed try was applied after all.
+      } else if (written_revision_ != base) {
+        return absl::AbortedError(absl::StrCat(
+            "etcd store: the store moved from revision ", base, " to ", written_revision_,
+            " while this commit's outcome was unknown; another process is writing"));
+      }
+      bool unknown = false;
+      absl::StatusOr<int64_t> revision = CommitOnceLocked(batches, &unknown);
+      if (revision.ok() || !unknown) return revision;
+      attempt = revision.status();
+    } else if (attempt.code() != absl::StatusCode::kUnavailable) {
+      return attempt;
     }
-    if (base < 0) {
-      base = written_revision_;
-    } else if (written_revision_ == base + static_cast<int64_t>(batches.size())) {
-      return written_revision_;  // The failed attempt was applied after all.
-    } else if (written_revision_ != base) {
-      return absl::AbortedError(absl::StrCat(
-          "etcd store: the store moved from revision ", base, " to ", written_revision_,
-          " while this commit's outcome was unknown; another process is writing"));
-    }
-    bool unknown = false;
-    absl::StatusOr<int64_t> revision = CommitOnceLocked(batches, &unknown);
-    if (revision.ok() || !unknown) return revision;
-    last_error = revision.status();
+    last_error = attempt;
+    if (absl::Now() + backoff >= deadline) break;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Milliseconds(250));
   }
-  return last_error;
+  return absl::UnavailableError(absl::StrCat("etcd store: commit not confirmed within ",
+                                             absl::FormatDuration(options_.commit_timeout),
+                                             "; last error: ", last_error.message()));
 }
 
 absl::StatusOr<int64_t> EtcdStore::CommitOnceLocked(const std::vector<const WriteBatch*>& batches,

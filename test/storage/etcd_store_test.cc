@@ -396,6 +396,7 @@ TEST(EtcdStoreFailureTest, QuorumLostWritesFailUnavailableAndNothingAcknowledged
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdCluster> etcd, EtcdCluster::Start({.members = 3}));
   EtcdStoreOptions options = OptionsFor(etcd->ClientEndpoints(), FreshPrefix());
   options.connection.rpc_timeout = absl::Seconds(1);
+  options.commit_timeout = absl::Seconds(2);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdStore> store, EtcdStore::Open(options));
   std::vector<std::string> acknowledged;
   for (int i = 0; i < 5; ++i) {

@@ -262,6 +262,19 @@ bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
   return kv->Range(&context, request, &response).ok();
 }
 
+bool EtcdCluster::MemberAcceptsWrite(int i, absl::Duration timeout) {
+  auto channel = grpc::CreateChannel(ClientEndpoint(i), grpc::InsecureChannelCredentials());
+  auto kv = etcdserverpb::KV::NewStub(channel);
+  etcdserverpb::PutRequest request;
+  request.set_key("tollgate-test-health");
+  request.set_value("1");
+  etcdserverpb::PutResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.set_wait_for_ready(true);
+  return kv->Put(&context, request, &response).ok();
+}
+
 absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   std::vector<std::string> unhealthy;

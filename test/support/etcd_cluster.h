@@ -59,6 +59,8 @@ class EtcdCluster {
   absl::Status WaitHealthy(absl::Duration timeout);
   // Whether member `i` answers a linearizable read within `timeout`.
   bool MemberHealthy(int i, absl::Duration timeout);
+  // Whether member `i` commits a write (which needs a quorum) within `timeout`.
+  bool MemberAcceptsWrite(int i, absl::Duration timeout);
   // The member's combined stdout/stderr so far (for failure messages).
   std::string Logs(int i) const;
 
