@@ -475,7 +475,12 @@ absl::Status EtcdStore::Scan(
     const std::function<bool(absl::string_view key, absl::string_view value)>& visit) const {
   absl::StatusOr<ReadPoint> point = ReadMeta({}, nullptr);
   if (!point.ok()) return point.status();
-  return ScanAt(*point, prefix, "", std::numeric_limits<int64_t>::max(), visit).status();
+  // Pinned like a snapshot: a compaction meanwhile must not remove the revision read at.
+  Pin(point->etcd_revision);
+  absl::Status status =
+      ScanAt(*point, prefix, "", std::numeric_limits<int64_t>::max(), visit).status();
+  Unpin(point->etcd_revision);
+  return status;
 }
 
 absl::StatusOr<std::unique_ptr<StoreSnapshot>> EtcdStore::TakeSnapshot() const {
@@ -513,6 +518,12 @@ absl::StatusOr<std::vector<ChangeLogEntry>> EtcdStore::ReadChanges(int64_t after
   }
   std::vector<ChangeLogEntry> entries;
   if (after_revision >= point->revision) return entries;
+  Pin(point->etcd_revision);
+  struct Unpinner {
+    const EtcdStore& store;
+    int64_t revision;
+    ~Unpinner() { store.Unpin(revision); }
+  } unpin{*this, point->etcd_revision};
   // Entries of a staged commit come from its payload, not from the (maybe half written) log.
   const int64_t applied_last =
       point->staged != nullptr ? point->staged->first - 1 : point->revision;
@@ -612,8 +623,13 @@ absl::StatusOr<int64_t> EtcdStore::WaitForCommit(int64_t after_revision,
     }
     absl::StatusOr<std::vector<mvccpb::Event>> events =
         client_->WatchOnce(Key("meta/revision"), current->kvs(0).mod_revision() + 1, left);
-    if (!events.ok() && events.status().code() != absl::StatusCode::kDeadlineExceeded) {
+    if (!events.ok() && events.status().code() != absl::StatusCode::kDeadlineExceeded &&
+        events.status().code() != absl::StatusCode::kUnavailable) {
       return events.status();
+    }
+    if (!events.ok() && events.status().code() == absl::StatusCode::kUnavailable) {
+      // The member went away; the next read moves to another one. Pace the retry.
+      absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
     }
     // Either way, re-read: the revision key's value is the truth, events only wake us up.
   }

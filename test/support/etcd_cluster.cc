@@ -84,6 +84,10 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   cluster->root_ = root;
   cluster->token_ = absl::StrCat("tollgate-test-", std::random_device()());
+  if (options.tls) {
+    cluster->tls_ = true;
+    if (absl::Status status = cluster->MakeCertificates(); !status.ok()) return status;
+  }
   for (int i = 0; i < options.members; ++i) {
     Member member;
     member.name = absl::StrCat("m", i);
@@ -123,6 +127,47 @@ EtcdCluster::~EtcdCluster() {
   }
 }
 
+absl::Status EtcdCluster::MakeCertificates() {
+  const std::string dir = root_ + "/tls";
+  ca_file_ = dir + "/ca.pem";
+  server_cert_file_ = dir + "/server.pem";
+  server_key_file_ = dir + "/server-key.pem";
+  client_cert_file_ = dir + "/client.pem";
+  client_key_file_ = dir + "/client-key.pem";
+  // P-256 keys: quick to make. Each certificate for one day, signed by a fresh CA.
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p '", dir, "'; cd '", dir, "'\n",
+      "K='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n",
+      "openssl req -x509 $K -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=tollgate-test-ca\n",
+      "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > "
+      "server.ext\n",
+      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n", "for n in server client; do\n",
+      "  openssl req $K -keyout $n-key.pem -out $n.csr -subj /CN=tollgate-test-$n\n",
+      "  openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 1 "
+      "-extfile $n.ext -out $n.pem\n",
+      "done\n");
+  const std::string log_path = root_ + "/openssl.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  pid_t pid = 0;
+  const int err =
+      posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return absl::InternalError(absl::StrCat("sh: ", std::strerror(err)));
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("making test certificates with openssl failed: ", ReadFileOrEmpty(log_path)));
+  }
+  return absl::OkStatus();
+}
+
 std::string EtcdCluster::InitialCluster() const {
   std::vector<std::string> parts;
   for (const Member& m : members_) {
@@ -132,11 +177,12 @@ std::string EtcdCluster::InitialCluster() const {
 }
 
 absl::Status EtcdCluster::Spawn(Member& member) {
-  const std::string client_url = absl::StrCat("http://127.0.0.1:", member.client_port);
+  const std::string client_url =
+      absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", member.client_port);
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", member.peer_port);
   // Short heartbeats and elections so failover tests take seconds; loopback has no latency to
   // absorb, but the machine is shared, so not shorter than this.
-  const std::vector<std::string> args = {
+  std::vector<std::string> args = {
       BinaryPath(),
       "--name",
       member.name,
@@ -165,6 +211,12 @@ absl::Status EtcdCluster::Spawn(Member& member) {
       "--log-level",
       "warn",
   };
+  if (tls_) {
+    args.push_back("--cert-file=" + server_cert_file_);
+    args.push_back("--key-file=" + server_key_file_);
+    args.push_back("--trusted-ca-file=" + ca_file_);
+    args.push_back("--client-cert-auth");
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -250,9 +302,17 @@ bool EtcdCluster::Running(int i) {
   return true;
 }
 
+std::shared_ptr<grpc::ChannelCredentials> EtcdCluster::Credentials() const {
+  if (!tls_) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFileOrEmpty(ca_file_);
+  ssl.pem_cert_chain = ReadFileOrEmpty(client_cert_file_);
+  ssl.pem_private_key = ReadFileOrEmpty(client_key_file_);
+  return grpc::SslCredentials(ssl);
+}
+
 bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(ClientEndpoint(i), grpc::InsecureChannelCredentials());
-  auto kv = etcdserverpb::KV::NewStub(channel);
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
   etcdserverpb::RangeRequest request;
   request.set_key("tollgate-test-health");
   etcdserverpb::RangeResponse response;
@@ -263,8 +323,7 @@ bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
 }
 
 bool EtcdCluster::MemberAcceptsWrite(int i, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(ClientEndpoint(i), grpc::InsecureChannelCredentials());
-  auto kv = etcdserverpb::KV::NewStub(channel);
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
   etcdserverpb::PutRequest request;
   request.set_key("tollgate-test-health");
   request.set_value("1");
@@ -283,8 +342,9 @@ absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {
     for (int i = 0; i < size(); ++i) {
       if (members_[i].killed || members_[i].paused) continue;
       if (!Running(i)) {
-        unhealthy.push_back(absl::StrCat(members_[i].name, " (exited)"));
-        continue;
+        // Exited on its own (bad flags, port taken): waiting longer cannot help.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "etcd member ", members_[i].name, " exited; log (tail):\n", Tail(Logs(i), 2000)));
       }
       const absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration() ||
