@@ -30,7 +30,9 @@ struct EtcdClusterOptions {
 // A real etcd (the `etcd` binary of Debian's etcd-server) on 127.0.0.1 for tests: every member
 // gets free client and peer ports and a data directory under a fresh temporary directory, which
 // the destructor removes after SIGKILLing whatever still runs. Members can be killed, paused
-// (SIGSTOP), resumed and restarted on the same ports and data. Not thread-safe.
+// (SIGSTOP), resumed and restarted on the same ports and data. Members die with the thread
+// that started them (PR_SET_PDEATHSIG), so a crashed test leaves none behind: start clusters
+// from a thread that outlives them. Not thread-safe.
 class EtcdCluster {
  public:
   // $TOLLGATE_ETCD_BINARY when set, else /usr/bin/etcd.
