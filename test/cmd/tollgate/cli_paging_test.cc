@@ -21,14 +21,14 @@
 #include "core/scheduler_config.h"
 #include "core/workload.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/admission_executor.h"
 #include "services/api_codec.h"
 #include "services/grpc_services.h"
 #include "services/state_keys.h"
 #include "services/tollgate_api.h"
-#include "storage/memory_store.h"
+#include "test/services/executor_fixture.h"
+#include "test/status_matchers.h"
 
 namespace tollgate::cli {
 namespace {
@@ -47,33 +47,9 @@ class CliPagingTest : public ::testing::Test {
     // Configuration first (through the API, so it is stored as tollgated stores it), then the
     // workloads as stored records, then a reopen that loads them.
     ASSERT_NO_FATAL_FAILURE(fixture->Open());
-    v1::ApplyRequest apply;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        R"pb(
-          objects { resource_flavor { metadata { name: "default" } } }
-          objects {
-            cluster_queue {
-              metadata { name: "cq" }
-              spec {
-                resource_groups {
-                  covered_resources: "cpu"
-                  flavors {
-                    name: "default"
-                    resources { name: "cpu" nominal_quota: "1" }
-                  }
-                }
-              }
-            }
-          }
-          objects {
-            local_queue {
-              metadata { name: "q" namespace: "team" }
-              spec { cluster_queue: "cq" }
-            }
-          }
-        )pb",
-        &apply));
-    ASSERT_TRUE(fixture->api->Apply(apply).ok());
+    services::OneQueueConfig config;
+    config.nominal_cpu = "1";
+    ASSERT_OK(fixture->fx.ApplyOneQueue(config));
     fixture->Close();
     storage::WriteBatch batch;
     for (int i = 0; i < kWorkloads; ++i) {
@@ -89,7 +65,7 @@ class CliPagingTest : public ::testing::Test {
       services::WorkloadToProto(wl, &proto);
       batch.Put(services::WorkloadStoreKey("team", wl.spec.name), proto.SerializeAsString());
     }
-    ASSERT_TRUE(fixture->store.Commit(batch).ok());
+    ASSERT_TRUE(fixture->fx.store.Commit(batch).ok());
     ASSERT_NO_FATAL_FAILURE(fixture->Open());
     fixture_ = fixture;
   }
@@ -111,7 +87,7 @@ class CliPagingTest : public ::testing::Test {
     std::istringstream in;
     std::ostringstream out;
     std::ostringstream err;
-    CliEnv env{in, out, err, fixture_->address, fixture_->clock};
+    CliEnv env{in, out, err, fixture_->address, fixture_->fx.clock};
     Result r;
     r.code = RunCli(args, env);
     r.out = out.str();
@@ -121,17 +97,12 @@ class CliPagingTest : public ::testing::Test {
 
   struct Fixture {
     void Open() {
-      services::AdmissionExecutor::Options options;
       // The queue is full; cycles would only re-find that.
-      options.schedule_continuously = false;
-      absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> opened =
-          services::AdmissionExecutor::Open(store, clock, core::SchedulerConfig(), options);
-      ASSERT_TRUE(opened.ok()) << opened.status();
-      executor = *std::move(opened);
-      api = std::make_unique<services::TollgateApi>(*executor);
-      admission = std::make_unique<services::AdmissionGrpcService>(*api);
-      config = std::make_unique<services::ConfigGrpcService>(*api);
-      visibility = std::make_unique<services::VisibilityGrpcService>(*api);
+      ASSERT_OK(fx.Open(services::SettleByHand()));
+      services::TollgateApi& api = *fx.api;
+      admission = std::make_unique<services::AdmissionGrpcService>(api);
+      config = std::make_unique<services::ConfigGrpcService>(api);
+      visibility = std::make_unique<services::VisibilityGrpcService>(api);
       grpc::ServerBuilder builder;
       int port = 0;
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -149,18 +120,15 @@ class CliPagingTest : public ::testing::Test {
       }
       server.reset();
       // The executor's operations use the API object: stop it first.
-      executor.reset();
+      fx.executor.reset();
       visibility.reset();
       config.reset();
       admission.reset();
-      api.reset();
+      fx.Close();
     }
     ~Fixture() { Close(); }
 
-    core::SimulatedClock clock{kEpoch + absl::Minutes(5)};
-    storage::MemoryStore store;
-    std::unique_ptr<services::AdmissionExecutor> executor;
-    std::unique_ptr<services::TollgateApi> api;
+    services::ExecutorFixture fx{kEpoch + absl::Minutes(5)};
     std::unique_ptr<services::AdmissionGrpcService> admission;
     std::unique_ptr<services::ConfigGrpcService> config;
     std::unique_ptr<services::VisibilityGrpcService> visibility;
