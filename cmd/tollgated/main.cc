@@ -236,6 +236,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat(
           flags.command, ": works on a RocksDB --data-dir; back etcd up with etcdctl snapshot"));
     }
+    if (!flags.metrics_listen.empty()) {
+      return absl::InvalidArgumentError(
+          "--metrics-listen: not served with --store=etcd yet (docs/ha.md)");
+    }
     if (flags.etcd_prefix.empty() || flags.etcd_prefix.back() != '/') {
       return absl::InvalidArgumentError(absl::StrCat(
           "--etcd-prefix: want a prefix ending in '/', got \"", flags.etcd_prefix, "\""));
