@@ -56,6 +56,7 @@
 #include "services/store_identity_interceptor.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
+#include "storage/etcd_store.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate {
@@ -564,6 +565,30 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   return absl::OkStatus();
 }
 
+// The leader's store: the state under <etcd-prefix>store/, every write conditional on the
+// leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
+absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
+    const Flags& flags, const services::ha::Leadership& leadership) {
+  storage::EtcdStoreOptions options;
+  TOLLGATE_ASSIGN_OR_RETURN(options.connection.endpoints,
+                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
+  options.connection.ca_file = flags.etcd_ca;
+  options.connection.cert_file = flags.etcd_cert;
+  options.connection.key_file = flags.etcd_key;
+  options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
+                            storage::EtcdStore::Open(options));
+  store->SetFence(storage::EtcdFence{leadership.key, leadership.create_revision});
+  const storage::StoreIdentity identity = store->Identity();
+  Log("info", "store opened",
+      {{"store", "etcd"},
+       {"key_prefix", options.key_prefix},
+       {"revision", absl::StrCat(store->CurrentRevision())},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+  return store;
+}
+
 // A replica of a replicated tollgated (docs/ha.md): the state in etcd, one leader at a time.
 absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   // Before anything is opened: a refused start changes nothing and listens nowhere.
@@ -596,10 +621,8 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   connection.cert_file = flags.etcd_cert;
   connection.key_file = flags.etcd_key;
   TOLLGATE_ASSIGN_OR_RETURN(options.etcd_channel, services::ha::NewEtcdChannel(connection));
-  options.open_store = [&flags, channel = options.etcd_channel](
-                           const services::ha::Leadership& leadership)
-      -> absl::StatusOr<std::unique_ptr<storage::Store>> {
-    return OpenFencedEtcdStore(channel, flags.etcd_prefix, leadership);
+  options.open_store = [&flags](const services::ha::Leadership& leadership) {
+    return OpenFencedEtcdStore(flags, leadership);
   };
   options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {
     absl::Status applied = ApplyManifests(flags.manifests, api);

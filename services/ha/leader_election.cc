@@ -249,6 +249,10 @@ absl::Status LeaderElection::ReadLeader() {
   next.leader = ours && clock_.Now() < lease_valid_until_;
   if (next.leader) next.leadership = Leadership{key_, create_revision_, lease_id_};
   if (!next.leader) next.leadership = Leadership{};
+  if (view_.leader && !next.leader) {
+    next.last_loss = ours ? "lease expired without a renewal"
+                          : "the election key is gone (the lease expired or was revoked in etcd)";
+  }
   if (next.leader != view_.leader || !(next.leadership == view_.leadership) ||
       next.leader_address != view_.leader_address) {
     next.generation = view_.generation + 1;
