@@ -106,6 +106,15 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   return cluster;
 }
 
+absl::StatusOr<EtcdCluster*> EtcdCluster::Shared() {
+  static auto* const shared = new absl::StatusOr<std::unique_ptr<EtcdCluster>>(Start({}));
+  // Killed at exit rather than leaked: a stray etcd would outlive the test.
+  static const int registered = [] { return std::atexit([] { shared->value().reset(); }); }();
+  (void)registered;
+  if (!shared->ok()) return shared->status();
+  return shared->value().get();
+}
+
 EtcdCluster::~EtcdCluster() {
   for (int i = 0; i < size(); ++i) (void)Kill(i);
   if (!root_.empty()) {

@@ -31,6 +31,9 @@ class EtcdCluster {
   static bool Available();
 
   static absl::StatusOr<std::unique_ptr<EtcdCluster>> Start(const EtcdClusterOptions& options);
+  // One single-member etcd for the whole test process, started on first use and killed at
+  // exit: tests that only need a store share it, each under its own key prefix.
+  static absl::StatusOr<EtcdCluster*> Shared();
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
