@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -48,7 +49,6 @@
 #include "services/access_gate.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
-#include "services/ha/etcd_channel.h"
 #include "services/ha/leader_election.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
@@ -89,7 +89,7 @@ Flags:
 
 Replicated on etcd (docs/ha.md):
   --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
-  --etcd-endpoints=H:P[,...]  etcd members (IP addresses, or one DNS name for all of them)
+  --etcd-endpoints=H:P[,...]  etcd members' client addresses (tried in turn when one fails)
   --etcd-ca=FILE --etcd-cert=FILE --etcd-key=FILE   TLS (and client certificate) to etcd
   --etcd-prefix=PREFIX        key prefix of this Tollgate in etcd (default /tollgate/)
   --lease-ttl=DURATION        leader lease; a dead leader is replaced within about this long
@@ -575,6 +575,7 @@ absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
   options.connection.ca_file = flags.etcd_ca;
   options.connection.cert_file = flags.etcd_cert;
   options.connection.key_file = flags.etcd_key;
+  // Promotion loads every workload: keep the per-call deadline of a single tollgated.
   options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(options));
@@ -614,13 +615,17 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;
 
-  services::ha::EtcdConnection connection;
+  storage::EtcdConnectionOptions connection;
   TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
-                            services::ha::ParseEndpoints("etcd-endpoints", flags.etcd_endpoints));
+                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
   connection.ca_file = flags.etcd_ca;
   connection.cert_file = flags.etcd_cert;
   connection.key_file = flags.etcd_key;
-  TOLLGATE_ASSIGN_OR_RETURN(options.etcd_channel, services::ha::NewEtcdChannel(connection));
+  // A renewal stuck on one member must leave time to try another before the lease runs out.
+  connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdClient> etcd,
+                            storage::EtcdClient::Connect(connection));
+  options.etcd = etcd.get();
   options.open_store = [&flags](const services::ha::Leadership& leadership) {
     return OpenFencedEtcdStore(flags, leadership);
   };

@@ -212,7 +212,7 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
         options.advertise.empty() ? binding.address() : options.advertise;
     TOLLGATE_ASSIGN_OR_RETURN(
         election,
-        services::ha::LeaderElection::Start(options.etcd_channel, clock, election_options));
+        services::ha::LeaderElection::Start(*options.etcd, clock, election_options));
     running_election.store(election.get());
     Log("info", "campaigning",
         {{"advertise", election_options.advertise},

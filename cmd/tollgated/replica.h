@@ -15,6 +15,7 @@
 #include "services/admission_executor.h"
 #include "services/ha/leader_election.h"
 #include "services/tollgate_api.h"
+#include "storage/etcd_client.h"
 #include "storage/store.h"
 
 namespace tollgate {
@@ -33,8 +34,8 @@ struct ReplicaOptions {
   core::SchedulerConfig config;
   services::AdmissionExecutor::Options executor_options;
   services::ha::LeaderElection::Options election;
-  // Reaches the etcd cluster (election).
-  std::shared_ptr<grpc::Channel> etcd_channel;
+  // Reaches the etcd cluster (election); must outlive ServeReplica.
+  storage::EtcdClient* etcd = nullptr;
   // Opens the store the leader writes through, with every write fenced on `leadership`.
   std::function<absl::StatusOr<std::unique_ptr<storage::Store>>(
       const services::ha::Leadership& leadership)>

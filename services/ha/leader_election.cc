@@ -5,14 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "services/ha/etcd_rpc.h"
+#include "services/ha/etcd_keys.h"
 
 namespace tollgate::services::ha {
-
-struct LeaderElection::Stubs {
-  std::unique_ptr<etcdserverpb::KV::Stub> kv;
-  std::unique_ptr<etcdserverpb::Lease::Stub> lease;
-};
 
 namespace {
 
@@ -23,8 +18,9 @@ absl::Duration DefaultPollInterval(const LeaderElection::Options& options) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Start(
-    std::shared_ptr<grpc::Channel> channel, const core::Clock& clock, Options options) {
+absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Start(storage::EtcdClient& etcd,
+                                                                      const core::Clock& clock,
+                                                                      Options options) {
   if (options.lease_ttl < absl::Seconds(1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "lease TTL: etcd leases count whole seconds, want at least 1s, got ",
@@ -37,18 +33,17 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Start(
     return absl::InvalidArgumentError("advertised address: must not be empty");
   }
   std::unique_ptr<LeaderElection> election(
-      new LeaderElection(std::move(channel), clock, std::move(options)));
+      new LeaderElection(etcd, clock, std::move(options)));
   election->thread_ = std::thread([e = election.get()] { e->Loop(); });
   return election;
 }
 
-LeaderElection::LeaderElection(std::shared_ptr<grpc::Channel> channel, const core::Clock& clock,
+LeaderElection::LeaderElection(storage::EtcdClient& etcd, const core::Clock& clock,
                                Options options)
     : clock_(clock),
       options_(std::move(options)),
       poll_interval_(DefaultPollInterval(options_)),
-      stubs_(new Stubs{etcdserverpb::KV::NewStub(channel), etcdserverpb::Lease::NewStub(channel)}) {
-}
+      etcd_(etcd) {}
 
 LeaderElection::~LeaderElection() { Resign(); }
 
@@ -95,12 +90,6 @@ absl::StatusOr<Leadership> LeaderElection::WaitForLeadership(absl::Time deadline
             : absl::StrCat("not elected leader in time; ", view_.leader_address, " leads"));
   }
   return view_.leadership;
-}
-
-std::unique_ptr<grpc::ClientContext> LeaderElection::NewContext() const {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
-  return context;
 }
 
 void LeaderElection::Loop() {
@@ -163,14 +152,11 @@ void LeaderElection::Round() {
 }
 
 absl::Status LeaderElection::Campaign() {
-  etcdserverpb::LeaseGrantRequest grant;
-  grant.set_ttl(absl::ToInt64Seconds(options_.lease_ttl));
-  etcdserverpb::LeaseGrantResponse granted;
   const absl::Time sent = clock_.Now();
-  grpc::Status status = stubs_->lease->LeaseGrant(NewContext().get(), grant, &granted);
-  if (!status.ok()) return EtcdError("lease grant", status);
-  if (!granted.error().empty()) return absl::UnavailableError(granted.error());
-  const int64_t lease_id = granted.id();
+  absl::StatusOr<etcdserverpb::LeaseGrantResponse> granted =
+      etcd_.LeaseGrant(absl::ToInt64Seconds(options_.lease_ttl));
+  if (!granted.ok()) return granted.status();
+  const int64_t lease_id = granted->id();
   const std::string key = absl::StrCat(options_.prefix, absl::Hex(lease_id, absl::kZeroPad16));
 
   // The key is unique to this lease; the compare only guards against a retried put after a lost
@@ -185,18 +171,17 @@ absl::Status LeaderElection::Campaign() {
   put->set_key(key);
   put->set_value(options_.advertise);
   put->set_lease(lease_id);
-  etcdserverpb::TxnResponse done;
-  status = stubs_->kv->Txn(NewContext().get(), txn, &done);
-  if (!status.ok() || !done.succeeded()) {
+  absl::StatusOr<etcdserverpb::TxnResponse> done = etcd_.Txn(txn);
+  if (!done.ok() || !done->succeeded()) {
     RevokeLease(lease_id);
-    return status.ok() ? absl::AbortedError(absl::StrCat("election key ", key, " exists"))
-                       : EtcdError("create election key", status);
+    return done.ok() ? absl::AbortedError(absl::StrCat("election key ", key, " exists"))
+                     : done.status();
   }
   absl::MutexLock lock(&mu_);
   lease_id_ = lease_id;
   key_ = key;
-  create_revision_ = done.header().revision();
-  lease_valid_until_ = sent + absl::Seconds(granted.ttl());
+  create_revision_ = done->header().revision();
+  lease_valid_until_ = sent + absl::Seconds(granted->ttl());
   next_keepalive_ = sent + options_.lease_ttl / 3;
   return absl::OkStatus();
 }
@@ -207,26 +192,16 @@ absl::Status LeaderElection::KeepAlive() {
     absl::MutexLock lock(&mu_);
     lease_id = lease_id_;
   }
-  std::unique_ptr<grpc::ClientContext> context = NewContext();
   const absl::Time sent = clock_.Now();
-  auto stream = stubs_->lease->LeaseKeepAlive(context.get());
-  etcdserverpb::LeaseKeepAliveRequest request;
-  request.set_id(lease_id);
-  etcdserverpb::LeaseKeepAliveResponse response;
-  const bool answered = stream->Write(request) && stream->WritesDone() && stream->Read(&response);
-  grpc::Status status = stream->Finish();
-  if (!answered) {
-    // Unreachable etcd: keep the lease as valid as it last was proven and retry soon.
-    absl::MutexLock lock(&mu_);
-    next_keepalive_ = absl::Now() + std::min(poll_interval_, options_.lease_ttl / 10);
-    return status.ok() ? absl::UnavailableError("lease keepalive: no answer")
-                       : EtcdError("lease keepalive", status);
-  }
+  absl::StatusOr<int64_t> ttl = etcd_.LeaseKeepAliveOnce(lease_id);
   absl::MutexLock lock(&mu_);
-  if (response.ttl() <= 0) {
-    return absl::NotFoundError(absl::StrCat("lease ", absl::Hex(lease_id), " expired in etcd"));
+  if (absl::IsNotFound(ttl.status())) return ttl.status();
+  if (!ttl.ok()) {
+    // Unreachable etcd: keep the lease as valid as it last was proven and retry soon.
+    next_keepalive_ = absl::Now() + std::min(poll_interval_, options_.lease_ttl / 10);
+    return ttl.status();
   }
-  lease_valid_until_ = sent + absl::Seconds(response.ttl());
+  lease_valid_until_ = sent + absl::Seconds(*ttl);
   next_keepalive_ = absl::Now() + options_.lease_ttl / 3;
   return absl::OkStatus();
 }
@@ -238,9 +213,9 @@ absl::Status LeaderElection::ReadLeader() {
   range.set_sort_target(etcdserverpb::RangeRequest::CREATE);
   range.set_sort_order(etcdserverpb::RangeRequest::ASCEND);
   range.set_limit(1);
-  etcdserverpb::RangeResponse got;
-  grpc::Status status = stubs_->kv->Range(NewContext().get(), range, &got);
-  if (!status.ok()) return EtcdError("read election", status);
+  absl::StatusOr<etcdserverpb::RangeResponse> read = etcd_.Range(range);
+  if (!read.ok()) return read.status();
+  const etcdserverpb::RangeResponse& got = *read;
   absl::MutexLock lock(&mu_);
   View next = view_;
   next.leader_address = got.kvs().empty() ? "" : got.kvs(0).value();
@@ -270,11 +245,8 @@ void LeaderElection::LoseLocked(absl::string_view why) {
 }
 
 void LeaderElection::RevokeLease(int64_t lease_id) {
-  etcdserverpb::LeaseRevokeRequest revoke;
-  revoke.set_id(lease_id);
-  etcdserverpb::LeaseRevokeResponse revoked;
   // Best effort: an unrevoked lease expires by itself after its TTL.
-  (void)stubs_->lease->LeaseRevoke(NewContext().get(), revoke, &revoked);
+  etcd_.LeaseRevoke(lease_id).IgnoreError();
 }
 
 }  // namespace tollgate::services::ha

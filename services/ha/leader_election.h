@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/clock.h"
-#include "grpcpp/grpcpp.h"
+#include "storage/etcd_client.h"
 
 namespace tollgate::services::ha {
 
@@ -54,8 +54,6 @@ class LeaderElection {
     // How often the prefix is re-read to see who leads. Zero: lease_ttl / 10, within
     // [50ms, 1s].
     absl::Duration poll_interval = absl::ZeroDuration();
-    // Per etcd call.
-    absl::Duration call_timeout = absl::Seconds(2);
   };
 
   // What this replica knows about the election.
@@ -71,10 +69,12 @@ class LeaderElection {
     std::string last_loss;
   };
 
-  // Starts campaigning at once. `channel` reaches the etcd cluster; `clock` measures lease
-  // expiry (the real clock in tollgated).
-  static absl::StatusOr<std::unique_ptr<LeaderElection>> Start(
-      std::shared_ptr<grpc::Channel> channel, const core::Clock& clock, Options options);
+  // Starts campaigning at once. `etcd` reaches the cluster (its rpc_timeout should be well
+  // under the lease TTL) and must outlive the election; `clock` measures lease expiry (the real
+  // clock in tollgated).
+  static absl::StatusOr<std::unique_ptr<LeaderElection>> Start(storage::EtcdClient& etcd,
+                                                               const core::Clock& clock,
+                                                               Options options);
   // Resigns (revokes the lease, so the next leader need not wait for it to expire).
   ~LeaderElection();
   LeaderElection(const LeaderElection&) = delete;
@@ -90,9 +90,7 @@ class LeaderElection {
   void Resign();
 
  private:
-  struct Stubs;
-  LeaderElection(std::shared_ptr<grpc::Channel> channel, const core::Clock& clock,
-                 Options options);
+  LeaderElection(storage::EtcdClient& etcd, const core::Clock& clock, Options options);
   void Loop();
   // One round: ensure a lease and a key, renew when due, read who leads.
   void Round();
@@ -102,12 +100,11 @@ class LeaderElection {
   absl::Status ReadLeader();
   void LoseLocked(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RevokeLease(int64_t lease_id);
-  std::unique_ptr<grpc::ClientContext> NewContext() const;
 
   const core::Clock& clock_;
   const Options options_;
   const absl::Duration poll_interval_;
-  std::unique_ptr<Stubs> stubs_;
+  storage::EtcdClient& etcd_;
 
   mutable absl::Mutex mu_;
   View view_ ABSL_GUARDED_BY(mu_);

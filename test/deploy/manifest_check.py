@@ -108,7 +108,9 @@ class HaManifestCheck(unittest.TestCase):
         # Flags tollgated refuses with --store=etcd must not be there.
         self.assertFalse([a for a in args if a.startswith("--metrics-listen")], args)
         endpoints = [a for a in args if a.startswith("--etcd-endpoints=")]
-        self.assertEqual(endpoints, ["--etcd-endpoints=etcd.tollgate-system.svc:2379"])
+        self.assertEqual(len(endpoints), 1, args)
+        self.assertEqual(endpoints[0].split("=", 1)[1].split(","),
+                         [f"etcd-{i}.etcd.tollgate-system.svc:2379" for i in range(3)])
         service = tollgated["spec"]["serviceName"]
         peers = [d for d in self.docs if d["kind"] == "Service" and d["metadata"]["name"] == service]
         self.assertEqual(len(peers), 1)

@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "storage/etcd_client.h"
 #include "gtest/gtest.h"
-#include "services/ha/etcd_channel.h"
-#include "services/ha/etcd_rpc.h"
+#include "services/ha/etcd_keys.h"
 #include "services/real_clock.h"
 #include "test/support/etcd_cluster.h"
 
@@ -29,13 +29,13 @@ class LeaderElectionTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(EtcdClusterOptions{});
     ASSERT_TRUE(etcd.ok()) << etcd.status();
     etcd_ = *std::move(etcd);
-    EtcdConnection connection;
+    storage::EtcdConnectionOptions connection;
     connection.endpoints = {etcd_->ClientEndpoint(0)};
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = NewEtcdChannel(connection);
-    ASSERT_TRUE(channel.ok()) << channel.status();
-    channel_ = *channel;
-    kv_ = etcdserverpb::KV::NewStub(channel_);
-    lease_ = etcdserverpb::Lease::NewStub(channel_);
+    connection.rpc_timeout = absl::Milliseconds(500);
+    absl::StatusOr<std::unique_ptr<storage::EtcdClient>> client =
+        storage::EtcdClient::Connect(connection);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
   }
 
   std::unique_ptr<LeaderElection> Candidate(const std::string& advertise) {
@@ -44,7 +44,7 @@ class LeaderElectionTest : public ::testing::Test {
     options.advertise = advertise;
     options.lease_ttl = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<LeaderElection>> election =
-        LeaderElection::Start(channel_, clock_, options);
+        LeaderElection::Start(*client_, clock_, options);
     EXPECT_TRUE(election.ok()) << election.status();
     return election.ok() ? *std::move(election) : nullptr;
   }
@@ -71,19 +71,14 @@ class LeaderElectionTest : public ::testing::Test {
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value("written");
-    etcdserverpb::TxnResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-    const grpc::Status status = kv_->Txn(&context, txn, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return status.ok() && response.succeeded();
+    absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() && response->succeeded();
   }
 
   RealClock clock_;
   std::unique_ptr<EtcdCluster> etcd_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<etcdserverpb::KV::Stub> kv_;
-  std::unique_ptr<etcdserverpb::Lease::Stub> lease_;
+  std::unique_ptr<storage::EtcdClient> client_;
 };
 
 TEST_F(LeaderElectionTest, RejectsBadOptions) {
@@ -91,12 +86,12 @@ TEST_F(LeaderElectionTest, RejectsBadOptions) {
   options.advertise = "a:1";
   options.lease_ttl = absl::Milliseconds(500);
   absl::StatusOr<std::unique_ptr<LeaderElection>> election =
-      LeaderElection::Start(channel_, clock_, options);
+      LeaderElection::Start(*client_, clock_, options);
   EXPECT_TRUE(absl::IsInvalidArgument(election.status())) << election.status();
   EXPECT_NE(election.status().message().find("500ms"), std::string::npos);
   options.lease_ttl = absl::Seconds(2);
   options.advertise = "";
-  EXPECT_TRUE(absl::IsInvalidArgument(LeaderElection::Start(channel_, clock_, options).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(LeaderElection::Start(*client_, clock_, options).status()));
 }
 
 TEST_F(LeaderElectionTest, FirstCandidateLeadsAndOthersSeeItsAddress) {
@@ -146,11 +141,7 @@ TEST_F(LeaderElectionTest, LostLeaseStepsDownAndFencesTheOldLeadership) {
   EXPECT_TRUE(FencedPut(*old, "/test/data/while-leading"));
 
   // etcd drops the leader's lease behind its back (what expiry does to a paused leader).
-  etcdserverpb::LeaseRevokeRequest revoke;
-  revoke.set_id(old->lease_id);
-  etcdserverpb::LeaseRevokeResponse revoked;
-  grpc::ClientContext context;
-  ASSERT_TRUE(lease_->LeaseRevoke(&context, revoke, &revoked).ok());
+  ASSERT_TRUE(client_->LeaseRevoke(old->lease_id).ok());
 
   const LeaderElection::View stepped =
       AwaitView(*first, [](const LeaderElection::View& v) { return !v.leader; });
@@ -174,21 +165,6 @@ TEST(PrefixEndTest, CoversThePrefix) {
   EXPECT_EQ(PrefixEnd("/a/"), "/a0");
   EXPECT_EQ(PrefixEnd(std::string("a\xff", 2)), "b");
   EXPECT_EQ(PrefixEnd(""), std::string(1, '\0'));
-}
-
-TEST(ParseEndpointsTest, NamesTheFlagAndTheBadEntry) {
-  absl::StatusOr<std::vector<std::string>> parsed =
-      ParseEndpoints("etcd-endpoints", "127.0.0.1:2379, http://127.0.0.1:2380");
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(*parsed, (std::vector<std::string>{"127.0.0.1:2379", "127.0.0.1:2380"}));
-  absl::Status bad = ParseEndpoints("etcd-endpoints", "127.0.0.1").status();
-  EXPECT_TRUE(absl::IsInvalidArgument(bad));
-  EXPECT_NE(bad.message().find("--etcd-endpoints"), std::string::npos);
-  EXPECT_NE(bad.message().find("\"127.0.0.1\""), std::string::npos);
-  EXPECT_TRUE(absl::IsInvalidArgument(ParseEndpoints("etcd-endpoints", " , ").status()));
-  EtcdConnection two_names;
-  two_names.endpoints = {"etcd-0:2379", "etcd-1:2379"};
-  EXPECT_TRUE(absl::IsInvalidArgument(NewEtcdChannel(two_names).status()));
 }
 
 }  // namespace
