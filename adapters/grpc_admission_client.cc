@@ -13,8 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace tollgate::adapters {
 namespace {
@@ -195,9 +195,8 @@ std::unique_ptr<GrpcAdmissionClient> GrpcAdmissionClient::Connect(const std::str
 }
 
 absl::StatusOr<v1::SubmitResponse> GrpcAdmissionClient::Submit(const v1::SubmitRequest& request) {
-  return Unary<v1::SubmitResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.admission->Submit(ctx, request, resp);
-  });
+  return Unary<v1::SubmitResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->Submit(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::Workload> GrpcAdmissionClient::GetWorkload(const v1::WorkloadRef& ref) {
@@ -216,9 +215,8 @@ absl::StatusOr<v1::ListWorkloadsResponse> GrpcAdmissionClient::ListWorkloads(
 }
 
 absl::StatusOr<v1::FinishResponse> GrpcAdmissionClient::Finish(const v1::FinishRequest& request) {
-  return Unary<v1::FinishResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.admission->Finish(ctx, request, resp);
-  });
+  return Unary<v1::FinishResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->Finish(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ReportStoppedResponse> GrpcAdmissionClient::ReportStopped(
@@ -230,19 +228,22 @@ absl::StatusOr<v1::ReportStoppedResponse> GrpcAdmissionClient::ReportStopped(
 
 absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady(
     const v1::ReportPodsReadyRequest& request) {
-  return Unary<v1::ReportPodsReadyResponse>(
-      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->ReportPodsReady(ctx, request, resp); });
+  return Unary<v1::ReportPodsReadyResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportPodsReady(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
-  return Unary<v1::ReportCheckpointResponse>(
-      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->ReportCheckpoint(ctx, request, resp); });
+  return Unary<v1::ReportCheckpointResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportCheckpoint(ctx, request, resp);
+  });
 }
 
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
-  return Unary<v1::DeleteWorkloadResponse>(
-             [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->DeleteWorkload(ctx, request, resp); })
+  return Unary<v1::DeleteWorkloadResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+           return e.admission->DeleteWorkload(ctx, request, resp);
+         })
       .status();
 }
 
@@ -280,29 +281,27 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
 absl::StatusOr<v1::ConfigObject> GrpcAdmissionClient::GetObject(const v1::ObjectRef& ref) {
   v1::GetObjectRequest request;
   *request.mutable_ref() = ref;
-  return Unary<v1::ConfigObject>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.config->Get(ctx, request, resp);
-  });
+  return Unary<v1::ConfigObject>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->Get(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> GrpcAdmissionClient::ListObjects(
     const v1::ListObjectsRequest& request) {
-  return Unary<v1::ListObjectsResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.config->List(ctx, request, resp);
-  });
+  return Unary<v1::ListObjectsResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->List(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ApplyResponse> GrpcAdmissionClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.config->Apply(ctx, request, resp);
-  });
+  return Unary<v1::ApplyResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->Apply(ctx, request, resp); });
 }
 
 absl::Status GrpcAdmissionClient::DeleteObject(const v1::ObjectRef& ref) {
   v1::DeleteObjectRequest request;
   *request.mutable_ref() = ref;
-  return Unary<v1::DeleteObjectResponse>(
-             [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->Delete(ctx, request, resp); })
+  return Unary<v1::DeleteObjectResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+           return e.config->Delete(ctx, request, resp);
+         })
       .status();
 }
 

@@ -8,19 +8,18 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "grpcpp/security/credentials.h"
-
 #include "absl/time/time.h"
 #include "adapters/admission_client.h"
+#include "grpcpp/security/credentials.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::adapters {
 
 // AdmissionClient over tollgated's gRPC API: one channel per replica of a comma-separated
 // target. A call that certainly did nothing (the replica was unreachable, or a follower answered
-// "not the leader") moves on to the leader it named or the next replica (docs/ha.md). Unary calls get `call_timeout` as
-// deadline; Watch has none and is ended through its StopSignal. Connecting is lazy, so
-// constructing never fails and a tollgated that is down yields UNAVAILABLE per call.
+// "not the leader") moves on to the leader it named or the next replica (docs/ha.md). Unary calls
+// get `call_timeout` as deadline; Watch has none and is ended through its StopSignal. Connecting is
+// lazy, so constructing never fails and a tollgated that is down yields UNAVAILABLE per call.
 // Thread-safe.
 class GrpcAdmissionClient final : public AdmissionClient {
  public:

@@ -219,8 +219,7 @@ absl::Status Main(const Options& options) {
       "admission by the new leader %s (min %s, max %s); target <= 2 x TTL = %s\n",
       static_cast<long long>(options.workloads), absl::FormatDuration(options.lease_ttl).c_str(),
       options.runs, absl::FormatDuration(admitted[admitted.size() / 2]).c_str(),
-      absl::FormatDuration(admitted.front()).c_str(),
-      absl::FormatDuration(admitted.back()).c_str(),
+      absl::FormatDuration(admitted.front()).c_str(), absl::FormatDuration(admitted.back()).c_str(),
       absl::FormatDuration(2 * options.lease_ttl).c_str());
   replicas.clear();
   std::error_code ignored;

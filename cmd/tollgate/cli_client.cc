@@ -153,8 +153,7 @@ absl::Status CliClient::FromGrpc(const Endpoint& endpoint, const grpc::Status& s
                                              kServerEnvVar, ")"));
 }
 
-bool CliClient::Unreached(const Endpoint& endpoint, const grpc::Status& status,
-                          bool had_deadline) {
+bool CliClient::Unreached(const Endpoint& endpoint, const grpc::Status& status, bool had_deadline) {
   const grpc_connectivity_state state = endpoint.channel->GetState(/*try_to_connect=*/false);
   const bool connected = state == GRPC_CHANNEL_READY;
   // The server itself answers UNAVAILABLE when its store cannot write; that one arrives over a
@@ -259,9 +258,10 @@ absl::StatusOr<v1::AdmitResponse> CliClient::Admit(const v1::AdmitRequest& reque
 }
 
 absl::StatusOr<v1::PreemptResponse> CliClient::Preempt(const v1::PreemptRequest& request) {
-  return Unary<v1::PreemptResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::PreemptResponse* r) {
-    return e.admission->Preempt(c, request, r);
-  });
+  return Unary<v1::PreemptResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::PreemptResponse* r) {
+        return e.admission->Preempt(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::ReportCheckpointResponse> CliClient::ReportCheckpoint(
@@ -308,13 +308,15 @@ absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
 }
 
 absl::StatusOr<v1::ApplyResponse> CliClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>(
-      [&](Endpoint& e, grpc::ClientContext* c, v1::ApplyResponse* r) { return e.config->Apply(c, request, r); });
+  return Unary<v1::ApplyResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::ApplyResponse* r) {
+    return e.config->Apply(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest& request) {
-  return Unary<v1::ConfigObject>(
-      [&](Endpoint& e, grpc::ClientContext* c, v1::ConfigObject* r) { return e.config->Get(c, request, r); });
+  return Unary<v1::ConfigObject>([&](Endpoint& e, grpc::ClientContext* c, v1::ConfigObject* r) {
+    return e.config->Get(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
@@ -334,9 +336,10 @@ absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
 
 absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
-  return Unary<v1::DeleteObjectResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
-    return e.config->Delete(c, request, r);
-  });
+  return Unary<v1::DeleteObjectResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
+        return e.config->Delete(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
@@ -361,13 +364,15 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
 }
 
 absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
-  return Unary<v1::WhoAmIResponse>(
-      [&](Endpoint& e, grpc::ClientContext* c, v1::WhoAmIResponse* r) { return e.auth->WhoAmI(c, request, r); });
+  return Unary<v1::WhoAmIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::WhoAmIResponse* r) {
+    return e.auth->WhoAmI(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::CanIResponse> CliClient::CanI(const v1::CanIRequest& request) {
-  return Unary<v1::CanIResponse>(
-      [&](Endpoint& e, grpc::ClientContext* c, v1::CanIResponse* r) { return e.auth->CanI(c, request, r); });
+  return Unary<v1::CanIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::CanIResponse* r) {
+    return e.auth->CanI(c, request, r);
+  });
 }
 
 absl::Status CliClient::Watch(const v1::WatchRequest& request,

@@ -43,8 +43,9 @@ struct Binding {
   std::string address() const { return port == 0 ? listen : WithPort(listen, port); }
 };
 
-absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(
-    grpc::ServerBuilder& builder, const ReplicaOptions& options, Binding& binding) {
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& builder,
+                                                          const ReplicaOptions& options,
+                                                          Binding& binding) {
   int port = 0;
   builder.AddListeningPort(binding.address(), options.credentials, &port);
   // A replica that just stepped down may still hold the port for a moment while its server
@@ -60,8 +61,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(
 
 // Waits for the election's view to change or `stop`; returns the new view.
 services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElection& election,
-                                               int64_t generation,
-                                               const absl::Notification& stop) {
+                                               int64_t generation, const absl::Notification& stop) {
   while (!stop.HasBeenNotified()) {
     services::ha::LeaderElection::View view =
         election.WaitForChange(generation, absl::Now() + absl::Milliseconds(100));
@@ -176,9 +176,8 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
   // from serving reads that no longer advance.
   server->GetHealthCheckService()->Shutdown();
   admission_service.StopWatches();
-  server->Shutdown(absl::ToChronoTime(absl::Now() + (stop.HasBeenNotified()
-                                                         ? options.shutdown_grace
-                                                         : absl::Seconds(1))));
+  server->Shutdown(absl::ToChronoTime(
+      absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
   server->Wait();
   executor.reset();
   store.reset();
@@ -208,11 +207,9 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
           storage::WriteFileAtomically(options.port_file, absl::StrCat(binding.port, "\n")));
     }
     services::ha::LeaderElection::Options election_options = options.election;
-    election_options.advertise =
-        options.advertise.empty() ? binding.address() : options.advertise;
+    election_options.advertise = options.advertise.empty() ? binding.address() : options.advertise;
     TOLLGATE_ASSIGN_OR_RETURN(
-        election,
-        services::ha::LeaderElection::Start(*options.etcd, clock, election_options));
+        election, services::ha::LeaderElection::Start(*options.etcd, clock, election_options));
     running_election.store(election.get());
     Log("info", "campaigning",
         {{"advertise", election_options.advertise},

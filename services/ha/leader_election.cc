@@ -22,9 +22,9 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Start(storage::E
                                                                       const core::Clock& clock,
                                                                       Options options) {
   if (options.lease_ttl < absl::Seconds(1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "lease TTL: etcd leases count whole seconds, want at least 1s, got ",
-        absl::FormatDuration(options.lease_ttl)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("lease TTL: etcd leases count whole seconds, want at least 1s, got ",
+                     absl::FormatDuration(options.lease_ttl)));
   }
   if (options.prefix.empty()) {
     return absl::InvalidArgumentError("election prefix: must not be empty");
@@ -32,14 +32,12 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Start(storage::E
   if (options.advertise.empty()) {
     return absl::InvalidArgumentError("advertised address: must not be empty");
   }
-  std::unique_ptr<LeaderElection> election(
-      new LeaderElection(etcd, clock, std::move(options)));
+  std::unique_ptr<LeaderElection> election(new LeaderElection(etcd, clock, std::move(options)));
   election->thread_ = std::thread([e = election.get()] { e->Loop(); });
   return election;
 }
 
-LeaderElection::LeaderElection(storage::EtcdClient& etcd, const core::Clock& clock,
-                               Options options)
+LeaderElection::LeaderElection(storage::EtcdClient& etcd, const core::Clock& clock, Options options)
     : clock_(clock),
       options_(std::move(options)),
       poll_interval_(DefaultPollInterval(options_)),
@@ -69,8 +67,7 @@ LeaderElection::View LeaderElection::view() const {
   return view_;
 }
 
-LeaderElection::View LeaderElection::WaitForChange(int64_t generation,
-                                                   absl::Time deadline) const {
+LeaderElection::View LeaderElection::WaitForChange(int64_t generation, absl::Time deadline) const {
   absl::MutexLock lock(&mu_);
   auto changed = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return view_.generation != generation || stopping_;

@@ -28,8 +28,8 @@ grpc::Status LeaderRedirectService::RedirectStatus(const std::string& leader) {
 grpc::ServerGenericBidiReactor* LeaderRedirectService::CreateReactor(
     grpc::GenericCallbackServerContext* context) {
   if (!absl::StartsWith(context->method(), "/tollgate.v1.")) {
-    return new FinishedReactor(grpc::Status(
-        grpc::StatusCode::UNIMPLEMENTED, absl::StrCat("unknown method ", context->method())));
+    return new FinishedReactor(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                            absl::StrCat("unknown method ", context->method())));
   }
   const std::string leader = leader_address_();
   if (!leader.empty()) context->AddTrailingMetadata(kLeaderMetadataKey, leader);

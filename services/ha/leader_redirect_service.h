@@ -23,7 +23,8 @@ class LeaderRedirectService final : public grpc::CallbackGenericService {
   explicit LeaderRedirectService(std::function<std::string()> leader_address)
       : leader_address_(std::move(leader_address)) {}
 
-  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override;
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override;
 
   // The status a follower answers with, for `leader` ("" for none known).
   static grpc::Status RedirectStatus(const std::string& leader);

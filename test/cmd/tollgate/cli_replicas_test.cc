@@ -26,8 +26,8 @@ class Leader {
  public:
   Leader() : clock_(absl::FromUnixSeconds(1700000000)) {
     services::AdmissionExecutor::Options options;
-    executor_ = *services::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig(),
-                                                   options);
+    executor_ =
+        *services::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig(), options);
     api_ = std::make_unique<services::TollgateApi>(*executor_);
     admission_ = std::make_unique<services::AdmissionGrpcService>(*api_);
     grpc::ServerBuilder builder;

@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
-#include "storage/etcd_client.h"
 #include "gtest/gtest.h"
 #include "services/ha/etcd_keys.h"
 #include "services/real_clock.h"
+#include "storage/etcd_client.h"
 #include "test/support/etcd_cluster.h"
 
 namespace tollgate::services::ha {
