@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -379,9 +380,11 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
 
 TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   ASSERT_OK_AND_ASSIGN(const int old_leader, AwaitLeader());
+  const absl::Time paused = absl::Now();
   ASSERT_OK(replicas_[old_leader]->Signal(SIGSTOP));
   // The lease (2 s) expires in etcd; another replica is elected and serves.
   ASSERT_OK_AND_ASSIGN(const int new_leader, AwaitLeader({old_leader}));
+  std::cout << "new leader serving " << absl::Now() - paused << " after SIGSTOP\n";
   cli::CliClient client(replicas_[new_leader]->address(), absl::Seconds(5));
   v1::SubmitRequest first;
   *first.mutable_workload() = MakeWorkload("after-failover");
@@ -411,8 +414,11 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   grpc::Status stale_status;
   std::thread stale_call(
       [&] { stale_status = old_stub->Submit(&context, stale, &stale_response); });
+  const absl::Time resumed = absl::Now();
   ASSERT_OK(replicas_[old_leader]->Signal(SIGCONT));
   stale_call.join();
+  std::cout << "stale call ended " << absl::Now() - resumed << " after SIGCONT: "
+            << stale_status.error_message() << "\n";
   // UNAVAILABLE when its fenced commit was refused, CANCELLED when it stepped down (and shut
   // its server) first: either way not acknowledged.
   EXPECT_FALSE(stale_status.ok()) << "a deposed leader acknowledged a write";
@@ -429,6 +435,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
     }
     EXPECT_TRUE(absl::StrContains(replicas_[old_leader]->Logs(), "stepping down"))
         << replicas_[old_leader]->Logs();
+    std::cout << "stepped down " << absl::Now() - resumed << " after SIGCONT\n";
     bool follower = false;
     while (!follower && absl::Now() < deadline) {
       grpc::ClientContext get_context;
@@ -443,6 +450,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
       if (!follower) absl::SleepFor(absl::Milliseconds(20));  // bounded by `deadline`
     }
     EXPECT_TRUE(follower) << "the old leader does not redirect to the new one";
+    std::cout << "redirecting " << absl::Now() - resumed << " after SIGCONT\n";
   }
 
   // Nothing of the stale submit reached etcd: the new leader does not know it.
