@@ -1,5 +1,6 @@
 #include "storage/etcd_client.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -154,19 +155,25 @@ void EtcdClient::MoveOn(const Endpoint& failed) {
 
 template <typename Call>
 absl::Status EtcdClient::WithRetries(absl::string_view what, bool retry, Call call) {
-  const size_t attempts = retry ? endpoints_.size() : 1;
+  // A retried call keeps trying the members in turn, with a short backoff, until one answers or
+  // rpc_timeout has passed in all: an election after a member's loss takes about a second, and
+  // members answer "no leader" meanwhile.
+  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  absl::Duration backoff = absl::Milliseconds(20);
   absl::Status last;
-  for (size_t attempt = 0; attempt < attempts; ++attempt) {
+  while (true) {
     Endpoint& endpoint = Pick();
     grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+    context.set_deadline(absl::ToChronoTime(deadline));
     const grpc::Status status = call(endpoint, context);
     if (status.ok()) return absl::OkStatus();
     last = EtcdStatus(status, what, endpoint.address);
-    if (!IsConnectionError(status)) return last;
+    if (!retry || !IsConnectionError(status)) return last;
     MoveOn(endpoint);
+    if (absl::Now() + backoff >= deadline) return last;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Milliseconds(250));
   }
-  return last;
 }
 
 absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(

@@ -25,8 +25,8 @@ struct EtcdConnectionOptions {
   std::string ca_file;
   std::string cert_file;
   std::string key_file;
-  // Deadline of one RPC. A member that does not answer within it (no quorum, paused, gone) is
-  // treated as unavailable and the next endpoint is tried.
+  // Deadline of one call, retries on other members included. A member that does not answer
+  // (no quorum, paused, gone, electing) is treated as unavailable and the next one is tried.
   absl::Duration rpc_timeout = absl::Seconds(5);
 };
 

@@ -475,7 +475,12 @@ absl::Status EtcdStore::Scan(
     const std::function<bool(absl::string_view key, absl::string_view value)>& visit) const {
   absl::StatusOr<ReadPoint> point = ReadMeta({}, nullptr);
   if (!point.ok()) return point.status();
-  return ScanAt(*point, prefix, "", std::numeric_limits<int64_t>::max(), visit).status();
+  // Pinned like a snapshot: a compaction meanwhile must not remove the revision read at.
+  Pin(point->etcd_revision);
+  absl::Status status =
+      ScanAt(*point, prefix, "", std::numeric_limits<int64_t>::max(), visit).status();
+  Unpin(point->etcd_revision);
+  return status;
 }
 
 absl::StatusOr<std::unique_ptr<StoreSnapshot>> EtcdStore::TakeSnapshot() const {
@@ -513,6 +518,12 @@ absl::StatusOr<std::vector<ChangeLogEntry>> EtcdStore::ReadChanges(int64_t after
   }
   std::vector<ChangeLogEntry> entries;
   if (after_revision >= point->revision) return entries;
+  Pin(point->etcd_revision);
+  struct Unpinner {
+    const EtcdStore& store;
+    int64_t revision;
+    ~Unpinner() { store.Unpin(revision); }
+  } unpin{*this, point->etcd_revision};
   // Entries of a staged commit come from its payload, not from the (maybe half written) log.
   const int64_t applied_last =
       point->staged != nullptr ? point->staged->first - 1 : point->revision;
@@ -612,8 +623,13 @@ absl::StatusOr<int64_t> EtcdStore::WaitForCommit(int64_t after_revision,
     }
     absl::StatusOr<std::vector<mvccpb::Event>> events =
         client_->WatchOnce(Key("meta/revision"), current->kvs(0).mod_revision() + 1, left);
-    if (!events.ok() && events.status().code() != absl::StatusCode::kDeadlineExceeded) {
+    if (!events.ok() && events.status().code() != absl::StatusCode::kDeadlineExceeded &&
+        events.status().code() != absl::StatusCode::kUnavailable) {
       return events.status();
+    }
+    if (!events.ok() && events.status().code() == absl::StatusCode::kUnavailable) {
+      // The member went away; the next read moves to another one. Pace the retry.
+      absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
     }
     // Either way, re-read: the revision key's value is the truth, events only wake us up.
   }
@@ -679,7 +695,14 @@ absl::StatusOr<TxnResponse> EtcdStore::WriteTxnLocked(TxnRequest& txn, absl::str
                                                       bool* unknown) {
   absl::StatusOr<TxnResponse> response = client_->Txn(txn);
   if (!response.ok()) {
-    // The request may still be applied by etcd: fence it off before the next write.
+    // etcd's refusals of the request itself (too many ops, too large, bad request) applied
+    // nothing; anything else may still be applied by etcd: fence it off before the next write.
+    const absl::StatusCode code = response.status().code();
+    if (code == absl::StatusCode::kInvalidArgument ||
+        code == absl::StatusCode::kResourceExhausted ||
+        code == absl::StatusCode::kPermissionDenied || code == absl::StatusCode::kUnauthenticated) {
+      return response.status();
+    }
     needs_sync_ = true;
     outcome_unknown_ = true;
     *unknown = true;
@@ -794,29 +817,39 @@ absl::StatusOr<int64_t> EtcdStore::CommitSequence(const std::vector<const WriteB
   if (batches.empty()) return absl::InvalidArgumentError("CommitSequence: no batch to commit");
   absl::MutexLock lock(&mu_);
   // A failed call leaves an unknown outcome; resync tells applied from fenced off, and only in
-  // the second case is the same commit sent again (to the next member).
-  const size_t attempts = client_->endpoints().size() + 1;
+  // the second case is the same commit sent again (to the next member), until commit_timeout.
+  const absl::Time deadline = absl::Now() + options_.commit_timeout;
+  absl::Duration backoff = absl::Milliseconds(20);
   absl::Status last_error;
   int64_t base = -1;
-  for (size_t attempt = 0; attempt < attempts; ++attempt) {
-    if (needs_sync_) {
-      if (absl::Status s = SyncLocked(); !s.ok()) return s;
+  while (true) {
+    absl::Status attempt = absl::OkStatus();
+    if (needs_sync_) attempt = SyncLocked();
+    if (attempt.ok()) {
+      if (base < 0) {
+        base = written_revision_;
+      } else if (written_revision_ == base + static_cast<int64_t>(batches.size())) {
+        return written_revision_;  // The failed try was applied after all.
+      } else if (written_revision_ != base) {
+        return absl::AbortedError(absl::StrCat(
+            "etcd store: the store moved from revision ", base, " to ", written_revision_,
+            " while this commit's outcome was unknown; another process is writing"));
+      }
+      bool unknown = false;
+      absl::StatusOr<int64_t> revision = CommitOnceLocked(batches, &unknown);
+      if (revision.ok() || !unknown) return revision;
+      attempt = revision.status();
+    } else if (attempt.code() != absl::StatusCode::kUnavailable) {
+      return attempt;
     }
-    if (base < 0) {
-      base = written_revision_;
-    } else if (written_revision_ == base + static_cast<int64_t>(batches.size())) {
-      return written_revision_;  // The failed attempt was applied after all.
-    } else if (written_revision_ != base) {
-      return absl::AbortedError(absl::StrCat(
-          "etcd store: the store moved from revision ", base, " to ", written_revision_,
-          " while this commit's outcome was unknown; another process is writing"));
-    }
-    bool unknown = false;
-    absl::StatusOr<int64_t> revision = CommitOnceLocked(batches, &unknown);
-    if (revision.ok() || !unknown) return revision;
-    last_error = revision.status();
+    last_error = attempt;
+    if (absl::Now() + backoff >= deadline) break;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Milliseconds(250));
   }
-  return last_error;
+  return absl::UnavailableError(absl::StrCat("etcd store: commit not confirmed within ",
+                                             absl::FormatDuration(options_.commit_timeout),
+                                             "; last error: ", last_error.message()));
 }
 
 absl::StatusOr<int64_t> EtcdStore::CommitOnceLocked(const std::vector<const WriteBatch*>& batches,

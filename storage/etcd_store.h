@@ -34,6 +34,9 @@ struct EtcdStoreOptions {
   // Compact etcd's own MVCC history with the change log, so etcd's database does not grow with
   // every revision ever written. Snapshots held by this process are never compacted under.
   bool compact_etcd_history = true;
+  // How long a commit keeps trying while etcd is unavailable (an election, a member lost) before
+  // it fails with UNAVAILABLE. Each try whose outcome is unknown is fenced off before the next.
+  absl::Duration commit_timeout = absl::Seconds(10);
   // Tests only: stop a large commit at its commit point, leaving it staged (readers must still
   // see all of it, and the next write finishes applying it).
   bool testing_skip_roll_forward = false;

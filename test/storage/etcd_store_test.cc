@@ -335,6 +335,33 @@ TEST(EtcdStoreOptionsTest, BadEndpointsAndOptionsAreNamed) {
   EXPECT_EQ(EtcdStore::Open(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// etcd serving clients only over TLS with client certificates (--client-cert-auth).
+TEST(EtcdStoreTlsTest, ConnectsWithCaAndClientCertificate) {
+  TOLLGATE_SKIP_WITHOUT_ETCD();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdCluster> etcd,
+                       EtcdCluster::Start({.members = 1, .tls = true}));
+  EtcdStoreOptions options = OptionsFor(etcd->ClientEndpoints(), FreshPrefix());
+  options.connection.ca_file = etcd->ca_file();
+  options.connection.cert_file = etcd->client_cert_file();
+  options.connection.key_file = etcd->client_key_file();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdStore> store, EtcdStore::Open(options));
+  WriteBatch batch;
+  batch.Put("k", "v");
+  ASSERT_OK_AND_ASSIGN(int64_t revision, store->Commit(batch));
+  EXPECT_EQ(revision, 1);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> value, store->Get("k"));
+  EXPECT_EQ(value, "v");
+
+  // Without the client certificate etcd refuses the connection: no store.
+  options.connection.cert_file.clear();
+  options.connection.key_file.clear();
+  options.connection.rpc_timeout = absl::Seconds(1);
+  EXPECT_FALSE(EtcdStore::Open(options).ok());
+  // Plain text to a TLS port fails too.
+  options.connection.ca_file.clear();
+  EXPECT_FALSE(EtcdStore::Open(options).ok());
+}
+
 // ---- Failures of etcd itself (clusters of their own) ----
 
 TEST(EtcdStoreFailureTest, KillNineAndRestartOfEtcdKeepsAcknowledgedData) {
@@ -396,6 +423,7 @@ TEST(EtcdStoreFailureTest, QuorumLostWritesFailUnavailableAndNothingAcknowledged
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdCluster> etcd, EtcdCluster::Start({.members = 3}));
   EtcdStoreOptions options = OptionsFor(etcd->ClientEndpoints(), FreshPrefix());
   options.connection.rpc_timeout = absl::Seconds(1);
+  options.commit_timeout = absl::Seconds(2);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdStore> store, EtcdStore::Open(options));
   std::vector<std::string> acknowledged;
   for (int i = 0; i < 5; ++i) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,6 +85,10 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   cluster->root_ = root;
   cluster->token_ = absl::StrCat("tollgate-test-", std::random_device()());
+  if (options.tls) {
+    cluster->tls_ = true;
+    if (absl::Status status = cluster->MakeCertificates(); !status.ok()) return status;
+  }
   for (int i = 0; i < options.members; ++i) {
     Member member;
     member.name = absl::StrCat("m", i);
@@ -123,6 +128,47 @@ EtcdCluster::~EtcdCluster() {
   }
 }
 
+absl::Status EtcdCluster::MakeCertificates() {
+  const std::string dir = root_ + "/tls";
+  ca_file_ = dir + "/ca.pem";
+  server_cert_file_ = dir + "/server.pem";
+  server_key_file_ = dir + "/server-key.pem";
+  client_cert_file_ = dir + "/client.pem";
+  client_key_file_ = dir + "/client-key.pem";
+  // P-256 keys: quick to make. Each certificate for one day, signed by a fresh CA.
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p '", dir, "'; cd '", dir, "'\n",
+      "K='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n",
+      "openssl req -x509 $K -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=tollgate-test-ca\n",
+      "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > "
+      "server.ext\n",
+      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n", "for n in server client; do\n",
+      "  openssl req $K -keyout $n-key.pem -out $n.csr -subj /CN=tollgate-test-$n\n",
+      "  openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 1 "
+      "-extfile $n.ext -out $n.pem\n",
+      "done\n");
+  const std::string log_path = root_ + "/openssl.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  pid_t pid = 0;
+  const int err =
+      posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return absl::InternalError(absl::StrCat("sh: ", std::strerror(err)));
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("making test certificates with openssl failed: ", ReadFileOrEmpty(log_path)));
+  }
+  return absl::OkStatus();
+}
+
 std::string EtcdCluster::InitialCluster() const {
   std::vector<std::string> parts;
   for (const Member& m : members_) {
@@ -132,11 +178,12 @@ std::string EtcdCluster::InitialCluster() const {
 }
 
 absl::Status EtcdCluster::Spawn(Member& member) {
-  const std::string client_url = absl::StrCat("http://127.0.0.1:", member.client_port);
+  const std::string client_url =
+      absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", member.client_port);
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", member.peer_port);
   // Short heartbeats and elections so failover tests take seconds; loopback has no latency to
   // absorb, but the machine is shared, so not shorter than this.
-  const std::vector<std::string> args = {
+  std::vector<std::string> args = {
       BinaryPath(),
       "--name",
       member.name,
@@ -165,21 +212,34 @@ absl::Status EtcdCluster::Spawn(Member& member) {
       "--log-level",
       "warn",
   };
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, member.log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (tls_) {
+    args.push_back("--cert-file=" + server_cert_file_);
+    args.push_back("--key-file=" + server_key_file_);
+    args.push_back("--trusted-ca-file=" + ca_file_);
+    args.push_back("--client-cert-auth");
+  }
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run ", args[0], ": ", std::strerror(err)));
+  // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: a test process that crashes
+  // (no destructor runs) must not leave etcd members running. The child only makes
+  // async-signal-safe calls before exec.
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // The parent died before prctl.
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = open(member.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || out < 0) _exit(127);
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    execve(argv[0], argv.data(), environ);
+    _exit(127);
   }
   member.pid = pid;
   member.paused = false;
@@ -250,9 +310,17 @@ bool EtcdCluster::Running(int i) {
   return true;
 }
 
+std::shared_ptr<grpc::ChannelCredentials> EtcdCluster::Credentials() const {
+  if (!tls_) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFileOrEmpty(ca_file_);
+  ssl.pem_cert_chain = ReadFileOrEmpty(client_cert_file_);
+  ssl.pem_private_key = ReadFileOrEmpty(client_key_file_);
+  return grpc::SslCredentials(ssl);
+}
+
 bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(ClientEndpoint(i), grpc::InsecureChannelCredentials());
-  auto kv = etcdserverpb::KV::NewStub(channel);
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
   etcdserverpb::RangeRequest request;
   request.set_key("tollgate-test-health");
   etcdserverpb::RangeResponse response;
@@ -260,6 +328,18 @@ bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   context.set_wait_for_ready(true);
   return kv->Range(&context, request, &response).ok();
+}
+
+bool EtcdCluster::MemberAcceptsWrite(int i, absl::Duration timeout) {
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
+  etcdserverpb::PutRequest request;
+  request.set_key("tollgate-test-health");
+  request.set_value("1");
+  etcdserverpb::PutResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.set_wait_for_ready(true);
+  return kv->Put(&context, request, &response).ok();
 }
 
 absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {
@@ -270,8 +350,9 @@ absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {
     for (int i = 0; i < size(); ++i) {
       if (members_[i].killed || members_[i].paused) continue;
       if (!Running(i)) {
-        unhealthy.push_back(absl::StrCat(members_[i].name, " (exited)"));
-        continue;
+        // Exited on its own (bad flags, port taken): waiting longer cannot help.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "etcd member ", members_[i].name, " exited; log (tail):\n", Tail(Logs(i), 2000)));
       }
       const absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration() ||

@@ -10,6 +10,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+namespace grpc {
+class ChannelCredentials;
+}  // namespace grpc
+
 namespace tollgate::test_support {
 
 struct EtcdClusterOptions {
@@ -17,12 +21,18 @@ struct EtcdClusterOptions {
   int members = 1;
   // How long Start and Restart wait for the members to answer a linearizable read.
   absl::Duration start_timeout = absl::Seconds(30);
+  // Serve clients over TLS with client-certificate authentication (--client-cert-auth): a CA,
+  // a server certificate for 127.0.0.1 and a client certificate are made with `openssl` under
+  // the cluster's directory. Peers stay plain on loopback.
+  bool tls = false;
 };
 
 // A real etcd (the `etcd` binary of Debian's etcd-server) on 127.0.0.1 for tests: every member
 // gets free client and peer ports and a data directory under a fresh temporary directory, which
 // the destructor removes after SIGKILLing whatever still runs. Members can be killed, paused
-// (SIGSTOP), resumed and restarted on the same ports and data. Not thread-safe.
+// (SIGSTOP), resumed and restarted on the same ports and data. Members die with the thread
+// that started them (PR_SET_PDEATHSIG), so a crashed test leaves none behind: start clusters
+// from a thread that outlives them. Not thread-safe.
 class EtcdCluster {
  public:
   // $TOLLGATE_ETCD_BINARY when set, else /usr/bin/etcd.
@@ -44,6 +54,11 @@ class EtcdCluster {
   // Every member's client endpoint, comma-separated (the form --etcd-endpoints takes).
   std::string ClientEndpoints() const;
   std::string DataDir(int i) const;
+  // With EtcdClusterOptions::tls: the CA (PEM) that signed the server and client certificates,
+  // and the client certificate and key etcd accepts ("" without TLS).
+  const std::string& ca_file() const { return ca_file_; }
+  const std::string& client_cert_file() const { return client_cert_file_; }
+  const std::string& client_key_file() const { return client_key_file_; }
 
   // SIGKILL and reap member `i` (no-op when it is not running).
   absl::Status Kill(int i);
@@ -59,6 +74,8 @@ class EtcdCluster {
   absl::Status WaitHealthy(absl::Duration timeout);
   // Whether member `i` answers a linearizable read within `timeout`.
   bool MemberHealthy(int i, absl::Duration timeout);
+  // Whether member `i` commits a write (which needs a quorum) within `timeout`.
+  bool MemberAcceptsWrite(int i, absl::Duration timeout);
   // The member's combined stdout/stderr so far (for failure messages).
   std::string Logs(int i) const;
 
@@ -79,8 +96,18 @@ class EtcdCluster {
   absl::Status Spawn(Member& member);
   std::string InitialCluster() const;
 
+  absl::Status MakeCertificates();
+  // For the harness's own health checks: plain, or TLS with the client certificate.
+  std::shared_ptr<grpc::ChannelCredentials> Credentials() const;
+
   std::string root_;
   std::string token_;
+  bool tls_ = false;
+  std::string ca_file_;
+  std::string server_cert_file_;
+  std::string server_key_file_;
+  std::string client_cert_file_;
+  std::string client_key_file_;
   std::vector<Member> members_;
 };
 
