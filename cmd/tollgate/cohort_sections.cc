@@ -16,7 +16,7 @@ TablePrinter QuotaHoldersTable(const v1::CohortBreakdown& b) {
     if (h.has_borrowing_limit())
       limits.push_back(absl::StrCat("borrowingLimit=", h.borrowing_limit()));
     if (h.has_lending_limit()) limits.push_back(absl::StrCat("lendingLimit=", h.lending_limit()));
-    table.AddRow({absl::StrCat(std::string(2 * static_cast<size_t>(h.depth), ' '), h.name()),
+    table.AddRow({absl::StrCat(std::string(2 * static_cast<size_t>(h.depth()), ' '), h.name()),
                   h.kind() == v1::COHORT ? "Cohort" : "ClusterQueue", h.flavor(), h.resource(),
                   h.nominal(), h.quota(), h.usage(), h.borrowed(),
                   h.depth() == 0 ? std::string(kNone) : h.lendable(),

@@ -114,7 +114,7 @@ TEST_F(DescribeE2eTest, EvalHubWaitIsExplainedByTheCohortBreakdown) {
   r = Cli("describe cohort evalhub");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "Quota Holders (tree of evalhub):")) << r.out;
-  EXPECT_EQ(CountLines(r.out, "team-a-cq"), 4) << r.out;  // members, borrowers, 3 resources
+  EXPECT_EQ(CountLines(r.out, "team-a-cq"), 5) << r.out;  // members, borrowers, 3 resources
   r = Cli("describe localqueue eval-queue -n team-b");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "Pending Workloads (2):")) << r.out;
@@ -137,7 +137,7 @@ TEST_F(DescribeE2eTest, EveryBinaryReportsTheSameVersion) {
   CliRun both = Cli("version");
   ASSERT_EQ(both.code, 0) << both.out;
   // "Client Version: 0.1.0+abc (RelWithDebInfo, ...)" -> "0.1.0+abc".
-  auto word = [](const std::string& text, absl::string_view prefix) {
+  auto word = [](const std::string& text, const std::string& prefix) {
     const size_t at = text.find(prefix);
     if (at == std::string::npos) return std::string();
     const size_t begin = at + prefix.size();

@@ -694,7 +694,7 @@ TEST_F(CliTest, CohortsLocalQueuesAndFlavorsDescribeAndShowUsage) {
   EXPECT_EQ(r.code, kExitUsage) << r;
 
   r = RunOk({"describe", "cohort", "evalhub"});
-  EXPECT_THAT(r.out, ContainsRegex("Name: +evalhub\n +Object: +<none> \\(implicit: "));
+  EXPECT_THAT(r.out, ContainsRegex("Name: +evalhub\nObject: +<none> \\(implicit: "));
   EXPECT_THAT(r.out, ContainsRegex("ClusterQueues: +team-a-cq, team-b-cq\n"));
   EXPECT_THAT(r.out, ContainsRegex("Workloads: +2 pending, 5 admitted"));
   EXPECT_THAT(r.out, ContainsRegex("Borrowers: +team-a-cq borrows 16 cpu in default-flavor"));
@@ -726,7 +726,7 @@ spec: {parentName: org}
   EXPECT_THAT(r.out, ContainsRegex("Parent: +org\n"));
 
   r = RunOk({"describe", "localqueue", "eval-queue", "-n", "team-b"});
-  EXPECT_THAT(r.out, ContainsRegex("Name: +eval-queue\n +Namespace: +team-b\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Name: +eval-queue\nNamespace: +team-b\n"));
   EXPECT_THAT(r.out, ContainsRegex("ClusterQueue: +team-b-cq\n"));
   EXPECT_THAT(r.out, ContainsRegex("Workloads: +2 pending, 1 admitted\n"));
   EXPECT_THAT(r.out,
@@ -1490,8 +1490,10 @@ INSTANTIATE_TEST_SUITE_P(
                   kExitUsage,
                   "unsupported output format"},
         UsageCase{"FinishWithoutName", {"finish"}, kExitUsage, "name the workload"},
-        UsageCase{
-            "DescribeUnsupportedKind", {"describe", "flavor", "x"}, kExitUsage, "cannot describe"},
+        UsageCase{"DescribeUnsupportedKind",
+                  {"describe", "priorityclass", "x"},
+                  kExitUsage,
+                  "cannot describe"},
         UsageCase{"WatchOnlyWorkloads",
                   {"watch", "clusterqueues"},
                   kExitUsage,
