@@ -365,9 +365,10 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
 
 absl::StatusOr<v1::CohortBreakdown> CliClient::GetCohortBreakdown(
     const v1::GetCohortBreakdownRequest& request) {
-  return Unary<v1::CohortBreakdown>([&](grpc::ClientContext* c, v1::CohortBreakdown* r) {
-    return visibility_->GetCohortBreakdown(c, request, r);
-  });
+  return Unary<v1::CohortBreakdown>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::CohortBreakdown* r) {
+        return e.visibility->GetCohortBreakdown(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
