@@ -241,16 +241,23 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
   }
   const LocalQueueRuntime* lq =
       sim.registry().FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
-  if (lq != nullptr && lq->spec.stop_policy != StopPolicy::kNone) {
+  if (lq == nullptr) {
+    e.reason = absl::StrCat("LocalQueue ", wl.spec.namespace_name, "/", wl.spec.queue_name,
+                            " does not exist");
+    return e;
+  }
+  if (lq->spec.stop_policy != StopPolicy::kNone) {
     e.reason = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is stopped");
     return e;
   }
-  if (lq != nullptr) {
-    auto cq = sim.cluster_queue_specs().find(lq->spec.cluster_queue);
-    if (cq != sim.cluster_queue_specs().end() && cq->second.stop_policy != StopPolicy::kNone) {
-      e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
-      return e;
-    }
+  auto cq = sim.cluster_queue_specs().find(lq->spec.cluster_queue);
+  if (cq == sim.cluster_queue_specs().end()) {
+    e.reason = absl::StrCat("ClusterQueue ", lq->spec.cluster_queue, " does not exist");
+    return e;
+  }
+  if (cq->second.stop_policy != StopPolicy::kNone) {
+    e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
+    return e;
   }
   if (r.hit_bound) {
     e.kind = StartEstimate::Kind::kNotBefore;

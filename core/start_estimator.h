@@ -41,7 +41,7 @@ struct StartEstimateOptions {
   // most max_cycles scheduling cycles in all, and nothing beyond now + horizon. A workload
   // not started within them is answered "not before" the last instant simulated.
   int max_steps = 256;
-  int64_t max_cycles = 20000;
+  int64_t max_cycles = 5000;
   absl::Duration horizon = absl::Hours(24 * 14);
 };
 

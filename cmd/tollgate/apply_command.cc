@@ -19,6 +19,7 @@
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/manifest_input.h"
 #include "cmd/tollgate/object_printer.h"
+#include "cmd/tollgate/start_estimate_view.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/config_objects.h"
 
@@ -85,6 +86,7 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
   bool ok = true;
   for (const v1::Workload& wl : workloads) {
     std::string verb;
+    std::string note;
     if (dry_run != DryRun::kNone) {
       absl::StatusOr<v1::Workload> live = LiveWorkload(s, wl);
       if (live.ok()) {
@@ -94,6 +96,16 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
                    : "refused: exists with a different spec";
       } else if (absl::IsNotFound(live.status())) {
         verb = "created";
+        if (dry_run == DryRun::kServer) {
+          // The server validates it and says when it would start if submitted now.
+          absl::StatusOr<std::string> estimate = SubmitDryRunEstimate(s, wl);
+          if (!estimate.ok()) {
+            s.Fail(estimate.status());
+            ok = false;
+            continue;
+          }
+          note = absl::StrCat("; would start ", *estimate);
+        }
       } else {
         s.Fail(live.status());
         return false;
@@ -112,7 +124,7 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
       verb = response->created() ? "created" : "unchanged";
     }
     s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << " " << verb
-            << DryRunSuffix(dry_run) << "\n";
+            << DryRunSuffix(dry_run) << note << "\n";
   }
   return ok;
 }

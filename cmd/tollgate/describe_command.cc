@@ -9,6 +9,7 @@
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/cli_queries.h"
 #include "cmd/tollgate/commands.h"
+#include "cmd/tollgate/start_estimate_view.h"
 
 namespace tollgate::cli {
 namespace {
@@ -76,6 +77,9 @@ int DescribeWorkload(Session& s, absl::string_view name) {
     top.Add("Position", position.ok()
                             ? *position
                             : absl::StrCat("<unknown: ", position.status().message(), ">"));
+    absl::StatusOr<std::string> estimate = DescribeStartEstimate(s, wl);
+    if (!estimate.ok()) return s.Fail(estimate.status());
+    if (!estimate->empty()) top.Add("Estimated Start", *estimate);
   }
   if (ToAbslTime(status.admission_time()) != absl::InfinitePast()) {
     top.Add("Admitted", TimeAndAge(status.admission_time(), now));
