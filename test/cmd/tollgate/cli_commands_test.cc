@@ -845,7 +845,7 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
 
   r = RunOk({"get", "workloads", "-n", "team-a", "-o", "wide"});
   EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
-              ContainsRegex("^NAME .* AGE +PRIORITY-CLASS +FLAVORS +REASON$"));
+              ContainsRegex("^NAME .* AGE +PRIORITY-CLASS +FLAVORS +ESTIMATED-START +REASON$"));
   EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
