@@ -113,6 +113,8 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
                                                       "; only an admitted workload can finish"));
   }
   ReleaseQuota(*wl, now);
+  runtime_history_.Record(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
+                          now - wl->status.admission_time);
   wl->status.state = WorkloadState::kFinished;
   wl->status.pending_message.clear();
   SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});

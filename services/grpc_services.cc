@@ -1,6 +1,9 @@
 #include "services/grpc_services.h"
 
 #include <cstdint>
+#include <iterator>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -184,6 +187,17 @@ grpc::Status AdmissionGrpcService::ListWorkloads(grpc::ServerContext* context,
       if (gate_.MayRead(*call, "list", workloads->Get(i))) workloads->SwapElements(kept++, i);
     }
     workloads->DeleteSubrange(kept, workloads->size() - kept);
+    // Start estimates only of the workloads left: their keys name workloads too.
+    if (!result->start_estimates().empty()) {
+      std::set<std::string> visible;
+      for (const v1::Workload& wl : *workloads) {
+        visible.insert(absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name()));
+      }
+      auto* estimates = result->mutable_start_estimates();
+      for (auto it = estimates->begin(); it != estimates->end();) {
+        it = visible.count(it->first) > 0 ? std::next(it) : estimates->erase(it);
+      }
+    }
   }
   return Reply(std::move(result), response);
 }

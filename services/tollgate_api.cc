@@ -296,6 +296,11 @@ absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(AdmissionExecutor:
   WorkloadToProto(wl, response.mutable_workload());
   *response.mutable_workload()->mutable_metadata()->mutable_creation_timestamp() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(txn.now()));
+  // "If I submit this now, when would it start?"
+  TOLLGATE_ASSIGN_OR_RETURN(
+      core::StartEstimate estimate,
+      core::EstimateSubmission(txn.state(), wl.spec, txn.now(), start_estimates_.options()));
+  StartEstimateToProto(estimate, txn.read_revision(), response.mutable_start_estimate());
   return response;
 }
 
@@ -342,6 +347,15 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
         response.set_message(result.message);
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        if (request.dry_run() && result.outcome == core::AdmitNowResult::Outcome::kPending) {
+          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
+          const core::Workload* wl = txn.state().FindWorkload(key);
+          auto it = wl == nullptr ? estimates->by_id.end() : estimates->by_id.find(wl->id);
+          if (it != estimates->by_id.end()) {
+            StartEstimateToProto(it->second, txn.read_revision(),
+                                 response.mutable_start_estimate());
+          }
+        }
         return response;
       });
 }
@@ -535,6 +549,15 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           if (request.limit() > 0 && bytes > kMaxPageBytes && taken > 0) {
             response.mutable_workloads()->RemoveLast();
             break;
+          }
+        }
+        if (request.include_start_estimates()) {
+          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
+          for (size_t i = 0; i < taken; ++i) {
+            auto it = estimates->by_id.find(rest[i]->id);
+            if (it == estimates->by_id.end()) continue;
+            StartEstimateToProto(it->second, txn.read_revision(),
+                                 &(*response.mutable_start_estimates())[rest[i]->Key()]);
           }
         }
         response.set_revision(revision);
@@ -921,6 +944,16 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
           item->set_position_in_local_queue(static_cast<int32_t>(p.position_in_local_queue));
           item->set_message(wl->status.pending_message);
         }
+        if (request.include_start_estimates() && end > begin) {
+          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
+          for (size_t i = begin; i < end; ++i) {
+            auto it = estimates->by_id.find(positions[i].id);
+            if (it == estimates->by_id.end()) continue;
+            StartEstimateToProto(
+                it->second, txn.read_revision(),
+                response.mutable_items(static_cast<int>(i - begin))->mutable_start_estimate());
+          }
+        }
         response.set_revision(revision);
         const int64_t remaining = static_cast<int64_t>(positions.size() - end);
         response.set_remaining_item_count(remaining);
@@ -975,6 +1008,13 @@ absl::StatusOr<v1::CohortBreakdown> TollgateApi::GetCohortBreakdown(
         out.set_revision(txn.read_revision());
         return out;
       });
+}
+
+absl::StatusOr<std::shared_ptr<const core::StartEstimates>> TollgateApi::StartEstimatesFor(
+    AdmissionExecutor::Txn& txn) {
+  const core::ClusterState& state = txn.state();
+  return start_estimates_.Get(state, txn.read_revision(), !state.HasUncommittedChanges(),
+                              txn.now());
 }
 
 }  // namespace tollgate::services

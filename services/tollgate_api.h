@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "services/admission_executor.h"
 #include "services/list_pages.h"
+#include "services/start_estimates.h"
 #include "services/workload_uids.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
@@ -121,6 +122,12 @@ class TollgateApi {
   // batch. Executor thread only.
   WorkloadUids uids_;
   int64_t uid_sequence_ = 0;
+  // Start-time estimates, cached per revision (services/start_estimates.h). Executor thread
+  // only.
+  StartEstimateCache start_estimates_;
+  // The estimates of the state an operation sees, from the cache when it is current.
+  absl::StatusOr<std::shared_ptr<const core::StartEstimates>> StartEstimatesFor(
+      AdmissionExecutor::Txn& txn);
 };
 
 }  // namespace tollgate::services

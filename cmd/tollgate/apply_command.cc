@@ -19,6 +19,7 @@
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/manifest_input.h"
 #include "cmd/tollgate/object_printer.h"
+#include "cmd/tollgate/start_estimate_view.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/config_objects.h"
 
@@ -95,6 +96,7 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
   bool ok = true;
   for (const v1::Workload& wl : workloads) {
     std::string verb;
+    std::string note;
     if (dry_run == DryRun::kClient) {
       absl::StatusOr<v1::Workload> live = LiveWorkload(s, wl);
       if (live.ok()) {
@@ -121,9 +123,14 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
         continue;
       }
       verb = response->created() ? "created" : "unchanged";
+      // A server dry run also says when the workload would start if submitted now.
+      if (dry_run == DryRun::kServer && response->created() && response->has_start_estimate()) {
+        note =
+            absl::StrCat("; would start ", StartEstimateText(response->start_estimate(), s.now()));
+      }
     }
     s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << " " << verb
-            << DryRunSuffix(dry_run) << "\n";
+            << DryRunSuffix(dry_run) << note << "\n";
   }
   return ok;
 }

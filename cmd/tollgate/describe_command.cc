@@ -12,6 +12,7 @@
 #include "cmd/tollgate/cohort_sections.h"
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/describe_commands.h"
+#include "cmd/tollgate/start_estimate_view.h"
 
 namespace tollgate::cli {
 namespace {
@@ -108,6 +109,12 @@ void AddPending(Session& s, FieldPrinter& top, const v1::Workload& wl, absl::Sta
   }
   top.Add("Position",
           position.ok() ? *position : absl::StrCat("<unknown: ", position.status().message(), ">"));
+  absl::StatusOr<std::string> estimate = DescribeStartEstimate(s, wl);
+  if (!estimate.ok()) {
+    failed = estimate.status();
+    return;
+  }
+  if (!estimate->empty()) top.Add("Estimated Start", *estimate);
 }
 
 void AddHistory(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {

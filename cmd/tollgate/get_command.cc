@@ -20,6 +20,7 @@
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/label_selector.h"
 #include "cmd/tollgate/object_printer.h"
+#include "cmd/tollgate/start_estimate_view.h"
 #include "services/config_objects.h"
 
 namespace tollgate::cli {
@@ -132,6 +133,7 @@ std::vector<std::string> WorkloadHeaders(const GetOptions& o) {
   if (o.format.kind == OutputFormat::Kind::kWide) {
     h.push_back("PRIORITY-CLASS");
     h.push_back("FLAVORS");
+    h.push_back("ESTIMATED-START");
   }
   h.push_back("REASON");
   return h;
@@ -172,6 +174,9 @@ std::vector<std::string> WorkloadRow(const GetOptions& o, const v1::Workload& wl
       flavors.push_back(FormatFlavors(a));
     }
     row.push_back(flavors.empty() ? std::string(kNone) : absl::StrJoin(flavors, "; "));
+    row.push_back(it != pending.end() && it->second.start_estimate.has_value()
+                      ? StartEstimateCell(*it->second.start_estimate, now)
+                      : std::string(kNone));
   }
   row.push_back(reason);
   return row;
@@ -215,7 +220,8 @@ int GetWorkloads(Session& s, const GetOptions& o) {
   std::vector<Json> manifests;
   for (const v1::Workload& wl : *workloads) manifests.push_back(ManifestOf(wl));
   if (!o.format.is_table()) return PrintStructured(s, o, manifests);
-  absl::StatusOr<std::map<std::string, PendingInfo>> pending = PendingInfoOf(s, *workloads);
+  absl::StatusOr<std::map<std::string, PendingInfo>> pending =
+      PendingInfoOf(s, *workloads, o.format.kind == OutputFormat::Kind::kWide);
   if (!pending.ok()) return s.Fail(pending.status());
   absl::StatusOr<std::vector<size_t>> order = Order(o, manifests);
   if (!order.ok()) return s.Fail(order.status());

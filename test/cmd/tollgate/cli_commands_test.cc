@@ -1059,7 +1059,7 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
 
   r = RunOk({"get", "workloads", "-n", "team-a", "-o", "wide"});
   EXPECT_THAT(r.out.substr(0, r.out.find('\n')),
-              ContainsRegex("^NAME .* AGE +PRIORITY-CLASS +FLAVORS +REASON$"));
+              ContainsRegex("^NAME .* AGE +PRIORITY-CLASS +FLAVORS +ESTIMATED-START +REASON$"));
   EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
@@ -1540,6 +1540,114 @@ TEST(CliScenarioTest, ScenarioRunStillDispatches) {
       absl::StrCat(TOLLGATE_SCENARIOS_DIR, "/admission/01-flavor-order-per-workload.yaml");
   EXPECT_EQ(RunCli({"scenario", "run", file}, env), kExitOk) << out.str() << err.str();
   EXPECT_THAT(out.str(), HasSubstr("1 passed, 0 failed"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start-time estimates (docs/start-estimates.md): describe, -o wide, admit and submit dry runs.
+
+// One 8-GPU queue; "first" holds it and declares a one-hour limit, "second" waits for it.
+constexpr char kEstimateQueues[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: gpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: gpu
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: ml}
+spec: {clusterQueue: cq}
+)";
+
+std::string EightGpuJob(absl::string_view name, absl::string_view limit_line) {
+  return absl::StrCat(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: )",
+                      name, R"(, namespace: ml}
+spec:
+  queueName: q
+)",
+                      limit_line, R"(
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: 8}}}]}}
+)");
+}
+
+class CliStartEstimateTest : public CliTest {
+ protected:
+  void SetUpQueue() {
+    RunOk({"apply", "-f", "-"}, kEstimateQueues);
+    RunOk({"submit", "-f", "-"}, EightGpuJob("first", "  maximumExecutionTimeSeconds: 3600"));
+    RunOk({"submit", "-f", "-"}, EightGpuJob("second", "  maximumExecutionTimeSeconds: 3600"));
+    RunUntil({"get", "workloads", "-n", "ml"}, [](const std::string& out) {
+      return CountLines(out, "Admitted") == 1 && CountLines(out, "Pending") == 1;
+    });
+  }
+};
+
+// The server's clock stands at 00:00 and the CLI's at 00:05: "first" ends at 01:00.
+TEST_F(CliStartEstimateTest, DescribeShowsWhenAPendingWorkloadWillStart) {
+  SetUpQueue();
+  CliResult r = RunOk({"describe", "workload", "second", "-n", "ml"});
+  EXPECT_THAT(r.out, ContainsRegex("Estimated Start: +in 55m \\(2026-01-01T01:00:00Z\\); "
+                                   "runtimes: 1 declared, 0 from LocalQueue history, 0 unknown\n"))
+      << r;
+  r = RunOk({"describe", "workload", "first", "-n", "ml"});
+  EXPECT_THAT(r.out, Not(HasSubstr("Estimated Start")));
+}
+
+TEST_F(CliStartEstimateTest, WideListingHasAnEstimatedStartColumn) {
+  SetUpQueue();
+  CliResult r = RunOk({"get", "workloads", "-n", "ml", "-o", "wide"});
+  EXPECT_THAT(r.out, HasSubstr("ESTIMATED-START"));
+  EXPECT_THAT(RowOf(r.out, "second"), HasSubstr(" 55m "));
+  EXPECT_THAT(RowOf(r.out, "first"), Not(HasSubstr("55m")));
+  r = RunOk({"get", "workloads", "-n", "ml"});
+  EXPECT_THAT(r.out, Not(HasSubstr("ESTIMATED-START")));
+}
+
+TEST_F(CliStartEstimateTest, AdmitDryRunSaysWhenItWouldStart) {
+  SetUpQueue();
+  CliResult r = RunOk({"admit", "second", "-n", "ml", "--dry-run"});
+  EXPECT_THAT(r.out, HasSubstr("would wait: "));
+  EXPECT_THAT(r.out, HasSubstr("  estimated start: in 55m (2026-01-01T01:00:00Z)"));
+}
+
+TEST_F(CliStartEstimateTest, SubmitServerDryRunEstimatesAndStoresNothing) {
+  SetUpQueue();
+  // Behind "second": first ends at 01:00, second runs to its limit, 02:00.
+  CliResult r = RunOk({"submit", "--dry-run=server", "-f", "-"},
+                      EightGpuJob("third", "  maximumExecutionTimeSeconds: 600"));
+  EXPECT_THAT(r.out, HasSubstr("workload.kueue.x-k8s.io/third created (server dry run); would "
+                               "start in 1h55m (2026-01-01T02:00:00Z)"));
+  r = Run({"get", "workload", "third", "-n", "ml"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
+}
+
+TEST_F(CliStartEstimateTest, UnknownWhenNothingSaysHowLongTheRunningJobTakes) {
+  RunOk({"apply", "-f", "-"}, kEstimateQueues);
+  RunOk({"submit", "-f", "-"}, EightGpuJob("first", ""));
+  RunOk({"submit", "-f", "-"}, EightGpuJob("second", ""));
+  RunUntil({"get", "workloads", "-n", "ml"},
+           [](const std::string& out) { return CountLines(out, "Pending") == 1; });
+  CliResult r = RunOk({"describe", "workload", "second", "-n", "ml"});
+  EXPECT_THAT(r.out, ContainsRegex("Estimated Start: +unknown: 1 workloads holding quota have no "
+                                   "known runtime"));
+  r = RunOk({"get", "workloads", "-n", "ml", "-o", "wide"});
+  EXPECT_THAT(RowOf(r.out, "second"), HasSubstr(" unknown "));
 }
 
 }  // namespace
