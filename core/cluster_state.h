@@ -21,6 +21,7 @@
 #include "core/object_kind.h"
 #include "core/queue_router.h"
 #include "core/quota_tree.h"
+#include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/timer_set.h"
 #include "core/types.h"
@@ -199,6 +200,8 @@ class ClusterState {
   }
   // Admission fair sharing: the LocalQueue's decayed usage (plus penalties) over its weight.
   double LocalQueueFairUsage(absl::string_view namespace_name, absl::string_view name) const;
+  // How long finished workloads ran, per LocalQueue (start-time estimates learn from it).
+  const RuntimeHistory& runtime_history() const { return runtime_history_; }
   // waitForPodsReady's blockAdmission: no admitted workload is still waiting for its pods.
   bool AllAdmittedPodsReady() const { return unready_admitted_.empty(); }
 
@@ -262,6 +265,7 @@ class ClusterState {
   AdmissionFairSharingLedger fair_usage_{config_.admission_fair_sharing};
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
+  RuntimeHistory runtime_history_;
   int64_t cycle_ = 0;
 };
 

@@ -190,6 +190,8 @@ struct WorkloadSpec {
   bool active = true;
   bool non_preemptible = false;
   int64_t checkpoint_grace_seconds = 0;
+  // Kueue's maximumExecutionTimeSeconds; read by start-time estimates (core/start_estimator.h).
+  std::optional<int32_t> maximum_execution_time_seconds;
   bool operator==(const WorkloadSpec&) const = default;
 };
 

@@ -117,6 +117,14 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       *last_route = CachedRoute{ref.spec.namespace_name, ref.spec.queue_name, router_.RouteOf(ref)};
     }
     QueueRouted(ref, (*last_route)->route, ref.creation_time, keys);
+  } else if (ref.status.state == WorkloadState::kFinished) {
+    // Finished workloads are read back in creation order, close enough to finish order for a
+    // history that keeps the latest few hundred per queue.
+    const Condition* finished = FindCondition(ref.status, "Finished");
+    if (finished != nullptr && ref.status.admission_time != absl::InfinitePast()) {
+      runtime_history_.Record(LocalQueueKey(ref.spec.namespace_name, ref.spec.queue_name),
+                              finished->last_transition_time - ref.status.admission_time);
+    }
   }
   return absl::OkStatus();
 }

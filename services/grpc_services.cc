@@ -1,6 +1,9 @@
 #include "services/grpc_services.h"
 
 #include <cstdint>
+#include <iterator>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -88,9 +91,11 @@ grpc::ServerUnaryReactor* AdmissionGrpcService::Submit(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(call.status()));
     return reactor;
   }
-  api_.SubmitAsync(*request, [this, reactor, response,
+  api_.SubmitAsync(*request, [this, reactor, response, dry_run = request->dry_run(),
                               call = *std::move(call)](absl::StatusOr<v1::SubmitResponse> result) {
-    reactor->Finish(Audited(gate_, call, std::move(result), response));
+    // A dry run changes nothing, so it leaves no audit line (as Apply's).
+    reactor->Finish(dry_run ? Reply(std::move(result), response)
+                            : Audited(gate_, call, std::move(result), response));
   });
   return reactor;
 }
@@ -182,6 +187,17 @@ grpc::Status AdmissionGrpcService::ListWorkloads(grpc::ServerContext* context,
       if (gate_.MayRead(*call, "list", workloads->Get(i))) workloads->SwapElements(kept++, i);
     }
     workloads->DeleteSubrange(kept, workloads->size() - kept);
+    // Start estimates only of the workloads left: their keys name workloads too.
+    if (!result->start_estimates().empty()) {
+      std::set<std::string> visible;
+      for (const v1::Workload& wl : *workloads) {
+        visible.insert(absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name()));
+      }
+      auto* estimates = result->mutable_start_estimates();
+      for (auto it = estimates->begin(); it != estimates->end();) {
+        it = visible.count(it->first) > 0 ? std::next(it) : estimates->erase(it);
+      }
+    }
   }
   return Reply(std::move(result), response);
 }
@@ -279,6 +295,19 @@ grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     }
   }
   return Reply(std::move(result), response);
+}
+
+grpc::Status VisibilityGrpcService::GetCohortBreakdown(grpc::ServerContext* context,
+                                                       const v1::GetCohortBreakdownRequest* request,
+                                                       v1::CohortBreakdown* response) {
+  // Asked for a workload: whoever may read it may learn which queues hold the quota it waits
+  // for (that is the question); else the cohort or ClusterQueue must be readable.
+  TOLLGATE_AUTHORIZE(
+      call, !request->workload().name().empty() ? WorkloadRequest("get", request->workload())
+            : !request->cluster_queue().empty()
+                ? ObjectRequest("get", v1::CLUSTER_QUEUE, "", request->cluster_queue())
+                : ObjectRequest("get", v1::COHORT, "", request->cohort()));
+  return Reply(api_.GetCohortBreakdown(*request), response);
 }
 
 grpc::Status AuthGrpcService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,

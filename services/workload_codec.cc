@@ -270,6 +270,14 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
         absl::StrCat("must be greater than or equal to 0, got ", s.checkpoint_grace_seconds()));
   }
   out.checkpoint_grace_seconds = s.checkpoint_grace_seconds();
+  if (s.has_maximum_execution_time_seconds()) {
+    if (s.maximum_execution_time_seconds() <= 0) {
+      return r.Invalid(
+          "spec.maximumExecutionTimeSeconds",
+          absl::StrCat("must be greater than 0, got ", s.maximum_execution_time_seconds()));
+    }
+    out.maximum_execution_time_seconds = s.maximum_execution_time_seconds();
+  }
   return out;
 }
 
@@ -397,6 +405,9 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   s->set_active(wl.spec.active);
   s->set_non_preemptible(wl.spec.non_preemptible);
   s->set_checkpoint_grace_seconds(wl.spec.checkpoint_grace_seconds);
+  if (wl.spec.maximum_execution_time_seconds.has_value()) {
+    s->set_maximum_execution_time_seconds(*wl.spec.maximum_execution_time_seconds);
+  }
 
   const core::WorkloadStatus& st = wl.status;
   v1::WorkloadStatus* ps = out->mutable_status();

@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<v1::ConfigObject>> ListConfig(Session& s, v1::ObjectK
 }
 
 absl::StatusOr<std::map<std::string, PendingInfo>> PendingInfoOf(
-    Session& s, const std::vector<v1::Workload>& workloads) {
+    Session& s, const std::vector<v1::Workload>& workloads, bool with_start_estimates) {
   std::set<std::pair<std::string, std::string>> queues;
   for (const v1::Workload& wl : workloads) {
     if (wl.status().state() == v1::WORKLOAD_STATE_PENDING) {
@@ -56,14 +56,18 @@ absl::StatusOr<std::map<std::string, PendingInfo>> PendingInfoOf(
     v1::ListPendingWorkloadsRequest request;
     request.set_namespace_(ns);
     request.set_local_queue(queue);
+    request.set_include_start_estimates(with_start_estimates);
     absl::StatusOr<v1::ListPendingWorkloadsResponse> response =
         s.client().ListPendingWorkloads(request);
     // A LocalQueue that does not exist (yet) has no positions; the workload still lists.
     if (absl::IsNotFound(response.status())) continue;
     if (!response.ok()) return response.status();
     for (const v1::PendingWorkload& p : response->items()) {
-      info[absl::StrCat(p.workload().namespace_(), "/", p.workload().name())] =
-          PendingInfo{p.position_in_cluster_queue() + 1, p.cluster_queue(), p.message()};
+      PendingInfo& entry = info[absl::StrCat(p.workload().namespace_(), "/", p.workload().name())];
+      entry.position = p.position_in_cluster_queue() + 1;
+      entry.cluster_queue = p.cluster_queue();
+      entry.message = p.message();
+      if (p.has_start_estimate()) entry.start_estimate = p.start_estimate();
     }
   }
   return info;

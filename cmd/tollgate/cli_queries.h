@@ -3,6 +3,7 @@
 // Reads several commands share: config objects by kind, workloads, pending positions.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,13 @@ struct PendingInfo {
   int position = 0;
   std::string cluster_queue;
   std::string message;
+  // Set when asked for (get workloads -o wide).
+  std::optional<v1::StartEstimate> start_estimate;
 };
 
 // The pending entries of the LocalQueues `workloads` name, by "namespace/name". One visibility
 // call per LocalQueue with a pending workload.
 absl::StatusOr<std::map<std::string, PendingInfo>> PendingInfoOf(
-    Session& s, const std::vector<v1::Workload>& workloads);
+    Session& s, const std::vector<v1::Workload>& workloads, bool with_start_estimates = false);
 
 }  // namespace tollgate::cli

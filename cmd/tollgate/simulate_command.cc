@@ -18,6 +18,7 @@
 #include "cmd/flags/command_line.h"
 #include "core/status_macros.h"
 #include "services/manifest/manifest_parser.h"
+#include "services/simulation/estimate_accuracy.h"
 #include "services/simulation/replay_report.h"
 #include "services/simulation/trace_reader.h"
 #include "services/simulation/trace_replay.h"
@@ -41,6 +42,8 @@ struct SimulateFlags {
   bool fair_sharing = false;
   bool plots = true;
   bool quiet = false;
+  // Estimate every Nth job's start at submission (0: none); docs/simulation.md.
+  int64_t estimate_every = 0;
 };
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
@@ -95,6 +98,12 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
           TOLLGATE_ASSIGN_OR_RETURN(f.fair_sharing, flag.Bool());
         } else if (flag.name == "plots") {
           TOLLGATE_ASSIGN_OR_RETURN(f.plots, flag.Bool());
+        } else if (flag.name == "estimate-every") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          if (!absl::SimpleAtoi(text, &f.estimate_every) || f.estimate_every < 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--estimate-every: expected a non-negative integer, got \"", text, "\""));
+          }
         } else if (flag.name == "quiet") {
           TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
         } else {
@@ -175,7 +184,7 @@ void DrawPlots(const std::string& dir, std::ostream& err) {
 absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& queues_file,
                                     const std::vector<simulation::TraceJob>& jobs,
                                     const std::string& out_dir, std::ostream& err,
-                                    bool err_is_terminal) {
+                                    bool err_is_terminal, std::string* accuracy) {
   TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadText(queues_file));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> objects,
                             manifest::ParseManifests(text, queues_file));
@@ -183,6 +192,7 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.config.fair_sharing.enable = f.fair_sharing;
   options.resource = f.mapping.resource;
   options.sample_every = f.sample_every;
+  options.estimate_every = f.estimate_every;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
@@ -191,6 +201,7 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   TOLLGATE_ASSIGN_OR_RETURN(simulation::ReplayResult result,
                             simulation::ReplayTrace(objects, jobs, options));
   ReplayReport report = simulation::Summarize(jobs, result, f.mapping.resource);
+  *accuracy = simulation::FormatEstimateAccuracy(simulation::MeasureEstimateAccuracy(jobs, result));
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
@@ -198,6 +209,10 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
       return absl::UnavailableError(
           absl::StrCat("--out: cannot create ", out_dir, ": ", ec.message()));
     TOLLGATE_RETURN_IF_ERROR(simulation::WriteReplayFiles(out_dir, jobs, result, report));
+    if (f.estimate_every > 0) {
+      TOLLGATE_RETURN_IF_ERROR(
+          simulation::WriteEstimatesCsv(out_dir + "/estimates.csv", jobs, result));
+    }
     if (f.plots) DrawPlots(out_dir, err);
   }
   return report;
@@ -230,6 +245,9 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --resource=NAME         the resource jobs request (default nvidia.com/gpu)
   --gpus-per-pod=N        larger jobs are gangs of pods of N (default 8)
   --sample-every=DURATION how often usage is sampled, virtual time (default 1h)
+  --estimate-every=N       estimate every Nth job's start at submission, with learned runtimes
+                          and with Slurm's time-limit rule, and report their accuracy (and
+                          estimates.csv under --out); 0 (default) makes none
   --plots=false           skip running gnuplot
   --quiet                 no progress bar
 )";
@@ -260,27 +278,32 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
     return kFailed;
   }
   if (f.compare.empty()) {
+    std::string accuracy;
     absl::StatusOr<ReplayReport> report =
-        RunOne(f, f.queues, *jobs, f.out_dir, err, err_is_terminal);
+        RunOne(f, f.queues, *jobs, f.out_dir, err, err_is_terminal, &accuracy);
     if (!report.ok()) {
       err << "simulate: " << report.status().message() << "\n";
       return kFailed;
     }
-    out << simulation::FormatSummary(*report);
+    out << simulation::FormatSummary(*report) << accuracy;
     return kOk;
   }
   std::vector<std::pair<std::string, ReplayReport>> reports;
+  std::string accuracies;
   for (const std::string& file : f.compare) {
     const std::string name = std::filesystem::path(file).stem().string();
     const std::string dir = f.out_dir.empty() ? "" : absl::StrCat(f.out_dir, "/", name);
-    absl::StatusOr<ReplayReport> report = RunOne(f, file, *jobs, dir, err, err_is_terminal);
+    std::string accuracy;
+    absl::StatusOr<ReplayReport> report =
+        RunOne(f, file, *jobs, dir, err, err_is_terminal, &accuracy);
     if (!report.ok()) {
       err << "simulate: " << file << ": " << report.status().message() << "\n";
       return kFailed;
     }
     reports.emplace_back(name, *std::move(report));
+    if (!accuracy.empty()) absl::StrAppend(&accuracies, "\n", name, ":", accuracy);
   }
-  out << simulation::FormatComparison(reports);
+  out << simulation::FormatComparison(reports) << accuracies;
   return kOk;
 }
 

@@ -8,6 +8,7 @@
 #include "cmd/tollgate/cli_format.h"
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/commands.h"
+#include "cmd/tollgate/start_estimate_view.h"
 
 namespace tollgate::cli {
 namespace {
@@ -134,6 +135,10 @@ int RunAdmit(Session& s, const ParsedFlags& args) {
               << (response->message().empty() ? response->workload().status().pending_message()
                                               : response->message())
               << "\n";
+      if (response->has_start_estimate()) {
+        s.out() << "  estimated start: " << StartEstimateText(response->start_estimate(), s.now())
+                << "\n";
+      }
       break;
   }
   if (response->outcome() != v1::AdmitResponse::PENDING && !response->message().empty()) {

@@ -754,11 +754,11 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
   // priorityClassSource (v1beta1) only says which kind priorityClassName refers to; the
   // service looks the name up in both, as Kueue's defaulting would.
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s,
-      Fields::Read(ctx, *spec_node, "spec",
-                   {"podSets", "queueName", "priorityClassName", "priorityClassRef", "priority",
-                    "active", "nonPreemptible", "checkpointGraceSeconds"},
-                   {"maximumExecutionTimeSeconds", "preemptionGates"}, {"priorityClassSource"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"podSets", "queueName", "priorityClassName", "priorityClassRef",
+                              "priority", "active", "nonPreemptible", "checkpointGraceSeconds",
+                              "maximumExecutionTimeSeconds"},
+                             {"preemptionGates"}, {"priorityClassSource"}));
   v1::WorkloadSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "queueName", spec->mutable_queue_name()));
   if (spec->queue_name().empty()) {
@@ -808,6 +808,10 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
         int64_t v, Int(ctx, *n, s.Path("checkpointGraceSeconds"),
                        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
     spec->set_checkpoint_grace_seconds(v);
+  }
+  if (const YAML::Node* n = s.Get("maximumExecutionTimeSeconds")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maximumExecutionTimeSeconds")));
+    spec->set_maximum_execution_time_seconds(v);
   }
   if (const YAML::Node* n = s.Get("podSets")) {
     const std::string sets_path = s.Path("podSets");

@@ -1,6 +1,7 @@
 #include "services/simulation/trace_replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "core/status_macros.h"
 #include "services/admission_executor.h"
 #include "services/tollgate_api.h"
+#include "services/workload_codec.h"
 #include "storage/memory_store.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
@@ -79,8 +81,14 @@ absl::StatusOr<std::map<std::string, QueueInfo>> DescribeQueues(
 class Replayer {
  public:
   Replayer(const std::vector<TraceJob>& jobs, const ReplayOptions& options,
-           core::SimulatedClock& clock, storage::MemoryStore& store, services::TollgateApi& api)
-      : jobs_(jobs), options_(options), clock_(clock), store_(store), api_(api) {}
+           core::SimulatedClock& clock, storage::MemoryStore& store,
+           services::AdmissionExecutor& executor, services::TollgateApi& api)
+      : jobs_(jobs),
+        options_(options),
+        clock_(clock),
+        store_(store),
+        executor_(executor),
+        api_(api) {}
 
   absl::Status Run(ReplayResult& result) {
     result.jobs.resize(jobs_.size());
@@ -128,7 +136,7 @@ class Replayer {
         ++finished;
       }
       while (next_submit < jobs_.size() && jobs_[next_submit].submit == now) {
-        TOLLGATE_RETURN_IF_ERROR(Submit(static_cast<int>(next_submit++)));
+        TOLLGATE_RETURN_IF_ERROR(Submit(static_cast<int>(next_submit++), result));
       }
       TOLLGATE_RETURN_IF_ERROR(api_.Settle());
       ++result.settles;
@@ -160,7 +168,7 @@ class Replayer {
     return absl::StrCat(ns, "/", name);
   }
 
-  absl::Status Submit(int job_index) {
+  absl::Status Submit(int job_index, ReplayResult& result) {
     const TraceJob& job = jobs_[job_index];
     v1::SubmitRequest request;
     v1::Workload& wl = *request.mutable_workload();
@@ -172,11 +180,50 @@ class Replayer {
     pods.set_name("main");
     pods.set_count(job.pods);
     (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+    if (options_.estimate_every > 0) {
+      wl.mutable_spec()->set_maximum_execution_time_seconds(
+          static_cast<int32_t>(absl::ToInt64Seconds(SlurmTimeLimit(job.duration))));
+      if (job_index % options_.estimate_every == 0) {
+        TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
+      }
+    }
     absl::Status status = api_.Submit(request).status();
     if (!status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("trace row ", job.row, " (", job.name,
                                                      "): submit refused: ", status.message()));
     }
+    return absl::OkStatus();
+  }
+
+  // Asks, before the job is submitted, when it would start: the question a Submit dry run
+  // answers, through the same executor, on the state the submission will meet.
+  absl::Status Estimate(int job_index, const v1::Workload& wl, ReplayResult& result) {
+    TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, services::WorkloadSpecFromProto(wl));
+    core::StartEstimateOptions learned = options_.estimate_options;
+    learned.runtimes = core::RuntimeSource::kHistoryOnly;
+    learned.late_quantile = 0;  // the replay scores the likely start only
+    core::StartEstimateOptions slurm = learned;
+    slurm.runtimes = core::RuntimeSource::kDeclaredOnly;
+    using Pair = std::pair<core::StartEstimate, core::StartEstimate>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Pair estimates,
+        executor_.Run<Pair>([&](services::AdmissionExecutor::Txn& txn) -> absl::StatusOr<Pair> {
+          TOLLGATE_ASSIGN_OR_RETURN(
+              core::StartEstimate a,
+              core::EstimateSubmission(txn.state(), spec, txn.now(), learned));
+          TOLLGATE_ASSIGN_OR_RETURN(core::StartEstimate b,
+                                    core::EstimateSubmission(txn.state(), spec, txn.now(), slurm));
+          return Pair(std::move(a), std::move(b));
+        }));
+    const absl::Time submitted = clock_.Now();
+    auto wait = [submitted](const core::StartEstimate& e) {
+      WaitEstimate w;
+      w.kind = e.kind;
+      if (e.kind != core::StartEstimate::Kind::kUnknown) w.wait = e.likely - submitted;
+      return w;
+    };
+    result.jobs[job_index].learned_estimate = wait(estimates.first);
+    result.jobs[job_index].slurm_estimate = wait(estimates.second);
     return absl::OkStatus();
   }
 
@@ -257,6 +304,7 @@ class Replayer {
   const ReplayOptions& options_;
   core::SimulatedClock& clock_;
   storage::MemoryStore& store_;
+  services::AdmissionExecutor& executor_;
   services::TollgateApi& api_;
 
   absl::flat_hash_map<std::string, int> index_of_;
@@ -269,6 +317,15 @@ class Replayer {
 };
 
 }  // namespace
+
+absl::Duration SlurmTimeLimit(absl::Duration duration) {
+  for (absl::Duration limit :
+       {absl::Hours(1), absl::Hours(4), absl::Hours(24), absl::Hours(24 * 7)}) {
+    if (duration <= limit) return limit;
+  }
+  const absl::Duration week = absl::Hours(24 * 7);
+  return week * std::ceil(absl::FDivDuration(duration, week));
+}
 
 absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& objects,
                                          const std::vector<TraceJob>& jobs,
@@ -305,7 +362,7 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
       return absl::InvalidArgumentError(absl::StrCat("apply ", m.kind, ": ", status.message()));
   }
 
-  Replayer replayer(jobs, options, clock, store, api);
+  Replayer replayer(jobs, options, clock, store, *executor, api);
   TOLLGATE_RETURN_IF_ERROR(replayer.Run(result));
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!result.jobs[i].cluster_queue.empty()) continue;

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/scheduler_config.h"
+#include "core/start_estimator.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/simulation/trace_reader.h"
 
@@ -36,6 +37,25 @@ struct ReplayOptions {
   absl::Duration sample_every = absl::Hours(1);
   // Called on the calling thread about every 1 % of the jobs finished; may be empty.
   std::function<void(const ReplayProgress&)> progress;
+  // Every Nth submission (0: none) first asks, as a Submit dry run would, when the job would
+  // start, in two ways: Tollgate's runtimes learned from each LocalQueue's finished jobs, and
+  // Slurm's rule (every job runs to its time limit). Jobs then declare a time limit,
+  // SlurmTimeLimit(duration), as maximumExecutionTimeSeconds; nothing enforces it, and they
+  // still run for their duration.
+  int64_t estimate_every = 0;
+  // Bounds of each estimate; the runtime source and late quantile are set per method.
+  core::StartEstimateOptions estimate_options;
+};
+
+// The time limit a Slurm user would have given a job that ran `duration`: the next of 1 h,
+// 4 h, 24 h and 7 days, and beyond that whole weeks.
+absl::Duration SlurmTimeLimit(absl::Duration duration);
+
+// A start estimate made at submission, as a wait from the submission.
+struct WaitEstimate {
+  core::StartEstimate::Kind kind = core::StartEstimate::Kind::kUnknown;
+  // kEstimated: the predicted wait; kNotBefore: the least wait; kUnknown: zero.
+  absl::Duration wait;
 };
 
 // What happened to one job of the trace.
@@ -48,6 +68,9 @@ struct JobOutcome {
   int32_t preemptions = 0;
   // Resource-seconds of work thrown away by preemptions (a preempted job restarts from zero).
   double lost_resource_seconds = 0;
+  // Set for the jobs sampled by ReplayOptions::estimate_every.
+  std::optional<WaitEstimate> learned_estimate;
+  std::optional<WaitEstimate> slurm_estimate;
 };
 
 // One ClusterQueue at one sample instant; quantities in units of the measured resource.

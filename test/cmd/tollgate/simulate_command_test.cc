@@ -1,5 +1,6 @@
 #include "cmd/tollgate/simulate_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -117,12 +118,38 @@ TEST(SimulateCommandTest, BadInputIsNamed) {
         "--gpus-per-pod=0"},
        kExitUsage,
        "--gpus-per-pod: expected a positive integer, got \"0\""},
+      {{"--trace=x.csv", "--queues=q.yaml", "--estimate-every=some"},
+       kExitUsage,
+       "--estimate-every: expected a non-negative integer, got \"some\""},
   };
   for (const Case& c : cases) {
     CliRun r = Simulate(c.args);
     EXPECT_EQ(r.code, c.code) << c.message << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr(c.message));
   }
+}
+
+// Every 5th of the 240 jobs is asked about at submission, both ways, and scored.
+TEST(SimulateCommandTest, ReportsStartEstimateAccuracyBesideSlurmsRule) {
+  const std::string dir = ::testing::TempDir() + "/simulate-estimates";
+  std::filesystem::remove_all(dir);
+  CliRun r =
+      Simulate({"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_reclaim.yaml",
+                "--estimate-every=5", "--out=" + dir, "--plots=false", "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Start estimates made at submission vs actual start (48 jobs "
+                               "sampled)"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex("\nlearned +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ h "));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex("\nslurm +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ h "));
+  const std::string csv = ReadAll(dir + "/estimates.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 48) << csv;
+  // Without the flag nothing is estimated and the report has no such section.
+  r = Simulate({"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_reclaim.yaml",
+                "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Start estimates")));
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// Cost of start-time estimates (core/start_estimator.h): every pending workload's estimate
+// (what a describe, `get workloads -o wide` or a visibility page computes once per store
+// revision) and one dry-run submission, at 1k and 10k pending. docs/start-estimates.md has the
+// command and the numbers.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "core/cluster_state.h"
+#include "core/start_estimator.h"
+
+namespace tollgate::core {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+constexpr int kTeams = 10;
+constexpr int64_t kGpusPerTeam = 128;
+
+WorkloadSpec Job(int team, int64_t n, int32_t gpus) {
+  WorkloadSpec spec;
+  spec.namespace_name = absl::StrCat("team-", team);
+  spec.name = absl::StrCat("job-", n);
+  spec.queue_name = "q";
+  spec.pod_sets = {PodSetSpec{"main", 1, std::nullopt, {{"gpu", gpus}}, {}, {}}};
+  return spec;
+}
+
+void Settle(ClusterState& state, absl::Time now) {
+  while (true) {
+    CyclePlan plan = state.PlanCycle(now);
+    state.ApplyCycle(plan, now);
+    if (!plan.MadeProgress()) return;
+  }
+}
+
+// Ten teams in one cohort, 128 GPUs each; each LocalQueue has learned 64 runtimes (10 min to
+// 8 h); the cluster is full, and `pending` jobs of 1-8 GPUs wait, spread over the teams.
+std::unique_ptr<ClusterState> MakeState(int64_t pending, absl::Time& now) {
+  auto state = std::make_unique<ClusterState>(SchedulerConfig{});
+  now = kStart;
+  (void)state->ApplyResourceFlavor({"a100", {}, {}, {}}, now);
+  for (int t = 0; t < kTeams; ++t) {
+    ClusterQueueSpec cq;
+    cq.name = absl::StrCat("cq-", t);
+    cq.cohort = "pool";
+    cq.resource_groups = {
+        {{"gpu"}, {{"a100", {{"gpu", kGpusPerTeam, std::nullopt, std::nullopt}}}}}};
+    cq.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
+    (void)state->ApplyClusterQueue(cq, now);
+    (void)state->ApplyLocalQueue({absl::StrCat("team-", t), "q", cq.name, StopPolicy::kNone, 1.0},
+                                 now);
+  }
+  std::mt19937_64 rng(17);
+  std::uniform_int_distribution<int64_t> minutes(10, 480);
+  std::uniform_int_distribution<int32_t> gpus(1, 8);
+  int64_t n = 0;
+  // History: 64 finished jobs per team.
+  for (int round = 0; round < 64; ++round) {
+    for (int t = 0; t < kTeams; ++t) (void)state->Submit(Job(t, n++, 1), "", now);
+    Settle(*state, now);
+    now += absl::Minutes(minutes(rng));
+    for (const Workload* wl : state->AllWorkloads()) {
+      if (wl->status.state == WorkloadState::kAdmitted) (void)state->Finish(wl->Key(), "", now);
+    }
+  }
+  // Fill the cluster, then queue the backlog.
+  for (int64_t i = 0; i < pending + kTeams * kGpusPerTeam; ++i) {
+    (void)state->Submit(Job(static_cast<int>(i % kTeams), n++, gpus(rng)), "", now);
+    if (i == kTeams * kGpusPerTeam / 4) Settle(*state, now);
+  }
+  Settle(*state, now);
+  now += absl::Minutes(30);
+  return state;
+}
+
+void BM_EstimateAllPending(benchmark::State& bench) {
+  absl::Time now;
+  std::unique_ptr<ClusterState> state = MakeState(bench.range(0), now);
+  StartEstimateOptions options;
+  options.max_cycles = bench.range(1);
+  StartEstimates last;
+  for (auto _ : bench) {
+    absl::StatusOr<StartEstimates> estimates = EstimatePendingStarts(*state, now, options);
+    if (!estimates.ok()) {
+      bench.SkipWithError(std::string(estimates.status().message()).c_str());
+      return;
+    }
+    last = *std::move(estimates);
+  }
+  int64_t estimated = 0, not_before = 0;
+  for (const auto& [id, e] : last.by_id) {
+    estimated += e.kind == StartEstimate::Kind::kEstimated;
+    not_before += e.kind == StartEstimate::Kind::kNotBefore;
+  }
+  bench.counters["pending"] = static_cast<double>(last.by_id.size());
+  bench.counters["estimated"] = static_cast<double>(estimated);
+  bench.counters["not_before"] = static_cast<double>(not_before);
+  bench.counters["steps"] = static_cast<double>(last.steps);
+  bench.counters["cycles"] = static_cast<double>(last.cycles);
+}
+// Args: pending, the cycle budget per run (5,000 is the default).
+BENCHMARK(BM_EstimateAllPending)
+    ->Args({1'000, 5'000})
+    ->Args({10'000, 5'000})
+    ->Args({10'000, 20'000})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_EstimateDryRunSubmit(benchmark::State& bench) {
+  absl::Time now;
+  std::unique_ptr<ClusterState> state = MakeState(bench.range(0), now);
+  for (auto _ : bench) {
+    absl::StatusOr<StartEstimate> e = EstimateSubmission(*state, Job(3, 1'000'000'000, 4), now, {});
+    if (!e.ok()) {
+      bench.SkipWithError(std::string(e.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimateDryRunSubmit)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace tollgate::core
+
+BENCHMARK_MAIN();

@@ -1,0 +1,415 @@
+#include "core/start_estimator.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/cluster_state.h"
+#include "core/config_registry.h"
+#include "core/object_kind.h"
+#include "core/runtime_history.h"
+#include "core/status_macros.h"
+
+namespace tollgate::core {
+namespace {
+
+// A copy of `live` to run forward: the same configuration objects and every workload that is
+// pending or holds quota, with their status. Finished workloads are left out (they change no
+// decision). Two settings change, because the copy has no adapter to answer it: evictions
+// release quota at once, and admitted workloads need no pods-ready report.
+absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const ClusterState& live,
+                                                              absl::Time now) {
+  SchedulerConfig config = live.config();
+  config.evictions_need_ack = false;
+  config.wait_for_pods_ready.enable = false;
+  auto sim = std::make_unique<ClusterState>(config);
+
+  // Re-applied in the restart order, so references resolve as they did when written.
+  std::vector<std::pair<int, std::function<absl::Status()>>> applies;
+  auto add = [&](ObjectKind kind, std::function<absl::Status()> apply) {
+    applies.emplace_back(TraitsOf(kind).apply_order, std::move(apply));
+  };
+  ClusterState& s = *sim;
+  for (const auto& [name, spec] : live.namespaces())
+    add(ObjectKind::kNamespace, [&s, &spec, now] { return s.ApplyNamespace(spec, now); });
+  for (const auto& [name, spec] : live.flavors())
+    add(ObjectKind::kResourceFlavor, [&s, &spec, now] { return s.ApplyResourceFlavor(spec, now); });
+  for (const auto& [name, spec] : live.cohorts())
+    add(ObjectKind::kCohort, [&s, &spec, now] { return s.ApplyCohort(spec, now); });
+  for (const auto& [name, spec] : live.cluster_queue_specs())
+    add(ObjectKind::kClusterQueue, [&s, &spec, now] { return s.ApplyClusterQueue(spec, now); });
+  for (const auto& [name, lq] : live.local_queues())
+    add(ObjectKind::kLocalQueue, [&s, &lq, now] { return s.ApplyLocalQueue(lq.spec, now); });
+  for (const auto& [name, spec] : live.workload_priority_classes())
+    add(ObjectKind::kWorkloadPriorityClass,
+        [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
+  for (const auto& [name, spec] : live.pod_priority_classes())
+    add(ObjectKind::kPriorityClass, [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
+  std::stable_sort(applies.begin(), applies.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [order, apply] : applies) TOLLGATE_RETURN_IF_ERROR(apply());
+
+  std::vector<std::unique_ptr<Workload>> workloads;
+  for (const Workload* wl : live.AllWorkloads()) {
+    const bool pending = wl->status.state == WorkloadState::kPending;
+    if (!pending && !wl->HoldsQuota()) continue;
+    auto copy = std::make_unique<Workload>();
+    copy->uid = wl->uid;
+    copy->creation_time = wl->creation_time;
+    copy->spec = wl->spec;
+    copy->priority = wl->priority;
+    copy->status = wl->status;
+    // Events are for people; the copy's decisions never read them.
+    copy->status.events.clear();
+    workloads.push_back(std::move(copy));
+  }
+  TOLLGATE_RETURN_IF_ERROR(sim->RestoreAll(std::move(workloads)));
+  // Evictions that were waiting for an adapter's report end now.
+  for (const Workload* wl : sim->AllWorkloads()) {
+    if (wl->status.state == WorkloadState::kEvicting) {
+      TOLLGATE_RETURN_IF_ERROR(sim->ReleaseEvicted(wl->Key(), now));
+    }
+  }
+  return sim;
+}
+
+// How the runtimes of the workloads holding quota were obtained.
+struct RuntimeCounts {
+  int64_t declared = 0;
+  int64_t learned = 0;
+  int64_t unknown = 0;
+};
+
+struct RunResult {
+  // By the copy's id: when each target started, and the runtimes its start rested on (those
+  // placed before it started).
+  std::map<WorkloadId, absl::Time> started;
+  std::map<WorkloadId, RuntimeCounts> started_on;
+  bool hit_bound = false;
+  absl::Time stopped_at;
+  // Workloads holding quota whose end the run could not place when it stopped.
+  int64_t unknown_holders = 0;
+  RuntimeCounts counts;
+  int64_t steps = 0;
+  int64_t cycles = 0;
+};
+
+// One forward run of the copy at one runtime quantile. Changes the copy.
+class ForwardRun {
+ public:
+  ForwardRun(ClusterState& sim, const RuntimeHistory& history, const StartEstimateOptions& options,
+             double quantile)
+      : sim_(sim), history_(history), options_(options), quantile_(quantile) {}
+
+  // Runs until every target started, nothing more can change, or a bound is hit.
+  RunResult Run(const absl::flat_hash_set<WorkloadId>& targets, absl::Time now) {
+    RunResult result;
+    size_t remaining = targets.size();
+    for (const Workload* wl : sim_.AllWorkloads()) {
+      if (wl->status.state == WorkloadState::kAdmitted) Schedule(*wl, now, result);
+    }
+    absl::Time t = now;
+    while (true) {
+      // Time-based transitions (backoff expiry) are part of the rules too.
+      (void)sim_.FireTimers(t);
+      while (result.cycles < options_.max_cycles) {
+        CyclePlan plan = sim_.PlanCycle(t);
+        sim_.ApplyCycle(plan, t);
+        ++result.cycles;
+        for (const PreemptionDecision& p : plan.preemptions) {
+          // It restarts from zero when admitted again; its old end no longer holds.
+          end_of_.erase(p.victim);
+          unknown_holders_.erase(p.victim);
+        }
+        for (const AdmissionDecision& a : plan.admissions) {
+          if (targets.contains(a.id) && !result.started.contains(a.id)) {
+            result.started.emplace(a.id, t);
+            result.started_on.emplace(a.id, result.counts);
+            --remaining;
+          }
+        }
+        for (const AdmissionDecision& a : plan.admissions) {
+          if (const Workload* wl = sim_.workload(a.id)) Schedule(*wl, t, result);
+        }
+        if (!plan.MadeProgress()) break;
+      }
+      if (remaining == 0) break;
+      std::optional<absl::Time> next = NextEnd();
+      std::optional<absl::Time> timer = sim_.NextTimer();
+      if (timer.has_value() && (!next.has_value() || *timer < *next)) next = timer;
+      if (!next.has_value()) break;  // nothing more will ever change
+      if (result.steps >= options_.max_steps || result.cycles >= options_.max_cycles ||
+          *next - now > options_.horizon) {
+        result.hit_bound = true;
+        break;
+      }
+      ++result.steps;
+      t = std::max(t, *next);
+      while (!ends_.empty() && ends_.top().first <= t) {
+        const auto [at, id] = ends_.top();
+        ends_.pop();
+        auto it = end_of_.find(id);
+        if (it == end_of_.end() || it->second != at) continue;  // preempted since
+        end_of_.erase(it);
+        const Workload* wl = sim_.workload(id);
+        if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted) continue;
+        (void)sim_.Finish(wl->Key(), "", t);  // cannot fail: it is admitted
+      }
+    }
+    result.stopped_at = t;
+    result.unknown_holders = static_cast<int64_t>(unknown_holders_.size());
+    return result;
+  }
+
+ private:
+  // Places the end of an admitted workload of the copy, or counts it as unknown.
+  void Schedule(const Workload& wl, absl::Time now, RunResult& result) {
+    const absl::Duration elapsed = std::max(absl::ZeroDuration(), now - wl.status.admission_time);
+    std::optional<absl::Duration> run;
+    const bool use_declared = options_.runtimes != RuntimeSource::kHistoryOnly;
+    const bool use_history = options_.runtimes != RuntimeSource::kDeclaredOnly;
+    if (use_declared && wl.spec.maximum_execution_time_seconds.has_value()) {
+      run = absl::Seconds(*wl.spec.maximum_execution_time_seconds);
+      ++result.counts.declared;
+    } else if (use_history) {
+      const RuntimeDistribution& dist = DistributionOf(wl);
+      if (!dist.empty()) {
+        // A workload that has outrun every recorded duration is assumed to end now.
+        run = dist.QuantileGiven(quantile_, elapsed).value_or(elapsed);
+        ++result.counts.learned;
+      }
+    }
+    if (!run.has_value()) {
+      ++result.counts.unknown;
+      unknown_holders_.insert(wl.id);
+      return;
+    }
+    const absl::Time end = std::max(now, wl.status.admission_time + *run);
+    end_of_[wl.id] = end;
+    ends_.emplace(end, wl.id);
+  }
+
+  const RuntimeDistribution& DistributionOf(const Workload& wl) {
+    const std::string key = LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name);
+    auto it = distributions_.find(key);
+    if (it == distributions_.end()) {
+      it = distributions_.emplace(key, RuntimeDistribution(history_, key)).first;
+    }
+    return it->second;
+  }
+
+  std::optional<absl::Time> NextEnd() {
+    while (!ends_.empty()) {
+      auto it = end_of_.find(ends_.top().second);
+      if (it != end_of_.end() && it->second == ends_.top().first) return ends_.top().first;
+      ends_.pop();
+    }
+    return std::nullopt;
+  }
+
+  ClusterState& sim_;
+  const RuntimeHistory& history_;
+  const StartEstimateOptions& options_;
+  const double quantile_;
+  absl::flat_hash_map<std::string, RuntimeDistribution> distributions_;
+  std::priority_queue<std::pair<absl::Time, WorkloadId>,
+                      std::vector<std::pair<absl::Time, WorkloadId>>, std::greater<>>
+      ends_;
+  absl::flat_hash_map<WorkloadId, absl::Time> end_of_;
+  std::set<WorkloadId> unknown_holders_;
+};
+
+std::string Basis(const RuntimeCounts& c) {
+  return absl::StrCat("runtimes: ", c.declared, " declared, ", c.learned,
+                      " from LocalQueue history, ", c.unknown, " unknown");
+}
+
+// Why a workload of the copy that never started did not: the answer for it.
+StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunResult& r) {
+  StartEstimate e;
+  e.basis = Basis(r.counts);
+  if (!wl.spec.active || wl.status.deactivated) {
+    e.reason = "the workload is deactivated";
+    return e;
+  }
+  const LocalQueueRuntime* lq =
+      sim.registry().FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
+  if (lq == nullptr) {
+    e.reason = absl::StrCat("LocalQueue ", wl.spec.namespace_name, "/", wl.spec.queue_name,
+                            " does not exist");
+    return e;
+  }
+  if (lq->spec.stop_policy != StopPolicy::kNone) {
+    e.reason = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is stopped");
+    return e;
+  }
+  auto cq = sim.cluster_queue_specs().find(lq->spec.cluster_queue);
+  if (cq == sim.cluster_queue_specs().end()) {
+    e.reason = absl::StrCat("ClusterQueue ", lq->spec.cluster_queue, " does not exist");
+    return e;
+  }
+  if (cq->second.stop_policy != StopPolicy::kNone) {
+    e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
+    return e;
+  }
+  if (r.hit_bound) {
+    e.kind = StartEstimate::Kind::kNotBefore;
+    e.likely = r.stopped_at;
+    e.reason = "not started within the estimate's bounds (simulated instants, cycles or horizon)";
+    return e;
+  }
+  if (r.unknown_holders > 0) {
+    e.reason = absl::StrCat(r.unknown_holders,
+                            " workloads holding quota have no known runtime (no declared "
+                            "maximumExecutionTimeSeconds and no finished workload in their "
+                            "LocalQueue)");
+    return e;
+  }
+  e.reason = absl::StrCat("it does not fit even after every workload ahead of it has ended",
+                          wl.status.pending_message.empty() ? "" : ": ", wl.status.pending_message);
+  return e;
+}
+
+// Runs the copy forward at the likely quantile and, when history mattered, again at the late
+// one (on a fresh copy), and answers for each target (by the copy's id).
+absl::StatusOr<std::map<WorkloadId, StartEstimate>> EstimateTargets(
+    const ClusterState& live,
+    const std::function<absl::StatusOr<std::unique_ptr<ClusterState>>()>& make_copy,
+    const std::function<absl::flat_hash_set<WorkloadId>(const ClusterState&)>& pick_targets,
+    const StartEstimateOptions& options, absl::Time now, int64_t* steps, int64_t* cycles) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, make_copy());
+  const absl::flat_hash_set<WorkloadId> targets = pick_targets(*sim);
+  // Answers are by id of the copy; keep each target's key to find it in a second copy.
+  std::map<WorkloadId, StartEstimate> out;
+  ForwardRun likely_run(*sim, live.runtime_history(), options, options.likely_quantile);
+  const RunResult likely = likely_run.Run(targets, now);
+  *steps += likely.steps;
+  *cycles += likely.cycles;
+  for (WorkloadId id : targets) {
+    auto it = likely.started.find(id);
+    if (it != likely.started.end()) {
+      StartEstimate& e = out[id];
+      e.kind = StartEstimate::Kind::kEstimated;
+      e.likely = it->second;
+      e.basis = Basis(likely.started_on.at(id));
+    } else {
+      out[id] = Unstarted(*sim, *sim->workload(id), likely);
+    }
+  }
+  if (options.late_quantile <= 0 || likely.counts.learned == 0) return out;
+
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim2, make_copy());
+  const absl::flat_hash_set<WorkloadId> targets2 = pick_targets(*sim2);
+  ForwardRun late_run(*sim2, live.runtime_history(), options, options.late_quantile);
+  const RunResult late = late_run.Run(targets2, now);
+  *steps += late.steps;
+  *cycles += late.cycles;
+  // Both copies are built the same way, so the same workload has the same id in each.
+  for (auto& [id, e] : out) {
+    if (e.kind != StartEstimate::Kind::kEstimated) continue;
+    auto it = late.started.find(id);
+    // Scheduling is not monotone in runtimes; a range reads as one, so late >= likely.
+    if (it != late.started.end()) e.late = std::max(it->second, e.likely);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, absl::Time now,
+                                                     const StartEstimateOptions& options) {
+  StartEstimates result;
+  result.now = now;
+  // Pending live workloads, in id order: the copy keeps that order, so the i-th pending
+  // workload of the copy is the i-th here.
+  std::vector<WorkloadId> live_pending;
+  for (const Workload* wl : state.AllWorkloads()) {
+    if (wl->status.state == WorkloadState::kPending) live_pending.push_back(wl->id);
+  }
+  auto make_copy = [&state, now] { return CopyForEstimate(state, now); };
+  std::vector<WorkloadId> sim_pending;
+  auto pick = [&sim_pending](const ClusterState& sim) {
+    sim_pending.clear();
+    absl::flat_hash_set<WorkloadId> targets;
+    for (const Workload* wl : sim.AllWorkloads()) {
+      if (wl->status.state != WorkloadState::kPending) continue;
+      sim_pending.push_back(wl->id);
+      targets.insert(wl->id);
+    }
+    return targets;
+  };
+  TOLLGATE_ASSIGN_OR_RETURN(auto by_sim_id, EstimateTargets(state, make_copy, pick, options, now,
+                                                            &result.steps, &result.cycles));
+  if (sim_pending.size() != live_pending.size()) {
+    return absl::InternalError("start estimate: the copy's pending workloads differ");
+  }
+  for (size_t i = 0; i < live_pending.size(); ++i) {
+    result.by_id[live_pending[i]] = std::move(by_sim_id[sim_pending[i]]);
+  }
+  return result;
+}
+
+absl::StatusOr<StartEstimate> EstimateSubmission(const ClusterState& state, WorkloadSpec spec,
+                                                 absl::Time now,
+                                                 const StartEstimateOptions& options) {
+  const std::string key = WorkloadKey{spec.namespace_name, spec.name}.ToString();
+  if (state.FindWorkload(key) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " already exists"));
+  }
+  auto make_copy = [&]() -> absl::StatusOr<std::unique_ptr<ClusterState>> {
+    TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, CopyForEstimate(state, now));
+    TOLLGATE_RETURN_IF_ERROR(sim->Submit(spec, "estimate", now).status());
+    return sim;
+  };
+  auto pick = [&key](const ClusterState& sim) {
+    absl::flat_hash_set<WorkloadId> targets;
+    if (const Workload* wl = sim.FindWorkload(key)) targets.insert(wl->id);
+    return targets;
+  };
+  int64_t steps = 0, cycles = 0;
+  TOLLGATE_ASSIGN_OR_RETURN(auto by_sim_id,
+                            EstimateTargets(state, make_copy, pick, options, now, &steps, &cycles));
+  if (by_sim_id.size() != 1) return absl::InternalError("start estimate: no estimate made");
+  return std::move(by_sim_id.begin()->second);
+}
+
+namespace {
+
+std::string Rounded(absl::Duration d) {
+  if (d < absl::Minutes(1)) return absl::StrCat(absl::ToInt64Seconds(d), "s");
+  if (d < absl::Hours(1)) return absl::StrCat(absl::ToInt64Minutes(d), "m");
+  if (d < absl::Hours(48)) {
+    const int64_t minutes = absl::ToInt64Minutes(d);
+    return minutes % 60 == 0 ? absl::StrCat(minutes / 60, "h")
+                             : absl::StrCat(minutes / 60, "h", minutes % 60, "m");
+  }
+  return absl::StrCat(absl::ToInt64Hours(d) / 24, "d", absl::ToInt64Hours(d) % 24, "h");
+}
+
+}  // namespace
+
+std::string FormatStartEstimate(const StartEstimate& e, absl::Time now) {
+  switch (e.kind) {
+    case StartEstimate::Kind::kEstimated: {
+      std::string out = e.likely <= now ? "now" : absl::StrCat("in ", Rounded(e.likely - now));
+      if (e.late.has_value() && *e.late > e.likely) {
+        absl::StrAppend(&out, " (late: ", Rounded(*e.late - now), ")");
+      }
+      return out;
+    }
+    case StartEstimate::Kind::kNotBefore:
+      return absl::StrCat("not before ", Rounded(e.likely - now));
+    case StartEstimate::Kind::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+}  // namespace tollgate::core
