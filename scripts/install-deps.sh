@@ -11,7 +11,7 @@ packages=(
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
   gnuplot-nox
-  libssl-dev openssl python3-grpcio python3-protobuf help2man dpkg-dev
+  libssl-dev openssl libjwt-dev python3-grpcio python3-protobuf help2man dpkg-dev
 )
 # No kubernetes-client: images that ship their own kubectl package (owning /usr/bin/kubectl)
 # cannot install it (dpkg file conflict). deploy.manifest_check uses whatever kubectl is on
