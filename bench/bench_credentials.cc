@@ -15,7 +15,8 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const char* flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError(absl::StrCat("--", flag, "=", path, ": cannot open"));
+  if (!in)
+    return absl::FailedPreconditionError(absl::StrCat("--", flag, "=", path, ": cannot open"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -58,18 +59,19 @@ absl::Status LoadClientAuth(ClientAuth& auth) {
   if (!auth.cert_file.empty() && auth.ca_file.empty()) {
     return absl::InvalidArgumentError("--cert needs --ca (the server's CA) for TLS");
   }
-  for (auto [flag, path, pem] :
-       {std::tuple<const char*, const std::string*, std::string*>{"ca", &auth.ca_file, &auth.ca_pem},
-        {"cert", &auth.cert_file, &auth.cert_pem},
-        {"key", &auth.key_file, &auth.key_pem},
-        {"token-file", &auth.token_file, &auth.token}}) {
+  for (auto [flag, path, pem] : {std::tuple<const char*, const std::string*, std::string*>{
+                                     "ca", &auth.ca_file, &auth.ca_pem},
+                                 {"cert", &auth.cert_file, &auth.cert_pem},
+                                 {"key", &auth.key_file, &auth.key_pem},
+                                 {"token-file", &auth.token_file, &auth.token}}) {
     if (path->empty()) continue;
     absl::StatusOr<std::string> text = ReadFile(flag, *path);
     if (!text.ok()) return text.status();
     *pem = *std::move(text);
   }
   if (!auth.token_file.empty()) {
-    auth.token = std::string(absl::StripAsciiWhitespace(auth.token.substr(0, auth.token.find('\n'))));
+    auth.token =
+        std::string(absl::StripAsciiWhitespace(auth.token.substr(0, auth.token.find('\n'))));
     if (auth.token.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("--token-file=", auth.token_file, ": empty"));
     }

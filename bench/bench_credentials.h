@@ -15,8 +15,8 @@
 namespace tollgate::bench {
 
 struct ClientAuth {
-  std::string ca_file;      // --ca: verify the server's certificate (enables TLS)
-  std::string cert_file;    // --cert / --key: client certificate (mTLS)
+  std::string ca_file;    // --ca: verify the server's certificate (enables TLS)
+  std::string cert_file;  // --cert / --key: client certificate (mTLS)
   std::string key_file;
   std::string token_file;   // --token-file: the bearer token, first line
   std::string server_name;  // --tls-server-name: the name to verify when it differs from the host

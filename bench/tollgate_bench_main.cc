@@ -97,9 +97,9 @@ struct ServerFlags {
 };
 
 // The flags every server-using mode accepts on top of its own.
-const std::vector<std::string> kAuthFlags = {"tollgated-arg", "tollgated-args", "ca",   "cert",
-                                             "key",           "token",          "token-file",
-                                             "tls-server-name"};
+const std::vector<std::string> kAuthFlags = {
+    "tollgated-arg", "tollgated-args", "ca",         "cert",
+    "key",           "token",          "token-file", "tls-server-name"};
 
 // The --metrics runs: {false}, {true} or {false, true}.
 absl::StatusOr<std::vector<bool>> MetricsRuns(const Flags& flags) {

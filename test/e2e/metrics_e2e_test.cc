@@ -417,13 +417,16 @@ TEST_F(MetricsE2eTest, PrometheusScrapesOverTlsWithABearerTokenFile) {
     const std::string full = absl::StrCat("cd ", scratch_, " && ", command, " >/dev/null 2>&1");
     return std::system(full.c_str()) == 0;
   };
-  ASSERT_TRUE(shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca "
-                    "-keyout ca.key -out ca.pem"));
-  ASSERT_TRUE(shell("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key "
-                    "-out server.csr"));
+  ASSERT_TRUE(
+      shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca "
+            "-keyout ca.key -out ca.pem"));
+  ASSERT_TRUE(
+      shell("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key "
+            "-out server.csr"));
   std::ofstream(scratch_ + "/san.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-  ASSERT_TRUE(shell("openssl x509 -req -days 1 -in server.csr -CA ca.pem -CAkey ca.key "
-                    "-CAcreateserial -extfile san.ext -out server.pem"));
+  ASSERT_TRUE(
+      shell("openssl x509 -req -days 1 -in server.csr -CA ca.pem -CAkey ca.key "
+            "-CAcreateserial -extfile san.ext -out server.pem"));
   std::ofstream(scratch_ + "/tokens.csv")
       << "prom-secret,prometheus,1,monitoring\nteam-secret,alice,2,team-a\n"
       << "admin-secret,root,3,\"tollgate:admins\"\n";
@@ -465,7 +468,8 @@ TEST_F(MetricsE2eTest, PrometheusScrapesOverTlsWithABearerTokenFile) {
         },
         absl::Seconds(60));
     EXPECT_TRUE(held) << promql << " = " << (got ? absl::StrCat(*got) : "nothing") << ", want "
-                      << want << "\n" << prometheus_->Logs();
+                      << want << "\n"
+                      << prometheus_->Logs();
   };
   eventually_equals(R"(up{job="tollgated"})", 1);
   eventually_equals(

@@ -939,8 +939,8 @@ TEST_F(SecurityE2eTest, OidcTokensAuthenticateAndAreAuthorizedByTheirGroups) {
   const absl::Time now = absl::Now();
   auto token = [&](const std::string& kid, const std::string& aud, absl::Time issued,
                    const std::string& iss = kIssuerUrl) {
-    return issuer.Sign(kid, testing::TestIssuer::Claims(iss, aud, "carol", {"team-a"}, issued,
-                                                        absl::Minutes(5)));
+    return issuer.Sign(
+        kid, testing::TestIssuer::Claims(iss, aud, "carol", {"team-a"}, issued, absl::Minutes(5)));
   };
   const std::string good = token("rsa-1", "tollgate", now);
   v1::WhoAmIResponse me;
@@ -997,7 +997,8 @@ TEST_F(SecurityE2eTest, OidcNeedsAKeySetFileAndAnHttpsIssuer) {
     const char* want;
   };
   const std::vector<Case> cases = {
-      {"no-jwks", {"--oidc-issuer-url=https://a.example.com", "--oidc-client-id=x"},
+      {"no-jwks",
+       {"--oidc-issuer-url=https://a.example.com", "--oidc-client-id=x"},
        "--oidc-jwks-file"},
       {"http-issuer",
        {"--oidc-issuer-url=http://a.example.com", "--oidc-client-id=x",
@@ -1032,8 +1033,8 @@ TEST_F(SecurityE2eTest, InfoServiceNeedsCredentials) {
   s = info->GetBuildInfo(Context("nobody-token").get(), v1::GetBuildInfoRequest(), &build);
   ASSERT_TRUE(s.ok()) << Describe(s);
   EXPECT_FALSE(build.version().empty());
-  EXPECT_TRUE(
-      absl::StrContains(ReadAll(scratch_ + "/audit.log"), R"("name":"BuildInfo","result":"unauthenticated")"))
+  EXPECT_TRUE(absl::StrContains(ReadAll(scratch_ + "/audit.log"),
+                                R"("name":"BuildInfo","result":"unauthenticated")"))
       << ReadAll(scratch_ + "/audit.log");
 }
 
@@ -1041,8 +1042,7 @@ TEST_F(SecurityE2eTest, InfoServiceNeedsCredentials) {
 class HttpsClient {
  public:
   HttpsClient(const Pki& pki, int port, const std::string& client = "")
-      : client_("127.0.0.1", port,
-                client.empty() ? std::string() : pki.Path(client + ".pem"),
+      : client_("127.0.0.1", port, client.empty() ? std::string() : pki.Path(client + ".pem"),
                 client.empty() ? std::string() : pki.Path(client + ".key")) {
     client_.set_ca_cert_path(pki.Path("ca.pem").c_str());
     client_.enable_server_certificate_verification(true);
@@ -1061,9 +1061,7 @@ class HttpsClient {
   httplib::SSLClient client_;
 };
 
-httplib::Headers Bearer(const std::string& token) {
-  return {{"Authorization", "Bearer " + token}};
-}
+httplib::Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
 TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
   WriteFile(scratch_ + "/tokens.csv", absl::StrCat(kTokens, kMoreTokens));
@@ -1132,12 +1130,13 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
       https.Get("/api/v1/workloads", {{"Cookie", "theme=dark; tollgate_token=user-b-token"}});
   EXPECT_EQ(code, 200) << body;
   EXPECT_TRUE(absl::StrContains(body, "b-job") && !absl::StrContains(body, "a-job")) << body;
-  httplib::Result login = https.raw().Post("/login", "token=user-b-token",
-                                           "application/x-www-form-urlencoded");
+  httplib::Result login =
+      https.raw().Post("/login", "token=user-b-token", "application/x-www-form-urlencoded");
   ASSERT_TRUE(login);
   EXPECT_EQ(login->status, 303);
   EXPECT_EQ(login->get_header_value("Location"), "/");
-  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "tollgate_token=user-b-token"));
+  EXPECT_TRUE(
+      absl::StrContains(login->get_header_value("Set-Cookie"), "tollgate_token=user-b-token"));
   EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "Secure"));
   EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "HttpOnly"));
   login = https.raw().Post("/login", "token=forged", "application/x-www-form-urlencoded");
@@ -1162,7 +1161,9 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
 
   // Refusals are audited like gRPC's.
   const std::string audit = ReadAll(scratch_ + "/audit.log");
-  EXPECT_TRUE(absl::StrContains(audit, R"("user":"alice","groups":["team-a"],"method":"token","verb":"get","kind":"Metrics")"))
+  EXPECT_TRUE(absl::StrContains(
+      audit,
+      R"("user":"alice","groups":["team-a"],"method":"token","verb":"get","kind":"Metrics")"))
       << audit;
 }
 
@@ -1175,12 +1176,16 @@ TEST_F(SecurityE2eTest, MetricsListenBeyondLoopbackNeedsTlsAndAnAuthenticator) {
   EXPECT_EQ(*code, 2);
   EXPECT_TRUE(absl::StrContains(ReadAll(scratch_ + "/plain.log"), "needs TLS"))
       << ReadAll(scratch_ + "/plain.log");
-  // With TLS and tokens it serves on every address.
+  // With TLS and tokens it serves on every address. The certificate files are copies, replaced
+  // below to check the HTTP port's rotation.
+  const std::string cert = scratch_ + "/server.pem";
+  const std::string key = scratch_ + "/server.key";
+  WriteFile(cert, pki_->Read("server.pem"));
+  WriteFile(key, pki_->Read("server.key"));
   const std::string port_file = scratch_ + "/metrics_port";
   absl::StatusOr<std::unique_ptr<TollgatedProcess>> p = TollgatedProcess::Start(
       scratch_ + "/data", scratch_,
-      {absl::StrCat("--tls-cert=", pki_->Path("server.pem")),
-       absl::StrCat("--tls-key=", pki_->Path("server.key")),
+      {absl::StrCat("--tls-cert=", cert), absl::StrCat("--tls-key=", key),
        absl::StrCat("--token-file=", pki_->Path("tokens.csv")), "--metrics-listen=0.0.0.0:0",
        absl::StrCat("--metrics-port-file=", port_file)},
       absl::Seconds(30), Tls(*pki_, "ca"));
@@ -1195,6 +1200,25 @@ TEST_F(SecurityE2eTest, MetricsListenBeyondLoopbackNeedsTlsAndAnAuthenticator) {
   HttpsClient https(*pki_, port);
   EXPECT_EQ(https.Get("/metrics").first, 401);
   EXPECT_EQ(https.Get("/metrics", Bearer("admin-token")).first, 200);
+
+  // Rotation: a new certificate (CN=rotated) moved into place is served by the next handshake.
+  auto served_subject = [&] {
+    const std::string out = scratch_ + "/s_client.txt";
+    const std::string command =
+        absl::StrCat("openssl s_client -connect 127.0.0.1:", port, " -CAfile ",
+                     pki_->Path("ca.pem"), " </dev/null >", out, " 2>&1");
+    if (std::system(command.c_str()) != 0) return std::string();
+    return ReadAll(out);
+  };
+  EXPECT_TRUE(absl::StrContains(served_subject(), "CN = localhost"));
+  pki_->MakeCert("ca", "rotated", "/CN=rotated", /*server=*/true);
+  WriteFile(key + ".new", pki_->Read("rotated.key"));
+  WriteFile(cert + ".new", pki_->Read("rotated.pem"));
+  std::filesystem::rename(key + ".new", key);
+  std::filesystem::rename(cert + ".new", cert);
+  EXPECT_TRUE(absl::StrContains(served_subject(), "CN = rotated"));
+  HttpsClient after(*pki_, port);
+  EXPECT_EQ(after.Get("/metrics", Bearer("admin-token")).first, 200);
 }
 
 }  // namespace
