@@ -116,8 +116,11 @@ std::vector<std::string> WithAuthFlags(std::vector<std::string> known) {
 }
 
 absl::StatusOr<ServerFlags> ReadServerFlags(const Flags& flags) {
-  ServerFlags sf{flags.String("target", ""), flags.String("tollgated", kDefaultTollgated),
-                 flags.String("work-dir", "/tmp/tollgate-bench"), flags.Bool("keep")};
+  ServerFlags sf;
+  sf.target = flags.String("target", "");
+  sf.tollgated = flags.String("tollgated", kDefaultTollgated);
+  sf.work_dir = flags.String("work-dir", "/tmp/tollgate-bench");
+  sf.keep = flags.Bool("keep");
   if (const std::string one = flags.String("tollgated-arg", ""); !one.empty()) {
     sf.tollgated_args.push_back(one);
   }
