@@ -4,13 +4,17 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace tollgate::adapters {
 namespace {
@@ -35,26 +39,120 @@ absl::StatusOr<std::string> ReadPem(absl::string_view what, const std::string& p
   return text.str();
 }
 
-template <typename Response, typename Call>
-absl::StatusOr<Response> Unary(absl::Duration timeout, const std::string& token, Call call) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
-  AddToken(context, token);
-  Response response;
-  const grpc::Status status = call(&context, &response);
-  if (!status.ok()) return FromGrpc(status);
-  return response;
+// A follower replica's "not the leader" answer (see docs/ha.md): nothing was done.
+bool IsFollowerAnswer(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StartsWith(status.error_message(), "not the leader");
+}
+
+// The call never reached a server.
+bool Unreached(grpc::Channel& channel, const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+      status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return false;
+  }
+  return channel.GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY ||
+         absl::StrContains(status.error_message(), "failed to connect");
+}
+
+std::string LeaderNamedIn(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("tollgate-leader");
+  return it == trailers.end() ? "" : std::string(it->second.data(), it->second.size());
 }
 
 }  // namespace
 
 GrpcAdmissionClient::GrpcAdmissionClient(std::shared_ptr<grpc::Channel> channel,
                                          absl::Duration call_timeout, std::string bearer_token)
-    : channel_(std::move(channel)),
-      admission_(v1::AdmissionService::NewStub(channel_)),
-      config_(v1::ConfigService::NewStub(channel_)),
-      call_timeout_(call_timeout),
-      bearer_token_(std::move(bearer_token)) {}
+    : call_timeout_(call_timeout), bearer_token_(std::move(bearer_token)) {
+  endpoints_.push_back(NewEndpoint("", std::move(channel)));
+}
+
+GrpcAdmissionClient::GrpcAdmissionClient(const std::string& targets,
+                                         std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                         absl::Duration call_timeout, std::string bearer_token)
+    : call_timeout_(call_timeout),
+      bearer_token_(std::move(bearer_token)),
+      credentials_(std::move(credentials)) {
+  for (absl::string_view target : absl::StrSplit(targets, ',', absl::SkipWhitespace())) {
+    const std::string one(absl::StripAsciiWhitespace(target));
+    endpoints_.push_back(NewEndpoint(one, NewChannel(one)));
+  }
+  if (endpoints_.empty()) endpoints_.push_back(NewEndpoint(targets, NewChannel(targets)));
+}
+
+std::shared_ptr<grpc::Channel> GrpcAdmissionClient::NewChannel(const std::string& target) const {
+  grpc::ChannelArguments args;
+  // Reconnect quickly after tollgated restarts; the default backoff grows to two minutes.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  return grpc::CreateCustomChannel(target, credentials_, args);
+}
+
+std::unique_ptr<GrpcAdmissionClient::Endpoint> GrpcAdmissionClient::NewEndpoint(
+    std::string target, std::shared_ptr<grpc::Channel> channel) const {
+  auto endpoint = std::make_unique<Endpoint>();
+  endpoint->target = std::move(target);
+  endpoint->channel = std::move(channel);
+  endpoint->admission = v1::AdmissionService::NewStub(endpoint->channel);
+  endpoint->config = v1::ConfigService::NewStub(endpoint->channel);
+  return endpoint;
+}
+
+GrpcAdmissionClient::Endpoint& GrpcAdmissionClient::Current() const {
+  absl::MutexLock lock(&mu_);
+  return *endpoints_[current_];
+}
+
+void GrpcAdmissionClient::MoveOn(const Endpoint& failed, const std::string& leader) {
+  absl::MutexLock lock(&mu_);
+  if (endpoints_[current_].get() != &failed) return;  // another call moved on already
+  if (!leader.empty() && credentials_ != nullptr) {
+    for (size_t i = 0; i < endpoints_.size(); ++i) {
+      if (endpoints_[i]->target == leader) {
+        current_ = i;
+        return;
+      }
+    }
+    endpoints_.push_back(NewEndpoint(leader, NewChannel(leader)));
+    current_ = endpoints_.size() - 1;
+    return;
+  }
+  current_ = (current_ + 1) % endpoints_.size();
+}
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> GrpcAdmissionClient::Unary(Call call) {
+  // Retried elsewhere only when it certainly did nothing (see docs/ha.md); a connection lost
+  // mid-call has an unknown outcome and goes back to the caller.
+  const absl::Time give_up = absl::Now() + call_timeout_;
+  absl::Duration pause = absl::Milliseconds(50);
+  for (int attempt = 1;; ++attempt) {
+    Endpoint& endpoint = Current();
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + call_timeout_));
+    AddToken(context, bearer_token_);
+    Response response;
+    const grpc::Status status = call(endpoint, &context, &response);
+    if (status.ok()) return response;
+    const bool follower = IsFollowerAnswer(status);
+    size_t endpoints = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      endpoints = endpoints_.size();
+    }
+    const bool elsewhere = follower || (endpoints > 1 && Unreached(*endpoint.channel, status));
+    if (!elsewhere || absl::Now() >= give_up) return FromGrpc(status);
+    const std::string leader = LeaderNamedIn(context);
+    MoveOn(endpoint, leader);
+    if (leader.empty() && attempt % static_cast<int>(endpoints) == 0) {
+      absl::SleepFor(std::min(pause, give_up - absl::Now()));
+      pause = std::min(pause * 2, absl::Seconds(1));
+    }
+  }
+}
 
 absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::ConnectSecure(
     const std::string& target, absl::Duration call_timeout, const ClientSecurity& security) {
@@ -87,77 +185,65 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
     if (!text.ok()) return text.status();
     token = std::string(absl::StripAsciiWhitespace(*text));
   }
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-  return std::make_unique<GrpcAdmissionClient>(grpc::CreateCustomChannel(target, credentials, args),
-                                               call_timeout, std::move(token));
+  return std::make_unique<GrpcAdmissionClient>(target, credentials, call_timeout, std::move(token));
 }
 
 std::unique_ptr<GrpcAdmissionClient> GrpcAdmissionClient::Connect(const std::string& target,
                                                                   absl::Duration call_timeout) {
-  grpc::ChannelArguments args;
-  // Reconnect quickly after tollgated restarts; the default backoff grows to two minutes.
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-  return std::make_unique<GrpcAdmissionClient>(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args), call_timeout);
+  return std::make_unique<GrpcAdmissionClient>(target, grpc::InsecureChannelCredentials(),
+                                               call_timeout);
 }
 
 absl::StatusOr<v1::SubmitResponse> GrpcAdmissionClient::Submit(const v1::SubmitRequest& request) {
-  return Unary<v1::SubmitResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->Submit(ctx, request, resp);
-  });
+  return Unary<v1::SubmitResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->Submit(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::Workload> GrpcAdmissionClient::GetWorkload(const v1::WorkloadRef& ref) {
   v1::GetWorkloadRequest request;
   *request.mutable_workload() = ref;
-  return Unary<v1::Workload>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->GetWorkload(ctx, request, resp);
+  return Unary<v1::Workload>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->GetWorkload(ctx, request, resp);
   });
 }
 
 absl::StatusOr<v1::ListWorkloadsResponse> GrpcAdmissionClient::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
-  return Unary<v1::ListWorkloadsResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->ListWorkloads(ctx, request, resp);
+  return Unary<v1::ListWorkloadsResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ListWorkloads(ctx, request, resp);
   });
 }
 
 absl::StatusOr<v1::FinishResponse> GrpcAdmissionClient::Finish(const v1::FinishRequest& request) {
-  return Unary<v1::FinishResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->Finish(ctx, request, resp);
-  });
+  return Unary<v1::FinishResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.admission->Finish(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ReportStoppedResponse> GrpcAdmissionClient::ReportStopped(
     const v1::ReportStoppedRequest& request) {
-  return Unary<v1::ReportStoppedResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return admission_->ReportStopped(ctx, request, resp);
+  return Unary<v1::ReportStoppedResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportStopped(ctx, request, resp);
   });
 }
 
 absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady(
     const v1::ReportPodsReadyRequest& request) {
-  return Unary<v1::ReportPodsReadyResponse>(
-      call_timeout_, bearer_token_,
-      [&](auto* ctx, auto* resp) { return admission_->ReportPodsReady(ctx, request, resp); });
+  return Unary<v1::ReportPodsReadyResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportPodsReady(ctx, request, resp);
+  });
 }
 
 absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
-  return Unary<v1::ReportCheckpointResponse>(
-      call_timeout_, bearer_token_,
-      [&](auto* ctx, auto* resp) { return admission_->ReportCheckpoint(ctx, request, resp); });
+  return Unary<v1::ReportCheckpointResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportCheckpoint(ctx, request, resp);
+  });
 }
 
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
-  return Unary<v1::DeleteWorkloadResponse>(
-             call_timeout_, bearer_token_,
-             [&](auto* ctx, auto* resp) { return admission_->DeleteWorkload(ctx, request, resp); })
+  return Unary<v1::DeleteWorkloadResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+           return e.admission->DeleteWorkload(ctx, request, resp);
+         })
       .status();
 }
 
@@ -167,7 +253,11 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
   grpc::ClientContext context;
   AddToken(context, bearer_token_);
   const int id = stop.AddCallback([&context] { context.TryCancel(); });
-  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader = admission_->Watch(&context, request);
+  // A stream that dies moves the client on for the next one, which the caller starts (it knows
+  // the revision to resume from).
+  Endpoint& endpoint = Current();
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+      endpoint.admission->Watch(&context, request);
   v1::WatchEvent event;
   bool ended_by_us = false;
   while (reader->Read(&event)) {
@@ -180,6 +270,10 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
   const grpc::Status status = reader->Finish();
   stop.RemoveCallback(id);
   if (ended_by_us || stop.stopped()) return absl::OkStatus();
+  if (IsFollowerAnswer(status) || Unreached(*endpoint.channel, status) ||
+      status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    MoveOn(endpoint, LeaderNamedIn(context));
+  }
   if (status.ok()) return absl::UnavailableError("tollgated ended the watch");
   return FromGrpc(status);
 }
@@ -187,30 +281,27 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
 absl::StatusOr<v1::ConfigObject> GrpcAdmissionClient::GetObject(const v1::ObjectRef& ref) {
   v1::GetObjectRequest request;
   *request.mutable_ref() = ref;
-  return Unary<v1::ConfigObject>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return config_->Get(ctx, request, resp);
-  });
+  return Unary<v1::ConfigObject>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->Get(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> GrpcAdmissionClient::ListObjects(
     const v1::ListObjectsRequest& request) {
-  return Unary<v1::ListObjectsResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return config_->List(ctx, request, resp);
-  });
+  return Unary<v1::ListObjectsResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->List(ctx, request, resp); });
 }
 
 absl::StatusOr<v1::ApplyResponse> GrpcAdmissionClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>(call_timeout_, bearer_token_, [&](auto* ctx, auto* resp) {
-    return config_->Apply(ctx, request, resp);
-  });
+  return Unary<v1::ApplyResponse>(
+      [&](Endpoint& e, auto* ctx, auto* resp) { return e.config->Apply(ctx, request, resp); });
 }
 
 absl::Status GrpcAdmissionClient::DeleteObject(const v1::ObjectRef& ref) {
   v1::DeleteObjectRequest request;
   *request.mutable_ref() = ref;
-  return Unary<v1::DeleteObjectResponse>(
-             call_timeout_, bearer_token_,
-             [&](auto* ctx, auto* resp) { return config_->Delete(ctx, request, resp); })
+  return Unary<v1::DeleteObjectResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+           return e.config->Delete(ctx, request, resp);
+         })
       .status();
 }
 

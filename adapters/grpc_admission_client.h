@@ -4,16 +4,22 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/admission_client.h"
+#include "grpcpp/security/credentials.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::adapters {
 
-// AdmissionClient over tollgated's gRPC API on one channel. Unary calls get `call_timeout` as
-// deadline; Watch has none and is ended through its StopSignal. Connecting is lazy, so
-// constructing never fails and a tollgated that is down yields UNAVAILABLE per call.
+// AdmissionClient over tollgated's gRPC API: one channel per replica of a comma-separated
+// target. A call that certainly did nothing (the replica was unreachable, or a follower answered
+// "not the leader") moves on to the leader it named or the next replica (docs/ha.md). Unary calls
+// get `call_timeout` as deadline; Watch has none and is ended through its StopSignal. Connecting is
+// lazy, so constructing never fails and a tollgated that is down yields UNAVAILABLE per call.
 // Thread-safe.
 class GrpcAdmissionClient final : public AdmissionClient {
  public:
@@ -30,6 +36,10 @@ class GrpcAdmissionClient final : public AdmissionClient {
   GrpcAdmissionClient(std::shared_ptr<grpc::Channel> channel,
                       absl::Duration call_timeout = absl::Seconds(10),
                       std::string bearer_token = "");
+  // One channel per "host:port" of the comma-separated `targets`.
+  GrpcAdmissionClient(const std::string& targets,
+                      std::shared_ptr<grpc::ChannelCredentials> credentials,
+                      absl::Duration call_timeout, std::string bearer_token = "");
   // A channel to "host:port" with `security`; errors name a PEM or token file that cannot be
   // read.
   static absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> ConnectSecure(
@@ -61,11 +71,29 @@ class GrpcAdmissionClient final : public AdmissionClient {
   absl::Status DeleteObject(const v1::ObjectRef& ref) override;
 
  private:
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AdmissionService::Stub> admission_;
-  std::unique_ptr<v1::ConfigService::Stub> config_;
+  struct Endpoint {
+    std::string target;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::AdmissionService::Stub> admission;
+    std::unique_ptr<v1::ConfigService::Stub> config;
+  };
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> Unary(Call call);
+  std::shared_ptr<grpc::Channel> NewChannel(const std::string& target) const;
+  std::unique_ptr<Endpoint> NewEndpoint(std::string target,
+                                        std::shared_ptr<grpc::Channel> channel) const;
+  Endpoint& Current() const;
+  // Moves on from `failed` to `leader` (added when not listed) or the next replica.
+  void MoveOn(const Endpoint& failed, const std::string& leader);
+
   const absl::Duration call_timeout_;
   const std::string bearer_token_;
+  // Null when built over a caller's channel: a named leader cannot be dialled then.
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  mutable absl::Mutex mu_;
+  // Only appended to, so an Endpoint& stays valid while the client lives.
+  std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
+  size_t current_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tollgate::adapters

@@ -4,12 +4,17 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/sync_stream.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace tollgate::cli {
 namespace {
@@ -82,12 +87,49 @@ CliClient::CliClient(std::string target, std::shared_ptr<grpc::ChannelCredential
       call_timeout_(call_timeout),
       bearer_token_(std::move(bearer_token)),
       list_page_size_(kDefaultListPageSize),
-      channel_(grpc::CreateChannel(target_, credentials)),
-      admission_(v1::AdmissionService::NewStub(channel_)),
-      config_(v1::ConfigService::NewStub(channel_)),
-      visibility_(v1::VisibilityService::NewStub(channel_)),
-      auth_(v1::AuthService::NewStub(channel_)),
-      info_(v1::InfoService::NewStub(channel_)) {}
+      credentials_(std::move(credentials)) {
+  for (absl::string_view one : absl::StrSplit(target_, ',', absl::SkipWhitespace())) {
+    endpoints_.push_back(NewEndpoint(std::string(absl::StripAsciiWhitespace(one))));
+  }
+  if (endpoints_.empty()) endpoints_.push_back(NewEndpoint(target_));
+}
+
+std::unique_ptr<CliClient::Endpoint> CliClient::NewEndpoint(std::string target) const {
+  auto endpoint = std::make_unique<Endpoint>();
+  endpoint->target = std::move(target);
+  endpoint->channel = grpc::CreateChannel(endpoint->target, credentials_);
+  endpoint->admission = v1::AdmissionService::NewStub(endpoint->channel);
+  endpoint->config = v1::ConfigService::NewStub(endpoint->channel);
+  endpoint->visibility = v1::VisibilityService::NewStub(endpoint->channel);
+  endpoint->auth = v1::AuthService::NewStub(endpoint->channel);
+  endpoint->info = v1::InfoService::NewStub(endpoint->channel);
+  return endpoint;
+}
+
+CliClient::Endpoint& CliClient::Current() const {
+  absl::MutexLock lock(&mu_);
+  return *endpoints_[current_];
+}
+
+std::optional<std::string> CliClient::NextEndpoint(const Endpoint& failed,
+                                                   const std::string& leader) {
+  absl::MutexLock lock(&mu_);
+  if (endpoints_[current_].get() != &failed) return std::nullopt;  // another call moved on
+  if (!leader.empty()) {
+    for (size_t i = 0; i < endpoints_.size(); ++i) {
+      if (endpoints_[i]->target == leader) {
+        current_ = i;
+        return leader;
+      }
+    }
+    // The leader advertises an address the user did not list: follow it all the same.
+    endpoints_.push_back(NewEndpoint(leader));
+    current_ = endpoints_.size() - 1;
+    return leader;
+  }
+  current_ = (current_ + 1) % endpoints_.size();
+  return endpoints_[current_]->target;
+}
 
 void CliClient::Authenticate(grpc::ClientContext& context) const {
   // Plain metadata rather than gRPC call credentials: those refuse plaintext channels, and a
@@ -95,28 +137,45 @@ void CliClient::Authenticate(grpc::ClientContext& context) const {
   if (!bearer_token_.empty()) context.AddMetadata("authorization", "Bearer " + bearer_token_);
 }
 
-absl::Status CliClient::FromGrpc(const grpc::Status& status, bool had_deadline) const {
+absl::Status CliClient::FromGrpc(const Endpoint& endpoint, const grpc::Status& status,
+                                 bool had_deadline) const {
   if (status.ok()) return absl::OkStatus();
-  const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/false);
+  if (!Unreached(endpoint, status, had_deadline)) {
+    // grpc::StatusCode and absl::StatusCode share the canonical numbering.
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  }
+  const std::string cause =
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+          ? absl::StrCat("no answer within ", absl::FormatDuration(call_timeout_))
+          : ConnectFailureCause(status.error_message());
+  return absl::UnavailableError(absl::StrCat("cannot reach tollgated at ", endpoint.target, ": ",
+                                             cause, " (is tollgated running? set --server or ",
+                                             kServerEnvVar, ")"));
+}
+
+bool CliClient::Unreached(const Endpoint& endpoint, const grpc::Status& status, bool had_deadline) {
+  const grpc_connectivity_state state = endpoint.channel->GetState(/*try_to_connect=*/false);
   const bool connected = state == GRPC_CHANNEL_READY;
-  const std::string& message = status.error_message();
-  std::string cause;
   // The server itself answers UNAVAILABLE when its store cannot write; that one arrives over a
   // working connection and must reach the user unchanged.
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      (!connected || absl::StrContains(message, "failed to connect"))) {
-    cause = ConnectFailureCause(message);
-  } else if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && had_deadline &&
-             !connected) {
-    cause = absl::StrCat("no answer within ", absl::FormatDuration(call_timeout_));
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return !connected || absl::StrContains(status.error_message(), "failed to connect");
   }
-  if (!cause.empty()) {
-    return absl::UnavailableError(absl::StrCat("cannot reach tollgated at ", target_, ": ", cause,
-                                               " (is tollgated running? set --server or ",
-                                               kServerEnvVar, ")"));
-  }
-  // grpc::StatusCode and absl::StatusCode share the canonical numbering.
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+  return status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && had_deadline && !connected;
+}
+
+std::string CliClient::RedirectedTo(const grpc::ClientContext& context,
+                                    const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return "";
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find(kLeaderMetadataKey);
+  if (it != trailers.end()) return std::string(it->second.data(), it->second.size());
+  return "";
+}
+
+bool CliClient::IsFollowerAnswer(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StartsWith(status.error_message(), "not the leader");
 }
 
 template <typename Response, typename Request, typename Fetch, typename Append>
@@ -152,58 +211,84 @@ absl::StatusOr<Response> CliClient::Paged(const Request& request, Fetch fetch, A
 
 template <typename Response, typename Call>
 absl::StatusOr<Response> CliClient::Unary(Call call) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + call_timeout_));
-  Authenticate(context);
-  Response response;
-  const grpc::Status status = call(&context, &response);
-  if (!status.ok()) return FromGrpc(status, /*had_deadline=*/true);
-  return response;
+  // A call is tried again elsewhere only when it certainly did nothing: the replica could not be
+  // reached, or it answered that it is not the leader. Anything else (including a connection
+  // lost mid-call, whose outcome is unknown) goes back to the caller as it is.
+  const absl::Time give_up = absl::Now() + call_timeout_;
+  absl::Duration pause = absl::Milliseconds(50);
+  for (int attempt = 0;; ++attempt) {
+    Endpoint& endpoint = Current();
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + call_timeout_));
+    Authenticate(context);
+    Response response;
+    const grpc::Status status = call(endpoint, &context, &response);
+    if (status.ok()) return response;
+    const bool follower = IsFollowerAnswer(status);
+    const bool elsewhere = follower || Unreached(endpoint, status, /*had_deadline=*/true);
+    size_t endpoints = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      endpoints = endpoints_.size();
+    }
+    if (!elsewhere || (endpoints == 1 && !follower) || absl::Now() >= give_up) {
+      return FromGrpc(endpoint, status, /*had_deadline=*/true);
+    }
+    const std::string leader = RedirectedTo(context, status);
+    NextEndpoint(endpoint, leader);
+    // Every replica tried and none leads yet (an election in progress): wait a little before
+    // the next round rather than spin.
+    if (leader.empty() && attempt + 1 >= static_cast<int>(endpoints)) {
+      absl::SleepFor(std::min(pause, give_up - absl::Now()));
+      pause = std::min(pause * 2, absl::Seconds(1));
+    }
+  }
 }
 
 absl::StatusOr<v1::SubmitResponse> CliClient::Submit(const v1::SubmitRequest& request) {
-  return Unary<v1::SubmitResponse>([&](grpc::ClientContext* c, v1::SubmitResponse* r) {
-    return admission_->Submit(c, request, r);
+  return Unary<v1::SubmitResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::SubmitResponse* r) {
+    return e.admission->Submit(c, request, r);
   });
 }
 
 absl::StatusOr<v1::AdmitResponse> CliClient::Admit(const v1::AdmitRequest& request) {
-  return Unary<v1::AdmitResponse>([&](grpc::ClientContext* c, v1::AdmitResponse* r) {
-    return admission_->Admit(c, request, r);
+  return Unary<v1::AdmitResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::AdmitResponse* r) {
+    return e.admission->Admit(c, request, r);
   });
 }
 
 absl::StatusOr<v1::PreemptResponse> CliClient::Preempt(const v1::PreemptRequest& request) {
-  return Unary<v1::PreemptResponse>([&](grpc::ClientContext* c, v1::PreemptResponse* r) {
-    return admission_->Preempt(c, request, r);
-  });
+  return Unary<v1::PreemptResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::PreemptResponse* r) {
+        return e.admission->Preempt(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::ReportCheckpointResponse> CliClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
   return Unary<v1::ReportCheckpointResponse>(
-      [&](grpc::ClientContext* c, v1::ReportCheckpointResponse* r) {
-        return admission_->ReportCheckpoint(c, request, r);
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportCheckpointResponse* r) {
+        return e.admission->ReportCheckpoint(c, request, r);
       });
 }
 
 absl::StatusOr<v1::FinishResponse> CliClient::Finish(const v1::FinishRequest& request) {
-  return Unary<v1::FinishResponse>([&](grpc::ClientContext* c, v1::FinishResponse* r) {
-    return admission_->Finish(c, request, r);
+  return Unary<v1::FinishResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::FinishResponse* r) {
+    return e.admission->Finish(c, request, r);
   });
 }
 
 absl::StatusOr<v1::DeleteWorkloadResponse> CliClient::DeleteWorkload(
     const v1::DeleteWorkloadRequest& request) {
   return Unary<v1::DeleteWorkloadResponse>(
-      [&](grpc::ClientContext* c, v1::DeleteWorkloadResponse* r) {
-        return admission_->DeleteWorkload(c, request, r);
+      [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteWorkloadResponse* r) {
+        return e.admission->DeleteWorkload(c, request, r);
       });
 }
 
 absl::StatusOr<v1::Workload> CliClient::GetWorkload(const v1::GetWorkloadRequest& request) {
-  return Unary<v1::Workload>([&](grpc::ClientContext* c, v1::Workload* r) {
-    return admission_->GetWorkload(c, request, r);
+  return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
+    return e.admission->GetWorkload(c, request, r);
   });
 }
 
@@ -213,8 +298,8 @@ absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
       request,
       [this](const v1::ListWorkloadsRequest& page) {
         return Unary<v1::ListWorkloadsResponse>(
-            [&](grpc::ClientContext* c, v1::ListWorkloadsResponse* r) {
-              return admission_->ListWorkloads(c, page, r);
+            [&](Endpoint& e, grpc::ClientContext* c, v1::ListWorkloadsResponse* r) {
+              return e.admission->ListWorkloads(c, page, r);
             });
       },
       [](v1::ListWorkloadsResponse& all, v1::ListWorkloadsResponse& page) {
@@ -223,13 +308,15 @@ absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
 }
 
 absl::StatusOr<v1::ApplyResponse> CliClient::Apply(const v1::ApplyRequest& request) {
-  return Unary<v1::ApplyResponse>(
-      [&](grpc::ClientContext* c, v1::ApplyResponse* r) { return config_->Apply(c, request, r); });
+  return Unary<v1::ApplyResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::ApplyResponse* r) {
+    return e.config->Apply(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest& request) {
-  return Unary<v1::ConfigObject>(
-      [&](grpc::ClientContext* c, v1::ConfigObject* r) { return config_->Get(c, request, r); });
+  return Unary<v1::ConfigObject>([&](Endpoint& e, grpc::ClientContext* c, v1::ConfigObject* r) {
+    return e.config->Get(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
@@ -238,8 +325,8 @@ absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
       request,
       [this](const v1::ListObjectsRequest& page) {
         return Unary<v1::ListObjectsResponse>(
-            [&](grpc::ClientContext* c, v1::ListObjectsResponse* r) {
-              return config_->List(c, page, r);
+            [&](Endpoint& e, grpc::ClientContext* c, v1::ListObjectsResponse* r) {
+              return e.config->List(c, page, r);
             });
       },
       [](v1::ListObjectsResponse& all, v1::ListObjectsResponse& page) {
@@ -249,14 +336,15 @@ absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
 
 absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
-  return Unary<v1::DeleteObjectResponse>([&](grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
-    return config_->Delete(c, request, r);
-  });
+  return Unary<v1::DeleteObjectResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
+        return e.config->Delete(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
-  return Unary<v1::BuildInfo>([&](grpc::ClientContext* c, v1::BuildInfo* r) {
-    return info_->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
+  return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
+    return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
   });
 }
 
@@ -266,8 +354,8 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
       request,
       [this](const v1::ListPendingWorkloadsRequest& page) {
         return Unary<v1::ListPendingWorkloadsResponse>(
-            [&](grpc::ClientContext* c, v1::ListPendingWorkloadsResponse* r) {
-              return visibility_->ListPendingWorkloads(c, page, r);
+            [&](Endpoint& e, grpc::ClientContext* c, v1::ListPendingWorkloadsResponse* r) {
+              return e.visibility->ListPendingWorkloads(c, page, r);
             });
       },
       [](v1::ListPendingWorkloadsResponse& all, v1::ListPendingWorkloadsResponse& page) {
@@ -275,37 +363,62 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
       });
 }
 
+absl::StatusOr<v1::CohortBreakdown> CliClient::GetCohortBreakdown(
+    const v1::GetCohortBreakdownRequest& request) {
+  return Unary<v1::CohortBreakdown>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::CohortBreakdown* r) {
+        return e.visibility->GetCohortBreakdown(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
-  return Unary<v1::WhoAmIResponse>(
-      [&](grpc::ClientContext* c, v1::WhoAmIResponse* r) { return auth_->WhoAmI(c, request, r); });
+  return Unary<v1::WhoAmIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::WhoAmIResponse* r) {
+    return e.auth->WhoAmI(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::CanIResponse> CliClient::CanI(const v1::CanIRequest& request) {
-  return Unary<v1::CanIResponse>(
-      [&](grpc::ClientContext* c, v1::CanIResponse* r) { return auth_->CanI(c, request, r); });
+  return Unary<v1::CanIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::CanIResponse* r) {
+    return e.auth->CanI(c, request, r);
+  });
 }
 
 absl::Status CliClient::Watch(const v1::WatchRequest& request,
                               const std::function<bool(const v1::WatchEvent&)>& on_event,
                               WatchCanceller* canceller) {
-  grpc::ClientContext context;
-  Authenticate(context);
-  if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
-  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader = admission_->Watch(&context, request);
-  v1::WatchEvent event;
-  bool stopped = false;
-  while (reader->Read(&event)) {
-    if (!on_event(event)) {
-      stopped = true;
-      context.TryCancel();
-      break;
+  const absl::Time give_up = absl::Now() + call_timeout_;
+  for (int attempt = 0;; ++attempt) {
+    Endpoint& endpoint = Current();
+    grpc::ClientContext context;
+    Authenticate(context);
+    if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+        endpoint.admission->Watch(&context, request);
+    v1::WatchEvent event;
+    bool stopped = false;
+    bool received = false;
+    while (reader->Read(&event)) {
+      received = true;
+      if (!on_event(event)) {
+        stopped = true;
+        context.TryCancel();
+        break;
+      }
     }
+    const grpc::Status status = reader->Finish();
+    const bool cancelled = canceller != nullptr && canceller->cancelled();
+    if (canceller != nullptr) canceller->Detach();
+    if (stopped || cancelled) return absl::OkStatus();
+    // Only a stream that never started moves to another replica: once events arrived, the
+    // caller decides where to resume from.
+    const bool elsewhere = !received && (IsFollowerAnswer(status) ||
+                                         Unreached(endpoint, status, /*had_deadline=*/false));
+    if (!elsewhere || absl::Now() >= give_up) {
+      return FromGrpc(endpoint, status, /*had_deadline=*/false);
+    }
+    NextEndpoint(endpoint, RedirectedTo(context, status));
+    if (attempt > 0) absl::SleepFor(absl::Milliseconds(100));
   }
-  const grpc::Status status = reader->Finish();
-  const bool cancelled = canceller != nullptr && canceller->cancelled();
-  if (canceller != nullptr) canceller->Detach();
-  if (stopped || cancelled) return absl::OkStatus();
-  return FromGrpc(status, /*had_deadline=*/false);
 }
 
 }  // namespace tollgate::cli

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -53,7 +55,14 @@ class WatchCanceller {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// The CLI's connection to tollgated: one channel and a stub per service. Each unary call gets
+// The trailing metadata key under which a follower replica names the leader's address.
+inline constexpr char kLeaderMetadataKey[] = "tollgate-leader";
+
+// The CLI's connection to tollgated: one channel and a stub per service for each replica of
+// `target` (comma-separated for a replicated tollgated). A call that certainly did nothing (the
+// replica could not be reached, or it is a follower saying "not the leader") is tried again on
+// the leader it names, else on the next replica, within `call_timeout`; the replica that
+// answered stays the one used next. Each unary call gets
 // `call_timeout` as its deadline. Errors come back as absl::Status with the server's message
 // unchanged; when the server cannot be reached at all the status is UNAVAILABLE and reads
 // `cannot reach tollgated at HOST:PORT: connection refused (is tollgated running? set --server
@@ -91,6 +100,8 @@ class CliClient {
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
+  absl::StatusOr<v1::CohortBreakdown> GetCohortBreakdown(
+      const v1::GetCohortBreakdownRequest& request);
 
   absl::StatusOr<v1::WhoAmIResponse> WhoAmI(const v1::WhoAmIRequest& request);
   absl::StatusOr<v1::CanIResponse> CanI(const v1::CanIRequest& request);
@@ -106,26 +117,48 @@ class CliClient {
                      WatchCanceller* canceller);
 
  private:
+  // One replica.
+  struct Endpoint {
+    std::string target;
+    // shared_ptr because gRPC hands channels out that way and the stubs share it.
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::AdmissionService::Stub> admission;
+    std::unique_ptr<v1::ConfigService::Stub> config;
+    std::unique_ptr<v1::VisibilityService::Stub> visibility;
+    std::unique_ptr<v1::AuthService::Stub> auth;
+    std::unique_ptr<v1::InfoService::Stub> info;
+  };
+
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call);
   // Reads every page of a List call through `fetch` and concatenates them with `append`.
   template <typename Response, typename Request, typename Fetch, typename Append>
   absl::StatusOr<Response> Paged(const Request& request, Fetch fetch, Append append);
   // The one place a grpc::Status becomes an absl::Status on the client side.
-  absl::Status FromGrpc(const grpc::Status& status, bool had_deadline) const;
+  absl::Status FromGrpc(const Endpoint& endpoint, const grpc::Status& status,
+                        bool had_deadline) const;
+  // The call never reached a server (refused, unresolvable, no connection before the deadline).
+  static bool Unreached(const Endpoint& endpoint, const grpc::Status& status, bool had_deadline);
+  // A follower's "not the leader" answer: nothing was done.
+  static bool IsFollowerAnswer(const grpc::Status& status);
+  // The leader a follower named in its answer, or "".
+  static std::string RedirectedTo(const grpc::ClientContext& context, const grpc::Status& status);
   void Authenticate(grpc::ClientContext& context) const;
+  std::unique_ptr<Endpoint> NewEndpoint(std::string target) const;
+  Endpoint& Current() const;
+  // Moves on from `failed` to `leader` (added when not listed) or the next replica; returns
+  // where to, or nullopt when another call already moved on.
+  std::optional<std::string> NextEndpoint(const Endpoint& failed, const std::string& leader);
 
   const std::string target_;
   const absl::Duration call_timeout_;
   const std::string bearer_token_;
   int64_t list_page_size_;
-  // shared_ptr because gRPC hands channels out that way and the stubs share it.
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AdmissionService::Stub> admission_;
-  std::unique_ptr<v1::ConfigService::Stub> config_;
-  std::unique_ptr<v1::VisibilityService::Stub> visibility_;
-  std::unique_ptr<v1::AuthService::Stub> auth_;
-  std::unique_ptr<v1::InfoService::Stub> info_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  mutable absl::Mutex mu_;
+  // Only ever appended to, so an Endpoint& stays valid while the client lives.
+  std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
+  size_t current_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tollgate::cli

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -36,6 +37,7 @@
 #include "cmd/signals/stop_signals.h"
 #include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
+#include "cmd/tollgated/replica.h"
 #include "cmd/tollgated/server_security.h"
 #include "common/file_util.h"
 #include "core/scheduler_config.h"
@@ -47,19 +49,18 @@
 #include "services/access_gate.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
+#include "services/ha/leader_election.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
 #include "services/scheduler_audit.h"
 #include "services/store_identity_interceptor.h"
 #include "services/tollgate_api.h"
 #include "storage/atomic_file.h"
+#include "storage/etcd_store.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate {
 namespace {
-
-// Reported as kueue_build_info's git_version.
-constexpr char kVersion[] = "tollgate-0.1.0";
 
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
        tollgated backup --data-dir=PATH --to=DIR      (tollgated stopped; DIR must not exist)
@@ -82,6 +83,16 @@ Flags:
                               lost and bumps the store epoch so watchers re-list)
   --change-log-retention=N    change-log revisions kept for Watch (default 10000; 0 keeps all);
                               a Watch from an older revision gets OUT_OF_RANGE and re-lists
+
+Replicated on etcd (docs/ha.md):
+  --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
+  --etcd-endpoints=H:P[,...]  etcd members' client addresses (tried in turn when one fails)
+  --etcd-ca=FILE --etcd-cert=FILE --etcd-key=FILE   TLS (and client certificate) to etcd
+  --etcd-prefix=PREFIX        key prefix of this Tollgate in etcd (default /tollgate/)
+  --lease-ttl=DURATION        leader lease; a dead leader is replaced within about this long
+                              (default 10s, whole seconds, at least 1s)
+  --advertise=HOST:PORT       the address other replicas send clients to (default: the bound
+                              --listen address)
 )";
 
 struct Flags {
@@ -98,6 +109,15 @@ struct Flags {
   SecurityFlags security;
   bool accept_data_loss = false;
   int64_t change_log_retention = 10000;
+  // "rocksdb" or "etcd".
+  std::string store = "rocksdb";
+  std::string etcd_endpoints;
+  std::string etcd_ca;
+  std::string etcd_cert;
+  std::string etcd_key;
+  std::string etcd_prefix = "/tollgate/";
+  absl::Duration lease_ttl = absl::Seconds(10);
+  std::string advertise;
   // "" (serve), "backup" or "restore".
   std::string command;
   std::string backup_to;
@@ -166,6 +186,32 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
             return absl::InvalidArgumentError(absl::StrCat(
                 "--change-log-retention: want a revision count >= 0, got \"", value, "\""));
           }
+        } else if (flag.name == "store") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.store, flag.String());
+          if (flags.store != "rocksdb" && flags.store != "etcd") {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--store: want rocksdb or etcd, got \"", flags.store, "\""));
+          }
+        } else if (flag.name == "etcd-endpoints") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_endpoints, flag.String());
+        } else if (flag.name == "etcd-ca") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_ca, flag.String());
+        } else if (flag.name == "etcd-cert") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_cert, flag.String());
+        } else if (flag.name == "etcd-key") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_key, flag.String());
+        } else if (flag.name == "etcd-prefix") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_prefix, flag.String());
+        } else if (flag.name == "lease-ttl") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.lease_ttl, flag.Duration(/*allow_zero=*/false));
+          if (flags.lease_ttl < absl::Seconds(1) ||
+              flags.lease_ttl != absl::Seconds(absl::ToInt64Seconds(flags.lease_ttl))) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--lease-ttl: etcd leases count whole seconds, want 1s or more, got ",
+                             absl::FormatDuration(flags.lease_ttl)));
+          }
+        } else if (flag.name == "advertise") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.advertise, flag.String());
         } else if (flag.name == "to" && flags.command == "backup") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.backup_to, flag.String());
         } else if (flag.name == "from" && flags.command == "restore") {
@@ -176,7 +222,27 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         }
         return absl::OkStatus();
       }));
-  if (!flags.help && flags.data_dir.empty()) {
+  if (!flags.help && flags.store == "etcd") {
+    if (flags.etcd_endpoints.empty()) {
+      return absl::InvalidArgumentError("--store=etcd needs --etcd-endpoints");
+    }
+    if (!flags.data_dir.empty()) {
+      return absl::InvalidArgumentError(
+          "--data-dir: not used with --store=etcd (the state lives in etcd)");
+    }
+    if (!flags.command.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flags.command, ": works on a RocksDB --data-dir; back etcd up with etcdctl snapshot"));
+    }
+    if (!flags.metrics_listen.empty()) {
+      return absl::InvalidArgumentError(
+          "--metrics-listen: not served with --store=etcd yet (docs/ha.md)");
+    }
+    if (flags.etcd_prefix.empty() || flags.etcd_prefix.back() != '/') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--etcd-prefix: want a prefix ending in '/', got \"", flags.etcd_prefix, "\""));
+    }
+  } else if (!flags.help && flags.data_dir.empty()) {
     return absl::InvalidArgumentError("--data-dir is required");
   }
   if (!flags.metrics_listen.empty()) {
@@ -372,7 +438,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::AdmissionExecutor::Options executor_options;
   executor_options.change_log_retention = flags.change_log_retention;
   if (!flags.metrics_listen.empty()) {
-    observability = Observability::Create(kVersion);
+    observability = Observability::Create(tollgate::build_info::Current().version);
     executor_options.observer = observability->executor_observer();
   }
   TOLLGATE_ASSIGN_OR_RETURN(
@@ -506,6 +572,79 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   return absl::OkStatus();
 }
 
+// The leader's store: the state under <etcd-prefix>store/, every write conditional on the
+// leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
+absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
+    const Flags& flags, const services::ha::Leadership& leadership) {
+  storage::EtcdStoreOptions options;
+  TOLLGATE_ASSIGN_OR_RETURN(options.connection.endpoints,
+                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
+  options.connection.ca_file = flags.etcd_ca;
+  options.connection.cert_file = flags.etcd_cert;
+  options.connection.key_file = flags.etcd_key;
+  // Promotion loads every workload: keep the per-call deadline of a single tollgated.
+  options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
+                            storage::EtcdStore::Open(options));
+  store->SetFence(storage::EtcdFence{leadership.key, leadership.create_revision});
+  const storage::StoreIdentity identity = store->Identity();
+  Log("info", "store opened",
+      {{"store", "etcd"},
+       {"key_prefix", options.key_prefix},
+       {"revision", absl::StrCat(store->CurrentRevision())},
+       {"store_id", identity.store_id},
+       {"store_epoch", absl::StrCat(identity.epoch)}});
+  return store;
+}
+
+// A replica of a replicated tollgated (docs/ha.md): the state in etcd, one leader at a time.
+absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
+  // Before anything is opened: a refused start changes nothing and listens nowhere.
+  TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
+  if (insecure) {
+    Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
+        {{"listen", flags.listen}});
+  }
+  ReplicaOptions options;
+  options.listen = flags.listen;
+  options.advertise = flags.advertise;
+  options.port_file = flags.port_file;
+  options.shutdown_grace = flags.shutdown_grace;
+  options.security = flags.security;
+  TOLLGATE_ASSIGN_OR_RETURN(options.credentials, ServerCredentials(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<auth::AuditLog> audit_log,
+                            OpenAuditLog(flags.security));
+  options.audit_log = audit_log.get();
+  options.config.evictions_need_ack = flags.evictions_need_ack;
+  options.config.eviction_grace_period = flags.eviction_grace;
+  options.config.fair_sharing.enable = flags.fair_sharing;
+  options.executor_options.change_log_retention = flags.change_log_retention;
+  options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
+  options.election.lease_ttl = flags.lease_ttl;
+
+  storage::EtcdConnectionOptions connection;
+  TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
+                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
+  connection.ca_file = flags.etcd_ca;
+  connection.cert_file = flags.etcd_cert;
+  connection.key_file = flags.etcd_key;
+  // A renewal stuck on one member must leave time to try another before the lease runs out.
+  connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdClient> etcd,
+                            storage::EtcdClient::Connect(connection));
+  options.etcd = etcd.get();
+  options.open_store = [&flags](const services::ha::Leadership& leadership) {
+    return OpenFencedEtcdStore(flags, leadership);
+  };
+  options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {
+    absl::Status applied = ApplyManifests(flags.manifests, api);
+    // An earlier leader already submitted the manifests' workloads.
+    if (absl::IsAlreadyExists(applied)) return absl::OkStatus();
+    return applied;
+  };
+  return ServeReplica(options, stop_signals);
+}
+
 }  // namespace
 }  // namespace tollgate
 
@@ -532,6 +671,7 @@ int main(int argc, char** argv) {
   gpr_set_log_function(&tollgate::LogFromGrpc);
   absl::Status status = flags->command == "backup"    ? tollgate::RunBackup(*flags)
                         : flags->command == "restore" ? tollgate::RunRestore(*flags)
+                        : flags->store == "etcd"      ? tollgate::ServeEtcd(*flags, stop_signals)
                                                       : tollgate::Serve(*flags, stop_signals);
   if (!status.ok()) {
     Log("error", "tollgated failed", {{"error", status.ToString()}});

@@ -89,8 +89,9 @@ absl::StatusOr<std::unique_ptr<TollgatedProcess>> TollgatedProcess::Start(
   const int n = ++started;
   const std::string port_file = absl::StrCat(scratch_dir, "/port.", n);
   const std::string log_path = absl::StrCat(scratch_dir, "/tollgated.", n, ".log");
-  std::vector<std::string> args = {"--listen=127.0.0.1:0", absl::StrCat("--data-dir=", data_dir),
-                                   absl::StrCat("--port-file=", port_file)};
+  // An empty data_dir leaves the flag out (tollgated --store=etcd takes none).
+  std::vector<std::string> args = {"--listen=127.0.0.1:0", absl::StrCat("--port-file=", port_file)};
+  if (!data_dir.empty()) args.push_back(absl::StrCat("--data-dir=", data_dir));
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   absl::StatusOr<pid_t> pid = Spawn(args, log_path);
   if (!pid.ok()) return pid.status();

@@ -11,6 +11,9 @@ import tempfile
 import threading
 import time
 import unittest
+from concurrent import futures
+
+import grpc
 
 from tollgate_client import AdmissionTimeout, PodSet, TollgateClient, TollgateError
 
@@ -174,6 +177,65 @@ class ClientTest(unittest.TestCase):
         self.assertIn("lots", raised.exception.message)
         with self.assertRaises(ValueError):
             self.client.list(state="Sleeping")
+
+
+class _Follower(grpc.GenericRpcHandler):
+    """What a follower replica of a replicated tollgated answers (docs/ha.md): UNAVAILABLE
+    naming the leader, in the message and the `tollgate-leader` trailing metadata."""
+
+    def __init__(self, leader: str):
+        self.leader = leader
+        self.calls = 0
+
+    def service(self, handler_call_details):
+        def refuse(request, context):
+            self.calls += 1
+            context.set_trailing_metadata((("tollgate-leader", self.leader),))
+            context.abort(grpc.StatusCode.UNAVAILABLE,
+                          f"not the leader; the leader is at {self.leader}")
+
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+class ReplicasTest(unittest.TestCase):
+    """A comma-separated target: unreachable replicas and followers are skipped."""
+
+    def setUp(self):
+        self.server = TollgatedProcess()
+        self.addCleanup(self.server.stop)
+        self.follower = _Follower(self.server.address)
+        self.follower_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        self.follower_server.add_generic_rpc_handlers((self.follower,))
+        port = self.follower_server.add_insecure_port("127.0.0.1:0")
+        self.follower_server.start()
+        self.addCleanup(self.follower_server.stop, None)
+        self.follower_address = f"127.0.0.1:{port}"
+
+    def test_skips_an_unreachable_replica_and_follows_the_named_leader(self):
+        # Port 1 refuses connections; the follower names the leader, which is not listed.
+        client = TollgateClient(f"127.0.0.1:1,{self.follower_address}", timeout=10.0)
+        self.addCleanup(client.close)
+        wl = client.submit("via-follower", namespace="team-a", queue="eval-queue",
+                           pod_sets=[PodSet("main", requests={"cpu": "1"})])
+        self.assertEqual(wl.name, "via-follower")
+        self.assertEqual(self.follower.calls, 1)
+        # The leader is remembered: the next call goes straight there.
+        self.assertEqual(client.get("via-follower", namespace="team-a").name, "via-follower")
+        self.assertEqual(self.follower.calls, 1)
+
+    def test_a_lone_follower_answer_is_an_error_once_time_runs_out(self):
+        follower = _Follower("")
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        server.add_generic_rpc_handlers((follower,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        client = TollgateClient(f"127.0.0.1:{port}", timeout=0.5)
+        self.addCleanup(client.close)
+        with self.assertRaises(TollgateError) as raised:
+            client.get("x", namespace="team-a")
+        self.assertEqual(raised.exception.code.name, "UNAVAILABLE")
+        self.assertIn("not the leader", raised.exception.message)
 
 
 if __name__ == "__main__":

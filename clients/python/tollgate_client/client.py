@@ -112,10 +112,43 @@ class WatchEvent:
     workload: Workload
 
 
-class TollgateClient:
-    """One channel to tollgated. Thread-safe (gRPC channels and stubs are).
+class _Endpoint:
+    """One replica: its channel and a stub per service."""
 
-    `target` is HOST:PORT; `timeout` is the deadline of each unary call in seconds. The
+    def __init__(self, target: str, credentials: Optional[grpc.ChannelCredentials]):
+        self.target = target
+        self.channel = (
+            grpc.secure_channel(target, credentials)
+            if credentials is not None
+            else grpc.insecure_channel(target)
+        )
+        self.admission = service_pb2_grpc.AdmissionServiceStub(self.channel)
+        self.config = service_pb2_grpc.ConfigServiceStub(self.channel)
+        self.visibility = service_pb2_grpc.VisibilityServiceStub(self.channel)
+        self.info = service_pb2_grpc.InfoServiceStub(self.channel)
+
+
+def _follower_answer(e: grpc.RpcError) -> bool:
+    """A follower replica's "not the leader" answer (docs/ha.md): nothing was done."""
+    return e.code() == grpc.StatusCode.UNAVAILABLE and (e.details() or "").startswith(
+        "not the leader"
+    )
+
+
+def _named_leader(e: grpc.RpcError) -> str:
+    for key, value in e.trailing_metadata() or ():
+        if key == "tollgate-leader":
+            return value
+    return ""
+
+
+class TollgateClient:
+    """A connection to tollgated. Thread-safe (gRPC channels and stubs are).
+
+    `target` is HOST:PORT, or several separated by commas for a replicated tollgated
+    (docs/ha.md): a call that certainly did nothing (the replica could not be reached, or a
+    follower answered "not the leader") is tried again on the leader it names, else on the next
+    replica, within `timeout`. `timeout` is the deadline of each unary call in seconds. The
     connection is plaintext: tollgated listens on loopback without TLS unless configured
     otherwise; pass `credentials` (grpc.ssl_channel_credentials(...)) for a TLS server.
     """
@@ -128,18 +161,38 @@ class TollgateClient:
     ):
         self.target = target
         self.timeout = timeout
-        self._channel = (
-            grpc.secure_channel(target, credentials)
-            if credentials is not None
-            else grpc.insecure_channel(target)
-        )
-        self.admission = service_pb2_grpc.AdmissionServiceStub(self._channel)
-        self.config = service_pb2_grpc.ConfigServiceStub(self._channel)
-        self.visibility = service_pb2_grpc.VisibilityServiceStub(self._channel)
-        self.info = service_pb2_grpc.InfoServiceStub(self._channel)
+        self._credentials = credentials
+        self._lock = threading.Lock()
+        targets = [t.strip() for t in target.split(",") if t.strip()] or [target]
+        self._endpoints = [_Endpoint(t, credentials) for t in targets]
+        self._current = 0
+
+    @property
+    def _endpoint(self) -> _Endpoint:
+        with self._lock:
+            return self._endpoints[self._current]
+
+    # The current replica's stubs, for callers that use them directly.
+    @property
+    def admission(self):
+        return self._endpoint.admission
+
+    @property
+    def config(self):
+        return self._endpoint.config
+
+    @property
+    def visibility(self):
+        return self._endpoint.visibility
+
+    @property
+    def info(self):
+        return self._endpoint.info
 
     def close(self) -> None:
-        self._channel.close()
+        with self._lock:
+            for endpoint in self._endpoints:
+                endpoint.channel.close()
 
     def __enter__(self) -> "TollgateClient":
         return self
@@ -147,16 +200,51 @@ class TollgateClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _move_on(self, failed: _Endpoint, leader: str) -> None:
+        with self._lock:
+            if self._endpoints[self._current] is not failed:
+                return  # another call moved on already
+            if leader:
+                for i, endpoint in enumerate(self._endpoints):
+                    if endpoint.target == leader:
+                        self._current = i
+                        return
+                self._endpoints.append(_Endpoint(leader, self._credentials))
+                self._current = len(self._endpoints) - 1
+                return
+            self._current = (self._current + 1) % len(self._endpoints)
+
     def _call(self, method, request):
-        try:
-            return method(request, timeout=self.timeout)
-        except grpc.RpcError as e:  # the one place gRPC errors become ours
-            raise TollgateError(e.code(), e.details() or "") from None
+        """`method` picks the stub method from an endpoint: lambda e: e.admission.Submit."""
+        give_up = time.monotonic() + self.timeout
+        pause = 0.05
+        attempt = 0
+        while True:
+            attempt += 1
+            endpoint = self._endpoint
+            try:
+                return method(endpoint)(request, timeout=self.timeout)
+            except grpc.RpcError as e:  # the one place gRPC errors become ours
+                follower = _follower_answer(e)
+                # Never reached a server: safe to try elsewhere. A connection lost mid-call has
+                # an unknown outcome; it is the caller's to retry.
+                unreached = e.code() == grpc.StatusCode.UNAVAILABLE and (
+                    "failed to connect" in (e.details() or "").lower()
+                    or "connection refused" in (e.details() or "").lower()
+                )
+                elsewhere = follower or (unreached and len(self._endpoints) > 1)
+                if not elsewhere or time.monotonic() >= give_up:
+                    raise TollgateError(e.code(), e.details() or "") from None
+                leader = _named_leader(e)
+                self._move_on(endpoint, leader)
+                if not leader and attempt % len(self._endpoints) == 0:
+                    time.sleep(min(pause, max(0.0, give_up - time.monotonic())))
+                    pause = min(pause * 2, 1.0)
 
     def server_version(self) -> Mapping[str, str]:
         """tollgated's build: version (git describe), build_type, compiler, and one entry per
         dependency (gRPC, Protobuf, ...)."""
-        info = self._call(self.info.GetBuildInfo, service_pb2.GetBuildInfoRequest())
+        info = self._call(lambda e: e.info.GetBuildInfo, service_pb2.GetBuildInfoRequest())
         out = {"version": info.version, "build_type": info.build_type, "compiler": info.compiler}
         out.update(info.dependencies)
         return out
@@ -186,21 +274,21 @@ class TollgateClient:
             p.requests.update(ps.requests)
             if ps.min_count is not None:
                 p.min_count = ps.min_count
-        response = self._call(self.admission.Submit, service_pb2.SubmitRequest(workload=wl))
+        response = self._call(lambda e: e.admission.Submit, service_pb2.SubmitRequest(workload=wl))
         return Workload.from_proto(response.workload)
 
     def get(self, name: str, namespace: str = "default") -> Workload:
         request = service_pb2.GetWorkloadRequest(
             workload=service_pb2.WorkloadRef(namespace=namespace, name=name)
         )
-        return Workload.from_proto(self._call(self.admission.GetWorkload, request))
+        return Workload.from_proto(self._call(lambda e: e.admission.GetWorkload, request))
 
     def list(self, namespace: str = "", state: Optional[str] = None) -> List[Workload]:
         """Workloads of `namespace` ("" for all), optionally in one state ("Pending", ...)."""
         request = service_pb2.ListWorkloadsRequest(namespace=namespace)
         if state is not None:
             request.state = _state_number(state)
-        response = self._call(self.admission.ListWorkloads, request)
+        response = self._call(lambda e: e.admission.ListWorkloads, request)
         return sorted(
             (Workload.from_proto(w) for w in response.workloads),
             key=lambda w: (w.namespace, w.name),
@@ -210,13 +298,13 @@ class TollgateClient:
         request = service_pb2.FinishRequest(
             workload=service_pb2.WorkloadRef(namespace=namespace, name=name), message=message
         )
-        self._call(self.admission.Finish, request)
+        self._call(lambda e: e.admission.Finish, request)
 
     def delete(self, name: str, namespace: str = "default") -> None:
         request = service_pb2.DeleteWorkloadRequest(
             workload=service_pb2.WorkloadRef(namespace=namespace, name=name)
         )
-        self._call(self.admission.DeleteWorkload, request)
+        self._call(lambda e: e.admission.DeleteWorkload, request)
 
     # --- waiting and watching -------------------------------------------------------------
 
@@ -230,7 +318,8 @@ class TollgateClient:
         change. Ends when the server ends the stream or `stop` is set (checked on each event
         and on the server's periodic bookmarks)."""
         request = service_pb2.WatchRequest(namespace=namespace, since_revision=since_revision)
-        stream = self.admission.Watch(request)
+        endpoint = self._endpoint
+        stream = endpoint.admission.Watch(request)
         try:
             for event in stream:
                 if stop is not None and stop.is_set():
@@ -245,6 +334,10 @@ class TollgateClient:
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.CANCELLED:
                 return
+            if e.code() == grpc.StatusCode.UNAVAILABLE:
+                # The replica is a follower or went away: the next watch (the caller resumes
+                # from the last revision it saw) goes to the leader or the next replica.
+                self._move_on(endpoint, _named_leader(e))
             raise TollgateError(e.code(), e.details() or "") from None
         finally:
             stream.cancel()
@@ -299,7 +392,7 @@ class TollgateClient:
         request = service_pb2.ListPendingWorkloadsRequest(
             cluster_queue=cluster_queue, namespace=namespace, local_queue=local_queue
         )
-        response = self._call(self.visibility.ListPendingWorkloads, request)
+        response = self._call(lambda e: e.visibility.ListPendingWorkloads, request)
         return [
             PendingWorkload(
                 namespace=p.workload.namespace,

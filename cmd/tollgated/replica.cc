@@ -1,0 +1,271 @@
+#include "cmd/tollgated/replica.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "cmd/log/json_log.h"
+#include "cmd/tollgated/info_service.h"
+#include "core/status_macros.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "services/access_gate.h"
+#include "services/grpc_services.h"
+#include "services/ha/leader_redirect_service.h"
+#include "services/real_clock.h"
+#include "services/store_identity_interceptor.h"
+#include "storage/atomic_file.h"
+
+namespace tollgate {
+namespace {
+
+using cmd::Log;
+
+std::string WithPort(absl::string_view listen, int port) {
+  const size_t colon = listen.rfind(':');
+  const absl::string_view host =
+      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
+  return absl::StrCat(host, ":", port);
+}
+
+// The address to bind next: `listen` until a port is known, then the same port again.
+struct Binding {
+  std::string listen;
+  int port = 0;
+  std::string address() const { return port == 0 ? listen : WithPort(listen, port); }
+};
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& builder,
+                                                          const ReplicaOptions& options,
+                                                          Binding& binding) {
+  int port = 0;
+  builder.AddListeningPort(binding.address(), options.credentials, &port);
+  // A replica that just stepped down may still hold the port for a moment while its server
+  // drains; let the new server share it rather than fail.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 1);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", binding.address()));
+  }
+  binding.port = port;
+  return server;
+}
+
+// Waits for the election's view to change or `stop`; returns the new view.
+services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElection& election,
+                                               int64_t generation, const absl::Notification& stop) {
+  while (!stop.HasBeenNotified()) {
+    services::ha::LeaderElection::View view =
+        election.WaitForChange(generation, absl::Now() + absl::Milliseconds(100));
+    if (view.generation != generation) return view;
+  }
+  return election.view();
+}
+
+// What a follower serves: health, InfoService, and the redirect for every tollgate.v1 call.
+struct FollowerServer {
+  explicit FollowerServer(std::function<std::string()> leader_address)
+      : redirect(std::move(leader_address)) {}
+  void Stop() {
+    if (server == nullptr) return;
+    server->GetHealthCheckService()->Shutdown();
+    server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+    server->Wait();
+    server.reset();
+  }
+  ~FollowerServer() { Stop(); }
+
+  services::ha::LeaderRedirectService redirect;
+  InfoGrpcService info_service;
+  std::unique_ptr<grpc::Server> server;
+};
+
+// The follower phase: serves until this replica leads or `stop`. Returns the server still
+// running, so the promotion can load the state while it keeps answering; `view` is the view
+// that ended the phase.
+absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
+    const ReplicaOptions& options, Binding& binding,
+    const std::function<std::string()>& leader_address,
+    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
+    const absl::Notification& stop, services::ha::LeaderElection::View& view) {
+  auto follower = std::make_unique<FollowerServer>(leader_address);
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&follower->info_service);
+  builder.RegisterCallbackGenericService(&follower->redirect);
+  TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
+  // Campaign only once bound: the advertised address defaults to the port actually bound.
+  TOLLGATE_ASSIGN_OR_RETURN(services::ha::LeaderElection * election, ensure_election());
+  view = election->view();
+  Log("info", "serving as follower",
+      {{"listen", binding.address()},
+       {"leader", view.leader_address.empty() ? "none" : view.leader_address}});
+  while (!view.leader && !stop.HasBeenNotified()) {
+    view = AwaitChange(*election, view.generation, stop);
+  }
+  return follower;
+}
+
+// The leader phase: serves the full API until the leadership ends or `stop`.
+absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
+                       services::ha::LeaderElection& election,
+                       const services::ha::LeaderElection::View& elected,
+                       std::unique_ptr<FollowerServer> follower, const absl::Notification& stop) {
+  const absl::Time started = absl::Now();
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
+                            options.open_store(elected.leadership));
+  services::RealClock clock;
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<services::AdmissionExecutor> executor,
+      services::AdmissionExecutor::Open(*store, clock, options.config, options.executor_options));
+  services::TollgateApi api(*executor);
+  if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
+  services::AccessGate gate(api, clock, options.audit_log);
+  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+                            LoadAuthenticators(options.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
+                            LoadPolicy(options.security));
+  gate.Configure(std::move(authenticators), std::move(policy));
+  services::AdmissionGrpcService admission_service(api, &gate);
+  services::ConfigGrpcService config_service(api, &gate);
+  services::VisibilityGrpcService visibility_service(api, &gate);
+  services::AuthGrpcService auth_service(gate);
+  InfoGrpcService info_service;
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&admission_service);
+  builder.RegisterService(&config_service);
+  builder.RegisterService(&visibility_service);
+  builder.RegisterService(&auth_service);
+  builder.RegisterService(&info_service);
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
+  // Both listen on the port for a moment (SO_REUSEPORT); the follower then stops taking calls.
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                            BuildServer(builder, options, binding));
+  follower->Stop();
+  Log("info", "serving as leader",
+      {{"listen", binding.address()},
+       {"election_key", elected.leadership.key},
+       {"election_revision", absl::StrCat(elected.leadership.create_revision)},
+       {"revision", absl::StrCat(executor->revision())},
+       {"workloads", absl::StrCat(executor->load_stats().workloads)},
+       {"promotion_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - started))}});
+
+  services::ha::LeaderElection::View view = election.view();
+  while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified()) {
+    view = AwaitChange(election, view.generation, stop);
+  }
+  if (!stop.HasBeenNotified()) {
+    Log("warning", "stepping down: leadership lost",
+        {{"reason", view.last_loss.empty() ? "another replica leads" : view.last_loss},
+         {"leader", view.leader_address.empty() ? "none" : view.leader_address}});
+  }
+  // As in a plain stop: health first, then the watches (they never end by themselves), then the
+  // unary calls. A deposed leader's writes already fail at etcd (the fence); this only stops it
+  // from serving reads that no longer advance.
+  server->GetHealthCheckService()->Shutdown();
+  admission_service.StopWatches();
+  server->Shutdown(absl::ToChronoTime(
+      absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
+  server->Wait();
+  executor.reset();
+  store.reset();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_signals) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  services::RealClock clock;
+  Binding binding{options.listen, 0};
+  absl::Notification stop;
+
+  std::unique_ptr<services::ha::LeaderElection> election;
+  // Read by the follower server's threads while the phases thread starts the election.
+  std::atomic<services::ha::LeaderElection*> running_election{nullptr};
+  auto leader_address = [&]() -> std::string {
+    services::ha::LeaderElection* e = running_election.load();
+    return e == nullptr ? "" : e->view().leader_address;
+  };
+  auto ensure_election = [&]() -> absl::StatusOr<services::ha::LeaderElection*> {
+    if (election != nullptr) return election.get();
+    if (!options.port_file.empty()) {
+      TOLLGATE_RETURN_IF_ERROR(
+          storage::WriteFileAtomically(options.port_file, absl::StrCat(binding.port, "\n")));
+    }
+    services::ha::LeaderElection::Options election_options = options.election;
+    election_options.advertise = options.advertise.empty() ? binding.address() : options.advertise;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        election, services::ha::LeaderElection::Start(*options.etcd, clock, election_options));
+    running_election.store(election.get());
+    Log("info", "campaigning",
+        {{"advertise", election_options.advertise},
+         {"lease_ttl", absl::FormatDuration(election_options.lease_ttl)}});
+    return election.get();
+  };
+
+  // The replica's phases run on their own thread; this one waits for the stop signal.
+  absl::Status result;
+  absl::Notification finished;
+  std::thread phases([&] {
+    while (!stop.HasBeenNotified()) {
+      services::ha::LeaderElection::View view;
+      absl::StatusOr<std::unique_ptr<FollowerServer>> follower =
+          RunFollower(options, binding, leader_address, ensure_election, stop, view);
+      if (!follower.ok()) {
+        result = follower.status();
+        break;
+      }
+      if (stop.HasBeenNotified()) break;
+      absl::Status led = RunLeader(options, binding, *election, view, *std::move(follower), stop);
+      if (!led.ok()) {
+        // A promotion that could not load (etcd lost quorum mid-load): give the leadership up
+        // so another replica can take it, and exit so the orchestrator restarts this one.
+        Log("error", "leading failed; resigning", {{"error", led.ToString()}});
+        election->Resign();
+        result = led;
+        break;
+      }
+    }
+    finished.Notify();
+  });
+
+  // Wakes the signal wait once the phases end on their own (an error), by sending ourselves a
+  // stop signal that sigwait then takes.
+  std::thread watcher([&] {
+    finished.WaitForNotification();
+    if (!stop.HasBeenNotified()) kill(getpid(), SIGTERM);
+  });
+  int signal_number = 0;
+  while (true) {
+    if (int err = sigwait(&stop_signals, &signal_number); err != 0) {
+      result = absl::InternalError(absl::StrCat("sigwait: ", std::strerror(err)));
+      break;
+    }
+    if (signal_number != SIGHUP) break;
+  }
+  if (!finished.HasBeenNotified()) {
+    Log("info", "stopping", {{"signal", strsignal(signal_number)}});
+  }
+  stop.Notify();
+  phases.join();
+  watcher.join();
+  // Resigning revokes the lease: the next leader need not wait out the TTL.
+  if (election != nullptr) election->Resign();
+  return result;
+}
+
+}  // namespace tollgate

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <signal.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cmd/tollgated/server_security.h"
+#include "core/scheduler_config.h"
+#include "grpcpp/grpcpp.h"
+#include "services/admission_executor.h"
+#include "services/ha/leader_election.h"
+#include "services/tollgate_api.h"
+#include "storage/etcd_client.h"
+#include "storage/store.h"
+
+namespace tollgate {
+
+// How one replica of a replicated tollgated (--store=etcd) runs.
+struct ReplicaOptions {
+  // Where to serve (port 0 picks one once; later phases rebind the same port).
+  std::string listen;
+  // What other replicas tell clients to use for this one; empty: the bound listen address.
+  std::string advertise;
+  std::string port_file;
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  SecurityFlags security;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  auth::AuditLog* audit_log = nullptr;
+  core::SchedulerConfig config;
+  services::AdmissionExecutor::Options executor_options;
+  services::ha::LeaderElection::Options election;
+  // Reaches the etcd cluster (election); must outlive ServeReplica.
+  storage::EtcdClient* etcd = nullptr;
+  // Opens the store the leader writes through, with every write fenced on `leadership`.
+  std::function<absl::StatusOr<std::unique_ptr<storage::Store>>(
+      const services::ha::Leadership& leadership)>
+      open_store;
+  // Runs once each time this replica becomes leader, before it serves (applies --manifests).
+  std::function<absl::Status(services::TollgateApi& api)> on_lead;
+};
+
+// Runs a replica until a stop signal arrives: campaigns for leadership; while a follower, serves
+// the health and info services and answers every tollgate.v1 call with UNAVAILABLE naming the
+// leader (services/ha/leader_redirect_service.h); once elected, opens the fenced store, loads
+// the state, runs the executor and serves the full API on the same port; steps back to follower
+// when the lease is lost. SIGHUP is ignored here (tokens and policy are re-read on each
+// promotion).
+absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_signals);
+
+}  // namespace tollgate
