@@ -75,6 +75,14 @@ Server flags (kueue, service):
   --tollgated=PATH     the binary to spawn (default: the one built beside this program)
   --work-dir=DIR       data directories and scratch files (default /tmp/tollgate-bench)
   --keep               keep spawned data directories
+  --tollgated-arg=ARG  one more flag for the spawned tollgated (repeat as --tollgated-args=A,B),
+                       e.g. its --tls-cert/--tls-key/--client-ca/--token-file
+Client authentication (for a secured --target, or a spawned server given security flags):
+  --ca=FILE            verify the server's certificate with this CA (TLS)
+  --cert=FILE --key=FILE  client certificate (mTLS)
+  --token=TOKEN        bearer token (static or OIDC) sent on every call
+  --token-file=FILE    the same, read from a file
+  --tls-server-name=N  the name in the server's certificate, when not the target's host
 )";
 
 struct ServerFlags {
@@ -84,7 +92,14 @@ struct ServerFlags {
   bool keep = false;
   // Spawn with --metrics-listen and scrape it while measuring.
   bool metrics = false;
+  std::vector<std::string> tollgated_args;
+  ClientAuth auth;
 };
+
+// The flags every server-using mode accepts on top of its own.
+const std::vector<std::string> kAuthFlags = {
+    "tollgated-arg", "tollgated-args", "ca",         "cert",
+    "key",           "token",          "token-file", "tls-server-name"};
 
 // The --metrics runs: {false}, {true} or {false, true}.
 absl::StatusOr<std::vector<bool>> MetricsRuns(const Flags& flags) {
@@ -95,9 +110,32 @@ absl::StatusOr<std::vector<bool>> MetricsRuns(const Flags& flags) {
   return absl::InvalidArgumentError(absl::StrCat("--metrics=", mode, ": want off, on or both"));
 }
 
-ServerFlags ReadServerFlags(const Flags& flags) {
-  return ServerFlags{flags.String("target", ""), flags.String("tollgated", kDefaultTollgated),
-                     flags.String("work-dir", "/tmp/tollgate-bench"), flags.Bool("keep")};
+std::vector<std::string> WithAuthFlags(std::vector<std::string> known) {
+  known.insert(known.end(), kAuthFlags.begin(), kAuthFlags.end());
+  return known;
+}
+
+absl::StatusOr<ServerFlags> ReadServerFlags(const Flags& flags) {
+  ServerFlags sf;
+  sf.target = flags.String("target", "");
+  sf.tollgated = flags.String("tollgated", kDefaultTollgated);
+  sf.work_dir = flags.String("work-dir", "/tmp/tollgate-bench");
+  sf.keep = flags.Bool("keep");
+  if (const std::string one = flags.String("tollgated-arg", ""); !one.empty()) {
+    sf.tollgated_args.push_back(one);
+  }
+  for (absl::string_view arg :
+       absl::StrSplit(flags.String("tollgated-args", ""), ',', absl::SkipEmpty())) {
+    sf.tollgated_args.emplace_back(arg);
+  }
+  sf.auth.ca_file = flags.String("ca", "");
+  sf.auth.cert_file = flags.String("cert", "");
+  sf.auth.key_file = flags.String("key", "");
+  sf.auth.token = flags.String("token", "");
+  sf.auth.token_file = flags.String("token-file", "");
+  sf.auth.server_name = flags.String("tls-server-name", "");
+  TOLLGATE_RETURN_IF_ERROR(LoadClientAuth(sf.auth));
+  return sf;
 }
 
 // A spawned tollgated and its data directory, removed afterwards unless --keep.
@@ -123,17 +161,18 @@ struct Server {
 absl::Status StartServer(const ServerFlags& sf, const std::string& name, Server& server) {
   server.keep = sf.keep;
   if (!sf.target.empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(server.target, TollgatedTarget::Connect(sf.target));
+    TOLLGATE_ASSIGN_OR_RETURN(server.target, TollgatedTarget::Connect(sf.target, sf.auth));
     return absl::OkStatus();
   }
   TOLLGATE_ASSIGN_OR_RETURN(server.data_dir, MakeTempDir(sf.work_dir, name + "-"));
-  std::vector<std::string> extra_args;
+  std::vector<std::string> extra_args = sf.tollgated_args;
   const std::string metrics_port_file = server.data_dir + ".metrics-port";
   if (sf.metrics) {
-    extra_args = {"--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + metrics_port_file};
+    extra_args.push_back("--metrics-listen=127.0.0.1:0");
+    extra_args.push_back("--metrics-port-file=" + metrics_port_file);
   }
-  TOLLGATE_ASSIGN_OR_RETURN(server.target,
-                            TollgatedTarget::Spawn(sf.tollgated, server.data_dir, extra_args));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      server.target, TollgatedTarget::Spawn(sf.tollgated, server.data_dir, extra_args, sf.auth));
   std::printf("spawned %s (pid %d) on %s, data dir %s, metrics %s\n", sf.tollgated.c_str(),
               server.target->pid(), server.target->address().c_str(), server.data_dir.c_str(),
               sf.metrics ? "on (scraped every 1s)" : "off");
@@ -156,8 +195,8 @@ absl::Status StartServer(const ServerFlags& sf, const std::string& name, Server&
 
 absl::Status RunKueue(const Flags& flags) {
   TOLLGATE_RETURN_IF_ERROR(
-      flags.CheckKnown({"profile", "engine-only", "timeout", "progress", "target", "tollgated",
-                        "work-dir", "keep", "metrics"}));
+      flags.CheckKnown(WithAuthFlags({"profile", "engine-only", "timeout", "progress", "target",
+                                      "tollgated", "work-dir", "keep", "metrics"})));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<bool> metrics_runs, MetricsRuns(flags));
   TOLLGATE_ASSIGN_OR_RETURN(Profile profile, ProfileByName(flags.String("profile", "baseline")));
   GrpcReplayOptions options;
@@ -178,7 +217,7 @@ absl::Status RunKueue(const Flags& flags) {
   }
   for (bool metrics : metrics_runs) {
     Server server;
-    ServerFlags sf = ReadServerFlags(flags);
+    TOLLGATE_ASSIGN_OR_RETURN(ServerFlags sf, ReadServerFlags(flags));
     sf.metrics = metrics;
     TOLLGATE_RETURN_IF_ERROR(StartServer(sf, "kueue-" + profile.name, server));
     TOLLGATE_ASSIGN_OR_RETURN(ReplayRecorder::Summary realtime,
@@ -196,8 +235,8 @@ absl::Status RunKueue(const Flags& flags) {
 
 absl::Status RunService(const Flags& flags) {
   TOLLGATE_RETURN_IF_ERROR(
-      flags.CheckKnown({"phase", "concurrency", "watchers", "watch-workloads", "target",
-                        "tollgated", "work-dir", "keep", "metrics"}));
+      flags.CheckKnown(WithAuthFlags({"phase", "concurrency", "watchers", "watch-workloads",
+                                      "target", "tollgated", "work-dir", "keep", "metrics"})));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<bool> metrics_runs, MetricsRuns(flags));
   ServiceLoadOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.phase, flags.Duration("phase", absl::Seconds(5)));
@@ -214,7 +253,7 @@ absl::Status RunService(const Flags& flags) {
     options.concurrency.push_back(v);
   }
   for (bool metrics : metrics_runs) {
-    ServerFlags sf = ReadServerFlags(flags);
+    TOLLGATE_ASSIGN_OR_RETURN(ServerFlags sf, ReadServerFlags(flags));
     sf.metrics = metrics;
     options.scratch_dir = sf.work_dir;
     Server server;
@@ -288,7 +327,7 @@ absl::Status RunWatchers(const Flags& flags) {
   options.stalled = static_cast<int>(stalled);
   options.active = static_cast<int>(active);
   options.submits = static_cast<int>(submits);
-  const ServerFlags sf = ReadServerFlags(flags);
+  TOLLGATE_ASSIGN_OR_RETURN(const ServerFlags sf, ReadServerFlags(flags));
   options.tollgated = sf.tollgated;
   options.work_dir = sf.work_dir;
   options.keep = sf.keep;

@@ -26,7 +26,7 @@ namespace tollgate::bench {
 
 absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
     const std::string& binary, const std::string& data_dir,
-    const std::vector<std::string>& extra_args) {
+    const std::vector<std::string>& extra_args, ClientAuth auth) {
   const std::string port_file = data_dir + ".port";
   const std::string log_path = data_dir + ".log";
   std::remove(port_file.c_str());
@@ -49,6 +49,7 @@ absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
     return absl::InternalError(absl::StrCat("posix_spawn ", binary, ": ", std::strerror(err)));
   }
   std::unique_ptr<TollgatedTarget> target(new TollgatedTarget());
+  target->auth_ = std::move(auth);
   target->pid_ = pid;
   target->data_dir_ = data_dir;
 
@@ -81,9 +82,10 @@ absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
 }
 
 absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Connect(
-    const std::string& address) {
+    const std::string& address, ClientAuth auth) {
   std::unique_ptr<TollgatedTarget> target(new TollgatedTarget());
   target->address_ = address;
+  target->auth_ = std::move(auth);
   grpc::GenericStub stub(target->NewChannel());
   grpc::Status health = HealthCheck(stub, absl::Seconds(10));
   if (!health.ok()) {
@@ -111,7 +113,7 @@ std::shared_ptr<grpc::Channel> TollgatedTarget::NewChannel() const {
   static std::atomic<int> next_channel{0};
   args.SetInt("tollgate.bench.channel", next_channel.fetch_add(1));
   args.SetMaxReceiveMessageSize(256 << 20);
-  return grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  return NewAuthenticatedChannel(address_, auth_, std::move(args));
 }
 
 grpc::Status HealthCheck(grpc::GenericStub& stub, absl::Duration timeout) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "bench/bench_credentials.h"
 
 namespace tollgate::bench {
 
@@ -20,10 +21,13 @@ class TollgatedTarget {
  public:
   // Spawns `binary` with --listen=127.0.0.1:0 --data-dir=<data_dir> --port-file=... plus
   // `extra_args`; its stderr goes to <data_dir>.log. Returns once it answers the health check.
+  // Every channel authenticates with `auth` (for a server spawned with TLS or authenticators in
+  // `extra_args`).
   static absl::StatusOr<std::unique_ptr<TollgatedTarget>> Spawn(
       const std::string& binary, const std::string& data_dir,
-      const std::vector<std::string>& extra_args = {});
-  static absl::StatusOr<std::unique_ptr<TollgatedTarget>> Connect(const std::string& address);
+      const std::vector<std::string>& extra_args = {}, ClientAuth auth = {});
+  static absl::StatusOr<std::unique_ptr<TollgatedTarget>> Connect(const std::string& address,
+                                                                  ClientAuth auth = {});
 
   ~TollgatedTarget();
   TollgatedTarget(const TollgatedTarget&) = delete;
@@ -42,6 +46,7 @@ class TollgatedTarget {
   pid_t pid_ = -1;
   std::string address_;
   std::string data_dir_;
+  ClientAuth auth_;
 };
 
 // The standard health service's Check for the whole server, as raw bytes over a generic stub

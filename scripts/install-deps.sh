@@ -11,7 +11,7 @@ packages=(
   libcurl4-openssl-dev nlohmann-json3-dev python3-kubernetes
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
   gnuplot-nox
-  libssl-dev openssl python3-grpcio python3-protobuf help2man dpkg-dev
+  libssl-dev openssl libjwt-dev python3-grpcio python3-protobuf help2man dpkg-dev
   etcd-server etcd-client golang-etcd-server-dev golang-github-gogo-protobuf-dev
   golang-github-grpc-ecosystem-grpc-gateway-dev
 )

@@ -103,39 +103,79 @@ std::string AccessGate::RequestId(grpc::ServerContextBase& context) {
   if (auto it = metadata.find("x-request-id"); it != metadata.end()) {
     id = std::string(it->second.data(), std::min(it->second.size(), kMaxRequestIdLength));
   } else {
-    id = absl::StrCat(request_id_prefix_, "-", next_request_id_.fetch_add(1));
+    id = NewRequestId();
   }
   return id;
 }
 
+std::string AccessGate::NewRequestId() {
+  return absl::StrCat(request_id_prefix_, "-", next_request_id_.fetch_add(1));
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::CheckIdentity(const auth::Identity& identity,
+                                                         auth::AccessRequest request) {
+  return Decide(identity, NewRequestId(), std::move(request), nullptr);
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::CheckListIdentity(const auth::Identity& identity,
+                                                             auth::AccessRequest request,
+                                                             bool& filtered) {
+  return DecideList(identity, NewRequestId(), std::move(request), filtered);
+}
+
+void AccessGate::AuditUnauthenticated(const auth::AccessRequest& request,
+                                      const absl::Status& status) {
+  Audit(auth::Identity{"", "", {}, "none"}, NewRequestId(), request, "unauthenticated",
+        StatusCodeName(status), status.message());
+}
+
 absl::StatusOr<auth::Identity> AccessGate::Authenticate(grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  std::string bearer;
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    const absl::string_view value(it->second.data(), it->second.size());
+    if (!absl::StartsWith(value, kBearerPrefix)) {
+      return absl::UnauthenticatedError("authorization metadata is not \"Bearer TOKEN\"");
+    }
+    bearer = std::string(value.substr(kBearerPrefix.size()));
+    if (bearer.empty()) return absl::UnauthenticatedError("empty bearer token");
+  }
+  std::string pem;
+  if (bearer.empty()) {
+    std::shared_ptr<const grpc::AuthContext> auth_context = context.auth_context();
+    if (auth_context != nullptr) {
+      std::vector<grpc::string_ref> found = auth_context->FindPropertyValues("x509_pem_cert");
+      if (!found.empty()) pem = std::string(found[0].data(), found[0].size());
+    }
+  }
+  return AuthenticateCredentials(bearer, pem);
+}
+
+absl::StatusOr<auth::Identity> AccessGate::AuthenticateCredentials(
+    absl::string_view bearer, absl::string_view certificate_pem) {
   Authenticators authenticators;
   {
     absl::ReaderMutexLock lock(&mu_);
     authenticators = authenticators_;
   }
   if (!authenticators.any()) return Anonymous();
-  const auto& metadata = context.client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    const absl::string_view value(it->second.data(), it->second.size());
-    if (!absl::StartsWith(value, kBearerPrefix)) {
-      return absl::UnauthenticatedError("authorization metadata is not \"Bearer TOKEN\"");
+  if (!bearer.empty()) {
+    if (authenticators.tokens != nullptr) {
+      auto found = authenticators.tokens->find(bearer);
+      if (found != authenticators.tokens->end()) return found->second;
     }
-    if (authenticators.tokens == nullptr) {
-      return absl::UnauthenticatedError("bearer tokens are not accepted (no --token-file)");
+    // Not a static token: an OIDC ID token if it has a JWT's shape and OIDC is configured.
+    if (authenticators.oidc != nullptr && auth::LooksLikeJwt(bearer)) {
+      return authenticators.oidc->Verify(bearer, clock_.Now());
     }
-    auto found = authenticators.tokens->find(value.substr(kBearerPrefix.size()));
-    if (found == authenticators.tokens->end()) {
-      return absl::UnauthenticatedError("invalid bearer token");
+    if (authenticators.tokens == nullptr && authenticators.oidc == nullptr) {
+      return absl::UnauthenticatedError(
+          "bearer tokens are not accepted (no --token-file or --oidc-issuer-url)");
     }
-    return found->second;
+    return absl::UnauthenticatedError("invalid bearer token");
   }
-  if (authenticators.client_certificates) {
-    std::shared_ptr<const grpc::AuthContext> auth_context = context.auth_context();
-    if (auth_context != nullptr) {
-      std::vector<grpc::string_ref> pem = auth_context->FindPropertyValues("x509_pem_cert");
-      if (!pem.empty()) return IdentityFromCertificate(std::string(pem[0].data(), pem[0].size()));
-    }
+  if (authenticators.client_certificates && !certificate_pem.empty()) {
+    return IdentityFromCertificate(std::string(certificate_pem));
   }
   return absl::UnauthenticatedError(
       "no credentials: present a client certificate or an \"authorization: Bearer TOKEN\" "
@@ -273,21 +313,28 @@ absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& co
           StatusCodeName(identity.status()), identity.status().message());
     return identity.status();
   }
+  return DecideList(*identity, request_id, std::move(request), filtered);
+}
+
+absl::StatusOr<AuthorizedCall> AccessGate::DecideList(const auth::Identity& identity,
+                                                      const std::string& request_id,
+                                                      auth::AccessRequest request, bool& filtered) {
+  filtered = false;
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
-  const auth::Decision decision = authz->Authorize(*identity, request);
+  const auth::Decision decision = authz->Authorize(identity, request);
   if (!decision.allowed) {
     // Not allowed for the whole request, but maybe for part of it: some namespaces of "every
     // namespace", or the workloads of queues granted to the caller. Those are served filtered.
     const bool some_namespaces =
         request.ns.empty() &&
-        !authz->Scope(*identity, request.verb, request.kind).namespaces.empty();
-    if (request.kind != "Workload" || !(some_namespaces || authz->HasQueueGrant(*identity))) {
-      Audit(*identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
+        !authz->Scope(identity, request.verb, request.kind).namespaces.empty();
+    if (request.kind != "Workload" || !(some_namespaces || authz->HasQueueGrant(identity))) {
+      Audit(identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
       return PermissionDenied(decision.reason);
     }
     filtered = true;
   }
-  return AuthorizedCall{*std::move(identity), request_id, std::move(request), std::move(authz)};
+  return AuthorizedCall{identity, request_id, std::move(request), std::move(authz)};
 }
 
 void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome) {

@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "services/auth/audit_log.h"
 #include "services/auth/authorizer.h"
+#include "services/auth/oidc_authenticator.h"
 #include "services/auth/token_file.h"
 #include "services/tollgate_api.h"
 #include "tollgate/v1/service.pb.h"
@@ -26,8 +27,13 @@ struct Authenticators {
   // Client certificates verified by the TLS layer against --client-ca: user from the CN, groups
   // from the O entries.
   bool client_certificates = false;
+  // OIDC ID tokens (JWTs) as bearer tokens, verified against the issuer's key set. shared_ptr:
+  // it keeps its own key-set cache, which a reload replaces while calls in flight use the old.
+  std::shared_ptr<auth::OidcAuthenticator> oidc;
 
-  bool any() const { return (tokens != nullptr && !tokens->empty()) || client_certificates; }
+  bool any() const {
+    return (tokens != nullptr && !tokens->empty()) || client_certificates || oidc != nullptr;
+  }
 };
 
 // One authorized call: who, which request id, what was asked, and the policy that allowed it
@@ -71,8 +77,22 @@ class AccessGate {
   absl::StatusOr<AuthorizedCall> CheckList(grpc::ServerContextBase& context,
                                            auth::AccessRequest request, bool& filtered);
 
-  // Authentication only (WhoAmI, CanI).
+  // Authentication only (WhoAmI, CanI, GetBuildInfo).
   absl::StatusOr<auth::Identity> Authenticate(grpc::ServerContextBase& context);
+
+  // The same authentication for callers outside gRPC (the HTTP port): `bearer` is the token of
+  // an "Authorization: Bearer" header or cookie (empty: none), `certificate_pem` a client
+  // certificate the TLS layer verified against --client-ca (empty: none).
+  absl::StatusOr<auth::Identity> AuthenticateCredentials(absl::string_view bearer,
+                                                         absl::string_view certificate_pem);
+
+  // Check and CheckList for an identity authenticated outside gRPC; the request id is made here.
+  absl::StatusOr<AuthorizedCall> CheckIdentity(const auth::Identity& identity,
+                                               auth::AccessRequest request);
+  absl::StatusOr<AuthorizedCall> CheckListIdentity(const auth::Identity& identity,
+                                                   auth::AccessRequest request, bool& filtered);
+  // Audits a call refused for lack of valid credentials outside gRPC.
+  void AuditUnauthenticated(const auth::AccessRequest& request, const absl::Status& status);
 
   // Writes the audit line of an allowed call that changes state (or tried to).
   void Finish(const AuthorizedCall& call, const absl::Status& outcome);
@@ -96,6 +116,10 @@ class AccessGate {
              const auth::AccessRequest& request, absl::string_view result, absl::string_view code,
              absl::string_view reason);
   std::string RequestId(grpc::ServerContextBase& context);
+  std::string NewRequestId();
+  absl::StatusOr<AuthorizedCall> DecideList(const auth::Identity& identity,
+                                            const std::string& request_id,
+                                            auth::AccessRequest request, bool& filtered);
   // Check's decision for an authenticated caller.
   absl::StatusOr<AuthorizedCall> Decide(const auth::Identity& identity,
                                         const std::string& request_id, auth::AccessRequest request,

@@ -67,7 +67,32 @@ absl::StatusOr<std::string> DashboardApi::ListObjects(absl::string_view kind,
   return ToJson(response);
 }
 
-absl::StatusOr<std::string> DashboardApi::ListWorkloads(const Params& params) {
+namespace {
+
+// The workload as the visibility filter sees a pending item: its namespace, name and queues.
+v1::Workload AsWorkload(const v1::PendingWorkload& item) {
+  v1::Workload workload;
+  workload.mutable_metadata()->set_namespace_(item.workload().namespace_());
+  workload.mutable_metadata()->set_name(item.workload().name());
+  workload.mutable_spec()->set_queue_name(item.local_queue());
+  workload.mutable_status()->mutable_admission()->set_cluster_queue(item.cluster_queue());
+  return workload;
+}
+
+void BlankInvisible(v1::ListPendingWorkloadsResponse& response, const Visible& visible) {
+  if (visible == nullptr) return;
+  for (v1::PendingWorkload& item : *response.mutable_items()) {
+    if (visible(AsWorkload(item))) continue;
+    item.clear_workload();
+    item.clear_local_queue();
+    item.clear_message();
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DashboardApi::ListWorkloads(const Params& params,
+                                                        const Visible& visible) {
   v1::ListWorkloadsRequest request;
   request.set_namespace_(Param(params, "namespace"));
   request.set_queue_name(Param(params, "queue"));
@@ -83,11 +108,20 @@ absl::StatusOr<std::string> DashboardApi::ListWorkloads(const Params& params) {
     request.set_state(value);
   }
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse response, api_.ListWorkloads(request));
+  if (visible != nullptr) {
+    auto* workloads = response.mutable_workloads();
+    int kept = 0;
+    for (int i = 0; i < workloads->size(); ++i) {
+      if (visible(workloads->Get(i))) workloads->SwapElements(kept++, i);
+    }
+    workloads->DeleteSubrange(kept, workloads->size() - kept);
+  }
   return ToJson(response);
 }
 
 absl::StatusOr<std::string> DashboardApi::GetWorkload(absl::string_view namespace_name,
-                                                      absl::string_view name) {
+                                                      absl::string_view name,
+                                                      const Visible& visible) {
   v1::GetWorkloadRequest get;
   get.mutable_workload()->set_namespace_(std::string(namespace_name));
   get.mutable_workload()->set_name(std::string(name));
@@ -138,6 +172,7 @@ absl::StatusOr<std::string> DashboardApi::GetWorkload(absl::string_view namespac
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse held, api_.ListWorkloads(list));
     for (const v1::Workload& wl : held.workloads()) {
       if (queues.count(wl.status().admission().cluster_queue()) == 0) continue;
+      if (visible != nullptr && !visible(wl)) continue;
       TOLLGATE_ASSIGN_OR_RETURN(std::string json, ToJson(wl));
       holders.push_back(std::move(json));
     }
@@ -147,20 +182,22 @@ absl::StatusOr<std::string> DashboardApi::GetWorkload(absl::string_view namespac
   return out;
 }
 
-absl::StatusOr<std::string> DashboardApi::ListPending(const Params& params) {
+absl::StatusOr<std::string> DashboardApi::ListPending(const Params& params,
+                                                      const Visible& visible) {
   v1::ListPendingWorkloadsRequest request;
   request.set_cluster_queue(Param(params, "clusterQueue"));
   request.set_namespace_(Param(params, "namespace"));
   request.set_local_queue(Param(params, "localQueue"));
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListPendingWorkloadsResponse response,
                             api_.ListPendingWorkloads(request));
+  BlankInvisible(response, visible);
   return ToJson(response);
 }
 
 absl::Status DashboardApi::Stream(
     int64_t since_revision,
     const std::function<bool(int64_t revision, const std::string& json)>& send,
-    const std::function<bool()>& cancelled) {
+    const std::function<bool()>& cancelled, const Visible& visible) {
   v1::WatchRequest request;
   if (since_revision <= 0) {
     // Only what changes from now on: the page loads the current state through the list calls.
@@ -171,6 +208,10 @@ absl::Status DashboardApi::Stream(
       request,
       [&](const v1::WatchEvent& event) {
         const v1::Workload& wl = event.workload();
+        // Bookmarks carry no workload and always pass.
+        if (visible != nullptr && event.type() != v1::WatchEvent::BOOKMARK && !visible(wl)) {
+          return true;
+        }
         const std::string json =
             absl::StrCat("{\"type\":\"", v1::WatchEvent::Type_Name(event.type()),
                          "\",\"revision\":", event.revision(), ",\"namespace\":\"",

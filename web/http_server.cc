@@ -4,8 +4,11 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "web/web_assets.h"
 
@@ -23,6 +26,10 @@ int HttpStatusOf(const absl::Status& status) {
       return 409;
     case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
     default:
       return 500;
   }
@@ -50,8 +57,24 @@ void Reply(const absl::StatusOr<std::string>& result, httplib::Response& respons
     response.set_content(*result, "application/json");
   } else {
     response.status = HttpStatusOf(result.status());
+    if (response.status == 401) response.set_header("WWW-Authenticate", "Bearer");
     response.set_content(JsonError(result.status()), "application/json");
   }
+}
+
+constexpr char kTokenCookie[] = "tollgate_token";
+
+// The bearer token of a request: the Authorization header, else the login cookie.
+std::string BearerOf(const httplib::Request& request) {
+  const std::string header = request.get_header_value("Authorization");
+  if (absl::StartsWith(header, "Bearer ")) return header.substr(7);
+  for (absl::string_view cookie : absl::StrSplit(request.get_header_value("Cookie"), ';')) {
+    cookie = absl::StripAsciiWhitespace(cookie);
+    if (absl::ConsumePrefix(&cookie, kTokenCookie) && absl::ConsumePrefix(&cookie, "=")) {
+      return std::string(cookie);
+    }
+  }
+  return "";
 }
 
 void ServeAsset(absl::string_view path, httplib::Response& response) {
@@ -67,17 +90,44 @@ void ServeAsset(absl::string_view path, httplib::Response& response) {
 
 }  // namespace
 
+namespace {
+
+std::unique_ptr<httplib::Server> NewServer(TlsFiles* tls) {
+  if (tls == nullptr) return std::make_unique<httplib::Server>();
+  return std::make_unique<httplib::SSLServer>([tls](SSL_CTX& ctx) { return tls->Configure(ctx); });
+}
+
+}  // namespace
+
 HttpServer::HttpServer(const Options& options, metrics::Registry& registry, DashboardApi& dashboard)
     : options_(options),
       registry_(registry),
       dashboard_(dashboard),
-      server_(std::make_unique<httplib::Server>()) {}
+      server_(NewServer(options.tls)) {}
+
+std::optional<auth::Identity> HttpServer::Caller(const httplib::Request& request,
+                                                 httplib::Response& response,
+                                                 absl::string_view what) {
+  if (options_.access == nullptr) return auth::Identity{"system:anonymous", "", {}, "anonymous"};
+  const std::string pem = options_.tls == nullptr ? "" : TlsFiles::PeerCertificatePem(request.ssl);
+  absl::StatusOr<auth::Identity> identity =
+      options_.access->Authenticate(BearerOf(request), pem, what);
+  if (!identity.ok()) {
+    Reply(identity.status(), response);
+    return std::nullopt;
+  }
+  return *std::move(identity);
+}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const Options& options,
                                                               metrics::Registry& registry,
                                                               DashboardApi& dashboard) {
   std::unique_ptr<HttpServer> server(new HttpServer(options, registry, dashboard));
+  if (!server->server_->is_valid()) {
+    return absl::InvalidArgumentError("--metrics-listen: cannot set up TLS with --tls-cert");
+  }
   server->Route();
+  server->RouteLogin();
   HttpServer* raw = server.get();
   registry.AddCollector([raw](metrics::TextWriter& writer) {
     writer.BeginFamily("tollgate_dashboard_event_streams",
@@ -116,7 +166,15 @@ void HttpServer::Stop() {
 
 void HttpServer::Route() {
   httplib::Server& s = *server_;
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
+  s.Get("/metrics", [this](const httplib::Request& request, httplib::Response& response) {
+    std::optional<auth::Identity> caller = Caller(request, response, "/metrics");
+    if (!caller.has_value()) return;
+    if (options_.access != nullptr) {
+      if (absl::Status allowed = options_.access->Metrics(*caller); !allowed.ok()) {
+        Reply(allowed, response);
+        return;
+      }
+    }
     response.set_content(registry_.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
   s.Get("/", [](const httplib::Request&, httplib::Response& response) {
@@ -133,19 +191,63 @@ void HttpServer::Route() {
         });
   s.Get(R"(/api/v1/objects/([a-z]+))",
         [this](const httplib::Request& request, httplib::Response& response) {
-          Reply(dashboard_.ListObjects(request.matches[1].str(), ParamsOf(request)), response);
+          std::optional<auth::Identity> caller = Caller(request, response, request.path);
+          if (!caller.has_value()) return;
+          const Params params = ParamsOf(request);
+          if (options_.access != nullptr) {
+            absl::Status allowed =
+                options_.access->ListObjects(*caller, request.matches[1].str(), params);
+            if (!allowed.ok()) return Reply(allowed, response);
+          }
+          Reply(dashboard_.ListObjects(request.matches[1].str(), params), response);
         });
   s.Get("/api/v1/workloads", [this](const httplib::Request& request, httplib::Response& response) {
-    Reply(dashboard_.ListWorkloads(ParamsOf(request)), response);
+    std::optional<auth::Identity> caller = Caller(request, response, request.path);
+    if (!caller.has_value()) return;
+    const Params params = ParamsOf(request);
+    Visible visible;
+    if (options_.access != nullptr) {
+      absl::StatusOr<Visible> allowed = options_.access->ListWorkloads(*caller, params);
+      if (!allowed.ok()) return Reply(allowed.status(), response);
+      visible = *std::move(allowed);
+    }
+    Reply(dashboard_.ListWorkloads(params, visible), response);
   });
-  s.Get(R"(/api/v1/workloads/([^/]+)/([^/]+))", [this](const httplib::Request& request,
-                                                       httplib::Response& response) {
-    Reply(dashboard_.GetWorkload(request.matches[1].str(), request.matches[2].str()), response);
-  });
+  s.Get(R"(/api/v1/workloads/([^/]+)/([^/]+))",
+        [this](const httplib::Request& request, httplib::Response& response) {
+          std::optional<auth::Identity> caller = Caller(request, response, request.path);
+          if (!caller.has_value()) return;
+          const std::string ns = request.matches[1].str();
+          const std::string name = request.matches[2].str();
+          Visible visible;
+          if (options_.access != nullptr) {
+            absl::StatusOr<Visible> allowed = options_.access->GetWorkload(*caller, ns, name);
+            if (!allowed.ok()) return Reply(allowed.status(), response);
+            visible = *std::move(allowed);
+          }
+          Reply(dashboard_.GetWorkload(ns, name, visible), response);
+        });
   s.Get("/api/v1/pending", [this](const httplib::Request& request, httplib::Response& response) {
-    Reply(dashboard_.ListPending(ParamsOf(request)), response);
+    std::optional<auth::Identity> caller = Caller(request, response, request.path);
+    if (!caller.has_value()) return;
+    const Params params = ParamsOf(request);
+    Visible visible;
+    if (options_.access != nullptr) {
+      absl::StatusOr<Visible> allowed = options_.access->ListPending(*caller, params);
+      if (!allowed.ok()) return Reply(allowed.status(), response);
+      visible = *std::move(allowed);
+    }
+    Reply(dashboard_.ListPending(params, visible), response);
   });
   s.Get("/api/v1/events", [this](const httplib::Request& request, httplib::Response& response) {
+    std::optional<auth::Identity> caller = Caller(request, response, request.path);
+    if (!caller.has_value()) return;
+    Visible visible;
+    if (options_.access != nullptr) {
+      absl::StatusOr<Visible> allowed = options_.access->Events(*caller);
+      if (!allowed.ok()) return Reply(allowed.status(), response);
+      visible = *std::move(allowed);
+    }
     if (event_streams_.fetch_add(1) >= options_.max_event_streams) {
       event_streams_.fetch_sub(1);
       response.status = 503;
@@ -161,7 +263,7 @@ void HttpServer::Route() {
     response.set_header("Cache-Control", "no-store");
     response.set_chunked_content_provider(
         "text/event-stream",
-        [this, since](size_t, httplib::DataSink& sink) {
+        [this, since, visible = std::move(visible)](size_t, httplib::DataSink& sink) {
           const std::string hello = "retry: 1000\n: connected\n\n";
           if (!sink.write(hello.data(), hello.size())) return false;
           absl::Status status = dashboard_.Stream(
@@ -171,7 +273,7 @@ void HttpServer::Route() {
                     absl::StrCat("id: ", revision, "\nevent: workload\ndata: ", json, "\n\n");
                 return sink.write(message.data(), message.size());
               },
-              [&] { return stopping_.load() || !sink.is_writable(); });
+              [&] { return stopping_.load() || !sink.is_writable(); }, visible);
           if (absl::IsOutOfRange(status)) {
             // Too far behind: the page reloads everything and streams from now on.
             const std::string relist = "id: 0\nevent: relist\ndata: {}\n\n";
@@ -181,6 +283,36 @@ void HttpServer::Route() {
           return true;
         },
         [this](bool) { event_streams_.fetch_sub(1); });
+  });
+}
+
+void HttpServer::RouteLogin() {
+  httplib::Server& s = *server_;
+  s.Get("/login", [](const httplib::Request&, httplib::Response& response) {
+    ServeAsset("login.html", response);
+  });
+  // The dashboard's sign-in: the token (static or OIDC) is checked now and kept in an HttpOnly
+  // cookie (Secure over TLS, SameSite=Strict), which EventSource and fetch send by themselves.
+  s.Post("/login", [this](const httplib::Request& request, httplib::Response& response) {
+    const std::string token = request.get_param_value("token");
+    if (options_.access != nullptr) {
+      absl::StatusOr<auth::Identity> identity = options_.access->Authenticate(token, "", "/login");
+      if (!identity.ok() || token.empty()) {
+        response.status = 303;
+        response.set_header("Location", "/login?failed=1");
+        return;
+      }
+    }
+    response.status = 303;
+    response.set_header("Location", "/");
+    response.set_header(
+        "Set-Cookie", absl::StrCat(kTokenCookie, "=", token, "; Path=/; HttpOnly; SameSite=Strict",
+                                   options_.tls != nullptr ? "; Secure" : ""));
+  });
+  s.Post("/logout", [](const httplib::Request&, httplib::Response& response) {
+    response.status = 303;
+    response.set_header("Location", "/login");
+    response.set_header("Set-Cookie", absl::StrCat(kTokenCookie, "=; Path=/; Max-Age=0"));
   });
 }
 

@@ -2,16 +2,21 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "metrics/metric_registry.h"
+#include "web/dashboard_access.h"
 #include "web/dashboard_api.h"
+#include "web/tls_files.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace tollgate::web {
 
@@ -21,6 +26,11 @@ namespace tollgate::web {
 // as Last-Event-ID when it reconnects). Serves on its own threads; Stop (or the destructor)
 // ends the event streams and waits for every handler. The registry and the API must outlive
 // the server. Thread-safe.
+//
+// With `tls` it serves HTTPS (the gRPC port's certificate files); with `access` every request
+// but the static assets and the login page is authenticated (Authorization: Bearer, the
+// tollgate_token cookie the login form sets, or a client certificate) and authorized like its
+// gRPC counterpart: 401 without valid credentials, 403 when the gate refuses.
 class HttpServer {
  public:
   struct Options {
@@ -29,6 +39,12 @@ class HttpServer {
     int port = 0;
     // Event streams each hold a thread; more are refused with 503 so /metrics stays served.
     int max_event_streams = 32;
+    // HTTPS when set; must outlive the server.
+    TlsFiles* tls = nullptr;
+    // Authentication and authorization when set (must outlive the server); without it every
+    // request is served (tollgated always sets it; its gate makes callers the anonymous admin
+    // when no authenticator is configured).
+    DashboardAccess* access = nullptr;
   };
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const Options& options,
@@ -44,6 +60,10 @@ class HttpServer {
  private:
   HttpServer(const Options& options, metrics::Registry& registry, DashboardApi& dashboard);
   void Route();
+  void RouteLogin();
+  // The authenticated caller of `request`, or the HTTP error already written to `response`.
+  std::optional<auth::Identity> Caller(const httplib::Request& request, httplib::Response& response,
+                                       absl::string_view what);
 
   const Options options_;
   metrics::Registry& registry_;

@@ -248,13 +248,15 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   if (!flags.metrics_listen.empty()) {
     TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
                               ParseHostPort("metrics-listen", flags.metrics_listen));
-    // Secure by default: the dashboard shows every workload, so it stays on loopback unless the
-    // operator says otherwise.
-    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure) {
+    // Secure by default, as for --listen: beyond loopback the HTTP port needs TLS (it serves
+    // the gRPC port's certificate) and an authenticator, unless the operator says otherwise.
+    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure &&
+        (flags.security.tls_cert.empty() || !HasAuthenticator(flags.security))) {
       return absl::InvalidArgumentError(
           absl::StrCat("--metrics-listen=", flags.metrics_listen,
-                       ": serving metrics and the dashboard beyond loopback has no TLS or "
-                       "authentication yet; add --insecure to accept that"));
+                       ": serving metrics and the dashboard beyond loopback needs TLS (--tls-cert, "
+                       "--tls-key) and an authenticator (--client-ca, --token-file or "
+                       "--oidc-issuer-url); add --insecure to do it anyway"));
     }
   } else if (!flags.metrics_port_file.empty()) {
     return absl::InvalidArgumentError("--metrics-port-file needs --metrics-listen");
@@ -462,7 +464,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
-  InfoGrpcService info_service;
+  InfoGrpcService info_service(gate);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -499,11 +501,18 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       return written;
     }
   }
+  // HTTPS for --metrics-listen from the same files; outlives the HTTP server (stopped below).
+  std::unique_ptr<web::TlsFiles> http_tls;
   if (observability != nullptr) {
     TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
                               ParseHostPort("metrics-listen", flags.metrics_listen));
-    absl::Status serving =
-        observability->Serve(host_port.first, host_port.second, api, *executor, *store);
+    if (!flags.security.tls_cert.empty()) {
+      TOLLGATE_ASSIGN_OR_RETURN(http_tls,
+                                web::TlsFiles::Load(flags.security.tls_cert, flags.security.tls_key,
+                                                    flags.security.client_ca));
+    }
+    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+                                                *store, gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
       serving = storage::WriteFileAtomically(flags.metrics_port_file,
                                              absl::StrCat(observability->port(), "\n"));
@@ -514,7 +523,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       return serving;
     }
     Log("info", "serving metrics and the dashboard",
-        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())}});
+        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())},
+         {"tls", http_tls == nullptr ? "off" : "on"}});
   }
   Log("info", "serving",
       {{"listen", bound},
@@ -543,7 +553,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       continue;
     }
     gate.Configure(*std::move(new_authenticators), *std::move(new_policy));
-    Log("info", "reloaded tokens and policy");
+    Log("info", "reloaded tokens, OIDC keys and policy");
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
   // Health first so load balancers stop sending new calls, then end the watches (they never end

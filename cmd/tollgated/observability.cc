@@ -27,7 +27,8 @@ Observability::GrpcInterceptors() {
 
 absl::Status Observability::Serve(const std::string& host, int port, services::TollgateApi& api,
                                   services::AdmissionExecutor& executor,
-                                  const storage::RocksDbStore& store) {
+                                  const storage::RocksDbStore& store, services::AccessGate& gate,
+                                  web::TlsFiles* tls) {
   services::RegisterStateMetrics(registry_, executor);
   registry_.AddCollector([&store](metrics::TextWriter& w) {
     const storage::RocksDbStore::EngineStats stats = store.engine_stats();
@@ -52,9 +53,12 @@ absl::Status Observability::Serve(const std::string& host, int port, services::T
   registry_.AddCollector(&metrics::WriteProcessMetrics);
   dashboard_ =
       std::make_unique<web::DashboardApi>(api, [&executor] { return executor.revision(); });
+  access_ = std::make_unique<web::DashboardAccess>(gate);
   web::HttpServer::Options options;
   options.host = host;
   options.port = port;
+  options.tls = tls;
+  options.access = access_.get();
   absl::StatusOr<std::unique_ptr<web::HttpServer>> http =
       web::HttpServer::Start(options, registry_, *dashboard_);
   if (!http.ok()) return http.status();

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "metrics/metric_registry.h"
+#include "services/access_gate.h"
 #include "services/admission_executor.h"
 #include "services/admission_metrics.h"
 #include "services/tollgate_api.h"
@@ -30,9 +31,12 @@ class Observability {
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
   GrpcInterceptors();
 
-  // Registers the state, store and process collectors and starts the HTTP server.
+  // Registers the state, store and process collectors and starts the HTTP server, which
+  // authenticates and authorizes through `gate` and serves HTTPS when `tls` is set (both must
+  // outlive Stop).
   absl::Status Serve(const std::string& host, int port, services::TollgateApi& api,
-                     services::AdmissionExecutor& executor, const storage::RocksDbStore& store);
+                     services::AdmissionExecutor& executor, const storage::RocksDbStore& store,
+                     services::AccessGate& gate, web::TlsFiles* tls);
   int port() const { return http_ == nullptr ? 0 : http_->port(); }
   void Stop();
 
@@ -42,6 +46,7 @@ class Observability {
   metrics::Registry registry_;
   services::AdmissionMetrics admission_metrics_;
   std::unique_ptr<web::DashboardApi> dashboard_;
+  std::unique_ptr<web::DashboardAccess> access_;
   std::unique_ptr<web::HttpServer> http_;
 };
 

@@ -58,6 +58,27 @@ absl::StatusOr<bool> ParseSecurityFlag(const cmd::FlagArg& flag, SecurityFlags& 
     }
   } else if (flag.name == "token-file") {
     TOLLGATE_ASSIGN_OR_RETURN(flags.token_file, flag.String());
+  } else if (flag.name == "oidc-issuer-url") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.issuer_url, flag.String());
+  } else if (flag.name == "oidc-client-id") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.client_id, flag.String());
+  } else if (flag.name == "oidc-jwks-file") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc_jwks_file, flag.String());
+  } else if (flag.name == "oidc-username-claim") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.username_claim, flag.String());
+  } else if (flag.name == "oidc-username-prefix") {
+    TOLLGATE_ASSIGN_OR_RETURN(std::string prefix, flag.String());
+    flags.oidc.username_prefix = std::move(prefix);
+  } else if (flag.name == "oidc-groups-claim") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.groups_claim, flag.String());
+  } else if (flag.name == "oidc-groups-prefix") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.groups_prefix, flag.String());
+  } else if (flag.name == "oidc-clock-skew") {
+    TOLLGATE_ASSIGN_OR_RETURN(flags.oidc.clock_skew, flag.Duration(/*allow_zero=*/true));
+    if (flags.oidc.clock_skew > absl::Minutes(10)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--oidc-clock-skew=", flag.value, ": at most 10m"));
+    }
   } else if (flag.name == "authz-policy") {
     TOLLGATE_ASSIGN_OR_RETURN(flags.authz_policy, flag.String());
   } else if (flag.name == "audit-log") {
@@ -99,17 +120,29 @@ absl::StatusOr<bool> CheckListenSecurity(absl::string_view listen, const Securit
   if (!flags.client_ca.empty() && flags.tls_cert.empty()) {
     return absl::InvalidArgumentError("--client-ca needs TLS: give --tls-cert and --tls-key");
   }
+  const bool oidc_flags = !flags.oidc.issuer_url.empty() || !flags.oidc.client_id.empty() ||
+                          !flags.oidc_jwks_file.empty();
+  if (oidc_flags && flags.oidc_jwks_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--oidc-issuer-url needs --oidc-jwks-file (the issuer's key set; tollgated makes no "
+        "outbound calls)");
+  }
+  if (oidc_flags) TOLLGATE_RETURN_IF_ERROR(auth::ValidateOidcConfig(flags.oidc));
   if (IsLoopbackListen(listen)) return false;
   std::vector<std::string> missing;
   if (flags.tls_cert.empty()) missing.push_back("TLS (--tls-cert, --tls-key)");
-  if (flags.client_ca.empty() && flags.token_file.empty()) {
-    missing.push_back("an authenticator (--client-ca or --token-file)");
+  if (!HasAuthenticator(flags)) {
+    missing.push_back("an authenticator (--client-ca, --token-file or --oidc-issuer-url)");
   }
   if (missing.empty()) return false;
   if (flags.insecure) return true;
   return absl::FailedPreconditionError(
       absl::StrCat("refusing to listen on ", listen, " beyond loopback without ",
                    absl::StrJoin(missing, " and "), "; pass --insecure to do it anyway"));
+}
+
+bool HasAuthenticator(const SecurityFlags& flags) {
+  return !flags.client_ca.empty() || !flags.token_file.empty() || !flags.oidc_jwks_file.empty();
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
@@ -150,6 +183,10 @@ absl::StatusOr<services::Authenticators> LoadAuthenticators(const SecurityFlags&
     TOLLGATE_ASSIGN_OR_RETURN(auth::TokenTable tokens,
                               auth::ParseTokenFile(text, flags.token_file));
     authenticators.tokens = std::make_shared<const auth::TokenTable>(std::move(tokens));
+  }
+  if (!flags.oidc_jwks_file.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(authenticators.oidc,
+                              auth::OidcAuthenticator::Create(flags.oidc, flags.oidc_jwks_file));
   }
   return authenticators;
 }

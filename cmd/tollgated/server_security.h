@@ -18,6 +18,7 @@
 #include "services/access_gate.h"
 #include "services/auth/audit_log.h"
 #include "services/auth/authorizer.h"
+#include "services/auth/oidc_verifier.h"
 
 namespace tollgate {
 
@@ -28,14 +29,26 @@ Security (docs/security.md):
   --client-ca=FILE            verify client certificates against these CAs: user = CN, groups = O
   --tls-reload-interval=DUR   how often the certificate files are re-read (default 10s)
   --token-file=FILE           bearer tokens: token,user,uid,"group1,group2" per line
+  --oidc-issuer-url=URL       accept OIDC ID tokens (JWTs) from this issuer (its "iss")
+  --oidc-client-id=ID         the audience the tokens must carry ("aud")
+  --oidc-jwks-file=FILE       the issuer's JSON Web Key Set (RS256/384/512, ES256/384/512),
+                              re-read when it changes and on SIGHUP
+  --oidc-username-claim=NAME  the claim with the user name (default sub)
+  --oidc-username-prefix=P    prepended to it (default "ISSUER#" unless the claim is email;
+                              "-" for none)
+  --oidc-groups-claim=NAME    the claim with the groups (default: none)
+  --oidc-groups-prefix=P      prepended to each group
+  --oidc-clock-skew=DUR       tolerance for exp and nbf (default 60s)
   --authz-policy=FILE         Role, RoleBinding and QueueGrant documents (YAML)
   --audit-log=FILE            JSON-lines audit log of mutating and denied calls and decisions
   --audit-log-max-bytes=N     rotate the audit log at this size (default 104857600)
   --audit-log-backups=N       rotated files kept: FILE.1 ... FILE.N (default 5)
   --insecure                  allow --listen and --metrics-listen beyond loopback without TLS
                               and authentication
-Without --token-file and --client-ca every caller is the anonymous admin (loopback only).
-SIGHUP re-reads the token file and the policy.
+Without --token-file, --oidc-issuer-url and --client-ca every caller is the anonymous admin
+(loopback only). The HTTP port (--metrics-listen) serves TLS with the same certificate and
+authenticates the same way (bearer token, dashboard login cookie, client certificate).
+SIGHUP re-reads the token file, the OIDC key set and the policy.
 )";
 
 struct SecurityFlags {
@@ -44,6 +57,8 @@ struct SecurityFlags {
   std::string client_ca;
   absl::Duration tls_reload_interval = absl::Seconds(10);
   std::string token_file;
+  std::string oidc_jwks_file;
+  auth::OidcConfig oidc;
   std::string authz_policy;
   std::string audit_log;
   int64_t audit_log_max_bytes = 100 << 20;
@@ -62,6 +77,9 @@ bool IsLoopbackListen(absl::string_view listen);
 // work (a key without a certificate, a client CA without TLS) are INVALID_ARGUMENT. Returns
 // whether the insecure override is in use (for the warning).
 absl::StatusOr<bool> CheckListenSecurity(absl::string_view listen, const SecurityFlags& flags);
+
+// Whether any authenticator is configured (tokens, OIDC or client certificates).
+bool HasAuthenticator(const SecurityFlags& flags);
 
 // TLS credentials watching the certificate files, or insecure ones when no --tls-cert.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(

@@ -65,6 +65,7 @@ std::vector<Role> MakeBuiltInRoles() {
        {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
         {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
        unlimited});
+  roles.push_back({"metrics-reader", {{{"get"}, {"Metrics"}}}, PriorityLimit{0, false}});
   return roles;
 }
 

@@ -33,10 +33,11 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 inline constexpr absl::string_view kVerbs[] = {"get",     "list",   "watch",  "submit", "admit",
                                                "preempt", "finish", "report", "delete", "apply"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
-inline constexpr absl::string_view kKinds[] = {"Workload",       "LocalQueue",
-                                               "ClusterQueue",   "Cohort",
-                                               "ResourceFlavor", "WorkloadPriorityClass",
-                                               "PriorityClass",  "Namespace"};
+// Metrics is the HTTP port's /metrics (verb get), not a stored object.
+inline constexpr absl::string_view kKinds[] = {
+    "Workload",      "LocalQueue",     "ClusterQueue",
+    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
+    "PriorityClass", "Namespace",      "Metrics"};
 // Per-queue grant verbs (Armada's per-queue permissions, YuniKorn's submit/admin ACLs).
 inline constexpr absl::string_view kQueueVerbs[] = {"submit", "preempt", "admin"};
 
@@ -142,7 +143,9 @@ struct NamespaceScope {
 //                 grants more;
 //   viewer      — get/list/watch everything;
 //   adapter     — submit, finish, report, delete, get/list/watch workloads and read queues and
-//                 priority classes for the namespaces it serves.
+//                 priority classes for the namespaces it serves;
+//   metrics-reader — get Metrics (/metrics on the HTTP port), for Prometheus (Kueue's
+//                 metrics-reader ClusterRole).
 const std::vector<Role>& BuiltInRoles();
 
 // Decides requests against a policy. Immutable after Create, so thread-safe.

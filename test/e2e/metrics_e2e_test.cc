@@ -104,14 +104,16 @@ class MetricsE2eTest : public testing::Test {
   }
 
   // tollgated with the EvalHub queues and jobs, and /metrics on a free loopback port.
-  void StartServer() {
+  void StartServer(std::vector<std::string> extra_args = {},
+                   std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr) {
     const std::string port_file = scratch_ + "/metrics_port";
-    ASSERT_OK_AND_ASSIGN(
-        server_, TollgatedProcess::Start(
-                     scratch_ + "/data", scratch_,
-                     {"--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + port_file,
-                      "--manifests=" + Manifest("queues.yaml") + "," + Manifest("priorities.yaml") +
-                          "," + Manifest("workloads.yaml")}));
+    std::vector<std::string> args = {
+        "--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + port_file,
+        "--manifests=" + Manifest("queues.yaml") + "," + Manifest("priorities.yaml") + "," +
+            Manifest("workloads.yaml")};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    ASSERT_OK_AND_ASSIGN(server_, TollgatedProcess::Start(scratch_ + "/data", scratch_, args,
+                                                          absl::Seconds(30), credentials));
     ASSERT_TRUE(WaitFor(
         [&] {
           return absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty(port_file)),
@@ -133,6 +135,42 @@ class MetricsE2eTest : public testing::Test {
     const grpc::Status status = admission_->ListWorkloads(&context, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response.workloads_size();
+  }
+
+  // Starts Prometheus with `config` on a free port (retrying if another process takes it
+  // first); returns the port, 0 on failure.
+  int StartPrometheus(const std::string& config) {
+    for (int attempt = 0; attempt < 3 && prometheus_ == nullptr; ++attempt) {
+      absl::StatusOr<int> port = PickFreePort();
+      if (!port.ok()) continue;
+      absl::StatusOr<std::unique_ptr<ChildProcess>> started = ChildProcess::Start(
+          {kPrometheus, "--config.file=" + config, "--storage.tsdb.path=" + scratch_ + "/tsdb",
+           absl::StrCat("--web.listen-address=127.0.0.1:", *port), "--log.level=warn"},
+          scratch_ + "/prometheus.log");
+      if (!started.ok()) continue;
+      prometheus_ = *std::move(started);
+      const bool ready =
+          WaitFor([&] { return !prometheus_->Running() || HttpGet(*port, "/-/ready").ok(); },
+                  absl::Seconds(60));
+      if (ready && prometheus_->Running()) return *port;
+      std::cerr << "prometheus did not start on " << *port << ":\n" << prometheus_->Logs();
+      prometheus_.reset();
+    }
+    return 0;
+  }
+
+  // The value of a PromQL query with one result from Prometheus on `port`, or nullopt.
+  static std::optional<double> Query(int port, const std::string& promql) {
+    absl::StatusOr<std::string> body =
+        HttpGet(port, "/api/v1/query?query=" + httplib::detail::encode_query_param(promql));
+    if (!body.ok()) return std::nullopt;
+    nlohmann::json json = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded() || json["status"] != "success") return std::nullopt;
+    const nlohmann::json& result = json["data"]["result"];
+    if (!result.is_array() || result.size() != 1) return std::nullopt;
+    double value = 0;
+    if (!absl::SimpleAtod(result[0]["value"][1].get<std::string>(), &value)) return std::nullopt;
+    return value;
   }
 
   std::string scratch_;
@@ -379,6 +417,77 @@ TEST_F(MetricsE2eTest, PrometheusScrapesTollgatedAndAnswersQueries) {
       "count(sum by (cluster_queue, resource) (kueue_cluster_queue_resource_usage) / sum by "
       "(cluster_queue, resource) (kueue_cluster_queue_nominal_quota))",
       6);
+}
+
+// The authenticated variant: tollgated's HTTP port on TLS with its gRPC certificate, and
+// Prometheus scraping it with a CA file and a bearer token file, as a production scrape config
+// does. A scrape job whose token lacks the metrics-reader role is refused (up == 0).
+TEST_F(MetricsE2eTest, PrometheusScrapesOverTlsWithABearerTokenFile) {
+  auto shell = [&](const std::string& command) {
+    const std::string full = absl::StrCat("cd ", scratch_, " && ", command, " >/dev/null 2>&1");
+    return std::system(full.c_str()) == 0;
+  };
+  ASSERT_TRUE(
+      shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca "
+            "-keyout ca.key -out ca.pem"));
+  ASSERT_TRUE(
+      shell("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key "
+            "-out server.csr"));
+  std::ofstream(scratch_ + "/san.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+  ASSERT_TRUE(
+      shell("openssl x509 -req -days 1 -in server.csr -CA ca.pem -CAkey ca.key "
+            "-CAcreateserial -extfile san.ext -out server.pem"));
+  std::ofstream(scratch_ + "/tokens.csv")
+      << "prom-secret,prometheus,1,monitoring\nteam-secret,alice,2,team-a\n"
+      << "admin-secret,root,3,\"tollgate:admins\"\n";
+  std::ofstream(scratch_ + "/policy.yaml")
+      << "kind: RoleBinding\nmetadata: {name: prometheus}\nrole: metrics-reader\n"
+         "subjects: [{kind: Group, name: monitoring}]\n";
+  std::ofstream(scratch_ + "/prom.token") << "prom-secret\n";
+  std::ofstream(scratch_ + "/team.token") << "team-secret\n";
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = ReadFileOrEmpty(scratch_ + "/ca.pem");
+  ASSERT_NO_FATAL_FAILURE(StartServer(
+      {"--tls-cert=" + scratch_ + "/server.pem", "--tls-key=" + scratch_ + "/server.key",
+       "--token-file=" + scratch_ + "/tokens.csv", "--authz-policy=" + scratch_ + "/policy.yaml"},
+      grpc::SslCredentials(tls)));
+  // Plain HTTP no longer works.
+  EXPECT_FALSE(HttpGet(metrics_port_, "/metrics").ok());
+
+  const std::string config = scratch_ + "/prometheus.yml";
+  std::string jobs;
+  for (const auto& [job, token] : {std::pair<std::string, std::string>{"tollgated", "prom.token"},
+                                   {"team-member", "team.token"}}) {
+    absl::StrAppend(&jobs, "  - job_name: ", job, "\n    scheme: https\n",
+                    "    authorization:\n      credentials_file: ", scratch_, "/", token, "\n",
+                    "    tls_config:\n      ca_file: ", scratch_, "/ca.pem\n",
+                    "      server_name: localhost\n",
+                    "    static_configs:\n      - targets: ['127.0.0.1:", metrics_port_, "']\n");
+  }
+  std::ofstream(config) << absl::StrCat(
+      "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n", jobs);
+  const int port = StartPrometheus(config);
+  ASSERT_NE(port, 0);
+
+  auto eventually_equals = [&](const std::string& promql, double want) {
+    std::optional<double> got;
+    const bool held = WaitFor(
+        [&] {
+          got = Query(port, promql);
+          return got.has_value() && *got == want;
+        },
+        absl::Seconds(60));
+    EXPECT_TRUE(held) << promql << " = " << (got ? absl::StrCat(*got) : "nothing") << ", want "
+                      << want << "\n"
+                      << prometheus_->Logs();
+  };
+  eventually_equals(R"(up{job="tollgated"})", 1);
+  eventually_equals(
+      R"(kueue_cluster_queue_nominal_quota{job="tollgated",cluster_queue="team-b-cq",resource="nvidia.com/gpu"})",
+      4);
+  eventually_equals(R"(up{job="team-member"})", 0);
+  eventually_equals(R"(count(kueue_cluster_queue_nominal_quota{job="team-member"}) or vector(0))",
+                    0);
 }
 
 TEST_F(MetricsE2eTest, NonLoopbackMetricsListenNeedsInsecure) {

@@ -16,14 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "test/e2e/tollgated_process.h"
+#include "test/services/auth/test_issuer.h"
 #include "tollgate/v1/auth.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
@@ -906,6 +910,315 @@ TEST_F(SecurityE2eTest, PlaintextLoopbackWithoutAuthenticationIsTheAnonymousAdmi
   can.set_verb("fly");
   EXPECT_EQ(stub->CanI(Context().get(), can, &answer).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// Tokens and bindings for the OIDC and HTTP tests, on top of kTokens and kPolicy.
+constexpr char kMoreTokens[] = "prom-token,prometheus,10,monitoring\n";
+constexpr char kMorePolicy[] = R"(
+---
+kind: RoleBinding
+metadata: {name: prometheus}
+role: metrics-reader
+subjects: [{kind: Group, name: monitoring}]
+)";
+constexpr char kIssuerUrl[] = "https://issuer.example.com";
+
+TEST_F(SecurityE2eTest, OidcTokensAuthenticateAndAreAuthorizedByTheirGroups) {
+  testing::TestIssuer issuer;
+  issuer.AddKey("rsa-1", testing::TestIssuer::KeyType::kRsa);
+  issuer.AddKey("ec-2", testing::TestIssuer::KeyType::kEcP256);
+  const std::string jwks = scratch_ + "/jwks.json";
+  WriteFile(jwks, issuer.Jwks({"rsa-1"}));
+  ASSERT_NO_FATAL_FAILURE(StartSecure({
+      absl::StrCat("--oidc-issuer-url=", kIssuerUrl),
+      "--oidc-client-id=tollgate",
+      absl::StrCat("--oidc-jwks-file=", jwks),
+      "--oidc-groups-claim=groups",
+      "--oidc-username-prefix=oidc:",
+  }));
+  const absl::Time now = absl::Now();
+  auto token = [&](const std::string& kid, const std::string& aud, absl::Time issued,
+                   const std::string& iss = kIssuerUrl) {
+    return issuer.Sign(
+        kid, testing::TestIssuer::Claims(iss, aud, "carol", {"team-a"}, issued, absl::Minutes(5)));
+  };
+  const std::string good = token("rsa-1", "tollgate", now);
+  v1::WhoAmIResponse me;
+  grpc::Status s = auth_->WhoAmI(Context(good).get(), v1::WhoAmIRequest(), &me);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(me.user(), "oidc:carol");
+  EXPECT_EQ(absl::StrJoin(me.groups(), ","), "team-a");
+  EXPECT_EQ(me.method(), "oidc");
+  // The token's group is a batch-user in team-a, and nothing in team-b.
+  EXPECT_TRUE(Submit(good, MakeWorkload("team-a", "by-oidc", "100m")).ok());
+  s = Submit(good, MakeWorkload("team-b", "by-oidc", "100m"));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "user \"oidc:carol\"")) << Describe(s);
+
+  struct Bad {
+    const char* name;
+    std::string token;
+    const char* says;
+  };
+  const std::vector<Bad> bad = {
+      {"expired", token("rsa-1", "tollgate", now - absl::Hours(1)), "expired"},
+      {"wrong audience", token("rsa-1", "someone-else", now), "audience"},
+      {"wrong issuer", token("rsa-1", "tollgate", now, "https://evil.example.com"), "issuer"},
+      {"unpublished key", token("ec-2", "tollgate", now), "kid \"ec-2\""},
+      {"alg none",
+       absl::StrCat(testing::Base64Url(R"({"alg":"none","kid":"rsa-1"})"), ".",
+                    good.substr(good.find('.') + 1, good.rfind('.') - good.find('.') - 1), "."),
+       "alg \"none\""},
+  };
+  for (const Bad& b : bad) {
+    s = auth_->WhoAmI(Context(b.token).get(), v1::WhoAmIRequest(), &me);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << b.name << ": " << Describe(s);
+    EXPECT_TRUE(absl::StrContains(s.error_message(), b.says)) << b.name << ": " << Describe(s);
+  }
+  // The issuer publishes its next key: tollgated reads the changed file by itself.
+  WriteFile(jwks + ".new", issuer.Jwks());
+  std::filesystem::rename(jwks + ".new", jwks);
+  const std::string rotated = token("ec-2", "tollgate", now);
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         !auth_->WhoAmI(Context(rotated).get(), v1::WhoAmIRequest(), &me).ok()) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  s = auth_->WhoAmI(Context(rotated).get(), v1::WhoAmIRequest(), &me);
+  EXPECT_TRUE(s.ok()) << Describe(s);
+  // Static tokens still work next to OIDC.
+  EXPECT_TRUE(auth_->WhoAmI(Context("user-b-token").get(), v1::WhoAmIRequest(), &me).ok());
+}
+
+TEST_F(SecurityE2eTest, OidcNeedsAKeySetFileAndAnHttpsIssuer) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"no-jwks",
+       {"--oidc-issuer-url=https://a.example.com", "--oidc-client-id=x"},
+       "--oidc-jwks-file"},
+      {"http-issuer",
+       {"--oidc-issuer-url=http://a.example.com", "--oidc-client-id=x",
+        absl::StrCat("--oidc-jwks-file=", scratch_, "/none.json")},
+       "https://"},
+      {"missing-jwks",
+       {"--oidc-issuer-url=https://a.example.com", "--oidc-client-id=x",
+        absl::StrCat("--oidc-jwks-file=", scratch_, "/none.json")},
+       "none.json"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"--listen=127.0.0.1:0",
+                                     absl::StrCat("--data-dir=", scratch_, "/data.", c.name)};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const std::string log = absl::StrCat(scratch_, "/", c.name, ".log");
+    absl::StatusOr<int> code = TollgatedProcess::RunToExit(args, log);
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_NE(*code, 0) << c.name;
+    EXPECT_TRUE(absl::StrContains(ReadAll(log), c.want)) << c.name << ": " << ReadAll(log);
+  }
+}
+
+TEST_F(SecurityE2eTest, InfoServiceNeedsCredentials) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  auto info = v1::InfoService::NewStub(channel_);
+  v1::BuildInfo build;
+  grpc::Status s = info->GetBuildInfo(Context().get(), v1::GetBuildInfoRequest(), &build);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << Describe(s);
+  s = info->GetBuildInfo(Context("forged").get(), v1::GetBuildInfoRequest(), &build);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << Describe(s);
+  // Any authenticated identity, even one without a single binding.
+  s = info->GetBuildInfo(Context("nobody-token").get(), v1::GetBuildInfoRequest(), &build);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_FALSE(build.version().empty());
+  EXPECT_TRUE(absl::StrContains(ReadAll(scratch_ + "/audit.log"),
+                                R"("name":"BuildInfo","result":"unauthenticated")"))
+      << ReadAll(scratch_ + "/audit.log");
+}
+
+// The HTTP port over TLS with the same certificate, authenticated and authorized like gRPC.
+class HttpsClient {
+ public:
+  HttpsClient(const Pki& pki, int port, const std::string& client = "")
+      : client_("127.0.0.1", port, client.empty() ? std::string() : pki.Path(client + ".pem"),
+                client.empty() ? std::string() : pki.Path(client + ".key")) {
+    client_.set_ca_cert_path(pki.Path("ca.pem").c_str());
+    client_.enable_server_certificate_verification(true);
+    client_.set_connection_timeout(5, 0);
+    client_.set_read_timeout(10, 0);
+  }
+  // The status and body of GET `path` with `headers`; status -1 when the request failed.
+  std::pair<int, std::string> Get(const std::string& path, httplib::Headers headers = {}) {
+    httplib::Result r = client_.Get(path.c_str(), headers);
+    if (!r) return {-1, httplib::to_string(r.error())};
+    return {r->status, r->body};
+  }
+  httplib::SSLClient& raw() { return client_; }
+
+ private:
+  httplib::SSLClient client_;
+};
+
+httplib::Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
+  WriteFile(scratch_ + "/tokens.csv", absl::StrCat(kTokens, kMoreTokens));
+  WriteFile(scratch_ + "/policy.yaml", absl::StrCat(kPolicy, kMorePolicy));
+  const std::string port_file = scratch_ + "/metrics_port";
+  ASSERT_NO_FATAL_FAILURE(StartSecure({
+      absl::StrCat("--token-file=", scratch_, "/tokens.csv"),
+      absl::StrCat("--authz-policy=", scratch_, "/policy.yaml"),
+      "--metrics-listen=127.0.0.1:0",
+      absl::StrCat("--metrics-port-file=", port_file),
+  }));
+  int port = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GT(port, 0) << server_->Logs();
+  ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "a-job", "100m")).ok());
+  ASSERT_TRUE(Submit("user-b-token", MakeWorkload("team-b", "b-job", "100m")).ok());
+  // Never fits next to the others (1 cpu in all): stays pending.
+  ASSERT_TRUE(Submit("user-b-token", MakeWorkload("team-b", "b-big", "1")).ok());
+
+  HttpsClient https(*pki_, port);
+  // /metrics: 401 without credentials, 403 for a team member, 200 for the metrics reader and
+  // the viewer.
+  EXPECT_EQ(https.Get("/metrics").first, 401);
+  EXPECT_EQ(https.Get("/metrics", Bearer("forged")).first, 401);
+  EXPECT_EQ(https.Get("/metrics", Bearer("user-a-token")).first, 403);
+  auto [code, body] = https.Get("/metrics", Bearer("prom-token"));
+  EXPECT_EQ(code, 200);
+  EXPECT_TRUE(absl::StrContains(body, "kueue_pending_workloads")) << body.substr(0, 200);
+  EXPECT_EQ(https.Get("/metrics", Bearer("viewer-token")).first, 200);
+  // The metrics reader reads nothing else.
+  EXPECT_EQ(https.Get("/api/v1/workloads", Bearer("prom-token")).first, 403);
+
+  // The dashboard API: the same filtering as ListWorkloads.
+  EXPECT_EQ(https.Get("/api/v1/workloads").first, 401);
+  std::tie(code, body) = https.Get("/api/v1/workloads", Bearer("user-a-token"));
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_TRUE(absl::StrContains(body, "a-job")) << body;
+  EXPECT_FALSE(absl::StrContains(body, "b-job")) << body;
+  std::tie(code, body) = https.Get("/api/v1/workloads", Bearer("admin-token"));
+  EXPECT_TRUE(absl::StrContains(body, "a-job") && absl::StrContains(body, "b-job")) << body;
+  EXPECT_EQ(https.Get("/api/v1/workloads/team-b/b-job", Bearer("user-a-token")).first, 403);
+  EXPECT_EQ(https.Get("/api/v1/workloads/team-a/a-job", Bearer("user-a-token")).first, 200);
+  EXPECT_EQ(https.Get("/api/v1/objects/clusterqueues", Bearer("user-a-token")).first, 403);
+  EXPECT_EQ(https.Get("/api/v1/objects/clusterqueues", Bearer("viewer-token")).first, 200);
+  EXPECT_EQ(https.Get("/api/v1/objects/localqueues?namespace=team-a", Bearer("user-a-token")).first,
+            200);
+  // The visibility list of the shared ClusterQueue: positions for all, names only for the
+  // caller's (lead may get the ClusterQueue, and list team-a's workloads).
+  const absl::Time listed = absl::Now() + absl::Seconds(30);
+  do {
+    std::tie(code, body) = https.Get("/api/v1/pending?clusterQueue=cq", Bearer("lead-a-token"));
+  } while (absl::Now() < listed && !absl::StrContains(body, "positionInClusterQueue") &&
+           (absl::SleepFor(absl::Milliseconds(20)), true));
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_TRUE(absl::StrContains(body, "positionInClusterQueue")) << body;
+  EXPECT_FALSE(absl::StrContains(body, "b-big")) << body;
+  std::tie(code, body) = https.Get("/api/v1/pending?clusterQueue=cq", Bearer("admin-token"));
+  EXPECT_TRUE(absl::StrContains(body, "b-big")) << body;
+
+  // The login cookie carries the same token.
+  std::tie(code, body) =
+      https.Get("/api/v1/workloads", {{"Cookie", "theme=dark; tollgate_token=user-b-token"}});
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_TRUE(absl::StrContains(body, "b-job") && !absl::StrContains(body, "a-job")) << body;
+  httplib::Result login =
+      https.raw().Post("/login", "token=user-b-token", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->status, 303);
+  EXPECT_EQ(login->get_header_value("Location"), "/");
+  EXPECT_TRUE(
+      absl::StrContains(login->get_header_value("Set-Cookie"), "tollgate_token=user-b-token"));
+  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "Secure"));
+  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "HttpOnly"));
+  login = https.raw().Post("/login", "token=forged", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->get_header_value("Location"), "/login?failed=1");
+  // Static assets and the login page need no credentials.
+  EXPECT_EQ(https.Get("/").first, 200);
+  EXPECT_EQ(https.Get("/login").first, 200);
+
+  // mTLS: alice's certificate (O=team-a) sees team-a only.
+  HttpsClient alice(*pki_, port, "alice");
+  std::tie(code, body) = alice.Get("/api/v1/workloads");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_TRUE(absl::StrContains(body, "a-job") && !absl::StrContains(body, "b-job")) << body;
+
+  // Plain HTTP to the TLS port gets nothing.
+  httplib::Client plain("127.0.0.1", port);
+  plain.set_connection_timeout(5, 0);
+  plain.set_read_timeout(5, 0);
+  httplib::Result r = plain.Get("/metrics");
+  EXPECT_TRUE(!r || r->status != 200);
+
+  // Refusals are audited like gRPC's.
+  const std::string audit = ReadAll(scratch_ + "/audit.log");
+  EXPECT_TRUE(absl::StrContains(
+      audit,
+      R"("user":"alice","groups":["team-a"],"method":"token","verb":"get","kind":"Metrics")"))
+      << audit;
+}
+
+TEST_F(SecurityE2eTest, MetricsListenBeyondLoopbackNeedsTlsAndAnAuthenticator) {
+  const std::vector<std::string> base = {"--listen=127.0.0.1:0", "--metrics-listen=0.0.0.0:0"};
+  std::vector<std::string> args = base;
+  args.push_back(absl::StrCat("--data-dir=", scratch_, "/data.plain"));
+  absl::StatusOr<int> code = TollgatedProcess::RunToExit(args, scratch_ + "/plain.log");
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 2);
+  EXPECT_TRUE(absl::StrContains(ReadAll(scratch_ + "/plain.log"), "needs TLS"))
+      << ReadAll(scratch_ + "/plain.log");
+  // With TLS and tokens it serves on every address. The certificate files are copies, replaced
+  // below to check the HTTP port's rotation.
+  const std::string cert = scratch_ + "/server.pem";
+  const std::string key = scratch_ + "/server.key";
+  WriteFile(cert, pki_->Read("server.pem"));
+  WriteFile(key, pki_->Read("server.key"));
+  const std::string port_file = scratch_ + "/metrics_port";
+  absl::StatusOr<std::unique_ptr<TollgatedProcess>> p = TollgatedProcess::Start(
+      scratch_ + "/data", scratch_,
+      {absl::StrCat("--tls-cert=", cert), absl::StrCat("--tls-key=", key),
+       absl::StrCat("--token-file=", pki_->Path("tokens.csv")), "--metrics-listen=0.0.0.0:0",
+       absl::StrCat("--metrics-port-file=", port_file)},
+      absl::Seconds(30), Tls(*pki_, "ca"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  int port = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GT(port, 0);
+  HttpsClient https(*pki_, port);
+  EXPECT_EQ(https.Get("/metrics").first, 401);
+  EXPECT_EQ(https.Get("/metrics", Bearer("admin-token")).first, 200);
+
+  // Rotation: a new certificate (CN=rotated) moved into place is served by the next handshake.
+  auto served_subject = [&] {
+    const std::string out = scratch_ + "/s_client.txt";
+    const std::string command =
+        absl::StrCat("openssl s_client -connect 127.0.0.1:", port, " -CAfile ",
+                     pki_->Path("ca.pem"), " </dev/null >", out, " 2>&1");
+    if (std::system(command.c_str()) != 0) return std::string();
+    return ReadAll(out);
+  };
+  EXPECT_TRUE(absl::StrContains(served_subject(), "CN = localhost"));
+  pki_->MakeCert("ca", "rotated", "/CN=rotated", /*server=*/true);
+  WriteFile(key + ".new", pki_->Read("rotated.key"));
+  WriteFile(cert + ".new", pki_->Read("rotated.pem"));
+  std::filesystem::rename(key + ".new", key);
+  std::filesystem::rename(cert + ".new", cert);
+  EXPECT_TRUE(absl::StrContains(served_subject(), "CN = rotated"));
+  HttpsClient after(*pki_, port);
+  EXPECT_EQ(after.Get("/metrics", Bearer("admin-token")).first, 200);
 }
 
 }  // namespace

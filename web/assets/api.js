@@ -2,6 +2,11 @@
 
 export async function getJson(path) {
   const response = await fetch(path, { cache: 'no-store' });
+  // tollgated asks for credentials: sign in, then come back.
+  if (response.status === 401) {
+    window.location.assign('/login');
+    throw new Error('signing in');
+  }
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.error || `${path}: HTTP ${response.status}`);
   return body;

@@ -22,7 +22,7 @@ export async function renderWorkloads(params) {
   for (const key of ['namespace', 'queue', 'clusterQueue', 'state']) {
     if (params.get(key)) query.set(key, params.get(key));
   }
-  const [all, lqs] = await Promise.all([listWorkloads(query.toString() ? `?${query}` : ''), listObjects('localqueues')]);
+  const [all, lqs] = await Promise.all([listWorkloads(query.toString() ? `?${query}` : ''), listObjects('localqueues').catch(() => [])]);
   // Where a pending workload would be admitted: its LocalQueue's ClusterQueue.
   const target = new Map(lqs.map((o) => [`${o.localQueue.metadata.namespace}/${o.localQueue.metadata.name}`, o.localQueue.spec.clusterQueue]));
   const search = (params.get('q') || '').toLowerCase();
