@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
 
@@ -89,6 +91,16 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
                        " has no LocalQueue named \"default\""));
     }
     spec.queue_name = "default";
+  }
+  if (!config_.exclude_resource_prefixes.empty()) {
+    // Before the identity check, so a retried submit of the same spec still matches.
+    for (PodSetSpec& pod_set : spec.pod_sets) {
+      std::erase_if(pod_set.requests, [&](const std::pair<std::string, int64_t>& r) {
+        return absl::c_any_of(config_.exclude_resource_prefixes, [&](const std::string& prefix) {
+          return absl::StartsWith(r.first, prefix);
+        });
+      });
+    }
   }
   const std::string key = absl::StrCat(spec.namespace_name, "/", spec.name);
   if (const Workload* found = workloads_.Find(key)) {

@@ -17,4 +17,11 @@ grpc::Status InfoGrpcService::GetBuildInfo(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status InfoGrpcService::GetConfiguration(grpc::ServerContext* context,
+                                               const v1::GetConfigurationRequest* request,
+                                               v1::SchedulerConfiguration* response) {
+  *response = configuration_;
+  return grpc::Status::OK;
+}
+
 }  // namespace tollgate

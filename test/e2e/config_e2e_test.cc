@@ -1,0 +1,351 @@
+// End to end: `tollgated --config` with Kueue's own Configuration documents, and their effect
+// through the real service. Every wait is on a condition with a deadline.
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/file_util.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
+#include "tollgate/v1/service.grpc.pb.h"
+
+namespace tollgate::e2e {
+namespace {
+
+constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
+constexpr absl::Duration kConditionTimeout = absl::Seconds(30);
+
+std::unique_ptr<grpc::ClientContext> Context() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+  return context;
+}
+
+// Kueue's admission fair sharing example (docs: concepts/admission_fair_sharing), unchanged.
+constexpr char kAdmissionFairSharingConfig[] = R"(apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+admissionFairSharing:
+  usageHalfLifeTime: "168h"
+  usageSamplingInterval: "5m"
+  resourceWeights:
+    cpu: 2.0 # cpu usage is twice more important than memory usage
+    memory: 1.0
+)";
+
+// Kueue's waitForPodsReady example (docs: tasks/manage/setup_wait_for_pods_ready) in v1beta2,
+// with the timeouts shortened from 30m to 5s so the test takes seconds, plus what Kueue's own
+// controller_manager_config.yaml carries for its controller (ignored with warnings).
+constexpr char kWaitForPodsReadyConfig[] = R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+waitForPodsReady:
+  timeout: 5s
+  recoveryTimeout: 5s
+  blockAdmission: false
+  requeuingStrategy:
+    timestamp: Eviction
+    backoffLimitCount: 5
+    backoffBaseSeconds: 60
+    backoffMaxSeconds: 3600
+)";
+
+// Two ClusterQueues of 2 cpu, both held (stopPolicy: Hold) so every workload is queued before
+// the first cycle: "fair" orders its LocalQueues by usage, "fifo" does not.
+constexpr char kQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: fair}
+spec:
+  stopPolicy: Hold
+  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 2}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: fifo}
+spec:
+  stopPolicy: Hold
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 2}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: fa, namespace: ns}
+spec: {clusterQueue: fair}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: fb, namespace: ns}
+spec: {clusterQueue: fair}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: xa, namespace: ns}
+spec: {clusterQueue: fifo}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: xb, namespace: ns}
+spec: {clusterQueue: fifo}
+)";
+
+v1::Workload MakeWorkload(const std::string& name, const std::string& queue) {
+  v1::Workload workload;
+  workload.mutable_metadata()->set_namespace_("ns");
+  workload.mutable_metadata()->set_name(name);
+  workload.mutable_spec()->set_queue_name(queue);
+  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
+  pod_set->set_name("main");
+  pod_set->set_count(1);
+  (*pod_set->mutable_requests())["cpu"] = "1";
+  return workload;
+}
+
+class ConfigE2eTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
+  }
+
+  void SetUp() override {
+    std::string dir = testing::TempDir() + "tollgate_config_e2e_XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
+    scratch_ = dir;
+    data_dir_ = scratch_ + "/data";
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
+    server_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_, ignored);
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = scratch_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  void StartServer(const std::vector<std::string>& args) {
+    ASSERT_OK_AND_ASSIGN(server_, TollgatedProcess::Start(data_dir_, scratch_, args));
+    admission_ = v1::AdmissionService::NewStub(server_->channel());
+    config_ = v1::ConfigService::NewStub(server_->channel());
+    info_ = v1::InfoService::NewStub(server_->channel());
+  }
+
+  void Submit(const v1::Workload& workload) {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = workload;
+    v1::SubmitResponse response;
+    const grpc::Status status = admission_->Submit(Context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // Lifts the Hold on a ClusterQueue: from here its queued workloads compete in one cycle.
+  void Release(const std::string& cluster_queue) {
+    v1::GetObjectRequest get;
+    get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+    get.mutable_ref()->set_name(cluster_queue);
+    v1::ConfigObject cq;
+    ASSERT_TRUE(config_->Get(Context().get(), get, &cq).ok());
+    cq.mutable_cluster_queue()->mutable_spec()->clear_stop_policy();
+    cq.mutable_cluster_queue()->clear_status();
+    v1::ApplyRequest apply;
+    *apply.add_objects() = cq;
+    v1::ApplyResponse response;
+    const grpc::Status status = config_->Apply(Context().get(), apply, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  v1::Workload GetWorkload(const std::string& name) {
+    v1::GetWorkloadRequest request;
+    request.mutable_workload()->set_namespace_("ns");
+    request.mutable_workload()->set_name(name);
+    v1::Workload workload;
+    const grpc::Status status = admission_->GetWorkload(Context().get(), request, &workload);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return workload;
+  }
+
+  std::set<std::string> Admitted(const std::vector<std::string>& names) {
+    std::set<std::string> out;
+    for (const std::string& name : names) {
+      if (GetWorkload(name).status().state() == v1::ADMITTED) out.insert(name);
+    }
+    return out;
+  }
+
+  // Polls `done` until it holds or the deadline passes.
+  bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout = kConditionTimeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done()) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return true;
+  }
+
+  std::string scratch_;
+  std::string data_dir_;
+  std::unique_ptr<TollgatedProcess> server_;
+  std::unique_ptr<v1::AdmissionService::Stub> admission_;
+  std::unique_ptr<v1::ConfigService::Stub> config_;
+  std::unique_ptr<v1::InfoService::Stub> info_;
+};
+
+// Admission fair sharing from Kueue's example: among workloads queued at the same time, once
+// LocalQueue fa's first workload is admitted its usage (the entry penalty) puts fb ahead of fa's
+// older second workload. The ClusterQueue without admissionScope stays FIFO, so the difference
+// is the configuration's doing.
+TEST_F(ConfigE2eTest, AdmissionFairSharingExampleOrdersLocalQueuesByUsage) {
+  const std::string config = Write("kueue-afs.yaml", kAdmissionFairSharingConfig);
+  const std::string queues = Write("queues.yaml", kQueues);
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--config=" + config, "--manifests=" + queues}));
+
+  for (const char* name : {"fa1", "fa2", "fb1", "fb2"}) {
+    ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload(name, absl::StrCat("f", name[1]))));
+  }
+  for (const char* name : {"xa1", "xa2", "xb1", "xb2"}) {
+    ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload(name, absl::StrCat("x", name[1]))));
+  }
+  ASSERT_NO_FATAL_FAILURE(Release("fair"));
+  ASSERT_NO_FATAL_FAILURE(Release("fifo"));
+  const std::vector<std::string> all = {"fa1", "fa2", "fb1", "fb2", "xa1", "xa2", "xb1", "xb2"};
+  ASSERT_TRUE(WaitUntil([&] { return Admitted(all).size() == 4; }))
+      << absl::StrJoin(Admitted(all), ",");
+  EXPECT_EQ(Admitted(all), (std::set<std::string>{"fa1", "fb1", "xa1", "xa2"}));
+
+  // The effective configuration, as `tollgate get config` shows it.
+  v1::SchedulerConfiguration effective;
+  ASSERT_TRUE(
+      info_->GetConfiguration(Context().get(), v1::GetConfigurationRequest(), &effective).ok());
+  EXPECT_EQ(effective.source(), config);
+  EXPECT_EQ(effective.api_version(), "config.kueue.x-k8s.io/v1beta1");
+  EXPECT_TRUE(absl::StrContains(effective.effective_json(),
+                                R"("admissionFairSharing":{"usageHalfLifeTime":"168h")"))
+      << effective.effective_json();
+  EXPECT_TRUE(absl::StrContains(effective.effective_json(), R"("DisableWaitForPodsReady":true)"))
+      << effective.effective_json();
+}
+
+// waitForPodsReady from Kueue's example: a workload whose pods are reported ready keeps its
+// admission; one that is not is evicted at the timeout and requeued with backoff.
+TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
+  const std::string config = Write("kueue-podsready.yaml", kWaitForPodsReadyConfig);
+  const std::string queues = Write("queues.yaml", kQueues);
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--config=" + config, "--manifests=" + queues}));
+  // The controller-only fields were read past, each with a warning naming it.
+  for (const char* field : {"health", "metrics", "leaderElection"}) {
+    EXPECT_TRUE(absl::StrContains(server_->Logs(), absl::StrCat(field, ": ignored: configures")))
+        << field;
+  }
+
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("ready", "xa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("stuck", "xb")));
+  ASSERT_NO_FATAL_FAILURE(Release("fifo"));
+  ASSERT_TRUE(WaitUntil([&] { return Admitted({"ready", "stuck"}).size() == 2; }));
+  v1::ReportPodsReadyRequest report;
+  report.mutable_workload()->set_namespace_("ns");
+  report.mutable_workload()->set_name("ready");
+  v1::ReportPodsReadyResponse reported;
+  ASSERT_TRUE(admission_->ReportPodsReady(Context().get(), report, &reported).ok());
+
+  // Past the 5s timeout: "stuck" is evicted and waits out its first backoff (60s base).
+  ASSERT_TRUE(WaitUntil([&] {
+    const v1::Workload w = GetWorkload("stuck");
+    return w.status().state() == v1::PENDING && w.status().requeue_state().count() == 1;
+  })) << GetWorkload("stuck").DebugString();
+  const v1::Workload stuck = GetWorkload("stuck");
+  bool evicted_for_timeout = false;
+  for (const v1::Condition& c : stuck.status().conditions()) {
+    if (c.type() == "Evicted" && c.reason() == "PodsReadyTimeout") evicted_for_timeout = true;
+  }
+  EXPECT_TRUE(evicted_for_timeout) << stuck.DebugString();
+  EXPECT_EQ(GetWorkload("ready").status().state(), v1::ADMITTED);
+
+  v1::SchedulerConfiguration effective;
+  ASSERT_TRUE(
+      info_->GetConfiguration(Context().get(), v1::GetConfigurationRequest(), &effective).ok());
+  EXPECT_TRUE(absl::StrContains(effective.effective_json(), R"("timeout":"5s")"))
+      << effective.effective_json();
+  EXPECT_TRUE(absl::StrContains(effective.effective_json(), R"("backoffLimitCount":5)"))
+      << effective.effective_json();
+}
+
+// A Configuration field Tollgate does not implement refuses the start, naming field and value.
+TEST_F(ConfigE2eTest, UnsupportedFieldRefusesTheStart) {
+  const std::string config =
+      Write("bad.yaml",
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+            "resources: {quotaCheckStrategy: IgnoreUndeclared}\n");
+  const std::string log_path = scratch_ + "/bad.log";
+  ASSERT_OK_AND_ASSIGN(int exit_code,
+                       TollgatedProcess::RunToExit({"--listen=127.0.0.1:0",
+                                                    "--data-dir=" + data_dir_,
+                                                    "--config=" + config},
+                                                   log_path));
+  EXPECT_NE(exit_code, 0);
+  const std::string logs = ReadFileToString(log_path).value_or("");
+  EXPECT_TRUE(absl::StrContains(logs, "resources.quotaCheckStrategy")) << logs;
+  EXPECT_TRUE(absl::StrContains(logs, "IgnoreUndeclared")) << logs;
+  // Nothing was opened: a refused start leaves no store behind.
+  EXPECT_FALSE(std::filesystem::exists(data_dir_));
+}
+
+// --manifests is declarative: what an admin deleted is re-created at the next start, and the
+// log says so by kind and name.
+TEST_F(ConfigE2eTest, ManifestsLogWhatTheyCreateAndChange) {
+  const std::string queues = Write("queues.yaml", kQueues);
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--manifests=" + queues}));
+  EXPECT_TRUE(absl::StrContains(server_->Logs(), R"("kind":"LocalQueue","name":"ns/fa")"))
+      << server_->Logs();
+  v1::DeleteObjectRequest del;
+  del.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+  del.mutable_ref()->set_namespace_("ns");
+  del.mutable_ref()->set_name("xb");
+  v1::DeleteObjectResponse deleted;
+  ASSERT_TRUE(config_->Delete(Context().get(), del, &deleted).ok());
+  ASSERT_OK_AND_ASSIGN(int exit_code, server_->Terminate());
+  EXPECT_EQ(exit_code, 0);
+
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--manifests=" + queues}));
+  const std::string logs = server_->Logs();
+  EXPECT_TRUE(absl::StrContains(
+      logs, R"("msg":"manifest object created","kind":"LocalQueue","name":"ns/xb")"))
+      << logs;
+  EXPECT_TRUE(absl::StrContains(logs, R"("created":"1","changed":"0","unchanged":"6")")) << logs;
+}
+
+}  // namespace
+}  // namespace tollgate::e2e
