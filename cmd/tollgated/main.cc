@@ -42,10 +42,10 @@
 #include "common/file_util.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "grpc/support/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "services/access_gate.h"
 #include "services/admission_executor.h"
@@ -252,8 +252,8 @@ void LogConfiguration(const manifest::KueueConfiguration& config) {
     return;
   }
   for (const std::string& warning : config.warnings) {
-    Log("warning", "configuration field without effect", {{"config", config.source},
-                                                             {"field", warning}});
+    Log("warning", "configuration field without effect",
+        {{"config", config.source}, {"field", warning}});
   }
   Log("info", "scheduler configuration loaded",
       {{"config", config.source},
@@ -335,8 +335,8 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
       }
       absl::StatusOr<v1::ConfigObject> stored = api.GetObject(get);
       if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
-      if (stored.ok() && google::protobuf::util::MessageDifferencer::Equals(Intent(*stored),
-                                                                            Intent(object))) {
+      if (stored.ok() &&
+          google::protobuf::util::MessageDifferencer::Equals(Intent(*stored), Intent(object))) {
         ++unchanged;
         continue;
       }

@@ -51,7 +51,8 @@ constexpr IgnoredField kIgnoredFields[] = {
     {"clientConnection", "Kueue's Kubernetes API client rate limits"},
 };
 constexpr IgnoredField kIgnoredV1beta1[] = {
-    {"queueVisibility", "deprecated ClusterQueue status snapshots (use tollgate's visibility API)"}};
+    {"queueVisibility",
+     "deprecated ClusterQueue status snapshots (use tollgate's visibility API)"}};
 constexpr IgnoredField kIgnoredV1beta2[] = {
     {"visibilityServer", "Kueue's visibility API server address (tollgated serves it over gRPC)"}};
 
@@ -139,9 +140,8 @@ class Parser {
                                 yaml::Bool(where_, *n, top.Path("manageJobsWithoutQueueName")));
     }
     if (const YAML::Node* n = top.Get("managedJobsNamespaceSelector"); n && !n->IsNull()) {
-      TOLLGATE_RETURN_IF_ERROR(
-          ReadSelector(*n, top.Path("managedJobsNamespaceSelector"),
-                       out_.adapter.managed_jobs_namespace_selector));
+      TOLLGATE_RETURN_IF_ERROR(ReadSelector(*n, top.Path("managedJobsNamespaceSelector"),
+                                            out_.adapter.managed_jobs_namespace_selector));
       out_.adapter.has_managed_jobs_namespace_selector = true;
     }
     if (const YAML::Node* n = top.Get("integrations")) {
@@ -248,8 +248,8 @@ class Parser {
   absl::StatusOr<int32_t> NonNegativeInt32(const YAML::Node& node, absl::string_view path) {
     int64_t v = 0;
     if (!yaml::ScalarInt(node, 0, std::numeric_limits<int32_t>::max(), &v)) {
-      return where_.Error(path, absl::StrCat("expected an integer from 0 to 2147483647, got ",
-                                             Describe(node)));
+      return where_.Error(
+          path, absl::StrCat("expected an integer from 0 to 2147483647, got ", Describe(node)));
     }
     return static_cast<int32_t>(v);
   }
@@ -281,11 +281,11 @@ class Parser {
       TOLLGATE_ASSIGN_OR_RETURN(bool on, yaml::Bool(where_, kv.second, gate_path));
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate) {
         return where_.Error(
-            gate_path, absl::StrCat("feature gate not supported by Tollgate (value ",
-                                    on ? "true" : "false", "); Tollgate behaves as Kueue does with "
-                                    "every gate at its default; it reads only ",
-                                    kAdmissionFairSharingGate, " and ",
-                                    kDisableWaitForPodsReadyGate));
+            gate_path,
+            absl::StrCat("feature gate not supported by Tollgate (value ", on ? "true" : "false",
+                         "); Tollgate behaves as Kueue does with "
+                         "every gate at its default; it reads only ",
+                         kAdmissionFairSharingGate, " and ", kDisableWaitForPodsReadyGate));
       }
       out_.feature_gates[gate] = on;
     }
@@ -316,11 +316,10 @@ class Parser {
         if (op == nullptr) return where_.Error(ef.Path("operator"), "required");
         TOLLGATE_ASSIGN_OR_RETURN(req.key, yaml::Str(where_, *key, ef.Path("key")));
         TOLLGATE_ASSIGN_OR_RETURN(req.op, yaml::Str(where_, *op, ef.Path("operator")));
-        if (req.op != "In" && req.op != "NotIn" && req.op != "Exists" &&
-            req.op != "DoesNotExist") {
-          return where_.Error(ef.Path("operator"),
-                              absl::StrCat("expected In, NotIn, Exists or DoesNotExist, got \"",
-                                           req.op, "\""));
+        if (req.op != "In" && req.op != "NotIn" && req.op != "Exists" && req.op != "DoesNotExist") {
+          return where_.Error(
+              ef.Path("operator"),
+              absl::StrCat("expected In, NotIn, Exists or DoesNotExist, got \"", req.op, "\""));
         }
         if (const YAML::Node* values = ef.Get("values")) {
           TOLLGATE_ASSIGN_OR_RETURN(req.values, StrList(*values, ef.Path("values")));
@@ -341,10 +340,10 @@ class Parser {
                                 StrList(*n, f.Path("frameworks")));
       for (size_t i = 0; i < frameworks.size(); ++i) {
         if (!absl::c_linear_search(kKueueFrameworks, frameworks[i])) {
-          return where_.Error(Index(f.Path("frameworks"), i),
-                              absl::StrCat("unknown framework \"", frameworks[i],
-                                           "\" (Kueue knows: ",
-                                           absl::StrJoin(kKueueFrameworks, ", "), ")"));
+          return where_.Error(
+              Index(f.Path("frameworks"), i),
+              absl::StrCat("unknown framework \"", frameworks[i],
+                           "\" (Kueue knows: ", absl::StrJoin(kKueueFrameworks, ", "), ")"));
         }
       }
       // Kueue: an empty list means the default, batch/job.
@@ -400,9 +399,9 @@ class Parser {
     fs.enable = enable;
     fs.preemption_strategies.clear();
     for (const std::string& s : strategies) {
-      fs.preemption_strategies.push_back(s == "LessThanInitialShare"
-                                             ? core::FairSharingStrategy::kLessThanInitialShare
-                                             : core::FairSharingStrategy::kLessThanOrEqualToFinalShare);
+      fs.preemption_strategies.push_back(
+          s == "LessThanInitialShare" ? core::FairSharingStrategy::kLessThanInitialShare
+                                      : core::FairSharingStrategy::kLessThanOrEqualToFinalShare);
     }
     return absl::OkStatus();
   }
@@ -433,8 +432,8 @@ class Parser {
         double weight = 0;
         if (!kv.second.IsScalar() || !absl::SimpleAtod(kv.second.Scalar(), &weight) ||
             !(weight >= 0) || weight == std::numeric_limits<double>::infinity()) {
-          return where_.Error(key_path, absl::StrCat("expected a non-negative number, got ",
-                                                     Describe(kv.second)));
+          return where_.Error(
+              key_path, absl::StrCat("expected a non-negative number, got ", Describe(kv.second)));
         }
         afs.resource_weights[kv.first.Scalar()] = weight;
       }
@@ -442,8 +441,8 @@ class Parser {
     // Kueue: the section enables it, unless the AdmissionFairSharing gate (on by default) is off.
     afs.enable = Gate(kAdmissionFairSharingGate, true);
     if (!afs.enable) {
-      out_.warnings.push_back(absl::StrCat(
-          path, ": ignored: featureGates.AdmissionFairSharing is false"));
+      out_.warnings.push_back(
+          absl::StrCat(path, ": ignored: featureGates.AdmissionFairSharing is false"));
     }
     return absl::OkStatus();
   }
@@ -460,8 +459,8 @@ class Parser {
     }
     // Kueue's defaults differ by version: v1beta1 5m and blockAdmission = enable; v1beta2 30m
     // and blockAdmission false. A zero timeout means "the default" in both.
-    absl::Duration timeout = version_ == Version::kV1beta1 ? kV1beta1PodsReadyTimeout
-                                                           : kV1beta2PodsReadyTimeout;
+    absl::Duration timeout =
+        version_ == Version::kV1beta1 ? kV1beta1PodsReadyTimeout : kV1beta2PodsReadyTimeout;
     if (const YAML::Node* d = f.Get("timeout"); d && !d->IsNull()) {
       TOLLGATE_ASSIGN_OR_RETURN(absl::Duration t, Duration(*d, f.Path("timeout")));
       if (t != absl::ZeroDuration()) timeout = t;
@@ -483,10 +482,9 @@ class Parser {
     int64_t max_seconds = 3600;
     std::optional<int32_t> limit_count;
     if (const YAML::Node* r = f.Get("requeuingStrategy"); r && !r->IsNull()) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          MapFields rs, Fields(*r, f.Path("requeuingStrategy"),
-                               {"timestamp", "backoffLimitCount", "backoffBaseSeconds",
-                                "backoffMaxSeconds"}));
+      TOLLGATE_ASSIGN_OR_RETURN(MapFields rs, Fields(*r, f.Path("requeuingStrategy"),
+                                                     {"timestamp", "backoffLimitCount",
+                                                      "backoffBaseSeconds", "backoffMaxSeconds"}));
       if (const YAML::Node* t = rs.Get("timestamp"); t && !t->IsNull()) {
         TOLLGATE_ASSIGN_OR_RETURN(std::string ts, yaml::Str(where_, *t, rs.Path("timestamp")));
         if (ts == "Creation") {
@@ -500,7 +498,8 @@ class Parser {
         TOLLGATE_ASSIGN_OR_RETURN(limit_count, NonNegativeInt32(*v, rs.Path("backoffLimitCount")));
       }
       if (const YAML::Node* v = rs.Get("backoffBaseSeconds"); v && !v->IsNull()) {
-        TOLLGATE_ASSIGN_OR_RETURN(base_seconds, NonNegativeInt32(*v, rs.Path("backoffBaseSeconds")));
+        TOLLGATE_ASSIGN_OR_RETURN(base_seconds,
+                                  NonNegativeInt32(*v, rs.Path("backoffBaseSeconds")));
       }
       if (const YAML::Node* v = rs.Get("backoffMaxSeconds"); v && !v->IsNull()) {
         TOLLGATE_ASSIGN_OR_RETURN(max_seconds, NonNegativeInt32(*v, rs.Path("backoffMaxSeconds")));
@@ -540,8 +539,7 @@ class Parser {
       }
     }
     if (const YAML::Node* n = f.Get("quotaCheckStrategy"); n && !n->IsNull()) {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string s,
-                                yaml::Str(where_, *n, f.Path("quotaCheckStrategy")));
+      TOLLGATE_ASSIGN_OR_RETURN(std::string s, yaml::Str(where_, *n, f.Path("quotaCheckStrategy")));
       // Tollgate blocks a workload that asks for a resource its ClusterQueue does not cover:
       // Kueue's default, BlockUndeclared.
       if (s != "BlockUndeclared") {
@@ -587,9 +585,8 @@ absl::StatusOr<KueueConfiguration> ParseKueueConfigurationText(absl::string_view
     if (!doc.IsNull()) non_empty.push_back(doc);
   }
   if (non_empty.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_name, ": want exactly one Configuration document, found ",
-                     non_empty.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": want exactly one Configuration document, found ", non_empty.size()));
   }
   const Where where{std::string(file_name)};
   KueueConfiguration config;
@@ -653,9 +650,9 @@ std::string EffectiveConfigurationJson(const KueueConfiguration& config) {
     out["fairSharing"] = {{"preemptionStrategies", std::move(strategies)}};
   }
   if (s.admission_fair_sharing.enable) {
-    Json afs = {{"usageHalfLifeTime", GoDuration(s.admission_fair_sharing.usage_half_life_time)},
-                {"usageSamplingInterval",
-                 GoDuration(s.admission_fair_sharing.usage_sampling_interval)}};
+    Json afs = {
+        {"usageHalfLifeTime", GoDuration(s.admission_fair_sharing.usage_half_life_time)},
+        {"usageSamplingInterval", GoDuration(s.admission_fair_sharing.usage_sampling_interval)}};
     if (!s.admission_fair_sharing.resource_weights.empty()) {
       afs["resourceWeights"] = s.admission_fair_sharing.resource_weights;
     }

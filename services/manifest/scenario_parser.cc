@@ -601,8 +601,8 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
     TOLLGATE_ASSIGN_OR_RETURN(scenario.description, Str(where, *n, "description"));
   }
   if (const YAML::Node* n = keys.Get("config")) {
-    TOLLGATE_ASSIGN_OR_RETURN(scenario.config,
-                              manifest::ParseKueueConfigurationNode(where, *n, keys.Path("config")));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        scenario.config, manifest::ParseKueueConfigurationNode(where, *n, keys.Path("config")));
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));

@@ -1,7 +1,9 @@
 // End to end: `tollgated --config` with Kueue's own Configuration documents, and their effect
 // through the real service. Every wait is on a condition with a deadline.
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
@@ -131,6 +133,18 @@ v1::Workload MakeWorkload(const std::string& name, const std::string& queue) {
   return workload;
 }
 
+// Runs the real `tollgate` CLI; returns its exit code, with stdout and stderr in `out`.
+int RunCli(const std::string& args, std::string& out) {
+  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  out.clear();
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 class ConfigE2eTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -257,6 +271,16 @@ TEST_F(ConfigE2eTest, AdmissionFairSharingExampleOrdersLocalQueuesByUsage) {
       << effective.effective_json();
   EXPECT_TRUE(absl::StrContains(effective.effective_json(), R"("DisableWaitForPodsReady":true)"))
       << effective.effective_json();
+
+  // The same through the CLI, as an admin sees it.
+  std::string out;
+  ASSERT_EQ(RunCli(absl::StrCat("--server=", server_->address(), " get config"), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "AdmissionFairSharing:  enabled")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "WaitForPodsReady:      disabled")) << out;
+  ASSERT_EQ(RunCli(absl::StrCat("--server=", server_->address(), " get config -o yaml"), out), 0)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "apiVersion: config.kueue.x-k8s.io/v1beta2")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "usageHalfLifeTime: 168h")) << out;
 }
 
 // waitForPodsReady from Kueue's example: a workload whose pods are reported ready keeps its
@@ -310,11 +334,10 @@ TEST_F(ConfigE2eTest, UnsupportedFieldRefusesTheStart) {
             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
             "resources: {quotaCheckStrategy: IgnoreUndeclared}\n");
   const std::string log_path = scratch_ + "/bad.log";
-  ASSERT_OK_AND_ASSIGN(int exit_code,
-                       TollgatedProcess::RunToExit({"--listen=127.0.0.1:0",
-                                                    "--data-dir=" + data_dir_,
-                                                    "--config=" + config},
-                                                   log_path));
+  ASSERT_OK_AND_ASSIGN(
+      int exit_code,
+      TollgatedProcess::RunToExit(
+          {"--listen=127.0.0.1:0", "--data-dir=" + data_dir_, "--config=" + config}, log_path));
   EXPECT_NE(exit_code, 0);
   const std::string logs = ReadFileToString(log_path).value_or("");
   EXPECT_TRUE(absl::StrContains(logs, "resources.quotaCheckStrategy")) << logs;

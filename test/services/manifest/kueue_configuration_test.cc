@@ -197,18 +197,18 @@ TEST(KueueConfigurationTest, V1beta2WaitForPodsReadyOnByDefault) {
   EXPECT_FALSE(c->scheduler.fair_sharing.enable);
   EXPECT_FALSE(c->scheduler.admission_fair_sharing.enable);
 
-  absl::StatusOr<KueueConfiguration> off =
-      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-            "featureGates: {DisableWaitForPodsReady: true}\n");
+  absl::StatusOr<KueueConfiguration> off = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+      "featureGates: {DisableWaitForPodsReady: true}\n");
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
 }
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
-  absl::StatusOr<KueueConfiguration> c =
-      Parse("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-            "featureGates: {AdmissionFairSharing: false}\n"
-            "admissionFairSharing: {usageHalfLifeTime: 1h}\n");
+  absl::StatusOr<KueueConfiguration> c = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "featureGates: {AdmissionFairSharing: false}\n"
+      "admissionFairSharing: {usageHalfLifeTime: 1h}\n");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->scheduler.admission_fair_sharing.enable);
   EXPECT_THAT(c->warnings, Contains(HasSubstr("featureGates.AdmissionFairSharing is false")));
@@ -243,9 +243,9 @@ integrations:
 featureGates: {DisableWaitForPodsReady: true}
 )");
   ASSERT_TRUE(c.ok()) << c.status();
-  for (const char* field : {"namespace", "health", "metrics", "webhook", "leaderElection",
-                            "controller", "clientConnection", "internalCertManagement",
-                            "visibilityServer"}) {
+  for (const char* field :
+       {"namespace", "health", "metrics", "webhook", "leaderElection", "controller",
+        "clientConnection", "internalCertManagement", "visibilityServer"}) {
     EXPECT_THAT(c->warnings, Contains(HasSubstr(std::string(field) + ": ignored: configures")))
         << field;
   }
@@ -288,24 +288,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadDuration",
                 std::string(kB1) + "admissionFairSharing: {usageHalfLifeTime: 1 week}\n",
                 "admissionFairSharing.usageHalfLifeTime: invalid duration \"1 week\""},
-        BadCase{"NegativeDuration",
-                std::string(kB2) + "waitForPodsReady: {timeout: -5m}\n",
+        BadCase{"NegativeDuration", std::string(kB2) + "waitForPodsReady: {timeout: -5m}\n",
                 "waitForPodsReady.timeout: must not be negative, got \"-5m\""},
-        BadCase{"NegativeBackoff",
-                std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n",
-                "waitForPodsReady.requeuingStrategy.backoffLimitCount: expected an integer from 0 "
-                "to 2147483647, got \"-1\""},
-        BadCase{"BadTimestamp",
-                std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {timestamp: Admission}}\n",
-                "requeuingStrategy.timestamp: expected Eviction or Creation, got \"Admission\""},
+        BadCase{
+            "NegativeBackoff",
+            std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n",
+            "waitForPodsReady.requeuingStrategy.backoffLimitCount: expected an integer from 0 "
+            "to 2147483647, got \"-1\""},
+        BadCase{
+            "BadTimestamp",
+            std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {timestamp: Admission}}\n",
+            "requeuingStrategy.timestamp: expected Eviction or Creation, got \"Admission\""},
         BadCase{"NegativeWeight",
                 std::string(kB1) + "admissionFairSharing: {resourceWeights: {cpu: -1}}\n",
                 "admissionFairSharing.resourceWeights[cpu]: expected a non-negative number, got "
                 "\"-1\""},
         BadCase{"BadStrategyList",
-                std::string(kB2) +
-                    "fairSharing: {preemptionStrategies: [LessThanInitialShare, "
-                    "LessThanOrEqualToFinalShare]}\n",
+                std::string(kB2) + "fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+                                   "LessThanOrEqualToFinalShare]}\n",
                 "fairSharing.preemptionStrategies: unsupported list [LessThanInitialShare, "
                 "LessThanOrEqualToFinalShare]"},
         BadCase{"BadBool", std::string(kB1) + "manageJobsWithoutQueueName: maybe\n",
@@ -376,10 +376,9 @@ TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
     const core::SchedulerConfig& a = c->scheduler;
     const core::SchedulerConfig& b = back->scheduler;
     EXPECT_EQ(a.fair_sharing.enable, b.fair_sharing.enable) << json;
-    EXPECT_EQ(a.fair_sharing.enable ? a.fair_sharing.preemption_strategies
-                                    : std::vector<Strategy>{},
-              b.fair_sharing.enable ? b.fair_sharing.preemption_strategies
-                                    : std::vector<Strategy>{});
+    EXPECT_EQ(
+        a.fair_sharing.enable ? a.fair_sharing.preemption_strategies : std::vector<Strategy>{},
+        b.fair_sharing.enable ? b.fair_sharing.preemption_strategies : std::vector<Strategy>{});
     EXPECT_EQ(a.admission_fair_sharing.enable, b.admission_fair_sharing.enable) << json;
     EXPECT_EQ(a.admission_fair_sharing.usage_half_life_time,
               b.admission_fair_sharing.usage_half_life_time);
