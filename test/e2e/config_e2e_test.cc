@@ -75,8 +75,8 @@ waitForPodsReady:
     backoffMaxSeconds: 3600
 )";
 
-// Two ClusterQueues of 2 cpu, both held (stopPolicy: Hold) so every workload is queued before
-// the first cycle: "fair" orders its LocalQueues by usage, "fifo" does not.
+// Two ClusterQueues of 1 cpu: "fair" orders its LocalQueues' workloads by their usage, "fifo"
+// by creation.
 constexpr char kQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: default-flavor}
@@ -85,20 +85,18 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: fair}
 spec:
-  stopPolicy: Hold
   admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
   resourceGroups:
   - coveredResources: [cpu]
-    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 2}]}]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 1}]}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: fifo}
 spec:
-  stopPolicy: Hold
   resourceGroups:
   - coveredResources: [cpu]
-    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 2}]}]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 1}]}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
@@ -186,19 +184,12 @@ class ConfigE2eTest : public testing::Test {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  // Lifts the Hold on a ClusterQueue: from here its queued workloads compete in one cycle.
-  void Release(const std::string& cluster_queue) {
-    v1::GetObjectRequest get;
-    get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
-    get.mutable_ref()->set_name(cluster_queue);
-    v1::ConfigObject cq;
-    ASSERT_TRUE(config_->Get(Context().get(), get, &cq).ok());
-    cq.mutable_cluster_queue()->mutable_spec()->clear_stop_policy();
-    cq.mutable_cluster_queue()->clear_status();
-    v1::ApplyRequest apply;
-    *apply.add_objects() = cq;
-    v1::ApplyResponse response;
-    const grpc::Status status = config_->Apply(Context().get(), apply, &response);
+  void Finish(const std::string& name) {
+    v1::FinishRequest request;
+    request.mutable_workload()->set_namespace_("ns");
+    request.mutable_workload()->set_name(name);
+    v1::FinishResponse response;
+    const grpc::Status status = admission_->Finish(Context().get(), request, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
@@ -215,7 +206,7 @@ class ConfigE2eTest : public testing::Test {
   std::set<std::string> Admitted(const std::vector<std::string>& names) {
     std::set<std::string> out;
     for (const std::string& name : names) {
-      if (GetWorkload(name).status().state() == v1::ADMITTED) out.insert(name);
+      if (GetWorkload(name).status().state() == v1::WORKLOAD_STATE_ADMITTED) out.insert(name);
     }
     return out;
   }
@@ -238,27 +229,28 @@ class ConfigE2eTest : public testing::Test {
   std::unique_ptr<v1::InfoService::Stub> info_;
 };
 
-// Admission fair sharing from Kueue's example: among workloads queued at the same time, once
-// LocalQueue fa's first workload is admitted its usage (the entry penalty) puts fb ahead of fa's
-// older second workload. The ClusterQueue without admissionScope stays FIFO, so the difference
-// is the configuration's doing.
+// Admission fair sharing from Kueue's example: fa1 is admitted and charges LocalQueue fa its
+// usage (the entry penalty); fa2 and then fb1 queue behind it. When fa1 finishes, the freed cpu
+// goes to fb1, whose LocalQueue has used less, although fa2 is older. The ClusterQueue without
+// admissionScope stays FIFO (xa2 before xb1), so the difference is the configuration's doing.
 TEST_F(ConfigE2eTest, AdmissionFairSharingExampleOrdersLocalQueuesByUsage) {
   const std::string config = Write("kueue-afs.yaml", kAdmissionFairSharingConfig);
   const std::string queues = Write("queues.yaml", kQueues);
   ASSERT_NO_FATAL_FAILURE(StartServer({"--config=" + config, "--manifests=" + queues}));
 
-  for (const char* name : {"fa1", "fa2", "fb1", "fb2"}) {
-    ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload(name, absl::StrCat("f", name[1]))));
-  }
-  for (const char* name : {"xa1", "xa2", "xb1", "xb2"}) {
-    ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload(name, absl::StrCat("x", name[1]))));
-  }
-  ASSERT_NO_FATAL_FAILURE(Release("fair"));
-  ASSERT_NO_FATAL_FAILURE(Release("fifo"));
-  const std::vector<std::string> all = {"fa1", "fa2", "fb1", "fb2", "xa1", "xa2", "xb1", "xb2"};
-  ASSERT_TRUE(WaitUntil([&] { return Admitted(all).size() == 4; }))
-      << absl::StrJoin(Admitted(all), ",");
-  EXPECT_EQ(Admitted(all), (std::set<std::string>{"fa1", "fb1", "xa1", "xa2"}));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("fa1", "fa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("xa1", "xa")));
+  ASSERT_TRUE(WaitUntil([&] { return Admitted({"fa1", "xa1"}).size() == 2; }));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("fa2", "fa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("fb1", "fb")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("xa2", "xa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("xb1", "xb")));
+  ASSERT_NO_FATAL_FAILURE(Finish("fa1"));
+  ASSERT_NO_FATAL_FAILURE(Finish("xa1"));
+  const std::vector<std::string> waiting = {"fa2", "fb1", "xa2", "xb1"};
+  ASSERT_TRUE(WaitUntil([&] { return Admitted(waiting).size() == 2; }))
+      << absl::StrJoin(Admitted(waiting), ",");
+  EXPECT_EQ(Admitted(waiting), (std::set<std::string>{"fb1", "xa2"}));
 
   // The effective configuration, as `tollgate get config` shows it.
   v1::SchedulerConfiguration effective;
@@ -295,9 +287,9 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
         << field;
   }
 
-  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("ready", "xa")));
-  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("stuck", "xb")));
-  ASSERT_NO_FATAL_FAILURE(Release("fifo"));
+  // One in each ClusterQueue, so both are admitted at once.
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("ready", "fa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("stuck", "xa")));
   ASSERT_TRUE(WaitUntil([&] { return Admitted({"ready", "stuck"}).size() == 2; }));
   v1::ReportPodsReadyRequest report;
   report.mutable_workload()->set_namespace_("ns");
@@ -308,7 +300,8 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
   // Past the 5s timeout: "stuck" is evicted and waits out its first backoff (60s base).
   ASSERT_TRUE(WaitUntil([&] {
     const v1::Workload w = GetWorkload("stuck");
-    return w.status().state() == v1::PENDING && w.status().requeue_state().count() == 1;
+    return w.status().state() == v1::WORKLOAD_STATE_PENDING &&
+           w.status().requeue_state().count() == 1;
   })) << GetWorkload("stuck").DebugString();
   const v1::Workload stuck = GetWorkload("stuck");
   bool evicted_for_timeout = false;
@@ -316,7 +309,7 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
     if (c.type() == "Evicted" && c.reason() == "PodsReadyTimeout") evicted_for_timeout = true;
   }
   EXPECT_TRUE(evicted_for_timeout) << stuck.DebugString();
-  EXPECT_EQ(GetWorkload("ready").status().state(), v1::ADMITTED);
+  EXPECT_EQ(GetWorkload("ready").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 
   v1::SchedulerConfiguration effective;
   ASSERT_TRUE(
