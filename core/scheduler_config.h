@@ -14,6 +14,7 @@ enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialS
 enum class RequeuingTimestamp { kEviction, kCreation };
 
 // Kueue's Configuration fields that change admission decisions, plus Tollgate's own knobs.
+// Read from Kueue's Configuration by services/manifest/kueue_configuration.h.
 struct SchedulerConfig {
   struct FairSharing {
     bool enable = false;
@@ -41,6 +42,10 @@ struct SchedulerConfig {
   FairSharing fair_sharing;
   AdmissionFairSharing admission_fair_sharing;
   WaitForPodsReady wait_for_pods_ready;
+  // Kueue's resources.excludeResourcePrefixes: a request for a resource whose name starts with
+  // one of these is dropped when a workload is submitted, so it is neither queued for nor
+  // counted against quota (e.g. "example.com/" for a device plugin Kueue need not manage).
+  std::vector<std::string> exclude_resource_prefixes;
 
   // When true a preempted workload keeps its quota until ReleaseEvicted (the adapter reports its
   // pods stopped) or `eviction_grace_period` passes; when false it is released at once.

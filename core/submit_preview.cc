@@ -1,7 +1,10 @@
 #include "core/submit_preview.h"
 
+#include <string>
 #include <utility>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
 
@@ -16,6 +19,17 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
                        " has no LocalQueue named \"default\""));
     }
     spec.queue_name = "default";
+  }
+  if (!state.config().exclude_resource_prefixes.empty()) {
+    // Kueue's resources.excludeResourcePrefixes, before the identity check, so a retried
+    // submit of the same spec still matches.
+    for (PodSetSpec& pod_set : spec.pod_sets) {
+      std::erase_if(pod_set.requests, [&](const std::pair<std::string, int64_t>& r) {
+        return absl::c_any_of(
+            state.config().exclude_resource_prefixes,
+            [&](const std::string& prefix) { return absl::StartsWith(r.first, prefix); });
+      });
+    }
   }
   SubmitPreview preview;
   if (const Workload* found =

@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
 #include "core/submit_preview.h"

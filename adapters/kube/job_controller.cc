@@ -1,5 +1,7 @@
 #include "adapters/kube/job_controller.h"
 
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -9,6 +11,7 @@
 #include "absl/time/time.h"
 #include "adapters/kube/admission_translator.h"
 #include "cmd/log/json_log.h"
+#include "core/node_matching.h"
 #include "core/status_macros.h"
 
 namespace tollgate::adapters::kube {
@@ -234,6 +237,8 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
   std::string queue = QueueName(obj);
   if (queue.empty()) {
     if (!options_.manage_jobs_without_queue_name) return absl::OkStatus();
+    TOLLGATE_ASSIGN_OR_RETURN(bool managed, NamespaceIsManaged(ns));
+    if (!managed) return absl::OkStatus();
     TOLLGATE_ASSIGN_OR_RETURN(bool has_default, NamespaceHasDefaultQueue(ns));
     if (!has_default) return absl::OkStatus();
     queue = "default";
@@ -478,6 +483,21 @@ void JobController::RecordEvent(const JobKindTranslator& translator, const Json&
     cmd::Log("warning", "cannot record event",
              {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
   }
+}
+
+absl::StatusOr<bool> JobController::NamespaceIsManaged(absl::string_view ns) {
+  if (!options_.managed_jobs_namespace_selector.has_value()) return true;
+  TOLLGATE_ASSIGN_OR_RETURN(Json object, kube_.Get(NamespaceResource(), "", ns));
+  std::map<std::string, std::string> labels;
+  if (const Json* l = Find(object, {"metadata", "labels"}); l != nullptr && l->is_object()) {
+    for (auto it = l->begin(); it != l->end(); ++it) {
+      if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
+    }
+  }
+  // The API server sets it on every namespace (since Kubernetes 1.22); Kueue's default selector
+  // is written against it.
+  labels.emplace("kubernetes.io/metadata.name", std::string(ns));
+  return core::SelectorMatches(*options_.managed_jobs_namespace_selector, labels);
 }
 
 absl::Status JobController::ReconcileNamespace(const ObjectKey& key) {

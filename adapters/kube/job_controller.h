@@ -23,6 +23,7 @@
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/workload_translator.h"
 #include "core/clock.h"
+#include "core/types.h"
 
 namespace tollgate::adapters::kube {
 
@@ -63,6 +64,10 @@ class JobController {
     // Also manage objects without a queue-name label in namespaces that have a LocalQueue named
     // "default" (Kueue's manageJobsWithoutQueueName).
     bool manage_jobs_without_queue_name = false;
+    // Kueue's managedJobsNamespaceSelector: with manage_jobs_without_queue_name, only objects
+    // in namespaces whose labels match are managed without a label (kubernetes.io/metadata.name
+    // is the namespace's name, as the API server sets it). Unset: every namespace.
+    std::optional<core::LabelSelector> managed_jobs_namespace_selector;
     // Mirror Kubernetes Namespaces and their labels into Tollgate (ClusterQueue
     // namespaceSelectors match on them).
     bool sync_namespaces = true;
@@ -109,6 +114,8 @@ class JobController {
                               const v1::WorkloadRef& ref, const JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
   absl::StatusOr<bool> NamespaceHasDefaultQueue(absl::string_view ns);
+  // Whether `ns` matches options_.managed_jobs_namespace_selector (true when there is none).
+  absl::StatusOr<bool> NamespaceIsManaged(absl::string_view ns);
   absl::StatusOr<v1::Workload> SubmitOrReplace(const v1::Workload& workload);
   // Patches `obj` towards `desired` (metadata and spec only) when they differ, then records
   // an Event when the status annotation's state changed. Returns the object as stored.

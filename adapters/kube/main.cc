@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +38,8 @@
 #include "cmd/log/json_log.h"
 #include "cmd/signals/stop_signals.h"
 #include "core/status_macros.h"
+#include "core/types.h"
+#include "services/manifest/kueue_configuration.h"
 #include "services/real_clock.h"
 
 namespace tollgate::adapters::kube {
@@ -56,6 +59,9 @@ Flags:
   --tollgate-token-file=FILE         bearer token for tollgated (e.g. a mounted Secret)
   --kubeconfig=PATH                  kubeconfig file (run outside the cluster)
   --context=NAME                     kubeconfig context (default: current-context)
+  --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks,
+                                     manageJobsWithoutQueueName, managedJobsNamespaceSelector
+                                     (then the four flags below must not be given)
   --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
   --enable-rayjobs=BOOL              manage ray.io/v1 RayJobs (default false)
   --enable-pytorchjobs=BOOL          manage kubeflow.org/v1 PyTorchJobs (default false)
@@ -80,6 +86,8 @@ struct Flags {
   bool rayjobs = false;
   bool pytorchjobs = false;
   bool manage_without_queue_name = false;
+  std::optional<core::LabelSelector> managed_namespaces;
+  std::string config_file;
   bool sync_namespaces = true;
   std::string state_file;
   std::string health_file;
@@ -91,8 +99,46 @@ struct Flags {
   bool help = false;
 };
 
+// The adapter's part of Kueue's Configuration (services/manifest/kueue_configuration.h, the
+// parser tollgated uses): which kinds to manage and which unlabelled jobs.
+absl::Status ApplyConfiguration(Flags& flags) {
+  TOLLGATE_ASSIGN_OR_RETURN(manifest::KueueConfiguration config,
+                            manifest::ParseKueueConfigurationFile(flags.config_file));
+  flags.jobs = flags.rayjobs = flags.pytorchjobs = false;
+  std::vector<std::string> unsupported;
+  for (const std::string& framework : config.adapter.frameworks) {
+    if (framework == "batch/job") {
+      flags.jobs = true;
+    } else if (framework == "ray.io/rayjob") {
+      flags.rayjobs = true;
+    } else if (framework == "kubeflow.org/pytorchjob") {
+      flags.pytorchjobs = true;
+    } else {
+      unsupported.push_back(framework);
+    }
+  }
+  if (!unsupported.empty()) {
+    cmd::Log("warning", "integrations.frameworks not supported by tollgate-kube; not managed",
+             {{"config", flags.config_file}, {"frameworks", absl::StrJoin(unsupported, ",")}});
+  }
+  flags.manage_without_queue_name = config.adapter.manage_jobs_without_queue_name;
+  if (config.adapter.has_managed_jobs_namespace_selector) {
+    flags.managed_namespaces = config.adapter.managed_jobs_namespace_selector;
+  } else {
+    // Kueue's default: every namespace but the system's and the controller's own.
+    core::LabelSelector selector;
+    selector.match_expressions.push_back(core::LabelSelectorRequirement{
+        "kubernetes.io/metadata.name", "NotIn", {"kube-system", "kueue-system"}});
+    flags.managed_namespaces = std::move(selector);
+  }
+  // The scheduler's fields (fairSharing, waitForPodsReady, ...) are tollgated's: the same file
+  // goes to `tollgated --config`.
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
+  std::string integration_flag;
   TOLLGATE_RETURN_IF_ERROR(
       cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
         const absl::string_view name = flag.name;
@@ -110,6 +156,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.kubeconfig, flag.String());
         } else if (name == "context") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.context, flag.String());
+        } else if (name == "config") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.config_file, flag.String());
         } else if (name == "enable-jobs") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.jobs, flag.Bool());
         } else if (name == "enable-rayjobs") {
@@ -141,8 +189,21 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else {
           return cmd::UnknownFlag(flag);
         }
+        if (name == "enable-jobs" || name == "enable-rayjobs" || name == "enable-pytorchjobs" ||
+            name == "manage-jobs-without-queue-name") {
+          integration_flag = std::string(name);
+        }
         return absl::OkStatus();
       }));
+  if (!flags.help && !flags.config_file.empty()) {
+    // One source for what is managed: the file, like Kueue's.
+    if (!integration_flag.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", integration_flag, " and --config both say what to manage; set it in ",
+          flags.config_file, " (integrations.frameworks, manageJobsWithoutQueueName)"));
+    }
+    TOLLGATE_RETURN_IF_ERROR(ApplyConfiguration(flags));
+  }
   if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }
@@ -192,6 +253,7 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
 
   JobController::Options controller_options;
   controller_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
+  controller_options.managed_jobs_namespace_selector = flags.managed_namespaces;
   controller_options.sync_namespaces = flags.sync_namespaces;
   controller_options.instance = flags.instance;
   if (controller_options.instance.empty()) {

@@ -348,6 +348,13 @@ absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
   });
 }
 
+absl::StatusOr<v1::SchedulerConfiguration> CliClient::GetConfiguration() {
+  return Unary<v1::SchedulerConfiguration>(
+      [&](grpc::ClientContext* c, v1::SchedulerConfiguration* r) {
+        return info_->GetConfiguration(c, v1::GetConfigurationRequest(), r);
+      });
+}
+
 absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(
     const v1::ListPendingWorkloadsRequest& request) {
   return Paged<v1::ListPendingWorkloadsResponse>(

@@ -108,6 +108,8 @@ class CliClient {
 
   // The server's build (InfoService).
   absl::StatusOr<v1::BuildInfo> GetBuildInfo();
+  // The server's effective scheduler configuration (InfoService).
+  absl::StatusOr<v1::SchedulerConfiguration> GetConfiguration();
 
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as

@@ -152,7 +152,9 @@ const std::vector<Command>& Commands() {
        "manifests that `apply -f` takes back. -w prints changes after the list; when the watch\n"
        "ends, the last revision goes to stderr for --since-revision.\n"
        "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource;\n"
-       "`get cohort NAME -o usage` the same for a cohort (implicit ones included).\n",
+       "`get cohort NAME -o usage` the same for a cohort (implicit ones included).\n"
+       "`get config` prints tollgated's effective scheduler configuration (-o yaml: a Kueue\n"
+       "Configuration that `tollgated --config` reads back).\n",
        {kNamespaceFlag, kAllNamespacesFlag, kOutputFlag, kSelectorFlag, kSortByFlag, kNoHeadersFlag,
         kWatchFlag, kSinceRevisionFlag, kQueueFilterFlag, kClusterQueueFilterFlag,
         kStatusFilterFlag},

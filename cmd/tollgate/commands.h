@@ -7,6 +7,7 @@
 //   apply_command.cc      apply, submit, diff
 //   workload_commands.cc  admit, finish, preempt, checkpoint, delete
 //   version_command.cc    version
+//   config_command.cc     get config
 //   completion_command.cc completion, __complete
 // cli_commands.cc holds the command table and the dispatch.
 
@@ -27,6 +28,8 @@ int RunPreempt(Session& s, const ParsedFlags& args);
 int RunCheckpoint(Session& s, const ParsedFlags& args);
 int RunDelete(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
+// `get config`: called by RunGet.
+int RunGetConfig(Session& s, const ParsedFlags& args);
 int RunCompletion(Session& s, const ParsedFlags& args);
 int RunComplete(Session& s, const ParsedFlags& args);
 

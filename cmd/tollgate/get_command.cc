@@ -489,6 +489,9 @@ int RunGet(Session& s, const ParsedFlags& args) {
         "name what to get: flavors, clusterqueues, cohorts, localqueues, "
         "workloads (and optionally one NAME)");
   }
+  if (words.size() == 1 && (words[0] == "config" || words[0] == "configuration")) {
+    return RunGetConfig(s, args);
+  }
   GetOptions o;
   o.kind = FindKind(words[0]);
   if (o.kind == nullptr) {

@@ -541,48 +541,15 @@ class Run {
 
 }  // namespace
 
-absl::StatusOr<core::SchedulerConfig> ToSchedulerConfig(const ScenarioConfig& config) {
-  core::SchedulerConfig out;
-  out.fair_sharing.enable = config.fair_sharing.enable;
-  out.fair_sharing.preemption_strategies.clear();
-  for (const std::string& s : config.fair_sharing.preemption_strategies) {
-    if (s == "LessThanOrEqualToFinalShare") {
-      out.fair_sharing.preemption_strategies.push_back(
-          core::FairSharingStrategy::kLessThanOrEqualToFinalShare);
-    } else if (s == "LessThanInitialShare") {
-      out.fair_sharing.preemption_strategies.push_back(
-          core::FairSharingStrategy::kLessThanInitialShare);
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("config.fairSharing.preemptionStrategies: unknown strategy ", Quote(s)));
-    }
-  }
-  if (config.admission_fair_sharing.has_value()) {
-    out.admission_fair_sharing.enable = true;
-    out.admission_fair_sharing.usage_half_life_time =
-        config.admission_fair_sharing->usage_half_life_time;
-    out.admission_fair_sharing.usage_sampling_interval =
-        config.admission_fair_sharing->usage_sampling_interval;
-    out.admission_fair_sharing.resource_weights = config.admission_fair_sharing->resource_weights;
-  }
-  const WaitForPodsReadyConfig& w = config.wait_for_pods_ready;
-  out.wait_for_pods_ready.enable = w.enable;
-  out.wait_for_pods_ready.timeout = w.timeout;
-  out.wait_for_pods_ready.block_admission = w.block_admission;
-  out.wait_for_pods_ready.recovery_timeout = w.recovery_timeout;
-  out.wait_for_pods_ready.requeuing_timestamp = w.requeuing_strategy.timestamp == "Creation"
-                                                    ? core::RequeuingTimestamp::kCreation
-                                                    : core::RequeuingTimestamp::kEviction;
-  out.wait_for_pods_ready.backoff_base_seconds = w.requeuing_strategy.backoff_base_seconds;
-  out.wait_for_pods_ready.backoff_limit_count = w.requeuing_strategy.backoff_limit_count;
-  out.wait_for_pods_ready.backoff_max_seconds = w.requeuing_strategy.backoff_max_seconds;
+core::SchedulerConfig ToSchedulerConfig(const manifest::KueueConfiguration& config) {
+  core::SchedulerConfig out = config.scheduler;
   out.evictions_need_ack = false;
   return out;
 }
 
 absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
   TOLLGATE_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
-  TOLLGATE_ASSIGN_OR_RETURN(core::SchedulerConfig config, ToSchedulerConfig(scenario.config));
+  const core::SchedulerConfig config = ToSchedulerConfig(scenario.config);
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(dir.path() + "/db"));
   core::SimulatedClock clock(ScenarioEpoch());

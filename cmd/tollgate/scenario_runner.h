@@ -17,9 +17,10 @@ struct ScenarioResult {
   std::string failure;
 };
 
-// The scheduler configuration a scenario's `config` section asks for. Evictions complete at
-// once, as the format specifies (the adapter acknowledges immediately).
-absl::StatusOr<core::SchedulerConfig> ToSchedulerConfig(const ScenarioConfig& config);
+// The scheduler configuration a scenario's `config` section asks for (parsed as tollgated
+// parses --config). Evictions complete at once, as the format specifies (the adapter
+// acknowledges immediately).
+core::SchedulerConfig ToSchedulerConfig(const manifest::KueueConfiguration& config);
 
 // Runs one scenario on a fresh RocksDB store in a temporary directory and a simulated clock
 // starting at 2026-01-01T00:00:00Z, through TollgateApi: the same code path as the gRPC

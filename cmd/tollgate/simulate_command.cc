@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "cmd/flags/command_line.h"
 #include "core/status_macros.h"
+#include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/simulation/estimate_accuracy.h"
 #include "services/simulation/replay_report.h"
@@ -39,7 +41,8 @@ struct SimulateFlags {
   std::string out_dir;
   simulation::TraceMapping mapping;
   absl::Duration sample_every = absl::Hours(1);
-  bool fair_sharing = false;
+  std::string config_file;
+  std::optional<bool> fair_sharing;
   bool plots = true;
   bool quiet = false;
   // Estimate every Nth job's start at submission (0: none); docs/simulation.md.
@@ -66,6 +69,7 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             {"trace", &f.trace},
             {"queues", &f.queues},
             {"out", &f.out_dir},
+            {"config", &f.config_file},
             {"resource", &f.mapping.resource},
             {"default-queue", &f.mapping.default_queue},
             {"submit-column", &c.submit},
@@ -189,7 +193,20 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> objects,
                             manifest::ParseManifests(text, queues_file));
   simulation::ReplayOptions options;
-  options.config.fair_sharing.enable = f.fair_sharing;
+  manifest::KueueConfiguration config;
+  config.source.clear();
+  if (!f.config_file.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(config, manifest::ParseKueueConfigurationFile(f.config_file));
+  }
+  TOLLGATE_RETURN_IF_ERROR(manifest::ApplyFairSharingFlag(f.fair_sharing, config));
+  if (config.scheduler.wait_for_pods_ready.enable) {
+    // A replayed job's pods start the moment it is admitted, so no timeout could fire; the
+    // blocking half would only serialize admissions the trace never had.
+    err << "simulate: " << config.source
+        << ": waitForPodsReady has no effect in a replay (pods are ready at admission)\n";
+    config.scheduler.wait_for_pods_ready.enable = false;
+  }
+  options.config = config.scheduler;
   options.resource = f.mapping.resource;
   options.sample_every = f.sample_every;
   options.estimate_every = f.estimate_every;
@@ -232,7 +249,9 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --compare=A,B,...       several such files, replayed over the same trace, side by side
   --out=DIR               write summary.txt, jobs.csv, queues.csv, timeseries.csv and SVG plots
                           (with --compare: one folder per file under DIR)
-  --fair-sharing          enable fair sharing (Kueue's fairSharing.enable)
+  --config=FILE           Kueue's Configuration, as tollgated --config reads it (fairSharing,
+                          admissionFairSharing, resources; docs/configuration.md)
+  --fair-sharing          enable fair sharing (Kueue's fairSharing.enable; adds to --config)
   --submit-column=NAME    submit time in seconds (default submit_s)
   --duration-column=NAME  run time in seconds (default duration_s)
   --gpus-column=NAME      GPUs per job (default gpus)

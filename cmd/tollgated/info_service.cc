@@ -1,21 +1,26 @@
 #include "cmd/tollgated/info_service.h"
 
+#include <string>
+
 #include "cmd/build_info/build_info.h"
 #include "services/grpc_status.h"
 
 namespace tollgate {
 
+grpc::Status InfoGrpcService::Authenticate(grpc::ServerContext& context, absl::string_view what) {
+  absl::StatusOr<auth::Identity> identity = gate_.Authenticate(context);
+  if (identity.ok()) return grpc::Status::OK;
+  auth::AccessRequest request;
+  request.verb = "get";
+  request.name = std::string(what);
+  gate_.AuditUnauthenticated(request, identity.status());
+  return services::ToGrpcStatus(identity.status());
+}
+
 grpc::Status InfoGrpcService::GetBuildInfo(grpc::ServerContext* context,
                                            const v1::GetBuildInfoRequest* request,
                                            v1::BuildInfo* response) {
-  absl::StatusOr<auth::Identity> identity = gate_.Authenticate(*context);
-  if (!identity.ok()) {
-    auth::AccessRequest request;
-    request.verb = "get";
-    request.name = "BuildInfo";
-    gate_.AuditUnauthenticated(request, identity.status());
-    return services::ToGrpcStatus(identity.status());
-  }
+  if (grpc::Status status = Authenticate(*context, "BuildInfo"); !status.ok()) return status;
   const build_info::BuildInfo& info = build_info::Current();
   response->set_version(info.version);
   response->set_build_type(info.build_type);
@@ -23,6 +28,14 @@ grpc::Status InfoGrpcService::GetBuildInfo(grpc::ServerContext* context,
   for (const auto& [name, version] : info.dependencies) {
     (*response->mutable_dependencies())[name] = version;
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status InfoGrpcService::GetConfiguration(grpc::ServerContext* context,
+                                               const v1::GetConfigurationRequest* request,
+                                               v1::SchedulerConfiguration* response) {
+  if (grpc::Status status = Authenticate(*context, "Configuration"); !status.ok()) return status;
+  *response = configuration_;
   return grpc::Status::OK;
 }
 

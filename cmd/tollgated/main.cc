@@ -5,16 +5,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -26,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -42,14 +44,17 @@
 #include "common/file_util.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "grpc/support/log.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "services/access_gate.h"
 #include "services/admission_executor.h"
+#include "services/config_objects.h"
 #include "services/grpc_services.h"
 #include "services/ha/leader_election.h"
+#include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/real_clock.h"
 #include "services/scheduler_audit.h"
@@ -73,7 +78,12 @@ Flags:
   --manifests=FILE[,FILE...]  Kueue manifests applied at start; Workloads in them are submitted
   --evictions-need-ack        a preempted workload keeps its quota until ReportStopped
   --eviction-grace=DURATION   ... or until this long has passed (default 2m)
-  --fair-sharing              enable fair sharing between ClusterQueues of a cohort
+  --config=FILE               Kueue's Configuration (config.kueue.x-k8s.io/v1beta1 or v1beta2):
+                              fairSharing, admissionFairSharing, waitForPodsReady, resources;
+                              read at start (a change takes a restart; docs/configuration.md)
+  --fair-sharing              enable fair sharing between ClusterQueues of a cohort (with
+                              --config: adds to the file; =false where the file enables it is
+                              refused)
   --port-file=PATH            write the bound port here once serving (atomically)
   --shutdown-grace=DURATION   how long in-flight calls may finish on SIGTERM (default 10s)
   --metrics-listen=HOST:PORT  serve Prometheus /metrics and the web dashboard here (default
@@ -101,7 +111,9 @@ struct Flags {
   std::vector<std::string> manifests;
   bool evictions_need_ack = false;
   absl::Duration eviction_grace = absl::Minutes(2);
-  bool fair_sharing = false;
+  std::string config_file;
+  // Unset when the flag is not given, so it can be told apart from an explicit false.
+  std::optional<bool> fair_sharing;
   std::string port_file;
   absl::Duration shutdown_grace = absl::Seconds(10);
   std::string metrics_listen;
@@ -167,6 +179,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.evictions_need_ack, flag.Bool());
         } else if (flag.name == "fair-sharing") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.fair_sharing, flag.Bool());
+        } else if (flag.name == "config") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.config_file, flag.String());
         } else if (flag.name == "eviction-grace") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.eviction_grace, flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "shutdown-grace") {
@@ -272,11 +286,94 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 
 // --- Startup -----------------------------------------------------------------------------------
 
-// Applies every configuration object of every file in one request, so a bad manifest leaves the
-// stored configuration as it was; then submits the workloads. Each file is validated on its own
-// first only so an error names the file it came from.
+// The scheduler configuration: --config (Kueue's Configuration) with --fair-sharing on top.
+// Read once at start; a bad file refuses the start and names the field.
+absl::StatusOr<manifest::KueueConfiguration> LoadConfiguration(const Flags& flags) {
+  manifest::KueueConfiguration config;
+  config.source.clear();
+  if (!flags.config_file.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(config, manifest::ParseKueueConfigurationFile(flags.config_file));
+  }
+  TOLLGATE_RETURN_IF_ERROR(manifest::ApplyFairSharingFlag(flags.fair_sharing, config));
+  config.scheduler.evictions_need_ack = flags.evictions_need_ack;
+  config.scheduler.eviction_grace_period = flags.eviction_grace;
+  return config;
+}
+
+// What `tollgate get config` shows.
+v1::SchedulerConfiguration DescribeConfiguration(const manifest::KueueConfiguration& config) {
+  v1::SchedulerConfiguration out;
+  out.set_source(config.source);
+  if (!config.source.empty()) out.set_api_version(config.api_version);
+  out.set_effective_json(manifest::EffectiveConfigurationJson(config));
+  for (const std::string& w : config.warnings) out.add_warnings(w);
+  out.set_evictions_need_ack(config.scheduler.evictions_need_ack);
+  out.set_eviction_grace_seconds(absl::ToInt64Seconds(config.scheduler.eviction_grace_period));
+  return out;
+}
+
+void LogConfiguration(const manifest::KueueConfiguration& config) {
+  const core::SchedulerConfig& s = config.scheduler;
+  if (config.source.empty()) {
+    Log("info", "scheduler configuration: built-in defaults (no --config)",
+        {{"fair_sharing", s.fair_sharing.enable ? "true" : "false"}});
+    return;
+  }
+  for (const std::string& warning : config.warnings) {
+    Log("warning", "configuration field without effect",
+        {{"config", config.source}, {"field", warning}});
+  }
+  Log("info", "scheduler configuration loaded",
+      {{"config", config.source},
+       {"api_version", config.api_version},
+       {"fair_sharing", s.fair_sharing.enable ? "true" : "false"},
+       {"admission_fair_sharing", s.admission_fair_sharing.enable ? "true" : "false"},
+       {"wait_for_pods_ready", s.wait_for_pods_ready.enable ? "true" : "false"},
+       {"exclude_resource_prefixes", absl::StrJoin(s.exclude_resource_prefixes, ",")}});
+}
+
+// A configuration object as its author wrote it: without what the server fills in, so a stored
+// object compares equal to the manifest it was applied from.
+v1::ConfigObject Intent(v1::ConfigObject object) {
+  v1::ObjectMeta* meta = services::MutableMetadataOf(object);
+  meta->clear_uid();
+  meta->clear_resource_version();
+  meta->clear_generation();
+  meta->clear_creation_timestamp();
+  if (!services::IsNamespaced(services::KindOf(object))) {
+    meta->clear_namespace_();
+  } else if (meta->namespace_().empty()) {
+    meta->set_namespace_("default");
+  }
+  services::ClearStatus(object);
+  return object;
+}
+
+std::string ObjectName(const v1::ConfigObject& object) {
+  const v1::ObjectMeta& meta = services::MetadataOf(object);
+  return services::IsNamespaced(services::KindOf(object))
+             ? absl::StrCat(meta.namespace_().empty() ? "default" : meta.namespace_(), "/",
+                            meta.name())
+             : meta.name();
+}
+
+// The --manifests files are declarative: every start makes the stored objects match them, so an
+// object an admin deleted or changed with the CLI since is created or changed back. Each such
+// object is logged by kind and name (docs/configuration.md).
+//
+// Applies every changed configuration object of every file in one request, so a bad manifest
+// leaves the stored configuration as it was; then submits the workloads. Each file is validated
+// on its own first only so an error names the file it came from.
 absl::Status ApplyManifests(const std::vector<std::string>& files, services::TollgateApi& api) {
   v1::ApplyRequest apply;
+  struct Change {
+    std::string file;
+    std::string kind;
+    std::string name;
+    bool created = false;
+  };
+  std::vector<Change> changes;
+  int unchanged = 0;
   std::vector<std::pair<std::string, v1::Workload>> workloads;
   for (const std::string& file : files) {
     TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
@@ -297,15 +394,44 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
       return absl::Status(valid.code(), absl::StrCat(file, ": ", valid.message()));
     }
     for (v1::ConfigObject& object : *check.mutable_objects()) {
+      v1::GetObjectRequest get;
+      get.mutable_ref()->set_kind(services::KindOf(object));
+      get.mutable_ref()->set_name(services::MetadataOf(object).name());
+      if (services::IsNamespaced(services::KindOf(object))) {
+        const std::string& ns = services::MetadataOf(object).namespace_();
+        get.mutable_ref()->set_namespace_(ns.empty() ? "default" : ns);
+      }
+      absl::StatusOr<v1::ConfigObject> stored = api.GetObject(get);
+      if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+      if (stored.ok() &&
+          google::protobuf::util::MessageDifferencer::Equals(Intent(*stored), Intent(object))) {
+        ++unchanged;
+        continue;
+      }
+      changes.push_back(Change{file, services::KindName(services::KindOf(object)),
+                               ObjectName(object), !stored.ok()});
       *apply.add_objects() = std::move(object);
     }
   }
+  int64_t revision = 0;
   if (apply.objects_size() > 0) {
     TOLLGATE_ASSIGN_OR_RETURN(v1::ApplyResponse applied, api.Apply(apply));
-    Log("info", "applied manifests",
-        {{"objects", absl::StrCat(applied.objects_size())},
-         {"revision", absl::StrCat(applied.revision())}});
+    revision = applied.revision();
+    for (const Change& c : changes) {
+      Log("info", c.created ? "manifest object created" : "manifest object changed",
+          {{"kind", c.kind}, {"name", c.name}, {"file", c.file}});
+    }
   }
+  if (!files.empty()) {
+    int created = 0;
+    for (const Change& c : changes) created += c.created ? 1 : 0;
+    Log("info", "applied manifests",
+        {{"created", absl::StrCat(created)},
+         {"changed", absl::StrCat(changes.size() - created)},
+         {"unchanged", absl::StrCat(unchanged)},
+         {"revision", absl::StrCat(revision)}});
+  }
+  int submitted_count = 0;
   for (auto& [file, workload] : workloads) {
     v1::SubmitRequest submit;
     *submit.mutable_workload() = std::move(workload);
@@ -316,9 +442,20 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
           absl::StrCat(file, ": submit workload ", submit.workload().metadata().name(), ": ",
                        submitted.status().message()));
     }
+    if (submitted->created()) {
+      ++submitted_count;
+      const v1::ObjectMeta& meta = submit.workload().metadata();
+      Log("info", "manifest workload submitted",
+          {{"kind", "Workload"},
+           {"name", absl::StrCat(meta.namespace_().empty() ? "default" : meta.namespace_(), "/",
+                                 meta.name())},
+           {"file", file}});
+    }
   }
   if (!workloads.empty()) {
-    Log("info", "submitted manifest workloads", {{"workloads", absl::StrCat(workloads.size())}});
+    Log("info", "submitted manifest workloads",
+        {{"submitted", absl::StrCat(submitted_count)},
+         {"unchanged", absl::StrCat(workloads.size() - submitted_count)}});
   }
   return absl::OkStatus();
 }
@@ -390,6 +527,9 @@ absl::Status RunRestore(const Flags& flags) {
 
 absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // Before anything is opened: a refused start changes nothing and listens nowhere.
+  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration,
+                            LoadConfiguration(flags));
+  LogConfiguration(configuration);
   TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
   if (insecure) {
     Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
@@ -429,10 +569,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
                             storage::RocksDbStore::Open(flags.data_dir, store_options));
   LogRecovery(*store);
 
-  core::SchedulerConfig config;
-  config.evictions_need_ack = flags.evictions_need_ack;
-  config.eviction_grace_period = flags.eviction_grace;
-  config.fair_sharing.enable = flags.fair_sharing;
+  const core::SchedulerConfig& config = configuration.scheduler;
   services::RealClock clock;
   std::unique_ptr<Observability> observability;
   services::AdmissionExecutor::Options executor_options;
@@ -464,7 +601,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
-  InfoGrpcService info_service(gate);
+  InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -600,6 +737,9 @@ absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
 // A replica of a replicated tollgated (docs/ha.md): the state in etcd, one leader at a time.
 absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   // Before anything is opened: a refused start changes nothing and listens nowhere.
+  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration,
+                            LoadConfiguration(flags));
+  LogConfiguration(configuration);
   TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
   if (insecure) {
     Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
@@ -615,9 +755,8 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<auth::AuditLog> audit_log,
                             OpenAuditLog(flags.security));
   options.audit_log = audit_log.get();
-  options.config.evictions_need_ack = flags.evictions_need_ack;
-  options.config.eviction_grace_period = flags.eviction_grace;
-  options.config.fair_sharing.enable = flags.fair_sharing;
+  options.config = configuration.scheduler;
+  options.described_configuration = DescribeConfiguration(configuration);
   options.executor_options.change_log_retention = flags.change_log_retention;
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;

@@ -70,7 +70,8 @@ services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElectio
   return election.view();
 }
 
-// What a follower serves: health, InfoService, and the redirect for every tollgate.v1 call.
+// What a follower serves: health, and the redirect for every tollgate.v1 call (InfoService
+// included: its answers are behind the leader's access gate).
 struct FollowerServer {
   explicit FollowerServer(std::function<std::string()> leader_address)
       : redirect(std::move(leader_address)) {}
@@ -84,7 +85,6 @@ struct FollowerServer {
   ~FollowerServer() { Stop(); }
 
   services::ha::LeaderRedirectService redirect;
-  InfoGrpcService info_service;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -98,7 +98,6 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
     const absl::Notification& stop, services::ha::LeaderElection::View& view) {
   auto follower = std::make_unique<FollowerServer>(leader_address);
   grpc::ServerBuilder builder;
-  builder.RegisterService(&follower->info_service);
   builder.RegisterCallbackGenericService(&follower->redirect);
   TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
   // Campaign only once bound: the advertised address defaults to the port actually bound.
@@ -137,7 +136,7 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
-  InfoGrpcService info_service;
+  InfoGrpcService info_service(gate, options.described_configuration);
   grpc::ServerBuilder builder;
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);

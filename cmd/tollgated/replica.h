@@ -17,6 +17,7 @@
 #include "services/tollgate_api.h"
 #include "storage/etcd_client.h"
 #include "storage/store.h"
+#include "tollgate/v1/service.pb.h"
 
 namespace tollgate {
 
@@ -32,6 +33,8 @@ struct ReplicaOptions {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   auth::AuditLog* audit_log = nullptr;
   core::SchedulerConfig config;
+  // What InfoService.GetConfiguration answers on the leader (`tollgate get config`).
+  v1::SchedulerConfiguration described_configuration;
   services::AdmissionExecutor::Options executor_options;
   services::ha::LeaderElection::Options election;
   // Reaches the etcd cluster (election); must outlive ServeReplica.

@@ -153,124 +153,6 @@ absl::StatusOr<std::map<std::string, std::string>> StrMap(const Where& where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// config
-
-absl::StatusOr<ScenarioConfig> ParseConfig(const Where& where, const YAML::Node& node) {
-  ScenarioConfig config;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys, Keys::Read(where, node, "config",
-                            {"fairSharing", "admissionFairSharing", "waitForPodsReady"}));
-  if (const YAML::Node* n = keys.Get("fairSharing")) {
-    TOLLGATE_ASSIGN_OR_RETURN(Keys fs, Keys::Read(where, *n, keys.Path("fairSharing"),
-                                                  {"enable", "preemptionStrategies"}));
-    if (const YAML::Node* e = fs.Get("enable")) {
-      TOLLGATE_ASSIGN_OR_RETURN(config.fair_sharing.enable, Bool(where, *e, fs.Path("enable")));
-    }
-    if (const YAML::Node* s = fs.Get("preemptionStrategies")) {
-      const std::string path = fs.Path("preemptionStrategies");
-      TOLLGATE_ASSIGN_OR_RETURN(std::vector<std::string> strategies, StrList(where, *s, path));
-      // The only lists Kueue's configuration validation accepts.
-      const std::vector<std::vector<std::string>> allowed = {
-          {"LessThanOrEqualToFinalShare"},
-          {"LessThanInitialShare"},
-          {"LessThanOrEqualToFinalShare", "LessThanInitialShare"}};
-      if (!strategies.empty()) {
-        if (absl::c_find(allowed, strategies) == allowed.end()) {
-          return where.Error(
-              path, absl::StrCat("unsupported list [", absl::StrJoin(strategies, ", "),
-                                 "]; use [LessThanOrEqualToFinalShare], [LessThanInitialShare] "
-                                 "or [LessThanOrEqualToFinalShare, LessThanInitialShare]"));
-        }
-        config.fair_sharing.preemption_strategies = std::move(strategies);
-      }
-    }
-  }
-  if (const YAML::Node* n = keys.Get("admissionFairSharing")) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        Keys afs, Keys::Read(where, *n, keys.Path("admissionFairSharing"),
-                             {"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
-    AdmissionFairSharingConfig& out = config.admission_fair_sharing.emplace();
-    if (const YAML::Node* d = afs.Get("usageHalfLifeTime")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.usage_half_life_time,
-                                Duration(where, *d, afs.Path("usageHalfLifeTime")));
-    }
-    if (const YAML::Node* d = afs.Get("usageSamplingInterval")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.usage_sampling_interval,
-                                Duration(where, *d, afs.Path("usageSamplingInterval")));
-      // Kueue treats zero as unset.
-      if (out.usage_sampling_interval == absl::ZeroDuration()) {
-        out.usage_sampling_interval = absl::Minutes(5);
-      }
-    }
-    if (const YAML::Node* w = afs.Get("resourceWeights")) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          out.resource_weights,
-          MapOf<double>(where, *w, afs.Path("resourceWeights"),
-                        [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<double> {
-                          double d = 0;
-                          if (!v.IsScalar() || !absl::SimpleAtod(v.Scalar(), &d) || d < 0) {
-                            return where.Error(
-                                p,
-                                absl::StrCat("expected a non-negative number, got ", Describe(v)));
-                          }
-                          return d;
-                        }));
-    }
-  }
-  if (const YAML::Node* n = keys.Get("waitForPodsReady")) {
-    TOLLGATE_ASSIGN_OR_RETURN(Keys w, Keys::Read(where, *n, keys.Path("waitForPodsReady"),
-                                                 {"enable", "timeout", "blockAdmission",
-                                                  "recoveryTimeout", "requeuingStrategy"}));
-    WaitForPodsReadyConfig& out = config.wait_for_pods_ready;
-    if (const YAML::Node* e = w.Get("enable")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.enable, Bool(where, *e, w.Path("enable")));
-    }
-    if (const YAML::Node* d = w.Get("timeout")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.timeout, Duration(where, *d, w.Path("timeout")));
-    }
-    out.block_admission = out.enable;
-    if (const YAML::Node* b = w.Get("blockAdmission")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.block_admission, Bool(where, *b, w.Path("blockAdmission")));
-    }
-    out.recovery_timeout = out.timeout;
-    if (const YAML::Node* d = w.Get("recoveryTimeout")) {
-      TOLLGATE_ASSIGN_OR_RETURN(out.recovery_timeout,
-                                Duration(where, *d, w.Path("recoveryTimeout")));
-    }
-    if (const YAML::Node* r = w.Get("requeuingStrategy")) {
-      TOLLGATE_ASSIGN_OR_RETURN(Keys rs, Keys::Read(where, *r, w.Path("requeuingStrategy"),
-                                                    {"timestamp", "backoffBaseSeconds",
-                                                     "backoffLimitCount", "backoffMaxSeconds"}));
-      RequeuingStrategyConfig& strategy = out.requeuing_strategy;
-      if (const YAML::Node* t = rs.Get("timestamp")) {
-        TOLLGATE_ASSIGN_OR_RETURN(strategy.timestamp, Str(where, *t, rs.Path("timestamp")));
-        if (strategy.timestamp != "Eviction" && strategy.timestamp != "Creation") {
-          return where.Error(
-              rs.Path("timestamp"),
-              absl::StrCat("expected Eviction or Creation, got \"", strategy.timestamp, "\""));
-        }
-      }
-      if (const YAML::Node* v = rs.Get("backoffBaseSeconds")) {
-        TOLLGATE_ASSIGN_OR_RETURN(int64_t s, Int(where, *v, rs.Path("backoffBaseSeconds"), 0,
-                                                 std::numeric_limits<int32_t>::max()));
-        strategy.backoff_base_seconds = static_cast<int32_t>(s);
-      }
-      if (const YAML::Node* v = rs.Get("backoffLimitCount")) {
-        TOLLGATE_ASSIGN_OR_RETURN(int64_t s, Int(where, *v, rs.Path("backoffLimitCount"), 0,
-                                                 std::numeric_limits<int32_t>::max()));
-        strategy.backoff_limit_count = static_cast<int32_t>(s);
-      }
-      if (const YAML::Node* v = rs.Get("backoffMaxSeconds")) {
-        TOLLGATE_ASSIGN_OR_RETURN(int64_t s, Int(where, *v, rs.Path("backoffMaxSeconds"), 0,
-                                                 std::numeric_limits<int32_t>::max()));
-        strategy.backoff_max_seconds = static_cast<int32_t>(s);
-      }
-    }
-  }
-  return config;
-}
-
-// ---------------------------------------------------------------------------------------------
 // submit
 
 // Values that cannot be put into the proto as written (a count of "many") become the submit's
@@ -719,7 +601,8 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
     TOLLGATE_ASSIGN_OR_RETURN(scenario.description, Str(where, *n, "description"));
   }
   if (const YAML::Node* n = keys.Get("config")) {
-    TOLLGATE_ASSIGN_OR_RETURN(scenario.config, ParseConfig(where, *n));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        scenario.config, manifest::ParseKueueConfigurationNode(where, *n, keys.Path("config")));
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));

@@ -19,52 +19,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
 #include "tollgate/v1/objects.pb.h"
 
 namespace tollgate::scenario {
-
-// Kueue Configuration fields that change admission. Defaults are Kueue's (config v1beta1,
-// whose `enable` flags the format uses), applied by the parser.
-struct FairSharingConfig {
-  bool enable = false;
-  // Kueue's default when enabled and none are given.
-  std::vector<std::string> preemption_strategies = {"LessThanOrEqualToFinalShare",
-                                                    "LessThanInitialShare"};
-};
-
-struct AdmissionFairSharingConfig {
-  absl::Duration usage_half_life_time = absl::ZeroDuration();
-  absl::Duration usage_sampling_interval = absl::Minutes(5);
-  // Resource name -> weight; a resource not listed weighs 1.
-  std::map<std::string, double> resource_weights;
-};
-
-struct RequeuingStrategyConfig {
-  // Eviction or Creation.
-  std::string timestamp = "Eviction";
-  int32_t backoff_base_seconds = 60;
-  // Unset: requeue forever.
-  std::optional<int32_t> backoff_limit_count;
-  int32_t backoff_max_seconds = 3600;
-};
-
-struct WaitForPodsReadyConfig {
-  bool enable = false;
-  absl::Duration timeout = absl::Minutes(5);
-  // Defaults to `enable`.
-  bool block_admission = false;
-  // Defaults to `timeout`; zero disables the recovery check.
-  absl::Duration recovery_timeout = absl::Minutes(5);
-  RequeuingStrategyConfig requeuing_strategy;
-};
-
-struct ScenarioConfig {
-  FairSharingConfig fair_sharing;
-  // Set when the scenario configures admission fair sharing (which enables it).
-  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
-  WaitForPodsReadyConfig wait_for_pods_ready;
-};
 
 // One workload of a submit step.
 struct SubmitItem {
@@ -145,7 +104,9 @@ struct Scenario {
   std::string description;
   // The path it was read from.
   std::string file;
-  ScenarioConfig config;
+  // `config:`, read by the same parser as tollgated's --config (a scenario's config and a
+  // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
+  manifest::KueueConfiguration config;
   std::vector<manifest::Manifest> objects;
   std::vector<Step> steps;
 };

@@ -306,6 +306,35 @@ TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().queue_name(), "default");
 }
 
+// Kueue's managedJobsNamespaceSelector (from tollgate-kube --config): unlabelled jobs are
+// managed only in namespaces whose labels match; kubernetes.io/metadata.name is the name.
+TEST_F(JobControllerTest, UnlabeledJobsOnlyInNamespacesTheSelectorManages) {
+  Json job = MakeJob();
+  job["metadata"].erase("labels");
+  kube_.Put(JobResource(), job);
+  admission_.AddLocalQueue("team-a", "default");
+  kube_.Put(NamespaceResource(),
+            Json::parse(R"({"metadata": {"name": "team-a", "labels": {"tier": "batch"}}})"));
+
+  JobController::Options options;
+  options.manage_jobs_without_queue_name = true;
+  core::LabelSelector excludes;
+  excludes.match_expressions.push_back(
+      core::LabelSelectorRequirement{"kubernetes.io/metadata.name", "NotIn", {"team-a"}});
+  options.managed_jobs_namespace_selector = excludes;
+  Controller(options);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("Submit"), 0);
+
+  core::LabelSelector batch;
+  batch.match_labels["tier"] = "batch";
+  options.managed_jobs_namespace_selector = batch;
+  Controller(options);
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().queue_name(), "default");
+}
+
 TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
   kube_.Put(JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());

@@ -241,7 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
                       {"step 1 (expect): admitted[0]: unknown key \"flavor\""}},
         MalformedCase{"ConfigUnknownKey",
                       "name: x\nconfig: {fairShare: {}}\nsteps: []\n",
-                      {"t.yaml: config: unknown key \"fairShare\""}},
+                      {"t.yaml: config.fairShare: unknown field"}},
         MalformedCase{"ConfigBadDuration",
                       "name: x\nconfig: {waitForPodsReady: {enable: true, timeout: 5 minutes}}\n"
                       "steps: []\n",
@@ -470,11 +470,14 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ConfigTest, DefaultsWhenAbsent) {
   absl::StatusOr<Scenario> s = ParseScenarioText("name: c\nsteps: []\n", "c.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_FALSE(s->config.fair_sharing.enable);
-  EXPECT_FALSE(s->config.admission_fair_sharing.has_value());
-  EXPECT_FALSE(s->config.wait_for_pods_ready.enable);
+  EXPECT_FALSE(s->config.scheduler.fair_sharing.enable);
+  EXPECT_FALSE(s->config.scheduler.admission_fair_sharing.enable);
+  EXPECT_FALSE(s->config.scheduler.wait_for_pods_ready.enable);
 }
 
+// The scenario's `config:` goes through the Configuration parser tollgated's --config uses
+// (manifest::ParseKueueConfigurationNode): same fields, same defaults (v1beta1 when no
+// apiVersion is given), same errors.
 TEST(ConfigTest, AllFields) {
   absl::StatusOr<Scenario> s = ParseScenarioText(R"(
 name: c
@@ -490,23 +493,24 @@ steps: []
 )",
                                                  "c.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  const ScenarioConfig& c = s->config;
+  const core::SchedulerConfig& c = s->config.scheduler;
   EXPECT_TRUE(c.fair_sharing.enable);
-  EXPECT_THAT(c.fair_sharing.preemption_strategies, ElementsAre("LessThanInitialShare"));
-  ASSERT_TRUE(c.admission_fair_sharing.has_value());
-  EXPECT_EQ(c.admission_fair_sharing->usage_half_life_time, absl::Minutes(10));
-  EXPECT_EQ(c.admission_fair_sharing->usage_sampling_interval, absl::Minutes(5));
-  EXPECT_THAT(c.admission_fair_sharing->resource_weights,
+  EXPECT_THAT(c.fair_sharing.preemption_strategies,
+              ElementsAre(core::FairSharingStrategy::kLessThanInitialShare));
+  ASSERT_TRUE(c.admission_fair_sharing.enable);
+  EXPECT_EQ(c.admission_fair_sharing.usage_half_life_time, absl::Minutes(10));
+  EXPECT_EQ(c.admission_fair_sharing.usage_sampling_interval, absl::Minutes(5));
+  EXPECT_THAT(c.admission_fair_sharing.resource_weights,
               ElementsAre(Pair("cpu", 1.0), Pair("nvidia.com/gpu", 2.5)));
-  const WaitForPodsReadyConfig& w = c.wait_for_pods_ready;
+  const core::SchedulerConfig::WaitForPodsReady& w = c.wait_for_pods_ready;
   EXPECT_TRUE(w.enable);
   EXPECT_EQ(w.timeout, absl::Seconds(90));
   EXPECT_TRUE(w.block_admission);                    // defaults to enable
   EXPECT_EQ(w.recovery_timeout, absl::Seconds(90));  // defaults to timeout
-  EXPECT_EQ(w.requeuing_strategy.timestamp, "Creation");
-  EXPECT_EQ(w.requeuing_strategy.backoff_base_seconds, 10);
-  EXPECT_EQ(w.requeuing_strategy.backoff_limit_count, 3);
-  EXPECT_EQ(w.requeuing_strategy.backoff_max_seconds, 100);
+  EXPECT_EQ(w.requeuing_timestamp, core::RequeuingTimestamp::kCreation);
+  EXPECT_EQ(w.backoff_base_seconds, 10);
+  EXPECT_EQ(w.backoff_limit_count, 3);
+  EXPECT_EQ(w.backoff_max_seconds, 100);
 }
 
 TEST(ConfigTest, KueueDefaultsWhenEnabled) {
@@ -515,16 +519,29 @@ TEST(ConfigTest, KueueDefaultsWhenEnabled) {
       "blockAdmission: false, recoveryTimeout: 0s}}\nsteps: []\n",
       "c.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_THAT(s->config.fair_sharing.preemption_strategies,
-              ElementsAre("LessThanOrEqualToFinalShare", "LessThanInitialShare"));
-  const WaitForPodsReadyConfig& w = s->config.wait_for_pods_ready;
+  EXPECT_THAT(s->config.scheduler.fair_sharing.preemption_strategies,
+              ElementsAre(core::FairSharingStrategy::kLessThanOrEqualToFinalShare,
+                          core::FairSharingStrategy::kLessThanInitialShare));
+  const core::SchedulerConfig::WaitForPodsReady& w = s->config.scheduler.wait_for_pods_ready;
   EXPECT_EQ(w.timeout, absl::Minutes(5));
   EXPECT_FALSE(w.block_admission);
   EXPECT_EQ(w.recovery_timeout, absl::ZeroDuration());
-  EXPECT_EQ(w.requeuing_strategy.timestamp, "Eviction");
-  EXPECT_EQ(w.requeuing_strategy.backoff_base_seconds, 60);
-  EXPECT_FALSE(w.requeuing_strategy.backoff_limit_count.has_value());
-  EXPECT_EQ(w.requeuing_strategy.backoff_max_seconds, 3600);
+  EXPECT_EQ(w.requeuing_timestamp, core::RequeuingTimestamp::kEviction);
+  EXPECT_EQ(w.backoff_base_seconds, 60);
+  EXPECT_FALSE(w.backoff_limit_count.has_value());
+  EXPECT_EQ(w.backoff_max_seconds, 3600);
+}
+
+// A scenario may name the v1beta2 API, and then reads with v1beta2's defaults.
+TEST(ConfigTest, ApiVersionV1beta2) {
+  absl::StatusOr<Scenario> s = ParseScenarioText(
+      "name: c\nconfig: {apiVersion: config.kueue.x-k8s.io/v1beta2, waitForPodsReady: "
+      "{timeout: 2m}}\nsteps: []\n",
+      "c.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->config.scheduler.wait_for_pods_ready.enable);
+  EXPECT_FALSE(s->config.scheduler.wait_for_pods_ready.block_admission);
+  EXPECT_EQ(s->config.api_version, "config.kueue.x-k8s.io/v1beta2");
 }
 
 TEST(ExpectationTest, AllKeys) {

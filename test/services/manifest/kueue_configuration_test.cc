@@ -1,0 +1,403 @@
+#include "services/manifest/kueue_configuration.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tollgate::manifest {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+using Strategy = core::FairSharingStrategy;
+
+absl::StatusOr<KueueConfiguration> Parse(const std::string& text) {
+  return ParseKueueConfigurationText(text, "kueue.yaml");
+}
+
+// Every field Tollgate reads, in v1beta1 spelling.
+constexpr char kAllFieldsV1beta1[] = R"(
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchLabels: {team: ml}
+  matchExpressions:
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
+integrations:
+  frameworks: [batch/job, ray.io/rayjob, kubeflow.org/pytorchjob]
+fairSharing:
+  enable: true
+  preemptionStrategies: [LessThanInitialShare]
+admissionFairSharing:
+  usageHalfLifeTime: 168h
+  usageSamplingInterval: 1m
+  resourceWeights: {cpu: 2.0, memory: 0, example.com/gpu: 100}
+waitForPodsReady:
+  enable: true
+  timeout: 7m
+  blockAdmission: false
+  recoveryTimeout: 3m
+  requeuingStrategy:
+    timestamp: Creation
+    backoffLimitCount: 5
+    backoffBaseSeconds: 10
+    backoffMaxSeconds: 600
+resources:
+  excludeResourcePrefixes: [example.com/, ephemeral-storage]
+featureGates: {AdmissionFairSharing: true}
+)";
+
+// The same configuration in v1beta2 spelling: no `enable` flags, the sections' presence does it.
+constexpr char kAllFieldsV1beta2[] = R"(
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchLabels: {team: ml}
+  matchExpressions:
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
+integrations:
+  frameworks: [batch/job, ray.io/rayjob, kubeflow.org/pytorchjob]
+fairSharing:
+  preemptionStrategies: [LessThanInitialShare]
+admissionFairSharing:
+  usageHalfLifeTime: 168h
+  usageSamplingInterval: 1m
+  resourceWeights: {cpu: 2.0, memory: 0, example.com/gpu: 100}
+waitForPodsReady:
+  timeout: 7m
+  blockAdmission: false
+  recoveryTimeout: 3m
+  requeuingStrategy:
+    timestamp: Creation
+    backoffLimitCount: 5
+    backoffBaseSeconds: 10
+    backoffMaxSeconds: 600
+resources:
+  excludeResourcePrefixes: [example.com/, ephemeral-storage]
+  quotaCheckStrategy: BlockUndeclared
+featureGates: {AdmissionFairSharing: true}
+)";
+
+void ExpectAllFields(const KueueConfiguration& c) {
+  const core::SchedulerConfig& s = c.scheduler;
+  EXPECT_TRUE(c.adapter.manage_jobs_without_queue_name);
+  ASSERT_TRUE(c.adapter.has_managed_jobs_namespace_selector);
+  EXPECT_THAT(c.adapter.managed_jobs_namespace_selector.match_labels,
+              ElementsAre(Pair("team", "ml")));
+  ASSERT_EQ(c.adapter.managed_jobs_namespace_selector.match_expressions.size(), 1u);
+  EXPECT_EQ(c.adapter.managed_jobs_namespace_selector.match_expressions[0].op, "NotIn");
+  EXPECT_THAT(c.adapter.frameworks,
+              ElementsAre("batch/job", "ray.io/rayjob", "kubeflow.org/pytorchjob"));
+  EXPECT_TRUE(s.fair_sharing.enable);
+  EXPECT_THAT(s.fair_sharing.preemption_strategies, ElementsAre(Strategy::kLessThanInitialShare));
+  EXPECT_TRUE(s.admission_fair_sharing.enable);
+  EXPECT_EQ(s.admission_fair_sharing.usage_half_life_time, absl::Hours(168));
+  EXPECT_EQ(s.admission_fair_sharing.usage_sampling_interval, absl::Minutes(1));
+  EXPECT_THAT(s.admission_fair_sharing.resource_weights,
+              ElementsAre(Pair("cpu", 2.0), Pair("example.com/gpu", 100.0), Pair("memory", 0.0)));
+  const core::SchedulerConfig::WaitForPodsReady& w = s.wait_for_pods_ready;
+  EXPECT_TRUE(w.enable);
+  EXPECT_EQ(w.timeout, absl::Minutes(7));
+  EXPECT_FALSE(w.block_admission);
+  EXPECT_EQ(w.recovery_timeout, absl::Minutes(3));
+  EXPECT_EQ(w.requeuing_timestamp, core::RequeuingTimestamp::kCreation);
+  EXPECT_EQ(w.backoff_limit_count, 5);
+  EXPECT_EQ(w.backoff_base_seconds, 10);
+  EXPECT_EQ(w.backoff_max_seconds, 600);
+  EXPECT_THAT(s.exclude_resource_prefixes, ElementsAre("example.com/", "ephemeral-storage"));
+}
+
+TEST(KueueConfigurationTest, EveryFieldV1beta1) {
+  absl::StatusOr<KueueConfiguration> c = Parse(kAllFieldsV1beta1);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->api_version, "config.kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(c->source, "kueue.yaml");
+  ExpectAllFields(*c);
+}
+
+TEST(KueueConfigurationTest, EveryFieldV1beta2) {
+  absl::StatusOr<KueueConfiguration> c = Parse(kAllFieldsV1beta2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->api_version, "config.kueue.x-k8s.io/v1beta2");
+  ExpectAllFields(*c);
+}
+
+// Kueue's defaulting, per version (apis/config/v1beta1 and v1beta2 defaults).
+TEST(KueueConfigurationTest, V1beta1DefaultsKeepEverythingOff) {
+  absl::StatusOr<KueueConfiguration> c =
+      Parse("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->scheduler.fair_sharing.enable);
+  EXPECT_FALSE(c->scheduler.admission_fair_sharing.enable);
+  EXPECT_FALSE(c->scheduler.wait_for_pods_ready.enable);
+  EXPECT_FALSE(c->adapter.manage_jobs_without_queue_name);
+  EXPECT_THAT(c->adapter.frameworks, ElementsAre("batch/job"));
+  EXPECT_THAT(c->warnings, IsEmpty());
+}
+
+TEST(KueueConfigurationTest, V1beta1EnabledSectionsTakeKueueDefaults) {
+  absl::StatusOr<KueueConfiguration> c = Parse(R"(
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+fairSharing: {enable: true}
+admissionFairSharing: {usageHalfLifeTime: 10m, usageSamplingInterval: 0s}
+waitForPodsReady: {enable: true}
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const core::SchedulerConfig& s = c->scheduler;
+  EXPECT_THAT(s.fair_sharing.preemption_strategies,
+              ElementsAre(Strategy::kLessThanOrEqualToFinalShare, Strategy::kLessThanInitialShare));
+  EXPECT_EQ(s.admission_fair_sharing.usage_sampling_interval, absl::Minutes(5));  // 0 = default
+  EXPECT_EQ(s.wait_for_pods_ready.timeout, absl::Minutes(5));
+  EXPECT_TRUE(s.wait_for_pods_ready.block_admission);  // v1beta1: defaults to enable
+  EXPECT_EQ(s.wait_for_pods_ready.recovery_timeout, absl::Minutes(5));
+  EXPECT_EQ(s.wait_for_pods_ready.requeuing_timestamp, core::RequeuingTimestamp::kEviction);
+  EXPECT_EQ(s.wait_for_pods_ready.backoff_base_seconds, 60);
+  EXPECT_EQ(s.wait_for_pods_ready.backoff_max_seconds, 3600);
+  EXPECT_FALSE(s.wait_for_pods_ready.backoff_limit_count.has_value());
+}
+
+TEST(KueueConfigurationTest, V1beta1DisabledSectionStaysOffButIsChecked) {
+  absl::StatusOr<KueueConfiguration> off = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "waitForPodsReady: {enable: false, timeout: 1m}\nfairSharing: {enable: false}\n");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
+  EXPECT_FALSE(off->scheduler.fair_sharing.enable);
+  absl::StatusOr<KueueConfiguration> typo = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "waitForPodsReady: {enable: false, timeout: soon}\n");
+  EXPECT_THAT(typo.status().message(),
+              HasSubstr("kueue.yaml: waitForPodsReady.timeout: invalid duration \"soon\""));
+}
+
+// Kueue 0.19's v1beta2 defaulting enables waitForPodsReady (30m, no blocking) even when the
+// section is absent; the DisableWaitForPodsReady gate turns it off.
+TEST(KueueConfigurationTest, V1beta2WaitForPodsReadyOnByDefault) {
+  absl::StatusOr<KueueConfiguration> c =
+      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const core::SchedulerConfig::WaitForPodsReady& w = c->scheduler.wait_for_pods_ready;
+  EXPECT_TRUE(w.enable);
+  EXPECT_EQ(w.timeout, absl::Minutes(30));
+  EXPECT_FALSE(w.block_admission);
+  EXPECT_EQ(w.recovery_timeout, absl::Minutes(30));
+  EXPECT_THAT(c->warnings, Contains(HasSubstr("waitForPodsReady: not set; enabled")));
+  EXPECT_FALSE(c->scheduler.fair_sharing.enable);
+  EXPECT_FALSE(c->scheduler.admission_fair_sharing.enable);
+
+  absl::StatusOr<KueueConfiguration> off = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+      "featureGates: {DisableWaitForPodsReady: true}\n");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
+}
+
+TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
+  absl::StatusOr<KueueConfiguration> c = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "featureGates: {AdmissionFairSharing: false}\n"
+      "admissionFairSharing: {usageHalfLifeTime: 1h}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->scheduler.admission_fair_sharing.enable);
+  EXPECT_THAT(c->warnings, Contains(HasSubstr("featureGates.AdmissionFairSharing is false")));
+}
+
+// Kueue's own controller_manager_config.yaml: everything in it configures the controller
+// process, so it loads with warnings naming each field.
+TEST(KueueConfigurationTest, ControllerFieldsAreIgnoredWithAWarningNamingThem) {
+  absl::StatusOr<KueueConfiguration> c = Parse(R"(
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+clientConnection:
+  qps: 300
+  burst: 500
+internalCertManagement: {enable: false}
+visibilityServer: {bindPort: 8082}
+integrations:
+  frameworks: [batch/job, pod, deployment]
+featureGates: {DisableWaitForPodsReady: true}
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const char* field :
+       {"namespace", "health", "metrics", "webhook", "leaderElection", "controller",
+        "clientConnection", "internalCertManagement", "visibilityServer"}) {
+    EXPECT_THAT(c->warnings, Contains(HasSubstr(std::string(field) + ": ignored: configures")))
+        << field;
+  }
+  EXPECT_THAT(c->adapter.frameworks, ElementsAre("batch/job", "pod", "deployment"));
+}
+
+struct BadCase {
+  std::string name;
+  std::string text;
+  std::string error;
+};
+
+class BadConfigurationTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfigurationTest, RefusedNamingFieldAndValue) {
+  absl::StatusOr<KueueConfiguration> c = Parse(GetParam().text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr(GetParam().error));
+}
+
+constexpr char kB1[] = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n";
+constexpr char kB2[] = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigurationTest,
+    ::testing::Values(
+        BadCase{"UnknownTopLevelField", std::string(kB1) + "fairShareing: {enable: true}\n",
+                "kueue.yaml: fairShareing: unknown field"},
+        BadCase{"UnknownNestedField",
+                std::string(kB1) + "waitForPodsReady: {enable: true, timout: 1m}\n",
+                "kueue.yaml: waitForPodsReady.timout: unknown field"},
+        BadCase{"EnableIsV1beta1Only", std::string(kB2) + "fairSharing: {enable: true}\n",
+                "fairSharing.enable: unknown field (config.kueue.x-k8s.io/v1beta1 only"},
+        BadCase{"V1beta2StrategiesRequired", std::string(kB2) + "fairSharing: {}\n",
+                "fairSharing.preemptionStrategies: required in v1beta2"},
+        BadCase{"QueueVisibilityGoneInV1beta2",
+                std::string(kB2) + "queueVisibility: {updateIntervalSeconds: 5}\n",
+                "queueVisibility: unknown field"},
+        BadCase{"BadDuration",
+                std::string(kB1) + "admissionFairSharing: {usageHalfLifeTime: 1 week}\n",
+                "admissionFairSharing.usageHalfLifeTime: invalid duration \"1 week\""},
+        BadCase{"NegativeDuration", std::string(kB2) + "waitForPodsReady: {timeout: -5m}\n",
+                "waitForPodsReady.timeout: must not be negative, got \"-5m\""},
+        BadCase{
+            "NegativeBackoff",
+            std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n",
+            "waitForPodsReady.requeuingStrategy.backoffLimitCount: expected an integer from 0 "
+            "to 2147483647, got \"-1\""},
+        BadCase{
+            "BadTimestamp",
+            std::string(kB2) + "waitForPodsReady: {requeuingStrategy: {timestamp: Admission}}\n",
+            "requeuingStrategy.timestamp: expected Eviction or Creation, got \"Admission\""},
+        BadCase{"NegativeWeight",
+                std::string(kB1) + "admissionFairSharing: {resourceWeights: {cpu: -1}}\n",
+                "admissionFairSharing.resourceWeights[cpu]: expected a non-negative number, got "
+                "\"-1\""},
+        BadCase{"BadStrategyList",
+                std::string(kB2) + "fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+                                   "LessThanOrEqualToFinalShare]}\n",
+                "fairSharing.preemptionStrategies: unsupported list [LessThanInitialShare, "
+                "LessThanOrEqualToFinalShare]"},
+        BadCase{"BadBool", std::string(kB1) + "manageJobsWithoutQueueName: maybe\n",
+                "manageJobsWithoutQueueName"},
+        BadCase{"UnknownFramework", std::string(kB1) + "integrations: {frameworks: [batch/jobs]}\n",
+                "integrations.frameworks[0]: unknown framework \"batch/jobs\""},
+        BadCase{"MultiKueueUnsupported", std::string(kB1) + "multiKueue: {gcInterval: 1m}\n",
+                "multiKueue: not supported by Tollgate"},
+        BadCase{"TransformationsUnsupported",
+                std::string(kB2) +
+                    "resources: {transformations: [{input: nvidia.com/mig-4g.5gb, strategy: "
+                    "Replace}]}\n",
+                "resources.transformations: not supported by Tollgate"},
+        BadCase{"IgnoreUndeclaredUnsupported",
+                std::string(kB2) + "resources: {quotaCheckStrategy: IgnoreUndeclared}\n",
+                "resources.quotaCheckStrategy: \"IgnoreUndeclared\" not supported by Tollgate"},
+        BadCase{"RetentionUnsupported",
+                std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinished: 1h}}\n",
+                "objectRetentionPolicies: not supported by Tollgate"},
+        BadCase{"OtherFeatureGateUnsupported",
+                std::string(kB2) + "featureGates: {TopologyAwareScheduling: true}\n",
+                "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate "
+                "(value true)"},
+        BadCase{"WrongKind", "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n",
+                "kind: expected Configuration, got \"ClusterQueue\""},
+        BadCase{"WrongApiVersion", "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Configuration\n",
+                "apiVersion: unsupported \"kueue.x-k8s.io/v1beta1\""},
+        BadCase{"MissingApiVersion", "kind: Configuration\n", "apiVersion: required"},
+        BadCase{"TwoDocuments", std::string(kB1) + "---\n" + kB1,
+                "want exactly one Configuration document, found 2"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(KueueConfigurationTest, RecoveryTimeoutIsAcceptedWithAWarning) {
+  absl::StatusOr<KueueConfiguration> c =
+      Parse(std::string(kB2) + "waitForPodsReady: {timeout: 2m, recoveryTimeout: 1m}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->warnings, Contains(HasSubstr("waitForPodsReady.recoveryTimeout: accepted but "
+                                              "has no effect")));
+}
+
+TEST(KueueConfigurationTest, FairSharingFlagAddsButDoesNotContradict) {
+  KueueConfiguration none;
+  ASSERT_TRUE(ApplyFairSharingFlag(std::nullopt, none).ok());
+  EXPECT_FALSE(none.scheduler.fair_sharing.enable);
+  ASSERT_TRUE(ApplyFairSharingFlag(true, none).ok());
+  EXPECT_TRUE(none.scheduler.fair_sharing.enable);
+
+  absl::StatusOr<KueueConfiguration> file =
+      Parse(std::string(kB2) + "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n");
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE(ApplyFairSharingFlag(true, *file).ok());
+  EXPECT_THAT(file->scheduler.fair_sharing.preemption_strategies,
+              ElementsAre(Strategy::kLessThanInitialShare));
+  absl::Status conflict = ApplyFairSharingFlag(false, *file);
+  EXPECT_THAT(conflict.message(), HasSubstr("--fair-sharing=false conflicts with kueue.yaml"));
+}
+
+// `tollgate get config -o yaml` output is a v1beta2 Configuration that reads back to the same
+// effective configuration, whichever version it came from.
+TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
+  for (const char* text : {kAllFieldsV1beta1, kAllFieldsV1beta2, kB1, kB2}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(text);
+    ASSERT_TRUE(c.ok()) << c.status();
+    const std::string json = EffectiveConfigurationJson(*c);
+    ASSERT_TRUE(nlohmann::json::accept(json)) << json;
+    absl::StatusOr<KueueConfiguration> back = ParseKueueConfigurationText(json, "effective.json");
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << json;
+    const core::SchedulerConfig& a = c->scheduler;
+    const core::SchedulerConfig& b = back->scheduler;
+    EXPECT_EQ(a.fair_sharing.enable, b.fair_sharing.enable) << json;
+    EXPECT_EQ(
+        a.fair_sharing.enable ? a.fair_sharing.preemption_strategies : std::vector<Strategy>{},
+        b.fair_sharing.enable ? b.fair_sharing.preemption_strategies : std::vector<Strategy>{});
+    EXPECT_EQ(a.admission_fair_sharing.enable, b.admission_fair_sharing.enable) << json;
+    EXPECT_EQ(a.admission_fair_sharing.usage_half_life_time,
+              b.admission_fair_sharing.usage_half_life_time);
+    EXPECT_EQ(a.admission_fair_sharing.resource_weights, b.admission_fair_sharing.resource_weights);
+    EXPECT_EQ(a.wait_for_pods_ready.enable, b.wait_for_pods_ready.enable) << json;
+    if (a.wait_for_pods_ready.enable) {
+      EXPECT_EQ(a.wait_for_pods_ready.timeout, b.wait_for_pods_ready.timeout);
+      EXPECT_EQ(a.wait_for_pods_ready.block_admission, b.wait_for_pods_ready.block_admission);
+      EXPECT_EQ(a.wait_for_pods_ready.backoff_limit_count,
+                b.wait_for_pods_ready.backoff_limit_count);
+      EXPECT_EQ(a.wait_for_pods_ready.requeuing_timestamp,
+                b.wait_for_pods_ready.requeuing_timestamp);
+    }
+    EXPECT_EQ(a.exclude_resource_prefixes, b.exclude_resource_prefixes);
+    EXPECT_EQ(c->adapter.frameworks, back->adapter.frameworks);
+    EXPECT_EQ(c->adapter.manage_jobs_without_queue_name,
+              back->adapter.manage_jobs_without_queue_name);
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::manifest
