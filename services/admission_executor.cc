@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/time_util.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
@@ -109,6 +110,16 @@ absl::Status AdmissionExecutor::LoadState() {
           absl::StrCat("stored object fails validation: ", validated.status().message()));
     }
     ApplyValidated(*state, *validated, now);
+    // Deleted while in use before the restart: still terminating (and finalized at the first
+    // commit if nothing holds quota through it any more).
+    const v1::ObjectMeta& meta = MetadataOf(object);
+    if (meta.has_deletion_timestamp()) {
+      TOLLGATE_RETURN_IF_ERROR(state->RestoreTerminating(
+          validated->kind, validated->namespace_name, validated->name,
+          absl::FromUnixNanos(
+              google::protobuf::util::TimeUtil::TimestampToNanoseconds(meta.deletion_timestamp())),
+          now));
+    }
   }
 
   LoadStats stats;
@@ -236,6 +247,10 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
     core::CyclePlan plan = state_->PlanCycle(now);
     if (options_.observer != nullptr) options_.observer->OnPlan(plan, *state_, now);
     state_->ApplyCycle(plan, now);
+    if (collect_round_preemptions_) {
+      round_preemptions_.insert(round_preemptions_.end(), plan.preemptions.begin(),
+                                plan.preemptions.end());
+    }
     if (options_.observer != nullptr) options_.observer->OnCycle(plan, wall_clock_.Now() - started);
     if (!plan.MadeProgress()) {
       result.settled = true;
@@ -299,6 +314,10 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
         txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED,
         workload_bytes));
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
+  }
+  // Terminating objects whose last workload ended in these changes go with them, atomically.
+  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
+    batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
   }
   for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
     v1::WatchEvent event;
@@ -373,10 +392,12 @@ void AdmissionExecutor::Loop() {
     bool any_succeeded = false;
     for (Operation* op : batch) {
       const size_t writes_before = txn.object_writes_.size();
+      const size_t hooks_before = txn.after_cycles_.size();
       op->status = op->fn(txn);
       if (!op->status.ok()) {
         // A failed operation changed no state; drop whatever it staged.
         txn.object_writes_.resize(writes_before);
+        txn.after_cycles_.resize(hooks_before);
       } else {
         any_succeeded = true;
       }
@@ -390,6 +411,8 @@ void AdmissionExecutor::Loop() {
     if (changes.back().empty()) changes.pop_back();
     CycleResult cycles;
     cycles.settled = true;
+    collect_round_preemptions_ = !txn.after_cycles_.empty();
+    round_preemptions_.clear();
     if (options_.schedule_continuously) {
       const bool fired = state_->FireTimers(txn.now_);
       if (any_succeeded || fired || continuing) {
@@ -400,6 +423,9 @@ void AdmissionExecutor::Loop() {
       changes.push_back(TakeChanges(txn, next));
       if (changes.back().empty()) changes.pop_back();
     }
+    for (const Txn::AfterCyclesFn& fn : txn.after_cycles_) fn(*state_, round_preemptions_);
+    txn.after_cycles_.clear();
+    collect_round_preemptions_ = false;
     std::vector<const storage::WriteBatch*> to_commit;
     for (const storage::WriteBatch& batch : changes) to_commit.push_back(&batch);
     absl::Status committed = Commit(to_commit);

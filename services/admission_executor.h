@@ -81,6 +81,13 @@ class AdmissionExecutor {
     void DeleteObject(std::string key);
     // Announce this workload as ADDED (rather than MODIFIED) on Watch.
     void MarkCreated(core::WorkloadId id) { created_.insert(id); }
+    // Runs `fn` once the scheduling cycles of this round have run (and their changes are staged,
+    // so each workload's resource_version is what it commits as), before the commit: for answers
+    // that must tell what the round did. `preemptions` are the evictions its cycles issued. Not
+    // run if this operation fails.
+    using AfterCyclesFn = std::function<void(
+        core::ClusterState& state, const std::vector<core::PreemptionDecision>& preemptions)>;
+    void AfterCycles(AfterCyclesFn fn) { after_cycles_.push_back(std::move(fn)); }
 
    private:
     friend class AdmissionExecutor;
@@ -90,6 +97,7 @@ class AdmissionExecutor {
     int64_t revision_ = 0;
     std::vector<std::pair<std::string, std::optional<std::string>>> object_writes_;
     std::set<core::WorkloadId> created_;
+    std::vector<AfterCyclesFn> after_cycles_;
   };
 
   static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,
@@ -209,6 +217,10 @@ class AdmissionExecutor {
   const Options options_;
   // Touched only by the executor thread (and by Open before the thread starts).
   std::unique_ptr<core::ClusterState> state_;
+  // The preemptions the current round's cycles issued, kept only while an operation of the round
+  // asked for them (Txn::AfterCycles). Executor thread only.
+  bool collect_round_preemptions_ = false;
+  std::vector<core::PreemptionDecision> round_preemptions_;
 
   mutable absl::Mutex mu_;
   std::deque<Operation*> queue_ ABSL_GUARDED_BY(mu_);

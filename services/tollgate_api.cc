@@ -17,6 +17,7 @@
 #include "services/config_objects.h"
 #include "services/list_pages.h"
 #include "services/real_clock.h"
+#include "services/tollgate_api_internal.h"
 
 namespace tollgate::services {
 namespace {
@@ -182,6 +183,20 @@ const core::LocalQueueSpec* FindLocalQueue(const core::ClusterState& state,
 
 }  // namespace
 
+namespace api_internal {
+
+std::string WorkloadKeyOf(const v1::WorkloadRef& ref) { return KeyOf(ref); }
+absl::Status RequireWorkloadRef(const v1::WorkloadRef& ref) { return RequireRef(ref); }
+absl::StatusOr<v1::Workload> WorkloadByKey(const core::ClusterState& state, absl::string_view key,
+                                           int64_t pending_revision) {
+  return services::WorkloadByKey(state, key, pending_revision);
+}
+void FillObjectStatus(const core::ClusterState& state, v1::ConfigObject& object) {
+  FillStatus(state, object);
+}
+
+}  // namespace api_internal
+
 absl::Status TollgateApi::CheckNoDeletionInFlight(
     const AdmissionExecutor::Txn& txn, const ContinueToken& token,
     const std::function<bool(absl::string_view, absl::string_view)>& touches_rest) {
@@ -279,21 +294,6 @@ absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& req
           ref->set_name(victim->spec.name);
         }
         response.set_message(result.message);
-        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
-        return response;
-      });
-}
-
-absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptRequest& request) {
-  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
-  const std::string key = KeyOf(request.workload());
-  TOLLGATE_RETURN_IF_ERROR(CheckMessage("reason", request.reason()));
-  const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
-  return executor_.Run<v1::PreemptResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.state().Preempt(key, message, txn.now()));
-        v1::PreemptResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;
@@ -636,6 +636,8 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           }
           meta->set_resource_version(revision);
           ApplyValidated(txn.state(), v, txn.now());
+          // An update does not undo a deletion in progress (as on the API server).
+          api_internal::KeepDeletionTimestamp(txn.state(), v.kind, v.namespace_name, v.name, *meta);
           txn.PutObject(key, object);
           last_object_write_ = revision;
           FillStatus(txn.state(), object);
@@ -728,22 +730,6 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
               .offset = (token.has_value() ? token->offset : 0) + response.objects_size(),
               .last_key = last_key}));
         }
-        return response;
-      });
-}
-
-absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
-    const v1::DeleteObjectRequest& request) {
-  TOLLGATE_ASSIGN_OR_RETURN(core::ObjectKind kind, ToCoreKind(request.ref().kind()));
-  const v1::ObjectRef ref = request.ref();
-  return executor_.Run<v1::DeleteObjectResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::DeleteObjectResponse> {
-        TOLLGATE_RETURN_IF_ERROR(
-            txn.state().DeleteObject(kind, ref.namespace_(), ref.name(), txn.now()));
-        txn.DeleteObject(ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name()));
-        last_object_write_ = txn.revision() + 1;
-        v1::DeleteObjectResponse response;
-        response.set_revision(txn.commit_revision());
         return response;
       });
 }

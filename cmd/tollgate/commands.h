@@ -25,6 +25,12 @@ int RunFinish(Session& s, const ParsedFlags& args);
 int RunPreempt(Session& s, const ParsedFlags& args);
 int RunCheckpoint(Session& s, const ParsedFlags& args);
 int RunDelete(Session& s, const ParsedFlags& args);
+// control_commands.cc: stop/resume of queues, deactivate/activate and reprioritize of workloads.
+int RunStop(Session& s, const ParsedFlags& args);
+int RunResume(Session& s, const ParsedFlags& args);
+int RunDeactivate(Session& s, const ParsedFlags& args);
+int RunActivate(Session& s, const ParsedFlags& args);
+int RunReprioritize(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
 int RunCompletion(Session& s, const ParsedFlags& args);
 int RunComplete(Session& s, const ParsedFlags& args);

@@ -66,7 +66,7 @@ int DescribeWorkload(Session& s, absl::string_view name) {
   top.Add("Priority", priority);
   if (spec.has_active() && !spec.active()) top.Add("Active", "false (deactivated)");
   if (spec.non_preemptible()) top.Add("Non-Preemptible", "true");
-  top.Add("State", StateName(status.state()));
+  top.Add("State", DisplayState(wl));
   if (status.state() == v1::WORKLOAD_STATE_PENDING) {
     top.Add("Pending Reason", OrNone(status.pending_message()));
     absl::StatusOr<std::string> position = QueuePosition(s, wl);
