@@ -300,6 +300,11 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
       batch.Delete(key);
     }
   }
+  // Terminating objects whose last workload ended in these changes go with them, atomically;
+  // first, so the workloads their removal re-routes are persisted in this batch too.
+  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
+    batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
+  }
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
@@ -314,10 +319,6 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
         txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED,
         workload_bytes));
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
-  }
-  // Terminating objects whose last workload ended in these changes go with them, atomically.
-  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
-    batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
   }
   for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
     v1::WatchEvent event;

@@ -256,8 +256,10 @@ class Run {
 
   // terminating / absent: the object's existence and deletion timestamp.
   std::string CheckObject(const ObjectRef& ref, bool want_terminating) {
+    std::optional<v1::ObjectKind> kind = services::ConfigKindNamed(ref.kind);
+    if (!kind.has_value()) return absl::StrCat("not a configuration kind: ", Quote(ref.kind));
     v1::GetObjectRequest request;
-    request.mutable_ref()->set_kind(*services::ConfigKindNamed(ref.kind));
+    request.mutable_ref()->set_kind(*kind);
     request.mutable_ref()->set_name(ref.name);
     request.mutable_ref()->set_namespace_(ref.ns);
     absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
