@@ -85,16 +85,17 @@ std::vector<std::string> ClusterState::WorkloadsHoldingQuotaVia(ObjectKind kind,
       }
       break;
     case ObjectKind::kLocalQueue:
-    case ObjectKind::kNamespace:
+    case ObjectKind::kNamespace: {
+      // A Namespace object is cluster-scoped: its own name is the namespace.
+      const absl::string_view ns = kind == ObjectKind::kNamespace ? name : namespace_name;
       for (const auto& slot : workloads_.slots()) {
         const Workload* wl = slot.get();
-        if (wl == nullptr || !wl->HoldsQuota() || wl->spec.namespace_name != namespace_name) {
-          continue;
-        }
+        if (wl == nullptr || !wl->HoldsQuota() || wl->spec.namespace_name != ns) continue;
         if (kind == ObjectKind::kLocalQueue && wl->spec.queue_name != name) continue;
         ids.insert(wl->id);
       }
       break;
+    }
     default:
       break;
   }
