@@ -198,8 +198,7 @@ TEST_F(ObjectDeletionTest, NamespaceWithRunningWorkloadsTerminates) {
 TEST_F(ObjectDeletionTest, FlavorNamedByAQueueCannotBeDeleted) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   AddQueue(GpuQueue("cq2", "", 8), "ns2");
-  const absl::Status refused =
-      state_.DeleteObject(ObjectKind::kResourceFlavor, "", "a100", now_);
+  const absl::Status refused = state_.DeleteObject(ObjectKind::kResourceFlavor, "", "a100", now_);
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.message(), HasSubstr("ClusterQueue cq, ClusterQueue cq2"));
   EXPECT_TRUE(state_.registry().HasFlavor("a100"));

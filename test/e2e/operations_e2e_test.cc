@@ -49,7 +49,8 @@ spec: {clusterQueue: team-cq}
 std::string WorkloadYaml(const std::string& name, int cpu) {
   return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: Workload
-metadata: {name: )", name, R"(, namespace: team}
+metadata: {name: )",
+                      name, R"(, namespace: team}
 spec:
   queueName: q
   podSets:
@@ -59,7 +60,8 @@ spec:
       spec:
         containers:
         - name: c
-          resources: {requests: {cpu: ")", cpu, R"("}}
+          resources: {requests: {cpu: ")",
+                      cpu, R"("}}
 )");
 }
 
@@ -131,7 +133,8 @@ class OperationsE2eTest : public testing::Test {
       bool all = !row.empty();
       for (const std::string& p : parts) all = all && absl::StrContains(row, p);
       if (all || absl::Now() > deadline) break;
-      absl::SleepFor(absl::Milliseconds(20));  // polling interval of the condition, not a wait for it
+      absl::SleepFor(
+          absl::Milliseconds(20));  // polling interval of the condition, not a wait for it
     }
     EXPECT_FALSE(row.empty()) << name;
     for (const std::string& p : parts) EXPECT_TRUE(absl::StrContains(row, p)) << row;
@@ -159,7 +162,8 @@ TEST_F(OperationsE2eTest, StopResumeDeactivateReprioritizeAndPreemptHold) {
             "clusterqueue.kueue.x-k8s.io \"team-cq\" resumed\n");
   AwaitRow("a", {"Admitted"});
 
-  EXPECT_TRUE(absl::StrContains(CliOk("deactivate workload b -n team"), "deactivated (Deactivated)"));
+  EXPECT_TRUE(
+      absl::StrContains(CliOk("deactivate workload b -n team"), "deactivated (Deactivated)"));
   AwaitRow("b", {"Deactivated"});
   CliOk("activate b -n team");
   AwaitRow("b", {"Pending"});

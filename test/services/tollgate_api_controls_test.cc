@@ -34,7 +34,10 @@ constexpr char kObjects[] = R"pb(
         cohort: "c"
         resource_groups {
           covered_resources: "cpu"
-          flavors { name: "rf" resources { name: "cpu" nominal_quota: "0" } }
+          flavors {
+            name: "rf"
+            resources { name: "cpu" nominal_quota: "0" }
+          }
         }
         preemption {
           reclaim_within_cohort: "Any"
@@ -50,7 +53,10 @@ constexpr char kObjects[] = R"pb(
         cohort: "c"
         resource_groups {
           covered_resources: "cpu"
-          flavors { name: "rf" resources { name: "cpu" nominal_quota: "4" } }
+          flavors {
+            name: "rf"
+            resources { name: "cpu" nominal_quota: "4" }
+          }
         }
       }
     }
