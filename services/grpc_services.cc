@@ -251,8 +251,8 @@ grpc::Status ConfigGrpcService::Delete(grpc::ServerContext* context,
 grpc::Status ConfigGrpcService::SetStopPolicy(grpc::ServerContext* context,
                                               const v1::SetStopPolicyRequest* request,
                                               v1::SetStopPolicyResponse* response) {
-  TOLLGATE_AUTHORIZE(call, ObjectRequest("stop", request->ref().kind(),
-                                         request->ref().namespace_(), request->ref().name()));
+  TOLLGATE_AUTHORIZE(call, ObjectRequest("stop", request->ref().kind(), request->ref().namespace_(),
+                                         request->ref().name()));
   return Audited(gate_, call, api_.SetStopPolicy(*request), response);
 }
 

@@ -107,15 +107,14 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
       switch (wl->status.state) {
         case core::WorkloadState::kAdmitted:
           response->set_readmitted(true);
-          response->set_message(
-              absl::StrCat("evicted, then re-admitted by ClusterQueue ",
-                           wl->status.admission->cluster_queue, " (", FlavorsText(*wl->status.admission),
-                           ")", preempting));
+          response->set_message(absl::StrCat("evicted, then re-admitted by ClusterQueue ",
+                                             wl->status.admission->cluster_queue, " (",
+                                             FlavorsText(*wl->status.admission), ")", preempting));
           break;
         case core::WorkloadState::kEvicting:
-          response->set_message(absl::StrCat(
-              "evicting: it keeps its quota until its pods are reported stopped",
-              hold ? "; deactivated, so it will not be requeued" : ""));
+          response->set_message(
+              absl::StrCat("evicting: it keeps its quota until its pods are reported stopped",
+                           hold ? "; deactivated, so it will not be requeued" : ""));
           break;
         default:
           if (hold || !wl->spec.active) {

@@ -155,7 +155,8 @@ const std::vector<Command>& Commands() {
       {"activate",
        "activate [workload] NAME",
        "Set a workload's spec.active to true and requeue it.",
-       "Also clears a deactivation by waitForPodsReady's backoffLimitCount and its requeue count.\n",
+       "Also clears a deactivation by waitForPodsReady's backoffLimitCount and its requeue "
+       "count.\n",
        {kNamespaceFlag},
        RunActivate,
        true},

@@ -16,12 +16,13 @@ namespace {
 
 // stop/resume KIND NAME: sets spec.stopPolicy.
 int SetStopPolicy(Session& s, const ParsedFlags& args, const std::string& policy) {
-  if (args.positional.size() != 2) return s.UsageError("name a KIND (clusterqueue or localqueue) and a NAME");
+  if (args.positional.size() != 2)
+    return s.UsageError("name a KIND (clusterqueue or localqueue) and a NAME");
   const KindInfo* kind = FindKind(args.positional[0]);
   if (kind == nullptr ||
       (kind->object_kind != v1::CLUSTER_QUEUE && kind->object_kind != v1::LOCAL_QUEUE)) {
-    return s.UsageError(absl::StrCat("KIND: want clusterqueue or localqueue, got \"",
-                                     args.positional[0], "\""));
+    return s.UsageError(
+        absl::StrCat("KIND: want clusterqueue or localqueue, got \"", args.positional[0], "\""));
   }
   v1::SetStopPolicyRequest request;
   request.mutable_ref()->set_kind(kind->object_kind);

@@ -419,7 +419,8 @@ int GetConfig(Session& s, const GetOptions& o) {
       table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});
       for (size_t i : *order) {
         const v1::ObjectMeta& meta = services::MetadataOf(objects[i]);
-        table->AddRow({meta.name(), ObjectStatusOf(meta), FormatAge(meta.creation_timestamp(), now)});
+        table->AddRow(
+            {meta.name(), ObjectStatusOf(meta), FormatAge(meta.creation_timestamp(), now)});
       }
       break;
   }
@@ -532,8 +533,7 @@ std::string WatchLine(const v1::WatchEvent& event) {
   }
   // A stream cannot be aligned after the fact; minimum widths keep typical names in columns.
   return absl::StrFormat("%-9s %-36s %-9s %-14s %s", type, WorkloadKey(wl.metadata()),
-                         DisplayState(wl),
-                         OrNone(wl.status().admission().cluster_queue()), detail);
+                         DisplayState(wl), OrNone(wl.status().admission().cluster_queue()), detail);
 }
 
 }  // namespace

@@ -152,12 +152,13 @@ class Run {
         });
       case StepKind::kReprioritize:
         for (const auto& [name, priority] : step.priorities) {
-          std::string error = ForEachWorkload({name}, [this, p = priority](const v1::WorkloadRef& ref) {
-            v1::ReprioritizeRequest request;
-            *request.mutable_workload() = ref;
-            request.set_priority(p);
-            return api_.Reprioritize(request).status();
-          });
+          std::string error =
+              ForEachWorkload({name}, [this, p = priority](const v1::WorkloadRef& ref) {
+                v1::ReprioritizeRequest request;
+                *request.mutable_workload() = ref;
+                request.set_priority(p);
+                return api_.Reprioritize(request).status();
+              });
           if (!error.empty()) return error;
         }
         return "";
@@ -263,13 +264,15 @@ class Run {
     request.mutable_ref()->set_name(ref.name);
     request.mutable_ref()->set_namespace_(ref.ns);
     absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
-    const std::string what = absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
+    const std::string what =
+        absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
     if (!want_terminating) {
       if (object.ok()) return absl::StrCat("expected ", what, " gone, but it exists");
       if (!absl::IsNotFound(object.status())) return std::string(object.status().message());
       return "";
     }
-    if (!object.ok()) return absl::StrCat("expected ", what, " terminating: ", object.status().message());
+    if (!object.ok())
+      return absl::StrCat("expected ", what, " terminating: ", object.status().message());
     if (!services::MetadataOf(*object).has_deletion_timestamp()) {
       return absl::StrCat("expected ", what, " terminating, but it is not being deleted");
     }
@@ -521,7 +524,8 @@ class Run {
       *request.mutable_workload() = RefOf(*key);
       absl::StatusOr<v1::Workload> wl = api_.GetWorkload(request);
       if (!wl.ok()) return std::string(wl.status().message());
-      const bool inactive = (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
+      const bool inactive =
+          (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
       if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
     for (const auto& [name, substring] : expect.rejected) {

@@ -55,12 +55,12 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back({"batch-admin",
                    {{kAll, kQueueKinds}, {kAll, {"Workload"}}, {kReadVerbs, {"Namespace"}}},
                    unlimited});
-  roles.push_back({"batch-user",
-                   {{{"submit", "finish", "delete", "get", "list", "watch", "deactivate",
-                      "reprioritize"},
-                     {"Workload"}},
-                    {{"get", "list"}, {"LocalQueue"}}},
-                   PriorityLimit{0, false}});
+  roles.push_back(
+      {"batch-user",
+       {{{"submit", "finish", "delete", "get", "list", "watch", "deactivate", "reprioritize"},
+         {"Workload"}},
+        {{"get", "list"}, {"LocalQueue"}}},
+       PriorityLimit{0, false}});
   roles.push_back({"viewer", {{kReadVerbs, kAll}}, PriorityLimit{0, false}});
   roles.push_back(
       {"adapter",
@@ -75,8 +75,7 @@ bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view
   if (grant_verb == "admin") return true;
   if (grant_verb == "submit") {
     return verb == "submit" || verb == "get" || verb == "list" || verb == "watch" ||
-           verb == "finish" || verb == "delete" || verb == "deactivate" ||
-           verb == "reprioritize";
+           verb == "finish" || verb == "delete" || verb == "deactivate" || verb == "reprioritize";
   }
   if (grant_verb == "preempt") return verb == "preempt" || verb == "get";
   return false;

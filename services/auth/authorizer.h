@@ -33,8 +33,8 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 // stop covers stop and resume of a queue; deactivate covers deactivate and activate of a
 // workload; reprioritize is capped by the same priority limit as submit.
 inline constexpr absl::string_view kVerbs[] = {
-    "get",    "list",   "watch",  "submit", "admit",      "preempt",     "finish",
-    "report", "delete", "apply",  "stop",   "deactivate", "reprioritize"};
+    "get",    "list",   "watch", "submit", "admit",      "preempt",     "finish",
+    "report", "delete", "apply", "stop",   "deactivate", "reprioritize"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 inline constexpr absl::string_view kKinds[] = {"Workload",       "LocalQueue",
                                                "ClusterQueue",   "Cohort",

@@ -692,24 +692,22 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
     case StepKind::kResume: {
       const std::string path(StepKindName(step.kind));
       TOLLGATE_ASSIGN_OR_RETURN(
-          step.del,
-          ParseRefList(where, body, path, step.kind == StepKind::kStop ? "drain" : ""));
+          step.del, ParseRefList(where, body, path, step.kind == StepKind::kStop ? "drain" : ""));
       for (size_t i = 0; i < step.del.size(); ++i) {
         if (step.del[i].kind != "ClusterQueue" && step.del[i].kind != "LocalQueue") {
-          return where.Error(Index(path, i) + ".kind",
-                             absl::StrCat("want ClusterQueue or LocalQueue, got \"",
-                                          step.del[i].kind, "\""));
+          return where.Error(
+              Index(path, i) + ".kind",
+              absl::StrCat("want ClusterQueue or LocalQueue, got \"", step.del[i].kind, "\""));
         }
       }
       return absl::OkStatus();
     }
     case StepKind::kReprioritize: {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          step.priorities,
-          MapOf<int32_t>(where, body, "reprioritize",
-                         [&](const YAML::Node& v, const std::string& p) {
-                           return Int32(where, v, p);
-                         }));
+      TOLLGATE_ASSIGN_OR_RETURN(step.priorities,
+                                MapOf<int32_t>(where, body, "reprioritize",
+                                               [&](const YAML::Node& v, const std::string& p) {
+                                                 return Int32(where, v, p);
+                                               }));
       return absl::OkStatus();
     }
     case StepKind::kPreempt:

@@ -158,11 +158,11 @@ struct Step {
   // 1-based position in `steps`, as error messages and the runner's report name it.
   int index = 0;
   // Only the member for `kind` is filled.
-  std::vector<SubmitItem> submit;           // kSubmit
-  std::vector<manifest::Manifest> apply;    // kApply
-  std::vector<ObjectRef> del;               // kDelete, kStop, kResume
+  std::vector<SubmitItem> submit;             // kSubmit
+  std::vector<manifest::Manifest> apply;      // kApply
+  std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
-  absl::Duration advance;                   // kAdvance
+  absl::Duration advance;                     // kAdvance
   std::vector<std::string> workload_names;  // kFinish, kPodsReady, kPreempt, kDeactivate, kActivate
   Expectation expect;                       // kExpect
 };
