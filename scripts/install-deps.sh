@@ -12,6 +12,8 @@ packages=(
   libcpp-httplib-dev prometheus chromium chromium-driver python3-selenium
   gnuplot-nox
   libssl-dev openssl python3-grpcio python3-protobuf help2man dpkg-dev
+  etcd-server etcd-client golang-etcd-server-dev golang-github-gogo-protobuf-dev
+  golang-github-grpc-ecosystem-grpc-gateway-dev
 )
 # No kubernetes-client: images that ship their own kubectl package (owning /usr/bin/kubectl)
 # cannot install it (dpkg file conflict). deploy.manifest_check uses whatever kubectl is on

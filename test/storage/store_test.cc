@@ -21,9 +21,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "storage/etcd_store.h"
 #include "storage/memory_store.h"
 #include "storage/rocksdb_store.h"
 #include "test/status_matchers.h"
+#include "test/support/etcd_cluster.h"
 
 namespace tollgate::storage {
 namespace {
@@ -61,6 +63,29 @@ class RocksDbStoreFactory {
   std::string dir_;
 };
 
+// A real single-member etcd on loopback (shared by the tests of this process), each store under
+// a key prefix of its own.
+struct EtcdStoreFactory {
+  static constexpr const char* kName = "EtcdStore";
+  static std::string SkipReason() {
+    if (test_support::EtcdCluster::Available()) return "";
+    return absl::StrCat("etcd binary not found at ", test_support::EtcdCluster::BinaryPath(),
+                        " (install etcd-server)");
+  }
+
+  absl::StatusOr<std::unique_ptr<Store>> Open() {
+    absl::StatusOr<test_support::EtcdCluster*> etcd = test_support::EtcdCluster::Shared();
+    if (!etcd.ok()) return etcd.status();
+    static std::atomic<int> next = 0;
+    EtcdStoreOptions options;
+    options.connection.endpoints = {(*etcd)->ClientEndpoint(0)};
+    options.key_prefix = absl::StrCat("/store-test/", NewStoreId(), "-", next++, "/");
+    absl::StatusOr<std::unique_ptr<EtcdStore>> store = EtcdStore::Open(options);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<Store>(*std::move(store));
+  }
+};
+
 struct FactoryName {
   template <typename T>
   static std::string GetName(int) {
@@ -71,7 +96,14 @@ struct FactoryName {
 template <typename Factory>
 class StoreTest : public testing::Test {
  protected:
-  void SetUp() override { ASSERT_OK_AND_ASSIGN(store_, factory_.Open()); }
+  void SetUp() override {
+    if constexpr (requires { Factory::SkipReason(); }) {
+      if (const std::string reason = Factory::SkipReason(); !reason.empty()) {
+        GTEST_SKIP() << reason;
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(store_, factory_.Open());
+  }
 
   absl::StatusOr<int64_t> Put(absl::string_view key, absl::string_view value) {
     WriteBatch batch;
@@ -94,7 +126,7 @@ class StoreTest : public testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using StoreTypes = testing::Types<MemoryStoreFactory, RocksDbStoreFactory>;
+using StoreTypes = testing::Types<MemoryStoreFactory, RocksDbStoreFactory, EtcdStoreFactory>;
 TYPED_TEST_SUITE(StoreTest, StoreTypes, FactoryName);
 
 TYPED_TEST(StoreTest, NewStoreIsEmpty) {

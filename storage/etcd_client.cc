@@ -1,0 +1,308 @@
+#include "storage/etcd_client.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace tollgate::storage {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(field, ": cannot read ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A failure that says nothing about the request, only about the member or the connection: the
+// next endpoint may serve it.
+bool IsConnectionError(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+std::string StripScheme(absl::string_view endpoint) {
+  for (absl::string_view scheme : {"https://", "http://"}) {
+    if (absl::StartsWith(endpoint, scheme)) return std::string(endpoint.substr(scheme.size()));
+  }
+  return std::string(endpoint);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ParseEtcdEndpoints(absl::string_view comma_separated) {
+  std::vector<std::string> endpoints;
+  for (absl::string_view part : absl::StrSplit(comma_separated, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    const std::string address = StripScheme(part);
+    const size_t colon = address.rfind(':');
+    int port = 0;
+    if (part.empty() || colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535 ||
+        (absl::StrContains(part, "://") && !absl::StartsWith(part, "http://") &&
+         !absl::StartsWith(part, "https://"))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "etcd endpoints: \"", part, "\" is not host:port (or http[s]://host:port) in \"",
+          comma_separated, "\""));
+    }
+    endpoints.emplace_back(part);
+  }
+  return endpoints;
+}
+
+absl::Status EtcdStatus(const grpc::Status& status, absl::string_view what,
+                        absl::string_view endpoint) {
+  const std::string message =
+      absl::StrCat(what, " at etcd ", endpoint, ": ", status.error_message());
+  switch (status.error_code()) {
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::UnavailableError(absl::StrCat(message, " (no answer in time)"));
+    default:
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
+    const EtcdConnectionOptions& options) {
+  if (options.endpoints.empty()) {
+    return absl::InvalidArgumentError("etcd endpoints: at least one host:port is required");
+  }
+  if (options.cert_file.empty() != options.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "etcd TLS: the client certificate and key files go together (got only one)");
+  }
+  if (options.rpc_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("etcd rpc_timeout must be positive, got ",
+                                                   absl::FormatDuration(options.rpc_timeout)));
+  }
+  bool tls = !options.ca_file.empty() || !options.cert_file.empty();
+  for (const std::string& endpoint : options.endpoints) {
+    if (absl::StartsWith(endpoint, "https://")) tls = true;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (tls) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.ca_file.empty()) {
+      absl::StatusOr<std::string> ca = ReadPem(options.ca_file, "etcd CA file");
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *ca;
+    }
+    if (!options.cert_file.empty()) {
+      absl::StatusOr<std::string> cert = ReadPem(options.cert_file, "etcd client cert file");
+      if (!cert.ok()) return cert.status();
+      absl::StatusOr<std::string> key = ReadPem(options.key_file, "etcd client key file");
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  std::unique_ptr<EtcdClient> client(new EtcdClient(options));
+  for (const std::string& endpoint : options.endpoints) {
+    grpc::ChannelArguments args;
+    // Large range pages and commit batches: etcd's own request limit is the one that counts.
+    args.SetMaxReceiveMessageSize(-1);
+    args.SetMaxSendMessageSize(-1);
+    // Reconnect to a restarted member quickly rather than after gRPC's default backoff.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    Endpoint e;
+    e.address = StripScheme(endpoint);
+    e.channel = grpc::CreateCustomChannel(e.address, credentials, args);
+    e.kv = etcdserverpb::KV::NewStub(e.channel);
+    e.lease = etcdserverpb::Lease::NewStub(e.channel);
+    e.watch = etcdserverpb::Watch::NewStub(e.channel);
+    client->endpoints_.push_back(std::move(e));
+  }
+  return client;
+}
+
+EtcdClient::Endpoint& EtcdClient::Pick() {
+  const size_t start = current_.load();
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    Endpoint& e = endpoints_[(start + i) % endpoints_.size()];
+    if (e.channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      if (i != 0) current_ = (start + i) % endpoints_.size();
+      return e;
+    }
+  }
+  return endpoints_[start % endpoints_.size()];
+}
+
+void EtcdClient::MoveOn(const Endpoint& failed) {
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (&endpoints_[i] == &failed) {
+      size_t expected = i;
+      current_.compare_exchange_strong(expected, (i + 1) % endpoints_.size());
+      return;
+    }
+  }
+}
+
+template <typename Call>
+absl::Status EtcdClient::WithRetries(absl::string_view what, bool retry, Call call) {
+  // A retried call keeps trying the members in turn, with a short backoff, until one answers or
+  // rpc_timeout has passed in all: an election after a member's loss takes about a second, and
+  // members answer "no leader" meanwhile.
+  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  absl::Duration backoff = absl::Milliseconds(20);
+  absl::Status last;
+  while (true) {
+    Endpoint& endpoint = Pick();
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(deadline));
+    const grpc::Status status = call(endpoint, context);
+    if (status.ok()) return absl::OkStatus();
+    last = EtcdStatus(status, what, endpoint.address);
+    if (!retry || !IsConnectionError(status)) return last;
+    MoveOn(endpoint);
+    if (absl::Now() + backoff >= deadline) return last;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Milliseconds(250));
+  }
+}
+
+absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
+    const etcdserverpb::RangeRequest& request) {
+  etcdserverpb::RangeResponse response;
+  absl::Status status =
+      WithRetries("Range", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Range(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnRequest& request) {
+  etcdserverpb::TxnResponse response;
+  absl::Status status =
+      WithRetries("Txn", /*retry=*/false, [&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Txn(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::ReadTxn(
+    const etcdserverpb::TxnRequest& request) {
+  etcdserverpb::TxnResponse response;
+  absl::Status status =
+      WithRetries("Txn (read)", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+        return e.kv->Txn(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::Status EtcdClient::Compact(int64_t etcd_revision) {
+  etcdserverpb::CompactionRequest request;
+  request.set_revision(etcd_revision);
+  etcdserverpb::CompactionResponse response;
+  return WithRetries("Compact", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+    return e.kv->Compact(&context, request, &response);
+  });
+}
+
+absl::StatusOr<etcdserverpb::LeaseGrantResponse> EtcdClient::LeaseGrant(int64_t ttl_seconds) {
+  etcdserverpb::LeaseGrantRequest request;
+  request.set_ttl(ttl_seconds);
+  etcdserverpb::LeaseGrantResponse response;
+  absl::Status status =
+      WithRetries("LeaseGrant", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+        return e.lease->LeaseGrant(&context, request, &response);
+      });
+  if (!status.ok()) return status;
+  if (!response.error().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("LeaseGrant: ", response.error()));
+  }
+  return response;
+}
+
+absl::StatusOr<int64_t> EtcdClient::LeaseKeepAliveOnce(int64_t lease_id) {
+  etcdserverpb::LeaseKeepAliveResponse response;
+  absl::Status status =
+      WithRetries("LeaseKeepAlive", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+        auto stream = e.lease->LeaseKeepAlive(&context);
+        etcdserverpb::LeaseKeepAliveRequest request;
+        request.set_id(lease_id);
+        if (!stream->Write(request) || !stream->Read(&response)) {
+          context.TryCancel();
+          grpc::Status finished = stream->Finish();
+          return finished.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream closed")
+                               : finished;
+        }
+        stream->WritesDone();
+        context.TryCancel();
+        (void)stream->Finish();  // Cancelled on purpose: the one answer has been read.
+        return grpc::Status::OK;
+      });
+  if (!status.ok()) return status;
+  if (response.ttl() <= 0) {
+    return absl::NotFoundError(absl::StrCat("etcd lease ", lease_id, " has expired"));
+  }
+  return response.ttl();
+}
+
+absl::Status EtcdClient::LeaseRevoke(int64_t lease_id) {
+  etcdserverpb::LeaseRevokeRequest request;
+  request.set_id(lease_id);
+  etcdserverpb::LeaseRevokeResponse response;
+  return WithRetries("LeaseRevoke", /*retry=*/true, [&](Endpoint& e, grpc::ClientContext& context) {
+    return e.lease->LeaseRevoke(&context, request, &response);
+  });
+}
+
+absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchOnce(absl::string_view key,
+                                                                 int64_t from_revision,
+                                                                 absl::Duration timeout) {
+  Endpoint& endpoint = Pick();
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  auto stream = endpoint.watch->Watch(&context);
+  etcdserverpb::WatchRequest request;
+  request.mutable_create_request()->set_key(std::string(key));
+  request.mutable_create_request()->set_start_revision(from_revision);
+  std::vector<mvccpb::Event> events;
+  if (stream->Write(request)) {
+    etcdserverpb::WatchResponse response;
+    while (stream->Read(&response)) {
+      if (response.canceled() || response.compact_revision() != 0) {
+        context.TryCancel();
+        (void)stream->Finish();  // Cancelled on purpose; the reason is reported below.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "etcd watch on ", key, " from revision ", from_revision, " cancelled: ",
+            response.cancel_reason(), " (compacted to ", response.compact_revision(), ")"));
+      }
+      if (response.events_size() > 0) {
+        events.assign(response.events().begin(), response.events().end());
+        break;
+      }
+    }
+  }
+  context.TryCancel();
+  const grpc::Status finished = stream->Finish();
+  if (!events.empty()) return events;
+  if (finished.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+      finished.error_code() == grpc::StatusCode::CANCELLED || finished.ok()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("no change to ", key, " within ", absl::FormatDuration(timeout)));
+  }
+  MoveOn(endpoint);
+  return EtcdStatus(finished, "Watch", endpoint.address);
+}
+
+}  // namespace tollgate::storage

@@ -1,0 +1,378 @@
+#include "test/support/etcd_cluster.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+extern char** environ;
+
+namespace tollgate::test_support {
+namespace {
+
+// Paces polling for health and for exits; every wait ends on its condition or its deadline.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
+
+absl::StatusOr<int> PickFreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat("bind: ", std::strerror(err)));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Tail(const std::string& text, size_t max) {
+  return text.size() <= max ? text : text.substr(text.size() - max);
+}
+
+}  // namespace
+
+std::string EtcdCluster::BinaryPath() {
+  const char* env = getenv("TOLLGATE_ETCD_BINARY");
+  return env != nullptr && *env != '\0' ? env : "/usr/bin/etcd";
+}
+
+bool EtcdCluster::Available() { return access(BinaryPath().c_str(), X_OK) == 0; }
+
+absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdClusterOptions& options) {
+  if (options.members != 1 && options.members != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EtcdClusterOptions.members must be 1 or 3, got ", options.members));
+  }
+  if (!Available()) {
+    return absl::FailedPreconditionError(absl::StrCat("etcd binary not found at ", BinaryPath()));
+  }
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string root =
+      absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tollgate_etcd_XXXXXX");
+  if (mkdtemp(root.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", root, ": ", std::strerror(errno)));
+  }
+  std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
+  cluster->root_ = root;
+  cluster->token_ = absl::StrCat("tollgate-test-", std::random_device()());
+  if (options.tls) {
+    cluster->tls_ = true;
+    if (absl::Status status = cluster->MakeCertificates(); !status.ok()) return status;
+  }
+  for (int i = 0; i < options.members; ++i) {
+    Member member;
+    member.name = absl::StrCat("m", i);
+    absl::StatusOr<int> client = PickFreePort();
+    if (!client.ok()) return client.status();
+    absl::StatusOr<int> peer = PickFreePort();
+    if (!peer.ok()) return peer.status();
+    member.client_port = *client;
+    member.peer_port = *peer;
+    member.data_dir = absl::StrCat(root, "/", member.name);
+    member.log_path = absl::StrCat(root, "/", member.name, ".log");
+    cluster->members_.push_back(member);
+  }
+  for (Member& member : cluster->members_) {
+    if (absl::Status status = cluster->Spawn(member); !status.ok()) return status;
+  }
+  if (absl::Status status = cluster->WaitHealthy(options.start_timeout); !status.ok()) {
+    return status;
+  }
+  return cluster;
+}
+
+absl::StatusOr<EtcdCluster*> EtcdCluster::Shared() {
+  static auto* const shared = new absl::StatusOr<std::unique_ptr<EtcdCluster>>(Start({}));
+  // Killed at exit rather than leaked: a stray etcd would outlive the test.
+  static const int registered = [] { return std::atexit([] { shared->value().reset(); }); }();
+  (void)registered;
+  if (!shared->ok()) return shared->status();
+  return shared->value().get();
+}
+
+EtcdCluster::~EtcdCluster() {
+  for (int i = 0; i < size(); ++i) (void)Kill(i);
+  if (!root_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+}
+
+absl::Status EtcdCluster::MakeCertificates() {
+  const std::string dir = root_ + "/tls";
+  ca_file_ = dir + "/ca.pem";
+  server_cert_file_ = dir + "/server.pem";
+  server_key_file_ = dir + "/server-key.pem";
+  client_cert_file_ = dir + "/client.pem";
+  client_key_file_ = dir + "/client-key.pem";
+  // P-256 keys: quick to make. Each certificate for one day, signed by a fresh CA.
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p '", dir, "'; cd '", dir, "'\n",
+      "K='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n",
+      "openssl req -x509 $K -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=tollgate-test-ca\n",
+      "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > "
+      "server.ext\n",
+      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n", "for n in server client; do\n",
+      "  openssl req $K -keyout $n-key.pem -out $n.csr -subj /CN=tollgate-test-$n\n",
+      "  openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 1 "
+      "-extfile $n.ext -out $n.pem\n",
+      "done\n");
+  const std::string log_path = root_ + "/openssl.log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  pid_t pid = 0;
+  const int err =
+      posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return absl::InternalError(absl::StrCat("sh: ", std::strerror(err)));
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("making test certificates with openssl failed: ", ReadFileOrEmpty(log_path)));
+  }
+  return absl::OkStatus();
+}
+
+std::string EtcdCluster::InitialCluster() const {
+  std::vector<std::string> parts;
+  for (const Member& m : members_) {
+    parts.push_back(absl::StrCat(m.name, "=http://127.0.0.1:", m.peer_port));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+absl::Status EtcdCluster::Spawn(Member& member) {
+  const std::string client_url =
+      absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", member.client_port);
+  const std::string peer_url = absl::StrCat("http://127.0.0.1:", member.peer_port);
+  // Short heartbeats and elections so failover tests take seconds; loopback has no latency to
+  // absorb, but the machine is shared, so not shorter than this.
+  std::vector<std::string> args = {
+      BinaryPath(),
+      "--name",
+      member.name,
+      "--data-dir",
+      member.data_dir,
+      "--listen-client-urls",
+      client_url,
+      "--advertise-client-urls",
+      client_url,
+      "--listen-peer-urls",
+      peer_url,
+      "--initial-advertise-peer-urls",
+      peer_url,
+      "--initial-cluster",
+      InitialCluster(),
+      "--initial-cluster-token",
+      token_,
+      "--initial-cluster-state",
+      "new",
+      "--heartbeat-interval",
+      "100",
+      "--election-timeout",
+      "1000",
+      "--logger",
+      "zap",
+      "--log-level",
+      "warn",
+  };
+  if (tls_) {
+    args.push_back("--cert-file=" + server_cert_file_);
+    args.push_back("--key-file=" + server_key_file_);
+    args.push_back("--trusted-ca-file=" + ca_file_);
+    args.push_back("--client-cert-auth");
+  }
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: a test process that crashes
+  // (no destructor runs) must not leave etcd members running. The child only makes
+  // async-signal-safe calls before exec.
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // The parent died before prctl.
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = open(member.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || out < 0) _exit(127);
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    execve(argv[0], argv.data(), environ);
+    _exit(127);
+  }
+  member.pid = pid;
+  member.paused = false;
+  member.killed = false;
+  return absl::OkStatus();
+}
+
+std::string EtcdCluster::ClientEndpoint(int i) const {
+  return absl::StrCat("127.0.0.1:", members_.at(i).client_port);
+}
+
+std::string EtcdCluster::ClientEndpoints() const {
+  std::vector<std::string> endpoints;
+  for (int i = 0; i < size(); ++i) endpoints.push_back(ClientEndpoint(i));
+  return absl::StrJoin(endpoints, ",");
+}
+
+std::string EtcdCluster::DataDir(int i) const { return members_.at(i).data_dir; }
+
+absl::Status EtcdCluster::Kill(int i) {
+  Member& member = members_.at(i);
+  if (member.pid <= 0) return absl::OkStatus();
+  kill(member.pid, SIGKILL);
+  int ignored = 0;
+  waitpid(member.pid, &ignored, 0);
+  member.pid = -1;
+  member.paused = false;
+  member.killed = true;
+  return absl::OkStatus();
+}
+
+absl::Status EtcdCluster::Pause(int i) {
+  Member& member = members_.at(i);
+  if (member.pid <= 0)
+    return absl::FailedPreconditionError(absl::StrCat(member.name, " is not running"));
+  if (kill(member.pid, SIGSTOP) != 0) {
+    return absl::InternalError(absl::StrCat("SIGSTOP ", member.name, ": ", std::strerror(errno)));
+  }
+  member.paused = true;
+  return absl::OkStatus();
+}
+
+absl::Status EtcdCluster::Resume(int i) {
+  Member& member = members_.at(i);
+  if (member.pid <= 0)
+    return absl::FailedPreconditionError(absl::StrCat(member.name, " is not running"));
+  if (kill(member.pid, SIGCONT) != 0) {
+    return absl::InternalError(absl::StrCat("SIGCONT ", member.name, ": ", std::strerror(errno)));
+  }
+  member.paused = false;
+  return absl::OkStatus();
+}
+
+absl::Status EtcdCluster::Restart(int i) {
+  Member& member = members_.at(i);
+  if (Running(i)) return absl::FailedPreconditionError(absl::StrCat(member.name, " is running"));
+  return Spawn(member);
+}
+
+bool EtcdCluster::Running(int i) {
+  Member& member = members_.at(i);
+  if (member.pid <= 0) return false;
+  int wstatus = 0;
+  if (waitpid(member.pid, &wstatus, WNOHANG) == member.pid) {
+    member.pid = -1;
+    return false;
+  }
+  return true;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> EtcdCluster::Credentials() const {
+  if (!tls_) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFileOrEmpty(ca_file_);
+  ssl.pem_cert_chain = ReadFileOrEmpty(client_cert_file_);
+  ssl.pem_private_key = ReadFileOrEmpty(client_key_file_);
+  return grpc::SslCredentials(ssl);
+}
+
+bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
+  etcdserverpb::RangeRequest request;
+  request.set_key("tollgate-test-health");
+  etcdserverpb::RangeResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.set_wait_for_ready(true);
+  return kv->Range(&context, request, &response).ok();
+}
+
+bool EtcdCluster::MemberAcceptsWrite(int i, absl::Duration timeout) {
+  auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
+  etcdserverpb::PutRequest request;
+  request.set_key("tollgate-test-health");
+  request.set_value("1");
+  etcdserverpb::PutResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.set_wait_for_ready(true);
+  return kv->Put(&context, request, &response).ok();
+}
+
+absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<std::string> unhealthy;
+  while (true) {
+    unhealthy.clear();
+    for (int i = 0; i < size(); ++i) {
+      if (members_[i].killed || members_[i].paused) continue;
+      if (!Running(i)) {
+        // Exited on its own (bad flags, port taken): waiting longer cannot help.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "etcd member ", members_[i].name, " exited; log (tail):\n", Tail(Logs(i), 2000)));
+      }
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration() ||
+          !MemberHealthy(i, std::min(left, absl::Milliseconds(500)))) {
+        unhealthy.push_back(members_[i].name);
+      }
+    }
+    if (unhealthy.empty()) return absl::OkStatus();
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(kPollInterval);
+  }
+  std::string logs;
+  for (int i = 0; i < size(); ++i) {
+    absl::StrAppend(&logs, "\n--- ", members_[i].name, " log (tail) ---\n", Tail(Logs(i), 2000));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("etcd members ", absl::StrJoin(unhealthy, ", "),
+                                                  " not healthy within ",
+                                                  absl::FormatDuration(timeout), logs));
+}
+
+std::string EtcdCluster::Logs(int i) const { return ReadFileOrEmpty(members_.at(i).log_path); }
+
+}  // namespace tollgate::test_support
