@@ -152,26 +152,26 @@ class TollgateApiControlsTest : public testing::Test {
   std::unique_ptr<TollgateApi> api_;
 };
 
-TEST_F(TollgateApiControlsTest, PreemptSaysItWasReadmittedByPreemptingAnother) {
+TEST_F(TollgateApiControlsTest, PreemptSaysWhatTheRoundAfterTheEvictionDid) {
   // w borrows all of cq-b's quota; p (cq-b's own, lower priority) waits: cq-b never reclaims.
   ASSERT_NO_FATAL_FAILURE(Submit("w", "qa", 4, 10));
   ASSERT_NO_FATAL_FAILURE(Submit("p", "qb", 4, 0));
   ASSERT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
   ASSERT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_PENDING);
 
-  // Evicted, p takes its own quota back first, then w preempts p while borrowing.
+  // Evicted, p takes its own quota back in the same round (not borrowing goes first), and w
+  // may not preempt p (p is within its nominal quota): the answer says w waits, and why.
   v1::PreemptRequest request;
   *request.mutable_workload() = Ref("w");
   absl::StatusOr<v1::PreemptResponse> response = api_->Preempt(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_TRUE(response->evicted());
-  EXPECT_TRUE(response->readmitted()) << response->message();
-  EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_ADMITTED);
-  ASSERT_EQ(response->preempted_size(), 1);
-  EXPECT_EQ(response->preempted(0).name(), "p");
-  EXPECT_THAT(response->message(), HasSubstr("re-admitted by ClusterQueue cq-a"));
-  EXPECT_THAT(response->message(), HasSubstr("by preempting ns/p"));
-  EXPECT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_FALSE(response->readmitted()) << response->message();
+  EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(response->preempted_size(), 0);
+  EXPECT_THAT(response->message(), HasSubstr("evicted and requeued (Pending)"));
+  EXPECT_THAT(response->message(), HasSubstr("insufficient unused quota"));
+  EXPECT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
 TEST_F(TollgateApiControlsTest, PreemptWithHoldEvictsAndDeactivatesInOneCommit) {
