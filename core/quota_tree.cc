@@ -30,6 +30,12 @@ QuotaNode* QuotaNode::Root() {
   return node;
 }
 
+const QuotaNode* QuotaNode::Root() const {
+  const QuotaNode* node = this;
+  while (node->parent_ != nullptr) node = node->parent_;
+  return node;
+}
+
 const QuotaLimits& QuotaNode::Limits(FrId fr) const {
   static const QuotaLimits kNone;
   return fr < static_cast<FrId>(limits_.size()) ? limits_[fr] : kNone;

@@ -60,6 +60,7 @@ class QuotaNode {
   const std::vector<QuotaNode*>& child_cohorts() const { return child_cohorts_; }
   const std::vector<QuotaNode*>& child_cluster_queues() const { return child_cqs_; }
   QuotaNode* Root();
+  const QuotaNode* Root() const;
   double fair_weight() const { return fair_weight_; }
 
   const QuotaLimits& Limits(FrId fr) const;

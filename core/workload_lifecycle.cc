@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
+#include "core/submit_preview.h"
 
 // ClusterState's workload transitions: submit, finish, delete, evict and preempt on request,
 // the adapter's reports (stopped, pods ready, checkpoint), and the timers that drive the same
@@ -83,33 +84,16 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
 
 absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::string uid,
                                                    absl::Time now) {
-  if (spec.queue_name.empty()) {
-    if (registry_.FindLocalQueue(spec.namespace_name, "default") == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.queueName: workload ", spec.namespace_name, "/", spec.name,
-                       " names no queue and namespace ", spec.namespace_name,
-                       " has no LocalQueue named \"default\""));
-    }
-    spec.queue_name = "default";
-  }
-  const std::string key = absl::StrCat(spec.namespace_name, "/", spec.name);
-  if (const Workload* found = workloads_.Find(key)) {
-    const Workload& existing = *found;
-    if (existing.spec == spec) return SubmitOutcome{existing.id, false};
-    return absl::AlreadyExistsError(
-        absl::StrCat("workload ", key,
-                     " already exists with a different spec; delete it first or use a new "
-                     "name"));
-  }
-  absl::StatusOr<int32_t> priority = registry_.ResolvePriority(spec);
-  if (!priority.ok()) return priority.status();
+  absl::StatusOr<SubmitPreview> preview = PreviewSubmit(*this, std::move(spec));
+  if (!preview.ok()) return preview.status();
+  if (preview->existing != nullptr) return SubmitOutcome{preview->existing->id, false};
 
   auto wl = std::make_unique<Workload>();
   wl->id = workloads_.next_id();
   wl->uid = uid.empty() ? absl::StrCat("tollgate-", wl->id) : std::move(uid);
   wl->creation_time = now;
-  wl->spec = std::move(spec);
-  wl->priority = *priority;
+  wl->spec = std::move(preview->spec);
+  wl->priority = preview->priority;
   wl->status.state = WorkloadState::kPending;
   AddEvent(wl->status, now, "Created",
            absl::StrCat("Submitted to LocalQueue ", wl->spec.queue_name));

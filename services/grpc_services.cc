@@ -88,9 +88,11 @@ grpc::ServerUnaryReactor* AdmissionGrpcService::Submit(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(call.status()));
     return reactor;
   }
-  api_.SubmitAsync(*request, [this, reactor, response,
+  api_.SubmitAsync(*request, [this, reactor, response, dry_run = request->dry_run(),
                               call = *std::move(call)](absl::StatusOr<v1::SubmitResponse> result) {
-    reactor->Finish(Audited(gate_, call, std::move(result), response));
+    // A dry run changes nothing, so it leaves no audit line (as Apply's).
+    reactor->Finish(dry_run ? Reply(std::move(result), response)
+                            : Audited(gate_, call, std::move(result), response));
   });
   return reactor;
 }
@@ -304,6 +306,19 @@ grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     }
   }
   return Reply(std::move(result), response);
+}
+
+grpc::Status VisibilityGrpcService::GetCohortBreakdown(grpc::ServerContext* context,
+                                                       const v1::GetCohortBreakdownRequest* request,
+                                                       v1::CohortBreakdown* response) {
+  // Asked for a workload: whoever may read it may learn which queues hold the quota it waits
+  // for (that is the question); else the cohort or ClusterQueue must be readable.
+  TOLLGATE_AUTHORIZE(
+      call, !request->workload().name().empty() ? WorkloadRequest("get", request->workload())
+            : !request->cluster_queue().empty()
+                ? ObjectRequest("get", v1::CLUSTER_QUEUE, "", request->cluster_queue())
+                : ObjectRequest("get", v1::COHORT, "", request->cohort()));
+  return Reply(api_.GetCohortBreakdown(*request), response);
 }
 
 grpc::Status AuthGrpcService::WhoAmI(grpc::ServerContext* context, const v1::WhoAmIRequest* request,

@@ -112,6 +112,9 @@ class VisibilityGrpcService final : public v1::VisibilityService::Service {
   grpc::Status ListPendingWorkloads(grpc::ServerContext* context,
                                     const v1::ListPendingWorkloadsRequest* request,
                                     v1::ListPendingWorkloadsResponse* response) override;
+  grpc::Status GetCohortBreakdown(grpc::ServerContext* context,
+                                  const v1::GetCohortBreakdownRequest* request,
+                                  v1::CohortBreakdown* response) override;
 
  private:
   TollgateApi& api_;

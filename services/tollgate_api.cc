@@ -9,11 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/cohort_breakdown.h"
 #include "core/error_text.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "core/submit_preview.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api_codec.h"
+#include "services/breakdown_codec.h"
 #include "services/config_objects.h"
 #include "services/list_pages.h"
 #include "services/real_clock.h"
@@ -69,6 +72,29 @@ void FillUsage(const std::vector<core::ResourceUsageRow>& rows,
   }
 }
 
+// A cohort's usage like a ClusterQueue's: its ClusterQueues' total and what it borrows from its
+// parent, per flavor and resource.
+void FillCohortUsage(const core::ClusterState& state, v1::Cohort& cohort) {
+  absl::StatusOr<core::CohortBreakdown> breakdown =
+      core::CohortBreakdownOf(state, cohort.metadata().name());
+  if (!breakdown.ok()) return;  // A stored Cohort is always in the tree; nothing to show if not.
+  std::vector<core::ResourceUsageRow> rows;
+  for (const core::CohortResourceTotals& t : breakdown->totals) {
+    rows.push_back({t.flavor, t.resource, t.usage, t.borrowed});
+  }
+  FillUsage(rows, cohort.mutable_status()->mutable_flavors_usage());
+}
+
+// A cohort Kueue creates because a ClusterQueue or a Cohort's parent names it: no stored object,
+// but it exists, so Get answers with an empty spec and an "Implicit" condition.
+std::optional<v1::ConfigObject> ImplicitCohort(const core::ClusterState& state,
+                                               absl::string_view name) {
+  if (state.tree().Cohort(name) == nullptr) return std::nullopt;
+  v1::ConfigObject object;
+  object.mutable_cohort()->mutable_metadata()->set_name(std::string(name));
+  return object;
+}
+
 // Fills the status Kueue would report for the object (queue counts, usage, activity, share).
 void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
   switch (object.kind_case()) {
@@ -113,6 +139,16 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       cohort->mutable_status()->Clear();
       cohort->mutable_status()->mutable_fair_sharing()->set_weighted_share(
           state.WeightedShare(cohort->metadata().name()));
+      FillCohortUsage(state, *cohort);
+      const std::string& name = cohort->metadata().name();
+      if (state.cohorts().count(name) == 0 && state.tree().Cohort(name) != nullptr) {
+        v1::Condition* implicit = cohort->mutable_status()->add_conditions();
+        implicit->set_type("Implicit");
+        implicit->set_status("True");
+        implicit->set_reason("NoCohortObject");
+        implicit->set_message(
+            "named by a ClusterQueue's cohort or a Cohort's parent; no Cohort object is stored");
+      }
       break;
     }
     default:
@@ -219,7 +255,8 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, WorkloadSpecFromProto(workload));
-  return [this, spec = std::move(spec), uid = workload.metadata().uid()](
+  return [this, spec = std::move(spec), uid = workload.metadata().uid(),
+          dry_run = request.dry_run()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
     // A uid names one object for its whole life: another workload's is refused, and the
     // service's own never repeats one (the commit revision is new in every batch).
@@ -233,8 +270,10 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
             ": metadata.uid: ", core::QuoteValue(uid), " is already the uid of workload ",
             holder->spec.namespace_name, "/", holder->spec.name));
       }
-    } else if (txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) ==
-               nullptr) {
+    }
+    if (dry_run) return PreviewSubmit(txn, spec, uid);
+    if (uid.empty() &&
+        txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) == nullptr) {
       do {
         assigned = absl::StrCat("tollgate-", txn.revision() + 1, "-", ++uid_sequence_);
       } while (uids_.Find(txn.state(), assigned) != nullptr);
@@ -251,6 +290,28 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     response.set_created(outcome.created);
     return response;
   };
+}
+
+absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(AdmissionExecutor::Txn& txn,
+                                                              const core::WorkloadSpec& spec,
+                                                              const std::string& uid) const {
+  TOLLGATE_ASSIGN_OR_RETURN(core::SubmitPreview preview, core::PreviewSubmit(txn.state(), spec));
+  v1::SubmitResponse response;
+  response.set_created(preview.existing == nullptr);
+  if (preview.existing != nullptr) {
+    *response.mutable_workload() = WorkloadProto(txn.state(), *preview.existing, txn.revision());
+    return response;
+  }
+  // The workload as Submit would store it, before any cycle looks at it.
+  core::Workload wl;
+  wl.uid = uid;
+  wl.creation_time = txn.now();
+  wl.spec = std::move(preview.spec);
+  wl.priority = preview.priority;
+  WorkloadToProto(wl, response.mutable_workload());
+  *response.mutable_workload()->mutable_metadata()->mutable_creation_timestamp() =
+      TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(txn.now()));
+  return response;
 }
 
 absl::StatusOr<v1::SubmitResponse> TollgateApi::Submit(const v1::SubmitRequest& request) {
@@ -655,6 +716,13 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
   return executor_.Run<v1::ConfigObject>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ConfigObject> {
         TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> value, txn.store().Get(key));
+        if (!value.has_value() && request.ref().kind() == v1::COHORT) {
+          if (std::optional<v1::ConfigObject> implicit =
+                  ImplicitCohort(txn.state(), request.ref().name())) {
+            FillStatus(txn.state(), *implicit);
+            return *implicit;
+          }
+        }
         if (!value.has_value()) {
           return absl::NotFoundError(absl::StrCat(
               KindName(request.ref().kind()), " ",
@@ -851,6 +919,47 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
               .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
         }
         return response;
+      });
+}
+
+absl::StatusOr<v1::CohortBreakdown> TollgateApi::GetCohortBreakdown(
+    const v1::GetCohortBreakdownRequest& request) {
+  const int named = static_cast<int>(!request.cohort().empty()) +
+                    static_cast<int>(!request.cluster_queue().empty()) +
+                    static_cast<int>(!request.workload().name().empty());
+  if (named != 1) {
+    return absl::InvalidArgumentError(
+        "name exactly one of cohort, cluster_queue or workload (namespace and name)");
+  }
+  return executor_.Run<v1::CohortBreakdown>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::CohortBreakdown> {
+        const core::ClusterState& state = txn.state();
+        absl::StatusOr<core::CohortBreakdown> breakdown;
+        if (!request.cohort().empty()) {
+          breakdown = core::CohortBreakdownOf(state, request.cohort());
+        } else if (!request.cluster_queue().empty()) {
+          breakdown = core::ClusterQueueBreakdown(state, request.cluster_queue(), nullptr);
+        } else {
+          const std::string key = KeyOf(request.workload());
+          const core::Workload* wl = state.FindWorkload(key);
+          if (wl == nullptr)
+            return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+          const std::string* cluster_queue = state.QueuedIn(wl->id);
+          if (wl->status.state != core::WorkloadState::kPending || cluster_queue == nullptr) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "workload ", key, " is ", core::WorkloadStateName(wl->status.state),
+                wl->status.state == core::WorkloadState::kPending ? " but not queued in any "
+                                                                    "ClusterQueue"
+                                                                  : ", not waiting in a queue"));
+          }
+          breakdown = core::ClusterQueueBreakdown(state, *cluster_queue, wl);
+        }
+        if (!breakdown.ok()) return breakdown.status();
+        const core::Workload* analysed =
+            breakdown->workload.has_value() ? state.workload(*breakdown->workload) : nullptr;
+        v1::CohortBreakdown out = CohortBreakdownToProto(*breakdown, analysed);
+        out.set_revision(txn.read_revision());
+        return out;
       });
 }
 

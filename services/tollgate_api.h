@@ -71,6 +71,9 @@ class TollgateApi {
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
+  // Who holds and borrows a cohort's quota and which policy keeps a pending workload from it.
+  absl::StatusOr<v1::CohortBreakdown> GetCohortBreakdown(
+      const v1::GetCohortBreakdownRequest& request);
 
   // For the gRPC layer's Watch streams, which read the store directly.
   AdmissionExecutor& executor() { return executor_; }
@@ -88,6 +91,10 @@ class TollgateApi {
   using Operation = std::function<absl::StatusOr<T>(AdmissionExecutor::Txn&)>;
   absl::StatusOr<Operation<v1::SubmitResponse>> SubmitOperation(const v1::SubmitRequest& request);
   absl::StatusOr<Operation<v1::FinishResponse>> FinishOperation(const v1::FinishRequest& request);
+  // A dry-run Submit's answer: what would be stored, nothing changed.
+  absl::StatusOr<v1::SubmitResponse> PreviewSubmit(AdmissionExecutor::Txn& txn,
+                                                   const core::WorkloadSpec& spec,
+                                                   const std::string& uid) const;
   // Runs a prepared operation (or reports why it could not be prepared), blocking or not.
   template <typename T>
   absl::StatusOr<T> Await(absl::StatusOr<Operation<T>> op) {

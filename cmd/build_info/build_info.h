@@ -11,7 +11,8 @@
 namespace tollgate::build_info {
 
 struct BuildInfo {
-  // `git describe --tags --always --dirty` of the source tree at build time.
+  // The one version string: PROJECT_VERSION plus `git describe` as build metadata
+  // ("0.1.0+11f9803-dirty"); see write_build_info.cmake.
   std::string version;
   // CMAKE_BUILD_TYPE, e.g. RelWithDebInfo.
   std::string build_type;

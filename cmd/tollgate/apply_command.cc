@@ -57,6 +57,15 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const Parse
   return manifests;
 }
 
+// A cohort the server reports although no Cohort object is stored (ClusterQueues name it).
+bool IsImplicitCohort(const v1::ConfigObject& object) {
+  if (!object.has_cohort()) return false;
+  for (const v1::Condition& c : object.cohort().status().conditions()) {
+    if (c.type() == "Implicit" && c.status() == "True") return true;
+  }
+  return false;
+}
+
 // The live workload, or NOT_FOUND.
 absl::StatusOr<v1::Workload> LiveWorkload(Session& s, const v1::Workload& wl) {
   v1::GetWorkloadRequest get;
@@ -79,13 +88,14 @@ v1::Workload WorkloadIntent(v1::Workload wl, const v1::Workload& intent) {
 }
 
 // Submits workloads one by one, as kubectl applies objects: each gets its line, a refusal does
-// not stop the rest. Returns false when any was refused. Dry runs submit nothing: they report
-// what the server holds under that name.
+// not stop the rest. Returns false when any was refused. A server dry run has the server check
+// each as it would submit it (validation, queue, priority class, an existing name) and store
+// nothing; a client dry run only compares with what the server holds under that name.
 bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, DryRun dry_run) {
   bool ok = true;
   for (const v1::Workload& wl : workloads) {
     std::string verb;
-    if (dry_run != DryRun::kNone) {
+    if (dry_run == DryRun::kClient) {
       absl::StatusOr<v1::Workload> live = LiveWorkload(s, wl);
       if (live.ok()) {
         verb = google::protobuf::util::MessageDifferencer::Equals(WorkloadIntent(*live, wl),
@@ -101,6 +111,7 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
     } else {
       v1::SubmitRequest request;
       *request.mutable_workload() = wl;
+      request.set_dry_run(dry_run == DryRun::kServer);
       absl::StatusOr<v1::SubmitResponse> response = s.client().Submit(request);
       if (!response.ok()) {
         s.Fail(response.status());
@@ -199,7 +210,9 @@ int RunApply(Session& s, const ParsedFlags& args) {
     *get.mutable_ref() = RefOf(object);
     absl::StatusOr<v1::ConfigObject> existing = s.client().GetObject(get);
     std::string verb;
-    if (existing.ok()) {
+    if (existing.ok() && IsImplicitCohort(*existing)) {
+      verb = "created";  // it existed only because ClusterQueues named it
+    } else if (existing.ok()) {
       verb = google::protobuf::util::MessageDifferencer::Equals(UserIntent(*existing),
                                                                 UserIntent(object))
                  ? "unchanged"
@@ -270,7 +283,7 @@ int RunDiff(Session& s, const ParsedFlags& args) {
       *get.mutable_ref() = RefOf(object);
       absl::StatusOr<v1::ConfigObject> got = s.client().GetObject(get);
       if (!got.ok() && !absl::IsNotFound(got.status())) return s.Fail(got.status());
-      if (got.ok()) live = Comparable(ManifestOf(UserIntent(*got)));
+      if (got.ok() && !IsImplicitCohort(*got)) live = Comparable(ManifestOf(UserIntent(*got)));
       merged = Comparable(ManifestOf(UserIntent(object)));
     }
     const std::string file = DiffFileName(merged);

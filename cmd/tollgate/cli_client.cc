@@ -298,6 +298,13 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
       });
 }
 
+absl::StatusOr<v1::CohortBreakdown> CliClient::GetCohortBreakdown(
+    const v1::GetCohortBreakdownRequest& request) {
+  return Unary<v1::CohortBreakdown>([&](grpc::ClientContext* c, v1::CohortBreakdown* r) {
+    return visibility_->GetCohortBreakdown(c, request, r);
+  });
+}
+
 absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
   return Unary<v1::WhoAmIResponse>(
       [&](grpc::ClientContext* c, v1::WhoAmIResponse* r) { return auth_->WhoAmI(c, request, r); });

@@ -95,6 +95,8 @@ class CliClient {
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
+  absl::StatusOr<v1::CohortBreakdown> GetCohortBreakdown(
+      const v1::GetCohortBreakdownRequest& request);
 
   absl::StatusOr<v1::WhoAmIResponse> WhoAmI(const v1::WhoAmIRequest& request);
   absl::StatusOr<v1::CanIResponse> CanI(const v1::CanIRequest& request);

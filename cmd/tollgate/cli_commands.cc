@@ -25,7 +25,7 @@ namespace {
 
 constexpr FlagSpec kOutputFlag{"output", 'o', "FORMAT",
                                "wide, yaml, json, name, jsonpath=TEMPLATE; or usage (one "
-                               "ClusterQueue's quota and usage)"};
+                               "ClusterQueue's or Cohort's quota and usage)"};
 constexpr FlagSpec kSelectorFlag{"selector", 'l', "SELECTOR",
                                  "label selector: a=b, a!=b, a in (x,y), a notin (x), a, !a"};
 constexpr FlagSpec kSortByFlag{"sort-by", 0, "JSONPATH",
@@ -79,20 +79,21 @@ const std::vector<Command>& Commands() {
        "Namespace, scheduling.k8s.io PriorityClass, kind: List), and the jobs `submit` takes.\n"
        "Configuration is applied all or nothing in one request; Workloads are then submitted\n"
        "one by one. Prints one line per object, as kubectl does: created, configured or\n"
-       "unchanged. --dry-run=server has the server validate the configuration without storing\n"
-       "it; Workloads are then only compared with what the server holds.\n",
+       "unchanged. --dry-run=server has the server validate everything, Workloads included,\n"
+       "without storing it; --dry-run=client only compares with what the server holds.\n",
        {kFileFlag, kManifestNamespaceFlag, kApplyDryRunFlag},
        RunApply,
        true},
       {"submit",
-       "submit -f FILE",
+       "submit -f FILE [--dry-run=server]",
        "Submit Workloads, Jobs, RayJobs and PyTorchJobs.",
        "Takes Kueue Workload manifests, and batch/v1 Job, ray.io RayJob and kubeflow.org\n"
        "PyTorchJob manifests (or a kind: List of them), which become Workloads as tollgate-kube\n"
        "makes them: the queue from the kueue.x-k8s.io/queue-name label, the priority from\n"
        "kueue.x-k8s.io/priority-class, pod sets from the pod templates. Submitting the same\n"
        "workload again is harmless (unchanged); a different spec under an existing name is\n"
-       "refused.\n",
+       "refused. --dry-run=server has the server check each workload as it would submit it\n"
+       "(fields, LocalQueue, priority class, name) and store nothing.\n",
        {kFileFlag, kManifestNamespaceFlag, kApplyDryRunFlag},
        RunSubmit,
        true},
@@ -195,7 +196,8 @@ const std::vector<Command>& Commands() {
        "them with --queue, --clusterqueue and --status. -o yaml and -o json print Kueue\n"
        "manifests that `apply -f` takes back. -w prints changes after the list; when the watch\n"
        "ends, the last revision goes to stderr for --since-revision.\n"
-       "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource.\n",
+       "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource;\n"
+       "`get cohort NAME -o usage` the same for a cohort (implicit ones included).\n",
        {kNamespaceFlag, kAllNamespacesFlag, kOutputFlag, kSelectorFlag, kSortByFlag, kNoHeadersFlag,
         kWatchFlag, kSinceRevisionFlag, kQueueFilterFlag, kClusterQueueFilterFlag,
         kStatusFilterFlag},
@@ -209,11 +211,17 @@ const std::vector<Command>& Commands() {
        RunUsage,
        true},
       {"describe",
-       "describe workload|clusterqueue NAME",
+       "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME",
        "Show details, queue position and events.",
-       "workload: spec, state, admission and flavors, pending reason, position in its LocalQueue\n"
-       "and ClusterQueue, conditions and events.\n"
-       "clusterqueue: spec summary, usage per flavor and resource, pending workloads in order.\n",
+       "workload: spec, state (and the last eviction of a requeued workload), admission and\n"
+       "flavors, pending reason, position in its LocalQueue and ClusterQueue, who holds the\n"
+       "cohort quota it waits for and which policy keeps it from reclaiming it, conditions and\n"
+       "events.\n"
+       "clusterqueue: spec summary, usage per flavor and resource, its cohort's quota holders\n"
+       "and borrowers, what blocks its head workload, pending workloads in order.\n"
+       "cohort: parent, members, usage, quota holders and borrowers (implicit cohorts too).\n"
+       "localqueue: its ClusterQueue, usage, pending workloads. resourceflavor: node labels,\n"
+       "taints, and the ClusterQueues and Cohorts with quota in it.\n",
        {kNamespaceFlag},
        RunDescribe,
        true},

@@ -2,7 +2,8 @@
 
 // The handlers of `tollgate`'s commands, one file per responsibility:
 //   get_command.cc        get (tables, -o, selectors, filters, -w), usage, watch
-//   describe_command.cc   describe workload|clusterqueue
+//   describe_command.cc   describe workload|clusterqueue, and the dispatch of describe
+//   describe_config_command.cc  describe cohort|localqueue|resourceflavor
 //   apply_command.cc      apply, submit, diff
 //   workload_commands.cc  admit, finish, preempt, checkpoint, delete
 //   version_command.cc    version

@@ -1,4 +1,5 @@
-// describe workload|clusterqueue: what a user asks first when a job waits.
+// describe workload|clusterqueue (and the dispatch to describe_config_command.cc's kinds): what a
+// user asks first when a job waits.
 #include <string>
 #include <vector>
 
@@ -8,7 +9,9 @@
 #include "cmd/tollgate/cli_format.h"
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/cli_queries.h"
+#include "cmd/tollgate/cohort_sections.h"
 #include "cmd/tollgate/commands.h"
+#include "cmd/tollgate/describe_commands.h"
 
 namespace tollgate::cli {
 namespace {
@@ -41,19 +44,12 @@ absl::StatusOr<std::string> QueuePosition(Session& s, const v1::Workload& wl) {
   return text;
 }
 
-int DescribeWorkload(Session& s, absl::string_view name) {
-  v1::GetWorkloadRequest request;
-  request.mutable_workload()->set_namespace_(s.Namespace());
-  request.mutable_workload()->set_name(std::string(name));
-  absl::StatusOr<v1::Workload> got = s.client().GetWorkload(request);
-  if (!got.ok()) return s.Fail(got.status());
-  const v1::Workload& wl = *got;
+// --- describe workload: one function per section, so a new line lands in one place.
+
+// Name, queue, priority, state: the lines every workload has.
+void AddIdentity(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
   const v1::WorkloadSpec& spec = wl.spec();
   const v1::WorkloadStatus& status = wl.status();
-  const absl::Time now = s.now();
-  std::ostream& out = s.out();
-
-  FieldPrinter top;
   top.Add("Name", wl.metadata().name());
   top.Add("Namespace", wl.metadata().namespace_());
   top.Add("Labels", JoinKeyValues(wl.metadata().labels()));
@@ -66,20 +62,56 @@ int DescribeWorkload(Session& s, absl::string_view name) {
   top.Add("Priority", priority);
   if (spec.has_active() && !spec.active()) top.Add("Active", "false (deactivated)");
   if (spec.non_preemptible()) top.Add("Non-Preemptible", "true");
-  top.Add("State", DisplayState(wl));
-  if (status.state() == v1::WORKLOAD_STATE_PENDING) {
-    top.Add("Pending Reason", OrNone(status.pending_message()));
-    absl::StatusOr<std::string> position = QueuePosition(s, wl);
-    if (!position.ok() && absl::IsUnavailable(position.status())) {
-      return s.Fail(position.status());
+}
+
+const v1::Condition* FindCondition(const v1::WorkloadStatus& status, absl::string_view type) {
+  for (const v1::Condition& c : status.conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+// State, and for a workload that waits again after an eviction, that eviction: the admission
+// time it keeps is history then, not a current admission.
+void AddState(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
+  const v1::WorkloadStatus& status = wl.status();
+  const bool holds_quota = status.state() == v1::WORKLOAD_STATE_ADMITTED ||
+                           status.state() == v1::WORKLOAD_STATE_EVICTING;
+  const bool was_admitted = ToAbslTime(status.admission_time()) != absl::InfinitePast();
+  const bool evicted = ToAbslTime(status.evicted_at()) != absl::InfinitePast();
+  const bool requeued = status.state() == v1::WORKLOAD_STATE_PENDING && was_admitted;
+  top.Add("State", requeued && evicted
+                       ? absl::StrCat(DisplayState(wl), " (evicted, waiting to be admitted again)")
+                       : DisplayState(wl));
+  if (was_admitted) {
+    top.Add(
+        holds_quota || status.state() == v1::WORKLOAD_STATE_FINISHED ? "Admitted" : "Last Admitted",
+        TimeAndAge(status.admission_time(), now));
+  }
+  if (requeued && evicted) {
+    std::string eviction = TimeAndAge(status.evicted_at(), now);
+    const v1::Condition* c = FindCondition(status, "Evicted");
+    if (c != nullptr && c->status() == "True") {
+      absl::StrAppend(&eviction, ", ", c->reason(), c->message().empty() ? "" : ": ", c->message());
     }
-    top.Add("Position", position.ok()
-                            ? *position
-                            : absl::StrCat("<unknown: ", position.status().message(), ">"));
+    top.Add("Last Evicted", eviction);
   }
-  if (ToAbslTime(status.admission_time()) != absl::InfinitePast()) {
-    top.Add("Admitted", TimeAndAge(status.admission_time(), now));
+}
+
+void AddPending(Session& s, FieldPrinter& top, const v1::Workload& wl, absl::Status& failed) {
+  if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return;
+  top.Add("Pending Reason", OrNone(wl.status().pending_message()));
+  absl::StatusOr<std::string> position = QueuePosition(s, wl);
+  if (!position.ok() && absl::IsUnavailable(position.status())) {
+    failed = position.status();
+    return;
   }
+  top.Add("Position",
+          position.ok() ? *position : absl::StrCat("<unknown: ", position.status().message(), ">"));
+}
+
+void AddHistory(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
+  const v1::WorkloadStatus& status = wl.status();
   if (status.has_last_checkpoint_time()) {
     top.Add("Last Checkpoint", TimeAndAge(status.last_checkpoint_time(), now));
   }
@@ -98,50 +130,142 @@ int DescribeWorkload(Session& s, absl::string_view name) {
   if (status.requeue_state().count() > 0) {
     top.Add("Requeues", absl::StrCat(status.requeue_state().count()));
   }
-  top.Print(out);
+}
 
+void PrintPodSets(std::ostream& out, const v1::Workload& wl) {
   out << "Pod Sets:\n";
   TablePrinter pod_sets({"NAME", "COUNT", "MIN", "REQUESTS (PER POD)"});
-  for (const v1::PodSet& ps : spec.pod_sets()) {
+  for (const v1::PodSet& ps : wl.spec().pod_sets()) {
     pod_sets.AddRow({ps.name(), absl::StrCat(ps.count()),
                      ps.has_min_count() ? absl::StrCat(ps.min_count()) : "-",
                      FormatRequests(ps.requests())});
   }
   pod_sets.Print(out, "  ");
+}
 
+void PrintAdmission(std::ostream& out, const v1::Workload& wl) {
+  const v1::WorkloadStatus& status = wl.status();
   if (status.has_admission() && !status.admission().cluster_queue().empty()) {
     out << "Admission:\n";
     FieldPrinter admission;
     admission.Add("ClusterQueue", status.admission().cluster_queue());
     admission.Print(out, "  ");
-    PrintAssignments(s.out(), status.admission(), "  ");
+    PrintAssignments(out, status.admission(), "  ");
   } else {
     out << "Admission:  " << kNone << "\n";
   }
+}
 
-  if (status.conditions_size() > 0) {
-    out << "Conditions:\n";
-    TablePrinter conditions({"TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"});
-    for (const v1::Condition& c : status.conditions()) {
-      conditions.AddRow({c.type(), c.status(), c.reason(),
-                         FormatTimestamp(c.last_transition_time()), c.message()});
-    }
-    conditions.Print(out, "  ");
-  } else {
+// For a pending workload: who holds the quota it waits for, and which policy keeps it from
+// taking that quota back (the visibility API's cohort breakdown).
+absl::Status PrintWhyPending(Session& s, const v1::Workload& wl) {
+  if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return absl::OkStatus();
+  v1::GetCohortBreakdownRequest request;
+  request.mutable_workload()->set_namespace_(wl.metadata().namespace_());
+  request.mutable_workload()->set_name(wl.metadata().name());
+  absl::StatusOr<v1::CohortBreakdown> b = s.client().GetCohortBreakdown(request);
+  // Not queued (its LocalQueue or ClusterQueue is missing): the pending reason says why.
+  if (absl::IsFailedPrecondition(b.status()) || absl::IsNotFound(b.status())) {
+    return absl::OkStatus();
+  }
+  if (!b.ok()) return b.status();
+  std::ostream& out = s.out();
+  out << "Quota:\n";
+  FieldPrinter fields;
+  fields.Add("ClusterQueue", b->cluster_queue());
+  fields.Add("Cohort", CohortTitle(*b));
+  if (!b->cohort().empty()) fields.Add("Borrowers", BorrowersLine(*b));
+  fields.Print(out, "  ");
+  QuotaHoldersTable(*b).Print(out, "  ");
+  if (b->blockers_size() > 0) {
+    out << "Blocked By:\n";
+    PrintBlockers(out, *b, "  ");
+  }
+  return absl::OkStatus();
+}
+
+void PrintConditions(std::ostream& out, const v1::Workload& wl) {
+  const v1::WorkloadStatus& status = wl.status();
+  if (status.conditions_size() == 0) {
     out << "Conditions:  " << kNone << "\n";
+    return;
   }
+  out << "Conditions:\n";
+  TablePrinter conditions({"TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"});
+  for (const v1::Condition& c : status.conditions()) {
+    conditions.AddRow(
+        {c.type(), c.status(), c.reason(), FormatTimestamp(c.last_transition_time()), c.message()});
+  }
+  conditions.Print(out, "  ");
+}
 
-  if (status.events_size() > 0) {
-    out << "Events:\n";
-    TablePrinter events({"TIME", "AGE", "REASON", "MESSAGE"});
-    for (const v1::WorkloadEvent& e : status.events()) {
-      events.AddRow({FormatTimestamp(e.time()), FormatAge(e.time(), now), e.reason(), e.message()});
-    }
-    events.Print(out, "  ");
-  } else {
+void PrintEvents(std::ostream& out, const v1::Workload& wl, absl::Time now) {
+  const v1::WorkloadStatus& status = wl.status();
+  if (status.events_size() == 0) {
     out << "Events:  " << kNone << "\n";
+    return;
   }
+  out << "Events:\n";
+  TablePrinter events({"TIME", "AGE", "REASON", "MESSAGE"});
+  for (const v1::WorkloadEvent& e : status.events()) {
+    events.AddRow({FormatTimestamp(e.time()), FormatAge(e.time(), now), e.reason(), e.message()});
+  }
+  events.Print(out, "  ");
+}
+
+int DescribeWorkload(Session& s, absl::string_view name) {
+  v1::GetWorkloadRequest request;
+  request.mutable_workload()->set_namespace_(s.Namespace());
+  request.mutable_workload()->set_name(std::string(name));
+  absl::StatusOr<v1::Workload> got = s.client().GetWorkload(request);
+  if (!got.ok()) return s.Fail(got.status());
+  const v1::Workload& wl = *got;
+  const absl::Time now = s.now();
+  std::ostream& out = s.out();
+
+  FieldPrinter top;
+  AddIdentity(top, wl, now);
+  AddState(top, wl, now);
+  absl::Status failed;
+  AddPending(s, top, wl, failed);
+  if (!failed.ok()) return s.Fail(failed);
+  AddHistory(top, wl, now);
+  top.Print(out);
+  PrintPodSets(out, wl);
+  PrintAdmission(out, wl);
+  if (absl::Status st = PrintWhyPending(s, wl); !st.ok()) return s.Fail(st);
+  PrintConditions(out, wl);
+  PrintEvents(out, wl, now);
   return kExitOk;
+}
+
+// The ClusterQueue's cohort tree, who borrows in it, and what keeps its head workload waiting.
+absl::Status PrintCohortOfClusterQueue(Session& s, absl::string_view name) {
+  v1::GetCohortBreakdownRequest request;
+  request.set_cluster_queue(std::string(name));
+  absl::StatusOr<v1::CohortBreakdown> b = s.client().GetCohortBreakdown(request);
+  if (!b.ok()) return b.status();
+  std::ostream& out = s.out();
+  if (b->cohort().empty()) {
+    out << "Cohort:  " << kNone << "\n";
+    return absl::OkStatus();
+  }
+  out << "Cohort:\n";
+  FieldPrinter fields;
+  fields.Add("Name", CohortTitle(*b));
+  fields.Add("Borrowers", BorrowersLine(*b));
+  fields.Print(out, "  ");
+  QuotaHoldersTable(*b).Print(out, "  ");
+  if (b->has_workload()) {
+    out << "Head Workload " << b->workload().namespace_() << "/" << b->workload().name() << ":";
+    if (b->blockers_size() == 0) {
+      out << "  not blocked by the cohort (" << OrNone(b->pending_message()) << ")\n";
+    } else {
+      out << "\n";
+      PrintBlockers(out, *b, "  ");
+    }
+  }
+  return absl::OkStatus();
 }
 
 // How many pending workloads `describe clusterqueue` lists before summarizing the rest.
@@ -197,6 +321,7 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 
   out << "Usage:\n";
   UsageTable(cq).Print(out, "  ");
+  if (absl::Status st = PrintCohortOfClusterQueue(s, name); !st.ok()) return s.Fail(st);
 
   v1::ListPendingWorkloadsRequest request;
   request.set_cluster_queue(std::string(name));
@@ -225,17 +350,29 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 }  // namespace
 
 int RunDescribe(Session& s, const ParsedFlags& args) {
-  if (args.positional.size() != 2)
-    return s.UsageError("name a KIND (workload, clusterqueue) and a NAME");
+  constexpr absl::string_view kSupported =
+      "workload, clusterqueue, cohort, localqueue, resourceflavor";
+  if (args.positional.size() != 2) {
+    return s.UsageError(absl::StrCat("name a KIND (", kSupported, ") and a NAME"));
+  }
   const KindInfo* kind = FindKind(args.positional[0]);
-  if (kind != nullptr && kind->object_kind == v1::OBJECT_KIND_UNSPECIFIED) {
-    return DescribeWorkload(s, args.positional[1]);
+  const std::string& name = args.positional[1];
+  switch (kind == nullptr ? v1::NAMESPACE : kind->object_kind) {
+    case v1::OBJECT_KIND_UNSPECIFIED:
+      return DescribeWorkload(s, name);
+    case v1::CLUSTER_QUEUE:
+      return DescribeClusterQueue(s, name);
+    case v1::COHORT:
+      return DescribeCohort(s, name);
+    case v1::LOCAL_QUEUE:
+      return DescribeLocalQueue(s, name);
+    case v1::RESOURCE_FLAVOR:
+      return DescribeResourceFlavor(s, name);
+    default:
+      break;
   }
-  if (kind != nullptr && kind->object_kind == v1::CLUSTER_QUEUE) {
-    return DescribeClusterQueue(s, args.positional[1]);
-  }
-  return s.UsageError(absl::StrCat("cannot describe \"", args.positional[0],
-                                   "\" (supported: workload, clusterqueue)"));
+  return s.UsageError(
+      absl::StrCat("cannot describe \"", args.positional[0], "\" (supported: ", kSupported, ")"));
 }
 
 }  // namespace tollgate::cli

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cmd/tollgate/cli_format.h"
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/cli_queries.h"
+#include "cmd/tollgate/cohort_sections.h"
 #include "cmd/tollgate/commands.h"
 #include "cmd/tollgate/label_selector.h"
 #include "cmd/tollgate/object_printer.h"
@@ -305,6 +307,30 @@ std::vector<std::string> WithNamespace(const GetOptions& o, std::vector<std::str
   return cells;
 }
 
+// Kueue creates a cohort implicitly when a ClusterQueue (or a Cohort's parent) names it; listing
+// only Cohort objects would hide exactly the common case. The server answers Get for them.
+absl::Status AddImplicitCohorts(Session& s, std::vector<v1::ConfigObject>& cohorts) {
+  std::set<std::string> names;
+  for (const v1::ConfigObject& c : cohorts) names.insert(c.cohort().metadata().name());
+  std::set<std::string> implicit;
+  absl::StatusOr<std::vector<v1::ConfigObject>> queues = ListConfig(s, v1::CLUSTER_QUEUE, "", "");
+  if (!queues.ok()) return queues.status();
+  for (const v1::ConfigObject& q : *queues) implicit.insert(q.cluster_queue().spec().cohort());
+  for (const v1::ConfigObject& c : cohorts) implicit.insert(c.cohort().spec().parent());
+  for (const std::string& name : implicit) {
+    if (name.empty() || names.count(name) > 0) continue;
+    absl::StatusOr<std::vector<v1::ConfigObject>> got = ListConfig(s, v1::COHORT, "", name);
+    if (absl::IsNotFound(got.status())) continue;  // gone meanwhile
+    if (!got.ok()) return got.status();
+    cohorts.push_back(got->front());
+  }
+  std::sort(cohorts.begin(), cohorts.end(),
+            [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
+              return a.cohort().metadata().name() < b.cohort().metadata().name();
+            });
+  return absl::OkStatus();
+}
+
 int GetConfig(Session& s, const GetOptions& o) {
   const KindInfo& kind = *o.kind;
   std::string ns;
@@ -312,6 +338,9 @@ int GetConfig(Session& s, const GetOptions& o) {
   absl::StatusOr<std::vector<v1::ConfigObject>> listed =
       ListConfig(s, kind.object_kind, ns, o.name);
   if (!listed.ok()) return s.Fail(listed.status());
+  if (kind.object_kind == v1::COHORT && o.name.empty()) {
+    if (absl::Status st = AddImplicitCohorts(s, *listed); !st.ok()) return s.Fail(st);
+  }
   std::vector<v1::ConfigObject> objects;
   for (v1::ConfigObject& object : *listed) {
     if (o.filter.selector.Matches(services::MetadataOf(object).labels())) {
@@ -378,27 +407,20 @@ int GetConfig(Session& s, const GetOptions& o) {
       }
       break;
     case v1::COHORT: {
-      // Kueue creates a cohort implicitly when a ClusterQueue (or a Cohort's parent) names it;
-      // listing only Cohort objects would hide exactly the common case.
-      std::map<std::string, std::string> parents;
-      for (const v1::ConfigObject& c : objects) {
-        parents[c.cohort().metadata().name()] = c.cohort().spec().parent();
-      }
-      if (o.name.empty() && o.filter.selector.empty()) {
-        absl::StatusOr<std::vector<v1::ConfigObject>> queues =
-            ListConfig(s, v1::CLUSTER_QUEUE, "", "");
-        if (!queues.ok()) return s.Fail(queues.status());
-        for (const v1::ConfigObject& q : *queues) {
-          if (!q.cluster_queue().spec().cohort().empty()) {
-            parents.emplace(q.cluster_queue().spec().cohort(), "");
-          }
+      std::vector<std::string> headers{"NAME", "PARENT", "IMPLICIT"};
+      if (wide) headers.push_back("WEIGHTED-SHARE");
+      table.emplace(headers);
+      for (size_t i : *order) {
+        const v1::Cohort& c = objects[i].cohort();
+        bool implicit = false;
+        for (const v1::Condition& cond : c.status().conditions()) {
+          implicit = implicit || (cond.type() == "Implicit" && cond.status() == "True");
         }
-        for (const v1::ConfigObject& c : objects) {
-          if (!c.cohort().spec().parent().empty()) parents.emplace(c.cohort().spec().parent(), "");
-        }
+        std::vector<std::string> row{c.metadata().name(), OrNone(c.spec().parent()),
+                                     implicit ? "true" : "false"};
+        if (wide) row.push_back(absl::StrCat(c.status().fair_sharing().weighted_share()));
+        table->AddRow(row);
       }
-      table.emplace(std::vector<std::string>{"NAME", "PARENT"});
-      for (const auto& [cohort, parent] : parents) table->AddRow({cohort, OrNone(parent)});
       break;
     }
     case v1::WORKLOAD_PRIORITY_CLASS:
@@ -438,6 +460,17 @@ int PrintUsage(Session& s, absl::string_view cluster_queue) {
   return kExitOk;
 }
 
+// A cohort's usage view (implicit cohorts too): its quota, what its members share, use and borrow.
+int PrintCohortUsage(Session& s, absl::string_view cohort) {
+  v1::GetCohortBreakdownRequest request;
+  request.set_cohort(std::string(cohort));
+  absl::StatusOr<v1::CohortBreakdown> b = s.client().GetCohortBreakdown(request);
+  if (!b.ok()) return s.Fail(b.status());
+  s.PrintTableOrNothing(CohortUsageTable(*b),
+                        absl::StrCat("Cohort ", cohort, " has no quota in any flavor"));
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunGet(Session& s, const ParsedFlags& args) {
@@ -465,10 +498,12 @@ int RunGet(Session& s, const ParsedFlags& args) {
     return s.UsageError("a NAME cannot be combined with -A");
   }
   if (args.Get("output") == "usage") {
-    if (o.kind->object_kind != v1::CLUSTER_QUEUE || o.name.empty()) {
-      return s.UsageError("-o usage needs one ClusterQueue: get clusterqueue NAME -o usage");
+    const bool cohort = o.kind->object_kind == v1::COHORT;
+    if ((o.kind->object_kind != v1::CLUSTER_QUEUE && !cohort) || o.name.empty()) {
+      return s.UsageError(
+          "-o usage needs one ClusterQueue or Cohort: get clusterqueue|cohort NAME -o usage");
     }
-    return PrintUsage(s, o.name);
+    return cohort ? PrintCohortUsage(s, o.name) : PrintUsage(s, o.name);
   }
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
   if (!format.ok()) {

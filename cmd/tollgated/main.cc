@@ -58,9 +58,6 @@
 namespace tollgate {
 namespace {
 
-// Reported as kueue_build_info's git_version.
-constexpr char kVersion[] = "tollgate-0.1.0";
-
 constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
        tollgated backup --data-dir=PATH --to=DIR      (tollgated stopped; DIR must not exist)
        tollgated restore --from=DIR --data-dir=PATH   (PATH absent or empty)
@@ -370,7 +367,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::AdmissionExecutor::Options executor_options;
   executor_options.change_log_retention = flags.change_log_retention;
   if (!flags.metrics_listen.empty()) {
-    observability = Observability::Create(kVersion);
+    observability = Observability::Create(tollgate::build_info::Current().version);
     executor_options.observer = observability->executor_observer();
   }
   TOLLGATE_ASSIGN_OR_RETURN(

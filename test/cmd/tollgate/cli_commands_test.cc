@@ -538,8 +538,8 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
   // The cohort exists only because the ClusterQueues name it, as in Kueue.
   r = RunOk({"get", "cohorts"});
   EXPECT_EQ(r.out,
-            "NAME      PARENT\n"
-            "evalhub   <none>\n");
+            "NAME      PARENT   IMPLICIT\n"
+            "evalhub   <none>   true\n");
 
   r = RunOk({"get", "workload", "qwen2-7b-arc", "-n", "team-b"});
   EXPECT_EQ(static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n')), 2);
@@ -614,6 +614,140 @@ TEST_F(CliTest, DescribeClusterQueueShowsSpecUsageAndPendingInOrder) {
   EXPECT_THAT(r.out, ContainsRegex("Pending Workloads \\(2\\):\n +POSITION +WORKLOAD +LOCALQUEUE "
                                    "+PRIORITY +MESSAGE\n +1 +team-b/qwen2-7b-arc +eval-queue +500 "
                                    "+.*\n +2 +team-b/phi3-mini-truthfulqa +eval-queue +100 "));
+}
+
+// The issue's question: team-b's queue shows 16 of 32 CPU used, yet its eval waits. The answer
+// names who borrowed the cohort's quota and the policy that keeps team-b from taking it back,
+// next to Kueue's own message.
+TEST_F(CliTest, DescribeWaitingWorkloadNamesTheBorrowerAndThePolicy) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Quota:\n +ClusterQueue: +team-b-cq\n +Cohort: +evalhub "
+                                   "\\(implicit\\)\n +Borrowers: +team-a-cq borrows 16 cpu in "
+                                   "default-flavor; team-a-cq borrows 64Gi memory in "
+                                   "default-flavor; team-a-cq borrows 2 nvidia.com/gpu in "
+                                   "default-flavor\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +NAME +KIND +FLAVOR +RESOURCE +NOMINAL +QUOTA +USED "
+                                   "+BORROWED +LENDABLE +LIMITS\n +evalhub +Cohort +default-flavor "
+                                   "+cpu +0 +64 +64 +0 +<none> +<none>\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +team-a-cq +ClusterQueue +default-flavor +cpu +32 +32 +48 "
+                                   "+16 +32 +<none>\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +team-b-cq +ClusterQueue +default-flavor +cpu +32 +32 +16 "
+                                   "+0 +32 +<none>\n"));
+  EXPECT_THAT(r.out, HasSubstr("Blocked By:\n  reclaimWithinCohort (ClusterQueue team-b-cq): "
+                               "team-b-cq has reclaimWithinCohort: Never, so it does not preempt "
+                               "team-a-cq (16 borrowed) to take back the cpu in flavor "
+                               "default-flavor they borrowed\n"));
+  // Kueue's message stays the condition's message.
+  EXPECT_THAT(r.out, ContainsRegex("QuotaReserved +False +Pending +\\S+ +couldn't assign flavors "
+                                   "to pod set main: insufficient unused quota"));
+
+  r = RunOk({"describe", "clusterqueue", "team-b-cq"});
+  EXPECT_THAT(r.out, ContainsRegex("Cohort:\n +Name: +evalhub \\(implicit\\)\n +Borrowers: "
+                                   "+team-a-cq borrows 16 cpu"));
+  EXPECT_THAT(r.out, HasSubstr("Head Workload team-b/qwen2-7b-arc:\n  reclaimWithinCohort "
+                               "(ClusterQueue team-b-cq): "));
+  r = RunOk({"describe", "clusterqueue", "team-a-cq"});
+  EXPECT_THAT(r.out, Not(HasSubstr("Head Workload")));
+
+  // Reclaim allowed: the scheduler takes team-b's quota back, and describe shows it admitted.
+  RunOk({"apply", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-b-cq}
+spec:
+  cohort: evalhub
+  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 32}, {name: memory, nominalQuota: 128Gi},
+                  {name: nvidia.com/gpu, nominalQuota: 4}]
+)");
+  r = RunUntil({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"},
+               [](const std::string& out) { return absl::StrContains(out, "Admission:\n"); });
+  EXPECT_THAT(r.out, Not(HasSubstr("Blocked By:")));
+}
+
+// `get cohort NAME` finds what `get cohorts` lists, implicit or not, and cohorts have a usage
+// view and a describe, as do LocalQueues and ResourceFlavors.
+TEST_F(CliTest, CohortsLocalQueuesAndFlavorsDescribeAndShowUsage) {
+  ApplyEvalHub();
+  CliResult r = RunOk({"get", "cohort", "evalhub"});
+  EXPECT_EQ(r.out,
+            "NAME      PARENT   IMPLICIT\n"
+            "evalhub   <none>   true\n");
+  r = RunOk({"get", "cohorts/evalhub", "-o", "yaml"});
+  EXPECT_THAT(r.out, AllOf(HasSubstr("kind: Cohort\n"), HasSubstr("name: evalhub\n"),
+                           HasSubstr("type: Implicit\n")));
+  r = Run({"get", "cohort", "nope"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("not found"));
+
+  r = RunOk({"get", "cohort", "evalhub", "-o", "usage"});
+  EXPECT_THAT(r.out, StartsWith("FLAVOR           RESOURCE         NOMINAL   SHARED   USED    "
+                                "BORROWED   AVAILABLE\n"));
+  EXPECT_THAT(r.out, ContainsRegex("default-flavor +cpu +64 +64 +64 +0 +0\n"));
+  EXPECT_THAT(r.out, ContainsRegex("default-flavor +memory +256Gi +256Gi +256Gi +0 +0\n"));
+  EXPECT_THAT(r.out, ContainsRegex("default-flavor +nvidia.com/gpu +8 +8 +8 +0 +0\n"));
+  r = Run({"get", "localqueues", "-o", "usage"});
+  EXPECT_EQ(r.code, kExitUsage) << r;
+
+  r = RunOk({"describe", "cohort", "evalhub"});
+  EXPECT_THAT(r.out, ContainsRegex("Name: +evalhub\nObject: +<none> \\(implicit: "));
+  EXPECT_THAT(r.out, ContainsRegex("ClusterQueues: +team-a-cq, team-b-cq\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Workloads: +2 pending, 5 admitted"));
+  EXPECT_THAT(r.out, ContainsRegex("Borrowers: +team-a-cq borrows 16 cpu in default-flavor"));
+  EXPECT_THAT(r.out, ContainsRegex("Usage:\n +FLAVOR +RESOURCE +NOMINAL +SHARED +USED +BORROWED "
+                                   "+AVAILABLE\n"));
+  EXPECT_THAT(r.out, HasSubstr("Quota Holders (tree of evalhub):\n"));
+
+  // A Cohort object for it, under an implicit parent: hierarchical cohorts.
+  r = RunOk({"apply", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: evalhub}
+spec: {parentName: org}
+)");
+  EXPECT_EQ(r.out, "cohort.kueue.x-k8s.io/evalhub created\n");
+  r = RunOk({"get", "cohorts"});
+  EXPECT_EQ(r.out,
+            "NAME      PARENT   IMPLICIT\n"
+            "evalhub   org      false\n"
+            "org       <none>   true\n");
+  r = RunOk({"describe", "cohort", "org"});
+  EXPECT_THAT(r.out, ContainsRegex("Cohorts: +evalhub\n"));
+  EXPECT_THAT(r.out, ContainsRegex("ClusterQueues: +<none>\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +evalhub +Cohort +default-flavor +cpu +0 +64 +64 +0 +64 "));
+  EXPECT_THAT(r.out, ContainsRegex("\n +team-a-cq +ClusterQueue +default-flavor +cpu +32 +32 +48 "
+                                   "+16 +32 "));
+  r = RunOk({"describe", "cohort", "evalhub"});
+  EXPECT_THAT(r.out, ContainsRegex("Created: +2026-01-01T00:00:00Z"));
+  EXPECT_THAT(r.out, ContainsRegex("Parent: +org\n"));
+
+  r = RunOk({"describe", "localqueue", "eval-queue", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Name: +eval-queue\nNamespace: +team-b\n"));
+  EXPECT_THAT(r.out, ContainsRegex("ClusterQueue: +team-b-cq\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Workloads: +2 pending, 1 admitted\n"));
+  EXPECT_THAT(r.out,
+              ContainsRegex("Usage:\n +FLAVOR +RESOURCE +USED\n +default-flavor +cpu +16\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Pending Workloads \\(2\\):\n +POSITION +IN CLUSTERQUEUE "
+                                   "+WORKLOAD +PRIORITY +MESSAGE\n +1 +1 +qwen2-7b-arc +500 "));
+  r = Run({"describe", "lq", "eval-queue", "-n", "nowhere"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+
+  r = RunOk({"describe", "resourceflavor", "default-flavor"});
+  EXPECT_THAT(r.out, ContainsRegex("Name: +default-flavor\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Node Labels: +<none>\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Quota:\n +NAME +KIND +RESOURCE +NOMINAL +USED +BORROWED\n"
+                                   " +team-a-cq +ClusterQueue +cpu +32 +48 +16\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +team-b-cq +ClusterQueue +nvidia.com/gpu +4 +2 +0\n"));
+
+  r = Run({"describe", "priorityclass", "x"});
+  EXPECT_EQ(r.code, kExitUsage) << r;
+  EXPECT_THAT(r.err, HasSubstr("supported: workload, clusterqueue, cohort, localqueue, "
+                               "resourceflavor"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -756,6 +890,86 @@ spec:
   r = Run({"admit", "no-such-workload", "-n", "team-b"});
   EXPECT_EQ(r.code, kExitFailure) << r;
   EXPECT_THAT(r.err, HasSubstr("not found"));
+}
+
+// A workload evicted and waiting again shows that eviction, not its old admission as current.
+TEST_F(CliAdmitTest, DescribeShowsAnEvictionNotAStaleAdmission) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  RunOk({"submit", "-f", DeployFile("workloads.yaml")});
+  RunOk({"admit", "llama3-8b-gsm8k", "-n", "team-a"});
+  CliResult r = RunOk({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("\nState: +Admitted\nAdmitted: +2026-01-01T00:00:00Z"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Last Evicted")));
+
+  RunOk({"preempt", "llama3-8b-gsm8k", "-n", "team-a", "--reason", "node drain"});
+  r = RunOk({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("\nState: +Pending \\(evicted, waiting to be admitted again\\)\n"
+                                   "Last Admitted: +2026-01-01T00:00:00Z \\(5m ago\\)\n"
+                                   "Last Evicted: +2026-01-01T00:00:00Z \\(5m ago\\), Preempted: "
+                                   "node drain\n"));
+  EXPECT_THAT(r.out, Not(ContainsRegex("\nAdmitted: ")));
+  EXPECT_THAT(r.out, HasSubstr("Admission:  <none>\n"));
+
+  // Admitted again: the current admission, no eviction line.
+  RunOk({"admit", "llama3-8b-gsm8k", "-n", "team-a"});
+  r = RunOk({"describe", "workload", "llama3-8b-gsm8k", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("\nState: +Admitted\nAdmitted: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("Last Evicted")));
+  EXPECT_THAT(r.out, ContainsRegex("Preemptions: +1 "));
+}
+
+// `submit --dry-run=server`: the server checks each workload as it would submit it and stores
+// nothing; a client dry run cannot see what only the server knows.
+TEST_F(CliAdmitTest, SubmitServerDryRunChecksWithoutStoring) {
+  RunOk({"apply", "-f", DeployFile("queues.yaml"), "-f", DeployFile("priorities.yaml")});
+  CliResult r = RunOk({"submit", "--dry-run=server", "-f", DeployFile("workloads.yaml")});
+  EXPECT_EQ(CountLines(r.out, "created (server dry run)"), 7) << r;
+  r = RunOk({"get", "workloads", "-A"});
+  EXPECT_EQ(r.err, "No resources found\n");
+
+  const std::string no_queue = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: lost, namespace: team-a}
+spec:
+  priorityClassName: PRIORITY
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}
+)";
+  auto with = [&](const std::string& priority) {
+    std::string text = no_queue;
+    text.replace(text.find("PRIORITY"), 8, priority);
+    return text;
+  };
+  // No queueName and no LocalQueue "default" in team-a: only the server knows.
+  r = RunOk({"submit", "--dry-run=client", "-f", "-"}, with("routine"));
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/lost created (dry run)\n");
+  r = Run({"submit", "--dry-run=server", "-f", "-"}, with("routine"));
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("spec.queueName"));
+  RunOk({"apply", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: team-a}
+spec: {clusterQueue: team-a-cq}
+)");
+  r = Run({"submit", "--dry-run=server", "-f", "-"}, with("no-such-class"));
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("spec.priorityClassName"));
+  r = RunOk({"submit", "--dry-run=server", "-f", "-"}, with("routine"));
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/lost created (server dry run)\n");
+
+  // Against a stored workload: the same spec is unchanged, another is refused.
+  RunOk({"submit", "-f", "-"}, with("routine"));
+  r = RunOk({"submit", "--dry-run=server", "-f", "-"}, with("routine"));
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/lost unchanged (server dry run)\n");
+  r = Run({"submit", "--dry-run=server", "-f", "-"}, with("production"));
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("already exists with a different spec"));
+  r = RunOk({"get", "workloads", "-n", "team-a", "-o", "name"});
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/lost\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -906,8 +1120,28 @@ TEST_F(CliTest, SelectorsFiltersSortingAndNoHeaders) {
   r = RunOk({"get", "workloads", "-n", "team-a", "--queue", "other-queue"});
   EXPECT_EQ(r.err, "No resources found in team-a namespace.\n");
 
-  // Labels select what the server keeps labels of (namespaces here; workloads once the service
-  // stores their labels).
+  // Workloads keep their labels, so -l selects them (every EvalHub eval carries part-of).
+  r = RunOk({"get", "workloads", "-A", "-l", "app.kubernetes.io/part-of=evalhub", "-o", "name"});
+  EXPECT_EQ(CountLines(r.out, "workload"), 7) << r;
+  RunOk({"submit", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: labelled, namespace: team-b, labels: {tier: gpu, owner: ml-platform}}
+spec:
+  queueName: eval-queue
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}
+)");
+  r = RunOk({"get", "workloads", "-A", "-l", "tier=gpu,owner in (ml-platform)", "-o", "name"});
+  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/labelled\n");
+  r = RunOk({"get", "workloads", "-n", "team-b", "--selector", "!app.kubernetes.io/part-of"});
+  EXPECT_THAT(r.out, HasSubstr("labelled"));
+  EXPECT_EQ(CountLines(r.out, "eval-queue"), 1) << r;
+  RunOk({"delete", "workload", "labelled", "-n", "team-b"});
+
+  // Labels select configuration objects too.
   RunOk({"apply", "-f", "-"}, R"(
 apiVersion: v1
 kind: Namespace
@@ -1074,6 +1308,9 @@ TEST_F(CliTest, VersionShowsClientAndServerBuilds) {
   EXPECT_THAT(r.out, ContainsRegex("^Client Version: \\S+ \\([A-Za-z]+, [A-Za-z]+ [0-9.]+; gRPC "
                                    "[0-9.]+, Protobuf [0-9.]+, Abseil [0-9]+, RocksDB [0-9.]+, "
                                    "yaml-cpp \\S+\\)\n$"));
+  // One version string: the project's version, with the git commit as build metadata.
+  EXPECT_THAT(r.out, ContainsRegex(absl::StrCat("^Client Version: ", TOLLGATE_PROJECT_VERSION,
+                                                "(\\+\\S+)? ")));
   // The in-process test server has no InfoService: the server half fails, clearly.
   r = Run({"version"});
   EXPECT_EQ(r.code, kExitFailure);
@@ -1254,8 +1491,10 @@ INSTANTIATE_TEST_SUITE_P(
                   kExitUsage,
                   "unsupported output format"},
         UsageCase{"FinishWithoutName", {"finish"}, kExitUsage, "name the workload"},
-        UsageCase{
-            "DescribeUnsupportedKind", {"describe", "flavor", "x"}, kExitUsage, "cannot describe"},
+        UsageCase{"DescribeUnsupportedKind",
+                  {"describe", "priorityclass", "x"},
+                  kExitUsage,
+                  "cannot describe"},
         UsageCase{"WatchOnlyWorkloads",
                   {"watch", "clusterqueues"},
                   kExitUsage,
