@@ -51,46 +51,6 @@ absl::Status ClusterState::ApplyPriorityClass(PriorityClassSpec spec, absl::Time
   return absl::OkStatus();
 }
 
-absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
-                                        absl::string_view name, absl::Time now) {
-  auto not_found = [&]() {
-    return absl::NotFoundError(absl::StrCat(ObjectKindName(kind), " ",
-                                            namespace_name.empty() ? "" : namespace_name,
-                                            namespace_name.empty() ? "" : "/", name, " not found"));
-  };
-  const std::string key(name);
-  switch (kind) {
-    case ObjectKind::kNamespace:
-      if (!registry_.EraseNamespace(key)) return not_found();
-      RequeueAllInadmissible(now);
-      return absl::OkStatus();
-    case ObjectKind::kResourceFlavor:
-      if (!registry_.EraseResourceFlavor(key)) return not_found();
-      router_.RecomputeActivity(tree_);
-      RerouteAllPending(now);
-      return absl::OkStatus();
-    case ObjectKind::kClusterQueue:
-      if (!registry_.EraseClusterQueue(key)) return not_found();
-      RebuildQuotaTree(now);
-      return absl::OkStatus();
-    case ObjectKind::kCohort:
-      if (!registry_.EraseCohort(key)) return not_found();
-      RebuildQuotaTree(now);
-      return absl::OkStatus();
-    case ObjectKind::kLocalQueue:
-      if (!registry_.EraseLocalQueue(namespace_name, name)) return not_found();
-      RerouteAllPending(now);
-      return absl::OkStatus();
-    case ObjectKind::kWorkloadPriorityClass:
-      if (!registry_.EraseWorkloadPriorityClass(key)) return not_found();
-      return absl::OkStatus();
-    case ObjectKind::kPriorityClass:
-      if (!registry_.ErasePodPriorityClass(key)) return not_found();
-      return absl::OkStatus();
-  }
-  return not_found();
-}
-
 void ClusterState::RebuildQuotaTree(absl::Time now) {
   tree_.Build(registry_.cluster_queue_specs(), registry_.cohorts(), fr_index_);
   router_.Rebuild(tree_);

@@ -40,6 +40,17 @@ struct AdmitNowResult {
   std::string message;
 };
 
+// A configuration object's identity, as deletion reports it.
+struct ObjectName {
+  ObjectKind kind;
+  // Empty for cluster-scoped kinds.
+  std::string namespace_name;
+  std::string name;
+  // "ClusterQueue team-a", "LocalQueue ns/q".
+  std::string ToString() const;
+  bool operator==(const ObjectName&) const = default;
+};
+
 struct SubmitOutcome {
   WorkloadId id = 0;
   bool created = false;
@@ -75,9 +86,28 @@ class ClusterState {
   absl::Status ApplyCohort(CohortSpec spec, absl::Time now);
   absl::Status ApplyLocalQueue(LocalQueueSpec spec, absl::Time now);
   absl::Status ApplyPriorityClass(PriorityClassSpec spec, absl::Time now);
-  // NOT_FOUND if absent.
+  // NOT_FOUND if absent. Kueue's finalizers (object_deletion.cc): a ClusterQueue, Cohort,
+  // LocalQueue or Namespace that workloads still hold quota through is not erased but marked
+  // terminating (admits nothing new, keeps accounting for what runs) until the last of them
+  // ends; see TakeFinalizedObjects. A ResourceFlavor a ClusterQueue or Cohort names is
+  // FAILED_PRECONDITION naming them. Deleting a terminating object again is a no-op.
   absl::Status DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name, absl::Time now);
+  // When the object was deleted, if it is terminating.
+  std::optional<absl::Time> TerminatingSince(ObjectKind kind, absl::string_view namespace_name,
+                                             absl::string_view name) const;
+  // Restart: the object (already applied) was stored as terminating since `since`.
+  absl::Status RestoreTerminating(ObjectKind kind, absl::string_view namespace_name,
+                                  absl::string_view name, absl::Time since, absl::Time now);
+  // Terminating objects no workload holds quota through any more, erased now; the executor
+  // deletes them from the store with the changes that released them.
+  std::vector<ObjectName> TakeFinalizedObjects(absl::Time now);
+  // The workloads ("ns/name", in submission order) holding quota through the object: admitted
+  // or evicting in the ClusterQueue, in a ClusterQueue under the Cohort, from the LocalQueue or
+  // in the Namespace.
+  std::vector<std::string> WorkloadsHoldingQuotaVia(ObjectKind kind,
+                                                    absl::string_view namespace_name,
+                                                    absl::string_view name) const;
 
   const ConfigRegistry& registry() const { return registry_; }
   const std::map<std::string, NamespaceSpec>& namespaces() const { return registry_.namespaces(); }
@@ -121,6 +151,15 @@ class ClusterState {
   // Operator preemption of an admitted workload: evicts it as the scheduler's preemption does,
   // counting towards its preemption history.
   absl::Status Preempt(absl::string_view key, absl::string_view message, absl::Time now);
+  // Kueue's spec.active (workload_controls.cc). Deactivating evicts an admitted workload (reason
+  // Deactivated) and takes a pending one out of its queue; it is not requeued until activated.
+  // Activating clears a backoffLimitCount deactivation and its requeue count, and requeues.
+  // Idempotent; FAILED_PRECONDITION for a finished workload.
+  absl::Status SetActive(absl::string_view key, bool active, absl::Time now);
+  // Sets an explicit priority. A pending workload moves in its queue; an admitted one keeps its
+  // quota and only its standing as a preemption victim changes. FAILED_PRECONDITION when
+  // finished.
+  absl::Status SetPriority(absl::string_view key, int32_t priority, absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
 
@@ -226,6 +265,17 @@ class ClusterState {
   void AddUsageOf(const Workload& wl);
   void RemoveUsageOf(const Workload& wl);
 
+  // --- Deletion (object_deletion.cc).
+  static std::string RegistryKey(ObjectKind kind, absl::string_view namespace_name,
+                                 absl::string_view name);
+  bool ObjectExists(ObjectKind kind, absl::string_view namespace_name,
+                    absl::string_view name) const;
+  // "ClusterQueue a", "Cohort b": the queues whose resourceGroups name the flavor.
+  std::vector<std::string> QueuesNamingFlavor(absl::string_view flavor) const;
+  void EraseObject(ObjectKind kind, absl::string_view namespace_name, absl::string_view name,
+                   absl::Time now);
+  void OnTerminatingChanged(absl::Time now);
+
   // --- Restore (workload_restore.cc).
   // The route of the LocalQueue `namespace_name`/`queue_name`, kept across a RestoreAll.
   struct CachedRoute {
@@ -267,6 +317,9 @@ class ClusterState {
   absl::btree_set<WorkloadId> unready_admitted_;
   RuntimeHistory runtime_history_;
   int64_t cycle_ = 0;
+  // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
+  // looked: some terminating object may be unused now.
+  bool finalize_check_due_ = false;
 };
 
 }  // namespace tollgate::core

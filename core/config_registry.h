@@ -3,10 +3,13 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/object_kind.h"
 #include "core/types.h"
 
 namespace tollgate::core {
@@ -69,6 +72,22 @@ class ConfigRegistry {
     return it == local_queues_.end() ? nullptr : &it->second;
   }
   bool HasFlavor(const std::string& name) const { return flavors_.count(name) > 0; }
+
+  // Objects deleted while in use (Kueue's finalizers): kept, and marked terminating since the
+  // deletion, until ClusterState finds them unused and erases them. Keyed by kind and name
+  // (LocalQueueKey for LocalQueues).
+  void MarkTerminating(ObjectKind kind, std::string key, absl::Time since) {
+    terminating_.emplace(std::make_pair(kind, std::move(key)), since);
+  }
+  void ClearTerminating(ObjectKind kind, const std::string& key) {
+    terminating_.erase(std::make_pair(kind, key));
+  }
+  bool IsTerminating(ObjectKind kind, absl::string_view key) const {
+    return !terminating_.empty() && terminating_.count(std::make_pair(kind, std::string(key))) > 0;
+  }
+  const std::map<std::pair<ObjectKind, std::string>, absl::Time>& terminating() const {
+    return terminating_;
+  }
   // The workload's effective priority: its explicit value, else its class's (a
   // WorkloadPriorityClass first, then a PriorityClass), else 0. INVALID_ARGUMENT naming the
   // class when it is not found.
@@ -84,6 +103,7 @@ class ConfigRegistry {
   std::map<std::string, LocalQueueRuntime> local_queues_;
   std::map<std::string, PriorityClassSpec> workload_priority_classes_;
   std::map<std::string, PriorityClassSpec> pod_priority_classes_;
+  std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating_;
 };
 
 }  // namespace tollgate::core

@@ -15,6 +15,16 @@ Route QueueRouter::RouteOf(const Workload& wl) {
     route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is inactive");
     return route;
   }
+  // Deleted while in use: what it runs keeps running, nothing new starts.
+  if (config_.IsTerminating(ObjectKind::kLocalQueue,
+                            LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name))) {
+    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is terminating");
+    return route;
+  }
+  if (config_.IsTerminating(ObjectKind::kNamespace, wl.spec.namespace_name)) {
+    route.blocked_message = absl::StrCat("Namespace ", wl.spec.namespace_name, " is terminating");
+    return route;
+  }
   const std::string& cq_name = lq->spec.cluster_queue;
   auto cq = cluster_queues_.find(cq_name);
   if (cq == cluster_queues_.end()) {
@@ -68,6 +78,11 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
       cq.inactive_reason = "Stopped";
       continue;
     }
+    if (TerminatingInTree(cq)) {
+      cq.active = false;
+      cq.inactive_reason = "Terminating";
+      continue;
+    }
     if (tree.InCycle(name)) {
       cq.active = false;
       cq.inactive_reason = "CohortCycle";
@@ -82,6 +97,18 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
       }
     }
   }
+}
+
+bool QueueRouter::TerminatingInTree(const ClusterQueueRuntime& cq) const {
+  if (config_.terminating().empty()) return false;
+  if (config_.IsTerminating(ObjectKind::kClusterQueue, cq.spec.name)) return true;
+  // A terminating cohort's quota still backs what its subtree runs; admitting more against
+  // quota that goes away with it would overdraw the tree.
+  for (const QuotaNode* node = cq.node == nullptr ? nullptr : cq.node->parent(); node != nullptr;
+       node = node->parent()) {
+    if (config_.IsTerminating(ObjectKind::kCohort, node->name())) return true;
+  }
+  return false;
 }
 
 void QueueRouter::Unqueue(WorkloadId id) {

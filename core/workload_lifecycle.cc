@@ -20,6 +20,7 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   }
   wl.quota_usage.clear();
   unready_admitted_.erase(wl.id);
+  if (!registry_.terminating().empty()) finalize_check_due_ = true;
   RequeueInadmissibleInTreeOf(cq_name, now);
 }
 
@@ -70,7 +71,8 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
-          : "";
+      : !wl->spec.active ? "The workload is deactivated"
+                         : "";
   SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
   SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});

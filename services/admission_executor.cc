@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/time_util.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "services/api_codec.h"
 #include "services/config_objects.h"
@@ -78,12 +79,26 @@ void AdmissionExecutor::Txn::ApplyObject(const ValidatedObject& validated, std::
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
 
-absl::Status AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
-                                                  absl::string_view namespace_name,
-                                                  absl::string_view name, std::string key) {
+absl::StatusOr<bool> AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
+                                                          absl::string_view namespace_name,
+                                                          absl::string_view name, std::string key) {
   TOLLGATE_RETURN_IF_ERROR(state_->DeleteObject(kind, namespace_name, name, now_));
+  if (state_->TerminatingSince(kind, namespace_name, name).has_value()) return true;
   object_writes_.emplace_back(std::move(key), std::nullopt);
-  return absl::OkStatus();
+  return false;
+}
+
+void AdmissionExecutor::Txn::StoreTerminatingObject(std::string key,
+                                                    const v1::ConfigObject& object) {
+  object_writes_.emplace_back(std::move(key), object.SerializeAsString());
+}
+
+absl::Status AdmissionExecutor::Txn::SetActive(absl::string_view key, bool active) {
+  return state_->SetActive(key, active, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetPriority(absl::string_view key, int32_t priority) {
+  return state_->SetPriority(key, priority, now_);
 }
 
 absl::StatusOr<std::optional<std::string>> AdmissionExecutor::Txn::ReadObject(
@@ -164,6 +179,16 @@ absl::Status AdmissionExecutor::LoadState() {
           absl::StrCat("stored object fails validation: ", validated.status().message()));
     }
     ApplyValidated(*state, *validated, now);
+    // Deleted while in use before the restart: still terminating (and finalized at the first
+    // commit if nothing holds quota through it any more).
+    const v1::ObjectMeta& meta = MetadataOf(object);
+    if (meta.has_deletion_timestamp()) {
+      TOLLGATE_RETURN_IF_ERROR(state->RestoreTerminating(
+          validated->kind, validated->namespace_name, validated->name,
+          absl::FromUnixNanos(
+              google::protobuf::util::TimeUtil::TimestampToNanoseconds(meta.deletion_timestamp())),
+          now));
+    }
   }
 
   LoadStats stats;
@@ -291,6 +316,10 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
     core::CyclePlan plan = state_->PlanCycle(now);
     if (options_.observer != nullptr) options_.observer->OnPlan(plan, *state_, now);
     state_->ApplyCycle(plan, now);
+    if (collect_round_preemptions_) {
+      round_preemptions_.insert(round_preemptions_.end(), plan.preemptions.begin(),
+                                plan.preemptions.end());
+    }
     if (options_.observer != nullptr) options_.observer->OnCycle(plan, wall_clock_.Now() - started);
     if (!plan.MadeProgress()) {
       result.settled = true;
@@ -339,6 +368,11 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     } else {
       batch.Delete(key);
     }
+  }
+  // Terminating objects whose last workload ended in these changes go with them, atomically;
+  // first, so the workloads their removal re-routes are persisted in this batch too.
+  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
+    batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
   }
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
@@ -428,10 +462,12 @@ void AdmissionExecutor::Loop() {
     bool any_succeeded = false;
     for (Operation* op : batch) {
       const size_t writes_before = txn.object_writes_.size();
+      const size_t hooks_before = txn.after_cycles_.size();
       op->status = op->fn(txn);
       if (!op->status.ok()) {
         // A failed operation changed no state; drop whatever it staged.
         txn.object_writes_.resize(writes_before);
+        txn.after_cycles_.resize(hooks_before);
       } else {
         any_succeeded = true;
       }
@@ -445,6 +481,8 @@ void AdmissionExecutor::Loop() {
     if (changes.back().empty()) changes.pop_back();
     CycleResult cycles;
     cycles.settled = true;
+    collect_round_preemptions_ = !txn.after_cycles_.empty();
+    round_preemptions_.clear();
     if (options_.schedule_continuously) {
       const bool fired = state_->FireTimers(txn.now_);
       if (any_succeeded || fired || continuing) {
@@ -455,6 +493,9 @@ void AdmissionExecutor::Loop() {
       changes.push_back(TakeChanges(txn, next));
       if (changes.back().empty()) changes.pop_back();
     }
+    for (const Txn::AfterCyclesFn& fn : txn.after_cycles_) fn(*state_, round_preemptions_);
+    txn.after_cycles_.clear();
+    collect_round_preemptions_ = false;
     std::vector<const storage::WriteBatch*> to_commit;
     for (const storage::WriteBatch& batch : changes) to_commit.push_back(&batch);
     absl::Status committed = Commit(to_commit);

@@ -78,8 +78,15 @@ class AdmissionExecutor {
     // A configuration object: applied to the state and stored under `key` together.
     void ApplyObject(const ValidatedObject& validated, std::string key,
                      const v1::ConfigObject& object);
-    absl::Status DeleteObject(core::ObjectKind kind, absl::string_view namespace_name,
-                              absl::string_view name, std::string key);
+    // Deletes a configuration object from the state and, unless it stays terminating because
+    // workloads still hold quota through it, from the store. Returns whether it is terminating.
+    absl::StatusOr<bool> DeleteObject(core::ObjectKind kind, absl::string_view namespace_name,
+                                      absl::string_view name, std::string key);
+    // Stores a terminating object's deletion mark (`object` with its deletion timestamp) under
+    // `key`, so a restart keeps it terminating; the state already holds it as such.
+    void StoreTerminatingObject(std::string key, const v1::ConfigObject& object);
+    absl::Status SetActive(absl::string_view key, bool active);
+    absl::Status SetPriority(absl::string_view key, int32_t priority);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are
@@ -102,6 +109,13 @@ class AdmissionExecutor {
     }
     // Announce this workload as ADDED (rather than MODIFIED) on Watch.
     void MarkCreated(core::WorkloadId id) { created_.insert(id); }
+    // Runs `fn` once the scheduling cycles of this round have run (and their changes are staged,
+    // so each workload's resource_version is what it commits as), before the commit: for answers
+    // that must tell what the round did. `preemptions` are the evictions its cycles issued. Not
+    // run if this operation fails.
+    using AfterCyclesFn = std::function<void(
+        core::ClusterState& state, const std::vector<core::PreemptionDecision>& preemptions)>;
+    void AfterCycles(AfterCyclesFn fn) { after_cycles_.push_back(std::move(fn)); }
 
    private:
     friend class AdmissionExecutor;
@@ -111,6 +125,7 @@ class AdmissionExecutor {
     int64_t revision_ = 0;
     std::vector<std::pair<std::string, std::optional<std::string>>> object_writes_;
     std::set<core::WorkloadId> created_;
+    std::vector<AfterCyclesFn> after_cycles_;
   };
 
   static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,
@@ -230,6 +245,10 @@ class AdmissionExecutor {
   const Options options_;
   // Touched only by the executor thread (and by Open before the thread starts).
   std::unique_ptr<core::ClusterState> state_;
+  // The preemptions the current round's cycles issued, kept only while an operation of the round
+  // asked for them (Txn::AfterCycles). Executor thread only.
+  bool collect_round_preemptions_ = false;
+  std::vector<core::PreemptionDecision> round_preemptions_;
 
   mutable absl::Mutex mu_;
   std::deque<Operation*> queue_ ABSL_GUARDED_BY(mu_);

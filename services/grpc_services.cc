@@ -264,6 +264,31 @@ grpc::Status ConfigGrpcService::Delete(grpc::ServerContext* context,
   return Audited(gate_, call, api_.DeleteObject(*request), response);
 }
 
+grpc::Status ConfigGrpcService::SetStopPolicy(grpc::ServerContext* context,
+                                              const v1::SetStopPolicyRequest* request,
+                                              v1::SetStopPolicyResponse* response) {
+  TOLLGATE_AUTHORIZE(call, ObjectRequest("stop", request->ref().kind(), request->ref().namespace_(),
+                                         request->ref().name()));
+  return Audited(gate_, call, api_.SetStopPolicy(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::SetWorkloadActive(grpc::ServerContext* context,
+                                                     const v1::SetWorkloadActiveRequest* request,
+                                                     v1::SetWorkloadActiveResponse* response) {
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("deactivate", request->workload()));
+  return Audited(gate_, call, api_.SetWorkloadActive(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::Reprioritize(grpc::ServerContext* context,
+                                                const v1::ReprioritizeRequest* request,
+                                                v1::ReprioritizeResponse* response) {
+  // Capped like a submit: nobody raises a workload above the priority they may submit at.
+  auth::AccessRequest access = WorkloadRequest("reprioritize", request->workload());
+  access.priority = request->priority();
+  TOLLGATE_AUTHORIZE(call, std::move(access));
+  return Audited(gate_, call, api_.Reprioritize(*request), response);
+}
+
 grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     grpc::ServerContext* context, const v1::ListPendingWorkloadsRequest* request,
     v1::ListPendingWorkloadsResponse* response) {

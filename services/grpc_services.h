@@ -62,6 +62,11 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
                            v1::Workload* response) override;
   grpc::Status ListWorkloads(grpc::ServerContext* context, const v1::ListWorkloadsRequest* request,
                              v1::ListWorkloadsResponse* response) override;
+  grpc::Status SetWorkloadActive(grpc::ServerContext* context,
+                                 const v1::SetWorkloadActiveRequest* request,
+                                 v1::SetWorkloadActiveResponse* response) override;
+  grpc::Status Reprioritize(grpc::ServerContext* context, const v1::ReprioritizeRequest* request,
+                            v1::ReprioritizeResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
   grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest* request) override;
@@ -91,6 +96,8 @@ class ConfigGrpcService final : public v1::ConfigService::Service {
                     v1::ListObjectsResponse* response) override;
   grpc::Status Delete(grpc::ServerContext* context, const v1::DeleteObjectRequest* request,
                       v1::DeleteObjectResponse* response) override;
+  grpc::Status SetStopPolicy(grpc::ServerContext* context, const v1::SetStopPolicyRequest* request,
+                             v1::SetStopPolicyResponse* response) override;
 
  private:
   TollgateApi& api_;

@@ -20,6 +20,7 @@
 #include "services/config_objects.h"
 #include "services/list_pages.h"
 #include "services/real_clock.h"
+#include "services/tollgate_api_internal.h"
 
 namespace tollgate::services {
 namespace {
@@ -218,6 +219,20 @@ const core::LocalQueueSpec* FindLocalQueue(const core::ClusterState& state,
 
 }  // namespace
 
+namespace api_internal {
+
+std::string WorkloadKeyOf(const v1::WorkloadRef& ref) { return KeyOf(ref); }
+absl::Status RequireWorkloadRef(const v1::WorkloadRef& ref) { return RequireRef(ref); }
+absl::StatusOr<v1::Workload> WorkloadByKey(const core::ClusterState& state, absl::string_view key,
+                                           int64_t pending_revision) {
+  return services::WorkloadByKey(state, key, pending_revision);
+}
+void FillObjectStatus(const core::ClusterState& state, v1::ConfigObject& object) {
+  FillStatus(state, object);
+}
+
+}  // namespace api_internal
+
 absl::Status TollgateApi::CheckNoDeletionInFlight(
     const AdmissionExecutor::Txn& txn, const ContinueToken& token,
     const std::function<bool(absl::string_view, absl::string_view)>& touches_rest) {
@@ -314,64 +329,47 @@ void TollgateApi::SubmitAsync(const v1::SubmitRequest& request, Done<v1::SubmitR
 absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
-  return executor_.Run<v1::AdmitResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::AdmitResponse> {
-        TOLLGATE_ASSIGN_OR_RETURN(core::AdmitNowResult result,
-                                  txn.AdmitNow(key, request.dry_run()));
-        v1::AdmitResponse response;
-        switch (result.outcome) {
-          case core::AdmitNowResult::Outcome::kAdmitted:
-            response.set_outcome(v1::AdmitResponse::ADMITTED);
-            break;
-          case core::AdmitNowResult::Outcome::kPreempting:
-            response.set_outcome(v1::AdmitResponse::PREEMPTING);
-            break;
-          case core::AdmitNowResult::Outcome::kPending:
-            response.set_outcome(v1::AdmitResponse::PENDING);
-            break;
-        }
-        if (!result.admission.cluster_queue.empty()) {
-          v1::Workload scratch;
-          core::Workload holder;
-          holder.status.admission = result.admission;
-          WorkloadToProto(holder, &scratch);
-          *response.mutable_admission() = scratch.status().admission();
-        }
-        for (core::WorkloadId id : result.victims) {
-          const core::Workload* victim = txn.state().workload(id);
-          v1::WorkloadRef* ref = response.add_victims();
-          ref->set_namespace_(victim->spec.namespace_name);
-          ref->set_name(victim->spec.name);
-        }
-        response.set_message(result.message);
-        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
-        if (request.dry_run() && result.outcome == core::AdmitNowResult::Outcome::kPending) {
-          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
-          const core::Workload* wl = txn.state().FindWorkload(key);
-          auto it = wl == nullptr ? estimates->by_id.end() : estimates->by_id.find(wl->id);
-          if (it != estimates->by_id.end()) {
-            StartEstimateToProto(it->second, txn.read_revision(),
-                                 response.mutable_start_estimate());
-          }
-        }
-        return response;
-      });
-}
-
-absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptRequest& request) {
-  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
-  const std::string key = KeyOf(request.workload());
-  TOLLGATE_RETURN_IF_ERROR(CheckMessage("reason", request.reason()));
-  const std::string message = request.reason().empty() ? "Preempted on request" : request.reason();
-  return executor_.Run<v1::PreemptResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::PreemptResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.Preempt(key, message));
-        v1::PreemptResponse response;
-        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
-        return response;
-      });
+  return executor_.Run<v1::AdmitResponse>([&](AdmissionExecutor::Txn& txn)
+                                              -> absl::StatusOr<v1::AdmitResponse> {
+    TOLLGATE_ASSIGN_OR_RETURN(core::AdmitNowResult result, txn.AdmitNow(key, request.dry_run()));
+    v1::AdmitResponse response;
+    switch (result.outcome) {
+      case core::AdmitNowResult::Outcome::kAdmitted:
+        response.set_outcome(v1::AdmitResponse::ADMITTED);
+        break;
+      case core::AdmitNowResult::Outcome::kPreempting:
+        response.set_outcome(v1::AdmitResponse::PREEMPTING);
+        break;
+      case core::AdmitNowResult::Outcome::kPending:
+        response.set_outcome(v1::AdmitResponse::PENDING);
+        break;
+    }
+    if (!result.admission.cluster_queue.empty()) {
+      v1::Workload scratch;
+      core::Workload holder;
+      holder.status.admission = result.admission;
+      WorkloadToProto(holder, &scratch);
+      *response.mutable_admission() = scratch.status().admission();
+    }
+    for (core::WorkloadId id : result.victims) {
+      const core::Workload* victim = txn.state().workload(id);
+      v1::WorkloadRef* ref = response.add_victims();
+      ref->set_namespace_(victim->spec.namespace_name);
+      ref->set_name(victim->spec.name);
+    }
+    response.set_message(result.message);
+    TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                              WorkloadByKey(txn.state(), key, txn.commit_revision()));
+    if (request.dry_run() && result.outcome == core::AdmitNowResult::Outcome::kPending) {
+      TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
+      const core::Workload* wl = txn.state().FindWorkload(key);
+      auto it = wl == nullptr ? estimates->by_id.end() : estimates->by_id.find(wl->id);
+      if (it != estimates->by_id.end()) {
+        StartEstimateToProto(it->second, txn.read_revision(), response.mutable_start_estimate());
+      }
+    }
+    return response;
+  });
 }
 
 absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOperation(
@@ -717,6 +715,8 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
             meta->set_generation(1);
           }
           meta->set_resource_version(revision);
+          // An update does not undo a deletion in progress (as on the API server).
+          api_internal::KeepDeletionTimestamp(txn.state(), v.kind, v.namespace_name, v.name, *meta);
           txn.ApplyObject(v, key, object);
           last_object_write_ = revision;
           FillStatus(txn.state(), object);
@@ -816,22 +816,6 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
               .offset = (token.has_value() ? token->offset : 0) + response.objects_size(),
               .last_key = last_key}));
         }
-        return response;
-      });
-}
-
-absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
-    const v1::DeleteObjectRequest& request) {
-  TOLLGATE_ASSIGN_OR_RETURN(core::ObjectKind kind, ToCoreKind(request.ref().kind()));
-  const v1::ObjectRef ref = request.ref();
-  return executor_.Run<v1::DeleteObjectResponse>(
-      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::DeleteObjectResponse> {
-        TOLLGATE_RETURN_IF_ERROR(
-            txn.DeleteObject(kind, ref.namespace_(), ref.name(),
-                             ConfigObjectKey(ref.kind(), ref.namespace_(), ref.name())));
-        last_object_write_ = txn.revision() + 1;
-        v1::DeleteObjectResponse response;
-        response.set_revision(txn.commit_revision());
         return response;
       });
 }

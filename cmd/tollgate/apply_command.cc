@@ -173,7 +173,8 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
 Json Comparable(Json m) {
   m.erase("status");
   if (m.contains("metadata")) {
-    for (const char* key : {"uid", "resourceVersion", "generation", "creationTimestamp"}) {
+    for (const char* key :
+         {"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp"}) {
       m["metadata"].erase(key);
     }
   }

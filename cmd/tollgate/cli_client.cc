@@ -342,6 +342,29 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
       });
 }
 
+absl::StatusOr<v1::SetStopPolicyResponse> CliClient::SetStopPolicy(
+    const v1::SetStopPolicyRequest& request) {
+  return Unary<v1::SetStopPolicyResponse>(
+      [&](grpc::ClientContext* c, v1::SetStopPolicyResponse* r) {
+        return config_->SetStopPolicy(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::SetWorkloadActiveResponse> CliClient::SetWorkloadActive(
+    const v1::SetWorkloadActiveRequest& request) {
+  return Unary<v1::SetWorkloadActiveResponse>(
+      [&](grpc::ClientContext* c, v1::SetWorkloadActiveResponse* r) {
+        return admission_->SetWorkloadActive(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::ReprioritizeResponse> CliClient::Reprioritize(
+    const v1::ReprioritizeRequest& request) {
+  return Unary<v1::ReprioritizeResponse>([&](grpc::ClientContext* c, v1::ReprioritizeResponse* r) {
+    return admission_->Reprioritize(c, request, r);
+  });
+}
+
 absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
   return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
     return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);

@@ -97,6 +97,10 @@ class CliClient {
   absl::StatusOr<v1::ConfigObject> GetObject(const v1::GetObjectRequest& request);
   absl::StatusOr<v1::ListObjectsResponse> ListObjects(const v1::ListObjectsRequest& request);
   absl::StatusOr<v1::DeleteObjectResponse> DeleteObject(const v1::DeleteObjectRequest& request);
+  absl::StatusOr<v1::SetStopPolicyResponse> SetStopPolicy(const v1::SetStopPolicyRequest& request);
+  absl::StatusOr<v1::SetWorkloadActiveResponse> SetWorkloadActive(
+      const v1::SetWorkloadActiveRequest& request);
+  absl::StatusOr<v1::ReprioritizeResponse> Reprioritize(const v1::ReprioritizeRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);

@@ -47,6 +47,10 @@ constexpr FlagSpec kApplyDryRunFlag{"dry-run", 0, "STRATEGY",
                                     "client"};
 constexpr FlagSpec kAdmitDryRunFlag{"dry-run", 0, "", "only report what would happen"};
 constexpr FlagSpec kReasonFlag{"reason", 0, "TEXT", "why, shown in the workload's events"};
+constexpr FlagSpec kHoldFlag{"hold", 0, "", "also deactivate it, so it is not requeued"};
+constexpr FlagSpec kDrainFlag{"drain", 0, "",
+                              "HoldAndDrain: also evict what the queue has admitted"};
+constexpr FlagSpec kPriorityFlag{"priority", 0, "N", "the new priority (required)"};
 constexpr FlagSpec kMessageFlag{"message", 0, "TEXT",
                                 "how it ended, e.g. \"Job succeeded\" (shown in its events)"};
 
@@ -118,11 +122,52 @@ const std::vector<Command>& Commands() {
        RunFinish,
        true},
       {"preempt",
-       "preempt NAME [--reason TEXT]",
+       "preempt NAME [--reason TEXT] [--hold]",
        "Evict an admitted workload.",
-       "",
-       {kNamespaceFlag, kReasonFlag},
+       "Prints what happened once the scheduling right after the eviction has run: requeued and\n"
+       "waiting, or admitted again (and by preempting whom, into which flavors). --hold evicts\n"
+       "and deactivates it in one step (`activate` requeues it).\n",
+       {kNamespaceFlag, kReasonFlag, kHoldFlag},
        RunPreempt,
+       true},
+      {"stop",
+       "stop clusterqueue|localqueue NAME [--drain]",
+       "Stop a queue admitting (stopPolicy Hold, or HoldAndDrain with --drain).",
+       "Changes only spec.stopPolicy, as kueuectl stop does. Hold keeps what is admitted running;\n"
+       "--drain also evicts it. `resume` sets stopPolicy None.\n",
+       {kNamespaceFlag, kDrainFlag},
+       RunStop,
+       true},
+      {"resume",
+       "resume clusterqueue|localqueue NAME",
+       "Let a stopped queue admit again (stopPolicy None).",
+       "",
+       {kNamespaceFlag},
+       RunResume,
+       true},
+      {"deactivate",
+       "deactivate [workload] NAME",
+       "Set a workload's spec.active to false (Kueue's stop workload).",
+       "An admitted workload is evicted; a pending one leaves its queue. It stays Deactivated\n"
+       "until `activate`.\n",
+       {kNamespaceFlag},
+       RunDeactivate,
+       true},
+      {"activate",
+       "activate [workload] NAME",
+       "Set a workload's spec.active to true and requeue it.",
+       "Also clears a deactivation by waitForPodsReady's backoffLimitCount and its requeue "
+       "count.\n",
+       {kNamespaceFlag},
+       RunActivate,
+       true},
+      {"reprioritize",
+       "reprioritize [workload] NAME --priority N",
+       "Change a workload's priority.",
+       "A pending workload moves in its queue at once. An admitted one keeps running; the new\n"
+       "priority decides whom it may be preempted by from then on.\n",
+       {kNamespaceFlag, kPriorityFlag},
+       RunReprioritize,
        true},
       {"checkpoint",
        "checkpoint NAME",

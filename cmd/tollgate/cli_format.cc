@@ -27,6 +27,15 @@ std::string StateName(v1::WorkloadState state) {
   }
 }
 
+std::string DisplayState(const v1::Workload& wl) {
+  // A deactivated workload waits for an operator, not for quota: say so.
+  if (wl.status().state() == v1::WORKLOAD_STATE_PENDING &&
+      ((wl.spec().has_active() && !wl.spec().active()) || wl.status().deactivated())) {
+    return "Deactivated";
+  }
+  return StateName(wl.status().state());
+}
+
 std::string OrNone(absl::string_view s) { return s.empty() ? std::string(kNone) : std::string(s); }
 
 std::string WorkloadKey(const v1::ObjectMeta& meta) {
@@ -72,10 +81,22 @@ std::string FormatTaints(const v1::ResourceFlavorSpec& spec) {
 }
 
 std::string ActiveOf(const v1::ClusterQueue& cq) {
+  if (cq.metadata().has_deletion_timestamp()) return "False (Terminating)";
   for (const v1::Condition& c : cq.status().conditions()) {
-    if (c.type() == "Active") return c.status();
+    if (c.type() != "Active") continue;
+    // Why not, when not: Stopped, Terminating (its cohort is being deleted), FlavorNotFound...
+    if (c.status() == "False" && !c.reason().empty()) {
+      return absl::StrCat(c.status(), " (", c.reason(), ")");
+    }
+    return c.status();
   }
   return "Unknown";
+}
+
+std::string ObjectStatusOf(const v1::ObjectMeta& meta, absl::string_view stop_policy) {
+  if (meta.has_deletion_timestamp()) return "Terminating";
+  if (!stop_policy.empty() && stop_policy != "None") return "Stopped";
+  return "Active";
 }
 
 std::string Plural(int64_t n, absl::string_view word) {

@@ -27,6 +27,12 @@ int RunFinish(Session& s, const ParsedFlags& args);
 int RunPreempt(Session& s, const ParsedFlags& args);
 int RunCheckpoint(Session& s, const ParsedFlags& args);
 int RunDelete(Session& s, const ParsedFlags& args);
+// control_commands.cc: stop/resume of queues, deactivate/activate and reprioritize of workloads.
+int RunStop(Session& s, const ParsedFlags& args);
+int RunResume(Session& s, const ParsedFlags& args);
+int RunDeactivate(Session& s, const ParsedFlags& args);
+int RunActivate(Session& s, const ParsedFlags& args);
+int RunReprioritize(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
 // `get config`: called by RunGet.
 int RunGetConfig(Session& s, const ParsedFlags& args);

@@ -81,9 +81,9 @@ void AddState(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
   const bool was_admitted = ToAbslTime(status.admission_time()) != absl::InfinitePast();
   const bool evicted = ToAbslTime(status.evicted_at()) != absl::InfinitePast();
   const bool requeued = status.state() == v1::WORKLOAD_STATE_PENDING && was_admitted;
-  top.Add("State", requeued && evicted ? absl::StrCat(StateName(status.state()),
-                                                      " (evicted, waiting to be admitted again)")
-                                       : StateName(status.state()));
+  top.Add("State", requeued && evicted
+                       ? absl::StrCat(DisplayState(wl), " (evicted, waiting to be admitted again)")
+                       : DisplayState(wl));
   if (was_admitted) {
     top.Add(
         holds_quota || status.state() == v1::WORKLOAD_STATE_FINISHED ? "Admitted" : "Last Admitted",

@@ -164,7 +164,7 @@ std::vector<std::string> WorkloadRow(const GetOptions& o, const v1::Workload& wl
   std::vector<std::string> row;
   if (o.all_namespaces) row.push_back(wl.metadata().namespace_());
   row.insert(row.end(),
-             {wl.metadata().name(), QueueOf(wl), StateName(wl.status().state()),
+             {wl.metadata().name(), QueueOf(wl), DisplayState(wl),
               OrNone(wl.status().admission().cluster_queue()), absl::StrCat(wl.status().priority()),
               position, FormatAge(wl.metadata().creation_timestamp(), now)});
   if (o.format.kind == OutputFormat::Kind::kWide) {
@@ -390,14 +390,15 @@ int GetConfig(Session& s, const GetOptions& o) {
       break;
     }
     case v1::LOCAL_QUEUE: {
-      std::vector<std::string> headers{"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
+      std::vector<std::string> headers{"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED", "STATUS"};
       if (wide) headers.push_back("STOP-POLICY");
       table.emplace(WithNamespace(o, headers, "NAMESPACE"));
       for (size_t i : *order) {
         const v1::LocalQueue& lq = objects[i].local_queue();
         std::vector<std::string> row{lq.metadata().name(), OrNone(lq.spec().cluster_queue()),
                                      absl::StrCat(lq.status().pending_workloads()),
-                                     absl::StrCat(lq.status().admitted_workloads())};
+                                     absl::StrCat(lq.status().admitted_workloads()),
+                                     ObjectStatusOf(lq.metadata(), lq.spec().stop_policy())};
         if (wide) row.push_back(lq.spec().stop_policy().empty() ? "None" : lq.spec().stop_policy());
         table->AddRow(WithNamespace(o, row, lq.metadata().namespace_()));
       }
@@ -443,10 +444,11 @@ int GetConfig(Session& s, const GetOptions& o) {
       break;
     case v1::NAMESPACE:
     default:
-      table.emplace(std::vector<std::string>{"NAME", "AGE"});
+      table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});
       for (size_t i : *order) {
         const v1::ObjectMeta& meta = services::MetadataOf(objects[i]);
-        table->AddRow({meta.name(), FormatAge(meta.creation_timestamp(), now)});
+        table->AddRow(
+            {meta.name(), ObjectStatusOf(meta), FormatAge(meta.creation_timestamp(), now)});
       }
       break;
   }
@@ -575,8 +577,7 @@ std::string WatchLine(const v1::WatchEvent& event) {
   }
   // A stream cannot be aligned after the fact; minimum widths keep typical names in columns.
   return absl::StrFormat("%-9s %-36s %-9s %-14s %s", type, WorkloadKey(wl.metadata()),
-                         StateName(wl.status().state()),
-                         OrNone(wl.status().admission().cluster_queue()), detail);
+                         DisplayState(wl), OrNone(wl.status().admission().cluster_queue()), detail);
 }
 
 }  // namespace

@@ -136,6 +136,49 @@ class Run {
         });
       case StepKind::kExpect:
         return Expect(step.expect);
+      case StepKind::kPreempt:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::PreemptRequest request;
+          *request.mutable_workload() = ref;
+          return api_.Preempt(request).status();
+        });
+      case StepKind::kDeactivate:
+      case StepKind::kActivate:
+        return ForEachWorkload(step.workload_names, [this, &step](const v1::WorkloadRef& ref) {
+          v1::SetWorkloadActiveRequest request;
+          *request.mutable_workload() = ref;
+          request.set_active(step.kind == StepKind::kActivate);
+          return api_.SetWorkloadActive(request).status();
+        });
+      case StepKind::kReprioritize:
+        for (const auto& [name, priority] : step.priorities) {
+          std::string error =
+              ForEachWorkload({name}, [this, p = priority](const v1::WorkloadRef& ref) {
+                v1::ReprioritizeRequest request;
+                *request.mutable_workload() = ref;
+                request.set_priority(p);
+                return api_.Reprioritize(request).status();
+              });
+          if (!error.empty()) return error;
+        }
+        return "";
+      case StepKind::kStop:
+      case StepKind::kResume:
+        for (const ObjectRef& ref : step.del) {
+          v1::SetStopPolicyRequest request;
+          request.mutable_ref()->set_kind(*services::ConfigKindNamed(ref.kind));
+          request.mutable_ref()->set_name(ref.name);
+          request.mutable_ref()->set_namespace_(ref.ns);
+          request.set_stop_policy(step.kind == StepKind::kResume ? "None"
+                                  : ref.drain                    ? "HoldAndDrain"
+                                                                 : "Hold");
+          absl::Status status = api_.SetStopPolicy(request).status();
+          if (!status.ok()) {
+            return absl::StrCat(StepKindName(step.kind), " ", ref.kind, " ", ref.name, ": ",
+                                status.message());
+          }
+        }
+        return "";
     }
     return "unknown step";
   }
@@ -195,8 +238,43 @@ class Run {
         request.mutable_ref()->set_namespace_(ref.ns);
         status = api_.DeleteObject(request).status();
       }
+      if (ref.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected deleting ", ref.kind, " ", ref.name, " refused with ",
+                              Quote(*ref.refused), ", but it was deleted");
+        }
+        if (status.message().find(*ref.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected deleting ", ref.kind, " ", ref.name, " refused with ",
+                              Quote(*ref.refused), ", saw ", Quote(status.message()));
+        }
+        continue;
+      }
       if (!status.ok())
         return absl::StrCat("delete ", ref.kind, " ", ref.name, ": ", status.message());
+    }
+    return "";
+  }
+
+  // terminating / absent: the object's existence and deletion timestamp.
+  std::string CheckObject(const ObjectRef& ref, bool want_terminating) {
+    std::optional<v1::ObjectKind> kind = services::ConfigKindNamed(ref.kind);
+    if (!kind.has_value()) return absl::StrCat("not a configuration kind: ", Quote(ref.kind));
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(*kind);
+    request.mutable_ref()->set_name(ref.name);
+    request.mutable_ref()->set_namespace_(ref.ns);
+    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    const std::string what =
+        absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
+    if (!want_terminating) {
+      if (object.ok()) return absl::StrCat("expected ", what, " gone, but it exists");
+      if (!absl::IsNotFound(object.status())) return std::string(object.status().message());
+      return "";
+    }
+    if (!object.ok())
+      return absl::StrCat("expected ", what, " terminating: ", object.status().message());
+    if (!services::MetadataOf(*object).has_deletion_timestamp()) {
+      return absl::StrCat("expected ", what, " terminating, but it is not being deleted");
     }
     return "";
   }
@@ -432,6 +510,23 @@ class Run {
     }
     for (const auto& [queue, names] : expect.queue_order) {
       if (std::string e = CheckQueueOrder(queue, names); !e.empty()) return e;
+    }
+    for (const ObjectRef& ref : expect.terminating) {
+      if (std::string e = CheckObject(ref, true); !e.empty()) return e;
+    }
+    for (const ObjectRef& ref : expect.absent) {
+      if (std::string e = CheckObject(ref, false); !e.empty()) return e;
+    }
+    for (const std::string& name : expect.deactivated) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok()) return std::string(key.status().message());
+      v1::GetWorkloadRequest request;
+      *request.mutable_workload() = RefOf(*key);
+      absl::StatusOr<v1::Workload> wl = api_.GetWorkload(request);
+      if (!wl.ok()) return std::string(wl.status().message());
+      const bool inactive =
+          (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
+      if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;

@@ -46,10 +46,12 @@ int RunPreempt(Session& s, const ParsedFlags& args) {
   v1::PreemptRequest request;
   *request.mutable_workload() = *ref;
   request.set_reason(args.Get("reason"));
+  request.set_hold(args.Has("hold"));
   absl::StatusOr<v1::PreemptResponse> response = s.client().Preempt(request);
   if (!response.ok()) return s.Fail(response.status());
-  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " preempted ("
-          << StateName(response->workload().status().state()) << ")\n";
+  // The server's account of the eviction and of the scheduling right after it.
+  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " preempted: " << response->message()
+          << " (" << DisplayState(response->workload()) << ")\n";
   return kExitOk;
 }
 
@@ -85,7 +87,15 @@ int RunDelete(Session& s, const ParsedFlags& args) {
     request.mutable_ref()->set_kind(kind->object_kind);
     if (kind->namespaced) request.mutable_ref()->set_namespace_(s.Namespace());
     request.mutable_ref()->set_name(name);
-    status = s.client().DeleteObject(request).status();
+    absl::StatusOr<v1::DeleteObjectResponse> response = s.client().DeleteObject(request);
+    status = response.status();
+    if (response.ok() && response->terminating()) {
+      // In use: kept until the workloads holding quota through it end (Kueue's finalizers).
+      s.out() << kind->resource << " \"" << name << "\" terminating: "
+              << "admits nothing new; removed when the workloads holding quota through it end ("
+              << absl::StrJoin(response->held_by(), ", ") << ")\n";
+      return kExitOk;
+    }
   }
   if (!status.ok()) return s.Fail(status);
   s.out() << kind->resource << " \"" << name << "\" deleted\n";

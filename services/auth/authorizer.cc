@@ -55,10 +55,12 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back({"batch-admin",
                    {{kAll, kQueueKinds}, {kAll, {"Workload"}}, {kReadVerbs, {"Namespace"}}},
                    unlimited});
-  roles.push_back({"batch-user",
-                   {{{"submit", "finish", "delete", "get", "list", "watch"}, {"Workload"}},
-                    {{"get", "list"}, {"LocalQueue"}}},
-                   PriorityLimit{0, false}});
+  roles.push_back(
+      {"batch-user",
+       {{{"submit", "finish", "delete", "get", "list", "watch", "deactivate", "reprioritize"},
+         {"Workload"}},
+        {{"get", "list"}, {"LocalQueue"}}},
+       PriorityLimit{0, false}});
   roles.push_back({"viewer", {{kReadVerbs, kAll}}, PriorityLimit{0, false}});
   roles.push_back(
       {"adapter",
@@ -74,7 +76,7 @@ bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view
   if (grant_verb == "admin") return true;
   if (grant_verb == "submit") {
     return verb == "submit" || verb == "get" || verb == "list" || verb == "watch" ||
-           verb == "finish" || verb == "delete";
+           verb == "finish" || verb == "delete" || verb == "deactivate" || verb == "reprioritize";
   }
   if (grant_verb == "preempt") return verb == "preempt" || verb == "get";
   return false;
@@ -96,9 +98,12 @@ bool GrantAllows(const QueueGrant& grant, const AccessRequest& request) {
     }
     return false;
   }
-  // The queue objects themselves: only admin, and only get/apply/delete.
+  // The queue objects themselves: only admin, and only get/apply/delete/stop.
   if (!Lists(grant.verbs, "admin")) return false;
-  if (request.verb != "get" && request.verb != "apply" && request.verb != "delete") return false;
+  if (request.verb != "get" && request.verb != "apply" && request.verb != "delete" &&
+      request.verb != "stop") {
+    return false;
+  }
   if (request.kind == "ClusterQueue") {
     return !grant.cluster_queue.empty() && grant.cluster_queue == request.name;
   }
@@ -286,7 +291,7 @@ Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& re
   const std::string denied_prefix =
       absl::StrCat(Describe(identity), " may not ", request.verb, " ", DescribeObject(request));
   if (!allowed) return {false, denied_prefix};
-  if (request.verb == "submit") {
+  if (request.verb == "submit" || request.verb == "reprioritize") {
     if (request.priority.has_value() && limit.max_priority.has_value() &&
         *request.priority > *limit.max_priority) {
       return {false, absl::StrCat(denied_prefix, ": priority ", *request.priority,

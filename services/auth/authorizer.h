@@ -30,8 +30,11 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 
 // The verbs Tollgate knows. Workload verbs map one to one to the AdmissionService RPCs; config
 // objects take get/list/watch/apply/delete.
-inline constexpr absl::string_view kVerbs[] = {"get",     "list",   "watch",  "submit", "admit",
-                                               "preempt", "finish", "report", "delete", "apply"};
+// stop covers stop and resume of a queue; deactivate covers deactivate and activate of a
+// workload; reprioritize is capped by the same priority limit as submit.
+inline constexpr absl::string_view kVerbs[] = {
+    "get",    "list",   "watch", "submit", "admit",      "preempt",     "finish",
+    "report", "delete", "apply", "stop",   "deactivate", "reprioritize"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 inline constexpr absl::string_view kKinds[] = {

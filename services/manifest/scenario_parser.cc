@@ -379,12 +379,57 @@ absl::StatusOr<std::vector<WorkloadExpectation>> ParseWorkloadExpectations(const
   return out;
 }
 
+// A list of {kind, name, namespace}, plus the one `extra` key the caller reads ("refused" for
+// delete, "drain" for stop; empty for none).
+absl::StatusOr<std::vector<ObjectRef>> ParseRefList(const Where& where, const YAML::Node& node,
+                                                    absl::string_view path,
+                                                    absl::string_view extra) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<ObjectRef> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string item_path = Index(path, i++);
+    absl::StatusOr<Keys> keys =
+        extra.empty() ? Keys::Read(where, item, item_path, {"kind", "name", "namespace"})
+                      : Keys::Read(where, item, item_path, {"kind", "name", "namespace", extra});
+    if (!keys.ok()) return keys.status();
+    const Keys& k = *keys;
+    ObjectRef ref;
+    TOLLGATE_ASSIGN_OR_RETURN(ref.kind, RequiredStr(where, k, "kind"));
+    if (core::FindKind(ref.kind) == nullptr) {
+      return where.Error(k.Path("kind"), absl::StrCat("unknown kind \"", ref.kind, "\""));
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(ref.name, RequiredStr(where, k, "name"));
+    if (const YAML::Node* n = k.Get("namespace"); n != nullptr && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.ns, Str(where, *n, k.Path("namespace")));
+    }
+    if (const YAML::Node* n = k.Get("refused")) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.refused, Str(where, *n, k.Path("refused")));
+    }
+    if (const YAML::Node* n = k.Get("drain")) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.drain, Bool(where, *n, k.Path("drain")));
+    }
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
       Keys keys, Keys::Read(where, node, "",
                             {"admitted", "pending", "finished", "preempted", "preemptionReasons",
-                             "fairShare", "reasons", "usage", "queueOrder", "rejected"}));
+                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
+                             "terminating", "absent", "deactivated"}));
   Expectation e;
+  if (const YAML::Node* n = keys.Get("terminating")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
+  }
+  if (const YAML::Node* n = keys.Get("absent")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.absent, ParseRefList(where, *n, "absent", ""));
+  }
+  if (const YAML::Node* n = keys.Get("deactivated")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.deactivated, StrList(where, *n, "deactivated"));
+  }
   for (auto [key, field] : {std::pair{"admitted", &e.admitted}, std::pair{"pending", &e.pending},
                             std::pair{"finished", &e.finished}}) {
     if (const YAML::Node* n = keys.Get(key)) {
@@ -481,6 +526,9 @@ constexpr StepKindEntry kStepKinds[] = {
     {"delete", StepKind::kDelete},       {"settle", StepKind::kSettle},
     {"advance", StepKind::kAdvance},     {"finish", StepKind::kFinish},
     {"podsReady", StepKind::kPodsReady}, {"expect", StepKind::kExpect},
+    {"preempt", StepKind::kPreempt},     {"deactivate", StepKind::kDeactivate},
+    {"activate", StepKind::kActivate},   {"reprioritize", StepKind::kReprioritize},
+    {"stop", StepKind::kStop},           {"resume", StepKind::kResume},
 };
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
@@ -519,23 +567,35 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       return absl::OkStatus();
     }
     case StepKind::kDelete: {
-      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, body, ""));
-      size_t i = 0;
-      for (const auto& item : body) {
-        const std::string path = Index("delete", i++);
-        TOLLGATE_ASSIGN_OR_RETURN(Keys k,
-                                  Keys::Read(where, item, path, {"kind", "name", "namespace"}));
-        ObjectRef ref;
-        TOLLGATE_ASSIGN_OR_RETURN(ref.kind, RequiredStr(where, k, "kind"));
-        if (core::FindKind(ref.kind) == nullptr) {
-          return where.Error(k.Path("kind"), absl::StrCat("unknown kind \"", ref.kind, "\""));
+      TOLLGATE_ASSIGN_OR_RETURN(step.del, ParseRefList(where, body, "delete", "refused"));
+      return absl::OkStatus();
+    }
+    case StepKind::kStop:
+    case StepKind::kResume: {
+      const std::string path(StepKindName(step.kind));
+      TOLLGATE_ASSIGN_OR_RETURN(
+          step.del, ParseRefList(where, body, path, step.kind == StepKind::kStop ? "drain" : ""));
+      for (size_t i = 0; i < step.del.size(); ++i) {
+        if (step.del[i].kind != "ClusterQueue" && step.del[i].kind != "LocalQueue") {
+          return where.Error(
+              Index(path, i) + ".kind",
+              absl::StrCat("want ClusterQueue or LocalQueue, got \"", step.del[i].kind, "\""));
         }
-        TOLLGATE_ASSIGN_OR_RETURN(ref.name, RequiredStr(where, k, "name"));
-        if (const YAML::Node* n = k.Get("namespace"); n != nullptr && !n->IsNull()) {
-          TOLLGATE_ASSIGN_OR_RETURN(ref.ns, Str(where, *n, k.Path("namespace")));
-        }
-        step.del.push_back(std::move(ref));
       }
+      return absl::OkStatus();
+    }
+    case StepKind::kReprioritize: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.priorities,
+                                MapOf<int32_t>(where, body, "reprioritize",
+                                               [&](const YAML::Node& v, const std::string& p) {
+                                                 return Int32(where, v, p);
+                                               }));
+      return absl::OkStatus();
+    }
+    case StepKind::kPreempt:
+    case StepKind::kDeactivate:
+    case StepKind::kActivate: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }
     case StepKind::kSettle:

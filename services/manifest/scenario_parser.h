@@ -43,6 +43,10 @@ struct ObjectRef {
   std::string name;
   // Empty for cluster-scoped kinds.
   std::string ns;
+  // delete: the deletion must be refused with a message containing this text.
+  std::optional<std::string> refused;
+  // stop: HoldAndDrain instead of Hold.
+  bool drain = false;
 };
 
 struct WorkloadExpectation {
@@ -79,9 +83,31 @@ struct Expectation {
   std::map<std::string, std::vector<std::string>> queue_order;
   // Workload -> substring of the submit's error.
   std::map<std::string, std::string> rejected;
+  // Objects that must exist and be terminating (deleted while in use).
+  std::vector<ObjectRef> terminating;
+  // Objects that must not exist.
+  std::vector<ObjectRef> absent;
+  // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
+  std::vector<std::string> deactivated;
 };
 
-enum class StepKind { kSubmit, kApply, kDelete, kSettle, kAdvance, kFinish, kPodsReady, kExpect };
+enum class StepKind {
+  kSubmit,
+  kApply,
+  kDelete,
+  kSettle,
+  kAdvance,
+  kFinish,
+  kPodsReady,
+  kExpect,
+  // Operator controls (Tollgate's own): evict on request, spec.active, priority, stopPolicy.
+  kPreempt,
+  kDeactivate,
+  kActivate,
+  kReprioritize,
+  kStop,
+  kResume,
+};
 
 // The step's key in the file: "submit", "podsReady", ...
 absl::string_view StepKindName(StepKind kind);
@@ -91,11 +117,12 @@ struct Step {
   // 1-based position in `steps`, as error messages and the runner's report name it.
   int index = 0;
   // Only the member for `kind` is filled.
-  std::vector<SubmitItem> submit;           // kSubmit
-  std::vector<manifest::Manifest> apply;    // kApply
-  std::vector<ObjectRef> del;               // kDelete
-  absl::Duration advance;                   // kAdvance
-  std::vector<std::string> workload_names;  // kFinish, kPodsReady
+  std::vector<SubmitItem> submit;             // kSubmit
+  std::vector<manifest::Manifest> apply;      // kApply
+  std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
+  std::map<std::string, int32_t> priorities;  // kReprioritize
+  absl::Duration advance;                     // kAdvance
+  std::vector<std::string> workload_names;  // kFinish, kPodsReady, kPreempt, kDeactivate, kActivate
   Expectation expect;                       // kExpect
 };
 

@@ -293,6 +293,8 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   const WorkloadId b = state_.FindWorkload("ns/b")->id;
   ASSERT_NE(state_.QueuedIn(b), nullptr);
 
+  // Unused (in-use deletion is object_deletion_test.cc's): the queue goes at once.
+  ASSERT_TRUE(state_.Finish("ns/a", "", now_).ok());
   ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "cq", now_).ok());
   EXPECT_EQ(state_.QueuedIn(b), nullptr);
   Settle();

@@ -525,9 +525,10 @@ TEST_F(CliTest, GetTablesShowTheEvalHubState) {
               ContainsRegex("team-b-cq +evalhub +BestEffortFIFO +2 +1 +True"));
 
   r = RunOk({"get", "localqueues", "-A"});
-  EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME         CLUSTERQUEUE   PENDING   ADMITTED\n"));
-  EXPECT_THAT(r.out, ContainsRegex("team-a +eval-queue +team-a-cq +0 +4\n"));
-  EXPECT_THAT(r.out, ContainsRegex("team-b +eval-queue +team-b-cq +2 +1\n"));
+  EXPECT_THAT(r.out, StartsWith("NAMESPACE   NAME         CLUSTERQUEUE   PENDING   ADMITTED   "
+                                "STATUS\n"));
+  EXPECT_THAT(r.out, ContainsRegex("team-a +eval-queue +team-a-cq +0 +4 +Active\n"));
+  EXPECT_THAT(r.out, ContainsRegex("team-b +eval-queue +team-b-cq +2 +1 +Active\n"));
 
   r = RunOk({"get", "flavors"});
   EXPECT_EQ(r.out,

@@ -161,6 +161,39 @@ TEST(AuthorizerTest, RolesBindingsAndQueueGrants) {
   }
 }
 
+// The operator verbs: workload owners deactivate and reprioritize (within their priority cap);
+// stopping a queue is for queue admins.
+TEST(AuthorizerTest, OperatorVerbs) {
+  const Authorizer authz = FromYaml(kPolicy);
+  AccessRequest raise = Req("reprioritize", "Workload", "team-a", "w");
+  raise.priority = 5;
+  AccessRequest zero = raise;
+  zero.priority = 0;
+  AccessRequest guest_deactivate = Req("deactivate", "Workload", "team-b", "g");
+  guest_deactivate.local_queue = "shared";
+  AccessRequest stop_cq = Req("stop", "ClusterQueue", "", "cq-b");
+  stop_cq.cluster_queue = "cq-b";
+  const std::vector<Case> cases = {
+      {"OwnerDeactivates", User("alice", {"team-a"}), Req("deactivate", "Workload", "team-a", "w"),
+       true},
+      {"OwnerCannotDeactivateOtherTeams", User("alice", {"team-a"}),
+       Req("deactivate", "Workload", "team-b", "w"), false},
+      {"OwnerReprioritizesWithinCap", User("alice", {"team-a"}), zero, true},
+      {"OwnerCannotRaiseAboveCap", User("alice", {"team-a"}), raise, false},
+      {"LeadRaisesWithinBindingCap", User("lead"), raise, true},
+      {"SubmitGrantDeactivatesInItsQueue", User("guest"), guest_deactivate, true},
+      {"OwnerCannotStopQueues", User("alice", {"team-a"}), stop_cq, false},
+      {"BatchAdminStopsQueues", User("qadmin"), stop_cq, true},
+      {"PreemptGrantCannotStop", User("oncall"), stop_cq, false},
+      {"ViewerCannotDeactivate", User("v", {"auditors"}),
+       Req("deactivate", "Workload", "team-a", "w"), false},
+  };
+  for (const Case& c : cases) {
+    const Decision d = authz.Authorize(c.identity, c.request);
+    EXPECT_EQ(d.allowed, c.allowed) << c.name << ": " << d.reason;
+  }
+}
+
 TEST(AuthorizerTest, DenialNamesNamespaceAndPriority) {
   const Authorizer authz = FromYaml(kPolicy);
   AccessRequest high = Req("submit", "Workload", "team-a", "w");

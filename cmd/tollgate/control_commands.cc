@@ -1,0 +1,106 @@
+// stop/resume (ClusterQueues, LocalQueues), deactivate/activate and reprioritize (workloads):
+// the controls that change one field of an object without a full re-apply.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/tollgate/cli_format.h"
+#include "cmd/tollgate/cli_kinds.h"
+#include "cmd/tollgate/commands.h"
+
+namespace tollgate::cli {
+namespace {
+
+// stop/resume KIND NAME: sets spec.stopPolicy.
+int SetStopPolicy(Session& s, const ParsedFlags& args, const std::string& policy) {
+  if (args.positional.size() != 2)
+    return s.UsageError("name a KIND (clusterqueue or localqueue) and a NAME");
+  const KindInfo* kind = FindKind(args.positional[0]);
+  if (kind == nullptr ||
+      (kind->object_kind != v1::CLUSTER_QUEUE && kind->object_kind != v1::LOCAL_QUEUE)) {
+    return s.UsageError(
+        absl::StrCat("KIND: want clusterqueue or localqueue, got \"", args.positional[0], "\""));
+  }
+  v1::SetStopPolicyRequest request;
+  request.mutable_ref()->set_kind(kind->object_kind);
+  if (kind->namespaced) request.mutable_ref()->set_namespace_(s.Namespace());
+  request.mutable_ref()->set_name(args.positional[1]);
+  request.set_stop_policy(policy);
+  absl::StatusOr<v1::SetStopPolicyResponse> response = s.client().SetStopPolicy(request);
+  if (!response.ok()) return s.Fail(response.status());
+  s.out() << kind->resource << " \"" << args.positional[1] << "\" "
+          << (policy == "None" ? "resumed" : absl::StrCat("stopped (stopPolicy ", policy, ")"))
+          << "\n";
+  return kExitOk;
+}
+
+// [workload] NAME: the workload the command names; "workload" (or wl, workloads) may come first,
+// as in kueuectl's `stop workload NAME`.
+absl::StatusOr<v1::WorkloadRef> NamedWorkload(const Session& s, const ParsedFlags& args) {
+  std::vector<std::string> rest = args.positional;
+  if (rest.size() == 2) {
+    const KindInfo* kind = FindKind(rest[0]);
+    if (kind == nullptr || kind->object_kind != v1::OBJECT_KIND_UNSPECIFIED) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("only workloads can be named here, got \"", rest[0], "\""));
+    }
+    rest.erase(rest.begin());
+  }
+  if (rest.size() != 1) {
+    return absl::InvalidArgumentError(rest.empty() ? "name the workload"
+                                                   : absl::StrCat("unexpected argument ", rest[1]));
+  }
+  v1::WorkloadRef ref;
+  ref.set_namespace_(s.Namespace());
+  ref.set_name(rest[0]);
+  return ref;
+}
+
+int SetActive(Session& s, const ParsedFlags& args, bool active) {
+  absl::StatusOr<v1::WorkloadRef> ref = NamedWorkload(s, args);
+  if (!ref.ok()) return s.UsageError(ref.status().message());
+  v1::SetWorkloadActiveRequest request;
+  *request.mutable_workload() = *ref;
+  request.set_active(active);
+  absl::StatusOr<v1::SetWorkloadActiveResponse> response = s.client().SetWorkloadActive(request);
+  if (!response.ok()) return s.Fail(response.status());
+  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << (active ? " activated" : " deactivated")
+          << " (" << DisplayState(response->workload()) << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunStop(Session& s, const ParsedFlags& args) {
+  return SetStopPolicy(s, args, args.Has("drain") ? "HoldAndDrain" : "Hold");
+}
+
+int RunResume(Session& s, const ParsedFlags& args) { return SetStopPolicy(s, args, "None"); }
+
+int RunDeactivate(Session& s, const ParsedFlags& args) { return SetActive(s, args, false); }
+
+int RunActivate(Session& s, const ParsedFlags& args) { return SetActive(s, args, true); }
+
+int RunReprioritize(Session& s, const ParsedFlags& args) {
+  absl::StatusOr<v1::WorkloadRef> ref = NamedWorkload(s, args);
+  if (!ref.ok()) return s.UsageError(ref.status().message());
+  if (!args.Has("priority")) return s.UsageError("--priority N is required");
+  int32_t priority = 0;
+  const std::string text = args.Get("priority");
+  if (!absl::SimpleAtoi(text, &priority)) {
+    return s.UsageError(absl::StrCat("--priority: want a 32-bit integer, got \"", text, "\""));
+  }
+  v1::ReprioritizeRequest request;
+  *request.mutable_workload() = *ref;
+  request.set_priority(priority);
+  absl::StatusOr<v1::ReprioritizeResponse> response = s.client().Reprioritize(request);
+  if (!response.ok()) return s.Fail(response.status());
+  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " priority set to " << priority << " ("
+          << DisplayState(response->workload()) << ")\n";
+  return kExitOk;
+}
+
+}  // namespace tollgate::cli

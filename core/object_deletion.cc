@@ -1,0 +1,234 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cluster_state.h"
+
+// ClusterState's deletion of configuration objects, with Kueue's in-use protection (its
+// finalizers): an object that workloads still hold quota through is kept and marked terminating
+// until the last of them ends; a ResourceFlavor that a queue still names cannot be deleted.
+
+namespace tollgate::core {
+namespace {
+
+// At most this many workloads are named in a message; the rest are counted.
+constexpr size_t kMaxNamed = 5;
+
+std::string NameList(const std::vector<std::string>& names) {
+  std::vector<std::string> shown(names.begin(), names.begin() + std::min(names.size(), kMaxNamed));
+  std::string text = absl::StrJoin(shown, ", ");
+  if (names.size() > kMaxNamed) absl::StrAppend(&text, " and ", names.size() - kMaxNamed, " more");
+  return text;
+}
+
+bool NamesFlavor(const std::vector<ResourceGroupSpec>& groups, const std::string& flavor) {
+  for (const ResourceGroupSpec& group : groups) {
+    for (const FlavorQuotasSpec& f : group.flavors) {
+      if (f.flavor == flavor) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ObjectName::ToString() const {
+  return absl::StrCat(ObjectKindName(kind), " ", namespace_name.empty() ? "" : namespace_name,
+                      namespace_name.empty() ? "" : "/", name);
+}
+
+std::string ClusterState::RegistryKey(ObjectKind kind, absl::string_view namespace_name,
+                                      absl::string_view name) {
+  return kind == ObjectKind::kLocalQueue ? LocalQueueKey(namespace_name, name) : std::string(name);
+}
+
+bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_name,
+                                absl::string_view name) const {
+  const std::string key(name);
+  switch (kind) {
+    case ObjectKind::kNamespace:
+      return registry_.namespaces().count(key) > 0;
+    case ObjectKind::kResourceFlavor:
+      return registry_.flavors().count(key) > 0;
+    case ObjectKind::kClusterQueue:
+      return registry_.cluster_queue_specs().count(key) > 0;
+    case ObjectKind::kCohort:
+      return registry_.cohorts().count(key) > 0;
+    case ObjectKind::kLocalQueue:
+      return registry_.FindLocalQueue(namespace_name, name) != nullptr;
+    case ObjectKind::kWorkloadPriorityClass:
+      return registry_.workload_priority_classes().count(key) > 0;
+    case ObjectKind::kPriorityClass:
+      return registry_.pod_priority_classes().count(key) > 0;
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterState::WorkloadsHoldingQuotaVia(ObjectKind kind,
+                                                                absl::string_view namespace_name,
+                                                                absl::string_view name) const {
+  std::set<WorkloadId> ids;
+  auto add_cluster_queue = [&](absl::string_view cq_name) {
+    if (const ClusterQueueRuntime* cq = cluster_queue(cq_name)) {
+      for (WorkloadId id : cq->holding) ids.insert(id);
+    }
+  };
+  switch (kind) {
+    case ObjectKind::kClusterQueue:
+      add_cluster_queue(name);
+      break;
+    case ObjectKind::kCohort:
+      if (QuotaNode* node = tree_.Cohort(name)) {
+        for (QuotaNode* cq : tree_.ClusterQueuesUnder(node)) add_cluster_queue(cq->name());
+      }
+      break;
+    case ObjectKind::kLocalQueue:
+    case ObjectKind::kNamespace: {
+      // A Namespace object is cluster-scoped: its own name is the namespace.
+      const absl::string_view ns = kind == ObjectKind::kNamespace ? name : namespace_name;
+      for (const auto& slot : workloads_.slots()) {
+        const Workload* wl = slot.get();
+        if (wl == nullptr || !wl->HoldsQuota() || wl->spec.namespace_name != ns) continue;
+        if (kind == ObjectKind::kLocalQueue && wl->spec.queue_name != name) continue;
+        ids.insert(wl->id);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (WorkloadId id : ids) keys.push_back(workload(id)->Key());
+  return keys;
+}
+
+std::vector<std::string> ClusterState::QueuesNamingFlavor(absl::string_view flavor) const {
+  const std::string name(flavor);
+  std::vector<std::string> out;
+  for (const auto& [cq_name, spec] : registry_.cluster_queue_specs()) {
+    if (NamesFlavor(spec.resource_groups, name))
+      out.push_back(absl::StrCat("ClusterQueue ", cq_name));
+  }
+  for (const auto& [cohort_name, spec] : registry_.cohorts()) {
+    if (NamesFlavor(spec.resource_groups, name))
+      out.push_back(absl::StrCat("Cohort ", cohort_name));
+  }
+  return out;
+}
+
+absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
+                                        absl::string_view name, absl::Time now) {
+  if (!ObjectExists(kind, namespace_name, name)) {
+    return absl::NotFoundError(absl::StrCat(
+        ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
+  }
+  const std::string key = RegistryKey(kind, namespace_name, name);
+  // Deleting a terminating object again changes nothing, as a second kubectl delete does.
+  if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
+  if (kind == ObjectKind::kResourceFlavor) {
+    const std::vector<std::string> users = QueuesNamingFlavor(name);
+    if (!users.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
+                       "; remove it from their resourceGroups (or delete them) first"));
+    }
+  }
+  if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
+    registry_.MarkTerminating(kind, key, now);
+    OnTerminatingChanged(now);
+    return absl::OkStatus();
+  }
+  EraseObject(kind, namespace_name, name, now);
+  return absl::OkStatus();
+}
+
+void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name,
+                               absl::string_view name, absl::Time now) {
+  const std::string key(name);
+  registry_.ClearTerminating(kind, RegistryKey(kind, namespace_name, name));
+  switch (kind) {
+    case ObjectKind::kNamespace:
+      registry_.EraseNamespace(key);
+      RerouteAllPending(now);
+      RequeueAllInadmissible(now);
+      return;
+    case ObjectKind::kResourceFlavor:
+      registry_.EraseResourceFlavor(key);
+      router_.RecomputeActivity(tree_);
+      RerouteAllPending(now);
+      return;
+    case ObjectKind::kClusterQueue:
+      registry_.EraseClusterQueue(key);
+      RebuildQuotaTree(now);
+      return;
+    case ObjectKind::kCohort:
+      registry_.EraseCohort(key);
+      RebuildQuotaTree(now);
+      return;
+    case ObjectKind::kLocalQueue:
+      registry_.EraseLocalQueue(namespace_name, name);
+      RerouteAllPending(now);
+      return;
+    case ObjectKind::kWorkloadPriorityClass:
+      registry_.EraseWorkloadPriorityClass(key);
+      return;
+    case ObjectKind::kPriorityClass:
+      registry_.ErasePodPriorityClass(key);
+      return;
+  }
+}
+
+void ClusterState::OnTerminatingChanged(absl::Time now) {
+  router_.RecomputeActivity(tree_);
+  RerouteAllPending(now);
+  finalize_check_due_ = true;
+}
+
+std::optional<absl::Time> ClusterState::TerminatingSince(ObjectKind kind,
+                                                         absl::string_view namespace_name,
+                                                         absl::string_view name) const {
+  auto it =
+      registry_.terminating().find(std::make_pair(kind, RegistryKey(kind, namespace_name, name)));
+  if (it == registry_.terminating().end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view namespace_name,
+                                              absl::string_view name, absl::Time since,
+                                              absl::Time now) {
+  if (!ObjectExists(kind, namespace_name, name)) {
+    return absl::NotFoundError(absl::StrCat(
+        ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
+  }
+  registry_.MarkTerminating(kind, RegistryKey(kind, namespace_name, name), since);
+  OnTerminatingChanged(now);
+  return absl::OkStatus();
+}
+
+std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
+  std::vector<ObjectName> finalized;
+  if (!finalize_check_due_) return finalized;
+  finalize_check_due_ = false;
+  // A copy: erasing changes the registry's set. Cohorts go after the queues below them (the
+  // kinds' order), so one pass finalizes a whole subtree that ended together.
+  const std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating =
+      registry_.terminating();
+  for (const auto& [kind_key, since] : terminating) {
+    const auto& [kind, key] = kind_key;
+    ObjectName object{kind, "", key};
+    if (kind == ObjectKind::kLocalQueue) {
+      const size_t slash = key.find('/');
+      object.namespace_name = key.substr(0, slash);
+      object.name = key.substr(slash + 1);
+    }
+    if (!WorkloadsHoldingQuotaVia(kind, object.namespace_name, object.name).empty()) continue;
+    EraseObject(kind, object.namespace_name, object.name, now);
+    finalized.push_back(std::move(object));
+  }
+  return finalized;
+}
+
+}  // namespace tollgate::core

@@ -1,0 +1,89 @@
+#include "absl/strings/str_cat.h"
+#include "core/cluster_state.h"
+
+// ClusterState's operator controls on one workload that change its spec in place: Kueue's
+// spec.active (deactivate / activate) and a new priority (Armada's reprioritize).
+
+namespace tollgate::core {
+
+absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) {
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key, " is Finished; only a ",
+                                                      "workload that has not finished can be ",
+                                                      active ? "activated" : "deactivated"));
+  }
+  if (!active) {
+    if (!wl->spec.active) return absl::OkStatus();
+    wl->spec.active = false;
+    AddEvent(wl->status, now, "Deactivated", "spec.active set to false");
+    MarkDirty(wl->id);
+    switch (wl->status.state) {
+      case WorkloadState::kAdmitted:
+        // Kueue evicts a deactivated workload; once stopped it is not requeued (Requeue skips
+        // inactive workloads).
+        StartEviction(*wl, now, "Deactivated", "The workload is deactivated");
+        break;
+      case WorkloadState::kPending:
+        Unqueue(*wl);
+        wl->status.pending_message = "The workload is deactivated";
+        SetCondition(wl->status, Condition{"QuotaReserved", false, "Inactive",
+                                           "The workload is deactivated", now});
+        break;
+      default:
+        // Evicting: its quota is released as before and it is not requeued after.
+        break;
+    }
+    return absl::OkStatus();
+  }
+  if (wl->spec.active && !wl->status.deactivated) return absl::OkStatus();
+  wl->spec.active = true;
+  // Reactivation starts the requeue count afresh, as Kueue resets its requeueState, so a workload
+  // deactivated by backoffLimitCount gets its retries back.
+  wl->status.deactivated = false;
+  if (wl->status.history().requeue_count > 0 ||
+      wl->status.history().requeue_at != absl::InfinitePast()) {
+    wl->status.mutable_history().requeue_count = 0;
+    wl->status.mutable_history().requeue_at = absl::InfinitePast();
+  }
+  AddEvent(wl->status, now, "Activated", "spec.active set to true");
+  MarkDirty(wl->id);
+  if (wl->status.state == WorkloadState::kPending) {
+    wl->status.pending_message.clear();
+    SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Activated", now});
+    Requeue(*wl, now);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetPriority(absl::string_view key, int32_t priority, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is Finished; its priority can no longer matter"));
+  }
+  if (wl->priority == priority && wl->spec.priority == priority) return absl::OkStatus();
+  const int32_t before = wl->priority;
+  // An explicit priority wins over the class's value (ResolvePriority), so the class name stays
+  // for display.
+  wl->spec.priority = priority;
+  wl->priority = priority;
+  AddEvent(wl->status, now, "PriorityChanged",
+           absl::StrCat("Priority changed from ", before, " to ", priority));
+  MarkDirty(wl->id);
+  if (wl->status.state == WorkloadState::kPending) {
+    // Its place in the queue follows the new priority; a raised workload gets another look
+    // even if it was parked.
+    if (router_.QueuedIn(wl->id) != nullptr) Requeue(*wl, now);
+    return absl::OkStatus();
+  }
+  // Admitted or evicting: it keeps its quota; the priority changes whom it may be preempted by
+  // (Kueue lets an admitted workload's priority change the same way).
+  RefileHeld(*wl);
+  if (priority < before) RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
+  return absl::OkStatus();
+}
+
+}  // namespace tollgate::core

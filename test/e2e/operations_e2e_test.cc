@@ -1,0 +1,226 @@
+// The operator verbs through the real binaries: tollgated on loopback and the `tollgate` CLI as
+// a user runs it (stop/resume, deactivate/activate, reprioritize, preempt --hold, deleting what
+// is in use), and the terminating state surviving kill -9.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "test/e2e/tollgated_process.h"
+
+namespace tollgate::e2e {
+namespace {
+
+constexpr char kQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-cq}
+spec:
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: team-cq}
+)";
+
+std::string WorkloadYaml(const std::string& name, int cpu) {
+  return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: )",
+                      name, R"(, namespace: team}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          resources: {requests: {cpu: ")",
+                      cpu, R"("}}
+)");
+}
+
+class OperationsE2eTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
+  }
+
+  void SetUp() override {
+    std::string dir = testing::TempDir() + "tollgate_ops_e2e_XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
+    scratch_ = dir;
+    ASSERT_NO_FATAL_FAILURE(StartServer());
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
+    server_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_, ignored);
+  }
+
+  void StartServer() {
+    server_.reset();
+    absl::StatusOr<std::unique_ptr<TollgatedProcess>> server =
+        TollgatedProcess::Start(scratch_ + "/data", scratch_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  // Runs the real CLI against the server; stdout and stderr go to `out`.
+  int Cli(const std::string& args, std::string& out) {
+    const std::string command =
+        absl::StrCat(TOLLGATE_CLI_PATH, " --server=", server_->address(), " ", args, " 2>&1");
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return -1;
+    char buffer[4096];
+    out.clear();
+    for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+    const int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string CliOk(const std::string& args) {
+    std::string out;
+    EXPECT_EQ(Cli(args, out), 0) << "tollgate " << args << ":\n" << out;
+    return out;
+  }
+
+  void Apply(const std::string& name, const std::string& yaml) {
+    const std::string path = absl::StrCat(scratch_, "/", name, ".yaml");
+    std::ofstream(path) << yaml;
+    CliOk(absl::StrCat("apply -f ", path));
+  }
+
+  // The row of `name` in `get workloads -n team`, awaited (with a deadline) until it contains
+  // every one of `parts`: admission runs after the CLI returns.
+  std::string AwaitRow(const std::string& name, std::initializer_list<std::string> parts) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    std::string row;
+    while (true) {
+      std::string out;
+      Cli("get workloads -n team", out);
+      row.clear();
+      for (absl::string_view line : absl::StrSplit(out, '\n')) {
+        if (absl::StartsWith(line, name + " ")) row = std::string(line);
+      }
+      bool all = !row.empty();
+      for (const std::string& p : parts) all = all && absl::StrContains(row, p);
+      if (all || absl::Now() > deadline) break;
+      absl::SleepFor(
+          absl::Milliseconds(20));  // polling interval of the condition, not a wait for it
+    }
+    EXPECT_FALSE(row.empty()) << name;
+    for (const std::string& p : parts) EXPECT_TRUE(absl::StrContains(row, p)) << row;
+    return row;
+  }
+
+  std::string scratch_;
+  std::unique_ptr<TollgatedProcess> server_;
+};
+
+TEST_F(OperationsE2eTest, StopResumeDeactivateReprioritizeAndPreemptHold) {
+  Apply("queues", kQueues);
+  Apply("a", WorkloadYaml("a", 4));
+  AwaitRow("a", {"Admitted"});
+
+  EXPECT_EQ(CliOk("stop clusterqueue team-cq"),
+            "clusterqueue.kueue.x-k8s.io \"team-cq\" stopped (stopPolicy Hold)\n");
+  EXPECT_TRUE(absl::StrContains(CliOk("get clusterqueues"), "False (Stopped)"));
+  Apply("b", WorkloadYaml("b", 4));
+  AwaitRow("b", {"Pending", "ClusterQueue team-cq is inactive"});
+  AwaitRow("a", {"Admitted"});
+  CliOk("stop clusterqueue team-cq --drain");
+  AwaitRow("a", {"Pending"});
+  EXPECT_EQ(CliOk("resume clusterqueue team-cq"),
+            "clusterqueue.kueue.x-k8s.io \"team-cq\" resumed\n");
+  AwaitRow("a", {"Admitted"});
+
+  EXPECT_TRUE(
+      absl::StrContains(CliOk("deactivate workload b -n team"), "deactivated (Deactivated)"));
+  AwaitRow("b", {"Deactivated"});
+  CliOk("activate b -n team");
+  AwaitRow("b", {"Pending"});
+
+  // b outranks a now: it preempts a (withinClusterQueue LowerPriority).
+  EXPECT_TRUE(absl::StrContains(CliOk("reprioritize workload b -n team --priority 10"),
+                                "priority set to 10"));
+  AwaitRow("b", {"Admitted", " 10 "});
+  AwaitRow("a", {"Pending"});
+
+  // Preempted on request, b is the highest priority: re-admitted in the same pass, and the
+  // answer says so.
+  std::string out = CliOk("preempt b -n team");
+  EXPECT_TRUE(absl::StrContains(out, "evicted, then re-admitted by ClusterQueue team-cq")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "(Admitted)")) << out;
+  out = CliOk("preempt b -n team --hold");
+  EXPECT_TRUE(absl::StrContains(out, "evicted and deactivated")) << out;
+  AwaitRow("b", {"Deactivated"});
+  AwaitRow("a", {"Admitted"});
+
+  // Refusals name what is wrong and change nothing.
+  EXPECT_NE(Cli("stop cohort team-cq", out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "want clusterqueue or localqueue")) << out;
+  EXPECT_NE(Cli("reprioritize b -n team --priority high", out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "--priority")) << out;
+}
+
+TEST_F(OperationsE2eTest, DeletingWhatIsInUseTerminatesAndSurvivesKill9) {
+  Apply("queues", kQueues);
+  Apply("a", WorkloadYaml("a", 2));
+  AwaitRow("a", {"Admitted"});
+
+  std::string out;
+  EXPECT_NE(Cli("delete resourceflavor default-flavor", out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "in use by ClusterQueue team-cq")) << out;
+
+  out = CliOk("delete clusterqueue team-cq");
+  EXPECT_TRUE(absl::StrContains(out, "terminating")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "team/a")) << out;
+  out = CliOk("delete localqueue q -n team");
+  EXPECT_TRUE(absl::StrContains(out, "terminating")) << out;
+  EXPECT_TRUE(absl::StrContains(CliOk("get clusterqueues"), "False (Terminating)"));
+
+  ASSERT_TRUE(server_->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  EXPECT_TRUE(absl::StrContains(CliOk("get clusterqueues"), "False (Terminating)"));
+  EXPECT_TRUE(absl::StrContains(CliOk("get localqueues -n team"), "Terminating"));
+  Apply("b", WorkloadYaml("b", 1));
+  AwaitRow("b", {"Pending", "LocalQueue q is terminating"});
+
+  CliOk("finish a -n team");
+  EXPECT_NE(Cli("get clusterqueue team-cq", out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "not found")) << out;
+  AwaitRow("b", {"Pending", "LocalQueue q doesn't exist"});
+  // Nothing names the flavor any more.
+  CliOk("delete resourceflavor default-flavor");
+}
+
+}  // namespace
+}  // namespace tollgate::e2e
