@@ -345,24 +345,25 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
 absl::StatusOr<v1::SetStopPolicyResponse> CliClient::SetStopPolicy(
     const v1::SetStopPolicyRequest& request) {
   return Unary<v1::SetStopPolicyResponse>(
-      [&](grpc::ClientContext* c, v1::SetStopPolicyResponse* r) {
-        return config_->SetStopPolicy(c, request, r);
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetStopPolicyResponse* r) {
+        return e.config->SetStopPolicy(c, request, r);
       });
 }
 
 absl::StatusOr<v1::SetWorkloadActiveResponse> CliClient::SetWorkloadActive(
     const v1::SetWorkloadActiveRequest& request) {
   return Unary<v1::SetWorkloadActiveResponse>(
-      [&](grpc::ClientContext* c, v1::SetWorkloadActiveResponse* r) {
-        return admission_->SetWorkloadActive(c, request, r);
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetWorkloadActiveResponse* r) {
+        return e.admission->SetWorkloadActive(c, request, r);
       });
 }
 
 absl::StatusOr<v1::ReprioritizeResponse> CliClient::Reprioritize(
     const v1::ReprioritizeRequest& request) {
-  return Unary<v1::ReprioritizeResponse>([&](grpc::ClientContext* c, v1::ReprioritizeResponse* r) {
-    return admission_->Reprioritize(c, request, r);
-  });
+  return Unary<v1::ReprioritizeResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReprioritizeResponse* r) {
+        return e.admission->Reprioritize(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
@@ -373,8 +374,8 @@ absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
 
 absl::StatusOr<v1::SchedulerConfiguration> CliClient::GetConfiguration() {
   return Unary<v1::SchedulerConfiguration>(
-      [&](grpc::ClientContext* c, v1::SchedulerConfiguration* r) {
-        return info_->GetConfiguration(c, v1::GetConfigurationRequest(), r);
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SchedulerConfiguration* r) {
+        return e.info->GetConfiguration(c, v1::GetConfigurationRequest(), r);
       });
 }
 

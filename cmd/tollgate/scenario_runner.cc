@@ -255,6 +255,14 @@ class Run {
     return "";
   }
 
+  static bool IsImplicitCohort(const v1::ConfigObject& object) {
+    if (!object.has_cohort()) return false;
+    for (const v1::Condition& c : object.cohort().status().conditions()) {
+      if (c.type() == "Implicit" && c.status() == "True") return true;
+    }
+    return false;
+  }
+
   // terminating / absent: the object's existence and deletion timestamp.
   std::string CheckObject(const ObjectRef& ref, bool want_terminating) {
     std::optional<v1::ObjectKind> kind = services::ConfigKindNamed(ref.kind);
@@ -267,7 +275,11 @@ class Run {
     const std::string what =
         absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
     if (!want_terminating) {
-      if (object.ok()) return absl::StrCat("expected ", what, " gone, but it exists");
+      // A Cohort whose object is gone lives on implicitly while ClusterQueues name it: the
+      // object is absent all the same.
+      if (object.ok() && !IsImplicitCohort(*object)) {
+        return absl::StrCat("expected ", what, " gone, but it exists");
+      }
       if (!absl::IsNotFound(object.status())) return std::string(object.status().message());
       return "";
     }

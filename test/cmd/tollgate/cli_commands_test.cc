@@ -810,10 +810,11 @@ TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
   r = RunOk({"get", "wpc"});
   EXPECT_EQ(RowOf(r.out, "experimental"), "");
 
+  // In use (a team-b workload runs through it): it terminates until its workloads end.
   r = RunOk({"delete", "lq", "eval-queue", "-n", "team-b"});
-  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io \"eval-queue\" deleted\n");
-  r = RunOk({"get", "localqueues", "-A"});
-  EXPECT_THAT(r.out, Not(HasSubstr("team-b")));
+  EXPECT_THAT(r.out, HasSubstr("localqueue.kueue.x-k8s.io \"eval-queue\" terminating"));
+  r = RunOk({"get", "localqueues", "-n", "team-b"});
+  EXPECT_THAT(r.out, HasSubstr("Terminating"));
 
   r = Run({"delete", "clusterqueue", "no-such-cq"});
   EXPECT_EQ(r.code, kExitFailure) << r;
@@ -959,7 +960,9 @@ spec: {clusterQueue: team-a-cq}
   EXPECT_EQ(r.code, kExitFailure) << r;
   EXPECT_THAT(r.err, HasSubstr("spec.priorityClassName"));
   r = RunOk({"submit", "--dry-run=server", "-f", "-"}, with("routine"));
-  EXPECT_EQ(r.out, "workload.kueue.x-k8s.io/lost created (server dry run)\n");
+  // A new workload's dry run also says when it would start.
+  EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/lost created (server dry run); would "
+                                "start now"));
 
   // Against a stored workload: the same spec is unchanged, another is refused.
   RunOk({"submit", "-f", "-"}, with("routine"));
@@ -1322,7 +1325,7 @@ TEST_F(CliTest, VersionShowsClientAndServerBuilds) {
 TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
   ApplyEvalHub();
   CliResult r = RunOk({"__complete", "de"});
-  EXPECT_EQ(r.out, "delete\ndescribe\n");
+  EXPECT_EQ(r.out, "deactivate\ndelete\ndescribe\n");
   r = RunOk({"__complete", "get", "cl"});
   EXPECT_EQ(r.out, "clusterqueues\n");
   r = RunOk({"__complete", "get", "clusterqueues", ""});
@@ -1467,7 +1470,10 @@ INSTANTIATE_TEST_SUITE_P(
     Commands, CliUsageTest,
     ::testing::Values(
         UsageCase{"NoArguments", {}, kExitUsage, "usage: tollgate COMMAND"},
-        UsageCase{"TopLevelHelp", {"--help"}, kExitOk, "describe workload|clusterqueue NAME"},
+        UsageCase{"TopLevelHelp",
+                  {"--help"},
+                  kExitOk,
+                  "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME"},
         UsageCase{"HelpCommand", {"help", "apply"}, kExitOk, "usage: tollgate apply -f FILE"},
         UsageCase{"UnknownCommand", {"frobnicate"}, kExitUsage, "unknown command \"frobnicate\""},
         UsageCase{
