@@ -525,16 +525,22 @@ absl::Status RunRestore(const Flags& flags) {
   return absl::OkStatus();
 }
 
-absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
-  // Before anything is opened: a refused start changes nothing and listens nowhere.
-  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration,
-                            LoadConfiguration(flags));
+// What every kind of start checks before anything is opened, so a refused start changes
+// nothing and listens nowhere: the scheduler configuration (returned, and logged) and the
+// --insecure rule for the listen address.
+absl::StatusOr<manifest::KueueConfiguration> CheckStart(const Flags& flags) {
+  TOLLGATE_ASSIGN_OR_RETURN(manifest::KueueConfiguration configuration, LoadConfiguration(flags));
   LogConfiguration(configuration);
   TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
   if (insecure) {
     Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
         {{"listen", flags.listen}});
   }
+  return configuration;
+}
+
+absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
+  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration, CheckStart(flags));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                             ServerCredentials(flags.security));
   TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
@@ -736,15 +742,7 @@ absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
 
 // A replica of a replicated tollgated (docs/ha.md): the state in etcd, one leader at a time.
 absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
-  // Before anything is opened: a refused start changes nothing and listens nowhere.
-  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration,
-                            LoadConfiguration(flags));
-  LogConfiguration(configuration);
-  TOLLGATE_ASSIGN_OR_RETURN(const bool insecure, CheckListenSecurity(flags.listen, flags.security));
-  if (insecure) {
-    Log("warning", "listening beyond loopback without TLS and authentication (--insecure)",
-        {{"listen", flags.listen}});
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration, CheckStart(flags));
   ReplicaOptions options;
   options.listen = flags.listen;
   options.advertise = flags.advertise;
