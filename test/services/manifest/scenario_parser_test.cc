@@ -1,5 +1,7 @@
 #include "services/manifest/scenario_parser.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -594,8 +596,10 @@ steps:
 class CollectTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // One folder per process and test: ctest runs each test as its own process, in parallel.
     root_ = std::filesystem::path(::testing::TempDir()) /
-            absl::StrCat("collect_", ::testing::UnitTest::GetInstance()->random_seed());
+            absl::StrCat("collect_", getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ / "b" / "nested");
     std::filesystem::create_directories(root_ / "a");
