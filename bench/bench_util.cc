@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -17,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace tollgate::bench {
 
@@ -132,6 +135,44 @@ absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::st
     return absl::InternalError(absl::StrCat("mkdtemp ", templ, ": ", std::strerror(errno)));
   }
   return templ;
+}
+
+PhaseResult RunPhase(const std::string& name, int threads, absl::Duration duration,
+                     const std::function<std::string(int, int64_t)>& call) {
+  PhaseResult result;
+  result.name = name;
+  result.concurrency = threads;
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<int64_t> errors(threads, 0);
+  std::vector<std::string> first_error(threads);
+  std::atomic<bool> stop{false};
+  const double start = MonotonicSeconds();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+        const double t0 = MonotonicSeconds();
+        std::string error = call(t, seq);
+        const double t1 = MonotonicSeconds();
+        if (error.empty()) {
+          latencies[t].push_back((t1 - t0) * 1e3);
+        } else if (errors[t]++ == 0) {
+          first_error[t] = std::move(error);
+        }
+      }
+    });
+  }
+  absl::SleepFor(duration);
+  stop.store(true);
+  for (std::thread& th : pool) th.join();
+  result.seconds = MonotonicSeconds() - start;
+  for (int t = 0; t < threads; ++t) {
+    result.ok += static_cast<int64_t>(latencies[t].size());
+    result.latency_ms.insert(result.latency_ms.end(), latencies[t].begin(), latencies[t].end());
+    result.errors += errors[t];
+    if (result.first_error.empty()) result.first_error = first_error[t];
+  }
+  return result;
 }
 
 }  // namespace tollgate::bench

@@ -3,6 +3,7 @@
 // Small helpers shared by tollgate-bench's commands: flags, percentiles, time, memory.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,24 @@ double Percentile(std::vector<double> values, double p);
 
 // The process's resident set size from /proc/self/status (VmRSS), in bytes.
 int64_t ResidentBytes();
+
+// One closed-loop load phase: its calls that succeeded, their latencies, and the first error.
+struct PhaseResult {
+  std::string name;
+  int concurrency = 0;
+  int64_t ok = 0;
+  int64_t errors = 0;
+  std::string first_error;
+  double seconds = 0;
+  std::vector<double> latency_ms;
+
+  double throughput() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
+};
+
+// Runs `call` back to back from `threads` threads for `duration`; `call(thread, seq)` returns
+// an error text (empty on success).
+PhaseResult RunPhase(const std::string& name, int threads, absl::Duration duration,
+                     const std::function<std::string(int, int64_t)>& call);
 
 // A fresh directory under `parent` (created), named with `prefix` and a random suffix.
 absl::StatusOr<std::string> MakeTempDir(const std::string& parent, const std::string& prefix);

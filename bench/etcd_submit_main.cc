@@ -39,54 +39,7 @@ namespace {
 constexpr char kNamespace[] = "svc";
 constexpr char kQueue[] = "svc-lq";
 
-struct Phase {
-  std::string name;
-  int64_t ok = 0;
-  int64_t errors = 0;
-  std::string first_error;
-  double seconds = 0;
-  std::vector<double> latency_ms;
-  double throughput() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
-};
-
-// `call(thread, seq)` from `threads` threads for `duration`; returns "" on success.
-Phase RunPhase(const std::string& name, int threads, absl::Duration duration,
-               const std::function<std::string(int, int64_t)>& call) {
-  Phase result;
-  result.name = name;
-  std::vector<std::vector<double>> latencies(threads);
-  std::vector<int64_t> errors(threads, 0);
-  std::vector<std::string> first_error(threads);
-  std::atomic<bool> stop{false};
-  const double start = MonotonicSeconds();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
-        const double t0 = MonotonicSeconds();
-        std::string error = call(t, seq);
-        if (error.empty()) {
-          latencies[t].push_back((MonotonicSeconds() - t0) * 1e3);
-        } else if (errors[t]++ == 0) {
-          first_error[t] = std::move(error);
-        }
-      }
-    });
-  }
-  absl::SleepFor(duration);
-  stop = true;
-  for (std::thread& thread : pool) thread.join();
-  result.seconds = MonotonicSeconds() - start;
-  for (int t = 0; t < threads; ++t) {
-    result.ok += static_cast<int64_t>(latencies[t].size());
-    result.latency_ms.insert(result.latency_ms.end(), latencies[t].begin(), latencies[t].end());
-    result.errors += errors[t];
-    if (result.first_error.empty()) result.first_error = first_error[t];
-  }
-  return result;
-}
-
-void PrintPhase(const Phase& phase, int streams) {
+void PrintPhase(const PhaseResult& phase, int streams) {
   std::printf("  %-34s %4d %9.0f %8.2f %8.2f %7lld\n", phase.name.c_str(), streams,
               phase.throughput(), Percentile(phase.latency_ms, 0.5),
               Percentile(phase.latency_ms, 0.99), static_cast<long long>(phase.errors));
@@ -255,7 +208,7 @@ absl::Status Run(const EtcdBenchFlags& flags) {
   std::printf("  %-34s %4s %9s %8s %8s %7s\n", "phase", "N", "ops/s", "p50 ms", "p99 ms", "errors");
   double floor_sum = 0, submit_sum = 0;
   for (int round = 0; round < flags.rounds; ++round) {
-    Phase floor =
+    PhaseResult floor =
         RunPhase("etcd Txn, 2 puts (floor)", flags.streams, flags.phase,
                  [&](int t, int64_t seq) -> std::string {
                    etcdserverpb::TxnRequest txn;
@@ -270,7 +223,7 @@ absl::Status Run(const EtcdBenchFlags& flags) {
                    return r.ok() ? "" : std::string(r.status().message());
                  });
     const int64_t revision_before = (*store)->CurrentRevision();
-    Phase submit = RunPhase(
+    PhaseResult submit = RunPhase(
         "Submit (tollgate on EtcdStore)", flags.streams, flags.phase,
         [&](int t, int64_t) -> std::string {
           grpc::ClientContext context;

@@ -26,58 +26,6 @@ namespace {
 constexpr char kNamespace[] = "svc";
 constexpr char kQueue[] = "svc-lq";
 
-struct PhaseResult {
-  std::string name;
-  int concurrency = 0;
-  int64_t ok = 0;
-  int64_t errors = 0;
-  std::string first_error;
-  double seconds = 0;
-  std::vector<double> latency_ms;
-
-  double throughput() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
-};
-
-// Runs `call` from `threads` threads for `duration`; `call(thread, seq)` returns an error text
-// (empty on success).
-PhaseResult RunPhase(const std::string& name, int threads, absl::Duration duration,
-                     const std::function<std::string(int, int64_t)>& call) {
-  PhaseResult result;
-  result.name = name;
-  result.concurrency = threads;
-  std::vector<std::vector<double>> latencies(threads);
-  std::vector<int64_t> errors(threads, 0);
-  std::vector<std::string> first_error(threads);
-  std::atomic<bool> stop{false};
-  const double start = MonotonicSeconds();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
-        const double t0 = MonotonicSeconds();
-        std::string error = call(t, seq);
-        const double t1 = MonotonicSeconds();
-        if (error.empty()) {
-          latencies[t].push_back((t1 - t0) * 1e3);
-        } else if (errors[t]++ == 0) {
-          first_error[t] = std::move(error);
-        }
-      }
-    });
-  }
-  absl::SleepFor(duration);
-  stop.store(true);
-  for (std::thread& th : pool) th.join();
-  result.seconds = MonotonicSeconds() - start;
-  for (int t = 0; t < threads; ++t) {
-    result.ok += static_cast<int64_t>(latencies[t].size());
-    result.latency_ms.insert(result.latency_ms.end(), latencies[t].begin(), latencies[t].end());
-    result.errors += errors[t];
-    if (result.first_error.empty()) result.first_error = first_error[t];
-  }
-  return result;
-}
-
 v1::Workload SubmitWorkload(const std::string& name) {
   v1::Workload wl;
   wl.mutable_metadata()->set_name(name);
