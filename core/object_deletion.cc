@@ -62,6 +62,10 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return registry_.workload_priority_classes().count(key) > 0;
     case ObjectKind::kPriorityClass:
       return registry_.pod_priority_classes().count(key) > 0;
+    case ObjectKind::kRole:
+    case ObjectKind::kRoleBinding:
+    case ObjectKind::kQueueGrant:
+      return false;  // policy kinds never reach the scheduling state
   }
   return false;
 }
@@ -178,6 +182,10 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kPriorityClass:
       registry_.ErasePodPriorityClass(key);
       return;
+    case ObjectKind::kRole:
+    case ObjectKind::kRoleBinding:
+    case ObjectKind::kQueueGrant:
+      return;  // policy kinds never reach the scheduling state
   }
 }
 

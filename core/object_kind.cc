@@ -5,6 +5,8 @@ namespace {
 
 constexpr absl::string_view kKueue = "kueue.x-k8s.io";
 constexpr absl::string_view kScheduling = "scheduling.k8s.io";
+// Tollgate's own kinds (docs/security.md): the authorization policy.
+constexpr absl::string_view kTollgate = "tollgate.dev";
 
 const std::vector<KindTraits>& Table() {
   // Kueue's v1beta1 and v1beta2 serve the same objects; Cohort started out in v1alpha1.
@@ -59,6 +61,27 @@ const std::vector<KindTraits>& Table() {
        ObjectKind::kPriorityClass,
        2},
       {"Namespace", "namespaces", {"ns"}, "", {"v1"}, false, ObjectKind::kNamespace, 0},
+      // Policy kinds name nothing the scheduler holds; a RoleBinding may name a Role applied
+      // in the same file, so roles come first.
+      {"Role", "roles", {}, kTollgate, {"v1alpha1"}, false, ObjectKind::kRole, 6, true},
+      {"RoleBinding",
+       "rolebindings",
+       {"rb"},
+       kTollgate,
+       {"v1alpha1"},
+       false,
+       ObjectKind::kRoleBinding,
+       7,
+       true},
+      {"QueueGrant",
+       "queuegrants",
+       {"qg"},
+       kTollgate,
+       {"v1alpha1"},
+       false,
+       ObjectKind::kQueueGrant,
+       7,
+       true},
   };
   return *kTable;
 }
@@ -85,5 +108,7 @@ const KindTraits& TraitsOf(ObjectKind kind) {
 }
 
 const char* ObjectKindName(ObjectKind kind) { return TraitsOf(kind).name.data(); }
+
+bool IsPolicyKind(ObjectKind kind) { return TraitsOf(kind).policy; }
 
 }  // namespace tollgate::core

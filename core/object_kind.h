@@ -13,7 +13,9 @@
 
 namespace tollgate::core {
 
-// The configuration kinds ClusterState holds (Workload is not one: it has its own lifecycle).
+// The configuration kinds: the scheduling kinds ClusterState holds, and the authorization policy
+// kinds (Role, RoleBinding, QueueGrant), which are stored and served like them but never reach
+// the scheduler (KindTraits::policy). Workload is not one: it has its own lifecycle.
 enum class ObjectKind {
   kNamespace,
   kResourceFlavor,
@@ -22,6 +24,9 @@ enum class ObjectKind {
   kLocalQueue,
   kWorkloadPriorityClass,
   kPriorityClass,
+  kRole,
+  kRoleBinding,
+  kQueueGrant,
 };
 
 struct KindTraits {
@@ -40,6 +45,9 @@ struct KindTraits {
   // Configuration kinds are re-applied on restart in ascending order, so references resolve the
   // way they did when the objects were written.
   int apply_order = 0;
+  // An authorization policy kind (group tollgate.dev): stored, listed and deleted like the
+  // other configuration kinds, read by the authorizer, never applied to ClusterState.
+  bool policy = false;
 };
 
 // Every kind, Workload first, in the order users see them listed.
@@ -52,5 +60,8 @@ const KindTraits& TraitsOf(ObjectKind kind);
 
 // TraitsOf(kind).name, NUL-terminated.
 const char* ObjectKindName(ObjectKind kind);
+
+// TraitsOf(kind).policy.
+bool IsPolicyKind(ObjectKind kind);
 
 }  // namespace tollgate::core

@@ -4,12 +4,17 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/object_kind.h"
+#include "services/config_objects.h"
+#include "services/policy_codec.h"
 
 namespace tollgate::services {
 namespace {
@@ -72,6 +77,15 @@ bool HasQueueGrants(const auth::Authorizer& authorizer) {
   return !authorizer.policy().queue_grants.empty();
 }
 
+// Requests a queue grant may decide, once their queues are resolved.
+bool QueueResolvable(const auth::Authorizer& authorizer, const auth::AccessRequest& request) {
+  return IsWorkloadVerb(request) || request.kind == "LocalQueue" ||
+         (request.kind == "ClusterQueue" && authorizer.HasCohortGrants());
+}
+
+// How deep a cohort tree is walked; Kueue refuses cycles, this bounds a corrupt one.
+constexpr int kMaxCohortDepth = 64;
+
 }  // namespace
 
 absl::Status PermissionDenied(absl::string_view reason) {
@@ -86,9 +100,101 @@ AccessGate::AccessGate(TollgateApi& api, const core::Clock& clock, auth::AuditLo
 
 void AccessGate::Configure(Authenticators authenticators,
                            std::shared_ptr<const auth::Authorizer> policy) {
+  {
+    absl::MutexLock lock(&mu_);
+    authenticators_ = std::move(authenticators);
+    file_policy_ = policy->policy();
+    RebuildLocked();
+  }
+  // A store that cannot be read leaves the file's policy (and the previous applied one) in
+  // force: fewer rights, never more. The next policy write or SIGHUP tries again.
+  RefreshAppliedPolicy().IgnoreError();
+}
+
+void AccessGate::RebuildLocked() {
+  std::vector<std::string> ignored;
+  absl::StatusOr<auth::Authorizer> combined =
+      auth::Authorizer::Create(auth::CombinePolicies(file_policy_, applied_policy_, &ignored));
+  if (!combined.ok()) {
+    // Every applied object was checked on its own and CombinePolicies drops what conflicts, so
+    // this is not expected; keep the file's policy rather than none.
+    ignored.push_back(absl::StrCat("applied policy: ", combined.status().message()));
+    combined = auth::Authorizer::Create(file_policy_);
+    if (!combined.ok()) return;  // the file's policy was valid when it was loaded
+  }
+  ignored_ = std::move(ignored);
+  authorizer_ = std::make_shared<const auth::Authorizer>(*std::move(combined));
+}
+
+absl::Status AccessGate::RefreshAppliedPolicy() {
+  absl::MutexLock refresh(&refresh_mu_);
+  std::vector<v1::ConfigObject> objects;
+  for (v1::ObjectKind kind : {v1::ROLE, v1::ROLE_BINDING, v1::QUEUE_GRANT}) {
+    v1::ListObjectsRequest list;
+    list.set_kind(kind);
+    absl::StatusOr<v1::ListObjectsResponse> listed = api_.ListObjects(list);
+    if (!listed.ok()) return listed.status();
+    objects.insert(objects.end(), listed->objects().begin(), listed->objects().end());
+  }
+  absl::StatusOr<auth::Policy> applied = PolicyFromObjects(objects);
+  if (!applied.ok()) return applied.status();
   absl::MutexLock lock(&mu_);
-  authenticators_ = std::move(authenticators);
-  authorizer_ = std::move(policy);
+  applied_policy_ = *std::move(applied);
+  RebuildLocked();
+  return absl::OkStatus();
+}
+
+absl::Status AccessGate::CheckPolicyObjects(const std::vector<v1::ConfigObject>& objects) const {
+  absl::StatusOr<auth::Policy> incoming = PolicyFromObjects(objects);
+  if (!incoming.ok()) return incoming.status();
+  std::set<std::string> file_roles;
+  std::set<std::string> roles;
+  for (const auth::Role& role : auth::BuiltInRoles()) file_roles.insert(role.name);
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auth::Role& role : file_policy_.roles) file_roles.insert(role.name);
+    for (const auth::Role& role : applied_policy_.roles) roles.insert(role.name);
+  }
+  for (const auth::Role& role : incoming->roles) {
+    if (file_roles.count(role.name) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Role \"", role.name,
+          "\": metadata.name: a built-in or --authz-policy role has that name"));
+    }
+    roles.insert(role.name);
+  }
+  for (const auth::RoleBinding& binding : incoming->bindings) {
+    if (file_roles.count(binding.role) == 0 && roles.count(binding.role) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("RoleBinding \"", binding.name,
+                                                     "\": role: no role named \"", binding.role,
+                                                     "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> AccessGate::IgnoredPolicyObjects() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ignored_;
+}
+
+std::vector<std::string> AccessGate::CohortsAbove(const std::string& cluster_queue) {
+  std::vector<std::string> cohorts;
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  get.mutable_ref()->set_name(cluster_queue);
+  absl::StatusOr<v1::ConfigObject> cq = api_.GetObject(get);
+  if (!cq.ok()) return cohorts;
+  std::string next = cq->cluster_queue().spec().cohort();
+  while (!next.empty() && cohorts.size() < kMaxCohortDepth &&
+         std::find(cohorts.begin(), cohorts.end(), next) == cohorts.end()) {
+    cohorts.push_back(next);
+    get.mutable_ref()->set_kind(v1::COHORT);
+    get.mutable_ref()->set_name(next);
+    absl::StatusOr<v1::ConfigObject> cohort = api_.GetObject(get);
+    next = cohort.ok() ? cohort->cohort().spec().parent() : "";
+  }
+  return cohorts;
 }
 
 std::shared_ptr<const auth::Authorizer> AccessGate::authorizer() const {
@@ -209,13 +315,15 @@ void AccessGate::ResolveQueues(auth::AccessRequest& request, const v1::Workload*
     absl::StatusOr<v1::ConfigObject> lq = api_.GetObject(get);
     if (lq.ok()) request.cluster_queue = lq->local_queue().spec().cluster_queue();
   }
+  if (!request.cluster_queue.empty() && authorizer()->HasCohortGrants()) {
+    request.cohorts = CohortsAbove(request.cluster_queue);
+  }
 }
 
 auth::Decision AccessGate::Decide(const auth::Identity& identity, auth::AccessRequest request) {
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
   auth::Decision decision = authz->Authorize(identity, request);
-  if (!decision.allowed && HasQueueGrants(*authz) &&
-      (IsWorkloadVerb(request) || request.kind == "LocalQueue")) {
+  if (!decision.allowed && HasQueueGrants(*authz) && QueueResolvable(*authz, request)) {
     ResolveQueues(request, nullptr);
     decision = authz->Authorize(identity, request);
   }
@@ -265,8 +373,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity
   const auth::Identity* identity = &identity_ref;
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
   auth::Decision decision = authz->Authorize(*identity, request);
-  const bool workload_or_queue = IsWorkloadVerb(request) || request.kind == "LocalQueue";
-  if (!decision.allowed && HasQueueGrants(*authz) && workload_or_queue) {
+  if (!decision.allowed && HasQueueGrants(*authz) && QueueResolvable(*authz, request)) {
     ResolveQueues(request, submitted);
     decision = authz->Authorize(*identity, request);
   }
@@ -354,6 +461,11 @@ bool AccessGate::MayRead(const AuthorizedCall& call, absl::string_view verb,
   if (workload.status().has_admission()) {
     request.cluster_queue = workload.status().admission().cluster_queue();
   }
+  if (call.authorizer->Authorize(call.identity, request).allowed) return true;
+  // A cohort grant needs the admitted queue's place in the cohort tree: looked up only for the
+  // items nothing else allows.
+  if (request.cluster_queue.empty() || !call.authorizer->HasCohortGrants()) return false;
+  request.cohorts = CohortsAbove(request.cluster_queue);
   return call.authorizer->Authorize(call.identity, request).allowed;
 }
 

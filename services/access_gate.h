@@ -53,12 +53,33 @@ struct AuthorizedCall {
 // The gate looks a workload's queue and priority class up through the API only when the policy
 // needs them (queue grants, priority caps). Policy and tokens can be replaced while serving
 // (SIGHUP); calls in flight keep the policy they started with. Thread-safe.
+//
+// The policy in force is the --authz-policy file's (Configure) combined with the Role,
+// RoleBinding and QueueGrant objects applied through the API (auth::CombinePolicies), which the
+// gate reads from the store on Configure and after every policy write it serves
+// (RefreshAppliedPolicy): a change takes effect on the next call.
 class AccessGate {
  public:
   // `audit` may be null (no audit log). Both must outlive the gate.
   AccessGate(TollgateApi& api, const core::Clock& clock, auth::AuditLog* audit);
 
+  // `policy` is the --authz-policy file's; the applied policy objects are read again too.
   void Configure(Authenticators authenticators, std::shared_ptr<const auth::Authorizer> policy);
+
+  // Reads the applied policy objects from the store and puts the combined policy in force.
+  // Refreshes are serialized, so the last one reads the latest writes. On failure the previous
+  // policy stays.
+  absl::Status RefreshAppliedPolicy();
+
+  // The checks an Apply of policy objects needs beyond each object's own: an applied Role may
+  // not take a built-in or --authz-policy role's name, and a RoleBinding must name a role that
+  // exists (built-in, in the file, applied, or in `objects`). INVALID_ARGUMENT naming the
+  // object, the field and the value. Objects of other kinds are ignored.
+  absl::Status CheckPolicyObjects(const std::vector<v1::ConfigObject>& objects) const;
+
+  // Objects of the applied policy left out of the one in force (named like a file role, or
+  // binding a missing role), one line each; for `describe` and the log.
+  std::vector<std::string> IgnoredPolicyObjects() const;
 
   // Authenticates the caller of `context` and decides `request`. For submits, pass the workload
   // so its priority and non-preemptible flag are checked against the caller's caps.
@@ -110,6 +131,10 @@ class AccessGate {
 
  private:
   std::shared_ptr<const auth::Authorizer> authorizer() const;
+  // Rebuilds authorizer_ from file_policy_ and applied_policy_.
+  void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cohorts above `cluster_queue`, nearest first (for cohort queue grants).
+  std::vector<std::string> CohortsAbove(const std::string& cluster_queue);
   // Fills request.local_queue / cluster_queue from the stored workload or LocalQueue.
   void ResolveQueues(auth::AccessRequest& request, const v1::Workload* workload);
   void Audit(const auth::Identity& identity, const std::string& request_id,
@@ -135,6 +160,12 @@ class AccessGate {
   Authenticators authenticators_ ABSL_GUARDED_BY(mu_);
   // shared_ptr: a reload swaps it while calls in flight still hold the previous one.
   std::shared_ptr<const auth::Authorizer> authorizer_ ABSL_GUARDED_BY(mu_);
+  // The two sources authorizer_ is built from.
+  auth::Policy file_policy_ ABSL_GUARDED_BY(mu_);
+  auth::Policy applied_policy_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> ignored_ ABSL_GUARDED_BY(mu_);
+  // Held across a refresh's read and swap.
+  absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 };
 
 // The status every handler returns for a denied call.

@@ -82,6 +82,15 @@ void AdmissionExecutor::Txn::ApplyObject(const ValidatedObject& validated, std::
 absl::StatusOr<bool> AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
                                                           absl::string_view namespace_name,
                                                           absl::string_view name, std::string key) {
+  if (core::IsPolicyKind(kind)) {
+    // Not scheduling state: only the stored object goes, and nothing keeps it terminating.
+    TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> stored, ReadObject(key));
+    if (!stored.has_value()) {
+      return absl::NotFoundError(absl::StrCat(core::ObjectKindName(kind), " ", name, " not found"));
+    }
+    object_writes_.emplace_back(std::move(key), std::nullopt);
+    return false;
+  }
   TOLLGATE_RETURN_IF_ERROR(state_->DeleteObject(kind, namespace_name, name, now_));
   if (state_->TerminatingSince(kind, namespace_name, name).has_value()) return true;
   object_writes_.emplace_back(std::move(key), std::nullopt);

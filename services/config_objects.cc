@@ -10,6 +10,7 @@
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "services/api_codec.h"
+#include "services/policy_codec.h"
 #include "services/state_keys.h"
 
 namespace tollgate::services {
@@ -83,6 +84,12 @@ absl::StatusOr<ValidatedSpec> SpecFromProto(const v1::ConfigObject& object) {
       return PriorityClassFromProto(object.workload_priority_class());
     case v1::ConfigObject::kPriorityClass:
       return PriorityClassFromProto(object.priority_class());
+    case v1::ConfigObject::kRole:
+      return RoleFromProto(object.role());
+    case v1::ConfigObject::kRoleBinding:
+      return RoleBindingFromProto(object.role_binding());
+    case v1::ConfigObject::kQueueGrant:
+      return QueueGrantFromProto(object.queue_grant());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -160,6 +167,11 @@ bool IsNamespaced(v1::ObjectKind kind) {
   return core_kind.ok() && core::TraitsOf(*core_kind).namespaced;
 }
 
+bool IsPolicyKind(v1::ObjectKind kind) {
+  absl::StatusOr<core::ObjectKind> core_kind = ToCoreKind(kind);
+  return core_kind.ok() && core::IsPolicyKind(*core_kind);
+}
+
 std::string ConfigObjectKey(v1::ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name) {
   return ObjectKey(KindName(kind), IsNamespaced(kind) ? namespace_name : absl::string_view(), name);
@@ -190,8 +202,10 @@ void ApplyValidated(core::ClusterState& state, const ValidatedObject& object, ab
           return state.ApplyCohort(spec, now);
         } else if constexpr (std::is_same_v<T, core::LocalQueueSpec>) {
           return state.ApplyLocalQueue(spec, now);
-        } else {
+        } else if constexpr (std::is_same_v<T, core::PriorityClassSpec>) {
           return state.ApplyPriorityClass(spec, now);
+        } else {
+          return absl::OkStatus();  // a policy kind: not scheduling state
         }
       },
       object.spec);

@@ -11,15 +11,18 @@
 #include "core/cluster_state.h"
 #include "core/object_kind.h"
 #include "core/types.h"
+#include "services/auth/authorizer.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
 namespace tollgate::services {
 
-// A configuration object that passed validation, in the core's model.
+// A configuration object that passed validation, in the core's model (the scheduling kinds) or
+// the authorizer's (the policy kinds, which ApplyValidated leaves out of ClusterState).
 using ValidatedSpec =
     std::variant<core::NamespaceSpec, core::ResourceFlavorSpec, core::ClusterQueueSpec,
-                 core::CohortSpec, core::LocalQueueSpec, core::PriorityClassSpec>;
+                 core::CohortSpec, core::LocalQueueSpec, core::PriorityClassSpec, auth::Role,
+                 auth::RoleBinding, auth::QueueGrant>;
 
 struct ValidatedObject {
   core::ObjectKind kind;
@@ -30,7 +33,8 @@ struct ValidatedObject {
 
 // Validates every field; INVALID_ARGUMENT names the kind, object, field path and value.
 absl::StatusOr<ValidatedObject> ValidateConfigObject(const v1::ConfigObject& object);
-// Cannot fail: the object was validated.
+// Cannot fail: the object was validated. Policy kinds change nothing here (they are not
+// scheduling state; the access gate reads them from the store).
 void ApplyValidated(core::ClusterState& state, const ValidatedObject& object, absl::Time now);
 
 // Identity of any config object, and the store key it lives under. The API's kinds are the
@@ -48,6 +52,8 @@ absl::StatusOr<core::ObjectKind> ToCoreKind(v1::ObjectKind kind);
 std::optional<v1::ObjectKind> ConfigKindNamed(absl::string_view name);
 std::string KindName(v1::ObjectKind kind);
 bool IsNamespaced(v1::ObjectKind kind);
+// Role, RoleBinding, QueueGrant: the authorization policy kinds (core::KindTraits::policy).
+bool IsPolicyKind(v1::ObjectKind kind);
 std::string ConfigObjectKey(v1::ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name);
 

@@ -234,10 +234,18 @@ grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::Ap
   }
   absl::StatusOr<std::vector<AuthorizedCall>> calls = gate_.CheckAll(*context, std::move(access));
   if (!calls.ok()) return ToGrpcStatus(calls.status());
-  absl::StatusOr<v1::ApplyResponse> result = api_.Apply(*request);
+  const bool policy = std::any_of(
+      request->objects().begin(), request->objects().end(),
+      [](const v1::ConfigObject& object) { return IsPolicyKind(KindOf(object)); });
+  absl::StatusOr<v1::ApplyResponse> result =
+      policy ? gate_.CheckPolicyObjects({request->objects().begin(), request->objects().end()})
+             : absl::OkStatus();
+  if (result.ok()) result = api_.Apply(*request);
   if (!request->dry_run()) {
     for (const AuthorizedCall& call : *calls) gate_.Finish(call, result.status());
   }
+  // In force before the answer, so the caller's next call sees it.
+  if (policy && result.ok() && !request->dry_run()) RefreshPolicy();
   return Reply(std::move(result), response);
 }
 
@@ -261,7 +269,15 @@ grpc::Status ConfigGrpcService::Delete(grpc::ServerContext* context,
                                        v1::DeleteObjectResponse* response) {
   TOLLGATE_AUTHORIZE(call, ObjectRequest("delete", request->ref().kind(),
                                          request->ref().namespace_(), request->ref().name()));
-  return Audited(gate_, call, api_.DeleteObject(*request), response);
+  grpc::Status status = Audited(gate_, call, api_.DeleteObject(*request), response);
+  if (status.ok() && IsPolicyKind(request->ref().kind())) RefreshPolicy();
+  return status;
+}
+
+void ConfigGrpcService::RefreshPolicy() {
+  // The write is durable and answered OK either way; a failed read keeps the previous policy
+  // until the next write or SIGHUP (the store failing reads fails the next calls too).
+  gate_.RefreshAppliedPolicy().IgnoreError();
 }
 
 grpc::Status ConfigGrpcService::SetStopPolicy(grpc::ServerContext* context,

@@ -100,6 +100,8 @@ class ConfigGrpcService final : public v1::ConfigService::Service {
                              v1::SetStopPolicyResponse* response) override;
 
  private:
+  // Puts the applied policy objects in force after a write of one.
+  void RefreshPolicy();
   TollgateApi& api_;
   std::unique_ptr<AccessGate> owned_gate_;
   AccessGate& gate_;

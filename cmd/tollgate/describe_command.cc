@@ -358,7 +358,8 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 
 int RunDescribe(Session& s, const ParsedFlags& args) {
   constexpr absl::string_view kSupported =
-      "workload, clusterqueue, cohort, localqueue, resourceflavor";
+      "workload, clusterqueue, cohort, localqueue, resourceflavor, role, rolebinding, "
+      "queuegrant";
   if (args.positional.size() != 2) {
     return s.UsageError(absl::StrCat("name a KIND (", kSupported, ") and a NAME"));
   }
@@ -375,6 +376,10 @@ int RunDescribe(Session& s, const ParsedFlags& args) {
       return DescribeLocalQueue(s, name);
     case v1::RESOURCE_FLAVOR:
       return DescribeResourceFlavor(s, name);
+    case v1::ROLE:
+    case v1::ROLE_BINDING:
+    case v1::QUEUE_GRANT:
+      return DescribePolicyObject(s, kind->object_kind, name);
     default:
       break;
   }

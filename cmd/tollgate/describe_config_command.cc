@@ -11,6 +11,8 @@
 #include "cmd/tollgate/cli_queries.h"
 #include "cmd/tollgate/cohort_sections.h"
 #include "cmd/tollgate/describe_commands.h"
+#include "cmd/tollgate/object_printer.h"
+#include "services/config_objects.h"
 
 namespace tollgate::cli {
 namespace {
@@ -231,6 +233,27 @@ int DescribeResourceFlavor(Session& s, absl::string_view name) {
     out << "Quota:\n";
     table.Print(out, "  ");
   }
+  return kExitOk;
+}
+
+int DescribePolicyObject(Session& s, v1::ObjectKind kind, absl::string_view name) {
+  absl::StatusOr<std::vector<v1::ConfigObject>> objects = ListConfig(s, kind, "", name);
+  if (!objects.ok()) return s.Fail(objects.status());
+  const v1::ConfigObject& object = objects->front();
+  const v1::ObjectMeta& meta = services::MetadataOf(object);
+  std::ostream& out = s.out();
+  FieldPrinter top;
+  top.Add("Name", meta.name());
+  top.Add("Kind", services::KindName(kind));
+  top.Add("Created", TimeAndAge(meta.creation_timestamp(), s.now()));
+  top.Add("Generation", absl::StrCat(meta.generation()));
+  top.Print(out);
+  // The rest is the policy itself, in the shape it is applied in.
+  Json manifest = ManifestOf(object);
+  manifest.erase("apiVersion");
+  manifest.erase("kind");
+  manifest.erase("metadata");
+  out << ToYaml(manifest);
   return kExitOk;
 }
 

@@ -337,6 +337,15 @@ absl::Status AddImplicitCohorts(Session& s, std::vector<v1::ConfigObject>& cohor
   return absl::OkStatus();
 }
 
+// "User:alice,Group:team-a", as the policy file names subjects.
+std::string SubjectsText(const google::protobuf::RepeatedPtrField<v1::PolicySubject>& subjects) {
+  std::vector<std::string> out;
+  for (const v1::PolicySubject& subject : subjects) {
+    out.push_back(absl::StrCat(subject.kind(), ":", subject.name()));
+  }
+  return out.empty() ? std::string(kNone) : absl::StrJoin(out, ",");
+}
+
 int GetConfig(Session& s, const GetOptions& o) {
   const KindInfo& kind = *o.kind;
   std::string ns;
@@ -440,6 +449,43 @@ int GetConfig(Session& s, const GetOptions& o) {
             {meta.name(),
              absl::StrCat(wpc ? c.workload_priority_class().value() : c.priority_class().value()),
              FormatAge(meta.creation_timestamp(), now)});
+      }
+      break;
+    case v1::ROLE:
+      table.emplace(std::vector<std::string>{"NAME", "RULES", "MAX-PRIORITY", "AGE"});
+      for (size_t i : *order) {
+        const v1::Role& role = objects[i].role();
+        std::vector<std::string> rules;
+        for (const v1::PolicyRule& rule : role.rules()) {
+          rules.push_back(absl::StrCat(absl::StrJoin(rule.verbs(), ","), " ",
+                                       absl::StrJoin(rule.kinds(), ",")));
+        }
+        table->AddRow({role.metadata().name(), rules.empty() ? std::string(kNone) : absl::StrJoin(rules, "; "),
+                       absl::StrCat(role.has_max_priority() ? role.max_priority() : 0),
+                       FormatAge(role.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::ROLE_BINDING:
+      table.emplace(std::vector<std::string>{"NAME", "ROLE", "SUBJECTS", "NAMESPACES", "AGE"});
+      for (size_t i : *order) {
+        const v1::RoleBinding& b = objects[i].role_binding();
+        table->AddRow({b.metadata().name(), b.role(), SubjectsText(b.subjects()),
+                       b.namespaces().empty() ? "*" : absl::StrJoin(b.namespaces(), ","),
+                       FormatAge(b.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::QUEUE_GRANT:
+      table.emplace(std::vector<std::string>{"NAME", "QUEUE", "VERBS", "SUBJECTS", "AGE"});
+      for (size_t i : *order) {
+        const v1::QueueGrant& g = objects[i].queue_grant();
+        const std::string queue =
+            !g.cohort().empty()          ? absl::StrCat("Cohort/", g.cohort())
+            : !g.cluster_queue().empty() ? absl::StrCat("ClusterQueue/", g.cluster_queue())
+                                         : absl::StrCat("LocalQueue/", g.local_queue().namespace_(),
+                                                        "/", g.local_queue().name());
+        table->AddRow({g.metadata().name(), queue, absl::StrJoin(g.verbs(), ","),
+                       SubjectsText(g.subjects()),
+                       FormatAge(g.metadata().creation_timestamp(), now)});
       }
       break;
     case v1::NAMESPACE:

@@ -19,6 +19,8 @@ namespace tollgate::cli {
 namespace {
 
 constexpr absl::string_view kKueueApiVersion = "kueue.x-k8s.io/v1beta1";
+// The authorization policy kinds (docs/security.md).
+constexpr absl::string_view kPolicyApiVersion = "tollgate.dev/v1alpha1";
 
 // Compact JSON that never throws (invalid UTF-8 is replaced).
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -435,6 +437,12 @@ Json ManifestOf(const v1::ConfigObject& object) {
                       false);
     case v1::ConfigObject::kNamespace:
       return Envelope("v1", "Namespace", MessageJson(object.namespace_()), false);
+    case v1::ConfigObject::kRole:
+      return Envelope(kPolicyApiVersion, "Role", MessageJson(object.role()), false);
+    case v1::ConfigObject::kRoleBinding:
+      return Envelope(kPolicyApiVersion, "RoleBinding", MessageJson(object.role_binding()), false);
+    case v1::ConfigObject::kQueueGrant:
+      return Envelope(kPolicyApiVersion, "QueueGrant", MessageJson(object.queue_grant()), false);
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

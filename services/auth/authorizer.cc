@@ -35,9 +35,15 @@ bool Matches(const std::vector<Subject>& subjects, const Identity& identity) {
   return false;
 }
 
+// "*" covers every kind but the policy kinds, which a rule must name (see kPolicyKinds).
+bool ListsKind(const std::vector<std::string>& kinds, absl::string_view kind) {
+  if (IsPolicyKind(kind)) return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+  return Lists(kinds, kind);
+}
+
 bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind) {
   for (const Rule& rule : role.rules) {
-    if (Lists(rule.verbs, verb) && Lists(rule.kinds, kind)) return true;
+    if (Lists(rule.verbs, verb) && ListsKind(rule.kinds, kind)) return true;
   }
   return false;
 }
@@ -51,7 +57,9 @@ const std::vector<std::string> kQueueKinds = {
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
   std::vector<Role> roles;
-  roles.push_back({"admin", {{kAll, kAll}}, unlimited});
+  roles.push_back({"admin",
+                   {{kAll, kAll}, {kAll, {std::begin(kPolicyKinds), std::end(kPolicyKinds)}}},
+                   unlimited});
   roles.push_back({"batch-admin",
                    {{kAll, kQueueKinds}, {kAll, {"Workload"}}, {kReadVerbs, {"Namespace"}}},
                    unlimited});
@@ -82,7 +90,14 @@ bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view
   return false;
 }
 
+bool UnderCohort(const QueueGrant& grant, const AccessRequest& request) {
+  return !request.cluster_queue.empty() &&
+         std::find(request.cohorts.begin(), request.cohorts.end(), grant.cohort) !=
+             request.cohorts.end();
+}
+
 bool GrantCoversQueue(const QueueGrant& grant, const AccessRequest& request) {
+  if (!grant.cohort.empty()) return UnderCohort(grant, request);
   if (!grant.cluster_queue.empty()) {
     return !request.cluster_queue.empty() && grant.cluster_queue == request.cluster_queue;
   }
@@ -105,9 +120,12 @@ bool GrantAllows(const QueueGrant& grant, const AccessRequest& request) {
     return false;
   }
   if (request.kind == "ClusterQueue") {
+    // For a ClusterQueue request, cluster_queue is its name and cohorts its ancestors.
+    if (!grant.cohort.empty()) return request.cluster_queue == request.name && UnderCohort(grant, request);
     return !grant.cluster_queue.empty() && grant.cluster_queue == request.name;
   }
   if (request.kind == "LocalQueue") {
+    if (!grant.cohort.empty()) return UnderCohort(grant, request);
     if (!grant.cluster_queue.empty()) {
       return !request.cluster_queue.empty() && grant.cluster_queue == request.cluster_queue;
     }
@@ -158,6 +176,8 @@ absl::Status CheckSubjects(absl::string_view what, const std::vector<Subject>& s
 
 bool IsNamespacedKind(absl::string_view kind) { return kind == "Workload" || kind == "LocalQueue"; }
 
+bool IsPolicyKind(absl::string_view kind) { return OneOf(kind, kPolicyKinds); }
+
 absl::Status ValidateVerbAndKind(absl::string_view verb, absl::string_view kind) {
   if (!OneOf(verb, kVerbs)) {
     return absl::InvalidArgumentError(absl::StrCat("verb: unknown \"", verb, "\" (want one of ",
@@ -179,61 +199,120 @@ const std::vector<Role>& BuiltInRoles() {
   return *roles;
 }
 
+absl::Status ValidateRole(const Role& role) {
+  const std::string what = absl::StrCat("Role \"", role.name, "\"");
+  if (role.name.empty()) return absl::InvalidArgumentError("Role: metadata.name is empty");
+  for (size_t i = 0; i < role.rules.size(); ++i) {
+    if (role.rules[i].verbs.empty() || role.rules[i].kinds.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": rules[", i, "]: needs both verbs and kinds"));
+    }
+    for (const std::string& verb : role.rules[i].verbs) {
+      if (verb != "*" && !OneOf(verb, kVerbs)) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].verbs: unknown \"",
+                                                       verb, "\" (want one of ",
+                                                       absl::StrJoin(kVerbs, ", "), " or *)"));
+      }
+    }
+    for (const std::string& kind : role.rules[i].kinds) {
+      if (kind != "*" && !OneOf(kind, kKinds)) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].kinds: unknown \"",
+                                                       kind, "\" (want one of ",
+                                                       absl::StrJoin(kKinds, ", "), " or *)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRoleBinding(const RoleBinding& binding) {
+  const std::string what = absl::StrCat("RoleBinding \"", binding.name, "\"");
+  if (binding.name.empty()) return absl::InvalidArgumentError("RoleBinding: metadata.name is empty");
+  if (binding.role.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": role: empty"));
+  for (const std::string& ns : binding.namespaces) {
+    if (ns.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": namespaces: empty namespace"));
+    }
+  }
+  return CheckSubjects(what, binding.subjects);
+}
+
+absl::Status ValidateQueueGrant(const QueueGrant& grant) {
+  const std::string what = absl::StrCat("QueueGrant \"", grant.name, "\"");
+  if (grant.name.empty()) return absl::InvalidArgumentError("QueueGrant: metadata.name is empty");
+  const bool cq = !grant.cluster_queue.empty();
+  const bool lq = !grant.local_queue.empty() || !grant.local_queue_namespace.empty();
+  const bool cohort = !grant.cohort.empty();
+  if (int{cq} + int{lq} + int{cohort} != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": name exactly one of clusterQueue, localQueue or cohort"));
+  }
+  if (lq && (grant.local_queue.empty() || grant.local_queue_namespace.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": localQueue needs both namespace and name"));
+  }
+  if (grant.verbs.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": verbs: none"));
+  for (const std::string& verb : grant.verbs) {
+    if (!OneOf(verb, kQueueVerbs)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": verbs: unknown \"", verb, "\" (want submit, preempt or admin)"));
+    }
+  }
+  return CheckSubjects(what, grant.subjects);
+}
+
+Policy CombinePolicies(const Policy& file, const Policy& applied,
+                       std::vector<std::string>* ignored) {
+  Policy out = file;
+  absl::flat_hash_set<std::string> role_names;
+  for (const Role& role : BuiltInRoles()) role_names.insert(role.name);
+  for (const Role& role : file.roles) role_names.insert(role.name);
+  for (const Role& role : applied.roles) {
+    if (!role_names.insert(role.name).second) {
+      if (ignored != nullptr) {
+        ignored->push_back(absl::StrCat("Role \"", role.name,
+                                        "\": a built-in or --authz-policy role has that name"));
+      }
+      continue;
+    }
+    out.roles.push_back(role);
+  }
+  for (const RoleBinding& binding : applied.bindings) {
+    if (!role_names.contains(binding.role)) {
+      if (ignored != nullptr) {
+        ignored->push_back(absl::StrCat("RoleBinding \"", binding.name, "\": no role named \"",
+                                        binding.role, "\""));
+      }
+      continue;
+    }
+    out.bindings.push_back(binding);
+  }
+  out.queue_grants.insert(out.queue_grants.end(), applied.queue_grants.begin(),
+                          applied.queue_grants.end());
+  return out;
+}
+
 absl::StatusOr<Authorizer> Authorizer::Create(Policy policy) {
   absl::flat_hash_set<std::string> role_names;
   for (const Role& role : BuiltInRoles()) role_names.insert(role.name);
   for (const Role& role : policy.roles) {
-    const std::string what = absl::StrCat("Role \"", role.name, "\"");
-    if (role.name.empty()) return absl::InvalidArgumentError("Role: metadata.name is empty");
+    if (absl::Status s = ValidateRole(role); !s.ok()) return s;
     if (!role_names.insert(role.name).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": a role of that name exists (built-in roles cannot be redefined)"));
-    }
-    for (size_t i = 0; i < role.rules.size(); ++i) {
-      for (const std::string& verb : role.rules[i].verbs) {
-        if (verb != "*" && !OneOf(verb, kVerbs)) {
-          return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].verbs: unknown \"",
-                                                         verb, "\" (want one of ",
-                                                         absl::StrJoin(kVerbs, ", "), " or *)"));
-        }
-      }
-      for (const std::string& kind : role.rules[i].kinds) {
-        if (kind != "*" && !OneOf(kind, kKinds)) {
-          return absl::InvalidArgumentError(absl::StrCat(what, ": rules[", i, "].kinds: unknown \"",
-                                                         kind, "\" (want one of ",
-                                                         absl::StrJoin(kKinds, ", "), " or *)"));
-        }
-      }
+          absl::StrCat("Role \"", role.name,
+                       "\": a role of that name exists (built-in roles cannot be redefined)"));
     }
   }
   for (const RoleBinding& binding : policy.bindings) {
-    const std::string what = absl::StrCat("RoleBinding \"", binding.name, "\"");
+    if (absl::Status s = ValidateRoleBinding(binding); !s.ok()) return s;
     if (!role_names.contains(binding.role)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": role: no role named \"", binding.role, "\""));
+      return absl::InvalidArgumentError(absl::StrCat("RoleBinding \"", binding.name,
+                                                     "\": role: no role named \"", binding.role,
+                                                     "\""));
     }
-    if (absl::Status s = CheckSubjects(what, binding.subjects); !s.ok()) return s;
   }
   for (const QueueGrant& grant : policy.queue_grants) {
-    const std::string what = absl::StrCat("QueueGrant \"", grant.name, "\"");
-    const bool cq = !grant.cluster_queue.empty();
-    const bool lq = !grant.local_queue.empty() || !grant.local_queue_namespace.empty();
-    if (cq == lq) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": name exactly one of clusterQueue or localQueue"));
-    }
-    if (lq && (grant.local_queue.empty() || grant.local_queue_namespace.empty())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": localQueue needs both namespace and name"));
-    }
-    if (grant.verbs.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no verbs"));
-    for (const std::string& verb : grant.verbs) {
-      if (!OneOf(verb, kQueueVerbs)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what, ": verbs: unknown \"", verb, "\" (want submit, preempt or admin)"));
-      }
-    }
-    if (absl::Status s = CheckSubjects(what, grant.subjects); !s.ok()) return s;
+    if (absl::Status s = ValidateQueueGrant(grant); !s.ok()) return s;
   }
   // The bootstrap binding: whoever the authenticators put in kAdminsGroup is an admin.
   policy.bindings.push_back({"tollgate:admins",
@@ -307,6 +386,13 @@ Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& re
 bool Authorizer::HasQueueGrant(const Identity& identity) const {
   for (const QueueGrant& grant : policy_.queue_grants) {
     if (Matches(grant.subjects, identity)) return true;
+  }
+  return false;
+}
+
+bool Authorizer::HasCohortGrants() const {
+  for (const QueueGrant& grant : policy_.queue_grants) {
+    if (!grant.cohort.empty()) return true;
   }
   return false;
 }

@@ -38,9 +38,14 @@ inline constexpr absl::string_view kVerbs[] = {
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 inline constexpr absl::string_view kKinds[] = {
-    "Workload",      "LocalQueue",     "ClusterQueue",
-    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
-    "PriorityClass", "Namespace",      "Metrics"};
+    "Workload",      "LocalQueue", "ClusterQueue", "Cohort",      "ResourceFlavor",
+    "WorkloadPriorityClass",       "PriorityClass", "Namespace",  "Metrics",
+    "Role",          "RoleBinding", "QueueGrant"};
+// The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
+// RoleBinding may make themselves admin, so a role grants that only by naming them (the
+// built-in admin role does; viewer does not read them).
+inline constexpr absl::string_view kPolicyKinds[] = {"Role", "RoleBinding", "QueueGrant"};
+bool IsPolicyKind(absl::string_view kind);
 // Per-queue grant verbs (Armada's per-queue permissions, YuniKorn's submit/admin ACLs).
 inline constexpr absl::string_view kQueueVerbs[] = {"submit", "preempt", "admin"};
 
@@ -85,8 +90,10 @@ struct RoleBinding {
   std::optional<bool> allow_non_preemptible;
 };
 
-// Grants queue verbs on one ClusterQueue (cluster_queue set) or one LocalQueue
-// (local_queue_namespace + local_queue set):
+// Grants queue verbs on one ClusterQueue (cluster_queue set), one LocalQueue
+// (local_queue_namespace + local_queue set) or a Cohort (cohort set: every ClusterQueue in the
+// cohort's subtree, at any depth, and the LocalQueues pointing at them; YuniKorn's queue ACLs
+// inherited down the tree):
 //   submit  — submit, get, finish and delete workloads through the queue;
 //   preempt — preempt workloads admitted in the queue;
 //   admin   — every workload verb in the queue, and get/apply/delete of the queue object (for a
@@ -96,6 +103,7 @@ struct QueueGrant {
   std::string cluster_queue;
   std::string local_queue_namespace;
   std::string local_queue;
+  std::string cohort;
   std::vector<std::string> verbs;
   std::vector<Subject> subjects;
   PriorityLimit priority;
@@ -118,6 +126,9 @@ struct AccessRequest {
   // LocalQueue requests: the ClusterQueue it points at. For ClusterQueue requests: its name.
   std::string local_queue;
   std::string cluster_queue;
+  // The cohorts above cluster_queue, nearest first (for cohort queue grants); filled by the
+  // caller only when the policy has such grants.
+  std::vector<std::string> cohorts;
   // For submit: the workload's effective priority and whether it asks not to be preempted.
   std::optional<int32_t> priority;
   bool non_preemptible = false;
@@ -151,6 +162,23 @@ struct NamespaceScope {
 //                 metrics-reader ClusterRole).
 const std::vector<Role>& BuiltInRoles();
 
+// Checks of one object on its own (names, verbs, kinds, subjects, which queue); INVALID_ARGUMENT
+// naming the object, the field and the value. Create runs them on every object, and the API
+// on each applied policy object.
+absl::Status ValidateRole(const Role& role);
+absl::Status ValidateRoleBinding(const RoleBinding& binding);
+absl::Status ValidateQueueGrant(const QueueGrant& grant);
+
+// The live policy: the --authz-policy file's objects and the applied ones (each list valid on
+// its own). Both count; where they disagree the file wins, because it is the operator's
+// bootstrap and cannot be changed through the API:
+//  * an applied Role named like a built-in or a file role is ignored;
+//  * a RoleBinding naming a role that exists in neither is ignored (it grants nothing, as a
+//    Kubernetes RoleBinding to a missing role), so deleting a Role never fails.
+// `ignored` (may be null) receives one line per object left out, for the log.
+Policy CombinePolicies(const Policy& file, const Policy& applied,
+                       std::vector<std::string>* ignored);
+
 // Decides requests against a policy. Immutable after Create, so thread-safe.
 class Authorizer {
  public:
@@ -167,6 +195,8 @@ class Authorizer {
 
   // Whether any queue grant names `identity` (its List and Watch are then served filtered).
   bool HasQueueGrant(const Identity& identity) const;
+  // Whether any queue grant is on a Cohort (requests then need AccessRequest::cohorts).
+  bool HasCohortGrants() const;
 
   const Policy& policy() const { return policy_; }
 

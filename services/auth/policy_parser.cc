@@ -18,17 +18,19 @@ namespace {
 // Errors name where they are: "policy.yaml: document 2 (RoleBinding \"x\"): subjects[0].kind".
 class Where {
  public:
-  Where(absl::string_view source, int document) : source_(source), document_(document) {}
+  Where(absl::string_view source, int document)
+      : prefix_(absl::StrCat(source, ": document ", document)) {}
+  explicit Where(std::string prefix) : prefix_(std::move(prefix)) {}
   void SetObject(std::string object) { object_ = std::move(object); }
   absl::Status Error(absl::string_view field, absl::string_view problem) const {
-    std::string where = absl::StrCat(source_, ": document ", document_);
-    if (!object_.empty()) absl::StrAppend(&where, " (", object_, ")");
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", field, ": ", problem));
+    std::string where = prefix_;
+    if (!object_.empty()) absl::StrAppend(&where, where.empty() ? "" : " ", "(", object_, ")");
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, where.empty() ? "" : ": ", field, ": ", problem));
   }
 
  private:
-  std::string source_;
-  int document_;
+  std::string prefix_;
   std::string object_;
 };
 
@@ -116,14 +118,21 @@ absl::StatusOr<std::vector<Subject>> Subjects(const Where& where, const YAML::No
     lhs = *std::move(_v);                  \
   }
 
-absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy& policy) {
+absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, Policy& policy) {
   Where where = in_where;
   if (!doc.IsMap()) return where.Error("", "want a mapping");
   std::string kind;
   ASSIGN_OR_RETURN_POLICY(kind, String(where, doc["kind"], "kind"));
   std::string name;
   if (const YAML::Node meta = doc["metadata"]; meta.IsDefined()) {
-    if (absl::Status s = CheckFields(where, meta, "metadata", {"name"}); !s.ok()) return s;
+    // What `tollgate get -o yaml` prints besides the name is the server's; taken and dropped so
+    // its output applies back.
+    if (absl::Status s = CheckFields(where, meta, "metadata",
+                                     {"name", "uid", "resourceVersion", "generation",
+                                      "creationTimestamp"});
+        !s.ok()) {
+      return s;
+    }
     ASSIGN_OR_RETURN_POLICY(name, String(where, meta["name"], "metadata.name"));
   } else {
     return where.Error("metadata.name", "missing");
@@ -152,6 +161,8 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
     }
     ASSIGN_OR_RETURN_POLICY(role.priority.max_priority,
                             OptionalInt32(where, doc["maxPriority"], "maxPriority"));
+    // Unset is the documented default: at most 0, as batch-user.
+    if (!role.priority.max_priority.has_value()) role.priority.max_priority = 0;
     std::optional<bool> allow_np;
     ASSIGN_OR_RETURN_POLICY(allow_np,
                             OptionalBool(where, doc["allowNonPreemptible"], "allowNonPreemptible"));
@@ -177,8 +188,8 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
   } else if (kind == "QueueGrant") {
     if (absl::Status s =
             CheckFields(where, doc, "",
-                        {"apiVersion", "kind", "metadata", "clusterQueue", "localQueue", "verbs",
-                         "subjects", "maxPriority", "allowNonPreemptible"});
+                        {"apiVersion", "kind", "metadata", "clusterQueue", "localQueue", "cohort",
+                         "verbs", "subjects", "maxPriority", "allowNonPreemptible"});
         !s.ok()) {
       return s;
     }
@@ -187,6 +198,9 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
     if (doc["clusterQueue"].IsDefined()) {
       ASSIGN_OR_RETURN_POLICY(grant.cluster_queue,
                               String(where, doc["clusterQueue"], "clusterQueue"));
+    }
+    if (doc["cohort"].IsDefined()) {
+      ASSIGN_OR_RETURN_POLICY(grant.cohort, String(where, doc["cohort"], "cohort"));
     }
     if (const YAML::Node lq = doc["localQueue"]; lq.IsDefined()) {
       if (absl::Status s = CheckFields(where, lq, "localQueue", {"namespace", "name"}); !s.ok()) {
@@ -214,6 +228,31 @@ absl::Status ParseDocument(const Where& in_where, const YAML::Node& doc, Policy&
 
 }  // namespace
 
+absl::Status ParsePolicyDocument(const YAML::Node& doc, absl::string_view where,
+                                 Policy& policy) {
+  const std::string prefix = where.empty() ? "" : absl::StrCat(where, ": ");
+  Policy one;
+  try {
+    if (absl::Status s = ParseDocumentOrThrow(Where(std::string(where)), doc, one); !s.ok()) {
+      return s;
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, e.what()));
+  }
+  absl::Status valid = absl::OkStatus();
+  for (const Role& role : one.roles) valid.Update(ValidateRole(role));
+  for (const RoleBinding& binding : one.bindings) valid.Update(ValidateRoleBinding(binding));
+  for (const QueueGrant& grant : one.queue_grants) valid.Update(ValidateQueueGrant(grant));
+  if (!valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, valid.message()));
+  }
+  policy.roles.insert(policy.roles.end(), one.roles.begin(), one.roles.end());
+  policy.bindings.insert(policy.bindings.end(), one.bindings.begin(), one.bindings.end());
+  policy.queue_grants.insert(policy.queue_grants.end(), one.queue_grants.begin(),
+                             one.queue_grants.end());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Policy> ParsePolicy(absl::string_view text, absl::string_view source) {
   Policy policy;
   std::vector<YAML::Node> docs;
@@ -227,7 +266,7 @@ absl::StatusOr<Policy> ParsePolicy(absl::string_view text, absl::string_view sou
     for (const YAML::Node& doc : docs) {
       ++n;
       if (doc.IsNull()) continue;
-      if (absl::Status s = ParseDocument(Where(source, n), doc, policy); !s.ok()) return s;
+      if (absl::Status s = ParseDocumentOrThrow(Where(source, n), doc, policy); !s.ok()) return s;
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", e.what()));

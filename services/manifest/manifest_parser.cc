@@ -23,7 +23,9 @@
 #include "core/pod_requests.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "services/auth/policy_parser.h"
 #include "services/manifest/yaml_reader.h"
+#include "services/policy_codec.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -946,6 +948,21 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
     case core::ObjectKind::kPriorityClass:
       TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
       break;
+    case core::ObjectKind::kRole:
+    case core::ObjectKind::kRoleBinding:
+    case core::ObjectKind::kQueueGrant: {
+      // The --authz-policy file's reader, so a policy file applies unchanged.
+      auth::Policy policy;
+      TOLLGATE_RETURN_IF_ERROR(auth::ParsePolicyDocument(node, path_prefix, policy));
+      if (!policy.roles.empty()) *obj.mutable_role() = services::RoleToProto(policy.roles[0]);
+      if (!policy.bindings.empty()) {
+        *obj.mutable_role_binding() = services::RoleBindingToProto(policy.bindings[0]);
+      }
+      if (!policy.queue_grants.empty()) {
+        *obj.mutable_queue_grant() = services::QueueGrantToProto(policy.queue_grants[0]);
+      }
+      break;
+    }
   }
   m.object = std::move(obj);
   return m;
@@ -973,10 +990,15 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
     const std::string where = absl::StrCat(source_name, ": document ", i + 1);
     // The API server refuses an object without apiVersion, and so does a file here (scenario
     // steps, which embed objects, may leave it out).
+    // Policy kinds are the exception: --authz-policy files never needed one, and apply as they
+    // are.
     if (documents[i].IsMap()) {
       const YAML::Node kind = documents[i]["kind"];
       const YAML::Node api = documents[i]["apiVersion"];
-      if (kind.IsDefined() && kind.IsScalar() && (!api.IsDefined() || api.IsNull())) {
+      const core::KindTraits* traits =
+          kind.IsDefined() && kind.IsScalar() ? core::FindKind(kind.Scalar()) : nullptr;
+      const bool policy_kind = traits != nullptr && traits->policy;
+      if (kind.IsDefined() && kind.IsScalar() && !policy_kind && (!api.IsDefined() || api.IsNull())) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
                                                        PeekName(documents[i], true),
                                                        ": apiVersion: required value, got none"));

@@ -14,7 +14,8 @@ namespace {
 constexpr ObjectKind kEveryConfigKind[] = {
     ObjectKind::kNamespace,    ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
     ObjectKind::kCohort,       ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
-    ObjectKind::kPriorityClass};
+    ObjectKind::kPriorityClass, ObjectKind::kRole,           ObjectKind::kRoleBinding,
+    ObjectKind::kQueueGrant};
 
 TEST(ObjectKindTest, EveryConfigKindHasExactlyOneRow) {
   for (ObjectKind kind : kEveryConfigKind) {
@@ -51,6 +52,14 @@ TEST(ObjectKindTest, FactsTheServiceReliesOn) {
   EXPECT_FALSE(TraitsOf(ObjectKind::kClusterQueue).namespaced);
   EXPECT_EQ(TraitsOf(ObjectKind::kPriorityClass).group, "scheduling.k8s.io");
   EXPECT_EQ(TraitsOf(ObjectKind::kNamespace).group, "");
+  // The authorization policy kinds are Tollgate's own and never reach the scheduler.
+  for (ObjectKind kind : {ObjectKind::kRole, ObjectKind::kRoleBinding, ObjectKind::kQueueGrant}) {
+    EXPECT_TRUE(IsPolicyKind(kind)) << ObjectKindName(kind);
+    EXPECT_EQ(TraitsOf(kind).group, "tollgate.dev");
+    EXPECT_FALSE(TraitsOf(kind).namespaced);
+  }
+  EXPECT_FALSE(IsPolicyKind(ObjectKind::kClusterQueue));
+  EXPECT_LT(TraitsOf(ObjectKind::kRole).apply_order, TraitsOf(ObjectKind::kRoleBinding).apply_order);
   // References resolve on restart: flavors and priority classes before the queues using them,
   // cohorts before ClusterQueues, ClusterQueues before LocalQueues.
   EXPECT_LT(TraitsOf(ObjectKind::kNamespace).apply_order,

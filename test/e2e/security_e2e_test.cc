@@ -821,6 +821,118 @@ TEST_F(SecurityE2eTest, AuditLogRecordsAllowedDeniedAndSchedulerDecisions) {
   EXPECT_FALSE(absl::StrContains(audit, "\"verb\":\"get\",\"kind\":\"Workload\"")) << audit;
 }
 
+// A RoleBinding applied through the API, as `tollgate apply -f` sends it.
+v1::ApplyRequest BindCarolInTeamA() {
+  v1::ApplyRequest apply;
+  v1::RoleBinding* binding = apply.add_objects()->mutable_role_binding();
+  binding->mutable_metadata()->set_name("carol-team-a");
+  binding->set_role("batch-user");
+  v1::PolicySubject* subject = binding->add_subjects();
+  subject->set_kind("User");
+  subject->set_name("nobody");
+  binding->add_namespaces("team-a");
+  return apply;
+}
+
+TEST_F(SecurityE2eTest, PolicyObjectsAppliedDeletedAndKeptAcrossRestart) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // "nobody" authenticates but no binding names it.
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "n1", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  // A non-admin (batch-admin edits queues, not policy) cannot bind anyone; nothing changes.
+  v1::ApplyResponse applied;
+  grpc::Status s = config_->Apply(Context("batch-admin-token").get(), BindCarolInTeamA(), &applied);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "may not apply RoleBinding \"carol-team-a\""))
+      << Describe(s);
+  s = config_->Apply(Context("user-a-token").get(), BindCarolInTeamA(), &applied);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::ROLE_BINDING);
+  get.mutable_ref()->set_name("carol-team-a");
+  v1::ConfigObject object;
+  s = config_->Get(Context("admin-token").get(), get, &object);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << Describe(s);
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "n1", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  // Bad input names the field and value and changes nothing.
+  v1::ApplyRequest bad = BindCarolInTeamA();
+  bad.mutable_objects(0)->mutable_role_binding()->set_role("no-such-role");
+  s = config_->Apply(Context("admin-token").get(), bad, &applied);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(s);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "role: no role named \"no-such-role\""))
+      << Describe(s);
+  bad = BindCarolInTeamA();
+  bad.mutable_objects(0)->mutable_role_binding()->mutable_subjects(0)->set_kind("Robot");
+  s = config_->Apply(Context("admin-token").get(), bad, &applied);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(s);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "subjects[0].kind: want User or Group"))
+      << Describe(s);
+  s = config_->Get(Context("admin-token").get(), get, &object);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << Describe(s);
+
+  // The admin binds; the user's very next call is allowed, in team-a only.
+  s = config_->Apply(Context("admin-token").get(), BindCarolInTeamA(), &applied);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  s = Submit("nobody-token", MakeWorkload("team-a", "n1", "100m"));
+  EXPECT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-b", "n2", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // Viewers do not read policy; the admin lists it.
+  v1::ListObjectsRequest list;
+  list.set_kind(v1::ROLE_BINDING);
+  v1::ListObjectsResponse listed;
+  EXPECT_EQ(config_->List(Context("viewer-token").get(), list, &listed).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  s = config_->List(Context("admin-token").get(), list, &listed);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  ASSERT_EQ(listed.objects_size(), 1);
+  EXPECT_EQ(listed.objects(0).role_binding().role(), "batch-user");
+
+  // Kept across a kill -9 and restart: the new process reads it from the store.
+  ASSERT_TRUE(server_->Kill().ok());
+  server_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  s = Submit("nobody-token", MakeWorkload("team-a", "n3", "100m"));
+  EXPECT_TRUE(s.ok()) << Describe(s);
+
+  // A non-admin cannot delete it either.
+  v1::DeleteObjectRequest del;
+  *del.mutable_ref() = get.ref();
+  v1::DeleteObjectResponse deleted;
+  EXPECT_EQ(config_->Delete(Context("batch-admin-token").get(), del, &deleted).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Submit("nobody-token", MakeWorkload("team-a", "n4", "100m")).ok());
+  // Deleted by the admin: the next call is refused.
+  s = config_->Delete(Context("admin-token").get(), del, &deleted);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  s = Submit("nobody-token", MakeWorkload("team-a", "n5", "100m"));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+
+  // Every policy change and refusal is in the audit log.
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"root\",\"groups\":[\"tollgate:admins\"],\"method\":"
+                             "\"token\",\"verb\":\"apply\",\"kind\":\"RoleBinding\",\"namespace\":"
+                             "\"\",\"name\":\"carol-team-a\",\"result\":\"allowed\",\"code\":\"OK\"") &&
+           absl::StrContains(audit,
+                             "\"verb\":\"delete\",\"kind\":\"RoleBinding\",\"namespace\":\"\","
+                             "\"name\":\"carol-team-a\",\"result\":\"allowed\",\"code\":\"OK\"") &&
+           absl::StrContains(audit,
+                             "\"user\":\"qadmin\",\"groups\":[\"queue-admins\"],\"method\":"
+                             "\"token\",\"verb\":\"apply\",\"kind\":\"RoleBinding\",\"namespace\":"
+                             "\"\",\"name\":\"carol-team-a\",\"result\":\"denied\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
+}
+
 // Runs the real `tollgate` CLI; returns its exit code and fills `out` with stdout and stderr.
 int RunCli(const std::string& args, std::string& out) {
   const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
@@ -863,6 +975,65 @@ TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
   EXPECT_TRUE(absl::StrContains(
       out, "user \"bob\" (groups team-b) may not delete LocalQueue \"q\" in namespace \"team-a\""))
       << out;
+}
+
+TEST_F(SecurityE2eTest, CliAppliesAPolicyFileUnchangedAndShowsIt) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // A policy file as --authz-policy takes it (no apiVersion), with a cohort grant.
+  const std::string policy = scratch_ + "/more-policy.yaml";
+  WriteFile(policy, R"(kind: Role
+metadata: {name: queue-reader}
+rules: [{verbs: [get, list], kinds: [ClusterQueue, Cohort]}]
+---
+kind: RoleBinding
+metadata: {name: nobody-reads-queues}
+role: queue-reader
+subjects: [{kind: User, name: nobody}]
+---
+kind: QueueGrant
+metadata: {name: nobody-submits-under-root}
+cohort: root
+verbs: [submit]
+subjects: [{kind: User, name: nobody}]
+)");
+  const std::string admin = absl::StrCat("--server=", server_->address(),
+                                         " --certificate-authority=", pki_->Path("ca.pem"),
+                                         " --token=admin-token");
+  const std::string nobody = absl::StrCat("--server=", server_->address(),
+                                          " --certificate-authority=", pki_->Path("ca.pem"),
+                                          " --token=nobody-token");
+  std::string out;
+  EXPECT_EQ(RunCli(absl::StrCat("apply -f ", policy, " ", nobody), out), 1) << out;
+  EXPECT_TRUE(absl::StrContains(out, "may not apply Role \"queue-reader\"")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get clusterqueue cq ", nobody), out), 1) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("apply -f ", policy, " ", admin), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "rolebinding.tollgate.dev/nobody-reads-queues")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get clusterqueue cq ", nobody), out), 0) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get rolebindings ", admin), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "nobody-reads-queues")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "User:nobody")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get queuegrants ", admin), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "Cohort/root")) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("describe role queue-reader ", admin), out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "ClusterQueue")) << out;
+  // The cohort grant does not cover cq until cq joins cohort root; then nobody may submit.
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "c1", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::ApplyRequest queues = Queues();
+  queues.mutable_objects(1)->mutable_cluster_queue()->mutable_spec()->set_cohort("root");
+  v1::ApplyResponse applied;
+  ASSERT_TRUE(config_->Apply(Context("admin-token").get(), queues, &applied).ok());
+  grpc::Status s = Submit("nobody-token", MakeWorkload("team-a", "c1", "100m"));
+  EXPECT_TRUE(s.ok()) << Describe(s);
+  // `get -o yaml` applies back unchanged, and delete removes it.
+  EXPECT_EQ(RunCli(absl::StrCat("get rolebinding nobody-reads-queues -o yaml ", admin), out), 0)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "apiVersion: tollgate.dev/v1alpha1")) << out;
+  const std::string round_trip = scratch_ + "/round-trip.yaml";
+  WriteFile(round_trip, out);
+  EXPECT_EQ(RunCli(absl::StrCat("apply -f ", round_trip, " ", admin), out), 0) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("delete rolebinding nobody-reads-queues ", admin), out), 0) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get clusterqueue cq ", nobody), out), 1) << out;
 }
 
 TEST_F(SecurityE2eTest, SighupReloadsTokensAndKeepsThemWhenTheFileIsBad) {

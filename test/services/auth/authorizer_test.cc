@@ -215,6 +215,172 @@ TEST(AuthorizerTest, ScopeListsBoundNamespaces) {
   EXPECT_FALSE(authz.HasQueueGrant(User("alice", {"team-a"})));
 }
 
+// The live policy: the --authz-policy file plus applied objects, decided as one.
+constexpr char kFilePolicy[] = R"(
+kind: Role
+metadata: {name: flavor-editor}
+rules: [{verbs: [get, apply], kinds: [ResourceFlavor]}]
+---
+kind: RoleBinding
+metadata: {name: queue-admins}
+role: batch-admin
+subjects: [{kind: User, name: qadmin}]
+---
+kind: RoleBinding
+metadata: {name: viewers}
+role: viewer
+subjects: [{kind: Group, name: auditors}]
+)";
+
+constexpr char kAppliedPolicy[] = R"(
+kind: Role
+metadata: {name: flavor-editor}
+rules: [{verbs: ["*"], kinds: ["*"]}]
+---
+kind: Role
+metadata: {name: everything-but-policy}
+rules: [{verbs: ["*"], kinds: ["*"]}]
+---
+kind: RoleBinding
+metadata: {name: team-a-users}
+role: batch-user
+subjects: [{kind: User, name: alice}]
+namespaces: [team-a]
+---
+kind: RoleBinding
+metadata: {name: sneaky}
+role: flavor-editor
+subjects: [{kind: User, name: mallory}]
+---
+kind: RoleBinding
+metadata: {name: dangling}
+role: deleted-role
+subjects: [{kind: User, name: bob}]
+---
+kind: RoleBinding
+metadata: {name: almost-admin}
+role: everything-but-policy
+subjects: [{kind: User, name: carol}]
+---
+kind: QueueGrant
+metadata: {name: research-cohort}
+cohort: research
+verbs: [submit]
+subjects: [{kind: Group, name: researchers}]
+---
+kind: QueueGrant
+metadata: {name: research-admin}
+cohort: research
+verbs: [admin]
+subjects: [{kind: User, name: lead}]
+)";
+
+Policy ParseOrDie(const std::string& yaml) {
+  absl::StatusOr<Policy> policy = ParsePolicy(yaml, "test.yaml");
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  return policy.ok() ? *policy : Policy();
+}
+
+TEST(AuthorizerTest, AppliedPolicyCombinesWithTheFile) {
+  // The applied set is not one valid file on its own (it redefines a file role and binds a
+  // missing one), so it is parsed document by document as the API takes it.
+  Policy applied;
+  {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(kAppliedPolicy);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      ASSERT_TRUE(ParsePolicyDocument(docs[i], "applied", applied).ok()) << i;
+    }
+  }
+  std::vector<std::string> ignored;
+  const Policy combined = CombinePolicies(ParseOrDie(kFilePolicy), applied, &ignored);
+  ASSERT_EQ(ignored.size(), 2u);
+  EXPECT_NE(ignored[0].find("Role \"flavor-editor\""), std::string::npos) << ignored[0];
+  EXPECT_NE(ignored[1].find("no role named \"deleted-role\""), std::string::npos) << ignored[1];
+  absl::StatusOr<Authorizer> authz = Authorizer::Create(combined);
+  ASSERT_TRUE(authz.ok()) << authz.status();
+
+  AccessRequest submit_a = Req("submit", "Workload", "team-a", "w");
+  // ClusterQueue gpu-1 sits under cohort research (through sub-cohort research-gpu).
+  AccessRequest in_research = Req("submit", "Workload", "team-x", "w");
+  in_research.cluster_queue = "gpu-1";
+  in_research.cohorts = {"research-gpu", "research", "root"};
+  AccessRequest elsewhere = in_research;
+  elsewhere.cluster_queue = "prod-1";
+  elsewhere.cohorts = {"prod", "root"};
+  AccessRequest cq_in_research = Req("apply", "ClusterQueue", "", "gpu-1");
+  cq_in_research.cluster_queue = "gpu-1";
+  cq_in_research.cohorts = in_research.cohorts;
+  AccessRequest cq_elsewhere = Req("apply", "ClusterQueue", "", "prod-1");
+  cq_elsewhere.cluster_queue = "prod-1";
+  cq_elsewhere.cohorts = elsewhere.cohorts;
+  AccessRequest lq_in_research = Req("apply", "LocalQueue", "team-x", "q");
+  lq_in_research.cluster_queue = "gpu-1";
+  lq_in_research.cohorts = in_research.cohorts;
+  const std::vector<Case> cases = {
+      {"AppliedBindingAllowsSubmit", User("alice"), submit_a, true},
+      {"AppliedBindingOnlyInItsNamespace", User("alice"), Req("submit", "Workload", "team-b", "w"),
+       false},
+      {"FileBindingStillCounts", User("qadmin"), Req("apply", "ClusterQueue", "", "cq"), true},
+      {"FileRoleWinsOverAppliedOfSameName", User("mallory"),
+       Req("delete", "ClusterQueue", "", "cq"), false},
+      {"FileRoleStillUsableByAppliedBinding", User("mallory"),
+       Req("apply", "ResourceFlavor", "", "f"), true},
+      {"BindingToMissingRoleGrantsNothing", User("bob"), Req("get", "Workload", "team-a", "w"),
+       false},
+      {"AdminsGroupIsAlwaysAdmin", User("root", {"tollgate:admins"}),
+       Req("apply", "RoleBinding", "", "x"), true},
+      {"AdminsGroupDeletesPolicy", User("root", {"tollgate:admins"}),
+       Req("delete", "QueueGrant", "", "x"), true},
+      {"StarKindsDoNotCoverPolicyKinds", User("carol"), Req("apply", "RoleBinding", "", "x"),
+       false},
+      {"StarKindsCoverTheRest", User("carol"), Req("delete", "ClusterQueue", "", "cq"), true},
+      {"BatchAdminCannotApplyBindings", User("qadmin"), Req("apply", "RoleBinding", "", "x"),
+       false},
+      {"BatchAdminCannotApplyRoles", User("qadmin"), Req("apply", "Role", "", "x"), false},
+      {"ViewerDoesNotReadPolicy", User("v", {"auditors"}), Req("list", "RoleBinding"), false},
+      {"ViewerReadsQueues", User("v", {"auditors"}), Req("list", "ClusterQueue"), true},
+      {"CohortGrantCoversSubtreeQueue", User("r", {"researchers"}), in_research, true},
+      {"CohortGrantNotOtherCohorts", User("r", {"researchers"}), elsewhere, false},
+      {"CohortGrantNeedsResolvedAncestors", User("r", {"researchers"}),
+       Req("submit", "Workload", "team-x", "w"), false},
+      {"CohortAdminEditsSubtreeClusterQueue", User("lead"), cq_in_research, true},
+      {"CohortAdminNotOutsideSubtree", User("lead"), cq_elsewhere, false},
+      {"CohortAdminEditsSubtreeLocalQueue", User("lead"), lq_in_research, true},
+      {"CohortSubmitIsNotAdmin", User("r", {"researchers"}), cq_in_research, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(authz->Authorize(c.identity, c.request).allowed, c.allowed) << c.name;
+  }
+}
+
+TEST(AuthorizerTest, PolicyObjectsAreValidatedOnTheirOwn) {
+  struct Bad {
+    const char* yaml;
+    const char* error;
+  };
+  const Bad cases[] = {
+      {"kind: Role\nmetadata: {name: r}\nrules: [{verbs: [fly], kinds: [Workload]}]",
+       "Role \"r\": rules[0].verbs: unknown \"fly\""},
+      {"kind: Role\nmetadata: {name: r}\nrules: [{verbs: [get], kinds: [Pod]}]",
+       "Role \"r\": rules[0].kinds: unknown \"Pod\""},
+      {"kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: []",
+       "RoleBinding \"b\": no subjects"},
+      {"kind: QueueGrant\nmetadata: {name: g}\ncohort: c\nclusterQueue: q\nverbs: [submit]\n"
+       "subjects: [{kind: User, name: u}]",
+       "QueueGrant \"g\": name exactly one of clusterQueue, localQueue or cohort"},
+      {"kind: QueueGrant\nmetadata: {name: g}\ncohort: c\nverbs: [own]\n"
+       "subjects: [{kind: User, name: u}]",
+       "QueueGrant \"g\": verbs: unknown \"own\""},
+  };
+  for (const Bad& c : cases) {
+    Policy policy;
+    const absl::Status status = ParsePolicyDocument(YAML::Load(c.yaml), "in.yaml", policy);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.yaml;
+    EXPECT_NE(status.message().find(c.error), std::string::npos) << status;
+    EXPECT_TRUE(policy.roles.empty() && policy.bindings.empty() && policy.queue_grants.empty());
+  }
+}
+
 TEST(PolicyParserTest, ErrorsNameDocumentFieldAndValue) {
   struct Bad {
     const char* yaml;
@@ -230,7 +396,7 @@ TEST(PolicyParserTest, ErrorsNameDocumentFieldAndValue) {
       {"kind: Role\nmetadata: {name: admin}\nrules: []\n", "built-in roles cannot be redefined"},
       {"kind: QueueGrant\nmetadata: {name: g}\nverbs: [submit]\nsubjects: [{kind: User, name: "
        "a}]\n",
-       "name exactly one of clusterQueue or localQueue"},
+       "name exactly one of clusterQueue, localQueue or cohort"},
       {"kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: [{kind: User, name: "
        "a}]\nmaxPriority: high\n",
        "maxPriority: want a 32-bit integer, got \"high\""},
