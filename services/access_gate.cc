@@ -157,17 +157,16 @@ absl::Status AccessGate::CheckPolicyObjects(const std::vector<v1::ConfigObject>&
   }
   for (const auth::Role& role : incoming->roles) {
     if (file_roles.count(role.name) > 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Role \"", role.name,
-          "\": metadata.name: a built-in or --authz-policy role has that name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Role \"", role.name,
+                       "\": metadata.name: a built-in or --authz-policy role has that name"));
     }
     roles.insert(role.name);
   }
   for (const auth::RoleBinding& binding : incoming->bindings) {
     if (file_roles.count(binding.role) == 0 && roles.count(binding.role) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("RoleBinding \"", binding.name,
-                                                     "\": role: no role named \"", binding.role,
-                                                     "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RoleBinding \"", binding.name, "\": role: no role named \"", binding.role, "\""));
     }
   }
   return absl::OkStatus();

@@ -234,13 +234,14 @@ grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::Ap
   }
   absl::StatusOr<std::vector<AuthorizedCall>> calls = gate_.CheckAll(*context, std::move(access));
   if (!calls.ok()) return ToGrpcStatus(calls.status());
-  const bool policy = std::any_of(
-      request->objects().begin(), request->objects().end(),
-      [](const v1::ConfigObject& object) { return IsPolicyKind(KindOf(object)); });
-  absl::StatusOr<v1::ApplyResponse> result =
+  const bool policy =
+      std::any_of(request->objects().begin(), request->objects().end(),
+                  [](const v1::ConfigObject& object) { return IsPolicyKind(KindOf(object)); });
+  const absl::Status checked =
       policy ? gate_.CheckPolicyObjects({request->objects().begin(), request->objects().end()})
              : absl::OkStatus();
-  if (result.ok()) result = api_.Apply(*request);
+  absl::StatusOr<v1::ApplyResponse> result =
+      checked.ok() ? api_.Apply(*request) : absl::StatusOr<v1::ApplyResponse>(checked);
   if (!request->dry_run()) {
     for (const AuthorizedCall& call : *calls) gate_.Finish(call, result.status());
   }

@@ -460,7 +460,8 @@ int GetConfig(Session& s, const GetOptions& o) {
           rules.push_back(absl::StrCat(absl::StrJoin(rule.verbs(), ","), " ",
                                        absl::StrJoin(rule.kinds(), ",")));
         }
-        table->AddRow({role.metadata().name(), rules.empty() ? std::string(kNone) : absl::StrJoin(rules, "; "),
+        table->AddRow({role.metadata().name(),
+                       rules.empty() ? std::string(kNone) : absl::StrJoin(rules, "; "),
                        absl::StrCat(role.has_max_priority() ? role.max_priority() : 0),
                        FormatAge(role.metadata().creation_timestamp(), now)});
       }
@@ -478,11 +479,11 @@ int GetConfig(Session& s, const GetOptions& o) {
       table.emplace(std::vector<std::string>{"NAME", "QUEUE", "VERBS", "SUBJECTS", "AGE"});
       for (size_t i : *order) {
         const v1::QueueGrant& g = objects[i].queue_grant();
-        const std::string queue =
-            !g.cohort().empty()          ? absl::StrCat("Cohort/", g.cohort())
-            : !g.cluster_queue().empty() ? absl::StrCat("ClusterQueue/", g.cluster_queue())
-                                         : absl::StrCat("LocalQueue/", g.local_queue().namespace_(),
-                                                        "/", g.local_queue().name());
+        const std::string queue = !g.cohort().empty() ? absl::StrCat("Cohort/", g.cohort())
+                                  : !g.cluster_queue().empty()
+                                      ? absl::StrCat("ClusterQueue/", g.cluster_queue())
+                                      : absl::StrCat("LocalQueue/", g.local_queue().namespace_(),
+                                                     "/", g.local_queue().name());
         table->AddRow({g.metadata().name(), queue, absl::StrJoin(g.verbs(), ","),
                        SubjectsText(g.subjects()),
                        FormatAge(g.metadata().creation_timestamp(), now)});

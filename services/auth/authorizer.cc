@@ -91,9 +91,8 @@ bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view
 }
 
 bool UnderCohort(const QueueGrant& grant, const AccessRequest& request) {
-  return !request.cluster_queue.empty() &&
-         std::find(request.cohorts.begin(), request.cohorts.end(), grant.cohort) !=
-             request.cohorts.end();
+  return !request.cluster_queue.empty() && std::find(request.cohorts.begin(), request.cohorts.end(),
+                                                     grant.cohort) != request.cohorts.end();
 }
 
 bool GrantCoversQueue(const QueueGrant& grant, const AccessRequest& request) {
@@ -121,7 +120,8 @@ bool GrantAllows(const QueueGrant& grant, const AccessRequest& request) {
   }
   if (request.kind == "ClusterQueue") {
     // For a ClusterQueue request, cluster_queue is its name and cohorts its ancestors.
-    if (!grant.cohort.empty()) return request.cluster_queue == request.name && UnderCohort(grant, request);
+    if (!grant.cohort.empty())
+      return request.cluster_queue == request.name && UnderCohort(grant, request);
     return !grant.cluster_queue.empty() && grant.cluster_queue == request.name;
   }
   if (request.kind == "LocalQueue") {
@@ -227,7 +227,8 @@ absl::Status ValidateRole(const Role& role) {
 
 absl::Status ValidateRoleBinding(const RoleBinding& binding) {
   const std::string what = absl::StrCat("RoleBinding \"", binding.name, "\"");
-  if (binding.name.empty()) return absl::InvalidArgumentError("RoleBinding: metadata.name is empty");
+  if (binding.name.empty())
+    return absl::InvalidArgumentError("RoleBinding: metadata.name is empty");
   if (binding.role.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": role: empty"));
   for (const std::string& ns : binding.namespaces) {
     if (ns.empty()) {
@@ -306,9 +307,8 @@ absl::StatusOr<Authorizer> Authorizer::Create(Policy policy) {
   for (const RoleBinding& binding : policy.bindings) {
     if (absl::Status s = ValidateRoleBinding(binding); !s.ok()) return s;
     if (!role_names.contains(binding.role)) {
-      return absl::InvalidArgumentError(absl::StrCat("RoleBinding \"", binding.name,
-                                                     "\": role: no role named \"", binding.role,
-                                                     "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RoleBinding \"", binding.name, "\": role: no role named \"", binding.role, "\""));
     }
   }
   for (const QueueGrant& grant : policy.queue_grants) {

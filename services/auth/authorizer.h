@@ -38,9 +38,10 @@ inline constexpr absl::string_view kVerbs[] = {
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 inline constexpr absl::string_view kKinds[] = {
-    "Workload",      "LocalQueue", "ClusterQueue", "Cohort",      "ResourceFlavor",
-    "WorkloadPriorityClass",       "PriorityClass", "Namespace",  "Metrics",
-    "Role",          "RoleBinding", "QueueGrant"};
+    "Workload",      "LocalQueue",     "ClusterQueue",
+    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
+    "PriorityClass", "Namespace",      "Metrics",
+    "Role",          "RoleBinding",    "QueueGrant"};
 // The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
 // RoleBinding may make themselves admin, so a role grants that only by naming them (the
 // built-in admin role does; viewer does not read them).

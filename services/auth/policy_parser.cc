@@ -127,9 +127,9 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
   if (const YAML::Node meta = doc["metadata"]; meta.IsDefined()) {
     // What `tollgate get -o yaml` prints besides the name is the server's; taken and dropped so
     // its output applies back.
-    if (absl::Status s = CheckFields(where, meta, "metadata",
-                                     {"name", "uid", "resourceVersion", "generation",
-                                      "creationTimestamp"});
+    if (absl::Status s =
+            CheckFields(where, meta, "metadata",
+                        {"name", "uid", "resourceVersion", "generation", "creationTimestamp"});
         !s.ok()) {
       return s;
     }
@@ -228,8 +228,7 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
 
 }  // namespace
 
-absl::Status ParsePolicyDocument(const YAML::Node& doc, absl::string_view where,
-                                 Policy& policy) {
+absl::Status ParsePolicyDocument(const YAML::Node& doc, absl::string_view where, Policy& policy) {
   const std::string prefix = where.empty() ? "" : absl::StrCat(where, ": ");
   Policy one;
   try {

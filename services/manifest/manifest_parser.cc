@@ -998,7 +998,8 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       const core::KindTraits* traits =
           kind.IsDefined() && kind.IsScalar() ? core::FindKind(kind.Scalar()) : nullptr;
       const bool policy_kind = traits != nullptr && traits->policy;
-      if (kind.IsDefined() && kind.IsScalar() && !policy_kind && (!api.IsDefined() || api.IsNull())) {
+      if (kind.IsDefined() && kind.IsScalar() && !policy_kind &&
+          (!api.IsDefined() || api.IsNull())) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
                                                        PeekName(documents[i], true),
                                                        ": apiVersion: required value, got none"));

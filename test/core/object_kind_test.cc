@@ -12,8 +12,8 @@ namespace tollgate::core {
 namespace {
 
 constexpr ObjectKind kEveryConfigKind[] = {
-    ObjectKind::kNamespace,    ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
-    ObjectKind::kCohort,       ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
+    ObjectKind::kNamespace,     ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
+    ObjectKind::kCohort,        ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
     ObjectKind::kPriorityClass, ObjectKind::kRole,           ObjectKind::kRoleBinding,
     ObjectKind::kQueueGrant};
 
@@ -59,7 +59,8 @@ TEST(ObjectKindTest, FactsTheServiceReliesOn) {
     EXPECT_FALSE(TraitsOf(kind).namespaced);
   }
   EXPECT_FALSE(IsPolicyKind(ObjectKind::kClusterQueue));
-  EXPECT_LT(TraitsOf(ObjectKind::kRole).apply_order, TraitsOf(ObjectKind::kRoleBinding).apply_order);
+  EXPECT_LT(TraitsOf(ObjectKind::kRole).apply_order,
+            TraitsOf(ObjectKind::kRoleBinding).apply_order);
   // References resolve on restart: flavors and priority classes before the queues using them,
   // cohorts before ClusterQueues, ClusterQueues before LocalQueues.
   EXPECT_LT(TraitsOf(ObjectKind::kNamespace).apply_order,
