@@ -181,7 +181,8 @@ const std::vector<Command>& Commands() {
        "delete KIND NAME",
        "Delete a workload or a configuration object.",
        "KIND: workload, clusterqueue, localqueue, cohort, resourceflavor, workloadpriorityclass,\n"
-       "priorityclass, namespace (plurals and short names such as cq, lq, rf, wl work too).\n"
+       "priorityclass, namespace, role, rolebinding, queuegrant (plurals and short names such\n"
+       "as cq, lq, rf, wl, rb, qg work too).\n"
        "-n applies to workloads and localqueues.\n",
        {kNamespaceFlag},
        RunDelete,
@@ -190,7 +191,8 @@ const std::vector<Command>& Commands() {
        "get TYPE [NAME] [-n NS | -A] [-o FORMAT] [-l SELECTOR] [-w]",
        "List objects as a table, or as YAML, JSON, names or JSONPath.",
        "TYPE: flavors, clusterqueues, cohorts, localqueues, workloads (also\n"
-       "workloadpriorityclasses, priorityclasses, namespaces); TYPE/NAME works too. Namespaced\n"
+       "workloadpriorityclasses, priorityclasses, namespaces, and the authorization policy:\n"
+       "roles, rolebindings, queuegrants); TYPE/NAME works too. Namespaced\n"
        "types list the -n namespace (default \"default\"), or every namespace with -A.\n"
        "Workloads show their POSITION in the ClusterQueue and why they wait (REASON); filter\n"
        "them with --queue, --clusterqueue and --status. -o yaml and -o json print Kueue\n"
@@ -213,7 +215,8 @@ const std::vector<Command>& Commands() {
        RunUsage,
        true},
       {"describe",
-       "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME",
+       "describe workload|clusterqueue|cohort|localqueue|resourceflavor|role|rolebinding|"
+       "queuegrant NAME",
        "Show details, queue position and events.",
        "workload: spec, state (and the last eviction of a requeued workload), admission and\n"
        "flavors, pending reason, position in its LocalQueue and ClusterQueue, who holds the\n"
@@ -223,7 +226,8 @@ const std::vector<Command>& Commands() {
        "and borrowers, what blocks its head workload, pending workloads in order.\n"
        "cohort: parent, members, usage, quota holders and borrowers (implicit cohorts too).\n"
        "localqueue: its ClusterQueue, usage, pending workloads. resourceflavor: node labels,\n"
-       "taints, and the ClusterQueues and Cohorts with quota in it.\n",
+       "taints, and the ClusterQueues and Cohorts with quota in it.\n"
+       "role, rolebinding, queuegrant: the policy object (docs/security.md).\n",
        {kNamespaceFlag},
        RunDescribe,
        true},
