@@ -88,5 +88,39 @@ TEST(ValidateConfigObjectTest, NamespaceOnlyForNamespacedKinds) {
   EXPECT_EQ(ValidateConfigObject(none).status().message(), "objects[]: no object kind set");
 }
 
+TEST(ConfigObjectKindsTest, PolicyKindsValidateOnTheirOwnAndAreNotSchedulingState) {
+  v1::ConfigObject object;
+  v1::RoleBinding* binding = object.mutable_role_binding();
+  binding->mutable_metadata()->set_name("b");
+  binding->set_role("viewer");
+  v1::PolicySubject* subject = binding->add_subjects();
+  subject->set_kind("User");
+  subject->set_name("alice");
+  EXPECT_EQ(KindOf(object), v1::ROLE_BINDING);
+  EXPECT_TRUE(IsPolicyKind(v1::ROLE_BINDING));
+  EXPECT_FALSE(IsPolicyKind(v1::CLUSTER_QUEUE));
+  EXPECT_EQ(ConfigObjectKey(v1::ROLE_BINDING, "ignored", "b"), "o/RoleBinding/b");
+  absl::StatusOr<ValidatedObject> validated = ValidateConfigObject(object);
+  ASSERT_TRUE(validated.ok()) << validated.status();
+  EXPECT_TRUE(std::holds_alternative<auth::RoleBinding>(validated->spec));
+
+  subject->set_kind("Robot");
+  validated = ValidateConfigObject(object);
+  EXPECT_TRUE(absl::IsInvalidArgument(validated.status()));
+  EXPECT_THAT(std::string(validated.status().message()),
+              ::testing::HasSubstr("RoleBinding b: subjects[0].kind: want User or Group, got "
+                                   "\"Robot\""));
+  binding->mutable_metadata()->set_name("Bad/Name");
+  EXPECT_TRUE(absl::IsInvalidArgument(ValidateConfigObject(object).status()));
+
+  v1::ConfigObject grant;
+  grant.mutable_queue_grant()->mutable_metadata()->set_name("g");
+  grant.mutable_queue_grant()->set_cohort("c");
+  grant.mutable_queue_grant()->set_cluster_queue("q");
+  grant.mutable_queue_grant()->add_verbs("submit");
+  EXPECT_THAT(std::string(ValidateConfigObject(grant).status().message()),
+              ::testing::HasSubstr("name exactly one of clusterQueue, localQueue or cohort"));
+}
+
 }  // namespace
 }  // namespace tollgate::services

@@ -68,6 +68,53 @@ void PrintTo(const KindCase& c, std::ostream* os) { *os << c.name; }
 
 class KindTest : public ::testing::TestWithParam<KindCase> {};
 
+TEST(PolicyManifestTest, APolicyFileAppliesWithoutApiVersion) {
+  absl::StatusOr<std::vector<Manifest>> parsed = ParseManifests(R"(kind: Role
+metadata: {name: r}
+rules: [{verbs: [get], kinds: [ClusterQueue]}]
+---
+apiVersion: tollgate.dev/v1alpha1
+kind: RoleBinding
+metadata: {name: b, uid: x, resourceVersion: "7"}
+role: r
+subjects: [{kind: User, name: alice}]
+namespaces: [team-a]
+---
+kind: QueueGrant
+metadata: {name: g}
+cohort: research
+verbs: [submit]
+subjects: [{kind: Group, name: researchers}]
+)",
+                                                                "p.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 3u);
+  const auto& role = std::get<tollgate::v1::ConfigObject>((*parsed)[0].object).role();
+  EXPECT_EQ(role.metadata().name(), "r");
+  EXPECT_EQ(role.max_priority(), 0);  // the file's default
+  const auto& binding = std::get<tollgate::v1::ConfigObject>((*parsed)[1].object).role_binding();
+  EXPECT_EQ(binding.role(), "r");
+  EXPECT_EQ(binding.subjects(0).name(), "alice");
+  EXPECT_EQ(binding.namespaces(0), "team-a");
+  EXPECT_EQ(std::get<tollgate::v1::ConfigObject>((*parsed)[2].object).queue_grant().cohort(),
+            "research");
+}
+
+TEST(PolicyManifestTest, ErrorsNameTheDocumentFieldAndValue) {
+  absl::StatusOr<std::vector<Manifest>> parsed = ParseManifests(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules: []\n",
+      "k8s.yaml");
+  EXPECT_TRUE(absl::IsInvalidArgument(parsed.status()));
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("want tollgate.dev/v1alpha1"));
+  parsed = ParseManifests(
+      "kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: [{kind: Robot, name: x}]\n",
+      "p.yaml");
+  EXPECT_TRUE(absl::IsInvalidArgument(parsed.status()));
+  EXPECT_THAT(std::string(parsed.status().message()),
+              AllOf(StartsWith("p.yaml: document 1"), HasSubstr("subjects[0].kind"),
+                    HasSubstr("\"Robot\"")));
+}
+
 TEST_P(KindTest, MapsOntoProto) {
   const KindCase& c = GetParam();
   absl::StatusOr<Manifest> m = ParseOne(c.yaml);
