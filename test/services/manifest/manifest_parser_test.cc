@@ -105,7 +105,8 @@ TEST(PolicyManifestTest, ErrorsNameTheDocumentFieldAndValue) {
       "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules: []\n",
       "k8s.yaml");
   EXPECT_TRUE(absl::IsInvalidArgument(parsed.status()));
-  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("want tollgate.dev/v1alpha1"));
+  EXPECT_THAT(std::string(parsed.status().message()),
+              HasSubstr("apiVersion: unknown apiVersion group \"rbac.authorization.k8s.io\""));
   parsed = ParseManifests(
       "kind: RoleBinding\nmetadata: {name: b}\nrole: viewer\nsubjects: [{kind: Robot, name: x}]\n",
       "p.yaml");
