@@ -37,6 +37,7 @@
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/signals/stop_signals.h"
+#include "cmd/tollgated/admin_service.h"
 #include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/replica.h"
@@ -93,6 +94,8 @@ Flags:
                               lost and bumps the store epoch so watchers re-list)
   --change-log-retention=N    change-log revisions kept for Watch (default 10000; 0 keeps all);
                               a Watch from an older revision gets OUT_OF_RANGE and re-lists
+  --change-log-retention-age=DURATION  and none older than this (default 24h; 0 keeps any
+                              age); history is bounded by both
 
 Replicated on etcd (docs/ha.md):
   --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
@@ -121,6 +124,7 @@ struct Flags {
   SecurityFlags security;
   bool accept_data_loss = false;
   int64_t change_log_retention = 10000;
+  absl::Duration change_log_retention_age = absl::Hours(24);
   // "rocksdb" or "etcd".
   std::string store = "rocksdb";
   std::string etcd_endpoints;
@@ -200,6 +204,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
             return absl::InvalidArgumentError(absl::StrCat(
                 "--change-log-retention: want a revision count >= 0, got \"", value, "\""));
           }
+        } else if (flag.name == "change-log-retention-age") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.change_log_retention_age,
+                                    flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "store") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.store, flag.String());
           if (flags.store != "rocksdb" && flags.store != "etcd") {
@@ -580,6 +587,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   std::unique_ptr<Observability> observability;
   services::AdmissionExecutor::Options executor_options;
   executor_options.change_log_retention = flags.change_log_retention;
+  executor_options.change_log_retention_age = flags.change_log_retention_age;
   if (!flags.metrics_listen.empty()) {
     observability = Observability::Create(tollgate::build_info::Current().version);
     executor_options.observer = observability->executor_observer();
@@ -608,6 +616,14 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
   InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
+  AdminGrpcService admin_service(
+      gate,
+      [&store](const std::string& dir) -> absl::StatusOr<int64_t> {
+        TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, store->Backup(dir));
+        Log("info", "online backup written", {{"to", dir}, {"revision", absl::StrCat(revision)}});
+        return revision;
+      },
+      store->Identity());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -630,6 +646,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   }
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
+  builder.RegisterService(&admin_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -756,6 +773,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.config = configuration.scheduler;
   options.described_configuration = DescribeConfiguration(configuration);
   options.executor_options.change_log_retention = flags.change_log_retention;
+  options.executor_options.change_log_retention_age = flags.change_log_retention_age;
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "cmd/log/json_log.h"
+#include "cmd/tollgated/admin_service.h"
 #include "cmd/tollgated/info_service.h"
 #include "core/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -137,12 +138,15 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
   InfoGrpcService info_service(gate, options.described_configuration);
+  // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
+  AdminGrpcService admin_service(gate, nullptr, store->Identity());
   grpc::ServerBuilder builder;
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
+  builder.RegisterService(&admin_service);
   {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;

@@ -240,3 +240,43 @@ TEST_F(ExecutorTest, TransactionReadsItsOwnObjectWritesScansOnlyCommitted) {
 
 }  // namespace
 }  // namespace tollgate::services
+
+namespace tollgate::services {
+namespace {
+
+// --change-log-retention-age: a revision leaves the change log once it is older than the age on
+// the wall clock, however few revisions there are; younger ones stay.
+TEST(ChangeLogRetentionTest, AgeCompactsOnlyWhatIsOlderOnTheWallClock) {
+  ExecutorFixture fx;
+  core::SimulatedClock wall(kFixtureStart);
+  AdmissionExecutor::Options options = SettleByHand();
+  options.wall_clock = &wall;
+  options.change_log_retention_age = absl::Hours(1);
+  ASSERT_OK(fx.Open(options));
+  ASSERT_OK(fx.ApplyOneQueue());
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "a", "1")).status());
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "b", "1")).status());
+  const int64_t early = fx.store.CurrentRevision();
+  EXPECT_EQ(fx.store.CompactedRevision(), 0);
+
+  wall.Advance(absl::Minutes(30));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "c", "1")).status());
+  const int64_t later = fx.store.CurrentRevision();
+  EXPECT_EQ(fx.store.CompactedRevision(), 0) << "nothing is an hour old yet";
+
+  wall.Advance(absl::Minutes(31));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "d", "1")).status());
+  EXPECT_EQ(fx.store.CompactedRevision(), early) << "the first commits are over an hour old";
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes =
+      fx.store.ReadChanges(later - 1, 10);
+  ASSERT_OK(changes.status());
+  EXPECT_FALSE(changes->empty());
+
+  wall.Advance(absl::Hours(2));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "e", "1")).status());
+  EXPECT_GE(fx.store.CompactedRevision(), later);
+  EXPECT_LT(fx.store.CompactedRevision(), fx.store.CurrentRevision());
+}
+
+}  // namespace
+}  // namespace tollgate::services
