@@ -326,13 +326,14 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
            w.status().requeue_state().count() == 1;
   })) << GetWorkload("ready").DebugString();
   bool evicted_for_recovery = false;
-  for (const v1::Condition& c : GetWorkload("ready").status().conditions()) {
+  const v1::Workload lost = GetWorkload("ready");
+  for (const v1::Condition& c : lost.status().conditions()) {
     if (c.type() == "Evicted" && c.reason() == "PodsReadyTimeout" &&
         absl::StrContains(c.message(), "recovery timeout")) {
       evicted_for_recovery = true;
     }
   }
-  EXPECT_TRUE(evicted_for_recovery) << GetWorkload("ready").DebugString();
+  EXPECT_TRUE(evicted_for_recovery) << lost.DebugString();
 
   v1::SchedulerConfiguration effective;
   ASSERT_TRUE(
