@@ -357,8 +357,7 @@ TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
     settle(*state, now + absl::Minutes(1));
     EXPECT_EQ(state->FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
     ASSERT_TRUE(state->SetPodsReady("ns/v", now + absl::Minutes(1)).ok());
-    EXPECT_EQ(FindCondition(state->FindWorkload("ns/v")->status, "PodsReady")->reason,
-              "Recovered");
+    EXPECT_EQ(FindCondition(state->FindWorkload("ns/v")->status, "PodsReady")->reason, "Recovered");
     settle(*state, now + absl::Minutes(2));
     const Workload* w = state->FindWorkload("ns/w");
     EXPECT_EQ(w->status.state, WorkloadState::kPending);
