@@ -269,12 +269,20 @@ absl::Status EtcdClient::LeaseRevoke(int64_t lease_id) {
 absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchOnce(absl::string_view key,
                                                                  int64_t from_revision,
                                                                  absl::Duration timeout) {
+  return WatchRangeOnce(key, "", from_revision, timeout);
+}
+
+absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchRangeOnce(absl::string_view key,
+                                                                      absl::string_view range_end,
+                                                                      int64_t from_revision,
+                                                                      absl::Duration timeout) {
   Endpoint& endpoint = Pick();
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   auto stream = endpoint.watch->Watch(&context);
   etcdserverpb::WatchRequest request;
   request.mutable_create_request()->set_key(std::string(key));
+  if (!range_end.empty()) request.mutable_create_request()->set_range_end(std::string(range_end));
   request.mutable_create_request()->set_start_revision(from_revision);
   std::vector<mvccpb::Event> events;
   if (stream->Write(request)) {

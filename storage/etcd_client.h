@@ -58,6 +58,14 @@ class EtcdClient {
   // none came). For followers waiting on a key another process writes.
   absl::StatusOr<std::vector<mvccpb::Event>> WatchOnce(absl::string_view key, int64_t from_revision,
                                                        absl::Duration timeout);
+  // The same over the keys in [key, range_end): the events of the first response that has any.
+  // etcd never splits one revision's events across responses, so every Txn's events arrive
+  // together (warm followers rely on it to apply each commit whole). FAILED_PRECONDITION when
+  // `from_revision` has been compacted away.
+  absl::StatusOr<std::vector<mvccpb::Event>> WatchRangeOnce(absl::string_view key,
+                                                            absl::string_view range_end,
+                                                            int64_t from_revision,
+                                                            absl::Duration timeout);
 
   absl::Duration rpc_timeout() const { return options_.rpc_timeout; }
   const std::vector<std::string>& endpoints() const { return options_.endpoints; }

@@ -104,6 +104,8 @@ Replicated on etcd (docs/ha.md):
   --etcd-prefix=PREFIX        key prefix of this Tollgate in etcd (default /tollgate/)
   --lease-ttl=DURATION        leader lease; a dead leader is replaced within about this long
                               (default 10s, whole seconds, at least 1s)
+  --warm-followers=BOOL       followers keep the state in memory, following etcd, so a
+                              promotion needs no reload (default true)
   --advertise=HOST:PORT       the address other replicas send clients to (default: the bound
                               --listen address)
 )";
@@ -133,6 +135,8 @@ struct Flags {
   std::string etcd_key;
   std::string etcd_prefix = "/tollgate/";
   absl::Duration lease_ttl = absl::Seconds(10);
+  // Followers keep a warm copy of the state (docs/ha.md); off: a promotion loads from etcd.
+  bool warm_followers = true;
   std::string advertise;
   // "" (serve), "backup" or "restore".
   std::string command;
@@ -231,6 +235,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                 absl::StrCat("--lease-ttl: etcd leases count whole seconds, want 1s or more, got ",
                              absl::FormatDuration(flags.lease_ttl)));
           }
+        } else if (flag.name == "warm-followers") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.warm_followers, flag.Bool());
         } else if (flag.name == "advertise") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.advertise, flag.String());
         } else if (flag.name == "to" && flags.command == "backup") {
@@ -733,10 +739,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   return absl::OkStatus();
 }
 
-// The leader's store: the state under <etcd-prefix>store/, every write conditional on the
-// leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
-absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
-    const Flags& flags, const services::ha::Leadership& leadership) {
+// The store's options: the state under <etcd-prefix>store/.
+absl::StatusOr<storage::EtcdStoreOptions> EtcdStoreOptionsFor(const Flags& flags) {
   storage::EtcdStoreOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.connection.endpoints,
                             storage::ParseEtcdEndpoints(flags.etcd_endpoints));
@@ -745,6 +749,14 @@ absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
   options.connection.key_file = flags.etcd_key;
   // Promotion loads every workload: keep the per-call deadline of a single tollgated.
   options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
+  return options;
+}
+
+// The leader's store: the state under <etcd-prefix>store/, every write conditional on the
+// leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
+absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
+    const Flags& flags, const services::ha::Leadership& leadership) {
+  TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdStoreOptions options, EtcdStoreOptionsFor(flags));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(options));
   store->SetFence(storage::EtcdFence{leadership.key, leadership.create_revision});
@@ -792,6 +804,15 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.open_store = [&flags](const services::ha::Leadership& leadership) {
     return OpenFencedEtcdStore(flags, leadership);
   };
+  if (flags.warm_followers) {
+    // A follower's warm copy reads the same store, unfenced (it never writes).
+    options.open_follower_store =
+        [&flags]() -> absl::StatusOr<std::unique_ptr<storage::EtcdStore>> {
+      TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdStoreOptions store_options,
+                                EtcdStoreOptionsFor(flags));
+      return storage::EtcdStore::Open(store_options);
+    };
+  }
   options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {
     absl::Status applied = ApplyManifests(flags.manifests, api);
     // An earlier leader already submitted the manifests' workloads.

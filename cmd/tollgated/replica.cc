@@ -24,6 +24,8 @@
 #include "services/real_clock.h"
 #include "services/store_identity_interceptor.h"
 #include "storage/atomic_file.h"
+#include "storage/etcd_mirror.h"
+#include "storage/warm_start_store.h"
 
 namespace tollgate {
 namespace {
@@ -58,6 +60,14 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& b
   }
   binding.port = port;
   return server;
+}
+
+// Where loading the state spent its time, for the promotion's log line.
+std::string LoadBreakdown(const services::AdmissionExecutor::LoadStats& stats) {
+  auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };
+  return absl::StrCat("config ", ms(stats.config), " ms, scan ", ms(stats.scan), " ms, parse ",
+                      ms(stats.parse_tail), " ms, sort ", ms(stats.sort), " ms, restore ",
+                      ms(stats.restore), " ms");
 }
 
 // Waits for the election's view to change or `stop`; returns the new view.
@@ -96,11 +106,35 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
     const ReplicaOptions& options, Binding& binding,
     const std::function<std::string()>& leader_address,
     const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
-    const absl::Notification& stop, services::ha::LeaderElection::View& view) {
+    const absl::Notification& stop, std::unique_ptr<storage::EtcdMirror>& mirror,
+    services::ha::LeaderElection::View& view) {
   auto follower = std::make_unique<FollowerServer>(leader_address);
   grpc::ServerBuilder builder;
   builder.RegisterCallbackGenericService(&follower->redirect);
   TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
+  // Warm before campaigning: a replica that would win now would otherwise load from etcd anyway,
+  // and one that waits its turn is then ready to take over without a reload.
+  if (mirror == nullptr && options.open_follower_store) {
+    absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> started =
+        [&]() -> absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> {
+      TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> read_store,
+                                options.open_follower_store());
+      return storage::EtcdMirror::Start(std::move(read_store));
+    }();
+    if (started.ok()) {
+      mirror = *std::move(started);
+      const storage::EtcdMirror::Stats stats = mirror->stats();
+      Log("info", "warm state loaded",
+          {{"revision", absl::StrCat(stats.revision)},
+           {"keys", absl::StrCat(stats.keys)},
+           {"load_ms", absl::StrCat(absl::ToInt64Milliseconds(stats.last_load))}});
+    } else {
+      // Not fatal: this replica can still lead, loading from etcd (the next follower phase
+      // tries again).
+      Log("warning", "warm state not loaded; a promotion will load from etcd",
+          {{"error", started.status().ToString()}});
+    }
+  }
   // Campaign only once bound: the advertised address defaults to the port actually bound.
   TOLLGATE_ASSIGN_OR_RETURN(services::ha::LeaderElection * election, ensure_election());
   view = election->view();
@@ -113,18 +147,60 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
   return follower;
 }
 
-// The leader phase: serves the full API until the leadership ends or `stop`.
+// Brings the warm copy to the revision the store has now and freezes it there, so the state can
+// be loaded from memory. The store is fenced on this replica's leadership, so nothing moves it
+// after the read below but this process.
+absl::Status CatchUp(const ReplicaOptions& options, storage::EtcdMirror& mirror,
+                     const storage::Store& store) {
+  if (!(mirror.identity() == store.Identity())) {
+    return absl::FailedPreconditionError("the warm copy belongs to another store identity");
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(const int64_t revision, mirror.store().FetchRevision());
+  TOLLGATE_RETURN_IF_ERROR(mirror.WaitForRevision(revision, absl::Now() + options.warm_catch_up));
+  mirror.Stop();
+  if (mirror.revision() != revision) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the warm copy went past revision ", revision, " to ", mirror.revision()));
+  }
+  return absl::OkStatus();
+}
+
+// The leader phase: serves the full API until the leadership ends or `stop`. `mirror` (may be
+// null) is the warm copy the follower phase kept.
 absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
                        services::ha::LeaderElection& election,
                        const services::ha::LeaderElection::View& elected,
-                       std::unique_ptr<FollowerServer> follower, const absl::Notification& stop) {
+                       std::unique_ptr<FollowerServer> follower,
+                       std::unique_ptr<storage::EtcdMirror> mirror,
+                       const absl::Notification& stop) {
   const absl::Time started = absl::Now();
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
                             options.open_store(elected.leadership));
+  // Load from the warm copy when it can be brought to the store's revision; else from etcd.
+  storage::Store* load_from = store.get();
+  std::unique_ptr<storage::WarmStartStore> warm_store;
+  if (mirror != nullptr) {
+    const int64_t warm_revision = mirror->revision();
+    const absl::Time catch_up_start = absl::Now();
+    absl::Status caught_up = CatchUp(options, *mirror, *store);
+    if (caught_up.ok()) {
+      Log("info", "promoted from warm state",
+          {{"warm_revision", absl::StrCat(warm_revision)},
+           {"revision", absl::StrCat(mirror->revision())},
+           {"catch_up_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - catch_up_start))}});
+      warm_store = std::make_unique<storage::WarmStartStore>(*store, *mirror);
+      load_from = warm_store.get();
+    } else {
+      Log("warning", "warm state not usable; loading the state from etcd",
+          {{"error", caught_up.ToString()}});
+    }
+  }
+  const absl::Time load_start = absl::Now();
   services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, options.config, options.executor_options));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
+                            services::AdmissionExecutor::Open(*load_from, clock, options.config,
+                                                              options.executor_options));
+  const absl::Duration load_time = absl::Now() - load_start;
   services::TollgateApi api(*executor);
   if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
   services::AccessGate gate(api, clock, options.audit_log);
@@ -163,6 +239,9 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
        {"election_revision", absl::StrCat(elected.leadership.create_revision)},
        {"revision", absl::StrCat(executor->revision())},
        {"workloads", absl::StrCat(executor->load_stats().workloads)},
+       {"warm", warm_store != nullptr ? "true" : "false"},
+       {"load_ms", absl::StrCat(absl::ToInt64Milliseconds(load_time))},
+       {"load_breakdown", LoadBreakdown(executor->load_stats())},
        {"promotion_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - started))}});
 
   services::ha::LeaderElection::View view = election.view();
@@ -183,6 +262,7 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
       absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
   server->Wait();
   executor.reset();
+  warm_store.reset();
   store.reset();
   return absl::OkStatus();
 }
@@ -197,6 +277,8 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
   absl::Notification stop;
 
   std::unique_ptr<services::ha::LeaderElection> election;
+  // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
+  std::unique_ptr<storage::EtcdMirror> mirror;
   // Read by the follower server's threads while the phases thread starts the election.
   std::atomic<services::ha::LeaderElection*> running_election{nullptr};
   auto leader_address = [&]() -> std::string {
@@ -227,13 +309,14 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
     while (!stop.HasBeenNotified()) {
       services::ha::LeaderElection::View view;
       absl::StatusOr<std::unique_ptr<FollowerServer>> follower =
-          RunFollower(options, binding, leader_address, ensure_election, stop, view);
+          RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view);
       if (!follower.ok()) {
         result = follower.status();
         break;
       }
       if (stop.HasBeenNotified()) break;
-      absl::Status led = RunLeader(options, binding, *election, view, *std::move(follower), stop);
+      absl::Status led = RunLeader(options, binding, *election, view, *std::move(follower),
+                                   std::move(mirror), stop);
       if (!led.ok()) {
         // A promotion that could not load (etcd lost quorum mid-load): give the leadership up
         // so another replica can take it, and exit so the orchestrator restarts this one.

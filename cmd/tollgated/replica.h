@@ -16,6 +16,7 @@
 #include "services/ha/leader_election.h"
 #include "services/tollgate_api.h"
 #include "storage/etcd_client.h"
+#include "storage/etcd_store.h"
 #include "storage/store.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -43,16 +44,24 @@ struct ReplicaOptions {
   std::function<absl::StatusOr<std::unique_ptr<storage::Store>>(
       const services::ha::Leadership& leadership)>
       open_store;
+  // Opens the store a follower keeps its warm copy of the state from (unfenced, only read;
+  // storage/etcd_mirror.h). Null: no warm copy, a promotion loads the state from etcd.
+  std::function<absl::StatusOr<std::unique_ptr<storage::EtcdStore>>()> open_follower_store;
+  // How long a promotion waits for the warm copy to reach the store's current revision before
+  // it gives up on it and loads from etcd instead.
+  absl::Duration warm_catch_up = absl::Seconds(5);
   // Runs once each time this replica becomes leader, before it serves (applies --manifests).
   std::function<absl::Status(services::TollgateApi& api)> on_lead;
 };
 
-// Runs a replica until a stop signal arrives: campaigns for leadership; while a follower, serves
-// the health and info services and answers every tollgate.v1 call with UNAVAILABLE naming the
-// leader (services/ha/leader_redirect_service.h); once elected, opens the fenced store, loads
-// the state, runs the executor and serves the full API on the same port; steps back to follower
-// when the lease is lost. SIGHUP is ignored here (tokens and policy are re-read on each
-// promotion).
+// Runs a replica until a stop signal arrives: campaigns for leadership; while a follower, keeps a
+// warm copy of the state that follows etcd (loaded once before it campaigns), serves the health
+// and info services and answers every tollgate.v1 call with UNAVAILABLE naming the leader
+// (services/ha/leader_redirect_service.h); once elected, opens the fenced store, brings the warm
+// copy to the store's current revision and loads the state from it (from etcd only when the
+// copy cannot get there), runs the executor and serves the full API on the same port; steps
+// back to follower (with a fresh copy) when the lease is lost. SIGHUP is ignored here (tokens and
+// policy are re-read on each promotion).
 absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_signals);
 
 }  // namespace tollgate

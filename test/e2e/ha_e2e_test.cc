@@ -311,6 +311,14 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
   ASSERT_OK_AND_ASSIGN(const int new_leader, AwaitLeader({leader}));
   EXPECT_NE(new_leader, leader);
   std::cout << "failover: new leader serving after " << absl::Now() - killed << "\n";
+  // It took over from the warm copy it kept as a follower, without reading the state from etcd
+  // again (docs/ha.md, "Warm followers").
+  {
+    const std::string logs = replicas_[new_leader]->Logs();
+    EXPECT_TRUE(absl::StrContains(logs, "warm state loaded")) << logs;
+    EXPECT_TRUE(absl::StrContains(logs, "promoted from warm state")) << logs;
+    EXPECT_FALSE(absl::StrContains(logs, "warm state not usable")) << logs;
+  }
 
   // The new leader admits up to the quota and no further.
   cli::CliClient reader(Servers({leader}), absl::Seconds(5));
@@ -417,8 +425,8 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   const absl::Time resumed = absl::Now();
   ASSERT_OK(replicas_[old_leader]->Signal(SIGCONT));
   stale_call.join();
-  std::cout << "stale call ended " << absl::Now() - resumed << " after SIGCONT: "
-            << stale_status.error_message() << "\n";
+  std::cout << "stale call ended " << absl::Now() - resumed
+            << " after SIGCONT: " << stale_status.error_message() << "\n";
   // UNAVAILABLE when its fenced commit was refused, CANCELLED when it stepped down (and shut
   // its server) first: either way not acknowledged.
   EXPECT_FALSE(stale_status.ok()) << "a deposed leader acknowledged a write";
