@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -604,6 +606,11 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
   // Both replicas end up followers that say no leader is elected.
   EXPECT_TRUE(AwaitCondition([&] { return !Leads(0) && !Leads(1); }, absl::Seconds(20)))
       << "a replica still serves as leader without an etcd quorum";
+  for (int i = 0; i < Replicas(); ++i) {
+    for (absl::string_view line : absl::StrSplit(replicas_[i]->Logs(), '\n')) {
+      if (absl::StrContains(line, "stepp")) std::cout << "replica " << i << ": " << line << "\n";
+    }
+  }
 
   // The quorum returns: a leader again, every acknowledged workload exactly once, admissions
   // resume, and the change log shows no workload admitted twice.
@@ -735,6 +742,46 @@ TEST_F(HaObservabilityE2eTest, LeaderServesMetricsAndDashboardAndReloadsTokensOn
                              absl::Seconds(10)))
       << replicas_[leader]->Logs();
   EXPECT_TRUE(absl::StrContains(replicas_[leader]->Logs(), "reloaded tokens"));
+}
+
+// etcd with authentication on: replicas log in with --etcd-user/--etcd-password-file; a wrong
+// password stops the start with a message naming the user.
+class HaEtcdAuthE2eTest : public HaE2eTest {
+ protected:
+  int EtcdMembers() const override { return 1; }
+  int Replicas() const override { return 1; }
+  void BeforeReplicas() override {
+    ASSERT_OK(etcd_->EnableAuth("root-secret", "tollgate", "right-password", "/tollgate/"));
+    std::ofstream(PasswordFile()) << "right-password\n";
+  }
+  std::vector<std::string> ExtraArgs(int /*i*/) const override {
+    return {"--etcd-user=tollgate", absl::StrCat("--etcd-password-file=", PasswordFile())};
+  }
+  std::string PasswordFile() const { return absl::StrCat(scratch_, "/etcd-password"); }
+};
+
+TEST_F(HaEtcdAuthE2eTest, ReplicaLogsInAndAWrongPasswordIsRefusedNamingTheUser) {
+  ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
+  cli::CliClient client(replicas_[leader]->address(), absl::Seconds(5));
+  v1::SubmitRequest submit;
+  *submit.mutable_workload() = MakeWorkload("behind-auth");
+  ASSERT_OK(client.Submit(submit).status());
+
+  const std::string wrong = absl::StrCat(scratch_, "/wrong-password");
+  std::ofstream(wrong) << "not-it\n";
+  const std::string log = absl::StrCat(scratch_, "/wrong.log");
+  ASSERT_OK_AND_ASSIGN(
+      const int code,
+      TollgatedProcess::RunToExit(
+          {"--store=etcd", absl::StrCat("--etcd-endpoints=", etcd_->ClientEndpoints()),
+           "--listen=127.0.0.1:0", "--etcd-user=tollgate",
+           absl::StrCat("--etcd-password-file=", wrong)},
+          log));
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(code, 1) << text;
+  EXPECT_TRUE(absl::StrContains(text, R"(etcd refused authentication as user \"tollgate\")"))
+      << text;
 }
 
 }  // namespace
