@@ -175,6 +175,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
                             LoadPolicy(options.security));
   gate.Configure(std::move(authenticators), std::move(policy));
   services::AdmissionGrpcService admission_service(api, &gate);
+  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
