@@ -332,6 +332,14 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
 
 void AdmissionExecutor::ReloadOrDie() {
   absl::Status reloaded = LoadState();
+  if (!reloaded.ok() && options_.on_state_lost) {
+    {
+      absl::MutexLock lock(&mu_);
+      state_lost_ = reloaded;
+    }
+    options_.on_state_lost(reloaded);
+    return;
+  }
   if (!reloaded.ok()) {
     // Neither memory nor disk can be trusted; a restart recovers from the last commit.
     std::fprintf(stderr, "tollgate: cannot reload state after a failed commit: %s\n",
@@ -452,6 +460,7 @@ void AdmissionExecutor::Loop() {
   while (true) {
     std::deque<Operation*> batch;
     bool continuing = false;
+    bool lost = false;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -471,6 +480,18 @@ void AdmissionExecutor::Loop() {
       batch.swap(queue_);
       continuing = more_cycles_;
       more_cycles_ = false;
+      lost = !state_lost_.ok();
+      if (lost) {
+        // Memory is ahead of a store that cannot be read back: run nothing more on it.
+        for (Operation* op : batch) {
+          op->status = absl::UnavailableError(
+              absl::StrCat("the admission service lost its store: ", state_lost_.message()));
+        }
+      }
+    }
+    if (lost) {
+      for (Operation* op : batch) Complete(op);
+      continue;
     }
     if (options_.observer != nullptr) {
       options_.observer->OnRound(static_cast<int64_t>(batch.size()));
@@ -534,7 +555,7 @@ void AdmissionExecutor::Loop() {
     for (Operation* op : batch) Complete(op);
     absl::MutexLock lock(&mu_);
     // After a failed commit the reloaded state has not been scheduled yet.
-    more_cycles_ = !cycles.settled || !committed.ok();
+    more_cycles_ = (!cycles.settled || !committed.ok()) && state_lost_.ok();
   }
 }
 

@@ -62,6 +62,12 @@ class AdmissionExecutor {
     // keeps any age. Checked at each commit, to within a hundredth of the age; revisions from
     // before a restart count as committed at the first commit after it.
     absl::Duration change_log_retention_age = absl::ZeroDuration();
+    // Called, instead of aborting the process, when the state cannot be reloaded after a
+    // failed commit (a replicated tollgated whose etcd lost its quorum, or whose store was shut
+    // down as it stepped down). The executor then answers every operation with UNAVAILABLE
+    // until it is destroyed; the owner drops it. Null: abort, for a single tollgated, whose
+    // restart recovers from the last commit. Runs on the executor thread.
+    std::function<void(const absl::Status&)> on_state_lost;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -266,6 +272,8 @@ class AdmissionExecutor {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The last round stopped at max_cycles_per_round with work left.
   bool more_cycles_ ABSL_GUARDED_BY(mu_) = false;
+  // Why the state could not be reloaded (Options::on_state_lost); OK while it is sound.
+  absl::Status state_lost_ ABSL_GUARDED_BY(mu_);
   LoadStats load_stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -101,6 +101,8 @@ Replicated on etcd (docs/ha.md):
   --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
   --etcd-endpoints=H:P[,...]  etcd members' client addresses (tried in turn when one fails)
   --etcd-ca=FILE --etcd-cert=FILE --etcd-key=FILE   TLS (and client certificate) to etcd
+  --etcd-user=NAME --etcd-password-file=FILE        etcd user/password authentication (the
+                              file holds the password; a trailing newline is ignored)
   --etcd-prefix=PREFIX        key prefix of this Tollgate in etcd (default /tollgate/)
   --lease-ttl=DURATION        leader lease; a dead leader is replaced within about this long
                               (default 10s, whole seconds, at least 1s)
@@ -133,6 +135,8 @@ struct Flags {
   std::string etcd_ca;
   std::string etcd_cert;
   std::string etcd_key;
+  std::string etcd_user;
+  std::string etcd_password_file;
   std::string etcd_prefix = "/tollgate/";
   absl::Duration lease_ttl = absl::Seconds(10);
   // Followers keep a warm copy of the state (docs/ha.md); off: a promotion loads from etcd.
@@ -225,6 +229,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_cert, flag.String());
         } else if (flag.name == "etcd-key") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_key, flag.String());
+        } else if (flag.name == "etcd-user") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_user, flag.String());
+        } else if (flag.name == "etcd-password-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_password_file, flag.String());
         } else if (flag.name == "etcd-prefix") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_prefix, flag.String());
         } else if (flag.name == "lease-ttl") {
@@ -261,9 +269,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat(
           flags.command, ": works on a RocksDB --data-dir; back etcd up with etcdctl snapshot"));
     }
-    if (!flags.metrics_listen.empty()) {
+    if (flags.etcd_user.empty() != flags.etcd_password_file.empty()) {
       return absl::InvalidArgumentError(
-          "--metrics-listen: not served with --store=etcd yet (docs/ha.md)");
+          "--etcd-user and --etcd-password-file go together (got only one)");
     }
     if (flags.etcd_prefix.empty() || flags.etcd_prefix.back() != '/') {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -679,7 +687,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
                                                     flags.security.client_ca));
     }
     absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
-                                                *store, gate, http_tls.get());
+                                                store.get(), gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
       serving = storage::WriteFileAtomically(flags.metrics_port_file,
                                              absl::StrCat(observability->port(), "\n"));
@@ -709,17 +717,11 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     }
     if (signal_number != SIGHUP) break;
     // Tokens and policy are re-read together; a bad file keeps the previous ones in force.
-    // Certificates need no signal: the TLS provider re-reads them every --tls-reload-interval.
-    absl::StatusOr<services::Authenticators> new_authenticators =
-        LoadAuthenticators(flags.security);
-    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy = LoadPolicy(flags.security);
-    if (!new_authenticators.ok() || !new_policy.ok()) {
+    if (absl::Status reloaded = ReloadAccess(flags.security, gate); !reloaded.ok()) {
       Log("error", "reload failed; keeping the previous tokens and policy",
-          {{"error", (!new_authenticators.ok() ? new_authenticators.status() : new_policy.status())
-                         .ToString()}});
+          {{"error", reloaded.ToString()}});
       continue;
     }
-    gate.Configure(*std::move(new_authenticators), *std::move(new_policy));
     Log("info", "reloaded tokens, OIDC keys and policy");
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
@@ -739,24 +741,46 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   return absl::OkStatus();
 }
 
-// The store's options: the state under <etcd-prefix>store/.
-absl::StatusOr<storage::EtcdStoreOptions> EtcdStoreOptionsFor(const Flags& flags) {
-  storage::EtcdStoreOptions options;
-  TOLLGATE_ASSIGN_OR_RETURN(options.connection.endpoints,
+// How to reach etcd: endpoints, TLS files, user and password (read from its file now).
+absl::StatusOr<storage::EtcdConnectionOptions> EtcdConnection(const Flags& flags) {
+  storage::EtcdConnectionOptions connection;
+  TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
                             storage::ParseEtcdEndpoints(flags.etcd_endpoints));
-  options.connection.ca_file = flags.etcd_ca;
-  options.connection.cert_file = flags.etcd_cert;
-  options.connection.key_file = flags.etcd_key;
-  // Promotion loads every workload: keep the per-call deadline of a single tollgated.
+  connection.ca_file = flags.etcd_ca;
+  connection.cert_file = flags.etcd_cert;
+  connection.key_file = flags.etcd_key;
+  if (!flags.etcd_user.empty()) {
+    connection.user = flags.etcd_user;
+    absl::StatusOr<std::string> password = ReadFileToString(flags.etcd_password_file);
+    if (!password.ok()) {
+      return absl::Status(password.status().code(),
+                          absl::StrCat("--etcd-password-file: ", password.status().message()));
+    }
+    connection.password = std::string(absl::StripSuffix(absl::StripSuffix(*password, "\n"), "\r"));
+    if (connection.password.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--etcd-password-file=", flags.etcd_password_file, ": the file is empty"));
+    }
+  }
+  return connection;
+}
+
+// The store's options: the state under <etcd-prefix>store/.
+storage::EtcdStoreOptions EtcdStoreOptionsFor(const Flags& flags,
+                                              const storage::EtcdConnectionOptions& connection) {
+  storage::EtcdStoreOptions options;
+  options.connection = connection;
+  // Promotion loads every workload: keep the store's own per-call deadline, not the election's.
   options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
   return options;
 }
 
 // The leader's store: the state under <etcd-prefix>store/, every write conditional on the
 // leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
-absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
-    const Flags& flags, const services::ha::Leadership& leadership) {
-  TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdStoreOptions options, EtcdStoreOptionsFor(flags));
+absl::StatusOr<std::unique_ptr<storage::EtcdStore>> OpenFencedEtcdStore(
+    const Flags& flags, const storage::EtcdConnectionOptions& connection,
+    const services::ha::Leadership& leadership) {
+  const storage::EtcdStoreOptions options = EtcdStoreOptionsFor(flags, connection);
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(options));
   store->SetFence(storage::EtcdFence{leadership.key, leadership.create_revision});
@@ -789,28 +813,35 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.executor_options.change_log_retention_age = flags.change_log_retention_age;
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;
+  options.metrics_listen = flags.metrics_listen;
+  options.metrics_port_file = flags.metrics_port_file;
+  options.version = tollgate::build_info::Current().version;
+  // HTTPS for --metrics-listen from the gRPC port's files, as a single tollgated does.
+  std::unique_ptr<web::TlsFiles> http_tls;
+  if (!flags.metrics_listen.empty() && !flags.security.tls_cert.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(http_tls,
+                              web::TlsFiles::Load(flags.security.tls_cert, flags.security.tls_key,
+                                                  flags.security.client_ca));
+  }
+  options.http_tls = http_tls.get();
 
-  storage::EtcdConnectionOptions connection;
-  TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
-                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
-  connection.ca_file = flags.etcd_ca;
-  connection.cert_file = flags.etcd_cert;
-  connection.key_file = flags.etcd_key;
+  TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdConnectionOptions store_connection,
+                            EtcdConnection(flags));
+  storage::EtcdConnectionOptions election_connection = store_connection;
   // A renewal stuck on one member must leave time to try another before the lease runs out.
-  connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  election_connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  // Authenticates now when --etcd-user is set: a refused password stops the start here.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdClient> etcd,
-                            storage::EtcdClient::Connect(connection));
+                            storage::EtcdClient::Connect(election_connection));
   options.etcd = etcd.get();
-  options.open_store = [&flags](const services::ha::Leadership& leadership) {
-    return OpenFencedEtcdStore(flags, leadership);
+  options.open_store = [&flags, &store_connection](const services::ha::Leadership& leadership) {
+    return OpenFencedEtcdStore(flags, store_connection, leadership);
   };
   if (flags.warm_followers) {
     // A follower's warm copy reads the same store, unfenced (it never writes).
     options.open_follower_store =
-        [&flags]() -> absl::StatusOr<std::unique_ptr<storage::EtcdStore>> {
-      TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdStoreOptions store_options,
-                                EtcdStoreOptionsFor(flags));
-      return storage::EtcdStore::Open(store_options);
+        [&flags, &store_connection]() -> absl::StatusOr<std::unique_ptr<storage::EtcdStore>> {
+      return storage::EtcdStore::Open(EtcdStoreOptionsFor(flags, store_connection));
     };
   }
   options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "cmd/log/json_log.h"
 #include "cmd/tollgated/admin_service.h"
 #include "cmd/tollgated/info_service.h"
+#include "cmd/tollgated/observability.h"
 #include "core/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -99,19 +101,30 @@ struct FollowerServer {
   std::unique_ptr<grpc::Server> server;
 };
 
+// Binds the port (again) and serves health and the redirect on it.
+absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
+    const ReplicaOptions& options, Binding& binding,
+    const std::function<std::string()>& leader_address) {
+  auto follower = std::make_unique<FollowerServer>(leader_address);
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&follower->redirect);
+  TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
+  return follower;
+}
+
 // The follower phase: serves until this replica leads or `stop`. Returns the server still
 // running, so the promotion can load the state while it keeps answering; `view` is the view
-// that ended the phase.
+// that ended the phase. `follower`: the server a leader that stepped down started
+// already (null: start one). Loads the warm copy into `mirror` when it has none.
 absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
     const ReplicaOptions& options, Binding& binding,
     const std::function<std::string()>& leader_address,
     const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
     const absl::Notification& stop, std::unique_ptr<storage::EtcdMirror>& mirror,
-    services::ha::LeaderElection::View& view) {
-  auto follower = std::make_unique<FollowerServer>(leader_address);
-  grpc::ServerBuilder builder;
-  builder.RegisterCallbackGenericService(&follower->redirect);
-  TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
+    services::ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
+  if (follower == nullptr) {
+    TOLLGATE_ASSIGN_OR_RETURN(follower, StartFollowerServer(options, binding, leader_address));
+  }
   // Warm before campaigning: a replica that would win now would otherwise load from etcd anyway,
   // and one that waits its turn is then ready to take over without a reload.
   if (mirror == nullptr && options.open_follower_store) {
@@ -165,16 +178,25 @@ absl::Status CatchUp(const ReplicaOptions& options, storage::EtcdMirror& mirror,
   return absl::OkStatus();
 }
 
-// The leader phase: serves the full API until the leadership ends or `stop`. `mirror` (may be
-// null) is the warm copy the follower phase kept.
-absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
-                       services::ha::LeaderElection& election,
-                       const services::ha::LeaderElection::View& elected,
-                       std::unique_ptr<FollowerServer> follower,
-                       std::unique_ptr<storage::EtcdMirror> mirror,
-                       const absl::Notification& stop) {
+// Where SIGHUP finds the leader's gate while one serves.
+struct CurrentGate {
+  absl::Mutex mu;
+  services::AccessGate* gate ABSL_GUARDED_BY(mu) = nullptr;
+};
+
+// The leader phase: serves the full API until the leadership ends, the store is lost or
+// `stop`. Returns the follower server started (before the leader's stops, so the port never
+// goes quiet) when the phase ended without `stop`. `follower` keeps serving until the leader's
+// server does, and is left running when the promotion fails before that. `mirror` (may be null)
+// is the warm copy the follower phase kept.
+absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
+    const ReplicaOptions& options, Binding& binding, Binding& metrics_binding,
+    services::ha::LeaderElection& election, const services::ha::LeaderElection::View& elected,
+    std::unique_ptr<FollowerServer>& follower, std::unique_ptr<storage::EtcdMirror> mirror,
+    const std::function<std::string()>& leader_address, CurrentGate& current_gate,
+    const absl::Notification& stop) {
   const absl::Time started = absl::Now();
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             options.open_store(elected.leadership));
   // Load from the warm copy when it can be brought to the store's revision; else from etcd.
   storage::Store* load_from = store.get();
@@ -195,11 +217,29 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
           {{"error", caught_up.ToString()}});
     }
   }
-  const absl::Time load_start = absl::Now();
   services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::AdmissionExecutor> executor,
-                            services::AdmissionExecutor::Open(*load_from, clock, options.config,
-                                                              options.executor_options));
+  services::AdmissionExecutor::Options executor_options = options.executor_options;
+  // Set on the executor thread when a failed commit cannot be followed by a reload (etcd lost
+  // its quorum, or the store was shut down below): the memory state is then unusable.
+  absl::Notification store_lost;
+  absl::Mutex lost_mu;
+  std::string lost_reason;
+  executor_options.on_state_lost = [&](const absl::Status& why) {
+    {
+      absl::MutexLock lock(&lost_mu);
+      lost_reason = std::string(why.message());
+    }
+    if (!store_lost.HasBeenNotified()) store_lost.Notify();
+  };
+  std::unique_ptr<Observability> observability;
+  if (!options.metrics_listen.empty()) {
+    observability = Observability::Create(options.version);
+    executor_options.observer = observability->executor_observer();
+  }
+  const absl::Time load_start = absl::Now();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<services::AdmissionExecutor> executor,
+      services::AdmissionExecutor::Open(*load_from, clock, options.config, executor_options));
   const absl::Duration load_time = absl::Now() - load_start;
   services::TollgateApi api(*executor);
   if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
@@ -210,6 +250,7 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
                             LoadPolicy(options.security));
   gate.Configure(std::move(authenticators), std::move(policy));
   services::AdmissionGrpcService admission_service(api, &gate);
+  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
@@ -227,14 +268,44 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    if (observability != nullptr) {
+      for (auto& interceptor : observability->GrpcInterceptors()) {
+        interceptors.push_back(std::move(interceptor));
+      }
+    }
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   // Both listen on the port for a moment (SO_REUSEPORT); the follower then stops taking calls.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
                             BuildServer(builder, options, binding));
-  follower->Stop();
+  follower.reset();
+  if (observability != nullptr) {
+    // The HTTP handlers read the executor and the gate: stopped before they go (below).
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", metrics_binding.address()));
+    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+                                                /*rocksdb=*/nullptr, gate, options.http_tls);
+    if (serving.ok() && metrics_binding.port == 0) {
+      metrics_binding.port = observability->port();
+      if (!options.metrics_port_file.empty()) {
+        serving = storage::WriteFileAtomically(options.metrics_port_file,
+                                               absl::StrCat(observability->port(), "\n"));
+      }
+    }
+    if (!serving.ok()) {
+      observability->Stop();
+      server->Shutdown(absl::ToChronoTime(absl::Now()));
+      server->Wait();
+      return serving;
+    }
+  }
+  {
+    absl::MutexLock lock(&current_gate.mu);
+    current_gate.gate = &gate;
+  }
   Log("info", "serving as leader",
       {{"listen", binding.address()},
+       {"metrics_listen", observability == nullptr ? "off" : metrics_binding.address()},
        {"election_key", elected.leadership.key},
        {"election_revision", absl::StrCat(elected.leadership.create_revision)},
        {"revision", absl::StrCat(executor->revision())},
@@ -245,26 +316,62 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
        {"promotion_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - started))}});
 
   services::ha::LeaderElection::View view = election.view();
-  while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified()) {
-    view = AwaitChange(election, view.generation, stop);
+  while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified() &&
+         !store_lost.HasBeenNotified()) {
+    view = election.WaitForChange(view.generation, absl::Now() + absl::Milliseconds(100));
   }
+  const absl::Time stepping_down = absl::Now();
   if (!stop.HasBeenNotified()) {
+    std::string reason;
+    if (store_lost.HasBeenNotified()) {
+      absl::MutexLock lock(&lost_mu);
+      reason = absl::StrCat("the store cannot be read: ", lost_reason);
+      // Still holding the lease, perhaps: let another replica (or this one, later) lead.
+      election.StepDown("its store failed");
+    } else {
+      reason = view.last_loss.empty() ? "another replica leads" : view.last_loss;
+    }
     Log("warning", "stepping down: leadership lost",
-        {{"reason", view.last_loss.empty() ? "another replica leads" : view.last_loss},
+        {{"reason", reason},
          {"leader", view.leader_address.empty() ? "none" : view.leader_address}});
   }
+  {
+    absl::MutexLock lock(&current_gate.mu);
+    current_gate.gate = nullptr;
+  }
+  // A deposed leader's writes already fail at etcd (the fence), but its store's calls in flight
+  // (a commit retrying through an outage, for up to its commit timeout) would hold every step
+  // below up: cancel them. Their callers hear UNAVAILABLE; nothing they did is acknowledged.
+  if (!stop.HasBeenNotified()) store->client().Shutdown();
+  // The follower takes the port before the leader's server lets it go, so clients that follow
+  // redirects never find it closed (and back off).
+  std::unique_ptr<FollowerServer> next;
+  if (!stop.HasBeenNotified()) {
+    absl::StatusOr<std::unique_ptr<FollowerServer>> started_follower =
+        StartFollowerServer(options, binding, leader_address);
+    if (started_follower.ok()) {
+      next = *std::move(started_follower);
+    } else {
+      Log("error", "cannot serve as follower yet",
+          {{"error", started_follower.status().ToString()}});
+    }
+  }
   // As in a plain stop: health first, then the watches (they never end by themselves), then the
-  // unary calls. A deposed leader's writes already fail at etcd (the fence); this only stops it
-  // from serving reads that no longer advance.
+  // unary calls.
   server->GetHealthCheckService()->Shutdown();
   admission_service.StopWatches();
   server->Shutdown(absl::ToChronoTime(
       absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
   server->Wait();
+  if (observability != nullptr) observability->Stop();
   executor.reset();
   warm_store.reset();
   store.reset();
-  return absl::OkStatus();
+  if (!stop.HasBeenNotified()) {
+    Log("info", "stepped down",
+        {{"ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - stepping_down))}});
+  }
+  return next;
 }
 
 }  // namespace
@@ -277,8 +384,6 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
   absl::Notification stop;
 
   std::unique_ptr<services::ha::LeaderElection> election;
-  // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
-  std::unique_ptr<storage::EtcdMirror> mirror;
   // Read by the follower server's threads while the phases thread starts the election.
   std::atomic<services::ha::LeaderElection*> running_election{nullptr};
   auto leader_address = [&]() -> std::string {
@@ -302,29 +407,46 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
     return election.get();
   };
 
+  // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
+  std::unique_ptr<storage::EtcdMirror> mirror;
   // The replica's phases run on their own thread; this one waits for the stop signal.
   absl::Status result;
   absl::Notification finished;
+  Binding metrics_binding{options.metrics_listen, 0};
+  CurrentGate current_gate;
   std::thread phases([&] {
+    std::unique_ptr<FollowerServer> follower;
     while (!stop.HasBeenNotified()) {
       services::ha::LeaderElection::View view;
-      absl::StatusOr<std::unique_ptr<FollowerServer>> follower =
-          RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view);
-      if (!follower.ok()) {
-        result = follower.status();
+      absl::StatusOr<std::unique_ptr<FollowerServer>> following =
+          RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view,
+                      std::move(follower));
+      if (!following.ok()) {
+        result = following.status();
         break;
       }
+      follower = *std::move(following);
       if (stop.HasBeenNotified()) break;
-      absl::Status led = RunLeader(options, binding, *election, view, *std::move(follower),
-                                   std::move(mirror), stop);
-      if (!led.ok()) {
-        // A promotion that could not load (etcd lost quorum mid-load): give the leadership up
-        // so another replica can take it, and exit so the orchestrator restarts this one.
-        Log("error", "leading failed; resigning", {{"error", led.ToString()}});
-        election->Resign();
-        result = led;
-        break;
+      absl::StatusOr<std::unique_ptr<FollowerServer>> led =
+          RunLeader(options, binding, metrics_binding, *election, view, follower, std::move(mirror),
+                    leader_address, current_gate, stop);
+      if (led.ok()) {
+        follower = *std::move(led);
+        continue;
       }
+      if (absl::IsUnavailable(led.status()) || absl::IsCancelled(led.status())) {
+        // etcd went away during the promotion: give the leadership up and follow (and campaign)
+        // again; the next promotion starts over.
+        Log("error", "leading failed; stepping down", {{"error", led.status().ToString()}});
+        election->StepDown("the promotion failed");
+        continue;
+      }
+      // Anything else (a bad manifest, corrupt state) will fail again: give the leadership up so
+      // another replica can take it, and exit so the orchestrator sees it.
+      Log("error", "leading failed; resigning", {{"error", led.status().ToString()}});
+      election->Resign();
+      result = led.status();
+      break;
     }
     finished.Notify();
   });
@@ -342,6 +464,24 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
       break;
     }
     if (signal_number != SIGHUP) break;
+    // The leader's gate takes the new tokens, OIDC keys and policy now; a follower reads them
+    // at its next promotion, so only a bad file is worth telling about there.
+    absl::MutexLock lock(&current_gate.mu);
+    absl::Status reloaded;
+    if (current_gate.gate != nullptr) {
+      reloaded = ReloadAccess(options.security, *current_gate.gate);
+    } else {
+      reloaded = LoadAuthenticators(options.security).status();
+      if (reloaded.ok()) reloaded = LoadPolicy(options.security).status();
+    }
+    if (!reloaded.ok()) {
+      Log("error", "reload failed; keeping the previous tokens and policy",
+          {{"error", reloaded.ToString()}});
+    } else {
+      Log("info", current_gate.gate != nullptr
+                      ? "reloaded tokens, OIDC keys and policy"
+                      : "checked tokens, OIDC keys and policy (read at the next promotion)");
+    }
   }
   if (!finished.HasBeenNotified()) {
     Log("info", "stopping", {{"signal", strsignal(signal_number)}});
