@@ -83,6 +83,10 @@ struct WorkloadHistory {
   absl::Time evicted_at = absl::InfinitePast();
   // Cooperative preemption: quota is released at this time even without the adapter's report.
   absl::Time eviction_deadline = absl::InfinitePast();
+  // Kueue's accumulatedPastExecutionTimeSeconds: how long the workload was admitted in its
+  // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Not stored
+  // yet: a restart forgets it (docs/maximum-execution-time.md).
+  absl::Duration past_execution = absl::ZeroDuration();
   bool operator==(const WorkloadHistory&) const = default;
 };
 
@@ -136,6 +140,10 @@ struct Workload {
     return status.state == WorkloadState::kAdmitted || status.state == WorkloadState::kEvicting;
   }
 };
+
+// When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
+// admission plus what is left of the limit after earlier admissions. nullopt without a limit.
+std::optional<absl::Time> ExecutionDeadline(const Workload& wl);
 
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).
