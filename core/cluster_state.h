@@ -302,6 +302,11 @@ class ClusterState {
   void PodsReadyTimeout(Workload& wl, absl::Time now, const std::string& message);
   // waitForPodsReady.recoveryTimeout in effect: the timeout unless set; zero turns it off.
   absl::Duration RecoveryTimeout() const;
+  // Kueue's maximumExecutionTimeSeconds: deactivates and evicts an admitted workload that has
+  // used up its limit.
+  void MaximumExecutionTimeExceeded(Workload& wl, absl::Time now);
+  // Arms the timer for an admitted workload's ExecutionDeadline, if it has one.
+  void ArmExecutionDeadline(const Workload& wl);
   // Re-files a workload holding quota in its ClusterQueue's victim order after a change.
   void RefileHeld(const Workload& wl);
   // Wakes parked preemptors when an admitted workload's preemption rate-limit protection ends.

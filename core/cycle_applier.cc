@@ -78,6 +78,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
     timers_.Arm(now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id);
   }
   ArmPreemptionProtectionTimer(*wl, now);
+  ArmExecutionDeadline(*wl);
 }
 
 void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) {

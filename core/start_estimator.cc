@@ -187,8 +187,18 @@ class ForwardRun {
     std::optional<absl::Duration> run;
     const bool use_declared = options_.runtimes != RuntimeSource::kHistoryOnly;
     const bool use_history = options_.runtimes != RuntimeSource::kDeclaredOnly;
-    if (use_declared && wl.spec.maximum_execution_time_seconds.has_value()) {
-      run = absl::Seconds(*wl.spec.maximum_execution_time_seconds);
+    std::optional<absl::Duration> declared;
+    if (use_declared) {
+      if (options_.declared_runtime) {
+        declared = options_.declared_runtime(wl);
+      } else if (wl.spec.maximum_execution_time_seconds.has_value()) {
+        // Enforced (ExecutionDeadline): it ends when what is left of its limit runs out.
+        declared = absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
+                   wl.status.history().past_execution;
+      }
+    }
+    if (declared.has_value()) {
+      run = *declared;
       ++result.counts.declared;
     } else if (use_history) {
       const RuntimeDistribution& dist = DistributionOf(wl);

@@ -7,6 +7,7 @@
 // for expected runtimes and the cases answered "unknown" are in docs/start-estimates.md.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,10 @@ enum class RuntimeSource {
 
 struct StartEstimateOptions {
   RuntimeSource runtimes = RuntimeSource::kDeclaredThenHistory;
+  // Where set, a workload's declared runtime comes from here instead of its
+  // spec.maximumExecutionTimeSeconds (nullopt: none declared). For what-if limits that are not
+  // enforced, such as a replay's Slurm-rule time limits.
+  std::function<std::optional<absl::Duration>(const Workload&)> declared_runtime;
   // The likely start comes from a run where every workload learned from history runs for this
   // quantile of its LocalQueue's durations; the late start from a second run at late_quantile
   // (no second run when late_quantile <= 0, or when no runtime came from history).

@@ -9,7 +9,7 @@
 
 namespace tollgate::core {
 
-// The five time-based transitions of a workload.
+// The time-based transitions of a workload.
 enum class TimerKind {
   // An evicting workload's checkpoint grace ends: its quota is released without the adapter.
   kEvictionGrace,
@@ -21,6 +21,8 @@ enum class TimerKind {
   kBackoffExpired,
   // An admitted workload's preemption rate-limit protection ends.
   kPreemptionProtectionEnds,
+  // An admitted workload reaches its spec.maximumExecutionTimeSeconds.
+  kMaximumExecutionTime,
 };
 
 struct Timer {

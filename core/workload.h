@@ -93,6 +93,10 @@ struct WorkloadHistory {
   absl::Time eviction_deadline = absl::InfinitePast();
   // Set by the first operator control that changed spec.active or spec.priority.
   std::optional<SubmittedControls> submitted_controls;
+  // Kueue's accumulatedPastExecutionTimeSeconds: how long the workload was admitted in its
+  // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Not stored
+  // yet: a restart forgets it (docs/maximum-execution-time.md).
+  absl::Duration past_execution = absl::ZeroDuration();
   bool operator==(const WorkloadHistory&) const = default;
 };
 
@@ -146,6 +150,10 @@ struct Workload {
     return status.state == WorkloadState::kAdmitted || status.state == WorkloadState::kEvicting;
   }
 };
+
+// When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
+// admission plus what is left of the limit after earlier admissions. nullopt without a limit.
+std::optional<absl::Time> ExecutionDeadline(const Workload& wl);
 
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).

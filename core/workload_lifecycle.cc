@@ -11,6 +11,14 @@
 // transitions when time passes.
 
 namespace tollgate::core {
+namespace {
+
+// Kueue's message for a deactivation by maximumExecutionTimeSeconds; the Evicted condition
+// carries it, which is how a release tells this eviction from the others.
+constexpr char kMaximumExecutionTimeMessage[] =
+    "The workload is deactivated due to exceeding the maximum execution time";
+
+}  // namespace
 
 void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   if (!wl.HoldsQuota()) return;
@@ -62,13 +70,23 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
         "workload ", key, " is ", WorkloadStateName(wl->status.state), ", not Evicting"));
   }
   ReleaseQuota(*wl, now);
+  const Condition* evicted = FindCondition(wl->status, "Evicted");
+  const bool timed_out = wl->status.deactivated && evicted != nullptr && evicted->status &&
+                         evicted->message == kMaximumExecutionTimeMessage;
+  // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
+  // the limit in the next one (not when the limit itself ended it: that starts afresh).
+  if (wl->spec.maximum_execution_time_seconds.has_value() && !timed_out) {
+    wl->status.mutable_history().past_execution +=
+        std::max(absl::ZeroDuration(), now - wl->status.admission_time);
+  }
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
   wl->status.pods_ready = false;
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
-      wl->status.deactivated
+      timed_out ? kMaximumExecutionTimeMessage
+      : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
       : !wl->spec.active ? "The workload is deactivated"
@@ -304,6 +322,16 @@ bool ClusterState::FireTimers(absl::Time now) {
           changed = true;
         }
         break;
+      case TimerKind::kMaximumExecutionTime: {
+        // Stale when the workload was evicted since; a new admission armed its own timer.
+        const std::optional<absl::Time> deadline = ExecutionDeadline(*wl);
+        if (wl->status.state == WorkloadState::kAdmitted && deadline.has_value() &&
+            *deadline <= now) {
+          MaximumExecutionTimeExceeded(*wl, now);
+          changed = true;
+        }
+        break;
+      }
       case TimerKind::kBackoffExpired: {
         ClusterQueueRuntime* cq = router_.QueuedIn(id);
         if (cq == nullptr || wl->status.history().requeue_at > now) break;
@@ -338,6 +366,23 @@ void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now, const std::str
   wl.status.mutable_history().requeue_at = now + absl::Seconds(wait_seconds);
   wl.status.mutable_history().pods_ready_eviction_time = now;
   StartEviction(wl, now, "PodsReadyTimeout", message);
+}
+
+void ClusterState::MaximumExecutionTimeExceeded(Workload& wl, absl::Time now) {
+  // As Kueue: the workload is deactivated (it is not requeued until activated again) and its
+  // accumulated execution time starts afresh, so an activated workload gets its whole limit.
+  wl.status.deactivated = true;
+  wl.status.mutable_history().past_execution = absl::ZeroDuration();
+  AddEvent(wl.status, now, "MaximumExecutionTimeExceeded",
+           absl::StrCat("The maximum execution time (", *wl.spec.maximum_execution_time_seconds,
+                        "s) exceeded"));
+  StartEviction(wl, now, "Deactivated", kMaximumExecutionTimeMessage);
+}
+
+void ClusterState::ArmExecutionDeadline(const Workload& wl) {
+  if (std::optional<absl::Time> deadline = ExecutionDeadline(wl)) {
+    timers_.Arm(*deadline, TimerKind::kMaximumExecutionTime, wl.id);
+  }
 }
 
 std::optional<absl::Time> ClusterState::NextTimer() const {

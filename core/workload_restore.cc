@@ -102,6 +102,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     }
     if (ref.status.state == WorkloadState::kAdmitted) {
       ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
+      ArmExecutionDeadline(ref);
     }
     if (ref.status.state == WorkloadState::kAdmitted && config_.wait_for_pods_ready.enable &&
         !ref.status.pods_ready) {

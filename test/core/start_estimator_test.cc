@@ -294,6 +294,17 @@ TEST_F(StartEstimatorTest, AnIncrementalSnapshotEstimatesAsAFreshOne) {
   }
 }
 
+TEST_F(StartEstimatorTest, ADeclaredLimitCountsTheTimeOfEarlierAdmissions) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("w", "ns", 8, 0, 600));
+  now_ += absl::Minutes(4);
+  ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
+  Settle();  // admitted again at once, with 6 of its 10 minutes left
+  ASSERT_EQ(state_.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+  Submit(GpuJob("next", "ns", 8));
+  EXPECT_EQ(EstimateOf("ns/next").likely, now_ + absl::Minutes(6));
+}
+
 TEST(RuntimeDistributionTest, NearestRankAndConditionalQuantiles) {
   RuntimeHistory history;
   for (int m : {30, 10, 20, 40}) history.Record("ns/q", absl::Minutes(m));
