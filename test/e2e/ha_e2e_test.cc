@@ -29,6 +29,7 @@
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "test/support/etcd_cluster.h"
@@ -46,22 +47,6 @@ constexpr char kLeaseTtl[] = "--lease-ttl=2s";
 // The ClusterQueue of test/e2e/testdata/queues.yaml has 100 cpu; every workload asks for 1.
 constexpr int kQuotaCpu = 100;
 constexpr absl::Duration kFailoverDeadline = absl::Seconds(30);
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
-
-v1::Workload MakeWorkload(const std::string& name) {
-  v1::Workload workload;
-  workload.mutable_metadata()->set_namespace_("crash");
-  workload.mutable_metadata()->set_name(name);
-  workload.mutable_spec()->set_queue_name("crash-q");
-  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  return workload;
-}
 
 bool Admitted(const v1::Workload& workload) {
   return workload.status().state() == v1::WORKLOAD_STATE_ADMITTED;
@@ -265,7 +250,7 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
       for (int n = next.fetch_add(1); n < kWorkloads; n = next.fetch_add(1)) {
         const std::string name = absl::StrCat("wl-", n);
         v1::SubmitRequest request;
-        *request.mutable_workload() = MakeWorkload(name);
+        *request.mutable_workload() = CrashQueueWorkload(name);
         // A submit is retried until acknowledged: the same spec again is answered OK (not
         // ALREADY_EXISTS) when the first attempt was committed before the leader died.
         absl::Status last;
@@ -387,7 +372,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   std::cout << "new leader serving " << absl::Now() - paused << " after SIGSTOP\n";
   cli::CliClient client(replicas_[new_leader]->address(), absl::Seconds(5));
   v1::SubmitRequest first;
-  *first.mutable_workload() = MakeWorkload("after-failover");
+  *first.mutable_workload() = CrashQueueWorkload("after-failover");
   ASSERT_OK(client.Submit(first).status());
   {
     const absl::Time deadline = absl::Now() + kFailoverDeadline;
@@ -409,7 +394,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
   v1::SubmitRequest stale;
-  *stale.mutable_workload() = MakeWorkload("sent-to-the-old-leader");
+  *stale.mutable_workload() = CrashQueueWorkload("sent-to-the-old-leader");
   v1::SubmitResponse stale_response;
   grpc::Status stale_status;
   std::thread stale_call(
@@ -417,8 +402,8 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   const absl::Time resumed = absl::Now();
   ASSERT_OK(replicas_[old_leader]->Signal(SIGCONT));
   stale_call.join();
-  std::cout << "stale call ended " << absl::Now() - resumed << " after SIGCONT: "
-            << stale_status.error_message() << "\n";
+  std::cout << "stale call ended " << absl::Now() - resumed
+            << " after SIGCONT: " << stale_status.error_message() << "\n";
   // UNAVAILABLE when its fenced commit was refused, CANCELLED when it stepped down (and shut
   // its server) first: either way not acknowledged.
   EXPECT_FALSE(stale_status.ok()) << "a deposed leader acknowledged a write";

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -39,40 +40,6 @@ namespace tollgate::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
-
-std::string Describe(const grpc::Status& status) {
-  return absl::StrCat("code ", status.error_code(), ": ", status.error_message());
-}
-
-#define ASSERT_GRPC_OK(expr)                                  \
-  do {                                                        \
-    const grpc::Status _grpc_status = (expr);                 \
-    ASSERT_TRUE(_grpc_status.ok()) << Describe(_grpc_status); \
-  } while (0)
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-  return context;
-}
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
-
-v1::Workload MakeWorkload(const std::string& name) {
-  v1::Workload workload;
-  workload.mutable_metadata()->set_namespace_("crash");
-  workload.mutable_metadata()->set_name(name);
-  workload.mutable_spec()->set_queue_name("crash-q");
-  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  return workload;
-}
 
 struct Listed {
   int64_t revision = 0;
@@ -116,7 +83,7 @@ class StoreIntegrityTest : public testing::Test {
   void SubmitN(int from, int count) {
     for (int i = from; i < from + count; ++i) {
       v1::SubmitRequest request;
-      *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+      *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
       v1::SubmitResponse response;
       ASSERT_GRPC_OK(admission_->Submit(Context().get(), request, &response));
     }
@@ -373,7 +340,7 @@ TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything)
         auto stub = v1::AdmissionService::NewStub(server_->channel());
         for (int i = t; i < kWorkloads; i += 8) {
           v1::SubmitRequest request;
-          *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+          *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
           v1::SubmitResponse response;
           if (!stub->Submit(Context().get(), request, &response).ok()) ++failures;
         }
@@ -470,7 +437,7 @@ TEST_F(StoreIntegrityTest, DiskFullTurnsHealthNotServingAndRestartRecovers) {
   grpc::Status failed;
   for (int i = 5; i < 5000 && failed.ok(); ++i) {
     v1::SubmitRequest request;
-    *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+    *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
     v1::SubmitResponse response;
     failed = admission_->Submit(Context().get(), request, &response);
     if (failed.ok()) ++acknowledged;
