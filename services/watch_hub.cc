@@ -187,6 +187,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
 
     const int64_t behind = store.CurrentRevision() - revision_;
     if (behind > hub_.options_.max_lag_revisions) {
+      hub_.dropped_lagging_.fetch_add(1, std::memory_order_relaxed);
       return absl::OutOfRangeError(absl::StrCat(
           "watcher fell ", behind, " revisions behind (limit ", hub_.options_.max_lag_revisions,
           "); list again (or watch from revision 0) and resume from that revision"));
@@ -197,6 +198,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
           store.ReadChanges(revision_, 1);
       if (!entries.ok()) {
         if (absl::IsFailedPrecondition(entries.status())) {
+          hub_.dropped_compacted_.fetch_add(1, std::memory_order_relaxed);
           return absl::OutOfRangeError(absl::StrCat("watch from revision ", revision_,
                                                     " is too old: ", entries.status().message(),
                                                     "; list again and watch from its revision"));
@@ -286,6 +288,11 @@ void WatchHub::Stop() {
 int64_t WatchHub::open_streams() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(reactors_.size());
+}
+
+WatchHub::Dropped WatchHub::dropped() const {
+  return {dropped_lagging_.load(std::memory_order_relaxed),
+          dropped_compacted_.load(std::memory_order_relaxed)};
 }
 
 void WatchHub::Remove(WatchReactor* reactor) {

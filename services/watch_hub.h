@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +60,14 @@ class WatchHub {
 
   int64_t open_streams() const;
 
+  // Streams ended with OUT_OF_RANGE since start: fell more than max_lag_revisions behind, or
+  // their position in the change log was compacted away.
+  struct Dropped {
+    int64_t lagging = 0;
+    int64_t compacted = 0;
+  };
+  Dropped dropped() const;
+
  private:
   friend class WatchReactor;
   void Loop();
@@ -70,6 +79,8 @@ class WatchHub {
   // Lock order: mu_ before any reactor's own mutex.
   std::set<WatchReactor*> reactors_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int64_t> dropped_lagging_{0};
+  std::atomic<int64_t> dropped_compacted_{0};
   std::thread thread_;
 };
 

@@ -604,6 +604,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     scheduler_audit->Start(executor->revision());
   }
   services::AdmissionGrpcService admission_service(api, &gate);
+  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);

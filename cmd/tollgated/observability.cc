@@ -66,6 +66,18 @@ absl::Status Observability::Serve(const std::string& host, int port, services::T
   return absl::OkStatus();
 }
 
+void Observability::AddWatchHub(const services::WatchHub& hub) {
+  registry_.AddCollector([&hub](metrics::TextWriter& w) {
+    const services::WatchHub::Dropped dropped = hub.dropped();
+    w.BeginFamily("tollgate_watch_dropped_total",
+                  "Watch streams ended with OUT_OF_RANGE (the client re-lists): 'lagging' fell "
+                  "too far behind the store, 'compacted' wanted a compacted revision.",
+                  metrics::MetricType::kCounter, {"reason"});
+    w.Sample({"lagging"}, static_cast<double>(dropped.lagging));
+    w.Sample({"compacted"}, static_cast<double>(dropped.compacted));
+  });
+}
+
 void Observability::Stop() {
   if (http_ != nullptr) http_->Stop();
 }

@@ -12,6 +12,7 @@
 #include "services/admission_executor.h"
 #include "services/admission_metrics.h"
 #include "services/tollgate_api.h"
+#include "services/watch_hub.h"
 #include "storage/rocksdb_store.h"
 #include "web/dashboard_api.h"
 #include "web/http_server.h"
@@ -37,6 +38,9 @@ class Observability {
   absl::Status Serve(const std::string& host, int port, services::TollgateApi& api,
                      services::AdmissionExecutor& executor, const storage::RocksDbStore& store,
                      services::AccessGate& gate, web::TlsFiles* tls);
+  // Exposes how many Watch streams `hub` dropped; `hub` must outlive the registry's scrapes
+  // (Stop first).
+  void AddWatchHub(const services::WatchHub& hub);
   int port() const { return http_ == nullptr ? 0 : http_->port(); }
   void Stop();
 

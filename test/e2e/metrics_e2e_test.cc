@@ -253,6 +253,7 @@ TEST_F(MetricsE2eTest, ScrapeHasKueueFamiliesMatchesTheApiAndPassesPromtool) {
                              "tollgate_executor_cycle_duration_seconds",
                              "tollgate_executor_queue_depth",
                              "tollgate_watch_subscribers",
+                             "tollgate_watch_dropped_total",
                              "tollgate_rocksdb_sst_bytes",
                              "process_resident_memory_bytes",
                              "process_open_fds",
@@ -417,6 +418,59 @@ TEST_F(MetricsE2eTest, PrometheusScrapesTollgatedAndAnswersQueries) {
       "count(sum by (cluster_queue, resource) (kueue_cluster_queue_resource_usage) / sum by "
       "(cluster_queue, resource) (kueue_cluster_queue_nominal_quota))",
       6);
+}
+
+// A Watch the server ends with OUT_OF_RANGE (its revision was compacted away) is counted by
+// reason, so an alert can tell watchers that keep re-listing.
+TEST_F(MetricsE2eTest, DroppedWatchIsCountedByReason) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--change-log-retention=2"}));
+  for (int i = 0; i < 5; ++i) {
+    v1::SubmitRequest submit;
+    v1::Workload* wl = submit.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team-b");
+    wl->mutable_metadata()->set_name(absl::StrCat("compaction-probe-", i));
+    wl->mutable_spec()->set_queue_name("eval-queue");
+    v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
+    pod_set->set_name("main");
+    pod_set->set_count(1);
+    (*pod_set->mutable_requests())["cpu"] = "1";
+    v1::SubmitResponse submitted;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status status = admission_->Submit(&context, submit, &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  // Compaction runs after commits; watch from revision 1 until it is refused as compacted.
+  grpc::Status ended;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        v1::WatchRequest request;
+        request.set_since_revision(1);
+        grpc::ClientContext context;
+        context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+        std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+            admission_->Watch(&context, request);
+        v1::WatchEvent event;
+        while (reader->Read(&event)) {
+          if (event.type() == v1::WatchEvent::BOOKMARK) context.TryCancel();
+        }
+        ended = reader->Finish();
+        return ended.error_code() == grpc::StatusCode::OUT_OF_RANGE;
+      },
+      absl::Seconds(30)))
+      << "last Watch ended with " << ended.error_code() << " " << ended.error_message();
+  std::string scrape;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<std::string> body = HttpGet(metrics_port_, "/metrics");
+        if (!body.ok()) return false;
+        scrape = *body;
+        return SampleValue(scrape, R"(tollgate_watch_dropped_total{reason="compacted"})")
+                   .value_or(0) >= 1;
+      },
+      absl::Seconds(10)))
+      << scrape;
+  EXPECT_EQ(SampleValue(scrape, R"(tollgate_watch_dropped_total{reason="lagging"})"), 0);
 }
 
 // The authenticated variant: tollgated's HTTP port on TLS with its gRPC certificate, and
