@@ -331,7 +331,22 @@ int64_t ProcStatus(pid_t pid, absl::string_view field) {
 TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything) {
   constexpr int kWorkloads = 3000;
   constexpr int kStalled = 200;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in a quarantine (256 MB by default) to catch use after
+  // free: this test's allocation churn fills it, and it shows as ~350 MB of RSS growth that is
+  // not Tollgate's. The sanitized tollgated here gets an 8 MB quarantine, so the bound below
+  // still measures what the server holds for stalled watchers (~30 MB under ASan).
+  const char* inherited = getenv("ASAN_OPTIONS");
+  const std::string restore = inherited == nullptr ? "" : inherited;
+  setenv("ASAN_OPTIONS",
+         absl::StrCat(restore, restore.empty() ? "" : ":", "quarantine_size_mb=8").c_str(),
+         /*overwrite=*/1);
+  StartServer();
+  setenv("ASAN_OPTIONS", restore.c_str(), /*overwrite=*/1);
+  ASSERT_FALSE(HasFatalFailure());
+#else
   ASSERT_NO_FATAL_FAILURE(StartServer());
+#endif
   {
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
