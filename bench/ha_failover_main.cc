@@ -5,7 +5,11 @@
 // retries across the replicas). The killed replica is started again, as a follower, before the
 // next run. Prints every run and the median.
 //
+// Each run also prints how the new leader's promotion went (its "serving as leader" log line:
+// whether it loaded from its warm copy, and where loading spent its time).
+//
 // usage: tollgate-failover-bench [--workloads=100000] [--lease-ttl=2s] [--runs=5]
+//                                [--warm-followers=false]
 #include <signal.h>
 #include <stdlib.h>
 
@@ -19,9 +23,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -42,7 +48,19 @@ struct Options {
   int64_t workloads = 100000;
   absl::Duration lease_ttl = absl::Seconds(2);
   int runs = 5;
+  // Passed to tollgated: false measures the promotion that loads the state from etcd.
+  bool warm_followers = true;
 };
+
+// The last log line of `replica` that contains `what` ("" when none).
+std::string LastLogLine(const e2e::TollgatedProcess& replica, absl::string_view what) {
+  const std::string logs = replica.Logs();
+  std::string found;
+  for (absl::string_view line : absl::StrSplit(logs, '\n')) {
+    if (absl::StrContains(line, what)) found = std::string(line);
+  }
+  return found;
+}
 
 v1::SubmitRequest SubmitOf(const std::string& name, const std::string& queue) {
   v1::SubmitRequest request;
@@ -120,7 +138,8 @@ absl::Status Main(const Options& options) {
   const std::vector<std::string> args = {
       "--store=etcd", absl::StrCat("--etcd-endpoints=", etcd->ClientEndpoints()),
       absl::StrCat("--lease-ttl=", absl::ToInt64Seconds(options.lease_ttl), "s"),
-      "--shutdown-grace=1s"};
+      "--shutdown-grace=1s",
+      options.warm_followers ? "--warm-followers=true" : "--warm-followers=false"};
   std::vector<std::unique_ptr<e2e::TollgatedProcess>> replicas;
   for (int i = 0; i < 2; ++i) {
     TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<e2e::TollgatedProcess> replica,
@@ -159,6 +178,11 @@ absl::Status Main(const Options& options) {
     std::printf("[run %d] kill -9 -> new leader acknowledged a submit: %s, admitted it: %s\n",
                 r + 1, absl::FormatDuration(run.serving).c_str(),
                 absl::FormatDuration(run.admitted).c_str());
+    for (int i = 0; i < static_cast<int>(replicas.size()); ++i) {
+      if (i == leader) continue;
+      const std::string line = LastLogLine(*replicas[i], "serving as leader");
+      if (!line.empty()) std::printf("  new leader: %s\n", line.c_str());
+    }
     std::fflush(stdout);
     v1::FinishRequest finish;
     finish.mutable_workload()->set_namespace_(kNamespace);
@@ -195,6 +219,9 @@ int main(int argc, char** argv) {
       ok = absl::SimpleAtoi(arg, &options.workloads) && options.workloads > 0;
     } else if (absl::ConsumePrefix(&arg, "--lease-ttl=")) {
       ok = absl::ParseDuration(arg, &options.lease_ttl) && options.lease_ttl >= absl::Seconds(1);
+    } else if (absl::ConsumePrefix(&arg, "--warm-followers=")) {
+      ok = arg == "true" || arg == "false";
+      options.warm_followers = arg == "true";
     } else if (absl::ConsumePrefix(&arg, "--runs=")) {
       ok = absl::SimpleAtoi(arg, &options.runs) && options.runs > 0;
     } else {
@@ -203,7 +230,7 @@ int main(int argc, char** argv) {
     if (!ok) {
       std::fprintf(stderr,
                    "bad argument %s\nusage: tollgate-failover-bench [--workloads=N] "
-                   "[--lease-ttl=2s] [--runs=5]\n",
+                   "[--lease-ttl=2s] [--runs=5] [--warm-followers=false]\n",
                    argv[i]);
       return 2;
     }

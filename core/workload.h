@@ -60,6 +60,14 @@ struct WorkloadEvent {
   bool operator==(const WorkloadEvent&) const = default;
 };
 
+// The submitter's own values of the spec fields an operator control changes in place
+// (SetActive, SetPriority): a resubmit of the original spec still matches the workload.
+struct SubmittedControls {
+  bool active = true;
+  std::optional<int32_t> priority;
+  bool operator==(const SubmittedControls&) const = default;
+};
+
 // What most workloads never go through: preemptions, evictions, requeues and checkpoints.
 // Kept behind a pointer until first set (core/boxed.h), which saves ~150 bytes per pending
 // workload.
@@ -83,6 +91,8 @@ struct WorkloadHistory {
   absl::Time evicted_at = absl::InfinitePast();
   // Cooperative preemption: quota is released at this time even without the adapter's report.
   absl::Time eviction_deadline = absl::InfinitePast();
+  // Set by the first operator control that changed spec.active or spec.priority.
+  std::optional<SubmittedControls> submitted_controls;
   bool operator==(const WorkloadHistory&) const = default;
 };
 
@@ -141,6 +151,15 @@ struct Workload {
 // does not change (as Kubernetes' meta.SetStatusCondition does).
 void SetCondition(WorkloadStatus& status, Condition condition);
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
+
+// Kueue's PodsReady=False reason for a workload that was ready and lost a pod.
+inline constexpr absl::string_view kWaitForRecovery = "WaitForRecovery";
+// It was ready, lost a pod and is not ready again: the recovery timeout applies, not the
+// timeout from admission.
+inline bool WaitsForRecovery(const WorkloadStatus& status) {
+  const Condition* c = FindCondition(status, "PodsReady");
+  return c != nullptr && !c->status && c->reason == kWaitForRecovery;
+}
 void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::string message);
 
 inline constexpr size_t kMaxWorkloadEvents = 32;

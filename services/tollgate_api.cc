@@ -414,7 +414,7 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::ReportPodsReadyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportPodsReadyResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.SetPodsReady(key));
+        TOLLGATE_RETURN_IF_ERROR(txn.SetPodsReady(key, !request.has_ready() || request.ready()));
         v1::ReportPodsReadyResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));

@@ -258,5 +258,83 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
 }
 
+// waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
+// kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
+// admission.
+TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  config.wait_for_pods_ready.recovery_timeout = absl::Minutes(2);
+  auto configure = [](ClusterState& state, absl::Time now) {
+    ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+    ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+    ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+  };
+  auto settle = [](ClusterState& state, absl::Time now) {
+    state.FireTimers(now);
+    for (int i = 0; i < 100; ++i) {
+      CyclePlan plan = state.PlanCycle(now);
+      state.ApplyCycle(plan, now);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  absl::Time now = kFixtureStart;
+  ClusterState live{config};
+  ASSERT_NO_FATAL_FAILURE(configure(live, now));
+  ASSERT_TRUE(live.Submit(GpuJob("w", "ns", 2), "", now).ok());
+  ASSERT_TRUE(live.Submit(GpuJob("v", "ns", 2), "", now + absl::Milliseconds(1)).ok());
+  settle(live, now);
+  // Not yet ready: a loss report changes nothing (the timeout from admission runs).
+  ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
+  EXPECT_EQ(FindCondition(live.FindWorkload("ns/w")->status, "PodsReady"), nullptr);
+  ASSERT_TRUE(live.SetPodsReady("ns/w", now).ok());
+  ASSERT_TRUE(live.SetPodsReady("ns/v", now).ok());
+  now += absl::Minutes(10);
+  settle(live, now);
+  ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
+  ASSERT_TRUE(live.SetPodsNotReady("ns/v", now).ok());
+  EXPECT_TRUE(WaitsForRecovery(live.FindWorkload("ns/w")->status));
+  EXPECT_FALSE(live.AllAdmittedPodsReady());
+
+  ClusterState restored{config};
+  ASSERT_NO_FATAL_FAILURE(configure(restored, now));
+  ASSERT_TRUE(restored.RestoreAll(StoredCopies(live)).ok());
+  for (ClusterState* state : {&live, &restored}) {
+    settle(*state, now + absl::Minutes(1));
+    EXPECT_EQ(state->FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+    ASSERT_TRUE(state->SetPodsReady("ns/v", now + absl::Minutes(1)).ok());
+    EXPECT_EQ(FindCondition(state->FindWorkload("ns/v")->status, "PodsReady")->reason, "Recovered");
+    settle(*state, now + absl::Minutes(2));
+    const Workload* w = state->FindWorkload("ns/w");
+    EXPECT_EQ(w->status.state, WorkloadState::kPending);
+    EXPECT_EQ(w->status.history().requeue_count, 1);
+    EXPECT_EQ(FindCondition(w->status, "Evicted")->reason, "PodsReadyTimeout");
+    EXPECT_EQ(FindCondition(w->status, "Evicted")->message,
+              "Exceeded the PodsReady recovery timeout ns/w");
+    EXPECT_EQ(state->FindWorkload("ns/v")->status.state, WorkloadState::kAdmitted);
+  }
+  EXPECT_EQ(live.SetPodsNotReady("ns/w", now).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// recoveryTimeout 0s turns the check off: a workload that lost readiness keeps its admission.
+TEST(RecoveryTimeoutTest, ZeroTurnsTheCheckOff) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  config.wait_for_pods_ready.recovery_timeout = absl::ZeroDuration();
+  ClusterState state{config};
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, kFixtureStart).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), kFixtureStart).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, kFixtureStart).ok());
+  ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", kFixtureStart).ok());
+  CyclePlan plan = state.PlanCycle(kFixtureStart);
+  state.ApplyCycle(plan, kFixtureStart);
+  ASSERT_TRUE(state.SetPodsReady("ns/w", kFixtureStart).ok());
+  ASSERT_TRUE(state.SetPodsNotReady("ns/w", kFixtureStart + absl::Minutes(1)).ok());
+  state.FireTimers(kFixtureStart + absl::Hours(3));
+  EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+}
+
 }  // namespace
 }  // namespace tollgate::core
