@@ -14,13 +14,11 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,10 +31,9 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_setup.h"
 #include "cmd/tollgate/cli_client.h"
 #include "core/status_macros.h"
-#include "services/admission_executor.h"
-#include "services/real_clock.h"
 #include "services/tollgate_api.h"
 #include "storage/etcd_store.h"
 #include "test/e2e/tollgated_process.h"
@@ -67,38 +64,7 @@ std::string LastLogLine(const e2e::TollgatedProcess& replica, absl::string_view 
 
 v1::SubmitRequest SubmitOf(const std::string& name, const std::string& queue) {
   v1::SubmitRequest request;
-  v1::Workload* wl = request.mutable_workload();
-  wl->mutable_metadata()->set_name(name);
-  wl->mutable_metadata()->set_namespace_(kNamespace);
-  wl->mutable_spec()->set_queue_name(queue);
-  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "1";
-  return request;
-}
-
-// Two queues of 1 cpu each: "stored" holds the N workloads (one admitted, the rest pending, as
-// a loaded system's backlog), "probe" stays free for the probe admitted after each failover.
-v1::ApplyRequest Config() {
-  v1::ApplyRequest request;
-  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
-  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("flavor");
-  for (const char* name : {"stored", "probe"}) {
-    v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
-    cq->mutable_metadata()->set_name(absl::StrCat(name, "-cq"));
-    v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
-    group->add_covered_resources("cpu");
-    v1::FlavorQuotas* flavor = group->add_flavors();
-    flavor->set_name("flavor");
-    v1::ResourceQuota* quota = flavor->add_resources();
-    quota->set_name("cpu");
-    quota->set_nominal_quota("1");
-    v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
-    lq->mutable_metadata()->set_name(name);
-    lq->mutable_metadata()->set_namespace_(kNamespace);
-    lq->mutable_spec()->set_cluster_queue(absl::StrCat(name, "-cq"));
-  }
+  *request.mutable_workload() = OneCpuWorkload(kNamespace, name, queue);
   return request;
 }
 
@@ -111,29 +77,19 @@ absl::Status Populate(const std::string& endpoints, int64_t workloads) {
   store_options.key_prefix = "/tollgate/store/";
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(store_options));
-  services::RealClock clock;
-  services::AdmissionExecutor::Options options;
-  options.schedule_continuously = false;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{}, options));
-  services::TollgateApi api(*executor);
-  TOLLGATE_RETURN_IF_ERROR(api.Apply(Config()).status());
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling, FillingService::Open(*store));
+  services::TollgateApi& api = filling->api();
+  // Two queues of 1 cpu each: "stored" holds the N workloads (one admitted, the rest pending,
+  // as a loaded system's backlog), "probe" stays free for the probe admitted after each
+  // failover.
+  TOLLGATE_RETURN_IF_ERROR(
+      api.Apply(CpuQueuesConfig(kNamespace, "flavor",
+                                {{"stored-cq", "stored", "1"}, {"probe-cq", "probe", "1"}}))
+          .status());
   const absl::Time start = absl::Now();
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 32; ++t) {
-    threads.emplace_back([&] {
-      for (int64_t i = next.fetch_add(1); i < workloads; i = next.fetch_add(1)) {
-        if (!api.Submit(SubmitOf(absl::StrCat("s-", i), "stored")).ok()) failures.fetch_add(1);
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  if (failures.load() > 0) {
-    return absl::InternalError(absl::StrCat(failures.load(), " submits failed"));
-  }
+  TOLLGATE_RETURN_IF_ERROR(ForEachInParallel(0, workloads, 32, [&](int64_t i) {
+    return api.Submit(SubmitOf(absl::StrCat("s-", i), "stored")).status();
+  }));
   TOLLGATE_RETURN_IF_ERROR(api.Settle());
   const absl::Duration elapsed = absl::Now() - start;
   std::printf("[populate] %lld workloads stored in etcd in %s (%.0f submits/s)\n",

@@ -34,6 +34,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "test/support/etcd_cluster.h"
@@ -51,22 +52,6 @@ constexpr char kLeaseTtl[] = "--lease-ttl=2s";
 // The ClusterQueue of test/e2e/testdata/queues.yaml has 100 cpu; every workload asks for 1.
 constexpr int kQuotaCpu = 100;
 constexpr absl::Duration kFailoverDeadline = absl::Seconds(30);
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
-
-v1::Workload MakeWorkload(const std::string& name) {
-  v1::Workload workload;
-  workload.mutable_metadata()->set_namespace_("crash");
-  workload.mutable_metadata()->set_name(name);
-  workload.mutable_spec()->set_queue_name("crash-q");
-  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  return workload;
-}
 
 bool Admitted(const v1::Workload& workload) {
   return workload.status().state() == v1::WORKLOAD_STATE_ADMITTED;
@@ -281,7 +266,7 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
       for (int n = next.fetch_add(1); n < kWorkloads; n = next.fetch_add(1)) {
         const std::string name = absl::StrCat("wl-", n);
         v1::SubmitRequest request;
-        *request.mutable_workload() = MakeWorkload(name);
+        *request.mutable_workload() = CrashQueueWorkload(name);
         // A submit is retried until acknowledged: the same spec again is answered OK (not
         // ALREADY_EXISTS) when the first attempt was committed before the leader died.
         absl::Status last;
@@ -411,7 +396,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   std::cout << "new leader serving " << absl::Now() - paused << " after SIGSTOP\n";
   cli::CliClient client(replicas_[new_leader]->address(), absl::Seconds(5));
   v1::SubmitRequest first;
-  *first.mutable_workload() = MakeWorkload("after-failover");
+  *first.mutable_workload() = CrashQueueWorkload("after-failover");
   ASSERT_OK(client.Submit(first).status());
   {
     const absl::Time deadline = absl::Now() + kFailoverDeadline;
@@ -433,7 +418,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
   v1::SubmitRequest stale;
-  *stale.mutable_workload() = MakeWorkload("sent-to-the-old-leader");
+  *stale.mutable_workload() = CrashQueueWorkload("sent-to-the-old-leader");
   v1::SubmitResponse stale_response;
   grpc::Status stale_status;
   std::thread stale_call(
@@ -532,7 +517,7 @@ class Submitter {
     for (int n = 0; !stop_.load() && n < kMaxSubmits; ++n) {
       const std::string name = absl::StrCat("loss-", n);
       v1::SubmitRequest request;
-      *request.mutable_workload() = MakeWorkload(name);
+      *request.mutable_workload() = CrashQueueWorkload(name);
       absl::Status last;
       const absl::Time give_up = absl::Now() + absl::Seconds(30);
       while (absl::Now() < give_up) {
@@ -602,7 +587,7 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
   cli::CliClient client(Servers(), kCallDeadline);
   for (int i = 0; i < 2; ++i) {
     v1::SubmitRequest request;
-    *request.mutable_workload() = MakeWorkload(absl::StrCat("no-quorum-", i));
+    *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("no-quorum-", i));
     const absl::Time sent = absl::Now();
     const absl::Status status = client.Submit(request).status();
     const absl::Duration took = absl::Now() - sent;
@@ -631,7 +616,7 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
             << " after the quorum returned\n";
   cli::CliClient reader(Servers(), absl::Seconds(5));
   v1::SubmitRequest after;
-  *after.mutable_workload() = MakeWorkload("after-quorum");
+  *after.mutable_workload() = CrashQueueWorkload("after-quorum");
   ASSERT_OK(reader.Submit(after).status());
   std::vector<v1::Workload> listed;
   EXPECT_TRUE(AwaitCondition(
@@ -722,7 +707,7 @@ TEST_F(HaObservabilityE2eTest, LeaderServesMetricsAndDashboardAndReloadsTokensOn
   context.AddMetadata("authorization", "Bearer admin-token");
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
   v1::SubmitRequest submit;
-  *submit.mutable_workload() = MakeWorkload("scraped");
+  *submit.mutable_workload() = CrashQueueWorkload("scraped");
   v1::SubmitResponse submitted;
   ASSERT_TRUE(stub->Submit(&context, submit, &submitted).ok());
   std::string body;
@@ -772,7 +757,7 @@ TEST_F(HaEtcdAuthE2eTest, ReplicaLogsInAndAWrongPasswordIsRefusedNamingTheUser) 
   ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
   cli::CliClient client(replicas_[leader]->address(), absl::Seconds(5));
   v1::SubmitRequest submit;
-  *submit.mutable_workload() = MakeWorkload("behind-auth");
+  *submit.mutable_workload() = CrashQueueWorkload("behind-auth");
   ASSERT_OK(client.Submit(submit).status());
 
   const std::string wrong = absl::StrCat(scratch_, "/wrong-password");

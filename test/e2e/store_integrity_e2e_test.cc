@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -42,40 +43,6 @@ namespace tollgate::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
-
-std::string Describe(const grpc::Status& status) {
-  return absl::StrCat("code ", status.error_code(), ": ", status.error_message());
-}
-
-#define ASSERT_GRPC_OK(expr)                                  \
-  do {                                                        \
-    const grpc::Status _grpc_status = (expr);                 \
-    ASSERT_TRUE(_grpc_status.ok()) << Describe(_grpc_status); \
-  } while (0)
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-  return context;
-}
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
-
-v1::Workload MakeWorkload(const std::string& name) {
-  v1::Workload workload;
-  workload.mutable_metadata()->set_namespace_("crash");
-  workload.mutable_metadata()->set_name(name);
-  workload.mutable_spec()->set_queue_name("crash-q");
-  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  return workload;
-}
 
 struct Listed {
   int64_t revision = 0;
@@ -119,7 +86,7 @@ class StoreIntegrityTest : public testing::Test {
   void SubmitN(int from, int count) {
     for (int i = from; i < from + count; ++i) {
       v1::SubmitRequest request;
-      *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+      *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
       v1::SubmitResponse response;
       ASSERT_GRPC_OK(admission_->Submit(Context().get(), request, &response));
     }
@@ -371,7 +338,7 @@ TEST_F(StoreIntegrityTest, OnlineBackupWhileSubmittingRestoresEveryAcknowledgedW
     auto stub = v1::AdmissionService::NewStub(server_->channel());
     for (int i = 0; !stop.load(); ++i) {
       v1::SubmitRequest request;
-      *request.mutable_workload() = MakeWorkload(absl::StrCat("online-", i));
+      *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("online-", i));
       v1::SubmitResponse response;
       if (!stub->Submit(Context().get(), request, &response).ok()) {
         failed.store(true);
@@ -470,7 +437,22 @@ int64_t ProcStatus(pid_t pid, absl::string_view field) {
 TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything) {
   constexpr int kWorkloads = 3000;
   constexpr int kStalled = 200;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in a quarantine (256 MB by default) to catch use after
+  // free: this test's allocation churn fills it, and it shows as ~350 MB of RSS growth that is
+  // not Tollgate's. The sanitized tollgated here gets an 8 MB quarantine, so the bound below
+  // still measures what the server holds for stalled watchers (~30 MB under ASan).
+  const char* inherited = getenv("ASAN_OPTIONS");
+  const std::string restore = inherited == nullptr ? "" : inherited;
+  setenv("ASAN_OPTIONS",
+         absl::StrCat(restore, restore.empty() ? "" : ":", "quarantine_size_mb=8").c_str(),
+         /*overwrite=*/1);
+  StartServer();
+  setenv("ASAN_OPTIONS", restore.c_str(), /*overwrite=*/1);
+  ASSERT_FALSE(HasFatalFailure());
+#else
   ASSERT_NO_FATAL_FAILURE(StartServer());
+#endif
   {
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
@@ -479,7 +461,7 @@ TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything)
         auto stub = v1::AdmissionService::NewStub(server_->channel());
         for (int i = t; i < kWorkloads; i += 8) {
           v1::SubmitRequest request;
-          *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+          *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
           v1::SubmitResponse response;
           if (!stub->Submit(Context().get(), request, &response).ok()) ++failures;
         }
@@ -576,7 +558,7 @@ TEST_F(StoreIntegrityTest, DiskFullTurnsHealthNotServingAndRestartRecovers) {
   grpc::Status failed;
   for (int i = 5; i < 5000 && failed.ok(); ++i) {
     v1::SubmitRequest request;
-    *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+    *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
     v1::SubmitResponse response;
     failed = admission_->Submit(Context().get(), request, &response);
     if (failed.ok()) ++acknowledged;
