@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/bench_setup.h"
 #include "bench/bench_util.h"
 #include "services/admission_executor.h"
 #include "services/grpc_services.h"
@@ -48,40 +49,7 @@ void PrintPhase(const PhaseResult& phase, int streams) {
 }
 
 v1::Workload SubmitWorkload(const std::string& name) {
-  v1::Workload wl;
-  wl.mutable_metadata()->set_name(name);
-  wl.mutable_metadata()->set_namespace_(kNamespace);
-  wl.mutable_spec()->set_queue_name(kQueue);
-  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "1";
-  return wl;
-}
-
-absl::Status ApplyConfig(v1::ConfigService::Stub& stub) {
-  v1::ApplyRequest request;
-  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
-  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("svc-flavor");
-  v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
-  cq->mutable_metadata()->set_name("svc-cq");
-  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
-  group->add_covered_resources("cpu");
-  v1::FlavorQuotas* flavor = group->add_flavors();
-  flavor->set_name("svc-flavor");
-  v1::ResourceQuota* quota = flavor->add_resources();
-  quota->set_name("cpu");
-  // Everything submitted is admitted: the benchmark pays for the admission writes too.
-  quota->set_nominal_quota("100000000");
-  v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
-  lq->mutable_metadata()->set_name(kQueue);
-  lq->mutable_metadata()->set_namespace_(kNamespace);
-  lq->mutable_spec()->set_cluster_queue("svc-cq");
-  grpc::ClientContext context;
-  v1::ApplyResponse response;
-  grpc::Status status = stub.Apply(&context, request, &response);
-  if (!status.ok()) return absl::UnavailableError(absl::StrCat("Apply: ", status.error_message()));
-  return absl::OkStatus();
+  return OneCpuWorkload(kNamespace, name, kQueue);
 }
 
 struct EtcdBenchFlags {
@@ -169,24 +137,17 @@ absl::Status Run(const EtcdBenchFlags& flags) {
     args.SetInt("tollgate.bench.channel", std::rand());
     return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   };
-  {
-    auto config_stub = v1::ConfigService::NewStub(new_channel());
-    if (absl::Status s = ApplyConfig(*config_stub); !s.ok()) return s;
+  // Everything submitted is admitted: the benchmark pays for the admission writes too.
+  if (absl::Status s = ApplyOverGrpc(
+          new_channel(),
+          CpuQueuesConfig(kNamespace, "svc-flavor", {{"svc-cq", kQueue, "100000000"}}));
+      !s.ok()) {
+    return s;
   }
   // The size of one Submit's durable write (the workload, in state and change log).
-  size_t record_bytes = 0;
-  {
-    auto stub = v1::AdmissionService::NewStub(new_channel());
-    grpc::ClientContext context;
-    v1::SubmitRequest request;
-    *request.mutable_workload() = SubmitWorkload("size-probe");
-    v1::SubmitResponse response;
-    grpc::Status status = stub->Submit(&context, request, &response);
-    if (!status.ok()) {
-      return absl::UnavailableError(absl::StrCat("Submit: ", status.error_message()));
-    }
-    record_bytes = response.workload().ByteSizeLong();
-  }
+  absl::StatusOr<size_t> record_bytes =
+      SubmitRecordBytes(new_channel(), SubmitWorkload("size-probe"));
+  if (!record_bytes.ok()) return record_bytes.status();
 
   // The floor's client: its own connections to every member, as the store has.
   storage::EtcdConnectionOptions floor_options;
@@ -194,7 +155,7 @@ absl::Status Run(const EtcdBenchFlags& flags) {
   absl::StatusOr<std::unique_ptr<storage::EtcdClient>> floor_client =
       storage::EtcdClient::Connect(floor_options);
   if (!floor_client.ok()) return floor_client.status();
-  const std::string value(record_bytes, 'x');
+  const std::string value(*record_bytes, 'x');
 
   const int channels = std::min(flags.streams, 8);
   std::vector<std::unique_ptr<v1::AdmissionService::Stub>> stubs;
@@ -204,7 +165,7 @@ absl::Status Run(const EtcdBenchFlags& flags) {
   std::printf(
       "Submit on EtcdStore vs etcd Txn (floor); %d-member etcd on loopback; %d streams; "
       "phases of %.0f s; write size %zu bytes (state + change log each)\n",
-      flags.members, flags.streams, absl::ToDoubleSeconds(flags.phase), record_bytes);
+      flags.members, flags.streams, absl::ToDoubleSeconds(flags.phase), *record_bytes);
   std::printf("  %-34s %4s %9s %8s %8s %7s\n", "phase", "N", "ops/s", "p50 ms", "p99 ms", "errors");
   double floor_sum = 0, submit_sum = 0;
   for (int round = 0; round < flags.rounds; ++round) {

@@ -5,32 +5,35 @@
 // retries across the replicas). The killed replica is started again, as a follower, before the
 // next run. Prints every run and the median.
 //
+// Each run also prints how the new leader's promotion went (its "serving as leader" log line:
+// whether it loaded from its warm copy, and where loading spent its time).
+//
 // usage: tollgate-failover-bench [--workloads=100000] [--lease-ttl=2s] [--runs=5]
+//                                [--warm-followers=false]
 #include <signal.h>
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_setup.h"
 #include "cmd/tollgate/cli_client.h"
 #include "core/status_macros.h"
-#include "services/admission_executor.h"
-#include "services/real_clock.h"
 #include "services/tollgate_api.h"
 #include "storage/etcd_store.h"
 #include "test/e2e/tollgated_process.h"
@@ -45,42 +48,23 @@ struct Options {
   int64_t workloads = 100000;
   absl::Duration lease_ttl = absl::Seconds(2);
   int runs = 5;
+  // Passed to tollgated: false measures the promotion that loads the state from etcd.
+  bool warm_followers = true;
 };
+
+// The last log line of `replica` that contains `what` ("" when none).
+std::string LastLogLine(const e2e::TollgatedProcess& replica, absl::string_view what) {
+  const std::string logs = replica.Logs();
+  std::string found;
+  for (absl::string_view line : absl::StrSplit(logs, '\n')) {
+    if (absl::StrContains(line, what)) found = std::string(line);
+  }
+  return found;
+}
 
 v1::SubmitRequest SubmitOf(const std::string& name, const std::string& queue) {
   v1::SubmitRequest request;
-  v1::Workload* wl = request.mutable_workload();
-  wl->mutable_metadata()->set_name(name);
-  wl->mutable_metadata()->set_namespace_(kNamespace);
-  wl->mutable_spec()->set_queue_name(queue);
-  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "1";
-  return request;
-}
-
-// Two queues of 1 cpu each: "stored" holds the N workloads (one admitted, the rest pending, as
-// a loaded system's backlog), "probe" stays free for the probe admitted after each failover.
-v1::ApplyRequest Config() {
-  v1::ApplyRequest request;
-  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
-  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("flavor");
-  for (const char* name : {"stored", "probe"}) {
-    v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
-    cq->mutable_metadata()->set_name(absl::StrCat(name, "-cq"));
-    v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
-    group->add_covered_resources("cpu");
-    v1::FlavorQuotas* flavor = group->add_flavors();
-    flavor->set_name("flavor");
-    v1::ResourceQuota* quota = flavor->add_resources();
-    quota->set_name("cpu");
-    quota->set_nominal_quota("1");
-    v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
-    lq->mutable_metadata()->set_name(name);
-    lq->mutable_metadata()->set_namespace_(kNamespace);
-    lq->mutable_spec()->set_cluster_queue(absl::StrCat(name, "-cq"));
-  }
+  *request.mutable_workload() = OneCpuWorkload(kNamespace, name, queue);
   return request;
 }
 
@@ -93,29 +77,19 @@ absl::Status Populate(const std::string& endpoints, int64_t workloads) {
   store_options.key_prefix = "/tollgate/store/";
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(store_options));
-  services::RealClock clock;
-  services::AdmissionExecutor::Options options;
-  options.schedule_continuously = false;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{}, options));
-  services::TollgateApi api(*executor);
-  TOLLGATE_RETURN_IF_ERROR(api.Apply(Config()).status());
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling, FillingService::Open(*store));
+  services::TollgateApi& api = filling->api();
+  // Two queues of 1 cpu each: "stored" holds the N workloads (one admitted, the rest pending,
+  // as a loaded system's backlog), "probe" stays free for the probe admitted after each
+  // failover.
+  TOLLGATE_RETURN_IF_ERROR(
+      api.Apply(CpuQueuesConfig(kNamespace, "flavor",
+                                {{"stored-cq", "stored", "1"}, {"probe-cq", "probe", "1"}}))
+          .status());
   const absl::Time start = absl::Now();
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 32; ++t) {
-    threads.emplace_back([&] {
-      for (int64_t i = next.fetch_add(1); i < workloads; i = next.fetch_add(1)) {
-        if (!api.Submit(SubmitOf(absl::StrCat("s-", i), "stored")).ok()) failures.fetch_add(1);
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  if (failures.load() > 0) {
-    return absl::InternalError(absl::StrCat(failures.load(), " submits failed"));
-  }
+  TOLLGATE_RETURN_IF_ERROR(ForEachInParallel(0, workloads, 32, [&](int64_t i) {
+    return api.Submit(SubmitOf(absl::StrCat("s-", i), "stored")).status();
+  }));
   TOLLGATE_RETURN_IF_ERROR(api.Settle());
   const absl::Duration elapsed = absl::Now() - start;
   std::printf("[populate] %lld workloads stored in etcd in %s (%.0f submits/s)\n",
@@ -164,7 +138,8 @@ absl::Status Main(const Options& options) {
   const std::vector<std::string> args = {
       "--store=etcd", absl::StrCat("--etcd-endpoints=", etcd->ClientEndpoints()),
       absl::StrCat("--lease-ttl=", absl::ToInt64Seconds(options.lease_ttl), "s"),
-      "--shutdown-grace=1s"};
+      "--shutdown-grace=1s",
+      options.warm_followers ? "--warm-followers=true" : "--warm-followers=false"};
   std::vector<std::unique_ptr<e2e::TollgatedProcess>> replicas;
   for (int i = 0; i < 2; ++i) {
     TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<e2e::TollgatedProcess> replica,
@@ -203,6 +178,11 @@ absl::Status Main(const Options& options) {
     std::printf("[run %d] kill -9 -> new leader acknowledged a submit: %s, admitted it: %s\n",
                 r + 1, absl::FormatDuration(run.serving).c_str(),
                 absl::FormatDuration(run.admitted).c_str());
+    for (int i = 0; i < static_cast<int>(replicas.size()); ++i) {
+      if (i == leader) continue;
+      const std::string line = LastLogLine(*replicas[i], "serving as leader");
+      if (!line.empty()) std::printf("  new leader: %s\n", line.c_str());
+    }
     std::fflush(stdout);
     v1::FinishRequest finish;
     finish.mutable_workload()->set_namespace_(kNamespace);
@@ -239,6 +219,9 @@ int main(int argc, char** argv) {
       ok = absl::SimpleAtoi(arg, &options.workloads) && options.workloads > 0;
     } else if (absl::ConsumePrefix(&arg, "--lease-ttl=")) {
       ok = absl::ParseDuration(arg, &options.lease_ttl) && options.lease_ttl >= absl::Seconds(1);
+    } else if (absl::ConsumePrefix(&arg, "--warm-followers=")) {
+      ok = arg == "true" || arg == "false";
+      options.warm_followers = arg == "true";
     } else if (absl::ConsumePrefix(&arg, "--runs=")) {
       ok = absl::SimpleAtoi(arg, &options.runs) && options.runs > 0;
     } else {
@@ -247,7 +230,7 @@ int main(int argc, char** argv) {
     if (!ok) {
       std::fprintf(stderr,
                    "bad argument %s\nusage: tollgate-failover-bench [--workloads=N] "
-                   "[--lease-ttl=2s] [--runs=5]\n",
+                   "[--lease-ttl=2s] [--runs=5] [--warm-followers=false]\n",
                    argv[i]);
       return 2;
     }

@@ -2,15 +2,14 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/bench_setup.h"
 #include "bench/bench_util.h"
 #include "core/clock.h"
 #include "core/cluster_state.h"
@@ -29,35 +28,7 @@ constexpr char kHead[] = "r-head";
 
 v1::SubmitRequest SubmitOf(const std::string& name, int32_t priority) {
   v1::SubmitRequest request;
-  v1::Workload* wl = request.mutable_workload();
-  wl->mutable_metadata()->set_name(name);
-  wl->mutable_metadata()->set_namespace_(kNamespace);
-  wl->mutable_spec()->set_queue_name(kQueue);
-  wl->mutable_spec()->set_priority(priority);
-  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "1";
-  return request;
-}
-
-v1::ApplyRequest RestartConfig() {
-  v1::ApplyRequest request;
-  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
-  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("restart-flavor");
-  v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
-  cq->mutable_metadata()->set_name("restart-cq");
-  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
-  group->add_covered_resources("cpu");
-  v1::FlavorQuotas* flavor = group->add_flavors();
-  flavor->set_name("restart-flavor");
-  v1::ResourceQuota* quota = flavor->add_resources();
-  quota->set_name("cpu");
-  quota->set_nominal_quota("1");
-  v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
-  lq->mutable_metadata()->set_name(kQueue);
-  lq->mutable_metadata()->set_namespace_(kNamespace);
-  lq->mutable_spec()->set_cluster_queue("restart-cq");
+  *request.mutable_workload() = OneCpuWorkload(kNamespace, name, kQueue, priority);
   return request;
 }
 
@@ -74,16 +45,13 @@ absl::StatusOr<v1::WorkloadState> StateOf(services::TollgateApi& api, const std:
 absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads, PopulateEnd end) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(data_dir));
-  services::RealClock clock;
-  services::AdmissionExecutor::Options options;
   // No cycles while filling: the stored workloads stay as submitted (pending, queued), which is
   // what a restart has to rebuild. The one admitted workload is settled explicitly.
-  options.schedule_continuously = false;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{}, options));
-  services::TollgateApi api(*executor);
-  TOLLGATE_RETURN_IF_ERROR(api.Apply(RestartConfig()).status());
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling, FillingService::Open(*store));
+  services::TollgateApi& api = filling->api();
+  TOLLGATE_RETURN_IF_ERROR(
+      api.Apply(CpuQueuesConfig(kNamespace, "restart-flavor", {{"restart-cq", kQueue, "1"}}))
+          .status());
   TOLLGATE_RETURN_IF_ERROR(api.Submit(SubmitOf("r-0", 0)).status());
   TOLLGATE_RETURN_IF_ERROR(api.Settle());
   TOLLGATE_ASSIGN_OR_RETURN(v1::WorkloadState first, StateOf(api, "r-0"));
@@ -92,42 +60,23 @@ absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads
   }
 
   const double start = MonotonicSeconds();
-  std::atomic<int64_t> next{1};
-  std::atomic<int64_t> failures{0};
-  std::atomic<bool> done{false};
   const int64_t last = workloads - 1;  // r-head is the last one
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 16; ++t) {
-    threads.emplace_back([&] {
-      for (int64_t i = next.fetch_add(1); i < last; i = next.fetch_add(1)) {
-        if (!api.Submit(SubmitOf(absl::StrCat("r-", i), 0)).ok()) failures.fetch_add(1);
-      }
-    });
-  }
-  std::thread progress([&] {
-    while (!done.load()) {
-      absl::SleepFor(absl::Seconds(5));
-      if (done.load()) break;
-      std::printf("[populate] %lld of %lld submitted (%.0f/s)\n",
-                  static_cast<long long>(std::min(next.load(), last)),
-                  static_cast<long long>(workloads),
-                  static_cast<double>(next.load()) / (MonotonicSeconds() - start));
-      std::fflush(stdout);
-    }
-  });
-  for (std::thread& t : threads) t.join();
-  done.store(true);
-  progress.join();
-  if (failures.load() > 0) {
-    return absl::InternalError(absl::StrCat(failures.load(), " submits failed"));
-  }
+  TOLLGATE_RETURN_IF_ERROR(ForEachInParallel(
+      1, last, 16,
+      [&](int64_t i) { return api.Submit(SubmitOf(absl::StrCat("r-", i), 0)).status(); },
+      [&](int64_t next) {
+        std::printf("[populate] %lld of %lld submitted (%.0f/s)\n", static_cast<long long>(next),
+                    static_cast<long long>(workloads),
+                    static_cast<double>(next) / (MonotonicSeconds() - start));
+        std::fflush(stdout);
+      }));
   TOLLGATE_RETURN_IF_ERROR(api.Submit(SubmitOf(kHead, 10)).status());
   const double elapsed = MonotonicSeconds() - start;
   std::printf(
       "[populate] %lld workloads stored in %.1fs (%.0f submits/s through TollgateApi, "
       "16 threads)\n",
       static_cast<long long>(workloads), elapsed, static_cast<double>(workloads) / elapsed);
-  executor.reset();
+  filling.reset();
   // The restart reads state, not the change log; drop the log so it does not dominate the disk.
   TOLLGATE_RETURN_IF_ERROR(store->CompactChanges(store->CurrentRevision()));
   if (end == PopulateEnd::kExitUnclean) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "bench/bench_setup.h"
 #include "bench/bench_util.h"
 #include "storage/rocksdb_store.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -27,41 +28,7 @@ constexpr char kNamespace[] = "svc";
 constexpr char kQueue[] = "svc-lq";
 
 v1::Workload SubmitWorkload(const std::string& name) {
-  v1::Workload wl;
-  wl.mutable_metadata()->set_name(name);
-  wl.mutable_metadata()->set_namespace_(kNamespace);
-  wl.mutable_spec()->set_queue_name(kQueue);
-  v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "1";
-  return wl;
-}
-
-absl::Status ApplyServiceConfig(const TollgatedTarget& target) {
-  v1::ApplyRequest request;
-  request.add_objects()->mutable_namespace_()->mutable_metadata()->set_name(kNamespace);
-  request.add_objects()->mutable_resource_flavor()->mutable_metadata()->set_name("svc-flavor");
-  v1::ClusterQueue* cq = request.add_objects()->mutable_cluster_queue();
-  cq->mutable_metadata()->set_name("svc-cq");
-  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
-  group->add_covered_resources("cpu");
-  v1::FlavorQuotas* flavor = group->add_flavors();
-  flavor->set_name("svc-flavor");
-  v1::ResourceQuota* quota = flavor->add_resources();
-  quota->set_name("cpu");
-  // Everything submitted is admitted: the benchmark pays for the admission writes too.
-  quota->set_nominal_quota("100000000");
-  v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
-  lq->mutable_metadata()->set_name(kQueue);
-  lq->mutable_metadata()->set_namespace_(kNamespace);
-  lq->mutable_spec()->set_cluster_queue("svc-cq");
-  std::unique_ptr<v1::ConfigService::Stub> stub = v1::ConfigService::NewStub(target.NewChannel());
-  grpc::ClientContext context;
-  v1::ApplyResponse response;
-  grpc::Status status = stub->Apply(&context, request, &response);
-  if (!status.ok()) return absl::UnavailableError(absl::StrCat("Apply: ", status.error_message()));
-  return absl::OkStatus();
+  return OneCpuWorkload(kNamespace, name, kQueue);
 }
 
 void PrintPhase(const PhaseResult& r, double floor_throughput) {
@@ -191,23 +158,17 @@ WatchResult RunWatchFanOut(const TollgatedTarget& target, int watchers, int coun
 }  // namespace
 
 absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOptions& options) {
-  if (absl::Status s = ApplyServiceConfig(target); !s.ok()) return s;
-
-  // Size of one Submit's durable write, for the raw RocksDB floor.
-  size_t record_bytes = 0;
-  {
-    std::unique_ptr<v1::AdmissionService::Stub> stub =
-        v1::AdmissionService::NewStub(target.NewChannel());
-    grpc::ClientContext context;
-    v1::SubmitRequest request;
-    *request.mutable_workload() = SubmitWorkload("size-probe");
-    v1::SubmitResponse response;
-    grpc::Status status = stub->Submit(&context, request, &response);
-    if (!status.ok()) {
-      return absl::UnavailableError(absl::StrCat("Submit: ", status.error_message()));
-    }
-    record_bytes = response.workload().ByteSizeLong();
+  // Everything submitted is admitted: the benchmark pays for the admission writes too.
+  if (absl::Status s = ApplyOverGrpc(
+          target.NewChannel(),
+          CpuQueuesConfig(kNamespace, "svc-flavor", {{"svc-cq", kQueue, "100000000"}}));
+      !s.ok()) {
+    return s;
   }
+  // Size of one Submit's durable write, for the raw RocksDB floor.
+  absl::StatusOr<size_t> record_bytes =
+      SubmitRecordBytes(target.NewChannel(), SubmitWorkload("size-probe"));
+  if (!record_bytes.ok()) return record_bytes.status();
   absl::StatusOr<std::string> rocks_dir = MakeTempDir(options.scratch_dir, "rocksdb-floor-");
   if (!rocks_dir.ok()) return rocks_dir.status();
   absl::StatusOr<std::unique_ptr<storage::RocksDbStore>> store =
@@ -217,11 +178,11 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
   std::printf(
       "Submit (durable) vs floors; each phase %.1fs; write size %zu bytes (state + "
       "change log each)\n",
-      absl::ToDoubleSeconds(options.phase), record_bytes);
+      absl::ToDoubleSeconds(options.phase), *record_bytes);
   std::printf("  %-22s %4s %10s %9s %9s %9s %8s %s\n", "phase", "N", "ops/s", "p50 ms", "p99 ms",
               "p99.9 ms", "of floor", "errors");
   std::atomic<int64_t> serial{0};
-  const std::string value(record_bytes, 'x');
+  const std::string value(*record_bytes, 'x');
   for (int n : options.concurrency) {
     const int channels = std::min(n, 8);
     std::vector<std::unique_ptr<grpc::GenericStub>> generic;

@@ -123,6 +123,42 @@ void BM_EstimateDryRunSubmit(benchmark::State& bench) {
 }
 BENCHMARK(BM_EstimateDryRunSubmit)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMillisecond);
 
+// The executor thread's part of an estimate refresh since estimates run off it: taking the
+// snapshot. Arg 1: the first snapshot (every workload copied); arg 0: the next one at a new
+// revision, where 1% of the workloads changed (the rest are shared with the previous one).
+void BM_EstimateSnapshot(benchmark::State& bench) {
+  absl::Time now;
+  std::unique_ptr<ClusterState> state = MakeState(bench.range(0), now);
+  // What the executor does when it persists: each workload carries its store revision.
+  int64_t revision = 1;
+  for (const Workload* wl : state->AllWorkloads()) {
+    state->mutable_workload(wl->id)->resource_version = revision;
+  }
+  (void)state->TakeDirtyWorkloads();
+  std::shared_ptr<const EstimateSnapshot> previous = TakeEstimateSnapshot(*state, now);
+  const bool first = bench.range(1) == 1;
+  const std::vector<const Workload*> all = state->AllWorkloads();
+  int64_t reused = 0;
+  for (auto _ : bench) {
+    if (first) {
+      benchmark::DoNotOptimize(TakeEstimateSnapshot(*state, now));
+      continue;
+    }
+    bench.PauseTiming();
+    ++revision;
+    for (size_t i = static_cast<size_t>(revision) % 100; i < all.size(); i += 100) {
+      state->mutable_workload(all[i]->id)->resource_version = revision;
+    }
+    bench.ResumeTiming();
+    previous = TakeEstimateSnapshot(*state, now, previous.get());
+    reused = previous->reused;
+  }
+  bench.counters["workloads"] = static_cast<double>(previous->workloads.size());
+  bench.counters["reused"] = static_cast<double>(reused);
+}
+// Args: pending, first snapshot (1) or next revision (0).
+BENCHMARK(BM_EstimateSnapshot)->Args({10'000, 1})->Args({10'000, 0})->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace tollgate::core
 

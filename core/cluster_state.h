@@ -147,7 +147,12 @@ class ClusterState {
                      absl::Time now);
   // The adapter reports an evicting workload's pods stopped: release its quota.
   absl::Status ReleaseEvicted(absl::string_view key, absl::Time now);
+  // The adapter's readiness reports (waitForPodsReady). Ready again after a loss is Kueue's
+  // "Recovered". Not ready after being ready (a pod failed, its replacement is awaited) starts
+  // recoveryTimeout: not ready again by then, the workload is evicted as by the pods-ready
+  // timeout. FAILED_PRECONDITION unless admitted.
   absl::Status SetPodsReady(absl::string_view key, absl::Time now);
+  absl::Status SetPodsNotReady(absl::string_view key, absl::Time now);
   // Operator preemption of an admitted workload: evicts it as the scheduler's preemption does,
   // counting towards its preemption history.
   absl::Status Preempt(absl::string_view key, absl::string_view message, absl::Time now);
@@ -292,7 +297,16 @@ class ClusterState {
   void ReleaseQuota(Workload& wl, absl::Time now);
   void StartEviction(Workload& wl, absl::Time now, const std::string& reason,
                      const std::string& message);
-  void PodsReadyTimeout(Workload& wl, absl::Time now);
+  // Evicts an admitted workload whose pods were not ready in time (at admission, or again after
+  // a loss: `message` says which), with backoff, or deactivates it past backoffLimitCount.
+  void PodsReadyTimeout(Workload& wl, absl::Time now, const std::string& message);
+  // waitForPodsReady.recoveryTimeout in effect: the timeout unless set; zero turns it off.
+  absl::Duration RecoveryTimeout() const;
+  // Kueue's maximumExecutionTimeSeconds: deactivates and evicts an admitted workload that has
+  // used up its limit.
+  void MaximumExecutionTimeExceeded(Workload& wl, absl::Time now);
+  // Arms the timer for an admitted workload's ExecutionDeadline, if it has one.
+  void ArmExecutionDeadline(const Workload& wl);
   // Re-files a workload holding quota in its ClusterQueue's victim order after a change.
   void RefileHeld(const Workload& wl);
   // Wakes parked preemptors when an admitted workload's preemption rate-limit protection ends.

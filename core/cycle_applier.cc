@@ -59,6 +59,12 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
   SetCondition(wl->status,
                Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
   SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
+  if (FindCondition(wl->status, "PodsReady") != nullptr) {
+    // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
+    // earlier admission's pods did.
+    SetCondition(wl->status, Condition{"PodsReady", false, "WaitForStart",
+                                       "Not all pods are ready or succeeded", now});
+  }
   AddEvent(wl->status, now, "QuotaReserved", message);
   AddEvent(wl->status, now, "Admitted",
            absl::StrCat("Admitted by ClusterQueue ", a.admission.cluster_queue));
@@ -72,6 +78,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
     timers_.Arm(now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id);
   }
   ArmPreemptionProtectionTimer(*wl, now);
+  ArmExecutionDeadline(*wl);
 }
 
 void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) {

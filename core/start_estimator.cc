@@ -20,13 +20,34 @@
 namespace tollgate::core {
 namespace {
 
-// A copy of `live` to run forward: the same configuration objects and every workload that is
-// pending or holds quota, with their status. Finished workloads are left out (they change no
-// decision). Two settings change, because the copy has no adapter to answer it: evictions
-// release quota at once, and admitted workloads need no pods-ready report.
-absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const ClusterState& live,
-                                                              absl::Time now) {
-  SchedulerConfig config = live.config();
+// A copy of `workload` for a snapshot: everything but its events (for people; the copy's
+// decisions never read them).
+std::shared_ptr<const Workload> CopyWithoutEvents(const Workload& wl) {
+  auto copy = std::make_shared<Workload>();
+  copy->id = wl.id;
+  copy->uid = wl.uid;
+  copy->creation_time = wl.creation_time;
+  copy->spec = wl.spec;
+  copy->priority = wl.priority;
+  copy->resource_version = wl.resource_version;
+  WorkloadStatus& s = copy->status;
+  s.state = wl.status.state;
+  s.admission = wl.status.admission;
+  s.admission_time = wl.status.admission_time;
+  s.pending_message = wl.status.pending_message;
+  s.pods_ready = wl.status.pods_ready;
+  s.deactivated = wl.status.deactivated;
+  s.conditions = wl.status.conditions;
+  if (!(wl.status.history() == WorkloadHistory{})) s.mutable_history() = wl.status.history();
+  return copy;
+}
+
+// A ClusterState to run forward, built from a snapshot: the same configuration objects and
+// workloads, with their status. Two settings change, because the copy has no adapter to answer
+// it: evictions release quota at once, and admitted workloads need no pods-ready report.
+absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnapshot& snap) {
+  const absl::Time now = snap.now;
+  SchedulerConfig config = snap.config;
   config.evictions_need_ack = false;
   config.wait_for_pods_ready.enable = false;
   auto sim = std::make_unique<ClusterState>(config);
@@ -37,38 +58,29 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const ClusterState
     applies.emplace_back(TraitsOf(kind).apply_order, std::move(apply));
   };
   ClusterState& s = *sim;
-  for (const auto& [name, spec] : live.namespaces())
+  for (const auto& [name, spec] : snap.namespaces)
     add(ObjectKind::kNamespace, [&s, &spec, now] { return s.ApplyNamespace(spec, now); });
-  for (const auto& [name, spec] : live.flavors())
+  for (const auto& [name, spec] : snap.flavors)
     add(ObjectKind::kResourceFlavor, [&s, &spec, now] { return s.ApplyResourceFlavor(spec, now); });
-  for (const auto& [name, spec] : live.cohorts())
+  for (const auto& [name, spec] : snap.cohorts)
     add(ObjectKind::kCohort, [&s, &spec, now] { return s.ApplyCohort(spec, now); });
-  for (const auto& [name, spec] : live.cluster_queue_specs())
+  for (const auto& [name, spec] : snap.cluster_queues)
     add(ObjectKind::kClusterQueue, [&s, &spec, now] { return s.ApplyClusterQueue(spec, now); });
-  for (const auto& [name, lq] : live.local_queues())
-    add(ObjectKind::kLocalQueue, [&s, &lq, now] { return s.ApplyLocalQueue(lq.spec, now); });
-  for (const auto& [name, spec] : live.workload_priority_classes())
+  for (const LocalQueueSpec& spec : snap.local_queues)
+    add(ObjectKind::kLocalQueue, [&s, &spec, now] { return s.ApplyLocalQueue(spec, now); });
+  for (const auto& [name, spec] : snap.workload_priority_classes)
     add(ObjectKind::kWorkloadPriorityClass,
         [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
-  for (const auto& [name, spec] : live.pod_priority_classes())
+  for (const auto& [name, spec] : snap.pod_priority_classes)
     add(ObjectKind::kPriorityClass, [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
   std::stable_sort(applies.begin(), applies.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, apply] : applies) TOLLGATE_RETURN_IF_ERROR(apply());
 
   std::vector<std::unique_ptr<Workload>> workloads;
-  for (const Workload* wl : live.AllWorkloads()) {
-    const bool pending = wl->status.state == WorkloadState::kPending;
-    if (!pending && !wl->HoldsQuota()) continue;
-    auto copy = std::make_unique<Workload>();
-    copy->uid = wl->uid;
-    copy->creation_time = wl->creation_time;
-    copy->spec = wl->spec;
-    copy->priority = wl->priority;
-    copy->status = wl->status;
-    // Events are for people; the copy's decisions never read them.
-    copy->status.events.clear();
-    workloads.push_back(std::move(copy));
+  workloads.reserve(snap.workloads.size());
+  for (const std::shared_ptr<const Workload>& wl : snap.workloads) {
+    workloads.push_back(std::make_unique<Workload>(*wl));
   }
   TOLLGATE_RETURN_IF_ERROR(sim->RestoreAll(std::move(workloads)));
   // Evictions that were waiting for an adapter's report end now.
@@ -175,8 +187,18 @@ class ForwardRun {
     std::optional<absl::Duration> run;
     const bool use_declared = options_.runtimes != RuntimeSource::kHistoryOnly;
     const bool use_history = options_.runtimes != RuntimeSource::kDeclaredOnly;
-    if (use_declared && wl.spec.maximum_execution_time_seconds.has_value()) {
-      run = absl::Seconds(*wl.spec.maximum_execution_time_seconds);
+    std::optional<absl::Duration> declared;
+    if (use_declared) {
+      if (options_.declared_runtime) {
+        declared = options_.declared_runtime(wl);
+      } else if (wl.spec.maximum_execution_time_seconds.has_value()) {
+        // Enforced (ExecutionDeadline): it ends when what is left of its limit runs out.
+        declared = absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
+                   wl.status.history().past_execution;
+      }
+    }
+    if (declared.has_value()) {
+      run = *declared;
       ++result.counts.declared;
     } else if (use_history) {
       const RuntimeDistribution& dist = DistributionOf(wl);
@@ -280,7 +302,7 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
 // Runs the copy forward at the likely quantile and, when history mattered, again at the late
 // one (on a fresh copy), and answers for each target (by the copy's id).
 absl::StatusOr<std::map<WorkloadId, StartEstimate>> EstimateTargets(
-    const ClusterState& live,
+    const RuntimeHistory& history,
     const std::function<absl::StatusOr<std::unique_ptr<ClusterState>>()>& make_copy,
     const std::function<absl::flat_hash_set<WorkloadId>(const ClusterState&)>& pick_targets,
     const StartEstimateOptions& options, absl::Time now, int64_t* steps, int64_t* cycles) {
@@ -288,7 +310,7 @@ absl::StatusOr<std::map<WorkloadId, StartEstimate>> EstimateTargets(
   const absl::flat_hash_set<WorkloadId> targets = pick_targets(*sim);
   // Answers are by id of the copy; keep each target's key to find it in a second copy.
   std::map<WorkloadId, StartEstimate> out;
-  ForwardRun likely_run(*sim, live.runtime_history(), options, options.likely_quantile);
+  ForwardRun likely_run(*sim, history, options, options.likely_quantile);
   const RunResult likely = likely_run.Run(targets, now);
   *steps += likely.steps;
   *cycles += likely.cycles;
@@ -307,7 +329,7 @@ absl::StatusOr<std::map<WorkloadId, StartEstimate>> EstimateTargets(
 
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim2, make_copy());
   const absl::flat_hash_set<WorkloadId> targets2 = pick_targets(*sim2);
-  ForwardRun late_run(*sim2, live.runtime_history(), options, options.late_quantile);
+  ForwardRun late_run(*sim2, history, options, options.late_quantile);
   const RunResult late = late_run.Run(targets2, now);
   *steps += late.steps;
   *cycles += late.cycles;
@@ -323,17 +345,49 @@ absl::StatusOr<std::map<WorkloadId, StartEstimate>> EstimateTargets(
 
 }  // namespace
 
-absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, absl::Time now,
+std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(const ClusterState& state,
+                                                             absl::Time now,
+                                                             const EstimateSnapshot* previous) {
+  auto snap = std::make_shared<EstimateSnapshot>();
+  snap->now = now;
+  snap->config = state.config();
+  snap->namespaces = state.namespaces();
+  snap->flavors = state.flavors();
+  snap->cohorts = state.cohorts();
+  snap->cluster_queues = state.cluster_queue_specs();
+  for (const auto& [key, lq] : state.local_queues()) snap->local_queues.push_back(lq.spec);
+  snap->workload_priority_classes = state.workload_priority_classes();
+  snap->pod_priority_classes = state.pod_priority_classes();
+  snap->history = state.runtime_history();
+  // Both lists are in id order, so the previous copies are found by walking along.
+  size_t p = 0;
+  const size_t previous_size = previous == nullptr ? 0 : previous->workloads.size();
+  for (const Workload* wl : state.AllWorkloads()) {
+    if (wl->status.state != WorkloadState::kPending && !wl->HoldsQuota()) continue;
+    while (p < previous_size && previous->workloads[p]->id < wl->id) ++p;
+    if (p < previous_size && previous->workloads[p]->id == wl->id && wl->resource_version != 0 &&
+        previous->workloads[p]->resource_version == wl->resource_version &&
+        !state.IsDirty(wl->id)) {
+      snap->workloads.push_back(previous->workloads[p]);
+      ++snap->reused;
+      continue;
+    }
+    snap->workloads.push_back(CopyWithoutEvents(*wl));
+  }
+  return snap;
+}
+
+absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& snapshot,
                                                      const StartEstimateOptions& options) {
   StartEstimates result;
-  result.now = now;
-  // Pending live workloads, in id order: the copy keeps that order, so the i-th pending
-  // workload of the copy is the i-th here.
+  result.now = snapshot.now;
+  // Pending workloads of the snapshot, in id order: the copy keeps that order, so the i-th
+  // pending workload of the copy is the i-th here.
   std::vector<WorkloadId> live_pending;
-  for (const Workload* wl : state.AllWorkloads()) {
+  for (const std::shared_ptr<const Workload>& wl : snapshot.workloads) {
     if (wl->status.state == WorkloadState::kPending) live_pending.push_back(wl->id);
   }
-  auto make_copy = [&state, now] { return CopyForEstimate(state, now); };
+  auto make_copy = [&snapshot] { return CopyForEstimate(snapshot); };
   std::vector<WorkloadId> sim_pending;
   auto pick = [&sim_pending](const ClusterState& sim) {
     sim_pending.clear();
@@ -345,8 +399,9 @@ absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, 
     }
     return targets;
   };
-  TOLLGATE_ASSIGN_OR_RETURN(auto by_sim_id, EstimateTargets(state, make_copy, pick, options, now,
-                                                            &result.steps, &result.cycles));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      auto by_sim_id, EstimateTargets(snapshot.history, make_copy, pick, options, snapshot.now,
+                                      &result.steps, &result.cycles));
   if (sim_pending.size() != live_pending.size()) {
     return absl::InternalError("start estimate: the copy's pending workloads differ");
   }
@@ -356,16 +411,23 @@ absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, 
   return result;
 }
 
-absl::StatusOr<StartEstimate> EstimateSubmission(const ClusterState& state, WorkloadSpec spec,
-                                                 absl::Time now,
+absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, absl::Time now,
+                                                     const StartEstimateOptions& options) {
+  return EstimatePendingStarts(*TakeEstimateSnapshot(state, now), options);
+}
+
+absl::StatusOr<StartEstimate> EstimateSubmission(const EstimateSnapshot& snapshot,
+                                                 WorkloadSpec spec,
                                                  const StartEstimateOptions& options) {
   const std::string key = WorkloadKey{spec.namespace_name, spec.name}.ToString();
-  if (state.FindWorkload(key) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " already exists"));
+  for (const std::shared_ptr<const Workload>& wl : snapshot.workloads) {
+    if (wl->spec.namespace_name == spec.namespace_name && wl->spec.name == spec.name) {
+      return absl::AlreadyExistsError(absl::StrCat("workload ", key, " already exists"));
+    }
   }
   auto make_copy = [&]() -> absl::StatusOr<std::unique_ptr<ClusterState>> {
-    TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, CopyForEstimate(state, now));
-    TOLLGATE_RETURN_IF_ERROR(sim->Submit(spec, "estimate", now).status());
+    TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, CopyForEstimate(snapshot));
+    TOLLGATE_RETURN_IF_ERROR(sim->Submit(spec, "estimate", snapshot.now).status());
     return sim;
   };
   auto pick = [&key](const ClusterState& sim) {
@@ -374,10 +436,21 @@ absl::StatusOr<StartEstimate> EstimateSubmission(const ClusterState& state, Work
     return targets;
   };
   int64_t steps = 0, cycles = 0;
-  TOLLGATE_ASSIGN_OR_RETURN(auto by_sim_id,
-                            EstimateTargets(state, make_copy, pick, options, now, &steps, &cycles));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      auto by_sim_id,
+      EstimateTargets(snapshot.history, make_copy, pick, options, snapshot.now, &steps, &cycles));
   if (by_sim_id.size() != 1) return absl::InternalError("start estimate: no estimate made");
   return std::move(by_sim_id.begin()->second);
+}
+
+absl::StatusOr<StartEstimate> EstimateSubmission(const ClusterState& state, WorkloadSpec spec,
+                                                 absl::Time now,
+                                                 const StartEstimateOptions& options) {
+  const std::string key = WorkloadKey{spec.namespace_name, spec.name}.ToString();
+  if (state.FindWorkload(key) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat("workload ", key, " already exists"));
+  }
+  return EstimateSubmission(*TakeEstimateSnapshot(state, now), std::move(spec), options);
 }
 
 namespace {

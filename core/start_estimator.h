@@ -7,12 +7,17 @@
 // for expected runtimes and the cases answered "unknown" are in docs/start-estimates.md.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/runtime_history.h"
+#include "core/scheduler_config.h"
 #include "core/types.h"
 #include "core/workload.h"
 
@@ -32,6 +37,10 @@ enum class RuntimeSource {
 
 struct StartEstimateOptions {
   RuntimeSource runtimes = RuntimeSource::kDeclaredThenHistory;
+  // Where set, a workload's declared runtime comes from here instead of its
+  // spec.maximumExecutionTimeSeconds (nullopt: none declared). For what-if limits that are not
+  // enforced, such as a replay's Slurm-rule time limits.
+  std::function<std::optional<absl::Duration>(const Workload&)> declared_runtime;
   // The likely start comes from a run where every workload learned from history runs for this
   // quantile of its LocalQueue's durations; the late start from a second run at late_quantile
   // (no second run when late_quantile <= 0, or when no runtime came from history).
@@ -75,12 +84,54 @@ struct StartEstimates {
   int64_t cycles = 0;
 };
 
-// Estimates for every pending workload of `state` at `now`. `state` is not changed.
+// What an estimate reads, copied out of the live state by the thread that owns it: the
+// configuration objects, the runtime history and every workload that is pending or holds
+// quota. An estimate made from a snapshot reads nothing else, so it can run on any thread while
+// the live state moves on; that keeps the forward simulation (the expensive part) off the
+// executor thread. Immutable once taken.
+struct EstimateSnapshot {
+  absl::Time now;
+  SchedulerConfig config;
+  std::map<std::string, NamespaceSpec> namespaces;
+  std::map<std::string, ResourceFlavorSpec> flavors;
+  std::map<std::string, CohortSpec> cohorts;
+  std::map<std::string, ClusterQueueSpec> cluster_queues;
+  std::vector<LocalQueueSpec> local_queues;
+  std::map<std::string, PriorityClassSpec> workload_priority_classes;
+  std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  RuntimeHistory history;
+  // Pending or holding quota, in the live state's id order, each keeping its live id. Events
+  // are left out (the copy's decisions never read them). Shared, so a later snapshot reuses
+  // the copy of every workload that has not changed since (see TakeEstimateSnapshot).
+  std::vector<std::shared_ptr<const Workload>> workloads;
+  // How many workload copies were shared with the previous snapshot (cost accounting).
+  int64_t reused = 0;
+};
+
+// Copies what an estimate of `state` at `now` reads. With `previous` (an earlier snapshot of
+// the same state), a workload whose store revision (resource_version, set by the executor when
+// it persists a change) is the same as in `previous` and that has no change pending since is
+// not copied again but shared: at a new revision only the workloads that changed are copied.
+// Workloads never persisted (resource_version 0) are always copied.
+std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(
+    const ClusterState& state, absl::Time now, const EstimateSnapshot* previous = nullptr);
+
+// Estimates for every pending workload of the snapshot, at its `now`.
+absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& snapshot,
+                                                     const StartEstimateOptions& options);
+// The same, from the live state (a snapshot taken and estimated at once). `state` is not
+// changed.
 absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, absl::Time now,
                                                      const StartEstimateOptions& options);
 
-// The estimate for `spec` if it were submitted at `now` (an Admit/Submit dry run). Errors are
-// Submit's (e.g. a LocalQueue that does not exist). `state` is not changed.
+// The estimate for `spec` if it were submitted at the snapshot's `now` (an Admit/Submit dry
+// run). Errors are Submit's (e.g. a LocalQueue that does not exist); ALREADY_EXISTS when a
+// workload of the snapshot has its key.
+absl::StatusOr<StartEstimate> EstimateSubmission(const EstimateSnapshot& snapshot,
+                                                 WorkloadSpec spec,
+                                                 const StartEstimateOptions& options);
+// The same, from the live state (ALREADY_EXISTS also for a finished workload of that key).
+// `state` is not changed.
 absl::StatusOr<StartEstimate> EstimateSubmission(const ClusterState& state, WorkloadSpec spec,
                                                  absl::Time now,
                                                  const StartEstimateOptions& options);

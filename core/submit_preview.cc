@@ -10,6 +10,23 @@
 
 namespace tollgate::core {
 
+namespace {
+
+// A resubmit of the spec `found` was created with, before an operator deactivated, activated
+// or reprioritized it: Kueue's job reconciler would find its workload equivalent (it compares
+// the pod sets, not spec.active or the priority), so it is the same workload, and the
+// operator's values stay.
+bool MatchesAsSubmitted(const Workload& found, const WorkloadSpec& spec) {
+  const std::optional<SubmittedControls>& submitted = found.status.history().submitted_controls;
+  if (!submitted.has_value()) return false;
+  WorkloadSpec original = found.spec;
+  original.active = submitted->active;
+  original.priority = submitted->priority;
+  return original == spec;
+}
+
+}  // namespace
+
 absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadSpec spec) {
   if (spec.queue_name.empty()) {
     if (state.registry().FindLocalQueue(spec.namespace_name, "default") == nullptr) {
@@ -34,7 +51,7 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
   SubmitPreview preview;
   if (const Workload* found =
           state.FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name))) {
-    if (found->spec != spec) {
+    if (found->spec != spec && !MatchesAsSubmitted(*found, spec)) {
       return absl::AlreadyExistsError(
           absl::StrCat("workload ", found->Key(),
                        " already exists with a different spec; delete it first or use a new "

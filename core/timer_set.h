@@ -9,16 +9,20 @@
 
 namespace tollgate::core {
 
-// The four time-based transitions of a workload.
+// The time-based transitions of a workload.
 enum class TimerKind {
   // An evicting workload's checkpoint grace ends: its quota is released without the adapter.
   kEvictionGrace,
   // An admitted workload's pods were not ready within waitForPodsReady.timeout.
   kPodsReadyTimeout,
+  // A workload that was ready lost a pod and did not recover within recoveryTimeout.
+  kPodsRecoveryTimeout,
   // A requeued workload's backoff ends: it may be a head again.
   kBackoffExpired,
   // An admitted workload's preemption rate-limit protection ends.
   kPreemptionProtectionEnds,
+  // An admitted workload reaches its spec.maximumExecutionTimeSeconds.
+  kMaximumExecutionTime,
 };
 
 struct Timer {

@@ -44,6 +44,12 @@ void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::
   status.events.push_back(WorkloadEvent{time, std::move(reason), std::move(message)});
 }
 
+std::optional<absl::Time> ExecutionDeadline(const Workload& wl) {
+  if (!wl.spec.maximum_execution_time_seconds.has_value()) return std::nullopt;
+  return wl.status.admission_time + absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
+         wl.status.history().past_execution;
+}
+
 void RecordPreemption(WorkloadStatus& status, absl::Time now) {
   WorkloadHistory& history = status.mutable_history();
   history.preemption_count++;

@@ -60,6 +60,14 @@ struct WorkloadEvent {
   bool operator==(const WorkloadEvent&) const = default;
 };
 
+// The submitter's own values of the spec fields an operator control changes in place
+// (SetActive, SetPriority): a resubmit of the original spec still matches the workload.
+struct SubmittedControls {
+  bool active = true;
+  std::optional<int32_t> priority;
+  bool operator==(const SubmittedControls&) const = default;
+};
+
 // What most workloads never go through: preemptions, evictions, requeues and checkpoints.
 // Kept behind a pointer until first set (core/boxed.h), which saves ~150 bytes per pending
 // workload.
@@ -83,6 +91,12 @@ struct WorkloadHistory {
   absl::Time evicted_at = absl::InfinitePast();
   // Cooperative preemption: quota is released at this time even without the adapter's report.
   absl::Time eviction_deadline = absl::InfinitePast();
+  // Set by the first operator control that changed spec.active or spec.priority.
+  std::optional<SubmittedControls> submitted_controls;
+  // Kueue's accumulatedPastExecutionTimeSeconds: how long the workload was admitted in its
+  // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Not stored
+  // yet: a restart forgets it (docs/maximum-execution-time.md).
+  absl::Duration past_execution = absl::ZeroDuration();
   bool operator==(const WorkloadHistory&) const = default;
 };
 
@@ -137,10 +151,23 @@ struct Workload {
   }
 };
 
+// When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
+// admission plus what is left of the limit after earlier admissions. nullopt without a limit.
+std::optional<absl::Time> ExecutionDeadline(const Workload& wl);
+
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).
 void SetCondition(WorkloadStatus& status, Condition condition);
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
+
+// Kueue's PodsReady=False reason for a workload that was ready and lost a pod.
+inline constexpr absl::string_view kWaitForRecovery = "WaitForRecovery";
+// It was ready, lost a pod and is not ready again: the recovery timeout applies, not the
+// timeout from admission.
+inline bool WaitsForRecovery(const WorkloadStatus& status) {
+  const Condition* c = FindCondition(status, "PodsReady");
+  return c != nullptr && !c->status && c->reason == kWaitForRecovery;
+}
 void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::string message);
 
 inline constexpr size_t kMaxWorkloadEvents = 32;

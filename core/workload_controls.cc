@@ -6,6 +6,18 @@
 
 namespace tollgate::core {
 
+namespace {
+
+// Keeps what the submitter asked for before the first operator change, so that a resubmit of
+// the original spec (an adapter restarting) matches the workload instead of being refused.
+void RememberSubmittedControls(Workload& wl) {
+  if (wl.status.history().submitted_controls.has_value()) return;
+  wl.status.mutable_history().submitted_controls =
+      SubmittedControls{wl.spec.active, wl.spec.priority};
+}
+
+}  // namespace
+
 absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::Time now) {
   Workload* wl = workloads_.FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
@@ -16,6 +28,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
   }
   if (!active) {
     if (!wl->spec.active) return absl::OkStatus();
+    RememberSubmittedControls(*wl);
     wl->spec.active = false;
     AddEvent(wl->status, now, "Deactivated", "spec.active set to false");
     MarkDirty(wl->id);
@@ -38,6 +51,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     return absl::OkStatus();
   }
   if (wl->spec.active && !wl->status.deactivated) return absl::OkStatus();
+  if (!wl->spec.active) RememberSubmittedControls(*wl);
   wl->spec.active = true;
   // Reactivation starts the requeue count afresh, as Kueue resets its requeueState, so a workload
   // deactivated by backoffLimitCount gets its retries back.
@@ -66,6 +80,7 @@ absl::Status ClusterState::SetPriority(absl::string_view key, int32_t priority, 
   }
   if (wl->priority == priority && wl->spec.priority == priority) return absl::OkStatus();
   const int32_t before = wl->priority;
+  RememberSubmittedControls(*wl);
   // An explicit priority wins over the class's value (ResolvePriority), so the class name stays
   // for display.
   wl->spec.priority = priority;

@@ -11,6 +11,14 @@
 // transitions when time passes.
 
 namespace tollgate::core {
+namespace {
+
+// Kueue's message for a deactivation by maximumExecutionTimeSeconds; the Evicted condition
+// carries it, which is how a release tells this eviction from the others.
+constexpr char kMaximumExecutionTimeMessage[] =
+    "The workload is deactivated due to exceeding the maximum execution time";
+
+}  // namespace
 
 void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   if (!wl.HoldsQuota()) return;
@@ -62,13 +70,23 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
         "workload ", key, " is ", WorkloadStateName(wl->status.state), ", not Evicting"));
   }
   ReleaseQuota(*wl, now);
+  const Condition* evicted = FindCondition(wl->status, "Evicted");
+  const bool timed_out = wl->status.deactivated && evicted != nullptr && evicted->status &&
+                         evicted->message == kMaximumExecutionTimeMessage;
+  // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
+  // the limit in the next one (not when the limit itself ended it: that starts afresh).
+  if (wl->spec.maximum_execution_time_seconds.has_value() && !timed_out) {
+    wl->status.mutable_history().past_execution +=
+        std::max(absl::ZeroDuration(), now - wl->status.admission_time);
+  }
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
   wl->status.pods_ready = false;
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
-      wl->status.deactivated
+      timed_out ? kMaximumExecutionTimeMessage
+      : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
       : !wl->spec.active ? "The workload is deactivated"
@@ -217,11 +235,49 @@ absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
   unready_admitted_.erase(wl->id);
   if (!wl->status.pods_ready) {
     wl->status.pods_ready = true;
-    SetCondition(wl->status,
-                 Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
+    const Condition* before = FindCondition(wl->status, "PodsReady");
+    if (before != nullptr && before->reason == kWaitForRecovery) {
+      // Kueue's reason once a workload that lost a pod is running again.
+      SetCondition(wl->status,
+                   Condition{"PodsReady", true, "Recovered", "All pods are running again", now});
+    } else {
+      SetCondition(wl->status,
+                   Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
+    }
     MarkDirty(wl->id);
   }
   return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetPodsNotReady(absl::string_view key, absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state != WorkloadState::kAdmitted) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
+                     "; pods can only lose readiness in an admitted workload"));
+  }
+  // Never ready yet: the pods-ready timeout from admission already runs. Already waiting for
+  // recovery: the recovery timeout keeps counting from the first loss.
+  if (!wl->status.pods_ready) return absl::OkStatus();
+  wl->status.pods_ready = false;
+  SetCondition(wl->status, Condition{"PodsReady", false, std::string(kWaitForRecovery),
+                                     "At least one pod has failed, waiting for recovery", now});
+  AddEvent(wl->status, now, "PodsNotReady", "At least one pod has failed, waiting for recovery");
+  MarkDirty(wl->id);
+  if (config_.wait_for_pods_ready.enable) {
+    // Not ready again: with blockAdmission it holds admission back, as before its first start.
+    unready_admitted_.insert(wl->id);
+    if (RecoveryTimeout() > absl::ZeroDuration()) {
+      timers_.Arm(now + RecoveryTimeout(), TimerKind::kPodsRecoveryTimeout, wl->id);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Duration ClusterState::RecoveryTimeout() const {
+  const SchedulerConfig::WaitForPodsReady& w = config_.wait_for_pods_ready;
+  return w.recovery_timeout.value_or(w.timeout);
 }
 
 // --- Timers --------------------------------------------------------------------------------
@@ -241,9 +297,21 @@ bool ClusterState::FireTimers(absl::Time now) {
         }
         break;
       case TimerKind::kPodsReadyTimeout:
+        // Not for a workload that was ready and lost a pod: the recovery timeout covers it.
         if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
+            !WaitsForRecovery(wl->status) &&
             wl->status.admission_time + config_.wait_for_pods_ready.timeout <= now) {
-          PodsReadyTimeout(*wl, now);
+          PodsReadyTimeout(*wl, now, absl::StrCat("Exceeded the PodsReady timeout ", wl->Key()));
+          changed = true;
+        }
+        break;
+      case TimerKind::kPodsRecoveryTimeout:
+        if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
+            WaitsForRecovery(wl->status) && RecoveryTimeout() > absl::ZeroDuration() &&
+            FindCondition(wl->status, "PodsReady")->last_transition_time + RecoveryTimeout() <=
+                now) {
+          PodsReadyTimeout(*wl, now,
+                           absl::StrCat("Exceeded the PodsReady recovery timeout ", wl->Key()));
           changed = true;
         }
         break;
@@ -254,6 +322,16 @@ bool ClusterState::FireTimers(absl::Time now) {
           changed = true;
         }
         break;
+      case TimerKind::kMaximumExecutionTime: {
+        // Stale when the workload was evicted since; a new admission armed its own timer.
+        const std::optional<absl::Time> deadline = ExecutionDeadline(*wl);
+        if (wl->status.state == WorkloadState::kAdmitted && deadline.has_value() &&
+            *deadline <= now) {
+          MaximumExecutionTimeExceeded(*wl, now);
+          changed = true;
+        }
+        break;
+      }
       case TimerKind::kBackoffExpired: {
         ClusterQueueRuntime* cq = router_.QueuedIn(id);
         if (cq == nullptr || wl->status.history().requeue_at > now) break;
@@ -268,7 +346,7 @@ bool ClusterState::FireTimers(absl::Time now) {
   return changed;
 }
 
-void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now) {
+void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now, const std::string& message) {
   const SchedulerConfig::WaitForPodsReady& w = config_.wait_for_pods_ready;
   if (w.backoff_limit_count.has_value() &&
       wl.status.history().requeue_count + 1 > *w.backoff_limit_count) {
@@ -287,8 +365,24 @@ void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now) {
   }
   wl.status.mutable_history().requeue_at = now + absl::Seconds(wait_seconds);
   wl.status.mutable_history().pods_ready_eviction_time = now;
-  StartEviction(wl, now, "PodsReadyTimeout",
-                absl::StrCat("Exceeded the PodsReady timeout ", wl.Key()));
+  StartEviction(wl, now, "PodsReadyTimeout", message);
+}
+
+void ClusterState::MaximumExecutionTimeExceeded(Workload& wl, absl::Time now) {
+  // As Kueue: the workload is deactivated (it is not requeued until activated again) and its
+  // accumulated execution time starts afresh, so an activated workload gets its whole limit.
+  wl.status.deactivated = true;
+  wl.status.mutable_history().past_execution = absl::ZeroDuration();
+  AddEvent(wl.status, now, "MaximumExecutionTimeExceeded",
+           absl::StrCat("The maximum execution time (", *wl.spec.maximum_execution_time_seconds,
+                        "s) exceeded"));
+  StartEviction(wl, now, "Deactivated", kMaximumExecutionTimeMessage);
+}
+
+void ClusterState::ArmExecutionDeadline(const Workload& wl) {
+  if (std::optional<absl::Time> deadline = ExecutionDeadline(wl)) {
+    timers_.Arm(*deadline, TimerKind::kMaximumExecutionTime, wl.id);
+  }
 }
 
 std::optional<absl::Time> ClusterState::NextTimer() const {

@@ -102,12 +102,19 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     }
     if (ref.status.state == WorkloadState::kAdmitted) {
       ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
+      ArmExecutionDeadline(ref);
     }
     if (ref.status.state == WorkloadState::kAdmitted && config_.wait_for_pods_ready.enable &&
         !ref.status.pods_ready) {
       unready_admitted_.insert(ref.id);
-      timers_.Arm(ref.status.admission_time + config_.wait_for_pods_ready.timeout,
-                  TimerKind::kPodsReadyTimeout, ref.id);
+      if (!WaitsForRecovery(ref.status)) {
+        timers_.Arm(ref.status.admission_time + config_.wait_for_pods_ready.timeout,
+                    TimerKind::kPodsReadyTimeout, ref.id);
+      } else if (RecoveryTimeout() > absl::ZeroDuration()) {
+        timers_.Arm(
+            FindCondition(ref.status, "PodsReady")->last_transition_time + RecoveryTimeout(),
+            TimerKind::kPodsRecoveryTimeout, ref.id);
+      }
     }
   } else if (ref.status.state == WorkloadState::kPending && !ref.status.deactivated &&
              ref.spec.active) {

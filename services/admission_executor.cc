@@ -61,8 +61,8 @@ absl::Status AdmissionExecutor::Txn::ReleaseEvicted(absl::string_view key) {
   return state_->ReleaseEvicted(key, now_);
 }
 
-absl::Status AdmissionExecutor::Txn::SetPodsReady(absl::string_view key) {
-  return state_->SetPodsReady(key, now_);
+absl::Status AdmissionExecutor::Txn::SetPodsReady(absl::string_view key, bool ready) {
+  return ready ? state_->SetPodsReady(key, now_) : state_->SetPodsNotReady(key, now_);
 }
 
 absl::Status AdmissionExecutor::Txn::RecordCheckpoint(absl::string_view key, absl::Time at) {
@@ -341,6 +341,14 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
 
 void AdmissionExecutor::ReloadOrDie() {
   absl::Status reloaded = LoadState();
+  if (!reloaded.ok() && options_.on_state_lost) {
+    {
+      absl::MutexLock lock(&mu_);
+      state_lost_ = reloaded;
+    }
+    options_.on_state_lost(reloaded);
+    return;
+  }
   if (!reloaded.ok()) {
     // Neither memory nor disk can be trusted; a restart recovers from the last commit.
     std::fprintf(stderr, "tollgate: cannot reload state after a failed commit: %s\n",
@@ -426,11 +434,33 @@ absl::Status AdmissionExecutor::Commit(const std::vector<const storage::WriteBat
   }
   // Retention: keep the last change_log_retention revisions. Compacting only once a tenth more
   // has piled up turns it into one range delete (and fsync) per that many commits.
+  int64_t compact_to = 0;
   const int64_t keep = options_.change_log_retention;
   if (keep > 0 && *revision - store_.CompactedRevision() > keep + std::max<int64_t>(keep / 10, 1)) {
+    compact_to = *revision - keep;
+  }
+  // And nothing older than change_log_retention_age: the newest sampled revision committed
+  // before the cut-off, and everything before it, is old enough to go.
+  const absl::Duration max_age = options_.change_log_retention_age;
+  if (max_age > absl::ZeroDuration()) {
+    const absl::Time now = wall_clock_.Now();
+    if (commit_samples_.empty() || now - sample_slice_start_ >= max_age / 100) {
+      commit_samples_.emplace_back(*revision, now);
+      sample_slice_start_ = now;
+    } else {
+      commit_samples_.back() = {*revision, now};
+    }
+    int64_t old_enough = 0;
+    while (!commit_samples_.empty() && commit_samples_.front().second <= now - max_age) {
+      old_enough = commit_samples_.front().first;
+      commit_samples_.pop_front();
+    }
+    compact_to = std::max(compact_to, old_enough);
+  }
+  if (compact_to > store_.CompactedRevision()) {
     // A failed compaction is a failed store write: the store refuses the next commit, which
     // then reports it (and reloads), so nothing is hidden by not returning it here.
-    store_.CompactChanges(*revision - keep).IgnoreError();
+    store_.CompactChanges(compact_to).IgnoreError();
   }
   return absl::OkStatus();
 }
@@ -439,6 +469,7 @@ void AdmissionExecutor::Loop() {
   while (true) {
     std::deque<Operation*> batch;
     bool continuing = false;
+    bool lost = false;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -458,6 +489,18 @@ void AdmissionExecutor::Loop() {
       batch.swap(queue_);
       continuing = more_cycles_;
       more_cycles_ = false;
+      lost = !state_lost_.ok();
+      if (lost) {
+        // Memory is ahead of a store that cannot be read back: run nothing more on it.
+        for (Operation* op : batch) {
+          op->status = absl::UnavailableError(
+              absl::StrCat("the admission service lost its store: ", state_lost_.message()));
+        }
+      }
+    }
+    if (lost) {
+      for (Operation* op : batch) Complete(op);
+      continue;
     }
     if (options_.observer != nullptr) {
       options_.observer->OnRound(static_cast<int64_t>(batch.size()));
@@ -521,7 +564,7 @@ void AdmissionExecutor::Loop() {
     for (Operation* op : batch) Complete(op);
     absl::MutexLock lock(&mu_);
     // After a failed commit the reloaded state has not been scheduled yet.
-    more_cycles_ = !cycles.settled || !committed.ok();
+    more_cycles_ = (!cycles.settled || !committed.ok()) && state_lost_.ok();
   }
 }
 

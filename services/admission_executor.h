@@ -58,6 +58,16 @@ class AdmissionExecutor {
     // Change-log revisions kept for Watch; older ones are compacted away (a Watch from them
     // gets OUT_OF_RANGE and re-lists). 0 keeps everything (tests, scenarios).
     int64_t change_log_retention = 0;
+    // And older than this (by wall_clock) are compacted too: history is bounded by both. Zero
+    // keeps any age. Checked at each commit, to within a hundredth of the age; revisions from
+    // before a restart count as committed at the first commit after it.
+    absl::Duration change_log_retention_age = absl::ZeroDuration();
+    // Called, instead of aborting the process, when the state cannot be reloaded after a
+    // failed commit (a replicated tollgated whose etcd lost its quorum, or whose store was shut
+    // down as it stepped down). The executor then answers every operation with UNAVAILABLE
+    // until it is destroyed; the owner drops it. Null: abort, for a single tollgated, whose
+    // restart recovers from the last commit. Runs on the executor thread.
+    std::function<void(const absl::Status&)> on_state_lost;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -72,7 +82,8 @@ class AdmissionExecutor {
     absl::Status Finish(absl::string_view key, absl::string_view message);
     absl::Status Preempt(absl::string_view key, absl::string_view message);
     absl::Status ReleaseEvicted(absl::string_view key);
-    absl::Status SetPodsReady(absl::string_view key);
+    // Ready, or (false) a workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
+    absl::Status SetPodsReady(absl::string_view key, bool ready = true);
     absl::Status RecordCheckpoint(absl::string_view key, absl::Time at);
     absl::Status DeleteWorkload(absl::string_view key);
     // A configuration object: applied to the state and stored under `key` together.
@@ -249,6 +260,11 @@ class AdmissionExecutor {
   // asked for them (Txn::AfterCycles). Executor thread only.
   bool collect_round_preemptions_ = false;
   std::vector<core::PreemptionDecision> round_preemptions_;
+  // (revision, wall time of its commit): the last commit of each hundredth of
+  // change_log_retention_age, oldest first, and when the newest such slice began: what the age
+  // retention compacts by. Executor thread only.
+  std::deque<std::pair<int64_t, absl::Time>> commit_samples_;
+  absl::Time sample_slice_start_ = absl::InfinitePast();
 
   mutable absl::Mutex mu_;
   std::deque<Operation*> queue_ ABSL_GUARDED_BY(mu_);
@@ -256,6 +272,8 @@ class AdmissionExecutor {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The last round stopped at max_cycles_per_round with work left.
   bool more_cycles_ ABSL_GUARDED_BY(mu_) = false;
+  // Why the state could not be reloaded (Options::on_state_lost); OK while it is sound.
+  absl::Status state_lost_ ABSL_GUARDED_BY(mu_);
   LoadStats load_stats_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

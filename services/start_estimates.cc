@@ -7,20 +7,63 @@
 
 namespace tollgate::services {
 
-absl::StatusOr<std::shared_ptr<const core::StartEstimates>> StartEstimateCache::Get(
-    const core::ClusterState& state, int64_t revision, bool state_settled, absl::Time now) {
-  if (state_settled && cached_ != nullptr && cached_revision_ == revision &&
-      now - cached_at_ <= kMaxAge) {
-    return cached_;
-  }
-  ++computations_;
-  TOLLGATE_ASSIGN_OR_RETURN(core::StartEstimates estimates,
-                            core::EstimatePendingStarts(state, now, options_));
-  auto shared = std::make_shared<const core::StartEstimates>(std::move(estimates));
+std::shared_ptr<const core::StartEstimates> StartEstimateCache::CachedLocked(int64_t revision,
+                                                                             absl::Time now) const {
+  if (cached_ == nullptr || cached_revision_ != revision) return nullptr;
+  if (now - cached_->now > kMaxAge) return nullptr;
+  return cached_;
+}
+
+StartEstimateCache::Ticket StartEstimateCache::Prepare(const core::ClusterState& state,
+                                                       int64_t revision, bool state_settled,
+                                                       absl::Time now) {
+  Ticket ticket;
+  ticket.revision = revision;
+  ticket.cacheable = state_settled;
   if (state_settled) {
-    cached_ = shared;
-    cached_revision_ = revision;
-    cached_at_ = now;
+    absl::MutexLock lock(&mu_);
+    ticket.ready = CachedLocked(revision, now);
+    if (ticket.ready != nullptr) return ticket;
+  }
+  ticket.snapshot = Snapshot(state, revision, state_settled, now);
+  return ticket;
+}
+
+std::shared_ptr<const core::EstimateSnapshot> StartEstimateCache::Snapshot(
+    const core::ClusterState& state, int64_t revision, bool state_settled, absl::Time now) {
+  if (state_settled && last_snapshot_settled_ && last_snapshot_ != nullptr &&
+      last_snapshot_revision_ == revision && last_snapshot_->now == now) {
+    return last_snapshot_;
+  }
+  last_snapshot_ = core::TakeEstimateSnapshot(state, now, last_snapshot_.get());
+  last_snapshot_revision_ = revision;
+  last_snapshot_settled_ = state_settled;
+  return last_snapshot_;
+}
+
+absl::StatusOr<std::shared_ptr<const core::StartEstimates>> StartEstimateCache::Resolve(
+    const Ticket& ticket) {
+  if (ticket.ready != nullptr) return ticket.ready;
+  if (ticket.snapshot == nullptr) return absl::InternalError("start estimate: empty ticket");
+  absl::MutexLock computing(&compute_mu_);
+  {
+    // Another reader of this revision may have computed it while this one waited.
+    absl::MutexLock lock(&mu_);
+    if (ticket.cacheable) {
+      if (auto cached = CachedLocked(ticket.revision, ticket.snapshot->now)) return cached;
+    }
+    ++computations_;
+  }
+  absl::StatusOr<core::StartEstimates> estimates =
+      core::EstimatePendingStarts(*ticket.snapshot, options_);
+  if (!estimates.ok()) return estimates.status();
+  auto shared = std::make_shared<const core::StartEstimates>(*std::move(estimates));
+  if (ticket.cacheable) {
+    absl::MutexLock lock(&mu_);
+    if (ticket.revision >= cached_revision_) {
+      cached_ = shared;
+      cached_revision_ = ticket.revision;
+    }
   }
   return shared;
 }

@@ -249,15 +249,15 @@ absl::Status TollgateApi::CheckNoDeletionInFlight(
 }
 
 absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOperation(
-    const v1::SubmitRequest& request) {
+    const v1::SubmitRequest& request, std::optional<SubmissionEstimate>* estimate) {
   v1::Workload workload = request.workload();
   if (workload.metadata().namespace_().empty()) {
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, WorkloadSpecFromProto(workload));
   return [this, spec = std::move(spec), uid = workload.metadata().uid(),
-          dry_run = request.dry_run()](
-             AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
+          dry_run = request.dry_run(),
+          estimate](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
     // A uid names one object for its whole life: another workload's is refused, and the
     // service's own never repeats one (the commit revision is new in every batch).
     std::string assigned = uid;
@@ -271,7 +271,7 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
             holder->spec.namespace_name, "/", holder->spec.name));
       }
     }
-    if (dry_run) return PreviewSubmit(txn, spec, uid);
+    if (dry_run) return PreviewSubmit(txn, spec, uid, estimate);
     if (uid.empty() &&
         txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) == nullptr) {
       do {
@@ -291,9 +291,9 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
   };
 }
 
-absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(AdmissionExecutor::Txn& txn,
-                                                              const core::WorkloadSpec& spec,
-                                                              const std::string& uid) const {
+absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(
+    AdmissionExecutor::Txn& txn, const core::WorkloadSpec& spec, const std::string& uid,
+    std::optional<SubmissionEstimate>* estimate) {
   TOLLGATE_ASSIGN_OR_RETURN(core::SubmitPreview preview, core::PreviewSubmit(txn.state(), spec));
   v1::SubmitResponse response;
   response.set_created(preview.existing == nullptr);
@@ -310,66 +310,92 @@ absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(AdmissionExecutor:
   WorkloadToProto(wl, response.mutable_workload());
   *response.mutable_workload()->mutable_metadata()->mutable_creation_timestamp() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(txn.now()));
-  // "If I submit this now, when would it start?"
-  TOLLGATE_ASSIGN_OR_RETURN(
-      core::StartEstimate estimate,
-      core::EstimateSubmission(txn.state(), wl.spec, txn.now(), start_estimates_.options()));
-  StartEstimateToProto(estimate, txn.read_revision(), response.mutable_start_estimate());
+  // "If I submit this now, when would it start?": answered by the caller after the operation,
+  // from a snapshot, so the forward simulation does not run on the executor thread.
+  if (estimate != nullptr) {
+    const core::ClusterState& state = txn.state();
+    *estimate =
+        SubmissionEstimate{start_estimates_.Snapshot(state, txn.read_revision(),
+                                                     !state.HasUncommittedChanges(), txn.now()),
+                           wl.spec, txn.read_revision()};
+  }
   return response;
 }
 
 absl::StatusOr<v1::SubmitResponse> TollgateApi::Submit(const v1::SubmitRequest& request) {
-  return Await(SubmitOperation(request));
+  if (!request.dry_run()) return Await(SubmitOperation(request, nullptr));
+  std::optional<SubmissionEstimate> estimate;
+  absl::StatusOr<v1::SubmitResponse> response = Await(SubmitOperation(request, &estimate));
+  if (!response.ok() || !estimate.has_value()) return response;
+  TOLLGATE_ASSIGN_OR_RETURN(
+      core::StartEstimate e,
+      core::EstimateSubmission(*estimate->snapshot, estimate->spec, start_estimates_.options()));
+  StartEstimateToProto(e, estimate->revision, response->mutable_start_estimate());
+  return response;
 }
 
 void TollgateApi::SubmitAsync(const v1::SubmitRequest& request, Done<v1::SubmitResponse> done) {
-  Dispatch(SubmitOperation(request), std::move(done));
+  // A dry run's estimate is computed on the calling thread after the executor's part, so it is
+  // answered as the blocking call is: it never holds the executor thread.
+  if (request.dry_run()) return done(Submit(request));
+  Dispatch(SubmitOperation(request, nullptr), std::move(done));
 }
 
 absl::StatusOr<v1::AdmitResponse> TollgateApi::Admit(const v1::AdmitRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
-  return executor_.Run<v1::AdmitResponse>([&](AdmissionExecutor::Txn& txn)
-                                              -> absl::StatusOr<v1::AdmitResponse> {
-    TOLLGATE_ASSIGN_OR_RETURN(core::AdmitNowResult result, txn.AdmitNow(key, request.dry_run()));
-    v1::AdmitResponse response;
-    switch (result.outcome) {
-      case core::AdmitNowResult::Outcome::kAdmitted:
-        response.set_outcome(v1::AdmitResponse::ADMITTED);
-        break;
-      case core::AdmitNowResult::Outcome::kPreempting:
-        response.set_outcome(v1::AdmitResponse::PREEMPTING);
-        break;
-      case core::AdmitNowResult::Outcome::kPending:
-        response.set_outcome(v1::AdmitResponse::PENDING);
-        break;
+  std::optional<StartEstimateCache::Ticket> ticket;
+  core::WorkloadId estimate_id = 0;
+  auto response = executor_.Run<v1::AdmitResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::AdmitResponse> {
+        ticket.reset();
+        TOLLGATE_ASSIGN_OR_RETURN(core::AdmitNowResult result,
+                                  txn.AdmitNow(key, request.dry_run()));
+        v1::AdmitResponse response;
+        switch (result.outcome) {
+          case core::AdmitNowResult::Outcome::kAdmitted:
+            response.set_outcome(v1::AdmitResponse::ADMITTED);
+            break;
+          case core::AdmitNowResult::Outcome::kPreempting:
+            response.set_outcome(v1::AdmitResponse::PREEMPTING);
+            break;
+          case core::AdmitNowResult::Outcome::kPending:
+            response.set_outcome(v1::AdmitResponse::PENDING);
+            break;
+        }
+        if (!result.admission.cluster_queue.empty()) {
+          v1::Workload scratch;
+          core::Workload holder;
+          holder.status.admission = result.admission;
+          WorkloadToProto(holder, &scratch);
+          *response.mutable_admission() = scratch.status().admission();
+        }
+        for (core::WorkloadId id : result.victims) {
+          const core::Workload* victim = txn.state().workload(id);
+          v1::WorkloadRef* ref = response.add_victims();
+          ref->set_namespace_(victim->spec.namespace_name);
+          ref->set_name(victim->spec.name);
+        }
+        response.set_message(result.message);
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        if (request.dry_run() && result.outcome == core::AdmitNowResult::Outcome::kPending) {
+          if (const core::Workload* wl = txn.state().FindWorkload(key)) {
+            estimate_id = wl->id;
+            ticket = EstimateTicket(txn);
+          }
+        }
+        return response;
+      });
+  // Computed here, on the caller's thread, not on the executor's.
+  if (response.ok() && ticket.has_value()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto estimates, start_estimates_.Resolve(*ticket));
+    auto it = estimates->by_id.find(estimate_id);
+    if (it != estimates->by_id.end()) {
+      StartEstimateToProto(it->second, ticket->revision, response->mutable_start_estimate());
     }
-    if (!result.admission.cluster_queue.empty()) {
-      v1::Workload scratch;
-      core::Workload holder;
-      holder.status.admission = result.admission;
-      WorkloadToProto(holder, &scratch);
-      *response.mutable_admission() = scratch.status().admission();
-    }
-    for (core::WorkloadId id : result.victims) {
-      const core::Workload* victim = txn.state().workload(id);
-      v1::WorkloadRef* ref = response.add_victims();
-      ref->set_namespace_(victim->spec.namespace_name);
-      ref->set_name(victim->spec.name);
-    }
-    response.set_message(result.message);
-    TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
-                              WorkloadByKey(txn.state(), key, txn.commit_revision()));
-    if (request.dry_run() && result.outcome == core::AdmitNowResult::Outcome::kPending) {
-      TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
-      const core::Workload* wl = txn.state().FindWorkload(key);
-      auto it = wl == nullptr ? estimates->by_id.end() : estimates->by_id.find(wl->id);
-      if (it != estimates->by_id.end()) {
-        StartEstimateToProto(it->second, txn.read_revision(), response.mutable_start_estimate());
-      }
-    }
-    return response;
-  });
+  }
+  return response;
 }
 
 absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOperation(
@@ -414,7 +440,7 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
   const std::string key = KeyOf(request.workload());
   return executor_.Run<v1::ReportPodsReadyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportPodsReadyResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.SetPodsReady(key));
+        TOLLGATE_RETURN_IF_ERROR(txn.SetPodsReady(key, !request.has_ready() || request.ready()));
         v1::ReportPodsReadyResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -482,8 +508,12 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
   const std::optional<WorkloadName> after =
       token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))
                         : std::nullopt;
-  return executor_.Run<v1::ListWorkloadsResponse>(
+  std::optional<StartEstimateCache::Ticket> ticket;
+  std::vector<std::pair<core::WorkloadId, std::string>> estimate_ids;
+  auto listed = executor_.Run<v1::ListWorkloadsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListWorkloadsResponse> {
+        ticket.reset();
+        estimate_ids.clear();
         const core::ClusterState& state = txn.state();
         const bool any_namespace = request.namespace_().empty();
         // Whether a change to this workload could alter what the rest of the listing shows.
@@ -548,13 +578,8 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           }
         }
         if (request.include_start_estimates()) {
-          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
-          for (size_t i = 0; i < taken; ++i) {
-            auto it = estimates->by_id.find(rest[i]->id);
-            if (it == estimates->by_id.end()) continue;
-            StartEstimateToProto(it->second, txn.read_revision(),
-                                 &(*response.mutable_start_estimates())[rest[i]->Key()]);
-          }
+          ticket = EstimateTicket(txn);
+          for (size_t i = 0; i < taken; ++i) estimate_ids.emplace_back(rest[i]->id, rest[i]->Key());
         }
         response.set_revision(revision);
         const int64_t remaining = static_cast<int64_t>(rest.size() - taken);
@@ -569,6 +594,17 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
         }
         return response;
       });
+  // Computed here, on the caller's thread, not on the executor's.
+  if (listed.ok() && ticket.has_value()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto estimates, start_estimates_.Resolve(*ticket));
+    for (const auto& [id, key] : estimate_ids) {
+      auto it = estimates->by_id.find(id);
+      if (it == estimates->by_id.end()) continue;
+      StartEstimateToProto(it->second, ticket->revision,
+                           &(*listed->mutable_start_estimates())[key]);
+    }
+  }
+  return listed;
 }
 
 absl::Status TollgateApi::CheckWatchStart(const v1::WatchRequest& request) const {
@@ -843,8 +879,12 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
   if (!request.continue_token().empty()) {
     TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
   }
-  return executor_.Run<v1::ListPendingWorkloadsResponse>(
+  std::optional<StartEstimateCache::Ticket> ticket;
+  std::vector<core::WorkloadId> estimate_ids;
+  auto listed = executor_.Run<v1::ListPendingWorkloadsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListPendingWorkloadsResponse> {
+        ticket.reset();
+        estimate_ids.clear();
         const core::ClusterState& state = txn.state();
         std::string cluster_queue = request.cluster_queue();
         if (by_cluster_queue) {
@@ -926,14 +966,8 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
           item->set_message(wl->status.pending_message);
         }
         if (request.include_start_estimates() && end > begin) {
-          TOLLGATE_ASSIGN_OR_RETURN(auto estimates, StartEstimatesFor(txn));
-          for (size_t i = begin; i < end; ++i) {
-            auto it = estimates->by_id.find(positions[i].id);
-            if (it == estimates->by_id.end()) continue;
-            StartEstimateToProto(
-                it->second, txn.read_revision(),
-                response.mutable_items(static_cast<int>(i - begin))->mutable_start_estimate());
-          }
+          ticket = EstimateTicket(txn);
+          for (size_t i = begin; i < end; ++i) estimate_ids.push_back(positions[i].id);
         }
         response.set_revision(revision);
         const int64_t remaining = static_cast<int64_t>(positions.size() - end);
@@ -948,6 +982,17 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
         }
         return response;
       });
+  // Computed here, on the caller's thread, not on the executor's.
+  if (listed.ok() && ticket.has_value()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto estimates, start_estimates_.Resolve(*ticket));
+    for (size_t i = 0; i < estimate_ids.size(); ++i) {
+      auto it = estimates->by_id.find(estimate_ids[i]);
+      if (it == estimates->by_id.end()) continue;
+      StartEstimateToProto(it->second, ticket->revision,
+                           listed->mutable_items(static_cast<int>(i))->mutable_start_estimate());
+    }
+  }
+  return listed;
 }
 
 absl::StatusOr<v1::CohortBreakdown> TollgateApi::GetCohortBreakdown(
@@ -991,11 +1036,10 @@ absl::StatusOr<v1::CohortBreakdown> TollgateApi::GetCohortBreakdown(
       });
 }
 
-absl::StatusOr<std::shared_ptr<const core::StartEstimates>> TollgateApi::StartEstimatesFor(
-    AdmissionExecutor::Txn& txn) {
+StartEstimateCache::Ticket TollgateApi::EstimateTicket(AdmissionExecutor::Txn& txn) {
   const core::ClusterState& state = txn.state();
-  return start_estimates_.Get(state, txn.read_revision(), !state.HasUncommittedChanges(),
-                              txn.now());
+  return start_estimates_.Prepare(state, txn.read_revision(), !state.HasUncommittedChanges(),
+                                  txn.now());
 }
 
 }  // namespace tollgate::services

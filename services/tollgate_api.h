@@ -90,12 +90,22 @@ class TollgateApi {
   // the non-blocking variant of a call.
   template <typename T>
   using Operation = std::function<absl::StatusOr<T>(AdmissionExecutor::Txn&)>;
-  absl::StatusOr<Operation<v1::SubmitResponse>> SubmitOperation(const v1::SubmitRequest& request);
+  // A dry run's start estimate, made by the caller after the operation: what it reads.
+  struct SubmissionEstimate {
+    std::shared_ptr<const core::EstimateSnapshot> snapshot;
+    core::WorkloadSpec spec;
+    int64_t revision = 0;
+  };
+  // `estimate` (a dry run's, may be null) is set by the operation when there is one to make;
+  // it must outlive the operation.
+  absl::StatusOr<Operation<v1::SubmitResponse>> SubmitOperation(
+      const v1::SubmitRequest& request, std::optional<SubmissionEstimate>* estimate);
   absl::StatusOr<Operation<v1::FinishResponse>> FinishOperation(const v1::FinishRequest& request);
   // A dry-run Submit's answer: what would be stored, nothing changed.
   absl::StatusOr<v1::SubmitResponse> PreviewSubmit(AdmissionExecutor::Txn& txn,
                                                    const core::WorkloadSpec& spec,
-                                                   const std::string& uid) const;
+                                                   const std::string& uid,
+                                                   std::optional<SubmissionEstimate>* estimate);
   // Runs a prepared operation (or reports why it could not be prepared), blocking or not.
   template <typename T>
   absl::StatusOr<T> Await(absl::StatusOr<Operation<T>> op) {
@@ -126,12 +136,12 @@ class TollgateApi {
   // batch. Executor thread only.
   WorkloadUids uids_;
   int64_t uid_sequence_ = 0;
-  // Start-time estimates, cached per revision (services/start_estimates.h). Executor thread
-  // only.
+  // Start-time estimates, cached per revision (services/start_estimates.h): an operation takes
+  // a ticket on the executor thread, the calling thread resolves it after the operation.
   StartEstimateCache start_estimates_;
-  // The estimates of the state an operation sees, from the cache when it is current.
-  absl::StatusOr<std::shared_ptr<const core::StartEstimates>> StartEstimatesFor(
-      AdmissionExecutor::Txn& txn);
+  // What the estimates of the state an operation sees need: the cached ones when current, else
+  // a snapshot. Executor thread only.
+  StartEstimateCache::Ticket EstimateTicket(AdmissionExecutor::Txn& txn);
 };
 
 }  // namespace tollgate::services

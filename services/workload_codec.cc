@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -330,6 +331,11 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   TOLLGATE_ASSIGN_OR_RETURN(history.last_checkpoint_time,
                             TimeFromProto(r, "status.lastCheckpointTime",
                                           s.has_last_checkpoint_time(), s.last_checkpoint_time()));
+  if (s.has_submitted_controls()) {
+    const v1::SubmittedControls& c = s.submitted_controls();
+    history.submitted_controls = core::SubmittedControls{
+        c.active(), c.has_priority() ? std::optional<int32_t>(c.priority()) : std::nullopt};
+  }
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -457,6 +463,13 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   for (absl::Time t : history.recent_preemptions) TimeToProto(t, ps->add_recent_preemptions());
   if (history.last_checkpoint_time != absl::InfinitePast()) {
     TimeToProto(history.last_checkpoint_time, ps->mutable_last_checkpoint_time());
+  }
+  if (history.submitted_controls.has_value()) {
+    v1::SubmittedControls* c = ps->mutable_submitted_controls();
+    c->set_active(history.submitted_controls->active);
+    if (history.submitted_controls->priority.has_value()) {
+      c->set_priority(*history.submitted_controls->priority);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -31,6 +32,10 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view f
 bool IsConnectionError(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+bool IsStatusMessage(const grpc::Status& status, grpc::StatusCode code, absl::string_view text) {
+  return status.error_code() == code && absl::StrContains(status.error_message(), text);
 }
 
 std::string StripScheme(absl::string_view endpoint) {
@@ -74,6 +79,16 @@ absl::Status EtcdStatus(const grpc::Status& status, absl::string_view what,
   }
 }
 
+bool IsStaleEtcdToken(const grpc::Status& status) {
+  // etcd's ErrGRPCInvalidAuthToken (expired, or unknown to the member), ErrGRPCAuthOldRevision
+  // (issued before a change to users or roles) and ErrGRPCUserEmpty (no token at all). All are
+  // refused before anything applies.
+  return status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+         IsStatusMessage(status, grpc::StatusCode::INVALID_ARGUMENT,
+                         "revision of auth store is old") ||
+         IsStatusMessage(status, grpc::StatusCode::INVALID_ARGUMENT, "user name is empty");
+}
+
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
     const EtcdConnectionOptions& options) {
   if (options.endpoints.empty()) {
@@ -86,6 +101,13 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
   if (options.rpc_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("etcd rpc_timeout must be positive, got ",
                                                    absl::FormatDuration(options.rpc_timeout)));
+  }
+  if (!options.user.empty() && options.password.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("etcd user \"", options.user, "\": the password is empty"));
+  }
+  if (options.user.empty() && !options.password.empty()) {
+    return absl::InvalidArgumentError("etcd password given without a user");
   }
   bool tls = !options.ca_file.empty() || !options.cert_file.empty();
   for (const std::string& endpoint : options.endpoints) {
@@ -126,9 +148,83 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
     e.kv = etcdserverpb::KV::NewStub(e.channel);
     e.lease = etcdserverpb::Lease::NewStub(e.channel);
     e.watch = etcdserverpb::Watch::NewStub(e.channel);
+    e.auth = etcdserverpb::Auth::NewStub(e.channel);
     client->endpoints_.push_back(std::move(e));
   }
+  if (!options.user.empty()) {
+    // A wrong password or user is a configuration error: say so now rather than have every
+    // later call fail. An etcd that cannot be reached yet is not: it may come up later.
+    absl::Status authenticated = client->Authenticate();
+    if (!authenticated.ok() && !absl::IsUnavailable(authenticated)) return authenticated;
+  }
   return client;
+}
+
+void EtcdClient::Shutdown() {
+  absl::MutexLock lock(&calls_mu_);
+  shut_down_ = true;
+  for (grpc::ClientContext* context : calls_) context->TryCancel();
+}
+
+absl::Status EtcdClient::Track(grpc::ClientContext* context) {
+  absl::MutexLock lock(&calls_mu_);
+  if (shut_down_) return absl::CancelledError("etcd client shut down (stepping down)");
+  calls_.insert(context);
+  return absl::OkStatus();
+}
+
+void EtcdClient::Untrack(grpc::ClientContext* context) {
+  absl::MutexLock lock(&calls_mu_);
+  calls_.erase(context);
+}
+
+absl::Status EtcdClient::Authenticate() {
+  if (options_.user.empty()) return absl::OkStatus();
+  // WithRetries authorizes each try before the call, so a call that does nothing authenticates
+  // (across members, within rpc_timeout).
+  return WithRetries("Authenticate", /*retry=*/true,
+                     [](Endpoint&, grpc::ClientContext&) { return grpc::Status::OK; });
+}
+
+absl::StatusOr<std::string> EtcdClient::Authorize(Endpoint& endpoint, grpc::ClientContext& context,
+                                                  absl::Time deadline) {
+  if (options_.user.empty()) return std::string();
+  std::string token;
+  {
+    absl::MutexLock lock(&token_mu_);
+    token = token_;
+  }
+  if (token.empty()) {
+    etcdserverpb::AuthenticateRequest request;
+    request.set_name(options_.user);
+    request.set_password(options_.password);
+    etcdserverpb::AuthenticateResponse response;
+    grpc::ClientContext auth_context;
+    auth_context.set_deadline(absl::ToChronoTime(deadline));
+    if (absl::Status tracked = Track(&auth_context); !tracked.ok()) return tracked;
+    const grpc::Status status = endpoint.auth->Authenticate(&auth_context, request, &response);
+    Untrack(&auth_context);
+    if (!status.ok()) {
+      if (IsConnectionError(status) || status.error_code() == grpc::StatusCode::CANCELLED) {
+        return EtcdStatus(status, absl::StrCat("Authenticate as \"", options_.user, "\""),
+                          endpoint.address);
+      }
+      return absl::UnauthenticatedError(absl::StrCat("etcd refused authentication as user \"",
+                                                     options_.user, "\" at ", endpoint.address,
+                                                     ": ", status.error_message()));
+    }
+    token = response.token();
+    absl::MutexLock lock(&token_mu_);
+    token_ = token;
+  }
+  context.AddMetadata("token", token);
+  return token;
+}
+
+void EtcdClient::DropToken(const std::string& token) {
+  absl::MutexLock lock(&token_mu_);
+  // Another thread may already have replaced it with a good one.
+  if (token_ == token) token_.clear();
 }
 
 EtcdClient::Endpoint& EtcdClient::Pick() {
@@ -161,14 +257,30 @@ absl::Status EtcdClient::WithRetries(absl::string_view what, bool retry, Call ca
   const absl::Time deadline = absl::Now() + options_.rpc_timeout;
   absl::Duration backoff = absl::Milliseconds(20);
   absl::Status last;
+  bool token_renewed = false;
   while (true) {
     Endpoint& endpoint = Pick();
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(deadline));
-    const grpc::Status status = call(endpoint, context);
-    if (status.ok()) return absl::OkStatus();
-    last = EtcdStatus(status, what, endpoint.address);
-    if (!retry || !IsConnectionError(status)) return last;
+    if (absl::Status tracked = Track(&context); !tracked.ok()) return tracked;
+    absl::StatusOr<std::string> token = Authorize(endpoint, context, deadline);
+    if (token.ok()) {
+      const grpc::Status status = call(endpoint, context);
+      Untrack(&context);
+      if (status.ok()) return absl::OkStatus();
+      if (!options_.user.empty() && IsStaleEtcdToken(status) && !token_renewed) {
+        // Refused before anything applied (even a write): authenticate again and resend, once.
+        DropToken(*token);
+        token_renewed = true;
+        continue;
+      }
+      last = EtcdStatus(status, what, endpoint.address);
+      if (!retry || !IsConnectionError(status)) return last;
+    } else {
+      Untrack(&context);
+      last = token.status();
+      if (!retry || !absl::IsUnavailable(last)) return last;
+    }
     MoveOn(endpoint);
     if (absl::Now() + backoff >= deadline) return last;
     absl::SleepFor(backoff);
@@ -269,12 +381,25 @@ absl::Status EtcdClient::LeaseRevoke(int64_t lease_id) {
 absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchOnce(absl::string_view key,
                                                                  int64_t from_revision,
                                                                  absl::Duration timeout) {
+  return WatchRangeOnce(key, "", from_revision, timeout);
+}
+
+absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchRangeOnce(absl::string_view key,
+                                                                      absl::string_view range_end,
+                                                                      int64_t from_revision,
+                                                                      absl::Duration timeout) {
   Endpoint& endpoint = Pick();
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const absl::Time deadline = absl::Now() + timeout;
+  context.set_deadline(absl::ToChronoTime(deadline));
+  if (absl::Status tracked = Track(&context); !tracked.ok()) return tracked;
+  absl::Cleanup untrack = [this, &context] { Untrack(&context); };
+  absl::StatusOr<std::string> token = Authorize(endpoint, context, deadline);
+  if (!token.ok()) return token.status();
   auto stream = endpoint.watch->Watch(&context);
   etcdserverpb::WatchRequest request;
   request.mutable_create_request()->set_key(std::string(key));
+  if (!range_end.empty()) request.mutable_create_request()->set_range_end(std::string(range_end));
   request.mutable_create_request()->set_start_revision(from_revision);
   std::vector<mvccpb::Event> events;
   if (stream->Write(request)) {
@@ -300,6 +425,11 @@ absl::StatusOr<std::vector<mvccpb::Event>> EtcdClient::WatchOnce(absl::string_vi
       finished.error_code() == grpc::StatusCode::CANCELLED || finished.ok()) {
     return absl::DeadlineExceededError(
         absl::StrCat("no change to ", key, " within ", absl::FormatDuration(timeout)));
+  }
+  if (IsStaleEtcdToken(finished)) {
+    // The caller retries; the next try authenticates again.
+    DropToken(*token);
+    return EtcdStatus(finished, "Watch", endpoint.address);
   }
   MoveOn(endpoint);
   return EtcdStatus(finished, "Watch", endpoint.address);

@@ -489,6 +489,23 @@ absl::StatusOr<std::unique_ptr<StoreSnapshot>> EtcdStore::TakeSnapshot() const {
   return std::unique_ptr<StoreSnapshot>(new Snapshot(*this, *std::move(point)));
 }
 
+absl::StatusOr<EtcdStore::ReadAllPoint> EtcdStore::ReadAll(
+    const std::function<void(absl::string_view key, absl::string_view value)>& visit) const {
+  absl::StatusOr<ReadPoint> point = ReadMeta({}, nullptr);
+  if (!point.ok()) return point.status();
+  // Pinned like a snapshot: this process's own compaction must not pass the point mid-read.
+  Pin(point->etcd_revision);
+  absl::StatusOr<int64_t> visited = ScanAt(*point, "", "", std::numeric_limits<int64_t>::max(),
+                                           [&](absl::string_view key, absl::string_view value) {
+                                             visit(key, value);
+                                             return true;
+                                           });
+  Unpin(point->etcd_revision);
+  if (!visited.ok()) return visited.status();
+  return ReadAllPoint{point->etcd_revision, point->revision, point->compacted,
+                      point->staged != nullptr};
+}
+
 void EtcdStore::Pin(int64_t etcd_revision) const {
   absl::MutexLock lock(&pins_mu_);
   pins_.insert(etcd_revision);

@@ -93,6 +93,20 @@ class EtcdStore : public Store {
   // `timeout` passes; returns the committed revision then (DEADLINE_EXCEEDED when none came).
   // Followers call it, then ReadChanges(after_revision, ...), in a loop.
   absl::StatusOr<int64_t> WaitForCommit(int64_t after_revision, absl::Duration timeout) const;
+  // Where a full read (ReadAll) stood: the etcd revision it read at, the Tollgate revision and
+  // change-log compaction point there, and whether a large commit was still being applied then
+  // (its content is laid over the keys read, as for any read).
+  struct ReadAllPoint {
+    int64_t etcd_revision = 0;
+    int64_t revision = 0;
+    int64_t compacted = 0;
+    bool staged = false;
+  };
+  // Visits every state key and value, in key order, at one etcd revision, and returns that
+  // point: a warm follower (storage/etcd_mirror.h) loads this once and then follows etcd's Watch
+  // from point.etcd_revision + 1.
+  absl::StatusOr<ReadAllPoint> ReadAll(
+      const std::function<void(absl::string_view key, absl::string_view value)>& visit) const;
   // The connection, for leader election on the same etcd (leases, the leadership key).
   EtcdClient& client() const { return *client_; }
   const std::string& key_prefix() const { return options_.key_prefix; }

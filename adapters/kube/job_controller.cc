@@ -275,9 +275,13 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
             StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
                                                 wl->status().admission().cluster_queue())));
         TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
-        if (!wl->status().pods_ready() && translator.PodsReady(current, *wl)) {
+        // Ready, or ready no more: a pod of a running job failed and its replacement is awaited
+        // (waitForPodsReady.recoveryTimeout runs from that report).
+        const bool ready_now = translator.PodsReady(current, *wl);
+        if (wl->status().pods_ready() != ready_now) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
+          if (!ready_now) request.set_ready(false);
           absl::Status ready = admission_.ReportPodsReady(request).status();
           // The workload may have been evicted since we read it; the next pass sees that.
           if (!ready.ok() && !absl::IsFailedPrecondition(ready)) return ready;

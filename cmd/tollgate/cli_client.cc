@@ -103,6 +103,7 @@ std::unique_ptr<CliClient::Endpoint> CliClient::NewEndpoint(std::string target) 
   endpoint->visibility = v1::VisibilityService::NewStub(endpoint->channel);
   endpoint->auth = v1::AuthService::NewStub(endpoint->channel);
   endpoint->info = v1::InfoService::NewStub(endpoint->channel);
+  endpoint->admin = v1::AdminService::NewStub(endpoint->channel);
   return endpoint;
 }
 
@@ -377,6 +378,12 @@ absl::StatusOr<v1::SchedulerConfiguration> CliClient::GetConfiguration() {
       [&](Endpoint& e, grpc::ClientContext* c, v1::SchedulerConfiguration* r) {
         return e.info->GetConfiguration(c, v1::GetConfigurationRequest(), r);
       });
+}
+
+absl::StatusOr<v1::BackupResponse> CliClient::Backup(const v1::BackupRequest& request) {
+  return Unary<v1::BackupResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::BackupResponse* r) {
+    return e.admin->Backup(c, request, r);
+  });
 }
 
 absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(

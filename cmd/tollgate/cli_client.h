@@ -114,6 +114,8 @@ class CliClient {
   absl::StatusOr<v1::BuildInfo> GetBuildInfo();
   // The server's effective scheduler configuration (InfoService).
   absl::StatusOr<v1::SchedulerConfiguration> GetConfiguration();
+  // A checkpoint of the live store into a directory on the server's machine (AdminService).
+  absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
 
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
@@ -133,6 +135,7 @@ class CliClient {
     std::unique_ptr<v1::VisibilityService::Stub> visibility;
     std::unique_ptr<v1::AuthService::Stub> auth;
     std::unique_ptr<v1::InfoService::Stub> info;
+    std::unique_ptr<v1::AdminService::Stub> admin;
   };
 
   template <typename Response, typename Call>

@@ -247,6 +247,17 @@ const std::vector<Command>& Commands() {
        {{"client", 0, "", "only the client's version"}},
        RunVersion,
        true},
+      {"admin",
+       "admin backup --to=DIR",
+       "Back up the running tollgated's store (admin role).",
+       "backup: tollgated writes a consistent checkpoint of its live RocksDB store into DIR, an\n"
+       "absolute path on the server's machine that must not exist yet (its parent must). It\n"
+       "holds every write acknowledged up to the revision printed. Restore it into a new data\n"
+       "dir with `tollgated restore --from=DIR --data-dir=NEW` (docs/operations.md). With the\n"
+       "etcd store, use `etcdctl snapshot save` instead.\n",
+       {{"to", 0, "DIR", "the directory to create on the server's machine (required)"}},
+       RunAdmin,
+       true},
       {"auth",
        kAuthSynopsis,
        "Show who tollgated thinks you are, or whether you may do something.",

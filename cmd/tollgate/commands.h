@@ -7,6 +7,7 @@
 //   apply_command.cc      apply, submit, diff
 //   workload_commands.cc  admit, finish, preempt, checkpoint, delete
 //   version_command.cc    version
+//   admin_command.cc      admin backup
 //   config_command.cc     get config
 //   completion_command.cc completion, __complete
 // cli_commands.cc holds the command table and the dispatch.
@@ -34,6 +35,7 @@ int RunDeactivate(Session& s, const ParsedFlags& args);
 int RunActivate(Session& s, const ParsedFlags& args);
 int RunReprioritize(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
+int RunAdmin(Session& s, const ParsedFlags& args);
 // `get config`: called by RunGet.
 int RunGetConfig(Session& s, const ParsedFlags& args);
 int RunCompletion(Session& s, const ParsedFlags& args);

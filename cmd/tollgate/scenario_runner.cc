@@ -134,6 +134,13 @@ class Run {
           *request.mutable_workload() = ref;
           return api_.ReportPodsReady(request).status();
         });
+      case StepKind::kPodsNotReady:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::ReportPodsReadyRequest request;
+          *request.mutable_workload() = ref;
+          request.set_ready(false);
+          return api_.ReportPodsReady(request).status();
+        });
       case StepKind::kExpect:
         return Expect(step.expect);
       case StepKind::kPreempt:

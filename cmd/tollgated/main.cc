@@ -37,6 +37,7 @@
 #include "cmd/flags/command_line.h"
 #include "cmd/log/json_log.h"
 #include "cmd/signals/stop_signals.h"
+#include "cmd/tollgated/admin_service.h"
 #include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/replica.h"
@@ -93,14 +94,20 @@ Flags:
                               lost and bumps the store epoch so watchers re-list)
   --change-log-retention=N    change-log revisions kept for Watch (default 10000; 0 keeps all);
                               a Watch from an older revision gets OUT_OF_RANGE and re-lists
+  --change-log-retention-age=DURATION  and none older than this (default 24h; 0 keeps any
+                              age); history is bounded by both
 
 Replicated on etcd (docs/ha.md):
   --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
   --etcd-endpoints=H:P[,...]  etcd members' client addresses (tried in turn when one fails)
   --etcd-ca=FILE --etcd-cert=FILE --etcd-key=FILE   TLS (and client certificate) to etcd
+  --etcd-user=NAME --etcd-password-file=FILE        etcd user/password authentication (the
+                              file holds the password; a trailing newline is ignored)
   --etcd-prefix=PREFIX        key prefix of this Tollgate in etcd (default /tollgate/)
   --lease-ttl=DURATION        leader lease; a dead leader is replaced within about this long
                               (default 10s, whole seconds, at least 1s)
+  --warm-followers=BOOL       followers keep the state in memory, following etcd, so a
+                              promotion needs no reload (default true)
   --advertise=HOST:PORT       the address other replicas send clients to (default: the bound
                               --listen address)
 )";
@@ -121,14 +128,19 @@ struct Flags {
   SecurityFlags security;
   bool accept_data_loss = false;
   int64_t change_log_retention = 10000;
+  absl::Duration change_log_retention_age = absl::Hours(24);
   // "rocksdb" or "etcd".
   std::string store = "rocksdb";
   std::string etcd_endpoints;
   std::string etcd_ca;
   std::string etcd_cert;
   std::string etcd_key;
+  std::string etcd_user;
+  std::string etcd_password_file;
   std::string etcd_prefix = "/tollgate/";
   absl::Duration lease_ttl = absl::Seconds(10);
+  // Followers keep a warm copy of the state (docs/ha.md); off: a promotion loads from etcd.
+  bool warm_followers = true;
   std::string advertise;
   // "" (serve), "backup" or "restore".
   std::string command;
@@ -200,6 +212,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
             return absl::InvalidArgumentError(absl::StrCat(
                 "--change-log-retention: want a revision count >= 0, got \"", value, "\""));
           }
+        } else if (flag.name == "change-log-retention-age") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.change_log_retention_age,
+                                    flag.Duration(/*allow_zero=*/true));
         } else if (flag.name == "store") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.store, flag.String());
           if (flags.store != "rocksdb" && flags.store != "etcd") {
@@ -214,6 +229,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_cert, flag.String());
         } else if (flag.name == "etcd-key") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_key, flag.String());
+        } else if (flag.name == "etcd-user") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_user, flag.String());
+        } else if (flag.name == "etcd-password-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_password_file, flag.String());
         } else if (flag.name == "etcd-prefix") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.etcd_prefix, flag.String());
         } else if (flag.name == "lease-ttl") {
@@ -224,6 +243,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                 absl::StrCat("--lease-ttl: etcd leases count whole seconds, want 1s or more, got ",
                              absl::FormatDuration(flags.lease_ttl)));
           }
+        } else if (flag.name == "warm-followers") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.warm_followers, flag.Bool());
         } else if (flag.name == "advertise") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.advertise, flag.String());
         } else if (flag.name == "to" && flags.command == "backup") {
@@ -248,9 +269,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat(
           flags.command, ": works on a RocksDB --data-dir; back etcd up with etcdctl snapshot"));
     }
-    if (!flags.metrics_listen.empty()) {
+    if (flags.etcd_user.empty() != flags.etcd_password_file.empty()) {
       return absl::InvalidArgumentError(
-          "--metrics-listen: not served with --store=etcd yet (docs/ha.md)");
+          "--etcd-user and --etcd-password-file go together (got only one)");
     }
     if (flags.etcd_prefix.empty() || flags.etcd_prefix.back() != '/') {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -580,6 +601,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   std::unique_ptr<Observability> observability;
   services::AdmissionExecutor::Options executor_options;
   executor_options.change_log_retention = flags.change_log_retention;
+  executor_options.change_log_retention_age = flags.change_log_retention_age;
   if (!flags.metrics_listen.empty()) {
     observability = Observability::Create(tollgate::build_info::Current().version);
     executor_options.observer = observability->executor_observer();
@@ -609,6 +631,14 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
   InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
+  AdminGrpcService admin_service(
+      gate,
+      [&store](const std::string& dir) -> absl::StatusOr<int64_t> {
+        TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, store->Backup(dir));
+        Log("info", "online backup written", {{"to", dir}, {"revision", absl::StrCat(revision)}});
+        return revision;
+      },
+      store->Identity());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -631,6 +661,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   }
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
+  builder.RegisterService(&admin_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
@@ -656,7 +687,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
                                                     flags.security.client_ca));
     }
     absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
-                                                *store, gate, http_tls.get());
+                                                store.get(), gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
       serving = storage::WriteFileAtomically(flags.metrics_port_file,
                                              absl::StrCat(observability->port(), "\n"));
@@ -686,17 +717,11 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     }
     if (signal_number != SIGHUP) break;
     // Tokens and policy are re-read together; a bad file keeps the previous ones in force.
-    // Certificates need no signal: the TLS provider re-reads them every --tls-reload-interval.
-    absl::StatusOr<services::Authenticators> new_authenticators =
-        LoadAuthenticators(flags.security);
-    absl::StatusOr<std::shared_ptr<const auth::Authorizer>> new_policy = LoadPolicy(flags.security);
-    if (!new_authenticators.ok() || !new_policy.ok()) {
+    if (absl::Status reloaded = ReloadAccess(flags.security, gate); !reloaded.ok()) {
       Log("error", "reload failed; keeping the previous tokens and policy",
-          {{"error", (!new_authenticators.ok() ? new_authenticators.status() : new_policy.status())
-                         .ToString()}});
+          {{"error", reloaded.ToString()}});
       continue;
     }
-    gate.Configure(*std::move(new_authenticators), *std::move(new_policy));
     Log("info", "reloaded tokens, OIDC keys and policy");
   }
   Log("info", "stopping", {{"signal", strsignal(signal_number)}, {"listen", bound}});
@@ -716,18 +741,46 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   return absl::OkStatus();
 }
 
+// How to reach etcd: endpoints, TLS files, user and password (read from its file now).
+absl::StatusOr<storage::EtcdConnectionOptions> EtcdConnection(const Flags& flags) {
+  storage::EtcdConnectionOptions connection;
+  TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
+                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
+  connection.ca_file = flags.etcd_ca;
+  connection.cert_file = flags.etcd_cert;
+  connection.key_file = flags.etcd_key;
+  if (!flags.etcd_user.empty()) {
+    connection.user = flags.etcd_user;
+    absl::StatusOr<std::string> password = ReadFileToString(flags.etcd_password_file);
+    if (!password.ok()) {
+      return absl::Status(password.status().code(),
+                          absl::StrCat("--etcd-password-file: ", password.status().message()));
+    }
+    connection.password = std::string(absl::StripSuffix(absl::StripSuffix(*password, "\n"), "\r"));
+    if (connection.password.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--etcd-password-file=", flags.etcd_password_file, ": the file is empty"));
+    }
+  }
+  return connection;
+}
+
+// The store's options: the state under <etcd-prefix>store/.
+storage::EtcdStoreOptions EtcdStoreOptionsFor(const Flags& flags,
+                                              const storage::EtcdConnectionOptions& connection) {
+  storage::EtcdStoreOptions options;
+  options.connection = connection;
+  // Promotion loads every workload: keep the store's own per-call deadline, not the election's.
+  options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
+  return options;
+}
+
 // The leader's store: the state under <etcd-prefix>store/, every write conditional on the
 // leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
-absl::StatusOr<std::unique_ptr<storage::Store>> OpenFencedEtcdStore(
-    const Flags& flags, const services::ha::Leadership& leadership) {
-  storage::EtcdStoreOptions options;
-  TOLLGATE_ASSIGN_OR_RETURN(options.connection.endpoints,
-                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
-  options.connection.ca_file = flags.etcd_ca;
-  options.connection.cert_file = flags.etcd_cert;
-  options.connection.key_file = flags.etcd_key;
-  // Promotion loads every workload: keep the per-call deadline of a single tollgated.
-  options.key_prefix = absl::StrCat(flags.etcd_prefix, "store/");
+absl::StatusOr<std::unique_ptr<storage::EtcdStore>> OpenFencedEtcdStore(
+    const Flags& flags, const storage::EtcdConnectionOptions& connection,
+    const services::ha::Leadership& leadership) {
+  const storage::EtcdStoreOptions options = EtcdStoreOptionsFor(flags, connection);
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(options));
   store->SetFence(storage::EtcdFence{leadership.key, leadership.create_revision});
@@ -757,23 +810,40 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.config = configuration.scheduler;
   options.described_configuration = DescribeConfiguration(configuration);
   options.executor_options.change_log_retention = flags.change_log_retention;
+  options.executor_options.change_log_retention_age = flags.change_log_retention_age;
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;
+  options.metrics_listen = flags.metrics_listen;
+  options.metrics_port_file = flags.metrics_port_file;
+  options.version = tollgate::build_info::Current().version;
+  // HTTPS for --metrics-listen from the gRPC port's files, as a single tollgated does.
+  std::unique_ptr<web::TlsFiles> http_tls;
+  if (!flags.metrics_listen.empty() && !flags.security.tls_cert.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(http_tls,
+                              web::TlsFiles::Load(flags.security.tls_cert, flags.security.tls_key,
+                                                  flags.security.client_ca));
+  }
+  options.http_tls = http_tls.get();
 
-  storage::EtcdConnectionOptions connection;
-  TOLLGATE_ASSIGN_OR_RETURN(connection.endpoints,
-                            storage::ParseEtcdEndpoints(flags.etcd_endpoints));
-  connection.ca_file = flags.etcd_ca;
-  connection.cert_file = flags.etcd_cert;
-  connection.key_file = flags.etcd_key;
+  TOLLGATE_ASSIGN_OR_RETURN(const storage::EtcdConnectionOptions store_connection,
+                            EtcdConnection(flags));
+  storage::EtcdConnectionOptions election_connection = store_connection;
   // A renewal stuck on one member must leave time to try another before the lease runs out.
-  connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  election_connection.rpc_timeout = std::min(absl::Seconds(5), flags.lease_ttl / 4);
+  // Authenticates now when --etcd-user is set: a refused password stops the start here.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdClient> etcd,
-                            storage::EtcdClient::Connect(connection));
+                            storage::EtcdClient::Connect(election_connection));
   options.etcd = etcd.get();
-  options.open_store = [&flags](const services::ha::Leadership& leadership) {
-    return OpenFencedEtcdStore(flags, leadership);
+  options.open_store = [&flags, &store_connection](const services::ha::Leadership& leadership) {
+    return OpenFencedEtcdStore(flags, store_connection, leadership);
   };
+  if (flags.warm_followers) {
+    // A follower's warm copy reads the same store, unfenced (it never writes).
+    options.open_follower_store =
+        [&flags, &store_connection]() -> absl::StatusOr<std::unique_ptr<storage::EtcdStore>> {
+      return storage::EtcdStore::Open(EtcdStoreOptionsFor(flags, store_connection));
+    };
+  }
   options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {
     absl::Status applied = ApplyManifests(flags.manifests, api);
     // An earlier leader already submitted the manifests' workloads.

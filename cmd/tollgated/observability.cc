@@ -27,29 +27,31 @@ Observability::GrpcInterceptors() {
 
 absl::Status Observability::Serve(const std::string& host, int port, services::TollgateApi& api,
                                   services::AdmissionExecutor& executor,
-                                  const storage::RocksDbStore& store, services::AccessGate& gate,
+                                  const storage::RocksDbStore* rocksdb, services::AccessGate& gate,
                                   web::TlsFiles* tls) {
   services::RegisterStateMetrics(registry_, executor);
-  registry_.AddCollector([&store](metrics::TextWriter& w) {
-    const storage::RocksDbStore::EngineStats stats = store.engine_stats();
-    auto one = [&](const char* name, const char* help, metrics::MetricType type, double value) {
-      w.BeginFamily(name, help, type, {});
-      w.Sample({}, value);
-    };
-    one("tollgate_rocksdb_sst_bytes", "Size of RocksDB's table files, all column families.",
-        metrics::MetricType::kGauge, static_cast<double>(stats.sst_bytes));
-    one("tollgate_rocksdb_memtable_bytes", "Size of RocksDB's memtables, all column families.",
-        metrics::MetricType::kGauge, static_cast<double>(stats.memtable_bytes));
-    one("tollgate_rocksdb_live_data_bytes", "RocksDB's estimate of its live data.",
-        metrics::MetricType::kGauge, static_cast<double>(stats.live_data_bytes));
-    one("tollgate_rocksdb_write_stops_total",
-        "Times RocksDB stopped writes (too many memtables or level-0 files) since start.",
-        metrics::MetricType::kCounter, static_cast<double>(stats.stall_stops));
-    one("tollgate_rocksdb_write_slowdowns_total", "Times RocksDB slowed writes down since start.",
-        metrics::MetricType::kCounter, static_cast<double>(stats.stall_slowdowns));
-    one("tollgate_rocksdb_write_stopped", "1 while RocksDB stops writes.",
-        metrics::MetricType::kGauge, stats.write_stopped ? 1 : 0);
-  });
+  if (rocksdb != nullptr) {
+    registry_.AddCollector([rocksdb](metrics::TextWriter& w) {
+      const storage::RocksDbStore::EngineStats stats = rocksdb->engine_stats();
+      auto one = [&](const char* name, const char* help, metrics::MetricType type, double value) {
+        w.BeginFamily(name, help, type, {});
+        w.Sample({}, value);
+      };
+      one("tollgate_rocksdb_sst_bytes", "Size of RocksDB's table files, all column families.",
+          metrics::MetricType::kGauge, static_cast<double>(stats.sst_bytes));
+      one("tollgate_rocksdb_memtable_bytes", "Size of RocksDB's memtables, all column families.",
+          metrics::MetricType::kGauge, static_cast<double>(stats.memtable_bytes));
+      one("tollgate_rocksdb_live_data_bytes", "RocksDB's estimate of its live data.",
+          metrics::MetricType::kGauge, static_cast<double>(stats.live_data_bytes));
+      one("tollgate_rocksdb_write_stops_total",
+          "Times RocksDB stopped writes (too many memtables or level-0 files) since start.",
+          metrics::MetricType::kCounter, static_cast<double>(stats.stall_stops));
+      one("tollgate_rocksdb_write_slowdowns_total", "Times RocksDB slowed writes down since start.",
+          metrics::MetricType::kCounter, static_cast<double>(stats.stall_slowdowns));
+      one("tollgate_rocksdb_write_stopped", "1 while RocksDB stops writes.",
+          metrics::MetricType::kGauge, stats.write_stopped ? 1 : 0);
+    });
+  }
   registry_.AddCollector(&metrics::WriteProcessMetrics);
   dashboard_ =
       std::make_unique<web::DashboardApi>(api, [&executor] { return executor.revision(); });

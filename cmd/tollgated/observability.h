@@ -34,9 +34,9 @@ class Observability {
 
   // Registers the state, store and process collectors and starts the HTTP server, which
   // authenticates and authorizes through `gate` and serves HTTPS when `tls` is set (both must
-  // outlive Stop).
+  // outlive Stop). `rocksdb` (null on the etcd store) adds RocksDB's engine metrics.
   absl::Status Serve(const std::string& host, int port, services::TollgateApi& api,
-                     services::AdmissionExecutor& executor, const storage::RocksDbStore& store,
+                     services::AdmissionExecutor& executor, const storage::RocksDbStore* rocksdb,
                      services::AccessGate& gate, web::TlsFiles* tls);
   // Exposes how many Watch streams `hub` dropped; `hub` must outlive the registry's scrapes
   // (Stop first).

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "cmd/log/json_log.h"
+#include "cmd/tollgated/admin_service.h"
 #include "cmd/tollgated/info_service.h"
+#include "cmd/tollgated/observability.h"
 #include "core/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -23,6 +26,8 @@
 #include "services/real_clock.h"
 #include "services/store_identity_interceptor.h"
 #include "storage/atomic_file.h"
+#include "storage/etcd_mirror.h"
+#include "storage/warm_start_store.h"
 
 namespace tollgate {
 namespace {
@@ -59,6 +64,14 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& b
   return server;
 }
 
+// Where loading the state spent its time, for the promotion's log line.
+std::string LoadBreakdown(const services::AdmissionExecutor::LoadStats& stats) {
+  auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };
+  return absl::StrCat("config ", ms(stats.config), " ms, scan ", ms(stats.scan), " ms, parse ",
+                      ms(stats.parse_tail), " ms, sort ", ms(stats.sort), " ms, restore ",
+                      ms(stats.restore), " ms");
+}
+
 // Waits for the election's view to change or `stop`; returns the new view.
 services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElection& election,
                                                int64_t generation, const absl::Notification& stop) {
@@ -88,18 +101,53 @@ struct FollowerServer {
   std::unique_ptr<grpc::Server> server;
 };
 
-// The follower phase: serves until this replica leads or `stop`. Returns the server still
-// running, so the promotion can load the state while it keeps answering; `view` is the view
-// that ended the phase.
-absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
+// Binds the port (again) and serves health and the redirect on it.
+absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     const ReplicaOptions& options, Binding& binding,
-    const std::function<std::string()>& leader_address,
-    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
-    const absl::Notification& stop, services::ha::LeaderElection::View& view) {
+    const std::function<std::string()>& leader_address) {
   auto follower = std::make_unique<FollowerServer>(leader_address);
   grpc::ServerBuilder builder;
   builder.RegisterCallbackGenericService(&follower->redirect);
   TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
+  return follower;
+}
+
+// The follower phase: serves until this replica leads or `stop`. Returns the server still
+// running, so the promotion can load the state while it keeps answering; `view` is the view
+// that ended the phase. `follower`: the server a leader that stepped down started
+// already (null: start one). Loads the warm copy into `mirror` when it has none.
+absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
+    const ReplicaOptions& options, Binding& binding,
+    const std::function<std::string()>& leader_address,
+    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
+    const absl::Notification& stop, std::unique_ptr<storage::EtcdMirror>& mirror,
+    services::ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
+  if (follower == nullptr) {
+    TOLLGATE_ASSIGN_OR_RETURN(follower, StartFollowerServer(options, binding, leader_address));
+  }
+  // Warm before campaigning: a replica that would win now would otherwise load from etcd anyway,
+  // and one that waits its turn is then ready to take over without a reload.
+  if (mirror == nullptr && options.open_follower_store) {
+    absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> started =
+        [&]() -> absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> {
+      TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> read_store,
+                                options.open_follower_store());
+      return storage::EtcdMirror::Start(std::move(read_store));
+    }();
+    if (started.ok()) {
+      mirror = *std::move(started);
+      const storage::EtcdMirror::Stats stats = mirror->stats();
+      Log("info", "warm state loaded",
+          {{"revision", absl::StrCat(stats.revision)},
+           {"keys", absl::StrCat(stats.keys)},
+           {"load_ms", absl::StrCat(absl::ToInt64Milliseconds(stats.last_load))}});
+    } else {
+      // Not fatal: this replica can still lead, loading from etcd (the next follower phase
+      // tries again).
+      Log("warning", "warm state not loaded; a promotion will load from etcd",
+          {{"error", started.status().ToString()}});
+    }
+  }
   // Campaign only once bound: the advertised address defaults to the port actually bound.
   TOLLGATE_ASSIGN_OR_RETURN(services::ha::LeaderElection * election, ensure_election());
   view = election->view();
@@ -112,18 +160,87 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
   return follower;
 }
 
-// The leader phase: serves the full API until the leadership ends or `stop`.
-absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
-                       services::ha::LeaderElection& election,
-                       const services::ha::LeaderElection::View& elected,
-                       std::unique_ptr<FollowerServer> follower, const absl::Notification& stop) {
+// Brings the warm copy to the revision the store has now and freezes it there, so the state can
+// be loaded from memory. The store is fenced on this replica's leadership, so nothing moves it
+// after the read below but this process.
+absl::Status CatchUp(const ReplicaOptions& options, storage::EtcdMirror& mirror,
+                     const storage::Store& store) {
+  if (!(mirror.identity() == store.Identity())) {
+    return absl::FailedPreconditionError("the warm copy belongs to another store identity");
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(const int64_t revision, mirror.store().FetchRevision());
+  TOLLGATE_RETURN_IF_ERROR(mirror.WaitForRevision(revision, absl::Now() + options.warm_catch_up));
+  mirror.Stop();
+  if (mirror.revision() != revision) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the warm copy went past revision ", revision, " to ", mirror.revision()));
+  }
+  return absl::OkStatus();
+}
+
+// Where SIGHUP finds the leader's gate while one serves.
+struct CurrentGate {
+  absl::Mutex mu;
+  services::AccessGate* gate ABSL_GUARDED_BY(mu) = nullptr;
+};
+
+// The leader phase: serves the full API until the leadership ends, the store is lost or
+// `stop`. Returns the follower server started (before the leader's stops, so the port never
+// goes quiet) when the phase ended without `stop`. `follower` keeps serving until the leader's
+// server does, and is left running when the promotion fails before that. `mirror` (may be null)
+// is the warm copy the follower phase kept.
+absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
+    const ReplicaOptions& options, Binding& binding, Binding& metrics_binding,
+    services::ha::LeaderElection& election, const services::ha::LeaderElection::View& elected,
+    std::unique_ptr<FollowerServer>& follower, std::unique_ptr<storage::EtcdMirror> mirror,
+    const std::function<std::string()>& leader_address, CurrentGate& current_gate,
+    const absl::Notification& stop) {
   const absl::Time started = absl::Now();
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::Store> store,
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             options.open_store(elected.leadership));
+  // Load from the warm copy when it can be brought to the store's revision; else from etcd.
+  storage::Store* load_from = store.get();
+  std::unique_ptr<storage::WarmStartStore> warm_store;
+  if (mirror != nullptr) {
+    const int64_t warm_revision = mirror->revision();
+    const absl::Time catch_up_start = absl::Now();
+    absl::Status caught_up = CatchUp(options, *mirror, *store);
+    if (caught_up.ok()) {
+      Log("info", "promoted from warm state",
+          {{"warm_revision", absl::StrCat(warm_revision)},
+           {"revision", absl::StrCat(mirror->revision())},
+           {"catch_up_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - catch_up_start))}});
+      warm_store = std::make_unique<storage::WarmStartStore>(*store, *mirror);
+      load_from = warm_store.get();
+    } else {
+      Log("warning", "warm state not usable; loading the state from etcd",
+          {{"error", caught_up.ToString()}});
+    }
+  }
   services::RealClock clock;
+  services::AdmissionExecutor::Options executor_options = options.executor_options;
+  // Set on the executor thread when a failed commit cannot be followed by a reload (etcd lost
+  // its quorum, or the store was shut down below): the memory state is then unusable.
+  absl::Notification store_lost;
+  absl::Mutex lost_mu;
+  std::string lost_reason;
+  executor_options.on_state_lost = [&](const absl::Status& why) {
+    {
+      absl::MutexLock lock(&lost_mu);
+      lost_reason = std::string(why.message());
+    }
+    if (!store_lost.HasBeenNotified()) store_lost.Notify();
+  };
+  std::unique_ptr<Observability> observability;
+  if (!options.metrics_listen.empty()) {
+    observability = Observability::Create(options.version);
+    executor_options.observer = observability->executor_observer();
+  }
+  const absl::Time load_start = absl::Now();
   TOLLGATE_ASSIGN_OR_RETURN(
       std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, options.config, options.executor_options));
+      services::AdmissionExecutor::Open(*load_from, clock, options.config, executor_options));
+  const absl::Duration load_time = absl::Now() - load_start;
   services::TollgateApi api(*executor);
   if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
   services::AccessGate gate(api, clock, options.audit_log);
@@ -133,54 +250,128 @@ absl::Status RunLeader(const ReplicaOptions& options, Binding& binding,
                             LoadPolicy(options.security));
   gate.Configure(std::move(authenticators), std::move(policy));
   services::AdmissionGrpcService admission_service(api, &gate);
+  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   services::ConfigGrpcService config_service(api, &gate);
   services::VisibilityGrpcService visibility_service(api, &gate);
   services::AuthGrpcService auth_service(gate);
   InfoGrpcService info_service(gate, options.described_configuration);
+  // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
+  AdminGrpcService admin_service(gate, nullptr, store->Identity());
   grpc::ServerBuilder builder;
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
+  builder.RegisterService(&admin_service);
   {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    if (observability != nullptr) {
+      for (auto& interceptor : observability->GrpcInterceptors()) {
+        interceptors.push_back(std::move(interceptor));
+      }
+    }
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   // Both listen on the port for a moment (SO_REUSEPORT); the follower then stops taking calls.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
                             BuildServer(builder, options, binding));
-  follower->Stop();
+  follower.reset();
+  if (observability != nullptr) {
+    // The HTTP handlers read the executor and the gate: stopped before they go (below).
+    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
+                              ParseHostPort("metrics-listen", metrics_binding.address()));
+    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+                                                /*rocksdb=*/nullptr, gate, options.http_tls);
+    if (serving.ok() && metrics_binding.port == 0) {
+      metrics_binding.port = observability->port();
+      if (!options.metrics_port_file.empty()) {
+        serving = storage::WriteFileAtomically(options.metrics_port_file,
+                                               absl::StrCat(observability->port(), "\n"));
+      }
+    }
+    if (!serving.ok()) {
+      observability->Stop();
+      server->Shutdown(absl::ToChronoTime(absl::Now()));
+      server->Wait();
+      return serving;
+    }
+  }
+  {
+    absl::MutexLock lock(&current_gate.mu);
+    current_gate.gate = &gate;
+  }
   Log("info", "serving as leader",
       {{"listen", binding.address()},
+       {"metrics_listen", observability == nullptr ? "off" : metrics_binding.address()},
        {"election_key", elected.leadership.key},
        {"election_revision", absl::StrCat(elected.leadership.create_revision)},
        {"revision", absl::StrCat(executor->revision())},
        {"workloads", absl::StrCat(executor->load_stats().workloads)},
+       {"warm", warm_store != nullptr ? "true" : "false"},
+       {"load_ms", absl::StrCat(absl::ToInt64Milliseconds(load_time))},
+       {"load_breakdown", LoadBreakdown(executor->load_stats())},
        {"promotion_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - started))}});
 
   services::ha::LeaderElection::View view = election.view();
-  while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified()) {
-    view = AwaitChange(election, view.generation, stop);
+  while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified() &&
+         !store_lost.HasBeenNotified()) {
+    view = election.WaitForChange(view.generation, absl::Now() + absl::Milliseconds(100));
   }
+  const absl::Time stepping_down = absl::Now();
   if (!stop.HasBeenNotified()) {
+    std::string reason;
+    if (store_lost.HasBeenNotified()) {
+      absl::MutexLock lock(&lost_mu);
+      reason = absl::StrCat("the store cannot be read: ", lost_reason);
+      // Still holding the lease, perhaps: let another replica (or this one, later) lead.
+      election.StepDown("its store failed");
+    } else {
+      reason = view.last_loss.empty() ? "another replica leads" : view.last_loss;
+    }
     Log("warning", "stepping down: leadership lost",
-        {{"reason", view.last_loss.empty() ? "another replica leads" : view.last_loss},
+        {{"reason", reason},
          {"leader", view.leader_address.empty() ? "none" : view.leader_address}});
   }
+  {
+    absl::MutexLock lock(&current_gate.mu);
+    current_gate.gate = nullptr;
+  }
+  // A deposed leader's writes already fail at etcd (the fence), but its store's calls in flight
+  // (a commit retrying through an outage, for up to its commit timeout) would hold every step
+  // below up: cancel them. Their callers hear UNAVAILABLE; nothing they did is acknowledged.
+  if (!stop.HasBeenNotified()) store->client().Shutdown();
+  // The follower takes the port before the leader's server lets it go, so clients that follow
+  // redirects never find it closed (and back off).
+  std::unique_ptr<FollowerServer> next;
+  if (!stop.HasBeenNotified()) {
+    absl::StatusOr<std::unique_ptr<FollowerServer>> started_follower =
+        StartFollowerServer(options, binding, leader_address);
+    if (started_follower.ok()) {
+      next = *std::move(started_follower);
+    } else {
+      Log("error", "cannot serve as follower yet",
+          {{"error", started_follower.status().ToString()}});
+    }
+  }
   // As in a plain stop: health first, then the watches (they never end by themselves), then the
-  // unary calls. A deposed leader's writes already fail at etcd (the fence); this only stops it
-  // from serving reads that no longer advance.
+  // unary calls.
   server->GetHealthCheckService()->Shutdown();
   admission_service.StopWatches();
   server->Shutdown(absl::ToChronoTime(
       absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
   server->Wait();
+  if (observability != nullptr) observability->Stop();
   executor.reset();
+  warm_store.reset();
   store.reset();
-  return absl::OkStatus();
+  if (!stop.HasBeenNotified()) {
+    Log("info", "stepped down",
+        {{"ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - stepping_down))}});
+  }
+  return next;
 }
 
 }  // namespace
@@ -216,28 +407,46 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
     return election.get();
   };
 
+  // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
+  std::unique_ptr<storage::EtcdMirror> mirror;
   // The replica's phases run on their own thread; this one waits for the stop signal.
   absl::Status result;
   absl::Notification finished;
+  Binding metrics_binding{options.metrics_listen, 0};
+  CurrentGate current_gate;
   std::thread phases([&] {
+    std::unique_ptr<FollowerServer> follower;
     while (!stop.HasBeenNotified()) {
       services::ha::LeaderElection::View view;
-      absl::StatusOr<std::unique_ptr<FollowerServer>> follower =
-          RunFollower(options, binding, leader_address, ensure_election, stop, view);
-      if (!follower.ok()) {
-        result = follower.status();
+      absl::StatusOr<std::unique_ptr<FollowerServer>> following =
+          RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view,
+                      std::move(follower));
+      if (!following.ok()) {
+        result = following.status();
         break;
       }
+      follower = *std::move(following);
       if (stop.HasBeenNotified()) break;
-      absl::Status led = RunLeader(options, binding, *election, view, *std::move(follower), stop);
-      if (!led.ok()) {
-        // A promotion that could not load (etcd lost quorum mid-load): give the leadership up
-        // so another replica can take it, and exit so the orchestrator restarts this one.
-        Log("error", "leading failed; resigning", {{"error", led.ToString()}});
-        election->Resign();
-        result = led;
-        break;
+      absl::StatusOr<std::unique_ptr<FollowerServer>> led =
+          RunLeader(options, binding, metrics_binding, *election, view, follower, std::move(mirror),
+                    leader_address, current_gate, stop);
+      if (led.ok()) {
+        follower = *std::move(led);
+        continue;
       }
+      if (absl::IsUnavailable(led.status()) || absl::IsCancelled(led.status())) {
+        // etcd went away during the promotion: give the leadership up and follow (and campaign)
+        // again; the next promotion starts over.
+        Log("error", "leading failed; stepping down", {{"error", led.status().ToString()}});
+        election->StepDown("the promotion failed");
+        continue;
+      }
+      // Anything else (a bad manifest, corrupt state) will fail again: give the leadership up so
+      // another replica can take it, and exit so the orchestrator sees it.
+      Log("error", "leading failed; resigning", {{"error", led.status().ToString()}});
+      election->Resign();
+      result = led.status();
+      break;
     }
     finished.Notify();
   });
@@ -255,6 +464,24 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
       break;
     }
     if (signal_number != SIGHUP) break;
+    // The leader's gate takes the new tokens, OIDC keys and policy now; a follower reads them
+    // at its next promotion, so only a bad file is worth telling about there.
+    absl::MutexLock lock(&current_gate.mu);
+    absl::Status reloaded;
+    if (current_gate.gate != nullptr) {
+      reloaded = ReloadAccess(options.security, *current_gate.gate);
+    } else {
+      reloaded = LoadAuthenticators(options.security).status();
+      if (reloaded.ok()) reloaded = LoadPolicy(options.security).status();
+    }
+    if (!reloaded.ok()) {
+      Log("error", "reload failed; keeping the previous tokens and policy",
+          {{"error", reloaded.ToString()}});
+    } else {
+      Log("info", current_gate.gate != nullptr
+                      ? "reloaded tokens, OIDC keys and policy"
+                      : "checked tokens, OIDC keys and policy (read at the next promotion)");
+    }
   }
   if (!finished.HasBeenNotified()) {
     Log("info", "stopping", {{"signal", strsignal(signal_number)}});

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -200,6 +201,13 @@ absl::StatusOr<std::shared_ptr<const auth::Authorizer>> LoadPolicy(const Securit
   TOLLGATE_ASSIGN_OR_RETURN(auth::Authorizer authorizer,
                             auth::Authorizer::Create(std::move(policy)));
   return std::make_shared<const auth::Authorizer>(std::move(authorizer));
+}
+
+absl::Status ReloadAccess(const SecurityFlags& flags, services::AccessGate& gate) {
+  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators, LoadAuthenticators(flags));
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy, LoadPolicy(flags));
+  gate.Configure(std::move(authenticators), std::move(policy));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<auth::AuditLog>> OpenAuditLog(const SecurityFlags& flags) {

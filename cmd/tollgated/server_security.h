@@ -89,6 +89,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
 absl::StatusOr<services::Authenticators> LoadAuthenticators(const SecurityFlags& flags);
 absl::StatusOr<std::shared_ptr<const auth::Authorizer>> LoadPolicy(const SecurityFlags& flags);
 
+// SIGHUP: reads the token file, the OIDC keys and the policy again and puts them in force in
+// `gate` together; on any error (returned) the gate keeps the previous ones. Certificates need
+// no signal: the TLS providers re-read them on their own.
+absl::Status ReloadAccess(const SecurityFlags& flags, services::AccessGate& gate);
+
 // The audit log, or null without --audit-log.
 absl::StatusOr<std::unique_ptr<auth::AuditLog>> OpenAuditLog(const SecurityFlags& flags);
 

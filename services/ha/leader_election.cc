@@ -62,6 +62,23 @@ void LeaderElection::Resign() {
   if (lease_id != 0) RevokeLease(lease_id);
 }
 
+void LeaderElection::StepDown(absl::string_view why) {
+  int64_t lease_id = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    lease_id = lease_id_;
+    LoseLocked(why);
+    // The next round campaigns with a new lease and key; a renewal of the old one in flight
+    // finds it revoked (NOT_FOUND) and resets nothing newer than this.
+    lease_id_ = 0;
+    key_.clear();
+    create_revision_ = 0;
+    next_keepalive_ = absl::InfinitePast();
+  }
+  if (lease_id != 0) RevokeLease(lease_id);
+}
+
 LeaderElection::View LeaderElection::view() const {
   absl::MutexLock lock(&mu_);
   return view_;

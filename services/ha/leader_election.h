@@ -88,6 +88,10 @@ class LeaderElection {
   absl::StatusOr<Leadership> WaitForLeadership(absl::Time deadline) const;
   // Stops campaigning and revokes the lease: another replica can lead at once.
   void Resign();
+  // Gives up the current leadership (revokes the lease, best effort) and campaigns again with a
+  // new lease, behind the other candidates: for a leader that cannot serve (its store failed)
+  // but may lead again later.
+  void StepDown(absl::string_view why);
 
  private:
   LeaderElection(storage::EtcdClient& etcd, const core::Clock& clock, Options options);

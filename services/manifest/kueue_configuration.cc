@@ -472,10 +472,6 @@ class Parser {
     absl::Duration recovery = timeout;
     if (const YAML::Node* d = f.Get("recoveryTimeout"); d && !d->IsNull()) {
       TOLLGATE_ASSIGN_OR_RETURN(recovery, Duration(*d, f.Path("recoveryTimeout")));
-      out_.warnings.push_back(absl::StrCat(
-          f.Path("recoveryTimeout"),
-          ": accepted but has no effect: Tollgate is never told that the pods of a running "
-          "workload stopped being ready (there is no report for it), so only `timeout` applies"));
     }
     core::RequeuingTimestamp timestamp = core::RequeuingTimestamp::kEviction;
     int64_t base_seconds = 60;

@@ -522,13 +522,21 @@ struct StepKindEntry {
 };
 
 constexpr StepKindEntry kStepKinds[] = {
-    {"submit", StepKind::kSubmit},       {"apply", StepKind::kApply},
-    {"delete", StepKind::kDelete},       {"settle", StepKind::kSettle},
-    {"advance", StepKind::kAdvance},     {"finish", StepKind::kFinish},
-    {"podsReady", StepKind::kPodsReady}, {"expect", StepKind::kExpect},
-    {"preempt", StepKind::kPreempt},     {"deactivate", StepKind::kDeactivate},
-    {"activate", StepKind::kActivate},   {"reprioritize", StepKind::kReprioritize},
-    {"stop", StepKind::kStop},           {"resume", StepKind::kResume},
+    {"submit", StepKind::kSubmit},
+    {"apply", StepKind::kApply},
+    {"delete", StepKind::kDelete},
+    {"settle", StepKind::kSettle},
+    {"advance", StepKind::kAdvance},
+    {"finish", StepKind::kFinish},
+    {"podsReady", StepKind::kPodsReady},
+    {"expect", StepKind::kExpect},
+    {"preempt", StepKind::kPreempt},
+    {"deactivate", StepKind::kDeactivate},
+    {"activate", StepKind::kActivate},
+    {"reprioritize", StepKind::kReprioritize},
+    {"stop", StepKind::kStop},
+    {"resume", StepKind::kResume},
+    {"podsNotReady", StepKind::kPodsNotReady},
 };
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
@@ -609,7 +617,8 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       return absl::OkStatus();
     }
     case StepKind::kFinish:
-    case StepKind::kPodsReady: {
+    case StepKind::kPodsReady:
+    case StepKind::kPodsNotReady: {
       TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }

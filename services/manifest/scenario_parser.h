@@ -99,6 +99,8 @@ enum class StepKind {
   kAdvance,
   kFinish,
   kPodsReady,
+  // A workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
+  kPodsNotReady,
   kExpect,
   // Operator controls (Tollgate's own): evict on request, spec.active, priority, stopPolicy.
   kPreempt,
@@ -122,8 +124,9 @@ struct Step {
   std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
   absl::Duration advance;                     // kAdvance
-  std::vector<std::string> workload_names;  // kFinish, kPodsReady, kPreempt, kDeactivate, kActivate
-  Expectation expect;                       // kExpect
+  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate
+  std::vector<std::string> workload_names;
+  Expectation expect;  // kExpect
 };
 
 struct Scenario {

@@ -180,12 +180,8 @@ class Replayer {
     pods.set_name("main");
     pods.set_count(job.pods);
     (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
-    if (options_.estimate_every > 0) {
-      wl.mutable_spec()->set_maximum_execution_time_seconds(
-          static_cast<int32_t>(absl::ToInt64Seconds(SlurmTimeLimit(job.duration))));
-      if (job_index % options_.estimate_every == 0) {
-        TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
-      }
+    if (options_.estimate_every > 0 && job_index % options_.estimate_every == 0) {
+      TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
     }
     absl::Status status = api_.Submit(request).status();
     if (!status.ok()) {
@@ -204,6 +200,14 @@ class Replayer {
     learned.late_quantile = 0;  // the replay scores the likely start only
     core::StartEstimateOptions slurm = learned;
     slurm.runtimes = core::RuntimeSource::kDeclaredOnly;
+    // Each job's Slurm-rule time limit, given to the estimate only: declared as
+    // maximumExecutionTimeSeconds it would be enforced, and a job preempted and restarted could
+    // be deactivated by it, changing the replay's decisions.
+    slurm.declared_runtime = [this](const core::Workload& w) -> std::optional<absl::Duration> {
+      auto it = index_of_.find(Key(w.spec.namespace_name, w.spec.name));
+      if (it == index_of_.end()) return std::nullopt;
+      return SlurmTimeLimit(jobs_[it->second].duration);
+    };
     using Pair = std::pair<core::StartEstimate, core::StartEstimate>;
     TOLLGATE_ASSIGN_OR_RETURN(
         Pair estimates,

@@ -39,9 +39,10 @@ struct ReplayOptions {
   std::function<void(const ReplayProgress&)> progress;
   // Every Nth submission (0: none) first asks, as a Submit dry run would, when the job would
   // start, in two ways: Tollgate's runtimes learned from each LocalQueue's finished jobs, and
-  // Slurm's rule (every job runs to its time limit). Jobs then declare a time limit,
-  // SlurmTimeLimit(duration), as maximumExecutionTimeSeconds; nothing enforces it, and they
-  // still run for their duration.
+  // Slurm's rule (every job runs to its time limit). Each job's time limit,
+  // SlurmTimeLimit(duration), is given to that estimate only (not declared as
+  // maximumExecutionTimeSeconds, which is enforced), so the replay's decisions are the same
+  // with and without estimates.
   int64_t estimate_every = 0;
   // Bounds of each estimate; the runtime source and late quantile are set per method.
   core::StartEstimateOptions estimate_options;

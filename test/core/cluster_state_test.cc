@@ -7,70 +7,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
 
 namespace tollgate::core {
 namespace {
 
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
-ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t nominal,
-                          std::optional<int64_t> borrowing = std::nullopt) {
-  ClusterQueueSpec spec;
-  spec.name = std::move(name);
-  spec.cohort = std::move(cohort);
-  spec.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", nominal, borrowing, std::nullopt}}}}}};
-  return spec;
-}
-
-WorkloadSpec GpuJob(std::string name, std::string ns, std::string queue, int32_t gpus,
-                    int32_t priority = 0) {
-  WorkloadSpec spec;
-  spec.name = std::move(name);
-  spec.namespace_name = std::move(ns);
-  spec.queue_name = std::move(queue);
-  spec.priority = priority;
-  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
-  return spec;
-}
-
-// Drives ClusterState the way the executor does: cycles until no progress.
-class ClusterStateTest : public ::testing::Test {
- protected:
-  ClusterStateTest() : state_(SchedulerConfig{}) {
-    EXPECT_TRUE(state_.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
-  }
-
-  void AddQueue(ClusterQueueSpec cq, const std::string& ns) {
-    const std::string name = cq.name;
-    ASSERT_TRUE(state_.ApplyClusterQueue(std::move(cq), now_).ok());
-    ASSERT_TRUE(state_.ApplyLocalQueue({ns, "q", name, StopPolicy::kNone, 1.0}, now_).ok());
-  }
-
-  void Submit(WorkloadSpec spec) {
-    now_ += absl::Milliseconds(1);
-    ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
-  }
-
-  int Settle() {
-    int cycles = 0;
-    while (true) {
-      CyclePlan plan = state_.PlanCycle(now_);
-      state_.ApplyCycle(plan, now_);
-      if (!plan.MadeProgress()) return cycles;
-      ++cycles;
-    }
-  }
-
-  WorkloadState StateOf(const std::string& key) { return state_.FindWorkload(key)->status.state; }
-
-  absl::Time now_ = kStart;
-  ClusterState state_;
-};
+class ClusterStateTest : public GpuClusterStateTest {};
 
 TEST_F(ClusterStateTest, AdmitsWhatFitsAndExplainsTheRest) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
-  Submit(GpuJob("a", "ns", "q", 5));
-  Submit(GpuJob("b", "ns", "q", 5));
+  Submit(GpuJob("a", "ns", 5));
+  Submit(GpuJob("b", "ns", 5));
   Settle();
   EXPECT_EQ(StateOf("ns/a"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
@@ -88,13 +35,13 @@ TEST_F(ClusterStateTest, ReclaimPreemptsNewestBorrowerFirst) {
   ClusterQueueSpec speech = GpuQueue("speech", "shared", 16, 8);
   speech.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
   AddQueue(speech, "speech");
-  Submit(GpuJob("train-a", "research", "q", 16));
+  Submit(GpuJob("train-a", "research", 16));
   Settle();
   now_ += absl::Minutes(1);
-  Submit(GpuJob("tune-c", "research", "q", 8));
-  Submit(GpuJob("vision-1", "vision", "q", 16));
+  Submit(GpuJob("tune-c", "research", 8));
+  Submit(GpuJob("vision-1", "vision", 16));
   Settle();
-  Submit(GpuJob("speech-1", "speech", "q", 16));
+  Submit(GpuJob("speech-1", "speech", 16));
   Settle();
   EXPECT_EQ(StateOf("speech/speech-1"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("research/tune-c"), WorkloadState::kPending);
@@ -107,10 +54,10 @@ TEST_F(ClusterStateTest, LowerPriorityPreemptedWithinQueueAndRequeued) {
   ClusterQueueSpec cq = GpuQueue("cq", "", 8);
   cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
   AddQueue(cq, "ml");
-  Submit(GpuJob("low", "ml", "q", 4, 90));
-  Submit(GpuJob("mid", "ml", "q", 4, 100));
+  Submit(GpuJob("low", "ml", 4, 90));
+  Submit(GpuJob("mid", "ml", 4, 100));
   Settle();
-  Submit(GpuJob("high", "ml", "q", 4, 500));
+  Submit(GpuJob("high", "ml", 4, 500));
   Settle();
   EXPECT_EQ(StateOf("ml/high"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("ml/mid"), WorkloadState::kAdmitted);
@@ -159,7 +106,7 @@ TEST_F(ClusterStateTest, RestoreAllRebuildsTheLiveQueues) {
     if (i % 3 == 0) now_ += absl::Milliseconds(1);
     const std::string ns = i % 2 == 0 ? "a" : "b";
     ASSERT_TRUE(
-        live.Submit(GpuJob(absl::StrCat("w", 99 - i), ns, "q", 1 + i % 2, i % 4), "", now_).ok());
+        live.Submit(GpuJob(absl::StrCat("w", 99 - i), ns, 1 + i % 2, i % 4), "", now_).ok());
   }
   for (int cycles = 0; cycles < 100; ++cycles) {
     CyclePlan plan = live.PlanCycle(now_);
@@ -199,7 +146,7 @@ TEST_F(ClusterStateTest, RestoreAllExplainsWorkloadsWithoutARoute) {
   for (const char* name : {"x", "y"}) {
     auto wl = std::make_unique<Workload>();
     wl->creation_time = now_;
-    wl->spec = GpuJob(name, "ns", "gone", 1);
+    wl->spec = GpuJob(name, "ns", 1, 0, "gone");
     stored.push_back(std::move(wl));
   }
   ASSERT_TRUE(state_.RestoreAll(std::move(stored)).ok());
@@ -214,7 +161,7 @@ TEST_F(ClusterStateTest, RestoreAllRefusesADuplicateKey) {
   std::vector<std::unique_ptr<Workload>> stored;
   for (int i = 0; i < 2; ++i) {
     auto wl = std::make_unique<Workload>();
-    wl->spec = GpuJob("same", "ns", "q", 1);
+    wl->spec = GpuJob("same", "ns", 1);
     stored.push_back(std::move(wl));
   }
   EXPECT_EQ(state_.RestoreAll(std::move(stored)).code(), absl::StatusCode::kAlreadyExists);
@@ -228,7 +175,7 @@ TEST_F(ClusterStateTest, LargeRestoreAllIndexesEveryKey) {
   for (int i = 0; i < kCount; ++i) {
     auto wl = std::make_unique<Workload>();
     wl->creation_time = now_ + absl::Seconds(i);
-    wl->spec = GpuJob(absl::StrCat("w", i), "ns", "q", 1, i % 3);
+    wl->spec = GpuJob(absl::StrCat("w", i), "ns", 1, i % 3);
     wl->priority = i % 3;
     stored.push_back(std::move(wl));
   }
@@ -247,7 +194,7 @@ TEST_F(ClusterStateTest, LargeRestoreAllIndexesEveryKey) {
   std::vector<std::unique_ptr<Workload>> again;
   for (int i = 0; i < kCount; ++i) {
     auto wl = std::make_unique<Workload>();
-    wl->spec = GpuJob(absl::StrCat("v", i == kCount - 1 ? 0 : i), "ns", "q", 1);
+    wl->spec = GpuJob(absl::StrCat("v", i == kCount - 1 ? 0 : i), "ns", 1);
     again.push_back(std::move(wl));
   }
   absl::Status duplicate = state_.RestoreAll(std::move(again));
@@ -258,7 +205,7 @@ TEST_F(ClusterStateTest, LargeRestoreAllIndexesEveryKey) {
 TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {
   auto run = []() {
     ClusterState state{SchedulerConfig{}};
-    absl::Time now = kStart;
+    absl::Time now = kFixtureStart;
     EXPECT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
     for (const char* name : {"x", "y", "z"}) {
       EXPECT_TRUE(state.ApplyClusterQueue(GpuQueue(name, "pool", 4, 4), now).ok());
@@ -267,7 +214,7 @@ TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {
     for (int i = 0; i < 30; ++i) {
       now += absl::Milliseconds(1);
       const std::string ns = std::string(1, "xyz"[i % 3]);
-      EXPECT_TRUE(state.Submit(GpuJob("w" + std::to_string(i), ns, "q", 1 + i % 3), "", now).ok());
+      EXPECT_TRUE(state.Submit(GpuJob("w" + std::to_string(i), ns, 1 + i % 3), "", now).ok());
     }
     std::vector<std::string> admitted;
     while (true) {
@@ -287,8 +234,8 @@ TEST_F(ClusterStateTest, SameInputsGiveTheSamePlan) {
 // (nothing may refer to the freed runtime), and re-creating it must queue them again.
 TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   AddQueue(GpuQueue("cq", "", 4), "ns");
-  Submit(GpuJob("a", "ns", "q", 4));
-  Submit(GpuJob("b", "ns", "q", 4));
+  Submit(GpuJob("a", "ns", 4));
+  Submit(GpuJob("b", "ns", 4));
   Settle();
   const WorkloadId b = state_.FindWorkload("ns/b")->id;
   ASSERT_NE(state_.QueuedIn(b), nullptr);
@@ -302,13 +249,91 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   // Finishing and deleting workloads of the gone queue touches no queue runtime.
   ASSERT_TRUE(state_.Delete("ns/b", now_).ok());
 
-  Submit(GpuJob("c", "ns", "q", 4));
+  Submit(GpuJob("c", "ns", 4));
   ASSERT_TRUE(state_.ApplyClusterQueue(GpuQueue("cq", "", 8), now_).ok());
   const WorkloadId c = state_.FindWorkload("ns/c")->id;
   ASSERT_NE(state_.QueuedIn(c), nullptr);
   EXPECT_EQ(*state_.QueuedIn(c), "cq");
   Settle();
   EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
+}
+
+// waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
+// kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
+// admission.
+TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  config.wait_for_pods_ready.recovery_timeout = absl::Minutes(2);
+  auto configure = [](ClusterState& state, absl::Time now) {
+    ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+    ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+    ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+  };
+  auto settle = [](ClusterState& state, absl::Time now) {
+    state.FireTimers(now);
+    for (int i = 0; i < 100; ++i) {
+      CyclePlan plan = state.PlanCycle(now);
+      state.ApplyCycle(plan, now);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  absl::Time now = kFixtureStart;
+  ClusterState live{config};
+  ASSERT_NO_FATAL_FAILURE(configure(live, now));
+  ASSERT_TRUE(live.Submit(GpuJob("w", "ns", 2), "", now).ok());
+  ASSERT_TRUE(live.Submit(GpuJob("v", "ns", 2), "", now + absl::Milliseconds(1)).ok());
+  settle(live, now);
+  // Not yet ready: a loss report changes nothing (the timeout from admission runs).
+  ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
+  EXPECT_EQ(FindCondition(live.FindWorkload("ns/w")->status, "PodsReady"), nullptr);
+  ASSERT_TRUE(live.SetPodsReady("ns/w", now).ok());
+  ASSERT_TRUE(live.SetPodsReady("ns/v", now).ok());
+  now += absl::Minutes(10);
+  settle(live, now);
+  ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
+  ASSERT_TRUE(live.SetPodsNotReady("ns/v", now).ok());
+  EXPECT_TRUE(WaitsForRecovery(live.FindWorkload("ns/w")->status));
+  EXPECT_FALSE(live.AllAdmittedPodsReady());
+
+  ClusterState restored{config};
+  ASSERT_NO_FATAL_FAILURE(configure(restored, now));
+  ASSERT_TRUE(restored.RestoreAll(StoredCopies(live)).ok());
+  for (ClusterState* state : {&live, &restored}) {
+    settle(*state, now + absl::Minutes(1));
+    EXPECT_EQ(state->FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+    ASSERT_TRUE(state->SetPodsReady("ns/v", now + absl::Minutes(1)).ok());
+    EXPECT_EQ(FindCondition(state->FindWorkload("ns/v")->status, "PodsReady")->reason, "Recovered");
+    settle(*state, now + absl::Minutes(2));
+    const Workload* w = state->FindWorkload("ns/w");
+    EXPECT_EQ(w->status.state, WorkloadState::kPending);
+    EXPECT_EQ(w->status.history().requeue_count, 1);
+    EXPECT_EQ(FindCondition(w->status, "Evicted")->reason, "PodsReadyTimeout");
+    EXPECT_EQ(FindCondition(w->status, "Evicted")->message,
+              "Exceeded the PodsReady recovery timeout ns/w");
+    EXPECT_EQ(state->FindWorkload("ns/v")->status.state, WorkloadState::kAdmitted);
+  }
+  EXPECT_EQ(live.SetPodsNotReady("ns/w", now).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// recoveryTimeout 0s turns the check off: a workload that lost readiness keeps its admission.
+TEST(RecoveryTimeoutTest, ZeroTurnsTheCheckOff) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  config.wait_for_pods_ready.recovery_timeout = absl::ZeroDuration();
+  ClusterState state{config};
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, kFixtureStart).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), kFixtureStart).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, kFixtureStart).ok());
+  ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", kFixtureStart).ok());
+  CyclePlan plan = state.PlanCycle(kFixtureStart);
+  state.ApplyCycle(plan, kFixtureStart);
+  ASSERT_TRUE(state.SetPodsReady("ns/w", kFixtureStart).ok());
+  ASSERT_TRUE(state.SetPodsNotReady("ns/w", kFixtureStart + absl::Minutes(1)).ok());
+  state.FireTimers(kFixtureStart + absl::Hours(3));
+  EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "core/cluster_state.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
 
 // Kueue's finalizers in the core: objects deleted while workloads hold quota through them
 // terminate instead of vanishing; a flavor a queue names cannot be deleted.
@@ -15,58 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
-ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t nominal) {
-  ClusterQueueSpec spec;
-  spec.name = std::move(name);
-  spec.cohort = std::move(cohort);
-  spec.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", nominal, std::nullopt, std::nullopt}}}}}};
-  return spec;
-}
-
-WorkloadSpec GpuJob(std::string name, std::string ns, int32_t gpus) {
-  WorkloadSpec spec;
-  spec.name = std::move(name);
-  spec.namespace_name = std::move(ns);
-  spec.queue_name = "q";
-  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
-  return spec;
-}
-
-class ObjectDeletionTest : public ::testing::Test {
- protected:
-  ObjectDeletionTest() : state_(SchedulerConfig{}) {
-    EXPECT_TRUE(state_.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
-  }
-
-  void AddQueue(ClusterQueueSpec cq, const std::string& ns) {
-    const std::string name = cq.name;
-    ASSERT_TRUE(state_.ApplyClusterQueue(std::move(cq), now_).ok());
-    ASSERT_TRUE(state_.ApplyLocalQueue({ns, "q", name, StopPolicy::kNone, 1.0}, now_).ok());
-  }
-
-  void Submit(WorkloadSpec spec) {
-    now_ += absl::Milliseconds(1);
-    ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
-  }
-
-  void Settle() {
-    while (true) {
-      CyclePlan plan = state_.PlanCycle(now_);
-      state_.ApplyCycle(plan, now_);
-      if (!plan.MadeProgress()) return;
-    }
-  }
-
-  WorkloadState StateOf(const std::string& key) { return state_.FindWorkload(key)->status.state; }
-  bool Terminating(ObjectKind kind, const std::string& ns, const std::string& name) {
-    return state_.TerminatingSince(kind, ns, name).has_value();
-  }
-
-  absl::Time now_ = kStart;
-  ClusterState state_;
-};
+class ObjectDeletionTest : public GpuClusterStateTest {};
 
 TEST_F(ObjectDeletionTest, ClusterQueueInUseTerminatesAndGoesWithItsLastWorkload) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
@@ -136,7 +86,7 @@ TEST(ObjectDeletionAckTest, AnEvictingWorkloadKeepsItsQueueUntilReleased) {
   SchedulerConfig config;
   config.evictions_need_ack = true;
   ClusterState state(config);
-  absl::Time now = kStart;
+  absl::Time now = kFixtureStart;
   ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
   ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 8), now).ok());
   ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());

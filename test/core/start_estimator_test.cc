@@ -1,5 +1,6 @@
 #include "core/start_estimator.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -247,6 +248,61 @@ TEST_F(StartEstimatorTest, DeterministicAndLeavesTheStateAlone) {
   for (const Workload* wl : state_.AllWorkloads()) {
     EXPECT_EQ(a->by_id.contains(wl->id), wl->status.state == WorkloadState::kPending) << wl->Key();
   }
+}
+
+// What the executor does when it commits: each changed workload carries the new revision.
+void Commit(ClusterState& state, int64_t revision) {
+  for (WorkloadId id : state.TakeDirtyWorkloads()) {
+    state.mutable_workload(id)->resource_version = revision;
+  }
+}
+
+TEST_F(StartEstimatorTest, AnIncrementalSnapshotEstimatesAsAFreshOne) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Teach("ns", "t", absl::Minutes(30));
+  for (int i = 0; i < 6; ++i) Submit(GpuJob("j" + std::to_string(i), "ns", 3, i % 3));
+  Commit(state_, 1);
+  std::shared_ptr<const EstimateSnapshot> first = TakeEstimateSnapshot(state_, now_);
+  EXPECT_EQ(first->reused, 0);
+
+  // A revision later: one workload finished, one submitted, time moved.
+  now_ += absl::Minutes(5);
+  const Workload* running = nullptr;
+  for (const Workload* wl : state_.AllWorkloads()) {
+    if (wl->status.state == WorkloadState::kAdmitted) running = wl;
+  }
+  ASSERT_NE(running, nullptr);
+  ASSERT_TRUE(state_.Finish(running->Key(), "", now_).ok());
+  Submit(GpuJob("late", "ns", 2, 5));
+  Commit(state_, 2);
+  std::shared_ptr<const EstimateSnapshot> next = TakeEstimateSnapshot(state_, now_, first.get());
+  EXPECT_GT(next->reused, 0);
+  EXPECT_LT(next->reused, static_cast<int64_t>(next->workloads.size()));
+
+  absl::StatusOr<StartEstimates> incremental = EstimatePendingStarts(*next, {});
+  absl::StatusOr<StartEstimates> fresh = EstimatePendingStarts(state_, now_, {});
+  ASSERT_TRUE(incremental.ok() && fresh.ok());
+  EXPECT_FALSE(fresh->by_id.empty());
+  EXPECT_EQ(incremental->by_id, fresh->by_id);
+  // A change not committed yet is copied, not shared.
+  ASSERT_TRUE(state_.SetPriority("ns/late", 9, now_).ok());
+  std::shared_ptr<const EstimateSnapshot> dirty = TakeEstimateSnapshot(state_, now_, next.get());
+  for (const auto& wl : dirty->workloads) {
+    if (wl->spec.name == "late") {
+      EXPECT_EQ(wl->priority, 9);
+    }
+  }
+}
+
+TEST_F(StartEstimatorTest, ADeclaredLimitCountsTheTimeOfEarlierAdmissions) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("w", "ns", 8, 0, 600));
+  now_ += absl::Minutes(4);
+  ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
+  Settle();  // admitted again at once, with 6 of its 10 minutes left
+  ASSERT_EQ(state_.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+  Submit(GpuJob("next", "ns", 8));
+  EXPECT_EQ(EstimateOf("ns/next").likely, now_ + absl::Minutes(6));
 }
 
 TEST(RuntimeDistributionTest, NearestRankAndConditionalQuantiles) {

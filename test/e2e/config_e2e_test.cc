@@ -311,6 +311,30 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
   EXPECT_TRUE(evicted_for_timeout) << stuck.DebugString();
   EXPECT_EQ(GetWorkload("ready").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 
+  // recoveryTimeout (5s): "ready" loses a pod and is not ready again in time: evicted too.
+  report.set_ready(false);
+  ASSERT_TRUE(admission_->ReportPodsReady(Context().get(), report, &reported).ok());
+  EXPECT_EQ(reported.workload().status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  bool waits_for_recovery = false;
+  for (const v1::Condition& c : reported.workload().status().conditions()) {
+    if (c.type() == "PodsReady" && c.reason() == "WaitForRecovery") waits_for_recovery = true;
+  }
+  EXPECT_TRUE(waits_for_recovery) << reported.workload().DebugString();
+  ASSERT_TRUE(WaitUntil([&] {
+    const v1::Workload w = GetWorkload("ready");
+    return w.status().state() == v1::WORKLOAD_STATE_PENDING &&
+           w.status().requeue_state().count() == 1;
+  })) << GetWorkload("ready").DebugString();
+  bool evicted_for_recovery = false;
+  const v1::Workload lost = GetWorkload("ready");
+  for (const v1::Condition& c : lost.status().conditions()) {
+    if (c.type() == "Evicted" && c.reason() == "PodsReadyTimeout" &&
+        absl::StrContains(c.message(), "recovery timeout")) {
+      evicted_for_recovery = true;
+    }
+  }
+  EXPECT_TRUE(evicted_for_recovery) << lost.DebugString();
+
   v1::SchedulerConfiguration effective;
   ASSERT_TRUE(
       info_->GetConfiguration(Context().get(), v1::GetConfigurationRequest(), &effective).ok());

@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,10 +29,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -39,40 +43,6 @@ namespace tollgate::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
-
-std::string Describe(const grpc::Status& status) {
-  return absl::StrCat("code ", status.error_code(), ": ", status.error_message());
-}
-
-#define ASSERT_GRPC_OK(expr)                                  \
-  do {                                                        \
-    const grpc::Status _grpc_status = (expr);                 \
-    ASSERT_TRUE(_grpc_status.ok()) << Describe(_grpc_status); \
-  } while (0)
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-  return context;
-}
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
-
-v1::Workload MakeWorkload(const std::string& name) {
-  v1::Workload workload;
-  workload.mutable_metadata()->set_namespace_("crash");
-  workload.mutable_metadata()->set_name(name);
-  workload.mutable_spec()->set_queue_name("crash-q");
-  v1::PodSet* pod_set = workload.mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  return workload;
-}
 
 struct Listed {
   int64_t revision = 0;
@@ -116,7 +86,7 @@ class StoreIntegrityTest : public testing::Test {
   void SubmitN(int from, int count) {
     for (int i = from; i < from + count; ++i) {
       v1::SubmitRequest request;
-      *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+      *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
       v1::SubmitResponse response;
       ASSERT_GRPC_OK(admission_->Submit(Context().get(), request, &response));
     }
@@ -344,6 +314,109 @@ TEST_F(StoreIntegrityTest, BackupAndRestoreSubcommands) {
   EXPECT_EQ(restored.store_epoch, backed_up.store_epoch + 1);
 }
 
+// Runs the real `tollgate` CLI; returns its exit code, with stdout and stderr in `out`.
+int RunCli(const std::string& args, std::string& out) {
+  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  out.clear();
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// `tollgate admin backup` while writes keep coming: restored into a new data dir, the backup
+// holds every workload acknowledged at or before the revision it reports, and nothing later.
+TEST_F(StoreIntegrityTest, OnlineBackupWhileSubmittingRestoresEveryAcknowledgedWrite) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, int64_t>> acked;  // name, revision of its submit
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  std::thread submitter([&] {
+    auto stub = v1::AdmissionService::NewStub(server_->channel());
+    for (int i = 0; !stop.load(); ++i) {
+      v1::SubmitRequest request;
+      *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("online-", i));
+      v1::SubmitResponse response;
+      if (!stub->Submit(Context().get(), request, &response).ok()) {
+        failed.store(true);
+        return;
+      }
+      absl::MutexLock lock(&mu);
+      acked.emplace_back(request.workload().metadata().name(),
+                         response.workload().metadata().resource_version());
+    }
+  });
+  auto acked_count = [&] {
+    absl::MutexLock lock(&mu);
+    return acked.size();
+  };
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (acked_count() < 20 && !failed.load() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_GE(acked_count(), 20u);
+
+  const std::string backup = scratch_ + "/online-backup";
+  std::string out;
+  const int code =
+      RunCli(absl::StrCat("--server=", server_->address(), " admin backup --to=", backup), out);
+  const size_t after_backup = acked_count();
+  while (acked_count() < after_backup + 20 && !failed.load() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  stop.store(true);
+  submitter.join();
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_FALSE(failed.load());
+  int64_t revision = 0;
+  {
+    absl::string_view rest = out;
+    ASSERT_TRUE(
+        absl::ConsumePrefix(&rest, absl::StrCat("backup written to ", backup, " at revision ")))
+        << out;
+    ASSERT_TRUE(absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &revision)) << out;
+  }
+  EXPECT_TRUE(absl::StrContains(out, "tollgated restore --from=" + backup)) << out;
+  EXPECT_TRUE(absl::StrContains(server_->Logs(), "online backup written")) << server_->Logs();
+
+  // The same target again is refused, and says why.
+  EXPECT_NE(
+      RunCli(absl::StrCat("--server=", server_->address(), " admin backup --to=", backup), out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "already exists")) << out;
+  ASSERT_OK_AND_ASSIGN(int exit_code, server_->Terminate());
+  EXPECT_EQ(exit_code, 0);
+  server_.reset();
+
+  data_dir_ = scratch_ + "/restored-online";
+  ASSERT_OK_AND_ASSIGN(exit_code, TollgatedProcess::RunToExit(
+                                      {"restore", "--from=" + backup, "--data-dir=" + data_dir_},
+                                      scratch_ + "/restore-online.log"));
+  ASSERT_EQ(exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("crash");
+  v1::ListWorkloadsResponse listed;
+  ASSERT_GRPC_OK(admission_->ListWorkloads(Context().get(), list, &listed));
+  std::set<std::string> restored;
+  for (const v1::Workload& wl : listed.workloads()) restored.insert(wl.metadata().name());
+  int before = 0;
+  int later = 0;
+  for (const auto& [name, at] : acked) {
+    if (at <= revision) {
+      ++before;
+      EXPECT_TRUE(restored.count(name)) << name << " acknowledged at " << at << " <= " << revision;
+    } else {
+      ++later;
+      EXPECT_FALSE(restored.count(name)) << name << " acknowledged at " << at << " > " << revision;
+    }
+  }
+  EXPECT_GE(before, 20);
+  EXPECT_GT(later, 0);
+}
+
 // A /proc/PID/status field in its unit (kB for VmRSS), or -1.
 int64_t ProcStatus(pid_t pid, absl::string_view field) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
@@ -364,7 +437,22 @@ int64_t ProcStatus(pid_t pid, absl::string_view field) {
 TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything) {
   constexpr int kWorkloads = 3000;
   constexpr int kStalled = 200;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in a quarantine (256 MB by default) to catch use after
+  // free: this test's allocation churn fills it, and it shows as ~350 MB of RSS growth that is
+  // not Tollgate's. The sanitized tollgated here gets an 8 MB quarantine, so the bound below
+  // still measures what the server holds for stalled watchers (~30 MB under ASan).
+  const char* inherited = getenv("ASAN_OPTIONS");
+  const std::string restore = inherited == nullptr ? "" : inherited;
+  setenv("ASAN_OPTIONS",
+         absl::StrCat(restore, restore.empty() ? "" : ":", "quarantine_size_mb=8").c_str(),
+         /*overwrite=*/1);
+  StartServer();
+  setenv("ASAN_OPTIONS", restore.c_str(), /*overwrite=*/1);
+  ASSERT_FALSE(HasFatalFailure());
+#else
   ASSERT_NO_FATAL_FAILURE(StartServer());
+#endif
   {
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
@@ -373,7 +461,7 @@ TEST_F(StoreIntegrityTest, StalledWatchersStayBoundedAndActiveOnesSeeEverything)
         auto stub = v1::AdmissionService::NewStub(server_->channel());
         for (int i = t; i < kWorkloads; i += 8) {
           v1::SubmitRequest request;
-          *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+          *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
           v1::SubmitResponse response;
           if (!stub->Submit(Context().get(), request, &response).ok()) ++failures;
         }
@@ -470,7 +558,7 @@ TEST_F(StoreIntegrityTest, DiskFullTurnsHealthNotServingAndRestartRecovers) {
   grpc::Status failed;
   for (int i = 5; i < 5000 && failed.ok(); ++i) {
     v1::SubmitRequest request;
-    *request.mutable_workload() = MakeWorkload(absl::StrCat("wl-", i));
+    *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("wl-", i));
     v1::SubmitResponse response;
     failed = admission_->Submit(Context().get(), request, &response);
     if (failed.ok()) ++acknowledged;

@@ -31,6 +31,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -38,29 +39,7 @@
 namespace tollgate::e2e {
 namespace {
 
-#define ASSERT_GRPC_OK(expr)                                  \
-  do {                                                        \
-    const grpc::Status _grpc_status = (expr);                 \
-    ASSERT_TRUE(_grpc_status.ok()) << Describe(_grpc_status); \
-  } while (0)
-
-constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
 constexpr absl::Duration kEventTimeout = absl::Seconds(30);
-
-std::string Describe(const grpc::Status& status) {
-  return absl::StrCat("code ", status.error_code(), ": ", status.error_message());
-}
-
-// A fresh context per call: gRPC contexts are single-use.
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-  return context;
-}
-
-std::string QueuesManifest() {
-  return absl::StrCat(TOLLGATE_SOURCE_DIR, "/test/e2e/testdata/queues.yaml");
-}
 
 template <typename T>
 T ParseText(const std::string& text) {

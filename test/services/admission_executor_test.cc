@@ -1,9 +1,14 @@
 #include "services/admission_executor.h"
 
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/clock.h"
@@ -236,6 +241,126 @@ TEST_F(ExecutorTest, TransactionReadsItsOwnObjectWritesScansOnlyCommitted) {
   absl::StatusOr<std::optional<std::string>> stored = fx_.store.Get(key);
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_TRUE(stored->has_value());
+}
+
+// A store that can be lost: while `lost`, commits and reads fail with UNAVAILABLE, as an etcd
+// store does without a quorum (or once shut down). Everything else goes to a MemoryStore.
+class LosableStore : public storage::Store {
+ public:
+  std::atomic<bool> lost{false};
+
+  absl::StatusOr<int64_t> CommitSequence(
+      const std::vector<const storage::WriteBatch*>& batches) override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.CommitSequence(batches);
+  }
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) const override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.Get(key);
+  }
+  absl::Status Scan(
+      absl::string_view prefix,
+      const std::function<bool(absl::string_view, absl::string_view)>& visit) const override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.Scan(prefix, visit);
+  }
+  int64_t CurrentRevision() const override { return store_.CurrentRevision(); }
+  storage::StoreIdentity Identity() const override { return store_.Identity(); }
+  absl::StatusOr<std::unique_ptr<storage::StoreSnapshot>> TakeSnapshot() const override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.TakeSnapshot();
+  }
+  int64_t CompactedRevision() const override { return store_.CompactedRevision(); }
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> ReadChanges(int64_t after_revision,
+                                                                   int64_t limit) const override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.ReadChanges(after_revision, limit);
+  }
+  absl::Status CompactChanges(int64_t revision) override {
+    if (lost.load()) return absl::UnavailableError("etcd gone");
+    return store_.CompactChanges(revision);
+  }
+
+ private:
+  storage::MemoryStore store_;
+};
+
+// A replicated tollgated sets on_state_lost: a commit that fails while the state cannot be read
+// back must not abort the process (its etcd may return), only retire the executor.
+TEST(ExecutorStoreLossTest, ReloadFailureCallsOnStateLostAndRefusesEveryLaterOperation) {
+  LosableStore store;
+  core::SimulatedClock clock(kFixtureStart);
+  absl::Notification lost;
+  absl::Status why;
+  AdmissionExecutor::Options options;
+  options.on_state_lost = [&](const absl::Status& status) {
+    why = status;
+    lost.Notify();
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AdmissionExecutor> executor,
+                       AdmissionExecutor::Open(store, clock, core::SchedulerConfig{}, options));
+  TollgateApi api(*executor);
+  ASSERT_OK(api.Apply(OneQueueApplyRequest(OneQueueConfig())).status());
+  ASSERT_OK(api.Submit(OnePodSubmitRequest("team", "before", "1")).status());
+
+  store.lost.store(true);
+  absl::StatusOr<v1::SubmitResponse> during = api.Submit(OnePodSubmitRequest("team", "a", "1"));
+  EXPECT_TRUE(absl::IsUnavailable(during.status())) << during.status();
+  ASSERT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(absl::StrContains(why.message(), "etcd gone")) << why;
+
+  // Even once the store answers again this executor's memory is not trusted: its owner drops it.
+  store.lost.store(false);
+  absl::StatusOr<v1::SubmitResponse> after = api.Submit(OnePodSubmitRequest("team", "b", "1"));
+  EXPECT_TRUE(absl::IsUnavailable(after.status())) << after.status();
+  EXPECT_TRUE(absl::StrContains(after.status().message(), "lost its store")) << after.status();
+  // Nothing of the refused submits reached the store; what came before did.
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> refused,
+                       store.Get(WorkloadStoreKey("team", "a")));
+  EXPECT_FALSE(refused.has_value());
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> kept,
+                       store.Get(WorkloadStoreKey("team", "before")));
+  EXPECT_TRUE(kept.has_value());
+}
+
+}  // namespace
+}  // namespace tollgate::services
+
+namespace tollgate::services {
+namespace {
+
+// --change-log-retention-age: a revision leaves the change log once it is older than the age on
+// the wall clock, however few revisions there are; younger ones stay.
+TEST(ChangeLogRetentionTest, AgeCompactsOnlyWhatIsOlderOnTheWallClock) {
+  ExecutorFixture fx;
+  core::SimulatedClock wall(kFixtureStart);
+  AdmissionExecutor::Options options = SettleByHand();
+  options.wall_clock = &wall;
+  options.change_log_retention_age = absl::Hours(1);
+  ASSERT_OK(fx.Open(options));
+  ASSERT_OK(fx.ApplyOneQueue());
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "a", "1")).status());
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "b", "1")).status());
+  const int64_t early = fx.store.CurrentRevision();
+  EXPECT_EQ(fx.store.CompactedRevision(), 0);
+
+  wall.Advance(absl::Minutes(30));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "c", "1")).status());
+  const int64_t later = fx.store.CurrentRevision();
+  EXPECT_EQ(fx.store.CompactedRevision(), 0) << "nothing is an hour old yet";
+
+  wall.Advance(absl::Minutes(31));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "d", "1")).status());
+  EXPECT_EQ(fx.store.CompactedRevision(), early) << "the first commits are over an hour old";
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes =
+      fx.store.ReadChanges(later - 1, 10);
+  ASSERT_OK(changes.status());
+  EXPECT_FALSE(changes->empty());
+
+  wall.Advance(absl::Hours(2));
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "e", "1")).status());
+  EXPECT_GE(fx.store.CompactedRevision(), later);
+  EXPECT_LT(fx.store.CompactedRevision(), fx.store.CurrentRevision());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "core/clock.h"
@@ -214,20 +215,45 @@ TEST_F(StartEstimatesApiTest, LearnedRuntimesSurviveARestart) {
   EXPECT_EQ(e.basis(), "runtimes: 0 declared, 1 from LocalQueue history, 0 unknown");
 }
 
+// Prepare on the executor's side, Resolve on the reader's, as TollgateApi does.
+absl::StatusOr<std::shared_ptr<const core::StartEstimates>> Get(StartEstimateCache& cache,
+                                                                const core::ClusterState& state,
+                                                                int64_t revision, bool settled,
+                                                                absl::Time now) {
+  return cache.Resolve(cache.Prepare(state, revision, settled, now));
+}
+
 TEST(StartEstimateCacheTest, ComputesOncePerRevisionAndRecomputesWhenStale) {
   core::ClusterState state{core::SchedulerConfig{}};
   StartEstimateCache cache;
-  ASSERT_TRUE(cache.Get(state, 5, true, kStart).ok());
-  ASSERT_TRUE(cache.Get(state, 5, true, kStart + absl::Seconds(30)).ok());
+  ASSERT_TRUE(Get(cache, state, 5, true, kStart).ok());
+  ASSERT_TRUE(Get(cache, state, 5, true, kStart + absl::Seconds(30)).ok());
   EXPECT_EQ(cache.computations(), 1);
-  ASSERT_TRUE(cache.Get(state, 6, true, kStart + absl::Seconds(30)).ok());
+  ASSERT_TRUE(Get(cache, state, 6, true, kStart + absl::Seconds(30)).ok());
   EXPECT_EQ(cache.computations(), 2);
   // Uncommitted changes at the same revision are never cached.
-  ASSERT_TRUE(cache.Get(state, 6, false, kStart + absl::Seconds(30)).ok());
-  ASSERT_TRUE(cache.Get(state, 6, false, kStart + absl::Seconds(30)).ok());
+  ASSERT_TRUE(Get(cache, state, 6, false, kStart + absl::Seconds(30)).ok());
+  ASSERT_TRUE(Get(cache, state, 6, false, kStart + absl::Seconds(30)).ok());
   EXPECT_EQ(cache.computations(), 4);
-  ASSERT_TRUE(cache.Get(state, 6, true, kStart + absl::Minutes(5)).ok());
+  ASSERT_TRUE(Get(cache, state, 6, true, kStart + absl::Minutes(5)).ok());
   EXPECT_EQ(cache.computations(), 5);
+}
+
+TEST(StartEstimateCacheTest, ReadersOfOneRevisionOnOtherThreadsShareOneComputation) {
+  core::ClusterState state{core::SchedulerConfig{}};
+  StartEstimateCache cache;
+  // Both tickets are taken before either is resolved, as two reads in one executor batch.
+  const StartEstimateCache::Ticket a = cache.Prepare(state, 7, true, kStart);
+  const StartEstimateCache::Ticket b = cache.Prepare(state, 7, true, kStart);
+  ASSERT_NE(a.snapshot, nullptr);
+  EXPECT_EQ(a.snapshot, b.snapshot) << "one snapshot per settled revision";
+  absl::StatusOr<std::shared_ptr<const core::StartEstimates>> from_b;
+  std::thread reader([&] { from_b = cache.Resolve(b); });
+  absl::StatusOr<std::shared_ptr<const core::StartEstimates>> from_a = cache.Resolve(a);
+  reader.join();
+  ASSERT_TRUE(from_a.ok() && from_b.ok());
+  EXPECT_EQ(*from_a, *from_b);
+  EXPECT_EQ(cache.computations(), 1);
 }
 
 }  // namespace

@@ -292,5 +292,56 @@ TEST_F(TollgateApiControlsTest, ReprioritizeAndDeactivateAreStored) {
   EXPECT_EQ(api_->Reprioritize(reprioritize).status().code(), absl::StatusCode::kNotFound);
 }
 
+// An adapter restarting resubmits the spec it was created with: after an operator deactivated
+// or reprioritized the workload that is still the same workload (created=false), and the
+// operator's change stays. Any other difference is still ALREADY_EXISTS.
+TEST_F(TollgateApiControlsTest, ResubmitOfTheOriginalSpecKeepsTheOperatorsChanges) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 4, 0));
+  ASSERT_NO_FATAL_FAILURE(Submit("x", "qb", 4, 0));
+  v1::SetWorkloadActiveRequest deactivate;
+  *deactivate.mutable_workload() = Ref("w");
+  deactivate.set_active(false);
+  ASSERT_TRUE(api_->SetWorkloadActive(deactivate).ok());
+  v1::ReprioritizeRequest reprioritize;
+  *reprioritize.mutable_workload() = Ref("x");
+  reprioritize.set_priority(7);
+  ASSERT_TRUE(api_->Reprioritize(reprioritize).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  ASSERT_NO_FATAL_FAILURE(Open());  // what the submitter asked for survives a restart
+
+  auto resubmit = [&](const std::string& name, int count, int priority) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("ns");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name("qb");
+    wl->mutable_spec()->set_priority(priority);
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_count(count);
+    (*ps->mutable_requests())["cpu"] = "1";
+    return api_->Submit(request);
+  };
+  absl::StatusOr<v1::SubmitResponse> w = resubmit("w", 4, 0);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(w->created());
+  EXPECT_FALSE(w->workload().spec().active());
+  EXPECT_EQ(w->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  absl::StatusOr<v1::SubmitResponse> x = resubmit("x", 4, 0);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_FALSE(x->created());
+  EXPECT_EQ(x->workload().status().priority(), 7);
+  EXPECT_EQ(x->workload().spec().priority(), 7);
+  // The current values match too; the submitted ones are stored with it.
+  x = resubmit("x", 4, 7);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(x->workload().status().submitted_controls().priority(), 0);
+  EXPECT_TRUE(x->workload().status().submitted_controls().active());
+
+  EXPECT_EQ(resubmit("x", 4, 3).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(resubmit("w", 2, 0).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Get("x").status().priority(), 7);
+  EXPECT_FALSE(Get("w").spec().active());
+}
+
 }  // namespace
 }  // namespace tollgate::services

@@ -240,6 +240,7 @@ core::Workload FullWorkload() {
   st.mutable_history().pods_ready_eviction_time = absl::FromUnixSeconds(1700000150);
   st.mutable_history().evicted_at = absl::FromUnixSeconds(1700000300);
   st.mutable_history().eviction_deadline = absl::FromUnixSeconds(1700000330);
+  st.mutable_history().submitted_controls = core::SubmittedControls{true, std::nullopt};
   st.pods_ready = true;
   st.deactivated = true;
   st.conditions = {

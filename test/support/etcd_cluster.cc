@@ -319,14 +319,31 @@ std::shared_ptr<grpc::ChannelCredentials> EtcdCluster::Credentials() const {
   return grpc::SslCredentials(ssl);
 }
 
+bool EtcdCluster::AddRootToken(int i, grpc::ClientContext& context, absl::Time deadline) {
+  if (root_password_.empty()) return true;
+  auto auth = etcdserverpb::Auth::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
+  etcdserverpb::AuthenticateRequest request;
+  request.set_name("root");
+  request.set_password(root_password_);
+  etcdserverpb::AuthenticateResponse response;
+  grpc::ClientContext auth_context;
+  auth_context.set_deadline(absl::ToChronoTime(deadline));
+  auth_context.set_wait_for_ready(true);
+  if (!auth->Authenticate(&auth_context, request, &response).ok()) return false;
+  context.AddMetadata("token", response.token());
+  return true;
+}
+
 bool EtcdCluster::MemberHealthy(int i, absl::Duration timeout) {
   auto kv = etcdserverpb::KV::NewStub(grpc::CreateChannel(ClientEndpoint(i), Credentials()));
   etcdserverpb::RangeRequest request;
   request.set_key("tollgate-test-health");
   etcdserverpb::RangeResponse response;
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const absl::Time deadline = absl::Now() + timeout;
+  context.set_deadline(absl::ToChronoTime(deadline));
   context.set_wait_for_ready(true);
+  if (!AddRootToken(i, context, deadline)) return false;
   return kv->Range(&context, request, &response).ok();
 }
 
@@ -337,9 +354,79 @@ bool EtcdCluster::MemberAcceptsWrite(int i, absl::Duration timeout) {
   request.set_value("1");
   etcdserverpb::PutResponse response;
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const absl::Time deadline = absl::Now() + timeout;
+  context.set_deadline(absl::ToChronoTime(deadline));
   context.set_wait_for_ready(true);
+  if (!AddRootToken(i, context, deadline)) return false;
   return kv->Put(&context, request, &response).ok();
+}
+
+absl::Status EtcdCluster::EnableAuth(const std::string& root_password, const std::string& user,
+                                     const std::string& password, const std::string& prefix) {
+  if (root_password.empty()) return absl::InvalidArgumentError("EnableAuth: empty root password");
+  auto auth = etcdserverpb::Auth::NewStub(grpc::CreateChannel(ClientEndpoint(0), Credentials()));
+  auto call = [&](absl::string_view what, auto method, const auto& request, auto* response) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    context.set_wait_for_ready(true);
+    const grpc::Status status = (auth.get()->*method)(&context, request, response);
+    return status.ok()
+               ? absl::OkStatus()
+               : absl::InternalError(absl::StrCat("etcd ", what, ": ", status.error_message()));
+  };
+  etcdserverpb::AuthUserAddRequest add_root;
+  add_root.set_name("root");
+  add_root.set_password(root_password);
+  etcdserverpb::AuthUserAddResponse added;
+  absl::Status status = call("UserAdd root", &etcdserverpb::Auth::Stub::UserAdd, add_root, &added);
+  // The root role is built in: granting it needs no RoleAdd.
+  etcdserverpb::AuthUserGrantRoleRequest grant_root;
+  grant_root.set_user("root");
+  grant_root.set_role("root");
+  etcdserverpb::AuthUserGrantRoleResponse granted;
+  if (status.ok()) {
+    status =
+        call("UserGrantRole root", &etcdserverpb::Auth::Stub::UserGrantRole, grant_root, &granted);
+  }
+  if (status.ok() && !user.empty()) {
+    const std::string role = user + "-role";
+    etcdserverpb::AuthRoleAddRequest add_role;
+    add_role.set_name(role);
+    etcdserverpb::AuthRoleAddResponse role_added;
+    status = call("RoleAdd", &etcdserverpb::Auth::Stub::RoleAdd, add_role, &role_added);
+    etcdserverpb::AuthRoleGrantPermissionRequest permit;
+    permit.set_name(role);
+    permit.mutable_perm()->set_permtype(authpb::Permission::READWRITE);
+    permit.mutable_perm()->set_key(prefix);
+    std::string end = prefix;
+    // The prefix's range end: its last byte + 1 (prefixes here end in '/', never 0xff).
+    if (!end.empty()) end.back() = static_cast<char>(end.back() + 1);
+    permit.mutable_perm()->set_range_end(end);
+    etcdserverpb::AuthRoleGrantPermissionResponse permitted;
+    if (status.ok()) {
+      status = call("RoleGrantPermission", &etcdserverpb::Auth::Stub::RoleGrantPermission, permit,
+                    &permitted);
+    }
+    etcdserverpb::AuthUserAddRequest add_user;
+    add_user.set_name(user);
+    add_user.set_password(password);
+    if (status.ok()) {
+      status = call("UserAdd", &etcdserverpb::Auth::Stub::UserAdd, add_user, &added);
+    }
+    etcdserverpb::AuthUserGrantRoleRequest grant;
+    grant.set_user(user);
+    grant.set_role(role);
+    if (status.ok()) {
+      status = call("UserGrantRole", &etcdserverpb::Auth::Stub::UserGrantRole, grant, &granted);
+    }
+  }
+  etcdserverpb::AuthEnableRequest enable;
+  etcdserverpb::AuthEnableResponse enabled;
+  if (status.ok()) {
+    status = call("AuthEnable", &etcdserverpb::Auth::Stub::AuthEnable, enable, &enabled);
+  }
+  if (status.ok()) root_password_ = root_password;
+  return status;
 }
 
 absl::Status EtcdCluster::WaitHealthy(absl::Duration timeout) {

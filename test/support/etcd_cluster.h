@@ -12,6 +12,7 @@
 
 namespace grpc {
 class ChannelCredentials;
+class ClientContext;
 }  // namespace grpc
 
 namespace tollgate::test_support {
@@ -60,6 +61,13 @@ class EtcdCluster {
   const std::string& client_cert_file() const { return client_cert_file_; }
   const std::string& client_key_file() const { return client_key_file_; }
 
+  // Turns etcd's authentication on: adds the user `root` with `root_password` (and the root
+  // role), and the user `user` with `password` and a role that may read and write every key
+  // under `prefix` (user empty: root only). From then on every client needs a user's token;
+  // the harness's own health checks authenticate as root.
+  absl::Status EnableAuth(const std::string& root_password, const std::string& user = "",
+                          const std::string& password = "", const std::string& prefix = "");
+
   // SIGKILL and reap member `i` (no-op when it is not running).
   absl::Status Kill(int i);
   // SIGSTOP / SIGCONT member `i`: a paused member keeps its connections but answers nothing.
@@ -100,8 +108,14 @@ class EtcdCluster {
   // For the harness's own health checks: plain, or TLS with the client certificate.
   std::shared_ptr<grpc::ChannelCredentials> Credentials() const;
 
+  // With auth enabled: a root token on `context` (authenticating through member `i`); false
+  // when that fails.
+  bool AddRootToken(int i, grpc::ClientContext& context, absl::Time deadline);
+
   std::string root_;
   std::string token_;
+  // EnableAuth's root password; empty while auth is off.
+  std::string root_password_;
   bool tls_ = false;
   std::string ca_file_;
   std::string server_cert_file_;

@@ -179,6 +179,131 @@ class ClientTest(unittest.TestCase):
             self.client.list(state="Sleeping")
 
 
+def _wait(condition, what, timeout=20.0):
+    """Waits for `condition()` to be truthy, with a deadline (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+class OperatorControlsTest(unittest.TestCase):
+    """Issue 14's operator calls: stop/resume queues, deactivate/activate, reprioritize,
+    preempt (with hold) and the cohort breakdown, against a real tollgated."""
+
+    def setUp(self):
+        self.server = TollgatedProcess()
+        self.addCleanup(self.server.stop)
+        self.client = TollgateClient(self.server.address)
+        self.addCleanup(self.client.close)
+
+    def submit(self, name, namespace="team-a", gpus="1", priority_class="experimental"):
+        return self.client.submit(
+            name,
+            namespace=namespace,
+            queue="eval-queue",
+            priority_class=priority_class,
+            pod_sets=[PodSet("main", requests={"nvidia.com/gpu": gpus})],
+        )
+
+    def test_stop_and_resume_cluster_queue(self):
+        stopped = self.client.stop_cluster_queue("team-a-cq")
+        self.assertEqual(stopped.cluster_queue.spec.stop_policy, "Hold")
+        self.submit("held")
+        # Held: it waits, and says why; a workload of team-b is admitted meanwhile.
+        self.submit("other", namespace="team-b")
+        self.client.wait_for_admission("other", namespace="team-b", timeout=20)
+        held = self.client.get("held", namespace="team-a")
+        self.assertEqual(held.state, "Pending")
+        resumed = self.client.resume_cluster_queue("team-a-cq")
+        self.assertEqual(resumed.cluster_queue.spec.stop_policy, "None")
+        self.assertTrue(self.client.wait_for_admission("held", namespace="team-a", timeout=20).admitted)
+
+    def test_stop_local_queue_with_drain_evicts_and_resume_readmits(self):
+        self.submit("running")
+        self.client.wait_for_admission("running", namespace="team-a", timeout=20)
+        stopped = self.client.stop_local_queue("eval-queue", namespace="team-a", drain=True)
+        self.assertEqual(stopped.local_queue.spec.stop_policy, "HoldAndDrain")
+        _wait(lambda: self.client.get("running", namespace="team-a").state == "Pending",
+              "the drained workload to be pending")
+        self.client.resume_local_queue("eval-queue", namespace="team-a")
+        self.assertTrue(
+            self.client.wait_for_admission("running", namespace="team-a", timeout=20).admitted)
+        with self.assertRaises(TollgateError) as raised:
+            self.client.stop_local_queue("nope", namespace="team-a")
+        self.assertEqual(raised.exception.code.name, "NOT_FOUND")
+
+    def test_deactivate_then_activate(self):
+        self.submit("job")
+        self.client.wait_for_admission("job", namespace="team-a", timeout=20)
+        deactivated = self.client.deactivate("job", namespace="team-a")
+        self.assertFalse(deactivated.proto.spec.active)
+        _wait(lambda: self.client.get("job", namespace="team-a").state == "Pending",
+              "the deactivated workload to be evicted")
+        self.assertFalse(self.client.get("job", namespace="team-a").proto.spec.active)
+        # Resubmitting the original spec (an adapter restarting) is not an error and does not
+        # undo the deactivation.
+        again = self.submit("job")
+        self.assertFalse(again.proto.spec.active)
+        activated = self.client.activate("job", namespace="team-a")
+        self.assertTrue(activated.proto.spec.active)
+        self.assertTrue(self.client.wait_for_admission("job", namespace="team-a", timeout=20).admitted)
+
+    def test_reprioritize(self):
+        self.submit("job")
+        changed = self.client.reprioritize("job", 700, namespace="team-a")
+        self.assertEqual(changed.priority, 700)
+        self.assertEqual(self.client.get("job", namespace="team-a").priority, 700)
+        self.assertEqual(self.submit("job").priority, 700)  # the original spec still matches
+        with self.assertRaises(TollgateError) as raised:
+            self.client.reprioritize("nope", 1, namespace="team-a")
+        self.assertEqual(raised.exception.code.name, "NOT_FOUND")
+
+    def test_preempt_says_what_happened_and_hold_deactivates(self):
+        self.submit("job")
+        self.client.wait_for_admission("job", namespace="team-a", timeout=20)
+        # Room to spare: evicted, then admitted again in the same pass, and the answer says so.
+        result = self.client.preempt("job", namespace="team-a", reason="test")
+        self.assertTrue(result.evicted)
+        self.assertTrue(result.readmitted, result)
+        self.assertEqual(result.workload.state, "Admitted")
+        self.assertIn("re-admitted", result.message)
+        held = self.client.preempt("job", namespace="team-a", hold=True)
+        self.assertTrue(held.evicted)
+        self.assertFalse(held.readmitted)
+        self.assertFalse(held.workload.proto.spec.active)
+        self.assertIn("deactivated", held.message)
+
+    def test_cohort_breakdown_names_the_borrower_and_the_policy(self):
+        # team-a takes its 4 GPUs and borrows team-b's 4; team-b's workload then waits, and
+        # reclaimWithinCohort (Never by default) keeps it from taking them back.
+        for i in range(8):
+            self.submit(f"a-{i}")
+        _wait(lambda: len(self.client.list(namespace="team-a", state="Admitted")) == 8,
+              "team-a to borrow the cohort's GPUs")
+        self.submit("b-0", namespace="team-b", priority_class="production")
+        _wait(lambda: self.client.list_pending(cluster_queue="team-b-cq"), "b-0 to wait")
+        b = self.client.cohort_breakdown(workload="b-0", namespace="team-b")
+        self.assertEqual(b.cohort, "evalhub")
+        self.assertEqual(b.cluster_queue, "team-b-cq")
+        self.assertEqual(b.workload, "team-b/b-0")
+        self.assertTrue(b.pending_message)
+        borrowers = [h for h in b.holders
+                     if h.name == "team-a-cq" and h.resource == "nvidia.com/gpu"]
+        self.assertEqual(len(borrowers), 1, b.holders)
+        self.assertEqual(borrowers[0].borrowed, "4")
+        self.assertIn("reclaimWithinCohort", [x.policy for x in b.blockers], b.blockers)
+        by_cohort = self.client.cohort_breakdown(cohort="evalhub")
+        self.assertEqual(by_cohort.root, "evalhub")
+        with self.assertRaises(TollgateError) as raised:
+            self.client.cohort_breakdown(cohort="nope")
+        self.assertEqual(raised.exception.code.name, "NOT_FOUND")
+
+
 class _Follower(grpc.GenericRpcHandler):
     """What a follower replica of a replicated tollgated answers (docs/ha.md): UNAVAILABLE
     naming the leader, in the message and the `tollgate-leader` trailing metadata."""

@@ -13,8 +13,12 @@ The gRPC stubs are generated at build time from proto/tollgate/v1 (see README.md
 
 from tollgate_client.client import (
     AdmissionTimeout,
+    CohortBreakdown,
     PendingWorkload,
     PodSet,
+    PreemptResult,
+    QuotaHolder,
+    ReclaimBlocker,
     TollgateClient,
     TollgateError,
     WatchEvent,
@@ -23,8 +27,12 @@ from tollgate_client.client import (
 
 __all__ = [
     "AdmissionTimeout",
+    "CohortBreakdown",
     "PendingWorkload",
     "PodSet",
+    "PreemptResult",
+    "QuotaHolder",
+    "ReclaimBlocker",
     "TollgateClient",
     "TollgateError",
     "WatchEvent",

@@ -1,9 +1,10 @@
 """A small, typed client over tollgated's gRPC API (tollgate.v1).
 
-Only what an ML engineer needs from a notebook or a launcher script: submit a workload, wait
-until it is admitted (with a timeout), watch changes, and list what is pending and why. Every
-other call is available on the generated stubs (`client.admission`, `client.config`,
-`client.visibility`).
+What an ML engineer needs from a notebook or a launcher script: submit a workload, wait until
+it is admitted (with a timeout), watch changes, list what is pending and why, and see who holds
+the cohort's quota; and the operator controls: stop/resume queues, deactivate/activate,
+reprioritize and preempt (with hold). Every other call is available on the generated stubs
+(`client.admission`, `client.config`, `client.visibility`, `client.info`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,61 @@ class WatchEvent:
     type: str
     revision: int
     workload: Workload
+
+
+@dataclasses.dataclass(frozen=True)
+class PreemptResult:
+    """What a preempt did: `evicted` (always, on success), whether the pass that followed
+    admitted it again (`readmitted`) and whom it preempted then, in one sentence (`message`)."""
+
+    workload: Workload
+    evicted: bool
+    readmitted: bool
+    preempted: List[str]
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
+class QuotaHolder:
+    """One ClusterQueue or Cohort of a cohort tree, for one flavor and resource."""
+
+    name: str
+    kind: str
+    parent: str
+    flavor: str
+    resource: str
+    nominal: str
+    usage: str
+    borrowed: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ReclaimBlocker:
+    """A policy or limit (reclaimWithinCohort, borrowingLimit, ...) keeping a pending workload
+    from quota its cohort holds."""
+
+    policy: str
+    object_kind: str
+    object: str
+    flavor: str
+    resource: str
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CohortBreakdown:
+    """Who holds a cohort's quota and who borrows it (`holders`, the whole tree depth first),
+    and what stops the analysed pending workload (`blockers`)."""
+
+    cohort: str
+    implicit: bool
+    root: str
+    cluster_queue: str
+    workload: str
+    pending_message: str
+    holders: List[QuotaHolder]
+    blockers: List[ReclaimBlocker]
+    proto: service_pb2.CohortBreakdown = dataclasses.field(repr=False, compare=False)
 
 
 class _Endpoint:
@@ -306,6 +362,78 @@ class TollgateClient:
         )
         self._call(lambda e: e.admission.DeleteWorkload, request)
 
+    # --- operator controls (kueuectl stop/resume, Armada reprioritize) ---------------------
+
+    def set_active(self, name: str, active: bool, namespace: str = "default") -> Workload:
+        """Kueue's spec.active: False evicts an admitted workload and keeps it out of its queue
+        until activated again; True requeues it. Setting the current value changes nothing."""
+        request = service_pb2.SetWorkloadActiveRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name), active=active
+        )
+        response = self._call(lambda e: e.admission.SetWorkloadActive, request)
+        return Workload.from_proto(response.workload)
+
+    def deactivate(self, name: str, namespace: str = "default") -> Workload:
+        return self.set_active(name, False, namespace)
+
+    def activate(self, name: str, namespace: str = "default") -> Workload:
+        return self.set_active(name, True, namespace)
+
+    def reprioritize(self, name: str, priority: int, namespace: str = "default") -> Workload:
+        """A new explicit priority for a workload that has not finished: a pending one moves in
+        its queue, an admitted one keeps its quota but may now be preempted by others."""
+        request = service_pb2.ReprioritizeRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name), priority=priority
+        )
+        response = self._call(lambda e: e.admission.Reprioritize, request)
+        return Workload.from_proto(response.workload)
+
+    def preempt(
+        self, name: str, namespace: str = "default", reason: str = "", hold: bool = False
+    ) -> PreemptResult:
+        """Evicts an admitted workload. With `hold` it is also deactivated in the same commit, so
+        it is not requeued. The result says what happened in the scheduling pass that followed:
+        it may already be admitted again (`readmitted`), having preempted `preempted`."""
+        request = service_pb2.PreemptRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name),
+            reason=reason,
+            hold=hold,
+        )
+        response = self._call(lambda e: e.admission.Preempt, request)
+        return PreemptResult(
+            workload=Workload.from_proto(response.workload),
+            evicted=response.evicted,
+            readmitted=response.readmitted,
+            preempted=[f"{r.namespace}/{r.name}" for r in response.preempted],
+            message=response.message,
+        )
+
+    def _set_stop_policy(self, kind: int, name: str, namespace: str, policy: str):
+        request = service_pb2.SetStopPolicyRequest(
+            ref=service_pb2.ObjectRef(kind=kind, namespace=namespace, name=name),
+            stop_policy=policy,
+        )
+        return self._call(lambda e: e.config.SetStopPolicy, request).object
+
+    def stop_cluster_queue(self, name: str, drain: bool = False):
+        """kueuectl stop clusterqueue: Hold (admit nothing new) or, with `drain`, HoldAndDrain
+        (also evict what it admitted). Returns the ClusterQueue's ConfigObject."""
+        return self._set_stop_policy(
+            service_pb2.CLUSTER_QUEUE, name, "", "HoldAndDrain" if drain else "Hold"
+        )
+
+    def resume_cluster_queue(self, name: str):
+        return self._set_stop_policy(service_pb2.CLUSTER_QUEUE, name, "", "None")
+
+    def stop_local_queue(self, name: str, namespace: str = "default", drain: bool = False):
+        """kueuectl stop localqueue: as stop_cluster_queue, for one namespace's LocalQueue."""
+        return self._set_stop_policy(
+            service_pb2.LOCAL_QUEUE, name, namespace, "HoldAndDrain" if drain else "Hold"
+        )
+
+    def resume_local_queue(self, name: str, namespace: str = "default"):
+        return self._set_stop_policy(service_pb2.LOCAL_QUEUE, name, namespace, "None")
+
     # --- waiting and watching -------------------------------------------------------------
 
     def watch(
@@ -406,6 +534,54 @@ class TollgateClient:
             )
             for p in response.items
         ]
+
+    def cohort_breakdown(
+        self,
+        cohort: str = "",
+        cluster_queue: str = "",
+        workload: str = "",
+        namespace: str = "default",
+    ) -> CohortBreakdown:
+        """Who holds a cohort's quota, who borrows it, and which policy keeps a pending workload
+        from it. Exactly one of `cohort`, `cluster_queue` (its head pending workload) or
+        `workload` (a pending workload in `namespace`)."""
+        request = service_pb2.GetCohortBreakdownRequest(cohort=cohort, cluster_queue=cluster_queue)
+        if workload:
+            request.workload.CopyFrom(service_pb2.WorkloadRef(namespace=namespace, name=workload))
+        b = self._call(lambda e: e.visibility.GetCohortBreakdown, request)
+        return CohortBreakdown(
+            cohort=b.cohort,
+            implicit=b.implicit,
+            root=b.root,
+            cluster_queue=b.cluster_queue,
+            workload=f"{b.workload.namespace}/{b.workload.name}" if b.workload.name else "",
+            pending_message=b.pending_message,
+            holders=[
+                QuotaHolder(
+                    name=h.name,
+                    kind="ClusterQueue" if h.kind == service_pb2.CLUSTER_QUEUE else "Cohort",
+                    parent=h.parent,
+                    flavor=h.flavor,
+                    resource=h.resource,
+                    nominal=h.nominal,
+                    usage=h.usage,
+                    borrowed=h.borrowed,
+                )
+                for h in b.holders
+            ],
+            blockers=[
+                ReclaimBlocker(
+                    policy=x.policy,
+                    object_kind=x.object_kind,
+                    object=x.object,
+                    flavor=x.flavor,
+                    resource=x.resource,
+                    message=x.message,
+                )
+                for x in b.blockers
+            ],
+            proto=b,
+        )
 
 
 def _state_number(state: str) -> int:

@@ -168,7 +168,7 @@ absl::StatusOr<v1::ReportPodsReadyResponse> FakeAdmissionClient::ReportPodsReady
   if (it->second.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
     return absl::FailedPreconditionError("workload is not admitted");
   }
-  it->second.mutable_status()->set_pods_ready(true);
+  it->second.mutable_status()->set_pods_ready(!request.has_ready() || request.ready());
   v1::ReportPodsReadyResponse response;
   *response.mutable_workload() = it->second;
   return response;

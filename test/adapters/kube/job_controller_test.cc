@@ -114,7 +114,7 @@ TEST_F(JobControllerTest, AdmissionInjectsFlavorAndUnsuspends) {
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
-TEST_F(JobControllerTest, ReportsPodsReadyOnce) {
+TEST_F(JobControllerTest, ReportsPodsReadyOnceAndItsLoss) {
   kube_.Put(JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
@@ -126,6 +126,18 @@ TEST_F(JobControllerTest, ReportsPodsReadyOnce) {
   ASSERT_TRUE(Reconcile().ok());
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportPodsReady"), 1);
+  EXPECT_TRUE(admission_.Find("team-a", kWorkload)->status().pods_ready());
+
+  // A pod fails after the job ran: reported once as not ready (recoveryTimeout), then ready again
+  // once its replacement runs.
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 1}, {"failed", 1}});
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportPodsReady"), 2);
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload)->status().pods_ready());
+  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}, {"failed", 1}});
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("ReportPodsReady"), 3);
   EXPECT_TRUE(admission_.Find("team-a", kWorkload)->status().pods_ready());
 }
 

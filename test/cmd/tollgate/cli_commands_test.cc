@@ -162,6 +162,13 @@ class TestServer {
       server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
     }
     server_.reset();
+    // The services before what they use: the admission service's watch thread waits on the
+    // executor until the service is destroyed (ASan saw a use after free when the executor
+    // went first).
+    visibility_.reset();
+    config_.reset();
+    admission_.reset();
+    api_.reset();
     executor_.reset();
     store_.reset();
     std::error_code ignored;

@@ -16,6 +16,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::Pair;
 
 using Strategy = core::FairSharingStrategy;
@@ -338,12 +339,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "want exactly one Configuration document, found 2"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
-TEST(KueueConfigurationTest, RecoveryTimeoutIsAcceptedWithAWarning) {
+// recoveryTimeout takes effect (ReportPodsReady ready=false; scenario
+// preemption/54-podsready-recovery-timeout): read without a warning, 0s turning it off.
+TEST(KueueConfigurationTest, RecoveryTimeoutIsReadWithoutAWarning) {
   absl::StatusOr<KueueConfiguration> c =
       Parse(std::string(kB2) + "waitForPodsReady: {timeout: 2m, recoveryTimeout: 1m}\n");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_THAT(c->warnings, Contains(HasSubstr("waitForPodsReady.recoveryTimeout: accepted but "
-                                              "has no effect")));
+  EXPECT_THAT(c->warnings, Not(Contains(HasSubstr("recoveryTimeout"))));
+  EXPECT_EQ(c->scheduler.wait_for_pods_ready.recovery_timeout, absl::Minutes(1));
+  c = Parse(std::string(kB2) + "waitForPodsReady: {timeout: 2m, recoveryTimeout: 0s}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.wait_for_pods_ready.recovery_timeout, absl::ZeroDuration());
 }
 
 TEST(KueueConfigurationTest, FairSharingFlagAddsButDoesNotContradict) {
