@@ -215,8 +215,7 @@ const std::vector<Command>& Commands() {
        RunUsage,
        true},
       {"describe",
-       "describe workload|clusterqueue|cohort|localqueue|resourceflavor|role|rolebinding|"
-       "queuegrant NAME",
+       "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME",
        "Show details, queue position and events.",
        "workload: spec, state (and the last eviction of a requeued workload), admission and\n"
        "flavors, pending reason, position in its LocalQueue and ClusterQueue, who holds the\n"
@@ -227,7 +226,7 @@ const std::vector<Command>& Commands() {
        "cohort: parent, members, usage, quota holders and borrowers (implicit cohorts too).\n"
        "localqueue: its ClusterQueue, usage, pending workloads. resourceflavor: node labels,\n"
        "taints, and the ClusterQueues and Cohorts with quota in it.\n"
-       "role, rolebinding, queuegrant: the policy object (docs/security.md).\n",
+       "Also role, rolebinding, queuegrant NAME: the policy object (docs/security.md).\n",
        {kNamespaceFlag},
        RunDescribe,
        true},
