@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
@@ -25,6 +24,7 @@
 #include "common/file_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -129,18 +129,6 @@ v1::Workload MakeWorkload(const std::string& name, const std::string& queue) {
   pod_set->set_count(1);
   (*pod_set->mutable_requests())["cpu"] = "1";
   return workload;
-}
-
-// Runs the real `tollgate` CLI; returns its exit code, with stdout and stderr in `out`.
-int RunCli(const std::string& args, std::string& out) {
-  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  out.clear();
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 class ConfigE2eTest : public testing::Test {

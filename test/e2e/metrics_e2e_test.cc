@@ -125,6 +125,24 @@ class MetricsE2eTest : public testing::Test {
     admission_ = v1::AdmissionService::NewStub(server_->channel());
   }
 
+  // Submits a one-cpu job to team-b's LocalQueue eval-queue.
+  void SubmitTeamBJob(const std::string& name) {
+    v1::SubmitRequest submit;
+    v1::Workload* wl = submit.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team-b");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name("eval-queue");
+    v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
+    pod_set->set_name("main");
+    pod_set->set_count(1);
+    (*pod_set->mutable_requests())["cpu"] = "1";
+    v1::SubmitResponse submitted;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    const grpc::Status status = admission_->Submit(&context, submit, &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
   // The API's count of workloads in `state`.
   int CountInState(v1::WorkloadState state) {
     v1::ListWorkloadsRequest request;
@@ -359,20 +377,7 @@ TEST_F(MetricsE2eTest, PrometheusScrapesTollgatedAndAnswersQueries) {
       4);
 
   // A new job for team-b shows up in Prometheus as the API reports it.
-  v1::SubmitRequest submit;
-  v1::Workload* wl = submit.mutable_workload();
-  wl->mutable_metadata()->set_namespace_("team-b");
-  wl->mutable_metadata()->set_name("prom-probe");
-  wl->mutable_spec()->set_queue_name("eval-queue");
-  v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
-  pod_set->set_name("main");
-  pod_set->set_count(1);
-  (*pod_set->mutable_requests())["cpu"] = "1";
-  v1::SubmitResponse submitted;
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-  const grpc::Status status = admission_->Submit(&context, submit, &submitted);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_NO_FATAL_FAILURE(SubmitTeamBJob("prom-probe"));
 
   // Wait for admission to settle (API and scrape agree), then for Prometheus to catch up.
   int admitted = 0;
@@ -425,20 +430,7 @@ TEST_F(MetricsE2eTest, PrometheusScrapesTollgatedAndAnswersQueries) {
 TEST_F(MetricsE2eTest, DroppedWatchIsCountedByReason) {
   ASSERT_NO_FATAL_FAILURE(StartServer({"--change-log-retention=2"}));
   for (int i = 0; i < 5; ++i) {
-    v1::SubmitRequest submit;
-    v1::Workload* wl = submit.mutable_workload();
-    wl->mutable_metadata()->set_namespace_("team-b");
-    wl->mutable_metadata()->set_name(absl::StrCat("compaction-probe-", i));
-    wl->mutable_spec()->set_queue_name("eval-queue");
-    v1::PodSet* pod_set = wl->mutable_spec()->add_pod_sets();
-    pod_set->set_name("main");
-    pod_set->set_count(1);
-    (*pod_set->mutable_requests())["cpu"] = "1";
-    v1::SubmitResponse submitted;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    const grpc::Status status = admission_->Submit(&context, submit, &submitted);
-    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_NO_FATAL_FAILURE(SubmitTeamBJob(absl::StrCat("compaction-probe-", i)));
   }
   // Compaction runs after commits; watch from revision 1 until it is refused as compacted.
   grpc::Status ended;

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
 
 namespace tollgate::e2e {
@@ -95,15 +95,7 @@ class OperationsE2eTest : public testing::Test {
 
   // Runs the real CLI against the server; stdout and stderr go to `out`.
   int Cli(const std::string& args, std::string& out) {
-    const std::string command =
-        absl::StrCat(TOLLGATE_CLI_PATH, " --server=", server_->address(), " ", args, " 2>&1");
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return -1;
-    char buffer[4096];
-    out.clear();
-    for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-    const int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return RunCli(absl::StrCat("--server=", server_->address(), " ", args), out);
   }
 
   std::string CliOk(const std::string& args) {

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,6 +25,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/services/auth/test_issuer.h"
 #include "tollgate/v1/auth.grpc.pb.h"
@@ -932,18 +932,6 @@ TEST_F(SecurityE2eTest, PolicyObjectsAppliedDeletedAndKeptAcrossRestart) {
   };
   while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
   EXPECT_TRUE(has_all()) << audit;
-}
-
-// Runs the real `tollgate` CLI; returns its exit code and fills `out` with stdout and stderr.
-int RunCli(const std::string& args, std::string& out) {
-  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  out.clear();
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {

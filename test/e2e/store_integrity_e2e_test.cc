@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,6 +33,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/e2e/cli_runner.h"
 #include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
@@ -312,18 +312,6 @@ TEST_F(StoreIntegrityTest, BackupAndRestoreSubcommands) {
   EXPECT_EQ(restored.workloads, backed_up.workloads);
   EXPECT_EQ(restored.store_id, backed_up.store_id);
   EXPECT_EQ(restored.store_epoch, backed_up.store_epoch + 1);
-}
-
-// Runs the real `tollgate` CLI; returns its exit code, with stdout and stderr in `out`.
-int RunCli(const std::string& args, std::string& out) {
-  const std::string command = absl::StrCat(TOLLGATE_CLI_PATH, " ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  out.clear();
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // `tollgate admin backup` while writes keep coming: restored into a new data dir, the backup
