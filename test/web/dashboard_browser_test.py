@@ -339,6 +339,16 @@ class AuthenticatedDashboardTest(unittest.TestCase):
         self.assertFalse(self.exists("wl-row-team-b-hidden-probe"))
         os.makedirs(ARGS.out, exist_ok=True)
         d.save_screenshot(os.path.join(ARGS.out, "authenticated-workloads.png"))
+        # The Queues page shows a team member what their role may see and names what it leaves
+        # out, instead of failing on the ClusterQueues they may not list.
+        d.get(self.server.url + "#/")
+        WebDriverWait(d, DEADLINE).until(
+            lambda d: self.exists("denied-kinds") or self.exists("error"))
+        self.assertFalse(self.exists("error"))
+        notice = d.find_element(By.CSS_SELECTOR, '[data-testid="denied-kinds"]').text
+        self.assertIn("ClusterQueues", notice)
+        self.assertTrue(self.exists("total-lqs"))
+        d.save_screenshot(os.path.join(ARGS.out, "authenticated-queues.png"))
 
 
 if __name__ == "__main__":

@@ -8,11 +8,19 @@ export async function getJson(path) {
     throw new Error('signing in');
   }
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error || `${path}: HTTP ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(body.error || `${path}: HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return body;
 }
 
 export const listObjects = (kind) => getJson(`/api/v1/objects/${kind}`).then((r) => r.objects || []);
+// The same, or null when the caller's role may not list that kind (403): a page shows what the
+// caller may see rather than failing as a whole.
+export const listObjectsIfAllowed = (kind) =>
+  listObjects(kind).catch((error) => { if (error.status === 403) return null; throw error; });
 export const listWorkloads = (query = '') => getJson(`/api/v1/workloads${query}`).then((r) => r.workloads || []);
 export const getWorkload = (ns, name) =>
   getJson(`/api/v1/workloads/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`);

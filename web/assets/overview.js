@@ -1,6 +1,6 @@
 // Queues: the cohort tree with quota, usage and borrowing bars, and the ClusterQueue and
 // LocalQueue tables.
-import { h, listObjects, parseQuantity, formatQuantity } from './api.js';
+import { h, listObjectsIfAllowed, parseQuantity, formatQuantity } from './api.js';
 
 // Per "flavor/resource": nominal, borrowing limit, lending limit, used, borrowed.
 function quotaRows(spec, status) {
@@ -68,11 +68,13 @@ function sumRows(lists) {
 }
 
 export async function renderOverview() {
-  const [cqs, lqs, cohorts] = await Promise.all([
-    listObjects('clusterqueues'), listObjects('localqueues'), listObjects('cohorts')]);
-  const clusterQueues = cqs.map((o) => o.clusterQueue);
-  const localQueues = lqs.map((o) => o.localQueue);
-  const cohortSpecs = new Map(cohorts.map((o) => [o.cohort.metadata.name, o.cohort]));
+  const [cqs, lqs, cohorts] = await Promise.all([listObjectsIfAllowed('clusterqueues'),
+    listObjectsIfAllowed('localqueues'), listObjectsIfAllowed('cohorts')]);
+  const denied = [[cqs, 'ClusterQueues'], [lqs, 'LocalQueues'], [cohorts, 'Cohorts']]
+    .filter(([list]) => list === null).map(([, label]) => label);
+  const clusterQueues = (cqs || []).map((o) => o.clusterQueue);
+  const localQueues = (lqs || []).map((o) => o.localQueue);
+  const cohortSpecs = new Map((cohorts || []).map((o) => [o.cohort.metadata.name, o.cohort]));
   // Cohorts named by a ClusterQueue but not declared exist implicitly, as in Kueue.
   for (const cq of clusterQueues) {
     if (cq.spec.cohort && !cohortSpecs.has(cq.spec.cohort)) {
@@ -111,9 +113,11 @@ export async function renderOverview() {
   const card = (n, label, id) => h('div', { class: 'card' }, h('div', { class: 'n', 'data-testid': id }, n), h('div', { class: 'l' }, label));
 
   return h('div', {},
+    denied.length ? h('div', { class: 'panel muted', 'data-testid': 'denied-kinds' },
+      `Not shown: your role may not list ${denied.join(', ')}.`) : null,
     h('div', { class: 'cards' },
-      card(clusterQueues.length, 'ClusterQueues', 'total-cqs'),
-      card(localQueues.length, 'LocalQueues', 'total-lqs'),
+      card(cqs === null ? '—' : clusterQueues.length, 'ClusterQueues', 'total-cqs'),
+      card(lqs === null ? '—' : localQueues.length, 'LocalQueues', 'total-lqs'),
       card(totalPending, 'Pending', 'total-pending'),
       card(totalAdmitted, 'Admitted', 'total-admitted')),
     h('div', { class: 'grid' },
