@@ -734,7 +734,11 @@ TEST_F(HaObservabilityE2eTest, LeaderServesMetricsAndDashboardAndReloadsTokensOn
   EXPECT_TRUE(AwaitCondition([&] { return Get(port, "/metrics", "new-token").first == 200; },
                              absl::Seconds(10)))
       << replicas_[leader]->Logs();
-  EXPECT_TRUE(absl::StrContains(replicas_[leader]->Logs(), "reloaded tokens"));
+  // The log line follows the gate's update: wait for it rather than read it once.
+  EXPECT_TRUE(AwaitCondition(
+      [&] { return absl::StrContains(replicas_[leader]->Logs(), "reloaded tokens"); },
+      absl::Seconds(10)))
+      << replicas_[leader]->Logs();
 }
 
 // etcd with authentication on: replicas log in with --etcd-user/--etcd-password-file; a wrong
