@@ -250,10 +250,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
 WatchHub::WatchHub(AdmissionExecutor& executor, Options options)
     : executor_(executor), options_(options), thread_([this] { Loop(); }) {}
 
-WatchHub::~WatchHub() {
-  Stop();
-  thread_.join();
-}
+WatchHub::~WatchHub() { Stop(); }
 
 grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerContext* context,
                                                           const v1::WatchRequest& request,
@@ -280,9 +277,14 @@ grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerCo
 }
 
 void WatchHub::Stop() {
-  absl::MutexLock lock(&mu_);
-  stopping_ = true;
-  for (WatchReactor* reactor : reactors_) reactor->StopServing();
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (WatchReactor* reactor : reactors_) reactor->StopServing();
+  }
+  // The hub's thread waits on the executor: once Stop returns it touches the executor no more,
+  // so the owner may destroy the executor before the hub (tollgated's shutdown does).
+  if (thread_.joinable()) thread_.join();
 }
 
 int64_t WatchHub::open_streams() const {

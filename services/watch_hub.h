@@ -55,7 +55,9 @@ class WatchHub {
   grpc::ServerWriteReactor<v1::WatchEvent>* Start(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest& request,
                                                   absl::Status start_check, Visible visible = {});
-  // Ends every open and future stream with UNAVAILABLE naming the revision to resume from.
+  // Ends every open and future stream with UNAVAILABLE naming the revision to resume from, and
+  // stops the hub's thread (waits up to a second for it): afterwards the hub no longer reads the
+  // executor. Idempotent; not thread-safe against itself.
   void Stop();
 
   int64_t open_streams() const;
