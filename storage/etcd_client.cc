@@ -47,6 +47,14 @@ std::string StripScheme(absl::string_view endpoint) {
 
 }  // namespace
 
+std::string EtcdPrefixEnd(absl::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty() && static_cast<uint8_t>(end.back()) == 0xff) end.pop_back();
+  if (end.empty()) return std::string(1, '\0');
+  end.back() = static_cast<char>(static_cast<uint8_t>(end.back()) + 1);
+  return end;
+}
+
 absl::StatusOr<std::vector<std::string>> ParseEtcdEndpoints(absl::string_view comma_separated) {
   std::vector<std::string> endpoints;
   for (absl::string_view part : absl::StrSplit(comma_separated, ',')) {

@@ -42,6 +42,11 @@ struct EtcdConnectionOptions {
 // a missing port or an unknown scheme.
 absl::StatusOr<std::vector<std::string>> ParseEtcdEndpoints(absl::string_view comma_separated);
 
+// The range_end that covers every key starting with `prefix` (etcd's "prefix" ranges): the
+// smallest key greater than all of them. `prefix` must not be all 0xff bytes (then "\0", which
+// etcd reads as "no upper bound").
+std::string EtcdPrefixEnd(absl::string_view prefix);
+
 // A connection to an etcd cluster over its v3 gRPC API: one channel per endpoint, used one at a
 // time; a call that fails for connection reasons moves to the next endpoint (etcd forwards
 // writes to its leader itself, so any member serves any request). Thread-safe.

@@ -13,16 +13,6 @@ namespace {
 
 constexpr absl::string_view kDataPrefix = "data/";
 
-// The smallest key after every key starting with `prefix` (the prefix is never all 0xff: it is
-// the store's non-empty key prefix).
-std::string PrefixEnd(absl::string_view prefix) {
-  std::string end(prefix);
-  while (!end.empty() && static_cast<uint8_t>(end.back()) == 0xff) end.pop_back();
-  if (end.empty()) return std::string(1, '\0');
-  end.back() = static_cast<char>(static_cast<uint8_t>(end.back()) + 1);
-  return end;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EtcdMirror>> EtcdMirror::Start(std::unique_ptr<EtcdStore> store,
@@ -81,7 +71,7 @@ absl::Status EtcdMirror::Load() {
 
 void EtcdMirror::Follow() {
   const std::string prefix = store_->key_prefix();
-  const std::string end = PrefixEnd(prefix);
+  const std::string end = EtcdPrefixEnd(prefix);
   while (true) {
     int64_t from = 0;
     bool load = false;

@@ -80,17 +80,6 @@ bool DecodeRecords(absl::string_view in, std::vector<std::string>& records) {
 
 std::string RevisionKeyPart(int64_t revision) { return absl::StrFormat("%020d", revision); }
 
-// The smallest key greater than every key starting with `prefix` ("" when there is none, which
-// etcd reads as "no upper bound" only for range_end "\0"; callers never pass an all-0xff prefix
-// because every key carries the store's key prefix).
-std::string PrefixEnd(absl::string_view prefix) {
-  std::string end(prefix);
-  while (!end.empty() && static_cast<uint8_t>(end.back()) == 0xff) end.pop_back();
-  if (end.empty()) return std::string(1, '\0');
-  end.back() = static_cast<char>(static_cast<uint8_t>(end.back()) + 1);
-  return end;
-}
-
 absl::StatusOr<int64_t> ParseInt(absl::string_view text, absl::string_view what) {
   int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value) || value < 0) {
@@ -304,7 +293,7 @@ absl::StatusOr<EtcdStore::ReadPoint> EtcdStore::ReadMeta(const std::vector<Reque
   *txn.add_success() = RangeOp(Key("meta/revision"));
   *txn.add_success() = RangeOp(Key("meta/compacted"));
   *txn.add_success() = RangeOp(Key("meta/staged"));
-  *txn.add_success() = RangeOp(Key("stage/"), PrefixEnd(Key("stage/")), /*count_only=*/true);
+  *txn.add_success() = RangeOp(Key("stage/"), EtcdPrefixEnd(Key("stage/")), /*count_only=*/true);
   for (const RequestOp& op : extra) *txn.add_success() = op;
   absl::StatusOr<TxnResponse> response = client_->ReadTxn(txn);
   if (!response.ok()) return response.status();
@@ -361,7 +350,7 @@ absl::StatusOr<std::shared_ptr<const EtcdStore::Staged>> EtcdStore::LoadStaged(
   while (next < chunks) {
     etcdserverpb::RangeRequest range;
     range.set_key(from);
-    range.set_range_end(PrefixEnd(chunk_prefix));
+    range.set_range_end(EtcdPrefixEnd(chunk_prefix));
     range.set_revision(etcd_revision);
     range.set_limit(4);
     absl::StatusOr<etcdserverpb::RangeResponse> page = client_->Range(range);
@@ -402,7 +391,7 @@ absl::StatusOr<int64_t> EtcdStore::ScanAt(
   if (!start_after.empty() && start_after >= prefix) {
     from = std::max(from, absl::StrCat(data_prefix, start_after, std::string(1, '\0')));
   }
-  const std::string end = PrefixEnd(data_prefix + std::string(prefix));
+  const std::string end = EtcdPrefixEnd(data_prefix + std::string(prefix));
 
   // The staged commit's keys win over etcd's (which may be half applied at this point).
   using OverlayIt = std::map<std::string, std::optional<std::string>, std::less<>>::const_iterator;
@@ -756,7 +745,7 @@ absl::Status EtcdStore::SyncLocked() {
     // Chunks of a large commit that failed before its commit point: never visible, drop them.
     TxnRequest cleanup;
     AddGuardsLocked(cleanup, /*expect_no_marker=*/true);
-    *cleanup.add_success() = DeleteOp(Key("stage/"), PrefixEnd(Key("stage/")));
+    *cleanup.add_success() = DeleteOp(Key("stage/"), EtcdPrefixEnd(Key("stage/")));
     bool unknown = false;
     absl::StatusOr<TxnResponse> response =
         WriteTxnLocked(cleanup, "dropping stray staged chunks", &unknown);
@@ -820,7 +809,7 @@ absl::Status EtcdStore::RollForwardLocked(const Staged& staged, int64_t marker_m
     const bool final_txn = next == ops.size() && txn.success_size() + 2 <= options_.max_txn_ops;
     if (final_txn) {
       *txn.add_success() = DeleteOp(Key("meta/staged"));
-      *txn.add_success() = DeleteOp(Key("stage/"), PrefixEnd(Key("stage/")));
+      *txn.add_success() = DeleteOp(Key("stage/"), EtcdPrefixEnd(Key("stage/")));
     }
     bool unknown = false;
     absl::StatusOr<TxnResponse> response =

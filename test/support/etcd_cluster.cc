@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -89,24 +90,37 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
     cluster->tls_ = true;
     if (absl::Status status = cluster->MakeCertificates(); !status.ok()) return status;
   }
-  for (int i = 0; i < options.members; ++i) {
-    Member member;
-    member.name = absl::StrCat("m", i);
-    absl::StatusOr<int> client = PickFreePort();
-    if (!client.ok()) return client.status();
-    absl::StatusOr<int> peer = PickFreePort();
-    if (!peer.ok()) return peer.status();
-    member.client_port = *client;
-    member.peer_port = *peer;
-    member.data_dir = absl::StrCat(root, "/", member.name);
-    member.log_path = absl::StrCat(root, "/", member.name, ".log");
-    cluster->members_.push_back(member);
-  }
-  for (Member& member : cluster->members_) {
-    if (absl::Status status = cluster->Spawn(member); !status.ok()) return status;
-  }
-  if (absl::Status status = cluster->WaitHealthy(options.start_timeout); !status.ok()) {
-    return status;
+  // Ports are picked free and bound by etcd a moment later, so a test running beside this one
+  // may take one in between; etcd then exits at once. Start over with new ports when that is why.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    for (int i = 0; i < cluster->size(); ++i) (void)cluster->Kill(i);
+    cluster->members_.clear();
+    for (int i = 0; i < options.members; ++i) {
+      Member member;
+      member.name = absl::StrCat("m", i);
+      absl::StatusOr<int> client = PickFreePort();
+      if (!client.ok()) return client.status();
+      absl::StatusOr<int> peer = PickFreePort();
+      if (!peer.ok()) return peer.status();
+      member.client_port = *client;
+      member.peer_port = *peer;
+      const std::string dir =
+          attempt == 1 ? member.name : absl::StrCat("attempt", attempt, "-", member.name);
+      member.data_dir = absl::StrCat(root, "/", dir);
+      member.log_path = absl::StrCat(root, "/", dir, ".log");
+      cluster->members_.push_back(member);
+    }
+    absl::Status started;
+    for (Member& member : cluster->members_) {
+      started = cluster->Spawn(member);
+      if (!started.ok()) return started;
+    }
+    started = cluster->WaitHealthy(options.start_timeout);
+    if (started.ok()) break;
+    if (attempt == kAttempts || !absl::StrContains(started.message(), "address already in use")) {
+      return started;
+    }
   }
   return cluster;
 }
