@@ -178,13 +178,17 @@ std::vector<std::string> AccessGate::IgnoredPolicyObjects() const {
 }
 
 std::vector<std::string> AccessGate::CohortsAbove(const std::string& cluster_queue) {
-  std::vector<std::string> cohorts;
   v1::GetObjectRequest get;
   get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
   get.mutable_ref()->set_name(cluster_queue);
   absl::StatusOr<v1::ConfigObject> cq = api_.GetObject(get);
-  if (!cq.ok()) return cohorts;
-  std::string next = cq->cluster_queue().spec().cohort();
+  if (!cq.ok()) return {};
+  return CohortChain(cq->cluster_queue().spec().cohort());
+}
+
+std::vector<std::string> AccessGate::CohortChain(std::string next) {
+  std::vector<std::string> cohorts;
+  v1::GetObjectRequest get;
   while (!next.empty() && cohorts.size() < kMaxCohortDepth &&
          std::find(cohorts.begin(), cohorts.end(), next) == cohorts.end()) {
     cohorts.push_back(next);
@@ -194,6 +198,25 @@ std::vector<std::string> AccessGate::CohortsAbove(const std::string& cluster_que
     next = cohort.ok() ? cohort->cohort().spec().parent() : "";
   }
   return cohorts;
+}
+
+auth::GrantQueue AccessGate::ResolveGrantQueue(const auth::Policy& object) {
+  auth::GrantQueue queue;
+  if (object.queue_grants.empty()) return queue;
+  const auth::QueueGrant& grant = object.queue_grants.front();
+  if (!grant.local_queue.empty()) {
+    v1::GetObjectRequest get;
+    get.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+    get.mutable_ref()->set_namespace_(grant.local_queue_namespace);
+    get.mutable_ref()->set_name(grant.local_queue);
+    absl::StatusOr<v1::ConfigObject> lq = api_.GetObject(get);
+    if (lq.ok()) queue.cluster_queue = lq->local_queue().spec().cluster_queue();
+  } else if (!grant.cluster_queue.empty()) {
+    queue.cluster_queue = grant.cluster_queue;
+  }
+  queue.cohorts =
+      !queue.cluster_queue.empty() ? CohortsAbove(queue.cluster_queue) : CohortChain(grant.cohort);
+  return queue;
 }
 
 std::shared_ptr<const auth::Authorizer> AccessGate::authorizer() const {
@@ -231,6 +254,11 @@ absl::StatusOr<AuthorizedCall> AccessGate::CheckListIdentity(const auth::Identit
 void AccessGate::AuditUnauthenticated(const auth::AccessRequest& request,
                                       const absl::Status& status) {
   Audit(auth::Identity{"", "", {}, "none"}, NewRequestId(), request, "unauthenticated",
+        StatusCodeName(status), status.message());
+}
+
+void AccessGate::AuditRefused(const auth::AccessRequest& request, const absl::Status& status) {
+  Audit(auth::Identity{"", "", {}, "none"}, NewRequestId(), request, "denied",
         StatusCodeName(status), status.message());
 }
 
@@ -344,7 +372,8 @@ absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& contex
 }
 
 absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
-    grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests) {
+    grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests,
+    const std::vector<v1::ConfigObject>* objects) {
   const std::string request_id = RequestId(context);
   context.AddInitialMetadata("x-request-id", request_id);
   absl::StatusOr<auth::Identity> identity = Authenticate(context);
@@ -355,20 +384,78 @@ absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
     }
     return identity.status();
   }
+  // Roles applied together with a binding of one of them count for its escalation check. A
+  // request whose objects do not convert is refused by the apply's own checks.
+  auth::Policy incoming;
+  if (objects != nullptr) {
+    absl::StatusOr<auth::Policy> converted = PolicyFromObjects(*objects);
+    if (converted.ok()) incoming = *std::move(converted);
+  }
   std::vector<AuthorizedCall> calls;
-  for (auth::AccessRequest& request : requests) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const v1::ConfigObject* object =
+        objects != nullptr && i < objects->size() ? &(*objects)[i] : nullptr;
     absl::StatusOr<AuthorizedCall> call =
-        Decide(*identity, request_id, std::move(request), nullptr);
+        Decide(*identity, request_id, std::move(requests[i]), nullptr, object, &incoming);
     if (!call.ok()) return call.status();
     calls.push_back(*std::move(call));
   }
   return calls;
 }
 
+absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyWrite(const auth::Identity& identity,
+                                                             const std::string& request_id,
+                                                             auth::AccessRequest request,
+                                                             const v1::ConfigObject* object,
+                                                             const auth::Policy* incoming) {
+  std::shared_ptr<const auth::Authorizer> authz = authorizer();
+  auth::PolicyWrite write;
+  write.verb = request.verb;
+  write.kind = request.kind;
+  write.name = request.name;
+  if (incoming != nullptr) write.incoming_roles = incoming->roles;
+  std::optional<v1::ObjectKind> kind = ConfigKindNamed(request.kind);
+  if (!kind.has_value()) return absl::InternalError(absl::StrCat("no kind ", request.kind));
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(*kind);
+  get.mutable_ref()->set_name(request.name);
+  absl::StatusOr<v1::ConfigObject> stored = api_.GetObject(get);
+  if (stored.ok()) {
+    // A stored object that no longer converts (it passed validation when written) is treated
+    // as cluster-wide: only a cluster-wide holder of the verb may replace it.
+    absl::StatusOr<auth::Policy> before = PolicyFromObjects({*stored});
+    if (before.ok()) {
+      write.before = *std::move(before);
+    } else {
+      write.before.roles.push_back(auth::Role{request.name, {}, {}});
+    }
+  } else if (!absl::IsNotFound(stored.status())) {
+    return stored.status();
+  }
+  if (object != nullptr) {
+    absl::StatusOr<auth::Policy> after = PolicyFromObjects({*object});
+    if (!after.ok()) return after.status();
+    write.after = *std::move(after);
+  }
+  write.before_queue = ResolveGrantQueue(write.before);
+  write.after_queue = ResolveGrantQueue(write.after);
+  const auth::Decision decision = auth::AuthorizePolicyWrite(*authz, identity, write);
+  if (!decision.allowed) {
+    Audit(identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
+    return PermissionDenied(decision.reason);
+  }
+  return AuthorizedCall{identity, request_id, std::move(request), std::move(authz)};
+}
+
 absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity_ref,
                                                   const std::string& request_id,
                                                   auth::AccessRequest request,
-                                                  const v1::Workload* submitted) {
+                                                  const v1::Workload* submitted,
+                                                  const v1::ConfigObject* object,
+                                                  const auth::Policy* incoming) {
+  if (auth::IsPolicyKind(request.kind) && (request.verb == "apply" || request.verb == "delete")) {
+    return DecidePolicyWrite(identity_ref, request_id, std::move(request), object, incoming);
+  }
   const auth::Identity* identity = &identity_ref;
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
   auth::Decision decision = authz->Authorize(*identity, request);

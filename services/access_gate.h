@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "services/auth/audit_log.h"
 #include "services/auth/authorizer.h"
+#include "services/auth/delegation.h"
 #include "services/auth/oidc_authenticator.h"
 #include "services/auth/token_file.h"
 #include "services/tollgate_api.h"
@@ -88,9 +89,12 @@ class AccessGate {
                                        const v1::Workload* submitted = nullptr);
 
   // Check of several objects of one call (Apply): one identity, one request id, all allowed or
-  // the first refusal.
-  absl::StatusOr<std::vector<AuthorizedCall>> CheckAll(grpc::ServerContextBase& context,
-                                                       std::vector<auth::AccessRequest> requests);
+  // the first refusal. `objects` (may be null) are the objects applied, one per request: an
+  // apply of a policy object is decided by the delegation rule (auth::AuthorizePolicyWrite),
+  // which needs its content.
+  absl::StatusOr<std::vector<AuthorizedCall>> CheckAll(
+      grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests,
+      const std::vector<v1::ConfigObject>* objects = nullptr);
 
   // Check for List and Watch: a request for every namespace (request.ns empty) by an identity
   // allowed only in some namespaces, or only through queue grants, is allowed and the handler
@@ -114,6 +118,13 @@ class AccessGate {
                                                    auth::AccessRequest request, bool& filtered);
   // Audits a call refused for lack of valid credentials outside gRPC.
   void AuditUnauthenticated(const auth::AccessRequest& request, const absl::Status& status);
+
+  // Audits a request refused before authentication (the HTTP port's anti-forgery checks):
+  // result "denied", no identity.
+  void AuditRefused(const auth::AccessRequest& request, const absl::Status& status);
+
+  // The clock the gate reads (audit times, token expiry); for the HTTP port's tokens too.
+  const core::Clock& clock() const { return clock_; }
 
   // Writes the audit line of an allowed call that changes state (or tried to).
   void Finish(const AuthorizedCall& call, const absl::Status& outcome);
@@ -145,10 +156,24 @@ class AccessGate {
   absl::StatusOr<AuthorizedCall> DecideList(const auth::Identity& identity,
                                             const std::string& request_id,
                                             auth::AccessRequest request, bool& filtered);
-  // Check's decision for an authenticated caller.
+  // Check's decision for an authenticated caller. An apply or delete of a policy object goes
+  // to DecidePolicyWrite (`object` is the applied one; null for a delete).
   absl::StatusOr<AuthorizedCall> Decide(const auth::Identity& identity,
                                         const std::string& request_id, auth::AccessRequest request,
-                                        const v1::Workload* submitted);
+                                        const v1::Workload* submitted,
+                                        const v1::ConfigObject* object = nullptr,
+                                        const auth::Policy* incoming = nullptr);
+  // The delegation rule: reads the stored object, resolves a grant's queue, and decides with
+  // auth::AuthorizePolicyWrite. `incoming` holds the policy objects of the same apply.
+  absl::StatusOr<AuthorizedCall> DecidePolicyWrite(const auth::Identity& identity,
+                                                   const std::string& request_id,
+                                                   auth::AccessRequest request,
+                                                   const v1::ConfigObject* object,
+                                                   const auth::Policy* incoming);
+  // Where a queue grant's queue sits in the stored queue tree.
+  auth::GrantQueue ResolveGrantQueue(const auth::Policy& object);
+  // `cohort` and the cohorts above it, nearest first.
+  std::vector<std::string> CohortChain(std::string cohort);
 
   TollgateApi& api_;
   const core::Clock& clock_;

@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace tollgate::web {
@@ -37,6 +38,14 @@ absl::StatusOr<auth::Identity> DashboardAccess::Authenticate(absl::string_view b
     gate_.AuditUnauthenticated(request, identity.status());
   }
   return identity;
+}
+
+void DashboardAccess::AuditRefused(absl::string_view method, absl::string_view path,
+                                   const absl::Status& status) {
+  auth::AccessRequest request;
+  request.verb = absl::AsciiStrToLower(method);
+  request.name = std::string(path);
+  gate_.AuditRefused(request, status);
 }
 
 absl::Status DashboardAccess::Metrics(const auth::Identity& caller) {

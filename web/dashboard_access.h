@@ -26,6 +26,11 @@ class DashboardAccess {
                                               absl::string_view certificate_pem,
                                               absl::string_view what);
 
+  // Audits a state-changing request refused before any credentials were looked at (a
+  // cross-site or token-less POST /login or /logout): result "denied", `method` as the verb
+  // ("POST"), `path` as the name.
+  void AuditRefused(absl::string_view method, absl::string_view path, const absl::Status& status);
+
   // GET /metrics: get Metrics (the metrics-reader role, viewer, admin).
   absl::Status Metrics(const auth::Identity& caller);
   // GET /api/v1/objects/{kind}: list of that kind, as ConfigService.List.

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "web/web_assets.h"
@@ -62,19 +63,40 @@ void Reply(const absl::StatusOr<std::string>& result, httplib::Response& respons
   }
 }
 
-constexpr char kTokenCookie[] = "tollgate_token";
+constexpr absl::string_view kTokenCookie = "tollgate_token";
+constexpr absl::string_view kPreSessionCookie = "tollgate_login";
+// Over TLS the cookies are __Host- prefixed: the browser keeps such a cookie only when it was
+// set Secure, with Path=/ and no Domain, by this very host, so a sibling subdomain (or a
+// plaintext response) cannot plant one: cookie tossing is the classic bypass of double-submit
+// tokens, and a planted session cookie would itself be a login CSRF.
+constexpr absl::string_view kHostPrefix = "__Host-";
 
-// The bearer token of a request: the Authorization header, else the login cookie.
-std::string BearerOf(const httplib::Request& request) {
-  const std::string header = request.get_header_value("Authorization");
-  if (absl::StartsWith(header, "Bearer ")) return header.substr(7);
+// The value of cookie `name` in the request, or "".
+std::string CookieOf(const httplib::Request& request, absl::string_view name) {
   for (absl::string_view cookie : absl::StrSplit(request.get_header_value("Cookie"), ';')) {
     cookie = absl::StripAsciiWhitespace(cookie);
-    if (absl::ConsumePrefix(&cookie, kTokenCookie) && absl::ConsumePrefix(&cookie, "=")) {
+    if (absl::ConsumePrefix(&cookie, name) && absl::ConsumePrefix(&cookie, "=")) {
       return std::string(cookie);
     }
   }
   return "";
+}
+
+// The bearer token of a request: the Authorization header, else the login cookie.
+std::string BearerOf(const httplib::Request& request, absl::string_view cookie) {
+  const std::string header = request.get_header_value("Authorization");
+  if (absl::StartsWith(header, "Bearer ")) return header.substr(7);
+  return CookieOf(request, cookie);
+}
+
+std::string JsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+  }
+  out += '"';
+  return out;
 }
 
 void ServeAsset(absl::string_view path, httplib::Response& response) {
@@ -111,7 +133,7 @@ std::optional<auth::Identity> HttpServer::Caller(const httplib::Request& request
   if (options_.access == nullptr) return auth::Identity{"system:anonymous", "", {}, "anonymous"};
   const std::string pem = options_.tls == nullptr ? "" : TlsFiles::PeerCertificatePem(request.ssl);
   absl::StatusOr<auth::Identity> identity =
-      options_.access->Authenticate(BearerOf(request), pem, what);
+      options_.access->Authenticate(BearerOf(request, SessionCookie()), pem, what);
   if (!identity.ok()) {
     Reply(identity.status(), response);
     return std::nullopt;
@@ -122,7 +144,12 @@ std::optional<auth::Identity> HttpServer::Caller(const httplib::Request& request
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const Options& options,
                                                               metrics::Registry& registry,
                                                               DashboardApi& dashboard) {
+  if (options.clock == nullptr) return absl::InvalidArgumentError("HttpServer: no clock");
   std::unique_ptr<HttpServer> server(new HttpServer(options, registry, dashboard));
+  absl::StatusOr<std::unique_ptr<CsrfGuard>> csrf =
+      CsrfGuard::Create(*options.clock, options.csrf_lifetime);
+  if (!csrf.ok()) return csrf.status();
+  server->csrf_ = *std::move(csrf);
   if (!server->server_->is_valid()) {
     return absl::InvalidArgumentError("--metrics-listen: cannot set up TLS with --tls-cert");
   }
@@ -286,14 +313,83 @@ void HttpServer::Route() {
   });
 }
 
+std::string HttpServer::SessionCookie() const {
+  return absl::StrCat(options_.tls != nullptr ? kHostPrefix : "", kTokenCookie);
+}
+
+std::string HttpServer::PreSessionCookie() const {
+  return absl::StrCat(options_.tls != nullptr ? kHostPrefix : "", kPreSessionCookie);
+}
+
+std::string HttpServer::OwnOrigin(const httplib::Request& request) const {
+  // The Host header of a browser's request names the server the browser meant (a page cannot
+  // set it), so the scheme and Host are the origin a same-origin form posts from.
+  return absl::StrCat(options_.tls != nullptr ? "https://" : "http://",
+                      request.get_header_value("Host"));
+}
+
+void HttpServer::Refuse(const httplib::Request& request, httplib::Response& response,
+                        const absl::Status& status) {
+  if (options_.access != nullptr) options_.access->AuditRefused(request.method, request.path, status);
+  response.status = 403;
+  response.set_header("Cache-Control", "no-store");
+  response.set_content(
+      absl::StrCat("403 Forbidden: ", status.message(),
+                   "\nNothing was changed. Sign in from the dashboard's own page: /login\n"),
+      "text/plain; charset=utf-8");
+}
+
+bool HttpServer::CheckToken(const httplib::Request& request, httplib::Response& response,
+                            absl::string_view action, absl::string_view binding) {
+  absl::Status verified = csrf_->Verify(action, binding, request.get_param_value("csrf"));
+  if (verified.ok()) return true;
+  Refuse(request, response, verified);
+  return false;
+}
+
 void HttpServer::RouteLogin() {
   httplib::Server& s = *server_;
-  s.Get("/login", [](const httplib::Request&, httplib::Response& response) {
-    ServeAsset("login.html", response);
+  // Every state-changing request, whatever its route (today POST /login and /logout), must
+  // come from this server's own origin. Reads (GET, HEAD) change nothing and are not checked:
+  // a cross-site page cannot read their answers (no CORS headers are ever sent).
+  s.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
+    if (request.method == "GET" || request.method == "HEAD") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    absl::Status same_origin = CheckSameOrigin(
+        {request.get_header_value("Origin"), request.get_header_value("Referer"),
+         request.get_header_value("Sec-Fetch-Site")},
+        OwnOrigin(request));
+    if (same_origin.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    Refuse(request, response, same_origin);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // The sign-in page carries a token bound to a pre-session cookie (OWASP's defence against
+  // login CSRF: a session before the user is known, and a token tied to it).
+  s.Get("/login", [this](const httplib::Request& request, httplib::Response& response) {
+    std::string pre_session = CookieOf(request, PreSessionCookie());
+    if (!CsrfGuard::IsSessionId(pre_session)) {
+      absl::StatusOr<std::string> fresh = CsrfGuard::NewSessionId();
+      if (!fresh.ok()) return Reply(fresh.status(), response);
+      pre_session = *std::move(fresh);
+    }
+    const WebAsset* page = FindWebAsset("login.html");
+    if (page == nullptr) return ServeAsset("login.html", response);
+    response.set_header("Cache-Control", "no-store");
+    response.set_header(
+        "Set-Cookie",
+        absl::StrCat(PreSessionCookie(), "=", pre_session, "; Path=/; Max-Age=",
+                     absl::ToInt64Seconds(options_.csrf_lifetime), "; HttpOnly; SameSite=Strict",
+                     options_.tls != nullptr ? "; Secure" : ""));
+    // The token is base64url and digits: nothing in it needs escaping in an attribute.
+    response.set_content(absl::StrReplaceAll(page->data, {{"{{csrf}}", csrf_->Issue("login",
+                                                                                    pre_session)}}),
+                         std::string(page->content_type));
   });
   // The dashboard's sign-in: the token (static or OIDC) is checked now and kept in an HttpOnly
   // cookie (Secure over TLS, SameSite=Strict), which EventSource and fetch send by themselves.
   s.Post("/login", [this](const httplib::Request& request, httplib::Response& response) {
+    if (!CheckToken(request, response, "login", CookieOf(request, PreSessionCookie()))) return;
     const std::string token = request.get_param_value("token");
     if (options_.access != nullptr) {
       absl::StatusOr<auth::Identity> identity = options_.access->Authenticate(token, "", "/login");
@@ -303,16 +399,38 @@ void HttpServer::RouteLogin() {
         return;
       }
     }
+    const absl::string_view secure = options_.tls != nullptr ? "; Secure" : "";
     response.status = 303;
     response.set_header("Location", "/");
-    response.set_header(
-        "Set-Cookie", absl::StrCat(kTokenCookie, "=", token, "; Path=/; HttpOnly; SameSite=Strict",
-                                   options_.tls != nullptr ? "; Secure" : ""));
+    response.set_header("Set-Cookie", absl::StrCat(SessionCookie(), "=", token,
+                                                   "; Path=/; HttpOnly; SameSite=Strict", secure));
+    // The pre-session has served its purpose; the next sign-in page makes a new one.
+    response.set_header("Set-Cookie", absl::StrCat(PreSessionCookie(),
+                                                   "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
+                                                   secure));
   });
-  s.Post("/logout", [](const httplib::Request&, httplib::Response& response) {
+  // Who is signed in, and the token POST /logout needs (bound to the session cookie, so only a
+  // page that can read this answer, i.e. the dashboard's own origin, can sign the user out).
+  s.Get("/api/v1/session", [this](const httplib::Request& request, httplib::Response& response) {
+    std::optional<auth::Identity> caller = Caller(request, response, request.path);
+    if (!caller.has_value()) return;
+    const std::string cookie = CookieOf(request, SessionCookie());
+    std::string groups;
+    for (const std::string& group : caller->groups) {
+      absl::StrAppend(&groups, groups.empty() ? "" : ",", JsonString(group));
+    }
+    Reply(absl::StrCat("{\"user\":", JsonString(caller->user), ",\"groups\":[", groups,
+                       "],\"method\":", JsonString(caller->method), ",\"logoutToken\":",
+                       JsonString(cookie.empty() ? "" : csrf_->Issue("logout", cookie)), "}"),
+          response);
+  });
+  s.Post("/logout", [this](const httplib::Request& request, httplib::Response& response) {
+    if (!CheckToken(request, response, "logout", CookieOf(request, SessionCookie()))) return;
     response.status = 303;
     response.set_header("Location", "/login");
-    response.set_header("Set-Cookie", absl::StrCat(kTokenCookie, "=; Path=/; Max-Age=0"));
+    response.set_header("Set-Cookie",
+                        absl::StrCat(SessionCookie(), "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
+                                     options_.tls != nullptr ? "; Secure" : ""));
   });
 }
 

@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "metrics/metric_registry.h"
 #include "web/dashboard_access.h"
+#include "web/csrf.h"
 #include "web/dashboard_api.h"
 #include "web/tls_files.h"
 
@@ -31,6 +33,10 @@ namespace tollgate::web {
 // but the static assets and the login page is authenticated (Authorization: Bearer, the
 // tollgate_token cookie the login form sets, or a client certificate) and authorized like its
 // gRPC counterpart: 401 without valid credentials, 403 when the gate refuses.
+//
+// Every state-changing request (any method but GET and HEAD) must come from the dashboard's own
+// origin (Origin / Referer / Sec-Fetch-Site) and POST /login and POST /logout must carry an
+// anti-forgery token bound to the browser's cookie (web/csrf.h): 403 otherwise, audited.
 class HttpServer {
  public:
   struct Options {
@@ -45,6 +51,10 @@ class HttpServer {
     // request is served (tollgated always sets it; its gate makes callers the anonymous admin
     // when no authenticator is configured).
     DashboardAccess* access = nullptr;
+    // For the anti-forgery tokens' expiry; required, must outlive the server.
+    const core::Clock* clock = nullptr;
+    // How long a sign-in form (and a sign-out token) stays valid.
+    absl::Duration csrf_lifetime = absl::Hours(1);
   };
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const Options& options,
@@ -64,10 +74,24 @@ class HttpServer {
   // The authenticated caller of `request`, or the HTTP error already written to `response`.
   std::optional<auth::Identity> Caller(const httplib::Request& request, httplib::Response& response,
                                        absl::string_view what);
+  // The cookie holding the signed-in bearer token, and the sign-in page's pre-session cookie:
+  // __Host- prefixed over TLS (the browser then takes them only from this host, over HTTPS,
+  // with Path=/ and no Domain: a sibling subdomain cannot plant one).
+  std::string SessionCookie() const;
+  std::string PreSessionCookie() const;
+  // This server's origin as the browser names it: the scheme and the Host header.
+  std::string OwnOrigin(const httplib::Request& request) const;
+  // Writes 403 (and the audit line) when the anti-forgery token of a POST to `action` is
+  // missing or wrong for the cookie `binding`; true when it is right.
+  bool CheckToken(const httplib::Request& request, httplib::Response& response,
+                  absl::string_view action, absl::string_view binding);
+  void Refuse(const httplib::Request& request, httplib::Response& response,
+              const absl::Status& status);
 
   const Options options_;
   metrics::Registry& registry_;
   DashboardApi& dashboard_;
+  std::unique_ptr<CsrfGuard> csrf_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

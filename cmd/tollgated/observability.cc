@@ -61,6 +61,7 @@ absl::Status Observability::Serve(const std::string& host, int port, services::T
   options.port = port;
   options.tls = tls;
   options.access = access_.get();
+  options.clock = &gate.clock();
   absl::StatusOr<std::unique_ptr<web::HttpServer>> http =
       web::HttpServer::Start(options, registry_, *dashboard_);
   if (!http.ok()) return http.status();

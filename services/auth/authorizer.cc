@@ -145,7 +145,9 @@ std::string Describe(const Identity& identity) {
 std::string DescribeObject(const AccessRequest& request) {
   std::string text = request.kind;
   if (!request.name.empty()) absl::StrAppend(&text, " \"", request.name, "\"");
-  if (IsNamespacedKind(request.kind)) {
+  if (IsPolicyKind(request.kind)) {
+    if (!request.ns.empty()) absl::StrAppend(&text, " in namespace \"", request.ns, "\"");
+  } else if (IsNamespacedKind(request.kind)) {
     absl::StrAppend(&text, request.ns.empty() ? " in every namespace"
                                               : absl::StrCat(" in namespace \"", request.ns, "\""));
   }
@@ -335,7 +337,9 @@ const Role* Authorizer::FindRole(absl::string_view name) const {
 }
 
 Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& request) const {
-  const bool namespaced = IsNamespacedKind(request.kind);
+  // Policy kinds are namespaced for a request scoped to one namespace (see kPolicyKinds).
+  const bool namespaced =
+      IsNamespacedKind(request.kind) || (IsPolicyKind(request.kind) && !request.ns.empty());
   bool allowed = false;
   PriorityLimit limit{0, false};
   bool have_limit = false;

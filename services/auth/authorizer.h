@@ -31,10 +31,13 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 // The verbs Tollgate knows. Workload verbs map one to one to the AdmissionService RPCs; config
 // objects take get/list/watch/apply/delete.
 // stop covers stop and resume of a queue; deactivate covers deactivate and activate of a
-// workload; reprioritize is capped by the same priority limit as submit.
+// workload; reprioritize is capped by the same priority limit as submit. bind and escalate are
+// Kubernetes RBAC's, on the Role kind only: `bind` a Role lets its holder apply RoleBindings of
+// that role (in the binding's scope) without holding every permission it grants, `escalate`
+// lets its holder apply Roles granting more than they hold (services/auth/delegation.h).
 inline constexpr absl::string_view kVerbs[] = {
-    "get",    "list",   "watch", "submit", "admit",      "preempt",     "finish",
-    "report", "delete", "apply", "stop",   "deactivate", "reprioritize"};
+    "get",   "list",  "watch",      "submit",       "admit", "preempt",  "finish", "report",
+    "delete", "apply", "stop", "deactivate", "reprioritize", "bind", "escalate"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 inline constexpr absl::string_view kKinds[] = {
@@ -45,6 +48,14 @@ inline constexpr absl::string_view kKinds[] = {
 // The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
 // RoleBinding may make themselves admin, so a role grants that only by naming them (the
 // built-in admin role does; viewer does not read them).
+//
+// The policy kinds are cluster-scoped objects, but a request about them may be scoped to one
+// namespace (AccessRequest::ns set): applying or deleting a RoleBinding of namespaces [a, b] is
+// a request in a and one in b; a QueueGrant of a LocalQueue is a request in its namespace;
+// binding a Role in a binding of namespace a is `bind Role` in a. A namespaced role binding
+// covers such requests in its namespaces (delegation: a team lead manages their namespace's
+// bindings); a request with no namespace (a cluster-wide binding, a ClusterQueue grant, any
+// Role) needs a cluster-wide one.
 inline constexpr absl::string_view kPolicyKinds[] = {"Role", "RoleBinding", "QueueGrant"};
 bool IsPolicyKind(absl::string_view kind);
 // Per-queue grant verbs (Armada's per-queue permissions, YuniKorn's submit/admin ACLs).
@@ -200,10 +211,11 @@ class Authorizer {
   bool HasCohortGrants() const;
 
   const Policy& policy() const { return policy_; }
+  // A built-in or policy role by name, or null.
+  const Role* FindRole(absl::string_view name) const;
 
  private:
   explicit Authorizer(Policy policy) : policy_(std::move(policy)) {}
-  const Role* FindRole(absl::string_view name) const;
 
   Policy policy_;
 };

@@ -1223,6 +1223,47 @@ class HttpsClient {
 
 httplib::Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
+// Every Set-Cookie header of a response, joined by "\n".
+std::string SetCookies(const httplib::Response& response) {
+  std::string out;
+  for (size_t i = 0; i < response.get_header_value_count("Set-Cookie"); ++i) {
+    absl::StrAppend(&out, response.get_header_value("Set-Cookie", i), "\n");
+  }
+  return out;
+}
+
+// What a browser gets from GET /login: its pre-session cookie ("NAME=VALUE") and the form's
+// anti-forgery token.
+struct SignInForm {
+  std::string cookie;
+  std::string csrf;
+};
+
+// The value of the attribute `value="..."` following `marker` in `html`, or "".
+std::string ValueAfter(const std::string& html, const std::string& marker) {
+  const size_t at = html.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t start = html.find("value=\"", at);
+  if (start == std::string::npos) return "";
+  const size_t end = html.find('"', start + 7);
+  return html.substr(start + 7, end - start - 7);
+}
+
+SignInForm GetSignInForm(HttpsClient& https, httplib::Headers headers = {}) {
+  httplib::Result page = https.raw().Get("/login", headers);
+  SignInForm form;
+  if (!page || page->status != 200) {
+    ADD_FAILURE() << "GET /login failed";
+    return form;
+  }
+  const std::string set_cookie = page->get_header_value("Set-Cookie");
+  form.cookie = set_cookie.substr(0, set_cookie.find(';'));
+  form.csrf = ValueAfter(page->body, "name=\"csrf\"");
+  EXPECT_TRUE(absl::StartsWith(form.cookie, "__Host-tollgate_login=")) << set_cookie;
+  EXPECT_FALSE(form.csrf.empty()) << page->body;
+  return form;
+}
+
 TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
   WriteFile(scratch_ + "/tokens.csv", absl::StrCat(kTokens, kMoreTokens));
   WriteFile(scratch_ + "/policy.yaml", absl::StrCat(kPolicy, kMorePolicy));
@@ -1285,21 +1326,30 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
   std::tie(code, body) = https.Get("/api/v1/pending?clusterQueue=cq", Bearer("admin-token"));
   EXPECT_TRUE(absl::StrContains(body, "b-big")) << body;
 
-  // The login cookie carries the same token.
-  std::tie(code, body) =
-      https.Get("/api/v1/workloads", {{"Cookie", "theme=dark; tollgate_token=user-b-token"}});
+  // The login cookie carries the same token (__Host- prefixed over TLS).
+  std::tie(code, body) = https.Get("/api/v1/workloads",
+                                   {{"Cookie", "theme=dark; __Host-tollgate_token=user-b-token"}});
   EXPECT_EQ(code, 200) << body;
   EXPECT_TRUE(absl::StrContains(body, "b-job") && !absl::StrContains(body, "a-job")) << body;
-  httplib::Result login =
-      https.raw().Post("/login", "token=user-b-token", "application/x-www-form-urlencoded");
+  // Without the prefix (a cookie a sibling subdomain could have planted) it is not taken.
+  EXPECT_EQ(https.Get("/api/v1/workloads", {{"Cookie", "tollgate_token=user-b-token"}}).first, 401);
+  // Signing in takes the form's anti-forgery token (tested at length in
+  // SignInFormRefusesForgedAndCrossSitePosts).
+  const SignInForm form = GetSignInForm(https);
+  httplib::Result login = https.raw().Post(
+      "/login", {{"Cookie", form.cookie}},
+      absl::StrCat("token=user-b-token&csrf=", form.csrf), "application/x-www-form-urlencoded");
   ASSERT_TRUE(login);
-  EXPECT_EQ(login->status, 303);
+  EXPECT_EQ(login->status, 303) << login->body;
   EXPECT_EQ(login->get_header_value("Location"), "/");
-  EXPECT_TRUE(
-      absl::StrContains(login->get_header_value("Set-Cookie"), "tollgate_token=user-b-token"));
-  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "Secure"));
-  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "HttpOnly"));
-  login = https.raw().Post("/login", "token=forged", "application/x-www-form-urlencoded");
+  const std::string cookies = SetCookies(*login);
+  EXPECT_TRUE(absl::StrContains(cookies, "__Host-tollgate_token=user-b-token")) << cookies;
+  EXPECT_TRUE(absl::StrContains(cookies, "Secure")) << cookies;
+  EXPECT_TRUE(absl::StrContains(cookies, "HttpOnly")) << cookies;
+  EXPECT_TRUE(absl::StrContains(cookies, "SameSite=Strict")) << cookies;
+  login = https.raw().Post("/login", {{"Cookie", form.cookie}},
+                           absl::StrCat("token=forged&csrf=", form.csrf),
+                           "application/x-www-form-urlencoded");
   ASSERT_TRUE(login);
   EXPECT_EQ(login->get_header_value("Location"), "/login?failed=1");
   // Static assets and the login page need no credentials.
@@ -1325,6 +1375,132 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
       audit,
       R"("user":"alice","groups":["team-a"],"method":"token","verb":"get","kind":"Metrics")"))
       << audit;
+}
+
+// Login CSRF: a page elsewhere must not be able to sign the victim's browser in (as the
+// attacker) or out. Forged posts get 403, set no cookie, and are audited.
+TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
+  const std::string port_file = scratch_ + "/metrics_port";
+  ASSERT_NO_FATAL_FAILURE(StartSecure(
+      {"--metrics-listen=127.0.0.1:0", absl::StrCat("--metrics-port-file=", port_file)}));
+  int port = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GT(port, 0) << server_->Logs();
+  HttpsClient https(*pki_, port);
+  const std::string self = absl::StrCat("https://127.0.0.1:", port);
+  const SignInForm form = GetSignInForm(https);
+  const SignInForm other_browser = GetSignInForm(https);
+  ASSERT_NE(form.cookie, other_browser.cookie);
+  // A reload keeps the browser's pre-session (two tabs both sign in).
+  EXPECT_EQ(GetSignInForm(https, {{"Cookie", form.cookie}}).cookie, form.cookie);
+
+  struct Case {
+    const char* what;
+    httplib::Headers headers;
+    std::string body;
+    const char* want;
+  };
+  const std::string good_body = absl::StrCat("token=user-a-token&csrf=", form.csrf);
+  const std::vector<Case> cases = {
+      {"no token", {{"Cookie", form.cookie}, {"Origin", self}}, "token=user-a-token",
+       "anti-forgery token missing"},
+      {"a made-up token",
+       {{"Cookie", form.cookie}, {"Origin", self}},
+       "token=user-a-token&csrf=4102444800.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+       "does not match"},
+      {"another browser's token",
+       {{"Cookie", form.cookie}, {"Origin", self}},
+       absl::StrCat("token=user-a-token&csrf=", other_browser.csrf),
+       "does not match"},
+      {"no pre-session cookie (SameSite kept it home)", {{"Origin", self}}, good_body,
+       "session cookie missing"},
+      {"the cookie without its __Host- prefix",
+       {{"Cookie", form.cookie.substr(std::string("__Host-").size())}, {"Origin", self}},
+       good_body,
+       "session cookie missing"},
+      {"another origin", {{"Cookie", form.cookie}, {"Origin", "https://evil.example"}}, good_body,
+       "Origin \"https://evil.example\""},
+      {"an opaque origin", {{"Cookie", form.cookie}, {"Origin", "null"}}, good_body,
+       "Origin \"null\""},
+      {"another port of this host",
+       {{"Cookie", form.cookie}, {"Origin", absl::StrCat("https://127.0.0.1:", port + 1)}},
+       good_body,
+       "Origin"},
+      {"cross-site fetch metadata",
+       {{"Cookie", form.cookie}, {"Sec-Fetch-Site", "cross-site"}},
+       good_body,
+       "Sec-Fetch-Site"},
+      {"a referer elsewhere",
+       {{"Cookie", form.cookie}, {"Referer", "https://evil.example/login-csrf.html"}},
+       good_body,
+       "Referer"},
+  };
+  for (const Case& c : cases) {
+    httplib::Result r =
+        https.raw().Post("/login", c.headers, c.body, "application/x-www-form-urlencoded");
+    ASSERT_TRUE(r) << c.what;
+    EXPECT_EQ(r->status, 403) << c.what << ": " << r->body;
+    EXPECT_TRUE(absl::StrContains(r->body, c.want)) << c.what << ": " << r->body;
+    // Nothing changed: no session cookie set (nor the pre-session cleared).
+    EXPECT_EQ(SetCookies(*r), "") << c.what;
+  }
+  // The same form from this origin (and from a client that sends no Origin at all) signs in.
+  for (const httplib::Headers& headers :
+       {httplib::Headers{{"Cookie", form.cookie}, {"Origin", self}, {"Sec-Fetch-Site", "same-origin"}},
+        httplib::Headers{{"Cookie", form.cookie}, {"Referer", self + "/login"}}}) {
+    httplib::Result r =
+        https.raw().Post("/login", headers, good_body, "application/x-www-form-urlencoded");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 303) << r->body;
+    EXPECT_TRUE(absl::StrContains(SetCookies(*r), "__Host-tollgate_token=user-a-token;"))
+        << SetCookies(*r);
+  }
+
+  // Sign-out is a state-changing POST too: its token comes from /api/v1/session, bound to the
+  // session cookie.
+  const httplib::Headers session = {{"Cookie", "__Host-tollgate_token=user-a-token"},
+                                    {"Origin", self}};
+  httplib::Result out = https.raw().Post("/logout", session, "", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 403) << out->body;
+  EXPECT_EQ(SetCookies(*out), "");
+  auto [code, who] = https.Get("/api/v1/session", session);
+  EXPECT_EQ(code, 200) << who;
+  EXPECT_TRUE(absl::StrContains(who, R"("user":"alice")")) << who;
+  const size_t at = who.find(R"("logoutToken":")");
+  ASSERT_NE(at, std::string::npos) << who;
+  const std::string logout_token =
+      who.substr(at + 15, who.find('"', at + 15) - at - 15);
+  // Not valid for another session, nor from another origin.
+  out = https.raw().Post("/logout", {{"Cookie", "__Host-tollgate_token=user-b-token"}, {"Origin", self}},
+                         absl::StrCat("csrf=", logout_token), "application/x-www-form-urlencoded");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 403);
+  out = https.raw().Post("/logout", {{"Cookie", "__Host-tollgate_token=user-a-token"},
+                                     {"Origin", "https://evil.example"}},
+                         absl::StrCat("csrf=", logout_token), "application/x-www-form-urlencoded");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 403);
+  out = https.raw().Post("/logout", session, absl::StrCat("csrf=", logout_token),
+                         "application/x-www-form-urlencoded");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 303);
+  EXPECT_TRUE(absl::StrContains(SetCookies(*out), "__Host-tollgate_token=; Path=/; Max-Age=0"))
+      << SetCookies(*out);
+
+  // The refusals are in the audit log.
+  const std::string audit = ReadAll(scratch_ + "/audit.log");
+  EXPECT_TRUE(absl::StrContains(
+      audit, R"("verb":"post","kind":"","namespace":"","name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"cross-site request refused: Origin \"https://evil.example\"")"))
+      << audit;
+  EXPECT_TRUE(absl::StrContains(
+      audit, R"("name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"anti-forgery token missing")"))
+      << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("name":"/logout","result":"denied")")) << audit;
 }
 
 TEST_F(SecurityE2eTest, MetricsListenBeyondLoopbackNeedsTlsAndAnAuthenticator) {

@@ -7,7 +7,13 @@ survive a tollgated restart, and saves screenshots under --out.
 Every wait is a condition with a deadline (WebDriverWait or wait_for), never a fixed sleep."""
 
 import argparse
+import html
+import http.server
 import os
+import re
+import ssl
+import threading
+import urllib.request
 import shutil
 import signal
 import subprocess
@@ -317,9 +323,10 @@ class AuthenticatedDashboardTest(unittest.TestCase):
         self.sign_in("team-a-token")
         WebDriverWait(d, DEADLINE).until(lambda d: "/login" not in d.current_url)
         cookies = {c["name"]: c for c in d.get_cookies()}
-        self.assertIn("tollgate_token", cookies)
-        self.assertTrue(cookies["tollgate_token"]["httpOnly"])
-        self.assertTrue(cookies["tollgate_token"]["secure"])
+        self.assertIn(SESSION_COOKIE, cookies)
+        self.assertTrue(cookies[SESSION_COOKIE]["httpOnly"])
+        self.assertTrue(cookies[SESSION_COOKIE]["secure"])
+        self.assertEqual(cookies[SESSION_COOKIE].get("sameSite"), "Strict")
         d.get(self.server.url + "#/workloads")
         live = lambda: "on" in d.find_element(By.ID, "live").get_attribute("class").split()
         WebDriverWait(d, DEADLINE).until(lambda d: live() and self.exists("workload-table"))
@@ -349,6 +356,72 @@ class AuthenticatedDashboardTest(unittest.TestCase):
         self.assertIn("ClusterQueues", notice)
         self.assertTrue(self.exists("total-lqs"))
         d.save_screenshot(os.path.join(ARGS.out, "authenticated-queues.png"))
+        # Signing out is a POST with the anti-forgery token the page fetched for this session.
+        WebDriverWait(d, DEADLINE).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, '[data-testid="signout"]').is_displayed())
+        self.assertEqual(
+            d.find_element(By.CSS_SELECTOR, '[data-testid="signed-in-as"]').text, "alice")
+        d.find_element(By.CSS_SELECTOR, '[data-testid="signout-submit"]').click()
+        WebDriverWait(d, DEADLINE).until(lambda d: "/login" in d.current_url)
+        self.assertNotIn(SESSION_COOKIE, {c["name"] for c in d.get_cookies()})
+
+    def test_a_page_elsewhere_cannot_sign_you_in(self):
+        """Login CSRF: a page on another origin auto-posts the sign-in form with the attacker's
+        token (and even an anti-forgery token valid for the attacker's own pre-session). The
+        browser gets 403 and stays signed out; signing in from the real form still works."""
+        d = self.driver
+        d.get(self.server.url + "login")
+        WebDriverWait(d, DEADLINE).until(lambda d: self.exists("login-form"))
+        # The attacker's own pre-session and its valid token, fetched outside the browser.
+        context = ssl.create_default_context(cafile=os.path.join(self.scratch, "ca.pem"))
+        with urllib.request.urlopen(self.server.url + "login", context=context,
+                                    timeout=DEADLINE) as page:
+            attacker_csrf = re.search(r'name="csrf" value="([^"]+)"', page.read().decode()).group(1)
+        forged = f"""<!doctype html><html><body>
+            <form id="f" method="post" action="{html.escape(self.server.url)}login">
+            <input type="hidden" name="token" value="admin-token">
+            <input type="hidden" name="csrf" value="{html.escape(attacker_csrf)}">
+            </form><script>document.getElementById('f').submit();</script></body></html>"""
+        attacker = AttackerSite(forged)
+        try:
+            d.get(attacker.url)
+            WebDriverWait(d, DEADLINE).until(lambda d: "403 Forbidden" in d.page_source)
+            self.assertIn("cross-site request refused", d.page_source)
+            d.save_screenshot(os.path.join(ARGS.out, "login-csrf-refused.png"))
+        finally:
+            attacker.stop()
+        d.get(self.server.url + "login")
+        self.assertNotIn(SESSION_COOKIE, {c["name"] for c in d.get_cookies()})
+
+
+SESSION_COOKIE = "__Host-tollgate_token"
+
+
+class AttackerSite:
+    """A page on another origin (plain HTTP on another loopback port) serving `page`."""
+
+    def __init__(self, page):
+        body = page.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 // The dashboard shell: hash routing, and live updates from the server's event stream.
-import { h } from './api.js';
+import { h, getJson } from './api.js';
 import { renderOverview } from './overview.js';
 import { renderWorkloads, renderWorkload } from './workloads.js';
 import { renderTimeline } from './timeline.js';
@@ -82,6 +82,18 @@ function connect() {
   events.addEventListener('relist', () => refreshSoon());
 }
 
+// Who is signed in, and the sign-out form's anti-forgery token (only a session cookie from the
+// sign-in page gets one; a bearer header or client certificate has nothing to sign out of).
+async function showSession() {
+  const session = await getJson('/api/v1/session').catch(() => null);
+  if (!session || !session.logoutToken) return;
+  const form = document.getElementById('signout');
+  form.querySelector('.who').textContent = session.user;
+  form.querySelector('input[name=csrf]').value = session.logoutToken;
+  form.hidden = false;
+}
+
 window.addEventListener('hashchange', refresh);
 refresh();
 connect();
+showSession();
