@@ -934,6 +934,114 @@ TEST_F(SecurityE2eTest, PolicyObjectsAppliedDeletedAndKeptAcrossRestart) {
   EXPECT_TRUE(has_all()) << audit;
 }
 
+// Delegation: a namespace admin manages their namespace's RoleBindings, within what they hold
+// themselves (Kubernetes RBAC's escalation check), and nothing beyond.
+TEST_F(SecurityE2eTest, NamespaceAdminDelegatesWithoutEscalating) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  const std::string cli_prefix = absl::StrCat("--server=", server_->address(),
+                                              " --certificate-authority=", pki_->Path("ca.pem"));
+  const std::string admin = absl::StrCat(cli_prefix, " --token=admin-token");
+  const std::string lead = absl::StrCat(cli_prefix, " --token=lead-a-token");
+  auto apply = [&](const std::string& name, const std::string& yaml, const std::string& as,
+                   std::string& out) {
+    const std::string path = absl::StrCat(scratch_, "/", name, ".yaml");
+    WriteFile(path, yaml);
+    return RunCli(absl::StrCat("apply -f ", path, " ", as), out);
+  };
+  auto binding = [](const std::string& name, const std::string& role, const std::string& ns) {
+    return absl::StrCat("kind: RoleBinding\nmetadata: {name: ", name, "}\nrole: ", role,
+                        "\nsubjects: [{kind: User, name: nobody}]\nnamespaces: [", ns, "]\n");
+  };
+  auto exists = [&](const std::string& name) {
+    v1::GetObjectRequest get;
+    get.mutable_ref()->set_kind(v1::ROLE_BINDING);
+    get.mutable_ref()->set_name(name);
+    v1::ConfigObject object;
+    const grpc::Status s = config_->Get(Context("admin-token").get(), get, &object);
+    EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::NOT_FOUND) << Describe(s);
+    return s.ok() ? absl::StrJoin(object.role_binding().namespaces(), ",") : std::string();
+  };
+  std::string out;
+  // The operator makes "lead" the admin of namespace team-a.
+  ASSERT_EQ(apply("namespace-admin", R"(kind: Role
+metadata: {name: namespace-admin}
+rules:
+- {verbs: ["*"], kinds: [Workload, LocalQueue]}
+- {verbs: [get, list, apply, delete], kinds: [RoleBinding]}
+maxPriority: 1000
+---
+kind: RoleBinding
+metadata: {name: team-a-admins}
+role: namespace-admin
+subjects: [{kind: User, name: lead}]
+namespaces: [team-a]
+)",
+                  admin, out),
+            0)
+      << out;
+
+  // The lead binds batch-user in team-a: OK, and in force for nobody's next call.
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "d1", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_EQ(apply("bind-user", binding("nobody-team-a", "batch-user", "team-a"), lead, out), 0)
+      << out;
+  grpc::Status s = Submit("nobody-token", MakeWorkload("team-a", "d1", "100m"));
+  EXPECT_TRUE(s.ok()) << Describe(s);
+
+  // Binding admin would give nobody more than the lead holds: denied, nothing changed.
+  EXPECT_EQ(apply("bind-admin", binding("nobody-admin", "admin", "team-a"), lead, out), 1) << out;
+  EXPECT_TRUE(absl::StrContains(
+      out, R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-admin" in namespace "team-a": it grants )"))
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, R"(needs bind on Role "admin")")) << out;
+  EXPECT_EQ(exists("nobody-admin"), "");
+  // nobody is still a batch-user: priority at most 0.
+  v1::Workload high = MakeWorkload("team-a", "d2", "100m");
+  high.mutable_spec()->set_priority(5);
+  EXPECT_EQ(Submit("nobody-token", high).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+  // Binding in another namespace: denied, nothing changed.
+  EXPECT_EQ(apply("bind-b", binding("nobody-team-b", "batch-user", "team-b"), lead, out), 1) << out;
+  EXPECT_TRUE(absl::StrContains(
+      out, R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-team-b" in namespace "team-b")"))
+      << out;
+  EXPECT_EQ(exists("nobody-team-b"), "");
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-b", "d3", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // Nor by moving the binding the lead made out of team-a.
+  EXPECT_EQ(apply("move", binding("nobody-team-a", "batch-user", "team-b"), lead, out), 1) << out;
+  EXPECT_EQ(exists("nobody-team-a"), "team-a");
+
+  // The lead may delete their namespace's bindings.
+  v1::DeleteObjectRequest del;
+  del.mutable_ref()->set_kind(v1::ROLE_BINDING);
+  del.mutable_ref()->set_name("nobody-team-a");
+  v1::DeleteObjectResponse deleted;
+  s = config_->Delete(Context("lead-a-token").get(), del, &deleted);
+  EXPECT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "d4", "100m")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // A batch-admin (queues, not policy) still may not bind at all.
+  EXPECT_EQ(
+      apply("qadmin-binds", binding("by-qadmin", "batch-user", "team-a"),
+            absl::StrCat(cli_prefix, " --token=batch-admin-token"), out),
+      1)
+      << out;
+
+  // Both outcomes are audited.
+  const std::string audit = ReadAll(scratch_ + "/audit.log");
+  EXPECT_TRUE(absl::StrContains(
+      audit,
+      R"("user":"lead","groups":["team-a"],"method":"token","verb":"apply","kind":"RoleBinding","namespace":"","name":"nobody-team-a","result":"allowed","code":"OK")"))
+      << audit;
+  EXPECT_TRUE(absl::StrContains(
+      audit, R"("verb":"apply","kind":"RoleBinding","namespace":"","name":"nobody-admin","result":"denied","code":"PERMISSION_DENIED")"))
+      << audit;
+  EXPECT_TRUE(absl::StrContains(
+      audit, R"("verb":"delete","kind":"RoleBinding","namespace":"","name":"nobody-team-a","result":"allowed","code":"OK")"))
+      << audit;
+}
+
 TEST_F(SecurityE2eTest, CliUsesAConfigFileContextWithClientCertificate) {
   ASSERT_NO_FATAL_FAILURE(StartSecure());
   const std::string config = scratch_ + "/tollgate-config.yaml";
