@@ -377,7 +377,10 @@ grpc::Status AuthGrpcService::CanI(grpc::ServerContext* context, const v1::CanIR
   auth::AccessRequest access;
   access.verb = request->verb();
   access.kind = request->kind();
-  access.ns = auth::IsNamespacedKind(request->kind()) ? request->namespace_() : "";
+  // A policy kind may be asked about in a namespace: "may I apply RoleBindings in team-a?"
+  access.ns = auth::IsNamespacedKind(request->kind()) || auth::IsPolicyKind(request->kind())
+                  ? request->namespace_()
+                  : "";
   access.name = request->name();
   if (access.kind == "ClusterQueue") access.cluster_queue = access.name;
   const auth::Decision decision = gate_.Decide(*identity, std::move(access));
