@@ -447,12 +447,9 @@ absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyWrite(const auth::Identit
   return AuthorizedCall{identity, request_id, std::move(request), std::move(authz)};
 }
 
-absl::StatusOr<AuthorizedCall> AccessGate::Decide(const auth::Identity& identity_ref,
-                                                  const std::string& request_id,
-                                                  auth::AccessRequest request,
-                                                  const v1::Workload* submitted,
-                                                  const v1::ConfigObject* object,
-                                                  const auth::Policy* incoming) {
+absl::StatusOr<AuthorizedCall> AccessGate::Decide(
+    const auth::Identity& identity_ref, const std::string& request_id, auth::AccessRequest request,
+    const v1::Workload* submitted, const v1::ConfigObject* object, const auth::Policy* incoming) {
   if (auth::IsPolicyKind(request.kind) && (request.verb == "apply" || request.verb == "delete")) {
     return DecidePolicyWrite(identity_ref, request_id, std::move(request), object, incoming);
   }

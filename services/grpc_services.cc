@@ -232,17 +232,14 @@ grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::Ap
       access.back().cluster_queue = object.local_queue().spec().cluster_queue();
     }
   }
-  const std::vector<v1::ConfigObject> objects(request->objects().begin(),
-                                              request->objects().end());
+  const std::vector<v1::ConfigObject> objects(request->objects().begin(), request->objects().end());
   absl::StatusOr<std::vector<AuthorizedCall>> calls =
       gate_.CheckAll(*context, std::move(access), &objects);
   if (!calls.ok()) return ToGrpcStatus(calls.status());
   const bool policy =
       std::any_of(request->objects().begin(), request->objects().end(),
                   [](const v1::ConfigObject& object) { return IsPolicyKind(KindOf(object)); });
-  const absl::Status checked =
-      policy ? gate_.CheckPolicyObjects(objects)
-             : absl::OkStatus();
+  const absl::Status checked = policy ? gate_.CheckPolicyObjects(objects) : absl::OkStatus();
   absl::StatusOr<v1::ApplyResponse> result =
       checked.ok() ? api_.Apply(*request) : absl::StatusOr<v1::ApplyResponse>(checked);
   if (!request->dry_run()) {

@@ -39,8 +39,8 @@ std::string OriginOf(absl::string_view url) {
 }
 
 absl::Status Refuse(absl::string_view header, absl::string_view value, absl::string_view want) {
-  return absl::PermissionDeniedError(absl::StrCat("cross-site request refused: ", header, " \"",
-                                                  value, "\" is not ", want));
+  return absl::PermissionDeniedError(
+      absl::StrCat("cross-site request refused: ", header, " \"", value, "\" is not ", want));
 }
 
 }  // namespace
@@ -90,7 +90,8 @@ absl::Status CsrfGuard::Verify(absl::string_view action, absl::string_view bindi
                                absl::string_view token) const {
   if (token.empty()) return absl::PermissionDeniedError("anti-forgery token missing");
   if (binding.empty()) {
-    return absl::PermissionDeniedError("session cookie missing (cookies off, or a cross-site post)");
+    return absl::PermissionDeniedError(
+        "session cookie missing (cookies off, or a cross-site post)");
   }
   std::vector<absl::string_view> parts = absl::StrSplit(token, absl::MaxSplits('.', 1));
   int64_t expiry = 0;
@@ -102,8 +103,7 @@ absl::Status CsrfGuard::Verify(absl::string_view action, absl::string_view bindi
   const std::string expected = Mac(action, binding, expiry);
   if (expected.empty() || presented.size() != expected.size() ||
       CRYPTO_memcmp(presented.data(), expected.data(), expected.size()) != 0) {
-    return absl::PermissionDeniedError(
-        "anti-forgery token does not match this form and session");
+    return absl::PermissionDeniedError("anti-forgery token does not match this form and session");
   }
   if (absl::FromUnixSeconds(expiry) <= clock_.Now()) {
     return absl::PermissionDeniedError("anti-forgery token expired: reload the page");

@@ -330,7 +330,8 @@ std::string HttpServer::OwnOrigin(const httplib::Request& request) const {
 
 void HttpServer::Refuse(const httplib::Request& request, httplib::Response& response,
                         const absl::Status& status) {
-  if (options_.access != nullptr) options_.access->AuditRefused(request.method, request.path, status);
+  if (options_.access != nullptr)
+    options_.access->AuditRefused(request.method, request.path, status);
   response.status = 403;
   response.set_header("Cache-Control", "no-store");
   response.set_content(
@@ -356,10 +357,10 @@ void HttpServer::RouteLogin() {
     if (request.method == "GET" || request.method == "HEAD") {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    absl::Status same_origin = CheckSameOrigin(
-        {request.get_header_value("Origin"), request.get_header_value("Referer"),
-         request.get_header_value("Sec-Fetch-Site")},
-        OwnOrigin(request));
+    absl::Status same_origin =
+        CheckSameOrigin({request.get_header_value("Origin"), request.get_header_value("Referer"),
+                         request.get_header_value("Sec-Fetch-Site")},
+                        OwnOrigin(request));
     if (same_origin.ok()) return httplib::Server::HandlerResponse::Unhandled;
     Refuse(request, response, same_origin);
     return httplib::Server::HandlerResponse::Handled;
@@ -378,13 +379,13 @@ void HttpServer::RouteLogin() {
     response.set_header("Cache-Control", "no-store");
     response.set_header(
         "Set-Cookie",
-        absl::StrCat(PreSessionCookie(), "=", pre_session, "; Path=/; Max-Age=",
-                     absl::ToInt64Seconds(options_.csrf_lifetime), "; HttpOnly; SameSite=Strict",
-                     options_.tls != nullptr ? "; Secure" : ""));
+        absl::StrCat(PreSessionCookie(), "=", pre_session,
+                     "; Path=/; Max-Age=", absl::ToInt64Seconds(options_.csrf_lifetime),
+                     "; HttpOnly; SameSite=Strict", options_.tls != nullptr ? "; Secure" : ""));
     // The token is base64url and digits: nothing in it needs escaping in an attribute.
-    response.set_content(absl::StrReplaceAll(page->data, {{"{{csrf}}", csrf_->Issue("login",
-                                                                                    pre_session)}}),
-                         std::string(page->content_type));
+    response.set_content(
+        absl::StrReplaceAll(page->data, {{"{{csrf}}", csrf_->Issue("login", pre_session)}}),
+        std::string(page->content_type));
   });
   // The dashboard's sign-in: the token (static or OIDC) is checked now and kept in an HttpOnly
   // cookie (Secure over TLS, SameSite=Strict), which EventSource and fetch send by themselves.
@@ -405,9 +406,9 @@ void HttpServer::RouteLogin() {
     response.set_header("Set-Cookie", absl::StrCat(SessionCookie(), "=", token,
                                                    "; Path=/; HttpOnly; SameSite=Strict", secure));
     // The pre-session has served its purpose; the next sign-in page makes a new one.
-    response.set_header("Set-Cookie", absl::StrCat(PreSessionCookie(),
-                                                   "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
-                                                   secure));
+    response.set_header("Set-Cookie",
+                        absl::StrCat(PreSessionCookie(),
+                                     "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict", secure));
   });
   // Who is signed in, and the token POST /logout needs (bound to the session cookie, so only a
   // page that can read this answer, i.e. the dashboard's own origin, can sign the user out).
@@ -428,9 +429,10 @@ void HttpServer::RouteLogin() {
     if (!CheckToken(request, response, "logout", CookieOf(request, SessionCookie()))) return;
     response.status = 303;
     response.set_header("Location", "/login");
-    response.set_header("Set-Cookie",
-                        absl::StrCat(SessionCookie(), "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
-                                     options_.tls != nullptr ? "; Secure" : ""));
+    response.set_header(
+        "Set-Cookie",
+        absl::StrCat(SessionCookie(), "=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict",
+                     options_.tls != nullptr ? "; Secure" : ""));
   });
 }
 

@@ -9,8 +9,8 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "metrics/metric_registry.h"
-#include "web/dashboard_access.h"
 #include "web/csrf.h"
+#include "web/dashboard_access.h"
 #include "web/dashboard_api.h"
 #include "web/tls_files.h"
 

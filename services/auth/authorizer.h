@@ -36,8 +36,8 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 // that role (in the binding's scope) without holding every permission it grants, `escalate`
 // lets its holder apply Roles granting more than they hold (services/auth/delegation.h).
 inline constexpr absl::string_view kVerbs[] = {
-    "get",   "list",  "watch",      "submit",       "admit", "preempt",  "finish", "report",
-    "delete", "apply", "stop", "deactivate", "reprioritize", "bind", "escalate"};
+    "get",    "list",  "watch", "submit",     "admit",        "preempt", "finish",  "report",
+    "delete", "apply", "stop",  "deactivate", "reprioritize", "bind",    "escalate"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 inline constexpr absl::string_view kKinds[] = {

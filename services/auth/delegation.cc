@@ -183,9 +183,8 @@ std::string FirstMissing(const Authorizer& probe, const Authorizer& authorizer,
       if (!authorizer.Authorize(identity, request).allowed) {
         request.priority.reset();
         return absl::StrCat(Permission(request), " at priority ",
-                            granted.max_priority.has_value()
-                                ? absl::StrCat(*granted.max_priority)
-                                : std::string("without limit"));
+                            granted.max_priority.has_value() ? absl::StrCat(*granted.max_priority)
+                                                             : std::string("without limit"));
       }
       request.priority.reset();
       request.non_preemptible = granted.allow_non_preemptible;
@@ -284,9 +283,9 @@ Decision AuthorizePolicyWrite(const Authorizer& authorizer, const Identity& iden
   // so a name that exists nowhere tells a namespaced caller nothing.
   Policy before = write.before;
   if (Empty(before) && Empty(write.after)) before.roles.push_back(Role{write.name, {}, {}});
-  for (const auto& [object, queue] : {std::pair<const Policy*, const GrantQueue*>{
-                                          &before, &write.before_queue},
-                                      {&write.after, &write.after_queue}}) {
+  for (const auto& [object, queue] :
+       {std::pair<const Policy*, const GrantQueue*>{&before, &write.before_queue},
+        {&write.after, &write.after_queue}}) {
     if (Empty(*object)) continue;
     const std::string refused = CheckVerb(authorizer, identity, write, *object, *queue);
     if (!refused.empty()) return {false, refused};

@@ -11,7 +11,8 @@
 //      or Cohort grant and any Role. So a lead bound in namespace a may rewrite a binding of a,
 //      but not move one out of b. For a QueueGrant, administering its queue (apply on the
 //      LocalQueue or ClusterQueue, or on every ClusterQueue under the Cohort, e.g. through an
-//      `admin` queue grant or batch-admin) also counts: a queue's admins manage who may use it (YuniKorn's queue ACLs, Armada's queues);
+//      `admin` queue grant or batch-admin) also counts: a queue's admins manage who may use it
+//      (YuniKorn's queue ACLs, Armada's queues);
 //  (b) no escalation (apply only): the caller already holds every permission the written
 //      object grants, in the scope it grants it, priority caps included:
 //      - RoleBinding: every verb on every kind its role allows, in each of its namespaces (or

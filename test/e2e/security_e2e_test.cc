@@ -991,7 +991,8 @@ namespaces: [team-a]
   // Binding admin would give nobody more than the lead holds: denied, nothing changed.
   EXPECT_EQ(apply("bind-admin", binding("nobody-admin", "admin", "team-a"), lead, out), 1) << out;
   EXPECT_TRUE(absl::StrContains(
-      out, R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-admin" in namespace "team-a": it grants )"))
+      out,
+      R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-admin" in namespace "team-a": it grants )"))
       << out;
   EXPECT_TRUE(absl::StrContains(out, R"(needs bind on Role "admin")")) << out;
   EXPECT_EQ(exists("nobody-admin"), "");
@@ -1003,7 +1004,8 @@ namespaces: [team-a]
   // Binding in another namespace: denied, nothing changed.
   EXPECT_EQ(apply("bind-b", binding("nobody-team-b", "batch-user", "team-b"), lead, out), 1) << out;
   EXPECT_TRUE(absl::StrContains(
-      out, R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-team-b" in namespace "team-b")"))
+      out,
+      R"(user "lead" (groups team-a) may not apply RoleBinding "nobody-team-b" in namespace "team-b")"))
       << out;
   EXPECT_EQ(exists("nobody-team-b"), "");
   EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-b", "d3", "100m")).error_code(),
@@ -1022,10 +1024,9 @@ namespaces: [team-a]
   EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "d4", "100m")).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   // A batch-admin (queues, not policy) still may not bind at all.
-  EXPECT_EQ(
-      apply("qadmin-binds", binding("by-qadmin", "batch-user", "team-a"),
-            absl::StrCat(cli_prefix, " --token=batch-admin-token"), out),
-      1)
+  EXPECT_EQ(apply("qadmin-binds", binding("by-qadmin", "batch-user", "team-a"),
+                  absl::StrCat(cli_prefix, " --token=batch-admin-token"), out),
+            1)
       << out;
 
   // Both outcomes are audited.
@@ -1035,10 +1036,12 @@ namespaces: [team-a]
       R"("user":"lead","groups":["team-a"],"method":"token","verb":"apply","kind":"RoleBinding","namespace":"","name":"nobody-team-a","result":"allowed","code":"OK")"))
       << audit;
   EXPECT_TRUE(absl::StrContains(
-      audit, R"("verb":"apply","kind":"RoleBinding","namespace":"","name":"nobody-admin","result":"denied","code":"PERMISSION_DENIED")"))
+      audit,
+      R"("verb":"apply","kind":"RoleBinding","namespace":"","name":"nobody-admin","result":"denied","code":"PERMISSION_DENIED")"))
       << audit;
   EXPECT_TRUE(absl::StrContains(
-      audit, R"("verb":"delete","kind":"RoleBinding","namespace":"","name":"nobody-team-a","result":"allowed","code":"OK")"))
+      audit,
+      R"("verb":"delete","kind":"RoleBinding","namespace":"","name":"nobody-team-a","result":"allowed","code":"OK")"))
       << audit;
 }
 
@@ -1444,9 +1447,9 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
   // Signing in takes the form's anti-forgery token (tested at length in
   // SignInFormRefusesForgedAndCrossSitePosts).
   const SignInForm form = GetSignInForm(https);
-  httplib::Result login = https.raw().Post(
-      "/login", {{"Cookie", form.cookie}},
-      absl::StrCat("token=user-b-token&csrf=", form.csrf), "application/x-www-form-urlencoded");
+  httplib::Result login = https.raw().Post("/login", {{"Cookie", form.cookie}},
+                                           absl::StrCat("token=user-b-token&csrf=", form.csrf),
+                                           "application/x-www-form-urlencoded");
   ASSERT_TRUE(login);
   EXPECT_EQ(login->status, 303) << login->body;
   EXPECT_EQ(login->get_header_value("Location"), "/");
@@ -1514,7 +1517,9 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   };
   const std::string good_body = absl::StrCat("token=user-a-token&csrf=", form.csrf);
   const std::vector<Case> cases = {
-      {"no token", {{"Cookie", form.cookie}, {"Origin", self}}, "token=user-a-token",
+      {"no token",
+       {{"Cookie", form.cookie}, {"Origin", self}},
+       "token=user-a-token",
        "anti-forgery token missing"},
       {"a made-up token",
        {{"Cookie", form.cookie}, {"Origin", self}},
@@ -1524,15 +1529,21 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
        {{"Cookie", form.cookie}, {"Origin", self}},
        absl::StrCat("token=user-a-token&csrf=", other_browser.csrf),
        "does not match"},
-      {"no pre-session cookie (SameSite kept it home)", {{"Origin", self}}, good_body,
+      {"no pre-session cookie (SameSite kept it home)",
+       {{"Origin", self}},
+       good_body,
        "session cookie missing"},
       {"the cookie without its __Host- prefix",
        {{"Cookie", form.cookie.substr(std::string("__Host-").size())}, {"Origin", self}},
        good_body,
        "session cookie missing"},
-      {"another origin", {{"Cookie", form.cookie}, {"Origin", "https://evil.example"}}, good_body,
+      {"another origin",
+       {{"Cookie", form.cookie}, {"Origin", "https://evil.example"}},
+       good_body,
        "Origin \"https://evil.example\""},
-      {"an opaque origin", {{"Cookie", form.cookie}, {"Origin", "null"}}, good_body,
+      {"an opaque origin",
+       {{"Cookie", form.cookie}, {"Origin", "null"}},
+       good_body,
        "Origin \"null\""},
       {"another port of this host",
        {{"Cookie", form.cookie}, {"Origin", absl::StrCat("https://127.0.0.1:", port + 1)}},
@@ -1558,7 +1569,8 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   }
   // The same form from this origin (and from a client that sends no Origin at all) signs in.
   for (const httplib::Headers& headers :
-       {httplib::Headers{{"Cookie", form.cookie}, {"Origin", self}, {"Sec-Fetch-Site", "same-origin"}},
+       {httplib::Headers{
+            {"Cookie", form.cookie}, {"Origin", self}, {"Sec-Fetch-Site", "same-origin"}},
         httplib::Headers{{"Cookie", form.cookie}, {"Referer", self + "/login"}}}) {
     httplib::Result r =
         https.raw().Post("/login", headers, good_body, "application/x-www-form-urlencoded");
@@ -1572,7 +1584,8 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   // session cookie.
   const httplib::Headers session = {{"Cookie", "__Host-tollgate_token=user-a-token"},
                                     {"Origin", self}};
-  httplib::Result out = https.raw().Post("/logout", session, "", "application/x-www-form-urlencoded");
+  httplib::Result out =
+      https.raw().Post("/logout", session, "", "application/x-www-form-urlencoded");
   ASSERT_TRUE(out);
   EXPECT_EQ(out->status, 403) << out->body;
   EXPECT_EQ(SetCookies(*out), "");
@@ -1581,16 +1594,17 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   EXPECT_TRUE(absl::StrContains(who, R"("user":"alice")")) << who;
   const size_t at = who.find(R"("logoutToken":")");
   ASSERT_NE(at, std::string::npos) << who;
-  const std::string logout_token =
-      who.substr(at + 15, who.find('"', at + 15) - at - 15);
+  const std::string logout_token = who.substr(at + 15, who.find('"', at + 15) - at - 15);
   // Not valid for another session, nor from another origin.
-  out = https.raw().Post("/logout", {{"Cookie", "__Host-tollgate_token=user-b-token"}, {"Origin", self}},
+  out = https.raw().Post("/logout",
+                         {{"Cookie", "__Host-tollgate_token=user-b-token"}, {"Origin", self}},
                          absl::StrCat("csrf=", logout_token), "application/x-www-form-urlencoded");
   ASSERT_TRUE(out);
   EXPECT_EQ(out->status, 403);
-  out = https.raw().Post("/logout", {{"Cookie", "__Host-tollgate_token=user-a-token"},
-                                     {"Origin", "https://evil.example"}},
-                         absl::StrCat("csrf=", logout_token), "application/x-www-form-urlencoded");
+  out = https.raw().Post(
+      "/logout",
+      {{"Cookie", "__Host-tollgate_token=user-a-token"}, {"Origin", "https://evil.example"}},
+      absl::StrCat("csrf=", logout_token), "application/x-www-form-urlencoded");
   ASSERT_TRUE(out);
   EXPECT_EQ(out->status, 403);
   out = https.raw().Post("/logout", session, absl::StrCat("csrf=", logout_token),
@@ -1603,10 +1617,12 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   // The refusals are in the audit log.
   const std::string audit = ReadAll(scratch_ + "/audit.log");
   EXPECT_TRUE(absl::StrContains(
-      audit, R"("verb":"post","kind":"","namespace":"","name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"cross-site request refused: Origin \"https://evil.example\"")"))
+      audit,
+      R"("verb":"post","kind":"","namespace":"","name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"cross-site request refused: Origin \"https://evil.example\"")"))
       << audit;
   EXPECT_TRUE(absl::StrContains(
-      audit, R"("name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"anti-forgery token missing")"))
+      audit,
+      R"("name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"anti-forgery token missing")"))
       << audit;
   EXPECT_TRUE(absl::StrContains(audit, R"("name":"/logout","result":"denied")")) << audit;
 }

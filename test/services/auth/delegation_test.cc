@@ -92,7 +92,7 @@ struct Case {
   std::string before;  // YAML of the stored object ("" none)
   std::string after;   // YAML of the written object ("" for a delete)
   bool allowed;
-  const char* want;  // a part of the refusal
+  const char* want;           // a part of the refusal
   std::string incoming = "";  // roles applied in the same request
 };
 
@@ -126,8 +126,8 @@ TEST(AuthorizePolicyWriteTest, DelegationFollowsKubernetesRbac) {
        R"(user "lead" (groups team-a) may not apply RoleBinding "b" in namespace "team-b")"},
       {"lead binds in theirs and another", lead, "apply", "RoleBinding", "b", "",
        Binding("batch-user", "[team-a, team-b]"), false, R"(in namespace "team-b")"},
-      {"lead binds cluster-wide", lead, "apply", "RoleBinding", "b", "",
-       Binding("batch-user", ""), false, R"(may not apply RoleBinding "b")"},
+      {"lead binds cluster-wide", lead, "apply", "RoleBinding", "b", "", Binding("batch-user", ""),
+       false, R"(may not apply RoleBinding "b")"},
       {"lead moves another namespace's binding into theirs", lead, "apply", "RoleBinding", "b",
        Binding("batch-user", "[team-b]"), Binding("batch-user", "[team-a]"), false,
        R"(in namespace "team-b")"},
@@ -147,8 +147,7 @@ TEST(AuthorizePolicyWriteTest, DelegationFollowsKubernetesRbac) {
       {"lead binds batch-user without a priority cap", lead, "apply", "RoleBinding", "b", "",
        Binding("adapter", "[team-a]"), false, "at priority without limit"},
       {"lead binds batch-user non-preemptible", lead, "apply", "RoleBinding", "b", "",
-       Binding("batch-user", "[team-a]", "allowNonPreemptible: true\n"), false,
-       "non-preemptible"},
+       Binding("batch-user", "[team-a]", "allowNonPreemptible: true\n"), false, "non-preemptible"},
       {"lead binds their own role in their namespace", lead, "apply", "RoleBinding", "b", "",
        Binding("namespace-admin", "[team-a]"), true, ""},
       {"lead binds a role of cluster-scoped rights: inert in a namespace", lead, "apply",
@@ -168,8 +167,8 @@ TEST(AuthorizePolicyWriteTest, DelegationFollowsKubernetesRbac) {
        RoleOf("[{verbs: [submit], kinds: [Workload]}]"), false,
        "it grants submit Workload in every namespace, which user \"roler\" does not hold (a role "
        "granting more than one holds needs escalate on Role)"},
-      {"a role writer may not write a policy-reading role", User("roler"), "apply", "Role", "r",
-       "", RoleOf("[{verbs: [get], kinds: [RoleBinding]}]"), false, "it grants get RoleBinding"},
+      {"a role writer may not write a policy-reading role", User("roler"), "apply", "Role", "r", "",
+       RoleOf("[{verbs: [get], kinds: [RoleBinding]}]"), false, "it grants get RoleBinding"},
       {"escalate lets one write any role", User("escalator"), "apply", "Role", "r", "",
        RoleOf("[{verbs: ['*'], kinds: ['*', Role, RoleBinding, QueueGrant]}]"), true, ""},
       {"a lead writes no roles", lead, "apply", "Role", "r", "",
@@ -181,8 +180,7 @@ TEST(AuthorizePolicyWriteTest, DelegationFollowsKubernetesRbac) {
       {"a ClusterQueue's owner grants admin of it", User("cq-owner"), "apply", "QueueGrant", "g",
        "", Grant("clusterQueue: cq-a", "[admin, preempt]", "maxPriority: 100\n"), true, ""},
       {"a ClusterQueue's owner grants above their cap", User("cq-owner"), "apply", "QueueGrant",
-       "g", "", Grant("clusterQueue: cq-a", "[submit]", ""), false,
-       R"(at priority without limit)"},
+       "g", "", Grant("clusterQueue: cq-a", "[submit]", ""), false, R"(at priority without limit)"},
       {"a ClusterQueue's owner grants on another queue", User("cq-owner"), "apply", "QueueGrant",
        "g", "", Grant("clusterQueue: cq-b", "[submit]", "maxPriority: 0\n"), false,
        R"(may not apply QueueGrant "g")"},
