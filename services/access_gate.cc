@@ -447,11 +447,42 @@ absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyWrite(const auth::Identit
   return AuthorizedCall{identity, request_id, std::move(request), std::move(authz)};
 }
 
+absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyRead(const auth::Identity& identity,
+                                                            const std::string& request_id,
+                                                            auth::AccessRequest request) {
+  std::shared_ptr<const auth::Authorizer> authz = authorizer();
+  auth::Decision decision = authz->Authorize(identity, request);
+  if (!decision.allowed) {
+    std::optional<v1::ObjectKind> kind = ConfigKindNamed(request.kind);
+    if (!kind.has_value()) return absl::InternalError(absl::StrCat("no kind ", request.kind));
+    v1::GetObjectRequest get;
+    get.mutable_ref()->set_kind(*kind);
+    get.mutable_ref()->set_name(request.name);
+    absl::StatusOr<v1::ConfigObject> stored = api_.GetObject(get);
+    if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+    absl::StatusOr<auth::Policy> object =
+        stored.ok() ? PolicyFromObjects({*stored}) : absl::StatusOr<auth::Policy>(auth::Policy());
+    // A stored object that does not convert is read only with a cluster-wide grant.
+    if (object.ok()) {
+      decision =
+          auth::AuthorizePolicyRead(*authz, identity, request, stored.ok() ? &*object : nullptr);
+    }
+  }
+  if (!decision.allowed) {
+    Audit(identity, request_id, request, "denied", "PERMISSION_DENIED", decision.reason);
+    return PermissionDenied(decision.reason);
+  }
+  return AuthorizedCall{identity, request_id, std::move(request), std::move(authz)};
+}
+
 absl::StatusOr<AuthorizedCall> AccessGate::Decide(
     const auth::Identity& identity_ref, const std::string& request_id, auth::AccessRequest request,
     const v1::Workload* submitted, const v1::ConfigObject* object, const auth::Policy* incoming) {
   if (auth::IsPolicyKind(request.kind) && (request.verb == "apply" || request.verb == "delete")) {
     return DecidePolicyWrite(identity_ref, request_id, std::move(request), object, incoming);
+  }
+  if (auth::IsPolicyKind(request.kind) && request.verb == "get" && !request.name.empty()) {
+    return DecidePolicyRead(identity_ref, request_id, std::move(request));
   }
   const auth::Identity* identity = &identity_ref;
   std::shared_ptr<const auth::Authorizer> authz = authorizer();

@@ -170,6 +170,10 @@ class AccessGate {
                                                    auth::AccessRequest request,
                                                    const v1::ConfigObject* object,
                                                    const auth::Policy* incoming);
+  // Get of one policy object: auth::AuthorizePolicyRead over the stored object.
+  absl::StatusOr<AuthorizedCall> DecidePolicyRead(const auth::Identity& identity,
+                                                  const std::string& request_id,
+                                                  auth::AccessRequest request);
   // Where a queue grant's queue sits in the stored queue tree.
   auth::GrantQueue ResolveGrantQueue(const auth::Policy& object);
   // `cohort` and the cohorts above it, nearest first.

@@ -302,4 +302,24 @@ Decision AuthorizePolicyWrite(const Authorizer& authorizer, const Identity& iden
   return {false, absl::StrCat(Who(identity), " may not ", Permission(request), ": ", escalation)};
 }
 
+Decision AuthorizePolicyRead(const Authorizer& authorizer, const Identity& identity,
+                             const AccessRequest& request, const Policy* stored) {
+  Decision cluster_wide = authorizer.Authorize(identity, request);
+  if (cluster_wide.allowed) return cluster_wide;
+  if (stored == nullptr) {
+    if (!authorizer.Scope(identity, request.verb, request.kind).namespaces.empty()) {
+      return {true, ""};
+    }
+    return cluster_wide;
+  }
+  if (Empty(*stored)) return cluster_wide;
+  for (const std::string& scope : Scopes(*stored)) {
+    AccessRequest scoped = request;
+    scoped.ns = scope;
+    Decision decision = authorizer.Authorize(identity, scoped);
+    if (!decision.allowed) return decision;
+  }
+  return {true, ""};
+}
+
 }  // namespace tollgate::auth

@@ -59,4 +59,12 @@ struct PolicyWrite {
 Decision AuthorizePolicyWrite(const Authorizer& authorizer, const Identity& identity,
                               const PolicyWrite& write);
 
+// Reading one policy object by name (`request`: get of a policy kind, cluster-wide): allowed with
+// a cluster-wide grant, or when the caller may `get` the kind in every scope of the stored
+// object, so a namespace admin reads their namespace's bindings (and `tollgate apply` can tell
+// created from configured). `stored` null: the object does not exist; allowed (the answer is
+// then NOT_FOUND) when the caller may get the kind in some namespace.
+Decision AuthorizePolicyRead(const Authorizer& authorizer, const Identity& identity,
+                             const AccessRequest& request, const Policy* stored);
+
 }  // namespace tollgate::auth

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -975,6 +976,11 @@ metadata: {name: team-a-admins}
 role: namespace-admin
 subjects: [{kind: User, name: lead}]
 namespaces: [team-a]
+---
+kind: RoleBinding
+metadata: {name: auditors-view}
+role: viewer
+subjects: [{kind: Group, name: auditors}]
 )",
                   admin, out),
             0)
@@ -1010,6 +1016,11 @@ namespaces: [team-a]
   EXPECT_EQ(exists("nobody-team-b"), "");
   EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-b", "d3", "100m")).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
+  // The lead reads their namespace's binding, not the operator's cluster-wide ones.
+  EXPECT_EQ(RunCli(absl::StrCat("get rolebinding nobody-team-a ", lead), out), 0) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get rolebinding team-a-admins ", lead), out), 0) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("get rolebinding auditors-view ", lead), out), 1) << out;
+  EXPECT_TRUE(absl::StrContains(out, R"(may not get RoleBinding "auditors-view")")) << out;
   // Nor by moving the binding the lead made out of team-a.
   EXPECT_EQ(apply("move", binding("nobody-team-a", "batch-user", "team-b"), lead, out), 1) << out;
   EXPECT_EQ(exists("nobody-team-a"), "team-a");
@@ -1491,6 +1502,9 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
 // Login CSRF: a page elsewhere must not be able to sign the victim's browser in (as the
 // attacker) or out. Forged posts get 403, set no cookie, and are audited.
 TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
+  // A refused POST is answered before its body is read, so tollgated closes the connection; the
+  // client's TLS shutdown on it must not kill the test with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   const std::string port_file = scratch_ + "/metrics_port";
   ASSERT_NO_FATAL_FAILURE(StartSecure(
       {"--metrics-listen=127.0.0.1:0", absl::StrCat("--metrics-port-file=", port_file)}));
@@ -1618,7 +1632,7 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   const std::string audit = ReadAll(scratch_ + "/audit.log");
   EXPECT_TRUE(absl::StrContains(
       audit,
-      R"("verb":"post","kind":"","namespace":"","name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"cross-site request refused: Origin \"https://evil.example\"")"))
+      R"("verb":"post","kind":"","namespace":"","name":"/login","result":"denied","code":"PERMISSION_DENIED","reason":"cross-site request refused: Origin \"https://evil.example\" is not https://127.0.0.1:)"))
       << audit;
   EXPECT_TRUE(absl::StrContains(
       audit,

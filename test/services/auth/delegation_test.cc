@@ -238,6 +238,34 @@ TEST(AuthorizePolicyWriteTest, DelegationFollowsKubernetesRbac) {
   }
 }
 
+TEST(AuthorizePolicyReadTest, ANamespaceAdminReadsTheirNamespacesBindingsOnly) {
+  absl::StatusOr<Authorizer> authorizer = Authorizer::Create(Parse(kPolicy));
+  ASSERT_TRUE(authorizer.ok()) << authorizer.status();
+  AccessRequest get;
+  get.verb = "get";
+  get.kind = "RoleBinding";
+  get.name = "b";
+  const Identity lead = User("lead", {"team-a"});
+  const Policy in_a = Parse(Binding("batch-user", "[team-a]"));
+  const Policy in_b = Parse(Binding("batch-user", "[team-b]"));
+  const Policy in_both = Parse(Binding("batch-user", "[team-a, team-b]"));
+  const Policy everywhere = Parse(Binding("batch-user", ""));
+  EXPECT_TRUE(AuthorizePolicyRead(*authorizer, lead, get, &in_a).allowed);
+  EXPECT_FALSE(AuthorizePolicyRead(*authorizer, lead, get, &in_b).allowed);
+  const Decision both = AuthorizePolicyRead(*authorizer, lead, get, &in_both);
+  EXPECT_FALSE(both.allowed);
+  EXPECT_TRUE(
+      absl::StrContains(both.reason, R"(may not get RoleBinding "b" in namespace "team-b")"))
+      << both.reason;
+  EXPECT_FALSE(AuthorizePolicyRead(*authorizer, lead, get, &everywhere).allowed);
+  // Absent: NOT_FOUND for whoever reads bindings somewhere, refused for the others.
+  EXPECT_TRUE(AuthorizePolicyRead(*authorizer, lead, get, nullptr).allowed);
+  EXPECT_FALSE(AuthorizePolicyRead(*authorizer, User("nobody"), get, nullptr).allowed);
+  // A cluster-wide reader reads them all.
+  EXPECT_TRUE(
+      AuthorizePolicyRead(*authorizer, User("root", {"tollgate:admins"}), get, &in_b).allowed);
+}
+
 TEST(AuthorizePolicyWriteTest, ACohortGrantReachesOnlyWhatTheAuthorHoldsUnderTheCohort) {
   absl::StatusOr<Authorizer> authorizer = Authorizer::Create(Parse(R"(
 kind: QueueGrant
