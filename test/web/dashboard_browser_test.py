@@ -387,6 +387,7 @@ class AuthenticatedDashboardTest(unittest.TestCase):
             d.get(attacker.url)
             WebDriverWait(d, DEADLINE).until(lambda d: "403 Forbidden" in d.page_source)
             self.assertIn("cross-site request refused", d.page_source)
+            os.makedirs(ARGS.out, exist_ok=True)
             d.save_screenshot(os.path.join(ARGS.out, "login-csrf-refused.png"))
         finally:
             attacker.stop()
