@@ -334,6 +334,8 @@ void HttpServer::Refuse(const httplib::Request& request, httplib::Response& resp
     options_.access->AuditRefused(request.method, request.path, status);
   response.status = 403;
   response.set_header("Cache-Control", "no-store");
+  // The reason quotes request headers: never let a browser sniff it as HTML.
+  response.set_header("X-Content-Type-Options", "nosniff");
   response.set_content(
       absl::StrCat("403 Forbidden: ", status.message(),
                    "\nNothing was changed. Sign in from the dashboard's own page: /login\n"),
