@@ -29,6 +29,10 @@ std::string CanonicalKind(std::string kind) {
       {"priorityclass", "PriorityClass"},
       {"namespace", "Namespace"},
       {"ns", "Namespace"},
+      {"role", "Role"},
+      {"rolebinding", "RoleBinding"},
+      {"queuegrant", "QueueGrant"},
+      {"metric", "Metrics"},
   };
   for (const Alias& alias : kAliases) {
     if (kind == alias.name) return alias.canonical;

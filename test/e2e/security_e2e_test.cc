@@ -988,8 +988,8 @@ subjects: [{kind: Group, name: auditors}]
 
   // can-i answers the verb half, per namespace.
   EXPECT_EQ(RunCli(absl::StrCat("auth can-i apply rolebindings -n team-a ", lead), out), 0) << out;
-  EXPECT_EQ(RunCli(absl::StrCat("auth can-i apply rolebindings -n team-b ", lead), out), 1) << out;
-  EXPECT_EQ(RunCli(absl::StrCat("auth can-i bind role admin -n team-a ", lead), out), 1) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i apply RoleBinding -n team-b ", lead), out), 1) << out;
+  EXPECT_EQ(RunCli(absl::StrCat("auth can-i bind Role admin -n team-a ", lead), out), 1) << out;
 
   // The lead binds batch-user in team-a: OK, and in force for nobody's next call.
   EXPECT_EQ(Submit("nobody-token", MakeWorkload("team-a", "d1", "100m")).error_code(),
