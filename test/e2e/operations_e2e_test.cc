@@ -21,6 +21,8 @@
 #include "gtest/gtest.h"
 #include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 
 namespace tollgate::e2e {
 namespace {
@@ -72,17 +74,14 @@ class OperationsE2eTest : public testing::Test {
   }
 
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_ops_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_ops_e2e"));
     ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
   void TearDown() override {
     if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
     server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   void StartServer() {

@@ -20,6 +20,7 @@
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "test/support/local_files_and_ports.h"
+#include "test/support/scratch_dir.h"
 
 extern char** environ;
 
@@ -50,14 +51,10 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   if (!Available()) {
     return absl::FailedPreconditionError(absl::StrCat("etcd binary not found at ", BinaryPath()));
   }
-  const char* tmp = getenv("TEST_TMPDIR");
-  std::string root =
-      absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tollgate_etcd_XXXXXX");
-  if (mkdtemp(root.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("mkdtemp ", root, ": ", std::strerror(errno)));
-  }
+  absl::StatusOr<std::string> root = MakeScratchDir("tollgate_etcd");
+  if (!root.ok()) return root.status();
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
-  cluster->root_ = root;
+  cluster->root_ = *std::move(root);
   cluster->token_ = absl::StrCat("tollgate-test-", std::random_device()());
   if (options.tls) {
     cluster->tls_ = true;
@@ -80,8 +77,8 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
       member.peer_port = *peer;
       const std::string dir =
           attempt == 1 ? member.name : absl::StrCat("attempt", attempt, "-", member.name);
-      member.data_dir = absl::StrCat(root, "/", dir);
-      member.log_path = absl::StrCat(root, "/", dir, ".log");
+      member.data_dir = absl::StrCat(cluster->root_, "/", dir);
+      member.log_path = absl::StrCat(cluster->root_, "/", dir, ".log");
       cluster->members_.push_back(member);
     }
     absl::Status started;
@@ -109,10 +106,7 @@ absl::StatusOr<EtcdCluster*> EtcdCluster::Shared() {
 
 EtcdCluster::~EtcdCluster() {
   for (int i = 0; i < size(); ++i) (void)Kill(i);
-  if (!root_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
+  RemoveScratchDir(root_);
 }
 
 absl::Status EtcdCluster::MakeCertificates() {
