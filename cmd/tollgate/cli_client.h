@@ -57,6 +57,12 @@ class WatchCanceller {
 
 // The trailing metadata key under which a follower replica names the leader's address.
 inline constexpr char kLeaderMetadataKey[] = "tollgate-leader";
+// Response metadata of a follower that cannot confirm its copy is current: the revision it
+// answered at, and why (services/ha/follower_reads.h).
+inline constexpr char kStaleRevisionMetadataKey[] = "tollgate-stale-revision";
+// Request metadata: the lowest revision a follower may answer from.
+inline constexpr char kMinRevisionMetadataKey[] = "tollgate-min-revision";
+inline constexpr char kStaleReasonMetadataKey[] = "tollgate-stale-reason";
 
 // The CLI's connection to tollgated: one channel and a stub per service for each replica of
 // `target` (comma-separated for a replicated tollgated). A call that certainly did nothing (the
