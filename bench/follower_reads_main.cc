@@ -118,9 +118,7 @@ absl::Status Main(const Options& options) {
   std::atomic<int64_t> failures{0};
   int64_t before = reads->stats().reloads;
   // The gate's filter is what refreshes on a read; the bench calls it as a read would.
-  auto read_through_filter = [&] {
-    return reads->Refresh(0, absl::Now() + absl::Seconds(5));
-  };
+  auto read_through_filter = [&] { return reads->Refresh(0, absl::Now() + absl::Seconds(5)); };
   auto filtered_load = [&](absl::Duration time) {
     std::vector<std::thread> threads;
     const absl::Time end = absl::Now() + time;
@@ -158,10 +156,11 @@ absl::Status Main(const Options& options) {
   const double busy_rate = filtered_load(options.read_time);
   writing.store(false);
   writer.join();
-  std::printf("[reads, with writes] %.0f reads/s from %d threads while %lld writes landed, "
-              "%lld reloads\n",
-              busy_rate, options.readers, static_cast<long long>(written.load()),
-              static_cast<long long>(reads->stats().reloads - before));
+  std::printf(
+      "[reads, with writes] %.0f reads/s from %d threads while %lld writes landed, "
+      "%lld reloads\n",
+      busy_rate, options.readers, static_cast<long long>(written.load()),
+      static_cast<long long>(reads->stats().reloads - before));
   if (failures.load() > 0) {
     return absl::InternalError(absl::StrCat(failures.load(), " reads failed"));
   }

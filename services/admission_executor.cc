@@ -177,7 +177,7 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
   std::vector<v1::ConfigObject> objects;
   absl::Status parse_error;
   TOLLGATE_RETURN_IF_ERROR(store.Scan(kObjectPrefix, [&](absl::string_view key,
-                                                          absl::string_view value) {
+                                                         absl::string_view value) {
     v1::ConfigObject object;
     if (!object.ParseFromString(std::string(value))) {
       parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));

@@ -240,7 +240,7 @@ class AdmissionExecutor {
   absl::Status LoadState();
   // Loads a state from `store` (configuration objects, then every workload).
   absl::StatusOr<std::unique_ptr<core::ClusterState>> BuildState(const storage::Store& store,
-                                                                  LoadStats& stats) const;
+                                                                 LoadStats& stats) const;
   void Loop();
   struct CycleResult {
     int cycles = 0;

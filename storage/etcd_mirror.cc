@@ -136,8 +136,7 @@ void EtcdMirror::Apply(const std::vector<mvccpb::Event>& events) {
       if (!absl::ConsumePrefix(&key, prefix)) continue;
       if (absl::ConsumePrefix(&key, kDataPrefix)) {
         held_.emplace_back(std::string(key),
-                           put ? std::make_shared<const std::string>(event.kv().value())
-                               : nullptr);
+                           put ? std::make_shared<const std::string>(event.kv().value()) : nullptr);
       } else if (key == "meta/revision" && put) {
         int64_t revision = 0;
         if (absl::SimpleAtoi(event.kv().value(), &revision)) held_revision_ = revision;
@@ -176,8 +175,8 @@ void EtcdMirror::Confirm() {
   absl::StatusOr<int64_t> revision = store_->FetchRevision();
   absl::MutexLock lock(&mu_);
   if (!revision.ok()) {
-    confirm_error_ = absl::StrCat("etcd cannot confirm the copy is current: ",
-                                  revision.status().message());
+    confirm_error_ =
+        absl::StrCat("etcd cannot confirm the copy is current: ", revision.status().message());
     return;
   }
   confirm_error_.clear();

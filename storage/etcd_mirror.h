@@ -131,8 +131,7 @@ class EtcdMirror {
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> data_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> data_ ABSL_GUARDED_BY(mu_);
   StoreIdentity identity_ ABSL_GUARDED_BY(mu_);
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The etcd revision the copy has seen everything up to (the Watch resumes after it).

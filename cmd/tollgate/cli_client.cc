@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
-#include <chrono>
 #include <optional>
 #include <utility>
 

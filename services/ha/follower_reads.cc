@@ -18,8 +18,9 @@ absl::Status Redirect(grpc::ServerContextBase& context, const std::string& leade
                       absl::string_view why) {
   if (!leader.empty()) context.AddTrailingMetadata(kLeaderMetadataKey, leader);
   const grpc::Status redirect = LeaderRedirectService::RedirectStatus(leader);
-  return absl::UnavailableError(
-      why.empty() ? redirect.error_message() : absl::StrCat(redirect.error_message(), " (", why, ")"));
+  return absl::UnavailableError(why.empty()
+                                    ? redirect.error_message()
+                                    : absl::StrCat(redirect.error_message(), " (", why, ")"));
 }
 
 }  // namespace
@@ -38,8 +39,8 @@ absl::StatusOr<int64_t> ParseMinRevision(absl::string_view value, bool present) 
   return revision;
 }
 
-FollowerReads::FollowerReads(std::shared_ptr<storage::EtcdMirror> mirror,
-                             const core::Clock& clock, Options options,
+FollowerReads::FollowerReads(std::shared_ptr<storage::EtcdMirror> mirror, const core::Clock& clock,
+                             Options options,
                              std::shared_ptr<const storage::EtcdMirror::Frozen> frozen)
     : mirror_(std::move(mirror)),
       clock_(clock),
@@ -59,9 +60,9 @@ absl::StatusOr<std::unique_ptr<FollowerReads>> FollowerReads::Open(
   // A write that slipped past the gate fails at the store; the executor then reloads from the
   // same frozen copy (which cannot fail), so this is never called in practice.
   executor_options.on_state_lost = [](const absl::Status&) {};
-  TOLLGATE_ASSIGN_OR_RETURN(reads->executor_,
-                            AdmissionExecutor::Open(reads->store_, clock, reads->options_.config,
-                                                    executor_options));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      reads->executor_,
+      AdmissionExecutor::Open(reads->store_, clock, reads->options_.config, executor_options));
   reads->api_ = std::make_unique<TollgateApi>(*reads->executor_);
   reads->gate_ = std::make_unique<AccessGate>(*reads->api_, clock, reads->options_.audit_log);
   reads->gate_->SetCallFilter(

@@ -32,8 +32,8 @@
 #include "absl/time/time.h"
 #include "cmd/tollgate/cli_client.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "test/e2e/e2e_support.h"
@@ -834,9 +834,8 @@ TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevis
     get.mutable_workload()->set_namespace_("crash");
     get.mutable_workload()->set_name(name);
     v1::Workload got;
-    const Answer answer = Ask(written, [&](grpc::ClientContext& c) {
-      return stub->GetWorkload(&c, get, &got);
-    });
+    const Answer answer =
+        Ask(written, [&](grpc::ClientContext& c) { return stub->GetWorkload(&c, get, &got); });
     ASSERT_TRUE(answer.status.ok()) << answer.status.error_message();
     EXPECT_GE(got.metadata().resource_version(), written);
     int64_t served = 0;
@@ -881,9 +880,8 @@ TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevis
     v1::SubmitRequest request;
     *request.mutable_workload() = CrashQueueWorkload("sent-to-follower");
     v1::SubmitResponse response;
-    const Answer answer = Ask(-1, [&](grpc::ClientContext& c) {
-      return stub->Submit(&c, request, &response);
-    });
+    const Answer answer =
+        Ask(-1, [&](grpc::ClientContext& c) { return stub->Submit(&c, request, &response); });
     EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
     EXPECT_TRUE(absl::StartsWith(answer.status.error_message(), "not the leader"))
         << answer.status.error_message();
@@ -896,7 +894,8 @@ TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevis
     v1::ListWorkloadsResponse response;
     const absl::Time sent = absl::Now();
     const Answer answer = Ask(
-        1000000, [&](grpc::ClientContext& c) { return stub->ListWorkloads(&c, request, &response); },
+        1000000,
+        [&](grpc::ClientContext& c) { return stub->ListWorkloads(&c, request, &response); },
         absl::Seconds(2));
     EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
     EXPECT_TRUE(absl::StrContains(answer.status.error_message(), "behind the requested 1000000"))
@@ -956,8 +955,8 @@ TEST_F(HaEtcdLossE2eTest, FollowerReadsSayTheyMayBeStaleWithoutQuorumAndWritesFa
       },
       absl::Seconds(20)))
       << "no stale marker: " << answer.status.error_message();
-  std::cout << "follower reads marked stale " << absl::Now() - lost << " after losing quorum: "
-            << answer.Trailer("tollgate-stale-reason") << "\n";
+  std::cout << "follower reads marked stale " << absl::Now() - lost
+            << " after losing quorum: " << answer.Trailer("tollgate-stale-reason") << "\n";
   EXPECT_EQ(listed.workloads_size(), 3);
   EXPECT_GE(listed.revision(), before);
   EXPECT_EQ(answer.Trailer("tollgate-stale-revision"), answer.Trailer("tollgate-revision"));

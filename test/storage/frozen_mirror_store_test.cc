@@ -30,9 +30,8 @@ std::vector<std::string> Keys(const StoreSnapshot& snapshot, absl::string_view p
                               absl::string_view after, int64_t limit) {
   std::vector<std::string> keys;
   absl::StatusOr<int64_t> visited =
-      snapshot.ScanPage(prefix, after, limit, [&](absl::string_view key, absl::string_view) {
-        keys.emplace_back(key);
-      });
+      snapshot.ScanPage(prefix, after, limit,
+                        [&](absl::string_view key, absl::string_view) { keys.emplace_back(key); });
   EXPECT_OK(visited.status());
   EXPECT_EQ(*visited, static_cast<int64_t>(keys.size()));
   return keys;

@@ -110,7 +110,7 @@ class FollowerReadsTest : public testing::Test {
   }
 
   RealClock clock_;
-  std::unique_ptr<EtcdCluster> etcd_;
+  EtcdCluster* etcd_ = nullptr;
   std::string prefix_;
   std::unique_ptr<storage::EtcdStore> leader_store_;
   std::unique_ptr<AdmissionExecutor> leader_;
