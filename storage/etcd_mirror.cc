@@ -205,8 +205,10 @@ EtcdMirror::Freshness EtcdMirror::freshness() const {
     freshness.reason = confirm_error_;
   } else if (!following_) {
     freshness.reason = absl::StrCat("not following etcd: ", last_error_);
-  } else {
+  } else if (pending_) {
     freshness.reason = absl::StrCat("the copy is behind etcd's revision ", pending_revision_);
+  } else {
+    freshness.reason = "etcd has not answered a quorum read";
   }
   if (confirmed_at_ != absl::InfinitePast()) {
     absl::StrAppend(&freshness.reason, " (last confirmed current ",

@@ -98,9 +98,14 @@ absl::Status FollowerReads::FilterCall(grpc::ServerContextBase& context, absl::s
       const int64_t min_revision,
       ParseMinRevision(present ? absl::string_view(it->second.data(), it->second.size()) : "",
                        present));
-  absl::Time deadline = absl::Now() + options_.max_wait;
+  const absl::Time now = absl::Now();
+  absl::Time deadline = now + options_.max_wait;
   if (context.deadline() != std::chrono::system_clock::time_point::max()) {
-    deadline = std::min(deadline, absl::FromChrono(context.deadline()));
+    // Give up a little before the caller does, so it hears where the leader is rather than
+    // DEADLINE_EXCEEDED.
+    const absl::Time call_deadline = absl::FromChrono(context.deadline());
+    const absl::Duration margin = std::min(absl::Milliseconds(250), (call_deadline - now) / 5);
+    deadline = std::min(deadline, call_deadline - margin);
   }
   absl::Status refreshed = Refresh(min_revision, deadline);
   if (absl::IsUnavailable(refreshed)) return Redirect(context, leader, refreshed.message());
