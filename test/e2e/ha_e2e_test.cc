@@ -453,12 +453,14 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
     std::cout << "stepped down " << absl::Now() - resumed << " after SIGCONT\n";
     bool follower = false;
     grpc::Status status;
+    // InfoService: a follower serves reads itself but redirects this one.
+    auto old_info = v1::InfoService::NewStub(replicas_[old_leader]->channel());
     while (!follower && absl::Now() < deadline) {
       grpc::ClientContext get_context;
       get_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
-      v1::ListWorkloadsRequest request;
-      v1::ListWorkloadsResponse response;
-      status = old_stub->ListWorkloads(&get_context, request, &response);
+      v1::GetBuildInfoRequest request;
+      v1::BuildInfo response;
+      status = old_info->GetBuildInfo(&get_context, request, &response);
       follower =
           status.error_code() == grpc::StatusCode::UNAVAILABLE &&
           absl::StrContains(status.error_message(),
