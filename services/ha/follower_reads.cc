@@ -136,7 +136,10 @@ absl::Status FollowerReads::Refresh(int64_t min_revision, absl::Time deadline) {
     absl::MutexLock lock(&mu_);
     if (absl::Now() - built_at_ < options_.max_view_age) return absl::OkStatus();
   }
-  if (mirror_->revision() <= view) return absl::OkStatus();
+  // A restored store (a new identity) may restart at a lower revision: reload for it too.
+  if (mirror_->revision() <= view && mirror_->identity() == store_.Identity()) {
+    return absl::OkStatus();
+  }
   if (!rebuild_mu_.TryLock()) return absl::OkStatus();
   absl::Status reloaded = ReloadLocked();
   rebuild_mu_.Unlock();
