@@ -49,10 +49,10 @@ std::string ConnectFailureCause(absl::string_view message) {
   return std::string(message);
 }
 
-// Tells the user (once per process, on stderr) that an answer came from a follower that cannot
+// Tells the user (once per client, on stderr) that an answer came from a follower that cannot
 // confirm its copy is current (docs/ha.md, "Follower reads"): the answer is still printed.
-void WarnIfStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
-  static std::atomic<bool> warned{false};
+void WarnIfStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                 std::atomic<bool>& warned) {
   auto revision = metadata.find(kStaleRevisionMetadataKey);
   if (revision == metadata.end() || warned.exchange(true)) return;
   auto reason = metadata.find(kStaleReasonMetadataKey);
@@ -245,7 +245,7 @@ absl::StatusOr<Response> CliClient::Unary(Call call) {
     Response response;
     const grpc::Status status = call(endpoint, &context, &response);
     if (status.ok()) {
-      WarnIfStale(context.GetServerTrailingMetadata());
+      WarnIfStale(context.GetServerTrailingMetadata(), warned_stale_);
       return response;
     }
     const bool follower = IsFollowerAnswer(status);
@@ -464,7 +464,7 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
     bool stopped = false;
     bool received = false;
     while (reader->Read(&event)) {
-      if (!received) WarnIfStale(context.GetServerInitialMetadata());
+      if (!received) WarnIfStale(context.GetServerInitialMetadata(), warned_stale_);
       received = true;
       if (!on_event(event)) {
         stopped = true;

@@ -4,6 +4,7 @@
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -174,6 +175,8 @@ class CliClient {
   // Only ever appended to, so an Endpoint& stays valid while the client lives.
   std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;
+  // Whether this client has warned about an answer that may be stale (once per client).
+  std::atomic<bool> warned_stale_{false};
 };
 
 }  // namespace tollgate::cli
