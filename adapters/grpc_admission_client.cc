@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -15,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/file_util.h"
 
 namespace tollgate::adapters {
 namespace {
@@ -29,14 +28,6 @@ absl::Status FromGrpc(const grpc::Status& status) {
 // token over loopback plaintext is a supported setup.
 void AddToken(grpc::ClientContext& context, const std::string& token) {
   if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
-}
-
-absl::StatusOr<std::string> ReadPem(absl::string_view what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot open"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // A follower replica's "not the leader" answer (see docs/ha.md): nothing was done.
@@ -160,7 +151,7 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
   if (!security.ca_file.empty() || !security.cert_file.empty()) {
     grpc::SslCredentialsOptions options;
     if (!security.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadPem("CA", security.ca_file);
+      absl::StatusOr<std::string> ca = ReadFileNamedBy("CA", security.ca_file);
       if (!ca.ok()) return ca.status();
       options.pem_root_certs = *std::move(ca);
     }
@@ -170,9 +161,9 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
           "certificate");
     }
     if (!security.cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadPem("client certificate", security.cert_file);
+      absl::StatusOr<std::string> cert = ReadFileNamedBy("client certificate", security.cert_file);
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPem("client key", security.key_file);
+      absl::StatusOr<std::string> key = ReadFileNamedBy("client key", security.key_file);
       if (!key.ok()) return key.status();
       options.pem_cert_chain = *std::move(cert);
       options.pem_private_key = *std::move(key);
@@ -181,7 +172,7 @@ absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connec
   }
   std::string token;
   if (!security.token_file.empty()) {
-    absl::StatusOr<std::string> text = ReadPem("token file", security.token_file);
+    absl::StatusOr<std::string> text = ReadFileNamedBy("token file", security.token_file);
     if (!text.ok()) return text.status();
     token = std::string(absl::StripAsciiWhitespace(*text));
   }

@@ -3,24 +3,14 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/client_interceptor.h>
 
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 
 namespace tollgate::bench {
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const char* flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::FailedPreconditionError(absl::StrCat("--", flag, "=", path, ": cannot open"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Adds the bearer token to every call's initial metadata.
 class TokenInterceptor : public grpc::experimental::Interceptor {
@@ -65,7 +55,7 @@ absl::Status LoadClientAuth(ClientAuth& auth) {
                                  {"key", &auth.key_file, &auth.key_pem},
                                  {"token-file", &auth.token_file, &auth.token}}) {
     if (path->empty()) continue;
-    absl::StatusOr<std::string> text = ReadFile(flag, *path);
+    absl::StatusOr<std::string> text = ReadFileNamedBy(absl::StrCat("--", flag), *path);
     if (!text.ok()) return text.status();
     *pem = *std::move(text);
   }

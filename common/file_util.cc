@@ -18,4 +18,11 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return text.str();
 }
 
+absl::StatusOr<std::string> ReadFileNamedBy(absl::string_view name, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok())
+    return absl::Status(text.status().code(), absl::StrCat(name, ": ", text.status().message()));
+  return text;
+}
+
 }  // namespace tollgate

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tollgate {
 
@@ -12,5 +13,9 @@ namespace tollgate {
 // directory"), with the code errno maps to (NOT_FOUND, PERMISSION_DENIED, ...); a failure while
 // reading is DATA_LOSS.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// ReadFileToString for a file that a flag or a config field names: the error leads with that
+// name ("--tls-ca: cannot read /etc/ca.pem: No such file or directory") and keeps the code.
+absl::StatusOr<std::string> ReadFileNamedBy(absl::string_view name, const std::string& path);
 
 }  // namespace tollgate

@@ -94,8 +94,8 @@ struct WorkloadHistory {
   // Set by the first operator control that changed spec.active or spec.priority.
   std::optional<SubmittedControls> submitted_controls;
   // Kueue's accumulatedPastExecutionTimeSeconds: how long the workload was admitted in its
-  // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Not stored
-  // yet: a restart forgets it (docs/maximum-execution-time.md).
+  // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Whole seconds
+  // (each cycle truncated, as Kueue), stored in status.accumulatedPastExexcutionTimeSeconds.
   absl::Duration past_execution = absl::ZeroDuration();
   bool operator==(const WorkloadHistory&) const = default;
 };

@@ -74,10 +74,12 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   const bool timed_out = wl->status.deactivated && evicted != nullptr && evicted->status &&
                          evicted->message == kMaximumExecutionTimeMessage;
   // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
-  // the limit in the next one (not when the limit itself ended it: that starts afresh).
+  // the limit in the next one (not when the limit itself ended it: that starts afresh). Whole
+  // seconds, each cycle truncated, as Kueue counts: the stored field holds seconds, so a restart
+  // reads back exactly what the running process had.
   if (wl->spec.maximum_execution_time_seconds.has_value() && !timed_out) {
-    wl->status.mutable_history().past_execution +=
-        std::max(absl::ZeroDuration(), now - wl->status.admission_time);
+    const absl::Duration admitted = std::max(absl::ZeroDuration(), now - wl->status.admission_time);
+    wl->status.mutable_history().past_execution += absl::Trunc(admitted, absl::Seconds(1));
   }
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();

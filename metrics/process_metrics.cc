@@ -4,8 +4,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,21 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/file_util.h"
 
 namespace tollgate::metrics {
 namespace {
 
-absl::StatusOr<std::string> ReadProcFile(const char* path) {
-  std::ifstream in(path);
-  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Seconds since the epoch at boot, from /proc/stat's btime.
 absl::StatusOr<double> BootTime() {
-  absl::StatusOr<std::string> stat = ReadProcFile("/proc/stat");
+  absl::StatusOr<std::string> stat = ReadFileToString("/proc/stat");
   if (!stat.ok()) return stat.status();
   for (absl::string_view line : absl::StrSplit(*stat, '\n')) {
     if (absl::ConsumePrefix(&line, "btime ")) {
@@ -41,7 +32,7 @@ absl::StatusOr<double> BootTime() {
 }  // namespace
 
 absl::StatusOr<ProcessStats> ReadProcessStats() {
-  absl::StatusOr<std::string> stat = ReadProcFile("/proc/self/stat");
+  absl::StatusOr<std::string> stat = ReadFileToString("/proc/self/stat");
   if (!stat.ok()) return stat.status();
   // The command name (field 2) is in parentheses and may contain spaces: fields resume after
   // the last ')'.

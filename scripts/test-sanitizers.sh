@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The sanitizer lane: builds Tollgate with AddressSanitizer + UndefinedBehaviorSanitizer into
 # build-asan/ (benchmarks off) and runs tests there. Any report fails the test that triggered it:
-# UBSan does not recover (-fno-sanitize-recover), ASan aborts the process.
+# UBSan does not recover (-fno-sanitize-recover), ASan aborts the process. The end-to-end tests
+# exec the sanitized tollgated, tollgate and tollgate-kube, so the daemons are checked too.
 #
-#   scripts/test-sanitizers.sh           # everything: unit, scenario and end-to-end tests (the e2e
-#                                        # tests exec the sanitized tollgated and tollgate-kube)
-#   scripts/test-sanitizers.sh --subset  # what CI runs (docs/testing.md): the core, storage,
-#                                        # services and manifest unit tests and the scenarios
+#   scripts/test-sanitizers.sh           # the full lane: every test but the few named below
+#   scripts/test-sanitizers.sh --subset  # what CI runs (.ci/run; costs in docs/testing.md): the
+#                                        # unit and scenario tests and the end-to-end tests of
+#                                        # tollgated and tollgate-kube, without the HA e2e tests
+#                                        # and the dashboard in Chromium
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,10 +35,22 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 targets=()
 select=()
 if $subset; then
-  # The test binaries of the pure core, the store, the service layer and the parsers, and the
-  # CLI that runs the scenarios: every scheduling path, without the e2e tests' processes.
-  for t in core_test storage_test services_test manifest_test tollgate; do targets+=(--target "$t"); done
-  select=(-L '^(unit|scenario)$')
+  # The unit tests of the pure core, the store, the service layer and the parsers; the CLI
+  # that runs the scenarios; the daemons and the e2e tests that drive them over gRPC and
+  # against the fake Kubernetes API server. Left to the full lane, as the costliest per line of
+  # Tollgate code they reach (docs/testing.md has the measurements):
+  # - e2e.ha.*: a 3-member etcd cluster, failovers and lease expiries; mostly waiting.
+  # - web.dashboard_browser: Chromium driving the dashboard; mostly the browser's time.
+  for t in core_test storage_test services_test manifest_test tollgate \
+           tollgated e2e_test metrics_e2e_test security_e2e_test describe_e2e_test \
+           operations_e2e_test python_grpc_stubs tollgate-kube kube_e2e_test; do
+    targets+=(--target "$t")
+  done
+  # - e2e.security.SecurityE2eTest.CliAppliesAPolicyFileUnchangedAndShowsIt: an open finding
+  #   (docs/testing.md): the sanitized CLI's `get rolebindings` leaks 904 bytes from libcrypto
+  #   about one run in two, so LeakSanitizer fails it; the full lane still runs it.
+  select=(-L '^(unit|scenario|e2e)$'
+          -E '^(e2e\.ha\.|web\.dashboard_browser$|e2e\.security\.SecurityE2eTest\.CliAppliesAPolicyFileUnchangedAndShowsIt$)')
 else
   # Not in this lane:
   # - kube.fake_apiserver.protocol: Python driving Python; no Tollgate code runs in it.

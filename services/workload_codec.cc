@@ -336,6 +336,14 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     history.submitted_controls = core::SubmittedControls{
         c.active(), c.has_priority() ? std::optional<int32_t>(c.priority()) : std::nullopt};
   }
+  if (s.has_accumulated_past_execution_time_seconds()) {
+    if (s.accumulated_past_execution_time_seconds() < 0) {
+      return r.Invalid(
+          "status.accumulatedPastExexcutionTimeSeconds",
+          absl::StrCat("must not be negative, got ", s.accumulated_past_execution_time_seconds()));
+    }
+    history.past_execution = absl::Seconds(s.accumulated_past_execution_time_seconds());
+  }
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -463,6 +471,12 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   for (absl::Time t : history.recent_preemptions) TimeToProto(t, ps->add_recent_preemptions());
   if (history.last_checkpoint_time != absl::InfinitePast()) {
     TimeToProto(history.last_checkpoint_time, ps->mutable_last_checkpoint_time());
+  }
+  if (history.past_execution > absl::ZeroDuration()) {
+    // Whole seconds by construction (core/workload_lifecycle.cc); int32 as Kueue's field, which
+    // holds 68 years.
+    ps->set_accumulated_past_execution_time_seconds(static_cast<int32_t>(
+        std::min<int64_t>(absl::ToInt64Seconds(history.past_execution), INT32_MAX)));
   }
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();

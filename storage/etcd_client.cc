@@ -1,8 +1,6 @@
 #include "storage/etcd_client.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
@@ -12,20 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/file_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace tollgate::storage {
 namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view field) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(field, ": cannot read ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A failure that says nothing about the request, only about the member or the connection: the
 // next endpoint may serve it.
@@ -125,14 +116,15 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
   if (tls) {
     grpc::SslCredentialsOptions ssl;
     if (!options.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadPem(options.ca_file, "etcd CA file");
+      absl::StatusOr<std::string> ca = ReadFileNamedBy("etcd CA file", options.ca_file);
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *ca;
     }
     if (!options.cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadPem(options.cert_file, "etcd client cert file");
+      absl::StatusOr<std::string> cert =
+          ReadFileNamedBy("etcd client cert file", options.cert_file);
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPem(options.key_file, "etcd client key file");
+      absl::StatusOr<std::string> key = ReadFileNamedBy("etcd client key file", options.key_file);
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *cert;
       ssl.pem_private_key = *key;

@@ -137,6 +137,14 @@ void AddHistory(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
   if (status.requeue_state().count() > 0) {
     top.Add("Requeues", absl::StrCat(status.requeue_state().count()));
   }
+  if (status.has_accumulated_past_execution_time_seconds()) {
+    // Kueue's accumulatedPastExexcutionTimeSeconds, with the limit it counts against.
+    std::string past = absl::StrCat(status.accumulated_past_execution_time_seconds(), "s");
+    if (wl.spec().has_maximum_execution_time_seconds()) {
+      absl::StrAppend(&past, " of ", wl.spec().maximum_execution_time_seconds(), "s");
+    }
+    top.Add("Past Execution Time", past);
+  }
 }
 
 void PrintPodSets(std::ostream& out, const v1::Workload& wl) {

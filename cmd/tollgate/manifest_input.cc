@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <random>
-#include <sstream>
 #include <system_error>
 #include <utility>
 #include <variant>
@@ -19,6 +17,7 @@
 #include "adapters/kube/pytorchjob_translator.h"
 #include "adapters/kube/rayjob_translator.h"
 #include "adapters/kube/workload_translator.h"
+#include "common/file_util.h"
 #include "core/object_kind.h"
 
 namespace tollgate::cli {
@@ -147,17 +146,6 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML:
   return m;
 }
 
-absl::StatusOr<std::string> ReadFileText(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    std::error_code ec(errno, std::generic_category());
-    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", ec.message()));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 absl::Status ParseStream(absl::string_view text, absl::string_view source,
                          std::vector<manifest::Manifest>& out) {
   std::vector<YAML::Node> documents;
@@ -254,7 +242,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
       files.push_back(path);
     }
     for (const std::string& file : files) {
-      absl::StatusOr<std::string> text = ReadFileText(file);
+      absl::StatusOr<std::string> text = ReadFileToString(file);
       if (!text.ok()) return text.status();
       if (absl::Status st = ParseStream(*text, file, manifests); !st.ok()) return st;
     }

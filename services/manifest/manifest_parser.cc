@@ -232,6 +232,29 @@ absl::Status ParseMetadata(const Ctx& ctx, const YAML::Node& node, bool namespac
   return absl::OkStatus();
 }
 
+// An object's metadata, read from its top-level fields; a missing one is an empty map, which
+// ParseMetadata then refuses for want of a name.
+absl::Status ParseMetadataOf(const Ctx& ctx, const Fields& object, bool namespaced,
+                             v1::ObjectMeta* out) {
+  const YAML::Node* metadata = object.Get("metadata");
+  return ParseMetadata(ctx, metadata != nullptr ? *metadata : YAML::Node(), namespaced, out);
+}
+
+// The envelope of every kind with a spec: apiVersion, kind, metadata and spec, with a status
+// accepted and ignored (it is the server's to write). Returns the spec, or nothing when the
+// manifest has none.
+absl::StatusOr<std::optional<YAML::Node>> ReadSpecObject(const Ctx& ctx, const YAML::Node& node,
+                                                         bool namespaced,
+                                                         v1::ObjectMeta* metadata) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadataOf(ctx, f, namespaced, metadata));
+  const YAML::Node* spec = f.Get("spec");
+  if (spec == nullptr) return std::nullopt;
+  return *spec;
+}
+
 absl::Status ParseTolerations(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                               RepeatedPtrField<v1::Toleration>* out) {
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
@@ -379,18 +402,13 @@ absl::Status ParseNamespace(const Ctx& ctx, const YAML::Node& node, v1::Namespac
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields f,
       Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata"}, {}, {"spec", "status"}));
-  return ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(), false,
-                       out->mutable_metadata());
+  return ParseMetadataOf(ctx, f, false, out->mutable_metadata());
 }
 
 absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::ResourceFlavor* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         false, out->mutable_metadata()));
-  const YAML::Node* spec_node = f.Get("spec");
-  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields s, Fields::Read(ctx, *spec_node, "spec", {"nodeLabels", "nodeTaints", "tolerations"},
                              {"topologyName"}));
@@ -410,13 +428,9 @@ absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::Res
 }
 
 absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::ClusterQueue* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         false, out->mutable_metadata()));
-  const YAML::Node* spec_node = f.Get("spec");
-  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields s,
       Fields::Read(
@@ -500,13 +514,9 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
 }
 
 absl::Status ParseCohort(const Ctx& ctx, const YAML::Node& node, v1::Cohort* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         false, out->mutable_metadata()));
-  const YAML::Node* spec_node = f.Get("spec");
-  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
   // `parent` is v1alpha1's spelling, `parentName` v1beta1's and v1beta2's.
   TOLLGATE_ASSIGN_OR_RETURN(
       Fields s, Fields::Read(ctx, *spec_node, "spec",
@@ -525,13 +535,9 @@ absl::Status ParseCohort(const Ctx& ctx, const YAML::Node& node, v1::Cohort* out
 }
 
 absl::Status ParseLocalQueue(const Ctx& ctx, const YAML::Node& node, v1::LocalQueue* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         true, out->mutable_metadata()));
-  const YAML::Node* spec_node = f.Get("spec");
-  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, true, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, "spec",
                                                    {"clusterQueue", "stopPolicy", "fairSharing"}));
   v1::LocalQueueSpec* spec = out->mutable_spec();
@@ -550,8 +556,7 @@ absl::Status ParseWorkloadPriorityClass(const Ctx& ctx, const YAML::Node& node,
       Fields f,
       Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "value", "description"}, {},
                    {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         false, out->mutable_metadata()));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadataOf(ctx, f, false, out->mutable_metadata()));
   if (const YAML::Node* n = f.Get("value")) {
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, "value"));
     out->set_value(v);
@@ -566,8 +571,7 @@ absl::Status ParsePriorityClass(const Ctx& ctx, const YAML::Node& node, v1::Prio
                                          {"apiVersion", "kind", "metadata", "value", "description",
                                           "preemptionPolicy", "globalDefault"},
                                          {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         false, out->mutable_metadata()));
+  TOLLGATE_RETURN_IF_ERROR(ParseMetadataOf(ctx, f, false, out->mutable_metadata()));
   if (const YAML::Node* n = f.Get("value")) {
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, "value"));
     out->set_value(v);
@@ -746,13 +750,9 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
 }
 
 absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Read(ctx, node, "", {"apiVersion", "kind", "metadata", "spec"}, {}, {"status"}));
-  TOLLGATE_RETURN_IF_ERROR(ParseMetadata(ctx, f.Get("metadata") ? *f.Get("metadata") : YAML::Node(),
-                                         true, out->mutable_metadata()));
-  const YAML::Node* spec_node = f.Get("spec");
-  if (spec_node == nullptr) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, true, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
   // priorityClassSource (v1beta1) only says which kind priorityClassName refers to; the
   // service looks the name up in both, as Kueue's defaulting would.
   TOLLGATE_ASSIGN_OR_RETURN(

@@ -162,5 +162,47 @@ TEST_F(MaximumExecutionTimeTest, ARestoredAdmittedWorkloadKeepsItsDeadline) {
   EXPECT_TRUE(w->status.deactivated);
 }
 
+TEST_F(MaximumExecutionTimeTest, AccumulatesWholeSecondsAsKueue) {
+  ASSERT_TRUE(state_.Submit(Job("w", 600), "", now_).ok());
+  Settle();
+  AdvanceTo(kStart + absl::Milliseconds(90'900));
+  ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
+  EXPECT_EQ(Get("w").status.history().past_execution, absl::Seconds(90));
+  Settle();
+  ASSERT_EQ(Get("w").status.state, WorkloadState::kAdmitted);
+  AdvanceTo(now_ + absl::Milliseconds(30'700));
+  ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
+  EXPECT_EQ(Get("w").status.history().past_execution, absl::Seconds(120));
+}
+
+// The stored accumulated time (status.accumulatedPastExexcutionTimeSeconds) read back after a
+// restart: the restored admission's deadline still counts the earlier admission.
+TEST_F(MaximumExecutionTimeTest, ARestoredWorkloadKeepsItsEarlierAdmissionsTime) {
+  ASSERT_TRUE(state_.Submit(Job("w", 600), "", now_).ok());
+  Settle();
+  AdvanceTo(kStart + absl::Minutes(4));
+  ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
+  Settle();
+  const absl::Time readmitted = now_;
+  ASSERT_EQ(Get("w").status.state, WorkloadState::kAdmitted);
+  ASSERT_EQ(ExecutionDeadline(Get("w")), readmitted + absl::Minutes(6));
+  auto copy = std::make_unique<Workload>(Get("w"));
+
+  ClusterState restarted{SchedulerConfig{}};
+  const absl::Time later = readmitted + absl::Minutes(1);
+  ASSERT_TRUE(restarted.ApplyResourceFlavor({"default", {}, {}, {}}, later).ok());
+  ASSERT_TRUE(restarted.ApplyClusterQueue(state_.cluster_queue_specs().at("cq"), later).ok());
+  ASSERT_TRUE(restarted.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, later).ok());
+  std::vector<std::unique_ptr<Workload>> workloads;
+  workloads.push_back(std::move(copy));
+  ASSERT_TRUE(restarted.RestoreAll(std::move(workloads)).ok());
+  EXPECT_EQ(restarted.NextTimer(), readmitted + absl::Minutes(6));
+  restarted.FireTimers(readmitted + absl::Minutes(6) - absl::Seconds(1));
+  EXPECT_EQ(restarted.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+  restarted.FireTimers(readmitted + absl::Minutes(6));
+  EXPECT_EQ(restarted.FindWorkload("ns/w")->status.state, WorkloadState::kPending);
+  EXPECT_TRUE(restarted.FindWorkload("ns/w")->status.deactivated);
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -1,17 +1,13 @@
 #include "test/e2e/child_process.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -98,30 +94,5 @@ absl::StatusOr<int> ChildProcess::Terminate(absl::Duration timeout) {
 }
 
 std::string ChildProcess::Logs() const { return ReadFileOrEmpty(log_path_); }
-
-absl::StatusOr<int> PickFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::InternalError(absl::StrCat("bind: ", std::strerror(err)));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace tollgate::e2e

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "test/support/local_files_and_ports.h"
 
 namespace tollgate::e2e {
 
@@ -44,10 +45,7 @@ class ChildProcess {
   std::string log_path_;
 };
 
-// A TCP port free on 127.0.0.1 right now (for servers that cannot bind port 0 and report it).
-absl::StatusOr<int> PickFreePort();
-
-// The whole file, or "" when it cannot be read.
-std::string ReadFileOrEmpty(const std::string& path);
+using test_support::PickFreePort;
+using test_support::ReadFileOrEmpty;
 
 }  // namespace tollgate::e2e

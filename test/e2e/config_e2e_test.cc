@@ -27,6 +27,7 @@
 #include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -138,17 +139,14 @@ class ConfigE2eTest : public testing::Test {
   }
 
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_config_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_config_e2e"));
     data_dir_ = scratch_ + "/data";
   }
 
   void TearDown() override {
     if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
     server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   std::string Write(const std::string& name, const std::string& text) {

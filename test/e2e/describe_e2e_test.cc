@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 
 namespace tollgate::e2e {
 namespace {
@@ -50,15 +51,12 @@ int CountLines(const std::string& text, absl::string_view needle) {
 class DescribeE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_describe_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_describe_e2e"));
     ASSERT_OK_AND_ASSIGN(server_, TollgatedProcess::Start(scratch_ + "/data", scratch_));
   }
   void TearDown() override {
     server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   CliRun Cli(const std::string& args) {

@@ -28,6 +28,7 @@
 #include "test/e2e/child_process.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -87,9 +88,7 @@ class MetricsE2eTest : public testing::Test {
   }
 
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_metrics_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_metrics_e2e"));
   }
 
   void TearDown() override {
@@ -99,8 +98,7 @@ class MetricsE2eTest : public testing::Test {
     }
     prometheus_.reset();
     server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   // tollgated with the EvalHub queues and jobs, and /metrics on a free loopback port.

@@ -1,6 +1,7 @@
 // The operator verbs through the real binaries: tollgated on loopback and the `tollgate` CLI as
 // a user runs it (stop/resume, deactivate/activate, reprioritize, preempt --hold, deleting what
-// is in use), and the terminating state surviving kill -9.
+// is in use), the terminating state surviving kill -9, and a workload's accumulated execution time
+// (maximumExecutionTimeSeconds) surviving kill -9.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "google/protobuf/util/time_util.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
+#include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
 namespace {
@@ -72,17 +78,14 @@ class OperationsE2eTest : public testing::Test {
   }
 
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_ops_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_ops_e2e"));
     ASSERT_NO_FATAL_FAILURE(StartServer());
   }
 
   void TearDown() override {
     if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
     server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   void StartServer() {
@@ -133,9 +136,48 @@ class OperationsE2eTest : public testing::Test {
     return row;
   }
 
+  std::unique_ptr<grpc::ClientContext> Context() {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    return context;
+  }
+
+  v1::Workload GetWorkload(const std::string& name) {
+    v1::GetWorkloadRequest request;
+    request.mutable_workload()->set_namespace_("team");
+    request.mutable_workload()->set_name(name);
+    v1::Workload workload;
+    const grpc::Status status = v1::AdmissionService::NewStub(server_->channel())
+                                    ->GetWorkload(Context().get(), request, &workload);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return workload;
+  }
+
+  // The start estimate of pending workload `name` in LocalQueue q (the visibility API).
+  v1::StartEstimate StartEstimateOf(const std::string& name) {
+    v1::ListPendingWorkloadsRequest request;
+    request.set_namespace_("team");
+    request.set_local_queue("q");
+    request.set_workload_name(name);
+    request.set_include_start_estimates(true);
+    v1::ListPendingWorkloadsResponse response;
+    const grpc::Status status = v1::VisibilityService::NewStub(server_->channel())
+                                    ->ListPendingWorkloads(Context().get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (response.items_size() != 1) {
+      ADD_FAILURE() << name << " is not pending: " << response.DebugString();
+      return v1::StartEstimate();
+    }
+    return response.items(0).start_estimate();
+  }
+
   std::string scratch_;
   std::unique_ptr<TollgatedProcess> server_;
 };
+
+absl::Time ToTime(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixNanos(google::protobuf::util::TimeUtil::TimestampToNanoseconds(t));
+}
 
 TEST_F(OperationsE2eTest, StopResumeDeactivateReprioritizeAndPreemptHold) {
   Apply("queues", kQueues);
@@ -212,6 +254,66 @@ TEST_F(OperationsE2eTest, DeletingWhatIsInUseTerminatesAndSurvivesKill9) {
   AwaitRow("b", {"Pending", "LocalQueue q doesn't exist"});
   // Nothing names the flavor any more.
   CliOk("delete resourceflavor default-flavor");
+}
+
+// Kueue's status.accumulatedPastExexcutionTimeSeconds is stored: after kill -9 and a restart,
+// the deadline of a workload evicted earlier still counts its earlier admission. The deadline is
+// read through the start estimate of a workload waiting behind it (it starts when the limited
+// one is deactivated), so nothing waits for the limit itself.
+TEST_F(OperationsE2eTest, AccumulatedExecutionTimeSurvivesKill9) {
+  constexpr int kLimitSeconds = 3600;
+  Apply("queues", kQueues);
+  std::string limited = WorkloadYaml("a", 4);
+  absl::StrAppend(&limited, "  maximumExecutionTimeSeconds: ", kLimitSeconds, "\n");
+  Apply("a", limited);
+  AwaitRow("a", {"Admitted"});
+  const absl::Time first_admission = ToTime(GetWorkload("a").status().admission_time());
+
+  // tollgated runs on the real clock and counts whole seconds, as Kueue: the first admission must
+  // have lasted a second for the accumulated time to show. What this waits for is time itself.
+  while (absl::Now() < first_admission + absl::Milliseconds(1100)) {
+    absl::SleepFor(absl::Milliseconds(20));  // polling interval of the condition
+  }
+  // Evicted, then re-admitted in the same pass (nothing else is queued).
+  std::string out = CliOk("preempt a -n team");
+  ASSERT_TRUE(absl::StrContains(out, "re-admitted")) << out;
+  AwaitRow("a", {"Admitted"});
+  const v1::Workload readmitted = GetWorkload("a");
+  ASSERT_TRUE(readmitted.status().has_accumulated_past_execution_time_seconds());
+  const int accumulated = readmitted.status().accumulated_past_execution_time_seconds();
+  const absl::Time second_admission = ToTime(readmitted.status().admission_time());
+  EXPECT_GE(accumulated, 1);
+  EXPECT_LE(absl::Seconds(accumulated), second_admission - first_admission);
+  const absl::Time deadline =
+      second_admission + absl::Seconds(kLimitSeconds) - absl::Seconds(accumulated);
+
+  // b waits behind a; a ends at its deadline at the latest, so b is expected to start then.
+  Apply("b", WorkloadYaml("b", 4));
+  AwaitRow("b", {"Pending"});
+  v1::StartEstimate estimate = StartEstimateOf("b");
+  ASSERT_EQ(estimate.kind(), v1::StartEstimate::ESTIMATED) << estimate.DebugString();
+  EXPECT_EQ(ToTime(estimate.likely()), deadline);
+
+  ASSERT_TRUE(server_->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+
+  const v1::Workload restored = GetWorkload("a");
+  EXPECT_EQ(restored.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(restored.status().accumulated_past_execution_time_seconds(), accumulated);
+  EXPECT_EQ(ToTime(restored.status().admission_time()), second_admission);
+  estimate = StartEstimateOf("b");
+  ASSERT_EQ(estimate.kind(), v1::StartEstimate::ESTIMATED) << estimate.DebugString();
+  EXPECT_EQ(ToTime(estimate.likely()), deadline);
+
+  // Shown as Kueue names it, and in describe with the limit it counts against.
+  out = CliOk("get workload a -n team -o yaml");
+  EXPECT_TRUE(absl::StrContains(
+      out, absl::StrCat("accumulatedPastExexcutionTimeSeconds: ", accumulated, "\n")))
+      << out;
+  out = CliOk("describe workload a -n team");
+  EXPECT_TRUE(absl::StrContains(out, "Past Execution Time:")) << out;
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat(" ", accumulated, "s of ", kLimitSeconds, "s\n")))
+      << out;
 }
 
 }  // namespace

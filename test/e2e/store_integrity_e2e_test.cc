@@ -37,6 +37,7 @@
 #include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -64,16 +65,13 @@ class StoreIntegrityTest : public testing::Test {
     setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
   }
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_store_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_store_e2e"));
     data_dir_ = scratch_ + "/data";
   }
   void TearDown() override {
     if (server_ != nullptr && HasFailure()) std::cerr << "tollgated log:\n" << server_->Logs();
     server_.reset();
-    std::error_code ignored;
-    if (!scratch_.empty()) fs::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   void StartServer(std::vector<std::string> extra_args = {}) {

@@ -34,6 +34,7 @@
 #include "test/e2e/e2e_support.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -196,9 +197,7 @@ class TollgatedTest : public testing::Test {
   }
 
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_e2e"));
     data_dir_ = scratch_ + "/data";
   }
 
@@ -207,8 +206,7 @@ class TollgatedTest : public testing::Test {
       std::cerr << "tollgated log:\n" << server_->Logs();
     }
     server_.reset();
-    std::error_code ignored;
-    if (!scratch_.empty()) std::filesystem::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   void StartServer(const std::vector<std::string>& extra_args = {}) {

@@ -241,6 +241,7 @@ core::Workload FullWorkload() {
   st.mutable_history().evicted_at = absl::FromUnixSeconds(1700000300);
   st.mutable_history().eviction_deadline = absl::FromUnixSeconds(1700000330);
   st.mutable_history().submitted_controls = core::SubmittedControls{true, std::nullopt};
+  st.mutable_history().past_execution = absl::Seconds(240);
   st.pods_ready = true;
   st.deactivated = true;
   st.conditions = {
@@ -331,6 +332,7 @@ TEST(WorkloadRoundTripTest, ProtoCarriesCanonicalStatus) {
   EXPECT_EQ(s.pods_ready_eviction_time().seconds(), 1700000150);
   EXPECT_TRUE(s.pods_ready());
   EXPECT_TRUE(s.deactivated());
+  EXPECT_EQ(s.accumulated_past_execution_time_seconds(), 240);
   ASSERT_EQ(s.events_size(), 2);
   EXPECT_EQ(s.events(1).reason(), "Preempted");
 }
@@ -348,6 +350,7 @@ TEST(WorkloadRoundTripTest, NeverTimesAreUnsetTimestamps) {
   EXPECT_FALSE(proto.status().has_eviction_deadline());
   EXPECT_FALSE(proto.status().has_pods_ready_eviction_time());
   EXPECT_FALSE(proto.status().has_requeue_state());
+  EXPECT_FALSE(proto.status().has_accumulated_past_execution_time_seconds());
   EXPECT_EQ(proto.status().state(), v1::WORKLOAD_STATE_PENDING);
 
   absl::StatusOr<core::Workload> back = WorkloadFromStoredProto(proto);
@@ -420,6 +423,9 @@ TEST(WorkloadFromStoredProtoTest, RejectsCorruptStatus) {
          p.mutable_status()->mutable_admission()->mutable_pod_set_assignments(0)->set_count(-2);
        },
        {"status.admission.podSetAssignments[0].count:", "got -2"}},
+      {"accumulated execution time",
+       [](WL& p) { p.mutable_status()->set_accumulated_past_execution_time_seconds(-5); },
+       {"status.accumulatedPastExexcutionTimeSeconds:", "got -5"}},
   };
   ExpectAllRejected(good, WorkloadFromStoredProto, "Workload", cases);
 }

@@ -27,6 +27,7 @@
 #include "storage/rocksdb_store.h"
 #include "storage/store.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 
 namespace tollgate::storage {
 namespace {
@@ -38,16 +39,11 @@ constexpr int kCommits = 100;
 class RocksDbStoreFaultTest : public testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_rocksdb_fault_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    dir_ = dir;
+    ASSERT_OK_AND_ASSIGN(dir_, test_support::MakeScratchDir("tollgate_rocksdb_fault_test"));
     live_ = dir_ + "/live";
     crashed_ = dir_ + "/crashed";
   }
-  void TearDown() override {
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
-  }
+  void TearDown() override { test_support::RemoveScratchDir(dir_); }
 
   // Commits kCommits batches of 1 KiB each and copies the directory while the store is still
   // open: `crashed_` is then exactly what a kill -9 leaves (every batch is only in the synced

@@ -34,6 +34,7 @@
 #include "rocksdb/write_batch.h"
 #include "storage/store.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 
 extern char** environ;
 
@@ -44,16 +45,11 @@ namespace {
 class RocksDbStoreTest : public testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_rocksdb_store_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    dir_ = dir;
+    ASSERT_OK_AND_ASSIGN(dir_, test_support::MakeScratchDir("tollgate_rocksdb_store_test"));
     db_path_ = dir_ + "/db";
   }
 
-  void TearDown() override {
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-  }
+  void TearDown() override { test_support::RemoveScratchDir(dir_); }
 
   // Opens the database with plain RocksDB and all of the store's column families, to inspect
   // or damage the layout behind the store's back. Returns handles in default/changes/meta
@@ -418,14 +414,11 @@ bool ReadAck(int fd, int64_t* ack) {
 TEST(RocksDbStoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
   if (const char* spec = getenv(kCrashChildEnv)) RunCrashChild(spec);
 
-  std::string dir = testing::TempDir() + "tollgate_rocksdb_crash_test_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
+  ASSERT_OK_AND_ASSIGN(const std::string dir,
+                       test_support::MakeScratchDir("tollgate_rocksdb_crash_test"));
   struct RemoveOnExit {
     const std::string& dir;
-    ~RemoveOnExit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
+    ~RemoveOnExit() { test_support::RemoveScratchDir(dir); }
   } remove_on_exit{dir};
   const std::string db_path = dir + "/db";
   int fds[2];

@@ -26,6 +26,7 @@
 #include "storage/rocksdb_store.h"
 #include "test/status_matchers.h"
 #include "test/support/etcd_cluster.h"
+#include "test/support/scratch_dir.h"
 
 namespace tollgate::storage {
 namespace {
@@ -42,18 +43,12 @@ class RocksDbStoreFactory {
  public:
   static constexpr const char* kName = "RocksDbStore";
 
-  ~RocksDbStoreFactory() {
-    if (dir_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  ~RocksDbStoreFactory() { test_support::RemoveScratchDir(dir_); }
 
   absl::StatusOr<std::unique_ptr<Store>> Open() {
-    std::string dir = testing::TempDir() + "tollgate_store_test_XXXXXX";
-    if (mkdtemp(dir.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat("mkdtemp: ", std::strerror(errno)));
-    }
-    dir_ = dir;
+    absl::StatusOr<std::string> dir = test_support::MakeScratchDir("tollgate_store_test");
+    if (!dir.ok()) return dir.status();
+    dir_ = *std::move(dir);
     absl::StatusOr<std::unique_ptr<RocksDbStore>> store = RocksDbStore::Open(dir_ + "/db");
     if (!store.ok()) return store.status();
     return std::unique_ptr<Store>(*std::move(store));

@@ -1,21 +1,17 @@
 #include "test/support/etcd_cluster.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +19,8 @@
 #include "absl/time/clock.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "test/support/local_files_and_ports.h"
+#include "test/support/scratch_dir.h"
 
 extern char** environ;
 
@@ -31,30 +29,6 @@ namespace {
 
 // Paces polling for health and for exits; every wait ends on its condition or its deadline.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
-
-absl::StatusOr<int> PickFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::InternalError(absl::StrCat("bind: ", std::strerror(err)));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Tail(const std::string& text, size_t max) {
   return text.size() <= max ? text : text.substr(text.size() - max);
@@ -77,14 +51,10 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   if (!Available()) {
     return absl::FailedPreconditionError(absl::StrCat("etcd binary not found at ", BinaryPath()));
   }
-  const char* tmp = getenv("TEST_TMPDIR");
-  std::string root =
-      absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tollgate_etcd_XXXXXX");
-  if (mkdtemp(root.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("mkdtemp ", root, ": ", std::strerror(errno)));
-  }
+  absl::StatusOr<std::string> root = MakeScratchDir("tollgate_etcd");
+  if (!root.ok()) return root.status();
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
-  cluster->root_ = root;
+  cluster->root_ = *std::move(root);
   cluster->token_ = absl::StrCat("tollgate-test-", std::random_device()());
   if (options.tls) {
     cluster->tls_ = true;
@@ -107,8 +77,8 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
       member.peer_port = *peer;
       const std::string dir =
           attempt == 1 ? member.name : absl::StrCat("attempt", attempt, "-", member.name);
-      member.data_dir = absl::StrCat(root, "/", dir);
-      member.log_path = absl::StrCat(root, "/", dir, ".log");
+      member.data_dir = absl::StrCat(cluster->root_, "/", dir);
+      member.log_path = absl::StrCat(cluster->root_, "/", dir, ".log");
       cluster->members_.push_back(member);
     }
     absl::Status started;
@@ -136,10 +106,7 @@ absl::StatusOr<EtcdCluster*> EtcdCluster::Shared() {
 
 EtcdCluster::~EtcdCluster() {
   for (int i = 0; i < size(); ++i) (void)Kill(i);
-  if (!root_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
+  RemoveScratchDir(root_);
 }
 
 absl::Status EtcdCluster::MakeCertificates() {

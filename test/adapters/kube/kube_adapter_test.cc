@@ -9,21 +9,19 @@
 #include <fstream>
 #include <string>
 
+#include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
+
 namespace tollgate::adapters::kube {
 namespace {
 
 class ResumeFileTest : public testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_resume_file_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << std::strerror(errno);
-    dir_ = dir;
+    ASSERT_OK_AND_ASSIGN(dir_, test_support::MakeScratchDir("tollgate_resume_file"));
     path_ = dir_ + "/kube.state";
   }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  void TearDown() override { test_support::RemoveScratchDir(dir_); }
   std::string dir_;
   std::string path_;
 };

@@ -16,6 +16,7 @@
 #include "storage/rocksdb_store.h"
 #include "test/services/executor_fixture.h"
 #include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate {
@@ -31,9 +32,7 @@ constexpr char kTokens[] =
 class AdminServiceTest : public testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = testing::TempDir() + "tollgate_admin_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr);
-    scratch_ = dir;
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_admin"));
     ASSERT_OK(fx_.Open(services::SettleByHand()));
     gate_ = std::make_unique<services::AccessGate>(*fx_.api, fx_.clock, nullptr);
     services::Authenticators authenticators;
@@ -46,8 +45,7 @@ class AdminServiceTest : public testing::Test {
   }
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown();
-    std::error_code ignored;
-    fs::remove_all(scratch_, ignored);
+    test_support::RemoveScratchDir(scratch_);
   }
 
   // Serves `service` on loopback and returns a stub.

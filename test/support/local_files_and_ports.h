@@ -1,0 +1,19 @@
+#pragma once
+
+// Small facts about the local machine that test harnesses starting real processes need.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tollgate::test_support {
+
+// A TCP port free on 127.0.0.1 right now, for servers that cannot bind port 0 and report it.
+// Another process may take it before the caller's server binds it: callers that can, retry.
+absl::StatusOr<int> PickFreePort();
+
+// The whole file, or "" when it cannot be read: for logs that a failing test prints, where a
+// missing log is itself the answer.
+std::string ReadFileOrEmpty(const std::string& path);
+
+}  // namespace tollgate::test_support
