@@ -99,14 +99,14 @@ absl::Status Populate(const std::string& endpoints, int64_t workloads) {
   return absl::OkStatus();
 }
 
+// Followers answer reads themselves and redirect InfoService: only the leader answers it.
 bool Leads(const e2e::TollgatedProcess& replica) {
-  auto stub = v1::AdmissionService::NewStub(replica.channel());
+  auto stub = v1::InfoService::NewStub(replica.channel());
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
-  v1::ListWorkloadsRequest request;
-  request.set_limit(1);
-  v1::ListWorkloadsResponse response;
-  return stub->ListWorkloads(&context, request, &response).ok();
+  v1::GetBuildInfoRequest request;
+  v1::BuildInfo response;
+  return stub->GetBuildInfo(&context, request, &response).ok();
 }
 
 absl::StatusOr<int> AwaitLeader(const std::vector<std::unique_ptr<e2e::TollgatedProcess>>& replicas,

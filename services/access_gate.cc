@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/object_kind.h"
+#include "core/status_macros.h"
 #include "services/config_objects.h"
 #include "services/policy_codec.h"
 
@@ -360,6 +361,7 @@ auth::Decision AccessGate::Decide(const auth::Identity& identity, auth::AccessRe
 absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& context,
                                                  auth::AccessRequest request,
                                                  const v1::Workload* submitted) {
+  if (call_filter_) TOLLGATE_RETURN_IF_ERROR(call_filter_(context, request.verb));
   const std::string request_id = RequestId(context);
   context.AddInitialMetadata("x-request-id", request_id);
   absl::StatusOr<auth::Identity> identity = Authenticate(context);
@@ -374,6 +376,9 @@ absl::StatusOr<AuthorizedCall> AccessGate::Check(grpc::ServerContextBase& contex
 absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
     grpc::ServerContextBase& context, std::vector<auth::AccessRequest> requests,
     const std::vector<v1::ConfigObject>* objects) {
+  for (const auth::AccessRequest& request : requests) {
+    if (call_filter_) TOLLGATE_RETURN_IF_ERROR(call_filter_(context, request.verb));
+  }
   const std::string request_id = RequestId(context);
   context.AddInitialMetadata("x-request-id", request_id);
   absl::StatusOr<auth::Identity> identity = Authenticate(context);
@@ -526,6 +531,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::Decide(
 absl::StatusOr<AuthorizedCall> AccessGate::CheckList(grpc::ServerContextBase& context,
                                                      auth::AccessRequest request, bool& filtered) {
   filtered = false;
+  if (call_filter_) TOLLGATE_RETURN_IF_ERROR(call_filter_(context, request.verb));
   const std::string request_id = RequestId(context);
   context.AddInitialMetadata("x-request-id", request_id);
   absl::StatusOr<auth::Identity> identity = Authenticate(context);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -140,6 +141,14 @@ class AccessGate {
   void RecordSchedulerDecision(absl::string_view verb, const v1::Workload& workload,
                                absl::string_view reason);
 
+  // Runs first in Check, CheckAll and CheckList (every gRPC call a handler authorizes) with the
+  // call's verb; a refusal is the call's answer. A follower's read view sends writes to the
+  // leader and holds reads until its copy is recent enough this way
+  // (services/ha/follower_reads.h). Set before serving.
+  using CallFilter =
+      std::function<absl::Status(grpc::ServerContextBase& context, absl::string_view verb)>;
+  void SetCallFilter(CallFilter filter) { call_filter_ = std::move(filter); }
+
  private:
   std::shared_ptr<const auth::Authorizer> authorizer() const;
   // Rebuilds authorizer_ from file_policy_ and applied_policy_.
@@ -180,6 +189,7 @@ class AccessGate {
   std::vector<std::string> CohortChain(std::string cohort);
 
   TollgateApi& api_;
+  CallFilter call_filter_;
   const core::Clock& clock_;
   auth::AuditLog* const audit_;
   std::atomic<uint64_t> next_request_id_{1};

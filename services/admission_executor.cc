@@ -160,6 +160,15 @@ AdmissionExecutor::~AdmissionExecutor() {
 }
 
 absl::Status AdmissionExecutor::LoadState() {
+  LoadStats stats;
+  TOLLGATE_ASSIGN_OR_RETURN(state_, BuildState(store_, stats));
+  absl::MutexLock lock(&mu_);
+  load_stats_ = stats;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildState(
+    const storage::Store& store, LoadStats& stats) const {
   auto state = std::make_unique<core::ClusterState>(config_);
   const absl::Time now = clock_.Now();
   // The phases are timed in wall time: the scheduler's clock may be simulated.
@@ -167,8 +176,8 @@ absl::Status AdmissionExecutor::LoadState() {
 
   std::vector<v1::ConfigObject> objects;
   absl::Status parse_error;
-  TOLLGATE_RETURN_IF_ERROR(store_.Scan(kObjectPrefix, [&](absl::string_view key,
-                                                          absl::string_view value) {
+  TOLLGATE_RETURN_IF_ERROR(store.Scan(kObjectPrefix, [&](absl::string_view key,
+                                                         absl::string_view value) {
     v1::ConfigObject object;
     if (!object.ParseFromString(std::string(value))) {
       parse_error = absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
@@ -200,7 +209,6 @@ absl::Status AdmissionExecutor::LoadState() {
     }
   }
 
-  LoadStats stats;
   const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;
 
@@ -208,7 +216,7 @@ absl::Status AdmissionExecutor::LoadState() {
   // threads as it goes, and the rest is parsed on every core once it ends.
   StoredWorkloadParser parser;
   TOLLGATE_RETURN_IF_ERROR(
-      store_.Scan(kWorkloadPrefix, [&](absl::string_view key, absl::string_view value) {
+      store.Scan(kWorkloadPrefix, [&](absl::string_view key, absl::string_view value) {
         parser.Add(key, value);
         return true;
       }));
@@ -239,10 +247,24 @@ absl::Status AdmissionExecutor::LoadState() {
   // Restoring re-derives messages; nothing of it needs writing back.
   state->TakeDirtyWorkloads();
   state->TakeDeletedWorkloads();
-  state_ = std::move(state);
-  absl::MutexLock lock(&mu_);
-  load_stats_ = stats;
-  return absl::OkStatus();
+  return state;
+}
+
+absl::Status AdmissionExecutor::Reload(const storage::Store& from,
+                                       const std::function<void()>& install) {
+  // Built here, on the caller's thread: operations keep running on the old state meanwhile.
+  LoadStats stats;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<core::ClusterState> state, BuildState(from, stats));
+  auto shared = std::make_shared<std::unique_ptr<core::ClusterState>>(std::move(state));
+  return RunStatus([this, shared, &install, stats](Txn&) {
+    install();
+    state_ = std::move(*shared);
+    state_replaced_ = true;
+    absl::MutexLock lock(&mu_);
+    load_stats_ = stats;
+    revision_ = store_.CurrentRevision();
+    return absl::OkStatus();
+  });
 }
 
 AdmissionExecutor::LoadStats AdmissionExecutor::load_stats() const {
@@ -516,6 +538,12 @@ void AdmissionExecutor::Loop() {
       const size_t writes_before = txn.object_writes_.size();
       const size_t hooks_before = txn.after_cycles_.size();
       op->status = op->fn(txn);
+      if (state_replaced_) {
+        // Reload swapped the state and the store's content: later operations read the new ones.
+        state_replaced_ = false;
+        txn.state_ = state_.get();
+        txn.revision_ = store_.CurrentRevision();
+      }
       if (!op->status.ok()) {
         // A failed operation changed no state; drop whatever it staged.
         txn.object_writes_.resize(writes_before);

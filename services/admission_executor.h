@@ -199,6 +199,14 @@ class AdmissionExecutor {
   };
   LoadStats load_stats() const;
 
+  // Replaces the state with one loaded from `from` (the same loader as Open), for an executor
+  // that never writes (schedule_continuously off, no mutating operation) over a store whose
+  // content moves forward underneath it: a follower's read view (services/ha/follower_reads.h).
+  // The state is built on the calling thread while operations keep reading the old one; then,
+  // on the executor thread between two operations, `install` runs (it makes the store answer
+  // with `from`'s content) and the new state takes over, with revision() the store's.
+  absl::Status Reload(const storage::Store& from, const std::function<void()>& install);
+
   // Runs scheduling cycles until one makes no progress (fires due timers first).
   absl::Status Settle();
 
@@ -230,6 +238,9 @@ class AdmissionExecutor {
   // Reports an operation's outcome to its caller.
   static void Complete(Operation* op);
   absl::Status LoadState();
+  // Loads a state from `store` (configuration objects, then every workload).
+  absl::StatusOr<std::unique_ptr<core::ClusterState>> BuildState(const storage::Store& store,
+                                                                 LoadStats& stats) const;
   void Loop();
   struct CycleResult {
     int cycles = 0;
@@ -256,6 +267,8 @@ class AdmissionExecutor {
   const Options options_;
   // Touched only by the executor thread (and by Open before the thread starts).
   std::unique_ptr<core::ClusterState> state_;
+  // Set by Reload's operation: the round's transaction must pick the new state up.
+  bool state_replaced_ = false;
   // The preemptions the current round's cycles issued, kept only while an operation of the round
   // asked for them (Txn::AfterCycles). Executor thread only.
   bool collect_round_preemptions_ = false;

@@ -43,10 +43,10 @@ void EtcdMirror::Stop() {
 
 absl::Status EtcdMirror::Load() {
   const absl::Time started = absl::Now();
-  std::map<std::string, std::string, std::less<>> data;
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> data;
   absl::StatusOr<EtcdStore::ReadAllPoint> point =
       store_->ReadAll([&](absl::string_view key, absl::string_view value) {
-        data.emplace_hint(data.end(), std::string(key), std::string(value));
+        data.emplace_hint(data.end(), std::string(key), std::make_shared<const std::string>(value));
       });
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::OkStatus();
@@ -64,6 +64,7 @@ absl::Status EtcdMirror::Load() {
   staged_ = point->staged;
   held_.clear();
   needs_load_ = false;
+  NoteConfirmedLocked();
   ++loads_;
   last_load_ = absl::Now() - started;
   return absl::OkStatus();
@@ -80,6 +81,10 @@ void EtcdMirror::Follow() {
       if (stopping_) return;
       from = etcd_revision_ + 1;
       load = needs_load_;
+    }
+    if (absl::Now() >= next_confirm_) {
+      next_confirm_ = absl::Now() + options_.confirm_interval;
+      Confirm();
     }
     absl::Status failed;
     if (load) {
@@ -131,7 +136,7 @@ void EtcdMirror::Apply(const std::vector<mvccpb::Event>& events) {
       if (!absl::ConsumePrefix(&key, prefix)) continue;
       if (absl::ConsumePrefix(&key, kDataPrefix)) {
         held_.emplace_back(std::string(key),
-                           put ? std::optional<std::string>(event.kv().value()) : std::nullopt);
+                           put ? std::make_shared<const std::string>(event.kv().value()) : nullptr);
       } else if (key == "meta/revision" && put) {
         int64_t revision = 0;
         if (absl::SimpleAtoi(event.kv().value(), &revision)) held_revision_ = revision;
@@ -151,15 +156,74 @@ void EtcdMirror::Apply(const std::vector<mvccpb::Event>& events) {
     if (group > etcd_revision_) etcd_revision_ = group;
     if (staged_ || needs_load_) continue;
     for (auto& [key, value] : held_) {
-      if (value.has_value()) {
-        data_.insert_or_assign(std::move(key), std::move(*value));
+      if (value != nullptr) {
+        data_.insert_or_assign(std::move(key), std::move(value));
       } else {
         data_.erase(key);
       }
     }
     held_.clear();
     revision_ = std::max(revision_, held_revision_);
+    NoteConfirmedLocked();
   }
+}
+
+void EtcdMirror::Confirm() {
+  const absl::Time asked = absl::Now();
+  // A quorum read: a member cut off from the others fails it, where its Watch may go on
+  // delivering nothing as if nothing happened.
+  absl::StatusOr<int64_t> revision = store_->FetchRevision();
+  absl::MutexLock lock(&mu_);
+  if (!revision.ok()) {
+    confirm_error_ =
+        absl::StrCat("etcd cannot confirm the copy is current: ", revision.status().message());
+    return;
+  }
+  confirm_error_.clear();
+  pending_ = true;
+  pending_revision_ = *revision;
+  pending_at_ = asked;
+  NoteConfirmedLocked();
+}
+
+void EtcdMirror::NoteConfirmedLocked() {
+  if (!pending_ || revision_ < pending_revision_ || staged_) return;
+  confirmed_at_ = std::max(confirmed_at_, pending_at_);
+  pending_ = false;
+}
+
+EtcdMirror::Freshness EtcdMirror::freshness() const {
+  absl::MutexLock lock(&mu_);
+  Freshness freshness;
+  freshness.confirmed_at = confirmed_at_;
+  const absl::Duration age = absl::Now() - confirmed_at_;
+  freshness.current = !stopping_ && age <= options_.stale_after;
+  if (freshness.current) return freshness;
+  if (stopping_) {
+    freshness.reason = "the copy no longer follows etcd";
+  } else if (!confirm_error_.empty()) {
+    freshness.reason = confirm_error_;
+  } else if (!following_) {
+    freshness.reason = absl::StrCat("not following etcd: ", last_error_);
+  } else if (pending_) {
+    freshness.reason = absl::StrCat("the copy is behind etcd's revision ", pending_revision_);
+  } else {
+    freshness.reason = "etcd has not answered a quorum read";
+  }
+  if (confirmed_at_ != absl::InfinitePast()) {
+    absl::StrAppend(&freshness.reason, " (last confirmed current ",
+                    absl::FormatDuration(absl::Trunc(age, absl::Milliseconds(100))), " ago)");
+  }
+  return freshness;
+}
+
+std::shared_ptr<const EtcdMirror::Frozen> EtcdMirror::Freeze() const {
+  auto frozen = std::make_shared<Frozen>();
+  absl::MutexLock lock(&mu_);
+  frozen->revision = revision_;
+  frozen->identity = identity_;
+  frozen->data = data_;
+  return frozen;
 }
 
 int64_t EtcdMirror::revision() const {
@@ -186,7 +250,7 @@ std::optional<std::string> EtcdMirror::Get(absl::string_view key) const {
   absl::MutexLock lock(&mu_);
   auto it = data_.find(key);
   if (it == data_.end()) return std::nullopt;
-  return it->second;
+  return *it->second;
 }
 
 void EtcdMirror::Scan(
@@ -195,7 +259,7 @@ void EtcdMirror::Scan(
   absl::MutexLock lock(&mu_);
   for (auto it = data_.lower_bound(prefix);
        it != data_.end() && absl::StartsWith(it->first, prefix); ++it) {
-    if (!visit(it->first, it->second)) return;
+    if (!visit(it->first, *it->second)) return;
   }
 }
 

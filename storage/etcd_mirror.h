@@ -40,6 +40,11 @@ class EtcdMirror {
     absl::Duration watch_timeout = absl::Seconds(1);
     // Pause after a failed Watch or load before the next try.
     absl::Duration retry_delay = absl::Milliseconds(200);
+    // How often the copy asks etcd (a quorum read of the store's revision) whether anything
+    // newer than it was committed, and how long since the last such confirmation the copy is
+    // said to be possibly stale (freshness()).
+    absl::Duration confirm_interval = absl::Milliseconds(500);
+    absl::Duration stale_after = absl::Seconds(3);
   };
 
   // Loads the state with one full read of `store` (blocking), then follows on a thread of its
@@ -70,6 +75,26 @@ class EtcdMirror {
   void Scan(absl::string_view prefix,
             const std::function<bool(absl::string_view key, absl::string_view value)>& visit) const;
 
+  // The copy at one revision, immutable. The values are shared with the live copy, so freezing
+  // costs one map node per key, not a copy of the records.
+  struct Frozen {
+    int64_t revision = 0;
+    StoreIdentity identity;
+    std::map<std::string, std::shared_ptr<const std::string>, std::less<>> data;
+  };
+  std::shared_ptr<const Frozen> Freeze() const;
+
+  // Whether the copy is known to be current: a quorum read of etcd, at most
+  // Options::stale_after ago, found no revision newer than what the copy holds now. Otherwise
+  // (the Watch or etcd's quorum is lost, etcd unreachable) `reason` says why it may be stale.
+  struct Freshness {
+    bool current = false;
+    // When the copy was last confirmed current (InfinitePast: never).
+    absl::Time confirmed_at = absl::InfinitePast();
+    std::string reason;
+  };
+  Freshness freshness() const;
+
   struct Stats {
     int64_t revision = 0;
     int64_t keys = 0;
@@ -95,6 +120,10 @@ class EtcdMirror {
   void Follow();
   // Applies one Watch response's events (whole etcd revisions, in order).
   void Apply(const std::vector<mvccpb::Event>& events);
+  // Asks etcd for the store's revision (a quorum read) and records the confirmation.
+  void Confirm();
+  // A confirmation waiting for the copy to reach its revision takes effect.
+  void NoteConfirmedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::unique_ptr<EtcdStore> store_;
   const Options options_;
@@ -102,14 +131,15 @@ class EtcdMirror {
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, std::string, std::less<>> data_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> data_ ABSL_GUARDED_BY(mu_);
   StoreIdentity identity_ ABSL_GUARDED_BY(mu_);
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The etcd revision the copy has seen everything up to (the Watch resumes after it).
   int64_t etcd_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // A large commit's marker is present: data writes wait in `held_` until it is removed.
   bool staged_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::pair<std::string, std::optional<std::string>>> held_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::shared_ptr<const std::string>>> held_
+      ABSL_GUARDED_BY(mu_);
   // The revision key's latest value, applied with the held writes.
   int64_t held_revision_ ABSL_GUARDED_BY(mu_) = 0;
   bool needs_load_ ABSL_GUARDED_BY(mu_) = false;
@@ -117,6 +147,15 @@ class EtcdMirror {
   int64_t loads_ ABSL_GUARDED_BY(mu_) = 0;
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   absl::Duration last_load_ ABSL_GUARDED_BY(mu_);
+  // Freshness: the last confirmation that took effect, one waiting for the copy to reach
+  // `pending_revision_`, and why the last attempt failed (empty: it did not).
+  absl::Time confirmed_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool pending_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t pending_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time pending_at_ ABSL_GUARDED_BY(mu_);
+  std::string confirm_error_ ABSL_GUARDED_BY(mu_);
+  // Only the following thread touches it.
+  absl::Time next_confirm_ = absl::InfinitePast();
 };
 
 }  // namespace tollgate::storage

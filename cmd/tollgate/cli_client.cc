@@ -5,7 +5,10 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -44,6 +47,23 @@ std::string ConnectFailureCause(absl::string_view message) {
     if (absl::StrContains(lower, cause.needle)) return std::string(cause.text);
   }
   return std::string(message);
+}
+
+// Tells the user (once per client, on stderr) that an answer came from a follower that cannot
+// confirm its copy is current (docs/ha.md, "Follower reads"): the answer is still printed.
+void WarnIfStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                 std::atomic<bool>& warned) {
+  auto revision = metadata.find(kStaleRevisionMetadataKey);
+  if (revision == metadata.end() || warned.exchange(true)) return;
+  auto reason = metadata.find(kStaleReasonMetadataKey);
+  std::fprintf(stderr,
+               "warning: may be stale: served by a follower at revision %.*s, which cannot "
+               "confirm it is current%s%.*s%s\n",
+               static_cast<int>(revision->second.size()), revision->second.data(),
+               reason == metadata.end() ? "" : " (",
+               reason == metadata.end() ? 0 : static_cast<int>(reason->second.size()),
+               reason == metadata.end() ? "" : reason->second.data(),
+               reason == metadata.end() ? "" : ")");
 }
 
 }  // namespace
@@ -224,7 +244,10 @@ absl::StatusOr<Response> CliClient::Unary(Call call) {
     Authenticate(context);
     Response response;
     const grpc::Status status = call(endpoint, &context, &response);
-    if (status.ok()) return response;
+    if (status.ok()) {
+      WarnIfStale(context.GetServerTrailingMetadata(), warned_stale_);
+      return response;
+    }
     const bool follower = IsFollowerAnswer(status);
     const bool elsewhere = follower || Unreached(endpoint, status, /*had_deadline=*/true);
     size_t endpoints = 0;
@@ -429,6 +452,11 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
     Endpoint& endpoint = Current();
     grpc::ClientContext context;
     Authenticate(context);
+    // A follower behind the revision resumed from waits for its copy (or redirects) rather than
+    // refuse the watch as ahead of its store (docs/ha.md, "Follower reads").
+    if (request.since_revision() > 0) {
+      context.AddMetadata(kMinRevisionMetadataKey, absl::StrCat(request.since_revision()));
+    }
     if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
     std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
         endpoint.admission->Watch(&context, request);
@@ -436,6 +464,7 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
     bool stopped = false;
     bool received = false;
     while (reader->Read(&event)) {
+      if (!received) WarnIfStale(context.GetServerInitialMetadata(), warned_stale_);
       received = true;
       if (!on_event(event)) {
         stopped = true;

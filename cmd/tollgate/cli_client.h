@@ -4,6 +4,7 @@
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/status.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,6 +58,12 @@ class WatchCanceller {
 
 // The trailing metadata key under which a follower replica names the leader's address.
 inline constexpr char kLeaderMetadataKey[] = "tollgate-leader";
+// Response metadata of a follower that cannot confirm its copy is current: the revision it
+// answered at, and why (services/ha/follower_reads.h).
+inline constexpr char kStaleRevisionMetadataKey[] = "tollgate-stale-revision";
+// Request metadata: the lowest revision a follower may answer from.
+inline constexpr char kMinRevisionMetadataKey[] = "tollgate-min-revision";
+inline constexpr char kStaleReasonMetadataKey[] = "tollgate-stale-reason";
 
 // The CLI's connection to tollgated: one channel and a stub per service for each replica of
 // `target` (comma-separated for a replicated tollgated). A call that certainly did nothing (the
@@ -168,6 +175,8 @@ class CliClient {
   // Only ever appended to, so an Endpoint& stays valid while the client lives.
   std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;
+  // Whether this client has warned about an answer that may be stale (once per client).
+  std::atomic<bool> warned_stale_{false};
 };
 
 }  // namespace tollgate::cli

@@ -22,6 +22,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "services/access_gate.h"
 #include "services/grpc_services.h"
+#include "services/ha/follower_reads.h"
 #include "services/ha/leader_redirect_service.h"
 #include "services/real_clock.h"
 #include "services/store_identity_interceptor.h"
@@ -74,8 +75,9 @@ std::string LoadBreakdown(const services::AdmissionExecutor::LoadStats& stats) {
 
 // Waits for the election's view to change or `stop`; returns the new view.
 services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElection& election,
-                                               int64_t generation, const absl::Notification& stop) {
-  while (!stop.HasBeenNotified()) {
+                                               int64_t generation, const absl::Notification& stop,
+                                               absl::Time until = absl::InfiniteFuture()) {
+  while (!stop.HasBeenNotified() && absl::Now() < until) {
     services::ha::LeaderElection::View view =
         election.WaitForChange(generation, absl::Now() + absl::Milliseconds(100));
     if (view.generation != generation) return view;
@@ -83,14 +85,18 @@ services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElectio
   return election.view();
 }
 
-// What a follower serves: health, and the redirect for every tollgate.v1 call (InfoService
-// included: its answers are behind the leader's access gate).
+// What a follower serves: health; the reads (Get, List, Watch, visibility) from its read view
+// over the warm copy once it has one (services/ha/follower_reads.h), through the leader's own
+// gRPC services, whose gate sends every other verb to the leader; and the redirect for every
+// other tollgate.v1 call (InfoService included: its answers are behind the leader's gate).
 struct FollowerServer {
   explicit FollowerServer(std::function<std::string()> leader_address)
       : redirect(std::move(leader_address)) {}
   void Stop() {
     if (server == nullptr) return;
     server->GetHealthCheckService()->Shutdown();
+    // Watches never end by themselves.
+    if (admission != nullptr) admission->StopWatches();
     server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
     server->Wait();
     server.reset();
@@ -98,35 +104,83 @@ struct FollowerServer {
   ~FollowerServer() { Stop(); }
 
   services::ha::LeaderRedirectService redirect;
+  // The warm copy the reads are served from (null: no reads, everything is redirected).
+  std::shared_ptr<storage::EtcdMirror> mirror;
+  std::unique_ptr<services::ha::FollowerReads> reads;
+  std::unique_ptr<services::AdmissionGrpcService> admission;
+  std::unique_ptr<services::ConfigGrpcService> config;
+  std::unique_ptr<services::VisibilityGrpcService> visibility;
   std::unique_ptr<grpc::Server> server;
 };
 
-// Binds the port (again) and serves health and the redirect on it.
+// The read view over `mirror` and the services that answer from it, with the gate configured as
+// the leader's is; an error leaves `follower` without reads.
+absl::Status OpenFollowerReads(const ReplicaOptions& options,
+                               const std::function<std::string()>& leader_address,
+                               std::shared_ptr<storage::EtcdMirror> mirror,
+                               FollowerServer& follower) {
+  static const services::RealClock* const kClock = new services::RealClock();
+  services::ha::FollowerReads::Options reads_options;
+  reads_options.config = options.config;
+  reads_options.leader_address = leader_address;
+  reads_options.audit_log = options.audit_log;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::ha::FollowerReads> reads,
+                            services::ha::FollowerReads::Open(mirror, *kClock, reads_options));
+  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+                            LoadAuthenticators(options.security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
+                            LoadPolicy(options.security));
+  reads->gate().Configure(std::move(authenticators), std::move(policy));
+  follower.admission =
+      std::make_unique<services::AdmissionGrpcService>(reads->api(), &reads->gate());
+  follower.config = std::make_unique<services::ConfigGrpcService>(reads->api(), &reads->gate());
+  follower.visibility =
+      std::make_unique<services::VisibilityGrpcService>(reads->api(), &reads->gate());
+  follower.reads = std::move(reads);
+  follower.mirror = std::move(mirror);
+  return absl::OkStatus();
+}
+
+// Binds the port (again) and serves health, the reads from `mirror` (may be null: none) and
+// the redirect on it.
 absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     const ReplicaOptions& options, Binding& binding,
-    const std::function<std::string()>& leader_address) {
+    const std::function<std::string()>& leader_address,
+    std::shared_ptr<storage::EtcdMirror> mirror = nullptr) {
   auto follower = std::make_unique<FollowerServer>(leader_address);
   grpc::ServerBuilder builder;
   builder.RegisterCallbackGenericService(&follower->redirect);
+  if (mirror != nullptr) {
+    if (absl::Status opened = OpenFollowerReads(options, leader_address, mirror, *follower);
+        !opened.ok()) {
+      // Not fatal: the follower redirects reads too, as it does without a warm copy.
+      Log("warning", "follower reads not served; redirecting them to the leader",
+          {{"error", opened.ToString()}});
+    }
+  }
+  if (follower->reads != nullptr) {
+    builder.RegisterService(follower->admission.get());
+    builder.RegisterService(follower->config.get());
+    builder.RegisterService(follower->visibility.get());
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(services::ha::NewFollowerReadInterceptorFactory(*follower->reads));
+    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(follower->reads->store()));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
   return follower;
 }
 
-// The follower phase: serves until this replica leads or `stop`. Returns the server still
-// running, so the promotion can load the state while it keeps answering; `view` is the view
-// that ended the phase. `follower`: the server a leader that stepped down started
-// already (null: start one). Loads the warm copy into `mirror` when it has none.
-absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
-    const ReplicaOptions& options, Binding& binding,
-    const std::function<std::string()>& leader_address,
-    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
-    const absl::Notification& stop, std::unique_ptr<storage::EtcdMirror>& mirror,
-    services::ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
-  if (follower == nullptr) {
-    TOLLGATE_ASSIGN_OR_RETURN(follower, StartFollowerServer(options, binding, leader_address));
-  }
-  // Warm before campaigning: a replica that would win now would otherwise load from etcd anyway,
-  // and one that waits its turn is then ready to take over without a reload.
+constexpr absl::Duration kWarmUpRetry = absl::Seconds(2);
+
+// Loads the warm copy into `mirror` when it has none, and serves reads from it: a second server
+// takes the port before the first lets it go, as at a promotion, so clients never find it
+// closed. Failures are logged, not fatal: this replica can still lead, loading from etcd.
+void WarmUp(const ReplicaOptions& options, Binding& binding,
+            const std::function<std::string()>& leader_address,
+            std::shared_ptr<storage::EtcdMirror>& mirror,
+            std::unique_ptr<FollowerServer>& follower) {
   if (mirror == nullptr && options.open_follower_store) {
     absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> started =
         [&]() -> absl::StatusOr<std::unique_ptr<storage::EtcdMirror>> {
@@ -142,20 +196,57 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
            {"keys", absl::StrCat(stats.keys)},
            {"load_ms", absl::StrCat(absl::ToInt64Milliseconds(stats.last_load))}});
     } else {
-      // Not fatal: this replica can still lead, loading from etcd (the next follower phase
-      // tries again).
+      // Tried again while following.
       Log("warning", "warm state not loaded; a promotion will load from etcd",
           {{"error", started.status().ToString()}});
     }
   }
+  if (mirror != nullptr && follower->mirror != mirror) {
+    absl::StatusOr<std::unique_ptr<FollowerServer>> with_reads =
+        StartFollowerServer(options, binding, leader_address, mirror);
+    if (with_reads.ok()) {
+      follower = *std::move(with_reads);
+    } else {
+      Log("warning", "follower reads not served; redirecting them to the leader",
+          {{"error", with_reads.status().ToString()}});
+    }
+  }
+}
+
+// The follower phase: serves until this replica leads or `stop`. Returns the server still
+// running, so the promotion can load the state while it keeps answering; `view` is the view
+// that ended the phase. `follower`: the server a leader that stepped down started
+// already (null: start one). Loads the warm copy into `mirror` when it has none.
+absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
+    const ReplicaOptions& options, Binding& binding,
+    const std::function<std::string()>& leader_address,
+    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
+    const absl::Notification& stop, std::shared_ptr<storage::EtcdMirror>& mirror,
+    services::ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
+  if (follower == nullptr) {
+    TOLLGATE_ASSIGN_OR_RETURN(follower, StartFollowerServer(options, binding, leader_address));
+  }
+  // Warm before campaigning: a replica that would win now would otherwise load from etcd anyway,
+  // and one that waits its turn is then ready to take over without a reload.
+  WarmUp(options, binding, leader_address, mirror, follower);
   // Campaign only once bound: the advertised address defaults to the port actually bound.
   TOLLGATE_ASSIGN_OR_RETURN(services::ha::LeaderElection * election, ensure_election());
   view = election->view();
   Log("info", "serving as follower",
       {{"listen", binding.address()},
+       {"reads", follower->reads != nullptr
+                     ? absl::StrCat("from revision ", follower->reads->revision())
+                     : "redirected"},
        {"leader", view.leader_address.empty() ? "none" : view.leader_address}});
+  absl::Time next_warm_up = absl::Now() + kWarmUpRetry;
   while (!view.leader && !stop.HasBeenNotified()) {
-    view = AwaitChange(*election, view.generation, stop);
+    view = AwaitChange(*election, view.generation, stop, next_warm_up);
+    // A copy that could not be loaded (etcd had no quorum when this replica stepped down) is
+    // tried again while following, so reads are served again once etcd is back.
+    if (mirror == nullptr && absl::Now() >= next_warm_up && !view.leader) {
+      WarmUp(options, binding, leader_address, mirror, follower);
+      next_warm_up = absl::Now() + kWarmUpRetry;
+    }
   }
   return follower;
 }
@@ -192,7 +283,7 @@ struct CurrentGate {
 absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
     const ReplicaOptions& options, Binding& binding, Binding& metrics_binding,
     services::ha::LeaderElection& election, const services::ha::LeaderElection::View& elected,
-    std::unique_ptr<FollowerServer>& follower, std::unique_ptr<storage::EtcdMirror> mirror,
+    std::unique_ptr<FollowerServer>& follower, std::shared_ptr<storage::EtcdMirror> mirror,
     const std::function<std::string()>& leader_address, CurrentGate& current_gate,
     const absl::Notification& stop) {
   const absl::Time started = absl::Now();
@@ -408,7 +499,9 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
   };
 
   // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
-  std::unique_ptr<storage::EtcdMirror> mirror;
+  // Shared: the follower's read view answers from it while a promotion loads from it, and
+  // either may end first.
+  std::shared_ptr<storage::EtcdMirror> mirror;
   // The replica's phases run on their own thread; this one waits for the stop signal.
   absl::Status result;
   absl::Notification finished;

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -31,6 +32,7 @@
 #include "absl/time/time.h"
 #include "cmd/tollgate/cli_client.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -104,16 +106,16 @@ class HaE2eTest : public ::testing::Test {
     return absl::StrJoin(addresses, ",");
   }
 
-  // Whether replica `i` serves the API as leader: a follower answers "not the leader" (a leader
-  // with authentication on refuses the anonymous call instead).
+  // Whether replica `i` serves the API as leader: a follower answers "not the leader" to
+  // InfoService (it serves reads itself, so a read cannot tell); a leader with authentication
+  // on refuses the anonymous call instead.
   bool Leads(int i) {
-    auto stub = v1::AdmissionService::NewStub(replicas_[i]->channel());
+    auto stub = v1::InfoService::NewStub(replicas_[i]->channel());
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
-    v1::ListWorkloadsRequest request;
-    request.set_limit(1);
-    v1::ListWorkloadsResponse response;
-    const grpc::Status status = stub->ListWorkloads(&context, request, &response);
+    v1::GetBuildInfoRequest request;
+    v1::BuildInfo response;
+    const grpc::Status status = stub->GetBuildInfo(&context, request, &response);
     return status.ok() || status.error_code() == grpc::StatusCode::UNAUTHENTICATED;
   }
 
@@ -451,12 +453,14 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
     std::cout << "stepped down " << absl::Now() - resumed << " after SIGCONT\n";
     bool follower = false;
     grpc::Status status;
+    // InfoService: a follower serves reads itself but redirects this one.
+    auto old_info = v1::InfoService::NewStub(replicas_[old_leader]->channel());
     while (!follower && absl::Now() < deadline) {
       grpc::ClientContext get_context;
       get_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
-      v1::ListWorkloadsRequest request;
-      v1::ListWorkloadsResponse response;
-      status = old_stub->ListWorkloads(&get_context, request, &response);
+      v1::GetBuildInfoRequest request;
+      v1::BuildInfo response;
+      status = old_info->GetBuildInfo(&get_context, request, &response);
       follower =
           status.error_code() == grpc::StatusCode::UNAVAILABLE &&
           absl::StrContains(status.error_message(),
@@ -658,6 +662,340 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
   for (const std::string& name : acknowledged) {
     EXPECT_EQ(admissions[name], 1) << name << " not admitted once in the watch";
   }
+}
+
+// One call made on one replica (no redirect followed), with what its metadata said.
+struct Answer {
+  grpc::Status status;
+  std::multimap<std::string, std::string> initial;
+  std::multimap<std::string, std::string> trailing;
+
+  std::string Trailer(const std::string& key) const {
+    auto it = trailing.find(key);
+    return it == trailing.end() ? "" : it->second;
+  }
+  bool Stale() const { return trailing.count("tollgate-stale-revision") > 0; }
+};
+
+std::multimap<std::string, std::string> Copy(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
+  std::multimap<std::string, std::string> out;
+  for (const auto& [key, value] : metadata) {
+    out.emplace(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
+  }
+  return out;
+}
+
+// `call(context)` with `min_revision` (negative: none) as tollgate-min-revision.
+template <typename Call>
+Answer Ask(int64_t min_revision, Call call, absl::Duration timeout = absl::Seconds(5)) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  if (min_revision >= 0) context.AddMetadata("tollgate-min-revision", absl::StrCat(min_revision));
+  Answer answer;
+  answer.status = call(context);
+  answer.initial = Copy(context.GetServerInitialMetadata());
+  answer.trailing = Copy(context.GetServerTrailingMetadata());
+  return answer;
+}
+
+bool Same(const google::protobuf::Message& a, const google::protobuf::Message& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+// What a replica answers to the reads the tests compare, each at the revision it reports.
+struct Reads {
+  Answer list_answer;
+  v1::ListWorkloadsResponse workloads;
+  v1::ListPendingWorkloadsResponse pending;
+  v1::ListObjectsResponse queues;
+  v1::Workload first;
+  v1::CohortBreakdown breakdown;
+  std::string error;
+};
+
+Reads ReadAll(const std::shared_ptr<grpc::Channel>& channel, int64_t min_revision) {
+  auto admission = v1::AdmissionService::NewStub(channel);
+  auto visibility = v1::VisibilityService::NewStub(channel);
+  auto config = v1::ConfigService::NewStub(channel);
+  Reads reads;
+  auto check = [&](const char* what, const Answer& answer) {
+    if (!answer.status.ok() && reads.error.empty()) {
+      reads.error = absl::StrCat(what, ": ", answer.status.error_message());
+    }
+  };
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("crash");
+  reads.list_answer = Ask(min_revision, [&](grpc::ClientContext& c) {
+    return admission->ListWorkloads(&c, list, &reads.workloads);
+  });
+  check("list", reads.list_answer);
+  v1::ListPendingWorkloadsRequest pending;
+  pending.set_cluster_queue("crash-cq");
+  check("pending", Ask(min_revision, [&](grpc::ClientContext& c) {
+          return visibility->ListPendingWorkloads(&c, pending, &reads.pending);
+        }));
+  v1::ListObjectsRequest queues;
+  queues.set_kind(v1::CLUSTER_QUEUE);
+  check("queues", Ask(min_revision, [&](grpc::ClientContext& c) {
+          return config->List(&c, queues, &reads.queues);
+        }));
+  v1::GetWorkloadRequest get;
+  get.mutable_workload()->set_namespace_("crash");
+  get.mutable_workload()->set_name("read-0");
+  check("get", Ask(min_revision, [&](grpc::ClientContext& c) {
+          return admission->GetWorkload(&c, get, &reads.first);
+        }));
+  v1::GetCohortBreakdownRequest breakdown;
+  breakdown.set_cluster_queue("crash-cq");
+  check("breakdown", Ask(min_revision, [&](grpc::ClientContext& c) {
+          return visibility->GetCohortBreakdown(&c, breakdown, &reads.breakdown);
+        }));
+  return reads;
+}
+
+// What differs between the leader's reads and the follower's, both at `revision`; empty: same.
+std::string Differences(const Reads& leader, const Reads& follower) {
+  if (!leader.error.empty()) return "leader: " + leader.error;
+  if (!follower.error.empty()) return "follower: " + follower.error;
+  const int64_t revision = leader.workloads.revision();
+  std::vector<std::string> diffs;
+  if (leader.pending.revision() != revision || leader.queues.revision() != revision) {
+    diffs.push_back("the leader moved on between its reads");
+  }
+  if (follower.workloads.revision() != revision || follower.pending.revision() != revision ||
+      follower.queues.revision() != revision) {
+    diffs.push_back(absl::StrCat("follower at ", follower.workloads.revision(), "/",
+                                 follower.pending.revision(), "/", follower.queues.revision(),
+                                 ", leader at ", revision));
+  }
+  if (follower.list_answer.Trailer("tollgate-revision") !=
+      absl::StrCat(follower.workloads.revision())) {
+    diffs.push_back("tollgate-revision " + follower.list_answer.Trailer("tollgate-revision"));
+  }
+  if (!Same(leader.workloads, follower.workloads)) diffs.push_back("workloads differ");
+  if (!Same(leader.pending, follower.pending)) diffs.push_back("pending workloads differ");
+  if (!Same(leader.queues, follower.queues)) diffs.push_back("cluster queues differ");
+  if (!Same(leader.first, follower.first)) diffs.push_back("workload read-0 differs");
+  if (!Same(leader.breakdown, follower.breakdown)) diffs.push_back("cohort breakdown differs");
+  return absl::StrJoin(diffs, "; ");
+}
+
+class HaFollowerReadsE2eTest : public HaE2eTest {
+ protected:
+  int Replicas() const override { return 2; }
+
+  // Submits `name` (asking `cpu`) through the leader; returns its store revision.
+  int64_t Submit(cli::CliClient& client, const std::string& name, const std::string& cpu = "1") {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = CrashQueueWorkload(name);
+    (*request.mutable_workload()->mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] =
+        cpu;
+    absl::StatusOr<v1::SubmitResponse> submitted = client.Submit(request);
+    EXPECT_OK(submitted.status());
+    return submitted.ok() ? submitted->workload().metadata().resource_version() : -1;
+  }
+};
+
+TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevision) {
+  ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
+  const int follower = 1 - leader;
+  cli::CliClient client(Servers(), absl::Seconds(5));
+  for (int i = 0; i < 4; ++i) Submit(client, absl::StrCat("read-", i));
+  // More than the quota left: stays pending, so the visibility reads have an item.
+  Submit(client, "too-big", "100");
+
+  // Get, List, pending workloads, ClusterQueues and the cohort breakdown: the follower, asked
+  // for the leader's revision, answers exactly what the leader answered at it.
+  std::string differences = "not compared yet";
+  EXPECT_TRUE(AwaitCondition(
+      [&] {
+        const Reads on_leader = ReadAll(replicas_[leader]->channel(), -1);
+        const int64_t revision = on_leader.workloads.revision();
+        const Reads on_follower = ReadAll(replicas_[follower]->channel(), revision);
+        differences = Differences(on_leader, on_follower);
+        bool admitted = on_leader.workloads.workloads_size() == 5;
+        for (const v1::Workload& w : on_leader.workloads.workloads()) {
+          if (w.metadata().name() != "too-big") admitted = admitted && Admitted(w);
+        }
+        if (!admitted) differences = "the leader has not admitted everything yet";
+        if (on_leader.pending.items_size() != 1) differences = "too-big is not pending yet";
+        return differences.empty();
+      },
+      absl::Seconds(30)))
+      << differences;
+
+  // A write on the leader, then a read on the follower with the revision the client saw: the
+  // follower waits for its copy instead of answering without it.
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = absl::StrCat("after-", i);
+    const int64_t written = Submit(client, name);
+    ASSERT_GT(written, 0);
+    auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+    v1::GetWorkloadRequest get;
+    get.mutable_workload()->set_namespace_("crash");
+    get.mutable_workload()->set_name(name);
+    v1::Workload got;
+    const Answer answer =
+        Ask(written, [&](grpc::ClientContext& c) { return stub->GetWorkload(&c, get, &got); });
+    ASSERT_TRUE(answer.status.ok()) << answer.status.error_message();
+    EXPECT_GE(got.metadata().resource_version(), written);
+    int64_t served = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(answer.Trailer("tollgate-revision"), &served));
+    EXPECT_GE(served, written);
+    EXPECT_FALSE(answer.Stale()) << answer.Trailer("tollgate-stale-reason");
+  }
+
+  // A Watch on the follower: the listing at its view's revision, then later changes in order.
+  {
+    auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::WatchRequest request;
+    request.set_namespace_("crash");
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader = stub->Watch(&context, request);
+    std::set<std::string> listed;
+    v1::WatchEvent event;
+    while (listed.size() < 8 && reader->Read(&event)) {
+      if (event.type() == v1::WatchEvent::ADDED) listed.insert(event.workload().metadata().name());
+    }
+    EXPECT_EQ(listed.size(), 8u) << absl::StrJoin(listed, ",");
+    EXPECT_EQ(Copy(context.GetServerInitialMetadata()).count("tollgate-revision"), 1u)
+        << "the watch was not served by the follower";
+    const int64_t written = Submit(client, "watched");
+    bool seen = false;
+    int64_t last = 0;
+    while (!seen && reader->Read(&event)) {
+      EXPECT_GE(event.revision(), last) << "out of order";
+      last = event.revision();
+      seen = event.workload().metadata().name() == "watched";
+    }
+    EXPECT_TRUE(seen) << "the follower's watch did not deliver a write made on the leader";
+    EXPECT_GE(last, written);
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+  }
+
+  // Writes are still the leader's: the follower redirects them, naming it.
+  {
+    auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+    v1::SubmitRequest request;
+    *request.mutable_workload() = CrashQueueWorkload("sent-to-follower");
+    v1::SubmitResponse response;
+    const Answer answer =
+        Ask(-1, [&](grpc::ClientContext& c) { return stub->Submit(&c, request, &response); });
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_TRUE(absl::StartsWith(answer.status.error_message(), "not the leader"))
+        << answer.status.error_message();
+    EXPECT_EQ(answer.Trailer("tollgate-leader"), replicas_[leader]->address());
+  }
+  // A revision the follower cannot reach within the deadline: redirected, never answered older.
+  {
+    auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+    v1::ListWorkloadsRequest request;
+    v1::ListWorkloadsResponse response;
+    const absl::Time sent = absl::Now();
+    const Answer answer = Ask(
+        1000000,
+        [&](grpc::ClientContext& c) { return stub->ListWorkloads(&c, request, &response); },
+        absl::Seconds(2));
+    EXPECT_EQ(answer.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_TRUE(absl::StrContains(answer.status.error_message(), "behind the requested 1000000"))
+        << answer.status.error_message();
+    EXPECT_EQ(answer.Trailer("tollgate-leader"), replicas_[leader]->address());
+    EXPECT_LT(absl::Now() - sent, absl::Seconds(4));
+  }
+  // A malformed min revision is refused, naming the header and the value.
+  {
+    auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+    grpc::ClientContext context;
+    context.AddMetadata("tollgate-min-revision", "yesterday");
+    v1::ListWorkloadsRequest request;
+    v1::ListWorkloadsResponse response;
+    const grpc::Status status = stub->ListWorkloads(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "tollgate-min-revision"));
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "yesterday"));
+  }
+}
+
+TEST_F(HaEtcdLossE2eTest, FollowerReadsSayTheyMayBeStaleWithoutQuorumAndWritesFail) {
+  ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
+  const int follower = 1 - leader;
+  cli::CliClient client(Servers(), absl::Seconds(5));
+  for (int i = 0; i < 3; ++i) {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("kept-", i));
+    ASSERT_OK(client.Submit(request).status());
+  }
+  auto stub = v1::AdmissionService::NewStub(replicas_[follower]->channel());
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_("crash");
+  v1::ListWorkloadsResponse listed;
+  auto list_on_follower = [&] {
+    listed.Clear();
+    return Ask(-1, [&](grpc::ClientContext& c) { return stub->ListWorkloads(&c, list, &listed); });
+  };
+  Answer answer;
+  ASSERT_TRUE(AwaitCondition(
+      [&] {
+        answer = list_on_follower();
+        return answer.status.ok() && listed.workloads_size() == 3 && !answer.Stale();
+      },
+      absl::Seconds(20)))
+      << answer.status.error_message() << " " << answer.Trailer("tollgate-stale-reason");
+  const int64_t before = listed.revision();
+
+  // Two members of three lost: the follower still answers from its copy, marked stale.
+  ASSERT_OK(etcd_->Kill(0));
+  ASSERT_OK(etcd_->Kill(1));
+  const absl::Time lost = absl::Now();
+  ASSERT_TRUE(AwaitCondition(
+      [&] {
+        answer = list_on_follower();
+        return answer.status.ok() && answer.Stale();
+      },
+      absl::Seconds(20)))
+      << "no stale marker: " << answer.status.error_message();
+  std::cout << "follower reads marked stale " << absl::Now() - lost
+            << " after losing quorum: " << answer.Trailer("tollgate-stale-reason") << "\n";
+  EXPECT_EQ(listed.workloads_size(), 3);
+  EXPECT_GE(listed.revision(), before);
+  EXPECT_EQ(answer.Trailer("tollgate-stale-revision"), answer.Trailer("tollgate-revision"));
+  EXPECT_FALSE(answer.Trailer("tollgate-stale-reason").empty());
+  // The CLI's client prints the warning and still returns the answer.
+  {
+    cli::CliClient reader(replicas_[follower]->address(), absl::Seconds(5));
+    testing::internal::CaptureStderr();
+    absl::StatusOr<v1::ListWorkloadsResponse> got = reader.ListWorkloads(list);
+    const std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_OK(got.status());
+    EXPECT_EQ(got->workloads_size(), 3);
+    EXPECT_TRUE(absl::StrContains(err, "may be stale: served by a follower at revision")) << err;
+  }
+  // Writes fail with UNAVAILABLE.
+  {
+    cli::CliClient writer(Servers(), absl::Seconds(8));
+    v1::SubmitRequest request;
+    *request.mutable_workload() = CrashQueueWorkload("no-quorum");
+    const absl::Status status = writer.Submit(request).status();
+    EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  }
+
+  // The quorum returns: the marker goes away.
+  ASSERT_OK(etcd_->Restart(0));
+  ASSERT_OK(etcd_->Restart(1));
+  ASSERT_OK(etcd_->WaitHealthy(absl::Seconds(30)));
+  const absl::Time restored = absl::Now();
+  EXPECT_TRUE(AwaitCondition(
+      [&] {
+        answer = list_on_follower();
+        return answer.status.ok() && !answer.Stale();
+      },
+      absl::Seconds(30)))
+      << "still stale: " << answer.Trailer("tollgate-stale-reason") << " "
+      << answer.status.error_message();
+  std::cout << "stale marker gone " << absl::Now() - restored << " after the quorum returned\n";
 }
 
 // /metrics, the dashboard and SIGHUP on the leader of a replicated tollgated.

@@ -179,5 +179,61 @@ TEST_F(EtcdMirrorTest, StopFreezesTheCopy) {
   EXPECT_EQ(mirror->Get("k/0000"), std::optional<std::string>("aaaa"));
 }
 
+// A frozen copy keeps the state of its revision while the live copy moves on.
+TEST_F(EtcdMirrorTest, FreezeKeepsItsRevisionWhileTheCopyMovesOn) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdStore> writer, OpenStore());
+  ASSERT_OK(writer->Commit(Fill("k/", 3, 4, 'a')).status());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdMirror> mirror, StartMirror());
+  const std::shared_ptr<const EtcdMirror::Frozen> frozen = mirror->Freeze();
+  ASSERT_OK(writer->Commit(Fill("k/", 4, 4, 'b')).status());
+  ASSERT_OK(mirror->WaitForRevision(2, absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(frozen->revision, 1);
+  EXPECT_TRUE(frozen->identity == writer->Identity());
+  ASSERT_EQ(frozen->data.size(), 3u);
+  EXPECT_EQ(*frozen->data.at("k/0000"), "aaaa");
+  EXPECT_EQ(mirror->Get("k/0000"), std::optional<std::string>("bbbb"));
+  EXPECT_EQ(Contents(*mirror).size(), 4u);
+}
+
+bool AwaitFreshness(const EtcdMirror& mirror, bool current, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (mirror.freshness().current != current) {
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));  // polling a condition, bounded by `deadline`
+  }
+  return true;
+}
+
+// Without etcd the copy cannot confirm it is current: it says so (and why) within stale_after,
+// and is current again once etcd answers.
+TEST(EtcdMirrorFreshnessTest, StaleWhileEtcdIsDownCurrentOnceItIsBack) {
+  TOLLGATE_SKIP_WITHOUT_ETCD();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdCluster> etcd,
+                       EtcdCluster::Start(test_support::EtcdClusterOptions()));
+  EtcdStoreOptions store_options;
+  ASSERT_OK_AND_ASSIGN(store_options.connection.endpoints,
+                       ParseEtcdEndpoints(etcd->ClientEndpoints()));
+  store_options.connection.rpc_timeout = absl::Milliseconds(500);
+  store_options.key_prefix = "/etcd-mirror-freshness/";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdStore> store, EtcdStore::Open(store_options));
+  EtcdMirror::Options options;
+  options.watch_timeout = absl::Milliseconds(200);
+  options.retry_delay = absl::Milliseconds(50);
+  options.confirm_interval = absl::Milliseconds(100);
+  options.stale_after = absl::Seconds(1);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdMirror> mirror,
+                       EtcdMirror::Start(std::move(store), options));
+  ASSERT_TRUE(AwaitFreshness(*mirror, true, absl::Seconds(10))) << mirror->freshness().reason;
+
+  ASSERT_OK(etcd->Kill(0));
+  ASSERT_TRUE(AwaitFreshness(*mirror, false, absl::Seconds(10)));
+  const EtcdMirror::Freshness stale = mirror->freshness();
+  EXPECT_FALSE(stale.reason.empty());
+  EXPECT_NE(stale.reason.find("last confirmed current"), std::string::npos) << stale.reason;
+
+  ASSERT_OK(etcd->Restart(0));
+  EXPECT_TRUE(AwaitFreshness(*mirror, true, absl::Seconds(20))) << mirror->freshness().reason;
+}
+
 }  // namespace
 }  // namespace tollgate::storage
