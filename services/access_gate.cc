@@ -408,6 +408,16 @@ absl::StatusOr<std::vector<AuthorizedCall>> AccessGate::CheckAll(
   return calls;
 }
 
+absl::StatusOr<v1::ConfigObject> AccessGate::StoredPolicyObject(
+    const auth::AccessRequest& request) const {
+  std::optional<v1::ObjectKind> kind = ConfigKindNamed(request.kind);
+  if (!kind.has_value()) return absl::InternalError(absl::StrCat("no kind ", request.kind));
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(*kind);
+  get.mutable_ref()->set_name(request.name);
+  return api_.GetObject(get);
+}
+
 absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyWrite(const auth::Identity& identity,
                                                              const std::string& request_id,
                                                              auth::AccessRequest request,
@@ -419,12 +429,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyWrite(const auth::Identit
   write.kind = request.kind;
   write.name = request.name;
   if (incoming != nullptr) write.incoming_roles = incoming->roles;
-  std::optional<v1::ObjectKind> kind = ConfigKindNamed(request.kind);
-  if (!kind.has_value()) return absl::InternalError(absl::StrCat("no kind ", request.kind));
-  v1::GetObjectRequest get;
-  get.mutable_ref()->set_kind(*kind);
-  get.mutable_ref()->set_name(request.name);
-  absl::StatusOr<v1::ConfigObject> stored = api_.GetObject(get);
+  absl::StatusOr<v1::ConfigObject> stored = StoredPolicyObject(request);
   if (stored.ok()) {
     // A stored object that no longer converts (it passed validation when written) is treated
     // as cluster-wide: only a cluster-wide holder of the verb may replace it.
@@ -458,12 +463,7 @@ absl::StatusOr<AuthorizedCall> AccessGate::DecidePolicyRead(const auth::Identity
   std::shared_ptr<const auth::Authorizer> authz = authorizer();
   auth::Decision decision = authz->Authorize(identity, request);
   if (!decision.allowed) {
-    std::optional<v1::ObjectKind> kind = ConfigKindNamed(request.kind);
-    if (!kind.has_value()) return absl::InternalError(absl::StrCat("no kind ", request.kind));
-    v1::GetObjectRequest get;
-    get.mutable_ref()->set_kind(*kind);
-    get.mutable_ref()->set_name(request.name);
-    absl::StatusOr<v1::ConfigObject> stored = api_.GetObject(get);
+    absl::StatusOr<v1::ConfigObject> stored = StoredPolicyObject(request);
     if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
     absl::StatusOr<auth::Policy> object =
         stored.ok() ? PolicyFromObjects({*stored}) : absl::StatusOr<auth::Policy>(auth::Policy());

@@ -172,6 +172,8 @@ class AccessGate {
                                         const v1::Workload* submitted,
                                         const v1::ConfigObject* object = nullptr,
                                         const auth::Policy* incoming = nullptr);
+  // The stored policy object `request` names (NOT_FOUND when there is none).
+  absl::StatusOr<v1::ConfigObject> StoredPolicyObject(const auth::AccessRequest& request) const;
   // The delegation rule: reads the stored object, resolves a grant's queue, and decides with
   // auth::AuthorizePolicyWrite. `incoming` holds the policy objects of the same apply.
   absl::StatusOr<AuthorizedCall> DecidePolicyWrite(const auth::Identity& identity,
