@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "cmd/tollgate/cli_commands.h"
 #include "core/clock.h"
+#include "grpc/grpc.h"
 
 namespace {
 
@@ -17,10 +18,7 @@ class WallClock final : public tollgate::core::Clock {
   absl::Time Now() const override { return absl::Now(); }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
+int Run(const std::vector<std::string>& args) {
   const char* server = getenv("TOLLGATE_SERVER");
   const WallClock clock;
   const char* config = getenv("TOLLGATE_CONFIG");
@@ -29,4 +27,17 @@ int main(int argc, char** argv) {
   env.config_env = config == nullptr ? "" : config;
   env.token_env = token == nullptr ? "" : token;
   return tollgate::cli::RunCli(args, env);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // gRPC's last reference otherwise shuts the library down on a thread of its own, which may
+  // still be freeing a TLS channel's OpenSSL state when the process exits (LeakSanitizer saw
+  // it). Holding a reference here and dropping it with a blocking shutdown once every channel is
+  // gone makes the exit wait for that.
+  grpc_init();
+  const int code = Run(std::vector<std::string>(argv + 1, argv + argc));
+  grpc_shutdown_blocking();
+  return code;
 }
