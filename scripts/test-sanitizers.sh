@@ -46,11 +46,7 @@ if $subset; then
            operations_e2e_test python_grpc_stubs tollgate-kube kube_e2e_test; do
     targets+=(--target "$t")
   done
-  # - e2e.security.SecurityE2eTest.CliAppliesAPolicyFileUnchangedAndShowsIt: an open finding
-  #   (docs/testing.md): the sanitized CLI's `get rolebindings` leaks 904 bytes from libcrypto
-  #   about one run in two, so LeakSanitizer fails it; the full lane still runs it.
-  select=(-L '^(unit|scenario|e2e)$'
-          -E '^(e2e\.ha\.|web\.dashboard_browser$|e2e\.security\.SecurityE2eTest\.CliAppliesAPolicyFileUnchangedAndShowsIt$)')
+  select=(-L '^(unit|scenario|e2e)$' -E '^(e2e\.ha\.|web\.dashboard_browser$)')
 else
   # Not in this lane:
   # - kube.fake_apiserver.protocol: Python driving Python; no Tollgate code runs in it.
