@@ -58,6 +58,17 @@ class MaximumExecutionTimeTest : public ::testing::Test {
 
   const Workload& Get(const std::string& name) { return *state_.FindWorkload("ns/" + name); }
 
+  // A restart at `at`: `restarted` gets the same objects and `stored`, as read back from the
+  // store.
+  void Restart(ClusterState& restarted, std::unique_ptr<Workload> stored, absl::Time at) {
+    ASSERT_TRUE(restarted.ApplyResourceFlavor({"default", {}, {}, {}}, at).ok());
+    ASSERT_TRUE(restarted.ApplyClusterQueue(state_.cluster_queue_specs().at("cq"), at).ok());
+    ASSERT_TRUE(restarted.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, at).ok());
+    std::vector<std::unique_ptr<Workload>> workloads;
+    workloads.push_back(std::move(stored));
+    ASSERT_TRUE(restarted.RestoreAll(std::move(workloads)).ok());
+  }
+
   bool HasEvent(const Workload& wl, const std::string& reason) {
     for (const WorkloadEvent& e : wl.status.events) {
       if (e.reason == reason) return true;
@@ -148,13 +159,7 @@ TEST_F(MaximumExecutionTimeTest, ARestoredAdmittedWorkloadKeepsItsDeadline) {
 
   // A restart: the same objects, the workload read back from the store.
   ClusterState restarted{SchedulerConfig{}};
-  const absl::Time later = kStart + absl::Minutes(3);
-  ASSERT_TRUE(restarted.ApplyResourceFlavor({"default", {}, {}, {}}, later).ok());
-  ASSERT_TRUE(restarted.ApplyClusterQueue(state_.cluster_queue_specs().at("cq"), later).ok());
-  ASSERT_TRUE(restarted.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, later).ok());
-  std::vector<std::unique_ptr<Workload>> workloads;
-  workloads.push_back(std::move(copy));
-  ASSERT_TRUE(restarted.RestoreAll(std::move(workloads)).ok());
+  ASSERT_NO_FATAL_FAILURE(Restart(restarted, std::move(copy), kStart + absl::Minutes(3)));
   EXPECT_EQ(restarted.NextTimer(), kStart + absl::Seconds(600));
   restarted.FireTimers(kStart + absl::Seconds(600));
   const Workload* w = restarted.FindWorkload("ns/w");
@@ -189,13 +194,7 @@ TEST_F(MaximumExecutionTimeTest, ARestoredWorkloadKeepsItsEarlierAdmissionsTime)
   auto copy = std::make_unique<Workload>(Get("w"));
 
   ClusterState restarted{SchedulerConfig{}};
-  const absl::Time later = readmitted + absl::Minutes(1);
-  ASSERT_TRUE(restarted.ApplyResourceFlavor({"default", {}, {}, {}}, later).ok());
-  ASSERT_TRUE(restarted.ApplyClusterQueue(state_.cluster_queue_specs().at("cq"), later).ok());
-  ASSERT_TRUE(restarted.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, later).ok());
-  std::vector<std::unique_ptr<Workload>> workloads;
-  workloads.push_back(std::move(copy));
-  ASSERT_TRUE(restarted.RestoreAll(std::move(workloads)).ok());
+  ASSERT_NO_FATAL_FAILURE(Restart(restarted, std::move(copy), readmitted + absl::Minutes(1)));
   EXPECT_EQ(restarted.NextTimer(), readmitted + absl::Minutes(6));
   restarted.FireTimers(readmitted + absl::Minutes(6) - absl::Seconds(1));
   EXPECT_EQ(restarted.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);

@@ -44,6 +44,17 @@ std::string ReadAll(const std::string& path) {
   return text.str();
 }
 
+// The port a server wrote to `port_file`, waited for up to 30 s; 0 when it never came.
+int AwaitPortFile(const std::string& port_file) {
+  int port = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return port;
+}
+
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -1401,12 +1412,7 @@ TEST_F(SecurityE2eTest, HttpsDashboardAndMetricsAuthenticateAndFilterLikeGrpc) {
       "--metrics-listen=127.0.0.1:0",
       absl::StrCat("--metrics-port-file=", port_file),
   }));
-  int port = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline &&
-         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  const int port = AwaitPortFile(port_file);
   ASSERT_GT(port, 0) << server_->Logs();
   ASSERT_TRUE(Submit("user-a-token", MakeWorkload("team-a", "a-job", "100m")).ok());
   ASSERT_TRUE(Submit("user-b-token", MakeWorkload("team-b", "b-job", "100m")).ok());
@@ -1513,12 +1519,7 @@ TEST_F(SecurityE2eTest, SignInFormRefusesForgedAndCrossSitePosts) {
   const std::string port_file = scratch_ + "/metrics_port";
   ASSERT_NO_FATAL_FAILURE(StartSecure(
       {"--metrics-listen=127.0.0.1:0", absl::StrCat("--metrics-port-file=", port_file)}));
-  int port = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline &&
-         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  const int port = AwaitPortFile(port_file);
   ASSERT_GT(port, 0) << server_->Logs();
   HttpsClient https(*pki_, port);
   const std::string self = absl::StrCat("https://127.0.0.1:", port);
@@ -1669,12 +1670,7 @@ TEST_F(SecurityE2eTest, MetricsListenBeyondLoopbackNeedsTlsAndAnAuthenticator) {
        absl::StrCat("--metrics-port-file=", port_file)},
       absl::Seconds(30), Tls(*pki_, "ca"));
   ASSERT_TRUE(p.ok()) << p.status();
-  int port = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline &&
-         !(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadAll(port_file)), &port) && port > 0)) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  const int port = AwaitPortFile(port_file);
   ASSERT_GT(port, 0);
   HttpsClient https(*pki_, port);
   EXPECT_EQ(https.Get("/metrics").first, 401);
