@@ -41,13 +41,14 @@ if $subset; then
   # Tollgate code they reach (docs/testing.md has the measurements):
   # - e2e.ha.*: a 3-member etcd cluster, failovers and lease expiries; mostly waiting.
   # - web.dashboard_browser: Chromium driving the dashboard; mostly the browser's time.
+  # - layering.check: Python reading the sources; no Tollgate code runs in it.
   for t in core_test storage_test services_test manifest_test scenario_parser_test \
            translators_test tollgate \
            tollgated e2e_test metrics_e2e_test security_e2e_test describe_e2e_test \
            operations_e2e_test python_grpc_stubs tollgate-kube kube_e2e_test; do
     targets+=(--target "$t")
   done
-  select=(-L '^(unit|scenario|e2e)$' -E '^(e2e\.ha\.|web\.dashboard_browser$)')
+  select=(-L '^(unit|scenario|e2e)$' -E '^(e2e\.ha\.|web\.dashboard_browser$|layering\.)')
 else
   # Not in this lane:
   # - kube.fake_apiserver.protocol: Python driving Python; no Tollgate code runs in it.
