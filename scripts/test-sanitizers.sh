@@ -24,7 +24,9 @@ scripts/install-deps.sh
 # -O1 keeps the build and the instrumented tests fast enough for CI; -g1 still gives reports
 # file:line stacks. NDEBUG as in the release build: Debian's RocksDB is built with it and some
 # of its headers change layout without it.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DTOLLGATE_SANITIZE=ON -DTOLLGATE_BUILD_BENCH=OFF >/dev/null
 
