@@ -28,6 +28,7 @@
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_config.h"
+#include "adapters/kube/pod_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "common/build_info.h"
 #include "common/command_line.h"
@@ -61,7 +62,9 @@ Flags:
   --context=NAME                     kubeconfig context (default: current-context)
   --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks,
                                      manageJobsWithoutQueueName, managedJobsNamespaceSelector
-                                     (then the four flags below must not be given)
+                                     (then the four flags below must not be given); the
+                                     frameworks pod, deployment, statefulset and
+                                     leaderworkerset.x-k8s.io/leaderworkerset are set only here
   --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
   --enable-rayjobs=BOOL              manage ray.io/v1 RayJobs (default false)
   --enable-pytorchjobs=BOOL          manage kubeflow.org/v1 PyTorchJobs (default false)
@@ -85,6 +88,11 @@ struct Flags {
   bool jobs = true;
   bool rayjobs = false;
   bool pytorchjobs = false;
+  // The gated kinds (PodController), from integrations.frameworks.
+  bool pods = false;
+  bool deployments = false;
+  bool statefulsets = false;
+  bool leaderworkersets = false;
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
   std::string config_file;
@@ -113,6 +121,14 @@ absl::Status ApplyConfiguration(Flags& flags) {
       flags.rayjobs = true;
     } else if (framework == "kubeflow.org/pytorchjob") {
       flags.pytorchjobs = true;
+    } else if (framework == "pod") {
+      flags.pods = true;
+    } else if (framework == "deployment") {
+      flags.deployments = true;
+    } else if (framework == "statefulset") {
+      flags.statefulsets = true;
+    } else if (framework == "leaderworkerset.x-k8s.io/leaderworkerset") {
+      flags.leaderworkersets = true;
     } else {
       unsupported.push_back(framework);
     }
@@ -204,7 +220,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
     TOLLGATE_RETURN_IF_ERROR(ApplyConfiguration(flags));
   }
-  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs) {
+  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs && !flags.pods &&
+      !flags.deployments && !flags.statefulsets && !flags.leaderworkersets) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }
   return flags;
@@ -262,6 +279,15 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   }
   core::RealClock clock;
   JobController controller(*kube, *admission, clock, kinds, controller_options);
+  PodController::Options pod_options;
+  pod_options.pods = flags.pods;
+  pod_options.deployments = flags.deployments;
+  pod_options.statefulsets = flags.statefulsets;
+  pod_options.leaderworkersets = flags.leaderworkersets;
+  pod_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
+  pod_options.managed_jobs_namespace_selector = flags.managed_namespaces;
+  pod_options.instance = controller_options.instance;
+  PodController pods(*kube, *admission, clock, pod_options);
 
   KubeAdapter::Options adapter_options;
   adapter_options.workers = flags.workers;
@@ -269,10 +295,11 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   adapter_options.state_file = flags.state_file;
   adapter_options.health_file = flags.health_file;
   adapter_options.watch_namespaces = flags.sync_namespaces;
-  KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
+  KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options, &pods);
 
   std::vector<std::string> names;
   for (const manifest::JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
+  for (const manifest::ResourceKind* k : pods.WatchedResources()) names.push_back(k->plural);
   common::Log("info", "starting",
               {{"server", config.server},
                {"tollgate", flags.tollgate},

@@ -7,19 +7,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cmd/log/json_log.h"
+#include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
-#include "services/manifest/admission_enactment.h"
-#include "services/manifest/job_kind.h"
+#include "services/manifest/admission_translator.h"
+#include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_group.h"
+#include "services/manifest/pod_kinds.h"
 #include "services/manifest/pod_role_hash.h"
-#include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/workload_translator.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
+using manifest::Ensure;
+using manifest::EventResource;
+using manifest::Find;
+using manifest::GetInt;
+using manifest::GetString;
 using manifest::IsGated;
 using manifest::kAdmissionGate;
 using manifest::kIsGroupWorkloadAnnotation;
@@ -27,13 +33,13 @@ using manifest::kManagedLabel;
 using manifest::kPodGroupNameKey;
 using manifest::kPodGroupTotalCountAnnotation;
 using manifest::kSuspendedByParentAnnotation;
+using manifest::MergePatchDiff;
+using manifest::NamespaceResource;
 using manifest::PodGroupName;
 using manifest::PodName;
+using manifest::ResourceKind;
 
 constexpr absl::string_view kStatusKey = "tollgate.dev/status";
-constexpr absl::string_view kLocalQueueLabel = "kueue.x-k8s.io/local-queue-name";
-constexpr absl::string_view kClusterQueueLabel = "kueue.x-k8s.io/cluster-queue-name";
-constexpr absl::string_view kComponentIndexAnnotation = "kueue.x-k8s.io/component-workload-index";
 constexpr absl::string_view kLwsNameLabel = "leaderworkerset.sigs.k8s.io/name";
 constexpr absl::string_view kLwsGroupIndexLabel = "leaderworkerset.sigs.k8s.io/group-index";
 constexpr absl::string_view kLwsLeaderNameAnnotation = "leaderworkerset.sigs.k8s.io/leader-name";
@@ -75,35 +81,11 @@ bool IsRejection(const absl::Status& status) {
          absl::IsNotFound(status);
 }
 
-int32_t Replicas(const Json& obj, std::initializer_list<absl::string_view> path) {
-  std::optional<int64_t> r = GetInt(obj, path);
-  return static_cast<int32_t>(std::clamp<int64_t>(r.value_or(1), 0, INT32_MAX));
-}
-
 // A workload's pod sets as the pure rules read them.
 std::vector<manifest::WorkloadPodSet> PodSetsOf(const v1::Workload& wl) {
   std::vector<manifest::WorkloadPodSet> out;
   for (const v1::PodSet& ps : wl.spec().pod_sets()) out.push_back({ps.name(), ps.count()});
   return out;
-}
-
-void SetOwner(v1::Workload& wl, const Json& obj) {
-  v1::OwnerReference* owner = wl.mutable_metadata()->add_owner_references();
-  owner->set_api_version(GetString(obj, {"apiVersion"}));
-  owner->set_kind(GetString(obj, {"kind"}));
-  owner->set_name(Name(obj));
-  owner->set_uid(Uid(obj));
-  owner->set_controller(true);
-}
-
-// The priority a workload of `obj` gets: Kueue's label, else the pods' PriorityClass.
-void SetPriority(v1::Workload& wl, const Json& obj, const Json& pod_spec) {
-  const std::string label = GetString(obj, {"metadata", "labels", manifest::kPriorityClassLabel});
-  if (!label.empty()) {
-    wl.mutable_spec()->set_priority_class_name(label);
-  } else if (std::string pc = GetString(pod_spec, {"priorityClassName"}); !pc.empty()) {
-    wl.mutable_spec()->set_priority_class_name(pc);
-  }
 }
 
 }  // namespace
@@ -128,8 +110,8 @@ const ResourceKind& LeaderWorkerSetResource() {
   return *kind;
 }
 
-PodController::PodController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
-                             Options options)
+PodController::PodController(KubeClient& kube, client::AdmissionClient& admission,
+                             const core::Clock& clock, Options options)
     : kube_(kube), admission_(admission), clock_(clock), options_(std::move(options)) {}
 
 std::vector<const ResourceKind*> PodController::WatchedResources() const {
@@ -174,6 +156,27 @@ std::vector<ObjectKey> PodController::KeysFor(absl::string_view resource, const 
   return keys;
 }
 
+std::vector<ObjectKey> PodController::KeysForWorkload(const v1::Workload& wl) const {
+  const std::string& ns = wl.metadata().namespace_();
+  std::vector<ObjectKey> keys;
+  const bool group = wl.metadata().annotations().count(kIsGroupWorkloadAnnotation) > 0;
+  if (wl.metadata().owner_references_size() == 1) {
+    const v1::OwnerReference& owner = wl.metadata().owner_references(0);
+    if (owner.kind() == "Pod" && owner.api_version() == "v1" &&
+        (options_.pods || options_.deployments)) {
+      keys.push_back({"pods", ns, owner.name()});
+    } else if (owner.kind() == "StatefulSet" && options_.statefulsets) {
+      keys.push_back({"statefulsets", ns, owner.name()});
+    } else if (owner.kind() == "LeaderWorkerSet" && options_.leaderworkersets) {
+      keys.push_back({"leaderworkersets", ns, owner.name()});
+    }
+  }
+  if (group && !WatchedResources().empty()) {
+    keys.push_back({std::string(kPodGroupsResource), ns, wl.metadata().name()});
+  }
+  return keys;
+}
+
 void PodController::RecordDeletion(const ObjectKey& key, absl::string_view uid) {
   if (uid.empty()) return;
   absl::MutexLock lock(&mu_);
@@ -196,7 +199,7 @@ absl::Status PodController::Reconcile(const ObjectKey& key) {
     if (key.resource == "pods") {
       gone = admission_.DeleteWorkload([&] {
         v1::DeleteWorkloadRequest r;
-        *r.mutable_workload() = Ref(key.ns, manifest::KueueWorkloadName("Pod", "", key.name, uid));
+        *r.mutable_workload() = Ref(key.ns, manifest::OwnerWorkloadName("Pod", "", key.name, uid));
         return r;
       }());
     } else if (key.resource == "statefulsets" || key.resource == "leaderworkersets") {
@@ -251,8 +254,12 @@ absl::StatusOr<std::string> PodController::QueueFor(const Json& obj) {
   const std::string ns = Ns(obj);
   if (options_.managed_jobs_namespace_selector.has_value()) {
     TOLLGATE_ASSIGN_OR_RETURN(Json object, kube_.Get(NamespaceResource(), "", ns));
-    std::map<std::string, std::string> labels =
-        manifest::StringMap(Find(object, {"metadata", "labels"}));
+    std::map<std::string, std::string> labels;
+    if (const Json* l = Find(object, {"metadata", "labels"}); l != nullptr && l->is_object()) {
+      for (const auto& [k, v] : l->items()) {
+        if (v.is_string()) labels[k] = v.get<std::string>();
+      }
+    }
     labels.emplace("kubernetes.io/metadata.name", ns);
     if (!core::SelectorMatches(*options_.managed_jobs_namespace_selector, labels)) return "";
   }
@@ -285,8 +292,8 @@ absl::StatusOr<Json> PodController::PatchObject(const ResourceKind& kind, const 
   Ensure(patch, {"metadata"})["resourceVersion"] = GetString(obj, {"metadata", "resourceVersion"});
   TOLLGATE_ASSIGN_OR_RETURN(Json patched,
                             kube_.Patch(kind, Ns(obj), Name(obj), PatchType::kMerge, patch));
-  cmd::Log("info", "patched",
-           {{"object", absl::StrCat(kind.plural, "/", Ns(obj), "/", Name(obj))}});
+  common::Log("info", "patched",
+              {{"object", absl::StrCat(kind.plural, "/", Ns(obj), "/", Name(obj))}});
   return patched;
 }
 
@@ -296,8 +303,8 @@ absl::Status PodController::DeletePod(const Json& pod, absl::string_view reason,
   absl::Status deleted = kube_.Delete(PodResource(), Ns(pod), Name(pod));
   if (absl::IsNotFound(deleted)) return absl::OkStatus();
   TOLLGATE_RETURN_IF_ERROR(deleted);
-  cmd::Log("info", "deleted pod",
-           {{"pod", Key(Ns(pod), Name(pod))}, {"reason", std::string(reason)}});
+  common::Log("info", "deleted pod",
+              {{"pod", Key(Ns(pod), Name(pod))}, {"reason", std::string(reason)}});
   RecordEvent(PodResource(), pod, "Normal", reason, message);
   return absl::OkStatus();
 }
@@ -338,8 +345,8 @@ void PodController::RecordEvent(const ResourceKind& kind, const Json& obj, absl:
   absl::Status created = kube_.Create(EventResource(), ns, event).status();
   // Events are best effort, as in client-go's recorder.
   if (!created.ok()) {
-    cmd::Log("warning", "cannot record event",
-             {{"object", Key(ns, name)}, {"error", created.ToString()}});
+    common::Log("warning", "cannot record event",
+                {{"object", Key(ns, name)}, {"error", created.ToString()}});
   }
 }
 
@@ -351,9 +358,9 @@ absl::Status PodController::Warn(const ResourceKind& kind, const Json& obj,
   manifest::SetAnnotation(desired, kStatusKey, value);
   TOLLGATE_ASSIGN_OR_RETURN(Json patched, PatchObject(kind, obj, desired));
   RecordEvent(kind, patched, "Warning", reason, message);
-  cmd::Log("warning", std::string(reason),
-           {{"object", absl::StrCat(kind.plural, "/", Key(Ns(obj), Name(obj)))},
-            {"message", std::string(message)}});
+  common::Log("warning", std::string(reason),
+              {{"object", absl::StrCat(kind.plural, "/", Key(Ns(obj), Name(obj)))},
+               {"message", std::string(message)}});
   return absl::OkStatus();
 }
 
@@ -361,10 +368,9 @@ absl::Status PodController::Warn(const ResourceKind& kind, const Json& obj,
 
 namespace {
 
-// The PodSetInfos of an admission: the flavors' node labels and tolerations, Kueue's pod-set
-// and queue labels, and the admission's cost-attribution labels.
-absl::StatusOr<std::vector<manifest::PodSetInfo>> InfosOf(AdmissionClient& admission,
-                                                          const v1::Workload& wl) {
+// The flavors an admission assigns, read from Tollgate.
+absl::StatusOr<manifest::FlavorMap> FlavorsOf(client::AdmissionClient& admission,
+                                              const v1::Workload& wl) {
   manifest::FlavorMap flavors;
   for (const std::string& name : manifest::AssignedFlavors(wl.status().admission())) {
     v1::ObjectRef ref;
@@ -373,26 +379,27 @@ absl::StatusOr<std::vector<manifest::PodSetInfo>> InfosOf(AdmissionClient& admis
     TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission.GetObject(ref));
     flavors[name] = flavor.resource_flavor();
   }
-  return manifest::PodSetInfosFromAdmission(wl, flavors);
+  return flavors;
 }
 
-// `pod` ungated with `info` merged in (Kueue's prepare: podset.Merge, then the gate removed),
-// marked managed and with its role recorded, since the merge changes the spec its role hash
-// is computed from.
-absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& info,
+// `pod` ungated with its pod set's admission merged in (Kueue's prepare: podset.Merge, then the
+// gate removed), marked managed and with its role recorded, since the merge changes the spec
+// its role hash is computed from.
+absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodAdmission& admission,
                              absl::string_view role) {
   Json desired = pod;
-  TOLLGATE_RETURN_IF_ERROR(
-      manifest::MergeIntoTemplate(desired, info, absl::StrCat("pod ", PodName(pod))));
-  Json& gates = desired["spec"]["schedulingGates"];
+  TOLLGATE_RETURN_IF_ERROR(manifest::MergePodAdmission(desired, admission));
   Json kept = Json::array();
-  for (const Json& gate : gates) {
-    if (GetString(gate, {"name"}) != kAdmissionGate) kept.push_back(gate);
+  if (const Json* gates = Find(desired, {"spec", "schedulingGates"});
+      gates != nullptr && gates->is_array()) {
+    for (const Json& gate : *gates) {
+      if (GetString(gate, {"name"}) != kAdmissionGate) kept.push_back(gate);
+    }
   }
   if (kept.empty()) {
     desired["spec"].erase("schedulingGates");
   } else {
-    gates = kept;
+    desired["spec"]["schedulingGates"] = kept;
   }
   Ensure(desired, {"metadata", "labels"})[kManagedLabel] = "true";
   Ensure(desired, {"metadata", "annotations"})[manifest::kRoleHashAnnotation] = std::string(role);
@@ -428,7 +435,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
                      kAdmissionGate, "}])"));
   }
   const v1::WorkloadRef ref =
-      Ref(key.ns, manifest::KueueWorkloadName("Pod", "", key.name, Uid(pod)));
+      Ref(key.ns, manifest::OwnerWorkloadName("Pod", "", key.name, Uid(pod)));
 
   if (manifest::IsTerminated(pod)) {
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
@@ -453,15 +460,9 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
   // The workload is the pod as written: only a gated pod still is (admission changes it).
   absl::StatusOr<v1::Workload> wl;
   if (gated) {
-    v1::Workload workload;
-    workload.mutable_metadata()->set_name(ref.name());
-    workload.mutable_metadata()->set_namespace_(key.ns);
-    workload.mutable_metadata()->set_uid(Uid(pod));
-    SetOwner(workload, pod);
-    workload.mutable_spec()->set_queue_name(queue);
-    SetPriority(workload, pod, pod["spec"]);
-    TOLLGATE_ASSIGN_OR_RETURN(*workload.mutable_spec()->add_pod_sets(),
-                              manifest::PodSetFromTemplate("main", 1, std::nullopt, pod, "pod"));
+    absl::StatusOr<v1::Workload> built = manifest::PodWorkload(pod, queue);
+    if (!built.ok()) return Warn(PodResource(), pod, "InvalidWorkload", built.status().message());
+    const v1::Workload& workload = *built;
     v1::SubmitRequest submit;
     *submit.mutable_workload() = workload;
     absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
@@ -488,15 +489,18 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
       if (gated) {
-        TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::PodSetInfo> infos,
-                                  InfosOf(admission_, *wl));
-        if (infos.empty()) return absl::InternalError("admission without pod sets");
+        TOLLGATE_ASSIGN_OR_RETURN(manifest::FlavorMap flavors, FlavorsOf(admission_, *wl));
+        TOLLGATE_ASSIGN_OR_RETURN(manifest::PodAdmission admitted,
+                                  manifest::PodAdmissionFor(*wl, "main", flavors));
         TOLLGATE_ASSIGN_OR_RETURN(std::string role, manifest::PodRoleHash(pod));
-        TOLLGATE_ASSIGN_OR_RETURN(Json desired, Ungated(pod, infos.front(), role));
-        manifest::SetAnnotation(desired, kStatusKey,
+        absl::StatusOr<Json> desired = Ungated(pod, admitted, role);
+        if (!desired.ok()) {
+          return Warn(PodResource(), pod, "FailedToStart", desired.status().message());
+        }
+        manifest::SetAnnotation(*desired, kStatusKey,
                                 absl::StrCat("admitted: Admitted by ClusterQueue ",
                                              wl->status().admission().cluster_queue()));
-        TOLLGATE_ASSIGN_OR_RETURN(Json patched, PatchObject(PodResource(), pod, desired));
+        TOLLGATE_ASSIGN_OR_RETURN(Json patched, PatchObject(PodResource(), pod, *desired));
         RecordEvent(
             PodResource(), patched, "Normal", "Started",
             absl::StrCat("Admitted by ClusterQueue ", wl->status().admission().cluster_queue()));
@@ -614,18 +618,12 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
         }
       }
     }
-    v1::Workload workload;
-    workload.mutable_metadata()->set_name(wl_name);
-    workload.mutable_metadata()->set_namespace_(key.ns);
-    (*workload.mutable_metadata()->mutable_annotations())[kIsGroupWorkloadAnnotation] = "true";
-    workload.mutable_spec()->set_queue_name(queue);
-    SetPriority(workload, first, first["spec"]);
-    for (const manifest::PodRole& role : composed->roles) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          *workload.mutable_spec()->add_pod_sets(),
-          manifest::PodSetFromTemplate(role.hash, role.count, std::nullopt, role.representative,
-                                       absl::StrCat("pod ", PodName(role.representative))));
+    absl::StatusOr<v1::Workload> built =
+        manifest::PodGroupWorkload(key.ns, *info, composed->roles, first, queue);
+    if (!built.ok()) {
+      return Warn(PodResource(), first, "ErrWorkloadCompose", built.status().message());
     }
+    const v1::Workload& workload = *built;
     v1::SubmitRequest submit;
     *submit.mutable_workload() = workload;
     absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
@@ -636,7 +634,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
       return submitted.status();
     }
     wl = submitted->workload();
-    cmd::Log("info", "submitted pod group workload", {{"workload", Key(key.ns, wl_name)}});
+    common::Log("info", "submitted pod group workload", {{"workload", Key(key.ns, wl_name)}});
   } else if (wl->metadata().annotations().count(kIsGroupWorkloadAnnotation) == 0) {
     return Warn(PodResource(), first, "WorkloadNameConflict",
                 absl::StrCat("A Workload named \"", wl_name,
@@ -699,26 +697,32 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
 
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
-      std::vector<manifest::PodSetInfo> infos;
+      manifest::FlavorMap flavors;
       bool any_gated = false;
       for (const Json& pod : pods) any_gated = any_gated || IsGated(pod);
-      if (any_gated) TOLLGATE_ASSIGN_OR_RETURN(infos, InfosOf(admission_, *wl));
+      if (any_gated) TOLLGATE_ASSIGN_OR_RETURN(flavors, FlavorsOf(admission_, *wl));
       for (const Json& pod : pods) {
         if (!IsGated(pod) || manifest::IsTerminated(pod)) continue;
         TOLLGATE_ASSIGN_OR_RETURN(std::string role, manifest::PodRoleHash(pod));
-        const manifest::PodSetInfo* info_for_role = manifest::FindInfo(infos, role);
-        if (info_for_role == nullptr) {
+        absl::StatusOr<manifest::PodAdmission> admitted =
+            manifest::PodAdmissionFor(*wl, role, flavors);
+        if (absl::IsNotFound(admitted.status())) {
           // A pod of a role the workload does not have stays gated (Kueue: ErrInvalidPodsetInfo).
           TOLLGATE_RETURN_IF_ERROR(
-              Warn(PodResource(), pod, "InvalidPodSetInfo",
-                   absl::StrCat("no pod set '", role, "' in workload ", wl_name, " for this pod")));
+              Warn(PodResource(), pod, "InvalidPodSetInfo", admitted.status().message()));
           continue;
         }
-        TOLLGATE_ASSIGN_OR_RETURN(Json desired, Ungated(pod, *info_for_role, role));
-        manifest::SetAnnotation(desired, kStatusKey,
+        TOLLGATE_RETURN_IF_ERROR(admitted.status());
+        absl::StatusOr<Json> desired = Ungated(pod, *admitted, role);
+        if (!desired.ok()) {
+          TOLLGATE_RETURN_IF_ERROR(
+              Warn(PodResource(), pod, "FailedToStart", desired.status().message()));
+          continue;
+        }
+        manifest::SetAnnotation(*desired, kStatusKey,
                                 absl::StrCat("admitted: Admitted by ClusterQueue ",
                                              wl->status().admission().cluster_queue()));
-        TOLLGATE_ASSIGN_OR_RETURN(Json patched, PatchObject(PodResource(), pod, desired));
+        TOLLGATE_ASSIGN_OR_RETURN(Json patched, PatchObject(PodResource(), pod, *desired));
         RecordEvent(
             PodResource(), patched, "Normal", "Started",
             absl::StrCat("Admitted by ClusterQueue ", wl->status().admission().cluster_queue()));
@@ -820,31 +824,14 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   if (queue.empty()) return absl::OkStatus();
   TOLLGATE_RETURN_IF_ERROR(GateTemplates(StatefulSetResource(), sts, {"/spec/template"},
                                          "statefulset", manifest::QueueName(sts)));
-  const int32_t replicas = Replicas(sts, {"spec", "replicas"});
-  const std::string wl_name =
-      manifest::KueueWorkloadName("StatefulSet", "apps", Name(sts), Uid(sts));
+  const int32_t replicas = manifest::StatefulSetReplicas(sts);
+  const std::string wl_name = manifest::StatefulSetWorkloadName(sts);
   const v1::WorkloadRef ref = Ref(key.ns, wl_name);
-
-  auto build = [&]() -> absl::StatusOr<v1::Workload> {
-    v1::Workload wl;
-    wl.mutable_metadata()->set_name(wl_name);
-    wl.mutable_metadata()->set_namespace_(key.ns);
-    (*wl.mutable_metadata()->mutable_annotations())[kIsGroupWorkloadAnnotation] = "true";
-    (*wl.mutable_metadata()->mutable_labels())[manifest::kJobUidLabel] = Uid(sts);
-    SetOwner(wl, sts);
-    wl.mutable_spec()->set_queue_name(queue);
-    const Json& tmpl = sts["spec"]["template"];
-    SetPriority(wl, sts, tmpl.value("spec", Json::object()));
-    TOLLGATE_ASSIGN_OR_RETURN(
-        *wl.mutable_spec()->add_pod_sets(),
-        manifest::PodSetFromTemplate("main", replicas, std::nullopt, tmpl, "spec.template"));
-    return wl;
-  };
 
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
   if (absl::IsNotFound(wl.status())) {
     if (replicas == 0) return absl::OkStatus();
-    absl::StatusOr<v1::Workload> built = build();
+    absl::StatusOr<v1::Workload> built = manifest::StatefulSetWorkload(sts, queue);
     if (!built.ok())
       return Warn(StatefulSetResource(), sts, "InvalidWorkload", built.status().message());
     v1::SubmitRequest submit;
@@ -934,16 +921,11 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
       LeaderWorkerSetResource(), lws,
       {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"},
       "leaderworkerset", manifest::QueueName(lws)));
-  const int32_t replicas = Replicas(lws, {"spec", "replicas"});
-  const int32_t size =
-      std::max<int32_t>(1, Replicas(lws, {"spec", "leaderWorkerTemplate", "size"}));
+  const int32_t replicas = manifest::LeaderWorkerSetReplicas(lws);
+  const int32_t size = manifest::LeaderWorkerSetSize(lws);
   const Json* leader = Find(lws, {"spec", "leaderWorkerTemplate", "leaderTemplate"});
   const bool has_leader = leader != nullptr && leader->is_object();
-  const Json worker = lws["spec"]["leaderWorkerTemplate"].value("workerTemplate", Json::object());
-  auto group_name = [&](int32_t index) {
-    return manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
-                                       absl::StrCat(Name(lws), "-", index), Uid(lws));
-  };
+  auto group_name = [&](int32_t index) { return manifest::LeaderWorkerSetGroupName(lws, index); };
 
   v1::ListWorkloadsRequest list;
   list.set_namespace_(key.ns);
@@ -962,38 +944,14 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
     *del.mutable_workload() = Ref(key.ns, name);
     absl::Status status = admission_.DeleteWorkload(del);
     if (!status.ok() && !absl::IsNotFound(status)) return status;
-    cmd::Log("info", "deleted workload of a removed group", {{"workload", Key(key.ns, name)}});
+    common::Log("info", "deleted workload of a removed group", {{"workload", Key(key.ns, name)}});
   }
-  for (int32_t i = 0; i < replicas; ++i) {
-    const std::string name = group_name(i);
-    if (existing.count(name) > 0) continue;
-    v1::Workload wl;
-    wl.mutable_metadata()->set_name(name);
-    wl.mutable_metadata()->set_namespace_(key.ns);
-    (*wl.mutable_metadata()->mutable_annotations())[kIsGroupWorkloadAnnotation] = "true";
-    (*wl.mutable_metadata()->mutable_annotations())[kComponentIndexAnnotation] = absl::StrCat(i);
-    (*wl.mutable_metadata()->mutable_labels())[manifest::kJobUidLabel] = Uid(lws);
-    SetOwner(wl, lws);
-    wl.mutable_spec()->set_queue_name(queue);
-    SetPriority(wl, lws,
-                has_leader ? (*leader).value("spec", Json::object())
-                           : worker.value("spec", Json::object()));
-    absl::Status built = absl::OkStatus();
-    if (has_leader) {
-      absl::StatusOr<v1::PodSet> ps = manifest::PodSetFromTemplate(
-          "leader", 1, std::nullopt, *leader, "spec.leaderWorkerTemplate.leaderTemplate");
-      built = ps.status();
-      if (ps.ok()) *wl.mutable_spec()->add_pod_sets() = *ps;
-    }
-    if (built.ok()) {
-      absl::StatusOr<v1::PodSet> ps = manifest::PodSetFromTemplate(
-          has_leader ? "worker" : "main", has_leader ? size - 1 : size, std::nullopt, worker,
-          "spec.leaderWorkerTemplate.workerTemplate");
-      built = ps.status();
-      if (ps.ok()) *wl.mutable_spec()->add_pod_sets() = *ps;
-    }
-    if (!built.ok())
-      return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", built.message());
+  absl::StatusOr<std::vector<v1::Workload>> groups = manifest::LeaderWorkerSetWorkloads(lws, queue);
+  if (!groups.ok()) {
+    return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", groups.status().message());
+  }
+  for (const v1::Workload& wl : *groups) {
+    if (existing.count(wl.metadata().name()) > 0) continue;
     v1::SubmitRequest submit;
     *submit.mutable_workload() = wl;
     absl::Status submitted = admission_.Submit(submit).status();
@@ -1084,10 +1042,10 @@ absl::StatusOr<int> PodController::CollectOrphans(
     *del.mutable_workload() = Ref(ns, wl.metadata().name());
     absl::Status status = admission_.DeleteWorkload(del);
     if (!status.ok() && !absl::IsNotFound(status)) return status;
-    cmd::Log("info", "deleted orphaned workload", {{"workload", Key(ns, wl.metadata().name())}});
+    common::Log("info", "deleted orphaned workload", {{"workload", Key(ns, wl.metadata().name())}});
     ++deleted;
   }
   return deleted;
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -27,20 +27,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/admission_client.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_client.h"
+#include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 inline constexpr absl::string_view kPodGroupsResource = "podgroups";
 
-const ResourceKind& PodResource();
-const ResourceKind& DeploymentResource();
-const ResourceKind& StatefulSetResource();
-const ResourceKind& LeaderWorkerSetResource();
+const manifest::ResourceKind& PodResource();
+const manifest::ResourceKind& DeploymentResource();
+const manifest::ResourceKind& StatefulSetResource();
+const manifest::ResourceKind& LeaderWorkerSetResource();
 
 class PodController {
  public:
@@ -58,15 +58,18 @@ class PodController {
     int max_conflict_retries = 5;
   };
 
-  PodController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
+  PodController(KubeClient& kube, client::AdmissionClient& admission, const core::Clock& clock,
                 Options options);
 
   // The resources to list and watch for the enabled kinds (pods whenever any is enabled).
-  std::vector<const ResourceKind*> WatchedResources() const;
+  std::vector<const manifest::ResourceKind*> WatchedResources() const;
   bool Handles(absl::string_view resource) const;
   // The keys an event on `obj` asks to reconcile: a pod's group (or the pod itself), and the
   // StatefulSet or LeaderWorkerSet that made it; a parent's own key.
   std::vector<ObjectKey> KeysFor(absl::string_view resource, const Json& obj) const;
+
+  // The keys a change of workload `wl` asks to reconcile: its pod, its group, its parent.
+  std::vector<ObjectKey> KeysForWorkload(const v1::Workload& wl) const;
 
   absl::Status Reconcile(const ObjectKey& key);
   // A deleted object: its workloads go with it (Kubernetes' garbage collection of the Workloads
@@ -90,20 +93,21 @@ class PodController {
   // manageJobsWithoutQueueName when its namespace is managed and has one; "" when unmanaged.
   absl::StatusOr<std::string> QueueFor(const Json& obj);
   // Puts Kueue's gate, labels and annotations on a parent's pod template at `path`.
-  absl::Status GateTemplates(const ResourceKind& kind, const Json& obj,
+  absl::Status GateTemplates(const manifest::ResourceKind& kind, const Json& obj,
                              const std::vector<std::string>& template_paths,
                              absl::string_view framework, absl::string_view queue);
   // Patches `pod` towards `desired` (metadata and spec) with a resourceVersion precondition.
-  absl::StatusOr<Json> PatchObject(const ResourceKind& kind, const Json& obj, const Json& desired);
+  absl::StatusOr<Json> PatchObject(const manifest::ResourceKind& kind, const Json& obj,
+                                   const Json& desired);
   absl::Status DeletePod(const Json& pod, absl::string_view reason, absl::string_view message);
-  void RecordEvent(const ResourceKind& kind, const Json& obj, absl::string_view type,
+  void RecordEvent(const manifest::ResourceKind& kind, const Json& obj, absl::string_view type,
                    absl::string_view reason, absl::string_view message);
   // Records a Warning once per distinct message (kept in the object's tollgate.dev/status).
-  absl::Status Warn(const ResourceKind& kind, const Json& obj, absl::string_view reason,
+  absl::Status Warn(const manifest::ResourceKind& kind, const Json& obj, absl::string_view reason,
                     absl::string_view message);
 
   KubeClient& kube_;
-  AdmissionClient& admission_;
+  client::AdmissionClient& admission_;
   const core::Clock& clock_;
   const Options options_;
 
@@ -112,4 +116,4 @@ class PodController {
   uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -232,6 +232,13 @@ absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoi
   });
 }
 
+absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
+    const v1::ReportJobStateRequest& request) {
+  return Unary<v1::ReportJobStateResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportJobState(ctx, request, resp);
+  });
+}
+
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
   return Unary<v1::DeleteWorkloadResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
            return e.admission->DeleteWorkload(ctx, request, resp);

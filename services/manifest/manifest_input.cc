@@ -15,6 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
 #include "core/object_kind.h"
+#include "core/status_macros.h"
+#include "services/manifest/gated_kinds_input.h"
 #include "services/manifest/job_translator.h"
 #include "services/manifest/pytorchjob_translator.h"
 #include "services/manifest/rayjob_translator.h"
@@ -49,6 +51,9 @@ std::string Accepted() {
   for (const JobKind& k : JobKinds()) {
     absl::StrAppend(&text, ", ", k.kind, " (", k.api_version, ")");
   }
+  absl::StrAppend(&text,
+                  ", Pod (v1), Deployment (apps/v1), StatefulSet (apps/v1), LeaderWorkerSet "
+                  "(leaderworkerset.x-k8s.io/v1)");
   absl::StrAppend(&text, ", the configuration kinds");
   const char* separator = " ";
   for (const core::KindTraits& t : core::AllKinds()) {
@@ -146,8 +151,12 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML:
   return m;
 }
 
+absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& node,
+                                                              absl::string_view where,
+                                                              manifest::GatedKindsInput* gated);
+
 absl::Status ParseStream(absl::string_view text, absl::string_view source,
-                         std::vector<manifest::Manifest>& out) {
+                         std::vector<manifest::Manifest>& out, manifest::GatedKindsInput& gated) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(std::string(text));
@@ -160,17 +169,18 @@ absl::Status ParseStream(absl::string_view text, absl::string_view source,
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing after it
     absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-        ParseInputDocument(documents[i], absl::StrCat(source, ": document ", i + 1));
+        ParseDocument(documents[i], absl::StrCat(source, ": document ", i + 1), &gated);
     if (!parsed.ok()) return parsed.status();
     std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
   }
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
-                                                                   absl::string_view where) {
+// `gated` collects pod-group members across documents; without one (a single document), a
+// group's pods are refused.
+absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& node,
+                                                              absl::string_view where,
+                                                              manifest::GatedKindsInput* gated) {
   std::vector<manifest::Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
@@ -184,10 +194,18 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
       size_t i = 0;
       for (const auto& item : items) {
         absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-            ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"));
+            ParseDocument(item, absl::StrCat(where, ": items[", i++, "]"), gated);
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
       }
+      return out;
+    }
+    if (manifest::GatedKindsInput::Handles(kind)) {
+      // Pods, pod groups, Deployments, StatefulSets, LeaderWorkerSets (docs/pod-integrations.md).
+      manifest::GatedKindsInput single;
+      manifest::GatedKindsInput& input = gated != nullptr ? *gated : single;
+      TOLLGATE_RETURN_IF_ERROR(input.Add(ToJson(node), where, out));
+      if (gated == nullptr) TOLLGATE_RETURN_IF_ERROR(input.Finish(out));
       return out;
     }
     for (const JobKind& job : JobKinds()) {
@@ -218,13 +236,21 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                                   absl::string_view where) {
+  return ParseDocument(node, where, nullptr);
+}
+
 absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
     std::istream& in, const std::vector<std::string>& paths) {
   std::vector<manifest::Manifest> manifests;
+  manifest::GatedKindsInput gated;
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = ParseStream(text, "<stdin>", manifests); !st.ok()) return st;
+      if (absl::Status st = ParseStream(text, "<stdin>", manifests, gated); !st.ok()) return st;
       continue;
     }
     std::error_code ec;
@@ -244,9 +270,11 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = ParseStream(*text, file, manifests); !st.ok()) return st;
+      if (absl::Status st = ParseStream(*text, file, manifests, gated); !st.ok()) return st;
     }
   }
+  // A pod group becomes one workload once every file has been read.
+  TOLLGATE_RETURN_IF_ERROR(gated.Finish(manifests));
   return manifests;
 }
 

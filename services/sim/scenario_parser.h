@@ -89,6 +89,23 @@ struct Expectation {
   std::vector<ObjectRef> absent;
   // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
   std::vector<std::string> deactivated;
+
+  // --- Owners, holds, missing pods, cost attribution (docs/scenario-format.md).
+  // Exact sets: the workloads on hold, resp. waiting for replacement pods.
+  std::optional<std::vector<std::string>> on_hold;
+  std::optional<std::vector<std::string>> waiting_for_pods;
+  // Owner uid -> the workloads it controls, in submission order.
+  std::map<std::string, std::vector<std::string>> owned_by;
+  // Workload -> its admission's cost-attribution labels, exactly.
+  std::map<std::string, std::map<std::string, std::string>> pod_labels;
+};
+
+// One binding of a bindOwner step (Kueue's prebuilt workload).
+struct OwnerBinding {
+  std::string workload;
+  v1::OwnerReference owner;
+  // The binding must be refused with a message containing this text.
+  std::optional<std::string> refused;
 };
 
 enum class StepKind {
@@ -109,6 +126,14 @@ enum class StepKind {
   kReprioritize,
   kStop,
   kResume,
+  // What a workload's job reports (Tollgate's own): on hold and released, a prebuilt workload
+  // bound or out of sync, pod-group members missing and back.
+  kHold,
+  kRelease,
+  kBindOwner,
+  kOutOfSync,
+  kPodsMissing,
+  kPodsReplaced,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -124,9 +149,11 @@ struct Step {
   std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
   absl::Duration advance;                     // kAdvance
-  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate
+  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate, kHold, kRelease,
+  // kOutOfSync, kPodsMissing, kPodsReplaced
   std::vector<std::string> workload_names;
-  Expectation expect;  // kExpect
+  std::vector<OwnerBinding> bindings;  // kBindOwner
+  Expectation expect;                  // kExpect
 };
 
 struct Scenario {
@@ -137,6 +164,8 @@ struct Scenario {
   // `config:`, read by the same parser as tollgated's --config (a scenario's config and a
   // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
   manifest::KueueConfiguration config;
+  // `costAttributionLabels:`, tollgated's --cost-attribution-labels.
+  std::vector<std::string> cost_attribution_labels;
   std::vector<manifest::Manifest> objects;
   std::vector<Step> steps;
 };

@@ -15,6 +15,8 @@ A small controller stands in for the Job, KubeRay and Kubeflow controllers: an u
 "starts its pods" (status.active, then status.ready after --pod-start-delay) and completes
 after --job-duration seconds (per object: annotation fake.tollgate.dev/duration-seconds;
 fake.tollgate.dev/fail: "true" makes it fail instead). Suspending a job "stops its pods".
+Pods (with the API server's scheduling-gate rules), a kubelet, and the Deployment, StatefulSet
+and LeaderWorkerSet controllers are stood in for by pod_controllers.py.
 
 Test-only endpoints (not Kubernetes): POST /fake/compact forgets the event history (so older
 resourceVersions get 410), POST /fake/drop-watches ends every open watch, GET /fake/runs lists
@@ -41,6 +43,8 @@ import time
 import urllib.parse
 import uuid
 
+import pod_controllers
+
 DURATION_ANNOTATION = "fake.tollgate.dev/duration-seconds"
 FAIL_ANNOTATION = "fake.tollgate.dev/fail"
 
@@ -53,8 +57,9 @@ RESOURCES = {
     ("ray.io", "v1", "rayjobs"): ("RayJob", True, True, []),
     ("kubeflow.org", "v1", "pytorchjobs"): ("PyTorchJob", True, True, []),
 }
+RESOURCES.update(pod_controllers.RESOURCES)
 # Kinds whose strategic merge patches the real server accepts (built-in types); CRDs get 415.
-BUILTIN_GROUPS = {"", "batch"}
+BUILTIN_GROUPS = {"", "batch"} | pod_controllers.BUILTIN_GROUPS
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
 
@@ -531,6 +536,8 @@ class Api:
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
             obj["status"] = {"phase": "Active"}
         apply_job_defaults(plural, obj)
+        if plural in ("pods",) + pod_controllers.PARENT_PLURALS:
+            pod_controllers.apply_defaults(plural, obj)
         with self.store.cond:
             if namespaced and ("namespaces", "", namespace) not in self.store.objects:
                 raise ApiError(404, "NotFound", 'namespaces "%s" not found' % namespace)
@@ -567,6 +574,10 @@ class Api:
             else:
                 new_obj.pop("status", None)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        try:
+            pod_controllers.validate_update(plural, old, new_obj)
+        except pod_controllers.Invalid as e:
+            raise ApiError(422, "Invalid", 'Pod "%s" is invalid: %s' % (name, e))
         if new_obj == old:
             # A no-op write changes nothing, not even the resourceVersion, and sends no event.
             return copy.deepcopy(old)
@@ -894,13 +905,15 @@ def template_selectors(plural, obj):
 
 
 class Simulator(threading.Thread):
-    """Moves unsuspended jobs through start, ready and completion; stops suspended ones."""
+    """Moves unsuspended jobs through start, ready and completion; stops suspended ones; runs
+    pods and their controllers (pod_controllers.py)."""
 
     def __init__(self, store, args):
         super().__init__(daemon=True)
         self.store = store
         self.args = args
         self.started = {}  # uid -> monotonic start of the current run
+        self.pods = pod_controllers.PodWorld(store, args)
 
     def run(self):
         # Sleep first: with a long --tick, nothing is ever simulated (the client tests' mode).
@@ -920,6 +933,7 @@ class Simulator(threading.Thread):
 
     def tick(self):
         with self.store.cond:
+            self.pods.tick()
             for key in sorted(self.store.objects):
                 plural = key[0]
                 if plural not in ("jobs", "rayjobs", "pytorchjobs"):
