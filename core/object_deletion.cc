@@ -62,12 +62,36 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return registry_.workload_priority_classes().count(key) > 0;
     case ObjectKind::kPriorityClass:
       return registry_.pod_priority_classes().count(key) > 0;
+    case ObjectKind::kAdmissionCheck:
+      return registry_.FindAdmissionCheck(name) != nullptr;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
   }
   return false;
+}
+
+std::vector<std::string> ClusterState::ClusterQueuesUsingAdmissionCheck(
+    absl::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [cq_name, spec] : registry_.cluster_queue_specs()) {
+    for (const AdmissionCheckStrategyRule& rule : spec.admission_checks) {
+      if (rule.name == name) {
+        out.push_back(cq_name);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool ClusterState::InUse(ObjectKind kind, absl::string_view namespace_name,
+                         absl::string_view name) const {
+  // Kueue's finalizer on an AdmissionCheck holds it while a ClusterQueue names it; the other
+  // protected kinds are held by the workloads holding quota through them.
+  if (kind == ObjectKind::kAdmissionCheck) return !ClusterQueuesUsingAdmissionCheck(name).empty();
+  return !WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty();
 }
 
 std::vector<std::string> ClusterState::WorkloadsHoldingQuotaVia(ObjectKind kind,
@@ -140,7 +164,7 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
                        "; remove it from their resourceGroups (or delete them) first"));
     }
   }
-  if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
+  if (InUse(kind, namespace_name, name)) {
     registry_.MarkTerminating(kind, key, now);
     OnTerminatingChanged(now);
     return absl::OkStatus();
@@ -175,12 +199,17 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kLocalQueue:
       registry_.EraseLocalQueue(namespace_name, name);
       RerouteAllPending(now);
+      SyncAllChecks(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
       registry_.EraseWorkloadPriorityClass(key);
       return;
     case ObjectKind::kPriorityClass:
       registry_.ErasePodPriorityClass(key);
+      return;
+    case ObjectKind::kAdmissionCheck:
+      // Only reached once no ClusterQueue names it, so no queue's activity changes.
+      registry_.EraseAdmissionCheck(key);
       return;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
@@ -192,6 +221,7 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
 void ClusterState::OnTerminatingChanged(absl::Time now) {
   router_.RecomputeActivity(tree_);
   RerouteAllPending(now);
+  CancelReservationsInInactiveQueues(now);
   finalize_check_due_ = true;
 }
 
@@ -232,7 +262,7 @@ std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
       object.namespace_name = key.substr(0, slash);
       object.name = key.substr(slash + 1);
     }
-    if (!WorkloadsHoldingQuotaVia(kind, object.namespace_name, object.name).empty()) continue;
+    if (InUse(kind, object.namespace_name, object.name)) continue;
     EraseObject(kind, object.namespace_name, object.name, now);
     finalized.push_back(std::move(object));
   }

@@ -1,6 +1,8 @@
 #include "core/queue_router.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
 
 namespace tollgate::core {
 
@@ -73,6 +75,8 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
   for (auto& [name, cq] : cluster_queues_) {
     cq.active = true;
     cq.inactive_reason.clear();
+    cq.inactive_message.clear();
+    ApplyCheckActivity(cq);
     if (cq.spec.stop_policy != StopPolicy::kNone) {
       cq.active = false;
       cq.inactive_reason = "Stopped";
@@ -97,6 +101,18 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
       }
     }
   }
+}
+
+void QueueRouter::ApplyCheckActivity(ClusterQueueRuntime& cq) const {
+  if (cq.spec.admission_checks.empty()) return;
+  const CheckInactivity checks = ClusterQueueCheckInactivity(cq.spec, config_.admission_checks());
+  if (checks.empty()) return;
+  // Reasons found later (stopped, terminating, a missing flavor) take the condition's reason;
+  // the message keeps the checks' part, as Kueue lists every cause.
+  cq.active = false;
+  cq.inactive_reason = checks.reasons.front();
+  cq.inactive_message =
+      absl::StrCat("Can't admit new workloads: ", absl::StrJoin(checks.messages, ", "), ".");
 }
 
 bool QueueRouter::TerminatingInTree(const ClusterQueueRuntime& cq) const {

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
@@ -99,6 +100,7 @@ struct EstimateSnapshot {
   std::vector<LocalQueueSpec> local_queues;
   std::map<std::string, PriorityClassSpec> workload_priority_classes;
   std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  std::map<std::string, AdmissionCheckRuntime> admission_checks;
   RuntimeHistory history;
   // Pending or holding quota, in the live state's id order, each keeping its live id. Events
   // are left out (the copy's decisions never read them). Shared, so a later snapshot reuses
