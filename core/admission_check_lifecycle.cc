@@ -278,6 +278,11 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
   }
   const bool waited = wl.status.state == WorkloadState::kQuotaReserved;
   wl.status.state = WorkloadState::kAdmitted;
+  // What the pods start with, kept only when a check added something to them.
+  const bool updated =
+      std::any_of(wl.status.admission_checks().begin(), wl.status.admission_checks().end(),
+                  [](const AdmissionCheckState& c) { return !c.pod_set_updates.empty(); });
+  wl.status.set_admitted_pod_sets(updated ? *std::move(infos) : std::vector<PodSetInfo>());
   RefileHeld(wl);
   SetCondition(wl.status, Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
   if (FindCondition(wl.status, "PodsReady") != nullptr) {
@@ -307,6 +312,7 @@ void ClusterState::CancelReservation(Workload& wl, const std::string& message, a
   ReleaseQuota(wl, now);
   wl.status.state = WorkloadState::kPending;
   wl.status.admission.reset();
+  wl.status.set_admitted_pod_sets({});
   wl.status.pods_ready = false;
   wl.status.pending_message = message;
   SetCondition(wl.status, Condition{"QuotaReserved", false, "Inadmissible", message, now});

@@ -94,17 +94,6 @@ struct CheckInactivity {
 CheckInactivity ClusterQueueCheckInactivity(
     const ClusterQueueSpec& cq, const std::map<std::string, AdmissionCheckRuntime>& checks);
 
-// The pod-level values of one pod set once its flavors and its checks' podSetUpdates are
-// applied: what an adapter puts on the pods it starts (Kueue's PodSetInfo).
-struct PodSetInfo {
-  std::string name;
-  Labels labels;
-  Labels annotations;
-  Labels node_selector;
-  std::vector<Toleration> tolerations;
-  bool operator==(const PodSetInfo&) const = default;
-};
-
 // Kueue's merge of what a started workload's pods get: per pod set, its own nodeSelector and
 // tolerations, its assigned flavors' nodeLabels and tolerations (`flavors` by name; an unknown
 // flavor adds nothing), then every check's podSetUpdates in name order. Additive: a key set to

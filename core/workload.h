@@ -83,6 +83,18 @@ struct PodSetUpdate {
   bool operator==(const PodSetUpdate&) const = default;
 };
 
+// The pod-level values of one pod set once its flavors and its checks' podSetUpdates are
+// applied: what an adapter puts on the pods it starts (Kueue's PodSetInfo;
+// core/admission_checks.h, MergePodSetUpdates).
+struct PodSetInfo {
+  std::string name;
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetInfo&) const = default;
+};
+
 // Kueue's AdmissionCheckState: one check's state on one workload.
 struct AdmissionCheckState {
   // The AdmissionCheck's name.
@@ -176,12 +188,25 @@ struct WorkloadStatus {
       admission_checks_ = std::move(checks);
     }
   }
+  // Set when the workload was admitted with checks that update its pod sets: what each pod
+  // set's pods get (its flavors' and its checks' additions merged), fixed at admission.
+  const std::vector<PodSetInfo>& admitted_pod_sets() const {
+    return admitted_pod_sets_.value_or_default();
+  }
+  void set_admitted_pod_sets(std::vector<PodSetInfo> infos) {
+    if (infos.empty()) {
+      admitted_pod_sets_.reset();
+    } else {
+      admitted_pod_sets_ = std::move(infos);
+    }
+  }
   bool operator==(const WorkloadStatus&) const = default;
 
  private:
   Boxed<WorkloadHistory> history_;
   // Boxed: most workloads run in queues without checks.
   Boxed<std::vector<AdmissionCheckState>> admission_checks_;
+  Boxed<std::vector<PodSetInfo>> admitted_pod_sets_;
 };
 
 // A workload's identity in the API: its namespace and name. Neither can contain '/', so

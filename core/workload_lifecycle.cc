@@ -98,6 +98,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   }
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
+  wl->status.set_admitted_pod_sets({});
   wl->status.pods_ready = false;
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});

@@ -628,6 +628,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   rpc::ConfigGrpcService config_service(api, &gate);
   rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::AdmissionCheckGrpcService check_service(api, admission_service.mutable_watch_hub(), &gate);
   rpc::AuthGrpcService auth_service(gate);
   rpc::InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
   rpc::AdminGrpcService admin_service(
@@ -646,6 +647,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  builder.RegisterService(&check_service);
   {
     // One vector: each SetInterceptorCreators call replaces the previous one.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

@@ -110,6 +110,7 @@ struct FollowerServer {
   std::unique_ptr<rpc::AdmissionGrpcService> admission;
   std::unique_ptr<rpc::ConfigGrpcService> config;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility;
+  std::unique_ptr<rpc::AdmissionCheckGrpcService> checks;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -134,6 +135,8 @@ absl::Status OpenFollowerReads(const ReplicaOptions& options,
   follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate());
   follower.config = std::make_unique<rpc::ConfigGrpcService>(reads->api(), &reads->gate());
   follower.visibility = std::make_unique<rpc::VisibilityGrpcService>(reads->api(), &reads->gate());
+  follower.checks = std::make_unique<rpc::AdmissionCheckGrpcService>(
+      reads->api(), follower.admission->mutable_watch_hub(), &reads->gate());
   follower.reads = std::move(reads);
   follower.mirror = std::move(mirror);
   return absl::OkStatus();
@@ -160,6 +163,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     builder.RegisterService(follower->admission.get());
     builder.RegisterService(follower->config.get());
     builder.RegisterService(follower->visibility.get());
+    builder.RegisterService(follower->checks.get());
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(ha::NewFollowerReadInterceptorFactory(*follower->reads));
@@ -342,6 +346,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   rpc::ConfigGrpcService config_service(api, &gate);
   rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::AdmissionCheckGrpcService check_service(api, admission_service.mutable_watch_hub(), &gate);
   rpc::AuthGrpcService auth_service(gate);
   rpc::InfoGrpcService info_service(gate, options.described_configuration);
   // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
@@ -350,6 +355,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  builder.RegisterService(&check_service);
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
   builder.RegisterService(&admin_service);

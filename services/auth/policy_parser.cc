@@ -171,7 +171,8 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
   } else if (kind == "RoleBinding") {
     if (absl::Status s = CheckFields(where, doc, "",
                                      {"apiVersion", "kind", "metadata", "role", "subjects",
-                                      "namespaces", "maxPriority", "allowNonPreemptible"});
+                                      "namespaces", "maxPriority", "allowNonPreemptible",
+                                      "controllerNames"});
         !s.ok()) {
       return s;
     }
@@ -180,6 +181,8 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     ASSIGN_OR_RETURN_POLICY(binding.role, String(where, doc["role"], "role"));
     ASSIGN_OR_RETURN_POLICY(binding.subjects, Subjects(where, doc["subjects"]));
     ASSIGN_OR_RETURN_POLICY(binding.namespaces, Strings(where, doc["namespaces"], "namespaces"));
+    ASSIGN_OR_RETURN_POLICY(binding.controller_names,
+                            Strings(where, doc["controllerNames"], "controllerNames"));
     ASSIGN_OR_RETURN_POLICY(binding.max_priority,
                             OptionalInt32(where, doc["maxPriority"], "maxPriority"));
     ASSIGN_OR_RETURN_POLICY(binding.allow_non_preemptible,
