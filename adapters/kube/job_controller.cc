@@ -315,8 +315,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         flavors[name] = flavor.resource_flavor();
       }
       TOLLGATE_ASSIGN_OR_RETURN(
-          Json desired,
-          manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors));
+          Json desired, manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors,
+                                                 wl->status().admitted_pod_sets()));
       SetSuspend(translator, desired, false);
       manifest::SetAnnotation(
           desired, kStatusAnnotation,
