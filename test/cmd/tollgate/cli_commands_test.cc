@@ -36,7 +36,8 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
+#include "cmd/tollgate/client_config.h"
 #include "common/file_util.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
@@ -1079,7 +1080,7 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::ostream out(&buf);
   std::ostringstream err;
   std::istringstream in;
-  WatchCanceller canceller;
+  client::WatchCanceller canceller;
   CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
   int code = -1;
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
@@ -1288,7 +1289,7 @@ TEST_F(CliTest, GetWatchPrintsHeaderRowsAndResumesFromARevision) {
                    const std::function<void()>& while_watching) {
     std::ostream out(&buf);
     std::istringstream in;
-    WatchCanceller canceller;
+    client::WatchCanceller canceller;
     CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
     int code = -1;
     std::thread watcher([&] { code = RunCli(args, env); });
@@ -1395,9 +1396,14 @@ items:
   EXPECT_EQ(r.out,
             "resourceflavor.kueue.x-k8s.io/listed-flavor created\n"
             "workloadpriorityclass.kueue.x-k8s.io/listed-priority created\n");
-  r = Run({"apply", "-f", "-"}, "kind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
+  r = Run({"apply", "-f", "-"},
+          "apiVersion: v1\nkind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: document 1: items[0]: unknown kind \"Gizmo\""));
+  // As kubectl, and as tollgated --manifests: every document names its apiVersion.
+  r = Run({"apply", "-f", "-"}, "kind: List\nitems: []\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_EQ(r.err, "tollgate: <stdin>: document 1: List: apiVersion: required value, got none\n");
 }
 
 // version (client and server).
