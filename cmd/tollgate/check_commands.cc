@@ -144,8 +144,8 @@ int RunCheckSet(Session& s, const ParsedFlags& args) {
       s.client().UpdateAdmissionCheckState(request);
   if (!response.ok()) return s.Fail(response.status());
   const v1::Workload& wl = response->workload();
-  s.out() << "workload.kueue.x-k8s.io/" << request.workload().name() << " check "
-          << request.check() << " set to " << request.state() << " (" << DisplayState(wl)
+  s.out() << "workload.kueue.x-k8s.io/" << request.workload().name() << " check " << request.check()
+          << " set to " << request.state() << " (" << DisplayState(wl)
           << "; checks: " << ChecksLine(wl) << ")\n";
   return kExitOk;
 }
@@ -160,9 +160,8 @@ int RunCheckActive(Session& s, const ParsedFlags& args, bool active) {
   request.set_name(args.positional[1]);
   request.set_active(active);
   request.set_reason(args.Get("reason", active ? "Active" : "Inactive"));
-  request.set_message(args.Get(
-      "message", active ? "Activated by tollgate check activate"
-                        : "Deactivated by tollgate check deactivate"));
+  request.set_message(args.Get("message", active ? "Activated by tollgate check activate"
+                                                 : "Deactivated by tollgate check deactivate"));
   absl::StatusOr<v1::SetAdmissionCheckActiveResponse> response =
       s.client().SetAdmissionCheckActive(request);
   if (!response.ok()) return s.Fail(response.status());
@@ -178,9 +177,9 @@ int RunCheck(Session& s, const ParsedFlags& args) {
   if (sub == "set") return RunCheckSet(s, args);
   if (sub == "activate") return RunCheckActive(s, args, true);
   if (sub == "deactivate") return RunCheckActive(s, args, false);
-  return s.UsageError(
-      sub.empty() ? "name a subcommand: set, activate or deactivate"
-                  : absl::StrCat("unknown subcommand \"", sub, "\": want set, activate or deactivate"));
+  return s.UsageError(sub.empty() ? "name a subcommand: set, activate or deactivate"
+                                  : absl::StrCat("unknown subcommand \"", sub,
+                                                 "\": want set, activate or deactivate"));
 }
 
 }  // namespace tollgate::cli

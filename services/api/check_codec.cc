@@ -37,8 +37,10 @@ constexpr EnumValue<core::CheckState> kCheckStates[] = {
 
 absl::StatusOr<core::CheckState> ParseCheckState(const Reporter& r, absl::string_view path,
                                                  absl::string_view text) {
-  if (text.empty()) return r.Invalid(path, "is required: one of \"Pending\", \"Ready\", "
-                                           "\"Retry\", \"Rejected\"");
+  if (text.empty())
+    return r.Invalid(path,
+                     "is required: one of \"Pending\", \"Ready\", "
+                     "\"Retry\", \"Rejected\"");
   return ParseEnum(r, path, text, core::CheckState::kPending, kCheckStates);
 }
 
@@ -64,9 +66,8 @@ absl::StatusOr<std::vector<core::PodSetUpdate>> PodSetUpdatesFromProto(
     update.name = u.name();
     TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(at, "labels"), u.labels_size(), max_entries));
     TOLLGATE_RETURN_IF_ERROR(LabelsFromProto(r, Child(at, "labels"), u.labels(), &update.labels));
-    TOLLGATE_RETURN_IF_ERROR(
-        CheckMaxItems(r, Child(at, "annotations"), u.annotations_size(),
-                      merged ? max_entries : kMaxAnnotations));
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(at, "annotations"), u.annotations_size(),
+                                           merged ? max_entries : kMaxAnnotations));
     TOLLGATE_RETURN_IF_ERROR(ValidateAnnotations(r, Child(at, "annotations"), u.annotations()));
     for (const auto& [key, value] : codec::Sorted(u.annotations())) update.annotations[key] = value;
     TOLLGATE_RETURN_IF_ERROR(
@@ -119,8 +120,7 @@ absl::StatusOr<core::CheckStateUpdate> CheckStateUpdateFromProto(
     out.requeue_after_seconds = request.requeue_after_seconds();
   }
   TOLLGATE_ASSIGN_OR_RETURN(
-      out.pod_set_updates,
-      PodSetUpdatesFromProto(r, "pod_set_updates", request.pod_set_updates()));
+      out.pod_set_updates, PodSetUpdatesFromProto(r, "pod_set_updates", request.pod_set_updates()));
   return out;
 }
 
@@ -175,9 +175,8 @@ absl::StatusOr<std::vector<core::PodSetInfo>> PodSetInfosFromProto(
                                                    /*merged=*/true));
   std::vector<core::PodSetInfo> out;
   for (core::PodSetUpdate& u : updates) {
-    out.push_back(core::PodSetInfo{std::move(u.name), std::move(u.labels),
-                                   std::move(u.annotations), std::move(u.node_selector),
-                                   std::move(u.tolerations)});
+    out.push_back(core::PodSetInfo{std::move(u.name), std::move(u.labels), std::move(u.annotations),
+                                   std::move(u.node_selector), std::move(u.tolerations)});
   }
   return out;
 }

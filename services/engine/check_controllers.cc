@@ -90,9 +90,8 @@ std::vector<v1::CheckControllerRef> CheckControllerTracker::Changed(
   // too, and are many): leave them out of the record unless they just stopped.
   std::vector<v1::CheckControllerRef> kept;
   for (v1::CheckControllerRef& ref : out) {
-    const bool was = it != concerned_.end() &&
-                     std::find(it->second.begin(), it->second.end(), ref.controller_name()) !=
-                         it->second.end();
+    const bool was = it != concerned_.end() && std::find(it->second.begin(), it->second.end(),
+                                                         ref.controller_name()) != it->second.end();
     ref.set_added(ref.holds_quota() && !was);
     if (ref.holds_quota() || was) kept.push_back(std::move(ref));
   }

@@ -28,13 +28,11 @@ absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> TollgateApi::UpdateAdmissi
         "made on (greater than 0), got ",
         request.expected_revision()));
   }
-  TOLLGATE_ASSIGN_OR_RETURN(core::CheckStateUpdate update,
-                            api::CheckStateUpdateFromProto(request));
+  TOLLGATE_ASSIGN_OR_RETURN(core::CheckStateUpdate update, api::CheckStateUpdateFromProto(request));
   const std::string key = WorkloadKeyOf(request.workload());
   const int64_t expected = request.expected_revision();
   return executor_.Run<v1::UpdateAdmissionCheckStateResponse>(
-      [&](AdmissionExecutor::Txn& txn)
-          -> absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> {
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> {
         const core::Workload* wl = txn.state().FindWorkload(key);
         if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
         // A change of this batch not yet committed makes the workload newer than any revision a
@@ -76,8 +74,8 @@ absl::StatusOr<v1::SetAdmissionCheckActiveResponse> TollgateApi::SetAdmissionChe
           return absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
         }
         const std::string status_before = object.admission_check().status().SerializeAsString();
-        TOLLGATE_RETURN_IF_ERROR(txn.SetAdmissionCheckActive(
-            request.name(), request.active(), request.reason(), request.message()));
+        TOLLGATE_RETURN_IF_ERROR(txn.SetAdmissionCheckActive(request.name(), request.active(),
+                                                             request.reason(), request.message()));
         // The condition as the state holds it (its transition time kept when unchanged), stored
         // so that a restart restores it; the same report again writes nothing.
         api_internal::FillObjectStatus(txn.state(), object);

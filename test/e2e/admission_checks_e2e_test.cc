@@ -211,8 +211,8 @@ class AdmissionChecksE2eTest : public testing::Test {
 TEST_F(AdmissionChecksE2eTest, AControllerDrivesACheckOverGrpcAndItSurvivesKill9) {
   // The ClusterQueue names a check its controller has not activated: it admits nothing.
   Submit("a", 2);
-  EXPECT_TRUE(absl::StrContains(Cli("get clusterqueues"), "AdmissionCheckInactive")) << Cli(
-      "get clusterqueues");
+  EXPECT_TRUE(absl::StrContains(Cli("get clusterqueues"), "AdmissionCheckInactive"))
+      << Cli("get clusterqueues");
   EXPECT_EQ(Get("a").status().state(), v1::WORKLOAD_STATE_PENDING);
 
   auto watch = std::make_unique<CheckWatch>(*checks_, 0);

@@ -27,7 +27,12 @@ using ::testing::HasSubstr;
 // cq (4 cpu in flavor rf) requires check "prov" (controller example.com/prov) on every workload
 // and "gpu-only" only on workloads in flavor "other" (which it has no quota in).
 constexpr char kObjects[] = R"pb(
-  objects { resource_flavor { metadata { name: "rf" } spec { node_labels { key: "pool" value: "a" } } } }
+  objects {
+    resource_flavor {
+      metadata { name: "rf" }
+      spec { node_labels { key: "pool" value: "a" } }
+    }
+  }
   objects { resource_flavor { metadata { name: "other" } } }
   objects {
     admission_check {
@@ -187,10 +192,9 @@ TEST_F(TollgateApiChecksTest, UpdatesAreCompareAndSwapOnTheWorkloadsRevision) {
       api_->UpdateAdmissionCheckState(stale);
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
   EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr(absl::StrCat("workload ns/a is at revision ",
-                                     seen.metadata().resource_version(),
-                                     ", not the expected revision ",
-                                     seen.metadata().resource_version() - 1)));
+              HasSubstr(absl::StrCat(
+                  "workload ns/a is at revision ", seen.metadata().resource_version(),
+                  ", not the expected revision ", seen.metadata().resource_version() - 1)));
   EXPECT_EQ(Get("a").SerializeAsString(), seen.SerializeAsString());
 
   v1::UpdateAdmissionCheckStateRequest ready = Update(seen, "prov", "Ready");
@@ -246,8 +250,8 @@ TEST_F(TollgateApiChecksTest, BadUpdatesNameTheFieldAndValueAndChangeNothing) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> r = api_->UpdateAdmissionCheckState(
-        c.request);
+    absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> r =
+        api_->UpdateAdmissionCheckState(c.request);
     EXPECT_EQ(r.status().code(), c.code) << r.status();
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message));
     EXPECT_EQ(Get("a").SerializeAsString(), seen.SerializeAsString());
