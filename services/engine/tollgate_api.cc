@@ -15,6 +15,7 @@
 #include "core/submit_preview.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api/api_codec.h"
+#include "services/api/api_validation.h"
 #include "services/api/breakdown_codec.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/list_pages.h"
