@@ -135,7 +135,7 @@ int RunCheckSet(Session& s, const ParsedFlags& args) {
     // Decided on what the admin sees now: the revision read here is the one the update
     // expects, so a change in between (an eviction, another check) refuses it.
     v1::GetWorkloadRequest get;
-    *get.mutable_ref() = request.workload();
+    *get.mutable_workload() = request.workload();
     absl::StatusOr<v1::Workload> wl = s.client().GetWorkload(get);
     if (!wl.ok()) return s.Fail(wl.status());
     request.set_expected_revision(wl->metadata().resource_version());
