@@ -290,6 +290,10 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
     e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
     return e;
   }
+  if (sim.TerminatingSince(ObjectKind::kClusterQueue, "", cq->first).has_value()) {
+    e.reason = absl::StrCat("ClusterQueue ", cq->first, " is terminating");
+    return e;
+  }
   if (r.hit_bound) {
     e.kind = StartEstimate::Kind::kNotBefore;
     e.likely = r.stopped_at;

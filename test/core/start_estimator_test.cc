@@ -242,6 +242,14 @@ TEST_F(StartEstimatorTest, ATerminatingBorrowerIsWaitedOutNotReclaimed) {
   EXPECT_EQ(wide->kind, StartEstimate::Kind::kUnknown);
 }
 
+TEST_F(StartEstimatorTest, UnknownWhenItsClusterQueueIsTerminating) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("forever", "ns", 8));  // no runtime known: the queue never goes in the copy
+  Submit(GpuJob("short", "ns", 8));
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "cq", now_).ok());
+  EXPECT_EQ(EstimateOf("ns/short").reason, "ClusterQueue cq is terminating");
+}
+
 TEST_F(StartEstimatorTest, SlurmsRuleUsesOnlyDeclaredLimits) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   for (int i = 1; i <= 4; ++i) Teach("ns", "old-" + std::to_string(i), absl::Minutes(10));
