@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "core/cluster_state.h"
+#include "core/cohort_breakdown.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/core/gpu_cluster_state_fixture.h"
@@ -164,6 +165,10 @@ TEST_F(MidTreeCohortDeletionTest, GoesAtOnceAndItsQueuesKeepWhatTheyRun) {
   EXPECT_FALSE(mid->HasParent());
   EXPECT_EQ(Gpu(*mid, &QuotaNode::SubtreeQuota), 1);  // only what cq lends it
   EXPECT_THAT(state_.tree().Cohort("root")->child_cohorts(), IsEmpty());
+  absl::StatusOr<CohortBreakdown> breakdown = CohortBreakdownOf(state_, "mid");
+  ASSERT_TRUE(breakdown.ok()) << breakdown.status();
+  EXPECT_TRUE(breakdown->implicit);
+  EXPECT_EQ(breakdown->root, "mid");
   // What runs keeps running and keeps its usage, above what is left.
   EXPECT_EQ(StateOf("ns/base"), WorkloadState::kAdmitted);
   EXPECT_EQ(StateOf("ns/borrows"), WorkloadState::kAdmitted);
