@@ -44,7 +44,7 @@ if $subset; then
   # - e2e.ha.*: a 3-member etcd cluster, failovers and lease expiries; mostly waiting.
   # - web.dashboard_browser: Chromium driving the dashboard; mostly the browser's time.
   # - layering.check: Python reading the sources; no Tollgate code runs in it.
-  for t in core_test storage_test services_test manifest_test scenario_parser_test \
+  for t in core_test common_test storage_test services_test manifest_test scenario_parser_test \
            translators_test tollgate \
            tollgated e2e_test metrics_e2e_test security_e2e_test describe_e2e_test \
            operations_e2e_test python_grpc_stubs tollgate-kube kube_e2e_test; do

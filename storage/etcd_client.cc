@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
+#include "common/host_port.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -50,13 +51,12 @@ absl::StatusOr<std::vector<std::string>> ParseEtcdEndpoints(absl::string_view co
   std::vector<std::string> endpoints;
   for (absl::string_view part : absl::StrSplit(comma_separated, ',')) {
     part = absl::StripAsciiWhitespace(part);
-    const std::string address = StripScheme(part);
-    const size_t colon = address.rfind(':');
-    int port = 0;
-    if (part.empty() || colon == std::string::npos || colon == 0 ||
-        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535 ||
-        (absl::StrContains(part, "://") && !absl::StartsWith(part, "http://") &&
-         !absl::StartsWith(part, "https://"))) {
+    const bool known_scheme = !absl::StrContains(part, "://") ||
+                              absl::StartsWith(part, "http://") ||
+                              absl::StartsWith(part, "https://");
+    if (part.empty() || !known_scheme ||
+        !common::ParseHostPort(StripScheme(part), "etcd endpoint", /*allow_port_zero=*/false)
+             .ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "etcd endpoints: \"", part, "\" is not host:port (or http[s]://host:port) in \"",
           comma_separated, "\""));

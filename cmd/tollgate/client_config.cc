@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "cmd/tollgate/cli_client.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "grpcpp/security/credentials.h"
 #include "yaml-cpp/yaml.h"
 
@@ -35,8 +36,10 @@ absl::StatusOr<ContextEntry> ReadContext(const std::string& path, const std::str
   auto bad = [&](absl::string_view field, absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", field, ": ", problem));
   };
+  absl::StatusOr<YAML::Node> loaded = common::LoadYamlDocument(*text, path);
+  if (!loaded.ok()) return loaded.status();
   try {
-    const YAML::Node root = YAML::Load(*text);
+    const YAML::Node& root = *loaded;
     if (!root.IsMap()) return bad("(top level)", "want a mapping");
     const std::string name =
         !wanted.empty()

@@ -40,6 +40,7 @@
 #include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/file_util.h"
+#include "common/host_port.h"
 #include "common/json_log.h"
 #include "common/stop_signals.h"
 #include "core/real_clock.h"
@@ -281,11 +282,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     return absl::InvalidArgumentError("--data-dir is required");
   }
   if (!flags.metrics_listen.empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort metrics,
+                              common::ParseHostPort(flags.metrics_listen, "--metrics-listen"));
     // Secure by default, as for --listen: beyond loopback the HTTP port needs TLS (it serves
     // the gRPC port's certificate) and an authenticator, unless the operator says otherwise.
-    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure &&
+    if (!common::IsLoopbackHost(metrics.host) && !flags.security.insecure &&
         (flags.security.tls_cert.empty() || !HasAuthenticator(flags.security))) {
       return absl::InvalidArgumentError(
           absl::StrCat("--metrics-listen=", flags.metrics_listen,
@@ -481,14 +482,6 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, engine::Tollg
   return absl::OkStatus();
 }
 
-// `listen` with its port replaced by the one actually bound (they differ for port 0).
-std::string BoundAddress(absl::string_view listen, int port) {
-  const size_t colon = listen.rfind(':');
-  const absl::string_view host =
-      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  return absl::StrCat(host, ":", port);
-}
-
 // Says what recovery found: a dropped torn tail (harmless) or accepted data loss (loud).
 void LogRecovery(const storage::RocksDbStore& store) {
   const storage::RecoveryReport& report = store.recovery();
@@ -667,7 +660,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   }
   health.store(server->GetHealthCheckService());
   if (store_failed.load()) server->GetHealthCheckService()->SetServingStatus(false);
-  const std::string bound = BoundAddress(flags.listen, port);
+  const std::string bound = common::WithPort(flags.listen, port);
   if (!flags.port_file.empty()) {
     absl::Status written = common::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
     if (!written.ok()) {
@@ -678,14 +671,14 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // HTTPS for --metrics-listen from the same files; outlives the HTTP server (stopped below).
   std::unique_ptr<web::TlsFiles> http_tls;
   if (observability != nullptr) {
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort host_port,
+                              common::ParseHostPort(flags.metrics_listen, "--metrics-listen"));
     if (!flags.security.tls_cert.empty()) {
       TOLLGATE_ASSIGN_OR_RETURN(http_tls,
                                 web::TlsFiles::Load(flags.security.tls_cert, flags.security.tls_key,
                                                     flags.security.client_ca));
     }
-    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+    absl::Status serving = observability->Serve(host_port.host, host_port.port, api, *executor,
                                                 store.get(), gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
       serving = common::WriteFileAtomically(flags.metrics_port_file,
@@ -697,7 +690,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       return serving;
     }
     Log("info", "serving metrics and the dashboard",
-        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())},
+        {{"metrics_listen", common::WithPort(flags.metrics_listen, observability->port())},
          {"tls", http_tls == nullptr ? "off" : "on"}});
   }
   Log("info", "serving",

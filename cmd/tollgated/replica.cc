@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "cmd/tollgated/observability.h"
 #include "common/atomic_file.h"
+#include "common/host_port.h"
 #include "common/json_log.h"
 #include "core/real_clock.h"
 #include "core/status_macros.h"
@@ -35,18 +36,11 @@ namespace {
 
 using common::Log;
 
-std::string WithPort(absl::string_view listen, int port) {
-  const size_t colon = listen.rfind(':');
-  const absl::string_view host =
-      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  return absl::StrCat(host, ":", port);
-}
-
 // The address to bind next: `listen` until a port is known, then the same port again.
 struct Binding {
   std::string listen;
   int port = 0;
-  std::string address() const { return port == 0 ? listen : WithPort(listen, port); }
+  std::string address() const { return port == 0 ? listen : common::WithPort(listen, port); }
 };
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& builder,
@@ -370,9 +364,9 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   follower.reset();
   if (observability != nullptr) {
     // The HTTP handlers read the executor and the gate: stopped before they go (below).
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", metrics_binding.address()));
-    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort host_port,
+                              common::ParseHostPort(metrics_binding.address(), "--metrics-listen"));
+    absl::Status serving = observability->Serve(host_port.host, host_port.port, api, *executor,
                                                 /*rocksdb=*/nullptr, gate, options.http_tls);
     if (serving.ok() && metrics_binding.port == 0) {
       metrics_binding.port = observability->port();

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/pod_requests.h"
 #include "core/quantity.h"
@@ -983,7 +984,7 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(yaml_text, source_name));
+                            common::LoadYamlDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it

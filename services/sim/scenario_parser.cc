@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "services/manifest/yaml_reader.h"
@@ -715,7 +716,7 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
 
 absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(text, file_name));
+                            common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);
