@@ -79,7 +79,6 @@ std::string SetString(const std::set<std::string>& names) {
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
 }
 
-// Runs one scenario; every method returns the failure text ("" when fine) of its step.
 // The service a scenario talks to: the executor and the API over one store, which a `restart`
 // step stops and opens again on the same store, as a restarted tollgated does.
 class ScenarioService {
@@ -109,6 +108,7 @@ class ScenarioService {
   std::unique_ptr<engine::AdmissionExecutor> executor_;
 };
 
+// Runs one scenario; every method returns the failure text ("" when fine) of its step.
 class Run {
  public:
   Run(const Scenario& scenario, core::SimulatedClock& clock, ScenarioService& service)
