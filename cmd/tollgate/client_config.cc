@@ -8,7 +8,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cmd/tollgate/cli_client.h"
 #include "common/file_util.h"
 #include "common/yaml_documents.h"
 #include "grpcpp/security/credentials.h"
@@ -121,26 +120,20 @@ absl::StatusOr<Connection> ResolveConnection(const ConnectionInputs& in) {
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
-    const Connection& connection) {
-  if (!connection.tls()) return grpc::InsecureChannelCredentials();
-  grpc::SslCredentialsOptions options;
-  if (!connection.certificate_authority.empty()) {
-    absl::StatusOr<std::string> ca =
-        ReadFile("certificate authority", connection.certificate_authority);
-    if (!ca.ok()) return ca.status();
-    options.pem_root_certs = *std::move(ca);
-  }
-  if (!connection.client_certificate.empty()) {
-    absl::StatusOr<std::string> cert =
-        ReadFile("client certificate", connection.client_certificate);
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile("client key", connection.client_key);
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *std::move(cert);
-    options.pem_private_key = *std::move(key);
-  }
-  return grpc::SslCredentials(options);
+absl::StatusOr<client::Credentials> CredentialsFor(const Connection& connection) {
+  client::Credentials credentials;
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> channel = client::TlsChannelCredentials(
+      connection.certificate_authority, connection.client_certificate, connection.client_key);
+  if (!channel.ok()) return channel.status();
+  credentials.channel = *std::move(channel);
+  credentials.bearer_token = connection.token;
+  return credentials;
+}
+
+std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value) {
+  if (!flag_value.empty()) return std::string(flag_value);
+  if (!env_value.empty()) return std::string(env_value);
+  return std::string(kDefaultServer);
 }
 
 }  // namespace tollgate::cli

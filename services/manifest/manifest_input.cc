@@ -14,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
-#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "services/manifest/job_translator.h"
@@ -148,15 +147,8 @@ absl::StatusOr<Manifest> TranslateJob(const JobKind& kind, const YAML::Node& nod
 
 absl::Status ParseStream(absl::string_view text, absl::string_view source,
                          std::vector<Manifest>& out) {
-  TOLLGATE_ASSIGN_OR_RETURN(const std::vector<YAML::Node> documents,
-                            common::LoadYamlDocuments(text, source));
-  for (size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;  // `---` with nothing after it
-    absl::StatusOr<std::vector<Manifest>> parsed =
-        ParseInputDocument(documents[i], absl::StrCat(source, ": document ", i + 1));
-    if (!parsed.ok()) return parsed.status();
-    std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed, ParseManifests(text, source));
+  std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   return absl::OkStatus();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "core/status_macros.h"
 #include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/yaml_reader.h"
 
 namespace tollgate::manifest {
@@ -1006,8 +1008,9 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
                                                        ": apiVersion: required value, got none"));
       }
     }
-    TOLLGATE_ASSIGN_OR_RETURN(Manifest m, ParseManifestNode(documents[i], where));
-    out.push_back(std::move(m));
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseInputDocument(documents[i], where));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   // An empty file is almost always the wrong file: say so rather than apply nothing.
   if (out.empty()) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
@@ -547,10 +549,11 @@ absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, cons
   std::vector<Manifest> out;
   size_t i = 0;
   for (const auto& item : node) {
+    // The document reader of `tollgate apply -f`: a kind: List and the job kinds load here too.
     TOLLGATE_ASSIGN_OR_RETURN(
-        Manifest m,
-        manifest::ParseManifestNode(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
-    out.push_back(std::move(m));
+        std::vector<Manifest> parsed,
+        manifest::ParseInputDocument(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   return out;
 }

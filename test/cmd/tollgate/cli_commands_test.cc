@@ -36,7 +36,8 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
+#include "cmd/tollgate/client_config.h"
 #include "common/file_util.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
@@ -998,7 +999,7 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::ostream out(&buf);
   std::ostringstream err;
   std::istringstream in;
-  WatchCanceller canceller;
+  client::WatchCanceller canceller;
   CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
   int code = -1;
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
@@ -1207,7 +1208,7 @@ TEST_F(CliTest, GetWatchPrintsHeaderRowsAndResumesFromARevision) {
                    const std::function<void()>& while_watching) {
     std::ostream out(&buf);
     std::istringstream in;
-    WatchCanceller canceller;
+    client::WatchCanceller canceller;
     CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
     int code = -1;
     std::thread watcher([&] { code = RunCli(args, env); });
