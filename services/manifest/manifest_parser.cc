@@ -1003,8 +1003,9 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       const bool policy_kind = traits != nullptr && traits->policy;
       if (kind.IsDefined() && kind.IsScalar() && !policy_kind &&
           (!api.IsDefined() || api.IsNull())) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
-                                                       PeekName(documents[i], true),
+        const std::string name = PeekName(documents[i], true);
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(),
+                                                       name.empty() ? "" : " ", name,
                                                        ": apiVersion: required value, got none"));
       }
     }

@@ -1315,9 +1315,14 @@ items:
   EXPECT_EQ(r.out,
             "resourceflavor.kueue.x-k8s.io/listed-flavor created\n"
             "workloadpriorityclass.kueue.x-k8s.io/listed-priority created\n");
-  r = Run({"apply", "-f", "-"}, "kind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
+  r = Run({"apply", "-f", "-"},
+          "apiVersion: v1\nkind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: document 1: items[0]: unknown kind \"Gizmo\""));
+  // As kubectl, and as tollgated --manifests: every document names its apiVersion.
+  r = Run({"apply", "-f", "-"}, "kind: List\nitems: []\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_EQ(r.err, "tollgate: <stdin>: document 1: List: apiVersion: required value, got none\n");
 }
 
 // version (client and server).

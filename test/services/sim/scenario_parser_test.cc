@@ -217,8 +217,12 @@ INSTANTIATE_TEST_SUITE_P(
                       {"t.yaml: objects[0]: ClusterQueue cq: unknown field spec.cohrt"}},
         MalformedCase{
             "ApplyUnknownKind",
+            "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Gizmo, metadata: {name: j}}]\n",
+            {"t.yaml: step 2 (apply): apply[0]: unknown kind \"Gizmo\""}},
+        MalformedCase{
+            "ApplyJobOfAnotherApiVersion",
             "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Job, metadata: {name: j}}]\n",
-            {"t.yaml: step 2 (apply): apply[0]: Job j: unknown kind \"Job\""}},
+            {"t.yaml: step 2 (apply): apply[0]: Job: apiVersion \"\" is not batch/v1"}},
         MalformedCase{"DeleteWithoutKind",
                       "name: x\nsteps:\n- delete: [{name: w}]\n",
                       {"t.yaml: step 1 (delete): delete[0].kind: required"}},
