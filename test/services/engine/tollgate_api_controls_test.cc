@@ -322,7 +322,6 @@ TEST_F(TollgateApiControlsTest, ACohortOrLocalQueueStoredAsTerminatingGoesOnStar
   ASSERT_TRUE(store_.Commit(old_version).ok());
 
   ASSERT_NO_FATAL_FAILURE(Open());
-  EXPECT_EQ(GetObject(v1::LOCAL_QUEUE, "qa", "ns").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
   // The startup round deletes the stored copies; a condition with a deadline, not a sleep.
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -335,6 +334,7 @@ TEST_F(TollgateApiControlsTest, ACohortOrLocalQueueStoredAsTerminatingGoesOnStar
   };
   while (!gone() && absl::Now() < deadline) ASSERT_TRUE(api_->Settle().ok());
   EXPECT_TRUE(gone());
+  EXPECT_EQ(GetObject(v1::LOCAL_QUEUE, "qa", "ns").status().code(), absl::StatusCode::kNotFound);
   ExpectImplicitCohort("c");
 }
 
