@@ -260,7 +260,10 @@ metadata:
             lambda d: self.live() and self.exists("node-cohort-evalhub"))
         self.assertFalse(self.exists("implicit-evalhub"))
         self.server.cli("delete", "cohort", "evalhub")
-        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("implicit-evalhub"))
+        # The live stream carries workload changes, not configuration: a reload shows the delete.
+        self.driver.refresh()
+        WebDriverWait(self.driver, DEADLINE).until(
+            lambda d: self.live() and self.exists("implicit-evalhub"))
         # A deleted LocalQueue: its pending workload says why it waits (Kueue's reason).
         self.server.cli("submit", "-f", "-", stdin=workload_yaml("team-b", "too-big", 4096))
         self.server.cli("delete", "localqueue", "eval-queue", "-n", "team-b")

@@ -74,11 +74,12 @@ export async function renderOverview() {
     .filter(([list]) => list === null).map(([, label]) => label);
   const clusterQueues = (cqs || []).map((o) => o.clusterQueue);
   const localQueues = (lqs || []).map((o) => o.localQueue);
+  // JSON leaves empty messages out: a Cohort without quota or parent has no spec.
   const cohortSpecs = new Map((cohorts || []).map((o) => [o.cohort.metadata.name, o.cohort]));
   // Cohorts named by a ClusterQueue or as a Cohort's parent but not declared (never, or
   // deleted) exist implicitly, as in Kueue: no quota of their own and no parent.
   const named = [...clusterQueues.map((cq) => cq.spec.cohort),
-    ...[...cohortSpecs.values()].map((c) => c.spec.parent)];
+    ...[...cohortSpecs.values()].map((c) => (c.spec || {}).parent)];
   for (const name of named) {
     if (name && !cohortSpecs.has(name)) {
       cohortSpecs.set(name, { metadata: { name }, spec: {}, status: {}, implicit: true });
@@ -86,7 +87,7 @@ export async function renderOverview() {
   }
   const children = new Map();
   const add = (parent, item) => { if (!children.has(parent)) children.set(parent, []); children.get(parent).push(item); };
-  for (const [name, c] of cohortSpecs) add(c.spec.parent || '', { kind: 'cohort', name, obj: c });
+  for (const [name, c] of cohortSpecs) add((c.spec || {}).parent || '', { kind: 'cohort', name, obj: c });
   for (const cq of clusterQueues) add(cq.spec.cohort || '', { kind: 'cq', name: cq.metadata.name, obj: cq });
 
   const rowsOf = (item) => item.kind === 'cq' ? quotaRows(item.obj.spec, item.obj.status)
