@@ -57,9 +57,11 @@ class QueueRouter {
   // every holding set (the caller re-files the workloads holding quota) and rebuilds the
   // lookup indexes.
   void Rebuild(const QuotaTree& tree);
-  // Active unless stopped, terminating (itself or a cohort above it), in a cohort cycle, naming
-  // a missing flavor, or naming admission checks that are missing or inactive (or break
-  // MultiKueue's rules).
+  // Active unless stopped, terminating, in a cohort cycle, naming a missing flavor, or naming
+  // admission checks that are missing or inactive (or break MultiKueue's rules). An
+  // inactive ClusterQueue admits nothing and, as it is not in Kueue's scheduling snapshot, is
+  // no preemption target either; its quota and usage still count in its cohort. Marks each
+  // queue's tree node (QuotaNode::active) the same.
   void RecomputeActivity(const QuotaTree& tree);
 
   const ClusterQueueRuntime* cluster_queue(absl::string_view name) const {
@@ -92,7 +94,6 @@ class QueueRouter {
   void ReserveQueued(size_t n) { queued_in_.reserve(queued_in_.size() + n); }
 
  private:
-  bool TerminatingInTree(const ClusterQueueRuntime& cq) const;
   // Kueue's admission-check reasons for an inactive queue (core/admission_checks.h).
   void ApplyCheckActivity(ClusterQueueRuntime& cq) const;
 

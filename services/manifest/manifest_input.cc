@@ -145,8 +145,9 @@ absl::StatusOr<Manifest> TranslateJob(const JobKind& kind, const YAML::Node& nod
   return m;
 }
 
-absl::Status ParseStream(absl::string_view text, absl::string_view source,
-                         std::vector<Manifest>& out) {
+// Appends the manifests of one file (or stdin) to `out`.
+absl::Status AppendManifests(absl::string_view text, absl::string_view source,
+                             std::vector<Manifest>& out) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed, ParseManifests(text, source));
   std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   return absl::OkStatus();
@@ -209,7 +210,7 @@ absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = ParseStream(text, "<stdin>", manifests); !st.ok()) return st;
+      if (absl::Status st = AppendManifests(text, "<stdin>", manifests); !st.ok()) return st;
       continue;
     }
     std::error_code ec;
@@ -229,7 +230,7 @@ absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = ParseStream(*text, file, manifests); !st.ok()) return st;
+      if (absl::Status st = AppendManifests(*text, file, manifests); !st.ok()) return st;
     }
   }
   return manifests;

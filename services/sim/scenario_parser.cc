@@ -714,6 +714,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"setCheck", StepKind::kSetCheck},
     {"activateChecks", StepKind::kActivateChecks},
     {"deactivateChecks", StepKind::kDeactivateChecks},
+    {"restart", StepKind::kRestart},
 };
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
@@ -785,9 +786,11 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       return absl::OkStatus();
     }
     case StepKind::kSettle:
+    case StepKind::kRestart:
       if (!body.IsNull() && !(body.IsMap() && body.size() == 0)) {
-        return where.Error("", absl::StrCat("settle takes no arguments (write `settle: {}`), got ",
-                                            Describe(body)));
+        const absl::string_view name = StepKindName(step.kind);
+        return where.Error("", absl::StrCat(name, " takes no arguments (write `", name,
+                                            ": {}`), got ", Describe(body)));
       }
       return absl::OkStatus();
     case StepKind::kAdvance: {

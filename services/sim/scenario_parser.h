@@ -165,6 +165,9 @@ enum class StepKind {
   kSetCheck,
   kActivateChecks,
   kDeactivateChecks,
+  // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
+  // runs on the state reloaded from it.
+  kRestart,
 };
 
 // The step's key in the file: "submit", "podsReady", ...

@@ -112,9 +112,10 @@ export async function renderWorkload(ns, name) {
     stateName(w.status.state) === 'PENDING' ? h('section', { class: 'why', 'data-testid': 'why-pending' },
       h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Why is it waiting?'),
       h('div', { 'data-testid': 'pending-message' }, w.status.pendingMessage || 'Waiting for the next scheduling cycle.'),
-      pending ? h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' },
-        `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
-        `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`) : null) : null,
+      h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' }, pending
+        ? `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
+          `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`
+        : 'Not queued: it waits for what the message above names.')) : null,
     stateName(w.status.state) === 'QUOTA_RESERVED' ? h('section', { class: 'why', 'data-testid': 'why-quota-reserved' },
       h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Quota reserved: why is it not running yet?'),
       h('div', {}, `Waiting for admission checks: ${waitingChecks(w)}`)) : null,

@@ -906,11 +906,18 @@ TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
   r = RunOk({"get", "wpc"});
   EXPECT_EQ(RowOf(r.out, "experimental"), "");
 
-  // In use (a team-b workload runs through it): it terminates until its workloads end.
+  // In use (a team-b workload runs through it): Kueue has no in-use finalizer on LocalQueues,
+  // so it goes at once; what it admitted runs on, what waits says why.
   r = RunOk({"delete", "lq", "eval-queue", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("localqueue.kueue.x-k8s.io \"eval-queue\" terminating"));
+  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io \"eval-queue\" deleted\n");
   r = RunOk({"get", "localqueues", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("Terminating"));
+  EXPECT_THAT(r.out, Not(HasSubstr("eval-queue")));
+  r = RunOk({"get", "workloads", "-n", "team-b"});
+  EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"), HasSubstr("Admitted"));
+  EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"), HasSubstr("LocalQueue eval-queue doesn't exist"));
+  r = RunOk({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Pending Reason: +LocalQueue eval-queue doesn't exist\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Position: +not queued\n"));
 
   r = Run({"delete", "clusterqueue", "no-such-cq"});
   EXPECT_EQ(r.code, kExitFailure) << r;

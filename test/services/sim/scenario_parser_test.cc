@@ -205,6 +205,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"SettleWithArguments",
                       "name: x\nsteps:\n- settle: {rounds: 3}\n",
                       {"t.yaml: step 1 (settle): settle takes no arguments"}},
+        MalformedCase{"RestartWithArguments",
+                      "name: x\nsteps:\n- restart: {clean: true}\n",
+                      {"t.yaml: step 1 (restart): restart takes no arguments"}},
         MalformedCase{"FinishNotAList",
                       "name: x\nsteps:\n- finish: {a: 1}\n",
                       {"t.yaml: step 1 (finish): finish: expected a list"}},
@@ -329,10 +332,11 @@ steps:
   - podsReady: [c]
   - delete: [{kind: LocalQueue, name: q, namespace: ns}, {kind: Workload, name: w}]
   - settle:
+  - restart: {}
 )",
                                                  "steps.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_THAT(s->steps, SizeIs(5));
+  ASSERT_THAT(s->steps, SizeIs(6));
   EXPECT_EQ(s->steps[0].kind, StepKind::kAdvance);
   EXPECT_EQ(s->steps[0].advance, absl::Minutes(90));
   EXPECT_EQ(s->steps[1].kind, StepKind::kFinish);
@@ -345,7 +349,9 @@ steps:
   EXPECT_EQ(s->steps[3].del[0].ns, "ns");
   EXPECT_EQ(s->steps[3].del[1].ns, "");
   EXPECT_EQ(s->steps[4].kind, StepKind::kSettle);
+  EXPECT_EQ(s->steps[5].kind, StepKind::kRestart);
   EXPECT_EQ(StepKindName(StepKind::kPodsReady), "podsReady");
+  EXPECT_EQ(StepKindName(StepKind::kRestart), "restart");
 }
 
 // ---------------------------------------------------------------------------------------------
