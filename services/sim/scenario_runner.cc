@@ -242,15 +242,14 @@ class Run {
       if (!key.ok()) return std::string(key.status().message());
       v1::GetWorkloadRequest get;
       *get.mutable_workload() = RefOf(*key);
-      absl::StatusOr<v1::Workload> wl = api_.GetWorkload(get);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(get);
       if (!wl.ok()) return absl::StrCat(item.workload, ": ", wl.status().message());
       v1::UpdateAdmissionCheckStateRequest request = item.request;
       *request.mutable_workload() = RefOf(*key);
       request.set_expected_revision(wl->metadata().resource_version());
-      absl::Status status = api_.UpdateAdmissionCheckState(request).status();
-      const std::string what =
-          absl::StrCat("setting check ", request.check(), " of ", item.workload, " to ",
-                       request.state());
+      absl::Status status = api().UpdateAdmissionCheckState(request).status();
+      const std::string what = absl::StrCat("setting check ", request.check(), " of ",
+                                            item.workload, " to ", request.state());
       if (item.refused.has_value()) {
         if (status.ok()) {
           return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused),
@@ -273,7 +272,7 @@ class Run {
       request.set_name(name);
       request.set_active(active);
       request.set_reason(active ? "Active" : "Inactive");
-      absl::Status status = api_.SetAdmissionCheckActive(request).status();
+      absl::Status status = api().SetAdmissionCheckActive(request).status();
       if (!status.ok()) return absl::StrCat(name, ": ", status.message());
     }
     return "";
@@ -358,7 +357,7 @@ class Run {
     if (expect.inactive.has_value()) {
       v1::ListObjectsRequest request;
       request.set_kind(v1::CLUSTER_QUEUE);
-      absl::StatusOr<v1::ListObjectsResponse> queues = api_.ListObjects(request);
+      absl::StatusOr<v1::ListObjectsResponse> queues = api().ListObjects(request);
       if (!queues.ok()) return std::string(queues.status().message());
       std::map<std::string, std::string> seen;
       for (const v1::ConfigObject& object : queues->objects()) {
@@ -378,7 +377,8 @@ class Run {
     }
     for (const auto& [name, sets] : expect.pod_set_info) {
       absl::StatusOr<std::string> key = Resolve(name);
-      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("podSetInfo: no workload ", name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("podSetInfo: no workload ", name);
       const v1::Workload& wl = *by_key.at(*key);
       for (const auto& [set, want] : sets) {
         const v1::PodSetUpdate* got = nullptr;
@@ -398,8 +398,8 @@ class Run {
           if (have != **wanted) {
             std::vector<std::string> have_text;
             for (const auto& [k, v] : have) have_text.push_back(k + "=" + v);
-            return absl::StrCat("expected ", name, " pod set ", set, " ", field, " as written, saw {",
-                                absl::StrJoin(have_text, ", "), "}");
+            return absl::StrCat("expected ", name, " pod set ", set, " ", field,
+                                " as written, saw {", absl::StrJoin(have_text, ", "), "}");
           }
         }
       }

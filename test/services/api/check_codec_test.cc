@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/api/api_validation.h"
 #include "services/api/config_codec.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
@@ -108,7 +109,7 @@ TEST(AdmissionCheckStatesTest, RoundTrip) {
   b->set_state("Ready");
   b->mutable_last_transition_time()->set_seconds(1767225601);
   *b->add_pod_set_updates() = ValidUpdate().pod_set_updates(0);
-  const Reporter r("Workload", "ns", "w");
+  const codec::Reporter r("Workload", "ns", "w");
   absl::StatusOr<std::vector<core::AdmissionCheckState>> core_states =
       codec::AdmissionCheckStatesFromProto(r, states);
   ASSERT_TRUE(core_states.ok()) << core_states.status();
