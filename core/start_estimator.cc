@@ -92,7 +92,8 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
     // Only cluster-scoped kinds terminate (ClusterQueue, Namespace, AdmissionCheck): the key is
     // the name.
     const DeletionRule rule = DeletionRuleOf(kind);
-    if (rule != DeletionRule::kTerminatesWhileInUse && rule != DeletionRule::kTerminatesWhileNamed) {
+    if (rule != DeletionRule::kTerminatesWhileInUse &&
+        rule != DeletionRule::kTerminatesWhileNamed) {
       continue;
     }
     TOLLGATE_RETURN_IF_ERROR(sim->RestoreTerminating(kind, "", key, since, now));

@@ -39,9 +39,10 @@ constexpr FlagSpec kSinceRevisionFlag{
 constexpr FlagSpec kQueueFilterFlag{"queue", 0, "LOCALQUEUE", "workloads of this LocalQueue"};
 constexpr FlagSpec kClusterQueueFilterFlag{"clusterqueue", 0, "CLUSTERQUEUE",
                                            "workloads admitted by or queued for this ClusterQueue"};
-constexpr FlagSpec kStatusFilterFlag{"status", 0, "STATE",
-                                     "workloads in this state: pending, quotareserved, admitted, evicting, "
-                                     "finished"};
+constexpr FlagSpec kStatusFilterFlag{
+    "status", 0, "STATE",
+    "workloads in this state: pending, quotareserved, admitted, evicting, "
+    "finished"};
 constexpr FlagSpec kApplyDryRunFlag{"dry-run", 0, "STRATEGY",
                                     "none, client (print only) or server (validated, not stored)",
                                     "client"};

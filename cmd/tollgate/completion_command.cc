@@ -133,8 +133,7 @@ int RunComplete(Session& s, const ParsedFlags& args) {
   } else if (command->name == "check" && arguments.empty()) {
     candidates = {"set", "activate", "deactivate"};
   } else if (command->name == "check" && arguments.size() == 1) {
-    candidates = ObjectNames(
-        s, *FindKind(arguments[0] == "set" ? "workload" : "admissioncheck"));
+    candidates = ObjectNames(s, *FindKind(arguments[0] == "set" ? "workload" : "admissioncheck"));
   } else if (command->name == "completion" && arguments.empty()) {
     candidates = {"bash", "zsh"};
   } else if ((command->name == "watch" || command->name == "usage") && arguments.empty()) {

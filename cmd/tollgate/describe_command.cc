@@ -224,8 +224,8 @@ void PrintAdmissionChecks(std::ostream& out, const v1::Workload& wl, absl::Time 
   }
   if (!any_updates) return;
   out << "Pod Set Updates:\n";
-  TablePrinter updates({"CHECK", "POD SET", "LABELS", "ANNOTATIONS", "NODE SELECTOR",
-                        "TOLERATIONS"});
+  TablePrinter updates(
+      {"CHECK", "POD SET", "LABELS", "ANNOTATIONS", "NODE SELECTOR", "TOLERATIONS"});
   for (const v1::AdmissionCheckState& c : status.admission_checks()) {
     for (const v1::PodSetUpdate& u : c.pod_set_updates()) {
       std::vector<std::string> tolerations;

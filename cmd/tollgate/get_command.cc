@@ -60,8 +60,8 @@ absl::StatusOr<v1::WorkloadState> ParseState(absl::string_view text) {
   if (lower == "admitted") return v1::WORKLOAD_STATE_ADMITTED;
   if (lower == "evicting") return v1::WORKLOAD_STATE_EVICTING;
   if (lower == "finished") return v1::WORKLOAD_STATE_FINISHED;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--status \"", text, "\": want pending, quotareserved, admitted, evicting or finished"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--status \"", text, "\": want pending, quotareserved, admitted, evicting or finished"));
 }
 
 // The parsed options of one `get`.

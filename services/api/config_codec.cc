@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <set>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -122,13 +122,14 @@ absl::StatusOr<std::vector<core::AdmissionCheckStrategyRule>> AdmissionChecksFro
     for (const core::FlavorQuotasSpec& f : g.flavors) flavors.insert(f.flavor);
   }
   std::set<std::string> seen;
-  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "spec.admissionChecks", s.admission_checks_size(),
-                                         kMaxAdmissionChecks));
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, "spec.admissionChecks", s.admission_checks_size(), kMaxAdmissionChecks));
   for (int i = 0; i < s.admission_checks_size(); ++i) {
     const std::string& name = s.admission_checks(i);
     const std::string path = absl::StrCat("spec.admissionChecks[", i, "]");
     TOLLGATE_RETURN_IF_ERROR(ValidateName(r, path, name, /*label=*/false));
-    if (!seen.insert(name).second) return r.Invalid(path, absl::StrCat(Quote(name), " is named twice"));
+    if (!seen.insert(name).second)
+      return r.Invalid(path, absl::StrCat(Quote(name), " is named twice"));
     out.push_back({name, {}});
   }
   const google::protobuf::RepeatedPtrField<v1::AdmissionCheckStrategyRule>& rules =
@@ -329,9 +330,8 @@ absl::StatusOr<core::AdmissionCheckSpec> AdmissionCheckFromProto(const v1::Admis
   const std::string& controller = ac.spec().controller_name();
   if (controller.empty()) return r.Invalid("spec.controllerName", "is required");
   if (controller.size() > kMaxControllerNameBytes) {
-    return r.Invalid("spec.controllerName",
-                     absl::StrCat(Quote(controller), " is longer than ", kMaxControllerNameBytes,
-                                  " bytes"));
+    return r.Invalid("spec.controllerName", absl::StrCat(Quote(controller), " is longer than ",
+                                                         kMaxControllerNameBytes, " bytes"));
   }
   out.controller_name = controller;
   if (ac.spec().has_parameters()) {

@@ -53,7 +53,7 @@ const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 // AdmissionChecks are queue configuration too: a batch admin creates them and may decide one by
 // hand (`tollgate check set`).
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor", "ClusterQueue",          "Cohort",        "LocalQueue",
+    "ResourceFlavor",        "ClusterQueue",  "Cohort",        "LocalQueue",
     "WorkloadPriorityClass", "PriorityClass", "AdmissionCheck"};
 
 std::vector<Role> MakeBuiltInRoles() {
@@ -78,10 +78,10 @@ std::vector<Role> MakeBuiltInRoles() {
         {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
        unlimited});
   roles.push_back({"metrics-reader", {{{"get"}, {"Metrics"}}}, PriorityLimit{0, false}});
-  roles.push_back({"check-controller",
-                   {{{"check", "watch", "get", "list"}, {"AdmissionCheck"}},
-                    {kReadVerbs, {"Workload"}}},
-                   PriorityLimit{0, false}});
+  roles.push_back(
+      {"check-controller",
+       {{{"check", "watch", "get", "list"}, {"AdmissionCheck"}}, {kReadVerbs, {"Workload"}}},
+       PriorityLimit{0, false}});
   return roles;
 }
 

@@ -38,7 +38,7 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 // check is an admission check controller's word (a check's state on a workload, a check's Active
 // condition), on the AdmissionCheck kind.
 inline constexpr absl::string_view kVerbs[] = {
-    "get",    "list",  "watch", "submit",     "admit",        "preempt", "finish",  "report",
+    "get",    "list",  "watch", "submit",     "admit",        "preempt", "finish",   "report",
     "delete", "apply", "stop",  "deactivate", "reprioritize", "bind",    "escalate", "check"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.

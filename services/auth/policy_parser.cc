@@ -170,10 +170,10 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     role.priority.allow_non_preemptible = allow_np.value_or(false);
     policy.roles.push_back(std::move(role));
   } else if (kind == "RoleBinding") {
-    if (absl::Status s = CheckFields(where, doc, "",
-                                     {"apiVersion", "kind", "metadata", "role", "subjects",
-                                      "namespaces", "maxPriority", "allowNonPreemptible",
-                                      "controllerNames"});
+    if (absl::Status s =
+            CheckFields(where, doc, "",
+                        {"apiVersion", "kind", "metadata", "role", "subjects", "namespaces",
+                         "maxPriority", "allowNonPreemptible", "controllerNames"});
         !s.ok()) {
       return s;
     }

@@ -437,8 +437,7 @@ std::string WatchEventBytes(v1::WatchEvent::Type type, const std::string& worklo
 
 // Appends WatchEvent.check_controllers to a serialized WatchEvent (a message's fields may come
 // in any order and repeated ones concatenate, so appending their encoding adds them).
-void AppendCheckControllers(const std::vector<v1::CheckControllerRef>& refs,
-                            std::string& record) {
+void AppendCheckControllers(const std::vector<v1::CheckControllerRef>& refs, std::string& record) {
   if (refs.empty()) return;
   v1::WatchEvent extra;
   for (const v1::CheckControllerRef& ref : refs) *extra.add_check_controllers() = ref;

@@ -256,16 +256,15 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       state.registry().FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name) != nullptr;
   // Admitted once its admission checks were all Ready: CompleteAdmission stamps the Admitted
   // condition with the round's time (a workload without checks was counted at reservation).
-  if (wl.status.state == core::WorkloadState::kAdmitted &&
-      !wl.status.admission_checks().empty() && wl.status.admission.has_value()) {
+  if (wl.status.state == core::WorkloadState::kAdmitted && !wl.status.admission_checks().empty() &&
+      wl.status.admission.has_value()) {
     const core::Condition* admitted = core::FindCondition(wl.status, "Admitted");
     if (admitted != nullptr && admitted->status && admitted->last_transition_time == now &&
         admissions_counted_.insert(wl.id).second) {
       AdmissionSeries& s = SeriesFor(wl.status.admission->cluster_queue, wl.spec.namespace_name,
                                      wl.spec.queue_name, wl.spec.priority_class_name);
       const double wait = std::max(0.0, absl::ToDoubleSeconds(now - QueuedSince(wl)));
-      const double checks =
-          std::max(0.0, absl::ToDoubleSeconds(now - wl.status.admission_time));
+      const double checks = std::max(0.0, absl::ToDoubleSeconds(now - wl.status.admission_time));
       s.admitted->Add();
       s.admission_wait->Observe(wait);
       s.checks_wait->Observe(checks);

@@ -715,11 +715,11 @@ absl::Status TollgateApi::CheckImmutable(const AdmissionExecutor::Txn& txn,
       it->second.spec.controller_name == check->controller_name) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "AdmissionCheck ", check->name, ": spec.controllerName: ",
-      api::codec::Quote(check->controller_name), " would replace ",
-      api::codec::Quote(it->second.spec.controller_name),
-      ": the field is immutable (delete the AdmissionCheck and create it again)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("AdmissionCheck ", check->name,
+                   ": spec.controllerName: ", api::codec::Quote(check->controller_name),
+                   " would replace ", api::codec::Quote(it->second.spec.controller_name),
+                   ": the field is immutable (delete the AdmissionCheck and create it again)"));
 }
 
 absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& request) {

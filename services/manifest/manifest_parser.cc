@@ -435,14 +435,12 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s,
-      Fields::Read(
-          ctx, *spec_node, "spec",
-          {"resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
-           "flavorFungibility", "preemption", "stopPolicy", "fairSharing", "admissionScope",
-           "maxPreemptedWorkloads", "preemptionRateLimit", "admissionChecks",
-           "admissionChecksStrategy"},
-          {"concurrentAdmissionPolicy"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
+                              "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
+                              "fairSharing", "admissionScope", "maxPreemptedWorkloads",
+                              "preemptionRateLimit", "admissionChecks", "admissionChecksStrategy"},
+                             {"concurrentAdmissionPolicy"}));
   v1::ClusterQueueSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
   if (const YAML::Node* n = s.Get("resourceGroups")) {
@@ -542,15 +540,14 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
   return absl::OkStatus();
 }
 
-absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node,
-                                 v1::AdmissionCheck* out) {
+absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node, v1::AdmissionCheck* out) {
   // The status (the Active condition) is the check controller's, not the manifest's.
   TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
-  TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, "spec",
-                                                   {"controllerName", "parameters",
-                                                    "retryDelayMinutes"}));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec", {"controllerName", "parameters", "retryDelayMinutes"}));
   v1::AdmissionCheckSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "controllerName", spec->mutable_controller_name()));
   if (const YAML::Node* n = s.Get("parameters")) {
@@ -563,9 +560,8 @@ absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node,
   }
   // v1beta1's deprecated retryDelayMinutes: kept, without effect, as in Kueue.
   if (const YAML::Node* n = s.Get("retryDelayMinutes")) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        int64_t v,
-        Int(ctx, *n, s.Path("retryDelayMinutes"), 0, std::numeric_limits<int64_t>::max()));
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(ctx, *n, s.Path("retryDelayMinutes"), 0,
+                                             std::numeric_limits<int64_t>::max()));
     spec->set_retry_delay_minutes(v);
   }
   return absl::OkStatus();

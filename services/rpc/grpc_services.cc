@@ -260,12 +260,12 @@ grpc::Status AdmissionCheckGrpcService::UpdateAdmissionCheckState(
   TOLLGATE_AUTHORIZE(call, std::move(access));
   absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> result =
       api_.UpdateAdmissionCheckState(*request);
-  gate_.Finish(call, result.status(),
-               absl::StrCat("workload ", request->workload().namespace_(), "/",
-                            request->workload().name(), ": check ", request->check(), " ",
-                            request->state(),
-                            request->message().empty() ? "" : absl::StrCat(": ", request->message()),
-                            " (at revision ", request->expected_revision(), ")"));
+  gate_.Finish(
+      call, result.status(),
+      absl::StrCat("workload ", request->workload().namespace_(), "/", request->workload().name(),
+                   ": check ", request->check(), " ", request->state(),
+                   request->message().empty() ? "" : absl::StrCat(": ", request->message()),
+                   " (at revision ", request->expected_revision(), ")"));
   return Reply(std::move(result), response);
 }
 
@@ -275,10 +275,10 @@ grpc::Status AdmissionCheckGrpcService::SetAdmissionCheckActive(
   TOLLGATE_AUTHORIZE(call, CheckRequest("check", request->name()));
   absl::StatusOr<v1::SetAdmissionCheckActiveResponse> result =
       api_.SetAdmissionCheckActive(*request);
-  gate_.Finish(call, result.status(),
-               absl::StrCat("Active ", request->active() ? "True" : "False",
-                            request->reason().empty() ? "" : absl::StrCat(" (", request->reason(),
-                                                                          ")")));
+  gate_.Finish(
+      call, result.status(),
+      absl::StrCat("Active ", request->active() ? "True" : "False",
+                   request->reason().empty() ? "" : absl::StrCat(" (", request->reason(), ")")));
   return Reply(std::move(result), response);
 }
 

@@ -318,11 +318,9 @@ WatchHub::~WatchHub() { Stop(); }
 
 grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerContext* context,
                                                           const v1::WatchRequest& request,
-                                                          absl::Status start_check,
-                                                          Visible visible,
+                                                          absl::Status start_check, Visible visible,
                                                           std::string check_controller) {
-  auto* reactor =
-      new WatchReactor(*this, request, std::move(visible), std::move(check_controller));
+  auto* reactor = new WatchReactor(*this, request, std::move(visible), std::move(check_controller));
   if (!start_check.ok()) {
     reactor->Reject(start_check);
     return reactor;

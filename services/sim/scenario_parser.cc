@@ -428,8 +428,8 @@ absl::StatusOr<CheckStateExpectation> ParseCheckStateExpectation(const Where& wh
     return out;
   }
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys k, Keys::Read(where, node, path,
-                         {"state", "message", "retryCount", "requeueAfterSeconds"}));
+      Keys k,
+      Keys::Read(where, node, path, {"state", "message", "retryCount", "requeueAfterSeconds"}));
   if (const YAML::Node* n = k.Get("state")) {
     TOLLGATE_ASSIGN_OR_RETURN(out.state, Str(where, *n, k.Path("state")));
   }
@@ -454,14 +454,13 @@ absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckE
   if (const YAML::Node* n = keys.Get("checks")) {
     using States = std::map<std::string, CheckStateExpectation>;
     TOLLGATE_ASSIGN_OR_RETURN(
-        e.checks, MapOf<States>(where, *n, "checks",
-                                [&](const YAML::Node& v, const std::string& p) {
-                                  return MapOf<CheckStateExpectation>(
-                                      where, v, p,
-                                      [&](const YAML::Node& s, const std::string& sp) {
-                                        return ParseCheckStateExpectation(where, s, sp);
-                                      });
-                                }));
+        e.checks,
+        MapOf<States>(where, *n, "checks", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<CheckStateExpectation>(where, v, p,
+                                              [&](const YAML::Node& s, const std::string& sp) {
+                                                return ParseCheckStateExpectation(where, s, sp);
+                                              });
+        }));
   }
   if (const YAML::Node* n = keys.Get("evicted")) {
     TOLLGATE_ASSIGN_OR_RETURN(
@@ -560,9 +559,8 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
           TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *t, t_path));
           size_t l = 0;
           for (const auto& tol : *t) {
-            TOLLGATE_ASSIGN_OR_RETURN(
-                Keys tk, Keys::Read(where, tol, Index(t_path, l++),
-                                    {"key", "operator", "value", "effect"}));
+            TOLLGATE_ASSIGN_OR_RETURN(Keys tk, Keys::Read(where, tol, Index(t_path, l++),
+                                                          {"key", "operator", "value", "effect"}));
             v1::Toleration* out_tol = p->add_tolerations();
             for (auto [key, field] : {std::pair{"key", out_tol->mutable_key()},
                                       std::pair{"operator", out_tol->mutable_operator_()},
@@ -588,11 +586,11 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
 
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys, Keys::Read(where, node, "",
-                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
-                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
-                             "terminating", "absent", "deactivated", "quotaReserved", "checks",
-                             "evicted", "inactive", "podSetInfo"}));
+      Keys keys,
+      Keys::Read(where, node, "",
+                 {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
+                  "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
+                  "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   if (const YAML::Node* n = keys.Get("terminating")) {

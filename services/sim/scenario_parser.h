@@ -187,7 +187,7 @@ struct Step {
   // kActivateChecks, kDeactivateChecks
   std::vector<std::string> workload_names;
   std::vector<CheckUpdateItem> check_updates;  // kSetCheck
-  Expectation expect;  // kExpect
+  Expectation expect;                          // kExpect
 };
 
 struct Scenario {

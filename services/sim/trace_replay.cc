@@ -468,8 +468,8 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
     *request.add_objects() = object;
     absl::Status status = api.Apply(request).status();
     if (!status.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "apply ", engine::MetadataOf(object).name(), ": ", status.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("apply ", engine::MetadataOf(object).name(), ": ", status.message()));
     }
     if (object.has_admission_check()) checks.push_back(object.admission_check().metadata().name());
   }

@@ -421,9 +421,9 @@ spec:
   EXPECT_THAT(bad.err, HasSubstr("not the expected revision 1"));
   EXPECT_THAT(RowOf(RunOk({"get", "workloads"}).out, "w"), HasSubstr("QuotaReserved"));
 
-  const CliResult approved = RunOk({"check", "set", "w", "--check", "approval", "--state",
-                                    "Ready", "--message", "approved by ops", "--label",
-                                    "main:approved=yes"});
+  const CliResult approved =
+      RunOk({"check", "set", "w", "--check", "approval", "--state", "Ready", "--message",
+             "approved by ops", "--label", "main:approved=yes"});
   EXPECT_THAT(approved.out, HasSubstr("check approval set to Ready (Admitted; checks: "
                                       "approval=Ready)"));
   EXPECT_THAT(RunOk({"describe", "workload", "w"}).out,

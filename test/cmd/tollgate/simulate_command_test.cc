@@ -126,9 +126,7 @@ TEST(SimulateCommandTest, BadInputIsNamed) {
       {{"--trace=x.csv", "--queues=q.yaml", "--check-delay=10m"},
        kExitUsage,
        "--check-delay: expected NAME=DURATION (e.g. provisioning=10m), got \"10m\""},
-      {{"--trace=x.csv", "--queues=q.yaml", "--check-delay=prov=soon"},
-       kExitUsage,
-       "soon"},
+      {{"--trace=x.csv", "--queues=q.yaml", "--check-delay=prov=soon"}, kExitUsage, "soon"},
   };
   for (const Case& c : cases) {
     CliRun r = Simulate(c.args);
@@ -143,9 +141,9 @@ TEST(SimulateCommandTest, ACheckDelayShowsWhatProvisioningCosts) {
                              "--queues=" + kData + "/sim_isolated.yaml", "--quiet"});
   ASSERT_EQ(without.code, kExitOk) << without.err;
   EXPECT_THAT(without.out, ::testing::Not(HasSubstr("CHECK-WAIT")));
-  CliRun with = Simulate({"--trace=" + kData + "/sim_trace.csv",
-                          "--queues=" + kData + "/sim_isolated.yaml",
-                          "--check-delay=provisioning=10m", "--quiet"});
+  CliRun with =
+      Simulate({"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_isolated.yaml",
+                "--check-delay=provisioning=10m", "--quiet"});
   ASSERT_EQ(with.code, kExitOk) << with.err;
   EXPECT_THAT(with.out, AllOf(HasSubstr("CHECK-WAIT-P50"), HasSubstr("IDLE-RESERVED-H")));
   // Every admitted job waited exactly the delay for its check (nothing preempts here).

@@ -331,7 +331,8 @@ TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
   check->mutable_metadata()->set_name("prov");
   check->mutable_spec()->set_controller_name("example.com/prov");
   for (v1::ConfigObject& object : *apply.mutable_objects()) {
-    if (object.has_cluster_queue()) object.mutable_cluster_queue()->mutable_spec()->add_admission_checks("prov");
+    if (object.has_cluster_queue())
+      object.mutable_cluster_queue()->mutable_spec()->add_admission_checks("prov");
   }
   ASSERT_TRUE(fx_.api->Apply(apply).ok());
   v1::SetAdmissionCheckActiveRequest active;
@@ -343,8 +344,8 @@ TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
 
   std::string scrape = registry_.Render();
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
-  EXPECT_EQ(
-      Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")).value_or(0), 0);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")).value_or(0),
+            0);
   EXPECT_EQ(
       Value(scrape,
             R"(kueue_reserving_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
@@ -373,9 +374,8 @@ TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_sum{", kCq, "}")),
             7);
-  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_count{", kCq,
-                                       "}")),
-            1);
+  EXPECT_EQ(
+      Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_count{", kCq, "}")), 1);
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_sum{", kCq, "}")), 7);
   EXPECT_EQ(
       Value(
