@@ -1170,7 +1170,7 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
   EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
-  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +default-flavor$"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +4 +default-flavor$"));
 }
 
 // -o yaml is printed as kubectl prints it: re-emitting it through kubectl's own YAML writer

@@ -238,7 +238,7 @@ TEST_F(TollgateApiChecksTest, BadUpdatesNameTheFieldAndValueAndChangeNothing) {
       {"UnknownCheck", unknown, absl::StatusCode::kNotFound,
        "check: AdmissionCheck \"nope\" not found"},
       {"CheckNotCarried", not_carried, absl::StatusCode::kFailedPrecondition,
-       "does not carry admission check \"gpu-only\" (it carries: prov)"},
+       "does not carry admission check \"gpu-only\" (it carries: \"prov\")"},
       {"UnknownState", bad_state, absl::StatusCode::kInvalidArgument,
        "state: unsupported value \"Approved\""},
       {"NoRevision", no_revision, absl::StatusCode::kInvalidArgument, "expected_revision"},
@@ -274,8 +274,13 @@ TEST_F(TollgateApiChecksTest, ActiveIsKeptByApplyStoredAndRestored) {
   v1::AdmissionCheck* check = reapply.add_objects()->mutable_admission_check();
   check->mutable_metadata()->set_name("prov");
   check->mutable_spec()->set_controller_name("example.com/prov");
+  check->mutable_spec()->mutable_parameters()->set_api_group("kueue.x-k8s.io");
+  check->mutable_spec()->mutable_parameters()->set_kind("ProvisioningRequestConfig");
   check->mutable_spec()->mutable_parameters()->set_name("fast");
-  ASSERT_TRUE(api_->Apply(reapply).ok());
+  {
+    absl::StatusOr<v1::ApplyResponse> reapplied = api_->Apply(reapply);
+    ASSERT_TRUE(reapplied.ok()) << reapplied.status();
+  }
   absl::StatusOr<v1::ConfigObject> got = GetCheck("prov");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->admission_check().spec().parameters().name(), "fast");
