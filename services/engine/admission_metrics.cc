@@ -84,14 +84,14 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           metrics::KueueExponentialBuckets(14))),
       checks_wait_(registry.AddHistogram(
           "kueue_admission_checks_wait_time_seconds",
-          "The time from when a workload got the quota reservation until admission, per "
-          "'cluster_queue'",
+          "Seconds from a workload's quota reservation to its admission (its admission checks' "
+          "wait), per ClusterQueue.",
           {"cluster_queue", "priority_class", "replica_role"},
           metrics::KueueExponentialBuckets(14))),
       lq_checks_wait_(registry.AddHistogram(
           "kueue_local_queue_admission_checks_wait_time_seconds",
-          "The time from when a workload got the quota reservation until admission, per "
-          "'local_queue'",
+          "Seconds from a workload's quota reservation to its admission (its admission checks' "
+          "wait), per LocalQueue.",
           {"name", "namespace", "priority_class", "replica_role"},
           metrics::KueueExponentialBuckets(14))),
       attempts_(registry.AddCounter(
