@@ -10,6 +10,8 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
       return DeletionRule::kTerminatesWhileInUse;
     case ObjectKind::kResourceFlavor:
       return DeletionRule::kRefusedWhileNamed;
+    case ObjectKind::kAdmissionCheck:
+      return DeletionRule::kTerminatesWhileNamed;
     case ObjectKind::kCohort:
     case ObjectKind::kLocalQueue:
     case ObjectKind::kWorkloadPriorityClass:

@@ -27,6 +27,7 @@ enum class ObjectKind {
   kRole,
   kRoleBinding,
   kQueueGrant,
+  kAdmissionCheck,
 };
 
 struct KindTraits {

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
 #include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
@@ -101,6 +102,7 @@ struct EstimateSnapshot {
   std::vector<LocalQueueSpec> local_queues;
   std::map<std::string, PriorityClassSpec> workload_priority_classes;
   std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  std::map<std::string, AdmissionCheckRuntime> admission_checks;
   // Objects deleted while in use (a terminating ClusterQueue admits nothing and is no
   // preemption target), keyed as ConfigRegistry::terminating().
   std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating;

@@ -67,6 +67,7 @@ class ServingServices {
   rpc::AdmissionGrpcService admission_;
   rpc::ConfigGrpcService config_;
   rpc::VisibilityGrpcService visibility_;
+  rpc::AdmissionCheckGrpcService checks_;
   rpc::AuthGrpcService auth_;
   rpc::InfoGrpcService info_;
   rpc::AdminGrpcService admin_;
