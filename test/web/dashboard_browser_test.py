@@ -23,6 +23,7 @@ import time
 import unittest
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -156,7 +157,15 @@ class DashboardBrowserTest(unittest.TestCase):
         shutil.rmtree(cls.scratch, ignore_errors=True)
 
     def text(self, testid):
-        return self.driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]').text.strip()
+        # Live updates re-render the page: an element found just before a re-render is stale by
+        # the time its text is read, so it is found again in the new page.
+        for _ in range(10):
+            try:
+                return self.driver.find_element(
+                    By.CSS_SELECTOR, f'[data-testid="{testid}"]').text.strip()
+            except StaleElementReferenceException:
+                continue
+        raise AssertionError(f"{testid} kept being re-rendered while it was read")
 
     def exists(self, testid):
         return len(self.driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')) > 0
@@ -271,7 +280,8 @@ metadata:
         WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("why-pending"))
         wait_for(lambda: "LocalQueue eval-queue doesn't exist" in self.text("pending-message"),
                  what="the deleted LocalQueue's reason on the workload page")
-        self.assertIn("Not queued", self.text("position"))
+        wait_for(lambda: "Not queued" in self.text("position"),
+                 what="the workload page's position saying it is not queued")
         self.screenshot("deleted-local-queue")
 
 
