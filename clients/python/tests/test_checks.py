@@ -21,11 +21,11 @@ from tollgate.v1 import objects_pb2, service_pb2
 
 from tollgate_client import PodSet, TollgateClient, TollgateError
 from tollgate_client.checks import CheckController, Decision, update_check
+from tollgated_process import TollgatedProcess
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import approval_check  # noqa: E402  (the example, imported as a module)
 
-STARTUP_TIMEOUT = 30.0
 WAIT_TIMEOUT = 30.0
 
 MANIFESTS = """
@@ -73,52 +73,6 @@ spec: {clusterQueue: budgeted}
 """
 
 
-class Tollgated:
-    """tollgated on 127.0.0.1:0 over a fresh data dir with the manifests above."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="tollgate-checks-test-")
-        manifests = os.path.join(self.dir, "queues.yaml")
-        with open(manifests, "w") as f:
-            f.write(MANIFESTS)
-        port_file = os.path.join(self.dir, "port")
-        self.log = open(os.path.join(self.dir, "tollgated.log"), "wb")
-        self.process = subprocess.Popen(
-            [
-                os.environ["TOLLGATED"],
-                "--listen=127.0.0.1:0",
-                f"--data-dir={self.dir}/data",
-                f"--port-file={port_file}",
-                f"--manifests={manifests}",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not os.path.exists(port_file):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"tollgated exited: {self.read_log()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"tollgated did not start: {self.read_log()}")
-            time.sleep(0.02)
-        with open(port_file) as f:
-            self.address = f"127.0.0.1:{f.read().strip()}"
-
-    def read_log(self) -> str:
-        with open(os.path.join(self.dir, "tollgated.log"), "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 def check_state(workload: objects_pb2.Workload, name: str) -> objects_pb2.AdmissionCheckState:
     for state in workload.status.admission_checks:
         if state.name == name:
@@ -128,7 +82,12 @@ def check_state(workload: objects_pb2.Workload, name: str) -> objects_pb2.Admiss
 
 class CheckControllerTest(unittest.TestCase):
     def setUp(self):
-        self.server = Tollgated()
+        manifests_dir = tempfile.mkdtemp(prefix="tollgate-checks-test-manifests-")
+        self.addCleanup(shutil.rmtree, manifests_dir, ignore_errors=True)
+        manifests = os.path.join(manifests_dir, "queues.yaml")
+        with open(manifests, "w") as f:
+            f.write(MANIFESTS)
+        self.server = TollgatedProcess([manifests], prefix="tollgate-checks-test-")
         self.addCleanup(self.server.stop)
         self.client = TollgateClient(self.server.address)
         self.addCleanup(self.client.close)
