@@ -24,4 +24,9 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
   return DeletionRule::kAtOnce;
 }
 
+bool CanTerminate(ObjectKind kind) {
+  const DeletionRule rule = DeletionRuleOf(kind);
+  return rule == DeletionRule::kTerminatesWhileInUse || rule == DeletionRule::kTerminatesWhileNamed;
+}
+
 }  // namespace tollgate::core

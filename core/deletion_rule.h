@@ -27,4 +27,7 @@ enum class DeletionRule {
 
 DeletionRule DeletionRuleOf(ObjectKind kind);
 
+// Whether a deletion of this kind can leave the object terminating (stored so, restored so).
+bool CanTerminate(ObjectKind kind);
+
 }  // namespace tollgate::core

@@ -261,8 +261,7 @@ absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view
     return absl::NotFoundError(absl::StrCat(
         ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
   }
-  const DeletionRule rule = DeletionRuleOf(kind);
-  if (rule != DeletionRule::kTerminatesWhileInUse && rule != DeletionRule::kTerminatesWhileNamed) {
+  if (!CanTerminate(kind)) {
     // Stored as terminating by a version that protected this kind: deleted under today's rule,
     // now, and reported to the executor so the stored object goes at its first commit.
     EraseObject(kind, namespace_name, name, now);

@@ -91,11 +91,7 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
     const auto& [kind, key] = kind_key;
     // Only cluster-scoped kinds terminate (ClusterQueue, Namespace, AdmissionCheck): the key is
     // the name.
-    const DeletionRule rule = DeletionRuleOf(kind);
-    if (rule != DeletionRule::kTerminatesWhileInUse &&
-        rule != DeletionRule::kTerminatesWhileNamed) {
-      continue;
-    }
+    if (!CanTerminate(kind)) continue;
     TOLLGATE_RETURN_IF_ERROR(sim->RestoreTerminating(kind, "", key, since, now));
   }
 
