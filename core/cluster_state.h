@@ -24,6 +24,7 @@
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/timer_set.h"
+#include "core/topology_inventory.h"
 #include "core/types.h"
 #include "core/visibility.h"
 #include "core/workload.h"
@@ -108,6 +109,21 @@ class ClusterState {
   std::vector<std::string> WorkloadsHoldingQuotaVia(ObjectKind kind,
                                                     absl::string_view namespace_name,
                                                     absl::string_view name) const;
+
+  // --- Topology Aware Scheduling (topology_state.cc): Topology objects, the node inventory and
+  // pods Tollgate does not place. A change may let parked workloads fit (they are requeued);
+  // a node that disappears or stops being ready fails the placements on it (Kueue's node
+  // failure handling: re-placed where possible, else the workload is evicted).
+  absl::Status ApplyTopology(TopologySpec spec, absl::Time now);
+  absl::Status DeleteTopology(absl::string_view name, absl::Time now);
+  absl::Status UpsertNode(NodeSpec node, absl::Time now);
+  absl::Status DeleteNode(absl::string_view name, absl::Time now);
+  absl::Status ReportPod(std::string pod, std::string node, ResourceAmounts requests,
+                         absl::Time now);
+  absl::Status RemovePod(absl::string_view pod, absl::Time now);
+  // The inventory is a cache the planners read through a const state: flavors are built on
+  // first use after a change, and planners simulate usage on it, restoring it afterwards.
+  TopologyInventory& topology() const { return topology_; }
 
   const ConfigRegistry& registry() const { return registry_; }
   const std::map<std::string, NamespaceSpec>& namespaces() const { return registry_.namespaces(); }
@@ -269,6 +285,10 @@ class ClusterState {
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
   void RemoveUsageOf(const Workload& wl);
+  // The queues' activity, with Kueue's TopologyNotFound on top of the router's reasons.
+  void RecomputeActivity();
+  // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.
+  void HandleNodeFailures(absl::Time now);
 
   // --- Deletion (object_deletion.cc).
   static std::string RegistryKey(ObjectKind kind, absl::string_view namespace_name,
@@ -330,6 +350,7 @@ class ClusterState {
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
   RuntimeHistory runtime_history_;
+  mutable TopologyInventory topology_;
   int64_t cycle_ = 0;
   // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
   // looked: some terminating object may be unused now.

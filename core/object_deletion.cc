@@ -161,7 +161,8 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kResourceFlavor:
       registry_.EraseResourceFlavor(key);
-      router_.RecomputeActivity(tree_);
+      topology_.SetFlavors(registry_.flavors());
+      RecomputeActivity();
       RerouteAllPending(now);
       return;
     case ObjectKind::kClusterQueue:
@@ -190,7 +191,7 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
 }
 
 void ClusterState::OnTerminatingChanged(absl::Time now) {
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
   finalize_check_due_ = true;
 }
