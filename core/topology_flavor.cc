@@ -240,19 +240,33 @@ std::optional<std::string> TopologyFlavor::StaleDomain(const TopologyAssignment&
   return std::nullopt;
 }
 
-std::vector<TopologyFlavor::LeafCapacity> TopologyFlavor::Capacities() const {
-  std::vector<LeafCapacity> out;
-  out.reserve(leaves_.size());
-  for (int d : by_level_.empty() ? std::vector<int>{} : by_level_.back()) {
-    const Leaf& leaf = leaves_[domains_[d].leaf];
-    LeafCapacity c;
+std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
+  std::vector<DomainCapacity> out;
+  out.reserve(domains_.size());
+  // Sums per domain, leaves first, then bubbled up.
+  std::vector<std::vector<int64_t>> free(domains_.size(),
+                                         std::vector<int64_t>(resource_names_.size()));
+  std::vector<std::vector<int64_t>> used = free;
+  for (const Leaf& leaf : leaves_) {
+    for (int d = leaf.domain; d >= 0; d = domains_[d].parent) {
+      for (size_t r = 0; r < resource_names_.size(); ++r) {
+        free[d][r] = SatAdd(free[d][r], leaf.free[r]);
+        used[d][r] = SatAdd(used[d][r], leaf.used[r]);
+      }
+    }
+  }
+  auto visit = [&](auto&& self, int d) -> void {
+    DomainCapacity c;
+    c.level = domains_[d].level;
     c.values = domains_[d].values;
     for (size_t r = 0; r < resource_names_.size(); ++r) {
-      c.free.emplace_back(resource_names_[r], leaf.free[r]);
-      if (leaf.used[r] != 0) c.used.emplace_back(resource_names_[r], leaf.used[r]);
+      c.free.emplace_back(resource_names_[r], free[d][r]);
+      if (used[d][r] != 0) c.used.emplace_back(resource_names_[r], used[d][r]);
     }
     out.push_back(std::move(c));
-  }
+    for (int child : domains_[d].children) self(self, child);
+  };
+  for (int root : roots_) visit(visit, root);
   return out;
 }
 

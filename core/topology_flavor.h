@@ -87,13 +87,16 @@ class TopologyFlavor {
   Replacement FindReplacement(const TopologyPlacementRequest& request,
                               const TopologyAssignment& existing, absl::string_view lost_node);
 
-  // Free and used capacity of each leaf, for `describe node` and the dashboard.
-  struct LeafCapacity {
+  // The tree with each domain's capacity (allocatable minus pods Tollgate does not place) and
+  // what placements use, summed over its leaves; parents before children, siblings by values.
+  // For `get topology`, `describe node` and the dashboard.
+  struct DomainCapacity {
+    int level = 0;
     std::vector<std::string> values;
     ResourceAmounts free;
     ResourceAmounts used;
   };
-  std::vector<LeafCapacity> Capacities() const;
+  std::vector<DomainCapacity> Capacities() const;
 
  private:
   struct Domain {

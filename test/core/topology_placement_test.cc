@@ -631,6 +631,75 @@ TEST(TopologyPlacementTest, KueueCases) {
         R"(topology "default" doesn't allow to fit; 0/1 slice(s) fit on level cloud.com/topology-rack; 2/3 slice(s) fit on level kubernetes.io/hostname. Total nodes: 3; excluded: resource "cpu": 1)";
     cases.push_back(c);
   }
+  {
+    //         b1               b2
+    //      /      \            |
+    //    r1        r2          r1
+    //   /  \    /  |  \      /  \ .
+    //  x3  x5  x1  x6  x2    x4  x7
+    Case c;
+    c.name = "block required for podset; rack required for slices";
+    c.nodes = {Host("b1", "r1", "x3", 1000), Host("b1", "r1", "x5", 1000),
+               Host("b1", "r2", "x1", 1000), Host("b1", "r2", "x6", 1000),
+               Host("b1", "r2", "x2", 1000), Host("b2", "r1", "x4", 1000),
+               Host("b2", "r1", "x7", 1000)};
+    c.levels = kThreeLevels;
+    PodSetCase ps;
+    ps.request = WithSlices(Required(kBlock), {{kRack, 2}});
+    ps.count = 4;
+    ps.want = Hosts({{"x3", 1}, {"x5", 1}, {"x1", 1}, {"x2", 1}});
+    c.pod_sets = {ps};
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "block preferred for podset; rack required for slices";
+    c.nodes = DefaultNodes();
+    c.levels = kThreeLevels;
+    PodSetCase ps;
+    ps.request = WithSlices(Preferred(kBlock), {{kRack, 2}});
+    ps.count = 4;
+    ps.want = Hosts({{"x1", 1}, {"x5", 1}, {"x4", 2}});
+    c.pod_sets = {ps};
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "no topology for podset; host required for slices";
+    c.nodes = {Host("b1", "r1", "x3", 3000), Host("b1", "r1", "x5", 3000),
+               Host("b1", "r1", "x1", 3000)};
+    c.levels = kThreeLevels;
+    PodSetCase ps;
+    ps.request = WithSlices(PodSetTopologyRequest{}, {{kHostnameLabel, 2}});
+    ps.count = 6;
+    ps.want = Hosts({{"x1", 2}, {"x3", 2}, {"x5", 2}});
+    c.pod_sets = {ps};
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "no topology for podset; host required for slices; multiple blocks";
+    c.nodes = ScatteredNodes();
+    c.levels = kThreeLevels;
+    PodSetCase ps;
+    ps.request = WithSlices(PodSetTopologyRequest{}, {{kHostnameLabel, 2}});
+    ps.count = 6;
+    ps.want = Hosts({{"x3", 4}, {"x6", 2}});
+    c.pod_sets = {ps};
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "no topology for podset; rack required for slices; multiple blocks";
+    c.nodes = DefaultNodes();
+    c.levels = kThreeLevels;
+    PodSetCase ps;
+    ps.request = WithSlices(PodSetTopologyRequest{}, {{kRack, 2}});
+    ps.count = 4;
+    ps.want = Hosts({{"x1", 1}, {"x5", 1}, {"x4", 2}});
+    c.pod_sets = {ps};
+    cases.push_back(c);
+  }
   for (const Case& c : cases) RunCase(c);
 }
 
@@ -701,6 +770,24 @@ TEST(TopologyPlacementTest, UsageAndNonTasUsageReduceCapacity) {
   EXPECT_FALSE(tf.Fits(Hosts({{"x3", 1}}), {{"cpu", 300}}));
   tf.AddUsage({"x3"}, {{"cpu", 300}}, 1, -1);
   EXPECT_TRUE(tf.Fits(Hosts({{"x3", 1}}), {{"cpu", 300}}));
+}
+
+TEST(TopologyPlacementTest, CapacitiesSumLeavesUpTheTree) {
+  std::vector<NodeSpec> nodes = BinaryTreeNodes();
+  std::vector<const NodeSpec*> ptrs;
+  for (const NodeSpec& n : nodes) ptrs.push_back(&n);
+  TopologyFlavor tf({"default", kThreeLevels}, ResourceFlavorSpec{}, ptrs);
+  tf.AddUsage({"x3"}, {{"cpu", 500}}, 1, +1);
+  std::vector<TopologyFlavor::DomainCapacity> c = tf.Capacities();
+  // 2 blocks, 4 racks, 8 hosts; parents first, siblings by values.
+  ASSERT_EQ(c.size(), 14u);
+  EXPECT_EQ(c[0].values, (std::vector<std::string>{"b1"}));
+  EXPECT_EQ(c[1].values, (std::vector<std::string>{"b1", "r1"}));
+  EXPECT_EQ(c[2].values, (std::vector<std::string>{"b1", "r1", "x3"}));
+  EXPECT_EQ(c[0].free, (ResourceAmounts{{"cpu", 4000}, {"memory", 4 * kGi}, {"pods", 40}}));
+  EXPECT_EQ(c[0].used, (ResourceAmounts{{"cpu", 500}, {"pods", 1}}));
+  EXPECT_EQ(c[2].used, (ResourceAmounts{{"cpu", 500}, {"pods", 1}}));
+  EXPECT_TRUE(c[3].used.empty());
 }
 
 TEST(TopologyPlacementTest, ReplacementKeepsTheOtherDomainsInsideTheRequiredRack) {
