@@ -116,6 +116,12 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
   by_level_.resize(levels_.size());
   if (levels_.empty()) return;
   for (const NodeSpec* node : matching) AddNode(*node);
+  std::vector<int> order(domains_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [this](int a, int b) { return domains_[a].values < domains_[b].values; });
+  rank_.resize(domains_.size());
+  for (size_t i = 0; i < order.size(); ++i) rank_[order[i]] = static_cast<int>(i);
   for (size_t level = 0; level < by_level_.size(); ++level) {
     std::sort(by_level_[level].begin(), by_level_[level].end(),
               [this](int a, int b) { return ValuesLess(a, b); });

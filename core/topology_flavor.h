@@ -214,6 +214,9 @@ class TopologyFlavor {
   absl::flat_hash_map<std::string, int> leaf_of_node_;
   // Scratch state of one placement, by domain.
   std::vector<DomainState> state_;
+  // Each domain's position in the order of level values (compared as whole value lists): the
+  // final tie-break of every sort, as an int.
+  std::vector<int> rank_;
 };
 
 // Kueue's domain id: the values joined by ",".

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
+#include "core/saturating.h"
 #include "core/topology_flavor.h"
 
 namespace tollgate::core {
@@ -222,6 +223,10 @@ void TopologyFlavor::FillLeaf(int leaf_index, const ResolvedRequest& req,
       }
     }
   }
+  if (leader == nullptr) {
+    s.pod_count_with_leader = s.pod_count;
+    return;
+  }
   int ignored = -1;
   s.pod_count_with_leader = CountIn(req, remaining, &ignored);
 }
@@ -279,15 +284,14 @@ void TopologyFlavor::FillHelper(int domain, int level, const Params& p, bool lea
   s.slice_count_with_leader = slice_with_leader;
 }
 
-bool TopologyFlavor::ValuesLess(int a, int b) const {
-  return domains_[a].values < domains_[b].values;
-}
+bool TopologyFlavor::ValuesLess(int a, int b) const { return rank_[a] < rank_[b]; }
 
 std::vector<int> TopologyFlavor::Sorted(std::vector<int> domains, bool unconstrained,
                                         bool with_leader) const {
   // Kueue's sortedDomains / sortedDomainsWithLeader: (leaders first,) slices descending for
   // BestFit or ascending for least free capacity, then pods ascending, then level values.
-  std::stable_sort(domains.begin(), domains.end(), [&](int a, int b) {
+  // The last key (the rank of the level values) is total: std::sort gives Kueue's order.
+  std::sort(domains.begin(), domains.end(), [&](int a, int b) {
     const DomainState& x = state_[a];
     const DomainState& y = state_[b];
     if (with_leader && x.leader_count != y.leader_count) return x.leader_count > y.leader_count;
@@ -539,14 +543,35 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   const ResolvedRequest req = Resolve(workers.per_pod);
   std::optional<ResolvedRequest> leader_req;
   if (leader != nullptr) leader_req = Resolve(leader->per_pod);
-  std::vector<int64_t> remaining;
+  // Only the requested resources are read: fill just those of the scratch capacity per leaf.
+  std::vector<int> needed;
+  for (const auto& [r, amount] : req.amounts) {
+    if (r >= 0) needed.push_back(r);
+  }
+  if (leader_req.has_value()) {
+    for (const auto& [r, amount] : leader_req->amounts) {
+      if (r >= 0 && std::find(needed.begin(), needed.end(), r) == needed.end()) needed.push_back(r);
+    }
+  }
+  std::vector<int64_t> remaining(resource_names_.size(), 0);
   for (size_t l = 0; l < leaves_.size(); ++l) {
     if (lowest_is_hostname_) {
       if (!NodeFeasible(leaves_[l], workers, p.stats)) continue;
     } else {
       ++p.stats.total_nodes;
     }
-    Remaining(leaves_[l], simulate_empty, assumed, remaining);
+    const Leaf& leaf = leaves_[l];
+    const std::vector<int64_t>* extra = nullptr;
+    if (!assumed.empty()) {
+      auto it = assumed.find(static_cast<int>(l));
+      if (it != assumed.end()) extra = &it->second;
+    }
+    for (int r : needed) {
+      int64_t c = leaf.free[r];
+      if (!simulate_empty) c = SatSub(c, leaf.used[r]);
+      if (extra != nullptr) c = SatSub(c, (*extra)[r]);
+      remaining[r] = c;
+    }
     FillLeaf(static_cast<int>(l), req, leader_req.has_value() ? &*leader_req : nullptr, remaining,
              required_domain, p);
   }

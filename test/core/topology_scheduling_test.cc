@@ -287,6 +287,40 @@ TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
   EXPECT_TRUE(state_.topology().nodes().empty());
 }
 
+TEST_F(TopologySchedulingTest, FlavorMatchingFollowsTheTopologyRequest) {
+  // A quota-only flavor first, the topology flavor second (Kueue's "workload requiring TAS
+  // skips the non-TAS flavor" and "workload which does not need TAS skips the TAS flavor").
+  ASSERT_TRUE(state_.ApplyResourceFlavor({"plain", {}, {}, {}}, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"},
+                         {{"plain", {{"gpu", 4, std::nullopt, std::nullopt}}},
+                          {"tas-flavor", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  AddNode("b1", "r1", "x1", 4);
+  Submit("tas", 2, Required(kRack));
+  Submit("plain", 2, std::nullopt);
+  Settle();
+  ASSERT_EQ(Get("tas").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Get("tas").status.admission->pod_sets[0].flavors[0].second, "tas-flavor");
+  EXPECT_EQ(Placement("tas"), "x1:2");
+  ASSERT_EQ(Get("plain").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Get("plain").status.admission->pod_sets[0].flavors[0].second, "plain");
+  EXPECT_EQ(Placement("plain"), "<none>");
+}
+
+TEST_F(TopologySchedulingTest, UnknownLevelDoesNotMatchTheFlavor) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  Submit("job", 1, Required("cloud.com/non-existing"));
+  Settle();
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kPending);
+  EXPECT_EQ(Get("job").status.pending_message,
+            R"(couldn't assign flavors to pod set main: Flavor "tas-flavor" does not contain )"
+            R"(the requested level)");
+}
+
 TEST_F(TopologySchedulingTest, PodsTollgateDoesNotPlaceTakeCapacity) {
   AddQueue(16);
   AddNode("b1", "r1", "x1", 4);
