@@ -115,6 +115,8 @@ class ClusterState {
   // a node that disappears or stops being ready fails the placements on it (Kueue's node
   // failure handling: re-placed where possible, else the workload is evicted).
   absl::Status ApplyTopology(TopologySpec spec, absl::Time now);
+  // What ApplyTopology would refuse: bad levels, or levels changed where Kueue forbids it.
+  absl::Status CheckTopology(const TopologySpec& spec) const;
   absl::Status DeleteTopology(absl::string_view name, absl::Time now);
   absl::Status UpsertNode(NodeSpec node, absl::Time now);
   absl::Status DeleteNode(absl::string_view name, absl::Time now);

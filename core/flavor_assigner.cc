@@ -229,7 +229,9 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
     return absl::StrCat("untolerated taint {", taint->key, " ", taint->value, " ", taint->effect,
                         " <nil>} in flavor ", flavor_name);
   }
-  if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor)) {
+  if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor) ||
+      (pod_set.required_node_affinity.has_value() &&
+       !RequiredAffinityMatchesFlavor(*pod_set.required_node_affinity, flavor))) {
     return absl::StrCat("flavor ", flavor_name, " doesn't match node affinity");
   }
   if (!flavor.topology_name.empty() || pod_set.topology_request.has_value() || topology_only_) {

@@ -66,6 +66,8 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      return topology_.FindTopology(name) != nullptr;
   }
   return false;
 }
@@ -140,6 +142,19 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
                        "; remove it from their resourceGroups (or delete them) first"));
     }
   }
+  if (kind == ObjectKind::kTopology) {
+    // Kueue keeps such a Topology terminating (its resource-in-use finalizer) until no flavor
+    // names it; Tollgate refuses, as for a ResourceFlavor a queue names.
+    std::vector<std::string> users;
+    for (const auto& [flavor_name, flavor] : registry_.flavors()) {
+      if (flavor.topology_name == name) users.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
+    }
+    if (!users.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Topology ", name, " is in use by ", NameList(users),
+                       "; remove spec.topologyName from them (or delete them) first"));
+    }
+  }
   if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
     registry_.MarkTerminating(kind, key, now);
     OnTerminatingChanged(now);
@@ -187,6 +202,10 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      // DeleteObject refused it while a flavor names it, so nothing is placed on it.
+      DeleteTopology(name, now).IgnoreError();
+      return;
   }
 }
 

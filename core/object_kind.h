@@ -27,6 +27,8 @@ enum class ObjectKind {
   kRole,
   kRoleBinding,
   kQueueGrant,
+  // Topology Aware Scheduling's Topology (docs/topology.md).
+  kTopology,
 };
 
 struct KindTraits {

@@ -47,8 +47,4 @@ struct TopologyAssignment {
 // Kubernetes' Taint.ToString(): "key=value:effect", "key:effect" without a value.
 std::string TaintString(const Taint& taint);
 
-// Kubernetes' required node affinity: some term matches (a term matches when every expression
-// does; a term without expressions matches nothing). An empty term list matches everything.
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels);
-
 }  // namespace tollgate::core

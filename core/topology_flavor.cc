@@ -24,61 +24,17 @@ std::string TaintString(const Taint& taint) {
   return out;
 }
 
-namespace {
-
-// Kubernetes parses Gt/Lt operands and label values as integers; a value that is not one does
-// not match.
-bool ParseInt(const std::string& text, int64_t* out) {
-  if (text.empty()) return false;
-  size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
-  if (i == text.size()) return false;
-  int64_t v = 0;
-  for (; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    if (v > (INT64_MAX - (text[i] - '0')) / 10) return false;
-    v = v * 10 + (text[i] - '0');
+bool NodeInTopologyFlavor(const NodeSpec& node, const TopologySpec& topology,
+                          const ResourceFlavorSpec& flavor) {
+  if (!node.ready || node.unschedulable) return false;
+  for (const auto& [key, value] : flavor.node_labels) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return false;
   }
-  *out = text[0] == '-' ? -v : v;
+  for (const std::string& level : topology.levels) {
+    if (node.labels.find(level) == node.labels.end()) return false;
+  }
   return true;
-}
-
-bool RequirementMatches(const LabelSelectorRequirement& req, const Labels& labels) {
-  auto it = labels.find(req.key);
-  const bool has = it != labels.end();
-  if (req.op == "Exists") return has;
-  if (req.op == "DoesNotExist") return !has;
-  const bool in_values =
-      has && std::find(req.values.begin(), req.values.end(), it->second) != req.values.end();
-  if (req.op == "In") return in_values;
-  if (req.op == "NotIn") return !in_values;
-  if (req.op == "Gt" || req.op == "Lt") {
-    int64_t label = 0;
-    int64_t operand = 0;
-    if (!has || req.values.size() != 1 || !ParseInt(it->second, &label) ||
-        !ParseInt(req.values[0], &operand)) {
-      return false;
-    }
-    return req.op == "Gt" ? label > operand : label < operand;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels) {
-  if (terms.empty()) return true;
-  for (const NodeSelectorTerm& term : terms) {
-    if (term.empty()) continue;
-    bool all = true;
-    for (const LabelSelectorRequirement& req : term) {
-      if (!RequirementMatches(req, labels)) {
-        all = false;
-        break;
-      }
-    }
-    if (all) return true;
-  }
-  return false;
 }
 
 TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavorSpec& flavor,
@@ -92,19 +48,7 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
   for (const NodeSpec* node : nodes) {
     // Kueue's nodes cache holds only ready, schedulable nodes; the flavor takes those with its
     // node labels and a label for every level.
-    if (!node->ready || node->unschedulable) continue;
-    bool match = true;
-    for (const auto& [key, value] : flavor.node_labels) {
-      auto it = node->labels.find(key);
-      if (it == node->labels.end() || it->second != value) {
-        match = false;
-        break;
-      }
-    }
-    for (size_t i = 0; match && i < levels_.size(); ++i) {
-      if (node->labels.find(levels_[i]) == node->labels.end()) match = false;
-    }
-    if (!match) continue;
+    if (!NodeInTopologyFlavor(*node, topology, flavor)) continue;
     matching.push_back(node);
     for (const auto& [resource, amount] : node->allocatable) resources.insert(resource);
   }
@@ -187,6 +131,7 @@ void TopologyFlavor::AddNode(const NodeSpec& node) {
     leaves_.push_back(std::move(leaf));
   }
   Leaf& leaf = leaves_[leaf_index];
+  ++leaf.nodes;
   for (const auto& [resource, amount] : node.allocatable) {
     const int r = ResourceIndex(resource);
     leaf.free[r] = SatAdd(leaf.free[r], amount);
@@ -253,8 +198,10 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
   std::vector<std::vector<int64_t>> free(domains_.size(),
                                          std::vector<int64_t>(resource_names_.size()));
   std::vector<std::vector<int64_t>> used = free;
+  std::vector<int32_t> nodes(domains_.size(), 0);
   for (const Leaf& leaf : leaves_) {
     for (int d = leaf.domain; d >= 0; d = domains_[d].parent) {
+      nodes[d] += leaf.nodes;
       for (size_t r = 0; r < resource_names_.size(); ++r) {
         free[d][r] = SatAdd(free[d][r], leaf.free[r]);
         used[d][r] = SatAdd(used[d][r], leaf.used[r]);
@@ -265,6 +212,7 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
     DomainCapacity c;
     c.level = domains_[d].level;
     c.values = domains_[d].values;
+    c.nodes = nodes[d];
     for (size_t r = 0; r < resource_names_.size(); ++r) {
       c.free.emplace_back(resource_names_[r], free[d][r]);
       if (used[d][r] != 0) c.used.emplace_back(resource_names_[r], used[d][r]);

@@ -24,6 +24,8 @@ struct TopologyPlacementRequest {
   bool implied = false;
   Labels node_selector;
   std::vector<Toleration> tolerations;
+  // The pod set's required node affinity; null or empty: none.
+  const std::vector<NodeSelectorTerm>* required_node_affinity = nullptr;
 };
 
 struct TopologyPlacementResult {
@@ -95,6 +97,8 @@ class TopologyFlavor {
     std::vector<std::string> values;
     ResourceAmounts free;
     ResourceAmounts used;
+    // Nodes under the domain.
+    int32_t nodes = 0;
   };
   std::vector<DomainCapacity> Capacities() const;
 
@@ -114,6 +118,8 @@ class TopologyFlavor {
     // Allocatable minus usage of pods Tollgate does not place, per resource index.
     std::vector<int64_t> free;
     std::vector<int64_t> used;
+    // Nodes in the leaf (more than one where the lowest level is not the hostname).
+    int32_t nodes = 0;
   };
   struct DomainState {
     int32_t pod_count = 0;
@@ -221,5 +227,10 @@ class TopologyFlavor {
 
 // Kueue's domain id: the values joined by ",".
 std::string DomainId(const std::vector<std::string>& values);
+
+// Whether a topology flavor's tree holds the node: ready and schedulable (Kueue's nodes cache),
+// with the flavor's node labels and a label for every level of the topology.
+bool NodeInTopologyFlavor(const NodeSpec& node, const TopologySpec& topology,
+                          const ResourceFlavorSpec& flavor);
 
 }  // namespace tollgate::core

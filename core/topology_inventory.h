@@ -18,6 +18,8 @@ namespace tollgate::core {
 // `flavor`'s topology.
 struct TopologyUsage {
   std::string flavor;
+  // For the views (describe node); not part of what the capacity is keyed by.
+  std::string pod_set;
   std::vector<std::string> values;
   ResourceAmounts per_pod;
   int32_t count = 0;

@@ -192,8 +192,8 @@ bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementReque
       return false;
     }
   }
-  if (r.request != nullptr &&
-      !NodeAffinityMatches(r.request->required_node_affinity, node.labels)) {
+  if (r.required_node_affinity != nullptr &&
+      !NodeAffinityMatches(*r.required_node_affinity, node.labels)) {
     ++stats.affinity;
     return false;
   }

@@ -38,7 +38,7 @@ std::vector<TopologyUsage> UsageOfAssignment(const PodSetSpec& pod_set, const st
                                              const TopologyAssignment& assignment) {
   std::vector<TopologyUsage> out;
   for (const TopologyDomainAssignment& d : assignment.domains) {
-    out.push_back(TopologyUsage{flavor, d.values, pod_set.requests, d.count});
+    out.push_back(TopologyUsage{flavor, pod_set.name, d.values, pod_set.requests, d.count});
   }
   return out;
 }
@@ -139,6 +139,9 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
     r.node_selector = pod_set->node_selector;
     r.tolerations = pod_set->tolerations;
+    if (pod_set->required_node_affinity.has_value()) {
+      r.required_node_affinity = &*pod_set->required_node_affinity;
+    }
     out.by_flavor[flavor].push_back(std::move(r));
     out.pod_set_index[flavor].push_back(i);
   }

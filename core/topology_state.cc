@@ -26,7 +26,7 @@ std::set<std::string> ReadyHostnames(const TopologyInventory& inventory) {
 
 }  // namespace
 
-absl::Status ClusterState::ApplyTopology(TopologySpec spec, absl::Time now) {
+absl::Status ClusterState::CheckTopology(const TopologySpec& spec) const {
   if (absl::Status s = ValidateTopology(spec); !s.ok()) return s;
   if (const TopologySpec* existing = topology_.FindTopology(spec.name);
       existing != nullptr && existing->levels != spec.levels &&
@@ -36,6 +36,11 @@ absl::Status ClusterState::ApplyTopology(TopologySpec spec, absl::Time now) {
         "spec.levels: levels are mutable only when kubernetes.io/hostname is the lowest level both "
         "before and after the change");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyTopology(TopologySpec spec, absl::Time now) {
+  if (absl::Status s = CheckTopology(spec); !s.ok()) return s;
   topology_.ApplyTopology(std::move(spec));
   RecomputeActivity();
   RerouteAllPending(now);
@@ -172,6 +177,9 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
         r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
         r.node_selector = pod_set->node_selector;
         r.tolerations = pod_set->tolerations;
+        if (pod_set->required_node_affinity.has_value()) {
+          r.required_node_affinity = &*pod_set->required_node_affinity;
+        }
         TopologyFlavor::Replacement rep = tf->FindReplacement(r, *psa.topology_assignment, node);
         if (!rep.assignment.has_value()) {
           failure = rep.failure;

@@ -61,55 +61,70 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
   if (request.preferred.has_value()) {
     if (absl::Status s = CheckLabelKey(base + ".preferred", *request.preferred); !s.ok()) return s;
   }
+  // The API spells one layer as podSetSliceRequiredTopology + podSetSliceSize and several as
+  // podsetSliceRequiredTopologyConstraints; errors name the fields the caller wrote.
+  const bool single = request.slices.size() == 1;
+  auto layer_field = [&](size_t i, bool level) {
+    if (single) {
+      return absl::StrCat(base, level ? ".podSetSliceRequiredTopology" : ".podSetSliceSize");
+    }
+    return absl::StrCat(base, ".podsetSliceRequiredTopologyConstraints[", i, "]",
+                        level ? ".topology" : ".size");
+  };
   if (request.slices.size() > 3) {
-    return Invalid(base + ".slices",
+    return Invalid(base + ".podsetSliceRequiredTopologyConstraints",
                    absl::StrCat("must have 1 to 3 layers, got ", request.slices.size()));
   }
   std::map<std::string, size_t> levels;
   for (size_t i = 0; i < request.slices.size(); ++i) {
     const SliceConstraint& layer = request.slices[i];
-    const std::string layer_path = absl::StrCat(base, ".slices[", i, "]");
-    if (absl::Status s = CheckLabelKey(layer_path + ".level", layer.level); !s.ok()) return s;
+    if (absl::Status s = CheckLabelKey(layer_field(i, true), layer.level); !s.ok()) return s;
     if (layer.size < 1) {
-      return Invalid(layer_path + ".size",
+      return Invalid(layer_field(i, false),
                      absl::StrCat(layer.size, ": must be greater than or equal to 1"));
     }
     auto [it, inserted] = levels.emplace(layer.level, i);
     if (!inserted) {
-      return Invalid(layer_path + ".level",
+      return Invalid(layer_field(i, true),
                      absl::StrCat("Duplicate value: ", QuoteValue(layer.level), " (also at index ",
                                   it->second, ")"));
     }
     if (i > 0 && request.slices[i - 1].size % layer.size != 0) {
-      return Invalid(layer_path + ".size",
+      return Invalid(layer_field(i, false),
                      absl::StrCat(layer.size, ": must evenly divide the parent layer size ",
                                   request.slices[i - 1].size));
     }
   }
   if (!request.slices.empty() && request.slices[0].size > count) {
     return Invalid(
-        base + ".slices[0].size",
+        layer_field(0, false),
         absl::StrCat(request.slices[0].size, ": must not be greater than pod set count ", count));
   }
   if (request.pod_set_group.has_value()) {
-    const std::string group_path = base + ".podSetGroup";
+    const std::string group_path = base + ".podSetGroupName";
     if (request.pod_set_group->empty()) return Invalid(group_path, "must not be empty");
     if (request.pod_set_group->find_first_not_of("0123456789") == std::string::npos) {
       return Invalid(group_path,
                      absl::StrCat(QuoteValue(*request.pod_set_group), ": must not be a number"));
     }
     if (!request.slices.empty()) {
-      return Invalid(group_path, "may not be set when slices are specified");
+      return Invalid(group_path, "may not be set when slices are requested");
     }
     if (!request.required.has_value() && !request.preferred.has_value()) {
       return Invalid(group_path, "may not be set when neither required nor preferred is specified");
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
+                                          absl::string_view path) {
   static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-  for (size_t t = 0; t < request.required_node_affinity.size(); ++t) {
-    for (size_t e = 0; e < request.required_node_affinity[t].size(); ++e) {
-      const LabelSelectorRequirement& req = request.required_node_affinity[t][e];
-      const std::string expr = absl::StrCat(base, ".requiredNodeAffinity[", t, "][", e, "]");
+  for (size_t t = 0; t < terms.size(); ++t) {
+    for (size_t e = 0; e < terms[t].size(); ++e) {
+      const LabelSelectorRequirement& req = terms[t][e];
+      const std::string expr =
+          absl::StrCat(path, "[", t, "].matchExpressions[", e, "]");
       if (absl::Status s = CheckLabelKey(expr + ".key", req.key); !s.ok()) return s;
       if (kOps.count(req.op) == 0) {
         return Invalid(expr + ".operator", absl::StrCat(QuoteValue(req.op),
@@ -151,7 +166,7 @@ absl::Status ValidatePodSetGroups(const WorkloadSpec& spec) {
   }
   for (const auto& [name, members] : groups) {
     const std::string path =
-        absl::StrCat("spec.podSets[", members[0], "].topologyRequest.podSetGroup");
+        absl::StrCat("spec.podSets[", members[0], "].topologyRequest.podSetGroupName");
     if (members.size() != 2) {
       return Invalid(path, absl::StrCat(QuoteValue(name),
                                         ": can only define groups of exactly 2 pod sets, got: ",

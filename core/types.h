@@ -190,9 +190,11 @@ struct PodSetTopologyRequest {
   std::vector<SliceConstraint> slices;
   // Pod sets of one workload with the same group are placed together (leader and workers).
   std::optional<std::string> pod_set_group;
-  // The pod template's required node affinity, evaluated against nodes when the lowest level is
-  // the hostname.
-  std::vector<NodeSelectorTerm> required_node_affinity;
+  // Kueue's podIndexLabel, subGroupIndexLabel and subGroupCount: how the adapter tells a pod's
+  // index when it assigns pods to the placement's domains. Placement does not read them.
+  std::optional<std::string> pod_index_label;
+  std::optional<std::string> sub_group_index_label;
+  std::optional<int32_t> sub_group_count;
   bool operator==(const PodSetTopologyRequest&) const = default;
 };
 
@@ -206,6 +208,9 @@ struct PodSetSpec {
   std::vector<Toleration> tolerations;
   // Topology Aware Scheduling; most pod sets have none.
   Boxed<PodSetTopologyRequest> topology_request = {};
+  // The pod template's required node affinity (terms ORed): it narrows the flavors as the
+  // nodeSelector does, and the nodes of a topology placement. Most pod sets have none.
+  Boxed<std::vector<NodeSelectorTerm>> required_node_affinity = {};
   bool operator==(const PodSetSpec&) const = default;
 };
 

@@ -124,6 +124,7 @@ std::unique_ptr<CliClient::Endpoint> CliClient::NewEndpoint(std::string target) 
   endpoint->auth = v1::AuthService::NewStub(endpoint->channel);
   endpoint->info = v1::InfoService::NewStub(endpoint->channel);
   endpoint->admin = v1::AdminService::NewStub(endpoint->channel);
+  endpoint->inventory = v1::InventoryService::NewStub(endpoint->channel);
   return endpoint;
 }
 
@@ -407,6 +408,27 @@ absl::StatusOr<v1::BackupResponse> CliClient::Backup(const v1::BackupRequest& re
   return Unary<v1::BackupResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::BackupResponse* r) {
     return e.admin->Backup(c, request, r);
   });
+}
+
+absl::StatusOr<v1::ListNodesResponse> CliClient::ListNodes(const v1::ListNodesRequest& request) {
+  return Unary<v1::ListNodesResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ListNodesResponse* r) {
+        return e.inventory->ListNodes(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::NodeDetails> CliClient::GetNode(const v1::GetNodeRequest& request) {
+  return Unary<v1::NodeDetails>([&](Endpoint& e, grpc::ClientContext* c, v1::NodeDetails* r) {
+    return e.inventory->GetNode(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::GetTopologyUsageResponse> CliClient::GetTopologyUsage(
+    const v1::GetTopologyUsageRequest& request) {
+  return Unary<v1::GetTopologyUsageResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::GetTopologyUsageResponse* r) {
+        return e.inventory->GetTopologyUsage(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(

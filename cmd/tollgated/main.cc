@@ -60,6 +60,7 @@
 #include "services/rpc/admin_service.h"
 #include "services/rpc/grpc_services.h"
 #include "services/rpc/info_service.h"
+#include "services/rpc/inventory_service.h"
 #include "services/rpc/scheduler_audit.h"
 #include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_store.h"
@@ -628,6 +629,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   rpc::ConfigGrpcService config_service(api, &gate);
   rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::InventoryGrpcService inventory_service(api, &gate);
   rpc::AuthGrpcService auth_service(gate);
   rpc::InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
   rpc::AdminGrpcService admin_service(
@@ -646,6 +648,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  builder.RegisterService(&inventory_service);
   {
     // One vector: each SetInterceptorCreators call replaces the previous one.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

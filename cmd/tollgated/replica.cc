@@ -26,6 +26,7 @@
 #include "services/rpc/admin_service.h"
 #include "services/rpc/grpc_services.h"
 #include "services/rpc/info_service.h"
+#include "services/rpc/inventory_service.h"
 #include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_mirror.h"
 #include "storage/warm_start_store.h"
@@ -342,6 +343,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
   rpc::ConfigGrpcService config_service(api, &gate);
   rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::InventoryGrpcService inventory_service(api, &gate);
   rpc::AuthGrpcService auth_service(gate);
   rpc::InfoGrpcService info_service(gate, options.described_configuration);
   // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
@@ -350,6 +352,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
   builder.RegisterService(&visibility_service);
+  builder.RegisterService(&inventory_service);
   builder.RegisterService(&auth_service);
   builder.RegisterService(&info_service);
   builder.RegisterService(&admin_service);

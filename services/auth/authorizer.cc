@@ -51,8 +51,11 @@ bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind
 const std::vector<std::string> kAll = {"*"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor", "ClusterQueue",          "Cohort",
-    "LocalQueue",     "WorkloadPriorityClass", "PriorityClass"};
+    "ResourceFlavor", "ClusterQueue",          "Cohort",        "LocalQueue",
+    "WorkloadPriorityClass", "PriorityClass", "Topology"};
+// What feeding the topology inventory takes (InventoryService).
+const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report", "get", "list",
+                                                  "watch"};
 
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
@@ -73,9 +76,17 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back(
       {"adapter",
        {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
-        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
+        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}},
+        // tollgate-kube feeds the topology inventory from Nodes and Pods.
+        {kInventoryVerbs, {"Node"}},
+        {kReadVerbs, {"Topology", "ResourceFlavor"}}},
        unlimited});
   roles.push_back({"metrics-reader", {{{"get"}, {"Metrics"}}}, PriorityLimit{0, false}});
+  // A Slurm front-end, a fleet manager or tollgate-kube's node watch: the nodes and the pods
+  // Tollgate does not place, and reading the topologies they make up.
+  roles.push_back({"inventory-feeder",
+                   {{kInventoryVerbs, {"Node"}}, {kReadVerbs, {"Topology", "ResourceFlavor"}}},
+                   PriorityLimit{0, false}});
   return roles;
 }
 

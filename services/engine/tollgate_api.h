@@ -12,6 +12,7 @@
 #include "services/engine/list_pages.h"
 #include "services/engine/start_estimates.h"
 #include "services/engine/workload_uids.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -75,6 +76,16 @@ class TollgateApi {
   // Who holds and borrows a cohort's quota and which policy keeps a pending workload from it.
   absl::StatusOr<v1::CohortBreakdown> GetCohortBreakdown(
       const v1::GetCohortBreakdownRequest& request);
+
+  // Topology Aware Scheduling's node inventory (tollgate_api_inventory.cc; docs/topology.md).
+  // Upserts and pod reports are all or none; DeleteNode of an unknown node is NOT_FOUND.
+  absl::StatusOr<v1::UpsertNodesResponse> UpsertNodes(const v1::UpsertNodesRequest& request);
+  absl::StatusOr<v1::DeleteNodeResponse> DeleteNode(const v1::DeleteNodeRequest& request);
+  absl::StatusOr<v1::ReportPodsResponse> ReportPods(const v1::ReportPodsRequest& request);
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
+  absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
+  absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(
+      const v1::GetTopologyUsageRequest& request);
 
   // For the gRPC layer's Watch streams, which read the store directly.
   AdmissionExecutor& executor() { return executor_; }

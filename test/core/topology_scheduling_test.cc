@@ -273,12 +273,13 @@ TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
   slices.required = kBlock;
   slices.slices = {{kRack, 4}, {kHostnameLabel, 3}};
   EXPECT_EQ(ValidatePodSetTopologyRequest(slices, 8, "spec.podSets[0]").message(),
-            "spec.podSets[0].topologyRequest.slices[1].size: 3: must evenly divide the parent "
+            "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[1].size: 3: must "
+            "evenly divide the parent "
             "layer size 4");
   PodSetTopologyRequest too_big;
   too_big.slices = {{kRack, 16}};
   EXPECT_EQ(ValidatePodSetTopologyRequest(too_big, 8, "spec.podSets[0]").message(),
-            "spec.podSets[0].topologyRequest.slices[0].size: 16: must not be greater than pod set "
+            "spec.podSets[0].topologyRequest.podSetSliceSize: 16: must not be greater than pod set "
             "count 8");
 
   NodeSpec bad;
