@@ -53,8 +53,9 @@ absl::string_view DryRunSuffix(DryRun dry_run) {
 
 absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args) {
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
-      ReadManifests(s.in(), args.All("filename"));
-  if (manifests.ok() && args.Has("namespace")) UseNamespace(args.Get("namespace"), *manifests);
+      manifest::ReadManifests(s.in(), args.All("filename"));
+  if (manifests.ok() && args.Has("namespace"))
+    manifest::UseNamespace(args.Get("namespace"), *manifests);
   return manifests;
 }
 

@@ -15,27 +15,26 @@
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
 #include "core/object_kind.h"
+#include "core/status_macros.h"
 #include "services/manifest/job_translator.h"
 #include "services/manifest/pytorchjob_translator.h"
 #include "services/manifest/rayjob_translator.h"
 #include "services/manifest/workload_translator.h"
 
-namespace tollgate::cli {
+namespace tollgate::manifest {
 namespace {
-
-using manifest::Json;
 
 // The job kinds `submit` takes, each with its apiVersion and translator.
 struct JobKind {
   absl::string_view kind;
   absl::string_view api_version;
-  const manifest::JobKindTranslator& translator;
+  const JobKindTranslator& translator;
 };
 
 const std::vector<JobKind>& JobKinds() {
-  static const manifest::JobTranslator job;
-  static const manifest::RayJobTranslator ray_job;
-  static const manifest::PyTorchJobTranslator pytorch_job;
+  static const JobTranslator job;
+  static const RayJobTranslator ray_job;
+  static const PyTorchJobTranslator pytorch_job;
   static const auto* kinds = new std::vector<JobKind>{
       {"Job", "batch/v1", job},
       {"RayJob", "ray.io/v1", ray_job},
@@ -62,15 +61,15 @@ std::string Accepted() {
 
 // YAML as Kubernetes reads it: plain scalars that look like numbers, booleans or null are those;
 // quoted ones stay strings.
-manifest::Json ToJson(const YAML::Node& node) {
+Json ToJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
-      manifest::Json j = manifest::Json::object();
+      Json j = Json::object();
       for (const auto& kv : node) j[kv.first.Scalar()] = ToJson(kv.second);
       return j;
     }
     case YAML::NodeType::Sequence: {
-      manifest::Json j = manifest::Json::array();
+      Json j = Json::array();
       for (const auto& item : node) j.push_back(ToJson(item));
       return j;
     }
@@ -104,14 +103,14 @@ std::string StableSuffix(absl::string_view text) {
   return absl::StrFormat("%08x", h);
 }
 
-absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML::Node& node,
-                                                absl::string_view where) {
-  manifest::Json obj = ToJson(node);
-  manifest::Json& meta = obj["metadata"];
-  if (!meta.is_object()) meta = manifest::Json::object();
+absl::StatusOr<Manifest> TranslateJob(const JobKind& kind, const YAML::Node& node,
+                                      absl::string_view where) {
+  Json obj = ToJson(node);
+  Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = Json::object();
   if (!meta.contains("namespace")) meta["namespace"] = "default";
-  std::string name = manifest::GetString(obj, {"metadata", "name"});
-  const std::string generate = manifest::GetString(obj, {"metadata", "generateName"});
+  std::string name = GetString(obj, {"metadata", "name"});
+  const std::string generate = GetString(obj, {"metadata", "generateName"});
   if (name.empty() && !generate.empty()) {
     // As the API server does for generateName: five random [a-z0-9].
     static constexpr char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -130,7 +129,7 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML:
   }
   // Kueue manages a job without the queue label only when told to; the CLI submits it to the
   // namespace's "default" LocalQueue, which is what an empty queue name means.
-  absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(kind.translator, obj, "");
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind.translator, obj, "");
   if (!wl.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": ", kind.kind, " ", ns, "/", name, ": ", wl.status().message()));
@@ -140,38 +139,25 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML:
   // The workload records where it came from, as Kueue's owner reference would.
   (*wl->mutable_metadata()->mutable_labels())["tollgate.dev/job-kind"] = std::string(kind.kind);
   (*wl->mutable_metadata()->mutable_annotations())["tollgate.dev/job-name"] = name;
-  manifest::Manifest m;
+  Manifest m;
   m.kind = "Workload";
   m.object = *std::move(wl);
   return m;
 }
 
-absl::Status ParseStream(absl::string_view text, absl::string_view source,
-                         std::vector<manifest::Manifest>& out) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": invalid YAML: ", e.what()));
-  }
-  for (size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;  // `---` with nothing after it
-    absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-        ParseInputDocument(documents[i], absl::StrCat(source, ": document ", i + 1));
-    if (!parsed.ok()) return parsed.status();
-    std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
-  }
+// Appends the manifests of one file (or stdin) to `out`.
+absl::Status AppendManifests(absl::string_view text, absl::string_view source,
+                             std::vector<Manifest>& out) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed, ParseManifests(text, source));
+  std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
-                                                                   absl::string_view where) {
-  std::vector<manifest::Manifest> out;
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where) {
+  std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
     const std::string kind =
@@ -183,7 +169,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
       }
       size_t i = 0;
       for (const auto& item : items) {
-        absl::StatusOr<std::vector<manifest::Manifest>> parsed =
+        absl::StatusOr<std::vector<Manifest>> parsed =
             ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"));
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
@@ -198,7 +184,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind, ": apiVersion \"",
                                                        api_version, "\" is not ", job.api_version));
       }
-      absl::StatusOr<manifest::Manifest> m = TranslateJob(job, node, where);
+      absl::StatusOr<Manifest> m = TranslateJob(job, node, where);
       if (!m.ok()) return m.status();
       out.push_back(*std::move(m));
       return out;
@@ -212,19 +198,19 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::N
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": malformed YAML: ", e.what()));
   }
-  absl::StatusOr<manifest::Manifest> m = manifest::ParseManifestNode(node, where);
+  absl::StatusOr<Manifest> m = ParseManifestNode(node, where);
   if (!m.ok()) return m.status();
   out.push_back(*std::move(m));
   return out;
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
-    std::istream& in, const std::vector<std::string>& paths) {
-  std::vector<manifest::Manifest> manifests;
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths) {
+  std::vector<Manifest> manifests;
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = ParseStream(text, "<stdin>", manifests); !st.ok()) return st;
+      if (absl::Status st = AppendManifests(text, "<stdin>", manifests); !st.ok()) return st;
       continue;
     }
     std::error_code ec;
@@ -244,14 +230,14 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = ParseStream(*text, file, manifests); !st.ok()) return st;
+      if (absl::Status st = AppendManifests(*text, file, manifests); !st.ok()) return st;
     }
   }
   return manifests;
 }
 
-void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifests) {
-  for (manifest::Manifest& m : manifests) {
+void UseNamespace(absl::string_view ns, std::vector<Manifest>& manifests) {
+  for (Manifest& m : manifests) {
     v1::ObjectMeta* meta = nullptr;
     if (auto* wl = std::get_if<v1::Workload>(&m.object)) {
       meta = wl->mutable_metadata();
@@ -264,4 +250,4 @@ void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifes
   }
 }
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::manifest

@@ -13,23 +13,23 @@
 #include "services/manifest/manifest_parser.h"
 #include "yaml-cpp/yaml.h"
 
-namespace tollgate::cli {
+namespace tollgate::manifest {
 
 // One YAML document (or List item) as a Manifest. Job kinds become their Workload, named as
 // tollgate-kube names it (`job-NAME-SUFFIX`), the suffix derived from kind, namespace and name so
 // submitting the same file twice is idempotent; a manifest with only metadata.generateName gets
 // a fresh name as the API server would give it. Unknown kinds: INVALID_ARGUMENT listing what is
 // accepted.
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
-                                                                   absl::string_view where);
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where);
 
 // Reads every manifest -f names, in order: "-" is `in`, a folder means its *.yaml, *.yml and
 // *.json files in name order (as `kubectl apply -f DIR`).
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
-    std::istream& in, const std::vector<std::string>& paths);
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths);
 
 // `-n NS` on apply/submit/diff, as kubectl: the namespace of namespaced manifests that name none.
 // The parser already filled in "default" for those, so an explicit "default" is taken over too.
-void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifests);
+void UseNamespace(absl::string_view ns, std::vector<Manifest>& manifests);
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::manifest

@@ -37,8 +37,12 @@ struct Manifest {
   std::string kind;
 };
 
-// Parses a multi-document YAML stream (documents separated by `---`; empty documents are
-// skipped). Errors are prefixed with `source_name` and the 1-based document number.
+// Parses a multi-document YAML file (documents separated by `---`; empty documents are
+// skipped) as every reader of manifest files does (`tollgate apply -f`, `tollgated --manifests`,
+// `tollgate simulate`): each document through ParseInputDocument (manifest_input.h), so a
+// `kind: List` and the job kinds load everywhere. Every document needs its apiVersion; an empty
+// file is INVALID_ARGUMENT. Errors are prefixed with `source_name` and the 1-based document
+// number.
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name);
 

@@ -109,6 +109,9 @@ enum class StepKind {
   kReprioritize,
   kStop,
   kResume,
+  // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
+  // runs on the state reloaded from it.
+  kRestart,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
