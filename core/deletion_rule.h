@@ -5,8 +5,9 @@
 namespace tollgate::core {
 
 // What deleting a configuration object does while workloads still depend on it. Kueue puts its
-// resource-in-use finalizer on ClusterQueues and ResourceFlavors (among the kinds Tollgate
-// serves) and on nothing else; docs/api.md "Deleting objects" has the table and the reasons.
+// resource-in-use finalizer on ClusterQueues, ResourceFlavors and Topologies (among the kinds
+// Tollgate serves) and on nothing else; docs/api.md "Deleting objects" has the table and the
+// reasons.
 enum class DeletionRule {
   // Erased at once. What was admitted through it keeps running and keeps its quota; pending
   // workloads that need it wait until it exists again (Cohort, LocalQueue, priority classes,

@@ -131,7 +131,8 @@ std::vector<std::string> ClusterState::QueuesNamingFlavor(absl::string_view flav
 std::vector<std::string> ClusterState::FlavorsNamingTopology(absl::string_view topology) const {
   std::vector<std::string> out;
   for (const auto& [flavor_name, flavor] : registry_.flavors()) {
-    if (flavor.topology_name == topology) out.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
+    if (flavor.topology_name == topology)
+      out.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
   }
   return out;
 }

@@ -123,8 +123,7 @@ absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& t
   for (size_t t = 0; t < terms.size(); ++t) {
     for (size_t e = 0; e < terms[t].size(); ++e) {
       const LabelSelectorRequirement& req = terms[t][e];
-      const std::string expr =
-          absl::StrCat(path, "[", t, "].matchExpressions[", e, "]");
+      const std::string expr = absl::StrCat(path, "[", t, "].matchExpressions[", e, "]");
       if (absl::Status s = CheckLabelKey(expr + ".key", req.key); !s.ok()) return s;
       if (kOps.count(req.op) == 0) {
         return Invalid(expr + ".operator", absl::StrCat(QuoteValue(req.op),

@@ -45,7 +45,8 @@ std::vector<NodeView> Build(const ClusterState& state, absl::string_view only, b
     for (const auto& [flavor_name, flavor] : state.flavors()) {
       if (flavor.topology_name.empty()) continue;
       const TopologySpec* t = inventory.FindTopology(flavor.topology_name);
-      if (t != nullptr && NodeInTopologyFlavor(node, *t, flavor)) view.flavors.push_back(flavor_name);
+      if (t != nullptr && NodeInTopologyFlavor(node, *t, flavor))
+        view.flavors.push_back(flavor_name);
     }
     by_hostname[HostnameOf(node)].push_back(out.size());
     out.push_back(std::move(view));
@@ -80,7 +81,8 @@ std::vector<NodeView> Build(const ClusterState& state, absl::string_view only, b
         }
         Subtract(view.free, "pods", u.count);
         if (details) {
-          view.placements.push_back(NodePlacementView{key, u.pod_set, u.flavor, u.count, u.per_pod});
+          view.placements.push_back(
+              NodePlacementView{key, u.pod_set, u.flavor, u.count, u.per_pod});
         }
       }
     }

@@ -417,7 +417,8 @@ absl::StatusOr<v1::BackupResponse> TollgateClient::Backup(const v1::BackupReques
   });
 }
 
-absl::StatusOr<v1::ListNodesResponse> TollgateClient::ListNodes(const v1::ListNodesRequest& request) {
+absl::StatusOr<v1::ListNodesResponse> TollgateClient::ListNodes(
+    const v1::ListNodesRequest& request) {
   return Unary<v1::ListNodesResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::ListNodesResponse* r) {
         return e.inventory->ListNodes(c, request, r);

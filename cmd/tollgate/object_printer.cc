@@ -443,6 +443,8 @@ Json ManifestOf(const v1::ConfigObject& object) {
       return Envelope(kPolicyApiVersion, "RoleBinding", MessageJson(object.role_binding()), false);
     case v1::ConfigObject::kQueueGrant:
       return Envelope(kPolicyApiVersion, "QueueGrant", MessageJson(object.queue_grant()), false);
+    case v1::ConfigObject::kTopology:
+      return Envelope(kKueueApiVersion, "Topology", MessageJson(object.topology()), false);
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

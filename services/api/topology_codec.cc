@@ -40,8 +40,8 @@ constexpr int kMaxAffinityExpressions = 32;
 absl::StatusOr<core::ResourceAmounts> AmountsFromProto(
     const Reporter& r, absl::string_view path,
     const google::protobuf::Map<std::string, std::string>& amounts) {
-  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, path, static_cast<int>(amounts.size()),
-                                         kMaxNodeResources, "entries"));
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, path, static_cast<int>(amounts.size()), kMaxNodeResources, "entries"));
   core::ResourceAmounts out;
   for (const auto& [resource, text] : Sorted(amounts)) {
     const std::string rpath = Key(path, resource);
@@ -97,8 +97,8 @@ absl::StatusOr<core::NodeSpec> NodeFromProto(const v1::Node& node) {
       CheckMaxItems(r, "spec.taints", node.spec().taints_size(), kMaxNodeTaints));
   TOLLGATE_ASSIGN_OR_RETURN(out.taints, TaintsFromProto(r, "spec.taints", node.spec().taints()));
   out.unschedulable = node.spec().unschedulable();
-  TOLLGATE_ASSIGN_OR_RETURN(
-      out.allocatable, AmountsFromProto(r, "status.allocatable", node.status().allocatable()));
+  TOLLGATE_ASSIGN_OR_RETURN(out.allocatable,
+                            AmountsFromProto(r, "status.allocatable", node.status().allocatable()));
   out.ready = !node.status().has_ready() || node.status().ready();
   return out;
 }
@@ -180,9 +180,9 @@ absl::StatusOr<core::PodSetTopologyRequest> TopologyRequestFromProto(
   }
   if (t.has_sub_group_count()) {
     if (t.sub_group_count() < 1) {
-      return r.Invalid(Child(base, "subGroupCount"),
-                       absl::StrCat("must be greater than or equal to 1, got ",
-                                    t.sub_group_count()));
+      return r.Invalid(
+          Child(base, "subGroupCount"),
+          absl::StrCat("must be greater than or equal to 1, got ", t.sub_group_count()));
     }
     out.sub_group_count = t.sub_group_count();
   }
@@ -193,13 +193,13 @@ absl::StatusOr<core::PodSetTopologyRequest> TopologyRequestFromProto(
   const std::string constraints = Child(base, "podsetSliceRequiredTopologyConstraints");
   if (t.podset_slice_required_topology_constraints_size() > 0) {
     if (t.has_pod_set_slice_required_topology()) {
-      return r.Invalid(constraints,
-                       "may not be set when podSetSliceRequiredTopology is specified");
+      return r.Invalid(constraints, "may not be set when podSetSliceRequiredTopology is specified");
     }
     if (t.has_pod_set_slice_size()) {
       return r.Invalid(constraints, "may not be set when podSetSliceSize is specified");
     }
-    for (const v1::PodSetSliceTopologyConstraint& c : t.podset_slice_required_topology_constraints()) {
+    for (const v1::PodSetSliceTopologyConstraint& c :
+         t.podset_slice_required_topology_constraints()) {
       out.slices.push_back(core::SliceConstraint{c.topology(), c.size()});
     }
   } else if (t.has_pod_set_slice_required_topology()) {

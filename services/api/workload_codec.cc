@@ -110,9 +110,8 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
         out.tolerations, TolerationsFromProto(r, Child(path(), "tolerations"), ps.tolerations()));
   }
   if (ps.has_topology_request()) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        out.topology_request,
-        codec::TopologyRequestFromProto(r, path, ps.topology_request(), out.count));
+    TOLLGATE_ASSIGN_OR_RETURN(out.topology_request, codec::TopologyRequestFromProto(
+                                                        r, path, ps.topology_request(), out.count));
   }
   if (!ps.required_node_affinity().empty()) {
     TOLLGATE_ASSIGN_OR_RETURN(
@@ -191,10 +190,10 @@ absl::StatusOr<core::Admission> AdmissionFromProto(const Reporter& r, const v1::
       assignment.resource_usage.emplace_back(resource, amount);
     }
     if (psa.has_topology_assignment()) {
-      TOLLGATE_ASSIGN_OR_RETURN(assignment.topology_assignment,
-                                codec::TopologyAssignmentFromProto(
-                                    r, Child(ppath, "topologyAssignment"),
-                                    psa.topology_assignment()));
+      TOLLGATE_ASSIGN_OR_RETURN(
+          assignment.topology_assignment,
+          codec::TopologyAssignmentFromProto(r, Child(ppath, "topologyAssignment"),
+                                             psa.topology_assignment()));
     }
     out.pod_sets.push_back(std::move(assignment));
   }
@@ -443,8 +442,7 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
       codec::TopologyRequestToProto(*ps.topology_request, p->mutable_topology_request());
     }
     if (ps.required_node_affinity.has_value()) {
-      codec::NodeAffinityToProto(*ps.required_node_affinity,
-                                 p->mutable_required_node_affinity());
+      codec::NodeAffinityToProto(*ps.required_node_affinity, p->mutable_required_node_affinity());
     }
   }
   s->set_active(wl.spec.active);

@@ -51,11 +51,11 @@ bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind
 const std::vector<std::string> kAll = {"*"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor", "ClusterQueue",          "Cohort",        "LocalQueue",
+    "ResourceFlavor",        "ClusterQueue",  "Cohort",  "LocalQueue",
     "WorkloadPriorityClass", "PriorityClass", "Topology"};
 // What feeding the topology inventory takes (InventoryService).
-const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report", "get", "list",
-                                                  "watch"};
+const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report",
+                                                  "get",   "list",   "watch"};
 
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};

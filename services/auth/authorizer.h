@@ -42,12 +42,13 @@ inline constexpr absl::string_view kVerbs[] = {
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
 // Topology is Kueue's kind; Node is the topology inventory's nodes and the pods Tollgate does
 // not place (InventoryService: apply, delete, report, get, list).
-inline constexpr absl::string_view kKinds[] = {
-    "Workload",      "LocalQueue",     "ClusterQueue",
-    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
-    "PriorityClass", "Namespace",      "Metrics",
-    "Role",          "RoleBinding",    "QueueGrant",
-    "Topology",      "Node"};
+inline constexpr absl::string_view kKinds[] = {"Workload",       "LocalQueue",
+                                               "ClusterQueue",   "Cohort",
+                                               "ResourceFlavor", "WorkloadPriorityClass",
+                                               "PriorityClass",  "Namespace",
+                                               "Metrics",        "Role",
+                                               "RoleBinding",    "QueueGrant",
+                                               "Topology",       "Node"};
 // The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
 // RoleBinding may make themselves admin, so a role grants that only by naming them (the
 // built-in admin role does; viewer does not read them).

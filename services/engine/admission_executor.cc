@@ -120,8 +120,8 @@ absl::Status AdmissionExecutor::Txn::ReportPod(std::string name, std::string nod
                                                core::ResourceAmounts requests,
                                                const v1::NodePod& stored) {
   std::string key = NodePodStoreKey(name);
-  TOLLGATE_RETURN_IF_ERROR(state_->ReportPod(std::move(name), std::move(node),
-                                             std::move(requests), now_));
+  TOLLGATE_RETURN_IF_ERROR(
+      state_->ReportPod(std::move(name), std::move(node), std::move(requests), now_));
   object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
   return absl::OkStatus();
 }
@@ -245,41 +245,41 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
   }
 
   // The topology inventory, before the workloads whose placements use it.
-  TOLLGATE_RETURN_IF_ERROR(store.Scan(kNodePrefix, [&](absl::string_view key,
-                                                       absl::string_view value) {
-    v1::Node node;
-    absl::Status status = absl::DataLossError("not a Node");
-    if (node.ParseFromString(std::string(value))) {
-      absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
-      status = spec.status();
-      if (spec.ok()) status = state->UpsertNode(*std::move(spec), now);
-    }
-    if (!status.ok()) {
-      parse_error = absl::DataLossError(
-          absl::StrCat("store key ", key, " is not a valid Node: ", status.message()));
-      return false;
-    }
-    return true;
-  }));
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::Node node;
+        absl::Status status = absl::DataLossError("not a Node");
+        if (node.ParseFromString(std::string(value))) {
+          absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
+          status = spec.status();
+          if (spec.ok()) status = state->UpsertNode(*std::move(spec), now);
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid Node: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
   TOLLGATE_RETURN_IF_ERROR(parse_error);
-  TOLLGATE_RETURN_IF_ERROR(store.Scan(kNodePodPrefix, [&](absl::string_view key,
-                                                          absl::string_view value) {
-    v1::NodePod pod;
-    absl::Status status = absl::DataLossError("not a NodePod");
-    if (pod.ParseFromString(std::string(value))) {
-      absl::StatusOr<api::ReportedPod> reported = api::NodePodFromProto(pod, "pod");
-      status = reported.status();
-      if (reported.ok()) {
-        status = state->ReportPod(reported->name, reported->node, reported->requests, now);
-      }
-    }
-    if (!status.ok()) {
-      parse_error = absl::DataLossError(
-          absl::StrCat("store key ", key, " is not a valid NodePod: ", status.message()));
-      return false;
-    }
-    return true;
-  }));
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePodPrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::NodePod pod;
+        absl::Status status = absl::DataLossError("not a NodePod");
+        if (pod.ParseFromString(std::string(value))) {
+          absl::StatusOr<api::ReportedPod> reported = api::NodePodFromProto(pod, "pod");
+          status = reported.status();
+          if (reported.ok()) {
+            status = state->ReportPod(reported->name, reported->node, reported->requests, now);
+          }
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid NodePod: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
   TOLLGATE_RETURN_IF_ERROR(parse_error);
 
   const absl::Time config_done = wall_clock_.Now();

@@ -718,10 +718,10 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           if (const auto* topology = std::get_if<core::TopologySpec>(&validated[i].spec)) {
             if (absl::Status s = txn.state().CheckTopology(*topology); !s.ok()) {
               return absl::Status(
-                  s.code(), absl::StrCat(request.objects_size() == 1
-                                             ? std::string()
-                                             : absl::StrCat("objects[", i, "]: "),
-                                         "Topology ", topology->name, ": ", s.message()));
+                  s.code(),
+                  absl::StrCat(request.objects_size() == 1 ? std::string()
+                                                           : absl::StrCat("objects[", i, "]: "),
+                               "Topology ", topology->name, ": ", s.message()));
             }
           }
         }

@@ -21,8 +21,8 @@ constexpr int kMaxInventoryBatch = 1000;
 
 absl::Status CheckBatch(absl::string_view field, int size) {
   if (size > kMaxInventoryBatch) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": must have at most ",
-                                                   kMaxInventoryBatch, " items, got ", size));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must have at most ", kMaxInventoryBatch, " items, got ", size));
   }
   return absl::OkStatus();
 }
@@ -101,8 +101,9 @@ absl::StatusOr<v1::ReportPodsResponse> TollgateApi::ReportPods(
   std::vector<api::ReportedPod> pods;
   pods.reserve(request.pods_size());
   for (int i = 0; i < request.pods_size(); ++i) {
-    TOLLGATE_ASSIGN_OR_RETURN(api::ReportedPod pod,
-                              api::NodePodFromProto(request.pods(i), absl::StrCat("pods[", i, "]")));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        api::ReportedPod pod,
+        api::NodePodFromProto(request.pods(i), absl::StrCat("pods[", i, "]")));
     pods.push_back(std::move(pod));
   }
   return executor_.Run<v1::ReportPodsResponse>(

@@ -442,8 +442,8 @@ absl::Status ParseTopology(const Ctx& ctx, const YAML::Node& node, v1::Topology*
     TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, levels_path));
     size_t i = 0;
     for (const auto& item : *n) {
-      TOLLGATE_ASSIGN_OR_RETURN(Fields l, Fields::Read(ctx, item, Index(levels_path, i++),
-                                                       {"nodeLabel"}));
+      TOLLGATE_ASSIGN_OR_RETURN(Fields l,
+                                Fields::Read(ctx, item, Index(levels_path, i++), {"nodeLabel"}));
       TOLLGATE_RETURN_IF_ERROR(
           StrInto(ctx, l, "nodeLabel", out->mutable_spec()->add_levels()->mutable_node_label()));
     }
@@ -726,17 +726,16 @@ absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx&
 // Required node affinity terms (matchExpressions; matchFields are refused).
 absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                                     v1::PodSet* out) {
-  TOLLGATE_ASSIGN_OR_RETURN(Fields r, Fields::Read(ctx, node, std::string(path),
-                                                   {"nodeSelectorTerms"}));
+  TOLLGATE_ASSIGN_OR_RETURN(Fields r,
+                            Fields::Read(ctx, node, std::string(path), {"nodeSelectorTerms"}));
   const YAML::Node* terms = r.Get("nodeSelectorTerms");
   if (terms == nullptr) return absl::OkStatus();
   const std::string terms_path = r.Path("nodeSelectorTerms");
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *terms, terms_path));
   size_t i = 0;
   for (const auto& item : *terms) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        Fields t, Fields::Read(ctx, item, Index(terms_path, i++), {"matchExpressions"},
-                               {"matchFields"}));
+    TOLLGATE_ASSIGN_OR_RETURN(Fields t, Fields::Read(ctx, item, Index(terms_path, i++),
+                                                     {"matchExpressions"}, {"matchFields"}));
     v1::NodeSelectorTerm* term = out->add_required_node_affinity();
     const YAML::Node* exprs = t.Get("matchExpressions");
     if (exprs == nullptr) continue;
@@ -810,10 +809,10 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
     TOLLGATE_ASSIGN_OR_RETURN(Fields a, Fields::Read(ctx, *n, affinity_path, {"nodeAffinity"}, {},
                                                      {"podAffinity", "podAntiAffinity"}));
     if (const YAML::Node* na = a.Get("nodeAffinity")) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          Fields nf, Fields::Read(ctx, *na, a.Path("nodeAffinity"),
-                                  {"requiredDuringSchedulingIgnoredDuringExecution"}, {},
-                                  {"preferredDuringSchedulingIgnoredDuringExecution"}));
+      TOLLGATE_ASSIGN_OR_RETURN(Fields nf,
+                                Fields::Read(ctx, *na, a.Path("nodeAffinity"),
+                                             {"requiredDuringSchedulingIgnoredDuringExecution"}, {},
+                                             {"preferredDuringSchedulingIgnoredDuringExecution"}));
       if (const YAML::Node* req = nf.Get("requiredDuringSchedulingIgnoredDuringExecution")) {
         TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorTerms(
             ctx, *req, nf.Path("requiredDuringSchedulingIgnoredDuringExecution"), out));
@@ -827,11 +826,11 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
 absl::Status ParseTopologyRequest(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                                   v1::PodSetTopologyRequest* out) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields f, Fields::Read(ctx, node, std::string(path),
-                             {"required", "preferred", "unconstrained", "podIndexLabel",
-                              "subGroupIndexLabel", "subGroupCount", "podSetGroupName",
-                              "podSetSliceRequiredTopology", "podSetSliceSize",
-                              "podsetSliceRequiredTopologyConstraints"}));
+      Fields f,
+      Fields::Read(ctx, node, std::string(path),
+                   {"required", "preferred", "unconstrained", "podIndexLabel", "subGroupIndexLabel",
+                    "subGroupCount", "podSetGroupName", "podSetSliceRequiredTopology",
+                    "podSetSliceSize", "podsetSliceRequiredTopologyConstraints"}));
   auto str = [&](absl::string_view key, auto setter) -> absl::Status {
     if (const YAML::Node* n = f.Get(key)) {
       TOLLGATE_ASSIGN_OR_RETURN(std::string v, Str(ctx, *n, f.Path(key)));

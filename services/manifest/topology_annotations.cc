@@ -72,17 +72,17 @@ absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnno
       return Invalid(gpath, absl::StrCat(core::QuoteValue(*group), ": must not be a number"));
     }
     if (slice_size != nullptr) {
-      return Invalid(gpath, absl::StrCat("may not be set when '", kSliceSizeAnnotation,
-                                         "' is specified"));
+      return Invalid(gpath,
+                     absl::StrCat("may not be set when '", kSliceSizeAnnotation, "' is specified"));
     }
     if (slice_level != nullptr) {
       return Invalid(gpath, absl::StrCat("may not be set when '", kSliceRequiredTopologyAnnotation,
                                          "' is specified"));
     }
     if (preferred == nullptr && required == nullptr) {
-      return Invalid(gpath, absl::StrCat("may not be set when neither '",
-                                         kPreferredTopologyAnnotation, "' nor '",
-                                         kRequiredTopologyAnnotation, "' is specified"));
+      return Invalid(gpath,
+                     absl::StrCat("may not be set when neither '", kPreferredTopologyAnnotation,
+                                  "' nor '", kRequiredTopologyAnnotation, "' is specified"));
     }
   }
   std::optional<bool> unconstrained_value;
@@ -97,7 +97,8 @@ absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnno
   if (slice_size != nullptr) {
     const std::string spath = KeyPath(path, kSliceSizeAnnotation);
     if (!absl::SimpleAtoi(*slice_size, &size)) {
-      return Invalid(spath, absl::StrCat(core::QuoteValue(*slice_size), ": must be a numeric value"));
+      return Invalid(spath,
+                     absl::StrCat(core::QuoteValue(*slice_size), ": must be a numeric value"));
     }
     if (size < 1) {
       return Invalid(spath, absl::StrCat(core::QuoteValue(*slice_size),
@@ -105,9 +106,9 @@ absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnno
     }
   }
   if (slice_level != nullptr && slice_size == nullptr) {
-    return Invalid(KeyPath(path, kSliceSizeAnnotation),
-                   absl::StrCat("must be set when '", kSliceRequiredTopologyAnnotation,
-                                "' is specified"));
+    return Invalid(
+        KeyPath(path, kSliceSizeAnnotation),
+        absl::StrCat("must be set when '", kSliceRequiredTopologyAnnotation, "' is specified"));
   }
   if (slice_level == nullptr && slice_size != nullptr) {
     return Invalid(KeyPath(path, kSliceSizeAnnotation),
@@ -126,9 +127,9 @@ absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnno
                      absl::StrCat("may not be set when '", kSliceSizeAnnotation, "' is specified"));
     }
     if (group != nullptr) {
-      return Invalid(KeyPath(path, kPodSetGroupNameAnnotation),
-                     absl::StrCat("may not be set when '", kSliceConstraintsAnnotation,
-                                  "' is specified"));
+      return Invalid(
+          KeyPath(path, kPodSetGroupNameAnnotation),
+          absl::StrCat("may not be set when '", kSliceConstraintsAnnotation, "' is specified"));
     }
     absl::StatusOr<Json> parsed = ParseJson(*constraints, cpath);
     if (!parsed.ok() || !parsed->is_array()) {
@@ -217,9 +218,9 @@ absl::Status ApplyTemplateTopology(const Json& pod_template,
                                      absl::StrCat(path, ".metadata.annotations")));
   if (request.has_value()) *pod_set->mutable_topology_request() = *std::move(request);
 
-  const Json* terms = Find(pod_template, {"spec", "affinity", "nodeAffinity",
-                                          "requiredDuringSchedulingIgnoredDuringExecution",
-                                          "nodeSelectorTerms"});
+  const Json* terms =
+      Find(pod_template, {"spec", "affinity", "nodeAffinity",
+                          "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
   if (terms == nullptr || !terms->is_array()) return absl::OkStatus();
   const std::string terms_path =
       absl::StrCat(path,

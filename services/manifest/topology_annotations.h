@@ -34,8 +34,9 @@ inline constexpr absl::string_view kTopologySchedulingGate = "kueue.x-k8s.io/top
 
 // Kueue's NewPodSetTopologyRequest(...).Build() with the checks of its ValidateTASPodSetRequest:
 // the request the annotations ask for, carrying `pod_index_label` (the kind's pod index label),
-// or nullopt when they ask for none (Kueue would keep a request holding only the label). `annotations_path` names the map in errors, e.g.
-// "spec.template.metadata.annotations"; INVALID_ARGUMENT names the annotation and the value.
+// or nullopt when they ask for none (Kueue would keep a request holding only the label).
+// `annotations_path` names the map in errors, e.g. "spec.template.metadata.annotations";
+// INVALID_ARGUMENT names the annotation and the value.
 absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnnotations(
     const std::map<std::string, std::string>& annotations,
     std::optional<std::string> pod_index_label, absl::string_view annotations_path);

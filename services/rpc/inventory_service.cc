@@ -47,8 +47,8 @@ grpc::Status InventoryGrpcService::UpsertNodes(grpc::ServerContext* context,
                                                const v1::UpsertNodesRequest* request,
                                                v1::UpsertNodesResponse* response) {
   return Serve<v1::UpsertNodesResponse>(
-      gate_, *context, Request("apply", "Node"), true,
-      [&] { return api_.UpsertNodes(*request); }, response);
+      gate_, *context, Request("apply", "Node"), true, [&] { return api_.UpsertNodes(*request); },
+      response);
 }
 
 grpc::Status InventoryGrpcService::DeleteNode(grpc::ServerContext* context,
@@ -63,8 +63,8 @@ grpc::Status InventoryGrpcService::ReportPods(grpc::ServerContext* context,
                                               const v1::ReportPodsRequest* request,
                                               v1::ReportPodsResponse* response) {
   return Serve<v1::ReportPodsResponse>(
-      gate_, *context, Request("report", "Node"), true,
-      [&] { return api_.ReportPods(*request); }, response);
+      gate_, *context, Request("report", "Node"), true, [&] { return api_.ReportPods(*request); },
+      response);
 }
 
 grpc::Status InventoryGrpcService::ListNodes(grpc::ServerContext* context,

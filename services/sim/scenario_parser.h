@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 
 namespace tollgate::sim {
@@ -67,6 +68,20 @@ struct UsageExpectation {
   std::optional<std::string> borrowed;
 };
 
+// --- Topology (issue 28): one pod set's expected topology assignment (docs/topology.md).
+struct TopologyDomainExpectation {
+  // One value per level of the assignment.
+  std::vector<std::string> values;
+  int32_t count = 0;
+};
+
+struct TopologyAssignmentExpectation {
+  // Checked when given: the levels the domains' values name.
+  std::optional<std::vector<std::string>> levels;
+  // The exact domains and counts (in any order).
+  std::vector<TopologyDomainExpectation> domains;
+};
+
 // Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
 // so an explicit `[]` (present, empty) differs from absent.
 struct Expectation {
@@ -89,6 +104,12 @@ struct Expectation {
   std::vector<ObjectRef> absent;
   // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
   std::vector<std::string> deactivated;
+  // --- Topology (issue 28).
+  // Workload -> pod set -> its topology assignment; a pod set given without domains (`{}`)
+  // must have none.
+  std::map<std::string, std::map<std::string, TopologyAssignmentExpectation>> topology_assignments;
+  // Workload -> its status.unhealthyNodes, exactly (in any order).
+  std::map<std::string, std::vector<std::string>> unhealthy_nodes;
 };
 
 enum class StepKind {
@@ -112,6 +133,13 @@ enum class StepKind {
   // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
   // runs on the state reloaded from it.
   kRestart,
+  // --- Topology (issue 28): the node inventory (docs/topology.md).
+  // Nodes created or replaced (a node with `ready: false` has failed).
+  kNodes,
+  kDeleteNodes,
+  // Pods Tollgate does not place, reported on nodes, and their removal.
+  kReportPods,
+  kRemovePods,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -130,6 +158,10 @@ struct Step {
   // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate
   std::vector<std::string> workload_names;
   Expectation expect;  // kExpect
+  // --- Topology (issue 28).
+  std::vector<v1::Node> nodes;     // kNodes
+  std::vector<v1::NodePod> pods;   // kReportPods
+  std::vector<std::string> names;  // kDeleteNodes, kRemovePods
 };
 
 struct Scenario {
@@ -141,6 +173,8 @@ struct Scenario {
   // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
   manifest::KueueConfiguration config;
   std::vector<manifest::Manifest> objects;
+  // --- Topology (issue 28): nodes of the inventory, created after `objects`.
+  std::vector<v1::Node> nodes;
   std::vector<Step> steps;
 };
 

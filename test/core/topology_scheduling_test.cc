@@ -272,10 +272,11 @@ TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
   PodSetTopologyRequest slices;
   slices.required = kBlock;
   slices.slices = {{kRack, 4}, {kHostnameLabel, 3}};
-  EXPECT_EQ(ValidatePodSetTopologyRequest(slices, 8, "spec.podSets[0]").message(),
-            "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[1].size: 3: must "
-            "evenly divide the parent "
-            "layer size 4");
+  EXPECT_EQ(
+      ValidatePodSetTopologyRequest(slices, 8, "spec.podSets[0]").message(),
+      "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[1].size: 3: must "
+      "evenly divide the parent "
+      "layer size 4");
   PodSetTopologyRequest too_big;
   too_big.slices = {{kRack, 16}};
   EXPECT_EQ(ValidatePodSetTopologyRequest(too_big, 8, "spec.podSets[0]").message(),
