@@ -45,6 +45,7 @@ absl::Status ClusterState::ApplyLocalQueue(LocalQueueSpec spec, absl::Time now) 
   registry_.PutLocalQueue(std::move(spec));
   RerouteAllPending(now);
   DrainStoppedQueues(now);
+  SyncAllChecks(now);
   return absl::OkStatus();
 }
 
@@ -68,6 +69,9 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
   RerouteAllPending(now);
   RequeueAllInadmissible(now);
   DrainStoppedQueues(now);
+  SyncAllChecks(now);
+  // A ClusterQueue that stopped naming a terminating AdmissionCheck may have been its last user.
+  if (!registry_.terminating().empty()) finalize_check_due_ = true;
 }
 
 void ClusterState::DrainStoppedQueues(absl::Time now) {
@@ -92,6 +96,7 @@ void ClusterState::DrainStoppedQueues(absl::Time now) {
                              : absl::StrCat("The LocalQueue ", wl.spec.queue_name, " is stopped"));
     }
   }
+  CancelReservationsInInactiveQueues(now);
 }
 
 // --- Routing and queues --------------------------------------------------------------------

@@ -52,6 +52,17 @@ struct ObjectName {
   bool operator==(const ObjectName&) const = default;
 };
 
+// A check controller's (or an operator's) word on one admission check of one workload: Kueue's
+// AdmissionCheckState as a controller writes it. retryCount and lastTransitionTime are the
+// state's to keep.
+struct CheckStateUpdate {
+  std::string check;
+  CheckState state = CheckState::kPending;
+  std::string message;
+  std::optional<int32_t> requeue_after_seconds;
+  std::vector<PodSetUpdate> pod_set_updates;
+};
+
 struct SubmitOutcome {
   WorkloadId id = 0;
   bool created = false;
@@ -87,11 +98,25 @@ class ClusterState {
   absl::Status ApplyCohort(CohortSpec spec, absl::Time now);
   absl::Status ApplyLocalQueue(LocalQueueSpec spec, absl::Time now);
   absl::Status ApplyPriorityClass(PriorityClassSpec spec, absl::Time now);
+  // Keeps the check's Active condition; a new check is inactive until its controller reports
+  // (SetAdmissionCheckActive). INVALID_ARGUMENT when it would change controllerName (immutable,
+  // as in Kueue).
+  absl::Status ApplyAdmissionCheck(AdmissionCheckSpec spec, absl::Time now);
+  // The check's Active condition, as its controller reports it: ClusterQueues naming an inactive
+  // check admit nothing (Kueue's AdmissionCheckInactive). NOT_FOUND if absent. The transition
+  // time moves only when the status changes.
+  absl::Status SetAdmissionCheckActive(absl::string_view name, bool active,
+                                       absl::string_view reason, absl::string_view message,
+                                       absl::Time now);
+  // Restart: the Active condition as stored, transition time included.
+  absl::Status RestoreAdmissionCheckActive(absl::string_view name, Condition active,
+                                           absl::Time now);
   // NOT_FOUND if absent. Each kind by its DeletionRule (deletion_rule.h, object_deletion.cc):
   // a ClusterQueue or Namespace that workloads still hold quota through is not erased but
   // marked terminating (admits nothing new, keeps accounting for what runs) until the last of
   // them ends, see TakeFinalizedObjects; a ResourceFlavor a ClusterQueue or Cohort names is
-  // FAILED_PRECONDITION naming them; anything else (a Cohort, a LocalQueue) is erased at once,
+  // FAILED_PRECONDITION naming them; an AdmissionCheck a ClusterQueue names is terminating until
+  // none does; anything else (a Cohort, a LocalQueue) is erased at once,
   // and what was admitted through it keeps running and keeps its quota. Deleting a terminating
   // object again is a no-op.
   absl::Status DeleteObject(ObjectKind kind, absl::string_view namespace_name,
@@ -152,6 +177,11 @@ class ClusterState {
   const std::map<std::string, PriorityClassSpec>& pod_priority_classes() const {
     return registry_.pod_priority_classes();
   }
+  const std::map<std::string, AdmissionCheckRuntime>& admission_checks() const {
+    return registry_.admission_checks();
+  }
+  // The ClusterQueues whose admissionChecksStrategy names the check, by name.
+  std::vector<std::string> ClusterQueuesUsingAdmissionCheck(absl::string_view name) const;
 
   // --- Workloads.
   // Idempotent: the same key and spec returns the existing workload (created=false);
@@ -193,6 +223,20 @@ class ClusterState {
   absl::Status SetPriority(absl::string_view key, int32_t priority, absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
+  // One admission check's state on one workload (admission_check_lifecycle.cc), then Kueue's
+  // consequences: with quota reserved, Ready on every check admits it, Retry evicts it
+  // (requeued no earlier than the latest delay asked for), Rejected deactivates it. Without
+  // quota (pending or evicting) Retry and Rejected act at once as well: Retry delays the next
+  // requeue, Rejected deactivates. Errors change nothing: NOT_FOUND for an unknown workload or
+  // check, FAILED_PRECONDITION for a finished workload or a check it does not carry,
+  // INVALID_ARGUMENT for podSetUpdates naming no pod set of the workload, changing while the
+  // check stays Ready, or conflicting with what another check, a flavor or the pod set sets.
+  // Setting what is already there is a no-op.
+  absl::Status SetAdmissionCheckState(absl::string_view key, CheckStateUpdate update,
+                                      absl::Time now);
+  // What the workload's pods get once admitted: its flavors' and checks' additions merged
+  // (core/admission_checks.h, MergePodSetUpdates). NOT_FOUND for an unknown workload.
+  absl::StatusOr<std::vector<PodSetInfo>> PodSetInfos(absl::string_view key) const;
 
   const WorkloadTable& workload_table() const { return workloads_; }
   const Workload* FindWorkload(absl::string_view key) const { return workloads_.Find(key); }
@@ -300,11 +344,36 @@ class ClusterState {
   // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.
   void HandleNodeFailures(absl::Time now);
 
+  // --- Admission checks (admission_check_lifecycle.cc).
+  // The ClusterQueue whose checks the workload carries: the one holding its quota, else the one
+  // its LocalQueue points at. Null when there is none.
+  const ClusterQueueRuntime* ChecksQueueOf(const Workload& wl) const;
+  // Brings the workload's checks in line with its ClusterQueue (ChecksForWorkload); a workload
+  // waiting on its checks whose remaining checks are all Ready is admitted. Returns whether
+  // anything changed.
+  bool SyncChecks(Workload& wl, absl::Time now);
+  // SyncChecks for every workload not finished, after ClusterQueues or LocalQueues changed.
+  void SyncAllChecks(absl::Time now);
+  // A workload whose quota is reserved and whose checks are all Ready becomes admitted; a
+  // podSetUpdates conflict fails it instead (Kueue's FailedToStart).
+  void CompleteAdmission(Workload& wl, absl::Time now);
+  // Kueue's consequences of the workload's check states (see SetAdmissionCheckState).
+  void ReconcileChecks(Workload& wl, absl::Time now);
+  // Kueue's release of a reservation that is not admitted yet when its LocalQueue or
+  // ClusterQueue is stopped or terminating: the quota goes back without an eviction.
+  void CancelReservation(Workload& wl, const std::string& message, absl::Time now);
+  void CancelReservationsInInactiveQueues(absl::Time now);
+  // What the registry's checks mean for every ClusterQueue's activity, then requeues.
+  void OnAdmissionChecksChanged(absl::Time now);
+
   // --- Deletion (object_deletion.cc).
   static std::string RegistryKey(ObjectKind kind, absl::string_view namespace_name,
                                  absl::string_view name);
   bool ObjectExists(ObjectKind kind, absl::string_view namespace_name,
                     absl::string_view name) const;
+  // Kueue's in-use rule for a protected object: workloads holding quota through it, or for an
+  // AdmissionCheck a ClusterQueue naming it.
+  bool InUse(ObjectKind kind, absl::string_view namespace_name, absl::string_view name) const;
   // "ClusterQueue a", "Cohort b": the queues whose resourceGroups name the flavor.
   std::vector<std::string> QueuesNamingFlavor(absl::string_view flavor) const;
   // "ResourceFlavor F" for each flavor whose spec.topologyName is `topology`.
@@ -367,6 +436,9 @@ class ClusterState {
   // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
   // looked: some terminating object may be unused now.
   bool finalize_check_due_ = false;
+  // Some ClusterQueue asked for admission checks at the last SyncAllChecks: the next one must
+  // look at every workload even if none asks now (to drop what they carry).
+  bool checks_synced_ = false;
   // Stored as terminating, erased by RestoreTerminating: reported by TakeFinalizedObjects.
   std::vector<ObjectName> erased_on_restore_;
 };

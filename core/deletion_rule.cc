@@ -11,6 +11,8 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
     case ObjectKind::kResourceFlavor:
     case ObjectKind::kTopology:
       return DeletionRule::kRefusedWhileNamed;
+    case ObjectKind::kAdmissionCheck:
+      return DeletionRule::kTerminatesWhileNamed;
     case ObjectKind::kCohort:
     case ObjectKind::kLocalQueue:
     case ObjectKind::kWorkloadPriorityClass:

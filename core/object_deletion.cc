@@ -65,12 +65,42 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return registry_.workload_priority_classes().count(key) > 0;
     case ObjectKind::kPriorityClass:
       return registry_.pod_priority_classes().count(key) > 0;
+    case ObjectKind::kAdmissionCheck:
+      return registry_.FindAdmissionCheck(name) != nullptr;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
     case ObjectKind::kTopology:
       return topology_.FindTopology(name) != nullptr;
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterState::ClusterQueuesUsingAdmissionCheck(
+    absl::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [cq_name, spec] : registry_.cluster_queue_specs()) {
+    for (const AdmissionCheckStrategyRule& rule : spec.admission_checks) {
+      if (rule.name == name) {
+        out.push_back(cq_name);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool ClusterState::InUse(ObjectKind kind, absl::string_view namespace_name,
+                         absl::string_view name) const {
+  switch (DeletionRuleOf(kind)) {
+    case DeletionRule::kTerminatesWhileInUse:
+      return !WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty();
+    case DeletionRule::kTerminatesWhileNamed:
+      return !ClusterQueuesUsingAdmissionCheck(name).empty();
+    case DeletionRule::kRefusedWhileNamed:
+    case DeletionRule::kAtOnce:
+      return false;
   }
   return false;
 }
@@ -160,7 +190,8 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
       break;
     }
     case DeletionRule::kTerminatesWhileInUse:
-      if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
+    case DeletionRule::kTerminatesWhileNamed:
+      if (InUse(kind, namespace_name, name)) {
         registry_.MarkTerminating(kind, key, now);
         OnTerminatingChanged(now);
         return absl::OkStatus();
@@ -203,12 +234,17 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       // re-created under the name starts afresh.
       fair_usage_.Forget(LocalQueueKey(namespace_name, name));
       RerouteAllPending(now);
+      SyncAllChecks(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
       registry_.EraseWorkloadPriorityClass(key);
       return;
     case ObjectKind::kPriorityClass:
       registry_.ErasePodPriorityClass(key);
+      return;
+    case ObjectKind::kAdmissionCheck:
+      // Only reached once no ClusterQueue names it, so no queue's activity changes.
+      registry_.EraseAdmissionCheck(key);
       return;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
@@ -224,6 +260,7 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
 void ClusterState::OnTerminatingChanged(absl::Time now) {
   RecomputeActivity();
   RerouteAllPending(now);
+  CancelReservationsInInactiveQueues(now);
   finalize_check_due_ = true;
 }
 
@@ -243,7 +280,8 @@ absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view
     return absl::NotFoundError(absl::StrCat(
         ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
   }
-  if (DeletionRuleOf(kind) != DeletionRule::kTerminatesWhileInUse) {
+  const DeletionRule rule = DeletionRuleOf(kind);
+  if (rule != DeletionRule::kTerminatesWhileInUse && rule != DeletionRule::kTerminatesWhileNamed) {
     // Stored as terminating by a version that protected this kind: deleted under today's rule,
     // now, and reported to the executor so the stored object goes at its first commit.
     EraseObject(kind, namespace_name, name, now);
@@ -271,7 +309,7 @@ std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
       object.namespace_name = key.substr(0, slash);
       object.name = key.substr(slash + 1);
     }
-    if (!WorkloadsHoldingQuotaVia(kind, object.namespace_name, object.name).empty()) continue;
+    if (InUse(kind, object.namespace_name, object.name)) continue;
     EraseObject(kind, object.namespace_name, object.name, now);
     finalized.push_back(std::move(object));
   }

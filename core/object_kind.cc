@@ -61,6 +61,16 @@ const std::vector<KindTraits>& Table() {
        ObjectKind::kPriorityClass,
        2},
       {"Namespace", "namespaces", {"ns"}, "", {"v1"}, false, ObjectKind::kNamespace, 0},
+      // ClusterQueues name checks; applied before them so a restart does not see the queues
+      // inactive for a moment.
+      {"AdmissionCheck",
+       "admissionchecks",
+       {"ac", "check", "checks"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kAdmissionCheck,
+       1},
       // Policy kinds name nothing the scheduler holds; a RoleBinding may name a Role applied
       // in the same file, so roles come first.
       {"Role", "roles", {}, kTollgate, {"v1alpha1"}, false, ObjectKind::kRole, 6, true},

@@ -27,6 +27,7 @@ enum class ObjectKind {
   kRole,
   kRoleBinding,
   kQueueGrant,
+  kAdmissionCheck,
   // Topology Aware Scheduling's Topology (docs/topology.md).
   kTopology,
 };

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
 #include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
@@ -103,6 +104,7 @@ struct EstimateSnapshot {
   std::vector<LocalQueueSpec> local_queues;
   std::map<std::string, PriorityClassSpec> workload_priority_classes;
   std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  std::map<std::string, AdmissionCheckRuntime> admission_checks;
   // Topology Aware Scheduling: the Topology objects, the nodes (shared with the previous
   // snapshot while the inventory's generation is the same) and the pods Tollgate does not place.
   std::map<std::string, TopologySpec> topologies;

@@ -109,6 +109,34 @@ struct FlavorFungibilitySpec {
   bool operator==(const FlavorFungibilitySpec&) const = default;
 };
 
+// Kueue's AdmissionCheckParametersReference: the check controller's own configuration object,
+// which Tollgate stores and hands to the controller but never reads.
+struct AdmissionCheckParameters {
+  std::string api_group;
+  std::string kind;
+  std::string name;
+  bool operator==(const AdmissionCheckParameters&) const = default;
+};
+
+// Kueue's AdmissionCheck spec. Its status (the Active condition its controller reports) is
+// ClusterState's (core/admission_checks.h).
+struct AdmissionCheckSpec {
+  std::string name;
+  // Which controller decides the check's state on workloads; immutable, as in Kueue.
+  std::string controller_name;
+  std::optional<AdmissionCheckParameters> parameters;
+  bool operator==(const AdmissionCheckSpec&) const = default;
+};
+
+// One entry of a ClusterQueue's admissionChecksStrategy; v1beta1's spec.admissionChecks are
+// entries without onFlavors.
+struct AdmissionCheckStrategyRule {
+  std::string name;
+  // The flavors whose workloads the check runs for; empty means every flavor of the queue.
+  std::vector<std::string> on_flavors;
+  bool operator==(const AdmissionCheckStrategyRule&) const = default;
+};
+
 struct ClusterQueueSpec {
   std::string name;
   std::string cohort;
@@ -128,6 +156,9 @@ struct ClusterQueueSpec {
   // nothing thrashes. 0: no limit.
   int32_t max_preemptions_per_window = 0;
   absl::Duration preemption_window = absl::ZeroDuration();
+  // The admission checks a workload must pass after its quota is reserved and before it is
+  // admitted, by name (at most one entry per check).
+  std::vector<AdmissionCheckStrategyRule> admission_checks;
   bool operator==(const ClusterQueueSpec&) const = default;
 };
 

@@ -21,6 +21,10 @@ using WorkloadId = int64_t;
 
 enum class WorkloadState {
   kPending,
+  // Quota is reserved (it counts as used, and the workload may be preempted) but an admission
+  // check is not Ready yet: it may not run. Kueue's QuotaReserved without Admitted.
+  kQuotaReserved,
+  // Quota is reserved and every admission check is Ready: it may run.
   kAdmitted,
   // Preempted or drained; keeps its quota until the adapter reports its pods stopped.
   kEvicting,
@@ -54,6 +58,61 @@ struct Condition {
   std::string message;
   absl::Time last_transition_time;
   bool operator==(const Condition&) const = default;
+};
+
+// Kueue's CheckState: what an admission check's controller says about one workload.
+enum class CheckState {
+  // Not decided yet (also what every check is reset to when the workload loses its quota).
+  kPending,
+  // Passed: once every check of a workload holding quota is Ready, it is admitted.
+  kReady,
+  // Cannot pass now: the workload is evicted and requeued, no earlier than the delay asked for.
+  kRetry,
+  // Will not pass: the workload is deactivated.
+  kRejected,
+};
+
+const char* CheckStateName(CheckState state);
+
+// Kueue's PodSetUpdate: what a check adds to one pod set's pods (additive only: a key another
+// check or the pod set already sets to a different value is a conflict).
+struct PodSetUpdate {
+  // The pod set's name.
+  std::string name;
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetUpdate&) const = default;
+};
+
+// The pod-level values of one pod set once its flavors and its checks' podSetUpdates are
+// applied: what an adapter puts on the pods it starts (Kueue's PodSetInfo;
+// core/admission_checks.h, MergePodSetUpdates).
+struct PodSetInfo {
+  std::string name;
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetInfo&) const = default;
+};
+
+// Kueue's AdmissionCheckState: one check's state on one workload.
+struct AdmissionCheckState {
+  // The AdmissionCheck's name.
+  std::string name;
+  CheckState state = CheckState::kPending;
+  // When `state` last changed.
+  absl::Time last_transition_time = absl::InfinitePast();
+  std::string message;
+  // With Retry: requeue the workload no earlier than last_transition_time plus this.
+  std::optional<int32_t> requeue_after_seconds;
+  // How often the check asked for a retry (counted when Retry resets it to Pending); 0 is
+  // Kueue's absent retryCount.
+  int32_t retry_count = 0;
+  std::vector<PodSetUpdate> pod_set_updates;
+  bool operator==(const AdmissionCheckState&) const = default;
 };
 
 struct WorkloadEvent {
@@ -121,10 +180,39 @@ struct WorkloadStatus {
 
   const WorkloadHistory& history() const { return history_.value_or_default(); }
   WorkloadHistory& mutable_history() { return history_.mutable_value(); }
+  // The admission checks the workload carries, sorted by name (core/admission_checks.h).
+  const std::vector<AdmissionCheckState>& admission_checks() const {
+    return admission_checks_.value_or_default();
+  }
+  std::vector<AdmissionCheckState>& mutable_admission_checks() {
+    return admission_checks_.mutable_value();
+  }
+  void set_admission_checks(std::vector<AdmissionCheckState> checks) {
+    if (checks.empty()) {
+      admission_checks_.reset();
+    } else {
+      admission_checks_ = std::move(checks);
+    }
+  }
+  // Set when the workload was admitted with checks that update its pod sets: what each pod
+  // set's pods get (its flavors' and its checks' additions merged), fixed at admission.
+  const std::vector<PodSetInfo>& admitted_pod_sets() const {
+    return admitted_pod_sets_.value_or_default();
+  }
+  void set_admitted_pod_sets(std::vector<PodSetInfo> infos) {
+    if (infos.empty()) {
+      admitted_pod_sets_.reset();
+    } else {
+      admitted_pod_sets_ = std::move(infos);
+    }
+  }
   bool operator==(const WorkloadStatus&) const = default;
 
  private:
   Boxed<WorkloadHistory> history_;
+  // Boxed: most workloads run in queues without checks.
+  Boxed<std::vector<AdmissionCheckState>> admission_checks_;
+  Boxed<std::vector<PodSetInfo>> admitted_pod_sets_;
 };
 
 // A workload's identity in the API: its namespace and name. Neither can contain '/', so
@@ -153,13 +241,20 @@ struct Workload {
 
   std::string Key() const { return spec.namespace_name + "/" + spec.name; }
   bool HoldsQuota() const {
-    return status.state == WorkloadState::kAdmitted || status.state == WorkloadState::kEvicting;
+    return status.state == WorkloadState::kAdmitted ||
+           status.state == WorkloadState::kQuotaReserved ||
+           status.state == WorkloadState::kEvicting;
   }
 };
 
 // When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
 // admission plus what is left of the limit after earlier admissions. nullopt without a limit.
 std::optional<absl::Time> ExecutionDeadline(const Workload& wl);
+
+// When the workload was last admitted (allowed to run): the Admitted condition's transition
+// while it is true, as Kueue reads it; else when its quota was last reserved. Without admission
+// checks the two are the same instant.
+absl::Time AdmittedTime(const WorkloadStatus& status);
 
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).

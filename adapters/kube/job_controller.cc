@@ -3,11 +3,13 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
@@ -313,8 +315,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         flavors[name] = flavor.resource_flavor();
       }
       TOLLGATE_ASSIGN_OR_RETURN(
-          Json desired,
-          manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors));
+          Json desired, manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors,
+                                                 wl->status().admitted_pod_sets()));
       SetSuspend(translator, desired, false);
       manifest::SetAnnotation(
           desired, kStatusAnnotation,
@@ -345,6 +347,25 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       Json desired = obj;
       manifest::SetAnnotation(desired, kStatusAnnotation,
                               StatusValue(kFinished, "Workload finished"));
+      return Converge(translator, obj, desired).status();
+    }
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED: {
+      // Quota is reserved but admission checks are not all Ready: the job stays suspended, as
+      // in Kueue, and its owner sees which checks it waits for.
+      Json desired = *original;
+      SetSuspend(translator, desired, true);
+      std::vector<std::string> waiting;
+      for (const v1::AdmissionCheckState& check : wl->status().admission_checks()) {
+        if (check.state() != "Ready") {
+          waiting.push_back(absl::StrCat(check.name(), " (", check.state(), ")"));
+        }
+      }
+      manifest::SetAnnotation(
+          desired, kStatusAnnotation,
+          StatusValue(kPending, absl::StrCat("Quota reserved in ClusterQueue ",
+                                             wl->status().admission().cluster_queue(),
+                                             "; waiting for admission checks: ",
+                                             absl::StrJoin(waiting, ", "))));
       return Converge(translator, obj, desired).status();
     }
     case v1::WORKLOAD_STATE_PENDING:

@@ -117,6 +117,7 @@ std::unique_ptr<TollgateClient::Endpoint> TollgateClient::NewEndpoint(std::strin
   endpoint->auth = v1::AuthService::NewStub(endpoint->channel);
   endpoint->info = v1::InfoService::NewStub(endpoint->channel);
   endpoint->admin = v1::AdminService::NewStub(endpoint->channel);
+  endpoint->checks = v1::AdmissionCheckService::NewStub(endpoint->channel);
   endpoint->inventory = v1::InventoryService::NewStub(endpoint->channel);
   return endpoint;
 }
@@ -395,6 +396,22 @@ absl::StatusOr<v1::ReprioritizeResponse> TollgateClient::Reprioritize(
   return Unary<v1::ReprioritizeResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::ReprioritizeResponse* r) {
         return e.admission->Reprioritize(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> TollgateClient::UpdateAdmissionCheckState(
+    const v1::UpdateAdmissionCheckStateRequest& request) {
+  return Unary<v1::UpdateAdmissionCheckStateResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::UpdateAdmissionCheckStateResponse* r) {
+        return e.checks->UpdateAdmissionCheckState(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::SetAdmissionCheckActiveResponse> TollgateClient::SetAdmissionCheckActive(
+    const v1::SetAdmissionCheckActiveRequest& request) {
+  return Unary<v1::SetAdmissionCheckActiveResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetAdmissionCheckActiveResponse* r) {
+        return e.checks->SetAdmissionCheckActive(c, request, r);
       });
 }
 

@@ -117,6 +117,12 @@ class TollgateClient {
   absl::StatusOr<v1::SetWorkloadActiveResponse> SetWorkloadActive(
       const v1::SetWorkloadActiveRequest& request);
   absl::StatusOr<v1::ReprioritizeResponse> Reprioritize(const v1::ReprioritizeRequest& request);
+  // AdmissionCheckService: one check's state on one workload (compare-and-swap on the
+  // workload's revision), and a check's Active condition.
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> UpdateAdmissionCheckState(
+      const v1::UpdateAdmissionCheckStateRequest& request);
+  absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
+      const v1::SetAdmissionCheckActiveRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
@@ -158,6 +164,7 @@ class TollgateClient {
     std::unique_ptr<v1::AuthService::Stub> auth;
     std::unique_ptr<v1::InfoService::Stub> info;
     std::unique_ptr<v1::AdminService::Stub> admin;
+    std::unique_ptr<v1::AdmissionCheckService::Stub> checks;
     std::unique_ptr<v1::InventoryService::Stub> inventory;
   };
 

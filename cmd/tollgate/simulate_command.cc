@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -47,6 +48,8 @@ struct SimulateFlags {
   bool quiet = false;
   // Estimate every Nth job's start at submission (0: none); docs/simulation.md.
   int64_t estimate_every = 0;
+  // --check-delay NAME=DURATION: admission checks Ready that long after the reservation.
+  std::map<std::string, absl::Duration> check_delays;
 };
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
@@ -108,6 +111,19 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             return absl::InvalidArgumentError(absl::StrCat(
                 "--estimate-every: expected a non-negative integer, got \"", text, "\""));
           }
+        } else if (flag.name == "check-delay") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          const size_t equals = text.find('=');
+          if (equals == std::string::npos || equals == 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--check-delay: expected NAME=DURATION (e.g. provisioning=10m), got \"", text,
+                "\""));
+          }
+          const std::string name = text.substr(0, equals);
+          TOLLGATE_ASSIGN_OR_RETURN(
+              f.check_delays[name],
+              (common::FlagArg{"check-delay", absl::string_view(text).substr(equals + 1), true}
+                   .Duration(/*allow_zero=*/true)));
         } else if (flag.name == "quiet") {
           TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
         } else {
@@ -210,6 +226,7 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.resource = f.mapping.resource;
   options.sample_every = f.sample_every;
   options.estimate_every = f.estimate_every;
+  options.check_delays = f.check_delays;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
@@ -265,6 +282,11 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --estimate-every=N       estimate every Nth job's start at submission, with learned runtimes
                           and with Slurm's time-limit rule, and report their accuracy (and
                           estimates.csv under --out); 0 (default) makes none
+  --check-delay=NAME=DURATION
+                          an admission check that becomes Ready DURATION after a job's quota is
+                          reserved (a provisioning delay; repeatable). A check the queue files do
+                          not define is added to every ClusterQueue. The summary then reports
+                          the wait for checks and the quota held idle meanwhile
   --plots=false           skip running gnuplot
   --quiet                 no progress bar
 )";

@@ -68,6 +68,7 @@ class ServingServices {
   rpc::AdmissionGrpcService admission_;
   rpc::ConfigGrpcService config_;
   rpc::VisibilityGrpcService visibility_;
+  rpc::AdmissionCheckGrpcService checks_;
   rpc::InventoryGrpcService inventory_;
   rpc::AuthGrpcService auth_;
   rpc::InfoGrpcService info_;

@@ -15,6 +15,7 @@
 #include "core/topology_validation.h"
 #include "services/api/api_limits.h"
 #include "services/api/api_validation.h"
+#include "services/api/check_codec.h"
 #include "services/api/selector_codec.h"
 #include "services/api/topology_codec.h"
 
@@ -125,6 +126,7 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
 constexpr EnumValue<core::WorkloadState> kWorkloadStates[] = {
     {"WORKLOAD_STATE_PENDING", core::WorkloadState::kPending},
     {"WORKLOAD_STATE_ADMITTED", core::WorkloadState::kAdmitted},
+    {"WORKLOAD_STATE_QUOTA_RESERVED", core::WorkloadState::kQuotaReserved},
     {"WORKLOAD_STATE_EVICTING", core::WorkloadState::kEvicting},
     {"WORKLOAD_STATE_FINISHED", core::WorkloadState::kFinished},
 };
@@ -135,6 +137,8 @@ v1::WorkloadState StateToProto(core::WorkloadState state) {
       return v1::WORKLOAD_STATE_PENDING;
     case core::WorkloadState::kAdmitted:
       return v1::WORKLOAD_STATE_ADMITTED;
+    case core::WorkloadState::kQuotaReserved:
+      return v1::WORKLOAD_STATE_QUOTA_RESERVED;
     case core::WorkloadState::kEvicting:
       return v1::WORKLOAD_STATE_EVICTING;
     case core::WorkloadState::kFinished:
@@ -150,6 +154,8 @@ absl::StatusOr<core::WorkloadState> StateFromProto(const Reporter& r, v1::Worklo
       return core::WorkloadState::kPending;
     case v1::WORKLOAD_STATE_ADMITTED:
       return core::WorkloadState::kAdmitted;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return core::WorkloadState::kQuotaReserved;
     case v1::WORKLOAD_STATE_EVICTING:
       return core::WorkloadState::kEvicting;
     case v1::WORKLOAD_STATE_FINISHED:
@@ -386,6 +392,16 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
                                   c.has_last_transition_time(), c.last_transition_time()));
     st.conditions.push_back(std::move(cond));
   }
+  if (s.admission_checks_size() > 0) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<core::AdmissionCheckState> checks,
+                              codec::AdmissionCheckStatesFromProto(r, s.admission_checks()));
+    st.set_admission_checks(std::move(checks));
+  }
+  if (s.admitted_pod_sets_size() > 0) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<core::PodSetInfo> infos,
+                              codec::PodSetInfosFromProto(r, s.admitted_pod_sets()));
+    st.set_admitted_pod_sets(std::move(infos));
+  }
   // Keep the core's bound even if an older build stored more events.
   const int first_event = s.events_size() > static_cast<int>(core::kMaxWorkloadEvents)
                               ? s.events_size() - static_cast<int>(core::kMaxWorkloadEvents)
@@ -501,6 +517,8 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   if (history.last_checkpoint_time != absl::InfinitePast()) {
     TimeToProto(history.last_checkpoint_time, ps->mutable_last_checkpoint_time());
   }
+  codec::AdmissionCheckStatesToProto(st.admission_checks(), ps->mutable_admission_checks());
+  codec::PodSetInfosToProto(st.admitted_pod_sets(), ps->mutable_admitted_pod_sets());
   if (history.past_execution > absl::ZeroDuration()) {
     // Whole seconds by construction (core/workload_lifecycle.cc); int32 as Kueue's field, which
     // holds 68 years.

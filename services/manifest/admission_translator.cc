@@ -16,7 +16,9 @@ namespace {
 
 // Annotation layout:
 //   {"templates": {"<json pointer to PodTemplateSpec>": {"nodeSelector": {...} | null,
-//                                                        "tolerations": [...] | null}},
+//                                                        "tolerations": [...] | null,
+//                                                        "labels": {...} | null,
+//                                                        "annotations": {...} | null}},
 //    "created": ["<json pointer>", ...],
 //    "parallelism": <int> | null}            (Job only, when partially admitted)
 constexpr char kTemplates[] = "templates";
@@ -69,6 +71,13 @@ absl::StatusOr<Json> RestoreOrThrow(const Json& obj) {
         Json& spec = Ensure(tmpl, {"spec"});
         SetOrErase(spec, "nodeSelector", MemberOrNull(it.value(), "nodeSelector"));
         SetOrErase(spec, "tolerations", MemberOrNull(it.value(), "tolerations"));
+        // Recorded only when admission checks updated the template's metadata.
+        for (const char* key : {"labels", "annotations"}) {
+          if (it.value().is_object() && it.value().contains(key)) {
+            SetOrErase(Ensure(tmpl, {"metadata"}), key, it.value()[key]);
+          }
+        }
+        if (tmpl.contains("metadata") && tmpl["metadata"].empty()) tmpl.erase("metadata");
       }
     }
     if (original.is_object() && original.contains(kParallelism)) {
@@ -87,8 +96,37 @@ bool ContainsToleration(const Json& list, const Json& t) {
   return false;
 }
 
+void MergeStrings(Json& target, const google::protobuf::Map<std::string, std::string>& values) {
+  if (values.empty()) return;
+  if (!target.is_object()) target = Json::object();
+  const std::map<std::string, std::string> sorted(values.begin(), values.end());
+  for (const auto& [key, value] : sorted) target[key] = value;
+}
+
+// Kueue's PodSetInfo merge: the checks' podSetUpdates are additive (the service refused
+// conflicting values when it admitted the workload), so they are set over the template's own.
+void ApplyPodSetUpdate(const v1::PodSetUpdate& update, Json& tmpl, Json& record) {
+  Json& meta = Ensure(tmpl, {"metadata"});
+  record["labels"] = MemberOrNull(meta, "labels");
+  record["annotations"] = MemberOrNull(meta, "annotations");
+  MergeStrings(meta["labels"], update.labels());
+  MergeStrings(meta["annotations"], update.annotations());
+  if (meta["labels"].is_null()) meta.erase("labels");
+  if (meta["annotations"].is_null()) meta.erase("annotations");
+  Json& spec = Ensure(tmpl, {"spec"});
+  MergeStrings(spec["nodeSelector"], update.node_selector());
+  if (spec["nodeSelector"].is_null()) spec.erase("nodeSelector");
+  for (const v1::Toleration& t : update.tolerations()) {
+    Json& list = spec["tolerations"];
+    if (!list.is_array()) list = Json::array();
+    Json json = TolerationToJson(t);
+    if (!ContainsToleration(list, json)) list.push_back(std::move(json));
+  }
+}
+
 absl::StatusOr<Json> ApplyOrThrow(const JobKindTranslator& translator, const Json& obj,
-                                  const v1::Admission& admission, const FlavorMap& flavors) {
+                                  const v1::Admission& admission, const FlavorMap& flavors,
+                                  const PodSetUpdates& pod_set_updates) {
   TOLLGATE_ASSIGN_OR_RETURN(Json out, RestoreOrThrow(obj));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<PodSetSource> sources, translator.PodSets(out));
   Json original = {{kTemplates, Json::object()}, {kCreated, Json::array()}};
@@ -128,6 +166,11 @@ absl::StatusOr<Json> ApplyOrThrow(const JobKindTranslator& translator, const Jso
         if (!list.is_array()) list = Json::array();
         Json json = TolerationToJson(t);
         if (!ContainsToleration(list, json)) list.push_back(std::move(json));
+      }
+    }
+    for (const v1::PodSetUpdate& update : pod_set_updates) {
+      if (update.name() == source.name) {
+        ApplyPodSetUpdate(update, out[pointer], original[kTemplates][source.template_path]);
       }
     }
     if (translator.resource() == JobResource() && assignment->count() > 0 &&
@@ -196,9 +239,10 @@ absl::StatusOr<Json> RestoreOriginalTemplates(const Json& obj) {
 }
 
 absl::StatusOr<Json> ApplyAdmission(const JobKindTranslator& translator, const Json& obj,
-                                    const v1::Admission& admission, const FlavorMap& flavors) {
+                                    const v1::Admission& admission, const FlavorMap& flavors,
+                                    const PodSetUpdates& pod_set_updates) {
   try {
-    return ApplyOrThrow(translator, obj, admission, flavors);
+    return ApplyOrThrow(translator, obj, admission, flavors, pod_set_updates);
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("applying admission: ", e.what()));
   }

@@ -36,9 +36,14 @@ std::string AdmissionFingerprint(const v1::Admission& admission);
 // object lacks (RayJob's default submitter) is created; a partially admitted Job gets its
 // parallelism lowered to the admitted count. The originals go to kOriginalTemplatesAnnotation
 // and the fingerprint to kAdmissionAnnotation. spec.suspend is left alone. NOT_FOUND when a
-// needed flavor is missing from `flavors`.
+// needed flavor is missing from `flavors`. `pod_set_updates` (the workload's
+// status.admitted_pod_sets: what its admission checks add, docs/admission-checks.md) are merged
+// into the named pod sets' template labels, annotations, nodeSelector and tolerations, and
+// undone by RestoreOriginalTemplates like the flavors' part.
+using PodSetUpdates = google::protobuf::RepeatedPtrField<v1::PodSetUpdate>;
 absl::StatusOr<Json> ApplyAdmission(const JobKindTranslator& translator, const Json& obj,
-                                    const v1::Admission& admission, const FlavorMap& flavors);
+                                    const v1::Admission& admission, const FlavorMap& flavors,
+                                    const PodSetUpdates& pod_set_updates = {});
 
 // `obj` with the templates recorded in kOriginalTemplatesAnnotation put back and both
 // annotations removed; `obj` unchanged when it has no such annotation. INVALID_ARGUMENT when

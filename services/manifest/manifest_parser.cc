@@ -456,13 +456,12 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s,
-      Fields::Read(
-          ctx, *spec_node, "spec",
-          {"resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
-           "flavorFungibility", "preemption", "stopPolicy", "fairSharing", "admissionScope",
-           "maxPreemptedWorkloads", "preemptionRateLimit"},
-          {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
+                              "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
+                              "fairSharing", "admissionScope", "maxPreemptedWorkloads",
+                              "preemptionRateLimit", "admissionChecks", "admissionChecksStrategy"},
+                             {"concurrentAdmissionPolicy"}));
   v1::ClusterQueueSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
   if (const YAML::Node* n = s.Get("resourceGroups")) {
@@ -520,6 +519,31 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maxPreemptedWorkloads")));
     spec->set_max_preempted_workloads(v);
   }
+  // v1beta1's list of names, and both versions' strategy (docs/admission-checks.md).
+  if (const YAML::Node* n = s.Get("admissionChecks")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        StrList(ctx, *n, s.Path("admissionChecks"), spec->mutable_admission_checks()));
+  }
+  if (const YAML::Node* n = s.Get("admissionChecksStrategy")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields st, Fields::Read(ctx, *n, s.Path("admissionChecksStrategy"), {"admissionChecks"}));
+    v1::AdmissionChecksStrategy* strategy = spec->mutable_admission_checks_strategy();
+    if (const YAML::Node* rules = st.Get("admissionChecks")) {
+      const std::string rules_path = st.Path("admissionChecks");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *rules, rules_path));
+      size_t i = 0;
+      for (const auto& item : *rules) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Fields r, Fields::Read(ctx, item, Index(rules_path, i++), {"name", "onFlavors"}));
+        v1::AdmissionCheckStrategyRule* rule = strategy->add_admission_checks();
+        TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", rule->mutable_name()));
+        if (const YAML::Node* on = r.Get("onFlavors")) {
+          TOLLGATE_RETURN_IF_ERROR(
+              StrList(ctx, *on, r.Path("onFlavors"), rule->mutable_on_flavors()));
+        }
+      }
+    }
+  }
   if (const YAML::Node* n = s.Get("preemptionRateLimit")) {
     TOLLGATE_ASSIGN_OR_RETURN(Fields l, Fields::Read(ctx, *n, s.Path("preemptionRateLimit"),
                                                      {"maxPreemptions", "windowSeconds"}));
@@ -533,6 +557,33 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
           int64_t v, Int(ctx, *w, l.Path("windowSeconds"), 0, std::numeric_limits<int64_t>::max()));
       limit->set_window_seconds(v);
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node, v1::AdmissionCheck* out) {
+  // The status (the Active condition) is the check controller's, not the manifest's.
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec", {"controllerName", "parameters", "retryDelayMinutes"}));
+  v1::AdmissionCheckSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "controllerName", spec->mutable_controller_name()));
+  if (const YAML::Node* n = s.Get("parameters")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields p, Fields::Read(ctx, *n, s.Path("parameters"), {"apiGroup", "kind", "name"}));
+    v1::AdmissionCheckParametersReference* ref = spec->mutable_parameters();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "apiGroup", ref->mutable_api_group()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "kind", ref->mutable_kind()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", ref->mutable_name()));
+  }
+  // v1beta1's deprecated retryDelayMinutes: kept, without effect, as in Kueue.
+  if (const YAML::Node* n = s.Get("retryDelayMinutes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(ctx, *n, s.Path("retryDelayMinutes"), 0,
+                                             std::numeric_limits<int64_t>::max()));
+    spec->set_retry_delay_minutes(v);
   }
   return absl::OkStatus();
 }
@@ -1089,6 +1140,8 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
     case core::ObjectKind::kPriorityClass:
       TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
       break;
+    case core::ObjectKind::kAdmissionCheck:
+      TOLLGATE_RETURN_IF_ERROR(ParseAdmissionCheck(ctx, node, obj.mutable_admission_check()));
     case core::ObjectKind::kTopology:
       TOLLGATE_RETURN_IF_ERROR(ParseTopology(ctx, node, obj.mutable_topology()));
       break;

@@ -598,15 +598,184 @@ absl::StatusOr<std::vector<ObjectRef>> ParseRefList(const Where& where, const YA
   return out;
 }
 
+// --- Admission checks (docs/scenario-format.md, "Admission checks") --------------------------
+
+absl::StatusOr<CheckStateExpectation> ParseCheckStateExpectation(const Where& where,
+                                                                 const YAML::Node& node,
+                                                                 const std::string& path) {
+  CheckStateExpectation out;
+  if (node.IsScalar()) {
+    out.state = node.Scalar();
+    return out;
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys k,
+      Keys::Read(where, node, path, {"state", "message", "retryCount", "requeueAfterSeconds"}));
+  if (const YAML::Node* n = k.Get("state")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.state, Str(where, *n, k.Path("state")));
+  }
+  if (const YAML::Node* n = k.Get("message")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *n, k.Path("message")));
+  }
+  if (const YAML::Node* n = k.Get("retryCount")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.retry_count, Int32(where, *n, k.Path("retryCount")));
+  }
+  if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.requeue_after_seconds,
+                              Int32(where, *n, k.Path("requeueAfterSeconds")));
+  }
+  return out;
+}
+
+absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckExpectations& e) {
+  if (const YAML::Node* n = keys.Get("quotaReserved")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.quota_reserved,
+                              ParseWorkloadExpectations(where, *n, "quotaReserved"));
+  }
+  if (const YAML::Node* n = keys.Get("checks")) {
+    using States = std::map<std::string, CheckStateExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.checks,
+        MapOf<States>(where, *n, "checks", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<CheckStateExpectation>(where, v, p,
+                                              [&](const YAML::Node& s, const std::string& sp) {
+                                                return ParseCheckStateExpectation(where, s, sp);
+                                              });
+        }));
+  }
+  if (const YAML::Node* n = keys.Get("evicted")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.evicted,
+        MapOf<EvictedExpectation>(
+            where, *n, "evicted",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<EvictedExpectation> {
+              TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, v, p, {"reason", "message"}));
+              EvictedExpectation out;
+              TOLLGATE_ASSIGN_OR_RETURN(out.reason, RequiredStr(where, k, "reason"));
+              if (const YAML::Node* m = k.Get("message")) {
+                TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *m, k.Path("message")));
+              }
+              return out;
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("inactive")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.inactive, StrMap(where, *n, "inactive"));
+  }
+  if (const YAML::Node* n = keys.Get("podSetInfo")) {
+    using Sets = std::map<std::string, PodSetInfoExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.pod_set_info,
+        MapOf<Sets>(where, *n, "podSetInfo", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<PodSetInfoExpectation>(
+              where, v, p,
+              [&](const YAML::Node& s,
+                  const std::string& sp) -> absl::StatusOr<PodSetInfoExpectation> {
+                TOLLGATE_ASSIGN_OR_RETURN(
+                    Keys k, Keys::Read(where, s, sp, {"labels", "annotations", "nodeSelector"}));
+                PodSetInfoExpectation out;
+                if (const YAML::Node* m = k.Get("labels")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.labels, StrMap(where, *m, k.Path("labels")));
+                }
+                if (const YAML::Node* m = k.Get("annotations")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.annotations,
+                                            StrMap(where, *m, k.Path("annotations")));
+                }
+                if (const YAML::Node* m = k.Get("nodeSelector")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.node_selector,
+                                            StrMap(where, *m, k.Path("nodeSelector")));
+                }
+                return out;
+              });
+        }));
+  }
+  return absl::OkStatus();
+}
+
+// setCheck items: {workload, check, state, message, requeueAfterSeconds, podSetUpdates,
+// refused}. Values go to the service as written.
+absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& where,
+                                                               const YAML::Node& node) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, "setCheck"));
+  std::vector<CheckUpdateItem> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string path = Index("setCheck", i++);
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, path,
+                           {"workload", "check", "state", "message", "requeueAfterSeconds",
+                            "podSetUpdates", "refused"}));
+    CheckUpdateItem update;
+    TOLLGATE_ASSIGN_OR_RETURN(update.workload, RequiredStr(where, k, "workload"));
+    v1::UpdateAdmissionCheckStateRequest& r = update.request;
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_check(), RequiredStr(where, k, "check"));
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_state(), RequiredStr(where, k, "state"));
+    if (const YAML::Node* n = k.Get("message")) {
+      TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_message(), Str(where, *n, k.Path("message")));
+    }
+    if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+      TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(where, *n, k.Path("requeueAfterSeconds")));
+      r.set_requeue_after_seconds(v);
+    }
+    if (const YAML::Node* n = k.Get("podSetUpdates")) {
+      const std::string updates_path = k.Path("podSetUpdates");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *n, updates_path));
+      size_t j = 0;
+      for (const auto& u : *n) {
+        const std::string u_path = Index(updates_path, j++);
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys uk, Keys::Read(where, u, u_path,
+                                {"name", "labels", "annotations", "nodeSelector", "tolerations"}));
+        v1::PodSetUpdate* p = r.add_pod_set_updates();
+        TOLLGATE_ASSIGN_OR_RETURN(*p->mutable_name(), RequiredStr(where, uk, "name"));
+        for (auto [key, field] : {std::pair{"labels", p->mutable_labels()},
+                                  std::pair{"annotations", p->mutable_annotations()},
+                                  std::pair{"nodeSelector", p->mutable_node_selector()}}) {
+          if (const YAML::Node* m = uk.Get(key)) {
+            TOLLGATE_ASSIGN_OR_RETURN(auto values, StrMap(where, *m, uk.Path(key)));
+            field->insert(values.begin(), values.end());
+          }
+        }
+        if (const YAML::Node* t = uk.Get("tolerations")) {
+          const std::string t_path = uk.Path("tolerations");
+          TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *t, t_path));
+          size_t l = 0;
+          for (const auto& tol : *t) {
+            TOLLGATE_ASSIGN_OR_RETURN(Keys tk, Keys::Read(where, tol, Index(t_path, l++),
+                                                          {"key", "operator", "value", "effect"}));
+            v1::Toleration* out_tol = p->add_tolerations();
+            for (auto [key, field] : {std::pair{"key", out_tol->mutable_key()},
+                                      std::pair{"operator", out_tol->mutable_operator_()},
+                                      std::pair{"value", out_tol->mutable_value()},
+                                      std::pair{"effect", out_tol->mutable_effect()}}) {
+              if (const YAML::Node* m = tk.Get(key)) {
+                TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *m, tk.Path(key)));
+              }
+            }
+          }
+        }
+      }
+    }
+    if (const YAML::Node* n = k.Get("refused")) {
+      TOLLGATE_ASSIGN_OR_RETURN(update.refused, Str(where, *n, k.Path("refused")));
+    }
+    out.push_back(std::move(update));
+  }
+  return out;
+}
+
+// --- end of admission checks -------------------------------------------------------------------
+
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys, Keys::Read(where, node, "",
-                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
-                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
-                             "terminating", "absent", "deactivated",
-                             // --- Topology (issue 28).
-                             "topologyAssignments", "unhealthyNodes"}));
+      Keys keys,
+      Keys::Read(where, node, "",
+                 {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
+                  "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
+                  "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo",
+                  // --- Topology (issue 28).
+                  "topologyAssignments", "unhealthyNodes"}));
   Expectation e;
+  TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
   if (const YAML::Node* n = keys.Get("terminating")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
@@ -724,6 +893,9 @@ constexpr StepKindEntry kStepKinds[] = {
     {"stop", StepKind::kStop},
     {"resume", StepKind::kResume},
     {"podsNotReady", StepKind::kPodsNotReady},
+    {"setCheck", StepKind::kSetCheck},
+    {"activateChecks", StepKind::kActivateChecks},
+    {"deactivateChecks", StepKind::kDeactivateChecks},
     {"restart", StepKind::kRestart},
     // --- Topology (issue 28).
     {"nodes", StepKind::kNodes},
@@ -820,6 +992,15 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
     }
     case StepKind::kExpect: {
       TOLLGATE_ASSIGN_OR_RETURN(step.expect, ParseExpectation(where, body));
+      return absl::OkStatus();
+    }
+    case StepKind::kSetCheck: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.check_updates, ParseCheckUpdates(where, body));
+      return absl::OkStatus();
+    }
+    case StepKind::kActivateChecks:
+    case StepKind::kDeactivateChecks: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }
     // --- Topology (issue 28).

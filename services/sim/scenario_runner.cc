@@ -64,6 +64,8 @@ std::string StateName(v1::WorkloadState state) {
       return "pending";
     case v1::WORKLOAD_STATE_ADMITTED:
       return "admitted";
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return "quota reserved";
     case v1::WORKLOAD_STATE_EVICTING:
       return "evicting";
     case v1::WORKLOAD_STATE_FINISHED:
@@ -220,6 +222,11 @@ class Run {
           }
         }
         return "";
+      case StepKind::kSetCheck:
+        return SetChecks(step.check_updates);
+      case StepKind::kActivateChecks:
+      case StepKind::kDeactivateChecks:
+        return SetChecksActive(step.workload_names, step.kind == StepKind::kActivateChecks);
       // --- Restart (issue 25).
       case StepKind::kRestart:
         if (absl::Status status = service_.Start(); !status.ok()) {
@@ -235,6 +242,182 @@ class Run {
     }
     return "unknown step";
   }
+
+  // --- Admission checks (docs/scenario-format.md, "Admission checks") ------------------------
+
+  // Each update as a controller posts it: at the workload's current revision.
+  std::string SetChecks(const std::vector<CheckUpdateItem>& updates) {
+    for (const CheckUpdateItem& item : updates) {
+      absl::StatusOr<std::string> key = Resolve(item.workload);
+      if (!key.ok()) return std::string(key.status().message());
+      v1::GetWorkloadRequest get;
+      *get.mutable_workload() = RefOf(*key);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(get);
+      if (!wl.ok()) return absl::StrCat(item.workload, ": ", wl.status().message());
+      v1::UpdateAdmissionCheckStateRequest request = item.request;
+      *request.mutable_workload() = RefOf(*key);
+      request.set_expected_revision(wl->metadata().resource_version());
+      absl::Status status = api().UpdateAdmissionCheckState(request).status();
+      const std::string what = absl::StrCat("setting check ", request.check(), " of ",
+                                            item.workload, " to ", request.state());
+      if (item.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused),
+                              ", but it was accepted");
+        }
+        if (status.message().find(*item.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused), ", saw ",
+                              Quote(status.message()));
+        }
+        continue;
+      }
+      if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+    }
+    return "";
+  }
+
+  std::string SetChecksActive(const std::vector<std::string>& names, bool active) {
+    for (const std::string& name : names) {
+      v1::SetAdmissionCheckActiveRequest request;
+      request.set_name(name);
+      request.set_active(active);
+      request.set_reason(active ? "Active" : "Inactive");
+      absl::Status status = api().SetAdmissionCheckActive(request).status();
+      if (!status.ok()) return absl::StrCat(name, ": ", status.message());
+    }
+    return "";
+  }
+
+  static const v1::AdmissionCheckState* FindCheckState(const v1::Workload& wl,
+                                                       const std::string& name) {
+    for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {
+      if (c.name() == name) return &c;
+    }
+    return nullptr;
+  }
+
+  std::string ExpectChecks(const CheckExpectations& expect,
+                           const std::map<std::string, const v1::Workload*>& by_key) {
+    if (expect.quota_reserved.has_value()) {
+      if (std::string e = CheckStateSet("quotaReserved", v1::WORKLOAD_STATE_QUOTA_RESERVED,
+                                        *expect.quota_reserved, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    for (const auto& [name, states] : expect.checks) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("checks: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      std::set<std::string> want;
+      for (const auto& [check, state] : states) want.insert(check);
+      std::set<std::string> seen;
+      for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) seen.insert(c.name());
+      if (want != seen) {
+        return absl::StrCat("expected ", name, " to carry checks ", SetString(want), ", saw ",
+                            SetString(seen));
+      }
+      for (const auto& [check, state] : states) {
+        const v1::AdmissionCheckState& got = *FindCheckState(wl, check);
+        const std::string what = absl::StrCat(name, "'s check ", check);
+        if (state.state.has_value() && got.state() != *state.state) {
+          return absl::StrCat("expected ", what, " ", *state.state, ", saw ", got.state(), " (",
+                              Quote(got.message()), ")");
+        }
+        if (state.message.has_value() && got.message().find(*state.message) == std::string::npos) {
+          return absl::StrCat("expected ", what, " with a message containing ",
+                              Quote(*state.message), ", saw ", Quote(got.message()));
+        }
+        if (state.retry_count.has_value() && got.retry_count() != *state.retry_count) {
+          return absl::StrCat("expected ", what, " retried ", *state.retry_count, " time(s), saw ",
+                              got.retry_count());
+        }
+        if (state.requeue_after_seconds.has_value() &&
+            (!got.has_requeue_after_seconds() ||
+             got.requeue_after_seconds() != *state.requeue_after_seconds)) {
+          return absl::StrCat("expected ", what, " with requeueAfterSeconds ",
+                              *state.requeue_after_seconds, ", saw ",
+                              got.has_requeue_after_seconds()
+                                  ? absl::StrCat(got.requeue_after_seconds())
+                                  : std::string("none"));
+        }
+      }
+    }
+    for (const auto& [name, evicted] : expect.evicted) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("evicted: no workload ", name);
+      const v1::Condition* condition = nullptr;
+      for (const v1::Condition& c : by_key.at(*key)->status().conditions()) {
+        if (c.type() == "Evicted") condition = &c;
+      }
+      if (condition == nullptr || condition->status() != "True") {
+        return absl::StrCat("expected ", name, " evicted (", evicted.reason,
+                            "), but its Evicted condition is not true");
+      }
+      if (condition->reason() != evicted.reason) {
+        return absl::StrCat("expected ", name, " evicted for ", evicted.reason, ", saw ",
+                            condition->reason());
+      }
+      if (evicted.message.has_value() &&
+          condition->message().find(*evicted.message) == std::string::npos) {
+        return absl::StrCat("expected ", name, "'s eviction message to contain ",
+                            Quote(*evicted.message), ", saw ", Quote(condition->message()));
+      }
+    }
+    if (expect.inactive.has_value()) {
+      v1::ListObjectsRequest request;
+      request.set_kind(v1::CLUSTER_QUEUE);
+      absl::StatusOr<v1::ListObjectsResponse> queues = api().ListObjects(request);
+      if (!queues.ok()) return std::string(queues.status().message());
+      std::map<std::string, std::string> seen;
+      for (const v1::ConfigObject& object : queues->objects()) {
+        for (const v1::Condition& c : object.cluster_queue().status().conditions()) {
+          if (c.type() == "Active" && c.status() != "True") {
+            seen[object.cluster_queue().metadata().name()] = c.reason();
+          }
+        }
+      }
+      if (seen != *expect.inactive) {
+        std::vector<std::string> want_text, seen_text;
+        for (const auto& [cq, reason] : *expect.inactive) want_text.push_back(cq + ": " + reason);
+        for (const auto& [cq, reason] : seen) seen_text.push_back(cq + ": " + reason);
+        return absl::StrCat("expected inactive ClusterQueues {", absl::StrJoin(want_text, ", "),
+                            "}, saw {", absl::StrJoin(seen_text, ", "), "}");
+      }
+    }
+    for (const auto& [name, sets] : expect.pod_set_info) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("podSetInfo: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      for (const auto& [set, want] : sets) {
+        const v1::PodSetUpdate* got = nullptr;
+        for (const v1::PodSetUpdate& info : wl.status().admitted_pod_sets()) {
+          if (info.name() == set) got = &info;
+        }
+        if (got == nullptr) {
+          return absl::StrCat("expected ", name, " admitted with what its checks add to pod set ",
+                              set, ", but nothing was added");
+        }
+        for (auto [field, wanted, map] :
+             {std::make_tuple("labels", &want.labels, &got->labels()),
+              std::make_tuple("annotations", &want.annotations, &got->annotations()),
+              std::make_tuple("nodeSelector", &want.node_selector, &got->node_selector())}) {
+          if (!wanted->has_value()) continue;
+          const std::map<std::string, std::string> have(map->begin(), map->end());
+          if (have != **wanted) {
+            std::vector<std::string> have_text;
+            for (const auto& [k, v] : have) have_text.push_back(k + "=" + v);
+            return absl::StrCat("expected ", name, " pod set ", set, " ", field,
+                                " as written, saw {", absl::StrJoin(have_text, ", "), "}");
+          }
+        }
+      }
+    }
+    return "";
+  }
+
+  // --- end of admission checks -----------------------------------------------------------------
 
   std::string ApplyManifest(const manifest::Manifest& m) {
     if (const auto* workload = std::get_if<v1::Workload>(&m.object)) {
@@ -365,9 +548,13 @@ class Run {
         if (runtime == runtimes_.end() || wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
           continue;
         }
+        // A runtime counts from admission (after any admission checks), not from reservation.
+        google::protobuf::Timestamp admitted = wl.status().admission_time();
+        for (const v1::Condition& c : wl.status().conditions()) {
+          if (c.type() == "Admitted" && c.status() == "True") admitted = c.last_transition_time();
+        }
         const absl::Time ends =
-            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(wl.status().admission_time())) +
-            runtime->second;
+            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(admitted)) + runtime->second;
         if (ends > target) continue;
         if (!next.has_value() || ends < *next) {
           next = ends;
@@ -593,6 +780,7 @@ class Run {
           (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
       if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
+    if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
       auto it = rejected_.find(key);

@@ -266,6 +266,23 @@ INSTANTIATE_TEST_SUITE_P(
                       "name: x\nsteps:\n- submit: [{kind: Workload, metadata: {name: w}, "
                       "spec: {queue: q}}]\n",
                       {"step 1 (submit): submit[0]: Workload w: unknown field spec.queue"}},
+        MalformedCase{"SetCheckWithoutState",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c}]\n",
+                      {"t.yaml: step 1 (setCheck)", "state", "required"}},
+        MalformedCase{"SetCheckUnknownKey",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c, state: Ready, "
+                      "delay: 5}]\n",
+                      {"t.yaml: step 1 (setCheck)", "unknown key \"delay\""}},
+        MalformedCase{"SetCheckPodSetUpdateUnknownKey",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c, state: Ready, "
+                      "podSetUpdates: [{name: main, selector: {a: b}}]}]\n",
+                      {"t.yaml: step 1 (setCheck)", "unknown key \"selector\""}},
+        MalformedCase{"CheckExpectationUnknownKey",
+                      "name: x\nsteps:\n- expect: {checks: {a: {c: {status: Ready}}}}\n",
+                      {"t.yaml: step 1 (expect)", "unknown key \"status\""}},
+        MalformedCase{"EvictedWithoutReason",
+                      "name: x\nsteps:\n- expect: {evicted: {a: {message: x}}}\n",
+                      {"t.yaml: step 1 (expect)", "reason", "required"}},
         MalformedCase{"YamlSyntax", "name: x\nsteps: [\n", {"t.yaml:", "invalid YAML"}},
         MalformedCase{"EmptyFile", "", {"t.yaml: empty scenario"}}),
     [](const ::testing::TestParamInfo<MalformedCase>& info) { return info.param.name; });
