@@ -282,12 +282,13 @@ absl::StatusOr<std::string> ConfigNameOf(const v1::AdmissionCheckSpec& spec) {
     return absl::InvalidArgumentError("empty name: bad parameters reference");
   }
   if (ref.api_group() != kConfigGroup) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "wrong group %q, expecting %q: bad parameters reference", ref.api_group(), kConfigGroup));
+    return absl::InvalidArgumentError(absl::StrCat("wrong group \"", ref.api_group(),
+                                                   "\", expecting \"", kConfigGroup,
+                                                   "\": bad parameters reference"));
   }
   if (ref.kind() != kConfigKind) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "wrong kind %q, expecting %q: bad parameters reference", ref.kind(), kConfigKind));
+    return absl::InvalidArgumentError(absl::StrCat("wrong kind \"", ref.kind(), "\", expecting \"",
+                                                   kConfigKind, "\": bad parameters reference"));
   }
   return ref.name();
 }

@@ -189,9 +189,9 @@ TEST(ProvisioningRequestTest, NeededOnlyForPodSetsUsingManagedResources) {
   EXPECT_TRUE(*RequestNeeded(wl, MustConfig()));
   EXPECT_TRUE(*RequestNeeded(wl, MustConfig(R"({"managedResources": ["nvidia.com/gpu"]})")));
   EXPECT_FALSE(*RequestNeeded(wl, MustConfig(R"({"managedResources": ["example.com/fpga"]})")));
-  wl.mutable_status()->mutable_admission()->mutable_pod_set_assignments()->RemoveLast();
+  wl.mutable_status()->mutable_admission()->mutable_pod_set_assignments()->DeleteSubrange(0, 1);
   EXPECT_THAT(RequestNeeded(wl, MustConfig()).status().message(),
-              HasSubstr("missing assignment for PodSet \"launcher\""));
+              HasSubstr("missing assignment for PodSet \"main\""));
 }
 
 TEST(ProvisioningRequestTest, FilledAsKueueFillsIt) {
