@@ -726,7 +726,10 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
         return w.has_value() && w->status().deactivated() && Suspended("prov", "train");
       },
       kWait));
-  EXPECT_EQ(Check("train")->state(), "Rejected");
+  // The eviction that followed reset the check to Pending (as Kueue's does); the reason stays.
+  EXPECT_EQ(Check("train")->message(), "Reset to Pending after eviction. Previously: Rejected");
+  EXPECT_THAT(Workload("prov", "job-train-")->status().DebugString(),
+              HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (reclaimed))"));
   // Out of quota, its request is gone.
   ASSERT_TRUE(
       WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), request); }, kWait));
@@ -784,8 +787,9 @@ TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {
         return w.has_value() && w->status().deactivated();
       },
       kWait));
-  EXPECT_EQ(Check("doomed")->state(), "Rejected");
-  EXPECT_EQ(Check("doomed")->message(), "stockout");
+  EXPECT_EQ(Check("doomed")->message(), "Reset to Pending after eviction. Previously: Rejected");
+  EXPECT_THAT(Workload("prov", "job-doomed-")->status().DebugString(),
+              HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (stockout))"));
   EXPECT_TRUE(Suspended("prov", "doomed"));
 }
 
