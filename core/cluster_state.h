@@ -24,6 +24,7 @@
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/timer_set.h"
+#include "core/topology_inventory.h"
 #include "core/types.h"
 #include "core/visibility.h"
 #include "core/workload.h"
@@ -141,6 +142,23 @@ class ClusterState {
   std::vector<std::string> WorkloadsHoldingQuotaVia(ObjectKind kind,
                                                     absl::string_view namespace_name,
                                                     absl::string_view name) const;
+
+  // --- Topology Aware Scheduling (topology_state.cc): Topology objects, the node inventory and
+  // pods Tollgate does not place. A change may let parked workloads fit (they are requeued);
+  // a node that disappears or stops being ready fails the placements on it (Kueue's node
+  // failure handling: re-placed where possible, else the workload is evicted).
+  absl::Status ApplyTopology(TopologySpec spec, absl::Time now);
+  // What ApplyTopology would refuse: bad levels, or levels changed where Kueue forbids it.
+  absl::Status CheckTopology(const TopologySpec& spec) const;
+  absl::Status DeleteTopology(absl::string_view name, absl::Time now);
+  absl::Status UpsertNode(NodeSpec node, absl::Time now);
+  absl::Status DeleteNode(absl::string_view name, absl::Time now);
+  absl::Status ReportPod(std::string pod, std::string node, ResourceAmounts requests,
+                         absl::Time now);
+  absl::Status RemovePod(absl::string_view pod, absl::Time now);
+  // The inventory is a cache the planners read through a const state: flavors are built on
+  // first use after a change, and planners simulate usage on it, restoring it afterwards.
+  TopologyInventory& topology() const { return topology_; }
 
   const ConfigRegistry& registry() const { return registry_; }
   const std::map<std::string, NamespaceSpec>& namespaces() const { return registry_.namespaces(); }
@@ -321,6 +339,10 @@ class ClusterState {
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
   void RemoveUsageOf(const Workload& wl);
+  // The queues' activity, with Kueue's TopologyNotFound on top of the router's reasons.
+  void RecomputeActivity();
+  // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.
+  void HandleNodeFailures(absl::Time now);
 
   // --- Admission checks (admission_check_lifecycle.cc).
   // The ClusterQueue whose checks the workload carries: the one holding its quota, else the one
@@ -354,6 +376,8 @@ class ClusterState {
   bool InUse(ObjectKind kind, absl::string_view namespace_name, absl::string_view name) const;
   // "ClusterQueue a", "Cohort b": the queues whose resourceGroups name the flavor.
   std::vector<std::string> QueuesNamingFlavor(absl::string_view flavor) const;
+  // "ResourceFlavor F" for each flavor whose spec.topologyName is `topology`.
+  std::vector<std::string> FlavorsNamingTopology(absl::string_view topology) const;
   void EraseObject(ObjectKind kind, absl::string_view namespace_name, absl::string_view name,
                    absl::Time now);
   void OnTerminatingChanged(absl::Time now);
@@ -407,6 +431,7 @@ class ClusterState {
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
   RuntimeHistory runtime_history_;
+  mutable TopologyInventory topology_;
   int64_t cycle_ = 0;
   // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
   // looked: some terminating object may be unused now.

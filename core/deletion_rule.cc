@@ -9,6 +9,7 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
     case ObjectKind::kNamespace:
       return DeletionRule::kTerminatesWhileInUse;
     case ObjectKind::kResourceFlavor:
+    case ObjectKind::kTopology:
       return DeletionRule::kRefusedWhileNamed;
     case ObjectKind::kAdmissionCheck:
       return DeletionRule::kTerminatesWhileNamed;

@@ -5,8 +5,8 @@
 namespace tollgate::core {
 
 // What deleting a configuration object does while workloads still depend on it. Kueue puts its
-// resource-in-use finalizer on ClusterQueues, ResourceFlavors and AdmissionChecks (among the
-// kinds Tollgate serves) and on nothing else; docs/api.md "Deleting objects" has the table and the
+// resource-in-use finalizer on ClusterQueues, ResourceFlavors, AdmissionChecks and Topologies
+// (among the kinds Tollgate serves) and on nothing else; docs/api.md "Deleting objects" has the
 // reasons.
 enum class DeletionRule {
   // Erased at once. What was admitted through it keeps running and keeps its quota; pending
@@ -20,8 +20,9 @@ enum class DeletionRule {
   // Kept and marked terminating while a ClusterQueue names it, erased when the last one stops
   // naming it (AdmissionCheck, as Kueue's finalizer on it).
   kTerminatesWhileNamed,
-  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor; Kueue keeps it
-  // terminating instead, a documented deviation).
+  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor), or while a ResourceFlavor
+  // names it (Topology, through spec.topologyName). Kueue keeps either terminating instead (its
+  // resource-in-use finalizer), a documented deviation.
   kRefusedWhileNamed,
 };
 

@@ -71,6 +71,8 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      return topology_.FindTopology(name) != nullptr;
   }
   return false;
 }
@@ -156,6 +158,15 @@ std::vector<std::string> ClusterState::QueuesNamingFlavor(absl::string_view flav
   return out;
 }
 
+std::vector<std::string> ClusterState::FlavorsNamingTopology(absl::string_view topology) const {
+  std::vector<std::string> out;
+  for (const auto& [flavor_name, flavor] : registry_.flavors()) {
+    if (flavor.topology_name == topology)
+      out.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
+  }
+  return out;
+}
+
 absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                                         absl::string_view name, absl::Time now) {
   if (!ObjectExists(kind, namespace_name, name)) {
@@ -167,11 +178,14 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
   switch (DeletionRuleOf(kind)) {
     case DeletionRule::kRefusedWhileNamed: {
-      const std::vector<std::string> users = QueuesNamingFlavor(name);
+      const bool topology = kind == ObjectKind::kTopology;
+      const std::vector<std::string> users =
+          topology ? FlavorsNamingTopology(name) : QueuesNamingFlavor(name);
       if (!users.empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
-                         "; remove it from their resourceGroups (or delete them) first"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            ObjectKindName(kind), " ", name, " is in use by ", NameList(users), "; ",
+            topology ? "remove spec.topologyName from them" : "remove it from their resourceGroups",
+            " (or delete them) first"));
       }
       break;
     }
@@ -202,7 +216,8 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kResourceFlavor:
       registry_.EraseResourceFlavor(key);
-      router_.RecomputeActivity(tree_);
+      topology_.SetFlavors(registry_.flavors());
+      RecomputeActivity();
       RerouteAllPending(now);
       return;
     case ObjectKind::kClusterQueue:
@@ -235,11 +250,15 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      // DeleteObject refused it while a flavor names it, so nothing is placed on it.
+      DeleteTopology(name, now).IgnoreError();
+      return;
   }
 }
 
 void ClusterState::OnTerminatingChanged(absl::Time now) {
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
   CancelReservationsInInactiveQueues(now);
   finalize_check_due_ = true;

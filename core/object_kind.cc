@@ -92,6 +92,16 @@ const std::vector<KindTraits>& Table() {
        ObjectKind::kQueueGrant,
        7,
        true},
+      // Kueue served Topology as v1alpha1 before v1beta1. A ResourceFlavor may name a Topology
+      // that does not exist yet, so the order between the two does not matter.
+      {"Topology",
+       "topologies",
+       {"topo"},
+       kKueue,
+       {"v1alpha1", "v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kTopology,
+       1},
   };
   return *kTable;
 }

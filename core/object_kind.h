@@ -28,6 +28,8 @@ enum class ObjectKind {
   kRoleBinding,
   kQueueGrant,
   kAdmissionCheck,
+  // Topology Aware Scheduling's Topology (docs/topology.md).
+  kTopology,
 };
 
 struct KindTraits {

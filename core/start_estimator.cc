@@ -84,9 +84,17 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
       return s.RestoreAdmissionCheckActive(check.spec.name, *check.active, now);
     });
   }
+  for (const auto& [name, spec] : snap.topologies)
+    add(ObjectKind::kTopology, [&s, &spec, now] { return s.ApplyTopology(spec, now); });
   std::stable_sort(applies.begin(), applies.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, apply] : applies) TOLLGATE_RETURN_IF_ERROR(apply());
+  if (snap.nodes != nullptr) {
+    for (const auto& [name, node] : *snap.nodes) TOLLGATE_RETURN_IF_ERROR(s.UpsertNode(node, now));
+  }
+  for (const auto& [name, pod] : snap.reported_pods) {
+    TOLLGATE_RETURN_IF_ERROR(s.ReportPod(name, pod.node, pod.requests, now));
+  }
   for (const auto& [kind_key, since] : snap.terminating) {
     const auto& [kind, key] = kind_key;
     // Only cluster-scoped kinds terminate (ClusterQueue, Namespace, AdmissionCheck): the key is
@@ -409,6 +417,16 @@ std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(const ClusterState&
   snap->workload_priority_classes = state.workload_priority_classes();
   snap->pod_priority_classes = state.pod_priority_classes();
   snap->admission_checks = state.admission_checks();
+  const TopologyInventory& inventory = state.topology();
+  snap->topologies = inventory.topologies();
+  snap->topology_generation = inventory.generation();
+  if (previous != nullptr && previous->nodes != nullptr &&
+      previous->topology_generation == inventory.generation()) {
+    snap->nodes = previous->nodes;
+  } else if (!inventory.nodes().empty()) {
+    snap->nodes = std::make_shared<const std::map<std::string, NodeSpec>>(inventory.nodes());
+  }
+  snap->reported_pods = inventory.pods();
   snap->terminating = state.registry().terminating();
   snap->history = state.runtime_history();
   // Both lists are in id order, so the previous copies are found by walking along.

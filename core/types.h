@@ -69,6 +69,9 @@ struct ResourceFlavorSpec {
   Labels node_labels;
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;
+  // Kueue's spec.topologyName: a topology flavor places pods on the Topology's domains
+  // (core/topology_flavor.h). Empty for a quota-only flavor.
+  std::string topology_name = {};
   bool operator==(const ResourceFlavorSpec&) const = default;
 };
 
@@ -188,6 +191,44 @@ struct PriorityClassSpec {
 // A resource request or usage: resource name and scalar, sorted by resource name.
 using ResourceAmounts = std::vector<std::pair<std::string, int64_t>>;
 
+// Kueue's Topology: node labels from the highest level (e.g. block) to the lowest (e.g. host).
+struct TopologySpec {
+  std::string name;
+  std::vector<std::string> levels;
+  bool operator==(const TopologySpec&) const = default;
+};
+
+// One layer of Kueue's slice constraints: `size` pods form a slice that must sit in one domain
+// of `level`.
+struct SliceConstraint {
+  std::string level;
+  int32_t size = 0;
+  bool operator==(const SliceConstraint&) const = default;
+};
+
+// A node selector term of required node affinity: match_expressions ANDed (In, NotIn, Exists,
+// DoesNotExist, Gt, Lt); the terms of a pod set are ORed.
+using NodeSelectorTerm = std::vector<LabelSelectorRequirement>;
+
+// Kueue's PodSetTopologyRequest as typed fields (Kueue keeps them in pod-template annotations;
+// the manifest reader maps those onto these). At most one of required, preferred and
+// unconstrained is set; slices alone mean "slices anywhere" (Kueue's slice-only request).
+struct PodSetTopologyRequest {
+  std::optional<std::string> required;
+  std::optional<std::string> preferred;
+  bool unconstrained = false;
+  // Outermost layer first; each inner layer is at a lower level and divides the outer size.
+  std::vector<SliceConstraint> slices;
+  // Pod sets of one workload with the same group are placed together (leader and workers).
+  std::optional<std::string> pod_set_group;
+  // Kueue's podIndexLabel, subGroupIndexLabel and subGroupCount: how the adapter tells a pod's
+  // index when it assigns pods to the placement's domains. Placement does not read them.
+  std::optional<std::string> pod_index_label;
+  std::optional<std::string> sub_group_index_label;
+  std::optional<int32_t> sub_group_count;
+  bool operator==(const PodSetTopologyRequest&) const = default;
+};
+
 struct PodSetSpec {
   std::string name;
   int32_t count = 1;
@@ -196,6 +237,11 @@ struct PodSetSpec {
   ResourceAmounts requests;
   Labels node_selector;
   std::vector<Toleration> tolerations;
+  // Topology Aware Scheduling; most pod sets have none.
+  Boxed<PodSetTopologyRequest> topology_request = {};
+  // The pod template's required node affinity (terms ORed): it narrows the flavors as the
+  // nodeSelector does, and the nodes of a topology placement. Most pod sets have none.
+  Boxed<std::vector<NodeSelectorTerm>> required_node_affinity = {};
   bool operator==(const PodSetSpec&) const = default;
 };
 

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/boxed.h"
+#include "core/topology.h"
 #include "core/types.h"
 
 namespace tollgate::core {
@@ -39,6 +40,8 @@ struct PodSetAssignment {
   std::vector<std::pair<std::string, std::string>> flavors;
   // Resource -> total for the pod set (count x per-pod request), sorted by resource.
   ResourceAmounts resource_usage;
+  // Where the pods go, for a pod set placed on a topology flavor.
+  Boxed<TopologyAssignment> topology_assignment = {};
   bool operator==(const PodSetAssignment&) const = default;
 };
 
@@ -156,6 +159,9 @@ struct WorkloadHistory {
   // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Whole seconds
   // (each cycle truncated, as Kueue), stored in status.accumulatedPastExexcutionTimeSeconds.
   absl::Duration past_execution = absl::ZeroDuration();
+  // Kueue's status.unhealthyNodes: nodes of the topology assignment that failed; the scheduler
+  // places their pods again (or evicts the workload) and clears the list.
+  std::vector<std::string> unhealthy_nodes = {};
   bool operator==(const WorkloadHistory&) const = default;
 };
 

@@ -85,6 +85,9 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
                          evicted->message == kMaximumExecutionTimeMessage;
   const bool rejected_by_check = wl->status.deactivated && evicted != nullptr && evicted->status &&
                                  evicted->reason == kDeactivatedByAdmissionCheck;
+  // A copy: SetCondition below may grow the conditions and move what `evicted` points at.
+  const std::string rejection_message = rejected_by_check ? evicted->message : "";
+  evicted = nullptr;
   // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
   // the limit in the next one (not when the limit itself ended it: that starts afresh). Whole
   // seconds, each cycle truncated, as Kueue counts: the stored field holds seconds, so a restart
@@ -104,7 +107,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
       timed_out           ? kMaximumExecutionTimeMessage
-      : rejected_by_check ? evicted->message
+      : rejected_by_check ? rejection_message
       : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"

@@ -22,6 +22,7 @@
 #include "clients/cpp/connection.h"
 #include "grpcpp/security/credentials.h"
 #include "tollgate/v1/auth.grpc.pb.h"
+#include "tollgate/v1/inventory.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -138,6 +139,12 @@ class TollgateClient {
   // A checkpoint of the live store into a directory on the server's machine (AdminService).
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
 
+  // The topology inventory (InventoryService; docs/topology.md).
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
+  absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
+  absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(
+      const v1::GetTopologyUsageRequest& request);
+
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
   // the user watches. Ending by `on_event` or `canceller` is OK.
@@ -162,6 +169,7 @@ class TollgateClient {
     std::unique_ptr<v1::InfoService::Stub> info;
     std::unique_ptr<v1::AdminService::Stub> admin;
     std::unique_ptr<v1::AdmissionCheckService::Stub> checks;
+    std::unique_ptr<v1::InventoryService::Stub> inventory;
   };
 
   template <typename Response, typename Call>

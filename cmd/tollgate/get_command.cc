@@ -534,6 +534,17 @@ int GetConfig(Session& s, const GetOptions& o) {
       }
       break;
     }
+    case v1::TOPOLOGY:
+      table.emplace(std::vector<std::string>{"NAME", "LEVELS", "AGE"});
+      for (size_t i : *order) {
+        const v1::Topology& t = objects[i].topology();
+        std::vector<std::string> levels;
+        for (const v1::TopologyLevel& level : t.spec().levels())
+          levels.push_back(level.node_label());
+        table->AddRow({t.metadata().name(), absl::StrJoin(levels, ","),
+                       FormatAge(t.metadata().creation_timestamp(), now)});
+      }
+      break;
     case v1::NAMESPACE:
     default:
       table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});

@@ -446,6 +446,8 @@ Json ManifestOf(const v1::ConfigObject& object) {
     case v1::ConfigObject::kAdmissionCheck:
       return Envelope(kKueueApiVersion, "AdmissionCheck", MessageJson(object.admission_check()),
                       false);
+    case v1::ConfigObject::kTopology:
+      return Envelope(kKueueApiVersion, "Topology", MessageJson(object.topology()), false);
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

@@ -14,6 +14,7 @@ ServingServices::ServingServices(engine::TollgateApi& api, Options options)
       config_(api, &gate_),
       visibility_(api, &gate_),
       checks_(api, admission_.mutable_watch_hub(), &gate_),
+      inventory_(api, &gate_),
       auth_(gate_),
       info_(gate_, options_.described_configuration),
       admin_(gate_, options_.backup, options_.store->Identity()) {}
@@ -38,6 +39,7 @@ void ServingServices::AddTo(grpc::ServerBuilder& builder) {
   builder.RegisterService(&config_);
   builder.RegisterService(&visibility_);
   builder.RegisterService(&checks_);
+  builder.RegisterService(&inventory_);
   builder.RegisterService(&auth_);
   builder.RegisterService(&info_);
   builder.RegisterService(&admin_);

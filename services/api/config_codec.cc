@@ -213,6 +213,11 @@ absl::StatusOr<core::ResourceFlavorSpec> ResourceFlavorFromProto(const v1::Resou
       CheckMaxItems(r, "spec.tolerations", s.tolerations_size(), kMaxFlavorTolerations));
   TOLLGATE_ASSIGN_OR_RETURN(out.tolerations,
                             TolerationsFromProto(r, "spec.tolerations", s.tolerations()));
+  if (!s.topology_name().empty()) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ValidateName(r, "spec.topologyName", s.topology_name(), /*label=*/false));
+  }
+  out.topology_name = s.topology_name();
   return out;
 }
 
@@ -471,6 +476,7 @@ v1::ResourceFlavor ResourceFlavorToProto(const core::ResourceFlavorSpec& rf) {
     pt->set_effect(t.effect);
   }
   TolerationsToProto(rf.tolerations, s->mutable_tolerations());
+  s->set_topology_name(rf.topology_name);
   return out;
 }
 

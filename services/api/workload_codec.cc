@@ -12,10 +12,12 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "core/topology_validation.h"
 #include "services/api/api_limits.h"
 #include "services/api/api_validation.h"
 #include "services/api/check_codec.h"
 #include "services/api/selector_codec.h"
+#include "services/api/topology_codec.h"
 
 namespace tollgate::api {
 namespace {
@@ -108,6 +110,16 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
     TOLLGATE_ASSIGN_OR_RETURN(
         out.tolerations, TolerationsFromProto(r, Child(path(), "tolerations"), ps.tolerations()));
   }
+  if (ps.has_topology_request()) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.topology_request, codec::TopologyRequestFromProto(
+                                                        r, path, ps.topology_request(), out.count));
+  }
+  if (!ps.required_node_affinity().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.required_node_affinity,
+        codec::NodeAffinityFromProto(
+            r, [&] { return Child(path(), "requiredNodeAffinity"); }, ps.required_node_affinity()));
+  }
   return out;
 }
 
@@ -183,6 +195,12 @@ absl::StatusOr<core::Admission> AdmissionFromProto(const Reporter& r, const v1::
           ParseResourceAmount(r, Key(Child(ppath, "resourceUsage"), resource), resource, text));
       assignment.resource_usage.emplace_back(resource, amount);
     }
+    if (psa.has_topology_assignment()) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          assignment.topology_assignment,
+          codec::TopologyAssignmentFromProto(r, Child(ppath, "topologyAssignment"),
+                                             psa.topology_assignment()));
+    }
     out.pod_sets.push_back(std::move(assignment));
   }
   return out;
@@ -197,6 +215,9 @@ void AdmissionToProto(const core::Admission& a, v1::Admission* out) {
     for (const auto& [resource, flavor] : psa.flavors) (*p->mutable_flavors())[resource] = flavor;
     for (const auto& [resource, amount] : psa.resource_usage) {
       (*p->mutable_resource_usage())[resource] = core::FormatResourceScalar(resource, amount);
+    }
+    if (psa.topology_assignment.has_value()) {
+      TopologyAssignmentToProto(*psa.topology_assignment, p->mutable_topology_assignment());
     }
   }
 }
@@ -268,6 +289,7 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
     return r.Invalid("spec.podSets",
                      absl::StrCat("at most one podSet can use minCount, got ", with_min_count));
   }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidatePodSetGroups(out)));
 
   out.active = s.has_active() ? s.active() : true;
   out.non_preemptible = s.non_preemptible();
@@ -350,6 +372,7 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     }
     history.past_execution = absl::Seconds(s.accumulated_past_execution_time_seconds());
   }
+  history.unhealthy_nodes.assign(s.unhealthy_nodes().begin(), s.unhealthy_nodes().end());
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -431,6 +454,12 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     }
     LabelsToProto(ps.node_selector, p->mutable_node_selector());
     TolerationsToProto(ps.tolerations, p->mutable_tolerations());
+    if (ps.topology_request.has_value()) {
+      codec::TopologyRequestToProto(*ps.topology_request, p->mutable_topology_request());
+    }
+    if (ps.required_node_affinity.has_value()) {
+      codec::NodeAffinityToProto(*ps.required_node_affinity, p->mutable_required_node_affinity());
+    }
   }
   s->set_active(wl.spec.active);
   s->set_non_preemptible(wl.spec.non_preemptible);
@@ -496,6 +525,7 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     ps->set_accumulated_past_execution_time_seconds(static_cast<int32_t>(
         std::min<int64_t>(absl::ToInt64Seconds(history.past_execution), INT32_MAX)));
   }
+  for (const std::string& node : history.unhealthy_nodes) ps->add_unhealthy_nodes(node);
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();
     c->set_active(history.submitted_controls->active);

@@ -53,8 +53,11 @@ const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 // AdmissionChecks are queue configuration too: a batch admin creates them and may decide one by
 // hand (`tollgate check set`).
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor",        "ClusterQueue",  "Cohort",        "LocalQueue",
-    "WorkloadPriorityClass", "PriorityClass", "AdmissionCheck"};
+    "ResourceFlavor",        "ClusterQueue",  "Cohort",         "LocalQueue",
+    "WorkloadPriorityClass", "PriorityClass", "AdmissionCheck", "Topology"};
+// What feeding the topology inventory takes (InventoryService).
+const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report",
+                                                  "get",   "list",   "watch"};
 
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
@@ -75,13 +78,21 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back(
       {"adapter",
        {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
-        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
+        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}},
+        // tollgate-kube feeds the topology inventory from Nodes and Pods.
+        {kInventoryVerbs, {"Node"}},
+        {kReadVerbs, {"Topology", "ResourceFlavor"}}},
        unlimited});
   roles.push_back({"metrics-reader", {{{"get"}, {"Metrics"}}}, PriorityLimit{0, false}});
   roles.push_back(
       {"check-controller",
        {{{"check", "watch", "get", "list"}, {"AdmissionCheck"}}, {kReadVerbs, {"Workload"}}},
        PriorityLimit{0, false}});
+  // A Slurm front-end, a fleet manager or tollgate-kube's node watch: the nodes and the pods
+  // Tollgate does not place, and reading the topologies they make up.
+  roles.push_back({"inventory-feeder",
+                   {{kInventoryVerbs, {"Node"}}, {kReadVerbs, {"Topology", "ResourceFlavor"}}},
+                   PriorityLimit{0, false}});
   return roles;
 }
 

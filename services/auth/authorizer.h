@@ -42,12 +42,14 @@ inline constexpr absl::string_view kVerbs[] = {
     "delete", "apply", "stop",  "deactivate", "reprioritize", "bind",    "escalate", "check"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
+// Topology is Kueue's kind; Node is the topology inventory's nodes and the pods Tollgate does
+// not place (InventoryService: apply, delete, report, get, list).
 inline constexpr absl::string_view kKinds[] = {
-    "Workload",      "LocalQueue",     "ClusterQueue",
-    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
-    "PriorityClass", "Namespace",      "Metrics",
-    "Role",          "RoleBinding",    "QueueGrant",
-    "AdmissionCheck"};
+    "Workload",       "LocalQueue",     "ClusterQueue",
+    "Cohort",         "ResourceFlavor", "WorkloadPriorityClass",
+    "PriorityClass",  "Namespace",      "Metrics",
+    "Role",           "RoleBinding",    "QueueGrant",
+    "AdmissionCheck", "Topology",       "Node"};
 // The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
 // RoleBinding may make themselves admin, so a role grants that only by naming them (the
 // built-in admin role does; viewer does not read them).
@@ -171,17 +173,19 @@ struct NamespaceScope {
 // The built-in roles, matching Kueue's RBAC roles plus an adapter role:
 //   admin       — everything;
 //   batch-admin — every verb on queue objects (flavors, ClusterQueues, Cohorts, LocalQueues,
-//                 priority classes) and on workloads;
+//                 priority classes, Topologies) and on workloads;
 //   batch-user  — submit/finish/delete/get/list/watch workloads and get/list LocalQueues in the
 //                 bound namespaces; priority at most 0 and no non-preemptible unless a binding
 //                 grants more;
 //   viewer      — get/list/watch everything;
 //   adapter     — submit, finish, report, delete, get/list/watch workloads and read queues and
-//                 priority classes for the namespaces it serves;
+//                 priority classes for the namespaces it serves; feed the node inventory;
 //   metrics-reader — get Metrics (/metrics on the HTTP port), for Prometheus (Kueue's
 //                 metrics-reader ClusterRole);
 //   check-controller — check, watch, get and list AdmissionChecks, get/list/watch workloads:
 //                 an admission check controller (bound with controller_names to its checks).
+//   inventory-feeder — apply, delete, report, get, list Node (the topology inventory) and read
+//                 Topologies and ResourceFlavors.
 const std::vector<Role>& BuiltInRoles();
 
 // Checks of one object on its own (names, verbs, kinds, subjects, which queue); INVALID_ARGUMENT

@@ -120,6 +120,35 @@ void AdmissionExecutor::Txn::StoreTerminatingObject(std::string key,
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
 
+absl::Status AdmissionExecutor::Txn::UpsertNode(core::NodeSpec node, const v1::Node& stored) {
+  std::string key = NodeStoreKey(node.name);
+  TOLLGATE_RETURN_IF_ERROR(state_->UpsertNode(std::move(node), now_));
+  object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::DeleteNode(absl::string_view name) {
+  TOLLGATE_RETURN_IF_ERROR(state_->DeleteNode(name, now_));
+  object_writes_.emplace_back(NodeStoreKey(name), std::nullopt);
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::ReportPod(std::string name, std::string node,
+                                               core::ResourceAmounts requests,
+                                               const v1::NodePod& stored) {
+  std::string key = NodePodStoreKey(name);
+  TOLLGATE_RETURN_IF_ERROR(
+      state_->ReportPod(std::move(name), std::move(node), std::move(requests), now_));
+  object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::RemovePod(absl::string_view name) {
+  TOLLGATE_RETURN_IF_ERROR(state_->RemovePod(name, now_));
+  object_writes_.emplace_back(NodePodStoreKey(name), std::nullopt);
+  return absl::OkStatus();
+}
+
 absl::Status AdmissionExecutor::Txn::SetActive(absl::string_view key, bool active) {
   return state_->SetActive(key, active, now_);
 }
@@ -245,6 +274,44 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
           now));
     }
   }
+
+  // The topology inventory, before the workloads whose placements use it.
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::Node node;
+        absl::Status status = absl::DataLossError("not a Node");
+        if (node.ParseFromString(std::string(value))) {
+          absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
+          status = spec.status();
+          if (spec.ok()) status = state->UpsertNode(*std::move(spec), now);
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid Node: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePodPrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::NodePod pod;
+        absl::Status status = absl::DataLossError("not a NodePod");
+        if (pod.ParseFromString(std::string(value))) {
+          absl::StatusOr<api::ReportedPod> reported = api::NodePodFromProto(pod, "pod");
+          status = reported.status();
+          if (reported.ok()) {
+            status = state->ReportPod(reported->name, reported->node, reported->requests, now);
+          }
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid NodePod: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
 
   const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;

@@ -22,6 +22,7 @@
 #include "services/engine/check_controllers.h"
 #include "services/engine/executor_observer.h"
 #include "storage/store.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 
 namespace tollgate::engine {
@@ -97,6 +98,13 @@ class AdmissionExecutor {
     // Stores a terminating object's deletion mark (`object` with its deletion timestamp) under
     // `key`, so a restart keeps it terminating; the state already holds it as such.
     void StoreTerminatingObject(std::string key, const v1::ConfigObject& object);
+    // The topology inventory (docs/topology.md): applied to the state and stored together.
+    // `node` and `pod` were validated; `stored` is what the store keeps.
+    absl::Status UpsertNode(core::NodeSpec node, const v1::Node& stored);
+    absl::Status DeleteNode(absl::string_view name);
+    absl::Status ReportPod(std::string name, std::string node, core::ResourceAmounts requests,
+                           const v1::NodePod& stored);
+    absl::Status RemovePod(absl::string_view name);
     absl::Status SetActive(absl::string_view key, bool active);
     absl::Status SetPriority(absl::string_view key, int32_t priority);
     // An admission check controller's word on one check of one workload, and its Active

@@ -92,6 +92,8 @@ absl::StatusOr<ValidatedSpec> SpecFromProto(const v1::ConfigObject& object) {
       return api::QueueGrantFromProto(object.queue_grant());
     case v1::ConfigObject::kAdmissionCheck:
       return api::AdmissionCheckFromProto(object.admission_check());
+    case v1::ConfigObject::kTopology:
+      return api::TopologyFromProto(object.topology());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -209,6 +211,8 @@ void ApplyValidated(core::ClusterState& state, const ValidatedObject& object, ab
         } else if constexpr (std::is_same_v<T, core::AdmissionCheckSpec>) {
           // The API refuses a changed controllerName before it applies (TollgateApi::Apply).
           return state.ApplyAdmissionCheck(spec, now);
+        } else if constexpr (std::is_same_v<T, core::TopologySpec>) {
+          return state.ApplyTopology(spec, now);
         } else {
           return absl::OkStatus();  // a policy kind: not scheduling state
         }

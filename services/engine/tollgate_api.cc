@@ -755,6 +755,18 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
         }
         v1::ApplyResponse response;
         const int64_t revision = txn.commit_revision();
+        // Checks against the current state, all before any change: the apply is all or none.
+        for (int i = 0; i < request.objects_size(); ++i) {
+          if (const auto* topology = std::get_if<core::TopologySpec>(&validated[i].spec)) {
+            if (absl::Status s = txn.state().CheckTopology(*topology); !s.ok()) {
+              return absl::Status(
+                  s.code(),
+                  absl::StrCat(request.objects_size() == 1 ? std::string()
+                                                           : absl::StrCat("objects[", i, "]: "),
+                               "Topology ", topology->name, ": ", s.message()));
+            }
+          }
+        }
         for (int i = 0; i < request.objects_size(); ++i) {
           v1::ConfigObject object = request.objects(i);
           const ValidatedObject& v = validated[i];

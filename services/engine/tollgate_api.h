@@ -13,6 +13,7 @@
 #include "services/engine/list_pages.h"
 #include "services/engine/start_estimates.h"
 #include "services/engine/workload_uids.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -90,6 +91,15 @@ class TollgateApi {
       const v1::WatchAdmissionChecksRequest& request) const;
   // The controllerName of an AdmissionCheck (for authorization); NOT_FOUND if absent.
   absl::StatusOr<std::string> AdmissionCheckController(const std::string& name);
+  // Topology Aware Scheduling's node inventory (tollgate_api_inventory.cc; docs/topology.md).
+  // Upserts and pod reports are all or none; DeleteNode of an unknown node is NOT_FOUND.
+  absl::StatusOr<v1::UpsertNodesResponse> UpsertNodes(const v1::UpsertNodesRequest& request);
+  absl::StatusOr<v1::DeleteNodeResponse> DeleteNode(const v1::DeleteNodeRequest& request);
+  absl::StatusOr<v1::ReportPodsResponse> ReportPods(const v1::ReportPodsRequest& request);
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
+  absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
+  absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(
+      const v1::GetTopologyUsageRequest& request);
 
   // For the gRPC layer's Watch streams, which read the store directly.
   AdmissionExecutor& executor() { return executor_; }

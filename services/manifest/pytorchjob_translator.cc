@@ -55,7 +55,7 @@ absl::StatusOr<std::vector<PodSetSource>> PyTorchJobTranslator::PodSets(const Js
     }
     out.push_back(PodSetSource{name, static_cast<int32_t>(replicas), std::nullopt,
                                absl::StrCat("/spec/pytorchReplicaSpecs/", type, "/template"), *tmpl,
-                               true});
+                               true, "training.kubeflow.org/replica-index"});
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/topology_annotations.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -103,9 +104,12 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
         absl::StrCat(translator.resource().kind, " ", ns, "/", name, " has no pod sets"));
   }
   for (const PodSetSource& source : sources) {
-    TOLLGATE_ASSIGN_OR_RETURN(*spec->add_pod_sets(),
+    v1::PodSet* pod_set = spec->add_pod_sets();
+    TOLLGATE_ASSIGN_OR_RETURN(*pod_set,
                               PodSetFromTemplate(source.name, source.count, source.min_count,
                                                  source.pod_template, source.template_path));
+    TOLLGATE_RETURN_IF_ERROR(ApplyTemplateTopology(source.pod_template, source.pod_index_label,
+                                                   source.template_path, pod_set));
   }
   return wl;
 }

@@ -31,6 +31,10 @@ struct PodSetSource {
   // submitter), in which case `template_present` is false.
   Json pod_template;
   bool template_present = true;
+  // The pod label that holds a pod's index in the set, for topology placement (Kueue's
+  // podIndexLabel: batch.kubernetes.io/job-completion-index for a Job, ...); none when the kind
+  // has no such label.
+  std::optional<std::string> pod_index_label = std::nullopt;
 };
 
 // A job's terminal state, as its own controller reports it.

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -117,6 +118,20 @@ struct UsageExpectation {
   std::optional<std::string> borrowed;
 };
 
+// --- Topology (issue 28): one pod set's expected topology assignment (docs/topology.md).
+struct TopologyDomainExpectation {
+  // One value per level of the assignment.
+  std::vector<std::string> values;
+  int32_t count = 0;
+};
+
+struct TopologyAssignmentExpectation {
+  // Checked when given: the levels the domains' values name.
+  std::optional<std::vector<std::string>> levels;
+  // The exact domains and counts (in any order).
+  std::vector<TopologyDomainExpectation> domains;
+};
+
 // Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
 // so an explicit `[]` (present, empty) differs from absent.
 struct Expectation {
@@ -141,6 +156,12 @@ struct Expectation {
   std::vector<std::string> deactivated;
   // Admission checks: quotaReserved, checks, evicted, inactive, podSetInfo.
   CheckExpectations checks;
+  // --- Topology (issue 28).
+  // Workload -> pod set -> its topology assignment; a pod set given without domains (`{}`)
+  // must have none.
+  std::map<std::string, std::map<std::string, TopologyAssignmentExpectation>> topology_assignments;
+  // Workload -> its status.unhealthyNodes, exactly (in any order).
+  std::map<std::string, std::vector<std::string>> unhealthy_nodes;
 };
 
 enum class StepKind {
@@ -168,6 +189,13 @@ enum class StepKind {
   // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
   // runs on the state reloaded from it.
   kRestart,
+  // --- Topology (issue 28): the node inventory (docs/topology.md).
+  // Nodes created or replaced (a node with `ready: false` has failed).
+  kNodes,
+  kDeleteNodes,
+  // Pods Tollgate does not place, reported on nodes, and their removal.
+  kReportPods,
+  kRemovePods,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -188,6 +216,10 @@ struct Step {
   std::vector<std::string> workload_names;
   std::vector<CheckUpdateItem> check_updates;  // kSetCheck
   Expectation expect;                          // kExpect
+  // --- Topology (issue 28).
+  std::vector<v1::Node> nodes;     // kNodes
+  std::vector<v1::NodePod> pods;   // kReportPods
+  std::vector<std::string> names;  // kDeleteNodes, kRemovePods
 };
 
 struct Scenario {
@@ -199,6 +231,8 @@ struct Scenario {
   // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
   manifest::KueueConfiguration config;
   std::vector<manifest::Manifest> objects;
+  // --- Topology (issue 28): nodes of the inventory, created after `objects`.
+  std::vector<v1::Node> nodes;
   std::vector<Step> steps;
 };
 

@@ -125,6 +125,10 @@ class Run {
         return result;
       }
     }
+    if (std::string error = UpsertNodes(scenario_.nodes); !error.empty()) {
+      result.failure = error;
+      return result;
+    }
     for (const Step& step : scenario_.steps) {
       std::string error = RunStep(step);
       if (!error.empty()) {
@@ -229,6 +233,12 @@ class Run {
           return absl::StrCat("restart: ", status.message());
         }
         return "";
+      // --- Topology (issue 28).
+      case StepKind::kNodes:
+      case StepKind::kDeleteNodes:
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods:
+        return RunTopologyStep(step);
     }
     return "unknown step";
   }
@@ -783,7 +793,7 @@ class Run {
                             ", saw ", Quote(it->second));
       }
     }
-    return "";
+    return CheckTopology(expect, by_key);
   }
 
   std::string FindRejected(const std::string& name) {
@@ -866,6 +876,118 @@ class Run {
     if (got != want) {
       return absl::StrCat("expected queue order of ", queue, " [", absl::StrJoin(want, ", "),
                           "], saw [", absl::StrJoin(got, ", "), "]");
+    }
+    return "";
+  }
+
+  // --- Topology (issue 28): the node inventory through the service, and the placements.
+
+  std::string UpsertNodes(const std::vector<v1::Node>& nodes) {
+    if (nodes.empty()) return "";
+    v1::UpsertNodesRequest request;
+    for (const v1::Node& node : nodes) *request.add_nodes() = node;
+    absl::Status status = api().UpsertNodes(request).status();
+    return status.ok() ? "" : absl::StrCat("nodes: ", status.message());
+  }
+
+  std::string RunTopologyStep(const Step& step) {
+    switch (step.kind) {
+      case StepKind::kNodes:
+        return UpsertNodes(step.nodes);
+      case StepKind::kDeleteNodes:
+        for (const std::string& name : step.names) {
+          v1::DeleteNodeRequest request;
+          request.set_name(name);
+          absl::Status status = api().DeleteNode(request).status();
+          if (!status.ok()) return absl::StrCat("delete node ", name, ": ", status.message());
+        }
+        return "";
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods: {
+        v1::ReportPodsRequest request;
+        for (const v1::NodePod& pod : step.pods) *request.add_pods() = pod;
+        for (const std::string& name : step.names) request.add_removed(name);
+        absl::Status status = api().ReportPods(request).status();
+        return status.ok() ? "" : std::string(status.message());
+      }
+      default:
+        return "not a topology step";
+    }
+  }
+
+  static std::string DomainsString(
+      const std::vector<std::pair<std::vector<std::string>, int32_t>>& domains) {
+    std::vector<std::string> parts;
+    for (const auto& [values, count] : domains) {
+      parts.push_back(absl::StrCat("[", absl::StrJoin(values, ","), "]:", count));
+    }
+    return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+  }
+
+  std::string CheckTopologyAssignments(
+      const std::string& name, const std::map<std::string, TopologyAssignmentExpectation>& pod_sets,
+      const std::map<std::string, const v1::Workload*>& by_key) {
+    absl::StatusOr<std::string> key = Resolve(name);
+    if (!key.ok() || by_key.count(*key) == 0) {
+      return absl::StrCat("topologyAssignments: no workload ", name);
+    }
+    const v1::Workload& wl = *by_key.at(*key);
+    for (const auto& [set_name, want] : pod_sets) {
+      const v1::PodSetAssignment* psa = nullptr;
+      for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+        if (ps.name() == set_name) psa = &ps;
+      }
+      if (psa == nullptr) {
+        return absl::StrCat("expected ", name, " to have an admitted pod set ", set_name);
+      }
+      const v1::TopologyAssignment& got = psa->topology_assignment();
+      if (want.levels.has_value()) {
+        const std::vector<std::string> got_levels(got.levels().begin(), got.levels().end());
+        if (got_levels != *want.levels) {
+          return absl::StrCat("expected ", name, " pod set ", set_name, " placed by levels [",
+                              absl::StrJoin(*want.levels, ", "), "], saw [",
+                              absl::StrJoin(got_levels, ", "), "]");
+        }
+      }
+      // The same domains with the same counts, whatever the order they are listed in.
+      std::vector<std::pair<std::vector<std::string>, int32_t>> want_domains;
+      std::vector<std::pair<std::vector<std::string>, int32_t>> got_domains;
+      for (const TopologyDomainExpectation& d : want.domains) {
+        want_domains.emplace_back(d.values, d.count);
+      }
+      for (const v1::TopologyDomainAssignment& d : got.domains()) {
+        got_domains.emplace_back(std::vector<std::string>(d.values().begin(), d.values().end()),
+                                 d.count());
+      }
+      std::sort(want_domains.begin(), want_domains.end());
+      std::sort(got_domains.begin(), got_domains.end());
+      if (want_domains != got_domains) {
+        return absl::StrCat("expected ", name, " pod set ", set_name, " placed on ",
+                            DomainsString(want_domains), ", saw ", DomainsString(got_domains));
+      }
+    }
+    return "";
+  }
+
+  std::string CheckTopology(const Expectation& expect,
+                            const std::map<std::string, const v1::Workload*>& by_key) {
+    for (const auto& [name, pod_sets] : expect.topology_assignments) {
+      if (std::string e = CheckTopologyAssignments(name, pod_sets, by_key); !e.empty()) return e;
+    }
+    for (const auto& [name, nodes] : expect.unhealthy_nodes) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) {
+        return absl::StrCat("unhealthyNodes: no workload ", name);
+      }
+      const auto& field = by_key.at(*key)->status().unhealthy_nodes();
+      std::vector<std::string> got(field.begin(), field.end());
+      std::vector<std::string> want = nodes;
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      if (got != want) {
+        return absl::StrCat("expected ", name, " to have unhealthy nodes [",
+                            absl::StrJoin(want, ", "), "], saw [", absl::StrJoin(got, ", "), "]");
+      }
     }
     return "";
   }
