@@ -102,6 +102,7 @@ absl::StatusOr<bool> ProvisioningController::SyncChecks() {
   absl::MutexLock lock(&mu_);
   const bool changed = describe(fresh) != describe(checks_);
   checks_ = std::move(fresh);
+  checks_synced_ = true;
   return changed;
 }
 
@@ -210,6 +211,9 @@ absl::Status ProvisioningController::Reconcile(const std::string& ns, const std:
   std::map<std::string, CheckConfig> checks;
   {
     absl::MutexLock lock(&mu_);
+    if (!checks_synced_) {
+      return absl::UnavailableError("the provisioning admission checks have not been read yet");
+    }
     checks = checks_;
   }
   for (int round = 0;; ++round) {

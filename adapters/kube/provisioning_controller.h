@@ -92,6 +92,9 @@ class ProvisioningController {
   mutable absl::Mutex mu_;
   // This controller's checks by name.
   std::map<std::string, CheckConfig> checks_ ABSL_GUARDED_BY(mu_);
+  // SyncChecks succeeded once: before, a workload's checks cannot be told apart, and deciding
+  // would delete the requests of checks not known yet.
+  bool checks_synced_ ABSL_GUARDED_BY(mu_) = false;
   // Workloads seen through the watch ("ns" -> names), queued again when a config changes.
   std::map<std::string, std::set<std::string>> known_ ABSL_GUARDED_BY(mu_);
 };
