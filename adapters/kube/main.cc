@@ -28,6 +28,7 @@
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_config.h"
+#include "adapters/kube/provisioning_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "common/build_info.h"
 #include "common/command_line.h"
@@ -75,6 +76,13 @@ Flags:
   --watch-timeout=DURATION           server-side timeout of each Kubernetes watch (default 5m)
   --call-timeout=DURATION            deadline of each tollgated call (default 10s)
   --instance=NAME                    reportingInstance of Events (default: host name)
+  --enable-provisioning-requests=BOOL
+                                     run the kueue.x-k8s.io/provisioning-request admission
+                                     check: cluster-autoscaler ProvisioningRequests per
+                                     workload (default true; docs/admission-checks.md)
+  --provisioning-check-sync-period=DURATION
+                                     re-read that controller's AdmissionChecks and their
+                                     ProvisioningRequestConfigs this often (default 10s)
 )";
 
 struct Flags {
@@ -96,6 +104,8 @@ struct Flags {
   absl::Duration watch_timeout = absl::Minutes(5);
   absl::Duration call_timeout = absl::Seconds(10);
   std::string instance;
+  bool provisioning = true;
+  absl::Duration provisioning_sync_period = absl::Seconds(10);
   bool help = false;
 };
 
@@ -186,6 +196,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.call_timeout, flag.Duration(/*allow_zero=*/false));
         } else if (name == "instance") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.instance, flag.String());
+        } else if (name == "enable-provisioning-requests") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.provisioning, flag.Bool());
+        } else if (name == "provisioning-check-sync-period") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.provisioning_sync_period,
+                                    flag.Duration(/*allow_zero=*/false));
         } else {
           return common::UnknownFlag(flag);
         }
@@ -277,7 +292,16 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
               {{"server", config.server},
                {"tollgate", flags.tollgate},
                {"kinds", absl::StrJoin(names, ",")}});
+  std::thread provisioning_thread;
+  std::optional<ProvisioningController> provisioning;
+  if (flags.provisioning) {
+    ProvisioningController::Options provisioning_options;
+    provisioning_options.check_sync_period = flags.provisioning_sync_period;
+    provisioning.emplace(*kube, *admission, controller, clock, provisioning_options);
+    provisioning_thread = std::thread([&] { provisioning->Run(stop); });
+  }
   adapter.Run(stop);
+  if (provisioning_thread.joinable()) provisioning_thread.join();
   return absl::OkStatus();
 }
 

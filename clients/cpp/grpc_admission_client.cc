@@ -64,14 +64,18 @@ absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest
   return client_.DeleteWorkload(request).status();
 }
 
-absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
-                                        const std::function<bool(const v1::WatchEvent&)>& on_event,
-                                        const common::StopSignal& stop) {
+namespace {
+
+// Runs `watch(on_event, canceller)` until the caller or `stop` ends it; a stream the server
+// ended is UNAVAILABLE so the caller resumes from its revision.
+template <typename WatchCall>
+absl::Status StoppableWatch(WatchCall watch,
+                            const std::function<bool(const v1::WatchEvent&)>& on_event,
+                            const common::StopSignal& stop) {
   WatchCanceller canceller;
   const int id = stop.AddCallback([&canceller] { canceller.Cancel(); });
   bool ended_by_caller = false;
-  absl::Status status = client_.Watch(
-      request,
+  absl::Status status = watch(
       [&](const v1::WatchEvent& event) {
         if (on_event(event)) return true;
         ended_by_caller = true;
@@ -82,6 +86,39 @@ absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
   if (ended_by_caller || stop.stopped()) return absl::OkStatus();
   if (status.ok()) return absl::UnavailableError("tollgated ended the watch");
   return status;
+}
+
+}  // namespace
+
+absl::Status GrpcAdmissionClient::Watch(const v1::WatchRequest& request,
+                                        const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                        const common::StopSignal& stop) {
+  return StoppableWatch(
+      [&](const std::function<bool(const v1::WatchEvent&)>& forward, WatchCanceller* canceller) {
+        return client_.Watch(request, forward, canceller);
+      },
+      on_event, stop);
+}
+
+absl::Status GrpcAdmissionClient::WatchAdmissionChecks(
+    const v1::WatchAdmissionChecksRequest& request,
+    const std::function<bool(const v1::WatchEvent&)>& on_event, const common::StopSignal& stop) {
+  return StoppableWatch(
+      [&](const std::function<bool(const v1::WatchEvent&)>& forward, WatchCanceller* canceller) {
+        return client_.WatchAdmissionChecks(request, forward, canceller);
+      },
+      on_event, stop);
+}
+
+absl::StatusOr<v1::UpdateAdmissionCheckStateResponse>
+GrpcAdmissionClient::UpdateAdmissionCheckState(
+    const v1::UpdateAdmissionCheckStateRequest& request) {
+  return client_.UpdateAdmissionCheckState(request);
+}
+
+absl::StatusOr<v1::SetAdmissionCheckActiveResponse> GrpcAdmissionClient::SetAdmissionCheckActive(
+    const v1::SetAdmissionCheckActiveRequest& request) {
+  return client_.SetAdmissionCheckActive(request);
 }
 
 absl::StatusOr<v1::ConfigObject> GrpcAdmissionClient::GetObject(const v1::ObjectRef& ref) {

@@ -49,6 +49,15 @@ class GrpcAdmissionClient final : public AdmissionClient {
   absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request) override;
   absl::Status DeleteObject(const v1::ObjectRef& ref) override;
 
+  // Ended streams are UNAVAILABLE, as with Watch.
+  absl::Status WatchAdmissionChecks(const v1::WatchAdmissionChecksRequest& request,
+                                    const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                    const common::StopSignal& stop) override;
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> UpdateAdmissionCheckState(
+      const v1::UpdateAdmissionCheckStateRequest& request) override;
+  absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
+      const v1::SetAdmissionCheckActiveRequest& request) override;
+
  private:
   TollgateClient client_;
 };

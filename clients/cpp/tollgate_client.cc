@@ -494,18 +494,40 @@ absl::StatusOr<v1::CanIResponse> TollgateClient::CanI(const v1::CanIRequest& req
 absl::Status TollgateClient::Watch(const v1::WatchRequest& request,
                                    const std::function<bool(const v1::WatchEvent&)>& on_event,
                                    WatchCanceller* canceller) {
+  return Stream(
+      request.since_revision(),
+      [&request](Endpoint& endpoint, grpc::ClientContext* context) {
+        return endpoint.admission->Watch(context, request);
+      },
+      on_event, canceller);
+}
+
+absl::Status TollgateClient::WatchAdmissionChecks(
+    const v1::WatchAdmissionChecksRequest& request,
+    const std::function<bool(const v1::WatchEvent&)>& on_event, WatchCanceller* canceller) {
+  return Stream(
+      request.since_revision(),
+      [&request](Endpoint& endpoint, grpc::ClientContext* context) {
+        return endpoint.checks->WatchAdmissionChecks(context, request);
+      },
+      on_event, canceller);
+}
+
+template <typename Open>
+absl::Status TollgateClient::Stream(int64_t since_revision, Open open,
+                                    const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                    WatchCanceller* canceller) {
   const absl::Time give_up = absl::Now() + options_.call_timeout;
   for (int attempt = 0;; ++attempt) {
     Endpoint& endpoint = Current();
     grpc::ClientContext context;
     // A follower behind the revision resumed from waits for its copy (or redirects) rather than
     // refuse the watch as ahead of its store (docs/ha.md, "Follower reads").
-    if (request.since_revision() > 0) {
-      context.AddMetadata(api::kMinRevisionMetadataKey, absl::StrCat(request.since_revision()));
+    if (since_revision > 0) {
+      context.AddMetadata(api::kMinRevisionMetadataKey, absl::StrCat(since_revision));
     }
     if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
-    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
-        endpoint.admission->Watch(&context, request);
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader = open(endpoint, &context);
     v1::WatchEvent event;
     bool stopped = false;
     bool received = false;

@@ -151,6 +151,10 @@ class TollgateClient {
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
                      WatchCanceller* canceller);
+  // AdmissionCheckService.WatchAdmissionChecks, streamed like Watch.
+  absl::Status WatchAdmissionChecks(const v1::WatchAdmissionChecksRequest& request,
+                                    const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                    WatchCanceller* canceller);
 
  private:
   // One replica.
@@ -170,6 +174,11 @@ class TollgateClient {
 
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call);
+  // A watch stream: `open(endpoint, context)` starts it on one replica.
+  template <typename Open>
+  absl::Status Stream(int64_t since_revision, Open open,
+                      const std::function<bool(const v1::WatchEvent&)>& on_event,
+                      WatchCanceller* canceller);
   void NoteStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
   // Reads every page of a List call through `fetch` and concatenates them with `append`.
   template <typename Response, typename Request, typename Fetch, typename Append>

@@ -52,6 +52,12 @@ RESOURCES = {
     ("batch", "v1", "jobs"): ("Job", True, True, []),
     ("ray.io", "v1", "rayjobs"): ("RayJob", True, True, []),
     ("kubeflow.org", "v1", "pytorchjobs"): ("PyTorchJob", True, True, []),
+    # What tollgate-kube's ProvisioningRequest check reads and writes.
+    ("", "v1", "podtemplates"): ("PodTemplate", True, False, []),
+    ("autoscaling.x-k8s.io", "v1", "provisioningrequests"): ("ProvisioningRequest", True, True,
+                                                            ["provreq", "provreqs"]),
+    ("kueue.x-k8s.io", "v1beta1", "provisioningrequestconfigs"):
+        ("ProvisioningRequestConfig", False, False, []),
 }
 # Kinds whose strategic merge patches the real server accepts (built-in types); CRDs get 415.
 BUILTIN_GROUPS = {"", "batch"}
