@@ -18,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/pod_set_info.h"
 

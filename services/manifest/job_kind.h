@@ -26,6 +26,9 @@ inline constexpr absl::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name"
 inline constexpr absl::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 // Set on every admitted pod template: the pod set it belongs to (Kueue's PodSetLabel).
 inline constexpr absl::string_view kPodSetLabel = "kueue.x-k8s.io/podset";
+// A Job's minimum parallelism for partial admission (Kueue's annotation of the same name).
+inline constexpr absl::string_view kJobMinParallelismAnnotation =
+    "kueue.x-k8s.io/job-min-parallelism";
 // On the workload: the uid of the object it was made for (Kueue's JobUIDLabel).
 inline constexpr absl::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";
 // On the workload: the kind and name of the object it was made for (Kueue keeps both in the
@@ -54,12 +57,12 @@ enum class WorkloadsPer {
 // The row of a kind in the table.
 struct JobKindTraits {
   // The group/version/plural/kind Tollgate reads and writes.
-  ResourceKind resource;
+  ResourceKind resource = {};
   // Kueue's name in integrations.frameworks, e.g. "jobset.x-k8s.io/jobset".
-  std::string framework;
+  std::string framework = {};
   // Versions of the group that served this kind in the past or serve it besides `resource`;
   // a manifest of one of them is refused with a message naming the version Tollgate reads.
-  std::vector<std::string> other_versions;
+  std::vector<std::string> other_versions = {};
   SuspendBy suspend_by = SuspendBy::kSuspendField;
   // Stopping it deletes its pods (a gate cannot be put back), instead of suspending it.
   bool stop_by_delete = false;
@@ -78,10 +81,10 @@ struct PodSetSource {
   // JSON pointer to the PodTemplateSpec inside the object, e.g. "/spec/template"; empty when
   // the kind builds the template from other fields (SparkApplication, TrainJob) and enacts
   // admissions its own way.
-  std::string template_path;
+  std::string template_path = {};
   // The pod template the workload's requests come from; a default when the object has none at
   // template_path (RayJob's submitter), in which case `template_present` is false.
-  Json pod_template;
+  Json pod_template = {};
   bool template_present = true;
   // The pods come in this many equal groups (a JobSet's replicated job: its replicas, each a
   // Job of count / replicas pods); 1 for everything else.
@@ -92,26 +95,26 @@ struct PodSetSource {
 // the flavors' node labels and tolerations, the pod-set label, and the admission checks'
 // podSetUpdates.
 struct PodSetInfo {
-  std::string name;
+  std::string name = {};
   int32_t count = 0;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
-  std::map<std::string, std::string> node_selector;
+  std::map<std::string, std::string> labels = {};
+  std::map<std::string, std::string> annotations = {};
+  std::map<std::string, std::string> node_selector = {};
   // core/v1 Toleration objects, in order, without duplicates.
-  std::vector<Json> tolerations;
+  std::vector<Json> tolerations = {};
   // core/v1 PodSchedulingGate objects ({"name": ...}).
-  std::vector<Json> scheduling_gates;
+  std::vector<Json> scheduling_gates = {};
 };
 
 // An admission check's change to one pod set (Kueue's PodSetUpdate).
 struct PodSetUpdate {
   // The admission check that asks for it, for messages.
-  std::string check;
-  std::string pod_set;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
-  std::map<std::string, std::string> node_selector;
-  std::vector<Json> tolerations;
+  std::string check = {};
+  std::string pod_set = {};
+  std::map<std::string, std::string> labels = {};
+  std::map<std::string, std::string> annotations = {};
+  std::map<std::string, std::string> node_selector = {};
+  std::vector<Json> tolerations = {};
 };
 
 // Pods of a pod set that finished and need no quota any more (Kueue's ReclaimablePod).

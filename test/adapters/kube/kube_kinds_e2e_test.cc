@@ -458,7 +458,7 @@ TEST(KubeKindsWithoutCrdsTest, KindsWhoseCrdIsMissingAreSkippedWithALogLine) {
   EXPECT_TRUE(WaitFor(
       [&] {
         const std::string logs = (*adapter)->Logs();
-        return logs.find("not installed") != std::string::npos &&
+        return logs.find("not served") != std::string::npos &&
                logs.find("sparkapplications") != std::string::npos;
       },
       kWait))

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "common/file_util.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/pod_set_info.h"
@@ -81,6 +82,8 @@ struct KindCase {
   std::vector<std::string> lookup_fixtures;
   std::vector<ExpectedPodSet> pod_sets;
 };
+
+void PrintTo(const KindCase& c, std::ostream* os) { *os << c.kind; }
 
 std::vector<KindCase> Cases() {
   const std::map<std::string, std::string> cpu1 = {{"cpu", "1"}, {"memory", "200Mi"}};
@@ -214,9 +217,8 @@ TEST_P(JobKindsFixtureTest, PodSetsAreWhatKueueComputes) {
   const FixtureLookup lookup(LookupObjects(c));
   ASSERT_OK_AND_ASSIGN(v1::Workload wl, TranslateWorkload(*t, obj, "", lookup));
   EXPECT_EQ(wl.spec().queue_name(), "user-queue");
-  EXPECT_EQ(wl.metadata().name(),
-            KueueWorkloadName(c.kind, t->resource().group, GetString(obj, {"metadata", "name"}),
-                              kUid));
+  const std::string name = GetString(obj, {"metadata", "name"});
+  EXPECT_EQ(wl.metadata().name(), KueueWorkloadName(c.kind, t->resource().group, name, kUid));
   EXPECT_EQ(wl.metadata().labels().at(std::string(kJobUidLabel)), kUid);
   ASSERT_EQ(wl.spec().pod_sets_size(), static_cast<int>(c.pod_sets.size()));
   for (size_t i = 0; i < c.pod_sets.size(); ++i) {
@@ -224,9 +226,9 @@ TEST_P(JobKindsFixtureTest, PodSetsAreWhatKueueComputes) {
     const ExpectedPodSet& want = c.pod_sets[i];
     EXPECT_EQ(got.name(), want.name);
     EXPECT_EQ(got.count(), want.count) << want.name;
-    EXPECT_EQ(std::map<std::string, std::string>(got.requests().begin(), got.requests().end()),
-              want.requests)
-        << want.name;
+    const std::map<std::string, std::string> requests(got.requests().begin(),
+                                                      got.requests().end());
+    EXPECT_EQ(requests, want.requests) << want.name;
   }
 }
 
@@ -254,7 +256,8 @@ TEST_P(JobKindsFixtureTest, AdmissionLandsOnTheRightTemplatesAndSuspendingRestor
   ASSERT_OK_AND_ASSIGN(Json restored, RestoreOriginalFields(admitted));
   EXPECT_EQ(restored, obj) << restored.dump(2);
   ASSERT_OK_AND_ASSIGN(v1::Workload again, TranslateWorkload(*t, restored, "", lookup));
-  EXPECT_EQ(again.SerializeAsString(), wl.SerializeAsString());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(again, wl))
+      << again.DebugString() << "\n" << wl.DebugString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, JobKindsFixtureTest, ::testing::ValuesIn(Cases()),
