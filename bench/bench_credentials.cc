@@ -55,7 +55,7 @@ absl::Status LoadClientAuth(ClientAuth& auth) {
                                  {"key", &auth.key_file, &auth.key_pem},
                                  {"token-file", &auth.token_file, &auth.token}}) {
     if (path->empty()) continue;
-    absl::StatusOr<std::string> text = ReadFileNamedBy(absl::StrCat("--", flag), *path);
+    absl::StatusOr<std::string> text = common::ReadFileNamedBy(absl::StrCat("--", flag), *path);
     if (!text.ok()) return text.status();
     *pem = *std::move(text);
   }

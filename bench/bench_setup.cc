@@ -116,12 +116,12 @@ absl::Status ForEachInParallel(int64_t begin, int64_t end, int threads,
 
 absl::StatusOr<std::unique_ptr<FillingService>> FillingService::Open(storage::Store& store) {
   std::unique_ptr<FillingService> service(new FillingService());
-  services::AdmissionExecutor::Options options;
+  engine::AdmissionExecutor::Options options;
   options.schedule_continuously = false;
   TOLLGATE_ASSIGN_OR_RETURN(
       service->executor_,
-      services::AdmissionExecutor::Open(store, service->clock_, core::SchedulerConfig{}, options));
-  service->api_ = std::make_unique<services::TollgateApi>(*service->executor_);
+      engine::AdmissionExecutor::Open(store, service->clock_, core::SchedulerConfig{}, options));
+  service->api_ = std::make_unique<engine::TollgateApi>(*service->executor_);
   return service;
 }
 

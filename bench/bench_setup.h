@@ -15,10 +15,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/real_clock.h"
 #include "grpcpp/grpcpp.h"
-#include "services/admission_executor.h"
-#include "services/real_clock.h"
-#include "services/tollgate_api.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
 #include "storage/store.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -66,14 +66,14 @@ class FillingService {
  public:
   static absl::StatusOr<std::unique_ptr<FillingService>> Open(storage::Store& store);
 
-  services::TollgateApi& api() { return *api_; }
+  engine::TollgateApi& api() { return *api_; }
 
  private:
   FillingService() = default;
 
-  services::RealClock clock_;
-  std::unique_ptr<services::AdmissionExecutor> executor_;
-  std::unique_ptr<services::TollgateApi> api_;
+  core::RealClock clock_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+  std::unique_ptr<engine::TollgateApi> api_;
 };
 
 }  // namespace tollgate::bench

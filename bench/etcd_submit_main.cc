@@ -26,10 +26,10 @@
 #include "absl/time/clock.h"
 #include "bench/bench_setup.h"
 #include "bench/bench_util.h"
-#include "services/admission_executor.h"
-#include "services/grpc_services.h"
-#include "services/real_clock.h"
-#include "services/tollgate_api.h"
+#include "core/real_clock.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
+#include "services/rpc/grpc_services.h"
 #include "storage/etcd_store.h"
 #include "test/support/etcd_cluster.h"
 #include "tollgate/v1/service.grpc.pb.h"
@@ -116,13 +116,13 @@ absl::Status Run(const EtcdBenchFlags& flags) {
   (*store)->SetFence(storage::EtcdFence{.key = "/tollgate-bench/leader",
                                         .create_revision = won->header().revision()});
 
-  services::RealClock clock;
-  absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
-      services::AdmissionExecutor::Open(**store, clock, core::SchedulerConfig{}, {});
+  core::RealClock clock;
+  absl::StatusOr<std::unique_ptr<engine::AdmissionExecutor>> executor =
+      engine::AdmissionExecutor::Open(**store, clock, core::SchedulerConfig{}, {});
   if (!executor.ok()) return executor.status();
-  services::TollgateApi api(**executor);
-  services::AdmissionGrpcService admission(api);
-  services::ConfigGrpcService config(api);
+  engine::TollgateApi api(**executor);
+  rpc::AdmissionGrpcService admission(api);
+  rpc::ConfigGrpcService config(api);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

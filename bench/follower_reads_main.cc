@@ -27,9 +27,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_setup.h"
+#include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "services/ha/follower_reads.h"
-#include "services/real_clock.h"
 #include "storage/etcd_mirror.h"
 #include "storage/etcd_store.h"
 #include "test/support/etcd_cluster.h"
@@ -62,7 +62,7 @@ absl::Status Main(const Options& options) {
                             OpenStore(etcd->ClientEndpoints()));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling,
                             FillingService::Open(*leader_store));
-  services::TollgateApi& leader = filling->api();
+  engine::TollgateApi& leader = filling->api();
   TOLLGATE_RETURN_IF_ERROR(
       leader.Apply(CpuQueuesConfig(kNamespace, "flavor", {{"stored-cq", "stored", "1"}})).status());
   const absl::Time fill_start = absl::Now();
@@ -83,11 +83,11 @@ absl::Status Main(const Options& options) {
   std::printf("[warm copy] %lld keys loaded in %.0f ms\n",
               static_cast<long long>(mirror->stats().keys), Ms(mirror->stats().last_load));
 
-  services::RealClock clock;
-  services::ha::FollowerReads::Options reads_options;
+  core::RealClock clock;
+  ha::FollowerReads::Options reads_options;
   const absl::Time open_start = absl::Now();
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::ha::FollowerReads> reads,
-                            services::ha::FollowerReads::Open(mirror, clock, reads_options));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ha::FollowerReads> reads,
+                            ha::FollowerReads::Open(mirror, clock, reads_options));
   std::printf("[open] first view at revision %lld in %.0f ms\n",
               static_cast<long long>(reads->revision()), Ms(absl::Now() - open_start));
 

@@ -34,7 +34,7 @@
 #include "bench/bench_setup.h"
 #include "cmd/tollgate/cli_client.h"
 #include "core/status_macros.h"
-#include "services/tollgate_api.h"
+#include "services/engine/tollgate_api.h"
 #include "storage/etcd_store.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/support/etcd_cluster.h"
@@ -78,7 +78,7 @@ absl::Status Populate(const std::string& endpoints, int64_t workloads) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(store_options));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling, FillingService::Open(*store));
-  services::TollgateApi& api = filling->api();
+  engine::TollgateApi& api = filling->api();
   // Two queues of 1 cpu each: "stored" holds the N workloads (one admitted, the rest pending,
   // as a loaded system's backlog), "probe" stays free for the probe admitted after each
   // failover.

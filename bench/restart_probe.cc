@@ -13,10 +13,10 @@
 #include "bench/bench_util.h"
 #include "core/clock.h"
 #include "core/cluster_state.h"
+#include "core/real_clock.h"
 #include "core/status_macros.h"
-#include "services/admission_executor.h"
-#include "services/real_clock.h"
-#include "services/tollgate_api.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate::bench {
@@ -32,7 +32,7 @@ v1::SubmitRequest SubmitOf(const std::string& name, int32_t priority) {
   return request;
 }
 
-absl::StatusOr<v1::WorkloadState> StateOf(services::TollgateApi& api, const std::string& name) {
+absl::StatusOr<v1::WorkloadState> StateOf(engine::TollgateApi& api, const std::string& name) {
   v1::GetWorkloadRequest get;
   get.mutable_workload()->set_namespace_(kNamespace);
   get.mutable_workload()->set_name(name);
@@ -48,7 +48,7 @@ absl::Status PopulateRestartStore(const std::string& data_dir, int64_t workloads
   // No cycles while filling: the stored workloads stay as submitted (pending, queued), which is
   // what a restart has to rebuild. The one admitted workload is settled explicitly.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<FillingService> filling, FillingService::Open(*store));
-  services::TollgateApi& api = filling->api();
+  engine::TollgateApi& api = filling->api();
   TOLLGATE_RETURN_IF_ERROR(
       api.Apply(CpuQueuesConfig(kNamespace, "restart-flavor", {{"restart-cq", kQueue, "1"}}))
           .status());
@@ -94,15 +94,14 @@ absl::Status ProbeRestart(const std::string& data_dir, int64_t workloads) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(data_dir));
   const double t1 = MonotonicSeconds();
-  services::RealClock clock;
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{},
-                                        services::AdmissionExecutor::Options()));
+  core::RealClock clock;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<engine::AdmissionExecutor> executor,
+                            engine::AdmissionExecutor::Open(*store, clock, core::SchedulerConfig{},
+                                                            engine::AdmissionExecutor::Options()));
   const double t2 = MonotonicSeconds();
   const double cpu2 = ProcessCpuSeconds();
   const int64_t rss_after = ResidentBytes();
-  services::TollgateApi api(*executor);
+  engine::TollgateApi api(*executor);
 
   // First admission: free the quota and wait for the head of 1M pending to take it.
   v1::FinishRequest finish;
@@ -121,7 +120,7 @@ absl::Status ProbeRestart(const std::string& data_dir, int64_t workloads) {
   std::printf("restart with %lld stored workloads (%lld pending):\n",
               static_cast<long long>(workloads), static_cast<long long>(workloads - 1));
   std::printf("  RocksDbStore::Open          %8.3f s\n", t1 - t0);
-  const services::AdmissionExecutor::LoadStats load = executor->load_stats();
+  const engine::AdmissionExecutor::LoadStats load = executor->load_stats();
   std::printf("  AdmissionExecutor::Open     %8.3f s  (scan, parse, Restore)\n", t2 - t1);
   std::printf(
       "    config %.3f s, scan (parsing alongside) %.3f s, rest of parse %.3f s, sort %.3f s, "

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate {
+namespace tollgate::common {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -25,4 +25,4 @@ absl::StatusOr<std::string> ReadFileNamedBy(absl::string_view name, const std::s
   return text;
 }
 
-}  // namespace tollgate
+}  // namespace tollgate::common

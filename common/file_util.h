@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace tollgate {
+namespace tollgate::common {
 
 // The file's bytes. An error names the file and says why ("cannot read PATH: No such file or
 // directory"), with the code errno maps to (NOT_FOUND, PERMISSION_DENIED, ...); a failure while
@@ -18,4 +18,4 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 // name ("--tls-ca: cannot read /etc/ca.pem: No such file or directory") and keeps the code.
 absl::StatusOr<std::string> ReadFileNamedBy(absl::string_view name, const std::string& path);
 
-}  // namespace tollgate
+}  // namespace tollgate::common

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace tollgate {
+namespace tollgate::common {
 
 std::string JsonQuote(absl::string_view s) {
   std::string out = "\"";
@@ -37,4 +37,4 @@ std::string JsonQuote(absl::string_view s) {
   return out;
 }
 
-}  // namespace tollgate
+}  // namespace tollgate::common

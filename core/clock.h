@@ -5,7 +5,7 @@
 
 namespace tollgate::core {
 
-// The only way Tollgate code reads time. The real clock lives in services/real_clock.h; tests,
+// The only way Tollgate code reads time. The real clock lives in core/real_clock.h; tests,
 // scenarios and simulations use SimulatedClock so the same inputs give the same decisions.
 class Clock {
  public:

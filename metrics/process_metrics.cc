@@ -18,7 +18,7 @@ namespace {
 
 // Seconds since the epoch at boot, from /proc/stat's btime.
 absl::StatusOr<double> BootTime() {
-  absl::StatusOr<std::string> stat = ReadFileToString("/proc/stat");
+  absl::StatusOr<std::string> stat = common::ReadFileToString("/proc/stat");
   if (!stat.ok()) return stat.status();
   for (absl::string_view line : absl::StrSplit(*stat, '\n')) {
     if (absl::ConsumePrefix(&line, "btime ")) {
@@ -32,7 +32,7 @@ absl::StatusOr<double> BootTime() {
 }  // namespace
 
 absl::StatusOr<ProcessStats> ReadProcessStats() {
-  absl::StatusOr<std::string> stat = ReadFileToString("/proc/self/stat");
+  absl::StatusOr<std::string> stat = common::ReadFileToString("/proc/self/stat");
   if (!stat.ok()) return stat.status();
   // The command name (field 2) is in parentheses and may contain spaces: fields resume after
   // the last ')'.

@@ -24,7 +24,9 @@ scripts/install-deps.sh
 # -O1 keeps the build and the instrumented tests fast enough for CI; -g1 still gives reports
 # file:line stacks. NDEBUG as in the release build: Debian's RocksDB is built with it and some
 # of its headers change layout without it.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DTOLLGATE_SANITIZE=ON -DTOLLGATE_BUILD_BENCH=OFF >/dev/null
 
@@ -41,12 +43,14 @@ if $subset; then
   # Tollgate code they reach (docs/testing.md has the measurements):
   # - e2e.ha.*: a 3-member etcd cluster, failovers and lease expiries; mostly waiting.
   # - web.dashboard_browser: Chromium driving the dashboard; mostly the browser's time.
-  for t in core_test storage_test services_test manifest_test tollgate \
+  # - layering.check: Python reading the sources; no Tollgate code runs in it.
+  for t in core_test storage_test services_test manifest_test scenario_parser_test \
+           translators_test tollgate \
            tollgated e2e_test metrics_e2e_test security_e2e_test describe_e2e_test \
            operations_e2e_test python_grpc_stubs tollgate-kube kube_e2e_test; do
     targets+=(--target "$t")
   done
-  select=(-L '^(unit|scenario|e2e)$' -E '^(e2e\.ha\.|web\.dashboard_browser$)')
+  select=(-L '^(unit|scenario|e2e)$' -E '^(e2e\.ha\.|web\.dashboard_browser$|layering\.)')
 else
   # Not in this lane:
   # - kube.fake_apiserver.protocol: Python driving Python; no Tollgate code runs in it.

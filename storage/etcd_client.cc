@@ -116,15 +116,16 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
   if (tls) {
     grpc::SslCredentialsOptions ssl;
     if (!options.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadFileNamedBy("etcd CA file", options.ca_file);
+      absl::StatusOr<std::string> ca = common::ReadFileNamedBy("etcd CA file", options.ca_file);
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *ca;
     }
     if (!options.cert_file.empty()) {
       absl::StatusOr<std::string> cert =
-          ReadFileNamedBy("etcd client cert file", options.cert_file);
+          common::ReadFileNamedBy("etcd client cert file", options.cert_file);
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadFileNamedBy("etcd client key file", options.key_file);
+      absl::StatusOr<std::string> key =
+          common::ReadFileNamedBy("etcd client key file", options.key_file);
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *cert;
       ssl.pem_private_key = *key;

@@ -69,8 +69,7 @@ absl::Status DashboardAccess::ListObjects(const auth::Identity& caller, absl::st
       .status();
 }
 
-Visible DashboardAccess::Filter(services::AuthorizedCall call, bool filtered,
-                                absl::string_view verb) {
+Visible DashboardAccess::Filter(rpc::AuthorizedCall call, bool filtered, absl::string_view verb) {
   if (!filtered) return nullptr;
   return [this, call = std::move(call), verb = std::string(verb)](const v1::Workload& workload) {
     return gate_.MayRead(call, verb, workload);
@@ -80,7 +79,7 @@ Visible DashboardAccess::Filter(services::AuthorizedCall call, bool filtered,
 absl::StatusOr<Visible> DashboardAccess::ListWorkloads(const auth::Identity& caller,
                                                        const Params& params) {
   bool filtered = false;
-  absl::StatusOr<services::AuthorizedCall> call = gate_.CheckListIdentity(
+  absl::StatusOr<rpc::AuthorizedCall> call = gate_.CheckListIdentity(
       caller, Request("list", "Workload", Param(params, "namespace"), ""), filtered);
   if (!call.ok()) return call.status();
   return Filter(*std::move(call), filtered, "list");
@@ -88,7 +87,7 @@ absl::StatusOr<Visible> DashboardAccess::ListWorkloads(const auth::Identity& cal
 
 absl::StatusOr<Visible> DashboardAccess::GetWorkload(const auth::Identity& caller,
                                                      absl::string_view ns, absl::string_view name) {
-  absl::StatusOr<services::AuthorizedCall> call =
+  absl::StatusOr<rpc::AuthorizedCall> call =
       gate_.CheckIdentity(caller, Request("get", "Workload", ns, name));
   if (!call.ok()) return call.status();
   // The quota holders are other workloads: shown only when the caller may list them.
@@ -105,14 +104,14 @@ absl::StatusOr<Visible> DashboardAccess::ListPending(const auth::Identity& calle
   } else {
     request = Request("get", "ClusterQueue", "", cluster_queue);
   }
-  absl::StatusOr<services::AuthorizedCall> call = gate_.CheckIdentity(caller, std::move(request));
+  absl::StatusOr<rpc::AuthorizedCall> call = gate_.CheckIdentity(caller, std::move(request));
   if (!call.ok()) return call.status();
   return Filter(*std::move(call), /*filtered=*/true, "list");
 }
 
 absl::StatusOr<Visible> DashboardAccess::Events(const auth::Identity& caller) {
   bool filtered = false;
-  absl::StatusOr<services::AuthorizedCall> call =
+  absl::StatusOr<rpc::AuthorizedCall> call =
       gate_.CheckListIdentity(caller, Request("watch", "Workload", "", ""), filtered);
   if (!call.ok()) return call.status();
   return Filter(*std::move(call), filtered, "watch");

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "services/access_gate.h"
 #include "services/auth/authorizer.h"
+#include "services/rpc/access_gate.h"
 #include "web/dashboard_api.h"
 
 namespace tollgate::web {
@@ -18,7 +18,7 @@ namespace tollgate::web {
 class DashboardAccess {
  public:
   // `gate` must outlive this.
-  explicit DashboardAccess(services::AccessGate& gate) : gate_(gate) {}
+  explicit DashboardAccess(rpc::AccessGate& gate) : gate_(gate) {}
 
   // The caller of an HTTP request: `bearer` from "Authorization: Bearer" or the login cookie,
   // `certificate_pem` a client certificate TLS verified. UNAUTHENTICATED (audited) otherwise.
@@ -49,9 +49,9 @@ class DashboardAccess {
 
  private:
   // The filter of an allowed call: null when the caller may read every workload.
-  Visible Filter(services::AuthorizedCall call, bool filtered, absl::string_view verb);
+  Visible Filter(rpc::AuthorizedCall call, bool filtered, absl::string_view verb);
 
-  services::AccessGate& gate_;
+  rpc::AccessGate& gate_;
 };
 
 }  // namespace tollgate::web

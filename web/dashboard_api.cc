@@ -51,7 +51,7 @@ absl::StatusOr<v1::ObjectKind> KindFromPath(absl::string_view kind) {
 
 // JSON string contents, without the quotes.
 std::string EscapeJson(absl::string_view text) {
-  std::string quoted = JsonQuote(text);
+  std::string quoted = common::JsonQuote(text);
   return quoted.substr(1, quoted.size() - 2);
 }
 

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "services/tollgate_api.h"
+#include "services/engine/tollgate_api.h"
 
 namespace tollgate::web {
 
@@ -26,7 +26,7 @@ using Visible = std::function<bool(const v1::Workload&)>;
 class DashboardApi {
  public:
   // `current_revision` returns the store's latest committed revision.
-  DashboardApi(services::TollgateApi& api, std::function<int64_t()> current_revision)
+  DashboardApi(engine::TollgateApi& api, std::function<int64_t()> current_revision)
       : api_(api), current_revision_(std::move(current_revision)) {}
 
   // GET /api/v1/objects/{kind}: kind is clusterqueues, localqueues, cohorts, resourceflavors,
@@ -55,7 +55,7 @@ class DashboardApi {
                       const std::function<bool()>& cancelled, const Visible& visible = nullptr);
 
  private:
-  services::TollgateApi& api_;
+  engine::TollgateApi& api_;
   const std::function<int64_t()> current_revision_;
 };
 

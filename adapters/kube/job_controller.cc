@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "adapters/kube/admission_translator.h"
-#include "cmd/log/json_log.h"
+#include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
+#include "services/manifest/admission_translator.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 constexpr absl::string_view kPending = "pending";
@@ -39,7 +39,7 @@ v1::WorkloadRef Ref(absl::string_view ns, absl::string_view name) {
 }
 
 // Sets the bool at a JSON pointer such as "/spec/runPolicy/suspend", creating objects on the way.
-void SetSuspend(const JobKindTranslator& translator, Json& obj, bool suspend) {
+void SetSuspend(const manifest::JobKindTranslator& translator, Json& obj, bool suspend) {
   obj[Json::json_pointer(translator.SuspendPath())] = suspend;
 }
 
@@ -85,32 +85,35 @@ std::pair<std::string, std::string> ParseStatusAnnotation(absl::string_view valu
   return {std::string(value.substr(0, colon)), std::string(value.substr(colon + 2))};
 }
 
-JobController::JobController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
-                             std::vector<const JobKindTranslator*> translators, Options options)
+JobController::JobController(KubeClient& kube, client::AdmissionClient& admission,
+                             const core::Clock& clock,
+                             std::vector<const manifest::JobKindTranslator*> translators,
+                             Options options)
     : kube_(kube),
       admission_(admission),
       clock_(clock),
       translators_(std::move(translators)),
       options_(std::move(options)) {}
 
-const JobKindTranslator* JobController::TranslatorFor(absl::string_view resource) const {
-  for (const JobKindTranslator* t : translators_) {
+const manifest::JobKindTranslator* JobController::TranslatorFor(absl::string_view resource) const {
+  for (const manifest::JobKindTranslator* t : translators_) {
     if (t->resource().plural == resource) return t;
   }
   return nullptr;
 }
 
-std::string JobController::WorkloadNameOf(const JobKindTranslator& translator,
+std::string JobController::WorkloadNameOf(const manifest::JobKindTranslator& translator,
                                           const Json& obj) const {
-  return WorkloadName(absl::AsciiStrToLower(translator.resource().kind),
-                      GetString(obj, {"metadata", "name"}), GetString(obj, {"metadata", "uid"}));
+  return manifest::WorkloadName(absl::AsciiStrToLower(translator.resource().kind),
+                                manifest::GetString(obj, {"metadata", "name"}),
+                                manifest::GetString(obj, {"metadata", "uid"}));
 }
 
 void JobController::Observe(absl::string_view resource, const Json& obj) {
-  const JobKindTranslator* translator = TranslatorFor(resource);
+  const manifest::JobKindTranslator* translator = TranslatorFor(resource);
   if (translator == nullptr) return;
-  const std::string ns = GetString(obj, {"metadata", "namespace"});
-  ObjectKey key{std::string(resource), ns, GetString(obj, {"metadata", "name"})};
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  ObjectKey key{std::string(resource), ns, manifest::GetString(obj, {"metadata", "name"})};
   absl::MutexLock lock(&mu_);
   owners_[WorkloadKey(ns, WorkloadNameOf(*translator, obj))] = std::move(key);
 }
@@ -135,14 +138,15 @@ absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
   absl::Status status = admission_.DeleteWorkload(request);
   if (absl::IsNotFound(status)) return absl::OkStatus();
   if (status.ok()) {
-    cmd::Log("info", "deleted workload", {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+    common::Log("info", "deleted workload",
+                {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
   }
   return status;
 }
 
 absl::Status JobController::Reconcile(const ObjectKey& key) {
   if (key.resource == "namespaces") return ReconcileNamespace(key);
-  const JobKindTranslator* translator = TranslatorFor(key.resource);
+  const manifest::JobKindTranslator* translator = TranslatorFor(key.resource);
   if (translator == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("no translator for ", key.resource));
   }
@@ -158,7 +162,7 @@ absl::Status JobController::Reconcile(const ObjectKey& key) {
   }
   const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
   for (auto it = uids.begin(); it != uids.end(); ++it) {
-    absl::Status deleted = DeleteWorkload(Ref(key.ns, WorkloadName(kind, key.name, *it)));
+    absl::Status deleted = DeleteWorkload(Ref(key.ns, manifest::WorkloadName(kind, key.name, *it)));
     if (!deleted.ok()) {
       absl::MutexLock lock(&mu_);
       tombstones_[key].insert(it, uids.end());
@@ -168,13 +172,13 @@ absl::Status JobController::Reconcile(const ObjectKey& key) {
   return ReconcileObject(*translator, key);
 }
 
-absl::Status JobController::ReconcileObject(const JobKindTranslator& translator,
+absl::Status JobController::ReconcileObject(const manifest::JobKindTranslator& translator,
                                             const ObjectKey& key) {
   for (int attempt = 0; attempt <= options_.max_conflict_retries; ++attempt) {
     absl::StatusOr<Json> obj = kube_.Get(translator.resource(), key.ns, key.name);
     if (absl::IsNotFound(obj.status())) return absl::OkStatus();
     if (!obj.ok()) return obj.status();
-    if (Find(*obj, {"metadata", "deletionTimestamp"}) != nullptr) {
+    if (manifest::Find(*obj, {"metadata", "deletionTimestamp"}) != nullptr) {
       return DeleteWorkload(Ref(key.ns, WorkloadNameOf(translator, *obj)));
     }
     Observe(key.resource, *obj);
@@ -212,7 +216,7 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
   absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(request);
   if (submitted.ok()) {
     if (submitted->created()) {
-      cmd::Log(
+      common::Log(
           "info", "submitted workload",
           {{"workload", WorkloadKey(workload.metadata().namespace_(), workload.metadata().name())},
            {"queue", workload.spec().queue_name()}});
@@ -226,15 +230,16 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
   TOLLGATE_ASSIGN_OR_RETURN(v1::Workload existing, admission_.GetWorkload(ref));
   if (existing.status().state() != v1::WORKLOAD_STATE_PENDING) return existing;
   TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
-  cmd::Log("info", "job changed while pending; re-submitting its workload",
-           {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  common::Log("info", "job changed while pending; re-submitting its workload",
+              {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
   TOLLGATE_ASSIGN_OR_RETURN(v1::SubmitResponse again, admission_.Submit(request));
   return again.workload();
 }
 
-absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, const Json& obj) {
-  const std::string ns = GetString(obj, {"metadata", "namespace"});
-  std::string queue = QueueName(obj);
+absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& translator,
+                                          const Json& obj) {
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  std::string queue = manifest::QueueName(obj);
   if (queue.empty()) {
     if (!options_.manage_jobs_without_queue_name) return absl::OkStatus();
     TOLLGATE_ASSIGN_OR_RETURN(bool managed, NamespaceIsManaged(ns));
@@ -244,13 +249,13 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
     queue = "default";
   }
   const v1::WorkloadRef ref = Ref(ns, WorkloadNameOf(translator, obj));
-  const std::optional<JobFinish> finish = translator.Finished(obj);
+  const std::optional<manifest::JobFinish> finish = translator.Finished(obj);
   if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
 
   // The workload describes the job as written, not as admission changed it.
-  absl::StatusOr<Json> original = RestoreOriginalTemplates(obj);
+  absl::StatusOr<Json> original = manifest::RestoreOriginalTemplates(obj);
   absl::StatusOr<v1::Workload> translated =
-      original.ok() ? TranslateWorkload(translator, *original, queue) : original.status();
+      original.ok() ? manifest::TranslateWorkload(translator, *original, queue) : original.status();
   absl::StatusOr<v1::Workload> wl =
       translated.ok() ? SubmitOrReplace(*translated) : translated.status();
   if (!wl.ok()) {
@@ -259,18 +264,19 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
     // retries with backoff, which picks up configuration fixed in Tollgate meanwhile.
     Json desired = original.ok() ? *original : obj;
     SetSuspend(translator, desired, true);
-    SetAnnotation(desired, kStatusAnnotation, StatusValue(kInvalid, wl.status().message()));
+    manifest::SetAnnotation(desired, kStatusAnnotation,
+                            StatusValue(kInvalid, wl.status().message()));
     TOLLGATE_RETURN_IF_ERROR(Converge(translator, obj, desired).status());
     return wl.status();
   }
 
-  const bool suspended = IsSuspended(translator, obj);
+  const bool suspended = manifest::IsSuspended(translator, obj);
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
-      const std::string fingerprint = AdmissionFingerprint(wl->status().admission());
-      if (!suspended && Annotation(obj, kAdmissionAnnotation) == fingerprint) {
+      const std::string fingerprint = manifest::AdmissionFingerprint(wl->status().admission());
+      if (!suspended && manifest::Annotation(obj, manifest::kAdmissionAnnotation) == fingerprint) {
         Json desired = obj;
-        SetAnnotation(
+        manifest::SetAnnotation(
             desired, kStatusAnnotation,
             StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
                                                 wl->status().admission().cluster_queue())));
@@ -293,38 +299,42 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
         // earlier admission): stop it; the next pass starts it with the right node selectors.
         Json desired = *original;
         SetSuspend(translator, desired, true);
-        SetAnnotation(desired, kStatusAnnotation,
-                      StatusValue(kPending, "Restarting with the flavors of its admission"));
+        manifest::SetAnnotation(
+            desired, kStatusAnnotation,
+            StatusValue(kPending, "Restarting with the flavors of its admission"));
         return Converge(translator, obj, desired).status();
       }
-      FlavorMap flavors;
-      for (const std::string& name : AssignedFlavors(wl->status().admission())) {
+      manifest::FlavorMap flavors;
+      for (const std::string& name : manifest::AssignedFlavors(wl->status().admission())) {
         v1::ObjectRef flavor_ref;
         flavor_ref.set_kind(v1::RESOURCE_FLAVOR);
         flavor_ref.set_name(name);
         TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission_.GetObject(flavor_ref));
         flavors[name] = flavor.resource_flavor();
       }
-      TOLLGATE_ASSIGN_OR_RETURN(Json desired,
-                                ApplyAdmission(translator, obj, wl->status().admission(), flavors));
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Json desired,
+          manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors));
       SetSuspend(translator, desired, false);
-      SetAnnotation(desired, kStatusAnnotation,
-                    StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
-                                                        wl->status().admission().cluster_queue())));
+      manifest::SetAnnotation(
+          desired, kStatusAnnotation,
+          StatusValue(kAdmitted, absl::StrCat("Admitted by ClusterQueue ",
+                                              wl->status().admission().cluster_queue())));
       return Converge(translator, obj, desired).status();
     }
     case v1::WORKLOAD_STATE_EVICTING: {
       Json desired = *original;
       SetSuspend(translator, desired, true);
-      SetAnnotation(desired, kStatusAnnotation, StatusValue(kPreempted, EvictionMessage(*wl)));
+      manifest::SetAnnotation(desired, kStatusAnnotation,
+                              StatusValue(kPreempted, EvictionMessage(*wl)));
       TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
-      if (IsSuspended(translator, current) && !translator.IsActive(current)) {
+      if (manifest::IsSuspended(translator, current) && !translator.IsActive(current)) {
         v1::ReportStoppedRequest request;
         *request.mutable_workload() = ref;
         absl::Status stopped = admission_.ReportStopped(request).status();
         if (!stopped.ok() && !absl::IsFailedPrecondition(stopped)) return stopped;
         if (stopped.ok()) {
-          cmd::Log("info", "reported stopped", {{"workload", WorkloadKey(ns, ref.name())}});
+          common::Log("info", "reported stopped", {{"workload", WorkloadKey(ns, ref.name())}});
         }
       }
       return absl::OkStatus();
@@ -333,7 +343,8 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
       // Finished in Tollgate (e.g. by an operator) while the job still runs: as in Kueue, the
       // job is left alone.
       Json desired = obj;
-      SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, "Workload finished"));
+      manifest::SetAnnotation(desired, kStatusAnnotation,
+                              StatusValue(kFinished, "Workload finished"));
       return Converge(translator, obj, desired).status();
     }
     case v1::WORKLOAD_STATE_PENDING:
@@ -343,7 +354,7 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
       const std::string message = wl->status().pending_message().empty()
                                       ? std::string("Waiting for admission")
                                       : wl->status().pending_message();
-      SetAnnotation(desired, kStatusAnnotation, StatusValue(kPending, message));
+      manifest::SetAnnotation(desired, kStatusAnnotation, StatusValue(kPending, message));
       return Converge(translator, obj, desired).status();
     }
   }
@@ -351,17 +362,17 @@ absl::Status JobController::ReconcileOnce(const JobKindTranslator& translator, c
 
 absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workload& wl,
                                               const v1::WorkloadRef& ref) {
-  const std::string text = Annotation(obj, kCheckpointAnnotation);
+  const std::string text = manifest::Annotation(obj, kCheckpointAnnotation);
   if (text.empty()) return absl::OkStatus();
   absl::Time at;
   std::string error;
   if (!absl::ParseTime(absl::RFC3339_full, text, &at, &error)) {
     // The job's owner wrote something unreadable: say so, but do not block reconciling.
-    cmd::Log("warning", "ignoring unreadable checkpoint annotation",
-             {{"workload", WorkloadKey(ref.namespace_(), ref.name())},
-              {"annotation", std::string(kCheckpointAnnotation)},
-              {"value", text},
-              {"error", error}});
+    common::Log("warning", "ignoring unreadable checkpoint annotation",
+                {{"workload", WorkloadKey(ref.namespace_(), ref.name())},
+                 {"annotation", std::string(kCheckpointAnnotation)},
+                 {"value", text},
+                 {"error", error}});
     return absl::OkStatus();
   }
   const google::protobuf::Timestamp& known = wl.status().last_checkpoint_time();
@@ -382,8 +393,9 @@ absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workloa
   return reported;
 }
 
-absl::Status JobController::HandleFinished(const JobKindTranslator& translator, const Json& obj,
-                                           const v1::WorkloadRef& ref, const JobFinish& finish) {
+absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& translator,
+                                           const Json& obj, const v1::WorkloadRef& ref,
+                                           const manifest::JobFinish& finish) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
   if (absl::IsNotFound(wl.status())) return absl::OkStatus();
   if (!wl.ok()) return wl.status();
@@ -394,7 +406,7 @@ absl::Status JobController::HandleFinished(const JobKindTranslator& translator, 
       *request.mutable_workload() = ref;
       request.set_message(finish.message);
       TOLLGATE_RETURN_IF_ERROR(admission_.Finish(request).status());
-      cmd::Log(
+      common::Log(
           "info", "finished workload",
           {{"workload", WorkloadKey(ref.namespace_(), ref.name())}, {"message", finish.message}});
       break;
@@ -407,35 +419,36 @@ absl::Status JobController::HandleFinished(const JobKindTranslator& translator, 
       break;
   }
   Json desired = obj;
-  SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, finish.message));
+  manifest::SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, finish.message));
   return Converge(translator, obj, desired).status();
 }
 
-absl::StatusOr<Json> JobController::Converge(const JobKindTranslator& translator, const Json& obj,
-                                             const Json& desired) {
+absl::StatusOr<Json> JobController::Converge(const manifest::JobKindTranslator& translator,
+                                             const Json& obj, const Json& desired) {
   Json from = Json::object();
   Json to = Json::object();
   for (const char* part : {"metadata", "spec"}) {
-    if (const Json* v = Find(obj, {part}); v != nullptr) from[part] = *v;
-    if (const Json* v = Find(desired, {part}); v != nullptr) to[part] = *v;
+    if (const Json* v = manifest::Find(obj, {part}); v != nullptr) from[part] = *v;
+    if (const Json* v = manifest::Find(desired, {part}); v != nullptr) to[part] = *v;
   }
-  Json patch = MergePatchDiff(from, to);
+  Json patch = manifest::MergePatchDiff(from, to);
   if (patch.empty()) return obj;
-  const std::string rv = GetString(obj, {"metadata", "resourceVersion"});
-  Ensure(patch, {"metadata"})["resourceVersion"] = rv;
-  const std::string ns = GetString(obj, {"metadata", "namespace"});
-  const std::string name = GetString(obj, {"metadata", "name"});
+  const std::string rv = manifest::GetString(obj, {"metadata", "resourceVersion"});
+  manifest::Ensure(patch, {"metadata"})["resourceVersion"] = rv;
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
   TOLLGATE_ASSIGN_OR_RETURN(Json patched,
                             kube_.Patch(translator.resource(), ns, name, PatchType::kMerge, patch));
-  const auto [old_state, old_message] = ParseStatusAnnotation(Annotation(obj, kStatusAnnotation));
+  const auto [old_state, old_message] =
+      ParseStatusAnnotation(manifest::Annotation(obj, kStatusAnnotation));
   const auto [new_state, new_message] =
-      ParseStatusAnnotation(Annotation(desired, kStatusAnnotation));
-  const bool was_suspended = IsSuspended(translator, obj);
-  const bool now_suspended = IsSuspended(translator, desired);
-  cmd::Log("info", "patched",
-           {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
-            {"status", new_state},
-            {"suspend", now_suspended ? "true" : "false"}});
+      ParseStatusAnnotation(manifest::Annotation(desired, kStatusAnnotation));
+  const bool was_suspended = manifest::IsSuspended(translator, obj);
+  const bool now_suspended = manifest::IsSuspended(translator, desired);
+  common::Log("info", "patched",
+              {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+               {"status", new_state},
+               {"suspend", now_suspended ? "true" : "false"}});
   if (new_state != old_state || was_suspended != now_suspended) {
     const EventInfo info = EventFor(new_state);
     std::string reason = info.reason;
@@ -445,7 +458,7 @@ absl::StatusOr<Json> JobController::Converge(const JobKindTranslator& translator
   return patched;
 }
 
-void JobController::RecordEvent(const JobKindTranslator& translator, const Json& obj,
+void JobController::RecordEvent(const manifest::JobKindTranslator& translator, const Json& obj,
                                 absl::string_view type, absl::string_view reason,
                                 absl::string_view message) {
   const absl::Time now = clock_.Now();
@@ -454,8 +467,8 @@ void JobController::RecordEvent(const JobKindTranslator& translator, const Json&
     absl::MutexLock lock(&mu_);
     sequence = ++event_sequence_;
   }
-  const std::string ns = GetString(obj, {"metadata", "namespace"});
-  const std::string name = GetString(obj, {"metadata", "name"});
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
   const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
   // client-go names events <object>.<hex nanoseconds>; the sequence keeps two events of one
   // object in the same nanosecond apart.
@@ -470,8 +483,8 @@ void JobController::RecordEvent(const JobKindTranslator& translator, const Json&
         {"kind", translator.resource().kind},
         {"name", name},
         {"namespace", ns},
-        {"uid", GetString(obj, {"metadata", "uid"})},
-        {"resourceVersion", GetString(obj, {"metadata", "resourceVersion"})}}},
+        {"uid", manifest::GetString(obj, {"metadata", "uid"})},
+        {"resourceVersion", manifest::GetString(obj, {"metadata", "resourceVersion"})}}},
       {"reason", std::string(reason)},
       {"message", std::string(message)},
       {"type", std::string(type)},
@@ -481,19 +494,20 @@ void JobController::RecordEvent(const JobKindTranslator& translator, const Json&
       {"firstTimestamp", timestamp},
       {"lastTimestamp", timestamp},
       {"count", 1}};
-  absl::Status created = kube_.Create(EventResource(), ns, event).status();
+  absl::Status created = kube_.Create(manifest::EventResource(), ns, event).status();
   // Events are best effort, as in client-go's recorder: losing one must not fail a reconcile.
   if (!created.ok()) {
-    cmd::Log("warning", "cannot record event",
-             {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
+    common::Log("warning", "cannot record event",
+                {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
   }
 }
 
 absl::StatusOr<bool> JobController::NamespaceIsManaged(absl::string_view ns) {
   if (!options_.managed_jobs_namespace_selector.has_value()) return true;
-  TOLLGATE_ASSIGN_OR_RETURN(Json object, kube_.Get(NamespaceResource(), "", ns));
+  TOLLGATE_ASSIGN_OR_RETURN(Json object, kube_.Get(manifest::NamespaceResource(), "", ns));
   std::map<std::string, std::string> labels;
-  if (const Json* l = Find(object, {"metadata", "labels"}); l != nullptr && l->is_object()) {
+  if (const Json* l = manifest::Find(object, {"metadata", "labels"});
+      l != nullptr && l->is_object()) {
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
     }
@@ -506,7 +520,7 @@ absl::StatusOr<bool> JobController::NamespaceIsManaged(absl::string_view ns) {
 
 absl::Status JobController::ReconcileNamespace(const ObjectKey& key) {
   if (!options_.sync_namespaces) return absl::OkStatus();
-  absl::StatusOr<Json> ns = kube_.Get(NamespaceResource(), "", key.name);
+  absl::StatusOr<Json> ns = kube_.Get(manifest::NamespaceResource(), "", key.name);
   v1::ObjectRef ref;
   ref.set_kind(v1::NAMESPACE);
   ref.set_name(key.name);
@@ -520,7 +534,7 @@ absl::Status JobController::ReconcileNamespace(const ObjectKey& key) {
   }
   if (!ns.ok()) return ns.status();
   std::map<std::string, std::string> labels;
-  if (const Json* l = Find(*ns, {"metadata", "labels"}); l != nullptr && l->is_object()) {
+  if (const Json* l = manifest::Find(*ns, {"metadata", "labels"}); l != nullptr && l->is_object()) {
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.value().is_string()) labels[it.key()] = it.value().get<std::string>();
     }
@@ -549,11 +563,11 @@ absl::StatusOr<int> JobController::CollectOrphans(
   for (const v1::Workload& wl : list.workloads()) {
     const std::string& name = wl.metadata().name();
     const std::string& uid = wl.metadata().uid();
-    for (const JobKindTranslator* translator : translators_) {
+    for (const manifest::JobKindTranslator* translator : translators_) {
       const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
       // Ours only if the name is what WorkloadName gives for this UID: a workload submitted by
       // someone else with a similar name keeps its random or chosen UID and does not match.
-      const std::string suffix = WorkloadName(kind, "", uid);
+      const std::string suffix = manifest::WorkloadName(kind, "", uid);
       const std::string uid_part = suffix.substr(suffix.rfind('-') + 1);
       if (!absl::StartsWith(name, absl::StrCat(kind, "-")) ||
           !absl::EndsWith(name, absl::StrCat("-", uid_part)) || uid.size() < 32) {
@@ -562,8 +576,8 @@ absl::StatusOr<int> JobController::CollectOrphans(
       auto live = live_uids.find(translator->resource().plural);
       if (live == live_uids.end() || live->second.count(uid) > 0) break;
       TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(wl.metadata().namespace_(), name)));
-      cmd::Log("info", "deleted orphaned workload",
-               {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"uid", uid}});
+      common::Log("info", "deleted orphaned workload",
+                  {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"uid", uid}});
       ++deleted;
       break;
     }
@@ -571,4 +585,4 @@ absl::StatusOr<int> JobController::CollectOrphans(
   return deleted;
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

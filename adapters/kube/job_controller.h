@@ -18,14 +18,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/admission_client.h"
-#include "adapters/kube/json_util.h"
 #include "adapters/kube/kube_client.h"
-#include "adapters/kube/workload_translator.h"
+#include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
+#include "services/manifest/json_util.h"
+#include "services/manifest/workload_translator.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 // "<state>: <message>", state one of pending, admitted, preempted, finished, invalid.
 inline constexpr absl::string_view kStatusAnnotation = "tollgate.dev/status";
@@ -78,8 +78,8 @@ class JobController {
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.
-  JobController(KubeClient& kube, AdmissionClient& admission, const core::Clock& clock,
-                std::vector<const JobKindTranslator*> translators, Options options);
+  JobController(KubeClient& kube, client::AdmissionClient& admission, const core::Clock& clock,
+                std::vector<const manifest::JobKindTranslator*> translators, Options options);
 
   // OK when the object needs nothing more until it or its workload changes; an error asks for
   // a retry with backoff.
@@ -99,19 +99,21 @@ class JobController {
   using UidsByResource = std::map<std::string, std::set<std::string>>;
   absl::StatusOr<int> CollectOrphans(const std::function<UidsByResource()>& live_uids);
 
-  const std::vector<const JobKindTranslator*>& translators() const { return translators_; }
-  const JobKindTranslator* TranslatorFor(absl::string_view resource) const;
+  const std::vector<const manifest::JobKindTranslator*>& translators() const {
+    return translators_;
+  }
+  const manifest::JobKindTranslator* TranslatorFor(absl::string_view resource) const;
 
  private:
   absl::Status ReconcileNamespace(const ObjectKey& key);
-  absl::Status ReconcileObject(const JobKindTranslator& translator, const ObjectKey& key);
+  absl::Status ReconcileObject(const manifest::JobKindTranslator& translator, const ObjectKey& key);
   // One pass; ABORTED on a conflict.
-  absl::Status ReconcileOnce(const JobKindTranslator& translator, const Json& obj);
+  absl::Status ReconcileOnce(const manifest::JobKindTranslator& translator, const Json& obj);
   // Reports the job's kCheckpointAnnotation when it is newer than what Tollgate has.
   absl::Status ForwardCheckpoint(const Json& obj, const v1::Workload& wl,
                                  const v1::WorkloadRef& ref);
-  absl::Status HandleFinished(const JobKindTranslator& translator, const Json& obj,
-                              const v1::WorkloadRef& ref, const JobFinish& finish);
+  absl::Status HandleFinished(const manifest::JobKindTranslator& translator, const Json& obj,
+                              const v1::WorkloadRef& ref, const manifest::JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
   absl::StatusOr<bool> NamespaceHasDefaultQueue(absl::string_view ns);
   // Whether `ns` matches options_.managed_jobs_namespace_selector (true when there is none).
@@ -119,16 +121,16 @@ class JobController {
   absl::StatusOr<v1::Workload> SubmitOrReplace(const v1::Workload& workload);
   // Patches `obj` towards `desired` (metadata and spec only) when they differ, then records
   // an Event when the status annotation's state changed. Returns the object as stored.
-  absl::StatusOr<Json> Converge(const JobKindTranslator& translator, const Json& obj,
+  absl::StatusOr<Json> Converge(const manifest::JobKindTranslator& translator, const Json& obj,
                                 const Json& desired);
-  void RecordEvent(const JobKindTranslator& translator, const Json& obj, absl::string_view type,
-                   absl::string_view reason, absl::string_view message);
-  std::string WorkloadNameOf(const JobKindTranslator& translator, const Json& obj) const;
+  void RecordEvent(const manifest::JobKindTranslator& translator, const Json& obj,
+                   absl::string_view type, absl::string_view reason, absl::string_view message);
+  std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const;
 
   KubeClient& kube_;
-  AdmissionClient& admission_;
+  client::AdmissionClient& admission_;
   const core::Clock& clock_;
-  const std::vector<const JobKindTranslator*> translators_;
+  const std::vector<const manifest::JobKindTranslator*> translators_;
   const Options options_;
 
   mutable absl::Mutex mu_;
@@ -145,4 +147,4 @@ class JobController {
 // Splits a status annotation into state and message.
 std::pair<std::string, std::string> ParseStatusAnnotation(absl::string_view value);
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -14,14 +14,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "adapters/kube/kube_config.h"
-#include "cmd/log/json_log.h"
+#include "common/atomic_file.h"
 #include "common/file_util.h"
-#include "storage/atomic_file.h"
+#include "common/json_log.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 ResumePoint ReadResumeFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
   if (!text.ok()) return ResumePoint();
   const std::vector<absl::string_view> fields =
       absl::StrSplit(absl::StripAsciiWhitespace(*text), ' ', absl::SkipEmpty());
@@ -38,7 +38,7 @@ ResumePoint ReadResumeFile(const std::string& path) {
 }
 
 absl::Status WriteResumeFile(const std::string& path, const ResumePoint& point) {
-  return storage::WriteFileAtomically(
+  return common::WriteFileAtomically(
       path, point.store_id.empty()
                 ? absl::StrCat(point.revision, "\n")
                 : absl::StrCat(point.revision, " ", point.store_id, " ", point.store_epoch, "\n"));
@@ -52,8 +52,8 @@ absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
   return WriteResumeFile(path, point);
 }
 
-KubeAdapter::KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
-                         const core::Clock& clock, Options options)
+KubeAdapter::KubeAdapter(KubeClient& kube, client::AdmissionClient& admission,
+                         JobController& controller, const core::Clock& clock, Options options)
     : kube_(kube),
       admission_(admission),
       controller_(controller),
@@ -66,7 +66,7 @@ bool KubeAdapter::Synced() const {
   return expected_informers_ > 0 && static_cast<int>(synced_.size()) == expected_informers_;
 }
 
-bool KubeAdapter::Backoff(int failures, const StopSignal& stop) const {
+bool KubeAdapter::Backoff(int failures, const common::StopSignal& stop) const {
   absl::Duration delay = options_.min_backoff;
   for (int i = 0; i < failures && delay < options_.max_backoff; ++i) delay *= 2;
   return !stop.WaitFor(std::min(delay, options_.max_backoff));
@@ -83,10 +83,11 @@ void KubeAdapter::EnqueueAll() {
   for (const ObjectKey& key : keys) queue_.Add(key);
 }
 
-void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const StopSignal& stop) {
+void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_kind,
+                               const common::StopSignal& stop) {
   auto key_of = [&](const Json& obj) {
-    return ObjectKey{kind.plural, GetString(obj, {"metadata", "namespace"}),
-                     GetString(obj, {"metadata", "name"})};
+    return ObjectKey{kind.plural, manifest::GetString(obj, {"metadata", "namespace"}),
+                     manifest::GetString(obj, {"metadata", "name"})};
   };
   std::string resource_version;
   bool need_list = true;
@@ -100,8 +101,8 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         {
           absl::MutexLock lock(&mu_);
           if (synced_.insert(kind.plural).second) {
-            cmd::Log("warning", "resource not served; will look again",
-                     {{"resource", kind.plural}, {"error", list.status().ToString()}});
+            common::Log("warning", "resource not served; will look again",
+                        {{"resource", kind.plural}, {"error", list.status().ToString()}});
           }
           cache_[kind.plural];
         }
@@ -109,14 +110,14 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         continue;
       }
       if (!list.ok()) {
-        cmd::Log("warning", "list failed",
-                 {{"resource", kind.plural}, {"error", list.status().ToString()}});
+        common::Log("warning", "list failed",
+                    {{"resource", kind.plural}, {"error", list.status().ToString()}});
         if (!Backoff(failures++, stop)) break;
         continue;
       }
       std::map<ObjectKey, std::string> fresh;
       for (const Json& obj : list->items) {
-        fresh[key_of(obj)] = GetString(obj, {"metadata", "uid"});
+        fresh[key_of(obj)] = manifest::GetString(obj, {"metadata", "uid"});
         if (is_job_kind) controller_.Observe(kind.plural, obj);
       }
       std::map<ObjectKey, std::string> gone;
@@ -139,20 +140,20 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
       resource_version = list->resource_version;
       need_list = false;
       failures = 0;
-      cmd::Log("info", "listed",
-               {{"resource", kind.plural},
-                {"objects", absl::StrCat(fresh.size())},
-                {"resourceVersion", resource_version}});
+      common::Log("info", "listed",
+                  {{"resource", kind.plural},
+                   {"objects", absl::StrCat(fresh.size())},
+                   {"resourceVersion", resource_version}});
     }
     const absl::Time started = clock_.Now();
     absl::Status watched = kube_.Watch(
         kind, "", resource_version,
         [&](const WatchEvent& event) {
-          const std::string rv = GetString(event.object, {"metadata", "resourceVersion"});
+          const std::string rv = manifest::GetString(event.object, {"metadata", "resourceVersion"});
           if (!rv.empty()) resource_version = rv;
           if (event.type == "BOOKMARK") return !stop.stopped();
           const ObjectKey key = key_of(event.object);
-          const std::string uid = GetString(event.object, {"metadata", "uid"});
+          const std::string uid = manifest::GetString(event.object, {"metadata", "uid"});
           {
             absl::MutexLock lock(&mu_);
             if (event.type == "DELETED") {
@@ -174,14 +175,14 @@ void KubeAdapter::InformerLoop(const ResourceKind& kind, bool is_job_kind, const
         stop);
     if (stop.stopped()) break;
     if (absl::IsOutOfRange(watched)) {
-      cmd::Log("info", "resourceVersion expired; relisting",
-               {{"resource", kind.plural}, {"resourceVersion", resource_version}});
+      common::Log("info", "resourceVersion expired; relisting",
+                  {{"resource", kind.plural}, {"resourceVersion", resource_version}});
       need_list = true;
       continue;
     }
     if (!watched.ok()) {
-      cmd::Log("warning", "watch failed",
-               {{"resource", kind.plural}, {"error", watched.ToString()}});
+      common::Log("warning", "watch failed",
+                  {{"resource", kind.plural}, {"error", watched.ToString()}});
       // Persistent watch errors may come from a version the server no longer accepts.
       if (failures >= 3) need_list = true;
       if (!Backoff(failures++, stop)) break;
@@ -207,10 +208,10 @@ void KubeAdapter::PersistRevision(bool force) {
   }
   absl::Status written = WriteResumeFile(options_.state_file, point);
   if (!written.ok())
-    cmd::Log("warning", "cannot write state file", {{"error", written.ToString()}});
+    common::Log("warning", "cannot write state file", {{"error", written.ToString()}});
 }
 
-void KubeAdapter::TollgateLoop(const StopSignal& stop) {
+void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
   const ResumePoint resume =
       options_.state_file.empty() ? ResumePoint() : ReadResumeFile(options_.state_file);
   int64_t revision = resume.revision;
@@ -230,8 +231,8 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
       absl::StatusOr<v1::ListWorkloadsResponse> current =
           admission_.ListWorkloads(v1::ListWorkloadsRequest());
       if (current.ok() && current->revision() < revision) {
-        cmd::Log("warning", "tollgate revision went backwards; watching from the current state",
-                 {{"had", absl::StrCat(revision)}, {"now", absl::StrCat(current->revision())}});
+        common::Log("warning", "tollgate revision went backwards; watching from the current state",
+                    {{"had", absl::StrCat(revision)}, {"now", absl::StrCat(current->revision())}});
         revision = 0;
       }
     }
@@ -251,7 +252,7 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
           if (first) {
             first = false;
             failures = 0;
-            cmd::Log("info", "following tollgate", {{"since_revision", absl::StrCat(revision)}});
+            common::Log("info", "following tollgate", {{"since_revision", absl::StrCat(revision)}});
             // Anything may have happened while we were away, including a tollgated that lost
             // its state: look at every object again.
             if (reconnect) EnqueueAll();
@@ -259,9 +260,10 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
           if (event.revision() < request.since_revision()) {
             // tollgated's history restarted below where we were (its store was replaced): the
             // revisions we would wait for mean nothing now. Start again from its current state.
-            cmd::Log("warning", "tollgate revision went backwards; watching from the current state",
-                     {{"had", absl::StrCat(request.since_revision())},
-                      {"got", absl::StrCat(event.revision())}});
+            common::Log("warning",
+                        "tollgate revision went backwards; watching from the current state",
+                        {{"had", absl::StrCat(request.since_revision())},
+                         {"got", absl::StrCat(event.revision())}});
             revision = 0;
             {
               absl::MutexLock lock(&mu_);
@@ -296,8 +298,8 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
     // behind; FAILED_PRECONDITION: another store or epoch. Either way only a re-list (a watch
     // from 0, which starts with the current state, then EnqueueAll) is safe.
     if (absl::IsOutOfRange(watched) || absl::IsFailedPrecondition(watched)) {
-      cmd::Log("info", "tollgate cannot resume from our revision; re-listing",
-               {{"revision", absl::StrCat(revision)}, {"reason", watched.ToString()}});
+      common::Log("info", "tollgate cannot resume from our revision; re-listing",
+                  {{"revision", absl::StrCat(revision)}, {"reason", watched.ToString()}});
       revision = 0;
       {
         absl::MutexLock lock(&mu_);
@@ -307,7 +309,7 @@ void KubeAdapter::TollgateLoop(const StopSignal& stop) {
       }
       continue;
     }
-    cmd::Log("warning", "tollgate watch ended", {{"error", watched.ToString()}});
+    common::Log("warning", "tollgate watch ended", {{"error", watched.ToString()}});
     if (!Backoff(failures++, stop)) break;
   }
   PersistRevision(/*force=*/true);
@@ -319,8 +321,8 @@ void KubeAdapter::WorkerLoop() {
     if (status.ok()) {
       queue_.Forget(*key);
     } else {
-      cmd::Log("warning", "reconcile failed",
-               {{"object", key->ToString()}, {"error", status.ToString()}});
+      common::Log("warning", "reconcile failed",
+                  {{"object", key->ToString()}, {"error", status.ToString()}});
       queue_.AddRateLimited(*key);
     }
     queue_.Done(*key);
@@ -339,25 +341,26 @@ void KubeAdapter::CollectOrphans() {
     return live;
   });
   if (!deleted.ok()) {
-    cmd::Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
+    common::Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
   }
 }
 
-void KubeAdapter::Run(const StopSignal& stop) {
+void KubeAdapter::Run(const common::StopSignal& stop) {
   std::vector<std::thread> threads;
   {
     absl::MutexLock lock(&mu_);
     expected_informers_ =
         static_cast<int>(controller_.translators().size()) + (options_.watch_namespaces ? 1 : 0);
   }
-  for (const JobKindTranslator* translator : controller_.translators()) {
+  for (const manifest::JobKindTranslator* translator : controller_.translators()) {
     threads.emplace_back([this, translator, &stop] {
       InformerLoop(translator->resource(), /*is_job_kind=*/true, stop);
     });
   }
   if (options_.watch_namespaces) {
-    threads.emplace_back(
-        [this, &stop] { InformerLoop(NamespaceResource(), /*is_job_kind=*/false, stop); });
+    threads.emplace_back([this, &stop] {
+      InformerLoop(manifest::NamespaceResource(), /*is_job_kind=*/false, stop);
+    });
   }
   threads.emplace_back([this, &stop] { TollgateLoop(stop); });
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
@@ -372,9 +375,9 @@ void KubeAdapter::Run(const StopSignal& stop) {
     PersistRevision(/*force=*/true);
     if (!options_.health_file.empty()) {
       absl::Status written =
-          storage::WriteFileAtomically(options_.health_file, Synced() ? "synced\n" : "syncing\n");
+          common::WriteFileAtomically(options_.health_file, Synced() ? "synced\n" : "syncing\n");
       if (!written.ok()) {
-        cmd::Log("warning", "cannot write the health file", {{"error", written.ToString()}});
+        common::Log("warning", "cannot write the health file", {{"error", written.ToString()}});
       }
     }
     if (!collected_once && Synced()) {
@@ -391,4 +394,4 @@ void KubeAdapter::Run(const StopSignal& stop) {
   for (std::thread& t : threads) t.join();
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -9,14 +9,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "adapters/admission_client.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/work_queue.h"
-#include "adapters/stop_signal.h"
+#include "clients/cpp/admission_client.h"
+#include "common/stop_signal.h"
 #include "core/clock.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 // Drives a JobController: one informer thread per enabled kind (and one for Namespaces) that
 // lists, then watches from the list's resourceVersion (watching again from the last version
@@ -40,29 +40,30 @@ class KubeAdapter {
     std::string health_file;
   };
 
-  KubeAdapter(KubeClient& kube, AdmissionClient& admission, JobController& controller,
+  KubeAdapter(KubeClient& kube, client::AdmissionClient& admission, JobController& controller,
               const core::Clock& clock, Options options);
 
   // Runs until `stop` fires, then returns once every thread has ended.
-  void Run(const StopSignal& stop);
+  void Run(const common::StopSignal& stop);
 
   // Every informer has listed once.
   bool Synced() const;
 
  private:
-  void InformerLoop(const ResourceKind& kind, bool is_job_kind, const StopSignal& stop);
-  void TollgateLoop(const StopSignal& stop);
+  void InformerLoop(const manifest::ResourceKind& kind, bool is_job_kind,
+                    const common::StopSignal& stop);
+  void TollgateLoop(const common::StopSignal& stop);
   void WorkerLoop();
   void EnqueueAll();
   void CollectOrphans();
   // Sleeps the backoff for the `failures`-th consecutive failure; false when stopped.
-  bool Backoff(int failures, const StopSignal& stop) const;
+  bool Backoff(int failures, const common::StopSignal& stop) const;
   // Writes the newest revision to the state file if it changed (at most once a second unless
   // `force`).
   void PersistRevision(bool force);
 
   KubeClient& kube_;
-  AdmissionClient& admission_;
+  client::AdmissionClient& admission_;
   JobController& controller_;
   const core::Clock& clock_;
   const Options options_;
@@ -97,4 +98,4 @@ absl::Status WriteResumeFile(const std::string& path, const ResumePoint& point);
 int64_t ReadRevisionFile(const std::string& path);
 absl::Status WriteRevisionFile(const std::string& path, int64_t revision);
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -13,7 +13,7 @@
 #include "common/file_util.h"
 #include "core/status_macros.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 constexpr char kMergePatch[] = "application/merge-patch+json";
@@ -51,7 +51,7 @@ struct CurlKubeClient::Request {
   std::string body;
   const char* content_type = nullptr;
   absl::Duration timeout;
-  const StopSignal* stop = nullptr;
+  const common::StopSignal* stop = nullptr;
   // Receives the body of a 200 answer piece by piece; false ends the transfer.
   std::function<bool(absl::string_view)> stream;
 };
@@ -61,7 +61,7 @@ namespace {
 struct TransferState {
   CURL* curl = nullptr;
   const std::function<bool(absl::string_view)>* stream = nullptr;
-  const StopSignal* stop = nullptr;
+  const common::StopSignal* stop = nullptr;
   std::string body;
   bool ended_by_stream = false;
   bool stopped = false;
@@ -99,8 +99,8 @@ absl::Status StatusFromHttp(long http_code, absl::string_view body, absl::string
   std::string reason;
   Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded() && parsed.is_object()) {
-    message = GetString(parsed, {"message"});
-    reason = GetString(parsed, {"reason"});
+    message = manifest::GetString(parsed, {"message"});
+    reason = manifest::GetString(parsed, {"reason"});
   }
   if (message.empty()) message = std::string(body.substr(0, 512));
   const std::string text = absl::StrCat(what, ": HTTP ", http_code, ": ", message);
@@ -127,7 +127,8 @@ absl::Status StatusFromHttp(long http_code, absl::string_view body, absl::string
   }
 }
 
-std::string ResourcePath(const ResourceKind& kind, absl::string_view ns, absl::string_view name) {
+std::string ResourcePath(const manifest::ResourceKind& kind, absl::string_view ns,
+                         absl::string_view name) {
   std::string path = kind.GroupVersionPath();
   if (kind.namespaced && !ns.empty()) absl::StrAppend(&path, "/namespaces/", Escape(ns));
   absl::StrAppend(&path, "/", kind.plural);
@@ -190,7 +191,7 @@ absl::StatusOr<CurlKubeClient::Response> CurlKubeClient::Perform(const Request& 
   std::string token = config_.token;
   if (token.empty() && !config_.token_file.empty()) {
     // Re-read every call: the kubelet rotates projected service-account tokens in place.
-    TOLLGATE_ASSIGN_OR_RETURN(token, ReadFileToString(config_.token_file));
+    TOLLGATE_ASSIGN_OR_RETURN(token, common::ReadFileToString(config_.token_file));
     token = std::string(absl::StripAsciiWhitespace(token));
   }
   if (!token.empty()) {
@@ -243,16 +244,17 @@ absl::StatusOr<Json> CurlKubeClient::JsonCall(const char* method, const std::str
   if (response.code < 200 || response.code > 299) {
     return StatusFromHttp(response.code, response.body, what);
   }
-  return ParseJson(response.body, what);
+  return manifest::ParseJson(response.body, what);
 }
 
-absl::StatusOr<Json> CurlKubeClient::Get(const ResourceKind& kind, absl::string_view ns,
+absl::StatusOr<Json> CurlKubeClient::Get(const manifest::ResourceKind& kind, absl::string_view ns,
                                          absl::string_view name) {
   return JsonCall("GET", ResourcePath(kind, ns, name), "", nullptr,
                   absl::StrCat("get ", kind.plural, " ", ns, "/", name));
 }
 
-absl::StatusOr<ListResult> CurlKubeClient::List(const ResourceKind& kind, absl::string_view ns) {
+absl::StatusOr<ListResult> CurlKubeClient::List(const manifest::ResourceKind& kind,
+                                                absl::string_view ns) {
   ListResult result;
   std::string continue_token;
   // Bounded: a server that keeps answering with a continue token cannot loop us forever.
@@ -262,8 +264,10 @@ absl::StatusOr<ListResult> CurlKubeClient::List(const ResourceKind& kind, absl::
     TOLLGATE_ASSIGN_OR_RETURN(
         Json list, JsonCall("GET", path, "", nullptr, absl::StrCat("list ", kind.plural)));
     // Every page is read at the first page's version, so that is the one to watch from.
-    if (page == 0) result.resource_version = GetString(list, {"metadata", "resourceVersion"});
-    if (const Json* items = Find(list, {"items"}); items != nullptr && items->is_array()) {
+    if (page == 0)
+      result.resource_version = manifest::GetString(list, {"metadata", "resourceVersion"});
+    if (const Json* items = manifest::Find(list, {"items"});
+        items != nullptr && items->is_array()) {
       for (const Json& item : *items) {
         Json copy = item;
         // Lists leave out each item's apiVersion/kind; put them back so items look like GETs.
@@ -272,16 +276,16 @@ absl::StatusOr<ListResult> CurlKubeClient::List(const ResourceKind& kind, absl::
         result.items.push_back(std::move(copy));
       }
     }
-    continue_token = GetString(list, {"metadata", "continue"});
+    continue_token = manifest::GetString(list, {"metadata", "continue"});
     if (continue_token.empty()) return result;
   }
   return absl::UnavailableError(absl::StrCat("list ", kind.plural, ": too many pages"));
 }
 
-absl::Status CurlKubeClient::Watch(const ResourceKind& kind, absl::string_view ns,
+absl::Status CurlKubeClient::Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                                    absl::string_view resource_version,
                                    const std::function<bool(const WatchEvent&)>& on_event,
-                                   const StopSignal& stop) {
+                                   const common::StopSignal& stop) {
   const int64_t timeout_seconds = absl::ToInt64Seconds(options_.watch_timeout);
   Request request;
   request.path = absl::StrCat(ResourcePath(kind, ns, ""),
@@ -301,16 +305,17 @@ absl::Status CurlKubeClient::Watch(const ResourceKind& kind, absl::string_view n
       const absl::string_view line(buffer.data() + start, newline - start);
       start = newline + 1;
       if (absl::StripAsciiWhitespace(line).empty()) continue;
-      absl::StatusOr<Json> event = ParseJson(line, what);
+      absl::StatusOr<Json> event = manifest::ParseJson(line, what);
       if (!event.ok()) {
         stream_status = event.status();
         return false;
       }
-      WatchEvent e{GetString(*event, {"type"}), Json::object()};
-      if (const Json* object = Find(*event, {"object"}); object != nullptr) e.object = *object;
+      WatchEvent e{manifest::GetString(*event, {"type"}), Json::object()};
+      if (const Json* object = manifest::Find(*event, {"object"}); object != nullptr)
+        e.object = *object;
       if (e.type == "ERROR") {
-        const int64_t code = GetInt(e.object, {"code"}).value_or(500);
-        stream_status = StatusFromHttp(code, Dump(e.object), what);
+        const int64_t code = manifest::GetInt(e.object, {"code"}).value_or(500);
+        stream_status = StatusFromHttp(code, manifest::Dump(e.object), what);
         return false;
       }
       if (!on_event(e)) return false;
@@ -327,25 +332,25 @@ absl::Status CurlKubeClient::Watch(const ResourceKind& kind, absl::string_view n
   return stream_status;
 }
 
-absl::StatusOr<Json> CurlKubeClient::Patch(const ResourceKind& kind, absl::string_view ns,
+absl::StatusOr<Json> CurlKubeClient::Patch(const manifest::ResourceKind& kind, absl::string_view ns,
                                            absl::string_view name, PatchType type,
                                            const Json& patch) {
-  return JsonCall("PATCH", ResourcePath(kind, ns, name), Dump(patch),
+  return JsonCall("PATCH", ResourcePath(kind, ns, name), manifest::Dump(patch),
                   type == PatchType::kMerge ? kMergePatch : kJsonPatch,
                   absl::StrCat("patch ", kind.plural, " ", ns, "/", name));
 }
 
-absl::StatusOr<Json> CurlKubeClient::Create(const ResourceKind& kind, absl::string_view ns,
-                                            const Json& object) {
-  return JsonCall("POST", ResourcePath(kind, ns, ""), Dump(object), kJson,
+absl::StatusOr<Json> CurlKubeClient::Create(const manifest::ResourceKind& kind,
+                                            absl::string_view ns, const Json& object) {
+  return JsonCall("POST", ResourcePath(kind, ns, ""), manifest::Dump(object), kJson,
                   absl::StrCat("create ", kind.plural, " in ", ns));
 }
 
-absl::Status CurlKubeClient::Delete(const ResourceKind& kind, absl::string_view ns,
+absl::Status CurlKubeClient::Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                                     absl::string_view name) {
   return JsonCall("DELETE", ResourcePath(kind, ns, name), "", nullptr,
                   absl::StrCat("delete ", kind.plural, " ", ns, "/", name))
       .status();
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -12,12 +12,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "adapters/kube/json_util.h"
 #include "adapters/kube/kube_config.h"
-#include "adapters/kube/kube_resource.h"
-#include "adapters/stop_signal.h"
+#include "common/stop_signal.h"
+#include "services/manifest/json_util.h"
+#include "services/manifest/kube_resource.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library reads them.
+using Json = manifest::Json;
 
 struct ListResult {
   std::vector<Json> items;
@@ -48,22 +51,23 @@ class KubeClient {
  public:
   virtual ~KubeClient() = default;
 
-  virtual absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
+  virtual absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                                    absl::string_view name) = 0;
   // Every page of the collection.
-  virtual absl::StatusOr<ListResult> List(const ResourceKind& kind, absl::string_view ns) = 0;
+  virtual absl::StatusOr<ListResult> List(const manifest::ResourceKind& kind,
+                                          absl::string_view ns) = 0;
   // Streams changes after `resource_version` to `on_event` until it returns false, `stop`
   // fires (both OK), the server ends the stream (OK: watch again from the last version seen),
   // or an error; OUT_OF_RANGE when the version is too old.
-  virtual absl::Status Watch(const ResourceKind& kind, absl::string_view ns,
+  virtual absl::Status Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                              absl::string_view resource_version,
                              const std::function<bool(const WatchEvent&)>& on_event,
-                             const StopSignal& stop) = 0;
-  virtual absl::StatusOr<Json> Patch(const ResourceKind& kind, absl::string_view ns,
+                             const common::StopSignal& stop) = 0;
+  virtual absl::StatusOr<Json> Patch(const manifest::ResourceKind& kind, absl::string_view ns,
                                      absl::string_view name, PatchType type, const Json& patch) = 0;
-  virtual absl::StatusOr<Json> Create(const ResourceKind& kind, absl::string_view ns,
+  virtual absl::StatusOr<Json> Create(const manifest::ResourceKind& kind, absl::string_view ns,
                                       const Json& object) = 0;
-  virtual absl::Status Delete(const ResourceKind& kind, absl::string_view ns,
+  virtual absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                               absl::string_view name) = 0;
 };
 
@@ -74,7 +78,8 @@ inline bool IsConflict(const absl::Status& status) { return absl::IsAborted(stat
 absl::Status StatusFromHttp(long http_code, absl::string_view body, absl::string_view what);
 
 // The path (and query) of a collection or an object, e.g. "/apis/batch/v1/namespaces/a/jobs".
-std::string ResourcePath(const ResourceKind& kind, absl::string_view ns, absl::string_view name);
+std::string ResourcePath(const manifest::ResourceKind& kind, absl::string_view ns,
+                         absl::string_view name);
 
 // KubeClient over libcurl: one easy handle per call, TLS verified against the configured CA,
 // bearer token or client certificate. Watches use chunked streaming with the server-side
@@ -95,18 +100,19 @@ class CurlKubeClient final : public KubeClient {
   // INVALID_ARGUMENT when `config` names no server or a scheme other than http(s).
   static absl::StatusOr<std::unique_ptr<CurlKubeClient>> Create(KubeConfig config, Options options);
 
-  absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
+  absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) override;
-  absl::StatusOr<ListResult> List(const ResourceKind& kind, absl::string_view ns) override;
-  absl::Status Watch(const ResourceKind& kind, absl::string_view ns,
+  absl::StatusOr<ListResult> List(const manifest::ResourceKind& kind,
+                                  absl::string_view ns) override;
+  absl::Status Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                      absl::string_view resource_version,
                      const std::function<bool(const WatchEvent&)>& on_event,
-                     const StopSignal& stop) override;
-  absl::StatusOr<Json> Patch(const ResourceKind& kind, absl::string_view ns, absl::string_view name,
-                             PatchType type, const Json& patch) override;
-  absl::StatusOr<Json> Create(const ResourceKind& kind, absl::string_view ns,
+                     const common::StopSignal& stop) override;
+  absl::StatusOr<Json> Patch(const manifest::ResourceKind& kind, absl::string_view ns,
+                             absl::string_view name, PatchType type, const Json& patch) override;
+  absl::StatusOr<Json> Create(const manifest::ResourceKind& kind, absl::string_view ns,
                               const Json& object) override;
-  absl::Status Delete(const ResourceKind& kind, absl::string_view ns,
+  absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                       absl::string_view name) override;
 
  private:
@@ -129,4 +135,4 @@ class CurlKubeClient final : public KubeClient {
   const Options options_;
 };
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

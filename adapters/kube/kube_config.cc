@@ -16,7 +16,7 @@
 #include "common/file_util.h"
 #include "core/status_macros.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 std::string Resolve(absl::string_view base_dir, const std::string& path) {
@@ -60,7 +60,7 @@ absl::StatusOr<std::string> DataOrFile(const YAML::Node& node, const char* data_
   }
   const std::string file = Scalar(node, file_key);
   if (file.empty()) return std::string();
-  return ReadFileToString(Resolve(base_dir, file));
+  return common::ReadFileToString(Resolve(base_dir, file));
 }
 
 absl::StatusOr<KubeConfig> ParseOrThrow(absl::string_view yaml, absl::string_view base_dir,
@@ -131,9 +131,9 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(absl::string_view host, absl::str
   config.server = absl::StrCat("https://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", port);
   const std::string dir(sa_dir);
   config.token_file = dir + "/token";
-  TOLLGATE_RETURN_IF_ERROR(ReadFileToString(config.token_file).status());
-  TOLLGATE_ASSIGN_OR_RETURN(config.ca_pem, ReadFileToString(dir + "/ca.crt"));
-  absl::StatusOr<std::string> ns = ReadFileToString(dir + "/namespace");
+  TOLLGATE_RETURN_IF_ERROR(common::ReadFileToString(config.token_file).status());
+  TOLLGATE_ASSIGN_OR_RETURN(config.ca_pem, common::ReadFileToString(dir + "/ca.crt"));
+  absl::StatusOr<std::string> ns = common::ReadFileToString(dir + "/namespace");
   if (ns.ok()) config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
   return config;
 }
@@ -149,7 +149,7 @@ absl::StatusOr<KubeConfig> ParseKubeConfig(absl::string_view yaml, absl::string_
 }
 
 absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path, absl::string_view context) {
-  TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(path));
   absl::StatusOr<KubeConfig> config =
       ParseKubeConfig(text, std::filesystem::path(path).parent_path().string(), context);
   if (!config.ok()) {
@@ -159,4 +159,4 @@ absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path, absl::str
   return config;
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -24,25 +24,25 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "adapters/grpc_admission_client.h"
 #include "adapters/kube/job_controller.h"
-#include "adapters/kube/job_translator.h"
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_config.h"
-#include "adapters/kube/pytorchjob_translator.h"
-#include "adapters/kube/rayjob_translator.h"
-#include "adapters/stop_signal.h"
-#include "cmd/build_info/build_info.h"
-#include "cmd/flags/command_line.h"
-#include "cmd/log/json_log.h"
-#include "cmd/signals/stop_signals.h"
+#include "clients/cpp/grpc_admission_client.h"
+#include "common/build_info.h"
+#include "common/command_line.h"
+#include "common/json_log.h"
+#include "common/stop_signal.h"
+#include "common/stop_signals.h"
+#include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "core/types.h"
+#include "services/manifest/job_translator.h"
 #include "services/manifest/kueue_configuration.h"
-#include "services/real_clock.h"
+#include "services/manifest/pytorchjob_translator.h"
+#include "services/manifest/rayjob_translator.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 constexpr char kUsage[] = R"(usage: tollgate-kube [FLAGS]
@@ -79,7 +79,7 @@ Flags:
 
 struct Flags {
   std::string tollgate = "127.0.0.1:50051";
-  GrpcAdmissionClient::ClientSecurity tollgate_security;
+  client::GrpcAdmissionClient::ClientSecurity tollgate_security;
   std::string kubeconfig;
   std::string context;
   bool jobs = true;
@@ -118,8 +118,8 @@ absl::Status ApplyConfiguration(Flags& flags) {
     }
   }
   if (!unsupported.empty()) {
-    cmd::Log("warning", "integrations.frameworks not supported by tollgate-kube; not managed",
-             {{"config", flags.config_file}, {"frameworks", absl::StrJoin(unsupported, ",")}});
+    common::Log("warning", "integrations.frameworks not supported by tollgate-kube; not managed",
+                {{"config", flags.config_file}, {"frameworks", absl::StrJoin(unsupported, ",")}});
   }
   flags.manage_without_queue_name = config.adapter.manage_jobs_without_queue_name;
   if (config.adapter.has_managed_jobs_namespace_selector) {
@@ -140,7 +140,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
   std::string integration_flag;
   TOLLGATE_RETURN_IF_ERROR(
-      cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
+      common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
         const absl::string_view name = flag.name;
         if (name == "tollgate") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.tollgate, flag.String());
@@ -187,7 +187,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (name == "instance") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.instance, flag.String());
         } else {
-          return cmd::UnknownFlag(flag);
+          return common::UnknownFlag(flag);
         }
         if (name == "enable-jobs" || name == "enable-rayjobs" || name == "enable-pytorchjobs" ||
             name == "manage-jobs-without-queue-name") {
@@ -233,20 +233,20 @@ absl::StatusOr<KubeConfig> LoadConfig(const Flags& flags) {
   return LoadKubeConfigFile(path, flags.context);
 }
 
-absl::Status Run(const Flags& flags, const StopSignal& stop) {
+absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   TOLLGATE_ASSIGN_OR_RETURN(KubeConfig config, LoadConfig(flags));
   CurlKubeClient::Options kube_options;
   kube_options.watch_timeout = flags.watch_timeout;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
                             CurlKubeClient::Create(config, kube_options));
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<GrpcAdmissionClient> admission,
-                            GrpcAdmissionClient::ConnectSecure(flags.tollgate, flags.call_timeout,
-                                                               flags.tollgate_security));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<client::GrpcAdmissionClient> admission,
+                            client::GrpcAdmissionClient::ConnectSecure(
+                                flags.tollgate, flags.call_timeout, flags.tollgate_security));
 
-  JobTranslator job;
-  RayJobTranslator rayjob;
-  PyTorchJobTranslator pytorchjob;
-  std::vector<const JobKindTranslator*> kinds;
+  manifest::JobTranslator job;
+  manifest::RayJobTranslator rayjob;
+  manifest::PyTorchJobTranslator pytorchjob;
+  std::vector<const manifest::JobKindTranslator*> kinds;
   if (flags.jobs) kinds.push_back(&job);
   if (flags.rayjobs) kinds.push_back(&rayjob);
   if (flags.pytorchjobs) kinds.push_back(&pytorchjob);
@@ -260,7 +260,7 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
     char host[256] = {0};
     if (gethostname(host, sizeof(host) - 1) == 0) controller_options.instance = host;
   }
-  services::RealClock clock;
+  core::RealClock clock;
   JobController controller(*kube, *admission, clock, kinds, controller_options);
 
   KubeAdapter::Options adapter_options;
@@ -272,31 +272,31 @@ absl::Status Run(const Flags& flags, const StopSignal& stop) {
   KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
 
   std::vector<std::string> names;
-  for (const JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
-  cmd::Log("info", "starting",
-           {{"server", config.server},
-            {"tollgate", flags.tollgate},
-            {"kinds", absl::StrJoin(names, ",")}});
+  for (const manifest::JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
+  common::Log("info", "starting",
+              {{"server", config.server},
+               {"tollgate", flags.tollgate},
+               {"kinds", absl::StrJoin(names, ",")}});
   adapter.Run(stop);
   return absl::OkStatus();
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube
 
 int main(int argc, char** argv) {
-  namespace cmd = tollgate::cmd;
-  namespace kube = tollgate::adapters::kube;
+  namespace common = tollgate::common;
+  namespace kube = tollgate::kube;
   // Before any thread exists; signal_thread below takes them through sigwait.
-  const sigset_t stop_signals = cmd::BlockStopSignals();
+  const sigset_t stop_signals = common::BlockStopSignals();
 
-  if (tollgate::build_info::AsksForVersion(argc, argv)) {
-    std::cout << tollgate::build_info::VersionLine("tollgate-kube");
+  if (tollgate::common::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::common::VersionLine("tollgate-kube");
     return 0;
   }
   absl::StatusOr<kube::Flags> flags = kube::ParseFlags(argc, argv);
   if (!flags.ok()) {
-    cmd::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
+    common::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
     std::cerr << kube::kUsage;
     return 2;
   }
@@ -305,14 +305,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-    cmd::Log("error", "curl_global_init failed");
+    common::Log("error", "curl_global_init failed");
     return 1;
   }
-  tollgate::adapters::StopSignal stop;
+  tollgate::common::StopSignal stop;
   std::thread signal_thread([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    if (!stop.stopped()) cmd::Log("info", "stopping", {{"signal", strsignal(signal_number)}});
+    if (!stop.stopped()) common::Log("info", "stopping", {{"signal", strsignal(signal_number)}});
     stop.Stop();
   });
   absl::Status status = kube::Run(*flags, stop);
@@ -324,9 +324,9 @@ int main(int argc, char** argv) {
   signal_thread.join();
   curl_global_cleanup();
   if (!status.ok()) {
-    cmd::Log("error", "tollgate-kube failed", {{"error", status.ToString()}});
+    common::Log("error", "tollgate-kube failed", {{"error", status.ToString()}});
     return 1;
   }
-  cmd::Log("info", "stopped");
+  common::Log("info", "stopped");
   return 0;
 }

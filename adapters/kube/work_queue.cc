@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 void WorkQueue::AddLocked(const ObjectKey& key) {
   if (processing_.count(key) > 0) {
@@ -81,4 +81,4 @@ size_t WorkQueue::Size() const {
   return queued_.size() + delayed_.size() + processing_.size();
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

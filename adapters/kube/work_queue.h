@@ -11,7 +11,7 @@
 #include "adapters/kube/job_controller.h"
 #include "core/clock.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 // client-go's rate-limited work queue, reduced to what the adapter needs: a key is queued at
 // most once, is never handed to two workers at once (an Add while it is being processed
@@ -53,4 +53,4 @@ class WorkQueue {
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

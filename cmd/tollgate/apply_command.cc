@@ -17,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/commands.h"
-#include "cmd/tollgate/manifest_input.h"
 #include "cmd/tollgate/object_printer.h"
 #include "cmd/tollgate/start_estimate_view.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
+#include "services/manifest/manifest_input.h"
 
 namespace tollgate::cli {
 namespace {
@@ -211,7 +211,7 @@ int RunApply(Session& s, const ParsedFlags& args) {
       continue;
     }
     const auto& object = std::get<v1::ConfigObject>(m.object);
-    const KindInfo& kind = KindByObjectKind(services::KindOf(object));
+    const KindInfo& kind = KindByObjectKind(engine::KindOf(object));
     // Like kubectl: created, configured, or unchanged (and then not sent at all).
     v1::GetObjectRequest get;
     *get.mutable_ref() = RefOf(object);
@@ -230,7 +230,7 @@ int RunApply(Session& s, const ParsedFlags& args) {
       return s.Fail(existing.status());
     }
     if (verb != "unchanged") *request.add_objects() = object;
-    lines.push_back(absl::StrCat(kind.resource, "/", services::MetadataOf(object).name(), " ", verb,
+    lines.push_back(absl::StrCat(kind.resource, "/", engine::MetadataOf(object).name(), " ", verb,
                                  DryRunSuffix(*dry_run)));
   }
   // One request: the service applies configuration all or nothing, so a bad object in the file
@@ -256,9 +256,9 @@ int RunSubmit(Session& s, const ParsedFlags& args) {
   for (const manifest::Manifest& m : *manifests) {
     const auto* wl = std::get_if<v1::Workload>(&m.object);
     if (wl == nullptr) {
-      return s.Fail(absl::InvalidArgumentError(absl::StrCat(
-          m.kind, " ", services::MetadataOf(std::get<v1::ConfigObject>(m.object)).name(),
-          " is not a Workload or job; load configuration with `tollgate apply -f`")));
+      return s.Fail(absl::InvalidArgumentError(
+          absl::StrCat(m.kind, " ", engine::MetadataOf(std::get<v1::ConfigObject>(m.object)).name(),
+                       " is not a Workload or job; load configuration with `tollgate apply -f`")));
     }
     workloads.push_back(*wl);
   }

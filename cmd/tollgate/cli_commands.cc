@@ -1,5 +1,5 @@
 // The command table of `tollgate` and the dispatch: which command, its flags (parsed by
-// cmd/flags), its help. The commands themselves live in the files commands.h lists.
+// common/command_line), its help. The commands themselves live in the files commands.h lists.
 #include "cmd/tollgate/cli_commands.h"
 
 #include <unistd.h>
@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/build_info/build_info.h"
 #include "cmd/tollgate/auth_commands.h"
 #include "cmd/tollgate/cli_commands_table.h"
 #include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/commands.h"
-#include "cmd/tollgate/scenario_runner.h"
 #include "cmd/tollgate/simulate_command.h"
+#include "common/build_info.h"
+#include "services/sim/scenario_runner.h"
 
 namespace tollgate::cli {
 namespace {
@@ -65,7 +65,7 @@ int RunScenario(Session& s, const ParsedFlags& args) {
   }
   std::vector<std::string> paths(args.positional.begin() + 1, args.positional.end());
   if (paths.empty()) return s.UsageError("name at least one file or folder");
-  return scenario::RunScenarioCommand(paths, s.out());
+  return sim::RunScenarioCommand(paths, s.out());
 }
 
 }  // namespace
@@ -316,7 +316,7 @@ std::string CommandHelp(const Command& command) {
   std::string text =
       absl::StrCat("usage: tollgate ", command.synopsis, "\n\n", command.summary, "\n");
   if (!command.details.empty()) absl::StrAppend(&text, "\n", command.details);
-  absl::StrAppend(&text, "\n", cmd::FlagHelp(FlagsOf(command)));
+  absl::StrAppend(&text, "\n", common::FlagHelp(FlagsOf(command)));
   return text;
 }
 
@@ -379,7 +379,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     }
     if (args[i] == "--version") {
       // As every binary answers it (help2man reads the program name from it).
-      env.out << build_info::VersionLine("tollgate");
+      env.out << common::VersionLine("tollgate");
       return kExitOk;
     }
   }
@@ -425,7 +425,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     return command->run(session, raw);
   }
   const std::vector<FlagSpec> specs = FlagsOf(*command);
-  absl::StatusOr<ParsedFlags> parsed = cmd::ParseFlags(rest, specs);
+  absl::StatusOr<ParsedFlags> parsed = common::ParseFlags(rest, specs);
   if (!parsed.ok()) {
     env.err << "tollgate " << command->name << ": " << parsed.status().message() << "\n\n"
             << CommandHelp(*command);
@@ -438,7 +438,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
   absl::Duration timeout = kDefaultCallTimeout;
   if (parsed->Has("timeout")) {
     absl::StatusOr<absl::Duration> d =
-        cmd::FlagArg{"timeout", parsed->Get("timeout"), true}.Duration(/*allow_zero=*/false);
+        common::FlagArg{"timeout", parsed->Get("timeout"), true}.Duration(/*allow_zero=*/false);
     if (!d.ok()) {
       env.err << "tollgate " << command->name << ": " << d.status().message() << "\n";
       return kExitUsage;

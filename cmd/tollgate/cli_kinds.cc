@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/object_kind.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 
@@ -19,7 +19,7 @@ const std::vector<KindInfo>& Kinds() {
       KindInfo info{absl::AsciiStrToLower(t.name), t.name,       "",
                     v1::OBJECT_KIND_UNSPECIFIED,   t.namespaced, {t.plural}};
       info.resource = t.group.empty() ? info.name : absl::StrCat(info.name, ".", t.group);
-      if (t.config_kind.has_value()) info.object_kind = services::ToProtoKind(*t.config_kind);
+      if (t.config_kind.has_value()) info.object_kind = engine::ToProtoKind(*t.config_kind);
       info.aliases.insert(info.aliases.end(), t.short_names.begin(), t.short_names.end());
       out->push_back(std::move(info));
     }
@@ -53,26 +53,26 @@ const KindInfo& KindByObjectKind(v1::ObjectKind kind) {
 
 v1::ObjectRef RefOf(const v1::ConfigObject& object) {
   v1::ObjectRef ref;
-  ref.set_kind(services::KindOf(object));
+  ref.set_kind(engine::KindOf(object));
   if (KindByObjectKind(ref.kind()).namespaced) {
-    ref.set_namespace_(services::MetadataOf(object).namespace_().empty()
+    ref.set_namespace_(engine::MetadataOf(object).namespace_().empty()
                            ? "default"
-                           : services::MetadataOf(object).namespace_());
+                           : engine::MetadataOf(object).namespace_());
   }
-  ref.set_name(services::MetadataOf(object).name());
+  ref.set_name(engine::MetadataOf(object).name());
   return ref;
 }
 
 v1::ConfigObject UserIntent(v1::ConfigObject object) {
   if (object.kind_case() != v1::ConfigObject::KIND_NOT_SET) {
-    v1::ObjectMeta* meta = services::MutableMetadataOf(object);
+    v1::ObjectMeta* meta = engine::MutableMetadataOf(object);
     meta->clear_uid();
     meta->clear_resource_version();
     meta->clear_generation();
     meta->clear_creation_timestamp();
-    if (!KindByObjectKind(services::KindOf(object)).namespaced) meta->clear_namespace_();
+    if (!KindByObjectKind(engine::KindOf(object)).namespaced) meta->clear_namespace_();
   }
-  services::ClearStatus(object);
+  engine::ClearStatus(object);
   return object;
 }
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/tollgate/cli_format.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 
@@ -31,14 +31,13 @@ absl::StatusOr<std::vector<v1::ConfigObject>> ListConfig(Session& s, v1::ObjectK
   if (!response.ok()) return response.status();
   for (v1::ConfigObject& object : *response->mutable_objects()) {
     // The service narrows only some kinds by namespace; the filter is the CLI's promise.
-    if (!ns.empty() && services::MetadataOf(object).namespace_() != ns) continue;
+    if (!ns.empty() && engine::MetadataOf(object).namespace_() != ns) continue;
     objects.push_back(std::move(object));
   }
   std::sort(
       objects.begin(), objects.end(), [](const v1::ConfigObject& a, const v1::ConfigObject& b) {
-        return std::make_pair(services::MetadataOf(a).namespace_(),
-                              services::MetadataOf(a).name()) <
-               std::make_pair(services::MetadataOf(b).namespace_(), services::MetadataOf(b).name());
+        return std::make_pair(engine::MetadataOf(a).namespace_(), engine::MetadataOf(a).name()) <
+               std::make_pair(engine::MetadataOf(b).namespace_(), engine::MetadataOf(b).name());
       });
   return objects;
 }

@@ -11,16 +11,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "cmd/flags/command_line.h"
 #include "cmd/tollgate/cli_client.h"
 #include "cmd/tollgate/cli_commands.h"
 #include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/table_printer.h"
+#include "common/command_line.h"
 
 namespace tollgate::cli {
 
-using cmd::FlagSpec;
-using cmd::ParsedFlags;
+using common::FlagSpec;
+using common::ParsedFlags;
 
 // Flags more than one command declares (kubectl's names and short names).
 inline constexpr FlagSpec kServerFlag{

@@ -18,7 +18,7 @@ namespace {
 
 // The error names what the file is for ("client key ...: cannot read ...").
 absl::StatusOr<std::string> ReadFile(absl::string_view what, const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
   if (!text.ok()) {
     return absl::Status(text.status().code(), absl::StrCat(what, ": ", text.status().message()));
   }

@@ -12,7 +12,7 @@
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/cli_queries.h"
 #include "cmd/tollgate/commands.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 namespace {
@@ -62,7 +62,7 @@ std::vector<std::string> ObjectNames(Session& s, const KindInfo& kind) {
     absl::StatusOr<std::vector<v1::ConfigObject>> objects =
         ListConfig(s, kind.object_kind, kind.namespaced ? s.Namespace() : "", "");
     if (!objects.ok()) return names;
-    for (const v1::ConfigObject& o : *objects) names.push_back(services::MetadataOf(o).name());
+    for (const v1::ConfigObject& o : *objects) names.push_back(engine::MetadataOf(o).name());
   }
   std::sort(names.begin(), names.end());
   return names;

@@ -12,7 +12,7 @@
 #include "cmd/tollgate/cohort_sections.h"
 #include "cmd/tollgate/describe_commands.h"
 #include "cmd/tollgate/object_printer.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 namespace {
@@ -240,11 +240,11 @@ int DescribePolicyObject(Session& s, v1::ObjectKind kind, absl::string_view name
   absl::StatusOr<std::vector<v1::ConfigObject>> objects = ListConfig(s, kind, "", name);
   if (!objects.ok()) return s.Fail(objects.status());
   const v1::ConfigObject& object = objects->front();
-  const v1::ObjectMeta& meta = services::MetadataOf(object);
+  const v1::ObjectMeta& meta = engine::MetadataOf(object);
   std::ostream& out = s.out();
   FieldPrinter top;
   top.Add("Name", meta.name());
-  top.Add("Kind", services::KindName(kind));
+  top.Add("Kind", engine::KindName(kind));
   top.Add("Created", TimeAndAge(meta.creation_timestamp(), s.now()));
   top.Add("Generation", absl::StrCat(meta.generation()));
   top.Print(out);

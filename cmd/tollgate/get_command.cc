@@ -21,7 +21,7 @@
 #include "cmd/tollgate/label_selector.h"
 #include "cmd/tollgate/object_printer.h"
 #include "cmd/tollgate/start_estimate_view.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 namespace {
@@ -358,7 +358,7 @@ int GetConfig(Session& s, const GetOptions& o) {
   }
   std::vector<v1::ConfigObject> objects;
   for (v1::ConfigObject& object : *listed) {
-    if (o.filter.selector.Matches(services::MetadataOf(object).labels())) {
+    if (o.filter.selector.Matches(engine::MetadataOf(object).labels())) {
       objects.push_back(std::move(object));
     }
   }
@@ -444,7 +444,7 @@ int GetConfig(Session& s, const GetOptions& o) {
       for (size_t i : *order) {
         const v1::ConfigObject& c = objects[i];
         const bool wpc = c.has_workload_priority_class();
-        const v1::ObjectMeta& meta = services::MetadataOf(c);
+        const v1::ObjectMeta& meta = engine::MetadataOf(c);
         table->AddRow(
             {meta.name(),
              absl::StrCat(wpc ? c.workload_priority_class().value() : c.priority_class().value()),
@@ -493,7 +493,7 @@ int GetConfig(Session& s, const GetOptions& o) {
     default:
       table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});
       for (size_t i : *order) {
-        const v1::ObjectMeta& meta = services::MetadataOf(objects[i]);
+        const v1::ObjectMeta& meta = engine::MetadataOf(objects[i]);
         table->AddRow(
             {meta.name(), ObjectStatusOf(meta), FormatAge(meta.creation_timestamp(), now)});
       }

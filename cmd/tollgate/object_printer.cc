@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "cmd/tollgate/cli_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "services/config_objects.h"
+#include "services/engine/config_objects.h"
 
 namespace tollgate::cli {
 namespace {

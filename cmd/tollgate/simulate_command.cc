@@ -16,19 +16,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "cmd/flags/command_line.h"
+#include "common/command_line.h"
 #include "core/status_macros.h"
 #include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
-#include "services/simulation/estimate_accuracy.h"
-#include "services/simulation/replay_report.h"
-#include "services/simulation/trace_reader.h"
-#include "services/simulation/trace_replay.h"
+#include "services/sim/estimate_accuracy.h"
+#include "services/sim/replay_report.h"
+#include "services/sim/trace_reader.h"
+#include "services/sim/trace_replay.h"
 
 namespace tollgate::cli {
 namespace {
 
-using simulation::ReplayReport;
+using sim::ReplayReport;
 
 constexpr int kOk = 0;
 constexpr int kFailed = 1;
@@ -39,7 +39,7 @@ struct SimulateFlags {
   std::string queues;
   std::vector<std::string> compare;
   std::string out_dir;
-  simulation::TraceMapping mapping;
+  sim::TraceMapping mapping;
   absl::Duration sample_every = absl::Hours(1);
   std::string config_file;
   std::optional<bool> fair_sharing;
@@ -61,10 +61,10 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
   std::vector<char*> argv = {const_cast<char*>("simulate")};
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   SimulateFlags f;
-  TOLLGATE_RETURN_IF_ERROR(cmd::ForEachFlag(
+  TOLLGATE_RETURN_IF_ERROR(common::ForEachFlag(
       static_cast<int>(argv.size()), argv.data(), help,
-      [&f](const cmd::FlagArg& flag) -> absl::Status {
-        simulation::TraceColumns& c = f.mapping.columns;
+      [&f](const common::FlagArg& flag) -> absl::Status {
+        sim::TraceColumns& c = f.mapping.columns;
         const std::pair<absl::string_view, std::string*> strings[] = {
             {"trace", &f.trace},
             {"queues", &f.queues},
@@ -89,7 +89,7 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
           f.compare = absl::StrSplit(list, ',', absl::SkipEmpty());
         } else if (flag.name == "queue-map") {
           TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
-          TOLLGATE_ASSIGN_OR_RETURN(f.mapping.queues, simulation::ParseQueueMap(text));
+          TOLLGATE_ASSIGN_OR_RETURN(f.mapping.queues, sim::ParseQueueMap(text));
         } else if (flag.name == "gpus-per-pod") {
           TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
           if (!absl::SimpleAtoi(text, &f.mapping.gpus_per_pod) || f.mapping.gpus_per_pod < 1) {
@@ -111,7 +111,7 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
         } else if (flag.name == "quiet") {
           TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
         } else {
-          return cmd::UnknownFlag(flag);
+          return common::UnknownFlag(flag);
         }
         return absl::OkStatus();
       }));
@@ -135,7 +135,7 @@ class ProgressPrinter {
         label_(std::move(label)),
         start_(std::chrono::steady_clock::now()) {}
 
-  void Update(const simulation::ReplayProgress& p) {
+  void Update(const sim::ReplayProgress& p) {
     const int percent = p.total == 0 ? 100 : static_cast<int>(100 * p.finished / p.total);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -162,7 +162,7 @@ class ProgressPrinter {
 
 // Runs gnuplot on each script in `dir`; a missing gnuplot is a note, not a failure.
 void DrawPlots(const std::string& dir, std::ostream& err) {
-  for (const std::string& script : simulation::PlotScripts()) {
+  for (const std::string& script : sim::PlotScripts()) {
     const pid_t pid = fork();
     if (pid == 0) {
       if (chdir(dir.c_str()) != 0) _exit(126);
@@ -186,13 +186,13 @@ void DrawPlots(const std::string& dir, std::ostream& err) {
 }
 
 absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& queues_file,
-                                    const std::vector<simulation::TraceJob>& jobs,
+                                    const std::vector<sim::TraceJob>& jobs,
                                     const std::string& out_dir, std::ostream& err,
                                     bool err_is_terminal, std::string* accuracy) {
   TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadText(queues_file));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> objects,
                             manifest::ParseManifests(text, queues_file));
-  simulation::ReplayOptions options;
+  sim::ReplayOptions options;
   manifest::KueueConfiguration config;
   config.source.clear();
   if (!f.config_file.empty()) {
@@ -213,22 +213,20 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
-    options.progress = [&progress](const simulation::ReplayProgress& p) { progress.Update(p); };
+    options.progress = [&progress](const sim::ReplayProgress& p) { progress.Update(p); };
   }
-  TOLLGATE_ASSIGN_OR_RETURN(simulation::ReplayResult result,
-                            simulation::ReplayTrace(objects, jobs, options));
-  ReplayReport report = simulation::Summarize(jobs, result, f.mapping.resource);
-  *accuracy = simulation::FormatEstimateAccuracy(simulation::MeasureEstimateAccuracy(jobs, result));
+  TOLLGATE_ASSIGN_OR_RETURN(sim::ReplayResult result, sim::ReplayTrace(objects, jobs, options));
+  ReplayReport report = sim::Summarize(jobs, result, f.mapping.resource);
+  *accuracy = sim::FormatEstimateAccuracy(sim::MeasureEstimateAccuracy(jobs, result));
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec)
       return absl::UnavailableError(
           absl::StrCat("--out: cannot create ", out_dir, ": ", ec.message()));
-    TOLLGATE_RETURN_IF_ERROR(simulation::WriteReplayFiles(out_dir, jobs, result, report));
+    TOLLGATE_RETURN_IF_ERROR(sim::WriteReplayFiles(out_dir, jobs, result, report));
     if (f.estimate_every > 0) {
-      TOLLGATE_RETURN_IF_ERROR(
-          simulation::WriteEstimatesCsv(out_dir + "/estimates.csv", jobs, result));
+      TOLLGATE_RETURN_IF_ERROR(sim::WriteEstimatesCsv(out_dir + "/estimates.csv", jobs, result));
     }
     if (f.plots) DrawPlots(out_dir, err);
   }
@@ -290,8 +288,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
     err << "simulate: --trace: " << text.status().message() << "\n";
     return kFailed;
   }
-  absl::StatusOr<std::vector<simulation::TraceJob>> jobs =
-      simulation::ParseTrace(*text, f.mapping, f.trace);
+  absl::StatusOr<std::vector<sim::TraceJob>> jobs = sim::ParseTrace(*text, f.mapping, f.trace);
   if (!jobs.ok()) {
     err << "simulate: " << jobs.status().message() << "\n";
     return kFailed;
@@ -304,7 +301,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
       err << "simulate: " << report.status().message() << "\n";
       return kFailed;
     }
-    out << simulation::FormatSummary(*report) << accuracy;
+    out << sim::FormatSummary(*report) << accuracy;
     return kOk;
   }
   std::vector<std::pair<std::string, ReplayReport>> reports;
@@ -322,7 +319,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
     reports.emplace_back(name, *std::move(report));
     if (!accuracy.empty()) absl::StrAppend(&accuracies, "\n", name, ":", accuracy);
   }
-  out << simulation::FormatComparison(reports) << accuracies;
+  out << sim::FormatComparison(reports) << accuracies;
   return kOk;
 }
 

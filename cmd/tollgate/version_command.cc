@@ -2,8 +2,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/build_info/build_info.h"
 #include "cmd/tollgate/commands.h"
+#include "common/build_info.h"
 
 namespace tollgate::cli {
 
@@ -11,13 +11,13 @@ int RunVersion(Session& s, const ParsedFlags& args) {
   if (!args.positional.empty()) {
     return s.UsageError(absl::StrCat("unexpected argument ", args.positional[0]));
   }
-  s.out() << "Client Version: " << build_info::Describe(build_info::Current()) << "\n";
+  s.out() << "Client Version: " << common::Describe(common::Current()) << "\n";
   if (args.Has("client")) return kExitOk;
   absl::StatusOr<v1::BuildInfo> server = s.client().GetBuildInfo();
   if (!server.ok()) return s.Fail(server.status());
-  build_info::BuildInfo info{server->version(), server->build_type(), server->compiler(), {}};
+  common::BuildInfo info{server->version(), server->build_type(), server->compiler(), {}};
   // The server's map has no order; show the libraries in the client's order, then any other.
-  for (const auto& [name, version] : build_info::Current().dependencies) {
+  for (const auto& [name, version] : common::Current().dependencies) {
     auto it = server->dependencies().find(name);
     if (it != server->dependencies().end()) info.dependencies.emplace_back(name, it->second);
   }
@@ -26,7 +26,7 @@ int RunVersion(Session& s, const ParsedFlags& args) {
     for (const auto& dep : info.dependencies) known = known || dep.first == name;
     if (!known) info.dependencies.emplace_back(name, version);
   }
-  s.out() << "Server Version: " << build_info::Describe(info) << "\n";
+  s.out() << "Server Version: " << common::Describe(info) << "\n";
   return kExitOk;
 }
 

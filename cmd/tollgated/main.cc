@@ -33,16 +33,16 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/build_info/build_info.h"
-#include "cmd/flags/command_line.h"
-#include "cmd/log/json_log.h"
-#include "cmd/signals/stop_signals.h"
-#include "cmd/tollgated/admin_service.h"
-#include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/replica.h"
 #include "cmd/tollgated/server_security.h"
+#include "common/atomic_file.h"
+#include "common/build_info.h"
+#include "common/command_line.h"
 #include "common/file_util.h"
+#include "common/json_log.h"
+#include "common/stop_signals.h"
+#include "core/real_clock.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -50,18 +50,18 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "services/access_gate.h"
-#include "services/admission_executor.h"
-#include "services/config_objects.h"
-#include "services/grpc_services.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/config_objects.h"
+#include "services/engine/tollgate_api.h"
 #include "services/ha/leader_election.h"
 #include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
-#include "services/real_clock.h"
-#include "services/scheduler_audit.h"
-#include "services/store_identity_interceptor.h"
-#include "services/tollgate_api.h"
-#include "storage/atomic_file.h"
+#include "services/rpc/access_gate.h"
+#include "services/rpc/admin_service.h"
+#include "services/rpc/grpc_services.h"
+#include "services/rpc/info_service.h"
+#include "services/rpc/scheduler_audit.h"
+#include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_store.h"
 #include "storage/rocksdb_store.h"
 
@@ -151,7 +151,7 @@ struct Flags {
 
 // --- Logging -----------------------------------------------------------------------------------
 
-using cmd::Log;
+using common::Log;
 
 // gRPC's own diagnostics, as JSON lines like ours rather than in gpr's format.
 void LogFromGrpc(gpr_log_func_args* args) {
@@ -177,7 +177,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     --argc;
   }
   TOLLGATE_RETURN_IF_ERROR(
-      cmd::ForEachFlag(argc, argv, flags.help, [&](const cmd::FlagArg& flag) -> absl::Status {
+      common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
         if (flag.name == "listen") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.listen, flag.String());
         } else if (flag.name == "data-dir") {
@@ -253,7 +253,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.restore_from, flag.String());
         } else {
           TOLLGATE_ASSIGN_OR_RETURN(const bool taken, ParseSecurityFlag(flag, flags.security));
-          if (!taken) return cmd::UnknownFlag(flag);
+          if (!taken) return common::UnknownFlag(flag);
         }
         return absl::OkStatus();
       }));
@@ -356,23 +356,23 @@ void LogConfiguration(const manifest::KueueConfiguration& config) {
 // A configuration object as its author wrote it: without what the server fills in, so a stored
 // object compares equal to the manifest it was applied from.
 v1::ConfigObject Intent(v1::ConfigObject object) {
-  v1::ObjectMeta* meta = services::MutableMetadataOf(object);
+  v1::ObjectMeta* meta = engine::MutableMetadataOf(object);
   meta->clear_uid();
   meta->clear_resource_version();
   meta->clear_generation();
   meta->clear_creation_timestamp();
-  if (!services::IsNamespaced(services::KindOf(object))) {
+  if (!engine::IsNamespaced(engine::KindOf(object))) {
     meta->clear_namespace_();
   } else if (meta->namespace_().empty()) {
     meta->set_namespace_("default");
   }
-  services::ClearStatus(object);
+  engine::ClearStatus(object);
   return object;
 }
 
 std::string ObjectName(const v1::ConfigObject& object) {
-  const v1::ObjectMeta& meta = services::MetadataOf(object);
-  return services::IsNamespaced(services::KindOf(object))
+  const v1::ObjectMeta& meta = engine::MetadataOf(object);
+  return engine::IsNamespaced(engine::KindOf(object))
              ? absl::StrCat(meta.namespace_().empty() ? "default" : meta.namespace_(), "/",
                             meta.name())
              : meta.name();
@@ -385,7 +385,7 @@ std::string ObjectName(const v1::ConfigObject& object) {
 // Applies every changed configuration object of every file in one request, so a bad manifest
 // leaves the stored configuration as it was; then submits the workloads. Each file is validated
 // on its own first only so an error names the file it came from.
-absl::Status ApplyManifests(const std::vector<std::string>& files, services::TollgateApi& api) {
+absl::Status ApplyManifests(const std::vector<std::string>& files, engine::TollgateApi& api) {
   v1::ApplyRequest apply;
   struct Change {
     std::string file;
@@ -397,7 +397,7 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
   int unchanged = 0;
   std::vector<std::pair<std::string, v1::Workload>> workloads;
   for (const std::string& file : files) {
-    TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
+    TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(file));
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
                               manifest::ParseManifests(text, file));
     v1::ApplyRequest check;
@@ -416,10 +416,10 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
     }
     for (v1::ConfigObject& object : *check.mutable_objects()) {
       v1::GetObjectRequest get;
-      get.mutable_ref()->set_kind(services::KindOf(object));
-      get.mutable_ref()->set_name(services::MetadataOf(object).name());
-      if (services::IsNamespaced(services::KindOf(object))) {
-        const std::string& ns = services::MetadataOf(object).namespace_();
+      get.mutable_ref()->set_kind(engine::KindOf(object));
+      get.mutable_ref()->set_name(engine::MetadataOf(object).name());
+      if (engine::IsNamespaced(engine::KindOf(object))) {
+        const std::string& ns = engine::MetadataOf(object).namespace_();
         get.mutable_ref()->set_namespace_(ns.empty() ? "default" : ns);
       }
       absl::StatusOr<v1::ConfigObject> stored = api.GetObject(get);
@@ -429,8 +429,8 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, services::Tol
         ++unchanged;
         continue;
       }
-      changes.push_back(Change{file, services::KindName(services::KindOf(object)),
-                               ObjectName(object), !stored.ok()});
+      changes.push_back(
+          Change{file, engine::KindName(engine::KindOf(object)), ObjectName(object), !stored.ok()});
       *apply.add_objects() = std::move(object);
     }
   }
@@ -564,8 +564,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   TOLLGATE_ASSIGN_OR_RETURN(const manifest::KueueConfiguration configuration, CheckStart(flags));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                             ServerCredentials(flags.security));
-  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
-                            LoadAuthenticators(flags.security));
+  TOLLGATE_ASSIGN_OR_RETURN(rpc::Authenticators authenticators, LoadAuthenticators(flags.security));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
                             LoadPolicy(flags.security));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<auth::AuditLog> audit_log,
@@ -597,22 +596,22 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   LogRecovery(*store);
 
   const core::SchedulerConfig& config = configuration.scheduler;
-  services::RealClock clock;
+  core::RealClock clock;
   std::unique_ptr<Observability> observability;
-  services::AdmissionExecutor::Options executor_options;
+  engine::AdmissionExecutor::Options executor_options;
   executor_options.change_log_retention = flags.change_log_retention;
   executor_options.change_log_retention_age = flags.change_log_retention_age;
   if (!flags.metrics_listen.empty()) {
-    observability = Observability::Create(tollgate::build_info::Current().version);
+    observability = Observability::Create(tollgate::common::Current().version);
     executor_options.observer = observability->executor_observer();
   }
   TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*store, clock, config, executor_options));
-  services::TollgateApi api(*executor);
+      std::unique_ptr<engine::AdmissionExecutor> executor,
+      engine::AdmissionExecutor::Open(*store, clock, config, executor_options));
+  engine::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
-  services::AccessGate gate(api, clock, audit_log.get());
+  rpc::AccessGate gate(api, clock, audit_log.get());
   const bool authenticating = authenticators.any();
   if (!authenticating && !flags.security.authz_policy.empty()) {
     Log("warning",
@@ -620,18 +619,18 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
         "anonymous admin");
   }
   gate.Configure(std::move(authenticators), std::move(policy));
-  std::unique_ptr<services::SchedulerAudit> scheduler_audit;
+  std::unique_ptr<rpc::SchedulerAudit> scheduler_audit;
   if (audit_log != nullptr) {
-    scheduler_audit = std::make_unique<services::SchedulerAudit>(api, gate);
+    scheduler_audit = std::make_unique<rpc::SchedulerAudit>(api, gate);
     scheduler_audit->Start(executor->revision());
   }
-  services::AdmissionGrpcService admission_service(api, &gate);
+  rpc::AdmissionGrpcService admission_service(api, &gate);
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
-  services::ConfigGrpcService config_service(api, &gate);
-  services::VisibilityGrpcService visibility_service(api, &gate);
-  services::AuthGrpcService auth_service(gate);
-  InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
-  AdminGrpcService admin_service(
+  rpc::ConfigGrpcService config_service(api, &gate);
+  rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::AuthGrpcService auth_service(gate);
+  rpc::InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
+  rpc::AdminGrpcService admin_service(
       gate,
       [&store](const std::string& dir) -> absl::StatusOr<int64_t> {
         TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, store->Backup(dir));
@@ -651,7 +650,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     // One vector: each SetInterceptorCreators call replaces the previous one.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    interceptors.push_back(rpc::NewStoreIdentityInterceptorFactory(*store));
     if (observability != nullptr) {
       for (auto& interceptor : observability->GrpcInterceptors()) {
         interceptors.push_back(std::move(interceptor));
@@ -670,7 +669,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   if (store_failed.load()) server->GetHealthCheckService()->SetServingStatus(false);
   const std::string bound = BoundAddress(flags.listen, port);
   if (!flags.port_file.empty()) {
-    absl::Status written = storage::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
+    absl::Status written = common::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
     if (!written.ok()) {
       server->Shutdown();
       return written;
@@ -689,8 +688,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
     absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
                                                 store.get(), gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
-      serving = storage::WriteFileAtomically(flags.metrics_port_file,
-                                             absl::StrCat(observability->port(), "\n"));
+      serving = common::WriteFileAtomically(flags.metrics_port_file,
+                                            absl::StrCat(observability->port(), "\n"));
     }
     if (!serving.ok()) {
       server->Shutdown();
@@ -751,7 +750,7 @@ absl::StatusOr<storage::EtcdConnectionOptions> EtcdConnection(const Flags& flags
   connection.key_file = flags.etcd_key;
   if (!flags.etcd_user.empty()) {
     connection.user = flags.etcd_user;
-    absl::StatusOr<std::string> password = ReadFileToString(flags.etcd_password_file);
+    absl::StatusOr<std::string> password = common::ReadFileToString(flags.etcd_password_file);
     if (!password.ok()) {
       return absl::Status(password.status().code(),
                           absl::StrCat("--etcd-password-file: ", password.status().message()));
@@ -779,7 +778,7 @@ storage::EtcdStoreOptions EtcdStoreOptionsFor(const Flags& flags,
 // leadership key (a deposed leader's writes fail in etcd, see docs/ha.md).
 absl::StatusOr<std::unique_ptr<storage::EtcdStore>> OpenFencedEtcdStore(
     const Flags& flags, const storage::EtcdConnectionOptions& connection,
-    const services::ha::Leadership& leadership) {
+    const ha::Leadership& leadership) {
   const storage::EtcdStoreOptions options = EtcdStoreOptionsFor(flags, connection);
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdStore> store,
                             storage::EtcdStore::Open(options));
@@ -815,7 +814,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.election.lease_ttl = flags.lease_ttl;
   options.metrics_listen = flags.metrics_listen;
   options.metrics_port_file = flags.metrics_port_file;
-  options.version = tollgate::build_info::Current().version;
+  options.version = tollgate::common::Current().version;
   // HTTPS for --metrics-listen from the gRPC port's files, as a single tollgated does.
   std::unique_ptr<web::TlsFiles> http_tls;
   if (!flags.metrics_listen.empty() && !flags.security.tls_cert.empty()) {
@@ -834,7 +833,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::EtcdClient> etcd,
                             storage::EtcdClient::Connect(election_connection));
   options.etcd = etcd.get();
-  options.open_store = [&flags, &store_connection](const services::ha::Leadership& leadership) {
+  options.open_store = [&flags, &store_connection](const ha::Leadership& leadership) {
     return OpenFencedEtcdStore(flags, store_connection, leadership);
   };
   if (flags.warm_followers) {
@@ -844,7 +843,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
       return storage::EtcdStore::Open(EtcdStoreOptionsFor(flags, store_connection));
     };
   }
-  options.on_lead = [&flags](services::TollgateApi& api) -> absl::Status {
+  options.on_lead = [&flags](engine::TollgateApi& api) -> absl::Status {
     absl::Status applied = ApplyManifests(flags.manifests, api);
     // An earlier leader already submitted the manifests' workloads.
     if (absl::IsAlreadyExists(applied)) return absl::OkStatus();
@@ -860,10 +859,10 @@ int main(int argc, char** argv) {
   using tollgate::Log;
   // Before any thread exists; the main thread alone takes them, through sigwait in Serve.
   // SIGHUP reloads the token file and the policy (see Serve).
-  const sigset_t stop_signals = tollgate::cmd::BlockStopSignals({SIGHUP});
+  const sigset_t stop_signals = tollgate::common::BlockStopSignals({SIGHUP});
 
-  if (tollgate::build_info::AsksForVersion(argc, argv)) {
-    std::cout << tollgate::build_info::VersionLine("tollgated");
+  if (tollgate::common::AsksForVersion(argc, argv)) {
+    std::cout << tollgate::common::VersionLine("tollgated");
     return 0;
   }
   absl::StatusOr<tollgate::Flags> flags = tollgate::ParseFlags(argc, argv);

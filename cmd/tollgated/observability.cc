@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "metrics/process_metrics.h"
-#include "services/grpc_metrics_interceptor.h"
+#include "services/rpc/grpc_metrics_interceptor.h"
 
 namespace tollgate {
 
@@ -15,21 +15,21 @@ std::unique_ptr<Observability> Observability::Create(const std::string& version)
 }
 
 Observability::Observability(const std::string& version) : admission_metrics_(registry_) {
-  services::RegisterBuildInfo(registry_, version);
+  engine::RegisterBuildInfo(registry_, version);
 }
 
 std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
 Observability::GrpcInterceptors() {
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> out;
-  out.push_back(services::MakeGrpcMetricsInterceptor(registry_));
+  out.push_back(rpc::MakeGrpcMetricsInterceptor(registry_));
   return out;
 }
 
-absl::Status Observability::Serve(const std::string& host, int port, services::TollgateApi& api,
-                                  services::AdmissionExecutor& executor,
-                                  const storage::RocksDbStore* rocksdb, services::AccessGate& gate,
+absl::Status Observability::Serve(const std::string& host, int port, engine::TollgateApi& api,
+                                  engine::AdmissionExecutor& executor,
+                                  const storage::RocksDbStore* rocksdb, rpc::AccessGate& gate,
                                   web::TlsFiles* tls) {
-  services::RegisterStateMetrics(registry_, executor);
+  engine::RegisterStateMetrics(registry_, executor);
   if (rocksdb != nullptr) {
     registry_.AddCollector([rocksdb](metrics::TextWriter& w) {
       const storage::RocksDbStore::EngineStats stats = rocksdb->engine_stats();
@@ -69,9 +69,9 @@ absl::Status Observability::Serve(const std::string& host, int port, services::T
   return absl::OkStatus();
 }
 
-void Observability::AddWatchHub(const services::WatchHub& hub) {
+void Observability::AddWatchHub(const rpc::WatchHub& hub) {
   registry_.AddCollector([&hub](metrics::TextWriter& w) {
-    const services::WatchHub::Dropped dropped = hub.dropped();
+    const rpc::WatchHub::Dropped dropped = hub.dropped();
     w.BeginFamily("tollgate_watch_dropped_total",
                   "Watch streams ended with OUT_OF_RANGE (the client re-lists): 'lagging' fell "
                   "too far behind the store, 'compacted' wanted a compacted revision.",

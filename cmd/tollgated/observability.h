@@ -8,11 +8,11 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "metrics/metric_registry.h"
-#include "services/access_gate.h"
-#include "services/admission_executor.h"
-#include "services/admission_metrics.h"
-#include "services/tollgate_api.h"
-#include "services/watch_hub.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/admission_metrics.h"
+#include "services/engine/tollgate_api.h"
+#include "services/rpc/access_gate.h"
+#include "services/rpc/watch_hub.h"
 #include "storage/rocksdb_store.h"
 #include "web/dashboard_api.h"
 #include "web/http_server.h"
@@ -27,7 +27,7 @@ class Observability {
   static std::unique_ptr<Observability> Create(const std::string& version);
 
   // Records scheduler and store metrics; pass in the executor's Options.
-  services::ExecutorObserver* executor_observer() { return &admission_metrics_; }
+  engine::ExecutorObserver* executor_observer() { return &admission_metrics_; }
   // For grpc::ServerBuilder::experimental().SetInterceptorCreators.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
   GrpcInterceptors();
@@ -35,12 +35,12 @@ class Observability {
   // Registers the state, store and process collectors and starts the HTTP server, which
   // authenticates and authorizes through `gate` and serves HTTPS when `tls` is set (both must
   // outlive Stop). `rocksdb` (null on the etcd store) adds RocksDB's engine metrics.
-  absl::Status Serve(const std::string& host, int port, services::TollgateApi& api,
-                     services::AdmissionExecutor& executor, const storage::RocksDbStore* rocksdb,
-                     services::AccessGate& gate, web::TlsFiles* tls);
+  absl::Status Serve(const std::string& host, int port, engine::TollgateApi& api,
+                     engine::AdmissionExecutor& executor, const storage::RocksDbStore* rocksdb,
+                     rpc::AccessGate& gate, web::TlsFiles* tls);
   // Exposes how many Watch streams `hub` dropped; `hub` must outlive the registry's scrapes
   // (Stop first).
-  void AddWatchHub(const services::WatchHub& hub);
+  void AddWatchHub(const rpc::WatchHub& hub);
   int port() const { return http_ == nullptr ? 0 : http_->port(); }
   void Stop();
 
@@ -48,7 +48,7 @@ class Observability {
   explicit Observability(const std::string& version);
 
   metrics::Registry registry_;
-  services::AdmissionMetrics admission_metrics_;
+  engine::AdmissionMetrics admission_metrics_;
   std::unique_ptr<web::DashboardApi> dashboard_;
   std::unique_ptr<web::DashboardAccess> access_;
   std::unique_ptr<web::HttpServer> http_;

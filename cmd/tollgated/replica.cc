@@ -13,27 +13,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "cmd/log/json_log.h"
-#include "cmd/tollgated/admin_service.h"
-#include "cmd/tollgated/info_service.h"
 #include "cmd/tollgated/observability.h"
+#include "common/atomic_file.h"
+#include "common/json_log.h"
+#include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "services/access_gate.h"
-#include "services/grpc_services.h"
 #include "services/ha/follower_reads.h"
 #include "services/ha/leader_redirect_service.h"
-#include "services/real_clock.h"
-#include "services/store_identity_interceptor.h"
-#include "storage/atomic_file.h"
+#include "services/rpc/access_gate.h"
+#include "services/rpc/admin_service.h"
+#include "services/rpc/grpc_services.h"
+#include "services/rpc/info_service.h"
+#include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_mirror.h"
 #include "storage/warm_start_store.h"
 
 namespace tollgate {
 namespace {
 
-using cmd::Log;
+using common::Log;
 
 std::string WithPort(absl::string_view listen, int port) {
   const size_t colon = listen.rfind(':');
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& b
 }
 
 // Where loading the state spent its time, for the promotion's log line.
-std::string LoadBreakdown(const services::AdmissionExecutor::LoadStats& stats) {
+std::string LoadBreakdown(const engine::AdmissionExecutor::LoadStats& stats) {
   auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };
   return absl::StrCat("config ", ms(stats.config), " ms, scan ", ms(stats.scan), " ms, parse ",
                       ms(stats.parse_tail), " ms, sort ", ms(stats.sort), " ms, restore ",
@@ -74,11 +74,11 @@ std::string LoadBreakdown(const services::AdmissionExecutor::LoadStats& stats) {
 }
 
 // Waits for the election's view to change or `stop`; returns the new view.
-services::ha::LeaderElection::View AwaitChange(const services::ha::LeaderElection& election,
-                                               int64_t generation, const absl::Notification& stop,
-                                               absl::Time until = absl::InfiniteFuture()) {
+ha::LeaderElection::View AwaitChange(const ha::LeaderElection& election, int64_t generation,
+                                     const absl::Notification& stop,
+                                     absl::Time until = absl::InfiniteFuture()) {
   while (!stop.HasBeenNotified() && absl::Now() < until) {
-    services::ha::LeaderElection::View view =
+    ha::LeaderElection::View view =
         election.WaitForChange(generation, absl::Now() + absl::Milliseconds(100));
     if (view.generation != generation) return view;
   }
@@ -103,13 +103,13 @@ struct FollowerServer {
   }
   ~FollowerServer() { Stop(); }
 
-  services::ha::LeaderRedirectService redirect;
+  ha::LeaderRedirectService redirect;
   // The warm copy the reads are served from (null: no reads, everything is redirected).
   std::shared_ptr<storage::EtcdMirror> mirror;
-  std::unique_ptr<services::ha::FollowerReads> reads;
-  std::unique_ptr<services::AdmissionGrpcService> admission;
-  std::unique_ptr<services::ConfigGrpcService> config;
-  std::unique_ptr<services::VisibilityGrpcService> visibility;
+  std::unique_ptr<ha::FollowerReads> reads;
+  std::unique_ptr<rpc::AdmissionGrpcService> admission;
+  std::unique_ptr<rpc::ConfigGrpcService> config;
+  std::unique_ptr<rpc::VisibilityGrpcService> visibility;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -119,23 +119,21 @@ absl::Status OpenFollowerReads(const ReplicaOptions& options,
                                const std::function<std::string()>& leader_address,
                                std::shared_ptr<storage::EtcdMirror> mirror,
                                FollowerServer& follower) {
-  static const services::RealClock* const kClock = new services::RealClock();
-  services::ha::FollowerReads::Options reads_options;
+  static const core::RealClock* const kClock = new core::RealClock();
+  ha::FollowerReads::Options reads_options;
   reads_options.config = options.config;
   reads_options.leader_address = leader_address;
   reads_options.audit_log = options.audit_log;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<services::ha::FollowerReads> reads,
-                            services::ha::FollowerReads::Open(mirror, *kClock, reads_options));
-  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ha::FollowerReads> reads,
+                            ha::FollowerReads::Open(mirror, *kClock, reads_options));
+  TOLLGATE_ASSIGN_OR_RETURN(rpc::Authenticators authenticators,
                             LoadAuthenticators(options.security));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
                             LoadPolicy(options.security));
   reads->gate().Configure(std::move(authenticators), std::move(policy));
-  follower.admission =
-      std::make_unique<services::AdmissionGrpcService>(reads->api(), &reads->gate());
-  follower.config = std::make_unique<services::ConfigGrpcService>(reads->api(), &reads->gate());
-  follower.visibility =
-      std::make_unique<services::VisibilityGrpcService>(reads->api(), &reads->gate());
+  follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate());
+  follower.config = std::make_unique<rpc::ConfigGrpcService>(reads->api(), &reads->gate());
+  follower.visibility = std::make_unique<rpc::VisibilityGrpcService>(reads->api(), &reads->gate());
   follower.reads = std::move(reads);
   follower.mirror = std::move(mirror);
   return absl::OkStatus();
@@ -164,8 +162,8 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     builder.RegisterService(follower->visibility.get());
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(services::ha::NewFollowerReadInterceptorFactory(*follower->reads));
-    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(follower->reads->store()));
+    interceptors.push_back(ha::NewFollowerReadInterceptorFactory(*follower->reads));
+    interceptors.push_back(rpc::NewStoreIdentityInterceptorFactory(follower->reads->store()));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   TOLLGATE_ASSIGN_OR_RETURN(follower->server, BuildServer(builder, options, binding));
@@ -220,9 +218,9 @@ void WarmUp(const ReplicaOptions& options, Binding& binding,
 absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
     const ReplicaOptions& options, Binding& binding,
     const std::function<std::string()>& leader_address,
-    const std::function<absl::StatusOr<services::ha::LeaderElection*>()>& ensure_election,
+    const std::function<absl::StatusOr<ha::LeaderElection*>()>& ensure_election,
     const absl::Notification& stop, std::shared_ptr<storage::EtcdMirror>& mirror,
-    services::ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
+    ha::LeaderElection::View& view, std::unique_ptr<FollowerServer> follower) {
   if (follower == nullptr) {
     TOLLGATE_ASSIGN_OR_RETURN(follower, StartFollowerServer(options, binding, leader_address));
   }
@@ -230,7 +228,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunFollower(
   // and one that waits its turn is then ready to take over without a reload.
   WarmUp(options, binding, leader_address, mirror, follower);
   // Campaign only once bound: the advertised address defaults to the port actually bound.
-  TOLLGATE_ASSIGN_OR_RETURN(services::ha::LeaderElection * election, ensure_election());
+  TOLLGATE_ASSIGN_OR_RETURN(ha::LeaderElection * election, ensure_election());
   view = election->view();
   Log("info", "serving as follower",
       {{"listen", binding.address()},
@@ -272,7 +270,7 @@ absl::Status CatchUp(const ReplicaOptions& options, storage::EtcdMirror& mirror,
 // Where SIGHUP finds the leader's gate while one serves.
 struct CurrentGate {
   absl::Mutex mu;
-  services::AccessGate* gate ABSL_GUARDED_BY(mu) = nullptr;
+  rpc::AccessGate* gate ABSL_GUARDED_BY(mu) = nullptr;
 };
 
 // The leader phase: serves the full API until the leadership ends, the store is lost or
@@ -282,7 +280,7 @@ struct CurrentGate {
 // is the warm copy the follower phase kept.
 absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
     const ReplicaOptions& options, Binding& binding, Binding& metrics_binding,
-    services::ha::LeaderElection& election, const services::ha::LeaderElection::View& elected,
+    ha::LeaderElection& election, const ha::LeaderElection::View& elected,
     std::unique_ptr<FollowerServer>& follower, std::shared_ptr<storage::EtcdMirror> mirror,
     const std::function<std::string()>& leader_address, CurrentGate& current_gate,
     const absl::Notification& stop) {
@@ -308,8 +306,8 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
           {{"error", caught_up.ToString()}});
     }
   }
-  services::RealClock clock;
-  services::AdmissionExecutor::Options executor_options = options.executor_options;
+  core::RealClock clock;
+  engine::AdmissionExecutor::Options executor_options = options.executor_options;
   // Set on the executor thread when a failed commit cannot be followed by a reload (etcd lost
   // its quorum, or the store was shut down below): the memory state is then unusable.
   absl::Notification store_lost;
@@ -329,25 +327,25 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   }
   const absl::Time load_start = absl::Now();
   TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<services::AdmissionExecutor> executor,
-      services::AdmissionExecutor::Open(*load_from, clock, options.config, executor_options));
+      std::unique_ptr<engine::AdmissionExecutor> executor,
+      engine::AdmissionExecutor::Open(*load_from, clock, options.config, executor_options));
   const absl::Duration load_time = absl::Now() - load_start;
-  services::TollgateApi api(*executor);
+  engine::TollgateApi api(*executor);
   if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
-  services::AccessGate gate(api, clock, options.audit_log);
-  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators,
+  rpc::AccessGate gate(api, clock, options.audit_log);
+  TOLLGATE_ASSIGN_OR_RETURN(rpc::Authenticators authenticators,
                             LoadAuthenticators(options.security));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
                             LoadPolicy(options.security));
   gate.Configure(std::move(authenticators), std::move(policy));
-  services::AdmissionGrpcService admission_service(api, &gate);
+  rpc::AdmissionGrpcService admission_service(api, &gate);
   if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
-  services::ConfigGrpcService config_service(api, &gate);
-  services::VisibilityGrpcService visibility_service(api, &gate);
-  services::AuthGrpcService auth_service(gate);
-  InfoGrpcService info_service(gate, options.described_configuration);
+  rpc::ConfigGrpcService config_service(api, &gate);
+  rpc::VisibilityGrpcService visibility_service(api, &gate);
+  rpc::AuthGrpcService auth_service(gate);
+  rpc::InfoGrpcService info_service(gate, options.described_configuration);
   // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
-  AdminGrpcService admin_service(gate, nullptr, store->Identity());
+  rpc::AdminGrpcService admin_service(gate, nullptr, store->Identity());
   grpc::ServerBuilder builder;
   builder.RegisterService(&admission_service);
   builder.RegisterService(&config_service);
@@ -358,7 +356,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(services::NewStoreIdentityInterceptorFactory(*store));
+    interceptors.push_back(rpc::NewStoreIdentityInterceptorFactory(*store));
     if (observability != nullptr) {
       for (auto& interceptor : observability->GrpcInterceptors()) {
         interceptors.push_back(std::move(interceptor));
@@ -379,8 +377,8 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
     if (serving.ok() && metrics_binding.port == 0) {
       metrics_binding.port = observability->port();
       if (!options.metrics_port_file.empty()) {
-        serving = storage::WriteFileAtomically(options.metrics_port_file,
-                                               absl::StrCat(observability->port(), "\n"));
+        serving = common::WriteFileAtomically(options.metrics_port_file,
+                                              absl::StrCat(observability->port(), "\n"));
       }
     }
     if (!serving.ok()) {
@@ -406,7 +404,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
        {"load_breakdown", LoadBreakdown(executor->load_stats())},
        {"promotion_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - started))}});
 
-  services::ha::LeaderElection::View view = election.view();
+  ha::LeaderElection::View view = election.view();
   while (view.leader && view.leadership == elected.leadership && !stop.HasBeenNotified() &&
          !store_lost.HasBeenNotified()) {
     view = election.WaitForChange(view.generation, absl::Now() + absl::Milliseconds(100));
@@ -470,27 +468,27 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
 absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_signals) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  services::RealClock clock;
+  core::RealClock clock;
   Binding binding{options.listen, 0};
   absl::Notification stop;
 
-  std::unique_ptr<services::ha::LeaderElection> election;
+  std::unique_ptr<ha::LeaderElection> election;
   // Read by the follower server's threads while the phases thread starts the election.
-  std::atomic<services::ha::LeaderElection*> running_election{nullptr};
+  std::atomic<ha::LeaderElection*> running_election{nullptr};
   auto leader_address = [&]() -> std::string {
-    services::ha::LeaderElection* e = running_election.load();
+    ha::LeaderElection* e = running_election.load();
     return e == nullptr ? "" : e->view().leader_address;
   };
-  auto ensure_election = [&]() -> absl::StatusOr<services::ha::LeaderElection*> {
+  auto ensure_election = [&]() -> absl::StatusOr<ha::LeaderElection*> {
     if (election != nullptr) return election.get();
     if (!options.port_file.empty()) {
       TOLLGATE_RETURN_IF_ERROR(
-          storage::WriteFileAtomically(options.port_file, absl::StrCat(binding.port, "\n")));
+          common::WriteFileAtomically(options.port_file, absl::StrCat(binding.port, "\n")));
     }
-    services::ha::LeaderElection::Options election_options = options.election;
+    ha::LeaderElection::Options election_options = options.election;
     election_options.advertise = options.advertise.empty() ? binding.address() : options.advertise;
-    TOLLGATE_ASSIGN_OR_RETURN(
-        election, services::ha::LeaderElection::Start(*options.etcd, clock, election_options));
+    TOLLGATE_ASSIGN_OR_RETURN(election,
+                              ha::LeaderElection::Start(*options.etcd, clock, election_options));
     running_election.store(election.get());
     Log("info", "campaigning",
         {{"advertise", election_options.advertise},
@@ -510,7 +508,7 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
   std::thread phases([&] {
     std::unique_ptr<FollowerServer> follower;
     while (!stop.HasBeenNotified()) {
-      services::ha::LeaderElection::View view;
+      ha::LeaderElection::View view;
       absl::StatusOr<std::unique_ptr<FollowerServer>> following =
           RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view,
                       std::move(follower));

@@ -12,9 +12,9 @@
 #include "cmd/tollgated/server_security.h"
 #include "core/scheduler_config.h"
 #include "grpcpp/grpcpp.h"
-#include "services/admission_executor.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
 #include "services/ha/leader_election.h"
-#include "services/tollgate_api.h"
 #include "storage/etcd_client.h"
 #include "storage/etcd_store.h"
 #include "storage/store.h"
@@ -37,13 +37,13 @@ struct ReplicaOptions {
   core::SchedulerConfig config;
   // What InfoService.GetConfiguration answers on the leader (`tollgate get config`).
   v1::SchedulerConfiguration described_configuration;
-  services::AdmissionExecutor::Options executor_options;
-  services::ha::LeaderElection::Options election;
+  engine::AdmissionExecutor::Options executor_options;
+  ha::LeaderElection::Options election;
   // Reaches the etcd cluster (election); must outlive ServeReplica.
   storage::EtcdClient* etcd = nullptr;
   // Opens the store the leader writes through, with every write fenced on `leadership`.
   std::function<absl::StatusOr<std::unique_ptr<storage::EtcdStore>>(
-      const services::ha::Leadership& leadership)>
+      const ha::Leadership& leadership)>
       open_store;
   // Opens the store a follower keeps its warm copy of the state from (unfenced, only read;
   // storage/etcd_mirror.h). Null: no warm copy, a promotion loads the state from etcd.
@@ -59,7 +59,7 @@ struct ReplicaOptions {
   web::TlsFiles* http_tls = nullptr;
   std::string version;
   // Runs once each time this replica becomes leader, before it serves (applies --manifests).
-  std::function<absl::Status(services::TollgateApi& api)> on_lead;
+  std::function<absl::Status(engine::TollgateApi& api)> on_lead;
 };
 
 // Runs a replica until a stop signal arrives: campaigns for leadership; while a follower, keeps a

@@ -32,7 +32,7 @@ absl::StatusOr<std::string> ReadWholeFile(absl::string_view flag, const std::str
   return text.str();
 }
 
-absl::StatusOr<int64_t> Int(const cmd::FlagArg& flag, int64_t min) {
+absl::StatusOr<int64_t> Int(const common::FlagArg& flag, int64_t min) {
   TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
   int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value) || value < min) {
@@ -44,7 +44,7 @@ absl::StatusOr<int64_t> Int(const cmd::FlagArg& flag, int64_t min) {
 
 }  // namespace
 
-absl::StatusOr<bool> ParseSecurityFlag(const cmd::FlagArg& flag, SecurityFlags& flags) {
+absl::StatusOr<bool> ParseSecurityFlag(const common::FlagArg& flag, SecurityFlags& flags) {
   if (flag.name == "tls-cert") {
     TOLLGATE_ASSIGN_OR_RETURN(flags.tls_cert, flag.String());
   } else if (flag.name == "tls-key") {
@@ -176,8 +176,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
   return grpc::experimental::TlsServerCredentials(options);
 }
 
-absl::StatusOr<services::Authenticators> LoadAuthenticators(const SecurityFlags& flags) {
-  services::Authenticators authenticators;
+absl::StatusOr<rpc::Authenticators> LoadAuthenticators(const SecurityFlags& flags) {
+  rpc::Authenticators authenticators;
   authenticators.client_certificates = !flags.client_ca.empty();
   if (!flags.token_file.empty()) {
     TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadWholeFile("token-file", flags.token_file));
@@ -203,8 +203,8 @@ absl::StatusOr<std::shared_ptr<const auth::Authorizer>> LoadPolicy(const Securit
   return std::make_shared<const auth::Authorizer>(std::move(authorizer));
 }
 
-absl::Status ReloadAccess(const SecurityFlags& flags, services::AccessGate& gate) {
-  TOLLGATE_ASSIGN_OR_RETURN(services::Authenticators authenticators, LoadAuthenticators(flags));
+absl::Status ReloadAccess(const SecurityFlags& flags, rpc::AccessGate& gate) {
+  TOLLGATE_ASSIGN_OR_RETURN(rpc::Authenticators authenticators, LoadAuthenticators(flags));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy, LoadPolicy(flags));
   gate.Configure(std::move(authenticators), std::move(policy));
   return absl::OkStatus();

@@ -13,12 +13,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "cmd/flags/command_line.h"
+#include "common/command_line.h"
 #include "grpcpp/security/server_credentials.h"
-#include "services/access_gate.h"
 #include "services/auth/audit_log.h"
 #include "services/auth/authorizer.h"
 #include "services/auth/oidc_verifier.h"
+#include "services/rpc/access_gate.h"
 
 namespace tollgate {
 
@@ -67,7 +67,7 @@ struct SecurityFlags {
 };
 
 // Takes `flag` if it is one of the security flags: true when taken, false when not ours.
-absl::StatusOr<bool> ParseSecurityFlag(const cmd::FlagArg& flag, SecurityFlags& flags);
+absl::StatusOr<bool> ParseSecurityFlag(const common::FlagArg& flag, SecurityFlags& flags);
 
 // Whether `listen`'s host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackListen(absl::string_view listen);
@@ -86,13 +86,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     const SecurityFlags& flags);
 
 // Reads the token file and the policy (either may be unset) into what the gate needs.
-absl::StatusOr<services::Authenticators> LoadAuthenticators(const SecurityFlags& flags);
+absl::StatusOr<rpc::Authenticators> LoadAuthenticators(const SecurityFlags& flags);
 absl::StatusOr<std::shared_ptr<const auth::Authorizer>> LoadPolicy(const SecurityFlags& flags);
 
 // SIGHUP: reads the token file, the OIDC keys and the policy again and puts them in force in
 // `gate` together; on any error (returned) the gate keeps the previous ones. Certificates need
 // no signal: the TLS providers re-read them on their own.
-absl::Status ReloadAccess(const SecurityFlags& flags, services::AccessGate& gate);
+absl::Status ReloadAccess(const SecurityFlags& flags, rpc::AccessGate& gate);
 
 // The audit log, or null without --audit-log.
 absl::StatusOr<std::unique_ptr<auth::AuditLog>> OpenAuditLog(const SecurityFlags& flags);

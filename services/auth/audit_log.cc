@@ -16,7 +16,7 @@
 namespace tollgate::auth {
 namespace {
 
-void AppendJsonString(std::string& out, absl::string_view s) { out += JsonQuote(s); }
+void AppendJsonString(std::string& out, absl::string_view s) { out += common::JsonQuote(s); }
 
 void AppendField(std::string& out, absl::string_view key, absl::string_view value) {
   if (out.size() > 1) out.push_back(',');

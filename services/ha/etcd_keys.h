@@ -5,7 +5,7 @@
 #include "absl/strings/string_view.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 
 // The range_end that makes a Range or a Watch cover every key starting with `prefix`.
 inline std::string PrefixEnd(absl::string_view prefix) {
@@ -21,4 +21,4 @@ inline std::string PrefixEnd(absl::string_view prefix) {
   return std::string(1, '\0');
 }
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -9,7 +9,7 @@
 #include "core/status_macros.h"
 #include "services/ha/leader_redirect_service.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 namespace {
 
 // The status a follower refuses a call with, sending the client to the leader (the trailing
@@ -54,17 +54,17 @@ absl::StatusOr<std::unique_ptr<FollowerReads>> FollowerReads::Open(
   std::unique_ptr<FollowerReads> reads(
       new FollowerReads(std::move(mirror), clock, std::move(options), std::move(frozen)));
   const absl::Time started = absl::Now();
-  AdmissionExecutor::Options executor_options;
+  engine::AdmissionExecutor::Options executor_options;
   // Reads only: no cycles, no timers, so nothing is ever written (the store refuses it too).
   executor_options.schedule_continuously = false;
   // A write that slipped past the gate fails at the store; the executor then reloads from the
   // same frozen copy (which cannot fail), so this is never called in practice.
   executor_options.on_state_lost = [](const absl::Status&) {};
   TOLLGATE_ASSIGN_OR_RETURN(
-      reads->executor_,
-      AdmissionExecutor::Open(reads->store_, clock, reads->options_.config, executor_options));
-  reads->api_ = std::make_unique<TollgateApi>(*reads->executor_);
-  reads->gate_ = std::make_unique<AccessGate>(*reads->api_, clock, reads->options_.audit_log);
+      reads->executor_, engine::AdmissionExecutor::Open(reads->store_, clock,
+                                                        reads->options_.config, executor_options));
+  reads->api_ = std::make_unique<engine::TollgateApi>(*reads->executor_);
+  reads->gate_ = std::make_unique<rpc::AccessGate>(*reads->api_, clock, reads->options_.audit_log);
   reads->gate_->SetCallFilter(
       [raw = reads.get()](grpc::ServerContextBase& context, absl::string_view verb) {
         return raw->FilterCall(context, verb);
@@ -221,4 +221,4 @@ NewFollowerReadInterceptorFactory(const FollowerReads& reads) {
   return std::make_unique<FollowerReadInterceptorFactory>(reads);
 }
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

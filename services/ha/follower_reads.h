@@ -15,13 +15,13 @@
 #include "core/scheduler_config.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "services/access_gate.h"
-#include "services/admission_executor.h"
-#include "services/tollgate_api.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
+#include "services/rpc/access_gate.h"
 #include "storage/etcd_mirror.h"
 #include "storage/frozen_mirror_store.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 
 // Response metadata (initial and trailing) of every call a follower answers: the store revision
 // its read view stood at when it answered (an upper bound of what the answer reflects; exact
@@ -44,11 +44,11 @@ bool IsReadVerb(absl::string_view verb);
 absl::StatusOr<int64_t> ParseMinRevision(absl::string_view value, bool present);
 
 // A follower's read view (docs/ha.md, "Follower reads"): the leader's own read path (an
-// AdmissionExecutor loaded by the same loader a promotion uses, a TollgateApi and an AccessGate
-// over it) running on a frozen copy of the follower's warm copy (storage/frozen_mirror_store.h).
-// The executor never schedules and never writes; the gate's call filter refuses every verb but
-// get/list/watch with the leader redirect, so the regular gRPC services can be registered on a
-// follower unchanged.
+// engine::AdmissionExecutor loaded by the same loader a promotion uses, a engine::TollgateApi and
+// an AccessGate over it) running on a frozen copy of the follower's warm copy
+// (storage/frozen_mirror_store.h). The executor never schedules and never writes; the gate's call
+// filter refuses every verb but get/list/watch with the leader redirect, so the regular gRPC
+// services can be registered on a follower unchanged.
 //
 // The view moves forward by reloading from a newer frozen copy, single-flight: when a read asks
 // for a revision it has not got (tollgate-min-revision), or when the copy moved on and the view
@@ -74,12 +74,12 @@ class FollowerReads {
       std::shared_ptr<storage::EtcdMirror> mirror, const core::Clock& clock, Options options);
   ~FollowerReads();
 
-  TollgateApi& api() { return *api_; }
-  AccessGate& gate() { return *gate_; }
+  engine::TollgateApi& api() { return *api_; }
+  rpc::AccessGate& gate() { return *gate_; }
   // The frozen copy reads are answered from.
   const storage::Store& store() const { return store_; }
 
-  // The gate's call filter (see AccessGate::SetCallFilter).
+  // The gate's call filter (see rpc::AccessGate::SetCallFilter).
   absl::Status FilterCall(grpc::ServerContextBase& context, absl::string_view verb);
 
   // Brings the view to `min_revision` at least (and to the copy's latest revision when the view
@@ -107,9 +107,9 @@ class FollowerReads {
   const core::Clock& clock_;
   const Options options_;
   storage::FrozenMirrorStore store_;
-  std::unique_ptr<AdmissionExecutor> executor_;
-  std::unique_ptr<TollgateApi> api_;
-  std::unique_ptr<AccessGate> gate_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+  std::unique_ptr<engine::TollgateApi> api_;
+  std::unique_ptr<rpc::AccessGate> gate_;
 
   // Held for a whole reload: one at a time, and readers that need it wait for it.
   absl::Mutex rebuild_mu_;
@@ -124,4 +124,4 @@ class FollowerReads {
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 NewFollowerReadInterceptorFactory(const FollowerReads& reads);
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "services/ha/etcd_keys.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 
 namespace {
 
@@ -263,4 +263,4 @@ void LeaderElection::RevokeLease(int64_t lease_id) {
   etcd_.LeaseRevoke(lease_id).IgnoreError();
 }
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

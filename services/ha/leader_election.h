@@ -13,7 +13,7 @@
 #include "core/clock.h"
 #include "storage/etcd_client.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 
 // Proof of leadership: the election key this replica created and the revision that created it.
 // etcd deletes the key when the lease behind it expires, and a key created again later gets a
@@ -123,4 +123,4 @@ class LeaderElection {
   std::thread thread_;
 };
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 namespace {
 
 // Answers at once without reading the request: the call is refused whatever it says.
@@ -36,4 +36,4 @@ grpc::ServerGenericBidiReactor* LeaderRedirectService::CreateReactor(
   return new FinishedReactor(RedirectStatus(leader));
 }
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -6,7 +6,7 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 
 // The trailing metadata key a follower names the leader's address under.
 inline constexpr char kLeaderMetadataKey[] = "tollgate-leader";
@@ -33,4 +33,4 @@ class LeaderRedirectService final : public grpc::CallbackGenericService {
   std::function<std::string()> leader_address_;
 };
 
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -21,10 +21,10 @@
 namespace tollgate::manifest {
 namespace {
 
-using yaml::Describe;
-using yaml::Index;
-using yaml::MapFields;
-using yaml::Where;
+using manifest::Describe;
+using manifest::Index;
+using manifest::MapFields;
+using manifest::Where;
 
 enum class Version { kV1beta1, kV1beta2 };
 
@@ -97,7 +97,7 @@ class Parser {
   absl::Status Parse(const YAML::Node& node, absl::string_view path, bool require_kind) {
     // `config:` with nothing under it is the defaults.
     if (node.IsNull() && !require_kind) return absl::OkStatus();
-    TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(where_, node, path));
+    TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, node, path));
     TOLLGATE_RETURN_IF_ERROR(ReadVersion(node, path, require_kind));
     std::vector<absl::string_view> allowed = {"apiVersion",
                                               "kind",
@@ -121,7 +121,7 @@ class Parser {
     TOLLGATE_ASSIGN_OR_RETURN(MapFields top, Fields(node, std::string(path), allowed));
 
     for (const IgnoredField& f : ignored) {
-      if (const YAML::Node* n = top.Get(f.name); n != nullptr && !yaml::IsEmpty(*n)) {
+      if (const YAML::Node* n = top.Get(f.name); n != nullptr && !manifest::IsEmpty(*n)) {
         out_.warnings.push_back(absl::StrCat(top.Path(f.name), ": ignored: configures ", f.why,
                                              ", which has no meaning outside Kubernetes"));
       }
@@ -131,13 +131,13 @@ class Parser {
       TOLLGATE_RETURN_IF_ERROR(ReadFeatureGates(*n, top.Path("featureGates")));
     }
     for (absl::string_view refused : {"multiKueue", "objectRetentionPolicies"}) {
-      if (const YAML::Node* n = top.Get(refused); n != nullptr && !yaml::IsEmpty(*n)) {
+      if (const YAML::Node* n = top.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
         return where_.Error(top.Path(refused), "not supported by Tollgate");
       }
     }
     if (const YAML::Node* n = top.Get("manageJobsWithoutQueueName")) {
       TOLLGATE_ASSIGN_OR_RETURN(out_.adapter.manage_jobs_without_queue_name,
-                                yaml::Bool(where_, *n, top.Path("manageJobsWithoutQueueName")));
+                                manifest::Bool(where_, *n, top.Path("manageJobsWithoutQueueName")));
     }
     if (const YAML::Node* n = top.Get("managedJobsNamespaceSelector"); n && !n->IsNull()) {
       TOLLGATE_RETURN_IF_ERROR(ReadSelector(*n, top.Path("managedJobsNamespaceSelector"),
@@ -177,16 +177,16 @@ class Parser {
     const YAML::Node api_version = node["apiVersion"];
     if (!api_version.IsDefined() || api_version.IsNull()) {
       if (require_kind) {
-        return where_.Error(yaml::Join(path, "apiVersion"),
+        return where_.Error(manifest::Join(path, "apiVersion"),
                             absl::StrCat("required: ", kConfigV1beta1, " or ", kConfigV1beta2));
       }
     } else {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string v,
-                                yaml::Str(where_, api_version, yaml::Join(path, "apiVersion")));
+      TOLLGATE_ASSIGN_OR_RETURN(
+          std::string v, manifest::Str(where_, api_version, manifest::Join(path, "apiVersion")));
       if (v == kConfigV1beta2) {
         version_ = Version::kV1beta2;
       } else if (v != kConfigV1beta1) {
-        return where_.Error(yaml::Join(path, "apiVersion"),
+        return where_.Error(manifest::Join(path, "apiVersion"),
                             absl::StrCat("unsupported \"", v, "\" (want ", kConfigV1beta1, " or ",
                                          kConfigV1beta2, ")"));
       }
@@ -194,11 +194,13 @@ class Parser {
     }
     const YAML::Node kind = node["kind"];
     if (!kind.IsDefined() || kind.IsNull()) {
-      if (require_kind) return where_.Error(yaml::Join(path, "kind"), "required: Configuration");
+      if (require_kind)
+        return where_.Error(manifest::Join(path, "kind"), "required: Configuration");
     } else {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string k, yaml::Str(where_, kind, yaml::Join(path, "kind")));
+      TOLLGATE_ASSIGN_OR_RETURN(std::string k,
+                                manifest::Str(where_, kind, manifest::Join(path, "kind")));
       if (k != "Configuration") {
-        return where_.Error(yaml::Join(path, "kind"),
+        return where_.Error(manifest::Join(path, "kind"),
                             absl::StrCat("expected Configuration, got \"", k, "\""));
       }
     }
@@ -247,7 +249,7 @@ class Parser {
 
   absl::StatusOr<int32_t> NonNegativeInt32(const YAML::Node& node, absl::string_view path) {
     int64_t v = 0;
-    if (!yaml::ScalarInt(node, 0, std::numeric_limits<int32_t>::max(), &v)) {
+    if (!manifest::ScalarInt(node, 0, std::numeric_limits<int32_t>::max(), &v)) {
       return where_.Error(
           path, absl::StrCat("expected an integer from 0 to 2147483647, got ", Describe(node)));
     }
@@ -257,10 +259,10 @@ class Parser {
   absl::StatusOr<std::vector<std::string>> StrList(const YAML::Node& node, absl::string_view path) {
     std::vector<std::string> out;
     if (node.IsNull()) return out;
-    TOLLGATE_RETURN_IF_ERROR(yaml::ExpectList(where_, node, path));
+    TOLLGATE_RETURN_IF_ERROR(manifest::ExpectList(where_, node, path));
     size_t i = 0;
     for (const auto& item : node) {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string s, yaml::Str(where_, item, Index(path, i++)));
+      TOLLGATE_ASSIGN_OR_RETURN(std::string s, manifest::Str(where_, item, Index(path, i++)));
       out.push_back(std::move(s));
     }
     return out;
@@ -273,12 +275,12 @@ class Parser {
 
   absl::Status ReadFeatureGates(const YAML::Node& node, const std::string& path) {
     if (node.IsNull()) return absl::OkStatus();
-    TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(where_, node, path));
+    TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, node, path));
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) return where_.Error(path, "keys must be strings");
       const std::string& gate = kv.first.Scalar();
-      const std::string gate_path = yaml::Join(path, gate);
-      TOLLGATE_ASSIGN_OR_RETURN(bool on, yaml::Bool(where_, kv.second, gate_path));
+      const std::string gate_path = manifest::Join(path, gate);
+      TOLLGATE_ASSIGN_OR_RETURN(bool on, manifest::Bool(where_, kv.second, gate_path));
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate) {
         return where_.Error(
             gate_path,
@@ -296,15 +298,15 @@ class Parser {
                             core::LabelSelector& out) {
     TOLLGATE_ASSIGN_OR_RETURN(MapFields f, Fields(node, path, {"matchLabels", "matchExpressions"}));
     if (const YAML::Node* labels = f.Get("matchLabels"); labels && !labels->IsNull()) {
-      TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(where_, *labels, f.Path("matchLabels")));
+      TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, *labels, f.Path("matchLabels")));
       for (const auto& kv : *labels) {
-        const std::string key_path = yaml::MapKey(f.Path("matchLabels"), kv.first.Scalar());
-        TOLLGATE_ASSIGN_OR_RETURN(std::string value, yaml::Str(where_, kv.second, key_path));
+        const std::string key_path = manifest::MapKey(f.Path("matchLabels"), kv.first.Scalar());
+        TOLLGATE_ASSIGN_OR_RETURN(std::string value, manifest::Str(where_, kv.second, key_path));
         out.match_labels[kv.first.Scalar()] = std::move(value);
       }
     }
     if (const YAML::Node* exprs = f.Get("matchExpressions"); exprs && !exprs->IsNull()) {
-      TOLLGATE_RETURN_IF_ERROR(yaml::ExpectList(where_, *exprs, f.Path("matchExpressions")));
+      TOLLGATE_RETURN_IF_ERROR(manifest::ExpectList(where_, *exprs, f.Path("matchExpressions")));
       size_t i = 0;
       for (const auto& e : *exprs) {
         const std::string e_path = Index(f.Path("matchExpressions"), i++);
@@ -314,8 +316,8 @@ class Parser {
         const YAML::Node* op = ef.Get("operator");
         if (key == nullptr) return where_.Error(ef.Path("key"), "required");
         if (op == nullptr) return where_.Error(ef.Path("operator"), "required");
-        TOLLGATE_ASSIGN_OR_RETURN(req.key, yaml::Str(where_, *key, ef.Path("key")));
-        TOLLGATE_ASSIGN_OR_RETURN(req.op, yaml::Str(where_, *op, ef.Path("operator")));
+        TOLLGATE_ASSIGN_OR_RETURN(req.key, manifest::Str(where_, *key, ef.Path("key")));
+        TOLLGATE_ASSIGN_OR_RETURN(req.op, manifest::Str(where_, *op, ef.Path("operator")));
         if (req.op != "In" && req.op != "NotIn" && req.op != "Exists" && req.op != "DoesNotExist") {
           return where_.Error(
               ef.Path("operator"),
@@ -350,11 +352,11 @@ class Parser {
       if (!frameworks.empty()) out_.adapter.frameworks = std::move(frameworks);
     }
     for (absl::string_view refused : {"externalFrameworks", "labelKeysToCopy"}) {
-      if (const YAML::Node* n = f.Get(refused); n != nullptr && !yaml::IsEmpty(*n)) {
+      if (const YAML::Node* n = f.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
         return where_.Error(f.Path(refused), "not supported by Tollgate");
       }
     }
-    if (const YAML::Node* n = f.Get("podOptions"); n != nullptr && !yaml::IsEmpty(*n)) {
+    if (const YAML::Node* n = f.Get("podOptions"); n != nullptr && !manifest::IsEmpty(*n)) {
       out_.warnings.push_back(absl::StrCat(
           f.Path("podOptions"),
           ": ignored: deprecated in Kueue, and tollgate-kube does not manage plain Pods"));
@@ -367,7 +369,7 @@ class Parser {
     if (node.IsNull()) {
       // v1beta2: the section's presence enables it, and then its strategies are required.
       if (version_ == Version::kV1beta2) {
-        return where_.Error(yaml::Join(path, "preemptionStrategies"), "required in v1beta2");
+        return where_.Error(manifest::Join(path, "preemptionStrategies"), "required in v1beta2");
       }
       return absl::OkStatus();
     }
@@ -376,7 +378,7 @@ class Parser {
     TOLLGATE_ASSIGN_OR_RETURN(MapFields f, Fields(node, path, allowed));
     bool enable = version_ == Version::kV1beta2;
     if (const YAML::Node* e = f.Get("enable")) {
-      TOLLGATE_ASSIGN_OR_RETURN(enable, yaml::Bool(where_, *e, f.Path("enable")));
+      TOLLGATE_ASSIGN_OR_RETURN(enable, manifest::Bool(where_, *e, f.Path("enable")));
     }
     std::vector<std::string> strategies;
     if (const YAML::Node* s = f.Get("preemptionStrategies")) {
@@ -425,10 +427,10 @@ class Parser {
     }
     if (const YAML::Node* w = f.Get("resourceWeights"); w && !w->IsNull()) {
       const std::string weights_path = f.Path("resourceWeights");
-      TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(where_, *w, weights_path));
+      TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, *w, weights_path));
       for (const auto& kv : *w) {
         if (!kv.first.IsScalar()) return where_.Error(weights_path, "keys must be strings");
-        const std::string key_path = yaml::MapKey(weights_path, kv.first.Scalar());
+        const std::string key_path = manifest::MapKey(weights_path, kv.first.Scalar());
         double weight = 0;
         if (!kv.second.IsScalar() || !absl::SimpleAtod(kv.second.Scalar(), &weight) ||
             !(weight >= 0) || weight == std::numeric_limits<double>::infinity()) {
@@ -455,7 +457,7 @@ class Parser {
     TOLLGATE_ASSIGN_OR_RETURN(MapFields f, Fields(node, path, allowed));
     bool enable = version_ == Version::kV1beta2;
     if (const YAML::Node* e = f.Get("enable")) {
-      TOLLGATE_ASSIGN_OR_RETURN(enable, yaml::Bool(where_, *e, f.Path("enable")));
+      TOLLGATE_ASSIGN_OR_RETURN(enable, manifest::Bool(where_, *e, f.Path("enable")));
     }
     // Kueue's defaults differ by version: v1beta1 5m and blockAdmission = enable; v1beta2 30m
     // and blockAdmission false. A zero timeout means "the default" in both.
@@ -467,7 +469,8 @@ class Parser {
     }
     bool block_admission = version_ == Version::kV1beta1 ? enable : false;
     if (const YAML::Node* b = f.Get("blockAdmission"); b && !b->IsNull()) {
-      TOLLGATE_ASSIGN_OR_RETURN(block_admission, yaml::Bool(where_, *b, f.Path("blockAdmission")));
+      TOLLGATE_ASSIGN_OR_RETURN(block_admission,
+                                manifest::Bool(where_, *b, f.Path("blockAdmission")));
     }
     absl::Duration recovery = timeout;
     if (const YAML::Node* d = f.Get("recoveryTimeout"); d && !d->IsNull()) {
@@ -482,7 +485,7 @@ class Parser {
                                                      {"timestamp", "backoffLimitCount",
                                                       "backoffBaseSeconds", "backoffMaxSeconds"}));
       if (const YAML::Node* t = rs.Get("timestamp"); t && !t->IsNull()) {
-        TOLLGATE_ASSIGN_OR_RETURN(std::string ts, yaml::Str(where_, *t, rs.Path("timestamp")));
+        TOLLGATE_ASSIGN_OR_RETURN(std::string ts, manifest::Str(where_, *t, rs.Path("timestamp")));
         if (ts == "Creation") {
           timestamp = core::RequeuingTimestamp::kCreation;
         } else if (ts != "Eviction") {
@@ -530,12 +533,13 @@ class Parser {
                                 StrList(*n, f.Path("excludeResourcePrefixes")));
     }
     for (absl::string_view refused : {"transformations", "deviceClassMappings"}) {
-      if (const YAML::Node* n = f.Get(refused); n != nullptr && !yaml::IsEmpty(*n)) {
+      if (const YAML::Node* n = f.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
         return where_.Error(f.Path(refused), "not supported by Tollgate");
       }
     }
     if (const YAML::Node* n = f.Get("quotaCheckStrategy"); n && !n->IsNull()) {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string s, yaml::Str(where_, *n, f.Path("quotaCheckStrategy")));
+      TOLLGATE_ASSIGN_OR_RETURN(std::string s,
+                                manifest::Str(where_, *n, f.Path("quotaCheckStrategy")));
       // Tollgate blocks a workload that asks for a resource its ClusterQueue does not cover:
       // Kueue's default, BlockUndeclared.
       if (s != "BlockUndeclared") {
@@ -557,7 +561,7 @@ std::string GoDuration(absl::Duration d) { return absl::FormatDuration(d); }
 
 }  // namespace
 
-absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const yaml::Where& where,
+absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const manifest::Where& where,
                                                                const YAML::Node& node,
                                                                absl::string_view path) {
   KueueConfiguration config;
@@ -575,7 +579,7 @@ absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const yaml::Where
 absl::StatusOr<KueueConfiguration> ParseKueueConfigurationText(absl::string_view text,
                                                                absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            yaml::LoadDocuments(text, file_name));
+                            manifest::LoadDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);
@@ -597,7 +601,7 @@ absl::StatusOr<KueueConfiguration> ParseKueueConfigurationText(absl::string_view
 }
 
 absl::StatusOr<KueueConfiguration> ParseKueueConfigurationFile(const std::string& path) {
-  TOLLGATE_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(path));
   return ParseKueueConfigurationText(text, path);
 }
 

@@ -66,7 +66,7 @@ absl::StatusOr<KueueConfiguration> ParseKueueConfigurationFile(const std::string
 // The map of a Configuration already loaded (a scenario's `config:`). Field paths in messages
 // start with `path` ("config"). apiVersion and kind are optional here; without apiVersion the
 // map reads as v1beta1, whose `enable` flags the scenario format has always used.
-absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const yaml::Where& where,
+absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const manifest::Where& where,
                                                                const YAML::Node& node,
                                                                absl::string_view path);
 

@@ -23,9 +23,9 @@
 #include "core/pod_requests.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
 #include "services/manifest/yaml_reader.h"
-#include "services/policy_codec.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -51,14 +51,14 @@ constexpr std::initializer_list<absl::string_view> kServerMetadata = {
     "deletionGracePeriodSeconds",
 };
 
-using yaml::Describe;
-using yaml::Index;
-using yaml::IsEmpty;
-using yaml::Join;
-using yaml::MapKey;
+using manifest::Describe;
+using manifest::Index;
+using manifest::IsEmpty;
+using manifest::Join;
+using manifest::MapKey;
 
 // Prefixes every message with "<prefix>: <Kind> <name>" so the user can find the object.
-class Ctx : public yaml::Where {
+class Ctx : public manifest::Where {
  public:
   using Where::Where;
 
@@ -86,36 +86,36 @@ bool Contains(std::initializer_list<absl::string_view> list, absl::string_view s
 
 // The fields of one YAML map, checked against what the object type accepts. Null values count as
 // absent, as they do for Kubernetes.
-class Fields : public yaml::MapFields {
+class Fields : public manifest::MapFields {
  public:
   static absl::StatusOr<Fields> Read(const Ctx& ctx, const YAML::Node& node, std::string path,
                                      std::initializer_list<absl::string_view> supported,
                                      std::initializer_list<absl::string_view> unsupported = {},
                                      std::initializer_list<absl::string_view> ignored = {}) {
     TOLLGATE_ASSIGN_OR_RETURN(
-        yaml::MapFields fields,
-        yaml::MapFields::Read(ctx, node, std::move(path),
-                              [&](const std::string& key, const YAML::Node& value,
-                                  const std::string& key_path) -> absl::StatusOr<bool> {
-                                if (Contains(supported, key)) return !value.IsNull();
-                                if (Contains(unsupported, key)) {
-                                  if (!IsEmpty(value)) return ctx.Unsupported(key_path);
-                                  return false;
-                                }
-                                if (Contains(ignored, key)) return false;
-                                return ctx.UnknownField(key_path);
-                              }));
+        manifest::MapFields fields,
+        manifest::MapFields::Read(ctx, node, std::move(path),
+                                  [&](const std::string& key, const YAML::Node& value,
+                                      const std::string& key_path) -> absl::StatusOr<bool> {
+                                    if (Contains(supported, key)) return !value.IsNull();
+                                    if (Contains(unsupported, key)) {
+                                      if (!IsEmpty(value)) return ctx.Unsupported(key_path);
+                                      return false;
+                                    }
+                                    if (Contains(ignored, key)) return false;
+                                    return ctx.UnknownField(key_path);
+                                  }));
     return Fields(std::move(fields));
   }
 
  private:
-  explicit Fields(yaml::MapFields fields) : yaml::MapFields(std::move(fields)) {}
+  explicit Fields(manifest::MapFields fields) : manifest::MapFields(std::move(fields)) {}
 };
 
 // Null reads as "": an unset string field.
 absl::StatusOr<std::string> Str(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
   if (node.IsNull()) return std::string();
-  return yaml::Str(ctx, node, path);
+  return manifest::Str(ctx, node, path);
 }
 
 absl::Status StrInto(const Ctx& ctx, const Fields& f, absl::string_view key, std::string* out) {
@@ -132,7 +132,7 @@ absl::StatusOr<int64_t> Int(const Ctx& ctx, const YAML::Node& node, absl::string
     return ctx.Invalid(path, absl::StrCat("expected an integer, got ", Describe(node)));
   }
   int64_t v = 0;
-  if (!yaml::ScalarInt(node, lo, hi, &v)) {
+  if (!manifest::ScalarInt(node, lo, hi, &v)) {
     return ctx.BadValue(path, absl::StrCat("invalid integer \"", node.Scalar(), "\""));
   }
   return v;
@@ -144,15 +144,15 @@ absl::StatusOr<int32_t> Int32(const Ctx& ctx, const YAML::Node& node, absl::stri
   return static_cast<int32_t>(v);
 }
 
-using yaml::Bool;
+using manifest::Bool;
 
 absl::Status ExpectSeq(const Ctx& ctx, const YAML::Node& node, absl::string_view path) {
-  return yaml::ExpectList(ctx, node, path);
+  return manifest::ExpectList(ctx, node, path);
 }
 
 absl::Status StrMap(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                     StringMap* out) {
-  TOLLGATE_RETURN_IF_ERROR(yaml::ExpectMap(ctx, node, path));
+  TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(ctx, node, path));
   for (const auto& kv : node) {
     if (!kv.first.IsScalar()) return ctx.Invalid(path, "map keys must be strings");
     TOLLGATE_ASSIGN_OR_RETURN(std::string value,
@@ -954,12 +954,12 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
       // The --authz-policy file's reader, so a policy file applies unchanged.
       auth::Policy policy;
       TOLLGATE_RETURN_IF_ERROR(auth::ParsePolicyDocument(node, path_prefix, policy));
-      if (!policy.roles.empty()) *obj.mutable_role() = services::RoleToProto(policy.roles[0]);
+      if (!policy.roles.empty()) *obj.mutable_role() = api::RoleToProto(policy.roles[0]);
       if (!policy.bindings.empty()) {
-        *obj.mutable_role_binding() = services::RoleBindingToProto(policy.bindings[0]);
+        *obj.mutable_role_binding() = api::RoleBindingToProto(policy.bindings[0]);
       }
       if (!policy.queue_grants.empty()) {
-        *obj.mutable_queue_grant() = services::QueueGrantToProto(policy.queue_grants[0]);
+        *obj.mutable_queue_grant() = api::QueueGrantToProto(policy.queue_grants[0]);
       }
       break;
     }
@@ -983,7 +983,7 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            yaml::LoadDocuments(yaml_text, source_name));
+                            manifest::LoadDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it

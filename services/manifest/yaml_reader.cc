@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::yaml {
+namespace tollgate::manifest {
 
 absl::Status Where::Error(absl::string_view path, absl::string_view what) const {
   return absl::InvalidArgumentError(path.empty() ? absl::StrCat(label_, ": ", what)
@@ -136,4 +136,4 @@ absl::StatusOr<std::vector<YAML::Node>> LoadDocuments(absl::string_view text,
   }
 }
 
-}  // namespace tollgate::yaml
+}  // namespace tollgate::manifest

@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
-namespace tollgate::yaml {
+namespace tollgate::manifest {
 
 // Names the place of every error: a label for the document or object ("foo.yaml: step 3
 // (expect)", "ClusterQueue team-a") in front of a field path.
@@ -83,4 +83,4 @@ absl::Status ExpectMap(const Where& where, const YAML::Node& node, absl::string_
 absl::StatusOr<std::vector<YAML::Node>> LoadDocuments(absl::string_view text,
                                                       absl::string_view source_name);
 
-}  // namespace tollgate::yaml
+}  // namespace tollgate::manifest

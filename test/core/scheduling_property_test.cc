@@ -957,6 +957,16 @@ std::optional<uint64_t> OnlySeed() {
   return std::strtoull(env, nullptr, 10);
 }
 
+// How many seeds may end a settle in a repeating preemption loop (see Simulation::Settle).
+// Kueue loops the same way (kubernetes-sigs/kueue#6947, #6929; its fix, #13797, is not
+// implemented here: docs/preemption.md), so a loop is not a broken invariant and a seed that
+// hits one still passes. The bound is about twice today's count (2026-11: 5 of 200 classical
+// seeds, 4 of 60 with fair sharing), so a change that makes such loops common fails here
+// instead of passing unnoticed; the seeds are fixed, so the count only moves with the code.
+int MaxThrashingSeeds(bool fair_sharing, int seeds) {
+  return fair_sharing ? seeds / 10 : seeds / 20;
+}
+
 void RunSeeds(bool fair_sharing, uint64_t first_seed, int seeds, int steps) {
   const std::optional<uint64_t> only = OnlySeed();
   int failures = 0;
@@ -974,10 +984,13 @@ void RunSeeds(bool fair_sharing, uint64_t first_seed, int seeds, int steps) {
     // A handful of distinct seeds says enough; hundreds would bury them.
     if (++failures == 5) break;
   }
-  // Reported, not failed: see Simulation::Settle.
   std::cout << "[ INFO     ] " << thrashing.size()
             << " seed(s) hit a repeating preemption loop: " << absl::StrJoin(thrashing, " ")
             << "\n";
+  if (!only.has_value()) {
+    EXPECT_LE(static_cast<int>(thrashing.size()), MaxThrashingSeeds(fair_sharing, seeds))
+        << "repeating preemption loops became common; seeds: " << absl::StrJoin(thrashing, " ");
+  }
 }
 
 TEST(SchedulingPropertyTest, ClassicalInvariantsHoldOverRandomActionSequences) {

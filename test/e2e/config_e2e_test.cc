@@ -342,7 +342,7 @@ TEST_F(ConfigE2eTest, UnsupportedFieldRefusesTheStart) {
       TollgatedProcess::RunToExit(
           {"--listen=127.0.0.1:0", "--data-dir=" + data_dir_, "--config=" + config}, log_path));
   EXPECT_NE(exit_code, 0);
-  const std::string logs = ReadFileToString(log_path).value_or("");
+  const std::string logs = common::ReadFileToString(log_path).value_or("");
   EXPECT_TRUE(absl::StrContains(logs, "resources.quotaCheckStrategy")) << logs;
   EXPECT_TRUE(absl::StrContains(logs, "IgnoreUndeclared")) << logs;
   // Nothing was opened: a refused start leaves no store behind.

@@ -437,7 +437,7 @@ spec:
       TollgatedProcess::RunToExit(
           {"--listen=127.0.0.1:0", "--data-dir=" + data_dir_, "--manifests=" + bad}, log_path));
   EXPECT_NE(exit_code, 0);
-  const std::string logs = ReadFileToString(log_path).value_or("");
+  const std::string logs = common::ReadFileToString(log_path).value_or("");
   EXPECT_TRUE(absl::StrContains(logs, R"("level":"error")")) << logs;
   EXPECT_TRUE(absl::StrContains(logs, "bad.yaml")) << logs;
   EXPECT_TRUE(absl::StrContains(logs, "lots")) << logs;

@@ -77,7 +77,7 @@ absl::StatusOr<int> AwaitExit(pid_t pid, absl::Time deadline) {
 }
 
 // "" while the file does not exist yet.
-std::string ReadAll(const std::string& path) { return ReadFileToString(path).value_or(""); }
+std::string ReadAll(const std::string& path) { return common::ReadFileToString(path).value_or(""); }
 
 }  // namespace
 

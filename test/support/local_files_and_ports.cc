@@ -32,7 +32,7 @@ absl::StatusOr<int> PickFreePort() {
 }
 
 std::string ReadFileOrEmpty(const std::string& path) {
-  return ReadFileToString(path).value_or(std::string());
+  return common::ReadFileToString(path).value_or(std::string());
 }
 
 }  // namespace tollgate::test_support

@@ -7,9 +7,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "services/admission_executor.h"
-#include "services/tollgate_api.h"
-#include "test/services/executor_fixture.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
+#include "test/services/engine/executor_fixture.h"
 #include "test/status_matchers.h"
 
 namespace tollgate::web {
@@ -21,14 +21,14 @@ using ::testing::HasSubstr;
 class DashboardApiTest : public testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK(fx_.Open(services::SettleByHand()));
+    ASSERT_OK(fx_.Open(engine::SettleByHand()));
     dashboard_ =
         std::make_unique<DashboardApi>(*fx_.api, [this] { return fx_.executor->revision(); });
-    services::OneQueueConfig config;
+    engine::OneQueueConfig config;
     config.cohort = "all";
     ASSERT_OK(fx_.ApplyOneQueue(config));
     for (const char* name : {"first", "second"}) {
-      ASSERT_OK(fx_.api->Submit(services::OnePodSubmitRequest("team", name, "3")).status());
+      ASSERT_OK(fx_.api->Submit(engine::OnePodSubmitRequest("team", name, "3")).status());
     }
     ASSERT_TRUE(fx_.api->Settle().ok());
   }
@@ -41,7 +41,7 @@ class DashboardApiTest : public testing::Test {
     return json;
   }
 
-  services::ExecutorFixture fx_;
+  engine::ExecutorFixture fx_;
   std::unique_ptr<DashboardApi> dashboard_;
 };
 

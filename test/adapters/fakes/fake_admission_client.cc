@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::adapters {
+namespace tollgate::client {
 
 std::string FakeAdmissionClient::Key(absl::string_view ns, absl::string_view name) {
   return absl::StrCat(ns, "/", name);
@@ -197,7 +197,7 @@ absl::Status FakeAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest
 
 absl::Status FakeAdmissionClient::Watch(const v1::WatchRequest& request,
                                         const std::function<bool(const v1::WatchEvent&)>& on_event,
-                                        const StopSignal& stop) {
+                                        const common::StopSignal& stop) {
   // Bounded by the stop signal, which the tests that run loops fire.
   while (!stop.WaitFor(absl::Seconds(1))) {
   }
@@ -250,4 +250,4 @@ absl::Status FakeAdmissionClient::DeleteObject(const v1::ObjectRef& ref) {
   return absl::OkStatus();
 }
 
-}  // namespace tollgate::adapters
+}  // namespace tollgate::client

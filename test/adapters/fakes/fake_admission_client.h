@@ -7,9 +7,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/admission_client.h"
+#include "clients/cpp/admission_client.h"
 
-namespace tollgate::adapters {
+namespace tollgate::client {
 
 // An in-memory Tollgate for adapter tests. It keeps the API's contract (idempotent Submit,
 // ALREADY_EXISTS for a changed spec, FAILED_PRECONDITION for a call the state does not allow)
@@ -46,7 +46,7 @@ class FakeAdmissionClient final : public AdmissionClient {
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
-                     const StopSignal& stop) override;
+                     const common::StopSignal& stop) override;
   absl::StatusOr<v1::ConfigObject> GetObject(const v1::ObjectRef& ref) override;
   absl::StatusOr<v1::ListObjectsResponse> ListObjects(
       const v1::ListObjectsRequest& request) override;
@@ -68,4 +68,4 @@ class FakeAdmissionClient final : public AdmissionClient {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace tollgate::adapters
+}  // namespace tollgate::client

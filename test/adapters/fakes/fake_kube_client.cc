@@ -3,11 +3,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 std::string FakeKubeClient::NextVersionLocked() { return absl::StrCat(++version_); }
 
-Json FakeKubeClient::Put(const ResourceKind& kind, Json obj) {
+Json FakeKubeClient::Put(const manifest::ResourceKind& kind, Json obj) {
   absl::MutexLock lock(&mu_);
   Json& meta = obj["metadata"];
   if (!meta.contains("uid")) {
@@ -18,12 +18,12 @@ Json FakeKubeClient::Put(const ResourceKind& kind, Json obj) {
   meta["resourceVersion"] = NextVersionLocked();
   obj["apiVersion"] = kind.ApiVersion();
   obj["kind"] = kind.kind;
-  objects_[{kind.plural, GetString(obj, {"metadata", "namespace"}),
-            GetString(obj, {"metadata", "name"})}] = obj;
+  objects_[{kind.plural, manifest::GetString(obj, {"metadata", "namespace"}),
+            manifest::GetString(obj, {"metadata", "name"})}] = obj;
   return obj;
 }
 
-void FakeKubeClient::SetStatus(const ResourceKind& kind, const std::string& ns,
+void FakeKubeClient::SetStatus(const manifest::ResourceKind& kind, const std::string& ns,
                                const std::string& name, const Json& status) {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find({kind.plural, ns, name});
@@ -32,7 +32,7 @@ void FakeKubeClient::SetStatus(const ResourceKind& kind, const std::string& ns,
   it->second["metadata"]["resourceVersion"] = NextVersionLocked();
 }
 
-Json FakeKubeClient::Remove(const ResourceKind& kind, const std::string& ns,
+Json FakeKubeClient::Remove(const manifest::ResourceKind& kind, const std::string& ns,
                             const std::string& name) {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find({kind.plural, ns, name});
@@ -42,7 +42,7 @@ Json FakeKubeClient::Remove(const ResourceKind& kind, const std::string& ns,
   return obj;
 }
 
-Json FakeKubeClient::Object(const ResourceKind& kind, const std::string& ns,
+Json FakeKubeClient::Object(const manifest::ResourceKind& kind, const std::string& ns,
                             const std::string& name) const {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find({kind.plural, ns, name});
@@ -69,7 +69,7 @@ std::vector<Json> FakeKubeClient::patches() const {
   return patches_;
 }
 
-absl::StatusOr<Json> FakeKubeClient::Get(const ResourceKind& kind, absl::string_view ns,
+absl::StatusOr<Json> FakeKubeClient::Get(const manifest::ResourceKind& kind, absl::string_view ns,
                                          absl::string_view name) {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find({kind.plural, std::string(ns), std::string(name)});
@@ -79,7 +79,8 @@ absl::StatusOr<Json> FakeKubeClient::Get(const ResourceKind& kind, absl::string_
   return it->second;
 }
 
-absl::StatusOr<ListResult> FakeKubeClient::List(const ResourceKind& kind, absl::string_view ns) {
+absl::StatusOr<ListResult> FakeKubeClient::List(const manifest::ResourceKind& kind,
+                                                absl::string_view ns) {
   absl::MutexLock lock(&mu_);
   ListResult result;
   for (const auto& [key, obj] : objects_) {
@@ -91,17 +92,17 @@ absl::StatusOr<ListResult> FakeKubeClient::List(const ResourceKind& kind, absl::
   return result;
 }
 
-absl::Status FakeKubeClient::Watch(const ResourceKind& kind, absl::string_view ns,
+absl::Status FakeKubeClient::Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                                    absl::string_view resource_version,
                                    const std::function<bool(const WatchEvent&)>& on_event,
-                                   const StopSignal& stop) {
+                                   const common::StopSignal& stop) {
   // Bounded by the stop signal: the tests that run loops stop them.
   while (!stop.WaitFor(absl::Seconds(1))) {
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Json> FakeKubeClient::Patch(const ResourceKind& kind, absl::string_view ns,
+absl::StatusOr<Json> FakeKubeClient::Patch(const manifest::ResourceKind& kind, absl::string_view ns,
                                            absl::string_view name, PatchType type,
                                            const Json& patch) {
   absl::MutexLock lock(&mu_);
@@ -115,8 +116,8 @@ absl::StatusOr<Json> FakeKubeClient::Patch(const ResourceKind& kind, absl::strin
     --conflicts_to_inject_;
     it->second["metadata"]["resourceVersion"] = NextVersionLocked();
   }
-  const std::string want = GetString(patch, {"metadata", "resourceVersion"});
-  if (!want.empty() && want != GetString(it->second, {"metadata", "resourceVersion"})) {
+  const std::string want = manifest::GetString(patch, {"metadata", "resourceVersion"});
+  if (!want.empty() && want != manifest::GetString(it->second, {"metadata", "resourceVersion"})) {
     return absl::AbortedError(absl::StrCat("Operation cannot be fulfilled on ", kind.plural, " \"",
                                            name, "\": the object has been modified"));
   }
@@ -131,23 +132,23 @@ absl::StatusOr<Json> FakeKubeClient::Patch(const ResourceKind& kind, absl::strin
   return it->second;
 }
 
-absl::StatusOr<Json> FakeKubeClient::Create(const ResourceKind& kind, absl::string_view ns,
-                                            const Json& object) {
+absl::StatusOr<Json> FakeKubeClient::Create(const manifest::ResourceKind& kind,
+                                            absl::string_view ns, const Json& object) {
   absl::MutexLock lock(&mu_);
-  if (kind == EventResource()) {
+  if (kind == manifest::EventResource()) {
     events_.push_back(object);
     return object;
   }
   Json obj = object;
   obj["metadata"]["namespace"] = std::string(ns);
   obj["metadata"]["resourceVersion"] = NextVersionLocked();
-  const Key key{kind.plural, std::string(ns), GetString(obj, {"metadata", "name"})};
+  const Key key{kind.plural, std::string(ns), manifest::GetString(obj, {"metadata", "name"})};
   if (objects_.count(key) > 0) return absl::AlreadyExistsError("exists");
   objects_[key] = obj;
   return obj;
 }
 
-absl::Status FakeKubeClient::Delete(const ResourceKind& kind, absl::string_view ns,
+absl::Status FakeKubeClient::Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                                     absl::string_view name) {
   absl::MutexLock lock(&mu_);
   if (objects_.erase({kind.plural, std::string(ns), std::string(name)}) == 0) {
@@ -156,4 +157,4 @@ absl::Status FakeKubeClient::Delete(const ResourceKind& kind, absl::string_view 
   return absl::OkStatus();
 }
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

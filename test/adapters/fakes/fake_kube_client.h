@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/kube_client.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 
 // An in-memory API server for controller tests: objects keyed by resource, namespace and name;
 // a store-wide resourceVersion counter; merge patches with the real server's resourceVersion
@@ -18,14 +18,15 @@ namespace tollgate::adapters::kube {
 class FakeKubeClient final : public KubeClient {
  public:
   // Stores `obj` as is (a uid, namespace and resourceVersion are filled in when missing).
-  Json Put(const ResourceKind& kind, Json obj);
+  Json Put(const manifest::ResourceKind& kind, Json obj);
   // Replaces the object's status, bumping its resourceVersion (what a job controller does).
-  void SetStatus(const ResourceKind& kind, const std::string& ns, const std::string& name,
+  void SetStatus(const manifest::ResourceKind& kind, const std::string& ns, const std::string& name,
                  const Json& status);
   // Removes the object; returns it.
-  Json Remove(const ResourceKind& kind, const std::string& ns, const std::string& name);
+  Json Remove(const manifest::ResourceKind& kind, const std::string& ns, const std::string& name);
   // The object as stored (null when absent).
-  Json Object(const ResourceKind& kind, const std::string& ns, const std::string& name) const;
+  Json Object(const manifest::ResourceKind& kind, const std::string& ns,
+              const std::string& name) const;
   // Makes the next `n` patches fail with 409 after bumping the object's resourceVersion, as
   // if someone else had written in between.
   void InjectConflicts(int n);
@@ -34,18 +35,19 @@ class FakeKubeClient final : public KubeClient {
   std::vector<Json> events() const;
   std::vector<Json> patches() const;
 
-  absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
+  absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) override;
-  absl::StatusOr<ListResult> List(const ResourceKind& kind, absl::string_view ns) override;
-  absl::Status Watch(const ResourceKind& kind, absl::string_view ns,
+  absl::StatusOr<ListResult> List(const manifest::ResourceKind& kind,
+                                  absl::string_view ns) override;
+  absl::Status Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                      absl::string_view resource_version,
                      const std::function<bool(const WatchEvent&)>& on_event,
-                     const StopSignal& stop) override;
-  absl::StatusOr<Json> Patch(const ResourceKind& kind, absl::string_view ns, absl::string_view name,
-                             PatchType type, const Json& patch) override;
-  absl::StatusOr<Json> Create(const ResourceKind& kind, absl::string_view ns,
+                     const common::StopSignal& stop) override;
+  absl::StatusOr<Json> Patch(const manifest::ResourceKind& kind, absl::string_view ns,
+                             absl::string_view name, PatchType type, const Json& patch) override;
+  absl::StatusOr<Json> Create(const manifest::ResourceKind& kind, absl::string_view ns,
                               const Json& object) override;
-  absl::Status Delete(const ResourceKind& kind, absl::string_view ns,
+  absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                       absl::string_view name) override;
 
  private:
@@ -61,4 +63,4 @@ class FakeKubeClient final : public KubeClient {
   std::vector<Json> patches_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -4,14 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "absl/time/time.h"
-#include "adapters/kube/admission_translator.h"
-#include "adapters/kube/job_translator.h"
-#include "adapters/kube/pytorchjob_translator.h"
 #include "core/clock.h"
+#include "services/manifest/admission_translator.h"
+#include "services/manifest/job_translator.h"
+#include "services/manifest/pytorchjob_translator.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 using ::testing::HasSubstr;
@@ -52,38 +52,38 @@ class JobControllerTest : public ::testing::Test {
 
   JobController& Controller(JobController::Options options = {}) {
     controller_ = std::make_unique<JobController>(
-        kube_, admission_, clock_, std::vector<const JobKindTranslator*>{&job_, &pytorch_},
-        options);
+        kube_, admission_, clock_,
+        std::vector<const manifest::JobKindTranslator*>{&job_, &pytorch_}, options);
     return *controller_;
   }
   absl::Status Reconcile() {
     if (controller_ == nullptr) Controller();
     return controller_->Reconcile(ObjectKey{"jobs", "team-a", "eval"});
   }
-  Json Job() const { return kube_.Object(JobResource(), "team-a", "eval"); }
-  std::string Status() const { return Annotation(Job(), kStatusAnnotation); }
+  Json Job() const { return kube_.Object(manifest::JobResource(), "team-a", "eval"); }
+  std::string Status() const { return manifest::Annotation(Job(), kStatusAnnotation); }
   std::vector<std::string> EventReasons() const {
     std::vector<std::string> reasons;
-    for (const Json& e : kube_.events()) reasons.push_back(GetString(e, {"reason"}));
+    for (const Json& e : kube_.events()) reasons.push_back(manifest::GetString(e, {"reason"}));
     return reasons;
   }
 
   core::SimulatedClock clock_;
   FakeKubeClient kube_;
-  FakeAdmissionClient admission_;
-  JobTranslator job_;
-  PyTorchJobTranslator pytorch_;
+  client::FakeAdmissionClient admission_;
+  manifest::JobTranslator job_;
+  manifest::PyTorchJobTranslator pytorch_;
   std::unique_ptr<JobController> controller_;
 };
 
 TEST_F(JobControllerTest, SubmitsAndKeepsAPendingJobSuspended) {
-  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   ASSERT_TRUE(Reconcile().ok());
   std::optional<v1::Workload> wl = admission_.Find("team-a", kWorkload);
   ASSERT_TRUE(wl.has_value());
   EXPECT_EQ(wl->metadata().uid(), kUid);
   EXPECT_EQ(wl->spec().pod_sets(0).count(), 2);
-  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
   EXPECT_EQ(Status(), "pending: Waiting in the fake queue");
   EXPECT_THAT(EventReasons(), ::testing::ElementsAre("Suspended"));
 
@@ -94,17 +94,18 @@ TEST_F(JobControllerTest, SubmitsAndKeepsAPendingJobSuspended) {
 }
 
 TEST_F(JobControllerTest, AdmissionInjectsFlavorAndUnsuspends) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
   const Json job = Job();
-  EXPECT_FALSE(IsSuspended(job_, job));
+  EXPECT_FALSE(manifest::IsSuspended(job_, job));
   EXPECT_EQ(job["spec"]["template"]["spec"]["nodeSelector"],
             Json::parse(R"({"team": "a", "accelerator": "a100"})"));
   EXPECT_EQ(job["spec"]["template"]["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
   EXPECT_EQ(Status(), "admitted: Admitted by ClusterQueue team-a-cq");
-  EXPECT_EQ(Annotation(job, kAdmissionAnnotation), AdmissionFingerprint(GpuAdmission()));
+  EXPECT_EQ(manifest::Annotation(job, manifest::kAdmissionAnnotation),
+            manifest::AdmissionFingerprint(GpuAdmission()));
   EXPECT_THAT(EventReasons(), ::testing::Contains("Admitted"));
 
   // The resubmission reads the original template, so Submit still sees the same spec.
@@ -115,14 +116,14 @@ TEST_F(JobControllerTest, AdmissionInjectsFlavorAndUnsuspends) {
 }
 
 TEST_F(JobControllerTest, ReportsPodsReadyOnceAndItsLoss) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 1}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 1}});
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportPodsReady"), 0);
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
   ASSERT_TRUE(Reconcile().ok());
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportPodsReady"), 1);
@@ -130,26 +131,28 @@ TEST_F(JobControllerTest, ReportsPodsReadyOnceAndItsLoss) {
 
   // A pod fails after the job ran: reported once as not ready (recoveryTimeout), then ready again
   // once its replacement runs.
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 1}, {"failed", 1}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval",
+                  {{"active", 2}, {"ready", 1}, {"failed", 1}});
   ASSERT_TRUE(Reconcile().ok());
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportPodsReady"), 2);
   EXPECT_FALSE(admission_.Find("team-a", kWorkload)->status().pods_ready());
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}, {"failed", 1}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval",
+                  {{"active", 2}, {"ready", 2}, {"failed", 1}});
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportPodsReady"), 3);
   EXPECT_TRUE(admission_.Find("team-a", kWorkload)->status().pods_ready());
 }
 
 TEST_F(JobControllerTest, ForwardsNewerCheckpointAnnotationsOnly) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
   auto annotate = [&](const std::string& value) {
     Json job = Job();
-    SetAnnotation(job, kCheckpointAnnotation, value);
-    kube_.Put(JobResource(), job);
+    manifest::SetAnnotation(job, kCheckpointAnnotation, value);
+    kube_.Put(manifest::JobResource(), job);
   };
 
   annotate("2026-11-22T10:00:00Z");
@@ -178,23 +181,23 @@ TEST_F(JobControllerTest, ForwardsNewerCheckpointAnnotationsOnly) {
 }
 
 TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGone) {
-  const Json original = kube_.Put(JobResource(), MakeJob());
+  const Json original = kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval", {{"active", 2}, {"ready", 2}});
   admission_.Evict("team-a", kWorkload, "Preempted to accommodate a higher priority workload");
 
   ASSERT_TRUE(Reconcile().ok());
   Json job = Job();
-  EXPECT_TRUE(IsSuspended(job_, job));
+  EXPECT_TRUE(manifest::IsSuspended(job_, job));
   EXPECT_EQ(job["spec"]["template"], original["spec"]["template"]);
-  EXPECT_EQ(Annotation(job, kOriginalTemplatesAnnotation), "");
+  EXPECT_EQ(manifest::Annotation(job, manifest::kOriginalTemplatesAnnotation), "");
   EXPECT_THAT(Status(), HasSubstr("preempted: Preempted to accommodate"));
   // Pods still running: quota stays held.
   EXPECT_EQ(admission_.Count("ReportStopped"), 0);
 
-  kube_.SetStatus(JobResource(), "team-a", "eval", {{"active", 0}, {"ready", 0}});
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval", {{"active", 0}, {"ready", 0}});
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("ReportStopped"), 1);
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_PENDING);
@@ -204,16 +207,16 @@ TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGo
   // Admitted again later: resumes with the flavor's selector.
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_FALSE(IsSuspended(job_, Job()));
+  EXPECT_FALSE(manifest::IsSuspended(job_, Job()));
   EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "a100");
 }
 
 TEST_F(JobControllerTest, CompletionFinishesTheWorkload) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
-  kube_.SetStatus(JobResource(), "team-a", "eval", Json::parse(R"({"succeeded": 2,
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval", Json::parse(R"({"succeeded": 2,
                                   "conditions": [{"type": "Complete", "status": "True"}]})"));
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_FINISHED);
@@ -223,9 +226,9 @@ TEST_F(JobControllerTest, CompletionFinishesTheWorkload) {
 }
 
 TEST_F(JobControllerTest, FinishedBeforeAdmissionLeavesTheQueue) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
-  kube_.SetStatus(JobResource(), "team-a", "eval",
+  kube_.SetStatus(manifest::JobResource(), "team-a", "eval",
                   Json::parse(R"({"conditions": [{"type": "Failed", "status": "True"}]})"));
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
@@ -233,38 +236,38 @@ TEST_F(JobControllerTest, FinishedBeforeAdmissionLeavesTheQueue) {
 }
 
 TEST_F(JobControllerTest, DeletedObjectDeletesItsWorkload) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
-  const Json gone = kube_.Remove(JobResource(), "team-a", "eval");
+  const Json gone = kube_.Remove(manifest::JobResource(), "team-a", "eval");
   controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
-                              GetString(gone, {"metadata", "uid"}));
+                              manifest::GetString(gone, {"metadata", "uid"}));
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
 }
 
 TEST_F(JobControllerTest, RecreatedObjectGetsANewWorkload) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
-  kube_.Remove(JobResource(), "team-a", "eval");
+  kube_.Remove(manifest::JobResource(), "team-a", "eval");
   controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"}, kUid);
   Json again = MakeJob();
   again["metadata"]["uid"] = "77770000-aaaa-bbbb-cccc-000000000002";
-  kube_.Put(JobResource(), again);
+  kube_.Put(manifest::JobResource(), again);
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
   EXPECT_TRUE(admission_.Find("team-a", "job-eval-77770000").has_value());
 }
 
 TEST_F(JobControllerTest, ConflictsAreRetriedWithAFreshRead) {
-  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   kube_.InjectConflicts(2);
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
   EXPECT_EQ(kube_.patch_count(), 3);
 }
 
 TEST_F(JobControllerTest, EndlessConflictsGiveUpWithAborted) {
-  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   kube_.InjectConflicts(100);
   JobController::Options options;
   options.max_conflict_retries = 2;
@@ -273,28 +276,28 @@ TEST_F(JobControllerTest, EndlessConflictsGiveUpWithAborted) {
 }
 
 TEST_F(JobControllerTest, RejectedWorkloadKeepsTheJobSuspendedAndSaysWhy) {
-  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   admission_.FailSubmits(absl::InvalidArgumentError("priority class \"nope\" not found"));
   const absl::Status status = Reconcile();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
   EXPECT_EQ(Status(), "invalid: priority class \"nope\" not found");
   EXPECT_THAT(EventReasons(), ::testing::Contains("InvalidWorkload"));
 }
 
 TEST_F(JobControllerTest, UnavailableTollgateChangesNothing) {
-  kube_.Put(JobResource(), MakeJob(/*suspend=*/false));
+  kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   admission_.FailSubmits(absl::UnavailableError("connection refused"));
   EXPECT_EQ(Reconcile().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(kube_.patch_count(), 0);
 }
 
 TEST_F(JobControllerTest, SpecChangeWhilePendingResubmits) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   Json job = Job();
   job["spec"]["parallelism"] = 5;
-  kube_.Put(JobResource(), job);
+  kube_.Put(manifest::JobResource(), job);
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().pod_sets(0).count(), 5);
   EXPECT_EQ(admission_.Count("DeleteWorkload"), 1);
@@ -303,7 +306,7 @@ TEST_F(JobControllerTest, SpecChangeWhilePendingResubmits) {
 TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
   Json job = MakeJob();
   job["metadata"].erase("labels");
-  kube_.Put(JobResource(), job);
+  kube_.Put(manifest::JobResource(), job);
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_EQ(admission_.Count("Submit"), 0);
 
@@ -323,9 +326,9 @@ TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
 TEST_F(JobControllerTest, UnlabeledJobsOnlyInNamespacesTheSelectorManages) {
   Json job = MakeJob();
   job["metadata"].erase("labels");
-  kube_.Put(JobResource(), job);
+  kube_.Put(manifest::JobResource(), job);
   admission_.AddLocalQueue("team-a", "default");
-  kube_.Put(NamespaceResource(),
+  kube_.Put(manifest::NamespaceResource(),
             Json::parse(R"({"metadata": {"name": "team-a", "labels": {"tier": "batch"}}})"));
 
   JobController::Options options;
@@ -348,7 +351,7 @@ TEST_F(JobControllerTest, UnlabeledJobsOnlyInNamespacesTheSelectorManages) {
 }
 
 TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
@@ -358,9 +361,9 @@ TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
   (*other.mutable_pod_set_assignments(0)->mutable_flavors())["cpu"] = "h100";
   admission_.Admit("team-a", kWorkload, other);
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_TRUE(IsSuspended(job_, Job()));
+  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_FALSE(IsSuspended(job_, Job()));
+  EXPECT_FALSE(manifest::IsSuspended(job_, Job()));
   EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "h100");
 }
 
@@ -371,16 +374,16 @@ TEST_F(JobControllerTest, PyTorchJobSuspendsThroughRunPolicy) {
     "spec": {"pytorchReplicaSpecs": {
       "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "p"}]}}},
       "Worker": {"replicas": 16, "template": {"spec": {"containers": [{"name": "p"}]}}}}}})");
-  kube_.Put(PyTorchJobResource(), job);
+  kube_.Put(manifest::PyTorchJobResource(), job);
   Controller();
   ASSERT_TRUE(controller_->Reconcile(ObjectKey{"pytorchjobs", "team-a", "ft"}).ok());
-  const Json stored = kube_.Object(PyTorchJobResource(), "team-a", "ft");
+  const Json stored = kube_.Object(manifest::PyTorchJobResource(), "team-a", "ft");
   EXPECT_EQ(stored["spec"]["runPolicy"]["suspend"], true);
   EXPECT_EQ(admission_.Find("team-a", "pytorchjob-ft-99990000")->spec().pod_sets(1).count(), 16);
 }
 
 TEST_F(JobControllerTest, CollectsOnlyItsOwnOrphans) {
-  kube_.Put(JobResource(), MakeJob());
+  kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
   v1::SubmitRequest foreign;
   foreign.mutable_workload()->mutable_metadata()->set_namespace_("team-a");
@@ -400,7 +403,7 @@ TEST_F(JobControllerTest, CollectsOnlyItsOwnOrphans) {
 }
 
 TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {
-  kube_.Put(NamespaceResource(),
+  kube_.Put(manifest::NamespaceResource(),
             Json::parse(R"({"metadata": {"name": "team-a", "labels": {"tier": "eval"}}})"));
   Controller();
   const ObjectKey key{"namespaces", "", "team-a"};
@@ -408,7 +411,7 @@ TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {
   ASSERT_TRUE(controller_->Reconcile(key).ok());
   ASSERT_EQ(admission_.applied_namespaces().size(), 1u);
   EXPECT_EQ(admission_.applied_namespaces()[0].metadata().labels().at("tier"), "eval");
-  kube_.Remove(NamespaceResource(), "", "team-a");
+  kube_.Remove(manifest::NamespaceResource(), "", "team-a");
   ASSERT_TRUE(controller_->Reconcile(key).ok());
   EXPECT_EQ(admission_.Count("DeleteObject"), 1);
 }
@@ -421,4 +424,4 @@ TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

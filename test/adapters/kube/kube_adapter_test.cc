@@ -12,7 +12,7 @@
 #include "test/status_matchers.h"
 #include "test/support/scratch_dir.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 class ResumeFileTest : public testing::Test {
@@ -59,4 +59,4 @@ TEST_F(ResumeFileTest, MissingOrGarbageFileStartsFromZero) {
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

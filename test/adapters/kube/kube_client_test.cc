@@ -15,7 +15,7 @@
 #include "common/file_util.h"
 #include "test/adapters/kube/test_processes.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 using testing::FakeApiServer;
@@ -62,37 +62,39 @@ class KubeClientTest : public ::testing::Test {
 };
 
 TEST_F(KubeClientTest, CreateGetPatchDelete) {
-  absl::StatusOr<Json> created = client_->Create(JobResource(), "team-a", JobNamed("a"));
+  absl::StatusOr<Json> created = client_->Create(manifest::JobResource(), "team-a", JobNamed("a"));
   ASSERT_TRUE(created.ok()) << created.status();
-  EXPECT_FALSE(GetString(*created, {"metadata", "uid"}).empty());
-  EXPECT_EQ(client_->Create(JobResource(), "team-a", JobNamed("a")).status().code(),
+  EXPECT_FALSE(manifest::GetString(*created, {"metadata", "uid"}).empty());
+  EXPECT_EQ(client_->Create(manifest::JobResource(), "team-a", JobNamed("a")).status().code(),
             absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(client_->Create(JobResource(), "nowhere", JobNamed("a")).status().code(),
+  EXPECT_EQ(client_->Create(manifest::JobResource(), "nowhere", JobNamed("a")).status().code(),
             absl::StatusCode::kNotFound);
 
-  absl::StatusOr<Json> got = client_->Get(JobResource(), "team-a", "a");
+  absl::StatusOr<Json> got = client_->Get(manifest::JobResource(), "team-a", "a");
   ASSERT_TRUE(got.ok());
-  const std::string rv = GetString(*got, {"metadata", "resourceVersion"});
+  const std::string rv = manifest::GetString(*got, {"metadata", "resourceVersion"});
 
   Json patch = {{"metadata", {{"resourceVersion", rv}}}, {"spec", {{"suspend", false}}}};
   absl::StatusOr<Json> patched =
-      client_->Patch(JobResource(), "team-a", "a", PatchType::kMerge, patch);
+      client_->Patch(manifest::JobResource(), "team-a", "a", PatchType::kMerge, patch);
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_EQ((*patched)["spec"]["suspend"], false);
 
   // The same precondition again is stale now.
   absl::Status stale =
-      client_->Patch(JobResource(), "team-a", "a", PatchType::kMerge, patch).status();
+      client_->Patch(manifest::JobResource(), "team-a", "a", PatchType::kMerge, patch).status();
   EXPECT_TRUE(IsConflict(stale)) << stale;
 
   const Json test_op = Json::parse(R"([
       {"op": "test", "path": "/spec/suspend", "value": true},
       {"op": "replace", "path": "/spec/suspend", "value": true}])");
-  EXPECT_EQ(client_->Patch(JobResource(), "team-a", "a", PatchType::kJson, test_op).status().code(),
+  EXPECT_EQ(client_->Patch(manifest::JobResource(), "team-a", "a", PatchType::kJson, test_op)
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
 
-  ASSERT_TRUE(client_->Delete(JobResource(), "team-a", "a").ok());
-  EXPECT_EQ(client_->Get(JobResource(), "team-a", "a").status().code(),
+  ASSERT_TRUE(client_->Delete(manifest::JobResource(), "team-a", "a").ok());
+  EXPECT_EQ(client_->Get(manifest::JobResource(), "team-a", "a").status().code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -100,12 +102,13 @@ TEST_F(KubeClientTest, ListFollowsContinueTokens) {
   // More than one page of 500.
   for (int i = 0; i < 520; ++i) {
     Json cm = {{"metadata", {{"name", absl::StrCat("cm-", i)}}}, {"data", {{"i", "x"}}}};
-    ASSERT_TRUE(
-        client_->Create(ResourceKind{"", "v1", "configmaps", "ConfigMap", true}, "team-a", cm)
-            .ok());
+    ASSERT_TRUE(client_
+                    ->Create(manifest::ResourceKind{"", "v1", "configmaps", "ConfigMap", true},
+                             "team-a", cm)
+                    .ok());
   }
   absl::StatusOr<ListResult> list =
-      client_->List(ResourceKind{"", "v1", "configmaps", "ConfigMap", true}, "");
+      client_->List(manifest::ResourceKind{"", "v1", "configmaps", "ConfigMap", true}, "");
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->items.size(), 520u);
   EXPECT_FALSE(list->resource_version.empty());
@@ -113,32 +116,32 @@ TEST_F(KubeClientTest, ListFollowsContinueTokens) {
 }
 
 TEST_F(KubeClientTest, WatchStreamsChangesAfterTheListVersion) {
-  ASSERT_TRUE(client_->Create(JobResource(), "team-a", JobNamed("before")).ok());
-  absl::StatusOr<ListResult> list = client_->List(JobResource(), "");
+  ASSERT_TRUE(client_->Create(manifest::JobResource(), "team-a", JobNamed("before")).ok());
+  absl::StatusOr<ListResult> list = client_->List(manifest::JobResource(), "");
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->items.size(), 1u);
 
   absl::Mutex mu;
   std::vector<std::string> seen;
-  StopSignal stop;
+  common::StopSignal stop;
   absl::Status watched;
   std::thread watcher([&] {
     watched = client_->Watch(
-        JobResource(), "", list->resource_version,
+        manifest::JobResource(), "", list->resource_version,
         [&](const WatchEvent& e) {
           if (e.type == "BOOKMARK") return true;
           absl::MutexLock lock(&mu);
-          seen.push_back(e.type + " " + GetString(e.object, {"metadata", "name"}));
+          seen.push_back(e.type + " " + manifest::GetString(e.object, {"metadata", "name"}));
           return seen.size() < 3;
         },
         stop);
   });
-  ASSERT_TRUE(client_->Create(JobResource(), "team-a", JobNamed("after")).ok());
+  ASSERT_TRUE(client_->Create(manifest::JobResource(), "team-a", JobNamed("after")).ok());
   ASSERT_TRUE(client_
-                  ->Patch(JobResource(), "team-a", "after", PatchType::kMerge,
+                  ->Patch(manifest::JobResource(), "team-a", "after", PatchType::kMerge,
                           Json::parse(R"({"metadata": {"labels": {"b": "c"}}})"))
                   .ok());
-  ASSERT_TRUE(client_->Delete(JobResource(), "team-a", "after").ok());
+  ASSERT_TRUE(client_->Delete(manifest::JobResource(), "team-a", "after").ok());
   const bool done = testing::WaitFor(
       [&] {
         absl::MutexLock lock(&mu);
@@ -153,34 +156,36 @@ TEST_F(KubeClientTest, WatchStreamsChangesAfterTheListVersion) {
 }
 
 TEST_F(KubeClientTest, ExpiredVersionIsOutOfRange) {
-  absl::StatusOr<ListResult> list = client_->List(JobResource(), "");
+  absl::StatusOr<ListResult> list = client_->List(manifest::JobResource(), "");
   ASSERT_TRUE(list.ok());
-  ASSERT_TRUE(client_->Create(JobResource(), "team-a", JobNamed("x")).ok());
+  ASSERT_TRUE(client_->Create(manifest::JobResource(), "team-a", JobNamed("x")).ok());
   ASSERT_TRUE(testing::PostFake(server_, "/fake/compact").ok());
-  StopSignal stop;
+  common::StopSignal stop;
   absl::Status watched = client_->Watch(
-      JobResource(), "", list->resource_version, [](const WatchEvent&) { return true; }, stop);
+      manifest::JobResource(), "", list->resource_version, [](const WatchEvent&) { return true; },
+      stop);
   EXPECT_EQ(watched.code(), absl::StatusCode::kOutOfRange) << watched;
 }
 
 TEST_F(KubeClientTest, StopEndsAnIdleWatch) {
-  absl::StatusOr<ListResult> list = client_->List(JobResource(), "");
+  absl::StatusOr<ListResult> list = client_->List(manifest::JobResource(), "");
   ASSERT_TRUE(list.ok());
-  StopSignal stop;
+  common::StopSignal stop;
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(300));
     stop.Stop();
   });
   const absl::Time start = absl::Now();
   absl::Status watched = client_->Watch(
-      JobResource(), "", list->resource_version, [](const WatchEvent&) { return true; }, stop);
+      manifest::JobResource(), "", list->resource_version, [](const WatchEvent&) { return true; },
+      stop);
   stopper.join();
   EXPECT_TRUE(watched.ok()) << watched;
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 
 TEST_F(KubeClientTest, WrongTokenIsUnauthenticated) {
-  EXPECT_EQ(Client("wrong")->Get(JobResource(), "team-a", "x").status().code(),
+  EXPECT_EQ(Client("wrong")->Get(manifest::JobResource(), "team-a", "x").status().code(),
             absl::StatusCode::kUnauthenticated);
 }
 
@@ -210,16 +215,17 @@ TEST(KubeClientTlsTest, VerifiesTheServerCertificate) {
   auto client_with_ca = [&](const std::string& ca_file) {
     KubeConfig config;
     config.server = server->url();
-    config.ca_pem = *ReadFileToString(ca_file);
+    config.ca_pem = *common::ReadFileToString(ca_file);
     return *CurlKubeClient::Create(config, CurlKubeClient::Options());
   };
   absl::StatusOr<Json> ok =
-      client_with_ca(dir + "/ca.crt")->Get(NamespaceResource(), "", "default");
+      client_with_ca(dir + "/ca.crt")->Get(manifest::NamespaceResource(), "", "default");
   EXPECT_TRUE(ok.ok()) << ok.status();
-  absl::Status bad =
-      client_with_ca(dir + "/other.crt")->Get(NamespaceResource(), "", "default").status();
+  absl::Status bad = client_with_ca(dir + "/other.crt")
+                         ->Get(manifest::NamespaceResource(), "", "default")
+                         .status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kUnavailable) << bad;
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -10,7 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 class KubeConfigTest : public ::testing::Test {
@@ -150,4 +150,4 @@ TEST_F(KubeConfigTest, InClusterReadsTheServiceAccount) {
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

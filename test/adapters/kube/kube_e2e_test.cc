@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/grpc_admission_client.h"
-#include "adapters/kube/admission_translator.h"
 #include "adapters/kube/kube_client.h"
+#include "clients/cpp/grpc_admission_client.h"
+#include "services/manifest/admission_translator.h"
 #include "test/adapters/kube/test_processes.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 using testing::ChildProcess;
@@ -119,8 +119,8 @@ class KubeE2eTest : public ::testing::Test {
     absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
     ASSERT_TRUE(bound.ok()) << bound.status();
     tollgate_port_ = *bound;
-    admission_ =
-        GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", tollgate_port_), absl::Seconds(5));
+    admission_ = client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", tollgate_port_),
+                                                      absl::Seconds(5));
   }
 
   void StartAdapter() {
@@ -134,18 +134,19 @@ class KubeE2eTest : public ::testing::Test {
     adapter_ = std::move(*process);
   }
 
-  void Create(const ResourceKind& kind, const std::string& ns, const Json& obj) {
+  void Create(const manifest::ResourceKind& kind, const std::string& ns, const Json& obj) {
     absl::StatusOr<Json> created = kube_->Create(kind, ns, obj);
     ASSERT_TRUE(created.ok()) << created.status();
   }
 
-  Json Get(const ResourceKind& kind, const std::string& ns, const std::string& name) {
+  Json Get(const manifest::ResourceKind& kind, const std::string& ns, const std::string& name) {
     absl::StatusOr<Json> obj = kube_->Get(kind, ns, name);
     return obj.ok() ? *obj : Json(nullptr);
   }
 
   // Makes the fake finish the job at once.
-  void Complete(const ResourceKind& kind, const std::string& ns, const std::string& name) {
+  void Complete(const manifest::ResourceKind& kind, const std::string& ns,
+                const std::string& name) {
     const Json patch = Json::parse(
         R"({"metadata": {"annotations": {"fake.tollgate.dev/duration-seconds": "0"}}})");
     ASSERT_TRUE(kube_->Patch(kind, ns, name, PatchType::kMerge, patch).ok());
@@ -153,22 +154,24 @@ class KubeE2eTest : public ::testing::Test {
 
   // Pods are up, whoever started them.
   bool PodsActive(const std::string& ns, const std::string& name) {
-    Json job = Get(JobResource(), ns, name);
-    return !job.is_null() && GetBool(job, {"spec", "suspend"}) == false &&
-           GetInt(job, {"status", "active"}).value_or(0) > 0;
+    Json job = Get(manifest::JobResource(), ns, name);
+    return !job.is_null() && manifest::GetBool(job, {"spec", "suspend"}) == false &&
+           manifest::GetInt(job, {"status", "active"}).value_or(0) > 0;
   }
   // Running because Tollgate admitted it (a job created unsuspended runs briefly before the
   // adapter stops it; that is not this).
   bool Running(const std::string& ns, const std::string& name) {
-    return PodsActive(ns, name) && StatusOf(JobResource(), ns, name).rfind("admitted", 0) == 0;
+    return PodsActive(ns, name) &&
+           StatusOf(manifest::JobResource(), ns, name).rfind("admitted", 0) == 0;
   }
   bool Suspended(const std::string& ns, const std::string& name) {
-    Json job = Get(JobResource(), ns, name);
-    return !job.is_null() && GetBool(job, {"spec", "suspend"}) == true &&
-           GetInt(job, {"status", "active"}).value_or(0) == 0;
+    Json job = Get(manifest::JobResource(), ns, name);
+    return !job.is_null() && manifest::GetBool(job, {"spec", "suspend"}) == true &&
+           manifest::GetInt(job, {"status", "active"}).value_or(0) == 0;
   }
-  std::string StatusOf(const ResourceKind& kind, const std::string& ns, const std::string& name) {
-    return Annotation(Get(kind, ns, name), "tollgate.dev/status");
+  std::string StatusOf(const manifest::ResourceKind& kind, const std::string& ns,
+                       const std::string& name) {
+    return manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status");
   }
 
   std::optional<v1::Workload> Workload(const std::string& ns, const std::string& prefix) {
@@ -188,11 +191,11 @@ class KubeE2eTest : public ::testing::Test {
 
   std::vector<std::string> EventReasons(const std::string& ns, const std::string& name) {
     std::vector<std::string> reasons;
-    absl::StatusOr<ListResult> events = kube_->List(EventResource(), ns);
+    absl::StatusOr<ListResult> events = kube_->List(manifest::EventResource(), ns);
     if (!events.ok()) return reasons;
     for (const Json& e : events->items) {
-      if (GetString(e, {"involvedObject", "name"}) == name) {
-        reasons.push_back(GetString(e, {"reason"}));
+      if (manifest::GetString(e, {"involvedObject", "name"}) == name) {
+        reasons.push_back(manifest::GetString(e, {"reason"}));
       }
     }
     return reasons;
@@ -204,16 +207,17 @@ class KubeE2eTest : public ::testing::Test {
     sampler_ = std::thread([this, ns] {
       // Bounded by StopSampler, which every test reaches through TearDown.
       while (!stop_sampler_.load()) {
-        absl::StatusOr<ListResult> jobs = kube_->List(JobResource(), ns);
+        absl::StatusOr<ListResult> jobs = kube_->List(manifest::JobResource(), ns);
         if (jobs.ok()) {
           int64_t gpus = 0;
           for (const Json& job : jobs->items) {
-            if (GetInt(job, {"status", "active"}).value_or(0) == 0) continue;
-            const int64_t parallelism = GetInt(job, {"spec", "parallelism"}).value_or(1);
-            const Json* containers = Find(job, {"spec", "template", "spec", "containers"});
+            if (manifest::GetInt(job, {"status", "active"}).value_or(0) == 0) continue;
+            const int64_t parallelism = manifest::GetInt(job, {"spec", "parallelism"}).value_or(1);
+            const Json* containers =
+                manifest::Find(job, {"spec", "template", "spec", "containers"});
             if (containers == nullptr || !containers->is_array() || containers->empty()) continue;
-            const std::string g =
-                GetString(containers->front(), {"resources", "requests", "nvidia.com/gpu"}, "0");
+            const std::string g = manifest::GetString(
+                containers->front(), {"resources", "requests", "nvidia.com/gpu"}, "0");
             gpus += parallelism * std::stoll(g);
           }
           int64_t seen = max_gpus_.load();
@@ -255,7 +259,7 @@ class KubeE2eTest : public ::testing::Test {
   std::unique_ptr<CurlKubeClient> kube_;
   std::unique_ptr<ChildProcess> tollgated_;
   int tollgate_port_ = 0;
-  std::unique_ptr<GrpcAdmissionClient> admission_;
+  std::unique_ptr<client::GrpcAdmissionClient> admission_;
   std::unique_ptr<ChildProcess> adapter_;
   std::thread sampler_;
   std::atomic<bool> stop_sampler_{false};
@@ -268,8 +272,8 @@ TEST_F(KubeE2eTest, TwoTeamsJobsRunWithTheirFlavorsAndFinishingFreesQuota) {
   // tollgate-kube stops it, then starts it when admitted.
   Json running = MakeJob("mmlu-70b", "eval-queue", eval, 2);
   running["spec"]["suspend"] = false;
-  Create(JobResource(), "team-a", running);
-  Create(JobResource(), "team-b", MakeJob("gsm8k-8b", "eval-queue", eval, 2));
+  Create(manifest::JobResource(), "team-a", running);
+  Create(manifest::JobResource(), "team-b", MakeJob("gsm8k-8b", "eval-queue", eval, 2));
   ASSERT_TRUE(WaitFor(
       [&] { return Running("team-a", "mmlu-70b") && Running("team-b", "gsm8k-8b"); }, kWait));
   // The probes' file (deploy/kubernetes): "synced" once every informer has listed.
@@ -280,13 +284,13 @@ TEST_F(KubeE2eTest, TwoTeamsJobsRunWithTheirFlavorsAndFinishingFreesQuota) {
         return std::getline(health, line) && line == "synced";
       },
       kWait));
-  Json job = Get(JobResource(), "team-a", "mmlu-70b");
+  Json job = Get(manifest::JobResource(), "team-a", "mmlu-70b");
   const Json& spec = job["spec"]["template"]["spec"];
-  EXPECT_EQ(GetString(spec, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+  EXPECT_EQ(manifest::GetString(spec, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
             "nvidia-tesla-a100");
-  EXPECT_EQ(GetString(spec, {"nodeSelector", "tollgate.dev/pool"}), "cpu");
-  EXPECT_EQ(GetString(spec["tolerations"][0], {"key"}), "nvidia.com/gpu");
-  EXPECT_THAT(Annotation(job, "tollgate.dev/status"), HasSubstr("admitted"));
+  EXPECT_EQ(manifest::GetString(spec, {"nodeSelector", "tollgate.dev/pool"}), "cpu");
+  EXPECT_EQ(manifest::GetString(spec["tolerations"][0], {"key"}), "nvidia.com/gpu");
+  EXPECT_THAT(manifest::Annotation(job, "tollgate.dev/status"), HasSubstr("admitted"));
   // The fake marks the pods ready; tollgate-kube reports it.
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -296,18 +300,21 @@ TEST_F(KubeE2eTest, TwoTeamsJobsRunWithTheirFlavorsAndFinishingFreesQuota) {
       kWait));
 
   // The cohort's 8 GPUs are taken: a third eval waits, suspended, saying why.
-  Create(JobResource(), "team-a",
+  Create(manifest::JobResource(), "team-a",
          MakeJob("arc-8b", "eval-queue", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}));
   ASSERT_TRUE(WaitFor([&] { return Suspended("team-a", "arc-8b"); }, kWait));
   ASSERT_TRUE(WaitFor(
-      [&] { return StatusOf(JobResource(), "team-a", "arc-8b").rfind("pending", 0) == 0; }, kWait));
+      [&] {
+        return StatusOf(manifest::JobResource(), "team-a", "arc-8b").rfind("pending", 0) == 0;
+      },
+      kWait));
   EXPECT_EQ(StateOf("team-a", "job-arc-8b-"), v1::WORKLOAD_STATE_PENDING);
 
   // Finishing frees the quota.
-  Complete(JobResource(), "team-b", "gsm8k-8b");
+  Complete(manifest::JobResource(), "team-b", "gsm8k-8b");
   ASSERT_TRUE(WaitFor([&] { return Running("team-a", "arc-8b"); }, kWait));
   EXPECT_EQ(StateOf("team-b", "job-gsm8k-8b-"), v1::WORKLOAD_STATE_FINISHED);
-  EXPECT_THAT(StatusOf(JobResource(), "team-b", "gsm8k-8b"), HasSubstr("finished"));
+  EXPECT_THAT(StatusOf(manifest::JobResource(), "team-b", "gsm8k-8b"), HasSubstr("finished"));
   EXPECT_THAT(EventReasons("team-a", "arc-8b"), ::testing::IsSupersetOf({"Pending", "Admitted"}));
   EXPECT_THAT(EventReasons("team-a", "mmlu-70b"),
               ::testing::IsSupersetOf({"Suspended", "Admitted"}));
@@ -339,28 +346,29 @@ TEST_F(KubeE2eTest, RayJobWithTwoWorkerGroupsGetsEachGroupsFlavors) {
                 {{"groupName", "gpu-workers"},
                  {"replicas", 2},
                  {"template", PodTemplate({{"cpu", "4"}, {"nvidia.com/gpu", "1"}})}}})}}}}}};
-  Create(RayJobResource(), "team-a", rayjob);
+  Create(manifest::RayJobResource(), "team-a", rayjob);
   ASSERT_TRUE(WaitFor(
       [&] {
-        Json obj = Get(RayJobResource(), "team-a", "sweep");
-        return GetBool(obj, {"spec", "suspend"}) == false &&
-               GetString(obj, {"status", "jobDeploymentStatus"}) != "";
+        Json obj = Get(manifest::RayJobResource(), "team-a", "sweep");
+        return manifest::GetBool(obj, {"spec", "suspend"}) == false &&
+               manifest::GetString(obj, {"status", "jobDeploymentStatus"}) != "";
       },
       kWait));
-  Json obj = Get(RayJobResource(), "team-a", "sweep");
+  Json obj = Get(manifest::RayJobResource(), "team-a", "sweep");
   const Json& cluster = obj["spec"]["rayClusterSpec"];
-  EXPECT_EQ(GetString(cluster["headGroupSpec"]["template"]["spec"],
-                      {"nodeSelector", "tollgate.dev/pool"}),
+  EXPECT_EQ(manifest::GetString(cluster["headGroupSpec"]["template"]["spec"],
+                                {"nodeSelector", "tollgate.dev/pool"}),
             "cpu");
   const Json& cpu_group = cluster["workerGroupSpecs"][0]["template"]["spec"];
   const Json& gpu_group = cluster["workerGroupSpecs"][1]["template"]["spec"];
-  EXPECT_EQ(Find(cpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}), nullptr);
-  EXPECT_EQ(GetString(gpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+  EXPECT_EQ(manifest::Find(cpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+            nullptr);
+  EXPECT_EQ(manifest::GetString(gpu_group, {"nodeSelector", "cloud.google.com/gke-accelerator"}),
             "nvidia-tesla-a100");
   // KubeRay's default submitter was made explicit so it could carry the flavor too.
-  EXPECT_EQ(
-      GetString(obj["spec"]["submitterPodTemplate"]["spec"], {"nodeSelector", "tollgate.dev/pool"}),
-      "cpu");
+  EXPECT_EQ(manifest::GetString(obj["spec"]["submitterPodTemplate"]["spec"],
+                                {"nodeSelector", "tollgate.dev/pool"}),
+            "cpu");
   std::optional<v1::Workload> wl = Workload("team-a", "rayjob-sweep-");
   ASSERT_TRUE(wl.has_value());
   ASSERT_EQ(wl->spec().pod_sets_size(), 4);
@@ -385,17 +393,17 @@ TEST_F(KubeE2eTest, PyTorchJobOfSixteenWorkersIsAdmittedAsOneGang) {
          {{"Master", {{"replicas", 1}, {"template", PodTemplate({{"cpu", "1"}})}}},
           {"Worker",
            {{"replicas", 16}, {"template", PodTemplate({{"cpu", "1"}, {"memory", "4Gi"}})}}}}}}}};
-  Create(PyTorchJobResource(), "team-b", job);
+  Create(manifest::PyTorchJobResource(), "team-b", job);
   ASSERT_TRUE(WaitFor(
       [&] {
-        return GetBool(Get(PyTorchJobResource(), "team-b", "finetune"),
-                       {"spec", "runPolicy", "suspend"}) == false;
+        return manifest::GetBool(Get(manifest::PyTorchJobResource(), "team-b", "finetune"),
+                                 {"spec", "runPolicy", "suspend"}) == false;
       },
       kWait));
-  Json obj = Get(PyTorchJobResource(), "team-b", "finetune");
+  Json obj = Get(manifest::PyTorchJobResource(), "team-b", "finetune");
   for (const char* type : {"Master", "Worker"}) {
-    EXPECT_EQ(GetString(obj["spec"]["pytorchReplicaSpecs"][type]["template"]["spec"],
-                        {"nodeSelector", "tollgate.dev/pool"}),
+    EXPECT_EQ(manifest::GetString(obj["spec"]["pytorchReplicaSpecs"][type]["template"]["spec"],
+                                  {"nodeSelector", "tollgate.dev/pool"}),
               "cpu")
         << type;
   }
@@ -420,16 +428,17 @@ TEST_F(KubeE2eTest, PyTorchJobOfSixteenWorkersIsAdmittedAsOneGang) {
 TEST_F(KubeE2eTest, HigherPriorityJobPreemptsAndTheVictimResumesLater) {
   StartSampler("solo");
   const Requests four_gpus = {{"cpu", "4"}, {"nvidia.com/gpu", "4"}};
-  Create(JobResource(), "solo", MakeJob("sweep", "solo-queue", four_gpus, 1, "experimental"));
+  Create(manifest::JobResource(), "solo",
+         MakeJob("sweep", "solo-queue", four_gpus, 1, "experimental"));
   ASSERT_TRUE(WaitFor([&] { return Running("solo", "sweep"); }, kWait));
 
-  Create(JobResource(), "solo",
+  Create(manifest::JobResource(), "solo",
          MakeJob("release-gate", "solo-queue", four_gpus, 1, "production", /*seconds=*/3));
   ASSERT_TRUE(WaitFor([&] { return Running("solo", "release-gate"); }, kWait));
   // The victim was stopped with its original template back.
-  Json victim = Get(JobResource(), "solo", "sweep");
-  EXPECT_EQ(GetBool(victim, {"spec", "suspend"}), true);
-  EXPECT_EQ(Find(victim, {"spec", "template", "spec", "nodeSelector"}), nullptr);
+  Json victim = Get(manifest::JobResource(), "solo", "sweep");
+  EXPECT_EQ(manifest::GetBool(victim, {"spec", "suspend"}), true);
+  EXPECT_EQ(manifest::Find(victim, {"spec", "template", "spec", "nodeSelector"}), nullptr);
   EXPECT_THAT(EventReasons("solo", "sweep"), ::testing::Contains("Preempted"));
   std::optional<v1::Workload> wl = Workload("solo", "job-sweep-");
   ASSERT_TRUE(wl.has_value());
@@ -438,9 +447,9 @@ TEST_F(KubeE2eTest, HigherPriorityJobPreemptsAndTheVictimResumesLater) {
   // The preemptor finishes after 3s; the victim is admitted again and resumes.
   ASSERT_TRUE(WaitFor([&] { return Running("solo", "sweep"); }, kWait));
   EXPECT_EQ(StateOf("solo", "job-release-gate-"), v1::WORKLOAD_STATE_FINISHED);
-  Json resumed = Get(JobResource(), "solo", "sweep");
-  EXPECT_EQ(GetString(resumed["spec"]["template"]["spec"],
-                      {"nodeSelector", "cloud.google.com/gke-accelerator"}),
+  Json resumed = Get(manifest::JobResource(), "solo", "sweep");
+  EXPECT_EQ(manifest::GetString(resumed["spec"]["template"]["spec"],
+                                {"nodeSelector", "cloud.google.com/gke-accelerator"}),
             "nvidia-tesla-a100");
   StopSampler();
   EXPECT_LE(max_gpus_.load(), 4) << "two jobs held the same GPUs at once";
@@ -450,7 +459,7 @@ TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
   StartSampler("solo");
   const Requests two_gpus = {{"cpu", "2"}, {"nvidia.com/gpu", "2"}};
   for (const char* name : {"j1", "j2", "j3"}) {
-    Create(JobResource(), "solo", MakeJob(name, "solo-queue", two_gpus));
+    Create(manifest::JobResource(), "solo", MakeJob(name, "solo-queue", two_gpus));
   }
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -465,11 +474,14 @@ TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
 
   // The adapter dies; meanwhile one job completes and another is deleted.
   ASSERT_TRUE(adapter_->Kill().ok());
-  Complete(JobResource(), "solo", first);
+  Complete(manifest::JobResource(), "solo", first);
   ASSERT_TRUE(WaitFor(
-      [&] { return HasTrueCondition(Get(JobResource(), "solo", first), "Complete"); }, kWait));
-  ASSERT_TRUE(kube_->Delete(JobResource(), "solo", second).ok());
-  Create(JobResource(), "solo",
+      [&] {
+        return manifest::HasTrueCondition(Get(manifest::JobResource(), "solo", first), "Complete");
+      },
+      kWait));
+  ASSERT_TRUE(kube_->Delete(manifest::JobResource(), "solo", second).ok());
+  Create(manifest::JobResource(), "solo",
          MakeJob("j4", "solo-queue", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}));
   ASSERT_NO_FATAL_FAILURE(StartAdapter());
   ASSERT_TRUE(WaitFor([&] { return Running("solo", waiting) && Running("solo", "j4"); }, kWait));
@@ -479,7 +491,7 @@ TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
 
   // tollgated dies and comes back on the same port and data; meanwhile a job completes.
   ASSERT_TRUE(tollgated_->Kill().ok());
-  Complete(JobResource(), "solo", waiting);
+  Complete(manifest::JobResource(), "solo", waiting);
   ASSERT_NO_FATAL_FAILURE(StartTollgated(tollgate_port_));
   ASSERT_TRUE(WaitFor(
       [&] { return StateOf("solo", "job-" + waiting + "-") == v1::WORKLOAD_STATE_FINISHED; },
@@ -488,14 +500,15 @@ TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
   // Both die; a new job is created while neither runs.
   ASSERT_TRUE(adapter_->Kill().ok());
   ASSERT_TRUE(tollgated_->Kill().ok());
-  Create(JobResource(), "solo", MakeJob("j5", "solo-queue", two_gpus, 1, "", /*seconds=*/1));
+  Create(manifest::JobResource(), "solo",
+         MakeJob("j5", "solo-queue", two_gpus, 1, "", /*seconds=*/1));
   // The adapter comes back first and must wait for tollgated.
   ASSERT_NO_FATAL_FAILURE(StartAdapter());
   ASSERT_NO_FATAL_FAILURE(StartTollgated(tollgate_port_));
   ASSERT_TRUE(
       WaitFor([&] { return StateOf("solo", "job-j5-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
 
-  Complete(JobResource(), "solo", "j4");
+  Complete(manifest::JobResource(), "solo", "j4");
   ASSERT_TRUE(
       WaitFor([&] { return StateOf("solo", "job-j4-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
   ASSERT_TRUE(WaitFor([&] { return NoUsage("solo-cq"); }, kWait)) << "quota leaked";
@@ -505,18 +518,19 @@ TEST_F(KubeE2eTest, RestartsOfEitherBinaryConvergeWithoutLeakingQuota) {
 
 TEST_F(KubeE2eTest, ExpiredWatchesRelistAndDeletionFreesQuota) {
   const Requests four_gpus = {{"cpu", "1"}, {"nvidia.com/gpu", "4"}};
-  Create(JobResource(), "solo", MakeJob("holder", "solo-queue", four_gpus));
+  Create(manifest::JobResource(), "solo", MakeJob("holder", "solo-queue", four_gpus));
   ASSERT_TRUE(WaitFor([&] { return Running("solo", "holder"); }, kWait));
   // Every watch is cut and the history forgotten: the adapter's next watch gets 410 Gone.
   ASSERT_TRUE(testing::PostFake(apiserver_, "/fake/compact").ok());
   ASSERT_TRUE(testing::PostFake(apiserver_, "/fake/drop-watches").ok());
-  Create(JobResource(), "solo", MakeJob("waiter", "solo-queue", four_gpus));
+  Create(manifest::JobResource(), "solo", MakeJob("waiter", "solo-queue", four_gpus));
   // Seen only through the re-list: the adapter's old watch is gone and its version expired.
   ASSERT_TRUE(WaitFor(
-      [&] { return StatusOf(JobResource(), "solo", "waiter").rfind("pending", 0) == 0; }, kWait));
+      [&] { return StatusOf(manifest::JobResource(), "solo", "waiter").rfind("pending", 0) == 0; },
+      kWait));
   ASSERT_TRUE(
       WaitFor([&] { return adapter_->Logs().find("relisting") != std::string::npos; }, kWait));
-  ASSERT_TRUE(kube_->Delete(JobResource(), "solo", "holder").ok());
+  ASSERT_TRUE(kube_->Delete(manifest::JobResource(), "solo", "holder").ok());
   ASSERT_TRUE(WaitFor([&] { return Running("solo", "waiter"); }, kWait));
   EXPECT_FALSE(Workload("solo", "job-holder-").has_value());
 }
@@ -525,12 +539,12 @@ TEST_F(KubeE2eTest, UnlabeledJobsAreLeftAlone) {
   Json job = MakeJob("plain", "x", {{"cpu", "1"}});
   job["metadata"].erase("labels");
   job["spec"]["suspend"] = false;
-  Create(JobResource(), "team-a", job);
-  Create(JobResource(), "team-a", MakeJob("queued", "eval-queue", {{"cpu", "1"}}));
+  Create(manifest::JobResource(), "team-a", job);
+  Create(manifest::JobResource(), "team-a", MakeJob("queued", "eval-queue", {{"cpu", "1"}}));
   ASSERT_TRUE(WaitFor([&] { return Running("team-a", "queued"); }, kWait));
   EXPECT_TRUE(PodsActive("team-a", "plain"));
-  EXPECT_EQ(StatusOf(JobResource(), "team-a", "plain"), "");
+  EXPECT_EQ(StatusOf(manifest::JobResource(), "team-a", "plain"), "");
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -20,7 +20,7 @@
 #include "absl/time/clock.h"
 #include "common/file_util.h"
 
-namespace tollgate::adapters::kube::testing {
+namespace tollgate::kube::testing {
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     const std::vector<std::string>& argv, const std::string& log_path) {
@@ -79,7 +79,7 @@ absl::StatusOr<int> ChildProcess::Terminate(absl::Duration timeout) {
   return exit_code_;
 }
 
-std::string ChildProcess::Logs() const { return ReadFileToString(log_path_).value_or(""); }
+std::string ChildProcess::Logs() const { return common::ReadFileToString(log_path_).value_or(""); }
 
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout,
              absl::Duration interval) {
@@ -125,9 +125,9 @@ std::string ScratchDir() {
   return dir.string();
 }
 
-}  // namespace tollgate::adapters::kube::testing
+}  // namespace tollgate::kube::testing
 
-namespace tollgate::adapters::kube::testing {
+namespace tollgate::kube::testing {
 
 absl::StatusOr<FakeApiServer> StartFakeApiServer(const std::string& scratch_dir,
                                                  const std::vector<std::string>& extra_args) {
@@ -151,9 +151,9 @@ absl::StatusOr<FakeApiServer> StartFakeApiServer(const std::string& scratch_dir,
   return server;
 }
 
-}  // namespace tollgate::adapters::kube::testing
+}  // namespace tollgate::kube::testing
 
-namespace tollgate::adapters::kube::testing {
+namespace tollgate::kube::testing {
 
 absl::Status PostFake(const FakeApiServer& server, const std::string& path) {
   CURL* curl = curl_easy_init();
@@ -176,4 +176,4 @@ absl::Status PostFake(const FakeApiServer& server, const std::string& path) {
   return absl::OkStatus();
 }
 
-}  // namespace tollgate::adapters::kube::testing
+}  // namespace tollgate::kube::testing

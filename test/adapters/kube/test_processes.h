@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace tollgate::adapters::kube::testing {
+namespace tollgate::kube::testing {
 
 // A child process with stdout and stderr appended to `log_path`. The destructor SIGKILLs it
 // if it still runs. Not thread-safe.
@@ -59,9 +59,9 @@ std::string SystemPython();
 // A fresh scratch directory for the running test.
 std::string ScratchDir();
 
-}  // namespace tollgate::adapters::kube::testing
+}  // namespace tollgate::kube::testing
 
-namespace tollgate::adapters::kube::testing {
+namespace tollgate::kube::testing {
 
 // The fake API server (test/adapters/fake_apiserver) on 127.0.0.1, port 0.
 struct FakeApiServer {
@@ -76,4 +76,4 @@ absl::StatusOr<FakeApiServer> StartFakeApiServer(const std::string& scratch_dir,
 // POSTs an empty body to a test-only endpoint of the fake (e.g. "/fake/compact").
 absl::Status PostFake(const FakeApiServer& server, const std::string& path);
 
-}  // namespace tollgate::adapters::kube::testing
+}  // namespace tollgate::kube::testing

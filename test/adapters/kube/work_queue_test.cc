@@ -3,16 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
-#include "services/real_clock.h"
+#include "core/real_clock.h"
 
-namespace tollgate::adapters::kube {
+namespace tollgate::kube {
 namespace {
 
 const ObjectKey kA{"jobs", "ns", "a"};
 const ObjectKey kB{"jobs", "ns", "b"};
 
 TEST(WorkQueueTest, DeduplicatesQueuedKeys) {
-  services::RealClock clock;
+  core::RealClock clock;
   WorkQueue queue(clock, absl::Milliseconds(1), absl::Milliseconds(10));
   queue.Add(kA);
   queue.Add(kB);
@@ -23,7 +23,7 @@ TEST(WorkQueueTest, DeduplicatesQueuedKeys) {
 }
 
 TEST(WorkQueueTest, AKeyAddedWhileProcessingComesBackAfterDone) {
-  services::RealClock clock;
+  core::RealClock clock;
   WorkQueue queue(clock, absl::Milliseconds(1), absl::Milliseconds(10));
   queue.Add(kA);
   ASSERT_EQ(queue.Get(), kA);
@@ -50,11 +50,11 @@ TEST(WorkQueueTest, FailedKeysReturnAfterBackoff) {
 }
 
 TEST(WorkQueueTest, ShutDownEndsGet) {
-  services::RealClock clock;
+  core::RealClock clock;
   WorkQueue queue(clock, absl::Milliseconds(1), absl::Milliseconds(10));
   queue.ShutDown();
   EXPECT_EQ(queue.Get(), std::nullopt);
 }
 
 }  // namespace
-}  // namespace tollgate::adapters::kube
+}  // namespace tollgate::kube

@@ -42,10 +42,10 @@
 #include "core/scheduler_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "services/admission_executor.h"
-#include "services/grpc_services.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
 #include "services/manifest/manifest_parser.h"
-#include "services/tollgate_api.h"
+#include "services/rpc/grpc_services.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate::cli {
@@ -127,20 +127,20 @@ class TestServer {
       return nullptr;
     }
     server->store_ = *std::move(store);
-    services::AdmissionExecutor::Options options;
+    engine::AdmissionExecutor::Options options;
     options.schedule_continuously = schedule_continuously;
-    absl::StatusOr<std::unique_ptr<services::AdmissionExecutor>> executor =
-        services::AdmissionExecutor::Open(*server->store_, server->clock_, core::SchedulerConfig(),
-                                          options);
+    absl::StatusOr<std::unique_ptr<engine::AdmissionExecutor>> executor =
+        engine::AdmissionExecutor::Open(*server->store_, server->clock_, core::SchedulerConfig(),
+                                        options);
     if (!executor.ok()) {
       ADD_FAILURE() << executor.status();
       return nullptr;
     }
     server->executor_ = *std::move(executor);
-    server->api_ = std::make_unique<services::TollgateApi>(*server->executor_);
-    server->admission_ = std::make_unique<services::AdmissionGrpcService>(*server->api_);
-    server->config_ = std::make_unique<services::ConfigGrpcService>(*server->api_);
-    server->visibility_ = std::make_unique<services::VisibilityGrpcService>(*server->api_);
+    server->api_ = std::make_unique<engine::TollgateApi>(*server->executor_);
+    server->admission_ = std::make_unique<rpc::AdmissionGrpcService>(*server->api_);
+    server->config_ = std::make_unique<rpc::ConfigGrpcService>(*server->api_);
+    server->visibility_ = std::make_unique<rpc::VisibilityGrpcService>(*server->api_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -183,11 +183,11 @@ class TestServer {
   std::string dir_;
   core::SimulatedClock clock_;
   std::unique_ptr<storage::RocksDbStore> store_;
-  std::unique_ptr<services::AdmissionExecutor> executor_;
-  std::unique_ptr<services::TollgateApi> api_;
-  std::unique_ptr<services::AdmissionGrpcService> admission_;
-  std::unique_ptr<services::ConfigGrpcService> config_;
-  std::unique_ptr<services::VisibilityGrpcService> visibility_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+  std::unique_ptr<engine::TollgateApi> api_;
+  std::unique_ptr<rpc::AdmissionGrpcService> admission_;
+  std::unique_ptr<rpc::ConfigGrpcService> config_;
+  std::unique_ptr<rpc::VisibilityGrpcService> visibility_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
@@ -282,7 +282,7 @@ class CliTest : public ::testing::Test {
 
 TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
   auto parse = [](absl::string_view file) {
-    absl::StatusOr<std::string> text = ReadFileToString(DeployFile(file));
+    absl::StatusOr<std::string> text = common::ReadFileToString(DeployFile(file));
     EXPECT_TRUE(text.ok()) << text.status();
     absl::StatusOr<std::vector<manifest::Manifest>> parsed =
         manifest::ParseManifests(text.value_or(""), file);

@@ -22,12 +22,12 @@
 #include "core/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "services/admission_executor.h"
-#include "services/api_codec.h"
-#include "services/grpc_services.h"
-#include "services/state_keys.h"
-#include "services/tollgate_api.h"
-#include "test/services/executor_fixture.h"
+#include "services/api/api_codec.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/state_keys.h"
+#include "services/engine/tollgate_api.h"
+#include "services/rpc/grpc_services.h"
+#include "test/services/engine/executor_fixture.h"
 #include "test/status_matchers.h"
 
 namespace tollgate::cli {
@@ -47,7 +47,7 @@ class CliPagingTest : public ::testing::Test {
     // Configuration first (through the API, so it is stored as tollgated stores it), then the
     // workloads as stored records, then a reopen that loads them.
     ASSERT_NO_FATAL_FAILURE(fixture->Open());
-    services::OneQueueConfig config;
+    engine::OneQueueConfig config;
     config.nominal_cpu = "1";
     ASSERT_OK(fixture->fx.ApplyOneQueue(config));
     fixture->Close();
@@ -62,8 +62,8 @@ class CliPagingTest : public ::testing::Test {
       // More than the ClusterQueue holds: every one stays pending.
       wl.spec.pod_sets = {core::PodSetSpec{"main", 1, std::nullopt, {{"cpu", 2000}}, {}, {}}};
       v1::Workload proto;
-      services::WorkloadToProto(wl, &proto);
-      batch.Put(services::WorkloadStoreKey("team", wl.spec.name), proto.SerializeAsString());
+      api::WorkloadToProto(wl, &proto);
+      batch.Put(engine::WorkloadStoreKey("team", wl.spec.name), proto.SerializeAsString());
     }
     ASSERT_TRUE(fixture->fx.store.Commit(batch).ok());
     ASSERT_NO_FATAL_FAILURE(fixture->Open());
@@ -98,11 +98,11 @@ class CliPagingTest : public ::testing::Test {
   struct Fixture {
     void Open() {
       // The queue is full; cycles would only re-find that.
-      ASSERT_OK(fx.Open(services::SettleByHand()));
-      services::TollgateApi& api = *fx.api;
-      admission = std::make_unique<services::AdmissionGrpcService>(api);
-      config = std::make_unique<services::ConfigGrpcService>(api);
-      visibility = std::make_unique<services::VisibilityGrpcService>(api);
+      ASSERT_OK(fx.Open(engine::SettleByHand()));
+      engine::TollgateApi& api = *fx.api;
+      admission = std::make_unique<rpc::AdmissionGrpcService>(api);
+      config = std::make_unique<rpc::ConfigGrpcService>(api);
+      visibility = std::make_unique<rpc::VisibilityGrpcService>(api);
       grpc::ServerBuilder builder;
       int port = 0;
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -130,10 +130,10 @@ class CliPagingTest : public ::testing::Test {
     }
     ~Fixture() { Close(); }
 
-    services::ExecutorFixture fx{kEpoch + absl::Minutes(5)};
-    std::unique_ptr<services::AdmissionGrpcService> admission;
-    std::unique_ptr<services::ConfigGrpcService> config;
-    std::unique_ptr<services::VisibilityGrpcService> visibility;
+    engine::ExecutorFixture fx{kEpoch + absl::Minutes(5)};
+    std::unique_ptr<rpc::AdmissionGrpcService> admission;
+    std::unique_ptr<rpc::ConfigGrpcService> config;
+    std::unique_ptr<rpc::VisibilityGrpcService> visibility;
     std::unique_ptr<grpc::Server> server;
     std::string address;
   };

@@ -12,10 +12,10 @@
 #include "core/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "services/admission_executor.h"
-#include "services/grpc_services.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
 #include "services/ha/leader_redirect_service.h"
-#include "services/tollgate_api.h"
+#include "services/rpc/grpc_services.h"
 #include "storage/memory_store.h"
 
 namespace tollgate::cli {
@@ -25,11 +25,10 @@ namespace {
 class Leader {
  public:
   Leader() : clock_(absl::FromUnixSeconds(1700000000)) {
-    services::AdmissionExecutor::Options options;
-    executor_ =
-        *services::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig(), options);
-    api_ = std::make_unique<services::TollgateApi>(*executor_);
-    admission_ = std::make_unique<services::AdmissionGrpcService>(*api_);
+    engine::AdmissionExecutor::Options options;
+    executor_ = *engine::AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig(), options);
+    api_ = std::make_unique<engine::TollgateApi>(*executor_);
+    admission_ = std::make_unique<rpc::AdmissionGrpcService>(*api_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -46,9 +45,9 @@ class Leader {
  private:
   storage::MemoryStore store_;
   core::SimulatedClock clock_;
-  std::unique_ptr<services::AdmissionExecutor> executor_;
-  std::unique_ptr<services::TollgateApi> api_;
-  std::unique_ptr<services::AdmissionGrpcService> admission_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+  std::unique_ptr<engine::TollgateApi> api_;
+  std::unique_ptr<rpc::AdmissionGrpcService> admission_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
@@ -80,7 +79,7 @@ class Follower {
   const std::string leader_;
   mutable absl::Mutex mu_;
   int calls_ ABSL_GUARDED_BY(mu_) = 0;
-  services::ha::LeaderRedirectService redirect_;
+  ha::LeaderRedirectService redirect_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };

@@ -10,15 +10,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/real_clock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "services/real_clock.h"
 #include "storage/etcd_store.h"
-#include "test/services/executor_fixture.h"
+#include "test/services/engine/executor_fixture.h"
 #include "test/status_matchers.h"
 #include "test/support/etcd_cluster.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 namespace {
 
 using google::protobuf::util::MessageDifferencer;
@@ -53,11 +53,11 @@ class FollowerReadsTest : public testing::Test {
     ASSERT_OK_AND_ASSIGN(etcd_, EtcdCluster::Shared());
     prefix_ = absl::StrCat("/follower-reads-test/", storage::NewStoreId(), "/");
     ASSERT_OK_AND_ASSIGN(leader_store_, OpenStore());
-    ASSERT_OK_AND_ASSIGN(leader_, AdmissionExecutor::Open(*leader_store_, clock_, {}, {}));
-    leader_api_ = std::make_unique<TollgateApi>(*leader_);
-    OneQueueConfig queue;
+    ASSERT_OK_AND_ASSIGN(leader_, engine::AdmissionExecutor::Open(*leader_store_, clock_, {}, {}));
+    leader_api_ = std::make_unique<engine::TollgateApi>(*leader_);
+    engine::OneQueueConfig queue;
     queue.nominal_cpu = "2";
-    ASSERT_OK(leader_api_->Apply(OneQueueApplyRequest(queue)).status());
+    ASSERT_OK(leader_api_->Apply(engine::OneQueueApplyRequest(queue)).status());
     for (int i = 0; i < 3; ++i) Submit(absl::StrCat("w", i));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<storage::EtcdStore> follower_store, OpenStore());
     storage::EtcdMirror::Options mirror_options;
@@ -89,7 +89,7 @@ class FollowerReadsTest : public testing::Test {
 
   int64_t Submit(const std::string& name) {
     absl::StatusOr<v1::SubmitResponse> submitted =
-        leader_api_->Submit(OnePodSubmitRequest("team", name, "1"));
+        leader_api_->Submit(engine::OnePodSubmitRequest("team", name, "1"));
     EXPECT_OK(submitted.status());
     return submitted.ok() ? submitted->workload().metadata().resource_version() : -1;
   }
@@ -109,12 +109,12 @@ class FollowerReadsTest : public testing::Test {
     return previous;
   }
 
-  RealClock clock_;
+  core::RealClock clock_;
   EtcdCluster* etcd_ = nullptr;
   std::string prefix_;
   std::unique_ptr<storage::EtcdStore> leader_store_;
-  std::unique_ptr<AdmissionExecutor> leader_;
-  std::unique_ptr<TollgateApi> leader_api_;
+  std::unique_ptr<engine::AdmissionExecutor> leader_;
+  std::unique_ptr<engine::TollgateApi> leader_api_;
   std::shared_ptr<storage::EtcdMirror> mirror_;
   std::unique_ptr<FollowerReads> reads_;
 };
@@ -180,7 +180,7 @@ TEST_F(FollowerReadsTest, AWriteThatBypassesTheGateChangesNothing) {
   ASSERT_OK(reads_->Refresh(settled.revision(), absl::Now() + absl::Seconds(10)));
   // Straight to the view's API, past the gate's redirect: the frozen store refuses the commit.
   absl::StatusOr<v1::SubmitResponse> submitted =
-      reads_->api().Submit(OnePodSubmitRequest("team", "sneaky", "1"));
+      reads_->api().Submit(engine::OnePodSubmitRequest("team", "sneaky", "1"));
   EXPECT_FALSE(submitted.ok());
   // The view reloaded what it holds and still answers as before; etcd has nothing new.
   ASSERT_OK_AND_ASSIGN(v1::ListWorkloadsResponse after, reads_->api().ListWorkloads({}));
@@ -204,4 +204,4 @@ TEST_F(FollowerReadsTest, CopyIsCurrentWhileFollowingAndStaleOnceStopped) {
 }
 
 }  // namespace
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -7,14 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/real_clock.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "services/ha/etcd_keys.h"
-#include "services/real_clock.h"
 #include "storage/etcd_client.h"
 #include "test/support/etcd_cluster.h"
 
-namespace tollgate::services::ha {
+namespace tollgate::ha {
 namespace {
 
 using test_support::EtcdCluster;
@@ -76,7 +76,7 @@ class LeaderElectionTest : public ::testing::Test {
     return response.ok() && response->succeeded();
   }
 
-  RealClock clock_;
+  core::RealClock clock_;
   std::unique_ptr<EtcdCluster> etcd_;
   std::unique_ptr<storage::EtcdClient> client_;
 };
@@ -168,4 +168,4 @@ TEST(PrefixEndTest, CoversThePrefix) {
 }
 
 }  // namespace
-}  // namespace tollgate::services::ha
+}  // namespace tollgate::ha

@@ -1,0 +1,37 @@
+#pragma once
+
+// Conversion of workloads between the API and the core: a submitted spec, a stored workload
+// with its full status, and back. The contract (validation, errors, defaults) is in
+// services/api/api_codec.h.
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/workload.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::api {
+
+// The spec of a submitted workload. An empty queueName resolves to the namespace's "default"
+// LocalQueue and an empty podSet name to Kueue's "main". Status is ignored: a submission cannot
+// set it.
+absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl);
+
+// Inverse of WorkloadToProto, for reloading persisted workloads: spec (validated as on submit),
+// uid, creation time, effective priority (status.priority) and the full status. An unset
+// timestamp reads as absl::InfinitePast(); WORKLOAD_STATE_UNSPECIFIED reads as pending. The
+// core assigns `id` and derives `quota_usage`, so both are left at their defaults.
+absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl);
+
+// A request's timestamp field; INVALID_ARGUMENT naming `field` when out of range.
+absl::StatusOr<absl::Time> RequestTimeFromProto(absl::string_view field,
+                                                const google::protobuf::Timestamp& ts);
+
+// Writes metadata name/namespace/uid/creationTimestamp/labels/annotations, the spec and the
+// whole status. Other metadata already in `out` (resourceVersion, generation) is kept, so the
+// service can fill those before or after. Times equal to absl::InfinitePast() leave their Timestamp
+// unset.
+void WorkloadToProto(const core::Workload& wl, v1::Workload* out);
+
+}  // namespace tollgate::api

@@ -1,0 +1,318 @@
+#include "services/rpc/watch_hub.h"
+
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/real_clock.h"
+#include "services/engine/state_keys.h"
+#include "services/rpc/grpc_status.h"
+
+namespace tollgate::rpc {
+
+// One Watch stream (see WatchHub). All state is under mu_; gRPC calls (StartWrite, Finish) are
+// made outside it, with `writing_` / `finished_` making sure only one thread makes them.
+class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
+ public:
+  WatchReactor(WatchHub& hub, const v1::WatchRequest& request, WatchHub::Visible visible)
+      : hub_(hub),
+        request_(request),
+        visible_(std::move(visible)),
+        identity_(hub.executor_.store().Identity()),
+        revision_(request.since_revision()),
+        last_sent_(core::RealClock().Now()) {
+    prefix_ = request.namespace_().empty()
+                  ? std::string(engine::kWorkloadPrefix)
+                  : absl::StrCat(engine::kWorkloadPrefix, request.namespace_(), "/");
+  }
+
+  // Ends the stream with `status` before anything was sent.
+  void Reject(const absl::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      finished_ = true;
+    }
+    Finish(ToGrpcStatus(status));
+  }
+
+  // Starts the next write if none is in flight and there is something to send; otherwise the
+  // stream stays parked until the hub pumps it again.
+  void Pump() {
+    grpc::Status finish;
+    bool write = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (writing_ || finished_) return;
+      absl::Status next = NextLocked(write);
+      if (!next.ok()) {
+        finished_ = true;
+        finish = ToGrpcStatus(next);
+      } else if (write) {
+        writing_ = true;
+      } else {
+        return;
+      }
+    }
+    if (write) {
+      StartWrite(&in_flight_);
+    } else {
+      Finish(finish);
+    }
+  }
+
+  void StopServing() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    Pump();
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) {
+        // The client is gone (or cancelled); nothing more can be sent.
+        if (finished_) return;
+        finished_ = true;
+      }
+    }
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream broken"));
+      return;
+    }
+    Pump();
+  }
+
+  void OnCancel() override {
+    {
+      absl::MutexLock lock(&mu_);
+      // A write in flight completes with ok=false and finishes the stream there.
+      if (writing_ || finished_) return;
+      finished_ = true;
+    }
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
+  }
+
+  void OnDone() override {
+    hub_.Remove(this);
+    delete this;
+  }
+
+ private:
+  // Fills in_flight_ and sets `write` when something is due; an error ends the stream.
+  absl::Status NextLocked(bool& write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    write = false;
+    const absl::Time now = core::RealClock().Now();
+    if (stopping_) {
+      return absl::UnavailableError(
+          absl::StrCat("tollgated is shutting down; watch again from revision ", ResumeLocked(),
+                       " (store_id ", identity_.store_id, ", store_epoch ", identity_.epoch, ")"));
+    }
+    while (true) {
+      if (buffer_.empty()) {
+        if (absl::Status filled = FillLocked(); !filled.ok()) return filled;
+      }
+      // Events the watcher may not see are dropped here; bookmarks carry no workload.
+      if (buffer_.empty() || !visible_ || !buffer_.front().has_workload() ||
+          visible_(buffer_.front().workload())) {
+        break;
+      }
+      buffer_.pop_front();
+    }
+    if (!buffer_.empty()) {
+      in_flight_ = std::move(buffer_.front());
+      buffer_.pop_front();
+    } else if (now - last_sent_ >= hub_.options_.bookmark_interval && snapshot_ == nullptr) {
+      in_flight_.Clear();
+      in_flight_.set_type(v1::WatchEvent::BOOKMARK);
+      in_flight_.set_revision(revision_);
+      Stamp(in_flight_);
+    } else {
+      return absl::OkStatus();
+    }
+    last_sent_ = now;
+    write = true;
+    return absl::OkStatus();
+  }
+
+  // The revision a client that got everything sent so far can resume from.
+  int64_t ResumeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (started_snapshot_ && snapshot_ != nullptr) return 0;
+    return buffer_.empty() ? revision_ : buffer_.front().revision() - 1;
+  }
+
+  void Stamp(v1::WatchEvent& event) const {
+    event.set_store_id(identity_.store_id);
+    event.set_store_epoch(identity_.epoch);
+  }
+
+  // Buffers the next page of the initial listing, or the events of the next change-log
+  // entries that match, or nothing when the stream has caught up.
+  absl::Status FillLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    storage::Store& store = hub_.executor_.store();
+    if (revision_ == 0 && !started_snapshot_) {
+      started_snapshot_ = true;
+      absl::StatusOr<std::unique_ptr<storage::StoreSnapshot>> snapshot = store.TakeSnapshot();
+      if (!snapshot.ok()) return snapshot.status();
+      snapshot_ = *std::move(snapshot);
+    }
+    if (snapshot_ != nullptr) {
+      const int64_t page = hub_.options_.snapshot_page;
+      absl::Status parse_error;
+      absl::StatusOr<int64_t> visited = snapshot_->ScanPage(
+          prefix_, last_key_, page, [&](absl::string_view key, absl::string_view value) {
+            v1::WatchEvent& event = buffer_.emplace_back();
+            event.set_type(v1::WatchEvent::ADDED);
+            event.set_revision(snapshot_->revision());
+            if (!event.mutable_workload()->ParseFromArray(value.data(),
+                                                          static_cast<int>(value.size()))) {
+              parse_error =
+                  absl::DataLossError(absl::StrCat("stored workload ", key, " is not a Workload"));
+            }
+            Stamp(event);
+            last_key_ = std::string(key);
+          });
+      if (!visited.ok()) return visited.status();
+      if (!parse_error.ok()) return parse_error;
+      if (*visited < page) {
+        revision_ = snapshot_->revision();
+        snapshot_.reset();
+      }
+      if (!buffer_.empty()) return absl::OkStatus();
+    }
+
+    const int64_t behind = store.CurrentRevision() - revision_;
+    if (behind > hub_.options_.max_lag_revisions) {
+      hub_.dropped_lagging_.fetch_add(1, std::memory_order_relaxed);
+      return absl::OutOfRangeError(absl::StrCat(
+          "watcher fell ", behind, " revisions behind (limit ", hub_.options_.max_lag_revisions,
+          "); list again (or watch from revision 0) and resume from that revision"));
+    }
+    while (buffer_.empty()) {
+      // One entry at a time: a stalled client holds at most one commit's events.
+      absl::StatusOr<std::vector<storage::ChangeLogEntry>> entries =
+          store.ReadChanges(revision_, 1);
+      if (!entries.ok()) {
+        if (absl::IsFailedPrecondition(entries.status())) {
+          hub_.dropped_compacted_.fetch_add(1, std::memory_order_relaxed);
+          return absl::OutOfRangeError(absl::StrCat("watch from revision ", revision_,
+                                                    " is too old: ", entries.status().message(),
+                                                    "; list again and watch from its revision"));
+        }
+        return entries.status();
+      }
+      if (entries->empty()) return absl::OkStatus();
+      const storage::ChangeLogEntry& entry = entries->front();
+      for (const std::string& record : entry.records) {
+        v1::WatchEvent event;
+        if (!event.ParseFromString(record)) {
+          return absl::DataLossError(
+              absl::StrCat("change log entry ", entry.revision, " is not a WatchEvent"));
+        }
+        if (!request_.namespace_().empty() &&
+            event.workload().metadata().namespace_() != request_.namespace_()) {
+          continue;
+        }
+        event.set_revision(entry.revision);
+        Stamp(event);
+        buffer_.push_back(std::move(event));
+      }
+      revision_ = entry.revision;
+    }
+    return absl::OkStatus();
+  }
+
+  WatchHub& hub_;
+  const v1::WatchRequest request_;
+  const WatchHub::Visible visible_;
+  const storage::StoreIdentity identity_;
+  std::string prefix_;
+
+  absl::Mutex mu_;
+  // The last revision whose events are all in buffer_ or sent.
+  int64_t revision_ ABSL_GUARDED_BY(mu_);
+  bool started_snapshot_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<storage::StoreSnapshot> snapshot_ ABSL_GUARDED_BY(mu_);
+  std::string last_key_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::WatchEvent> buffer_ ABSL_GUARDED_BY(mu_);
+  // Owned by the write in flight while writing_.
+  v1::WatchEvent in_flight_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_sent_ ABSL_GUARDED_BY(mu_);
+};
+
+WatchHub::WatchHub(engine::AdmissionExecutor& executor, Options options)
+    : executor_(executor), options_(options), thread_([this] { Loop(); }) {}
+
+WatchHub::~WatchHub() { Stop(); }
+
+grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerContext* context,
+                                                          const v1::WatchRequest& request,
+                                                          absl::Status start_check,
+                                                          Visible visible) {
+  auto* reactor = new WatchReactor(*this, request, std::move(visible));
+  if (!start_check.ok()) {
+    reactor->Reject(start_check);
+    return reactor;
+  }
+  bool stopping = false;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping = stopping_;
+    if (!stopping) reactors_.insert(reactor);
+  }
+  if (stopping) {
+    reactor->Reject(absl::UnavailableError(absl::StrCat(
+        "tollgated is shutting down; watch again from revision ", request.since_revision())));
+    return reactor;
+  }
+  reactor->Pump();
+  return reactor;
+}
+
+void WatchHub::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (WatchReactor* reactor : reactors_) reactor->StopServing();
+  }
+  // The hub's thread waits on the executor: once Stop returns it touches the executor no more,
+  // so the owner may destroy the executor before the hub (tollgated's shutdown does).
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t WatchHub::open_streams() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(reactors_.size());
+}
+
+WatchHub::Dropped WatchHub::dropped() const {
+  return {dropped_lagging_.load(std::memory_order_relaxed),
+          dropped_compacted_.load(std::memory_order_relaxed)};
+}
+
+void WatchHub::Remove(WatchReactor* reactor) {
+  absl::MutexLock lock(&mu_);
+  reactors_.erase(reactor);
+}
+
+void WatchHub::Loop() {
+  int64_t seen = executor_.revision();
+  while (true) {
+    // Wall time: waiting and bookmarks are about connections, not scheduling.
+    seen = executor_.WaitForRevision(seen, core::RealClock().Now() + absl::Seconds(1));
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    // Streams with a write in flight return at once; parked ones read what is new (or send a
+    // bookmark when one is due).
+    for (WatchReactor* reactor : reactors_) reactor->Pump();
+  }
+}
+
+}  // namespace tollgate::rpc

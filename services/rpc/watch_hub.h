@@ -1,0 +1,89 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "services/engine/admission_executor.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::rpc {
+
+class WatchReactor;
+
+// Serves Watch streams without a thread per stream and with bounded memory per stream.
+//
+// Each stream is a gRPC callback reactor with at most one message in flight. It pulls what it
+// sends: the initial listing (since_revision 0) page by page from a store snapshot, then the
+// change log one entry at a time. Nothing is queued per watcher beyond one page or one entry,
+// so a client that stops reading costs one pinned snapshot or log position, never a copy of
+// the state; gRPC's flow control holds the rest. A watcher that falls more than
+// `max_lag_revisions` behind, or whose position is compacted away, ends with OUT_OF_RANGE and
+// re-lists. One hub thread wakes the streams that have caught up when a commit lands, and
+// sends them bookmarks while idle.
+//
+// The executor must outlive the hub; Stop() must be called before the gRPC server shuts down
+// (it ends every stream). Thread-safe.
+class WatchHub {
+ public:
+  struct Options {
+    // Workloads read from the snapshot per page.
+    int64_t snapshot_page = 32;
+    // How far (in revisions) a watcher may trail the store before it is dropped.
+    int64_t max_lag_revisions = 100000;
+    // An idle stream gets a BOOKMARK this often.
+    absl::Duration bookmark_interval = absl::Seconds(10);
+  };
+
+  // Whether the watcher may see a workload (authorization); empty: every workload.
+  using Visible = std::function<bool(const v1::Workload&)>;
+
+  WatchHub(engine::AdmissionExecutor& executor, Options options);
+  ~WatchHub();
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // The reactor for one Watch call. Invalid requests (see engine::TollgateApi::CheckWatchStart) end
+  // it with their status at once.
+  grpc::ServerWriteReactor<v1::WatchEvent>* Start(grpc::CallbackServerContext* context,
+                                                  const v1::WatchRequest& request,
+                                                  absl::Status start_check, Visible visible = {});
+  // Ends every open and future stream with UNAVAILABLE naming the revision to resume from, and
+  // stops the hub's thread (waits up to a second for it): afterwards the hub no longer reads the
+  // executor. Idempotent; not thread-safe against itself.
+  void Stop();
+
+  int64_t open_streams() const;
+
+  // Streams ended with OUT_OF_RANGE since start: fell more than max_lag_revisions behind, or
+  // their position in the change log was compacted away.
+  struct Dropped {
+    int64_t lagging = 0;
+    int64_t compacted = 0;
+  };
+  Dropped dropped() const;
+
+ private:
+  friend class WatchReactor;
+  void Loop();
+  void Remove(WatchReactor* reactor);
+
+  engine::AdmissionExecutor& executor_;
+  const Options options_;
+  mutable absl::Mutex mu_;
+  // Lock order: mu_ before any reactor's own mutex.
+  std::set<WatchReactor*> reactors_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int64_t> dropped_lagging_{0};
+  std::atomic<int64_t> dropped_compacted_{0};
+  std::thread thread_;
+};
+
+}  // namespace tollgate::rpc

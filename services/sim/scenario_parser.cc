@@ -1,0 +1,768 @@
+#include "services/sim/scenario_parser.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/file_util.h"
+#include "core/object_kind.h"
+#include "core/status_macros.h"
+#include "services/manifest/yaml_reader.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tollgate::sim {
+namespace {
+
+using manifest::Manifest;
+
+using manifest::Bool;
+using manifest::Describe;
+using manifest::Index;
+using manifest::Str;
+
+// Names the place in the scenario ("foo.yaml: step 3 (expect)") in front of every message.
+class Where : public manifest::Where {
+ public:
+  using manifest::Where::Where;
+
+  Where Sub(absl::string_view more) const { return Where(absl::StrCat(label(), ": ", more)); }
+};
+
+// The keys of one YAML map, each checked against the keys the format allows.
+class Keys : public manifest::MapFields {
+ public:
+  static absl::StatusOr<Keys> Read(const Where& where, const YAML::Node& node, std::string path,
+                                   std::initializer_list<absl::string_view> allowed) {
+    const std::string map_path = path;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        manifest::MapFields keys,
+        manifest::MapFields::Read(where, node, std::move(path),
+                                  [&](const std::string& key, const YAML::Node&,
+                                      const std::string&) -> absl::StatusOr<bool> {
+                                    if (absl::c_linear_search(allowed, key)) return true;
+                                    return where.Error(
+                                        map_path,
+                                        absl::StrCat("unknown key \"", key, "\" (expected one of: ",
+                                                     absl::StrJoin(allowed, ", "), ")"));
+                                  }));
+    return Keys(std::move(keys));
+  }
+
+ private:
+  explicit Keys(manifest::MapFields keys) : manifest::MapFields(std::move(keys)) {}
+};
+
+absl::StatusOr<std::string> RequiredStr(const Where& where, const Keys& keys,
+                                        absl::string_view key) {
+  const YAML::Node* n = keys.Get(key);
+  if (n == nullptr || n->IsNull()) {
+    return where.Error(keys.Path(key), "required");
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::string s, Str(where, *n, keys.Path(key)));
+  if (s.empty()) return where.Error(keys.Path(key), "must not be empty");
+  return s;
+}
+
+absl::StatusOr<int64_t> Int(const Where& where, const YAML::Node& node, absl::string_view path,
+                            int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  if (!manifest::ScalarInt(node, lo, hi, &v)) {
+    return where.Error(path, absl::StrCat("expected an integer, got ", Describe(node)));
+  }
+  return v;
+}
+
+absl::StatusOr<int32_t> Int32(const Where& where, const YAML::Node& node, absl::string_view path) {
+  TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(where, node, path, std::numeric_limits<int32_t>::min(),
+                                           std::numeric_limits<int32_t>::max()));
+  return static_cast<int32_t>(v);
+}
+
+absl::StatusOr<absl::Duration> Duration(const Where& where, const YAML::Node& node,
+                                        absl::string_view path) {
+  if (!node.IsScalar()) {
+    return where.Error(path, absl::StrCat("expected a duration, got ", Describe(node)));
+  }
+  absl::StatusOr<absl::Duration> d = ParseGoDuration(node.Scalar());
+  if (!d.ok()) return where.Error(path, d.status().message());
+  return *d;
+}
+
+// A null list or map is an empty one: `pending:` reads as "none".
+absl::Status ExpectSeq(const Where& where, const YAML::Node& node, absl::string_view path) {
+  return node.IsNull() ? absl::OkStatus() : manifest::ExpectList(where, node, path);
+}
+
+absl::Status ExpectMap(const Where& where, const YAML::Node& node, absl::string_view path) {
+  return node.IsNull() ? absl::OkStatus() : manifest::ExpectMap(where, node, path);
+}
+
+absl::StatusOr<std::vector<std::string>> StrList(const Where& where, const YAML::Node& node,
+                                                 absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::string s, Str(where, item, Index(path, i++)));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A map whose values are read by `read`; keys must be unique strings.
+template <typename T, typename ReadFn>
+absl::StatusOr<std::map<std::string, T>> MapOf(const Where& where, const YAML::Node& node,
+                                               absl::string_view path, ReadFn read) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectMap(where, node, path));
+  std::map<std::string, T> out;
+  if (node.IsNull()) return out;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) return where.Error(path, "map keys must be strings");
+    const std::string& key = kv.first.Scalar();
+    TOLLGATE_ASSIGN_OR_RETURN(T value, read(kv.second, absl::StrCat(path, "[", key, "]")));
+    if (!out.emplace(key, std::move(value)).second) {
+      return where.Error(path, absl::StrCat("duplicate key \"", key, "\""));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> StrMap(const Where& where,
+                                                          const YAML::Node& node,
+                                                          absl::string_view path) {
+  return MapOf<std::string>(where, node, path, [&](const YAML::Node& n, const std::string& p) {
+    return Str(where, n, p);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// submit
+
+// Values that cannot be put into the proto as written (a count of "many") become the submit's
+// refusal, worded like the service's: field path and value.
+absl::Status Refusal(absl::string_view name, absl::string_view path, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("workload ", name, ": ", path, ": ", what));
+}
+
+// Reads an int32 the workload carries. Structure (a list where a number belongs) fails the
+// scenario; a scalar that is no int32 is recorded as the submit's refusal in `refusal`.
+absl::Status WorkloadInt(const Where& where, const YAML::Node& node, absl::string_view path,
+                         absl::string_view name, int64_t lo, int64_t hi, int64_t* out,
+                         absl::Status* refusal) {
+  if (!node.IsScalar()) {
+    return where.Error(path, absl::StrCat("expected an integer, got ", Describe(node)));
+  }
+  if (!absl::SimpleAtoi(node.Scalar(), out) || *out < lo || *out > hi) {
+    if (refusal->ok()) {
+      *refusal = Refusal(name, path, absl::StrCat("invalid integer \"", node.Scalar(), "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseCompactTolerations(const Where& where, const YAML::Node& node,
+                                     absl::string_view path, absl::string_view name,
+                                     v1::PodSet* set, absl::Status* refusal) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys t, Keys::Read(where, item, Index(path, i++),
+                           {"key", "operator", "value", "effect", "tolerationSeconds"}));
+    v1::Toleration* tol = set->add_tolerations();
+    for (auto [key, field] :
+         {std::pair{"key", tol->mutable_key()}, std::pair{"operator", tol->mutable_operator_()},
+          std::pair{"value", tol->mutable_value()}, std::pair{"effect", tol->mutable_effect()}}) {
+      if (const YAML::Node* n = t.Get(key); n != nullptr && !n->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *n, t.Path(key)));
+      }
+    }
+    if (const YAML::Node* n = t.Get("tolerationSeconds"); n != nullptr && !n->IsNull()) {
+      int64_t seconds = 0;
+      TOLLGATE_RETURN_IF_ERROR(WorkloadInt(where, *n, t.Path("tolerationSeconds"), name,
+                                           std::numeric_limits<int64_t>::min(),
+                                           std::numeric_limits<int64_t>::max(), &seconds, refusal));
+      tol->set_toleration_seconds(seconds);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::Node& node) {
+  TOLLGATE_ASSIGN_OR_RETURN(Keys keys, Keys::Read(where, node, "",
+                                                  {"name", "namespace", "queue", "priority",
+                                                   "priorityClass", "podSets", "runtime"}));
+  SubmitItem item;
+  TOLLGATE_ASSIGN_OR_RETURN(item.name, RequiredStr(where, keys, "name"));
+  item.ns = "default";
+  if (const YAML::Node* n = keys.Get("namespace"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(item.ns, Str(where, *n, "namespace"));
+  }
+  const std::string label = absl::StrCat(item.ns, "/", item.name);
+  absl::Status refusal;
+
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name(item.name);
+  wl.mutable_metadata()->set_namespace_(item.ns);
+  v1::WorkloadSpec* spec = wl.mutable_spec();
+  if (const YAML::Node* n = keys.Get("queue"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(*spec->mutable_queue_name(), Str(where, *n, "queue"));
+  }
+  if (const YAML::Node* n = keys.Get("priority"); n != nullptr && !n->IsNull()) {
+    int64_t v = 0;
+    TOLLGATE_RETURN_IF_ERROR(WorkloadInt(where, *n, "priority", label,
+                                         std::numeric_limits<int32_t>::min(),
+                                         std::numeric_limits<int32_t>::max(), &v, &refusal));
+    spec->set_priority(static_cast<int32_t>(v));
+  }
+  if (const YAML::Node* n = keys.Get("priorityClass"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(*spec->mutable_priority_class_name(),
+                              Str(where, *n, "priorityClass"));
+  }
+  if (const YAML::Node* n = keys.Get("runtime"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(item.runtime, Duration(where, *n, "runtime"));
+  }
+
+  const YAML::Node* sets = keys.Get("podSets");
+  if (sets == nullptr || sets->IsNull()) {
+    v1::PodSet* set = spec->add_pod_sets();
+    set->set_name("main");
+    set->set_count(1);
+  } else {
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *sets, "podSets"));
+    size_t i = 0;
+    for (const auto& set_node : *sets) {
+      const std::string set_path = Index("podSets", i++);
+      if (set_node.IsNull()) return where.Error(set_path, "expected a map, got null");
+      TOLLGATE_ASSIGN_OR_RETURN(Keys p, Keys::Read(where, set_node, set_path,
+                                                   {"name", "count", "requests", "minCount",
+                                                    "nodeSelector", "tolerations"}));
+      v1::PodSet* set = spec->add_pod_sets();
+      set->set_name("main");
+      set->set_count(1);
+      if (const YAML::Node* n = p.Get("name"); n != nullptr && !n->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(*set->mutable_name(), Str(where, *n, p.Path("name")));
+      }
+      if (const YAML::Node* n = p.Get("count"); n != nullptr && !n->IsNull()) {
+        int64_t v = 0;
+        TOLLGATE_RETURN_IF_ERROR(WorkloadInt(where, *n, p.Path("count"), label,
+                                             std::numeric_limits<int32_t>::min(),
+                                             std::numeric_limits<int32_t>::max(), &v, &refusal));
+        set->set_count(static_cast<int32_t>(v));
+      }
+      if (const YAML::Node* n = p.Get("minCount"); n != nullptr && !n->IsNull()) {
+        int64_t v = 0;
+        TOLLGATE_RETURN_IF_ERROR(WorkloadInt(where, *n, p.Path("minCount"), label,
+                                             std::numeric_limits<int32_t>::min(),
+                                             std::numeric_limits<int32_t>::max(), &v, &refusal));
+        set->set_min_count(static_cast<int32_t>(v));
+      }
+      if (const YAML::Node* n = p.Get("requests")) {
+        // The scalar's text as written ("12 cores" included): the service validates it.
+        TOLLGATE_ASSIGN_OR_RETURN(
+            auto requests,
+            MapOf<std::string>(
+                where, *n, p.Path("requests"),
+                [&](const YAML::Node& v, const std::string& path) -> absl::StatusOr<std::string> {
+                  if (v.IsNull()) return std::string();
+                  return Str(where, v, path);
+                }));
+        for (auto& [resource, quantity] : requests) {
+          (*set->mutable_requests())[resource] = std::move(quantity);
+        }
+      }
+      if (const YAML::Node* n = p.Get("nodeSelector")) {
+        TOLLGATE_ASSIGN_OR_RETURN(auto selector, StrMap(where, *n, p.Path("nodeSelector")));
+        set->mutable_node_selector()->insert(selector.begin(), selector.end());
+      }
+      if (const YAML::Node* n = p.Get("tolerations")) {
+        TOLLGATE_RETURN_IF_ERROR(
+            ParseCompactTolerations(where, *n, p.Path("tolerations"), label, set, &refusal));
+      }
+    }
+  }
+  if (refusal.ok()) {
+    item.workload = std::move(wl);
+  } else {
+    item.workload = refusal;
+  }
+  return item;
+}
+
+absl::StatusOr<SubmitItem> ParseSubmitItem(const Where& where, const YAML::Node& node) {
+  const YAML::Node kind = node.IsMap() ? node["kind"] : YAML::Node();
+  if (!kind.IsDefined() || kind.IsNull()) return ParseCompactWorkload(where, node);
+
+  // A full Workload manifest.
+  absl::StatusOr<Manifest> m = manifest::ParseManifestNode(node, where.label());
+  SubmitItem item;
+  if (!m.ok() && !manifest::IsValueError(m.status())) return m.status();
+  if (m.ok()) {
+    if (m->kind != "Workload") {
+      return where.Error("kind", absl::StrCat("submit takes workloads, not ", m->kind));
+    }
+    v1::Workload wl = std::get<v1::Workload>(std::move(m->object));
+    item.name = wl.metadata().name();
+    item.ns = wl.metadata().namespace_();
+    item.workload = std::move(wl);
+    return item;
+  }
+  // The manifest is well-formed but one of its values is not: the submit is refused, and the
+  // scenario goes on. Its name is still needed to match `rejected`.
+  const YAML::Node metadata = node["metadata"];
+  if (metadata.IsDefined() && metadata.IsMap()) {
+    if (const YAML::Node n = metadata["name"]; n.IsDefined() && n.IsScalar())
+      item.name = n.Scalar();
+    if (const YAML::Node n = metadata["namespace"]; n.IsDefined() && n.IsScalar()) {
+      item.ns = n.Scalar();
+    }
+  }
+  if (item.ns.empty()) item.ns = "default";
+  item.workload = m.status();
+  return item;
+}
+
+// ---------------------------------------------------------------------------------------------
+// expect
+
+absl::StatusOr<std::vector<WorkloadExpectation>> ParseWorkloadExpectations(const Where& where,
+                                                                           const YAML::Node& node,
+                                                                           absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<WorkloadExpectation> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string item_path = Index(path, i++);
+    WorkloadExpectation e;
+    if (item.IsScalar()) {
+      e.name = item.Scalar();
+    } else {
+      if (!item.IsMap()) {
+        return where.Error(item_path,
+                           absl::StrCat("expected a name or a map, got ", Describe(item)));
+      }
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Keys k, Keys::Read(where, item, item_path, {"name", "flavors", "podSetFlavors"}));
+      TOLLGATE_ASSIGN_OR_RETURN(e.name, RequiredStr(where, k, "name"));
+      if (const YAML::Node* f = k.Get("flavors")) {
+        TOLLGATE_ASSIGN_OR_RETURN(e.flavors, StrMap(where, *f, k.Path("flavors")));
+      }
+      if (const YAML::Node* f = k.Get("podSetFlavors")) {
+        using FlavorMap = std::map<std::string, std::string>;
+        TOLLGATE_ASSIGN_OR_RETURN(e.pod_set_flavors,
+                                  MapOf<FlavorMap>(where, *f, k.Path("podSetFlavors"),
+                                                   [&](const YAML::Node& v, const std::string& p) {
+                                                     return StrMap(where, v, p);
+                                                   }));
+      }
+    }
+    if (e.name.empty()) return where.Error(item_path, "empty workload name");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// A list of {kind, name, namespace}, plus the one `extra` key the caller reads ("refused" for
+// delete, "drain" for stop; empty for none).
+absl::StatusOr<std::vector<ObjectRef>> ParseRefList(const Where& where, const YAML::Node& node,
+                                                    absl::string_view path,
+                                                    absl::string_view extra) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<ObjectRef> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string item_path = Index(path, i++);
+    absl::StatusOr<Keys> keys =
+        extra.empty() ? Keys::Read(where, item, item_path, {"kind", "name", "namespace"})
+                      : Keys::Read(where, item, item_path, {"kind", "name", "namespace", extra});
+    if (!keys.ok()) return keys.status();
+    const Keys& k = *keys;
+    ObjectRef ref;
+    TOLLGATE_ASSIGN_OR_RETURN(ref.kind, RequiredStr(where, k, "kind"));
+    if (core::FindKind(ref.kind) == nullptr) {
+      return where.Error(k.Path("kind"), absl::StrCat("unknown kind \"", ref.kind, "\""));
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(ref.name, RequiredStr(where, k, "name"));
+    if (const YAML::Node* n = k.Get("namespace"); n != nullptr && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.ns, Str(where, *n, k.Path("namespace")));
+    }
+    if (const YAML::Node* n = k.Get("refused")) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.refused, Str(where, *n, k.Path("refused")));
+    }
+    if (const YAML::Node* n = k.Get("drain")) {
+      TOLLGATE_ASSIGN_OR_RETURN(ref.drain, Bool(where, *n, k.Path("drain")));
+    }
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys keys, Keys::Read(where, node, "",
+                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
+                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
+                             "terminating", "absent", "deactivated"}));
+  Expectation e;
+  if (const YAML::Node* n = keys.Get("terminating")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
+  }
+  if (const YAML::Node* n = keys.Get("absent")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.absent, ParseRefList(where, *n, "absent", ""));
+  }
+  if (const YAML::Node* n = keys.Get("deactivated")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.deactivated, StrList(where, *n, "deactivated"));
+  }
+  for (auto [key, field] : {std::pair{"admitted", &e.admitted}, std::pair{"pending", &e.pending},
+                            std::pair{"finished", &e.finished}}) {
+    if (const YAML::Node* n = keys.Get(key)) {
+      TOLLGATE_ASSIGN_OR_RETURN(*field, ParseWorkloadExpectations(where, *n, key));
+    }
+  }
+  if (const YAML::Node* n = keys.Get("preempted")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.preempted,
+        MapOf<int32_t>(where, *n, "preempted", [&](const YAML::Node& v, const std::string& p) {
+          return Int32(where, v, p);
+        }));
+  }
+  if (const YAML::Node* n = keys.Get("preemptionReasons")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.preemption_reasons,
+        MapOf<std::string>(
+            where, *n, "preemptionReasons",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<std::string> {
+              TOLLGATE_ASSIGN_OR_RETURN(std::string reason, Str(where, v, p));
+              static constexpr std::initializer_list<absl::string_view> kReasons = {
+                  "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
+                  "InCohortReclaimWhileBorrowing"};
+              if (!absl::c_linear_search(kReasons, reason)) {
+                return where.Error(
+                    p, absl::StrCat("unknown preemption reason \"", reason,
+                                    "\" (expected one of: ", absl::StrJoin(kReasons, ", "), ")"));
+              }
+              return reason;
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("fairShare")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.fair_share,
+        MapOf<int64_t>(where, *n, "fairShare", [&](const YAML::Node& v, const std::string& p) {
+          return Int(where, v, p, std::numeric_limits<int64_t>::min(),
+                     std::numeric_limits<int64_t>::max());
+        }));
+  }
+  if (const YAML::Node* n = keys.Get("reasons")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.reasons, StrMap(where, *n, "reasons"));
+  }
+  if (const YAML::Node* n = keys.Get("rejected")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.rejected, StrMap(where, *n, "rejected"));
+  }
+  if (const YAML::Node* n = keys.Get("usage")) {
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *n, "usage"));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Keys u, Keys::Read(where, item, Index("usage", i++),
+                             {"clusterQueue", "flavor", "resource", "used", "borrowed"}));
+      UsageExpectation usage;
+      TOLLGATE_ASSIGN_OR_RETURN(usage.cluster_queue, RequiredStr(where, u, "clusterQueue"));
+      TOLLGATE_ASSIGN_OR_RETURN(usage.flavor, RequiredStr(where, u, "flavor"));
+      TOLLGATE_ASSIGN_OR_RETURN(usage.resource, RequiredStr(where, u, "resource"));
+      TOLLGATE_ASSIGN_OR_RETURN(usage.used, RequiredStr(where, u, "used"));
+      if (const YAML::Node* b = u.Get("borrowed"); b != nullptr && !b->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(usage.borrowed, Str(where, *b, u.Path("borrowed")));
+      }
+      e.usage.push_back(std::move(usage));
+    }
+  }
+  if (const YAML::Node* n = keys.Get("queueOrder")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.queue_order, MapOf<std::vector<std::string>>(
+                           where, *n, "queueOrder",
+                           [&](const YAML::Node& v,
+                               const std::string& p) -> absl::StatusOr<std::vector<std::string>> {
+                             return StrList(where, v, p);
+                           }));
+    for (const auto& [queue, names] : e.queue_order) {
+      const size_t slash = queue.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == queue.size() ||
+          queue.find('/', slash + 1) != std::string::npos) {
+        return where.Error(absl::StrCat("queueOrder[", queue, "]"),
+                           "expected a key of the form namespace/localQueue");
+      }
+    }
+  }
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// steps
+
+struct StepKindEntry {
+  absl::string_view name;
+  StepKind kind;
+};
+
+constexpr StepKindEntry kStepKinds[] = {
+    {"submit", StepKind::kSubmit},
+    {"apply", StepKind::kApply},
+    {"delete", StepKind::kDelete},
+    {"settle", StepKind::kSettle},
+    {"advance", StepKind::kAdvance},
+    {"finish", StepKind::kFinish},
+    {"podsReady", StepKind::kPodsReady},
+    {"expect", StepKind::kExpect},
+    {"preempt", StepKind::kPreempt},
+    {"deactivate", StepKind::kDeactivate},
+    {"activate", StepKind::kActivate},
+    {"reprioritize", StepKind::kReprioritize},
+    {"stop", StepKind::kStop},
+    {"resume", StepKind::kResume},
+    {"podsNotReady", StepKind::kPodsNotReady},
+};
+
+absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
+                                                        absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<Manifest> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Manifest m,
+        manifest::ParseManifestNode(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& step) {
+  switch (step.kind) {
+    case StepKind::kSubmit: {
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, body, ""));
+      size_t i = 0;
+      for (const auto& item : body) {
+        std::string label = Index("submit", i++);
+        if (item.IsMap()) {
+          if (const YAML::Node n = item["name"]; n.IsDefined() && n.IsScalar()) {
+            absl::StrAppend(&label, " (", n.Scalar(), ")");
+          }
+        }
+        TOLLGATE_ASSIGN_OR_RETURN(SubmitItem s, ParseSubmitItem(where.Sub(label), item));
+        step.submit.push_back(std::move(s));
+      }
+      return absl::OkStatus();
+    }
+    case StepKind::kApply: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.apply, ParseManifestList(where, body, "apply"));
+      return absl::OkStatus();
+    }
+    case StepKind::kDelete: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.del, ParseRefList(where, body, "delete", "refused"));
+      return absl::OkStatus();
+    }
+    case StepKind::kStop:
+    case StepKind::kResume: {
+      const std::string path(StepKindName(step.kind));
+      TOLLGATE_ASSIGN_OR_RETURN(
+          step.del, ParseRefList(where, body, path, step.kind == StepKind::kStop ? "drain" : ""));
+      for (size_t i = 0; i < step.del.size(); ++i) {
+        if (step.del[i].kind != "ClusterQueue" && step.del[i].kind != "LocalQueue") {
+          return where.Error(
+              Index(path, i) + ".kind",
+              absl::StrCat("want ClusterQueue or LocalQueue, got \"", step.del[i].kind, "\""));
+        }
+      }
+      return absl::OkStatus();
+    }
+    case StepKind::kReprioritize: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.priorities,
+                                MapOf<int32_t>(where, body, "reprioritize",
+                                               [&](const YAML::Node& v, const std::string& p) {
+                                                 return Int32(where, v, p);
+                                               }));
+      return absl::OkStatus();
+    }
+    case StepKind::kPreempt:
+    case StepKind::kDeactivate:
+    case StepKind::kActivate: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
+    case StepKind::kSettle:
+      if (!body.IsNull() && !(body.IsMap() && body.size() == 0)) {
+        return where.Error("", absl::StrCat("settle takes no arguments (write `settle: {}`), got ",
+                                            Describe(body)));
+      }
+      return absl::OkStatus();
+    case StepKind::kAdvance: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.advance, Duration(where, body, "advance"));
+      return absl::OkStatus();
+    }
+    case StepKind::kFinish:
+    case StepKind::kPodsReady:
+    case StepKind::kPodsNotReady: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
+    case StepKind::kExpect: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.expect, ParseExpectation(where, body));
+      return absl::OkStatus();
+    }
+  }
+  return where.Error("", "unhandled step kind");
+}
+
+absl::StatusOr<Step> ParseStep(absl::string_view file, int index, const YAML::Node& node) {
+  const Where bare(absl::StrCat(file, ": step ", index));
+  std::vector<std::string> names;
+  for (const StepKindEntry& e : kStepKinds) names.emplace_back(e.name);
+  if (!node.IsMap() || node.size() != 1) {
+    return bare.Error("", absl::StrCat("a step is a map with exactly one key (",
+                                       absl::StrJoin(names, ", "), "), got ", Describe(node)));
+  }
+  const auto kv = *node.begin();
+  if (!kv.first.IsScalar()) return bare.Error("", "step keys must be strings");
+  const std::string& key = kv.first.Scalar();
+  const StepKindEntry* entry = nullptr;
+  for (const StepKindEntry& e : kStepKinds) {
+    if (e.name == key) entry = &e;
+  }
+  if (entry == nullptr) {
+    return bare.Error("", absl::StrCat("unknown step kind \"", key,
+                                       "\" (expected one of: ", absl::StrJoin(names, ", "), ")"));
+  }
+  Step step;
+  step.kind = entry->kind;
+  step.index = index;
+  const Where where(absl::StrCat(file, ": step ", index, " (", key, ")"));
+  TOLLGATE_RETURN_IF_ERROR(ParseStepBody(where, kv.second, step));
+  return step;
+}
+
+absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_view file_name) {
+  const Where where{std::string(file_name)};
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys keys,
+      Keys::Read(where, root, "", {"name", "description", "config", "objects", "steps"}));
+  if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
+  Scenario scenario;
+  scenario.file = std::string(file_name);
+  TOLLGATE_ASSIGN_OR_RETURN(scenario.name, RequiredStr(where, keys, "name"));
+  if (const YAML::Node* n = keys.Get("description"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.description, Str(where, *n, "description"));
+  }
+  if (const YAML::Node* n = keys.Get("config")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        scenario.config, manifest::ParseKueueConfigurationNode(where, *n, keys.Path("config")));
+  }
+  if (const YAML::Node* n = keys.Get("objects")) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));
+  }
+  const YAML::Node* steps = keys.Get("steps");
+  if (steps == nullptr || steps->IsNull()) return where.Error("steps", "required");
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *steps, "steps"));
+  int index = 0;
+  for (const auto& item : *steps) {
+    TOLLGATE_ASSIGN_OR_RETURN(Step step, ParseStep(file_name, ++index, item));
+    scenario.steps.push_back(std::move(step));
+  }
+  return scenario;
+}
+
+}  // namespace
+
+absl::string_view StepKindName(StepKind kind) {
+  for (const StepKindEntry& e : kStepKinds) {
+    if (e.kind == kind) return e.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
+  absl::Duration d;
+  // absl::ParseDuration takes Go's syntax, plus "inf", which no step can mean.
+  if (text.empty() || !absl::ParseDuration(text, &d) || d == absl::InfiniteDuration() ||
+      d == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid duration \"", text, "\" (use units ms, s, m, h, e.g. 90s or 1h30m)"));
+  }
+  if (d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("negative duration \"", text, "\""));
+  }
+  return d;
+}
+
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                            manifest::LoadDocuments(text, file_name));
+  std::vector<YAML::Node> non_empty;
+  for (YAML::Node& doc : documents) {
+    if (!doc.IsNull()) non_empty.push_back(doc);
+  }
+  if (non_empty.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
+  }
+  if (non_empty.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": a scenario file holds exactly one YAML document"));
+  }
+  // yaml-cpp throws on misuse; keep that inside this layer.
+  try {
+    return ParseScenarioNode(non_empty[0], file_name);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
+  }
+}
+
+absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(path));
+  return ParseScenarioText(text, path);
+}
+
+absl::StatusOr<std::vector<std::string>> CollectScenarioFiles(
+    const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+      return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
+    }
+    if (!fs::is_directory(status)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".yaml" && it->is_regular_file(ec)) {
+        found.push_back(it->path().string());
+      }
+    }
+    if (ec) return absl::UnavailableError(absl::StrCat(path, ": ", ec.message()));
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+}  // namespace tollgate::sim

@@ -1,0 +1,157 @@
+#pragma once
+
+// Reads an admission scenario file (docs/scenario-format.md) into a typed structure
+// without running any of it. The runner executes the steps against a service.
+//
+// The parser refuses what is wrong with the *scenario* (unknown keys, a non-map pod set, an
+// unknown step kind, a malformed duration) and names the file, the 1-based step and the field:
+//   foo.yaml: step 3 (expect): unknown key "admited"
+// It does not refuse what is wrong with a submitted *workload's values* (count -3, quantity
+// "12 cores", name "Bad_Name!"): those reach the service as written, because a scenario may
+// test that the service refuses them (`expect: rejected`).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "services/manifest/kueue_configuration.h"
+#include "services/manifest/manifest_parser.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::sim {
+
+// One workload of a submit step.
+struct SubmitItem {
+  // As written (may be invalid; the service decides), for matching names in later steps.
+  std::string name;
+  std::string ns;
+  // The workload to submit, or, when one of its values cannot even be represented (a quantity
+  // that must be added up but does not parse, a count that is not an integer), the refusal
+  // message, which the runner reports as the submit's error.
+  absl::StatusOr<tollgate::v1::Workload> workload;
+  // Finishes by itself this long after admission (virtual clock).
+  std::optional<absl::Duration> runtime;
+};
+
+struct ObjectRef {
+  std::string kind;
+  std::string name;
+  // Empty for cluster-scoped kinds.
+  std::string ns;
+  // delete: the deletion must be refused with a message containing this text.
+  std::optional<std::string> refused;
+  // stop: HoldAndDrain instead of Hold.
+  bool drain = false;
+};
+
+struct WorkloadExpectation {
+  // `name` or `namespace/name`.
+  std::string name;
+  // Resource -> flavor, checked in every pod set.
+  std::map<std::string, std::string> flavors;
+  // Pod set -> resource -> flavor.
+  std::map<std::string, std::map<std::string, std::string>> pod_set_flavors;
+};
+
+struct UsageExpectation {
+  std::string cluster_queue;
+  std::string flavor;
+  std::string resource;
+  // Quantity strings as written.
+  std::string used;
+  std::optional<std::string> borrowed;
+};
+
+// Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
+// so an explicit `[]` (present, empty) differs from absent.
+struct Expectation {
+  std::optional<std::vector<WorkloadExpectation>> admitted;
+  std::optional<std::vector<WorkloadExpectation>> pending;
+  std::optional<std::vector<WorkloadExpectation>> finished;
+  std::map<std::string, int32_t> preempted;
+  std::map<std::string, std::string> preemption_reasons;
+  std::map<std::string, int64_t> fair_share;
+  // Workload -> substring of its pending message.
+  std::map<std::string, std::string> reasons;
+  std::vector<UsageExpectation> usage;
+  // "namespace/localQueue" -> pending workloads, head first.
+  std::map<std::string, std::vector<std::string>> queue_order;
+  // Workload -> substring of the submit's error.
+  std::map<std::string, std::string> rejected;
+  // Objects that must exist and be terminating (deleted while in use).
+  std::vector<ObjectRef> terminating;
+  // Objects that must not exist.
+  std::vector<ObjectRef> absent;
+  // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
+  std::vector<std::string> deactivated;
+};
+
+enum class StepKind {
+  kSubmit,
+  kApply,
+  kDelete,
+  kSettle,
+  kAdvance,
+  kFinish,
+  kPodsReady,
+  // A workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
+  kPodsNotReady,
+  kExpect,
+  // Operator controls (Tollgate's own): evict on request, spec.active, priority, stopPolicy.
+  kPreempt,
+  kDeactivate,
+  kActivate,
+  kReprioritize,
+  kStop,
+  kResume,
+};
+
+// The step's key in the file: "submit", "podsReady", ...
+absl::string_view StepKindName(StepKind kind);
+
+struct Step {
+  StepKind kind = StepKind::kSettle;
+  // 1-based position in `steps`, as error messages and the runner's report name it.
+  int index = 0;
+  // Only the member for `kind` is filled.
+  std::vector<SubmitItem> submit;             // kSubmit
+  std::vector<manifest::Manifest> apply;      // kApply
+  std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
+  std::map<std::string, int32_t> priorities;  // kReprioritize
+  absl::Duration advance;                     // kAdvance
+  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate
+  std::vector<std::string> workload_names;
+  Expectation expect;  // kExpect
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  // The path it was read from.
+  std::string file;
+  // `config:`, read by the same parser as tollgated's --config (a scenario's config and a
+  // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
+  manifest::KueueConfiguration config;
+  std::vector<manifest::Manifest> objects;
+  std::vector<Step> steps;
+};
+
+absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path);
+
+// `file_name` only labels error messages and Scenario::file.
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name);
+
+// Go-style duration ("90s", "1h30m", "500ms"); negative and infinite durations are refused.
+absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);
+
+// The scenario files under `paths`: files as given, directories searched recursively for
+// *.yaml (each directory's files sorted). A path that does not exist is NOT_FOUND.
+absl::StatusOr<std::vector<std::string>> CollectScenarioFiles(
+    const std::vector<std::string>& paths);
+
+}  // namespace tollgate::sim

@@ -1,0 +1,711 @@
+#include "services/sim/scenario_runner.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/civil_time.h"
+#include "core/clock.h"
+#include "core/quantity.h"
+#include "core/status_macros.h"
+#include "google/protobuf/util/time_util.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/config_objects.h"
+#include "services/engine/tollgate_api.h"
+#include "storage/rocksdb_store.h"
+
+namespace tollgate::sim {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+absl::Time ScenarioEpoch() {
+  return absl::FromCivil(absl::CivilSecond(2026, 1, 1, 0, 0, 0), absl::UTCTimeZone());
+}
+
+// A temporary directory removed when the scenario ends.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> Create() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "tollgate-scenario-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("cannot create a temporary directory from ", pattern));
+    }
+    return TempDir(pattern);
+  }
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, "")) {}
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+std::string StateName(v1::WorkloadState state) {
+  switch (state) {
+    case v1::WORKLOAD_STATE_PENDING:
+      return "pending";
+    case v1::WORKLOAD_STATE_ADMITTED:
+      return "admitted";
+    case v1::WORKLOAD_STATE_EVICTING:
+      return "evicting";
+    case v1::WORKLOAD_STATE_FINISHED:
+      return "finished";
+    default:
+      return "unknown";
+  }
+}
+
+std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
+
+std::string SetString(const std::set<std::string>& names) {
+  return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
+}
+
+// Runs one scenario; every method returns the failure text ("" when fine) of its step.
+class Run {
+ public:
+  Run(const Scenario& scenario, core::SimulatedClock& clock, engine::TollgateApi& api)
+      : scenario_(scenario), clock_(clock), api_(api) {}
+
+  ScenarioResult Execute() {
+    ScenarioResult result;
+    result.name = scenario_.name;
+    for (size_t i = 0; i < scenario_.objects.size(); ++i) {
+      if (std::string error = ApplyManifest(scenario_.objects[i]); !error.empty()) {
+        result.failure = absl::StrCat("objects[", i, "]: ", error);
+        return result;
+      }
+    }
+    for (const Step& step : scenario_.steps) {
+      std::string error = RunStep(step);
+      if (!error.empty()) {
+        result.failure =
+            absl::StrCat("step ", step.index, " (", StepKindName(step.kind), "): ", error);
+        return result;
+      }
+    }
+    result.passed = true;
+    return result;
+  }
+
+ private:
+  std::string RunStep(const Step& step) {
+    switch (step.kind) {
+      case StepKind::kSubmit:
+        for (const SubmitItem& item : step.submit) Submit(item);
+        return "";
+      case StepKind::kApply:
+        for (const manifest::Manifest& m : step.apply) {
+          if (std::string error = ApplyManifest(m); !error.empty()) return error;
+        }
+        return "";
+      case StepKind::kDelete:
+        return Delete(step.del);
+      case StepKind::kSettle:
+        return Settle();
+      case StepKind::kAdvance:
+        return Advance(step.advance);
+      case StepKind::kFinish:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::FinishRequest request;
+          *request.mutable_workload() = ref;
+          return api_.Finish(request).status();
+        });
+      case StepKind::kPodsReady:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::ReportPodsReadyRequest request;
+          *request.mutable_workload() = ref;
+          return api_.ReportPodsReady(request).status();
+        });
+      case StepKind::kPodsNotReady:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::ReportPodsReadyRequest request;
+          *request.mutable_workload() = ref;
+          request.set_ready(false);
+          return api_.ReportPodsReady(request).status();
+        });
+      case StepKind::kExpect:
+        return Expect(step.expect);
+      case StepKind::kPreempt:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::PreemptRequest request;
+          *request.mutable_workload() = ref;
+          return api_.Preempt(request).status();
+        });
+      case StepKind::kDeactivate:
+      case StepKind::kActivate:
+        return ForEachWorkload(step.workload_names, [this, &step](const v1::WorkloadRef& ref) {
+          v1::SetWorkloadActiveRequest request;
+          *request.mutable_workload() = ref;
+          request.set_active(step.kind == StepKind::kActivate);
+          return api_.SetWorkloadActive(request).status();
+        });
+      case StepKind::kReprioritize:
+        for (const auto& [name, priority] : step.priorities) {
+          std::string error =
+              ForEachWorkload({name}, [this, p = priority](const v1::WorkloadRef& ref) {
+                v1::ReprioritizeRequest request;
+                *request.mutable_workload() = ref;
+                request.set_priority(p);
+                return api_.Reprioritize(request).status();
+              });
+          if (!error.empty()) return error;
+        }
+        return "";
+      case StepKind::kStop:
+      case StepKind::kResume:
+        for (const ObjectRef& ref : step.del) {
+          v1::SetStopPolicyRequest request;
+          request.mutable_ref()->set_kind(*engine::ConfigKindNamed(ref.kind));
+          request.mutable_ref()->set_name(ref.name);
+          request.mutable_ref()->set_namespace_(ref.ns);
+          request.set_stop_policy(step.kind == StepKind::kResume ? "None"
+                                  : ref.drain                    ? "HoldAndDrain"
+                                                                 : "Hold");
+          absl::Status status = api_.SetStopPolicy(request).status();
+          if (!status.ok()) {
+            return absl::StrCat(StepKindName(step.kind), " ", ref.kind, " ", ref.name, ": ",
+                                status.message());
+          }
+        }
+        return "";
+    }
+    return "unknown step";
+  }
+
+  std::string ApplyManifest(const manifest::Manifest& m) {
+    if (const auto* workload = std::get_if<v1::Workload>(&m.object)) {
+      SubmitItem item;
+      item.name = workload->metadata().name();
+      item.ns =
+          workload->metadata().namespace_().empty() ? "default" : workload->metadata().namespace_();
+      item.workload = *workload;
+      Submit(item);
+      return "";
+    }
+    v1::ApplyRequest request;
+    *request.add_objects() = std::get<v1::ConfigObject>(m.object);
+    absl::Status status = api_.Apply(request).status();
+    return status.ok() ? "" : absl::StrCat("apply ", m.kind, ": ", status.message());
+  }
+
+  void Submit(const SubmitItem& item) {
+    // Each submission is one millisecond after the previous one, so list order is queue order.
+    clock_.Advance(absl::Milliseconds(1));
+    const std::string key = absl::StrCat(item.ns, "/", item.name);
+    if (!item.workload.ok()) {
+      rejected_[key] = std::string(item.workload.status().message());
+      return;
+    }
+    v1::SubmitRequest request;
+    *request.mutable_workload() = *item.workload;
+    absl::StatusOr<v1::SubmitResponse> response = api_.Submit(request);
+    if (!response.ok()) {
+      // A refused retry of an existing workload does not make the original refused.
+      rejected_[key] = std::string(response.status().message());
+      return;
+    }
+    rejected_.erase(key);
+    if (item.runtime.has_value()) runtimes_[key] = *item.runtime;
+  }
+
+  std::string Delete(const std::vector<ObjectRef>& refs) {
+    for (const ObjectRef& ref : refs) {
+      absl::Status status;
+      if (ref.kind == "Workload") {
+        absl::StatusOr<std::string> key =
+            Resolve(ref.ns.empty() ? ref.name : absl::StrCat(ref.ns, "/", ref.name));
+        if (!key.ok()) return std::string(key.status().message());
+        v1::DeleteWorkloadRequest request;
+        *request.mutable_workload() = RefOf(*key);
+        status = api_.DeleteWorkload(request).status();
+      } else {
+        std::optional<v1::ObjectKind> kind = engine::ConfigKindNamed(ref.kind);
+        if (!kind.has_value()) return absl::StrCat("delete: unknown kind ", Quote(ref.kind));
+        v1::DeleteObjectRequest request;
+        request.mutable_ref()->set_kind(*kind);
+        request.mutable_ref()->set_name(ref.name);
+        request.mutable_ref()->set_namespace_(ref.ns);
+        status = api_.DeleteObject(request).status();
+      }
+      if (ref.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected deleting ", ref.kind, " ", ref.name, " refused with ",
+                              Quote(*ref.refused), ", but it was deleted");
+        }
+        if (status.message().find(*ref.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected deleting ", ref.kind, " ", ref.name, " refused with ",
+                              Quote(*ref.refused), ", saw ", Quote(status.message()));
+        }
+        continue;
+      }
+      if (!status.ok())
+        return absl::StrCat("delete ", ref.kind, " ", ref.name, ": ", status.message());
+    }
+    return "";
+  }
+
+  static bool IsImplicitCohort(const v1::ConfigObject& object) {
+    if (!object.has_cohort()) return false;
+    for (const v1::Condition& c : object.cohort().status().conditions()) {
+      if (c.type() == "Implicit" && c.status() == "True") return true;
+    }
+    return false;
+  }
+
+  // terminating / absent: the object's existence and deletion timestamp.
+  std::string CheckObject(const ObjectRef& ref, bool want_terminating) {
+    std::optional<v1::ObjectKind> kind = engine::ConfigKindNamed(ref.kind);
+    if (!kind.has_value()) return absl::StrCat("not a configuration kind: ", Quote(ref.kind));
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(*kind);
+    request.mutable_ref()->set_name(ref.name);
+    request.mutable_ref()->set_namespace_(ref.ns);
+    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    const std::string what =
+        absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
+    if (!want_terminating) {
+      // A Cohort whose object is gone lives on implicitly while ClusterQueues name it: the
+      // object is absent all the same.
+      if (object.ok() && !IsImplicitCohort(*object)) {
+        return absl::StrCat("expected ", what, " gone, but it exists");
+      }
+      if (!absl::IsNotFound(object.status())) return std::string(object.status().message());
+      return "";
+    }
+    if (!object.ok())
+      return absl::StrCat("expected ", what, " terminating: ", object.status().message());
+    if (!engine::MetadataOf(*object).has_deletion_timestamp()) {
+      return absl::StrCat("expected ", what, " terminating, but it is not being deleted");
+    }
+    return "";
+  }
+
+  std::string Settle() {
+    absl::Status status = api_.Settle();
+    return status.ok() ? "" : absl::StrCat("settle: ", status.message());
+  }
+
+  // Moves the clock to `now + d`, stopping at every moment something is due — a workload's
+  // runtime ends, or a service timer fires (pods-ready timeout, backoff, usage sampling) — to
+  // let admission settle there, so work admitted mid-way also runs on time.
+  std::string Advance(absl::Duration d) {
+    const absl::Time target = clock_.Now() + d;
+    while (true) {
+      absl::StatusOr<std::vector<v1::Workload>> workloads = ListAll();
+      if (!workloads.ok()) return std::string(workloads.status().message());
+      std::optional<absl::Time> next;
+      std::vector<std::string> due;
+      for (const v1::Workload& wl : *workloads) {
+        const std::string key = KeyOf(wl);
+        auto runtime = runtimes_.find(key);
+        if (runtime == runtimes_.end() || wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
+          continue;
+        }
+        const absl::Time ends =
+            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(wl.status().admission_time())) +
+            runtime->second;
+        if (ends > target) continue;
+        if (!next.has_value() || ends < *next) {
+          next = ends;
+          due.clear();
+        }
+        if (ends == *next) due.push_back(key);
+      }
+      absl::StatusOr<std::optional<absl::Time>> timer = api_.NextTimer();
+      if (!timer.ok()) return std::string(timer.status().message());
+      if (timer->has_value() && **timer <= target && (!next.has_value() || **timer < *next)) {
+        next = **timer;
+        due.clear();
+      }
+      if (!next.has_value()) break;
+      if (*next > clock_.Now()) clock_.Set(*next);
+      for (const std::string& key : due) {
+        v1::FinishRequest request;
+        *request.mutable_workload() = RefOf(key);
+        request.set_message("runtime elapsed");
+        absl::Status status = api_.Finish(request).status();
+        if (!status.ok()) return absl::StrCat("finish ", key, ": ", status.message());
+      }
+      if (std::string error = Settle(); !error.empty()) return error;
+      if (due.empty() && *next <= clock_.Now() && timer->has_value() && **timer == *next) {
+        // A timer that fired and re-armed at the same instant would loop forever.
+        absl::StatusOr<std::optional<absl::Time>> again = api_.NextTimer();
+        if (again.ok() && again->has_value() && **again <= *next) break;
+      }
+    }
+    clock_.Set(target);
+    return Settle();
+  }
+
+  template <typename Fn>
+  std::string ForEachWorkload(const std::vector<std::string>& names, Fn fn) {
+    for (const std::string& name : names) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok()) return std::string(key.status().message());
+      absl::Status status = fn(RefOf(*key));
+      if (!status.ok()) return absl::StrCat(name, ": ", status.message());
+    }
+    return "";
+  }
+
+  static v1::WorkloadRef RefOf(const std::string& key) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+    v1::WorkloadRef ref;
+    ref.set_namespace_(parts.first);
+    ref.set_name(parts.second);
+    return ref;
+  }
+
+  static std::string KeyOf(const v1::Workload& wl) {
+    return absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name());
+  }
+
+  absl::StatusOr<std::vector<v1::Workload>> ListAll() {
+    TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse response,
+                              api_.ListWorkloads(v1::ListWorkloadsRequest()));
+    return std::vector<v1::Workload>(response.workloads().begin(), response.workloads().end());
+  }
+
+  // `name` or `namespace/name` to the workload's key; a bare name must be unique.
+  absl::StatusOr<std::string> Resolve(const std::string& name) {
+    if (name.find('/') != std::string::npos) return name;
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<v1::Workload> all, ListAll());
+    std::vector<std::string> matches;
+    for (const v1::Workload& wl : all) {
+      if (wl.metadata().name() == name) matches.push_back(KeyOf(wl));
+    }
+    for (const auto& [key, message] : rejected_) {
+      if (key.substr(key.find('/') + 1) == name &&
+          std::find(matches.begin(), matches.end(), key) == matches.end()) {
+        matches.push_back(key);
+      }
+    }
+    if (matches.empty()) return absl::NotFoundError(absl::StrCat("no workload named ", name));
+    if (matches.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("workload name ", name, " is ambiguous (",
+                                                     absl::StrJoin(matches, ", "),
+                                                     "); write namespace/name"));
+    }
+    return matches.front();
+  }
+
+  std::string CheckStateSet(const std::string& label, v1::WorkloadState state,
+                            const std::vector<WorkloadExpectation>& expected,
+                            const std::map<std::string, const v1::Workload*>& by_key) {
+    std::set<std::string> want;
+    for (const WorkloadExpectation& e : expected) {
+      absl::StatusOr<std::string> key = Resolve(e.name);
+      if (!key.ok()) return absl::StrCat(label, ": ", key.status().message());
+      want.insert(*key);
+    }
+    std::set<std::string> seen;
+    for (const auto& [key, wl] : by_key) {
+      v1::WorkloadState s = wl->status().state();
+      // An evicting workload still runs and holds quota.
+      if (s == v1::WORKLOAD_STATE_EVICTING) s = v1::WORKLOAD_STATE_ADMITTED;
+      if (s == state) seen.insert(key);
+    }
+    if (want != seen) {
+      return absl::StrCat("expected ", label, " ", SetString(want), ", saw ", SetString(seen));
+    }
+    for (const WorkloadExpectation& e : expected) {
+      const v1::Workload& wl = *by_key.at(*Resolve(e.name));
+      for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+        for (const auto& [resource, flavor] : e.flavors) {
+          auto it = ps.flavors().find(resource);
+          const std::string got = it == ps.flavors().end() ? "<none>" : it->second;
+          if (got != flavor) {
+            return absl::StrCat("expected ", e.name, " pod set ", ps.name(), " to get ", resource,
+                                " from flavor ", flavor, ", saw ", got);
+          }
+        }
+        auto set = e.pod_set_flavors.find(ps.name());
+        if (set == e.pod_set_flavors.end()) continue;
+        for (const auto& [resource, flavor] : set->second) {
+          auto it = ps.flavors().find(resource);
+          const std::string got = it == ps.flavors().end() ? "<none>" : it->second;
+          if (got != flavor) {
+            return absl::StrCat("expected ", e.name, " pod set ", ps.name(), " to get ", resource,
+                                " from flavor ", flavor, ", saw ", got);
+          }
+        }
+      }
+      for (const auto& [set_name, flavors] : e.pod_set_flavors) {
+        bool found = false;
+        for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+          found = found || ps.name() == set_name;
+        }
+        if (!found) {
+          return absl::StrCat("expected ", e.name, " to have an admitted pod set ", set_name);
+        }
+      }
+    }
+    return "";
+  }
+
+  std::string Expect(const Expectation& expect) {
+    absl::StatusOr<std::vector<v1::Workload>> all = ListAll();
+    if (!all.ok()) return std::string(all.status().message());
+    std::map<std::string, const v1::Workload*> by_key;
+    for (const v1::Workload& wl : *all) by_key[KeyOf(wl)] = &wl;
+
+    if (expect.admitted.has_value()) {
+      if (std::string e =
+              CheckStateSet("admitted", v1::WORKLOAD_STATE_ADMITTED, *expect.admitted, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    if (expect.pending.has_value()) {
+      if (std::string e =
+              CheckStateSet("pending", v1::WORKLOAD_STATE_PENDING, *expect.pending, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    if (expect.finished.has_value()) {
+      if (std::string e =
+              CheckStateSet("finished", v1::WORKLOAD_STATE_FINISHED, *expect.finished, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    for (const auto& [name, count] : expect.preempted) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("preempted: no workload ", name);
+      const int32_t got = by_key[*key]->status().preemption_count();
+      if (got != count) {
+        return absl::StrCat("expected ", name, " preempted ", count, " time(s), saw ", got);
+      }
+    }
+    for (const auto& [name, reason] : expect.preemption_reasons) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) {
+        return absl::StrCat("preemptionReasons: no workload ", name);
+      }
+      const std::string& got = by_key[*key]->status().last_preemption_reason();
+      if (got != reason) {
+        return absl::StrCat("expected ", name, " preempted for ", reason, ", saw ",
+                            got.empty() ? "no preemption" : got);
+      }
+    }
+    for (const auto& [name, substring] : expect.reasons) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("reasons: no workload ", name);
+      const v1::Workload& wl = *by_key[*key];
+      if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) {
+        return absl::StrCat("expected ", name, " pending with reason ", Quote(substring),
+                            ", saw it ", StateName(wl.status().state()));
+      }
+      if (wl.status().pending_message().find(substring) == std::string::npos) {
+        return absl::StrCat("expected ", name, " pending with reason containing ", Quote(substring),
+                            ", saw ", Quote(wl.status().pending_message()));
+      }
+    }
+    for (const auto& [name, share] : expect.fair_share) {
+      if (std::string e = CheckFairShare(name, share); !e.empty()) return e;
+    }
+    for (const UsageExpectation& usage : expect.usage) {
+      if (std::string e = CheckUsage(usage); !e.empty()) return e;
+    }
+    for (const auto& [queue, names] : expect.queue_order) {
+      if (std::string e = CheckQueueOrder(queue, names); !e.empty()) return e;
+    }
+    for (const ObjectRef& ref : expect.terminating) {
+      if (std::string e = CheckObject(ref, true); !e.empty()) return e;
+    }
+    for (const ObjectRef& ref : expect.absent) {
+      if (std::string e = CheckObject(ref, false); !e.empty()) return e;
+    }
+    for (const std::string& name : expect.deactivated) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok()) return std::string(key.status().message());
+      v1::GetWorkloadRequest request;
+      *request.mutable_workload() = RefOf(*key);
+      absl::StatusOr<v1::Workload> wl = api_.GetWorkload(request);
+      if (!wl.ok()) return std::string(wl.status().message());
+      const bool inactive =
+          (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
+      if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
+    }
+    for (const auto& [name, substring] : expect.rejected) {
+      const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
+      auto it = rejected_.find(key);
+      if (it == rejected_.end()) {
+        return absl::StrCat("expected the submit of ", name, " refused with ", Quote(substring),
+                            ", but it was accepted");
+      }
+      if (it->second.find(substring) == std::string::npos) {
+        return absl::StrCat("expected the submit of ", name, " refused with ", Quote(substring),
+                            ", saw ", Quote(it->second));
+      }
+    }
+    return "";
+  }
+
+  std::string FindRejected(const std::string& name) {
+    for (const auto& [key, message] : rejected_) {
+      if (key.substr(key.find('/') + 1) == name) return key;
+    }
+    return "";
+  }
+
+  std::string CheckFairShare(const std::string& name, int64_t share) {
+    for (v1::ObjectKind kind : {v1::CLUSTER_QUEUE, v1::COHORT}) {
+      v1::GetObjectRequest request;
+      request.mutable_ref()->set_kind(kind);
+      request.mutable_ref()->set_name(name);
+      absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+      if (!object.ok()) continue;
+      const int64_t got = kind == v1::CLUSTER_QUEUE
+                              ? object->cluster_queue().status().fair_sharing().weighted_share()
+                              : object->cohort().status().fair_sharing().weighted_share();
+      if (got != share) {
+        return absl::StrCat("expected fair share of ", name, " ", share, ", saw ", got);
+      }
+      return "";
+    }
+    // A cohort named only by ClusterQueues has no object; ask the ClusterQueues' view.
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(v1::COHORT);
+    request.mutable_ref()->set_name(name);
+    return absl::StrCat("fairShare: no ClusterQueue or Cohort named ", name);
+  }
+
+  std::string CheckUsage(const UsageExpectation& usage) {
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+    request.mutable_ref()->set_name(usage.cluster_queue);
+    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    if (!object.ok()) return absl::StrCat("usage: ", object.status().message());
+    std::string total = "0";
+    std::string borrowed = "0";
+    for (const v1::FlavorUsage& flavor : object->cluster_queue().status().flavors_usage()) {
+      if (flavor.name() != usage.flavor) continue;
+      for (const v1::ResourceUsage& r : flavor.resources()) {
+        if (r.name() != usage.resource) continue;
+        total = r.total();
+        borrowed = r.borrowed();
+      }
+    }
+    auto same = [&](const std::string& want, const std::string& got) {
+      absl::StatusOr<core::Quantity> w = core::Quantity::Parse(want);
+      absl::StatusOr<core::Quantity> g = core::Quantity::Parse(got);
+      return w.ok() && g.ok() &&
+             core::ResourceScalar(usage.resource, *w) == core::ResourceScalar(usage.resource, *g);
+    };
+    const std::string where =
+        absl::StrCat(usage.cluster_queue, " ", usage.flavor, " ", usage.resource);
+    if (!same(usage.used, total)) {
+      return absl::StrCat("expected usage of ", where, " ", usage.used, ", saw ", total);
+    }
+    if (usage.borrowed.has_value() && !same(*usage.borrowed, borrowed)) {
+      return absl::StrCat("expected borrowed ", where, " ", *usage.borrowed, ", saw ", borrowed);
+    }
+    return "";
+  }
+
+  std::string CheckQueueOrder(const std::string& queue, const std::vector<std::string>& names) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(queue, absl::MaxSplits('/', 1));
+    v1::ListPendingWorkloadsRequest request;
+    request.set_namespace_(parts.first);
+    request.set_local_queue(parts.second);
+    absl::StatusOr<v1::ListPendingWorkloadsResponse> response = api_.ListPendingWorkloads(request);
+    if (!response.ok()) return absl::StrCat("queueOrder: ", response.status().message());
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const v1::PendingWorkload& item : response->items()) {
+      got.push_back(item.workload().name());
+    }
+    for (const std::string& name : names) {
+      want.push_back(name.find('/') == std::string::npos ? name : name.substr(name.find('/') + 1));
+    }
+    if (got != want) {
+      return absl::StrCat("expected queue order of ", queue, " [", absl::StrJoin(want, ", "),
+                          "], saw [", absl::StrJoin(got, ", "), "]");
+    }
+    return "";
+  }
+
+  const Scenario& scenario_;
+  core::SimulatedClock& clock_;
+  engine::TollgateApi& api_;
+  std::map<std::string, std::string> rejected_;
+  std::map<std::string, absl::Duration> runtimes_;
+};
+
+}  // namespace
+
+core::SchedulerConfig ToSchedulerConfig(const manifest::KueueConfiguration& config) {
+  core::SchedulerConfig out = config.scheduler;
+  out.evictions_need_ack = false;
+  return out;
+}
+
+absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
+  TOLLGATE_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
+  const core::SchedulerConfig config = ToSchedulerConfig(scenario.config);
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
+                            storage::RocksDbStore::Open(dir.path() + "/db"));
+  core::SimulatedClock clock(ScenarioEpoch());
+  engine::AdmissionExecutor::Options options;
+  options.schedule_continuously = false;
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<engine::AdmissionExecutor> executor,
+                            engine::AdmissionExecutor::Open(*store, clock, config, options));
+  engine::TollgateApi api(*executor);
+  Run run(scenario, clock, api);
+  return run.Execute();
+}
+
+int RunScenarioCommand(const std::vector<std::string>& paths, std::ostream& out) {
+  absl::StatusOr<std::vector<std::string>> files = CollectScenarioFiles(paths);
+  if (!files.ok()) {
+    out << "error: " << files.status().message() << "\n0 passed, 1 failed\n";
+    return 1;
+  }
+  int passed = 0;
+  int failed = 0;
+  for (const std::string& file : *files) {
+    absl::StatusOr<Scenario> scenario = ParseScenarioFile(file);
+    if (!scenario.ok()) {
+      out << "FAIL " << file << ": " << scenario.status().message() << "\n";
+      ++failed;
+      continue;
+    }
+    absl::StatusOr<ScenarioResult> result = RunScenario(*scenario);
+    if (!result.ok()) {
+      out << "FAIL " << scenario->name << ": " << result.status().message() << "\n";
+      ++failed;
+    } else if (result->passed) {
+      out << "PASS " << result->name << "\n";
+      ++passed;
+    } else {
+      out << "FAIL " << result->name << ": " << result->failure << "\n";
+      ++failed;
+    }
+    out.flush();
+  }
+  out << passed << " passed, " << failed << " failed\n";
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+}  // namespace tollgate::sim

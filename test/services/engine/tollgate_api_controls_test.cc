@@ -1,0 +1,347 @@
+// TollgateApi's operator controls through the real executor: deletion with in-use protection
+// (stored, surviving a restart, finalized atomically), stop/resume, deactivate/activate,
+// reprioritize, and Preempt's account of the round that followed the eviction.
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "services/engine/admission_executor.h"
+#include "services/engine/tollgate_api.h"
+#include "storage/memory_store.h"
+#include "tollgate/v1/service.pb.h"
+
+namespace tollgate::engine {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// cq-a (nominal 0, borrows; may preempt lower-priority borrowers' victims) and cq-b (nominal 4,
+// never reclaims) share cohort "c"; LocalQueues qa and qb in namespace ns.
+constexpr char kObjects[] = R"pb(
+  objects { resource_flavor { metadata { name: "rf" } } }
+  objects {
+    cluster_queue {
+      metadata { name: "cq-a" }
+      spec {
+        cohort: "c"
+        resource_groups {
+          covered_resources: "cpu"
+          flavors {
+            name: "rf"
+            resources { name: "cpu" nominal_quota: "0" }
+          }
+        }
+        preemption {
+          reclaim_within_cohort: "Any"
+          borrow_within_cohort { policy: "LowerPriority" }
+        }
+      }
+    }
+  }
+  objects {
+    cluster_queue {
+      metadata { name: "cq-b" }
+      spec {
+        cohort: "c"
+        resource_groups {
+          covered_resources: "cpu"
+          flavors {
+            name: "rf"
+            resources { name: "cpu" nominal_quota: "4" }
+          }
+        }
+      }
+    }
+  }
+  objects {
+    local_queue {
+      metadata { namespace: "ns" name: "qa" }
+      spec { cluster_queue: "cq-a" }
+    }
+  }
+  objects {
+    local_queue {
+      metadata { namespace: "ns" name: "qb" }
+      spec { cluster_queue: "cq-b" }
+    }
+  }
+)pb";
+
+class TollgateApiControlsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(Open());
+    v1::ApplyRequest request;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kObjects, &request));
+    absl::StatusOr<v1::ApplyResponse> applied = api_->Apply(request);
+    ASSERT_TRUE(applied.ok()) << applied.status();
+  }
+
+  // Continuous scheduling, as tollgated runs, with rounds long enough for a few cycles on a
+  // loaded machine (Preempt's answer depends on the cycles of its own round).
+  void Open() {
+    executor_.reset();
+    api_.reset();
+    AdmissionExecutor::Options options;
+    options.cycle_time_per_round = absl::Seconds(30);
+    absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
+        AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+    ASSERT_TRUE(executor.ok()) << executor.status();
+    executor_ = *std::move(executor);
+    api_ = std::make_unique<TollgateApi>(*executor_);
+  }
+
+  void Submit(const std::string& name, const std::string& queue, int cpu, int priority) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("ns");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name(queue);
+    wl->mutable_spec()->set_priority(priority);
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_count(cpu);
+    (*ps->mutable_requests())["cpu"] = "1";
+    ASSERT_TRUE(api_->Submit(request).ok());
+    ASSERT_TRUE(api_->Settle().ok());
+  }
+
+  static v1::WorkloadRef Ref(const std::string& name) {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("ns");
+    ref.set_name(name);
+    return ref;
+  }
+
+  v1::Workload Get(const std::string& name) {
+    v1::GetWorkloadRequest request;
+    *request.mutable_workload() = Ref(name);
+    absl::StatusOr<v1::Workload> wl = api_->GetWorkload(request);
+    EXPECT_TRUE(wl.ok()) << wl.status();
+    return wl.ok() ? *wl : v1::Workload();
+  }
+
+  absl::StatusOr<v1::ConfigObject> GetObject(v1::ObjectKind kind, const std::string& name,
+                                             const std::string& ns = "") {
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(kind);
+    request.mutable_ref()->set_namespace_(ns);
+    request.mutable_ref()->set_name(name);
+    return api_->GetObject(request);
+  }
+
+  absl::StatusOr<v1::DeleteObjectResponse> Delete(v1::ObjectKind kind, const std::string& name,
+                                                  const std::string& ns = "") {
+    v1::DeleteObjectRequest request;
+    request.mutable_ref()->set_kind(kind);
+    request.mutable_ref()->set_namespace_(ns);
+    request.mutable_ref()->set_name(name);
+    return api_->DeleteObject(request);
+  }
+
+  core::SimulatedClock clock_{absl::FromUnixSeconds(1767225600)};
+  storage::MemoryStore store_;
+  std::unique_ptr<AdmissionExecutor> executor_;
+  std::unique_ptr<TollgateApi> api_;
+};
+
+TEST_F(TollgateApiControlsTest, PreemptSaysWhatTheRoundAfterTheEvictionDid) {
+  // w borrows all of cq-b's quota; p (cq-b's own, lower priority) waits: cq-b never reclaims.
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qa", 4, 10));
+  ASSERT_NO_FATAL_FAILURE(Submit("p", "qb", 4, 0));
+  ASSERT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  ASSERT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_PENDING);
+
+  // Evicted, p takes its own quota back in the same round (not borrowing goes first), and w
+  // may not preempt p (p is within its nominal quota): the answer says w waits, and why.
+  v1::PreemptRequest request;
+  *request.mutable_workload() = Ref("w");
+  absl::StatusOr<v1::PreemptResponse> response = api_->Preempt(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_TRUE(response->evicted());
+  EXPECT_FALSE(response->readmitted()) << response->message();
+  EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(response->preempted_size(), 0);
+  EXPECT_THAT(response->message(), HasSubstr("evicted and requeued (Pending)"));
+  EXPECT_THAT(response->message(), HasSubstr("insufficient unused quota"));
+  EXPECT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+TEST_F(TollgateApiControlsTest, PreemptWithHoldEvictsAndDeactivatesInOneCommit) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 4, 0));
+  v1::PreemptRequest request;
+  *request.mutable_workload() = Ref("w");
+  request.set_hold(true);
+  absl::StatusOr<v1::PreemptResponse> response = api_->Preempt(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_FALSE(response->readmitted());
+  EXPECT_THAT(response->message(), HasSubstr("deactivated"));
+  EXPECT_EQ(response->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_FALSE(response->workload().spec().active());
+  // Stored so: after a restart it is still held, and activating requeues it.
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_FALSE(Get("w").spec().active());
+  v1::SetWorkloadActiveRequest activate;
+  *activate.mutable_workload() = Ref("w");
+  activate.set_active(true);
+  ASSERT_TRUE(api_->SetWorkloadActive(activate).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+TEST_F(TollgateApiControlsTest, InUseClusterQueueTerminatesAcrossARestartAndGoesWithItsWorkload) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 2, 0));
+  absl::StatusOr<v1::DeleteObjectResponse> deleted = Delete(v1::CLUSTER_QUEUE, "cq-b");
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_TRUE(deleted->terminating());
+  EXPECT_THAT(deleted->held_by(), ElementsAre("ns/w"));
+  absl::StatusOr<v1::ConfigObject> cq = GetObject(v1::CLUSTER_QUEUE, "cq-b");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_TRUE(cq->cluster_queue().metadata().has_deletion_timestamp());
+  EXPECT_EQ(cq->cluster_queue().status().conditions(0).reason(), "Terminating");
+
+  ASSERT_NO_FATAL_FAILURE(Open());
+  cq = GetObject(v1::CLUSTER_QUEUE, "cq-b");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_TRUE(cq->cluster_queue().metadata().has_deletion_timestamp());
+  EXPECT_EQ(cq->cluster_queue().status().admitted_workloads(), 1);
+  // A re-apply updates it and keeps it terminating.
+  v1::ApplyRequest apply;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kObjects, &apply));
+  ASSERT_TRUE(api_->Apply(apply).ok());
+  cq = GetObject(v1::CLUSTER_QUEUE, "cq-b");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_TRUE(cq->cluster_queue().metadata().has_deletion_timestamp());
+
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("w");
+  ASSERT_TRUE(api_->Finish(finish).ok());
+  EXPECT_EQ(GetObject(v1::CLUSTER_QUEUE, "cq-b").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(GetObject(v1::CLUSTER_QUEUE, "cq-b").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(TollgateApiControlsTest, FlavorInUseIsRefusedNamingTheQueues) {
+  absl::StatusOr<v1::DeleteObjectResponse> refused = Delete(v1::RESOURCE_FLAVOR, "rf");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("ClusterQueue cq-a, ClusterQueue cq-b"));
+  EXPECT_TRUE(GetObject(v1::RESOURCE_FLAVOR, "rf").ok());
+}
+
+TEST_F(TollgateApiControlsTest, StopAndResumeChangeOnlyTheStopPolicy) {
+  v1::SetStopPolicyRequest stop;
+  stop.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  stop.mutable_ref()->set_name("cq-b");
+  stop.set_stop_policy("Hold");
+  absl::StatusOr<v1::SetStopPolicyResponse> stopped = api_->SetStopPolicy(stop);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->object().cluster_queue().spec().stop_policy(), "Hold");
+  EXPECT_EQ(stopped->object().cluster_queue().metadata().generation(), 2);
+  EXPECT_EQ(stopped->object().cluster_queue().spec().resource_groups_size(), 1);
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 1, 0));
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_PENDING);
+
+  stop.set_stop_policy("Paused");
+  absl::StatusOr<v1::SetStopPolicyResponse> bad = api_->SetStopPolicy(stop);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("stop_policy"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("Paused"));
+  stop.mutable_ref()->set_kind(v1::COHORT);
+  stop.set_stop_policy("Hold");
+  EXPECT_EQ(api_->SetStopPolicy(stop).status().code(), absl::StatusCode::kInvalidArgument);
+  stop.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+  stop.mutable_ref()->set_name("nope");
+  EXPECT_EQ(api_->SetStopPolicy(stop).status().code(), absl::StatusCode::kNotFound);
+
+  stop.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  stop.mutable_ref()->set_name("cq-b");
+  stop.set_stop_policy("None");
+  ASSERT_TRUE(api_->SetStopPolicy(stop).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+TEST_F(TollgateApiControlsTest, ReprioritizeAndDeactivateAreStored) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 4, 0));
+  ASSERT_NO_FATAL_FAILURE(Submit("x", "qb", 4, 0));
+  v1::ReprioritizeRequest reprioritize;
+  *reprioritize.mutable_workload() = Ref("x");
+  reprioritize.set_priority(7);
+  absl::StatusOr<v1::ReprioritizeResponse> r = api_->Reprioritize(reprioritize);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->workload().status().priority(), 7);
+  v1::SetWorkloadActiveRequest deactivate;
+  *deactivate.mutable_workload() = Ref("w");
+  deactivate.set_active(false);
+  ASSERT_TRUE(api_->SetWorkloadActive(deactivate).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(Get("x").status().priority(), 7);
+  EXPECT_EQ(Get("x").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_FALSE(Get("w").spec().active());
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(api_->Reprioritize(reprioritize).status().code(), absl::StatusCode::kOk);
+  *reprioritize.mutable_workload() = Ref("nope");
+  EXPECT_EQ(api_->Reprioritize(reprioritize).status().code(), absl::StatusCode::kNotFound);
+}
+
+// An adapter restarting resubmits the spec it was created with: after an operator deactivated
+// or reprioritized the workload that is still the same workload (created=false), and the
+// operator's change stays. Any other difference is still ALREADY_EXISTS.
+TEST_F(TollgateApiControlsTest, ResubmitOfTheOriginalSpecKeepsTheOperatorsChanges) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 4, 0));
+  ASSERT_NO_FATAL_FAILURE(Submit("x", "qb", 4, 0));
+  v1::SetWorkloadActiveRequest deactivate;
+  *deactivate.mutable_workload() = Ref("w");
+  deactivate.set_active(false);
+  ASSERT_TRUE(api_->SetWorkloadActive(deactivate).ok());
+  v1::ReprioritizeRequest reprioritize;
+  *reprioritize.mutable_workload() = Ref("x");
+  reprioritize.set_priority(7);
+  ASSERT_TRUE(api_->Reprioritize(reprioritize).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  ASSERT_NO_FATAL_FAILURE(Open());  // what the submitter asked for survives a restart
+
+  auto resubmit = [&](const std::string& name, int count, int priority) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("ns");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name("qb");
+    wl->mutable_spec()->set_priority(priority);
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_count(count);
+    (*ps->mutable_requests())["cpu"] = "1";
+    return api_->Submit(request);
+  };
+  absl::StatusOr<v1::SubmitResponse> w = resubmit("w", 4, 0);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(w->created());
+  EXPECT_FALSE(w->workload().spec().active());
+  EXPECT_EQ(w->workload().status().state(), v1::WORKLOAD_STATE_PENDING);
+  absl::StatusOr<v1::SubmitResponse> x = resubmit("x", 4, 0);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_FALSE(x->created());
+  EXPECT_EQ(x->workload().status().priority(), 7);
+  EXPECT_EQ(x->workload().spec().priority(), 7);
+  // The current values match too; the submitted ones are stored with it.
+  x = resubmit("x", 4, 7);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(x->workload().status().submitted_controls().priority(), 0);
+  EXPECT_TRUE(x->workload().status().submitted_controls().active());
+
+  EXPECT_EQ(resubmit("x", 4, 3).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(resubmit("w", 2, 0).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Get("x").status().priority(), 7);
+  EXPECT_FALSE(Get("w").spec().active());
+}
+
+}  // namespace
+}  // namespace tollgate::engine
