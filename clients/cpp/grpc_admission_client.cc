@@ -225,6 +225,13 @@ absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady
   });
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> GrpcAdmissionClient::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  return Unary<v1::ReportReclaimablePodsResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
+    return e.admission->ReportReclaimablePods(ctx, request, resp);
+  });
+}
+
 absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
   return Unary<v1::ReportCheckpointResponse>([&](Endpoint& e, auto* ctx, auto* resp) {

@@ -60,6 +60,8 @@ class GrpcAdmissionClient final : public AdmissionClient {
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request) override;
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
+  absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
                      const common::StopSignal& stop) override;

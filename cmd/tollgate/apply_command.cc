@@ -21,6 +21,7 @@
 #include "cmd/tollgate/start_estimate_view.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/engine/config_objects.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_input.h"
 
 namespace tollgate::cli {
@@ -52,8 +53,11 @@ absl::string_view DryRunSuffix(DryRun dry_run) {
 }
 
 absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args) {
+  std::vector<std::string> notes;
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
-      ReadManifests(s.in(), args.All("filename"));
+      ReadManifests(s.in(), args.All("filename"), notes);
+  // Objects that carry no work (a RayJob's ConfigMap), and CronJobs, are skipped, not refused.
+  for (const std::string& note : notes) s.err() << "note: " << note << "\n";
   if (manifests.ok() && args.Has("namespace")) UseNamespace(args.Get("namespace"), *manifests);
   return manifests;
 }
@@ -129,7 +133,15 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
             absl::StrCat("; would start ", StartEstimateText(response->start_estimate(), s.now()));
       }
     }
-    s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << " " << verb
+    // A job manifest's workload says which job it is for.
+    std::string from;
+    if (auto kind = wl.metadata().labels().find(std::string(manifest::kJobKindLabel));
+        kind != wl.metadata().labels().end()) {
+      auto job = wl.metadata().annotations().find(std::string(manifest::kJobNameAnnotation));
+      from = absl::StrCat(" (", kind->second, " ",
+                          job == wl.metadata().annotations().end() ? "" : job->second, ")");
+    }
+    s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << from << " " << verb
             << DryRunSuffix(dry_run) << note << "\n";
   }
   return ok;

@@ -78,4 +78,12 @@ std::string JobKindList() {
   return absl::StrJoin(parts, ", ");
 }
 
+std::string FrameworkList() {
+  std::vector<std::string> parts;
+  for (const JobKindTranslator* t : Table()) {
+    if (!t->traits().framework.empty()) parts.push_back(t->traits().framework);
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 }  // namespace tollgate::manifest

@@ -34,6 +34,8 @@ absl::StatusOr<const JobKindTranslator*> JobKindOfManifest(absl::string_view api
 
 // "Job (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2), ..." for messages and help.
 std::string JobKindList();
+// "batch/job, jobset.x-k8s.io/jobset, ...": every framework name, for messages and help.
+std::string FrameworkList();
 
 // One factory per translator file; each is a row of the table.
 std::unique_ptr<JobKindTranslator> NewJobTranslator();

@@ -109,6 +109,8 @@ enum class StepKind {
   kReprioritize,
   kStop,
   kResume,
+  // --- Job kinds (docs/job-kinds.md): an adapter's report of reclaimable pods.
+  kReclaimablePods,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -123,6 +125,8 @@ struct Step {
   std::vector<manifest::Manifest> apply;      // kApply
   std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
+  // kReclaimablePods: workload -> pod set -> pods that finished for good.
+  std::map<std::string, std::map<std::string, int32_t>> reclaimable_pods;
   absl::Duration advance;                     // kAdvance
   // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate
   std::vector<std::string> workload_names;

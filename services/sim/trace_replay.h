@@ -46,6 +46,9 @@ struct ReplayOptions {
   int64_t estimate_every = 0;
   // Bounds of each estimate; the runtime source and late quantile are set per method.
   core::StartEstimateOptions estimate_options;
+  // The pod sets a job of each kind asks for (TraceColumns::kind), from a manifest of that kind
+  // as tollgate-kube would translate it (services/manifest/job_kinds.h).
+  std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
 };
 
 // The time limit a Slurm user would have given a job that ran `duration`: the next of 1 h,

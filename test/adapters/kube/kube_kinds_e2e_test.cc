@@ -129,7 +129,7 @@ std::vector<KindCase> Cases() {
 
 std::vector<Json> Fixture(const std::string& file) {
   const std::string path = absl::StrCat(TOLLGATE_FIXTURES_DIR, "/", file);
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
   EXPECT_TRUE(text.ok()) << text.status();
   absl::StatusOr<std::vector<Json>> docs =
       text.ok() ? manifest::JsonDocumentsFromYaml(*text, path) : text.status();
@@ -138,7 +138,7 @@ std::vector<Json> Fixture(const std::string& file) {
 }
 
 manifest::ResourceKind KindOfObject(const Json& obj) {
-  const std::string kind = GetString(obj, {"kind"});
+  const std::string kind = manifest::GetString(obj, {"kind"});
   if (const manifest::JobKindTranslator* t = manifest::FindJobKind(kind)) return t->resource();
   if (kind == "ClusterTrainingRuntime") {
     return {"trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", kind, false};
@@ -292,7 +292,7 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
       if (present) {
         const Json& tolerations = obj.at(p.parent_pointer() / "tolerations");
         if (!tolerations.is_array() || tolerations.empty() ||
-            GetString(tolerations.back(), {"key"}) != "dedicated") {
+            manifest::GetString(tolerations.back(), {"key"}) != "dedicated") {
           return false;
         }
       }
@@ -320,7 +320,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
   Json created;
   for (Json doc : Fixture(c.fixture)) {
     const manifest::ResourceKind kind = KindOfObject(doc);
-    if (GetString(doc, {"kind"}) != c.kind) {
+    if (manifest::GetString(doc, {"kind"}) != c.kind) {
       ASSERT_TRUE(kube().Create(kind, ns, doc).ok());  // e.g. the RayJob's ConfigMap
       continue;
     }
@@ -344,9 +344,9 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
           absl::StatusOr<ListResult> jobs = kube().List(carrier->resource(), ns);
           if (!jobs.ok()) return false;
           for (const Json& job : jobs->items) {
-            const Json* owners = Find(job, {"metadata", "ownerReferences"});
+            const Json* owners = manifest::Find(job, {"metadata", "ownerReferences"});
             if (owners != nullptr && owners->is_array() && !owners->empty() &&
-                GetString((*owners)[0], {"kind"}) == "CronJob") {
+                manifest::GetString((*owners)[0], {"kind"}) == "CronJob") {
               created = job;
               return true;
             }
@@ -356,7 +356,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
         kWait));
   }
   const manifest::ResourceKind kind = carrier->resource();
-  const std::string name = GetString(created, {"metadata", "name"});
+  const std::string name = manifest::GetString(created, {"metadata", "name"});
   created["metadata"]["namespace"] = ns;
   const std::string workload = carrier->WorkloadName(created);
 
@@ -367,7 +367,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
         wl = Workload(ns, workload);
         Json obj = Get(kind, ns, name);
         return wl.has_value() && !obj.is_null() && carrier->IsSuspended(obj) &&
-               Annotation(obj, "tollgate.dev/status").rfind("pending", 0) == 0;
+               manifest::Annotation(obj, "tollgate.dev/status").rfind("pending", 0) == 0;
       },
       kWait))
       << workload;
@@ -384,7 +384,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
       [&] {
         Json obj = Get(kind, ns, name);
         return !obj.is_null() && !carrier->IsSuspended(obj) && SelectorsAt(obj, c, true) &&
-               Annotation(obj, "tollgate.dev/status").rfind("admitted", 0) == 0;
+               manifest::Annotation(obj, "tollgate.dev/status").rfind("admitted", 0) == 0;
       },
       kWait))
       << Get(kind, ns, name).dump(2);
@@ -396,7 +396,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
         Json obj = Get(kind, ns, name);
         std::optional<v1::Workload> now = Workload(ns, workload);
         return !obj.is_null() && carrier->IsSuspended(obj) && SelectorsAt(obj, c, false) &&
-               Annotation(obj, "tollgate.dev/status").rfind("preempted", 0) == 0 &&
+               manifest::Annotation(obj, "tollgate.dev/status").rfind("preempted", 0) == 0 &&
                now.has_value() && now->status().state() == v1::WORKLOAD_STATE_PENDING;
       },
       kWait))
@@ -420,7 +420,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
           return now.has_value() && now->status().state() == v1::WORKLOAD_STATE_FINISHED;
         },
         kWait));
-    EXPECT_THAT(Annotation(Get(kind, ns, name), "tollgate.dev/status"), HasSubstr("finished"));
+    EXPECT_THAT(manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status"), HasSubstr("finished"));
   } else {
     // A RayCluster or RayService holds its quota until deleted.
     ASSERT_TRUE(kube().Delete(kind, ns, name).ok());

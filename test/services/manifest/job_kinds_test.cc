@@ -29,7 +29,7 @@ constexpr char kUid[] = "0c4b1b53-6a1e-4d8a-9a53-2f0d9c7e1a11";
 // The documents of a fixture file.
 std::vector<Json> Fixture(const std::string& file) {
   const std::string path = absl::StrCat(TOLLGATE_FIXTURES_DIR, "/", file);
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return {};
   absl::StatusOr<std::vector<Json>> docs = JsonDocumentsFromYaml(*text, path);
