@@ -86,22 +86,30 @@ class ClusterState {
   absl::Status ApplyCohort(CohortSpec spec, absl::Time now);
   absl::Status ApplyLocalQueue(LocalQueueSpec spec, absl::Time now);
   absl::Status ApplyPriorityClass(PriorityClassSpec spec, absl::Time now);
-  // NOT_FOUND if absent. Kueue's finalizers (object_deletion.cc): a ClusterQueue, Cohort,
-  // LocalQueue or Namespace that workloads still hold quota through is not erased but marked
-  // terminating (admits nothing new, keeps accounting for what runs) until the last of them
-  // ends; see TakeFinalizedObjects. A ResourceFlavor a ClusterQueue or Cohort names is
-  // FAILED_PRECONDITION naming them. Deleting a terminating object again is a no-op.
+  // NOT_FOUND if absent. Each kind by its DeletionRule (deletion_rule.h, object_deletion.cc):
+  // a ClusterQueue or Namespace that workloads still hold quota through is not erased but
+  // marked terminating (admits nothing new, keeps accounting for what runs) until the last of
+  // them ends, see TakeFinalizedObjects; a ResourceFlavor a ClusterQueue or Cohort names is
+  // FAILED_PRECONDITION naming them; anything else (a Cohort, a LocalQueue) is erased at once,
+  // and what was admitted through it keeps running and keeps its quota. Deleting a terminating
+  // object again is a no-op.
   absl::Status DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name, absl::Time now);
   // When the object was deleted, if it is terminating.
   std::optional<absl::Time> TerminatingSince(ObjectKind kind, absl::string_view namespace_name,
                                              absl::string_view name) const;
-  // Restart: the object (already applied) was stored as terminating since `since`.
+  // Restart: the object (already applied) was stored as terminating since `since`. A kind that
+  // no longer terminates (stored by a version that protected it) is erased instead, and
+  // reported by the next TakeFinalizedObjects so its stored copy goes too.
   absl::Status RestoreTerminating(ObjectKind kind, absl::string_view namespace_name,
                                   absl::string_view name, absl::Time since, absl::Time now);
-  // Terminating objects no workload holds quota through any more, erased now; the executor
-  // deletes them from the store with the changes that released them.
+  // Terminating objects no workload holds quota through any more, erased now (and objects
+  // erased by RestoreTerminating); the executor deletes them from the store with the changes
+  // that released them.
   std::vector<ObjectName> TakeFinalizedObjects(absl::Time now);
+  // Whether RestoreTerminating erased objects the next TakeFinalizedObjects reports (so a
+  // restart can commit their removal without waiting for other work).
+  bool HasObjectsErasedOnRestore() const { return !erased_on_restore_.empty(); }
   // The workloads ("ns/name", in submission order) holding quota through the object: admitted
   // or evicting in the ClusterQueue, in a ClusterQueue under the Cohort, from the LocalQueue or
   // in the Namespace.
@@ -346,6 +354,8 @@ class ClusterState {
   // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
   // looked: some terminating object may be unused now.
   bool finalize_check_due_ = false;
+  // Stored as terminating, erased by RestoreTerminating: reported by TakeFinalizedObjects.
+  std::vector<ObjectName> erased_on_restore_;
 };
 
 }  // namespace tollgate::core

@@ -5,10 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cluster_state.h"
+#include "core/deletion_rule.h"
 
-// ClusterState's deletion of configuration objects, with Kueue's in-use protection (its
-// finalizers): an object that workloads still hold quota through is kept and marked terminating
-// until the last of them ends; a ResourceFlavor that a queue still names cannot be deleted.
+// ClusterState's deletion of configuration objects, each kind by its DeletionRule: Kueue's
+// in-use protection where Kueue has it (a ClusterQueue that workloads still hold quota in is kept
+// and marked terminating until the last of them ends; a ResourceFlavor a queue still names cannot
+// be deleted), and erased at once where it has none (a Cohort, a LocalQueue): what runs through
+// it keeps running and keeps its quota.
 
 namespace tollgate::core {
 namespace {
@@ -132,18 +135,25 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   const std::string key = RegistryKey(kind, namespace_name, name);
   // Deleting a terminating object again changes nothing, as a second kubectl delete does.
   if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
-  if (kind == ObjectKind::kResourceFlavor) {
-    const std::vector<std::string> users = QueuesNamingFlavor(name);
-    if (!users.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
-                       "; remove it from their resourceGroups (or delete them) first"));
+  switch (DeletionRuleOf(kind)) {
+    case DeletionRule::kRefusedWhileNamed: {
+      const std::vector<std::string> users = QueuesNamingFlavor(name);
+      if (!users.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
+                         "; remove it from their resourceGroups (or delete them) first"));
+      }
+      break;
     }
-  }
-  if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
-    registry_.MarkTerminating(kind, key, now);
-    OnTerminatingChanged(now);
-    return absl::OkStatus();
+    case DeletionRule::kTerminatesWhileInUse:
+      if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
+        registry_.MarkTerminating(kind, key, now);
+        OnTerminatingChanged(now);
+        return absl::OkStatus();
+      }
+      break;
+    case DeletionRule::kAtOnce:
+      break;
   }
   EraseObject(kind, namespace_name, name, now);
   return absl::OkStatus();
@@ -174,6 +184,9 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kLocalQueue:
       registry_.EraseLocalQueue(namespace_name, name);
+      // Kueue drops the LocalQueue's admission fair sharing usage with it: a LocalQueue
+      // re-created under the name starts afresh.
+      fair_usage_.Forget(LocalQueueKey(namespace_name, name));
       RerouteAllPending(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
@@ -211,17 +224,24 @@ absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view
     return absl::NotFoundError(absl::StrCat(
         ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
   }
+  if (DeletionRuleOf(kind) != DeletionRule::kTerminatesWhileInUse) {
+    // Stored as terminating by a version that protected this kind: deleted under today's rule,
+    // now, and reported to the executor so the stored object goes at its first commit.
+    EraseObject(kind, namespace_name, name, now);
+    erased_on_restore_.push_back(ObjectName{kind, std::string(namespace_name), std::string(name)});
+    return absl::OkStatus();
+  }
   registry_.MarkTerminating(kind, RegistryKey(kind, namespace_name, name), since);
   OnTerminatingChanged(now);
   return absl::OkStatus();
 }
 
 std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
-  std::vector<ObjectName> finalized;
+  std::vector<ObjectName> finalized = std::move(erased_on_restore_);
+  erased_on_restore_.clear();
   if (!finalize_check_due_) return finalized;
   finalize_check_due_ = false;
-  // A copy: erasing changes the registry's set. Cohorts go after the queues below them (the
-  // kinds' order), so one pass finalizes a whole subtree that ended together.
+  // A copy: erasing changes the registry's set.
   const std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating =
       registry_.terminating();
   for (const auto& [kind_key, since] : terminating) {

@@ -112,7 +112,7 @@ void PreemptionPlanner::CollectSources(const Context& ctx, const QuotaNode& curr
     if (child == ctx.cq.node) continue;
     if (IsWithinNominalInResources(*child, ctx.frs)) continue;
     const ClusterQueueRuntime* cq = state_.cluster_queue(child);
-    if (cq == nullptr) continue;
+    if (cq == nullptr || !IsPreemptionTarget(*cq)) continue;
     out.push_back(Source{cq, &subtree_root, hierarchical_advantage});
   }
 }
@@ -260,6 +260,8 @@ bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Can
   if (a_since != b_since) return a_since > b_since;
   return a.wl->id < b.wl->id;
 }
+
+bool IsPreemptionTarget(const ClusterQueueRuntime& cq) { return cq.active; }
 
 bool PreemptionPlanner::MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const {
   return !wl.spec.non_preemptible && !PreemptionProtectedUntil(wl.status, cq.spec, now_);

@@ -54,8 +54,10 @@ class QueueRouter {
   // every holding set (the caller re-files the workloads holding quota) and rebuilds the
   // lookup indexes.
   void Rebuild(const QuotaTree& tree);
-  // Active unless stopped, terminating (itself or a cohort above it), in a cohort cycle, or
-  // naming a missing flavor.
+  // Active unless stopped, terminating, in a cohort cycle, or naming a missing flavor. An
+  // inactive ClusterQueue admits nothing and, as it is not in Kueue's scheduling snapshot, is
+  // no preemption target either; its quota and usage still count in its cohort. Marks each
+  // queue's tree node (QuotaNode::active) the same.
   void RecomputeActivity(const QuotaTree& tree);
 
   const ClusterQueueRuntime* cluster_queue(absl::string_view name) const {
@@ -88,8 +90,6 @@ class QueueRouter {
   void ReserveQueued(size_t n) { queued_in_.reserve(queued_in_.size() + n); }
 
  private:
-  bool TerminatingInTree(const ClusterQueueRuntime& cq) const;
-
   const ConfigRegistry& config_;
   std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;
   // Lookup indexes into cluster_queues_ (the hot paths look queues up per workload and per

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
 #include "core/config_registry.h"
+#include "core/deletion_rule.h"
 #include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/status_macros.h"
@@ -76,6 +77,12 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
   std::stable_sort(applies.begin(), applies.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, apply] : applies) TOLLGATE_RETURN_IF_ERROR(apply());
+  for (const auto& [kind_key, since] : snap.terminating) {
+    const auto& [kind, key] = kind_key;
+    // Only cluster-scoped kinds terminate (ClusterQueue, Namespace): the key is the name.
+    if (DeletionRuleOf(kind) != DeletionRule::kTerminatesWhileInUse) continue;
+    TOLLGATE_RETURN_IF_ERROR(sim->RestoreTerminating(kind, "", key, since, now));
+  }
 
   std::vector<std::unique_ptr<Workload>> workloads;
   workloads.reserve(snap.workloads.size());
@@ -174,6 +181,8 @@ class ForwardRun {
         if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted) continue;
         (void)sim_.Finish(wl->Key(), "", t);  // cannot fail: it is admitted
       }
+      // A terminating ClusterQueue whose last workload ended goes, with the quota it lent.
+      (void)sim_.TakeFinalizedObjects(t);
     }
     result.stopped_at = t;
     result.unknown_holders = static_cast<int64_t>(unknown_holders_.size());
@@ -281,6 +290,10 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
     e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
     return e;
   }
+  if (sim.TerminatingSince(ObjectKind::kClusterQueue, "", cq->first).has_value()) {
+    e.reason = absl::StrCat("ClusterQueue ", cq->first, " is terminating");
+    return e;
+  }
   if (r.hit_bound) {
     e.kind = StartEstimate::Kind::kNotBefore;
     e.likely = r.stopped_at;
@@ -358,6 +371,7 @@ std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(const ClusterState&
   for (const auto& [key, lq] : state.local_queues()) snap->local_queues.push_back(lq.spec);
   snap->workload_priority_classes = state.workload_priority_classes();
   snap->pod_priority_classes = state.pod_priority_classes();
+  snap->terminating = state.registry().terminating();
   snap->history = state.runtime_history();
   // Both lists are in id order, so the previous copies are found by walking along.
   size_t p = 0;

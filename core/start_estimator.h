@@ -12,10 +12,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
@@ -99,6 +101,9 @@ struct EstimateSnapshot {
   std::vector<LocalQueueSpec> local_queues;
   std::map<std::string, PriorityClassSpec> workload_priority_classes;
   std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  // Objects deleted while in use (a terminating ClusterQueue admits nothing and is no
+  // preemption target), keyed as ConfigRegistry::terminating().
+  std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating;
   RuntimeHistory history;
   // Pending or holding quota, in the live state's id order, each keeping its live id. Events
   // are left out (the copy's decisions never read them). Shared, so a later snapshot reuses

@@ -87,7 +87,7 @@ Flags:
 
 struct Flags {
   std::string tollgate = "127.0.0.1:50051";
-  client::GrpcAdmissionClient::ClientSecurity tollgate_security;
+  client::ConnectionFiles tollgate_security;
   std::string kubeconfig;
   std::string context;
   bool jobs = true;
@@ -262,8 +262,8 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
                             CurlKubeClient::Create(config, kube_options));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<client::GrpcAdmissionClient> admission,
-                            client::GrpcAdmissionClient::ConnectSecure(
-                                flags.tollgate, flags.call_timeout, flags.tollgate_security));
+                            client::GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout,
+                                                                 flags.tollgate_security));
 
   // The enabled rows of the kinds table, in its order.
   std::set<std::string> enabled(flags.frameworks.begin(), flags.frameworks.end());

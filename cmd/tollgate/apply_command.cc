@@ -55,10 +55,11 @@ absl::string_view DryRunSuffix(DryRun dry_run) {
 absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args) {
   std::vector<std::string> notes;
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
-      ReadManifests(s.in(), args.All("filename"), notes);
+      manifest::ReadManifests(s.in(), args.All("filename"), notes);
   // Objects that carry no work (a RayJob's ConfigMap), and CronJobs, are skipped, not refused.
   for (const std::string& note : notes) s.err() << "note: " << note << "\n";
-  if (manifests.ok() && args.Has("namespace")) UseNamespace(args.Get("namespace"), *manifests);
+  if (manifests.ok() && args.Has("namespace"))
+    manifest::UseNamespace(args.Get("namespace"), *manifests);
   return manifests;
 }
 

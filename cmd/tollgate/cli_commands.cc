@@ -420,7 +420,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     // when they are unusable, completion just offers no names.
     absl::StatusOr<Connection> connection = ResolveConnection(ConnectionInputs{
         raw.Get("server"), env.server_env, "", env.config_env, "", "", "", "", "", env.token_env});
-    Session session(env, command->name, command->synopsis, raw, kDefaultCallTimeout,
+    Session session(env, command->name, command->synopsis, raw, client::kDefaultCallTimeout,
                     connection.ok() ? *std::move(connection) : Connection());
     return command->run(session, raw);
   }
@@ -435,7 +435,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     env.out << CommandHelp(*command);
     return kExitOk;
   }
-  absl::Duration timeout = kDefaultCallTimeout;
+  absl::Duration timeout = client::kDefaultCallTimeout;
   if (parsed->Has("timeout")) {
     absl::StatusOr<absl::Duration> d =
         common::FlagArg{"timeout", parsed->Get("timeout"), true}.Duration(/*allow_zero=*/false);
@@ -454,7 +454,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
                          parsed->Get("client-key"), parsed->Get("token"), env.token_env});
     if (resolved.ok()) {
       // Read the PEM files now so a missing one is reported before any call.
-      absl::Status readable = ChannelCredentials(*resolved).status();
+      absl::Status readable = CredentialsFor(*resolved).status();
       if (!readable.ok()) resolved = readable;
     }
     if (!resolved.ok()) {

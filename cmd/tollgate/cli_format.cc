@@ -84,7 +84,7 @@ std::string ActiveOf(const v1::ClusterQueue& cq) {
   if (cq.metadata().has_deletion_timestamp()) return "False (Terminating)";
   for (const v1::Condition& c : cq.status().conditions()) {
     if (c.type() != "Active") continue;
-    // Why not, when not: Stopped, Terminating (its cohort is being deleted), FlavorNotFound...
+    // Why not, when not: Stopped, CohortCycle, FlavorNotFound...
     if (c.status() == "False" && !c.reason().empty()) {
       return absl::StrCat(c.status(), " (", c.reason(), ")");
     }

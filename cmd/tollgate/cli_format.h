@@ -32,8 +32,9 @@ std::string FormatFlavors(const v1::PodSetAssignment& assignment);
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec);
 // The status of the ClusterQueue's Active condition, "Unknown" without one.
 std::string ActiveOf(const v1::ClusterQueue& cq);
-// The STATUS column of queues and namespaces: Terminating (deleted while workloads still hold
-// quota through it), Stopped (a stopPolicy other than None) or Active.
+// The STATUS column of queues and namespaces: Terminating (a ClusterQueue or Namespace deleted
+// while workloads still hold quota through it), Stopped (a stopPolicy other than None) or
+// Active.
 std::string ObjectStatusOf(const v1::ObjectMeta& meta, absl::string_view stop_policy = "");
 std::string Plural(int64_t n, absl::string_view word);
 // "2026-01-01T00:00:00Z (5m ago)".

@@ -25,6 +25,8 @@ absl::StatusOr<std::string> QueuePosition(Session& s, const v1::Workload& wl) {
   by_local_queue.set_local_queue(QueueOf(wl));
   absl::StatusOr<v1::ListPendingWorkloadsResponse> local =
       s.client().ListPendingWorkloads(by_local_queue);
+  // Its LocalQueue was deleted (or never made): nothing queues it; the pending reason says so.
+  if (absl::IsNotFound(local.status())) return std::string("not queued");
   if (!local.ok()) return local.status();
   const v1::PendingWorkload* item = nullptr;
   for (const v1::PendingWorkload& p : local->items()) {

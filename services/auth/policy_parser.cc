@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/yaml_documents.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tollgate::auth {
@@ -254,15 +255,11 @@ absl::Status ParsePolicyDocument(const YAML::Node& doc, absl::string_view where,
 
 absl::StatusOr<Policy> ParsePolicy(absl::string_view text, absl::string_view source) {
   Policy policy;
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": not YAML: ", e.what()));
-  }
+  absl::StatusOr<std::vector<YAML::Node>> docs = common::LoadYamlDocuments(text, source);
+  if (!docs.ok()) return docs.status();
   try {
     int n = 0;
-    for (const YAML::Node& doc : docs) {
+    for (const YAML::Node& doc : *docs) {
       ++n;
       if (doc.IsNull()) continue;
       if (absl::Status s = ParseDocumentOrThrow(Where(source, n), doc, policy); !s.ok()) return s;

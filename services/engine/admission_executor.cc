@@ -99,6 +99,7 @@ absl::StatusOr<bool> AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
   TOLLGATE_RETURN_IF_ERROR(state_->DeleteObject(kind, namespace_name, name, now_));
   if (state_->TerminatingSince(kind, namespace_name, name).has_value()) return true;
   object_writes_.emplace_back(std::move(key), std::nullopt);
+  erased_.push_back(core::ObjectName{kind, std::string(namespace_name), std::string(name)});
   return false;
 }
 
@@ -169,6 +170,10 @@ absl::Status AdmissionExecutor::LoadState() {
   TOLLGATE_ASSIGN_OR_RETURN(state_, BuildState(store_, stats));
   absl::MutexLock lock(&mu_);
   load_stats_ = stats;
+  // Objects an earlier version stored as terminating that no longer terminate (a Cohort, a
+  // LocalQueue) left the state while it was built: one round commits their removal now. Not
+  // for a reads-only executor, whose store refuses every write.
+  if (options_.schedule_continuously && state_->HasObjectsErasedOnRestore()) more_cycles_ = true;
   return absl::OkStatus();
 }
 
@@ -203,7 +208,8 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
     }
     ApplyValidated(*state, *validated, now);
     // Deleted while in use before the restart: still terminating (and finalized at the first
-    // commit if nothing holds quota through it any more).
+    // commit if nothing holds quota through it any more). A kind that no longer terminates is
+    // erased now, its stored copy with the first round.
     const v1::ObjectMeta& meta = MetadataOf(object);
     if (meta.has_deletion_timestamp()) {
       TOLLGATE_RETURN_IF_ERROR(state->RestoreTerminating(
@@ -415,9 +421,15 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   }
   // Terminating objects whose last workload ended in these changes go with them, atomically;
   // first, so the workloads their removal re-routes are persisted in this batch too.
-  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
+  std::vector<core::ObjectName> finalized = state_->TakeFinalizedObjects(txn.now_);
+  for (const core::ObjectName& object : finalized) {
     batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
   }
+  if (options_.observer != nullptr) {
+    for (const core::ObjectName& object : txn.erased_) options_.observer->OnObjectErased(object);
+    for (const core::ObjectName& object : finalized) options_.observer->OnObjectErased(object);
+  }
+  txn.erased_.clear();
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
@@ -542,6 +554,7 @@ void AdmissionExecutor::Loop() {
     for (Operation* op : batch) {
       const size_t writes_before = txn.object_writes_.size();
       const size_t hooks_before = txn.after_cycles_.size();
+      const size_t erased_before = txn.erased_.size();
       op->status = op->fn(txn);
       if (state_replaced_) {
         // Reload swapped the state and the store's content: later operations read the new ones.
@@ -553,6 +566,7 @@ void AdmissionExecutor::Loop() {
         // A failed operation changed no state; drop whatever it staged.
         txn.object_writes_.resize(writes_before);
         txn.after_cycles_.resize(hooks_before);
+        txn.erased_.resize(erased_before);
       } else {
         any_succeeded = true;
       }

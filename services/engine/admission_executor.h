@@ -139,6 +139,8 @@ class AdmissionExecutor {
     std::vector<std::pair<std::string, std::optional<std::string>>> object_writes_;
     std::set<core::WorkloadId> created_;
     std::vector<AfterCyclesFn> after_cycles_;
+    // Configuration objects this batch erased from the state at once (for the observer).
+    std::vector<core::ObjectName> erased_;
   };
 
   static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,

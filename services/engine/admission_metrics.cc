@@ -221,6 +221,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     finishes_counted_.clear();
     evictions_counted_at_ = now;
   }
+  // As Kueue, a LocalQueue's series are recorded only while it exists: a workload admitted
+  // before its LocalQueue was deleted counts for its ClusterQueue alone.
+  const bool lq_exists =
+      state.registry().FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name) != nullptr;
   // Finish stamps the Finished condition with the round's time; a finished workload keeps the
   // admission it finished under.
   if (wl.status.state == core::WorkloadState::kFinished) {
@@ -230,8 +234,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       const std::string cluster_queue =
           wl.status.admission.has_value() ? wl.status.admission->cluster_queue : "";
       finished_.Add({cluster_queue, wl.spec.priority_class_name, kRole});
-      lq_finished_.Add(
-          {wl.spec.queue_name, wl.spec.namespace_name, wl.spec.priority_class_name, kRole});
+      if (lq_exists) {
+        lq_finished_.Add(
+            {wl.spec.queue_name, wl.spec.namespace_name, wl.spec.priority_class_name, kRole});
+      }
       break;
     }
   }
@@ -260,10 +266,36 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
   for (size_t i = 0; i < reasons.size() - counted; ++i) {
     const std::string reason(reasons[i]);
     evicted_.Add({cluster_queue, reason, "", wl.spec.priority_class_name, kRole});
-    lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, "",
-                     wl.spec.priority_class_name, kRole});
+    if (lq_exists) {
+      lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, "",
+                       wl.spec.priority_class_name, kRole});
+    }
   }
   counted = static_cast<int>(reasons.size());
+}
+
+void AdmissionMetrics::OnObjectErased(const core::ObjectName& object) {
+  if (object.kind == core::ObjectKind::kCohort) {
+    cohort_subtree_admitted_.DeleteMatching({{"cohort", object.name}});
+    return;
+  }
+  if (object.kind != core::ObjectKind::kLocalQueue) return;
+  // The cached series are about to go: drop the cache entries first.
+  const std::string infix = absl::StrCat(std::string(1, '\0'), object.namespace_name,
+                                         std::string(1, '\0'), object.name, std::string(1, '\0'));
+  for (auto it = admission_series_.begin(); it != admission_series_.end();) {
+    if (absl::StrContains(it->first, infix)) {
+      admission_series_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {"name", object.name}, {"namespace", object.namespace_name}};
+  for (metrics::Family* family : {&lq_admitted_, &lq_quota_reserved_, &lq_admission_wait_,
+                                  &lq_quota_reserved_wait_, &lq_evicted_, &lq_finished_}) {
+    family->DeleteMatching(labels);
+  }
 }
 
 void AdmissionMetrics::OnCommit(int64_t batches, absl::Duration elapsed,
@@ -402,7 +434,11 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.pending_active = runtime.queue.active_size();
     row.pending_inadmissible = runtime.queue.size() - runtime.queue.active_size();
     row.holding = static_cast<int64_t>(runtime.holding.size());
-    row.status = runtime.active ? "active" : "pending";
+    // Kueue's status values: a terminating ClusterQueue is "terminating", any other inactive
+    // one "pending".
+    row.status = runtime.active                             ? "active"
+                 : runtime.inactive_reason == "Terminating" ? "terminating"
+                                                            : "pending";
     row.weighted_share = static_cast<double>(state.WeightedShare(name));
     for (const core::ResourceGroupSpec& group : runtime.spec.resource_groups) {
       for (const core::FlavorQuotasSpec& flavor : group.flavors) {

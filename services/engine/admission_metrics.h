@@ -29,6 +29,10 @@ class AdmissionMetrics final : public ExecutorObserver {
   // a stop policy, deactivation), by the Evicted condition's reason; and finished workloads.
   void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                            absl::Time now) override;
+  // A deleted LocalQueue's series go (Kueue's ClearLocalQueueMetrics), and a deleted Cohort's
+  // admitted-workload counters (ClearCohortAdmittedWorkloadsMetrics); the state gauges follow
+  // the state at the next scrape.
+  void OnObjectErased(const core::ObjectName& object) override;
   void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) override;
 
  private:

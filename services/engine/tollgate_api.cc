@@ -1,14 +1,12 @@
 #include "services/engine/tollgate_api.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/cohort_breakdown.h"
 #include "core/error_text.h"
 #include "core/quantity.h"
@@ -180,11 +178,6 @@ WorkloadName SplitWorkloadKey(absl::string_view key) {
   const size_t slash = key.find('/');
   if (slash == absl::string_view::npos) return {absl::string_view(), key};
   return {key.substr(0, slash), key.substr(slash + 1)};
-}
-
-// Names a listing (the call and its filters) inside a continue token.
-std::string Listing(std::initializer_list<absl::string_view> parts) {
-  return absl::StrJoin(parts, "\x1e");
 }
 
 absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState state) {
@@ -511,16 +504,14 @@ absl::StatusOr<v1::Workload> TollgateApi::GetWorkload(const v1::GetWorkloadReque
 
 absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadState> state_filter,
                             StateFilter(request.state()));
-  const std::string listing =
-      Listing({"workloads", request.namespace_(), request.queue_name(), request.cluster_queue(),
-               absl::StrCat(static_cast<int>(request.state()))});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"workloads", request.namespace_(), request.queue_name(),
+                        request.cluster_queue(), absl::StrCat(static_cast<int>(request.state()))},
+                       request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   const std::optional<WorkloadName> after =
       token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))
                         : std::nullopt;
@@ -587,8 +578,7 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           v1::Workload* out = response.add_workloads();
           *out = WorkloadProto(state, *rest[taken], txn.read_revision());
           bytes += static_cast<int64_t>(out->ByteSizeLong());
-          // A page ends early rather than outgrow a gRPC message (never before one item).
-          if (request.limit() > 0 && bytes > kMaxPageBytes && taken > 0) {
+          if (pager.Overflows(response.workloads_size(), bytes)) {
             response.mutable_workloads()->RemoveLast();
             break;
           }
@@ -597,17 +587,9 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           ticket = EstimateTicket(txn);
           for (size_t i = 0; i < taken; ++i) estimate_ids.emplace_back(rest[i]->id, rest[i]->Key());
         }
-        response.set_revision(revision);
-        const int64_t remaining = static_cast<int64_t>(rest.size() - taken);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0) {
-          const core::Workload* last = rest[taken - 1];
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = (token.has_value() ? token->offset : 0) + static_cast<int64_t>(taken),
-              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
-        }
+        pager.Finish(response, revision, static_cast<int64_t>(taken),
+                     static_cast<int64_t>(rest.size() - taken),
+                     taken > 0 ? rest[taken - 1]->Key() : "");
         return response;
       });
   // Computed here, on the caller's thread, not on the executor's.
@@ -811,16 +793,14 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
 absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
     const v1::ListObjectsRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(ToCoreKind(request.kind()).status());
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   std::string prefix = ConfigObjectKey(request.kind(), "", "");
   if (IsNamespaced(request.kind()) && !request.namespace_().empty()) {
     prefix = ConfigObjectKey(request.kind(), request.namespace_(), "");
   }
-  const std::string listing = Listing({"objects", prefix});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"objects", prefix}, request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   return executor_.Run<v1::ListObjectsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListObjectsResponse> {
         // The scan reads the store, which holds what is committed.
@@ -836,13 +816,12 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
         absl::Status parse_error;
         int64_t bytes = 0;
         int64_t remaining = 0;
+        bool full = false;
         std::string last_key;
         TOLLGATE_RETURN_IF_ERROR(
             txn.ScanCommittedObjects(prefix, [&](absl::string_view key, absl::string_view value) {
               if (token.has_value() && key <= token->last_key) return true;
-              const bool full =
-                  request.limit() > 0 && (response.objects_size() >= request.limit() ||
-                                          (bytes > kMaxPageBytes && response.objects_size() > 0));
+              full = full || !pager.HasRoom(response.objects_size());
               if (full) {
                 ++remaining;  // counted, not parsed
                 return true;
@@ -855,19 +834,17 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
               }
               FillStatus(txn.state(), *object);
               bytes += static_cast<int64_t>(object->ByteSizeLong());
+              if (pager.Overflows(response.objects_size(), bytes)) {
+                response.mutable_objects()->RemoveLast();
+                full = true;
+                ++remaining;
+                return true;
+              }
               last_key = std::string(key);
               return true;
             }));
         TOLLGATE_RETURN_IF_ERROR(parse_error);
-        response.set_revision(revision);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0) {
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = (token.has_value() ? token->offset : 0) + response.objects_size(),
-              .last_key = last_key}));
-        }
+        pager.Finish(response, revision, response.objects_size(), remaining, last_key);
         return response;
       });
 }
@@ -886,15 +863,13 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
     return absl::InvalidArgumentError(
         "name exactly one of cluster_queue, or namespace and local_queue");
   }
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   const std::string ns = request.namespace_().empty() ? "default" : request.namespace_();
-  const std::string listing =
-      Listing({"pending", request.cluster_queue(), by_cluster_queue ? "" : ns,
-               request.local_queue(), request.workload_name()});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"pending", request.cluster_queue(), by_cluster_queue ? "" : ns,
+                        request.local_queue(), request.workload_name()},
+                       request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   std::optional<StartEstimateCache::Ticket> ticket;
   std::vector<core::WorkloadId> estimate_ids;
   auto listed = executor_.Run<v1::ListPendingWorkloadsResponse>(
@@ -985,17 +960,9 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
           ticket = EstimateTicket(txn);
           for (size_t i = begin; i < end; ++i) estimate_ids.push_back(positions[i].id);
         }
-        response.set_revision(revision);
-        const int64_t remaining = static_cast<int64_t>(positions.size() - end);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0 && end > begin) {
-          const core::Workload* last = state.workload(positions[end - 1].id);
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = static_cast<int64_t>(end),
-              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
-        }
+        pager.Finish(response, revision, static_cast<int64_t>(end - begin),
+                     static_cast<int64_t>(positions.size() - end),
+                     end > begin ? state.workload(positions[end - 1].id)->Key() : "");
         return response;
       });
   // Computed here, on the caller's thread, not on the executor's.

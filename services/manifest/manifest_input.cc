@@ -15,15 +15,12 @@
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
 #include "core/object_kind.h"
+#include "core/status_macros.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/yaml_json.h"
 
-namespace tollgate::cli {
+namespace tollgate::manifest {
 namespace {
-
-using Json = manifest::Json;
-
-using manifest::Json;
 
 // Kinds that carry no work of their own and may sit in a file beside jobs (the ConfigMap with a
 // RayJob's code, the Service in front of a RayService, a TrainJob's runtime): `submit` skips
@@ -51,17 +48,17 @@ bool CarriesNoWork(absl::string_view api_version, absl::string_view kind) {
 
 // The other documents of the files being read, for a kind that refers to one (a TrainJob's
 // runtime). A namespaced object without a namespace is in "default", as kubectl would create it.
-class DocumentLookup final : public manifest::ObjectLookup {
+class DocumentLookup final : public ObjectLookup {
  public:
   explicit DocumentLookup(const std::vector<Json>& documents) : documents_(documents) {}
-  absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
+  absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) const override {
     for (const Json& doc : documents_) {
-      if (manifest::GetString(doc, {"kind"}) != kind.kind ||
-          manifest::GetString(doc, {"metadata", "name"}) != name) {
+      if (GetString(doc, {"kind"}) != kind.kind ||
+          GetString(doc, {"metadata", "name"}) != name) {
         continue;
       }
-      const std::string doc_ns = manifest::GetString(doc, {"metadata", "namespace"}, "default");
+      const std::string doc_ns = GetString(doc, {"metadata", "namespace"}, "default");
       if (!kind.namespaced || doc_ns == ns) return doc;
     }
     return absl::NotFoundError(absl::StrCat(kind.kind, " ", ns, ns.empty() ? "" : "/", name,
@@ -75,7 +72,7 @@ class DocumentLookup final : public manifest::ObjectLookup {
 
 std::string Accepted() {
   std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2), ";
-  absl::StrAppend(&text, manifest::JobKindList());
+  absl::StrAppend(&text, JobKindList());
   absl::StrAppend(&text, ", the configuration kinds");
   const char* separator = " ";
   for (const core::KindTraits& t : core::AllKinds()) {
@@ -97,16 +94,16 @@ std::string StableSuffix(absl::string_view text) {
   return absl::StrFormat("%08x", h);
 }
 
-absl::StatusOr<manifest::Manifest> TranslateJob(const manifest::JobKindTranslator& kind,
+absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind,
                                                 const YAML::Node& node, absl::string_view where,
-                                                const manifest::ObjectLookup& lookup) {
+                                                const ObjectLookup& lookup) {
   const std::string& kind_name = kind.resource().kind;
-  manifest::Json obj = manifest::JsonFromYaml(node);
-  manifest::Json& meta = obj["metadata"];
-  if (!meta.is_object()) meta = manifest::Json::object();
+  Json obj = JsonFromYaml(node);
+  Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = Json::object();
   if (!meta.contains("namespace")) meta["namespace"] = "default";
-  std::string name = manifest::GetString(obj, {"metadata", "name"});
-  const std::string generate = manifest::GetString(obj, {"metadata", "generateName"});
+  std::string name = GetString(obj, {"metadata", "name"});
+  const std::string generate = GetString(obj, {"metadata", "generateName"});
   if (name.empty() && !generate.empty()) {
     // As the API server does for generateName: five random [a-z0-9].
     static constexpr char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -125,7 +122,7 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const manifest::JobKindTranslato
   }
   // Kueue manages a job without the queue label only when told to; the CLI submits it to the
   // namespace's "default" LocalQueue, which is what an empty queue name means.
-  absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(kind, obj, "", lookup);
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind, obj, "", lookup);
   if (!wl.ok()) {
     return absl::Status(wl.status().code(), absl::StrCat(where, ": ", kind_name, " ", ns, "/",
                                                          name, ": ", wl.status().message()));
@@ -133,50 +130,31 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const manifest::JobKindTranslato
   // The uid only named the workload; the server gives the workload its own, and there is no
   // object whose uid the workload could carry.
   wl->mutable_metadata()->clear_uid();
-  wl->mutable_metadata()->mutable_labels()->erase(std::string(manifest::kJobUidLabel));
-  manifest::Manifest m;
+  wl->mutable_metadata()->mutable_labels()->erase(std::string(kJobUidLabel));
+  Manifest m;
   m.kind = "Workload";
   m.object = *std::move(wl);
   return m;
 }
 
-// One document of an input, read but not yet turned into manifests.
-struct InputDocument {
-  YAML::Node node;
-  std::string where;
+// A file (or stdin) read but not yet parsed.
+struct InputFile {
+  std::string text;
+  std::string source;
 };
-
-absl::Status ReadStream(absl::string_view text, absl::string_view source,
-                        std::vector<InputDocument>& out, std::vector<Json>& json) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": invalid YAML: ", e.what()));
-  }
-  for (size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;  // `---` with nothing after it
-    out.push_back({documents[i], absl::StrCat(source, ": document ", i + 1)});
-    json.push_back(manifest::JsonFromYaml(documents[i]));
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                                    absl::string_view where) {
   std::vector<std::string> notes;
-  return ParseInputDocument(node, where, manifest::NoObjects(), notes);
+  return ParseInputDocument(node, where, NoObjects(), notes);
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(
-    const YAML::Node& node, absl::string_view where, const manifest::ObjectLookup& lookup,
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(
+    const YAML::Node& node, absl::string_view where, const ObjectLookup& lookup,
     std::vector<std::string>& notes) {
-  std::vector<manifest::Manifest> out;
+  std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
     const std::string kind =
@@ -188,7 +166,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(
       }
       size_t i = 0;
       for (const auto& item : items) {
-        absl::StatusOr<std::vector<manifest::Manifest>> parsed =
+        absl::StatusOr<std::vector<Manifest>> parsed =
             ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"), lookup, notes);
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
@@ -197,19 +175,19 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(
     }
     const YAML::Node api = node.IsMap() ? node["apiVersion"] : YAML::Node();
     const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
-    absl::StatusOr<const manifest::JobKindTranslator*> job =
-        manifest::JobKindOfManifest(api_version, kind);
+    absl::StatusOr<const JobKindTranslator*> job =
+        JobKindOfManifest(api_version, kind);
     if (!job.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": ", job.status().message()));
     }
     if (*job != nullptr) {
-      const Json obj = manifest::JsonFromYaml(node);
-      const std::string name = manifest::GetString(obj, {"metadata", "name"});
+      const Json obj = JsonFromYaml(node);
+      const std::string name = GetString(obj, {"metadata", "name"});
       if (!(*job)->traits().creates_workload) {
         // A CronJob: its Jobs are queued when it creates them, from its job template's labels.
         const std::string queue =
-            manifest::GetString(obj, {"spec", "jobTemplate", "metadata", "labels",
-                                      manifest::kQueueNameLabel});
+            GetString(obj, {"spec", "jobTemplate", "metadata", "labels",
+                                      kQueueNameLabel});
         notes.push_back(absl::StrCat(
             where, ": skipped ", kind, " ", name, ": it creates Jobs, which are queued",
             queue.empty() ? " only with the queue label on spec.jobTemplate.metadata.labels "
@@ -217,7 +195,7 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(
                           : absl::StrCat(" in ", queue, " when it creates them")));
         return out;
       }
-      absl::StatusOr<manifest::Manifest> m = TranslateJob(**job, node, where, lookup);
+      absl::StatusOr<Manifest> m = TranslateJob(**job, node, where, lookup);
       if (!m.ok()) return m.status();
       out.push_back(*std::move(m));
       return out;
@@ -238,28 +216,27 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": malformed YAML: ", e.what()));
   }
-  absl::StatusOr<manifest::Manifest> m = manifest::ParseManifestNode(node, where);
+  absl::StatusOr<Manifest> m = ParseManifestNode(node, where);
   if (!m.ok()) return m.status();
   out.push_back(*std::move(m));
   return out;
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
+absl::StatusOr<std::vector<Manifest>> ReadManifests(
     std::istream& in, const std::vector<std::string>& paths) {
   std::vector<std::string> notes;
   return ReadManifests(in, paths, notes);
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(std::istream& in,
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
                                                               const std::vector<std::string>& paths,
                                                               std::vector<std::string>& notes) {
-  // Every document first: a job may refer to an object defined later or in another file.
-  std::vector<InputDocument> documents;
-  std::vector<Json> json;
+  // Every file first: a job may refer to an object defined later or in another file.
+  std::vector<InputFile> inputs;
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = ReadStream(text, "<stdin>", documents, json); !st.ok()) return st;
+      inputs.push_back({std::move(text), "<stdin>"});
       continue;
     }
     std::error_code ec;
@@ -279,22 +256,27 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(std::istream& in,
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = ReadStream(*text, file, documents, json); !st.ok()) return st;
+      inputs.push_back({*std::move(text), file});
     }
   }
+  std::vector<Json> json;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Json> documents,
+                              JsonDocumentsFromYaml(input.text, input.source));
+    std::move(documents.begin(), documents.end(), std::back_inserter(json));
+  }
   const DocumentLookup lookup(json);
-  std::vector<manifest::Manifest> manifests;
-  for (const InputDocument& doc : documents) {
-    absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-        ParseInputDocument(doc.node, doc.where, lookup, notes);
-    if (!parsed.ok()) return parsed.status();
-    std::move(parsed->begin(), parsed->end(), std::back_inserter(manifests));
+  std::vector<Manifest> manifests;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseManifests(input.text, input.source, lookup, notes));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(manifests));
   }
   return manifests;
 }
 
-void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifests) {
-  for (manifest::Manifest& m : manifests) {
+void UseNamespace(absl::string_view ns, std::vector<Manifest>& manifests) {
+  for (Manifest& m : manifests) {
     v1::ObjectMeta* meta = nullptr;
     if (auto* wl = std::get_if<v1::Workload>(&m.object)) {
       meta = wl->mutable_metadata();
@@ -307,4 +289,4 @@ void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifes
   }
 }
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::manifest

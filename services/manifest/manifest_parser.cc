@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -19,12 +20,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/pod_requests.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
 #include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
+#include "services/manifest/job_kind.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/yaml_reader.h"
 
 namespace tollgate::manifest {
@@ -982,8 +986,17 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
+  std::vector<std::string> notes;
+  return ParseManifests(yaml_text, source_name, NoObjects(), notes);
+}
+
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name,
+                                                     const ObjectLookup& lookup,
+                                                     std::vector<std::string>& notes) {
+  const size_t notes_before = notes.size();
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(yaml_text, source_name));
+                            common::LoadYamlDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it
@@ -1000,16 +1013,18 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       const bool policy_kind = traits != nullptr && traits->policy;
       if (kind.IsDefined() && kind.IsScalar() && !policy_kind &&
           (!api.IsDefined() || api.IsNull())) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
-                                                       PeekName(documents[i], true),
+        const std::string name = PeekName(documents[i], true);
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(),
+                                                       name.empty() ? "" : " ", name,
                                                        ": apiVersion: required value, got none"));
       }
     }
-    TOLLGATE_ASSIGN_OR_RETURN(Manifest m, ParseManifestNode(documents[i], where));
-    out.push_back(std::move(m));
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseInputDocument(documents[i], where, lookup, notes));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   // An empty file is almost always the wrong file: say so rather than apply nothing.
-  if (out.empty()) {
+  if (out.empty() && notes.size() == notes_before) {
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": no manifests found (the file is empty or only comments)"));
   }

@@ -6,6 +6,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/yaml_documents.h"
+#include "core/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tollgate::manifest {
@@ -44,17 +46,12 @@ Json JsonFromYaml(const YAML::Node& node) {
 
 absl::StatusOr<std::vector<Json>> JsonDocumentsFromYaml(absl::string_view text,
                                                         absl::string_view source) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                            common::LoadYamlDocuments(text, source));
   std::vector<Json> out;
-  try {
-    for (const YAML::Node& doc : YAML::LoadAll(std::string(text))) {
-      if (doc.IsNull()) continue;
-      out.push_back(JsonFromYaml(doc));
-    }
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": invalid YAML: ", e.what()));
+  for (const YAML::Node& doc : documents) {
+    if (doc.IsNull()) continue;
+    out.push_back(JsonFromYaml(doc));
   }
   return out;
 }

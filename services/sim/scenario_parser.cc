@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -22,8 +23,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
@@ -577,6 +580,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"stop", StepKind::kStop},
     {"resume", StepKind::kResume},
     {"podsNotReady", StepKind::kPodsNotReady},
+    {"restart", StepKind::kRestart},
     {"reclaimablePods", StepKind::kReclaimablePods},
 };
 
@@ -586,10 +590,11 @@ absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, cons
   std::vector<Manifest> out;
   size_t i = 0;
   for (const auto& item : node) {
+    // The document reader of `tollgate apply -f`: a kind: List and the job kinds load here too.
     TOLLGATE_ASSIGN_OR_RETURN(
-        Manifest m,
-        manifest::ParseManifestNode(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
-    out.push_back(std::move(m));
+        std::vector<Manifest> parsed,
+        manifest::ParseInputDocument(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   return out;
 }
@@ -660,9 +665,11 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       return absl::OkStatus();
     }
     case StepKind::kSettle:
+    case StepKind::kRestart:
       if (!body.IsNull() && !(body.IsMap() && body.size() == 0)) {
-        return where.Error("", absl::StrCat("settle takes no arguments (write `settle: {}`), got ",
-                                            Describe(body)));
+        const absl::string_view name = StepKindName(step.kind);
+        return where.Error("", absl::StrCat(name, " takes no arguments (write `", name,
+                                            ": {}`), got ", Describe(body)));
       }
       return absl::OkStatus();
     case StepKind::kAdvance: {
@@ -765,7 +772,7 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
 
 absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(text, file_name));
+                            common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);

@@ -109,6 +109,9 @@ enum class StepKind {
   kReprioritize,
   kStop,
   kResume,
+  // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
+  // runs on the state reloaded from it.
+  kRestart,
   // --- Job kinds (docs/job-kinds.md): an adapter's report of reclaimable pods.
   kReclaimablePods,
 };

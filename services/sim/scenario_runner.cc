@@ -22,6 +22,7 @@
 #include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/rocksdb_store.h"
+#include "storage/store.h"
 
 namespace tollgate::sim {
 namespace {
@@ -78,11 +79,40 @@ std::string SetString(const std::set<std::string>& names) {
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
 }
 
+// The service a scenario talks to: the executor and the API over one store, which a `restart`
+// step stops and opens again on the same store, as a restarted tollgated does.
+class ScenarioService {
+ public:
+  ScenarioService(storage::Store& store, core::SimulatedClock& clock, core::SchedulerConfig config)
+      : store_(store), clock_(clock), config_(std::move(config)) {}
+
+  absl::Status Start() {
+    // The executor first: it stops before the API whose objects its queued operations use.
+    executor_.reset();
+    api_.reset();
+    engine::AdmissionExecutor::Options options;
+    options.schedule_continuously = false;
+    TOLLGATE_ASSIGN_OR_RETURN(executor_,
+                              engine::AdmissionExecutor::Open(store_, clock_, config_, options));
+    api_ = std::make_unique<engine::TollgateApi>(*executor_);
+    return absl::OkStatus();
+  }
+  engine::TollgateApi& api() { return *api_; }
+
+ private:
+  storage::Store& store_;
+  core::SimulatedClock& clock_;
+  const core::SchedulerConfig config_;
+  // Destroyed in reverse: the executor stops before the API goes.
+  std::unique_ptr<engine::TollgateApi> api_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+};
+
 // Runs one scenario; every method returns the failure text ("" when fine) of its step.
 class Run {
  public:
-  Run(const Scenario& scenario, core::SimulatedClock& clock, engine::TollgateApi& api)
-      : scenario_(scenario), clock_(clock), api_(api) {}
+  Run(const Scenario& scenario, core::SimulatedClock& clock, ScenarioService& service)
+      : scenario_(scenario), clock_(clock), service_(service) {}
 
   ScenarioResult Execute() {
     ScenarioResult result;
@@ -126,20 +156,20 @@ class Run {
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::FinishRequest request;
           *request.mutable_workload() = ref;
-          return api_.Finish(request).status();
+          return api().Finish(request).status();
         });
       case StepKind::kPodsReady:
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
-          return api_.ReportPodsReady(request).status();
+          return api().ReportPodsReady(request).status();
         });
       case StepKind::kPodsNotReady:
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
           request.set_ready(false);
-          return api_.ReportPodsReady(request).status();
+          return api().ReportPodsReady(request).status();
         });
       case StepKind::kExpect:
         return Expect(step.expect);
@@ -147,7 +177,7 @@ class Run {
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::PreemptRequest request;
           *request.mutable_workload() = ref;
-          return api_.Preempt(request).status();
+          return api().Preempt(request).status();
         });
       case StepKind::kDeactivate:
       case StepKind::kActivate:
@@ -155,7 +185,7 @@ class Run {
           v1::SetWorkloadActiveRequest request;
           *request.mutable_workload() = ref;
           request.set_active(step.kind == StepKind::kActivate);
-          return api_.SetWorkloadActive(request).status();
+          return api().SetWorkloadActive(request).status();
         });
       case StepKind::kReclaimablePods:
         // --- Job kinds: the adapter's report of pods a running job no longer needs.
@@ -168,7 +198,7 @@ class Run {
               p->set_name(pod_set);
               p->set_count(count);
             }
-            return api_.ReportReclaimablePods(request).status();
+            return api().ReportReclaimablePods(request).status();
           });
           if (!error.empty()) return error;
         }
@@ -180,7 +210,7 @@ class Run {
                 v1::ReprioritizeRequest request;
                 *request.mutable_workload() = ref;
                 request.set_priority(p);
-                return api_.Reprioritize(request).status();
+                return api().Reprioritize(request).status();
               });
           if (!error.empty()) return error;
         }
@@ -195,11 +225,17 @@ class Run {
           request.set_stop_policy(step.kind == StepKind::kResume ? "None"
                                   : ref.drain                    ? "HoldAndDrain"
                                                                  : "Hold");
-          absl::Status status = api_.SetStopPolicy(request).status();
+          absl::Status status = api().SetStopPolicy(request).status();
           if (!status.ok()) {
             return absl::StrCat(StepKindName(step.kind), " ", ref.kind, " ", ref.name, ": ",
                                 status.message());
           }
+        }
+        return "";
+      // --- Restart (issue 25).
+      case StepKind::kRestart:
+        if (absl::Status status = service_.Start(); !status.ok()) {
+          return absl::StrCat("restart: ", status.message());
         }
         return "";
     }
@@ -218,7 +254,7 @@ class Run {
     }
     v1::ApplyRequest request;
     *request.add_objects() = std::get<v1::ConfigObject>(m.object);
-    absl::Status status = api_.Apply(request).status();
+    absl::Status status = api().Apply(request).status();
     return status.ok() ? "" : absl::StrCat("apply ", m.kind, ": ", status.message());
   }
 
@@ -232,7 +268,7 @@ class Run {
     }
     v1::SubmitRequest request;
     *request.mutable_workload() = *item.workload;
-    absl::StatusOr<v1::SubmitResponse> response = api_.Submit(request);
+    absl::StatusOr<v1::SubmitResponse> response = api().Submit(request);
     if (!response.ok()) {
       // A refused retry of an existing workload does not make the original refused.
       rejected_[key] = std::string(response.status().message());
@@ -251,7 +287,7 @@ class Run {
         if (!key.ok()) return std::string(key.status().message());
         v1::DeleteWorkloadRequest request;
         *request.mutable_workload() = RefOf(*key);
-        status = api_.DeleteWorkload(request).status();
+        status = api().DeleteWorkload(request).status();
       } else {
         std::optional<v1::ObjectKind> kind = engine::ConfigKindNamed(ref.kind);
         if (!kind.has_value()) return absl::StrCat("delete: unknown kind ", Quote(ref.kind));
@@ -259,7 +295,7 @@ class Run {
         request.mutable_ref()->set_kind(*kind);
         request.mutable_ref()->set_name(ref.name);
         request.mutable_ref()->set_namespace_(ref.ns);
-        status = api_.DeleteObject(request).status();
+        status = api().DeleteObject(request).status();
       }
       if (ref.refused.has_value()) {
         if (status.ok()) {
@@ -294,7 +330,7 @@ class Run {
     request.mutable_ref()->set_kind(*kind);
     request.mutable_ref()->set_name(ref.name);
     request.mutable_ref()->set_namespace_(ref.ns);
-    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
     const std::string what =
         absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
     if (!want_terminating) {
@@ -315,7 +351,7 @@ class Run {
   }
 
   std::string Settle() {
-    absl::Status status = api_.Settle();
+    absl::Status status = api().Settle();
     return status.ok() ? "" : absl::StrCat("settle: ", status.message());
   }
 
@@ -345,7 +381,7 @@ class Run {
         }
         if (ends == *next) due.push_back(key);
       }
-      absl::StatusOr<std::optional<absl::Time>> timer = api_.NextTimer();
+      absl::StatusOr<std::optional<absl::Time>> timer = api().NextTimer();
       if (!timer.ok()) return std::string(timer.status().message());
       if (timer->has_value() && **timer <= target && (!next.has_value() || **timer < *next)) {
         next = **timer;
@@ -357,13 +393,13 @@ class Run {
         v1::FinishRequest request;
         *request.mutable_workload() = RefOf(key);
         request.set_message("runtime elapsed");
-        absl::Status status = api_.Finish(request).status();
+        absl::Status status = api().Finish(request).status();
         if (!status.ok()) return absl::StrCat("finish ", key, ": ", status.message());
       }
       if (std::string error = Settle(); !error.empty()) return error;
       if (due.empty() && *next <= clock_.Now() && timer->has_value() && **timer == *next) {
         // A timer that fired and re-armed at the same instant would loop forever.
-        absl::StatusOr<std::optional<absl::Time>> again = api_.NextTimer();
+        absl::StatusOr<std::optional<absl::Time>> again = api().NextTimer();
         if (again.ok() && again->has_value() && **again <= *next) break;
       }
     }
@@ -396,7 +432,7 @@ class Run {
 
   absl::StatusOr<std::vector<v1::Workload>> ListAll() {
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse response,
-                              api_.ListWorkloads(v1::ListWorkloadsRequest()));
+                              api().ListWorkloads(v1::ListWorkloadsRequest()));
     return std::vector<v1::Workload>(response.workloads().begin(), response.workloads().end());
   }
 
@@ -557,7 +593,7 @@ class Run {
       if (!key.ok()) return std::string(key.status().message());
       v1::GetWorkloadRequest request;
       *request.mutable_workload() = RefOf(*key);
-      absl::StatusOr<v1::Workload> wl = api_.GetWorkload(request);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(request);
       if (!wl.ok()) return std::string(wl.status().message());
       const bool inactive =
           (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
@@ -590,7 +626,7 @@ class Run {
       v1::GetObjectRequest request;
       request.mutable_ref()->set_kind(kind);
       request.mutable_ref()->set_name(name);
-      absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+      absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
       if (!object.ok()) continue;
       const int64_t got = kind == v1::CLUSTER_QUEUE
                               ? object->cluster_queue().status().fair_sharing().weighted_share()
@@ -611,7 +647,7 @@ class Run {
     v1::GetObjectRequest request;
     request.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
     request.mutable_ref()->set_name(usage.cluster_queue);
-    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
     if (!object.ok()) return absl::StrCat("usage: ", object.status().message());
     std::string total = "0";
     std::string borrowed = "0";
@@ -645,7 +681,7 @@ class Run {
     v1::ListPendingWorkloadsRequest request;
     request.set_namespace_(parts.first);
     request.set_local_queue(parts.second);
-    absl::StatusOr<v1::ListPendingWorkloadsResponse> response = api_.ListPendingWorkloads(request);
+    absl::StatusOr<v1::ListPendingWorkloadsResponse> response = api().ListPendingWorkloads(request);
     if (!response.ok()) return absl::StrCat("queueOrder: ", response.status().message());
     std::vector<std::string> got;
     std::vector<std::string> want;
@@ -662,9 +698,11 @@ class Run {
     return "";
   }
 
+  engine::TollgateApi& api() { return service_.api(); }
+
   const Scenario& scenario_;
   core::SimulatedClock& clock_;
-  engine::TollgateApi& api_;
+  ScenarioService& service_;
   std::map<std::string, std::string> rejected_;
   std::map<std::string, absl::Duration> runtimes_;
 };
@@ -683,12 +721,9 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(dir.path() + "/db"));
   core::SimulatedClock clock(ScenarioEpoch());
-  engine::AdmissionExecutor::Options options;
-  options.schedule_continuously = false;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<engine::AdmissionExecutor> executor,
-                            engine::AdmissionExecutor::Open(*store, clock, config, options));
-  engine::TollgateApi api(*executor);
-  Run run(scenario, clock, api);
+  ScenarioService service(*store, clock, config);
+  TOLLGATE_RETURN_IF_ERROR(service.Start());
+  Run run(scenario, clock, service);
   return run.Execute();
 }
 

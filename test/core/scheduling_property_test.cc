@@ -1,11 +1,13 @@
 // Property test of the scheduling core: replays seeded random action sequences (submit, finish,
-// evict, release evicted, change quota, advance time) against real ClusterStates and checks after
-// every step and every cycle that
+// evict, release evicted, change quota, stop or resume a ClusterQueue, delete or re-apply a
+// Cohort, advance time) against real ClusterStates and checks after every step and every cycle
+// that
 //   (a) the quota tree's bookkeeping matches usage recomputed from the workloads,
 //   (b) no admission creates or worsens a quota overdraw,
 //   (c) no workload is admitted twice or held by two ClusterQueues,
 //   (d) every preemption has a valid claim (classical preemption),
-//   (e) the same inputs give the same plans.
+//   (e) the same inputs give the same plans,
+//   (f) no workload of an inactive ClusterQueue is preempted by another queue's workload.
 // A failure names the seed and step; TOLLGATE_PROPERTY_SEED=<seed> replays only that seed and
 // prints the configuration, every action, who holds quota before each cycle, and every plan.
 
@@ -193,13 +195,36 @@ Scenario RandomScenario(Rng& rng, bool fair_sharing) {
 
 // --- Actions -------------------------------------------------------------------------------
 
-enum class ActionKind { kSubmit, kFinish, kEvict, kReleaseEvicted, kChangeQuota, kAdvanceTime };
+enum class ActionKind {
+  kSubmit,
+  kFinish,
+  kEvict,
+  kReleaseEvicted,
+  kChangeQuota,
+  kAdvanceTime,
+  kSetStopPolicy,
+  kDeleteCohort,
+  kApplyCohort,
+};
+
+const char* StopPolicyName(StopPolicy policy) {
+  switch (policy) {
+    case StopPolicy::kNone:
+      return "None";
+    case StopPolicy::kHold:
+      return "Hold";
+    case StopPolicy::kHoldAndDrain:
+      return "HoldAndDrain";
+  }
+  return "?";
+}
 
 struct Action {
   ActionKind kind = ActionKind::kSubmit;
   WorkloadSpec workload;
   std::string key;
   ClusterQueueSpec cluster_queue;
+  CohortSpec cohort;
   absl::Duration advance = absl::ZeroDuration();
 
   std::string Describe() const {
@@ -232,6 +257,13 @@ struct Action {
       }
       case ActionKind::kAdvanceTime:
         return absl::StrCat("advance time by ", absl::FormatDuration(advance));
+      case ActionKind::kSetStopPolicy:
+        return absl::StrCat("set stopPolicy of ", cluster_queue.name, " to ",
+                            StopPolicyName(cluster_queue.stop_policy));
+      case ActionKind::kDeleteCohort:
+        return absl::StrCat("delete cohort ", cohort.name);
+      case ActionKind::kApplyCohort:
+        return absl::StrCat("apply cohort ", cohort.name);
     }
     return "?";
   }
@@ -248,7 +280,12 @@ absl::Status ApplyAction(ClusterState& state, const Action& action, absl::Time n
     case ActionKind::kReleaseEvicted:
       return state.ReleaseEvicted(action.key, now);
     case ActionKind::kChangeQuota:
+    case ActionKind::kSetStopPolicy:
       return state.ApplyClusterQueue(action.cluster_queue, now);
+    case ActionKind::kDeleteCohort:
+      return state.DeleteObject(ObjectKind::kCohort, "", action.cohort.name, now);
+    case ActionKind::kApplyCohort:
+      return state.ApplyCohort(action.cohort, now);
     case ActionKind::kAdvanceTime:
       // FireTimers reports whether anything changed; either answer is fine here.
       state.FireTimers(now);
@@ -583,6 +620,13 @@ std::string CheckPlanBeforeApply(const ClusterState& state, const QuotaModel& mo
       return absl::StrCat("(d) ", what, ": preemptor admitted in the same plan");
     }
     if (admitted.contains(p.victim)) return absl::StrCat("(d) ", what, ": victim admitted too");
+    const std::string* queued_in = state.QueuedIn(p.preemptor);
+    const std::string& victim_cq = victim->status.admission->cluster_queue;
+    if (queued_in != nullptr && *queued_in != victim_cq &&
+        !state.cluster_queue(victim_cq)->active) {
+      return absl::StrCat("(f) ", what, ": victim's ClusterQueue ", victim_cq, " is inactive (",
+                          state.cluster_queue(victim_cq)->inactive_reason, ")");
+    }
     if (!check_policies) continue;
 
     const std::string* preemptor_queue = state.QueuedIn(p.preemptor);
@@ -701,7 +745,10 @@ class Simulation {
           return Where(action, absl::StrCat("action failed: ", s.ToString()));
         }
       }
-      if (action.kind == ActionKind::kChangeQuota) model_ = std::make_unique<QuotaModel>(primary_);
+      if (action.kind == ActionKind::kChangeQuota || action.kind == ActionKind::kDeleteCohort ||
+          action.kind == ActionKind::kApplyCohort) {
+        model_ = std::make_unique<QuotaModel>(primary_);
+      }
       std::string e = CheckBookkeeping(primary_, *model_);
       if (e.empty()) e = CheckHolding(primary_);
       if (e.empty()) e = Settle();
@@ -809,8 +856,12 @@ class Simulation {
       action.kind = ActionKind::kReleaseEvicted;
     } else if (roll < 85) {
       action.kind = ActionKind::kChangeQuota;
-    } else {
+    } else if (roll < 95) {
       action.kind = ActionKind::kAdvanceTime;
+    } else if (roll < 98) {
+      action.kind = ActionKind::kSetStopPolicy;
+    } else {
+      action.kind = ActionKind::kDeleteCohort;
     }
 
     std::vector<const Workload*> candidates;
@@ -827,6 +878,23 @@ class Simulation {
     }
     if (action.kind == ActionKind::kChangeQuota) {
       action.cluster_queue = RandomQuotaChange();
+      return action;
+    }
+    if (action.kind == ActionKind::kSetStopPolicy) {
+      // Mostly held, so a held queue often borrows while others want their quota back.
+      const ClusterQueueSpec& current = rng_.Pick(scenario_.cluster_queues);
+      action.cluster_queue = primary_.cluster_queue_specs().at(current.name);
+      action.cluster_queue.stop_policy =
+          rng_.Pick(std::vector<StopPolicy>{StopPolicy::kNone, StopPolicy::kNone, StopPolicy::kHold,
+                                            StopPolicy::kHold, StopPolicy::kHoldAndDrain});
+      return action;
+    }
+    if (action.kind == ActionKind::kDeleteCohort) {
+      // A deleted cohort comes back with its original spec on the next draw.
+      action.cohort = rng_.Pick(scenario_.cohorts);
+      if (primary_.cohorts().count(action.cohort.name) == 0) {
+        action.kind = ActionKind::kApplyCohort;
+      }
       return action;
     }
     if (action.kind == ActionKind::kAdvanceTime) {

@@ -247,6 +247,33 @@ class DashboardBrowserTest(unittest.TestCase):
                  what="admissions on the timeline")
         self.screenshot("timeline")
 
+    def test_6_deleted_cohort_and_local_queue(self):
+        # The example's cohort has a Cohort object now; deleting it leaves the implicit cohort
+        # its ClusterQueues name (Kueue's rule: no finalizer on Cohorts), marked as such.
+        self.server.cli("apply", "-f", "-", stdin="""apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata:
+  name: evalhub
+""")
+        self.driver.get(self.server.url)
+        WebDriverWait(self.driver, DEADLINE).until(
+            lambda d: self.live() and self.exists("node-cohort-evalhub"))
+        self.assertFalse(self.exists("implicit-evalhub"))
+        self.server.cli("delete", "cohort", "evalhub")
+        # The live stream carries workload changes, not configuration: a reload shows the delete.
+        self.driver.refresh()
+        WebDriverWait(self.driver, DEADLINE).until(
+            lambda d: self.live() and self.exists("implicit-evalhub"))
+        # A deleted LocalQueue: its pending workload says why it waits (Kueue's reason).
+        self.server.cli("submit", "-f", "-", stdin=workload_yaml("team-b", "too-big", 4096))
+        self.server.cli("delete", "localqueue", "eval-queue", "-n", "team-b")
+        self.driver.get(self.server.url + "#/workloads/team-b/too-big")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("why-pending"))
+        wait_for(lambda: "LocalQueue eval-queue doesn't exist" in self.text("pending-message"),
+                 what="the deleted LocalQueue's reason on the workload page")
+        self.assertIn("Not queued", self.text("position"))
+        self.screenshot("deleted-local-queue")
+
 
 TOKENS = """admin-token,root,0,"tollgate:admins"
 team-a-token,alice,1,team-a

@@ -89,9 +89,10 @@ export async function renderWorkload(ns, name) {
     stateName(w.status.state) === 'PENDING' ? h('section', { class: 'why', 'data-testid': 'why-pending' },
       h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Why is it waiting?'),
       h('div', { 'data-testid': 'pending-message' }, w.status.pendingMessage || 'Waiting for the next scheduling cycle.'),
-      pending ? h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' },
-        `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
-        `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`) : null) : null,
+      h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' }, pending
+        ? `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
+          `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`
+        : 'Not queued: it waits for what the message above names.')) : null,
     h('div', { class: 'grid' },
       h('section', { class: 'panel' },
         h('h2', {}, 'Workload'),

@@ -306,7 +306,8 @@ class OperatorControlsTest(unittest.TestCase):
 
 class _Follower(grpc.GenericRpcHandler):
     """What a follower replica of a replicated tollgated answers (docs/ha.md): UNAVAILABLE
-    naming the leader, in the message and the `tollgate-leader` trailing metadata."""
+    marked by the `tollgate-not-leader` trailer, naming the leader in the `tollgate-leader`
+    trailer (and in the message, for people)."""
 
     def __init__(self, leader: str):
         self.leader = leader
@@ -315,7 +316,8 @@ class _Follower(grpc.GenericRpcHandler):
     def service(self, handler_call_details):
         def refuse(request, context):
             self.calls += 1
-            context.set_trailing_metadata((("tollgate-leader", self.leader),))
+            context.set_trailing_metadata(
+                (("tollgate-not-leader", "true"), ("tollgate-leader", self.leader)))
             context.abort(grpc.StatusCode.UNAVAILABLE,
                           f"not the leader; the leader is at {self.leader}")
 

@@ -184,16 +184,21 @@ class _Endpoint:
         self.info = service_pb2_grpc.InfoServiceStub(self.channel)
 
 
+# Trailers of a follower's refusal (services/api/metadata_keys.h, docs/ha.md).
+_NOT_LEADER_KEY = "tollgate-not-leader"
+_LEADER_KEY = "tollgate-leader"
+
+
 def _follower_answer(e: grpc.RpcError) -> bool:
-    """A follower replica's "not the leader" answer (docs/ha.md): nothing was done."""
-    return e.code() == grpc.StatusCode.UNAVAILABLE and (e.details() or "").startswith(
-        "not the leader"
+    """A follower replica's refusal (docs/ha.md): nothing was done, the leader should answer."""
+    return e.code() == grpc.StatusCode.UNAVAILABLE and any(
+        key == _NOT_LEADER_KEY for key, _ in (e.trailing_metadata() or ())
     )
 
 
 def _named_leader(e: grpc.RpcError) -> str:
     for key, value in e.trailing_metadata() or ():
-        if key == "tollgate-leader":
+        if key == _LEADER_KEY:
             return value
     return ""
 

@@ -119,8 +119,8 @@ class KubeE2eTest : public ::testing::Test {
     absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
     ASSERT_TRUE(bound.ok()) << bound.status();
     tollgate_port_ = *bound;
-    admission_ = client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", tollgate_port_),
-                                                      absl::Seconds(5));
+    admission_ = std::make_unique<client::GrpcAdmissionClient>(
+        absl::StrCat("127.0.0.1:", tollgate_port_), client::Credentials(), absl::Seconds(5));
   }
 
   void StartAdapter() {

@@ -36,7 +36,8 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
+#include "cmd/tollgate/client_config.h"
 #include "common/file_util.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
@@ -817,11 +818,18 @@ TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
   r = RunOk({"get", "wpc"});
   EXPECT_EQ(RowOf(r.out, "experimental"), "");
 
-  // In use (a team-b workload runs through it): it terminates until its workloads end.
+  // In use (a team-b workload runs through it): Kueue has no in-use finalizer on LocalQueues,
+  // so it goes at once; what it admitted runs on, what waits says why.
   r = RunOk({"delete", "lq", "eval-queue", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("localqueue.kueue.x-k8s.io \"eval-queue\" terminating"));
+  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io \"eval-queue\" deleted\n");
   r = RunOk({"get", "localqueues", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("Terminating"));
+  EXPECT_THAT(r.out, Not(HasSubstr("eval-queue")));
+  r = RunOk({"get", "workloads", "-n", "team-b"});
+  EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"), HasSubstr("Admitted"));
+  EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"), HasSubstr("LocalQueue eval-queue doesn't exist"));
+  r = RunOk({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Pending Reason: +LocalQueue eval-queue doesn't exist\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Position: +not queued\n"));
 
   r = Run({"delete", "clusterqueue", "no-such-cq"});
   EXPECT_EQ(r.code, kExitFailure) << r;
@@ -991,7 +999,7 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::ostream out(&buf);
   std::ostringstream err;
   std::istringstream in;
-  WatchCanceller canceller;
+  client::WatchCanceller canceller;
   CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
   int code = -1;
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
@@ -1200,7 +1208,7 @@ TEST_F(CliTest, GetWatchPrintsHeaderRowsAndResumesFromARevision) {
                    const std::function<void()>& while_watching) {
     std::ostream out(&buf);
     std::istringstream in;
-    WatchCanceller canceller;
+    client::WatchCanceller canceller;
     CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
     int code = -1;
     std::thread watcher([&] { code = RunCli(args, env); });
@@ -1307,9 +1315,14 @@ items:
   EXPECT_EQ(r.out,
             "resourceflavor.kueue.x-k8s.io/listed-flavor created\n"
             "workloadpriorityclass.kueue.x-k8s.io/listed-priority created\n");
-  r = Run({"apply", "-f", "-"}, "kind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
+  r = Run({"apply", "-f", "-"},
+          "apiVersion: v1\nkind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: document 1: items[0]: unknown kind \"Gizmo\""));
+  // As kubectl, and as tollgated --manifests: every document names its apiVersion.
+  r = Run({"apply", "-f", "-"}, "kind: List\nitems: []\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_EQ(r.err, "tollgate: <stdin>: document 1: List: apiVersion: required value, got none\n");
 }
 
 // version (client and server).

@@ -323,5 +323,86 @@ TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
 }
 
+// Kueue clears a deleted LocalQueue's series (ClearLocalQueueMetrics) and records none for a
+// LocalQueue that does not exist; deleting a Cohort clears its admitted-workload counters.
+TEST_F(AdmissionMetricsTest, DeletingALocalQueueOrCohortClearsItsSeries) {
+  v1::ApplyRequest cohort;
+  cohort.add_objects()->mutable_cohort()->mutable_metadata()->set_name("all");
+  ASSERT_OK(fx_.api->Apply(cohort).status());
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  constexpr char kLq[] =
+      R"(kueue_local_queue_admitted_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})";
+  constexpr char kLqFinished[] =
+      R"(kueue_local_queue_finished_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})";
+  constexpr char kLqStatus[] =
+      R"(kueue_local_queue_status{name="q",namespace="team",active="True",replica_role="standalone"})";
+  constexpr char kCohort[] =
+      R"(kueue_cohort_subtree_admitted_workloads_total{cohort="all",priority_class="",replica_role="standalone"})";
+  std::string scrape = registry_.Render();
+  ASSERT_EQ(Value(scrape, kLq), 1);
+  ASSERT_EQ(Value(scrape, kCohort), 1);
+
+  v1::DeleteObjectRequest remove;
+  remove.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+  remove.mutable_ref()->set_namespace_("team");
+  remove.mutable_ref()->set_name("q");
+  ASSERT_OK(fx_.api->DeleteObject(remove).status());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, kLq), std::nullopt);
+  EXPECT_EQ(Value(scrape, kLqStatus), std::nullopt);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
+
+  // Its admitted workload runs on: its end counts for the ClusterQueue only.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("first");
+  ASSERT_OK(fx_.api->Finish(finish).status());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, kLqFinished), std::nullopt);
+
+  // Re-created, it starts from zero.
+  OneQueueConfig config;
+  config.cohort = "all";
+  config.preempt_within_cluster_queue = "LowerPriority";
+  config.lending_limit = "1";
+  ASSERT_OK(fx_.ApplyOneQueue(config));
+  ASSERT_NO_FATAL_FAILURE(Submit("second", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, kLq), 1);
+  EXPECT_EQ(Value(scrape, kLqStatus), 1);
+  EXPECT_EQ(Value(scrape, kCohort), 2);
+
+  remove.mutable_ref()->set_kind(v1::COHORT);
+  remove.mutable_ref()->set_namespace_("");
+  remove.mutable_ref()->set_name("all");
+  ASSERT_OK(fx_.api->DeleteObject(remove).status());
+  EXPECT_EQ(Value(registry_.Render(), kCohort), std::nullopt);
+}
+
+TEST_F(AdmissionMetricsTest, ATerminatingClusterQueueReportsTerminating) {
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  v1::DeleteObjectRequest remove;
+  remove.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  remove.mutable_ref()->set_name("cq");
+  absl::StatusOr<v1::DeleteObjectResponse> deleted = fx_.api->DeleteObject(remove);
+  ASSERT_OK(deleted.status());
+  ASSERT_TRUE(deleted->terminating());
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="terminating",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
+      0);
+}
+
 }  // namespace
 }  // namespace tollgate::engine

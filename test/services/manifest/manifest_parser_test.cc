@@ -735,6 +735,56 @@ TEST(ParseManifestsTest, ApiVersionIsRequiredInAFile) {
             "flavors.yaml: document 1: ResourceFlavor a: apiVersion: required value, got none");
 }
 
+// What `tollgate get -o yaml` prints (a kind: List) loads wherever a manifest file is read,
+// `tollgated --manifests` included, and so do the job kinds `tollgate apply -f` takes.
+TEST(ParseManifestsTest, AListAndJobKindsLoadFromAFile) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: ResourceFlavor
+  metadata: {name: default}
+- apiVersion: v1
+  kind: List
+  items:
+  - apiVersion: kueue.x-k8s.io/v1beta1
+    kind: LocalQueue
+    metadata: {name: main, namespace: team-a}
+    spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: main}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+      - name: c
+        resources: {requests: {cpu: "1"}}
+)",
+                                                             "export.yaml");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].kind, "ResourceFlavor");
+  EXPECT_EQ((*all)[1].kind, "LocalQueue");
+  EXPECT_EQ((*all)[2].kind, "Workload");
+  EXPECT_EQ(std::get<v1::Workload>((*all)[2].object).spec().pod_sets(0).count(), 2);
+}
+
+TEST(ParseManifestsTest, AListItemErrorNamesItsPlace) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(
+      "apiVersion: v1\nkind: List\nitems:\n- apiVersion: kueue.x-k8s.io/v1beta1\n"
+      "  kind: ResourceFlavor\n  metadata: {name: a}\n  spec: {nodeLabel: {}}\n",
+      "export.yaml");
+  ASSERT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(all.status().message(),
+            "export.yaml: document 1: items[0]: ResourceFlavor a: unknown field spec.nodeLabel");
+}
+
 TEST(ParseManifestNodeTest, PrefixLeadsTheMessage) {
   absl::StatusOr<Manifest> m = ParseManifestNode(
       YAML::Load("{kind: LocalQueue, metadata: {name: q, namespace: ns}, spec: {cq: x}}"),

@@ -205,6 +205,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"SettleWithArguments",
                       "name: x\nsteps:\n- settle: {rounds: 3}\n",
                       {"t.yaml: step 1 (settle): settle takes no arguments"}},
+        MalformedCase{"RestartWithArguments",
+                      "name: x\nsteps:\n- restart: {clean: true}\n",
+                      {"t.yaml: step 1 (restart): restart takes no arguments"}},
         MalformedCase{"FinishNotAList",
                       "name: x\nsteps:\n- finish: {a: 1}\n",
                       {"t.yaml: step 1 (finish): finish: expected a list"}},
@@ -214,8 +217,12 @@ INSTANTIATE_TEST_SUITE_P(
                       {"t.yaml: objects[0]: ClusterQueue cq: unknown field spec.cohrt"}},
         MalformedCase{
             "ApplyUnknownKind",
+            "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Gizmo, metadata: {name: j}}]\n",
+            {"t.yaml: step 2 (apply): apply[0]: unknown kind \"Gizmo\""}},
+        MalformedCase{
+            "ApplyJobOfAnotherApiVersion",
             "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Job, metadata: {name: j}}]\n",
-            {"t.yaml: step 2 (apply): apply[0]: Job j: unknown kind \"Job\""}},
+            {"t.yaml: step 2 (apply): apply[0]: Job: apiVersion \"\" is not batch/v1"}},
         MalformedCase{"DeleteWithoutKind",
                       "name: x\nsteps:\n- delete: [{name: w}]\n",
                       {"t.yaml: step 1 (delete): delete[0].kind: required"}},
@@ -308,10 +315,11 @@ steps:
   - podsReady: [c]
   - delete: [{kind: LocalQueue, name: q, namespace: ns}, {kind: Workload, name: w}]
   - settle:
+  - restart: {}
 )",
                                                  "steps.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_THAT(s->steps, SizeIs(5));
+  ASSERT_THAT(s->steps, SizeIs(6));
   EXPECT_EQ(s->steps[0].kind, StepKind::kAdvance);
   EXPECT_EQ(s->steps[0].advance, absl::Minutes(90));
   EXPECT_EQ(s->steps[1].kind, StepKind::kFinish);
@@ -324,7 +332,9 @@ steps:
   EXPECT_EQ(s->steps[3].del[0].ns, "ns");
   EXPECT_EQ(s->steps[3].del[1].ns, "");
   EXPECT_EQ(s->steps[4].kind, StepKind::kSettle);
+  EXPECT_EQ(s->steps[5].kind, StepKind::kRestart);
   EXPECT_EQ(StepKindName(StepKind::kPodsReady), "podsReady");
+  EXPECT_EQ(StepKindName(StepKind::kRestart), "restart");
 }
 
 // ---------------------------------------------------------------------------------------------

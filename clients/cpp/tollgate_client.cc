@@ -1,13 +1,11 @@
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 
-#include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/sync_stream.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
@@ -18,8 +16,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "services/api/metadata_keys.h"
 
-namespace tollgate::cli {
+namespace tollgate::client {
 namespace {
 
 // gRPC's connection failures carry the socket error somewhere in a long message ("failed to
@@ -49,30 +48,7 @@ std::string ConnectFailureCause(absl::string_view message) {
   return std::string(message);
 }
 
-// Tells the user (once per client, on stderr) that an answer came from a follower that cannot
-// confirm its copy is current (docs/ha.md, "Follower reads"): the answer is still printed.
-void WarnIfStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-                 std::atomic<bool>& warned) {
-  auto revision = metadata.find(kStaleRevisionMetadataKey);
-  if (revision == metadata.end() || warned.exchange(true)) return;
-  auto reason = metadata.find(kStaleReasonMetadataKey);
-  std::fprintf(stderr,
-               "warning: may be stale: served by a follower at revision %.*s, which cannot "
-               "confirm it is current%s%.*s%s\n",
-               static_cast<int>(revision->second.size()), revision->second.data(),
-               reason == metadata.end() ? "" : " (",
-               reason == metadata.end() ? 0 : static_cast<int>(reason->second.size()),
-               reason == metadata.end() ? "" : reason->second.data(),
-               reason == metadata.end() ? "" : ")");
-}
-
 }  // namespace
-
-std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value) {
-  if (!flag_value.empty()) return std::string(flag_value);
-  if (!env_value.empty()) return std::string(env_value);
-  return std::string(kDefaultServer);
-}
 
 void WatchCanceller::Cancel() {
   absl::MutexLock lock(&mu_);
@@ -98,26 +74,43 @@ void WatchCanceller::Detach() {
   context_ = nullptr;
 }
 
-CliClient::CliClient(std::string target, absl::Duration call_timeout)
-    : CliClient(std::move(target), grpc::InsecureChannelCredentials(), "", call_timeout) {}
-
-CliClient::CliClient(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials,
-                     std::string bearer_token, absl::Duration call_timeout)
+TollgateClient::TollgateClient(std::string target, Credentials credentials, Options options)
     : target_(std::move(target)),
-      call_timeout_(call_timeout),
-      bearer_token_(std::move(bearer_token)),
-      list_page_size_(kDefaultListPageSize),
-      credentials_(std::move(credentials)) {
+      credentials_(std::move(credentials)),
+      options_(std::move(options)) {
   for (absl::string_view one : absl::StrSplit(target_, ',', absl::SkipWhitespace())) {
     endpoints_.push_back(NewEndpoint(std::string(absl::StripAsciiWhitespace(one))));
   }
   if (endpoints_.empty()) endpoints_.push_back(NewEndpoint(target_));
 }
 
-std::unique_ptr<CliClient::Endpoint> CliClient::NewEndpoint(std::string target) const {
+TollgateClient::TollgateClient(std::string target, absl::Duration call_timeout)
+    : TollgateClient(std::move(target), Credentials(), [call_timeout] {
+        Options options;
+        options.call_timeout = call_timeout;
+        return options;
+      }()) {}
+
+void TollgateClient::NoteStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
+  auto revision = metadata.find(api::kStaleRevisionMetadataKey);
+  if (revision == metadata.end() || !options_.on_stale || warned_stale_.exchange(true)) return;
+  auto reason = metadata.find(api::kStaleReasonMetadataKey);
+  options_.on_stale(absl::string_view(revision->second.data(), revision->second.size()),
+                    reason == metadata.end()
+                        ? absl::string_view()
+                        : absl::string_view(reason->second.data(), reason->second.size()));
+}
+
+std::unique_ptr<TollgateClient::Endpoint> TollgateClient::NewEndpoint(std::string target) const {
   auto endpoint = std::make_unique<Endpoint>();
   endpoint->target = std::move(target);
-  endpoint->channel = grpc::CreateChannel(endpoint->target, credentials_);
+  grpc::ChannelArguments args;
+  if (options_.quick_reconnect) {
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  }
+  endpoint->channel = NewChannel(endpoint->target, credentials_, std::move(args));
   endpoint->admission = v1::AdmissionService::NewStub(endpoint->channel);
   endpoint->config = v1::ConfigService::NewStub(endpoint->channel);
   endpoint->visibility = v1::VisibilityService::NewStub(endpoint->channel);
@@ -127,13 +120,13 @@ std::unique_ptr<CliClient::Endpoint> CliClient::NewEndpoint(std::string target) 
   return endpoint;
 }
 
-CliClient::Endpoint& CliClient::Current() const {
+TollgateClient::Endpoint& TollgateClient::Current() const {
   absl::MutexLock lock(&mu_);
   return *endpoints_[current_];
 }
 
-std::optional<std::string> CliClient::NextEndpoint(const Endpoint& failed,
-                                                   const std::string& leader) {
+std::optional<std::string> TollgateClient::NextEndpoint(const Endpoint& failed,
+                                                        const std::string& leader) {
   absl::MutexLock lock(&mu_);
   if (endpoints_[current_].get() != &failed) return std::nullopt;  // another call moved on
   if (!leader.empty()) {
@@ -152,14 +145,8 @@ std::optional<std::string> CliClient::NextEndpoint(const Endpoint& failed,
   return endpoints_[current_]->target;
 }
 
-void CliClient::Authenticate(grpc::ClientContext& context) const {
-  // Plain metadata rather than gRPC call credentials: those refuse plaintext channels, and a
-  // token over loopback plaintext is a supported setup.
-  if (!bearer_token_.empty()) context.AddMetadata("authorization", "Bearer " + bearer_token_);
-}
-
-absl::Status CliClient::FromGrpc(const Endpoint& endpoint, const grpc::Status& status,
-                                 bool had_deadline) const {
+absl::Status TollgateClient::FromGrpc(const Endpoint& endpoint, const grpc::Status& status,
+                                      bool had_deadline) const {
   if (status.ok()) return absl::OkStatus();
   if (!Unreached(endpoint, status, had_deadline)) {
     // grpc::StatusCode and absl::StatusCode share the canonical numbering.
@@ -167,14 +154,18 @@ absl::Status CliClient::FromGrpc(const Endpoint& endpoint, const grpc::Status& s
   }
   const std::string cause =
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
-          ? absl::StrCat("no answer within ", absl::FormatDuration(call_timeout_))
+          ? absl::StrCat("no answer within ", absl::FormatDuration(options_.call_timeout))
           : ConnectFailureCause(status.error_message());
+  if (options_.unreachable_hint.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach tollgated at ", endpoint.target, ": ", cause));
+  }
   return absl::UnavailableError(absl::StrCat("cannot reach tollgated at ", endpoint.target, ": ",
-                                             cause, " (is tollgated running? set --server or ",
-                                             kServerEnvVar, ")"));
+                                             cause, " (", options_.unreachable_hint, ")"));
 }
 
-bool CliClient::Unreached(const Endpoint& endpoint, const grpc::Status& status, bool had_deadline) {
+bool TollgateClient::Unreached(const Endpoint& endpoint, const grpc::Status& status,
+                               bool had_deadline) {
   const grpc_connectivity_state state = endpoint.channel->GetState(/*try_to_connect=*/false);
   const bool connected = state == GRPC_CHANNEL_READY;
   // The server itself answers UNAVAILABLE when its store cannot write; that one arrives over a
@@ -185,22 +176,23 @@ bool CliClient::Unreached(const Endpoint& endpoint, const grpc::Status& status, 
   return status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && had_deadline && !connected;
 }
 
-std::string CliClient::RedirectedTo(const grpc::ClientContext& context,
-                                    const grpc::Status& status) {
+std::string TollgateClient::RedirectedTo(const grpc::ClientContext& context,
+                                         const grpc::Status& status) {
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return "";
   const auto& trailers = context.GetServerTrailingMetadata();
-  auto it = trailers.find(kLeaderMetadataKey);
+  auto it = trailers.find(api::kLeaderMetadataKey);
   if (it != trailers.end()) return std::string(it->second.data(), it->second.size());
   return "";
 }
 
-bool CliClient::IsFollowerAnswer(const grpc::Status& status) {
+bool TollgateClient::IsFollowerAnswer(const grpc::ClientContext& context,
+                                      const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-         absl::StartsWith(status.error_message(), "not the leader");
+         context.GetServerTrailingMetadata().count(api::kNotLeaderMetadataKey) > 0;
 }
 
 template <typename Response, typename Request, typename Fetch, typename Append>
-absl::StatusOr<Response> CliClient::Paged(const Request& request, Fetch fetch, Append append) {
+absl::StatusOr<Response> TollgateClient::Paged(const Request& request, Fetch fetch, Append append) {
   // A caller that pages itself gets exactly the page it asked for.
   if (request.limit() != 0 || !request.continue_token().empty()) return fetch(request);
   absl::Status expired;
@@ -231,24 +223,23 @@ absl::StatusOr<Response> CliClient::Paged(const Request& request, Fetch fetch, A
 }
 
 template <typename Response, typename Call>
-absl::StatusOr<Response> CliClient::Unary(Call call) {
+absl::StatusOr<Response> TollgateClient::Unary(Call call) {
   // A call is tried again elsewhere only when it certainly did nothing: the replica could not be
   // reached, or it answered that it is not the leader. Anything else (including a connection
   // lost mid-call, whose outcome is unknown) goes back to the caller as it is.
-  const absl::Time give_up = absl::Now() + call_timeout_;
+  const absl::Time give_up = absl::Now() + options_.call_timeout;
   absl::Duration pause = absl::Milliseconds(50);
   for (int attempt = 0;; ++attempt) {
     Endpoint& endpoint = Current();
     grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + call_timeout_));
-    Authenticate(context);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout));
     Response response;
     const grpc::Status status = call(endpoint, &context, &response);
     if (status.ok()) {
-      WarnIfStale(context.GetServerTrailingMetadata(), warned_stale_);
+      NoteStale(context.GetServerTrailingMetadata());
       return response;
     }
-    const bool follower = IsFollowerAnswer(status);
+    const bool follower = IsFollowerAnswer(context, status);
     const bool elsewhere = follower || Unreached(endpoint, status, /*had_deadline=*/true);
     size_t endpoints = 0;
     {
@@ -269,26 +260,26 @@ absl::StatusOr<Response> CliClient::Unary(Call call) {
   }
 }
 
-absl::StatusOr<v1::SubmitResponse> CliClient::Submit(const v1::SubmitRequest& request) {
+absl::StatusOr<v1::SubmitResponse> TollgateClient::Submit(const v1::SubmitRequest& request) {
   return Unary<v1::SubmitResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::SubmitResponse* r) {
     return e.admission->Submit(c, request, r);
   });
 }
 
-absl::StatusOr<v1::AdmitResponse> CliClient::Admit(const v1::AdmitRequest& request) {
+absl::StatusOr<v1::AdmitResponse> TollgateClient::Admit(const v1::AdmitRequest& request) {
   return Unary<v1::AdmitResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::AdmitResponse* r) {
     return e.admission->Admit(c, request, r);
   });
 }
 
-absl::StatusOr<v1::PreemptResponse> CliClient::Preempt(const v1::PreemptRequest& request) {
+absl::StatusOr<v1::PreemptResponse> TollgateClient::Preempt(const v1::PreemptRequest& request) {
   return Unary<v1::PreemptResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::PreemptResponse* r) {
         return e.admission->Preempt(c, request, r);
       });
 }
 
-absl::StatusOr<v1::ReportCheckpointResponse> CliClient::ReportCheckpoint(
+absl::StatusOr<v1::ReportCheckpointResponse> TollgateClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
   return Unary<v1::ReportCheckpointResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::ReportCheckpointResponse* r) {
@@ -296,13 +287,29 @@ absl::StatusOr<v1::ReportCheckpointResponse> CliClient::ReportCheckpoint(
       });
 }
 
-absl::StatusOr<v1::FinishResponse> CliClient::Finish(const v1::FinishRequest& request) {
+absl::StatusOr<v1::FinishResponse> TollgateClient::Finish(const v1::FinishRequest& request) {
   return Unary<v1::FinishResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::FinishResponse* r) {
     return e.admission->Finish(c, request, r);
   });
 }
 
-absl::StatusOr<v1::DeleteWorkloadResponse> CliClient::DeleteWorkload(
+absl::StatusOr<v1::ReportStoppedResponse> TollgateClient::ReportStopped(
+    const v1::ReportStoppedRequest& request) {
+  return Unary<v1::ReportStoppedResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportStoppedResponse* r) {
+        return e.admission->ReportStopped(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::ReportPodsReadyResponse> TollgateClient::ReportPodsReady(
+    const v1::ReportPodsReadyRequest& request) {
+  return Unary<v1::ReportPodsReadyResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportPodsReadyResponse* r) {
+        return e.admission->ReportPodsReady(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::DeleteWorkloadResponse> TollgateClient::DeleteWorkload(
     const v1::DeleteWorkloadRequest& request) {
   return Unary<v1::DeleteWorkloadResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteWorkloadResponse* r) {
@@ -310,13 +317,21 @@ absl::StatusOr<v1::DeleteWorkloadResponse> CliClient::DeleteWorkload(
       });
 }
 
-absl::StatusOr<v1::Workload> CliClient::GetWorkload(const v1::GetWorkloadRequest& request) {
+absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateClient::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  return Unary<v1::ReportReclaimablePodsResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportReclaimablePodsResponse* r) {
+        return e.admission->ReportReclaimablePods(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);
   });
 }
 
-absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
+absl::StatusOr<v1::ListWorkloadsResponse> TollgateClient::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
   return Paged<v1::ListWorkloadsResponse>(
       request,
@@ -331,19 +346,19 @@ absl::StatusOr<v1::ListWorkloadsResponse> CliClient::ListWorkloads(
       });
 }
 
-absl::StatusOr<v1::ApplyResponse> CliClient::Apply(const v1::ApplyRequest& request) {
+absl::StatusOr<v1::ApplyResponse> TollgateClient::Apply(const v1::ApplyRequest& request) {
   return Unary<v1::ApplyResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::ApplyResponse* r) {
     return e.config->Apply(c, request, r);
   });
 }
 
-absl::StatusOr<v1::ConfigObject> CliClient::GetObject(const v1::GetObjectRequest& request) {
+absl::StatusOr<v1::ConfigObject> TollgateClient::GetObject(const v1::GetObjectRequest& request) {
   return Unary<v1::ConfigObject>([&](Endpoint& e, grpc::ClientContext* c, v1::ConfigObject* r) {
     return e.config->Get(c, request, r);
   });
 }
 
-absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
+absl::StatusOr<v1::ListObjectsResponse> TollgateClient::ListObjects(
     const v1::ListObjectsRequest& request) {
   return Paged<v1::ListObjectsResponse>(
       request,
@@ -358,7 +373,7 @@ absl::StatusOr<v1::ListObjectsResponse> CliClient::ListObjects(
       });
 }
 
-absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
+absl::StatusOr<v1::DeleteObjectResponse> TollgateClient::DeleteObject(
     const v1::DeleteObjectRequest& request) {
   return Unary<v1::DeleteObjectResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteObjectResponse* r) {
@@ -366,7 +381,7 @@ absl::StatusOr<v1::DeleteObjectResponse> CliClient::DeleteObject(
       });
 }
 
-absl::StatusOr<v1::SetStopPolicyResponse> CliClient::SetStopPolicy(
+absl::StatusOr<v1::SetStopPolicyResponse> TollgateClient::SetStopPolicy(
     const v1::SetStopPolicyRequest& request) {
   return Unary<v1::SetStopPolicyResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::SetStopPolicyResponse* r) {
@@ -374,7 +389,7 @@ absl::StatusOr<v1::SetStopPolicyResponse> CliClient::SetStopPolicy(
       });
 }
 
-absl::StatusOr<v1::SetWorkloadActiveResponse> CliClient::SetWorkloadActive(
+absl::StatusOr<v1::SetWorkloadActiveResponse> TollgateClient::SetWorkloadActive(
     const v1::SetWorkloadActiveRequest& request) {
   return Unary<v1::SetWorkloadActiveResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::SetWorkloadActiveResponse* r) {
@@ -382,7 +397,7 @@ absl::StatusOr<v1::SetWorkloadActiveResponse> CliClient::SetWorkloadActive(
       });
 }
 
-absl::StatusOr<v1::ReprioritizeResponse> CliClient::Reprioritize(
+absl::StatusOr<v1::ReprioritizeResponse> TollgateClient::Reprioritize(
     const v1::ReprioritizeRequest& request) {
   return Unary<v1::ReprioritizeResponse>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::ReprioritizeResponse* r) {
@@ -390,26 +405,26 @@ absl::StatusOr<v1::ReprioritizeResponse> CliClient::Reprioritize(
       });
 }
 
-absl::StatusOr<v1::BuildInfo> CliClient::GetBuildInfo() {
+absl::StatusOr<v1::BuildInfo> TollgateClient::GetBuildInfo() {
   return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
     return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
   });
 }
 
-absl::StatusOr<v1::SchedulerConfiguration> CliClient::GetConfiguration() {
+absl::StatusOr<v1::SchedulerConfiguration> TollgateClient::GetConfiguration() {
   return Unary<v1::SchedulerConfiguration>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::SchedulerConfiguration* r) {
         return e.info->GetConfiguration(c, v1::GetConfigurationRequest(), r);
       });
 }
 
-absl::StatusOr<v1::BackupResponse> CliClient::Backup(const v1::BackupRequest& request) {
+absl::StatusOr<v1::BackupResponse> TollgateClient::Backup(const v1::BackupRequest& request) {
   return Unary<v1::BackupResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::BackupResponse* r) {
     return e.admin->Backup(c, request, r);
   });
 }
 
-absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads(
+absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateClient::ListPendingWorkloads(
     const v1::ListPendingWorkloadsRequest& request) {
   return Paged<v1::ListPendingWorkloadsResponse>(
       request,
@@ -424,7 +439,7 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> CliClient::ListPendingWorkloads
       });
 }
 
-absl::StatusOr<v1::CohortBreakdown> CliClient::GetCohortBreakdown(
+absl::StatusOr<v1::CohortBreakdown> TollgateClient::GetCohortBreakdown(
     const v1::GetCohortBreakdownRequest& request) {
   return Unary<v1::CohortBreakdown>(
       [&](Endpoint& e, grpc::ClientContext* c, v1::CohortBreakdown* r) {
@@ -432,30 +447,29 @@ absl::StatusOr<v1::CohortBreakdown> CliClient::GetCohortBreakdown(
       });
 }
 
-absl::StatusOr<v1::WhoAmIResponse> CliClient::WhoAmI(const v1::WhoAmIRequest& request) {
+absl::StatusOr<v1::WhoAmIResponse> TollgateClient::WhoAmI(const v1::WhoAmIRequest& request) {
   return Unary<v1::WhoAmIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::WhoAmIResponse* r) {
     return e.auth->WhoAmI(c, request, r);
   });
 }
 
-absl::StatusOr<v1::CanIResponse> CliClient::CanI(const v1::CanIRequest& request) {
+absl::StatusOr<v1::CanIResponse> TollgateClient::CanI(const v1::CanIRequest& request) {
   return Unary<v1::CanIResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::CanIResponse* r) {
     return e.auth->CanI(c, request, r);
   });
 }
 
-absl::Status CliClient::Watch(const v1::WatchRequest& request,
-                              const std::function<bool(const v1::WatchEvent&)>& on_event,
-                              WatchCanceller* canceller) {
-  const absl::Time give_up = absl::Now() + call_timeout_;
+absl::Status TollgateClient::Watch(const v1::WatchRequest& request,
+                                   const std::function<bool(const v1::WatchEvent&)>& on_event,
+                                   WatchCanceller* canceller) {
+  const absl::Time give_up = absl::Now() + options_.call_timeout;
   for (int attempt = 0;; ++attempt) {
     Endpoint& endpoint = Current();
     grpc::ClientContext context;
-    Authenticate(context);
     // A follower behind the revision resumed from waits for its copy (or redirects) rather than
     // refuse the watch as ahead of its store (docs/ha.md, "Follower reads").
     if (request.since_revision() > 0) {
-      context.AddMetadata(kMinRevisionMetadataKey, absl::StrCat(request.since_revision()));
+      context.AddMetadata(api::kMinRevisionMetadataKey, absl::StrCat(request.since_revision()));
     }
     if (canceller != nullptr && !canceller->Attach(&context)) return absl::OkStatus();
     std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
@@ -464,7 +478,7 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
     bool stopped = false;
     bool received = false;
     while (reader->Read(&event)) {
-      if (!received) WarnIfStale(context.GetServerInitialMetadata(), warned_stale_);
+      if (!received) NoteStale(context.GetServerInitialMetadata());
       received = true;
       if (!on_event(event)) {
         stopped = true;
@@ -478,7 +492,7 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
     if (stopped || cancelled) return absl::OkStatus();
     // Only a stream that never started moves to another replica: once events arrived, the
     // caller decides where to resume from.
-    const bool elsewhere = !received && (IsFollowerAnswer(status) ||
+    const bool elsewhere = !received && (IsFollowerAnswer(context, status) ||
                                          Unreached(endpoint, status, /*had_deadline=*/false));
     if (!elsewhere || absl::Now() >= give_up) {
       return FromGrpc(endpoint, status, /*had_deadline=*/false);
@@ -488,4 +502,4 @@ absl::Status CliClient::Watch(const v1::WatchRequest& request,
   }
 }
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::client

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,27 +19,23 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "clients/cpp/connection.h"
 #include "grpcpp/security/credentials.h"
 #include "tollgate/v1/auth.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 #include "tollgate/v1/service.pb.h"
 
-namespace tollgate::cli {
+namespace tollgate::client {
 
-inline constexpr absl::string_view kDefaultServer = "127.0.0.1:50051";
-inline constexpr absl::string_view kServerEnvVar = "TOLLGATE_SERVER";
-// Every unary call is a quick read or one durable write on the server, so a user waiting longer
-// than this is better told something is wrong.
+// Every unary call is a quick read or one durable write on the server, so a caller waiting
+// longer than this is better told something is wrong.
 inline constexpr absl::Duration kDefaultCallTimeout = absl::Seconds(10);
 // Items per page when the client reads a whole list (kubectl's default chunk size).
 inline constexpr int64_t kDefaultListPageSize = 500;
 // Times a whole-list read starts over when the server expires its continue token.
 inline constexpr int kListAttempts = 3;
 
-// Which tollgated to talk to: the --server flag, else $TOLLGATE_SERVER, else kDefaultServer.
-std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value);
-
-// Stops a running CliClient::Watch from another thread. Thread-safe.
+// Stops a running TollgateClient::Watch from another thread. Thread-safe.
 class WatchCanceller {
  public:
   // Ends the current watch, and any watch started later, as if the user pressed Ctrl-C.
@@ -46,7 +43,7 @@ class WatchCanceller {
   bool cancelled() const;
 
  private:
-  friend class CliClient;
+  friend class TollgateClient;
   // Returns false when already cancelled (the watch should not start).
   bool Attach(grpc::ClientContext* context);
   void Detach();
@@ -56,30 +53,38 @@ class WatchCanceller {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// The trailing metadata key under which a follower replica names the leader's address.
-inline constexpr char kLeaderMetadataKey[] = "tollgate-leader";
-// Response metadata of a follower that cannot confirm its copy is current: the revision it
-// answered at, and why (services/ha/follower_reads.h).
-inline constexpr char kStaleRevisionMetadataKey[] = "tollgate-stale-revision";
-// Request metadata: the lowest revision a follower may answer from.
-inline constexpr char kMinRevisionMetadataKey[] = "tollgate-min-revision";
-inline constexpr char kStaleReasonMetadataKey[] = "tollgate-stale-reason";
+// How a TollgateClient behaves beyond where it connects.
+struct ClientOptions {
+  absl::Duration call_timeout = kDefaultCallTimeout;
+  // Appended to "cannot reach tollgated at ..." (the CLI names its --server flag).
+  std::string unreachable_hint = "is tollgated running?";
+  // Called once per client, on the first answer a follower marks as possibly stale
+  // (api::kStaleRevisionMetadataKey): the revision and the reason. The answer is returned
+  // all the same.
+  std::function<void(absl::string_view revision, absl::string_view reason)> on_stale;
+  // Reconnect within a second or so after tollgated restarts (gRPC's default backoff grows to
+  // two minutes): for long-running clients such as adapters.
+  bool quick_reconnect = false;
+};
 
-// The CLI's connection to tollgated: one channel and a stub per service for each replica of
-// `target` (comma-separated for a replicated tollgated). A call that certainly did nothing (the
-// replica could not be reached, or it is a follower saying "not the leader") is tried again on
-// the leader it names, else on the next replica, within `call_timeout`; the replica that
-// answered stays the one used next. Each unary call gets
-// `call_timeout` as its deadline. Errors come back as absl::Status with the server's message
-// unchanged; when the server cannot be reached at all the status is UNAVAILABLE and reads
-// `cannot reach tollgated at HOST:PORT: connection refused (is tollgated running? set --server
-// or TOLLGATE_SERVER)`. Connecting is lazy: constructing a client never fails. Thread-safe.
-class CliClient {
+// The C++ client of tollgated, shared by the CLI, tollgate-kube and the bench tools: one channel
+// and a stub per service for each replica of `target` (comma-separated for a replicated
+// tollgated). A call that certainly did nothing (the replica could not be reached, or a
+// follower's refusal carrying api::kNotLeaderMetadataKey) is tried again on the leader it
+// names, else on the next replica, within `call_timeout`; the replica that answered stays the
+// one used next. Each unary call gets `call_timeout` as its deadline. Errors come back as
+// absl::Status with the server's message unchanged; when the server cannot be reached at all
+// the status is UNAVAILABLE and reads `cannot reach tollgated at HOST:PORT: connection refused`
+// followed by ClientOptions::unreachable_hint. Connecting is lazy: constructing a client never
+// fails. Thread-safe.
+class TollgateClient {
  public:
-  CliClient(std::string target, absl::Duration call_timeout = kDefaultCallTimeout);
-  // With TLS credentials and/or a bearer token sent on every call (empty: none).
-  CliClient(std::string target, std::shared_ptr<grpc::ChannelCredentials> credentials,
-            std::string bearer_token, absl::Duration call_timeout = kDefaultCallTimeout);
+  using Options = ClientOptions;
+
+  explicit TollgateClient(std::string target, Credentials credentials = {},
+                          Options options = Options());
+  // Plaintext, no token, default options but `call_timeout`.
+  TollgateClient(std::string target, absl::Duration call_timeout);
 
   const std::string& target() const { return target_; }
   // Items per page when a List call reads everything (tests use small pages).
@@ -91,8 +96,13 @@ class CliClient {
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request);
   absl::StatusOr<v1::FinishResponse> Finish(const v1::FinishRequest& request);
+  absl::StatusOr<v1::ReportStoppedResponse> ReportStopped(const v1::ReportStoppedRequest& request);
+  absl::StatusOr<v1::ReportPodsReadyResponse> ReportPodsReady(
+      const v1::ReportPodsReadyRequest& request);
   absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
       const v1::DeleteWorkloadRequest& request);
+  absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
   // The List calls page: a request without limit and continue_token reads the whole list in
   // pages of list_page_size items, all at the first page's revision, and starts over (up to
@@ -147,6 +157,7 @@ class CliClient {
 
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(Call call);
+  void NoteStale(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
   // Reads every page of a List call through `fetch` and concatenates them with `append`.
   template <typename Response, typename Request, typename Fetch, typename Append>
   absl::StatusOr<Response> Paged(const Request& request, Fetch fetch, Append append);
@@ -155,11 +166,10 @@ class CliClient {
                         bool had_deadline) const;
   // The call never reached a server (refused, unresolvable, no connection before the deadline).
   static bool Unreached(const Endpoint& endpoint, const grpc::Status& status, bool had_deadline);
-  // A follower's "not the leader" answer: nothing was done.
-  static bool IsFollowerAnswer(const grpc::Status& status);
-  // The leader a follower named in its answer, or "".
+  // A follower's refusal (api::kNotLeaderMetadataKey): nothing was done.
+  static bool IsFollowerAnswer(const grpc::ClientContext& context, const grpc::Status& status);
+  // The leader a follower named in its refusal, or "".
   static std::string RedirectedTo(const grpc::ClientContext& context, const grpc::Status& status);
-  void Authenticate(grpc::ClientContext& context) const;
   std::unique_ptr<Endpoint> NewEndpoint(std::string target) const;
   Endpoint& Current() const;
   // Moves on from `failed` to `leader` (added when not listed) or the next replica; returns
@@ -167,10 +177,9 @@ class CliClient {
   std::optional<std::string> NextEndpoint(const Endpoint& failed, const std::string& leader);
 
   const std::string target_;
-  const absl::Duration call_timeout_;
-  const std::string bearer_token_;
-  int64_t list_page_size_;
-  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const Credentials credentials_;
+  const Options options_;
+  int64_t list_page_size_ = kDefaultListPageSize;
   mutable absl::Mutex mu_;
   // Only ever appended to, so an Endpoint& stays valid while the client lives.
   std::vector<std::unique_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
@@ -179,4 +188,4 @@ class CliClient {
   std::atomic<bool> warned_stale_{false};
 };
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::client

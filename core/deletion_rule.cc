@@ -1,0 +1,25 @@
+#include "core/deletion_rule.h"
+
+namespace tollgate::core {
+
+DeletionRule DeletionRuleOf(ObjectKind kind) {
+  // No default: a new kind must choose its rule here.
+  switch (kind) {
+    case ObjectKind::kClusterQueue:
+    case ObjectKind::kNamespace:
+      return DeletionRule::kTerminatesWhileInUse;
+    case ObjectKind::kResourceFlavor:
+      return DeletionRule::kRefusedWhileNamed;
+    case ObjectKind::kCohort:
+    case ObjectKind::kLocalQueue:
+    case ObjectKind::kWorkloadPriorityClass:
+    case ObjectKind::kPriorityClass:
+    case ObjectKind::kRole:
+    case ObjectKind::kRoleBinding:
+    case ObjectKind::kQueueGrant:
+      return DeletionRule::kAtOnce;
+  }
+  return DeletionRule::kAtOnce;
+}
+
+}  // namespace tollgate::core

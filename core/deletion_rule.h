@@ -1,0 +1,26 @@
+#pragma once
+
+#include "core/object_kind.h"
+
+namespace tollgate::core {
+
+// What deleting a configuration object does while workloads still depend on it. Kueue puts its
+// resource-in-use finalizer on ClusterQueues and ResourceFlavors (among the kinds Tollgate
+// serves) and on nothing else; docs/api.md "Deleting objects" has the table and the reasons.
+enum class DeletionRule {
+  // Erased at once. What was admitted through it keeps running and keeps its quota; pending
+  // workloads that need it wait until it exists again (Cohort, LocalQueue, priority classes,
+  // the policy kinds).
+  kAtOnce,
+  // Kept and marked terminating while workloads hold quota through it: it admits nothing new,
+  // keeps accounting for what runs, and goes with its last such workload (ClusterQueue, as
+  // Kueue's finalizer; Namespace, as Kubernetes keeps a namespace until its objects are gone).
+  kTerminatesWhileInUse,
+  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor; Kueue keeps it
+  // terminating instead, a documented deviation).
+  kRefusedWhileNamed,
+};
+
+DeletionRule DeletionRuleOf(ObjectKind kind);
+
+}  // namespace tollgate::core
