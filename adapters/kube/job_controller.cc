@@ -148,9 +148,9 @@ absl::StatusOr<std::string> JobController::ResolveWorkloadName(
   absl::StatusOr<v1::Workload> current = admission_.GetWorkload(Ref(ns, name));
   if (absl::IsNotFound(current.status())) {
     // Submitted by an earlier tollgate-kube under its own name rule: keep using it.
-    const std::string legacy = manifest::LegacyWorkloadName(
-        absl::AsciiStrToLower(translator.resource().kind),
-        manifest::GetString(obj, {"metadata", "name"}), uid);
+    const std::string legacy =
+        manifest::LegacyWorkloadName(absl::AsciiStrToLower(translator.resource().kind),
+                                     manifest::GetString(obj, {"metadata", "name"}), uid);
     absl::StatusOr<v1::Workload> old = admission_.GetWorkload(Ref(ns, legacy));
     if (old.ok() && old->metadata().uid() == uid) {
       name = legacy;
@@ -170,8 +170,9 @@ void JobController::Observe(absl::string_view resource, const Json& obj) {
   if (translator == nullptr) return;
   const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
   ObjectKey key{std::string(resource), ns, manifest::GetString(obj, {"metadata", "name"})};
+  const std::string workload = WorkloadKey(ns, WorkloadNameOf(*translator, obj));
   absl::MutexLock lock(&mu_);
-  owners_[WorkloadKey(ns, WorkloadNameOf(*translator, obj))] = std::move(key);
+  owners_[workload] = std::move(key);
 }
 
 void JobController::RecordDeletion(const ObjectKey& key, absl::string_view uid) {
@@ -387,9 +388,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission_.GetObject(flavor_ref));
         flavors[name] = flavor.resource_flavor();
       }
-      absl::StatusOr<std::vector<manifest::PodSetInfo>> infos =
-          manifest::PodSetInfosFromAdmission(wl->status().admission(), flavors,
-                                             PodSetUpdatesOf(*wl));
+      absl::StatusOr<std::vector<manifest::PodSetInfo>> infos = manifest::PodSetInfosFromAdmission(
+          wl->status().admission(), flavors, PodSetUpdatesOf(*wl));
       absl::StatusOr<Json> enacted =
           infos.ok() ? manifest::ApplyAdmission(
                            translator, obj, *infos,

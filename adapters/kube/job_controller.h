@@ -23,8 +23,8 @@
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
-#include "services/manifest/json_util.h"
 #include "services/manifest/job_kind.h"
+#include "services/manifest/json_util.h"
 
 namespace tollgate::kube {
 
@@ -146,7 +146,8 @@ class JobController {
                                 const Json& desired);
   void RecordEvent(const manifest::JobKindTranslator& translator, const Json& obj,
                    absl::string_view type, absl::string_view reason, absl::string_view message);
-  std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const;
+  std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   KubeClient& kube_;
   client::AdmissionClient& admission_;

@@ -67,7 +67,7 @@ absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> ReadKindManifests
   std::istringstream no_stdin;
   std::vector<std::string> notes;
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
-                            ReadManifests(no_stdin, {path}, notes));
+                            manifest::ReadManifests(no_stdin, {path}, notes));
   std::map<std::string, std::vector<v1::PodSet>> out;
   for (const manifest::Manifest& m : manifests) {
     const v1::Workload* wl = std::get_if<v1::Workload>(&m.object);
@@ -81,9 +81,8 @@ absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> ReadKindManifests
     out[kind->second].assign(wl->spec().pod_sets().begin(), wl->spec().pod_sets().end());
   }
   if (out.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--kind-manifests: no job manifest in ", path, " (kinds: ",
-                     manifest::JobKindList(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--kind-manifests: no job manifest in ", path,
+                                                   " (kinds: ", manifest::JobKindList(), ")"));
   }
   return out;
 }

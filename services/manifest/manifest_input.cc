@@ -32,8 +32,6 @@ bool CarriesNoWork(absl::string_view api_version, absl::string_view kind) {
       {"v1", "Service"},
       {"v1", "ServiceAccount"},
       {"v1", "PersistentVolumeClaim"},
-      {"rbac.authorization.k8s.io/v1", "Role"},
-      {"rbac.authorization.k8s.io/v1", "RoleBinding"},
       {"networking.k8s.io/v1", "Ingress"},
       {"networking.k8s.io/v1", "NetworkPolicy"},
       {"policy/v1", "PodDisruptionBudget"},
@@ -54,8 +52,7 @@ class DocumentLookup final : public ObjectLookup {
   absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) const override {
     for (const Json& doc : documents_) {
-      if (GetString(doc, {"kind"}) != kind.kind ||
-          GetString(doc, {"metadata", "name"}) != name) {
+      if (GetString(doc, {"kind"}) != kind.kind || GetString(doc, {"metadata", "name"}) != name) {
         continue;
       }
       const std::string doc_ns = GetString(doc, {"metadata", "namespace"}, "default");
@@ -94,9 +91,8 @@ std::string StableSuffix(absl::string_view text) {
   return absl::StrFormat("%08x", h);
 }
 
-absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind,
-                                                const YAML::Node& node, absl::string_view where,
-                                                const ObjectLookup& lookup) {
+absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind, const YAML::Node& node,
+                                      absl::string_view where, const ObjectLookup& lookup) {
   const std::string& kind_name = kind.resource().kind;
   Json obj = JsonFromYaml(node);
   Json& meta = obj["metadata"];
@@ -124,8 +120,8 @@ absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind,
   // namespace's "default" LocalQueue, which is what an empty queue name means.
   absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind, obj, "", lookup);
   if (!wl.ok()) {
-    return absl::Status(wl.status().code(), absl::StrCat(where, ": ", kind_name, " ", ns, "/",
-                                                         name, ": ", wl.status().message()));
+    return absl::Status(wl.status().code(), absl::StrCat(where, ": ", kind_name, " ", ns, "/", name,
+                                                         ": ", wl.status().message()));
   }
   // The uid only named the workload; the server gives the workload its own, and there is no
   // object whose uid the workload could carry.
@@ -146,14 +142,15 @@ struct InputFile {
 }  // namespace
 
 absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
-                                                                   absl::string_view where) {
+                                                         absl::string_view where) {
   std::vector<std::string> notes;
   return ParseInputDocument(node, where, NoObjects(), notes);
 }
 
-absl::StatusOr<std::vector<Manifest>> ParseInputDocument(
-    const YAML::Node& node, absl::string_view where, const ObjectLookup& lookup,
-    std::vector<std::string>& notes) {
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where,
+                                                         const ObjectLookup& lookup,
+                                                         std::vector<std::string>& notes) {
   std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
@@ -175,8 +172,7 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(
     }
     const YAML::Node api = node.IsMap() ? node["apiVersion"] : YAML::Node();
     const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
-    absl::StatusOr<const JobKindTranslator*> job =
-        JobKindOfManifest(api_version, kind);
+    absl::StatusOr<const JobKindTranslator*> job = JobKindOfManifest(api_version, kind);
     if (!job.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": ", job.status().message()));
     }
@@ -186,8 +182,7 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(
       if (!(*job)->traits().creates_workload) {
         // A CronJob: its Jobs are queued when it creates them, from its job template's labels.
         const std::string queue =
-            GetString(obj, {"spec", "jobTemplate", "metadata", "labels",
-                                      kQueueNameLabel});
+            GetString(obj, {"spec", "jobTemplate", "metadata", "labels", kQueueNameLabel});
         notes.push_back(absl::StrCat(
             where, ": skipped ", kind, " ", name, ": it creates Jobs, which are queued",
             queue.empty() ? " only with the queue label on spec.jobTemplate.metadata.labels "
@@ -222,15 +217,15 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(
   return out;
 }
 
-absl::StatusOr<std::vector<Manifest>> ReadManifests(
-    std::istream& in, const std::vector<std::string>& paths) {
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths) {
   std::vector<std::string> notes;
   return ReadManifests(in, paths, notes);
 }
 
 absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
-                                                              const std::vector<std::string>& paths,
-                                                              std::vector<std::string>& notes) {
+                                                    const std::vector<std::string>& paths,
+                                                    std::vector<std::string>& notes) {
   // Every file first: a job may refer to an object defined later or in another file.
   std::vector<InputFile> inputs;
   for (const std::string& path : paths) {

@@ -26,7 +26,9 @@
 #include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/manifest_input.h"
+#include "services/manifest/yaml_json.h"
 #include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
