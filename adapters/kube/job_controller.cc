@@ -59,11 +59,9 @@ class KubeLookup final : public manifest::ObjectLookup {
 };
 
 // The admission checks' pod-set updates of a workload (Kueue's podSetUpdates), in the checks'
-// order.
-std::vector<manifest::PodSetUpdate> PodSetUpdatesOf(const v1::Workload& wl) {
-  std::vector<manifest::PodSetUpdate> out;
-  return out;
-}
+// order. tollgated carries no admission checks yet (issue 26, docs/kubernetes.md), so there are
+// none to merge; the enactment already merges them with Kueue's conflict rules once there are.
+std::vector<manifest::PodSetUpdate> PodSetUpdatesOf(const v1::Workload& /*wl*/) { return {}; }
 
 // Why the workload is being evicted, from its newest eviction-like event.
 std::string EvictionMessage(const v1::Workload& wl) {
