@@ -52,12 +52,15 @@ absl::string_view DryRunSuffix(DryRun dry_run) {
   return "";
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args) {
+// `skipped`, when given, counts the documents skipped with a note.
+absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args,
+                                                         size_t* skipped = nullptr) {
   std::vector<std::string> notes;
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
       manifest::ReadManifests(s.in(), args.All("filename"), notes);
   // Objects that carry no work (a RayJob's ConfigMap), and CronJobs, are skipped, not refused.
   for (const std::string& note : notes) s.err() << "note: " << note << "\n";
+  if (skipped != nullptr) *skipped = notes.size();
   if (manifests.ok() && args.Has("namespace"))
     manifest::UseNamespace(args.Get("namespace"), *manifests);
   return manifests;
@@ -263,7 +266,8 @@ int RunSubmit(Session& s, const ParsedFlags& args) {
   }
   absl::StatusOr<DryRun> dry_run = ParseDryRun(args);
   if (!dry_run.ok()) return s.UsageError(dry_run.status().message());
-  absl::StatusOr<std::vector<manifest::Manifest>> manifests = ReadArgs(s, args);
+  size_t skipped = 0;
+  absl::StatusOr<std::vector<manifest::Manifest>> manifests = ReadArgs(s, args, &skipped);
   if (!manifests.ok()) return s.Fail(manifests.status());
   std::vector<v1::Workload> workloads;
   for (const manifest::Manifest& m : *manifests) {
@@ -275,6 +279,9 @@ int RunSubmit(Session& s, const ParsedFlags& args) {
     }
     workloads.push_back(*wl);
   }
+  // Only skipped documents (a CronJob, whose Jobs are queued when it creates them): the notes
+  // said why, and there is nothing to submit.
+  if (workloads.empty() && skipped > 0) return kExitOk;
   if (workloads.empty()) return s.Fail(absl::InvalidArgumentError("no Workload manifests found"));
   return SubmitWorkloads(s, workloads, *dry_run) ? kExitOk : kExitFailure;
 }
