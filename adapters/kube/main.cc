@@ -169,9 +169,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
           for (absl::string_view f : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
             if (manifest::FindJobKindByFramework(f) == nullptr) {
-              return absl::InvalidArgumentError(absl::StrCat(
-                  "--frameworks: unknown framework \"", f, "\"; tollgate-kube manages ",
-                  manifest::FrameworkList()));
+              return absl::InvalidArgumentError(absl::StrCat("--frameworks: unknown framework \"",
+                                                             f, "\"; tollgate-kube manages ",
+                                                             manifest::FrameworkList()));
             }
             flags.frameworks.push_back(std::string(f));
           }
@@ -210,8 +210,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           return common::UnknownFlag(flag);
         }
         if (name == "enable-jobs" || name == "enable-rayjobs" || name == "enable-pytorchjobs" ||
-            name == "frameworks" ||
-            name == "manage-jobs-without-queue-name") {
+            name == "frameworks" || name == "manage-jobs-without-queue-name") {
           integration_flag = std::string(name);
         }
         return absl::OkStatus();

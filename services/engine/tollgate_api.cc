@@ -465,7 +465,8 @@ absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateApi::ReportReclaimable
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
   std::vector<std::pair<std::string, int32_t>> pods;
-  for (const v1::ReclaimablePod& p : request.reclaimable_pods()) pods.emplace_back(p.name(), p.count());
+  for (const v1::ReclaimablePod& p : request.reclaimable_pods())
+    pods.emplace_back(p.name(), p.count());
   return executor_.Run<v1::ReportReclaimablePodsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportReclaimablePodsResponse> {
         TOLLGATE_RETURN_IF_ERROR(txn.SetReclaimablePods(key, pods));

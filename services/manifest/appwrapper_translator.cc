@@ -86,8 +86,8 @@ void InferRay(const Json& wrapped, const std::string& prefix, std::vector<Compon
 
 // The AppWrapper's InferPodSets for the kinds it knows.
 std::vector<ComponentPodSet> Infer(const Json& wrapped) {
-  const std::string gvk = absl::StrCat(GetString(wrapped, {"apiVersion"}), "/",
-                                       GetString(wrapped, {"kind"}));
+  const std::string gvk =
+      absl::StrCat(GetString(wrapped, {"apiVersion"}), "/", GetString(wrapped, {"kind"}));
   std::vector<ComponentPodSet> out;
   if (gvk == "batch/v1/Job") {
     int32_t replicas = IntAt(wrapped, "template.spec.parallelism", 1);
@@ -162,8 +162,8 @@ std::vector<std::vector<ComponentPodSet>> ComponentPodSets(const Json& obj) {
     std::vector<ComponentPodSet> sets;
     if (declared.is_array() && !declared.empty()) {
       for (const Json& ps : declared) {
-        sets.push_back({GetString(ps, {"path"}),
-                        static_cast<int32_t>(GetInt(ps, {"replicas"}).value_or(1))});
+        sets.push_back(
+            {GetString(ps, {"path"}), static_cast<int32_t>(GetInt(ps, {"replicas"}).value_or(1))});
       }
     } else {
       sets = Infer(JsonAt(components[i], {"template"}));

@@ -53,8 +53,7 @@ std::string Sha1Hex(absl::string_view data) {
     // Only fails when libcrypto cannot allocate; a fixed suffix keeps names valid.
     return "00000";
   }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), length));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 class EmptyLookup final : public ObjectLookup {
@@ -129,8 +128,9 @@ absl::Status JobKindTranslator::Enact(Json& obj, const std::vector<PodSetSource>
     }
     const Json::json_pointer pointer(source.template_path);
     if (!source.template_present) obj[pointer] = source.pod_template;
-    TOLLGATE_RETURN_IF_ERROR(MergeIntoTemplate(
-        obj[pointer], *info, absl::StrCat("pod set ", source.name, " (", source.template_path, ")")));
+    TOLLGATE_RETURN_IF_ERROR(
+        MergeIntoTemplate(obj[pointer], *info,
+                          absl::StrCat("pod set ", source.name, " (", source.template_path, ")")));
   }
   return absl::OkStatus();
 }
@@ -185,8 +185,7 @@ std::string QueueName(const Json& obj) {
 
 absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translator, const Json& obj,
                                                absl::string_view queue_name,
-                                               const ObjectLookup& lookup,
-                                               absl::string_view name) {
+                                               const ObjectLookup& lookup, absl::string_view name) {
   const std::string object_name = GetString(obj, {"metadata", "name"});
   const std::string ns = GetString(obj, {"metadata", "namespace"});
   const std::string uid = GetString(obj, {"metadata", "uid"});
@@ -195,7 +194,8 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
     return absl::InvalidArgumentError(absl::StrCat(kind,
                                                    " needs metadata.name, metadata.namespace and "
                                                    "metadata.uid (got \"",
-                                                   object_name, "\", \"", ns, "\", \"", uid, "\")"));
+                                                   object_name, "\", \"", ns, "\", \"", uid,
+                                                   "\")"));
   }
   if (!translator.traits().creates_workload) {
     return absl::InvalidArgumentError(
@@ -222,11 +222,10 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
   spec->set_priority_class_name(priority_class);
   for (const PodSetSource& source : sources) {
     const std::string where =
-        source.template_path.empty() ? absl::StrCat("pod set ", source.name)
-                                     : source.template_path;
-    TOLLGATE_ASSIGN_OR_RETURN(
-        *spec->add_pod_sets(),
-        PodSetFromTemplate(source.name, source.count, source.min_count, source.pod_template, where));
+        source.template_path.empty() ? absl::StrCat("pod set ", source.name) : source.template_path;
+    TOLLGATE_ASSIGN_OR_RETURN(*spec->add_pod_sets(),
+                              PodSetFromTemplate(source.name, source.count, source.min_count,
+                                                 source.pod_template, where));
   }
   return wl;
 }

@@ -14,11 +14,11 @@ const std::vector<const JobKindTranslator*>& Table() {
   // The rows. Add a kind here (and its factory in job_kinds.h); never reorder, the order is
   // what users see listed.
   static constexpr std::unique_ptr<JobKindTranslator> (*kRows[])() = {
-      &NewJobTranslator,          &NewCronJobTranslator,     &NewJobSetTranslator,
-      &NewMpiJobTranslator,       &NewPyTorchJobTranslator,  &NewTfJobTranslator,
-      &NewJaxJobTranslator,       &NewPaddleJobTranslator,   &NewXgboostJobTranslator,
-      &NewTrainJobTranslator,     &NewRayJobTranslator,      &NewRayClusterTranslator,
-      &NewRayServiceTranslator,   &NewSparkApplicationTranslator, &NewAppWrapperTranslator,
+      &NewJobTranslator,        &NewCronJobTranslator,          &NewJobSetTranslator,
+      &NewMpiJobTranslator,     &NewPyTorchJobTranslator,       &NewTfJobTranslator,
+      &NewJaxJobTranslator,     &NewPaddleJobTranslator,        &NewXgboostJobTranslator,
+      &NewTrainJobTranslator,   &NewRayJobTranslator,           &NewRayClusterTranslator,
+      &NewRayServiceTranslator, &NewSparkApplicationTranslator, &NewAppWrapperTranslator,
   };
   static const auto* table = [] {
     auto* rows = new std::vector<const JobKindTranslator*>;

@@ -187,8 +187,6 @@ class JobTranslator final : public JobKindTranslator {
 
 }  // namespace
 
-std::unique_ptr<JobKindTranslator> NewJobTranslator() {
-  return std::make_unique<JobTranslator>();
-}
+std::unique_ptr<JobKindTranslator> NewJobTranslator() { return std::make_unique<JobTranslator>(); }
 
 }  // namespace tollgate::manifest

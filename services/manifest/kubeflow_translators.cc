@@ -12,8 +12,7 @@ std::unique_ptr<JobKindTranslator> Kubeflow(const char* kind, const char* plural
                                             const char* framework, const char* field,
                                             std::vector<std::string> types) {
   return std::make_unique<ReplicaSpecsTranslator>(
-      JobKindTraits{.resource = {"kubeflow.org", "v1", plural, kind, true},
-                    .framework = framework},
+      JobKindTraits{.resource = {"kubeflow.org", "v1", plural, kind, true}, .framework = framework},
       field, std::move(types));
 }
 

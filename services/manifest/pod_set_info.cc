@@ -102,7 +102,8 @@ absl::Status MergeInfo(PodSetInfo& into, const PodSetInfo& from, absl::string_vi
   PodSetInfo merged = into;
   TOLLGATE_RETURN_IF_ERROR(MergeMap(merged.annotations, from.annotations, what, "annotations"));
   TOLLGATE_RETURN_IF_ERROR(MergeMap(merged.labels, from.labels, what, "labels"));
-  TOLLGATE_RETURN_IF_ERROR(MergeMap(merged.node_selector, from.node_selector, what, "nodeSelector"));
+  TOLLGATE_RETURN_IF_ERROR(
+      MergeMap(merged.node_selector, from.node_selector, what, "nodeSelector"));
   AppendTolerations(merged.tolerations, from.tolerations);
   AppendGates(merged.scheduling_gates, from.scheduling_gates);
   into = std::move(merged);

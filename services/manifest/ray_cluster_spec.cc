@@ -33,8 +33,8 @@ bool GcsFaultToleranceEnabled(const Json& cluster, const Json& obj) {
       options != nullptr && !options->is_null()) {
     return true;
   }
-  return absl::AsciiStrToLower(GetString(obj, {"metadata", "annotations", kRayFtEnabledAnnotation})) ==
-         "true";
+  return absl::AsciiStrToLower(
+             GetString(obj, {"metadata", "annotations", kRayFtEnabledAnnotation})) == "true";
 }
 
 // Kueue's MergeResourceListKeepMax on the head's Ray container (the first one).
@@ -73,16 +73,17 @@ absl::StatusOr<std::vector<PodSetSource>> RayClusterPodSets(const Json& cluster,
   if (!cluster.is_object()) return absl::InvalidArgumentError(absl::StrCat(path, ": required"));
   if (GetBool(cluster, {"enableInTreeAutoscaling"}).value_or(false)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ".enableInTreeAutoscaling: a queued Ray cluster cannot autoscale (Kueue allows it "
-              "only for elastic workloads, which Tollgate does not have)"));
+        path,
+        ".enableInTreeAutoscaling: a queued Ray cluster cannot autoscale (Kueue allows it "
+        "only for elastic workloads, which Tollgate does not have)"));
   }
   const Json* head = Find(cluster, {"headGroupSpec", "template"});
   if (head == nullptr || !head->is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".headGroupSpec.template: required"));
   }
   std::vector<PodSetSource> out;
-  PodSetSource head_set{"head", 1, std::nullopt,
-                        absl::StrCat(pointer, "/headGroupSpec/template"), *head, true};
+  PodSetSource head_set{"head", 1,   std::nullopt, absl::StrCat(pointer, "/headGroupSpec/template"),
+                        *head,  true};
   if (GcsFaultToleranceEnabled(cluster, obj)) {
     absl::Status reserved =
         ReserveRedisCleanup(head_set.pod_template, absl::StrCat(path, ".headGroupSpec.template"));
@@ -110,9 +111,8 @@ absl::StatusOr<std::vector<PodSetSource>> RayClusterPodSets(const Json& cluster,
     const int64_t hosts = GetInt(group, {"numOfHosts"}).value_or(1);
     if (replicas < 0 || hosts < 0 || replicas > INT32_MAX ||
         replicas * std::max<int64_t>(hosts, 1) > INT32_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat(group_path, ": replicas (", replicas,
-                                                     ") x numOfHosts (", hosts,
-                                                     ") is out of range"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          group_path, ": replicas (", replicas, ") x numOfHosts (", hosts, ") is out of range"));
     }
     // Kueue multiplies only when numOfHosts is above 1 (0 and unset mean one host).
     const int64_t count = hosts > 1 ? replicas * hosts : replicas;

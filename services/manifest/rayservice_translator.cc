@@ -28,8 +28,7 @@ class RayServiceTranslator final : public JobKindTranslator {
   absl::StatusOr<std::vector<PodSetSource>> PodSets(const Json& obj,
                                                     const ObjectLookup& lookup) const override {
     const Json* cluster = Find(obj, {"spec", "rayClusterConfig"});
-    return RayClusterPodSets(cluster == nullptr ? Json() : *cluster, "/spec/rayClusterConfig",
-                             obj);
+    return RayClusterPodSets(cluster == nullptr ? Json() : *cluster, "/spec/rayClusterConfig", obj);
   }
 
   std::string SuspendPath() const override { return "/spec/rayClusterConfig/suspend"; }

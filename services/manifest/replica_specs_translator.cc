@@ -19,9 +19,9 @@ absl::StatusOr<std::vector<PodSetSource>> ReplicaSpecsTranslator::PodSets(
   }
   for (auto it = specs.begin(); it != specs.end(); ++it) {
     if (std::find(types_.begin(), types_.end(), it.key()) == types_.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": replica type \"", it.key(), "\" is not one of ",
-                       resource().kind, "'s (", absl::StrJoin(types_, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": replica type \"", it.key(),
+                                                     "\" is not one of ", resource().kind, "'s (",
+                                                     absl::StrJoin(types_, ", "), ")"));
     }
   }
   std::vector<PodSetSource> out;

@@ -34,7 +34,8 @@ absl::StatusOr<std::vector<PodSetSource>> ReplicatedJobPodSets(const Json& jobs,
     }
     const Json* tmpl = Find(job, {"template", "spec", "template"});
     if (tmpl == nullptr || !tmpl->is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat(job_path, ".template.spec.template: required"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(job_path, ".template.spec.template: required"));
     }
     const int64_t replicas = Replicas(job);
     const int64_t parallelism = GetInt(job, {"template", "spec", "parallelism"}).value_or(1);
@@ -43,9 +44,9 @@ absl::StatusOr<std::vector<PodSetSource>> ReplicatedJobPodSets(const Json& jobs,
     const int64_t per_replica = std::min(parallelism, completions);
     if (replicas < 0 || per_replica < 0 || replicas > INT32_MAX || per_replica > INT32_MAX ||
         replicas * per_replica > INT32_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(job_path, ": replicas (", replicas, ") x min(parallelism, completions) (",
-                       per_replica, ") is out of range"));
+      return absl::InvalidArgumentError(absl::StrCat(job_path, ": replicas (", replicas,
+                                                     ") x min(parallelism, completions) (",
+                                                     per_replica, ") is out of range"));
     }
     PodSetSource source{name, static_cast<int32_t>(replicas * per_replica), std::nullopt};
     source.replicas = static_cast<int32_t>(replicas);

@@ -139,7 +139,8 @@ class SparkApplicationTranslator final : public JobKindTranslator {
                                          const std::vector<PodSetSource>& sources) const override {
     std::vector<std::string> out = {"/spec/nodeSelector"};
     for (const char* role : {"driver", "executor"}) {
-      for (const char* field : {"labels", "annotations", "nodeSelector", "tolerations", "template"}) {
+      for (const char* field :
+           {"labels", "annotations", "nodeSelector", "tolerations", "template"}) {
         out.push_back(absl::StrCat("/spec/", role, "/", field));
       }
     }

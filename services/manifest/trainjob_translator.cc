@@ -42,10 +42,8 @@ const ResourceKind& RuntimeKind(bool cluster) {
 // The referenced runtime's spec.
 absl::StatusOr<Json> RuntimeSpec(const Json& obj, const ObjectLookup& lookup) {
   const std::string name = GetString(obj, {"spec", "runtimeRef", "name"});
-  const std::string group =
-      GetString(obj, {"spec", "runtimeRef", "apiGroup"}, kTrainerGroup);
-  const std::string kind =
-      GetString(obj, {"spec", "runtimeRef", "kind"}, "ClusterTrainingRuntime");
+  const std::string group = GetString(obj, {"spec", "runtimeRef", "apiGroup"}, kTrainerGroup);
+  const std::string kind = GetString(obj, {"spec", "runtimeRef", "kind"}, "ClusterTrainingRuntime");
   if (name.empty()) return absl::InvalidArgumentError("spec.runtimeRef.name: required");
   if (group != kTrainerGroup || (kind != "ClusterTrainingRuntime" && kind != "TrainingRuntime")) {
     return absl::InvalidArgumentError(
@@ -72,7 +70,8 @@ void ApplyTemplatePatch(Json& pod_template, const Json& patch) {
     }
   }
   if (const Json& m = JsonAt(patch, {"spec", "nodeSelector"}); m.is_object()) {
-    for (auto it = m.begin(); it != m.end(); ++it) pod_template["spec"]["nodeSelector"][it.key()] = *it;
+    for (auto it = m.begin(); it != m.end(); ++it)
+      pod_template["spec"]["nodeSelector"][it.key()] = *it;
   }
   if (const Json& t = JsonAt(patch, {"spec", "tolerations"}); t.is_array()) {
     pod_template["spec"]["tolerations"] = t;

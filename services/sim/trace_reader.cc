@@ -156,8 +156,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseTrace(absl::string_view csv_text,
     if (kind_col >= 0) job.kind = std::string(absl::StripAsciiWhitespace(cells[kind_col]));
     if (job.kind.empty()) {
       TOLLGATE_ASSIGN_OR_RETURN(
-          const int64_t gpus,
-          r.Integer(c.gpus, gpus_col, 1, std::numeric_limits<int32_t>::max()));
+          const int64_t gpus, r.Integer(c.gpus, gpus_col, 1, std::numeric_limits<int32_t>::max()));
       if (gpus <= mapping.gpus_per_pod) {
         job.per_pod = gpus;
       } else if (gpus % mapping.gpus_per_pod != 0) {

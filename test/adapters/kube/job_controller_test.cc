@@ -452,9 +452,8 @@ class JobKindsControllerTest : public JobControllerTest {
 
 TEST_F(JobKindsControllerTest, AJobOfAQueuedJobSetIsLeftToTheJobSet) {
   const Json jobset = kube_.Put(manifest::FindJobKind("JobSet")->resource(), MakeJobSet());
-  kube_.Put(manifest::JobResource(),
-            OwnedJob("JobSet", "jobset.x-k8s.io/v1alpha2", "train",
-                     manifest::GetString(jobset, {"metadata", "uid"})));
+  kube_.Put(manifest::JobResource(), OwnedJob("JobSet", "jobset.x-k8s.io/v1alpha2", "train",
+                                              manifest::GetString(jobset, {"metadata", "uid"})));
   AllKinds();
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());

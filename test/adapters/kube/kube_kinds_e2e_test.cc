@@ -32,8 +32,8 @@
 namespace tollgate::kube {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ChildProcess;
+using ::testing::HasSubstr;
 using testing::WaitFor;
 
 constexpr char kToken[] = "kinds-token";
@@ -114,11 +114,13 @@ std::vector<KindCase> Cases() {
        "rayservice/rayservice.yaml",
        {},
        {{"head", 1, "/spec/rayClusterConfig/headGroupSpec/template/spec/nodeSelector"},
-        {"small-group", 1, "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector"}}},
+        {"small-group", 1,
+         "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector"}}},
       {"SparkApplication",
        "sparkapplication/spark-pi.yaml",
        {},
-       {{"driver", 1, "/spec/driver/nodeSelector"}, {"executor", 2, "/spec/executor/nodeSelector"}}},
+       {{"driver", 1, "/spec/driver/nodeSelector"},
+        {"executor", 2, "/spec/executor/nodeSelector"}}},
       {"AppWrapper",
        "appwrapper/appwrapper.yaml",
        {},
@@ -217,8 +219,8 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
     c.tollgated = std::move(*tollgated);
     absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
     ASSERT_TRUE(port.ok()) << port.status();
-    c.admission = client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port),
-                                                       absl::Seconds(5));
+    c.admission =
+        client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port), absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.scratch + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", *port), "--frameworks=" + AllFrameworks(),
@@ -286,8 +288,8 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
   static bool SelectorsAt(const Json& obj, const KindCase& c, bool present) {
     for (const PodSetShape& ps : c.pod_sets) {
       const Json::json_pointer p(ps.node_selector_at);
-      const bool has = obj.contains(p) && obj.at(p).is_object() &&
-                       obj.at(p).value(kPoolLabel, "") == "kinds";
+      const bool has =
+          obj.contains(p) && obj.at(p).is_object() && obj.at(p).value(kPoolLabel, "") == "kinds";
       if (has != present) return false;
       if (present) {
         const Json& tolerations = obj.at(p.parent_pointer() / "tolerations");
@@ -420,7 +422,8 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
           return now.has_value() && now->status().state() == v1::WORKLOAD_STATE_FINISHED;
         },
         kWait));
-    EXPECT_THAT(manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status"), HasSubstr("finished"));
+    EXPECT_THAT(manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status"),
+                HasSubstr("finished"));
   } else {
     // A RayCluster or RayService holds its quota until deleted.
     ASSERT_TRUE(kube().Delete(kind, ns, name).ok());
@@ -449,11 +452,11 @@ TEST(KubeKindsWithoutCrdsTest, KindsWhoseCrdIsMissingAreSkippedWithALogLine) {
   ASSERT_TRUE(server.ok()) << server.status();
   std::ofstream(scratch + "/kubeconfig") << KubeconfigFor(*server);
   // tollgated is not needed to see the kinds being sorted out; the adapter keeps retrying it.
-  absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
-      {testing::TollgateKubeBinary(), "--kubeconfig=" + scratch + "/kubeconfig",
-       "--tollgate=127.0.0.1:1", "--frameworks=" + AllFrameworks(),
-       "--health-file=" + scratch + "/kube.health", "--sync-namespaces=false"},
-      scratch + "/tollgate-kube.log");
+  absl::StatusOr<std::unique_ptr<ChildProcess>> adapter =
+      ChildProcess::Start({testing::TollgateKubeBinary(), "--kubeconfig=" + scratch + "/kubeconfig",
+                           "--tollgate=127.0.0.1:1", "--frameworks=" + AllFrameworks(),
+                           "--health-file=" + scratch + "/kube.health", "--sync-namespaces=false"},
+                          scratch + "/tollgate-kube.log");
   ASSERT_TRUE(adapter.ok()) << adapter.status();
   EXPECT_TRUE(WaitFor(
       [&] {

@@ -1369,8 +1369,9 @@ TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
   RunOk({"apply", "-f", TestData("queues.yaml")});
   CliResult r = RunOk({"submit", "-f", TestData("sample-job.yaml")});
   // Named as Kueue names a job's workload: kind, name and a hash (docs/job-kinds.md).
-  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{5} "
-                                   "\\(Job sample-job-[a-z0-9]{5}\\) created\n$"));
+  EXPECT_THAT(r.out,
+              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{5} "
+                            "\\(Job sample-job-[a-z0-9]{5}\\) created\n$"));
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
   EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{5} "
                                    "\\(RayJob rayjob-sample\\) created\n$"));
@@ -1378,9 +1379,8 @@ TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
   EXPECT_THAT(r.out, HasSubstr(" unchanged\n"));
   r = RunOk({"submit", "-f", TestData("sample-pytorchjob.yaml")});
-  EXPECT_THAT(r.out,
-              ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{5} "
-                            "\\(PyTorchJob pytorch-simple\\) created\n$"));
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{5} "
+                                   "\\(PyTorchJob pytorch-simple\\) created\n$"));
 
   // Pod sets as tollgate-kube makes them: the Job's 3 pods, the RayJob's head, workers and
   // submitter, the PyTorchJob's master and worker.
@@ -1411,13 +1411,16 @@ metadata: {name: web}
 )");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("unknown kind \"DaemonSet\""));
-  EXPECT_THAT(r.err, HasSubstr("Job (batch/v1), CronJob (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2)"));
+  EXPECT_THAT(r.err,
+              HasSubstr("Job (batch/v1), CronJob (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2)"));
   EXPECT_THAT(r.err, HasSubstr("as a Kueue Workload"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_THAT(r.err, HasSubstr("apiVersion \"batch/v2\" is not served; Tollgate reads Job as batch/v1"));
+  EXPECT_THAT(r.err,
+              HasSubstr("apiVersion \"batch/v2\" is not served; Tollgate reads Job as batch/v1"));
   // An older version of a kind Kueue reads in another: named, with the version to convert to.
-  r = Run({"submit", "-f", "-"}, "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\n");
+  r = Run({"submit", "-f", "-"},
+          "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("Tollgate reads MPIJob as kubeflow.org/v2beta1 (convert"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: x}\n");
@@ -1442,7 +1445,8 @@ TEST_F(CliTest, SubmitTakesEveryKindsDocumentedManifest) {
       {{"jaxjob/jaxjob.yaml"}, "JAXJob", "jaxjob-simple"},
       {{"paddlejob/paddlejob.yaml"}, "PaddleJob", "paddle-simple-cpu"},
       {{"xgboostjob/xgboostjob.yaml"}, "XGBoostJob", "xgboost-dist-iris"},
-      {{"trainjob/trainjob.yaml", "trainjob/torch-distributed-runtime.yaml"}, "TrainJob",
+      {{"trainjob/trainjob.yaml", "trainjob/torch-distributed-runtime.yaml"},
+       "TrainJob",
        "pytorch-simple"},
       {{"raycluster/raycluster.yaml"}, "RayCluster", "raycluster-interactive"},
       {{"rayservice/rayservice.yaml"}, "RayService", "rayservice-fruit"},

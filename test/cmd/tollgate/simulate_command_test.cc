@@ -180,8 +180,8 @@ spec: {clusterQueue: ml}
                 "--kind-manifests=" + std::string(TOLLGATE_FIXTURES_DIR) + "/jobset", "--quiet"});
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("no manifest of kind \"RayJob\""));
-  r = Simulate({"--trace=" + dir + "/trace.csv", "--queues=" + dir + "/queues.yaml",
-                "--kind-column=kind"});
+  r = Simulate(
+      {"--trace=" + dir + "/trace.csv", "--queues=" + dir + "/queues.yaml", "--kind-column=kind"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("--kind-column and --kind-manifests go together"));
 }

@@ -130,9 +130,7 @@ TEST(ApplyAdmissionTest, CreatesAndRemovesTheDefaultRaySubmitter) {
 }
 
 TEST(ApplyAdmissionTest, MissingFlavorIsNotFound) {
-  EXPECT_EQ(Apply(Job(), MakeJob(), AdmissionFor("main", {{"cpu", "x"}}, 4), {})
-                .status()
-                .code(),
+  EXPECT_EQ(Apply(Job(), MakeJob(), AdmissionFor("main", {{"cpu", "x"}}, 4), {}).status().code(),
             absl::StatusCode::kNotFound);
 }
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "common/file_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/yaml_json.h"
@@ -88,29 +88,36 @@ void PrintTo(const KindCase& c, std::ostream* os) { *os << c.kind; }
 std::vector<KindCase> Cases() {
   const std::map<std::string, std::string> cpu1 = {{"cpu", "1"}, {"memory", "200Mi"}};
   return {
-      {"Job",
-       "job/job.yaml",
-       {},
-       {{"main", 3, cpu1, "/spec/template/spec/nodeSelector"}}},
+      {"Job", "job/job.yaml", {}, {{"main", 3, cpu1, "/spec/template/spec/nodeSelector"}}},
       {"JobSet",
        "jobset/jobset.yaml",
        {},
        {{"workers", 6, cpu1, "/spec/replicatedJobs/0/template/spec/template/spec/nodeSelector"},
-        {"driver", 1, {{"cpu", "2"}, {"memory", "200Mi"}},
+        {"driver",
+         1,
+         {{"cpu", "2"}, {"memory", "200Mi"}},
          "/spec/replicatedJobs/1/template/spec/template/spec/nodeSelector"}}},
       {"MPIJob",
        "mpijob/mpijob.yaml",
        {},
-       {{"launcher", 1, {{"cpu", "1"}, {"memory", "1Gi"}},
+       {{"launcher",
+         1,
+         {{"cpu", "1"}, {"memory", "1Gi"}},
          "/spec/mpiReplicaSpecs/Launcher/template/spec/nodeSelector"},
-        {"worker", 2, {{"cpu", "1"}, {"memory", "1Gi"}},
+        {"worker",
+         2,
+         {{"cpu", "1"}, {"memory", "1Gi"}},
          "/spec/mpiReplicaSpecs/Worker/template/spec/nodeSelector"}}},
       {"PyTorchJob",
        "pytorchjob/pytorchjob.yaml",
        {},
-       {{"master", 1, {{"cpu", "1"}, {"memory", "500Mi"}},
+       {{"master",
+         1,
+         {{"cpu", "1"}, {"memory", "500Mi"}},
          "/spec/pytorchReplicaSpecs/Master/template/spec/nodeSelector"},
-        {"worker", 2, {{"cpu", "1"}, {"memory", "500Mi"}},
+        {"worker",
+         2,
+         {{"cpu", "1"}, {"memory", "500Mi"}},
          "/spec/pytorchReplicaSpecs/Worker/template/spec/nodeSelector"}}},
       {"TFJob",
        "tfjob/tfjob.yaml",
@@ -133,31 +140,47 @@ std::vector<KindCase> Cases() {
       {"TrainJob",
        "trainjob/trainjob.yaml",
        {"trainjob/torch-distributed-runtime.yaml"},
-       {{"node", 2, {{"cpu", "2"}, {"memory", "1Gi"}},
+       {{"node",
+         2,
+         {{"cpu", "2"}, {"memory", "1Gi"}},
          "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/"
          "template/spec/nodeSelector"}}},
       {"RayJob",
        "rayjob/rayjob-with-configmap.yaml",
        {},
-       {{"head", 1, {{"cpu", "1"}, {"memory", "2Gi"}},
+       {{"head",
+         1,
+         {{"cpu", "1"}, {"memory", "2Gi"}},
          "/spec/rayClusterSpec/headGroupSpec/template/spec/nodeSelector"},
-        {"small-group", 1, {{"cpu", "1"}, {"memory", "1Gi"}},
+        {"small-group",
+         1,
+         {{"cpu", "1"}, {"memory", "1Gi"}},
          "/spec/rayClusterSpec/workerGroupSpecs/0/template/spec/nodeSelector"},
-        {"submitter", 1, {{"cpu", "500m"}, {"memory", "200Mi"}},
+        {"submitter",
+         1,
+         {{"cpu", "500m"}, {"memory", "200Mi"}},
          "/spec/submitterPodTemplate/spec/nodeSelector"}}},
       {"RayCluster",
        "raycluster/raycluster.yaml",
        {},
-       {{"head", 1, {{"cpu", "1"}, {"memory", "2Gi"}},
+       {{"head",
+         1,
+         {{"cpu", "1"}, {"memory", "2Gi"}},
          "/spec/headGroupSpec/template/spec/nodeSelector"},
-        {"workergroup", 4, {{"cpu", "1"}, {"memory", "1Gi"}},
+        {"workergroup",
+         4,
+         {{"cpu", "1"}, {"memory", "1Gi"}},
          "/spec/workerGroupSpecs/0/template/spec/nodeSelector"}}},
       {"RayService",
        "rayservice/rayservice.yaml",
        {},
-       {{"head", 1, {{"cpu", "2"}, {"memory", "4Gi"}},
+       {{"head",
+         1,
+         {{"cpu", "2"}, {"memory", "4Gi"}},
          "/spec/rayClusterConfig/headGroupSpec/template/spec/nodeSelector"},
-        {"small-group", 1, {{"cpu", "1"}, {"memory", "2Gi"}},
+        {"small-group",
+         1,
+         {{"cpu", "1"}, {"memory", "2Gi"}},
          "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/nodeSelector"}}},
       {"SparkApplication",
        "sparkapplication/spark-pi.yaml",
@@ -198,7 +221,8 @@ v1::Admission AdmitAll(const v1::Workload& wl) {
     v1::PodSetAssignment* a = admission.add_pod_set_assignments();
     a->set_name(ps.name());
     a->set_count(ps.count());
-    for (const auto& [resource, quantity] : ps.requests()) (*a->mutable_flavors())[resource] = "a100";
+    for (const auto& [resource, quantity] : ps.requests())
+      (*a->mutable_flavors())[resource] = "a100";
   }
   return admission;
 }
@@ -226,8 +250,7 @@ TEST_P(JobKindsFixtureTest, PodSetsAreWhatKueueComputes) {
     const ExpectedPodSet& want = c.pod_sets[i];
     EXPECT_EQ(got.name(), want.name);
     EXPECT_EQ(got.count(), want.count) << want.name;
-    const std::map<std::string, std::string> requests(got.requests().begin(),
-                                                      got.requests().end());
+    const std::map<std::string, std::string> requests(got.requests().begin(), got.requests().end());
     EXPECT_EQ(requests, want.requests) << want.name;
   }
 }
@@ -257,7 +280,8 @@ TEST_P(JobKindsFixtureTest, AdmissionLandsOnTheRightTemplatesAndSuspendingRestor
   EXPECT_EQ(restored, obj) << restored.dump(2);
   ASSERT_OK_AND_ASSIGN(v1::Workload again, TranslateWorkload(*t, restored, "", lookup));
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(again, wl))
-      << again.DebugString() << "\n" << wl.DebugString();
+      << again.DebugString() << "\n"
+      << wl.DebugString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, JobKindsFixtureTest, ::testing::ValuesIn(Cases()),
@@ -322,8 +346,7 @@ TEST(JobKindsTest, ConflictingPodSetUpdatesArePermanent) {
   job["spec"]["template"]["spec"]["nodeSelector"]["zone"] = "c";
   ASSERT_OK_AND_ASSIGN(std::vector<PodSetInfo> one,
                        PodSetInfosFromAdmission(admission, {{"a100", GpuFlavor()}}, {first}));
-  absl::StatusOr<Json> applied =
-      ApplyAdmission(*FindJobKind("Job"), job, one, "fp", NoObjects());
+  absl::StatusOr<Json> applied = ApplyAdmission(*FindJobKind("Job"), job, one, "fp", NoObjects());
   ASSERT_FALSE(applied.ok());
   EXPECT_TRUE(IsPermanentError(applied.status()));
   EXPECT_THAT(applied.status().message(), HasSubstr("key zone is \"c\" and must also be \"a\""));
@@ -393,7 +416,7 @@ TEST(JobKindsTest, RayClustersAndServicesNeverFinish) {
     const JobKindTranslator& t = *FindJobKind(kind);
     EXPECT_FALSE(t.traits().finishes);
     Json obj = JobOf(Fixture(kind == std::string("RayCluster") ? "raycluster/raycluster.yaml"
-                                                                : "rayservice/rayservice.yaml"),
+                                                               : "rayservice/rayservice.yaml"),
                      kind);
     obj["status"] = Json::parse(R"({"state": "failed", "conditions": [
         {"type": "Ready", "status": "False"}]})");
@@ -408,8 +431,8 @@ TEST(JobKindsTest, RayClustersAndServicesNeverFinish) {
 
 TEST(JobKindsTest, RayHeadReservesTheRedisCleanupWithFaultTolerance) {
   Json cluster = JobOf(Fixture("raycluster/raycluster.yaml"), "RayCluster");
-  cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["requests"] =
-      {{"cpu", "100m"}, {"memory", "1Gi"}};
+  cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {
+      {"cpu", "100m"}, {"memory", "1Gi"}};
   cluster["spec"]["gcsFaultToleranceOptions"] = {{"redisAddress", "redis:6379"}};
   ASSERT_OK_AND_ASSIGN(v1::Workload wl,
                        TranslateWorkload(*FindJobKind("RayCluster"), cluster, "", NoObjects()));

@@ -1,9 +1,9 @@
-#include "services/manifest/job_kinds.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "services/manifest/job_kinds.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(JobTranslatorTest, TranslatesTheWorkload) {
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslatorKind(), MakeJob(), "", NoObjects());
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(JobTranslatorKind(), MakeJob(), "", NoObjects());
   ASSERT_TRUE(wl.ok()) << wl.status();
   EXPECT_EQ(wl->metadata().name(), "job-llama3-70b-mmlu-e8286");
   EXPECT_EQ(wl->metadata().namespace_(), "team-a");
@@ -83,7 +84,8 @@ TEST(JobTranslatorTest, QueueFromAnnotationOrOverride) {
   job["metadata"].erase("labels");
   job["metadata"]["annotations"] = {{"kueue.x-k8s.io/queue-name", "legacy"}};
   EXPECT_EQ(QueueName(job), "legacy");
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslatorKind(), job, "default", NoObjects());
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(JobTranslatorKind(), job, "default", NoObjects());
   ASSERT_TRUE(wl.ok());
   EXPECT_EQ(wl->spec().queue_name(), "default");
 }
@@ -95,7 +97,8 @@ TEST(JobTranslatorTest, MinParallelismAnnotationGivesMinCount) {
   ASSERT_TRUE(sets.ok());
   EXPECT_EQ((*sets)[0].min_count, 2);
   job["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "zero";
-  EXPECT_EQ(JobTranslatorKind().PodSets(job, NoObjects()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(JobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(JobTranslatorTest, MissingUidIsRefused) {

@@ -1,7 +1,7 @@
-#include "services/manifest/job_kinds.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "services/manifest/job_kinds.h"
 
 namespace tollgate::manifest {
 namespace {

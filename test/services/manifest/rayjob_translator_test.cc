@@ -1,7 +1,7 @@
-#include "services/manifest/job_kinds.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "services/manifest/job_kinds.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -29,7 +29,8 @@ Json MakeRayJob() {
 }
 
 TEST(RayJobTranslatorTest, HeadWorkerGroupsAndDefaultSubmitter) {
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(RayJobTranslatorKind(), MakeRayJob(), "", NoObjects());
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(RayJobTranslatorKind(), MakeRayJob(), "", NoObjects());
   ASSERT_TRUE(wl.ok()) << wl.status();
   EXPECT_EQ(wl->metadata().name(), "rayjob-sweep-faee8");
   ASSERT_EQ(wl->spec().pod_sets_size(), 4);
@@ -69,13 +70,16 @@ TEST(RayJobTranslatorTest, ExplicitSubmitterTemplate) {
 TEST(RayJobTranslatorTest, RefusesClusterSelectorAndDuplicateGroups) {
   Json job = MakeRayJob();
   job["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
-  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
   job = MakeRayJob();
   job["spec"]["rayClusterSpec"]["workerGroupSpecs"][1]["groupName"] = "cpu-workers";
-  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
   job = MakeRayJob();
   job["spec"]["rayClusterSpec"]["workerGroupSpecs"][1]["groupName"] = "head";
-  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RayJobTranslatorTest, LifecycleFromStatus) {
