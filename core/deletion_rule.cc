@@ -9,7 +9,10 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
     case ObjectKind::kNamespace:
       return DeletionRule::kTerminatesWhileInUse;
     case ObjectKind::kResourceFlavor:
+    case ObjectKind::kTopology:
       return DeletionRule::kRefusedWhileNamed;
+    case ObjectKind::kAdmissionCheck:
+      return DeletionRule::kTerminatesWhileNamed;
     case ObjectKind::kCohort:
     case ObjectKind::kLocalQueue:
     case ObjectKind::kWorkloadPriorityClass:

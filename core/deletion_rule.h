@@ -5,8 +5,9 @@
 namespace tollgate::core {
 
 // What deleting a configuration object does while workloads still depend on it. Kueue puts its
-// resource-in-use finalizer on ClusterQueues and ResourceFlavors (among the kinds Tollgate
-// serves) and on nothing else; docs/api.md "Deleting objects" has the table and the reasons.
+// resource-in-use finalizer on ClusterQueues, ResourceFlavors, AdmissionChecks and Topologies
+// (among the kinds Tollgate serves) and on nothing else; docs/api.md "Deleting objects" has the
+// reasons.
 enum class DeletionRule {
   // Erased at once. What was admitted through it keeps running and keeps its quota; pending
   // workloads that need it wait until it exists again (Cohort, LocalQueue, priority classes,
@@ -16,8 +17,12 @@ enum class DeletionRule {
   // keeps accounting for what runs, and goes with its last such workload (ClusterQueue, as
   // Kueue's finalizer; Namespace, as Kubernetes keeps a namespace until its objects are gone).
   kTerminatesWhileInUse,
-  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor; Kueue keeps it
-  // terminating instead, a documented deviation).
+  // Kept and marked terminating while a ClusterQueue names it, erased when the last one stops
+  // naming it (AdmissionCheck, as Kueue's finalizer on it).
+  kTerminatesWhileNamed,
+  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor), or while a ResourceFlavor
+  // names it (Topology, through spec.topologyName). Kueue keeps either terminating instead (its
+  // resource-in-use finalizer), a documented deviation.
   kRefusedWhileNamed,
 };
 

@@ -65,10 +65,42 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return registry_.workload_priority_classes().count(key) > 0;
     case ObjectKind::kPriorityClass:
       return registry_.pod_priority_classes().count(key) > 0;
+    case ObjectKind::kAdmissionCheck:
+      return registry_.FindAdmissionCheck(name) != nullptr;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      return topology_.FindTopology(name) != nullptr;
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterState::ClusterQueuesUsingAdmissionCheck(
+    absl::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [cq_name, spec] : registry_.cluster_queue_specs()) {
+    for (const AdmissionCheckStrategyRule& rule : spec.admission_checks) {
+      if (rule.name == name) {
+        out.push_back(cq_name);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool ClusterState::InUse(ObjectKind kind, absl::string_view namespace_name,
+                         absl::string_view name) const {
+  switch (DeletionRuleOf(kind)) {
+    case DeletionRule::kTerminatesWhileInUse:
+      return !WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty();
+    case DeletionRule::kTerminatesWhileNamed:
+      return !ClusterQueuesUsingAdmissionCheck(name).empty();
+    case DeletionRule::kRefusedWhileNamed:
+    case DeletionRule::kAtOnce:
+      return false;
   }
   return false;
 }
@@ -126,6 +158,15 @@ std::vector<std::string> ClusterState::QueuesNamingFlavor(absl::string_view flav
   return out;
 }
 
+std::vector<std::string> ClusterState::FlavorsNamingTopology(absl::string_view topology) const {
+  std::vector<std::string> out;
+  for (const auto& [flavor_name, flavor] : registry_.flavors()) {
+    if (flavor.topology_name == topology)
+      out.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
+  }
+  return out;
+}
+
 absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                                         absl::string_view name, absl::Time now) {
   if (!ObjectExists(kind, namespace_name, name)) {
@@ -137,16 +178,20 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
   switch (DeletionRuleOf(kind)) {
     case DeletionRule::kRefusedWhileNamed: {
-      const std::vector<std::string> users = QueuesNamingFlavor(name);
+      const bool topology = kind == ObjectKind::kTopology;
+      const std::vector<std::string> users =
+          topology ? FlavorsNamingTopology(name) : QueuesNamingFlavor(name);
       if (!users.empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
-                         "; remove it from their resourceGroups (or delete them) first"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            ObjectKindName(kind), " ", name, " is in use by ", NameList(users), "; ",
+            topology ? "remove spec.topologyName from them" : "remove it from their resourceGroups",
+            " (or delete them) first"));
       }
       break;
     }
     case DeletionRule::kTerminatesWhileInUse:
-      if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
+    case DeletionRule::kTerminatesWhileNamed:
+      if (InUse(kind, namespace_name, name)) {
         registry_.MarkTerminating(kind, key, now);
         OnTerminatingChanged(now);
         return absl::OkStatus();
@@ -171,7 +216,8 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kResourceFlavor:
       registry_.EraseResourceFlavor(key);
-      router_.RecomputeActivity(tree_);
+      topology_.SetFlavors(registry_.flavors());
+      RecomputeActivity();
       RerouteAllPending(now);
       return;
     case ObjectKind::kClusterQueue:
@@ -188,6 +234,7 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       // re-created under the name starts afresh.
       fair_usage_.Forget(LocalQueueKey(namespace_name, name));
       RerouteAllPending(now);
+      SyncAllChecks(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
       registry_.EraseWorkloadPriorityClass(key);
@@ -195,16 +242,25 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kPriorityClass:
       registry_.ErasePodPriorityClass(key);
       return;
+    case ObjectKind::kAdmissionCheck:
+      // Only reached once no ClusterQueue names it, so no queue's activity changes.
+      registry_.EraseAdmissionCheck(key);
+      return;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      // DeleteObject refused it while a flavor names it, so nothing is placed on it.
+      DeleteTopology(name, now).IgnoreError();
+      return;
   }
 }
 
 void ClusterState::OnTerminatingChanged(absl::Time now) {
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
+  CancelReservationsInInactiveQueues(now);
   finalize_check_due_ = true;
 }
 
@@ -224,7 +280,8 @@ absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view
     return absl::NotFoundError(absl::StrCat(
         ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
   }
-  if (DeletionRuleOf(kind) != DeletionRule::kTerminatesWhileInUse) {
+  const DeletionRule rule = DeletionRuleOf(kind);
+  if (rule != DeletionRule::kTerminatesWhileInUse && rule != DeletionRule::kTerminatesWhileNamed) {
     // Stored as terminating by a version that protected this kind: deleted under today's rule,
     // now, and reported to the executor so the stored object goes at its first commit.
     EraseObject(kind, namespace_name, name, now);
@@ -252,7 +309,7 @@ std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
       object.namespace_name = key.substr(0, slash);
       object.name = key.substr(slash + 1);
     }
-    if (!WorkloadsHoldingQuotaVia(kind, object.namespace_name, object.name).empty()) continue;
+    if (InUse(kind, object.namespace_name, object.name)) continue;
     EraseObject(kind, object.namespace_name, object.name, now);
     finalized.push_back(std::move(object));
   }

@@ -27,6 +27,9 @@ enum class ObjectKind {
   kRole,
   kRoleBinding,
   kQueueGrant,
+  kAdmissionCheck,
+  // Topology Aware Scheduling's Topology (docs/topology.md).
+  kTopology,
 };
 
 struct KindTraits {

@@ -285,13 +285,16 @@ bool PreemptionPlanner::WorkloadFits(const Context& ctx, bool allow_borrowing) c
     if (!allow_borrowing && node.BorrowingWith(fr, v)) return false;
     if (v > std::max<int64_t>(0, node.Available(fr))) return false;
   }
+  if (ctx.topology != nullptr && !ctx.topology->empty()) {
+    return PlaceTopology(*ctx.topology, state_.topology(), /*simulate_empty=*/false).ok;
+  }
   return true;
 }
 
 std::vector<PreemptionTarget> PreemptionPlanner::GetTargets(
     const Workload& preemptor, const ClusterQueueRuntime& cq, const std::map<FrId, int64_t>& usage,
-    const std::vector<FrId>& frs_need_preemption) {
-  Context ctx{preemptor, cq, usage, frs_need_preemption};
+    const std::vector<FrId>& frs_need_preemption, const WorkloadTopologyRequests* topology) {
+  Context ctx{preemptor, cq, usage, frs_need_preemption, topology};
   std::vector<PreemptionTarget> targets =
       state_.config().fair_sharing.enable ? Fair(ctx) : Classical(ctx);
   if (cq.spec.max_preempted_workloads > 0 &&

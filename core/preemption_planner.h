@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "core/cluster_state.h"
 #include "core/flavor_assigner.h"
+#include "core/topology_scheduling.h"
 #include "core/usage_simulation.h"
 
 namespace tollgate::core {
@@ -29,9 +30,12 @@ class PreemptionPlanner {
  public:
   PreemptionPlanner(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
 
+  // `topology`, when set, are the preemptor's placement requests: victims are chosen until they
+  // fit too (Kueue's workloadFits with TAS: fragmentation-aware preemption).
   std::vector<PreemptionTarget> GetTargets(const Workload& preemptor, const ClusterQueueRuntime& cq,
                                            const std::map<FrId, int64_t>& usage,
-                                           const std::vector<FrId>& frs_need_preemption);
+                                           const std::vector<FrId>& frs_need_preemption,
+                                           const WorkloadTopologyRequests* topology = nullptr);
 
  private:
   enum class Variant {
@@ -52,6 +56,7 @@ class PreemptionPlanner {
     const ClusterQueueRuntime& cq;
     const std::map<FrId, int64_t>& usage;
     const std::vector<FrId>& frs;
+    const WorkloadTopologyRequests* topology = nullptr;
   };
 
   static const char* ReasonOf(Variant variant);

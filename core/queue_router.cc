@@ -1,6 +1,8 @@
 #include "core/queue_router.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
 
 namespace tollgate::core {
 
@@ -82,9 +84,22 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
   };
   for (auto& [name, cq] : cluster_queues_) {
     cq.inactive_reason = inactive_reason(name, cq);
+    cq.inactive_message.clear();
+    ApplyCheckActivity(cq);
     cq.active = cq.inactive_reason.empty();
     if (cq.node != nullptr) cq.node->SetActive(cq.active);
   }
+}
+
+void QueueRouter::ApplyCheckActivity(ClusterQueueRuntime& cq) const {
+  if (cq.spec.admission_checks.empty()) return;
+  const CheckInactivity checks = ClusterQueueCheckInactivity(cq.spec, config_.admission_checks());
+  if (checks.empty()) return;
+  // A reason found first (terminating, stopped, a missing flavor) keeps the condition's reason;
+  // the message keeps the checks' part, as Kueue lists every cause.
+  if (cq.inactive_reason.empty()) cq.inactive_reason = checks.reasons.front();
+  cq.inactive_message =
+      absl::StrCat("Can't admit new workloads: ", absl::StrJoin(checks.messages, ", "), ".");
 }
 
 void QueueRouter::Unqueue(WorkloadId id) {

@@ -9,12 +9,28 @@ const char* WorkloadStateName(WorkloadState state) {
   switch (state) {
     case WorkloadState::kPending:
       return "Pending";
+    case WorkloadState::kQuotaReserved:
+      return "QuotaReserved";
     case WorkloadState::kAdmitted:
       return "Admitted";
     case WorkloadState::kEvicting:
       return "Evicting";
     case WorkloadState::kFinished:
       return "Finished";
+  }
+  return "Unknown";
+}
+
+const char* CheckStateName(CheckState state) {
+  switch (state) {
+    case CheckState::kPending:
+      return "Pending";
+    case CheckState::kReady:
+      return "Ready";
+    case CheckState::kRetry:
+      return "Retry";
+    case CheckState::kRejected:
+      return "Rejected";
   }
   return "Unknown";
 }
@@ -54,8 +70,14 @@ int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_se
 
 std::optional<absl::Time> ExecutionDeadline(const Workload& wl) {
   if (!wl.spec.maximum_execution_time_seconds.has_value()) return std::nullopt;
-  return wl.status.admission_time + absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
+  return AdmittedTime(wl.status) + absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
          wl.status.history().past_execution;
+}
+
+absl::Time AdmittedTime(const WorkloadStatus& status) {
+  const Condition* admitted = FindCondition(status, "Admitted");
+  if (admitted != nullptr && admitted->status) return admitted->last_transition_time;
+  return status.admission_time;
 }
 
 void RecordPreemption(WorkloadStatus& status, absl::Time now) {

@@ -4,11 +4,13 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
@@ -57,11 +59,6 @@ class KubeLookup final : public manifest::ObjectLookup {
  private:
   KubeClient& kube_;
 };
-
-// The admission checks' pod-set updates of a workload (Kueue's podSetUpdates), in the checks'
-// order. tollgated carries no admission checks yet (issue 26, docs/kubernetes.md), so there are
-// none to merge; the enactment already merges them with Kueue's conflict rules once there are.
-std::vector<manifest::PodSetUpdate> PodSetUpdatesOf(const v1::Workload& /*wl*/) { return {}; }
 
 // Why the workload is being evicted, from its newest eviction-like event.
 std::string EvictionMessage(const v1::Workload& wl) {
@@ -387,7 +384,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         flavors[name] = flavor.resource_flavor();
       }
       absl::StatusOr<std::vector<manifest::PodSetInfo>> infos = manifest::PodSetInfosFromAdmission(
-          wl->status().admission(), flavors, PodSetUpdatesOf(*wl));
+          wl->status().admission(), flavors, manifest::PodSetUpdatesOf(*wl));
       absl::StatusOr<Json> enacted =
           infos.ok() ? manifest::ApplyAdmission(
                            translator, obj, *infos,
@@ -428,6 +425,25 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       Json desired = obj;
       manifest::SetAnnotation(desired, kStatusAnnotation,
                               StatusValue(kFinished, "Workload finished"));
+      return Converge(translator, obj, desired).status();
+    }
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED: {
+      // Quota is reserved but admission checks are not all Ready: the job stays suspended, as
+      // in Kueue, and its owner sees which checks it waits for.
+      Json desired = *original;
+      SetSuspend(translator, desired, true);
+      std::vector<std::string> waiting;
+      for (const v1::AdmissionCheckState& check : wl->status().admission_checks()) {
+        if (check.state() != "Ready") {
+          waiting.push_back(absl::StrCat(check.name(), " (", check.state(), ")"));
+        }
+      }
+      manifest::SetAnnotation(
+          desired, kStatusAnnotation,
+          StatusValue(kPending, absl::StrCat("Quota reserved in ClusterQueue ",
+                                             wl->status().admission().cluster_queue(),
+                                             "; waiting for admission checks: ",
+                                             absl::StrJoin(waiting, ", "))));
       return Converge(translator, obj, desired).status();
     }
     case v1::WORKLOAD_STATE_PENDING:

@@ -117,6 +117,8 @@ std::unique_ptr<TollgateClient::Endpoint> TollgateClient::NewEndpoint(std::strin
   endpoint->auth = v1::AuthService::NewStub(endpoint->channel);
   endpoint->info = v1::InfoService::NewStub(endpoint->channel);
   endpoint->admin = v1::AdminService::NewStub(endpoint->channel);
+  endpoint->checks = v1::AdmissionCheckService::NewStub(endpoint->channel);
+  endpoint->inventory = v1::InventoryService::NewStub(endpoint->channel);
   return endpoint;
 }
 
@@ -405,6 +407,22 @@ absl::StatusOr<v1::ReprioritizeResponse> TollgateClient::Reprioritize(
       });
 }
 
+absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> TollgateClient::UpdateAdmissionCheckState(
+    const v1::UpdateAdmissionCheckStateRequest& request) {
+  return Unary<v1::UpdateAdmissionCheckStateResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::UpdateAdmissionCheckStateResponse* r) {
+        return e.checks->UpdateAdmissionCheckState(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::SetAdmissionCheckActiveResponse> TollgateClient::SetAdmissionCheckActive(
+    const v1::SetAdmissionCheckActiveRequest& request) {
+  return Unary<v1::SetAdmissionCheckActiveResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetAdmissionCheckActiveResponse* r) {
+        return e.checks->SetAdmissionCheckActive(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::BuildInfo> TollgateClient::GetBuildInfo() {
   return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
     return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);
@@ -422,6 +440,28 @@ absl::StatusOr<v1::BackupResponse> TollgateClient::Backup(const v1::BackupReques
   return Unary<v1::BackupResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::BackupResponse* r) {
     return e.admin->Backup(c, request, r);
   });
+}
+
+absl::StatusOr<v1::ListNodesResponse> TollgateClient::ListNodes(
+    const v1::ListNodesRequest& request) {
+  return Unary<v1::ListNodesResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ListNodesResponse* r) {
+        return e.inventory->ListNodes(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::NodeDetails> TollgateClient::GetNode(const v1::GetNodeRequest& request) {
+  return Unary<v1::NodeDetails>([&](Endpoint& e, grpc::ClientContext* c, v1::NodeDetails* r) {
+    return e.inventory->GetNode(c, request, r);
+  });
+}
+
+absl::StatusOr<v1::GetTopologyUsageResponse> TollgateClient::GetTopologyUsage(
+    const v1::GetTopologyUsageRequest& request) {
+  return Unary<v1::GetTopologyUsageResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::GetTopologyUsageResponse* r) {
+        return e.inventory->GetTopologyUsage(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateClient::ListPendingWorkloads(

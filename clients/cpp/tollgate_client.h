@@ -22,6 +22,7 @@
 #include "clients/cpp/connection.h"
 #include "grpcpp/security/credentials.h"
 #include "tollgate/v1/auth.grpc.pb.h"
+#include "tollgate/v1/inventory.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -118,6 +119,12 @@ class TollgateClient {
   absl::StatusOr<v1::SetWorkloadActiveResponse> SetWorkloadActive(
       const v1::SetWorkloadActiveRequest& request);
   absl::StatusOr<v1::ReprioritizeResponse> Reprioritize(const v1::ReprioritizeRequest& request);
+  // AdmissionCheckService: one check's state on one workload (compare-and-swap on the
+  // workload's revision), and a check's Active condition.
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> UpdateAdmissionCheckState(
+      const v1::UpdateAdmissionCheckStateRequest& request);
+  absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
+      const v1::SetAdmissionCheckActiveRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
@@ -133,6 +140,12 @@ class TollgateClient {
   absl::StatusOr<v1::SchedulerConfiguration> GetConfiguration();
   // A checkpoint of the live store into a directory on the server's machine (AdminService).
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
+
+  // The topology inventory (InventoryService; docs/topology.md).
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
+  absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
+  absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(
+      const v1::GetTopologyUsageRequest& request);
 
   // Streams events to `on_event` until it returns false, `canceller` (may be null) is
   // cancelled, or the server ends the stream. The stream has no deadline: it lives as long as
@@ -153,6 +166,8 @@ class TollgateClient {
     std::unique_ptr<v1::AuthService::Stub> auth;
     std::unique_ptr<v1::InfoService::Stub> info;
     std::unique_ptr<v1::AdminService::Stub> admin;
+    std::unique_ptr<v1::AdmissionCheckService::Stub> checks;
+    std::unique_ptr<v1::InventoryService::Stub> inventory;
   };
 
   template <typename Response, typename Call>

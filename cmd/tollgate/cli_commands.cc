@@ -39,9 +39,10 @@ constexpr FlagSpec kSinceRevisionFlag{
 constexpr FlagSpec kQueueFilterFlag{"queue", 0, "LOCALQUEUE", "workloads of this LocalQueue"};
 constexpr FlagSpec kClusterQueueFilterFlag{"clusterqueue", 0, "CLUSTERQUEUE",
                                            "workloads admitted by or queued for this ClusterQueue"};
-constexpr FlagSpec kStatusFilterFlag{"status", 0, "STATE",
-                                     "workloads in this state: pending, admitted, evicting, "
-                                     "finished"};
+constexpr FlagSpec kStatusFilterFlag{
+    "status", 0, "STATE",
+    "workloads in this state: pending, quotareserved, admitted, evicting, "
+    "finished"};
 constexpr FlagSpec kApplyDryRunFlag{"dry-run", 0, "STRATEGY",
                                     "none, client (print only) or server (validated, not stored)",
                                     "client"};
@@ -168,6 +169,30 @@ const std::vector<Command>& Commands() {
        "priority decides whom it may be preempted by from then on.\n",
        {kNamespaceFlag, kPriorityFlag},
        RunReprioritize,
+       true},
+      {"check",
+       "check set WORKLOAD --check NAME --state STATE | check activate|deactivate NAME",
+       "Decide an admission check by hand, or set a check's Active condition.",
+       "set: the state of one admission check on a workload that holds quota: Pending, Ready,\n"
+       "Retry (evicts it; requeued after --requeue-after at the earliest) or Rejected\n"
+       "(deactivates it). Once every check is Ready the workload is Admitted. The update expects\n"
+       "the revision read just before (or --revision): a workload changed meanwhile is refused.\n"
+       "--label, --annotation, --node-selector (POD_SET:KEY=VALUE) and --toleration\n"
+       "(POD_SET:KEY[=VALUE][:EFFECT]) are pod set updates the check adds to the pods.\n"
+       "activate, deactivate: the AdmissionCheck's Active condition; a ClusterQueue naming an\n"
+       "inactive check admits nothing. Both are audited (docs/admission-checks.md).\n",
+       {kNamespaceFlag,
+        {"check", 0, "NAME", "the admission check (set)"},
+        {"state", 0, "STATE", "Pending, Ready, Retry or Rejected (set)"},
+        {"message", 0, "TEXT", "why, shown in describe workload (set); or the condition's message"},
+        {"requeue-after", 0, "DURATION", "with Retry: the least delay before it is tried again"},
+        {"revision", 0, "N", "the workload revision the decision was made on (default: current)"},
+        {"label", 0, "POD_SET:KEY=VALUE", "a label for the pod set's pods (repeatable)"},
+        {"annotation", 0, "POD_SET:KEY=VALUE", "an annotation for the pods (repeatable)"},
+        {"node-selector", 0, "POD_SET:KEY=VALUE", "a node selector term (repeatable)"},
+        {"toleration", 0, "POD_SET:KEY[=VALUE][:EFFECT]", "a toleration (repeatable)"},
+        {"reason", 0, "TEXT", "the Active condition's reason (activate, deactivate)"}},
+       RunCheck,
        true},
       {"checkpoint",
        "checkpoint NAME",

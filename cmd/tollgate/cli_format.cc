@@ -16,6 +16,8 @@ std::string StateName(v1::WorkloadState state) {
   switch (state) {
     case v1::WORKLOAD_STATE_PENDING:
       return "Pending";
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return "QuotaReserved";
     case v1::WORKLOAD_STATE_ADMITTED:
       return "Admitted";
     case v1::WORKLOAD_STATE_EVICTING:

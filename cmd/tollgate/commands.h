@@ -6,6 +6,7 @@
 //   describe_config_command.cc  describe cohort|localqueue|resourceflavor
 //   apply_command.cc      apply, submit, diff
 //   workload_commands.cc  admit, finish, preempt, checkpoint, delete
+//   check_commands.cc     check set|activate|deactivate
 //   version_command.cc    version
 //   admin_command.cc      admin backup
 //   config_command.cc     get config
@@ -34,6 +35,8 @@ int RunResume(Session& s, const ParsedFlags& args);
 int RunDeactivate(Session& s, const ParsedFlags& args);
 int RunActivate(Session& s, const ParsedFlags& args);
 int RunReprioritize(Session& s, const ParsedFlags& args);
+// check_commands.cc: check set|activate|deactivate (AdmissionCheckService).
+int RunCheck(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
 int RunAdmin(Session& s, const ParsedFlags& args);
 // `get config`: called by RunGet.

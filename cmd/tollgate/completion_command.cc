@@ -130,6 +130,10 @@ int RunComplete(Session& s, const ParsedFlags& args) {
     if (const KindInfo* kind = FindKind(arguments[0])) candidates = ObjectNames(s, *kind);
   } else if (TakesWorkloadName(command->name) && arguments.empty()) {
     candidates = ObjectNames(s, *FindKind("workload"));
+  } else if (command->name == "check" && arguments.empty()) {
+    candidates = {"set", "activate", "deactivate"};
+  } else if (command->name == "check" && arguments.size() == 1) {
+    candidates = ObjectNames(s, *FindKind(arguments[0] == "set" ? "workload" : "admissioncheck"));
   } else if (command->name == "completion" && arguments.empty()) {
     candidates = {"bash", "zsh"};
   } else if ((command->name == "watch" || command->name == "usage") && arguments.empty()) {

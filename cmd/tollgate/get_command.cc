@@ -54,11 +54,14 @@ struct WorkloadFilter {
 absl::StatusOr<v1::WorkloadState> ParseState(absl::string_view text) {
   const std::string lower = absl::AsciiStrToLower(text);
   if (lower == "pending") return v1::WORKLOAD_STATE_PENDING;
+  if (lower == "quotareserved" || lower == "quota-reserved") {
+    return v1::WORKLOAD_STATE_QUOTA_RESERVED;
+  }
   if (lower == "admitted") return v1::WORKLOAD_STATE_ADMITTED;
   if (lower == "evicting") return v1::WORKLOAD_STATE_EVICTING;
   if (lower == "finished") return v1::WORKLOAD_STATE_FINISHED;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--status \"", text, "\": want pending, admitted, evicting or finished"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--status \"", text, "\": want pending, quotareserved, admitted, evicting or finished"));
 }
 
 // The parsed options of one `get`.
@@ -158,6 +161,18 @@ std::vector<std::string> WorkloadRow(const GetOptions& o, const v1::Workload& wl
     case v1::WORKLOAD_STATE_EVICTING:
       reason = OrNone(wl.status().last_preemption_reason());
       break;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED: {
+      // What it waits for: the checks that are not Ready yet.
+      std::vector<std::string> waiting;
+      for (const v1::AdmissionCheckState& check : wl.status().admission_checks()) {
+        if (check.state() != "Ready") {
+          waiting.push_back(absl::StrCat(check.name(), "=", check.state()));
+        }
+      }
+      reason = waiting.empty() ? std::string(kNone)
+                               : absl::StrCat("waiting for checks: ", absl::StrJoin(waiting, ", "));
+      break;
+    }
     default:
       break;
   }
@@ -375,7 +390,10 @@ int GetConfig(Session& s, const GetOptions& o) {
     case v1::CLUSTER_QUEUE: {
       std::vector<std::string> headers{"NAME",    "COHORT",   "STRATEGY",
                                        "PENDING", "ADMITTED", "ACTIVE"};
-      if (wide) headers.push_back("FLAVORS");
+      if (wide) {
+        headers.push_back("RESERVING");
+        headers.push_back("FLAVORS");
+      }
       table.emplace(headers);
       for (size_t i : *order) {
         const v1::ClusterQueue& cq = objects[i].cluster_queue();
@@ -388,6 +406,8 @@ int GetConfig(Session& s, const GetOptions& o) {
                                      absl::StrCat(cq.status().admitted_workloads()),
                                      ActiveOf(cq)};
         if (wide) {
+          // Holding quota: admitted, plus those still waiting for admission checks.
+          row.push_back(absl::StrCat(cq.status().reserving_workloads()));
           std::vector<std::string> flavors;
           for (const v1::ResourceGroup& g : cq.spec().resource_groups()) {
             for (const v1::FlavorQuotas& f : g.flavors()) flavors.push_back(f.name());
@@ -487,6 +507,42 @@ int GetConfig(Session& s, const GetOptions& o) {
         table->AddRow({g.metadata().name(), queue, absl::StrJoin(g.verbs(), ","),
                        SubjectsText(g.subjects()),
                        FormatAge(g.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::ADMISSION_CHECK: {
+      std::vector<std::string> headers{"NAME", "CONTROLLER", "ACTIVE", "AGE"};
+      if (wide) headers.push_back("PARAMETERS");
+      table.emplace(headers);
+      for (size_t i : *order) {
+        const v1::AdmissionCheck& ac = objects[i].admission_check();
+        std::string active = "False (NoCondition)";
+        for (const v1::Condition& c : ac.status().conditions()) {
+          if (c.type() != "Active") continue;
+          active = c.status() == "True" || c.reason().empty()
+                       ? c.status()
+                       : absl::StrCat(c.status(), " (", c.reason(), ")");
+        }
+        if (ac.metadata().has_deletion_timestamp()) active = "False (Terminating)";
+        std::vector<std::string> row{ac.metadata().name(), ac.spec().controller_name(), active,
+                                     FormatAge(ac.metadata().creation_timestamp(), now)};
+        if (wide) {
+          const v1::AdmissionCheckParametersReference& p = ac.spec().parameters();
+          row.push_back(p.name().empty() ? std::string(kNone)
+                                         : absl::StrCat(p.kind(), "/", p.name()));
+        }
+        table->AddRow(row);
+      }
+      break;
+    }
+    case v1::TOPOLOGY:
+      table.emplace(std::vector<std::string>{"NAME", "LEVELS", "AGE"});
+      for (size_t i : *order) {
+        const v1::Topology& t = objects[i].topology();
+        std::vector<std::string> levels;
+        for (const v1::TopologyLevel& level : t.spec().levels())
+          levels.push_back(level.node_label());
+        table->AddRow({t.metadata().name(), absl::StrJoin(levels, ","),
+                       FormatAge(t.metadata().creation_timestamp(), now)});
       }
       break;
     case v1::NAMESPACE:

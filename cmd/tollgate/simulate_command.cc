@@ -57,6 +57,8 @@ struct SimulateFlags {
   std::string kind_manifests;
   // Kind -> pod sets, read from kind_manifests.
   std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
+  // --check-delay NAME=DURATION: admission checks Ready that long after the reservation.
+  std::map<std::string, absl::Duration> check_delays;
 };
 
 // The pod sets each kind asks for, from job manifests as tollgate-kube translates them
@@ -148,6 +150,19 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             return absl::InvalidArgumentError(absl::StrCat(
                 "--estimate-every: expected a non-negative integer, got \"", text, "\""));
           }
+        } else if (flag.name == "check-delay") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          const size_t equals = text.find('=');
+          if (equals == std::string::npos || equals == 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--check-delay: expected NAME=DURATION (e.g. provisioning=10m), got \"", text,
+                "\""));
+          }
+          const std::string name = text.substr(0, equals);
+          TOLLGATE_ASSIGN_OR_RETURN(
+              f.check_delays[name],
+              (common::FlagArg{"check-delay", absl::string_view(text).substr(equals + 1), true}
+                   .Duration(/*allow_zero=*/true)));
         } else if (flag.name == "quiet") {
           TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
         } else {
@@ -251,6 +266,7 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.sample_every = f.sample_every;
   options.estimate_every = f.estimate_every;
   options.kind_pod_sets = f.kind_pod_sets;
+  options.check_delays = f.check_delays;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
@@ -309,6 +325,11 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --estimate-every=N       estimate every Nth job's start at submission, with learned runtimes
                           and with Slurm's time-limit rule, and report their accuracy (and
                           estimates.csv under --out); 0 (default) makes none
+  --check-delay=NAME=DURATION
+                          an admission check that becomes Ready DURATION after a job's quota is
+                          reserved (a provisioning delay; repeatable). A check the queue files do
+                          not define is added to every ClusterQueue. The summary then reports
+                          the wait for checks and the quota held idle meanwhile
   --plots=false           skip running gnuplot
   --quiet                 no progress bar
 )";

@@ -104,6 +104,7 @@ struct FollowerServer {
   std::unique_ptr<rpc::AdmissionGrpcService> admission;
   std::unique_ptr<rpc::ConfigGrpcService> config;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility;
+  std::unique_ptr<rpc::AdmissionCheckGrpcService> checks;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -128,6 +129,8 @@ absl::Status OpenFollowerReads(const ReplicaOptions& options,
   follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate());
   follower.config = std::make_unique<rpc::ConfigGrpcService>(reads->api(), &reads->gate());
   follower.visibility = std::make_unique<rpc::VisibilityGrpcService>(reads->api(), &reads->gate());
+  follower.checks = std::make_unique<rpc::AdmissionCheckGrpcService>(
+      reads->api(), follower.admission->mutable_watch_hub(), &reads->gate());
   follower.reads = std::move(reads);
   follower.mirror = std::move(mirror);
   return absl::OkStatus();
@@ -154,6 +157,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     builder.RegisterService(follower->admission.get());
     builder.RegisterService(follower->config.get());
     builder.RegisterService(follower->visibility.get());
+    builder.RegisterService(follower->checks.get());
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(ha::NewFollowerReadInterceptorFactory(*follower->reads));

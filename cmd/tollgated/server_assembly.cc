@@ -13,6 +13,8 @@ ServingServices::ServingServices(engine::TollgateApi& api, Options options)
       admission_(api, &gate_),
       config_(api, &gate_),
       visibility_(api, &gate_),
+      checks_(api, admission_.mutable_watch_hub(), &gate_),
+      inventory_(api, &gate_),
       auth_(gate_),
       info_(gate_, options_.described_configuration),
       admin_(gate_, options_.backup, options_.store->Identity()) {}
@@ -36,6 +38,8 @@ void ServingServices::AddTo(grpc::ServerBuilder& builder) {
   builder.RegisterService(&admission_);
   builder.RegisterService(&config_);
   builder.RegisterService(&visibility_);
+  builder.RegisterService(&checks_);
+  builder.RegisterService(&inventory_);
   builder.RegisterService(&auth_);
   builder.RegisterService(&info_);
   builder.RegisterService(&admin_);

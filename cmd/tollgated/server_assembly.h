@@ -18,6 +18,7 @@
 #include "services/rpc/admin_service.h"
 #include "services/rpc/grpc_services.h"
 #include "services/rpc/info_service.h"
+#include "services/rpc/inventory_service.h"
 #include "services/rpc/scheduler_audit.h"
 #include "storage/store.h"
 #include "tollgate/v1/service.pb.h"
@@ -67,6 +68,8 @@ class ServingServices {
   rpc::AdmissionGrpcService admission_;
   rpc::ConfigGrpcService config_;
   rpc::VisibilityGrpcService visibility_;
+  rpc::AdmissionCheckGrpcService checks_;
+  rpc::InventoryGrpcService inventory_;
   rpc::AuthGrpcService auth_;
   rpc::InfoGrpcService info_;
   rpc::AdminGrpcService admin_;

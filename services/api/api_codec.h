@@ -34,4 +34,5 @@
 
 #include "services/api/api_limits.h"
 #include "services/api/config_codec.h"
+#include "services/api/topology_codec.h"
 #include "services/api/workload_codec.h"

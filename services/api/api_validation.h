@@ -61,6 +61,16 @@ class Reporter {
     return Invalid(path, status.message());
   }
 
+  // Names the object in front of a validator's error that names the field path itself.
+  absl::Status Wrap(const absl::Status& status) const {
+    if (status.ok()) return status;
+    return absl::Status(
+        status.code(),
+        absl::StrCat(
+            kind_, " ", ns_.empty() ? std::string() : absl::StrCat(core::EchoedText(ns_), "/"),
+            name_.empty() ? "<unnamed>" : core::EchoedText(name_), ": ", status.message()));
+  }
+
  private:
   absl::string_view kind_;
   absl::string_view ns_;

@@ -170,9 +170,10 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     role.priority.allow_non_preemptible = allow_np.value_or(false);
     policy.roles.push_back(std::move(role));
   } else if (kind == "RoleBinding") {
-    if (absl::Status s = CheckFields(where, doc, "",
-                                     {"apiVersion", "kind", "metadata", "role", "subjects",
-                                      "namespaces", "maxPriority", "allowNonPreemptible"});
+    if (absl::Status s =
+            CheckFields(where, doc, "",
+                        {"apiVersion", "kind", "metadata", "role", "subjects", "namespaces",
+                         "maxPriority", "allowNonPreemptible", "controllerNames"});
         !s.ok()) {
       return s;
     }
@@ -181,6 +182,8 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     ASSIGN_OR_RETURN_POLICY(binding.role, String(where, doc["role"], "role"));
     ASSIGN_OR_RETURN_POLICY(binding.subjects, Subjects(where, doc["subjects"]));
     ASSIGN_OR_RETURN_POLICY(binding.namespaces, Strings(where, doc["namespaces"], "namespaces"));
+    ASSIGN_OR_RETURN_POLICY(binding.controller_names,
+                            Strings(where, doc["controllerNames"], "controllerNames"));
     ASSIGN_OR_RETURN_POLICY(binding.max_priority,
                             OptionalInt32(where, doc["maxPriority"], "maxPriority"));
     ASSIGN_OR_RETURN_POLICY(binding.allow_non_preemptible,

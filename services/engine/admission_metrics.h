@@ -46,9 +46,13 @@ class AdmissionMetrics final : public ExecutorObserver {
     metrics::Family::Series* lq_quota_reserved = nullptr;
     metrics::Family::Series* lq_admission_wait = nullptr;
     metrics::Family::Series* lq_quota_reserved_wait = nullptr;
+    metrics::Family::Series* checks_wait = nullptr;
+    metrics::Family::Series* lq_checks_wait = nullptr;
   };
   AdmissionSeries& SeriesFor(const std::string& cluster_queue, const std::string& namespace_name,
                              const std::string& local_queue, const std::string& priority_class);
+  void CountCohortAdmission(const core::ClusterState& state, const std::string& cluster_queue,
+                            const std::string& priority_class);
 
   metrics::Family& admitted_;
   metrics::Family& quota_reserved_;
@@ -58,6 +62,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& lq_quota_reserved_;
   metrics::Family& lq_admission_wait_;
   metrics::Family& lq_quota_reserved_wait_;
+  metrics::Family& checks_wait_;
+  metrics::Family& lq_checks_wait_;
   metrics::Family& attempts_;
   metrics::Family& attempt_duration_;
   metrics::Family& evicted_;
@@ -79,6 +85,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   absl::flat_hash_map<core::WorkloadId, int> evictions_counted_;
   // Likewise the workloads whose finish at `evictions_counted_at_` was counted.
   absl::flat_hash_set<core::WorkloadId> finishes_counted_;
+  // Likewise the workloads whose admission after their checks was counted.
+  absl::flat_hash_set<core::WorkloadId> admissions_counted_;
   absl::Time evictions_counted_at_ = absl::InfinitePast();
 };
 

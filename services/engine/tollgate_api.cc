@@ -15,6 +15,7 @@
 #include "core/submit_preview.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api/api_codec.h"
+#include "services/api/api_validation.h"
 #include "services/api/breakdown_codec.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/list_pages.h"
@@ -103,7 +104,7 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       status->Clear();
       const core::QueueCounts counts = state.ClusterQueueCounts(name);
       status->set_pending_workloads(static_cast<int32_t>(counts.pending));
-      status->set_reserving_workloads(static_cast<int32_t>(counts.admitted));
+      status->set_reserving_workloads(static_cast<int32_t>(counts.reserving));
       status->set_admitted_workloads(static_cast<int32_t>(counts.admitted));
       FillUsage(state.ClusterQueueUsage(name), status->mutable_flavors_usage());
       v1::Condition* active = status->add_conditions();
@@ -115,7 +116,9 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
                          : runtime == nullptr ? "Unknown"
                                               : runtime->inactive_reason);
       active->set_message(is_active ? "Can admit new workloads"
-                                    : absl::StrCat("ClusterQueue ", name, " is inactive"));
+                          : runtime != nullptr && !runtime->inactive_message.empty()
+                              ? runtime->inactive_message
+                              : absl::StrCat("ClusterQueue ", name, " is inactive"));
       status->mutable_fair_sharing()->set_weighted_share(state.WeightedShare(name));
       break;
     }
@@ -126,7 +129,7 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       const core::QueueCounts counts =
           state.LocalQueueCounts(lq->metadata().namespace_(), lq->metadata().name());
       status->set_pending_workloads(static_cast<int32_t>(counts.pending));
-      status->set_reserving_workloads(static_cast<int32_t>(counts.admitted));
+      status->set_reserving_workloads(static_cast<int32_t>(counts.reserving));
       status->set_admitted_workloads(static_cast<int32_t>(counts.admitted));
       FillUsage(state.LocalQueueUsage(lq->metadata().namespace_(), lq->metadata().name()),
                 status->mutable_flavors_usage());
@@ -147,6 +150,16 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
         implicit->set_message(
             "named by a ClusterQueue's cohort or a Cohort's parent; no Cohort object is stored");
       }
+      break;
+    }
+    case v1::ConfigObject::kAdmissionCheck: {
+      // The live Active condition, which its controller sets; Apply never changes it.
+      v1::AdmissionCheck* check = object.mutable_admission_check();
+      check->mutable_status()->Clear();
+      auto it = state.admission_checks().find(check->metadata().name());
+      if (it == state.admission_checks().end() || !it->second.active.has_value()) break;
+      *check->mutable_status() =
+          api::AdmissionCheckToProto(it->second.spec, it->second.active).status();
       break;
     }
     default:
@@ -188,6 +201,8 @@ absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState
       return core::WorkloadState::kPending;
     case v1::WORKLOAD_STATE_ADMITTED:
       return core::WorkloadState::kAdmitted;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return core::WorkloadState::kQuotaReserved;
     case v1::WORKLOAD_STATE_EVICTING:
       return core::WorkloadState::kEvicting;
     case v1::WORKLOAD_STATE_FINISHED:
@@ -198,7 +213,8 @@ absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState
   return absl::InvalidArgumentError(
       absl::StrCat("state: unsupported value ", static_cast<int>(state),
                    ": supported values: WORKLOAD_STATE_UNSPECIFIED (any), WORKLOAD_STATE_PENDING, "
-                   "WORKLOAD_STATE_ADMITTED, WORKLOAD_STATE_EVICTING, WORKLOAD_STATE_FINISHED"));
+                   "WORKLOAD_STATE_QUOTA_RESERVED, WORKLOAD_STATE_ADMITTED, "
+                   "WORKLOAD_STATE_EVICTING, WORKLOAD_STATE_FINISHED"));
 }
 
 // The LocalQueue `namespace_name/name`, or null.
@@ -707,6 +723,22 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
   return absl::OkStatus();
 }
 
+absl::Status TollgateApi::CheckImmutable(const AdmissionExecutor::Txn& txn,
+                                         const ValidatedObject& object) const {
+  const auto* check = std::get_if<core::AdmissionCheckSpec>(&object.spec);
+  if (check == nullptr) return absl::OkStatus();
+  auto it = txn.state().admission_checks().find(check->name);
+  if (it == txn.state().admission_checks().end() ||
+      it->second.spec.controller_name == check->controller_name) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("AdmissionCheck ", check->name,
+                   ": spec.controllerName: ", api::codec::Quote(check->controller_name),
+                   " would replace ", api::codec::Quote(it->second.spec.controller_name),
+                   ": the field is immutable (delete the AdmissionCheck and create it again)"));
+}
+
 absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& request) {
   // Validate everything before touching the state: the request applies whole or not at all.
   std::vector<ValidatedObject> validated;
@@ -728,8 +760,30 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
   }
   return executor_.Run<v1::ApplyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ApplyResponse> {
+        // Kueue's immutable fields, against what is stored, before anything applies.
+        for (int i = 0; i < request.objects_size(); ++i) {
+          absl::Status immutable = CheckImmutable(txn, validated[i]);
+          if (!immutable.ok()) {
+            return absl::Status(immutable.code(),
+                                request.objects_size() == 1
+                                    ? std::string(immutable.message())
+                                    : absl::StrCat("objects[", i, "]: ", immutable.message()));
+          }
+        }
         v1::ApplyResponse response;
         const int64_t revision = txn.commit_revision();
+        // Checks against the current state, all before any change: the apply is all or none.
+        for (int i = 0; i < request.objects_size(); ++i) {
+          if (const auto* topology = std::get_if<core::TopologySpec>(&validated[i].spec)) {
+            if (absl::Status s = txn.state().CheckTopology(*topology); !s.ok()) {
+              return absl::Status(
+                  s.code(),
+                  absl::StrCat(request.objects_size() == 1 ? std::string()
+                                                           : absl::StrCat("objects[", i, "]: "),
+                               "Topology ", topology->name, ": ", s.message()));
+            }
+          }
+        }
         for (int i = 0; i < request.objects_size(); ++i) {
           v1::ConfigObject object = request.objects(i);
           const ValidatedObject& v = validated[i];
@@ -752,6 +806,11 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           meta->set_resource_version(revision);
           // An update does not undo a deletion in progress (as on the API server).
           api_internal::KeepDeletionTimestamp(txn.state(), v.kind, v.namespace_name, v.name, *meta);
+          if (object.has_admission_check()) {
+            // Its status is its controller's: kept from the stored object, never applied.
+            *object.mutable_admission_check()->mutable_status() =
+                previous.admission_check().status();
+          }
           txn.ApplyObject(v, key, object);
           last_object_write_ = revision;
           FillStatus(txn.state(), object);

@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/topology_annotations.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -223,9 +224,12 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
   for (const PodSetSource& source : sources) {
     const std::string where =
         source.template_path.empty() ? absl::StrCat("pod set ", source.name) : source.template_path;
-    TOLLGATE_ASSIGN_OR_RETURN(*spec->add_pod_sets(),
+    v1::PodSet* pod_set = spec->add_pod_sets();
+    TOLLGATE_ASSIGN_OR_RETURN(*pod_set,
                               PodSetFromTemplate(source.name, source.count, source.min_count,
                                                  source.pod_template, where));
+    TOLLGATE_RETURN_IF_ERROR(
+        ApplyTemplateTopology(source.pod_template, source.pod_index_label, where, pod_set));
   }
   return wl;
 }

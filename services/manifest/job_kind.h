@@ -89,6 +89,10 @@ struct PodSetSource {
   // The pods come in this many equal groups (a JobSet's replicated job: its replicas, each a
   // Job of count / replicas pods); 1 for everything else.
   int32_t replicas = 1;
+  // The pod label that holds a pod's index in the set, for topology placement (Kueue's
+  // podIndexLabel: batch.kubernetes.io/job-completion-index for a Job, ...); none when the kind
+  // has no such label.
+  std::optional<std::string> pod_index_label = std::nullopt;
 };
 
 // What an admission asks of one pod set's pods (Kueue's podset.PodSetInfo): the admitted count,

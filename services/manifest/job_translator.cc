@@ -97,6 +97,7 @@ class JobTranslator final : public JobKindTranslator {
     main.count = static_cast<int32_t>(count);
     main.template_path = "/spec/template";
     main.pod_template = *pod_template;
+    main.pod_index_label = "batch.kubernetes.io/job-completion-index";
     const std::string min_text =
         GetString(obj, {"metadata", "annotations", kJobMinParallelismAnnotation});
     if (!min_text.empty()) {

@@ -29,6 +29,7 @@
 #include "services/auth/policy_parser.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_input.h"
+#include "services/manifest/topology_annotations.h"
 #include "services/manifest/yaml_reader.h"
 
 namespace tollgate::manifest {
@@ -414,9 +415,10 @@ absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::Res
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s, Fields::Read(ctx, *spec_node, "spec", {"nodeLabels", "nodeTaints", "tolerations"},
-                             {"topologyName"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"nodeLabels", "nodeTaints", "tolerations", "topologyName"}));
   v1::ResourceFlavorSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "topologyName", spec->mutable_topology_name()));
   if (const YAML::Node* n = s.Get("nodeLabels")) {
     TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, s.Path("nodeLabels"), spec->mutable_node_labels()));
   }
@@ -431,18 +433,36 @@ absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::Res
   return absl::OkStatus();
 }
 
+absl::Status ParseTopology(const Ctx& ctx, const YAML::Node& node, v1::Topology* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, "spec", {"levels"}));
+  if (const YAML::Node* n = s.Get("levels")) {
+    const std::string levels_path = s.Path("levels");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, levels_path));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields l,
+                                Fields::Read(ctx, item, Index(levels_path, i++), {"nodeLabel"}));
+      TOLLGATE_RETURN_IF_ERROR(
+          StrInto(ctx, l, "nodeLabel", out->mutable_spec()->add_levels()->mutable_node_label()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::ClusterQueue* out) {
   TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s,
-      Fields::Read(
-          ctx, *spec_node, "spec",
-          {"resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
-           "flavorFungibility", "preemption", "stopPolicy", "fairSharing", "admissionScope",
-           "maxPreemptedWorkloads", "preemptionRateLimit"},
-          {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
+                              "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
+                              "fairSharing", "admissionScope", "maxPreemptedWorkloads",
+                              "preemptionRateLimit", "admissionChecks", "admissionChecksStrategy"},
+                             {"concurrentAdmissionPolicy"}));
   v1::ClusterQueueSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
   if (const YAML::Node* n = s.Get("resourceGroups")) {
@@ -500,6 +520,31 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maxPreemptedWorkloads")));
     spec->set_max_preempted_workloads(v);
   }
+  // v1beta1's list of names, and both versions' strategy (docs/admission-checks.md).
+  if (const YAML::Node* n = s.Get("admissionChecks")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        StrList(ctx, *n, s.Path("admissionChecks"), spec->mutable_admission_checks()));
+  }
+  if (const YAML::Node* n = s.Get("admissionChecksStrategy")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields st, Fields::Read(ctx, *n, s.Path("admissionChecksStrategy"), {"admissionChecks"}));
+    v1::AdmissionChecksStrategy* strategy = spec->mutable_admission_checks_strategy();
+    if (const YAML::Node* rules = st.Get("admissionChecks")) {
+      const std::string rules_path = st.Path("admissionChecks");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *rules, rules_path));
+      size_t i = 0;
+      for (const auto& item : *rules) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Fields r, Fields::Read(ctx, item, Index(rules_path, i++), {"name", "onFlavors"}));
+        v1::AdmissionCheckStrategyRule* rule = strategy->add_admission_checks();
+        TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", rule->mutable_name()));
+        if (const YAML::Node* on = r.Get("onFlavors")) {
+          TOLLGATE_RETURN_IF_ERROR(
+              StrList(ctx, *on, r.Path("onFlavors"), rule->mutable_on_flavors()));
+        }
+      }
+    }
+  }
   if (const YAML::Node* n = s.Get("preemptionRateLimit")) {
     TOLLGATE_ASSIGN_OR_RETURN(Fields l, Fields::Read(ctx, *n, s.Path("preemptionRateLimit"),
                                                      {"maxPreemptions", "windowSeconds"}));
@@ -513,6 +558,33 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
           int64_t v, Int(ctx, *w, l.Path("windowSeconds"), 0, std::numeric_limits<int64_t>::max()));
       limit->set_window_seconds(v);
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node, v1::AdmissionCheck* out) {
+  // The status (the Active condition) is the check controller's, not the manifest's.
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec", {"controllerName", "parameters", "retryDelayMinutes"}));
+  v1::AdmissionCheckSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "controllerName", spec->mutable_controller_name()));
+  if (const YAML::Node* n = s.Get("parameters")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields p, Fields::Read(ctx, *n, s.Path("parameters"), {"apiGroup", "kind", "name"}));
+    v1::AdmissionCheckParametersReference* ref = spec->mutable_parameters();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "apiGroup", ref->mutable_api_group()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "kind", ref->mutable_kind()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", ref->mutable_name()));
+  }
+  // v1beta1's deprecated retryDelayMinutes: kept, without effect, as in Kueue.
+  if (const YAML::Node* n = s.Get("retryDelayMinutes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(ctx, *n, s.Path("retryDelayMinutes"), 0,
+                                             std::numeric_limits<int64_t>::max()));
+    spec->set_retry_delay_minutes(v);
   }
   return absl::OkStatus();
 }
@@ -703,12 +775,58 @@ absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx&
   return out;
 }
 
+// Required node affinity terms (matchExpressions; matchFields are refused).
+absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                    v1::PodSet* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Fields r,
+                            Fields::Read(ctx, node, std::string(path), {"nodeSelectorTerms"}));
+  const YAML::Node* terms = r.Get("nodeSelectorTerms");
+  if (terms == nullptr) return absl::OkStatus();
+  const std::string terms_path = r.Path("nodeSelectorTerms");
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *terms, terms_path));
+  size_t i = 0;
+  for (const auto& item : *terms) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields t, Fields::Read(ctx, item, Index(terms_path, i++),
+                                                     {"matchExpressions"}, {"matchFields"}));
+    v1::NodeSelectorTerm* term = out->add_required_node_affinity();
+    const YAML::Node* exprs = t.Get("matchExpressions");
+    if (exprs == nullptr) continue;
+    const std::string exprs_path = t.Path("matchExpressions");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *exprs, exprs_path));
+    size_t j = 0;
+    for (const auto& e : *exprs) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Fields f, Fields::Read(ctx, e, Index(exprs_path, j++), {"key", "operator", "values"}));
+      v1::NodeSelectorRequirement* req = term->add_match_expressions();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
+      if (const YAML::Node* v = f.Get("values")) {
+        TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                               v1::PodSet* out) {
-  // Only labels and annotations are allowed in a Workload's template metadata; neither affects
-  // admission.
+  // Template metadata counts for its annotations (Kueue's topology annotations); labels and the
+  // rest do not affect admission.
   TOLLGATE_ASSIGN_OR_RETURN(Fields t,
-                            Fields::Read(ctx, node, std::string(path), {"spec"}, {}, {"metadata"}));
+                            Fields::Read(ctx, node, std::string(path), {"spec", "metadata"}));
+  if (const YAML::Node* m = t.Get("metadata"); m != nullptr && m->IsMap()) {
+    if (const YAML::Node a = (*m)["annotations"]; a.IsDefined() && !a.IsNull()) {
+      const std::string annotations_path = Join(t.Path("metadata"), "annotations");
+      StringMap annotations;
+      TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, a, annotations_path, &annotations));
+      absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> request =
+          TopologyRequestFromAnnotations(
+              std::map<std::string, std::string>(annotations.begin(), annotations.end()),
+              std::nullopt, annotations_path);
+      if (!request.ok()) return ctx.BadValue("", request.status().message());
+      if (request->has_value()) *out->mutable_topology_request() = **std::move(request);
+    }
+  }
   const YAML::Node* spec_node = t.Get("spec");
   if (spec_node == nullptr) return absl::OkStatus();
   std::initializer_list<absl::string_view> supported = {
@@ -737,17 +855,77 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
         ParseTolerations(ctx, *n, s.Path("tolerations"), out->mutable_tolerations()));
   }
   if (const YAML::Node* n = s.Get("affinity")) {
-    // Kueue narrows the flavors by required node affinity like by nodeSelector; Tollgate only
-    // knows nodeSelector, so a required affinity would be admitted onto flavors Kueue rejects.
-    // Pod (anti-)affinity and preferred terms do not affect admission.
+    // Required node affinity narrows the flavors (as nodeSelector does) and the nodes of a
+    // topology placement. Pod (anti-)affinity and preferred terms do not affect admission.
     const std::string affinity_path = s.Path("affinity");
     TOLLGATE_ASSIGN_OR_RETURN(Fields a, Fields::Read(ctx, *n, affinity_path, {"nodeAffinity"}, {},
                                                      {"podAffinity", "podAntiAffinity"}));
     if (const YAML::Node* na = a.Get("nodeAffinity")) {
-      TOLLGATE_RETURN_IF_ERROR(Fields::Read(ctx, *na, a.Path("nodeAffinity"), {},
-                                            {"requiredDuringSchedulingIgnoredDuringExecution"},
-                                            {"preferredDuringSchedulingIgnoredDuringExecution"})
-                                   .status());
+      TOLLGATE_ASSIGN_OR_RETURN(Fields nf,
+                                Fields::Read(ctx, *na, a.Path("nodeAffinity"),
+                                             {"requiredDuringSchedulingIgnoredDuringExecution"}, {},
+                                             {"preferredDuringSchedulingIgnoredDuringExecution"}));
+      if (const YAML::Node* req = nf.Get("requiredDuringSchedulingIgnoredDuringExecution")) {
+        TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorTerms(
+            ctx, *req, nf.Path("requiredDuringSchedulingIgnoredDuringExecution"), out));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Kueue's typed spec.podSets[].topologyRequest of a Workload manifest.
+absl::Status ParseTopologyRequest(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                  v1::PodSetTopologyRequest* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, std::string(path),
+                   {"required", "preferred", "unconstrained", "podIndexLabel", "subGroupIndexLabel",
+                    "subGroupCount", "podSetGroupName", "podSetSliceRequiredTopology",
+                    "podSetSliceSize", "podsetSliceRequiredTopologyConstraints"}));
+  auto str = [&](absl::string_view key, auto setter) -> absl::Status {
+    if (const YAML::Node* n = f.Get(key)) {
+      TOLLGATE_ASSIGN_OR_RETURN(std::string v, Str(ctx, *n, f.Path(key)));
+      setter(std::move(v));
+    }
+    return absl::OkStatus();
+  };
+  TOLLGATE_RETURN_IF_ERROR(str("required", [&](std::string v) { out->set_required(v); }));
+  TOLLGATE_RETURN_IF_ERROR(str("preferred", [&](std::string v) { out->set_preferred(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("podIndexLabel", [&](std::string v) { out->set_pod_index_label(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("subGroupIndexLabel", [&](std::string v) { out->set_sub_group_index_label(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("podSetGroupName", [&](std::string v) { out->set_pod_set_group_name(v); }));
+  TOLLGATE_RETURN_IF_ERROR(str("podSetSliceRequiredTopology", [&](std::string v) {
+    out->set_pod_set_slice_required_topology(v);
+  }));
+  if (const YAML::Node* n = f.Get("unconstrained")) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool v, Bool(ctx, *n, f.Path("unconstrained")));
+    out->set_unconstrained(v);
+  }
+  if (const YAML::Node* n = f.Get("subGroupCount")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, f.Path("subGroupCount")));
+    out->set_sub_group_count(v);
+  }
+  if (const YAML::Node* n = f.Get("podSetSliceSize")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, f.Path("podSetSliceSize")));
+    out->set_pod_set_slice_size(v);
+  }
+  if (const YAML::Node* n = f.Get("podsetSliceRequiredTopologyConstraints")) {
+    const std::string cpath = f.Path("podsetSliceRequiredTopologyConstraints");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, cpath));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields c,
+                                Fields::Read(ctx, item, Index(cpath, i++), {"topology", "size"}));
+      v1::PodSetSliceTopologyConstraint* pc = out->add_podset_slice_required_topology_constraints();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, c, "topology", pc->mutable_topology()));
+      if (const YAML::Node* sz = c.Get("size")) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *sz, c.Path("size")));
+        pc->set_size(v);
+      }
     }
   }
   return absl::OkStatus();
@@ -826,8 +1004,8 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
     for (const auto& item : *n) {
       const std::string set_path = Index(sets_path, i++);
       TOLLGATE_ASSIGN_OR_RETURN(
-          Fields p, Fields::Read(ctx, item, set_path, {"name", "template", "count", "minCount"},
-                                 {"topologyRequest"}));
+          Fields p, Fields::Read(ctx, item, set_path,
+                                 {"name", "template", "count", "minCount", "topologyRequest"}));
       v1::PodSet* set = spec->add_pod_sets();
       TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", set->mutable_name()));
       if (set->name().empty()) set->set_name("main");  // Kueue's default
@@ -842,6 +1020,17 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
       }
       if (const YAML::Node* t = p.Get("template")) {
         TOLLGATE_RETURN_IF_ERROR(ParsePodTemplate(ctx, *t, p.Path("template"), set));
+      }
+      if (const YAML::Node* t = p.Get("topologyRequest")) {
+        // Kueue's job integrations build this field from the template's annotations; a
+        // Workload written by hand has one or the other.
+        if (set->has_topology_request()) {
+          return ctx.BadValue(p.Path("topologyRequest"),
+                              "set either topologyRequest or the template's topology annotations, "
+                              "not both");
+        }
+        TOLLGATE_RETURN_IF_ERROR(ParseTopologyRequest(ctx, *t, p.Path("topologyRequest"),
+                                                      set->mutable_topology_request()));
       }
     }
   }
@@ -951,6 +1140,11 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
       break;
     case core::ObjectKind::kPriorityClass:
       TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
+      break;
+    case core::ObjectKind::kAdmissionCheck:
+      TOLLGATE_RETURN_IF_ERROR(ParseAdmissionCheck(ctx, node, obj.mutable_admission_check()));
+    case core::ObjectKind::kTopology:
+      TOLLGATE_RETURN_IF_ERROR(ParseTopology(ctx, node, obj.mutable_topology()));
       break;
     case core::ObjectKind::kRole:
     case core::ObjectKind::kRoleBinding:

@@ -110,6 +110,23 @@ absl::Status MergeInfo(PodSetInfo& into, const PodSetInfo& from, absl::string_vi
   return absl::OkStatus();
 }
 
+std::vector<PodSetUpdate> PodSetUpdatesOf(const v1::Workload& workload) {
+  std::vector<PodSetUpdate> out;
+  for (const v1::PodSetUpdate& merged : workload.status().admitted_pod_sets()) {
+    PodSetUpdate update;
+    update.check = "admission checks";
+    update.pod_set = merged.name();
+    update.labels = {merged.labels().begin(), merged.labels().end()};
+    update.annotations = {merged.annotations().begin(), merged.annotations().end()};
+    update.node_selector = {merged.node_selector().begin(), merged.node_selector().end()};
+    for (const v1::Toleration& t : merged.tolerations()) {
+      update.tolerations.push_back(TolerationToJson(t));
+    }
+    out.push_back(std::move(update));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<PodSetInfo>> PodSetInfosFromAdmission(
     const v1::Admission& admission, const FlavorMap& flavors,
     const std::vector<PodSetUpdate>& updates) {

@@ -28,6 +28,13 @@ absl::StatusOr<std::vector<PodSetInfo>> PodSetInfosFromAdmission(
     const v1::Admission& admission, const FlavorMap& flavors,
     const std::vector<PodSetUpdate>& updates);
 
+// The admission checks' podSetUpdates of an admitted workload, one per pod set, from its
+// status.admitted_pod_sets (docs/admission-checks.md): the service merged them with the
+// flavors' and the pod set's own values and refused conflicts when it admitted the workload, so
+// merging them again with PodSetInfosFromAdmission adds only what the checks asked for. Empty
+// when no check updates a pod set.
+std::vector<PodSetUpdate> PodSetUpdatesOf(const v1::Workload& workload);
+
 // Kueue's PodSetInfo.Merge: `from`'s labels, annotations and node selector are added to
 // `into`'s (a key already set to another value is a permanent FAILED_PRECONDITION naming
 // `what`, the field, the key and both values); tolerations and scheduling gates are appended

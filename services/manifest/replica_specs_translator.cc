@@ -42,6 +42,7 @@ absl::StatusOr<std::vector<PodSetSource>> ReplicaSpecsTranslator::PodSets(
     out.push_back(PodSetSource{PodSetNameFrom(type), static_cast<int32_t>(replicas), std::nullopt,
                                absl::StrCat("/spec/", field_, "/", type, "/template"), *tmpl,
                                true});
+    out.back().pod_index_label = "training.kubeflow.org/replica-index";
   }
   return out;
 }

@@ -571,6 +571,12 @@ void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome)
         outcome.message());
 }
 
+void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome,
+                        absl::string_view detail) {
+  Audit(call.identity, call.request_id, call.request, "allowed", StatusCodeName(outcome),
+        outcome.ok() ? detail : outcome.message());
+}
+
 bool AccessGate::MayRead(const AuthorizedCall& call, absl::string_view verb,
                          const v1::Workload& workload) {
   auth::AccessRequest request;

@@ -158,6 +158,182 @@ absl::StatusOr<std::map<std::string, std::string>> StrMap(const Where& where,
 }
 
 // ---------------------------------------------------------------------------------------------
+// --- Topology (issue 28): nodes, pods Tollgate does not place, a short-form pod set's topology
+// request and the topology expectations (docs/scenario-format.md, "Topology").
+
+absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML::Node& node,
+                                                 absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<v1::Node> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string item_path = Index(path, i++);
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, item_path,
+                           {"name", "labels", "allocatable", "taints", "unschedulable", "ready"}));
+    v1::Node n;
+    TOLLGATE_ASSIGN_OR_RETURN(*n.mutable_metadata()->mutable_name(), RequiredStr(where, k, "name"));
+    if (const YAML::Node* v = k.Get("labels")) {
+      TOLLGATE_ASSIGN_OR_RETURN(auto labels, StrMap(where, *v, k.Path("labels")));
+      n.mutable_metadata()->mutable_labels()->insert(labels.begin(), labels.end());
+    }
+    if (const YAML::Node* v = k.Get("allocatable")) {
+      // Quantities as written: the service validates them.
+      TOLLGATE_ASSIGN_OR_RETURN(auto allocatable, StrMap(where, *v, k.Path("allocatable")));
+      n.mutable_status()->mutable_allocatable()->insert(allocatable.begin(), allocatable.end());
+    }
+    if (const YAML::Node* v = k.Get("taints")) {
+      const std::string taints_path = k.Path("taints");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, taints_path));
+      size_t j = 0;
+      for (const auto& t : *v) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys tk, Keys::Read(where, t, Index(taints_path, j++), {"key", "value", "effect"}));
+        v1::Taint* taint = n.mutable_spec()->add_taints();
+        for (auto [key, field] :
+             {std::pair{"key", taint->mutable_key()}, std::pair{"value", taint->mutable_value()},
+              std::pair{"effect", taint->mutable_effect()}}) {
+          if (const YAML::Node* f = tk.Get(key); f != nullptr && !f->IsNull()) {
+            TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *f, tk.Path(key)));
+          }
+        }
+      }
+    }
+    if (const YAML::Node* v = k.Get("unschedulable"); v != nullptr && !v->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("unschedulable")));
+      n.mutable_spec()->set_unschedulable(b);
+    }
+    if (const YAML::Node* v = k.Get("ready"); v != nullptr && !v->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("ready")));
+      n.mutable_status()->set_ready(b);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<v1::NodePod>> ParseNodePods(const Where& where, const YAML::Node& node,
+                                                       absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<v1::NodePod> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, Index(path, i++), {"name", "node", "requests"}));
+    v1::NodePod pod;
+    TOLLGATE_ASSIGN_OR_RETURN(*pod.mutable_name(), RequiredStr(where, k, "name"));
+    TOLLGATE_ASSIGN_OR_RETURN(*pod.mutable_node_name(), RequiredStr(where, k, "node"));
+    if (const YAML::Node* v = k.Get("requests")) {
+      TOLLGATE_ASSIGN_OR_RETURN(auto requests, StrMap(where, *v, k.Path("requests")));
+      pod.mutable_requests()->insert(requests.begin(), requests.end());
+    }
+    out.push_back(std::move(pod));
+  }
+  return out;
+}
+
+// Kueue's PodSetTopologyRequest under its own field names; the service checks the combination.
+absl::Status ParseCompactTopologyRequest(const Where& where, const YAML::Node& node,
+                                         absl::string_view path, v1::PodSetTopologyRequest* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Keys k,
+                            Keys::Read(where, node, std::string(path),
+                                       {"required", "preferred", "unconstrained", "podSetGroupName",
+                                        "podSetSliceRequiredTopology", "podSetSliceSize",
+                                        "podsetSliceRequiredTopologyConstraints"}));
+  auto str = [&](absl::string_view key) -> absl::StatusOr<std::optional<std::string>> {
+    const YAML::Node* v = k.Get(key);
+    if (v == nullptr || v->IsNull()) return std::optional<std::string>();
+    TOLLGATE_ASSIGN_OR_RETURN(std::string s, Str(where, *v, k.Path(key)));
+    return std::optional<std::string>(std::move(s));
+  };
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> required, str("required"));
+  if (required.has_value()) out->set_required(*required);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> preferred, str("preferred"));
+  if (preferred.has_value()) out->set_preferred(*preferred);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> group, str("podSetGroupName"));
+  if (group.has_value()) out->set_pod_set_group_name(*group);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> slice, str("podSetSliceRequiredTopology"));
+  if (slice.has_value()) out->set_pod_set_slice_required_topology(*slice);
+  if (const YAML::Node* v = k.Get("unconstrained"); v != nullptr && !v->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("unconstrained")));
+    out->set_unconstrained(b);
+  }
+  if (const YAML::Node* v = k.Get("podSetSliceSize"); v != nullptr && !v->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t size, Int32(where, *v, k.Path("podSetSliceSize")));
+    out->set_pod_set_slice_size(size);
+  }
+  if (const YAML::Node* v = k.Get("podsetSliceRequiredTopologyConstraints")) {
+    const std::string layers_path = k.Path("podsetSliceRequiredTopologyConstraints");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, layers_path));
+    size_t i = 0;
+    for (const auto& layer : *v) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Keys l, Keys::Read(where, layer, Index(layers_path, i++), {"topology", "size"}));
+      v1::PodSetSliceTopologyConstraint* c = out->add_podset_slice_required_topology_constraints();
+      TOLLGATE_ASSIGN_OR_RETURN(*c->mutable_topology(), RequiredStr(where, l, "topology"));
+      if (const YAML::Node* s = l.Get("size"); s != nullptr && !s->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t size, Int32(where, *s, l.Path("size")));
+        c->set_size(size);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TopologyAssignmentExpectation> ParseAssignmentExpectation(const Where& where,
+                                                                         const YAML::Node& node,
+                                                                         absl::string_view path) {
+  TOLLGATE_ASSIGN_OR_RETURN(Keys k,
+                            Keys::Read(where, node, std::string(path), {"levels", "domains"}));
+  TopologyAssignmentExpectation out;
+  if (const YAML::Node* v = k.Get("levels")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.levels, StrList(where, *v, k.Path("levels")));
+  }
+  if (const YAML::Node* v = k.Get("domains")) {
+    const std::string domains_path = k.Path("domains");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, domains_path));
+    size_t i = 0;
+    for (const auto& d : *v) {
+      const std::string domain_path = Index(domains_path, i++);
+      TOLLGATE_ASSIGN_OR_RETURN(Keys dk, Keys::Read(where, d, domain_path, {"values", "count"}));
+      TopologyDomainExpectation domain;
+      const YAML::Node* values = dk.Get("values");
+      const YAML::Node* count = dk.Get("count");
+      if (values == nullptr) return where.Error(dk.Path("values"), "required");
+      if (count == nullptr) return where.Error(dk.Path("count"), "required");
+      TOLLGATE_ASSIGN_OR_RETURN(domain.values, StrList(where, *values, dk.Path("values")));
+      TOLLGATE_ASSIGN_OR_RETURN(domain.count, Int32(where, *count, dk.Path("count")));
+      out.domains.push_back(std::move(domain));
+    }
+  }
+  return out;
+}
+
+absl::Status ParseTopologyExpectations(const Where& where, const Keys& keys, Expectation& e) {
+  if (const YAML::Node* n = keys.Get("topologyAssignments")) {
+    using PodSets = std::map<std::string, TopologyAssignmentExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.topology_assignments,
+        MapOf<PodSets>(
+            where, *n, "topologyAssignments",
+            [&](const YAML::Node& sets, const std::string& p) -> absl::StatusOr<PodSets> {
+              return MapOf<TopologyAssignmentExpectation>(
+                  where, sets, p, [&](const YAML::Node& a, const std::string& ap) {
+                    return ParseAssignmentExpectation(where, a, ap);
+                  });
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("unhealthyNodes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.unhealthy_nodes,
+        MapOf<std::vector<std::string>>(
+            where, *n, "unhealthyNodes",
+            [&](const YAML::Node& v, const std::string& p) { return StrList(where, v, p); }));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // submit
 
 // Values that cannot be put into the proto as written (a count of "many") become the submit's
@@ -256,9 +432,10 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
     for (const auto& set_node : *sets) {
       const std::string set_path = Index("podSets", i++);
       if (set_node.IsNull()) return where.Error(set_path, "expected a map, got null");
-      TOLLGATE_ASSIGN_OR_RETURN(Keys p, Keys::Read(where, set_node, set_path,
-                                                   {"name", "count", "requests", "minCount",
-                                                    "nodeSelector", "tolerations"}));
+      TOLLGATE_ASSIGN_OR_RETURN(Keys p,
+                                Keys::Read(where, set_node, set_path,
+                                           {"name", "count", "requests", "minCount", "nodeSelector",
+                                            "tolerations", "topologyRequest"}));
       v1::PodSet* set = spec->add_pod_sets();
       set->set_name("main");
       set->set_count(1);
@@ -300,6 +477,10 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
       if (const YAML::Node* n = p.Get("tolerations")) {
         TOLLGATE_RETURN_IF_ERROR(
             ParseCompactTolerations(where, *n, p.Path("tolerations"), label, set, &refusal));
+      }
+      if (const YAML::Node* n = p.Get("topologyRequest"); n != nullptr && !n->IsNull()) {
+        TOLLGATE_RETURN_IF_ERROR(ParseCompactTopologyRequest(where, *n, p.Path("topologyRequest"),
+                                                             set->mutable_topology_request()));
       }
     }
   }
@@ -459,13 +640,185 @@ absl::StatusOr<std::vector<ObjectRef>> ParseRefList(const Where& where, const YA
   return out;
 }
 
+// --- Admission checks (docs/scenario-format.md, "Admission checks") --------------------------
+
+absl::StatusOr<CheckStateExpectation> ParseCheckStateExpectation(const Where& where,
+                                                                 const YAML::Node& node,
+                                                                 const std::string& path) {
+  CheckStateExpectation out;
+  if (node.IsScalar()) {
+    out.state = node.Scalar();
+    return out;
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys k,
+      Keys::Read(where, node, path, {"state", "message", "retryCount", "requeueAfterSeconds"}));
+  if (const YAML::Node* n = k.Get("state")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.state, Str(where, *n, k.Path("state")));
+  }
+  if (const YAML::Node* n = k.Get("message")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *n, k.Path("message")));
+  }
+  if (const YAML::Node* n = k.Get("retryCount")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.retry_count, Int32(where, *n, k.Path("retryCount")));
+  }
+  if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.requeue_after_seconds,
+                              Int32(where, *n, k.Path("requeueAfterSeconds")));
+  }
+  return out;
+}
+
+absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckExpectations& e) {
+  if (const YAML::Node* n = keys.Get("quotaReserved")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.quota_reserved,
+                              ParseWorkloadExpectations(where, *n, "quotaReserved"));
+  }
+  if (const YAML::Node* n = keys.Get("checks")) {
+    using States = std::map<std::string, CheckStateExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.checks,
+        MapOf<States>(where, *n, "checks", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<CheckStateExpectation>(where, v, p,
+                                              [&](const YAML::Node& s, const std::string& sp) {
+                                                return ParseCheckStateExpectation(where, s, sp);
+                                              });
+        }));
+  }
+  if (const YAML::Node* n = keys.Get("evicted")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.evicted,
+        MapOf<EvictedExpectation>(
+            where, *n, "evicted",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<EvictedExpectation> {
+              TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, v, p, {"reason", "message"}));
+              EvictedExpectation out;
+              TOLLGATE_ASSIGN_OR_RETURN(out.reason, RequiredStr(where, k, "reason"));
+              if (const YAML::Node* m = k.Get("message")) {
+                TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *m, k.Path("message")));
+              }
+              return out;
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("inactive")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.inactive, StrMap(where, *n, "inactive"));
+  }
+  if (const YAML::Node* n = keys.Get("podSetInfo")) {
+    using Sets = std::map<std::string, PodSetInfoExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.pod_set_info,
+        MapOf<Sets>(where, *n, "podSetInfo", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<PodSetInfoExpectation>(
+              where, v, p,
+              [&](const YAML::Node& s,
+                  const std::string& sp) -> absl::StatusOr<PodSetInfoExpectation> {
+                TOLLGATE_ASSIGN_OR_RETURN(
+                    Keys k, Keys::Read(where, s, sp, {"labels", "annotations", "nodeSelector"}));
+                PodSetInfoExpectation out;
+                if (const YAML::Node* m = k.Get("labels")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.labels, StrMap(where, *m, k.Path("labels")));
+                }
+                if (const YAML::Node* m = k.Get("annotations")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.annotations,
+                                            StrMap(where, *m, k.Path("annotations")));
+                }
+                if (const YAML::Node* m = k.Get("nodeSelector")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.node_selector,
+                                            StrMap(where, *m, k.Path("nodeSelector")));
+                }
+                return out;
+              });
+        }));
+  }
+  return absl::OkStatus();
+}
+
+// setCheck items: {workload, check, state, message, requeueAfterSeconds, podSetUpdates,
+// refused}. Values go to the service as written.
+absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& where,
+                                                               const YAML::Node& node) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, "setCheck"));
+  std::vector<CheckUpdateItem> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string path = Index("setCheck", i++);
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, path,
+                           {"workload", "check", "state", "message", "requeueAfterSeconds",
+                            "podSetUpdates", "refused"}));
+    CheckUpdateItem update;
+    TOLLGATE_ASSIGN_OR_RETURN(update.workload, RequiredStr(where, k, "workload"));
+    v1::UpdateAdmissionCheckStateRequest& r = update.request;
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_check(), RequiredStr(where, k, "check"));
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_state(), RequiredStr(where, k, "state"));
+    if (const YAML::Node* n = k.Get("message")) {
+      TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_message(), Str(where, *n, k.Path("message")));
+    }
+    if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+      TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(where, *n, k.Path("requeueAfterSeconds")));
+      r.set_requeue_after_seconds(v);
+    }
+    if (const YAML::Node* n = k.Get("podSetUpdates")) {
+      const std::string updates_path = k.Path("podSetUpdates");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *n, updates_path));
+      size_t j = 0;
+      for (const auto& u : *n) {
+        const std::string u_path = Index(updates_path, j++);
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys uk, Keys::Read(where, u, u_path,
+                                {"name", "labels", "annotations", "nodeSelector", "tolerations"}));
+        v1::PodSetUpdate* p = r.add_pod_set_updates();
+        TOLLGATE_ASSIGN_OR_RETURN(*p->mutable_name(), RequiredStr(where, uk, "name"));
+        for (auto [key, field] : {std::pair{"labels", p->mutable_labels()},
+                                  std::pair{"annotations", p->mutable_annotations()},
+                                  std::pair{"nodeSelector", p->mutable_node_selector()}}) {
+          if (const YAML::Node* m = uk.Get(key)) {
+            TOLLGATE_ASSIGN_OR_RETURN(auto values, StrMap(where, *m, uk.Path(key)));
+            field->insert(values.begin(), values.end());
+          }
+        }
+        if (const YAML::Node* t = uk.Get("tolerations")) {
+          const std::string t_path = uk.Path("tolerations");
+          TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *t, t_path));
+          size_t l = 0;
+          for (const auto& tol : *t) {
+            TOLLGATE_ASSIGN_OR_RETURN(Keys tk, Keys::Read(where, tol, Index(t_path, l++),
+                                                          {"key", "operator", "value", "effect"}));
+            v1::Toleration* out_tol = p->add_tolerations();
+            for (auto [key, field] : {std::pair{"key", out_tol->mutable_key()},
+                                      std::pair{"operator", out_tol->mutable_operator_()},
+                                      std::pair{"value", out_tol->mutable_value()},
+                                      std::pair{"effect", out_tol->mutable_effect()}}) {
+              if (const YAML::Node* m = tk.Get(key)) {
+                TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *m, tk.Path(key)));
+              }
+            }
+          }
+        }
+      }
+    }
+    if (const YAML::Node* n = k.Get("refused")) {
+      TOLLGATE_ASSIGN_OR_RETURN(update.refused, Str(where, *n, k.Path("refused")));
+    }
+    out.push_back(std::move(update));
+  }
+  return out;
+}
+
+// --- end of admission checks -------------------------------------------------------------------
+
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys, Keys::Read(where, node, "",
-                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
-                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
-                             "terminating", "absent", "deactivated"}));
+      Keys keys,
+      Keys::Read(where, node, "",
+                 {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
+                  "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
+                  "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo",
+                  // --- Topology (issue 28).
+                  "topologyAssignments", "unhealthyNodes"}));
   Expectation e;
+  TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
+  TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
   if (const YAML::Node* n = keys.Get("terminating")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
   }
@@ -582,8 +935,16 @@ constexpr StepKindEntry kStepKinds[] = {
     {"stop", StepKind::kStop},
     {"resume", StepKind::kResume},
     {"podsNotReady", StepKind::kPodsNotReady},
+    {"setCheck", StepKind::kSetCheck},
+    {"activateChecks", StepKind::kActivateChecks},
+    {"deactivateChecks", StepKind::kDeactivateChecks},
     {"restart", StepKind::kRestart},
     {"reclaimablePods", StepKind::kReclaimablePods},
+    // --- Topology (issue 28).
+    {"nodes", StepKind::kNodes},
+    {"deleteNodes", StepKind::kDeleteNodes},
+    {"reportPods", StepKind::kReportPods},
+    {"removePods", StepKind::kRemovePods},
 };
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
@@ -688,6 +1049,29 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       TOLLGATE_ASSIGN_OR_RETURN(step.expect, ParseExpectation(where, body));
       return absl::OkStatus();
     }
+    case StepKind::kSetCheck: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.check_updates, ParseCheckUpdates(where, body));
+      return absl::OkStatus();
+    }
+    case StepKind::kActivateChecks:
+    case StepKind::kDeactivateChecks: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
+    // --- Topology (issue 28).
+    case StepKind::kNodes: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.nodes, ParseNodes(where, body, "nodes"));
+      return absl::OkStatus();
+    }
+    case StepKind::kReportPods: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.pods, ParseNodePods(where, body, "reportPods"));
+      return absl::OkStatus();
+    }
+    case StepKind::kDeleteNodes:
+    case StepKind::kRemovePods: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
   }
   return where.Error("", "unhandled step kind");
 }
@@ -721,9 +1105,11 @@ absl::StatusOr<Step> ParseStep(absl::string_view file, int index, const YAML::No
 
 absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_view file_name) {
   const Where where{std::string(file_name)};
-  TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys,
-      Keys::Read(where, root, "", {"name", "description", "config", "objects", "steps"}));
+  TOLLGATE_ASSIGN_OR_RETURN(Keys keys,
+                            Keys::Read(where, root, "",
+                                       {"name", "description", "config", "objects", "steps",
+                                        // --- Topology (issue 28).
+                                        "nodes"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
   Scenario scenario;
   scenario.file = std::string(file_name);
@@ -737,6 +1123,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));
+  }
+  if (const YAML::Node* n = keys.Get("nodes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.nodes, ParseNodes(where, *n, "nodes"));
   }
   const YAML::Node* steps = keys.Get("steps");
   if (steps == nullptr || steps->IsNull()) return where.Error("steps", "required");

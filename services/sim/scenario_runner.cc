@@ -64,6 +64,8 @@ std::string StateName(v1::WorkloadState state) {
       return "pending";
     case v1::WORKLOAD_STATE_ADMITTED:
       return "admitted";
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return "quota reserved";
     case v1::WORKLOAD_STATE_EVICTING:
       return "evicting";
     case v1::WORKLOAD_STATE_FINISHED:
@@ -122,6 +124,10 @@ class Run {
         result.failure = absl::StrCat("objects[", i, "]: ", error);
         return result;
       }
+    }
+    if (std::string error = UpsertNodes(scenario_.nodes); !error.empty()) {
+      result.failure = error;
+      return result;
     }
     for (const Step& step : scenario_.steps) {
       std::string error = RunStep(step);
@@ -232,15 +238,202 @@ class Run {
           }
         }
         return "";
+      case StepKind::kSetCheck:
+        return SetChecks(step.check_updates);
+      case StepKind::kActivateChecks:
+      case StepKind::kDeactivateChecks:
+        return SetChecksActive(step.workload_names, step.kind == StepKind::kActivateChecks);
       // --- Restart (issue 25).
       case StepKind::kRestart:
         if (absl::Status status = service_.Start(); !status.ok()) {
           return absl::StrCat("restart: ", status.message());
         }
         return "";
+      // --- Topology (issue 28).
+      case StepKind::kNodes:
+      case StepKind::kDeleteNodes:
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods:
+        return RunTopologyStep(step);
     }
     return "unknown step";
   }
+
+  // --- Admission checks (docs/scenario-format.md, "Admission checks") ------------------------
+
+  // Each update as a controller posts it: at the workload's current revision.
+  std::string SetChecks(const std::vector<CheckUpdateItem>& updates) {
+    for (const CheckUpdateItem& item : updates) {
+      absl::StatusOr<std::string> key = Resolve(item.workload);
+      if (!key.ok()) return std::string(key.status().message());
+      v1::GetWorkloadRequest get;
+      *get.mutable_workload() = RefOf(*key);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(get);
+      if (!wl.ok()) return absl::StrCat(item.workload, ": ", wl.status().message());
+      v1::UpdateAdmissionCheckStateRequest request = item.request;
+      *request.mutable_workload() = RefOf(*key);
+      request.set_expected_revision(wl->metadata().resource_version());
+      absl::Status status = api().UpdateAdmissionCheckState(request).status();
+      const std::string what = absl::StrCat("setting check ", request.check(), " of ",
+                                            item.workload, " to ", request.state());
+      if (item.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused),
+                              ", but it was accepted");
+        }
+        if (status.message().find(*item.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused), ", saw ",
+                              Quote(status.message()));
+        }
+        continue;
+      }
+      if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+    }
+    return "";
+  }
+
+  std::string SetChecksActive(const std::vector<std::string>& names, bool active) {
+    for (const std::string& name : names) {
+      v1::SetAdmissionCheckActiveRequest request;
+      request.set_name(name);
+      request.set_active(active);
+      request.set_reason(active ? "Active" : "Inactive");
+      absl::Status status = api().SetAdmissionCheckActive(request).status();
+      if (!status.ok()) return absl::StrCat(name, ": ", status.message());
+    }
+    return "";
+  }
+
+  static const v1::AdmissionCheckState* FindCheckState(const v1::Workload& wl,
+                                                       const std::string& name) {
+    for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {
+      if (c.name() == name) return &c;
+    }
+    return nullptr;
+  }
+
+  std::string ExpectChecks(const CheckExpectations& expect,
+                           const std::map<std::string, const v1::Workload*>& by_key) {
+    if (expect.quota_reserved.has_value()) {
+      if (std::string e = CheckStateSet("quotaReserved", v1::WORKLOAD_STATE_QUOTA_RESERVED,
+                                        *expect.quota_reserved, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    for (const auto& [name, states] : expect.checks) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("checks: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      std::set<std::string> want;
+      for (const auto& [check, state] : states) want.insert(check);
+      std::set<std::string> seen;
+      for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) seen.insert(c.name());
+      if (want != seen) {
+        return absl::StrCat("expected ", name, " to carry checks ", SetString(want), ", saw ",
+                            SetString(seen));
+      }
+      for (const auto& [check, state] : states) {
+        const v1::AdmissionCheckState& got = *FindCheckState(wl, check);
+        const std::string what = absl::StrCat(name, "'s check ", check);
+        if (state.state.has_value() && got.state() != *state.state) {
+          return absl::StrCat("expected ", what, " ", *state.state, ", saw ", got.state(), " (",
+                              Quote(got.message()), ")");
+        }
+        if (state.message.has_value() && got.message().find(*state.message) == std::string::npos) {
+          return absl::StrCat("expected ", what, " with a message containing ",
+                              Quote(*state.message), ", saw ", Quote(got.message()));
+        }
+        if (state.retry_count.has_value() && got.retry_count() != *state.retry_count) {
+          return absl::StrCat("expected ", what, " retried ", *state.retry_count, " time(s), saw ",
+                              got.retry_count());
+        }
+        if (state.requeue_after_seconds.has_value() &&
+            (!got.has_requeue_after_seconds() ||
+             got.requeue_after_seconds() != *state.requeue_after_seconds)) {
+          return absl::StrCat("expected ", what, " with requeueAfterSeconds ",
+                              *state.requeue_after_seconds, ", saw ",
+                              got.has_requeue_after_seconds()
+                                  ? absl::StrCat(got.requeue_after_seconds())
+                                  : std::string("none"));
+        }
+      }
+    }
+    for (const auto& [name, evicted] : expect.evicted) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("evicted: no workload ", name);
+      const v1::Condition* condition = nullptr;
+      for (const v1::Condition& c : by_key.at(*key)->status().conditions()) {
+        if (c.type() == "Evicted") condition = &c;
+      }
+      if (condition == nullptr || condition->status() != "True") {
+        return absl::StrCat("expected ", name, " evicted (", evicted.reason,
+                            "), but its Evicted condition is not true");
+      }
+      if (condition->reason() != evicted.reason) {
+        return absl::StrCat("expected ", name, " evicted for ", evicted.reason, ", saw ",
+                            condition->reason());
+      }
+      if (evicted.message.has_value() &&
+          condition->message().find(*evicted.message) == std::string::npos) {
+        return absl::StrCat("expected ", name, "'s eviction message to contain ",
+                            Quote(*evicted.message), ", saw ", Quote(condition->message()));
+      }
+    }
+    if (expect.inactive.has_value()) {
+      v1::ListObjectsRequest request;
+      request.set_kind(v1::CLUSTER_QUEUE);
+      absl::StatusOr<v1::ListObjectsResponse> queues = api().ListObjects(request);
+      if (!queues.ok()) return std::string(queues.status().message());
+      std::map<std::string, std::string> seen;
+      for (const v1::ConfigObject& object : queues->objects()) {
+        for (const v1::Condition& c : object.cluster_queue().status().conditions()) {
+          if (c.type() == "Active" && c.status() != "True") {
+            seen[object.cluster_queue().metadata().name()] = c.reason();
+          }
+        }
+      }
+      if (seen != *expect.inactive) {
+        std::vector<std::string> want_text, seen_text;
+        for (const auto& [cq, reason] : *expect.inactive) want_text.push_back(cq + ": " + reason);
+        for (const auto& [cq, reason] : seen) seen_text.push_back(cq + ": " + reason);
+        return absl::StrCat("expected inactive ClusterQueues {", absl::StrJoin(want_text, ", "),
+                            "}, saw {", absl::StrJoin(seen_text, ", "), "}");
+      }
+    }
+    for (const auto& [name, sets] : expect.pod_set_info) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("podSetInfo: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      for (const auto& [set, want] : sets) {
+        const v1::PodSetUpdate* got = nullptr;
+        for (const v1::PodSetUpdate& info : wl.status().admitted_pod_sets()) {
+          if (info.name() == set) got = &info;
+        }
+        if (got == nullptr) {
+          return absl::StrCat("expected ", name, " admitted with what its checks add to pod set ",
+                              set, ", but nothing was added");
+        }
+        for (auto [field, wanted, map] :
+             {std::make_tuple("labels", &want.labels, &got->labels()),
+              std::make_tuple("annotations", &want.annotations, &got->annotations()),
+              std::make_tuple("nodeSelector", &want.node_selector, &got->node_selector())}) {
+          if (!wanted->has_value()) continue;
+          const std::map<std::string, std::string> have(map->begin(), map->end());
+          if (have != **wanted) {
+            std::vector<std::string> have_text;
+            for (const auto& [k, v] : have) have_text.push_back(k + "=" + v);
+            return absl::StrCat("expected ", name, " pod set ", set, " ", field,
+                                " as written, saw {", absl::StrJoin(have_text, ", "), "}");
+          }
+        }
+      }
+    }
+    return "";
+  }
+
+  // --- end of admission checks -----------------------------------------------------------------
 
   std::string ApplyManifest(const manifest::Manifest& m) {
     if (const auto* workload = std::get_if<v1::Workload>(&m.object)) {
@@ -371,9 +564,13 @@ class Run {
         if (runtime == runtimes_.end() || wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
           continue;
         }
+        // A runtime counts from admission (after any admission checks), not from reservation.
+        google::protobuf::Timestamp admitted = wl.status().admission_time();
+        for (const v1::Condition& c : wl.status().conditions()) {
+          if (c.type() == "Admitted" && c.status() == "True") admitted = c.last_transition_time();
+        }
         const absl::Time ends =
-            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(wl.status().admission_time())) +
-            runtime->second;
+            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(admitted)) + runtime->second;
         if (ends > target) continue;
         if (!next.has_value() || ends < *next) {
           next = ends;
@@ -599,6 +796,7 @@ class Run {
           (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
       if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
+    if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
       auto it = rejected_.find(key);
@@ -611,7 +809,7 @@ class Run {
                             ", saw ", Quote(it->second));
       }
     }
-    return "";
+    return CheckTopology(expect, by_key);
   }
 
   std::string FindRejected(const std::string& name) {
@@ -694,6 +892,118 @@ class Run {
     if (got != want) {
       return absl::StrCat("expected queue order of ", queue, " [", absl::StrJoin(want, ", "),
                           "], saw [", absl::StrJoin(got, ", "), "]");
+    }
+    return "";
+  }
+
+  // --- Topology (issue 28): the node inventory through the service, and the placements.
+
+  std::string UpsertNodes(const std::vector<v1::Node>& nodes) {
+    if (nodes.empty()) return "";
+    v1::UpsertNodesRequest request;
+    for (const v1::Node& node : nodes) *request.add_nodes() = node;
+    absl::Status status = api().UpsertNodes(request).status();
+    return status.ok() ? "" : absl::StrCat("nodes: ", status.message());
+  }
+
+  std::string RunTopologyStep(const Step& step) {
+    switch (step.kind) {
+      case StepKind::kNodes:
+        return UpsertNodes(step.nodes);
+      case StepKind::kDeleteNodes:
+        for (const std::string& name : step.names) {
+          v1::DeleteNodeRequest request;
+          request.set_name(name);
+          absl::Status status = api().DeleteNode(request).status();
+          if (!status.ok()) return absl::StrCat("delete node ", name, ": ", status.message());
+        }
+        return "";
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods: {
+        v1::ReportPodsRequest request;
+        for (const v1::NodePod& pod : step.pods) *request.add_pods() = pod;
+        for (const std::string& name : step.names) request.add_removed(name);
+        absl::Status status = api().ReportPods(request).status();
+        return status.ok() ? "" : std::string(status.message());
+      }
+      default:
+        return "not a topology step";
+    }
+  }
+
+  static std::string DomainsString(
+      const std::vector<std::pair<std::vector<std::string>, int32_t>>& domains) {
+    std::vector<std::string> parts;
+    for (const auto& [values, count] : domains) {
+      parts.push_back(absl::StrCat("[", absl::StrJoin(values, ","), "]:", count));
+    }
+    return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+  }
+
+  std::string CheckTopologyAssignments(
+      const std::string& name, const std::map<std::string, TopologyAssignmentExpectation>& pod_sets,
+      const std::map<std::string, const v1::Workload*>& by_key) {
+    absl::StatusOr<std::string> key = Resolve(name);
+    if (!key.ok() || by_key.count(*key) == 0) {
+      return absl::StrCat("topologyAssignments: no workload ", name);
+    }
+    const v1::Workload& wl = *by_key.at(*key);
+    for (const auto& [set_name, want] : pod_sets) {
+      const v1::PodSetAssignment* psa = nullptr;
+      for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+        if (ps.name() == set_name) psa = &ps;
+      }
+      if (psa == nullptr) {
+        return absl::StrCat("expected ", name, " to have an admitted pod set ", set_name);
+      }
+      const v1::TopologyAssignment& got = psa->topology_assignment();
+      if (want.levels.has_value()) {
+        const std::vector<std::string> got_levels(got.levels().begin(), got.levels().end());
+        if (got_levels != *want.levels) {
+          return absl::StrCat("expected ", name, " pod set ", set_name, " placed by levels [",
+                              absl::StrJoin(*want.levels, ", "), "], saw [",
+                              absl::StrJoin(got_levels, ", "), "]");
+        }
+      }
+      // The same domains with the same counts, whatever the order they are listed in.
+      std::vector<std::pair<std::vector<std::string>, int32_t>> want_domains;
+      std::vector<std::pair<std::vector<std::string>, int32_t>> got_domains;
+      for (const TopologyDomainExpectation& d : want.domains) {
+        want_domains.emplace_back(d.values, d.count);
+      }
+      for (const v1::TopologyDomainAssignment& d : got.domains()) {
+        got_domains.emplace_back(std::vector<std::string>(d.values().begin(), d.values().end()),
+                                 d.count());
+      }
+      std::sort(want_domains.begin(), want_domains.end());
+      std::sort(got_domains.begin(), got_domains.end());
+      if (want_domains != got_domains) {
+        return absl::StrCat("expected ", name, " pod set ", set_name, " placed on ",
+                            DomainsString(want_domains), ", saw ", DomainsString(got_domains));
+      }
+    }
+    return "";
+  }
+
+  std::string CheckTopology(const Expectation& expect,
+                            const std::map<std::string, const v1::Workload*>& by_key) {
+    for (const auto& [name, pod_sets] : expect.topology_assignments) {
+      if (std::string e = CheckTopologyAssignments(name, pod_sets, by_key); !e.empty()) return e;
+    }
+    for (const auto& [name, nodes] : expect.unhealthy_nodes) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) {
+        return absl::StrCat("unhealthyNodes: no workload ", name);
+      }
+      const auto& field = by_key.at(*key)->status().unhealthy_nodes();
+      std::vector<std::string> got(field.begin(), field.end());
+      std::vector<std::string> want = nodes;
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      if (got != want) {
+        return absl::StrCat("expected ", name, " to have unhealthy nodes [",
+                            absl::StrJoin(want, ", "), "], saw [", absl::StrJoin(got, ", "), "]");
+      }
     }
     return "";
   }

@@ -15,7 +15,7 @@ constexpr ObjectKind kEveryConfigKind[] = {
     ObjectKind::kNamespace,     ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
     ObjectKind::kCohort,        ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
     ObjectKind::kPriorityClass, ObjectKind::kRole,           ObjectKind::kRoleBinding,
-    ObjectKind::kQueueGrant};
+    ObjectKind::kQueueGrant,    ObjectKind::kAdmissionCheck, ObjectKind::kTopology};
 
 TEST(ObjectKindTest, EveryConfigKindHasExactlyOneRow) {
   for (ObjectKind kind : kEveryConfigKind) {

@@ -126,7 +126,9 @@ constexpr char kTokens[] =
     "viewer-token,vera,4,auditors\n"
     "adapter-token,tollgate-kube,5,adapters\n"
     "nobody-token,nobody,6\n"
-    "lead-a-token,lead,7,team-a\n";
+    "lead-a-token,lead,7,team-a\n"
+    "prov-controller-token,prov-ctl,8,prov-controllers\n"
+    "other-controller-token,other-ctl,9,other-controllers\n";
 
 constexpr char kPolicy[] = R"(
 kind: RoleBinding
@@ -165,6 +167,18 @@ kind: RoleBinding
 metadata: {name: lead-reads-queues}
 role: cq-reader
 subjects: [{kind: User, name: lead}]
+---
+kind: RoleBinding
+metadata: {name: prov-controllers}
+role: check-controller
+subjects: [{kind: Group, name: prov-controllers}]
+controllerNames: [example.com/prov]
+---
+kind: RoleBinding
+metadata: {name: other-controllers}
+role: check-controller
+subjects: [{kind: Group, name: other-controllers}]
+controllerNames: [example.com/other]
 )";
 
 // A flavor, ClusterQueue "cq" shared by team-a and team-b (1 cpu), LocalQueues "q" in both, a
@@ -841,6 +855,97 @@ TEST_F(SecurityE2eTest, AuditLogRecordsAllowedDeniedAndSchedulerDecisions) {
   EXPECT_TRUE(absl::StrContains(audit, "admitted to ClusterQueue cq")) << audit;
   // Reads are not audited unless denied.
   EXPECT_FALSE(absl::StrContains(audit, "\"verb\":\"get\",\"kind\":\"Workload\"")) << audit;
+}
+
+TEST_F(SecurityE2eTest, ACheckControllerTouchesOnlyTheChecksOfItsControllerNames) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // A check of example.com/prov on its own ClusterQueue, and a LocalQueue in team-a for it.
+  v1::ApplyRequest apply;
+  v1::AdmissionCheck* check = apply.add_objects()->mutable_admission_check();
+  check->mutable_metadata()->set_name("prov");
+  check->mutable_spec()->set_controller_name("example.com/prov");
+  v1::ClusterQueue* cq = apply.add_objects()->mutable_cluster_queue();
+  *cq = Queues().objects(1).cluster_queue();
+  cq->mutable_metadata()->set_name("checked-cq");
+  cq->mutable_spec()->add_admission_checks("prov");
+  v1::LocalQueue* lq = apply.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_namespace_("team-a");
+  lq->mutable_metadata()->set_name("checked");
+  lq->mutable_spec()->set_cluster_queue("checked-cq");
+  v1::ApplyResponse applied;
+  grpc::Status s = config_->Apply(Context("admin-token").get(), apply, &applied);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  auto checks = v1::AdmissionCheckService::NewStub(channel_);
+
+  auto set_active = [&](const std::string& token) {
+    v1::SetAdmissionCheckActiveRequest request;
+    request.set_name("prov");
+    request.set_active(true);
+    v1::SetAdmissionCheckActiveResponse response;
+    return checks->SetAdmissionCheckActive(Context(token).get(), request, &response);
+  };
+  s = set_active("other-controller-token");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = set_active("user-a-token");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = set_active("prov-controller-token");
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  v1::Workload w = MakeWorkload("team-a", "checked", "100m");
+  w.mutable_spec()->set_queue_name("checked");
+  ASSERT_TRUE(Submit("user-a-token", w).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "checked", v1::WORKLOAD_STATE_QUOTA_RESERVED));
+  absl::StatusOr<v1::Workload> seen = AdminGet("team-a", "checked");
+  ASSERT_TRUE(seen.ok());
+
+  auto update = [&](const std::string& token, v1::UpdateAdmissionCheckStateResponse* response) {
+    v1::UpdateAdmissionCheckStateRequest request;
+    *request.mutable_workload() = Ref("team-a", "checked");
+    request.set_check("prov");
+    request.set_state("Ready");
+    request.set_message("capacity provisioned");
+    request.set_expected_revision(seen->metadata().resource_version());
+    return checks->UpdateAdmissionCheckState(Context(token).get(), request, response);
+  };
+  // Another controller's binding does not reach this check: refused, nothing changed.
+  v1::UpdateAdmissionCheckStateResponse response;
+  s = update("other-controller-token", &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  EXPECT_EQ(AdminGet("team-a", "checked")->status().state(), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+  // Nor may it watch the checks of example.com/prov.
+  {
+    v1::WatchAdmissionChecksRequest request;
+    request.set_controller_name("example.com/prov");
+    auto context = Context("other-controller-token");
+    auto reader = checks->WatchAdmissionChecks(context.get(), request);
+    v1::WatchEvent event;
+    while (reader->Read(&event)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  s = update("prov-controller-token", &response);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(response.workload().status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"prov-ctl\",\"groups\":[\"prov-controllers\"],"
+                             "\"method\":\"token\",\"verb\":\"check\",\"kind\":"
+                             "\"AdmissionCheck\",\"namespace\":\"team-a\",\"name\":\"prov\","
+                             "\"result\":\"allowed\"") &&
+           absl::StrContains(audit, "check prov Ready: capacity provisioned") &&
+           absl::StrContains(audit,
+                             "\"user\":\"other-ctl\",\"groups\":[\"other-controllers\"],"
+                             "\"method\":\"token\",\"verb\":\"check\",\"kind\":"
+                             "\"AdmissionCheck\",\"namespace\":\"team-a\",\"name\":\"prov\","
+                             "\"result\":\"denied\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
 }
 
 // A RoleBinding applied through the API, as `tollgate apply -f` sends it.

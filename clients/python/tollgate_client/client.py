@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Iterator, List, Mapping, Optional, Sequence
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence
 
 import grpc
 
@@ -20,6 +20,7 @@ from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
 
 _STATES = {
     objects_pb2.WORKLOAD_STATE_PENDING: "Pending",
+    objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED: "QuotaReserved",
     objects_pb2.WORKLOAD_STATE_ADMITTED: "Admitted",
     objects_pb2.WORKLOAD_STATE_EVICTING: "Evicting",
     objects_pb2.WORKLOAD_STATE_FINISHED: "Finished",
@@ -74,6 +75,11 @@ class Workload:
     @property
     def admitted(self) -> bool:
         return self.state == "Admitted"
+
+    @property
+    def checks(self) -> Dict[str, str]:
+        """Each admission check's state by name (Pending, Ready, Retry, Rejected)."""
+        return {c.name: c.state for c in self.proto.status.admission_checks}
 
     @staticmethod
     def from_proto(wl: objects_pb2.Workload) -> "Workload":

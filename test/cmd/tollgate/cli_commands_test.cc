@@ -142,12 +142,15 @@ class TestServer {
     server->admission_ = std::make_unique<rpc::AdmissionGrpcService>(*server->api_);
     server->config_ = std::make_unique<rpc::ConfigGrpcService>(*server->api_);
     server->visibility_ = std::make_unique<rpc::VisibilityGrpcService>(*server->api_);
+    server->checks_ = std::make_unique<rpc::AdmissionCheckGrpcService>(
+        *server->api_, server->admission_->mutable_watch_hub());
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(server->admission_.get());
     builder.RegisterService(server->config_.get());
     builder.RegisterService(server->visibility_.get());
+    builder.RegisterService(server->checks_.get());
     server->server_ = builder.BuildAndStart();
     if (server->server_ == nullptr || port == 0) {
       ADD_FAILURE() << "cannot start the gRPC server";
@@ -166,6 +169,7 @@ class TestServer {
     // The services before what they use: the admission service's watch thread waits on the
     // executor until the service is destroyed (ASan saw a use after free when the executor
     // went first).
+    checks_.reset();
     visibility_.reset();
     config_.reset();
     admission_.reset();
@@ -189,6 +193,7 @@ class TestServer {
   std::unique_ptr<rpc::AdmissionGrpcService> admission_;
   std::unique_ptr<rpc::ConfigGrpcService> config_;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility_;
+  std::unique_ptr<rpc::AdmissionCheckGrpcService> checks_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
@@ -344,6 +349,89 @@ TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
 
 // ---------------------------------------------------------------------------------------------
 // apply / submit
+
+// Admission checks from the CLI: the kind, a quota reservation that waits, an operator's
+// decision by hand, and bad input refused naming field and value.
+TEST_F(CliTest, AdmissionChecksFromTheCli) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: rf}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: approval}
+spec: {controllerName: example.com/approval}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  admissionChecks: [approval]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: rf, resources: [{name: cpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+)");
+  EXPECT_THAT(RunOk({"get", "clusterqueues"}).out, HasSubstr("False (AdmissionCheckInactive)"));
+  EXPECT_THAT(RunOk({"get", "ac"}).out,
+              AllOf(HasSubstr("example.com/approval"), HasSubstr("False (NoCondition)")));
+  EXPECT_THAT(RunOk({"check", "activate", "approval"}).out,
+              HasSubstr("admissioncheck.kueue.x-k8s.io/approval activated"));
+  EXPECT_THAT(RowOf(RunOk({"get", "admissionchecks"}).out, "approval"), HasSubstr("True"));
+
+  RunOk({"submit", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: default}
+spec:
+  queueName: q
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}}]
+)");
+  const CliResult listed = RunUntil({"get", "workloads"}, [](const std::string& out) {
+    return absl::StrContains(out, "QuotaReserved");
+  });
+  EXPECT_THAT(RowOf(listed.out, "w"), HasSubstr("waiting for checks: approval=Pending"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads", "--status", "quotareserved"}).out, "w"),
+              HasSubstr("QuotaReserved"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads", "--status", "admitted"}).out, "w"), IsEmpty());
+  EXPECT_THAT(RunOk({"describe", "workload", "w"}).out,
+              AllOf(HasSubstr("Admission Checks:"), HasSubstr("approval"), HasSubstr("Pending")));
+
+  // Bad input: the field and the value, and nothing changes.
+  CliResult bad = Run({"check", "set", "w", "--check", "nope", "--state", "Ready"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("AdmissionCheck \"nope\" not found"));
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Approved"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("state: unsupported value \"Approved\""));
+  bad = Run({"check", "set", "w", "--check", "approval"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad;
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Ready", "--label", "nope"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("--label \"nope\": want POD_SET:KEY=VALUE"));
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Ready", "--revision", "1"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("not the expected revision 1"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads"}).out, "w"), HasSubstr("QuotaReserved"));
+
+  const CliResult approved =
+      RunOk({"check", "set", "w", "--check", "approval", "--state", "Ready", "--message",
+             "approved by ops", "--label", "main:approved=yes"});
+  EXPECT_THAT(approved.out, HasSubstr("check approval set to Ready (Admitted; checks: "
+                                      "approval=Ready)"));
+  EXPECT_THAT(RunOk({"describe", "workload", "w"}).out,
+              AllOf(HasSubstr("approved by ops"), HasSubstr("Pod Set Updates:"),
+                    HasSubstr("approved=yes")));
+  EXPECT_THAT(RunOk({"get", "workload", "w", "-o", "yaml"}).out,
+              AllOf(HasSubstr("admissionChecks:"), HasSubstr("state: Ready")));
+}
 
 TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
   CliResult r = RunOk({"apply", "-f", DeployFile("queues.yaml")});
@@ -1082,7 +1170,7 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
   EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
-  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +default-flavor$"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +4 +default-flavor$"));
 }
 
 // -o yaml is printed as kubectl prints it: re-emitting it through kubectl's own YAML writer
@@ -1604,7 +1692,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"GetBadStatus",
                   {"get", "workloads", "--status", "sleeping"},
                   kExitUsage,
-                  "want pending, admitted, evicting or finished"},
+                  "want pending, quotareserved, admitted, evicting or finished"},
         UsageCase{
             "FieldFilterOnConfig", {"get", "cq", "--queue", "x"}, kExitUsage, "filter workloads"},
         UsageCase{"WatchConfigKind", {"get", "cq", "-w"}, kExitUsage, "only workloads"},

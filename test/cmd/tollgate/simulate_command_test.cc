@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cmd/tollgate/cli_commands.h"
 #include "core/clock.h"
 #include "gmock/gmock.h"
@@ -16,6 +17,7 @@
 namespace tollgate::cli {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 const std::string kData = TOLLGATE_CLI_TESTDATA_DIR;
@@ -121,6 +123,10 @@ TEST(SimulateCommandTest, BadInputIsNamed) {
       {{"--trace=x.csv", "--queues=q.yaml", "--estimate-every=some"},
        kExitUsage,
        "--estimate-every: expected a non-negative integer, got \"some\""},
+      {{"--trace=x.csv", "--queues=q.yaml", "--check-delay=10m"},
+       kExitUsage,
+       "--check-delay: expected NAME=DURATION (e.g. provisioning=10m), got \"10m\""},
+      {{"--trace=x.csv", "--queues=q.yaml", "--check-delay=prov=soon"}, kExitUsage, "soon"},
   };
   for (const Case& c : cases) {
     CliRun r = Simulate(c.args);
@@ -184,6 +190,31 @@ spec: {clusterQueue: ml}
       {"--trace=" + dir + "/trace.csv", "--queues=" + dir + "/queues.yaml", "--kind-column=kind"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("--kind-column and --kind-manifests go together"));
+}
+
+// A provisioning delay: every job waits at least that long, and the summary says what it cost.
+TEST(SimulateCommandTest, ACheckDelayShowsWhatProvisioningCosts) {
+  CliRun without = Simulate({"--trace=" + kData + "/sim_trace.csv",
+                             "--queues=" + kData + "/sim_isolated.yaml", "--quiet"});
+  ASSERT_EQ(without.code, kExitOk) << without.err;
+  EXPECT_THAT(without.out, ::testing::Not(HasSubstr("CHECK-WAIT")));
+  CliRun with =
+      Simulate({"--trace=" + kData + "/sim_trace.csv", "--queues=" + kData + "/sim_isolated.yaml",
+                "--check-delay=provisioning=10m", "--quiet"});
+  ASSERT_EQ(with.code, kExitOk) << with.err;
+  EXPECT_THAT(with.out, AllOf(HasSubstr("CHECK-WAIT-P50"), HasSubstr("IDLE-RESERVED-H")));
+  // Every admitted job waited exactly the delay for its check (nothing preempts here).
+  std::istringstream text(with.out);
+  bool found = false;
+  for (std::string line; std::getline(text, line);) {
+    // The second table's ALL row: p50, p95 and p99 of the wait for checks.
+    std::vector<std::string> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (cells.size() == 5 && cells[0] == "ALL") {
+      EXPECT_THAT(cells, ::testing::ElementsAre("ALL", "10m00s", "10m00s", "10m00s", ::testing::_));
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << with.out;
 }
 
 // Every 5th of the 240 jobs is asked about at submission, both ways, and scored.

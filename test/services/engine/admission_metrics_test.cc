@@ -323,6 +323,71 @@ TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
 }
 
+// With an admission check: reserved at once, admitted 7 s later when the check is Ready. The
+// reservation counters move at reservation, the admission ones (and the checks' wait) then.
+TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
+  v1::ApplyRequest apply = OneQueueApplyRequest(OneQueueConfig());
+  v1::AdmissionCheck* check = apply.add_objects()->mutable_admission_check();
+  check->mutable_metadata()->set_name("prov");
+  check->mutable_spec()->set_controller_name("example.com/prov");
+  for (v1::ConfigObject& object : *apply.mutable_objects()) {
+    if (object.has_cluster_queue())
+      object.mutable_cluster_queue()->mutable_spec()->add_admission_checks("prov");
+  }
+  ASSERT_TRUE(fx_.api->Apply(apply).ok());
+  v1::SetAdmissionCheckActiveRequest active;
+  active.set_name("prov");
+  active.set_active(true);
+  ASSERT_TRUE(fx_.api->SetAdmissionCheckActive(active).ok());
+  ASSERT_NO_FATAL_FAILURE(Submit("w", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  std::string scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")).value_or(0),
+            0);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_reserving_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      0);
+
+  fx_.clock.Advance(absl::Seconds(7));
+  v1::GetWorkloadRequest get;
+  get.mutable_workload()->set_namespace_("team");
+  get.mutable_workload()->set_name("w");
+  absl::StatusOr<v1::Workload> wl = fx_.api->GetWorkload(get);
+  ASSERT_TRUE(wl.ok());
+  v1::UpdateAdmissionCheckStateRequest ready;
+  *ready.mutable_workload() = get.workload();
+  ready.set_check("prov");
+  ready.set_state("Ready");
+  ready.set_expected_revision(wl->metadata().resource_version());
+  ASSERT_TRUE(fx_.api->UpdateAdmissionCheckState(ready).ok());
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_sum{", kCq, "}")),
+            7);
+  EXPECT_EQ(
+      Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_count{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_sum{", kCq, "}")), 7);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_admission_checks_wait_time_seconds_count{name="q",namespace="team",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+}
+
 // Kueue clears a deleted LocalQueue's series (ClearLocalQueueMetrics) and records none for a
 // LocalQueue that does not exist; deleting a Cohort clears its admitted-workload counters.
 TEST_F(AdmissionMetricsTest, DeletingALocalQueueOrCohortClearsItsSeries) {

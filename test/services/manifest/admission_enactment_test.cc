@@ -89,6 +89,40 @@ TEST(ApplyAdmissionTest, InjectsFlavorLabelsAndTolerationsAndRestoresThem) {
   EXPECT_EQ(*restored, job);
 }
 
+TEST(ApplyAdmissionTest, AdmissionCheckPodSetUpdatesReachTheTemplateAndAreUndone) {
+  const FlavorMap flavors = {{"default", Flavor("default", {{"pool", "cpu"}})}};
+  const v1::Admission admission = AdmissionFor("main", {{"cpu", "default"}}, 4);
+  v1::Workload wl;
+  v1::PodSetUpdate* update = wl.mutable_status()->add_admitted_pod_sets();
+  update->set_name("main");
+  (*update->mutable_labels())["provisioned"] = "yes";
+  (*update->mutable_annotations())["autoscaling.x-k8s.io/consume-provisioning-request"] = "pr-1";
+  (*update->mutable_node_selector())["zone"] = "a";
+  *update->add_tolerations() = GpuToleration();
+  v1::PodSetUpdate* other = wl.mutable_status()->add_admitted_pod_sets();
+  other->set_name("not-a-pod-set-of-this-job");
+  (*other->mutable_labels())["x"] = "y";
+  const Json job = MakeJob();
+  absl::StatusOr<std::vector<PodSetInfo>> infos =
+      PodSetInfosFromAdmission(admission, flavors, PodSetUpdatesOf(wl));
+  ASSERT_TRUE(infos.ok()) << infos.status();
+  absl::StatusOr<Json> admitted =
+      ApplyAdmission(Job(), job, *infos, AdmissionFingerprint(admission), NoObjects());
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  const Json& tmpl = (*admitted)["spec"]["template"];
+  EXPECT_EQ(tmpl["metadata"],
+            Json::parse(R"({"labels": {"provisioned": "yes", "kueue.x-k8s.io/podset": "main"},
+      "annotations": {"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1"}})"));
+  EXPECT_EQ(tmpl["spec"]["nodeSelector"],
+            Json::parse(R"({"team": "a", "pool": "cpu", "zone": "a"})"));
+  EXPECT_EQ(tmpl["spec"]["tolerations"], Json::parse(R"([{"key": "nvidia.com/gpu",
+      "operator": "Exists", "effect": "NoSchedule"}])"));
+
+  absl::StatusOr<Json> restored = RestoreOriginalFields(*admitted);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, job);
+}
+
 TEST(ApplyAdmissionTest, PartialAdmissionLowersParallelismUntilRestored) {
   const FlavorMap flavors = {{"default", Flavor("default", {})}};
   const Json job = MakeJob();

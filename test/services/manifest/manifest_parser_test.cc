@@ -204,8 +204,7 @@ spec:
   fairSharing: {weight: "2"}
   stopPolicy: Hold
   admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
-  admissionChecks: []
-  admissionChecksStrategy: {admissionChecks: []}
+  admissionChecksStrategy: {admissionChecks: [{name: prov, onFlavors: [default]}]}
   resourceGroups:
   - coveredResources: [cpu, memory]
     flavors:
@@ -239,6 +238,9 @@ status:
                         fair_sharing { weight: "2" }
                         stop_policy: "Hold"
                         admission_scope { admission_mode: "UsageBasedAdmissionFairSharing" }
+                        admission_checks_strategy {
+                          admission_checks { name: "prov" on_flavors: "default" }
+                        }
                         resource_groups {
                           covered_resources: "cpu" covered_resources: "memory"
                           flavors {
@@ -260,6 +262,40 @@ spec: {cohortName: shared, namespaceSelector: {}}
                  "ClusterQueue",
                  R"(cluster_queue { metadata { name: "team-b" }
                                     spec { cohort: "shared" namespace_selector {} } })"},
+        KindCase{"ClusterQueueV1beta1AdmissionChecks",
+                 R"({kind: ClusterQueue, metadata: {name: q}, spec: {admissionChecks: [prov, b]}})",
+                 "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "q" }
+                                    spec { admission_checks: "prov" admission_checks: "b" } })"},
+        KindCase{"AdmissionCheckV1beta1",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: prov}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  retryDelayMinutes: 15
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: prov-config}
+status:
+  conditions: [{type: Active, status: "True", reason: Active, message: ok}]
+)",
+                 "AdmissionCheck",
+                 R"(admission_check {
+                      metadata { name: "prov" }
+                      spec {
+                        controller_name: "kueue.x-k8s.io/provisioning-request"
+                        parameters { api_group: "kueue.x-k8s.io"
+                                     kind: "ProvisioningRequestConfig" name: "prov-config" }
+                        retry_delay_minutes: 15
+                      }
+                    })"},
+        KindCase{"AdmissionCheckV1beta2",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta2, kind: AdmissionCheck,
+                     metadata: {name: multikueue},
+                     spec: {controllerName: kueue.x-k8s.io/multikueue}})",
+                 "AdmissionCheck",
+                 R"(admission_check { metadata { name: "multikueue" }
+                                      spec { controller_name: "kueue.x-k8s.io/multikueue" } })"},
         KindCase{"ClusterQueueNoSelector",
                  R"({kind: ClusterQueue, metadata: {name: q}, spec: {cohort: c}})", "ClusterQueue",
                  R"(cluster_queue { metadata { name: "q" } spec { cohort: "c" } })"},
@@ -469,16 +505,16 @@ spec:
               "spec.resourceGroups[0].flavors[0].resources[1].nominalQuote"),
         Exact("UnknownTopLevelField", "{kind: ResourceFlavor, metadata: {name: rf}, specs: {}}",
               kInvalid, "ResourceFlavor rf: unknown field specs"),
-        Exact("AdmissionChecksUnsupported",
-              "{kind: ClusterQueue, metadata: {name: team-a}, spec: {admissionChecks: [prov]}}",
-              kUnimplemented,
-              "ClusterQueue team-a: spec.admissionChecks is not supported by Tollgate"),
-        Exact("AdmissionChecksStrategyUnsupported",
+        Exact("AdmissionChecksStrategyUnknownField",
               R"({kind: ClusterQueue, metadata: {name: team-a},
-                      spec: {admissionChecksStrategy: {admissionChecks: [{name: prov}]}}})",
-              kUnimplemented,
-              "ClusterQueue team-a: spec.admissionChecksStrategy is not supported by "
-              "Tollgate"),
+                      spec: {admissionChecksStrategy: {admissionChecks: [{name: prov,
+                             flavors: [a]}]}}})",
+              kInvalid,
+              "ClusterQueue team-a: unknown field "
+              "spec.admissionChecksStrategy.admissionChecks[0].flavors"),
+        Exact("AdmissionCheckUnknownField",
+              "{kind: AdmissionCheck, metadata: {name: ac}, spec: {controller: x}}", kInvalid,
+              "AdmissionCheck ac: unknown field spec.controller"),
         Exact("TopologyNameUnsupported",
               "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
               kUnimplemented, "ResourceFlavor tas: spec.topologyName is not supported by Tollgate"),
