@@ -116,9 +116,12 @@ std::vector<PodSetUpdate> PodSetUpdatesOf(const v1::Workload& workload) {
     PodSetUpdate update;
     update.check = "admission checks";
     update.pod_set = merged.name();
-    update.labels = {merged.labels().begin(), merged.labels().end()};
-    update.annotations = {merged.annotations().begin(), merged.annotations().end()};
-    update.node_selector = {merged.node_selector().begin(), merged.node_selector().end()};
+    update.labels =
+        std::map<std::string, std::string>(merged.labels().begin(), merged.labels().end());
+    update.annotations = std::map<std::string, std::string>(merged.annotations().begin(),
+                                                            merged.annotations().end());
+    update.node_selector = std::map<std::string, std::string>(merged.node_selector().begin(),
+                                                              merged.node_selector().end());
     for (const v1::Toleration& t : merged.tolerations()) {
       update.tolerations.push_back(TolerationToJson(t));
     }
