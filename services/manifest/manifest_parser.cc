@@ -1143,6 +1143,7 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
       break;
     case core::ObjectKind::kAdmissionCheck:
       TOLLGATE_RETURN_IF_ERROR(ParseAdmissionCheck(ctx, node, obj.mutable_admission_check()));
+      break;
     case core::ObjectKind::kTopology:
       TOLLGATE_RETURN_IF_ERROR(ParseTopology(ctx, node, obj.mutable_topology()));
       break;
