@@ -357,8 +357,9 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   std::vector<int32_t> deltas;
   int64_t total_delta = 0;
   for (const PodSetSpec& ps : wl.spec.pod_sets) {
-    full_counts.push_back(ps.count);
-    const int32_t delta = ps.count - ps.min_count.value_or(ps.count);
+    const int32_t needed = CountAfterReclaim(wl.status, ps);
+    full_counts.push_back(needed);
+    const int32_t delta = needed - ps.min_count.value_or(needed);
     deltas.push_back(std::max(delta, 0));
     total_delta += deltas.back();
   }

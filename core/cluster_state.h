@@ -223,6 +223,15 @@ class ClusterState {
   absl::Status SetPriority(absl::string_view key, int32_t priority, absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
+  // Kueue's status.reclaimablePods (reclaimable_pods.cc): the adapter reports, per pod set,
+  // pods that finished for good. An admitted or evicting workload's quota shrinks to the pods
+  // still needed and the freed quota goes to the queues at once; a pending one asks only for
+  // the rest. INVALID_ARGUMENT for an unknown pod set or a count outside 0..count; while the
+  // workload holds quota a count may not decrease nor a pod set be dropped (Kueue's webhook
+  // rule). FAILED_PRECONDITION for a finished workload. The same report again is a no-op.
+  absl::Status SetReclaimablePods(absl::string_view key,
+                                  std::vector<std::pair<std::string, int32_t>> pods,
+                                  absl::Time now);
   // One admission check's state on one workload (admission_check_lifecycle.cc), then Kueue's
   // consequences: with quota reserved, Ready on every check admits it, Retry evicts it
   // (requeued no earlier than the latest delay asked for), Rejected deactivates it. Without
@@ -339,6 +348,9 @@ class ClusterState {
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
   void RemoveUsageOf(const Workload& wl);
+  // Sets wl.quota_usage from its admission, each pod set's share scaled down to the pods still
+  // needed when some are reclaimable (Kueue's totalRequestsFromAdmission).
+  void DeriveQuotaUsage(Workload& wl);
   // The queues' activity, with Kueue's TopologyNotFound on top of the router's reasons.
   void RecomputeActivity();
   // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.

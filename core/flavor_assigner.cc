@@ -363,7 +363,8 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
     PodSetFlavors ps;
     ps.name = pod_set.name;
-    ps.count = counts.empty() ? pod_set.count : counts[i];
+    // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
+    ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[i];
     ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
     for (const auto& [name, per_pod] : pod_set.requests) {
       ps.requests.emplace_back(name, SatMul(per_pod, ps.count));

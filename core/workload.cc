@@ -1,5 +1,6 @@
 #include "core/workload.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tollgate::core {
@@ -58,6 +59,13 @@ void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::
     status.events.erase(status.events.begin());
   }
   status.events.push_back(WorkloadEvent{time, std::move(reason), std::move(message)});
+}
+
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set) {
+  for (const auto& [name, count] : status.history().reclaimable_pods) {
+    if (name == pod_set.name) return pod_set.count - std::min(count, pod_set.count);
+  }
+  return pod_set.count;
 }
 
 std::optional<absl::Time> ExecutionDeadline(const Workload& wl) {

@@ -159,6 +159,10 @@ struct WorkloadHistory {
   // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Whole seconds
   // (each cycle truncated, as Kueue), stored in status.accumulatedPastExexcutionTimeSeconds.
   absl::Duration past_execution = absl::ZeroDuration();
+  // Kueue's status.reclaimablePods, reported by the adapter: per pod set (by name, sorted),
+  // pods that finished for good. An admitted workload holds quota only for the rest, and a
+  // pending one asks only for the rest.
+  std::vector<std::pair<std::string, int32_t>> reclaimable_pods = {};
   // Kueue's status.unhealthyNodes: nodes of the topology assignment that failed; the scheduler
   // places their pods again (or evicts the workload) and clears the list.
   std::vector<std::string> unhealthy_nodes = {};
@@ -246,6 +250,10 @@ struct Workload {
            status.state == WorkloadState::kEvicting;
   }
 };
+
+// Pods of the pod set still needed: its count less its reclaimable pods, never below zero
+// (Kueue's podSetsCountsAfterReclaim).
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set);
 
 // When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
 // admission plus what is left of the limit after earlier admissions. nullopt without a limit.

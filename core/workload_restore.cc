@@ -80,15 +80,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     if (!ref.status.admission.has_value()) {
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
     }
-    ref.quota_usage.clear();
-    for (const PodSetAssignment& ps : ref.status.admission->pod_sets) {
-      for (const auto& [resource, flavor] : ps.flavors) {
-        for (const auto& [r, amount] : ps.resource_usage) {
-          if (r != resource || amount == 0) continue;
-          ref.quota_usage.emplace_back(fr_index_.Intern(flavor, resource), amount);
-        }
-      }
-    }
+    DeriveQuotaUsage(ref);
     if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
       cq->holding.Insert(ref);
       AddUsageOf(ref);

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,10 +39,8 @@
 #include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "core/types.h"
-#include "services/manifest/job_translator.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/kueue_configuration.h"
-#include "services/manifest/pytorchjob_translator.h"
-#include "services/manifest/rayjob_translator.h"
 
 namespace tollgate::kube {
 namespace {
@@ -63,9 +62,18 @@ Flags:
   --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks,
                                      manageJobsWithoutQueueName, managedJobsNamespaceSelector
                                      (then the four flags below must not be given)
-  --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
-  --enable-rayjobs=BOOL              manage ray.io/v1 RayJobs (default false)
-  --enable-pytorchjobs=BOOL          manage kubeflow.org/v1 PyTorchJobs (default false)
+  --frameworks=LIST                  the kinds to manage, by Kueue's framework names
+                                     (integrations.frameworks): batch/job (the default),
+                                     jobset.x-k8s.io/jobset, kubeflow.org/mpijob,
+                                     kubeflow.org/pytorchjob, kubeflow.org/tfjob,
+                                     kubeflow.org/jaxjob, kubeflow.org/paddlejob,
+                                     kubeflow.org/xgboostjob, trainer.kubeflow.org/trainjob,
+                                     ray.io/rayjob, ray.io/raycluster, ray.io/rayservice,
+                                     sparkoperator.k8s.io/sparkapplication,
+                                     workload.codeflare.dev/appwrapper
+  --enable-jobs=BOOL                 also (or not) batch/job (default true)
+  --enable-rayjobs=BOOL              also ray.io/rayjob (default false)
+  --enable-pytorchjobs=BOOL          also kubeflow.org/pytorchjob (default false)
   --manage-jobs-without-queue-name   also manage unlabeled jobs in namespaces that have a
                                      LocalQueue named "default"
   --sync-namespaces=BOOL             mirror Namespaces and their labels into Tollgate (default true)
@@ -93,6 +101,8 @@ struct Flags {
   bool jobs = true;
   bool rayjobs = false;
   bool pytorchjobs = false;
+  // --frameworks, or integrations.frameworks of --config: every kind named here is managed.
+  std::vector<std::string> frameworks;
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
   std::string config_file;
@@ -117,12 +127,8 @@ absl::Status ApplyConfiguration(Flags& flags) {
   flags.jobs = flags.rayjobs = flags.pytorchjobs = false;
   std::vector<std::string> unsupported;
   for (const std::string& framework : config.adapter.frameworks) {
-    if (framework == "batch/job") {
-      flags.jobs = true;
-    } else if (framework == "ray.io/rayjob") {
-      flags.rayjobs = true;
-    } else if (framework == "kubeflow.org/pytorchjob") {
-      flags.pytorchjobs = true;
+    if (manifest::FindJobKindByFramework(framework) != nullptr) {
+      flags.frameworks.push_back(framework);
     } else {
       unsupported.push_back(framework);
     }
@@ -149,6 +155,7 @@ absl::Status ApplyConfiguration(Flags& flags) {
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
   std::string integration_flag;
+  bool jobs_flag_given = false;
   TOLLGATE_RETURN_IF_ERROR(
       common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
         const absl::string_view name = flag.name;
@@ -168,8 +175,21 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.context, flag.String());
         } else if (name == "config") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.config_file, flag.String());
+        } else if (name == "frameworks") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          for (absl::string_view f : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+            if (manifest::FindJobKindByFramework(f) == nullptr) {
+              return absl::InvalidArgumentError(absl::StrCat("--frameworks: unknown framework \"",
+                                                             f, "\"; tollgate-kube manages ",
+                                                             manifest::FrameworkList()));
+            }
+            flags.frameworks.push_back(std::string(f));
+          }
+          // The list replaces the default (batch/job), as Kueue's integrations.frameworks does.
+          if (!jobs_flag_given) flags.jobs = false;
         } else if (name == "enable-jobs") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.jobs, flag.Bool());
+          jobs_flag_given = true;
         } else if (name == "enable-rayjobs") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.rayjobs, flag.Bool());
         } else if (name == "enable-pytorchjobs") {
@@ -205,7 +225,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           return common::UnknownFlag(flag);
         }
         if (name == "enable-jobs" || name == "enable-rayjobs" || name == "enable-pytorchjobs" ||
-            name == "manage-jobs-without-queue-name") {
+            name == "frameworks" || name == "manage-jobs-without-queue-name") {
           integration_flag = std::string(name);
         }
         return absl::OkStatus();
@@ -219,7 +239,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
     TOLLGATE_RETURN_IF_ERROR(ApplyConfiguration(flags));
   }
-  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs) {
+  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs &&
+      flags.frameworks.empty()) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }
   return flags;
@@ -258,13 +279,15 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
                             client::GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout,
                                                                  flags.tollgate_security));
 
-  manifest::JobTranslator job;
-  manifest::RayJobTranslator rayjob;
-  manifest::PyTorchJobTranslator pytorchjob;
+  // The enabled rows of the kinds table, in its order.
+  std::set<std::string> enabled(flags.frameworks.begin(), flags.frameworks.end());
+  if (flags.jobs) enabled.insert("batch/job");
+  if (flags.rayjobs) enabled.insert("ray.io/rayjob");
+  if (flags.pytorchjobs) enabled.insert("kubeflow.org/pytorchjob");
   std::vector<const manifest::JobKindTranslator*> kinds;
-  if (flags.jobs) kinds.push_back(&job);
-  if (flags.rayjobs) kinds.push_back(&rayjob);
-  if (flags.pytorchjobs) kinds.push_back(&pytorchjob);
+  for (const manifest::JobKindTranslator* t : manifest::AllJobKinds()) {
+    if (enabled.count(t->traits().framework) > 0) kinds.push_back(t);
+  }
 
   JobController::Options controller_options;
   controller_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;

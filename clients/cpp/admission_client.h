@@ -33,6 +33,8 @@ class AdmissionClient {
   virtual absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request) = 0;
   virtual absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) = 0;
+  virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request) = 0;
   // Streams workload changes after request.since_revision to `on_event` until it returns
   // false or `stop` fires (both OK), or the stream breaks (its status; OUT_OF_RANGE when the
   // revision has been compacted away: watch again from 0).

@@ -55,6 +55,11 @@ absl::StatusOr<v1::ReportPodsReadyResponse> GrpcAdmissionClient::ReportPodsReady
   return client_.ReportPodsReady(request);
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> GrpcAdmissionClient::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  return client_.ReportReclaimablePods(request);
+}
+
 absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
   return client_.ReportCheckpoint(request);

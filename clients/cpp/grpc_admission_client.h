@@ -37,6 +37,8 @@ class GrpcAdmissionClient final : public AdmissionClient {
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request) override;
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
+  absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request) override;
   // A stream tollgated ends by itself is UNAVAILABLE, so the caller watches again from its
   // revision.
   absl::Status Watch(const v1::WatchRequest& request,

@@ -319,6 +319,14 @@ absl::StatusOr<v1::DeleteWorkloadResponse> TollgateClient::DeleteWorkload(
       });
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateClient::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  return Unary<v1::ReportReclaimablePodsResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportReclaimablePodsResponse* r) {
+        return e.admission->ReportReclaimablePods(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <system_error>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,7 +21,10 @@
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kind.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/kueue_configuration.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/sim/estimate_accuracy.h"
 #include "services/sim/replay_report.h"
@@ -48,9 +53,41 @@ struct SimulateFlags {
   bool quiet = false;
   // Estimate every Nth job's start at submission (0: none); docs/simulation.md.
   int64_t estimate_every = 0;
+  // Manifests of job kinds (a folder or a file) whose pod sets rows naming a kind ask for.
+  std::string kind_manifests;
+  // Kind -> pod sets, read from kind_manifests.
+  std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
   // --check-delay NAME=DURATION: admission checks Ready that long after the reservation.
   std::map<std::string, absl::Duration> check_delays;
 };
+
+// The pod sets each kind asks for, from job manifests as tollgate-kube translates them
+// (services/manifest/job_kinds.h): one manifest per kind; another document (a runtime, a
+// ConfigMap) is only there for the jobs to refer to.
+absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> ReadKindManifests(
+    const std::string& path) {
+  std::istringstream no_stdin;
+  std::vector<std::string> notes;
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
+                            manifest::ReadManifests(no_stdin, {path}, notes));
+  std::map<std::string, std::vector<v1::PodSet>> out;
+  for (const manifest::Manifest& m : manifests) {
+    const v1::Workload* wl = std::get_if<v1::Workload>(&m.object);
+    if (wl == nullptr) continue;
+    auto kind = wl->metadata().labels().find(std::string(manifest::kJobKindLabel));
+    if (kind == wl->metadata().labels().end()) continue;
+    if (out.count(kind->second) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kind-manifests: ", path, " has two manifests of kind ", kind->second));
+    }
+    out[kind->second].assign(wl->spec().pod_sets().begin(), wl->spec().pod_sets().end());
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--kind-manifests: no job manifest in ", path,
+                                                   " (kinds: ", manifest::JobKindList(), ")"));
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,6 +118,8 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             {"queue-column", &c.queue},
             {"priority-column", &c.priority},
             {"name-column", &c.name},
+            {"kind-column", &c.kind},
+            {"kind-manifests", &f.kind_manifests},
         };
         for (const auto& [name, target] : strings) {
           if (flag.name != name) continue;
@@ -226,6 +265,7 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.resource = f.mapping.resource;
   options.sample_every = f.sample_every;
   options.estimate_every = f.estimate_every;
+  options.kind_pod_sets = f.kind_pod_sets;
   options.check_delays = f.check_delays;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
@@ -273,6 +313,9 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --queue-column=NAME     the value that picks the LocalQueue (default team)
   --priority-column=NAME  optional integer priority
   --name-column=NAME      optional job name (default job-ROW)
+  --kind-column=NAME      optional job kind (JobSet, RayJob, ...): such a row asks for what the
+                          kind's manifest in --kind-manifests asks for, not for --gpus-column
+  --kind-manifests=PATH   a file or folder with one job manifest per kind (docs/job-kinds.md)
   --queue-map=V=NS/LQ,... map queue-column values to namespace/LocalQueue (default: both
                           named after the value)
   --default-queue=NS/LQ   where unmapped values go
@@ -303,6 +346,19 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
   if (!flags.ok()) {
     err << "simulate: " << flags.status().message() << "\n\n" << SimulateUsage();
     return kUsage;
+  }
+  if (!flags->mapping.columns.kind.empty() || !flags->kind_manifests.empty()) {
+    if (flags->kind_manifests.empty() || flags->mapping.columns.kind.empty()) {
+      err << "simulate: --kind-column and --kind-manifests go together\n\n" << SimulateUsage();
+      return kUsage;
+    }
+    absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> kinds =
+        ReadKindManifests(flags->kind_manifests);
+    if (!kinds.ok()) {
+      err << "simulate: " << kinds.status().message() << "\n";
+      return kFailed;
+    }
+    flags->kind_pod_sets = *std::move(kinds);
   }
   const SimulateFlags& f = *flags;
   absl::StatusOr<std::string> text = ReadText(f.trace);

@@ -372,6 +372,15 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     }
     history.past_execution = absl::Seconds(s.accumulated_past_execution_time_seconds());
   }
+  for (int i = 0; i < s.reclaimable_pods_size(); ++i) {
+    const v1::ReclaimablePod& p = s.reclaimable_pods(i);
+    if (p.count() < 0) {
+      return r.Invalid(Child(Index("status.reclaimablePods", i), "count"),
+                       absl::StrCat("must not be negative, got ", p.count()));
+    }
+    history.reclaimable_pods.emplace_back(p.name(), p.count());
+  }
+  std::sort(history.reclaimable_pods.begin(), history.reclaimable_pods.end());
   history.unhealthy_nodes.assign(s.unhealthy_nodes().begin(), s.unhealthy_nodes().end());
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
@@ -524,6 +533,11 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     // holds 68 years.
     ps->set_accumulated_past_execution_time_seconds(static_cast<int32_t>(
         std::min<int64_t>(absl::ToInt64Seconds(history.past_execution), INT32_MAX)));
+  }
+  for (const auto& [name, count] : history.reclaimable_pods) {
+    v1::ReclaimablePod* p = ps->add_reclaimable_pods();
+    p->set_name(name);
+    p->set_count(count);
   }
   for (const std::string& node : history.unhealthy_nodes) ps->add_unhealthy_nodes(node);
   if (history.submitted_controls.has_value()) {

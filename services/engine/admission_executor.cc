@@ -71,6 +71,11 @@ absl::Status AdmissionExecutor::Txn::RecordCheckpoint(absl::string_view key, abs
   return state_->RecordCheckpoint(key, at, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetReclaimablePods(
+    absl::string_view key, std::vector<std::pair<std::string, int32_t>> pods) {
+  return state_->SetReclaimablePods(key, std::move(pods), now_);
+}
+
 absl::Status AdmissionExecutor::Txn::DeleteWorkload(absl::string_view key) {
   return state_->Delete(key, now_);
 }

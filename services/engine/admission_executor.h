@@ -87,6 +87,8 @@ class AdmissionExecutor {
     // Ready, or (false) a workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
     absl::Status SetPodsReady(absl::string_view key, bool ready = true);
     absl::Status RecordCheckpoint(absl::string_view key, absl::Time at);
+    absl::Status SetReclaimablePods(absl::string_view key,
+                                    std::vector<std::pair<std::string, int32_t>> pods);
     absl::Status DeleteWorkload(absl::string_view key);
     // A configuration object: applied to the state and stored under `key` together.
     void ApplyObject(const ValidatedObject& validated, std::string key,

@@ -476,6 +476,23 @@ absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
       });
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateApi::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  const std::string key = KeyOf(request.workload());
+  std::vector<std::pair<std::string, int32_t>> pods;
+  for (const v1::ReclaimablePod& p : request.reclaimable_pods())
+    pods.emplace_back(p.name(), p.count());
+  return executor_.Run<v1::ReportReclaimablePodsResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportReclaimablePodsResponse> {
+        TOLLGATE_RETURN_IF_ERROR(txn.SetReclaimablePods(key, pods));
+        v1::ReportReclaimablePodsResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
 absl::StatusOr<v1::DeleteWorkloadResponse> TollgateApi::DeleteWorkload(
     const v1::DeleteWorkloadRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));

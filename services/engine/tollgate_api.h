@@ -45,6 +45,8 @@ class TollgateApi {
       const v1::ReportPodsReadyRequest& request);
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request);
+  absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request);
   absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
       const v1::DeleteWorkloadRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);

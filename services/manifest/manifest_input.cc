@@ -16,38 +16,60 @@
 #include "common/file_util.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
-#include "services/manifest/job_translator.h"
-#include "services/manifest/pytorchjob_translator.h"
-#include "services/manifest/rayjob_translator.h"
-#include "services/manifest/workload_translator.h"
+#include "services/manifest/job_kinds.h"
+#include "services/manifest/yaml_json.h"
 
 namespace tollgate::manifest {
 namespace {
 
-// The job kinds `submit` takes, each with its apiVersion and translator.
-struct JobKind {
-  absl::string_view kind;
-  absl::string_view api_version;
-  const JobKindTranslator& translator;
-};
-
-const std::vector<JobKind>& JobKinds() {
-  static const JobTranslator job;
-  static const RayJobTranslator ray_job;
-  static const PyTorchJobTranslator pytorch_job;
-  static const auto* kinds = new std::vector<JobKind>{
-      {"Job", "batch/v1", job},
-      {"RayJob", "ray.io/v1", ray_job},
-      {"PyTorchJob", "kubeflow.org/v1", pytorch_job},
+// Kinds that carry no work of their own and may sit in a file beside jobs (the ConfigMap with a
+// RayJob's code, the Service in front of a RayService, a TrainJob's runtime): `submit` skips
+// them with a note instead of refusing the file.
+bool CarriesNoWork(absl::string_view api_version, absl::string_view kind) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kKinds[] = {
+      {"v1", "ConfigMap"},
+      {"v1", "Secret"},
+      {"v1", "Service"},
+      {"v1", "ServiceAccount"},
+      {"v1", "PersistentVolumeClaim"},
+      {"networking.k8s.io/v1", "Ingress"},
+      {"networking.k8s.io/v1", "NetworkPolicy"},
+      {"policy/v1", "PodDisruptionBudget"},
+      {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime"},
+      {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"},
   };
-  return *kinds;
+  for (const auto& [v, k] : kKinds) {
+    if (v == api_version && k == kind) return true;
+  }
+  return false;
 }
 
-std::string Accepted() {
-  std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2)";
-  for (const JobKind& k : JobKinds()) {
-    absl::StrAppend(&text, ", ", k.kind, " (", k.api_version, ")");
+// The other documents of the files being read, for a kind that refers to one (a TrainJob's
+// runtime). A namespaced object without a namespace is in "default", as kubectl would create it.
+class DocumentLookup final : public ObjectLookup {
+ public:
+  explicit DocumentLookup(const std::vector<Json>& documents) : documents_(documents) {}
+  absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
+                           absl::string_view name) const override {
+    for (const Json& doc : documents_) {
+      if (GetString(doc, {"kind"}) != kind.kind || GetString(doc, {"metadata", "name"}) != name) {
+        continue;
+      }
+      const std::string doc_ns = GetString(doc, {"metadata", "namespace"}, "default");
+      if (!kind.namespaced || doc_ns == ns) return doc;
+    }
+    return absl::NotFoundError(absl::StrCat(kind.kind, " ", ns, ns.empty() ? "" : "/", name,
+                                            " not found; put it in the file (or a file) given "
+                                            "with -f"));
   }
+
+ private:
+  const std::vector<Json>& documents_;
+};
+
+std::string Accepted() {
+  std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2), ";
+  absl::StrAppend(&text, JobKindList());
   absl::StrAppend(&text, ", the configuration kinds");
   const char* separator = " ";
   for (const core::KindTraits& t : core::AllKinds()) {
@@ -57,40 +79,6 @@ std::string Accepted() {
   }
   absl::StrAppend(&text, ", or a List of these");
   return text;
-}
-
-// YAML as Kubernetes reads it: plain scalars that look like numbers, booleans or null are those;
-// quoted ones stay strings.
-Json ToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      Json j = Json::object();
-      for (const auto& kv : node) j[kv.first.Scalar()] = ToJson(kv.second);
-      return j;
-    }
-    case YAML::NodeType::Sequence: {
-      Json j = Json::array();
-      for (const auto& item : node) j.push_back(ToJson(item));
-      return j;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      int64_t i = 0;
-      if (absl::SimpleAtoi(s, &i)) return i;
-      double d = 0;
-      if (!s.empty() && (absl::ascii_isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') &&
-          absl::SimpleAtod(s, &d)) {
-        return d;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
 }
 
 // A stable 8-hex-digit stand-in for the uid tollgate-kube takes its workload name suffix from.
@@ -103,9 +91,10 @@ std::string StableSuffix(absl::string_view text) {
   return absl::StrFormat("%08x", h);
 }
 
-absl::StatusOr<Manifest> TranslateJob(const JobKind& kind, const YAML::Node& node,
-                                      absl::string_view where) {
-  Json obj = ToJson(node);
+absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind, const YAML::Node& node,
+                                      absl::string_view where, const ObjectLookup& lookup) {
+  const std::string& kind_name = kind.resource().kind;
+  Json obj = JsonFromYaml(node);
   Json& meta = obj["metadata"];
   if (!meta.is_object()) meta = Json::object();
   if (!meta.contains("namespace")) meta["namespace"] = "default";
@@ -121,42 +110,47 @@ absl::StatusOr<Manifest> TranslateJob(const JobKind& kind, const YAML::Node& nod
   }
   if (name.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", kind.kind, ": metadata.name (or generateName) is required"));
+        absl::StrCat(where, ": ", kind_name, ": metadata.name (or generateName) is required"));
   }
   const std::string ns = meta["namespace"].is_string() ? meta["namespace"].get<std::string>() : "";
   if (!meta.contains("uid")) {
-    meta["uid"] = StableSuffix(absl::StrCat(kind.kind, "/", ns, "/", name));
+    meta["uid"] = StableSuffix(absl::StrCat(kind_name, "/", ns, "/", name));
   }
   // Kueue manages a job without the queue label only when told to; the CLI submits it to the
   // namespace's "default" LocalQueue, which is what an empty queue name means.
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind.translator, obj, "");
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind, obj, "", lookup);
   if (!wl.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", kind.kind, " ", ns, "/", name, ": ", wl.status().message()));
+    return absl::Status(wl.status().code(), absl::StrCat(where, ": ", kind_name, " ", ns, "/", name,
+                                                         ": ", wl.status().message()));
   }
-  // The uid only named the workload; the server gives the workload its own.
+  // The uid only named the workload; the server gives the workload its own, and there is no
+  // object whose uid the workload could carry.
   wl->mutable_metadata()->clear_uid();
-  // The workload records where it came from, as Kueue's owner reference would.
-  (*wl->mutable_metadata()->mutable_labels())["tollgate.dev/job-kind"] = std::string(kind.kind);
-  (*wl->mutable_metadata()->mutable_annotations())["tollgate.dev/job-name"] = name;
+  wl->mutable_metadata()->mutable_labels()->erase(std::string(kJobUidLabel));
   Manifest m;
   m.kind = "Workload";
   m.object = *std::move(wl);
   return m;
 }
 
-// Appends the manifests of one file (or stdin) to `out`.
-absl::Status AppendManifests(absl::string_view text, absl::string_view source,
-                             std::vector<Manifest>& out) {
-  TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed, ParseManifests(text, source));
-  std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
-  return absl::OkStatus();
-}
+// A file (or stdin) read but not yet parsed.
+struct InputFile {
+  std::string text;
+  std::string source;
+};
 
 }  // namespace
 
 absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                          absl::string_view where) {
+  std::vector<std::string> notes;
+  return ParseInputDocument(node, where, NoObjects(), notes);
+}
+
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where,
+                                                         const ObjectLookup& lookup,
+                                                         std::vector<std::string>& notes) {
   std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
@@ -170,23 +164,42 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
       size_t i = 0;
       for (const auto& item : items) {
         absl::StatusOr<std::vector<Manifest>> parsed =
-            ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"));
+            ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"), lookup, notes);
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
       }
       return out;
     }
-    for (const JobKind& job : JobKinds()) {
-      if (job.kind != kind) continue;
-      const YAML::Node api = node["apiVersion"];
-      const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
-      if (api_version != job.api_version) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind, ": apiVersion \"",
-                                                       api_version, "\" is not ", job.api_version));
+    const YAML::Node api = node.IsMap() ? node["apiVersion"] : YAML::Node();
+    const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
+    absl::StatusOr<const JobKindTranslator*> job = JobKindOfManifest(api_version, kind);
+    if (!job.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", job.status().message()));
+    }
+    if (*job != nullptr) {
+      const Json obj = JsonFromYaml(node);
+      const std::string name = GetString(obj, {"metadata", "name"});
+      if (!(*job)->traits().creates_workload) {
+        // A CronJob: its Jobs are queued when it creates them, from its job template's labels.
+        const std::string queue =
+            GetString(obj, {"spec", "jobTemplate", "metadata", "labels", kQueueNameLabel});
+        notes.push_back(absl::StrCat(
+            where, ": skipped ", kind, " ", name, ": it creates Jobs, which are queued",
+            queue.empty() ? " only with the queue label on spec.jobTemplate.metadata.labels "
+                            "(it has none)"
+                          : absl::StrCat(" in ", queue, " when it creates them")));
+        return out;
       }
-      absl::StatusOr<Manifest> m = TranslateJob(job, node, where);
+      absl::StatusOr<Manifest> m = TranslateJob(**job, node, where, lookup);
       if (!m.ok()) return m.status();
       out.push_back(*std::move(m));
+      return out;
+    }
+    if (CarriesNoWork(api_version, kind)) {
+      const YAML::Node meta = node["metadata"];
+      const std::string name = meta.IsMap() && meta["name"].IsScalar() ? meta["name"].Scalar() : "";
+      notes.push_back(
+          absl::StrCat(where, ": skipped ", kind, " ", name, ": it carries no work to queue"));
       return out;
     }
     if (!kind.empty() && core::FindKind(kind) == nullptr) {
@@ -206,11 +219,19 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
 
 absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
                                                     const std::vector<std::string>& paths) {
-  std::vector<Manifest> manifests;
+  std::vector<std::string> notes;
+  return ReadManifests(in, paths, notes);
+}
+
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths,
+                                                    std::vector<std::string>& notes) {
+  // Every file first: a job may refer to an object defined later or in another file.
+  std::vector<InputFile> inputs;
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = AppendManifests(text, "<stdin>", manifests); !st.ok()) return st;
+      inputs.push_back({std::move(text), "<stdin>"});
       continue;
     }
     std::error_code ec;
@@ -230,8 +251,21 @@ absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = AppendManifests(*text, file, manifests); !st.ok()) return st;
+      inputs.push_back({*std::move(text), file});
     }
+  }
+  std::vector<Json> json;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Json> documents,
+                              JsonDocumentsFromYaml(input.text, input.source));
+    std::move(documents.begin(), documents.end(), std::back_inserter(json));
+  }
+  const DocumentLookup lookup(json);
+  std::vector<Manifest> manifests;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseManifests(input.text, input.source, lookup, notes));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(manifests));
   }
   return manifests;
 }

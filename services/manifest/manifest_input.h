@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_parser.h"
 #include "yaml-cpp/yaml.h"
 
@@ -22,11 +23,23 @@ namespace tollgate::manifest {
 // accepted.
 absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                          absl::string_view where);
+// The same, with the other documents a job may refer to (a TrainJob's runtime) in `lookup`.
+// Objects that carry no work (a ConfigMap, a Service, a TrainingRuntime) and CronJobs (whose
+// Jobs are the workloads) give no manifest but a line in `notes` naming them.
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where,
+                                                         const ObjectLookup& lookup,
+                                                         std::vector<std::string>& notes);
 
 // Reads every manifest -f names, in order: "-" is `in`, a folder means its *.yaml, *.yml and
 // *.json files in name order (as `kubectl apply -f DIR`).
 absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
                                                     const std::vector<std::string>& paths);
+// The same, adding a note for every document skipped (see ParseInputDocument). The jobs of all
+// files may refer to objects in any of them.
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths,
+                                                    std::vector<std::string>& notes);
 
 // `-n NS` on apply/submit/diff, as kubectl: the namespace of namespaced manifests that name none.
 // The parser already filled in "default" for those, so an explicit "default" is taken over too.

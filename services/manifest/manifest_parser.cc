@@ -27,6 +27,7 @@
 #include "core/status_macros.h"
 #include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_input.h"
 #include "services/manifest/topology_annotations.h"
 #include "services/manifest/yaml_reader.h"
@@ -1180,6 +1181,15 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
+  std::vector<std::string> notes;
+  return ParseManifests(yaml_text, source_name, NoObjects(), notes);
+}
+
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name,
+                                                     const ObjectLookup& lookup,
+                                                     std::vector<std::string>& notes) {
+  const size_t notes_before = notes.size();
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
                             common::LoadYamlDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
@@ -1205,11 +1215,11 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       }
     }
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
-                              ParseInputDocument(documents[i], where));
+                              ParseInputDocument(documents[i], where, lookup, notes));
     std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   // An empty file is almost always the wrong file: say so rather than apply nothing.
-  if (out.empty()) {
+  if (out.empty() && notes.size() == notes_before) {
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": no manifests found (the file is empty or only comments)"));
   }

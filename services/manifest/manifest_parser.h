@@ -46,6 +46,15 @@ struct Manifest {
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name);
 
+class ObjectLookup;  // job_kind.h
+// The same, with the objects a job may refer to (a TrainJob's runtime) in `lookup`, and a line
+// in `notes` for every document that carries no work and is skipped (see ParseInputDocument).
+// A file of only such documents is no error.
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name,
+                                                     const ObjectLookup& lookup,
+                                                     std::vector<std::string>& notes);
+
 // Parses one already-parsed manifest. A non-empty `path_prefix` (e.g. "foo.yaml: objects[2]")
 // is put in front of every error message.
 absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_view path_prefix);

@@ -155,6 +155,13 @@ grpc::Status AdmissionGrpcService::ReportCheckpoint(grpc::ServerContext* context
   return Audited(gate_, call, api_.ReportCheckpoint(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::ReportReclaimablePods(
+    grpc::ServerContext* context, const v1::ReportReclaimablePodsRequest* request,
+    v1::ReportReclaimablePodsResponse* response) {
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("report", request->workload()));
+  return Audited(gate_, call, api_.ReportReclaimablePods(*request), response);
+}
+
 grpc::Status AdmissionGrpcService::DeleteWorkload(grpc::ServerContext* context,
                                                   const v1::DeleteWorkloadRequest* request,
                                                   v1::DeleteWorkloadResponse* response) {

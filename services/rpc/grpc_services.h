@@ -55,6 +55,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status ReportCheckpoint(grpc::ServerContext* context,
                                 const v1::ReportCheckpointRequest* request,
                                 v1::ReportCheckpointResponse* response) override;
+  grpc::Status ReportReclaimablePods(grpc::ServerContext* context,
+                                     const v1::ReportReclaimablePodsRequest* request,
+                                     v1::ReportReclaimablePodsResponse* response) override;
   grpc::Status DeleteWorkload(grpc::ServerContext* context,
                               const v1::DeleteWorkloadRequest* request,
                               v1::DeleteWorkloadResponse* response) override;

@@ -26,7 +26,9 @@
 #include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/manifest_input.h"
+#include "services/manifest/yaml_json.h"
 #include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
@@ -490,9 +492,49 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
   return item;
 }
 
+// --- Job kinds (docs/job-kinds.md): a submit item that is a job manifest (apiVersion and kind
+// of a row of services/manifest/job_kinds.h) becomes the workload tollgate-kube would submit
+// for it, named after the job so later steps can name it. A job the kind's rules refuse (a
+// Spark application in client mode) is the submit's refusal, as a bad value is; another
+// version of a known kind is a scenario error. nullopt for anything that is no job.
+absl::StatusOr<std::optional<SubmitItem>> ParseJobSubmitItem(const Where& where,
+                                                             const YAML::Node& node) {
+  const YAML::Node api = node["apiVersion"];
+  const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
+  absl::StatusOr<const manifest::JobKindTranslator*> kind =
+      manifest::JobKindOfManifest(api_version, node["kind"].Scalar());
+  if (!kind.ok()) return where.Error("apiVersion", kind.status().message());
+  if (*kind == nullptr) return std::nullopt;
+  manifest::Json obj = manifest::JsonFromYaml(node);
+  manifest::Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = manifest::Json::object();
+  if (!meta.contains("namespace")) meta["namespace"] = "default";
+  SubmitItem item;
+  item.name = manifest::GetString(obj, {"metadata", "name"});
+  item.ns = manifest::GetString(obj, {"metadata", "namespace"});
+  if (item.name.empty()) return where.Error("metadata.name", "required");
+  // A stand-in for the uid the API server would give: the workload carries none of it.
+  meta["uid"] = absl::StrCat("scenario-", item.ns, "-", item.name);
+  absl::StatusOr<v1::Workload> wl =
+      manifest::TranslateWorkload(**kind, obj, "", manifest::NoObjects(), item.name);
+  if (wl.ok()) {
+    wl->mutable_metadata()->clear_uid();
+    wl->mutable_metadata()->mutable_labels()->erase(std::string(manifest::kJobUidLabel));
+  }
+  item.workload = std::move(wl);
+  return item;
+}
+
 absl::StatusOr<SubmitItem> ParseSubmitItem(const Where& where, const YAML::Node& node) {
   const YAML::Node kind = node.IsMap() ? node["kind"] : YAML::Node();
   if (!kind.IsDefined() || kind.IsNull()) return ParseCompactWorkload(where, node);
+
+  // --- Job kinds: a job manifest of any kind Tollgate admits, as tollgate-kube would submit it.
+  if (absl::StatusOr<std::optional<SubmitItem>> job = ParseJobSubmitItem(where, node); !job.ok()) {
+    return job.status();
+  } else if (job->has_value()) {
+    return **job;
+  }
 
   // A full Workload manifest.
   absl::StatusOr<Manifest> m = manifest::ParseManifestNode(node, where.label());
@@ -897,6 +939,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"activateChecks", StepKind::kActivateChecks},
     {"deactivateChecks", StepKind::kDeactivateChecks},
     {"restart", StepKind::kRestart},
+    {"reclaimablePods", StepKind::kReclaimablePods},
     // --- Topology (issue 28).
     {"nodes", StepKind::kNodes},
     {"deleteNodes", StepKind::kDeleteNodes},
@@ -956,6 +999,18 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
               absl::StrCat("want ClusterQueue or LocalQueue, got \"", step.del[i].kind, "\""));
         }
       }
+      return absl::OkStatus();
+    }
+    case StepKind::kReclaimablePods: {
+      // --- Job kinds: {workload: {podSet: count, ...}, ...}
+      TOLLGATE_ASSIGN_OR_RETURN(
+          step.reclaimable_pods,
+          (MapOf<std::map<std::string, int32_t>>(
+              where, body, "reclaimablePods", [&](const YAML::Node& v, const std::string& p) {
+                return MapOf<int32_t>(where, v, p, [&](const YAML::Node& c, const std::string& cp) {
+                  return Int32(where, c, cp);
+                });
+              })));
       return absl::OkStatus();
     }
     case StepKind::kReprioritize: {

@@ -189,6 +189,8 @@ enum class StepKind {
   // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
   // runs on the state reloaded from it.
   kRestart,
+  // --- Job kinds (docs/job-kinds.md): an adapter's report of reclaimable pods.
+  kReclaimablePods,
   // --- Topology (issue 28): the node inventory (docs/topology.md).
   // Nodes created or replaced (a node with `ready: false` has failed).
   kNodes,
@@ -210,7 +212,9 @@ struct Step {
   std::vector<manifest::Manifest> apply;      // kApply
   std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
-  absl::Duration advance;                     // kAdvance
+  // kReclaimablePods: workload -> pod set -> pods that finished for good.
+  std::map<std::string, std::map<std::string, int32_t>> reclaimable_pods;
+  absl::Duration advance;  // kAdvance
   // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate; the check names of
   // kActivateChecks, kDeactivateChecks
   std::vector<std::string> workload_names;

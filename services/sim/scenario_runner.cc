@@ -193,6 +193,22 @@ class Run {
           request.set_active(step.kind == StepKind::kActivate);
           return api().SetWorkloadActive(request).status();
         });
+      case StepKind::kReclaimablePods:
+        // --- Job kinds: the adapter's report of pods a running job no longer needs.
+        for (const auto& [name, pods] : step.reclaimable_pods) {
+          std::string error = ForEachWorkload({name}, [this, &pods](const v1::WorkloadRef& ref) {
+            v1::ReportReclaimablePodsRequest request;
+            *request.mutable_workload() = ref;
+            for (const auto& [pod_set, count] : pods) {
+              v1::ReclaimablePod* p = request.add_reclaimable_pods();
+              p->set_name(pod_set);
+              p->set_count(count);
+            }
+            return api().ReportReclaimablePods(request).status();
+          });
+          if (!error.empty()) return error;
+        }
+        return "";
       case StepKind::kReprioritize:
         for (const auto& [name, priority] : step.priorities) {
           std::string error =

@@ -219,10 +219,20 @@ class Replayer {
     wl.mutable_metadata()->set_name(job.name);
     wl.mutable_spec()->set_queue_name(job.local_queue);
     if (job.priority.has_value()) wl.mutable_spec()->set_priority(*job.priority);
-    v1::PodSet& pods = *wl.mutable_spec()->add_pod_sets();
-    pods.set_name("main");
-    pods.set_count(job.pods);
-    (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+    if (!job.kind.empty()) {
+      auto it = options_.kind_pod_sets.find(job.kind);
+      if (it == options_.kind_pod_sets.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("trace row ", job.row, " (", job.name, "): no manifest of kind \"",
+                         job.kind, "\" to take its pod sets from (--kind-manifests)"));
+      }
+      for (const v1::PodSet& ps : it->second) *wl.mutable_spec()->add_pod_sets() = ps;
+    } else {
+      v1::PodSet& pods = *wl.mutable_spec()->add_pod_sets();
+      pods.set_name("main");
+      pods.set_count(job.pods);
+      (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+    }
     if (options_.estimate_every > 0 && job_index % options_.estimate_every == 0) {
       TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
     }

@@ -46,6 +46,9 @@ struct ReplayOptions {
   int64_t estimate_every = 0;
   // Bounds of each estimate; the runtime source and late quantile are set per method.
   core::StartEstimateOptions estimate_options;
+  // The pod sets a job of each kind asks for (TraceColumns::kind), from a manifest of that kind
+  // as tollgate-kube would translate it (services/manifest/job_kinds.h).
+  std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
   // Admission checks modelled as taking a fixed time to become Ready after the quota
   // reservation (a provisioning delay), by AdmissionCheck name. A check the queue manifests do
   // not define is created and required by every ClusterQueue; a defined check without a delay

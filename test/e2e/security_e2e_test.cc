@@ -493,6 +493,16 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
        },
        target_state,
        {true, true, false, false, true, false}},
+      {"ReportReclaimablePods",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportReclaimablePodsRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::ReportReclaimablePodsResponse out;
+         return admission_->ReportReclaimablePods(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, true, false}},
       {"ReportPodsReady",
        true,
        [&](const std::string& t, int) {

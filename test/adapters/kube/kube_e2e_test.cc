@@ -18,7 +18,7 @@
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/provisioning.h"
 #include "clients/cpp/grpc_admission_client.h"
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/admission_enactment.h"
 #include "test/adapters/kube/test_processes.h"
 
 namespace tollgate::kube {

@@ -1456,18 +1456,19 @@ TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
 TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
   RunOk({"apply", "-f", TestData("queues.yaml")});
   CliResult r = RunOk({"submit", "-f", TestData("sample-job.yaml")});
+  // Named as Kueue names a job's workload: kind, name and a hash (docs/job-kinds.md).
   EXPECT_THAT(r.out,
-              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{8} "
-                            "created\n$"));
+              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{5} "
+                            "\\(Job sample-job-[a-z0-9]{5}\\) created\n$"));
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
-  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{8} "
-                                   "created\n$"));
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{5} "
+                                   "\\(RayJob rayjob-sample\\) created\n$"));
   // The same named job again: the same workload, unchanged.
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
   EXPECT_THAT(r.out, HasSubstr(" unchanged\n"));
   r = RunOk({"submit", "-f", TestData("sample-pytorchjob.yaml")});
-  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{8} "
-                                   "created\n$"));
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{5} "
+                                   "\\(PyTorchJob pytorch-simple\\) created\n$"));
 
   // Pod sets as tollgate-kube makes them: the Job's 3 pods, the RayJob's head, workers and
   // submitter, the PyTorchJob's master and worker.
@@ -1493,19 +1494,88 @@ TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
 TEST_F(CliTest, SubmitRefusesUnknownKindsAndPointsToTheWorkloadForm) {
   CliResult r = Run({"submit", "-f", "-"}, R"(
 apiVersion: apps/v1
-kind: Deployment
+kind: DaemonSet
 metadata: {name: web}
 )");
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_THAT(r.err, HasSubstr("unknown kind \"Deployment\""));
-  EXPECT_THAT(r.err, HasSubstr("Job (batch/v1), RayJob (ray.io/v1), PyTorchJob (kubeflow.org/v1)"));
+  EXPECT_THAT(r.err, HasSubstr("unknown kind \"DaemonSet\""));
+  EXPECT_THAT(r.err,
+              HasSubstr("Job (batch/v1), CronJob (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2)"));
   EXPECT_THAT(r.err, HasSubstr("as a Kueue Workload"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_THAT(r.err, HasSubstr("apiVersion \"batch/v2\" is not batch/v1"));
+  EXPECT_THAT(r.err,
+              HasSubstr("apiVersion \"batch/v2\" is not served; Tollgate reads Job as batch/v1"));
+  // An older version of a kind Kueue reads in another: named, with the version to convert to.
+  r = Run({"submit", "-f", "-"},
+          "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("Tollgate reads MPIJob as kubeflow.org/v2beta1 (convert"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: x}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("metadata.name (or generateName) is required"));
+}
+
+// Every kind's manifest as its project documents it (test/fixtures/): each becomes the workload
+// tollgate-kube would submit, objects beside it that carry no work are skipped with a note.
+TEST_F(CliTest, SubmitTakesEveryKindsDocumentedManifest) {
+  RunOk({"apply", "-f", TestData("queues.yaml")});
+  const std::string fixtures = TOLLGATE_FIXTURES_DIR;
+  struct Case {
+    std::vector<std::string> files;
+    std::string kind;
+    std::string job;
+  };
+  const std::vector<Case> cases = {
+      {{"jobset/jobset.yaml"}, "JobSet", "sleep-jobset"},
+      {{"mpijob/mpijob.yaml"}, "MPIJob", "pi"},
+      {{"tfjob/tfjob.yaml"}, "TFJob", "tf-dist-mnist"},
+      {{"jaxjob/jaxjob.yaml"}, "JAXJob", "jaxjob-simple"},
+      {{"paddlejob/paddlejob.yaml"}, "PaddleJob", "paddle-simple-cpu"},
+      {{"xgboostjob/xgboostjob.yaml"}, "XGBoostJob", "xgboost-dist-iris"},
+      {{"trainjob/trainjob.yaml", "trainjob/torch-distributed-runtime.yaml"},
+       "TrainJob",
+       "pytorch-simple"},
+      {{"raycluster/raycluster.yaml"}, "RayCluster", "raycluster-interactive"},
+      {{"rayservice/rayservice.yaml"}, "RayService", "rayservice-fruit"},
+      {{"sparkapplication/spark-pi.yaml"}, "SparkApplication", "spark-pi"},
+      {{"appwrapper/appwrapper.yaml"}, "AppWrapper", "wrapped-pytorch"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"submit"};
+    for (const std::string& f : c.files) {
+      args.push_back("-f");
+      args.push_back(absl::StrCat(fixtures, "/", f));
+    }
+    CliResult r = RunOk(args);
+    EXPECT_THAT(r.out, ContainsRegex(absl::StrCat("^workload.kueue.x-k8s.io/[a-z]+-", c.job,
+                                                  "-[0-9a-f]{5} \\(", c.kind, " ", c.job,
+                                                  "\\) created\n$")))
+        << c.kind;
+  }
+  // A TrainJob's runtime rides along and is skipped with a note; without it the TrainJob is
+  // refused naming the runtime.
+  CliResult r = Run({"submit", "-f", fixtures + "/trainjob/trainjob.yaml"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("ClusterTrainingRuntime torch-distributed not found"));
+  // The ConfigMap with a RayJob's code carries no work: skipped, named, the RayJob submitted.
+  r = RunOk({"submit", "-f", fixtures + "/rayjob/rayjob-with-configmap.yaml"});
+  EXPECT_THAT(r.err, HasSubstr("skipped ConfigMap ray-job-code-sample: it carries no work"));
+  EXPECT_THAT(r.out, HasSubstr("(RayJob ray-job-sample) created"));
+  // A CronJob's Jobs are the workloads.
+  r = RunOk({"submit", "-f", fixtures + "/cronjob/cronjob.yaml"});
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("skipped CronJob nightly-eval: it creates Jobs, which are queued "
+                               "in user-queue when it creates them"));
+  // Pod sets as Kueue computes them, e.g. the JobSet's replicas x pods per job.
+  r = RunOk({"get", "workloads", "-o",
+             "jsonpath={range .items[*]}{.metadata.name}:{range .spec.podSets[*]}{.name}="
+             "{.count},{end}{\"\\n\"}{end}"});
+  EXPECT_THAT(r.out, ContainsRegex("jobset-sleep-jobset-[0-9a-f]{5}:workers=6,driver=1,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("raycluster-raycluster-interactive-[0-9a-f]{5}:head=1,"
+                                   "workergroup=4,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("trainjob-pytorch-simple-[0-9a-f]{5}:node=2,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("sparkapplication-spark-pi-[0-9a-f]{5}:driver=1,executor=2,\n"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,6 +135,63 @@ TEST(SimulateCommandTest, BadInputIsNamed) {
   }
 }
 
+// A trace whose rows name a kind replays jobs of that kind's shape: a JobSet row asks for the
+// documented JobSet's pod sets (9 CPUs: 6 workers of 1 and a driver of 2, plus memory), a plain
+// row for its GPU column. Quota for 9 CPUs holds one JobSet at a time.
+TEST(SimulateCommandTest, ReplaysRowsThatNameAKind) {
+  const std::string dir = ::testing::TempDir() + "/simulate-kinds";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/trace.csv") << "submit_s,duration_s,gpus,team,kind\n"
+                                       "0,600,,ml,JobSet\n"
+                                       "10,600,,ml,JobSet\n"
+                                       "20,60,1,ml,\n";
+  std::ofstream(dir + "/queues.yaml") << R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ml}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 9}, {name: memory, nominalQuota: 4Gi},
+                  {name: nvidia.com/gpu, nominalQuota: 1}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: ml, name: ml}
+spec: {clusterQueue: ml}
+)";
+  CliRun r = Simulate({"--trace=" + dir + "/trace.csv", "--queues=" + dir + "/queues.yaml",
+                       "--kind-column=kind",
+                       "--kind-manifests=" + std::string(TOLLGATE_FIXTURES_DIR) + "/jobset",
+                       "--resource=cpu", "--out=" + dir + "/out", "--plots=false", "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("3 jobs replayed"));
+  // The second JobSet waits for the first: it is admitted when the first ends at 600 s.
+  const std::string jobs = ReadAll(dir + "/out/jobs.csv");
+  EXPECT_THAT(jobs, HasSubstr("job-2,ml,ml,10,600,"));
+  EXPECT_THAT(jobs, ::testing::ContainsRegex("job-2,ml,ml,10,600,[0-9]+,[0-9]+,600,"));
+
+  // A row naming a kind without a manifest, and the flags without each other, are named.
+  std::ofstream(dir + "/bad.csv") << "submit_s,duration_s,gpus,team,kind\n0,60,,ml,RayJob\n";
+  r = Simulate({"--trace=" + dir + "/bad.csv", "--queues=" + dir + "/queues.yaml",
+                "--kind-column=kind",
+                "--kind-manifests=" + std::string(TOLLGATE_FIXTURES_DIR) + "/jobset", "--quiet"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("no manifest of kind \"RayJob\""));
+  r = Simulate(
+      {"--trace=" + dir + "/trace.csv", "--queues=" + dir + "/queues.yaml", "--kind-column=kind"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--kind-column and --kind-manifests go together"));
+}
+
 // A provisioning delay: every job waits at least that long, and the summary says what it cost.
 TEST(SimulateCommandTest, ACheckDelayShowsWhatProvisioningCosts) {
   CliRun without = Simulate({"--trace=" + kData + "/sim_trace.csv",

@@ -222,7 +222,8 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{
             "ApplyJobOfAnotherApiVersion",
             "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Job, metadata: {name: j}}]\n",
-            {"t.yaml: step 2 (apply): apply[0]: Job: apiVersion \"\" is not batch/v1"}},
+            {"t.yaml: step 2 (apply): apply[0]: Job: apiVersion \"\" is not served; Tollgate reads "
+             "Job as batch/v1"}},
         MalformedCase{"DeleteWithoutKind",
                       "name: x\nsteps:\n- delete: [{name: w}]\n",
                       {"t.yaml: step 1 (delete): delete[0].kind: required"}},

@@ -1,10 +1,10 @@
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/admission_enactment.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "services/manifest/job_translator.h"
-#include "services/manifest/rayjob_translator.h"
+#include "services/manifest/job_kinds.h"
+#include "services/manifest/pod_set_info.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -37,6 +37,17 @@ v1::Admission AdmissionFor(const std::string& pod_set, std::map<std::string, std
   return a;
 }
 
+// The admission as the adapter enacts it: its pod-set infos, then the kind's enactment.
+absl::StatusOr<Json> Apply(const JobKindTranslator& kind, const Json& obj,
+                           const v1::Admission& admission, const FlavorMap& flavors) {
+  absl::StatusOr<std::vector<PodSetInfo>> infos = PodSetInfosFromAdmission(admission, flavors, {});
+  if (!infos.ok()) return infos.status();
+  return ApplyAdmission(kind, obj, *infos, AdmissionFingerprint(admission), NoObjects());
+}
+
+const JobKindTranslator& Job() { return *FindJobKind("Job"); }
+const JobKindTranslator& RayJob() { return *FindJobKind("RayJob"); }
+
 Json MakeJob() {
   return Json::parse(R"({
     "apiVersion": "batch/v1", "kind": "Job",
@@ -56,7 +67,7 @@ TEST(ApplyAdmissionTest, InjectsFlavorLabelsAndTolerationsAndRestoresThem) {
   const v1::Admission admission =
       AdmissionFor("main", {{"cpu", "spot"}, {"nvidia.com/gpu", "a100"}}, 4);
   const Json job = MakeJob();
-  absl::StatusOr<Json> admitted = ApplyAdmission(JobTranslator(), job, admission, flavors);
+  absl::StatusOr<Json> admitted = Apply(Job(), job, admission, flavors);
   ASSERT_TRUE(admitted.ok()) << admitted.status();
   const Json& spec = (*admitted)["spec"]["template"]["spec"];
   EXPECT_EQ(spec["nodeSelector"],
@@ -64,15 +75,16 @@ TEST(ApplyAdmissionTest, InjectsFlavorLabelsAndTolerationsAndRestoresThem) {
                             "cloud.google.com/gke-spot": "true"})"));
   EXPECT_EQ(spec["tolerations"], Json::parse(R"([{"key": "nvidia.com/gpu", "operator": "Exists",
                                                   "effect": "NoSchedule"}])"));
+  EXPECT_EQ((*admitted)["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/podset"], "main");
   EXPECT_EQ(Annotation(*admitted, kAdmissionAnnotation), AdmissionFingerprint(admission));
   EXPECT_EQ((*admitted)["spec"]["parallelism"], 4);
 
   // Applying twice is the same as once: it starts from the recorded originals.
-  absl::StatusOr<Json> again = ApplyAdmission(JobTranslator(), *admitted, admission, flavors);
+  absl::StatusOr<Json> again = Apply(Job(), *admitted, admission, flavors);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *admitted);
 
-  absl::StatusOr<Json> restored = RestoreOriginalTemplates(*admitted);
+  absl::StatusOr<Json> restored = RestoreOriginalFields(*admitted);
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ(*restored, job);
 }
@@ -91,18 +103,22 @@ TEST(ApplyAdmissionTest, AdmissionCheckPodSetUpdatesReachTheTemplateAndAreUndone
   other->set_name("not-a-pod-set-of-this-job");
   (*other->mutable_labels())["x"] = "y";
   const Json job = MakeJob();
+  absl::StatusOr<std::vector<PodSetInfo>> infos =
+      PodSetInfosFromAdmission(admission, flavors, PodSetUpdatesOf(wl));
+  ASSERT_TRUE(infos.ok()) << infos.status();
   absl::StatusOr<Json> admitted =
-      ApplyAdmission(JobTranslator(), job, admission, flavors, wl.status().admitted_pod_sets());
+      ApplyAdmission(Job(), job, *infos, AdmissionFingerprint(admission), NoObjects());
   ASSERT_TRUE(admitted.ok()) << admitted.status();
   const Json& tmpl = (*admitted)["spec"]["template"];
-  EXPECT_EQ(tmpl["metadata"], Json::parse(R"({"labels": {"provisioned": "yes"}, "annotations":
-      {"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1"}})"));
+  EXPECT_EQ(tmpl["metadata"],
+            Json::parse(R"({"labels": {"provisioned": "yes", "kueue.x-k8s.io/podset": "main"},
+      "annotations": {"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1"}})"));
   EXPECT_EQ(tmpl["spec"]["nodeSelector"],
             Json::parse(R"({"team": "a", "pool": "cpu", "zone": "a"})"));
   EXPECT_EQ(tmpl["spec"]["tolerations"], Json::parse(R"([{"key": "nvidia.com/gpu",
       "operator": "Exists", "effect": "NoSchedule"}])"));
 
-  absl::StatusOr<Json> restored = RestoreOriginalTemplates(*admitted);
+  absl::StatusOr<Json> restored = RestoreOriginalFields(*admitted);
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ(*restored, job);
 }
@@ -111,10 +127,10 @@ TEST(ApplyAdmissionTest, PartialAdmissionLowersParallelismUntilRestored) {
   const FlavorMap flavors = {{"default", Flavor("default", {})}};
   const Json job = MakeJob();
   absl::StatusOr<Json> admitted =
-      ApplyAdmission(JobTranslator(), job, AdmissionFor("main", {{"cpu", "default"}}, 2), flavors);
+      Apply(Job(), job, AdmissionFor("main", {{"cpu", "default"}}, 2), flavors);
   ASSERT_TRUE(admitted.ok());
   EXPECT_EQ((*admitted)["spec"]["parallelism"], 2);
-  absl::StatusOr<Json> restored = RestoreOriginalTemplates(*admitted);
+  absl::StatusOr<Json> restored = RestoreOriginalFields(*admitted);
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(*restored, job);
 }
@@ -135,37 +151,35 @@ TEST(ApplyAdmissionTest, CreatesAndRemovesTheDefaultRaySubmitter) {
     p->set_count(1);
     (*p->mutable_flavors())["cpu"] = "cpu";
   }
-  absl::StatusOr<Json> admitted = ApplyAdmission(RayJobTranslator(), job, admission, flavors);
+  absl::StatusOr<Json> admitted = Apply(RayJob(), job, admission, flavors);
   ASSERT_TRUE(admitted.ok()) << admitted.status();
   EXPECT_EQ((*admitted)["spec"]["submitterPodTemplate"]["spec"]["nodeSelector"]["pool"], "cpu");
   EXPECT_EQ((*admitted)["spec"]["submitterPodTemplate"]["spec"]["containers"][0]["image"], "ray:1");
   EXPECT_EQ((*admitted)["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
                        ["nodeSelector"]["pool"],
             "cpu");
-  absl::StatusOr<Json> restored = RestoreOriginalTemplates(*admitted);
+  absl::StatusOr<Json> restored = RestoreOriginalFields(*admitted);
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(*restored, job);
 }
 
 TEST(ApplyAdmissionTest, MissingFlavorIsNotFound) {
-  EXPECT_EQ(ApplyAdmission(JobTranslator(), MakeJob(), AdmissionFor("main", {{"cpu", "x"}}, 4), {})
-                .status()
-                .code(),
+  EXPECT_EQ(Apply(Job(), MakeJob(), AdmissionFor("main", {{"cpu", "x"}}, 4), {}).status().code(),
             absl::StatusCode::kNotFound);
 }
 
-TEST(RestoreOriginalTemplatesTest, MalformedAnnotationIsInvalid) {
+TEST(RestoreOriginalFieldsTest, MalformedAnnotationIsInvalid) {
   Json job = MakeJob();
   job["metadata"]["annotations"][std::string(kOriginalTemplatesAnnotation)] = "{not json";
-  EXPECT_EQ(RestoreOriginalTemplates(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RestoreOriginalFields(job).status().code(), absl::StatusCode::kInvalidArgument);
   job["metadata"]["annotations"][std::string(kOriginalTemplatesAnnotation)] =
       R"({"templates": {"no-leading-slash": {}}})";
-  EXPECT_EQ(RestoreOriginalTemplates(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RestoreOriginalFields(job).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(RestoreOriginalTemplatesTest, WithoutAnnotationIsIdentity) {
+TEST(RestoreOriginalFieldsTest, WithoutAnnotationIsIdentity) {
   const Json job = MakeJob();
-  absl::StatusOr<Json> restored = RestoreOriginalTemplates(job);
+  absl::StatusOr<Json> restored = RestoreOriginalFields(job);
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(*restored, job);
 }
