@@ -418,6 +418,40 @@ status:
                                       effect: "NoSchedule" }
                       }
                     })"},
+        KindCase{"TopologyFlavor",
+                 "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
+                 "ResourceFlavor",
+                 R"(resource_flavor { metadata { name: "tas" } spec { topology_name: "default" } })"},
+        KindCase{"WorkloadTopologyRequestAndNodeAffinity",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: ml}
+spec:
+  podSets:
+  - name: workers
+    count: 2
+    topologyRequest: {required: rack, podIndexLabel: idx}
+    template:
+      spec:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]
+        containers: [{name: c, resources: {requests: {cpu: 1}}}]
+)",
+                 "Workload",
+                 R"(metadata { name: "w" namespace: "ml" }
+                    spec {
+                      pod_sets {
+                        name: "workers" count: 2
+                        requests { key: "cpu" value: "1" }
+                        topology_request { required: "rack" pod_index_label: "idx" }
+                        required_node_affinity {
+                          match_expressions { key: "zone" operator: "In" values: "a" }
+                        }
+                      }
+                    })"},
         KindCase{"WorkloadV1beta2PriorityClassRefAndDefaults",
                  R"(
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -515,9 +549,6 @@ spec:
         Exact("AdmissionCheckUnknownField",
               "{kind: AdmissionCheck, metadata: {name: ac}, spec: {controller: x}}", kInvalid,
               "AdmissionCheck ac: unknown field spec.controller"),
-        Exact("TopologyNameUnsupported",
-              "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
-              kUnimplemented, "ResourceFlavor tas: spec.topologyName is not supported by Tollgate"),
         Exact("FungibilityPreferenceUnsupported",
               R"({kind: ClusterQueue, metadata: {name: q},
                       spec: {flavorFungibility: {preference: BorrowingOverPreemption}}})",
@@ -528,12 +559,7 @@ spec:
               R"({kind: Workload, metadata: {name: w, namespace: ns},
                       spec: {preemptionGates: [{name: g}]}})",
               kUnimplemented, "Workload ns/w: spec.preemptionGates is not supported by Tollgate"),
-        Exact("TopologyRequestUnsupported",
-              R"({kind: Workload, metadata: {name: w},
-                      spec: {podSets: [{count: 1, topologyRequest: {required: rack}}]}})",
-              kUnimplemented,
-              "Workload w: spec.podSets[0].topologyRequest is not supported by Tollgate"),
-        Contains("RequiredNodeAffinityUnsupported",
+        Contains("NodeAffinityMatchFieldsUnsupported",
                  R"(
 kind: Workload
 metadata: {name: w}
@@ -544,11 +570,12 @@ spec:
         affinity:
           nodeAffinity:
             requiredDuringSchedulingIgnoredDuringExecution:
-              nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists}]}]
+              nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n]}]}]
 )",
                  kUnimplemented,
                  {"Workload w: spec.podSets[0].template.spec.affinity.nodeAffinity."
-                  "requiredDuringSchedulingIgnoredDuringExecution is not supported"}),
+                  "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+                  "matchFields is not supported"}),
         Exact("GenerateNameUnsupported",
               "{kind: ClusterQueue, metadata: {name: q, generateName: q-}}", kUnimplemented,
               "ClusterQueue q: metadata.generateName is not supported by Tollgate"),
