@@ -219,8 +219,10 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
     c.tollgated = std::move(*tollgated);
     absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
     ASSERT_TRUE(port.ok()) << port.status();
-    c.admission =
+    absl::StatusOr<std::unique_ptr<client::GrpcAdmissionClient>> admission =
         client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port), absl::Seconds(5));
+    ASSERT_TRUE(admission.ok()) << admission.status();
+    c.admission = std::move(*admission);
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.scratch + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", *port), "--frameworks=" + AllFrameworks(),
