@@ -418,10 +418,11 @@ status:
                                       effect: "NoSchedule" }
                       }
                     })"},
-        KindCase{"TopologyFlavor",
-                 "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
-                 "ResourceFlavor",
-                 R"(resource_flavor { metadata { name: "tas" } spec { topology_name: "default" } })"},
+        KindCase{
+            "TopologyFlavor",
+            "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
+            "ResourceFlavor",
+            R"(resource_flavor { metadata { name: "tas" } spec { topology_name: "default" } })"},
         KindCase{"WorkloadTopologyRequestAndNodeAffinity",
                  R"(
 apiVersion: kueue.x-k8s.io/v1beta1
