@@ -167,6 +167,13 @@ struct Cluster {
   std::unique_ptr<ChildProcess> adapter;
 };
 
+bool HasEvent(const v1::Workload& wl, const std::string& reason) {
+  for (const v1::WorkloadEvent& e : wl.status().events()) {
+    if (e.reason() == reason) return true;
+  }
+  return false;
+}
+
 std::string MakeScratch(const std::string& prefix) {
   std::string templ = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
   const char* dir = mkdtemp(templ.data());
@@ -393,15 +400,17 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
       kWait))
       << Get(kind, ns, name).dump(2);
 
-  // Drained: suspended again with the templates as written.
+  // Drained: evicted, suspended again with the templates as written, pending. (The object's
+  // status annotation says "preempted" only until the adapter reports it stopped; then it
+  // says why the workload waits.)
   SetStopPolicy(ns, "HoldAndDrain");
   ASSERT_TRUE(WaitFor(
       [&] {
         Json obj = Get(kind, ns, name);
         std::optional<v1::Workload> now = Workload(ns, workload);
         return !obj.is_null() && carrier->IsSuspended(obj) && SelectorsAt(obj, c, false) &&
-               manifest::Annotation(obj, "tollgate.dev/status").rfind("preempted", 0) == 0 &&
-               now.has_value() && now->status().state() == v1::WORKLOAD_STATE_PENDING;
+               now.has_value() && now->status().state() == v1::WORKLOAD_STATE_PENDING &&
+               HasEvent(*now, "EvictedDueToLocalQueueStopped");
       },
       kWait))
       << Get(kind, ns, name).dump(2);
