@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "adapters/kube/kube_client.h"
 #include "clients/cpp/grpc_admission_client.h"
@@ -33,7 +34,6 @@ namespace tollgate::kube {
 namespace {
 
 using testing::ChildProcess;
-using ::testing::HasSubstr;
 using testing::WaitFor;
 
 constexpr char kToken[] = "kinds-token";
@@ -427,14 +427,16 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
     const Json patch = {
         {"metadata", {{"annotations", {{"fake.tollgate.dev/duration-seconds", "0"}}}}}};
     ASSERT_TRUE(kube().Patch(kind, ns, name, PatchType::kMerge, patch).ok());
+    // The adapter reports the finish, then notes it on the object.
     ASSERT_TRUE(WaitFor(
         [&] {
           std::optional<v1::Workload> now = Workload(ns, workload);
-          return now.has_value() && now->status().state() == v1::WORKLOAD_STATE_FINISHED;
+          return now.has_value() && now->status().state() == v1::WORKLOAD_STATE_FINISHED &&
+                 absl::StrContains(manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status"),
+                                   "finished");
         },
-        kWait));
-    EXPECT_THAT(manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status"),
-                HasSubstr("finished"));
+        kWait))
+        << manifest::Annotation(Get(kind, ns, name), "tollgate.dev/status");
   } else {
     // A RayCluster or RayService holds its quota until deleted.
     ASSERT_TRUE(kube().Delete(kind, ns, name).ok());
