@@ -74,8 +74,12 @@ std::string FormatFlavors(const v1::PodSetAssignment& assignment) {
 }
 
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec) {
+  return FormatTaints(spec.node_taints());
+}
+
+std::string FormatTaints(const google::protobuf::RepeatedPtrField<v1::Taint>& node_taints) {
   std::vector<std::string> taints;
-  for (const v1::Taint& t : spec.node_taints()) {
+  for (const v1::Taint& t : node_taints) {
     taints.push_back(
         absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(), ":", t.effect()));
   }
