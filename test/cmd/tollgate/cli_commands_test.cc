@@ -1532,6 +1532,8 @@ TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
   EXPECT_EQ(r.out, "deactivate\ndelete\ndescribe\n");
   r = RunOk({"__complete", "get", "cl"});
   EXPECT_EQ(r.out, "clusterqueues\n");
+  EXPECT_EQ(RunOk({"__complete", "get", "no"}).out, "nodes\n");
+  EXPECT_EQ(RunOk({"__complete", "delete", "no"}).out, "");
   r = RunOk({"__complete", "get", "clusterqueues", ""});
   EXPECT_EQ(r.out, "team-a-cq\nteam-b-cq\n");
   r = RunOk({"__complete", "describe", "workload", "-n", "team-b", "qwen2-7"});
