@@ -148,6 +148,18 @@ void PrintAssignments(std::ostream& out, const v1::Admission& admission, absl::s
         {a.name(), absl::StrCat(a.count()), FormatFlavors(a), FormatRequests(a.resource_usage())});
   }
   table.Print(out, indent);
+  // Where topology-aware scheduling put each pod set's pods: the domains and their pod counts.
+  for (const v1::PodSetAssignment& a : admission.pod_set_assignments()) {
+    const v1::TopologyAssignment& topology = a.topology_assignment();
+    if (topology.domains().empty()) continue;
+    out << indent << "Placement of " << a.name() << " (" << absl::StrJoin(topology.levels(), " > ")
+        << "):\n";
+    TablePrinter domains({"DOMAIN", "PODS"});
+    for (const v1::TopologyDomainAssignment& d : topology.domains()) {
+      domains.AddRow({absl::StrJoin(d.values(), "/"), absl::StrCat(d.count())});
+    }
+    domains.Print(out, absl::StrCat(indent, "  "));
+  }
 }
 
 }  // namespace tollgate::cli

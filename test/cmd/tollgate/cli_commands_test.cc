@@ -350,6 +350,11 @@ spec:
   RunUntil({"get", "workloads"},
            [](const std::string& out) { return absl::StrContains(out, "Admitted"); });
 
+  // describe workload shows where its pods went.
+  const CliResult workload = RunOk({"describe", "workload", "train"});
+  EXPECT_THAT(workload.out, HasSubstr("Placement of workers (kubernetes.io/hostname):"));
+  EXPECT_THAT(RowOf(workload.out, "n1"), HasSubstr("3"));
+
   const CliResult nodes = RunOk({"get", "nodes"});
   EXPECT_THAT(nodes.out, StartsWith("NAME"));
   // The cordoned node takes no pods, so the three sit on n1.
