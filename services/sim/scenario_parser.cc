@@ -1183,6 +1183,31 @@ absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_
   }
 }
 
+absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
+                                                        absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
+                            common::LoadYamlDocuments(text, file_name));
+  std::vector<YAML::Node> non_empty;
+  for (YAML::Node& doc : documents) {
+    if (!doc.IsNull()) non_empty.push_back(doc);
+  }
+  if (non_empty.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": a node list is one YAML document (a list, or `nodes:`)"));
+  }
+  const Where where{std::string(file_name)};
+  try {
+    const YAML::Node& root = non_empty[0];
+    if (root.IsSequence()) return ParseNodes(where, root, "nodes");
+    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, root, "", {"nodes"}));
+    const YAML::Node* nodes = k.Get("nodes");
+    if (nodes == nullptr) return absl::InvalidArgumentError(absl::StrCat(file_name, ": no nodes"));
+    return ParseNodes(where, *nodes, "nodes");
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
+  }
+}
+
 absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path) {
   TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(path));
   return ParseScenarioText(text, path);
