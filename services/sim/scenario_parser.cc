@@ -1161,13 +1161,24 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
   return d;
 }
 
-absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+namespace {
+
+// The documents of `text` that hold something.
+absl::StatusOr<std::vector<YAML::Node>> NonEmptyDocuments(absl::string_view text,
+                                                          absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
                             common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);
   }
+  return non_empty;
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
   if (non_empty.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
   }
@@ -1185,12 +1196,7 @@ absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_
 
 absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
                                                         absl::string_view file_name) {
-  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            common::LoadYamlDocuments(text, file_name));
-  std::vector<YAML::Node> non_empty;
-  for (YAML::Node& doc : documents) {
-    if (!doc.IsNull()) non_empty.push_back(doc);
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
   if (non_empty.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(file_name, ": a node list is one YAML document (a list, or `nodes:`)"));
