@@ -340,8 +340,9 @@ bool ClusterState::FireTimers(absl::Time now) {
             WaitsForRecovery(wl->status) && RecoveryTimeout() > absl::ZeroDuration() &&
             FindCondition(wl->status, "PodsReady")->last_transition_time + RecoveryTimeout() <=
                 now) {
-          PodsReadyTimeout(*wl, now,
-                           absl::StrCat("Exceeded the PodsReady recovery timeout ", wl->Key()));
+          // Kueue's message is the same for both timeouts; the metrics' underlying_cause
+          // (WaitForRecovery) tells them apart.
+          PodsReadyTimeout(*wl, now, absl::StrCat("Exceeded the PodsReady timeout ", wl->Key()));
           changed = true;
         }
         break;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/admission_checks.h"
+#include "core/workload.h"
 
 namespace tollgate::engine {
 namespace {
@@ -108,8 +109,10 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
       evicted_(registry.AddCounter(
           "kueue_evicted_workloads_total",
           "Workloads evicted, per ClusterQueue and reason: Preempted, PodsReadyTimeout, "
-          "ClusterQueueStopped, LocalQueueStopped or Deactivated. underlying_cause is empty "
-          "when reason is the root cause.",
+          "ClusterQueueStopped, LocalQueueStopped, AdmissionCheck or Deactivated. "
+          "underlying_cause: WaitForStart or WaitForRecovery for PodsReadyTimeout; "
+          "AdmissionCheck, RequeuingLimitExceeded or MaximumExecutionTimeExceeded for a "
+          "deactivation by Tollgate; empty when reason is the root cause.",
           {"cluster_queue", "reason", "underlying_cause", "priority_class", "replica_role"})),
       lq_evicted_(registry.AddCounter(
           "kueue_local_queue_evicted_workloads_total",
@@ -323,6 +326,9 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     if (absl::ConsumePrefix(&reason_view, "DeactivatedDueTo")) {
       underlying_cause = std::string(reason_view);
       reason_view = "Deactivated";
+    } else if (reason_view == "PodsReadyTimeout") {
+      // Which timeout fired: the PodsReady condition still says whether it had been ready.
+      underlying_cause = core::WaitsForRecovery(wl.status) ? "WaitForRecovery" : "WaitForStart";
     }
     const std::string reason(reason_view);
     evicted_.Add({cluster_queue, reason, underlying_cause, wl.spec.priority_class_name, kRole});

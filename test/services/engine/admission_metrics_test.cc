@@ -226,6 +226,50 @@ TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason
       1);
 }
 
+// Kueue's underlying_cause of a PodsReadyTimeout eviction: WaitForStart when the pods were never
+// ready, WaitForRecovery when a ready workload lost a pod and did not recover in time.
+TEST(AdmissionMetricsPodsReadyTest, PodsReadyTimeoutsNameWhichTimeoutFired) {
+  metrics::Registry registry;
+  AdmissionMetrics metrics{registry};
+  ExecutorFixture fx;
+  AdmissionExecutor::Options options = SettleByHand();
+  options.observer = &metrics;
+  core::SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(1);
+  config.wait_for_pods_ready.recovery_timeout = absl::Minutes(1);
+  ASSERT_OK(fx.Open(options, config));
+  OneQueueConfig queue;
+  queue.nominal_cpu = "8";
+  ASSERT_OK(fx.ApplyOneQueue(queue));
+  for (const char* name : {"never-ready", "lost-a-pod"}) {
+    ASSERT_TRUE(fx.api->Submit(OnePodSubmitRequest("team", name, "1")).ok());
+  }
+  ASSERT_TRUE(fx.api->Settle().ok());
+  v1::ReportPodsReadyRequest report;
+  report.mutable_workload()->set_namespace_("team");
+  report.mutable_workload()->set_name("lost-a-pod");
+  ASSERT_TRUE(fx.api->ReportPodsReady(report).ok());
+  report.set_ready(false);
+  ASSERT_TRUE(fx.api->ReportPodsReady(report).ok());
+  fx.clock.Advance(absl::Minutes(2));
+  ASSERT_TRUE(fx.api->Settle().ok());
+
+  const std::string scrape = registry.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="PodsReadyTimeout",underlying_cause="WaitForStart",priority_class="",replica_role="standalone"})"),
+      1)
+      << scrape;
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="PodsReadyTimeout",underlying_cause="WaitForRecovery",priority_class="",replica_role="standalone"})"),
+      1)
+      << scrape;
+}
+
 // Finishing counts once per ClusterQueue and LocalQueue, and the finished gauges count the
 // finished workloads that still exist; the cohort's subtree gauges and info place the queue.
 TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
