@@ -382,7 +382,9 @@ void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now, const std::str
   if (w.backoff_limit_count.has_value() &&
       wl.status.history().requeue_count + 1 > *w.backoff_limit_count) {
     wl.status.deactivated = true;
-    StartEviction(wl, now, "Deactivated",
+    // Kueue names the deactivation's cause in the Evicted reason (Deactivated + "DueTo" +
+    // the DeactivationTarget's reason); a deactivation by spec.active alone is plain Deactivated.
+    StartEviction(wl, now, "DeactivatedDueToRequeuingLimitExceeded",
                   "The workload is deactivated due to exceeding the maximum number of re-queuing "
                   "retries");
     return;
@@ -407,7 +409,8 @@ void ClusterState::MaximumExecutionTimeExceeded(Workload& wl, absl::Time now) {
   AddEvent(wl.status, now, "MaximumExecutionTimeExceeded",
            absl::StrCat("The maximum execution time (", *wl.spec.maximum_execution_time_seconds,
                         "s) exceeded"));
-  StartEviction(wl, now, "Deactivated", kMaximumExecutionTimeMessage);
+  StartEviction(wl, now, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                kMaximumExecutionTimeMessage);
 }
 
 void ClusterState::ArmExecutionDeadline(const Workload& wl) {

@@ -109,6 +109,8 @@ class JobController {
     return translators_;
   }
   const manifest::JobKindTranslator* TranslatorFor(absl::string_view resource) const;
+  // The translators' view of other objects (a TrainJob's runtime), read from the API server.
+  const manifest::ObjectLookup& lookup() const { return *lookup_; }
 
  private:
   absl::Status ReconcileNamespace(const ObjectKey& key);

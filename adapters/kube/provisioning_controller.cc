@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/admission_enactment.h"
+#include "services/manifest/pod_set_info.h"
 
 namespace tollgate::kube {
 namespace {
@@ -152,7 +153,7 @@ absl::StatusOr<ProvisioningController::JobView> ProvisioningController::ReadJob(
     return absl::FailedPreconditionError(absl::StrCat("no translator for ", owner->resource));
   }
   TOLLGATE_ASSIGN_OR_RETURN(Json job, kube_.Get(translator->resource(), ns, owner->name));
-  TOLLGATE_ASSIGN_OR_RETURN(Json original, manifest::RestoreOriginalTemplates(job));
+  TOLLGATE_ASSIGN_OR_RETURN(Json original, manifest::RestoreOriginalFields(job));
   manifest::FlavorMap flavors;
   for (const std::string& name : manifest::AssignedFlavors(wl.status().admission())) {
     v1::ObjectRef ref;
@@ -161,12 +162,17 @@ absl::StatusOr<ProvisioningController::JobView> ProvisioningController::ReadJob(
     TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission_.GetObject(ref));
     flavors[name] = flavor.resource_flavor();
   }
-  // The templates as the pods will run: the flavors' node selectors and tolerations applied.
+  // The templates as the pods will run: the flavors' node selectors and tolerations applied
+  // (not the checks' podSetUpdates: this check is one of them, and Kueue leaves them out too).
   TOLLGATE_ASSIGN_OR_RETURN(
-      Json placed,
-      manifest::ApplyAdmission(*translator, original, wl.status().admission(), flavors));
+      std::vector<manifest::PodSetInfo> infos,
+      manifest::PodSetInfosFromAdmission(wl.status().admission(), flavors, {}));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Json placed, manifest::ApplyAdmission(*translator, original, infos,
+                                            manifest::AdmissionFingerprint(wl.status().admission()),
+                                            jobs_.lookup()));
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::PodSetSource> sources,
-                            translator->PodSets(placed));
+                            translator->PodSets(placed, jobs_.lookup()));
   JobView view;
   for (manifest::PodSetSource& source : sources) {
     view.pod_templates[source.name] = std::move(source.pod_template);

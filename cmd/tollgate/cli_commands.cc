@@ -216,15 +216,18 @@ const std::vector<Command>& Commands() {
        "get TYPE [NAME] [-n NS | -A] [-o FORMAT] [-l SELECTOR] [-w]",
        "List objects as a table, or as YAML, JSON, names or JSONPath.",
        "TYPE: flavors, clusterqueues, cohorts, localqueues, workloads (also\n"
-       "workloadpriorityclasses, priorityclasses, namespaces, and the authorization policy:\n"
-       "roles, rolebindings, queuegrants); TYPE/NAME works too. Namespaced\n"
+       "workloadpriorityclasses, priorityclasses, namespaces, admissionchecks, topologies,\n"
+       "nodes, and the authorization policy: roles, rolebindings, queuegrants); TYPE/NAME\n"
+       "works too. Namespaced\n"
        "types list the -n namespace (default \"default\"), or every namespace with -A.\n"
        "Workloads show their POSITION in the ClusterQueue and why they wait (REASON); filter\n"
        "them with --queue, --clusterqueue and --status. -o yaml and -o json print Kueue\n"
        "manifests that `apply -f` takes back. -w prints changes after the list; when the watch\n"
        "ends, the last revision goes to stderr for --since-revision.\n"
        "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource;\n"
-       "`get cohort NAME -o usage` the same for a cohort (implicit ones included).\n"
+       "`get cohort NAME -o usage` the same for a cohort (implicit ones included);\n"
+       "`get topology [NAME] -o usage` each topology flavor's domains with capacity, use and\n"
+       "free capacity. `get nodes` lists the node inventory (-o wide: labels and taints).\n"
        "`get config` prints tollgated's effective scheduler configuration (-o yaml: a Kueue\n"
        "Configuration that `tollgated --config` reads back).\n",
        {kNamespaceFlag, kAllNamespacesFlag, kOutputFlag, kSelectorFlag, kSortByFlag, kNoHeadersFlag,
@@ -240,7 +243,7 @@ const std::vector<Command>& Commands() {
        RunUsage,
        true},
       {"describe",
-       "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME",
+       "describe workload|clusterqueue|cohort|localqueue|resourceflavor|node NAME",
        "Show details, queue position and events.",
        "workload: spec, state (and the last eviction of a requeued workload), admission and\n"
        "flavors, pending reason, position in its LocalQueue and ClusterQueue, who holds the\n"
@@ -250,7 +253,9 @@ const std::vector<Command>& Commands() {
        "and borrowers, what blocks its head workload, pending workloads in order.\n"
        "cohort: parent, members, usage, quota holders and borrowers (implicit cohorts too).\n"
        "localqueue: its ClusterQueue, usage, pending workloads. resourceflavor: node labels,\n"
-       "taints, and the ClusterQueues and Cohorts with quota in it.\n"
+       "taints, and the ClusterQueues and Cohorts with quota in it. node: labels, taints,\n"
+       "status, flavors, allocatable and free capacity, the pods Tollgate placed there and\n"
+       "the pods it did not place.\n"
        "Also role, rolebinding, queuegrant NAME: the policy object (docs/security.md).\n",
        {kNamespaceFlag},
        RunDescribe,

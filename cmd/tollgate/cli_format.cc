@@ -74,8 +74,12 @@ std::string FormatFlavors(const v1::PodSetAssignment& assignment) {
 }
 
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec) {
+  return FormatTaints(spec.node_taints());
+}
+
+std::string FormatTaints(const google::protobuf::RepeatedPtrField<v1::Taint>& node_taints) {
   std::vector<std::string> taints;
-  for (const v1::Taint& t : spec.node_taints()) {
+  for (const v1::Taint& t : node_taints) {
     taints.push_back(
         absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(), ":", t.effect()));
   }
@@ -144,6 +148,18 @@ void PrintAssignments(std::ostream& out, const v1::Admission& admission, absl::s
         {a.name(), absl::StrCat(a.count()), FormatFlavors(a), FormatRequests(a.resource_usage())});
   }
   table.Print(out, indent);
+  // Where topology-aware scheduling put each pod set's pods: the domains and their pod counts.
+  for (const v1::PodSetAssignment& a : admission.pod_set_assignments()) {
+    const v1::TopologyAssignment& topology = a.topology_assignment();
+    if (topology.domains().empty()) continue;
+    out << indent << "Placement of " << a.name() << " (" << absl::StrJoin(topology.levels(), " > ")
+        << "):\n";
+    TablePrinter domains({"DOMAIN", "PODS"});
+    for (const v1::TopologyDomainAssignment& d : topology.domains()) {
+      domains.AddRow({absl::StrJoin(d.values(), "/"), absl::StrCat(d.count())});
+    }
+    domains.Print(out, absl::StrCat(indent, "  "));
+  }
 }
 
 }  // namespace tollgate::cli

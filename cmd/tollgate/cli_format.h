@@ -30,6 +30,8 @@ std::string FormatRequests(const google::protobuf::Map<std::string, std::string>
 // "default-flavor (cpu, memory)" per flavor, flavors in name order.
 std::string FormatFlavors(const v1::PodSetAssignment& assignment);
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec);
+// "key=value:Effect,..." or kNone.
+std::string FormatTaints(const google::protobuf::RepeatedPtrField<v1::Taint>& taints);
 // The status of the ClusterQueue's Active condition, "Unknown" without one.
 std::string ActiveOf(const v1::ClusterQueue& cq);
 // The STATUS column of queues and namespaces: Terminating (a ClusterQueue or Namespace deleted

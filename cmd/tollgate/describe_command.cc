@@ -410,13 +410,16 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 
 int RunDescribe(Session& s, const ParsedFlags& args) {
   constexpr absl::string_view kSupported =
-      "workload, clusterqueue, cohort, localqueue, resourceflavor, role, rolebinding, "
+      "workload, clusterqueue, cohort, localqueue, resourceflavor, node, role, rolebinding, "
       "queuegrant";
   if (args.positional.size() != 2) {
     return s.UsageError(absl::StrCat("name a KIND (", kSupported, ") and a NAME"));
   }
   const KindInfo* kind = FindKind(args.positional[0]);
   const std::string& name = args.positional[1];
+  if (args.positional[0] == "node" || args.positional[0] == "nodes" || args.positional[0] == "no") {
+    return DescribeNode(s, name);
+  }
   switch (kind == nullptr ? v1::NAMESPACE : kind->object_kind) {
     case v1::OBJECT_KIND_UNSPECIFIED:
       return DescribeWorkload(s, name);

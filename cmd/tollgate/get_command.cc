@@ -626,10 +626,14 @@ int RunGet(Session& s, const ParsedFlags& args) {
   if (words.empty() || words.size() > 2) {
     return s.UsageError(
         "name what to get: flavors, clusterqueues, cohorts, localqueues, "
-        "workloads (and optionally one NAME)");
+        "workloads, nodes, ... (and optionally one NAME)");
   }
   if (words.size() == 1 && (words[0] == "config" || words[0] == "configuration")) {
     return RunGetConfig(s, args);
+  }
+  // Nodes are inventory, not configuration objects.
+  if (words[0] == "nodes" || words[0] == "node" || words[0] == "no") {
+    return RunGetNodes(s, args, words.size() == 2 ? words[1] : "");
   }
   GetOptions o;
   o.kind = FindKind(words[0]);
@@ -643,11 +647,15 @@ int RunGet(Session& s, const ParsedFlags& args) {
   if (o.all_namespaces && !o.name.empty()) {
     return s.UsageError("a NAME cannot be combined with -A");
   }
+  if (args.Get("output") == "usage" && o.kind->object_kind == v1::TOPOLOGY) {
+    return PrintTopologyUsage(s, o.name);
+  }
   if (args.Get("output") == "usage") {
     const bool cohort = o.kind->object_kind == v1::COHORT;
     if ((o.kind->object_kind != v1::CLUSTER_QUEUE && !cohort) || o.name.empty()) {
       return s.UsageError(
-          "-o usage needs one ClusterQueue or Cohort: get clusterqueue|cohort NAME -o usage");
+          "-o usage needs one ClusterQueue or Cohort (get clusterqueue|cohort NAME -o usage), or "
+          "a topology (get topology [NAME] -o usage)");
     }
     return cohort ? PrintCohortUsage(s, o.name) : PrintUsage(s, o.name);
   }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/admission_checks.h"
 
 namespace tollgate::engine {
@@ -315,10 +316,18 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     cluster_queue = *queued;
   }
   for (size_t i = 0; i < reasons.size() - counted; ++i) {
-    const std::string reason(reasons[i]);
-    evicted_.Add({cluster_queue, reason, "", wl.spec.priority_class_name, kRole});
+    // The Evicted reason of a deactivation names its cause (DeactivatedDueToAdmissionCheck);
+    // Kueue's metrics carry it apart: reason Deactivated, underlying_cause AdmissionCheck.
+    absl::string_view reason_view = reasons[i];
+    std::string underlying_cause;
+    if (absl::ConsumePrefix(&reason_view, "DeactivatedDueTo")) {
+      underlying_cause = std::string(reason_view);
+      reason_view = "Deactivated";
+    }
+    const std::string reason(reason_view);
+    evicted_.Add({cluster_queue, reason, underlying_cause, wl.spec.priority_class_name, kRole});
     if (lq_exists) {
-      lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, "",
+      lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, underlying_cause,
                        wl.spec.priority_class_name, kRole});
     }
   }

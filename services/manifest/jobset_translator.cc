@@ -35,12 +35,7 @@ class JobSetTranslator final : public JobKindTranslator {
   }
 
   bool IsActive(const Json& obj) const override {
-    const Json& statuses = JsonAt(obj, {"status", "replicatedJobsStatus"});
-    if (!statuses.is_array()) return false;
-    for (const Json& s : statuses) {
-      if (GetInt(s, {"active"}).value_or(0) > 0) return true;
-    }
-    return false;
+    return AnyReplicaActive(JsonAt(obj, {"status", "replicatedJobsStatus"}));
   }
 
   bool PodsReady(const Json& obj, const std::vector<PodSetSource>& sources,

@@ -77,6 +77,14 @@ std::vector<ReclaimablePod> SucceededReplicaPods(const std::vector<PodSetSource>
   return out;
 }
 
+bool AnyReplicaActive(const Json& statuses) {
+  if (!statuses.is_array()) return false;
+  for (const Json& s : statuses) {
+    if (GetInt(s, {"active"}).value_or(0) > 0) return true;
+  }
+  return false;
+}
+
 bool AllReplicasReady(const std::vector<PodSetSource>& sources, const Json& statuses) {
   int64_t replicas = 0;
   for (const PodSetSource& source : sources) replicas += source.replicas;

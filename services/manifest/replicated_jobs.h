@@ -32,4 +32,7 @@ std::vector<ReclaimablePod> SucceededReplicaPods(const std::vector<PodSetSource>
 // every replicated job runs or ran to completion.
 bool AllReplicasReady(const std::vector<PodSetSource>& sources, const Json& statuses);
 
+// Kueue's JobSet.IsActive: some replicated job in `statuses` reports active jobs.
+bool AnyReplicaActive(const Json& statuses);
+
 }  // namespace tollgate::manifest

@@ -30,6 +30,7 @@
 #include "test/e2e/tollgated_process.h"
 #include "test/services/auth/test_issuer.h"
 #include "tollgate/v1/auth.grpc.pb.h"
+#include "tollgate/v1/inventory.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -128,7 +129,8 @@ constexpr char kTokens[] =
     "nobody-token,nobody,6\n"
     "lead-a-token,lead,7,team-a\n"
     "prov-controller-token,prov-ctl,8,prov-controllers\n"
-    "other-controller-token,other-ctl,9,other-controllers\n";
+    "other-controller-token,other-ctl,9,other-controllers\n"
+    "feeder-token,slurm-feeder,10,feeders\n";
 
 constexpr char kPolicy[] = R"(
 kind: RoleBinding
@@ -179,6 +181,11 @@ metadata: {name: other-controllers}
 role: check-controller
 subjects: [{kind: Group, name: other-controllers}]
 controllerNames: [example.com/other]
+---
+kind: RoleBinding
+metadata: {name: feeders}
+role: inventory-feeder
+subjects: [{kind: Group, name: feeders}]
 )";
 
 // A flavor, ClusterQueue "cq" shared by team-a and team-b (1 cpu), LocalQueues "q" in both, a
@@ -943,6 +950,116 @@ TEST_F(SecurityE2eTest, ACheckControllerTouchesOnlyTheChecksOfItsControllerNames
                              "\"method\":\"token\",\"verb\":\"check\",\"kind\":"
                              "\"AdmissionCheck\",\"namespace\":\"team-a\",\"name\":\"prov\","
                              "\"result\":\"denied\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
+}
+
+// The node inventory through the real binary with TLS and tokens: a cluster-wide
+// inventory-feeder feeds it, viewers read it, users and a namespaced binding (the adapter's here)
+// do not feed it, a topology workload is placed on the fed nodes, and writes are audited.
+TEST_F(SecurityE2eTest, TheNodeInventoryIsFedByFeedersAndPlacesTopologyWorkloads) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  v1::ApplyRequest apply;
+  v1::Topology* topology = apply.add_objects()->mutable_topology();
+  topology->mutable_metadata()->set_name("racks");
+  topology->mutable_spec()->add_levels()->set_node_label("rack");
+  topology->mutable_spec()->add_levels()->set_node_label("kubernetes.io/hostname");
+  v1::ResourceFlavor* flavor = apply.add_objects()->mutable_resource_flavor();
+  flavor->mutable_metadata()->set_name("tas");
+  flavor->mutable_spec()->set_topology_name("racks");
+  v1::ClusterQueue* cq = apply.add_objects()->mutable_cluster_queue();
+  cq->mutable_metadata()->set_name("tas-cq");
+  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
+  group->add_covered_resources("cpu");
+  v1::FlavorQuotas* quotas = group->add_flavors();
+  quotas->set_name("tas");
+  v1::ResourceQuota* cpu = quotas->add_resources();
+  cpu->set_name("cpu");
+  cpu->set_nominal_quota("16");
+  v1::LocalQueue* lq = apply.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_namespace_("team-a");
+  lq->mutable_metadata()->set_name("racked");
+  lq->mutable_spec()->set_cluster_queue("tas-cq");
+  v1::ApplyResponse applied;
+  grpc::Status s = config_->Apply(Context("admin-token").get(), apply, &applied);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  auto inventory = v1::InventoryService::NewStub(channel_);
+  v1::UpsertNodesRequest upsert;
+  for (const auto& [name, rack] : {std::pair{"n1", "r1"}, std::pair{"n2", "r2"}}) {
+    v1::Node* node = upsert.add_nodes();
+    node->mutable_metadata()->set_name(name);
+    (*node->mutable_metadata()->mutable_labels())["rack"] = rack;
+    (*node->mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+    (*node->mutable_status()->mutable_allocatable())["cpu"] = "4";
+    (*node->mutable_status()->mutable_allocatable())["pods"] = "10";
+  }
+  v1::UpsertNodesResponse upserted;
+  for (const char* token : {"user-a-token", "viewer-token", "nobody-token", "adapter-token"}) {
+    s = inventory->UpsertNodes(Context(token).get(), upsert, &upserted);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << token << ": " << Describe(s);
+  }
+  s = inventory->UpsertNodes(Context().get(), upsert, &upserted);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << Describe(s);
+  v1::ListNodesResponse listed;
+  s = inventory->ListNodes(Context("admin-token").get(), v1::ListNodesRequest(), &listed);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(listed.nodes_size(), 0) << "a refused upsert changed nothing";
+
+  s = inventory->UpsertNodes(Context("feeder-token").get(), upsert, &upserted);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  s = inventory->ListNodes(Context("viewer-token").get(), v1::ListNodesRequest(), &listed);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(listed.nodes_size(), 2);
+  s = inventory->ListNodes(Context("user-a-token").get(), v1::ListNodesRequest(), &listed);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  // Pods Tollgate does not place take capacity: 3 of n2's 4 cpus.
+  v1::ReportPodsRequest report;
+  v1::NodePod* pod = report.add_pods();
+  pod->set_name("kube-system/daemon");
+  pod->set_node_name("n2");
+  (*pod->mutable_requests())["cpu"] = "3";
+  v1::ReportPodsResponse reported;
+  s = inventory->ReportPods(Context("viewer-token").get(), report, &reported);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = inventory->ReportPods(Context("feeder-token").get(), report, &reported);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  // Three one-cpu pods in one rack: only r1 has room for them.
+  v1::Workload w = MakeWorkload("team-a", "racked", "1");
+  w.mutable_spec()->set_queue_name("racked");
+  w.mutable_spec()->mutable_pod_sets(0)->set_count(3);
+  w.mutable_spec()->mutable_pod_sets(0)->mutable_topology_request()->set_required("rack");
+  ASSERT_TRUE(Submit("user-a-token", w).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "racked", v1::WORKLOAD_STATE_ADMITTED));
+  absl::StatusOr<v1::Workload> racked = AdminGet("team-a", "racked");
+  ASSERT_TRUE(racked.ok()) << racked.status();
+  const v1::TopologyAssignment& placed =
+      racked->status().admission().pod_set_assignments(0).topology_assignment();
+  ASSERT_EQ(placed.domains_size(), 1) << placed.DebugString();
+  EXPECT_EQ(placed.domains(0).values(0), "n1");
+  EXPECT_EQ(placed.domains(0).count(), 3);
+  v1::GetNodeRequest get;
+  get.set_name("n1");
+  v1::NodeDetails details;
+  s = inventory->GetNode(Context("viewer-token").get(), get, &details);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  ASSERT_EQ(details.placements_size(), 1);
+  EXPECT_EQ(details.placements(0).workload().name(), "racked");
+  EXPECT_EQ(details.placements(0).count(), 3);
+
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"slurm-feeder\",\"groups\":[\"feeders\"],"
+                             "\"method\":\"token\",\"verb\":\"apply\",\"kind\":\"Node\"") &&
+           absl::StrContains(audit,
+                             "\"user\":\"alice\",\"groups\":[\"team-a\"],"
+                             "\"method\":\"token\",\"verb\":\"apply\",\"kind\":\"Node\"");
   };
   while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
   EXPECT_TRUE(has_all()) << audit;

@@ -9,11 +9,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/provisioning.h"
@@ -109,17 +115,24 @@ class KubeE2eTest : public ::testing::Test {
   // `port` 0 picks one; a restart passes the previous port so the adapter finds it again.
   void StartTollgated(int port) {
     const std::string port_file = scratch_ + "/tollgated.port";
+    const std::string metrics_port_file = scratch_ + "/tollgated.metrics-port";
     std::filesystem::remove(port_file);
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
-        ChildProcess::Start({testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
-                             "--data-dir=" + data_dir_, "--port-file=" + port_file,
-                             "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack"},
-                            scratch_ + "/tollgated.log");
+    std::filesystem::remove(metrics_port_file);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(
+        {testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
+         "--data-dir=" + data_dir_, "--port-file=" + port_file,
+         "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack",
+         "--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + metrics_port_file},
+        scratch_ + "/tollgated.log");
     ASSERT_TRUE(process.ok()) << process.status();
     tollgated_ = std::move(*process);
     absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
     ASSERT_TRUE(bound.ok()) << bound.status();
     tollgate_port_ = *bound;
+    absl::StatusOr<int> metrics_bound =
+        testing::WaitForPortFile(metrics_port_file, *tollgated_, kWait);
+    ASSERT_TRUE(metrics_bound.ok()) << metrics_bound.status();
+    metrics_port_ = *metrics_bound;
     admission_ = std::make_unique<client::GrpcAdmissionClient>(
         absl::StrCat("127.0.0.1:", tollgate_port_), client::Credentials(), absl::Seconds(5));
   }
@@ -255,12 +268,53 @@ class KubeE2eTest : public ::testing::Test {
     return true;
   }
 
+  // The sum of a metric family's samples whose labels include every `labels` pair, as
+  // tollgated's /metrics serves them; nullopt when the scrape fails.
+  std::optional<double> MetricSum(const std::string& family,
+                                  const std::vector<std::string>& labels) {
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) return std::nullopt;
+    std::string body;
+    const std::string url = absl::StrCat("http://127.0.0.1:", metrics_port_, "/metrics");
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(
+        curl, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* out) {
+          static_cast<std::string*>(out)->append(data, size * n);
+          return size * n;
+        });
+    const CURLcode rc = curl_easy_perform(curl);
+    long code = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(curl);
+    if (rc != CURLE_OK || code != 200) return std::nullopt;
+    double sum = 0;
+    for (absl::string_view line : absl::StrSplit(body, '\n')) {
+      if (!absl::StartsWith(line, family + "{")) continue;
+      const size_t close = line.rfind('}');
+      if (close == absl::string_view::npos) continue;
+      const absl::string_view label_text = line.substr(0, close);
+      bool matches = true;
+      for (const std::string& label : labels) {
+        matches = matches && absl::StrContains(label_text, label);
+      }
+      double value = 0;
+      if (matches && absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(close + 1)), &value)) {
+        sum += value;
+      }
+    }
+    return sum;
+  }
+
   std::string scratch_;
   std::string data_dir_;
   testing::FakeApiServer apiserver_;
   std::unique_ptr<CurlKubeClient> kube_;
   std::unique_ptr<ChildProcess> tollgated_;
   int tollgate_port_ = 0;
+  int metrics_port_ = 0;
   std::unique_ptr<client::GrpcAdmissionClient> admission_;
   std::unique_ptr<ChildProcess> adapter_;
   std::thread sampler_;
@@ -703,6 +757,11 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
   ASSERT_TRUE(WaitFor([&] { return Running("prov", "train"); }, kWait));
   EXPECT_EQ(StateOf("prov", "job-train-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(Check("train")->state(), "Ready");
+  // Kueue's metrics: one reservation, then one admission after the check's wait.
+  const std::vector<std::string> prov_cq = {R"(cluster_queue="prov-cq")"};
+  EXPECT_EQ(MetricSum("kueue_quota_reserved_workloads_total", prov_cq).value_or(-1), 1);
+  EXPECT_EQ(MetricSum("kueue_admitted_workloads_total", prov_cq).value_or(-1), 1);
+  EXPECT_EQ(MetricSum("kueue_admission_checks_wait_time_seconds_count", prov_cq).value_or(-1), 1);
   const Json job = Get(manifest::JobResource(), "prov", "train");
   const Json& tmpl = job["spec"]["template"];
   EXPECT_EQ(manifest::GetString(tmpl, {"metadata", "annotations",
@@ -730,6 +789,11 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
   EXPECT_EQ(Check("train")->message(), "Reset to Pending after eviction. Previously: Rejected");
   EXPECT_THAT(Workload("prov", "job-train-")->status().DebugString(),
               HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (reclaimed))"));
+  EXPECT_EQ(MetricSum("kueue_evicted_workloads_total",
+                      {R"(cluster_queue="prov-cq")", R"(reason="Deactivated")",
+                       R"(underlying_cause="AdmissionCheck")"})
+                .value_or(-1),
+            1);
   // Out of quota, its request is gone.
   ASSERT_TRUE(
       WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), request); }, kWait));
@@ -752,6 +816,10 @@ TEST_F(ProvisioningE2eTest, AFailedRequestIsRetriedWithANewAttemptThatSucceeds) 
   ASSERT_TRUE(check.has_value());
   EXPECT_EQ(check->retry_count(), 1);
   EXPECT_TRUE(Suspended("prov", "flaky"));
+  EXPECT_EQ(MetricSum("kueue_evicted_workloads_total",
+                      {R"(cluster_queue="prov-cq")", R"(reason="AdmissionCheck")"})
+                .value_or(-1),
+            1);
 
   ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
                                  {{"conditions", Conditions({{"Provisioned", "ok"}})}})
@@ -767,6 +835,30 @@ TEST_F(ProvisioningE2eTest, AFailedRequestIsRetriedWithANewAttemptThatSucceeds) 
   ASSERT_TRUE(
       WaitFor([&] { return StateOf("prov", "job-flaky-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
   ASSERT_TRUE(WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), second); }, kWait));
+}
+
+TEST_F(ProvisioningE2eTest, ABookingThatExpiresBeforeAdmissionIsRetried) {
+  Create(manifest::JobResource(), "prov", MakeProvJob("late"));
+  const std::string wl = WorkloadName("late");
+  const std::string first = prov::RequestName(wl, "capacity", 1);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), first); }, kWait));
+  // The autoscaler booked the capacity, but the booking lapsed before the pods were created.
+  ASSERT_TRUE(PatchRequestStatus(
+                  apiserver_.url(), "prov", first,
+                  {{"conditions", Conditions({{"Accepted", ""}, {"BookingExpired", "lapsed"}})}})
+                  .ok());
+  const std::string second = prov::RequestName(wl, "capacity", 2);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), second); }, kWait));
+  std::optional<v1::AdmissionCheckState> check = Check("late");
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(check->retry_count(), 1);
+  EXPECT_THAT(Workload("prov", "job-late-")->status().DebugString(),
+              HasSubstr("Retrying after booking expired: lapsed"));
+  EXPECT_TRUE(Suspended("prov", "late"));
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
+                                 {{"conditions", Conditions({{"Provisioned", "ok"}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Running("prov", "late"); }, kWait));
 }
 
 TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {

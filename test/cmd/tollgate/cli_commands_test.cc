@@ -47,6 +47,7 @@
 #include "services/engine/tollgate_api.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/rpc/grpc_services.h"
+#include "services/rpc/inventory_service.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate::cli {
@@ -144,6 +145,7 @@ class TestServer {
     server->visibility_ = std::make_unique<rpc::VisibilityGrpcService>(*server->api_);
     server->checks_ = std::make_unique<rpc::AdmissionCheckGrpcService>(
         *server->api_, server->admission_->mutable_watch_hub());
+    server->inventory_ = std::make_unique<rpc::InventoryGrpcService>(*server->api_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -151,6 +153,7 @@ class TestServer {
     builder.RegisterService(server->config_.get());
     builder.RegisterService(server->visibility_.get());
     builder.RegisterService(server->checks_.get());
+    builder.RegisterService(server->inventory_.get());
     server->server_ = builder.BuildAndStart();
     if (server->server_ == nullptr || port == 0) {
       ADD_FAILURE() << "cannot start the gRPC server";
@@ -169,6 +172,7 @@ class TestServer {
     // The services before what they use: the admission service's watch thread waits on the
     // executor until the service is destroyed (ASan saw a use after free when the executor
     // went first).
+    inventory_.reset();
     checks_.reset();
     visibility_.reset();
     config_.reset();
@@ -194,6 +198,7 @@ class TestServer {
   std::unique_ptr<rpc::ConfigGrpcService> config_;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility_;
   std::unique_ptr<rpc::AdmissionCheckGrpcService> checks_;
+  std::unique_ptr<rpc::InventoryGrpcService> inventory_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
@@ -282,6 +287,102 @@ class CliTest : public ::testing::Test {
   // The CLI's "now": five minutes after the server's clock, which stamps every creation.
   core::SimulatedClock cli_clock_{ServerEpoch() + absl::Minutes(5)};
 };
+
+// ---------------------------------------------------------------------------------------------
+// The node inventory of topology-aware scheduling: get nodes, describe node, the topology tree.
+
+v1::Node InventoryNode(const std::string& name, const std::string& rack, const std::string& gpus) {
+  v1::Node node;
+  node.mutable_metadata()->set_name(name);
+  (*node.mutable_metadata()->mutable_labels())["rack"] = rack;
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+  (*node.mutable_status()->mutable_allocatable())["gpu"] = gpus;
+  (*node.mutable_status()->mutable_allocatable())["pods"] = "10";
+  return node;
+}
+
+TEST_F(CliTest, NodesAndTheTopologyTreeShowWhatIsPlacedWhere) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tas}
+spec: {topologyName: racks}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [gpu]
+    flavors: [{name: tas, resources: [{name: gpu, nominalQuota: 16}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+)");
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::InventoryService::Stub> inventory = v1::InventoryService::NewStub(channel);
+  v1::UpsertNodesRequest upsert;
+  *upsert.add_nodes() = InventoryNode("n1", "r1", "4");
+  *upsert.add_nodes() = InventoryNode("n2", "r2", "8");
+  upsert.mutable_nodes(1)->mutable_spec()->set_unschedulable(true);
+  v1::UpsertNodesResponse upserted;
+  grpc::ClientContext upsert_context;
+  ASSERT_TRUE(inventory->UpsertNodes(&upsert_context, upsert, &upserted).ok());
+
+  RunOk({"submit", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: train, namespace: default}
+spec:
+  queueName: q
+  podSets:
+  - name: workers
+    count: 3
+    topologyRequest: {required: rack}
+    template: {spec: {containers: [{name: c, resources: {requests: {gpu: 1}}}]}}
+)");
+  RunUntil({"get", "workloads"},
+           [](const std::string& out) { return absl::StrContains(out, "Admitted"); });
+
+  // describe workload shows where its pods went.
+  const CliResult workload = RunOk({"describe", "workload", "train"});
+  EXPECT_THAT(workload.out, HasSubstr("Placement of workers (kubernetes.io/hostname):"));
+  EXPECT_THAT(RowOf(workload.out, "n1"), HasSubstr("3"));
+
+  const CliResult nodes = RunOk({"get", "nodes"});
+  EXPECT_THAT(nodes.out, StartsWith("NAME"));
+  // The cordoned node takes no pods, so the three sit on n1.
+  EXPECT_THAT(RowOf(nodes.out, "n1"),
+              AllOf(HasSubstr("Ready"), HasSubstr("tas"), HasSubstr("gpu=1")));
+  EXPECT_THAT(RowOf(nodes.out, "n2"), HasSubstr("Ready,SchedulingDisabled"));
+  EXPECT_THAT(RowOf(RunOk({"get", "nodes", "-o", "wide"}).out, "n1"), HasSubstr("rack=r1"));
+  EXPECT_THAT(Run({"get", "node", "n9"}).err, HasSubstr("node \"n9\" not found"));
+
+  const CliResult described = RunOk({"describe", "node", "n1"});
+  EXPECT_THAT(described.out, HasSubstr("Flavors:"));
+  EXPECT_THAT(described.out, HasSubstr("Allocatable:"));
+  EXPECT_THAT(RowOf(described.out, "default/train"),
+              AllOf(HasSubstr("workers"), HasSubstr("tas"), HasSubstr(" 3 "), HasSubstr("gpu=1")));
+
+  const CliResult tree = RunOk({"get", "topology", "-o", "usage"});
+  EXPECT_THAT(tree.out, HasSubstr("Flavor tas (topology racks: rack > kubernetes.io/hostname)"));
+  // Each rack, then its hosts indented under it; the cordoned node (and so its rack) offers no
+  // capacity, as in Kueue's topology snapshot.
+  const size_t r1 = tree.out.find("\n  r1 ");
+  const size_t n1 = tree.out.find("\n    n1 ");
+  ASSERT_NE(r1, std::string::npos) << tree.out;
+  ASSERT_NE(n1, std::string::npos) << tree.out;
+  EXPECT_LT(r1, n1);
+  EXPECT_THAT(tree.out, Not(HasSubstr(" r2 ")));
+  EXPECT_THAT(Run({"get", "topology", "other", "-o", "usage"}).err,
+              HasSubstr("no ResourceFlavor uses topology \"other\""));
+}
 
 // ---------------------------------------------------------------------------------------------
 // The deploy/ examples.
@@ -1462,6 +1563,8 @@ TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
   EXPECT_EQ(r.out, "deactivate\ndelete\ndescribe\n");
   r = RunOk({"__complete", "get", "cl"});
   EXPECT_EQ(r.out, "clusterqueues\n");
+  EXPECT_EQ(RunOk({"__complete", "get", "no"}).out, "nodes\n");
+  EXPECT_EQ(RunOk({"__complete", "delete", "no"}).out, "");
   r = RunOk({"__complete", "get", "clusterqueues", ""});
   EXPECT_EQ(r.out, "team-a-cq\nteam-b-cq\n");
   r = RunOk({"__complete", "describe", "workload", "-n", "team-b", "qwen2-7"});
@@ -1677,7 +1780,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"TopLevelHelp",
                   {"--help"},
                   kExitOk,
-                  "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME"},
+                  "describe workload|clusterqueue|cohort|localqueue|resourceflavor|node NAME"},
         UsageCase{"HelpCommand", {"help", "apply"}, kExitOk, "usage: tollgate apply -f FILE"},
         UsageCase{"UnknownCommand", {"frobnicate"}, kExitUsage, "unknown command \"frobnicate\""},
         UsageCase{
