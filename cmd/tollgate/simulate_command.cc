@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
+#include "common/file_util.h"
 #include "core/status_macros.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/job_kinds.h"
@@ -28,6 +29,7 @@
 #include "services/manifest/manifest_parser.h"
 #include "services/sim/estimate_accuracy.h"
 #include "services/sim/replay_report.h"
+#include "services/sim/scenario_parser.h"
 #include "services/sim/trace_reader.h"
 #include "services/sim/trace_replay.h"
 
@@ -59,6 +61,11 @@ struct SimulateFlags {
   std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
   // --check-delay NAME=DURATION: admission checks Ready that long after the reservation.
   std::map<std::string, absl::Duration> check_delays;
+  // --nodes FILE: the node inventory (the scenario format's `nodes:`), read into `nodes`.
+  std::string nodes_file;
+  std::vector<v1::Node> nodes;
+  // --required-topology LEVEL: every job's pods must fit in one domain of LEVEL.
+  std::string required_topology;
 };
 
 // The pod sets each kind asks for, from job manifests as tollgate-kube translates them
@@ -120,6 +127,8 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             {"name-column", &c.name},
             {"kind-column", &c.kind},
             {"kind-manifests", &f.kind_manifests},
+            {"nodes", &f.nodes_file},
+            {"required-topology", &f.required_topology},
         };
         for (const auto& [name, target] : strings) {
           if (flag.name != name) continue;
@@ -267,6 +276,8 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.estimate_every = f.estimate_every;
   options.kind_pod_sets = f.kind_pod_sets;
   options.check_delays = f.check_delays;
+  options.nodes = f.nodes;
+  options.required_topology = f.required_topology;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
@@ -330,6 +341,14 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
                           reserved (a provisioning delay; repeatable). A check the queue files do
                           not define is added to every ClusterQueue. The summary then reports
                           the wait for checks and the quota held idle meanwhile
+  --nodes=FILE            the nodes topology flavors place pods on (a YAML list in the scenario
+                          format's `nodes:` shape: name, labels, allocatable, taints,
+                          unschedulable, ready); the queue files then hold the Topology and the
+                          flavors that name it (docs/topology.md)
+  --required-topology=LEVEL
+                          every job's pods must fit in one domain of LEVEL (a node label of the
+                          Topology, e.g. a rack label), to measure what rack-level placement
+                          costs in waiting time; rows of a kind keep their manifest's requests
   --plots=false           skip running gnuplot
   --quiet                 no progress bar
 )";
@@ -359,6 +378,17 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
       return kFailed;
     }
     flags->kind_pod_sets = *std::move(kinds);
+  }
+  if (!flags->nodes_file.empty()) {
+    absl::StatusOr<std::string> nodes_text = common::ReadFileToString(flags->nodes_file);
+    absl::StatusOr<std::vector<v1::Node>> nodes =
+        nodes_text.ok() ? sim::ParseNodeListText(*nodes_text, flags->nodes_file)
+                        : absl::StatusOr<std::vector<v1::Node>>(nodes_text.status());
+    if (!nodes.ok()) {
+      err << "simulate: --nodes: " << nodes.status().message() << "\n";
+      return kFailed;
+    }
+    flags->nodes = *std::move(nodes);
   }
   const SimulateFlags& f = *flags;
   absl::StatusOr<std::string> text = ReadText(f.trace);

@@ -1161,13 +1161,24 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
   return d;
 }
 
-absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+namespace {
+
+// The documents of `text` that hold something.
+absl::StatusOr<std::vector<YAML::Node>> NonEmptyDocuments(absl::string_view text,
+                                                          absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
                             common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);
   }
+  return non_empty;
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
   if (non_empty.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
   }
@@ -1178,6 +1189,26 @@ absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_
   // yaml-cpp throws on misuse; keep that inside this layer.
   try {
     return ParseScenarioNode(non_empty[0], file_name);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
+                                                        absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
+  if (non_empty.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": a node list is one YAML document (a list, or `nodes:`)"));
+  }
+  const Where where{std::string(file_name)};
+  try {
+    const YAML::Node& root = non_empty[0];
+    if (root.IsSequence()) return ParseNodes(where, root, "nodes");
+    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, root, "", {"nodes"}));
+    const YAML::Node* nodes = k.Get("nodes");
+    if (nodes == nullptr) return absl::InvalidArgumentError(absl::StrCat(file_name, ": no nodes"));
+    return ParseNodes(where, *nodes, "nodes");
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
   }

@@ -245,6 +245,12 @@ absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path);
 // `file_name` only labels error messages and Scenario::file.
 absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name);
 
+// A node list in the scenario format's `nodes:` shape (docs/scenario-format.md, "Topology"):
+// a YAML document that is the list itself or a map with the one key `nodes`. For `simulate
+// --nodes`; `file_name` labels error messages.
+absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
+                                                        absl::string_view file_name);
+
 // Go-style duration ("90s", "1h30m", "500ms"); negative and infinite durations are refused.
 absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);
 

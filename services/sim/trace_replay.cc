@@ -232,6 +232,9 @@ class Replayer {
       pods.set_name("main");
       pods.set_count(job.pods);
       (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+      if (!options_.required_topology.empty()) {
+        pods.mutable_topology_request()->set_required(options_.required_topology);
+      }
     }
     if (options_.estimate_every > 0 && job_index % options_.estimate_every == 0) {
       TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
@@ -493,6 +496,13 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
     TOLLGATE_RETURN_IF_ERROR(api.SetAdmissionCheckActive(request).status());
   }
   result.has_checks = !checks.empty();
+  if (!options.nodes.empty()) {
+    v1::UpsertNodesRequest request;
+    for (const v1::Node& node : options.nodes) *request.add_nodes() = node;
+    absl::Status status = api.UpsertNodes(request).status();
+    if (!status.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--nodes: ", status.message()));
+  }
 
   Replayer replayer(jobs, options, clock, store, *executor, api);
   TOLLGATE_RETURN_IF_ERROR(replayer.Run(result));

@@ -18,6 +18,7 @@
 #include "core/start_estimator.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/sim/trace_reader.h"
+#include "tollgate/v1/inventory.pb.h"
 
 namespace tollgate::sim {
 
@@ -54,6 +55,12 @@ struct ReplayOptions {
   // not define is created and required by every ClusterQueue; a defined check without a delay
   // here is Ready at once. Every check is active. The reservation holds the quota meanwhile.
   std::map<std::string, absl::Duration> check_delays;
+  // The node inventory topology flavors place pods on (docs/topology.md); empty: none.
+  std::vector<v1::Node> nodes;
+  // A topology level every job without a kind must fit in (its pod set's
+  // topologyRequest.required); empty: no topology request. A kind's pod sets keep their
+  // manifest's own requests.
+  std::string required_topology;
 };
 
 // The time limit a Slurm user would have given a job that ran `duration`: the next of 1 h,

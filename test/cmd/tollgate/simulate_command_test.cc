@@ -192,6 +192,80 @@ spec: {clusterQueue: ml}
   EXPECT_THAT(r.err, HasSubstr("--kind-column and --kind-manifests go together"));
 }
 
+// Rack-level placement: with --required-topology a job waits for one rack to have room, where
+// quota alone (and pods spread over racks) would have started it at once.
+TEST(SimulateCommandTest, ARequiredTopologyShowsWhatRackPlacementCosts) {
+  const std::string dir = ::testing::TempDir() + "/simulate-topology";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // Two 3-GPU jobs take 3 of the 4 GPUs of each rack; the third asks for 2.
+  std::ofstream(dir + "/trace.csv") << "submit_s,duration_s,gpus,team\n"
+                                       "0,600,3,ml\n"
+                                       "1,600,3,ml\n"
+                                       "2,60,2,ml\n";
+  std::ofstream(dir + "/queues.yaml") << R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tas}
+spec: {topologyName: racks}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ml}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: tas, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: ml, name: ml}
+spec: {clusterQueue: ml}
+)";
+  std::ofstream(dir + "/nodes.yaml") << R"(nodes:
+- {name: n1, labels: {rack: r1, kubernetes.io/hostname: n1}, allocatable: {nvidia.com/gpu: 4, pods: 10}}
+- {name: n2, labels: {rack: r2, kubernetes.io/hostname: n2}, allocatable: {nvidia.com/gpu: 4, pods: 10}}
+)";
+  const std::vector<std::string> common = {"--trace=" + dir + "/trace.csv",
+                                           "--queues=" + dir + "/queues.yaml",
+                                           "--nodes=" + dir + "/nodes.yaml",
+                                           "--gpus-per-pod=1",
+                                           "--plots=false",
+                                           "--quiet"};
+  auto run = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.push_back("--out=" + dir + "/" + out);
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliRun r = Simulate(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    return ReadAll(dir + "/" + out + "/jobs.csv");
+  };
+  // name,team,cluster_queue,submit_s,duration_s,pods,per_pod,admitted_s,...
+  EXPECT_THAT(run("anywhere", {}), HasSubstr("job-3,ml,ml,2,60,2,1,2,"));
+  EXPECT_THAT(run("in-a-rack", {"--required-topology=rack"}),
+              HasSubstr("job-3,ml,ml,2,60,2,1,600,"));
+
+  // A node list the inventory refuses is named, and nothing is replayed.
+  std::ofstream(dir + "/bad-nodes.yaml") << "[{name: n1, allocatable: {nvidia.com/gpu: lots}}]\n";
+  std::vector<std::string> bad = common;
+  bad[2] = "--nodes=" + dir + "/bad-nodes.yaml";
+  CliRun r = Simulate(bad);
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--nodes"), HasSubstr("lots")));
+  std::ofstream(dir + "/not-nodes.yaml") << "nodes: [{nam: n1}]\n";
+  bad[2] = "--nodes=" + dir + "/not-nodes.yaml";
+  r = Simulate(bad);
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--nodes"), HasSubstr("nam")));
+}
+
 // A provisioning delay: every job waits at least that long, and the summary says what it cost.
 TEST(SimulateCommandTest, ACheckDelayShowsWhatProvisioningCosts) {
   CliRun without = Simulate({"--trace=" + kData + "/sim_trace.csv",
