@@ -111,6 +111,24 @@ class ClusterState {
   // Restart: the Active condition as stored, transition time included.
   absl::Status RestoreAdmissionCheckActive(absl::string_view name, Condition active,
                                            absl::Time now);
+  // MultiKueue's objects (multikueue_state.cc). They change no scheduling state by themselves:
+  // the MultiKueue check controller derives its checks' Active condition from them
+  // (MultiKueueCheckActivity) and reports it through SetAdmissionCheckActive.
+  absl::Status ApplyMultiKueueConfig(MultiKueueConfigSpec spec, absl::Time now);
+  // Keeps the cluster's Active condition; a new cluster is inactive until its connection
+  // reports.
+  absl::Status ApplyMultiKueueCluster(MultiKueueClusterSpec spec, absl::Time now);
+  // The cluster's Active condition as its connection reports it (reason one of Kueue's, e.g.
+  // "Active", "ClientConnectionFailed"). NOT_FOUND if absent. The transition time moves only
+  // when the status changes.
+  absl::Status SetMultiKueueClusterActive(absl::string_view name, bool active,
+                                          absl::string_view reason, absl::string_view message,
+                                          absl::Time now);
+  // Restart: the Active condition as stored, transition time included.
+  absl::Status RestoreMultiKueueClusterActive(absl::string_view name, Condition active);
+  // The Active condition MultiKueueCheckActivity gives the check now; nullopt when the check
+  // is absent or not a MultiKueue one.
+  std::optional<CheckActivity> MultiKueueCheckActivityOf(absl::string_view check) const;
   // NOT_FOUND if absent. Each kind by its DeletionRule (deletion_rule.h, object_deletion.cc):
   // a ClusterQueue or Namespace that workloads still hold quota through is not erased but
   // marked terminating (admits nothing new, keeps accounting for what runs) until the last of
@@ -179,6 +197,12 @@ class ClusterState {
   }
   const std::map<std::string, AdmissionCheckRuntime>& admission_checks() const {
     return registry_.admission_checks();
+  }
+  const std::map<std::string, MultiKueueConfigSpec>& multikueue_configs() const {
+    return registry_.multikueue_configs();
+  }
+  const std::map<std::string, MultiKueueClusterRuntime>& multikueue_clusters() const {
+    return registry_.multikueue_clusters();
   }
   // The ClusterQueues whose admissionChecksStrategy names the check, by name.
   std::vector<std::string> ClusterQueuesUsingAdmissionCheck(absl::string_view name) const;

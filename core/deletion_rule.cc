@@ -20,6 +20,10 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
+    // Kueue keeps no finalizer on either: a check naming a config or cluster that is gone turns
+    // inactive with a reason (core/multikueue_checks.h).
+    case ObjectKind::kMultiKueueConfig:
+    case ObjectKind::kMultiKueueCluster:
       return DeletionRule::kAtOnce;
   }
   return DeletionRule::kAtOnce;

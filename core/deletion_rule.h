@@ -11,7 +11,7 @@ namespace tollgate::core {
 enum class DeletionRule {
   // Erased at once. What was admitted through it keeps running and keeps its quota; pending
   // workloads that need it wait until it exists again (Cohort, LocalQueue, priority classes,
-  // the policy kinds).
+  // the policy kinds, MultiKueueConfig and MultiKueueCluster).
   kAtOnce,
   // Kept and marked terminating while workloads hold quota through it: it admits nothing new,
   // keeps accounting for what runs, and goes with its last such workload (ClusterQueue, as

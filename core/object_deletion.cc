@@ -73,6 +73,10 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return false;  // policy kinds never reach the scheduling state
     case ObjectKind::kTopology:
       return topology_.FindTopology(name) != nullptr;
+    case ObjectKind::kMultiKueueConfig:
+      return registry_.multikueue_configs().count(key) > 0;
+    case ObjectKind::kMultiKueueCluster:
+      return registry_.multikueue_clusters().count(key) > 0;
   }
   return false;
 }
@@ -253,6 +257,12 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kTopology:
       // DeleteObject refused it while a flavor names it, so nothing is placed on it.
       DeleteTopology(name, now).IgnoreError();
+      return;
+    case ObjectKind::kMultiKueueConfig:
+      registry_.EraseMultiKueueConfig(key);
+      return;
+    case ObjectKind::kMultiKueueCluster:
+      registry_.EraseMultiKueueCluster(key);
       return;
   }
 }

@@ -102,6 +102,24 @@ const std::vector<KindTraits>& Table() {
        false,
        ObjectKind::kTopology,
        1},
+      // MultiKueue: an AdmissionCheck names its config, a config names clusters; every name may
+      // be missing for a while (the check is then inactive), so their order does not matter.
+      {"MultiKueueConfig",
+       "multikueueconfigs",
+       {"mkconf"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kMultiKueueConfig,
+       1},
+      {"MultiKueueCluster",
+       "multikueueclusters",
+       {"mkc"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kMultiKueueCluster,
+       1},
   };
   return *kTable;
 }

@@ -30,6 +30,9 @@ enum class ObjectKind {
   kAdmissionCheck,
   // Topology Aware Scheduling's Topology (docs/topology.md).
   kTopology,
+  // MultiKueue's worker list and workers (docs/multicluster.md).
+  kMultiKueueConfig,
+  kMultiKueueCluster,
 };
 
 struct KindTraits {

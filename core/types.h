@@ -198,6 +198,52 @@ struct TopologySpec {
   bool operator==(const TopologySpec&) const = default;
 };
 
+// --- MultiKueue (docs/multicluster.md) --------------------------------------------------------
+
+// Kueue's MultiKueueConfig: the worker clusters a MultiKueue AdmissionCheck dispatches to, in
+// the order the Incremental dispatcher nominates them. Validated: 1 to 20 distinct names.
+struct MultiKueueConfigSpec {
+  std::string name;
+  std::vector<std::string> clusters;
+  bool operator==(const MultiKueueConfigSpec&) const = default;
+};
+
+// Kueue's kubeConfig reference of a MultiKueueCluster: a Secret (read by tollgate-kube) or a
+// file on the manager holding the connection settings of the worker.
+enum class KubeConfigLocationType { kSecret, kPath };
+struct MultiKueueKubeConfig {
+  std::string location;
+  KubeConfigLocationType location_type = KubeConfigLocationType::kSecret;
+  bool operator==(const MultiKueueKubeConfig&) const = default;
+};
+
+// Tollgate's own way to name a worker: its tollgated's gRPC address and the files of the TLS
+// and credential material the manager presents. Files are read by the connection, never here.
+struct MultiKueueWorkerEndpoint {
+  // host:port.
+  std::string address;
+  // PEM files: the CA the worker's certificate must chain to, and the manager's client
+  // certificate and key for mutual TLS (both or neither).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  // A bearer token file (the worker's --auth-token-file entry for the manager).
+  std::string token_file;
+  // Plaintext, allowed only to a loopback address (as tollgated listens without TLS only there).
+  bool insecure = false;
+  bool operator==(const MultiKueueWorkerEndpoint&) const = default;
+};
+
+// Kueue's MultiKueueCluster: where a worker is. Exactly one of the two sources is set. Its
+// status (the Active condition its connection reports) is ClusterState's
+// (core/multikueue_checks.h).
+struct MultiKueueClusterSpec {
+  std::string name;
+  std::optional<MultiKueueKubeConfig> kube_config;
+  std::optional<MultiKueueWorkerEndpoint> endpoint;
+  bool operator==(const MultiKueueClusterSpec&) const = default;
+};
+
 // One layer of Kueue's slice constraints: `size` pods form a slice that must sit in one domain
 // of `level`.
 struct SliceConstraint {

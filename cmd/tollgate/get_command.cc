@@ -545,6 +545,40 @@ int GetConfig(Session& s, const GetOptions& o) {
                        FormatAge(t.metadata().creation_timestamp(), now)});
       }
       break;
+    case v1::MULTI_KUEUE_CONFIG:
+      table.emplace(std::vector<std::string>{"NAME", "CLUSTERS", "AGE"});
+      for (size_t i : *order) {
+        const v1::MultiKueueConfig& c = objects[i].multi_kueue_config();
+        table->AddRow({c.metadata().name(), absl::StrJoin(c.spec().clusters(), ","),
+                       FormatAge(c.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::MULTI_KUEUE_CLUSTER: {
+      // Kueue's printer columns: whether the worker is connected, and the age.
+      std::vector<std::string> headers{"NAME", "CONNECTED", "AGE"};
+      if (wide) headers.push_back("SOURCE");
+      table.emplace(headers);
+      for (size_t i : *order) {
+        const v1::MultiKueueCluster& c = objects[i].multi_kueue_cluster();
+        std::string connected = "False (NoCondition)";
+        for (const v1::Condition& cond : c.status().conditions()) {
+          if (cond.type() != "Active") continue;
+          connected = cond.status() == "True" || cond.reason().empty()
+                          ? cond.status()
+                          : absl::StrCat(cond.status(), " (", cond.reason(), ")");
+        }
+        std::vector<std::string> row{c.metadata().name(), connected,
+                                     FormatAge(c.metadata().creation_timestamp(), now)};
+        if (wide) {
+          row.push_back(c.spec().has_endpoint()
+                            ? c.spec().endpoint().address()
+                            : absl::StrCat(c.spec().kube_config().location_type(), "/",
+                                           c.spec().kube_config().location()));
+        }
+        table->AddRow(row);
+      }
+      break;
+    }
     case v1::NAMESPACE:
     default:
       table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});

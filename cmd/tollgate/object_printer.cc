@@ -448,6 +448,12 @@ Json ManifestOf(const v1::ConfigObject& object) {
                       false);
     case v1::ConfigObject::kTopology:
       return Envelope(kKueueApiVersion, "Topology", MessageJson(object.topology()), false);
+    case v1::ConfigObject::kMultiKueueConfig:
+      return Envelope(kKueueApiVersion, "MultiKueueConfig",
+                      MessageJson(object.multi_kueue_config()), false);
+    case v1::ConfigObject::kMultiKueueCluster:
+      return Envelope(kKueueApiVersion, "MultiKueueCluster",
+                      MessageJson(object.multi_kueue_cluster()), false);
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

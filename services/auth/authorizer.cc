@@ -51,10 +51,11 @@ bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind
 const std::vector<std::string> kAll = {"*"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
 // AdmissionChecks are queue configuration too: a batch admin creates them and may decide one by
-// hand (`tollgate check set`).
+// hand (`tollgate check set`); so are MultiKueue's workers and their lists, as in Kueue's
+// batch-admin.
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor",        "ClusterQueue",  "Cohort",         "LocalQueue",
-    "WorkloadPriorityClass", "PriorityClass", "AdmissionCheck", "Topology"};
+    "ResourceFlavor", "ClusterQueue",   "Cohort",   "LocalQueue",       "WorkloadPriorityClass",
+    "PriorityClass",  "AdmissionCheck", "Topology", "MultiKueueConfig", "MultiKueueCluster"};
 // What feeding the topology inventory takes (InventoryService).
 const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report",
                                                   "get",   "list",   "watch"};

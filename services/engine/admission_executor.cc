@@ -267,6 +267,18 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
             state->RestoreAdmissionCheckActive(validated->name, **active, now));
       }
     }
+    // A MultiKueueCluster's Active condition, as its connection last reported it.
+    if (object.has_multi_kueue_cluster()) {
+      absl::StatusOr<std::optional<core::Condition>> active =
+          api::MultiKueueClusterActiveFromProto(object.multi_kueue_cluster());
+      if (!active.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("stored object fails validation: ", active.status().message()));
+      }
+      if (active->has_value()) {
+        TOLLGATE_RETURN_IF_ERROR(state->RestoreMultiKueueClusterActive(validated->name, **active));
+      }
+    }
     // Deleted while in use before the restart: still terminating (and finalized at the first
     // commit if nothing holds quota through it any more). A kind that no longer terminates is
     // erased now, its stored copy with the first round.

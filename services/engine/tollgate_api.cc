@@ -162,6 +162,16 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
           api::AdmissionCheckToProto(it->second.spec, it->second.active).status();
       break;
     }
+    case v1::ConfigObject::kMultiKueueCluster: {
+      // The live Active condition, which the connection to the worker sets.
+      v1::MultiKueueCluster* cluster = object.mutable_multi_kueue_cluster();
+      cluster->mutable_status()->Clear();
+      auto it = state.multikueue_clusters().find(cluster->metadata().name());
+      if (it == state.multikueue_clusters().end() || !it->second.active.has_value()) break;
+      *cluster->mutable_status() =
+          api::MultiKueueClusterToProto(it->second.spec, it->second.active).status();
+      break;
+    }
     default:
       break;
   }
@@ -810,6 +820,11 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
             // Its status is its controller's: kept from the stored object, never applied.
             *object.mutable_admission_check()->mutable_status() =
                 previous.admission_check().status();
+          }
+          if (object.has_multi_kueue_cluster()) {
+            // Likewise the connection's.
+            *object.mutable_multi_kueue_cluster()->mutable_status() =
+                previous.multi_kueue_cluster().status();
           }
           txn.ApplyObject(v, key, object);
           last_object_write_ = revision;

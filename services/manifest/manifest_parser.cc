@@ -589,6 +589,73 @@ absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node, v1::Adm
   return absl::OkStatus();
 }
 
+absl::Status ParseMultiKueueConfig(const Ctx& ctx, const YAML::Node& node,
+                                   v1::MultiKueueConfig* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  // v1beta2's quotaManagement (manager quota automation) is not implemented.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec", {"clusters"}, {"quotaManagement"}));
+  if (const YAML::Node* n = s.Get("clusters")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        StrList(ctx, *n, s.Path("clusters"), out->mutable_spec()->mutable_clusters()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseKubeConfig(const Ctx& ctx, const YAML::Node& node, const std::string& path,
+                             v1::MultiKueueKubeConfig* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Fields k, Fields::Read(ctx, node, path, {"location", "locationType"}));
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, k, "location", out->mutable_location()));
+  return StrInto(ctx, k, "locationType", out->mutable_location_type());
+}
+
+absl::Status ParseMultiKueueCluster(const Ctx& ctx, const YAML::Node& node,
+                                    v1::MultiKueueCluster* out) {
+  // The status (the Active condition) is the connection's, not the manifest's.
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  // v1beta1 spells the source spec.kubeConfig, v1beta2 spec.clusterSource.kubeConfig; endpoint
+  // is Tollgate's own (a worker tollgated's address and the TLS files for it).
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec", {"kubeConfig", "clusterSource", "endpoint"},
+                             {"clusterProfileRef"}));
+  v1::MultiKueueClusterSpec* spec = out->mutable_spec();
+  if (const YAML::Node* n = s.Get("kubeConfig")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseKubeConfig(ctx, *n, s.Path("kubeConfig"), spec->mutable_kube_config()));
+  }
+  if (const YAML::Node* n = s.Get("clusterSource")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields cs, Fields::Read(ctx, *n, s.Path("clusterSource"),
+                                                      {"kubeConfig"}, {"clusterProfileRef"}));
+    if (const YAML::Node* k = cs.Get("kubeConfig")) {
+      if (spec->has_kube_config()) {
+        return ctx.Invalid(cs.Path("kubeConfig"), "spec.kubeConfig is set too; give only one");
+      }
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseKubeConfig(ctx, *k, cs.Path("kubeConfig"), spec->mutable_kube_config()));
+    }
+  }
+  if (const YAML::Node* n = s.Get("endpoint")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields e, Fields::Read(ctx, *n, s.Path("endpoint"),
+                                                     {"address", "caFile", "certFile", "keyFile",
+                                                      "tokenFile", "insecure"}));
+    v1::MultiKueueWorkerEndpoint* endpoint = spec->mutable_endpoint();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "address", endpoint->mutable_address()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "caFile", endpoint->mutable_ca_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "certFile", endpoint->mutable_cert_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "keyFile", endpoint->mutable_key_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "tokenFile", endpoint->mutable_token_file()));
+    if (const YAML::Node* b = e.Get("insecure")) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool insecure, Bool(ctx, *b, e.Path("insecure")));
+      endpoint->set_insecure(insecure);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseCohort(const Ctx& ctx, const YAML::Node& node, v1::Cohort* out) {
   TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
@@ -1146,6 +1213,13 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
       break;
     case core::ObjectKind::kTopology:
       TOLLGATE_RETURN_IF_ERROR(ParseTopology(ctx, node, obj.mutable_topology()));
+      break;
+    case core::ObjectKind::kMultiKueueConfig:
+      TOLLGATE_RETURN_IF_ERROR(ParseMultiKueueConfig(ctx, node, obj.mutable_multi_kueue_config()));
+      break;
+    case core::ObjectKind::kMultiKueueCluster:
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseMultiKueueCluster(ctx, node, obj.mutable_multi_kueue_cluster()));
       break;
     case core::ObjectKind::kRole:
     case core::ObjectKind::kRoleBinding:

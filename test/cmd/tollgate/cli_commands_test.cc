@@ -534,6 +534,32 @@ spec:
               AllOf(HasSubstr("admissionChecks:"), HasSubstr("state: Ready")));
 }
 
+TEST_F(CliTest, MultiKueueKindsFromTheCli) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: fleet}
+spec: {clusters: [worker1, worker2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueCluster
+metadata: {name: worker1}
+spec: {kubeConfig: {locationType: Secret, location: worker1-secret}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker2}
+spec: {endpoint: {address: "127.0.0.1:7002", insecure: true}}
+)");
+  EXPECT_THAT(RowOf(RunOk({"get", "mkconf"}).out, "fleet"), HasSubstr("worker1,worker2"));
+  // Kueue's CONNECTED column: nothing has connected to either worker.
+  EXPECT_THAT(RowOf(RunOk({"get", "multikueueclusters"}).out, "worker1"),
+              HasSubstr("False (NoCondition)"));
+  EXPECT_THAT(RowOf(RunOk({"get", "mkc", "-o", "wide"}).out, "worker2"),
+              HasSubstr("127.0.0.1:7002"));
+  EXPECT_THAT(RunOk({"get", "mkc", "worker1", "-o", "yaml"}).out,
+              AllOf(HasSubstr("kind: MultiKueueCluster"), HasSubstr("location: worker1-secret")));
+}
+
 TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
   CliResult r = RunOk({"apply", "-f", DeployFile("queues.yaml")});
   EXPECT_EQ(r.out,

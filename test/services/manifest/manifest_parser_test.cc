@@ -296,6 +296,61 @@ status:
                  "AdmissionCheck",
                  R"(admission_check { metadata { name: "multikueue" }
                                       spec { controller_name: "kueue.x-k8s.io/multikueue" } })"},
+        KindCase{"MultiKueueConfig",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueConfig
+metadata: {name: multikueue-test}
+spec:
+  clusters: [worker-h100, worker-a100]
+)",
+                 "MultiKueueConfig",
+                 R"(multi_kueue_config { metadata { name: "multikueue-test" }
+                      spec { clusters: "worker-h100" clusters: "worker-a100" } })"},
+        KindCase{"MultiKueueClusterV1beta1KubeConfig",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueCluster
+metadata: {name: worker1}
+spec:
+  kubeConfig: {locationType: Secret, location: worker1-secret}
+status:
+  conditions: [{type: Active, status: "True", reason: Active, message: Connected}]
+)",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker1" }
+                      spec { kube_config { location: "worker1-secret"
+                                           location_type: "Secret" } } })"},
+        KindCase{"MultiKueueClusterV1beta2ClusterSource",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta2, kind: MultiKueueCluster,
+                     metadata: {name: worker2},
+                     spec: {clusterSource: {kubeConfig: {locationType: Path,
+                                                         location: /etc/tollgate/worker2.yaml}}}})",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker2" }
+                      spec { kube_config { location: "/etc/tollgate/worker2.yaml"
+                                           location_type: "Path" } } })"},
+        KindCase{"MultiKueueClusterTollgateEndpoint",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker3}
+spec:
+  endpoint:
+    address: worker3.example.com:7443
+    caFile: /etc/tollgate/ca.pem
+    certFile: /etc/tollgate/manager.pem
+    keyFile: /etc/tollgate/manager-key.pem
+    tokenFile: /etc/tollgate/worker3.token
+    insecure: false
+)",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker3" }
+                      spec { endpoint { address: "worker3.example.com:7443"
+                                        ca_file: "/etc/tollgate/ca.pem"
+                                        cert_file: "/etc/tollgate/manager.pem"
+                                        key_file: "/etc/tollgate/manager-key.pem"
+                                        token_file: "/etc/tollgate/worker3.token" } } })"},
         KindCase{"ClusterQueueNoSelector",
                  R"({kind: ClusterQueue, metadata: {name: q}, spec: {cohort: c}})", "ClusterQueue",
                  R"(cluster_queue { metadata { name: "q" } spec { cohort: "c" } })"},
@@ -547,6 +602,30 @@ spec:
               kInvalid,
               "ClusterQueue team-a: unknown field "
               "spec.admissionChecksStrategy.admissionChecks[0].flavors"),
+        Exact("MultiKueueConfigQuotaManagementUnsupported",
+              R"({kind: MultiKueueConfig, metadata: {name: c},
+                      spec: {clusters: [w1], quotaManagement: Automatic}})",
+              kUnimplemented,
+              "MultiKueueConfig c: spec.quotaManagement is not supported by Tollgate"),
+        Exact("MultiKueueConfigClustersNotAList",
+              "{kind: MultiKueueConfig, metadata: {name: c}, spec: {clusters: w1}}", kInvalid,
+              "MultiKueueConfig c: spec.clusters: expected a list, got \"w1\""),
+        Exact("MultiKueueClusterProfileUnsupported",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {clusterSource: {clusterProfileRef: {name: p}}}})",
+              kUnimplemented,
+              "MultiKueueCluster w1: spec.clusterSource.clusterProfileRef is not supported by "
+              "Tollgate"),
+        Exact("MultiKueueClusterBothSpellings",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {kubeConfig: {location: a}, clusterSource: {kubeConfig: {location: b}}}})",
+              kInvalid,
+              "MultiKueueCluster w1: spec.clusterSource.kubeConfig: spec.kubeConfig is set too; "
+              "give only one"),
+        Exact("MultiKueueClusterEndpointUnknownField",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {endpoint: {address: "127.0.0.1:1", caCert: /ca.pem}}})",
+              kInvalid, "MultiKueueCluster w1: unknown field spec.endpoint.caCert"),
         Exact("AdmissionCheckUnknownField",
               "{kind: AdmissionCheck, metadata: {name: ac}, spec: {controller: x}}", kInvalid,
               "AdmissionCheck ac: unknown field spec.controller"),
