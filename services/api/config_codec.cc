@@ -359,19 +359,8 @@ absl::StatusOr<core::AdmissionCheckSpec> AdmissionCheckFromProto(const v1::Admis
 
 absl::StatusOr<std::optional<core::Condition>> AdmissionCheckActiveFromProto(
     const v1::AdmissionCheck& ac) {
-  const Reporter r("AdmissionCheck", "", ac.metadata().name());
-  for (int i = 0; i < ac.status().conditions_size(); ++i) {
-    const v1::Condition& c = ac.status().conditions(i);
-    if (c.type() != "Active") continue;
-    const std::string path = absl::StrCat("status.conditions[", i, "]");
-    TOLLGATE_RETURN_IF_ERROR(
-        CheckOneOf(r, path + ".status", c.status(), {"True", "False"}, /*allow_empty=*/false));
-    TOLLGATE_ASSIGN_OR_RETURN(
-        absl::Time since, TimeFromProto(r, path + ".lastTransitionTime",
-                                        c.has_last_transition_time(), c.last_transition_time()));
-    return core::Condition{"Active", c.status() == "True", c.reason(), c.message(), since};
-  }
-  return std::optional<core::Condition>();
+  return ActiveConditionFromProto(Reporter("AdmissionCheck", "", ac.metadata().name()),
+                                  ac.status().conditions());
 }
 
 absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {

@@ -158,19 +158,8 @@ absl::StatusOr<core::MultiKueueClusterSpec> MultiKueueClusterFromProto(
 
 absl::StatusOr<std::optional<core::Condition>> MultiKueueClusterActiveFromProto(
     const v1::MultiKueueCluster& cluster) {
-  const Reporter r("MultiKueueCluster", "", cluster.metadata().name());
-  for (int i = 0; i < cluster.status().conditions_size(); ++i) {
-    const v1::Condition& c = cluster.status().conditions(i);
-    if (c.type() != "Active") continue;
-    const std::string path = absl::StrCat("status.conditions[", i, "]");
-    TOLLGATE_RETURN_IF_ERROR(
-        CheckOneOf(r, path + ".status", c.status(), {"True", "False"}, /*allow_empty=*/false));
-    TOLLGATE_ASSIGN_OR_RETURN(
-        absl::Time since, TimeFromProto(r, path + ".lastTransitionTime",
-                                        c.has_last_transition_time(), c.last_transition_time()));
-    return core::Condition{"Active", c.status() == "True", c.reason(), c.message(), since};
-  }
-  return std::optional<core::Condition>();
+  return ActiveConditionFromProto(Reporter("MultiKueueCluster", "", cluster.metadata().name()),
+                                  cluster.status().conditions());
 }
 
 v1::MultiKueueConfig MultiKueueConfigToProto(const core::MultiKueueConfigSpec& config) {
