@@ -32,7 +32,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_setup.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "core/status_macros.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/etcd_store.h"
@@ -153,7 +153,7 @@ absl::Status Main(const Options& options) {
     for (int i = 0; i < static_cast<int>(replicas.size()); ++i) {
       if (i != leader) others.push_back(replicas[i]->address());
     }
-    cli::CliClient client(absl::StrJoin(others, ","), absl::Seconds(5));
+    client::TollgateClient client(absl::StrJoin(others, ","), absl::Seconds(5));
     const std::string probe = absl::StrCat("probe-", r);
     const absl::Time killed = absl::Now();
     TOLLGATE_RETURN_IF_ERROR(replicas[leader]->Kill());

@@ -93,7 +93,7 @@ struct ServerFlags {
   // Spawn with --metrics-listen and scrape it while measuring.
   bool metrics = false;
   std::vector<std::string> tollgated_args;
-  ClientAuth auth;
+  client::Credentials auth;
 };
 
 // The flags every server-using mode accepts on top of its own.
@@ -128,13 +128,19 @@ absl::StatusOr<ServerFlags> ReadServerFlags(const Flags& flags) {
        absl::StrSplit(flags.String("tollgated-args", ""), ',', absl::SkipEmpty())) {
     sf.tollgated_args.emplace_back(arg);
   }
-  sf.auth.ca_file = flags.String("ca", "");
-  sf.auth.cert_file = flags.String("cert", "");
-  sf.auth.key_file = flags.String("key", "");
-  sf.auth.token = flags.String("token", "");
-  sf.auth.token_file = flags.String("token-file", "");
-  sf.auth.server_name = flags.String("tls-server-name", "");
-  TOLLGATE_RETURN_IF_ERROR(LoadClientAuth(sf.auth));
+  client::ConnectionFiles files;
+  files.ca_file = flags.String("ca", "");
+  files.cert_file = flags.String("cert", "");
+  files.key_file = flags.String("key", "");
+  files.token_file = flags.String("token-file", "");
+  if (!files.cert_file.empty() && files.ca_file.empty()) {
+    return absl::InvalidArgumentError("--cert needs --ca (the server's CA) for TLS");
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(sf.auth, client::LoadCredentials(files));
+  if (const std::string token = flags.String("token", ""); !token.empty()) {
+    sf.auth.bearer_token = token;
+  }
+  sf.auth.tls_server_name = flags.String("tls-server-name", "");
   return sf;
 }
 

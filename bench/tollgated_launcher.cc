@@ -26,7 +26,7 @@ namespace tollgate::bench {
 
 absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
     const std::string& binary, const std::string& data_dir,
-    const std::vector<std::string>& extra_args, ClientAuth auth) {
+    const std::vector<std::string>& extra_args, client::Credentials auth) {
   const std::string port_file = data_dir + ".port";
   const std::string log_path = data_dir + ".log";
   std::remove(port_file.c_str());
@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Spawn(
 }
 
 absl::StatusOr<std::unique_ptr<TollgatedTarget>> TollgatedTarget::Connect(
-    const std::string& address, ClientAuth auth) {
+    const std::string& address, client::Credentials auth) {
   std::unique_ptr<TollgatedTarget> target(new TollgatedTarget());
   target->address_ = address;
   target->auth_ = std::move(auth);
@@ -113,7 +113,7 @@ std::shared_ptr<grpc::Channel> TollgatedTarget::NewChannel() const {
   static std::atomic<int> next_channel{0};
   args.SetInt("tollgate.bench.channel", next_channel.fetch_add(1));
   args.SetMaxReceiveMessageSize(256 << 20);
-  return NewAuthenticatedChannel(address_, auth_, std::move(args));
+  return client::NewChannel(address_, auth_, std::move(args));
 }
 
 grpc::Status HealthCheck(grpc::GenericStub& stub, absl::Duration timeout) {

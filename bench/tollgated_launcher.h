@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench/bench_credentials.h"
+#include "clients/cpp/connection.h"
 
 namespace tollgate::bench {
 
@@ -25,9 +25,9 @@ class TollgatedTarget {
   // `extra_args`).
   static absl::StatusOr<std::unique_ptr<TollgatedTarget>> Spawn(
       const std::string& binary, const std::string& data_dir,
-      const std::vector<std::string>& extra_args = {}, ClientAuth auth = {});
+      const std::vector<std::string>& extra_args = {}, client::Credentials auth = {});
   static absl::StatusOr<std::unique_ptr<TollgatedTarget>> Connect(const std::string& address,
-                                                                  ClientAuth auth = {});
+                                                                  client::Credentials auth = {});
 
   ~TollgatedTarget();
   TollgatedTarget(const TollgatedTarget&) = delete;
@@ -46,7 +46,7 @@ class TollgatedTarget {
   pid_t pid_ = -1;
   std::string address_;
   std::string data_dir_;
-  ClientAuth auth_;
+  client::Credentials auth_;
 };
 
 // The standard health service's Check for the whole server, as raw bytes over a generic stub

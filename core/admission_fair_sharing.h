@@ -27,6 +27,8 @@ class AdmissionFairSharingLedger {
   }
   // Starts a ledger for a new LocalQueue (nothing when the feature is off or it has one).
   void Track(const std::string& local_queue_key, absl::Time now);
+  // Drops a deleted LocalQueue's ledger.
+  void Forget(const std::string& local_queue_key) { ledgers_.erase(local_queue_key); }
   // Charges an admission to its LocalQueue: the entry penalty (the usage of one sampling
   // interval), settled with the decayed usage at `now`. `workloads` already holds the admission.
   void ChargeAdmission(const std::string& local_queue_key, const Admission& admission,

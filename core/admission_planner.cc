@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/fair_sharing.h"
 #include "core/saturating.h"
+#include "core/topology_scheduling.h"
 
 namespace tollgate::core {
 namespace {
@@ -39,14 +40,20 @@ struct Entry {
   }
 };
 
-bool FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq,
-                       const std::map<FrId, int64_t>& usage, const std::set<WorkloadId>& preempted,
-                       const std::vector<PreemptionTarget>& targets) {
+enum class CycleFit { kFits, kNoQuota, kNoTopology };
+
+// Kueue's cq.Fits after the cycle's preemptions: quota, then the topology placements (a head
+// evaluated before another took the same nodes this cycle no longer fits them).
+CycleFit FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq, const Workload& wl,
+                           const FlavorAssignment& assignment,
+                           const std::set<WorkloadId>& preempted,
+                           const std::vector<PreemptionTarget>& targets) {
   auto fits = [&] {
-    for (const auto& [fr, q] : usage) {
-      if (std::max<int64_t>(0, cq.node->Available(fr)) < q) return false;
+    for (const auto& [fr, q] : assignment.usage) {
+      if (std::max<int64_t>(0, cq.node->Available(fr)) < q) return CycleFit::kNoQuota;
     }
-    return true;
+    if (!TopologyFits(wl.spec, assignment, state.topology())) return CycleFit::kNoTopology;
+    return CycleFit::kFits;
   };
   // Most entries of a cycle neither preempt nor follow a preemption: nothing to simulate.
   if (preempted.empty() && targets.empty()) return fits();
@@ -54,7 +61,7 @@ bool FitsAfterRemovals(ClusterState& state, const ClusterQueueRuntime& cq,
   std::set<WorkloadId> merged = preempted;
   for (const PreemptionTarget& t : targets) merged.insert(t.id);
   for (WorkloadId id : merged) {
-    if (const Workload* wl = state.workload(id)) sim.RemoveWorkload(*wl);
+    if (const Workload* wl_removed = state.workload(id)) sim.RemoveWorkload(*wl_removed);
   }
   return fits();
 }
@@ -317,12 +324,31 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
 
+  const bool topology_only = IsTopologyOnly(cq.spec, state_.topology());
+  // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
+  // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
+  // lower-priority work does not take them this cycle).
+  auto targets_for = [&](Evaluation& e) {
+    WorkloadTopologyRequests requests =
+        TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology());
+    e.targets =
+        preemptor.GetTargets(wl, cq, e.assignment.usage, e.assignment.ResourcesNeedingPreemption(),
+                             requests.empty() ? nullptr : &requests);
+    if (requests.empty() || !wl.status.history().unhealthy_nodes.empty()) return;
+    UsageSimulation removal(state_);
+    for (const PreemptionTarget& t : e.targets) removal.RemoveWorkload(*state_.workload(t.id));
+    TopologyOutcome outcome =
+        PlaceTopology(requests, state_.topology(), /*simulate_empty=*/e.targets.empty());
+    for (auto& [index, placed] : outcome.placed) {
+      e.assignment.pod_sets[index].topology = std::move(placed);
+    }
+  };
+
   Evaluation full{assigner.Assign({}), {}};
   const FlavorMode mode = full.assignment.RepresentativeMode();
   if (mode == FlavorMode::kFit) return full;
   if (mode == FlavorMode::kPreempt) {
-    full.targets = preemptor.GetTargets(wl, cq, full.assignment.usage,
-                                        full.assignment.ResourcesNeedingPreemption());
+    targets_for(full);
     if (!full.targets.empty()) return full;
   }
 
@@ -331,8 +357,9 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   std::vector<int32_t> deltas;
   int64_t total_delta = 0;
   for (const PodSetSpec& ps : wl.spec.pod_sets) {
-    full_counts.push_back(ps.count);
-    const int32_t delta = ps.count - ps.min_count.value_or(ps.count);
+    const int32_t needed = CountAfterReclaim(wl.status, ps);
+    full_counts.push_back(needed);
+    const int32_t delta = needed - ps.min_count.value_or(needed);
     deltas.push_back(std::max(delta, 0));
     total_delta += deltas.back();
   }
@@ -353,8 +380,7 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
       if (m == FlavorMode::kFit) {
         fits = true;
       } else if (m == FlavorMode::kPreempt) {
-        attempt.targets = preemptor.GetTargets(wl, cq, attempt.assignment.usage,
-                                               attempt.assignment.ResourcesNeedingPreemption());
+        targets_for(attempt);
         fits = !attempt.targets.empty();
       }
       if (fits) {
@@ -402,21 +428,31 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   EntryOrder order(state_, entries);
   while (Entry* next = order.Next()) {
     Entry& e = *next;
-    // Refers to the current evaluation, also after the re-evaluation below.
-    const std::map<FrId, int64_t>& usage = e.eval.assignment.usage;
-    bool fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
-    if (HasAny(preempted, e.eval.targets)) {
-      // Kueue recomputes the assignment as if the other preemptions had completed; a workload
-      // that then fits without preempting anything more waits for them (DeferredFit).
+    CycleFit fit =
+        FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
+    const bool overlap = HasAny(preempted, e.eval.targets);
+    if (overlap || fit == CycleFit::kNoTopology) {
+      // Kueue recomputes the assignment as if the other preemptions had completed (a workload
+      // that then fits without preempting anything more waits for them: DeferredFit), and when
+      // only the topology no longer fits (another head took its nodes this cycle).
       {
         UsageSimulation removal(state_);
-        for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
+        if (overlap) {
+          for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
+        }
         e.eval = Evaluate(*e.wl, *e.cq, now);
       }
       e.mode = e.eval.assignment.RepresentativeMode();
-      if (e.mode == FlavorMode::kFit) e.deferred_fit = true;
-      fits = FitsAfterRemovals(state_, *e.cq, usage, preempted, e.eval.targets);
+      if (overlap && e.mode == FlavorMode::kFit) e.deferred_fit = true;
+      fit = FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
     }
+    const bool fits = fit == CycleFit::kFits;
+    // Refers to the current evaluation.
+    const std::map<FrId, int64_t>& usage = e.eval.assignment.usage;
+    auto take_topology = [&] {
+      cycle_usage.ApplyTopologyUsage(
+          TopologyUsageOf(e.wl->spec, e.eval.assignment, state_.topology()), +1);
+    };
 
     if (e.mode == FlavorMode::kNoFit) {
       e.reason = RequeueReason::kNoFit;
@@ -426,6 +462,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.reason = RequeueReason::kPreemptionNoCandidates;
       if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
         cycle_usage.AddUsage(*e.cq->node, ResourcesToReserve(e));
+        take_topology();
       }
       continue;
     }
@@ -435,6 +472,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
           "these preemptions complete";
       e.reason = RequeueReason::kPendingPreemption;
       cycle_usage.AddUsage(*e.cq->node, usage);
+      take_topology();
       continue;
     }
     if (HasAny(preempted, e.eval.targets)) {
@@ -449,6 +487,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
     cycle_usage.AddUsage(*e.cq->node, usage);
+    take_topology();
 
     if (e.mode == FlavorMode::kPreempt) {
       e.message = PlanPreemptions(state_, *e.wl, e.eval, plan);

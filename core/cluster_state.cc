@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/admission_planner.h"
+#include "core/topology_scheduling.h"
 
 namespace tollgate::core {
 
@@ -20,7 +21,8 @@ absl::Status ClusterState::ApplyNamespace(NamespaceSpec spec, absl::Time now) {
 
 absl::Status ClusterState::ApplyResourceFlavor(ResourceFlavorSpec spec, absl::Time now) {
   registry_.PutResourceFlavor(std::move(spec));
-  router_.RecomputeActivity(tree_);
+  topology_.SetFlavors(registry_.flavors());
+  RecomputeActivity();
   RerouteAllPending(now);
   RequeueAllInadmissible(now);
   return absl::OkStatus();
@@ -43,6 +45,7 @@ absl::Status ClusterState::ApplyLocalQueue(LocalQueueSpec spec, absl::Time now) 
   registry_.PutLocalQueue(std::move(spec));
   RerouteAllPending(now);
   DrainStoppedQueues(now);
+  SyncAllChecks(now);
   return absl::OkStatus();
 }
 
@@ -62,10 +65,13 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
     cq->holding.Insert(*wl);
     AddUsageOf(*wl);
   }
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
   RequeueAllInadmissible(now);
   DrainStoppedQueues(now);
+  SyncAllChecks(now);
+  // A ClusterQueue that stopped naming a terminating AdmissionCheck may have been its last user.
+  if (!registry_.terminating().empty()) finalize_check_due_ = true;
 }
 
 void ClusterState::DrainStoppedQueues(absl::Time now) {
@@ -90,6 +96,7 @@ void ClusterState::DrainStoppedQueues(absl::Time now) {
                              : absl::StrCat("The LocalQueue ", wl.spec.queue_name, " is stopped"));
     }
   }
+  CancelReservationsInInactiveQueues(now);
 }
 
 // --- Routing and queues --------------------------------------------------------------------
@@ -208,12 +215,14 @@ double ClusterState::LocalQueueFairUsage(absl::string_view namespace_name,
 // --- Usage ---------------------------------------------------------------------------------
 
 void ClusterState::AddUsageOf(const Workload& wl) {
+  topology_.SetWorkloadUsage(wl.id, TopologyUsageOf(wl, topology_));
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->AddUsage(fr, value);
 }
 
 void ClusterState::RemoveUsageOf(const Workload& wl) {
+  topology_.ClearWorkloadUsage(wl.id);
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->RemoveUsage(fr, value);

@@ -24,6 +24,7 @@
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
 #include "core/timer_set.h"
+#include "core/topology_inventory.h"
 #include "core/types.h"
 #include "core/visibility.h"
 #include "core/workload.h"
@@ -49,6 +50,17 @@ struct ObjectName {
   // "ClusterQueue team-a", "LocalQueue ns/q".
   std::string ToString() const;
   bool operator==(const ObjectName&) const = default;
+};
+
+// A check controller's (or an operator's) word on one admission check of one workload: Kueue's
+// AdmissionCheckState as a controller writes it. retryCount and lastTransitionTime are the
+// state's to keep.
+struct CheckStateUpdate {
+  std::string check;
+  CheckState state = CheckState::kPending;
+  std::string message;
+  std::optional<int32_t> requeue_after_seconds;
+  std::vector<PodSetUpdate> pod_set_updates;
 };
 
 struct SubmitOutcome {
@@ -86,28 +98,85 @@ class ClusterState {
   absl::Status ApplyCohort(CohortSpec spec, absl::Time now);
   absl::Status ApplyLocalQueue(LocalQueueSpec spec, absl::Time now);
   absl::Status ApplyPriorityClass(PriorityClassSpec spec, absl::Time now);
-  // NOT_FOUND if absent. Kueue's finalizers (object_deletion.cc): a ClusterQueue, Cohort,
-  // LocalQueue or Namespace that workloads still hold quota through is not erased but marked
-  // terminating (admits nothing new, keeps accounting for what runs) until the last of them
-  // ends; see TakeFinalizedObjects. A ResourceFlavor a ClusterQueue or Cohort names is
-  // FAILED_PRECONDITION naming them. Deleting a terminating object again is a no-op.
+  // Keeps the check's Active condition; a new check is inactive until its controller reports
+  // (SetAdmissionCheckActive). INVALID_ARGUMENT when it would change controllerName (immutable,
+  // as in Kueue).
+  absl::Status ApplyAdmissionCheck(AdmissionCheckSpec spec, absl::Time now);
+  // The check's Active condition, as its controller reports it: ClusterQueues naming an inactive
+  // check admit nothing (Kueue's AdmissionCheckInactive). NOT_FOUND if absent. The transition
+  // time moves only when the status changes.
+  absl::Status SetAdmissionCheckActive(absl::string_view name, bool active,
+                                       absl::string_view reason, absl::string_view message,
+                                       absl::Time now);
+  // Restart: the Active condition as stored, transition time included.
+  absl::Status RestoreAdmissionCheckActive(absl::string_view name, Condition active,
+                                           absl::Time now);
+  // MultiKueue's objects (multikueue_state.cc). They change no scheduling state by themselves:
+  // the MultiKueue check controller derives its checks' Active condition from them
+  // (MultiKueueCheckActivity) and reports it through SetAdmissionCheckActive.
+  absl::Status ApplyMultiKueueConfig(MultiKueueConfigSpec spec, absl::Time now);
+  // Keeps the cluster's Active condition; a new cluster is inactive until its connection
+  // reports.
+  absl::Status ApplyMultiKueueCluster(MultiKueueClusterSpec spec, absl::Time now);
+  // The cluster's Active condition as its connection reports it (reason one of Kueue's, e.g.
+  // "Active", "ClientConnectionFailed"). NOT_FOUND if absent. The transition time moves only
+  // when the status changes.
+  absl::Status SetMultiKueueClusterActive(absl::string_view name, bool active,
+                                          absl::string_view reason, absl::string_view message,
+                                          absl::Time now);
+  // Restart: the Active condition as stored, transition time included.
+  absl::Status RestoreMultiKueueClusterActive(absl::string_view name, Condition active);
+  // The Active condition MultiKueueCheckActivity gives the check now; nullopt when the check
+  // is absent or not a MultiKueue one.
+  std::optional<CheckActivity> MultiKueueCheckActivityOf(absl::string_view check) const;
+  // NOT_FOUND if absent. Each kind by its DeletionRule (deletion_rule.h, object_deletion.cc):
+  // a ClusterQueue or Namespace that workloads still hold quota through is not erased but
+  // marked terminating (admits nothing new, keeps accounting for what runs) until the last of
+  // them ends, see TakeFinalizedObjects; a ResourceFlavor a ClusterQueue or Cohort names is
+  // FAILED_PRECONDITION naming them; an AdmissionCheck a ClusterQueue names is terminating until
+  // none does; anything else (a Cohort, a LocalQueue) is erased at once,
+  // and what was admitted through it keeps running and keeps its quota. Deleting a terminating
+  // object again is a no-op.
   absl::Status DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                             absl::string_view name, absl::Time now);
   // When the object was deleted, if it is terminating.
   std::optional<absl::Time> TerminatingSince(ObjectKind kind, absl::string_view namespace_name,
                                              absl::string_view name) const;
-  // Restart: the object (already applied) was stored as terminating since `since`.
+  // Restart: the object (already applied) was stored as terminating since `since`. A kind that
+  // no longer terminates (stored by a version that protected it) is erased instead, and
+  // reported by the next TakeFinalizedObjects so its stored copy goes too.
   absl::Status RestoreTerminating(ObjectKind kind, absl::string_view namespace_name,
                                   absl::string_view name, absl::Time since, absl::Time now);
-  // Terminating objects no workload holds quota through any more, erased now; the executor
-  // deletes them from the store with the changes that released them.
+  // Terminating objects no workload holds quota through any more, erased now (and objects
+  // erased by RestoreTerminating); the executor deletes them from the store with the changes
+  // that released them.
   std::vector<ObjectName> TakeFinalizedObjects(absl::Time now);
+  // Whether RestoreTerminating erased objects the next TakeFinalizedObjects reports (so a
+  // restart can commit their removal without waiting for other work).
+  bool HasObjectsErasedOnRestore() const { return !erased_on_restore_.empty(); }
   // The workloads ("ns/name", in submission order) holding quota through the object: admitted
   // or evicting in the ClusterQueue, in a ClusterQueue under the Cohort, from the LocalQueue or
   // in the Namespace.
   std::vector<std::string> WorkloadsHoldingQuotaVia(ObjectKind kind,
                                                     absl::string_view namespace_name,
                                                     absl::string_view name) const;
+
+  // --- Topology Aware Scheduling (topology_state.cc): Topology objects, the node inventory and
+  // pods Tollgate does not place. A change may let parked workloads fit (they are requeued);
+  // a node that disappears or stops being ready fails the placements on it (Kueue's node
+  // failure handling: re-placed where possible, else the workload is evicted).
+  absl::Status ApplyTopology(TopologySpec spec, absl::Time now);
+  // What ApplyTopology would refuse: bad levels, or levels changed where Kueue forbids it.
+  absl::Status CheckTopology(const TopologySpec& spec) const;
+  absl::Status DeleteTopology(absl::string_view name, absl::Time now);
+  absl::Status UpsertNode(NodeSpec node, absl::Time now);
+  absl::Status DeleteNode(absl::string_view name, absl::Time now);
+  absl::Status ReportPod(std::string pod, std::string node, ResourceAmounts requests,
+                         absl::Time now);
+  absl::Status RemovePod(absl::string_view pod, absl::Time now);
+  // The inventory is a cache the planners read through a const state: flavors are built on
+  // first use after a change, and planners simulate usage on it, restoring it afterwards.
+  TopologyInventory& topology() const { return topology_; }
 
   const ConfigRegistry& registry() const { return registry_; }
   const std::map<std::string, NamespaceSpec>& namespaces() const { return registry_.namespaces(); }
@@ -126,6 +195,17 @@ class ClusterState {
   const std::map<std::string, PriorityClassSpec>& pod_priority_classes() const {
     return registry_.pod_priority_classes();
   }
+  const std::map<std::string, AdmissionCheckRuntime>& admission_checks() const {
+    return registry_.admission_checks();
+  }
+  const std::map<std::string, MultiKueueConfigSpec>& multikueue_configs() const {
+    return registry_.multikueue_configs();
+  }
+  const std::map<std::string, MultiKueueClusterRuntime>& multikueue_clusters() const {
+    return registry_.multikueue_clusters();
+  }
+  // The ClusterQueues whose admissionChecksStrategy names the check, by name.
+  std::vector<std::string> ClusterQueuesUsingAdmissionCheck(absl::string_view name) const;
 
   // --- Workloads.
   // Idempotent: the same key and spec returns the existing workload (created=false);
@@ -170,6 +250,29 @@ class ClusterState {
   absl::Status SetPriority(absl::string_view key, int32_t priority, absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
+  // Kueue's status.reclaimablePods (reclaimable_pods.cc): the adapter reports, per pod set,
+  // pods that finished for good. An admitted or evicting workload's quota shrinks to the pods
+  // still needed and the freed quota goes to the queues at once; a pending one asks only for
+  // the rest. INVALID_ARGUMENT for an unknown pod set or a count outside 0..count; while the
+  // workload holds quota a count may not decrease nor a pod set be dropped (Kueue's webhook
+  // rule). FAILED_PRECONDITION for a finished workload. The same report again is a no-op.
+  absl::Status SetReclaimablePods(absl::string_view key,
+                                  std::vector<std::pair<std::string, int32_t>> pods,
+                                  absl::Time now);
+  // One admission check's state on one workload (admission_check_lifecycle.cc), then Kueue's
+  // consequences: with quota reserved, Ready on every check admits it, Retry evicts it
+  // (requeued no earlier than the latest delay asked for), Rejected deactivates it. Without
+  // quota (pending or evicting) Retry and Rejected act at once as well: Retry delays the next
+  // requeue, Rejected deactivates. Errors change nothing: NOT_FOUND for an unknown workload or
+  // check, FAILED_PRECONDITION for a finished workload or a check it does not carry,
+  // INVALID_ARGUMENT for podSetUpdates naming no pod set of the workload, changing while the
+  // check stays Ready, or conflicting with what another check, a flavor or the pod set sets.
+  // Setting what is already there is a no-op.
+  absl::Status SetAdmissionCheckState(absl::string_view key, CheckStateUpdate update,
+                                      absl::Time now);
+  // What the workload's pods get once admitted: its flavors' and checks' additions merged
+  // (core/admission_checks.h, MergePodSetUpdates). NOT_FOUND for an unknown workload.
+  absl::StatusOr<std::vector<PodSetInfo>> PodSetInfos(absl::string_view key) const;
 
   // --- What a workload's job asks for (job_reports.cc): Kueue's job reconciler writing onto
   // its Workload.
@@ -294,14 +397,48 @@ class ClusterState {
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
   void RemoveUsageOf(const Workload& wl);
+  // Sets wl.quota_usage from its admission, each pod set's share scaled down to the pods still
+  // needed when some are reclaimable (Kueue's totalRequestsFromAdmission).
+  void DeriveQuotaUsage(Workload& wl);
+  // The queues' activity, with Kueue's TopologyNotFound on top of the router's reasons.
+  void RecomputeActivity();
+  // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.
+  void HandleNodeFailures(absl::Time now);
+
+  // --- Admission checks (admission_check_lifecycle.cc).
+  // The ClusterQueue whose checks the workload carries: the one holding its quota, else the one
+  // its LocalQueue points at. Null when there is none.
+  const ClusterQueueRuntime* ChecksQueueOf(const Workload& wl) const;
+  // Brings the workload's checks in line with its ClusterQueue (ChecksForWorkload); a workload
+  // waiting on its checks whose remaining checks are all Ready is admitted. Returns whether
+  // anything changed.
+  bool SyncChecks(Workload& wl, absl::Time now);
+  // SyncChecks for every workload not finished, after ClusterQueues or LocalQueues changed.
+  void SyncAllChecks(absl::Time now);
+  // A workload whose quota is reserved and whose checks are all Ready becomes admitted; a
+  // podSetUpdates conflict fails it instead (Kueue's FailedToStart).
+  void CompleteAdmission(Workload& wl, absl::Time now);
+  // Kueue's consequences of the workload's check states (see SetAdmissionCheckState).
+  void ReconcileChecks(Workload& wl, absl::Time now);
+  // Kueue's release of a reservation that is not admitted yet when its LocalQueue or
+  // ClusterQueue is stopped or terminating: the quota goes back without an eviction.
+  void CancelReservation(Workload& wl, const std::string& message, absl::Time now);
+  void CancelReservationsInInactiveQueues(absl::Time now);
+  // What the registry's checks mean for every ClusterQueue's activity, then requeues.
+  void OnAdmissionChecksChanged(absl::Time now);
 
   // --- Deletion (object_deletion.cc).
   static std::string RegistryKey(ObjectKind kind, absl::string_view namespace_name,
                                  absl::string_view name);
   bool ObjectExists(ObjectKind kind, absl::string_view namespace_name,
                     absl::string_view name) const;
+  // Kueue's in-use rule for a protected object: workloads holding quota through it, or for an
+  // AdmissionCheck a ClusterQueue naming it.
+  bool InUse(ObjectKind kind, absl::string_view namespace_name, absl::string_view name) const;
   // "ClusterQueue a", "Cohort b": the queues whose resourceGroups name the flavor.
   std::vector<std::string> QueuesNamingFlavor(absl::string_view flavor) const;
+  // "ResourceFlavor F" for each flavor whose spec.topologyName is `topology`.
+  std::vector<std::string> FlavorsNamingTopology(absl::string_view topology) const;
   void EraseObject(ObjectKind kind, absl::string_view namespace_name, absl::string_view name,
                    absl::Time now);
   void OnTerminatingChanged(absl::Time now);
@@ -357,10 +494,16 @@ class ClusterState {
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
   RuntimeHistory runtime_history_;
+  mutable TopologyInventory topology_;
   int64_t cycle_ = 0;
   // A workload released quota (or an object began terminating) since TakeFinalizedObjects last
   // looked: some terminating object may be unused now.
   bool finalize_check_due_ = false;
+  // Some ClusterQueue asked for admission checks at the last SyncAllChecks: the next one must
+  // look at every workload even if none asks now (to drop what they carry).
+  bool checks_synced_ = false;
+  // Stored as terminating, erased by RestoreTerminating: reported by TakeFinalizedObjects.
+  std::vector<ObjectName> erased_on_restore_;
 };
 
 }  // namespace tollgate::core

@@ -200,6 +200,28 @@ class BlockerFinder {
       AddLendingLimits(fr, resource, in, add);
       return;
     }
+    // Kueue never preempts in an inactive ClusterQueue (preemption_planner.h,
+    // IsPreemptionTarget): its borrowed quota comes back only when it resumes or its workloads
+    // end.
+    std::vector<std::string> inactive;
+    std::vector<const ClusterQueueRuntime*> targets;
+    for (const ClusterQueueRuntime* b : borrowers) {
+      if (IsPreemptionTarget(*b)) {
+        targets.push_back(b);
+      } else {
+        inactive.push_back(absl::StrCat(b->spec.name, " (", b->inactive_reason, ", ",
+                                        Amount(resource, Borrowed(*b->node, fr)), " borrowed)"));
+      }
+    }
+    if (targets.empty()) {
+      add("inactiveClusterQueue", "ClusterQueue", absl::StrJoin(inactive, ", "),
+          absl::StrCat("the ", in, " is borrowed by ", absl::StrJoin(inactive, ", "),
+                       ", which admit nothing and whose workloads are not preempted while the "
+                       "queue is inactive: it comes back when the queue is active again or its "
+                       "workloads end"));
+      return;
+    }
+    borrowers = std::move(targets);
     std::vector<std::string> named;
     for (const ClusterQueueRuntime* b : borrowers) {
       named.push_back(

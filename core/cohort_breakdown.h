@@ -61,7 +61,8 @@ struct CohortResourceTotals {
 // A policy or limit that stops a pending workload from getting quota the cohort holds.
 struct ReclaimBlocker {
   // reclaimWithinCohort, borrowWithinCohort, borrowingLimit, lendingLimit, priority,
-  // nonPreemptible, inUseByOwners or fairSharing.
+  // nonPreemptible, inUseByOwners, fairSharing or inactiveClusterQueue (the borrowers are
+  // stopped or terminating, and an inactive queue's workloads are not preempted).
   std::string policy;
   // Whose setting it is: "ClusterQueue", "Cohort" or "Workload", and its name.
   std::string object_kind;

@@ -31,6 +31,35 @@ void ConfigRegistry::PutLocalQueue(LocalQueueSpec spec) {
   local_queues_[key] = LocalQueueRuntime{std::move(spec)};
 }
 
+void ConfigRegistry::PutAdmissionCheck(AdmissionCheckSpec spec) {
+  std::string name = spec.name;
+  admission_checks_[name].spec = std::move(spec);
+}
+
+bool ConfigRegistry::SetAdmissionCheckActive(const std::string& name, Condition active) {
+  auto it = admission_checks_.find(name);
+  if (it == admission_checks_.end()) return false;
+  it->second.active = std::move(active);
+  return true;
+}
+
+void ConfigRegistry::PutMultiKueueConfig(MultiKueueConfigSpec spec) {
+  std::string name = spec.name;
+  multikueue_configs_[name] = std::move(spec);
+}
+
+void ConfigRegistry::PutMultiKueueCluster(MultiKueueClusterSpec spec) {
+  std::string name = spec.name;
+  multikueue_clusters_[name].spec = std::move(spec);
+}
+
+bool ConfigRegistry::SetMultiKueueClusterActive(const std::string& name, Condition active) {
+  auto it = multikueue_clusters_.find(name);
+  if (it == multikueue_clusters_.end()) return false;
+  it->second.active = std::move(active);
+  return true;
+}
+
 void ConfigRegistry::PutPriorityClass(PriorityClassSpec spec) {
   std::string name = spec.name;
   if (spec.is_pod_priority_class) {

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
+#include "core/multikueue_checks.h"
 #include "core/object_kind.h"
 #include "core/types.h"
 
@@ -36,6 +38,22 @@ class ConfigRegistry {
   void PutLocalQueue(LocalQueueSpec spec);
   // A PriorityClass or a WorkloadPriorityClass, by spec.is_pod_priority_class.
   void PutPriorityClass(PriorityClassSpec spec);
+  // Replaces the spec and keeps the Active condition its controller reported.
+  void PutAdmissionCheck(AdmissionCheckSpec spec);
+  // The check's Active condition; false when the check is absent.
+  bool SetAdmissionCheckActive(const std::string& name, Condition active);
+  bool EraseAdmissionCheck(const std::string& name) { return admission_checks_.erase(name) > 0; }
+  void PutMultiKueueConfig(MultiKueueConfigSpec spec);
+  // Replaces the spec and keeps the Active condition its connection reported.
+  void PutMultiKueueCluster(MultiKueueClusterSpec spec);
+  // The cluster's Active condition; false when the cluster is absent.
+  bool SetMultiKueueClusterActive(const std::string& name, Condition active);
+  bool EraseMultiKueueConfig(const std::string& name) {
+    return multikueue_configs_.erase(name) > 0;
+  }
+  bool EraseMultiKueueCluster(const std::string& name) {
+    return multikueue_clusters_.erase(name) > 0;
+  }
   bool EraseNamespace(const std::string& name) { return namespaces_.erase(name) > 0; }
   bool EraseResourceFlavor(const std::string& name) { return flavors_.erase(name) > 0; }
   bool EraseClusterQueue(const std::string& name) { return cluster_queue_specs_.erase(name) > 0; }
@@ -63,6 +81,20 @@ class ConfigRegistry {
   }
   const std::map<std::string, PriorityClassSpec>& pod_priority_classes() const {
     return pod_priority_classes_;
+  }
+  const std::map<std::string, AdmissionCheckRuntime>& admission_checks() const {
+    return admission_checks_;
+  }
+  const std::map<std::string, MultiKueueConfigSpec>& multikueue_configs() const {
+    return multikueue_configs_;
+  }
+  const std::map<std::string, MultiKueueClusterRuntime>& multikueue_clusters() const {
+    return multikueue_clusters_;
+  }
+  // Null when absent.
+  const AdmissionCheckRuntime* FindAdmissionCheck(absl::string_view name) const {
+    auto it = admission_checks_.find(std::string(name));
+    return it == admission_checks_.end() ? nullptr : &it->second;
   }
 
   // Null when absent.
@@ -103,6 +135,9 @@ class ConfigRegistry {
   std::map<std::string, LocalQueueRuntime> local_queues_;
   std::map<std::string, PriorityClassSpec> workload_priority_classes_;
   std::map<std::string, PriorityClassSpec> pod_priority_classes_;
+  std::map<std::string, AdmissionCheckRuntime> admission_checks_;
+  std::map<std::string, MultiKueueConfigSpec> multikueue_configs_;
+  std::map<std::string, MultiKueueClusterRuntime> multikueue_clusters_;
   std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating_;
 };
 

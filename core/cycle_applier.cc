@@ -1,6 +1,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/cluster_state.h"
 
@@ -8,6 +10,20 @@
 // applied here, decision by decision; AdmitNow plans one workload the same way.
 
 namespace tollgate::core {
+namespace {
+
+// For a reservation still waiting on admission checks, which; empty otherwise.
+std::string WaitingForChecksMessage(const Workload& wl) {
+  if (wl.status.state != WorkloadState::kQuotaReserved) return "";
+  std::vector<std::string> waiting;
+  for (const AdmissionCheckState& c : wl.status.admission_checks()) {
+    if (c.state != CheckState::kReady) waiting.push_back(c.name);
+  }
+  return absl::StrCat("quota reserved; waiting for admission checks: ",
+                      absl::StrJoin(waiting, ", "));
+}
+
+}  // namespace
 
 CyclePlan ClusterState::PlanCycle(absl::Time now) {
   AdmissionPlanner planner(*this);
@@ -41,7 +57,8 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
   Workload* wl = mutable_workload(a.id);
   if (wl == nullptr) return;
   Unqueue(*wl);
-  wl->status.state = WorkloadState::kAdmitted;
+  // Reserved first; admitted below once its admission checks, if it has any, are all Ready.
+  wl->status.state = WorkloadState::kQuotaReserved;
   wl->status.admission = a.admission;
   wl->status.admission->pod_labels = CostAttributionLabels(*wl);
   wl->status.admission_time = now;
@@ -57,29 +74,27 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
   wl->status.conditions.reserve(wl->status.conditions.size() + 3);
   wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
   SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
-  SetCondition(wl->status,
-               Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
+  // Not admitted until its checks are all Ready (CompleteAdmission, below for a workload that
+  // has none); set here so the conditions keep their order.
+  SetCondition(wl->status, Condition{"Admitted", false, "UnsatisfiedAdmissionChecks",
+                                     "The workload has not all checks ready", now});
   SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
-  if (FindCondition(wl->status, "PodsReady") != nullptr) {
-    // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
-    // earlier admission's pods did.
-    SetCondition(wl->status, Condition{"PodsReady", false, "WaitForStart",
-                                       "Not all pods are ready or succeeded", now});
-  }
   AddEvent(wl->status, now, "QuotaReserved", message);
-  AddEvent(wl->status, now, "Admitted",
-           absl::StrCat("Admitted by ClusterQueue ", a.admission.cluster_queue));
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {
     fair_usage_.ChargeAdmission(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
                                 a.admission, workloads_, now);
   }
-  if (config_.wait_for_pods_ready.enable) {
-    unready_admitted_.insert(wl->id);
-    timers_.Arm(now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl->id);
-  }
+  // Kueue's blockAdmission waits for reserved workloads' pods too.
+  if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);
   ArmPreemptionProtectionTimer(*wl, now);
-  ArmExecutionDeadline(*wl);
+  // The checks for the flavors it got: those covering every flavor it carries already, those
+  // only for some flavors join now.
+  SyncChecks(*wl, now);
+  if (wl->status.state == WorkloadState::kQuotaReserved &&
+      AllChecksReady(wl->status.admission_checks())) {
+    CompleteAdmission(*wl, now);
+  }
 }
 
 Labels ClusterState::CostAttributionLabels(const Workload& wl) const {
@@ -97,7 +112,10 @@ Labels ClusterState::CostAttributionLabels(const Workload& wl) const {
 
 void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) {
   Workload* victim = mutable_workload(p.victim);
-  if (victim == nullptr || victim->status.state != WorkloadState::kAdmitted) return;
+  if (victim == nullptr || (victim->status.state != WorkloadState::kAdmitted &&
+                            victim->status.state != WorkloadState::kQuotaReserved)) {
+    return;
+  }
   const Workload* preemptor = workload(p.preemptor);
   RecordPreemption(victim->status, now);
   victim->status.mutable_history().last_preemption_reason = p.reason;
@@ -116,6 +134,7 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
   if (wl->HoldsQuota()) {
     result.outcome = AdmitNowResult::Outcome::kAdmitted;
     result.admission = *wl->status.admission;
+    result.message = WaitingForChecksMessage(*wl);
     return result;
   }
   if (wl->status.state != WorkloadState::kPending) {
@@ -155,7 +174,12 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
       result.message = std::move(single.message);
       break;
   }
-  if (!dry_run) ApplyCycle(single.plan, now);
+  if (!dry_run) {
+    ApplyCycle(single.plan, now);
+    if (result.outcome == AdmitNowResult::Outcome::kAdmitted) {
+      result.message = WaitingForChecksMessage(*workloads_.Find(key));
+    }
+  }
   return result;
 }
 

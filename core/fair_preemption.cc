@@ -170,7 +170,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
       if (!borrowing) continue;
       const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
-      if (other_cq == nullptr) continue;
+      if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
       for (WorkloadId id : other_cq->holding) {
         const Workload* wl = state_.workload(id);
         if (wl == nullptr || !MayBeVictim(*wl, *other_cq) || !UsesResources(*wl, ctx.frs)) {

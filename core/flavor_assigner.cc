@@ -8,6 +8,7 @@
 #include "core/node_matching.h"
 #include "core/quantity.h"
 #include "core/saturating.h"
+#include "core/topology_scheduling.h"
 
 namespace tollgate::core {
 namespace {
@@ -103,6 +104,10 @@ FlavorMode PodSetFlavors::Mode() const {
   return mode;
 }
 
+void PodSetFlavors::SetMode(FlavorMode mode) {
+  for (auto& [resource, choice] : flavors) choice.mode = mode;
+}
+
 FlavorMode FlavorAssignment::RepresentativeMode() const {
   if (pod_sets.empty()) return FlavorMode::kNoFit;
   FlavorMode mode = FlavorMode::kFit;
@@ -152,16 +157,70 @@ Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
       out.flavors.emplace_back(std::move(resource), std::move(choice.flavor));
     }
     out.resource_usage = std::move(ps.requests);
+    out.topology_assignment = std::move(ps.topology);
   }
   return admission;
 }
 
 FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRuntime& cq,
                                const Workload& wl, PreemptionOracle& oracle)
-    : state_(state), cq_(cq), wl_(wl), oracle_(oracle) {}
+    : state_(state),
+      cq_(cq),
+      wl_(wl),
+      oracle_(oracle),
+      topology_only_(IsTopologyOnly(cq.spec, state.topology())) {}
+
+void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
+  if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
+  TopologyInventory& inventory = state_.topology();
+  WorkloadTopologyRequests requests =
+      TopologyRequestsFor(wl_, assignment, topology_only_, inventory);
+  if (requests.empty()) return;
+  for (const auto& [index, error] : requests.errors) {
+    PodSetFlavors& ps = assignment.pod_sets[index];
+    ps.reasons.push_back(error);
+    ps.SetMode(FlavorMode::kNoFit);
+  }
+  if (!requests.errors.empty()) return;
+  const bool replacing = !wl_.status.history().unhealthy_nodes.empty();
+  if (assignment.RepresentativeMode() == FlavorMode::kFit) {
+    TopologyOutcome outcome = PlaceTopology(requests, inventory, /*simulate_empty=*/false);
+    if (!outcome.ok) {
+      PodSetFlavors& ps = assignment.pod_sets[outcome.failed_pod_set];
+      ps.reasons.push_back(std::move(outcome.reason));
+      ps.SetMode(FlavorMode::kPreempt);
+    } else {
+      for (auto& [index, placed] : outcome.placed) {
+        assignment.pod_sets[index].topology = std::move(placed);
+      }
+    }
+  }
+  if (assignment.RepresentativeMode() == FlavorMode::kPreempt && !replacing) {
+    // Would it fit if every admitted workload were gone? If not, preempting cannot help.
+    TopologyOutcome outcome = PlaceTopology(requests, inventory, /*simulate_empty=*/true);
+    if (!outcome.ok) {
+      PodSetFlavors& ps = assignment.pod_sets[outcome.failed_pod_set];
+      if (std::find(ps.reasons.begin(), ps.reasons.end(), outcome.reason) == ps.reasons.end()) {
+        ps.reasons.push_back(std::move(outcome.reason));
+      }
+      ps.SetMode(FlavorMode::kNoFit);
+    } else {
+      // Quota may fit while the nodes are fragmented: every topology pod set may need victims.
+      for (const auto& [flavor, indexes] : requests.pod_set_index) {
+        for (size_t index : indexes) {
+          PodSetFlavors& ps = assignment.pod_sets[index];
+          for (auto& [resource, choice] : ps.flavors) {
+            if (choice.mode == FlavorMode::kFit) choice.mode = FlavorMode::kPreempt;
+          }
+        }
+      }
+    }
+  }
+}
 
 std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
-                                                 const PodSetSpec& pod_set) const {
+                                                 const PodSetSpec& pod_set,
+                                                 const ResourceGroupSpec& group) const {
   auto it = state_.flavors().find(flavor_name);
   if (it == state_.flavors().end()) return absl::StrCat("flavor ", flavor_name, " not found");
   const ResourceFlavorSpec& flavor = it->second;
@@ -170,8 +229,14 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
     return absl::StrCat("untolerated taint {", taint->key, " ", taint->value, " ", taint->effect,
                         " <nil>} in flavor ", flavor_name);
   }
-  if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor)) {
+  if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor) ||
+      (pod_set.required_node_affinity.has_value() &&
+       !RequiredAffinityMatchesFlavor(*pod_set.required_node_affinity, flavor))) {
     return absl::StrCat("flavor ", flavor_name, " doesn't match node affinity");
+  }
+  if (!flavor.topology_name.empty() || pod_set.topology_request.has_value() || topology_only_) {
+    return CheckTopologyFlavor(pod_set, flavor, group.covered_resources, topology_only_,
+                               state_.topology());
   }
   return "";
 }
@@ -208,7 +273,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
   GranularMode best_mode;
   for (const FlavorQuotasSpec& flavor_quotas : group.flavors) {
     const std::string& flavor = flavor_quotas.flavor;
-    if (std::string reason = CheckFlavorForPodSet(flavor, pod_set); !reason.empty()) {
+    if (std::string reason = CheckFlavorForPodSet(flavor, pod_set, group); !reason.empty()) {
       result.reasons.push_back(std::move(reason));
       continue;
     }
@@ -298,7 +363,8 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
     PodSetFlavors ps;
     ps.name = pod_set.name;
-    ps.count = counts.empty() ? pod_set.count : counts[i];
+    // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
+    ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[i];
     ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
     for (const auto& [name, per_pod] : pod_set.requests) {
       ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
@@ -359,6 +425,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     assignment.pod_sets.push_back(std::move(ps));
     if (failed) break;
   }
+  AssignTopology(assignment);
   return assignment;
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/boxed.h"
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
 #include "core/workload.h"
@@ -41,8 +42,12 @@ struct PodSetFlavors {
   std::vector<std::string> reasons;
   // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
   ResourceAmounts requests;
+  // Where the pods go when the pod set is placed on a topology flavor.
+  Boxed<TopologyAssignment> topology = {};
 
   FlavorMode Mode() const;
+  // Kueue's updateMode: every flavor of the pod set takes `mode`.
+  void SetMode(FlavorMode mode);
 };
 
 struct FlavorAssignment {
@@ -85,12 +90,19 @@ class FlavorAssigner {
                                      const std::string& resource,
                                      const std::map<FrId, int64_t>& assigned_usage);
   // Empty when the flavor can host the pod set; else the reason.
-  std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set) const;
+  std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set,
+                                   const ResourceGroupSpec& group) const;
+  // Topology Aware Scheduling after quota (Kueue's flavor assigner): places the topology pod
+  // sets of a fitting assignment, turning a pod set whose topology does not fit into Preempt,
+  // and into NoFit when it would not fit even on empty nodes.
+  void AssignTopology(FlavorAssignment& assignment) const;
 
   const ClusterState& state_;
   const ClusterQueueRuntime& cq_;
   const Workload& wl_;
   PreemptionOracle& oracle_;
+  // Kueue's IsTASOnly for the queue: pod sets without a request get an implied one.
+  const bool topology_only_;
 };
 
 // Kueue's classical.FindHeightOfLowestSubtreeThatFits: the borrowing level needed for `val`

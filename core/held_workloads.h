@@ -11,7 +11,7 @@
 
 namespace tollgate::core {
 
-// The workloads holding one ClusterQueue's quota (admitted or evicting), in id order for
+// The workloads holding one ClusterQueue's quota (reserved, admitted or evicting), in id order for
 // iteration and, apart, in the order preemption considers victims: lowest priority first, then
 // the one losing the least work (latest admission or checkpoint), then id. Keeping that order
 // up to date lets the planner walk candidates lazily and stop at the first that cannot be taken,
@@ -46,7 +46,11 @@ class HeldWorkloads {
   absl::btree_set<WorkloadId>::const_iterator begin() const { return ids_.begin(); }
   absl::btree_set<WorkloadId>::const_iterator end() const { return ids_.end(); }
 
-  // Admitted workloads in victim order.
+  // Workloads whose quota is reserved but that wait for admission checks (also in admitted()).
+  size_t quota_reserved() const { return quota_reserved_; }
+
+  // Admitted workloads in victim order, those waiting for admission checks included: a
+  // reservation is a preemption candidate like an admission.
   const VictimOrder& admitted() const { return admitted_; }
   // Evicting workloads (still holding quota) in victim order.
   const VictimOrder& evicting() const { return evicting_; }
@@ -55,12 +59,14 @@ class HeldWorkloads {
   struct Filed {
     VictimKey key;
     bool evicting = false;
+    bool quota_reserved = false;
   };
 
   absl::btree_set<WorkloadId> ids_;
   VictimOrder admitted_;
   VictimOrder evicting_;
   absl::flat_hash_map<WorkloadId, Filed> filed_;
+  size_t quota_reserved_ = 0;
 };
 
 }  // namespace tollgate::core

@@ -1,8 +1,66 @@
 #include "core/node_matching.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 namespace tollgate::core {
+namespace {
+
+// Kubernetes parses Gt/Lt operands and label values as integers; a value that is not one does
+// not match.
+bool ParseInt(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
+  if (i == text.size()) return false;
+  int64_t v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    if (v > (INT64_MAX - (text[i] - '0')) / 10) return false;
+    v = v * 10 + (text[i] - '0');
+  }
+  *out = text[0] == '-' ? -v : v;
+  return true;
+}
+
+bool RequirementMatches(const LabelSelectorRequirement& req, const Labels& labels) {
+  auto it = labels.find(req.key);
+  const bool has = it != labels.end();
+  if (req.op == "Exists") return has;
+  if (req.op == "DoesNotExist") return !has;
+  const bool in_values =
+      has && std::find(req.values.begin(), req.values.end(), it->second) != req.values.end();
+  if (req.op == "In") return in_values;
+  if (req.op == "NotIn") return !in_values;
+  if (req.op == "Gt" || req.op == "Lt") {
+    int64_t label = 0;
+    int64_t operand = 0;
+    if (!has || req.values.size() != 1 || !ParseInt(it->second, &label) ||
+        !ParseInt(req.values[0], &operand)) {
+      return false;
+    }
+    return req.op == "Gt" ? label > operand : label < operand;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels) {
+  if (terms.empty()) return true;
+  for (const NodeSelectorTerm& term : terms) {
+    if (term.empty()) continue;
+    bool all = true;
+    for (const LabelSelectorRequirement& req : term) {
+      if (!RequirementMatches(req, labels)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return true;
+  }
+  return false;
+}
 
 bool Tolerates(const Toleration& toleration, const Taint& taint) {
   if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
@@ -30,6 +88,22 @@ bool NodeSelectorMatchesFlavor(const Labels& node_selector, const ResourceFlavor
     if (it->second != value) return false;
   }
   return true;
+}
+
+bool RequiredAffinityMatchesFlavor(const std::vector<NodeSelectorTerm>& terms,
+                                   const ResourceFlavorSpec& flavor) {
+  // Kueue's flavorSelector: only expressions on keys the flavor labels count, and a term left
+  // with none matches every flavor (the terms are ORed).
+  std::vector<NodeSelectorTerm> relevant;
+  for (const NodeSelectorTerm& term : terms) {
+    NodeSelectorTerm kept;
+    for (const LabelSelectorRequirement& req : term) {
+      if (flavor.node_labels.count(req.key) > 0) kept.push_back(req);
+    }
+    if (kept.empty()) return true;
+    relevant.push_back(std::move(kept));
+  }
+  return NodeAffinityMatches(relevant, flavor.node_labels);
 }
 
 bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {

@@ -20,6 +20,16 @@ const Taint* FindUntoleratedTaint(const ResourceFlavorSpec& flavor,
 // does).
 bool NodeSelectorMatchesFlavor(const Labels& node_selector, const ResourceFlavorSpec& flavor);
 
+// Kubernetes' required node affinity: some term matches (a term matches when every expression
+// does: In, NotIn, Exists, DoesNotExist, Gt, Lt; a term without expressions matches nothing).
+// An empty term list matches everything.
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels);
+
+// Kueue's flavor check of a pod set's required node affinity: the terms, narrowed to the keys
+// the flavor's nodeLabels have, match those labels (a term narrowed to nothing matches).
+bool RequiredAffinityMatchesFlavor(const std::vector<NodeSelectorTerm>& terms,
+                                   const ResourceFlavorSpec& flavor);
+
 // Kubernetes label selector semantics (matchLabels and matchExpressions, ANDed).
 bool SelectorMatches(const LabelSelector& selector, const Labels& labels);
 

@@ -5,10 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cluster_state.h"
+#include "core/deletion_rule.h"
 
-// ClusterState's deletion of configuration objects, with Kueue's in-use protection (its
-// finalizers): an object that workloads still hold quota through is kept and marked terminating
-// until the last of them ends; a ResourceFlavor that a queue still names cannot be deleted.
+// ClusterState's deletion of configuration objects, each kind by its DeletionRule: Kueue's
+// in-use protection where Kueue has it (a ClusterQueue that workloads still hold quota in is kept
+// and marked terminating until the last of them ends; a ResourceFlavor a queue still names cannot
+// be deleted), and erased at once where it has none (a Cohort, a LocalQueue): what runs through
+// it keeps running and keeps its quota.
 
 namespace tollgate::core {
 namespace {
@@ -62,10 +65,46 @@ bool ClusterState::ObjectExists(ObjectKind kind, absl::string_view namespace_nam
       return registry_.workload_priority_classes().count(key) > 0;
     case ObjectKind::kPriorityClass:
       return registry_.pod_priority_classes().count(key) > 0;
+    case ObjectKind::kAdmissionCheck:
+      return registry_.FindAdmissionCheck(name) != nullptr;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return false;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      return topology_.FindTopology(name) != nullptr;
+    case ObjectKind::kMultiKueueConfig:
+      return registry_.multikueue_configs().count(key) > 0;
+    case ObjectKind::kMultiKueueCluster:
+      return registry_.multikueue_clusters().count(key) > 0;
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterState::ClusterQueuesUsingAdmissionCheck(
+    absl::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [cq_name, spec] : registry_.cluster_queue_specs()) {
+    for (const AdmissionCheckStrategyRule& rule : spec.admission_checks) {
+      if (rule.name == name) {
+        out.push_back(cq_name);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool ClusterState::InUse(ObjectKind kind, absl::string_view namespace_name,
+                         absl::string_view name) const {
+  switch (DeletionRuleOf(kind)) {
+    case DeletionRule::kTerminatesWhileInUse:
+      return !WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty();
+    case DeletionRule::kTerminatesWhileNamed:
+      return !ClusterQueuesUsingAdmissionCheck(name).empty();
+    case DeletionRule::kRefusedWhileNamed:
+    case DeletionRule::kAtOnce:
+      return false;
   }
   return false;
 }
@@ -123,6 +162,15 @@ std::vector<std::string> ClusterState::QueuesNamingFlavor(absl::string_view flav
   return out;
 }
 
+std::vector<std::string> ClusterState::FlavorsNamingTopology(absl::string_view topology) const {
+  std::vector<std::string> out;
+  for (const auto& [flavor_name, flavor] : registry_.flavors()) {
+    if (flavor.topology_name == topology)
+      out.push_back(absl::StrCat("ResourceFlavor ", flavor_name));
+  }
+  return out;
+}
+
 absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view namespace_name,
                                         absl::string_view name, absl::Time now) {
   if (!ObjectExists(kind, namespace_name, name)) {
@@ -132,18 +180,29 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   const std::string key = RegistryKey(kind, namespace_name, name);
   // Deleting a terminating object again changes nothing, as a second kubectl delete does.
   if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
-  if (kind == ObjectKind::kResourceFlavor) {
-    const std::vector<std::string> users = QueuesNamingFlavor(name);
-    if (!users.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("ResourceFlavor ", name, " is in use by ", NameList(users),
-                       "; remove it from their resourceGroups (or delete them) first"));
+  switch (DeletionRuleOf(kind)) {
+    case DeletionRule::kRefusedWhileNamed: {
+      const bool topology = kind == ObjectKind::kTopology;
+      const std::vector<std::string> users =
+          topology ? FlavorsNamingTopology(name) : QueuesNamingFlavor(name);
+      if (!users.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            ObjectKindName(kind), " ", name, " is in use by ", NameList(users), "; ",
+            topology ? "remove spec.topologyName from them" : "remove it from their resourceGroups",
+            " (or delete them) first"));
+      }
+      break;
     }
-  }
-  if (!WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty()) {
-    registry_.MarkTerminating(kind, key, now);
-    OnTerminatingChanged(now);
-    return absl::OkStatus();
+    case DeletionRule::kTerminatesWhileInUse:
+    case DeletionRule::kTerminatesWhileNamed:
+      if (InUse(kind, namespace_name, name)) {
+        registry_.MarkTerminating(kind, key, now);
+        OnTerminatingChanged(now);
+        return absl::OkStatus();
+      }
+      break;
+    case DeletionRule::kAtOnce:
+      break;
   }
   EraseObject(kind, namespace_name, name, now);
   return absl::OkStatus();
@@ -161,7 +220,8 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kResourceFlavor:
       registry_.EraseResourceFlavor(key);
-      router_.RecomputeActivity(tree_);
+      topology_.SetFlavors(registry_.flavors());
+      RecomputeActivity();
       RerouteAllPending(now);
       return;
     case ObjectKind::kClusterQueue:
@@ -174,7 +234,11 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       return;
     case ObjectKind::kLocalQueue:
       registry_.EraseLocalQueue(namespace_name, name);
+      // Kueue drops the LocalQueue's admission fair sharing usage with it: a LocalQueue
+      // re-created under the name starts afresh.
+      fair_usage_.Forget(LocalQueueKey(namespace_name, name));
       RerouteAllPending(now);
+      SyncAllChecks(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
       registry_.EraseWorkloadPriorityClass(key);
@@ -182,16 +246,31 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kPriorityClass:
       registry_.ErasePodPriorityClass(key);
       return;
+    case ObjectKind::kAdmissionCheck:
+      // Only reached once no ClusterQueue names it, so no queue's activity changes.
+      registry_.EraseAdmissionCheck(key);
+      return;
     case ObjectKind::kRole:
     case ObjectKind::kRoleBinding:
     case ObjectKind::kQueueGrant:
       return;  // policy kinds never reach the scheduling state
+    case ObjectKind::kTopology:
+      // DeleteObject refused it while a flavor names it, so nothing is placed on it.
+      DeleteTopology(name, now).IgnoreError();
+      return;
+    case ObjectKind::kMultiKueueConfig:
+      registry_.EraseMultiKueueConfig(key);
+      return;
+    case ObjectKind::kMultiKueueCluster:
+      registry_.EraseMultiKueueCluster(key);
+      return;
   }
 }
 
 void ClusterState::OnTerminatingChanged(absl::Time now) {
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
+  CancelReservationsInInactiveQueues(now);
   finalize_check_due_ = true;
 }
 
@@ -211,17 +290,24 @@ absl::Status ClusterState::RestoreTerminating(ObjectKind kind, absl::string_view
     return absl::NotFoundError(absl::StrCat(
         ObjectName{kind, std::string(namespace_name), std::string(name)}.ToString(), " not found"));
   }
+  if (!CanTerminate(kind)) {
+    // Stored as terminating by a version that protected this kind: deleted under today's rule,
+    // now, and reported to the executor so the stored object goes at its first commit.
+    EraseObject(kind, namespace_name, name, now);
+    erased_on_restore_.push_back(ObjectName{kind, std::string(namespace_name), std::string(name)});
+    return absl::OkStatus();
+  }
   registry_.MarkTerminating(kind, RegistryKey(kind, namespace_name, name), since);
   OnTerminatingChanged(now);
   return absl::OkStatus();
 }
 
 std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
-  std::vector<ObjectName> finalized;
+  std::vector<ObjectName> finalized = std::move(erased_on_restore_);
+  erased_on_restore_.clear();
   if (!finalize_check_due_) return finalized;
   finalize_check_due_ = false;
-  // A copy: erasing changes the registry's set. Cohorts go after the queues below them (the
-  // kinds' order), so one pass finalizes a whole subtree that ended together.
+  // A copy: erasing changes the registry's set.
   const std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating =
       registry_.terminating();
   for (const auto& [kind_key, since] : terminating) {
@@ -232,7 +318,7 @@ std::vector<ObjectName> ClusterState::TakeFinalizedObjects(absl::Time now) {
       object.namespace_name = key.substr(0, slash);
       object.name = key.substr(slash + 1);
     }
-    if (!WorkloadsHoldingQuotaVia(kind, object.namespace_name, object.name).empty()) continue;
+    if (InUse(kind, object.namespace_name, object.name)) continue;
     EraseObject(kind, object.namespace_name, object.name, now);
     finalized.push_back(std::move(object));
   }

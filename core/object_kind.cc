@@ -61,6 +61,16 @@ const std::vector<KindTraits>& Table() {
        ObjectKind::kPriorityClass,
        2},
       {"Namespace", "namespaces", {"ns"}, "", {"v1"}, false, ObjectKind::kNamespace, 0},
+      // ClusterQueues name checks; applied before them so a restart does not see the queues
+      // inactive for a moment.
+      {"AdmissionCheck",
+       "admissionchecks",
+       {"ac", "check", "checks"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kAdmissionCheck,
+       1},
       // Policy kinds name nothing the scheduler holds; a RoleBinding may name a Role applied
       // in the same file, so roles come first.
       {"Role", "roles", {}, kTollgate, {"v1alpha1"}, false, ObjectKind::kRole, 6, true},
@@ -82,6 +92,34 @@ const std::vector<KindTraits>& Table() {
        ObjectKind::kQueueGrant,
        7,
        true},
+      // Kueue served Topology as v1alpha1 before v1beta1. A ResourceFlavor may name a Topology
+      // that does not exist yet, so the order between the two does not matter.
+      {"Topology",
+       "topologies",
+       {"topo"},
+       kKueue,
+       {"v1alpha1", "v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kTopology,
+       1},
+      // MultiKueue: an AdmissionCheck names its config, a config names clusters; every name may
+      // be missing for a while (the check is then inactive), so their order does not matter.
+      {"MultiKueueConfig",
+       "multikueueconfigs",
+       {"mkconf"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kMultiKueueConfig,
+       1},
+      {"MultiKueueCluster",
+       "multikueueclusters",
+       {"mkc"},
+       kKueue,
+       {"v1beta1", "v1beta2"},
+       false,
+       ObjectKind::kMultiKueueCluster,
+       1},
   };
   return *kTable;
 }

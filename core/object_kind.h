@@ -27,6 +27,12 @@ enum class ObjectKind {
   kRole,
   kRoleBinding,
   kQueueGrant,
+  kAdmissionCheck,
+  // Topology Aware Scheduling's Topology (docs/topology.md).
+  kTopology,
+  // MultiKueue's worker list and workers (docs/multicluster.md).
+  kMultiKueueConfig,
+  kMultiKueueCluster,
 };
 
 struct KindTraits {

@@ -112,7 +112,7 @@ void PreemptionPlanner::CollectSources(const Context& ctx, const QuotaNode& curr
     if (child == ctx.cq.node) continue;
     if (IsWithinNominalInResources(*child, ctx.frs)) continue;
     const ClusterQueueRuntime* cq = state_.cluster_queue(child);
-    if (cq == nullptr) continue;
+    if (cq == nullptr || !IsPreemptionTarget(*cq)) continue;
     out.push_back(Source{cq, &subtree_root, hierarchical_advantage});
   }
 }
@@ -261,6 +261,8 @@ bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Can
   return a.wl->id < b.wl->id;
 }
 
+bool IsPreemptionTarget(const ClusterQueueRuntime& cq) { return cq.active; }
+
 bool PreemptionPlanner::MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const {
   return !wl.spec.non_preemptible && !PreemptionProtectedUntil(wl.status, cq.spec, now_);
 }
@@ -283,13 +285,16 @@ bool PreemptionPlanner::WorkloadFits(const Context& ctx, bool allow_borrowing) c
     if (!allow_borrowing && node.BorrowingWith(fr, v)) return false;
     if (v > std::max<int64_t>(0, node.Available(fr))) return false;
   }
+  if (ctx.topology != nullptr && !ctx.topology->empty()) {
+    return PlaceTopology(*ctx.topology, state_.topology(), /*simulate_empty=*/false).ok;
+  }
   return true;
 }
 
 std::vector<PreemptionTarget> PreemptionPlanner::GetTargets(
     const Workload& preemptor, const ClusterQueueRuntime& cq, const std::map<FrId, int64_t>& usage,
-    const std::vector<FrId>& frs_need_preemption) {
-  Context ctx{preemptor, cq, usage, frs_need_preemption};
+    const std::vector<FrId>& frs_need_preemption, const WorkloadTopologyRequests* topology) {
+  Context ctx{preemptor, cq, usage, frs_need_preemption, topology};
   std::vector<PreemptionTarget> targets =
       state_.config().fair_sharing.enable ? Fair(ctx) : Classical(ctx);
   if (cq.spec.max_preempted_workloads > 0 &&

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "core/cluster_state.h"
 #include "core/flavor_assigner.h"
+#include "core/topology_scheduling.h"
 #include "core/usage_simulation.h"
 
 namespace tollgate::core {
@@ -20,7 +21,7 @@ struct PreemptionTarget {
 };
 
 // Chooses preemption victims as Kueue's classical (or, with fair sharing enabled, fair) preemption
-// does: candidates from the preemptor's own ClusterQueue (withinClusterQueue) and from
+// does: candidates from the preemptor's own ClusterQueue (withinClusterQueue) and from active
 // ClusterQueues of its cohort tree that use more than their quota (reclaimWithinCohort,
 // borrowWithinCohort, hierarchical reclaim), ordered evicted-first, other queues before its own,
 // lower priority first, most recently admitted first; it removes candidates until the preemptor
@@ -29,9 +30,12 @@ class PreemptionPlanner {
  public:
   PreemptionPlanner(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
 
+  // `topology`, when set, are the preemptor's placement requests: victims are chosen until they
+  // fit too (Kueue's workloadFits with TAS: fragmentation-aware preemption).
   std::vector<PreemptionTarget> GetTargets(const Workload& preemptor, const ClusterQueueRuntime& cq,
                                            const std::map<FrId, int64_t>& usage,
-                                           const std::vector<FrId>& frs_need_preemption);
+                                           const std::vector<FrId>& frs_need_preemption,
+                                           const WorkloadTopologyRequests* topology = nullptr);
 
  private:
   enum class Variant {
@@ -52,6 +56,7 @@ class PreemptionPlanner {
     const ClusterQueueRuntime& cq;
     const std::map<FrId, int64_t>& usage;
     const std::vector<FrId>& frs;
+    const WorkloadTopologyRequests* topology = nullptr;
   };
 
   static const char* ReasonOf(Variant variant);
@@ -90,6 +95,13 @@ bool SatisfiesPreemptionPolicy(const ClusterState& state, const Workload& preemp
                                const Workload& candidate, PreemptionPolicy policy);
 
 bool IsWithinNominalInResources(const QuotaNode& node, const std::vector<FrId>& frs);
+
+// Whether another ClusterQueue's workloads may be preempted at all: only an active one's. Kueue
+// takes candidates from its scheduling snapshot, which leaves out inactive ClusterQueues
+// (stopped, terminating, missing a flavor, in a cohort cycle), while their admitted workloads
+// still count in the cohort's usage: a lender cannot reclaim from a held or terminating
+// borrower until it resumes or its workloads end (docs/preemption.md).
+bool IsPreemptionTarget(const ClusterQueueRuntime& cq);
 
 // Whether the workload holds quota in any of the flavor-resources.
 bool UsesResources(const Workload& wl, const std::vector<FrId>& frs);

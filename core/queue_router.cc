@@ -1,6 +1,8 @@
 #include "core/queue_router.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
 
 namespace tollgate::core {
 
@@ -13,12 +15,6 @@ Route QueueRouter::RouteOf(const Workload& wl) {
   }
   if (lq->spec.stop_policy != StopPolicy::kNone) {
     route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is inactive");
-    return route;
-  }
-  // Deleted while in use: what it runs keeps running, nothing new starts.
-  if (config_.IsTerminating(ObjectKind::kLocalQueue,
-                            LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name))) {
-    route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is terminating");
     return route;
   }
   if (config_.IsTerminating(ObjectKind::kNamespace, wl.spec.namespace_name)) {
@@ -70,45 +66,40 @@ void QueueRouter::Rebuild(const QuotaTree& tree) {
 }
 
 void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
-  for (auto& [name, cq] : cluster_queues_) {
-    cq.active = true;
-    cq.inactive_reason.clear();
-    if (cq.spec.stop_policy != StopPolicy::kNone) {
-      cq.active = false;
-      cq.inactive_reason = "Stopped";
-      continue;
+  // Why the queue is inactive, or "" when it is active. Terminating comes first: Kueue keeps
+  // that status whatever else holds.
+  auto inactive_reason = [&](const std::string& name, const ClusterQueueRuntime& cq) {
+    if (config_.IsTerminating(ObjectKind::kClusterQueue, cq.spec.name)) {
+      return std::string("Terminating");
     }
-    if (TerminatingInTree(cq)) {
-      cq.active = false;
-      cq.inactive_reason = "Terminating";
-      continue;
-    }
-    if (tree.InCycle(name)) {
-      cq.active = false;
-      cq.inactive_reason = "CohortCycle";
-      continue;
-    }
+    if (cq.spec.stop_policy != StopPolicy::kNone) return std::string("Stopped");
+    if (tree.InCycle(name)) return std::string("CohortCycle");
+    std::string missing;
     for (const ResourceGroupSpec& group : cq.spec.resource_groups) {
       for (const FlavorQuotasSpec& f : group.flavors) {
-        if (!config_.HasFlavor(f.flavor)) {
-          cq.active = false;
-          cq.inactive_reason = absl::StrCat("FlavorNotFound: ", f.flavor);
-        }
+        if (!config_.HasFlavor(f.flavor)) missing = absl::StrCat("FlavorNotFound: ", f.flavor);
       }
     }
+    return missing;
+  };
+  for (auto& [name, cq] : cluster_queues_) {
+    cq.inactive_reason = inactive_reason(name, cq);
+    cq.inactive_message.clear();
+    ApplyCheckActivity(cq);
+    cq.active = cq.inactive_reason.empty();
+    if (cq.node != nullptr) cq.node->SetActive(cq.active);
   }
 }
 
-bool QueueRouter::TerminatingInTree(const ClusterQueueRuntime& cq) const {
-  if (config_.terminating().empty()) return false;
-  if (config_.IsTerminating(ObjectKind::kClusterQueue, cq.spec.name)) return true;
-  // A terminating cohort's quota still backs what its subtree runs; admitting more against
-  // quota that goes away with it would overdraw the tree.
-  for (const QuotaNode* node = cq.node == nullptr ? nullptr : cq.node->parent(); node != nullptr;
-       node = node->parent()) {
-    if (config_.IsTerminating(ObjectKind::kCohort, node->name())) return true;
-  }
-  return false;
+void QueueRouter::ApplyCheckActivity(ClusterQueueRuntime& cq) const {
+  if (cq.spec.admission_checks.empty()) return;
+  const CheckInactivity checks = ClusterQueueCheckInactivity(cq.spec, config_.admission_checks());
+  if (checks.empty()) return;
+  // A reason found first (terminating, stopped, a missing flavor) keeps the condition's reason;
+  // the message keeps the checks' part, as Kueue lists every cause.
+  if (cq.inactive_reason.empty()) cq.inactive_reason = checks.reasons.front();
+  cq.inactive_message =
+      absl::StrCat("Can't admit new workloads: ", absl::StrJoin(checks.messages, ", "), ".");
 }
 
 void QueueRouter::Unqueue(WorkloadId id) {

@@ -28,6 +28,9 @@ struct ClusterQueueRuntime {
   bool active = true;
   // Why the queue is inactive (for its status condition).
   std::string inactive_reason;
+  // Kueue's condition message when its admission checks keep it inactive ("Can't admit new
+  // workloads: references missing AdmissionCheck(s): a."); empty otherwise.
+  std::string inactive_message;
 };
 
 // Where a workload's LocalQueue leads: the ClusterQueue it queues in (null when it cannot be
@@ -54,8 +57,11 @@ class QueueRouter {
   // every holding set (the caller re-files the workloads holding quota) and rebuilds the
   // lookup indexes.
   void Rebuild(const QuotaTree& tree);
-  // Active unless stopped, terminating (itself or a cohort above it), in a cohort cycle, or
-  // naming a missing flavor.
+  // Active unless stopped, terminating, in a cohort cycle, naming a missing flavor, or naming
+  // admission checks that are missing or inactive (or break MultiKueue's rules). An
+  // inactive ClusterQueue admits nothing and, as it is not in Kueue's scheduling snapshot, is
+  // no preemption target either; its quota and usage still count in its cohort. Marks each
+  // queue's tree node (QuotaNode::active) the same.
   void RecomputeActivity(const QuotaTree& tree);
 
   const ClusterQueueRuntime* cluster_queue(absl::string_view name) const {
@@ -88,7 +94,8 @@ class QueueRouter {
   void ReserveQueued(size_t n) { queued_in_.reserve(queued_in_.size() + n); }
 
  private:
-  bool TerminatingInTree(const ClusterQueueRuntime& cq) const;
+  // Kueue's admission-check reasons for an inactive queue (core/admission_checks.h).
+  void ApplyCheckActivity(ClusterQueueRuntime& cq) const;
 
   const ConfigRegistry& config_;
   std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;

@@ -109,7 +109,9 @@ void QuotaNode::RemoveUsage(FrId fr, int64_t val) {
 
 int QuotaNode::Height() const {
   if (kind_ == Kind::kClusterQueue) return 0;
-  int height = std::min<int>(static_cast<int>(child_cohorts_.size() + child_cqs_.size()), 1);
+  int children = static_cast<int>(child_cohorts_.size());
+  for (const QuotaNode* cq : child_cqs_) children += cq->active() ? 1 : 0;
+  int height = std::min(children, 1);
   for (const QuotaNode* child : child_cohorts_) height = std::max(height, child->Height() + 1);
   return height;
 }

@@ -89,8 +89,16 @@ class QuotaNode {
   void AddUsage(FrId fr, int64_t val);
   void RemoveUsage(FrId fr, int64_t val);
 
-  // Longest path to a ClusterQueue below (Kueue's getNodeHeight for cohorts).
+  // Longest path to an active ClusterQueue below (Kueue's getNodeHeight for cohorts, over its
+  // scheduling snapshot, which holds only active ClusterQueues).
   int Height() const;
+
+  // For a ClusterQueue: whether it admits (QueueRouter::RecomputeActivity). An inactive one
+  // stays in the tree, its quota and usage counted in its cohort as Kueue's cache counts them,
+  // but is left out where Kueue walks its scheduling snapshot: preemption candidates and
+  // Height. Always true for a cohort.
+  bool active() const { return active_; }
+  void SetActive(bool active) { active_ = active; }
 
  private:
   friend class QuotaTree;
@@ -113,6 +121,7 @@ class QuotaNode {
   std::vector<FrId> subtree_keys_;
   std::vector<int64_t> usage_;
   double fair_weight_ = 1.0;
+  bool active_ = true;
 };
 
 // The forest of Cohorts and ClusterQueues built from their specs. Rebuilt whenever quota

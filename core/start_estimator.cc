@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cluster_state.h"
 #include "core/config_registry.h"
+#include "core/deletion_rule.h"
 #include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/status_macros.h"
@@ -40,13 +41,15 @@ std::shared_ptr<const Workload> CopyWithoutEvents(const Workload& wl) {
   s.on_hold = wl.status.on_hold;
   s.waiting_for_replacement_pods = wl.status.waiting_for_replacement_pods;
   s.conditions = wl.status.conditions;
+  s.set_admission_checks(wl.status.admission_checks());
   if (!(wl.status.history() == WorkloadHistory{})) s.mutable_history() = wl.status.history();
   return copy;
 }
 
 // A ClusterState to run forward, built from a snapshot: the same configuration objects and
 // workloads, with their status. Two settings change, because the copy has no adapter to answer
-// it: evictions release quota at once, and admitted workloads need no pods-ready report.
+// it: evictions release quota at once, and admitted workloads need no pods-ready report. It has
+// no check controllers either: ForwardRun passes a reservation's admission checks at once.
 absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnapshot& snap) {
   const absl::Time now = snap.now;
   SchedulerConfig config = snap.config;
@@ -75,9 +78,32 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
         [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
   for (const auto& [name, spec] : snap.pod_priority_classes)
     add(ObjectKind::kPriorityClass, [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
+  for (const auto& entry : snap.admission_checks) {
+    const AdmissionCheckRuntime& check = entry.second;
+    add(ObjectKind::kAdmissionCheck, [&s, &check, now]() -> absl::Status {
+      TOLLGATE_RETURN_IF_ERROR(s.ApplyAdmissionCheck(check.spec, now));
+      if (!check.active.has_value()) return absl::OkStatus();
+      return s.RestoreAdmissionCheckActive(check.spec.name, *check.active, now);
+    });
+  }
+  for (const auto& [name, spec] : snap.topologies)
+    add(ObjectKind::kTopology, [&s, &spec, now] { return s.ApplyTopology(spec, now); });
   std::stable_sort(applies.begin(), applies.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, apply] : applies) TOLLGATE_RETURN_IF_ERROR(apply());
+  if (snap.nodes != nullptr) {
+    for (const auto& [name, node] : *snap.nodes) TOLLGATE_RETURN_IF_ERROR(s.UpsertNode(node, now));
+  }
+  for (const auto& [name, pod] : snap.reported_pods) {
+    TOLLGATE_RETURN_IF_ERROR(s.ReportPod(name, pod.node, pod.requests, now));
+  }
+  for (const auto& [kind_key, since] : snap.terminating) {
+    const auto& [kind, key] = kind_key;
+    // Only cluster-scoped kinds terminate (ClusterQueue, Namespace, AdmissionCheck): the key is
+    // the name.
+    if (!CanTerminate(kind)) continue;
+    TOLLGATE_RETURN_IF_ERROR(sim->RestoreTerminating(kind, "", key, since, now));
+  }
 
   std::vector<std::unique_ptr<Workload>> workloads;
   workloads.reserve(snap.workloads.size());
@@ -127,6 +153,9 @@ class ForwardRun {
     RunResult result;
     size_t remaining = targets.size();
     for (const Workload* wl : sim_.AllWorkloads()) {
+      if (wl->status.state == WorkloadState::kQuotaReserved) PassChecks(*wl, now);
+    }
+    for (const Workload* wl : sim_.AllWorkloads()) {
       if (wl->status.state == WorkloadState::kAdmitted) Schedule(*wl, now, result);
     }
     absl::Time t = now;
@@ -150,7 +179,10 @@ class ForwardRun {
           }
         }
         for (const AdmissionDecision& a : plan.admissions) {
-          if (const Workload* wl = sim_.workload(a.id)) Schedule(*wl, t, result);
+          const Workload* wl = sim_.workload(a.id);
+          if (wl == nullptr) continue;
+          PassChecks(*wl, t);
+          if (wl->status.state == WorkloadState::kAdmitted) Schedule(*wl, t, result);
         }
         if (!plan.MadeProgress()) break;
       }
@@ -176,6 +208,8 @@ class ForwardRun {
         if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted) continue;
         (void)sim_.Finish(wl->Key(), "", t);  // cannot fail: it is admitted
       }
+      // A terminating ClusterQueue whose last workload ended goes, with the quota it lent.
+      (void)sim_.TakeFinalizedObjects(t);
     }
     result.stopped_at = t;
     result.unknown_holders = static_cast<int64_t>(unknown_holders_.size());
@@ -183,6 +217,22 @@ class ForwardRun {
   }
 
  private:
+  // The time admission checks take is not modelled (docs/start-estimates.md): a reservation's
+  // checks pass at once, which admits it.
+  void PassChecks(const Workload& wl, absl::Time now) {
+    if (wl.status.state != WorkloadState::kQuotaReserved) return;
+    const std::string key = wl.Key();
+    std::vector<std::string> names;
+    for (const AdmissionCheckState& c : wl.status.admission_checks()) names.push_back(c.name);
+    for (const std::string& name : names) {
+      CheckStateUpdate ready;
+      ready.check = name;
+      ready.state = CheckState::kReady;
+      // Cannot fail: the check is the workload's own and the update names no pod set.
+      (void)sim_.SetAdmissionCheckState(key, std::move(ready), now);
+    }
+  }
+
   // Places the end of an admitted workload of the copy, or counts it as unknown.
   void Schedule(const Workload& wl, absl::Time now, RunResult& result) {
     const absl::Duration elapsed = std::max(absl::ZeroDuration(), now - wl.status.admission_time);
@@ -291,6 +341,10 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
     e.reason = absl::StrCat("ClusterQueue ", cq->first, " is stopped");
     return e;
   }
+  if (sim.TerminatingSince(ObjectKind::kClusterQueue, "", cq->first).has_value()) {
+    e.reason = absl::StrCat("ClusterQueue ", cq->first, " is terminating");
+    return e;
+  }
   if (r.hit_bound) {
     e.kind = StartEstimate::Kind::kNotBefore;
     e.likely = r.stopped_at;
@@ -368,6 +422,18 @@ std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(const ClusterState&
   for (const auto& [key, lq] : state.local_queues()) snap->local_queues.push_back(lq.spec);
   snap->workload_priority_classes = state.workload_priority_classes();
   snap->pod_priority_classes = state.pod_priority_classes();
+  snap->admission_checks = state.admission_checks();
+  const TopologyInventory& inventory = state.topology();
+  snap->topologies = inventory.topologies();
+  snap->topology_generation = inventory.generation();
+  if (previous != nullptr && previous->nodes != nullptr &&
+      previous->topology_generation == inventory.generation()) {
+    snap->nodes = previous->nodes;
+  } else if (!inventory.nodes().empty()) {
+    snap->nodes = std::make_shared<const std::map<std::string, NodeSpec>>(inventory.nodes());
+  }
+  snap->reported_pods = inventory.pods();
+  snap->terminating = state.registry().terminating();
   snap->history = state.runtime_history();
   // Both lists are in id order, so the previous copies are found by walking along.
   size_t p = 0;

@@ -12,12 +12,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
+#include "core/object_kind.h"
 #include "core/runtime_history.h"
 #include "core/scheduler_config.h"
+#include "core/topology.h"
+#include "core/topology_inventory.h"
 #include "core/types.h"
 #include "core/workload.h"
 
@@ -99,6 +104,16 @@ struct EstimateSnapshot {
   std::vector<LocalQueueSpec> local_queues;
   std::map<std::string, PriorityClassSpec> workload_priority_classes;
   std::map<std::string, PriorityClassSpec> pod_priority_classes;
+  std::map<std::string, AdmissionCheckRuntime> admission_checks;
+  // Topology Aware Scheduling: the Topology objects, the nodes (shared with the previous
+  // snapshot while the inventory's generation is the same) and the pods Tollgate does not place.
+  std::map<std::string, TopologySpec> topologies;
+  std::shared_ptr<const std::map<std::string, NodeSpec>> nodes;
+  int64_t topology_generation = -1;
+  std::map<std::string, TopologyInventory::PodUsage> reported_pods;
+  // Objects deleted while in use (a terminating ClusterQueue admits nothing and is no
+  // preemption target), keyed as ConfigRegistry::terminating().
+  std::map<std::pair<ObjectKind, std::string>, absl::Time> terminating;
   RuntimeHistory history;
   // Pending or holding quota, in the live state's id order, each keeping its live id. Events
   // are left out (the copy's decisions never read them). Shared, so a later snapshot reuses

@@ -69,6 +69,9 @@ struct ResourceFlavorSpec {
   Labels node_labels;
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;
+  // Kueue's spec.topologyName: a topology flavor places pods on the Topology's domains
+  // (core/topology_flavor.h). Empty for a quota-only flavor.
+  std::string topology_name = {};
   bool operator==(const ResourceFlavorSpec&) const = default;
 };
 
@@ -106,6 +109,34 @@ struct FlavorFungibilitySpec {
   bool operator==(const FlavorFungibilitySpec&) const = default;
 };
 
+// Kueue's AdmissionCheckParametersReference: the check controller's own configuration object,
+// which Tollgate stores and hands to the controller but never reads.
+struct AdmissionCheckParameters {
+  std::string api_group;
+  std::string kind;
+  std::string name;
+  bool operator==(const AdmissionCheckParameters&) const = default;
+};
+
+// Kueue's AdmissionCheck spec. Its status (the Active condition its controller reports) is
+// ClusterState's (core/admission_checks.h).
+struct AdmissionCheckSpec {
+  std::string name;
+  // Which controller decides the check's state on workloads; immutable, as in Kueue.
+  std::string controller_name;
+  std::optional<AdmissionCheckParameters> parameters;
+  bool operator==(const AdmissionCheckSpec&) const = default;
+};
+
+// One entry of a ClusterQueue's admissionChecksStrategy; v1beta1's spec.admissionChecks are
+// entries without onFlavors.
+struct AdmissionCheckStrategyRule {
+  std::string name;
+  // The flavors whose workloads the check runs for; empty means every flavor of the queue.
+  std::vector<std::string> on_flavors;
+  bool operator==(const AdmissionCheckStrategyRule&) const = default;
+};
+
 struct ClusterQueueSpec {
   std::string name;
   std::string cohort;
@@ -125,6 +156,9 @@ struct ClusterQueueSpec {
   // nothing thrashes. 0: no limit.
   int32_t max_preemptions_per_window = 0;
   absl::Duration preemption_window = absl::ZeroDuration();
+  // The admission checks a workload must pass after its quota is reserved and before it is
+  // admitted, by name (at most one entry per check).
+  std::vector<AdmissionCheckStrategyRule> admission_checks;
   bool operator==(const ClusterQueueSpec&) const = default;
 };
 
@@ -161,6 +195,90 @@ struct PriorityClassSpec {
 // A resource request or usage: resource name and scalar, sorted by resource name.
 using ResourceAmounts = std::vector<std::pair<std::string, int64_t>>;
 
+// Kueue's Topology: node labels from the highest level (e.g. block) to the lowest (e.g. host).
+struct TopologySpec {
+  std::string name;
+  std::vector<std::string> levels;
+  bool operator==(const TopologySpec&) const = default;
+};
+
+// --- MultiKueue (docs/multicluster.md) --------------------------------------------------------
+
+// Kueue's MultiKueueConfig: the worker clusters a MultiKueue AdmissionCheck dispatches to, in
+// the order the Incremental dispatcher nominates them. Validated: 1 to 20 distinct names.
+struct MultiKueueConfigSpec {
+  std::string name;
+  std::vector<std::string> clusters;
+  bool operator==(const MultiKueueConfigSpec&) const = default;
+};
+
+// Kueue's kubeConfig reference of a MultiKueueCluster: a Secret (read by tollgate-kube) or a
+// file on the manager holding the connection settings of the worker.
+enum class KubeConfigLocationType { kSecret, kPath };
+struct MultiKueueKubeConfig {
+  std::string location;
+  KubeConfigLocationType location_type = KubeConfigLocationType::kSecret;
+  bool operator==(const MultiKueueKubeConfig&) const = default;
+};
+
+// Tollgate's own way to name a worker: its tollgated's gRPC address and the files of the TLS
+// and credential material the manager presents. Files are read by the connection, never here.
+struct MultiKueueWorkerEndpoint {
+  // host:port.
+  std::string address;
+  // PEM files: the CA the worker's certificate must chain to, and the manager's client
+  // certificate and key for mutual TLS (both or neither).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  // A bearer token file (the worker's --auth-token-file entry for the manager).
+  std::string token_file;
+  // Plaintext, allowed only to a loopback address (as tollgated listens without TLS only there).
+  bool insecure = false;
+  bool operator==(const MultiKueueWorkerEndpoint&) const = default;
+};
+
+// Kueue's MultiKueueCluster: where a worker is. Exactly one of the two sources is set. Its
+// status (the Active condition its connection reports) is ClusterState's
+// (core/multikueue_checks.h).
+struct MultiKueueClusterSpec {
+  std::string name;
+  std::optional<MultiKueueKubeConfig> kube_config;
+  std::optional<MultiKueueWorkerEndpoint> endpoint;
+  bool operator==(const MultiKueueClusterSpec&) const = default;
+};
+
+// One layer of Kueue's slice constraints: `size` pods form a slice that must sit in one domain
+// of `level`.
+struct SliceConstraint {
+  std::string level;
+  int32_t size = 0;
+  bool operator==(const SliceConstraint&) const = default;
+};
+
+// A node selector term of required node affinity: match_expressions ANDed (In, NotIn, Exists,
+// DoesNotExist, Gt, Lt); the terms of a pod set are ORed.
+using NodeSelectorTerm = std::vector<LabelSelectorRequirement>;
+
+// Kueue's PodSetTopologyRequest as typed fields (Kueue keeps them in pod-template annotations;
+// the manifest reader maps those onto these). At most one of required, preferred and
+// unconstrained is set; slices alone mean "slices anywhere" (Kueue's slice-only request).
+struct PodSetTopologyRequest {
+  std::optional<std::string> required;
+  std::optional<std::string> preferred;
+  bool unconstrained = false;
+  // Outermost layer first; each inner layer is at a lower level and divides the outer size.
+  std::vector<SliceConstraint> slices;
+  // Pod sets of one workload with the same group are placed together (leader and workers).
+  std::optional<std::string> pod_set_group;
+  // Kueue's podIndexLabel, subGroupIndexLabel and subGroupCount: how the adapter tells a pod's
+  // index when it assigns pods to the placement's domains. Placement does not read them.
+  std::optional<std::string> pod_index_label;
+  std::optional<std::string> sub_group_index_label;
+  std::optional<int32_t> sub_group_count;
+  bool operator==(const PodSetTopologyRequest&) const = default;
+};
+
 struct PodSetSpec {
   std::string name;
   int32_t count = 1;
@@ -169,6 +287,11 @@ struct PodSetSpec {
   ResourceAmounts requests;
   Labels node_selector;
   std::vector<Toleration> tolerations;
+  // Topology Aware Scheduling; most pod sets have none.
+  Boxed<PodSetTopologyRequest> topology_request = {};
+  // The pod template's required node affinity (terms ORed): it narrows the flavors as the
+  // nodeSelector does, and the nodes of a topology placement. Most pod sets have none.
+  Boxed<std::vector<NodeSelectorTerm>> required_node_affinity = {};
   bool operator==(const PodSetSpec&) const = default;
 };
 

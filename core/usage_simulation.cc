@@ -1,5 +1,7 @@
 #include "core/usage_simulation.h"
 
+#include "core/topology_scheduling.h"
+
 namespace tollgate::core {
 
 void UsageSimulation::Apply(QuotaNode& node, FrId fr, int64_t delta) {
@@ -16,6 +18,7 @@ void UsageSimulation::RemoveWorkload(const Workload& wl) {
   ClusterQueueRuntime* cq = state_.mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) Apply(*cq->node, fr, -value);
+  ApplyTopologyUsage(TopologyUsageOf(wl, state_.topology()), -1);
 }
 
 void UsageSimulation::AddWorkloadBack(const Workload& wl) {
@@ -23,6 +26,7 @@ void UsageSimulation::AddWorkloadBack(const Workload& wl) {
   ClusterQueueRuntime* cq = state_.mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) Apply(*cq->node, fr, value);
+  ApplyTopologyUsage(TopologyUsageOf(wl, state_.topology()), +1);
 }
 
 void UsageSimulation::AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage) {
@@ -33,7 +37,17 @@ void UsageSimulation::RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>
   for (const auto& [fr, value] : usage) Apply(node, fr, -value);
 }
 
+void UsageSimulation::ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign) {
+  if (usage.empty()) return;
+  state_.topology().ApplyUsage(usage, sign);
+  topology_log_.emplace_back(std::move(usage), sign);
+}
+
 void UsageSimulation::Restore() {
+  for (auto it = topology_log_.rbegin(); it != topology_log_.rend(); ++it) {
+    state_.topology().ApplyUsage(it->first, -it->second);
+  }
+  topology_log_.clear();
   // Undo in reverse so bubbling through lending limits retraces the same path.
   for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
     if (it->delta >= 0) {

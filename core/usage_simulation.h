@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
+#include "core/topology_inventory.h"
 #include "core/workload.h"
 
 namespace tollgate::core {
@@ -25,6 +27,8 @@ class UsageSimulation {
   // Adds usage to a ClusterQueue (for a workload planned this cycle).
   void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
   void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  // Topology placements of a workload planned this cycle (sign +1) or taken away (-1).
+  void ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign);
   void Restore();
 
  private:
@@ -37,6 +41,7 @@ class UsageSimulation {
 
   ClusterState& state_;
   std::vector<Change> log_;
+  std::vector<std::pair<std::vector<TopologyUsage>, int>> topology_log_;
 };
 
 }  // namespace tollgate::core

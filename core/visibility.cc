@@ -73,7 +73,8 @@ QueueCounts ClusterQueueCounts(const ClusterState& state, absl::string_view name
   const ClusterQueueRuntime* cq = state.cluster_queue(name);
   if (cq == nullptr) return counts;
   counts.pending = cq->queue.size();
-  counts.admitted = static_cast<int64_t>(cq->holding.size());
+  counts.reserving = static_cast<int64_t>(cq->holding.size());
+  counts.admitted = counts.reserving - static_cast<int64_t>(cq->holding.quota_reserved());
   return counts;
 }
 
@@ -85,7 +86,8 @@ QueueCounts LocalQueueCounts(const ClusterState& state, absl::string_view namesp
       continue;
     }
     if (wl->status.state == WorkloadState::kPending) counts.pending++;
-    if (wl->HoldsQuota()) counts.admitted++;
+    if (wl->HoldsQuota()) counts.reserving++;
+    if (wl->HoldsQuota() && wl->status.state != WorkloadState::kQuotaReserved) counts.admitted++;
   }
   return counts;
 }

@@ -25,6 +25,9 @@ struct ResourceUsageRow {
 
 struct QueueCounts {
   int64_t pending = 0;
+  // Kueue's reservingWorkloads: every workload holding quota (evicting ones until released).
+  int64_t reserving = 0;
+  // Kueue's admittedWorkloads: those of them past their admission checks.
   int64_t admitted = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "core/workload.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tollgate::core {
@@ -8,12 +9,28 @@ const char* WorkloadStateName(WorkloadState state) {
   switch (state) {
     case WorkloadState::kPending:
       return "Pending";
+    case WorkloadState::kQuotaReserved:
+      return "QuotaReserved";
     case WorkloadState::kAdmitted:
       return "Admitted";
     case WorkloadState::kEvicting:
       return "Evicting";
     case WorkloadState::kFinished:
       return "Finished";
+  }
+  return "Unknown";
+}
+
+const char* CheckStateName(CheckState state) {
+  switch (state) {
+    case CheckState::kPending:
+      return "Pending";
+    case CheckState::kReady:
+      return "Ready";
+    case CheckState::kRetry:
+      return "Retry";
+    case CheckState::kRejected:
+      return "Rejected";
   }
   return "Unknown";
 }
@@ -44,10 +61,23 @@ void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::
   status.events.push_back(WorkloadEvent{time, std::move(reason), std::move(message)});
 }
 
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set) {
+  for (const auto& [name, count] : status.history().reclaimable_pods) {
+    if (name == pod_set.name) return pod_set.count - std::min(count, pod_set.count);
+  }
+  return pod_set.count;
+}
+
 std::optional<absl::Time> ExecutionDeadline(const Workload& wl) {
   if (!wl.spec.maximum_execution_time_seconds.has_value()) return std::nullopt;
-  return wl.status.admission_time + absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
+  return AdmittedTime(wl.status) + absl::Seconds(*wl.spec.maximum_execution_time_seconds) -
          wl.status.history().past_execution;
+}
+
+absl::Time AdmittedTime(const WorkloadStatus& status) {
+  const Condition* admitted = FindCondition(status, "Admitted");
+  if (admitted != nullptr && admitted->status) return admitted->last_transition_time;
+  return status.admission_time;
 }
 
 void RecordPreemption(WorkloadStatus& status, absl::Time now) {

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/boxed.h"
+#include "core/topology.h"
 #include "core/types.h"
 
 namespace tollgate::core {
@@ -20,6 +21,10 @@ using WorkloadId = int64_t;
 
 enum class WorkloadState {
   kPending,
+  // Quota is reserved (it counts as used, and the workload may be preempted) but an admission
+  // check is not Ready yet: it may not run. Kueue's QuotaReserved without Admitted.
+  kQuotaReserved,
+  // Quota is reserved and every admission check is Ready: it may run.
   kAdmitted,
   // Preempted or drained; keeps its quota until the adapter reports its pods stopped.
   kEvicting,
@@ -35,6 +40,8 @@ struct PodSetAssignment {
   std::vector<std::pair<std::string, std::string>> flavors;
   // Resource -> total for the pod set (count x per-pod request), sorted by resource.
   ResourceAmounts resource_usage;
+  // Where the pods go, for a pod set placed on a topology flavor.
+  Boxed<TopologyAssignment> topology_assignment = {};
   bool operator==(const PodSetAssignment&) const = default;
 };
 
@@ -55,6 +62,61 @@ struct Condition {
   std::string message;
   absl::Time last_transition_time;
   bool operator==(const Condition&) const = default;
+};
+
+// Kueue's CheckState: what an admission check's controller says about one workload.
+enum class CheckState {
+  // Not decided yet (also what every check is reset to when the workload loses its quota).
+  kPending,
+  // Passed: once every check of a workload holding quota is Ready, it is admitted.
+  kReady,
+  // Cannot pass now: the workload is evicted and requeued, no earlier than the delay asked for.
+  kRetry,
+  // Will not pass: the workload is deactivated.
+  kRejected,
+};
+
+const char* CheckStateName(CheckState state);
+
+// Kueue's PodSetUpdate: what a check adds to one pod set's pods (additive only: a key another
+// check or the pod set already sets to a different value is a conflict).
+struct PodSetUpdate {
+  // The pod set's name.
+  std::string name;
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetUpdate&) const = default;
+};
+
+// The pod-level values of one pod set once its flavors and its checks' podSetUpdates are
+// applied: what an adapter puts on the pods it starts (Kueue's PodSetInfo;
+// core/admission_checks.h, MergePodSetUpdates).
+struct PodSetInfo {
+  std::string name;
+  Labels labels;
+  Labels annotations;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool operator==(const PodSetInfo&) const = default;
+};
+
+// Kueue's AdmissionCheckState: one check's state on one workload.
+struct AdmissionCheckState {
+  // The AdmissionCheck's name.
+  std::string name;
+  CheckState state = CheckState::kPending;
+  // When `state` last changed.
+  absl::Time last_transition_time = absl::InfinitePast();
+  std::string message;
+  // With Retry: requeue the workload no earlier than last_transition_time plus this.
+  std::optional<int32_t> requeue_after_seconds;
+  // How often the check asked for a retry (counted when Retry resets it to Pending); 0 is
+  // Kueue's absent retryCount.
+  int32_t retry_count = 0;
+  std::vector<PodSetUpdate> pod_set_updates;
+  bool operator==(const AdmissionCheckState&) const = default;
 };
 
 struct WorkloadEvent {
@@ -101,6 +163,13 @@ struct WorkloadHistory {
   // earlier admit-evict cycles, counted against spec.maximumExecutionTimeSeconds. Whole seconds
   // (each cycle truncated, as Kueue), stored in status.accumulatedPastExexcutionTimeSeconds.
   absl::Duration past_execution = absl::ZeroDuration();
+  // Kueue's status.reclaimablePods, reported by the adapter: per pod set (by name, sorted),
+  // pods that finished for good. An admitted workload holds quota only for the rest, and a
+  // pending one asks only for the rest.
+  std::vector<std::pair<std::string, int32_t>> reclaimable_pods = {};
+  // Kueue's status.unhealthyNodes: nodes of the topology assignment that failed; the scheduler
+  // places their pods again (or evicts the workload) and clears the list.
+  std::vector<std::string> unhealthy_nodes = {};
   bool operator==(const WorkloadHistory&) const = default;
 };
 
@@ -125,10 +194,39 @@ struct WorkloadStatus {
 
   const WorkloadHistory& history() const { return history_.value_or_default(); }
   WorkloadHistory& mutable_history() { return history_.mutable_value(); }
+  // The admission checks the workload carries, sorted by name (core/admission_checks.h).
+  const std::vector<AdmissionCheckState>& admission_checks() const {
+    return admission_checks_.value_or_default();
+  }
+  std::vector<AdmissionCheckState>& mutable_admission_checks() {
+    return admission_checks_.mutable_value();
+  }
+  void set_admission_checks(std::vector<AdmissionCheckState> checks) {
+    if (checks.empty()) {
+      admission_checks_.reset();
+    } else {
+      admission_checks_ = std::move(checks);
+    }
+  }
+  // Set when the workload was admitted with checks that update its pod sets: what each pod
+  // set's pods get (its flavors' and its checks' additions merged), fixed at admission.
+  const std::vector<PodSetInfo>& admitted_pod_sets() const {
+    return admitted_pod_sets_.value_or_default();
+  }
+  void set_admitted_pod_sets(std::vector<PodSetInfo> infos) {
+    if (infos.empty()) {
+      admitted_pod_sets_.reset();
+    } else {
+      admitted_pod_sets_ = std::move(infos);
+    }
+  }
   bool operator==(const WorkloadStatus&) const = default;
 
  private:
   Boxed<WorkloadHistory> history_;
+  // Boxed: most workloads run in queues without checks.
+  Boxed<std::vector<AdmissionCheckState>> admission_checks_;
+  Boxed<std::vector<PodSetInfo>> admitted_pod_sets_;
 };
 
 // A workload's identity in the API: its namespace and name. Neither can contain '/', so
@@ -173,7 +271,9 @@ struct Workload {
 
   std::string Key() const { return spec.namespace_name + "/" + spec.name; }
   bool HoldsQuota() const {
-    return status.state == WorkloadState::kAdmitted || status.state == WorkloadState::kEvicting;
+    return status.state == WorkloadState::kAdmitted ||
+           status.state == WorkloadState::kQuotaReserved ||
+           status.state == WorkloadState::kEvicting;
   }
   // Kueue's IsAdmissible for a pending workload: it belongs in a queue. Not when deactivated
   // (by an operator or by a limit), on hold, or waiting for replacement pods.
@@ -183,9 +283,18 @@ struct Workload {
   }
 };
 
+// Pods of the pod set still needed: its count less its reclaimable pods, never below zero
+// (Kueue's podSetsCountsAfterReclaim).
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set);
+
 // When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
 // admission plus what is left of the limit after earlier admissions. nullopt without a limit.
 std::optional<absl::Time> ExecutionDeadline(const Workload& wl);
+
+// When the workload was last admitted (allowed to run): the Admitted condition's transition
+// while it is true, as Kueue reads it; else when its quota was last reserved. Without admission
+// checks the two are the same instant.
+absl::Time AdmittedTime(const WorkloadStatus& status);
 
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).

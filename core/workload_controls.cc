@@ -34,6 +34,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     MarkDirty(wl->id);
     switch (wl->status.state) {
       case WorkloadState::kAdmitted:
+      case WorkloadState::kQuotaReserved:
         // Kueue evicts a deactivated workload; once stopped it is not requeued (Requeue skips
         // inactive workloads).
         StartEviction(*wl, now, "Deactivated", "The workload is deactivated");

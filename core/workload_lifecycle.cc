@@ -3,6 +3,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/cluster_state.h"
 #include "core/submit_preview.h"
 
@@ -39,14 +40,23 @@ absl::Duration ClusterState::EvictionGrace(const Workload& wl) const {
 
 void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string& reason,
                                  const std::string& message) {
-  if (wl.status.state != WorkloadState::kAdmitted) return;
+  if (wl.status.state != WorkloadState::kAdmitted &&
+      wl.status.state != WorkloadState::kQuotaReserved) {
+    return;
+  }
+  // A reservation still waiting for its checks never started anything to stop.
+  const bool running = wl.status.state == WorkloadState::kAdmitted;
   wl.status.state = WorkloadState::kEvicting;
   wl.status.mutable_history().evicted_at = now;
   RefileHeld(wl);
   SetCondition(wl.status, Condition{"Evicted", true, reason, message, now});
   AddEvent(wl.status, now, absl::StrCat("EvictedDueTo", reason), message);
+  // Kueue starts every check over when a workload loses its quota.
+  if (!wl.status.admission_checks().empty()) {
+    ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
+  }
   MarkDirty(wl.id);
-  if (config_.evictions_need_ack) {
+  if (config_.evictions_need_ack && running) {
     // Cooperative preemption: the workload's own checkpoint grace, else the service default.
     wl.status.mutable_history().eviction_deadline = now + EvictionGrace(wl);
     SetCondition(wl.status,
@@ -73,21 +83,31 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   const Condition* evicted = FindCondition(wl->status, "Evicted");
   const bool timed_out = wl->status.deactivated && evicted != nullptr && evicted->status &&
                          evicted->message == kMaximumExecutionTimeMessage;
+  const bool rejected_by_check = wl->status.deactivated && evicted != nullptr && evicted->status &&
+                                 evicted->reason == kDeactivatedByAdmissionCheck;
+  // A copy: SetCondition below may grow the conditions and move what `evicted` points at.
+  const std::string rejection_message = rejected_by_check ? evicted->message : "";
+  evicted = nullptr;
   // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
   // the limit in the next one (not when the limit itself ended it: that starts afresh). Whole
   // seconds, each cycle truncated, as Kueue counts: the stored field holds seconds, so a restart
-  // reads back exactly what the running process had.
-  if (wl->spec.maximum_execution_time_seconds.has_value() && !timed_out) {
-    const absl::Duration admitted = std::max(absl::ZeroDuration(), now - wl->status.admission_time);
+  // reads back exactly what the running process had. A reservation that never got past its
+  // admission checks ran for no time.
+  const Condition* admitted_condition = FindCondition(wl->status, "Admitted");
+  const bool was_admitted = admitted_condition != nullptr && admitted_condition->status;
+  if (wl->spec.maximum_execution_time_seconds.has_value() && !timed_out && was_admitted) {
+    const absl::Duration admitted = std::max(absl::ZeroDuration(), now - AdmittedTime(wl->status));
     wl->status.mutable_history().past_execution += absl::Trunc(admitted, absl::Seconds(1));
   }
   wl->status.state = WorkloadState::kPending;
   wl->status.admission.reset();
+  wl->status.set_admitted_pod_sets({});
   wl->status.pods_ready = false;
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
-      timed_out ? kMaximumExecutionTimeMessage
+      timed_out           ? kMaximumExecutionTimeMessage
+      : rejected_by_check ? rejection_message
       : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
@@ -99,6 +119,8 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);
+  // Without an admission it carries only the checks that cover every flavor of its queue.
+  SyncChecks(*wl, now);
   Requeue(*wl, now);
   return absl::OkStatus();
 }
@@ -128,6 +150,7 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   workloads_.IndexOwner(ref.id);
   MarkDirty(ref.id);
   Requeue(ref, now);
+  SyncChecks(ref, now);
   return SubmitOutcome{ref.id, true};
 }
 
@@ -141,9 +164,12 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
                                                       WorkloadStateName(wl->status.state),
                                                       "; only an admitted workload can finish"));
   }
+  const bool ran = wl->status.state != WorkloadState::kQuotaReserved;
   ReleaseQuota(*wl, now);
-  runtime_history_.Record(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
-                          now - wl->status.admission_time);
+  if (ran) {
+    runtime_history_.Record(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
+                            now - AdmittedTime(wl->status));
+  }
   wl->status.state = WorkloadState::kFinished;
   wl->status.pending_message.clear();
   SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});
@@ -170,7 +196,8 @@ absl::Status ClusterState::Evict(absl::string_view key, absl::string_view reason
                                  absl::string_view message, absl::Time now) {
   Workload* wl = workloads_.FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
-  if (wl->status.state != WorkloadState::kAdmitted) {
+  if (wl->status.state != WorkloadState::kAdmitted &&
+      wl->status.state != WorkloadState::kQuotaReserved) {
     return absl::FailedPreconditionError(
         absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
                      "; only an admitted workload can be evicted"));
@@ -183,7 +210,8 @@ absl::Status ClusterState::Preempt(absl::string_view key, absl::string_view mess
                                    absl::Time now) {
   Workload* wl = workloads_.FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
-  if (wl->status.state != WorkloadState::kAdmitted) {
+  if (wl->status.state != WorkloadState::kAdmitted &&
+      wl->status.state != WorkloadState::kQuotaReserved) {
     return absl::FailedPreconditionError(
         absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state),
                      "; only an admitted workload can be preempted"));
@@ -307,7 +335,7 @@ bool ClusterState::FireTimers(absl::Time now) {
         // Not for a workload that was ready and lost a pod: the recovery timeout covers it.
         if (wl->status.state == WorkloadState::kAdmitted && !wl->status.pods_ready &&
             !WaitsForRecovery(wl->status) &&
-            wl->status.admission_time + config_.wait_for_pods_ready.timeout <= now) {
+            AdmittedTime(wl->status) + config_.wait_for_pods_ready.timeout <= now) {
           PodsReadyTimeout(*wl, now, absl::StrCat("Exceeded the PodsReady timeout ", wl->Key()));
           changed = true;
         }
@@ -317,14 +345,16 @@ bool ClusterState::FireTimers(absl::Time now) {
             WaitsForRecovery(wl->status) && RecoveryTimeout() > absl::ZeroDuration() &&
             FindCondition(wl->status, "PodsReady")->last_transition_time + RecoveryTimeout() <=
                 now) {
-          PodsReadyTimeout(*wl, now,
-                           absl::StrCat("Exceeded the PodsReady recovery timeout ", wl->Key()));
+          // Kueue's message is the same for both timeouts; the metrics' underlying_cause
+          // (WaitForRecovery) tells them apart.
+          PodsReadyTimeout(*wl, now, absl::StrCat("Exceeded the PodsReady timeout ", wl->Key()));
           changed = true;
         }
         break;
       case TimerKind::kPreemptionProtectionEnds:
         // The workload may be a victim again: preemptors parked for lack of candidates retry.
-        if (wl->status.state == WorkloadState::kAdmitted) {
+        if (wl->status.state == WorkloadState::kAdmitted ||
+            wl->status.state == WorkloadState::kQuotaReserved) {
           RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
           changed = true;
         }
@@ -358,7 +388,9 @@ void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now, const std::str
   if (w.backoff_limit_count.has_value() &&
       wl.status.history().requeue_count + 1 > *w.backoff_limit_count) {
     wl.status.deactivated = true;
-    StartEviction(wl, now, "Deactivated",
+    // Kueue names the deactivation's cause in the Evicted reason (Deactivated + "DueTo" +
+    // the DeactivationTarget's reason); a deactivation by spec.active alone is plain Deactivated.
+    StartEviction(wl, now, "DeactivatedDueToRequeuingLimitExceeded",
                   "The workload is deactivated due to exceeding the maximum number of re-queuing "
                   "retries");
     return;
@@ -383,7 +415,8 @@ void ClusterState::MaximumExecutionTimeExceeded(Workload& wl, absl::Time now) {
   AddEvent(wl.status, now, "MaximumExecutionTimeExceeded",
            absl::StrCat("The maximum execution time (", *wl.spec.maximum_execution_time_seconds,
                         "s) exceeded"));
-  StartEviction(wl, now, "Deactivated", kMaximumExecutionTimeMessage);
+  StartEviction(wl, now, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                kMaximumExecutionTimeMessage);
 }
 
 void ClusterState::ArmExecutionDeadline(const Workload& wl) {

@@ -81,15 +81,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     if (!ref.status.admission.has_value()) {
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
     }
-    ref.quota_usage.clear();
-    for (const PodSetAssignment& ps : ref.status.admission->pod_sets) {
-      for (const auto& [resource, flavor] : ps.flavors) {
-        for (const auto& [r, amount] : ps.resource_usage) {
-          if (r != resource || amount == 0) continue;
-          ref.quota_usage.emplace_back(fr_index_.Intern(flavor, resource), amount);
-        }
-      }
-    }
+    DeriveQuotaUsage(ref);
     if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
       cq->holding.Insert(ref);
       AddUsageOf(ref);
@@ -101,15 +93,21 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       }
       timers_.Arm(ref.status.history().eviction_deadline, TimerKind::kEvictionGrace, ref.id);
     }
-    if (ref.status.state == WorkloadState::kAdmitted) {
+    if (ref.status.state == WorkloadState::kAdmitted ||
+        ref.status.state == WorkloadState::kQuotaReserved) {
       ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
-      ArmExecutionDeadline(ref);
+    }
+    if (ref.status.state == WorkloadState::kAdmitted) ArmExecutionDeadline(ref);
+    if (ref.status.state == WorkloadState::kQuotaReserved && config_.wait_for_pods_ready.enable) {
+      // Waiting for its admission checks: it holds blockAdmission back, its timeout has not
+      // started.
+      unready_admitted_.insert(ref.id);
     }
     if (ref.status.state == WorkloadState::kAdmitted && config_.wait_for_pods_ready.enable &&
         !ref.status.pods_ready) {
       unready_admitted_.insert(ref.id);
       if (!WaitsForRecovery(ref.status)) {
-        timers_.Arm(ref.status.admission_time + config_.wait_for_pods_ready.timeout,
+        timers_.Arm(AdmittedTime(ref.status) + config_.wait_for_pods_ready.timeout,
                     TimerKind::kPodsReadyTimeout, ref.id);
       } else if (RecoveryTimeout() > absl::ZeroDuration()) {
         timers_.Arm(
@@ -128,9 +126,11 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     // Finished workloads are read back in creation order, close enough to finish order for a
     // history that keeps the latest few hundred per queue.
     const Condition* finished = FindCondition(ref.status, "Finished");
-    if (finished != nullptr && ref.status.admission_time != absl::InfinitePast()) {
+    const Condition* admitted = FindCondition(ref.status, "Admitted");
+    if (finished != nullptr && admitted != nullptr && admitted->status &&
+        ref.status.admission_time != absl::InfinitePast()) {
       runtime_history_.Record(LocalQueueKey(ref.spec.namespace_name, ref.spec.queue_name),
-                              finished->last_transition_time - ref.status.admission_time);
+                              finished->last_transition_time - AdmittedTime(ref.status));
     }
   }
   return absl::OkStatus();

@@ -176,6 +176,28 @@ Family::Series& Family::Labels(const LabelValues& values) {
   return *series;
 }
 
+int Family::DeleteMatching(const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::vector<std::pair<size_t, const std::string*>> wanted;
+  for (const auto& [name, value] : labels) {
+    auto it = std::find(label_names_.begin(), label_names_.end(), name);
+    if (it == label_names_.end()) return 0;
+    wanted.emplace_back(static_cast<size_t>(it - label_names_.begin()), &value);
+  }
+  absl::MutexLock lock(&mu_);
+  int removed = 0;
+  for (auto it = series_.begin(); it != series_.end();) {
+    bool match = true;
+    for (const auto& [index, value] : wanted) match = match && it->first[index] == *value;
+    if (match) {
+      it = series_.erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
 void Family::Write(TextWriter& writer) const {
   writer.BeginFamily(name_, help_, type_, label_names_);
   absl::MutexLock lock(&mu_);

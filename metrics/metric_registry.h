@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -63,7 +64,8 @@ std::vector<double> DefaultLatencyBuckets();
 // once (Series&) is lock-free, so hot paths keep the series they use. Thread-safe.
 class Family {
  public:
-  // One labelled series. Stable: it lives as long as its family.
+  // One labelled series. Stable: it lives as long as its family, unless DeleteMatching removes
+  // it.
   class Series {
    public:
     // Counter: adds `delta` (>= 0). Gauge: adds (may be negative).
@@ -88,6 +90,11 @@ class Family {
   void Add(const LabelValues& values, double delta = 1) { Labels(values).Add(delta); }
   void Set(const LabelValues& values, double value) { Labels(values).Set(value); }
   void Observe(const LabelValues& values, double value) { Labels(values).Observe(value); }
+  // Removes every series whose labels have these values (Prometheus' DeletePartialMatch), as
+  // Kueue clears a deleted LocalQueue's or Cohort's series; returns how many. A Series& of a
+  // removed series dangles: its holder must drop it first. A name that is not one of the
+  // family's labels matches nothing.
+  int DeleteMatching(const std::vector<std::pair<std::string, std::string>>& labels);
   void Write(TextWriter& writer) const;
   const std::string& name() const { return name_; }
 

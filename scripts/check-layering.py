@@ -7,9 +7,11 @@ Every folder that holds C++ outside test/ and bench/ has a README.md with one li
     May depend on: services/engine, services/api, metrics (and gRPC)
 
 Items that name a folder of the repository count (`proto` stands for the generated
-`tollgate/v1/*.pb.h`, `proto/etcd` for `etcd/...`); anything else on the line (third-party
-libraries, prose) is for the reader. What a folder may include is the closure: its own folder,
-the folders it names, and what those may include. Besides:
+`tollgate/v1/*.pb.h`, `proto/etcd` for `etcd/...`), and so do items that name one header (that
+header only, and nothing it may include in turn: for a header of constants, say); anything else
+on the line (third-party libraries, prose) is for the reader. What a folder may include is the
+closure: its own folder, the folders and headers it names, and what those folders may include.
+Besides:
   - nothing includes bench/, and nothing outside test/ and bench/ includes cmd/ or adapters/
     (those are the top of the tree);
   - test/ and bench/ may include anything else.
@@ -72,7 +74,8 @@ def rule_folder(root, folder, cache={}):
 
 
 def named_folders(root, folder):
-    """The folders the README of `folder` allows (items of its rule line that are folders)."""
+    """The folders and single headers the README of `folder` allows, and the items that look
+    like paths but name nothing."""
     text = open(os.path.join(root, folder, "README.md"), encoding="utf-8").read()
     line = RULE.search(text).group(1)
     items = re.split(r"[,;()]|\band\b", line)
@@ -82,6 +85,8 @@ def named_folders(root, folder):
         if not item or " " in item:
             continue  # prose or a library name with spaces
         if os.path.isdir(os.path.join(root, item)):
+            allowed.add(item)
+        elif item.endswith(".h") and os.path.isfile(os.path.join(root, item)):
             allowed.add(item)
         elif "/" in item:
             unknown.append(item)  # looks like a path: a typo would silently allow nothing
@@ -95,6 +100,8 @@ def allowed_closure(root, folder, memo):
         allowed = {folder}
         for dep in named_folders(root, folder)[0]:
             allowed.add(dep)
+            if dep.endswith(".h"):
+                continue  # a header alone: what its folder may include is not implied
             dep_rule = rule_folder(root, dep)
             if dep_rule is not None:
                 allowed |= allowed_closure(root, dep_rule, memo)
@@ -102,8 +109,12 @@ def allowed_closure(root, folder, memo):
     return memo[folder]
 
 
-def allows(allowed, target):
-    return any(target == a or target.startswith(a + "/") for a in allowed)
+def allows(allowed, target, include=None):
+    """Whether `target` (a folder) is in or below an allowed folder, or `include` (the header
+    itself) is an allowed header."""
+    if include is not None and include in allowed:
+        return True
+    return any(target == a or target.startswith(a + "/") for a in allowed if not a.endswith(".h"))
 
 
 def check(root):
@@ -145,7 +156,7 @@ def check(root):
             elif target_top in TOP_OF_TREE and not allows({rule}, target):
                 violations.append("%s:%d: includes %s: nothing outside test/ and bench/ includes "
                                   "%s/" % (rel, line, inc, target_top))
-            elif not allows(allowed, target):
+            elif not allows(allowed, target, inc):
                 violations.append("%s:%d: includes %s: %s may depend on %s" % (
                     rel, line, inc, rule, ", ".join(sorted(allowed - {rule})) or "nothing"))
     return violations, problems

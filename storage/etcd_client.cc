@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "clients/cpp/connection.h"
 #include "common/file_util.h"
+#include "common/host_port.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -50,13 +52,12 @@ absl::StatusOr<std::vector<std::string>> ParseEtcdEndpoints(absl::string_view co
   std::vector<std::string> endpoints;
   for (absl::string_view part : absl::StrSplit(comma_separated, ',')) {
     part = absl::StripAsciiWhitespace(part);
-    const std::string address = StripScheme(part);
-    const size_t colon = address.rfind(':');
-    int port = 0;
-    if (part.empty() || colon == std::string::npos || colon == 0 ||
-        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 || port > 65535 ||
-        (absl::StrContains(part, "://") && !absl::StartsWith(part, "http://") &&
-         !absl::StartsWith(part, "https://"))) {
+    const bool known_scheme = !absl::StrContains(part, "://") ||
+                              absl::StartsWith(part, "http://") ||
+                              absl::StartsWith(part, "https://");
+    if (part.empty() || !known_scheme ||
+        !common::ParseHostPort(StripScheme(part), "etcd endpoint", /*allow_port_zero=*/false)
+             .ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "etcd endpoints: \"", part, "\" is not host:port (or http[s]://host:port) in \"",
           comma_separated, "\""));
@@ -112,27 +113,18 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(
   for (const std::string& endpoint : options.endpoints) {
     if (absl::StartsWith(endpoint, "https://")) tls = true;
   }
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (tls) {
-    grpc::SslCredentialsOptions ssl;
-    if (!options.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = common::ReadFileNamedBy("etcd CA file", options.ca_file);
-      if (!ca.ok()) return ca.status();
-      ssl.pem_root_certs = *ca;
+    // An https:// endpoint with no file given verifies etcd against the system's roots.
+    if (options.ca_file.empty() && options.cert_file.empty()) {
+      credentials = grpc::SslCredentials(grpc::SslCredentialsOptions());
+    } else {
+      absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> files =
+          client::TlsChannelCredentials(options.ca_file, options.cert_file, options.key_file,
+                                        "etcd ");
+      if (!files.ok()) return files.status();
+      credentials = *std::move(files);
     }
-    if (!options.cert_file.empty()) {
-      absl::StatusOr<std::string> cert =
-          common::ReadFileNamedBy("etcd client cert file", options.cert_file);
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key =
-          common::ReadFileNamedBy("etcd client key file", options.key_file);
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *cert;
-      ssl.pem_private_key = *key;
-    }
-    credentials = grpc::SslCredentials(ssl);
-  } else {
-    credentials = grpc::InsecureChannelCredentials();
   }
   std::unique_ptr<EtcdClient> client(new EtcdClient(options));
   for (const std::string& endpoint : options.endpoints) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "storage/record_encoding.h"
 
 namespace tollgate::storage {
 namespace {
@@ -29,54 +30,6 @@ constexpr int64_t kRangePage = 256;
 constexpr absl::string_view kNotLeader = "not leader: ";
 
 // ---- Encodings ----
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool GetVarint(absl::string_view& in, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    const uint8_t byte = static_cast<uint8_t>(in.front());
-    in.remove_prefix(1);
-    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-void PutBytes(std::string& out, absl::string_view bytes) {
-  PutVarint(out, bytes.size());
-  out.append(bytes.data(), bytes.size());
-}
-
-bool GetBytes(absl::string_view& in, std::string& out) {
-  uint64_t size = 0;
-  if (!GetVarint(in, size) || size > in.size()) return false;
-  out.assign(in.data(), size);
-  in.remove_prefix(size);
-  return true;
-}
-
-std::string EncodeRecords(const std::vector<std::string>& records) {
-  std::string out;
-  for (const std::string& record : records) PutBytes(out, record);
-  return out;
-}
-
-bool DecodeRecords(absl::string_view in, std::vector<std::string>& records) {
-  records.clear();
-  while (!in.empty()) {
-    std::string record;
-    if (!GetBytes(in, record)) return false;
-    records.push_back(std::move(record));
-  }
-  return true;
-}
 
 std::string RevisionKeyPart(int64_t revision) { return absl::StrFormat("%020d", revision); }
 

@@ -22,6 +22,7 @@
 #include "rocksdb/snapshot.h"
 #include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/write_batch.h"
+#include "storage/record_encoding.h"
 
 // Local: storage must not depend on core/status_macros.h.
 #define TOLLGATE_STORE_RETURN_IF_ERROR(expr)    \
@@ -105,57 +106,16 @@ absl::StatusOr<int64_t> DecodeRevision(absl::string_view in, absl::string_view w
   return static_cast<int64_t>(v);
 }
 
-void PutVarint64(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint64(absl::string_view* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-// A change-log value: for each record, its length as a varint followed by its bytes.
-std::string EncodeRecords(const std::vector<std::string>& records) {
-  size_t size = 0;
-  for (const std::string& r : records) size += r.size() + 10;
-  std::string out;
-  out.reserve(size);
-  for (const std::string& r : records) {
-    PutVarint64(r.size(), &out);
-    out.append(r);
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<std::string>> DecodeRecords(absl::string_view in, int64_t revision,
-                                                       absl::string_view path) {
+absl::StatusOr<std::vector<std::string>> DecodeRecordsAt(absl::string_view in, int64_t revision,
+                                                         absl::string_view path) {
   std::vector<std::string> records;
-  while (!in.empty()) {
-    uint64_t size = 0;
-    if (!GetVarint64(&in, &size) || size > in.size()) {
-      return absl::DataLossError(absl::StrCat("RocksDB store at ", path,
-                                              ": change-log entry for revision ", revision,
-                                              " is truncated after ", records.size(), " records"));
-    }
-    records.emplace_back(in.substr(0, size));
-    in.remove_prefix(size);
+  if (!DecodeRecords(in, records)) {
+    return absl::DataLossError(absl::StrCat("RocksDB store at ", path,
+                                            ": change-log entry for revision ", revision,
+                                            " is truncated after ", records.size(), " records"));
   }
   return records;
 }
-
 // The smallest key greater than every key starting with `prefix`, or nullopt if there is none
 // (empty or all-0xff prefix).
 std::optional<std::string> PrefixSuccessor(absl::string_view prefix) {
@@ -663,7 +623,7 @@ absl::StatusOr<std::vector<ChangeLogEntry>> RocksDbStore::ReadChanges(int64_t af
                                               " (next is ", *revision, ")"));
     }
     absl::StatusOr<std::vector<std::string>> records =
-        DecodeRecords(ToView(it->value()), *revision, path_);
+        DecodeRecordsAt(ToView(it->value()), *revision, path_);
     if (!records.ok()) return records.status();
     entries.push_back(ChangeLogEntry{.revision = *revision, .records = *std::move(records)});
   }

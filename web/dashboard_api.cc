@@ -103,7 +103,7 @@ absl::StatusOr<std::string> DashboardApi::ListWorkloads(const Params& params,
     if (!v1::WorkloadState_Parse(absl::StrCat("WORKLOAD_STATE_", state), &value)) {
       return absl::InvalidArgumentError(
           absl::StrCat("state: \"", Param(params, "state"),
-                       "\" is not one of PENDING, ADMITTED, EVICTING, FINISHED"));
+                       "\" is not one of PENDING, QUOTA_RESERVED, ADMITTED, EVICTING, FINISHED"));
     }
     request.set_state(value);
   }
@@ -166,7 +166,8 @@ absl::StatusOr<std::string> DashboardApi::GetWorkload(absl::string_view namespac
     }
   }
   std::vector<std::string> holders;
-  for (v1::WorkloadState state : {v1::WORKLOAD_STATE_ADMITTED, v1::WORKLOAD_STATE_EVICTING}) {
+  for (v1::WorkloadState state : {v1::WORKLOAD_STATE_QUOTA_RESERVED, v1::WORKLOAD_STATE_ADMITTED,
+                                  v1::WORKLOAD_STATE_EVICTING}) {
     v1::ListWorkloadsRequest list;
     list.set_state(state);
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse held, api_.ListWorkloads(list));

@@ -1,18 +1,23 @@
 #include "adapters/kube/job_controller.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/admission_enactment.h"
+#include "services/manifest/job_kinds.h"
+#include "services/manifest/pod_set_info.h"
 
 namespace tollgate::kube {
 namespace {
@@ -38,10 +43,22 @@ v1::WorkloadRef Ref(absl::string_view ns, absl::string_view name) {
   return ref;
 }
 
-// Sets the bool at a JSON pointer such as "/spec/runPolicy/suspend", creating objects on the way.
 void SetSuspend(const manifest::JobKindTranslator& translator, Json& obj, bool suspend) {
-  obj[Json::json_pointer(translator.SuspendPath())] = suspend;
+  translator.SetSuspended(obj, suspend);
 }
+
+// The translators' view of other objects, read from the API server as they are now.
+class KubeLookup final : public manifest::ObjectLookup {
+ public:
+  explicit KubeLookup(KubeClient& kube) : kube_(kube) {}
+  absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
+                           absl::string_view name) const override {
+    return kube_.Get(kind, kind.namespaced ? ns : "", name);
+  }
+
+ private:
+  KubeClient& kube_;
+};
 
 // Why the workload is being evicted, from its newest eviction-like event.
 std::string EvictionMessage(const v1::Workload& wl) {
@@ -93,7 +110,8 @@ JobController::JobController(KubeClient& kube, client::AdmissionClient& admissio
       admission_(admission),
       clock_(clock),
       translators_(std::move(translators)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      lookup_(std::make_unique<KubeLookup>(kube)) {}
 
 const manifest::JobKindTranslator* JobController::TranslatorFor(absl::string_view resource) const {
   for (const manifest::JobKindTranslator* t : translators_) {
@@ -104,9 +122,42 @@ const manifest::JobKindTranslator* JobController::TranslatorFor(absl::string_vie
 
 std::string JobController::WorkloadNameOf(const manifest::JobKindTranslator& translator,
                                           const Json& obj) const {
-  return manifest::WorkloadName(absl::AsciiStrToLower(translator.resource().kind),
-                                manifest::GetString(obj, {"metadata", "name"}),
-                                manifest::GetString(obj, {"metadata", "uid"}));
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = workload_names_.find(manifest::GetString(obj, {"metadata", "uid"}));
+    if (it != workload_names_.end()) return it->second;
+  }
+  return translator.WorkloadName(obj);
+}
+
+absl::StatusOr<std::string> JobController::ResolveWorkloadName(
+    const manifest::JobKindTranslator& translator, const Json& obj) {
+  const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = workload_names_.find(uid);
+    if (it != workload_names_.end()) return it->second;
+  }
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  std::string name = translator.WorkloadName(obj);
+  absl::StatusOr<v1::Workload> current = admission_.GetWorkload(Ref(ns, name));
+  if (absl::IsNotFound(current.status())) {
+    // Submitted by an earlier tollgate-kube under its own name rule: keep using it.
+    const std::string legacy =
+        manifest::LegacyWorkloadName(absl::AsciiStrToLower(translator.resource().kind),
+                                     manifest::GetString(obj, {"metadata", "name"}), uid);
+    absl::StatusOr<v1::Workload> old = admission_.GetWorkload(Ref(ns, legacy));
+    if (old.ok() && old->metadata().uid() == uid) {
+      name = legacy;
+    } else if (!old.ok() && !absl::IsNotFound(old.status())) {
+      return old.status();
+    }
+  } else if (!current.ok()) {
+    return current.status();
+  }
+  absl::MutexLock lock(&mu_);
+  workload_names_[uid] = name;
+  return name;
 }
 
 void JobController::Observe(absl::string_view resource, const Json& obj) {
@@ -114,8 +165,9 @@ void JobController::Observe(absl::string_view resource, const Json& obj) {
   if (translator == nullptr) return;
   const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
   ObjectKey key{std::string(resource), ns, manifest::GetString(obj, {"metadata", "name"})};
+  const std::string workload = WorkloadKey(ns, WorkloadNameOf(*translator, obj));
   absl::MutexLock lock(&mu_);
-  owners_[WorkloadKey(ns, WorkloadNameOf(*translator, obj))] = std::move(key);
+  owners_[workload] = std::move(key);
 }
 
 void JobController::RecordDeletion(const ObjectKey& key, absl::string_view uid) {
@@ -162,7 +214,17 @@ absl::Status JobController::Reconcile(const ObjectKey& key) {
   }
   const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
   for (auto it = uids.begin(); it != uids.end(); ++it) {
-    absl::Status deleted = DeleteWorkload(Ref(key.ns, manifest::WorkloadName(kind, key.name, *it)));
+    // Whichever name it was submitted under.
+    absl::Status deleted = DeleteWorkload(
+        Ref(key.ns, manifest::KueueWorkloadName(translator->resource().kind,
+                                                translator->resource().group, key.name, *it)));
+    if (deleted.ok()) {
+      deleted = DeleteWorkload(Ref(key.ns, manifest::LegacyWorkloadName(kind, key.name, *it)));
+    }
+    if (deleted.ok()) {
+      absl::MutexLock lock(&mu_);
+      workload_names_.erase(*it);
+    }
     if (!deleted.ok()) {
       absl::MutexLock lock(&mu_);
       tombstones_[key].insert(it, uids.end());
@@ -248,14 +310,19 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
     if (!has_default) return absl::OkStatus();
     queue = "default";
   }
-  const v1::WorkloadRef ref = Ref(ns, WorkloadNameOf(translator, obj));
+  TOLLGATE_ASSIGN_OR_RETURN(const bool owned, OwnedByManagedObject(obj));
+  if (owned) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(const std::string workload_name, ResolveWorkloadName(translator, obj));
+  const v1::WorkloadRef ref = Ref(ns, workload_name);
   const std::optional<manifest::JobFinish> finish = translator.Finished(obj);
   if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
 
   // The workload describes the job as written, not as admission changed it.
-  absl::StatusOr<Json> original = manifest::RestoreOriginalTemplates(obj);
+  absl::StatusOr<Json> original = manifest::RestoreOriginalFields(obj);
   absl::StatusOr<v1::Workload> translated =
-      original.ok() ? manifest::TranslateWorkload(translator, *original, queue) : original.status();
+      original.ok()
+          ? manifest::TranslateWorkload(translator, *original, queue, *lookup_, workload_name)
+          : original.status();
   absl::StatusOr<v1::Workload> wl =
       translated.ok() ? SubmitOrReplace(*translated) : translated.status();
   if (!wl.ok()) {
@@ -270,7 +337,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
     return wl.status();
   }
 
-  const bool suspended = manifest::IsSuspended(translator, obj);
+  const bool suspended = translator.IsSuspended(obj);
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
       const std::string fingerprint = manifest::AdmissionFingerprint(wl->status().admission());
@@ -283,7 +350,10 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
         // Ready, or ready no more: a pod of a running job failed and its replacement is awaited
         // (waitForPodsReady.recoveryTimeout runs from that report).
-        const bool ready_now = translator.PodsReady(current, *wl);
+        absl::StatusOr<std::vector<manifest::PodSetSource>> sources =
+            translator.PodSets(*original, *lookup_);
+        if (!sources.ok()) return sources.status();
+        const bool ready_now = translator.PodsReady(current, *sources, *wl);
         if (wl->status().pods_ready() != ready_now) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
@@ -292,6 +362,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
           // The workload may have been evicted since we read it; the next pass sees that.
           if (!ready.ok() && !absl::IsFailedPrecondition(ready)) return ready;
         }
+        TOLLGATE_RETURN_IF_ERROR(ForwardReclaimablePods(translator, current, *wl, ref));
         return ForwardCheckpoint(current, *wl, ref);
       }
       if (!suspended) {
@@ -312,9 +383,18 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject flavor, admission_.GetObject(flavor_ref));
         flavors[name] = flavor.resource_flavor();
       }
-      TOLLGATE_ASSIGN_OR_RETURN(
-          Json desired,
-          manifest::ApplyAdmission(translator, obj, wl->status().admission(), flavors));
+      absl::StatusOr<std::vector<manifest::PodSetInfo>> infos = manifest::PodSetInfosFromAdmission(
+          wl->status().admission(), flavors, manifest::PodSetUpdatesOf(*wl));
+      absl::StatusOr<Json> enacted =
+          infos.ok() ? manifest::ApplyAdmission(
+                           translator, obj, *infos,
+                           manifest::AdmissionFingerprint(wl->status().admission()), *lookup_)
+                     : infos.status();
+      if (manifest::IsPermanentError(enacted.status())) {
+        return FailToStart(translator, obj, *original, ref, enacted.status());
+      }
+      if (!enacted.ok()) return enacted.status();
+      Json desired = *std::move(enacted);
       SetSuspend(translator, desired, false);
       manifest::SetAnnotation(
           desired, kStatusAnnotation,
@@ -328,7 +408,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       manifest::SetAnnotation(desired, kStatusAnnotation,
                               StatusValue(kPreempted, EvictionMessage(*wl)));
       TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
-      if (manifest::IsSuspended(translator, current) && !translator.IsActive(current)) {
+      if (translator.IsSuspended(current) && !translator.IsActive(current)) {
         v1::ReportStoppedRequest request;
         *request.mutable_workload() = ref;
         absl::Status stopped = admission_.ReportStopped(request).status();
@@ -347,6 +427,25 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
                               StatusValue(kFinished, "Workload finished"));
       return Converge(translator, obj, desired).status();
     }
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED: {
+      // Quota is reserved but admission checks are not all Ready: the job stays suspended, as
+      // in Kueue, and its owner sees which checks it waits for.
+      Json desired = *original;
+      SetSuspend(translator, desired, true);
+      std::vector<std::string> waiting;
+      for (const v1::AdmissionCheckState& check : wl->status().admission_checks()) {
+        if (check.state() != "Ready") {
+          waiting.push_back(absl::StrCat(check.name(), " (", check.state(), ")"));
+        }
+      }
+      manifest::SetAnnotation(
+          desired, kStatusAnnotation,
+          StatusValue(kPending, absl::StrCat("Quota reserved in ClusterQueue ",
+                                             wl->status().admission().cluster_queue(),
+                                             "; waiting for admission checks: ",
+                                             absl::StrJoin(waiting, ", "))));
+      return Converge(translator, obj, desired).status();
+    }
     case v1::WORKLOAD_STATE_PENDING:
     default: {
       Json desired = *original;
@@ -358,6 +457,102 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       return Converge(translator, obj, desired).status();
     }
   }
+}
+
+absl::StatusOr<bool> JobController::OwnedByManagedObject(const Json& obj) {
+  // Kueue's FindAncestorJobManagedByKueue: up the chain of controlling owners while they are of
+  // a kind it knows (enabled or not: a TrainJob's Jobs are the TrainJob's even when JobSets are
+  // not managed), until one is managed.
+  constexpr int kMaxOwnerChain = 10;
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  Json current = obj;
+  for (int depth = 0; depth < kMaxOwnerChain; ++depth) {
+    const Json* owners = manifest::Find(current, {"metadata", "ownerReferences"});
+    if (owners == nullptr || !owners->is_array()) return false;
+    const Json* controller = nullptr;
+    for (const Json& owner : *owners) {
+      if (manifest::GetBool(owner, {"controller"}).value_or(false)) controller = &owner;
+    }
+    if (controller == nullptr) return false;
+    const manifest::JobKindTranslator* kind =
+        manifest::FindJobKind(manifest::GetString(*controller, {"kind"}));
+    if (kind == nullptr ||
+        kind->resource().ApiVersion() != manifest::GetString(*controller, {"apiVersion"})) {
+      return false;
+    }
+    absl::StatusOr<Json> owner =
+        kube_.Get(kind->resource(), ns, manifest::GetString(*controller, {"name"}));
+    // An owner that is gone, or another object of that name, manages nothing.
+    if (absl::IsNotFound(owner.status())) return false;
+    if (!owner.ok()) return owner.status();
+    if (manifest::GetString(*owner, {"metadata", "uid"}) !=
+        manifest::GetString(*controller, {"uid"})) {
+      return false;
+    }
+    const bool enabled =
+        std::find(translators_.begin(), translators_.end(), kind) != translators_.end();
+    if (enabled && kind->traits().creates_workload &&
+        (options_.manage_jobs_without_queue_name || !manifest::QueueName(*owner).empty())) {
+      return true;
+    }
+    current = *std::move(owner);
+  }
+  return false;
+}
+
+absl::Status JobController::FailToStart(const manifest::JobKindTranslator& translator,
+                                        const Json& obj, const Json& original,
+                                        const v1::WorkloadRef& ref, const absl::Status& why) {
+  const std::string message = absl::StrCat("Cannot start: ", why.message());
+  v1::FinishRequest request;
+  *request.mutable_workload() = ref;
+  request.set_message(message);
+  absl::Status finished = admission_.Finish(request).status();
+  // Finished meanwhile (or by another pass): the object still gets its state below.
+  if (!finished.ok() && !absl::IsFailedPrecondition(finished)) return finished;
+  common::Log("warning", "admission cannot be enacted; workload finished",
+              {{"workload", WorkloadKey(ref.namespace_(), ref.name())}, {"error", message}});
+  Json desired = original;
+  SetSuspend(translator, desired, true);
+  manifest::SetAnnotation(desired, kStatusAnnotation, StatusValue(kFinished, message));
+  TOLLGATE_ASSIGN_OR_RETURN(Json current, Converge(translator, obj, desired));
+  RecordEvent(translator, current, "Warning", "FailedToStart", message);
+  return absl::OkStatus();
+}
+
+absl::Status JobController::ForwardReclaimablePods(const manifest::JobKindTranslator& translator,
+                                                   const Json& obj, const v1::Workload& wl,
+                                                   const v1::WorkloadRef& ref) {
+  absl::StatusOr<Json> original = manifest::RestoreOriginalFields(obj);
+  if (!original.ok()) return original.status();
+  absl::StatusOr<std::vector<manifest::PodSetSource>> sources =
+      translator.PodSets(*original, *lookup_);
+  if (!sources.ok()) return sources.status();
+  std::map<std::string, int32_t> counts;
+  for (const v1::PodSet& ps : wl.spec().pod_sets()) counts[ps.name()] = ps.count();
+  std::map<std::string, int32_t> want;
+  for (const manifest::ReclaimablePod& p : translator.ReclaimablePods(obj, *sources)) {
+    // Kueue's LimitReclaimablePodsToPodSetSizes: never more than the pod set asked for.
+    auto it = counts.find(p.name);
+    if (it != counts.end() && p.count > 0) want[p.name] = std::min(p.count, it->second);
+  }
+  std::map<std::string, int32_t> have;
+  for (const v1::ReclaimablePod& p : wl.status().reclaimable_pods()) have[p.name()] = p.count();
+  if (want == have) return absl::OkStatus();
+  v1::ReportReclaimablePodsRequest request;
+  *request.mutable_workload() = ref;
+  for (const auto& [name, count] : want) {
+    v1::ReclaimablePod* p = request.add_reclaimable_pods();
+    p->set_name(name);
+    p->set_count(count);
+  }
+  absl::Status reported = admission_.ReportReclaimablePods(request).status();
+  // Evicted or finished meanwhile, or fewer than before (the job restarted a replica): nothing
+  // to retry; the next pass sees the new state.
+  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
+    return absl::OkStatus();
+  }
+  return reported;
 }
 
 absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workload& wl,
@@ -443,8 +638,8 @@ absl::StatusOr<Json> JobController::Converge(const manifest::JobKindTranslator& 
       ParseStatusAnnotation(manifest::Annotation(obj, kStatusAnnotation));
   const auto [new_state, new_message] =
       ParseStatusAnnotation(manifest::Annotation(desired, kStatusAnnotation));
-  const bool was_suspended = manifest::IsSuspended(translator, obj);
-  const bool now_suspended = manifest::IsSuspended(translator, desired);
+  const bool was_suspended = translator.IsSuspended(obj);
+  const bool now_suspended = translator.IsSuspended(desired);
   common::Log("info", "patched",
               {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
                {"status", new_state},
@@ -565,14 +760,21 @@ absl::StatusOr<int> JobController::CollectOrphans(
     const std::string& uid = wl.metadata().uid();
     for (const manifest::JobKindTranslator* translator : translators_) {
       const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
-      // Ours only if the name is what WorkloadName gives for this UID: a workload submitted by
-      // someone else with a similar name keeps its random or chosen UID and does not match.
-      const std::string suffix = manifest::WorkloadName(kind, "", uid);
+      // Ours only if it says it was made for an object of this kind with this uid (Kueue's
+      // job-uid label), or, as earlier versions named workloads, if the name is what
+      // LegacyWorkloadName gives for this uid: a workload submitted by someone else keeps its
+      // random or chosen uid and does not match.
+      const auto& labels = wl.metadata().labels();
+      auto kind_label = labels.find(std::string(manifest::kJobKindLabel));
+      auto uid_label = labels.find(std::string(manifest::kJobUidLabel));
+      const bool labelled = kind_label != labels.end() &&
+                            kind_label->second == translator->resource().kind &&
+                            uid_label != labels.end() && uid_label->second == uid;
+      const std::string suffix = manifest::LegacyWorkloadName(kind, "", uid);
       const std::string uid_part = suffix.substr(suffix.rfind('-') + 1);
-      if (!absl::StartsWith(name, absl::StrCat(kind, "-")) ||
-          !absl::EndsWith(name, absl::StrCat("-", uid_part)) || uid.size() < 32) {
-        continue;
-      }
+      const bool legacy = absl::StartsWith(name, absl::StrCat(kind, "-")) &&
+                          absl::EndsWith(name, absl::StrCat("-", uid_part));
+      if ((!labelled && !legacy) || uid.size() < 32) continue;
       auto live = live_uids.find(translator->resource().plural);
       if (live == live_uids.end() || live->second.count(uid) > 0) break;
       TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(wl.metadata().namespace_(), name)));

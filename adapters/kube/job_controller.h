@@ -8,6 +8,7 @@
 #include <compare>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,8 +23,8 @@
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/json_util.h"
-#include "services/manifest/workload_translator.h"
 
 namespace tollgate::kube {
 
@@ -55,6 +56,11 @@ struct ObjectKey {
 //     active.
 //   * job finished: Finish (an admitted workload) or DeleteWorkload (one never admitted).
 //   * object gone or being deleted: DeleteWorkload.
+// Objects created by an object of a managed kind (a JobSet's Jobs, a TrainJob's JobSet) are
+// left to their owner's workload, as Kueue does. An admission that cannot be enacted (two pod-set
+// updates, or an update and the template, want different values for one key) finishes the
+// workload as failed to start, with a Warning event on the object: retrying cannot help.
+// Reclaimable pods (pods of a running job that finished for good) are reported to Tollgate.
 // Patches are merge patches carrying metadata.resourceVersion; a 409 re-reads and retries.
 // Reconcile of one key must not run concurrently with itself (the work queue ensures it);
 // different keys may. Thread-safe.
@@ -103,6 +109,8 @@ class JobController {
     return translators_;
   }
   const manifest::JobKindTranslator* TranslatorFor(absl::string_view resource) const;
+  // The translators' view of other objects (a TrainJob's runtime), read from the API server.
+  const manifest::ObjectLookup& lookup() const { return *lookup_; }
 
  private:
   absl::Status ReconcileNamespace(const ObjectKey& key);
@@ -115,6 +123,21 @@ class JobController {
   absl::Status HandleFinished(const manifest::JobKindTranslator& translator, const Json& obj,
                               const v1::WorkloadRef& ref, const manifest::JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
+  // Whether the object's controlling owner is an object of an enabled kind that is managed
+  // (queue label, or manage_jobs_without_queue_name): then its owner's workload holds the quota.
+  absl::StatusOr<bool> OwnedByManagedObject(const Json& obj);
+  // The name of the object's workload: Kueue's (JobKindTranslator::WorkloadName), unless a
+  // workload under the name earlier versions gave exists (it keeps that name for its life).
+  absl::StatusOr<std::string> ResolveWorkloadName(const manifest::JobKindTranslator& translator,
+                                                  const Json& obj);
+  // An admission that can never be enacted: finish the workload, keep the object suspended.
+  absl::Status FailToStart(const manifest::JobKindTranslator& translator, const Json& obj,
+                           const Json& original, const v1::WorkloadRef& ref,
+                           const absl::Status& why);
+  // Reports the job's reclaimable pods when they differ from what Tollgate has.
+  absl::Status ForwardReclaimablePods(const manifest::JobKindTranslator& translator,
+                                      const Json& obj, const v1::Workload& wl,
+                                      const v1::WorkloadRef& ref);
   absl::StatusOr<bool> NamespaceHasDefaultQueue(absl::string_view ns);
   // Whether `ns` matches options_.managed_jobs_namespace_selector (true when there is none).
   absl::StatusOr<bool> NamespaceIsManaged(absl::string_view ns);
@@ -125,13 +148,16 @@ class JobController {
                                 const Json& desired);
   void RecordEvent(const manifest::JobKindTranslator& translator, const Json& obj,
                    absl::string_view type, absl::string_view reason, absl::string_view message);
-  std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const;
+  std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   KubeClient& kube_;
   client::AdmissionClient& admission_;
   const core::Clock& clock_;
   const std::vector<const manifest::JobKindTranslator*> translators_;
   const Options options_;
+  // Other objects the translators read (a TrainJob's runtime), from the API server.
+  const std::unique_ptr<manifest::ObjectLookup> lookup_;
 
   mutable absl::Mutex mu_;
   // Workload "ns/name" -> owning object.
@@ -142,6 +168,8 @@ class JobController {
   std::map<std::string, std::map<std::string, std::string>> applied_namespaces_
       ABSL_GUARDED_BY(mu_);
   uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  // Object uid -> the name of its workload, once resolved (ResolveWorkloadName).
+  std::map<std::string, std::string> workload_names_ ABSL_GUARDED_BY(mu_);
 };
 
 // Splits a status annotation into state and message.

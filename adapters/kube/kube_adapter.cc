@@ -119,7 +119,8 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
         {
           absl::MutexLock lock(&mu_);
           if (synced_.insert(kind.plural).second) {
-            common::Log("warning", "resource not served; will look again",
+            common::Log("warning",
+                        "resource not served (CRD not installed?); skipped, will look again",
                         {{"resource", kind.plural}, {"error", list.status().ToString()}});
           }
           cache_[kind.plural];

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "core/status_macros.h"
 
 namespace tollgate::kube {
@@ -63,9 +64,8 @@ absl::StatusOr<std::string> DataOrFile(const YAML::Node& node, const char* data_
   return common::ReadFileToString(Resolve(base_dir, file));
 }
 
-absl::StatusOr<KubeConfig> ParseOrThrow(absl::string_view yaml, absl::string_view base_dir,
+absl::StatusOr<KubeConfig> ParseOrThrow(const YAML::Node& root, absl::string_view base_dir,
                                         absl::string_view context_flag) {
-  const YAML::Node root = YAML::Load(std::string(yaml));
   if (!root.IsMap()) return absl::InvalidArgumentError("kubeconfig: not a YAML map");
   std::string context_name(context_flag);
   if (context_name.empty()) context_name = Scalar(root, "current-context");
@@ -140,9 +140,10 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(absl::string_view host, absl::str
 
 absl::StatusOr<KubeConfig> ParseKubeConfig(absl::string_view yaml, absl::string_view base_dir,
                                            absl::string_view context) {
-  // yaml-cpp reports syntax and conversion errors by throwing; keep them inside this layer.
+  TOLLGATE_ASSIGN_OR_RETURN(const YAML::Node root, common::LoadYamlDocument(yaml, "kubeconfig"));
+  // yaml-cpp reports conversion errors by throwing; keep them inside this layer.
   try {
-    return ParseOrThrow(yaml, base_dir, context);
+    return ParseOrThrow(root, base_dir, context);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("kubeconfig: ", e.what()));
   }

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_config.h"
 #include "adapters/kube/pod_controller.h"
+#include "adapters/kube/provisioning_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "common/build_info.h"
 #include "common/command_line.h"
@@ -38,10 +40,8 @@
 #include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "core/types.h"
-#include "services/manifest/job_translator.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/kueue_configuration.h"
-#include "services/manifest/pytorchjob_translator.h"
-#include "services/manifest/rayjob_translator.h"
 
 namespace tollgate::kube {
 namespace {
@@ -62,12 +62,21 @@ Flags:
   --context=NAME                     kubeconfig context (default: current-context)
   --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks,
                                      manageJobsWithoutQueueName, managedJobsNamespaceSelector
-                                     (then the four flags below must not be given); the
-                                     frameworks pod, deployment, statefulset and
-                                     leaderworkerset.x-k8s.io/leaderworkerset are set only here
-  --enable-jobs=BOOL                 manage batch/v1 Jobs (default true)
-  --enable-rayjobs=BOOL              manage ray.io/v1 RayJobs (default false)
-  --enable-pytorchjobs=BOOL          manage kubeflow.org/v1 PyTorchJobs (default false)
+                                     (then the four flags below must not be given)
+  --frameworks=LIST                  the kinds to manage, by Kueue's framework names
+                                     (integrations.frameworks): batch/job (the default),
+                                     jobset.x-k8s.io/jobset, kubeflow.org/mpijob,
+                                     kubeflow.org/pytorchjob, kubeflow.org/tfjob,
+                                     kubeflow.org/jaxjob, kubeflow.org/paddlejob,
+                                     kubeflow.org/xgboostjob, trainer.kubeflow.org/trainjob,
+                                     ray.io/rayjob, ray.io/raycluster, ray.io/rayservice,
+                                     sparkoperator.k8s.io/sparkapplication,
+                                     workload.codeflare.dev/appwrapper, and the gated
+                                     kinds pod, deployment, statefulset and
+                                     leaderworkerset.x-k8s.io/leaderworkerset
+  --enable-jobs=BOOL                 also (or not) batch/job (default true)
+  --enable-rayjobs=BOOL              also ray.io/rayjob (default false)
+  --enable-pytorchjobs=BOOL          also kubeflow.org/pytorchjob (default false)
   --manage-jobs-without-queue-name   also manage unlabeled jobs in namespaces that have a
                                      LocalQueue named "default"
   --sync-namespaces=BOOL             mirror Namespaces and their labels into Tollgate (default true)
@@ -78,17 +87,26 @@ Flags:
   --watch-timeout=DURATION           server-side timeout of each Kubernetes watch (default 5m)
   --call-timeout=DURATION            deadline of each tollgated call (default 10s)
   --instance=NAME                    reportingInstance of Events (default: host name)
+  --enable-provisioning-requests=BOOL
+                                     run the kueue.x-k8s.io/provisioning-request admission
+                                     check: cluster-autoscaler ProvisioningRequests per
+                                     workload (default true; docs/admission-checks.md)
+  --provisioning-check-sync-period=DURATION
+                                     re-read that controller's AdmissionChecks and their
+                                     ProvisioningRequestConfigs this often (default 10s)
 )";
 
 struct Flags {
   std::string tollgate = "127.0.0.1:50051";
-  client::GrpcAdmissionClient::ClientSecurity tollgate_security;
+  client::ConnectionFiles tollgate_security;
   std::string kubeconfig;
   std::string context;
   bool jobs = true;
   bool rayjobs = false;
   bool pytorchjobs = false;
-  // The gated kinds (PodController), from integrations.frameworks.
+  // --frameworks, or integrations.frameworks of --config: every kind named here is managed.
+  std::vector<std::string> frameworks;
+  // The gated kinds (PodController): not rows of the kinds table (docs/pod-integrations.md).
   bool pods = false;
   bool deployments = false;
   bool statefulsets = false;
@@ -104,31 +122,39 @@ struct Flags {
   absl::Duration watch_timeout = absl::Minutes(5);
   absl::Duration call_timeout = absl::Seconds(10);
   std::string instance;
+  bool provisioning = true;
+  absl::Duration provisioning_sync_period = absl::Seconds(10);
   bool help = false;
 };
 
 // The adapter's part of Kueue's Configuration (services/manifest/kueue_configuration.h, the
 // parser tollgated uses): which kinds to manage and which unlabelled jobs.
+// Sets the flag of a gated kind (PodController) named by its Kueue framework name; false for any
+// other name.
+bool EnableGatedFramework(absl::string_view framework, Flags& flags) {
+  if (framework == "pod") {
+    flags.pods = true;
+  } else if (framework == "deployment") {
+    flags.deployments = true;
+  } else if (framework == "statefulset") {
+    flags.statefulsets = true;
+  } else if (framework == "leaderworkerset.x-k8s.io/leaderworkerset") {
+    flags.leaderworkersets = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status ApplyConfiguration(Flags& flags) {
   TOLLGATE_ASSIGN_OR_RETURN(manifest::KueueConfiguration config,
                             manifest::ParseKueueConfigurationFile(flags.config_file));
   flags.jobs = flags.rayjobs = flags.pytorchjobs = false;
   std::vector<std::string> unsupported;
   for (const std::string& framework : config.adapter.frameworks) {
-    if (framework == "batch/job") {
-      flags.jobs = true;
-    } else if (framework == "ray.io/rayjob") {
-      flags.rayjobs = true;
-    } else if (framework == "kubeflow.org/pytorchjob") {
-      flags.pytorchjobs = true;
-    } else if (framework == "pod") {
-      flags.pods = true;
-    } else if (framework == "deployment") {
-      flags.deployments = true;
-    } else if (framework == "statefulset") {
-      flags.statefulsets = true;
-    } else if (framework == "leaderworkerset.x-k8s.io/leaderworkerset") {
-      flags.leaderworkersets = true;
+    if (EnableGatedFramework(framework, flags)) continue;
+    if (manifest::FindJobKindByFramework(framework) != nullptr) {
+      flags.frameworks.push_back(framework);
     } else {
       unsupported.push_back(framework);
     }
@@ -155,6 +181,7 @@ absl::Status ApplyConfiguration(Flags& flags) {
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
   std::string integration_flag;
+  bool jobs_flag_given = false;
   TOLLGATE_RETURN_IF_ERROR(
       common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
         const absl::string_view name = flag.name;
@@ -174,8 +201,23 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.context, flag.String());
         } else if (name == "config") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.config_file, flag.String());
+        } else if (name == "frameworks") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          for (absl::string_view f : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+            if (EnableGatedFramework(f, flags)) continue;
+            if (manifest::FindJobKindByFramework(f) == nullptr) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "--frameworks: unknown framework \"", f, "\"; tollgate-kube manages ",
+                  manifest::FrameworkList(), ", pod, deployment, statefulset, ",
+                  "leaderworkerset.x-k8s.io/leaderworkerset"));
+            }
+            flags.frameworks.push_back(std::string(f));
+          }
+          // The list replaces the default (batch/job), as Kueue's integrations.frameworks does.
+          if (!jobs_flag_given) flags.jobs = false;
         } else if (name == "enable-jobs") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.jobs, flag.Bool());
+          jobs_flag_given = true;
         } else if (name == "enable-rayjobs") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.rayjobs, flag.Bool());
         } else if (name == "enable-pytorchjobs") {
@@ -202,11 +244,16 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.call_timeout, flag.Duration(/*allow_zero=*/false));
         } else if (name == "instance") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.instance, flag.String());
+        } else if (name == "enable-provisioning-requests") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.provisioning, flag.Bool());
+        } else if (name == "provisioning-check-sync-period") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.provisioning_sync_period,
+                                    flag.Duration(/*allow_zero=*/false));
         } else {
           return common::UnknownFlag(flag);
         }
         if (name == "enable-jobs" || name == "enable-rayjobs" || name == "enable-pytorchjobs" ||
-            name == "manage-jobs-without-queue-name") {
+            name == "frameworks" || name == "manage-jobs-without-queue-name") {
           integration_flag = std::string(name);
         }
         return absl::OkStatus();
@@ -220,8 +267,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
     TOLLGATE_RETURN_IF_ERROR(ApplyConfiguration(flags));
   }
-  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs && !flags.pods &&
-      !flags.deployments && !flags.statefulsets && !flags.leaderworkersets) {
+  if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs &&
+      flags.frameworks.empty() && !flags.pods && !flags.deployments && !flags.statefulsets &&
+      !flags.leaderworkersets) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }
   return flags;
@@ -257,16 +305,18 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
                             CurlKubeClient::Create(config, kube_options));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<client::GrpcAdmissionClient> admission,
-                            client::GrpcAdmissionClient::ConnectSecure(
-                                flags.tollgate, flags.call_timeout, flags.tollgate_security));
+                            client::GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout,
+                                                                 flags.tollgate_security));
 
-  manifest::JobTranslator job;
-  manifest::RayJobTranslator rayjob;
-  manifest::PyTorchJobTranslator pytorchjob;
+  // The enabled rows of the kinds table, in its order.
+  std::set<std::string> enabled(flags.frameworks.begin(), flags.frameworks.end());
+  if (flags.jobs) enabled.insert("batch/job");
+  if (flags.rayjobs) enabled.insert("ray.io/rayjob");
+  if (flags.pytorchjobs) enabled.insert("kubeflow.org/pytorchjob");
   std::vector<const manifest::JobKindTranslator*> kinds;
-  if (flags.jobs) kinds.push_back(&job);
-  if (flags.rayjobs) kinds.push_back(&rayjob);
-  if (flags.pytorchjobs) kinds.push_back(&pytorchjob);
+  for (const manifest::JobKindTranslator* t : manifest::AllJobKinds()) {
+    if (enabled.count(t->traits().framework) > 0) kinds.push_back(t);
+  }
 
   JobController::Options controller_options;
   controller_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
@@ -304,7 +354,16 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
               {{"server", config.server},
                {"tollgate", flags.tollgate},
                {"kinds", absl::StrJoin(names, ",")}});
+  std::thread provisioning_thread;
+  std::optional<ProvisioningController> provisioning;
+  if (flags.provisioning) {
+    ProvisioningController::Options provisioning_options;
+    provisioning_options.check_sync_period = flags.provisioning_sync_period;
+    provisioning.emplace(*kube, *admission, controller, clock, provisioning_options);
+    provisioning_thread = std::thread([&] { provisioning->Run(stop); });
+  }
   adapter.Run(stop);
+  if (provisioning_thread.joinable()) provisioning_thread.join();
   return absl::OkStatus();
 }
 

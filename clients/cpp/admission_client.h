@@ -36,6 +36,8 @@ class AdmissionClient {
   virtual absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
       const v1::ReportJobStateRequest& request) = 0;
   virtual absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) = 0;
+  virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request) = 0;
   // Streams workload changes after request.since_revision to `on_event` until it returns
   // false or `stop` fires (both OK), or the stream breaks (its status; OUT_OF_RANGE when the
   // revision has been compacted away: watch again from 0).
@@ -48,6 +50,23 @@ class AdmissionClient {
       const v1::ListObjectsRequest& request) = 0;
   virtual absl::StatusOr<v1::ApplyResponse> Apply(const v1::ApplyRequest& request) = 0;
   virtual absl::Status DeleteObject(const v1::ObjectRef& ref) = 0;
+
+  // AdmissionCheckService, for adapters that run a check controller (tollgate-kube's
+  // ProvisioningRequest check). UNIMPLEMENTED unless the implementation supports it.
+  virtual absl::Status WatchAdmissionChecks(
+      const v1::WatchAdmissionChecksRequest& /*request*/,
+      const std::function<bool(const v1::WatchEvent&)>& /*on_event*/,
+      const common::StopSignal& /*stop*/) {
+    return absl::UnimplementedError("WatchAdmissionChecks");
+  }
+  virtual absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> UpdateAdmissionCheckState(
+      const v1::UpdateAdmissionCheckStateRequest& /*request*/) {
+    return absl::UnimplementedError("UpdateAdmissionCheckState");
+  }
+  virtual absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
+      const v1::SetAdmissionCheckActiveRequest& /*request*/) {
+    return absl::UnimplementedError("SetAdmissionCheckActive");
+  }
 };
 
 }  // namespace tollgate::client

@@ -21,6 +21,7 @@
 #include "cmd/tollgate/start_estimate_view.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "services/engine/config_objects.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_input.h"
 
 namespace tollgate::cli {
@@ -51,10 +52,17 @@ absl::string_view DryRunSuffix(DryRun dry_run) {
   return "";
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args) {
+// `skipped`, when given, counts the documents skipped with a note.
+absl::StatusOr<std::vector<manifest::Manifest>> ReadArgs(Session& s, const ParsedFlags& args,
+                                                         size_t* skipped = nullptr) {
+  std::vector<std::string> notes;
   absl::StatusOr<std::vector<manifest::Manifest>> manifests =
-      ReadManifests(s.in(), args.All("filename"));
-  if (manifests.ok() && args.Has("namespace")) UseNamespace(args.Get("namespace"), *manifests);
+      manifest::ReadManifests(s.in(), args.All("filename"), notes);
+  // Objects that carry no work (a RayJob's ConfigMap), and CronJobs, are skipped, not refused.
+  for (const std::string& note : notes) s.err() << "note: " << note << "\n";
+  if (skipped != nullptr) *skipped = notes.size();
+  if (manifests.ok() && args.Has("namespace"))
+    manifest::UseNamespace(args.Get("namespace"), *manifests);
   return manifests;
 }
 
@@ -129,7 +137,15 @@ bool SubmitWorkloads(Session& s, const std::vector<v1::Workload>& workloads, Dry
             absl::StrCat("; would start ", StartEstimateText(response->start_estimate(), s.now()));
       }
     }
-    s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << " " << verb
+    // A job manifest's workload says which job it is for.
+    std::string from;
+    if (auto kind = wl.metadata().labels().find(std::string(manifest::kJobKindLabel));
+        kind != wl.metadata().labels().end()) {
+      auto job = wl.metadata().annotations().find(std::string(manifest::kJobNameAnnotation));
+      from = absl::StrCat(" (", kind->second, " ",
+                          job == wl.metadata().annotations().end() ? "" : job->second, ")");
+    }
+    s.out() << "workload.kueue.x-k8s.io/" << wl.metadata().name() << from << " " << verb
             << DryRunSuffix(dry_run) << note << "\n";
   }
   return ok;
@@ -250,7 +266,8 @@ int RunSubmit(Session& s, const ParsedFlags& args) {
   }
   absl::StatusOr<DryRun> dry_run = ParseDryRun(args);
   if (!dry_run.ok()) return s.UsageError(dry_run.status().message());
-  absl::StatusOr<std::vector<manifest::Manifest>> manifests = ReadArgs(s, args);
+  size_t skipped = 0;
+  absl::StatusOr<std::vector<manifest::Manifest>> manifests = ReadArgs(s, args, &skipped);
   if (!manifests.ok()) return s.Fail(manifests.status());
   std::vector<v1::Workload> workloads;
   for (const manifest::Manifest& m : *manifests) {
@@ -262,6 +279,9 @@ int RunSubmit(Session& s, const ParsedFlags& args) {
     }
     workloads.push_back(*wl);
   }
+  // Only skipped documents (a CronJob, whose Jobs are queued when it creates them): the notes
+  // said why, and there is nothing to submit.
+  if (workloads.empty() && skipped > 0) return kExitOk;
   if (workloads.empty()) return s.Fail(absl::InvalidArgumentError("no Workload manifests found"));
   return SubmitWorkloads(s, workloads, *dry_run) ? kExitOk : kExitFailure;
 }

@@ -45,7 +45,7 @@ std::string CanonicalKind(std::string kind) {
 }  // namespace
 
 int RunAuthCommand(const std::vector<std::string>& positional, const std::string& ns,
-                   CliClient& client, std::ostream& out, std::ostream& err) {
+                   client::TollgateClient& client, std::ostream& out, std::ostream& err) {
   if (positional.empty()) {
     err << "tollgate auth: name a subcommand: whoami or can-i\n";
     return 2;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 
 namespace tollgate::cli {
 
@@ -21,6 +21,6 @@ inline constexpr char kAuthDetails[] =
 // `positional` starts after "auth". `ns` is "" for every namespace. Returns the exit code
 // (0 ok/yes, 1 failure/no, 2 usage), printing the usage problem to `err`.
 int RunAuthCommand(const std::vector<std::string>& positional, const std::string& ns,
-                   CliClient& client, std::ostream& out, std::ostream& err);
+                   client::TollgateClient& client, std::ostream& out, std::ostream& err);
 
 }  // namespace tollgate::cli

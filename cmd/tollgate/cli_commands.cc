@@ -39,9 +39,10 @@ constexpr FlagSpec kSinceRevisionFlag{
 constexpr FlagSpec kQueueFilterFlag{"queue", 0, "LOCALQUEUE", "workloads of this LocalQueue"};
 constexpr FlagSpec kClusterQueueFilterFlag{"clusterqueue", 0, "CLUSTERQUEUE",
                                            "workloads admitted by or queued for this ClusterQueue"};
-constexpr FlagSpec kStatusFilterFlag{"status", 0, "STATE",
-                                     "workloads in this state: pending, admitted, evicting, "
-                                     "finished"};
+constexpr FlagSpec kStatusFilterFlag{
+    "status", 0, "STATE",
+    "workloads in this state: pending, quotareserved, admitted, evicting, "
+    "finished"};
 constexpr FlagSpec kApplyDryRunFlag{"dry-run", 0, "STRATEGY",
                                     "none, client (print only) or server (validated, not stored)",
                                     "client"};
@@ -169,6 +170,30 @@ const std::vector<Command>& Commands() {
        {kNamespaceFlag, kPriorityFlag},
        RunReprioritize,
        true},
+      {"check",
+       "check set WORKLOAD --check NAME --state STATE | check activate|deactivate NAME",
+       "Decide an admission check by hand, or set a check's Active condition.",
+       "set: the state of one admission check on a workload that holds quota: Pending, Ready,\n"
+       "Retry (evicts it; requeued after --requeue-after at the earliest) or Rejected\n"
+       "(deactivates it). Once every check is Ready the workload is Admitted. The update expects\n"
+       "the revision read just before (or --revision): a workload changed meanwhile is refused.\n"
+       "--label, --annotation, --node-selector (POD_SET:KEY=VALUE) and --toleration\n"
+       "(POD_SET:KEY[=VALUE][:EFFECT]) are pod set updates the check adds to the pods.\n"
+       "activate, deactivate: the AdmissionCheck's Active condition; a ClusterQueue naming an\n"
+       "inactive check admits nothing. Both are audited (docs/admission-checks.md).\n",
+       {kNamespaceFlag,
+        {"check", 0, "NAME", "the admission check (set)"},
+        {"state", 0, "STATE", "Pending, Ready, Retry or Rejected (set)"},
+        {"message", 0, "TEXT", "why, shown in describe workload (set); or the condition's message"},
+        {"requeue-after", 0, "DURATION", "with Retry: the least delay before it is tried again"},
+        {"revision", 0, "N", "the workload revision the decision was made on (default: current)"},
+        {"label", 0, "POD_SET:KEY=VALUE", "a label for the pod set's pods (repeatable)"},
+        {"annotation", 0, "POD_SET:KEY=VALUE", "an annotation for the pods (repeatable)"},
+        {"node-selector", 0, "POD_SET:KEY=VALUE", "a node selector term (repeatable)"},
+        {"toleration", 0, "POD_SET:KEY[=VALUE][:EFFECT]", "a toleration (repeatable)"},
+        {"reason", 0, "TEXT", "the Active condition's reason (activate, deactivate)"}},
+       RunCheck,
+       true},
       {"checkpoint",
        "checkpoint NAME",
        "Record that a running workload saved its progress now.",
@@ -191,15 +216,18 @@ const std::vector<Command>& Commands() {
        "get TYPE [NAME] [-n NS | -A] [-o FORMAT] [-l SELECTOR] [-w]",
        "List objects as a table, or as YAML, JSON, names or JSONPath.",
        "TYPE: flavors, clusterqueues, cohorts, localqueues, workloads (also\n"
-       "workloadpriorityclasses, priorityclasses, namespaces, and the authorization policy:\n"
-       "roles, rolebindings, queuegrants); TYPE/NAME works too. Namespaced\n"
+       "workloadpriorityclasses, priorityclasses, namespaces, admissionchecks, topologies,\n"
+       "nodes, and the authorization policy: roles, rolebindings, queuegrants); TYPE/NAME\n"
+       "works too. Namespaced\n"
        "types list the -n namespace (default \"default\"), or every namespace with -A.\n"
        "Workloads show their POSITION in the ClusterQueue and why they wait (REASON); filter\n"
        "them with --queue, --clusterqueue and --status. -o yaml and -o json print Kueue\n"
        "manifests that `apply -f` takes back. -w prints changes after the list; when the watch\n"
        "ends, the last revision goes to stderr for --since-revision.\n"
        "`get clusterqueue NAME -o usage` prints its quota and usage per flavor and resource;\n"
-       "`get cohort NAME -o usage` the same for a cohort (implicit ones included).\n"
+       "`get cohort NAME -o usage` the same for a cohort (implicit ones included);\n"
+       "`get topology [NAME] -o usage` each topology flavor's domains with capacity, use and\n"
+       "free capacity. `get nodes` lists the node inventory (-o wide: labels and taints).\n"
        "`get config` prints tollgated's effective scheduler configuration (-o yaml: a Kueue\n"
        "Configuration that `tollgated --config` reads back).\n",
        {kNamespaceFlag, kAllNamespacesFlag, kOutputFlag, kSelectorFlag, kSortByFlag, kNoHeadersFlag,
@@ -215,7 +243,7 @@ const std::vector<Command>& Commands() {
        RunUsage,
        true},
       {"describe",
-       "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME",
+       "describe workload|clusterqueue|cohort|localqueue|resourceflavor|node NAME",
        "Show details, queue position and events.",
        "workload: spec, state (and the last eviction of a requeued workload), admission and\n"
        "flavors, pending reason, position in its LocalQueue and ClusterQueue, who holds the\n"
@@ -225,7 +253,9 @@ const std::vector<Command>& Commands() {
        "and borrowers, what blocks its head workload, pending workloads in order.\n"
        "cohort: parent, members, usage, quota holders and borrowers (implicit cohorts too).\n"
        "localqueue: its ClusterQueue, usage, pending workloads. resourceflavor: node labels,\n"
-       "taints, and the ClusterQueues and Cohorts with quota in it.\n"
+       "taints, and the ClusterQueues and Cohorts with quota in it. node: labels, taints,\n"
+       "status, flavors, allocatable and free capacity, the pods Tollgate placed there and\n"
+       "the pods it did not place.\n"
        "Also role, rolebinding, queuegrant NAME: the policy object (docs/security.md).\n",
        {kNamespaceFlag},
        RunDescribe,
@@ -420,7 +450,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     // when they are unusable, completion just offers no names.
     absl::StatusOr<Connection> connection = ResolveConnection(ConnectionInputs{
         raw.Get("server"), env.server_env, "", env.config_env, "", "", "", "", "", env.token_env});
-    Session session(env, command->name, command->synopsis, raw, kDefaultCallTimeout,
+    Session session(env, command->name, command->synopsis, raw, client::kDefaultCallTimeout,
                     connection.ok() ? *std::move(connection) : Connection());
     return command->run(session, raw);
   }
@@ -435,7 +465,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
     env.out << CommandHelp(*command);
     return kExitOk;
   }
-  absl::Duration timeout = kDefaultCallTimeout;
+  absl::Duration timeout = client::kDefaultCallTimeout;
   if (parsed->Has("timeout")) {
     absl::StatusOr<absl::Duration> d =
         common::FlagArg{"timeout", parsed->Get("timeout"), true}.Duration(/*allow_zero=*/false);
@@ -454,7 +484,7 @@ int RunCli(const std::vector<std::string>& args, const CliEnv& env) {
                          parsed->Get("client-key"), parsed->Get("token"), env.token_env});
     if (resolved.ok()) {
       // Read the PEM files now so a missing one is reported before any call.
-      absl::Status readable = ChannelCredentials(*resolved).status();
+      absl::Status readable = CredentialsFor(*resolved).status();
       if (!readable.ok()) resolved = readable;
     }
     if (!resolved.ok()) {

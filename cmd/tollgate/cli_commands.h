@@ -1,14 +1,14 @@
 #pragma once
 
 // The `tollgate` command line: argument parsing, the commands, and what they print. Every command
-// except `scenario run` is a client of tollgated over gRPC (cmd/tollgate/cli_client.h).
+// except `scenario run` is a client of tollgated over gRPC (clients/cpp/tollgate_client.h).
 
 #include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "core/clock.h"
 
 namespace tollgate::cli {
@@ -31,7 +31,7 @@ struct CliEnv {
   const core::Clock& clock;
   // When set, a running `watch` stops once it is cancelled; otherwise it runs until the stream
   // ends or the process is interrupted.
-  WatchCanceller* watch_canceller = nullptr;
+  client::WatchCanceller* watch_canceller = nullptr;
   // $TOLLGATE_CONFIG and $TOLLGATE_TOKEN (cmd/tollgate/client_config.h), "" when unset.
   std::string config_env = "";
   std::string token_env = "";

@@ -16,6 +16,8 @@ std::string StateName(v1::WorkloadState state) {
   switch (state) {
     case v1::WORKLOAD_STATE_PENDING:
       return "Pending";
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return "QuotaReserved";
     case v1::WORKLOAD_STATE_ADMITTED:
       return "Admitted";
     case v1::WORKLOAD_STATE_EVICTING:
@@ -72,8 +74,12 @@ std::string FormatFlavors(const v1::PodSetAssignment& assignment) {
 }
 
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec) {
+  return FormatTaints(spec.node_taints());
+}
+
+std::string FormatTaints(const google::protobuf::RepeatedPtrField<v1::Taint>& node_taints) {
   std::vector<std::string> taints;
-  for (const v1::Taint& t : spec.node_taints()) {
+  for (const v1::Taint& t : node_taints) {
     taints.push_back(
         absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(), ":", t.effect()));
   }
@@ -84,7 +90,7 @@ std::string ActiveOf(const v1::ClusterQueue& cq) {
   if (cq.metadata().has_deletion_timestamp()) return "False (Terminating)";
   for (const v1::Condition& c : cq.status().conditions()) {
     if (c.type() != "Active") continue;
-    // Why not, when not: Stopped, Terminating (its cohort is being deleted), FlavorNotFound...
+    // Why not, when not: Stopped, CohortCycle, FlavorNotFound...
     if (c.status() == "False" && !c.reason().empty()) {
       return absl::StrCat(c.status(), " (", c.reason(), ")");
     }
@@ -142,6 +148,18 @@ void PrintAssignments(std::ostream& out, const v1::Admission& admission, absl::s
         {a.name(), absl::StrCat(a.count()), FormatFlavors(a), FormatRequests(a.resource_usage())});
   }
   table.Print(out, indent);
+  // Where topology-aware scheduling put each pod set's pods: the domains and their pod counts.
+  for (const v1::PodSetAssignment& a : admission.pod_set_assignments()) {
+    const v1::TopologyAssignment& topology = a.topology_assignment();
+    if (topology.domains().empty()) continue;
+    out << indent << "Placement of " << a.name() << " (" << absl::StrJoin(topology.levels(), " > ")
+        << "):\n";
+    TablePrinter domains({"DOMAIN", "PODS"});
+    for (const v1::TopologyDomainAssignment& d : topology.domains()) {
+      domains.AddRow({absl::StrJoin(d.values(), "/"), absl::StrCat(d.count())});
+    }
+    domains.Print(out, absl::StrCat(indent, "  "));
+  }
 }
 
 }  // namespace tollgate::cli

@@ -30,10 +30,13 @@ std::string FormatRequests(const google::protobuf::Map<std::string, std::string>
 // "default-flavor (cpu, memory)" per flavor, flavors in name order.
 std::string FormatFlavors(const v1::PodSetAssignment& assignment);
 std::string FormatTaints(const v1::ResourceFlavorSpec& spec);
+// "key=value:Effect,..." or kNone.
+std::string FormatTaints(const google::protobuf::RepeatedPtrField<v1::Taint>& taints);
 // The status of the ClusterQueue's Active condition, "Unknown" without one.
 std::string ActiveOf(const v1::ClusterQueue& cq);
-// The STATUS column of queues and namespaces: Terminating (deleted while workloads still hold
-// quota through it), Stopped (a stopPolicy other than None) or Active.
+// The STATUS column of queues and namespaces: Terminating (a ClusterQueue or Namespace deleted
+// while workloads still hold quota through it), Stopped (a stopPolicy other than None) or
+// Active.
 std::string ObjectStatusOf(const v1::ObjectMeta& meta, absl::string_view stop_policy = "");
 std::string Plural(int64_t n, absl::string_view word);
 // "2026-01-01T00:00:00Z (5m ago)".

@@ -4,16 +4,25 @@
 
 namespace tollgate::cli {
 
-CliClient& Session::client() {
+client::TollgateClient& Session::client() {
   if (client_ == nullptr) {
     // The credentials were read by RunCli already; a failure here is a file that vanished.
-    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-        ChannelCredentials(connection_);
-    client_ = std::make_unique<CliClient>(
+    absl::StatusOr<client::Credentials> credentials = CredentialsFor(connection_);
+    client::TollgateClient::Options options;
+    options.call_timeout = timeout_;
+    options.unreachable_hint =
+        absl::StrCat("is tollgated running? set --server or ", kServerEnvVar);
+    std::ostream& err = env_.err;
+    options.on_stale = [&err](absl::string_view revision, absl::string_view reason) {
+      // Once per client (docs/ha.md, "Follower reads"): the answer is still printed.
+      err << "warning: may be stale: served by a follower at revision " << revision
+          << ", which cannot confirm it is current"
+          << (reason.empty() ? "" : absl::StrCat(" (", reason, ")")) << "\n";
+    };
+    client_ = std::make_unique<client::TollgateClient>(
         connection_.server.empty() ? ResolveServer(args_.Get("server"), env_.server_env)
                                    : connection_.server,
-        credentials.ok() ? *credentials : grpc::InsecureChannelCredentials(), connection_.token,
-        timeout_);
+        credentials.ok() ? *std::move(credentials) : client::Credentials(), std::move(options));
   }
   return *client_;
 }

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "cmd/tollgate/cli_commands.h"
 #include "cmd/tollgate/client_config.h"
 #include "cmd/tollgate/table_printer.h"
@@ -64,10 +64,10 @@ class Session {
   std::ostream& err() { return env_.err; }
   std::istream& in() { return env_.in; }
   absl::Time now() const { return env_.clock.Now(); }
-  WatchCanceller* watch_canceller() const { return env_.watch_canceller; }
+  client::WatchCanceller* watch_canceller() const { return env_.watch_canceller; }
   const ParsedFlags& args() const { return args_; }
 
-  CliClient& client();
+  client::TollgateClient& client();
 
   // The namespace for namespaced objects: -n, else "default".
   std::string Namespace() const { return args_.Get("namespace", "default"); }
@@ -90,7 +90,7 @@ class Session {
   const ParsedFlags& args_;
   const absl::Duration timeout_;
   const Connection connection_;
-  std::unique_ptr<CliClient> client_;
+  std::unique_ptr<client::TollgateClient> client_;
 };
 
 }  // namespace tollgate::cli

@@ -8,8 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cmd/tollgate/cli_client.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "grpcpp/security/credentials.h"
 #include "yaml-cpp/yaml.h"
 
@@ -35,8 +35,10 @@ absl::StatusOr<ContextEntry> ReadContext(const std::string& path, const std::str
   auto bad = [&](absl::string_view field, absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", field, ": ", problem));
   };
+  absl::StatusOr<YAML::Node> loaded = common::LoadYamlDocument(*text, path);
+  if (!loaded.ok()) return loaded.status();
   try {
-    const YAML::Node root = YAML::Load(*text);
+    const YAML::Node& root = *loaded;
     if (!root.IsMap()) return bad("(top level)", "want a mapping");
     const std::string name =
         !wanted.empty()
@@ -118,26 +120,20 @@ absl::StatusOr<Connection> ResolveConnection(const ConnectionInputs& in) {
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
-    const Connection& connection) {
-  if (!connection.tls()) return grpc::InsecureChannelCredentials();
-  grpc::SslCredentialsOptions options;
-  if (!connection.certificate_authority.empty()) {
-    absl::StatusOr<std::string> ca =
-        ReadFile("certificate authority", connection.certificate_authority);
-    if (!ca.ok()) return ca.status();
-    options.pem_root_certs = *std::move(ca);
-  }
-  if (!connection.client_certificate.empty()) {
-    absl::StatusOr<std::string> cert =
-        ReadFile("client certificate", connection.client_certificate);
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile("client key", connection.client_key);
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *std::move(cert);
-    options.pem_private_key = *std::move(key);
-  }
-  return grpc::SslCredentials(options);
+absl::StatusOr<client::Credentials> CredentialsFor(const Connection& connection) {
+  client::Credentials credentials;
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> channel = client::TlsChannelCredentials(
+      connection.certificate_authority, connection.client_certificate, connection.client_key);
+  if (!channel.ok()) return channel.status();
+  credentials.channel = *std::move(channel);
+  credentials.bearer_token = connection.token;
+  return credentials;
+}
+
+std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value) {
+  if (!flag_value.empty()) return std::string(flag_value);
+  if (!env_value.empty()) return std::string(env_value);
+  return std::string(kDefaultServer);
 }
 
 }  // namespace tollgate::cli

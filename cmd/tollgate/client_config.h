@@ -20,10 +20,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "grpcpp/security/credentials.h"
+#include "absl/strings/string_view.h"
+#include "clients/cpp/connection.h"
 
 namespace tollgate::cli {
 
+inline constexpr absl::string_view kDefaultServer = "127.0.0.1:50051";
+inline constexpr absl::string_view kServerEnvVar = "TOLLGATE_SERVER";
 inline constexpr char kConfigEnvVar[] = "TOLLGATE_CONFIG";
 inline constexpr char kTokenEnvVar[] = "TOLLGATE_TOKEN";
 
@@ -55,8 +58,11 @@ struct ConnectionInputs {
 // client certificate without its key; NOT_FOUND for a config file that does not exist.
 absl::StatusOr<Connection> ResolveConnection(const ConnectionInputs& inputs);
 
-// TLS credentials from the connection's PEM files (read now), or insecure ones.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
-    const Connection& connection);
+// The client core's credentials: TLS from the connection's PEM files (read now), or insecure
+// ones, and the bearer token.
+absl::StatusOr<client::Credentials> CredentialsFor(const Connection& connection);
+
+// Which tollgated to talk to: the --server flag, else $TOLLGATE_SERVER, else kDefaultServer.
+std::string ResolveServer(absl::string_view flag_value, absl::string_view env_value);
 
 }  // namespace tollgate::cli

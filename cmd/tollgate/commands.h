@@ -6,6 +6,8 @@
 //   describe_config_command.cc  describe cohort|localqueue|resourceflavor
 //   apply_command.cc      apply, submit, diff
 //   workload_commands.cc  admit, finish, preempt, checkpoint, delete
+//   check_commands.cc     check set|activate|deactivate
+//   node_commands.cc      get nodes, describe node, get topology -o usage (InventoryService)
 //   version_command.cc    version
 //   admin_command.cc      admin backup
 //   config_command.cc     get config
@@ -34,10 +36,17 @@ int RunResume(Session& s, const ParsedFlags& args);
 int RunDeactivate(Session& s, const ParsedFlags& args);
 int RunActivate(Session& s, const ParsedFlags& args);
 int RunReprioritize(Session& s, const ParsedFlags& args);
+// check_commands.cc: check set|activate|deactivate (AdmissionCheckService).
+int RunCheck(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);
 int RunAdmin(Session& s, const ParsedFlags& args);
 // `get config`: called by RunGet.
 int RunGetConfig(Session& s, const ParsedFlags& args);
+// node_commands.cc, called by RunGet and RunDescribe: the node inventory. `name` empty: every
+// node; `topology` empty: every topology flavor.
+int RunGetNodes(Session& s, const ParsedFlags& args, absl::string_view name);
+int DescribeNode(Session& s, absl::string_view name);
+int PrintTopologyUsage(Session& s, absl::string_view topology);
 int RunCompletion(Session& s, const ParsedFlags& args);
 int RunComplete(Session& s, const ParsedFlags& args);
 

@@ -126,10 +126,16 @@ int RunComplete(Session& s, const ParsedFlags& args) {
     for (const FlagSpec& f : FlagsOf(*command)) candidates.push_back(absl::StrCat("--", f.name));
   } else if (TakesKindAndName(command->name) && arguments.empty()) {
     for (const KindInfo& k : Kinds()) candidates.push_back(std::string(k.aliases.front()));
+    // The inventory is not a configuration kind; get and describe take it, delete does not.
+    if (command->name != "delete") candidates.push_back("nodes");
   } else if (TakesKindAndName(command->name) && arguments.size() == 1) {
     if (const KindInfo* kind = FindKind(arguments[0])) candidates = ObjectNames(s, *kind);
   } else if (TakesWorkloadName(command->name) && arguments.empty()) {
     candidates = ObjectNames(s, *FindKind("workload"));
+  } else if (command->name == "check" && arguments.empty()) {
+    candidates = {"set", "activate", "deactivate"};
+  } else if (command->name == "check" && arguments.size() == 1) {
+    candidates = ObjectNames(s, *FindKind(arguments[0] == "set" ? "workload" : "admissioncheck"));
   } else if (command->name == "completion" && arguments.empty()) {
     candidates = {"bash", "zsh"};
   } else if ((command->name == "watch" || command->name == "usage") && arguments.empty()) {

@@ -25,6 +25,8 @@ absl::StatusOr<std::string> QueuePosition(Session& s, const v1::Workload& wl) {
   by_local_queue.set_local_queue(QueueOf(wl));
   absl::StatusOr<v1::ListPendingWorkloadsResponse> local =
       s.client().ListPendingWorkloads(by_local_queue);
+  // Its LocalQueue was deleted (or never made): nothing queues it; the pending reason says so.
+  if (absl::IsNotFound(local.status())) return std::string("not queued");
   if (!local.ok()) return local.status();
   const v1::PendingWorkload* item = nullptr;
   for (const v1::PendingWorkload& p : local->items()) {
@@ -76,7 +78,8 @@ const v1::Condition* FindCondition(const v1::WorkloadStatus& status, absl::strin
 // time it keeps is history then, not a current admission.
 void AddState(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
   const v1::WorkloadStatus& status = wl.status();
-  const bool holds_quota = status.state() == v1::WORKLOAD_STATE_ADMITTED ||
+  const bool holds_quota = status.state() == v1::WORKLOAD_STATE_QUOTA_RESERVED ||
+                           status.state() == v1::WORKLOAD_STATE_ADMITTED ||
                            status.state() == v1::WORKLOAD_STATE_EVICTING;
   const bool was_admitted = ToAbslTime(status.admission_time()) != absl::InfinitePast();
   const bool evicted = ToAbslTime(status.evicted_at()) != absl::InfinitePast();
@@ -199,6 +202,46 @@ absl::Status PrintWhyPending(Session& s, const v1::Workload& wl) {
   return absl::OkStatus();
 }
 
+// Each admission check's state, why, and what it adds to the pods (docs/admission-checks.md).
+void PrintAdmissionChecks(std::ostream& out, const v1::Workload& wl, absl::Time now) {
+  const v1::WorkloadStatus& status = wl.status();
+  if (status.admission_checks_size() == 0) return;
+  out << "Admission Checks:\n";
+  TablePrinter checks({"NAME", "STATE", "SINCE", "RETRIES", "REQUEUE-AFTER", "MESSAGE"});
+  for (const v1::AdmissionCheckState& c : status.admission_checks()) {
+    checks.AddRow({c.name(), c.state(),
+                   c.has_last_transition_time() ? FormatAge(c.last_transition_time(), now)
+                                                : std::string(kNone),
+                   absl::StrCat(c.retry_count()),
+                   c.has_requeue_after_seconds() ? absl::StrCat(c.requeue_after_seconds(), "s")
+                                                 : std::string(kNone),
+                   OrNone(c.message())});
+  }
+  checks.Print(out, "  ");
+  bool any_updates = false;
+  for (const v1::AdmissionCheckState& c : status.admission_checks()) {
+    any_updates = any_updates || c.pod_set_updates_size() > 0;
+  }
+  if (!any_updates) return;
+  out << "Pod Set Updates:\n";
+  TablePrinter updates(
+      {"CHECK", "POD SET", "LABELS", "ANNOTATIONS", "NODE SELECTOR", "TOLERATIONS"});
+  for (const v1::AdmissionCheckState& c : status.admission_checks()) {
+    for (const v1::PodSetUpdate& u : c.pod_set_updates()) {
+      std::vector<std::string> tolerations;
+      for (const v1::Toleration& t : u.tolerations()) {
+        tolerations.push_back(absl::StrCat(t.key(), t.value().empty() ? "" : "=", t.value(),
+                                           t.effect().empty() ? "" : ":", t.effect()));
+      }
+      updates.AddRow({c.name(), u.name(), OrNone(JoinKeyValues(u.labels())),
+                      OrNone(JoinKeyValues(u.annotations())),
+                      OrNone(JoinKeyValues(u.node_selector())),
+                      tolerations.empty() ? std::string(kNone) : absl::StrJoin(tolerations, ",")});
+    }
+  }
+  updates.Print(out, "  ");
+}
+
 void PrintConditions(std::ostream& out, const v1::Workload& wl) {
   const v1::WorkloadStatus& status = wl.status();
   if (status.conditions_size() == 0) {
@@ -249,6 +292,7 @@ int DescribeWorkload(Session& s, absl::string_view name) {
   PrintPodSets(out, wl);
   PrintAdmission(out, wl);
   if (absl::Status st = PrintWhyPending(s, wl); !st.ok()) return s.Fail(st);
+  PrintAdmissionChecks(out, wl, now);
   PrintConditions(out, wl);
   PrintEvents(out, wl, now);
   return kExitOk;
@@ -366,13 +410,16 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
 
 int RunDescribe(Session& s, const ParsedFlags& args) {
   constexpr absl::string_view kSupported =
-      "workload, clusterqueue, cohort, localqueue, resourceflavor, role, rolebinding, "
+      "workload, clusterqueue, cohort, localqueue, resourceflavor, node, role, rolebinding, "
       "queuegrant";
   if (args.positional.size() != 2) {
     return s.UsageError(absl::StrCat("name a KIND (", kSupported, ") and a NAME"));
   }
   const KindInfo* kind = FindKind(args.positional[0]);
   const std::string& name = args.positional[1];
+  if (args.positional[0] == "node" || args.positional[0] == "nodes" || args.positional[0] == "no") {
+    return DescribeNode(s, name);
+  }
   switch (kind == nullptr ? v1::NAMESPACE : kind->object_kind) {
     case v1::OBJECT_KIND_UNSPECIFIED:
       return DescribeWorkload(s, name);

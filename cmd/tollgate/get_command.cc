@@ -54,11 +54,14 @@ struct WorkloadFilter {
 absl::StatusOr<v1::WorkloadState> ParseState(absl::string_view text) {
   const std::string lower = absl::AsciiStrToLower(text);
   if (lower == "pending") return v1::WORKLOAD_STATE_PENDING;
+  if (lower == "quotareserved" || lower == "quota-reserved") {
+    return v1::WORKLOAD_STATE_QUOTA_RESERVED;
+  }
   if (lower == "admitted") return v1::WORKLOAD_STATE_ADMITTED;
   if (lower == "evicting") return v1::WORKLOAD_STATE_EVICTING;
   if (lower == "finished") return v1::WORKLOAD_STATE_FINISHED;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--status \"", text, "\": want pending, admitted, evicting or finished"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--status \"", text, "\": want pending, quotareserved, admitted, evicting or finished"));
 }
 
 // The parsed options of one `get`.
@@ -158,6 +161,18 @@ std::vector<std::string> WorkloadRow(const GetOptions& o, const v1::Workload& wl
     case v1::WORKLOAD_STATE_EVICTING:
       reason = OrNone(wl.status().last_preemption_reason());
       break;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED: {
+      // What it waits for: the checks that are not Ready yet.
+      std::vector<std::string> waiting;
+      for (const v1::AdmissionCheckState& check : wl.status().admission_checks()) {
+        if (check.state() != "Ready") {
+          waiting.push_back(absl::StrCat(check.name(), "=", check.state()));
+        }
+      }
+      reason = waiting.empty() ? std::string(kNone)
+                               : absl::StrCat("waiting for checks: ", absl::StrJoin(waiting, ", "));
+      break;
+    }
     default:
       break;
   }
@@ -375,7 +390,10 @@ int GetConfig(Session& s, const GetOptions& o) {
     case v1::CLUSTER_QUEUE: {
       std::vector<std::string> headers{"NAME",    "COHORT",   "STRATEGY",
                                        "PENDING", "ADMITTED", "ACTIVE"};
-      if (wide) headers.push_back("FLAVORS");
+      if (wide) {
+        headers.push_back("RESERVING");
+        headers.push_back("FLAVORS");
+      }
       table.emplace(headers);
       for (size_t i : *order) {
         const v1::ClusterQueue& cq = objects[i].cluster_queue();
@@ -388,6 +406,8 @@ int GetConfig(Session& s, const GetOptions& o) {
                                      absl::StrCat(cq.status().admitted_workloads()),
                                      ActiveOf(cq)};
         if (wide) {
+          // Holding quota: admitted, plus those still waiting for admission checks.
+          row.push_back(absl::StrCat(cq.status().reserving_workloads()));
           std::vector<std::string> flavors;
           for (const v1::ResourceGroup& g : cq.spec().resource_groups()) {
             for (const v1::FlavorQuotas& f : g.flavors()) flavors.push_back(f.name());
@@ -489,6 +509,76 @@ int GetConfig(Session& s, const GetOptions& o) {
                        FormatAge(g.metadata().creation_timestamp(), now)});
       }
       break;
+    case v1::ADMISSION_CHECK: {
+      std::vector<std::string> headers{"NAME", "CONTROLLER", "ACTIVE", "AGE"};
+      if (wide) headers.push_back("PARAMETERS");
+      table.emplace(headers);
+      for (size_t i : *order) {
+        const v1::AdmissionCheck& ac = objects[i].admission_check();
+        std::string active = "False (NoCondition)";
+        for (const v1::Condition& c : ac.status().conditions()) {
+          if (c.type() != "Active") continue;
+          active = c.status() == "True" || c.reason().empty()
+                       ? c.status()
+                       : absl::StrCat(c.status(), " (", c.reason(), ")");
+        }
+        if (ac.metadata().has_deletion_timestamp()) active = "False (Terminating)";
+        std::vector<std::string> row{ac.metadata().name(), ac.spec().controller_name(), active,
+                                     FormatAge(ac.metadata().creation_timestamp(), now)};
+        if (wide) {
+          const v1::AdmissionCheckParametersReference& p = ac.spec().parameters();
+          row.push_back(p.name().empty() ? std::string(kNone)
+                                         : absl::StrCat(p.kind(), "/", p.name()));
+        }
+        table->AddRow(row);
+      }
+      break;
+    }
+    case v1::TOPOLOGY:
+      table.emplace(std::vector<std::string>{"NAME", "LEVELS", "AGE"});
+      for (size_t i : *order) {
+        const v1::Topology& t = objects[i].topology();
+        std::vector<std::string> levels;
+        for (const v1::TopologyLevel& level : t.spec().levels())
+          levels.push_back(level.node_label());
+        table->AddRow({t.metadata().name(), absl::StrJoin(levels, ","),
+                       FormatAge(t.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::MULTI_KUEUE_CONFIG:
+      table.emplace(std::vector<std::string>{"NAME", "CLUSTERS", "AGE"});
+      for (size_t i : *order) {
+        const v1::MultiKueueConfig& c = objects[i].multi_kueue_config();
+        table->AddRow({c.metadata().name(), absl::StrJoin(c.spec().clusters(), ","),
+                       FormatAge(c.metadata().creation_timestamp(), now)});
+      }
+      break;
+    case v1::MULTI_KUEUE_CLUSTER: {
+      // Kueue's printer columns: whether the worker is connected, and the age.
+      std::vector<std::string> headers{"NAME", "CONNECTED", "AGE"};
+      if (wide) headers.push_back("SOURCE");
+      table.emplace(headers);
+      for (size_t i : *order) {
+        const v1::MultiKueueCluster& c = objects[i].multi_kueue_cluster();
+        std::string connected = "False (NoCondition)";
+        for (const v1::Condition& cond : c.status().conditions()) {
+          if (cond.type() != "Active") continue;
+          connected = cond.status() == "True" || cond.reason().empty()
+                          ? cond.status()
+                          : absl::StrCat(cond.status(), " (", cond.reason(), ")");
+        }
+        std::vector<std::string> row{c.metadata().name(), connected,
+                                     FormatAge(c.metadata().creation_timestamp(), now)};
+        if (wide) {
+          row.push_back(c.spec().has_endpoint()
+                            ? c.spec().endpoint().address()
+                            : absl::StrCat(c.spec().kube_config().location_type(), "/",
+                                           c.spec().kube_config().location()));
+        }
+        table->AddRow(row);
+      }
+      break;
+    }
     case v1::NAMESPACE:
     default:
       table.emplace(std::vector<std::string>{"NAME", "STATUS", "AGE"});
@@ -536,10 +626,14 @@ int RunGet(Session& s, const ParsedFlags& args) {
   if (words.empty() || words.size() > 2) {
     return s.UsageError(
         "name what to get: flavors, clusterqueues, cohorts, localqueues, "
-        "workloads (and optionally one NAME)");
+        "workloads, nodes, ... (and optionally one NAME)");
   }
   if (words.size() == 1 && (words[0] == "config" || words[0] == "configuration")) {
     return RunGetConfig(s, args);
+  }
+  // Nodes are inventory, not configuration objects.
+  if (words[0] == "nodes" || words[0] == "node" || words[0] == "no") {
+    return RunGetNodes(s, args, words.size() == 2 ? words[1] : "");
   }
   GetOptions o;
   o.kind = FindKind(words[0]);
@@ -553,11 +647,15 @@ int RunGet(Session& s, const ParsedFlags& args) {
   if (o.all_namespaces && !o.name.empty()) {
     return s.UsageError("a NAME cannot be combined with -A");
   }
+  if (args.Get("output") == "usage" && o.kind->object_kind == v1::TOPOLOGY) {
+    return PrintTopologyUsage(s, o.name);
+  }
   if (args.Get("output") == "usage") {
     const bool cohort = o.kind->object_kind == v1::COHORT;
     if ((o.kind->object_kind != v1::CLUSTER_QUEUE && !cohort) || o.name.empty()) {
       return s.UsageError(
-          "-o usage needs one ClusterQueue or Cohort: get clusterqueue|cohort NAME -o usage");
+          "-o usage needs one ClusterQueue or Cohort (get clusterqueue|cohort NAME -o usage), or "
+          "a topology (get topology [NAME] -o usage)");
     }
     return cohort ? PrintCohortUsage(s, o.name) : PrintUsage(s, o.name);
   }

@@ -28,7 +28,7 @@ std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_hand
 // proto3 JSON spells int64 as strings; these are integers in Kueue's and Kubernetes' schemas.
 bool IsIntegerField(absl::string_view key) {
   return key == "generation" || key == "windowSeconds" || key == "checkpointGraceSeconds" ||
-         key == "weightedShare" || key == "tolerationSeconds";
+         key == "weightedShare" || key == "tolerationSeconds" || key == "retryDelayMinutes";
 }
 
 void FixIntegers(Json& j) {
@@ -443,6 +443,17 @@ Json ManifestOf(const v1::ConfigObject& object) {
       return Envelope(kPolicyApiVersion, "RoleBinding", MessageJson(object.role_binding()), false);
     case v1::ConfigObject::kQueueGrant:
       return Envelope(kPolicyApiVersion, "QueueGrant", MessageJson(object.queue_grant()), false);
+    case v1::ConfigObject::kAdmissionCheck:
+      return Envelope(kKueueApiVersion, "AdmissionCheck", MessageJson(object.admission_check()),
+                      false);
+    case v1::ConfigObject::kTopology:
+      return Envelope(kKueueApiVersion, "Topology", MessageJson(object.topology()), false);
+    case v1::ConfigObject::kMultiKueueConfig:
+      return Envelope(kKueueApiVersion, "MultiKueueConfig",
+                      MessageJson(object.multi_kueue_config()), false);
+    case v1::ConfigObject::kMultiKueueCluster:
+      return Envelope(kKueueApiVersion, "MultiKueueCluster",
+                      MessageJson(object.multi_kueue_cluster()), false);
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }

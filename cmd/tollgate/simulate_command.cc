@@ -6,10 +6,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -17,11 +20,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
+#include "common/file_util.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kind.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/kueue_configuration.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/sim/estimate_accuracy.h"
 #include "services/sim/replay_report.h"
+#include "services/sim/scenario_parser.h"
 #include "services/sim/trace_reader.h"
 #include "services/sim/trace_replay.h"
 
@@ -47,7 +55,46 @@ struct SimulateFlags {
   bool quiet = false;
   // Estimate every Nth job's start at submission (0: none); docs/simulation.md.
   int64_t estimate_every = 0;
+  // Manifests of job kinds (a folder or a file) whose pod sets rows naming a kind ask for.
+  std::string kind_manifests;
+  // Kind -> pod sets, read from kind_manifests.
+  std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
+  // --check-delay NAME=DURATION: admission checks Ready that long after the reservation.
+  std::map<std::string, absl::Duration> check_delays;
+  // --nodes FILE: the node inventory (the scenario format's `nodes:`), read into `nodes`.
+  std::string nodes_file;
+  std::vector<v1::Node> nodes;
+  // --required-topology LEVEL: every job's pods must fit in one domain of LEVEL.
+  std::string required_topology;
 };
+
+// The pod sets each kind asks for, from job manifests as tollgate-kube translates them
+// (services/manifest/job_kinds.h): one manifest per kind; another document (a runtime, a
+// ConfigMap) is only there for the jobs to refer to.
+absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> ReadKindManifests(
+    const std::string& path) {
+  std::istringstream no_stdin;
+  std::vector<std::string> notes;
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
+                            manifest::ReadManifests(no_stdin, {path}, notes));
+  std::map<std::string, std::vector<v1::PodSet>> out;
+  for (const manifest::Manifest& m : manifests) {
+    const v1::Workload* wl = std::get_if<v1::Workload>(&m.object);
+    if (wl == nullptr) continue;
+    auto kind = wl->metadata().labels().find(std::string(manifest::kJobKindLabel));
+    if (kind == wl->metadata().labels().end()) continue;
+    if (out.count(kind->second) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kind-manifests: ", path, " has two manifests of kind ", kind->second));
+    }
+    out[kind->second].assign(wl->spec().pod_sets().begin(), wl->spec().pod_sets().end());
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--kind-manifests: no job manifest in ", path,
+                                                   " (kinds: ", manifest::JobKindList(), ")"));
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -78,6 +125,10 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             {"queue-column", &c.queue},
             {"priority-column", &c.priority},
             {"name-column", &c.name},
+            {"kind-column", &c.kind},
+            {"kind-manifests", &f.kind_manifests},
+            {"nodes", &f.nodes_file},
+            {"required-topology", &f.required_topology},
         };
         for (const auto& [name, target] : strings) {
           if (flag.name != name) continue;
@@ -108,6 +159,19 @@ absl::StatusOr<SimulateFlags> ParseFlags(const std::vector<std::string>& args, b
             return absl::InvalidArgumentError(absl::StrCat(
                 "--estimate-every: expected a non-negative integer, got \"", text, "\""));
           }
+        } else if (flag.name == "check-delay") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string text, flag.String());
+          const size_t equals = text.find('=');
+          if (equals == std::string::npos || equals == 0) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--check-delay: expected NAME=DURATION (e.g. provisioning=10m), got \"", text,
+                "\""));
+          }
+          const std::string name = text.substr(0, equals);
+          TOLLGATE_ASSIGN_OR_RETURN(
+              f.check_delays[name],
+              (common::FlagArg{"check-delay", absl::string_view(text).substr(equals + 1), true}
+                   .Duration(/*allow_zero=*/true)));
         } else if (flag.name == "quiet") {
           TOLLGATE_ASSIGN_OR_RETURN(f.quiet, flag.Bool());
         } else {
@@ -210,6 +274,10 @@ absl::StatusOr<ReplayReport> RunOne(const SimulateFlags& f, const std::string& q
   options.resource = f.mapping.resource;
   options.sample_every = f.sample_every;
   options.estimate_every = f.estimate_every;
+  options.kind_pod_sets = f.kind_pod_sets;
+  options.check_delays = f.check_delays;
+  options.nodes = f.nodes;
+  options.required_topology = f.required_topology;
   ProgressPrinter progress(err, err_is_terminal,
                            std::filesystem::path(queues_file).stem().string());
   if (!f.quiet) {
@@ -256,6 +324,9 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --queue-column=NAME     the value that picks the LocalQueue (default team)
   --priority-column=NAME  optional integer priority
   --name-column=NAME      optional job name (default job-ROW)
+  --kind-column=NAME      optional job kind (JobSet, RayJob, ...): such a row asks for what the
+                          kind's manifest in --kind-manifests asks for, not for --gpus-column
+  --kind-manifests=PATH   a file or folder with one job manifest per kind (docs/job-kinds.md)
   --queue-map=V=NS/LQ,... map queue-column values to namespace/LocalQueue (default: both
                           named after the value)
   --default-queue=NS/LQ   where unmapped values go
@@ -265,6 +336,19 @@ runs) and report wait times, completion times, utilization, borrowing, preemptio
   --estimate-every=N       estimate every Nth job's start at submission, with learned runtimes
                           and with Slurm's time-limit rule, and report their accuracy (and
                           estimates.csv under --out); 0 (default) makes none
+  --check-delay=NAME=DURATION
+                          an admission check that becomes Ready DURATION after a job's quota is
+                          reserved (a provisioning delay; repeatable). A check the queue files do
+                          not define is added to every ClusterQueue. The summary then reports
+                          the wait for checks and the quota held idle meanwhile
+  --nodes=FILE            the nodes topology flavors place pods on (a YAML list in the scenario
+                          format's `nodes:` shape: name, labels, allocatable, taints,
+                          unschedulable, ready); the queue files then hold the Topology and the
+                          flavors that name it (docs/topology.md)
+  --required-topology=LEVEL
+                          every job's pods must fit in one domain of LEVEL (a node label of the
+                          Topology, e.g. a rack label), to measure what rack-level placement
+                          costs in waiting time; rows of a kind keep their manifest's requests
   --plots=false           skip running gnuplot
   --quiet                 no progress bar
 )";
@@ -281,6 +365,30 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out, 
   if (!flags.ok()) {
     err << "simulate: " << flags.status().message() << "\n\n" << SimulateUsage();
     return kUsage;
+  }
+  if (!flags->mapping.columns.kind.empty() || !flags->kind_manifests.empty()) {
+    if (flags->kind_manifests.empty() || flags->mapping.columns.kind.empty()) {
+      err << "simulate: --kind-column and --kind-manifests go together\n\n" << SimulateUsage();
+      return kUsage;
+    }
+    absl::StatusOr<std::map<std::string, std::vector<v1::PodSet>>> kinds =
+        ReadKindManifests(flags->kind_manifests);
+    if (!kinds.ok()) {
+      err << "simulate: " << kinds.status().message() << "\n";
+      return kFailed;
+    }
+    flags->kind_pod_sets = *std::move(kinds);
+  }
+  if (!flags->nodes_file.empty()) {
+    absl::StatusOr<std::string> nodes_text = common::ReadFileToString(flags->nodes_file);
+    absl::StatusOr<std::vector<v1::Node>> nodes =
+        nodes_text.ok() ? sim::ParseNodeListText(*nodes_text, flags->nodes_file)
+                        : absl::StatusOr<std::vector<v1::Node>>(nodes_text.status());
+    if (!nodes.ok()) {
+      err << "simulate: --nodes: " << nodes.status().message() << "\n";
+      return kFailed;
+    }
+    flags->nodes = *std::move(nodes);
   }
   const SimulateFlags& f = *flags;
   absl::StatusOr<std::string> text = ReadText(f.trace);

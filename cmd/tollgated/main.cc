@@ -35,11 +35,13 @@
 #include "absl/time/time.h"
 #include "cmd/tollgated/observability.h"
 #include "cmd/tollgated/replica.h"
+#include "cmd/tollgated/server_assembly.h"
 #include "cmd/tollgated/server_security.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/file_util.h"
+#include "common/host_port.h"
 #include "common/json_log.h"
 #include "common/stop_signals.h"
 #include "core/error_text.h"
@@ -57,13 +59,9 @@
 #include "services/engine/tollgate_api.h"
 #include "services/ha/leader_election.h"
 #include "services/manifest/kueue_configuration.h"
+#include "services/manifest/manifest_input.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/rpc/access_gate.h"
-#include "services/rpc/admin_service.h"
-#include "services/rpc/grpc_services.h"
-#include "services/rpc/info_service.h"
-#include "services/rpc/scheduler_audit.h"
-#include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_store.h"
 #include "storage/rocksdb_store.h"
 
@@ -78,7 +76,8 @@ constexpr char kUsage[] = R"(usage: tollgated [FLAGS]
 Flags:
   --listen=HOST:PORT          address to serve on (default 127.0.0.1:50051; port 0 picks one)
   --data-dir=PATH             RocksDB state directory, created if missing (required)
-  --manifests=FILE[,FILE...]  Kueue manifests applied at start; Workloads in them are submitted
+  --manifests=PATH[,PATH...]  Kueue manifests applied at start, as `tollgate apply -f` reads them
+                              (files, kind: List, folders); Workloads in them are submitted
   --evictions-need-ack        a preempted workload keeps its quota until ReportStopped
   --eviction-grace=DURATION   ... or until this long has passed (default 2m)
   --config=FILE               Kueue's Configuration (config.kueue.x-k8s.io/v1beta1 or v1beta2):
@@ -297,11 +296,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     return absl::InvalidArgumentError("--data-dir is required");
   }
   if (!flags.metrics_listen.empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort metrics,
+                              common::ParseHostPort(flags.metrics_listen, "--metrics-listen"));
     // Secure by default, as for --listen: beyond loopback the HTTP port needs TLS (it serves
     // the gRPC port's certificate) and an authenticator, unless the operator says otherwise.
-    if (!IsLoopbackHost(host_port.first) && !flags.security.insecure &&
+    if (!common::IsLoopbackHost(metrics.host) && !flags.security.insecure &&
         (flags.security.tls_cert.empty() || !HasAuthenticator(flags.security))) {
       return absl::InvalidArgumentError(
           absl::StrCat("--metrics-listen=", flags.metrics_listen,
@@ -417,9 +416,10 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, engine::Tollg
   int unchanged = 0;
   std::vector<std::pair<std::string, v1::Workload>> workloads;
   for (const std::string& file : files) {
-    TOLLGATE_ASSIGN_OR_RETURN(std::string text, common::ReadFileToString(file));
+    // What `tollgate apply -f` reads: a file (kind: List and job kinds too) or a folder.
+    std::istringstream no_stdin;
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<manifest::Manifest> manifests,
-                              manifest::ParseManifests(text, file));
+                              manifest::ReadManifests(no_stdin, {file}));
     v1::ApplyRequest check;
     check.set_dry_run(true);
     for (manifest::Manifest& m : manifests) {
@@ -499,14 +499,6 @@ absl::Status ApplyManifests(const std::vector<std::string>& files, engine::Tollg
          {"unchanged", absl::StrCat(workloads.size() - submitted_count)}});
   }
   return absl::OkStatus();
-}
-
-// `listen` with its port replaced by the one actually bound (they differ for port 0).
-std::string BoundAddress(absl::string_view listen, int port) {
-  const size_t colon = listen.rfind(':');
-  const absl::string_view host =
-      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  return absl::StrCat(host, ":", port);
 }
 
 // Says what recovery found: a dropped torn tail (harmless) or accepted data loss (loud).
@@ -631,63 +623,41 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   engine::TollgateApi api(*executor);
   TOLLGATE_RETURN_IF_ERROR(ApplyManifests(flags.manifests, api));
 
-  rpc::AccessGate gate(api, clock, audit_log.get());
   const bool authenticating = authenticators.any();
   if (!authenticating && !flags.security.authz_policy.empty()) {
     Log("warning",
         "--authz-policy has no effect without --client-ca or --token-file: every caller is the "
         "anonymous admin");
   }
-  gate.Configure(std::move(authenticators), std::move(policy));
-  std::unique_ptr<rpc::SchedulerAudit> scheduler_audit;
-  if (audit_log != nullptr) {
-    scheduler_audit = std::make_unique<rpc::SchedulerAudit>(api, gate);
-    scheduler_audit->Start(executor->revision());
-  }
-  rpc::AdmissionGrpcService admission_service(api, &gate);
-  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
-  rpc::ConfigGrpcService config_service(api, &gate);
-  rpc::VisibilityGrpcService visibility_service(api, &gate);
-  rpc::AuthGrpcService auth_service(gate);
-  rpc::InfoGrpcService info_service(gate, DescribeConfiguration(configuration));
-  rpc::AdminGrpcService admin_service(
-      gate,
-      [&store](const std::string& dir) -> absl::StatusOr<int64_t> {
-        TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, store->Backup(dir));
-        Log("info", "online backup written", {{"to", dir}, {"revision", absl::StrCat(revision)}});
-        return revision;
-      },
-      store->Identity());
+  std::unique_ptr<ServingServices> services = ServingServices::Create(
+      api,
+      {.store = store.get(),
+       .clock = &clock,
+       .audit_log = audit_log.get(),
+       .authenticators = std::move(authenticators),
+       .policy = std::move(policy),
+       .described_configuration = DescribeConfiguration(configuration),
+       .backup = [&store](const std::string& dir) -> absl::StatusOr<int64_t> {
+         TOLLGATE_ASSIGN_OR_RETURN(int64_t revision, store->Backup(dir));
+         Log("info", "online backup written", {{"to", dir}, {"revision", absl::StrCat(revision)}});
+         return revision;
+       },
+       .observability = observability.get(),
+       .loaded_revision = executor->revision()});
+  rpc::AccessGate& gate = services->gate();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, credentials, &port);
-  builder.RegisterService(&admission_service);
-  builder.RegisterService(&config_service);
-  builder.RegisterService(&visibility_service);
-  {
-    // One vector: each SetInterceptorCreators call replaces the previous one.
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-        interceptors;
-    interceptors.push_back(rpc::NewStoreIdentityInterceptorFactory(*store));
-    if (observability != nullptr) {
-      for (auto& interceptor : observability->GrpcInterceptors()) {
-        interceptors.push_back(std::move(interceptor));
-      }
-    }
-    builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  }
-  builder.RegisterService(&auth_service);
-  builder.RegisterService(&info_service);
-  builder.RegisterService(&admin_service);
+  services->AddTo(builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", flags.listen));
   }
   health.store(server->GetHealthCheckService());
   if (store_failed.load()) server->GetHealthCheckService()->SetServingStatus(false);
-  const std::string bound = BoundAddress(flags.listen, port);
+  const std::string bound = common::WithPort(flags.listen, port);
   if (!flags.port_file.empty()) {
     absl::Status written = common::WriteFileAtomically(flags.port_file, absl::StrCat(port, "\n"));
     if (!written.ok()) {
@@ -698,14 +668,14 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // HTTPS for --metrics-listen from the same files; outlives the HTTP server (stopped below).
   std::unique_ptr<web::TlsFiles> http_tls;
   if (observability != nullptr) {
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", flags.metrics_listen));
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort host_port,
+                              common::ParseHostPort(flags.metrics_listen, "--metrics-listen"));
     if (!flags.security.tls_cert.empty()) {
       TOLLGATE_ASSIGN_OR_RETURN(http_tls,
                                 web::TlsFiles::Load(flags.security.tls_cert, flags.security.tls_key,
                                                     flags.security.client_ca));
     }
-    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+    absl::Status serving = observability->Serve(host_port.host, host_port.port, api, *executor,
                                                 store.get(), gate, http_tls.get());
     if (serving.ok() && !flags.metrics_port_file.empty()) {
       serving = common::WriteFileAtomically(flags.metrics_port_file,
@@ -717,7 +687,7 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
       return serving;
     }
     Log("info", "serving metrics and the dashboard",
-        {{"metrics_listen", absl::StrCat(host_port.first, ":", observability->port())},
+        {{"metrics_listen", common::WithPort(flags.metrics_listen, observability->port())},
          {"tls", http_tls == nullptr ? "off" : "on"}});
   }
   Log("info", "serving",
@@ -747,12 +717,12 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
   // Health first so load balancers stop sending new calls, then end the watches (they never end
   // by themselves), then give unary calls the grace period to finish.
   server->GetHealthCheckService()->Shutdown();
-  admission_service.StopWatches();
+  services->StopWatches();
   server->Shutdown(absl::ToChronoTime(absl::Now() + flags.shutdown_grace));
   server->Wait();
   // The HTTP handlers read the executor: stop them first.
   if (observability != nullptr) observability->Stop();
-  scheduler_audit.reset();
+  services.reset();
   health.store(nullptr);
   // The executor answers nothing once the server is gone; stop it before the store it writes.
   executor.reset();

@@ -85,27 +85,4 @@ void Observability::Stop() {
   if (http_ != nullptr) http_->Stop();
 }
 
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(absl::string_view flag,
-                                                          absl::string_view address) {
-  const size_t colon = address.rfind(':');
-  auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", address, ": ", why));
-  };
-  if (colon == absl::string_view::npos) return bad("want HOST:PORT");
-  std::string host(address.substr(0, colon));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty()) return bad("the host is empty (use 127.0.0.1 or 0.0.0.0)");
-  int port = 0;
-  if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return bad("the port is not a number from 0 to 65535");
-  }
-  return std::make_pair(std::move(host), port);
-}
-
-bool IsLoopbackHost(absl::string_view host) {
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 }  // namespace tollgate

@@ -54,10 +54,4 @@ class Observability {
   std::unique_ptr<web::HttpServer> http_;
 };
 
-// Splits HOST:PORT ("[::1]:9090" too); INVALID_ARGUMENT naming `flag` otherwise.
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(absl::string_view flag,
-                                                          absl::string_view address);
-// 127.0.0.0/8, ::1 or localhost.
-bool IsLoopbackHost(absl::string_view host);
-
 }  // namespace tollgate

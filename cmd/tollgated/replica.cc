@@ -14,7 +14,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "cmd/tollgated/observability.h"
+#include "cmd/tollgated/server_assembly.h"
 #include "common/atomic_file.h"
+#include "common/host_port.h"
 #include "common/json_log.h"
 #include "core/real_clock.h"
 #include "core/status_macros.h"
@@ -22,10 +24,9 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "services/ha/follower_reads.h"
 #include "services/ha/leader_redirect_service.h"
+#include "services/ha/replica_phases.h"
 #include "services/rpc/access_gate.h"
-#include "services/rpc/admin_service.h"
 #include "services/rpc/grpc_services.h"
-#include "services/rpc/info_service.h"
 #include "services/rpc/store_identity_interceptor.h"
 #include "storage/etcd_mirror.h"
 #include "storage/warm_start_store.h"
@@ -35,18 +36,11 @@ namespace {
 
 using common::Log;
 
-std::string WithPort(absl::string_view listen, int port) {
-  const size_t colon = listen.rfind(':');
-  const absl::string_view host =
-      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  return absl::StrCat(host, ":", port);
-}
-
 // The address to bind next: `listen` until a port is known, then the same port again.
 struct Binding {
   std::string listen;
   int port = 0;
-  std::string address() const { return port == 0 ? listen : WithPort(listen, port); }
+  std::string address() const { return port == 0 ? listen : common::WithPort(listen, port); }
 };
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::ServerBuilder& builder,
@@ -110,6 +104,7 @@ struct FollowerServer {
   std::unique_ptr<rpc::AdmissionGrpcService> admission;
   std::unique_ptr<rpc::ConfigGrpcService> config;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility;
+  std::unique_ptr<rpc::AdmissionCheckGrpcService> checks;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -134,6 +129,8 @@ absl::Status OpenFollowerReads(const ReplicaOptions& options,
   follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate());
   follower.config = std::make_unique<rpc::ConfigGrpcService>(reads->api(), &reads->gate());
   follower.visibility = std::make_unique<rpc::VisibilityGrpcService>(reads->api(), &reads->gate());
+  follower.checks = std::make_unique<rpc::AdmissionCheckGrpcService>(
+      reads->api(), follower.admission->mutable_watch_hub(), &reads->gate());
   follower.reads = std::move(reads);
   follower.mirror = std::move(mirror);
   return absl::OkStatus();
@@ -160,6 +157,7 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> StartFollowerServer(
     builder.RegisterService(follower->admission.get());
     builder.RegisterService(follower->config.get());
     builder.RegisterService(follower->visibility.get());
+    builder.RegisterService(follower->checks.get());
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(ha::NewFollowerReadInterceptorFactory(*follower->reads));
@@ -332,47 +330,33 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   const absl::Duration load_time = absl::Now() - load_start;
   engine::TollgateApi api(*executor);
   if (options.on_lead) TOLLGATE_RETURN_IF_ERROR(options.on_lead(api));
-  rpc::AccessGate gate(api, clock, options.audit_log);
   TOLLGATE_ASSIGN_OR_RETURN(rpc::Authenticators authenticators,
                             LoadAuthenticators(options.security));
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
                             LoadPolicy(options.security));
-  gate.Configure(std::move(authenticators), std::move(policy));
-  rpc::AdmissionGrpcService admission_service(api, &gate);
-  if (observability != nullptr) observability->AddWatchHub(admission_service.watch_hub());
-  rpc::ConfigGrpcService config_service(api, &gate);
-  rpc::VisibilityGrpcService visibility_service(api, &gate);
-  rpc::AuthGrpcService auth_service(gate);
-  rpc::InfoGrpcService info_service(gate, options.described_configuration);
   // No backup function: etcd is backed up with etcdctl (Backup answers UNIMPLEMENTED, saying so).
-  rpc::AdminGrpcService admin_service(gate, nullptr, store->Identity());
+  std::unique_ptr<ServingServices> services =
+      ServingServices::Create(api, {.store = store.get(),
+                                    .clock = &clock,
+                                    .audit_log = options.audit_log,
+                                    .authenticators = std::move(authenticators),
+                                    .policy = std::move(policy),
+                                    .described_configuration = options.described_configuration,
+                                    .backup = nullptr,
+                                    .observability = observability.get(),
+                                    .loaded_revision = executor->revision()});
+  rpc::AccessGate& gate = services->gate();
   grpc::ServerBuilder builder;
-  builder.RegisterService(&admission_service);
-  builder.RegisterService(&config_service);
-  builder.RegisterService(&visibility_service);
-  builder.RegisterService(&auth_service);
-  builder.RegisterService(&info_service);
-  builder.RegisterService(&admin_service);
-  {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-        interceptors;
-    interceptors.push_back(rpc::NewStoreIdentityInterceptorFactory(*store));
-    if (observability != nullptr) {
-      for (auto& interceptor : observability->GrpcInterceptors()) {
-        interceptors.push_back(std::move(interceptor));
-      }
-    }
-    builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  }
+  services->AddTo(builder);
   // Both listen on the port for a moment (SO_REUSEPORT); the follower then stops taking calls.
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
                             BuildServer(builder, options, binding));
   follower.reset();
   if (observability != nullptr) {
     // The HTTP handlers read the executor and the gate: stopped before they go (below).
-    TOLLGATE_ASSIGN_OR_RETURN(auto host_port,
-                              ParseHostPort("metrics-listen", metrics_binding.address()));
-    absl::Status serving = observability->Serve(host_port.first, host_port.second, api, *executor,
+    TOLLGATE_ASSIGN_OR_RETURN(const common::HostPort host_port,
+                              common::ParseHostPort(metrics_binding.address(), "--metrics-listen"));
+    absl::Status serving = observability->Serve(host_port.host, host_port.port, api, *executor,
                                                 /*rocksdb=*/nullptr, gate, options.http_tls);
     if (serving.ok() && metrics_binding.port == 0) {
       metrics_binding.port = observability->port();
@@ -448,11 +432,12 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   // As in a plain stop: health first, then the watches (they never end by themselves), then the
   // unary calls.
   server->GetHealthCheckService()->Shutdown();
-  admission_service.StopWatches();
+  services->StopWatches();
   server->Shutdown(absl::ToChronoTime(
       absl::Now() + (stop.HasBeenNotified() ? options.shutdown_grace : absl::Seconds(1))));
   server->Wait();
   if (observability != nullptr) observability->Stop();
+  services.reset();
   executor.reset();
   warm_store.reset();
   store.reset();
@@ -462,6 +447,60 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
   }
   return next;
 }
+
+// The phases ha::RunReplicaPhases runs, over this binary's servers and stores. Holds what passes
+// from one phase to the next: the follower server (kept answering while a promotion loads, and
+// started by a leader before it stops, so the port never goes quiet), the warm copy of the state
+// a follower keeps and a promotion consumes, and the election view that ended the follower phase.
+class ReplicaRunner final : public ha::ReplicaPhases {
+ public:
+  ReplicaRunner(const ReplicaOptions& options, Binding& binding, Binding& metrics_binding,
+                std::function<std::string()> leader_address,
+                std::function<absl::StatusOr<ha::LeaderElection*>()> ensure_election,
+                const std::unique_ptr<ha::LeaderElection>& election, CurrentGate& current_gate,
+                const absl::Notification& stop)
+      : options_(options),
+        binding_(binding),
+        metrics_binding_(metrics_binding),
+        leader_address_(std::move(leader_address)),
+        ensure_election_(std::move(ensure_election)),
+        election_(election),
+        current_gate_(current_gate),
+        stop_(stop) {}
+
+  absl::Status Follow() override {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        follower_, RunFollower(options_, binding_, leader_address_, ensure_election_, stop_,
+                               mirror_, view_, std::move(follower_)));
+    return absl::OkStatus();
+  }
+
+  absl::Status Lead() override {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        follower_, RunLeader(options_, binding_, metrics_binding_, *election_, view_, follower_,
+                             std::move(mirror_), leader_address_, current_gate_, stop_));
+    return absl::OkStatus();
+  }
+
+  void StepDown(absl::string_view reason) override { election_->StepDown(reason); }
+  void Resign() override { election_->Resign(); }
+
+ private:
+  const ReplicaOptions& options_;
+  Binding& binding_;
+  Binding& metrics_binding_;
+  const std::function<std::string()> leader_address_;
+  const std::function<absl::StatusOr<ha::LeaderElection*>()> ensure_election_;
+  // Set by ensure_election_ during the first follower phase.
+  const std::unique_ptr<ha::LeaderElection>& election_;
+  CurrentGate& current_gate_;
+  const absl::Notification& stop_;
+  std::unique_ptr<FollowerServer> follower_;
+  // Shared: the follower's read view answers from it while a promotion loads from it, and
+  // either may end first.
+  std::shared_ptr<storage::EtcdMirror> mirror_;
+  ha::LeaderElection::View view_;
+};
 
 }  // namespace
 
@@ -496,49 +535,15 @@ absl::Status ServeReplica(const ReplicaOptions& options, const sigset_t& stop_si
     return election.get();
   };
 
-  // The warm copy of the state while a follower; handed to the leader phase, which consumes it.
-  // Shared: the follower's read view answers from it while a promotion loads from it, and
-  // either may end first.
-  std::shared_ptr<storage::EtcdMirror> mirror;
   // The replica's phases run on their own thread; this one waits for the stop signal.
   absl::Status result;
   absl::Notification finished;
   Binding metrics_binding{options.metrics_listen, 0};
   CurrentGate current_gate;
   std::thread phases([&] {
-    std::unique_ptr<FollowerServer> follower;
-    while (!stop.HasBeenNotified()) {
-      ha::LeaderElection::View view;
-      absl::StatusOr<std::unique_ptr<FollowerServer>> following =
-          RunFollower(options, binding, leader_address, ensure_election, stop, mirror, view,
-                      std::move(follower));
-      if (!following.ok()) {
-        result = following.status();
-        break;
-      }
-      follower = *std::move(following);
-      if (stop.HasBeenNotified()) break;
-      absl::StatusOr<std::unique_ptr<FollowerServer>> led =
-          RunLeader(options, binding, metrics_binding, *election, view, follower, std::move(mirror),
-                    leader_address, current_gate, stop);
-      if (led.ok()) {
-        follower = *std::move(led);
-        continue;
-      }
-      if (absl::IsUnavailable(led.status()) || absl::IsCancelled(led.status())) {
-        // etcd went away during the promotion: give the leadership up and follow (and campaign)
-        // again; the next promotion starts over.
-        Log("error", "leading failed; stepping down", {{"error", led.status().ToString()}});
-        election->StepDown("the promotion failed");
-        continue;
-      }
-      // Anything else (a bad manifest, corrupt state) will fail again: give the leadership up so
-      // another replica can take it, and exit so the orchestrator sees it.
-      Log("error", "leading failed; resigning", {{"error", led.status().ToString()}});
-      election->Resign();
-      result = led.status();
-      break;
-    }
+    ReplicaRunner runner(options, binding, metrics_binding, leader_address, ensure_election,
+                         election, current_gate, stop);
+    result = ha::RunReplicaPhases(runner, stop);
     finished.Notify();
   });
 

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/host_port.h"
 #include "core/status_macros.h"
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
@@ -101,19 +102,6 @@ absl::StatusOr<bool> ParseSecurityFlag(const common::FlagArg& flag, SecurityFlag
   return true;
 }
 
-bool IsLoopbackListen(absl::string_view listen) {
-  absl::string_view host = listen;
-  if (absl::StartsWith(host, "[")) {
-    const size_t close = host.find(']');
-    host = close == absl::string_view::npos ? host : host.substr(1, close - 1);
-  } else if (const size_t colon = host.rfind(':'); colon != absl::string_view::npos) {
-    host = host.substr(0, colon);
-  }
-  const std::string lower = absl::AsciiStrToLower(host);
-  return absl::StartsWith(lower, "127.") || lower == "::1" || lower == "localhost" ||
-         lower == "ipv4:127.0.0.1";
-}
-
 absl::StatusOr<bool> CheckListenSecurity(absl::string_view listen, const SecurityFlags& flags) {
   if (flags.tls_cert.empty() != flags.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together: give both or neither");
@@ -129,7 +117,7 @@ absl::StatusOr<bool> CheckListenSecurity(absl::string_view listen, const Securit
         "outbound calls)");
   }
   if (oidc_flags) TOLLGATE_RETURN_IF_ERROR(auth::ValidateOidcConfig(flags.oidc));
-  if (IsLoopbackListen(listen)) return false;
+  if (common::IsLoopbackAddress(listen)) return false;
   std::vector<std::string> missing;
   if (flags.tls_cert.empty()) missing.push_back("TLS (--tls-cert, --tls-key)");
   if (!HasAuthenticator(flags)) {

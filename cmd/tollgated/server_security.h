@@ -69,9 +69,6 @@ struct SecurityFlags {
 // Takes `flag` if it is one of the security flags: true when taken, false when not ours.
 absl::StatusOr<bool> ParseSecurityFlag(const common::FlagArg& flag, SecurityFlags& flags);
 
-// Whether `listen`'s host is a loopback address (127.0.0.0/8, ::1, localhost).
-bool IsLoopbackListen(absl::string_view listen);
-
 // Refuses (FAILED_PRECONDITION naming the address and the missing pieces) to listen beyond
 // loopback without TLS and an authenticator, unless --insecure; flag combinations that cannot
 // work (a key without a certificate, a client CA without TLS) are INVALID_ARGUMENT. Returns

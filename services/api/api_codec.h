@@ -27,11 +27,14 @@
 // form (FormatResourceScalar). They fill metadata name/namespace only; the service owns
 // resourceVersion, generation and the status of config objects.
 //
-// Where it lives: config_codec.{h,cc} (the configuration kinds), workload_codec.{h,cc}
+// Where it lives: config_codec.{h,cc} (the configuration kinds; MultiKueue's in
+// multikueue_codec.{h,cc}), workload_codec.{h,cc}
 // (workloads), quota_codec (resource groups, fair-sharing weights) and selector_codec (taints,
 // tolerations, label selectors) for parts several kinds share, api_validation (error reporting,
 // names, labels, metadata, quantities, timestamps) under all of them, api_limits.h (limits).
 
 #include "services/api/api_limits.h"
 #include "services/api/config_codec.h"
+#include "services/api/multikueue_codec.h"
+#include "services/api/topology_codec.h"
 #include "services/api/workload_codec.h"

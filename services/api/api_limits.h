@@ -43,6 +43,12 @@ inline constexpr int kMaxFlavorNodeLabels = 8;
 inline constexpr int kMaxFlavorNodeTaints = 8;
 inline constexpr int kMaxFlavorTolerations = 8;
 inline constexpr int kMaxPriorityClassDescriptionLength = 2048;
+// A ClusterQueue's admissionChecksStrategy entries and one entry's onFlavors; an
+// AdmissionCheck's controllerName; a check's podSetUpdates (one per pod set) and tolerations.
+inline constexpr int kMaxAdmissionChecks = 64;
+inline constexpr int kMaxCheckOnFlavors = 64;
+inline constexpr size_t kMaxControllerNameBytes = 253;
+inline constexpr int kMaxPodSetUpdateTolerations = 8;
 // Kubernetes' HighestUserDefinablePriority for a PriorityClass, and its two built-in classes
 // above it.
 inline constexpr int32_t kMaxUserPriority = 1000000000;

@@ -196,6 +196,22 @@ absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, absl::string_view pa
       r, [path] { return std::string(path); }, has, ts);
 }
 
+absl::StatusOr<std::optional<core::Condition>> ActiveConditionFromProto(
+    const Reporter& r, const google::protobuf::RepeatedPtrField<v1::Condition>& conditions) {
+  for (int i = 0; i < conditions.size(); ++i) {
+    const v1::Condition& c = conditions[i];
+    if (c.type() != "Active") continue;
+    const std::string path = absl::StrCat("status.conditions[", i, "]");
+    TOLLGATE_RETURN_IF_ERROR(
+        CheckOneOf(r, path + ".status", c.status(), {"True", "False"}, /*allow_empty=*/false));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        absl::Time since, TimeFromProto(r, path + ".lastTransitionTime",
+                                        c.has_last_transition_time(), c.last_transition_time()));
+    return core::Condition{"Active", c.status() == "True", c.reason(), c.message(), since};
+  }
+  return std::optional<core::Condition>();
+}
+
 void TimeToProto(absl::Time t, google::protobuf::Timestamp* out) {
   // Clamped rather than rejected: InfiniteFuture (never) must still serialize.
   const absl::Time lo = absl::FromUnixSeconds(kMinTimestampSeconds);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "core/error_text.h"
 #include "core/quantity.h"
 #include "core/types.h"
+#include "core/workload.h"
 #include "google/protobuf/map.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "tollgate/v1/objects.pb.h"
@@ -59,6 +61,16 @@ class Reporter {
   absl::Status At(absl::string_view path, const absl::Status& status) const {
     if (status.ok()) return status;
     return Invalid(path, status.message());
+  }
+
+  // Names the object in front of a validator's error that names the field path itself.
+  absl::Status Wrap(const absl::Status& status) const {
+    if (status.ok()) return status;
+    return absl::Status(
+        status.code(),
+        absl::StrCat(
+            kind_, " ", ns_.empty() ? std::string() : absl::StrCat(core::EchoedText(ns_), "/"),
+            name_.empty() ? "<unnamed>" : core::EchoedText(name_), ": ", status.message()));
   }
 
  private:
@@ -166,6 +178,12 @@ absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, LazyPath path, bool 
                                          const google::protobuf::Timestamp& ts);
 absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, absl::string_view path, bool has,
                                          const google::protobuf::Timestamp& ts);
+
+// The Active condition among `conditions` (an AdmissionCheck's or a MultiKueueCluster's status,
+// set by its controller), its status and time checked; nullopt when there is none.
+absl::StatusOr<std::optional<core::Condition>> ActiveConditionFromProto(
+    const Reporter& r, const google::protobuf::RepeatedPtrField<v1::Condition>& conditions);
+
 // Clamped to Timestamp's range, so InfiniteFuture still serializes.
 void TimeToProto(absl::Time t, google::protobuf::Timestamp* out);
 

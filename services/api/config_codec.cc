@@ -1,11 +1,14 @@
 #include "services/api/config_codec.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "core/status_macros.h"
 #include "core/workload.h"
@@ -35,6 +38,8 @@ using codec::Reporter;
 using codec::ResourceGroupsFromProto;
 using codec::ResourceGroupsToProto;
 using codec::TaintsFromProto;
+using codec::TimeFromProto;
+using codec::TimeToProto;
 using codec::TolerationsFromProto;
 using codec::TolerationsToProto;
 using codec::ValidateAnnotations;
@@ -80,6 +85,90 @@ constexpr EnumValue<core::AdmissionMode> kAdmissionModes[] = {
     {"NoAdmissionFairSharing", core::AdmissionMode::kNoFairSharing},
 };
 
+// Kueue's patterns for an AdmissionCheck's parameters reference.
+bool IsDnsLabelLike(absl::string_view value, bool kind) {
+  if (value.empty() || value.size() > 63) return false;
+  auto lower_alnum = [kind](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (kind && c >= 'A' && c <= 'Z');
+  };
+  // A kind starts with a letter; a name with a letter or digit.
+  const char first = value.front();
+  if (kind ? !((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z'))
+           : !lower_alnum(first)) {
+    return false;
+  }
+  if (!lower_alnum(value.back())) return false;
+  for (char c : value) {
+    if (!lower_alnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+// spec.admissionChecks (v1beta1) or spec.admissionChecksStrategy, as the core's rules: at most
+// one entry per check, onFlavors naming flavors of the queue's resource groups (Kueue's
+// webhook), not both fields (Kueue's v1beta1 schema).
+absl::StatusOr<std::vector<core::AdmissionCheckStrategyRule>> AdmissionChecksFromProto(
+    const Reporter& r, const v1::ClusterQueueSpec& s,
+    const std::vector<core::ResourceGroupSpec>& groups) {
+  std::vector<core::AdmissionCheckStrategyRule> out;
+  const bool has_strategy = s.has_admission_checks_strategy() &&
+                            s.admission_checks_strategy().admission_checks_size() > 0;
+  if (s.admission_checks_size() > 0 && has_strategy) {
+    return r.Invalid("spec.admissionChecksStrategy",
+                     "cannot be used along with spec.admissionChecks: give one of them");
+  }
+  std::set<std::string> flavors;
+  for (const core::ResourceGroupSpec& g : groups) {
+    for (const core::FlavorQuotasSpec& f : g.flavors) flavors.insert(f.flavor);
+  }
+  std::set<std::string> seen;
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, "spec.admissionChecks", s.admission_checks_size(), kMaxAdmissionChecks));
+  for (int i = 0; i < s.admission_checks_size(); ++i) {
+    const std::string& name = s.admission_checks(i);
+    const std::string path = absl::StrCat("spec.admissionChecks[", i, "]");
+    TOLLGATE_RETURN_IF_ERROR(ValidateName(r, path, name, /*label=*/false));
+    if (!seen.insert(name).second)
+      return r.Invalid(path, absl::StrCat(Quote(name), " is named twice"));
+    out.push_back({name, {}});
+  }
+  const google::protobuf::RepeatedPtrField<v1::AdmissionCheckStrategyRule>& rules =
+      s.admission_checks_strategy().admission_checks();
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "spec.admissionChecksStrategy.admissionChecks",
+                                         rules.size(), kMaxAdmissionChecks));
+  for (int i = 0; i < rules.size(); ++i) {
+    const v1::AdmissionCheckStrategyRule& rule = rules[i];
+    const std::string path = absl::StrCat("spec.admissionChecksStrategy.admissionChecks[", i, "]");
+    TOLLGATE_RETURN_IF_ERROR(ValidateName(r, path + ".name", rule.name(), /*label=*/false));
+    if (!seen.insert(rule.name()).second) {
+      return r.Invalid(path + ".name", absl::StrCat(Quote(rule.name()), " is named twice"));
+    }
+    TOLLGATE_RETURN_IF_ERROR(
+        CheckMaxItems(r, path + ".onFlavors", rule.on_flavors_size(), kMaxCheckOnFlavors));
+    core::AdmissionCheckStrategyRule core_rule{rule.name(), {}};
+    std::set<std::string> on;
+    for (int j = 0; j < rule.on_flavors_size(); ++j) {
+      const std::string& flavor = rule.on_flavors(j);
+      const std::string flavor_path = absl::StrCat(path, ".onFlavors[", j, "]");
+      if (flavors.count(flavor) == 0) {
+        std::vector<std::string> supported;
+        for (const std::string& f : flavors) supported.push_back(Quote(f));
+        return r.Invalid(flavor_path,
+                         absl::StrCat("unsupported value ", Quote(flavor),
+                                      ": not a flavor of this queue's resourceGroups; supported "
+                                      "values: ",
+                                      absl::StrJoin(supported, ", ")));
+      }
+      if (!on.insert(flavor).second) {
+        return r.Invalid(flavor_path, absl::StrCat(Quote(flavor), " is named twice"));
+      }
+      core_rule.on_flavors.push_back(flavor);
+    }
+    out.push_back(std::move(core_rule));
+  }
+  return out;
+}
+
 v1::ObjectMeta MetadataToProto(absl::string_view ns, absl::string_view name) {
   v1::ObjectMeta meta;
   meta.set_name(std::string(name));
@@ -124,6 +213,11 @@ absl::StatusOr<core::ResourceFlavorSpec> ResourceFlavorFromProto(const v1::Resou
       CheckMaxItems(r, "spec.tolerations", s.tolerations_size(), kMaxFlavorTolerations));
   TOLLGATE_ASSIGN_OR_RETURN(out.tolerations,
                             TolerationsFromProto(r, "spec.tolerations", s.tolerations()));
+  if (!s.topology_name().empty()) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ValidateName(r, "spec.topologyName", s.topology_name(), /*label=*/false));
+  }
+  out.topology_name = s.topology_name();
   return out;
 }
 
@@ -226,7 +320,47 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
   }
   out.max_preemptions_per_window = limit.max_preemptions();
   out.preemption_window = absl::Seconds(limit.window_seconds());
+  TOLLGATE_ASSIGN_OR_RETURN(out.admission_checks,
+                            AdmissionChecksFromProto(r, s, out.resource_groups));
   return out;
+}
+
+absl::StatusOr<core::AdmissionCheckSpec> AdmissionCheckFromProto(const v1::AdmissionCheck& ac) {
+  const Reporter r("AdmissionCheck", "", ac.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, ac.ByteSizeLong()));
+  TOLLGATE_RETURN_IF_ERROR(
+      ValidateMetadata(r, ac.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
+  core::AdmissionCheckSpec out;
+  out.name = ac.metadata().name();
+  const std::string& controller = ac.spec().controller_name();
+  if (controller.empty()) return r.Invalid("spec.controllerName", "is required");
+  if (controller.size() > kMaxControllerNameBytes) {
+    return r.Invalid("spec.controllerName", absl::StrCat(Quote(controller), " is longer than ",
+                                                         kMaxControllerNameBytes, " bytes"));
+  }
+  out.controller_name = controller;
+  if (ac.spec().has_parameters()) {
+    const v1::AdmissionCheckParametersReference& p = ac.spec().parameters();
+    if (!p.api_group().empty() || !p.kind().empty() || !p.name().empty()) {
+      TOLLGATE_RETURN_IF_ERROR(
+          ValidateName(r, "spec.parameters.apiGroup", p.api_group(), /*label=*/false));
+      if (!IsDnsLabelLike(p.kind(), /*kind=*/true)) {
+        return r.Invalid("spec.parameters.kind",
+                         absl::StrCat(Quote(p.kind()),
+                                      " is not a kind: 1-63 letters, digits and '-', starting "
+                                      "with a letter"));
+      }
+      TOLLGATE_RETURN_IF_ERROR(ValidateName(r, "spec.parameters.name", p.name(), /*label=*/true));
+      out.parameters = core::AdmissionCheckParameters{p.api_group(), p.kind(), p.name()};
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<core::Condition>> AdmissionCheckActiveFromProto(
+    const v1::AdmissionCheck& ac) {
+  return ActiveConditionFromProto(Reporter("AdmissionCheck", "", ac.metadata().name()),
+                                  ac.status().conditions());
 }
 
 absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {
@@ -334,6 +468,7 @@ v1::ResourceFlavor ResourceFlavorToProto(const core::ResourceFlavorSpec& rf) {
     pt->set_effect(t.effect);
   }
   TolerationsToProto(rf.tolerations, s->mutable_tolerations());
+  s->set_topology_name(rf.topology_name);
   return out;
 }
 
@@ -380,6 +515,35 @@ v1::ClusterQueue ClusterQueueToProto(const core::ClusterQueueSpec& cq) {
     s->mutable_preemption_rate_limit()->set_max_preemptions(cq.max_preemptions_per_window);
     s->mutable_preemption_rate_limit()->set_window_seconds(
         absl::ToInt64Seconds(cq.preemption_window));
+  }
+  // v1beta2's single form; v1beta1's admissionChecks are its entries without onFlavors.
+  for (const core::AdmissionCheckStrategyRule& rule : cq.admission_checks) {
+    v1::AdmissionCheckStrategyRule* pr =
+        s->mutable_admission_checks_strategy()->add_admission_checks();
+    pr->set_name(rule.name);
+    for (const std::string& f : rule.on_flavors) pr->add_on_flavors(f);
+  }
+  return out;
+}
+
+v1::AdmissionCheck AdmissionCheckToProto(const core::AdmissionCheckSpec& ac,
+                                         const std::optional<core::Condition>& active) {
+  v1::AdmissionCheck out;
+  *out.mutable_metadata() = MetadataToProto("", ac.name);
+  out.mutable_spec()->set_controller_name(ac.controller_name);
+  if (ac.parameters.has_value()) {
+    v1::AdmissionCheckParametersReference* p = out.mutable_spec()->mutable_parameters();
+    p->set_api_group(ac.parameters->api_group);
+    p->set_kind(ac.parameters->kind);
+    p->set_name(ac.parameters->name);
+  }
+  if (active.has_value()) {
+    v1::Condition* c = out.mutable_status()->add_conditions();
+    c->set_type("Active");
+    c->set_status(active->status ? "True" : "False");
+    c->set_reason(active->reason);
+    c->set_message(active->message);
+    TimeToProto(active->last_transition_time, c->mutable_last_transition_time());
   }
   return out;
 }

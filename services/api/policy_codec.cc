@@ -76,6 +76,7 @@ absl::StatusOr<auth::RoleBinding> RoleBindingFromProto(const v1::RoleBinding& bi
   out.role = binding.role();
   TOLLGATE_ASSIGN_OR_RETURN(out.subjects, SubjectsFromProto(r, binding.subjects()));
   out.namespaces = Strings(binding.namespaces());
+  out.controller_names = Strings(binding.controller_names());
   if (binding.has_max_priority()) out.max_priority = binding.max_priority();
   if (binding.has_allow_non_preemptible()) {
     out.allow_non_preemptible = binding.allow_non_preemptible();
@@ -120,6 +121,7 @@ v1::RoleBinding RoleBindingToProto(const auth::RoleBinding& binding) {
   out.set_role(binding.role);
   SubjectsToProto(binding.subjects, out.mutable_subjects());
   for (const std::string& ns : binding.namespaces) out.add_namespaces(ns);
+  for (const std::string& c : binding.controller_names) out.add_controller_names(c);
   if (binding.max_priority.has_value()) out.set_max_priority(*binding.max_priority);
   if (binding.allow_non_preemptible.has_value()) {
     out.set_allow_non_preemptible(*binding.allow_non_preemptible);

@@ -12,9 +12,12 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
+#include "core/topology_validation.h"
 #include "services/api/api_limits.h"
 #include "services/api/api_validation.h"
+#include "services/api/check_codec.h"
 #include "services/api/selector_codec.h"
+#include "services/api/topology_codec.h"
 
 namespace tollgate::api {
 namespace {
@@ -107,12 +110,23 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
     TOLLGATE_ASSIGN_OR_RETURN(
         out.tolerations, TolerationsFromProto(r, Child(path(), "tolerations"), ps.tolerations()));
   }
+  if (ps.has_topology_request()) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.topology_request, codec::TopologyRequestFromProto(
+                                                        r, path, ps.topology_request(), out.count));
+  }
+  if (!ps.required_node_affinity().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.required_node_affinity,
+        codec::NodeAffinityFromProto(
+            r, [&] { return Child(path(), "requiredNodeAffinity"); }, ps.required_node_affinity()));
+  }
   return out;
 }
 
 constexpr EnumValue<core::WorkloadState> kWorkloadStates[] = {
     {"WORKLOAD_STATE_PENDING", core::WorkloadState::kPending},
     {"WORKLOAD_STATE_ADMITTED", core::WorkloadState::kAdmitted},
+    {"WORKLOAD_STATE_QUOTA_RESERVED", core::WorkloadState::kQuotaReserved},
     {"WORKLOAD_STATE_EVICTING", core::WorkloadState::kEvicting},
     {"WORKLOAD_STATE_FINISHED", core::WorkloadState::kFinished},
 };
@@ -123,6 +137,8 @@ v1::WorkloadState StateToProto(core::WorkloadState state) {
       return v1::WORKLOAD_STATE_PENDING;
     case core::WorkloadState::kAdmitted:
       return v1::WORKLOAD_STATE_ADMITTED;
+    case core::WorkloadState::kQuotaReserved:
+      return v1::WORKLOAD_STATE_QUOTA_RESERVED;
     case core::WorkloadState::kEvicting:
       return v1::WORKLOAD_STATE_EVICTING;
     case core::WorkloadState::kFinished:
@@ -138,6 +154,8 @@ absl::StatusOr<core::WorkloadState> StateFromProto(const Reporter& r, v1::Worklo
       return core::WorkloadState::kPending;
     case v1::WORKLOAD_STATE_ADMITTED:
       return core::WorkloadState::kAdmitted;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return core::WorkloadState::kQuotaReserved;
     case v1::WORKLOAD_STATE_EVICTING:
       return core::WorkloadState::kEvicting;
     case v1::WORKLOAD_STATE_FINISHED:
@@ -177,6 +195,12 @@ absl::StatusOr<core::Admission> AdmissionFromProto(const Reporter& r, const v1::
           ParseResourceAmount(r, Key(Child(ppath, "resourceUsage"), resource), resource, text));
       assignment.resource_usage.emplace_back(resource, amount);
     }
+    if (psa.has_topology_assignment()) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          assignment.topology_assignment,
+          codec::TopologyAssignmentFromProto(r, Child(ppath, "topologyAssignment"),
+                                             psa.topology_assignment()));
+    }
     out.pod_sets.push_back(std::move(assignment));
   }
   out.pod_labels = Sorted(a.pod_labels());
@@ -193,6 +217,9 @@ void AdmissionToProto(const core::Admission& a, v1::Admission* out) {
     for (const auto& [resource, flavor] : psa.flavors) (*p->mutable_flavors())[resource] = flavor;
     for (const auto& [resource, amount] : psa.resource_usage) {
       (*p->mutable_resource_usage())[resource] = core::FormatResourceScalar(resource, amount);
+    }
+    if (psa.topology_assignment.has_value()) {
+      TopologyAssignmentToProto(*psa.topology_assignment, p->mutable_topology_assignment());
     }
   }
 }
@@ -317,6 +344,7 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
     return r.Invalid("spec.podSets",
                      absl::StrCat("at most one podSet can use minCount, got ", with_min_count));
   }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidatePodSetGroups(out)));
 
   out.active = s.has_active() ? s.active() : true;
   out.non_preemptible = s.non_preemptible();
@@ -403,6 +431,16 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     }
     history.past_execution = absl::Seconds(s.accumulated_past_execution_time_seconds());
   }
+  for (int i = 0; i < s.reclaimable_pods_size(); ++i) {
+    const v1::ReclaimablePod& p = s.reclaimable_pods(i);
+    if (p.count() < 0) {
+      return r.Invalid(Child(Index("status.reclaimablePods", i), "count"),
+                       absl::StrCat("must not be negative, got ", p.count()));
+    }
+    history.reclaimable_pods.emplace_back(p.name(), p.count());
+  }
+  std::sort(history.reclaimable_pods.begin(), history.reclaimable_pods.end());
+  history.unhealthy_nodes.assign(s.unhealthy_nodes().begin(), s.unhealthy_nodes().end());
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -421,6 +459,16 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
                                   r, [&] { return Child(cpath(), "lastTransitionTime"); },
                                   c.has_last_transition_time(), c.last_transition_time()));
     st.conditions.push_back(std::move(cond));
+  }
+  if (s.admission_checks_size() > 0) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<core::AdmissionCheckState> checks,
+                              codec::AdmissionCheckStatesFromProto(r, s.admission_checks()));
+    st.set_admission_checks(std::move(checks));
+  }
+  if (s.admitted_pod_sets_size() > 0) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<core::PodSetInfo> infos,
+                              codec::PodSetInfosFromProto(r, s.admitted_pod_sets()));
+    st.set_admitted_pod_sets(std::move(infos));
   }
   // Keep the core's bound even if an older build stored more events.
   const int first_event = s.events_size() > static_cast<int>(core::kMaxWorkloadEvents)
@@ -476,6 +524,12 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     }
     LabelsToProto(ps.node_selector, p->mutable_node_selector());
     TolerationsToProto(ps.tolerations, p->mutable_tolerations());
+    if (ps.topology_request.has_value()) {
+      codec::TopologyRequestToProto(*ps.topology_request, p->mutable_topology_request());
+    }
+    if (ps.required_node_affinity.has_value()) {
+      codec::NodeAffinityToProto(*ps.required_node_affinity, p->mutable_required_node_affinity());
+    }
   }
   s->set_active(wl.spec.active);
   s->set_non_preemptible(wl.spec.non_preemptible);
@@ -535,12 +589,20 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   if (history.last_checkpoint_time != absl::InfinitePast()) {
     TimeToProto(history.last_checkpoint_time, ps->mutable_last_checkpoint_time());
   }
+  codec::AdmissionCheckStatesToProto(st.admission_checks(), ps->mutable_admission_checks());
+  codec::PodSetInfosToProto(st.admitted_pod_sets(), ps->mutable_admitted_pod_sets());
   if (history.past_execution > absl::ZeroDuration()) {
     // Whole seconds by construction (core/workload_lifecycle.cc); int32 as Kueue's field, which
     // holds 68 years.
     ps->set_accumulated_past_execution_time_seconds(static_cast<int32_t>(
         std::min<int64_t>(absl::ToInt64Seconds(history.past_execution), INT32_MAX)));
   }
+  for (const auto& [name, count] : history.reclaimable_pods) {
+    v1::ReclaimablePod* p = ps->add_reclaimable_pods();
+    p->set_name(name);
+    p->set_count(count);
+  }
+  for (const std::string& node : history.unhealthy_nodes) ps->add_unhealthy_nodes(node);
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();
     c->set_active(history.submitted_controls->active);

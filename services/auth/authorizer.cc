@@ -50,9 +50,15 @@ bool RoleAllows(const Role& role, absl::string_view verb, absl::string_view kind
 
 const std::vector<std::string> kAll = {"*"};
 const std::vector<std::string> kReadVerbs = {"get", "list", "watch"};
+// AdmissionChecks are queue configuration too: a batch admin creates them and may decide one by
+// hand (`tollgate check set`); so are MultiKueue's workers and their lists, as in Kueue's
+// batch-admin.
 const std::vector<std::string> kQueueKinds = {
-    "ResourceFlavor", "ClusterQueue",          "Cohort",
-    "LocalQueue",     "WorkloadPriorityClass", "PriorityClass"};
+    "ResourceFlavor", "ClusterQueue",   "Cohort",   "LocalQueue",       "WorkloadPriorityClass",
+    "PriorityClass",  "AdmissionCheck", "Topology", "MultiKueueConfig", "MultiKueueCluster"};
+// What feeding the topology inventory takes (InventoryService).
+const std::vector<std::string> kInventoryVerbs = {"apply", "delete", "report",
+                                                  "get",   "list",   "watch"};
 
 std::vector<Role> MakeBuiltInRoles() {
   const PriorityLimit unlimited{std::nullopt, /*allow_non_preemptible=*/true};
@@ -73,9 +79,21 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back(
       {"adapter",
        {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
-        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}}},
+        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}},
+        // tollgate-kube feeds the topology inventory from Nodes and Pods.
+        {kInventoryVerbs, {"Node"}},
+        {kReadVerbs, {"Topology", "ResourceFlavor"}}},
        unlimited});
   roles.push_back({"metrics-reader", {{{"get"}, {"Metrics"}}}, PriorityLimit{0, false}});
+  roles.push_back(
+      {"check-controller",
+       {{{"check", "watch", "get", "list"}, {"AdmissionCheck"}}, {kReadVerbs, {"Workload"}}},
+       PriorityLimit{0, false}});
+  // A Slurm front-end, a fleet manager or tollgate-kube's node watch: the nodes and the pods
+  // Tollgate does not place, and reading the topologies they make up.
+  roles.push_back({"inventory-feeder",
+                   {{kInventoryVerbs, {"Node"}}, {kReadVerbs, {"Topology", "ResourceFlavor"}}},
+                   PriorityLimit{0, false}});
   return roles;
 }
 
@@ -88,6 +106,14 @@ bool QueueVerbAllowsWorkloadVerb(absl::string_view grant_verb, absl::string_view
   }
   if (grant_verb == "preempt") return verb == "preempt" || verb == "get";
   return false;
+}
+
+// A binding confined to some check controllers speaks for their checks only.
+bool ControllerAllowed(const RoleBinding& binding, const AccessRequest& request) {
+  if (binding.controller_names.empty() || request.kind != "AdmissionCheck") return true;
+  if (request.verb != "check" && request.verb != "watch") return true;
+  return std::find(binding.controller_names.begin(), binding.controller_names.end(),
+                   request.controller_name) != binding.controller_names.end();
 }
 
 bool UnderCohort(const QueueGrant& grant, const AccessRequest& request) {
@@ -145,6 +171,9 @@ std::string Describe(const Identity& identity) {
 std::string DescribeObject(const AccessRequest& request) {
   std::string text = request.kind;
   if (!request.name.empty()) absl::StrAppend(&text, " \"", request.name, "\"");
+  if (!request.controller_name.empty()) {
+    absl::StrAppend(&text, " of controller \"", request.controller_name, "\"");
+  }
   if (IsPolicyKind(request.kind)) {
     if (!request.ns.empty()) absl::StrAppend(&text, " in namespace \"", request.ns, "\"");
   } else if (IsNamespacedKind(request.kind)) {
@@ -237,6 +266,12 @@ absl::Status ValidateRoleBinding(const RoleBinding& binding) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": namespaces: empty namespace"));
     }
   }
+  for (const std::string& controller : binding.controller_names) {
+    if (controller.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": controllerNames: empty controller name"));
+    }
+  }
   return CheckSubjects(what, binding.subjects);
 }
 
@@ -322,7 +357,8 @@ absl::StatusOr<Authorizer> Authorizer::Create(Policy policy) {
                              {{Subject::Kind::kGroup, std::string(kAdminsGroup)}},
                              {},
                              std::nullopt,
-                             std::nullopt});
+                             std::nullopt,
+                             {}});
   return Authorizer(std::move(policy));
 }
 
@@ -361,6 +397,7 @@ Decision Authorizer::Authorize(const Identity& identity, const AccessRequest& re
     }
     const Role* role = FindRole(binding.role);
     if (role == nullptr || !RoleAllows(*role, request.verb, request.kind)) continue;
+    if (!ControllerAllowed(binding, request)) continue;
     PriorityLimit granted = role->priority;
     if (binding.max_priority.has_value()) granted.max_priority = binding.max_priority;
     if (binding.allow_non_preemptible.has_value()) {

@@ -35,16 +35,21 @@ inline constexpr absl::string_view kAdminsGroup = "tollgate:admins";
 // Kubernetes RBAC's, on the Role kind only: `bind` a Role lets its holder apply RoleBindings of
 // that role (in the binding's scope) without holding every permission it grants, `escalate`
 // lets its holder apply Roles granting more than they hold (services/auth/delegation.h).
+// check is an admission check controller's word (a check's state on a workload, a check's Active
+// condition), on the AdmissionCheck kind.
 inline constexpr absl::string_view kVerbs[] = {
-    "get",    "list",  "watch", "submit",     "admit",        "preempt", "finish",  "report",
-    "delete", "apply", "stop",  "deactivate", "reprioritize", "bind",    "escalate"};
+    "get",    "list",  "watch", "submit",     "admit",        "preempt", "finish",   "report",
+    "delete", "apply", "stop",  "deactivate", "reprioritize", "bind",    "escalate", "check"};
 // The kinds a rule may name. Workload and LocalQueue are namespaced; the rest cluster-scoped.
 // Metrics is the HTTP port's /metrics (verb get), not a stored object.
+// Topology is Kueue's kind; Node is the topology inventory's nodes and the pods Tollgate does
+// not place (InventoryService: apply, delete, report, get, list).
 inline constexpr absl::string_view kKinds[] = {
-    "Workload",      "LocalQueue",     "ClusterQueue",
-    "Cohort",        "ResourceFlavor", "WorkloadPriorityClass",
-    "PriorityClass", "Namespace",      "Metrics",
-    "Role",          "RoleBinding",    "QueueGrant"};
+    "Workload",       "LocalQueue",     "ClusterQueue",
+    "Cohort",         "ResourceFlavor", "WorkloadPriorityClass",
+    "PriorityClass",  "Namespace",      "Metrics",
+    "Role",           "RoleBinding",    "QueueGrant",
+    "AdmissionCheck", "Topology",       "Node"};
 // The policy kinds themselves. "*" in a rule's kinds does not cover them: whoever may apply a
 // RoleBinding may make themselves admin, so a role grants that only by naming them (the
 // built-in admin role does; viewer does not read them).
@@ -100,6 +105,9 @@ struct RoleBinding {
   std::vector<std::string> namespaces;
   std::optional<int32_t> max_priority;
   std::optional<bool> allow_non_preemptible;
+  // When set, the binding's `check` and `watch` on AdmissionChecks hold only for checks whose
+  // controllerName is one of these: a check controller confined to its own checks.
+  std::vector<std::string> controller_names;
 };
 
 // Grants queue verbs on one ClusterQueue (cluster_queue set), one LocalQueue
@@ -144,6 +152,8 @@ struct AccessRequest {
   // For submit: the workload's effective priority and whether it asks not to be preempted.
   std::optional<int32_t> priority;
   bool non_preemptible = false;
+  // For AdmissionCheck requests: the controllerName of the check (or watched controller).
+  std::string controller_name;
 };
 
 struct Decision {
@@ -163,15 +173,19 @@ struct NamespaceScope {
 // The built-in roles, matching Kueue's RBAC roles plus an adapter role:
 //   admin       — everything;
 //   batch-admin — every verb on queue objects (flavors, ClusterQueues, Cohorts, LocalQueues,
-//                 priority classes) and on workloads;
+//                 priority classes, Topologies) and on workloads;
 //   batch-user  — submit/finish/delete/get/list/watch workloads and get/list LocalQueues in the
 //                 bound namespaces; priority at most 0 and no non-preemptible unless a binding
 //                 grants more;
 //   viewer      — get/list/watch everything;
 //   adapter     — submit, finish, report, delete, get/list/watch workloads and read queues and
-//                 priority classes for the namespaces it serves;
+//                 priority classes for the namespaces it serves; feed the node inventory;
 //   metrics-reader — get Metrics (/metrics on the HTTP port), for Prometheus (Kueue's
-//                 metrics-reader ClusterRole).
+//                 metrics-reader ClusterRole);
+//   check-controller — check, watch, get and list AdmissionChecks, get/list/watch workloads:
+//                 an admission check controller (bound with controller_names to its checks).
+//   inventory-feeder — apply, delete, report, get, list Node (the topology inventory) and read
+//                 Topologies and ResourceFlavors.
 const std::vector<Role>& BuiltInRoles();
 
 // Checks of one object on its own (names, verbs, kinds, subjects, which queue); INVALID_ARGUMENT

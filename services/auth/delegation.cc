@@ -253,7 +253,7 @@ std::string CheckEscalation(const Authorizer& authorizer, const Identity& identi
     copy.name = std::string(kProbeRole);
     probe_policy.roles.push_back(copy);
     probe_policy.bindings.push_back(
-        {"probe", copy.name, ProbeSubjects(), {}, std::nullopt, std::nullopt});
+        {"probe", copy.name, ProbeSubjects(), {}, std::nullopt, std::nullopt, {}});
     templates = ScopeTemplates("");
     granted = role.priority;
     bypass = "a role granting more than one holds needs escalate on Role";

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/yaml_documents.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tollgate::auth {
@@ -169,9 +170,10 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     role.priority.allow_non_preemptible = allow_np.value_or(false);
     policy.roles.push_back(std::move(role));
   } else if (kind == "RoleBinding") {
-    if (absl::Status s = CheckFields(where, doc, "",
-                                     {"apiVersion", "kind", "metadata", "role", "subjects",
-                                      "namespaces", "maxPriority", "allowNonPreemptible"});
+    if (absl::Status s =
+            CheckFields(where, doc, "",
+                        {"apiVersion", "kind", "metadata", "role", "subjects", "namespaces",
+                         "maxPriority", "allowNonPreemptible", "controllerNames"});
         !s.ok()) {
       return s;
     }
@@ -180,6 +182,8 @@ absl::Status ParseDocumentOrThrow(const Where& in_where, const YAML::Node& doc, 
     ASSIGN_OR_RETURN_POLICY(binding.role, String(where, doc["role"], "role"));
     ASSIGN_OR_RETURN_POLICY(binding.subjects, Subjects(where, doc["subjects"]));
     ASSIGN_OR_RETURN_POLICY(binding.namespaces, Strings(where, doc["namespaces"], "namespaces"));
+    ASSIGN_OR_RETURN_POLICY(binding.controller_names,
+                            Strings(where, doc["controllerNames"], "controllerNames"));
     ASSIGN_OR_RETURN_POLICY(binding.max_priority,
                             OptionalInt32(where, doc["maxPriority"], "maxPriority"));
     ASSIGN_OR_RETURN_POLICY(binding.allow_non_preemptible,
@@ -254,15 +258,11 @@ absl::Status ParsePolicyDocument(const YAML::Node& doc, absl::string_view where,
 
 absl::StatusOr<Policy> ParsePolicy(absl::string_view text, absl::string_view source) {
   Policy policy;
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": not YAML: ", e.what()));
-  }
+  absl::StatusOr<std::vector<YAML::Node>> docs = common::LoadYamlDocuments(text, source);
+  if (!docs.ok()) return docs.status();
   try {
     int n = 0;
-    for (const YAML::Node& doc : docs) {
+    for (const YAML::Node& doc : *docs) {
       ++n;
       if (doc.IsNull()) continue;
       if (absl::Status s = ParseDocumentOrThrow(Where(source, n), doc, policy); !s.ok()) return s;

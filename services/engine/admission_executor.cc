@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/object_kind.h"
@@ -17,6 +18,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "services/api/api_codec.h"
+#include "services/api/check_codec.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/state_keys.h"
 #include "services/engine/stored_workloads.h"
@@ -87,8 +89,28 @@ absl::Status AdmissionExecutor::Txn::RecordCheckpoint(absl::string_view key, abs
   return state_->RecordCheckpoint(key, at, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetReclaimablePods(
+    absl::string_view key, std::vector<std::pair<std::string, int32_t>> pods) {
+  return state_->SetReclaimablePods(key, std::move(pods), now_);
+}
+
 absl::Status AdmissionExecutor::Txn::DeleteWorkload(absl::string_view key) {
   return state_->Delete(key, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetAdmissionCheckState(absl::string_view key,
+                                                            core::CheckStateUpdate update) {
+  return state_->SetAdmissionCheckState(key, std::move(update), now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetAdmissionCheckActive(absl::string_view name, bool active,
+                                                             absl::string_view reason,
+                                                             absl::string_view message) {
+  return state_->SetAdmissionCheckActive(name, active, reason, message, now_);
+}
+
+void AdmissionExecutor::Txn::StoreObject(std::string key, const v1::ConfigObject& object) {
+  object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
 
 void AdmissionExecutor::Txn::ApplyObject(const ValidatedObject& validated, std::string key,
@@ -112,12 +134,42 @@ absl::StatusOr<bool> AdmissionExecutor::Txn::DeleteObject(core::ObjectKind kind,
   TOLLGATE_RETURN_IF_ERROR(state_->DeleteObject(kind, namespace_name, name, now_));
   if (state_->TerminatingSince(kind, namespace_name, name).has_value()) return true;
   object_writes_.emplace_back(std::move(key), std::nullopt);
+  erased_.push_back(core::ObjectName{kind, std::string(namespace_name), std::string(name)});
   return false;
 }
 
 void AdmissionExecutor::Txn::StoreTerminatingObject(std::string key,
                                                     const v1::ConfigObject& object) {
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
+}
+
+absl::Status AdmissionExecutor::Txn::UpsertNode(core::NodeSpec node, const v1::Node& stored) {
+  std::string key = NodeStoreKey(node.name);
+  TOLLGATE_RETURN_IF_ERROR(state_->UpsertNode(std::move(node), now_));
+  object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::DeleteNode(absl::string_view name) {
+  TOLLGATE_RETURN_IF_ERROR(state_->DeleteNode(name, now_));
+  object_writes_.emplace_back(NodeStoreKey(name), std::nullopt);
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::ReportPod(std::string name, std::string node,
+                                               core::ResourceAmounts requests,
+                                               const v1::NodePod& stored) {
+  std::string key = NodePodStoreKey(name);
+  TOLLGATE_RETURN_IF_ERROR(
+      state_->ReportPod(std::move(name), std::move(node), std::move(requests), now_));
+  object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
+  return absl::OkStatus();
+}
+
+absl::Status AdmissionExecutor::Txn::RemovePod(absl::string_view name) {
+  TOLLGATE_RETURN_IF_ERROR(state_->RemovePod(name, now_));
+  object_writes_.emplace_back(NodePodStoreKey(name), std::nullopt);
+  return absl::OkStatus();
 }
 
 absl::Status AdmissionExecutor::Txn::SetActive(absl::string_view key, bool active) {
@@ -180,8 +232,13 @@ AdmissionExecutor::~AdmissionExecutor() {
 absl::Status AdmissionExecutor::LoadState() {
   LoadStats stats;
   TOLLGATE_ASSIGN_OR_RETURN(state_, BuildState(store_, stats));
+  check_controllers_.Reset(*state_);
   absl::MutexLock lock(&mu_);
   load_stats_ = stats;
+  // Objects an earlier version stored as terminating that no longer terminate (a Cohort, a
+  // LocalQueue) left the state while it was built: one round commits their removal now. Not
+  // for a reads-only executor, whose store refuses every write.
+  if (options_.schedule_continuously && state_->HasObjectsErasedOnRestore()) more_cycles_ = true;
   return absl::OkStatus();
 }
 
@@ -215,8 +272,34 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
           absl::StrCat("stored object fails validation: ", validated.status().message()));
     }
     ApplyValidated(*state, *validated, now);
+    // An AdmissionCheck's Active condition, as its controller last reported it.
+    if (object.has_admission_check()) {
+      absl::StatusOr<std::optional<core::Condition>> active =
+          api::AdmissionCheckActiveFromProto(object.admission_check());
+      if (!active.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("stored object fails validation: ", active.status().message()));
+      }
+      if (active->has_value()) {
+        TOLLGATE_RETURN_IF_ERROR(
+            state->RestoreAdmissionCheckActive(validated->name, **active, now));
+      }
+    }
+    // A MultiKueueCluster's Active condition, as its connection last reported it.
+    if (object.has_multi_kueue_cluster()) {
+      absl::StatusOr<std::optional<core::Condition>> active =
+          api::MultiKueueClusterActiveFromProto(object.multi_kueue_cluster());
+      if (!active.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("stored object fails validation: ", active.status().message()));
+      }
+      if (active->has_value()) {
+        TOLLGATE_RETURN_IF_ERROR(state->RestoreMultiKueueClusterActive(validated->name, **active));
+      }
+    }
     // Deleted while in use before the restart: still terminating (and finalized at the first
-    // commit if nothing holds quota through it any more).
+    // commit if nothing holds quota through it any more). A kind that no longer terminates is
+    // erased now, its stored copy with the first round.
     const v1::ObjectMeta& meta = MetadataOf(object);
     if (meta.has_deletion_timestamp()) {
       TOLLGATE_RETURN_IF_ERROR(state->RestoreTerminating(
@@ -226,6 +309,44 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
           now));
     }
   }
+
+  // The topology inventory, before the workloads whose placements use it.
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::Node node;
+        absl::Status status = absl::DataLossError("not a Node");
+        if (node.ParseFromString(std::string(value))) {
+          absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
+          status = spec.status();
+          if (spec.ok()) status = state->UpsertNode(*std::move(spec), now);
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid Node: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
+  TOLLGATE_RETURN_IF_ERROR(
+      store.Scan(kNodePodPrefix, [&](absl::string_view key, absl::string_view value) {
+        v1::NodePod pod;
+        absl::Status status = absl::DataLossError("not a NodePod");
+        if (pod.ParseFromString(std::string(value))) {
+          absl::StatusOr<api::ReportedPod> reported = api::NodePodFromProto(pod, "pod");
+          status = reported.status();
+          if (reported.ok()) {
+            status = state->ReportPod(reported->name, reported->node, reported->requests, now);
+          }
+        }
+        if (!status.ok()) {
+          parse_error = absl::DataLossError(
+              absl::StrCat("store key ", key, " is not a valid NodePod: ", status.message()));
+          return false;
+        }
+        return true;
+      }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
 
   const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;
@@ -277,6 +398,7 @@ absl::Status AdmissionExecutor::Reload(const storage::Store& from,
   return RunStatus([this, shared, &install, stats](Txn&) {
     install();
     state_ = std::move(*shared);
+    check_controllers_.Reset(*state_);
     state_replaced_ = true;
     absl::MutexLock lock(&mu_);
     load_stats_ = stats;
@@ -415,6 +537,15 @@ std::string WatchEventBytes(v1::WatchEvent::Type type, const std::string& worklo
   return out;
 }
 
+// Appends WatchEvent.check_controllers to a serialized WatchEvent (a message's fields may come
+// in any order and repeated ones concatenate, so appending their encoding adds them).
+void AppendCheckControllers(const std::vector<v1::CheckControllerRef>& refs, std::string& record) {
+  if (refs.empty()) return;
+  v1::WatchEvent extra;
+  for (const v1::CheckControllerRef& ref : refs) *extra.add_check_controllers() = ref;
+  record += extra.SerializeAsString();
+}
+
 }  // namespace
 
 storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
@@ -428,9 +559,18 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   }
   // Terminating objects whose last workload ended in these changes go with them, atomically;
   // first, so the workloads their removal re-routes are persisted in this batch too.
-  for (const core::ObjectName& object : state_->TakeFinalizedObjects(txn.now_)) {
+  std::vector<core::ObjectName> finalized = state_->TakeFinalizedObjects(txn.now_);
+  for (const core::ObjectName& object : finalized) {
     batch.Delete(ConfigObjectKey(ToProtoKind(object.kind), object.namespace_name, object.name));
   }
+  if (options_.observer != nullptr) {
+    for (const core::ObjectName& object : txn.erased_) options_.observer->OnObjectErased(object);
+    for (const core::ObjectName& object : finalized) options_.observer->OnObjectErased(object);
+  }
+  txn.erased_.clear();
+  // AdmissionCheck name -> controller, read once per batch and only when a workload with
+  // checks changed.
+  std::optional<CheckControllerNames> controllers;
   for (core::WorkloadId id : state_->TakeDirtyWorkloads()) {
     core::Workload* wl = state_->mutable_workload(id);
     if (wl == nullptr) continue;
@@ -441,9 +581,14 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     api::WorkloadToProto(*wl, &proto);
     proto.mutable_metadata()->set_resource_version(revision);
     const std::string workload_bytes = proto.SerializeAsString();
-    batch.AppendChange(WatchEventBytes(
+    std::string record = WatchEventBytes(
         txn.created_.count(id) > 0 ? v1::WatchEvent::ADDED : v1::WatchEvent::MODIFIED,
-        workload_bytes));
+        workload_bytes);
+    if (check_controllers_.MayConcern(proto)) {
+      if (!controllers.has_value()) controllers = ControllerNamesOf(*state_);
+      AppendCheckControllers(check_controllers_.Changed(proto, *controllers), record);
+    }
+    batch.AppendChange(std::move(record));
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
   }
   for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
@@ -451,6 +596,9 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     event.set_type(v1::WatchEvent::DELETED);
     event.mutable_workload()->mutable_metadata()->set_namespace_(key.namespace_name);
     event.mutable_workload()->mutable_metadata()->set_name(key.name);
+    for (v1::CheckControllerRef& ref : check_controllers_.Deleted(key.ToString())) {
+      *event.add_check_controllers() = std::move(ref);
+    }
     batch.Delete(WorkloadStoreKey(key.namespace_name, key.name));
     batch.AppendChange(event.SerializeAsString());
   }
@@ -555,6 +703,7 @@ void AdmissionExecutor::Loop() {
     for (Operation* op : batch) {
       const size_t writes_before = txn.object_writes_.size();
       const size_t hooks_before = txn.after_cycles_.size();
+      const size_t erased_before = txn.erased_.size();
       op->status = op->fn(txn);
       if (state_replaced_) {
         // Reload swapped the state and the store's content: later operations read the new ones.
@@ -566,6 +715,7 @@ void AdmissionExecutor::Loop() {
         // A failed operation changed no state; drop whatever it staged.
         txn.object_writes_.resize(writes_before);
         txn.after_cycles_.resize(hooks_before);
+        txn.erased_.resize(erased_before);
       } else {
         any_succeeded = true;
       }

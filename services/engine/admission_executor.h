@@ -19,8 +19,10 @@
 #include "core/clock.h"
 #include "core/cluster_state.h"
 #include "core/scheduler_config.h"
+#include "services/engine/check_controllers.h"
 #include "services/engine/executor_observer.h"
 #include "storage/store.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 
 namespace tollgate::engine {
@@ -87,6 +89,8 @@ class AdmissionExecutor {
     // Ready, or (false) a workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
     absl::Status SetPodsReady(absl::string_view key, bool ready = true);
     absl::Status RecordCheckpoint(absl::string_view key, absl::Time at);
+    absl::Status SetReclaimablePods(absl::string_view key,
+                                    std::vector<std::pair<std::string, int32_t>> pods);
     absl::Status DeleteWorkload(absl::string_view key);
     // A configuration object: applied to the state and stored under `key` together.
     void ApplyObject(const ValidatedObject& validated, std::string key,
@@ -98,8 +102,23 @@ class AdmissionExecutor {
     // Stores a terminating object's deletion mark (`object` with its deletion timestamp) under
     // `key`, so a restart keeps it terminating; the state already holds it as such.
     void StoreTerminatingObject(std::string key, const v1::ConfigObject& object);
+    // The topology inventory (docs/topology.md): applied to the state and stored together.
+    // `node` and `pod` were validated; `stored` is what the store keeps.
+    absl::Status UpsertNode(core::NodeSpec node, const v1::Node& stored);
+    absl::Status DeleteNode(absl::string_view name);
+    absl::Status ReportPod(std::string name, std::string node, core::ResourceAmounts requests,
+                           const v1::NodePod& stored);
+    absl::Status RemovePod(absl::string_view name);
     absl::Status SetActive(absl::string_view key, bool active);
     absl::Status SetPriority(absl::string_view key, int32_t priority);
+    // An admission check controller's word on one check of one workload, and its Active
+    // condition (ClusterState's methods of the same names).
+    absl::Status SetAdmissionCheckState(absl::string_view key, core::CheckStateUpdate update);
+    absl::Status SetAdmissionCheckActive(absl::string_view name, bool active,
+                                         absl::string_view reason, absl::string_view message);
+    // Stores `object` under `key` as it is: the state already holds what it says (an
+    // AdmissionCheck's Active condition, kept for a restart).
+    void StoreObject(std::string key, const v1::ConfigObject& object);
     // What a workload's job reports (core/job_reports.cc).
     absl::Status BindOwner(absl::string_view key, core::WorkloadOwner owner);
     absl::Status MarkOutOfSync(absl::string_view key);
@@ -144,6 +163,8 @@ class AdmissionExecutor {
     std::vector<std::pair<std::string, std::optional<std::string>>> object_writes_;
     std::set<core::WorkloadId> created_;
     std::vector<AfterCyclesFn> after_cycles_;
+    // Configuration objects this batch erased from the state at once (for the observer).
+    std::vector<core::ObjectName> erased_;
   };
 
   static absl::StatusOr<std::unique_ptr<AdmissionExecutor>> Open(storage::Store& store,
@@ -274,6 +295,8 @@ class AdmissionExecutor {
   const Options options_;
   // Touched only by the executor thread (and by Open before the thread starts).
   std::unique_ptr<core::ClusterState> state_;
+  // Whom each workload concerned at its last commit, for the change records (follows state_).
+  CheckControllerTracker check_controllers_;
   // Set by Reload's operation: the round's transaction must pick the new state up.
   bool state_replaced_ = false;
   // The preemptions the current round's cycles issued, kept only while an operation of the round

@@ -10,6 +10,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "core/admission_checks.h"
+#include "core/workload.h"
 
 namespace tollgate::engine {
 namespace {
@@ -44,8 +47,8 @@ absl::Time QueuedSince(const core::Workload& wl) {
 AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
     : admitted_(registry.AddCounter(
           "kueue_admitted_workloads_total",
-          "Workloads admitted, per ClusterQueue and priority class (in Tollgate quota "
-          "reservation and admission are one step).",
+          "Workloads admitted, per ClusterQueue and priority class: at quota reservation when "
+          "no admission check applies, else once every check is Ready.",
           {"cluster_queue", "priority_class", "replica_role"})),
       quota_reserved_(registry.AddCounter(
           "kueue_quota_reserved_workloads_total",
@@ -53,7 +56,8 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           {"cluster_queue", "priority_class", "replica_role"})),
       admission_wait_(registry.AddHistogram(
           "kueue_admission_wait_time_seconds",
-          "Seconds from a workload's creation or latest requeue to its admission.",
+          "Seconds from a workload's creation or latest requeue to its admission (admission "
+          "checks included).",
           {"cluster_queue", "priority_class", "replica_role"},
           metrics::KueueExponentialBuckets(16))),
       quota_reserved_wait_(registry.AddHistogram(
@@ -80,6 +84,18 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           "LocalQueue.",
           {"name", "namespace", "priority_class", "replica_role"},
           metrics::KueueExponentialBuckets(14))),
+      checks_wait_(registry.AddHistogram(
+          "kueue_admission_checks_wait_time_seconds",
+          "Seconds from a workload's quota reservation to its admission (its admission checks' "
+          "wait), per ClusterQueue.",
+          {"cluster_queue", "priority_class", "replica_role"},
+          metrics::KueueExponentialBuckets(14))),
+      lq_checks_wait_(registry.AddHistogram(
+          "kueue_local_queue_admission_checks_wait_time_seconds",
+          "Seconds from a workload's quota reservation to its admission (its admission checks' "
+          "wait), per LocalQueue.",
+          {"name", "namespace", "priority_class", "replica_role"},
+          metrics::KueueExponentialBuckets(14))),
       attempts_(registry.AddCounter(
           "kueue_admission_attempts_total",
           "Scheduling cycles that looked at pending workloads. result is 'success' when the "
@@ -93,8 +109,10 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
       evicted_(registry.AddCounter(
           "kueue_evicted_workloads_total",
           "Workloads evicted, per ClusterQueue and reason: Preempted, PodsReadyTimeout, "
-          "ClusterQueueStopped, LocalQueueStopped or Deactivated. underlying_cause is empty "
-          "when reason is the root cause.",
+          "ClusterQueueStopped, LocalQueueStopped, AdmissionCheck or Deactivated. "
+          "underlying_cause: WaitForStart or WaitForRecovery for PodsReadyTimeout; "
+          "AdmissionCheck, RequeuingLimitExceeded or MaximumExecutionTimeExceeded for a "
+          "deactivation by Tollgate; empty when reason is the root cause.",
           {"cluster_queue", "reason", "underlying_cause", "priority_class", "replica_role"})),
       lq_evicted_(registry.AddCounter(
           "kueue_local_queue_evicted_workloads_total",
@@ -160,8 +178,21 @@ AdmissionMetrics::AdmissionSeries& AdmissionMetrics::SeriesFor(const std::string
     s.lq_quota_reserved = &lq_quota_reserved_.Labels(lq);
     s.lq_admission_wait = &lq_admission_wait_.Labels(lq);
     s.lq_quota_reserved_wait = &lq_quota_reserved_wait_.Labels(lq);
+    s.checks_wait = &checks_wait_.Labels(cq);
+    s.lq_checks_wait = &lq_checks_wait_.Labels(lq);
   }
   return s;
+}
+
+void AdmissionMetrics::CountCohortAdmission(const core::ClusterState& state,
+                                            const std::string& cluster_queue,
+                                            const std::string& priority_class) {
+  // Every cohort above the admitting ClusterQueue (none for one outside any cohort).
+  const core::QuotaNode* node = state.tree().ClusterQueue(cluster_queue);
+  for (const core::QuotaNode* cohort = node != nullptr ? node->parent() : nullptr;
+       cohort != nullptr; cohort = cohort->parent()) {
+    cohort_subtree_admitted_.Add({cohort->name(), priority_class, kRole});
+  }
 }
 
 void AdmissionMetrics::OnRound(int64_t operations) {
@@ -176,19 +207,20 @@ void AdmissionMetrics::OnPlan(const core::CyclePlan& plan, const core::ClusterSt
     const double wait = std::max(0.0, absl::ToDoubleSeconds(now - QueuedSince(*wl)));
     AdmissionSeries& s = SeriesFor(admission.admission.cluster_queue, wl->spec.namespace_name,
                                    wl->spec.queue_name, wl->spec.priority_class_name);
-    s.admitted->Add();
     s.quota_reserved->Add();
-    s.admission_wait->Observe(wait);
     s.quota_reserved_wait->Observe(wait);
-    s.lq_admitted->Add();
     s.lq_quota_reserved->Add();
-    s.lq_admission_wait->Observe(wait);
     s.lq_quota_reserved_wait->Observe(wait);
-    // Every cohort above the admitting ClusterQueue (none for one outside any cohort).
-    const core::QuotaNode* node = state.tree().ClusterQueue(admission.admission.cluster_queue);
-    for (const core::QuotaNode* cohort = node != nullptr ? node->parent() : nullptr;
-         cohort != nullptr; cohort = cohort->parent()) {
-      cohort_subtree_admitted_.Add({cohort->name(), wl->spec.priority_class_name, kRole});
+    // With admission checks the workload is admitted later, when the last one is Ready
+    // (OnWorkloadCommitted counts it then).
+    auto cq = state.cluster_queue_specs().find(admission.admission.cluster_queue);
+    if (cq == state.cluster_queue_specs().end() ||
+        core::ChecksForWorkload(cq->second, &admission.admission).empty()) {
+      s.admitted->Add();
+      s.admission_wait->Observe(wait);
+      s.lq_admitted->Add();
+      s.lq_admission_wait->Observe(wait);
+      CountCohortAdmission(state, admission.admission.cluster_queue, wl->spec.priority_class_name);
     }
   }
   // Preemptions are rare next to admissions: no series cache. The victims' evictions are
@@ -219,7 +251,34 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
   if (now != evictions_counted_at_) {
     evictions_counted_.clear();
     finishes_counted_.clear();
+    admissions_counted_.clear();
     evictions_counted_at_ = now;
+  }
+  // As Kueue, a LocalQueue's series are recorded only while it exists: a workload admitted
+  // before its LocalQueue was deleted counts for its ClusterQueue alone.
+  const bool lq_exists =
+      state.registry().FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name) != nullptr;
+  // Admitted once its admission checks were all Ready: CompleteAdmission stamps the Admitted
+  // condition with the round's time (a workload without checks was counted at reservation).
+  if (wl.status.state == core::WorkloadState::kAdmitted && !wl.status.admission_checks().empty() &&
+      wl.status.admission.has_value()) {
+    const core::Condition* admitted = core::FindCondition(wl.status, "Admitted");
+    if (admitted != nullptr && admitted->status && admitted->last_transition_time == now &&
+        admissions_counted_.insert(wl.id).second) {
+      AdmissionSeries& s = SeriesFor(wl.status.admission->cluster_queue, wl.spec.namespace_name,
+                                     wl.spec.queue_name, wl.spec.priority_class_name);
+      const double wait = std::max(0.0, absl::ToDoubleSeconds(now - QueuedSince(wl)));
+      const double checks = std::max(0.0, absl::ToDoubleSeconds(now - wl.status.admission_time));
+      s.admitted->Add();
+      s.admission_wait->Observe(wait);
+      s.checks_wait->Observe(checks);
+      if (lq_exists) {
+        s.lq_admitted->Add();
+        s.lq_admission_wait->Observe(wait);
+        s.lq_checks_wait->Observe(checks);
+      }
+      CountCohortAdmission(state, wl.status.admission->cluster_queue, wl.spec.priority_class_name);
+    }
   }
   // Finish stamps the Finished condition with the round's time; a finished workload keeps the
   // admission it finished under.
@@ -230,8 +289,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       const std::string cluster_queue =
           wl.status.admission.has_value() ? wl.status.admission->cluster_queue : "";
       finished_.Add({cluster_queue, wl.spec.priority_class_name, kRole});
-      lq_finished_.Add(
-          {wl.spec.queue_name, wl.spec.namespace_name, wl.spec.priority_class_name, kRole});
+      if (lq_exists) {
+        lq_finished_.Add(
+            {wl.spec.queue_name, wl.spec.namespace_name, wl.spec.priority_class_name, kRole});
+      }
       break;
     }
   }
@@ -258,12 +319,49 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     cluster_queue = *queued;
   }
   for (size_t i = 0; i < reasons.size() - counted; ++i) {
-    const std::string reason(reasons[i]);
-    evicted_.Add({cluster_queue, reason, "", wl.spec.priority_class_name, kRole});
-    lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, "",
-                     wl.spec.priority_class_name, kRole});
+    // The Evicted reason of a deactivation names its cause (DeactivatedDueToAdmissionCheck);
+    // Kueue's metrics carry it apart: reason Deactivated, underlying_cause AdmissionCheck.
+    absl::string_view reason_view = reasons[i];
+    std::string underlying_cause;
+    if (absl::ConsumePrefix(&reason_view, "DeactivatedDueTo")) {
+      underlying_cause = std::string(reason_view);
+      reason_view = "Deactivated";
+    } else if (reason_view == "PodsReadyTimeout") {
+      // Which timeout fired: the PodsReady condition still says whether it had been ready.
+      underlying_cause = core::WaitsForRecovery(wl.status) ? "WaitForRecovery" : "WaitForStart";
+    }
+    const std::string reason(reason_view);
+    evicted_.Add({cluster_queue, reason, underlying_cause, wl.spec.priority_class_name, kRole});
+    if (lq_exists) {
+      lq_evicted_.Add({wl.spec.queue_name, wl.spec.namespace_name, reason, underlying_cause,
+                       wl.spec.priority_class_name, kRole});
+    }
   }
   counted = static_cast<int>(reasons.size());
+}
+
+void AdmissionMetrics::OnObjectErased(const core::ObjectName& object) {
+  if (object.kind == core::ObjectKind::kCohort) {
+    cohort_subtree_admitted_.DeleteMatching({{"cohort", object.name}});
+    return;
+  }
+  if (object.kind != core::ObjectKind::kLocalQueue) return;
+  // The cached series are about to go: drop the cache entries first.
+  const std::string infix = absl::StrCat(std::string(1, '\0'), object.namespace_name,
+                                         std::string(1, '\0'), object.name, std::string(1, '\0'));
+  for (auto it = admission_series_.begin(); it != admission_series_.end();) {
+    if (absl::StrContains(it->first, infix)) {
+      admission_series_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  const std::vector<std::pair<std::string, std::string>> labels = {
+      {"name", object.name}, {"namespace", object.namespace_name}};
+  for (metrics::Family* family : {&lq_admitted_, &lq_quota_reserved_, &lq_admission_wait_,
+                                  &lq_quota_reserved_wait_, &lq_evicted_, &lq_finished_}) {
+    family->DeleteMatching(labels);
+  }
 }
 
 void AdmissionMetrics::OnCommit(int64_t batches, absl::Duration elapsed,
@@ -304,6 +402,8 @@ struct ClusterQueueRow {
   int64_t pending_active = 0;
   int64_t pending_inadmissible = 0;
   int64_t holding = 0;
+  // Of `holding`: those still waiting for their admission checks (not admitted).
+  int64_t quota_reserved = 0;
   // "active", "pending" (inactive) or "terminating" (Kueue's status values).
   std::string status;
   double weighted_share = 0;
@@ -317,6 +417,7 @@ struct LocalQueueRow {
   int64_t pending_active = 0;
   int64_t pending_inadmissible = 0;
   int64_t holding = 0;
+  int64_t quota_reserved = 0;
   int64_t finished = 0;
   bool active = false;
   std::vector<UsageRow> usage;
@@ -370,7 +471,8 @@ CohortRow CohortSubtree(const core::ClusterState& state, core::QuotaNode& cohort
   std::map<core::FrId, int64_t> reserved;
   for (const core::QuotaNode* cq : state.tree().ClusterQueuesUnder(&cohort)) {
     if (const core::ClusterQueueRuntime* runtime = state.cluster_queue(cq->name())) {
-      row.admitted_active += static_cast<int64_t>(runtime->holding.size());
+      row.admitted_active +=
+          static_cast<int64_t>(runtime->holding.size() - runtime->holding.quota_reserved());
     }
     for (const core::FrId fr : cq->ActiveResources()) reserved[fr] += cq->Usage(fr);
   }
@@ -402,7 +504,12 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.pending_active = runtime.queue.active_size();
     row.pending_inadmissible = runtime.queue.size() - runtime.queue.active_size();
     row.holding = static_cast<int64_t>(runtime.holding.size());
-    row.status = runtime.active ? "active" : "pending";
+    row.quota_reserved = static_cast<int64_t>(runtime.holding.quota_reserved());
+    // Kueue's status values: a terminating ClusterQueue is "terminating", any other inactive
+    // one "pending".
+    row.status = runtime.active                             ? "active"
+                 : runtime.inactive_reason == "Terminating" ? "terminating"
+                                                            : "pending";
     row.weighted_share = static_cast<double>(state.WeightedShare(name));
     for (const core::ResourceGroupSpec& group : runtime.spec.resource_groups) {
       for (const core::FlavorQuotasSpec& flavor : group.flavors) {
@@ -451,6 +558,7 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
       it->second.finished++;
     } else if (wl->HoldsQuota()) {
       it->second.holding++;
+      if (wl->status.state == core::WorkloadState::kQuotaReserved) it->second.quota_reserved++;
     } else if (wl->status.state == core::WorkloadState::kPending) {
       const std::string* queued = state.QueuedIn(wl->id);
       if (queued == nullptr) continue;
@@ -477,8 +585,8 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
     w.Sample({cq.name, "inadmissible", kRole}, static_cast<double>(cq.pending_inadmissible));
   }
   w.BeginFamily("kueue_reserving_active_workloads",
-                "Workloads holding a quota reservation in the ClusterQueue (admitted or being "
-                "evicted).",
+                "Workloads holding a quota reservation in the ClusterQueue (waiting for "
+                "admission checks, admitted or being evicted).",
                 MetricType::kGauge, {"cluster_queue", "replica_role"});
   for (const ClusterQueueRow& cq : s.cluster_queues) {
     w.Sample({cq.name, kRole}, static_cast<double>(cq.holding));
@@ -487,7 +595,7 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
                 "Admitted workloads of the ClusterQueue that have not finished.",
                 MetricType::kGauge, {"cluster_queue", "replica_role"});
   for (const ClusterQueueRow& cq : s.cluster_queues) {
-    w.Sample({cq.name, kRole}, static_cast<double>(cq.holding));
+    w.Sample({cq.name, kRole}, static_cast<double>(cq.holding - cq.quota_reserved));
   }
   w.BeginFamily("kueue_finished_workloads",
                 "Finished workloads the ClusterQueue admitted that still exist (not deleted).",
@@ -597,13 +705,19 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
     w.Sample({lq.name, lq.namespace_name, "inadmissible", kRole},
              static_cast<double>(lq.pending_inadmissible));
   }
-  for (const char* name : {"kueue_local_queue_reserving_active_workloads",
-                           "kueue_local_queue_admitted_active_workloads"}) {
-    w.BeginFamily(name, "Workloads of the LocalQueue holding quota (admitted or being evicted).",
-                  MetricType::kGauge, {"name", "namespace", "replica_role"});
-    for (const LocalQueueRow& lq : s.local_queues) {
-      w.Sample({lq.name, lq.namespace_name, kRole}, static_cast<double>(lq.holding));
-    }
+  w.BeginFamily("kueue_local_queue_reserving_active_workloads",
+                "Workloads of the LocalQueue holding quota (waiting for admission checks, "
+                "admitted or being evicted).",
+                MetricType::kGauge, {"name", "namespace", "replica_role"});
+  for (const LocalQueueRow& lq : s.local_queues) {
+    w.Sample({lq.name, lq.namespace_name, kRole}, static_cast<double>(lq.holding));
+  }
+  w.BeginFamily("kueue_local_queue_admitted_active_workloads",
+                "Admitted workloads of the LocalQueue that have not finished.", MetricType::kGauge,
+                {"name", "namespace", "replica_role"});
+  for (const LocalQueueRow& lq : s.local_queues) {
+    w.Sample({lq.name, lq.namespace_name, kRole},
+             static_cast<double>(lq.holding - lq.quota_reserved));
   }
   w.BeginFamily("kueue_local_queue_finished_workloads",
                 "Finished workloads of the LocalQueue that still exist (not deleted).",

@@ -29,6 +29,10 @@ class AdmissionMetrics final : public ExecutorObserver {
   // a stop policy, deactivation), by the Evicted condition's reason; and finished workloads.
   void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                            absl::Time now) override;
+  // A deleted LocalQueue's series go (Kueue's ClearLocalQueueMetrics), and a deleted Cohort's
+  // admitted-workload counters (ClearCohortAdmittedWorkloadsMetrics); the state gauges follow
+  // the state at the next scrape.
+  void OnObjectErased(const core::ObjectName& object) override;
   void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) override;
 
  private:
@@ -42,9 +46,13 @@ class AdmissionMetrics final : public ExecutorObserver {
     metrics::Family::Series* lq_quota_reserved = nullptr;
     metrics::Family::Series* lq_admission_wait = nullptr;
     metrics::Family::Series* lq_quota_reserved_wait = nullptr;
+    metrics::Family::Series* checks_wait = nullptr;
+    metrics::Family::Series* lq_checks_wait = nullptr;
   };
   AdmissionSeries& SeriesFor(const std::string& cluster_queue, const std::string& namespace_name,
                              const std::string& local_queue, const std::string& priority_class);
+  void CountCohortAdmission(const core::ClusterState& state, const std::string& cluster_queue,
+                            const std::string& priority_class);
 
   metrics::Family& admitted_;
   metrics::Family& quota_reserved_;
@@ -54,6 +62,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& lq_quota_reserved_;
   metrics::Family& lq_admission_wait_;
   metrics::Family& lq_quota_reserved_wait_;
+  metrics::Family& checks_wait_;
+  metrics::Family& lq_checks_wait_;
   metrics::Family& attempts_;
   metrics::Family& attempt_duration_;
   metrics::Family& evicted_;
@@ -75,6 +85,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   absl::flat_hash_map<core::WorkloadId, int> evictions_counted_;
   // Likewise the workloads whose finish at `evictions_counted_at_` was counted.
   absl::flat_hash_set<core::WorkloadId> finishes_counted_;
+  // Likewise the workloads whose admission after their checks was counted.
+  absl::flat_hash_set<core::WorkloadId> admissions_counted_;
   absl::Time evictions_counted_at_ = absl::InfinitePast();
 };
 

@@ -90,6 +90,14 @@ absl::StatusOr<ValidatedSpec> SpecFromProto(const v1::ConfigObject& object) {
       return api::RoleBindingFromProto(object.role_binding());
     case v1::ConfigObject::kQueueGrant:
       return api::QueueGrantFromProto(object.queue_grant());
+    case v1::ConfigObject::kAdmissionCheck:
+      return api::AdmissionCheckFromProto(object.admission_check());
+    case v1::ConfigObject::kTopology:
+      return api::TopologyFromProto(object.topology());
+    case v1::ConfigObject::kMultiKueueConfig:
+      return api::MultiKueueConfigFromProto(object.multi_kueue_config());
+    case v1::ConfigObject::kMultiKueueCluster:
+      return api::MultiKueueClusterFromProto(object.multi_kueue_cluster());
     case v1::ConfigObject::KIND_NOT_SET:
       break;
   }
@@ -204,6 +212,16 @@ void ApplyValidated(core::ClusterState& state, const ValidatedObject& object, ab
           return state.ApplyLocalQueue(spec, now);
         } else if constexpr (std::is_same_v<T, core::PriorityClassSpec>) {
           return state.ApplyPriorityClass(spec, now);
+        } else if constexpr (std::is_same_v<T, core::AdmissionCheckSpec>) {
+          // The API refuses a changed controllerName before it applies (TollgateApi::Apply).
+          return state.ApplyAdmissionCheck(spec, now);
+        } else if constexpr (std::is_same_v<T, core::TopologySpec>) {
+          return state.ApplyTopology(spec, now);
+        } else if constexpr (std::is_same_v<T, core::MultiKueueConfigSpec>) {
+          return state.ApplyMultiKueueConfig(spec, now);
+        } else if constexpr (std::is_same_v<T, core::MultiKueueClusterSpec>) {
+          // Keeps the Active condition the connection reported.
+          return state.ApplyMultiKueueCluster(spec, now);
         } else {
           return absl::OkStatus();  // a policy kind: not scheduling state
         }

@@ -22,7 +22,8 @@ namespace tollgate::engine {
 using ValidatedSpec =
     std::variant<core::NamespaceSpec, core::ResourceFlavorSpec, core::ClusterQueueSpec,
                  core::CohortSpec, core::LocalQueueSpec, core::PriorityClassSpec, auth::Role,
-                 auth::RoleBinding, auth::QueueGrant>;
+                 auth::RoleBinding, auth::QueueGrant, core::AdmissionCheckSpec, core::TopologySpec,
+                 core::MultiKueueConfigSpec, core::MultiKueueClusterSpec>;
 
 struct ValidatedObject {
   core::ObjectKind kind;

@@ -28,6 +28,10 @@ class ExecutorObserver {
   // with `now` the round's time.
   virtual void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                                    absl::Time now) = 0;
+  // A configuration object left the state in this round (deleted at once, or terminating and
+  // finalized with its last workload), about to be committed: what is recorded under its name
+  // goes with it, as Kueue clears a deleted LocalQueue's and Cohort's metrics.
+  virtual void OnObjectErased(const core::ObjectName& object) = 0;
   // A group commit of `batches` store batches finished in `elapsed` wall time.
   virtual void OnCommit(int64_t batches, absl::Duration elapsed, const absl::Status& status) = 0;
 };

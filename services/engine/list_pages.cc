@@ -6,7 +6,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/status_macros.h"
 
 namespace tollgate::engine {
 namespace {
@@ -54,6 +56,26 @@ absl::Status ValidateLimit(int64_t limit) {
   if (limit >= 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("limit: must be greater than or equal to 0, got ", limit));
+}
+
+absl::StatusOr<ListPager> ListPager::Start(std::initializer_list<absl::string_view> listing_parts,
+                                           int64_t limit, absl::string_view continue_token) {
+  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(limit));
+  std::string listing = absl::StrJoin(listing_parts, "\x1e");
+  std::optional<ContinueToken> token;
+  if (!continue_token.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(continue_token, listing));
+  }
+  return ListPager(std::move(listing), limit, std::move(token));
+}
+
+std::string ListPager::NextToken(int64_t revision, int64_t taken,
+                                 absl::string_view last_key) const {
+  return EncodeContinueToken(
+      ContinueToken{.listing = listing_,
+                    .revision = revision,
+                    .offset = (token_.has_value() ? token_->offset : 0) + taken,
+                    .last_key = std::string(last_key)});
 }
 
 absl::Status ContinueExpired(const ContinueToken& token, absl::string_view reason) {

@@ -13,7 +13,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +54,51 @@ absl::Status ValidateLimit(int64_t limit);
 
 // OUT_OF_RANGE "continue token expired" with the reason and what to do.
 absl::Status ContinueExpired(const ContinueToken& token, absl::string_view reason);
+
+// One List call's paging: its limit, its continue token and the fields every page ends with.
+// The List calls differ in how they find and order their items, not in how they page.
+class ListPager {
+ public:
+  // Validates `limit` (INVALID_ARGUMENT naming it) and decodes `continue_token`, if set, as a
+  // token of the listing named by `listing_parts` (the call and its filters).
+  static absl::StatusOr<ListPager> Start(std::initializer_list<absl::string_view> listing_parts,
+                                         int64_t limit, absl::string_view continue_token);
+
+  // The previous page's token; nullopt on a first page.
+  const std::optional<ContinueToken>& token() const { return token_; }
+  int64_t limit() const { return limit_; }
+
+  // Whether a page holding `items` takes another under the limit.
+  bool HasRoom(int64_t items) const { return limit_ <= 0 || items < limit_; }
+  // Whether a page that grew to `bytes` with its `items`-th item must give that item back, so it
+  // fits a gRPC message: past kMaxPageBytes, never the first item (Kubernetes lets a server
+  // return fewer items than asked for). An unlimited listing asked for everything.
+  bool Overflows(int64_t items, int64_t bytes) const {
+    return limit_ > 0 && items > 1 && bytes > kMaxPageBytes;
+  }
+
+  // Ends a page of `taken` items read at `revision`: sets the response's revision and
+  // remaining_item_count and, when items remain, the token of the page after `last_key`.
+  template <typename ListResponse>
+  void Finish(ListResponse& response, int64_t revision, int64_t taken, int64_t remaining,
+              absl::string_view last_key) const {
+    response.set_revision(revision);
+    response.set_remaining_item_count(remaining);
+    if (remaining > 0 && taken > 0) {
+      response.set_continue_token(NextToken(revision, taken, last_key));
+    }
+  }
+
+ private:
+  ListPager(std::string listing, int64_t limit, std::optional<ContinueToken> token)
+      : listing_(std::move(listing)), limit_(limit), token_(std::move(token)) {}
+
+  std::string NextToken(int64_t revision, int64_t taken, absl::string_view last_key) const;
+
+  std::string listing_;
+  int64_t limit_;
+  std::optional<ContinueToken> token_;
+};
 
 // Calls `visit` for every workload change committed after `token.revision` up to `revision`
 // (DELETED events carry only namespace and name) until it returns false, which means the

@@ -9,11 +9,15 @@
 //   o/<Kind>/<name>              cluster-scoped configuration objects (serialized ConfigObject)
 //   o/LocalQueue/<ns>/<name>     LocalQueues
 //   w/<ns>/<name>                workloads (serialized Workload, spec and status)
+//   n/<name>                     nodes of the topology inventory (serialized Node)
+//   p/<name>                     pods Tollgate does not place (serialized NodePod)
 // The change log holds serialized WatchEvents of workloads, one batch per revision.
 namespace tollgate::engine {
 
 inline constexpr absl::string_view kObjectPrefix = "o/";
 inline constexpr absl::string_view kWorkloadPrefix = "w/";
+inline constexpr absl::string_view kNodePrefix = "n/";
+inline constexpr absl::string_view kNodePodPrefix = "p/";
 
 inline std::string ObjectKey(absl::string_view kind, absl::string_view namespace_name,
                              absl::string_view name) {
@@ -23,6 +27,12 @@ inline std::string ObjectKey(absl::string_view kind, absl::string_view namespace
 
 inline std::string WorkloadStoreKey(absl::string_view namespace_name, absl::string_view name) {
   return absl::StrCat(kWorkloadPrefix, namespace_name, "/", name);
+}
+
+inline std::string NodeStoreKey(absl::string_view name) { return absl::StrCat(kNodePrefix, name); }
+
+inline std::string NodePodStoreKey(absl::string_view name) {
+  return absl::StrCat(kNodePodPrefix, name);
 }
 
 }  // namespace tollgate::engine

@@ -1,14 +1,12 @@
 #include "services/engine/tollgate_api.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/cohort_breakdown.h"
 #include "core/error_text.h"
 #include "core/quantity.h"
@@ -17,6 +15,7 @@
 #include "core/submit_preview.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api/api_codec.h"
+#include "services/api/api_validation.h"
 #include "services/api/breakdown_codec.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/list_pages.h"
@@ -105,7 +104,7 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       status->Clear();
       const core::QueueCounts counts = state.ClusterQueueCounts(name);
       status->set_pending_workloads(static_cast<int32_t>(counts.pending));
-      status->set_reserving_workloads(static_cast<int32_t>(counts.admitted));
+      status->set_reserving_workloads(static_cast<int32_t>(counts.reserving));
       status->set_admitted_workloads(static_cast<int32_t>(counts.admitted));
       FillUsage(state.ClusterQueueUsage(name), status->mutable_flavors_usage());
       v1::Condition* active = status->add_conditions();
@@ -117,7 +116,9 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
                          : runtime == nullptr ? "Unknown"
                                               : runtime->inactive_reason);
       active->set_message(is_active ? "Can admit new workloads"
-                                    : absl::StrCat("ClusterQueue ", name, " is inactive"));
+                          : runtime != nullptr && !runtime->inactive_message.empty()
+                              ? runtime->inactive_message
+                              : absl::StrCat("ClusterQueue ", name, " is inactive"));
       status->mutable_fair_sharing()->set_weighted_share(state.WeightedShare(name));
       break;
     }
@@ -128,7 +129,7 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
       const core::QueueCounts counts =
           state.LocalQueueCounts(lq->metadata().namespace_(), lq->metadata().name());
       status->set_pending_workloads(static_cast<int32_t>(counts.pending));
-      status->set_reserving_workloads(static_cast<int32_t>(counts.admitted));
+      status->set_reserving_workloads(static_cast<int32_t>(counts.reserving));
       status->set_admitted_workloads(static_cast<int32_t>(counts.admitted));
       FillUsage(state.LocalQueueUsage(lq->metadata().namespace_(), lq->metadata().name()),
                 status->mutable_flavors_usage());
@@ -149,6 +150,26 @@ void FillStatus(const core::ClusterState& state, v1::ConfigObject& object) {
         implicit->set_message(
             "named by a ClusterQueue's cohort or a Cohort's parent; no Cohort object is stored");
       }
+      break;
+    }
+    case v1::ConfigObject::kAdmissionCheck: {
+      // The live Active condition, which its controller sets; Apply never changes it.
+      v1::AdmissionCheck* check = object.mutable_admission_check();
+      check->mutable_status()->Clear();
+      auto it = state.admission_checks().find(check->metadata().name());
+      if (it == state.admission_checks().end() || !it->second.active.has_value()) break;
+      *check->mutable_status() =
+          api::AdmissionCheckToProto(it->second.spec, it->second.active).status();
+      break;
+    }
+    case v1::ConfigObject::kMultiKueueCluster: {
+      // The live Active condition, which the connection to the worker sets.
+      v1::MultiKueueCluster* cluster = object.mutable_multi_kueue_cluster();
+      cluster->mutable_status()->Clear();
+      auto it = state.multikueue_clusters().find(cluster->metadata().name());
+      if (it == state.multikueue_clusters().end() || !it->second.active.has_value()) break;
+      *cluster->mutable_status() =
+          api::MultiKueueClusterToProto(it->second.spec, it->second.active).status();
       break;
     }
     default:
@@ -182,11 +203,6 @@ WorkloadName SplitWorkloadKey(absl::string_view key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-// Names a listing (the call and its filters) inside a continue token.
-std::string Listing(std::initializer_list<absl::string_view> parts) {
-  return absl::StrJoin(parts, "\x1e");
-}
-
 absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState state) {
   switch (state) {
     case v1::WORKLOAD_STATE_UNSPECIFIED:
@@ -195,6 +211,8 @@ absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState
       return core::WorkloadState::kPending;
     case v1::WORKLOAD_STATE_ADMITTED:
       return core::WorkloadState::kAdmitted;
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return core::WorkloadState::kQuotaReserved;
     case v1::WORKLOAD_STATE_EVICTING:
       return core::WorkloadState::kEvicting;
     case v1::WORKLOAD_STATE_FINISHED:
@@ -205,7 +223,8 @@ absl::StatusOr<std::optional<core::WorkloadState>> StateFilter(v1::WorkloadState
   return absl::InvalidArgumentError(
       absl::StrCat("state: unsupported value ", static_cast<int>(state),
                    ": supported values: WORKLOAD_STATE_UNSPECIFIED (any), WORKLOAD_STATE_PENDING, "
-                   "WORKLOAD_STATE_ADMITTED, WORKLOAD_STATE_EVICTING, WORKLOAD_STATE_FINISHED"));
+                   "WORKLOAD_STATE_QUOTA_RESERVED, WORKLOAD_STATE_ADMITTED, "
+                   "WORKLOAD_STATE_EVICTING, WORKLOAD_STATE_FINISHED"));
 }
 
 // The LocalQueue `namespace_name/name`, or null.
@@ -521,6 +540,23 @@ absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
       });
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateApi::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  const std::string key = KeyOf(request.workload());
+  std::vector<std::pair<std::string, int32_t>> pods;
+  for (const v1::ReclaimablePod& p : request.reclaimable_pods())
+    pods.emplace_back(p.name(), p.count());
+  return executor_.Run<v1::ReportReclaimablePodsResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportReclaimablePodsResponse> {
+        TOLLGATE_RETURN_IF_ERROR(txn.SetReclaimablePods(key, pods));
+        v1::ReportReclaimablePodsResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
 absl::StatusOr<v1::DeleteWorkloadResponse> TollgateApi::DeleteWorkload(
     const v1::DeleteWorkloadRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
@@ -549,16 +585,14 @@ absl::StatusOr<v1::Workload> TollgateApi::GetWorkload(const v1::GetWorkloadReque
 
 absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadState> state_filter,
                             StateFilter(request.state()));
-  const std::string listing =
-      Listing({"workloads", request.namespace_(), request.queue_name(), request.cluster_queue(),
-               absl::StrCat(static_cast<int>(request.state())), request.owner_uid()});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"workloads", request.namespace_(), request.queue_name(),
+                        request.cluster_queue(), absl::StrCat(static_cast<int>(request.state())), request.owner_uid()},
+                       request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   const std::optional<WorkloadName> after =
       token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))
                         : std::nullopt;
@@ -634,8 +668,7 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           v1::Workload* out = response.add_workloads();
           *out = WorkloadProto(state, *rest[taken], txn.read_revision());
           bytes += static_cast<int64_t>(out->ByteSizeLong());
-          // A page ends early rather than outgrow a gRPC message (never before one item).
-          if (request.limit() > 0 && bytes > kMaxPageBytes && taken > 0) {
+          if (pager.Overflows(response.workloads_size(), bytes)) {
             response.mutable_workloads()->RemoveLast();
             break;
           }
@@ -644,17 +677,9 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           ticket = EstimateTicket(txn);
           for (size_t i = 0; i < taken; ++i) estimate_ids.emplace_back(rest[i]->id, rest[i]->Key());
         }
-        response.set_revision(revision);
-        const int64_t remaining = static_cast<int64_t>(rest.size() - taken);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0) {
-          const core::Workload* last = rest[taken - 1];
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = (token.has_value() ? token->offset : 0) + static_cast<int64_t>(taken),
-              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
-        }
+        pager.Finish(response, revision, static_cast<int64_t>(taken),
+                     static_cast<int64_t>(rest.size() - taken),
+                     taken > 0 ? rest[taken - 1]->Key() : "");
         return response;
       });
   // Computed here, on the caller's thread, not on the executor's.
@@ -771,6 +796,22 @@ absl::Status TollgateApi::Watch(const v1::WatchRequest& request,
   return absl::OkStatus();
 }
 
+absl::Status TollgateApi::CheckImmutable(const AdmissionExecutor::Txn& txn,
+                                         const ValidatedObject& object) const {
+  const auto* check = std::get_if<core::AdmissionCheckSpec>(&object.spec);
+  if (check == nullptr) return absl::OkStatus();
+  auto it = txn.state().admission_checks().find(check->name);
+  if (it == txn.state().admission_checks().end() ||
+      it->second.spec.controller_name == check->controller_name) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("AdmissionCheck ", check->name,
+                   ": spec.controllerName: ", api::codec::Quote(check->controller_name),
+                   " would replace ", api::codec::Quote(it->second.spec.controller_name),
+                   ": the field is immutable (delete the AdmissionCheck and create it again)"));
+}
+
 absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& request) {
   // Validate everything before touching the state: the request applies whole or not at all.
   std::vector<ValidatedObject> validated;
@@ -792,8 +833,30 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
   }
   return executor_.Run<v1::ApplyResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ApplyResponse> {
+        // Kueue's immutable fields, against what is stored, before anything applies.
+        for (int i = 0; i < request.objects_size(); ++i) {
+          absl::Status immutable = CheckImmutable(txn, validated[i]);
+          if (!immutable.ok()) {
+            return absl::Status(immutable.code(),
+                                request.objects_size() == 1
+                                    ? std::string(immutable.message())
+                                    : absl::StrCat("objects[", i, "]: ", immutable.message()));
+          }
+        }
         v1::ApplyResponse response;
         const int64_t revision = txn.commit_revision();
+        // Checks against the current state, all before any change: the apply is all or none.
+        for (int i = 0; i < request.objects_size(); ++i) {
+          if (const auto* topology = std::get_if<core::TopologySpec>(&validated[i].spec)) {
+            if (absl::Status s = txn.state().CheckTopology(*topology); !s.ok()) {
+              return absl::Status(
+                  s.code(),
+                  absl::StrCat(request.objects_size() == 1 ? std::string()
+                                                           : absl::StrCat("objects[", i, "]: "),
+                               "Topology ", topology->name, ": ", s.message()));
+            }
+          }
+        }
         for (int i = 0; i < request.objects_size(); ++i) {
           v1::ConfigObject object = request.objects(i);
           const ValidatedObject& v = validated[i];
@@ -816,6 +879,16 @@ absl::StatusOr<v1::ApplyResponse> TollgateApi::Apply(const v1::ApplyRequest& req
           meta->set_resource_version(revision);
           // An update does not undo a deletion in progress (as on the API server).
           api_internal::KeepDeletionTimestamp(txn.state(), v.kind, v.namespace_name, v.name, *meta);
+          if (object.has_admission_check()) {
+            // Its status is its controller's: kept from the stored object, never applied.
+            *object.mutable_admission_check()->mutable_status() =
+                previous.admission_check().status();
+          }
+          if (object.has_multi_kueue_cluster()) {
+            // Likewise the connection's.
+            *object.mutable_multi_kueue_cluster()->mutable_status() =
+                previous.multi_kueue_cluster().status();
+          }
           txn.ApplyObject(v, key, object);
           last_object_write_ = revision;
           FillStatus(txn.state(), object);
@@ -858,16 +931,14 @@ absl::StatusOr<v1::ConfigObject> TollgateApi::GetObject(const v1::GetObjectReque
 absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
     const v1::ListObjectsRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(ToCoreKind(request.kind()).status());
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   std::string prefix = ConfigObjectKey(request.kind(), "", "");
   if (IsNamespaced(request.kind()) && !request.namespace_().empty()) {
     prefix = ConfigObjectKey(request.kind(), request.namespace_(), "");
   }
-  const std::string listing = Listing({"objects", prefix});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"objects", prefix}, request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   return executor_.Run<v1::ListObjectsResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ListObjectsResponse> {
         // The scan reads the store, which holds what is committed.
@@ -883,13 +954,12 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
         absl::Status parse_error;
         int64_t bytes = 0;
         int64_t remaining = 0;
+        bool full = false;
         std::string last_key;
         TOLLGATE_RETURN_IF_ERROR(
             txn.ScanCommittedObjects(prefix, [&](absl::string_view key, absl::string_view value) {
               if (token.has_value() && key <= token->last_key) return true;
-              const bool full =
-                  request.limit() > 0 && (response.objects_size() >= request.limit() ||
-                                          (bytes > kMaxPageBytes && response.objects_size() > 0));
+              full = full || !pager.HasRoom(response.objects_size());
               if (full) {
                 ++remaining;  // counted, not parsed
                 return true;
@@ -902,19 +972,17 @@ absl::StatusOr<v1::ListObjectsResponse> TollgateApi::ListObjects(
               }
               FillStatus(txn.state(), *object);
               bytes += static_cast<int64_t>(object->ByteSizeLong());
+              if (pager.Overflows(response.objects_size(), bytes)) {
+                response.mutable_objects()->RemoveLast();
+                full = true;
+                ++remaining;
+                return true;
+              }
               last_key = std::string(key);
               return true;
             }));
         TOLLGATE_RETURN_IF_ERROR(parse_error);
-        response.set_revision(revision);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0) {
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = (token.has_value() ? token->offset : 0) + response.objects_size(),
-              .last_key = last_key}));
-        }
+        pager.Finish(response, revision, response.objects_size(), remaining, last_key);
         return response;
       });
 }
@@ -933,15 +1001,13 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
     return absl::InvalidArgumentError(
         "name exactly one of cluster_queue, or namespace and local_queue");
   }
-  TOLLGATE_RETURN_IF_ERROR(ValidateLimit(request.limit()));
   const std::string ns = request.namespace_().empty() ? "default" : request.namespace_();
-  const std::string listing =
-      Listing({"pending", request.cluster_queue(), by_cluster_queue ? "" : ns,
-               request.local_queue(), request.workload_name()});
-  std::optional<ContinueToken> token;
-  if (!request.continue_token().empty()) {
-    TOLLGATE_ASSIGN_OR_RETURN(token, DecodeContinueToken(request.continue_token(), listing));
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const ListPager pager,
+      ListPager::Start({"pending", request.cluster_queue(), by_cluster_queue ? "" : ns,
+                        request.local_queue(), request.workload_name()},
+                       request.limit(), request.continue_token()));
+  const std::optional<ContinueToken>& token = pager.token();
   std::optional<StartEstimateCache::Ticket> ticket;
   std::vector<core::WorkloadId> estimate_ids;
   auto listed = executor_.Run<v1::ListPendingWorkloadsResponse>(
@@ -1032,17 +1098,9 @@ absl::StatusOr<v1::ListPendingWorkloadsResponse> TollgateApi::ListPendingWorkloa
           ticket = EstimateTicket(txn);
           for (size_t i = begin; i < end; ++i) estimate_ids.push_back(positions[i].id);
         }
-        response.set_revision(revision);
-        const int64_t remaining = static_cast<int64_t>(positions.size() - end);
-        response.set_remaining_item_count(remaining);
-        if (remaining > 0 && end > begin) {
-          const core::Workload* last = state.workload(positions[end - 1].id);
-          response.set_continue_token(EncodeContinueToken(ContinueToken{
-              .listing = listing,
-              .revision = revision,
-              .offset = static_cast<int64_t>(end),
-              .last_key = absl::StrCat(last->spec.namespace_name, "/", last->spec.name)}));
-        }
+        pager.Finish(response, revision, static_cast<int64_t>(end - begin),
+                     static_cast<int64_t>(positions.size() - end),
+                     end > begin ? state.workload(positions[end - 1].id)->Key() : "");
         return response;
       });
   // Computed here, on the caller's thread, not on the executor's.

@@ -9,9 +9,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "services/engine/admission_executor.h"
+#include "services/engine/config_objects.h"
 #include "services/engine/list_pages.h"
 #include "services/engine/start_estimates.h"
 #include "services/engine/workload_uids.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -43,6 +45,8 @@ class TollgateApi {
       const v1::ReportPodsReadyRequest& request);
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request);
+  absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
+      const v1::ReportReclaimablePodsRequest& request);
   absl::StatusOr<v1::DeleteWorkloadResponse> DeleteWorkload(
       const v1::DeleteWorkloadRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
@@ -78,6 +82,29 @@ class TollgateApi {
   // Who holds and borrows a cohort's quota and which policy keeps a pending workload from it.
   absl::StatusOr<v1::CohortBreakdown> GetCohortBreakdown(
       const v1::GetCohortBreakdownRequest& request);
+
+  // The check-controller API (tollgate_api_checks.cc, docs/admission-checks.md). Updates are
+  // compare-and-swap on the workload's revision: FAILED_PRECONDITION naming both revisions
+  // when it changed since expected_revision, and nothing changes.
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> UpdateAdmissionCheckState(
+      const v1::UpdateAdmissionCheckStateRequest& request);
+  absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
+      const v1::SetAdmissionCheckActiveRequest& request);
+  // WatchAdmissionChecks' checks before it sends anything: a controller name, then
+  // CheckWatchStart's. Returns the equivalent WatchRequest (revision, namespace, identity).
+  absl::StatusOr<v1::WatchRequest> CheckWatchChecksStart(
+      const v1::WatchAdmissionChecksRequest& request) const;
+  // The controllerName of an AdmissionCheck (for authorization); NOT_FOUND if absent.
+  absl::StatusOr<std::string> AdmissionCheckController(const std::string& name);
+  // Topology Aware Scheduling's node inventory (tollgate_api_inventory.cc; docs/topology.md).
+  // Upserts and pod reports are all or none; DeleteNode of an unknown node is NOT_FOUND.
+  absl::StatusOr<v1::UpsertNodesResponse> UpsertNodes(const v1::UpsertNodesRequest& request);
+  absl::StatusOr<v1::DeleteNodeResponse> DeleteNode(const v1::DeleteNodeRequest& request);
+  absl::StatusOr<v1::ReportPodsResponse> ReportPods(const v1::ReportPodsRequest& request);
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
+  absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
+  absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(
+      const v1::GetTopologyUsageRequest& request);
 
   // For the gRPC layer's Watch streams, which read the store directly.
   AdmissionExecutor& executor() { return executor_; }
@@ -122,6 +149,10 @@ class TollgateApi {
     executor_.RunAsync<T>(*std::move(op), std::move(done));
   }
 
+  // INVALID_ARGUMENT when the object would change a field Kueue makes immutable (an
+  // AdmissionCheck's controllerName). Executor thread only.
+  absl::Status CheckImmutable(const AdmissionExecutor::Txn& txn,
+                              const ValidatedObject& object) const;
   // OUT_OF_RANGE when a deletion made by an earlier operation of the running batch (not yet in
   // the change log) touches the rest of a listing. Executor thread only.
   absl::Status CheckNoDeletionInFlight(

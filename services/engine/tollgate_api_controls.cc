@@ -110,6 +110,13 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
                                              wl->status.admission->cluster_queue, " (",
                                              FlavorsText(*wl->status.admission), ")", preempting));
           break;
+        case core::WorkloadState::kQuotaReserved:
+          response->set_readmitted(true);
+          response->set_message(absl::StrCat(
+              "evicted, then quota reserved again in ClusterQueue ",
+              wl->status.admission->cluster_queue, " (", FlavorsText(*wl->status.admission), ")",
+              preempting, "; it is admitted once its admission checks are Ready"));
+          break;
         case core::WorkloadState::kEvicting:
           response->set_message(
               absl::StrCat("evicting: it keeps its quota until its pods are reported stopped",
@@ -191,8 +198,11 @@ absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
           txn.StoreTerminatingObject(key, object);
         }
         response.set_terminating(true);
+        // An AdmissionCheck is held by the ClusterQueues naming it, the others by workloads.
         const std::vector<std::string> held =
-            txn.state().WorkloadsHoldingQuotaVia(kind, ref.namespace_(), ref.name());
+            kind == core::ObjectKind::kAdmissionCheck
+                ? txn.state().ClusterQueuesUsingAdmissionCheck(ref.name())
+                : txn.state().WorkloadsHoldingQuotaVia(kind, ref.namespace_(), ref.name());
         for (size_t i = 0; i < held.size() && i < kMaxHeldByNamed; ++i) {
           response.add_held_by(held[i]);
         }

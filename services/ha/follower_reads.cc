@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "services/api/metadata_keys.h"
 #include "services/ha/leader_redirect_service.h"
 
 namespace tollgate::ha {
@@ -16,8 +17,7 @@ namespace {
 // metadata names it, as LeaderRedirectService does). `why`: appended to the message.
 absl::Status Redirect(grpc::ServerContextBase& context, const std::string& leader,
                       absl::string_view why) {
-  if (!leader.empty()) context.AddTrailingMetadata(kLeaderMetadataKey, leader);
-  const grpc::Status redirect = LeaderRedirectService::RedirectStatus(leader);
+  const grpc::Status redirect = LeaderRedirectService::Redirect(context, leader);
   return absl::UnavailableError(why.empty()
                                     ? redirect.error_message()
                                     : absl::StrCat(redirect.error_message(), " (", why, ")"));
@@ -33,8 +33,9 @@ absl::StatusOr<int64_t> ParseMinRevision(absl::string_view value, bool present) 
   if (!present) return 0;
   int64_t revision = 0;
   if (!absl::SimpleAtoi(value, &revision) || revision < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metadata ", kMinRevisionMetadataKey, ": want a store revision >= 0, got \"", value, "\""));
+    return absl::InvalidArgumentError(absl::StrCat("metadata ", api::kMinRevisionMetadataKey,
+                                                   ": want a store revision >= 0, got \"", value,
+                                                   "\""));
   }
   return revision;
 }
@@ -92,7 +93,7 @@ absl::Status FollowerReads::FilterCall(grpc::ServerContextBase& context, absl::s
   const std::string leader = options_.leader_address ? options_.leader_address() : "";
   if (!IsReadVerb(verb)) return Redirect(context, leader, "");
   const auto& metadata = context.client_metadata();
-  auto it = metadata.find(kMinRevisionMetadataKey);
+  auto it = metadata.find(api::kMinRevisionMetadataKey);
   const bool present = it != metadata.end();
   TOLLGATE_ASSIGN_OR_RETURN(
       const int64_t min_revision,
@@ -190,11 +191,11 @@ class FollowerReadInterceptor final : public grpc::experimental::Interceptor {
   // than this one, so a client that passes this back as its min revision never goes backwards.
   void Stamp(std::multimap<std::string, std::string>& metadata) const {
     const int64_t revision = reads_.revision();
-    metadata.emplace(kRevisionMetadataKey, absl::StrCat(revision));
+    metadata.emplace(api::kRevisionMetadataKey, absl::StrCat(revision));
     const storage::EtcdMirror::Freshness freshness = reads_.freshness();
     if (!freshness.current) {
-      metadata.emplace(kStaleRevisionMetadataKey, absl::StrCat(revision));
-      metadata.emplace(kStaleReasonMetadataKey, freshness.reason);
+      metadata.emplace(api::kStaleRevisionMetadataKey, absl::StrCat(revision));
+      metadata.emplace(api::kStaleReasonMetadataKey, freshness.reason);
     }
   }
 

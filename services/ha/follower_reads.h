@@ -23,18 +23,13 @@
 
 namespace tollgate::ha {
 
-// Response metadata (initial and trailing) of every call a follower answers: the store revision
-// its read view stood at when it answered (an upper bound of what the answer reflects; exact
-// unless the view moved on during the call).
-inline constexpr char kRevisionMetadataKey[] = "tollgate-revision";
-// Request metadata: the lowest store revision the answer may reflect (the highest revision the
-// client has seen). A follower behind it waits for its copy, bounded by the call's deadline, or
-// answers UNAVAILABLE naming the leader; never with an older answer.
-inline constexpr char kMinRevisionMetadataKey[] = "tollgate-min-revision";
-// Response metadata present only when the follower cannot confirm its copy is current (its etcd
-// watch or etcd's quorum is lost): the revision the answer was served at, and why.
-inline constexpr char kStaleRevisionMetadataKey[] = "tollgate-stale-revision";
-inline constexpr char kStaleReasonMetadataKey[] = "tollgate-stale-reason";
+// Metadata (services/api/metadata_keys.h): every answer carries api::kRevisionMetadataKey, the
+// store revision its read view stood at when it answered (an upper bound of what the answer
+// reflects; exact unless the view moved on during the call). A request's
+// api::kMinRevisionMetadataKey is the lowest revision the answer may reflect: a follower behind
+// it waits for its copy, bounded by the call's deadline, or redirects to the leader; never an
+// older answer. api::kStaleRevisionMetadataKey and api::kStaleReasonMetadataKey appear only when
+// the follower cannot confirm its copy is current (its etcd watch or etcd's quorum is lost).
 
 // Whether an access verb (services/auth/authorizer.h) only reads: get, list, watch.
 bool IsReadVerb(absl::string_view verb);
@@ -118,7 +113,7 @@ class FollowerReads {
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 
-// Stamps every response of a follower's server with kRevisionMetadataKey, and with the stale
+// Stamps every response of a follower's server with api::kRevisionMetadataKey, and with the stale
 // marker when the copy cannot be confirmed current (initial metadata, and trailing metadata at
 // the end of the call). `reads` must outlive the server.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>

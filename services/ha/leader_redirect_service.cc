@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "services/api/metadata_keys.h"
 
 namespace tollgate::ha {
 namespace {
@@ -15,7 +16,10 @@ class FinishedReactor final : public grpc::ServerGenericBidiReactor {
 
 }  // namespace
 
-grpc::Status LeaderRedirectService::RedirectStatus(const std::string& leader) {
+grpc::Status LeaderRedirectService::Redirect(grpc::ServerContextBase& context,
+                                             const std::string& leader) {
+  context.AddTrailingMetadata(api::kNotLeaderMetadataKey, "true");
+  if (!leader.empty()) context.AddTrailingMetadata(api::kLeaderMetadataKey, leader);
   if (leader.empty()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         "not the leader, and no leader is elected right now (an election is in "
@@ -31,9 +35,7 @@ grpc::ServerGenericBidiReactor* LeaderRedirectService::CreateReactor(
     return new FinishedReactor(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                                             absl::StrCat("unknown method ", context->method())));
   }
-  const std::string leader = leader_address_();
-  if (!leader.empty()) context->AddTrailingMetadata(kLeaderMetadataKey, leader);
-  return new FinishedReactor(RedirectStatus(leader));
+  return new FinishedReactor(Redirect(*context, leader_address_()));
 }
 
 }  // namespace tollgate::ha

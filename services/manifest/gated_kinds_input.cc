@@ -120,6 +120,12 @@ absl::Status GatedKindsInput::Add(Json obj, absl::string_view where, std::vector
   return absl::OkStatus();
 }
 
+size_t GatedKindsInput::PendingPods() const {
+  size_t n = 0;
+  for (const auto& [key, pods] : groups_) n += pods.size();
+  return n;
+}
+
 absl::Status GatedKindsInput::Finish(std::vector<Manifest>& out) {
   for (auto& [key, pods] : groups_) {
     const auto& [ns, group] = key;

@@ -6,6 +6,7 @@
 // one derived from kind, namespace and name stands in, so submitting the same file twice is
 // idempotent.
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,6 +34,9 @@ class GatedKindsInput {
   // disagree on the total or the queue; FAILED_PRECONDITION when fewer runnable pods than the
   // total were given (without fast admission, Kueue waits for them all).
   absl::Status Finish(std::vector<Manifest>& out);
+
+  // Pods of groups added and not yet finished.
+  size_t PendingPods() const;
 
  private:
   // (namespace, group) -> its pods, in the order read.

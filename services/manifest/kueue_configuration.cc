@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "core/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -579,7 +580,7 @@ absl::StatusOr<KueueConfiguration> ParseKueueConfigurationNode(const manifest::W
 absl::StatusOr<KueueConfiguration> ParseKueueConfigurationText(absl::string_view text,
                                                                absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(text, file_name));
+                            common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);

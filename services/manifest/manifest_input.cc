@@ -17,40 +17,60 @@
 #include "core/object_kind.h"
 #include "core/status_macros.h"
 #include "services/manifest/gated_kinds_input.h"
-#include "services/manifest/job_translator.h"
-#include "services/manifest/pytorchjob_translator.h"
-#include "services/manifest/rayjob_translator.h"
-#include "services/manifest/workload_translator.h"
+#include "services/manifest/job_kinds.h"
+#include "services/manifest/yaml_json.h"
 
-namespace tollgate::cli {
+namespace tollgate::manifest {
 namespace {
 
-using manifest::Json;
-
-// The job kinds `submit` takes, each with its apiVersion and translator.
-struct JobKind {
-  absl::string_view kind;
-  absl::string_view api_version;
-  const manifest::JobKindTranslator& translator;
-};
-
-const std::vector<JobKind>& JobKinds() {
-  static const manifest::JobTranslator job;
-  static const manifest::RayJobTranslator ray_job;
-  static const manifest::PyTorchJobTranslator pytorch_job;
-  static const auto* kinds = new std::vector<JobKind>{
-      {"Job", "batch/v1", job},
-      {"RayJob", "ray.io/v1", ray_job},
-      {"PyTorchJob", "kubeflow.org/v1", pytorch_job},
+// Kinds that carry no work of their own and may sit in a file beside jobs (the ConfigMap with a
+// RayJob's code, the Service in front of a RayService, a TrainJob's runtime): `submit` skips
+// them with a note instead of refusing the file.
+bool CarriesNoWork(absl::string_view api_version, absl::string_view kind) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kKinds[] = {
+      {"v1", "ConfigMap"},
+      {"v1", "Secret"},
+      {"v1", "Service"},
+      {"v1", "ServiceAccount"},
+      {"v1", "PersistentVolumeClaim"},
+      {"networking.k8s.io/v1", "Ingress"},
+      {"networking.k8s.io/v1", "NetworkPolicy"},
+      {"policy/v1", "PodDisruptionBudget"},
+      {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime"},
+      {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"},
   };
-  return *kinds;
+  for (const auto& [v, k] : kKinds) {
+    if (v == api_version && k == kind) return true;
+  }
+  return false;
 }
 
-std::string Accepted() {
-  std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2)";
-  for (const JobKind& k : JobKinds()) {
-    absl::StrAppend(&text, ", ", k.kind, " (", k.api_version, ")");
+// The other documents of the files being read, for a kind that refers to one (a TrainJob's
+// runtime). A namespaced object without a namespace is in "default", as kubectl would create it.
+class DocumentLookup final : public ObjectLookup {
+ public:
+  explicit DocumentLookup(const std::vector<Json>& documents) : documents_(documents) {}
+  absl::StatusOr<Json> Get(const ResourceKind& kind, absl::string_view ns,
+                           absl::string_view name) const override {
+    for (const Json& doc : documents_) {
+      if (GetString(doc, {"kind"}) != kind.kind || GetString(doc, {"metadata", "name"}) != name) {
+        continue;
+      }
+      const std::string doc_ns = GetString(doc, {"metadata", "namespace"}, "default");
+      if (!kind.namespaced || doc_ns == ns) return doc;
+    }
+    return absl::NotFoundError(absl::StrCat(kind.kind, " ", ns, ns.empty() ? "" : "/", name,
+                                            " not found; put it in the file (or a file) given "
+                                            "with -f"));
   }
+
+ private:
+  const std::vector<Json>& documents_;
+};
+
+std::string Accepted() {
+  std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2), ";
+  absl::StrAppend(&text, JobKindList());
   absl::StrAppend(&text,
                   ", Pod (v1), Deployment (apps/v1), StatefulSet (apps/v1), LeaderWorkerSet "
                   "(leaderworkerset.x-k8s.io/v1)");
@@ -65,40 +85,6 @@ std::string Accepted() {
   return text;
 }
 
-// YAML as Kubernetes reads it: plain scalars that look like numbers, booleans or null are those;
-// quoted ones stay strings.
-manifest::Json ToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      manifest::Json j = manifest::Json::object();
-      for (const auto& kv : node) j[kv.first.Scalar()] = ToJson(kv.second);
-      return j;
-    }
-    case YAML::NodeType::Sequence: {
-      manifest::Json j = manifest::Json::array();
-      for (const auto& item : node) j.push_back(ToJson(item));
-      return j;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      int64_t i = 0;
-      if (absl::SimpleAtoi(s, &i)) return i;
-      double d = 0;
-      if (!s.empty() && (absl::ascii_isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') &&
-          absl::SimpleAtod(s, &d)) {
-        return d;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
 // A stable 8-hex-digit stand-in for the uid tollgate-kube takes its workload name suffix from.
 std::string StableSuffix(absl::string_view text) {
   uint32_t h = 2166136261u;  // FNV-1a
@@ -109,14 +95,15 @@ std::string StableSuffix(absl::string_view text) {
   return absl::StrFormat("%08x", h);
 }
 
-absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML::Node& node,
-                                                absl::string_view where) {
-  manifest::Json obj = ToJson(node);
-  manifest::Json& meta = obj["metadata"];
-  if (!meta.is_object()) meta = manifest::Json::object();
+absl::StatusOr<Manifest> TranslateJob(const JobKindTranslator& kind, const YAML::Node& node,
+                                      absl::string_view where, const ObjectLookup& lookup) {
+  const std::string& kind_name = kind.resource().kind;
+  Json obj = JsonFromYaml(node);
+  Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = Json::object();
   if (!meta.contains("namespace")) meta["namespace"] = "default";
-  std::string name = manifest::GetString(obj, {"metadata", "name"});
-  const std::string generate = manifest::GetString(obj, {"metadata", "generateName"});
+  std::string name = GetString(obj, {"metadata", "name"});
+  const std::string generate = GetString(obj, {"metadata", "generateName"});
   if (name.empty() && !generate.empty()) {
     // As the API server does for generateName: five random [a-z0-9].
     static constexpr char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -127,61 +114,49 @@ absl::StatusOr<manifest::Manifest> TranslateJob(const JobKind& kind, const YAML:
   }
   if (name.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", kind.kind, ": metadata.name (or generateName) is required"));
+        absl::StrCat(where, ": ", kind_name, ": metadata.name (or generateName) is required"));
   }
   const std::string ns = meta["namespace"].is_string() ? meta["namespace"].get<std::string>() : "";
   if (!meta.contains("uid")) {
-    meta["uid"] = StableSuffix(absl::StrCat(kind.kind, "/", ns, "/", name));
+    meta["uid"] = StableSuffix(absl::StrCat(kind_name, "/", ns, "/", name));
   }
   // Kueue manages a job without the queue label only when told to; the CLI submits it to the
   // namespace's "default" LocalQueue, which is what an empty queue name means.
-  absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(kind.translator, obj, "");
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(kind, obj, "", lookup);
   if (!wl.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", kind.kind, " ", ns, "/", name, ": ", wl.status().message()));
+    return absl::Status(wl.status().code(), absl::StrCat(where, ": ", kind_name, " ", ns, "/", name,
+                                                         ": ", wl.status().message()));
   }
-  // The uid only named the workload; the server gives the workload its own.
+  // The uid only named the workload; the server gives the workload its own, and there is no
+  // object whose uid the workload could carry.
   wl->mutable_metadata()->clear_uid();
-  // The workload records where it came from, as Kueue's owner reference would.
-  (*wl->mutable_metadata()->mutable_labels())["tollgate.dev/job-kind"] = std::string(kind.kind);
-  (*wl->mutable_metadata()->mutable_annotations())["tollgate.dev/job-name"] = name;
-  manifest::Manifest m;
+  wl->mutable_metadata()->mutable_labels()->erase(std::string(kJobUidLabel));
+  Manifest m;
   m.kind = "Workload";
   m.object = *std::move(wl);
   return m;
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& node,
-                                                              absl::string_view where,
-                                                              manifest::GatedKindsInput* gated);
+// A file (or stdin) read but not yet parsed.
+struct InputFile {
+  std::string text;
+  std::string source;
+};
 
-absl::Status ParseStream(absl::string_view text, absl::string_view source,
-                         std::vector<manifest::Manifest>& out, manifest::GatedKindsInput& gated) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": invalid YAML: ", e.what()));
-  }
-  for (size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;  // `---` with nothing after it
-    absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-        ParseDocument(documents[i], absl::StrCat(source, ": document ", i + 1), &gated);
-    if (!parsed.ok()) return parsed.status();
-    std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
-  }
-  return absl::OkStatus();
+}  // namespace
+
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where) {
+  std::vector<std::string> notes;
+  return ParseInputDocument(node, where, NoObjects(), notes);
 }
 
-// `gated` collects pod-group members across documents; without one (a single document), a
-// group's pods are refused.
-absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& node,
-                                                              absl::string_view where,
-                                                              manifest::GatedKindsInput* gated) {
-  std::vector<manifest::Manifest> out;
+absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
+                                                         absl::string_view where,
+                                                         const ObjectLookup& lookup,
+                                                         std::vector<std::string>& notes,
+                                                         GatedKindsInput* gated) {
+  std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
     const std::string kind =
@@ -193,32 +168,51 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& 
       }
       size_t i = 0;
       for (const auto& item : items) {
-        absl::StatusOr<std::vector<manifest::Manifest>> parsed =
-            ParseDocument(item, absl::StrCat(where, ": items[", i++, "]"), gated);
+        absl::StatusOr<std::vector<Manifest>> parsed = ParseInputDocument(
+            item, absl::StrCat(where, ": items[", i++, "]"), lookup, notes, gated);
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
       }
       return out;
     }
-    if (manifest::GatedKindsInput::Handles(kind)) {
+    if (GatedKindsInput::Handles(kind)) {
       // Pods, pod groups, Deployments, StatefulSets, LeaderWorkerSets (docs/pod-integrations.md).
-      manifest::GatedKindsInput single;
-      manifest::GatedKindsInput& input = gated != nullptr ? *gated : single;
-      TOLLGATE_RETURN_IF_ERROR(input.Add(ToJson(node), where, out));
+      GatedKindsInput single;
+      GatedKindsInput& input = gated != nullptr ? *gated : single;
+      TOLLGATE_RETURN_IF_ERROR(input.Add(JsonFromYaml(node), where, out));
       if (gated == nullptr) TOLLGATE_RETURN_IF_ERROR(input.Finish(out));
       return out;
     }
-    for (const JobKind& job : JobKinds()) {
-      if (job.kind != kind) continue;
-      const YAML::Node api = node["apiVersion"];
-      const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
-      if (api_version != job.api_version) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind, ": apiVersion \"",
-                                                       api_version, "\" is not ", job.api_version));
+    const YAML::Node api = node.IsMap() ? node["apiVersion"] : YAML::Node();
+    const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
+    absl::StatusOr<const JobKindTranslator*> job = JobKindOfManifest(api_version, kind);
+    if (!job.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", job.status().message()));
+    }
+    if (*job != nullptr) {
+      const Json obj = JsonFromYaml(node);
+      const std::string name = GetString(obj, {"metadata", "name"});
+      if (!(*job)->traits().creates_workload) {
+        // A CronJob: its Jobs are queued when it creates them, from its job template's labels.
+        const std::string queue =
+            GetString(obj, {"spec", "jobTemplate", "metadata", "labels", kQueueNameLabel});
+        notes.push_back(absl::StrCat(
+            where, ": skipped ", kind, " ", name, ": it creates Jobs, which are queued",
+            queue.empty() ? " only with the queue label on spec.jobTemplate.metadata.labels "
+                            "(it has none)"
+                          : absl::StrCat(" in ", queue, " when it creates them")));
+        return out;
       }
-      absl::StatusOr<manifest::Manifest> m = TranslateJob(job, node, where);
+      absl::StatusOr<Manifest> m = TranslateJob(**job, node, where, lookup);
       if (!m.ok()) return m.status();
       out.push_back(*std::move(m));
+      return out;
+    }
+    if (CarriesNoWork(api_version, kind)) {
+      const YAML::Node meta = node["metadata"];
+      const std::string name = meta.IsMap() && meta["name"].IsScalar() ? meta["name"].Scalar() : "";
+      notes.push_back(
+          absl::StrCat(where, ": skipped ", kind, " ", name, ": it carries no work to queue"));
       return out;
     }
     if (!kind.empty() && core::FindKind(kind) == nullptr) {
@@ -230,27 +224,27 @@ absl::StatusOr<std::vector<manifest::Manifest>> ParseDocument(const YAML::Node& 
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": malformed YAML: ", e.what()));
   }
-  absl::StatusOr<manifest::Manifest> m = manifest::ParseManifestNode(node, where);
+  absl::StatusOr<Manifest> m = ParseManifestNode(node, where);
   if (!m.ok()) return m.status();
   out.push_back(*std::move(m));
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<manifest::Manifest>> ParseInputDocument(const YAML::Node& node,
-                                                                   absl::string_view where) {
-  return ParseDocument(node, where, nullptr);
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths) {
+  std::vector<std::string> notes;
+  return ReadManifests(in, paths, notes);
 }
 
-absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
-    std::istream& in, const std::vector<std::string>& paths) {
-  std::vector<manifest::Manifest> manifests;
-  manifest::GatedKindsInput gated;
+absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
+                                                    const std::vector<std::string>& paths,
+                                                    std::vector<std::string>& notes) {
+  // Every file first: a job may refer to an object defined later or in another file.
+  std::vector<InputFile> inputs;
   for (const std::string& path : paths) {
     if (path == "-") {
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (absl::Status st = ParseStream(text, "<stdin>", manifests, gated); !st.ok()) return st;
+      inputs.push_back({std::move(text), "<stdin>"});
       continue;
     }
     std::error_code ec;
@@ -270,16 +264,30 @@ absl::StatusOr<std::vector<manifest::Manifest>> ReadManifests(
     for (const std::string& file : files) {
       absl::StatusOr<std::string> text = common::ReadFileToString(file);
       if (!text.ok()) return text.status();
-      if (absl::Status st = ParseStream(*text, file, manifests, gated); !st.ok()) return st;
+      inputs.push_back({*std::move(text), file});
     }
+  }
+  std::vector<Json> json;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Json> documents,
+                              JsonDocumentsFromYaml(input.text, input.source));
+    std::move(documents.begin(), documents.end(), std::back_inserter(json));
+  }
+  const DocumentLookup lookup(json);
+  std::vector<Manifest> manifests;
+  GatedKindsInput gated;
+  for (const InputFile& input : inputs) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseManifests(input.text, input.source, lookup, notes, &gated));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(manifests));
   }
   // A pod group becomes one workload once every file has been read.
   TOLLGATE_RETURN_IF_ERROR(gated.Finish(manifests));
   return manifests;
 }
 
-void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifests) {
-  for (manifest::Manifest& m : manifests) {
+void UseNamespace(absl::string_view ns, std::vector<Manifest>& manifests) {
+  for (Manifest& m : manifests) {
     v1::ObjectMeta* meta = nullptr;
     if (auto* wl = std::get_if<v1::Workload>(&m.object)) {
       meta = wl->mutable_metadata();
@@ -292,4 +300,4 @@ void UseNamespace(absl::string_view ns, std::vector<manifest::Manifest>& manifes
   }
 }
 
-}  // namespace tollgate::cli
+}  // namespace tollgate::manifest

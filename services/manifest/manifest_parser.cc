@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -19,12 +20,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/pod_requests.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
 #include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
+#include "services/manifest/gated_kinds_input.h"
+#include "services/manifest/job_kind.h"
+#include "services/manifest/manifest_input.h"
+#include "services/manifest/topology_annotations.h"
 #include "services/manifest/yaml_reader.h"
 
 namespace tollgate::manifest {
@@ -410,9 +416,10 @@ absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::Res
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s, Fields::Read(ctx, *spec_node, "spec", {"nodeLabels", "nodeTaints", "tolerations"},
-                             {"topologyName"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"nodeLabels", "nodeTaints", "tolerations", "topologyName"}));
   v1::ResourceFlavorSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "topologyName", spec->mutable_topology_name()));
   if (const YAML::Node* n = s.Get("nodeLabels")) {
     TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, s.Path("nodeLabels"), spec->mutable_node_labels()));
   }
@@ -427,18 +434,36 @@ absl::Status ParseResourceFlavor(const Ctx& ctx, const YAML::Node& node, v1::Res
   return absl::OkStatus();
 }
 
+absl::Status ParseTopology(const Ctx& ctx, const YAML::Node& node, v1::Topology* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(Fields s, Fields::Read(ctx, *spec_node, "spec", {"levels"}));
+  if (const YAML::Node* n = s.Get("levels")) {
+    const std::string levels_path = s.Path("levels");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, levels_path));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields l,
+                                Fields::Read(ctx, item, Index(levels_path, i++), {"nodeLabel"}));
+      TOLLGATE_RETURN_IF_ERROR(
+          StrInto(ctx, l, "nodeLabel", out->mutable_spec()->add_levels()->mutable_node_label()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::ClusterQueue* out) {
   TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
                             ReadSpecObject(ctx, node, false, out->mutable_metadata()));
   if (!spec_node.has_value()) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(
-      Fields s,
-      Fields::Read(
-          ctx, *spec_node, "spec",
-          {"resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
-           "flavorFungibility", "preemption", "stopPolicy", "fairSharing", "admissionScope",
-           "maxPreemptedWorkloads", "preemptionRateLimit"},
-          {"admissionChecks", "admissionChecksStrategy", "concurrentAdmissionPolicy"}));
+      Fields s, Fields::Read(ctx, *spec_node, "spec",
+                             {"resourceGroups", "cohort", "cohortName", "queueingStrategy",
+                              "namespaceSelector", "flavorFungibility", "preemption", "stopPolicy",
+                              "fairSharing", "admissionScope", "maxPreemptedWorkloads",
+                              "preemptionRateLimit", "admissionChecks", "admissionChecksStrategy"},
+                             {"concurrentAdmissionPolicy"}));
   v1::ClusterQueueSpec* spec = out->mutable_spec();
   TOLLGATE_RETURN_IF_ERROR(EitherName(ctx, s, "cohort", "cohortName", spec->mutable_cohort()));
   if (const YAML::Node* n = s.Get("resourceGroups")) {
@@ -496,6 +521,31 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
     TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, s.Path("maxPreemptedWorkloads")));
     spec->set_max_preempted_workloads(v);
   }
+  // v1beta1's list of names, and both versions' strategy (docs/admission-checks.md).
+  if (const YAML::Node* n = s.Get("admissionChecks")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        StrList(ctx, *n, s.Path("admissionChecks"), spec->mutable_admission_checks()));
+  }
+  if (const YAML::Node* n = s.Get("admissionChecksStrategy")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields st, Fields::Read(ctx, *n, s.Path("admissionChecksStrategy"), {"admissionChecks"}));
+    v1::AdmissionChecksStrategy* strategy = spec->mutable_admission_checks_strategy();
+    if (const YAML::Node* rules = st.Get("admissionChecks")) {
+      const std::string rules_path = st.Path("admissionChecks");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *rules, rules_path));
+      size_t i = 0;
+      for (const auto& item : *rules) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Fields r, Fields::Read(ctx, item, Index(rules_path, i++), {"name", "onFlavors"}));
+        v1::AdmissionCheckStrategyRule* rule = strategy->add_admission_checks();
+        TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", rule->mutable_name()));
+        if (const YAML::Node* on = r.Get("onFlavors")) {
+          TOLLGATE_RETURN_IF_ERROR(
+              StrList(ctx, *on, r.Path("onFlavors"), rule->mutable_on_flavors()));
+        }
+      }
+    }
+  }
   if (const YAML::Node* n = s.Get("preemptionRateLimit")) {
     TOLLGATE_ASSIGN_OR_RETURN(Fields l, Fields::Read(ctx, *n, s.Path("preemptionRateLimit"),
                                                      {"maxPreemptions", "windowSeconds"}));
@@ -508,6 +558,100 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
       TOLLGATE_ASSIGN_OR_RETURN(
           int64_t v, Int(ctx, *w, l.Path("windowSeconds"), 0, std::numeric_limits<int64_t>::max()));
       limit->set_window_seconds(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseAdmissionCheck(const Ctx& ctx, const YAML::Node& node, v1::AdmissionCheck* out) {
+  // The status (the Active condition) is the check controller's, not the manifest's.
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s,
+      Fields::Read(ctx, *spec_node, "spec", {"controllerName", "parameters", "retryDelayMinutes"}));
+  v1::AdmissionCheckSpec* spec = out->mutable_spec();
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, s, "controllerName", spec->mutable_controller_name()));
+  if (const YAML::Node* n = s.Get("parameters")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields p, Fields::Read(ctx, *n, s.Path("parameters"), {"apiGroup", "kind", "name"}));
+    v1::AdmissionCheckParametersReference* ref = spec->mutable_parameters();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "apiGroup", ref->mutable_api_group()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "kind", ref->mutable_kind()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", ref->mutable_name()));
+  }
+  // v1beta1's deprecated retryDelayMinutes: kept, without effect, as in Kueue.
+  if (const YAML::Node* n = s.Get("retryDelayMinutes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, Int(ctx, *n, s.Path("retryDelayMinutes"), 0,
+                                             std::numeric_limits<int64_t>::max()));
+    spec->set_retry_delay_minutes(v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseMultiKueueConfig(const Ctx& ctx, const YAML::Node& node,
+                                   v1::MultiKueueConfig* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  // v1beta2's quotaManagement (manager quota automation) is not implemented.
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec", {"clusters"}, {"quotaManagement"}));
+  if (const YAML::Node* n = s.Get("clusters")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        StrList(ctx, *n, s.Path("clusters"), out->mutable_spec()->mutable_clusters()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseKubeConfig(const Ctx& ctx, const YAML::Node& node, const std::string& path,
+                             v1::MultiKueueKubeConfig* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Fields k, Fields::Read(ctx, node, path, {"location", "locationType"}));
+  TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, k, "location", out->mutable_location()));
+  return StrInto(ctx, k, "locationType", out->mutable_location_type());
+}
+
+absl::Status ParseMultiKueueCluster(const Ctx& ctx, const YAML::Node& node,
+                                    v1::MultiKueueCluster* out) {
+  // The status (the Active condition) is the connection's, not the manifest's.
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<YAML::Node> spec_node,
+                            ReadSpecObject(ctx, node, false, out->mutable_metadata()));
+  if (!spec_node.has_value()) return absl::OkStatus();
+  // v1beta1 spells the source spec.kubeConfig, v1beta2 spec.clusterSource.kubeConfig; endpoint
+  // is Tollgate's own (a worker tollgated's address and the TLS files for it).
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields s, Fields::Read(ctx, *spec_node, "spec", {"kubeConfig", "clusterSource", "endpoint"},
+                             {"clusterProfileRef"}));
+  v1::MultiKueueClusterSpec* spec = out->mutable_spec();
+  if (const YAML::Node* n = s.Get("kubeConfig")) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseKubeConfig(ctx, *n, s.Path("kubeConfig"), spec->mutable_kube_config()));
+  }
+  if (const YAML::Node* n = s.Get("clusterSource")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields cs, Fields::Read(ctx, *n, s.Path("clusterSource"),
+                                                      {"kubeConfig"}, {"clusterProfileRef"}));
+    if (const YAML::Node* k = cs.Get("kubeConfig")) {
+      if (spec->has_kube_config()) {
+        return ctx.Invalid(cs.Path("kubeConfig"), "spec.kubeConfig is set too; give only one");
+      }
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseKubeConfig(ctx, *k, cs.Path("kubeConfig"), spec->mutable_kube_config()));
+    }
+  }
+  if (const YAML::Node* n = s.Get("endpoint")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields e, Fields::Read(ctx, *n, s.Path("endpoint"),
+                                                     {"address", "caFile", "certFile", "keyFile",
+                                                      "tokenFile", "insecure"}));
+    v1::MultiKueueWorkerEndpoint* endpoint = spec->mutable_endpoint();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "address", endpoint->mutable_address()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "caFile", endpoint->mutable_ca_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "certFile", endpoint->mutable_cert_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "keyFile", endpoint->mutable_key_file()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "tokenFile", endpoint->mutable_token_file()));
+    if (const YAML::Node* b = e.Get("insecure")) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool insecure, Bool(ctx, *b, e.Path("insecure")));
+      endpoint->set_insecure(insecure);
     }
   }
   return absl::OkStatus();
@@ -699,12 +843,58 @@ absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx&
   return out;
 }
 
+// Required node affinity terms (matchExpressions; matchFields are refused).
+absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                    v1::PodSet* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Fields r,
+                            Fields::Read(ctx, node, std::string(path), {"nodeSelectorTerms"}));
+  const YAML::Node* terms = r.Get("nodeSelectorTerms");
+  if (terms == nullptr) return absl::OkStatus();
+  const std::string terms_path = r.Path("nodeSelectorTerms");
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *terms, terms_path));
+  size_t i = 0;
+  for (const auto& item : *terms) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields t, Fields::Read(ctx, item, Index(terms_path, i++),
+                                                     {"matchExpressions"}, {"matchFields"}));
+    v1::NodeSelectorTerm* term = out->add_required_node_affinity();
+    const YAML::Node* exprs = t.Get("matchExpressions");
+    if (exprs == nullptr) continue;
+    const std::string exprs_path = t.Path("matchExpressions");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *exprs, exprs_path));
+    size_t j = 0;
+    for (const auto& e : *exprs) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Fields f, Fields::Read(ctx, e, Index(exprs_path, j++), {"key", "operator", "values"}));
+      v1::NodeSelectorRequirement* req = term->add_match_expressions();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
+      if (const YAML::Node* v = f.Get("values")) {
+        TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                               v1::PodSet* out) {
-  // Only labels and annotations are allowed in a Workload's template metadata; neither affects
-  // admission.
+  // Template metadata counts for its annotations (Kueue's topology annotations); labels and the
+  // rest do not affect admission.
   TOLLGATE_ASSIGN_OR_RETURN(Fields t,
-                            Fields::Read(ctx, node, std::string(path), {"spec"}, {}, {"metadata"}));
+                            Fields::Read(ctx, node, std::string(path), {"spec", "metadata"}));
+  if (const YAML::Node* m = t.Get("metadata"); m != nullptr && m->IsMap()) {
+    if (const YAML::Node a = (*m)["annotations"]; a.IsDefined() && !a.IsNull()) {
+      const std::string annotations_path = Join(t.Path("metadata"), "annotations");
+      StringMap annotations;
+      TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, a, annotations_path, &annotations));
+      absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> request =
+          TopologyRequestFromAnnotations(
+              std::map<std::string, std::string>(annotations.begin(), annotations.end()),
+              std::nullopt, annotations_path);
+      if (!request.ok()) return ctx.BadValue("", request.status().message());
+      if (request->has_value()) *out->mutable_topology_request() = **std::move(request);
+    }
+  }
   const YAML::Node* spec_node = t.Get("spec");
   if (spec_node == nullptr) return absl::OkStatus();
   std::initializer_list<absl::string_view> supported = {
@@ -733,17 +923,77 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
         ParseTolerations(ctx, *n, s.Path("tolerations"), out->mutable_tolerations()));
   }
   if (const YAML::Node* n = s.Get("affinity")) {
-    // Kueue narrows the flavors by required node affinity like by nodeSelector; Tollgate only
-    // knows nodeSelector, so a required affinity would be admitted onto flavors Kueue rejects.
-    // Pod (anti-)affinity and preferred terms do not affect admission.
+    // Required node affinity narrows the flavors (as nodeSelector does) and the nodes of a
+    // topology placement. Pod (anti-)affinity and preferred terms do not affect admission.
     const std::string affinity_path = s.Path("affinity");
     TOLLGATE_ASSIGN_OR_RETURN(Fields a, Fields::Read(ctx, *n, affinity_path, {"nodeAffinity"}, {},
                                                      {"podAffinity", "podAntiAffinity"}));
     if (const YAML::Node* na = a.Get("nodeAffinity")) {
-      TOLLGATE_RETURN_IF_ERROR(Fields::Read(ctx, *na, a.Path("nodeAffinity"), {},
-                                            {"requiredDuringSchedulingIgnoredDuringExecution"},
-                                            {"preferredDuringSchedulingIgnoredDuringExecution"})
-                                   .status());
+      TOLLGATE_ASSIGN_OR_RETURN(Fields nf,
+                                Fields::Read(ctx, *na, a.Path("nodeAffinity"),
+                                             {"requiredDuringSchedulingIgnoredDuringExecution"}, {},
+                                             {"preferredDuringSchedulingIgnoredDuringExecution"}));
+      if (const YAML::Node* req = nf.Get("requiredDuringSchedulingIgnoredDuringExecution")) {
+        TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorTerms(
+            ctx, *req, nf.Path("requiredDuringSchedulingIgnoredDuringExecution"), out));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Kueue's typed spec.podSets[].topologyRequest of a Workload manifest.
+absl::Status ParseTopologyRequest(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
+                                  v1::PodSetTopologyRequest* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Read(ctx, node, std::string(path),
+                   {"required", "preferred", "unconstrained", "podIndexLabel", "subGroupIndexLabel",
+                    "subGroupCount", "podSetGroupName", "podSetSliceRequiredTopology",
+                    "podSetSliceSize", "podsetSliceRequiredTopologyConstraints"}));
+  auto str = [&](absl::string_view key, auto setter) -> absl::Status {
+    if (const YAML::Node* n = f.Get(key)) {
+      TOLLGATE_ASSIGN_OR_RETURN(std::string v, Str(ctx, *n, f.Path(key)));
+      setter(std::move(v));
+    }
+    return absl::OkStatus();
+  };
+  TOLLGATE_RETURN_IF_ERROR(str("required", [&](std::string v) { out->set_required(v); }));
+  TOLLGATE_RETURN_IF_ERROR(str("preferred", [&](std::string v) { out->set_preferred(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("podIndexLabel", [&](std::string v) { out->set_pod_index_label(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("subGroupIndexLabel", [&](std::string v) { out->set_sub_group_index_label(v); }));
+  TOLLGATE_RETURN_IF_ERROR(
+      str("podSetGroupName", [&](std::string v) { out->set_pod_set_group_name(v); }));
+  TOLLGATE_RETURN_IF_ERROR(str("podSetSliceRequiredTopology", [&](std::string v) {
+    out->set_pod_set_slice_required_topology(v);
+  }));
+  if (const YAML::Node* n = f.Get("unconstrained")) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool v, Bool(ctx, *n, f.Path("unconstrained")));
+    out->set_unconstrained(v);
+  }
+  if (const YAML::Node* n = f.Get("subGroupCount")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, f.Path("subGroupCount")));
+    out->set_sub_group_count(v);
+  }
+  if (const YAML::Node* n = f.Get("podSetSliceSize")) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *n, f.Path("podSetSliceSize")));
+    out->set_pod_set_slice_size(v);
+  }
+  if (const YAML::Node* n = f.Get("podsetSliceRequiredTopologyConstraints")) {
+    const std::string cpath = f.Path("podsetSliceRequiredTopologyConstraints");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, cpath));
+    size_t i = 0;
+    for (const auto& item : *n) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields c,
+                                Fields::Read(ctx, item, Index(cpath, i++), {"topology", "size"}));
+      v1::PodSetSliceTopologyConstraint* pc = out->add_podset_slice_required_topology_constraints();
+      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, c, "topology", pc->mutable_topology()));
+      if (const YAML::Node* sz = c.Get("size")) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(ctx, *sz, c.Path("size")));
+        pc->set_size(v);
+      }
     }
   }
   return absl::OkStatus();
@@ -822,8 +1072,8 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
     for (const auto& item : *n) {
       const std::string set_path = Index(sets_path, i++);
       TOLLGATE_ASSIGN_OR_RETURN(
-          Fields p, Fields::Read(ctx, item, set_path, {"name", "template", "count", "minCount"},
-                                 {"topologyRequest"}));
+          Fields p, Fields::Read(ctx, item, set_path,
+                                 {"name", "template", "count", "minCount", "topologyRequest"}));
       v1::PodSet* set = spec->add_pod_sets();
       TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, p, "name", set->mutable_name()));
       if (set->name().empty()) set->set_name("main");  // Kueue's default
@@ -838,6 +1088,17 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
       }
       if (const YAML::Node* t = p.Get("template")) {
         TOLLGATE_RETURN_IF_ERROR(ParsePodTemplate(ctx, *t, p.Path("template"), set));
+      }
+      if (const YAML::Node* t = p.Get("topologyRequest")) {
+        // Kueue's job integrations build this field from the template's annotations; a
+        // Workload written by hand has one or the other.
+        if (set->has_topology_request()) {
+          return ctx.BadValue(p.Path("topologyRequest"),
+                              "set either topologyRequest or the template's topology annotations, "
+                              "not both");
+        }
+        TOLLGATE_RETURN_IF_ERROR(ParseTopologyRequest(ctx, *t, p.Path("topologyRequest"),
+                                                      set->mutable_topology_request()));
       }
     }
   }
@@ -948,6 +1209,19 @@ absl::StatusOr<Manifest> ParseManifestNodeOrThrow(const YAML::Node& node,
     case core::ObjectKind::kPriorityClass:
       TOLLGATE_RETURN_IF_ERROR(ParsePriorityClass(ctx, node, obj.mutable_priority_class()));
       break;
+    case core::ObjectKind::kAdmissionCheck:
+      TOLLGATE_RETURN_IF_ERROR(ParseAdmissionCheck(ctx, node, obj.mutable_admission_check()));
+      break;
+    case core::ObjectKind::kTopology:
+      TOLLGATE_RETURN_IF_ERROR(ParseTopology(ctx, node, obj.mutable_topology()));
+      break;
+    case core::ObjectKind::kMultiKueueConfig:
+      TOLLGATE_RETURN_IF_ERROR(ParseMultiKueueConfig(ctx, node, obj.mutable_multi_kueue_config()));
+      break;
+    case core::ObjectKind::kMultiKueueCluster:
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseMultiKueueCluster(ctx, node, obj.mutable_multi_kueue_cluster()));
+      break;
     case core::ObjectKind::kRole:
     case core::ObjectKind::kRoleBinding:
     case core::ObjectKind::kQueueGrant: {
@@ -982,8 +1256,19 @@ absl::StatusOr<Manifest> ParseManifestNode(const YAML::Node& node, absl::string_
 
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name) {
+  std::vector<std::string> notes;
+  return ParseManifests(yaml_text, source_name, NoObjects(), notes);
+}
+
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name,
+                                                     const ObjectLookup& lookup,
+                                                     std::vector<std::string>& notes,
+                                                     GatedKindsInput* gated) {
+  const size_t notes_before = notes.size();
+  const size_t gated_before = gated != nullptr ? gated->PendingPods() : 0;
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(yaml_text, source_name));
+                            common::LoadYamlDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
   for (size_t i = 0; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // `---` with nothing (or only comments) after it
@@ -1000,16 +1285,19 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       const bool policy_kind = traits != nullptr && traits->policy;
       if (kind.IsDefined() && kind.IsScalar() && !policy_kind &&
           (!api.IsDefined() || api.IsNull())) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(), " ",
-                                                       PeekName(documents[i], true),
+        const std::string name = PeekName(documents[i], true);
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.Scalar(),
+                                                       name.empty() ? "" : " ", name,
                                                        ": apiVersion: required value, got none"));
       }
     }
-    TOLLGATE_ASSIGN_OR_RETURN(Manifest m, ParseManifestNode(documents[i], where));
-    out.push_back(std::move(m));
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
+                              ParseInputDocument(documents[i], where, lookup, notes, gated));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   // An empty file is almost always the wrong file: say so rather than apply nothing.
-  if (out.empty()) {
+  if (out.empty() && notes.size() == notes_before &&
+      (gated == nullptr || gated->PendingPods() == gated_before)) {
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": no manifests found (the file is empty or only comments)"));
   }

@@ -37,10 +37,26 @@ struct Manifest {
   std::string kind;
 };
 
-// Parses a multi-document YAML stream (documents separated by `---`; empty documents are
-// skipped). Errors are prefixed with `source_name` and the 1-based document number.
+// Parses a multi-document YAML file (documents separated by `---`; empty documents are
+// skipped) as every reader of manifest files does (`tollgate apply -f`, `tollgated --manifests`,
+// `tollgate simulate`): each document through ParseInputDocument (manifest_input.h), so a
+// `kind: List` and the job kinds load everywhere. Every document needs its apiVersion; an empty
+// file is INVALID_ARGUMENT. Errors are prefixed with `source_name` and the 1-based document
+// number.
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name);
+
+class ObjectLookup;     // job_kind.h
+class GatedKindsInput;  // gated_kinds_input.h
+// The same, with the objects a job may refer to (a TrainJob's runtime) in `lookup`, and a line
+// in `notes` for every document that carries no work and is skipped (see ParseInputDocument).
+// A file of only such documents is no error. Pods of a pod group go to `gated` when given (a
+// file of only such pods is no error either; their workload comes from gated->Finish).
+absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
+                                                     absl::string_view source_name,
+                                                     const ObjectLookup& lookup,
+                                                     std::vector<std::string>& notes,
+                                                     GatedKindsInput* gated = nullptr);
 
 // Parses one already-parsed manifest. A non-empty `path_prefix` (e.g. "foo.yaml: objects[2]")
 // is put in front of every error message.

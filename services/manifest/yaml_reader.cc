@@ -123,17 +123,4 @@ absl::Status ExpectMap(const Where& where, const YAML::Node& node, absl::string_
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<YAML::Node>> LoadDocuments(absl::string_view text,
-                                                      absl::string_view source_name) {
-  // yaml-cpp throws; keep that inside this layer.
-  try {
-    return YAML::LoadAll(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": invalid YAML: ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": invalid YAML: ", e.what()));
-  }
-}
-
 }  // namespace tollgate::manifest

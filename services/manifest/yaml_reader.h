@@ -78,9 +78,5 @@ bool ScalarInt(const YAML::Node& node, int64_t lo, int64_t hi, int64_t* out);
 absl::Status ExpectList(const Where& where, const YAML::Node& node, absl::string_view path);
 absl::Status ExpectMap(const Where& where, const YAML::Node& node, absl::string_view path);
 
-// Parses a YAML stream into its documents. A syntax error names `source_name`, the line and the
-// column: "foo.yaml:3:7: invalid YAML: ...".
-absl::StatusOr<std::vector<YAML::Node>> LoadDocuments(absl::string_view text,
-                                                      absl::string_view source_name);
 
 }  // namespace tollgate::manifest

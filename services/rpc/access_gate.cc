@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/api/metadata_keys.h"
 #include "services/api/policy_codec.h"
 #include "services/engine/config_objects.h"
 
@@ -266,7 +267,7 @@ void AccessGate::AuditRefused(const auth::AccessRequest& request, const absl::St
 absl::StatusOr<auth::Identity> AccessGate::Authenticate(grpc::ServerContextBase& context) {
   const auto& metadata = context.client_metadata();
   std::string bearer;
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+  if (auto it = metadata.find(api::kAuthorizationMetadataKey); it != metadata.end()) {
     const absl::string_view value(it->second.data(), it->second.size());
     if (!absl::StartsWith(value, kBearerPrefix)) {
       return absl::UnauthenticatedError("authorization metadata is not \"Bearer TOKEN\"");
@@ -568,6 +569,12 @@ absl::StatusOr<AuthorizedCall> AccessGate::DecideList(const auth::Identity& iden
 void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome) {
   Audit(call.identity, call.request_id, call.request, "allowed", StatusCodeName(outcome),
         outcome.message());
+}
+
+void AccessGate::Finish(const AuthorizedCall& call, const absl::Status& outcome,
+                        absl::string_view detail) {
+  Audit(call.identity, call.request_id, call.request, "allowed", StatusCodeName(outcome),
+        outcome.ok() ? detail : outcome.message());
 }
 
 bool AccessGate::MayRead(const AuthorizedCall& call, absl::string_view verb,

@@ -129,6 +129,8 @@ class AccessGate {
 
   // Writes the audit line of an allowed call that changes state (or tried to).
   void Finish(const AuthorizedCall& call, const absl::Status& outcome);
+  // The same, recording `detail` as the reason of a call that succeeded (what it did).
+  void Finish(const AuthorizedCall& call, const absl::Status& outcome, absl::string_view detail);
 
   // Whether `call`'s identity may `verb` this workload (List and Watch filtering). Cheap for
   // identities allowed everywhere.

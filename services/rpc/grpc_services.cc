@@ -155,6 +155,13 @@ grpc::Status AdmissionGrpcService::ReportCheckpoint(grpc::ServerContext* context
   return Audited(gate_, call, api_.ReportCheckpoint(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::ReportReclaimablePods(
+    grpc::ServerContext* context, const v1::ReportReclaimablePodsRequest* request,
+    v1::ReportReclaimablePodsResponse* response) {
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("report", request->workload()));
+  return Audited(gate_, call, api_.ReportReclaimablePods(*request), response);
+}
+
 grpc::Status AdmissionGrpcService::DeleteWorkload(grpc::ServerContext* context,
                                                   const v1::DeleteWorkloadRequest* request,
                                                   v1::DeleteWorkloadResponse* response) {
@@ -219,6 +226,67 @@ grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionGrpcService::Watch(
     };
   }
   return watch_hub_.Start(context, *request, api_.CheckWatchStart(*request), std::move(visible));
+}
+
+AdmissionCheckGrpcService::AdmissionCheckGrpcService(engine::TollgateApi& api, WatchHub& hub,
+                                                     AccessGate* gate)
+    : api_(api), hub_(hub), owned_gate_(OpenGate(api, gate)), gate_(gate ? *gate : *owned_gate_) {}
+
+auth::AccessRequest AdmissionCheckGrpcService::CheckRequest(absl::string_view verb,
+                                                            const std::string& name) {
+  auth::AccessRequest request;
+  request.verb = std::string(verb);
+  request.kind = "AdmissionCheck";
+  request.name = name;
+  // An unknown check has no controller: only a binding not confined to controllers allows the
+  // request, and its caller then hears NOT_FOUND from the API.
+  absl::StatusOr<std::string> controller = api_.AdmissionCheckController(name);
+  if (controller.ok()) request.controller_name = *std::move(controller);
+  return request;
+}
+
+grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionCheckGrpcService::WatchAdmissionChecks(
+    grpc::CallbackServerContext* context, const v1::WatchAdmissionChecksRequest* request) {
+  absl::StatusOr<v1::WatchRequest> watch = api_.CheckWatchChecksStart(*request);
+  if (!watch.ok()) return hub_.Start(context, v1::WatchRequest(), watch.status());
+  auth::AccessRequest access;
+  access.verb = "watch";
+  access.kind = "AdmissionCheck";
+  access.controller_name = request->controller_name();
+  absl::StatusOr<AuthorizedCall> call = gate_.Check(*context, std::move(access));
+  if (!call.ok()) return hub_.Start(context, *watch, call.status());
+  return hub_.Start(context, *watch, absl::OkStatus(), {}, request->controller_name());
+}
+
+grpc::Status AdmissionCheckGrpcService::UpdateAdmissionCheckState(
+    grpc::ServerContext* context, const v1::UpdateAdmissionCheckStateRequest* request,
+    v1::UpdateAdmissionCheckStateResponse* response) {
+  auth::AccessRequest access = CheckRequest("check", request->check());
+  // The audit line names the workload the check was posted on.
+  access.ns = request->workload().namespace_();
+  TOLLGATE_AUTHORIZE(call, std::move(access));
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> result =
+      api_.UpdateAdmissionCheckState(*request);
+  gate_.Finish(
+      call, result.status(),
+      absl::StrCat("workload ", request->workload().namespace_(), "/", request->workload().name(),
+                   ": check ", request->check(), " ", request->state(),
+                   request->message().empty() ? "" : absl::StrCat(": ", request->message()),
+                   " (at revision ", request->expected_revision(), ")"));
+  return Reply(std::move(result), response);
+}
+
+grpc::Status AdmissionCheckGrpcService::SetAdmissionCheckActive(
+    grpc::ServerContext* context, const v1::SetAdmissionCheckActiveRequest* request,
+    v1::SetAdmissionCheckActiveResponse* response) {
+  TOLLGATE_AUTHORIZE(call, CheckRequest("check", request->name()));
+  absl::StatusOr<v1::SetAdmissionCheckActiveResponse> result =
+      api_.SetAdmissionCheckActive(*request);
+  gate_.Finish(
+      call, result.status(),
+      absl::StrCat("Active ", request->active() ? "True" : "False",
+                   request->reason().empty() ? "" : absl::StrCat(" (", request->reason(), ")")));
+  return Reply(std::move(result), response);
 }
 
 grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,

@@ -55,6 +55,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status ReportCheckpoint(grpc::ServerContext* context,
                                 const v1::ReportCheckpointRequest* request,
                                 v1::ReportCheckpointResponse* response) override;
+  grpc::Status ReportReclaimablePods(grpc::ServerContext* context,
+                                     const v1::ReportReclaimablePodsRequest* request,
+                                     v1::ReportReclaimablePodsResponse* response) override;
   grpc::Status DeleteWorkload(grpc::ServerContext* context,
                               const v1::DeleteWorkloadRequest* request,
                               v1::DeleteWorkloadResponse* response) override;
@@ -79,6 +82,8 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   // would hold the server until the shutdown deadline cancels it.
   void StopWatches() { watch_hub_.Stop(); }
   const WatchHub& watch_hub() const { return watch_hub_; }
+  // Shared with AdmissionCheckGrpcService's WatchAdmissionChecks streams.
+  WatchHub& mutable_watch_hub() { return watch_hub_; }
 
  private:
   engine::TollgateApi& api_;
@@ -123,6 +128,37 @@ class VisibilityGrpcService final : public v1::VisibilityService::Service {
 
  private:
   engine::TollgateApi& api_;
+  std::unique_ptr<AccessGate> owned_gate_;
+  AccessGate& gate_;
+};
+
+// The check-controller API (docs/admission-checks.md). A request naming a check is authorized
+// with that check's controllerName (verb check, kind AdmissionCheck), so a RoleBinding confined
+// to some controllers (controllerNames) lets its holder touch only their checks; updates are
+// audited with the workload and the state posted. Its watches share `hub` (the
+// AdmissionGrpcService's), which must outlive it.
+class AdmissionCheckGrpcService final
+    : public v1::AdmissionCheckService::WithCallbackMethod_WatchAdmissionChecks<
+          v1::AdmissionCheckService::Service> {
+ public:
+  AdmissionCheckGrpcService(engine::TollgateApi& api, WatchHub& hub, AccessGate* gate = nullptr);
+
+  grpc::ServerWriteReactor<v1::WatchEvent>* WatchAdmissionChecks(
+      grpc::CallbackServerContext* context,
+      const v1::WatchAdmissionChecksRequest* request) override;
+  grpc::Status UpdateAdmissionCheckState(grpc::ServerContext* context,
+                                         const v1::UpdateAdmissionCheckStateRequest* request,
+                                         v1::UpdateAdmissionCheckStateResponse* response) override;
+  grpc::Status SetAdmissionCheckActive(grpc::ServerContext* context,
+                                       const v1::SetAdmissionCheckActiveRequest* request,
+                                       v1::SetAdmissionCheckActiveResponse* response) override;
+
+ private:
+  // The request for `verb` on check `name`, with its controllerName when the check exists.
+  auth::AccessRequest CheckRequest(absl::string_view verb, const std::string& name);
+
+  engine::TollgateApi& api_;
+  WatchHub& hub_;
   std::unique_ptr<AccessGate> owned_gate_;
   AccessGate& gate_;
 };

@@ -65,7 +65,13 @@ void SchedulerAudit::Observe(const v1::WatchEvent& event, bool seeding) {
                                  ? ""
                                  : absl::StrCat(workload.status().events().rbegin()->reason(), ": ",
                                                 workload.status().events().rbegin()->message());
-  if (state == v1::WORKLOAD_STATE_ADMITTED) {
+  if (state == v1::WORKLOAD_STATE_QUOTA_RESERVED) {
+    gate_.RecordSchedulerDecision(
+        "reserve", workload,
+        absl::StrCat("quota reserved in ClusterQueue ",
+                     workload.status().admission().cluster_queue(),
+                     "; waiting for admission checks", latest.empty() ? "" : "; ", latest));
+  } else if (state == v1::WORKLOAD_STATE_ADMITTED) {
     gate_.RecordSchedulerDecision(
         "admit", workload,
         absl::StrCat("admitted to ClusterQueue ", workload.status().admission().cluster_queue(),

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "services/api/metadata_keys.h"
 
 namespace tollgate::rpc {
 namespace {
@@ -18,8 +19,8 @@ class StoreIdentityInterceptor final : public grpc::experimental::Interceptor {
       // that ever changes.
       const storage::StoreIdentity identity = store_.Identity();
       std::multimap<std::string, std::string>* metadata = methods->GetSendInitialMetadata();
-      metadata->emplace(kStoreIdHeader, identity.store_id);
-      metadata->emplace(kStoreEpochHeader, absl::StrCat(identity.epoch));
+      metadata->emplace(api::kStoreIdMetadataKey, identity.store_id);
+      metadata->emplace(api::kStoreEpochMetadataKey, absl::StrCat(identity.epoch));
     }
     methods->Proceed();
   }

@@ -11,8 +11,6 @@ namespace tollgate::rpc {
 // that lists and then watches can pass the identity its revision belongs to
 // (WatchRequest.store_id / store_epoch) and be told to re-list instead of going blind when the
 // store was replaced or restored.
-inline constexpr char kStoreIdHeader[] = "tollgate-store-id";
-inline constexpr char kStoreEpochHeader[] = "tollgate-store-epoch";
 
 // Creates an interceptor per call that adds both headers to every RPC's response. The store
 // must outlive the server. Thread-safe.

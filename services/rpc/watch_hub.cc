@@ -7,6 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/real_clock.h"
+#include "core/status_macros.h"
+#include "services/engine/check_controllers.h"
+#include "services/engine/config_objects.h"
 #include "services/engine/state_keys.h"
 #include "services/rpc/grpc_status.h"
 
@@ -16,10 +19,12 @@ namespace tollgate::rpc {
 // made outside it, with `writing_` / `finished_` making sure only one thread makes them.
 class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
  public:
-  WatchReactor(WatchHub& hub, const v1::WatchRequest& request, WatchHub::Visible visible)
+  WatchReactor(WatchHub& hub, const v1::WatchRequest& request, WatchHub::Visible visible,
+               std::string check_controller)
       : hub_(hub),
         request_(request),
         visible_(std::move(visible)),
+        check_controller_(std::move(check_controller)),
         identity_(hub.executor_.store().Identity()),
         revision_(request.since_revision()),
         last_sent_(core::RealClock().Now()) {
@@ -159,6 +164,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
       absl::StatusOr<std::unique_ptr<storage::StoreSnapshot>> snapshot = store.TakeSnapshot();
       if (!snapshot.ok()) return snapshot.status();
       snapshot_ = *std::move(snapshot);
+      if (!check_controller_.empty()) {
+        TOLLGATE_RETURN_IF_ERROR(ReadCheckControllersLocked());
+      }
     }
     if (snapshot_ != nullptr) {
       const int64_t page = hub_.options_.snapshot_page;
@@ -175,6 +183,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
             }
             Stamp(event);
             last_key_ = std::string(key);
+            if (!check_controller_.empty() && !ListedForController(event)) buffer_.pop_back();
           });
       if (!visited.ok()) return visited.status();
       if (!parse_error.ok()) return parse_error;
@@ -217,6 +226,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
             event.workload().metadata().namespace_() != request_.namespace_()) {
           continue;
         }
+        if (!check_controller_.empty() && !ChangedForController(event)) continue;
         event.set_revision(entry.revision);
         Stamp(event);
         buffer_.push_back(std::move(event));
@@ -226,9 +236,63 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     return absl::OkStatus();
   }
 
+  // WatchAdmissionChecks: the AdmissionChecks of the listing's snapshot, name -> controller.
+  absl::Status ReadCheckControllersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::string prefix = engine::ConfigObjectKey(v1::ADMISSION_CHECK, "", "");
+    constexpr int64_t kPage = 256;
+    std::string after;
+    absl::Status parse_error;
+    while (true) {
+      absl::StatusOr<int64_t> visited = snapshot_->ScanPage(
+          prefix, after, kPage, [&](absl::string_view key, absl::string_view value) {
+            after = std::string(key);
+            v1::ConfigObject object;
+            if (!object.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+              parse_error =
+                  absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
+              return;
+            }
+            check_controllers_[object.admission_check().metadata().name()] =
+                object.admission_check().spec().controller_name();
+          });
+      if (!visited.ok()) return visited.status();
+      TOLLGATE_RETURN_IF_ERROR(parse_error);
+      if (*visited < kPage) return absl::OkStatus();
+    }
+  }
+
+  // A listed workload goes to the controller when it holds quota for one of its checks; the
+  // event keeps only the controller's entry.
+  bool ListedForController(v1::WatchEvent& event) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (v1::CheckControllerRef& ref :
+         engine::CheckControllersOf(event.workload(), check_controllers_)) {
+      if (ref.controller_name() != check_controller_ || !ref.holds_quota()) continue;
+      *event.add_check_controllers() = std::move(ref);
+      return true;
+    }
+    return false;
+  }
+
+  // A change goes to the controller when its record names it: as it is while the workload holds
+  // quota for the controller's checks, DELETED on the change that ends that.
+  bool ChangedForController(v1::WatchEvent& event) const {
+    for (const v1::CheckControllerRef& ref : event.check_controllers()) {
+      if (ref.controller_name() != check_controller_) continue;
+      const v1::CheckControllerRef mine = ref;
+      event.clear_check_controllers();
+      if (!mine.holds_quota()) event.set_type(v1::WatchEvent::DELETED);
+      if (mine.added()) event.set_type(v1::WatchEvent::ADDED);
+      *event.add_check_controllers() = mine;
+      return true;
+    }
+    return false;
+  }
+
   WatchHub& hub_;
   const v1::WatchRequest request_;
   const WatchHub::Visible visible_;
+  const std::string check_controller_;
+  engine::CheckControllerNames check_controllers_ ABSL_GUARDED_BY(mu_);
   const storage::StoreIdentity identity_;
   std::string prefix_;
 
@@ -254,9 +318,9 @@ WatchHub::~WatchHub() { Stop(); }
 
 grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerContext* context,
                                                           const v1::WatchRequest& request,
-                                                          absl::Status start_check,
-                                                          Visible visible) {
-  auto* reactor = new WatchReactor(*this, request, std::move(visible));
+                                                          absl::Status start_check, Visible visible,
+                                                          std::string check_controller) {
+  auto* reactor = new WatchReactor(*this, request, std::move(visible), std::move(check_controller));
   if (!start_check.ok()) {
     reactor->Reject(start_check);
     return reactor;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -52,9 +53,17 @@ class WatchHub {
 
   // The reactor for one Watch call. Invalid requests (see engine::TollgateApi::CheckWatchStart) end
   // it with their status at once.
+  //
+  // With `check_controller` set the stream is a WatchAdmissionChecks stream for that controller
+  // (docs/admission-checks.md): its listing holds the workloads that hold quota and carry one of
+  // the controller's checks; its changes are those whose WatchEvent.check_controllers name the
+  // controller: ADDED on the change that makes the workload its concern (a reservation),
+  // MODIFIED while it stays so, DELETED on the change that ends that; each event carries only
+  // that controller's entry.
   grpc::ServerWriteReactor<v1::WatchEvent>* Start(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest& request,
-                                                  absl::Status start_check, Visible visible = {});
+                                                  absl::Status start_check, Visible visible = {},
+                                                  std::string check_controller = "");
   // Ends every open and future stream with UNAVAILABLE naming the revision to resume from, and
   // stops the hub's thread (waits up to a second for it): afterwards the hub no longer reads the
   // executor. Idempotent; not thread-safe against itself.

@@ -31,6 +31,7 @@ Percentiles Of(std::vector<double> values) {
 struct JobFigures {
   std::vector<double> waits;
   std::vector<double> completions;
+  std::vector<double> check_waits;
   QueueReport report;
 
   void Add(const TraceJob& job, const JobOutcome& out) {
@@ -39,6 +40,7 @@ struct JobFigures {
       const double wait = absl::ToDoubleSeconds(*out.first_admitted - job.submit);
       waits.push_back(wait);
       report.mean_wait_seconds += wait;
+      check_waits.push_back(absl::ToDoubleSeconds(out.check_wait));
     } else {
       waits.push_back(kInf);
       ++report.never_admitted;
@@ -47,11 +49,13 @@ struct JobFigures {
         out.finished.has_value() ? absl::ToDoubleSeconds(*out.finished - job.submit) : kInf);
     report.preemptions += out.preemptions;
     report.lost_hours += out.lost_resource_seconds / 3600.0;
+    report.idle_reserved_hours += out.reserved_idle_resource_seconds / 3600.0;
   }
 
   QueueReport Finish() {
     report.wait_seconds = Of(waits);
     report.completion_seconds = Of(completions);
+    report.check_wait_seconds = Of(check_waits);
     const int64_t admitted = report.jobs - report.never_admitted;
     if (admitted > 0) report.mean_wait_seconds /= admitted;
     return report;
@@ -121,6 +125,7 @@ ReplayReport Summarize(const std::vector<TraceJob>& jobs, const ReplayResult& re
   ReplayReport report;
   report.resource = resource;
   report.end = result.end;
+  report.has_checks = result.has_checks;
   std::map<std::string, JobFigures> by_queue;
   JobFigures all;
   for (const auto& [name, info] : result.queues) {
@@ -214,7 +219,22 @@ std::string FormatSummary(const ReplayReport& report) {
   };
   for (const QueueReport& q : report.queues) rows.push_back(row(q));
   rows.push_back(row(report.overall));
-  return out + Table(rows);
+  absl::StrAppend(&out, Table(rows));
+  if (report.has_checks) {
+    // What the admission checks (provisioning) cost: time with quota reserved but not running.
+    absl::StrAppend(&out, "\n");
+    std::vector<std::vector<std::string>> checks = {
+        {"QUEUE", "CHECK-WAIT-P50", "CHECK-WAIT-P95", "CHECK-WAIT-P99", "IDLE-RESERVED-H"}};
+    auto check_row = [](const QueueReport& q) {
+      return std::vector<std::string>{
+          q.name, Human(q.check_wait_seconds.p50), Human(q.check_wait_seconds.p95),
+          Human(q.check_wait_seconds.p99), absl::StrFormat("%.1f", q.idle_reserved_hours)};
+    };
+    for (const QueueReport& q : report.queues) checks.push_back(check_row(q));
+    checks.push_back(check_row(report.overall));
+    absl::StrAppend(&out, Table(checks));
+  }
+  return out;
 }
 
 std::string FormatComparison(const std::vector<std::pair<std::string, ReplayReport>>& reports) {

@@ -36,6 +36,10 @@ struct QueueReport {
   int64_t preemptions = 0;
   // Resource-hours thrown away by preemptions (GPU-hours for a GPU trace).
   double lost_hours = 0;
+  // With admission checks: per admitted job, the time its reservations waited for them, and
+  // the resource-hours of quota held meanwhile without running (what provisioning costs).
+  Percentiles check_wait_seconds;
+  double idle_reserved_hours = 0;
   double nominal = 0;
   double weight = 1;
   // Over the samples while the trace ran.
@@ -56,6 +60,8 @@ struct ReplayReport {
   double mean_fairness = 0;
   // The largest per-queue p95 wait.
   double worst_queue_p95_wait_seconds = 0;
+  // The replay modelled admission checks: the summary reports their cost.
+  bool has_checks = false;
   absl::Duration end;
 };
 

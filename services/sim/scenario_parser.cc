@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -22,8 +23,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/yaml_documents.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kinds.h"
+#include "services/manifest/manifest_input.h"
+#include "services/manifest/yaml_json.h"
 #include "services/manifest/yaml_reader.h"
 #include "yaml-cpp/yaml.h"
 
@@ -153,6 +158,182 @@ absl::StatusOr<std::map<std::string, std::string>> StrMap(const Where& where,
 }
 
 // ---------------------------------------------------------------------------------------------
+// --- Topology (issue 28): nodes, pods Tollgate does not place, a short-form pod set's topology
+// request and the topology expectations (docs/scenario-format.md, "Topology").
+
+absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML::Node& node,
+                                                 absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<v1::Node> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string item_path = Index(path, i++);
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, item_path,
+                           {"name", "labels", "allocatable", "taints", "unschedulable", "ready"}));
+    v1::Node n;
+    TOLLGATE_ASSIGN_OR_RETURN(*n.mutable_metadata()->mutable_name(), RequiredStr(where, k, "name"));
+    if (const YAML::Node* v = k.Get("labels")) {
+      TOLLGATE_ASSIGN_OR_RETURN(auto labels, StrMap(where, *v, k.Path("labels")));
+      n.mutable_metadata()->mutable_labels()->insert(labels.begin(), labels.end());
+    }
+    if (const YAML::Node* v = k.Get("allocatable")) {
+      // Quantities as written: the service validates them.
+      TOLLGATE_ASSIGN_OR_RETURN(auto allocatable, StrMap(where, *v, k.Path("allocatable")));
+      n.mutable_status()->mutable_allocatable()->insert(allocatable.begin(), allocatable.end());
+    }
+    if (const YAML::Node* v = k.Get("taints")) {
+      const std::string taints_path = k.Path("taints");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, taints_path));
+      size_t j = 0;
+      for (const auto& t : *v) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys tk, Keys::Read(where, t, Index(taints_path, j++), {"key", "value", "effect"}));
+        v1::Taint* taint = n.mutable_spec()->add_taints();
+        for (auto [key, field] :
+             {std::pair{"key", taint->mutable_key()}, std::pair{"value", taint->mutable_value()},
+              std::pair{"effect", taint->mutable_effect()}}) {
+          if (const YAML::Node* f = tk.Get(key); f != nullptr && !f->IsNull()) {
+            TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *f, tk.Path(key)));
+          }
+        }
+      }
+    }
+    if (const YAML::Node* v = k.Get("unschedulable"); v != nullptr && !v->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("unschedulable")));
+      n.mutable_spec()->set_unschedulable(b);
+    }
+    if (const YAML::Node* v = k.Get("ready"); v != nullptr && !v->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("ready")));
+      n.mutable_status()->set_ready(b);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<v1::NodePod>> ParseNodePods(const Where& where, const YAML::Node& node,
+                                                       absl::string_view path) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, path));
+  std::vector<v1::NodePod> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, Index(path, i++), {"name", "node", "requests"}));
+    v1::NodePod pod;
+    TOLLGATE_ASSIGN_OR_RETURN(*pod.mutable_name(), RequiredStr(where, k, "name"));
+    TOLLGATE_ASSIGN_OR_RETURN(*pod.mutable_node_name(), RequiredStr(where, k, "node"));
+    if (const YAML::Node* v = k.Get("requests")) {
+      TOLLGATE_ASSIGN_OR_RETURN(auto requests, StrMap(where, *v, k.Path("requests")));
+      pod.mutable_requests()->insert(requests.begin(), requests.end());
+    }
+    out.push_back(std::move(pod));
+  }
+  return out;
+}
+
+// Kueue's PodSetTopologyRequest under its own field names; the service checks the combination.
+absl::Status ParseCompactTopologyRequest(const Where& where, const YAML::Node& node,
+                                         absl::string_view path, v1::PodSetTopologyRequest* out) {
+  TOLLGATE_ASSIGN_OR_RETURN(Keys k,
+                            Keys::Read(where, node, std::string(path),
+                                       {"required", "preferred", "unconstrained", "podSetGroupName",
+                                        "podSetSliceRequiredTopology", "podSetSliceSize",
+                                        "podsetSliceRequiredTopologyConstraints"}));
+  auto str = [&](absl::string_view key) -> absl::StatusOr<std::optional<std::string>> {
+    const YAML::Node* v = k.Get(key);
+    if (v == nullptr || v->IsNull()) return std::optional<std::string>();
+    TOLLGATE_ASSIGN_OR_RETURN(std::string s, Str(where, *v, k.Path(key)));
+    return std::optional<std::string>(std::move(s));
+  };
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> required, str("required"));
+  if (required.has_value()) out->set_required(*required);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> preferred, str("preferred"));
+  if (preferred.has_value()) out->set_preferred(*preferred);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> group, str("podSetGroupName"));
+  if (group.has_value()) out->set_pod_set_group_name(*group);
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> slice, str("podSetSliceRequiredTopology"));
+  if (slice.has_value()) out->set_pod_set_slice_required_topology(*slice);
+  if (const YAML::Node* v = k.Get("unconstrained"); v != nullptr && !v->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("unconstrained")));
+    out->set_unconstrained(b);
+  }
+  if (const YAML::Node* v = k.Get("podSetSliceSize"); v != nullptr && !v->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(int32_t size, Int32(where, *v, k.Path("podSetSliceSize")));
+    out->set_pod_set_slice_size(size);
+  }
+  if (const YAML::Node* v = k.Get("podsetSliceRequiredTopologyConstraints")) {
+    const std::string layers_path = k.Path("podsetSliceRequiredTopologyConstraints");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, layers_path));
+    size_t i = 0;
+    for (const auto& layer : *v) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          Keys l, Keys::Read(where, layer, Index(layers_path, i++), {"topology", "size"}));
+      v1::PodSetSliceTopologyConstraint* c = out->add_podset_slice_required_topology_constraints();
+      TOLLGATE_ASSIGN_OR_RETURN(*c->mutable_topology(), RequiredStr(where, l, "topology"));
+      if (const YAML::Node* s = l.Get("size"); s != nullptr && !s->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t size, Int32(where, *s, l.Path("size")));
+        c->set_size(size);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TopologyAssignmentExpectation> ParseAssignmentExpectation(const Where& where,
+                                                                         const YAML::Node& node,
+                                                                         absl::string_view path) {
+  TOLLGATE_ASSIGN_OR_RETURN(Keys k,
+                            Keys::Read(where, node, std::string(path), {"levels", "domains"}));
+  TopologyAssignmentExpectation out;
+  if (const YAML::Node* v = k.Get("levels")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.levels, StrList(where, *v, k.Path("levels")));
+  }
+  if (const YAML::Node* v = k.Get("domains")) {
+    const std::string domains_path = k.Path("domains");
+    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *v, domains_path));
+    size_t i = 0;
+    for (const auto& d : *v) {
+      const std::string domain_path = Index(domains_path, i++);
+      TOLLGATE_ASSIGN_OR_RETURN(Keys dk, Keys::Read(where, d, domain_path, {"values", "count"}));
+      TopologyDomainExpectation domain;
+      const YAML::Node* values = dk.Get("values");
+      const YAML::Node* count = dk.Get("count");
+      if (values == nullptr) return where.Error(dk.Path("values"), "required");
+      if (count == nullptr) return where.Error(dk.Path("count"), "required");
+      TOLLGATE_ASSIGN_OR_RETURN(domain.values, StrList(where, *values, dk.Path("values")));
+      TOLLGATE_ASSIGN_OR_RETURN(domain.count, Int32(where, *count, dk.Path("count")));
+      out.domains.push_back(std::move(domain));
+    }
+  }
+  return out;
+}
+
+absl::Status ParseTopologyExpectations(const Where& where, const Keys& keys, Expectation& e) {
+  if (const YAML::Node* n = keys.Get("topologyAssignments")) {
+    using PodSets = std::map<std::string, TopologyAssignmentExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.topology_assignments,
+        MapOf<PodSets>(
+            where, *n, "topologyAssignments",
+            [&](const YAML::Node& sets, const std::string& p) -> absl::StatusOr<PodSets> {
+              return MapOf<TopologyAssignmentExpectation>(
+                  where, sets, p, [&](const YAML::Node& a, const std::string& ap) {
+                    return ParseAssignmentExpectation(where, a, ap);
+                  });
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("unhealthyNodes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.unhealthy_nodes,
+        MapOf<std::vector<std::string>>(
+            where, *n, "unhealthyNodes",
+            [&](const YAML::Node& v, const std::string& p) { return StrList(where, v, p); }));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // submit
 
 // Values that cannot be put into the proto as written (a count of "many") become the submit's
@@ -270,9 +451,10 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
     for (const auto& set_node : *sets) {
       const std::string set_path = Index("podSets", i++);
       if (set_node.IsNull()) return where.Error(set_path, "expected a map, got null");
-      TOLLGATE_ASSIGN_OR_RETURN(Keys p, Keys::Read(where, set_node, set_path,
-                                                   {"name", "count", "requests", "minCount",
-                                                    "nodeSelector", "tolerations"}));
+      TOLLGATE_ASSIGN_OR_RETURN(Keys p,
+                                Keys::Read(where, set_node, set_path,
+                                           {"name", "count", "requests", "minCount", "nodeSelector",
+                                            "tolerations", "topologyRequest"}));
       v1::PodSet* set = spec->add_pod_sets();
       set->set_name("main");
       set->set_count(1);
@@ -315,6 +497,10 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
         TOLLGATE_RETURN_IF_ERROR(
             ParseCompactTolerations(where, *n, p.Path("tolerations"), label, set, &refusal));
       }
+      if (const YAML::Node* n = p.Get("topologyRequest"); n != nullptr && !n->IsNull()) {
+        TOLLGATE_RETURN_IF_ERROR(ParseCompactTopologyRequest(where, *n, p.Path("topologyRequest"),
+                                                             set->mutable_topology_request()));
+      }
     }
   }
   if (refusal.ok()) {
@@ -325,9 +511,49 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
   return item;
 }
 
+// --- Job kinds (docs/job-kinds.md): a submit item that is a job manifest (apiVersion and kind
+// of a row of services/manifest/job_kinds.h) becomes the workload tollgate-kube would submit
+// for it, named after the job so later steps can name it. A job the kind's rules refuse (a
+// Spark application in client mode) is the submit's refusal, as a bad value is; another
+// version of a known kind is a scenario error. nullopt for anything that is no job.
+absl::StatusOr<std::optional<SubmitItem>> ParseJobSubmitItem(const Where& where,
+                                                             const YAML::Node& node) {
+  const YAML::Node api = node["apiVersion"];
+  const std::string api_version = api.IsDefined() && api.IsScalar() ? api.Scalar() : "";
+  absl::StatusOr<const manifest::JobKindTranslator*> kind =
+      manifest::JobKindOfManifest(api_version, node["kind"].Scalar());
+  if (!kind.ok()) return where.Error("apiVersion", kind.status().message());
+  if (*kind == nullptr) return std::nullopt;
+  manifest::Json obj = manifest::JsonFromYaml(node);
+  manifest::Json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = manifest::Json::object();
+  if (!meta.contains("namespace")) meta["namespace"] = "default";
+  SubmitItem item;
+  item.name = manifest::GetString(obj, {"metadata", "name"});
+  item.ns = manifest::GetString(obj, {"metadata", "namespace"});
+  if (item.name.empty()) return where.Error("metadata.name", "required");
+  // A stand-in for the uid the API server would give: the workload carries none of it.
+  meta["uid"] = absl::StrCat("scenario-", item.ns, "-", item.name);
+  absl::StatusOr<v1::Workload> wl =
+      manifest::TranslateWorkload(**kind, obj, "", manifest::NoObjects(), item.name);
+  if (wl.ok()) {
+    wl->mutable_metadata()->clear_uid();
+    wl->mutable_metadata()->mutable_labels()->erase(std::string(manifest::kJobUidLabel));
+  }
+  item.workload = std::move(wl);
+  return item;
+}
+
 absl::StatusOr<SubmitItem> ParseSubmitItem(const Where& where, const YAML::Node& node) {
   const YAML::Node kind = node.IsMap() ? node["kind"] : YAML::Node();
   if (!kind.IsDefined() || kind.IsNull()) return ParseCompactWorkload(where, node);
+
+  // --- Job kinds: a job manifest of any kind Tollgate admits, as tollgate-kube would submit it.
+  if (absl::StatusOr<std::optional<SubmitItem>> job = ParseJobSubmitItem(where, node); !job.ok()) {
+    return job.status();
+  } else if (job->has_value()) {
+    return **job;
+  }
 
   // A full Workload manifest.
   absl::StatusOr<Manifest> m = manifest::ParseManifestNode(node, where.label());
@@ -433,6 +659,99 @@ absl::StatusOr<std::vector<ObjectRef>> ParseRefList(const Where& where, const YA
   return out;
 }
 
+// --- Admission checks (docs/scenario-format.md, "Admission checks") --------------------------
+
+absl::StatusOr<CheckStateExpectation> ParseCheckStateExpectation(const Where& where,
+                                                                 const YAML::Node& node,
+                                                                 const std::string& path) {
+  CheckStateExpectation out;
+  if (node.IsScalar()) {
+    out.state = node.Scalar();
+    return out;
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys k,
+      Keys::Read(where, node, path, {"state", "message", "retryCount", "requeueAfterSeconds"}));
+  if (const YAML::Node* n = k.Get("state")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.state, Str(where, *n, k.Path("state")));
+  }
+  if (const YAML::Node* n = k.Get("message")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *n, k.Path("message")));
+  }
+  if (const YAML::Node* n = k.Get("retryCount")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.retry_count, Int32(where, *n, k.Path("retryCount")));
+  }
+  if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+    TOLLGATE_ASSIGN_OR_RETURN(out.requeue_after_seconds,
+                              Int32(where, *n, k.Path("requeueAfterSeconds")));
+  }
+  return out;
+}
+
+absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckExpectations& e) {
+  if (const YAML::Node* n = keys.Get("quotaReserved")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.quota_reserved,
+                              ParseWorkloadExpectations(where, *n, "quotaReserved"));
+  }
+  if (const YAML::Node* n = keys.Get("checks")) {
+    using States = std::map<std::string, CheckStateExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.checks,
+        MapOf<States>(where, *n, "checks", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<CheckStateExpectation>(where, v, p,
+                                              [&](const YAML::Node& s, const std::string& sp) {
+                                                return ParseCheckStateExpectation(where, s, sp);
+                                              });
+        }));
+  }
+  if (const YAML::Node* n = keys.Get("evicted")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.evicted,
+        MapOf<EvictedExpectation>(
+            where, *n, "evicted",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<EvictedExpectation> {
+              TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, v, p, {"reason", "message"}));
+              EvictedExpectation out;
+              TOLLGATE_ASSIGN_OR_RETURN(out.reason, RequiredStr(where, k, "reason"));
+              if (const YAML::Node* m = k.Get("message")) {
+                TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *m, k.Path("message")));
+              }
+              return out;
+            }));
+  }
+  if (const YAML::Node* n = keys.Get("inactive")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.inactive, StrMap(where, *n, "inactive"));
+  }
+  if (const YAML::Node* n = keys.Get("podSetInfo")) {
+    using Sets = std::map<std::string, PodSetInfoExpectation>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.pod_set_info,
+        MapOf<Sets>(where, *n, "podSetInfo", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<PodSetInfoExpectation>(
+              where, v, p,
+              [&](const YAML::Node& s,
+                  const std::string& sp) -> absl::StatusOr<PodSetInfoExpectation> {
+                TOLLGATE_ASSIGN_OR_RETURN(
+                    Keys k, Keys::Read(where, s, sp, {"labels", "annotations", "nodeSelector"}));
+                PodSetInfoExpectation out;
+                if (const YAML::Node* m = k.Get("labels")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.labels, StrMap(where, *m, k.Path("labels")));
+                }
+                if (const YAML::Node* m = k.Get("annotations")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.annotations,
+                                            StrMap(where, *m, k.Path("annotations")));
+                }
+                if (const YAML::Node* m = k.Get("nodeSelector")) {
+                  TOLLGATE_ASSIGN_OR_RETURN(out.node_selector,
+                                            StrMap(where, *m, k.Path("nodeSelector")));
+                }
+                return out;
+              });
+        }));
+  }
+  return absl::OkStatus();
+}
+
 // --- Owners, holds, missing pods, cost attribution: the expectations.
 absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectation& e) {
   if (const YAML::Node* n = keys.Get("onHold")) {
@@ -461,14 +780,94 @@ absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectat
   return absl::OkStatus();
 }
 
+// setCheck items: {workload, check, state, message, requeueAfterSeconds, podSetUpdates,
+// refused}. Values go to the service as written.
+absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& where,
+                                                               const YAML::Node& node) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, "setCheck"));
+  std::vector<CheckUpdateItem> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string path = Index("setCheck", i++);
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, path,
+                           {"workload", "check", "state", "message", "requeueAfterSeconds",
+                            "podSetUpdates", "refused"}));
+    CheckUpdateItem update;
+    TOLLGATE_ASSIGN_OR_RETURN(update.workload, RequiredStr(where, k, "workload"));
+    v1::UpdateAdmissionCheckStateRequest& r = update.request;
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_check(), RequiredStr(where, k, "check"));
+    TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_state(), RequiredStr(where, k, "state"));
+    if (const YAML::Node* n = k.Get("message")) {
+      TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_message(), Str(where, *n, k.Path("message")));
+    }
+    if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
+      TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(where, *n, k.Path("requeueAfterSeconds")));
+      r.set_requeue_after_seconds(v);
+    }
+    if (const YAML::Node* n = k.Get("podSetUpdates")) {
+      const std::string updates_path = k.Path("podSetUpdates");
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *n, updates_path));
+      size_t j = 0;
+      for (const auto& u : *n) {
+        const std::string u_path = Index(updates_path, j++);
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys uk, Keys::Read(where, u, u_path,
+                                {"name", "labels", "annotations", "nodeSelector", "tolerations"}));
+        v1::PodSetUpdate* p = r.add_pod_set_updates();
+        TOLLGATE_ASSIGN_OR_RETURN(*p->mutable_name(), RequiredStr(where, uk, "name"));
+        for (auto [key, field] : {std::pair{"labels", p->mutable_labels()},
+                                  std::pair{"annotations", p->mutable_annotations()},
+                                  std::pair{"nodeSelector", p->mutable_node_selector()}}) {
+          if (const YAML::Node* m = uk.Get(key)) {
+            TOLLGATE_ASSIGN_OR_RETURN(auto values, StrMap(where, *m, uk.Path(key)));
+            field->insert(values.begin(), values.end());
+          }
+        }
+        if (const YAML::Node* t = uk.Get("tolerations")) {
+          const std::string t_path = uk.Path("tolerations");
+          TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *t, t_path));
+          size_t l = 0;
+          for (const auto& tol : *t) {
+            TOLLGATE_ASSIGN_OR_RETURN(Keys tk, Keys::Read(where, tol, Index(t_path, l++),
+                                                          {"key", "operator", "value", "effect"}));
+            v1::Toleration* out_tol = p->add_tolerations();
+            for (auto [key, field] : {std::pair{"key", out_tol->mutable_key()},
+                                      std::pair{"operator", out_tol->mutable_operator_()},
+                                      std::pair{"value", out_tol->mutable_value()},
+                                      std::pair{"effect", out_tol->mutable_effect()}}) {
+              if (const YAML::Node* m = tk.Get(key)) {
+                TOLLGATE_ASSIGN_OR_RETURN(*field, Str(where, *m, tk.Path(key)));
+              }
+            }
+          }
+        }
+      }
+    }
+    if (const YAML::Node* n = k.Get("refused")) {
+      TOLLGATE_ASSIGN_OR_RETURN(update.refused, Str(where, *n, k.Path("refused")));
+    }
+    out.push_back(std::move(update));
+  }
+  return out;
+}
+
+// --- end of admission checks -------------------------------------------------------------------
+
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
       Keys keys,
       Keys::Read(where, node, "",
                  {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
                   "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
-                  "deactivated", "onHold", "waitingForPods", "ownedBy", "podLabels"}));
+                  "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo",
+                  // --- Topology (issue 28).
+                  "topologyAssignments", "unhealthyNodes",
+                  // --- Owners, holds, missing pods, cost attribution (issue 27).
+                  "onHold", "waitingForPods", "ownedBy", "podLabels"}));
   Expectation e;
+  TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
+  TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
   TOLLGATE_RETURN_IF_ERROR(ParseJobExpectations(where, keys, e));
   if (const YAML::Node* n = keys.Get("terminating")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
@@ -586,6 +985,16 @@ constexpr StepKindEntry kStepKinds[] = {
     {"stop", StepKind::kStop},
     {"resume", StepKind::kResume},
     {"podsNotReady", StepKind::kPodsNotReady},
+    {"setCheck", StepKind::kSetCheck},
+    {"activateChecks", StepKind::kActivateChecks},
+    {"deactivateChecks", StepKind::kDeactivateChecks},
+    {"restart", StepKind::kRestart},
+    {"reclaimablePods", StepKind::kReclaimablePods},
+    // --- Topology (issue 28).
+    {"nodes", StepKind::kNodes},
+    {"deleteNodes", StepKind::kDeleteNodes},
+    {"reportPods", StepKind::kReportPods},
+    {"removePods", StepKind::kRemovePods},
     {"hold", StepKind::kHold},
     {"release", StepKind::kRelease},
     {"bindOwner", StepKind::kBindOwner},
@@ -600,10 +1009,11 @@ absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, cons
   std::vector<Manifest> out;
   size_t i = 0;
   for (const auto& item : node) {
+    // The document reader of `tollgate apply -f`: a kind: List and the job kinds load here too.
     TOLLGATE_ASSIGN_OR_RETURN(
-        Manifest m,
-        manifest::ParseManifestNode(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
-    out.push_back(std::move(m));
+        std::vector<Manifest> parsed,
+        manifest::ParseInputDocument(item, absl::StrCat(where.label(), ": ", Index(path, i++))));
+    std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   return out;
 }
@@ -647,6 +1057,18 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       }
       return absl::OkStatus();
     }
+    case StepKind::kReclaimablePods: {
+      // --- Job kinds: {workload: {podSet: count, ...}, ...}
+      TOLLGATE_ASSIGN_OR_RETURN(
+          step.reclaimable_pods,
+          (MapOf<std::map<std::string, int32_t>>(
+              where, body, "reclaimablePods", [&](const YAML::Node& v, const std::string& p) {
+                return MapOf<int32_t>(where, v, p, [&](const YAML::Node& c, const std::string& cp) {
+                  return Int32(where, c, cp);
+                });
+              })));
+      return absl::OkStatus();
+    }
     case StepKind::kReprioritize: {
       TOLLGATE_ASSIGN_OR_RETURN(step.priorities,
                                 MapOf<int32_t>(where, body, "reprioritize",
@@ -662,9 +1084,11 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       return absl::OkStatus();
     }
     case StepKind::kSettle:
+    case StepKind::kRestart:
       if (!body.IsNull() && !(body.IsMap() && body.size() == 0)) {
-        return where.Error("", absl::StrCat("settle takes no arguments (write `settle: {}`), got ",
-                                            Describe(body)));
+        const absl::string_view name = StepKindName(step.kind);
+        return where.Error("", absl::StrCat(name, " takes no arguments (write `", name,
+                                            ": {}`), got ", Describe(body)));
       }
       return absl::OkStatus();
     case StepKind::kAdvance: {
@@ -679,6 +1103,29 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
     }
     case StepKind::kExpect: {
       TOLLGATE_ASSIGN_OR_RETURN(step.expect, ParseExpectation(where, body));
+      return absl::OkStatus();
+    }
+    case StepKind::kSetCheck: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.check_updates, ParseCheckUpdates(where, body));
+      return absl::OkStatus();
+    }
+    case StepKind::kActivateChecks:
+    case StepKind::kDeactivateChecks: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
+    // --- Topology (issue 28).
+    case StepKind::kNodes: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.nodes, ParseNodes(where, body, "nodes"));
+      return absl::OkStatus();
+    }
+    case StepKind::kReportPods: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.pods, ParseNodePods(where, body, "reportPods"));
+      return absl::OkStatus();
+    }
+    case StepKind::kDeleteNodes:
+    case StepKind::kRemovePods: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }
     // --- Owners, holds, missing pods.
@@ -740,9 +1187,13 @@ absl::StatusOr<Step> ParseStep(absl::string_view file, int index, const YAML::No
 
 absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_view file_name) {
   const Where where{std::string(file_name)};
-  TOLLGATE_ASSIGN_OR_RETURN(Keys keys, Keys::Read(where, root, "",
-                                                  {"name", "description", "config",
-                                                   "costAttributionLabels", "objects", "steps"}));
+  TOLLGATE_ASSIGN_OR_RETURN(Keys keys,
+                            Keys::Read(where, root, "",
+                                       {"name", "description", "config", "objects", "steps",
+                                        // --- Topology (issue 28).
+                                        "nodes",
+                                        // --- Cost attribution (issue 27).
+                                        "costAttributionLabels"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
   Scenario scenario;
   scenario.file = std::string(file_name);
@@ -760,6 +1211,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));
+  }
+  if (const YAML::Node* n = keys.Get("nodes")) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.nodes, ParseNodes(where, *n, "nodes"));
   }
   const YAML::Node* steps = keys.Get("steps");
   if (steps == nullptr || steps->IsNull()) return where.Error("steps", "required");
@@ -795,13 +1249,24 @@ absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
   return d;
 }
 
-absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+namespace {
+
+// The documents of `text` that hold something.
+absl::StatusOr<std::vector<YAML::Node>> NonEmptyDocuments(absl::string_view text,
+                                                          absl::string_view file_name) {
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
-                            manifest::LoadDocuments(text, file_name));
+                            common::LoadYamlDocuments(text, file_name));
   std::vector<YAML::Node> non_empty;
   for (YAML::Node& doc : documents) {
     if (!doc.IsNull()) non_empty.push_back(doc);
   }
+  return non_empty;
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
   if (non_empty.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": empty scenario"));
   }
@@ -812,6 +1277,26 @@ absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_
   // yaml-cpp throws on misuse; keep that inside this layer.
   try {
     return ParseScenarioNode(non_empty[0], file_name);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
+  }
+}
+
+absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
+                                                        absl::string_view file_name) {
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> non_empty, NonEmptyDocuments(text, file_name));
+  if (non_empty.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": a node list is one YAML document (a list, or `nodes:`)"));
+  }
+  const Where where{std::string(file_name)};
+  try {
+    const YAML::Node& root = non_empty[0];
+    if (root.IsSequence()) return ParseNodes(where, root, "nodes");
+    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, root, "", {"nodes"}));
+    const YAML::Node* nodes = k.Get("nodes");
+    if (nodes == nullptr) return absl::InvalidArgumentError(absl::StrCat(file_name, ": no nodes"));
+    return ParseNodes(where, *nodes, "nodes");
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": invalid YAML: ", e.what()));
   }

@@ -21,7 +21,9 @@
 #include "absl/time/time.h"
 #include "services/manifest/kueue_configuration.h"
 #include "services/manifest/manifest_parser.h"
+#include "tollgate/v1/inventory.pb.h"
 #include "tollgate/v1/objects.pb.h"
+#include "tollgate/v1/service.pb.h"
 
 namespace tollgate::sim {
 
@@ -58,6 +60,55 @@ struct WorkloadExpectation {
   std::map<std::string, std::map<std::string, std::string>> pod_set_flavors;
 };
 
+// --- Admission checks (docs/scenario-format.md, "Admission checks") --------------------------
+
+// One item of a setCheck step: a controller's update, posted at the workload's current revision.
+struct CheckUpdateItem {
+  // `name` or `namespace/name`.
+  std::string workload;
+  // check, state, message, requeue_after_seconds and pod_set_updates as written (the service
+  // validates them); the workload ref and expected revision are the runner's to fill.
+  tollgate::v1::UpdateAdmissionCheckStateRequest request;
+  // The update must be refused with a message containing this text.
+  std::optional<std::string> refused;
+};
+
+// What one check's state must be; unset fields are not checked (`message` as a substring).
+struct CheckStateExpectation {
+  std::optional<std::string> state;
+  std::optional<std::string> message;
+  std::optional<int32_t> retry_count;
+  std::optional<int32_t> requeue_after_seconds;
+};
+
+struct EvictedExpectation {
+  std::string reason;
+  // A substring of the Evicted condition's message.
+  std::optional<std::string> message;
+};
+
+// What one pod set's pods get once admitted (WorkloadStatus.admitted_pod_sets); each given map
+// exactly.
+struct PodSetInfoExpectation {
+  std::optional<std::map<std::string, std::string>> labels;
+  std::optional<std::map<std::string, std::string>> annotations;
+  std::optional<std::map<std::string, std::string>> node_selector;
+};
+
+struct CheckExpectations {
+  // Exact set of workloads whose quota is reserved but that wait for their checks.
+  std::optional<std::vector<WorkloadExpectation>> quota_reserved;
+  // Workload -> check -> state: the workload carries exactly these checks.
+  std::map<std::string, std::map<std::string, CheckStateExpectation>> checks;
+  std::map<std::string, EvictedExpectation> evicted;
+  // ClusterQueue -> inactive reason; every queue not named must be active.
+  std::optional<std::map<std::string, std::string>> inactive;
+  // Workload -> pod set -> what its pods get.
+  std::map<std::string, std::map<std::string, PodSetInfoExpectation>> pod_set_info;
+};
+
+// --- end of admission checks -------------------------------------------------------------------
+
 struct UsageExpectation {
   std::string cluster_queue;
   std::string flavor;
@@ -65,6 +116,20 @@ struct UsageExpectation {
   // Quantity strings as written.
   std::string used;
   std::optional<std::string> borrowed;
+};
+
+// --- Topology (issue 28): one pod set's expected topology assignment (docs/topology.md).
+struct TopologyDomainExpectation {
+  // One value per level of the assignment.
+  std::vector<std::string> values;
+  int32_t count = 0;
+};
+
+struct TopologyAssignmentExpectation {
+  // Checked when given: the levels the domains' values name.
+  std::optional<std::vector<std::string>> levels;
+  // The exact domains and counts (in any order).
+  std::vector<TopologyDomainExpectation> domains;
 };
 
 // Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
@@ -89,6 +154,14 @@ struct Expectation {
   std::vector<ObjectRef> absent;
   // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
   std::vector<std::string> deactivated;
+  // Admission checks: quotaReserved, checks, evicted, inactive, podSetInfo.
+  CheckExpectations checks;
+  // --- Topology (issue 28).
+  // Workload -> pod set -> its topology assignment; a pod set given without domains (`{}`)
+  // must have none.
+  std::map<std::string, std::map<std::string, TopologyAssignmentExpectation>> topology_assignments;
+  // Workload -> its status.unhealthyNodes, exactly (in any order).
+  std::map<std::string, std::vector<std::string>> unhealthy_nodes;
 
   // --- Owners, holds, missing pods, cost attribution (docs/scenario-format.md).
   // Exact sets: the workloads on hold, resp. waiting for replacement pods.
@@ -126,6 +199,22 @@ enum class StepKind {
   kReprioritize,
   kStop,
   kResume,
+  // Admission checks: a check's state on a workload; AdmissionChecks' Active condition.
+  kSetCheck,
+  kActivateChecks,
+  kDeactivateChecks,
+  // --- Restart (issue 25): tollgated stops and starts again on the same store, so what follows
+  // runs on the state reloaded from it.
+  kRestart,
+  // --- Job kinds (docs/job-kinds.md): an adapter's report of reclaimable pods.
+  kReclaimablePods,
+  // --- Topology (issue 28): the node inventory (docs/topology.md).
+  // Nodes created or replaced (a node with `ready: false` has failed).
+  kNodes,
+  kDeleteNodes,
+  // Pods Tollgate does not place, reported on nodes, and their removal.
+  kReportPods,
+  kRemovePods,
   // What a workload's job reports (Tollgate's own): on hold and released, a prebuilt workload
   // bound or out of sync, pod-group members missing and back.
   kHold,
@@ -148,12 +237,19 @@ struct Step {
   std::vector<manifest::Manifest> apply;      // kApply
   std::vector<ObjectRef> del;                 // kDelete, kStop, kResume
   std::map<std::string, int32_t> priorities;  // kReprioritize
-  absl::Duration advance;                     // kAdvance
-  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate, kHold, kRelease,
-  // kOutOfSync, kPodsMissing, kPodsReplaced
+  // kReclaimablePods: workload -> pod set -> pods that finished for good.
+  std::map<std::string, std::map<std::string, int32_t>> reclaimable_pods;
+  absl::Duration advance;  // kAdvance
+  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate; the check names of
+  // kActivateChecks, kDeactivateChecks; kHold, kRelease, kOutOfSync, kPodsMissing, kPodsReplaced
   std::vector<std::string> workload_names;
-  std::vector<OwnerBinding> bindings;  // kBindOwner
-  Expectation expect;                  // kExpect
+  std::vector<CheckUpdateItem> check_updates;  // kSetCheck
+  std::vector<OwnerBinding> bindings;          // kBindOwner
+  Expectation expect;                          // kExpect
+  // --- Topology (issue 28).
+  std::vector<v1::Node> nodes;     // kNodes
+  std::vector<v1::NodePod> pods;   // kReportPods
+  std::vector<std::string> names;  // kDeleteNodes, kRemovePods
 };
 
 struct Scenario {
@@ -167,6 +263,8 @@ struct Scenario {
   // `costAttributionLabels:`, tollgated's --cost-attribution-labels.
   std::vector<std::string> cost_attribution_labels;
   std::vector<manifest::Manifest> objects;
+  // --- Topology (issue 28): nodes of the inventory, created after `objects`.
+  std::vector<v1::Node> nodes;
   std::vector<Step> steps;
 };
 
@@ -174,6 +272,12 @@ absl::StatusOr<Scenario> ParseScenarioFile(const std::string& path);
 
 // `file_name` only labels error messages and Scenario::file.
 absl::StatusOr<Scenario> ParseScenarioText(absl::string_view text, absl::string_view file_name);
+
+// A node list in the scenario format's `nodes:` shape (docs/scenario-format.md, "Topology"):
+// a YAML document that is the list itself or a map with the one key `nodes`. For `simulate
+// --nodes`; `file_name` labels error messages.
+absl::StatusOr<std::vector<v1::Node>> ParseNodeListText(absl::string_view text,
+                                                        absl::string_view file_name);
 
 // Go-style duration ("90s", "1h30m", "500ms"); negative and infinite durations are refused.
 absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);

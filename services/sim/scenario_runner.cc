@@ -23,6 +23,7 @@
 #include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/rocksdb_store.h"
+#include "storage/store.h"
 
 namespace tollgate::sim {
 namespace {
@@ -64,6 +65,8 @@ std::string StateName(v1::WorkloadState state) {
       return "pending";
     case v1::WORKLOAD_STATE_ADMITTED:
       return "admitted";
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+      return "quota reserved";
     case v1::WORKLOAD_STATE_EVICTING:
       return "evicting";
     case v1::WORKLOAD_STATE_FINISHED:
@@ -79,11 +82,40 @@ std::string SetString(const std::set<std::string>& names) {
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
 }
 
+// The service a scenario talks to: the executor and the API over one store, which a `restart`
+// step stops and opens again on the same store, as a restarted tollgated does.
+class ScenarioService {
+ public:
+  ScenarioService(storage::Store& store, core::SimulatedClock& clock, core::SchedulerConfig config)
+      : store_(store), clock_(clock), config_(std::move(config)) {}
+
+  absl::Status Start() {
+    // The executor first: it stops before the API whose objects its queued operations use.
+    executor_.reset();
+    api_.reset();
+    engine::AdmissionExecutor::Options options;
+    options.schedule_continuously = false;
+    TOLLGATE_ASSIGN_OR_RETURN(executor_,
+                              engine::AdmissionExecutor::Open(store_, clock_, config_, options));
+    api_ = std::make_unique<engine::TollgateApi>(*executor_);
+    return absl::OkStatus();
+  }
+  engine::TollgateApi& api() { return *api_; }
+
+ private:
+  storage::Store& store_;
+  core::SimulatedClock& clock_;
+  const core::SchedulerConfig config_;
+  // Destroyed in reverse: the executor stops before the API goes.
+  std::unique_ptr<engine::TollgateApi> api_;
+  std::unique_ptr<engine::AdmissionExecutor> executor_;
+};
+
 // Runs one scenario; every method returns the failure text ("" when fine) of its step.
 class Run {
  public:
-  Run(const Scenario& scenario, core::SimulatedClock& clock, engine::TollgateApi& api)
-      : scenario_(scenario), clock_(clock), api_(api) {}
+  Run(const Scenario& scenario, core::SimulatedClock& clock, ScenarioService& service)
+      : scenario_(scenario), clock_(clock), service_(service) {}
 
   ScenarioResult Execute() {
     ScenarioResult result;
@@ -93,6 +125,10 @@ class Run {
         result.failure = absl::StrCat("objects[", i, "]: ", error);
         return result;
       }
+    }
+    if (std::string error = UpsertNodes(scenario_.nodes); !error.empty()) {
+      result.failure = error;
+      return result;
     }
     for (const Step& step : scenario_.steps) {
       std::string error = RunStep(step);
@@ -127,20 +163,20 @@ class Run {
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::FinishRequest request;
           *request.mutable_workload() = ref;
-          return api_.Finish(request).status();
+          return api().Finish(request).status();
         });
       case StepKind::kPodsReady:
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
-          return api_.ReportPodsReady(request).status();
+          return api().ReportPodsReady(request).status();
         });
       case StepKind::kPodsNotReady:
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::ReportPodsReadyRequest request;
           *request.mutable_workload() = ref;
           request.set_ready(false);
-          return api_.ReportPodsReady(request).status();
+          return api().ReportPodsReady(request).status();
         });
       case StepKind::kExpect:
         return Expect(step.expect);
@@ -148,7 +184,7 @@ class Run {
         return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
           v1::PreemptRequest request;
           *request.mutable_workload() = ref;
-          return api_.Preempt(request).status();
+          return api().Preempt(request).status();
         });
       case StepKind::kDeactivate:
       case StepKind::kActivate:
@@ -156,8 +192,24 @@ class Run {
           v1::SetWorkloadActiveRequest request;
           *request.mutable_workload() = ref;
           request.set_active(step.kind == StepKind::kActivate);
-          return api_.SetWorkloadActive(request).status();
+          return api().SetWorkloadActive(request).status();
         });
+      case StepKind::kReclaimablePods:
+        // --- Job kinds: the adapter's report of pods a running job no longer needs.
+        for (const auto& [name, pods] : step.reclaimable_pods) {
+          std::string error = ForEachWorkload({name}, [this, &pods](const v1::WorkloadRef& ref) {
+            v1::ReportReclaimablePodsRequest request;
+            *request.mutable_workload() = ref;
+            for (const auto& [pod_set, count] : pods) {
+              v1::ReclaimablePod* p = request.add_reclaimable_pods();
+              p->set_name(pod_set);
+              p->set_count(count);
+            }
+            return api().ReportReclaimablePods(request).status();
+          });
+          if (!error.empty()) return error;
+        }
+        return "";
       case StepKind::kReprioritize:
         for (const auto& [name, priority] : step.priorities) {
           std::string error =
@@ -165,7 +217,7 @@ class Run {
                 v1::ReprioritizeRequest request;
                 *request.mutable_workload() = ref;
                 request.set_priority(p);
-                return api_.Reprioritize(request).status();
+                return api().Reprioritize(request).status();
               });
           if (!error.empty()) return error;
         }
@@ -187,16 +239,209 @@ class Run {
           request.set_stop_policy(step.kind == StepKind::kResume ? "None"
                                   : ref.drain                    ? "HoldAndDrain"
                                                                  : "Hold");
-          absl::Status status = api_.SetStopPolicy(request).status();
+          absl::Status status = api().SetStopPolicy(request).status();
           if (!status.ok()) {
             return absl::StrCat(StepKindName(step.kind), " ", ref.kind, " ", ref.name, ": ",
                                 status.message());
           }
         }
         return "";
+      case StepKind::kSetCheck:
+        return SetChecks(step.check_updates);
+      case StepKind::kActivateChecks:
+      case StepKind::kDeactivateChecks:
+        return SetChecksActive(step.workload_names, step.kind == StepKind::kActivateChecks);
+      // --- Restart (issue 25).
+      case StepKind::kRestart:
+        if (absl::Status status = service_.Start(); !status.ok()) {
+          return absl::StrCat("restart: ", status.message());
+        }
+        return "";
+      // --- Topology (issue 28).
+      case StepKind::kNodes:
+      case StepKind::kDeleteNodes:
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods:
+        return RunTopologyStep(step);
     }
     return "unknown step";
   }
+
+  // --- Admission checks (docs/scenario-format.md, "Admission checks") ------------------------
+
+  // Each update as a controller posts it: at the workload's current revision.
+  std::string SetChecks(const std::vector<CheckUpdateItem>& updates) {
+    for (const CheckUpdateItem& item : updates) {
+      absl::StatusOr<std::string> key = Resolve(item.workload);
+      if (!key.ok()) return std::string(key.status().message());
+      v1::GetWorkloadRequest get;
+      *get.mutable_workload() = RefOf(*key);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(get);
+      if (!wl.ok()) return absl::StrCat(item.workload, ": ", wl.status().message());
+      v1::UpdateAdmissionCheckStateRequest request = item.request;
+      *request.mutable_workload() = RefOf(*key);
+      request.set_expected_revision(wl->metadata().resource_version());
+      absl::Status status = api().UpdateAdmissionCheckState(request).status();
+      const std::string what = absl::StrCat("setting check ", request.check(), " of ",
+                                            item.workload, " to ", request.state());
+      if (item.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused),
+                              ", but it was accepted");
+        }
+        if (status.message().find(*item.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused), ", saw ",
+                              Quote(status.message()));
+        }
+        continue;
+      }
+      if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+    }
+    return "";
+  }
+
+  std::string SetChecksActive(const std::vector<std::string>& names, bool active) {
+    for (const std::string& name : names) {
+      v1::SetAdmissionCheckActiveRequest request;
+      request.set_name(name);
+      request.set_active(active);
+      request.set_reason(active ? "Active" : "Inactive");
+      absl::Status status = api().SetAdmissionCheckActive(request).status();
+      if (!status.ok()) return absl::StrCat(name, ": ", status.message());
+    }
+    return "";
+  }
+
+  static const v1::AdmissionCheckState* FindCheckState(const v1::Workload& wl,
+                                                       const std::string& name) {
+    for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {
+      if (c.name() == name) return &c;
+    }
+    return nullptr;
+  }
+
+  std::string ExpectChecks(const CheckExpectations& expect,
+                           const std::map<std::string, const v1::Workload*>& by_key) {
+    if (expect.quota_reserved.has_value()) {
+      if (std::string e = CheckStateSet("quotaReserved", v1::WORKLOAD_STATE_QUOTA_RESERVED,
+                                        *expect.quota_reserved, by_key);
+          !e.empty()) {
+        return e;
+      }
+    }
+    for (const auto& [name, states] : expect.checks) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("checks: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      std::set<std::string> want;
+      for (const auto& [check, state] : states) want.insert(check);
+      std::set<std::string> seen;
+      for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) seen.insert(c.name());
+      if (want != seen) {
+        return absl::StrCat("expected ", name, " to carry checks ", SetString(want), ", saw ",
+                            SetString(seen));
+      }
+      for (const auto& [check, state] : states) {
+        const v1::AdmissionCheckState& got = *FindCheckState(wl, check);
+        const std::string what = absl::StrCat(name, "'s check ", check);
+        if (state.state.has_value() && got.state() != *state.state) {
+          return absl::StrCat("expected ", what, " ", *state.state, ", saw ", got.state(), " (",
+                              Quote(got.message()), ")");
+        }
+        if (state.message.has_value() && got.message().find(*state.message) == std::string::npos) {
+          return absl::StrCat("expected ", what, " with a message containing ",
+                              Quote(*state.message), ", saw ", Quote(got.message()));
+        }
+        if (state.retry_count.has_value() && got.retry_count() != *state.retry_count) {
+          return absl::StrCat("expected ", what, " retried ", *state.retry_count, " time(s), saw ",
+                              got.retry_count());
+        }
+        if (state.requeue_after_seconds.has_value() &&
+            (!got.has_requeue_after_seconds() ||
+             got.requeue_after_seconds() != *state.requeue_after_seconds)) {
+          return absl::StrCat("expected ", what, " with requeueAfterSeconds ",
+                              *state.requeue_after_seconds, ", saw ",
+                              got.has_requeue_after_seconds()
+                                  ? absl::StrCat(got.requeue_after_seconds())
+                                  : std::string("none"));
+        }
+      }
+    }
+    for (const auto& [name, evicted] : expect.evicted) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("evicted: no workload ", name);
+      const v1::Condition* condition = nullptr;
+      for (const v1::Condition& c : by_key.at(*key)->status().conditions()) {
+        if (c.type() == "Evicted") condition = &c;
+      }
+      if (condition == nullptr || condition->status() != "True") {
+        return absl::StrCat("expected ", name, " evicted (", evicted.reason,
+                            "), but its Evicted condition is not true");
+      }
+      if (condition->reason() != evicted.reason) {
+        return absl::StrCat("expected ", name, " evicted for ", evicted.reason, ", saw ",
+                            condition->reason());
+      }
+      if (evicted.message.has_value() &&
+          condition->message().find(*evicted.message) == std::string::npos) {
+        return absl::StrCat("expected ", name, "'s eviction message to contain ",
+                            Quote(*evicted.message), ", saw ", Quote(condition->message()));
+      }
+    }
+    if (expect.inactive.has_value()) {
+      v1::ListObjectsRequest request;
+      request.set_kind(v1::CLUSTER_QUEUE);
+      absl::StatusOr<v1::ListObjectsResponse> queues = api().ListObjects(request);
+      if (!queues.ok()) return std::string(queues.status().message());
+      std::map<std::string, std::string> seen;
+      for (const v1::ConfigObject& object : queues->objects()) {
+        for (const v1::Condition& c : object.cluster_queue().status().conditions()) {
+          if (c.type() == "Active" && c.status() != "True") {
+            seen[object.cluster_queue().metadata().name()] = c.reason();
+          }
+        }
+      }
+      if (seen != *expect.inactive) {
+        std::vector<std::string> want_text, seen_text;
+        for (const auto& [cq, reason] : *expect.inactive) want_text.push_back(cq + ": " + reason);
+        for (const auto& [cq, reason] : seen) seen_text.push_back(cq + ": " + reason);
+        return absl::StrCat("expected inactive ClusterQueues {", absl::StrJoin(want_text, ", "),
+                            "}, saw {", absl::StrJoin(seen_text, ", "), "}");
+      }
+    }
+    for (const auto& [name, sets] : expect.pod_set_info) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("podSetInfo: no workload ", name);
+      const v1::Workload& wl = *by_key.at(*key);
+      for (const auto& [set, want] : sets) {
+        const v1::PodSetUpdate* got = nullptr;
+        for (const v1::PodSetUpdate& info : wl.status().admitted_pod_sets()) {
+          if (info.name() == set) got = &info;
+        }
+        if (got == nullptr) {
+          return absl::StrCat("expected ", name, " admitted with what its checks add to pod set ",
+                              set, ", but nothing was added");
+        }
+        for (auto [field, wanted, map] :
+             {std::make_tuple("labels", &want.labels, &got->labels()),
+              std::make_tuple("annotations", &want.annotations, &got->annotations()),
+              std::make_tuple("nodeSelector", &want.node_selector, &got->node_selector())}) {
+          if (!wanted->has_value()) continue;
+          const std::map<std::string, std::string> have(map->begin(), map->end());
+          if (have != **wanted) {
+            std::vector<std::string> have_text;
+            for (const auto& [k, v] : have) have_text.push_back(k + "=" + v);
+            return absl::StrCat("expected ", name, " pod set ", set, " ", field,
+                                " as written, saw {", absl::StrJoin(have_text, ", "), "}");
+          }
+        }
+        }
+      }
+      return "";
+    }
+
+  // --- end of admission checks -----------------------------------------------------------------
 
   // --- Owners, holds, missing pods (docs/scenario-format.md): ReportJobState per workload.
   std::string RunJobReport(const Step& step) {
@@ -207,7 +452,7 @@ class Run {
         v1::ReportJobStateRequest request;
         *request.mutable_workload() = RefOf(*key);
         *request.mutable_bind_owner() = binding.owner;
-        const absl::Status status = api_.ReportJobState(request).status();
+        const absl::Status status = api().ReportJobState(request).status();
         const std::string what = absl::StrCat("binding ", binding.workload, " to ",
                                               binding.owner.kind(), " ", binding.owner.name());
         if (binding.refused.has_value()) {
@@ -243,7 +488,7 @@ class Run {
           request.set_waiting_for_replacement_pods(step.kind == StepKind::kPodsMissing);
           break;
       }
-      return api_.ReportJobState(request).status();
+      return api().ReportJobState(request).status();
     });
   }
 
@@ -271,7 +516,7 @@ class Run {
     for (const auto& [uid, names] : expect.owned_by) {
       v1::ListWorkloadsRequest request;
       request.set_owner_uid(uid);
-      absl::StatusOr<v1::ListWorkloadsResponse> owned = api_.ListWorkloads(request);
+      absl::StatusOr<v1::ListWorkloadsResponse> owned = api().ListWorkloads(request);
       if (!owned.ok()) return std::string(owned.status().message());
       std::set<std::string> want;
       for (const std::string& name : names) {
@@ -320,7 +565,7 @@ class Run {
     }
     v1::ApplyRequest request;
     *request.add_objects() = std::get<v1::ConfigObject>(m.object);
-    absl::Status status = api_.Apply(request).status();
+    absl::Status status = api().Apply(request).status();
     return status.ok() ? "" : absl::StrCat("apply ", m.kind, ": ", status.message());
   }
 
@@ -334,7 +579,7 @@ class Run {
     }
     v1::SubmitRequest request;
     *request.mutable_workload() = *item.workload;
-    absl::StatusOr<v1::SubmitResponse> response = api_.Submit(request);
+    absl::StatusOr<v1::SubmitResponse> response = api().Submit(request);
     if (!response.ok()) {
       // A refused retry of an existing workload does not make the original refused.
       rejected_[key] = std::string(response.status().message());
@@ -353,7 +598,7 @@ class Run {
         if (!key.ok()) return std::string(key.status().message());
         v1::DeleteWorkloadRequest request;
         *request.mutable_workload() = RefOf(*key);
-        status = api_.DeleteWorkload(request).status();
+        status = api().DeleteWorkload(request).status();
       } else {
         std::optional<v1::ObjectKind> kind = engine::ConfigKindNamed(ref.kind);
         if (!kind.has_value()) return absl::StrCat("delete: unknown kind ", Quote(ref.kind));
@@ -361,7 +606,7 @@ class Run {
         request.mutable_ref()->set_kind(*kind);
         request.mutable_ref()->set_name(ref.name);
         request.mutable_ref()->set_namespace_(ref.ns);
-        status = api_.DeleteObject(request).status();
+        status = api().DeleteObject(request).status();
       }
       if (ref.refused.has_value()) {
         if (status.ok()) {
@@ -396,7 +641,7 @@ class Run {
     request.mutable_ref()->set_kind(*kind);
     request.mutable_ref()->set_name(ref.name);
     request.mutable_ref()->set_namespace_(ref.ns);
-    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
     const std::string what =
         absl::StrCat(ref.kind, " ", ref.ns.empty() ? "" : ref.ns + "/", ref.name);
     if (!want_terminating) {
@@ -417,7 +662,7 @@ class Run {
   }
 
   std::string Settle() {
-    absl::Status status = api_.Settle();
+    absl::Status status = api().Settle();
     return status.ok() ? "" : absl::StrCat("settle: ", status.message());
   }
 
@@ -437,9 +682,13 @@ class Run {
         if (runtime == runtimes_.end() || wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
           continue;
         }
+        // A runtime counts from admission (after any admission checks), not from reservation.
+        google::protobuf::Timestamp admitted = wl.status().admission_time();
+        for (const v1::Condition& c : wl.status().conditions()) {
+          if (c.type() == "Admitted" && c.status() == "True") admitted = c.last_transition_time();
+        }
         const absl::Time ends =
-            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(wl.status().admission_time())) +
-            runtime->second;
+            absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(admitted)) + runtime->second;
         if (ends > target) continue;
         if (!next.has_value() || ends < *next) {
           next = ends;
@@ -447,7 +696,7 @@ class Run {
         }
         if (ends == *next) due.push_back(key);
       }
-      absl::StatusOr<std::optional<absl::Time>> timer = api_.NextTimer();
+      absl::StatusOr<std::optional<absl::Time>> timer = api().NextTimer();
       if (!timer.ok()) return std::string(timer.status().message());
       if (timer->has_value() && **timer <= target && (!next.has_value() || **timer < *next)) {
         next = **timer;
@@ -459,13 +708,13 @@ class Run {
         v1::FinishRequest request;
         *request.mutable_workload() = RefOf(key);
         request.set_message("runtime elapsed");
-        absl::Status status = api_.Finish(request).status();
+        absl::Status status = api().Finish(request).status();
         if (!status.ok()) return absl::StrCat("finish ", key, ": ", status.message());
       }
       if (std::string error = Settle(); !error.empty()) return error;
       if (due.empty() && *next <= clock_.Now() && timer->has_value() && **timer == *next) {
         // A timer that fired and re-armed at the same instant would loop forever.
-        absl::StatusOr<std::optional<absl::Time>> again = api_.NextTimer();
+        absl::StatusOr<std::optional<absl::Time>> again = api().NextTimer();
         if (again.ok() && again->has_value() && **again <= *next) break;
       }
     }
@@ -498,7 +747,7 @@ class Run {
 
   absl::StatusOr<std::vector<v1::Workload>> ListAll() {
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse response,
-                              api_.ListWorkloads(v1::ListWorkloadsRequest()));
+                              api().ListWorkloads(v1::ListWorkloadsRequest()));
     return std::vector<v1::Workload>(response.workloads().begin(), response.workloads().end());
   }
 
@@ -659,12 +908,13 @@ class Run {
       if (!key.ok()) return std::string(key.status().message());
       v1::GetWorkloadRequest request;
       *request.mutable_workload() = RefOf(*key);
-      absl::StatusOr<v1::Workload> wl = api_.GetWorkload(request);
+      absl::StatusOr<v1::Workload> wl = api().GetWorkload(request);
       if (!wl.ok()) return std::string(wl.status().message());
       const bool inactive =
           (wl->spec().has_active() && !wl->spec().active()) || wl->status().deactivated();
       if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
+    if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
     if (std::string e = ExpectJobReports(expect, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
@@ -678,7 +928,7 @@ class Run {
                             ", saw ", Quote(it->second));
       }
     }
-    return "";
+    return CheckTopology(expect, by_key);
   }
 
   std::string FindRejected(const std::string& name) {
@@ -693,7 +943,7 @@ class Run {
       v1::GetObjectRequest request;
       request.mutable_ref()->set_kind(kind);
       request.mutable_ref()->set_name(name);
-      absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+      absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
       if (!object.ok()) continue;
       const int64_t got = kind == v1::CLUSTER_QUEUE
                               ? object->cluster_queue().status().fair_sharing().weighted_share()
@@ -714,7 +964,7 @@ class Run {
     v1::GetObjectRequest request;
     request.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
     request.mutable_ref()->set_name(usage.cluster_queue);
-    absl::StatusOr<v1::ConfigObject> object = api_.GetObject(request);
+    absl::StatusOr<v1::ConfigObject> object = api().GetObject(request);
     if (!object.ok()) return absl::StrCat("usage: ", object.status().message());
     std::string total = "0";
     std::string borrowed = "0";
@@ -748,7 +998,7 @@ class Run {
     v1::ListPendingWorkloadsRequest request;
     request.set_namespace_(parts.first);
     request.set_local_queue(parts.second);
-    absl::StatusOr<v1::ListPendingWorkloadsResponse> response = api_.ListPendingWorkloads(request);
+    absl::StatusOr<v1::ListPendingWorkloadsResponse> response = api().ListPendingWorkloads(request);
     if (!response.ok()) return absl::StrCat("queueOrder: ", response.status().message());
     std::vector<std::string> got;
     std::vector<std::string> want;
@@ -765,9 +1015,123 @@ class Run {
     return "";
   }
 
+  // --- Topology (issue 28): the node inventory through the service, and the placements.
+
+  std::string UpsertNodes(const std::vector<v1::Node>& nodes) {
+    if (nodes.empty()) return "";
+    v1::UpsertNodesRequest request;
+    for (const v1::Node& node : nodes) *request.add_nodes() = node;
+    absl::Status status = api().UpsertNodes(request).status();
+    return status.ok() ? "" : absl::StrCat("nodes: ", status.message());
+  }
+
+  std::string RunTopologyStep(const Step& step) {
+    switch (step.kind) {
+      case StepKind::kNodes:
+        return UpsertNodes(step.nodes);
+      case StepKind::kDeleteNodes:
+        for (const std::string& name : step.names) {
+          v1::DeleteNodeRequest request;
+          request.set_name(name);
+          absl::Status status = api().DeleteNode(request).status();
+          if (!status.ok()) return absl::StrCat("delete node ", name, ": ", status.message());
+        }
+        return "";
+      case StepKind::kReportPods:
+      case StepKind::kRemovePods: {
+        v1::ReportPodsRequest request;
+        for (const v1::NodePod& pod : step.pods) *request.add_pods() = pod;
+        for (const std::string& name : step.names) request.add_removed(name);
+        absl::Status status = api().ReportPods(request).status();
+        return status.ok() ? "" : std::string(status.message());
+      }
+      default:
+        return "not a topology step";
+    }
+  }
+
+  static std::string DomainsString(
+      const std::vector<std::pair<std::vector<std::string>, int32_t>>& domains) {
+    std::vector<std::string> parts;
+    for (const auto& [values, count] : domains) {
+      parts.push_back(absl::StrCat("[", absl::StrJoin(values, ","), "]:", count));
+    }
+    return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+  }
+
+  std::string CheckTopologyAssignments(
+      const std::string& name, const std::map<std::string, TopologyAssignmentExpectation>& pod_sets,
+      const std::map<std::string, const v1::Workload*>& by_key) {
+    absl::StatusOr<std::string> key = Resolve(name);
+    if (!key.ok() || by_key.count(*key) == 0) {
+      return absl::StrCat("topologyAssignments: no workload ", name);
+    }
+    const v1::Workload& wl = *by_key.at(*key);
+    for (const auto& [set_name, want] : pod_sets) {
+      const v1::PodSetAssignment* psa = nullptr;
+      for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+        if (ps.name() == set_name) psa = &ps;
+      }
+      if (psa == nullptr) {
+        return absl::StrCat("expected ", name, " to have an admitted pod set ", set_name);
+      }
+      const v1::TopologyAssignment& got = psa->topology_assignment();
+      if (want.levels.has_value()) {
+        const std::vector<std::string> got_levels(got.levels().begin(), got.levels().end());
+        if (got_levels != *want.levels) {
+          return absl::StrCat("expected ", name, " pod set ", set_name, " placed by levels [",
+                              absl::StrJoin(*want.levels, ", "), "], saw [",
+                              absl::StrJoin(got_levels, ", "), "]");
+        }
+      }
+      // The same domains with the same counts, whatever the order they are listed in.
+      std::vector<std::pair<std::vector<std::string>, int32_t>> want_domains;
+      std::vector<std::pair<std::vector<std::string>, int32_t>> got_domains;
+      for (const TopologyDomainExpectation& d : want.domains) {
+        want_domains.emplace_back(d.values, d.count);
+      }
+      for (const v1::TopologyDomainAssignment& d : got.domains()) {
+        got_domains.emplace_back(std::vector<std::string>(d.values().begin(), d.values().end()),
+                                 d.count());
+      }
+      std::sort(want_domains.begin(), want_domains.end());
+      std::sort(got_domains.begin(), got_domains.end());
+      if (want_domains != got_domains) {
+        return absl::StrCat("expected ", name, " pod set ", set_name, " placed on ",
+                            DomainsString(want_domains), ", saw ", DomainsString(got_domains));
+      }
+    }
+    return "";
+  }
+
+  std::string CheckTopology(const Expectation& expect,
+                            const std::map<std::string, const v1::Workload*>& by_key) {
+    for (const auto& [name, pod_sets] : expect.topology_assignments) {
+      if (std::string e = CheckTopologyAssignments(name, pod_sets, by_key); !e.empty()) return e;
+    }
+    for (const auto& [name, nodes] : expect.unhealthy_nodes) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) {
+        return absl::StrCat("unhealthyNodes: no workload ", name);
+      }
+      const auto& field = by_key.at(*key)->status().unhealthy_nodes();
+      std::vector<std::string> got(field.begin(), field.end());
+      std::vector<std::string> want = nodes;
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      if (got != want) {
+        return absl::StrCat("expected ", name, " to have unhealthy nodes [",
+                            absl::StrJoin(want, ", "), "], saw [", absl::StrJoin(got, ", "), "]");
+      }
+    }
+    return "";
+  }
+
+  engine::TollgateApi& api() { return service_.api(); }
+
   const Scenario& scenario_;
   core::SimulatedClock& clock_;
-  engine::TollgateApi& api_;
+  ScenarioService& service_;
   std::map<std::string, std::string> rejected_;
   std::map<std::string, absl::Duration> runtimes_;
 };
@@ -787,12 +1151,9 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(dir.path() + "/db"));
   core::SimulatedClock clock(ScenarioEpoch());
-  engine::AdmissionExecutor::Options options;
-  options.schedule_continuously = false;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<engine::AdmissionExecutor> executor,
-                            engine::AdmissionExecutor::Open(*store, clock, config, options));
-  engine::TollgateApi api(*executor);
-  Run run(scenario, clock, api);
+  ScenarioService service(*store, clock, config);
+  TOLLGATE_RETURN_IF_ERROR(service.Start());
+  Run run(scenario, clock, service);
   return run.Execute();
 }
 

@@ -130,6 +130,7 @@ absl::StatusOr<std::vector<TraceJob>> ParseTrace(absl::string_view csv_text,
   TOLLGATE_ASSIGN_OR_RETURN(const int queue_col, find("--queue-column", c.queue, true));
   TOLLGATE_ASSIGN_OR_RETURN(const int priority_col, find("--priority-column", c.priority, false));
   TOLLGATE_ASSIGN_OR_RETURN(const int name_col, find("--name-column", c.name, false));
+  TOLLGATE_ASSIGN_OR_RETURN(const int kind_col, find("--kind-column", c.kind, false));
 
   constexpr int64_t kMaxSeconds = int64_t{1} << 40;
   std::vector<TraceJob> jobs;
@@ -150,19 +151,25 @@ absl::StatusOr<std::vector<TraceJob>> ParseTrace(absl::string_view csv_text,
                               r.Integer(c.submit, submit_col, 0, kMaxSeconds));
     TOLLGATE_ASSIGN_OR_RETURN(const int64_t duration,
                               r.Integer(c.duration, duration_col, 0, kMaxSeconds));
-    TOLLGATE_ASSIGN_OR_RETURN(const int64_t gpus,
-                              r.Integer(c.gpus, gpus_col, 1, std::numeric_limits<int32_t>::max()));
     job.submit = absl::Seconds(submit);
     job.duration = absl::Seconds(duration);
-    if (gpus <= mapping.gpus_per_pod) {
-      job.per_pod = gpus;
-    } else if (gpus % mapping.gpus_per_pod != 0) {
-      return r.Error(
-          c.gpus,
-          absl::StrCat(gpus, " is not a multiple of --gpus-per-pod=", mapping.gpus_per_pod));
+    if (kind_col >= 0) job.kind = std::string(absl::StripAsciiWhitespace(cells[kind_col]));
+    if (job.kind.empty()) {
+      TOLLGATE_ASSIGN_OR_RETURN(
+          const int64_t gpus, r.Integer(c.gpus, gpus_col, 1, std::numeric_limits<int32_t>::max()));
+      if (gpus <= mapping.gpus_per_pod) {
+        job.per_pod = gpus;
+      } else if (gpus % mapping.gpus_per_pod != 0) {
+        return r.Error(
+            c.gpus,
+            absl::StrCat(gpus, " is not a multiple of --gpus-per-pod=", mapping.gpus_per_pod));
+      } else {
+        job.per_pod = mapping.gpus_per_pod;
+        job.pods = static_cast<int32_t>(gpus / mapping.gpus_per_pod);
+      }
     } else {
-      job.per_pod = mapping.gpus_per_pod;
-      job.pods = static_cast<int32_t>(gpus / mapping.gpus_per_pod);
+      // A job of a kind asks for what its manifest asks for; the GPU column does not apply.
+      job.pods = 0;
     }
     TOLLGATE_ASSIGN_OR_RETURN(job.team, r.Text(c.queue, queue_col));
     if (priority_col >= 0) {

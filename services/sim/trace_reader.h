@@ -29,6 +29,10 @@ struct TraceColumns {
   std::string priority;
   // Optional: the job's name; `job-<row>` when absent.
   std::string name;
+  // Optional: the job's kind ("JobSet", "RayJob", ...; docs/job-kinds.md). A row with a kind
+  // asks for the pod sets of that kind's manifest (ReplayOptions::kind_pod_sets) instead of
+  // the GPU column's; an empty cell is a plain job.
+  std::string kind;
 };
 
 struct TraceMapping {
@@ -59,6 +63,8 @@ struct TraceJob {
   // Units of the resource per pod.
   int64_t per_pod = 0;
   std::optional<int32_t> priority;
+  // The kind column's value; empty for a plain job of `pods` x `per_pod`.
+  std::string kind;
 
   int64_t total() const { return per_pod * pods; }
 };

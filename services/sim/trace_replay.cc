@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <variant>
@@ -18,6 +19,7 @@
 #include "core/status_macros.h"
 #include "services/api/workload_codec.h"
 #include "services/engine/admission_executor.h"
+#include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/memory_store.h"
 #include "tollgate/v1/objects.pb.h"
@@ -93,6 +95,7 @@ class Replayer {
   absl::Status Run(ReplayResult& result) {
     result.jobs.resize(jobs_.size());
     running_since_.assign(jobs_.size(), std::nullopt);
+    reserved_since_.assign(jobs_.size(), std::nullopt);
     generation_.assign(jobs_.size(), 0);
     held_.assign(jobs_.size(), 0);
     for (size_t i = 0; i < jobs_.size(); ++i) {
@@ -110,6 +113,7 @@ class Replayer {
       absl::Duration now = absl::InfiniteDuration();
       if (next_submit < jobs_.size()) now = std::min(now, jobs_[next_submit].submit);
       if (!finishes_.empty()) now = std::min(now, finishes_.top().at);
+      if (!check_events_.empty()) now = std::min(now, check_events_.top().at);
       if (timer.has_value()) now = std::min(now, *timer - kTraceStart);
       if (now == absl::InfiniteDuration()) break;  // nothing can change any more
       if (next_sample <= now) {
@@ -134,6 +138,12 @@ class Replayer {
         result.jobs[f.job].finished = now;
         running_since_[f.job].reset();
         ++finished;
+      }
+      while (!check_events_.empty() && check_events_.top().at == now) {
+        const CheckReady c = check_events_.top();
+        check_events_.pop();
+        if (c.generation != generation_[c.job]) continue;  // released since
+        TOLLGATE_RETURN_IF_ERROR(SetCheckReady(c));
       }
       while (next_submit < jobs_.size() && jobs_[next_submit].submit == now) {
         TOLLGATE_RETURN_IF_ERROR(Submit(static_cast<int>(next_submit++), result));
@@ -164,6 +174,39 @@ class Replayer {
     bool operator>(const Finish& o) const { return std::tie(at, job) > std::tie(o.at, o.job); }
   };
 
+  // One check of one reservation becoming Ready.
+  struct CheckReady {
+    absl::Duration at;
+    int job = 0;
+    int64_t generation = 0;
+    std::string check;
+    bool operator>(const CheckReady& o) const {
+      return std::tie(at, job, check) > std::tie(o.at, o.job, o.check);
+    }
+  };
+
+  // The check controller of the replay: Ready, at the workload's current revision (nothing
+  // else changes a workload between two instants of the virtual clock).
+  absl::Status SetCheckReady(const CheckReady& c) {
+    v1::GetWorkloadRequest get;
+    get.mutable_workload()->set_namespace_(jobs_[c.job].namespace_name);
+    get.mutable_workload()->set_name(jobs_[c.job].name);
+    TOLLGATE_ASSIGN_OR_RETURN(v1::Workload wl, api_.GetWorkload(get));
+    if (wl.status().state() != v1::WORKLOAD_STATE_QUOTA_RESERVED) return absl::OkStatus();
+    v1::UpdateAdmissionCheckStateRequest request;
+    *request.mutable_workload() = get.workload();
+    request.set_check(c.check);
+    request.set_state("Ready");
+    request.set_message("Provisioned (simulated delay)");
+    request.set_expected_revision(wl.metadata().resource_version());
+    absl::Status status = api_.UpdateAdmissionCheckState(request).status();
+    if (!status.ok()) {
+      return absl::InternalError(absl::StrCat("setting check ", c.check, " of ", jobs_[c.job].name,
+                                              " Ready: ", status.message()));
+    }
+    return absl::OkStatus();
+  }
+
   static std::string Key(absl::string_view ns, absl::string_view name) {
     return absl::StrCat(ns, "/", name);
   }
@@ -176,10 +219,23 @@ class Replayer {
     wl.mutable_metadata()->set_name(job.name);
     wl.mutable_spec()->set_queue_name(job.local_queue);
     if (job.priority.has_value()) wl.mutable_spec()->set_priority(*job.priority);
-    v1::PodSet& pods = *wl.mutable_spec()->add_pod_sets();
-    pods.set_name("main");
-    pods.set_count(job.pods);
-    (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+    if (!job.kind.empty()) {
+      auto it = options_.kind_pod_sets.find(job.kind);
+      if (it == options_.kind_pod_sets.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("trace row ", job.row, " (", job.name, "): no manifest of kind \"",
+                         job.kind, "\" to take its pod sets from (--kind-manifests)"));
+      }
+      for (const v1::PodSet& ps : it->second) *wl.mutable_spec()->add_pod_sets() = ps;
+    } else {
+      v1::PodSet& pods = *wl.mutable_spec()->add_pod_sets();
+      pods.set_name("main");
+      pods.set_count(job.pods);
+      (*pods.mutable_requests())[options_.resource] = absl::StrCat(job.per_pod);
+      if (!options_.required_topology.empty()) {
+        pods.mutable_topology_request()->set_required(options_.required_topology);
+      }
+    }
     if (options_.estimate_every > 0 && job_index % options_.estimate_every == 0) {
       TOLLGATE_RETURN_IF_ERROR(Estimate(job_index, wl, result));
     }
@@ -265,6 +321,26 @@ class Replayer {
       ++generation_[i];
     }
     out.preemptions = status.preemption_count();
+    if (status.state() == v1::WORKLOAD_STATE_QUOTA_RESERVED && !reserved_since_[i].has_value()) {
+      // A new reservation: its checks become Ready after their delays.
+      reserved_since_[i] = now;
+      held_[i] = ResourceTotal(status.admission(), options_.resource);
+      ++generation_[i];
+      for (const v1::AdmissionCheckState& check : status.admission_checks()) {
+        auto delay = options_.check_delays.find(check.name());
+        check_events_.push(CheckReady{
+            now + (delay == options_.check_delays.end() ? absl::ZeroDuration() : delay->second), i,
+            generation_[i], check.name()});
+      }
+    } else if (status.state() != v1::WORKLOAD_STATE_QUOTA_RESERVED &&
+               reserved_since_[i].has_value()) {
+      // Admitted, or released before its checks were all Ready.
+      const absl::Duration waited = now - *reserved_since_[i];
+      out.check_wait += waited;
+      out.reserved_idle_resource_seconds += held_[i] * absl::ToDoubleSeconds(waited);
+      reserved_since_[i].reset();
+      if (status.state() != v1::WORKLOAD_STATE_ADMITTED) ++generation_[i];
+    }
     if (status.state() == v1::WORKLOAD_STATE_ADMITTED && !running_since_[i].has_value()) {
       running_since_[i] = now;
       held_[i] = ResourceTotal(status.admission(), options_.resource);
@@ -313,12 +389,56 @@ class Replayer {
 
   absl::flat_hash_map<std::string, int> index_of_;
   std::vector<std::optional<absl::Duration>> running_since_;
+  // Since when each job holds a reservation waiting for its admission checks.
+  std::vector<std::optional<absl::Duration>> reserved_since_;
   std::vector<int64_t> generation_;
   // Units of the measured resource each running job holds.
   std::vector<double> held_;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
+  std::priority_queue<CheckReady, std::vector<CheckReady>, std::greater<>> check_events_;
   int64_t revision_ = 0;
 };
+
+// The queue manifests' objects, plus an AdmissionCheck for each modelled delay the manifests do
+// not define, required by every ClusterQueue.
+absl::StatusOr<std::vector<v1::ConfigObject>> WithModelledChecks(
+    const std::vector<manifest::Manifest>& objects,
+    const std::map<std::string, absl::Duration>& delays) {
+  std::vector<v1::ConfigObject> out;
+  std::set<std::string> defined;
+  for (const manifest::Manifest& m : objects) {
+    const auto* object = std::get_if<v1::ConfigObject>(&m.object);
+    if (object == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("the queue manifests hold a ", m.kind,
+                                                     "; a replay submits only the trace's jobs"));
+    }
+    if (object->has_admission_check()) defined.insert(object->admission_check().metadata().name());
+    out.push_back(*object);
+  }
+  std::vector<std::string> added;
+  for (const auto& [name, delay] : delays) {
+    if (defined.count(name) > 0) continue;
+    v1::ConfigObject check;
+    check.mutable_admission_check()->mutable_metadata()->set_name(name);
+    check.mutable_admission_check()->mutable_spec()->set_controller_name(
+        "tollgate.dev/simulated-provisioning");
+    // Checks first: a ClusterQueue naming one applies cleanly after it.
+    out.insert(out.begin(), std::move(check));
+    added.push_back(name);
+  }
+  for (v1::ConfigObject& object : out) {
+    if (!object.has_cluster_queue()) continue;
+    v1::ClusterQueueSpec& spec = *object.mutable_cluster_queue()->mutable_spec();
+    for (const std::string& name : added) {
+      if (spec.has_admission_checks_strategy()) {
+        spec.mutable_admission_checks_strategy()->add_admission_checks()->set_name(name);
+      } else {
+        spec.add_admission_checks(name);
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -353,17 +473,35 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
       std::unique_ptr<engine::AdmissionExecutor> executor,
       engine::AdmissionExecutor::Open(store, clock, options.config, executor_options));
   engine::TollgateApi api(*executor);
-  for (const manifest::Manifest& m : objects) {
-    const auto* object = std::get_if<v1::ConfigObject>(&m.object);
-    if (object == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("the queue manifests hold a ", m.kind,
-                                                     "; a replay submits only the trace's jobs"));
-    }
+  TOLLGATE_ASSIGN_OR_RETURN(std::vector<v1::ConfigObject> configs,
+                            WithModelledChecks(objects, options.check_delays));
+  std::vector<std::string> checks;
+  for (const v1::ConfigObject& object : configs) {
     v1::ApplyRequest request;
-    *request.add_objects() = *object;
+    *request.add_objects() = object;
     absl::Status status = api.Apply(request).status();
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("apply ", engine::MetadataOf(object).name(), ": ", status.message()));
+    }
+    if (object.has_admission_check()) checks.push_back(object.admission_check().metadata().name());
+  }
+  // The replay is every check's controller: all of them are active.
+  for (const std::string& check : checks) {
+    v1::SetAdmissionCheckActiveRequest request;
+    request.set_name(check);
+    request.set_active(true);
+    request.set_reason("Active");
+    request.set_message("The simulated controller is ready");
+    TOLLGATE_RETURN_IF_ERROR(api.SetAdmissionCheckActive(request).status());
+  }
+  result.has_checks = !checks.empty();
+  if (!options.nodes.empty()) {
+    v1::UpsertNodesRequest request;
+    for (const v1::Node& node : options.nodes) *request.add_nodes() = node;
+    absl::Status status = api.UpsertNodes(request).status();
     if (!status.ok())
-      return absl::InvalidArgumentError(absl::StrCat("apply ", m.kind, ": ", status.message()));
+      return absl::InvalidArgumentError(absl::StrCat("--nodes: ", status.message()));
   }
 
   Replayer replayer(jobs, options, clock, store, *executor, api);

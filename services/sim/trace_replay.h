@@ -18,6 +18,7 @@
 #include "core/start_estimator.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/sim/trace_reader.h"
+#include "tollgate/v1/inventory.pb.h"
 
 namespace tollgate::sim {
 
@@ -46,6 +47,20 @@ struct ReplayOptions {
   int64_t estimate_every = 0;
   // Bounds of each estimate; the runtime source and late quantile are set per method.
   core::StartEstimateOptions estimate_options;
+  // The pod sets a job of each kind asks for (TraceColumns::kind), from a manifest of that kind
+  // as tollgate-kube would translate it (services/manifest/job_kinds.h).
+  std::map<std::string, std::vector<v1::PodSet>> kind_pod_sets;
+  // Admission checks modelled as taking a fixed time to become Ready after the quota
+  // reservation (a provisioning delay), by AdmissionCheck name. A check the queue manifests do
+  // not define is created and required by every ClusterQueue; a defined check without a delay
+  // here is Ready at once. Every check is active. The reservation holds the quota meanwhile.
+  std::map<std::string, absl::Duration> check_delays;
+  // The node inventory topology flavors place pods on (docs/topology.md); empty: none.
+  std::vector<v1::Node> nodes;
+  // A topology level every job without a kind must fit in (its pod set's
+  // topologyRequest.required); empty: no topology request. A kind's pod sets keep their
+  // manifest's own requests.
+  std::string required_topology;
 };
 
 // The time limit a Slurm user would have given a job that ran `duration`: the next of 1 h,
@@ -69,6 +84,10 @@ struct JobOutcome {
   int32_t preemptions = 0;
   // Resource-seconds of work thrown away by preemptions (a preempted job restarts from zero).
   double lost_resource_seconds = 0;
+  // Time spent with quota reserved waiting for admission checks (every try), and the
+  // resource-seconds that quota was held without running.
+  absl::Duration check_wait;
+  double reserved_idle_resource_seconds = 0;
   // Set for the jobs sampled by ReplayOptions::estimate_every.
   std::optional<WaitEstimate> learned_estimate;
   std::optional<WaitEstimate> slurm_estimate;
@@ -106,6 +125,8 @@ struct ReplayResult {
   // When the last job finished (or the replay stopped because nothing more could run).
   absl::Duration end;
   int64_t settles = 0;
+  // The replay modelled admission checks (ReplayOptions::check_delays or checks in the queues).
+  bool has_checks = false;
 };
 
 // Applies `objects` (Kueue manifests: flavors, cohorts, ClusterQueues, LocalQueues, priority

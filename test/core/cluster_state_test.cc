@@ -310,8 +310,7 @@ TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
     EXPECT_EQ(w->status.state, WorkloadState::kPending);
     EXPECT_EQ(w->status.history().requeue_count, 1);
     EXPECT_EQ(FindCondition(w->status, "Evicted")->reason, "PodsReadyTimeout");
-    EXPECT_EQ(FindCondition(w->status, "Evicted")->message,
-              "Exceeded the PodsReady recovery timeout ns/w");
+    EXPECT_EQ(FindCondition(w->status, "Evicted")->message, "Exceeded the PodsReady timeout ns/w");
     EXPECT_EQ(state->FindWorkload("ns/v")->status.state, WorkloadState::kAdmitted);
   }
   EXPECT_EQ(live.SetPodsNotReady("ns/w", now).code(), absl::StatusCode::kFailedPrecondition);

@@ -209,6 +209,20 @@ TEST_F(CohortBreakdownTest, HierarchicalCohortsFindABorrowerInASiblingCohort) {
   EXPECT_EQ(research->holders.size(), 5u);  // the whole tree, from its root
 }
 
+TEST_F(CohortBreakdownTest, AHeldBorrowerIsNamedAsInactive) {
+  AddQueue(GpuQueue("team-a", "pool", 4, Reclaim(PreemptionPolicy::kAny)));
+  AddQueue(GpuQueue("team-b", "pool", 0));
+  Submit("team-b", "big", 4, 0);
+  ClusterQueueSpec held = GpuQueue("team-b", "pool", 0);
+  held.stop_policy = StopPolicy::kHold;
+  ASSERT_TRUE(state_.ApplyClusterQueue(held, now_).ok());
+  Submit("team-a", "waits", 2, 10);
+  ASSERT_EQ(StateOf("team-a/waits"), WorkloadState::kPending);
+  const CohortBreakdown b = ForQueue("team-a");
+  EXPECT_THAT(Policies(b), ElementsAre("inactiveClusterQueue team-b (Stopped, 4 borrowed)"));
+  EXPECT_THAT(b.blockers[0].message, HasSubstr("not preempted while the queue is inactive"));
+}
+
 TEST_F(CohortBreakdownTest, FitsOrNothingPendingMeansNoBlockers) {
   AddQueue(GpuQueue("team-a", "pool", 4));
   AddQueue(GpuQueue("team-b", "pool", 4));

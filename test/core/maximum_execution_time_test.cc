@@ -95,7 +95,7 @@ TEST_F(MaximumExecutionTimeTest, DeactivatesAndEvictsAtTheLimitAndFreesTheQuota)
   EXPECT_EQ(w.status.state, WorkloadState::kPending);
   EXPECT_TRUE(w.status.deactivated);
   EXPECT_TRUE(HasEvent(w, "MaximumExecutionTimeExceeded"));
-  EXPECT_TRUE(HasEvent(w, "EvictedDueToDeactivated"));
+  EXPECT_TRUE(HasEvent(w, "EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded"));
   EXPECT_EQ(w.status.pending_message,
             "The workload is deactivated due to exceeding the maximum execution time");
   EXPECT_EQ(w.status.history().past_execution, absl::ZeroDuration());

@@ -2,12 +2,15 @@
 #include <vector>
 
 #include "core/cluster_state.h"
+#include "core/cohort_breakdown.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/core/gpu_cluster_state_fixture.h"
 
-// Kueue's finalizers in the core: objects deleted while workloads hold quota through them
-// terminate instead of vanishing; a flavor a queue names cannot be deleted.
+// Deleting configuration objects in the core, each kind by its DeletionRule: a ClusterQueue or
+// Namespace that workloads hold quota through terminates instead of vanishing (Kueue's
+// finalizer); a flavor a queue names cannot be deleted; a Cohort or LocalQueue goes at once,
+// and what it admitted keeps running (Kueue has no finalizer on them).
 
 namespace tollgate::core {
 namespace {
@@ -63,23 +66,43 @@ TEST_F(ObjectDeletionTest, UnusedObjectsGoAtOnce) {
             absl::StatusCode::kNotFound);
 }
 
-TEST_F(ObjectDeletionTest, LocalQueueInUseBlocksNewAdmissionsUntilItsWorkloadsEnd) {
+TEST_F(ObjectDeletionTest, LocalQueueInUseGoesAtOnceAndReturnsItsWaitingWorkloadsInOrder) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   Submit(GpuJob("a", "ns", 4));
   Settle();
+  Submit(GpuJob("b", "ns", 3));
+  Submit(GpuJob("c", "ns", 2));
   ASSERT_TRUE(state_.DeleteObject(ObjectKind::kLocalQueue, "ns", "q", now_).ok());
-  EXPECT_TRUE(Terminating(ObjectKind::kLocalQueue, "ns", "q"));
-  Submit(GpuJob("b", "ns", 1));
+  EXPECT_FALSE(Terminating(ObjectKind::kLocalQueue, "ns", "q"));
+  EXPECT_EQ(state_.registry().FindLocalQueue("ns", "q"), nullptr);
+  // Nothing is left for the finalizer: the executor deletes the stored object with the call.
+  EXPECT_THAT(state_.TakeFinalizedObjects(now_), IsEmpty());
+
+  // What it admitted keeps running, charged to its ClusterQueue; what waits says why.
+  Submit(GpuJob("d", "ns", 1));
   Settle();
-  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
-  EXPECT_EQ(state_.FindWorkload("ns/b")->status.pending_message, "LocalQueue q is terminating");
-  // Without eviction acknowledgements an eviction releases the quota at once.
-  ASSERT_TRUE(state_.Preempt("ns/a", "", now_).ok());
-  EXPECT_THAT(state_.TakeFinalizedObjects(now_),
-              ElementsAre(ObjectName{ObjectKind::kLocalQueue, "ns", "q"}));
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kAdmitted);
+  ASSERT_EQ(state_.ClusterQueueUsage("cq").size(), 1u);
+  EXPECT_EQ(state_.ClusterQueueUsage("cq")[0].total, 4);
+  EXPECT_THAT(state_.WorkloadsHoldingQuotaVia(ObjectKind::kClusterQueue, "", "cq"),
+              ElementsAre("ns/a"));
+  for (const char* key : {"ns/b", "ns/c", "ns/d"}) {
+    EXPECT_EQ(StateOf(key), WorkloadState::kPending) << key;
+    EXPECT_EQ(state_.FindWorkload(key)->status.pending_message, "LocalQueue q doesn't exist")
+        << key;
+    EXPECT_EQ(state_.QueuedIn(state_.FindWorkload(key)->id), nullptr) << key;
+  }
+
+  // Re-created, it queues them again in their original order: b (3) fits beside a (4), c (2)
+  // then does not, d (1) does (BestEffortFIFO passes c). Had c gone before b, c would run.
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
   Settle();
-  EXPECT_EQ(state_.FindWorkload("ns/b")->status.pending_message, "LocalQueue q doesn't exist");
-  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ns/c"), WorkloadState::kPending);
+  EXPECT_EQ(StateOf("ns/d"), WorkloadState::kAdmitted);
+  ASSERT_TRUE(state_.Finish("ns/a", "", now_).ok());
+  Settle();
+  EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
 }
 
 TEST(ObjectDeletionAckTest, AnEvictingWorkloadKeepsItsQueueUntilReleased) {
@@ -102,29 +125,116 @@ TEST(ObjectDeletionAckTest, AnEvictingWorkloadKeepsItsQueueUntilReleased) {
               ElementsAre(ObjectName{ObjectKind::kClusterQueue, "", "cq"}));
 }
 
-TEST_F(ObjectDeletionTest, CohortInUseStopsItsSubtreeAdmitting) {
-  AddQueue(GpuQueue("cq-a", "shared", 4), "a");
-  AddQueue(GpuQueue("cq-b", "shared", 4), "b");
-  CohortSpec cohort;
-  cohort.name = "shared";
-  cohort.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", 8, std::nullopt, std::nullopt}}}}}};
-  ASSERT_TRUE(state_.ApplyCohort(cohort, now_).ok());
-  Submit(GpuJob("big", "a", 10));  // borrows the cohort's own quota
-  Settle();
-  ASSERT_EQ(StateOf("a/big"), WorkloadState::kAdmitted);
+// Kueue's "Should not allow borrowing through deleted mid-tree cohort": root (2) > mid (2) > cq
+// (1). Deleting mid leaves cq in an implicit cohort "mid" with no quota and no parent.
+class MidTreeCohortDeletionTest : public ObjectDeletionTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(state_.ApplyCohort(GpuCohort("root", "", 2), now_).ok());
+    ASSERT_TRUE(state_.ApplyCohort(GpuCohort("mid", "root", 2), now_).ok());
+    AddQueue(GpuQueue("cq", "mid", 1), "ns");
+  }
+  static CohortSpec GpuCohort(std::string name, std::string parent, int64_t nominal) {
+    CohortSpec cohort;
+    cohort.name = std::move(name);
+    cohort.parent = std::move(parent);
+    cohort.resource_groups = {
+        {{"gpu"}, {{"a100", {{"gpu", nominal, std::nullopt, std::nullopt}}}}}};
+    return cohort;
+  }
+  int64_t Gpu(const QuotaNode& node, int64_t (QuotaNode::*get)(FrId) const) {
+    return (node.*get)(*state_.fr_index().Find("a100", "gpu"));
+  }
+};
 
-  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kCohort, "", "shared", now_).ok());
-  EXPECT_TRUE(Terminating(ObjectKind::kCohort, "", "shared"));
-  Submit(GpuJob("small", "b", 1));
+TEST_F(MidTreeCohortDeletionTest, GoesAtOnceAndItsQueuesKeepWhatTheyRun) {
+  Submit(GpuJob("base", "ns", 1));
+  Submit(GpuJob("borrows", "ns", 3));  // 1 of its own, 2 of mid's and root's
   Settle();
-  EXPECT_EQ(StateOf("b/small"), WorkloadState::kPending);
-  EXPECT_EQ(state_.cluster_queue("cq-b")->inactive_reason, "Terminating");
+  ASSERT_EQ(StateOf("ns/borrows"), WorkloadState::kAdmitted);
 
-  ASSERT_TRUE(state_.Finish("a/big", "", now_).ok());
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kCohort, "", "mid", now_).ok());
+  EXPECT_FALSE(Terminating(ObjectKind::kCohort, "", "mid"));
+  EXPECT_EQ(state_.cohorts().count("mid"), 0u);
+  EXPECT_THAT(state_.TakeFinalizedObjects(now_), IsEmpty());
+
+  // The queue stays active, under an implicit "mid": no quota, no parent.
+  EXPECT_TRUE(state_.cluster_queue("cq")->active);
+  const QuotaNode* mid = state_.tree().Cohort("mid");
+  ASSERT_NE(mid, nullptr);
+  EXPECT_FALSE(mid->HasParent());
+  EXPECT_EQ(Gpu(*mid, &QuotaNode::SubtreeQuota), 1);  // only what cq lends it
+  EXPECT_THAT(state_.tree().Cohort("root")->child_cohorts(), IsEmpty());
+  absl::StatusOr<CohortBreakdown> breakdown = CohortBreakdownOf(state_, "mid");
+  ASSERT_TRUE(breakdown.ok()) << breakdown.status();
+  EXPECT_TRUE(breakdown->implicit);
+  EXPECT_EQ(breakdown->root, "mid");
+  // What runs keeps running and keeps its usage, above what is left.
+  EXPECT_EQ(StateOf("ns/base"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ns/borrows"), WorkloadState::kAdmitted);
+  EXPECT_EQ(Gpu(*state_.tree().ClusterQueue("cq"), &QuotaNode::Usage), 4);
+
+  // New work is judged against what is left: 1 gpu in all.
+  ASSERT_TRUE(state_.Finish("ns/borrows", "", now_).ok());
+  Submit(GpuJob("needs-two", "ns", 2));
+  Settle();
+  EXPECT_EQ(StateOf("ns/needs-two"), WorkloadState::kPending);
+  EXPECT_THAT(state_.FindWorkload("ns/needs-two")->status.pending_message,
+              HasSubstr("maximum capacity"));
+  ASSERT_TRUE(state_.Finish("ns/base", "", now_).ok());
+  Submit(GpuJob("fits", "ns", 1));
+  Settle();
+  EXPECT_EQ(StateOf("ns/fits"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ns/needs-two"), WorkloadState::kPending);
+
+  // Applied again, it is back in the tree with its quota and parent.
+  ASSERT_TRUE(state_.ApplyCohort(GpuCohort("mid", "root", 2), now_).ok());
+  Settle();
+  EXPECT_EQ(StateOf("ns/needs-two"), WorkloadState::kAdmitted);
+}
+
+TEST_F(MidTreeCohortDeletionTest, ChildCohortsMoveToTheImplicitCohort) {
+  ASSERT_TRUE(state_.ApplyCohort(GpuCohort("leaf", "mid", 0), now_).ok());
+  AddQueue(GpuQueue("leaf-cq", "leaf", 0), "leaf-ns");
+  ASSERT_EQ(state_.tree().Cohort("leaf")->parent()->name(), "mid");
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kCohort, "", "mid", now_).ok());
+  const QuotaNode* leaf = state_.tree().Cohort("leaf");
+  ASSERT_NE(leaf->parent(), nullptr);
+  EXPECT_EQ(leaf->parent(), state_.tree().Cohort("mid"));
+  EXPECT_FALSE(leaf->parent()->HasParent());
+  // Only what cq lends: root's 2 and mid's own 2 are gone for leaf-cq.
+  Submit(GpuJob("w", "leaf-ns", 2));
+  Settle();
+  EXPECT_EQ(StateOf("leaf-ns/w"), WorkloadState::kPending);
+}
+
+TEST_F(MidTreeCohortDeletionTest, StoredAsTerminatingByAnOlderVersionItGoesOnRestore) {
+  Submit(GpuJob("borrows", "ns", 3));
+  Settle();
+  ASSERT_TRUE(
+      state_.RestoreTerminating(ObjectKind::kCohort, "", "mid", now_ - absl::Minutes(5), now_)
+          .ok());
+  EXPECT_FALSE(Terminating(ObjectKind::kCohort, "", "mid"));
+  EXPECT_EQ(state_.cohorts().count("mid"), 0u);
+  EXPECT_FALSE(state_.tree().Cohort("mid")->HasParent());
+  EXPECT_EQ(StateOf("ns/borrows"), WorkloadState::kAdmitted);
+  // Reported once, so the executor deletes the stored object.
+  EXPECT_TRUE(state_.HasObjectsErasedOnRestore());
   EXPECT_THAT(state_.TakeFinalizedObjects(now_),
-              ElementsAre(ObjectName{ObjectKind::kCohort, "", "shared"}));
+              ElementsAre(ObjectName{ObjectKind::kCohort, "", "mid"}));
+  EXPECT_FALSE(state_.HasObjectsErasedOnRestore());
+  EXPECT_THAT(state_.TakeFinalizedObjects(now_), IsEmpty());
+}
+
+TEST_F(ObjectDeletionTest, LocalQueueStoredAsTerminatingGoesOnRestore) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("a", "ns", 4));
   Settle();
-  EXPECT_EQ(StateOf("b/small"), WorkloadState::kAdmitted);
+  ASSERT_TRUE(state_.RestoreTerminating(ObjectKind::kLocalQueue, "ns", "q", now_, now_).ok());
+  EXPECT_EQ(state_.registry().FindLocalQueue("ns", "q"), nullptr);
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kAdmitted);
+  EXPECT_THAT(state_.TakeFinalizedObjects(now_),
+              ElementsAre(ObjectName{ObjectKind::kLocalQueue, "ns", "q"}));
 }
 
 TEST_F(ObjectDeletionTest, NamespaceWithRunningWorkloadsTerminates) {

@@ -12,10 +12,13 @@ namespace tollgate::core {
 namespace {
 
 constexpr ObjectKind kEveryConfigKind[] = {
-    ObjectKind::kNamespace,     ObjectKind::kResourceFlavor, ObjectKind::kClusterQueue,
-    ObjectKind::kCohort,        ObjectKind::kLocalQueue,     ObjectKind::kWorkloadPriorityClass,
-    ObjectKind::kPriorityClass, ObjectKind::kRole,           ObjectKind::kRoleBinding,
-    ObjectKind::kQueueGrant};
+    ObjectKind::kNamespace,        ObjectKind::kResourceFlavor,
+    ObjectKind::kClusterQueue,     ObjectKind::kCohort,
+    ObjectKind::kLocalQueue,       ObjectKind::kWorkloadPriorityClass,
+    ObjectKind::kPriorityClass,    ObjectKind::kRole,
+    ObjectKind::kRoleBinding,      ObjectKind::kQueueGrant,
+    ObjectKind::kAdmissionCheck,   ObjectKind::kTopology,
+    ObjectKind::kMultiKueueConfig, ObjectKind::kMultiKueueCluster};
 
 TEST(ObjectKindTest, EveryConfigKindHasExactlyOneRow) {
   for (ObjectKind kind : kEveryConfigKind) {

@@ -15,6 +15,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 const absl::Time kStart = absl::FromUnixSeconds(1767225600);
@@ -271,6 +272,93 @@ TEST_F(PreemptionPlannerTest, ReclaimLowerPrioritySparesEqualPriorityBorrowers) 
   Run("borrower", "borrowed", 2, 100);
   Submit("mine", "urgent", 2, 100);
   EXPECT_THAT(TargetsFor("mine/urgent", "mine", 2), IsEmpty());
+}
+
+// --- Inactive ClusterQueues ------------------------------------------------------------------
+// Kueue's scheduling snapshot leaves inactive ClusterQueues out while their usage still counts in
+// the cohort: a lender cannot reclaim from a held or terminating borrower.
+
+enum class Inactivation { kHold, kTerminating };
+
+struct InactiveCase {
+  std::string name;
+  Inactivation how;
+  bool fair_sharing;
+};
+
+class InactiveBorrowerTest : public PreemptionPlannerTest,
+                             public ::testing::WithParamInterface<InactiveCase> {
+ protected:
+  static SchedulerConfig ConfigFor(const InactiveCase& c) {
+    SchedulerConfig config;
+    config.fair_sharing.enable = c.fair_sharing;
+    return config;
+  }
+  InactiveBorrowerTest() : PreemptionPlannerTest(ConfigFor(GetParam())) {}
+
+  void SetStopPolicy(StopPolicy policy) {
+    ClusterQueueSpec spec = GpuQueue("borrower", "pool", 0);
+    spec.stop_policy = policy;
+    ASSERT_TRUE(state_.ApplyClusterQueue(spec, now_).ok());
+  }
+  WorkloadState StateOf(const std::string& key) { return state_.FindWorkload(key)->status.state; }
+};
+
+TEST_P(InactiveBorrowerTest, IsNoTargetUntilItIsActiveAgainOrItsWorkloadEnds) {
+  AddQueue(GpuQueue("lender", "pool", 4, Reclaim(PreemptionPolicy::kAny)));
+  AddQueue(GpuQueue("borrower", "pool", 0));
+  Run("borrower", "borrowed", 4, 0);
+  Submit("lender", "urgent", 2, 100);
+  ASSERT_THAT(TargetsFor("lender/urgent", "lender", 2), Not(IsEmpty()));
+
+  if (GetParam().how == Inactivation::kHold) {
+    SetStopPolicy(StopPolicy::kHold);
+  } else {
+    ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "borrower", now_).ok());
+  }
+  ASSERT_FALSE(state_.cluster_queue("borrower")->active);
+  EXPECT_THAT(TargetsFor("lender/urgent", "lender", 2), IsEmpty());
+  Settle();
+  EXPECT_EQ(StateOf("borrower/borrowed"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("lender/urgent"), WorkloadState::kPending);
+  // Its usage still counts in the cohort: nothing is left to lend.
+  const FrId fr = *state_.fr_index().Find("a100", "gpu");
+  EXPECT_EQ(state_.tree().Cohort("pool")->Usage(fr), 4);
+
+  if (GetParam().how == Inactivation::kHold) {
+    SetStopPolicy(StopPolicy::kNone);
+  } else {
+    ASSERT_TRUE(state_.Finish("borrower/borrowed", "", now_).ok());
+  }
+  Settle();
+  EXPECT_EQ(StateOf("lender/urgent"), WorkloadState::kAdmitted);
+  if (GetParam().how == Inactivation::kHold) {
+    EXPECT_EQ(StateOf("borrower/borrowed"), WorkloadState::kPending);  // reclaimed
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, InactiveBorrowerTest,
+    ::testing::Values(InactiveCase{"HeldClassical", Inactivation::kHold, false},
+                      InactiveCase{"TerminatingClassical", Inactivation::kTerminating, false},
+                      InactiveCase{"HeldFairSharing", Inactivation::kHold, true},
+                      InactiveCase{"TerminatingFairSharing", Inactivation::kTerminating, true}),
+    [](const ::testing::TestParamInfo<InactiveCase>& info) { return info.param.name; });
+
+TEST_F(PreemptionPlannerTest, AnActiveBorrowerBesideAHeldOneIsStillReclaimed) {
+  AddQueue(GpuQueue("lender", "pool", 4, Reclaim(PreemptionPolicy::kAny)));
+  AddQueue(GpuQueue("held", "pool", 0));
+  AddQueue(GpuQueue("running", "pool", 0));
+  Run("held", "old", 2, 0);
+  Run("running", "young", 2, 0);
+  ClusterQueueSpec held = GpuQueue("held", "pool", 0);
+  held.stop_policy = StopPolicy::kHold;
+  ASSERT_TRUE(state_.ApplyClusterQueue(held, now_).ok());
+  Submit("lender", "urgent", 2, 0);
+  EXPECT_THAT(TargetsFor("lender/urgent", "lender", 2),
+              ElementsAre("running/young InCohortReclamation"));
+  // Wanting all 4 back, only 2 can be had: no victims at all.
+  EXPECT_THAT(TargetsFor("lender/urgent", "lender", 4), IsEmpty());
 }
 
 // --- borrowWithinCohort --------------------------------------------------------------------

@@ -111,6 +111,22 @@ TEST_F(QuotaTreeTest, CohortCycleDetachesAndFlagsQueues) {
   EXPECT_FALSE(tree_.InCycle("b"));
 }
 
+// Kueue's getNodeHeight walks its scheduling snapshot, which holds active ClusterQueues only;
+// an inactive one still counts in the quota.
+TEST_F(QuotaTreeTest, HeightCountsActiveClusterQueuesOnly) {
+  cohorts_["root"] = CohortSpec{"root", "", {}, 1.0};
+  cohorts_["sub"] = CohortSpec{"sub", "root", {}, 1.0};
+  cqs_["mine"] = Queue("mine", "root", Gpus(2));
+  cqs_["held"] = Queue("held", "sub", Gpus(2));
+  Build();
+  EXPECT_EQ(tree_.Cohort("root")->Height(), 2);
+  EXPECT_EQ(tree_.Cohort("sub")->Height(), 1);
+  Cq("held").SetActive(false);
+  EXPECT_EQ(tree_.Cohort("sub")->Height(), 0);
+  EXPECT_EQ(tree_.Cohort("root")->Height(), 1);
+  EXPECT_EQ(tree_.Cohort("root")->SubtreeQuota(fr_), 4);
+}
+
 TEST_F(QuotaTreeTest, ArithmeticSaturatesNearInt64Limit) {
   const int64_t huge = std::numeric_limits<int64_t>::max() - 1;
   cqs_["a"] = Queue("a", "pool", Gpus(huge, huge));

@@ -1,11 +1,16 @@
 // Property test of the scheduling core: replays seeded random action sequences (submit, finish,
-// evict, release evicted, change quota, advance time) against real ClusterStates and checks after
-// every step and every cycle that
+// evict, release evicted, change quota, stop or resume a ClusterQueue, delete or re-apply a
+// Cohort, advance time; with admission checks also check states and activation) against real
+// ClusterStates and checks after every step and every cycle that
 //   (a) the quota tree's bookkeeping matches usage recomputed from the workloads,
 //   (b) no admission creates or worsens a quota overdraw,
 //   (c) no workload is admitted twice or held by two ClusterQueues,
 //   (d) every preemption has a valid claim (classical preemption),
-//   (e) the same inputs give the same plans.
+//   (e) the same inputs give the same plans,
+//   (f) no workload of an inactive ClusterQueue is preempted by another queue's workload,
+//   (g) admission checks: a workload carries exactly its queue's checks for its admission (or
+//       for none), a reservation waiting on them has one not Ready, and no workload without
+//       quota holds a Retry or Rejected check.
 // A failure names the seed and step; TOLLGATE_PROPERTY_SEED=<seed> replays only that seed and
 // prints the configuration, every action, who holds quota before each cycle, and every plan.
 
@@ -27,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "core/admission_checks.h"
 #include "core/cluster_state.h"
 #include "core/cycle_plan.h"
 #include "core/preemption_planner.h"
@@ -81,6 +87,8 @@ int64_t Scaled(const std::string& resource, int64_t units) {
 
 struct Scenario {
   SchedulerConfig scheduler;
+  // Admission checks (all active); empty unless the run tests them.
+  std::vector<std::string> checks;
   std::vector<std::string> flavors;
   std::vector<CohortSpec> cohorts;
   std::vector<ClusterQueueSpec> cluster_queues;
@@ -141,7 +149,7 @@ double RandomWeight(Rng& rng) {
   return rng.Pick(std::vector<double>{0.0, 0.5, 1.0, 1.0, 2.0, 3.0});
 }
 
-Scenario RandomScenario(Rng& rng, bool fair_sharing) {
+Scenario RandomScenario(Rng& rng, bool fair_sharing, bool with_checks) {
   Scenario s;
   s.scheduler.fair_sharing.enable = fair_sharing;
   s.scheduler.evictions_need_ack = rng.Percent(50);
@@ -178,6 +186,14 @@ Scenario RandomScenario(Rng& rng, bool fair_sharing) {
         rng.Percent(70) ? WhenCanPreempt::kTryNextFlavor : WhenCanPreempt::kPreempt;
     if (rng.Percent(10)) cq.max_preempted_workloads = static_cast<int32_t>(rng.Between(1, 2));
     if (fair_sharing) cq.fair_weight = RandomWeight(rng);
+    if (with_checks && rng.Percent(70)) {
+      // One check for every workload, sometimes another for one flavor only.
+      cq.admission_checks.push_back({"every", {}});
+      if (rng.Percent(50)) {
+        cq.admission_checks.push_back(
+            {"one-flavor", {rng.Pick(cq.resource_groups[0].flavors).flavor}});
+      }
+    }
     s.cluster_queues.push_back(std::move(cq));
 
     const std::string ns = absl::StrCat("team", i);
@@ -188,19 +204,46 @@ Scenario RandomScenario(Rng& rng, bool fair_sharing) {
                                 StopPolicy::kNone, 1.0});
     }
   }
+  if (with_checks) s.checks = {"every", "one-flavor"};
   return s;
 }
 
 // --- Actions -------------------------------------------------------------------------------
 
-enum class ActionKind { kSubmit, kFinish, kEvict, kReleaseEvicted, kChangeQuota, kAdvanceTime };
+enum class ActionKind {
+  kSubmit,
+  kFinish,
+  kEvict,
+  kReleaseEvicted,
+  kChangeQuota,
+  kAdvanceTime,
+  kSetStopPolicy,
+  kDeleteCohort,
+  kApplyCohort,
+  kSetCheck,
+  kActivate,
+};
+
+const char* StopPolicyName(StopPolicy policy) {
+  switch (policy) {
+    case StopPolicy::kNone:
+      return "None";
+    case StopPolicy::kHold:
+      return "Hold";
+    case StopPolicy::kHoldAndDrain:
+      return "HoldAndDrain";
+  }
+  return "?";
+}
 
 struct Action {
   ActionKind kind = ActionKind::kSubmit;
   WorkloadSpec workload;
   std::string key;
   ClusterQueueSpec cluster_queue;
+  CohortSpec cohort;
   absl::Duration advance = absl::ZeroDuration();
+  CheckStateUpdate check;
 
   std::string Describe() const {
     switch (kind) {
@@ -232,6 +275,21 @@ struct Action {
       }
       case ActionKind::kAdvanceTime:
         return absl::StrCat("advance time by ", absl::FormatDuration(advance));
+      case ActionKind::kSetCheck:
+        return absl::StrCat("set check ", check.check, " of ", key, " to ",
+                            CheckStateName(check.state),
+                            check.requeue_after_seconds
+                                ? absl::StrCat(" retry after ", *check.requeue_after_seconds, "s")
+                                : "");
+      case ActionKind::kActivate:
+        return absl::StrCat("activate ", key);
+      case ActionKind::kSetStopPolicy:
+        return absl::StrCat("set stopPolicy of ", cluster_queue.name, " to ",
+                            StopPolicyName(cluster_queue.stop_policy));
+      case ActionKind::kDeleteCohort:
+        return absl::StrCat("delete cohort ", cohort.name);
+      case ActionKind::kApplyCohort:
+        return absl::StrCat("apply cohort ", cohort.name);
     }
     return "?";
   }
@@ -248,11 +306,20 @@ absl::Status ApplyAction(ClusterState& state, const Action& action, absl::Time n
     case ActionKind::kReleaseEvicted:
       return state.ReleaseEvicted(action.key, now);
     case ActionKind::kChangeQuota:
+    case ActionKind::kSetStopPolicy:
       return state.ApplyClusterQueue(action.cluster_queue, now);
+    case ActionKind::kDeleteCohort:
+      return state.DeleteObject(ObjectKind::kCohort, "", action.cohort.name, now);
+    case ActionKind::kApplyCohort:
+      return state.ApplyCohort(action.cohort, now);
     case ActionKind::kAdvanceTime:
       // FireTimers reports whether anything changed; either answer is fine here.
       state.FireTimers(now);
       return absl::OkStatus();
+    case ActionKind::kSetCheck:
+      return state.SetAdmissionCheckState(action.key, action.check, now);
+    case ActionKind::kActivate:
+      return state.SetActive(action.key, true, now);
   }
   return absl::InternalError("unknown action");
 }
@@ -366,7 +433,7 @@ class QuotaModel {
     for (const auto& [name, i] : queue_index_) {
       for (WorkloadId id : state.cluster_queue(name)->holding) {
         const Workload* wl = state.workload(id);
-        if (admitted_only && wl->status.state != WorkloadState::kAdmitted) continue;
+        if (admitted_only && wl->status.state == WorkloadState::kEvicting) continue;
         for (const auto& [fr, value] : wl->quota_usage) usage[i][fr] += value;
       }
     }
@@ -498,8 +565,13 @@ std::string CheckHolding(const ClusterState& state) {
     if (wl->HoldsQuota() && state.QueuedIn(wl->id) != nullptr) {
       return absl::StrCat("(c) ", wl->Key(), " holds quota and is still queued");
     }
-    if (wl->status.state == WorkloadState::kPending && state.QueuedIn(wl->id) == nullptr) {
+    const bool inactive = wl->status.deactivated || !wl->spec.active;
+    if (wl->status.state == WorkloadState::kPending && !inactive &&
+        state.QueuedIn(wl->id) == nullptr) {
       return absl::StrCat("(c) pending ", wl->Key(), " is in no queue");
+    }
+    if (inactive && state.QueuedIn(wl->id) != nullptr) {
+      return absl::StrCat("(c) deactivated ", wl->Key(), " is still queued");
     }
   }
   return "";
@@ -571,7 +643,8 @@ std::string CheckPlanBeforeApply(const ClusterState& state, const QuotaModel& mo
         absl::StrCat(p.reason, " preemption of ", victim->Key(), " (priority ", victim->priority,
                      ") for ", preemptor->Key(), " (priority ", preemptor->priority, ")");
     if (!victims.insert(p.victim).second) return absl::StrCat("(d) duplicate ", what);
-    if (victim->status.state != WorkloadState::kAdmitted) {
+    if (victim->status.state != WorkloadState::kAdmitted &&
+        victim->status.state != WorkloadState::kQuotaReserved) {
       return absl::StrCat("(d) ", what, ": victim is ", WorkloadStateName(victim->status.state));
     }
     if (victim->spec.non_preemptible) return absl::StrCat("(d) ", what, ": victim non-preemptible");
@@ -583,6 +656,13 @@ std::string CheckPlanBeforeApply(const ClusterState& state, const QuotaModel& mo
       return absl::StrCat("(d) ", what, ": preemptor admitted in the same plan");
     }
     if (admitted.contains(p.victim)) return absl::StrCat("(d) ", what, ": victim admitted too");
+    const std::string* queued_in = state.QueuedIn(p.preemptor);
+    const std::string& victim_cq = victim->status.admission->cluster_queue;
+    if (queued_in != nullptr && *queued_in != victim_cq &&
+        !state.cluster_queue(victim_cq)->active) {
+      return absl::StrCat("(f) ", what, ": victim's ClusterQueue ", victim_cq, " is inactive (",
+                          state.cluster_queue(victim_cq)->inactive_reason, ")");
+    }
     if (!check_policies) continue;
 
     const std::string* preemptor_queue = state.QueuedIn(p.preemptor);
@@ -632,6 +712,40 @@ std::string CheckPlanBeforeApply(const ClusterState& state, const QuotaModel& mo
   return "";
 }
 
+// (f) Every workload's admission checks are what its queue asks for, in a state its own state
+// allows.
+std::string CheckAdmissionChecks(const ClusterState& state) {
+  for (const Workload* wl : state.AllWorkloads()) {
+    const std::vector<AdmissionCheckState>& checks = wl->status.admission_checks();
+    if (!wl->HoldsQuota() &&
+        (AnyCheckIn(checks, CheckState::kRetry) || AnyCheckIn(checks, CheckState::kRejected))) {
+      return absl::StrCat("(f) ", wl->Key(), " holds no quota but has a Retry or Rejected check");
+    }
+    if (wl->status.state == WorkloadState::kQuotaReserved && AllChecksReady(checks)) {
+      return absl::StrCat("(f) ", wl->Key(), " waits for its checks but they are all Ready");
+    }
+    if (wl->status.state == WorkloadState::kFinished ||
+        wl->status.state == WorkloadState::kEvicting) {
+      continue;
+    }
+    const std::string cq_name =
+        wl->HoldsQuota() ? wl->status.admission->cluster_queue
+                         : state.local_queues()
+                               .at(absl::StrCat(wl->spec.namespace_name, "/", wl->spec.queue_name))
+                               .spec.cluster_queue;
+    const std::vector<std::string> want =
+        ChecksForWorkload(state.cluster_queue_specs().at(cq_name),
+                          wl->HoldsQuota() ? &*wl->status.admission : nullptr);
+    std::vector<std::string> got;
+    for (const AdmissionCheckState& c : checks) got.push_back(c.name);
+    if (got != want) {
+      return absl::StrCat("(f) ", wl->Key(), " carries checks [", absl::StrJoin(got, ","),
+                          "], its queue asks for [", absl::StrJoin(want, ","), "]");
+    }
+  }
+  return "";
+}
+
 // Per node and flavor-resource overdraw counting admitted workloads only.
 //
 // Why admitted only: Kueue (and Tollgate) let a cycle admit a workload that fits once the
@@ -674,9 +788,9 @@ std::string CheckNoOverdrawGrew(const ClusterState& state, const QuotaModel& mod
 // the same plans.
 class Simulation {
  public:
-  Simulation(uint64_t seed, bool fair_sharing, bool verbose)
+  Simulation(uint64_t seed, bool fair_sharing, bool with_checks, bool verbose)
       : rng_(seed),
-        scenario_(RandomScenario(rng_, fair_sharing)),
+        scenario_(RandomScenario(rng_, fair_sharing, with_checks)),
         primary_(scenario_.scheduler),
         replica_(scenario_.scheduler),
         verbose_(verbose) {}
@@ -701,9 +815,13 @@ class Simulation {
           return Where(action, absl::StrCat("action failed: ", s.ToString()));
         }
       }
-      if (action.kind == ActionKind::kChangeQuota) model_ = std::make_unique<QuotaModel>(primary_);
+      if (action.kind == ActionKind::kChangeQuota || action.kind == ActionKind::kDeleteCohort ||
+          action.kind == ActionKind::kApplyCohort) {
+        model_ = std::make_unique<QuotaModel>(primary_);
+      }
       std::string e = CheckBookkeeping(primary_, *model_);
       if (e.empty()) e = CheckHolding(primary_);
+      if (e.empty()) e = CheckAdmissionChecks(primary_);
       if (e.empty()) e = Settle();
       if (!e.empty()) return Where(action, e);
     }
@@ -772,6 +890,12 @@ class Simulation {
     for (const std::string& f : scenario_.flavors) {
       if (!state.ApplyResourceFlavor({f, {}, {}, {}}, now_).ok()) return "flavor";
     }
+    for (const std::string& check : scenario_.checks) {
+      if (!state.ApplyAdmissionCheck({check, "example.com/" + check, std::nullopt}, now_).ok() ||
+          !state.SetAdmissionCheckActive(check, true, "Active", "", now_).ok()) {
+        return "admission check";
+      }
+    }
     for (const CohortSpec& c : scenario_.cohorts) {
       if (!state.ApplyCohort(c, now_).ok()) return "cohort";
     }
@@ -809,24 +933,70 @@ class Simulation {
       action.kind = ActionKind::kReleaseEvicted;
     } else if (roll < 85) {
       action.kind = ActionKind::kChangeQuota;
-    } else {
+    } else if (roll < 95) {
       action.kind = ActionKind::kAdvanceTime;
+    } else if (roll < 98) {
+      action.kind = ActionKind::kSetStopPolicy;
+    } else {
+      action.kind = ActionKind::kDeleteCohort;
+    }
+    // With checks, a third of the steps are a controller's or an operator's word instead.
+    if (!scenario_.checks.empty() && rng_.Percent(35)) {
+      action.kind = rng_.Percent(90) ? ActionKind::kSetCheck : ActionKind::kActivate;
     }
 
     std::vector<const Workload*> candidates;
     if (action.kind == ActionKind::kFinish) {
-      candidates = InState({WorkloadState::kAdmitted, WorkloadState::kEvicting});
+      candidates = InState(
+          {WorkloadState::kAdmitted, WorkloadState::kQuotaReserved, WorkloadState::kEvicting});
     } else if (action.kind == ActionKind::kEvict) {
-      candidates = InState({WorkloadState::kAdmitted});
+      candidates = InState({WorkloadState::kAdmitted, WorkloadState::kQuotaReserved});
     } else if (action.kind == ActionKind::kReleaseEvicted) {
       candidates = InState({WorkloadState::kEvicting});
+    } else if (action.kind == ActionKind::kSetCheck) {
+      // Mostly reservations waiting on their checks, sometimes any workload carrying one.
+      candidates = InState({WorkloadState::kQuotaReserved});
+      if (candidates.empty() || rng_.Percent(25)) {
+        candidates.clear();
+        for (const Workload* wl : primary_.AllWorkloads()) {
+          if (!wl->status.admission_checks().empty() &&
+              wl->status.state != WorkloadState::kFinished) {
+            candidates.push_back(wl);
+          }
+        }
+      }
+    } else if (action.kind == ActionKind::kActivate) {
+      for (const Workload* wl : primary_.AllWorkloads()) {
+        if (wl->status.deactivated && wl->status.state != WorkloadState::kFinished) {
+          candidates.push_back(wl);
+        }
+      }
     }
     if (!candidates.empty()) {
-      action.key = rng_.Pick(candidates)->Key();
+      const Workload* wl = rng_.Pick(candidates);
+      action.key = wl->Key();
+      if (action.kind == ActionKind::kSetCheck) action.check = RandomCheckUpdate(*wl);
       return action;
     }
     if (action.kind == ActionKind::kChangeQuota) {
       action.cluster_queue = RandomQuotaChange();
+      return action;
+    }
+    if (action.kind == ActionKind::kSetStopPolicy) {
+      // Mostly held, so a held queue often borrows while others want their quota back.
+      const ClusterQueueSpec& current = rng_.Pick(scenario_.cluster_queues);
+      action.cluster_queue = primary_.cluster_queue_specs().at(current.name);
+      action.cluster_queue.stop_policy =
+          rng_.Pick(std::vector<StopPolicy>{StopPolicy::kNone, StopPolicy::kNone, StopPolicy::kHold,
+                                            StopPolicy::kHold, StopPolicy::kHoldAndDrain});
+      return action;
+    }
+    if (action.kind == ActionKind::kDeleteCohort) {
+      // A deleted cohort comes back with its original spec on the next draw.
+      action.cohort = rng_.Pick(scenario_.cohorts);
+      if (primary_.cohorts().count(action.cohort.name) == 0) {
+        action.kind = ActionKind::kApplyCohort;
+      }
       return action;
     }
     if (action.kind == ActionKind::kAdvanceTime) {
@@ -838,6 +1008,20 @@ class Simulation {
     action.kind = ActionKind::kSubmit;
     action.workload = RandomWorkload();
     return action;
+  }
+
+  CheckStateUpdate RandomCheckUpdate(const Workload& wl) {
+    CheckStateUpdate update;
+    update.check = rng_.Pick(wl.status.admission_checks()).name;
+    const int64_t roll = rng_.Between(0, 99);
+    update.state = roll < 60   ? CheckState::kReady
+                   : roll < 70 ? CheckState::kPending
+                   : roll < 93 ? CheckState::kRetry
+                               : CheckState::kRejected;
+    if (update.state == CheckState::kRetry && rng_.Percent(60)) {
+      update.requeue_after_seconds = static_cast<int32_t>(rng_.Between(0, 120));
+    }
+    return update;
   }
 
   ClusterQueueSpec RandomQuotaChange() {
@@ -922,6 +1106,7 @@ class Simulation {
       replica_.ApplyCycle(replica_plan, now_);
       std::string e = CheckBookkeeping(primary_, *model_);
       if (e.empty()) e = CheckHolding(primary_);
+      if (e.empty()) e = CheckAdmissionChecks(primary_);
       if (e.empty()) {
         overdraws_ = Overdraws(primary_, *model_);
         e = CheckNoOverdrawGrew(primary_, *model_, overdraws_before, *overdraws_, plan);
@@ -967,13 +1152,14 @@ int MaxThrashingSeeds(bool fair_sharing, int seeds) {
   return fair_sharing ? seeds / 10 : seeds / 20;
 }
 
-void RunSeeds(bool fair_sharing, uint64_t first_seed, int seeds, int steps) {
+void RunSeeds(bool fair_sharing, uint64_t first_seed, int seeds, int steps,
+              bool with_checks = false) {
   const std::optional<uint64_t> only = OnlySeed();
   int failures = 0;
   std::vector<uint64_t> thrashing;
   for (uint64_t seed = first_seed; seed < first_seed + static_cast<uint64_t>(seeds); ++seed) {
     if (only.has_value() && seed != *only) continue;
-    Simulation sim(seed, fair_sharing, only.has_value());
+    Simulation sim(seed, fair_sharing, with_checks, only.has_value());
     const std::string error = sim.Run(steps);
     if (sim.thrashing() > 0) thrashing.push_back(seed);
     if (error.empty()) continue;
@@ -995,6 +1181,13 @@ void RunSeeds(bool fair_sharing, uint64_t first_seed, int seeds, int steps) {
 
 TEST(SchedulingPropertyTest, ClassicalInvariantsHoldOverRandomActionSequences) {
   RunSeeds(/*fair_sharing=*/false, /*first_seed=*/1, /*seeds=*/200, /*steps=*/150);
+}
+
+// Admission checks between reservation and admission: reservations are victims, Retry evicts and
+// delays, Rejected deactivates; every invariant above and (f) must hold throughout.
+TEST(SchedulingPropertyTest, AdmissionCheckInvariantsHoldOverRandomActionSequences) {
+  RunSeeds(/*fair_sharing=*/false, /*first_seed=*/200001, /*seeds=*/100, /*steps=*/150,
+           /*with_checks=*/true);
 }
 
 // Fair sharing changes the admission order and the victims; (d)'s policy rules are classical

@@ -222,6 +222,34 @@ TEST_F(StartEstimatorTest, ReclaimPreemptsABorrowerSoTheOwnerStartsNow) {
   EXPECT_GT(other->likely, now_);
 }
 
+// The copy keeps what the live state knows of a terminating ClusterQueue: it is no preemption
+// target, so the owner waits for the borrower to end, and then the queue goes.
+TEST_F(StartEstimatorTest, ATerminatingBorrowerIsWaitedOutNotReclaimed) {
+  ClusterQueueSpec a = GpuQueue("a", "pool", 4);
+  a.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
+  AddQueue(std::move(a), "team-a");
+  AddQueue(GpuQueue("b", "pool", 4), "team-b");
+  Submit(GpuJob("borrower", "team-b", 8, 0, 3600));
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "b", now_).ok());
+  ASSERT_FALSE(state_.cluster_queue("b")->active);
+  Submit(GpuJob("owner", "team-a", 4, 0, 600));
+  ASSERT_EQ(state_.FindWorkload("team-a/owner")->status.state, WorkloadState::kPending);
+  EXPECT_EQ(EstimateOf("team-a/owner").likely, kStart + absl::Hours(1));
+  // Once b is gone with its last workload, its 4 are gone from the cohort too: 8 never fit.
+  absl::StatusOr<StartEstimate> wide =
+      EstimateSubmission(state_, GpuJob("wide", "team-a", 8), now_, {});
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->kind, StartEstimate::Kind::kUnknown);
+}
+
+TEST_F(StartEstimatorTest, UnknownWhenItsClusterQueueIsTerminating) {
+  AddQueue(GpuQueue("cq", "", 8), "ns");
+  Submit(GpuJob("forever", "ns", 8));  // no runtime known: the queue never goes in the copy
+  Submit(GpuJob("short", "ns", 8));
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "cq", now_).ok());
+  EXPECT_EQ(EstimateOf("ns/short").reason, "ClusterQueue cq is terminating");
+}
+
 TEST_F(StartEstimatorTest, SlurmsRuleUsesOnlyDeclaredLimits) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   for (int i = 1; i <= 4; ++i) Teach("ns", "old-" + std::to_string(i), absl::Minutes(10));

@@ -314,8 +314,9 @@ TEST_F(ConfigE2eTest, WaitForPodsReadyExampleEvictsWorkloadsNotReadyInTime) {
   bool evicted_for_recovery = false;
   const v1::Workload lost = GetWorkload("ready");
   for (const v1::Condition& c : lost.status().conditions()) {
+    // Kueue's message, the same for the start and the recovery timeout.
     if (c.type() == "Evicted" && c.reason() == "PodsReadyTimeout" &&
-        absl::StrContains(c.message(), "recovery timeout")) {
+        absl::StrContains(c.message(), "Exceeded the PodsReady timeout")) {
       evicted_for_recovery = true;
     }
   }

@@ -30,7 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
@@ -136,7 +136,7 @@ class HaE2eTest : public ::testing::Test {
   }
 
   // Lists every workload through `client` (which follows redirects).
-  absl::StatusOr<std::vector<v1::Workload>> ListAll(cli::CliClient& client) {
+  absl::StatusOr<std::vector<v1::Workload>> ListAll(client::TollgateClient& client) {
     v1::ListWorkloadsRequest request;
     request.set_namespace_("crash");
     absl::StatusOr<v1::ListWorkloadsResponse> listed = client.ListWorkloads(request);
@@ -231,8 +231,8 @@ class Watcher {
     }
   }
 
-  cli::CliClient client_;
-  cli::WatchCanceller canceller_;
+  client::TollgateClient client_;
+  client::WatchCanceller canceller_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   std::vector<Seen> events_ ABSL_GUARDED_BY(mu_);
@@ -264,7 +264,7 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
     std::vector<std::string> order;
     for (int i = 0; i < kReplicas; ++i) order.push_back(replicas_[(c + i) % kReplicas]->address());
     clients.emplace_back([&, servers = absl::StrJoin(order, ",")] {
-      cli::CliClient client(servers, absl::Seconds(5));
+      client::TollgateClient client(servers, absl::Seconds(5));
       for (int n = next.fetch_add(1); n < kWorkloads; n = next.fetch_add(1)) {
         const std::string name = absl::StrCat("wl-", n);
         v1::SubmitRequest request;
@@ -324,7 +324,7 @@ TEST_F(HaE2eTest, KillNineTheLeaderDuringConcurrentSubmits) {
   }
 
   // The new leader admits up to the quota and no further.
-  cli::CliClient reader(Servers({leader}), absl::Seconds(5));
+  client::TollgateClient reader(Servers({leader}), absl::Seconds(5));
   std::vector<v1::Workload> listed;
   const absl::Time deadline = absl::Now() + kFailoverDeadline;
   int admitted = 0;
@@ -396,7 +396,7 @@ TEST_F(HaE2eTest, PausedLeaderWakesFencedAndStepsDown) {
   // The lease (2 s) expires in etcd; another replica is elected and serves.
   ASSERT_OK_AND_ASSIGN(const int new_leader, AwaitLeader({old_leader}));
   std::cout << "new leader serving " << absl::Now() - paused << " after SIGSTOP\n";
-  cli::CliClient client(replicas_[new_leader]->address(), absl::Seconds(5));
+  client::TollgateClient client(replicas_[new_leader]->address(), absl::Seconds(5));
   v1::SubmitRequest first;
   *first.mutable_workload() = CrashQueueWorkload("after-failover");
   ASSERT_OK(client.Submit(first).status());
@@ -542,7 +542,7 @@ class Submitter {
     }
   }
 
-  cli::CliClient client_;
+  client::TollgateClient client_;
   std::atomic<bool> stop_{false};
   std::atomic<int> count_{0};
   mutable absl::Mutex mu_;
@@ -588,7 +588,7 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
   // (never a hang), whether it reached the leader before it stepped down or a follower after.
   ASSERT_OK(etcd_->Kill(1));
   constexpr absl::Duration kCallDeadline = absl::Seconds(8);
-  cli::CliClient client(Servers(), kCallDeadline);
+  client::TollgateClient client(Servers(), kCallDeadline);
   for (int i = 0; i < 2; ++i) {
     v1::SubmitRequest request;
     *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("no-quorum-", i));
@@ -618,7 +618,7 @@ TEST_F(HaEtcdLossE2eTest, OneMemberLostServiceContinuesTwoLostWritesFailNothingA
   ASSERT_OK_AND_ASSIGN(const int new_leader, AwaitLeader());
   std::cout << "replica " << new_leader << " leads " << absl::Now() - restored
             << " after the quorum returned\n";
-  cli::CliClient reader(Servers(), absl::Seconds(5));
+  client::TollgateClient reader(Servers(), absl::Seconds(5));
   v1::SubmitRequest after;
   *after.mutable_workload() = CrashQueueWorkload("after-quorum");
   ASSERT_OK(reader.Submit(after).status());
@@ -786,7 +786,8 @@ class HaFollowerReadsE2eTest : public HaE2eTest {
   int Replicas() const override { return 2; }
 
   // Submits `name` (asking `cpu`) through the leader; returns its store revision.
-  int64_t Submit(cli::CliClient& client, const std::string& name, const std::string& cpu = "1") {
+  int64_t Submit(client::TollgateClient& client, const std::string& name,
+                 const std::string& cpu = "1") {
     v1::SubmitRequest request;
     *request.mutable_workload() = CrashQueueWorkload(name);
     (*request.mutable_workload()->mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] =
@@ -800,7 +801,7 @@ class HaFollowerReadsE2eTest : public HaE2eTest {
 TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevision) {
   ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
   const int follower = 1 - leader;
-  cli::CliClient client(Servers(), absl::Seconds(5));
+  client::TollgateClient client(Servers(), absl::Seconds(5));
   for (int i = 0; i < 4; ++i) Submit(client, absl::StrCat("read-", i));
   // More than the quota left: stays pending, so the visibility reads have an item.
   Submit(client, "too-big", "100");
@@ -922,7 +923,7 @@ TEST_F(HaFollowerReadsE2eTest, FollowerAnswersReadsAsTheLeaderDoesAtTheSameRevis
 TEST_F(HaEtcdLossE2eTest, FollowerReadsSayTheyMayBeStaleWithoutQuorumAndWritesFail) {
   ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
   const int follower = 1 - leader;
-  cli::CliClient client(Servers(), absl::Seconds(5));
+  client::TollgateClient client(Servers(), absl::Seconds(5));
   for (int i = 0; i < 3; ++i) {
     v1::SubmitRequest request;
     *request.mutable_workload() = CrashQueueWorkload(absl::StrCat("kept-", i));
@@ -963,19 +964,27 @@ TEST_F(HaEtcdLossE2eTest, FollowerReadsSayTheyMayBeStaleWithoutQuorumAndWritesFa
   EXPECT_GE(listed.revision(), before);
   EXPECT_EQ(answer.Trailer("tollgate-stale-revision"), answer.Trailer("tollgate-revision"));
   EXPECT_FALSE(answer.Trailer("tollgate-stale-reason").empty());
-  // The CLI's client prints the warning and still returns the answer.
+  // The C++ client hands the marker to its caller (the CLI prints it as a warning) and still
+  // returns the answer.
   {
-    cli::CliClient reader(replicas_[follower]->address(), absl::Seconds(5));
-    testing::internal::CaptureStderr();
+    std::string stale_revision;
+    std::string stale_reason;
+    client::ClientOptions options;
+    options.call_timeout = absl::Seconds(5);
+    options.on_stale = [&](absl::string_view revision, absl::string_view reason) {
+      stale_revision = std::string(revision);
+      stale_reason = std::string(reason);
+    };
+    client::TollgateClient reader(replicas_[follower]->address(), {}, std::move(options));
     absl::StatusOr<v1::ListWorkloadsResponse> got = reader.ListWorkloads(list);
-    const std::string err = testing::internal::GetCapturedStderr();
     ASSERT_OK(got.status());
     EXPECT_EQ(got->workloads_size(), 3);
-    EXPECT_TRUE(absl::StrContains(err, "may be stale: served by a follower at revision")) << err;
+    EXPECT_FALSE(stale_revision.empty());
+    EXPECT_FALSE(stale_reason.empty());
   }
   // Writes fail with UNAVAILABLE.
   {
-    cli::CliClient writer(Servers(), absl::Seconds(8));
+    client::TollgateClient writer(Servers(), absl::Seconds(8));
     v1::SubmitRequest request;
     *request.mutable_workload() = CrashQueueWorkload("no-quorum");
     const absl::Status status = writer.Submit(request).status();
@@ -1097,7 +1106,7 @@ class HaEtcdAuthE2eTest : public HaE2eTest {
 
 TEST_F(HaEtcdAuthE2eTest, ReplicaLogsInAndAWrongPasswordIsRefusedNamingTheUser) {
   ASSERT_OK_AND_ASSIGN(const int leader, AwaitLeader());
-  cli::CliClient client(replicas_[leader]->address(), absl::Seconds(5));
+  client::TollgateClient client(replicas_[leader]->address(), absl::Seconds(5));
   v1::SubmitRequest submit;
   *submit.mutable_workload() = CrashQueueWorkload("behind-auth");
   ASSERT_OK(client.Submit(submit).status());

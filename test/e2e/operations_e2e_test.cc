@@ -1,6 +1,6 @@
 // The operator verbs through the real binaries: tollgated on loopback and the `tollgate` CLI as
 // a user runs it (stop/resume, deactivate/activate, reprioritize, preempt --hold, deleting what
-// is in use), the terminating state surviving kill -9, and a workload's accumulated execution time
+// is in use), the deletion states surviving kill -9, and a workload's accumulated execution time
 // (maximumExecutionTimeSeconds) surviving kill -9.
 
 #include <stdio.h>
@@ -225,6 +225,9 @@ TEST_F(OperationsE2eTest, StopResumeDeactivateReprioritizeAndPreemptHold) {
   EXPECT_TRUE(absl::StrContains(out, "--priority")) << out;
 }
 
+// Kueue's rule per kind: a ClusterQueue in use terminates (its in-use finalizer), a flavor a
+// queue names is refused (Tollgate's clearer stand-in for Kueue's terminating flavor), a
+// LocalQueue goes at once while what it admitted runs on; kill -9 keeps each so.
 TEST_F(OperationsE2eTest, DeletingWhatIsInUseTerminatesAndSurvivesKill9) {
   Apply("queues", kQueues);
   Apply("a", WorkloadYaml("a", 2));
@@ -238,20 +241,30 @@ TEST_F(OperationsE2eTest, DeletingWhatIsInUseTerminatesAndSurvivesKill9) {
   EXPECT_TRUE(absl::StrContains(out, "terminating")) << out;
   EXPECT_TRUE(absl::StrContains(out, "team/a")) << out;
   out = CliOk("delete localqueue q -n team");
-  EXPECT_TRUE(absl::StrContains(out, "terminating")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"q\" deleted")) << out;
   EXPECT_TRUE(absl::StrContains(CliOk("get clusterqueues"), "False (Terminating)"));
 
   ASSERT_TRUE(server_->Kill().ok());
   ASSERT_NO_FATAL_FAILURE(StartServer());
   EXPECT_TRUE(absl::StrContains(CliOk("get clusterqueues"), "False (Terminating)"));
-  EXPECT_TRUE(absl::StrContains(CliOk("get localqueues -n team"), "Terminating"));
+  EXPECT_FALSE(absl::StrContains(CliOk("get localqueues -n team"), "team-cq"));
+  AwaitRow("a", {"Admitted"});
   Apply("b", WorkloadYaml("b", 1));
-  AwaitRow("b", {"Pending", "LocalQueue q is terminating"});
+  AwaitRow("b", {"Pending", "LocalQueue q doesn't exist"});
+  out = CliOk("describe workload b -n team");
+  EXPECT_TRUE(absl::StrContains(out, "LocalQueue q doesn't exist")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "not queued")) << out;
 
   CliOk("finish a -n team");
   EXPECT_NE(Cli("get clusterqueue team-cq", out), 0);
   EXPECT_TRUE(absl::StrContains(out, "not found")) << out;
-  AwaitRow("b", {"Pending", "LocalQueue q doesn't exist"});
+  // Re-created, the LocalQueue routes b again: now to a ClusterQueue that is gone.
+  Apply("q", R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: team-cq}
+)");
+  AwaitRow("b", {"Pending", "ClusterQueue team-cq doesn't exist"});
   // Nothing names the flavor any more.
   CliOk("delete resourceflavor default-flavor");
 }

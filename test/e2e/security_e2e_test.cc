@@ -30,6 +30,7 @@
 #include "test/e2e/tollgated_process.h"
 #include "test/services/auth/test_issuer.h"
 #include "tollgate/v1/auth.grpc.pb.h"
+#include "tollgate/v1/inventory.grpc.pb.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::e2e {
@@ -126,7 +127,10 @@ constexpr char kTokens[] =
     "viewer-token,vera,4,auditors\n"
     "adapter-token,tollgate-kube,5,adapters\n"
     "nobody-token,nobody,6\n"
-    "lead-a-token,lead,7,team-a\n";
+    "lead-a-token,lead,7,team-a\n"
+    "prov-controller-token,prov-ctl,8,prov-controllers\n"
+    "other-controller-token,other-ctl,9,other-controllers\n"
+    "feeder-token,slurm-feeder,10,feeders\n";
 
 constexpr char kPolicy[] = R"(
 kind: RoleBinding
@@ -165,6 +169,23 @@ kind: RoleBinding
 metadata: {name: lead-reads-queues}
 role: cq-reader
 subjects: [{kind: User, name: lead}]
+---
+kind: RoleBinding
+metadata: {name: prov-controllers}
+role: check-controller
+subjects: [{kind: Group, name: prov-controllers}]
+controllerNames: [example.com/prov]
+---
+kind: RoleBinding
+metadata: {name: other-controllers}
+role: check-controller
+subjects: [{kind: Group, name: other-controllers}]
+controllerNames: [example.com/other]
+---
+kind: RoleBinding
+metadata: {name: feeders}
+role: inventory-feeder
+subjects: [{kind: Group, name: feeders}]
 )";
 
 // A flavor, ClusterQueue "cq" shared by team-a and team-b (1 cpu), LocalQueues "q" in both, a
@@ -476,6 +497,16 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
          *r.mutable_workload() = Ref("team-a", "target");
          v1::ReportCheckpointResponse out;
          return admission_->ReportCheckpoint(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, false, false, true, false}},
+      {"ReportReclaimablePods",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportReclaimablePodsRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::ReportReclaimablePodsResponse out;
+         return admission_->ReportReclaimablePods(Context(t).get(), r, &out);
        },
        target_state,
        {true, true, false, false, true, false}},
@@ -846,6 +877,207 @@ TEST_F(SecurityE2eTest, AuditLogRecordsAllowedDeniedAndSchedulerDecisions) {
   EXPECT_TRUE(absl::StrContains(audit, "admitted to ClusterQueue cq")) << audit;
   // Reads are not audited unless denied.
   EXPECT_FALSE(absl::StrContains(audit, "\"verb\":\"get\",\"kind\":\"Workload\"")) << audit;
+}
+
+TEST_F(SecurityE2eTest, ACheckControllerTouchesOnlyTheChecksOfItsControllerNames) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  // A check of example.com/prov on its own ClusterQueue, and a LocalQueue in team-a for it.
+  v1::ApplyRequest apply;
+  v1::AdmissionCheck* check = apply.add_objects()->mutable_admission_check();
+  check->mutable_metadata()->set_name("prov");
+  check->mutable_spec()->set_controller_name("example.com/prov");
+  v1::ClusterQueue* cq = apply.add_objects()->mutable_cluster_queue();
+  *cq = Queues().objects(1).cluster_queue();
+  cq->mutable_metadata()->set_name("checked-cq");
+  cq->mutable_spec()->add_admission_checks("prov");
+  v1::LocalQueue* lq = apply.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_namespace_("team-a");
+  lq->mutable_metadata()->set_name("checked");
+  lq->mutable_spec()->set_cluster_queue("checked-cq");
+  v1::ApplyResponse applied;
+  grpc::Status s = config_->Apply(Context("admin-token").get(), apply, &applied);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  auto checks = v1::AdmissionCheckService::NewStub(channel_);
+
+  auto set_active = [&](const std::string& token) {
+    v1::SetAdmissionCheckActiveRequest request;
+    request.set_name("prov");
+    request.set_active(true);
+    v1::SetAdmissionCheckActiveResponse response;
+    return checks->SetAdmissionCheckActive(Context(token).get(), request, &response);
+  };
+  s = set_active("other-controller-token");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = set_active("user-a-token");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = set_active("prov-controller-token");
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  v1::Workload w = MakeWorkload("team-a", "checked", "100m");
+  w.mutable_spec()->set_queue_name("checked");
+  ASSERT_TRUE(Submit("user-a-token", w).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "checked", v1::WORKLOAD_STATE_QUOTA_RESERVED));
+  absl::StatusOr<v1::Workload> seen = AdminGet("team-a", "checked");
+  ASSERT_TRUE(seen.ok());
+
+  auto update = [&](const std::string& token, v1::UpdateAdmissionCheckStateResponse* response) {
+    v1::UpdateAdmissionCheckStateRequest request;
+    *request.mutable_workload() = Ref("team-a", "checked");
+    request.set_check("prov");
+    request.set_state("Ready");
+    request.set_message("capacity provisioned");
+    request.set_expected_revision(seen->metadata().resource_version());
+    return checks->UpdateAdmissionCheckState(Context(token).get(), request, response);
+  };
+  // Another controller's binding does not reach this check: refused, nothing changed.
+  v1::UpdateAdmissionCheckStateResponse response;
+  s = update("other-controller-token", &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  EXPECT_EQ(AdminGet("team-a", "checked")->status().state(), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+  // Nor may it watch the checks of example.com/prov.
+  {
+    v1::WatchAdmissionChecksRequest request;
+    request.set_controller_name("example.com/prov");
+    auto context = Context("other-controller-token");
+    auto reader = checks->WatchAdmissionChecks(context.get(), request);
+    v1::WatchEvent event;
+    while (reader->Read(&event)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  s = update("prov-controller-token", &response);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(response.workload().status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"prov-ctl\",\"groups\":[\"prov-controllers\"],"
+                             "\"method\":\"token\",\"verb\":\"check\",\"kind\":"
+                             "\"AdmissionCheck\",\"namespace\":\"team-a\",\"name\":\"prov\","
+                             "\"result\":\"allowed\"") &&
+           absl::StrContains(audit, "check prov Ready: capacity provisioned") &&
+           absl::StrContains(audit,
+                             "\"user\":\"other-ctl\",\"groups\":[\"other-controllers\"],"
+                             "\"method\":\"token\",\"verb\":\"check\",\"kind\":"
+                             "\"AdmissionCheck\",\"namespace\":\"team-a\",\"name\":\"prov\","
+                             "\"result\":\"denied\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
+}
+
+// The node inventory through the real binary with TLS and tokens: a cluster-wide
+// inventory-feeder feeds it, viewers read it, users and a namespaced binding (the adapter's here)
+// do not feed it, a topology workload is placed on the fed nodes, and writes are audited.
+TEST_F(SecurityE2eTest, TheNodeInventoryIsFedByFeedersAndPlacesTopologyWorkloads) {
+  ASSERT_NO_FATAL_FAILURE(StartSecure());
+  v1::ApplyRequest apply;
+  v1::Topology* topology = apply.add_objects()->mutable_topology();
+  topology->mutable_metadata()->set_name("racks");
+  topology->mutable_spec()->add_levels()->set_node_label("rack");
+  topology->mutable_spec()->add_levels()->set_node_label("kubernetes.io/hostname");
+  v1::ResourceFlavor* flavor = apply.add_objects()->mutable_resource_flavor();
+  flavor->mutable_metadata()->set_name("tas");
+  flavor->mutable_spec()->set_topology_name("racks");
+  v1::ClusterQueue* cq = apply.add_objects()->mutable_cluster_queue();
+  cq->mutable_metadata()->set_name("tas-cq");
+  v1::ResourceGroup* group = cq->mutable_spec()->add_resource_groups();
+  group->add_covered_resources("cpu");
+  v1::FlavorQuotas* quotas = group->add_flavors();
+  quotas->set_name("tas");
+  v1::ResourceQuota* cpu = quotas->add_resources();
+  cpu->set_name("cpu");
+  cpu->set_nominal_quota("16");
+  v1::LocalQueue* lq = apply.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_namespace_("team-a");
+  lq->mutable_metadata()->set_name("racked");
+  lq->mutable_spec()->set_cluster_queue("tas-cq");
+  v1::ApplyResponse applied;
+  grpc::Status s = config_->Apply(Context("admin-token").get(), apply, &applied);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  auto inventory = v1::InventoryService::NewStub(channel_);
+  v1::UpsertNodesRequest upsert;
+  for (const auto& [name, rack] : {std::pair{"n1", "r1"}, std::pair{"n2", "r2"}}) {
+    v1::Node* node = upsert.add_nodes();
+    node->mutable_metadata()->set_name(name);
+    (*node->mutable_metadata()->mutable_labels())["rack"] = rack;
+    (*node->mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+    (*node->mutable_status()->mutable_allocatable())["cpu"] = "4";
+    (*node->mutable_status()->mutable_allocatable())["pods"] = "10";
+  }
+  v1::UpsertNodesResponse upserted;
+  for (const char* token : {"user-a-token", "viewer-token", "nobody-token", "adapter-token"}) {
+    s = inventory->UpsertNodes(Context(token).get(), upsert, &upserted);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << token << ": " << Describe(s);
+  }
+  s = inventory->UpsertNodes(Context().get(), upsert, &upserted);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << Describe(s);
+  v1::ListNodesResponse listed;
+  s = inventory->ListNodes(Context("admin-token").get(), v1::ListNodesRequest(), &listed);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(listed.nodes_size(), 0) << "a refused upsert changed nothing";
+
+  s = inventory->UpsertNodes(Context("feeder-token").get(), upsert, &upserted);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  s = inventory->ListNodes(Context("viewer-token").get(), v1::ListNodesRequest(), &listed);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  EXPECT_EQ(listed.nodes_size(), 2);
+  s = inventory->ListNodes(Context("user-a-token").get(), v1::ListNodesRequest(), &listed);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  // Pods Tollgate does not place take capacity: 3 of n2's 4 cpus.
+  v1::ReportPodsRequest report;
+  v1::NodePod* pod = report.add_pods();
+  pod->set_name("kube-system/daemon");
+  pod->set_node_name("n2");
+  (*pod->mutable_requests())["cpu"] = "3";
+  v1::ReportPodsResponse reported;
+  s = inventory->ReportPods(Context("viewer-token").get(), report, &reported);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << Describe(s);
+  s = inventory->ReportPods(Context("feeder-token").get(), report, &reported);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+
+  // Three one-cpu pods in one rack: only r1 has room for them.
+  v1::Workload w = MakeWorkload("team-a", "racked", "1");
+  w.mutable_spec()->set_queue_name("racked");
+  w.mutable_spec()->mutable_pod_sets(0)->set_count(3);
+  w.mutable_spec()->mutable_pod_sets(0)->mutable_topology_request()->set_required("rack");
+  ASSERT_TRUE(Submit("user-a-token", w).ok());
+  ASSERT_NO_FATAL_FAILURE(AwaitState("team-a", "racked", v1::WORKLOAD_STATE_ADMITTED));
+  absl::StatusOr<v1::Workload> racked = AdminGet("team-a", "racked");
+  ASSERT_TRUE(racked.ok()) << racked.status();
+  const v1::TopologyAssignment& placed =
+      racked->status().admission().pod_set_assignments(0).topology_assignment();
+  ASSERT_EQ(placed.domains_size(), 1) << placed.DebugString();
+  EXPECT_EQ(placed.domains(0).values(0), "n1");
+  EXPECT_EQ(placed.domains(0).count(), 3);
+  v1::GetNodeRequest get;
+  get.set_name("n1");
+  v1::NodeDetails details;
+  s = inventory->GetNode(Context("viewer-token").get(), get, &details);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  ASSERT_EQ(details.placements_size(), 1);
+  EXPECT_EQ(details.placements(0).workload().name(), "racked");
+  EXPECT_EQ(details.placements(0).count(), 3);
+
+  const std::string path = scratch_ + "/audit.log";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string audit;
+  auto has_all = [&] {
+    audit = ReadAll(path);
+    return absl::StrContains(audit,
+                             "\"user\":\"slurm-feeder\",\"groups\":[\"feeders\"],"
+                             "\"method\":\"token\",\"verb\":\"apply\",\"kind\":\"Node\"") &&
+           absl::StrContains(audit,
+                             "\"user\":\"alice\",\"groups\":[\"team-a\"],"
+                             "\"method\":\"token\",\"verb\":\"apply\",\"kind\":\"Node\"");
+  };
+  while (absl::Now() < deadline && !has_all()) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(has_all()) << audit;
 }
 
 // A RoleBinding applied through the API, as `tollgate apply -f` sends it.

@@ -80,6 +80,15 @@ class LayeringCheckTest(unittest.TestCase):
         self.assertIn("nothing outside test/ and bench/ includes cmd/", result.stdout)
         self.assertIn("nothing outside test/ and bench/ includes adapters/", result.stdout)
 
+    def test_a_header_named_alone_allows_only_itself(self):
+        # clients/cpp may include services/api/metadata_keys.h, not the rest of services/api.
+        self.plant("clients/cpp/connection.cc", '#include "services/api/metadata_keys.h"')
+        self.assertEqual(run_check(self.copy).returncode, 0)
+        self.plant("clients/cpp/connection.cc", '#include "services/api/api_codec.h"')
+        result = run_check(self.copy)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("includes services/api/api_codec.h: clients/cpp may depend on", result.stdout)
+
     def test_including_bench_fails_even_from_tests(self):
         self.plant("test/core/quantity_test.cc", '#include "bench/bench_util.h"')
         result = run_check(self.copy)

@@ -11,6 +11,7 @@ namespace tollgate::metrics {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(EscapeTest, HelpEscapesBackslashAndNewlineOnly) {
   EXPECT_EQ(EscapeHelp("a\\b\nc\"d"), "a\\\\b\\nc\"d");
@@ -112,6 +113,25 @@ TEST(FamilyTest, ObserveFallsIntoFirstBoundAtOrAboveValue) {
   EXPECT_THAT(text, HasSubstr("h_bucket{le=\"+Inf\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("h_sum 5.5\n"));
   EXPECT_THAT(text, HasSubstr("h_count 3\n"));
+}
+
+TEST(FamilyTest, DeleteMatchingRemovesEverySeriesWithThoseLabelValues) {
+  Registry registry;
+  Family& c = registry.AddCounter("lq_total", "C.", {"name", "namespace", "priority_class"});
+  c.Add({"q", "a", "high"});
+  c.Add({"q", "a", "low"});
+  c.Add({"q", "b", "low"});
+  c.Add({"r", "a", "low"});
+  EXPECT_EQ(c.DeleteMatching({{"name", "q"}, {"namespace", "a"}}), 2);
+  const std::string text = registry.Render();
+  EXPECT_THAT(text, Not(HasSubstr("namespace=\"a\",priority_class=\"high\"")));
+  EXPECT_THAT(text, HasSubstr("lq_total{name=\"q\",namespace=\"b\",priority_class=\"low\"} 1"));
+  EXPECT_THAT(text, HasSubstr("lq_total{name=\"r\",namespace=\"a\",priority_class=\"low\"} 1"));
+  // A label the family does not have matches nothing; recording again starts from zero.
+  EXPECT_EQ(c.DeleteMatching({{"cohort", "q"}}), 0);
+  c.Add({"q", "a", "low"});
+  EXPECT_THAT(registry.Render(),
+              HasSubstr("lq_total{name=\"q\",namespace=\"a\",priority_class=\"low\"} 1"));
 }
 
 TEST(RegistryTest, CountersGaugesAndCollectorsRenderInOrder) {

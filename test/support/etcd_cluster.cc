@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -26,6 +27,16 @@ extern char** environ;
 
 namespace tollgate::test_support {
 namespace {
+
+// Whether every thread of `pid` is stopped by a signal (state T in /proc/PID/stat).
+bool IsStopped(pid_t pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  // The state follows the command name, which is in parentheses and may hold spaces.
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'T';
+}
 
 // Paces polling for health and for exits; every wait ends on its condition or its deadline.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
@@ -260,6 +271,16 @@ absl::Status EtcdCluster::Pause(int i) {
     return absl::InternalError(absl::StrCat("SIGSTOP ", member.name, ": ", std::strerror(errno)));
   }
   member.paused = true;
+  // kill() returns before the signal has stopped every thread; on a loaded machine the member
+  // could still answer a call the test sends right after. Return only once it is stopped.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!IsStopped(member.pid)) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(member.name, " did not stop within 10 s of SIGSTOP"));
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   return absl::OkStatus();
 }
 

@@ -23,6 +23,7 @@ import time
 import unittest
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -156,7 +157,15 @@ class DashboardBrowserTest(unittest.TestCase):
         shutil.rmtree(cls.scratch, ignore_errors=True)
 
     def text(self, testid):
-        return self.driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]').text.strip()
+        # Live updates re-render the page: an element found just before a re-render is stale by
+        # the time its text is read, so it is found again in the new page.
+        for _ in range(10):
+            try:
+                return self.driver.find_element(
+                    By.CSS_SELECTOR, f'[data-testid="{testid}"]').text.strip()
+            except StaleElementReferenceException:
+                continue
+        raise AssertionError(f"{testid} kept being re-rendered while it was read")
 
     def exists(self, testid):
         return len(self.driver.find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')) > 0
@@ -246,6 +255,34 @@ class DashboardBrowserTest(unittest.TestCase):
         wait_for(lambda: "Admitted" in self.text("timeline") or "QuotaReserved" in self.text("timeline"),
                  what="admissions on the timeline")
         self.screenshot("timeline")
+
+    def test_6_deleted_cohort_and_local_queue(self):
+        # The example's cohort has a Cohort object now; deleting it leaves the implicit cohort
+        # its ClusterQueues name (Kueue's rule: no finalizer on Cohorts), marked as such.
+        self.server.cli("apply", "-f", "-", stdin="""apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata:
+  name: evalhub
+""")
+        self.driver.get(self.server.url)
+        WebDriverWait(self.driver, DEADLINE).until(
+            lambda d: self.live() and self.exists("node-cohort-evalhub"))
+        self.assertFalse(self.exists("implicit-evalhub"))
+        self.server.cli("delete", "cohort", "evalhub")
+        # The live stream carries workload changes, not configuration: a reload shows the delete.
+        self.driver.refresh()
+        WebDriverWait(self.driver, DEADLINE).until(
+            lambda d: self.live() and self.exists("implicit-evalhub"))
+        # A deleted LocalQueue: its pending workload says why it waits (Kueue's reason).
+        self.server.cli("submit", "-f", "-", stdin=workload_yaml("team-b", "too-big", 4096))
+        self.server.cli("delete", "localqueue", "eval-queue", "-n", "team-b")
+        self.driver.get(self.server.url + "#/workloads/team-b/too-big")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("why-pending"))
+        wait_for(lambda: "LocalQueue eval-queue doesn't exist" in self.text("pending-message"),
+                 what="the deleted LocalQueue's reason on the workload page")
+        wait_for(lambda: "Not queued" in self.text("position"),
+                 what="the workload page's position saying it is not queued")
+        self.screenshot("deleted-local-queue")
 
 
 TOKENS = """admin-token,root,0,"tollgate:admins"

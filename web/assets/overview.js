@@ -74,16 +74,20 @@ export async function renderOverview() {
     .filter(([list]) => list === null).map(([, label]) => label);
   const clusterQueues = (cqs || []).map((o) => o.clusterQueue);
   const localQueues = (lqs || []).map((o) => o.localQueue);
+  // JSON leaves empty messages out: a Cohort without quota or parent has no spec.
   const cohortSpecs = new Map((cohorts || []).map((o) => [o.cohort.metadata.name, o.cohort]));
-  // Cohorts named by a ClusterQueue but not declared exist implicitly, as in Kueue.
-  for (const cq of clusterQueues) {
-    if (cq.spec.cohort && !cohortSpecs.has(cq.spec.cohort)) {
-      cohortSpecs.set(cq.spec.cohort, { metadata: { name: cq.spec.cohort }, spec: {}, status: {} });
+  // Cohorts named by a ClusterQueue or as a Cohort's parent but not declared (never, or
+  // deleted) exist implicitly, as in Kueue: no quota of their own and no parent.
+  const named = [...clusterQueues.map((cq) => cq.spec.cohort),
+    ...[...cohortSpecs.values()].map((c) => (c.spec || {}).parent)];
+  for (const name of named) {
+    if (name && !cohortSpecs.has(name)) {
+      cohortSpecs.set(name, { metadata: { name }, spec: {}, status: {}, implicit: true });
     }
   }
   const children = new Map();
   const add = (parent, item) => { if (!children.has(parent)) children.set(parent, []); children.get(parent).push(item); };
-  for (const [name, c] of cohortSpecs) add(c.spec.parent || '', { kind: 'cohort', name, obj: c });
+  for (const [name, c] of cohortSpecs) add((c.spec || {}).parent || '', { kind: 'cohort', name, obj: c });
   for (const cq of clusterQueues) add(cq.spec.cohort || '', { kind: 'cq', name: cq.metadata.name, obj: cq });
 
   const rowsOf = (item) => item.kind === 'cq' ? quotaRows(item.obj.spec, item.obj.status)
@@ -100,6 +104,9 @@ export async function renderOverview() {
     return h('li', { class: 'node', 'data-testid': `node-${item.kind}-${item.name}` },
       h('div', { class: 'node-head' },
         h('span', { class: 'kind' }, item.kind === 'cq' ? 'ClusterQueue' : 'Cohort'),
+        item.obj.implicit ? h('span', { class: 'muted', 'data-testid': `implicit-${item.name}`,
+          title: 'Named by its members, with no Cohort object: no quota of its own, no parent' },
+        'implicit') : null,
         item.kind === 'cq' ? h('a', { class: 'name', href: `#/workloads?clusterQueue=${encodeURIComponent(item.name)}` }, item.name)
           : h('span', { class: 'name' }, item.name),
         h('span', { class: 'counts' }, counts)),
@@ -142,7 +149,8 @@ export async function renderOverview() {
                 h('td', { class: 'num', 'data-testid': `cq-pending-${cq.metadata.name}` }, cq.status.pendingWorkloads),
                 h('td', { class: 'num', 'data-testid': `cq-admitted-${cq.metadata.name}` }, cq.status.admittedWorkloads),
                 h('td', { class: 'num', 'data-testid': `cq-share-${cq.metadata.name}` }, (cq.status.fairSharing || {}).weightedShare ?? 0),
-                h('td', {}, active ? active.status : ''));
+                h('td', { 'data-testid': `cq-active-${cq.metadata.name}` },
+                  active ? (active.status === 'False' && active.reason ? `False (${active.reason})` : active.status) : ''));
             })))),
         h('section', { class: 'panel' },
           h('h2', {}, 'LocalQueues'),

@@ -2,11 +2,34 @@
 // position, who holds the quota it needs, conditions and events).
 import { h, listWorkloads, listObjects, getWorkload, stateName, age, time } from './api.js';
 
-const STATES = ['', 'PENDING', 'ADMITTED', 'EVICTING', 'FINISHED'];
+const STATES = ['', 'PENDING', 'QUOTA_RESERVED', 'ADMITTED', 'EVICTING', 'FINISHED'];
 
 function badge(state) {
   const name = stateName(state);
-  return h('span', { class: `badge ${name}` }, name.charAt(0) + name.slice(1).toLowerCase());
+  const words = name.toLowerCase().split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1));
+  return h('span', { class: `badge ${name}` }, words.join(''));
+}
+
+// A quota-reserved workload waits for its admission checks: which, and why.
+function waitingChecks(w) {
+  return (w.status.admissionChecks || []).filter((c) => c.state !== 'Ready')
+    .map((c) => `${c.name}: ${c.state}${c.message ? ` (${c.message})` : ''}`).join('; ');
+}
+
+function whyOf(w) {
+  return stateName(w.status.state) === 'QUOTA_RESERVED' ? `Waiting for admission checks: ${waitingChecks(w)}` : (w.status.pendingMessage || '');
+}
+
+function checksPanel(w) {
+  const checks = w.status.admissionChecks || [];
+  if (checks.length === 0) return null;
+  return h('section', { class: 'panel', 'data-testid': 'admission-checks' },
+    h('h2', {}, 'Admission checks'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Check', 'State', 'Since', 'Retries', 'Message'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, checks.map((c) => h('tr', { 'data-testid': `check-${c.name}` },
+        h('td', {}, c.name), h('td', {}, h('span', { class: `badge check-${c.state}` }, c.state)),
+        h('td', {}, time(c.lastTransitionTime)), h('td', { class: 'num' }, c.retryCount || 0),
+        h('td', {}, c.message || ''))))));
 }
 
 function setParam(params, key, value) {
@@ -58,7 +81,7 @@ export async function renderWorkloads(params) {
           h('td', { 'data-testid': `wl-state-${w.metadata.namespace}-${w.metadata.name}` }, badge(w.status.state)),
           h('td', { class: 'num' }, w.status.priority),
           h('td', {}, age(w.metadata.creationTimestamp)),
-          h('td', { class: 'muted', title: w.status.pendingMessage || '' }, h('div', { class: 'why-cell' }, w.status.pendingMessage || ''))))))));
+          h('td', { class: 'muted', title: whyOf(w) }, h('div', { class: 'why-cell' }, whyOf(w)))))))));
 }
 
 function eventClass(reason) {
@@ -89,9 +112,13 @@ export async function renderWorkload(ns, name) {
     stateName(w.status.state) === 'PENDING' ? h('section', { class: 'why', 'data-testid': 'why-pending' },
       h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Why is it waiting?'),
       h('div', { 'data-testid': 'pending-message' }, w.status.pendingMessage || 'Waiting for the next scheduling cycle.'),
-      pending ? h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' },
-        `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
-        `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`) : null) : null,
+      h('div', { class: 'muted', style: 'margin-top:6px', 'data-testid': 'position' }, pending
+        ? `Position ${pending.positionInClusterQueue + 1} in ClusterQueue ${pending.clusterQueue}, ` +
+          `${pending.positionInLocalQueue + 1} in LocalQueue ${pending.localQueue}.`
+        : 'Not queued: it waits for what the message above names.')) : null,
+    stateName(w.status.state) === 'QUOTA_RESERVED' ? h('section', { class: 'why', 'data-testid': 'why-quota-reserved' },
+      h('div', { style: 'font-weight:600;margin-bottom:4px' }, 'Quota reserved: why is it not running yet?'),
+      h('div', {}, `Waiting for admission checks: ${waitingChecks(w)}`)) : null,
     h('div', { class: 'grid' },
       h('section', { class: 'panel' },
         h('h2', {}, 'Workload'),
@@ -108,6 +135,7 @@ export async function renderWorkload(ns, name) {
         h('table', {}, h('thead', {}, h('tr', {}, ['Type', 'Status', 'Reason', 'Since'].map((c) => h('th', {}, c)))),
           h('tbody', {}, (w.status.conditions || []).map((c) => h('tr', { title: c.message },
             h('td', {}, c.type), h('td', {}, c.status), h('td', {}, c.reason), h('td', {}, time(c.lastTransitionTime)))))))),
+    checksPanel(w),
     data.quotaHolders ? h('section', { class: 'panel', 'data-testid': 'quota-holders' },
       h('h2', {}, `Who holds the quota ${data.cohort ? `in cohort ${data.cohort}` : `of ${pending.clusterQueue}`}`),
       data.quotaHolders.length === 0 ? h('div', { class: 'muted' }, 'Nobody: the quota it needs does not exist or its queue is inactive.') :

@@ -5,9 +5,6 @@ Run by ctest (clients/python/CMakeLists.txt) with TOLLGATED, TOLLGATE_DEPLOY_DIR
 """
 
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 import unittest
@@ -16,61 +13,19 @@ from concurrent import futures
 import grpc
 
 from tollgate_client import AdmissionTimeout, PodSet, TollgateClient, TollgateError
+from tollgated_process import TollgatedProcess
 
-STARTUP_TIMEOUT = 30.0
-
-
-class TollgatedProcess:
-    """tollgated on 127.0.0.1:0 over a fresh data dir with the EvalHub queues loaded."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="tollgate-python-test-")
-        deploy = os.environ["TOLLGATE_DEPLOY_DIR"]
-        port_file = os.path.join(self.dir, "port")
-        self.log = open(os.path.join(self.dir, "tollgated.log"), "wb")
-        self.process = subprocess.Popen(
-            [
-                os.environ["TOLLGATED"],
-                "--listen=127.0.0.1:0",
-                f"--data-dir={self.dir}/data",
-                f"--port-file={port_file}",
-                f"--manifests={deploy}/evalhub/queues.yaml,{deploy}/evalhub/priorities.yaml",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        # Wait on the condition (the port file appears once serving), with a deadline.
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not os.path.exists(port_file):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"tollgated exited: {self.read_log()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"tollgated did not start: {self.read_log()}")
-            time.sleep(0.02)
-        with open(port_file) as f:
-            self.address = f"127.0.0.1:{f.read().strip()}"
-
-    def read_log(self) -> str:
-        with open(os.path.join(self.dir, "tollgated.log"), "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+EVALHUB_MANIFESTS = [
+    os.path.join(os.environ["TOLLGATE_DEPLOY_DIR"], "evalhub", name)
+    for name in ("queues.yaml", "priorities.yaml")
+]
 
 GPU_POD = {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}
 
 
 class ClientTest(unittest.TestCase):
     def setUp(self):
-        self.server = TollgatedProcess()
+        self.server = TollgatedProcess(EVALHUB_MANIFESTS)
         self.addCleanup(self.server.stop)
         self.client = TollgateClient(self.server.address)
         self.addCleanup(self.client.close)
@@ -196,7 +151,7 @@ class OperatorControlsTest(unittest.TestCase):
     preempt (with hold) and the cohort breakdown, against a real tollgated."""
 
     def setUp(self):
-        self.server = TollgatedProcess()
+        self.server = TollgatedProcess(EVALHUB_MANIFESTS)
         self.addCleanup(self.server.stop)
         self.client = TollgateClient(self.server.address)
         self.addCleanup(self.client.close)
@@ -306,7 +261,8 @@ class OperatorControlsTest(unittest.TestCase):
 
 class _Follower(grpc.GenericRpcHandler):
     """What a follower replica of a replicated tollgated answers (docs/ha.md): UNAVAILABLE
-    naming the leader, in the message and the `tollgate-leader` trailing metadata."""
+    marked by the `tollgate-not-leader` trailer, naming the leader in the `tollgate-leader`
+    trailer (and in the message, for people)."""
 
     def __init__(self, leader: str):
         self.leader = leader
@@ -315,7 +271,8 @@ class _Follower(grpc.GenericRpcHandler):
     def service(self, handler_call_details):
         def refuse(request, context):
             self.calls += 1
-            context.set_trailing_metadata((("tollgate-leader", self.leader),))
+            context.set_trailing_metadata(
+                (("tollgate-not-leader", "true"), ("tollgate-leader", self.leader)))
             context.abort(grpc.StatusCode.UNAVAILABLE,
                           f"not the leader; the leader is at {self.leader}")
 
@@ -326,7 +283,7 @@ class ReplicasTest(unittest.TestCase):
     """A comma-separated target: unreachable replicas and followers are skipped."""
 
     def setUp(self):
-        self.server = TollgatedProcess()
+        self.server = TollgatedProcess(EVALHUB_MANIFESTS)
         self.addCleanup(self.server.stop)
         self.follower = _Follower(self.server.address)
         self.follower_server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))

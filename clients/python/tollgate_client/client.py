@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Iterator, List, Mapping, Optional, Sequence
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence
 
 import grpc
 
@@ -20,6 +20,7 @@ from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
 
 _STATES = {
     objects_pb2.WORKLOAD_STATE_PENDING: "Pending",
+    objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED: "QuotaReserved",
     objects_pb2.WORKLOAD_STATE_ADMITTED: "Admitted",
     objects_pb2.WORKLOAD_STATE_EVICTING: "Evicting",
     objects_pb2.WORKLOAD_STATE_FINISHED: "Finished",
@@ -74,6 +75,11 @@ class Workload:
     @property
     def admitted(self) -> bool:
         return self.state == "Admitted"
+
+    @property
+    def checks(self) -> Dict[str, str]:
+        """Each admission check's state by name (Pending, Ready, Retry, Rejected)."""
+        return {c.name: c.state for c in self.proto.status.admission_checks}
 
     @staticmethod
     def from_proto(wl: objects_pb2.Workload) -> "Workload":
@@ -184,16 +190,21 @@ class _Endpoint:
         self.info = service_pb2_grpc.InfoServiceStub(self.channel)
 
 
+# Trailers of a follower's refusal (services/api/metadata_keys.h, docs/ha.md).
+_NOT_LEADER_KEY = "tollgate-not-leader"
+_LEADER_KEY = "tollgate-leader"
+
+
 def _follower_answer(e: grpc.RpcError) -> bool:
-    """A follower replica's "not the leader" answer (docs/ha.md): nothing was done."""
-    return e.code() == grpc.StatusCode.UNAVAILABLE and (e.details() or "").startswith(
-        "not the leader"
+    """A follower replica's refusal (docs/ha.md): nothing was done, the leader should answer."""
+    return e.code() == grpc.StatusCode.UNAVAILABLE and any(
+        key == _NOT_LEADER_KEY for key, _ in (e.trailing_metadata() or ())
     )
 
 
 def _named_leader(e: grpc.RpcError) -> str:
     for key, value in e.trailing_metadata() or ():
-        if key == "tollgate-leader":
+        if key == _LEADER_KEY:
             return value
     return ""
 

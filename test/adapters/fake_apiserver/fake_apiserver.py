@@ -11,12 +11,18 @@ JSON patch (with `test`), strategic merge patch for built-in kinds (as a merge p
 status subresource, delete, 404/409/410/422 as metav1.Status objects, and optional bearer-token
 auth and TLS.
 
-A small controller stands in for the Job, KubeRay and Kubeflow controllers: an unsuspended job
+It serves the CRDs of every job kind Tollgate admits (JobSet, MPIJob, the Kubeflow training
+kinds, TrainJob and its runtimes, KubeRay's RayJob, RayCluster and RayService, SparkApplication,
+AppWrapper) besides Jobs and CronJobs; --omit-crds=plural,... leaves some out.
+
+A small controller stands in for each kind's controller: an unsuspended job
 "starts its pods" (status.active, then status.ready after --pod-start-delay) and completes
 after --job-duration seconds (per object: annotation fake.tollgate.dev/duration-seconds;
-fake.tollgate.dev/fail: "true" makes it fail instead). Suspending a job "stops its pods".
-Pods (with the API server's scheduling-gate rules), a kubelet, and the Deployment, StatefulSet
-and LeaderWorkerSet controllers are stood in for by pod_controllers.py.
+fake.tollgate.dev/fail: "true" makes it fail instead; RayClusters and RayServices run until
+deleted). Suspending a job "stops its pods". A CronJob "fires" once when created: it creates a
+Job from its jobTemplate, owned by the CronJob. Pods (with the API server's scheduling-gate
+rules), a kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
+for by pod_controllers.py.
 
 Test-only endpoints (not Kubernetes): POST /fake/compact forgets the event history (so older
 resourceVersions get 410), POST /fake/drop-watches ends every open watch, GET /fake/runs lists
@@ -56,8 +62,40 @@ RESOURCES = {
     ("batch", "v1", "jobs"): ("Job", True, True, []),
     ("ray.io", "v1", "rayjobs"): ("RayJob", True, True, []),
     ("kubeflow.org", "v1", "pytorchjobs"): ("PyTorchJob", True, True, []),
+    # What tollgate-kube's ProvisioningRequest check reads and writes.
+    ("", "v1", "podtemplates"): ("PodTemplate", True, False, []),
+    ("autoscaling.x-k8s.io", "v1", "provisioningrequests"): ("ProvisioningRequest", True, True,
+                                                            ["provreq", "provreqs"]),
+    ("kueue.x-k8s.io", "v1beta1", "provisioningrequestconfigs"):
+        ("ProvisioningRequestConfig", False, False, []),
+    ("kubeflow.org", "v1", "tfjobs"): ("TFJob", True, True, []),
+    ("kubeflow.org", "v1", "jaxjobs"): ("JAXJob", True, True, []),
+    ("kubeflow.org", "v1", "paddlejobs"): ("PaddleJob", True, True, []),
+    ("kubeflow.org", "v1", "xgboostjobs"): ("XGBoostJob", True, True, []),
+    ("kubeflow.org", "v2beta1", "mpijobs"): ("MPIJob", True, True, []),
+    ("batch", "v1", "cronjobs"): ("CronJob", True, True, ["cj"]),
+    ("jobset.x-k8s.io", "v1alpha2", "jobsets"): ("JobSet", True, True, []),
+    ("trainer.kubeflow.org", "v1alpha1", "trainjobs"): ("TrainJob", True, True, []),
+    ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes"): ("TrainingRuntime", True, False, []),
+    ("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes"):
+        ("ClusterTrainingRuntime", False, False, []),
+    ("ray.io", "v1", "rayclusters"): ("RayCluster", True, True, []),
+    ("ray.io", "v1", "rayservices"): ("RayService", True, True, []),
+    ("sparkoperator.k8s.io", "v1beta2", "sparkapplications"): ("SparkApplication", True, True, []),
+    ("workload.codeflare.dev", "v1beta2", "appwrappers"): ("AppWrapper", True, True, []),
 }
 RESOURCES.update(pod_controllers.RESOURCES)
+# The CRD kinds; --omit-crds leaves some out, as a cluster without their operator would.
+CRD_GROUPS = {"ray.io", "kubeflow.org", "jobset.x-k8s.io", "trainer.kubeflow.org",
+              "sparkoperator.k8s.io", "workload.codeflare.dev",
+              pod_controllers.LWS_GROUP}
+# The Kubeflow v1 kinds and MPIJob: where their replica specs are.
+REPLICA_SPECS = {"pytorchjobs": "pytorchReplicaSpecs", "tfjobs": "tfReplicaSpecs",
+                 "jaxjobs": "jaxReplicaSpecs", "paddlejobs": "paddleReplicaSpecs",
+                 "xgboostjobs": "xgbReplicaSpecs", "mpijobs": "mpiReplicaSpecs"}
+# Every kind the stand-in controllers run.
+SIMULATED = {"jobs", "rayjobs", "jobsets", "trainjobs", "rayclusters", "rayservices",
+             "sparkapplications", "appwrappers", "cronjobs"} | set(REPLICA_SPECS)
 # Kinds whose strategic merge patches the real server accepts (built-in types); CRDs get 415.
 BUILTIN_GROUPS = {"", "batch"} | pod_controllers.BUILTIN_GROUPS
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -351,9 +389,12 @@ class Store:
             self.cond.notify_all()
 
 
+OMITTED = set()
+
+
 def resource_info(group, version, plural):
     info = RESOURCES.get((group, version, plural))
-    if info is None:
+    if info is None or plural in OMITTED:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     return info
 
@@ -384,6 +425,8 @@ class Api:
     def discovery(self, path):
         groups = {}
         for (group, version, plural), info in RESOURCES.items():
+            if plural in OMITTED:
+                continue
             groups.setdefault(group, {}).setdefault(version, []).append((plural, info))
         if path == "/version":
             return {"major": "1", "minor": "32", "gitVersion": "v1.32.0-tollgate-fake",
@@ -899,8 +942,8 @@ def template_selectors(plural, obj):
                 "nodeSelector", {})
         return out
     out = {}
-    for rtype, rspec in spec.get("pytorchReplicaSpecs", {}).items():
-        out[rtype] = rspec.get("template", {}).get("spec", {}).get("nodeSelector", {})
+    for rtype, rspec in spec.get(REPLICA_SPECS.get(plural, ""), {}).items():
+        out[rtype] = (rspec or {}).get("template", {}).get("spec", {}).get("nodeSelector", {})
     return out
 
 
@@ -936,14 +979,48 @@ class Simulator(threading.Thread):
             self.pods.tick()
             for key in sorted(self.store.objects):
                 plural = key[0]
-                if plural not in ("jobs", "rayjobs", "pytorchjobs"):
+                if plural not in SIMULATED or key not in self.store.objects:
                     continue
                 obj = self.store.objects[key]
+                if plural == "cronjobs":
+                    self.fire_cronjob(obj)
+                    continue
                 new_status = self.next_status(plural, obj)
                 if new_status is not None and new_status != obj.get("status"):
                     updated = copy.deepcopy(obj)
                     updated["status"] = new_status
                     self.store.put(plural, updated, "MODIFIED")
+
+    def fire_cronjob(self, cron):
+        """Creates the CronJob's first Job (once), as the CronJob controller would at its
+        first schedule. Caller holds the store's condition."""
+        status = cron.get("status") or {}
+        if status.get("lastScheduleTime"):
+            return
+        template = cron.get("spec", {}).get("jobTemplate", {})
+        meta = cron["metadata"]
+        name = "%s-%d" % (meta["name"], 29000000 + len(self.store.runs))
+        job = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": name, "namespace": meta["namespace"],
+                            "labels": copy.deepcopy(template.get("metadata", {}).get("labels", {})),
+                            "annotations": copy.deepcopy(
+                                template.get("metadata", {}).get("annotations", {})),
+                            "uid": str(uuid.uuid4()), "creationTimestamp": now_rfc3339(),
+                            "generation": 1,
+                            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                                 "name": meta["name"], "uid": meta["uid"],
+                                                 "controller": True,
+                                                 "blockOwnerDeletion": True}]},
+               "spec": copy.deepcopy(template.get("spec", {})), "status": {}}
+        apply_job_defaults("jobs", job)
+        if ("jobs", meta["namespace"], name) not in self.store.objects:
+            self.store.put("jobs", job, "ADDED")
+        updated = copy.deepcopy(cron)
+        updated["status"] = {"lastScheduleTime": now_rfc3339(),
+                             "active": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
+                                         "namespace": meta["namespace"],
+                                         "uid": job["metadata"]["uid"]}]}
+        self.store.put("cronjobs", updated, "MODIFIED")
 
     def begin_run(self, plural, obj, now):
         uid = obj["metadata"]["uid"]
@@ -1027,39 +1104,178 @@ class Simulator(threading.Thread):
                 status["jobDeploymentStatus"] = "Initializing"
                 status["rayClusterStatus"] = {"state": ""}
             return status
-        # pytorchjobs
+        if plural in REPLICA_SPECS:
+            return self.replica_specs_status(plural, obj, status, now, fail)
+        if plural in ("jobsets", "trainjobs"):
+            return self.jobset_status(plural, obj, status, now, fail)
+        if plural == "rayclusters":
+            if spec.get("suspend"):
+                self.started.pop(uid, None)
+                status["state"] = "suspended"
+                return status
+            elapsed = self.begin_run(plural, obj, now)
+            if fail and elapsed >= self.duration(obj):
+                status["state"] = "failed"
+            else:
+                status["state"] = "ready" if elapsed >= self.args.pod_start_delay else ""
+            return status
+        if plural == "rayservices":
+            if spec.get("rayClusterConfig", {}).get("suspend"):
+                self.started.pop(uid, None)
+                set_condition(status, "Ready", "False", "Suspended", "RayService is suspended")
+                return status
+            elapsed = self.begin_run(plural, obj, now)
+            ready = elapsed >= self.args.pod_start_delay
+            set_condition(status, "Ready", "True" if ready else "False",
+                          "RunningServeDeploymentHealthy" if ready else "Initializing", "")
+            return status
+        if plural == "sparkapplications":
+            return self.spark_status(obj, status, now, fail)
+        if plural == "appwrappers":
+            return self.appwrapper_status(obj, status, now, fail)
+        return None
+
+    def replica_specs_status(self, plural, obj, status, now, fail):
+        """The Kubeflow training kinds and MPIJob: replicaStatuses and the Created, Running,
+        Suspended, Succeeded and Failed conditions."""
+        spec = obj.get("spec", {})
+        uid = obj["metadata"]["uid"]
+        kind = obj["kind"]
         if condition_true(status, "Succeeded") or condition_true(status, "Failed"):
             return None
-        replicas = {t: s.get("replicas", 1) for t, s in spec.get("pytorchReplicaSpecs",
-                                                                   {}).items()}
+        replicas = {t: (s or {}).get("replicas", 1)
+                    for t, s in spec.get(REPLICA_SPECS[plural], {}).items()}
         if spec.get("runPolicy", {}).get("suspend"):
             self.started.pop(uid, None)
             status["replicaStatuses"] = {t: {"active": 0} for t in replicas}
             if condition_true(status, "Running"):
-                set_condition(status, "Running", "False", "PyTorchJobSuspended", "suspended")
-            set_condition(status, "Suspended", "True", "PyTorchJobSuspended",
-                          "PyTorchJob is suspended")
+                set_condition(status, "Running", "False", kind + "Suspended", "suspended")
+            set_condition(status, "Suspended", "True", kind + "Suspended",
+                          kind + " is suspended")
             return status
         elapsed = self.begin_run(plural, obj, now)
-        set_condition(status, "Created", "True", "PyTorchJobCreated", "PyTorchJob is created")
+        set_condition(status, "Created", "True", kind + "Created", kind + " is created")
         if any(c.get("type") == "Suspended" for c in status.get("conditions", [])):
-            set_condition(status, "Suspended", "False", "PyTorchJobResumed",
-                          "PyTorchJob is resumed")
+            set_condition(status, "Suspended", "False", kind + "Resumed", kind + " is resumed")
         if elapsed >= self.duration(obj):
             status["replicaStatuses"] = {t: {"succeeded": n} for t, n in replicas.items()}
-            set_condition(status, "Running", "False", "PyTorchJobSucceeded", "")
+            set_condition(status, "Running", "False", kind + "Succeeded", "")
             if fail:
-                set_condition(status, "Failed", "True", "PyTorchJobFailed",
-                              "PyTorchJob failed")
+                set_condition(status, "Failed", "True", kind + "Failed", kind + " failed")
             else:
-                set_condition(status, "Succeeded", "True", "PyTorchJobSucceeded",
-                              "PyTorchJob is successfully completed")
+                set_condition(status, "Succeeded", "True", kind + "Succeeded",
+                              kind + " is successfully completed")
             self.started.pop(uid, None)
             return status
         status["replicaStatuses"] = {t: {"active": n} for t, n in replicas.items()}
         if elapsed >= self.args.pod_start_delay:
-            set_condition(status, "Running", "True", "PyTorchJobRunning",
-                          "PyTorchJob is running")
+            set_condition(status, "Running", "True", kind + "Running", kind + " is running")
+        return status
+
+    def replicated_jobs(self, plural, obj):
+        """(name, replicas) of a JobSet's replicated jobs, or of a TrainJob's runtime's."""
+        spec = obj.get("spec", {})
+        if plural == "jobsets":
+            jobs = spec.get("replicatedJobs", [])
+        else:
+            ref = spec.get("runtimeRef", {})
+            if ref.get("kind", "ClusterTrainingRuntime") == "ClusterTrainingRuntime":
+                key = ("clustertrainingruntimes", "", ref.get("name", ""))
+            else:
+                key = ("trainingruntimes", obj["metadata"]["namespace"], ref.get("name", ""))
+            runtime = self.store.objects.get(key, {})
+            jobs = runtime.get("spec", {}).get("template", {}).get("spec", {}).get(
+                "replicatedJobs", [])
+        return [(j.get("name", ""), j.get("replicas", 1)) for j in jobs]
+
+    def jobset_status(self, plural, obj, status, now, fail):
+        """JobSet (status.replicatedJobsStatus, Completed/Failed) and TrainJob
+        (status.jobsStatus, Complete/Failed), counting jobs, not pods."""
+        spec = obj.get("spec", {})
+        uid = obj["metadata"]["uid"]
+        done, field = ("Completed", "replicatedJobsStatus") if plural == "jobsets" else (
+            "Complete", "jobsStatus")
+        if condition_true(status, done) or condition_true(status, "Failed"):
+            return None
+        jobs = self.replicated_jobs(plural, obj)
+
+        def statuses(**counts):
+            return [dict({"name": n, "ready": 0, "succeeded": 0, "failed": 0, "active": 0,
+                          "suspended": 0}, **{k: (r if v else 0) for k, v in counts.items()})
+                    for n, r in jobs]
+        if spec.get("suspend"):
+            self.started.pop(uid, None)
+            status[field] = statuses(suspended=True)
+            set_condition(status, "Suspended", "True", "JobsSuspended", "suspended")
+            return status
+        elapsed = self.begin_run(plural, obj, now)
+        if any(c.get("type") == "Suspended" for c in status.get("conditions", [])):
+            set_condition(status, "Suspended", "False", "JobsResumed", "resumed")
+        if elapsed >= self.duration(obj):
+            if fail:
+                status[field] = statuses(failed=True)
+                set_condition(status, "Failed", "True", "FailedJobs", "a job failed")
+            else:
+                status[field] = statuses(succeeded=True)
+                set_condition(status, done, "True", "AllJobsCompleted", "jobs completed")
+            self.started.pop(uid, None)
+            return status
+        status[field] = statuses(active=True, ready=elapsed >= self.args.pod_start_delay)
+        return status
+
+    def spark_status(self, obj, status, now, fail):
+        spec = obj.get("spec", {})
+        uid = obj["metadata"]["uid"]
+        state = status.get("applicationState", {}).get("state", "")
+        if state in ("COMPLETED", "FAILED", "SUBMISSION_FAILED"):
+            return None
+        name = obj["metadata"]["name"]
+        executors = ["%s-exec-%d" % (name, i + 1)
+                     for i in range(spec.get("executor", {}).get("instances", 0))]
+        if spec.get("suspend"):
+            self.started.pop(uid, None)
+            status["applicationState"] = {"state": "SUSPENDED"}
+            status.pop("executorState", None)
+            return status
+        elapsed = self.begin_run("sparkapplications", obj, now)
+        if elapsed >= self.duration(obj):
+            status["applicationState"] = (
+                {"state": "FAILED", "errorMessage": "driver container failed"} if fail
+                else {"state": "COMPLETED"})
+            status["executorState"] = {e: "COMPLETED" for e in executors}
+            self.started.pop(uid, None)
+            return status
+        if elapsed >= self.args.pod_start_delay:
+            status["applicationState"] = {"state": "RUNNING"}
+            status["executorState"] = {e: "RUNNING" for e in executors}
+        else:
+            status["applicationState"] = {"state": "SUBMITTED"}
+        return status
+
+    def appwrapper_status(self, obj, status, now, fail):
+        spec = obj.get("spec", {})
+        uid = obj["metadata"]["uid"]
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return None
+        if spec.get("suspend"):
+            self.started.pop(uid, None)
+            status["phase"] = "Suspended"
+            for c in ("QuotaReserved", "ResourcesDeployed", "PodsReady"):
+                set_condition(status, c, "False", "Suspended", "")
+            return status
+        elapsed = self.begin_run("appwrappers", obj, now)
+        if elapsed >= self.duration(obj):
+            status["phase"] = "Failed" if fail else "Succeeded"
+            for c in ("QuotaReserved", "ResourcesDeployed", "PodsReady"):
+                set_condition(status, c, "False", status["phase"], "")
+            self.started.pop(uid, None)
+            return status
+        status["phase"] = "Running"
+        set_condition(status, "QuotaReserved", "True", "Admitted", "")
+        set_condition(status, "ResourcesDeployed", "True", "Deployed", "")
+        ready = elapsed >= self.args.pod_start_delay
+        set_condition(status, "PodsReady", "True" if ready else "False",
+                      "PodsReady" if ready else "InsufficientPodsReady", "")
         return status
 
 
@@ -1081,8 +1297,14 @@ def main():
     parser.add_argument("--bookmark-seconds", type=float, default=2.0)
     parser.add_argument("--namespaces", default="default,kube-system",
                         help="namespaces that exist at start")
+    parser.add_argument("--omit-crds", default="",
+                        help="plurals of CRD kinds not to serve (their CRD is not installed)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
+    for plural in [p for p in args.omit_crds.split(",") if p]:
+        if not any(p == plural and g in CRD_GROUPS for g, _, p in RESOURCES):
+            parser.error("--omit-crds: %s is not a CRD kind" % plural)
+        OMITTED.add(plural)
 
     store = Store(args.history)
     api = Api(store, args)

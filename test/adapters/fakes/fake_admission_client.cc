@@ -196,6 +196,18 @@ absl::StatusOr<v1::ReportCheckpointResponse> FakeAdmissionClient::ReportCheckpoi
   return response;
 }
 
+absl::StatusOr<v1::ReportReclaimablePodsResponse> FakeAdmissionClient::ReportReclaimablePods(
+    const v1::ReportReclaimablePodsRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("ReportReclaimablePods", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  *it->second.mutable_status()->mutable_reclaimable_pods() = request.reclaimable_pods();
+  v1::ReportReclaimablePodsResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
 absl::StatusOr<v1::ReportJobStateResponse> FakeAdmissionClient::ReportJobState(
     const v1::ReportJobStateRequest& request) {
   absl::MutexLock lock(&mu_);

@@ -5,9 +5,8 @@
 
 #include "absl/time/time.h"
 #include "core/clock.h"
-#include "services/manifest/admission_translator.h"
-#include "services/manifest/job_translator.h"
-#include "services/manifest/pytorchjob_translator.h"
+#include "services/manifest/admission_enactment.h"
+#include "services/manifest/job_kinds.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
 
@@ -17,7 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kUid[] = "5e1f0000-aaaa-bbbb-cccc-000000000001";
-constexpr char kWorkload[] = "job-eval-5e1f0000";
+// Kueue's name for the Job's workload (jobframework.GetWorkloadNameForOwnerWithGVK).
+constexpr char kWorkload[] = "job-eval-3e3d2";
 
 Json MakeJob(bool suspend = true) {
   Json job = Json::parse(R"({
@@ -71,8 +71,8 @@ class JobControllerTest : public ::testing::Test {
   core::SimulatedClock clock_;
   FakeKubeClient kube_;
   client::FakeAdmissionClient admission_;
-  manifest::JobTranslator job_;
-  manifest::PyTorchJobTranslator pytorch_;
+  const manifest::JobKindTranslator& job_ = *manifest::FindJobKind("Job");
+  const manifest::JobKindTranslator& pytorch_ = *manifest::FindJobKind("PyTorchJob");
   std::unique_ptr<JobController> controller_;
 };
 
@@ -83,7 +83,7 @@ TEST_F(JobControllerTest, SubmitsAndKeepsAPendingJobSuspended) {
   ASSERT_TRUE(wl.has_value());
   EXPECT_EQ(wl->metadata().uid(), kUid);
   EXPECT_EQ(wl->spec().pod_sets(0).count(), 2);
-  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
+  EXPECT_TRUE(job_.IsSuspended(Job()));
   EXPECT_EQ(Status(), "pending: Waiting in the fake queue");
   EXPECT_THAT(EventReasons(), ::testing::ElementsAre("Suspended"));
 
@@ -99,7 +99,7 @@ TEST_F(JobControllerTest, AdmissionInjectsFlavorAndUnsuspends) {
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
   const Json job = Job();
-  EXPECT_FALSE(manifest::IsSuspended(job_, job));
+  EXPECT_FALSE(job_.IsSuspended(job));
   EXPECT_EQ(job["spec"]["template"]["spec"]["nodeSelector"],
             Json::parse(R"({"team": "a", "accelerator": "a100"})"));
   EXPECT_EQ(job["spec"]["template"]["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
@@ -190,7 +190,7 @@ TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGo
 
   ASSERT_TRUE(Reconcile().ok());
   Json job = Job();
-  EXPECT_TRUE(manifest::IsSuspended(job_, job));
+  EXPECT_TRUE(job_.IsSuspended(job));
   EXPECT_EQ(job["spec"]["template"], original["spec"]["template"]);
   EXPECT_EQ(manifest::Annotation(job, manifest::kOriginalTemplatesAnnotation), "");
   EXPECT_THAT(Status(), HasSubstr("preempted: Preempted to accommodate"));
@@ -207,7 +207,7 @@ TEST_F(JobControllerTest, EvictionSuspendsRestoresAndReportsStoppedOncePodsAreGo
   // Admitted again later: resumes with the flavor's selector.
   admission_.Admit("team-a", kWorkload, GpuAdmission());
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_FALSE(manifest::IsSuspended(job_, Job()));
+  EXPECT_FALSE(job_.IsSuspended(Job()));
   EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "a100");
 }
 
@@ -255,14 +255,14 @@ TEST_F(JobControllerTest, RecreatedObjectGetsANewWorkload) {
   kube_.Put(manifest::JobResource(), again);
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
-  EXPECT_TRUE(admission_.Find("team-a", "job-eval-77770000").has_value());
+  EXPECT_TRUE(admission_.Find("team-a", "job-eval-b30aa").has_value());
 }
 
 TEST_F(JobControllerTest, ConflictsAreRetriedWithAFreshRead) {
   kube_.Put(manifest::JobResource(), MakeJob(/*suspend=*/false));
   kube_.InjectConflicts(2);
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
+  EXPECT_TRUE(job_.IsSuspended(Job()));
   EXPECT_EQ(kube_.patch_count(), 3);
 }
 
@@ -280,7 +280,7 @@ TEST_F(JobControllerTest, RejectedWorkloadKeepsTheJobSuspendedAndSaysWhy) {
   admission_.FailSubmits(absl::InvalidArgumentError("priority class \"nope\" not found"));
   const absl::Status status = Reconcile();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
+  EXPECT_TRUE(job_.IsSuspended(Job()));
   EXPECT_EQ(Status(), "invalid: priority class \"nope\" not found");
   EXPECT_THAT(EventReasons(), ::testing::Contains("InvalidWorkload"));
 }
@@ -361,9 +361,9 @@ TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
   (*other.mutable_pod_set_assignments(0)->mutable_flavors())["cpu"] = "h100";
   admission_.Admit("team-a", kWorkload, other);
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_TRUE(manifest::IsSuspended(job_, Job()));
+  EXPECT_TRUE(job_.IsSuspended(Job()));
   ASSERT_TRUE(Reconcile().ok());
-  EXPECT_FALSE(manifest::IsSuspended(job_, Job()));
+  EXPECT_FALSE(job_.IsSuspended(Job()));
   EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "h100");
 }
 
@@ -379,7 +379,7 @@ TEST_F(JobControllerTest, PyTorchJobSuspendsThroughRunPolicy) {
   ASSERT_TRUE(controller_->Reconcile(ObjectKey{"pytorchjobs", "team-a", "ft"}).ok());
   const Json stored = kube_.Object(manifest::PyTorchJobResource(), "team-a", "ft");
   EXPECT_EQ(stored["spec"]["runPolicy"]["suspend"], true);
-  EXPECT_EQ(admission_.Find("team-a", "pytorchjob-ft-99990000")->spec().pod_sets(1).count(), 16);
+  EXPECT_EQ(admission_.Find("team-a", "pytorchjob-ft-dc01d")->spec().pod_sets(1).count(), 16);
 }
 
 TEST_F(JobControllerTest, CollectsOnlyItsOwnOrphans) {
@@ -414,6 +414,143 @@ TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {
   kube_.Remove(manifest::NamespaceResource(), "", "team-a");
   ASSERT_TRUE(controller_->Reconcile(key).ok());
   EXPECT_EQ(admission_.Count("DeleteObject"), 1);
+}
+
+// --- The kinds table (docs/job-kinds.md) ---
+
+// A JobSet with a queue label and the Job its controller created for it.
+Json MakeJobSet() {
+  return Json::parse(R"({
+    "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "train", "namespace": "team-a", "uid": "a1110000-0000-0000-0000-000000000001",
+                 "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
+    "spec": {"suspend": true, "replicatedJobs": [
+      {"name": "workers", "replicas": 2, "template": {"spec": {"parallelism": 2, "completions": 2,
+        "template": {"spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "1"}}}]}}}}}]}})");
+}
+
+Json OwnedJob(const std::string& owner_kind, const std::string& api_version,
+              const std::string& owner_name, const std::string& owner_uid) {
+  Json job = MakeJob(/*suspend=*/false);
+  job["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", api_version},
+                                                     {"kind", owner_kind},
+                                                     {"name", owner_name},
+                                                     {"uid", owner_uid},
+                                                     {"controller", true}}});
+  return job;
+}
+
+class JobKindsControllerTest : public JobControllerTest {
+ protected:
+  JobController& AllKinds(JobController::Options options = {}) {
+    std::vector<const manifest::JobKindTranslator*> kinds(manifest::AllJobKinds().begin(),
+                                                          manifest::AllJobKinds().end());
+    controller_ = std::make_unique<JobController>(kube_, admission_, clock_, kinds, options);
+    return *controller_;
+  }
+};
+
+TEST_F(JobKindsControllerTest, AJobOfAQueuedJobSetIsLeftToTheJobSet) {
+  const Json jobset = kube_.Put(manifest::FindJobKind("JobSet")->resource(), MakeJobSet());
+  kube_.Put(manifest::JobResource(), OwnedJob("JobSet", "jobset.x-k8s.io/v1alpha2", "train",
+                                              manifest::GetString(jobset, {"metadata", "uid"})));
+  AllKinds();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(kube_.patch_count(), 0);
+  // The JobSet itself is queued.
+  ASSERT_TRUE(controller_->Reconcile(ObjectKey{"jobsets", "team-a", "train"}).ok());
+  const std::string name = manifest::FindJobKind("JobSet")->WorkloadName(jobset);
+  ASSERT_TRUE(admission_.Find("team-a", name).has_value());
+  EXPECT_EQ(admission_.Find("team-a", name)->spec().pod_sets(0).count(), 4);
+}
+
+TEST_F(JobKindsControllerTest, AJobOfACronJobIsQueuedLikeAnyJob) {
+  kube_.Put(manifest::JobResource(),
+            OwnedJob("CronJob", "batch/v1", "nightly", "c2220000-0000-0000-0000-000000000002"));
+  AllKinds();
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+}
+
+TEST_F(JobKindsControllerTest, AnObjectWithoutTheQueueLabelIsLeftAlone) {
+  Json job = MakeJob(/*suspend=*/false);
+  job["metadata"].erase("labels");
+  kube_.Put(manifest::JobResource(), job);
+  AllKinds();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(kube_.patch_count(), 0);
+  EXPECT_EQ(admission_.Count("Submit"), 0);
+}
+
+TEST_F(JobKindsControllerTest, AnAdmissionThatCannotBeEnactedFinishesTheWorkload) {
+  // The flavor's node label contradicts the template's node selector: no retry can start it.
+  Json job = MakeJob();
+  job["spec"]["template"]["spec"]["nodeSelector"]["accelerator"] = "v100";
+  kube_.Put(manifest::JobResource(), job);
+  AllKinds();
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->status().state(), v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+  EXPECT_THAT(Status(), HasSubstr("finished: Cannot start"));
+  EXPECT_THAT(Status(), HasSubstr("key accelerator is \"v100\" and must also be \"a100\""));
+  EXPECT_THAT(EventReasons(), ::testing::Contains("FailedToStart"));
+  // The job as written is untouched.
+  EXPECT_EQ(Job()["spec"]["template"]["spec"]["nodeSelector"]["accelerator"], "v100");
+}
+
+TEST_F(JobKindsControllerTest, AWorkloadNamedByAnEarlierVersionKeepsItsName) {
+  kube_.Put(manifest::JobResource(), MakeJob());
+  // What tollgate-kube submitted before workloads were named as Kueue names them.
+  v1::SubmitRequest earlier;
+  v1::Workload& wl = *earlier.mutable_workload();
+  wl.mutable_metadata()->set_namespace_("team-a");
+  wl.mutable_metadata()->set_name(manifest::LegacyWorkloadName("job", "eval", kUid));
+  wl.mutable_metadata()->set_uid(kUid);
+  ASSERT_TRUE(admission_.Submit(earlier).ok());
+  admission_.Admit("team-a", wl.metadata().name(), GpuAdmission());
+  AllKinds();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_FALSE(job_.IsSuspended(Job()));
+  EXPECT_THAT(Status(), HasSubstr("admitted"));
+}
+
+TEST_F(JobKindsControllerTest, SucceededJobsOfARunningJobSetAreReportedReclaimable) {
+  const manifest::JobKindTranslator& jobset_kind = *manifest::FindJobKind("JobSet");
+  const Json jobset = kube_.Put(jobset_kind.resource(), MakeJobSet());
+  AllKinds();
+  const ObjectKey key{"jobsets", "team-a", "train"};
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const std::string name = jobset_kind.WorkloadName(jobset);
+  v1::Admission admission;
+  admission.set_cluster_queue("team-a-cq");
+  v1::PodSetAssignment* a = admission.add_pod_set_assignments();
+  a->set_name("workers");
+  a->set_count(4);
+  (*a->mutable_flavors())["cpu"] = "a100";
+  admission_.Admit("team-a", name, admission);
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const Json started = kube_.Object(jobset_kind.resource(), "team-a", "train");
+  ASSERT_FALSE(jobset_kind.IsSuspended(started));
+  EXPECT_EQ(started["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+                   ["nodeSelector"]["accelerator"],
+            "a100");
+  kube_.SetStatus(jobset_kind.resource(), "team-a", "train", Json::parse(R"({
+      "replicatedJobsStatus": [{"name": "workers", "active": 1, "ready": 1, "succeeded": 1}]})"));
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const std::optional<v1::Workload> now = admission_.Find("team-a", name);
+  ASSERT_EQ(now->status().reclaimable_pods_size(), 1);
+  EXPECT_EQ(now->status().reclaimable_pods(0).name(), "workers");
+  EXPECT_EQ(now->status().reclaimable_pods(0).count(), 2);
+  EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
+  // Nothing new: nothing reported again.
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
 }
 
 TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {

@@ -9,15 +9,22 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/kube_client.h"
+#include "adapters/kube/provisioning.h"
 #include "clients/cpp/grpc_admission_client.h"
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/admission_enactment.h"
 #include "test/adapters/kube/test_processes.h"
 
 namespace tollgate::kube {
@@ -77,7 +84,7 @@ class KubeE2eTest : public ::testing::Test {
     scratch_ = testing::ScratchDir();
     data_dir_ = scratch_ + "/tollgated-data";
     absl::StatusOr<testing::FakeApiServer> server = testing::StartFakeApiServer(
-        scratch_, {"--token", kToken, "--namespaces", "default,kube-system,team-a,team-b,solo",
+        scratch_, {"--token", kToken, "--namespaces", "default,kube-system,team-a,team-b,solo,prov",
                    "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     apiserver_ = std::move(*server);
@@ -108,19 +115,26 @@ class KubeE2eTest : public ::testing::Test {
   // `port` 0 picks one; a restart passes the previous port so the adapter finds it again.
   void StartTollgated(int port) {
     const std::string port_file = scratch_ + "/tollgated.port";
+    const std::string metrics_port_file = scratch_ + "/tollgated.metrics-port";
     std::filesystem::remove(port_file);
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
-        ChildProcess::Start({testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
-                             "--data-dir=" + data_dir_, "--port-file=" + port_file,
-                             "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack"},
-                            scratch_ + "/tollgated.log");
+    std::filesystem::remove(metrics_port_file);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(
+        {testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
+         "--data-dir=" + data_dir_, "--port-file=" + port_file,
+         "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack",
+         "--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + metrics_port_file},
+        scratch_ + "/tollgated.log");
     ASSERT_TRUE(process.ok()) << process.status();
     tollgated_ = std::move(*process);
     absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
     ASSERT_TRUE(bound.ok()) << bound.status();
     tollgate_port_ = *bound;
-    admission_ = client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", tollgate_port_),
-                                                      absl::Seconds(5));
+    absl::StatusOr<int> metrics_bound =
+        testing::WaitForPortFile(metrics_port_file, *tollgated_, kWait);
+    ASSERT_TRUE(metrics_bound.ok()) << metrics_bound.status();
+    metrics_port_ = *metrics_bound;
+    admission_ = std::make_unique<client::GrpcAdmissionClient>(
+        absl::StrCat("127.0.0.1:", tollgate_port_), client::Credentials(), absl::Seconds(5));
   }
 
   void StartAdapter() {
@@ -128,7 +142,8 @@ class KubeE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + scratch_ + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", tollgate_port_), "--enable-rayjobs",
          "--enable-pytorchjobs", "--state-file=" + scratch_ + "/kube.state", "--resync-period=20s",
-         "--watch-timeout=60s", "--health-file=" + scratch_ + "/kube.health"},
+         "--watch-timeout=60s", "--health-file=" + scratch_ + "/kube.health",
+         "--provisioning-check-sync-period=1s"},
         scratch_ + "/tollgate-kube.log");
     ASSERT_TRUE(process.ok()) << process.status();
     adapter_ = std::move(*process);
@@ -253,12 +268,53 @@ class KubeE2eTest : public ::testing::Test {
     return true;
   }
 
+  // The sum of a metric family's samples whose labels include every `labels` pair, as
+  // tollgated's /metrics serves them; nullopt when the scrape fails.
+  std::optional<double> MetricSum(const std::string& family,
+                                  const std::vector<std::string>& labels) {
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) return std::nullopt;
+    std::string body;
+    const std::string url = absl::StrCat("http://127.0.0.1:", metrics_port_, "/metrics");
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(
+        curl, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* out) {
+          static_cast<std::string*>(out)->append(data, size * n);
+          return size * n;
+        });
+    const CURLcode rc = curl_easy_perform(curl);
+    long code = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(curl);
+    if (rc != CURLE_OK || code != 200) return std::nullopt;
+    double sum = 0;
+    for (absl::string_view line : absl::StrSplit(body, '\n')) {
+      if (!absl::StartsWith(line, family + "{")) continue;
+      const size_t close = line.rfind('}');
+      if (close == absl::string_view::npos) continue;
+      const absl::string_view label_text = line.substr(0, close);
+      bool matches = true;
+      for (const std::string& label : labels) {
+        matches = matches && absl::StrContains(label_text, label);
+      }
+      double value = 0;
+      if (matches && absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(close + 1)), &value)) {
+        sum += value;
+      }
+    }
+    return sum;
+  }
+
   std::string scratch_;
   std::string data_dir_;
   testing::FakeApiServer apiserver_;
   std::unique_ptr<CurlKubeClient> kube_;
   std::unique_ptr<ChildProcess> tollgated_;
   int tollgate_port_ = 0;
+  int metrics_port_ = 0;
   std::unique_ptr<client::GrpcAdmissionClient> admission_;
   std::unique_ptr<ChildProcess> adapter_;
   std::thread sampler_;
@@ -544,6 +600,289 @@ TEST_F(KubeE2eTest, UnlabeledJobsAreLeftAlone) {
   ASSERT_TRUE(WaitFor([&] { return Running("team-a", "queued"); }, kWait));
   EXPECT_TRUE(PodsActive("team-a", "plain"));
   EXPECT_EQ(StatusOf(manifest::JobResource(), "team-a", "plain"), "");
+}
+
+// --- The ProvisioningRequest check: the test plays cluster-autoscaler ---------------------------
+
+namespace prov = provisioning;
+
+// Writes a ProvisioningRequest's status as cluster-autoscaler does (the /status subresource,
+// which KubeClient does not reach).
+absl::Status PatchRequestStatus(const std::string& url, const std::string& ns,
+                                const std::string& name, const Json& status) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
+  const std::string target =
+      url + ResourcePath(prov::ProvisioningRequestResource(), ns, name) + "/status";
+  const std::string body = manifest::Dump(Json{{"status", status}});
+  struct curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Content-Type: application/merge-patch+json");
+  headers = curl_slist_append(headers, absl::StrCat("Authorization: Bearer ", kToken).c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, target.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PATCH");
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
+  const CURLcode rc = curl_easy_perform(curl);
+  long code = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK || code != 200) {
+    return absl::UnavailableError(absl::StrCat("PATCH ", target, ": HTTP ", code));
+  }
+  return absl::OkStatus();
+}
+
+Json Conditions(const std::vector<std::pair<std::string, std::string>>& true_conditions) {
+  Json out = Json::array();
+  for (const auto& [type, message] : true_conditions) {
+    out.push_back({{"type", type},
+                   {"status", "True"},
+                   {"reason", type},
+                   {"message", message},
+                   {"lastTransitionTime", "2026-11-29T00:00:00Z"}});
+  }
+  return out;
+}
+
+class ProvisioningE2eTest : public KubeE2eTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(KubeE2eTest::SetUp());
+    // Backoff of 1s (then 2s) so a retry comes back at once.
+    Create(prov::ProvisioningRequestConfigResource(), "", Json::parse(R"({
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ProvisioningRequestConfig",
+        "metadata": {"name": "capacity-config"},
+        "spec": {"provisioningClassName": "check-capacity.autoscaling.x-k8s.io",
+                 "parameters": {"ValidUntilSeconds": "600"},
+                 "retryStrategy": {"backoffLimitCount": 2, "backoffBaseSeconds": 1,
+                                   "backoffMaxSeconds": 2},
+                 "podSetUpdates": {"nodeSelector": [
+                   {"key": "topology.kubernetes.io/zone",
+                    "valueFromProvisioningClassDetail": "zone"}]}}})"));
+    // The controller finds the config and activates the check.
+    ASSERT_TRUE(WaitFor([&] { return CheckActive(); }, kWait));
+  }
+
+  bool CheckActive() {
+    v1::ObjectRef ref;
+    ref.set_kind(v1::ADMISSION_CHECK);
+    ref.set_name("capacity");
+    absl::StatusOr<v1::ConfigObject> check = admission_->GetObject(ref);
+    if (!check.ok()) return false;
+    for (const v1::Condition& c : check->admission_check().status().conditions()) {
+      if (c.type() == "Active") return c.status() == "True";
+    }
+    return false;
+  }
+
+  Json MakeProvJob(const std::string& name) {
+    Json job = MakeJob(name, "prov-queue", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}, 2);
+    job["metadata"]["annotations"]["provreq.kueue.x-k8s.io/maxRunDurationSeconds"] = "900";
+    return job;
+  }
+
+  std::string WorkloadName(const std::string& job) {
+    std::string name;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          std::optional<v1::Workload> wl = Workload("prov", "job-" + job + "-");
+          if (wl.has_value()) name = wl->metadata().name();
+          return wl.has_value();
+        },
+        kWait));
+    return name;
+  }
+
+  std::optional<v1::AdmissionCheckState> Check(const std::string& job) {
+    std::optional<v1::Workload> wl = Workload("prov", "job-" + job + "-");
+    if (!wl.has_value()) return std::nullopt;
+    for (const v1::AdmissionCheckState& s : wl->status().admission_checks()) {
+      if (s.name() == "capacity") return s;
+    }
+    return std::nullopt;
+  }
+
+  bool Exists(const manifest::ResourceKind& kind, const std::string& name) {
+    return !Get(kind, "prov", name).is_null();
+  }
+};
+
+TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeactivatesIt) {
+  Create(manifest::JobResource(), "prov", MakeProvJob("train"));
+  const std::string wl = WorkloadName("train");
+  const std::string request = prov::RequestName(wl, "capacity", 1);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), request); }, kWait));
+  // Quota is reserved, but the job waits for its nodes.
+  EXPECT_EQ(StateOf("prov", "job-train-"), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+  EXPECT_TRUE(Suspended("prov", "train"));
+  const Json pr = Get(prov::ProvisioningRequestResource(), "prov", request);
+  EXPECT_EQ(pr["spec"]["provisioningClassName"], "check-capacity.autoscaling.x-k8s.io");
+  EXPECT_EQ(pr["spec"]["parameters"],
+            Json::parse(R"({"ValidUntilSeconds": "600", "maxRunDurationSeconds": "900"})"));
+  ASSERT_EQ(pr["spec"]["podSets"].size(), 1u);
+  EXPECT_EQ(pr["spec"]["podSets"][0]["count"], 2);
+  const std::string template_name = prov::PodTemplateName(request, "main");
+  EXPECT_EQ(pr["spec"]["podSets"][0]["podTemplateRef"]["name"], template_name);
+  // The template carries the flavor's placement, so the autoscaler books the right nodes.
+  const Json pt = Get(prov::PodTemplateResource(), "prov", template_name);
+  ASSERT_FALSE(pt.is_null());
+  EXPECT_EQ(manifest::GetString(
+                pt, {"template", "spec", "nodeSelector", "cloud.google.com/gke-accelerator"}),
+            "nvidia-tesla-a100");
+
+  // An estimate first, then the capacity.
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", request, {{"conditions", Json::parse(R"([
+      {"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+       "lastTransitionTime": "2026-11-29T00:00:00Z"},
+      {"type": "Provisioned", "status": "False", "reason": "Waiting",
+       "message": "ETA 2026-11-29T01:00:00Z", "lastTransitionTime": "2026-11-29T00:00:00Z"}])")}})
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::AdmissionCheckState> s = Check("train");
+        return s.has_value() && s->message() == "ETA 2026-11-29T01:00:00Z";
+      },
+      kWait));
+  EXPECT_EQ(Check("train")->state(), "Pending");
+  ASSERT_TRUE(PatchRequestStatus(
+                  apiserver_.url(), "prov", request,
+                  {{"conditions", Conditions({{"Accepted", ""}, {"Provisioned", "on 2 nodes"}})},
+                   {"provisioningClassDetails", {{"zone", "us-central1-b"}}}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Running("prov", "train"); }, kWait));
+  EXPECT_EQ(StateOf("prov", "job-train-"), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(Check("train")->state(), "Ready");
+  // Kueue's metrics: one reservation, then one admission after the check's wait.
+  const std::vector<std::string> prov_cq = {R"(cluster_queue="prov-cq")"};
+  EXPECT_EQ(MetricSum("kueue_quota_reserved_workloads_total", prov_cq).value_or(-1), 1);
+  EXPECT_EQ(MetricSum("kueue_admitted_workloads_total", prov_cq).value_or(-1), 1);
+  EXPECT_EQ(MetricSum("kueue_admission_checks_wait_time_seconds_count", prov_cq).value_or(-1), 1);
+  const Json job = Get(manifest::JobResource(), "prov", "train");
+  const Json& tmpl = job["spec"]["template"];
+  EXPECT_EQ(manifest::GetString(tmpl, {"metadata", "annotations",
+                                       "autoscaling.x-k8s.io/consume-provisioning-request"}),
+            request);
+  EXPECT_EQ(manifest::GetString(
+                tmpl, {"metadata", "annotations", "autoscaling.x-k8s.io/provisioning-class-name"}),
+            "check-capacity.autoscaling.x-k8s.io");
+  EXPECT_EQ(manifest::GetString(tmpl, {"spec", "nodeSelector", "topology.kubernetes.io/zone"}),
+            "us-central1-b");
+
+  // The autoscaler takes the nodes back: the workload is deactivated and its job stopped.
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", request,
+                                 {{"conditions", Conditions({{"Accepted", ""},
+                                                             {"Provisioned", "on 2 nodes"},
+                                                             {"CapacityRevoked", "reclaimed"}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> w = Workload("prov", "job-train-");
+        return w.has_value() && w->status().deactivated() && Suspended("prov", "train");
+      },
+      kWait));
+  // The eviction that followed reset the check to Pending (as Kueue's does); the reason stays.
+  EXPECT_EQ(Check("train")->message(), "Reset to Pending after eviction. Previously: Rejected");
+  EXPECT_THAT(Workload("prov", "job-train-")->status().DebugString(),
+              HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (reclaimed))"));
+  EXPECT_EQ(MetricSum("kueue_evicted_workloads_total",
+                      {R"(cluster_queue="prov-cq")", R"(reason="Deactivated")",
+                       R"(underlying_cause="AdmissionCheck")"})
+                .value_or(-1),
+            1);
+  // Out of quota, its request is gone.
+  ASSERT_TRUE(
+      WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), request); }, kWait));
+  EXPECT_FALSE(Exists(prov::PodTemplateResource(), template_name));
+}
+
+TEST_F(ProvisioningE2eTest, AFailedRequestIsRetriedWithANewAttemptThatSucceeds) {
+  Create(manifest::JobResource(), "prov", MakeProvJob("flaky"));
+  const std::string wl = WorkloadName("flaky");
+  const std::string first = prov::RequestName(wl, "capacity", 1);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), first); }, kWait));
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", first,
+                                 {{"conditions", Conditions({{"Failed", "no capacity"}})}})
+                  .ok());
+  // Retry: evicted, its request deleted, requeued after the 1s backoff, and a second attempt.
+  const std::string second = prov::RequestName(wl, "capacity", 2);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), second); }, kWait));
+  EXPECT_TRUE(WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), first); }, kWait));
+  std::optional<v1::AdmissionCheckState> check = Check("flaky");
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(check->retry_count(), 1);
+  EXPECT_TRUE(Suspended("prov", "flaky"));
+  EXPECT_EQ(MetricSum("kueue_evicted_workloads_total",
+                      {R"(cluster_queue="prov-cq")", R"(reason="AdmissionCheck")"})
+                .value_or(-1),
+            1);
+
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
+                                 {{"conditions", Conditions({{"Provisioned", "ok"}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Running("prov", "flaky"); }, kWait));
+  EXPECT_EQ(manifest::GetString(Get(manifest::JobResource(), "prov", "flaky"),
+                                {"spec", "template", "metadata", "annotations",
+                                 "autoscaling.x-k8s.io/consume-provisioning-request"}),
+            second);
+
+  // Finished: the request goes.
+  Complete(manifest::JobResource(), "prov", "flaky");
+  ASSERT_TRUE(
+      WaitFor([&] { return StateOf("prov", "job-flaky-") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
+  ASSERT_TRUE(WaitFor([&] { return !Exists(prov::ProvisioningRequestResource(), second); }, kWait));
+}
+
+TEST_F(ProvisioningE2eTest, ABookingThatExpiresBeforeAdmissionIsRetried) {
+  Create(manifest::JobResource(), "prov", MakeProvJob("late"));
+  const std::string wl = WorkloadName("late");
+  const std::string first = prov::RequestName(wl, "capacity", 1);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), first); }, kWait));
+  // The autoscaler booked the capacity, but the booking lapsed before the pods were created.
+  ASSERT_TRUE(PatchRequestStatus(
+                  apiserver_.url(), "prov", first,
+                  {{"conditions", Conditions({{"Accepted", ""}, {"BookingExpired", "lapsed"}})}})
+                  .ok());
+  const std::string second = prov::RequestName(wl, "capacity", 2);
+  ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), second); }, kWait));
+  std::optional<v1::AdmissionCheckState> check = Check("late");
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(check->retry_count(), 1);
+  EXPECT_THAT(Workload("prov", "job-late-")->status().DebugString(),
+              HasSubstr("Retrying after booking expired: lapsed"));
+  EXPECT_TRUE(Suspended("prov", "late"));
+  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
+                                 {{"conditions", Conditions({{"Provisioned", "ok"}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Running("prov", "late"); }, kWait));
+}
+
+TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {
+  Create(manifest::JobResource(), "prov", MakeProvJob("doomed"));
+  const std::string wl = WorkloadName("doomed");
+  // backoffLimitCount 2: attempts 1 and 2 are retried, attempt 3 rejects.
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const std::string name = prov::RequestName(wl, "capacity", attempt);
+    ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), name); }, kWait))
+        << "attempt " << attempt;
+    ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", name,
+                                   {{"conditions", Conditions({{"Failed", "stockout"}})}})
+                    .ok());
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> w = Workload("prov", "job-doomed-");
+        return w.has_value() && w->status().deactivated();
+      },
+      kWait));
+  EXPECT_EQ(Check("doomed")->message(), "Reset to Pending after eviction. Previously: Rejected");
+  EXPECT_THAT(Workload("prov", "job-doomed-")->status().DebugString(),
+              HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (stockout))"));
+  EXPECT_TRUE(Suspended("prov", "doomed"));
 }
 
 }  // namespace

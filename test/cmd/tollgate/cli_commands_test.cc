@@ -36,7 +36,8 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
+#include "cmd/tollgate/client_config.h"
 #include "common/file_util.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
@@ -46,6 +47,7 @@
 #include "services/engine/tollgate_api.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/rpc/grpc_services.h"
+#include "services/rpc/inventory_service.h"
 #include "storage/rocksdb_store.h"
 
 namespace tollgate::cli {
@@ -141,12 +143,17 @@ class TestServer {
     server->admission_ = std::make_unique<rpc::AdmissionGrpcService>(*server->api_);
     server->config_ = std::make_unique<rpc::ConfigGrpcService>(*server->api_);
     server->visibility_ = std::make_unique<rpc::VisibilityGrpcService>(*server->api_);
+    server->checks_ = std::make_unique<rpc::AdmissionCheckGrpcService>(
+        *server->api_, server->admission_->mutable_watch_hub());
+    server->inventory_ = std::make_unique<rpc::InventoryGrpcService>(*server->api_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(server->admission_.get());
     builder.RegisterService(server->config_.get());
     builder.RegisterService(server->visibility_.get());
+    builder.RegisterService(server->checks_.get());
+    builder.RegisterService(server->inventory_.get());
     server->server_ = builder.BuildAndStart();
     if (server->server_ == nullptr || port == 0) {
       ADD_FAILURE() << "cannot start the gRPC server";
@@ -165,6 +172,8 @@ class TestServer {
     // The services before what they use: the admission service's watch thread waits on the
     // executor until the service is destroyed (ASan saw a use after free when the executor
     // went first).
+    inventory_.reset();
+    checks_.reset();
     visibility_.reset();
     config_.reset();
     admission_.reset();
@@ -188,6 +197,8 @@ class TestServer {
   std::unique_ptr<rpc::AdmissionGrpcService> admission_;
   std::unique_ptr<rpc::ConfigGrpcService> config_;
   std::unique_ptr<rpc::VisibilityGrpcService> visibility_;
+  std::unique_ptr<rpc::AdmissionCheckGrpcService> checks_;
+  std::unique_ptr<rpc::InventoryGrpcService> inventory_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
@@ -278,6 +289,102 @@ class CliTest : public ::testing::Test {
 };
 
 // ---------------------------------------------------------------------------------------------
+// The node inventory of topology-aware scheduling: get nodes, describe node, the topology tree.
+
+v1::Node InventoryNode(const std::string& name, const std::string& rack, const std::string& gpus) {
+  v1::Node node;
+  node.mutable_metadata()->set_name(name);
+  (*node.mutable_metadata()->mutable_labels())["rack"] = rack;
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+  (*node.mutable_status()->mutable_allocatable())["gpu"] = gpus;
+  (*node.mutable_status()->mutable_allocatable())["pods"] = "10";
+  return node;
+}
+
+TEST_F(CliTest, NodesAndTheTopologyTreeShowWhatIsPlacedWhere) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tas}
+spec: {topologyName: racks}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [gpu]
+    flavors: [{name: tas, resources: [{name: gpu, nominalQuota: 16}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+)");
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::InventoryService::Stub> inventory = v1::InventoryService::NewStub(channel);
+  v1::UpsertNodesRequest upsert;
+  *upsert.add_nodes() = InventoryNode("n1", "r1", "4");
+  *upsert.add_nodes() = InventoryNode("n2", "r2", "8");
+  upsert.mutable_nodes(1)->mutable_spec()->set_unschedulable(true);
+  v1::UpsertNodesResponse upserted;
+  grpc::ClientContext upsert_context;
+  ASSERT_TRUE(inventory->UpsertNodes(&upsert_context, upsert, &upserted).ok());
+
+  RunOk({"submit", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: train, namespace: default}
+spec:
+  queueName: q
+  podSets:
+  - name: workers
+    count: 3
+    topologyRequest: {required: rack}
+    template: {spec: {containers: [{name: c, resources: {requests: {gpu: 1}}}]}}
+)");
+  RunUntil({"get", "workloads"},
+           [](const std::string& out) { return absl::StrContains(out, "Admitted"); });
+
+  // describe workload shows where its pods went.
+  const CliResult workload = RunOk({"describe", "workload", "train"});
+  EXPECT_THAT(workload.out, HasSubstr("Placement of workers (kubernetes.io/hostname):"));
+  EXPECT_THAT(RowOf(workload.out, "n1"), HasSubstr("3"));
+
+  const CliResult nodes = RunOk({"get", "nodes"});
+  EXPECT_THAT(nodes.out, StartsWith("NAME"));
+  // The cordoned node takes no pods, so the three sit on n1.
+  EXPECT_THAT(RowOf(nodes.out, "n1"),
+              AllOf(HasSubstr("Ready"), HasSubstr("tas"), HasSubstr("gpu=1")));
+  EXPECT_THAT(RowOf(nodes.out, "n2"), HasSubstr("Ready,SchedulingDisabled"));
+  EXPECT_THAT(RowOf(RunOk({"get", "nodes", "-o", "wide"}).out, "n1"), HasSubstr("rack=r1"));
+  EXPECT_THAT(Run({"get", "node", "n9"}).err, HasSubstr("node \"n9\" not found"));
+
+  const CliResult described = RunOk({"describe", "node", "n1"});
+  EXPECT_THAT(described.out, HasSubstr("Flavors:"));
+  EXPECT_THAT(described.out, HasSubstr("Allocatable:"));
+  EXPECT_THAT(RowOf(described.out, "default/train"),
+              AllOf(HasSubstr("workers"), HasSubstr("tas"), HasSubstr(" 3 "), HasSubstr("gpu=1")));
+
+  const CliResult tree = RunOk({"get", "topology", "-o", "usage"});
+  EXPECT_THAT(tree.out, HasSubstr("Flavor tas (topology racks: rack > kubernetes.io/hostname)"));
+  // Each rack, then its hosts indented under it; the cordoned node (and so its rack) offers no
+  // capacity, as in Kueue's topology snapshot.
+  const size_t r1 = tree.out.find("\n  r1 ");
+  const size_t n1 = tree.out.find("\n    n1 ");
+  ASSERT_NE(r1, std::string::npos) << tree.out;
+  ASSERT_NE(n1, std::string::npos) << tree.out;
+  EXPECT_LT(r1, n1);
+  EXPECT_THAT(tree.out, Not(HasSubstr(" r2 ")));
+  EXPECT_THAT(Run({"get", "topology", "other", "-o", "usage"}).err,
+              HasSubstr("no ResourceFlavor uses topology \"other\""));
+}
+
+// ---------------------------------------------------------------------------------------------
 // The deploy/ examples.
 
 TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
@@ -343,6 +450,115 @@ TEST(DeployExamplesTest, ParseAsTheEvalHubSetup) {
 
 // ---------------------------------------------------------------------------------------------
 // apply / submit
+
+// Admission checks from the CLI: the kind, a quota reservation that waits, an operator's
+// decision by hand, and bad input refused naming field and value.
+TEST_F(CliTest, AdmissionChecksFromTheCli) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: rf}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: approval}
+spec: {controllerName: example.com/approval}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  admissionChecks: [approval]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: rf, resources: [{name: cpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+)");
+  EXPECT_THAT(RunOk({"get", "clusterqueues"}).out, HasSubstr("False (AdmissionCheckInactive)"));
+  EXPECT_THAT(RunOk({"get", "ac"}).out,
+              AllOf(HasSubstr("example.com/approval"), HasSubstr("False (NoCondition)")));
+  EXPECT_THAT(RunOk({"check", "activate", "approval"}).out,
+              HasSubstr("admissioncheck.kueue.x-k8s.io/approval activated"));
+  EXPECT_THAT(RowOf(RunOk({"get", "admissionchecks"}).out, "approval"), HasSubstr("True"));
+
+  RunOk({"submit", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: default}
+spec:
+  queueName: q
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}}]
+)");
+  const CliResult listed = RunUntil({"get", "workloads"}, [](const std::string& out) {
+    return absl::StrContains(out, "QuotaReserved");
+  });
+  EXPECT_THAT(RowOf(listed.out, "w"), HasSubstr("waiting for checks: approval=Pending"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads", "--status", "quotareserved"}).out, "w"),
+              HasSubstr("QuotaReserved"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads", "--status", "admitted"}).out, "w"), IsEmpty());
+  EXPECT_THAT(RunOk({"describe", "workload", "w"}).out,
+              AllOf(HasSubstr("Admission Checks:"), HasSubstr("approval"), HasSubstr("Pending")));
+
+  // Bad input: the field and the value, and nothing changes.
+  CliResult bad = Run({"check", "set", "w", "--check", "nope", "--state", "Ready"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("AdmissionCheck \"nope\" not found"));
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Approved"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("state: unsupported value \"Approved\""));
+  bad = Run({"check", "set", "w", "--check", "approval"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad;
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Ready", "--label", "nope"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("--label \"nope\": want POD_SET:KEY=VALUE"));
+  bad = Run({"check", "set", "w", "--check", "approval", "--state", "Ready", "--revision", "1"});
+  EXPECT_EQ(bad.code, kExitFailure) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("not the expected revision 1"));
+  EXPECT_THAT(RowOf(RunOk({"get", "workloads"}).out, "w"), HasSubstr("QuotaReserved"));
+
+  const CliResult approved =
+      RunOk({"check", "set", "w", "--check", "approval", "--state", "Ready", "--message",
+             "approved by ops", "--label", "main:approved=yes"});
+  EXPECT_THAT(approved.out, HasSubstr("check approval set to Ready (Admitted; checks: "
+                                      "approval=Ready)"));
+  EXPECT_THAT(RunOk({"describe", "workload", "w"}).out,
+              AllOf(HasSubstr("approved by ops"), HasSubstr("Pod Set Updates:"),
+                    HasSubstr("approved=yes")));
+  EXPECT_THAT(RunOk({"get", "workload", "w", "-o", "yaml"}).out,
+              AllOf(HasSubstr("admissionChecks:"), HasSubstr("state: Ready")));
+}
+
+TEST_F(CliTest, MultiKueueKindsFromTheCli) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: fleet}
+spec: {clusters: [worker1, worker2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueCluster
+metadata: {name: worker1}
+spec: {kubeConfig: {locationType: Secret, location: worker1-secret}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker2}
+spec: {endpoint: {address: "127.0.0.1:7002", insecure: true}}
+)");
+  EXPECT_THAT(RowOf(RunOk({"get", "mkconf"}).out, "fleet"), HasSubstr("worker1,worker2"));
+  // Kueue's CONNECTED column: nothing has connected to either worker.
+  EXPECT_THAT(RowOf(RunOk({"get", "multikueueclusters"}).out, "worker1"),
+              HasSubstr("False (NoCondition)"));
+  EXPECT_THAT(RowOf(RunOk({"get", "mkc", "-o", "wide"}).out, "worker2"),
+              HasSubstr("127.0.0.1:7002"));
+  EXPECT_THAT(RunOk({"get", "mkc", "worker1", "-o", "yaml"}).out,
+              AllOf(HasSubstr("kind: MultiKueueCluster"), HasSubstr("location: worker1-secret")));
+}
 
 TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
   CliResult r = RunOk({"apply", "-f", DeployFile("queues.yaml")});
@@ -817,11 +1033,18 @@ TEST_F(CliTest, DeleteRemovesWorkloadsAndObjects) {
   r = RunOk({"get", "wpc"});
   EXPECT_EQ(RowOf(r.out, "experimental"), "");
 
-  // In use (a team-b workload runs through it): it terminates until its workloads end.
+  // In use (a team-b workload runs through it): Kueue has no in-use finalizer on LocalQueues,
+  // so it goes at once; what it admitted runs on, what waits says why.
   r = RunOk({"delete", "lq", "eval-queue", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("localqueue.kueue.x-k8s.io \"eval-queue\" terminating"));
+  EXPECT_EQ(r.out, "localqueue.kueue.x-k8s.io \"eval-queue\" deleted\n");
   r = RunOk({"get", "localqueues", "-n", "team-b"});
-  EXPECT_THAT(r.out, HasSubstr("Terminating"));
+  EXPECT_THAT(r.out, Not(HasSubstr("eval-queue")));
+  r = RunOk({"get", "workloads", "-n", "team-b"});
+  EXPECT_THAT(RowOf(r.out, "qwen2-72b-helm"), HasSubstr("Admitted"));
+  EXPECT_THAT(RowOf(r.out, "qwen2-7b-arc"), HasSubstr("LocalQueue eval-queue doesn't exist"));
+  r = RunOk({"describe", "workload", "qwen2-7b-arc", "-n", "team-b"});
+  EXPECT_THAT(r.out, ContainsRegex("Pending Reason: +LocalQueue eval-queue doesn't exist\n"));
+  EXPECT_THAT(r.out, ContainsRegex("Position: +not queued\n"));
 
   r = Run({"delete", "clusterqueue", "no-such-cq"});
   EXPECT_EQ(r.code, kExitFailure) << r;
@@ -991,7 +1214,7 @@ TEST_F(CliTest, WatchPrintsOneLinePerChangeUntilCancelled) {
   std::ostream out(&buf);
   std::ostringstream err;
   std::istringstream in;
-  WatchCanceller canceller;
+  client::WatchCanceller canceller;
   CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
   int code = -1;
   std::thread watcher([&] { code = RunCli({"watch", "workloads", "-n", "team-a"}, env); });
@@ -1074,7 +1297,7 @@ TEST_F(CliTest, OutputFormatsAreKubectlsAndRoundTripIntoApply) {
   EXPECT_THAT(RowOf(r.out, "llama3-70b-mmlu"),
               ContainsRegex(" production +default-flavor \\(cpu, memory, nvidia.com/gpu\\)"));
   r = RunOk({"get", "cq", "-o", "wide"});
-  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +default-flavor$"));
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex(" True +4 +default-flavor$"));
 }
 
 // -o yaml is printed as kubectl prints it: re-emitting it through kubectl's own YAML writer
@@ -1200,7 +1423,7 @@ TEST_F(CliTest, GetWatchPrintsHeaderRowsAndResumesFromARevision) {
                    const std::function<void()>& while_watching) {
     std::ostream out(&buf);
     std::istringstream in;
-    WatchCanceller canceller;
+    client::WatchCanceller canceller;
     CliEnv env{in, out, err, server_->address(), cli_clock_, &canceller};
     int code = -1;
     std::thread watcher([&] { code = RunCli(args, env); });
@@ -1307,9 +1530,14 @@ items:
   EXPECT_EQ(r.out,
             "resourceflavor.kueue.x-k8s.io/listed-flavor created\n"
             "workloadpriorityclass.kueue.x-k8s.io/listed-priority created\n");
-  r = Run({"apply", "-f", "-"}, "kind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
+  r = Run({"apply", "-f", "-"},
+          "apiVersion: v1\nkind: List\nitems:\n- kind: Gizmo\n  metadata: {name: g}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("<stdin>: document 1: items[0]: unknown kind \"Gizmo\""));
+  // As kubectl, and as tollgated --manifests: every document names its apiVersion.
+  r = Run({"apply", "-f", "-"}, "kind: List\nitems: []\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_EQ(r.err, "tollgate: <stdin>: document 1: List: apiVersion: required value, got none\n");
 }
 
 // version (client and server).
@@ -1335,6 +1563,8 @@ TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
   EXPECT_EQ(r.out, "deactivate\ndelete\ndescribe\n");
   r = RunOk({"__complete", "get", "cl"});
   EXPECT_EQ(r.out, "clusterqueues\n");
+  EXPECT_EQ(RunOk({"__complete", "get", "no"}).out, "nodes\n");
+  EXPECT_EQ(RunOk({"__complete", "delete", "no"}).out, "");
   r = RunOk({"__complete", "get", "clusterqueues", ""});
   EXPECT_EQ(r.out, "team-a-cq\nteam-b-cq\n");
   r = RunOk({"__complete", "describe", "workload", "-n", "team-b", "qwen2-7"});
@@ -1355,18 +1585,19 @@ TEST_F(CliTest, CompletionOffersCommandsKindsFlagsAndNames) {
 TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
   RunOk({"apply", "-f", TestData("queues.yaml")});
   CliResult r = RunOk({"submit", "-f", TestData("sample-job.yaml")});
+  // Named as Kueue names a job's workload: kind, name and a hash (docs/job-kinds.md).
   EXPECT_THAT(r.out,
-              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{8} "
-                            "created\n$"));
+              ContainsRegex("^workload.kueue.x-k8s.io/job-sample-job-[a-z0-9]{5}-[0-9a-f]{5} "
+                            "\\(Job sample-job-[a-z0-9]{5}\\) created\n$"));
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
-  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{8} "
-                                   "created\n$"));
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/rayjob-rayjob-sample-[0-9a-f]{5} "
+                                   "\\(RayJob rayjob-sample\\) created\n$"));
   // The same named job again: the same workload, unchanged.
   r = RunOk({"submit", "-f", TestData("sample-rayjob.yaml")});
   EXPECT_THAT(r.out, HasSubstr(" unchanged\n"));
   r = RunOk({"submit", "-f", TestData("sample-pytorchjob.yaml")});
-  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{8} "
-                                   "created\n$"));
+  EXPECT_THAT(r.out, ContainsRegex("^workload.kueue.x-k8s.io/pytorchjob-pytorch-simple-[0-9a-f]{5} "
+                                   "\\(PyTorchJob pytorch-simple\\) created\n$"));
 
   // Pod sets as tollgate-kube makes them: the Job's 3 pods, the RayJob's head, workers and
   // submitter, the PyTorchJob's master and worker.
@@ -1392,19 +1623,88 @@ TEST_F(CliTest, SubmitTakesKueueSampleJobs) {
 TEST_F(CliTest, SubmitRefusesUnknownKindsAndPointsToTheWorkloadForm) {
   CliResult r = Run({"submit", "-f", "-"}, R"(
 apiVersion: apps/v1
-kind: Deployment
+kind: DaemonSet
 metadata: {name: web}
 )");
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_THAT(r.err, HasSubstr("unknown kind \"Deployment\""));
-  EXPECT_THAT(r.err, HasSubstr("Job (batch/v1), RayJob (ray.io/v1), PyTorchJob (kubeflow.org/v1)"));
+  EXPECT_THAT(r.err, HasSubstr("unknown kind \"DaemonSet\""));
+  EXPECT_THAT(r.err,
+              HasSubstr("Job (batch/v1), CronJob (batch/v1), JobSet (jobset.x-k8s.io/v1alpha2)"));
   EXPECT_THAT(r.err, HasSubstr("as a Kueue Workload"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
   EXPECT_EQ(r.code, kExitFailure);
-  EXPECT_THAT(r.err, HasSubstr("apiVersion \"batch/v2\" is not batch/v1"));
+  EXPECT_THAT(r.err,
+              HasSubstr("apiVersion \"batch/v2\" is not served; Tollgate reads Job as batch/v1"));
+  // An older version of a kind Kueue reads in another: named, with the version to convert to.
+  r = Run({"submit", "-f", "-"},
+          "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\n");
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("Tollgate reads MPIJob as kubeflow.org/v2beta1 (convert"));
   r = Run({"submit", "-f", "-"}, "apiVersion: batch/v1\nkind: Job\nmetadata: {namespace: x}\n");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_THAT(r.err, HasSubstr("metadata.name (or generateName) is required"));
+}
+
+// Every kind's manifest as its project documents it (test/fixtures/): each becomes the workload
+// tollgate-kube would submit, objects beside it that carry no work are skipped with a note.
+TEST_F(CliTest, SubmitTakesEveryKindsDocumentedManifest) {
+  RunOk({"apply", "-f", TestData("queues.yaml")});
+  const std::string fixtures = TOLLGATE_FIXTURES_DIR;
+  struct Case {
+    std::vector<std::string> files;
+    std::string kind;
+    std::string job;
+  };
+  const std::vector<Case> cases = {
+      {{"jobset/jobset.yaml"}, "JobSet", "sleep-jobset"},
+      {{"mpijob/mpijob.yaml"}, "MPIJob", "pi"},
+      {{"tfjob/tfjob.yaml"}, "TFJob", "tf-dist-mnist"},
+      {{"jaxjob/jaxjob.yaml"}, "JAXJob", "jaxjob-simple"},
+      {{"paddlejob/paddlejob.yaml"}, "PaddleJob", "paddle-simple-cpu"},
+      {{"xgboostjob/xgboostjob.yaml"}, "XGBoostJob", "xgboost-dist-iris"},
+      {{"trainjob/trainjob.yaml", "trainjob/torch-distributed-runtime.yaml"},
+       "TrainJob",
+       "pytorch-simple"},
+      {{"raycluster/raycluster.yaml"}, "RayCluster", "raycluster-interactive"},
+      {{"rayservice/rayservice.yaml"}, "RayService", "rayservice-fruit"},
+      {{"sparkapplication/spark-pi.yaml"}, "SparkApplication", "spark-pi"},
+      {{"appwrapper/appwrapper.yaml"}, "AppWrapper", "wrapped-pytorch"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"submit"};
+    for (const std::string& f : c.files) {
+      args.push_back("-f");
+      args.push_back(absl::StrCat(fixtures, "/", f));
+    }
+    CliResult r = RunOk(args);
+    EXPECT_THAT(r.out, ContainsRegex(absl::StrCat("^workload.kueue.x-k8s.io/[a-z]+-", c.job,
+                                                  "-[0-9a-f]{5} \\(", c.kind, " ", c.job,
+                                                  "\\) created\n$")))
+        << c.kind;
+  }
+  // A TrainJob's runtime rides along and is skipped with a note; without it the TrainJob is
+  // refused naming the runtime.
+  CliResult r = Run({"submit", "-f", fixtures + "/trainjob/trainjob.yaml"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, HasSubstr("ClusterTrainingRuntime torch-distributed not found"));
+  // The ConfigMap with a RayJob's code carries no work: skipped, named, the RayJob submitted.
+  r = RunOk({"submit", "-f", fixtures + "/rayjob/rayjob-with-configmap.yaml"});
+  EXPECT_THAT(r.err, HasSubstr("skipped ConfigMap ray-job-code-sample: it carries no work"));
+  EXPECT_THAT(r.out, HasSubstr("(RayJob ray-job-sample) created"));
+  // A CronJob's Jobs are the workloads.
+  r = RunOk({"submit", "-f", fixtures + "/cronjob/cronjob.yaml"});
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("skipped CronJob nightly-eval: it creates Jobs, which are queued "
+                               "in user-queue when it creates them"));
+  // Pod sets as Kueue computes them, e.g. the JobSet's replicas x pods per job.
+  r = RunOk({"get", "workloads", "-o",
+             "jsonpath={range .items[*]}{.metadata.name}:{range .spec.podSets[*]}{.name}="
+             "{.count},{end}{\"\\n\"}{end}"});
+  EXPECT_THAT(r.out, ContainsRegex("jobset-sleep-jobset-[0-9a-f]{5}:workers=6,driver=1,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("raycluster-raycluster-interactive-[0-9a-f]{5}:head=1,"
+                                   "workergroup=4,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("trainjob-pytorch-simple-[0-9a-f]{5}:node=2,\n"));
+  EXPECT_THAT(r.out, ContainsRegex("sparkapplication-spark-pi-[0-9a-f]{5}:driver=1,executor=2,\n"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1480,7 +1780,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"TopLevelHelp",
                   {"--help"},
                   kExitOk,
-                  "describe workload|clusterqueue|cohort|localqueue|resourceflavor NAME"},
+                  "describe workload|clusterqueue|cohort|localqueue|resourceflavor|node NAME"},
         UsageCase{"HelpCommand", {"help", "apply"}, kExitOk, "usage: tollgate apply -f FILE"},
         UsageCase{"UnknownCommand", {"frobnicate"}, kExitUsage, "unknown command \"frobnicate\""},
         UsageCase{
@@ -1521,7 +1821,7 @@ INSTANTIATE_TEST_SUITE_P(
         UsageCase{"GetBadStatus",
                   {"get", "workloads", "--status", "sleeping"},
                   kExitUsage,
-                  "want pending, admitted, evicting or finished"},
+                  "want pending, quotareserved, admitted, evicting or finished"},
         UsageCase{
             "FieldFilterOnConfig", {"get", "cq", "--queue", "x"}, kExitUsage, "filter workloads"},
         UsageCase{"WatchConfigKind", {"get", "cq", "-w"}, kExitUsage, "only workloads"},

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "cmd/tollgate/cli_commands.h"
 #include "core/clock.h"
 #include "core/scheduler_config.h"
@@ -163,7 +163,7 @@ TEST_F(CliPagingTest, GetWorkloadsReadsAllHundredThousandInPages) {
 }
 
 TEST_F(CliPagingTest, OneMessageWouldNotFitPagesDo) {
-  CliClient client(fixture_->address);
+  client::TollgateClient client(fixture_->address);
   v1::ListWorkloadsRequest one_message;
   one_message.set_limit(kWorkloads);
   absl::StatusOr<v1::ListWorkloadsResponse> whole = client.ListWorkloads(one_message);

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "cmd/tollgate/cli_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "core/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -100,7 +100,8 @@ TEST(CliReplicasTest, SkipsAnUnreachableReplicaAndFollowsTheNamedLeader) {
   Leader leader;
   Follower follower(leader.address());
   // Port 1 refuses connections; the leader itself is not in the list.
-  CliClient client(absl::StrCat("127.0.0.1:1,", follower.address()), absl::Seconds(10));
+  client::TollgateClient client(absl::StrCat("127.0.0.1:1,", follower.address()),
+                                absl::Seconds(10));
   absl::StatusOr<v1::SubmitResponse> submitted = client.Submit(SubmitOf("first"));
   ASSERT_TRUE(submitted.ok()) << submitted.status();
   EXPECT_EQ(follower.calls(), 1);
@@ -117,7 +118,7 @@ TEST(CliReplicasTest, SkipsAnUnreachableReplicaAndFollowsTheNamedLeader) {
 
 TEST(CliReplicasTest, NoLeaderAnywhereIsUnavailableOnceTheTimeoutPasses) {
   Follower follower("");
-  CliClient client(follower.address(), absl::Milliseconds(500));
+  client::TollgateClient client(follower.address(), absl::Milliseconds(500));
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::SubmitResponse> submitted = client.Submit(SubmitOf("x"));
   EXPECT_TRUE(absl::IsUnavailable(submitted.status())) << submitted.status();

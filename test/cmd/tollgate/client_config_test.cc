@@ -100,8 +100,7 @@ TEST_F(ClientConfigTest, ErrorsNameTheProblem) {
   in = ConnectionInputs();
   in.ca_flag = Path("nope.pem");
   ASSERT_TRUE(ResolveConnection(in).ok());
-  EXPECT_EQ(ChannelCredentials(*ResolveConnection(in)).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(CredentialsFor(*ResolveConnection(in)).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -194,6 +194,52 @@ TEST(AuthorizerTest, OperatorVerbs) {
   }
 }
 
+TEST(AuthorizerTest, CheckControllersTouchOnlyTheirOwnChecks) {
+  const Authorizer authz = FromYaml(R"(
+kind: RoleBinding
+metadata: {name: prov}
+role: check-controller
+subjects: [{kind: User, name: prov-ctl}]
+controllerNames: [kueue.x-k8s.io/provisioning-request]
+---
+kind: RoleBinding
+metadata: {name: any-check}
+role: check-controller
+subjects: [{kind: User, name: platform}]
+---
+kind: RoleBinding
+metadata: {name: admins}
+role: batch-admin
+subjects: [{kind: User, name: qadmin}]
+)");
+  auto check = [](std::string verb, std::string controller) {
+    AccessRequest r = Req(std::move(verb), "AdmissionCheck", "team-a", "prov");
+    r.controller_name = std::move(controller);
+    return r;
+  };
+  const std::string prov = "kueue.x-k8s.io/provisioning-request";
+  const std::string multikueue = "kueue.x-k8s.io/multikueue";
+  const std::vector<Case> cases = {
+      {"BoundControllerUpdates", User("prov-ctl"), check("check", prov), true},
+      {"BoundControllerWatches", User("prov-ctl"), check("watch", prov), true},
+      {"OtherControllersCheckIsRefused", User("prov-ctl"), check("check", multikueue), false},
+      {"OtherControllersWatchIsRefused", User("prov-ctl"), check("watch", multikueue), false},
+      {"UnknownCheckIsRefusedToAConfinedBinding", User("prov-ctl"), check("check", ""), false},
+      {"ReadsAreNotConfined", User("prov-ctl"), Req("get", "AdmissionCheck", "", "any"), true},
+      {"ReadsWorkloads", User("prov-ctl"), Req("get", "Workload", "team-a", "w"), true},
+      {"MayNotSubmit", User("prov-ctl"), Req("submit", "Workload", "team-a", "w"), false},
+      {"UnconfinedBindingTouchesEveryCheck", User("platform"), check("check", multikueue), true},
+      {"BatchAdminDecidesChecks", User("qadmin"), check("check", prov), true},
+      {"UsersDoNot", User("alice", {"team-a"}), check("check", prov), false},
+  };
+  for (const Case& c : cases) {
+    const Decision d = authz.Authorize(c.identity, c.request);
+    EXPECT_EQ(d.allowed, c.allowed) << c.name << ": " << d.reason;
+  }
+  const Decision refused = authz.Authorize(User("prov-ctl"), check("check", multikueue));
+  EXPECT_NE(refused.reason.find(multikueue), std::string::npos) << refused.reason;
+}
+
 TEST(AuthorizerTest, DenialNamesNamespaceAndPriority) {
   const Authorizer authz = FromYaml(kPolicy);
   AccessRequest high = Req("submit", "Workload", "team-a", "w");

@@ -226,6 +226,50 @@ TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason
       1);
 }
 
+// Kueue's underlying_cause of a PodsReadyTimeout eviction: WaitForStart when the pods were never
+// ready, WaitForRecovery when a ready workload lost a pod and did not recover in time.
+TEST(AdmissionMetricsPodsReadyTest, PodsReadyTimeoutsNameWhichTimeoutFired) {
+  metrics::Registry registry;
+  AdmissionMetrics metrics{registry};
+  ExecutorFixture fx;
+  AdmissionExecutor::Options options = SettleByHand();
+  options.observer = &metrics;
+  core::SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(1);
+  config.wait_for_pods_ready.recovery_timeout = absl::Minutes(1);
+  ASSERT_OK(fx.Open(options, config));
+  OneQueueConfig queue;
+  queue.nominal_cpu = "8";
+  ASSERT_OK(fx.ApplyOneQueue(queue));
+  for (const char* name : {"never-ready", "lost-a-pod"}) {
+    ASSERT_TRUE(fx.api->Submit(OnePodSubmitRequest("team", name, "1")).ok());
+  }
+  ASSERT_TRUE(fx.api->Settle().ok());
+  v1::ReportPodsReadyRequest report;
+  report.mutable_workload()->set_namespace_("team");
+  report.mutable_workload()->set_name("lost-a-pod");
+  ASSERT_TRUE(fx.api->ReportPodsReady(report).ok());
+  report.set_ready(false);
+  ASSERT_TRUE(fx.api->ReportPodsReady(report).ok());
+  fx.clock.Advance(absl::Minutes(2));
+  ASSERT_TRUE(fx.api->Settle().ok());
+
+  const std::string scrape = registry.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="PodsReadyTimeout",underlying_cause="WaitForStart",priority_class="",replica_role="standalone"})"),
+      1)
+      << scrape;
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_evicted_workloads_total{cluster_queue="cq",reason="PodsReadyTimeout",underlying_cause="WaitForRecovery",priority_class="",replica_role="standalone"})"),
+      1)
+      << scrape;
+}
+
 // Finishing counts once per ClusterQueue and LocalQueue, and the finished gauges count the
 // finished workloads that still exist; the cohort's subtree gauges and info place the queue.
 TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
@@ -321,6 +365,152 @@ TEST_F(AdmissionMetricsTest, FinishedWorkloadsAndCohortSubtree) {
       Value(scrape, R"(kueue_finished_workloads{cluster_queue="cq",replica_role="standalone"})"),
       0);
   EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
+}
+
+// With an admission check: reserved at once, admitted 7 s later when the check is Ready. The
+// reservation counters move at reservation, the admission ones (and the checks' wait) then.
+TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
+  v1::ApplyRequest apply = OneQueueApplyRequest(OneQueueConfig());
+  v1::AdmissionCheck* check = apply.add_objects()->mutable_admission_check();
+  check->mutable_metadata()->set_name("prov");
+  check->mutable_spec()->set_controller_name("example.com/prov");
+  for (v1::ConfigObject& object : *apply.mutable_objects()) {
+    if (object.has_cluster_queue())
+      object.mutable_cluster_queue()->mutable_spec()->add_admission_checks("prov");
+  }
+  ASSERT_TRUE(fx_.api->Apply(apply).ok());
+  v1::SetAdmissionCheckActiveRequest active;
+  active.set_name("prov");
+  active.set_active(true);
+  ASSERT_TRUE(fx_.api->SetAdmissionCheckActive(active).ok());
+  ASSERT_NO_FATAL_FAILURE(Submit("w", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  std::string scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")).value_or(0),
+            0);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_reserving_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      0);
+
+  fx_.clock.Advance(absl::Seconds(7));
+  v1::GetWorkloadRequest get;
+  get.mutable_workload()->set_namespace_("team");
+  get.mutable_workload()->set_name("w");
+  absl::StatusOr<v1::Workload> wl = fx_.api->GetWorkload(get);
+  ASSERT_TRUE(wl.ok());
+  v1::UpdateAdmissionCheckStateRequest ready;
+  *ready.mutable_workload() = get.workload();
+  ready.set_check("prov");
+  ready.set_state("Ready");
+  ready.set_expected_revision(wl->metadata().resource_version());
+  ASSERT_TRUE(fx_.api->UpdateAdmissionCheckState(ready).ok());
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_quota_reserved_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_sum{", kCq, "}")),
+            7);
+  EXPECT_EQ(
+      Value(scrape, absl::StrCat("kueue_admission_checks_wait_time_seconds_count{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admission_wait_time_seconds_sum{", kCq, "}")), 7);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_admission_checks_wait_time_seconds_count{name="q",namespace="team",priority_class="",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(scrape,
+            R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
+      1);
+}
+
+// Kueue clears a deleted LocalQueue's series (ClearLocalQueueMetrics) and records none for a
+// LocalQueue that does not exist; deleting a Cohort clears its admitted-workload counters.
+TEST_F(AdmissionMetricsTest, DeletingALocalQueueOrCohortClearsItsSeries) {
+  v1::ApplyRequest cohort;
+  cohort.add_objects()->mutable_cohort()->mutable_metadata()->set_name("all");
+  ASSERT_OK(fx_.api->Apply(cohort).status());
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  constexpr char kLq[] =
+      R"(kueue_local_queue_admitted_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})";
+  constexpr char kLqFinished[] =
+      R"(kueue_local_queue_finished_workloads_total{name="q",namespace="team",priority_class="",replica_role="standalone"})";
+  constexpr char kLqStatus[] =
+      R"(kueue_local_queue_status{name="q",namespace="team",active="True",replica_role="standalone"})";
+  constexpr char kCohort[] =
+      R"(kueue_cohort_subtree_admitted_workloads_total{cohort="all",priority_class="",replica_role="standalone"})";
+  std::string scrape = registry_.Render();
+  ASSERT_EQ(Value(scrape, kLq), 1);
+  ASSERT_EQ(Value(scrape, kCohort), 1);
+
+  v1::DeleteObjectRequest remove;
+  remove.mutable_ref()->set_kind(v1::LOCAL_QUEUE);
+  remove.mutable_ref()->set_namespace_("team");
+  remove.mutable_ref()->set_name("q");
+  ASSERT_OK(fx_.api->DeleteObject(remove).status());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, kLq), std::nullopt);
+  EXPECT_EQ(Value(scrape, kLqStatus), std::nullopt);
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_admitted_workloads_total{", kCq, "}")), 1);
+
+  // Its admitted workload runs on: its end counts for the ClusterQueue only.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("first");
+  ASSERT_OK(fx_.api->Finish(finish).status());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, absl::StrCat("kueue_finished_workloads_total{", kCq, "}")), 1);
+  EXPECT_EQ(Value(scrape, kLqFinished), std::nullopt);
+
+  // Re-created, it starts from zero.
+  OneQueueConfig config;
+  config.cohort = "all";
+  config.preempt_within_cluster_queue = "LowerPriority";
+  config.lending_limit = "1";
+  ASSERT_OK(fx_.ApplyOneQueue(config));
+  ASSERT_NO_FATAL_FAILURE(Submit("second", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  scrape = registry_.Render();
+  EXPECT_EQ(Value(scrape, kLq), 1);
+  EXPECT_EQ(Value(scrape, kLqStatus), 1);
+  EXPECT_EQ(Value(scrape, kCohort), 2);
+
+  remove.mutable_ref()->set_kind(v1::COHORT);
+  remove.mutable_ref()->set_namespace_("");
+  remove.mutable_ref()->set_name("all");
+  ASSERT_OK(fx_.api->DeleteObject(remove).status());
+  EXPECT_EQ(Value(registry_.Render(), kCohort), std::nullopt);
+}
+
+TEST_F(AdmissionMetricsTest, ATerminatingClusterQueueReportsTerminating) {
+  ASSERT_NO_FATAL_FAILURE(Submit("first", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  v1::DeleteObjectRequest remove;
+  remove.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  remove.mutable_ref()->set_name("cq");
+  absl::StatusOr<v1::DeleteObjectResponse> deleted = fx_.api->DeleteObject(remove);
+  ASSERT_OK(deleted.status());
+  ASSERT_TRUE(deleted->terminating());
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="terminating",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_status{cluster_queue="cq",status="pending",replica_role="standalone"})"),
+      0);
 }
 
 }  // namespace

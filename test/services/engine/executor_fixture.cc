@@ -48,10 +48,11 @@ v1::SubmitRequest OnePodSubmitRequest(const std::string& namespace_name, const s
   return request;
 }
 
-absl::Status ExecutorFixture::Open(AdmissionExecutor::Options options) {
+absl::Status ExecutorFixture::Open(AdmissionExecutor::Options options,
+                                   core::SchedulerConfig config) {
   Close();
   absl::StatusOr<std::unique_ptr<AdmissionExecutor>> opened =
-      AdmissionExecutor::Open(store, clock, core::SchedulerConfig{}, std::move(options));
+      AdmissionExecutor::Open(store, clock, std::move(config), std::move(options));
   if (!opened.ok()) return opened.status();
   executor = *std::move(opened);
   api = std::make_unique<TollgateApi>(*executor);

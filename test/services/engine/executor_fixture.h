@@ -47,7 +47,7 @@ struct ExecutorFixture {
   ExecutorFixture& operator=(const ExecutorFixture&) = delete;
 
   // Opens the executor on `store` (loading whatever it holds) and the API over it.
-  absl::Status Open(AdmissionExecutor::Options options);
+  absl::Status Open(AdmissionExecutor::Options options, core::SchedulerConfig config = {});
   void Close();
   // Applies OneQueueApplyRequest(config) through the API.
   absl::Status ApplyOneQueue(const OneQueueConfig& config = OneQueueConfig());

@@ -49,6 +49,49 @@ TEST(ContinueTokenTest, RoundTripsAndBelongsToOneListing) {
   EXPECT_TRUE(ValidateLimit(0).ok());
 }
 
+TEST(ListPagerTest, ChainsTokensAndStopsAtTheLimitOrTheByteBound) {
+  EXPECT_EQ(ListPager::Start({"workloads", "a"}, -1, "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<ListPager> first = ListPager::Start({"workloads", "a"}, 2, "");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->token().has_value());
+  EXPECT_TRUE(first->HasRoom(1));
+  EXPECT_FALSE(first->HasRoom(2));
+  EXPECT_FALSE(first->Overflows(1, kMaxPageBytes + 1)) << "the first item always fits";
+  EXPECT_TRUE(first->Overflows(2, kMaxPageBytes + 1));
+
+  v1::ListWorkloadsResponse page;
+  first->Finish(page, 7, 2, 3, "ns/b");
+  EXPECT_EQ(page.revision(), 7);
+  EXPECT_EQ(page.remaining_item_count(), 3);
+  ASSERT_FALSE(page.continue_token().empty());
+
+  // The next page continues after the previous one's last key, counting on from its offset.
+  absl::StatusOr<ListPager> second = ListPager::Start({"workloads", "a"}, 2, page.continue_token());
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->token()->revision, 7);
+  EXPECT_EQ(second->token()->offset, 2);
+  EXPECT_EQ(second->token()->last_key, "ns/b");
+  v1::ListWorkloadsResponse next;
+  second->Finish(next, 7, 2, 1, "ns/d");
+  absl::StatusOr<ContinueToken> third = DecodeContinueToken(
+      next.continue_token(), absl::StrCat("workloads", std::string(1, '\x1e'), "a"));
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->offset, 4);
+
+  // Another listing's token is refused; the last page carries none.
+  EXPECT_EQ(ListPager::Start({"workloads", "b"}, 2, page.continue_token()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::ListWorkloadsResponse last;
+  second->Finish(last, 7, 1, 0, "ns/e");
+  EXPECT_TRUE(last.continue_token().empty());
+
+  absl::StatusOr<ListPager> unlimited = ListPager::Start({"objects"}, 0, "");
+  ASSERT_TRUE(unlimited.ok());
+  EXPECT_TRUE(unlimited->HasRoom(1000000));
+  EXPECT_FALSE(unlimited->Overflows(2, kMaxPageBytes * 10)) << "asked for everything";
+}
+
 class ListPagesTest : public testing::Test {
  protected:
   void SetUp() override {

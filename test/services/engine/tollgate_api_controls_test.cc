@@ -1,9 +1,12 @@
 // TollgateApi's operator controls through the real executor: deletion with in-use protection
-// (stored, surviving a restart, finalized atomically), stop/resume, deactivate/activate,
-// reprioritize, and Preempt's account of the round that followed the eviction.
+// (stored, surviving a restart, finalized atomically) and without it (Cohorts and LocalQueues go
+// at once, and a restart keeps them gone), stop/resume, deactivate/activate, reprioritize, and
+// Preempt's account of the round that followed the eviction.
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -13,6 +16,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "services/engine/admission_executor.h"
+#include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/memory_store.h"
 #include "tollgate/v1/service.pb.h"
@@ -137,6 +141,23 @@ class TollgateApiControlsTest : public testing::Test {
     return api_->GetObject(request);
   }
 
+  // A deleted Cohort that ClusterQueues still name: no stored object, and Get answers with the
+  // implicit cohort (empty spec, an Implicit condition), as Kueue's hierarchy keeps the name.
+  void ExpectImplicitCohort(const std::string& name) {
+    absl::StatusOr<std::optional<std::string>> stored =
+        store_.Get(engine::ConfigObjectKey(v1::COHORT, "", name));
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_FALSE(stored->has_value()) << name;
+    absl::StatusOr<v1::ConfigObject> cohort = GetObject(v1::COHORT, name);
+    ASSERT_TRUE(cohort.ok()) << cohort.status();
+    EXPECT_EQ(cohort->cohort().spec().parent(), "") << cohort->DebugString();
+    bool implicit = false;
+    for (const v1::Condition& c : cohort->cohort().status().conditions()) {
+      implicit = implicit || (c.type() == "Implicit" && c.status() == "True");
+    }
+    EXPECT_TRUE(implicit) << cohort->DebugString();
+  }
+
   absl::StatusOr<v1::DeleteObjectResponse> Delete(v1::ObjectKind kind, const std::string& name,
                                                   const std::string& ns = "") {
     v1::DeleteObjectRequest request;
@@ -226,6 +247,95 @@ TEST_F(TollgateApiControlsTest, InUseClusterQueueTerminatesAcrossARestartAndGoes
   EXPECT_EQ(GetObject(v1::CLUSTER_QUEUE, "cq-b").status().code(), absl::StatusCode::kNotFound);
   ASSERT_NO_FATAL_FAILURE(Open());
   EXPECT_EQ(GetObject(v1::CLUSTER_QUEUE, "cq-b").status().code(), absl::StatusCode::kNotFound);
+}
+
+// Kueue has no in-use finalizer on Cohorts and LocalQueues: both go at once while w (admitted
+// from qa, borrowing cq-b's quota through cohort c) runs on, and a restart rebuilds the same.
+TEST_F(TollgateApiControlsTest, InUseCohortAndLocalQueueGoAtOnceAndARestartKeepsThem) {
+  v1::ApplyRequest cohort;
+  v1::Cohort* c = cohort.add_objects()->mutable_cohort();
+  c->mutable_metadata()->set_name("c");
+  ASSERT_TRUE(api_->Apply(cohort).ok());
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qa", 2, 0));
+  ASSERT_NO_FATAL_FAILURE(Submit("later", "qa", 1, 0));
+  ASSERT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  ASSERT_EQ(Get("later").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  // Only cq-b's 1 left: p waits for quota; then qa goes with w and later still running.
+  ASSERT_NO_FATAL_FAILURE(Submit("p", "qa", 2, 0));
+  ASSERT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_PENDING);
+
+  for (auto [kind, name, ns] :
+       {std::tuple{v1::LOCAL_QUEUE, "qa", "ns"}, std::tuple{v1::COHORT, "c", ""}}) {
+    absl::StatusOr<v1::DeleteObjectResponse> deleted = Delete(kind, name, ns);
+    ASSERT_TRUE(deleted.ok()) << deleted.status();
+    EXPECT_FALSE(deleted->terminating()) << name;
+    EXPECT_THAT(deleted->held_by(), testing::IsEmpty());
+  }
+  ASSERT_TRUE(api_->Settle().ok());
+  auto expect_states = [&] {
+    EXPECT_EQ(GetObject(v1::LOCAL_QUEUE, "qa", "ns").status().code(), absl::StatusCode::kNotFound);
+    ExpectImplicitCohort("c");
+    EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+    EXPECT_EQ(Get("later").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+    EXPECT_EQ(Get("p").status().state(), v1::WORKLOAD_STATE_PENDING);
+    EXPECT_EQ(Get("p").status().pending_message(), "LocalQueue qa doesn't exist");
+    // cq-a stays active in the implicit cohort c, charged with what it runs.
+    absl::StatusOr<v1::ConfigObject> cq = GetObject(v1::CLUSTER_QUEUE, "cq-a");
+    ASSERT_TRUE(cq.ok());
+    EXPECT_EQ(cq->cluster_queue().status().conditions(0).status(), "True");
+    EXPECT_EQ(cq->cluster_queue().status().admitted_workloads(), 2);
+  };
+  expect_states();
+  ASSERT_NO_FATAL_FAILURE(Open());
+  expect_states();
+
+  // Re-created, qa queues p again.
+  v1::ApplyRequest again;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kObjects, &again));
+  ASSERT_TRUE(api_->Apply(again).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_NE(Get("p").status().pending_message(), "LocalQueue qa doesn't exist");
+}
+
+// An earlier Tollgate kept an in-use Cohort or LocalQueue terminating and stored it so: the
+// first start under today's rule removes it from the state and, in its first round, the store.
+TEST_F(TollgateApiControlsTest, ACohortOrLocalQueueStoredAsTerminatingGoesOnStart) {
+  v1::ApplyRequest cohort;
+  cohort.add_objects()->mutable_cohort()->mutable_metadata()->set_name("c");
+  ASSERT_TRUE(api_->Apply(cohort).ok());
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qa", 2, 0));
+  executor_.reset();
+  api_.reset();
+  storage::WriteBatch old_version;
+  for (auto [kind, name, ns] :
+       {std::tuple{v1::LOCAL_QUEUE, "qa", "ns"}, std::tuple{v1::COHORT, "c", ""}}) {
+    const std::string key = engine::ConfigObjectKey(kind, ns, name);
+    absl::StatusOr<std::optional<std::string>> stored = store_.Get(key);
+    ASSERT_TRUE(stored.ok() && stored->has_value()) << key;
+    v1::ConfigObject object;
+    ASSERT_TRUE(object.ParseFromString(**stored));
+    v1::ObjectMeta* meta = kind == v1::COHORT ? object.mutable_cohort()->mutable_metadata()
+                                              : object.mutable_local_queue()->mutable_metadata();
+    meta->mutable_deletion_timestamp()->set_seconds(1767225000);
+    old_version.Put(key, object.SerializeAsString());
+  }
+  ASSERT_TRUE(store_.Commit(old_version).ok());
+
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  // The startup round deletes the stored copies; a condition with a deadline, not a sleep.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  auto gone = [&] {
+    absl::StatusOr<std::optional<std::string>> lq =
+        store_.Get(engine::ConfigObjectKey(v1::LOCAL_QUEUE, "ns", "qa"));
+    absl::StatusOr<std::optional<std::string>> c =
+        store_.Get(engine::ConfigObjectKey(v1::COHORT, "", "c"));
+    return lq.ok() && !lq->has_value() && c.ok() && !c->has_value();
+  };
+  while (!gone() && absl::Now() < deadline) ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_TRUE(gone());
+  EXPECT_EQ(GetObject(v1::LOCAL_QUEUE, "qa", "ns").status().code(), absl::StatusCode::kNotFound);
+  ExpectImplicitCohort("c");
 }
 
 TEST_F(TollgateApiControlsTest, FlavorInUseIsRefusedNamingTheQueues) {

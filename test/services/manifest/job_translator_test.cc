@@ -1,12 +1,14 @@
-#include "services/manifest/job_translator.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "services/manifest/job_kinds.h"
+
 namespace tollgate::manifest {
 namespace {
+
+const JobKindTranslator& JobTranslatorKind() { return *FindJobKind("Job"); }
 
 Json MakeJob(const std::string& spec_extra = "") {
   Json job = Json::parse(R"({
@@ -33,7 +35,7 @@ class JobCountTest : public ::testing::TestWithParam<CountCase> {};
 
 TEST_P(JobCountTest, IsMinOfParallelismAndCompletions) {
   absl::StatusOr<std::vector<PodSetSource>> sets =
-      JobTranslator().PodSets(MakeJob(GetParam().spec));
+      JobTranslatorKind().PodSets(MakeJob(GetParam().spec), NoObjects());
   ASSERT_TRUE(sets.ok()) << sets.status();
   ASSERT_EQ(sets->size(), 1u);
   EXPECT_EQ((*sets)[0].name, "main");
@@ -51,9 +53,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(JobTranslatorTest, TranslatesTheWorkload) {
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslator(), MakeJob(), "");
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(JobTranslatorKind(), MakeJob(), "", NoObjects());
   ASSERT_TRUE(wl.ok()) << wl.status();
-  EXPECT_EQ(wl->metadata().name(), "job-llama3-70b-mmlu-3f1c9a7e");
+  EXPECT_EQ(wl->metadata().name(), "job-llama3-70b-mmlu-e8286");
   EXPECT_EQ(wl->metadata().namespace_(), "team-a");
   EXPECT_EQ(wl->metadata().uid(), "3f1c9a7e-1111-2222-3333-444455556666");
   EXPECT_EQ(wl->spec().queue_name(), "eval-queue");
@@ -67,11 +70,11 @@ TEST(JobTranslatorTest, TranslatesTheWorkload) {
 
 TEST(JobTranslatorTest, PriorityLabelWinsOverPodPriorityClass) {
   Json job = MakeJob(R"({"template": {"spec": {"priorityClassName": "high"}}})");
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslator(), job, "");
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslatorKind(), job, "", NoObjects());
   ASSERT_TRUE(wl.ok());
   EXPECT_EQ(wl->spec().priority_class_name(), "high");
   job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "production";
-  wl = TranslateWorkload(JobTranslator(), job, "");
+  wl = TranslateWorkload(JobTranslatorKind(), job, "", NoObjects());
   ASSERT_TRUE(wl.ok());
   EXPECT_EQ(wl->spec().priority_class_name(), "production");
 }
@@ -81,7 +84,8 @@ TEST(JobTranslatorTest, QueueFromAnnotationOrOverride) {
   job["metadata"].erase("labels");
   job["metadata"]["annotations"] = {{"kueue.x-k8s.io/queue-name", "legacy"}};
   EXPECT_EQ(QueueName(job), "legacy");
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslator(), job, "default");
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(JobTranslatorKind(), job, "default", NoObjects());
   ASSERT_TRUE(wl.ok());
   EXPECT_EQ(wl->spec().queue_name(), "default");
 }
@@ -89,22 +93,23 @@ TEST(JobTranslatorTest, QueueFromAnnotationOrOverride) {
 TEST(JobTranslatorTest, MinParallelismAnnotationGivesMinCount) {
   Json job = MakeJob(R"({"parallelism": 6})");
   job["metadata"]["annotations"] = {{"kueue.x-k8s.io/job-min-parallelism", "2"}};
-  absl::StatusOr<std::vector<PodSetSource>> sets = JobTranslator().PodSets(job);
+  absl::StatusOr<std::vector<PodSetSource>> sets = JobTranslatorKind().PodSets(job, NoObjects());
   ASSERT_TRUE(sets.ok());
   EXPECT_EQ((*sets)[0].min_count, 2);
   job["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "zero";
-  EXPECT_EQ(JobTranslator().PodSets(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(JobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(JobTranslatorTest, MissingUidIsRefused) {
   Json job = MakeJob();
   job["metadata"].erase("uid");
-  EXPECT_EQ(TranslateWorkload(JobTranslator(), job, "").status().code(),
+  EXPECT_EQ(TranslateWorkload(JobTranslatorKind(), job, "", NoObjects()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(JobTranslatorTest, FinishedFromConditions) {
-  JobTranslator t;
+  const JobKindTranslator& t = JobTranslatorKind();
   Json job = MakeJob();
   EXPECT_FALSE(t.Finished(job).has_value());
   job["status"]["conditions"] = Json::parse(R"([{"type": "Complete", "status": "True"}])");
@@ -120,35 +125,35 @@ TEST(JobTranslatorTest, FinishedFromConditions) {
 }
 
 TEST(JobTranslatorTest, ActiveAndReady) {
-  JobTranslator t;
+  const JobKindTranslator& t = JobTranslatorKind();
   Json job = MakeJob(R"({"parallelism": 3})");
   v1::Workload wl;
   wl.mutable_spec()->add_pod_sets()->set_count(3);
   EXPECT_FALSE(t.IsActive(job));
   job["status"] = {{"active", 3}, {"ready", 2}};
   EXPECT_TRUE(t.IsActive(job));
-  EXPECT_FALSE(t.PodsReady(job, wl));
+  EXPECT_FALSE(t.PodsReady(job, {}, wl));
   job["status"]["ready"] = 3;
-  EXPECT_TRUE(t.PodsReady(job, wl));
+  EXPECT_TRUE(t.PodsReady(job, {}, wl));
 }
 
 TEST(JobTranslatorTest, SuspendPath) {
   Json job = MakeJob();
-  EXPECT_TRUE(IsSuspended(JobTranslator(), job));
+  EXPECT_TRUE(JobTranslatorKind().IsSuspended(job));
   job["spec"]["suspend"] = false;
-  EXPECT_FALSE(IsSuspended(JobTranslator(), job));
+  EXPECT_FALSE(JobTranslatorKind().IsSuspended(job));
   job["spec"].erase("suspend");
-  EXPECT_FALSE(IsSuspended(JobTranslator(), job));
+  EXPECT_FALSE(JobTranslatorKind().IsSuspended(job));
 }
 
-TEST(WorkloadNameTest, IsADnsLabelOfAtMost63Bytes) {
+TEST(WorkloadNameTest, EarlierVersionsNamesAreDnsLabelsOfAtMost63Bytes) {
   const std::string uid = "ABCDEF12-3456-7890-abcd-ef1234567890";
-  EXPECT_EQ(WorkloadName("job", "train.v2_final", uid), "job-train-v2-final-abcdef12");
+  EXPECT_EQ(LegacyWorkloadName("job", "train.v2_final", uid), "job-train-v2-final-abcdef12");
   const std::string long_name(200, 'x');
-  const std::string name = WorkloadName("pytorchjob", long_name, uid);
+  const std::string name = LegacyWorkloadName("pytorchjob", long_name, uid);
   EXPECT_LE(name.size(), 63u);
   EXPECT_TRUE(name.ends_with("-abcdef12"));
-  EXPECT_EQ(WorkloadName("job", "a-", uid), "job-a-abcdef12");
+  EXPECT_EQ(LegacyWorkloadName("job", "a-", uid), "job-a-abcdef12");
 }
 
 TEST(PodSetNameFromTest, LowerCasesAndReplaces) {

@@ -204,8 +204,7 @@ spec:
   fairSharing: {weight: "2"}
   stopPolicy: Hold
   admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
-  admissionChecks: []
-  admissionChecksStrategy: {admissionChecks: []}
+  admissionChecksStrategy: {admissionChecks: [{name: prov, onFlavors: [default]}]}
   resourceGroups:
   - coveredResources: [cpu, memory]
     flavors:
@@ -239,6 +238,9 @@ status:
                         fair_sharing { weight: "2" }
                         stop_policy: "Hold"
                         admission_scope { admission_mode: "UsageBasedAdmissionFairSharing" }
+                        admission_checks_strategy {
+                          admission_checks { name: "prov" on_flavors: "default" }
+                        }
                         resource_groups {
                           covered_resources: "cpu" covered_resources: "memory"
                           flavors {
@@ -260,6 +262,95 @@ spec: {cohortName: shared, namespaceSelector: {}}
                  "ClusterQueue",
                  R"(cluster_queue { metadata { name: "team-b" }
                                     spec { cohort: "shared" namespace_selector {} } })"},
+        KindCase{"ClusterQueueV1beta1AdmissionChecks",
+                 R"({kind: ClusterQueue, metadata: {name: q}, spec: {admissionChecks: [prov, b]}})",
+                 "ClusterQueue",
+                 R"(cluster_queue { metadata { name: "q" }
+                                    spec { admission_checks: "prov" admission_checks: "b" } })"},
+        KindCase{"AdmissionCheckV1beta1",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: prov}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  retryDelayMinutes: 15
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: prov-config}
+status:
+  conditions: [{type: Active, status: "True", reason: Active, message: ok}]
+)",
+                 "AdmissionCheck",
+                 R"(admission_check {
+                      metadata { name: "prov" }
+                      spec {
+                        controller_name: "kueue.x-k8s.io/provisioning-request"
+                        parameters { api_group: "kueue.x-k8s.io"
+                                     kind: "ProvisioningRequestConfig" name: "prov-config" }
+                        retry_delay_minutes: 15
+                      }
+                    })"},
+        KindCase{"AdmissionCheckV1beta2",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta2, kind: AdmissionCheck,
+                     metadata: {name: multikueue},
+                     spec: {controllerName: kueue.x-k8s.io/multikueue}})",
+                 "AdmissionCheck",
+                 R"(admission_check { metadata { name: "multikueue" }
+                                      spec { controller_name: "kueue.x-k8s.io/multikueue" } })"},
+        KindCase{"MultiKueueConfig",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueConfig
+metadata: {name: multikueue-test}
+spec:
+  clusters: [worker-h100, worker-a100]
+)",
+                 "MultiKueueConfig",
+                 R"(multi_kueue_config { metadata { name: "multikueue-test" }
+                      spec { clusters: "worker-h100" clusters: "worker-a100" } })"},
+        KindCase{"MultiKueueClusterV1beta1KubeConfig",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: MultiKueueCluster
+metadata: {name: worker1}
+spec:
+  kubeConfig: {locationType: Secret, location: worker1-secret}
+status:
+  conditions: [{type: Active, status: "True", reason: Active, message: Connected}]
+)",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker1" }
+                      spec { kube_config { location: "worker1-secret"
+                                           location_type: "Secret" } } })"},
+        KindCase{"MultiKueueClusterV1beta2ClusterSource",
+                 R"({apiVersion: kueue.x-k8s.io/v1beta2, kind: MultiKueueCluster,
+                     metadata: {name: worker2},
+                     spec: {clusterSource: {kubeConfig: {locationType: Path,
+                                                         location: /etc/tollgate/worker2.yaml}}}})",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker2" }
+                      spec { kube_config { location: "/etc/tollgate/worker2.yaml"
+                                           location_type: "Path" } } })"},
+        KindCase{"MultiKueueClusterTollgateEndpoint",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker3}
+spec:
+  endpoint:
+    address: worker3.example.com:7443
+    caFile: /etc/tollgate/ca.pem
+    certFile: /etc/tollgate/manager.pem
+    keyFile: /etc/tollgate/manager-key.pem
+    tokenFile: /etc/tollgate/worker3.token
+    insecure: false
+)",
+                 "MultiKueueCluster",
+                 R"(multi_kueue_cluster { metadata { name: "worker3" }
+                      spec { endpoint { address: "worker3.example.com:7443"
+                                        ca_file: "/etc/tollgate/ca.pem"
+                                        cert_file: "/etc/tollgate/manager.pem"
+                                        key_file: "/etc/tollgate/manager-key.pem"
+                                        token_file: "/etc/tollgate/worker3.token" } } })"},
         KindCase{"ClusterQueueNoSelector",
                  R"({kind: ClusterQueue, metadata: {name: q}, spec: {cohort: c}})", "ClusterQueue",
                  R"(cluster_queue { metadata { name: "q" } spec { cohort: "c" } })"},
@@ -382,6 +473,41 @@ status:
                                       effect: "NoSchedule" }
                       }
                     })"},
+        KindCase{
+            "TopologyFlavor",
+            "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
+            "ResourceFlavor",
+            R"(resource_flavor { metadata { name: "tas" } spec { topology_name: "default" } })"},
+        KindCase{"WorkloadTopologyRequestAndNodeAffinity",
+                 R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, namespace: ml}
+spec:
+  podSets:
+  - name: workers
+    count: 2
+    topologyRequest: {required: rack, podIndexLabel: idx}
+    template:
+      spec:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]
+        containers: [{name: c, resources: {requests: {cpu: 1}}}]
+)",
+                 "Workload",
+                 R"(metadata { name: "w" namespace: "ml" }
+                    spec {
+                      pod_sets {
+                        name: "workers" count: 2
+                        requests { key: "cpu" value: "1" }
+                        topology_request { required: "rack" pod_index_label: "idx" }
+                        required_node_affinity {
+                          match_expressions { key: "zone" operator: "In" values: "a" }
+                        }
+                      }
+                    })"},
         KindCase{"WorkloadV1beta2PriorityClassRefAndDefaults",
                  R"(
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -469,19 +595,40 @@ spec:
               "spec.resourceGroups[0].flavors[0].resources[1].nominalQuote"),
         Exact("UnknownTopLevelField", "{kind: ResourceFlavor, metadata: {name: rf}, specs: {}}",
               kInvalid, "ResourceFlavor rf: unknown field specs"),
-        Exact("AdmissionChecksUnsupported",
-              "{kind: ClusterQueue, metadata: {name: team-a}, spec: {admissionChecks: [prov]}}",
-              kUnimplemented,
-              "ClusterQueue team-a: spec.admissionChecks is not supported by Tollgate"),
-        Exact("AdmissionChecksStrategyUnsupported",
+        Exact("AdmissionChecksStrategyUnknownField",
               R"({kind: ClusterQueue, metadata: {name: team-a},
-                      spec: {admissionChecksStrategy: {admissionChecks: [{name: prov}]}}})",
+                      spec: {admissionChecksStrategy: {admissionChecks: [{name: prov,
+                             flavors: [a]}]}}})",
+              kInvalid,
+              "ClusterQueue team-a: unknown field "
+              "spec.admissionChecksStrategy.admissionChecks[0].flavors"),
+        Exact("MultiKueueConfigQuotaManagementUnsupported",
+              R"({kind: MultiKueueConfig, metadata: {name: c},
+                      spec: {clusters: [w1], quotaManagement: Automatic}})",
               kUnimplemented,
-              "ClusterQueue team-a: spec.admissionChecksStrategy is not supported by "
+              "MultiKueueConfig c: spec.quotaManagement is not supported by Tollgate"),
+        Exact("MultiKueueConfigClustersNotAList",
+              "{kind: MultiKueueConfig, metadata: {name: c}, spec: {clusters: w1}}", kInvalid,
+              "MultiKueueConfig c: spec.clusters: expected a list, got \"w1\""),
+        Exact("MultiKueueClusterProfileUnsupported",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {clusterSource: {clusterProfileRef: {name: p}}}})",
+              kUnimplemented,
+              "MultiKueueCluster w1: spec.clusterSource.clusterProfileRef is not supported by "
               "Tollgate"),
-        Exact("TopologyNameUnsupported",
-              "{kind: ResourceFlavor, metadata: {name: tas}, spec: {topologyName: default}}",
-              kUnimplemented, "ResourceFlavor tas: spec.topologyName is not supported by Tollgate"),
+        Exact("MultiKueueClusterBothSpellings",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {kubeConfig: {location: a}, clusterSource: {kubeConfig: {location: b}}}})",
+              kInvalid,
+              "MultiKueueCluster w1: spec.clusterSource.kubeConfig: spec.kubeConfig is set too; "
+              "give only one"),
+        Exact("MultiKueueClusterEndpointUnknownField",
+              R"({kind: MultiKueueCluster, metadata: {name: w1},
+                      spec: {endpoint: {address: "127.0.0.1:1", caCert: /ca.pem}}})",
+              kInvalid, "MultiKueueCluster w1: unknown field spec.endpoint.caCert"),
+        Exact("AdmissionCheckUnknownField",
+              "{kind: AdmissionCheck, metadata: {name: ac}, spec: {controller: x}}", kInvalid,
+              "AdmissionCheck ac: unknown field spec.controller"),
         Exact("FungibilityPreferenceUnsupported",
               R"({kind: ClusterQueue, metadata: {name: q},
                       spec: {flavorFungibility: {preference: BorrowingOverPreemption}}})",
@@ -492,12 +639,7 @@ spec:
               R"({kind: Workload, metadata: {name: w, namespace: ns},
                       spec: {preemptionGates: [{name: g}]}})",
               kUnimplemented, "Workload ns/w: spec.preemptionGates is not supported by Tollgate"),
-        Exact("TopologyRequestUnsupported",
-              R"({kind: Workload, metadata: {name: w},
-                      spec: {podSets: [{count: 1, topologyRequest: {required: rack}}]}})",
-              kUnimplemented,
-              "Workload w: spec.podSets[0].topologyRequest is not supported by Tollgate"),
-        Contains("RequiredNodeAffinityUnsupported",
+        Contains("NodeAffinityMatchFieldsUnsupported",
                  R"(
 kind: Workload
 metadata: {name: w}
@@ -508,11 +650,12 @@ spec:
         affinity:
           nodeAffinity:
             requiredDuringSchedulingIgnoredDuringExecution:
-              nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists}]}]
+              nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n]}]}]
 )",
                  kUnimplemented,
                  {"Workload w: spec.podSets[0].template.spec.affinity.nodeAffinity."
-                  "requiredDuringSchedulingIgnoredDuringExecution is not supported"}),
+                  "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+                  "matchFields is not supported"}),
         Exact("GenerateNameUnsupported",
               "{kind: ClusterQueue, metadata: {name: q, generateName: q-}}", kUnimplemented,
               "ClusterQueue q: metadata.generateName is not supported by Tollgate"),
@@ -733,6 +876,56 @@ TEST(ParseManifestsTest, ApiVersionIsRequiredInAFile) {
   ASSERT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(all.status().message(),
             "flavors.yaml: document 1: ResourceFlavor a: apiVersion: required value, got none");
+}
+
+// What `tollgate get -o yaml` prints (a kind: List) loads wherever a manifest file is read,
+// `tollgated --manifests` included, and so do the job kinds `tollgate apply -f` takes.
+TEST(ParseManifestsTest, AListAndJobKindsLoadFromAFile) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: ResourceFlavor
+  metadata: {name: default}
+- apiVersion: v1
+  kind: List
+  items:
+  - apiVersion: kueue.x-k8s.io/v1beta1
+    kind: LocalQueue
+    metadata: {name: main, namespace: team-a}
+    spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: main}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+      - name: c
+        resources: {requests: {cpu: "1"}}
+)",
+                                                             "export.yaml");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].kind, "ResourceFlavor");
+  EXPECT_EQ((*all)[1].kind, "LocalQueue");
+  EXPECT_EQ((*all)[2].kind, "Workload");
+  EXPECT_EQ(std::get<v1::Workload>((*all)[2].object).spec().pod_sets(0).count(), 2);
+}
+
+TEST(ParseManifestsTest, AListItemErrorNamesItsPlace) {
+  absl::StatusOr<std::vector<Manifest>> all = ParseManifests(
+      "apiVersion: v1\nkind: List\nitems:\n- apiVersion: kueue.x-k8s.io/v1beta1\n"
+      "  kind: ResourceFlavor\n  metadata: {name: a}\n  spec: {nodeLabel: {}}\n",
+      "export.yaml");
+  ASSERT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(all.status().message(),
+            "export.yaml: document 1: items[0]: ResourceFlavor a: unknown field spec.nodeLabel");
 }
 
 TEST(ParseManifestNodeTest, PrefixLeadsTheMessage) {

@@ -1,10 +1,12 @@
-#include "services/manifest/pytorchjob_translator.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "services/manifest/job_kinds.h"
+
 namespace tollgate::manifest {
 namespace {
+
+const JobKindTranslator& PyTorchJobTranslatorKind() { return *FindJobKind("PyTorchJob"); }
 
 Json MakePyTorchJob(int workers) {
   Json job = Json::parse(R"({
@@ -24,9 +26,9 @@ Json MakePyTorchJob(int workers) {
 
 TEST(PyTorchJobTranslatorTest, MasterThenWorkersAsOneGang) {
   absl::StatusOr<v1::Workload> wl =
-      TranslateWorkload(PyTorchJobTranslator(), MakePyTorchJob(16), "");
+      TranslateWorkload(PyTorchJobTranslatorKind(), MakePyTorchJob(16), "", NoObjects());
   ASSERT_TRUE(wl.ok()) << wl.status();
-  EXPECT_EQ(wl->metadata().name(), "pytorchjob-finetune-cccc0000");
+  EXPECT_EQ(wl->metadata().name(), "pytorchjob-finetune-2272f");
   EXPECT_EQ(wl->spec().priority_class_name(), "train");
   ASSERT_EQ(wl->spec().pod_sets_size(), 2);
   EXPECT_EQ(wl->spec().pod_sets(0).name(), "master");
@@ -40,25 +42,25 @@ TEST(PyTorchJobTranslatorTest, MasterThenWorkersAsOneGang) {
 TEST(PyTorchJobTranslatorTest, SchedulingPolicyPriorityWins) {
   Json job = MakePyTorchJob(2);
   job["spec"]["runPolicy"]["schedulingPolicy"] = {{"priorityClass", "urgent"}};
-  EXPECT_EQ(PyTorchJobTranslator().PodPriorityClassName(job), "urgent");
+  EXPECT_EQ(PyTorchJobTranslatorKind().PodPriorityClassName(job, {}), "urgent");
 }
 
 TEST(PyTorchJobTranslatorTest, SuspendIsUnderRunPolicy) {
   Json job = MakePyTorchJob(2);
-  EXPECT_TRUE(IsSuspended(PyTorchJobTranslator(), job));
+  EXPECT_TRUE(PyTorchJobTranslatorKind().IsSuspended(job));
   job["spec"]["runPolicy"]["suspend"] = false;
-  EXPECT_FALSE(IsSuspended(PyTorchJobTranslator(), job));
+  EXPECT_FALSE(PyTorchJobTranslatorKind().IsSuspended(job));
 }
 
 TEST(PyTorchJobTranslatorTest, LifecycleFromStatus) {
-  PyTorchJobTranslator t;
+  const JobKindTranslator& t = PyTorchJobTranslatorKind();
   Json job = MakePyTorchJob(2);
   v1::Workload wl;
   job["status"] = Json::parse(R"({"replicaStatuses": {"Master": {"active": 1},
                                                       "Worker": {"active": 2}},
                                   "conditions": [{"type": "Running", "status": "True"}]})");
   EXPECT_TRUE(t.IsActive(job));
-  EXPECT_TRUE(t.PodsReady(job, wl));
+  EXPECT_TRUE(t.PodsReady(job, {}, wl));
   EXPECT_FALSE(t.Finished(job).has_value());
   job["status"] = Json::parse(R"({"replicaStatuses": {"Master": {"active": 0}},
                                   "conditions": [{"type": "Succeeded", "status": "True"}]})");
@@ -70,7 +72,7 @@ TEST(PyTorchJobTranslatorTest, LifecycleFromStatus) {
 TEST(PyTorchJobTranslatorTest, NoReplicaSpecsIsRefused) {
   Json job = MakePyTorchJob(1);
   job["spec"].erase("pytorchReplicaSpecs");
-  EXPECT_EQ(PyTorchJobTranslator().PodSets(job).status().code(),
+  EXPECT_EQ(PyTorchJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -1,10 +1,12 @@
-#include "services/manifest/rayjob_translator.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "services/manifest/job_kinds.h"
+
 namespace tollgate::manifest {
 namespace {
+
+const JobKindTranslator& RayJobTranslatorKind() { return *FindJobKind("RayJob"); }
 
 Json MakeRayJob() {
   return Json::parse(R"({
@@ -27,9 +29,10 @@ Json MakeRayJob() {
 }
 
 TEST(RayJobTranslatorTest, HeadWorkerGroupsAndDefaultSubmitter) {
-  absl::StatusOr<v1::Workload> wl = TranslateWorkload(RayJobTranslator(), MakeRayJob(), "");
+  absl::StatusOr<v1::Workload> wl =
+      TranslateWorkload(RayJobTranslatorKind(), MakeRayJob(), "", NoObjects());
   ASSERT_TRUE(wl.ok()) << wl.status();
-  EXPECT_EQ(wl->metadata().name(), "rayjob-sweep-aaaabbbb");
+  EXPECT_EQ(wl->metadata().name(), "rayjob-sweep-faee8");
   ASSERT_EQ(wl->spec().pod_sets_size(), 4);
   const auto& sets = wl->spec().pod_sets();
   EXPECT_EQ(sets[0].name(), "head");
@@ -49,7 +52,7 @@ TEST(RayJobTranslatorTest, HeadWorkerGroupsAndDefaultSubmitter) {
 TEST(RayJobTranslatorTest, HttpModeHasNoSubmitter) {
   Json job = MakeRayJob();
   job["spec"]["submissionMode"] = "HTTPMode";
-  absl::StatusOr<std::vector<PodSetSource>> sets = RayJobTranslator().PodSets(job);
+  absl::StatusOr<std::vector<PodSetSource>> sets = RayJobTranslatorKind().PodSets(job, NoObjects());
   ASSERT_TRUE(sets.ok());
   EXPECT_EQ(sets->size(), 3u);
 }
@@ -58,7 +61,7 @@ TEST(RayJobTranslatorTest, ExplicitSubmitterTemplate) {
   Json job = MakeRayJob();
   job["spec"]["submitterPodTemplate"] = Json::parse(
       R"({"spec": {"containers": [{"name": "s", "resources": {"requests": {"cpu": "1"}}}]}})");
-  absl::StatusOr<std::vector<PodSetSource>> sets = RayJobTranslator().PodSets(job);
+  absl::StatusOr<std::vector<PodSetSource>> sets = RayJobTranslatorKind().PodSets(job, NoObjects());
   ASSERT_TRUE(sets.ok());
   EXPECT_TRUE(sets->back().template_present);
   EXPECT_EQ(sets->back().template_path, "/spec/submitterPodTemplate");
@@ -67,25 +70,28 @@ TEST(RayJobTranslatorTest, ExplicitSubmitterTemplate) {
 TEST(RayJobTranslatorTest, RefusesClusterSelectorAndDuplicateGroups) {
   Json job = MakeRayJob();
   job["spec"]["clusterSelector"] = {{"ray.io/cluster", "shared"}};
-  EXPECT_EQ(RayJobTranslator().PodSets(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
   job = MakeRayJob();
   job["spec"]["rayClusterSpec"]["workerGroupSpecs"][1]["groupName"] = "cpu-workers";
-  EXPECT_EQ(RayJobTranslator().PodSets(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
   job = MakeRayJob();
   job["spec"]["rayClusterSpec"]["workerGroupSpecs"][1]["groupName"] = "head";
-  EXPECT_EQ(RayJobTranslator().PodSets(job).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RayJobTranslatorKind().PodSets(job, NoObjects()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RayJobTranslatorTest, LifecycleFromStatus) {
-  RayJobTranslator t;
+  const JobKindTranslator& t = RayJobTranslatorKind();
   Json job = MakeRayJob();
   v1::Workload wl;
   EXPECT_FALSE(t.IsActive(job));
   job["status"] = {{"jobDeploymentStatus", "Initializing"}};
   EXPECT_TRUE(t.IsActive(job));
-  EXPECT_FALSE(t.PodsReady(job, wl));
+  EXPECT_FALSE(t.PodsReady(job, {}, wl));
   job["status"] = {{"jobDeploymentStatus", "Running"}, {"rayClusterStatus", {{"state", "ready"}}}};
-  EXPECT_TRUE(t.PodsReady(job, wl));
+  EXPECT_TRUE(t.PodsReady(job, {}, wl));
   job["status"] = {{"jobDeploymentStatus", "Suspended"}};
   EXPECT_FALSE(t.IsActive(job));
   EXPECT_FALSE(t.Finished(job).has_value());

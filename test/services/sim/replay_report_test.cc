@@ -80,6 +80,27 @@ TEST(ReplayReportTest, UtilizationFairnessAndLostWork) {
   EXPECT_THAT(FormatComparison({{"pooled", report}}), HasSubstr("pooled"));
 }
 
+TEST(ReplayReportTest, CheckWaitsAndIdleReservedHoursOnlyWithChecks) {
+  std::vector<TraceJob> jobs = {Job("a", 0, 10, 8), Job("b", 0, 10, 8)};
+  ReplayResult result;
+  result.queues["q"] = QueueInfo{16, 1, ""};
+  result.jobs = {Outcome(600, 610), Outcome(60, 70)};
+  result.jobs[0].check_wait = absl::Seconds(600);
+  result.jobs[0].reserved_idle_resource_seconds = 8 * 600;
+  result.jobs[1].check_wait = absl::Seconds(60);
+  result.jobs[1].reserved_idle_resource_seconds = 8 * 60;
+  ReplayReport report = Summarize(jobs, result, "nvidia.com/gpu");
+  EXPECT_FALSE(report.has_checks);
+  EXPECT_THAT(FormatSummary(report), ::testing::Not(HasSubstr("CHECK-WAIT")));
+  result.has_checks = true;
+  report = Summarize(jobs, result, "nvidia.com/gpu");
+  EXPECT_DOUBLE_EQ(report.overall.check_wait_seconds.p50, 60);
+  EXPECT_DOUBLE_EQ(report.overall.check_wait_seconds.p95, 600);
+  EXPECT_DOUBLE_EQ(report.overall.idle_reserved_hours, 8 * 660 / 3600.0);
+  EXPECT_THAT(FormatSummary(report), HasSubstr("CHECK-WAIT-P95"));
+  EXPECT_THAT(FormatSummary(report), HasSubstr("IDLE-RESERVED-H"));
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

@@ -205,6 +205,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"SettleWithArguments",
                       "name: x\nsteps:\n- settle: {rounds: 3}\n",
                       {"t.yaml: step 1 (settle): settle takes no arguments"}},
+        MalformedCase{"RestartWithArguments",
+                      "name: x\nsteps:\n- restart: {clean: true}\n",
+                      {"t.yaml: step 1 (restart): restart takes no arguments"}},
         MalformedCase{"FinishNotAList",
                       "name: x\nsteps:\n- finish: {a: 1}\n",
                       {"t.yaml: step 1 (finish): finish: expected a list"}},
@@ -214,8 +217,13 @@ INSTANTIATE_TEST_SUITE_P(
                       {"t.yaml: objects[0]: ClusterQueue cq: unknown field spec.cohrt"}},
         MalformedCase{
             "ApplyUnknownKind",
+            "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Gizmo, metadata: {name: j}}]\n",
+            {"t.yaml: step 2 (apply): apply[0]: unknown kind \"Gizmo\""}},
+        MalformedCase{
+            "ApplyJobOfAnotherApiVersion",
             "name: x\nsteps:\n- settle: {}\n- apply: [{kind: Job, metadata: {name: j}}]\n",
-            {"t.yaml: step 2 (apply): apply[0]: Job j: unknown kind \"Job\""}},
+            {"t.yaml: step 2 (apply): apply[0]: Job: apiVersion \"\" is not served; Tollgate reads "
+             "Job as batch/v1"}},
         MalformedCase{"DeleteWithoutKind",
                       "name: x\nsteps:\n- delete: [{name: w}]\n",
                       {"t.yaml: step 1 (delete): delete[0].kind: required"}},
@@ -259,6 +267,23 @@ INSTANTIATE_TEST_SUITE_P(
                       "name: x\nsteps:\n- submit: [{kind: Workload, metadata: {name: w}, "
                       "spec: {queue: q}}]\n",
                       {"step 1 (submit): submit[0]: Workload w: unknown field spec.queue"}},
+        MalformedCase{"SetCheckWithoutState",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c}]\n",
+                      {"t.yaml: step 1 (setCheck)", "state", "required"}},
+        MalformedCase{"SetCheckUnknownKey",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c, state: Ready, "
+                      "delay: 5}]\n",
+                      {"t.yaml: step 1 (setCheck)", "unknown key \"delay\""}},
+        MalformedCase{"SetCheckPodSetUpdateUnknownKey",
+                      "name: x\nsteps:\n- setCheck: [{workload: a, check: c, state: Ready, "
+                      "podSetUpdates: [{name: main, selector: {a: b}}]}]\n",
+                      {"t.yaml: step 1 (setCheck)", "unknown key \"selector\""}},
+        MalformedCase{"CheckExpectationUnknownKey",
+                      "name: x\nsteps:\n- expect: {checks: {a: {c: {status: Ready}}}}\n",
+                      {"t.yaml: step 1 (expect)", "unknown key \"status\""}},
+        MalformedCase{"EvictedWithoutReason",
+                      "name: x\nsteps:\n- expect: {evicted: {a: {message: x}}}\n",
+                      {"t.yaml: step 1 (expect)", "reason", "required"}},
         MalformedCase{"YamlSyntax", "name: x\nsteps: [\n", {"t.yaml:", "invalid YAML"}},
         MalformedCase{"EmptyFile", "", {"t.yaml: empty scenario"}}),
     [](const ::testing::TestParamInfo<MalformedCase>& info) { return info.param.name; });
@@ -308,10 +333,11 @@ steps:
   - podsReady: [c]
   - delete: [{kind: LocalQueue, name: q, namespace: ns}, {kind: Workload, name: w}]
   - settle:
+  - restart: {}
 )",
                                                  "steps.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_THAT(s->steps, SizeIs(5));
+  ASSERT_THAT(s->steps, SizeIs(6));
   EXPECT_EQ(s->steps[0].kind, StepKind::kAdvance);
   EXPECT_EQ(s->steps[0].advance, absl::Minutes(90));
   EXPECT_EQ(s->steps[1].kind, StepKind::kFinish);
@@ -324,7 +350,9 @@ steps:
   EXPECT_EQ(s->steps[3].del[0].ns, "ns");
   EXPECT_EQ(s->steps[3].del[1].ns, "");
   EXPECT_EQ(s->steps[4].kind, StepKind::kSettle);
+  EXPECT_EQ(s->steps[5].kind, StepKind::kRestart);
   EXPECT_EQ(StepKindName(StepKind::kPodsReady), "podsReady");
+  EXPECT_EQ(StepKindName(StepKind::kRestart), "restart");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -634,6 +662,82 @@ TEST(ParseScenarioFileTest, MissingFileIsNotFound) {
   absl::StatusOr<Scenario> s = ParseScenarioFile("/nonexistent/scenario.yaml");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --- Topology (issue 28): nodes, pod reports, topology requests and expectations.
+
+TEST(TopologyFormatTest, NodesStepsRequestsAndExpectations) {
+  absl::StatusOr<Scenario> s = ParseScenarioText(R"(
+name: t
+nodes:
+  - {name: x1, labels: {rack: r1}, allocatable: {gpu: 4, pods: 10},
+     taints: [{key: k, value: v, effect: NoSchedule}], unschedulable: true}
+steps:
+  - submit:
+      - {name: a, podSets: [{count: 4, topologyRequest: {required: rack, podSetSliceRequiredTopology: rack, podSetSliceSize: 2}}]}
+  - nodes: [{name: x2, ready: false}]
+  - deleteNodes: [x1]
+  - reportPods: [{name: ns/p, node: x2, requests: {gpu: 1}}]
+  - removePods: [ns/p]
+  - expect:
+      topologyAssignments:
+        a: {main: {levels: [rack], domains: [{values: [r1], count: 4}]}}
+      unhealthyNodes: {a: [x2]}
+)",
+                                                 "t.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_THAT(s->nodes, SizeIs(1));
+  EXPECT_EQ(s->nodes[0].metadata().name(), "x1");
+  EXPECT_EQ(s->nodes[0].metadata().labels().at("rack"), "r1");
+  EXPECT_EQ(s->nodes[0].status().allocatable().at("gpu"), "4");
+  EXPECT_EQ(s->nodes[0].spec().taints(0).effect(), "NoSchedule");
+  EXPECT_TRUE(s->nodes[0].spec().unschedulable());
+  EXPECT_FALSE(s->nodes[0].status().has_ready());
+  ASSERT_THAT(s->steps, SizeIs(6));
+  const v1::PodSetTopologyRequest& request =
+      s->steps[0].submit[0].workload->spec().pod_sets(0).topology_request();
+  EXPECT_EQ(request.required(), "rack");
+  EXPECT_EQ(request.pod_set_slice_size(), 2);
+  EXPECT_EQ(s->steps[1].kind, StepKind::kNodes);
+  ASSERT_THAT(s->steps[1].nodes, SizeIs(1));
+  EXPECT_FALSE(s->steps[1].nodes[0].status().ready());
+  EXPECT_TRUE(s->steps[1].nodes[0].status().has_ready());
+  EXPECT_EQ(s->steps[2].kind, StepKind::kDeleteNodes);
+  EXPECT_THAT(s->steps[2].names, ElementsAre("x1"));
+  EXPECT_EQ(s->steps[3].kind, StepKind::kReportPods);
+  ASSERT_THAT(s->steps[3].pods, SizeIs(1));
+  EXPECT_EQ(s->steps[3].pods[0].node_name(), "x2");
+  EXPECT_THAT(s->steps[4].names, ElementsAre("ns/p"));
+  const Expectation& e = s->steps[5].expect;
+  const TopologyAssignmentExpectation& a = e.topology_assignments.at("a").at("main");
+  EXPECT_THAT(*a.levels, ElementsAre("rack"));
+  ASSERT_THAT(a.domains, SizeIs(1));
+  EXPECT_THAT(a.domains[0].values, ElementsAre("r1"));
+  EXPECT_EQ(a.domains[0].count, 4);
+  EXPECT_THAT(e.unhealthy_nodes.at("a"), ElementsAre("x2"));
+}
+
+TEST(TopologyFormatTest, MistakesNameTheField) {
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"nodes: [{labels: {a: b}}]\nsteps: [{settle: {}}]", "nodes[0].name: required"},
+      {"nodes: [{name: x, cpu: 4}]\nsteps: [{settle: {}}]", "unknown key \"cpu\""},
+      {"steps: [{reportPods: [{name: p}]}]", "node: required"},
+      {"steps: [{expect: {topologyAssignments: {a: {main: {domains: [{values: [x]}]}}}}}]",
+       "count: required"},
+      {"steps: [{submit: [{name: a, podSets: [{topologyRequest: {level: rack}}]}]}]",
+       "unknown key \"level\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<Scenario> s = ParseScenarioText(absl::StrCat("name: t\n", c.text), "t.yaml");
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.status().message(), HasSubstr(c.error));
+  }
 }
 
 }  // namespace

@@ -116,6 +116,34 @@ TEST(TraceReplayTest, ReclaimPreemptsTheBorrowerAndCountsTheLostWork) {
   EXPECT_EQ(r->end, absl::Seconds(100));
 }
 
+// The same schedule as without checks, every admission 5 s after its reservation: job 1 and
+// job 2 are admitted at t=5 and t=6, job 3 is reserved when job 2 ends (t=56) and admitted at
+// t=61, job 4 reserved when job 3 ends (t=91) and admitted at t=96. Each reservation held its
+// GPUs 5 s without running.
+TEST(TraceReplayTest, ACheckDelayShiftsEveryAdmissionAndHoldsTheQuotaMeanwhile) {
+  const Loaded l = Load(/*reclaim=*/false);
+  ReplayOptions options;
+  options.check_delays["provisioning"] = absl::Seconds(5);
+  absl::StatusOr<ReplayResult> r = ReplayTrace(l.objects, l.jobs, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->has_checks);
+  EXPECT_EQ(WaitSeconds(l, *r), (std::map<std::string, int64_t>{
+                                    {"job-1", 5}, {"job-2", 5}, {"job-3", 51}, {"job-4", 76}}));
+  for (const JobOutcome& j : r->jobs) EXPECT_EQ(j.check_wait, absl::Seconds(5));
+  EXPECT_DOUBLE_EQ(r->jobs[0].reserved_idle_resource_seconds, 40);
+  EXPECT_DOUBLE_EQ(r->jobs[3].reserved_idle_resource_seconds, 20);
+  EXPECT_EQ(r->jobs[0].finished, absl::Seconds(105));
+  EXPECT_EQ(r->end, absl::Seconds(106));
+
+  // Without a delay, a check the queues define is Ready at once: the schedule is unchanged.
+  ReplayOptions instant;
+  instant.check_delays["provisioning"] = absl::ZeroDuration();
+  r = ReplayTrace(l.objects, l.jobs, instant);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(WaitSeconds(l, *r), (std::map<std::string, int64_t>{
+                                    {"job-1", 0}, {"job-2", 0}, {"job-3", 41}, {"job-4", 61}}));
+}
+
 TEST(TraceReplayTest, SamplesUsageAndBorrowing) {
   const Loaded l = Load(/*reclaim=*/false);
   ReplayOptions options;

@@ -1,0 +1,363 @@
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
+#include "core/cluster_state.h"
+#include "core/error_text.h"
+
+// ClusterState's admission checks (Kueue's two-phase admission): the AdmissionCheck objects and
+// their Active condition, which checks each workload carries, a controller's state updates and
+// what they lead to (admission, eviction with a delayed requeue, deactivation), and the
+// reservations a stopped or terminating queue cancels. The rules themselves are in
+// core/admission_checks.h; docs/admission-checks.md draws the state machine.
+
+namespace tollgate::core {
+namespace {
+
+std::string CheckNames(const std::vector<AdmissionCheckState>& checks) {
+  std::vector<std::string> names;
+  for (const AdmissionCheckState& c : checks) names.push_back(QuoteValue(c.name));
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+std::string PodSetNames(const WorkloadSpec& spec) {
+  std::vector<std::string> names;
+  for (const PodSetSpec& ps : spec.pod_sets) names.push_back(QuoteValue(ps.name));
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+// --- AdmissionCheck objects ------------------------------------------------------------------
+
+absl::Status ClusterState::ApplyAdmissionCheck(AdmissionCheckSpec spec, absl::Time now) {
+  if (const AdmissionCheckRuntime* existing = registry_.FindAdmissionCheck(spec.name)) {
+    if (existing->spec.controller_name != spec.controller_name) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.controllerName: ", QuoteValue(spec.controller_name), " would replace ",
+          QuoteValue(existing->spec.controller_name),
+          ", but the field is immutable (delete the AdmissionCheck and create it again)"));
+    }
+  }
+  registry_.PutAdmissionCheck(std::move(spec));
+  OnAdmissionChecksChanged(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetAdmissionCheckActive(absl::string_view name, bool active,
+                                                   absl::string_view reason,
+                                                   absl::string_view message, absl::Time now) {
+  const AdmissionCheckRuntime* check = registry_.FindAdmissionCheck(name);
+  if (check == nullptr) {
+    return absl::NotFoundError(absl::StrCat("AdmissionCheck ", name, " not found"));
+  }
+  Condition condition{"Active", active, std::string(reason), std::string(message), now};
+  if (check->active.has_value() && check->active->status == active) {
+    condition.last_transition_time = check->active->last_transition_time;
+  }
+  if (check->active == condition) return absl::OkStatus();
+  registry_.SetAdmissionCheckActive(std::string(name), std::move(condition));
+  OnAdmissionChecksChanged(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::RestoreAdmissionCheckActive(absl::string_view name, Condition active,
+                                                       absl::Time now) {
+  active.type = "Active";
+  if (!registry_.SetAdmissionCheckActive(std::string(name), std::move(active))) {
+    return absl::NotFoundError(absl::StrCat("AdmissionCheck ", name, " not found"));
+  }
+  OnAdmissionChecksChanged(now);
+  return absl::OkStatus();
+}
+
+void ClusterState::OnAdmissionChecksChanged(absl::Time now) {
+  router_.RecomputeActivity(tree_);
+  RerouteAllPending(now);
+  RequeueAllInadmissible(now);
+}
+
+// --- Which checks a workload carries ---------------------------------------------------------
+
+const ClusterQueueRuntime* ClusterState::ChecksQueueOf(const Workload& wl) const {
+  if (wl.HoldsQuota()) return cluster_queue(wl.status.admission->cluster_queue);
+  // Kueue follows the LocalQueue to its ClusterQueue whatever their state.
+  const LocalQueueRuntime* lq =
+      registry_.FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
+  return lq == nullptr ? nullptr : cluster_queue(lq->spec.cluster_queue);
+}
+
+bool ClusterState::SyncChecks(Workload& wl, absl::Time now) {
+  // An evicting workload's checks were reset with its eviction; they follow its queue again once
+  // it is pending.
+  if (wl.status.state == WorkloadState::kFinished || wl.status.state == WorkloadState::kEvicting) {
+    return false;
+  }
+  const ClusterQueueRuntime* cq = ChecksQueueOf(wl);
+  if (cq == nullptr) return false;
+  const Admission* admission =
+      wl.HoldsQuota() && wl.status.admission.has_value() ? &*wl.status.admission : nullptr;
+  const std::vector<std::string> names = ChecksForWorkload(cq->spec, admission);
+  if (names.empty() && wl.status.admission_checks().empty()) return false;
+  std::vector<AdmissionCheckState> checks = wl.status.admission_checks();
+  if (!SyncCheckStates(checks, names, now)) return false;
+  wl.status.set_admission_checks(std::move(checks));
+  MarkDirty(wl.id);
+  // A check dropped from the queue may have been the last one not Ready.
+  if (wl.status.state == WorkloadState::kQuotaReserved) ReconcileChecks(wl, now);
+  return true;
+}
+
+void ClusterState::SyncAllChecks(absl::Time now) {
+  bool asked = false;
+  for (const auto& [name, spec] : registry_.cluster_queue_specs()) {
+    if (!spec.admission_checks.empty()) {
+      asked = true;
+      break;
+    }
+  }
+  // Nothing asks for checks now nor did at the last sync: no workload carries any.
+  if (!asked && !checks_synced_) return;
+  checks_synced_ = asked;
+  for (const auto& slot : workloads_.slots()) {
+    if (slot != nullptr) SyncChecks(*slot, now);
+  }
+}
+
+// --- A controller's word on a check ----------------------------------------------------------
+
+absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckStateUpdate update,
+                                                  absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is Finished; its admission checks can no longer change"));
+  }
+  const AdmissionCheckState* current = FindCheck(wl->status.admission_checks(), update.check);
+  if (current == nullptr) {
+    if (registry_.FindAdmissionCheck(update.check) == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("check: AdmissionCheck ", QuoteValue(update.check), " not found"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "check: workload ", key, " does not carry admission check ", QuoteValue(update.check),
+        " (it carries: ", CheckNames(wl->status.admission_checks()), ")"));
+  }
+
+  std::set<std::string> pod_sets_named;
+  for (size_t i = 0; i < update.pod_set_updates.size(); ++i) {
+    const std::string& name = update.pod_set_updates[i].name;
+    const bool known = std::any_of(wl->spec.pod_sets.begin(), wl->spec.pod_sets.end(),
+                                   [&](const PodSetSpec& ps) { return ps.name == name; });
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "podSetUpdates[", i, "].name: ", QuoteValue(name), " is not a pod set of workload ", key,
+          " (it has: ", PodSetNames(wl->spec), ")"));
+    }
+    if (!pod_sets_named.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("podSetUpdates[", i, "].name: ", QuoteValue(name), " is named twice"));
+    }
+  }
+  if (current->state == CheckState::kReady && update.state == CheckState::kReady &&
+      current->pod_set_updates != update.pod_set_updates) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "podSetUpdates: admission check ", QuoteValue(update.check), " is Ready on workload ", key,
+        " and its podSetUpdates cannot change while it stays Ready (set another state first)"));
+  }
+
+  if (current->state == update.state && current->message == update.message &&
+      current->requeue_after_seconds == update.requeue_after_seconds &&
+      current->pod_set_updates == update.pod_set_updates) {
+    return absl::OkStatus();
+  }
+  WorkloadStatus candidate = wl->status;
+  AdmissionCheckState* check = FindCheck(candidate.mutable_admission_checks(), update.check);
+  if (check->pod_set_updates != update.pod_set_updates && !update.pod_set_updates.empty()) {
+    // Only a conflict this update brings in is its fault: one already there (a flavor's labels
+    // changed since) fails the admission, not every unrelated update.
+    check->pod_set_updates.clear();
+    const bool clean_before = MergePodSetUpdates(wl->spec, candidate, registry_.flavors()).ok();
+    check->pod_set_updates = update.pod_set_updates;
+    if (clean_before) {
+      absl::StatusOr<std::vector<PodSetInfo>> merged =
+          MergePodSetUpdates(wl->spec, candidate, registry_.flavors(), update.check);
+      if (!merged.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("podSetUpdates: ", merged.status().message()));
+      }
+    }
+  }
+
+  if (check->state != update.state) check->last_transition_time = now;
+  check->state = update.state;
+  check->message = std::move(update.message);
+  check->requeue_after_seconds = update.requeue_after_seconds;
+  check->pod_set_updates = std::move(update.pod_set_updates);
+  AddEvent(candidate, now, "UpdatedAdmissionCheck",
+           check->message.empty() ? absl::StrCat(check->name, ": ", CheckStateName(check->state))
+                                  : absl::StrCat(check->name, ": ", CheckStateName(check->state),
+                                                 ": ", check->message));
+  wl->status = std::move(candidate);
+  MarkDirty(wl->id);
+  ReconcileChecks(*wl, now);
+  return absl::OkStatus();
+}
+
+void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
+  const std::vector<AdmissionCheckState>& checks = wl.status.admission_checks();
+  const bool rejected = AnyCheckIn(checks, CheckState::kRejected);
+  const bool retry = AnyCheckIn(checks, CheckState::kRetry);
+  const bool reserved = wl.status.state == WorkloadState::kQuotaReserved ||
+                        wl.status.state == WorkloadState::kAdmitted;
+  if (rejected) {
+    // Kueue deactivates the workload: it is evicted if it holds quota and not requeued until an
+    // operator activates it again.
+    const std::string what = ChecksInStateMessage(checks, CheckState::kRejected);
+    wl.status.deactivated = true;
+    AddEvent(wl.status, now, "AdmissionCheckRejected", absl::StrCat("Deactivated due to ", what));
+    const std::string message = absl::StrCat("The workload is deactivated due to ", what);
+    MarkDirty(wl.id);
+    if (reserved) {
+      StartEviction(wl, now, std::string(kDeactivatedByAdmissionCheck), message);
+      return;
+    }
+    ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
+    if (wl.status.state == WorkloadState::kPending) {
+      Unqueue(wl);
+      wl.status.pending_message = message;
+      SetCondition(wl.status, Condition{"QuotaReserved", false, "Inactive", message, now});
+    }
+    return;
+  }
+  if (retry) {
+    // The latest delay any Retry asked for holds the requeue back; Kueue keeps the latest of all
+    // requeue times (waitForPodsReady's backoff included).
+    const absl::Time retry_at = LatestRetryTime(checks);
+    if (retry_at > wl.status.history().requeue_at) {
+      wl.status.mutable_history().requeue_at = retry_at;
+    }
+    MarkDirty(wl.id);
+    if (reserved) {
+      StartEviction(
+          wl, now, std::string(kEvictedByAdmissionCheck),
+          absl::StrCat("Evicted due to ", ChecksInStateMessage(checks, CheckState::kRetry)));
+      return;
+    }
+    // Without quota (pending, or evicting after another check's Retry) there is nothing to evict:
+    // the delay counts, the check starts over.
+    ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
+    if (wl.status.state == WorkloadState::kPending && router_.QueuedIn(wl.id) != nullptr) {
+      Requeue(wl, now);
+    }
+    return;
+  }
+  if (wl.status.state == WorkloadState::kQuotaReserved && AllChecksReady(checks)) {
+    CompleteAdmission(wl, now);
+  }
+}
+
+void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
+  absl::StatusOr<std::vector<PodSetInfo>> infos =
+      MergePodSetUpdates(wl.spec, wl.status, registry_.flavors());
+  if (!infos.ok()) {
+    // Kueue cannot start such a workload and finishes it (FailedToStart): retrying would meet
+    // the same conflict.
+    const std::string message =
+        absl::StrCat("The workload failed to start: ", infos.status().message());
+    ReleaseQuota(wl, now);
+    wl.status.state = WorkloadState::kFinished;
+    wl.status.pending_message.clear();
+    SetCondition(wl.status, Condition{"Finished", true, "FailedToStart", message, now});
+    AddEvent(wl.status, now, "FailedToStart", message);
+    MarkDirty(wl.id);
+    return;
+  }
+  const bool waited = wl.status.state == WorkloadState::kQuotaReserved;
+  wl.status.state = WorkloadState::kAdmitted;
+  // What the pods start with, kept only when a check added something to them.
+  const bool updated =
+      std::any_of(wl.status.admission_checks().begin(), wl.status.admission_checks().end(),
+                  [](const AdmissionCheckState& c) { return !c.pod_set_updates.empty(); });
+  wl.status.set_admitted_pod_sets(updated ? *std::move(infos) : std::vector<PodSetInfo>());
+  RefileHeld(wl);
+  SetCondition(wl.status, Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
+  if (FindCondition(wl.status, "PodsReady") != nullptr) {
+    // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
+    // earlier admission's pods did.
+    SetCondition(wl.status, Condition{"PodsReady", false, "WaitForStart",
+                                      "Not all pods are ready or succeeded", now});
+  }
+  std::string message =
+      absl::StrCat("Admitted by ClusterQueue ", wl.status.admission->cluster_queue);
+  if (waited) {
+    absl::StrAppend(&message, ", wait time since reservation was ",
+                    absl::ToInt64Seconds(now - wl.status.admission_time), "s");
+  }
+  AddEvent(wl.status, now, "Admitted", std::move(message));
+  MarkDirty(wl.id);
+  if (config_.wait_for_pods_ready.enable) {
+    timers_.Arm(now + config_.wait_for_pods_ready.timeout, TimerKind::kPodsReadyTimeout, wl.id);
+  }
+  ArmExecutionDeadline(wl);
+}
+
+// --- Reservations a stopped or terminating queue cancels --------------------------------------
+
+void ClusterState::CancelReservation(Workload& wl, const std::string& message, absl::Time now) {
+  if (wl.status.state != WorkloadState::kQuotaReserved) return;
+  ReleaseQuota(wl, now);
+  wl.status.state = WorkloadState::kPending;
+  wl.status.admission.reset();
+  wl.status.set_admitted_pod_sets({});
+  wl.status.pods_ready = false;
+  wl.status.pending_message = message;
+  SetCondition(wl.status, Condition{"QuotaReserved", false, "Inadmissible", message, now});
+  SetCondition(wl.status, Condition{"Admitted", false, "NoReservation",
+                                    "The workload has no reservation", now});
+  AddEvent(wl.status, now, "QuotaReservationCancelled", message);
+  MarkDirty(wl.id);
+  SyncChecks(wl, now);
+  Requeue(wl, now);
+}
+
+void ClusterState::CancelReservationsInInactiveQueues(absl::Time now) {
+  std::vector<std::pair<WorkloadId, std::string>> cancel;
+  for (const auto& [name, cq] : router_.runtimes()) {
+    if (cq.holding.quota_reserved() == 0) continue;
+    const bool cq_terminating = registry_.IsTerminating(ObjectKind::kClusterQueue, name);
+    for (WorkloadId id : cq.holding) {
+      const Workload* wl = workload(id);
+      if (wl == nullptr || wl->status.state != WorkloadState::kQuotaReserved) continue;
+      const LocalQueueRuntime* lq =
+          registry_.FindLocalQueue(wl->spec.namespace_name, wl->spec.queue_name);
+      // Kueue's workload controller, in its order: the LocalQueue first, then the ClusterQueue.
+      if (lq == nullptr ||
+          registry_.IsTerminating(ObjectKind::kLocalQueue,
+                                  LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name))) {
+        cancel.emplace_back(
+            id, absl::StrCat("LocalQueue ", wl->spec.queue_name, " is terminating or missing"));
+      } else if (lq->spec.stop_policy != StopPolicy::kNone) {
+        cancel.emplace_back(id, absl::StrCat("LocalQueue ", wl->spec.queue_name, " is stopped"));
+      } else if (cq_terminating) {
+        cancel.emplace_back(id, absl::StrCat("ClusterQueue ", name, " is terminating or missing"));
+      } else if (cq.spec.stop_policy != StopPolicy::kNone) {
+        cancel.emplace_back(id, absl::StrCat("ClusterQueue ", name, " is stopped"));
+      }
+    }
+  }
+  for (const auto& [id, message] : cancel) CancelReservation(*mutable_workload(id), message, now);
+}
+
+// --- Reads ------------------------------------------------------------------------------------
+
+absl::StatusOr<std::vector<PodSetInfo>> ClusterState::PodSetInfos(absl::string_view key) const {
+  const Workload* wl = workloads_.Find(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  return MergePodSetUpdates(wl->spec, wl->status, registry_.flavors());
+}
+
+}  // namespace tollgate::core

@@ -1,0 +1,50 @@
+#pragma once
+
+// The model of Kueue's Topology Aware Scheduling (TAS) beside types.h (which holds the Topology
+// kind and a pod set's topology request): the nodes a topology is built from and the placement
+// stored in an admission. docs/topology.md has the semantics and where they come from in Kueue.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace tollgate::core {
+
+// Kueue's label for the node level; only the lowest level of a Topology may use it.
+inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
+
+// A node of the inventory: what Kueue's TAS cache reads from a Kubernetes Node.
+struct NodeSpec {
+  std::string name;
+  Labels labels;
+  std::vector<Taint> taints;
+  // Sorted by resource; `pods` is the number of pods the node takes.
+  ResourceAmounts allocatable;
+  bool ready = true;
+  bool unschedulable = false;
+  bool operator==(const NodeSpec&) const = default;
+};
+
+struct TopologyDomainAssignment {
+  // The domain's values for TopologyAssignment::levels.
+  std::vector<std::string> values;
+  int32_t count = 0;
+  bool operator==(const TopologyDomainAssignment&) const = default;
+};
+
+// Where a pod set's pods go: the levels the values name (only the hostname when it is the lowest
+// level, else every level) and the domains with their pod counts, sorted by their level values.
+struct TopologyAssignment {
+  std::vector<std::string> levels;
+  std::vector<TopologyDomainAssignment> domains;
+  int32_t PodCount() const;
+  bool operator==(const TopologyAssignment&) const = default;
+};
+
+// Kubernetes' Taint.ToString(): "key=value:effect", "key:effect" without a value.
+std::string TaintString(const Taint& taint);
+
+}  // namespace tollgate::core

@@ -1,0 +1,299 @@
+#include "core/topology_flavor.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "core/node_matching.h"
+#include "core/saturating.h"
+
+namespace tollgate::core {
+
+std::string DomainId(const std::vector<std::string>& values) { return absl::StrJoin(values, ","); }
+
+int32_t TopologyAssignment::PodCount() const {
+  int32_t total = 0;
+  for (const TopologyDomainAssignment& d : domains) total += d.count;
+  return total;
+}
+
+std::string TaintString(const Taint& taint) {
+  std::string out = taint.key;
+  if (!taint.value.empty()) out += "=" + taint.value;
+  if (!taint.effect.empty()) out += ":" + taint.effect;
+  return out;
+}
+
+bool NodeInTopologyFlavor(const NodeSpec& node, const TopologySpec& topology,
+                          const ResourceFlavorSpec& flavor) {
+  if (!node.ready || node.unschedulable) return false;
+  for (const auto& [key, value] : flavor.node_labels) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return false;
+  }
+  for (const std::string& level : topology.levels) {
+    if (node.labels.find(level) == node.labels.end()) return false;
+  }
+  return true;
+}
+
+TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavorSpec& flavor,
+                               const std::vector<const NodeSpec*>& nodes)
+    : topology_name_(topology.name),
+      levels_(topology.levels),
+      lowest_is_hostname_(!levels_.empty() && levels_.back() == kHostnameLabel),
+      flavor_tolerations_(flavor.tolerations) {
+  std::set<std::string> resources = {"pods"};
+  std::vector<const NodeSpec*> matching;
+  for (const NodeSpec* node : nodes) {
+    // Kueue's nodes cache holds only ready, schedulable nodes; the flavor takes those with its
+    // node labels and a label for every level.
+    if (!NodeInTopologyFlavor(*node, topology, flavor)) continue;
+    matching.push_back(node);
+    for (const auto& [resource, amount] : node->allocatable) resources.insert(resource);
+  }
+  // Node names decide which node a shared hostname leaf keeps: sort for determinism.
+  std::sort(matching.begin(), matching.end(),
+            [](const NodeSpec* a, const NodeSpec* b) { return a->name < b->name; });
+  resource_names_.assign(resources.begin(), resources.end());
+  ids_.resize(levels_.size());
+  by_level_.resize(levels_.size());
+  if (levels_.empty()) return;
+  for (const NodeSpec* node : matching) AddNode(*node);
+  std::vector<int> order(domains_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [this](int a, int b) { return domains_[a].values < domains_[b].values; });
+  rank_.resize(domains_.size());
+  for (size_t i = 0; i < order.size(); ++i) rank_[order[i]] = static_cast<int>(i);
+  for (size_t level = 0; level < by_level_.size(); ++level) {
+    std::sort(by_level_[level].begin(), by_level_[level].end(),
+              [this](int a, int b) { return ValuesLess(a, b); });
+  }
+  for (Domain& d : domains_) {
+    std::sort(d.children.begin(), d.children.end(),
+              [this](int a, int b) { return ValuesLess(a, b); });
+  }
+  roots_ = by_level_[0];
+  state_.resize(domains_.size());
+}
+
+int TopologyFlavor::ResourceIndex(absl::string_view resource) const {
+  auto it = std::lower_bound(resource_names_.begin(), resource_names_.end(), resource);
+  if (it == resource_names_.end() || *it != resource) return -1;
+  return static_cast<int>(it - resource_names_.begin());
+}
+
+int TopologyFlavor::FindOrAddDomain(const std::vector<std::string>& values) {
+  const int level = static_cast<int>(values.size()) - 1;
+  const std::string id = DomainId(values);
+  auto it = ids_[level].find(id);
+  if (it != ids_[level].end()) return it->second;
+  int parent = -1;
+  if (level > 0) {
+    parent = FindOrAddDomain(std::vector<std::string>(values.begin(), values.end() - 1));
+  }
+  const int index = static_cast<int>(domains_.size());
+  domains_.push_back(Domain{parent, level, {}, values, -1});
+  if (parent >= 0) domains_[parent].children.push_back(index);
+  ids_[level].emplace(id, index);
+  by_level_[level].push_back(index);
+  return index;
+}
+
+void TopologyFlavor::AddNode(const NodeSpec& node) {
+  std::vector<std::string> values;
+  values.reserve(levels_.size());
+  for (const std::string& level : levels_) values.push_back(node.labels.at(level));
+  const int last = static_cast<int>(levels_.size()) - 1;
+  // A hostname leaf is known by the hostname alone (as in Kueue's assignments); other leaves
+  // by all their values.
+  const std::string leaf_id = lowest_is_hostname_ ? values.back() : DomainId(values);
+  int leaf_index;
+  auto it = ids_[last].find(leaf_id);
+  if (it != ids_[last].end()) {
+    leaf_index = domains_[it->second].leaf;
+  } else {
+    int parent = -1;
+    if (last > 0)
+      parent = FindOrAddDomain(std::vector<std::string>(values.begin(), values.end() - 1));
+    const int index = static_cast<int>(domains_.size());
+    domains_.push_back(Domain{parent, last, {}, values, static_cast<int>(leaves_.size())});
+    if (parent >= 0) domains_[parent].children.push_back(index);
+    ids_[last].emplace(leaf_id, index);
+    by_level_[last].push_back(index);
+    leaf_index = static_cast<int>(leaves_.size());
+    Leaf leaf;
+    leaf.domain = index;
+    if (lowest_is_hostname_) leaf.node = node;
+    leaf.free.assign(resource_names_.size(), 0);
+    leaf.used.assign(resource_names_.size(), 0);
+    leaves_.push_back(std::move(leaf));
+  }
+  Leaf& leaf = leaves_[leaf_index];
+  ++leaf.nodes;
+  for (const auto& [resource, amount] : node.allocatable) {
+    const int r = ResourceIndex(resource);
+    leaf.free[r] = SatAdd(leaf.free[r], amount);
+  }
+  leaf_of_node_[node.name] = leaf_index;
+}
+
+int TopologyFlavor::LeafFor(const std::vector<std::string>& values) const {
+  if (levels_.empty() || values.empty()) return -1;
+  const std::string id = lowest_is_hostname_ ? values.back() : DomainId(values);
+  auto it = ids_.back().find(id);
+  return it == ids_.back().end() ? -1 : domains_[it->second].leaf;
+}
+
+void TopologyFlavor::AddNonTasUsage(absl::string_view node, const ResourceAmounts& usage) {
+  auto it = leaf_of_node_.find(node);
+  if (it == leaf_of_node_.end()) return;
+  Leaf& leaf = leaves_[it->second];
+  for (const auto& [resource, amount] : usage) {
+    const int r = ResourceIndex(resource);
+    if (r >= 0) leaf.free[r] = SatSub(leaf.free[r], amount);
+  }
+}
+
+void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
+                              const ResourceAmounts& per_pod, int32_t count, int sign) {
+  const int l = LeafFor(values);
+  if (l < 0) return;
+  Leaf& leaf = leaves_[l];
+  for (const auto& [resource, amount] : per_pod) {
+    const int r = ResourceIndex(resource);
+    if (r >= 0) leaf.used[r] = SatAdd(leaf.used[r], sign * SatMul(amount, count));
+  }
+  const int pods = ResourceIndex("pods");
+  leaf.used[pods] = SatAdd(leaf.used[pods], int64_t{sign} * count);
+}
+
+bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
+                          const ResourceAmounts& per_pod) const {
+  const ResolvedRequest req = Resolve(per_pod);
+  static const Usage kNone;
+  for (const TopologyDomainAssignment& d : assignment.domains) {
+    const int l = LeafFor(d.values);
+    if (l < 0) return false;
+    int limiting = -1;
+    std::vector<int64_t> remaining;
+    Remaining(leaves_[l], false, kNone, remaining);
+    if (CountIn(req, remaining, &limiting) < d.count) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> TopologyFlavor::StaleDomain(const TopologyAssignment& assignment) const {
+  for (const TopologyDomainAssignment& d : assignment.domains) {
+    if (LeafFor(d.values) < 0) return d.values.empty() ? std::string() : d.values.front();
+  }
+  return std::nullopt;
+}
+
+std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
+  std::vector<DomainCapacity> out;
+  out.reserve(domains_.size());
+  // Sums per domain, leaves first, then bubbled up.
+  std::vector<std::vector<int64_t>> free(domains_.size(),
+                                         std::vector<int64_t>(resource_names_.size()));
+  std::vector<std::vector<int64_t>> used = free;
+  std::vector<int32_t> nodes(domains_.size(), 0);
+  for (const Leaf& leaf : leaves_) {
+    for (int d = leaf.domain; d >= 0; d = domains_[d].parent) {
+      nodes[d] += leaf.nodes;
+      for (size_t r = 0; r < resource_names_.size(); ++r) {
+        free[d][r] = SatAdd(free[d][r], leaf.free[r]);
+        used[d][r] = SatAdd(used[d][r], leaf.used[r]);
+      }
+    }
+  }
+  auto visit = [&](auto&& self, int d) -> void {
+    DomainCapacity c;
+    c.level = domains_[d].level;
+    c.values = domains_[d].values;
+    c.nodes = nodes[d];
+    for (size_t r = 0; r < resource_names_.size(); ++r) {
+      c.free.emplace_back(resource_names_[r], free[d][r]);
+      if (used[d][r] != 0) c.used.emplace_back(resource_names_[r], used[d][r]);
+    }
+    out.push_back(std::move(c));
+    for (int child : domains_[d].children) self(self, child);
+  };
+  for (int root : roots_) visit(visit, root);
+  return out;
+}
+
+TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& per_pod) const {
+  ResourceAmounts all = per_pod;
+  auto pods = std::find_if(all.begin(), all.end(), [](const auto& e) { return e.first == "pods"; });
+  if (pods == all.end()) {
+    all.emplace_back("pods", 1);
+    std::sort(all.begin(), all.end());
+  } else {
+    pods->second += 1;
+  }
+  ResolvedRequest req;
+  for (auto& [resource, amount] : all) {
+    req.amounts.emplace_back(ResourceIndex(resource), amount);
+    req.names.push_back(std::move(resource));
+  }
+  return req;
+}
+
+int32_t TopologyFlavor::CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
+                                int* limiting) {
+  // Kueue's CountInWithLimitingResource: the smallest count over the requested resources, ties
+  // broken by resource name (the amounts are sorted by name, so the first smallest wins).
+  int32_t result = 0;
+  bool first = true;
+  *limiting = -1;
+  for (size_t i = 0; i < req.amounts.size(); ++i) {
+    const auto& [r, amount] = req.amounts[i];
+    int32_t count;
+    if (amount == 0) {
+      count = INT32_MAX;
+    } else {
+      const int64_t cap = r < 0 ? 0 : capacity[r];
+      count =
+          static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
+    }
+    if (first || count < result) {
+      result = count;
+      *limiting = static_cast<int>(i);
+      first = false;
+    }
+  }
+  return result;
+}
+
+void TopologyFlavor::Remaining(const Leaf& leaf, bool simulate_empty, const Usage& assumed,
+                               std::vector<int64_t>& out) const {
+  out.assign(leaf.free.begin(), leaf.free.end());
+  if (!simulate_empty) {
+    for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], leaf.used[r]);
+  }
+  if (assumed.empty()) return;
+  auto it = assumed.find(static_cast<int>(&leaf - leaves_.data()));
+  if (it != assumed.end()) {
+    for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], it->second[r]);
+  }
+}
+
+void TopologyFlavor::AddAssumed(Usage& assumed, const TopologyAssignment& assignment,
+                                const ResourceAmounts& per_pod) const {
+  const int pods = ResourceIndex("pods");
+  for (const TopologyDomainAssignment& d : assignment.domains) {
+    const int l = LeafFor(d.values);
+    if (l < 0) continue;
+    std::vector<int64_t>& usage = assumed[l];
+    usage.resize(resource_names_.size(), 0);
+    for (const auto& [resource, amount] : per_pod) {
+      const int r = ResourceIndex(resource);
+      if (r >= 0) usage[r] = SatAdd(usage[r], SatMul(amount, d.count));
+    }
+    usage[pods] = SatAdd(usage[pods], d.count);
+  }
+}
+
+}  // namespace tollgate::core

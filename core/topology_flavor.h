@@ -1,0 +1,236 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "core/topology.h"
+#include "core/types.h"
+
+namespace tollgate::core {
+
+// One pod set's part of a topology placement (Kueue's TASPodSetRequests).
+struct TopologyPlacementRequest {
+  std::string pod_set;
+  int32_t count = 0;
+  // Per pod, without `pods` (added by the placement).
+  ResourceAmounts per_pod;
+  // Null for an implied request (a ClusterQueue whose flavors are all topology flavors).
+  const PodSetTopologyRequest* request = nullptr;
+  bool implied = false;
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  // The pod set's required node affinity; null or empty: none.
+  const std::vector<NodeSelectorTerm>* required_node_affinity = nullptr;
+};
+
+struct TopologyPlacementResult {
+  // Per request, in request order; set for each request placed before a failure.
+  std::vector<std::optional<TopologyAssignment>> assignments;
+  // Empty when everything was placed; else Kueue's reason and the pod set it is about.
+  std::string failure;
+  std::string failed_pod_set;
+  bool ok() const { return failure.empty(); }
+};
+
+// The topology of one ResourceFlavor with `spec.topologyName`: the tree of domains built from
+// the inventory's nodes that match the flavor's node labels and carry every level label (and
+// are ready and schedulable), each leaf's capacity (allocatable minus pods Tollgate does not
+// place) and the usage of admitted workloads, and Kueue's placement algorithm over them
+// (pkg/cache/scheduler/tas_flavor_snapshot.go; docs/topology.md).
+//
+// Usage is kept per leaf, so the scheduler changes it in place when workloads are admitted or
+// release quota, and the planners change it temporarily (like UsageSimulation on the quota
+// tree). The placement's scratch state lives here too: FindAssignments is not reentrant.
+// Not thread-safe.
+class TopologyFlavor {
+ public:
+  TopologyFlavor(const TopologySpec& topology, const ResourceFlavorSpec& flavor,
+                 const std::vector<const NodeSpec*>& nodes);
+
+  const std::string& topology_name() const { return topology_name_; }
+  const std::vector<std::string>& levels() const { return levels_; }
+  bool lowest_is_hostname() const { return lowest_is_hostname_; }
+  size_t leaf_count() const { return leaves_.size(); }
+  size_t domain_count() const { return domains_.size(); }
+
+  // Kueue's HasLevel: every level the request names exists in this topology (an absent request
+  // names the lowest level, as an implied one does).
+  bool HasLevels(const PodSetTopologyRequest* request) const;
+
+  // Usage of pods Tollgate does not place, on a node of this flavor (ignored otherwise).
+  void AddNonTasUsage(absl::string_view node, const ResourceAmounts& usage);
+  // Adds (sign +1) or removes (-1) the usage of `count` pods of `per_pod` (plus one `pods`
+  // each) on the domain with these values (as an assignment names it). Domains without a leaf
+  // (a node that went away) are skipped, as Kueue does.
+  void AddUsage(const std::vector<std::string>& values, const ResourceAmounts& per_pod,
+                int32_t count, int sign);
+  // Whether every domain of the assignment still has room for its pods (Kueue's Fits).
+  bool Fits(const TopologyAssignment& assignment, const ResourceAmounts& per_pod) const;
+  // Whether the assignment names a domain without a leaf (Kueue's IsTopologyAssignmentStale).
+  std::optional<std::string> StaleDomain(const TopologyAssignment& assignment) const;
+
+  // Kueue's FindTopologyAssignmentsForFlavor: pod sets of one group are placed together, groups
+  // in order, each seeing the ones before. `simulate_empty` ignores admitted workloads' usage.
+  TopologyPlacementResult FindAssignments(const std::vector<TopologyPlacementRequest>& requests,
+                                          bool simulate_empty);
+
+  // Kueue's failed-node replacement for one pod set: the pods of `existing` on `lost_node` are
+  // placed again, inside the domain the request requires where there is one, keeping the other
+  // domains. The merged assignment, or the failure text.
+  struct Replacement {
+    std::optional<TopologyAssignment> assignment;
+    std::string failure;
+  };
+  Replacement FindReplacement(const TopologyPlacementRequest& request,
+                              const TopologyAssignment& existing, absl::string_view lost_node);
+
+  // The tree with each domain's capacity (allocatable minus pods Tollgate does not place) and
+  // what placements use, summed over its leaves; parents before children, siblings by values.
+  // For `get topology`, `describe node` and the dashboard.
+  struct DomainCapacity {
+    int level = 0;
+    std::vector<std::string> values;
+    ResourceAmounts free;
+    ResourceAmounts used;
+    // Nodes under the domain.
+    int32_t nodes = 0;
+  };
+  std::vector<DomainCapacity> Capacities() const;
+
+ private:
+  struct Domain {
+    int parent = -1;
+    int level = 0;
+    std::vector<int> children;
+    // The values of every level from the highest down to this domain's.
+    std::vector<std::string> values;
+    int leaf = -1;
+  };
+  struct Leaf {
+    int domain = 0;
+    // The node of a hostname leaf (the filters read its labels and taints).
+    std::optional<NodeSpec> node;
+    // Allocatable minus usage of pods Tollgate does not place, per resource index.
+    std::vector<int64_t> free;
+    std::vector<int64_t> used;
+    // Nodes in the leaf (more than one where the lowest level is not the hostname).
+    int32_t nodes = 0;
+  };
+  struct DomainState {
+    int32_t pod_count = 0;
+    int32_t slice_count = 0;
+    int32_t pod_count_with_leader = 0;
+    int32_t slice_count_with_leader = 0;
+    int32_t leader_count = 0;
+  };
+  struct ExclusionStats {
+    int total_nodes = 0;
+    int node_selector = 0;
+    int affinity = 0;
+    int topology_domain = 0;
+    std::map<std::string, int> taints;
+    std::map<std::string, int> resources;
+    bool HasExclusions() const;
+    std::string Reasons() const;
+  };
+  // A per-pod request resolved against the resource index (-1: no node has the resource).
+  struct ResolvedRequest {
+    std::vector<std::pair<int, int64_t>> amounts;
+    std::vector<std::string> names;
+  };
+  struct Params {
+    int32_t count = 0;
+    int32_t leader_count = 0;
+    int32_t slice_size = 1;
+    int requested_level = 0;
+    int slice_level = 0;
+    bool required = false;
+    bool unconstrained = false;
+    std::map<int, int32_t> slice_size_at_level;
+    std::vector<SliceConstraint> multi_layer;
+    ExclusionStats stats;
+  };
+  using Usage = absl::flat_hash_map<int, std::vector<int64_t>>;  // by leaf
+  struct Group {
+    const TopologyPlacementRequest* workers = nullptr;
+    const TopologyPlacementRequest* leader = nullptr;
+  };
+
+  void AddNode(const NodeSpec& node);
+  int FindOrAddDomain(const std::vector<std::string>& values);
+  int LeafFor(const std::vector<std::string>& values) const;
+  int ResourceIndex(absl::string_view resource) const;
+  ResolvedRequest Resolve(const ResourceAmounts& per_pod) const;
+  // The leaf's free capacity into `out` (reused across leaves: no allocation per leaf).
+  void Remaining(const Leaf& leaf, bool simulate_empty, const Usage& assumed,
+                 std::vector<int64_t>& out) const;
+  static int32_t CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
+                         int* limiting);
+  void AddAssumed(Usage& assumed, const TopologyAssignment& assignment,
+                  const ResourceAmounts& per_pod) const;
+
+  std::optional<std::string> LevelKey(const TopologyPlacementRequest& r) const;
+  int LevelIndex(absl::string_view level) const;
+  // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
+  std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
+                    const Usage& assumed, bool simulate_empty, absl::string_view required_domain,
+                    std::optional<TopologyAssignment>* workers_out,
+                    std::optional<TopologyAssignment>* leader_out);
+  std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
+  bool NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
+                    ExclusionStats& stats) const;
+  // Consumes `remaining` (the leader's requests are taken from it).
+  void FillLeaf(int leaf_index, const ResolvedRequest& req, const ResolvedRequest* leader,
+                std::vector<int64_t>& remaining, absl::string_view required_domain, Params& p);
+  void FillHelper(int domain, int level, const Params& p, bool leader_required);
+  std::string FindLevelWithFitDomains(int level, Params& p, int* fit_level, std::vector<int>* out);
+  int BestFit(const std::vector<int>& domains, size_t from, int32_t needed, int32_t leader_count,
+              bool slices) const;
+  std::vector<int> PrioritizeLeaderDomain(const std::vector<int>& domains, int32_t count,
+                                          int32_t leader_count, int32_t slice_size,
+                                          bool slices) const;
+  std::vector<int> UpdateCountsToMinimum(const std::vector<int>& domains, int32_t count,
+                                         int32_t leader_count, int32_t slice_size,
+                                         bool unconstrained, bool slices);
+  std::vector<int> Sorted(std::vector<int> domains, bool unconstrained, bool with_leader) const;
+  bool ValuesLess(int a, int b) const;
+  TopologyAssignment BuildAssignment(std::vector<std::pair<int, int32_t>> domains) const;
+  std::string NotFitMessage(int32_t fit, int32_t total, int32_t slice_size,
+                            const ExclusionStats& stats) const;
+  std::string MultiLayerNotFitMessage(int level, const Params& p) const;
+  int32_t CountSlicesInSubtree(int domain, int level, int target, int32_t size) const;
+
+  std::string topology_name_;
+  std::vector<std::string> levels_;
+  bool lowest_is_hostname_ = false;
+  std::vector<Toleration> flavor_tolerations_;
+  std::vector<std::string> resource_names_;  // sorted; index = resource index
+  std::vector<Domain> domains_;
+  std::vector<Leaf> leaves_;
+  // Per level, the domains sorted by their values.
+  std::vector<std::vector<int>> by_level_;
+  std::vector<int> roots_;
+  // Domain id (values joined by ",") -> domain, per level.
+  std::vector<absl::flat_hash_map<std::string, int>> ids_;
+  absl::flat_hash_map<std::string, int> leaf_of_node_;
+  // Scratch state of one placement, by domain.
+  std::vector<DomainState> state_;
+  // Each domain's position in the order of level values (compared as whole value lists): the
+  // final tie-break of every sort, as an int.
+  std::vector<int> rank_;
+};
+
+// Kueue's domain id: the values joined by ",".
+std::string DomainId(const std::vector<std::string>& values);
+
+// Whether a topology flavor's tree holds the node: ready and schedulable (Kueue's nodes cache),
+// with the flavor's node labels and a label for every level of the topology.
+bool NodeInTopologyFlavor(const NodeSpec& node, const TopologySpec& topology,
+                          const ResourceFlavorSpec& flavor);
+
+}  // namespace tollgate::core

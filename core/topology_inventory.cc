@@ -1,0 +1,260 @@
+#include "core/topology_inventory.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/error_text.h"
+#include "core/names.h"
+
+namespace tollgate::core {
+namespace {
+
+absl::Status Invalid(absl::string_view path, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
+}
+
+absl::Status ValidateNode(const NodeSpec& node) {
+  if (absl::Status s = ValidateDns1123Subdomain(node.name); !s.ok()) {
+    return Invalid("metadata.name", s.message());
+  }
+  for (const auto& [key, value] : node.labels) {
+    const std::string path = absl::StrCat("metadata.labels[", QuoteValue(key), "]");
+    if (absl::Status s = ValidateQualifiedName(key); !s.ok()) return Invalid(path, s.message());
+    if (absl::Status s = ValidateLabelValue(value); !s.ok()) return Invalid(path, s.message());
+  }
+  for (size_t i = 0; i < node.taints.size(); ++i) {
+    const Taint& t = node.taints[i];
+    const std::string path = absl::StrCat("spec.taints[", i, "]");
+    if (absl::Status s = ValidateQualifiedName(t.key); !s.ok()) {
+      return Invalid(path + ".key", s.message());
+    }
+    if (t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" && t.effect != "NoExecute") {
+      return Invalid(path + ".effect",
+                     absl::StrCat(QuoteValue(t.effect),
+                                  ": must be one of NoSchedule, PreferNoSchedule, NoExecute"));
+    }
+  }
+  for (const auto& [resource, amount] : node.allocatable) {
+    const std::string path = absl::StrCat("status.allocatable[", QuoteValue(resource), "]");
+    if (absl::Status s = ValidateQualifiedName(resource); !s.ok())
+      return Invalid(path, s.message());
+    if (amount < 0) return Invalid(path, "must be greater than or equal to 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void TopologyInventory::ApplyTopology(TopologySpec spec) {
+  auto it = topologies_.find(spec.name);
+  if (it != topologies_.end() && it->second == spec) return;
+  std::string name = spec.name;
+  topologies_[name] = std::move(spec);
+  Invalidate();
+}
+
+absl::Status TopologyInventory::DeleteTopology(absl::string_view name) {
+  auto it = topologies_.find(std::string(name));
+  if (it == topologies_.end()) {
+    return absl::NotFoundError(absl::StrCat("Topology ", QuoteValue(name), " not found"));
+  }
+  topologies_.erase(it);
+  Invalidate();
+  return absl::OkStatus();
+}
+
+const TopologySpec* TopologyInventory::FindTopology(absl::string_view name) const {
+  auto it = topologies_.find(std::string(name));
+  return it == topologies_.end() ? nullptr : &it->second;
+}
+
+absl::Status TopologyInventory::UpsertNode(NodeSpec node) {
+  if (absl::Status s = ValidateNode(node); !s.ok()) return s;
+  std::sort(node.allocatable.begin(), node.allocatable.end());
+  auto it = nodes_.find(node.name);
+  if (it != nodes_.end() && it->second == node) return absl::OkStatus();
+  std::string name = node.name;
+  nodes_[name] = std::move(node);
+  Invalidate();
+  return absl::OkStatus();
+}
+
+absl::Status TopologyInventory::DeleteNode(absl::string_view name) {
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(absl::StrCat("Node ", QuoteValue(name), " not found"));
+  }
+  nodes_.erase(it);
+  Invalidate();
+  return absl::OkStatus();
+}
+
+const NodeSpec* TopologyInventory::FindNode(absl::string_view name) const {
+  auto it = nodes_.find(std::string(name));
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// A reported pod's requests plus the `pods` slot it takes, negated when `sign` is -1.
+ResourceAmounts PodFootprint(const ResourceAmounts& requests, int sign) {
+  ResourceAmounts out = requests;
+  auto p = std::find_if(out.begin(), out.end(), [](const auto& e) { return e.first == "pods"; });
+  if (p == out.end()) {
+    out.emplace_back("pods", 1);
+  } else {
+    p->second += 1;
+  }
+  for (auto& [resource, amount] : out) amount *= sign;
+  return out;
+}
+
+}  // namespace
+
+void TopologyInventory::ApplyPodToBuilt(const PodUsage& pod, int sign) {
+  // Capacity only: the trees stay, so pod churn does not rebuild 10,000-node flavors.
+  const ResourceAmounts footprint = PodFootprint(pod.requests, sign);
+  for (auto& [name, entry] : flavors_) {
+    if (entry.built != nullptr && entry.built_generation == generation_) {
+      entry.built->AddNonTasUsage(pod.node, footprint);
+    }
+  }
+}
+
+absl::Status TopologyInventory::ReportPod(std::string pod, std::string node,
+                                          ResourceAmounts requests) {
+  if (pod.empty()) return Invalid("pod", "must not be empty");
+  if (absl::Status s = ValidateDns1123Subdomain(node); !s.ok()) {
+    return Invalid("nodeName", s.message());
+  }
+  for (const auto& [resource, amount] : requests) {
+    const std::string path = absl::StrCat("requests[", QuoteValue(resource), "]");
+    if (absl::Status s = ValidateQualifiedName(resource); !s.ok())
+      return Invalid(path, s.message());
+    if (amount < 0) return Invalid(path, "must be greater than or equal to 0");
+  }
+  std::sort(requests.begin(), requests.end());
+  auto it = pods_.find(pod);
+  if (it != pods_.end()) {
+    if (it->second.node == node && it->second.requests == requests) return absl::OkStatus();
+    ApplyPodToBuilt(it->second, -1);
+    pods_.erase(it);
+  }
+  auto [added, inserted] =
+      pods_.emplace(std::move(pod), PodUsage{std::move(node), std::move(requests)});
+  ApplyPodToBuilt(added->second, +1);
+  return absl::OkStatus();
+}
+
+absl::Status TopologyInventory::RemovePod(absl::string_view pod) {
+  auto it = pods_.find(std::string(pod));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(absl::StrCat("Pod ", QuoteValue(pod), " not found"));
+  }
+  ApplyPodToBuilt(it->second, -1);
+  pods_.erase(it);
+  return absl::OkStatus();
+}
+
+void TopologyInventory::SetFlavors(const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  bool changed = flavors.size() != flavors_.size();
+  for (auto it = flavors_.begin(); it != flavors_.end();) {
+    auto f = flavors.find(it->first);
+    if (f == flavors.end()) {
+      it = flavors_.erase(it);
+      changed = true;
+    } else {
+      if (!(f->second == it->second.spec)) {
+        it->second.spec = f->second;
+        changed = true;
+      }
+      ++it;
+    }
+  }
+  for (const auto& [name, spec] : flavors) {
+    if (flavors_.find(name) == flavors_.end()) {
+      flavors_[name].spec = spec;
+      changed = true;
+    }
+  }
+  if (changed) Invalidate();
+}
+
+bool TopologyInventory::IsTopologyFlavor(absl::string_view flavor) const {
+  auto it = flavors_.find(flavor);
+  return it != flavors_.end() && !it->second.spec.topology_name.empty();
+}
+
+TopologyFlavor* TopologyInventory::Flavor(absl::string_view flavor) {
+  auto it = flavors_.find(flavor);
+  if (it == flavors_.end() || it->second.spec.topology_name.empty()) return nullptr;
+  if (FindTopology(it->second.spec.topology_name) == nullptr) return nullptr;
+  if (it->second.built_generation != generation_) Build(it->second);
+  return it->second.built.get();
+}
+
+void TopologyInventory::Build(FlavorEntry& entry) {
+  std::vector<const NodeSpec*> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) nodes.push_back(&node);
+  entry.built =
+      std::make_unique<TopologyFlavor>(*FindTopology(entry.spec.topology_name), entry.spec, nodes);
+  entry.built_generation = generation_;
+  for (const auto& [pod, usage] : pods_) {
+    entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
+  }
+  const bool hostname = entry.built->lowest_is_hostname();
+  for (const auto& [key, count] : usage_) {
+    const auto& [flavor, values, per_pod] = key;
+    if (count == 0) continue;
+    if (flavor != entry.spec.name) {
+      if (!hostname) continue;
+      auto other = flavors_.find(flavor);
+      if (other == flavors_.end()) continue;
+      const TopologySpec* t = FindTopology(other->second.spec.topology_name);
+      if (t == nullptr || t->levels.empty() || t->levels.back() != kHostnameLabel) continue;
+    }
+    entry.built->AddUsage(values, per_pod, static_cast<int32_t>(count), +1);
+  }
+}
+
+template <typename Fn>
+void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
+  auto own = flavors_.find(flavor);
+  if (own == flavors_.end()) return;
+  const TopologySpec* t = FindTopology(own->second.spec.topology_name);
+  const bool hostname = t != nullptr && !t->levels.empty() && t->levels.back() == kHostnameLabel;
+  for (auto& [name, entry] : flavors_) {
+    if (entry.built == nullptr || entry.built_generation != generation_) continue;
+    if (name != flavor && !(hostname && entry.built->lowest_is_hostname())) continue;
+    fn(*entry.built);
+  }
+}
+
+void TopologyInventory::SetWorkloadUsage(int64_t workload, std::vector<TopologyUsage> usage) {
+  ClearWorkloadUsage(workload);
+  if (usage.empty()) return;
+  ApplyUsage(usage, +1);
+  by_workload_[workload] = std::move(usage);
+}
+
+void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
+  auto it = by_workload_.find(workload);
+  if (it == by_workload_.end()) return;
+  ApplyUsage(it->second, -1);
+  by_workload_.erase(it);
+}
+
+void TopologyInventory::ApplyUsage(const std::vector<TopologyUsage>& usage, int sign) {
+  for (const TopologyUsage& u : usage) {
+    auto key = std::make_tuple(u.flavor, u.values, u.per_pod);
+    int64_t& count = usage_[key];
+    count += int64_t{sign} * u.count;
+    if (count == 0) usage_.erase(key);
+    ForEachSharing(u.flavor, [&u, sign](TopologyFlavor& f) {
+      f.AddUsage(u.values, u.per_pod, u.count, sign);
+    });
+  }
+}
+
+}  // namespace tollgate::core

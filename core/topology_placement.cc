@@ -1,0 +1,711 @@
+// Kueue's topology placement (pkg/cache/scheduler/tas_flavor_snapshot.go), in two phases:
+//  1. every leaf gets the number of pods (and, with a leader, pods beside the leader) that fit
+//     on it; the counts roll up the tree, slices counted at the slice level;
+//  2. the level to place at is chosen (the requested one; preferred climbs while nothing fits),
+//     the domains there are picked (BestFit: the most free slices first with the tightest last
+//     domain; unconstrained: the least free first), then each level below is narrowed down to
+//     the fewest domains, and the leaves' counts become the assignment.
+// The orderings and tie-breaks are Kueue's, so the same domains and counts come out; see
+// docs/topology.md.
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/node_matching.h"
+#include "core/saturating.h"
+#include "core/topology_flavor.h"
+
+namespace tollgate::core {
+namespace {
+
+// Go's %q for the names and values Kueue quotes (labels, taints, resources, topology names).
+std::string Quoted(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+bool IsSliceOnly(const PodSetTopologyRequest* r) {
+  return r != nullptr && !r->required.has_value() && !r->preferred.has_value() &&
+         !r->slices.empty();
+}
+
+bool BelongsTo(const std::string& id, absl::string_view target) {
+  if (target.empty()) return true;
+  return id == target ||
+         (id.size() > target.size() && absl::string_view(id).substr(0, target.size()) == target &&
+          id[target.size()] == ',');
+}
+
+}  // namespace
+
+bool TopologyFlavor::ExclusionStats::HasExclusions() const {
+  return node_selector > 0 || affinity > 0 || topology_domain > 0 || !taints.empty() ||
+         !resources.empty();
+}
+
+std::string TopologyFlavor::ExclusionStats::Reasons() const {
+  std::vector<std::string> reasons;
+  if (node_selector > 0) reasons.push_back(absl::StrCat("nodeSelector: ", node_selector));
+  if (affinity > 0) reasons.push_back(absl::StrCat("affinity: ", affinity));
+  if (topology_domain > 0) reasons.push_back(absl::StrCat("topologyDomain: ", topology_domain));
+  for (const auto& [taint, n] : taints)
+    reasons.push_back(absl::StrCat("taint ", Quoted(taint), ": ", n));
+  for (const auto& [resource, n] : resources) {
+    reasons.push_back(absl::StrCat("resource ", Quoted(resource), ": ", n));
+  }
+  std::sort(reasons.begin(), reasons.end());
+  return absl::StrJoin(reasons, ", ");
+}
+
+int TopologyFlavor::LevelIndex(absl::string_view level) const {
+  for (size_t i = 0; i < levels_.size(); ++i) {
+    if (levels_[i] == level) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::optional<std::string> TopologyFlavor::LevelKey(const TopologyPlacementRequest& r) const {
+  const PodSetTopologyRequest* t = r.request;
+  if (t != nullptr) {
+    if (t->required.has_value()) return *t->required;
+    if (t->preferred.has_value()) return *t->preferred;
+    if (IsSliceOnly(t)) return levels_.front();
+    if (t->unconstrained) return levels_.back();
+  }
+  if (r.implied) return levels_.back();
+  return std::nullopt;
+}
+
+bool TopologyFlavor::HasLevels(const PodSetTopologyRequest* request) const {
+  if (levels_.empty()) return false;
+  if (request == nullptr) return true;
+  if (request->required.has_value() && LevelIndex(*request->required) < 0) return false;
+  if (request->preferred.has_value() && LevelIndex(*request->preferred) < 0) return false;
+  for (const SliceConstraint& s : request->slices) {
+    if (LevelIndex(s.level) < 0) return false;
+  }
+  return true;
+}
+
+TopologyPlacementResult TopologyFlavor::FindAssignments(
+    const std::vector<TopologyPlacementRequest>& requests, bool simulate_empty) {
+  TopologyPlacementResult result;
+  result.assignments.resize(requests.size());
+  // Groups in the order of their first pod set; a pod set without a group is a group alone.
+  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const PodSetTopologyRequest* t = requests[i].request;
+    std::string key = t != nullptr && t->pod_set_group.has_value() ? "g:" + *t->pod_set_group
+                                                                   : absl::StrCat("i:", i);
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&key](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.emplace_back(std::move(key), std::vector<size_t>{i});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+  Usage assumed;
+  for (const auto& [key, members] : groups) {
+    // Kueue's findLeaderAndWorkers: of two pod sets, the one with fewer pods leads (the first
+    // on a tie is the worker set).
+    size_t workers = members[0];
+    std::optional<size_t> leader;
+    if (members.size() > 1) {
+      leader = members[1];
+      if (requests[*leader].count > requests[workers].count) std::swap(*leader, workers);
+    }
+    std::optional<TopologyAssignment> w;
+    std::optional<TopologyAssignment> l;
+    std::string failure =
+        Place(requests[workers], leader.has_value() ? &requests[*leader] : nullptr, assumed,
+              simulate_empty, "", &w, &l);
+    if (!failure.empty()) {
+      result.failure = std::move(failure);
+      result.failed_pod_set = requests[workers].pod_set;
+      return result;
+    }
+    result.assignments[workers] = std::move(w);
+    if (leader.has_value()) result.assignments[*leader] = std::move(l);
+    for (size_t m : members) {
+      if (result.assignments[m].has_value()) {
+        AddAssumed(assumed, *result.assignments[m], requests[m].per_pod);
+      }
+    }
+  }
+  return result;
+}
+
+std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest& r,
+                                                  Params& p) const {
+  if (r.request == nullptr || r.request->slices.size() < 2) return "";
+  int32_t prev_size = p.slice_size;
+  int prev_level = p.slice_level;
+  for (size_t i = 1; i < r.request->slices.size(); ++i) {
+    const SliceConstraint& layer = r.request->slices[i];
+    const int level = LevelIndex(layer.level);
+    if (level < 0) {
+      return absl::StrCat("no requested topology level for additional slice layer: ", layer.level);
+    }
+    if (level <= prev_level) {
+      return absl::StrCat("additional slice layer topology ", layer.level,
+                          " must be at a lower level than ", levels_[prev_level]);
+    }
+    if (layer.size <= 0 || prev_size % layer.size != 0) {
+      return absl::StrCat("additional slice layer size ", layer.size,
+                          " must evenly divide parent layer size ", prev_size);
+    }
+    for (int l = prev_level + 1; l <= level; ++l) p.slice_size_at_level[l] = layer.size;
+    prev_size = layer.size;
+    prev_level = level;
+  }
+  p.multi_layer = r.request->slices;
+  return "";
+}
+
+bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
+                                  ExclusionStats& stats) const {
+  ++stats.total_nodes;
+  if (!leaf.node.has_value()) return true;
+  const NodeSpec& node = *leaf.node;
+  // Untolerated NoSchedule/NoExecute taints, by the pod's tolerations and the flavor's.
+  for (const Taint& taint : node.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    auto tolerated = [&taint](const Toleration& t) { return Tolerates(t, taint); };
+    if (std::any_of(r.tolerations.begin(), r.tolerations.end(), tolerated)) continue;
+    if (std::any_of(flavor_tolerations_.begin(), flavor_tolerations_.end(), tolerated)) continue;
+    ++stats.taints[TaintString(taint)];
+    return false;
+  }
+  for (const auto& [key, value] : r.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) {
+      ++stats.node_selector;
+      return false;
+    }
+  }
+  if (r.required_node_affinity != nullptr &&
+      !NodeAffinityMatches(*r.required_node_affinity, node.labels)) {
+    ++stats.affinity;
+    return false;
+  }
+  return true;
+}
+
+void TopologyFlavor::FillLeaf(int leaf_index, const ResolvedRequest& req,
+                              const ResolvedRequest* leader, std::vector<int64_t>& remaining,
+                              absl::string_view required_domain, Params& p) {
+  const Leaf& leaf = leaves_[leaf_index];
+  DomainState& s = state_[leaf.domain];
+  if (!required_domain.empty() &&
+      !BelongsTo(DomainId(domains_[leaf.domain].values), required_domain)) {
+    ++p.stats.topology_domain;
+    return;
+  }
+  int limiting = -1;
+  s.pod_count = CountIn(req, remaining, &limiting);
+  if (s.pod_count == 0 && limiting >= 0) ++p.stats.resources[req.names[limiting]];
+  s.leader_count = 0;
+  if (leader != nullptr) {
+    int ignored = -1;
+    if (CountIn(*leader, remaining, &ignored) > 0) {
+      s.leader_count = 1;
+      for (const auto& [r, amount] : leader->amounts) {
+        if (r >= 0) remaining[r] -= amount;
+      }
+    }
+  }
+  if (leader == nullptr) {
+    s.pod_count_with_leader = s.pod_count;
+    return;
+  }
+  int ignored = -1;
+  s.pod_count_with_leader = CountIn(req, remaining, &ignored);
+}
+
+void TopologyFlavor::FillHelper(int domain, int level, const Params& p, bool leader_required) {
+  DomainState& s = state_[domain];
+  const Domain& d = domains_[domain];
+  if (d.children.empty()) {
+    if (level == p.slice_level) {
+      s.slice_count = s.pod_count / p.slice_size;
+      s.slice_count_with_leader = s.pod_count_with_leader / p.slice_size;
+    }
+    return;
+  }
+  int32_t children_capacity = 0;
+  int32_t slice_capacity = 0;
+  bool has_with_leader_contributor = false;
+  int32_t min_pod_diff = INT32_MAX;
+  int32_t min_slice_diff = INT32_MAX;
+  int32_t leader_count = 0;
+  // Under a multi-layer constraint, a child contributes only whole inner slices.
+  auto inner = p.slice_size_at_level.find(level + 1);
+  for (int child : d.children) {
+    FillHelper(child, level + 1, p, leader_required);
+    const DomainState& c = state_[child];
+    int32_t pods = c.pod_count;
+    int32_t pods_with_leader = c.pod_count_with_leader;
+    if (inner != p.slice_size_at_level.end()) {
+      pods = pods / inner->second * inner->second;
+      pods_with_leader = pods_with_leader / inner->second * inner->second;
+    }
+    children_capacity += pods;
+    slice_capacity += c.slice_count;
+    if (!leader_required || c.leader_count > 0) {
+      has_with_leader_contributor = true;
+      min_pod_diff = std::min(pods - pods_with_leader, min_pod_diff);
+      min_slice_diff = std::min(c.slice_count - c.slice_count_with_leader, min_slice_diff);
+    }
+    leader_count = std::max(c.leader_count, leader_count);
+  }
+  s.pod_count = children_capacity;
+  int32_t slice_with_leader = 0;
+  if (has_with_leader_contributor) {
+    s.pod_count_with_leader = children_capacity - min_pod_diff;
+    slice_with_leader = slice_capacity - min_slice_diff;
+  } else {
+    s.pod_count_with_leader = 0;
+  }
+  s.leader_count = leader_count;
+  if (level == p.slice_level) {
+    slice_capacity = s.pod_count / p.slice_size;
+    slice_with_leader = s.pod_count_with_leader / p.slice_size;
+  }
+  s.slice_count = slice_capacity;
+  s.slice_count_with_leader = slice_with_leader;
+}
+
+bool TopologyFlavor::ValuesLess(int a, int b) const { return rank_[a] < rank_[b]; }
+
+std::vector<int> TopologyFlavor::Sorted(std::vector<int> domains, bool unconstrained,
+                                        bool with_leader) const {
+  // Kueue's sortedDomains / sortedDomainsWithLeader: (leaders first,) slices descending for
+  // BestFit or ascending for least free capacity, then pods ascending, then level values.
+  // The last key (the rank of the level values) is total: std::sort gives Kueue's order.
+  std::sort(domains.begin(), domains.end(), [&](int a, int b) {
+    const DomainState& x = state_[a];
+    const DomainState& y = state_[b];
+    if (with_leader && x.leader_count != y.leader_count) return x.leader_count > y.leader_count;
+    const int32_t xs = with_leader ? x.slice_count_with_leader : x.slice_count;
+    const int32_t ys = with_leader ? y.slice_count_with_leader : y.slice_count;
+    if (xs != ys) return unconstrained ? xs < ys : xs > ys;
+    const int32_t xp = with_leader ? x.pod_count_with_leader : x.pod_count;
+    const int32_t yp = with_leader ? y.pod_count_with_leader : y.pod_count;
+    if (xp != yp) return xp < yp;
+    return ValuesLess(a, b);
+  });
+  return domains;
+}
+
+int TopologyFlavor::BestFit(const std::vector<int>& domains, size_t from, int32_t needed,
+                            int32_t leader_count, bool slices) const {
+  // The first domain with the smallest count that still holds `needed`; the first domain when
+  // none does.
+  int best = domains[from];
+  int32_t best_count = INT32_MAX;
+  bool found = false;
+  for (size_t i = from; i < domains.size(); ++i) {
+    const DomainState& s = state_[domains[i]];
+    if (s.leader_count < leader_count) continue;
+    int32_t count;
+    if (slices) {
+      count = leader_count > 0 ? s.slice_count_with_leader : s.slice_count;
+    } else {
+      count = leader_count > 0 ? s.pod_count_with_leader : s.pod_count;
+    }
+    if (count >= needed && count < best_count) {
+      best = domains[i];
+      best_count = count;
+      found = true;
+    }
+  }
+  return found ? best : domains[from];
+}
+
+std::vector<int> TopologyFlavor::PrioritizeLeaderDomain(const std::vector<int>& domains,
+                                                        int32_t count, int32_t leader_count,
+                                                        int32_t slice_size, bool slices) const {
+  if (leader_count == 0 || domains.size() < 2) return domains;
+  int32_t required = count;
+  int32_t available = 0;
+  if (slices) {
+    required /= slice_size;
+    for (int d : domains) available += state_[d].slice_count;
+  } else {
+    for (int d : domains) available += state_[d].pod_count;
+  }
+  for (size_t i = 0; i < domains.size(); ++i) {
+    const DomainState& s = state_[domains[i]];
+    if (s.leader_count < leader_count) continue;
+    const int32_t penalty =
+        slices ? s.slice_count - s.slice_count_with_leader : s.pod_count - s.pod_count_with_leader;
+    if (available - penalty < required) continue;
+    if (i == 0) return domains;
+    std::vector<int> result = domains;
+    std::rotate(result.begin(), result.begin() + static_cast<long>(i),
+                result.begin() + static_cast<long>(i) + 1);
+    return result;
+  }
+  return domains;
+}
+
+std::vector<int> TopologyFlavor::UpdateCountsToMinimum(const std::vector<int>& input, int32_t count,
+                                                       int32_t leader_count, int32_t slice_size,
+                                                       bool unconstrained, bool slices) {
+  const std::vector<int> domains =
+      PrioritizeLeaderDomain(input, count, leader_count, slice_size, slices);
+  const bool best_fit = !unconstrained;
+  std::vector<int> result;
+  int32_t remaining = slices ? count / slice_size : count;
+  int32_t remaining_leaders = leader_count;
+  const int32_t unit = slices ? slice_size : 1;
+  for (size_t i = 0; i < domains.size(); ++i) {
+    int dom = domains[i];
+    if (remaining_leaders > 0) {
+      // Kueue's consumeWithLeadersGeneric.
+      auto with_leader = [&](int d) -> int32_t& {
+        return slices ? state_[d].slice_count_with_leader : state_[d].pod_count_with_leader;
+      };
+      auto primary = [&](int d) -> int32_t& {
+        return slices ? state_[d].slice_count : state_[d].pod_count;
+      };
+      if (best_fit && with_leader(dom) >= remaining &&
+          state_[dom].leader_count >= remaining_leaders) {
+        dom = BestFit(domains, i, remaining, remaining_leaders, slices);
+      }
+      DomainState& s = state_[dom];
+      if (with_leader(dom) >= remaining && s.leader_count >= remaining_leaders) {
+        primary(dom) = remaining;
+        s.leader_count = remaining_leaders;
+        s.pod_count = remaining * unit;
+        result.push_back(dom);
+        return result;
+      }
+      if (with_leader(dom) > remaining) with_leader(dom) = remaining;
+      if (s.leader_count > remaining_leaders) s.leader_count = remaining_leaders;
+      primary(dom) = with_leader(dom);
+      s.pod_count = with_leader(dom) * unit;
+      remaining_leaders -= s.leader_count;
+      remaining -= with_leader(dom);
+      result.push_back(dom);
+      continue;
+    }
+    if (slices) {
+      if (best_fit && state_[dom].slice_count >= remaining) {
+        dom = BestFit(domains, i, remaining, 0, true);
+      }
+      DomainState& s = state_[dom];
+      s.leader_count = 0;
+      if (s.slice_count >= remaining) {
+        s.pod_count = remaining * slice_size;
+        s.slice_count = remaining;
+        result.push_back(dom);
+        return result;
+      }
+      s.pod_count = s.slice_count * slice_size;
+      remaining -= s.slice_count;
+      result.push_back(dom);
+      continue;
+    }
+    if (best_fit && state_[dom].pod_count >= remaining) {
+      dom = BestFit(domains, i, remaining, 0, false);
+    }
+    DomainState& s = state_[dom];
+    s.leader_count = 0;
+    if (s.pod_count >= remaining) {
+      s.pod_count = remaining;
+      result.push_back(dom);
+      return result;
+    }
+    remaining -= s.pod_count;
+    result.push_back(dom);
+  }
+  // Kueue logs a violated assumption here and places nothing.
+  return {};
+}
+
+std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* fit_level,
+                                                    std::vector<int>* out) {
+  const std::vector<int>& level_domains = by_level_[level];
+  if (level_domains.empty()) {
+    return absl::StrCat("no topology domains at level: ", levels_[level]);
+  }
+  std::vector<int> sorted = Sorted(level_domains, p.unconstrained, /*with_leader=*/true);
+  int top = sorted[0];
+  const int32_t slice_count = p.count / p.slice_size;
+  const bool least_free = p.unconstrained;
+  if (!least_free && state_[top].slice_count_with_leader >= slice_count &&
+      state_[top].leader_count >= p.leader_count) {
+    top = BestFit(sorted, 0, slice_count, p.leader_count, true);
+  }
+  auto not_fit = [&](int32_t fit, int32_t total) {
+    if (!p.multi_layer.empty()) return MultiLayerNotFitMessage(level, p);
+    return NotFitMessage(fit, total, p.slice_size, p.stats);
+  };
+  if (least_free) {
+    for (int d : sorted) {
+      const DomainState& s = state_[d];
+      int32_t capacity = s.slice_count;
+      if (p.leader_count > 0) {
+        if (s.leader_count < p.leader_count) continue;
+        capacity = s.slice_count_with_leader;
+      }
+      if (capacity >= slice_count) {
+        *fit_level = level;
+        *out = {d};
+        return "";
+      }
+    }
+    if (p.required) return not_fit(state_[sorted.back()].pod_count, slice_count);
+  }
+  if (state_[top].slice_count_with_leader < slice_count ||
+      state_[top].leader_count < p.leader_count) {
+    if (p.required) return not_fit(state_[top].slice_count, slice_count);
+    if (level > 0 && !p.unconstrained) return FindLevelWithFitDomains(level - 1, p, fit_level, out);
+    std::vector<int> results;
+    int32_t remaining = slice_count;
+    int32_t remaining_leaders = p.leader_count;
+    sorted = PrioritizeLeaderDomain(sorted, p.count, p.leader_count, p.slice_size, true);
+    // Leaders first, from domains that keep the workers' capacity; then the workers by capacity.
+    size_t i = 0;
+    for (; remaining_leaders > 0 && i < sorted.size() && state_[sorted[i]].leader_count > 0; ++i) {
+      int d = sorted[i];
+      if (!least_free && state_[sorted[i]].slice_count_with_leader >= remaining) {
+        d = BestFit(sorted, i, remaining, remaining_leaders, true);
+      }
+      results.push_back(d);
+      remaining_leaders -= state_[d].leader_count;
+      remaining -= state_[d].slice_count_with_leader;
+    }
+    if (remaining_leaders > 0) return not_fit(p.leader_count - remaining_leaders, slice_count);
+    std::vector<int> rest =
+        Sorted(std::vector<int>(sorted.begin() + static_cast<long>(i), sorted.end()),
+               p.unconstrained, /*with_leader=*/false);
+    for (size_t j = 0; remaining > 0 && j < rest.size(); ++j) {
+      int d = rest[j];
+      if (!least_free && state_[rest[j]].slice_count >= remaining) {
+        d = BestFit(rest, j, remaining, 0, true);
+      }
+      results.push_back(d);
+      remaining -= state_[d].slice_count;
+    }
+    if (remaining > 0) return not_fit(slice_count - remaining, slice_count);
+    *fit_level = level;
+    *out = std::move(results);
+    return "";
+  }
+  *fit_level = level;
+  *out = {top};
+  return "";
+}
+
+std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
+                                  const TopologyPlacementRequest* leader, const Usage& assumed,
+                                  bool simulate_empty, absl::string_view required_domain,
+                                  std::optional<TopologyAssignment>* workers_out,
+                                  std::optional<TopologyAssignment>* leader_out) {
+  Params p;
+  p.count = workers.count;
+  p.leader_count = leader != nullptr ? 1 : 0;
+  const PodSetTopologyRequest* t = workers.request;
+  if (t != nullptr && !t->slices.empty()) {
+    p.slice_size = t->slices[0].size;
+    if (p.slice_size <= 0) return "slice topology requested, but slice size not provided";
+  }
+  p.required = t != nullptr && t->required.has_value();
+  p.unconstrained = (t != nullptr && t->unconstrained) || workers.implied || IsSliceOnly(t);
+  if (levels_.empty()) return "topology level not specified";
+  const std::optional<std::string> key = LevelKey(workers);
+  if (!key.has_value()) return "topology level not specified";
+  p.requested_level = LevelIndex(*key);
+  if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
+  const std::string slice_key =
+      t != nullptr && !t->slices.empty() ? t->slices[0].level : levels_.back();
+  p.slice_level = LevelIndex(slice_key);
+  if (p.slice_level < 0) return absl::StrCat("no requested topology level for slices: ", slice_key);
+  if (p.requested_level > p.slice_level) {
+    return absl::StrCat("podset slice topology ", slice_key, " is above the podset topology ",
+                        *key);
+  }
+  if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
+
+  // Phase 1: counts per leaf, rolled up.
+  std::fill(state_.begin(), state_.end(), DomainState{});
+  const ResolvedRequest req = Resolve(workers.per_pod);
+  std::optional<ResolvedRequest> leader_req;
+  if (leader != nullptr) leader_req = Resolve(leader->per_pod);
+  // Only the requested resources are read: fill just those of the scratch capacity per leaf.
+  std::vector<int> needed;
+  for (const auto& [r, amount] : req.amounts) {
+    if (r >= 0) needed.push_back(r);
+  }
+  if (leader_req.has_value()) {
+    for (const auto& [r, amount] : leader_req->amounts) {
+      if (r >= 0 && std::find(needed.begin(), needed.end(), r) == needed.end()) needed.push_back(r);
+    }
+  }
+  std::vector<int64_t> remaining(resource_names_.size(), 0);
+  for (size_t l = 0; l < leaves_.size(); ++l) {
+    if (lowest_is_hostname_) {
+      if (!NodeFeasible(leaves_[l], workers, p.stats)) continue;
+    } else {
+      ++p.stats.total_nodes;
+    }
+    const Leaf& leaf = leaves_[l];
+    const std::vector<int64_t>* extra = nullptr;
+    if (!assumed.empty()) {
+      auto it = assumed.find(static_cast<int>(l));
+      if (it != assumed.end()) extra = &it->second;
+    }
+    for (int r : needed) {
+      int64_t c = leaf.free[r];
+      if (!simulate_empty) c = SatSub(c, leaf.used[r]);
+      if (extra != nullptr) c = SatSub(c, (*extra)[r]);
+      remaining[r] = c;
+    }
+    FillLeaf(static_cast<int>(l), req, leader_req.has_value() ? &*leader_req : nullptr, remaining,
+             required_domain, p);
+  }
+  for (int root : roots_) FillHelper(root, 0, p, p.leader_count > 0);
+
+  // Phase 2: the level and its domains, then down level by level.
+  int fit_level = 0;
+  std::vector<int> fit;
+  if (std::string reason = FindLevelWithFitDomains(p.requested_level, p, &fit_level, &fit);
+      !reason.empty()) {
+    return reason;
+  }
+  fit = UpdateCountsToMinimum(fit, p.count, p.leader_count, p.slice_size, p.unconstrained, true);
+  const int last = static_cast<int>(levels_.size()) - 1;
+  int level = fit_level;
+  // Above the slice level the lower domains of all chosen domains compete together.
+  for (; level < std::min(last, p.slice_level); ++level) {
+    std::vector<int> lower;
+    for (int d : fit)
+      lower.insert(lower.end(), domains_[d].children.begin(), domains_[d].children.end());
+    fit = UpdateCountsToMinimum(Sorted(std::move(lower), p.unconstrained, false), p.count,
+                                p.leader_count, p.slice_size, p.unconstrained, true);
+  }
+  // At and below it each chosen domain hands its own count down to its children.
+  for (; level < last; ++level) {
+    int32_t size_on_level = p.slice_size;
+    if (level >= p.slice_level) {
+      size_on_level = 1;
+      auto it = p.slice_size_at_level.find(level + 1);
+      if (it != p.slice_size_at_level.end()) size_on_level = it->second;
+    }
+    std::vector<int> next;
+    for (int d : fit) {
+      std::vector<int> children = Sorted(domains_[d].children, p.unconstrained, false);
+      if (size_on_level > 1) {
+        for (int c : children) {
+          state_[c].slice_count = state_[c].pod_count / size_on_level;
+          state_[c].slice_count_with_leader = state_[c].pod_count_with_leader / size_on_level;
+        }
+      }
+      std::vector<int> chosen =
+          UpdateCountsToMinimum(children, state_[d].pod_count, state_[d].leader_count,
+                                size_on_level, p.unconstrained, size_on_level > 1);
+      next.insert(next.end(), chosen.begin(), chosen.end());
+    }
+    fit = std::move(next);
+  }
+
+  std::vector<std::pair<int, int32_t>> worker_domains;
+  std::vector<std::pair<int, int32_t>> leader_domains;
+  for (int d : fit) {
+    if (leader != nullptr && state_[d].leader_count > 0) {
+      leader_domains.emplace_back(d, state_[d].leader_count);
+    }
+    if (leader == nullptr || state_[d].pod_count > 0) {
+      worker_domains.emplace_back(d, state_[d].pod_count);
+    }
+  }
+  if (leader != nullptr) *leader_out = BuildAssignment(std::move(leader_domains));
+  *workers_out = BuildAssignment(std::move(worker_domains));
+  return "";
+}
+
+TopologyAssignment TopologyFlavor::BuildAssignment(
+    std::vector<std::pair<int, int32_t>> domains) const {
+  std::stable_sort(domains.begin(), domains.end(),
+                   [this](const auto& a, const auto& b) { return ValuesLess(a.first, b.first); });
+  // With the hostname lowest, the hostname alone names a node.
+  const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
+  TopologyAssignment out;
+  out.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+  for (const auto& [d, count] : domains) {
+    if (count == 0) continue;
+    const std::vector<std::string>& values = domains_[d].values;
+    out.domains.push_back(TopologyDomainAssignment{
+        std::vector<std::string>(values.begin() + static_cast<long>(from), values.end()), count});
+  }
+  return out;
+}
+
+std::string TopologyFlavor::NotFitMessage(int32_t fit, int32_t total, int32_t slice_size,
+                                          const ExclusionStats& stats) const {
+  const char* unit = slice_size == 1 ? "pod" : "slice";
+  std::string out;
+  if (fit == 0) {
+    out = absl::StrFormat("topology %s doesn't allow to fit any of %d %s(s)",
+                          Quoted(topology_name_), total, unit);
+  } else {
+    out = absl::StrFormat("topology %s allows to fit only %d out of %d %s(s)",
+                          Quoted(topology_name_), fit, total, unit);
+  }
+  if (stats.HasExclusions()) {
+    absl::StrAppend(&out, ". Total nodes: ", stats.total_nodes, "; excluded: ", stats.Reasons());
+  }
+  return out;
+}
+
+int32_t TopologyFlavor::CountSlicesInSubtree(int domain, int level, int target,
+                                             int32_t size) const {
+  if (level == target) return state_[domain].pod_count / size;
+  int32_t total = 0;
+  for (int child : domains_[domain].children) {
+    total += CountSlicesInSubtree(child, level + 1, target, size);
+  }
+  return total;
+}
+
+std::string TopologyFlavor::MultiLayerNotFitMessage(int level, const Params& p) const {
+  std::string out = absl::StrCat("topology ", Quoted(topology_name_), " doesn't allow to fit");
+  // The domain with the most slices (ties: the smallest id) shows the best case.
+  int best = -1;
+  std::string best_id;
+  for (int d : by_level_[level]) {
+    const std::string id = lowest_is_hostname_ && d >= 0 && domains_[d].leaf >= 0
+                               ? domains_[d].values.back()
+                               : DomainId(domains_[d].values);
+    if (best < 0 || state_[d].slice_count > state_[best].slice_count ||
+        (state_[d].slice_count == state_[best].slice_count && id < best_id)) {
+      best = d;
+      best_id = id;
+    }
+  }
+  if (best < 0) return out;
+  for (const SliceConstraint& c : p.multi_layer) {
+    const int target = LevelIndex(c.level);
+    if (target < 0 || c.size <= 0) continue;
+    absl::StrAppend(&out, "; ", CountSlicesInSubtree(best, level, target, c.size), "/",
+                    p.count / c.size, " slice(s) fit on level ", c.level);
+  }
+  if (p.stats.HasExclusions()) {
+    absl::StrAppend(&out, ". Total nodes: ", p.stats.total_nodes,
+                    "; excluded: ", p.stats.Reasons());
+  }
+  return out;
+}
+
+}  // namespace tollgate::core

@@ -1,0 +1,251 @@
+#include "core/topology_scheduling.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tollgate::core {
+namespace {
+
+const PodSetSpec* FindPodSet(const WorkloadSpec& spec, absl::string_view name) {
+  for (const PodSetSpec& ps : spec.pod_sets) {
+    if (ps.name == name) return &ps;
+  }
+  return nullptr;
+}
+
+// Kueue's onlyTASFlavor: the one topology flavor among the pod set's flavors.
+std::string OnlyTopologyFlavor(const std::vector<std::string>& flavors,
+                               const TopologyInventory& inventory, std::string* error) {
+  std::set<std::string> found;
+  for (const std::string& f : flavors) {
+    if (inventory.IsTopologyFlavor(f)) found.insert(f);
+  }
+  if (found.empty()) {
+    *error = "no TAS flavor assigned";
+    return "";
+  }
+  if (found.size() > 1) {
+    *error = absl::StrCat("more than one TAS flavor assigned: ", absl::StrJoin(found, ", "));
+    return "";
+  }
+  return *found.begin();
+}
+
+std::vector<TopologyUsage> UsageOfAssignment(const PodSetSpec& pod_set, const std::string& flavor,
+                                             const TopologyAssignment& assignment) {
+  std::vector<TopologyUsage> out;
+  for (const TopologyDomainAssignment& d : assignment.domains) {
+    out.push_back(TopologyUsage{flavor, pod_set.name, d.values, pod_set.requests, d.count});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsTopologyOnly(const ClusterQueueSpec& cq, const TopologyInventory& inventory) {
+  bool any = false;
+  for (const ResourceGroupSpec& group : cq.resource_groups) {
+    for (const FlavorQuotasSpec& f : group.flavors) {
+      if (!inventory.IsTopologyFlavor(f.flavor)) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool ExplicitlyRequestsTopology(const PodSetSpec& pod_set) {
+  if (!pod_set.topology_request.has_value()) return false;
+  const PodSetTopologyRequest& r = *pod_set.topology_request;
+  return r.required.has_value() || r.preferred.has_value() || r.unconstrained || !r.slices.empty();
+}
+
+bool TopologyRequested(const PodSetSpec& pod_set, bool topology_only) {
+  return ExplicitlyRequestsTopology(pod_set) || topology_only;
+}
+
+std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorSpec& flavor,
+                                const std::vector<std::string>& covered, bool topology_only,
+                                TopologyInventory& inventory) {
+  const std::string quoted = absl::StrCat("\"", flavor.name, "\"");
+  if (TopologyRequested(pod_set, topology_only)) {
+    // In a topology-only queue every flavor is a topology flavor.
+    if (!ExplicitlyRequestsTopology(pod_set)) return "";
+    if (flavor.topology_name.empty()) {
+      // A quota-only flavor may still serve resources the topology flavor does not provide.
+      bool overlap = false;
+      for (const auto& [resource, amount] : pod_set.requests) {
+        if (std::find(covered.begin(), covered.end(), resource) != covered.end()) overlap = true;
+      }
+      if (!overlap) return "";
+      return absl::StrCat("Flavor ", quoted, " does not support TopologyAwareScheduling");
+    }
+    TopologyFlavor* tf = inventory.Flavor(flavor.name);
+    if (tf == nullptr) return absl::StrCat("Flavor ", quoted, " information missing in TAS cache");
+    if (!tf->HasLevels(pod_set.topology_request.has_value() ? &*pod_set.topology_request
+                                                            : nullptr)) {
+      return absl::StrCat("Flavor ", quoted, " does not contain the requested level");
+    }
+    return "";
+  }
+  if (!flavor.topology_name.empty()) {
+    return absl::StrCat("Flavor ", quoted, " supports only TopologyAwareScheduling");
+  }
+  return "";
+}
+
+WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
+                                             bool topology_only,
+                                             const TopologyInventory& inventory) {
+  WorkloadTopologyRequests out;
+  for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
+    const PodSetFlavors& psa = assignment.pod_sets[i];
+    const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
+    if (pod_set == nullptr || !TopologyRequested(*pod_set, topology_only)) continue;
+    if (psa.Mode() == FlavorMode::kNoFit || psa.count == 0) continue;
+    std::vector<std::string> flavors;
+    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    if (flavors.empty() && pod_set->topology_request.has_value() &&
+        pod_set->topology_request->pod_set_group.has_value()) {
+      // A pod set without requests in a group (a leader) takes its group's topology flavor
+      // (Kueue's resolvePodSetFlavors).
+      for (const PodSetFlavors& other : assignment.pod_sets) {
+        const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
+        if (&other == &psa || other_spec == nullptr || !other_spec->topology_request.has_value() ||
+            other_spec->topology_request->pod_set_group !=
+                pod_set->topology_request->pod_set_group) {
+          continue;
+        }
+        for (const auto& [resource, choice] : other.flavors) {
+          if (inventory.IsTopologyFlavor(choice.flavor)) flavors.push_back(choice.flavor);
+        }
+      }
+    }
+    std::string error;
+    const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    if (!error.empty()) {
+      out.errors.emplace_back(i, error);
+      continue;
+    }
+    // Delayed topology request (a ProvisioningRequest check on this flavor places the pods after
+    // provisioning): the hook for the admission-checks work; no such check exists yet.
+    TopologyPlacementRequest r;
+    r.pod_set = psa.name;
+    r.count = psa.count;
+    r.per_pod = pod_set->requests;
+    r.request = pod_set->topology_request.has_value() ? &*pod_set->topology_request : nullptr;
+    r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
+    r.node_selector = pod_set->node_selector;
+    r.tolerations = pod_set->tolerations;
+    if (pod_set->required_node_affinity.has_value()) {
+      r.required_node_affinity = &*pod_set->required_node_affinity;
+    }
+    out.by_flavor[flavor].push_back(std::move(r));
+    out.pod_set_index[flavor].push_back(i);
+  }
+  return out;
+}
+
+TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
+                              TopologyInventory& inventory, bool simulate_empty) {
+  TopologyOutcome out;
+  for (const auto& [flavor, reqs] : requests.by_flavor) {
+    const std::vector<size_t>& index = requests.pod_set_index.at(flavor);
+    TopologyFlavor* tf = inventory.Flavor(flavor);
+    if (tf == nullptr) {
+      out.ok = false;
+      out.failed_pod_set = index.front();
+      out.reason = absl::StrCat("Flavor \"", flavor, "\" information missing in TAS cache");
+      return out;
+    }
+    TopologyPlacementResult result = tf->FindAssignments(reqs, simulate_empty);
+    if (!result.ok()) {
+      out.ok = false;
+      out.reason = std::move(result.failure);
+      out.failed_pod_set = index.front();
+      for (size_t k = 0; k < reqs.size(); ++k) {
+        if (reqs[k].pod_set == result.failed_pod_set) out.failed_pod_set = index[k];
+      }
+      return out;
+    }
+    for (size_t k = 0; k < reqs.size(); ++k) {
+      if (result.assignments[k].has_value()) {
+        out.placed.emplace_back(index[k], std::move(*result.assignments[k]));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInventory& inventory) {
+  std::vector<TopologyUsage> out;
+  if (!wl.status.admission.has_value()) return out;
+  for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
+    if (!psa.topology_assignment.has_value()) continue;
+    const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
+    if (pod_set == nullptr) continue;
+    std::vector<std::string> flavors;
+    for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
+    if (flavors.empty() && pod_set->topology_request.has_value() &&
+        pod_set->topology_request->pod_set_group.has_value()) {
+      // A leader without requests was placed on its group's topology flavor.
+      for (const PodSetAssignment& other : wl.status.admission->pod_sets) {
+        const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
+        if (other_spec == nullptr || !other_spec->topology_request.has_value() ||
+            other_spec->topology_request->pod_set_group !=
+                pod_set->topology_request->pod_set_group) {
+          continue;
+        }
+        for (const auto& [resource, flavor] : other.flavors) {
+          if (inventory.IsTopologyFlavor(flavor)) flavors.push_back(flavor);
+        }
+      }
+    }
+    std::string error;
+    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    if (!error.empty()) continue;
+    std::vector<TopologyUsage> u = UsageOfAssignment(*pod_set, flavor, *psa.topology_assignment);
+    out.insert(out.end(), std::make_move_iterator(u.begin()), std::make_move_iterator(u.end()));
+  }
+  return out;
+}
+
+std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
+                                           const FlavorAssignment& assignment,
+                                           const TopologyInventory& inventory) {
+  std::vector<TopologyUsage> out;
+  for (const PodSetFlavors& psa : assignment.pod_sets) {
+    if (!psa.topology.has_value()) continue;
+    const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
+    if (pod_set == nullptr) continue;
+    std::vector<std::string> flavors;
+    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    std::string error;
+    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    if (!error.empty()) continue;
+    std::vector<TopologyUsage> u = UsageOfAssignment(*pod_set, flavor, *psa.topology);
+    out.insert(out.end(), std::make_move_iterator(u.begin()), std::make_move_iterator(u.end()));
+  }
+  return out;
+}
+
+bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
+                  TopologyInventory& inventory) {
+  for (const PodSetFlavors& psa : assignment.pod_sets) {
+    if (!psa.topology.has_value()) continue;
+    const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
+    if (pod_set == nullptr) continue;
+    std::vector<std::string> flavors;
+    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    std::string error;
+    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    if (!error.empty()) continue;
+    TopologyFlavor* tf = inventory.Flavor(flavor);
+    if (tf == nullptr || !tf->Fits(*psa.topology, pod_set->requests)) return false;
+  }
+  return true;
+}
+
+}  // namespace tollgate::core

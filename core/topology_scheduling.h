@@ -1,0 +1,68 @@
+#pragma once
+
+// The glue between Topology Aware Scheduling and the scheduler: which pod sets ask for a
+// topology, the placement requests of a flavor assignment, and the usage a workload's placement
+// takes (Kueue's tas_flavorassigner.go and the TAS parts of the scheduler).
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/flavor_assigner.h"
+#include "core/topology_inventory.h"
+#include "core/types.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// Kueue's IsTASOnly: the ClusterQueue has flavors and every one names a topology; its pod sets
+// then get an implied unconstrained request.
+bool IsTopologyOnly(const ClusterQueueSpec& cq, const TopologyInventory& inventory);
+// Kueue's IsExplicitlyRequestingTAS.
+bool ExplicitlyRequestsTopology(const PodSetSpec& pod_set);
+// Kueue's isTASRequested: explicitly, or implied by a topology-only ClusterQueue.
+bool TopologyRequested(const PodSetSpec& pod_set, bool topology_only);
+
+// Kueue's checkPodSetAndFlavorMatchForTAS: empty when the flavor can serve the pod set, else why
+// not. `covered` are the resources of the flavor's resource group.
+std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorSpec& flavor,
+                                const std::vector<std::string>& covered, bool topology_only,
+                                TopologyInventory& inventory);
+
+// The placement requests of an assignment, by topology flavor, with the index of each request's
+// pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts).
+struct WorkloadTopologyRequests {
+  std::map<std::string, std::vector<TopologyPlacementRequest>> by_flavor;
+  std::map<std::string, std::vector<size_t>> pod_set_index;
+  std::vector<std::pair<size_t, std::string>> errors;
+  bool empty() const { return by_flavor.empty() && errors.empty(); }
+};
+WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
+                                             bool topology_only,
+                                             const TopologyInventory& inventory);
+
+// Places every flavor's requests in flavor-name order (Kueue's
+// FindTopologyAssignmentsForWorkload). On failure, the pod set and Kueue's reason.
+struct TopologyOutcome {
+  bool ok = true;
+  size_t failed_pod_set = 0;
+  std::string reason;
+  std::vector<std::pair<size_t, TopologyAssignment>> placed;
+};
+TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
+                              TopologyInventory& inventory, bool simulate_empty);
+
+// The usage a workload's placements take (pod sets with a topology assignment).
+std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInventory& inventory);
+// The same for an assignment not yet admitted.
+std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
+                                           const FlavorAssignment& assignment,
+                                           const TopologyInventory& inventory);
+
+// Whether the assignment's placements still fit the current usage (Kueue's Fits with TAS).
+bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
+                  TopologyInventory& inventory);
+
+}  // namespace tollgate::core

@@ -1,0 +1,208 @@
+// ClusterState's Topology Aware Scheduling transitions: Topology objects, the node inventory,
+// pods Tollgate does not place, the queues' TopologyNotFound, and node failures.
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cluster_state.h"
+#include "core/topology_scheduling.h"
+#include "core/topology_validation.h"
+
+namespace tollgate::core {
+namespace {
+
+// The hostnames of ready nodes: a placement on any other hostname has lost its node. A cordoned
+// (unschedulable) node keeps its pods, so it is not a failure (Kueue's node failure controller).
+std::set<std::string> ReadyHostnames(const TopologyInventory& inventory) {
+  std::set<std::string> out;
+  for (const auto& [name, node] : inventory.nodes()) {
+    if (!node.ready) continue;
+    auto it = node.labels.find(kHostnameLabel);
+    out.insert(it == node.labels.end() ? name : it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status ClusterState::CheckTopology(const TopologySpec& spec) const {
+  if (absl::Status s = ValidateTopology(spec); !s.ok()) return s;
+  if (const TopologySpec* existing = topology_.FindTopology(spec.name);
+      existing != nullptr && existing->levels != spec.levels &&
+      !(existing->levels.back() == kHostnameLabel && spec.levels.back() == kHostnameLabel)) {
+    // Kueue's schema: levels change only with the hostname lowest before and after.
+    return absl::InvalidArgumentError(
+        "spec.levels: levels are mutable only when kubernetes.io/hostname is the lowest level both "
+        "before and after the change");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ApplyTopology(TopologySpec spec, absl::Time now) {
+  if (absl::Status s = CheckTopology(spec); !s.ok()) return s;
+  topology_.ApplyTopology(std::move(spec));
+  RecomputeActivity();
+  RerouteAllPending(now);
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::DeleteTopology(absl::string_view name, absl::Time now) {
+  if (absl::Status s = topology_.DeleteTopology(name); !s.ok()) return s;
+  RecomputeActivity();
+  RerouteAllPending(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
+  const std::string name = node.name;
+  const NodeSpec* before = topology_.FindNode(name);
+  const bool was_ready = before != nullptr && before->ready;
+  if (absl::Status s = topology_.UpsertNode(std::move(node)); !s.ok()) return s;
+  const NodeSpec* after = topology_.FindNode(name);
+  if (was_ready && after != nullptr && !after->ready) HandleNodeFailures(now);
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::DeleteNode(absl::string_view name, absl::Time now) {
+  if (absl::Status s = topology_.DeleteNode(name); !s.ok()) return s;
+  HandleNodeFailures(now);
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::ReportPod(std::string pod, std::string node, ResourceAmounts requests,
+                                     absl::Time now) {
+  return topology_.ReportPod(std::move(pod), std::move(node), std::move(requests));
+}
+
+absl::Status ClusterState::RemovePod(absl::string_view pod, absl::Time now) {
+  if (absl::Status s = topology_.RemovePod(pod); !s.ok()) return s;
+  RequeueAllInadmissible(now);
+  return absl::OkStatus();
+}
+
+void ClusterState::RecomputeActivity() {
+  router_.RecomputeActivity(tree_);
+  for (const auto& [name, runtime] : router_.runtimes()) {
+    ClusterQueueRuntime* cq = mutable_cluster_queue(name);
+    if (!cq->active) continue;
+    for (const ResourceGroupSpec& group : cq->spec.resource_groups) {
+      for (const FlavorQuotasSpec& f : group.flavors) {
+        auto flavor = registry_.flavors().find(f.flavor);
+        if (flavor == registry_.flavors().end() || flavor->second.topology_name.empty()) continue;
+        if (topology_.FindTopology(flavor->second.topology_name) != nullptr) continue;
+        cq->active = false;
+        cq->inactive_reason =
+            absl::StrCat("TopologyNotFound: there is no Topology \"", flavor->second.topology_name,
+                         "\" for TAS flavor \"", f.flavor, "\"");
+      }
+    }
+  }
+}
+
+void ClusterState::HandleNodeFailures(absl::Time now) {
+  const std::set<std::string> ready = ReadyHostnames(topology_);
+  std::vector<WorkloadId> affected;
+  for (const auto& slot : workloads_.slots()) {
+    if (slot == nullptr || slot->status.state != WorkloadState::kAdmitted ||
+        !slot->status.admission.has_value()) {
+      continue;
+    }
+    for (const PodSetAssignment& psa : slot->status.admission->pod_sets) {
+      if (!psa.topology_assignment.has_value() || psa.topology_assignment->levels.empty() ||
+          psa.topology_assignment->levels.back() != kHostnameLabel) {
+        continue;
+      }
+      bool lost = false;
+      for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
+        if (!d.values.empty() && ready.count(d.values.back()) == 0) lost = true;
+      }
+      if (lost) {
+        affected.push_back(slot->id);
+        break;
+      }
+    }
+  }
+  for (WorkloadId id : affected) {
+    Workload& wl = *mutable_workload(id);
+    std::set<std::string> unhealthy;
+    for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
+      if (!psa.topology_assignment.has_value()) continue;
+      for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
+        if (!d.values.empty() && ready.count(d.values.back()) == 0)
+          unhealthy.insert(d.values.back());
+      }
+    }
+    wl.status.mutable_history().unhealthy_nodes.assign(unhealthy.begin(), unhealthy.end());
+    MarkDirty(id);
+    // Kueue's failed-node replacement (fail fast on): the lost pods go elsewhere within the
+    // domain the pod set requires, keeping the other domains; without one, the workload is
+    // evicted.
+    Admission replaced = *wl.status.admission;
+    std::string failure;
+    const bool topology_only = [&] {
+      const ClusterQueueRuntime* cq = cluster_queue(replaced.cluster_queue);
+      return cq != nullptr && IsTopologyOnly(cq->spec, topology_);
+    }();
+    for (PodSetAssignment& psa : replaced.pod_sets) {
+      if (!psa.topology_assignment.has_value() || !failure.empty()) continue;
+      const PodSetSpec* pod_set = nullptr;
+      for (const PodSetSpec& ps : wl.spec.pod_sets) {
+        if (ps.name == psa.name) pod_set = &ps;
+      }
+      std::vector<std::string> flavors;
+      for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
+      TopologyFlavor* tf = nullptr;
+      for (const std::string& f : flavors) {
+        if (topology_.IsTopologyFlavor(f)) tf = topology_.Flavor(f);
+      }
+      if (pod_set == nullptr || tf == nullptr) {
+        failure = "no topology flavor";
+        continue;
+      }
+      for (const std::string& node : unhealthy) {
+        bool holds = false;
+        for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
+          if (!d.values.empty() && d.values.back() == node) holds = true;
+        }
+        if (!holds) continue;
+        TopologyPlacementRequest r;
+        r.pod_set = psa.name;
+        r.count = psa.count;
+        r.per_pod = pod_set->requests;
+        r.request = pod_set->topology_request.has_value() ? &*pod_set->topology_request : nullptr;
+        r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
+        r.node_selector = pod_set->node_selector;
+        r.tolerations = pod_set->tolerations;
+        if (pod_set->required_node_affinity.has_value()) {
+          r.required_node_affinity = &*pod_set->required_node_affinity;
+        }
+        TopologyFlavor::Replacement rep = tf->FindReplacement(r, *psa.topology_assignment, node);
+        if (!rep.assignment.has_value()) {
+          failure = rep.failure;
+          break;
+        }
+        psa.topology_assignment = std::move(*rep.assignment);
+      }
+    }
+    if (failure.empty()) {
+      RemoveUsageOf(wl);
+      wl.status.admission = std::move(replaced);
+      wl.status.mutable_history().unhealthy_nodes.clear();
+      AddUsageOf(wl);
+      AddEvent(wl.status, now, "NodeFailureReplaced",
+               absl::StrCat("Pods of unhealthy node(s) ", absl::StrJoin(unhealthy, ","),
+                            " placed on other nodes"));
+      continue;
+    }
+    StartEviction(wl, now, "NodeFailures",
+                  absl::StrCat("Workload was evicted as there was no replacement for unhealthy "
+                               "node(s): ",
+                               absl::StrJoin(unhealthy, ",")));
+  }
+}
+
+}  // namespace tollgate::core

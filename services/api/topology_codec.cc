@@ -1,0 +1,296 @@
+#include "services/api/topology_codec.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/names.h"
+#include "core/quantity.h"
+#include "core/status_macros.h"
+#include "core/topology_validation.h"
+#include "services/api/api_limits.h"
+#include "services/api/selector_codec.h"
+
+namespace tollgate::api {
+namespace {
+
+using codec::CheckMaxItems;
+using codec::CheckObjectSize;
+using codec::Child;
+using codec::Index;
+using codec::Key;
+using codec::LabelsFromProto;
+using codec::LabelsToProto;
+using codec::NameRule;
+using codec::ParseResourceAmount;
+using codec::Quote;
+using codec::Reporter;
+using codec::Sorted;
+using codec::TaintsFromProto;
+using codec::ValidateMetadata;
+
+constexpr int kMaxNodeResources = 64;
+constexpr int kMaxNodeTaints = 64;
+constexpr int kMaxAffinityTerms = 16;
+constexpr int kMaxAffinityExpressions = 32;
+
+// Resource name -> quantity, sorted by resource, each a valid name and a non-negative quantity.
+absl::StatusOr<core::ResourceAmounts> AmountsFromProto(
+    const Reporter& r, absl::string_view path,
+    const google::protobuf::Map<std::string, std::string>& amounts) {
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, path, static_cast<int>(amounts.size()), kMaxNodeResources, "entries"));
+  core::ResourceAmounts out;
+  for (const auto& [resource, text] : Sorted(amounts)) {
+    const std::string rpath = Key(path, resource);
+    TOLLGATE_RETURN_IF_ERROR(r.At(rpath, core::ValidateQualifiedName(resource)));
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t amount, ParseResourceAmount(r, rpath, resource, text));
+    out.emplace_back(resource, amount);
+  }
+  return out;
+}
+
+}  // namespace
+
+void ResourceAmountsToProto(const core::ResourceAmounts& amounts,
+                            google::protobuf::Map<std::string, std::string>* out) {
+  for (const auto& [resource, amount] : amounts) {
+    (*out)[resource] = core::FormatResourceScalar(resource, amount);
+  }
+}
+
+absl::StatusOr<core::TopologySpec> TopologyFromProto(const v1::Topology& topology) {
+  const Reporter r("Topology", "", topology.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, topology.ByteSizeLong()));
+  TOLLGATE_RETURN_IF_ERROR(
+      ValidateMetadata(r, topology.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
+  core::TopologySpec out;
+  out.name = topology.metadata().name();
+  for (const v1::TopologyLevel& level : topology.spec().levels()) {
+    out.levels.push_back(level.node_label());
+  }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidateTopology(out)));
+  return out;
+}
+
+v1::Topology TopologyToProto(const core::TopologySpec& topology) {
+  v1::Topology out;
+  out.mutable_metadata()->set_name(topology.name);
+  for (const std::string& level : topology.levels) {
+    out.mutable_spec()->add_levels()->set_node_label(level);
+  }
+  return out;
+}
+
+absl::StatusOr<core::NodeSpec> NodeFromProto(const v1::Node& node) {
+  const Reporter r("Node", "", node.metadata().name());
+  TOLLGATE_RETURN_IF_ERROR(CheckObjectSize(r, node.ByteSizeLong()));
+  TOLLGATE_RETURN_IF_ERROR(
+      ValidateMetadata(r, node.metadata(), NameRule::kDns1123Subdomain, /*namespaced=*/false));
+  core::NodeSpec out;
+  out.name = node.metadata().name();
+  TOLLGATE_RETURN_IF_ERROR(
+      LabelsFromProto(r, "metadata.labels", node.metadata().labels(), &out.labels));
+  TOLLGATE_RETURN_IF_ERROR(
+      CheckMaxItems(r, "spec.taints", node.spec().taints_size(), kMaxNodeTaints));
+  TOLLGATE_ASSIGN_OR_RETURN(out.taints, TaintsFromProto(r, "spec.taints", node.spec().taints()));
+  out.unschedulable = node.spec().unschedulable();
+  TOLLGATE_ASSIGN_OR_RETURN(out.allocatable,
+                            AmountsFromProto(r, "status.allocatable", node.status().allocatable()));
+  out.ready = !node.status().has_ready() || node.status().ready();
+  return out;
+}
+
+v1::Node NodeToProto(const core::NodeSpec& node) {
+  v1::Node out;
+  out.mutable_metadata()->set_name(node.name);
+  LabelsToProto(node.labels, out.mutable_metadata()->mutable_labels());
+  for (const core::Taint& t : node.taints) {
+    v1::Taint* pt = out.mutable_spec()->add_taints();
+    pt->set_key(t.key);
+    pt->set_value(t.value);
+    pt->set_effect(t.effect);
+  }
+  out.mutable_spec()->set_unschedulable(node.unschedulable);
+  ResourceAmountsToProto(node.allocatable, out.mutable_status()->mutable_allocatable());
+  out.mutable_status()->set_ready(node.ready);
+  return out;
+}
+
+absl::StatusOr<ReportedPod> NodePodFromProto(const v1::NodePod& pod, absl::string_view path) {
+  // Errors name the request's field; the pod has no object of its own.
+  auto invalid = [&](absl::string_view field, absl::string_view reason) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": ", reason));
+  };
+  ReportedPod out;
+  if (pod.name().empty()) return invalid("name", "required value, got \"\"");
+  if (pod.name().size() > 512) {
+    return invalid("name", absl::StrCat("must be at most 512 bytes, got ", pod.name().size()));
+  }
+  out.name = pod.name();
+  if (absl::Status s = core::ValidateDns1123Subdomain(pod.node_name()); !s.ok()) {
+    return invalid("nodeName", s.message());
+  }
+  out.node = pod.node_name();
+  const Reporter r("Pod", "", pod.name());
+  TOLLGATE_ASSIGN_OR_RETURN(out.requests,
+                            AmountsFromProto(r, absl::StrCat(path, ".requests"), pod.requests()));
+  return out;
+}
+
+v1::NodePod NodePodToProto(absl::string_view name, absl::string_view node,
+                           const core::ResourceAmounts& requests) {
+  v1::NodePod out;
+  out.set_name(std::string(name));
+  out.set_node_name(std::string(node));
+  ResourceAmountsToProto(requests, out.mutable_requests());
+  return out;
+}
+
+void TopologyAssignmentToProto(const core::TopologyAssignment& assignment,
+                               v1::TopologyAssignment* out) {
+  for (const std::string& level : assignment.levels) out->add_levels(level);
+  for (const core::TopologyDomainAssignment& d : assignment.domains) {
+    v1::TopologyDomainAssignment* pd = out->add_domains();
+    for (const std::string& v : d.values) pd->add_values(v);
+    pd->set_count(d.count);
+  }
+}
+
+namespace codec {
+
+absl::StatusOr<core::PodSetTopologyRequest> TopologyRequestFromProto(
+    const Reporter& r, LazyPath path, const v1::PodSetTopologyRequest& t, int32_t count) {
+  const std::string base = Child(path(), "topologyRequest");
+  core::PodSetTopologyRequest out;
+  if (t.has_required()) out.required = t.required();
+  if (t.has_preferred()) out.preferred = t.preferred();
+  out.unconstrained = t.has_unconstrained() && t.unconstrained();
+  if (t.has_pod_index_label()) {
+    TOLLGATE_RETURN_IF_ERROR(
+        r.At(Child(base, "podIndexLabel"), core::ValidateQualifiedName(t.pod_index_label())));
+    out.pod_index_label = t.pod_index_label();
+  }
+  if (t.has_sub_group_index_label()) {
+    TOLLGATE_RETURN_IF_ERROR(r.At(Child(base, "subGroupIndexLabel"),
+                                  core::ValidateQualifiedName(t.sub_group_index_label())));
+    out.sub_group_index_label = t.sub_group_index_label();
+  }
+  if (t.has_sub_group_count()) {
+    if (t.sub_group_count() < 1) {
+      return r.Invalid(
+          Child(base, "subGroupCount"),
+          absl::StrCat("must be greater than or equal to 1, got ", t.sub_group_count()));
+    }
+    out.sub_group_count = t.sub_group_count();
+  }
+  if (t.has_pod_set_group_name()) out.pod_set_group = t.pod_set_group_name();
+
+  // Kueue's slice fields: podSetSliceRequiredTopology and podSetSliceSize go together, and the
+  // multi-layer list replaces both.
+  const std::string constraints = Child(base, "podsetSliceRequiredTopologyConstraints");
+  if (t.podset_slice_required_topology_constraints_size() > 0) {
+    if (t.has_pod_set_slice_required_topology()) {
+      return r.Invalid(constraints, "may not be set when podSetSliceRequiredTopology is specified");
+    }
+    if (t.has_pod_set_slice_size()) {
+      return r.Invalid(constraints, "may not be set when podSetSliceSize is specified");
+    }
+    for (const v1::PodSetSliceTopologyConstraint& c :
+         t.podset_slice_required_topology_constraints()) {
+      out.slices.push_back(core::SliceConstraint{c.topology(), c.size()});
+    }
+  } else if (t.has_pod_set_slice_required_topology()) {
+    if (!t.has_pod_set_slice_size()) {
+      return r.Invalid(Child(base, "podSetSliceSize"),
+                       "must be set when podSetSliceRequiredTopology is specified");
+    }
+    out.slices.push_back(
+        core::SliceConstraint{t.pod_set_slice_required_topology(), t.pod_set_slice_size()});
+  } else if (t.has_pod_set_slice_size()) {
+    return r.Invalid(Child(base, "podSetSliceSize"),
+                     "may not be set when podSetSliceRequiredTopology is not specified");
+  }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidatePodSetTopologyRequest(out, count, path())));
+  return out;
+}
+
+void TopologyRequestToProto(const core::PodSetTopologyRequest& t, v1::PodSetTopologyRequest* out) {
+  if (t.required.has_value()) out->set_required(*t.required);
+  if (t.preferred.has_value()) out->set_preferred(*t.preferred);
+  if (t.unconstrained) out->set_unconstrained(true);
+  if (t.pod_index_label.has_value()) out->set_pod_index_label(*t.pod_index_label);
+  if (t.sub_group_index_label.has_value()) out->set_sub_group_index_label(*t.sub_group_index_label);
+  if (t.sub_group_count.has_value()) out->set_sub_group_count(*t.sub_group_count);
+  if (t.pod_set_group.has_value()) out->set_pod_set_group_name(*t.pod_set_group);
+  if (t.slices.size() == 1) {
+    out->set_pod_set_slice_required_topology(t.slices[0].level);
+    out->set_pod_set_slice_size(t.slices[0].size);
+  } else {
+    for (const core::SliceConstraint& c : t.slices) {
+      v1::PodSetSliceTopologyConstraint* pc = out->add_podset_slice_required_topology_constraints();
+      pc->set_topology(c.level);
+      pc->set_size(c.size);
+    }
+  }
+}
+
+absl::StatusOr<std::vector<core::NodeSelectorTerm>> NodeAffinityFromProto(
+    const Reporter& r, LazyPath path,
+    const google::protobuf::RepeatedPtrField<v1::NodeSelectorTerm>& terms) {
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, path(), terms.size(), kMaxAffinityTerms));
+  std::vector<core::NodeSelectorTerm> out;
+  for (int i = 0; i < terms.size(); ++i) {
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(Index(path(), i), "matchExpressions"),
+                                           terms[i].match_expressions_size(),
+                                           kMaxAffinityExpressions));
+    core::NodeSelectorTerm term;
+    for (const v1::NodeSelectorRequirement& e : terms[i].match_expressions()) {
+      term.push_back(core::LabelSelectorRequirement{
+          e.key(), e.operator_(), std::vector<std::string>(e.values().begin(), e.values().end())});
+    }
+    out.push_back(std::move(term));
+  }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidateRequiredNodeAffinity(out, path())));
+  return out;
+}
+
+void NodeAffinityToProto(const std::vector<core::NodeSelectorTerm>& terms,
+                         google::protobuf::RepeatedPtrField<v1::NodeSelectorTerm>* out) {
+  for (const core::NodeSelectorTerm& term : terms) {
+    v1::NodeSelectorTerm* pt = out->Add();
+    for (const core::LabelSelectorRequirement& req : term) {
+      v1::NodeSelectorRequirement* pe = pt->add_match_expressions();
+      pe->set_key(req.key);
+      pe->set_operator_(req.op);
+      for (const std::string& v : req.values) pe->add_values(v);
+    }
+  }
+}
+
+absl::StatusOr<core::TopologyAssignment> TopologyAssignmentFromProto(
+    const Reporter& r, absl::string_view path, const v1::TopologyAssignment& assignment) {
+  core::TopologyAssignment out;
+  out.levels.assign(assignment.levels().begin(), assignment.levels().end());
+  for (int i = 0; i < assignment.domains_size(); ++i) {
+    const v1::TopologyDomainAssignment& d = assignment.domains(i);
+    const std::string dpath = Index(Child(path, "domains"), i);
+    if (d.values_size() != assignment.levels_size()) {
+      return r.Invalid(Child(dpath, "values"),
+                       absl::StrCat("must have one value per level (", assignment.levels_size(),
+                                    "), got ", d.values_size()));
+    }
+    if (d.count() < 0) {
+      return r.Invalid(Child(dpath, "count"),
+                       absl::StrCat("must be greater than or equal to 0, got ", d.count()));
+    }
+    out.domains.push_back(core::TopologyDomainAssignment{
+        std::vector<std::string>(d.values().begin(), d.values().end()), d.count()});
+  }
+  return out;
+}
+
+}  // namespace codec
+}  // namespace tollgate::api

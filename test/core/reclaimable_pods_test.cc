@@ -1,0 +1,134 @@
+// Kueue's reclaimable pods in ClusterState: pods a running workload no longer needs give their
+// quota back at once (and to whom it goes next), a pending workload asks only for the rest, the
+// counts may not shrink while quota is held, and a restart derives the same usage.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster_state.h"
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+class ReclaimablePodsTest : public ::testing::Test {
+ protected:
+  ReclaimablePodsTest() : state_(SchedulerConfig{}) { Configure(state_); }
+
+  void Configure(ClusterState& state) {
+    EXPECT_TRUE(state.ApplyResourceFlavor({"default", {}, {}, {}}, now_).ok());
+    ClusterQueueSpec cq;
+    cq.name = "cq";
+    cq.resource_groups = {{{"cpu"}, {{"default", {{"cpu", 10, std::nullopt, std::nullopt}}}}}};
+    EXPECT_TRUE(state.ApplyClusterQueue(cq, now_).ok());
+    EXPECT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  }
+
+  // A JobSet-like workload: `workers` pods of 1 cpu and a driver of 2 cpu.
+  static WorkloadSpec JobSet(std::string name, int32_t workers) {
+    WorkloadSpec spec;
+    spec.name = std::move(name);
+    spec.namespace_name = "ns";
+    spec.queue_name = "q";
+    spec.pod_sets = {PodSetSpec{"workers", workers, std::nullopt, {{"cpu", 1}}, {}, {}},
+                     PodSetSpec{"driver", 1, std::nullopt, {{"cpu", 2}}, {}, {}}};
+    return spec;
+  }
+
+  void Submit(const WorkloadSpec& spec) {
+    ASSERT_TRUE(state_.Submit(spec, "uid-" + spec.name, now_).ok());
+  }
+
+  void Settle() {
+    while (true) {
+      CyclePlan plan = state_.PlanCycle(now_);
+      state_.ApplyCycle(plan, now_);
+      if (!plan.MadeProgress()) return;
+    }
+  }
+
+  int64_t UsedCpu(const ClusterState& state) const {
+    int64_t used = 0;
+    for (const Workload* wl : state.AllWorkloads()) {
+      for (const auto& [fr, value] : wl->quota_usage) used += value;
+    }
+    return used;
+  }
+
+  WorkloadState StateOf(const std::string& name) {
+    return state_.FindWorkload("ns/" + name)->status.state;
+  }
+
+  absl::Time now_ = kStart;
+  ClusterState state_;
+};
+
+TEST_F(ReclaimablePodsTest, FinishedPodsOfARunningWorkloadMakeRoomForTheNext) {
+  Submit(JobSet("big", 6));   // 8 cpu
+  Submit(JobSet("next", 2));  // 4 cpu: waits behind big
+  Settle();
+  ASSERT_EQ(StateOf("big"), WorkloadState::kAdmitted);
+  ASSERT_EQ(StateOf("next"), WorkloadState::kPending);
+  EXPECT_EQ(UsedCpu(state_), 8);
+
+  // Three workers succeeded: big needs 5 cpu now, and next fits beside it.
+  ASSERT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 3}}, now_).ok());
+  EXPECT_EQ(UsedCpu(state_), 5);
+  Settle();
+  EXPECT_EQ(StateOf("next"), WorkloadState::kAdmitted);
+  EXPECT_EQ(UsedCpu(state_), 9);
+}
+
+TEST_F(ReclaimablePodsTest, APendingWorkloadAsksOnlyForWhatItStillNeeds) {
+  Submit(JobSet("filler", 2));  // 4 cpu
+  Submit(JobSet("big", 6));     // 8 cpu: does not fit beside filler
+  Settle();
+  ASSERT_EQ(StateOf("big"), WorkloadState::kPending);
+  // Its first run finished two workers before it was preempted: 6 cpu still fit.
+  ASSERT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 2}}, now_).ok());
+  Settle();
+  ASSERT_EQ(StateOf("big"), WorkloadState::kAdmitted);
+  const Workload& big = *state_.FindWorkload("ns/big");
+  EXPECT_EQ(big.status.admission->pod_sets[0].count, 4);
+  EXPECT_EQ(UsedCpu(state_), 10);
+}
+
+TEST_F(ReclaimablePodsTest, CountsAreCheckedAndDoNotShrinkWhileQuotaIsHeld) {
+  Submit(JobSet("big", 6));
+  Settle();
+  EXPECT_TRUE(absl::IsInvalidArgument(state_.SetReclaimablePods("ns/big", {{"ps", 1}}, now_)));
+  EXPECT_TRUE(absl::IsInvalidArgument(state_.SetReclaimablePods("ns/big", {{"workers", 7}}, now_)));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(state_.SetReclaimablePods("ns/big", {{"workers", -1}}, now_)));
+  ASSERT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 3}}, now_).ok());
+  const absl::Status shrink = state_.SetReclaimablePods("ns/big", {{"workers", 2}}, now_);
+  EXPECT_TRUE(absl::IsInvalidArgument(shrink));
+  EXPECT_NE(shrink.message().find("cannot go below 3"), std::string::npos) << shrink;
+  EXPECT_TRUE(absl::IsInvalidArgument(state_.SetReclaimablePods("ns/big", {}, now_)));
+  // The same report again changes nothing; more is fine.
+  EXPECT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 3}}, now_).ok());
+  EXPECT_TRUE(state_.SetReclaimablePods("ns/big", {{"driver", 0}, {"workers", 6}}, now_).ok());
+  EXPECT_EQ(UsedCpu(state_), 2);
+  ASSERT_TRUE(state_.Finish("ns/big", "done", now_).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(state_.SetReclaimablePods("ns/big", {}, now_)));
+}
+
+TEST_F(ReclaimablePodsTest, ARestartDerivesTheSameUsage) {
+  Submit(JobSet("big", 6));
+  Settle();
+  ASSERT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 4}}, now_).ok());
+  ClusterState restarted{SchedulerConfig{}};
+  Configure(restarted);
+  std::vector<std::unique_ptr<Workload>> stored;
+  stored.push_back(std::make_unique<Workload>(*state_.FindWorkload("ns/big")));
+  stored.back()->quota_usage.clear();
+  ASSERT_TRUE(restarted.RestoreAll(std::move(stored)).ok());
+  EXPECT_EQ(UsedCpu(restarted), 4);
+  EXPECT_EQ(UsedCpu(state_), 4);
+}
+
+}  // namespace
+}  // namespace tollgate::core

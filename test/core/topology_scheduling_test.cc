@@ -1,0 +1,339 @@
+// Topology Aware Scheduling through the real cycle (ClusterState::PlanCycle/ApplyCycle): the
+// behaviours of Kueue's scheduler_tas_test.go and test/integration/singlecluster/tas/, ported by
+// reading them.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/cluster_state.h"
+#include "core/topology_validation.h"
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+constexpr char kBlock[] = "cloud.com/topology-block";
+constexpr char kRack[] = "cloud.com/topology-rack";
+
+class TopologySchedulingTest : public ::testing::Test {
+ protected:
+  TopologySchedulingTest() : state_(SchedulerConfig{}) {
+    EXPECT_TRUE(state_.ApplyNamespace({"ns", {}}, now_).ok());
+    EXPECT_TRUE(state_.ApplyTopology({"default", {kBlock, kRack, kHostnameLabel}}, now_).ok());
+    ResourceFlavorSpec flavor;
+    flavor.name = "tas-flavor";
+    flavor.node_labels = {{"node-group", "tas"}};
+    flavor.topology_name = "default";
+    EXPECT_TRUE(state_.ApplyResourceFlavor(flavor, now_).ok());
+  }
+
+  void AddQueue(int64_t gpus, PreemptionPolicy within = PreemptionPolicy::kNever) {
+    ClusterQueueSpec cq;
+    cq.name = "cq";
+    cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", gpus, std::nullopt, std::nullopt}}}}}};
+    cq.preemption.within_cluster_queue = within;
+    ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+    ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  }
+
+  void AddNode(const std::string& block, const std::string& rack, const std::string& host,
+               int64_t gpus) {
+    NodeSpec n;
+    n.name = host;
+    n.labels = {{"node-group", "tas"}, {kBlock, block}, {kRack, rack}, {kHostnameLabel, host}};
+    n.allocatable = {{"gpu", gpus}, {"pods", 110}};
+    ASSERT_TRUE(state_.UpsertNode(n, now_).ok());
+  }
+
+  void Submit(const std::string& name, int32_t pods, std::optional<PodSetTopologyRequest> request,
+              int32_t priority = 0) {
+    WorkloadSpec spec;
+    spec.name = name;
+    spec.namespace_name = "ns";
+    spec.queue_name = "q";
+    spec.priority = priority;
+    PodSetSpec ps;
+    ps.name = "main";
+    ps.count = pods;
+    ps.requests = {{"gpu", 1}};
+    if (request.has_value()) ps.topology_request = *request;
+    spec.pod_sets = {ps};
+    now_ += absl::Milliseconds(1);
+    ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
+  }
+
+  int Settle() {
+    int cycles = 0;
+    while (true) {
+      CyclePlan plan = state_.PlanCycle(now_);
+      state_.ApplyCycle(plan, now_);
+      if (!plan.MadeProgress()) return cycles;
+      ++cycles;
+    }
+  }
+
+  const Workload& Get(const std::string& name) { return *state_.FindWorkload("ns/" + name); }
+
+  // "host:count ..." of the first pod set's placement.
+  std::string Placement(const std::string& name) {
+    const Workload& wl = Get(name);
+    if (!wl.status.admission.has_value() ||
+        !wl.status.admission->pod_sets[0].topology_assignment.has_value()) {
+      return "<none>";
+    }
+    std::string out;
+    for (const TopologyDomainAssignment& d :
+         wl.status.admission->pod_sets[0].topology_assignment->domains) {
+      if (!out.empty()) out += " ";
+      out += d.values.back() + ":" + std::to_string(d.count);
+    }
+    return out;
+  }
+
+  static PodSetTopologyRequest Required(std::string level) {
+    PodSetTopologyRequest r;
+    r.required = std::move(level);
+    return r;
+  }
+
+  absl::Time now_ = absl::FromUnixSeconds(1767225600);
+  ClusterState state_;
+};
+
+TEST_F(TopologySchedulingTest, AdmitsWithTheRackPlacementInTheAdmission) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r2", "x3", 4);
+  AddNode("b1", "r2", "x4", 4);
+  Submit("job", 8, Required(kRack));
+  Settle();
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job"), "x3:4 x4:4");
+}
+
+TEST_F(TopologySchedulingTest, QuotaFitsButTopologyDoesNotStaysPendingWithKueuesMessage) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r2", "x2", 4);
+  // 6 pods fit the quota and the block, but no rack.
+  Submit("job", 6, Required(kRack));
+  Settle();
+  const Workload& wl = Get("job");
+  EXPECT_EQ(wl.status.state, WorkloadState::kPending);
+  EXPECT_NE(
+      wl.status.pending_message.find(R"(topology "default" allows to fit only 4 out of 6 pod(s))"),
+      std::string::npos)
+      << wl.status.pending_message;
+}
+
+TEST_F(TopologySchedulingTest, ImpliedRequestInATopologyOnlyQueue) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 1);
+  AddNode("b1", "r1", "x2", 4);
+  Submit("job", 2, std::nullopt);
+  Settle();
+  // Least free capacity: the node with the least room that still holds both pods.
+  EXPECT_EQ(Placement("job"), "x2:2");
+}
+
+TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
+  // Two queues in one cohort, each with quota to spare; one rack with room for one job.
+  ResourceFlavorSpec flavor;
+  flavor.name = "tas-flavor";
+  flavor.node_labels = {{"node-group", "tas"}};
+  flavor.topology_name = "default";
+  for (const std::string name : {"cq-a", "cq-b"}) {
+    ClusterQueueSpec cq;
+    cq.name = name;
+    cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", 8, std::nullopt, std::nullopt}}}}}};
+    ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+    ASSERT_TRUE(
+        state_.ApplyLocalQueue({"ns", "q-" + name, name, StopPolicy::kNone, 1.0}, now_).ok());
+  }
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r2", "x2", 4);
+  for (const std::string q : {"q-cq-a", "q-cq-b"}) {
+    WorkloadSpec spec;
+    spec.name = "job-" + q;
+    spec.namespace_name = "ns";
+    spec.queue_name = q;
+    PodSetSpec ps;
+    ps.name = "main";
+    ps.count = 4;
+    ps.requests = {{"gpu", 1}};
+    ps.topology_request = Required(kRack);
+    spec.pod_sets = {ps};
+    now_ += absl::Milliseconds(1);
+    ASSERT_TRUE(state_.Submit(spec, "", now_).ok());
+  }
+  CyclePlan plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  // Both were evaluated against the same empty nodes; the second is recomputed onto the other
+  // rack instead of taking x1 again.
+  ASSERT_EQ(plan.admissions.size(), 2u);
+  EXPECT_EQ(Placement("job-q-cq-a"), "x1:4");
+  EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
+}
+
+TEST_F(TopologySchedulingTest, FragmentationAwarePreemptionFreesOneRack) {
+  AddQueue(10, PreemptionPolicy::kLowerPriority);
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r2", "x2", 4);
+  // Two low-priority 3-pod jobs: one on each rack, one GPU left on each.
+  Submit("low-1", 3, std::nullopt);
+  Settle();
+  Submit("low-2", 3, std::nullopt);
+  Settle();
+  ASSERT_EQ(Placement("low-1"), "x1:3");
+  ASSERT_EQ(Placement("low-2"), "x2:3");
+  // Quota for 4 more is free, but no rack has 4 free GPUs: one victim must go.
+  Submit("high", 4, Required(kRack), /*priority=*/100);
+  CyclePlan plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(Get("high").status.pending_message,
+            R"(couldn't assign flavors to pod set main: topology "default" allows to fit only 1 )"
+            R"(out of 4 pod(s). Pending the preemption of 1 workload(s))");
+  Settle();
+  int evicted = 0;
+  for (const std::string name : {"low-1", "low-2"}) {
+    if (Get(name).status.state != WorkloadState::kAdmitted) ++evicted;
+  }
+  EXPECT_EQ(evicted, 1);
+  EXPECT_EQ(Get("high").status.state, WorkloadState::kAdmitted);
+}
+
+TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  AddNode("b1", "r2", "x4", 8);
+  // BestFit: r1 (6 free) is the tightest rack that holds 4 pods.
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  // Another failure in r1 leaves no room there: evicted with Kueue's reason.
+  ASSERT_TRUE(state_.DeleteNode("x3", now_).ok());
+  const Workload& wl = Get("job2");
+  EXPECT_NE(wl.status.state, WorkloadState::kAdmitted);
+  const Condition* evicted = FindCondition(wl.status, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason, "NodeFailures");
+  EXPECT_EQ(evicted->message,
+            "Workload was evicted as there was no replacement for unhealthy node(s): x3");
+}
+
+TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {
+  ResourceFlavorSpec flavor;
+  flavor.name = "other";
+  flavor.topology_name = "missing";
+  ASSERT_TRUE(state_.ApplyResourceFlavor(flavor, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq2";
+  cq.resource_groups = {{{"gpu"}, {{"other", {{"gpu", 1, std::nullopt, std::nullopt}}}}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  const ClusterQueueRuntime* runtime = state_.cluster_queue("cq2");
+  EXPECT_FALSE(runtime->active);
+  EXPECT_EQ(runtime->inactive_reason,
+            R"(TopologyNotFound: there is no Topology "missing" for TAS flavor "other")");
+  ASSERT_TRUE(state_.ApplyTopology({"missing", {kHostnameLabel}}, now_).ok());
+  EXPECT_TRUE(state_.cluster_queue("cq2")->active);
+}
+
+TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
+  const absl::Status hostname_not_lowest =
+      state_.ApplyTopology({"t", {kHostnameLabel, kRack}}, now_);
+  EXPECT_EQ(hostname_not_lowest.message(),
+            "spec.levels[0].nodeLabel: the kubernetes.io/hostname label can only be used at the "
+            "lowest level of topology");
+  EXPECT_EQ(state_.topology().FindTopology("t"), nullptr);
+  EXPECT_FALSE(state_.ApplyTopology({"t", {}}, now_).ok());
+  EXPECT_EQ(state_.ApplyTopology({"t", {kRack, kRack}}, now_).message(),
+            R"(spec.levels[1].nodeLabel: "cloud.com/topology-rack": must be unique)");
+  // Levels of a topology without the hostname lowest cannot change.
+  ASSERT_TRUE(state_.ApplyTopology({"t", {kBlock, kRack}}, now_).ok());
+  EXPECT_FALSE(state_.ApplyTopology({"t", {kBlock}}, now_).ok());
+  EXPECT_EQ(state_.topology().FindTopology("t")->levels.size(), 2u);
+
+  PodSetTopologyRequest two;
+  two.required = kRack;
+  two.preferred = kBlock;
+  EXPECT_EQ(ValidatePodSetTopologyRequest(two, 4, "spec.podSets[0]").message(),
+            "spec.podSets[0].topologyRequest: must not contain more than one topology request: "
+            "[required, preferred, unconstrained]");
+  PodSetTopologyRequest slices;
+  slices.required = kBlock;
+  slices.slices = {{kRack, 4}, {kHostnameLabel, 3}};
+  EXPECT_EQ(
+      ValidatePodSetTopologyRequest(slices, 8, "spec.podSets[0]").message(),
+      "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[1].size: 3: must "
+      "evenly divide the parent "
+      "layer size 4");
+  PodSetTopologyRequest too_big;
+  too_big.slices = {{kRack, 16}};
+  EXPECT_EQ(ValidatePodSetTopologyRequest(too_big, 8, "spec.podSets[0]").message(),
+            "spec.podSets[0].topologyRequest.podSetSliceSize: 16: must not be greater than pod set "
+            "count 8");
+
+  NodeSpec bad;
+  bad.name = "Bad_Node";
+  EXPECT_EQ(state_.UpsertNode(bad, now_).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(state_.topology().nodes().empty());
+}
+
+TEST_F(TopologySchedulingTest, FlavorMatchingFollowsTheTopologyRequest) {
+  // A quota-only flavor first, the topology flavor second (Kueue's "workload requiring TAS
+  // skips the non-TAS flavor" and "workload which does not need TAS skips the TAS flavor").
+  ASSERT_TRUE(state_.ApplyResourceFlavor({"plain", {}, {}, {}}, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"},
+                         {{"plain", {{"gpu", 4, std::nullopt, std::nullopt}}},
+                          {"tas-flavor", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  AddNode("b1", "r1", "x1", 4);
+  Submit("tas", 2, Required(kRack));
+  Submit("plain", 2, std::nullopt);
+  Settle();
+  ASSERT_EQ(Get("tas").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Get("tas").status.admission->pod_sets[0].flavors[0].second, "tas-flavor");
+  EXPECT_EQ(Placement("tas"), "x1:2");
+  ASSERT_EQ(Get("plain").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Get("plain").status.admission->pod_sets[0].flavors[0].second, "plain");
+  EXPECT_EQ(Placement("plain"), "<none>");
+}
+
+TEST_F(TopologySchedulingTest, UnknownLevelDoesNotMatchTheFlavor) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  Submit("job", 1, Required("cloud.com/non-existing"));
+  Settle();
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kPending);
+  EXPECT_EQ(Get("job").status.pending_message,
+            R"(couldn't assign flavors to pod set main: Flavor "tas-flavor" does not contain )"
+            R"(the requested level)");
+}
+
+TEST_F(TopologySchedulingTest, PodsTollgateDoesNotPlaceTakeCapacity) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  ASSERT_TRUE(state_.ReportPod("kube-system/daemon", "x1", {{"gpu", 2}}, now_).ok());
+  Submit("job", 3, Required(kHostnameLabel));
+  Settle();
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kPending);
+  ASSERT_TRUE(state_.RemovePod("kube-system/daemon", now_).ok());
+  Settle();
+  EXPECT_EQ(Placement("job"), "x1:3");
+}
+
+}  // namespace
+}  // namespace tollgate::core
