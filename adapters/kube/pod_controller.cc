@@ -10,13 +10,13 @@
 #include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
-#include "services/manifest/admission_translator.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/pod_kinds.h"
 #include "services/manifest/pod_role_hash.h"
+#include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
-#include "services/manifest/workload_translator.h"
 
 namespace tollgate::kube {
 namespace {
@@ -199,7 +199,7 @@ absl::Status PodController::Reconcile(const ObjectKey& key) {
     if (key.resource == "pods") {
       gone = admission_.DeleteWorkload([&] {
         v1::DeleteWorkloadRequest r;
-        *r.mutable_workload() = Ref(key.ns, manifest::OwnerWorkloadName("Pod", "", key.name, uid));
+        *r.mutable_workload() = Ref(key.ns, manifest::KueueWorkloadName("Pod", "", key.name, uid));
         return r;
       }());
     } else if (key.resource == "statefulsets" || key.resource == "leaderworkersets") {
@@ -385,7 +385,7 @@ absl::StatusOr<manifest::FlavorMap> FlavorsOf(client::AdmissionClient& admission
 // `pod` ungated with its pod set's admission merged in (Kueue's prepare: podset.Merge, then the
 // gate removed), marked managed and with its role recorded, since the merge changes the spec
 // its role hash is computed from.
-absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodAdmission& admission,
+absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& admission,
                              absl::string_view role) {
   Json desired = pod;
   TOLLGATE_RETURN_IF_ERROR(manifest::MergePodAdmission(desired, admission));
@@ -435,7 +435,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
                      kAdmissionGate, "}])"));
   }
   const v1::WorkloadRef ref =
-      Ref(key.ns, manifest::OwnerWorkloadName("Pod", "", key.name, Uid(pod)));
+      Ref(key.ns, manifest::KueueWorkloadName("Pod", "", key.name, Uid(pod)));
 
   if (manifest::IsTerminated(pod)) {
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
@@ -490,7 +490,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     case v1::WORKLOAD_STATE_ADMITTED: {
       if (gated) {
         TOLLGATE_ASSIGN_OR_RETURN(manifest::FlavorMap flavors, FlavorsOf(admission_, *wl));
-        TOLLGATE_ASSIGN_OR_RETURN(manifest::PodAdmission admitted,
+        TOLLGATE_ASSIGN_OR_RETURN(manifest::PodSetInfo admitted,
                                   manifest::PodAdmissionFor(*wl, "main", flavors));
         TOLLGATE_ASSIGN_OR_RETURN(std::string role, manifest::PodRoleHash(pod));
         absl::StatusOr<Json> desired = Ungated(pod, admitted, role);
@@ -542,6 +542,38 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
 }
 
 // --- Pod groups ------------------------------------------------------------------------------
+
+absl::Status PodController::ForwardGroupReclaimablePods(const std::vector<Json>& pods,
+                                                        const manifest::PodGroupInfo& info,
+                                                        const v1::Workload& wl,
+                                                        const v1::WorkloadRef& ref) {
+  TOLLGATE_ASSIGN_OR_RETURN(auto succeeded, manifest::GroupReclaimablePods(pods, info));
+  std::map<std::string, int32_t> counts;
+  for (const v1::PodSet& ps : wl.spec().pod_sets()) counts[ps.name()] = ps.count();
+  std::map<std::string, int32_t> want;
+  for (const auto& [role, count] : succeeded) {
+    // Kueue's LimitReclaimablePodsToPodSetSizes: never more than the pod set asked for.
+    auto it = counts.find(role);
+    if (it != counts.end() && count > 0) want[role] = std::min(count, it->second);
+  }
+  std::map<std::string, int32_t> have;
+  for (const v1::ReclaimablePod& p : wl.status().reclaimable_pods()) have[p.name()] = p.count();
+  if (want == have) return absl::OkStatus();
+  v1::ReportReclaimablePodsRequest request;
+  *request.mutable_workload() = ref;
+  for (const auto& [name, count] : want) {
+    v1::ReclaimablePod* p = request.add_reclaimable_pods();
+    p->set_name(name);
+    p->set_count(count);
+  }
+  absl::Status reported = admission_.ReportReclaimablePods(request).status();
+  // Evicted or finished meanwhile, or fewer than before (a member replaced): the next pass sees
+  // the new state.
+  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
+    return absl::OkStatus();
+  }
+  return reported;
+}
 
 absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), key.ns));
@@ -704,7 +736,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
       for (const Json& pod : pods) {
         if (!IsGated(pod) || manifest::IsTerminated(pod)) continue;
         TOLLGATE_ASSIGN_OR_RETURN(std::string role, manifest::PodRoleHash(pod));
-        absl::StatusOr<manifest::PodAdmission> admitted =
+        absl::StatusOr<manifest::PodSetInfo> admitted =
             manifest::PodAdmissionFor(*wl, role, flavors);
         if (absl::IsNotFound(admitted.status())) {
           // A pod of a role the workload does not have stays gated (Kueue: ErrInvalidPodsetInfo).
@@ -727,6 +759,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
             PodResource(), patched, "Normal", "Started",
             absl::StrCat("Admitted by ClusterQueue ", wl->status().admission().cluster_queue()));
       }
+      TOLLGATE_RETURN_IF_ERROR(ForwardGroupReclaimablePods(pods, *info, *wl, ref));
       const bool ready = manifest::GroupPodsReady(pods, *info);
       if (wl->status().pods_ready() != ready) {
         v1::ReportPodsReadyRequest report;

@@ -32,6 +32,7 @@
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
+#include "services/manifest/pod_group.h"
 
 namespace tollgate::kube {
 
@@ -85,6 +86,11 @@ class PodController {
  private:
   absl::Status ReconcilePod(const ObjectKey& key);
   absl::Status ReconcileGroup(const ObjectKey& key);
+  // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
+  // non-serving group) when that differs from what the workload holds.
+  absl::Status ForwardGroupReclaimablePods(const std::vector<Json>& pods,
+                                           const manifest::PodGroupInfo& info,
+                                           const v1::Workload& wl, const v1::WorkloadRef& ref);
   absl::Status ReconcileDeployment(const ObjectKey& key);
   absl::Status ReconcileStatefulSet(const ObjectKey& key);
   absl::Status ReconcileLeaderWorkerSet(const ObjectKey& key);

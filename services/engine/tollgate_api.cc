@@ -589,9 +589,10 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
                             StateFilter(request.state()));
   TOLLGATE_ASSIGN_OR_RETURN(
       const ListPager pager,
-      ListPager::Start({"workloads", request.namespace_(), request.queue_name(),
-                        request.cluster_queue(), absl::StrCat(static_cast<int>(request.state())), request.owner_uid()},
-                       request.limit(), request.continue_token()));
+      ListPager::Start(
+          {"workloads", request.namespace_(), request.queue_name(), request.cluster_queue(),
+           absl::StrCat(static_cast<int>(request.state())), request.owner_uid()},
+          request.limit(), request.continue_token()));
   const std::optional<ContinueToken>& token = pager.token();
   const std::optional<WorkloadName> after =
       token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))

@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/pod_kinds.h"
-#include "services/manifest/workload_translator.h"
 
 namespace tollgate::manifest {
 namespace {

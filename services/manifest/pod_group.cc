@@ -327,4 +327,17 @@ bool GroupPodsReady(const std::vector<Json>& pods, const PodGroupInfo& group) {
   return std::all_of(pods.begin(), pods.end(), [](const Json& pod) { return IsReady(pod); });
 }
 
+absl::StatusOr<std::map<std::string, int32_t>> GroupReclaimablePods(
+    const std::vector<nlohmann::json>& pods, const PodGroupInfo& group) {
+  std::map<std::string, int32_t> out;
+  if (group.serving) return out;
+  for (const nlohmann::json& pod : pods) {
+    if (PodPhase(pod) != "Succeeded") continue;
+    absl::StatusOr<std::string> role = PodRoleHash(pod);
+    if (!role.ok()) return role.status();
+    ++out[*role];
+  }
+  return out;
+}
+
 }  // namespace tollgate::manifest

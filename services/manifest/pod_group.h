@@ -6,6 +6,7 @@
 // Tollgate's words.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -141,5 +142,11 @@ std::optional<GroupFinish> GroupFinished(const std::vector<nlohmann::json>& pods
 
 // Kueue's PodsReady for a group: all of the total exist and are Ready.
 bool GroupPodsReady(const std::vector<nlohmann::json>& pods, const PodGroupInfo& group);
+
+// Kueue's ReclaimablePods for a group: per role hash, how many of its members succeeded (their
+// quota is given back while the rest run). None for a serving group. An error only when a pod's
+// role cannot be computed.
+absl::StatusOr<std::map<std::string, int32_t>> GroupReclaimablePods(
+    const std::vector<nlohmann::json>& pods, const PodGroupInfo& group);
 
 }  // namespace tollgate::manifest

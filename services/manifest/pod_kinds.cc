@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_translator.h"
-#include "services/manifest/workload_translator.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -61,7 +61,7 @@ void MarkGroup(v1::Workload& wl) {
 }  // namespace
 
 absl::StatusOr<v1::Workload> PodWorkload(const Json& pod, absl::string_view queue) {
-  v1::Workload wl = Base(OwnerWorkloadName("Pod", "", Name(pod), Uid(pod)), Ns(pod), queue);
+  v1::Workload wl = Base(KueueWorkloadName("Pod", "", Name(pod), Uid(pod)), Ns(pod), queue);
   wl.mutable_metadata()->set_uid(Uid(pod));
   SetOwner(wl, pod, "v1", "Pod");
   SetPriority(wl, pod, Find(pod, {"spec"}));
@@ -87,7 +87,7 @@ absl::StatusOr<v1::Workload> PodGroupWorkload(absl::string_view ns, const PodGro
 }
 
 std::string StatefulSetWorkloadName(const Json& sts) {
-  return OwnerWorkloadName("StatefulSet", "apps", Name(sts), Uid(sts));
+  return KueueWorkloadName("StatefulSet", "apps", Name(sts), Uid(sts));
 }
 
 int32_t StatefulSetReplicas(const Json& sts) { return IntAt(sts, {"spec", "replicas"}, 1); }
@@ -95,7 +95,7 @@ int32_t StatefulSetReplicas(const Json& sts) { return IntAt(sts, {"spec", "repli
 absl::StatusOr<v1::Workload> StatefulSetWorkload(const Json& sts, absl::string_view queue) {
   v1::Workload wl = Base(StatefulSetWorkloadName(sts), Ns(sts), queue);
   MarkGroup(wl);
-  (*wl.mutable_metadata()->mutable_labels())[kJobUidLabel] = Uid(sts);
+  (*wl.mutable_metadata()->mutable_labels())[std::string(kJobUidLabel)] = Uid(sts);
   SetOwner(wl, sts, "apps/v1", "StatefulSet");
   const Json* tmpl = Find(sts, {"spec", "template"});
   if (tmpl == nullptr || !tmpl->is_object()) {
@@ -110,7 +110,7 @@ absl::StatusOr<v1::Workload> StatefulSetWorkload(const Json& sts, absl::string_v
 }
 
 std::string LeaderWorkerSetGroupName(const Json& lws, int32_t index) {
-  return OwnerWorkloadName("LeaderWorkerSet", kLwsGroup, absl::StrCat(Name(lws), "-", index),
+  return KueueWorkloadName("LeaderWorkerSet", kLwsGroup, absl::StrCat(Name(lws), "-", index),
                            Uid(lws));
 }
 
@@ -148,7 +148,7 @@ absl::StatusOr<std::vector<v1::Workload>> LeaderWorkerSetWorkloads(const Json& l
     v1::Workload wl = Base(LeaderWorkerSetGroupName(lws, i), Ns(lws), queue);
     MarkGroup(wl);
     (*wl.mutable_metadata()->mutable_annotations())[kComponentIndexAnnotation] = absl::StrCat(i);
-    (*wl.mutable_metadata()->mutable_labels())[kJobUidLabel] = Uid(lws);
+    (*wl.mutable_metadata()->mutable_labels())[std::string(kJobUidLabel)] = Uid(lws);
     SetOwner(wl, lws, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet");
     SetPriority(wl, lws, Find(has_leader ? *leader : *worker, {"spec"}));
     for (const v1::PodSet& set : pod_sets) *wl.mutable_spec()->add_pod_sets() = set;

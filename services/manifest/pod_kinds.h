@@ -12,14 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "services/manifest/job_kind.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/pod_group.h"
 #include "tollgate/v1/objects.pb.h"
 
 namespace tollgate::manifest {
 
-// Kueue's JobUIDLabel on a parent's workloads.
-inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 // Kueue's index of a LeaderWorkerSet group's workload.
 inline constexpr char kComponentIndexAnnotation[] = "kueue.x-k8s.io/component-workload-index";
 

@@ -436,10 +436,10 @@ class Run {
                                 " as written, saw {", absl::StrJoin(have_text, ", "), "}");
           }
         }
-        }
       }
-      return "";
     }
+    return "";
+  }
 
   // --- end of admission checks -----------------------------------------------------------------
 

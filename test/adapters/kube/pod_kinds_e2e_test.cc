@@ -34,9 +34,9 @@
 namespace tollgate::kube {
 namespace {
 
+using testing::ChildProcess;
 using ::testing::Contains;
 using ::testing::ElementsAre;
-using testing::ChildProcess;
 using testing::WaitFor;
 
 constexpr char kToken[] = "pods-token";
@@ -85,9 +85,9 @@ class PodKindsE2eTest : public ::testing::Test {
     c.scratch = MakeScratch("tollgate-pods-e2e-");
     ASSERT_FALSE(c.scratch.empty());
     absl::StatusOr<testing::FakeApiServer> server = testing::StartFakeApiServer(
-        c.scratch, {"--token", kToken, "--namespaces",
-                    "default,kube-system,pods,groups,deployments,statefulsets,lws",
-                    "--job-duration", "3600"});
+        c.scratch,
+        {"--token", kToken, "--namespaces",
+         "default,kube-system,pods,groups,deployments,statefulsets,lws", "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     c.apiserver = std::move(*server);
     KubeConfig config;
@@ -110,8 +110,8 @@ class PodKindsE2eTest : public ::testing::Test {
     c.tollgated = std::move(*tollgated);
     absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
     ASSERT_TRUE(port.ok()) << port.status();
-    c.admission = client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port),
-                                                       absl::Seconds(5));
+    c.admission =
+        client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port), absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.scratch + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", *port),
@@ -238,8 +238,8 @@ TEST_F(PodKindsE2eTest, PlainPodsWaitGatedRunWithTheirFlavorAndAreDeletedOnPreem
   Json second = Create(PodResource(), ns, second_doc);
   const std::string first_wl = manifest::KueueWorkloadName("Pod", "", "notebook-warmup",
                                                            GetString(first, {"metadata", "uid"}));
-  const std::string second_wl = manifest::KueueWorkloadName(
-      "Pod", "", "notebook-second", GetString(second, {"metadata", "uid"}));
+  const std::string second_wl = manifest::KueueWorkloadName("Pod", "", "notebook-second",
+                                                            GetString(second, {"metadata", "uid"}));
   ASSERT_TRUE(WaitFor(
       [&] {
         return RunsWithFlavor(Get(PodResource(), ns, "notebook-warmup"), "cpu", "notebooks") &&
@@ -273,8 +273,8 @@ TEST_F(PodKindsE2eTest, PlainPodsWaitGatedRunWithTheirFlavorAndAreDeletedOnPreem
   // Finished: quota released.
   Patch(PodResource(), ns, "notebook-second",
         {{"metadata", {{"annotations", {{kDuration, "0"}}}}}});
-  ASSERT_TRUE(WaitFor([&] { return StateOf(ns, second_wl) == v1::WORKLOAD_STATE_FINISHED; },
-                      kWait));
+  ASSERT_TRUE(
+      WaitFor([&] { return StateOf(ns, second_wl) == v1::WORKLOAD_STATE_FINISHED; }, kWait));
   ASSERT_TRUE(WaitFor([&] { return NoUsage("pods-cq"); }, kWait));
 
   // Without the gate (no webhook added it) the pod is left alone and its owner told why.
@@ -322,8 +322,10 @@ TEST_F(PodKindsE2eTest, APodGroupIsOneWorkloadByRoleWithExcessRemovedAndReplacem
       kWait));
   std::optional<v1::Workload> wl = Workload(ns, "eval-sweep");
   ASSERT_TRUE(wl.has_value());
-  const std::string driver_role = *manifest::RoleHashOfSpec(Fixture("podgroup/podgroup.yaml")[0]["spec"]);
-  const std::string worker_role = *manifest::RoleHashOfSpec(Fixture("podgroup/podgroup.yaml")[1]["spec"]);
+  const std::string driver_role =
+      *manifest::RoleHashOfSpec(Fixture("podgroup/podgroup.yaml")[0]["spec"]);
+  const std::string worker_role =
+      *manifest::RoleHashOfSpec(Fixture("podgroup/podgroup.yaml")[1]["spec"]);
   std::map<std::string, int32_t> roles;
   for (const v1::PodSet& ps : wl->spec().pod_sets()) roles[ps.name()] = ps.count();
   EXPECT_EQ(roles, (std::map<std::string, int32_t>{{driver_role, 1}, {worker_role, 2}}));
@@ -371,8 +373,8 @@ TEST_F(PodKindsE2eTest, APodGroupIsOneWorkloadByRoleWithExcessRemovedAndReplacem
   for (const char* name : {"eval-driver", "eval-worker-0", "eval-worker-1"}) {
     Patch(PodResource(), ns, name, {{"metadata", {{"annotations", {{kDuration, "0"}}}}}});
   }
-  ASSERT_TRUE(WaitFor([&] { return StateOf(ns, "eval-sweep") == v1::WORKLOAD_STATE_FINISHED; },
-                      kWait));
+  ASSERT_TRUE(
+      WaitFor([&] { return StateOf(ns, "eval-sweep") == v1::WORKLOAD_STATE_FINISHED; }, kWait));
   ASSERT_TRUE(WaitFor([&] { return NoUsage("groups-cq"); }, kWait));
 }
 
@@ -457,34 +459,34 @@ TEST_F(PodKindsE2eTest, AStatefulSetIsOneGroupWorkloadOnHoldAtZero) {
       kWait));
   // Scaled up again: released, admitted, running.
   Patch(StatefulSetResource(), ns, "vector-db", {{"spec", {{"replicas", 3}}}});
-  ASSERT_TRUE(WaitFor([&] { return all_running() && !Workload(ns, wl_name)->status().on_hold(); },
-                      kWait));
+  ASSERT_TRUE(
+      WaitFor([&] { return all_running() && !Workload(ns, wl_name)->status().on_hold(); }, kWait));
   // Preempted: the pods are deleted, the StatefulSet makes them again (gated), and they run once
   // the workload is admitted again.
   Preempt(ns, wl_name);
-  ASSERT_TRUE(WaitFor([&] { return all_running() && StateOf(ns, wl_name) ==
-                                                        v1::WORKLOAD_STATE_ADMITTED; },
-                      kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] { return all_running() && StateOf(ns, wl_name) == v1::WORKLOAD_STATE_ADMITTED; }, kWait));
   EXPECT_GE(Workload(ns, wl_name)->status().preemption_count(), 1);
   ASSERT_TRUE(kube().Delete(StatefulSetResource(), ns, "vector-db").ok());
-  ASSERT_TRUE(WaitFor([&] { return !Workload(ns, wl_name).has_value() && NoUsage("statefulsets-cq"); },
-                      kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] { return !Workload(ns, wl_name).has_value() && NoUsage("statefulsets-cq"); }, kWait));
 }
 
 TEST_F(PodKindsE2eTest, LeaderWorkerSetGroupsAreAdmittedOneByOne) {
   ASSERT_NE(cluster_, nullptr);
   const std::string ns = "lws";
   // Two groups of a leader and three workers at one GPU each; the queue holds 4 GPUs: one group.
-  Json lws = Create(LeaderWorkerSetResource(), ns, Fixture("leaderworkerset/leaderworkerset.yaml").at(0));
+  Json lws =
+      Create(LeaderWorkerSetResource(), ns, Fixture("leaderworkerset/leaderworkerset.yaml").at(0));
   const std::string uid = GetString(lws, {"metadata", "uid"});
   auto group_wl = [&](int i) {
     return manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
                                        absl::StrCat("vllm-llama-", i), uid);
   };
   auto group_running = [&](int g) {
-    for (const std::string& name : {absl::StrCat("vllm-llama-", g), absl::StrCat("vllm-llama-", g, "-1"),
-                                    absl::StrCat("vllm-llama-", g, "-2"),
-                                    absl::StrCat("vllm-llama-", g, "-3")}) {
+    for (const std::string& name :
+         {absl::StrCat("vllm-llama-", g), absl::StrCat("vllm-llama-", g, "-1"),
+          absl::StrCat("vllm-llama-", g, "-2"), absl::StrCat("vllm-llama-", g, "-3")}) {
       Json pod = Get(PodResource(), ns, name);
       if (pod.is_null() || manifest::IsGated(pod) ||
           GetString(pod, {"spec", "nodeSelector", "cloud.google.com/gke-accelerator"}) !=

@@ -146,8 +146,8 @@ TEST(PodKindsTest, ALeaderWorkerSetIsOneWorkloadPerGroup) {
 
 TEST(PodKindsTest, WorkloadNamesAreKueues) {
   // Kueue's GetWorkloadNameForOwnerWithGVK, as its workload_names_test pins it.
-  EXPECT_EQ(OwnerWorkloadName("Job", "batch", "name", "uid"), "job-name-ef3a1");
-  EXPECT_EQ(OwnerWorkloadName("Pod", "", "pod", "test-uid"), "pod-pod-43ebf");
+  EXPECT_EQ(KueueWorkloadName("Job", "batch", "name", "uid"), "job-name-ef3a1");
+  EXPECT_EQ(KueueWorkloadName("Pod", "", "pod", "test-uid"), "pod-pod-43ebf");
 }
 
 TEST(PodAdmissionTest, AnAdmissionMergesIntoThePodAndConflictsAreRefused) {
@@ -166,7 +166,7 @@ TEST(PodAdmissionTest, AnAdmissionMergesIntoThePodAndConflictsAreRefused) {
   v1::Toleration* t = pool.mutable_spec()->add_tolerations();
   t->set_key("dedicated");
   t->set_operator_("Exists");
-  absl::StatusOr<PodAdmission> a = PodAdmissionFor(wl, "main", flavors);
+  absl::StatusOr<PodSetInfo> a = PodAdmissionFor(wl, "main", flavors);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->labels,
             (std::map<std::string, std::string>{{"kueue.x-k8s.io/cluster-queue-name", "team-cq"},
@@ -182,7 +182,7 @@ TEST(PodAdmissionTest, AnAdmissionMergesIntoThePodAndConflictsAreRefused) {
   Json clash = Json::parse(R"({"spec": {"nodeSelector": {"tollgate.dev/pool": "gpu"}}})");
   absl::Status refused = MergePodAdmission(clash, *a);
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.message(), HasSubstr("spec.nodeSelector[tollgate.dev/pool]"));
+  EXPECT_THAT(refused.message(), HasSubstr("nodeSelector: key tollgate.dev/pool"));
   EXPECT_EQ(PodAdmissionFor(wl, "other", flavors).status().code(), absl::StatusCode::kNotFound);
 }
 
