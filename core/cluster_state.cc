@@ -25,6 +25,8 @@ absl::Status ClusterState::ApplyResourceFlavor(ResourceFlavorSpec spec, absl::Ti
   RecomputeActivity();
   RerouteAllPending(now);
   RequeueAllInadmissible(now);
+  // A flavor that stopped naming a terminating Topology may have been its last user.
+  if (!registry_.terminating().empty()) finalize_check_due_ = true;
   return absl::OkStatus();
 }
 

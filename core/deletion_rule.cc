@@ -9,9 +9,9 @@ DeletionRule DeletionRuleOf(ObjectKind kind) {
     case ObjectKind::kNamespace:
       return DeletionRule::kTerminatesWhileInUse;
     case ObjectKind::kResourceFlavor:
-    case ObjectKind::kTopology:
       return DeletionRule::kRefusedWhileNamed;
     case ObjectKind::kAdmissionCheck:
+    case ObjectKind::kTopology:
       return DeletionRule::kTerminatesWhileNamed;
     case ObjectKind::kCohort:
     case ObjectKind::kLocalQueue:

@@ -17,12 +17,13 @@ enum class DeletionRule {
   // keeps accounting for what runs, and goes with its last such workload (ClusterQueue, as
   // Kueue's finalizer; Namespace, as Kubernetes keeps a namespace until its objects are gone).
   kTerminatesWhileInUse,
-  // Kept and marked terminating while a ClusterQueue names it, erased when the last one stops
-  // naming it (AdmissionCheck, as Kueue's finalizer on it).
+  // Kept and marked terminating while something names it, erased when the last one stops
+  // naming it: an AdmissionCheck while a ClusterQueue names it, a Topology while a
+  // ResourceFlavor names it in spec.topologyName (Kueue's finalizers on both). A terminating
+  // Topology still places pods, as Kueue's cache keeps it until the finalizer goes.
   kTerminatesWhileNamed,
-  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor), or while a ResourceFlavor
-  // names it (Topology, through spec.topologyName). Kueue keeps either terminating instead (its
-  // resource-in-use finalizer), a documented deviation.
+  // Refused while a ClusterQueue or Cohort names it (ResourceFlavor). Kueue keeps it
+  // terminating instead (its resource-in-use finalizer), a documented deviation.
   kRefusedWhileNamed,
 };
 

@@ -101,7 +101,8 @@ bool ClusterState::InUse(ObjectKind kind, absl::string_view namespace_name,
     case DeletionRule::kTerminatesWhileInUse:
       return !WorkloadsHoldingQuotaVia(kind, namespace_name, name).empty();
     case DeletionRule::kTerminatesWhileNamed:
-      return !ClusterQueuesUsingAdmissionCheck(name).empty();
+      return kind == ObjectKind::kTopology ? !FlavorsNamingTopology(name).empty()
+                                           : !ClusterQueuesUsingAdmissionCheck(name).empty();
     case DeletionRule::kRefusedWhileNamed:
     case DeletionRule::kAtOnce:
       return false;
@@ -182,14 +183,11 @@ absl::Status ClusterState::DeleteObject(ObjectKind kind, absl::string_view names
   if (registry_.IsTerminating(kind, key)) return absl::OkStatus();
   switch (DeletionRuleOf(kind)) {
     case DeletionRule::kRefusedWhileNamed: {
-      const bool topology = kind == ObjectKind::kTopology;
-      const std::vector<std::string> users =
-          topology ? FlavorsNamingTopology(name) : QueuesNamingFlavor(name);
+      const std::vector<std::string> users = QueuesNamingFlavor(name);
       if (!users.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            ObjectKindName(kind), " ", name, " is in use by ", NameList(users), "; ",
-            topology ? "remove spec.topologyName from them" : "remove it from their resourceGroups",
-            " (or delete them) first"));
+        return absl::FailedPreconditionError(
+            absl::StrCat(ObjectKindName(kind), " ", name, " is in use by ", NameList(users),
+                         "; remove it from their resourceGroups (or delete them) first"));
       }
       break;
     }
@@ -223,6 +221,8 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       topology_.SetFlavors(registry_.flavors());
       RecomputeActivity();
       RerouteAllPending(now);
+      // It may have been the last flavor naming a terminating Topology.
+      if (!registry_.terminating().empty()) finalize_check_due_ = true;
       return;
     case ObjectKind::kClusterQueue:
       registry_.EraseClusterQueue(key);
@@ -255,7 +255,7 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
     case ObjectKind::kQueueGrant:
       return;  // policy kinds never reach the scheduling state
     case ObjectKind::kTopology:
-      // DeleteObject refused it while a flavor names it, so nothing is placed on it.
+      // Only reached once no flavor names it, so nothing is placed on it.
       DeleteTopology(name, now).IgnoreError();
       return;
     case ObjectKind::kMultiKueueConfig:

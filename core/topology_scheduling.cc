@@ -66,6 +66,22 @@ bool TopologyRequested(const PodSetSpec& pod_set, bool topology_only) {
   return ExplicitlyRequestsTopology(pod_set) || topology_only;
 }
 
+TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const std::string& name,
+                                             int32_t count, bool topology_only) {
+  TopologyPlacementRequest r;
+  r.pod_set = name;
+  r.count = count;
+  r.per_pod = pod_set.requests;
+  r.request = pod_set.topology_request.has_value() ? &*pod_set.topology_request : nullptr;
+  r.implied = !ExplicitlyRequestsTopology(pod_set) && topology_only;
+  r.node_selector = pod_set.node_selector;
+  r.tolerations = pod_set.tolerations;
+  if (pod_set.required_node_affinity.has_value()) {
+    r.required_node_affinity = &*pod_set.required_node_affinity;
+  }
+  return r;
+}
+
 std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorSpec& flavor,
                                 const std::vector<std::string>& covered, bool topology_only,
                                 TopologyInventory& inventory) {
@@ -131,18 +147,8 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     }
     // Delayed topology request (a ProvisioningRequest check on this flavor places the pods after
     // provisioning): the hook for the admission-checks work; no such check exists yet.
-    TopologyPlacementRequest r;
-    r.pod_set = psa.name;
-    r.count = psa.count;
-    r.per_pod = pod_set->requests;
-    r.request = pod_set->topology_request.has_value() ? &*pod_set->topology_request : nullptr;
-    r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
-    r.node_selector = pod_set->node_selector;
-    r.tolerations = pod_set->tolerations;
-    if (pod_set->required_node_affinity.has_value()) {
-      r.required_node_affinity = &*pod_set->required_node_affinity;
-    }
-    out.by_flavor[flavor].push_back(std::move(r));
+    out.by_flavor[flavor].push_back(
+        PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
     out.pod_set_index[flavor].push_back(i);
   }
   return out;

@@ -25,6 +25,12 @@ bool ExplicitlyRequestsTopology(const PodSetSpec& pod_set);
 // Kueue's isTASRequested: explicitly, or implied by a topology-only ClusterQueue.
 bool TopologyRequested(const PodSetSpec& pod_set, bool topology_only);
 
+// What placing `count` pods of `pod_set` (named `name` in the admission) asks of a topology
+// flavor: its requests, level request (implied in a topology-only ClusterQueue), node selector,
+// tolerations and required node affinity. Points into `pod_set`, which must outlive it.
+TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const std::string& name,
+                                             int32_t count, bool topology_only);
+
 // Kueue's checkPodSetAndFlavorMatchForTAS: empty when the flavor can serve the pod set, else why
 // not. `covered` are the resources of the flavor's resource group.
 std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorSpec& flavor,

@@ -169,17 +169,8 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
           if (!d.values.empty() && d.values.back() == node) holds = true;
         }
         if (!holds) continue;
-        TopologyPlacementRequest r;
-        r.pod_set = psa.name;
-        r.count = psa.count;
-        r.per_pod = pod_set->requests;
-        r.request = pod_set->topology_request.has_value() ? &*pod_set->topology_request : nullptr;
-        r.implied = !ExplicitlyRequestsTopology(*pod_set) && topology_only;
-        r.node_selector = pod_set->node_selector;
-        r.tolerations = pod_set->tolerations;
-        if (pod_set->required_node_affinity.has_value()) {
-          r.required_node_affinity = &*pod_set->required_node_affinity;
-        }
+        const TopologyPlacementRequest r =
+            PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
         TopologyFlavor::Replacement rep = tf->FindReplacement(r, *psa.topology_assignment, node);
         if (!rep.assignment.has_value()) {
           failure = rep.failure;

@@ -109,6 +109,10 @@ absl::StatusOr<Visible> DashboardAccess::ListPending(const auth::Identity& calle
   return Filter(*std::move(call), /*filtered=*/true, "list");
 }
 
+absl::Status DashboardAccess::TopologyUsage(const auth::Identity& caller) {
+  return gate_.CheckIdentity(caller, Request("get", "Topology", "", "")).status();
+}
+
 absl::StatusOr<Visible> DashboardAccess::Events(const auth::Identity& caller) {
   bool filtered = false;
   absl::StatusOr<rpc::AuthorizedCall> call =

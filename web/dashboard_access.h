@@ -44,6 +44,8 @@ class DashboardAccess {
                                       absl::string_view name);
   // GET /api/v1/pending: as VisibilityService.ListPendingWorkloads.
   absl::StatusOr<Visible> ListPending(const auth::Identity& caller, const Params& params);
+  // GET /api/v1/topology: get Topology, as InventoryService.GetTopologyUsage.
+  absl::Status TopologyUsage(const auth::Identity& caller);
   // GET /api/v1/events: watch Workload in every namespace, filtered like Watch.
   absl::StatusOr<Visible> Events(const auth::Identity& caller);
 

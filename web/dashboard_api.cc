@@ -195,6 +195,13 @@ absl::StatusOr<std::string> DashboardApi::ListPending(const Params& params,
   return ToJson(response);
 }
 
+absl::StatusOr<std::string> DashboardApi::TopologyUsage(const Params& params) {
+  v1::GetTopologyUsageRequest request;
+  request.set_flavor(Param(params, "flavor"));
+  TOLLGATE_ASSIGN_OR_RETURN(v1::GetTopologyUsageResponse response, api_.GetTopologyUsage(request));
+  return ToJson(response);
+}
+
 absl::Status DashboardApi::Stream(
     int64_t since_revision,
     const std::function<bool(int64_t revision, const std::string& json)>& send,

@@ -44,6 +44,9 @@ class DashboardApi {
   // Items `visible` refuses keep their position but lose namespace, name, LocalQueue and message
   // (as the gRPC visibility call does).
   absl::StatusOr<std::string> ListPending(const Params& params, const Visible& visible = nullptr);
+  // GET /api/v1/topology?flavor=F: each topology flavor's tree of domains with capacity, use and
+  // free (InventoryService.GetTopologyUsage; docs/topology.md).
+  absl::StatusOr<std::string> TopologyUsage(const Params& params);
 
   // The workload change stream for server-sent events: calls `send` with each change as a
   // small JSON object {"type","revision","namespace","name","state","clusterQueue"} after

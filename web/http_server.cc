@@ -266,6 +266,16 @@ void HttpServer::Route() {
     }
     Reply(dashboard_.ListPending(params, visible), response);
   });
+  s.Get("/api/v1/topology", [this](const httplib::Request& request, httplib::Response& response) {
+    std::optional<auth::Identity> caller = Caller(request, response, request.path);
+    if (!caller.has_value()) return;
+    if (options_.access != nullptr) {
+      if (absl::Status allowed = options_.access->TopologyUsage(*caller); !allowed.ok()) {
+        return Reply(allowed, response);
+      }
+    }
+    Reply(dashboard_.TopologyUsage(ParamsOf(request)), response);
+  });
   s.Get("/api/v1/events", [this](const httplib::Request& request, httplib::Response& response) {
     std::optional<auth::Identity> caller = Caller(request, response, request.path);
     if (!caller.has_value()) return;

@@ -18,6 +18,7 @@
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/pod_set_info.h"
+#include "services/manifest/topology_enactment.h"
 
 namespace tollgate::kube {
 namespace {
@@ -385,6 +386,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       }
       absl::StatusOr<std::vector<manifest::PodSetInfo>> infos = manifest::PodSetInfosFromAdmission(
           wl->status().admission(), flavors, manifest::PodSetUpdatesOf(*wl));
+      if (infos.ok()) manifest::AddTopologyPodSetInfo(*wl, *infos);
       absl::StatusOr<Json> enacted =
           infos.ok() ? manifest::ApplyAdmission(
                            translator, obj, *infos,

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "adapters/kube/informer.h"
 #include "adapters/kube/kube_config.h"
 #include "common/atomic_file.h"
 #include "common/file_util.h"
@@ -69,9 +70,7 @@ bool KubeAdapter::Synced() const {
 }
 
 bool KubeAdapter::Backoff(int failures, const common::StopSignal& stop) const {
-  absl::Duration delay = options_.min_backoff;
-  for (int i = 0; i < failures && delay < options_.max_backoff; ++i) delay *= 2;
-  return !stop.WaitFor(std::min(delay, options_.max_backoff));
+  return WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
 }
 
 void KubeAdapter::EnqueueAll() {

@@ -31,7 +31,9 @@
 #include "adapters/kube/kube_config.h"
 #include "adapters/kube/pod_controller.h"
 #include "adapters/kube/provisioning_controller.h"
+#include "adapters/kube/topology_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
+#include "clients/cpp/grpc_inventory_client.h"
 #include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/json_log.h"
@@ -94,6 +96,12 @@ Flags:
   --provisioning-check-sync-period=DURATION
                                      re-read that controller's AdmissionChecks and their
                                      ProvisioningRequestConfigs this often (default 10s)
+  --enable-topology=BOOL             topology-aware scheduling: feed tollgated's node
+                                     inventory from Nodes and from the pods it does not place,
+                                     and release gated pods onto their domains (default false:
+                                     it watches every Node and Pod; docs/topology.md)
+  --topology-resync-period=DURATION  flush the inventory and look at gated pods again this
+                                     often (default 10s)
 )";
 
 struct Flags {
@@ -124,6 +132,8 @@ struct Flags {
   std::string instance;
   bool provisioning = true;
   absl::Duration provisioning_sync_period = absl::Seconds(10);
+  bool topology = false;
+  absl::Duration topology_resync_period = absl::Seconds(10);
   bool help = false;
 };
 
@@ -249,6 +259,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (name == "provisioning-check-sync-period") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.provisioning_sync_period,
                                     flag.Duration(/*allow_zero=*/false));
+        } else if (name == "enable-topology") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.topology, flag.Bool());
+        } else if (name == "topology-resync-period") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.topology_resync_period,
+                                    flag.Duration(/*allow_zero=*/false));
         } else {
           return common::UnknownFlag(flag);
         }
@@ -307,6 +322,12 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<client::GrpcAdmissionClient> admission,
                             client::GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout,
                                                                  flags.tollgate_security));
+  std::unique_ptr<client::GrpcInventoryClient> inventory;
+  if (flags.topology) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        inventory, client::GrpcInventoryClient::Connect(flags.tollgate, flags.call_timeout,
+                                                        flags.tollgate_security));
+  }
 
   // The enabled rows of the kinds table, in its order.
   std::set<std::string> enabled(flags.frameworks.begin(), flags.frameworks.end());
@@ -362,8 +383,17 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
     provisioning.emplace(*kube, *admission, controller, clock, provisioning_options);
     provisioning_thread = std::thread([&] { provisioning->Run(stop); });
   }
+  std::thread topology_thread;
+  std::optional<TopologyController> topology;
+  if (flags.topology) {
+    TopologyController::Options topology_options;
+    topology_options.resync_period = flags.topology_resync_period;
+    topology.emplace(*kube, *admission, *inventory, clock, topology_options);
+    topology_thread = std::thread([&] { topology->Run(stop); });
+  }
   adapter.Run(stop);
   if (provisioning_thread.joinable()) provisioning_thread.join();
+  if (topology_thread.joinable()) topology_thread.join();
   return absl::OkStatus();
 }
 

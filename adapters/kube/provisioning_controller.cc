@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "adapters/kube/informer.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
@@ -35,9 +36,7 @@ ProvisioningController::ProvisioningController(KubeClient& kube, client::Admissi
       queue_(clock, options.min_backoff, options.max_backoff) {}
 
 bool ProvisioningController::Backoff(int failures, const common::StopSignal& stop) const {
-  absl::Duration delay = options_.min_backoff;
-  for (int i = 0; i < failures && delay < options_.max_backoff; ++i) delay *= 2;
-  return !stop.WaitFor(std::min(delay, options_.max_backoff));
+  return WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
 }
 
 void ProvisioningController::EnqueueWorkload(const std::string& ns, const std::string& name) {
@@ -340,55 +339,21 @@ void ProvisioningController::WatchLoop(const common::StopSignal& stop) {
 }
 
 void ProvisioningController::RequestInformer(const common::StopSignal& stop) {
-  const manifest::ResourceKind& kind = prov::ProvisioningRequestResource();
-  int failures = 0;
-  std::string resource_version;
   auto enqueue = [&](const Json& request) {
     EnqueueWorkload(
         manifest::GetString(request, {"metadata", "namespace"}),
         manifest::GetString(request, {"metadata", "annotations", prov::kWorkloadAnnotation}));
   };
-  while (!stop.stopped()) {
-    if (resource_version.empty()) {
-      absl::StatusOr<ListResult> list = kube_.List(kind, "");
-      if (!list.ok()) {
-        common::Log("warning", "cannot list provisioning requests",
-                    {{"error", list.status().ToString()}});
-        // Not served (no cluster-autoscaler CRD): look again much later.
-        if (absl::IsNotFound(list.status()) ? stop.WaitFor(options_.max_backoff)
-                                            : !Backoff(failures++, stop)) {
-          break;
-        }
-        continue;
-      }
-      for (const Json& request : list->items) enqueue(request);
-      resource_version = list->resource_version;
-      failures = 0;
-    }
-    const absl::Time started = clock_.Now();
-    absl::Status watched = kube_.Watch(
-        kind, "", resource_version,
-        [&](const WatchEvent& event) {
-          const std::string rv = manifest::GetString(event.object, {"metadata", "resourceVersion"});
-          if (!rv.empty()) resource_version = rv;
-          if (event.type != "BOOKMARK") enqueue(event.object);
-          return !stop.stopped();
-        },
-        stop);
-    if (stop.stopped()) break;
-    if (absl::IsOutOfRange(watched)) {
-      resource_version.clear();
-      continue;
-    }
-    if (!watched.ok()) {
-      common::Log("warning", "provisioning request watch failed", {{"error", watched.ToString()}});
-      if (failures >= 3) resource_version.clear();
-      if (!Backoff(failures++, stop)) break;
-      continue;
-    }
-    failures = 0;
-    if (clock_.Now() - started < absl::Seconds(1) && stop.WaitFor(options_.min_backoff)) break;
-  }
+  InformerHandlers handlers;
+  handlers.on_list = [&](const std::vector<Json>& requests) {
+    for (const Json& request : requests) enqueue(request);
+  };
+  handlers.on_event = [&](const WatchEvent& event) { enqueue(event.object); };
+  InformerOptions informer;
+  informer.min_backoff = options_.min_backoff;
+  informer.max_backoff = options_.max_backoff;
+  informer.what = "provisioning request";
+  RunInformer(kube_, prov::ProvisioningRequestResource(), handlers, clock_, informer, stop);
 }
 
 void ProvisioningController::ChecksLoop(const common::StopSignal& stop) {

@@ -3,21 +3,10 @@
 #include <utility>
 
 namespace tollgate::client {
-namespace {
-
-TollgateClient::Options AdapterOptions(absl::Duration call_timeout) {
-  TollgateClient::Options options;
-  options.call_timeout = call_timeout;
-  // An adapter runs for months beside a tollgated that restarts: reconnect at once.
-  options.quick_reconnect = true;
-  return options;
-}
-
-}  // namespace
 
 GrpcAdmissionClient::GrpcAdmissionClient(const std::string& target, Credentials credentials,
                                          absl::Duration call_timeout)
-    : client_(target, std::move(credentials), AdapterOptions(call_timeout)) {}
+    : client_(target, std::move(credentials), AdapterClientOptions(call_timeout)) {}
 
 absl::StatusOr<std::unique_ptr<GrpcAdmissionClient>> GrpcAdmissionClient::Connect(
     const std::string& target, absl::Duration call_timeout, const ConnectionFiles& files) {

@@ -50,6 +50,13 @@ std::string ConnectFailureCause(absl::string_view message) {
 
 }  // namespace
 
+ClientOptions AdapterClientOptions(absl::Duration call_timeout) {
+  ClientOptions options;
+  options.call_timeout = call_timeout;
+  options.quick_reconnect = true;
+  return options;
+}
+
 void WatchCanceller::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
@@ -440,6 +447,30 @@ absl::StatusOr<v1::BackupResponse> TollgateClient::Backup(const v1::BackupReques
   return Unary<v1::BackupResponse>([&](Endpoint& e, grpc::ClientContext* c, v1::BackupResponse* r) {
     return e.admin->Backup(c, request, r);
   });
+}
+
+absl::StatusOr<v1::UpsertNodesResponse> TollgateClient::UpsertNodes(
+    const v1::UpsertNodesRequest& request) {
+  return Unary<v1::UpsertNodesResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::UpsertNodesResponse* r) {
+        return e.inventory->UpsertNodes(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::DeleteNodeResponse> TollgateClient::DeleteNode(
+    const v1::DeleteNodeRequest& request) {
+  return Unary<v1::DeleteNodeResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::DeleteNodeResponse* r) {
+        return e.inventory->DeleteNode(c, request, r);
+      });
+}
+
+absl::StatusOr<v1::ReportPodsResponse> TollgateClient::ReportPods(
+    const v1::ReportPodsRequest& request) {
+  return Unary<v1::ReportPodsResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportPodsResponse* r) {
+        return e.inventory->ReportPods(c, request, r);
+      });
 }
 
 absl::StatusOr<v1::ListNodesResponse> TollgateClient::ListNodes(

@@ -68,6 +68,10 @@ struct ClientOptions {
   bool quick_reconnect = false;
 };
 
+// An adapter's options: `call_timeout`, and quick reconnects (it runs for months beside a
+// tollgated that restarts).
+ClientOptions AdapterClientOptions(absl::Duration call_timeout);
+
 // The C++ client of tollgated, shared by the CLI, tollgate-kube and the bench tools: one channel
 // and a stub per service for each replica of `target` (comma-separated for a replicated
 // tollgated). A call that certainly did nothing (the replica could not be reached, or a
@@ -142,6 +146,9 @@ class TollgateClient {
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
 
   // The topology inventory (InventoryService; docs/topology.md).
+  absl::StatusOr<v1::UpsertNodesResponse> UpsertNodes(const v1::UpsertNodesRequest& request);
+  absl::StatusOr<v1::DeleteNodeResponse> DeleteNode(const v1::DeleteNodeRequest& request);
+  absl::StatusOr<v1::ReportPodsResponse> ReportPods(const v1::ReportPodsRequest& request);
   absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request);
   absl::StatusOr<v1::NodeDetails> GetNode(const v1::GetNodeRequest& request);
   absl::StatusOr<v1::GetTopologyUsageResponse> GetTopologyUsage(

@@ -48,5 +48,13 @@ inline const ResourceKind& EventResource() {
   static const ResourceKind* kind = new ResourceKind{"", "v1", "events", "Event", true};
   return *kind;
 }
+inline const ResourceKind& NodeResource() {
+  static const ResourceKind* kind = new ResourceKind{"", "v1", "nodes", "Node", false};
+  return *kind;
+}
+inline const ResourceKind& PodResource() {
+  static const ResourceKind* kind = new ResourceKind{"", "v1", "pods", "Pod", true};
+  return *kind;
+}
 
 }  // namespace tollgate::manifest

@@ -285,6 +285,72 @@ metadata:
         self.screenshot("deleted-local-queue")
 
 
+    def test_7_topology_tree_shows_placements(self):
+        # The node inventory, fed as a Slurm front-end or tollgate-kube would: through gRPC,
+        # here with the Python stubs (clients/python). Racks r1 (h1, h2) and r2 (h3).
+        import grpc
+        from tollgate.v1 import inventory_pb2, inventory_pb2_grpc
+        self.server.cli("apply", "-f", "-", stdin="""apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels: [{nodeLabel: cloud.com/rack}, {nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tas}
+spec: {nodeLabels: {pool: tas}, topologyName: racks}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: tas-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: tas, resources: [{name: cpu, nominalQuota: 100}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: tas-queue, namespace: team-a}
+spec: {clusterQueue: tas-cq}
+""")
+        request = inventory_pb2.UpsertNodesRequest()
+        for name, rack in (("h1", "r1"), ("h2", "r1"), ("h3", "r2")):
+            node = request.nodes.add()
+            node.metadata.name = name
+            node.metadata.labels.update(
+                {"pool": "tas", "cloud.com/rack": rack, "kubernetes.io/hostname": name})
+            node.status.allocatable.update({"cpu": "4", "pods": "110"})
+        with grpc.insecure_channel(self.server.grpc) as channel:
+            inventory_pb2_grpc.InventoryServiceStub(channel).UpsertNodes(request, timeout=DEADLINE)
+        # Two 3-CPU pods that must share a rack: only r1 has two nodes.
+        self.server.cli("submit", "-f", "-", stdin="""apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: rack-job, namespace: team-a}
+spec:
+  queueName: tas-queue
+  podSets:
+  - name: main
+    count: 2
+    topologyRequest: {required: cloud.com/rack}
+    template:
+      spec:
+        containers:
+        - name: train
+          resources: {requests: {cpu: "3"}}
+""")
+        self.driver.get(self.server.url + "#/topology")
+        WebDriverWait(self.driver, DEADLINE).until(lambda d: self.exists("topology-tas"))
+        wait_for(lambda: self.text("domain-usage-tas-r1-cpu") == "6 / 8 · 2 free",
+                 what="rack r1 to show the placed job")
+        self.assertEqual(self.text("domain-usage-tas-r1-h1-cpu"), "3 / 4 · 1 free")
+        self.assertEqual(self.text("domain-usage-tas-r2-cpu"), "0 / 4 · 4 free")
+        # The same numbers as the CLI's view of the tree.
+        usage = self.server.cli("get", "topology", "racks", "-o", "usage")
+        self.assertRegex(usage, r"r1\s.*6")
+        self.screenshot("topology")
+
 TOKENS = """admin-token,root,0,"tollgate:admins"
 team-a-token,alice,1,team-a
 """

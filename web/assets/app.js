@@ -3,6 +3,7 @@ import { h, getJson } from './api.js';
 import { renderOverview } from './overview.js';
 import { renderWorkloads, renderWorkload } from './workloads.js';
 import { renderTimeline } from './timeline.js';
+import { renderTopology } from './topology.js';
 
 const view = document.getElementById('view');
 const live = document.getElementById('live');
@@ -19,6 +20,7 @@ function route() {
   }
   if (parts[0] === 'workloads') return { name: 'workloads', render: () => renderWorkloads(params) };
   if (parts[0] === 'timeline') return { name: 'timeline', render: () => renderTimeline(recentEvents) };
+  if (parts[0] === 'topology') return { name: 'topology', render: () => renderTopology() };
   return { name: 'overview', render: () => renderOverview() };
 }
 

@@ -59,6 +59,9 @@ RESOURCES = {
     ("", "v1", "namespaces"): ("Namespace", False, True, ["ns"]),
     ("", "v1", "events"): ("Event", True, False, ["ev"]),
     ("", "v1", "configmaps"): ("ConfigMap", True, False, ["cm"]),
+    # What tollgate-kube's topology controller reads (nodes, pods) and writes (pod gates).
+    ("", "v1", "nodes"): ("Node", False, True, ["no"]),
+    ("", "v1", "pods"): ("Pod", True, True, ["po"]),
     ("batch", "v1", "jobs"): ("Job", True, True, []),
     ("ray.io", "v1", "rayjobs"): ("RayJob", True, True, []),
     ("kubeflow.org", "v1", "pytorchjobs"): ("PyTorchJob", True, True, []),

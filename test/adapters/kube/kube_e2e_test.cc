@@ -24,6 +24,7 @@
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/provisioning.h"
 #include "clients/cpp/grpc_admission_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "services/manifest/admission_enactment.h"
 #include "test/adapters/kube/test_processes.h"
 
@@ -84,8 +85,8 @@ class KubeE2eTest : public ::testing::Test {
     scratch_ = testing::ScratchDir();
     data_dir_ = scratch_ + "/tollgated-data";
     absl::StatusOr<testing::FakeApiServer> server = testing::StartFakeApiServer(
-        scratch_, {"--token", kToken, "--namespaces", "default,kube-system,team-a,team-b,solo,prov",
-                   "--job-duration", "3600"});
+        scratch_, {"--token", kToken, "--namespaces",
+                   "default,kube-system,team-a,team-b,solo,prov,topo", "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     apiserver_ = std::move(*server);
     KubeConfig config;
@@ -138,13 +139,19 @@ class KubeE2eTest : public ::testing::Test {
   }
 
   void StartAdapter() {
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(
-        {testing::TollgateKubeBinary(), "--kubeconfig=" + scratch_ + "/kubeconfig",
-         absl::StrCat("--tollgate=127.0.0.1:", tollgate_port_), "--enable-rayjobs",
-         "--enable-pytorchjobs", "--state-file=" + scratch_ + "/kube.state", "--resync-period=20s",
-         "--watch-timeout=60s", "--health-file=" + scratch_ + "/kube.health",
-         "--provisioning-check-sync-period=1s"},
-        scratch_ + "/tollgate-kube.log");
+    std::vector<std::string> argv = {testing::TollgateKubeBinary(),
+                                     "--kubeconfig=" + scratch_ + "/kubeconfig",
+                                     absl::StrCat("--tollgate=127.0.0.1:", tollgate_port_),
+                                     "--enable-rayjobs",
+                                     "--enable-pytorchjobs",
+                                     "--state-file=" + scratch_ + "/kube.state",
+                                     "--resync-period=20s",
+                                     "--watch-timeout=60s",
+                                     "--health-file=" + scratch_ + "/kube.health",
+                                     "--provisioning-check-sync-period=1s"};
+    argv.insert(argv.end(), extra_adapter_flags_.begin(), extra_adapter_flags_.end());
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
+        ChildProcess::Start(argv, scratch_ + "/tollgate-kube.log");
     ASSERT_TRUE(process.ok()) << process.status();
     adapter_ = std::move(*process);
   }
@@ -317,6 +324,8 @@ class KubeE2eTest : public ::testing::Test {
   int metrics_port_ = 0;
   std::unique_ptr<client::GrpcAdmissionClient> admission_;
   std::unique_ptr<ChildProcess> adapter_;
+  // Appended to tollgate-kube's flags (set before SetUp).
+  std::vector<std::string> extra_adapter_flags_;
   std::thread sampler_;
   std::atomic<bool> stop_sampler_{false};
   std::atomic<int64_t> max_gpus_{0};
@@ -608,12 +617,11 @@ namespace prov = provisioning;
 
 // Writes a ProvisioningRequest's status as cluster-autoscaler does (the /status subresource,
 // which KubeClient does not reach).
-absl::Status PatchRequestStatus(const std::string& url, const std::string& ns,
-                                const std::string& name, const Json& status) {
+absl::Status PatchStatus(const std::string& url, const manifest::ResourceKind& kind,
+                         const std::string& ns, const std::string& name, const Json& status) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
-  const std::string target =
-      url + ResourcePath(prov::ProvisioningRequestResource(), ns, name) + "/status";
+  const std::string target = url + ResourcePath(kind, ns, name) + "/status";
   const std::string body = manifest::Dump(Json{{"status", status}});
   struct curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Content-Type: application/merge-patch+json");
@@ -736,7 +744,8 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
             "nvidia-tesla-a100");
 
   // An estimate first, then the capacity.
-  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", request, {{"conditions", Json::parse(R"([
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", request,
+                          {{"conditions", Json::parse(R"([
       {"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
        "lastTransitionTime": "2026-11-29T00:00:00Z"},
       {"type": "Provisioned", "status": "False", "reason": "Waiting",
@@ -749,11 +758,11 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
       },
       kWait));
   EXPECT_EQ(Check("train")->state(), "Pending");
-  ASSERT_TRUE(PatchRequestStatus(
-                  apiserver_.url(), "prov", request,
+  ASSERT_TRUE(
+      PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", request,
                   {{"conditions", Conditions({{"Accepted", ""}, {"Provisioned", "on 2 nodes"}})},
                    {"provisioningClassDetails", {{"zone", "us-central1-b"}}}})
-                  .ok());
+          .ok());
   ASSERT_TRUE(WaitFor([&] { return Running("prov", "train"); }, kWait));
   EXPECT_EQ(StateOf("prov", "job-train-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(Check("train")->state(), "Ready");
@@ -774,10 +783,10 @@ TEST_F(ProvisioningE2eTest, ProvisionedJobRunsWithTheAnnotationsAndRevokingDeact
             "us-central1-b");
 
   // The autoscaler takes the nodes back: the workload is deactivated and its job stopped.
-  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", request,
-                                 {{"conditions", Conditions({{"Accepted", ""},
-                                                             {"Provisioned", "on 2 nodes"},
-                                                             {"CapacityRevoked", "reclaimed"}})}})
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", request,
+                          {{"conditions", Conditions({{"Accepted", ""},
+                                                      {"Provisioned", "on 2 nodes"},
+                                                      {"CapacityRevoked", "reclaimed"}})}})
                   .ok());
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -805,8 +814,8 @@ TEST_F(ProvisioningE2eTest, AFailedRequestIsRetriedWithANewAttemptThatSucceeds) 
   const std::string wl = WorkloadName("flaky");
   const std::string first = prov::RequestName(wl, "capacity", 1);
   ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), first); }, kWait));
-  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", first,
-                                 {{"conditions", Conditions({{"Failed", "no capacity"}})}})
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", first,
+                          {{"conditions", Conditions({{"Failed", "no capacity"}})}})
                   .ok());
   // Retry: evicted, its request deleted, requeued after the 1s backoff, and a second attempt.
   const std::string second = prov::RequestName(wl, "capacity", 2);
@@ -821,8 +830,8 @@ TEST_F(ProvisioningE2eTest, AFailedRequestIsRetriedWithANewAttemptThatSucceeds) 
                 .value_or(-1),
             1);
 
-  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
-                                 {{"conditions", Conditions({{"Provisioned", "ok"}})}})
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", second,
+                          {{"conditions", Conditions({{"Provisioned", "ok"}})}})
                   .ok());
   ASSERT_TRUE(WaitFor([&] { return Running("prov", "flaky"); }, kWait));
   EXPECT_EQ(manifest::GetString(Get(manifest::JobResource(), "prov", "flaky"),
@@ -843,10 +852,10 @@ TEST_F(ProvisioningE2eTest, ABookingThatExpiresBeforeAdmissionIsRetried) {
   const std::string first = prov::RequestName(wl, "capacity", 1);
   ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), first); }, kWait));
   // The autoscaler booked the capacity, but the booking lapsed before the pods were created.
-  ASSERT_TRUE(PatchRequestStatus(
-                  apiserver_.url(), "prov", first,
+  ASSERT_TRUE(
+      PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", first,
                   {{"conditions", Conditions({{"Accepted", ""}, {"BookingExpired", "lapsed"}})}})
-                  .ok());
+          .ok());
   const std::string second = prov::RequestName(wl, "capacity", 2);
   ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), second); }, kWait));
   std::optional<v1::AdmissionCheckState> check = Check("late");
@@ -855,8 +864,8 @@ TEST_F(ProvisioningE2eTest, ABookingThatExpiresBeforeAdmissionIsRetried) {
   EXPECT_THAT(Workload("prov", "job-late-")->status().DebugString(),
               HasSubstr("Retrying after booking expired: lapsed"));
   EXPECT_TRUE(Suspended("prov", "late"));
-  ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", second,
-                                 {{"conditions", Conditions({{"Provisioned", "ok"}})}})
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", second,
+                          {{"conditions", Conditions({{"Provisioned", "ok"}})}})
                   .ok());
   ASSERT_TRUE(WaitFor([&] { return Running("prov", "late"); }, kWait));
 }
@@ -869,8 +878,8 @@ TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {
     const std::string name = prov::RequestName(wl, "capacity", attempt);
     ASSERT_TRUE(WaitFor([&] { return Exists(prov::ProvisioningRequestResource(), name); }, kWait))
         << "attempt " << attempt;
-    ASSERT_TRUE(PatchRequestStatus(apiserver_.url(), "prov", name,
-                                   {{"conditions", Conditions({{"Failed", "stockout"}})}})
+    ASSERT_TRUE(PatchStatus(apiserver_.url(), prov::ProvisioningRequestResource(), "prov", name,
+                            {{"conditions", Conditions({{"Failed", "stockout"}})}})
                     .ok());
   }
   ASSERT_TRUE(WaitFor(
@@ -883,6 +892,131 @@ TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {
   EXPECT_THAT(Workload("prov", "job-doomed-")->status().DebugString(),
               HasSubstr(R"(AdmissionCheck in Rejected state: \"capacity\" (stockout))"));
   EXPECT_TRUE(Suspended("prov", "doomed"));
+}
+
+// Topology-aware scheduling through tollgate-kube (docs/topology.md): Nodes and the pods it
+// does not place feed tollgated's inventory; a rack-required Job is placed where its pods fit,
+// its pods are created gated and released onto their domains by completion index.
+class TopologyE2eTest : public KubeE2eTest {
+ protected:
+  void SetUp() override {
+    extra_adapter_flags_ = {"--enable-topology", "--topology-resync-period=1s"};
+    ASSERT_NO_FATAL_FAILURE(KubeE2eTest::SetUp());
+    inventory_ = std::make_unique<client::TollgateClient>(
+        absl::StrCat("127.0.0.1:", tollgate_port_), absl::Seconds(5));
+    // Racks r1 (n1, n2) and r2 (n3, n4), two CPUs a node; n5 is outside the pool.
+    for (int i = 1; i <= 5; ++i) {
+      const std::string name = absl::StrCat("n", i);
+      Json labels = {{"kubernetes.io/hostname", name}, {"cloud.com/rack", i <= 2 ? "r1" : "r2"}};
+      if (i <= 4) labels["pool"] = "tas";
+      Create(manifest::NodeResource(), "",
+             {{"apiVersion", "v1"},
+              {"kind", "Node"},
+              {"metadata", {{"name", name}, {"labels", labels}}}});
+      // As the kubelet reports it, through the status subresource.
+      ASSERT_TRUE(
+          PatchStatus(apiserver_.url(), manifest::NodeResource(), "", name,
+                      {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
+                       {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}})
+              .ok());
+    }
+  }
+
+  std::optional<v1::NodeSummary> InventoryNode(const std::string& name) {
+    absl::StatusOr<v1::ListNodesResponse> nodes = inventory_->ListNodes({});
+    if (!nodes.ok()) return std::nullopt;
+    for (const v1::NodeSummary& node : nodes->nodes()) {
+      if (node.node().metadata().name() == name) return node;
+    }
+    return std::nullopt;
+  }
+
+  // What the Job controller would create: pod `index` of an Indexed Job from its template.
+  void CreateJobPod(const Json& job, int index) {
+    const Json& tmpl = job["spec"]["template"];
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", tmpl.value("metadata", Json::object())},
+                {"spec", tmpl["spec"]}};
+    pod["metadata"]["name"] =
+        absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index);
+    pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = absl::StrCat(index);
+    Create(manifest::PodResource(), "topo", pod);
+  }
+
+  std::unique_ptr<client::TollgateClient> inventory_;
+};
+
+TEST_F(TopologyE2eTest, PodsOfARackRequiredJobAreReleasedOntoTheRackThatHasRoom) {
+  ASSERT_TRUE(WaitFor([&] { return InventoryNode("n5").has_value(); }, kWait));
+  // A pod Tollgate does not place takes a CPU of n1: rack r1 has 3 free, r2 has 4.
+  Create(manifest::PodResource(), "topo", Json::parse(R"({
+      "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "daemon"},
+      "spec": {"nodeName": "n1",
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> n1 = InventoryNode("n1");
+        return n1.has_value() && n1->reported_pods() == 1;
+      },
+      kWait));
+
+  Json job = MakeJob("train", "tas-queue", {{"cpu", "1"}}, 4);
+  job["spec"]["completions"] = 4;
+  job["spec"]["completionMode"] = "Indexed";
+  job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
+      "cloud.com/rack";
+  Create(manifest::JobResource(), "topo", job);
+  const bool started = WaitFor([&] { return PodsActive("topo", "train"); }, kWait);
+  std::optional<v1::Workload> wl = Workload("topo", "job-train-");
+  ASSERT_TRUE(started) << (wl.has_value() ? wl->DebugString() : "no workload");
+  ASSERT_TRUE(wl.has_value());
+  const v1::TopologyAssignment& assignment =
+      wl->status().admission().pod_set_assignments(0).topology_assignment();
+  // Ranks in the assignment's order: rank i's host.
+  std::vector<std::string> host_of_rank;
+  for (const v1::TopologyDomainAssignment& d : assignment.domains()) {
+    for (int i = 0; i < d.count(); ++i) host_of_rank.push_back(d.values(d.values_size() - 1));
+  }
+  ASSERT_EQ(host_of_rank.size(), 4u) << assignment.DebugString();
+  for (const std::string& host : host_of_rank) {
+    EXPECT_TRUE(host == "n3" || host == "n4") << assignment.DebugString();
+  }
+
+  // The running Job's template holds its pods back until they have a domain.
+  job = Get(manifest::JobResource(), "topo", "train");
+  EXPECT_EQ(job["spec"]["template"]["spec"]["schedulingGates"],
+            Json::parse(R"([{"name": "kueue.x-k8s.io/topology"}])"));
+  EXPECT_EQ(manifest::GetString(
+                job, {"spec", "template", "metadata", "annotations", "kueue.x-k8s.io/workload"}),
+            wl->metadata().name());
+  for (int i = 0; i < 4; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = absl::StrCat("train-", i);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          Json pod = Get(manifest::PodResource(), "topo", name);
+          return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
+        },
+        kWait))
+        << name;
+    Json pod = Get(manifest::PodResource(), "topo", name);
+    EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}),
+              host_of_rank[i])
+        << name;
+    // The flavor's node labels stay.
+    EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "pool"}), "tas") << name;
+  }
+
+  // A node that leaves the cluster leaves the inventory; a pod that ends stops counting.
+  ASSERT_TRUE(kube_->Delete(manifest::NodeResource(), "", "n5").ok());
+  ASSERT_TRUE(kube_->Delete(manifest::PodResource(), "topo", "daemon").ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> n1 = InventoryNode("n1");
+        return !InventoryNode("n5").has_value() && n1.has_value() && n1->reported_pods() == 0;
+      },
+      kWait));
 }
 
 }  // namespace

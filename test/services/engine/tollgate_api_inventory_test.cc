@@ -1,6 +1,6 @@
 // TollgateApi's node inventory (Topology Aware Scheduling, docs/topology.md) through the real
 // executor: bad input names the field and changes nothing, nodes and reported pods survive a
-// restart, the views count what is placed where, and a Topology a flavor names is not deleted.
+// restart, the views count what is placed where, and a Topology a flavor names stays terminating.
 
 #include <string>
 
@@ -163,13 +163,36 @@ TEST_F(InventoryTest, NodesAndReportedPodsSurviveARestartAndTheViewsCountThem) {
   EXPECT_EQ(api().GetTopologyUsage(usage).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(InventoryTest, ATopologyAFlavorNamesIsNotDeleted) {
-  v1::DeleteObjectRequest request;
-  request.mutable_ref()->set_kind(v1::TOPOLOGY);
-  request.mutable_ref()->set_name("default");
-  absl::Status status = api().DeleteObject(request).status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), HasSubstr("Topology default is in use by ResourceFlavor tas"));
+TEST_F(InventoryTest, ATopologyAFlavorNamesTerminatesUntilNoFlavorNamesIt) {
+  auto get = [&] {
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(v1::TOPOLOGY);
+    request.mutable_ref()->set_name("default");
+    return api().GetObject(request);
+  };
+  auto del = [&](v1::ObjectKind kind, const std::string& name) {
+    v1::DeleteObjectRequest request;
+    request.mutable_ref()->set_kind(kind);
+    request.mutable_ref()->set_name(name);
+    return api().DeleteObject(request).status();
+  };
+  ASSERT_TRUE(del(v1::TOPOLOGY, "default").ok());
+  absl::StatusOr<v1::ConfigObject> terminating = get();
+  ASSERT_TRUE(terminating.ok()) << terminating.status();
+  EXPECT_TRUE(terminating->topology().metadata().has_deletion_timestamp());
+  // It still places pods while terminating.
+  v1::UpsertNodesRequest nodes;
+  *nodes.add_nodes() = MakeNode("x1", "r1", "4");
+  ASSERT_TRUE(api().UpsertNodes(nodes).ok());
+  v1::GetTopologyUsageRequest usage;
+  usage.set_flavor("tas");
+  absl::StatusOr<v1::GetTopologyUsageResponse> tree = api().GetTopologyUsage(usage);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_FALSE(tree->flavors(0).topology_missing());
+  // The flavor's last user goes, then the flavor: the topology goes with it.
+  ASSERT_TRUE(del(v1::CLUSTER_QUEUE, "cq").ok());
+  ASSERT_TRUE(del(v1::RESOURCE_FLAVOR, "tas").ok());
+  EXPECT_EQ(get().status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(InventoryTest, HostnameOnlyAsTheLowestLevel) {

@@ -1,0 +1,29 @@
+#pragma once
+
+// What tollgate-kube feeds Tollgate's node inventory (docs/topology.md): Kubernetes Nodes as
+// inventory nodes, and the pods Tollgate does not place as usage on their nodes (Kueue's
+// pkg/controller/tas node and pod-usage controllers). Pure; no I/O.
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "services/manifest/json_util.h"
+#include "tollgate/v1/inventory.pb.h"
+
+namespace tollgate::kube {
+
+// A core/v1 Node as an inventory node: name, labels, taints, unschedulable, allocatable, and
+// ready when its Ready condition is True (a node without one is not ready, as Kueue reads it).
+// INVALID_ARGUMENT for a node without a name.
+absl::StatusOr<v1::Node> NodeFromKube(const manifest::Json& node);
+
+// The pod's key in the inventory's reported pods: "namespace/name".
+std::string ReportedPodName(const manifest::Json& pod);
+
+// A pod that takes capacity Tollgate does not account for (Kueue's belongsToNonTASCache):
+// bound to a node, not Succeeded or Failed, and not placed by topology-aware scheduling; with
+// its effective requests. nullopt for any other pod, and for one whose requests cannot be
+// read (it is then not counted, as Kueue skips a pod it cannot parse).
+std::optional<v1::NodePod> ReportedPodFromKube(const manifest::Json& pod);
+
+}  // namespace tollgate::kube

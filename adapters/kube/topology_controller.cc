@@ -1,0 +1,347 @@
+#include "adapters/kube/topology_controller.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "adapters/kube/informer.h"
+#include "adapters/kube/node_feed.h"
+#include "common/json_log.h"
+#include "core/status_macros.h"
+#include "services/manifest/kube_resource.h"
+#include "services/manifest/topology_annotations.h"
+#include "services/manifest/topology_enactment.h"
+
+namespace tollgate::kube {
+namespace {
+
+constexpr char kWorkloadResource[] = "workloads";
+// The inventory's limit per UpsertNodes and ReportPods call.
+constexpr size_t kChunk = 1000;
+
+std::string Serialized(const google::protobuf::Message& message) {
+  std::string out;
+  message.SerializeToString(&out);
+  return out;
+}
+
+bool Gated(const Json& pod) {
+  const Json* gates = manifest::Find(pod, {"spec", "schedulingGates"});
+  if (gates == nullptr || !gates->is_array()) return false;
+  return std::any_of(gates->begin(), gates->end(), [](const Json& gate) {
+    return manifest::GetString(gate, {"name"}) == manifest::kTopologySchedulingGate;
+  });
+}
+
+}  // namespace
+
+TopologyController::TopologyController(KubeClient& kube, client::AdmissionClient& admission,
+                                       client::InventoryClient& inventory, const core::Clock& clock,
+                                       Options options)
+    : kube_(kube),
+      admission_(admission),
+      inventory_(inventory),
+      clock_(clock),
+      options_(options),
+      queue_(clock, options.min_backoff, options.max_backoff) {}
+
+void TopologyController::NodeInformer(const common::StopSignal& stop) {
+  InformerHandlers handlers;
+  handlers.on_list = [&](const std::vector<Json>& nodes) {
+    {
+      absl::MutexLock lock(&mu_);
+      nodes_.desired.clear();
+      for (const Json& node : nodes) {
+        absl::StatusOr<v1::Node> converted = NodeFromKube(node);
+        if (converted.ok()) nodes_.desired[converted->metadata().name()] = *std::move(converted);
+      }
+      nodes_.listed = true;
+    }
+    FlushNodes();
+  };
+  handlers.on_event = [&](const WatchEvent& event) {
+    {
+      absl::MutexLock lock(&mu_);
+      const std::string name = manifest::GetString(event.object, {"metadata", "name"});
+      if (event.type == "DELETED") {
+        nodes_.desired.erase(name);
+      } else if (absl::StatusOr<v1::Node> converted = NodeFromKube(event.object); converted.ok()) {
+        nodes_.desired[name] = *std::move(converted);
+      }
+    }
+    FlushNodes();
+  };
+  InformerOptions informer;
+  informer.min_backoff = options_.min_backoff;
+  informer.max_backoff = options_.max_backoff;
+  informer.what = "node";
+  RunInformer(kube_, manifest::NodeResource(), handlers, clock_, informer, stop);
+}
+
+void TopologyController::ObservePod(const Json& pod, bool deleted) {
+  const std::string key = ReportedPodName(pod);
+  std::optional<v1::NodePod> reported = deleted ? std::nullopt : ReportedPodFromKube(pod);
+  if (reported.has_value()) {
+    pods_.desired[key] = *std::move(reported);
+  } else {
+    pods_.desired.erase(key);
+  }
+  if (!manifest::IsTopologyPod(pod)) return;
+  const std::string ns = manifest::GetString(pod, {"metadata", "namespace"});
+  const std::string workload =
+      manifest::GetString(pod, {"metadata", "annotations", manifest::kWorkloadAnnotation});
+  if (workload.empty()) return;
+  const std::string name = manifest::GetString(pod, {"metadata", "name"});
+  auto& pods = workload_pods_[ns][workload];
+  if (deleted) {
+    pods.erase(name);
+    if (pods.empty()) workload_pods_[ns].erase(workload);
+    if (workload_pods_[ns].empty()) workload_pods_.erase(ns);
+  } else {
+    pods[name] = pod;
+  }
+  // A deleted or released pod can free a domain for a gated one (Kueue queues on every change).
+  queue_.Add(ObjectKey{kWorkloadResource, ns, workload});
+}
+
+void TopologyController::PodInformer(const common::StopSignal& stop) {
+  InformerHandlers handlers;
+  handlers.on_list = [&](const std::vector<Json>& pods) {
+    {
+      absl::MutexLock lock(&mu_);
+      pods_.desired.clear();
+      workload_pods_.clear();
+      for (const Json& pod : pods) ObservePod(pod, false);
+      pods_.listed = true;
+    }
+    FlushPods();
+  };
+  handlers.on_event = [&](const WatchEvent& event) {
+    {
+      absl::MutexLock lock(&mu_);
+      ObservePod(event.object, event.type == "DELETED");
+    }
+    FlushPods();
+  };
+  InformerOptions informer;
+  informer.min_backoff = options_.min_backoff;
+  informer.max_backoff = options_.max_backoff;
+  informer.what = "pod";
+  RunInformer(kube_, manifest::PodResource(), handlers, clock_, informer, stop);
+}
+
+void TopologyController::FlushNodes() {
+  absl::MutexLock flush(&flush_mu_);
+  std::map<std::string, v1::Node> desired;
+  std::map<std::string, std::string> sent;
+  bool known = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!nodes_.listed) return;
+    desired = nodes_.desired;
+    sent = nodes_.sent;
+    known = nodes_.sent_known;
+  }
+  if (!known) {
+    absl::StatusOr<v1::ListNodesResponse> inventory = inventory_.ListNodes({});
+    if (!inventory.ok()) {
+      common::Log("warning", "cannot read the node inventory",
+                  {{"error", inventory.status().ToString()}});
+      return;
+    }
+    sent.clear();
+    for (const v1::NodeSummary& summary : inventory->nodes()) {
+      sent[summary.node().metadata().name()] = Serialized(summary.node());
+    }
+    absl::MutexLock lock(&mu_);
+    nodes_.sent = sent;
+    nodes_.sent_known = true;
+  }
+  std::vector<v1::Node> changed;
+  for (const auto& [name, node] : desired) {
+    auto it = sent.find(name);
+    if (it == sent.end() || it->second != Serialized(node)) changed.push_back(node);
+  }
+  for (size_t begin = 0; begin < changed.size(); begin += kChunk) {
+    v1::UpsertNodesRequest request;
+    const size_t end = std::min(changed.size(), begin + kChunk);
+    for (size_t i = begin; i < end; ++i) *request.add_nodes() = changed[i];
+    absl::StatusOr<v1::UpsertNodesResponse> upserted = inventory_.UpsertNodes(request);
+    if (!upserted.ok()) {
+      common::Log("warning", "cannot upsert nodes", {{"error", upserted.status().ToString()}});
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    for (size_t i = begin; i < end; ++i) {
+      nodes_.sent[changed[i].metadata().name()] = Serialized(changed[i]);
+    }
+  }
+  for (const auto& [name, unused] : sent) {
+    if (desired.count(name) > 0) continue;
+    v1::DeleteNodeRequest request;
+    request.set_name(name);
+    absl::StatusOr<v1::DeleteNodeResponse> deleted = inventory_.DeleteNode(request);
+    if (!deleted.ok() && !absl::IsNotFound(deleted.status())) {
+      common::Log("warning", "cannot delete node",
+                  {{"node", name}, {"error", deleted.status().ToString()}});
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    nodes_.sent.erase(name);
+  }
+}
+
+void TopologyController::FlushPods() {
+  absl::MutexLock flush(&flush_mu_);
+  std::map<std::string, v1::NodePod> desired;
+  std::map<std::string, std::string> sent;
+  bool known = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!pods_.listed) return;
+    desired = pods_.desired;
+    sent = pods_.sent;
+    known = pods_.sent_known;
+  }
+  if (!known) {
+    // What an earlier tollgate-kube reported: the pods on each node that has some.
+    absl::StatusOr<v1::ListNodesResponse> inventory = inventory_.ListNodes({});
+    if (!inventory.ok()) {
+      common::Log("warning", "cannot read the node inventory",
+                  {{"error", inventory.status().ToString()}});
+      return;
+    }
+    sent.clear();
+    for (const v1::NodeSummary& summary : inventory->nodes()) {
+      if (summary.reported_pods() == 0) continue;
+      v1::GetNodeRequest request;
+      request.set_name(summary.node().metadata().name());
+      absl::StatusOr<v1::NodeDetails> details = inventory_.GetNode(request);
+      if (!details.ok()) {
+        common::Log("warning", "cannot read the node inventory",
+                    {{"error", details.status().ToString()}});
+        return;
+      }
+      for (const v1::NodePod& pod : details->reported_pods()) sent[pod.name()] = Serialized(pod);
+    }
+    absl::MutexLock lock(&mu_);
+    pods_.sent = sent;
+    pods_.sent_known = true;
+  }
+  std::vector<v1::NodePod> changed;
+  for (const auto& [name, pod] : desired) {
+    auto it = sent.find(name);
+    if (it == sent.end() || it->second != Serialized(pod)) changed.push_back(pod);
+  }
+  std::vector<std::string> removed;
+  for (const auto& [name, unused] : sent) {
+    if (desired.count(name) == 0) removed.push_back(name);
+  }
+  for (size_t begin = 0; begin < std::max(changed.size(), removed.size()); begin += kChunk) {
+    v1::ReportPodsRequest request;
+    for (size_t i = begin; i < std::min(changed.size(), begin + kChunk); ++i) {
+      *request.add_pods() = changed[i];
+    }
+    for (size_t i = begin; i < std::min(removed.size(), begin + kChunk); ++i) {
+      request.add_removed(removed[i]);
+    }
+    absl::StatusOr<v1::ReportPodsResponse> reported = inventory_.ReportPods(request);
+    if (!reported.ok()) {
+      common::Log("warning", "cannot report pods", {{"error", reported.status().ToString()}});
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    for (const v1::NodePod& pod : request.pods()) pods_.sent[pod.name()] = Serialized(pod);
+    for (const std::string& name : request.removed()) pods_.sent.erase(name);
+  }
+}
+
+void TopologyController::EnqueueGatedWorkloads() {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [ns, workloads] : workload_pods_) {
+    for (const auto& [workload, pods] : workloads) {
+      if (std::any_of(pods.begin(), pods.end(), [](const auto& p) { return Gated(p.second); })) {
+        queue_.Add(ObjectKey{kWorkloadResource, ns, workload});
+      }
+    }
+  }
+}
+
+void TopologyController::ResyncLoop(const common::StopSignal& stop) {
+  while (!stop.WaitFor(options_.resync_period)) {
+    FlushNodes();
+    FlushPods();
+    EnqueueGatedWorkloads();
+  }
+}
+
+absl::Status TopologyController::Reconcile(const std::string& ns, const std::string& name) {
+  std::vector<Json> pods;
+  {
+    absl::MutexLock lock(&mu_);
+    auto by_ns = workload_pods_.find(ns);
+    if (by_ns == workload_pods_.end()) return absl::OkStatus();
+    auto by_workload = by_ns->second.find(name);
+    if (by_workload == by_ns->second.end()) return absl::OkStatus();
+    for (const auto& [pod_name, pod] : by_workload->second) pods.push_back(pod);
+  }
+  if (std::none_of(pods.begin(), pods.end(), Gated)) return absl::OkStatus();
+  v1::WorkloadRef ref;
+  ref.set_namespace_(ns);
+  ref.set_name(name);
+  absl::StatusOr<v1::Workload> workload = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(workload.status())) return absl::OkStatus();
+  TOLLGATE_RETURN_IF_ERROR(workload.status());
+  absl::Status first_error;
+  for (const manifest::PodUngate& ungate : manifest::PodsToUngate(*workload, pods)) {
+    const Json* pod = nullptr;
+    for (const Json& p : pods) {
+      if (manifest::GetString(p, {"metadata", "name"}) == ungate.pod) pod = &p;
+    }
+    absl::StatusOr<Json> patched =
+        kube_.Patch(manifest::PodResource(), ns, ungate.pod, PatchType::kJson,
+                    manifest::UngatePatch(*pod, ungate.node_labels));
+    if (!patched.ok() && !absl::IsNotFound(patched.status())) {
+      // A pod that moved on (its resourceVersion test failed) is decided again from the newer
+      // copy the informer brings.
+      if (first_error.ok()) first_error = patched.status();
+      continue;
+    }
+    if (patched.ok()) {
+      common::Log("info", "released pod onto its topology domain",
+                  {{"pod", absl::StrCat(ns, "/", ungate.pod)}, {"workload", name}});
+      absl::MutexLock lock(&mu_);
+      workload_pods_[ns][name][ungate.pod] = *patched;
+    }
+  }
+  return first_error;
+}
+
+void TopologyController::WorkerLoop() {
+  while (std::optional<ObjectKey> key = queue_.Get()) {
+    absl::Status status = Reconcile(key->ns, key->name);
+    if (status.ok()) {
+      queue_.Forget(*key);
+    } else {
+      common::Log(
+          "warning", "topology ungating failed",
+          {{"workload", absl::StrCat(key->ns, "/", key->name)}, {"error", status.ToString()}});
+      queue_.AddRateLimited(*key);
+    }
+    queue_.Done(*key);
+  }
+}
+
+void TopologyController::Run(const common::StopSignal& stop) {
+  std::vector<std::thread> threads;
+  threads.emplace_back([this, &stop] { NodeInformer(stop); });
+  threads.emplace_back([this, &stop] { PodInformer(stop); });
+  threads.emplace_back([this, &stop] { ResyncLoop(stop); });
+  threads.emplace_back([this] { WorkerLoop(); });
+  stop.WaitFor(absl::InfiniteDuration());
+  queue_.ShutDown();
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace tollgate::kube
