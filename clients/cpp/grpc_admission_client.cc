@@ -56,9 +56,7 @@ absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoi
 
 absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
     const v1::ReportJobStateRequest& request) {
-  return Unary<v1::ReportJobStateResponse>([&](Endpoint& e, auto* ctx, auto* resp) {
-    return e.admission->ReportJobState(ctx, request, resp);
-  });
+  return client_.ReportJobState(request);
 }
 
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
