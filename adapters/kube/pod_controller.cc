@@ -10,6 +10,7 @@
 #include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
+#include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_group.h"
