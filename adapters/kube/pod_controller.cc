@@ -733,7 +733,9 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
       manifest::FlavorMap flavors;
       bool any_gated = false;
       for (const Json& pod : pods) any_gated = any_gated || IsGated(pod);
-      if (any_gated) TOLLGATE_ASSIGN_OR_RETURN(flavors, FlavorsOf(admission_, *wl));
+      if (any_gated) {
+        TOLLGATE_ASSIGN_OR_RETURN(flavors, FlavorsOf(admission_, *wl));
+      }
       for (const Json& pod : pods) {
         if (!IsGated(pod) || manifest::IsTerminated(pod)) continue;
         TOLLGATE_ASSIGN_OR_RETURN(std::string role, manifest::PodRoleHash(pod));

@@ -24,7 +24,9 @@
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/pod_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "common/file_util.h"
+#include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/pod_role_hash.h"
@@ -34,6 +36,9 @@
 namespace tollgate::kube {
 namespace {
 
+using manifest::EventResource;
+using manifest::Find;
+using manifest::GetString;
 using testing::ChildProcess;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -46,7 +51,7 @@ constexpr char kDuration[] = "fake.tollgate.dev/duration-seconds";
 
 std::vector<Json> Fixture(const std::string& file) {
   const std::string path = absl::StrCat(TOLLGATE_FIXTURES_DIR, "/", file);
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
   EXPECT_TRUE(text.ok()) << text.status();
   absl::StatusOr<std::vector<Json>> docs =
       text.ok() ? manifest::JsonDocumentsFromYaml(*text, path) : text.status();
@@ -67,6 +72,8 @@ struct Cluster {
   std::unique_ptr<CurlKubeClient> kube;
   std::unique_ptr<ChildProcess> tollgated;
   std::unique_ptr<client::GrpcAdmissionClient> admission;
+  // Calls an adapter does not make (Preempt).
+  std::unique_ptr<client::TollgateClient> operator_client;
   std::unique_ptr<ChildProcess> adapter;
 };
 
@@ -110,8 +117,12 @@ class PodKindsE2eTest : public ::testing::Test {
     c.tollgated = std::move(*tollgated);
     absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
     ASSERT_TRUE(port.ok()) << port.status();
-    c.admission =
+    absl::StatusOr<std::unique_ptr<client::GrpcAdmissionClient>> admission =
         client::GrpcAdmissionClient::Connect(absl::StrCat("127.0.0.1:", *port), absl::Seconds(5));
+    ASSERT_TRUE(admission.ok()) << admission.status();
+    c.admission = std::move(*admission);
+    c.operator_client = std::make_unique<client::TollgateClient>(absl::StrCat("127.0.0.1:", *port),
+                                                                 absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.scratch + "/kubeconfig",
          absl::StrCat("--tollgate=127.0.0.1:", *port),
@@ -179,7 +190,7 @@ class PodKindsE2eTest : public ::testing::Test {
     v1::PreemptRequest request;
     request.mutable_workload()->set_namespace_(ns);
     request.mutable_workload()->set_name(name);
-    ASSERT_TRUE(admission().Preempt(request).ok());
+    ASSERT_TRUE(cluster_->operator_client->Preempt(request).ok());
   }
 
   bool NoUsage(const std::string& cluster_queue) {

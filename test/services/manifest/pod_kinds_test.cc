@@ -29,7 +29,7 @@ std::vector<v1::Workload> Read(const std::vector<std::string>& files) {
   std::istringstream none;
   std::vector<std::string> paths;
   for (const std::string& f : files) paths.push_back(FixturePath(f));
-  absl::StatusOr<std::vector<Manifest>> manifests = cli::ReadManifests(none, paths);
+  absl::StatusOr<std::vector<Manifest>> manifests = ReadManifests(none, paths);
   EXPECT_TRUE(manifests.ok()) << manifests.status();
   std::vector<v1::Workload> out;
   if (!manifests.ok()) return out;
@@ -68,8 +68,7 @@ TEST(PodKindsTest, AGroupIsOneWorkloadWithAPodSetPerRole) {
   EXPECT_EQ(wls[0].metadata().name(), "eval-sweep");
   EXPECT_EQ(wls[0].metadata().annotations().at("kueue.x-k8s.io/is-group-workload"), "true");
   std::istringstream none;
-  const std::vector<Manifest> docs =
-      *cli::ReadManifests(none, {FixturePath("podgroup/podgroup.yaml")});
+  const std::vector<Manifest> docs = *ReadManifests(none, {FixturePath("podgroup/podgroup.yaml")});
   // The roles, as Kueue hashes them: the driver's (cpu 1) and the two workers' (cpu 2).
   const Json driver_spec = Json::parse(R"({"restartPolicy": "Never", "containers": [
       {"name": "driver", "image": "python:3.12-slim", "command": ["python", "-m", "sweep.driver"],
@@ -93,7 +92,7 @@ spec:
   containers: [{name: c, image: x}]
 )";
   std::istringstream in(text);
-  absl::StatusOr<std::vector<Manifest>> read = cli::ReadManifests(in, {"-"});
+  absl::StatusOr<std::vector<Manifest>> read = ReadManifests(in, {"-"});
   EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(read.status().message(),
               HasSubstr("pod group default/g: 'g' group has fewer runnable pods than expected "
@@ -104,7 +103,7 @@ kind: StatefulSet
 metadata: {name: db}
 spec: {template: {spec: {containers: [{name: c, image: x}]}}}
 )");
-  absl::StatusOr<std::vector<Manifest>> refused = cli::ReadManifests(old, {"-"});
+  absl::StatusOr<std::vector<Manifest>> refused = ReadManifests(old, {"-"});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("StatefulSet: apiVersion \"apps/v1beta2\" is not apps/v1"));
