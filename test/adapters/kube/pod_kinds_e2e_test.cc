@@ -148,7 +148,10 @@ class PodKindsE2eTest : public ::testing::Test {
   CurlKubeClient& kube() { return *cluster_->kube; }
   client::GrpcAdmissionClient& admission() { return *cluster_->admission; }
 
-  Json Create(const manifest::ResourceKind& kind, const std::string& ns, const Json& obj) {
+  Json Create(const manifest::ResourceKind& kind, const std::string& ns, Json obj) {
+    // As kubectl -n: the fixture's own namespace gives way to the test's (the API server
+    // refuses a body whose namespace differs from the request's).
+    obj["metadata"]["namespace"] = ns;
     absl::StatusOr<Json> made = kube().Create(kind, ns, obj);
     EXPECT_TRUE(made.ok()) << made.status();
     return made.ok() ? *made : Json(nullptr);
