@@ -576,6 +576,36 @@ absl::Status PodController::ForwardGroupReclaimablePods(const std::vector<Json>&
   return reported;
 }
 
+namespace {
+
+// Evicted and not admitted since: Kueue's Evicted condition, which admission sets false again.
+bool Evicted(const v1::Workload& wl) {
+  if (wl.status().state() == v1::WORKLOAD_STATE_EVICTING) return true;
+  if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return false;
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == "Evicted") return c.status() == "True";
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status PodController::AwaitReplacements(const v1::Workload& wl) {
+  const v1::WorkloadRef ref = Ref(wl.metadata().namespace_(), wl.metadata().name());
+  // Waiting first, so the release below does not queue it while it has no pods.
+  if (!wl.status().waiting_for_replacement_pods()) {
+    v1::ReportJobStateRequest report;
+    *report.mutable_workload() = ref;
+    report.set_waiting_for_replacement_pods(true);
+    TOLLGATE_RETURN_IF_ERROR(admission_.ReportJobState(report).status());
+  }
+  if (wl.status().state() != v1::WORKLOAD_STATE_EVICTING) return absl::OkStatus();
+  v1::ReportStoppedRequest stopped;
+  *stopped.mutable_workload() = ref;
+  absl::Status status = admission_.ReportStopped(stopped).status();
+  return absl::IsFailedPrecondition(status) ? absl::OkStatus() : status;
+}
+
 absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), key.ns));
   std::vector<Json> pods;
@@ -589,13 +619,18 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   });
   if (pods.empty()) {
     // The group is gone; its workload goes with it (Kueue's is owned by the pods), unless a
-    // parent owns it (a StatefulSet's or LeaderWorkerSet group's outlives its pods).
+    // parent owns it (a StatefulSet's or LeaderWorkerSet group's outlives its pods) or an
+    // eviction deleted the members.
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, key.name));
     if (!wl.ok()) return absl::IsNotFound(wl.status()) ? absl::OkStatus() : wl.status();
     if (wl->metadata().annotations().count(kIsGroupWorkloadAnnotation) == 0 ||
         wl->metadata().owner_references_size() > 0) {
       return absl::OkStatus();
     }
+    // Kueue's finalizers keep the members it deleted on eviction until their replacements
+    // exist, so an evicted group is never empty there: it waits for replacement pods. Tollgate
+    // puts no finalizers on pods, so it reads an evicted group without members the same way.
+    if (Evicted(*wl)) return AwaitReplacements(*wl);
     v1::DeleteWorkloadRequest del;
     *del.mutable_workload() = Ref(key.ns, key.name);
     absl::Status status = admission_.DeleteWorkload(del);

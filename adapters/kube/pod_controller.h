@@ -86,6 +86,9 @@ class PodController {
  private:
   absl::Status ReconcilePod(const ObjectKey& key);
   absl::Status ReconcileGroup(const ObjectKey& key);
+  // An evicted pod group whose members are all gone: waiting for replacement pods, and its
+  // eviction complete.
+  absl::Status AwaitReplacements(const v1::Workload& wl);
   // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
   // non-serving group) when that differs from what the workload holds.
   absl::Status ForwardGroupReclaimablePods(const std::vector<Json>& pods,

@@ -245,19 +245,24 @@ TEST_F(PodKindsE2eTest, PlainPodsWaitGatedRunWithTheirFlavorAndAreDeletedOnPreem
   const std::string ns = "pods";
   Json documented = Fixture("pod/pod.yaml").at(0);
   documented["metadata"]["annotations"][kDuration] = "3600";
-  // The queue holds cpu 2: the first pod (cpu 2) runs, the second waits gated.
+  // The queue holds cpu 2: the first pod (cpu 2) runs, the second waits gated. The second is
+  // made once the first runs: two pods made at once are queued in the order their workloads are
+  // made, which is the order the adapter happens to see them.
   Json first = Create(PodResource(), ns, Gated(documented));
+  const std::string first_wl = manifest::KueueWorkloadName("Pod", "", "notebook-warmup",
+                                                           GetString(first, {"metadata", "uid"}));
+  ASSERT_TRUE(WaitFor(
+      [&] { return RunsWithFlavor(Get(PodResource(), ns, "notebook-warmup"), "cpu", "notebooks"); },
+      kWait))
+      << Get(PodResource(), ns, "notebook-warmup").dump(2);
   Json second_doc = Gated(documented);
   second_doc["metadata"]["name"] = "notebook-second";
   Json second = Create(PodResource(), ns, second_doc);
-  const std::string first_wl = manifest::KueueWorkloadName("Pod", "", "notebook-warmup",
-                                                           GetString(first, {"metadata", "uid"}));
   const std::string second_wl = manifest::KueueWorkloadName("Pod", "", "notebook-second",
                                                             GetString(second, {"metadata", "uid"}));
   ASSERT_TRUE(WaitFor(
       [&] {
-        return RunsWithFlavor(Get(PodResource(), ns, "notebook-warmup"), "cpu", "notebooks") &&
-               StateOf(ns, second_wl) == v1::WORKLOAD_STATE_PENDING &&
+        return StateOf(ns, second_wl) == v1::WORKLOAD_STATE_PENDING &&
                manifest::IsGated(Get(PodResource(), ns, "notebook-second"));
       },
       kWait))
@@ -534,9 +539,23 @@ TEST_F(PodKindsE2eTest, LeaderWorkerSetGroupsAreAdmittedOneByOne) {
   const int admitted = StateOf(ns, group_wl(0)) == v1::WORKLOAD_STATE_ADMITTED ? 0 : 1;
   const int waiting = 1 - admitted;
   EXPECT_EQ(StateOf(ns, group_wl(waiting)), v1::WORKLOAD_STATE_PENDING);
-  // Preempting the running group deletes its pods; the waiting group takes the GPUs.
+  // Preempting the running group deletes its pods; the LeaderWorkerSet makes them again, gated.
+  // The preempted group keeps its place in the queue (Kueue orders by creation time; a
+  // preemption does not move a workload back), so it is admitted again ahead of the waiting one.
+  const std::string old_leader =
+      GetString(Get(PodResource(), ns, absl::StrCat("vllm-llama-", admitted)), {"metadata", "uid"});
   Preempt(ns, group_wl(admitted));
-  ASSERT_TRUE(WaitFor([&] { return group_running(waiting); }, kWait));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string leader = GetString(
+            Get(PodResource(), ns, absl::StrCat("vllm-llama-", admitted)), {"metadata", "uid"});
+        return !leader.empty() && leader != old_leader && group_running(admitted) &&
+               group_gated(waiting) &&
+               StateOf(ns, group_wl(admitted)) == v1::WORKLOAD_STATE_ADMITTED;
+      },
+      kWait));
+  EXPECT_GE(Workload(ns, group_wl(admitted))->status().preemption_count(), 1);
+  EXPECT_EQ(StateOf(ns, group_wl(waiting)), v1::WORKLOAD_STATE_PENDING);
   // Scaled down to one group: group 1's workload goes with its pods.
   Patch(LeaderWorkerSetResource(), ns, "vllm-llama", {{"spec", {{"replicas", 1}}}});
   ASSERT_TRUE(WaitFor([&] { return !Workload(ns, group_wl(1)).has_value(); }, kWait));
