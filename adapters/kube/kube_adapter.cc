@@ -316,17 +316,8 @@ void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
 }
 
 void KubeAdapter::WorkerLoop() {
-  while (std::optional<ObjectKey> key = queue_.Get()) {
-    absl::Status status = controller_.Reconcile(*key);
-    if (status.ok()) {
-      queue_.Forget(*key);
-    } else {
-      common::Log("warning", "reconcile failed",
-                  {{"object", key->ToString()}, {"error", status.ToString()}});
-      queue_.AddRateLimited(*key);
-    }
-    queue_.Done(*key);
-  }
+  DrainWorkQueue(
+      queue_, [this](const ObjectKey& key) { return controller_.Reconcile(key); }, "reconcile");
 }
 
 void KubeAdapter::CollectOrphans() {
