@@ -6,6 +6,7 @@
 #include "core/admission_checks.h"
 #include "core/cluster_state.h"
 #include "core/error_text.h"
+#include "core/topology_scheduling.h"
 
 // ClusterState's admission checks (Kueue's two-phase admission): the AdmissionCheck objects and
 // their Active condition, which checks each workload carries, a controller's state updates and
@@ -255,8 +256,61 @@ void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
     }
     return;
   }
-  if (wl.status.state == WorkloadState::kQuotaReserved && AllChecksReady(checks)) {
+  if (wl.status.state == WorkloadState::kQuotaReserved && AllChecksReady(checks) &&
+      PlaceDelayedTopology(wl, now)) {
     CompleteAdmission(wl, now);
+  }
+}
+
+bool ClusterState::PlaceDelayedTopology(Workload& wl, absl::Time now) {
+  const ClusterQueueRuntime* cq = cluster_queue(wl.status.admission->cluster_queue);
+  if (cq != nullptr && HasMultiKueueCheck(cq->spec, registry_.admission_checks())) {
+    // The worker cluster places the pods; the manager admits without placing them (Kueue marks
+    // the request Ready from the remote's admission).
+    delayed_topology_.erase(wl.id);
+    return true;
+  }
+  const bool topology_only = cq != nullptr && IsTopologyOnly(cq->spec, topology_);
+  const WorkloadTopologyRequests requests = DelayedTopologyRequestsOf(wl, topology_only, topology_);
+  if (requests.empty()) {
+    delayed_topology_.erase(wl.id);
+    return true;
+  }
+  TopologyOutcome outcome = PlaceTopology(requests, topology_, /*simulate_empty=*/false);
+  if (outcome.ok) {
+    Admission placed = *wl.status.admission;
+    for (auto& [index, assignment] : outcome.placed) {
+      placed.pod_sets[index].topology_assignment = std::move(assignment);
+    }
+    RemoveUsageOf(wl);
+    wl.status.admission = std::move(placed);
+    AddUsageOf(wl);
+    delayed_topology_.erase(wl.id);
+    MarkDirty(wl.id);
+    return true;
+  }
+  delayed_topology_.insert(wl.id);
+  const Condition* admitted = FindCondition(wl.status, "Admitted");
+  if (admitted == nullptr || admitted->reason != "PendingDelayedTopologyRequests") {
+    SetCondition(wl.status, Condition{"Admitted", false, "PendingDelayedTopologyRequests",
+                                      "There are pending delayed topology requests", now});
+    AddEvent(wl.status, now, "SecondPassFailed", outcome.reason);
+    MarkDirty(wl.id);
+  }
+  return false;
+}
+
+void ClusterState::RetryDelayedTopology(absl::Time now) {
+  if (delayed_topology_.empty()) return;
+  const std::vector<WorkloadId> waiting(delayed_topology_.begin(), delayed_topology_.end());
+  for (WorkloadId id : waiting) {
+    Workload* wl = mutable_workload(id);
+    if (wl == nullptr || wl->status.state != WorkloadState::kQuotaReserved ||
+        !AllChecksReady(wl->status.admission_checks())) {
+      delayed_topology_.erase(id);
+      continue;
+    }
+    if (PlaceDelayedTopology(*wl, now)) CompleteAdmission(*wl, now);
   }
 }
 

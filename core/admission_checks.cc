@@ -30,6 +30,31 @@ std::map<std::string, std::set<std::string>> ChecksByFlavors(const ClusterQueueS
   return checks;
 }
 
+bool HasMultiKueueCheck(const ClusterQueueSpec& cq,
+                        const std::map<std::string, AdmissionCheckRuntime>& checks) {
+  for (const AdmissionCheckStrategyRule& rule : cq.admission_checks) {
+    auto it = checks.find(rule.name);
+    if (it != checks.end() && it->second.spec.controller_name == kMultiKueueControllerName) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::set<std::string> DelayedTopologyFlavors(
+    const ClusterQueueSpec& cq, const std::map<std::string, AdmissionCheckRuntime>& checks) {
+  if (HasMultiKueueCheck(cq, checks)) return AllFlavors(cq);
+  std::set<std::string> delayed;
+  for (const auto& [name, flavors] : ChecksByFlavors(cq)) {
+    auto it = checks.find(name);
+    if (it == checks.end()) continue;
+    if (it->second.spec.controller_name == kProvisioningRequestControllerName) {
+      delayed.insert(flavors.begin(), flavors.end());
+    }
+  }
+  return delayed;
+}
+
 std::vector<std::string> ChecksForWorkload(const ClusterQueueSpec& cq, const Admission* admission) {
   std::vector<std::string> names;
   if (cq.admission_checks.empty()) return names;

@@ -54,6 +54,17 @@ std::map<std::string, std::set<std::string>> ChecksByFlavors(const ClusterQueueS
 // (the flavors are not known yet).
 std::vector<std::string> ChecksForWorkload(const ClusterQueueSpec& cq, const Admission* admission);
 
+// Kueue's delayed topology requests (flavorsWithProvReqAdmissionCheck,
+// hasMultiKueueAdmissionCheck): the flavors of `cq` whose topology placement waits until the
+// workload's checks are Ready: those a ProvisioningRequest check applies to (the pods are placed on
+// the nodes it provisioned), and every flavor when a MultiKueue check is set (the worker cluster
+// places them). Missing checks count for nothing.
+std::set<std::string> DelayedTopologyFlavors(
+    const ClusterQueueSpec& cq, const std::map<std::string, AdmissionCheckRuntime>& checks);
+// The ClusterQueue names a MultiKueue check (that exists).
+bool HasMultiKueueCheck(const ClusterQueueSpec& cq,
+                        const std::map<std::string, AdmissionCheckRuntime>& checks);
+
 // Makes `checks` hold exactly `names` (sorted by name): a missing one is added as Pending at
 // `now`, one not named any more is dropped, the others keep their state. Returns whether
 // anything changed.

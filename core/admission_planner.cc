@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/fair_sharing.h"
 #include "core/saturating.h"
 #include "core/topology_scheduling.h"
@@ -325,12 +326,14 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   FlavorAssigner assigner(state_, cq, wl, oracle);
 
   const bool topology_only = IsTopologyOnly(cq.spec, state_.topology());
+  const std::set<std::string> delayed_flavors =
+      DelayedTopologyFlavors(cq.spec, state_.registry().admission_checks());
   // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
   // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
   // lower-priority work does not take them this cycle).
   auto targets_for = [&](Evaluation& e) {
     WorkloadTopologyRequests requests =
-        TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology());
+        TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology(), delayed_flavors);
     e.targets =
         preemptor.GetTargets(wl, cq, e.assignment.usage, e.assignment.ResourcesNeedingPreemption(),
                              requests.empty() ? nullptr : &requests);

@@ -418,6 +418,13 @@ class ClusterState {
   // A workload whose quota is reserved and whose checks are all Ready becomes admitted; a
   // podSetUpdates conflict fails it instead (Kueue's FailedToStart).
   void CompleteAdmission(Workload& wl, absl::Time now);
+  // Kueue's second pass for delayed topology requests (a ProvisioningRequest or MultiKueue check
+  // on the flavor): once the checks are Ready, places the pod sets reserved without a topology
+  // assignment. True when nothing is left to place; false when they do not fit yet: the workload
+  // stays reserved (Admitted False, PendingDelayedTopologyRequests) and is tried again after
+  // each scheduling cycle (RetryDelayedTopology).
+  bool PlaceDelayedTopology(Workload& wl, absl::Time now);
+  void RetryDelayedTopology(absl::Time now);
   // Kueue's consequences of the workload's check states (see SetAdmissionCheckState).
   void ReconcileChecks(Workload& wl, absl::Time now);
   // Kueue's release of a reservation that is not admitted yet when its LocalQueue or
@@ -493,6 +500,8 @@ class ClusterState {
   AdmissionFairSharingLedger fair_usage_{config_.admission_fair_sharing};
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
+  // Reserved workloads whose checks are Ready but whose delayed topology requests did not fit.
+  absl::btree_set<WorkloadId> delayed_topology_;
   RuntimeHistory runtime_history_;
   mutable TopologyInventory topology_;
   int64_t cycle_ = 0;

@@ -37,6 +37,8 @@ void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
   for (const PendingDecision& p : plan.pending) ApplyPending(p, now);
   for (const AdmissionDecision& a : plan.admissions) ApplyAdmission(a, now);
   for (const PreemptionDecision& p : plan.preemptions) ApplyPreemption(p, now);
+  // After the cycle's admissions, so a second pass never takes nodes a planned head counted on.
+  RetryDelayedTopology(now);
 }
 
 void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/admission_checks.h"
 #include "core/node_matching.h"
 #include "core/quantity.h"
 #include "core/saturating.h"
@@ -174,7 +175,8 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
   TopologyInventory& inventory = state_.topology();
   WorkloadTopologyRequests requests =
-      TopologyRequestsFor(wl_, assignment, topology_only_, inventory);
+      TopologyRequestsFor(wl_, assignment, topology_only_, inventory,
+                          DelayedTopologyFlavors(cq_.spec, state_.registry().admission_checks()));
   if (requests.empty()) return;
   for (const auto& [index, error] : requests.errors) {
     PodSetFlavors& ps = assignment.pod_sets[index];

@@ -113,8 +113,8 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
 }
 
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
-                                             bool topology_only,
-                                             const TopologyInventory& inventory) {
+                                             bool topology_only, const TopologyInventory& inventory,
+                                             const std::set<std::string>& delayed_flavors) {
   WorkloadTopologyRequests out;
   for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
     const PodSetFlavors& psa = assignment.pod_sets[i];
@@ -145,10 +145,46 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
       out.errors.emplace_back(i, error);
       continue;
     }
-    // Delayed topology request (a ProvisioningRequest check on this flavor places the pods after
-    // provisioning): the hook for the admission-checks work; no such check exists yet.
+    if (delayed_flavors.count(flavor) > 0) {
+      // Placed once the checks are Ready (PlaceDelayedTopology): quota alone decides now.
+      out.delayed.push_back(i);
+      continue;
+    }
     out.by_flavor[flavor].push_back(
         PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
+    out.pod_set_index[flavor].push_back(i);
+  }
+  return out;
+}
+
+WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topology_only,
+                                                   const TopologyInventory& inventory) {
+  WorkloadTopologyRequests out;
+  if (!wl.status.admission.has_value()) return out;
+  const std::vector<PodSetAssignment>& assigned = wl.status.admission->pod_sets;
+  for (size_t i = 0; i < assigned.size(); ++i) {
+    const PodSetAssignment& psa = assigned[i];
+    const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
+    if (pod_set == nullptr || psa.topology_assignment.has_value() || psa.count == 0 ||
+        !TopologyRequested(*pod_set, topology_only)) {
+      continue;
+    }
+    std::vector<std::string> flavors;
+    for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
+    std::string error;
+    const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    if (flavor.empty()) continue;  // not placed by topology (a quota-only flavor)
+    TopologyPlacementRequest r = PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
+    for (const AdmissionCheckState& check : wl.status.admission_checks()) {
+      if (check.state != CheckState::kReady) continue;
+      for (const PodSetUpdate& update : check.pod_set_updates) {
+        if (update.name != psa.name) continue;
+        for (const auto& [key, value] : update.node_selector) r.node_selector[key] = value;
+        r.tolerations.insert(r.tolerations.end(), update.tolerations.begin(),
+                             update.tolerations.end());
+      }
+    }
+    out.by_flavor[flavor].push_back(std::move(r));
     out.pod_set_index[flavor].push_back(i);
   }
   return out;

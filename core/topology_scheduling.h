@@ -38,16 +38,26 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
                                 TopologyInventory& inventory);
 
 // The placement requests of an assignment, by topology flavor, with the index of each request's
-// pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts).
+// pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts);
+// `delayed` are pod sets on a flavor of `delayed_flavors` (DelayedTopologyFlavors), which get no
+// request now (Kueue's DelayedTopologyRequest Pending).
 struct WorkloadTopologyRequests {
   std::map<std::string, std::vector<TopologyPlacementRequest>> by_flavor;
   std::map<std::string, std::vector<size_t>> pod_set_index;
   std::vector<std::pair<size_t, std::string>> errors;
+  std::vector<size_t> delayed;
   bool empty() const { return by_flavor.empty() && errors.empty(); }
 };
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
-                                             bool topology_only,
-                                             const TopologyInventory& inventory);
+                                             bool topology_only, const TopologyInventory& inventory,
+                                             const std::set<std::string>& delayed_flavors = {});
+
+// Kueue's second pass for delayed topology requests: the placement requests of the admitted pod
+// sets of `wl` (indexes into its admission's pod sets) that request topology on a topology flavor
+// and have no assignment yet, each with the node selector and tolerations its Ready checks'
+// podSetUpdates add (the provisioned nodes' labels). Empty when there are none.
+WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topology_only,
+                                                   const TopologyInventory& inventory);
 
 // Places every flavor's requests in flavor-name order (Kueue's
 // FindTopologyAssignmentsForWorkload). On failure, the pod set and Kueue's reason.

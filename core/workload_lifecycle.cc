@@ -29,6 +29,7 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   }
   wl.quota_usage.clear();
   unready_admitted_.erase(wl.id);
+  delayed_topology_.erase(wl.id);
   if (!registry_.terminating().empty()) finalize_check_due_ = true;
   RequeueInadmissibleInTreeOf(cq_name, now);
 }

@@ -1,6 +1,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/cluster_state.h"
 
 // ClusterState's restore after a restart: workloads read back from the store re-enter the
@@ -98,6 +99,11 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       ArmPreemptionProtectionTimer(ref, ref.status.admission_time);
     }
     if (ref.status.state == WorkloadState::kAdmitted) ArmExecutionDeadline(ref);
+    if (ref.status.state == WorkloadState::kQuotaReserved &&
+        AllChecksReady(ref.status.admission_checks())) {
+      // Its checks are Ready but its delayed topology requests did not fit yet.
+      delayed_topology_.insert(ref.id);
+    }
     if (ref.status.state == WorkloadState::kQuotaReserved && config_.wait_for_pods_ready.enable) {
       // Waiting for its admission checks: it holds blockAdmission back, its timeout has not
       // started.

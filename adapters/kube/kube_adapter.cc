@@ -372,19 +372,13 @@ void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
 }
 
 void KubeAdapter::WorkerLoop() {
-  while (std::optional<ObjectKey> key = queue_.Get()) {
-    absl::Status status = pods_ != nullptr && pods_->Handles(key->resource)
-                              ? pods_->Reconcile(*key)
-                              : controller_.Reconcile(*key);
-    if (status.ok()) {
-      queue_.Forget(*key);
-    } else {
-      common::Log("warning", "reconcile failed",
-                  {{"object", key->ToString()}, {"error", status.ToString()}});
-      queue_.AddRateLimited(*key);
-    }
-    queue_.Done(*key);
-  }
+  DrainWorkQueue(
+      queue_,
+      [this](const ObjectKey& key) {
+        return pods_ != nullptr && pods_->Handles(key.resource) ? pods_->Reconcile(key)
+                                                                : controller_.Reconcile(key);
+      },
+      "reconcile");
 }
 
 void KubeAdapter::CollectOrphans() {

@@ -377,18 +377,9 @@ void ProvisioningController::ChecksLoop(const common::StopSignal& stop) {
 }
 
 void ProvisioningController::WorkerLoop() {
-  while (std::optional<ObjectKey> key = queue_.Get()) {
-    absl::Status status = Reconcile(key->ns, key->name);
-    if (status.ok()) {
-      queue_.Forget(*key);
-    } else {
-      common::Log(
-          "warning", "provisioning reconcile failed",
-          {{"workload", absl::StrCat(key->ns, "/", key->name)}, {"error", status.ToString()}});
-      queue_.AddRateLimited(*key);
-    }
-    queue_.Done(*key);
-  }
+  DrainWorkQueue(
+      queue_, [this](const ObjectKey& key) { return Reconcile(key.ns, key.name); },
+      "provisioning reconcile");
 }
 
 void ProvisioningController::Run(const common::StopSignal& stop) {

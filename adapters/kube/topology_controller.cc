@@ -131,54 +131,68 @@ void TopologyController::PodInformer(const common::StopSignal& stop) {
   RunInformer(kube_, manifest::PodResource(), handlers, clock_, informer, stop);
 }
 
-void TopologyController::FlushNodes() {
-  absl::MutexLock flush(&flush_mu_);
-  std::map<std::string, v1::Node> desired;
-  std::map<std::string, std::string> sent;
+template <typename Item>
+std::optional<TopologyController::Diff<Item>> TopologyController::DiffOf(
+    Mirror<Item>& mirror, const std::function<absl::StatusOr<SentItems>()>& read_back) {
+  Diff<Item> diff;
+  std::map<std::string, Item> desired;
+  SentItems sent;
   bool known = false;
   {
     absl::MutexLock lock(&mu_);
-    if (!nodes_.listed) return;
-    desired = nodes_.desired;
-    sent = nodes_.sent;
-    known = nodes_.sent_known;
+    if (!mirror.listed) return std::nullopt;
+    desired = mirror.desired;
+    sent = mirror.sent;
+    known = mirror.sent_known;
   }
   if (!known) {
-    absl::StatusOr<v1::ListNodesResponse> inventory = inventory_.ListNodes({});
-    if (!inventory.ok()) {
+    absl::StatusOr<SentItems> stored = read_back();
+    if (!stored.ok()) {
       common::Log("warning", "cannot read the node inventory",
-                  {{"error", inventory.status().ToString()}});
-      return;
+                  {{"error", stored.status().ToString()}});
+      return std::nullopt;
     }
-    sent.clear();
-    for (const v1::NodeSummary& summary : inventory->nodes()) {
+    sent = *std::move(stored);
+    absl::MutexLock lock(&mu_);
+    mirror.sent = sent;
+    mirror.sent_known = true;
+  }
+  for (const auto& [name, item] : desired) {
+    auto it = sent.find(name);
+    if (it == sent.end() || it->second != Serialized(item)) diff.changed.push_back(item);
+  }
+  for (const auto& [name, unused] : sent) {
+    if (desired.count(name) == 0) diff.removed.push_back(name);
+  }
+  return diff;
+}
+
+void TopologyController::FlushNodes() {
+  absl::MutexLock flush(&flush_mu_);
+  std::optional<Diff<v1::Node>> diff = DiffOf<v1::Node>(nodes_, [&]() -> absl::StatusOr<SentItems> {
+    TOLLGATE_ASSIGN_OR_RETURN(v1::ListNodesResponse inventory, inventory_.ListNodes({}));
+    SentItems sent;
+    for (const v1::NodeSummary& summary : inventory.nodes()) {
       sent[summary.node().metadata().name()] = Serialized(summary.node());
     }
-    absl::MutexLock lock(&mu_);
-    nodes_.sent = sent;
-    nodes_.sent_known = true;
-  }
-  std::vector<v1::Node> changed;
-  for (const auto& [name, node] : desired) {
-    auto it = sent.find(name);
-    if (it == sent.end() || it->second != Serialized(node)) changed.push_back(node);
-  }
-  for (size_t begin = 0; begin < changed.size(); begin += kChunk) {
+    return sent;
+  });
+  if (!diff.has_value()) return;
+  for (size_t begin = 0; begin < diff->changed.size(); begin += kChunk) {
     v1::UpsertNodesRequest request;
-    const size_t end = std::min(changed.size(), begin + kChunk);
-    for (size_t i = begin; i < end; ++i) *request.add_nodes() = changed[i];
+    const size_t end = std::min(diff->changed.size(), begin + kChunk);
+    for (size_t i = begin; i < end; ++i) *request.add_nodes() = diff->changed[i];
     absl::StatusOr<v1::UpsertNodesResponse> upserted = inventory_.UpsertNodes(request);
     if (!upserted.ok()) {
       common::Log("warning", "cannot upsert nodes", {{"error", upserted.status().ToString()}});
       return;
     }
     absl::MutexLock lock(&mu_);
-    for (size_t i = begin; i < end; ++i) {
-      nodes_.sent[changed[i].metadata().name()] = Serialized(changed[i]);
+    for (const v1::Node& node : request.nodes()) {
+      nodes_.sent[node.metadata().name()] = Serialized(node);
     }
   }
-  for (const auto& [name, unused] : sent) {
-    if (desired.count(name) > 0) continue;
+  for (const std::string& name : diff->removed) {
     v1::DeleteNodeRequest request;
     request.set_name(name);
     absl::StatusOr<v1::DeleteNodeResponse> deleted = inventory_.DeleteNode(request);
@@ -194,50 +208,23 @@ void TopologyController::FlushNodes() {
 
 void TopologyController::FlushPods() {
   absl::MutexLock flush(&flush_mu_);
-  std::map<std::string, v1::NodePod> desired;
-  std::map<std::string, std::string> sent;
-  bool known = false;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!pods_.listed) return;
-    desired = pods_.desired;
-    sent = pods_.sent;
-    known = pods_.sent_known;
-  }
-  if (!known) {
-    // What an earlier tollgate-kube reported: the pods on each node that has some.
-    absl::StatusOr<v1::ListNodesResponse> inventory = inventory_.ListNodes({});
-    if (!inventory.ok()) {
-      common::Log("warning", "cannot read the node inventory",
-                  {{"error", inventory.status().ToString()}});
-      return;
-    }
-    sent.clear();
-    for (const v1::NodeSummary& summary : inventory->nodes()) {
-      if (summary.reported_pods() == 0) continue;
-      v1::GetNodeRequest request;
-      request.set_name(summary.node().metadata().name());
-      absl::StatusOr<v1::NodeDetails> details = inventory_.GetNode(request);
-      if (!details.ok()) {
-        common::Log("warning", "cannot read the node inventory",
-                    {{"error", details.status().ToString()}});
-        return;
-      }
-      for (const v1::NodePod& pod : details->reported_pods()) sent[pod.name()] = Serialized(pod);
-    }
-    absl::MutexLock lock(&mu_);
-    pods_.sent = sent;
-    pods_.sent_known = true;
-  }
-  std::vector<v1::NodePod> changed;
-  for (const auto& [name, pod] : desired) {
-    auto it = sent.find(name);
-    if (it == sent.end() || it->second != Serialized(pod)) changed.push_back(pod);
-  }
-  std::vector<std::string> removed;
-  for (const auto& [name, unused] : sent) {
-    if (desired.count(name) == 0) removed.push_back(name);
-  }
+  // What an earlier tollgate-kube reported: the pods on each node that has some.
+  std::optional<Diff<v1::NodePod>> diff =
+      DiffOf<v1::NodePod>(pods_, [&]() -> absl::StatusOr<SentItems> {
+        TOLLGATE_ASSIGN_OR_RETURN(v1::ListNodesResponse inventory, inventory_.ListNodes({}));
+        SentItems sent;
+        for (const v1::NodeSummary& summary : inventory.nodes()) {
+          if (summary.reported_pods() == 0) continue;
+          v1::GetNodeRequest request;
+          request.set_name(summary.node().metadata().name());
+          TOLLGATE_ASSIGN_OR_RETURN(v1::NodeDetails details, inventory_.GetNode(request));
+          for (const v1::NodePod& pod : details.reported_pods()) sent[pod.name()] = Serialized(pod);
+        }
+        return sent;
+      });
+  if (!diff.has_value()) return;
+  const std::vector<v1::NodePod>& changed = diff->changed;
+  const std::vector<std::string>& removed = diff->removed;
   for (size_t begin = 0; begin < std::max(changed.size(), removed.size()); begin += kChunk) {
     v1::ReportPodsRequest request;
     for (size_t i = begin; i < std::min(changed.size(), begin + kChunk); ++i) {
@@ -319,18 +306,9 @@ absl::Status TopologyController::Reconcile(const std::string& ns, const std::str
 }
 
 void TopologyController::WorkerLoop() {
-  while (std::optional<ObjectKey> key = queue_.Get()) {
-    absl::Status status = Reconcile(key->ns, key->name);
-    if (status.ok()) {
-      queue_.Forget(*key);
-    } else {
-      common::Log(
-          "warning", "topology ungating failed",
-          {{"workload", absl::StrCat(key->ns, "/", key->name)}, {"error", status.ToString()}});
-      queue_.AddRateLimited(*key);
-    }
-    queue_.Done(*key);
-  }
+  DrainWorkQueue(
+      queue_, [this](const ObjectKey& key) { return Reconcile(key.ns, key.name); },
+      "topology ungating");
 }
 
 void TopologyController::Run(const common::StopSignal& stop) {

@@ -6,7 +6,9 @@
 // decisions are node_feed.h's and services/manifest/topology_enactment.h's; this file reads and
 // writes. docs/topology.md.
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,19 @@ class TopologyController {
     // have left items this one never saw).
     bool sent_known = false;
   };
+
+  // Serialized items by name, as the inventory holds them.
+  using SentItems = std::map<std::string, std::string>;
+  template <typename Item>
+  struct Diff {
+    std::vector<Item> changed;
+    std::vector<std::string> removed;
+  };
+  // What `mirror`'s flush must send; `read_back` fills `sent` the first time. nullopt before the
+  // informer listed or when the read-back failed (logged).
+  template <typename Item>
+  std::optional<Diff<Item>> DiffOf(Mirror<Item>& mirror,
+                                   const std::function<absl::StatusOr<SentItems>()>& read_back);
 
   void NodeInformer(const common::StopSignal& stop);
   void PodInformer(const common::StopSignal& stop);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "common/json_log.h"
+
 namespace tollgate::kube {
 
 void WorkQueue::AddLocked(const ObjectKey& key) {
@@ -79,6 +82,22 @@ void WorkQueue::ShutDown() {
 size_t WorkQueue::Size() const {
   absl::MutexLock lock(&mu_);
   return queued_.size() + delayed_.size() + processing_.size();
+}
+
+void DrainWorkQueue(WorkQueue& queue,
+                    const std::function<absl::Status(const ObjectKey&)>& reconcile,
+                    absl::string_view what) {
+  while (std::optional<ObjectKey> key = queue.Get()) {
+    absl::Status status = reconcile(*key);
+    if (status.ok()) {
+      queue.Forget(*key);
+    } else {
+      common::Log("warning", absl::StrCat(what, " failed"),
+                  {{"object", key->ToString()}, {"error", status.ToString()}});
+      queue.AddRateLimited(*key);
+    }
+    queue.Done(*key);
+  }
 }
 
 }  // namespace tollgate::kube

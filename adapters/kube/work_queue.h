@@ -1,11 +1,14 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/kube/job_controller.h"
@@ -52,5 +55,12 @@ class WorkQueue {
   std::map<ObjectKey, int> failures_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+// A worker: takes keys from `queue` until it shuts down and reconciles each; a success resets
+// the key's backoff, a failure is logged (`what` names the work, e.g. "reconcile") and the key
+// comes back after its backoff.
+void DrainWorkQueue(WorkQueue& queue,
+                    const std::function<absl::Status(const ObjectKey&)>& reconcile,
+                    absl::string_view what);
 
 }  // namespace tollgate::kube

@@ -179,6 +179,29 @@ TEST(LatestRetryTimeTest, TheLatestTotalTimeNotTheLargestDelay) {
   EXPECT_EQ(LatestRetryTime({Check("no-delay", CheckState::kRetry)}), absl::InfinitePast());
 }
 
+TEST(DelayedTopologyFlavorsTest, ProvisioningOnItsFlavorsMultiKueueOnEvery) {
+  std::map<std::string, AdmissionCheckRuntime> registry;
+  auto add = [&registry](std::string name, absl::string_view controller) {
+    AdmissionCheckRuntime rt;
+    rt.spec.name = name;
+    rt.spec.controller_name = std::string(controller);
+    registry[name] = rt;
+  };
+  add("approval", "example.com/approval");
+  add("prov", kProvisioningRequestControllerName);
+  add("mk", kMultiKueueControllerName);
+
+  EXPECT_TRUE(DelayedTopologyFlavors(TwoFlavorQueue({{"approval", {}}}), registry).empty());
+  EXPECT_THAT(DelayedTopologyFlavors(TwoFlavorQueue({{"prov", {"spot"}}}), registry),
+              ElementsAre("spot"));
+  EXPECT_THAT(DelayedTopologyFlavors(TwoFlavorQueue({{"prov", {}}}), registry),
+              ElementsAre("on-demand", "spot"));
+  EXPECT_THAT(DelayedTopologyFlavors(TwoFlavorQueue({{"mk", {}}, {"approval", {}}}), registry),
+              ElementsAre("on-demand", "spot"));
+  // A check that does not exist delays nothing.
+  EXPECT_TRUE(DelayedTopologyFlavors(TwoFlavorQueue({{"gone", {}}}), registry).empty());
+}
+
 TEST(ClusterQueueCheckInactivityTest, KueuesReasonsAndMessages) {
   std::map<std::string, AdmissionCheckRuntime> registry;
   auto add = [&registry](std::string name, std::string controller, bool active) {

@@ -14,6 +14,9 @@ The gRPC stubs are generated at build time from proto/tollgate/v1 (see README.md
 from tollgate_client.client import (
     AdmissionTimeout,
     CohortBreakdown,
+    Node,
+    NodePod,
+    NodeSummary,
     PendingWorkload,
     PodSet,
     PreemptResult,
@@ -28,6 +31,9 @@ from tollgate_client.client import (
 __all__ = [
     "AdmissionTimeout",
     "CohortBreakdown",
+    "Node",
+    "NodePod",
+    "NodeSummary",
     "PendingWorkload",
     "PodSet",
     "PreemptResult",

@@ -2,9 +2,11 @@
 
 What an ML engineer needs from a notebook or a launcher script: submit a workload, wait until
 it is admitted (with a timeout), watch changes, list what is pending and why, and see who holds
-the cohort's quota; and the operator controls: stop/resume queues, deactivate/activate,
-reprioritize and preempt (with hold). Every other call is available on the generated stubs
-(`client.admission`, `client.config`, `client.visibility`, `client.info`).
+the cohort's quota; the operator controls: stop/resume queues, deactivate/activate,
+reprioritize and preempt (with hold); and the node inventory of topology-aware scheduling, for
+feeders outside Kubernetes (a Slurm front-end, a bare-metal fleet). Every other call is
+available on the generated stubs (`client.admission`, `client.config`, `client.visibility`,
+`client.info`, `client.inventory`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import grpc
 
-from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
+from tollgate.v1 import inventory_pb2, inventory_pb2_grpc, objects_pb2, service_pb2, service_pb2_grpc
 
 _STATES = {
     objects_pb2.WORKLOAD_STATE_PENDING: "Pending",
@@ -56,6 +58,10 @@ class PodSet:
     count: int = 1
     requests: Mapping[str, str] = dataclasses.field(default_factory=dict)
     min_count: Optional[int] = None
+    # Topology-aware scheduling (docs/topology.md): every pod in one domain of this level (a
+    # node label of the flavor's Topology, e.g. "cloud.com/rack"), or preferably so.
+    required_topology: Optional[str] = None
+    preferred_topology: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +86,15 @@ class Workload:
     def checks(self) -> Dict[str, str]:
         """Each admission check's state by name (Pending, Ready, Retry, Rejected)."""
         return {c.name: c.state for c in self.proto.status.admission_checks}
+
+    @property
+    def placement(self) -> Dict[str, List[Tuple[Tuple[str, ...], int]]]:
+        """Each placed pod set's domains: (values of the assignment's levels, pod count)."""
+        return {
+            psa.name: [(tuple(d.values), d.count) for d in psa.topology_assignment.domains]
+            for psa in self.proto.status.admission.pod_set_assignments
+            if psa.HasField("topology_assignment")
+        }
 
     @staticmethod
     def from_proto(wl: objects_pb2.Workload) -> "Workload":
@@ -174,6 +189,58 @@ class CohortBreakdown:
     proto: service_pb2.CohortBreakdown = dataclasses.field(repr=False, compare=False)
 
 
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """A node of the inventory, shaped like Kubernetes' Node: `labels` carry the topology
+    levels and what flavors' nodeLabels match; `allocatable` includes `pods`; taints are
+    (key, value, effect) triples."""
+
+    name: str
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    allocatable: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    taints: Sequence[Tuple[str, str, str]] = ()
+    unschedulable: bool = False
+    ready: bool = True
+
+    def to_proto(self) -> inventory_pb2.Node:
+        node = inventory_pb2.Node()
+        node.metadata.name = self.name
+        node.metadata.labels.update(self.labels)
+        node.status.allocatable.update(self.allocatable)
+        for key, value, effect in self.taints:
+            node.spec.taints.add(key=key, value=value, effect=effect)
+        node.spec.unschedulable = self.unschedulable
+        node.status.ready = self.ready
+        return node
+
+
+@dataclasses.dataclass(frozen=True)
+class NodePod:
+    """A pod Tollgate does not place (a daemon, another scheduler's job): its requests come off
+    its node's capacity. `name` is unique among reported pods."""
+
+    name: str
+    node: str
+    requests: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeSummary:
+    """A node with what sits on it: the topology flavors it serves, reported and placed pods,
+    and what is free per resource."""
+
+    name: str
+    flavors: List[str]
+    reported_pods: int
+    placed_pods: int
+    free: Mapping[str, str]
+    proto: inventory_pb2.NodeSummary = dataclasses.field(repr=False, compare=False)
+
+
+# The inventory takes at most this many nodes or pods per call.
+_INVENTORY_CHUNK = 1000
+
+
 class _Endpoint:
     """One replica: its channel and a stub per service."""
 
@@ -188,6 +255,7 @@ class _Endpoint:
         self.config = service_pb2_grpc.ConfigServiceStub(self.channel)
         self.visibility = service_pb2_grpc.VisibilityServiceStub(self.channel)
         self.info = service_pb2_grpc.InfoServiceStub(self.channel)
+        self.inventory = inventory_pb2_grpc.InventoryServiceStub(self.channel)
 
 
 # Trailers of a follower's refusal (services/api/metadata_keys.h, docs/ha.md).
@@ -256,6 +324,10 @@ class TollgateClient:
     def info(self):
         return self._endpoint.info
 
+    @property
+    def inventory(self):
+        return self._endpoint.inventory
+
     def close(self) -> None:
         with self._lock:
             for endpoint in self._endpoints:
@@ -316,6 +388,52 @@ class TollgateClient:
         out.update(info.dependencies)
         return out
 
+    # --- node inventory (topology-aware scheduling) -------------------------------------
+
+    def upsert_nodes(self, nodes: Sequence[Node]) -> int:
+        """Creates or replaces nodes (1,000 per call, each call all or nothing); returns the
+        store revision of the last call."""
+        revision = 0
+        for begin in range(0, len(nodes), _INVENTORY_CHUNK):
+            request = inventory_pb2.UpsertNodesRequest(
+                nodes=[n.to_proto() for n in nodes[begin : begin + _INVENTORY_CHUNK]]
+            )
+            revision = self._call(lambda e: e.inventory.UpsertNodes, request).revision
+        return revision
+
+    def delete_node(self, name: str) -> int:
+        """Removes a node; placements on it fail over as for a node that stopped being ready."""
+        request = inventory_pb2.DeleteNodeRequest(name=name)
+        return self._call(lambda e: e.inventory.DeleteNode, request).revision
+
+    def report_pods(self, pods: Sequence[NodePod] = (), removed: Sequence[str] = ()) -> int:
+        """Reports pods Tollgate does not place (again: replaced) and names those that are gone."""
+        revision = 0
+        for begin in range(0, max(len(pods), len(removed), 1), _INVENTORY_CHUNK):
+            request = inventory_pb2.ReportPodsRequest(
+                pods=[
+                    inventory_pb2.NodePod(name=p.name, node_name=p.node, requests=p.requests)
+                    for p in pods[begin : begin + _INVENTORY_CHUNK]
+                ],
+                removed=list(removed[begin : begin + _INVENTORY_CHUNK]),
+            )
+            revision = self._call(lambda e: e.inventory.ReportPods, request).revision
+        return revision
+
+    def list_nodes(self) -> List[NodeSummary]:
+        response = self._call(lambda e: e.inventory.ListNodes, inventory_pb2.ListNodesRequest())
+        return [
+            NodeSummary(
+                name=n.node.metadata.name,
+                flavors=list(n.flavors),
+                reported_pods=n.reported_pods,
+                placed_pods=n.placed_pods,
+                free=dict(n.free),
+                proto=n,
+            )
+            for n in response.nodes
+        ]
+
     # --- workloads ------------------------------------------------------------------------
 
     def submit(
@@ -341,6 +459,10 @@ class TollgateClient:
             p.requests.update(ps.requests)
             if ps.min_count is not None:
                 p.min_count = ps.min_count
+            if ps.required_topology is not None:
+                p.topology_request.required = ps.required_topology
+            if ps.preferred_topology is not None:
+                p.topology_request.preferred = ps.preferred_topology
         response = self._call(lambda e: e.admission.Submit, service_pb2.SubmitRequest(workload=wl))
         return Workload.from_proto(response.workload)
 

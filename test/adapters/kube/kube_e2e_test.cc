@@ -1019,5 +1019,30 @@ TEST_F(TopologyE2eTest, PodsOfARackRequiredJobAreReleasedOntoTheRackThatHasRoom)
       kWait));
 }
 
+TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
+  Create(manifest::PodResource(), "topo", Json::parse(R"({
+      "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "daemon"},
+      "spec": {"nodeName": "n2",
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> n2 = InventoryNode("n2");
+        return n2.has_value() && n2->reported_pods() == 1;
+      },
+      kWait));
+  // While tollgate-kube is down the pod ends and a node leaves: the new process reads back what
+  // the last one reported and takes both out.
+  ASSERT_TRUE(adapter_->Terminate().ok());
+  ASSERT_TRUE(kube_->Delete(manifest::PodResource(), "topo", "daemon").ok());
+  ASSERT_TRUE(kube_->Delete(manifest::NodeResource(), "", "n4").ok());
+  ASSERT_NO_FATAL_FAILURE(StartAdapter());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> n2 = InventoryNode("n2");
+        return n2.has_value() && n2->reported_pods() == 0 && !InventoryNode("n4").has_value();
+      },
+      kWait));
+}
+
 }  // namespace
 }  // namespace tollgate::kube
