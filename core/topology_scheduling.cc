@@ -145,11 +145,9 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
       out.errors.emplace_back(i, error);
       continue;
     }
-    if (delayed_flavors.count(flavor) > 0) {
-      // Placed once the checks are Ready (PlaceDelayedTopology): quota alone decides now.
-      out.delayed.push_back(i);
-      continue;
-    }
+    // Placed once the checks are Ready (ClusterState::PlaceDelayedTopology): quota alone decides
+    // now.
+    if (delayed_flavors.count(flavor) > 0) continue;
     out.by_flavor[flavor].push_back(
         PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
     out.pod_set_index[flavor].push_back(i);

@@ -38,14 +38,13 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
                                 TopologyInventory& inventory);
 
 // The placement requests of an assignment, by topology flavor, with the index of each request's
-// pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts);
-// `delayed` are pod sets on a flavor of `delayed_flavors` (DelayedTopologyFlavors), which get no
-// request now (Kueue's DelayedTopologyRequest Pending).
+// pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts). Pod sets
+// on a flavor of `delayed_flavors` (DelayedTopologyFlavors) get no request now: Kueue's
+// DelayedTopologyRequest Pending, placed by the second pass (DelayedTopologyRequestsOf).
 struct WorkloadTopologyRequests {
   std::map<std::string, std::vector<TopologyPlacementRequest>> by_flavor;
   std::map<std::string, std::vector<size_t>> pod_set_index;
   std::vector<std::pair<size_t, std::string>> errors;
-  std::vector<size_t> delayed;
   bool empty() const { return by_flavor.empty() && errors.empty(); }
 };
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
