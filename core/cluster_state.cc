@@ -118,9 +118,7 @@ QueueKey ClusterState::KeyOf(const Workload& wl) const {
 
 void ClusterState::Requeue(Workload& wl, absl::Time now) {
   Unqueue(wl);
-  if (wl.status.state != WorkloadState::kPending || wl.status.deactivated || !wl.spec.active) {
-    return;
-  }
+  if (!wl.Queueable()) return;
   QueueRouted(wl, router_.RouteOf(wl), now, nullptr);
 }
 

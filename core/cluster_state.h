@@ -211,7 +211,10 @@ class ClusterState {
   // Idempotent: the same key and spec returns the existing workload (created=false);
   // a different spec is ALREADY_EXISTS. A spec naming no queue goes to the namespace's
   // LocalQueue "default", and is refused when there is none.
-  absl::StatusOr<SubmitOutcome> Submit(WorkloadSpec spec, std::string uid, absl::Time now);
+  // `owner`, when set, is the object controlling the workload (an existing workload controlled
+  // by another owner is ALREADY_EXISTS).
+  absl::StatusOr<SubmitOutcome> Submit(WorkloadSpec spec, std::string uid, absl::Time now,
+                                       std::optional<WorkloadOwner> owner = std::nullopt);
   // Re-creates a workload read back from the store after a restart, keeping its status.
   absl::Status Restore(Workload workload);
   // Restore of each workload in turn (the order assigns their ids), done in bulk: indexes
@@ -270,6 +273,28 @@ class ClusterState {
   // What the workload's pods get once admitted: its flavors' and checks' additions merged
   // (core/admission_checks.h, MergePodSetUpdates). NOT_FOUND for an unknown workload.
   absl::StatusOr<std::vector<PodSetInfo>> PodSetInfos(absl::string_view key) const;
+
+  // --- What a workload's job asks for (job_reports.cc): Kueue's job reconciler writing onto
+  // its Workload.
+  // Kueue's prebuilt workload: the job binds the workload made for it beforehand as its
+  // controller. Idempotent for the same owner uid; FAILED_PRECONDITION when another object
+  // controls it or it has finished.
+  absl::Status BindOwner(absl::string_view key, WorkloadOwner owner, absl::Time now);
+  // Kueue's OutOfSync: a prebuilt workload whose pod sets differ from its job's is finished
+  // (reason OutOfSync), from any state, releasing quota it holds. Idempotent once finished.
+  absl::Status MarkOutOfSync(absl::string_view key, absl::Time now);
+  // Kueue's OnHold. Holding releases the quota at once (admitted or evicting: the pods are
+  // going away) and keeps the workload out of its queue; releasing the hold requeues it.
+  // Idempotent; FAILED_PRECONDITION when finished. `message` says why (empty: a default).
+  absl::Status SetOnHold(absl::string_view key, bool on_hold, absl::string_view message,
+                         absl::Time now);
+  // Kueue's WaitingForReplacementPods: members of the workload's pod group are missing. While
+  // true a pending workload stays out of its queue; false requeues it. Idempotent.
+  absl::Status SetWaitingForReplacementPods(absl::string_view key, bool waiting, absl::Time now);
+  // The workloads (in id order) whose owner has this uid.
+  std::vector<WorkloadId> WorkloadsOwnedBy(absl::string_view owner_uid) const {
+    return workloads_.OwnedBy(owner_uid);
+  }
 
   const WorkloadTable& workload_table() const { return workloads_; }
   const Workload* FindWorkload(absl::string_view key) const { return workloads_.Find(key); }
@@ -462,6 +487,8 @@ class ClusterState {
   void ApplyPending(const PendingDecision& p, absl::Time now);
   void ApplyAdmission(const AdmissionDecision& a, absl::Time now);
   void ApplyPreemption(const PreemptionDecision& p, absl::Time now);
+  // The workload's LocalQueue's labels under the configured cost-attribution keys.
+  Labels CostAttributionLabels(const Workload& wl) const;
 
   SchedulerConfig config_;
   ConfigRegistry registry_;

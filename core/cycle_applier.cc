@@ -62,6 +62,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
   // Reserved first; admitted below once its admission checks, if it has any, are all Ready.
   wl->status.state = WorkloadState::kQuotaReserved;
   wl->status.admission = a.admission;
+  wl->status.admission->pod_labels = CostAttributionLabels(*wl);
   wl->status.admission_time = now;
   wl->status.pending_message.clear();
   wl->status.pods_ready = false;
@@ -98,6 +99,19 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
   }
 }
 
+Labels ClusterState::CostAttributionLabels(const Workload& wl) const {
+  Labels out;
+  if (config_.local_queue_label_keys_to_copy.empty()) return out;
+  const LocalQueueRuntime* lq =
+      registry_.FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
+  if (lq == nullptr) return out;
+  for (const std::string& key : config_.local_queue_label_keys_to_copy) {
+    auto it = lq->spec.labels.find(key);
+    if (it != lq->spec.labels.end()) out.emplace(it->first, it->second);
+  }
+  return out;
+}
+
 void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) {
   Workload* victim = mutable_workload(p.victim);
   if (victim == nullptr || (victim->status.state != WorkloadState::kAdmitted &&
@@ -128,6 +142,12 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
   if (wl->status.state != WorkloadState::kPending) {
     return absl::FailedPreconditionError(
         absl::StrCat("workload ", key, " is ", WorkloadStateName(wl->status.state)));
+  }
+  if (wl->status.on_hold || wl->status.waiting_for_replacement_pods) {
+    // Its job has no pods to run (scaled to zero) or lacks some: admitting it would reserve
+    // quota nothing uses.
+    result.message = wl->status.pending_message;
+    return result;
   }
   Route route = router_.RouteOf(*wl);
   if (route.cluster_queue == nullptr || !route.blocked_message.empty()) {

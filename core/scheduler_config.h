@@ -47,6 +47,12 @@ struct SchedulerConfig {
   // counted against quota (e.g. "example.com/" for a device plugin Kueue need not manage).
   std::vector<std::string> exclude_resource_prefixes;
 
+  // Tollgate's cost attribution (Kueue has none; its nearest are the pod labels
+  // kueue.x-k8s.io/local-queue-name and cluster-queue-name): the LocalQueue label keys (e.g.
+  // "team", "cost-center") whose values an admission copies into Admission::pod_labels, for
+  // the adapter to put on the workload's pods.
+  std::vector<std::string> local_queue_label_keys_to_copy;
+
   // When true a preempted workload keeps its quota until ReleaseEvicted (the adapter reports its
   // pods stopped) or `eviction_grace_period` passes; when false it is released at once.
   bool evictions_need_ack = false;

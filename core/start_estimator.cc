@@ -38,6 +38,8 @@ std::shared_ptr<const Workload> CopyWithoutEvents(const Workload& wl) {
   s.pending_message = wl.status.pending_message;
   s.pods_ready = wl.status.pods_ready;
   s.deactivated = wl.status.deactivated;
+  s.on_hold = wl.status.on_hold;
+  s.waiting_for_replacement_pods = wl.status.waiting_for_replacement_pods;
   s.conditions = wl.status.conditions;
   s.set_admission_checks(wl.status.admission_checks());
   if (!(wl.status.history() == WorkloadHistory{})) s.mutable_history() = wl.status.history();
@@ -309,6 +311,14 @@ StartEstimate Unstarted(const ClusterState& sim, const Workload& wl, const RunRe
   e.basis = Basis(r.counts);
   if (!wl.spec.active || wl.status.deactivated) {
     e.reason = "the workload is deactivated";
+    return e;
+  }
+  if (wl.status.on_hold) {
+    e.reason = "the workload is on hold";
+    return e;
+  }
+  if (wl.status.waiting_for_replacement_pods) {
+    e.reason = "the workload waits for replacement pods";
     return e;
   }
   const LocalQueueRuntime* lq =

@@ -27,7 +27,8 @@ bool MatchesAsSubmitted(const Workload& found, const WorkloadSpec& spec) {
 
 }  // namespace
 
-absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadSpec spec) {
+absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadSpec spec,
+                                            const WorkloadOwner* owner) {
   if (spec.queue_name.empty()) {
     if (state.registry().FindLocalQueue(spec.namespace_name, "default") == nullptr) {
       return absl::InvalidArgumentError(
@@ -56,6 +57,12 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
           absl::StrCat("workload ", found->Key(),
                        " already exists with a different spec; delete it first or use a new "
                        "name"));
+    }
+    if (owner != nullptr && found->owner.has_value() && found->owner->uid != owner->uid) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("workload ", found->Key(), " already exists, controlled by ",
+                       found->owner->kind, " ", found->owner->name, " (uid ", found->owner->uid,
+                       "), not by ", owner->kind, " ", owner->name, " (uid ", owner->uid, ")"));
     }
     preview.existing = found;
     preview.priority = found->priority;

@@ -21,7 +21,9 @@ struct SubmitPreview {
 };
 
 // INVALID_ARGUMENT when the spec names no queue and its namespace has no LocalQueue "default",
-// or its priority class is unknown; ALREADY_EXISTS when the name is taken by a different spec.
-absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadSpec spec);
+// or its priority class is unknown; ALREADY_EXISTS when the name is taken by a different spec,
+// or by a workload that another object (`owner`'s uid differs) controls.
+absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadSpec spec,
+                                            const WorkloadOwner* owner = nullptr);
 
 }  // namespace tollgate::core

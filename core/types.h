@@ -176,6 +176,10 @@ struct LocalQueueSpec {
   std::string cluster_queue;
   StopPolicy stop_policy = StopPolicy::kNone;
   double fair_weight = 1.0;
+  // metadata.labels: the keys SchedulerConfig::local_queue_label_keys_to_copy names are copied
+  // onto the workloads it admits (cost attribution). Initialized so that the many positional
+  // initializations of the fields above stay complete.
+  Labels labels = {};
   bool operator==(const LocalQueueSpec&) const = default;
 };
 

@@ -48,6 +48,10 @@ struct PodSetAssignment {
 struct Admission {
   std::string cluster_queue;
   std::vector<PodSetAssignment> pod_sets;
+  // Labels the admitted pods carry for cost attribution: the workload's LocalQueue's labels
+  // under the keys SchedulerConfig::local_queue_label_keys_to_copy names, as they were at
+  // admission (a later relabelling of the queue does not re-charge running work).
+  Labels pod_labels = {};
   bool operator==(const Admission&) const = default;
 };
 
@@ -178,6 +182,12 @@ struct WorkloadStatus {
   bool pods_ready = false;
   // Deactivated after exceeding backoffLimitCount.
   bool deactivated = false;
+  // Kueue's OnHold (QuotaReserved=False, reason OnHold): its job asked to give its quota back
+  // and not be queued (a StatefulSet scaled to zero) until the hold is lifted.
+  bool on_hold = false;
+  // Kueue's WaitingForReplacementPods: members of its pod group are missing (failed or
+  // deleted, e.g. by a preemption); a pending workload is not queued until they are back.
+  bool waiting_for_replacement_pods = false;
   std::vector<Condition> conditions;
   // Bounded; oldest dropped first.
   std::vector<WorkloadEvent> events;
@@ -229,9 +239,25 @@ struct WorkloadKey {
   bool operator==(const WorkloadKey&) const = default;
 };
 
+// The object that controls a workload (a Kubernetes ownerReference with controller: true): the
+// job it was made for, or the LeaderWorkerSet or StatefulSet whose groups it admits. An object
+// may own several workloads (one per LeaderWorkerSet group); a workload has at most one owner.
+struct WorkloadOwner {
+  // "apps/v1", "leaderworkerset.x-k8s.io/v1", ...
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  // Identifies the owner: a re-created object of the same name is another owner.
+  std::string uid;
+  bool operator==(const WorkloadOwner&) const = default;
+};
+
 struct Workload {
   WorkloadId id = 0;
   std::string uid;
+  // Set at submission or bound later (Kueue's prebuilt workload); not part of the spec, so a
+  // resubmit of the spec as written still matches a workload bound since.
+  Boxed<WorkloadOwner> owner;
   absl::Time creation_time;
   WorkloadSpec spec;
   // Effective priority resolved at submission (explicit value, or its class's value, or 0).
@@ -248,6 +274,12 @@ struct Workload {
     return status.state == WorkloadState::kAdmitted ||
            status.state == WorkloadState::kQuotaReserved ||
            status.state == WorkloadState::kEvicting;
+  }
+  // Kueue's IsAdmissible for a pending workload: it belongs in a queue. Not when deactivated
+  // (by an operator or by a limit), on hold, or waiting for replacement pods.
+  bool Queueable() const {
+    return status.state == WorkloadState::kPending && spec.active && !status.deactivated &&
+           !status.on_hold && !status.waiting_for_replacement_pods;
   }
 };
 
@@ -268,6 +300,9 @@ absl::Time AdmittedTime(const WorkloadStatus& status);
 // does not change (as Kubernetes' meta.SetStatusCondition does).
 void SetCondition(WorkloadStatus& status, Condition condition);
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
+
+// Why a pending workload waiting for replacement pods is not queued.
+inline constexpr char kWaitingForPodsMessage[] = "Waiting for replacement pods of its pod group";
 
 // Kueue's PodsReady=False reason for a workload that was ready and lost a pod.
 inline constexpr absl::string_view kWaitForRecovery = "WaitForRecovery";

@@ -112,8 +112,9 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
-      : !wl->spec.active ? "The workload is deactivated"
-                         : "";
+      : !wl->spec.active                        ? "The workload is deactivated"
+      : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
+                                                : "";
   SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
   SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
@@ -128,8 +129,10 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
 // --- Workloads -----------------------------------------------------------------------------
 
 absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::string uid,
-                                                   absl::Time now) {
-  absl::StatusOr<SubmitPreview> preview = PreviewSubmit(*this, std::move(spec));
+                                                   absl::Time now,
+                                                   std::optional<WorkloadOwner> owner) {
+  absl::StatusOr<SubmitPreview> preview =
+      PreviewSubmit(*this, std::move(spec), owner.has_value() ? &*owner : nullptr);
   if (!preview.ok()) return preview.status();
   if (preview->existing != nullptr) return SubmitOutcome{preview->existing->id, false};
 
@@ -139,11 +142,13 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   wl->creation_time = now;
   wl->spec = std::move(preview->spec);
   wl->priority = preview->priority;
+  if (owner.has_value()) wl->owner = std::move(*owner);
   wl->status.state = WorkloadState::kPending;
   AddEvent(wl->status, now, "Created",
            absl::StrCat("Submitted to LocalQueue ", wl->spec.queue_name));
   Workload& ref = workloads_.Append(std::move(wl));
   workloads_.Index(ref.id);
+  workloads_.IndexOwner(ref.id);
   MarkDirty(ref.id);
   Requeue(ref, now);
   SyncChecks(ref, now);

@@ -76,6 +76,7 @@ absl::Status ClusterState::RestoreAll(std::vector<std::unique_ptr<Workload>> wor
 absl::Status ClusterState::RestoreOne(Workload& ref,
                                       absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys,
                                       std::optional<CachedRoute>* last_route) {
+  workloads_.IndexOwner(ref.id);
   if (ref.HoldsQuota()) {
     const std::string key = ref.Key();
     if (!ref.status.admission.has_value()) {
@@ -120,8 +121,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
             TimerKind::kPodsRecoveryTimeout, ref.id);
       }
     }
-  } else if (ref.status.state == WorkloadState::kPending && !ref.status.deactivated &&
-             ref.spec.active) {
+  } else if (ref.Queueable()) {
     // Requeue at the workload's creation time, as a fresh id is not queued yet.
     if (!last_route->has_value() || (*last_route)->namespace_name != ref.spec.namespace_name ||
         (*last_route)->queue_name != ref.spec.queue_name) {

@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/strings/string_view.h"
 #include "core/workload.h"
@@ -63,6 +65,13 @@ class WorkloadTable {
   // Drops the workload and records its key for TakeDeleted.
   void Erase(WorkloadId id);
 
+  // The owner index: workloads by their owner's uid. A workload is indexed under the owner it
+  // has when SetOwner (or IndexOwner, for one appended with its owner) is called.
+  void SetOwner(WorkloadId id, WorkloadOwner owner);
+  void IndexOwner(WorkloadId id);
+  // The workloads whose owner has this uid, in id order.
+  std::vector<WorkloadId> OwnedBy(absl::string_view owner_uid) const;
+
   // Every slot in id order, nulls included: the hot loops iterate it directly.
   const Slots& slots() const { return slots_; }
   // Every live workload, in id (submission) order.
@@ -78,6 +87,7 @@ class WorkloadTable {
  private:
   Slots slots_;
   WorkloadsByKey ids_by_key_;
+  absl::btree_map<std::string, absl::btree_set<WorkloadId>, std::less<>> by_owner_;
   absl::btree_set<WorkloadId> dirty_;
   std::vector<WorkloadKey> deleted_;
 };

@@ -54,10 +54,12 @@ absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
 }
 
 KubeAdapter::KubeAdapter(KubeClient& kube, client::AdmissionClient& admission,
-                         JobController& controller, const core::Clock& clock, Options options)
+                         JobController& controller, const core::Clock& clock, Options options,
+                         PodController* pods)
     : kube_(kube),
       admission_(admission),
       controller_(controller),
+      pods_(pods),
       clock_(clock),
       options_(std::move(options)),
       queue_(clock, options_.min_backoff, options_.max_backoff) {}
@@ -76,10 +78,26 @@ void KubeAdapter::EnqueueAll() {
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [resource, objects] : cache_) {
+      if (pods_ != nullptr && pods_->Handles(resource)) continue;
       for (const auto& [key, uid] : objects) keys.push_back(key);
+    }
+    for (const auto& [object, mapped] : mapped_keys_) {
+      keys.insert(keys.end(), mapped.begin(), mapped.end());
     }
   }
   for (const ObjectKey& key : keys) queue_.Add(key);
+}
+
+std::vector<ObjectKey> KubeAdapter::KeysOf(const manifest::ResourceKind& kind,
+                                           const Json& obj) const {
+  if (pods_ != nullptr && pods_->Handles(kind.plural)) return pods_->KeysFor(kind.plural, obj);
+  return {ObjectKey{kind.plural, manifest::GetString(obj, {"metadata", "namespace"}),
+                    manifest::GetString(obj, {"metadata", "name"})}};
+}
+
+void KubeAdapter::EnqueueForWorkload(const v1::Workload& wl) {
+  if (pods_ == nullptr) return;
+  for (const ObjectKey& key : pods_->KeysForWorkload(wl)) queue_.Add(key);
 }
 
 void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_kind,
@@ -116,9 +134,12 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
         continue;
       }
       std::map<ObjectKey, std::string> fresh;
+      std::map<ObjectKey, std::vector<ObjectKey>> mapped;
+      const bool mapped_kind = pods_ != nullptr && pods_->Handles(kind.plural);
       for (const Json& obj : list->items) {
         fresh[key_of(obj)] = manifest::GetString(obj, {"metadata", "uid"});
         if (is_job_kind) controller_.Observe(kind.plural, obj);
+        if (mapped_kind) mapped[key_of(obj)] = KeysOf(kind, obj);
       }
       std::map<ObjectKey, std::string> gone;
       {
@@ -130,13 +151,37 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
         }
         cached = fresh;
         synced_.insert(kind.plural);
+        if (mapped_kind) {
+          for (const auto& [key, uid] : gone) {
+            auto it = mapped_keys_.find(key);
+            if (it != mapped_keys_.end()) {
+              // What the gone object belonged to is looked at again.
+              mapped[key];
+              for (const ObjectKey& k : it->second) queue_.Add(k);
+            }
+          }
+          for (auto it = mapped_keys_.begin(); it != mapped_keys_.end();) {
+            it = it->first.resource == kind.plural ? mapped_keys_.erase(it) : std::next(it);
+          }
+          for (auto& [key, keys] : mapped) {
+            if (fresh.count(key) > 0) mapped_keys_[key] = keys;
+          }
+        }
       }
       // Deletions missed while the watch was down.
       for (const auto& [key, uid] : gone) {
         if (is_job_kind) controller_.RecordDeletion(key, uid);
+        if (mapped_kind) {
+          pods_->RecordDeletion(key, uid);
+        }
         queue_.Add(key);
       }
-      for (const auto& [key, uid] : fresh) queue_.Add(key);
+      for (const auto& [key, uid] : fresh) {
+        if (!mapped_kind) queue_.Add(key);
+      }
+      for (const auto& [key, keys] : mapped) {
+        for (const ObjectKey& k : keys) queue_.Add(k);
+      }
       resource_version = list->resource_version;
       need_list = false;
       failures = 0;
@@ -154,13 +199,23 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
           if (event.type == "BOOKMARK") return !stop.stopped();
           const ObjectKey key = key_of(event.object);
           const std::string uid = manifest::GetString(event.object, {"metadata", "uid"});
+          const bool mapped_kind = pods_ != nullptr && pods_->Handles(kind.plural);
           {
             absl::MutexLock lock(&mu_);
             if (event.type == "DELETED") {
               cache_[kind.plural].erase(key);
+              mapped_keys_.erase(key);
             } else {
               cache_[kind.plural][key] = uid;
+              if (mapped_kind) mapped_keys_[key] = KeysOf(kind, event.object);
             }
+          }
+          if (mapped_kind) {
+            if (event.type == "DELETED") pods_->RecordDeletion(key, uid);
+            // A deleted pod's group and parent look again (a member gone, a replacement due).
+            for (const ObjectKey& k : KeysOf(kind, event.object)) queue_.Add(k);
+            if (event.type == "DELETED") queue_.Add(key);
+            return !stop.stopped();
           }
           if (is_job_kind) {
             if (event.type == "DELETED") {
@@ -286,6 +341,7 @@ void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
                 owner.has_value()) {
               queue_.Add(*owner);
             }
+            EnqueueForWorkload(event.workload());
           }
           PersistRevision(/*force=*/false);
           return !stop.stopped();
@@ -317,11 +373,16 @@ void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
 
 void KubeAdapter::WorkerLoop() {
   DrainWorkQueue(
-      queue_, [this](const ObjectKey& key) { return controller_.Reconcile(key); }, "reconcile");
+      queue_,
+      [this](const ObjectKey& key) {
+        return pods_ != nullptr && pods_->Handles(key.resource) ? pods_->Reconcile(key)
+                                                                : controller_.Reconcile(key);
+      },
+      "reconcile");
 }
 
 void KubeAdapter::CollectOrphans() {
-  absl::StatusOr<int> deleted = controller_.CollectOrphans([this] {
+  auto live_uids = [this] {
     JobController::UidsByResource live;
     absl::MutexLock lock(&mu_);
     for (const auto& [resource, objects] : cache_) {
@@ -330,7 +391,9 @@ void KubeAdapter::CollectOrphans() {
       for (const auto& [key, uid] : objects) uids.insert(uid);
     }
     return live;
-  });
+  };
+  absl::StatusOr<int> deleted = controller_.CollectOrphans(live_uids);
+  if (deleted.ok() && pods_ != nullptr) deleted = pods_->CollectOrphans(live_uids);
   if (!deleted.ok()) {
     common::Log("warning", "orphan collection failed", {{"error", deleted.status().ToString()}});
   }
@@ -342,6 +405,15 @@ void KubeAdapter::Run(const common::StopSignal& stop) {
     absl::MutexLock lock(&mu_);
     expected_informers_ =
         static_cast<int>(controller_.translators().size()) + (options_.watch_namespaces ? 1 : 0);
+    if (pods_ != nullptr) {
+      expected_informers_ += static_cast<int>(pods_->WatchedResources().size());
+    }
+  }
+  if (pods_ != nullptr) {
+    for (const manifest::ResourceKind* kind : pods_->WatchedResources()) {
+      threads.emplace_back(
+          [this, kind, &stop] { InformerLoop(*kind, /*is_job_kind=*/false, stop); });
+    }
   }
   for (const manifest::JobKindTranslator* translator : controller_.translators()) {
     threads.emplace_back([this, translator, &stop] {

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_client.h"
+#include "adapters/kube/pod_controller.h"
 #include "adapters/kube/work_queue.h"
 #include "clients/cpp/admission_client.h"
 #include "common/stop_signal.h"
@@ -40,8 +41,10 @@ class KubeAdapter {
     std::string health_file;
   };
 
+  // `pods`, when not null, reconciles the gated kinds (pods, Deployments, StatefulSets,
+  // LeaderWorkerSets) it watches; it must outlive the adapter.
   KubeAdapter(KubeClient& kube, client::AdmissionClient& admission, JobController& controller,
-              const core::Clock& clock, Options options);
+              const core::Clock& clock, Options options, PodController* pods = nullptr);
 
   // Runs until `stop` fires, then returns once every thread has ended.
   void Run(const common::StopSignal& stop);
@@ -55,6 +58,11 @@ class KubeAdapter {
   void TollgateLoop(const common::StopSignal& stop);
   void WorkerLoop();
   void EnqueueAll();
+  // The keys an event on `obj` of `resource` queues: the PodController's mapping for the
+  // kinds it handles, else the object's own key.
+  std::vector<ObjectKey> KeysOf(const manifest::ResourceKind& kind, const Json& obj) const;
+  // Queues the gated kinds' objects a workload change concerns.
+  void EnqueueForWorkload(const v1::Workload& wl);
   void CollectOrphans();
   // Sleeps the backoff for the `failures`-th consecutive failure; false when stopped.
   bool Backoff(int failures, const common::StopSignal& stop) const;
@@ -65,6 +73,7 @@ class KubeAdapter {
   KubeClient& kube_;
   client::AdmissionClient& admission_;
   JobController& controller_;
+  PodController* const pods_;
   const core::Clock& clock_;
   const Options options_;
   WorkQueue queue_;
@@ -72,6 +81,9 @@ class KubeAdapter {
   mutable absl::Mutex mu_;
   // resource plural -> object key -> UID, as the informers last saw them.
   std::map<std::string, std::map<ObjectKey, std::string>> cache_ ABSL_GUARDED_BY(mu_);
+  // For the PodController's kinds: object key -> the keys its events queue (a pod's group, its
+  // parent), so a resync queues what the live objects ask for.
+  std::map<ObjectKey, std::vector<ObjectKey>> mapped_keys_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> synced_ ABSL_GUARDED_BY(mu_);
   int expected_informers_ ABSL_GUARDED_BY(mu_) = 0;
   // The newest Tollgate revision seen, and the one last written to the state file.

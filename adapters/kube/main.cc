@@ -29,6 +29,7 @@
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_config.h"
+#include "adapters/kube/pod_controller.h"
 #include "adapters/kube/provisioning_controller.h"
 #include "adapters/kube/topology_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
@@ -72,7 +73,9 @@ Flags:
                                      kubeflow.org/xgboostjob, trainer.kubeflow.org/trainjob,
                                      ray.io/rayjob, ray.io/raycluster, ray.io/rayservice,
                                      sparkoperator.k8s.io/sparkapplication,
-                                     workload.codeflare.dev/appwrapper
+                                     workload.codeflare.dev/appwrapper, and the gated
+                                     kinds pod, deployment, statefulset and
+                                     leaderworkerset.x-k8s.io/leaderworkerset
   --enable-jobs=BOOL                 also (or not) batch/job (default true)
   --enable-rayjobs=BOOL              also ray.io/rayjob (default false)
   --enable-pytorchjobs=BOOL          also kubeflow.org/pytorchjob (default false)
@@ -111,6 +114,11 @@ struct Flags {
   bool pytorchjobs = false;
   // --frameworks, or integrations.frameworks of --config: every kind named here is managed.
   std::vector<std::string> frameworks;
+  // The gated kinds (PodController): not rows of the kinds table (docs/pod-integrations.md).
+  bool pods = false;
+  bool deployments = false;
+  bool statefulsets = false;
+  bool leaderworkersets = false;
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
   std::string config_file;
@@ -131,12 +139,30 @@ struct Flags {
 
 // The adapter's part of Kueue's Configuration (services/manifest/kueue_configuration.h, the
 // parser tollgated uses): which kinds to manage and which unlabelled jobs.
+// Sets the flag of a gated kind (PodController) named by its Kueue framework name; false for any
+// other name.
+bool EnableGatedFramework(absl::string_view framework, Flags& flags) {
+  if (framework == "pod") {
+    flags.pods = true;
+  } else if (framework == "deployment") {
+    flags.deployments = true;
+  } else if (framework == "statefulset") {
+    flags.statefulsets = true;
+  } else if (framework == "leaderworkerset.x-k8s.io/leaderworkerset") {
+    flags.leaderworkersets = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status ApplyConfiguration(Flags& flags) {
   TOLLGATE_ASSIGN_OR_RETURN(manifest::KueueConfiguration config,
                             manifest::ParseKueueConfigurationFile(flags.config_file));
   flags.jobs = flags.rayjobs = flags.pytorchjobs = false;
   std::vector<std::string> unsupported;
   for (const std::string& framework : config.adapter.frameworks) {
+    if (EnableGatedFramework(framework, flags)) continue;
     if (manifest::FindJobKindByFramework(framework) != nullptr) {
       flags.frameworks.push_back(framework);
     } else {
@@ -188,10 +214,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (name == "frameworks") {
           TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
           for (absl::string_view f : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+            if (EnableGatedFramework(f, flags)) continue;
             if (manifest::FindJobKindByFramework(f) == nullptr) {
-              return absl::InvalidArgumentError(absl::StrCat("--frameworks: unknown framework \"",
-                                                             f, "\"; tollgate-kube manages ",
-                                                             manifest::FrameworkList()));
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "--frameworks: unknown framework \"", f, "\"; tollgate-kube manages ",
+                  manifest::FrameworkList(), ", pod, deployment, statefulset, ",
+                  "leaderworkerset.x-k8s.io/leaderworkerset"));
             }
             flags.frameworks.push_back(std::string(f));
           }
@@ -255,7 +283,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     TOLLGATE_RETURN_IF_ERROR(ApplyConfiguration(flags));
   }
   if (!flags.help && !flags.jobs && !flags.rayjobs && !flags.pytorchjobs &&
-      flags.frameworks.empty()) {
+      flags.frameworks.empty() && !flags.pods && !flags.deployments && !flags.statefulsets &&
+      !flags.leaderworkersets) {
     return absl::InvalidArgumentError("every integration is disabled; enable at least one");
   }
   return flags;
@@ -321,6 +350,15 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   }
   core::RealClock clock;
   JobController controller(*kube, *admission, clock, kinds, controller_options);
+  PodController::Options pod_options;
+  pod_options.pods = flags.pods;
+  pod_options.deployments = flags.deployments;
+  pod_options.statefulsets = flags.statefulsets;
+  pod_options.leaderworkersets = flags.leaderworkersets;
+  pod_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
+  pod_options.managed_jobs_namespace_selector = flags.managed_namespaces;
+  pod_options.instance = controller_options.instance;
+  PodController pods(*kube, *admission, clock, pod_options);
 
   KubeAdapter::Options adapter_options;
   adapter_options.workers = flags.workers;
@@ -328,10 +366,11 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   adapter_options.state_file = flags.state_file;
   adapter_options.health_file = flags.health_file;
   adapter_options.watch_namespaces = flags.sync_namespaces;
-  KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options);
+  KubeAdapter adapter(*kube, *admission, controller, clock, adapter_options, &pods);
 
   std::vector<std::string> names;
   for (const manifest::JobKindTranslator* k : kinds) names.push_back(k->resource().plural);
+  for (const manifest::ResourceKind* k : pods.WatchedResources()) names.push_back(k->plural);
   common::Log("info", "starting",
               {{"server", config.server},
                {"tollgate", flags.tollgate},

@@ -32,6 +32,9 @@ class AdmissionClient {
       const v1::ReportPodsReadyRequest& request) = 0;
   virtual absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request) = 0;
+  // What a workload's job reports: bind a prebuilt workload, out of sync, hold, pods missing.
+  virtual absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
+      const v1::ReportJobStateRequest& request) = 0;
   virtual absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) = 0;
   virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) = 0;

@@ -54,6 +54,11 @@ absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoi
   return client_.ReportCheckpoint(request);
 }
 
+absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
+    const v1::ReportJobStateRequest& request) {
+  return client_.ReportJobState(request);
+}
+
 absl::Status GrpcAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
   return client_.DeleteWorkload(request).status();
 }

@@ -36,6 +36,8 @@ class GrpcAdmissionClient final : public AdmissionClient {
       const v1::ReportPodsReadyRequest& request) override;
   absl::StatusOr<v1::ReportCheckpointResponse> ReportCheckpoint(
       const v1::ReportCheckpointRequest& request) override;
+  absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
+      const v1::ReportJobStateRequest& request) override;
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
   absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) override;

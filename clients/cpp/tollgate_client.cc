@@ -334,6 +334,14 @@ absl::StatusOr<v1::ReportReclaimablePodsResponse> TollgateClient::ReportReclaima
       });
 }
 
+absl::StatusOr<v1::ReportJobStateResponse> TollgateClient::ReportJobState(
+    const v1::ReportJobStateRequest& request) {
+  return Unary<v1::ReportJobStateResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::ReportJobStateResponse* r) {
+        return e.admission->ReportJobState(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);

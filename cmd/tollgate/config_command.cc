@@ -36,6 +36,10 @@ int RunGetConfig(Session& s, const ParsedFlags& args) {
   s.out() << "WaitForPodsReady:      " << (on("waitForPodsReady") ? "enabled" : "disabled") << "\n";
   s.out() << "EvictionsNeedAck:      " << (config->evictions_need_ack() ? "true" : "false")
           << " (grace " << config->eviction_grace_seconds() << "s)\n";
+  if (config->cost_attribution_labels_size() > 0) {
+    s.out() << "CostAttributionLabels: " << absl::StrJoin(config->cost_attribution_labels(), ",")
+            << "\n";
+  }
   for (const std::string& w : config->warnings()) s.out() << "Warning: " << w << "\n";
   s.out() << "\n" << ToYaml(manifest);
   return kExitOk;

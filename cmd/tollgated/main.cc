@@ -44,6 +44,8 @@
 #include "common/host_port.h"
 #include "common/json_log.h"
 #include "common/stop_signals.h"
+#include "core/error_text.h"
+#include "core/names.h"
 #include "core/real_clock.h"
 #include "core/scheduler_config.h"
 #include "core/status_macros.h"
@@ -81,6 +83,9 @@ Flags:
   --config=FILE               Kueue's Configuration (config.kueue.x-k8s.io/v1beta1 or v1beta2):
                               fairSharing, admissionFairSharing, waitForPodsReady, resources;
                               read at start (a change takes a restart; docs/configuration.md)
+  --cost-attribution-labels=KEY[,KEY...]  LocalQueue label keys (e.g. team,cost-center) whose
+                              values an admission copies onto the workload's pods, so cost
+                              tools can charge them (docs/pod-integrations.md)
   --fair-sharing              enable fair sharing between ClusterQueues of a cohort (with
                               --config: adds to the file; =false where the file enables it is
                               refused)
@@ -117,6 +122,7 @@ struct Flags {
   std::vector<std::string> manifests;
   bool evictions_need_ack = false;
   absl::Duration eviction_grace = absl::Minutes(2);
+  std::vector<std::string> cost_attribution_labels;
   std::string config_file;
   // Unset when the flag is not given, so it can be told apart from an explicit false.
   std::optional<bool> fair_sharing;
@@ -188,6 +194,16 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           }
         } else if (flag.name == "evictions-need-ack") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.evictions_need_ack, flag.Bool());
+        } else if (flag.name == "cost-attribution-labels") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string keys, flag.String());
+          for (absl::string_view key : absl::StrSplit(keys, ',', absl::SkipEmpty())) {
+            if (absl::Status valid = core::ValidateQualifiedName(key); !valid.ok()) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("--cost-attribution-labels: ", core::QuoteValue(key),
+                               " is not a label key: ", valid.message()));
+            }
+            flags.cost_attribution_labels.emplace_back(key);
+          }
         } else if (flag.name == "fair-sharing") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.fair_sharing, flag.Bool());
         } else if (flag.name == "config") {
@@ -317,6 +333,7 @@ absl::StatusOr<manifest::KueueConfiguration> LoadConfiguration(const Flags& flag
   TOLLGATE_RETURN_IF_ERROR(manifest::ApplyFairSharingFlag(flags.fair_sharing, config));
   config.scheduler.evictions_need_ack = flags.evictions_need_ack;
   config.scheduler.eviction_grace_period = flags.eviction_grace;
+  config.scheduler.local_queue_label_keys_to_copy = flags.cost_attribution_labels;
   return config;
 }
 
@@ -329,6 +346,9 @@ v1::SchedulerConfiguration DescribeConfiguration(const manifest::KueueConfigurat
   for (const std::string& w : config.warnings) out.add_warnings(w);
   out.set_evictions_need_ack(config.scheduler.evictions_need_ack);
   out.set_eviction_grace_seconds(absl::ToInt64Seconds(config.scheduler.eviction_grace_period));
+  for (const std::string& key : config.scheduler.local_queue_label_keys_to_copy) {
+    out.add_cost_attribution_labels(key);
+  }
   return out;
 }
 

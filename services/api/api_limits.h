@@ -24,6 +24,8 @@ inline constexpr int kMaxPodSetRequests = 256;
 inline constexpr int kMaxPodSetTolerations = 64;
 // A client-chosen uid (Kubernetes' are 36-character UUIDs).
 inline constexpr size_t kMaxUidBytes = 128;
+// Each field of a workload's owner reference (Kubernetes names are at most 253 bytes).
+inline constexpr size_t kMaxOwnerReferenceFieldBytes = 253;
 // Free text stored with a workload: Finish messages, Preempt reasons (Kubernetes' limit on a
 // condition message).
 inline constexpr size_t kMaxMessageBytes = 32 * 1024;

@@ -405,6 +405,9 @@ absl::StatusOr<core::LocalQueueSpec> LocalQueueFromProto(const v1::LocalQueue& l
                                                        core::StopPolicy::kNone, kStopPolicies));
   TOLLGATE_ASSIGN_OR_RETURN(out.fair_weight,
                             FairWeightFromProto(r, "spec.fairSharing", s.fair_sharing()));
+  // Copied onto the workloads it admits under the configured cost-attribution keys.
+  TOLLGATE_RETURN_IF_ERROR(
+      LabelsFromProto(r, "metadata.labels", lq.metadata().labels(), &out.labels));
   return out;
 }
 
@@ -558,6 +561,7 @@ v1::Cohort CohortToProto(const core::CohortSpec& cohort) {
 v1::LocalQueue LocalQueueToProto(const core::LocalQueueSpec& lq) {
   v1::LocalQueue out;
   *out.mutable_metadata() = MetadataToProto(lq.namespace_name, lq.name);
+  LabelsToProto(lq.labels, out.mutable_metadata()->mutable_labels());
   v1::LocalQueueSpec* s = out.mutable_spec();
   s->set_cluster_queue(lq.cluster_queue);
   s->set_stop_policy(EnumName(lq.stop_policy, kStopPolicies));

@@ -203,11 +203,13 @@ absl::StatusOr<core::Admission> AdmissionFromProto(const Reporter& r, const v1::
     }
     out.pod_sets.push_back(std::move(assignment));
   }
+  out.pod_labels = Sorted(a.pod_labels());
   return out;
 }
 
 void AdmissionToProto(const core::Admission& a, v1::Admission* out) {
   out->set_cluster_queue(a.cluster_queue);
+  LabelsToProto(a.pod_labels, out->mutable_pod_labels());
   for (const core::PodSetAssignment& psa : a.pod_sets) {
     v1::PodSetAssignment* p = out->add_pod_set_assignments();
     p->set_name(psa.name);
@@ -232,6 +234,59 @@ absl::StatusOr<bool> ConditionStatusFromProto(const Reporter& r, LazyPath path,
 }
 
 }  // namespace
+
+absl::StatusOr<core::WorkloadOwner> OwnerReferenceFromProto(absl::string_view path,
+                                                            const v1::OwnerReference& ref) {
+  const std::string at(path);
+  auto required = [&](absl::string_view field, const std::string& value) -> absl::Status {
+    if (!value.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(at, ".", field, ": Required value"));
+  };
+  for (const auto& [field, value] :
+       {std::pair<absl::string_view, const std::string*>{"apiVersion", &ref.api_version()},
+        {"kind", &ref.kind()},
+        {"name", &ref.name()},
+        {"uid", &ref.uid()}}) {
+    TOLLGATE_RETURN_IF_ERROR(required(field, *value));
+    if (value->size() > kMaxOwnerReferenceFieldBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".", field, ": must be no more than ",
+                                                     kMaxOwnerReferenceFieldBytes, " bytes, got ",
+                                                     Quote(*value)));
+    }
+  }
+  return core::WorkloadOwner{ref.api_version(), ref.kind(), ref.name(), ref.uid()};
+}
+
+void OwnerReferenceToProto(const core::WorkloadOwner& owner, v1::OwnerReference* out) {
+  out->set_api_version(owner.api_version);
+  out->set_kind(owner.kind);
+  out->set_name(owner.name);
+  out->set_uid(owner.uid);
+  out->set_controller(true);
+}
+
+absl::StatusOr<std::optional<core::WorkloadOwner>> WorkloadOwnerFromProto(const v1::Workload& wl) {
+  const auto& refs = wl.metadata().owner_references();
+  if (refs.empty()) return std::optional<core::WorkloadOwner>();
+  const Reporter r = WorkloadReporter(wl);
+  if (refs.size() > 1) {
+    return r.Invalid(
+        "metadata.ownerReferences",
+        absl::StrCat("a workload has at most one owner (its controller), got ", refs.size()));
+  }
+  if (!refs[0].controller()) {
+    return r.Invalid("metadata.ownerReferences[0].controller",
+                     "must be true: only the controlling owner is kept");
+  }
+  absl::StatusOr<core::WorkloadOwner> owner =
+      OwnerReferenceFromProto("metadata.ownerReferences[0]", refs[0]);
+  if (!owner.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Workload ", wl.metadata().namespace_(), "/",
+                                                   wl.metadata().name(), ": ",
+                                                   owner.status().message()));
+  }
+  return std::optional<core::WorkloadOwner>(*std::move(owner));
+}
 
 absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl) {
   const Reporter r = WorkloadReporter(wl);
@@ -315,6 +370,8 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   core::Workload out;
   TOLLGATE_ASSIGN_OR_RETURN(out.spec, WorkloadSpecFromProto(wl));
   out.uid = wl.metadata().uid();
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadOwner> owner, WorkloadOwnerFromProto(wl));
+  if (owner.has_value()) out.owner = *std::move(owner);
   TOLLGATE_ASSIGN_OR_RETURN(out.creation_time, TimeFromProto(r, "metadata.creationTimestamp",
                                                              wl.metadata().has_creation_timestamp(),
                                                              wl.metadata().creation_timestamp()));
@@ -332,6 +389,8 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   st.pending_message = s.pending_message();
   st.pods_ready = s.pods_ready();
   st.deactivated = s.deactivated();
+  st.on_hold = s.on_hold();
+  st.waiting_for_replacement_pods = s.waiting_for_replacement_pods();
   // Most stored workloads have no history: allocate it only when something is set.
   core::WorkloadHistory history;
   history.preemption_count = s.preemption_count();
@@ -441,6 +500,8 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
   meta->set_namespace_(wl.spec.namespace_name);
   meta->set_uid(wl.uid);
+  meta->clear_owner_references();
+  if (wl.owner.has_value()) OwnerReferenceToProto(*wl.owner, meta->add_owner_references());
   // InfinitePast means "never" in the core and "unset" in the API, here and below.
   if (wl.creation_time != absl::InfinitePast()) {
     TimeToProto(wl.creation_time, meta->mutable_creation_timestamp());
@@ -514,6 +575,8 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
   ps->set_pods_ready(st.pods_ready);
   ps->set_deactivated(st.deactivated);
+  ps->set_on_hold(st.on_hold);
+  ps->set_waiting_for_replacement_pods(st.waiting_for_replacement_pods);
   if (history.evicted_at != absl::InfinitePast())
     TimeToProto(history.evicted_at, ps->mutable_evicted_at());
   if (history.eviction_deadline != absl::InfinitePast()) {

@@ -4,6 +4,8 @@
 // with its full status, and back. The contract (validation, errors, defaults) is in
 // services/api/api_codec.h.
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -17,6 +19,14 @@ namespace tollgate::api {
 // LocalQueue and an empty podSet name to Kueue's "main". Status is ignored: a submission cannot
 // set it.
 absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl);
+
+// The controlling owner a workload's metadata names (owner_references: at most one entry, with
+// controller: true and api_version, kind, name and uid set), or nullopt when none.
+// INVALID_ARGUMENT naming the field otherwise.
+absl::StatusOr<std::optional<core::WorkloadOwner>> WorkloadOwnerFromProto(const v1::Workload& wl);
+absl::StatusOr<core::WorkloadOwner> OwnerReferenceFromProto(absl::string_view path,
+                                                            const v1::OwnerReference& ref);
+void OwnerReferenceToProto(const core::WorkloadOwner& owner, v1::OwnerReference* out);
 
 // Inverse of WorkloadToProto, for reloading persisted workloads: spec (validated as on submit),
 // uid, creation time, effective priority (status.priority) and the full status. An unset

@@ -41,9 +41,27 @@ const core::Clock& AdmissionExecutor::RealWallClock() {
   return *kClock;
 }
 
-absl::StatusOr<core::SubmitOutcome> AdmissionExecutor::Txn::Submit(core::WorkloadSpec spec,
-                                                                   std::string uid) {
-  return state_->Submit(std::move(spec), std::move(uid), now_);
+absl::StatusOr<core::SubmitOutcome> AdmissionExecutor::Txn::Submit(
+    core::WorkloadSpec spec, std::string uid, std::optional<core::WorkloadOwner> owner) {
+  return state_->Submit(std::move(spec), std::move(uid), now_, std::move(owner));
+}
+
+absl::Status AdmissionExecutor::Txn::BindOwner(absl::string_view key, core::WorkloadOwner owner) {
+  return state_->BindOwner(key, std::move(owner), now_);
+}
+
+absl::Status AdmissionExecutor::Txn::MarkOutOfSync(absl::string_view key) {
+  return state_->MarkOutOfSync(key, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetOnHold(absl::string_view key, bool on_hold,
+                                               absl::string_view message) {
+  return state_->SetOnHold(key, on_hold, message, now_);
+}
+
+absl::Status AdmissionExecutor::Txn::SetWaitingForReplacementPods(absl::string_view key,
+                                                                  bool waiting) {
+  return state_->SetWaitingForReplacementPods(key, waiting, now_);
 }
 
 absl::StatusOr<core::AdmitNowResult> AdmissionExecutor::Txn::AdmitNow(absl::string_view key,

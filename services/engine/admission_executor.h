@@ -79,7 +79,9 @@ class AdmissionExecutor {
     // act at the transaction's time and leave the commit to track them: the state and the store
     // themselves are not handed out, so no operation can skip or reorder that.
     const core::ClusterState& state() const { return *state_; }
-    absl::StatusOr<core::SubmitOutcome> Submit(core::WorkloadSpec spec, std::string uid);
+    absl::StatusOr<core::SubmitOutcome> Submit(
+        core::WorkloadSpec spec, std::string uid,
+        std::optional<core::WorkloadOwner> owner = std::nullopt);
     absl::StatusOr<core::AdmitNowResult> AdmitNow(absl::string_view key, bool dry_run);
     absl::Status Finish(absl::string_view key, absl::string_view message);
     absl::Status Preempt(absl::string_view key, absl::string_view message);
@@ -117,6 +119,11 @@ class AdmissionExecutor {
     // Stores `object` under `key` as it is: the state already holds what it says (an
     // AdmissionCheck's Active condition, kept for a restart).
     void StoreObject(std::string key, const v1::ConfigObject& object);
+    // What a workload's job reports (core/job_reports.cc).
+    absl::Status BindOwner(absl::string_view key, core::WorkloadOwner owner);
+    absl::Status MarkOutOfSync(absl::string_view key);
+    absl::Status SetOnHold(absl::string_view key, bool on_hold, absl::string_view message);
+    absl::Status SetWaitingForReplacementPods(absl::string_view key, bool waiting);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are

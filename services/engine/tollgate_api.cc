@@ -274,7 +274,9 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
     workload.mutable_metadata()->set_namespace_("default");
   }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, api::WorkloadSpecFromProto(workload));
-  return [this, spec = std::move(spec), uid = workload.metadata().uid(),
+  TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadOwner> owner,
+                            api::WorkloadOwnerFromProto(workload));
+  return [this, spec = std::move(spec), uid = workload.metadata().uid(), owner = std::move(owner),
           dry_run = request.dry_run(),
           estimate](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SubmitResponse> {
     // A uid names one object for its whole life: another workload's is refused, and the
@@ -290,14 +292,14 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
             holder->spec.namespace_name, "/", holder->spec.name));
       }
     }
-    if (dry_run) return PreviewSubmit(txn, spec, uid, estimate);
+    if (dry_run) return PreviewSubmit(txn, spec, uid, owner, estimate);
     if (uid.empty() &&
         txn.state().FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name)) == nullptr) {
       do {
         assigned = absl::StrCat("tollgate-", txn.revision() + 1, "-", ++uid_sequence_);
       } while (uids_.Find(txn.state(), assigned) != nullptr);
     }
-    TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome, txn.Submit(spec, assigned));
+    TOLLGATE_ASSIGN_OR_RETURN(core::SubmitOutcome outcome, txn.Submit(spec, assigned, owner));
     if (outcome.created) {
       txn.MarkCreated(outcome.id);
       uids_.Added(txn.state(), outcome.id);
@@ -312,8 +314,10 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
 
 absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(
     AdmissionExecutor::Txn& txn, const core::WorkloadSpec& spec, const std::string& uid,
-    std::optional<SubmissionEstimate>* estimate) {
-  TOLLGATE_ASSIGN_OR_RETURN(core::SubmitPreview preview, core::PreviewSubmit(txn.state(), spec));
+    const std::optional<core::WorkloadOwner>& owner, std::optional<SubmissionEstimate>* estimate) {
+  TOLLGATE_ASSIGN_OR_RETURN(
+      core::SubmitPreview preview,
+      core::PreviewSubmit(txn.state(), spec, owner.has_value() ? &*owner : nullptr));
   v1::SubmitResponse response;
   response.set_created(preview.existing == nullptr);
   if (preview.existing != nullptr) {
@@ -323,6 +327,7 @@ absl::StatusOr<v1::SubmitResponse> TollgateApi::PreviewSubmit(
   // The workload as Submit would store it, before any cycle looks at it.
   core::Workload wl;
   wl.uid = uid;
+  if (owner.has_value()) wl.owner = *owner;
   wl.creation_time = txn.now();
   wl.spec = std::move(preview.spec);
   wl.priority = preview.priority;
@@ -467,6 +472,55 @@ absl::StatusOr<v1::ReportPodsReadyResponse> TollgateApi::ReportPodsReady(
       });
 }
 
+absl::StatusOr<v1::ReportJobStateResponse> TollgateApi::ReportJobState(
+    const v1::ReportJobStateRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
+  const std::string key = KeyOf(request.workload());
+  std::optional<core::WorkloadOwner> owner;
+  switch (request.report_case()) {
+    case v1::ReportJobStateRequest::kBindOwner: {
+      TOLLGATE_ASSIGN_OR_RETURN(owner,
+                                api::OwnerReferenceFromProto("bind_owner", request.bind_owner()));
+      break;
+    }
+    case v1::ReportJobStateRequest::kOutOfSync:
+      if (!request.out_of_sync()) {
+        return absl::InvalidArgumentError("out_of_sync: must be true when set");
+      }
+      break;
+    case v1::ReportJobStateRequest::kOnHold:
+    case v1::ReportJobStateRequest::kWaitingForReplacementPods:
+      break;
+    case v1::ReportJobStateRequest::REPORT_NOT_SET:
+      return absl::InvalidArgumentError(
+          "report: one of bind_owner, out_of_sync, on_hold or waiting_for_replacement_pods is "
+          "required");
+  }
+  TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
+  return executor_.Run<v1::ReportJobStateResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReportJobStateResponse> {
+        switch (request.report_case()) {
+          case v1::ReportJobStateRequest::kBindOwner:
+            TOLLGATE_RETURN_IF_ERROR(txn.BindOwner(key, *owner));
+            break;
+          case v1::ReportJobStateRequest::kOutOfSync:
+            TOLLGATE_RETURN_IF_ERROR(txn.MarkOutOfSync(key));
+            break;
+          case v1::ReportJobStateRequest::kOnHold:
+            TOLLGATE_RETURN_IF_ERROR(txn.SetOnHold(key, request.on_hold(), request.message()));
+            break;
+          default:
+            TOLLGATE_RETURN_IF_ERROR(
+                txn.SetWaitingForReplacementPods(key, request.waiting_for_replacement_pods()));
+            break;
+        }
+        v1::ReportJobStateResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
 absl::StatusOr<v1::ReportCheckpointResponse> TollgateApi::ReportCheckpoint(
     const v1::ReportCheckpointRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
@@ -535,9 +589,10 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
                             StateFilter(request.state()));
   TOLLGATE_ASSIGN_OR_RETURN(
       const ListPager pager,
-      ListPager::Start({"workloads", request.namespace_(), request.queue_name(),
-                        request.cluster_queue(), absl::StrCat(static_cast<int>(request.state()))},
-                       request.limit(), request.continue_token()));
+      ListPager::Start(
+          {"workloads", request.namespace_(), request.queue_name(), request.cluster_queue(),
+           absl::StrCat(static_cast<int>(request.state())), request.owner_uid()},
+          request.limit(), request.continue_token()));
   const std::optional<ContinueToken>& token = pager.token();
   const std::optional<WorkloadName> after =
       token.has_value() ? std::optional<WorkloadName>(SplitWorkloadKey(token->last_key))
@@ -566,7 +621,16 @@ absl::StatusOr<v1::ListWorkloadsResponse> TollgateApi::ListWorkloads(
           revision = token->revision;
         }
         std::vector<const core::Workload*> rest;
-        for (const core::Workload* wl : state.AllWorkloads()) {
+        // An owner's workloads come from the owner index, in id order as AllWorkloads.
+        std::vector<const core::Workload*> candidates;
+        if (request.owner_uid().empty()) {
+          candidates = state.AllWorkloads();
+        } else {
+          for (core::WorkloadId id : state.WorkloadsOwnedBy(request.owner_uid())) {
+            candidates.push_back(state.workload(id));
+          }
+        }
+        for (const core::Workload* wl : candidates) {
           if (!touches_rest(wl->spec.namespace_name, wl->spec.name)) continue;
           // Changed by an earlier operation of this batch, so newer than the token's revision.
           if (token.has_value() && state.IsDirty(wl->id)) {

@@ -73,6 +73,9 @@ class TollgateApi {
   absl::StatusOr<v1::SetWorkloadActiveResponse> SetWorkloadActive(
       const v1::SetWorkloadActiveRequest& request);
   absl::StatusOr<v1::ReprioritizeResponse> Reprioritize(const v1::ReprioritizeRequest& request);
+  // What a workload's job reports (docs/api.md, "Owners and what a job reports").
+  absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
+      const v1::ReportJobStateRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);
@@ -132,6 +135,7 @@ class TollgateApi {
   absl::StatusOr<v1::SubmitResponse> PreviewSubmit(AdmissionExecutor::Txn& txn,
                                                    const core::WorkloadSpec& spec,
                                                    const std::string& uid,
+                                                   const std::optional<core::WorkloadOwner>& owner,
                                                    std::optional<SubmissionEstimate>* estimate);
   // Runs a prepared operation (or reports why it could not be prepared), blocking or not.
   template <typename T>

@@ -16,6 +16,7 @@
 #include "common/file_util.h"
 #include "core/object_kind.h"
 #include "core/status_macros.h"
+#include "services/manifest/gated_kinds_input.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/yaml_json.h"
 
@@ -70,6 +71,9 @@ class DocumentLookup final : public ObjectLookup {
 std::string Accepted() {
   std::string text = "Workload (kueue.x-k8s.io/v1beta1 or v1beta2), ";
   absl::StrAppend(&text, JobKindList());
+  absl::StrAppend(&text,
+                  ", Pod (v1), Deployment (apps/v1), StatefulSet (apps/v1), LeaderWorkerSet "
+                  "(leaderworkerset.x-k8s.io/v1)");
   absl::StrAppend(&text, ", the configuration kinds");
   const char* separator = " ";
   for (const core::KindTraits& t : core::AllKinds()) {
@@ -150,7 +154,8 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
 absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                          absl::string_view where,
                                                          const ObjectLookup& lookup,
-                                                         std::vector<std::string>& notes) {
+                                                         std::vector<std::string>& notes,
+                                                         GatedKindsInput* gated) {
   std::vector<Manifest> out;
   try {
     const YAML::Node kind_node = node.IsMap() ? node["kind"] : YAML::Node();
@@ -163,11 +168,19 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
       }
       size_t i = 0;
       for (const auto& item : items) {
-        absl::StatusOr<std::vector<Manifest>> parsed =
-            ParseInputDocument(item, absl::StrCat(where, ": items[", i++, "]"), lookup, notes);
+        absl::StatusOr<std::vector<Manifest>> parsed = ParseInputDocument(
+            item, absl::StrCat(where, ": items[", i++, "]"), lookup, notes, gated);
         if (!parsed.ok()) return parsed.status();
         std::move(parsed->begin(), parsed->end(), std::back_inserter(out));
       }
+      return out;
+    }
+    if (GatedKindsInput::Handles(kind)) {
+      // Pods, pod groups, Deployments, StatefulSets, LeaderWorkerSets (docs/pod-integrations.md).
+      GatedKindsInput single;
+      GatedKindsInput& input = gated != nullptr ? *gated : single;
+      TOLLGATE_RETURN_IF_ERROR(input.Add(JsonFromYaml(node), where, out));
+      if (gated == nullptr) TOLLGATE_RETURN_IF_ERROR(input.Finish(out));
       return out;
     }
     const YAML::Node api = node.IsMap() ? node["apiVersion"] : YAML::Node();
@@ -262,11 +275,14 @@ absl::StatusOr<std::vector<Manifest>> ReadManifests(std::istream& in,
   }
   const DocumentLookup lookup(json);
   std::vector<Manifest> manifests;
+  GatedKindsInput gated;
   for (const InputFile& input : inputs) {
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
-                              ParseManifests(input.text, input.source, lookup, notes));
+                              ParseManifests(input.text, input.source, lookup, notes, &gated));
     std::move(parsed.begin(), parsed.end(), std::back_inserter(manifests));
   }
+  // A pod group becomes one workload once every file has been read.
+  TOLLGATE_RETURN_IF_ERROR(gated.Finish(manifests));
   return manifests;
 }
 

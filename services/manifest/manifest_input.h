@@ -16,6 +16,8 @@
 
 namespace tollgate::manifest {
 
+class GatedKindsInput;
+
 // One YAML document (or List item) as a Manifest. Job kinds become their Workload, named as
 // tollgate-kube names it (`job-NAME-SUFFIX`), the suffix derived from kind, namespace and name so
 // submitting the same file twice is idempotent; a manifest with only metadata.generateName gets
@@ -25,11 +27,14 @@ absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                          absl::string_view where);
 // The same, with the other documents a job may refer to (a TrainJob's runtime) in `lookup`.
 // Objects that carry no work (a ConfigMap, a Service, a TrainingRuntime) and CronJobs (whose
-// Jobs are the workloads) give no manifest but a line in `notes` naming them.
+// Jobs are the workloads) give no manifest but a line in `notes` naming them. Pods of a pod group
+// are kept in `gated` until its Finish makes their group's workload; without `gated` the
+// document stands alone (docs/pod-integrations.md).
 absl::StatusOr<std::vector<Manifest>> ParseInputDocument(const YAML::Node& node,
                                                          absl::string_view where,
                                                          const ObjectLookup& lookup,
-                                                         std::vector<std::string>& notes);
+                                                         std::vector<std::string>& notes,
+                                                         GatedKindsInput* gated = nullptr);
 
 // Reads every manifest -f names, in order: "-" is `in`, a folder means its *.yaml, *.yml and
 // *.json files in name order (as `kubectl apply -f DIR`).

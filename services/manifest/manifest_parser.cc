@@ -27,6 +27,7 @@
 #include "core/status_macros.h"
 #include "services/api/policy_codec.h"
 #include "services/auth/policy_parser.h"
+#include "services/manifest/gated_kinds_input.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/manifest_input.h"
 #include "services/manifest/topology_annotations.h"
@@ -1262,8 +1263,10 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name,
                                                      const ObjectLookup& lookup,
-                                                     std::vector<std::string>& notes) {
+                                                     std::vector<std::string>& notes,
+                                                     GatedKindsInput* gated) {
   const size_t notes_before = notes.size();
+  const size_t gated_before = gated != nullptr ? gated->PendingPods() : 0;
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<YAML::Node> documents,
                             common::LoadYamlDocuments(yaml_text, source_name));
   std::vector<Manifest> out;
@@ -1289,11 +1292,12 @@ absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text
       }
     }
     TOLLGATE_ASSIGN_OR_RETURN(std::vector<Manifest> parsed,
-                              ParseInputDocument(documents[i], where, lookup, notes));
+                              ParseInputDocument(documents[i], where, lookup, notes, gated));
     std::move(parsed.begin(), parsed.end(), std::back_inserter(out));
   }
   // An empty file is almost always the wrong file: say so rather than apply nothing.
-  if (out.empty() && notes.size() == notes_before) {
+  if (out.empty() && notes.size() == notes_before &&
+      (gated == nullptr || gated->PendingPods() == gated_before)) {
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": no manifests found (the file is empty or only comments)"));
   }

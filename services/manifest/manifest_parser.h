@@ -46,14 +46,17 @@ struct Manifest {
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name);
 
-class ObjectLookup;  // job_kind.h
+class ObjectLookup;     // job_kind.h
+class GatedKindsInput;  // gated_kinds_input.h
 // The same, with the objects a job may refer to (a TrainJob's runtime) in `lookup`, and a line
 // in `notes` for every document that carries no work and is skipped (see ParseInputDocument).
-// A file of only such documents is no error.
+// A file of only such documents is no error. Pods of a pod group go to `gated` when given (a
+// file of only such pods is no error either; their workload comes from gated->Finish).
 absl::StatusOr<std::vector<Manifest>> ParseManifests(absl::string_view yaml_text,
                                                      absl::string_view source_name,
                                                      const ObjectLookup& lookup,
-                                                     std::vector<std::string>& notes);
+                                                     std::vector<std::string>& notes,
+                                                     GatedKindsInput* gated = nullptr);
 
 // Parses one already-parsed manifest. A non-empty `path_prefix` (e.g. "foo.yaml: objects[2]")
 // is put in front of every error message.

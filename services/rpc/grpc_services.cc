@@ -375,6 +375,13 @@ grpc::Status AdmissionGrpcService::Reprioritize(grpc::ServerContext* context,
   return Audited(gate_, call, api_.Reprioritize(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::ReportJobState(grpc::ServerContext* context,
+                                                  const v1::ReportJobStateRequest* request,
+                                                  v1::ReportJobStateResponse* response) {
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("report", request->workload()));
+  return Audited(gate_, call, api_.ReportJobState(*request), response);
+}
+
 grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     grpc::ServerContext* context, const v1::ListPendingWorkloadsRequest* request,
     v1::ListPendingWorkloadsResponse* response) {

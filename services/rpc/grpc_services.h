@@ -70,6 +70,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
                                  v1::SetWorkloadActiveResponse* response) override;
   grpc::Status Reprioritize(grpc::ServerContext* context, const v1::ReprioritizeRequest* request,
                             v1::ReprioritizeResponse* response) override;
+  grpc::Status ReportJobState(grpc::ServerContext* context,
+                              const v1::ReportJobStateRequest* request,
+                              v1::ReportJobStateResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
   grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest* request) override;

@@ -386,10 +386,23 @@ absl::Status ParseCompactTolerations(const Where& where, const YAML::Node& node,
   return absl::OkStatus();
 }
 
+// --- Owners (docs/scenario-format.md, "Owners, holds, ..."): apiVersion, kind, name and uid
+// of the map `keys` read, all required.
+absl::StatusOr<v1::OwnerReference> OwnerFromKeys(const Where& where, const Keys& keys) {
+  v1::OwnerReference owner;
+  TOLLGATE_ASSIGN_OR_RETURN(*owner.mutable_api_version(), RequiredStr(where, keys, "apiVersion"));
+  TOLLGATE_ASSIGN_OR_RETURN(*owner.mutable_kind(), RequiredStr(where, keys, "kind"));
+  TOLLGATE_ASSIGN_OR_RETURN(*owner.mutable_name(), RequiredStr(where, keys, "name"));
+  TOLLGATE_ASSIGN_OR_RETURN(*owner.mutable_uid(), RequiredStr(where, keys, "uid"));
+  owner.set_controller(true);
+  return owner;
+}
+
 absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::Node& node) {
-  TOLLGATE_ASSIGN_OR_RETURN(Keys keys, Keys::Read(where, node, "",
-                                                  {"name", "namespace", "queue", "priority",
-                                                   "priorityClass", "podSets", "runtime"}));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Keys keys, Keys::Read(where, node, "",
+                            {"name", "namespace", "queue", "priority", "priorityClass", "podSets",
+                             "runtime", "owner"}));
   SubmitItem item;
   TOLLGATE_ASSIGN_OR_RETURN(item.name, RequiredStr(where, keys, "name"));
   item.ns = "default";
@@ -419,6 +432,12 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
   }
   if (const YAML::Node* n = keys.Get("runtime"); n != nullptr && !n->IsNull()) {
     TOLLGATE_ASSIGN_OR_RETURN(item.runtime, Duration(where, *n, "runtime"));
+  }
+  if (const YAML::Node* n = keys.Get("owner"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys owner, Keys::Read(where, *n, "owner", {"apiVersion", "kind", "name", "uid"}));
+    TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_metadata()->add_owner_references(),
+                              OwnerFromKeys(where, owner));
   }
 
   const YAML::Node* sets = keys.Get("podSets");
@@ -733,6 +752,34 @@ absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckE
   return absl::OkStatus();
 }
 
+// --- Owners, holds, missing pods, cost attribution: the expectations.
+absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectation& e) {
+  if (const YAML::Node* n = keys.Get("onHold")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.on_hold, StrList(where, *n, "onHold"));
+  }
+  if (const YAML::Node* n = keys.Get("waitingForPods")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.waiting_for_pods, StrList(where, *n, "waitingForPods"));
+  }
+  if (const YAML::Node* n = keys.Get("ownedBy")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.owned_by, MapOf<std::vector<std::string>>(
+                        where, *n, "ownedBy",
+                        [&](const YAML::Node& v,
+                            const std::string& p) -> absl::StatusOr<std::vector<std::string>> {
+                          return StrList(where, v, p);
+                        }));
+  }
+  if (const YAML::Node* n = keys.Get("podLabels")) {
+    using LabelMap = std::map<std::string, std::string>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.pod_labels,
+        MapOf<LabelMap>(where, *n, "podLabels", [&](const YAML::Node& v, const std::string& p) {
+          return StrMap(where, v, p);
+        }));
+  }
+  return absl::OkStatus();
+}
+
 // setCheck items: {workload, check, state, message, requeueAfterSeconds, podSetUpdates,
 // refused}. Values go to the service as written.
 absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& where,
@@ -815,10 +862,13 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
                   "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
                   "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo",
                   // --- Topology (issue 28).
-                  "topologyAssignments", "unhealthyNodes"}));
+                  "topologyAssignments", "unhealthyNodes",
+                  // --- Owners, holds, missing pods, cost attribution (issue 27).
+                  "onHold", "waitingForPods", "ownedBy", "podLabels"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
+  TOLLGATE_RETURN_IF_ERROR(ParseJobExpectations(where, keys, e));
   if (const YAML::Node* n = keys.Get("terminating")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.terminating, ParseRefList(where, *n, "terminating", ""));
   }
@@ -945,6 +995,12 @@ constexpr StepKindEntry kStepKinds[] = {
     {"deleteNodes", StepKind::kDeleteNodes},
     {"reportPods", StepKind::kReportPods},
     {"removePods", StepKind::kRemovePods},
+    {"hold", StepKind::kHold},
+    {"release", StepKind::kRelease},
+    {"bindOwner", StepKind::kBindOwner},
+    {"outOfSync", StepKind::kOutOfSync},
+    {"podsMissing", StepKind::kPodsMissing},
+    {"podsReplaced", StepKind::kPodsReplaced},
 };
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
@@ -1072,6 +1128,32 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       TOLLGATE_ASSIGN_OR_RETURN(step.names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }
+    // --- Owners, holds, missing pods.
+    case StepKind::kHold:
+    case StepKind::kRelease:
+    case StepKind::kOutOfSync:
+    case StepKind::kPodsMissing:
+    case StepKind::kPodsReplaced: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
+    case StepKind::kBindOwner: {
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, body, "bindOwner"));
+      size_t i = 0;
+      for (const auto& item : body) {
+        TOLLGATE_ASSIGN_OR_RETURN(
+            Keys k, Keys::Read(where, item, Index("bindOwner", i++),
+                               {"workload", "apiVersion", "kind", "name", "uid", "refused"}));
+        OwnerBinding binding;
+        TOLLGATE_ASSIGN_OR_RETURN(binding.workload, RequiredStr(where, k, "workload"));
+        TOLLGATE_ASSIGN_OR_RETURN(binding.owner, OwnerFromKeys(where, k));
+        if (const YAML::Node* n = k.Get("refused")) {
+          TOLLGATE_ASSIGN_OR_RETURN(binding.refused, Str(where, *n, k.Path("refused")));
+        }
+        step.bindings.push_back(std::move(binding));
+      }
+      return absl::OkStatus();
+    }
   }
   return where.Error("", "unhandled step kind");
 }
@@ -1109,7 +1191,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
                             Keys::Read(where, root, "",
                                        {"name", "description", "config", "objects", "steps",
                                         // --- Topology (issue 28).
-                                        "nodes"}));
+                                        "nodes",
+                                        // --- Cost attribution (issue 27).
+                                        "costAttributionLabels"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
   Scenario scenario;
   scenario.file = std::string(file_name);
@@ -1120,6 +1204,10 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
   if (const YAML::Node* n = keys.Get("config")) {
     TOLLGATE_ASSIGN_OR_RETURN(
         scenario.config, manifest::ParseKueueConfigurationNode(where, *n, keys.Path("config")));
+  }
+  if (const YAML::Node* n = keys.Get("costAttributionLabels")) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.cost_attribution_labels,
+                              StrList(where, *n, "costAttributionLabels"));
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));

@@ -162,6 +162,23 @@ struct Expectation {
   std::map<std::string, std::map<std::string, TopologyAssignmentExpectation>> topology_assignments;
   // Workload -> its status.unhealthyNodes, exactly (in any order).
   std::map<std::string, std::vector<std::string>> unhealthy_nodes;
+
+  // --- Owners, holds, missing pods, cost attribution (docs/scenario-format.md).
+  // Exact sets: the workloads on hold, resp. waiting for replacement pods.
+  std::optional<std::vector<std::string>> on_hold;
+  std::optional<std::vector<std::string>> waiting_for_pods;
+  // Owner uid -> the workloads it controls, in submission order.
+  std::map<std::string, std::vector<std::string>> owned_by;
+  // Workload -> its admission's cost-attribution labels, exactly.
+  std::map<std::string, std::map<std::string, std::string>> pod_labels;
+};
+
+// One binding of a bindOwner step (Kueue's prebuilt workload).
+struct OwnerBinding {
+  std::string workload;
+  v1::OwnerReference owner;
+  // The binding must be refused with a message containing this text.
+  std::optional<std::string> refused;
 };
 
 enum class StepKind {
@@ -198,6 +215,14 @@ enum class StepKind {
   // Pods Tollgate does not place, reported on nodes, and their removal.
   kReportPods,
   kRemovePods,
+  // What a workload's job reports (Tollgate's own): on hold and released, a prebuilt workload
+  // bound or out of sync, pod-group members missing and back.
+  kHold,
+  kRelease,
+  kBindOwner,
+  kOutOfSync,
+  kPodsMissing,
+  kPodsReplaced,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -216,9 +241,10 @@ struct Step {
   std::map<std::string, std::map<std::string, int32_t>> reclaimable_pods;
   absl::Duration advance;  // kAdvance
   // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate; the check names of
-  // kActivateChecks, kDeactivateChecks
+  // kActivateChecks, kDeactivateChecks; kHold, kRelease, kOutOfSync, kPodsMissing, kPodsReplaced
   std::vector<std::string> workload_names;
   std::vector<CheckUpdateItem> check_updates;  // kSetCheck
+  std::vector<OwnerBinding> bindings;          // kBindOwner
   Expectation expect;                          // kExpect
   // --- Topology (issue 28).
   std::vector<v1::Node> nodes;     // kNodes
@@ -234,6 +260,8 @@ struct Scenario {
   // `config:`, read by the same parser as tollgated's --config (a scenario's config and a
   // daemon's file mean the same thing); without an apiVersion it reads as v1beta1.
   manifest::KueueConfiguration config;
+  // `costAttributionLabels:`, tollgated's --cost-attribution-labels.
+  std::vector<std::string> cost_attribution_labels;
   std::vector<manifest::Manifest> objects;
   // --- Topology (issue 28): nodes of the inventory, created after `objects`.
   std::vector<v1::Node> nodes;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -221,6 +222,13 @@ class Run {
           if (!error.empty()) return error;
         }
         return "";
+      case StepKind::kHold:
+      case StepKind::kRelease:
+      case StepKind::kOutOfSync:
+      case StepKind::kPodsMissing:
+      case StepKind::kPodsReplaced:
+      case StepKind::kBindOwner:
+        return RunJobReport(step);
       case StepKind::kStop:
       case StepKind::kResume:
         for (const ObjectRef& ref : step.del) {
@@ -434,6 +442,116 @@ class Run {
   }
 
   // --- end of admission checks -----------------------------------------------------------------
+
+  // --- Owners, holds, missing pods (docs/scenario-format.md): ReportJobState per workload.
+  std::string RunJobReport(const Step& step) {
+    if (step.kind == StepKind::kBindOwner) {
+      for (const OwnerBinding& binding : step.bindings) {
+        absl::StatusOr<std::string> key = Resolve(binding.workload);
+        if (!key.ok()) return std::string(key.status().message());
+        v1::ReportJobStateRequest request;
+        *request.mutable_workload() = RefOf(*key);
+        *request.mutable_bind_owner() = binding.owner;
+        const absl::Status status = api().ReportJobState(request).status();
+        const std::string what = absl::StrCat("binding ", binding.workload, " to ",
+                                              binding.owner.kind(), " ", binding.owner.name());
+        if (binding.refused.has_value()) {
+          if (status.ok()) {
+            return absl::StrCat("expected ", what, " refused with ", Quote(*binding.refused),
+                                ", but it was bound");
+          }
+          if (status.message().find(*binding.refused) == absl::string_view::npos) {
+            return absl::StrCat("expected ", what, " refused with ", Quote(*binding.refused),
+                                ", saw ", Quote(status.message()));
+          }
+          continue;
+        }
+        if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+      }
+      return "";
+    }
+    return ForEachWorkload(step.workload_names, [this, &step](const v1::WorkloadRef& ref) {
+      v1::ReportJobStateRequest request;
+      *request.mutable_workload() = ref;
+      switch (step.kind) {
+        case StepKind::kHold:
+          request.set_on_hold(true);
+          request.set_message("StatefulSet scaled to zero; workload on hold");
+          break;
+        case StepKind::kRelease:
+          request.set_on_hold(false);
+          break;
+        case StepKind::kOutOfSync:
+          request.set_out_of_sync(true);
+          break;
+        default:
+          request.set_waiting_for_replacement_pods(step.kind == StepKind::kPodsMissing);
+          break;
+      }
+      return api().ReportJobState(request).status();
+    });
+  }
+
+  std::string ExpectJobReports(const Expectation& expect,
+                               std::map<std::string, const v1::Workload*>& by_key) {
+    for (const auto& [label, want_names, flag] :
+         {std::tuple{"onHold", &expect.on_hold, &v1::WorkloadStatus::on_hold},
+          std::tuple{"waitingForPods", &expect.waiting_for_pods,
+                     &v1::WorkloadStatus::waiting_for_replacement_pods}}) {
+      if (!want_names->has_value()) continue;
+      std::set<std::string> want;
+      for (const std::string& name : **want_names) {
+        absl::StatusOr<std::string> key = Resolve(name);
+        if (!key.ok()) return absl::StrCat(label, ": ", key.status().message());
+        want.insert(*key);
+      }
+      std::set<std::string> seen;
+      for (const auto& [key, wl] : by_key) {
+        if ((wl->status().*flag)()) seen.insert(key);
+      }
+      if (want != seen) {
+        return absl::StrCat("expected ", label, " ", SetString(want), ", saw ", SetString(seen));
+      }
+    }
+    for (const auto& [uid, names] : expect.owned_by) {
+      v1::ListWorkloadsRequest request;
+      request.set_owner_uid(uid);
+      absl::StatusOr<v1::ListWorkloadsResponse> owned = api().ListWorkloads(request);
+      if (!owned.ok()) return std::string(owned.status().message());
+      std::set<std::string> want;
+      for (const std::string& name : names) {
+        absl::StatusOr<std::string> key = Resolve(name);
+        if (!key.ok()) return absl::StrCat("ownedBy: ", key.status().message());
+        want.insert(*key);
+      }
+      std::set<std::string> seen;
+      for (const v1::Workload& wl : owned->workloads()) seen.insert(KeyOf(wl));
+      if (want != seen) {
+        return absl::StrCat("expected owner ", uid, " to control ", SetString(want), ", saw ",
+                            SetString(seen));
+      }
+    }
+    for (const auto& [name, labels] : expect.pod_labels) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("podLabels: no workload ", name);
+      const v1::Workload& wl = *by_key[*key];
+      if (wl.status().state() != v1::WORKLOAD_STATE_ADMITTED) {
+        return absl::StrCat("podLabels: expected ", name, " admitted, saw it ",
+                            StateName(wl.status().state()));
+      }
+      const std::map<std::string, std::string> got(wl.status().admission().pod_labels().begin(),
+                                                   wl.status().admission().pod_labels().end());
+      if (got != labels) {
+        auto show = [](const std::map<std::string, std::string>& m) {
+          return absl::StrCat("{", absl::StrJoin(m, ", ", absl::PairFormatter(": ")), "}");
+        };
+        return absl::StrCat("expected ", name, " admitted with pod labels ", show(labels), ", saw ",
+                            show(got));
+      }
+    }
+    return "";
+  }
 
   std::string ApplyManifest(const manifest::Manifest& m) {
     if (const auto* workload = std::get_if<v1::Workload>(&m.object)) {
@@ -797,6 +915,7 @@ class Run {
       if (!inactive) return absl::StrCat("expected ", name, " deactivated, but it is active");
     }
     if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
+    if (std::string e = ExpectJobReports(expect, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
       auto it = rejected_.find(key);
@@ -1027,7 +1146,8 @@ core::SchedulerConfig ToSchedulerConfig(const manifest::KueueConfiguration& conf
 
 absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
   TOLLGATE_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
-  const core::SchedulerConfig config = ToSchedulerConfig(scenario.config);
+  core::SchedulerConfig config = ToSchedulerConfig(scenario.config);
+  config.local_queue_label_keys_to_copy = scenario.cost_attribution_labels;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(dir.path() + "/db"));
   core::SimulatedClock clock(ScenarioEpoch());

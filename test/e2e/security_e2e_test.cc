@@ -520,6 +520,21 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
        },
        target_state,
        {true, true, false, false, true, false}},
+      {"ReportJobState",
+       true,
+       [&](const std::string& t, int) {
+         v1::ReportJobStateRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         r.set_waiting_for_replacement_pods(true);
+         v1::ReportJobStateResponse out;
+         return admission_->ReportJobState(Context(t).get(), r, &out);
+       },
+       [&] {
+         absl::StatusOr<v1::Workload> w = AdminGet("team-a", "target");
+         return w.ok() ? absl::StrCat(w->status().waiting_for_replacement_pods())
+                       : std::string("gone");
+       },
+       {true, true, false, false, true, false}},
       {"ReportStopped",
        true,
        [&](const std::string& t, int) {

@@ -20,7 +20,9 @@ A small controller stands in for each kind's controller: an unsuspended job
 after --job-duration seconds (per object: annotation fake.tollgate.dev/duration-seconds;
 fake.tollgate.dev/fail: "true" makes it fail instead; RayClusters and RayServices run until
 deleted). Suspending a job "stops its pods". A CronJob "fires" once when created: it creates a
-Job from its jobTemplate, owned by the CronJob.
+Job from its jobTemplate, owned by the CronJob. Pods (with the API server's scheduling-gate
+rules), a kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
+for by pod_controllers.py.
 
 Test-only endpoints (not Kubernetes): POST /fake/compact forgets the event history (so older
 resourceVersions get 410), POST /fake/drop-watches ends every open watch, GET /fake/runs lists
@@ -46,6 +48,8 @@ import threading
 import time
 import urllib.parse
 import uuid
+
+import pod_controllers
 
 DURATION_ANNOTATION = "fake.tollgate.dev/duration-seconds"
 FAIL_ANNOTATION = "fake.tollgate.dev/fail"
@@ -83,9 +87,11 @@ RESOURCES = {
     ("sparkoperator.k8s.io", "v1beta2", "sparkapplications"): ("SparkApplication", True, True, []),
     ("workload.codeflare.dev", "v1beta2", "appwrappers"): ("AppWrapper", True, True, []),
 }
+RESOURCES.update(pod_controllers.RESOURCES)
 # The CRD kinds; --omit-crds leaves some out, as a cluster without their operator would.
 CRD_GROUPS = {"ray.io", "kubeflow.org", "jobset.x-k8s.io", "trainer.kubeflow.org",
-              "sparkoperator.k8s.io", "workload.codeflare.dev"}
+              "sparkoperator.k8s.io", "workload.codeflare.dev",
+              pod_controllers.LWS_GROUP}
 # The Kubeflow v1 kinds and MPIJob: where their replica specs are.
 REPLICA_SPECS = {"pytorchjobs": "pytorchReplicaSpecs", "tfjobs": "tfReplicaSpecs",
                  "jaxjobs": "jaxReplicaSpecs", "paddlejobs": "paddleReplicaSpecs",
@@ -94,7 +100,7 @@ REPLICA_SPECS = {"pytorchjobs": "pytorchReplicaSpecs", "tfjobs": "tfReplicaSpecs
 SIMULATED = {"jobs", "rayjobs", "jobsets", "trainjobs", "rayclusters", "rayservices",
              "sparkapplications", "appwrappers", "cronjobs"} | set(REPLICA_SPECS)
 # Kinds whose strategic merge patches the real server accepts (built-in types); CRDs get 415.
-BUILTIN_GROUPS = {"", "batch"}
+BUILTIN_GROUPS = {"", "batch"} | pod_controllers.BUILTIN_GROUPS
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
 
@@ -576,6 +582,8 @@ class Api:
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
             obj["status"] = {"phase": "Active"}
         apply_job_defaults(plural, obj)
+        if plural in ("pods",) + pod_controllers.PARENT_PLURALS:
+            pod_controllers.apply_defaults(plural, obj)
         with self.store.cond:
             if namespaced and ("namespaces", "", namespace) not in self.store.objects:
                 raise ApiError(404, "NotFound", 'namespaces "%s" not found' % namespace)
@@ -612,6 +620,10 @@ class Api:
             else:
                 new_obj.pop("status", None)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        try:
+            pod_controllers.validate_update(plural, old, new_obj)
+        except pod_controllers.Invalid as e:
+            raise ApiError(422, "Invalid", 'Pod "%s" is invalid: %s' % (name, e))
         if new_obj == old:
             # A no-op write changes nothing, not even the resourceVersion, and sends no event.
             return copy.deepcopy(old)
@@ -939,13 +951,15 @@ def template_selectors(plural, obj):
 
 
 class Simulator(threading.Thread):
-    """Moves unsuspended jobs through start, ready and completion; stops suspended ones."""
+    """Moves unsuspended jobs through start, ready and completion; stops suspended ones; runs
+    pods and their controllers (pod_controllers.py)."""
 
     def __init__(self, store, args):
         super().__init__(daemon=True)
         self.store = store
         self.args = args
         self.started = {}  # uid -> monotonic start of the current run
+        self.pods = pod_controllers.PodWorld(store, args)
 
     def run(self):
         # Sleep first: with a long --tick, nothing is ever simulated (the client tests' mode).
@@ -965,6 +979,7 @@ class Simulator(threading.Thread):
 
     def tick(self):
         with self.store.cond:
+            self.pods.tick()
             for key in sorted(self.store.objects):
                 plural = key[0]
                 if plural not in SIMULATED or key not in self.store.objects:

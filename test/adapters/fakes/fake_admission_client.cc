@@ -122,7 +122,17 @@ absl::StatusOr<v1::ListWorkloadsResponse> FakeAdmissionClient::ListWorkloads(
     const v1::ListWorkloadsRequest& request) {
   absl::MutexLock lock(&mu_);
   v1::ListWorkloadsResponse response;
-  for (const auto& [key, wl] : workloads_) *response.add_workloads() = wl;
+  for (const auto& [key, wl] : workloads_) {
+    if (!request.namespace_().empty() && wl.metadata().namespace_() != request.namespace_()) {
+      continue;
+    }
+    if (!request.owner_uid().empty() &&
+        (wl.metadata().owner_references_size() == 0 ||
+         wl.metadata().owner_references(0).uid() != request.owner_uid())) {
+      continue;
+    }
+    *response.add_workloads() = wl;
+  }
   response.set_revision(revision_);
   return response;
 }
@@ -194,6 +204,38 @@ absl::StatusOr<v1::ReportReclaimablePodsResponse> FakeAdmissionClient::ReportRec
   if (it == workloads_.end()) return absl::NotFoundError("workload not found");
   *it->second.mutable_status()->mutable_reclaimable_pods() = request.reclaimable_pods();
   v1::ReportReclaimablePodsResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
+absl::StatusOr<v1::ReportJobStateResponse> FakeAdmissionClient::ReportJobState(
+    const v1::ReportJobStateRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("ReportJobState", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  v1::WorkloadStatus* status = it->second.mutable_status();
+  switch (request.report_case()) {
+    case v1::ReportJobStateRequest::kBindOwner:
+      *it->second.mutable_metadata()->add_owner_references() = request.bind_owner();
+      break;
+    case v1::ReportJobStateRequest::kOutOfSync:
+      status->set_state(v1::WORKLOAD_STATE_FINISHED);
+      break;
+    case v1::ReportJobStateRequest::kOnHold:
+      status->set_on_hold(request.on_hold());
+      if (request.on_hold()) {
+        status->set_state(v1::WORKLOAD_STATE_PENDING);
+        status->clear_admission();
+      }
+      break;
+    case v1::ReportJobStateRequest::kWaitingForReplacementPods:
+      status->set_waiting_for_replacement_pods(request.waiting_for_replacement_pods());
+      break;
+    default:
+      return absl::InvalidArgumentError("no report");
+  }
+  v1::ReportJobStateResponse response;
   *response.mutable_workload() = it->second;
   return response;
 }

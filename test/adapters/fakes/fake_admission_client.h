@@ -45,6 +45,8 @@ class FakeAdmissionClient final : public AdmissionClient {
       const v1::ReportCheckpointRequest& request) override;
   absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) override;
+  absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
+      const v1::ReportJobStateRequest& request) override;
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "adapters/kube/pod_controller.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/kube_resource.h"
 
@@ -59,6 +60,17 @@ TEST_F(DeployRbacTest, TheTopologyFeedCanReadNodesAndReleasePods) {
   EXPECT_TRUE(Grants(manifest::PodResource(), "patch"));
   EXPECT_TRUE(Grants(manifest::NamespaceResource(), "watch"));
   EXPECT_TRUE(Grants(manifest::EventResource(), "create"));
+}
+
+TEST_F(DeployRbacTest, TheGatedKindsCanBeWatchedPatchedAndTheirPodsDeleted) {
+  for (const manifest::ResourceKind* kind :
+       {&DeploymentResource(), &StatefulSetResource(), &LeaderWorkerSetResource()}) {
+    for (const char* verb : {"get", "list", "watch", "patch"}) {
+      EXPECT_TRUE(Grants(*kind, verb)) << kind->group << "/" << kind->plural << " lacks " << verb;
+    }
+  }
+  // A preempted or excess pod is deleted (docs/pod-integrations.md).
+  EXPECT_TRUE(Grants(manifest::PodResource(), "delete"));
 }
 
 }  // namespace

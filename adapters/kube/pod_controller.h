@@ -1,0 +1,128 @@
+#pragma once
+
+// The reconciler for the kinds whose pods are held back by a scheduling gate instead of a
+// suspend field: plain Pods, pod groups, Deployments, StatefulSets and LeaderWorkerSets (Kueue's
+// pod, statefulset, deployment and leaderworkerset integrations; docs/pod-integrations.md). The
+// pure rules are in services/manifest/pod_group.h; this class reads and writes the objects.
+//
+// Keys (ObjectKey::resource):
+//   "pods"              a plain pod: one workload of one pod.
+//   "podgroups"         the pods of a namespace with one kueue.x-k8s.io/pod-group-name: one
+//                       workload named after the group (or the prebuilt workload they name).
+//   "deployments"       puts the gate and Kueue's labels on the pod template; its pods are
+//                       plain pods.
+//   "statefulsets"      one group workload for the StatefulSet, owned by it; on hold at zero.
+//   "leaderworkersets"  one group workload per replica group, owned by it.
+// Like JobController: level-triggered, at most a few conditional writes per pass, no state of
+// its own that listing cannot rebuild. Thread-safe; a key is never reconciled concurrently with
+// itself (the work queue ensures it).
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "adapters/kube/job_controller.h"
+#include "adapters/kube/kube_client.h"
+#include "clients/cpp/admission_client.h"
+#include "core/clock.h"
+#include "core/types.h"
+#include "services/manifest/pod_group.h"
+
+namespace tollgate::kube {
+
+inline constexpr absl::string_view kPodGroupsResource = "podgroups";
+
+const manifest::ResourceKind& PodResource();
+const manifest::ResourceKind& DeploymentResource();
+const manifest::ResourceKind& StatefulSetResource();
+const manifest::ResourceKind& LeaderWorkerSetResource();
+
+class PodController {
+ public:
+  struct Options {
+    // Kueue's integrations.frameworks entries "pod", "deployment", "statefulset" and
+    // "leaderworkerset.x-k8s.io/leaderworkerset".
+    bool pods = false;
+    bool deployments = false;
+    bool statefulsets = false;
+    bool leaderworkersets = false;
+    bool manage_jobs_without_queue_name = false;
+    std::optional<core::LabelSelector> managed_jobs_namespace_selector;
+    std::string component = "tollgate-kube";
+    std::string instance;
+    int max_conflict_retries = 5;
+  };
+
+  PodController(KubeClient& kube, client::AdmissionClient& admission, const core::Clock& clock,
+                Options options);
+
+  // The resources to list and watch for the enabled kinds (pods whenever any is enabled).
+  std::vector<const manifest::ResourceKind*> WatchedResources() const;
+  bool Handles(absl::string_view resource) const;
+  // The keys an event on `obj` asks to reconcile: a pod's group (or the pod itself), and the
+  // StatefulSet or LeaderWorkerSet that made it; a parent's own key.
+  std::vector<ObjectKey> KeysFor(absl::string_view resource, const Json& obj) const;
+
+  // The keys a change of workload `wl` asks to reconcile: its pod, its group, its parent.
+  std::vector<ObjectKey> KeysForWorkload(const v1::Workload& wl) const;
+
+  absl::Status Reconcile(const ObjectKey& key);
+  // A deleted object: its workloads go with it (Kubernetes' garbage collection of the Workloads
+  // it owns in Kueue).
+  void RecordDeletion(const ObjectKey& key, absl::string_view uid);
+
+  // Workloads of this controller whose objects are gone: a pod's (by uid), a StatefulSet's or
+  // LeaderWorkerSet's (by owner uid), a pod group's without pods. `live_uids` maps each watched
+  // resource to the UIDs that exist, read after the workloads were listed.
+  absl::StatusOr<int> CollectOrphans(
+      const std::function<JobController::UidsByResource()>& live_uids);
+
+ private:
+  absl::Status ReconcilePod(const ObjectKey& key);
+  absl::Status ReconcileGroup(const ObjectKey& key);
+  // An evicted pod group whose members are all gone: waiting for replacement pods, and its
+  // eviction complete.
+  absl::Status AwaitReplacements(const v1::Workload& wl);
+  // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
+  // non-serving group) when that differs from what the workload holds.
+  absl::Status ForwardGroupReclaimablePods(const std::vector<Json>& pods,
+                                           const manifest::PodGroupInfo& info,
+                                           const v1::Workload& wl, const v1::WorkloadRef& ref);
+  absl::Status ReconcileDeployment(const ObjectKey& key);
+  absl::Status ReconcileStatefulSet(const ObjectKey& key);
+  absl::Status ReconcileLeaderWorkerSet(const ObjectKey& key);
+
+  // The LocalQueue an object asks for: its label, or "default" with
+  // manageJobsWithoutQueueName when its namespace is managed and has one; "" when unmanaged.
+  absl::StatusOr<std::string> QueueFor(const Json& obj);
+  // Puts Kueue's gate, labels and annotations on a parent's pod template at `path`.
+  absl::Status GateTemplates(const manifest::ResourceKind& kind, const Json& obj,
+                             const std::vector<std::string>& template_paths,
+                             absl::string_view framework, absl::string_view queue);
+  // Patches `pod` towards `desired` (metadata and spec) with a resourceVersion precondition.
+  absl::StatusOr<Json> PatchObject(const manifest::ResourceKind& kind, const Json& obj,
+                                   const Json& desired);
+  absl::Status DeletePod(const Json& pod, absl::string_view reason, absl::string_view message);
+  void RecordEvent(const manifest::ResourceKind& kind, const Json& obj, absl::string_view type,
+                   absl::string_view reason, absl::string_view message);
+  // Records a Warning once per distinct message (kept in the object's tollgate.dev/status).
+  absl::Status Warn(const manifest::ResourceKind& kind, const Json& obj, absl::string_view reason,
+                    absl::string_view message);
+
+  KubeClient& kube_;
+  client::AdmissionClient& admission_;
+  const core::Clock& clock_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  std::map<ObjectKey, std::set<std::string>> tombstones_ ABSL_GUARDED_BY(mu_);
+  uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tollgate::kube
