@@ -192,6 +192,25 @@ std::optional<ObjectKey> JobController::OwnerOf(absl::string_view ns,
   return it->second;
 }
 
+absl::Status JobController::HoldWorkload(const v1::WorkloadRef& ref) {
+  absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(wl.status())) return absl::OkStatus();
+  if (!wl.ok()) return wl.status();
+  const v1::WorkloadState state = wl->status().state();
+  const bool has_quota = state == v1::WORKLOAD_STATE_QUOTA_RESERVED ||
+                         state == v1::WORKLOAD_STATE_ADMITTED ||
+                         state == v1::WORKLOAD_STATE_EVICTING;
+  if (!has_quota || wl->status().on_hold()) return absl::OkStatus();
+  v1::ReportJobStateRequest hold;
+  *hold.mutable_workload() = ref;
+  hold.set_on_hold(true);
+  hold.set_message("Job is on hold");
+  TOLLGATE_RETURN_IF_ERROR(admission_.ReportJobState(hold).status());
+  common::Log("info", "job on hold; quota released",
+              {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  return absl::OkStatus();
+}
+
 absl::Status JobController::DeleteWorkloadsOwnedBy(absl::string_view ns, absl::string_view uid) {
   if (uid.empty()) return absl::OkStatus();
   v1::ListWorkloadsRequest request;
@@ -388,6 +407,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
   if (owned) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(const std::string workload_name, ResolveWorkloadName(translator, obj));
   const v1::WorkloadRef ref = Ref(ns, workload_name);
+  // Before the finish, as Kueue's reconciler: a held job keeps its workload, without quota.
+  if (translator.IsOnHold(obj)) return HoldWorkload(ref);
   const std::optional<manifest::JobFinish> finish = translator.Finished(obj);
   if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
 

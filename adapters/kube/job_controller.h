@@ -123,6 +123,8 @@ class JobController {
   absl::Status HandleFinished(const manifest::JobKindTranslator& translator, const Json& obj,
                               const v1::WorkloadRef& ref, const manifest::JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
+  // Kueue's JobWithOnHold: releases the quota of the workload of a job on hold (once).
+  absl::Status HoldWorkload(const v1::WorkloadRef& ref);
   // Deletes the workloads whose controlling owner has `uid` (a prebuilt workload bound to a job).
   absl::Status DeleteWorkloadsOwnedBy(absl::string_view ns, absl::string_view uid);
   // Kueue's prebuilt workload: the job is bound to the workload its kPrebuiltWorkloadKey names

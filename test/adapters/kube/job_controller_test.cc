@@ -673,6 +673,39 @@ TEST_F(JobKindsControllerTest, SucceededJobsOfARunningJobSetAreReportedReclaimab
   EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
 }
 
+TEST_F(JobKindsControllerTest, ARayJobKubeRayFailedToValidateReleasesItsQuota) {
+  const manifest::JobKindTranslator& rayjob = *manifest::FindJobKind("RayJob");
+  Json obj = Json::parse(R"({
+    "apiVersion": "ray.io/v1", "kind": "RayJob",
+    "metadata": {"name": "sweep", "namespace": "team-a",
+                 "uid": "aaaabbbb-0000-0000-0000-000000000001",
+                 "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
+    "spec": {"suspend": true, "entrypoint": "python sweep.py", "rayClusterSpec": {
+      "headGroupSpec": {"template": {"spec": {"containers": [
+        {"name": "ray-head", "resources": {"requests": {"cpu": "2"}}}]}}}}}})");
+  kube_.Put(rayjob.resource(), obj);
+  AllKinds();
+  const ObjectKey key{"rayjobs", "team-a", "sweep"};
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const std::string name = rayjob.WorkloadName(obj);
+  v1::Admission admission = GpuAdmission();
+  admission.mutable_pod_set_assignments(0)->set_name("head");
+  admission.mutable_pod_set_assignments(0)->set_count(1);
+  admission_.Admit("team-a", name, admission);
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+
+  kube_.SetStatus(rayjob.resource(), "team-a", "sweep",
+                  Json::parse(R"({"jobDeploymentStatus": "ValidationFailed"})"));
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", name);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_TRUE(wl->status().on_hold());
+  EXPECT_EQ(wl->status().state(), v1::WORKLOAD_STATE_PENDING);
+  // Held once; a held workload without quota is left as it is.
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  EXPECT_EQ(admission_.Count("ReportJobState"), 1);
+}
+
 TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {
   EXPECT_EQ(ParseStatusAnnotation("pending: a: b"),
             std::make_pair(std::string("pending"), std::string("a: b")));
