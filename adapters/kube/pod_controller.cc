@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +19,7 @@
 #include "services/manifest/pod_role_hash.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/topology_annotations.h"
 
 namespace tollgate::kube {
 namespace {
@@ -383,18 +385,44 @@ absl::StatusOr<manifest::FlavorMap> FlavorsOf(client::AdmissionClient& admission
   return flavors;
 }
 
+bool HasGate(const Json& pod, absl::string_view name) {
+  const Json* gates = Find(pod, {"spec", "schedulingGates"});
+  if (gates == nullptr || !gates->is_array()) return false;
+  for (const Json& gate : *gates) {
+    if (GetString(gate, {"name"}) == name) return true;
+  }
+  return false;
+}
+
 // `pod` ungated with its pod set's admission merged in (Kueue's prepare: podset.Merge, then the
-// gate removed), marked managed and with its role recorded, since the merge changes the spec
-// its role hash is computed from.
+// admission gate removed, and the topology gate too unless the pod set was placed), marked
+// managed and with its role recorded, since the merge changes the spec its role hash is
+// computed from. A placed pod keeps the topology gate for the topology controller to release it
+// onto its domain; one created without that gate cannot get it (Kubernetes only removes gates
+// from a pod that exists), so it stays gated: FAILED_PRECONDITION.
 absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& admission,
                              absl::string_view role) {
+  const Json topology_gate = {{"name", manifest::kTopologySchedulingGate}};
+  const bool placed = absl::c_linear_search(admission.scheduling_gates, topology_gate);
+  if (placed && !HasGate(pod, manifest::kTopologySchedulingGate)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pod set ", admission.name,
+        " is placed by topology-aware scheduling, but the pod was created without "
+        "the scheduling gate ",
+        manifest::kTopologySchedulingGate,
+        ", which holds it until it is sent to its domain (create it with both gates)"));
+  }
   Json desired = pod;
   TOLLGATE_RETURN_IF_ERROR(manifest::MergePodAdmission(desired, admission));
   Json kept = Json::array();
   if (const Json* gates = Find(desired, {"spec", "schedulingGates"});
       gates != nullptr && gates->is_array()) {
     for (const Json& gate : *gates) {
-      if (GetString(gate, {"name"}) != kAdmissionGate) kept.push_back(gate);
+      const std::string name = GetString(gate, {"name"});
+      if (name == kAdmissionGate || (!placed && name == manifest::kTopologySchedulingGate)) {
+        continue;
+      }
+      kept.push_back(gate);
     }
   }
   if (kept.empty()) {
@@ -402,7 +430,14 @@ absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& admiss
   } else {
     desired["spec"]["schedulingGates"] = kept;
   }
-  Ensure(desired, {"metadata", "labels"})[kManagedLabel] = "true";
+  Json& labels = Ensure(desired, {"metadata", "labels"});
+  labels[kManagedLabel] = "true";
+  // The rank topology placement reads, from the label the pod names (Kueue's webhook copies it).
+  if (const std::string source =
+          manifest::PodAnnotation(pod, manifest::kPodGroupPodIndexLabelAnnotation);
+      !source.empty() && labels.contains(source)) {
+    labels[manifest::kPodGroupPodIndexLabel] = labels[source];
+  }
   Ensure(desired, {"metadata", "annotations"})[manifest::kRoleHashAnnotation] = std::string(role);
   return desired;
 }
@@ -867,9 +902,15 @@ absl::Status PodController::GateTemplates(const ResourceKind& kind, const Json& 
     Json& spec = Ensure(tmpl, {"spec"});
     Json& gates = spec["schedulingGates"];
     if (!gates.is_array()) gates = Json::array();
-    bool present = false;
-    for (const Json& gate : gates) present = present || GetString(gate, {"name"}) == kAdmissionGate;
-    if (!present) gates.push_back({{"name", kAdmissionGate}});
+    std::vector<absl::string_view> wanted = {kAdmissionGate};
+    // Kueue's pod webhook adds the topology gate to every pod once TAS is on; the admission
+    // takes it off again unless the pod set is placed.
+    if (options_.topology) wanted.push_back(manifest::kTopologySchedulingGate);
+    for (absl::string_view name : wanted) {
+      bool present = false;
+      for (const Json& gate : gates) present = present || GetString(gate, {"name"}) == name;
+      if (!present) gates.push_back({{"name", name}});
+    }
   }
   return PatchObject(kind, obj, desired).status();
 }

@@ -52,6 +52,9 @@ class PodController {
     bool deployments = false;
     bool statefulsets = false;
     bool leaderworkersets = false;
+    // Topology-aware scheduling is on (tollgate-kube --enable-topology): the templates of
+    // Deployments, StatefulSets and LeaderWorkerSets also get the kueue.x-k8s.io/topology gate.
+    bool topology = false;
     bool manage_jobs_without_queue_name = false;
     std::optional<core::LabelSelector> managed_jobs_namespace_selector;
     std::string component = "tollgate-kube";

@@ -30,6 +30,11 @@ inline constexpr char kPodGroupServingAnnotation[] = "kueue.x-k8s.io/pod-group-s
 inline constexpr char kRetriableInGroupAnnotation[] = "kueue.x-k8s.io/retriable-in-group";
 inline constexpr char kIsGroupWorkloadAnnotation[] = "kueue.x-k8s.io/is-group-workload";
 inline constexpr char kSuspendedByParentAnnotation[] = "kueue.x-k8s.io/pod-suspending-parent";
+// Topology placement ranks a plain pod or pod group member by this label, copied from the label
+// the annotation names (Kueue's webhook copies it; Tollgate when it ungates the pod).
+inline constexpr char kPodGroupPodIndexLabel[] = "kueue.x-k8s.io/pod-group-pod-index";
+inline constexpr char kPodGroupPodIndexLabelAnnotation[] =
+    "kueue.x-k8s.io/pod-group-pod-index-label";
 // Kueue's pod-group roles hold at most this many pod sets (jobframework.MaxPodSets).
 inline constexpr int kMaxPodSets = 18;
 
