@@ -970,16 +970,17 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     return absl::OkStatus();
   }
   const int32_t counted = wl->spec().pod_sets_size() > 0 ? wl->spec().pod_sets(0).count() : 0;
+  if (wl->status().state() == v1::WORKLOAD_STATE_PENDING &&
+      (counted != replicas || wl->spec().queue_name() != queue)) {
+    // Scaled up from zero to another size, or relabelled to another queue, while waiting: the
+    // workload is made again for the new size in the new queue (Kueue updates it in place).
+    v1::DeleteWorkloadRequest del;
+    *del.mutable_workload() = ref;
+    TOLLGATE_RETURN_IF_ERROR(admission_.DeleteWorkload(del));
+    return absl::AbortedError(absl::StrCat(key.ToString(), ": workload replaced for ", replicas,
+                                           " replicas in queue ", queue));
+  }
   if (counted != replicas) {
-    if (wl->status().state() == v1::WORKLOAD_STATE_PENDING) {
-      // Scaled up from zero to another size (or changed while waiting): the workload is made
-      // again for the new size.
-      v1::DeleteWorkloadRequest del;
-      *del.mutable_workload() = ref;
-      TOLLGATE_RETURN_IF_ERROR(admission_.DeleteWorkload(del));
-      return absl::AbortedError(
-          absl::StrCat(key.ToString(), ": workload replaced for ", replicas, " replicas"));
-    }
     // Kueue's webhook refuses this change; Tollgate cannot, so it says so and keeps the
     // admitted workload's size.
     TOLLGATE_RETURN_IF_ERROR(Warn(
@@ -1043,10 +1044,21 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   list.set_namespace_(key.ns);
   list.set_owner_uid(Uid(lws));
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse owned, admission_.ListWorkloads(list));
-  std::set<std::string> existing;
-  for (const v1::Workload& wl : owned.workloads()) existing.insert(wl.metadata().name());
   std::set<std::string> wanted;
   for (int32_t i = 0; i < replicas; ++i) wanted.insert(group_name(i));
+  std::set<std::string> existing;
+  for (const v1::Workload& wl : owned.workloads()) {
+    // A waiting group relabelled to another queue is made again there (Kueue moves it).
+    if (wanted.count(wl.metadata().name()) > 0 &&
+        wl.status().state() == v1::WORKLOAD_STATE_PENDING && wl.spec().queue_name() != queue) {
+      v1::DeleteWorkloadRequest del;
+      *del.mutable_workload() = Ref(key.ns, wl.metadata().name());
+      absl::Status status = admission_.DeleteWorkload(del);
+      if (!status.ok() && !absl::IsNotFound(status)) return status;
+      continue;
+    }
+    existing.insert(wl.metadata().name());
+  }
 
   // Each group on its own: scaling up adds the new groups' workloads, scaling down removes the
   // workloads of the groups above `replicas`.
