@@ -43,6 +43,7 @@ using manifest::PodName;
 using manifest::ResourceKind;
 
 constexpr absl::string_view kStatusKey = "tollgate.dev/status";
+constexpr absl::string_view kControllerRevisionHashLabel = "controller-revision-hash";
 constexpr absl::string_view kLwsNameLabel = "leaderworkerset.sigs.k8s.io/name";
 constexpr absl::string_view kLwsGroupIndexLabel = "leaderworkerset.sigs.k8s.io/group-index";
 constexpr absl::string_view kLwsLeaderNameAnnotation = "leaderworkerset.sigs.k8s.io/leader-name";
@@ -927,6 +928,39 @@ absl::Status PodController::ReconcileDeployment(const ObjectKey& key) {
 
 // --- StatefulSet -----------------------------------------------------------------------------
 
+absl::Status PodController::ReleaseRolloutPods(const Json& sts) {
+  const std::string current = GetString(sts, {"status", "currentRevision"});
+  const std::string update = GetString(sts, {"status", "updateRevision"});
+  if (current.empty() || current == update) return absl::OkStatus();
+  const std::string ns = GetString(sts, {"metadata", "namespace"});
+  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), ns));
+  for (const Json& pod : listed.items) {
+    const Json* owner = ControllerOf(pod);
+    if (owner == nullptr || owner->value("uid", "") != Uid(sts) ||
+        manifest::PodLabel(pod, kControllerRevisionHashLabel) != current) {
+      continue;
+    }
+    const Json* gates = Find(pod, {"spec", "schedulingGates"});
+    if (gates == nullptr || !gates->is_array()) continue;
+    Json kept = Json::array();
+    for (const Json& gate : *gates) {
+      const std::string name = GetString(gate, {"name"});
+      if (name != kAdmissionGate && name != manifest::kTopologySchedulingGate) kept.push_back(gate);
+    }
+    if (kept.size() == gates->size()) continue;
+    Json desired = pod;
+    if (kept.empty()) {
+      desired["spec"].erase("schedulingGates");
+    } else {
+      desired["spec"]["schedulingGates"] = kept;
+    }
+    TOLLGATE_RETURN_IF_ERROR(PatchObject(PodResource(), pod, desired).status());
+    common::Log("info", "released a pod of the current revision during a rolling update",
+                {{"pod", Key(ns, PodName(pod))}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   absl::StatusOr<Json> got = kube_.Get(StatefulSetResource(), key.ns, key.name);
   if (absl::IsNotFound(got.status())) return absl::OkStatus();
@@ -936,6 +970,7 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   if (queue.empty()) return absl::OkStatus();
   TOLLGATE_RETURN_IF_ERROR(GateTemplates(StatefulSetResource(), sts, {"/spec/template"},
                                          "statefulset", manifest::QueueName(sts)));
+  TOLLGATE_RETURN_IF_ERROR(ReleaseRolloutPods(sts));
   const int32_t replicas = manifest::StatefulSetReplicas(sts);
   const std::string wl_name = manifest::StatefulSetWorkloadName(sts);
   const v1::WorkloadRef ref = Ref(key.ns, wl_name);

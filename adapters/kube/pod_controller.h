@@ -99,6 +99,10 @@ class PodController {
                                            const v1::Workload& wl, const v1::WorkloadRef& ref);
   absl::Status ReconcileDeployment(const ObjectKey& key);
   absl::Status ReconcileStatefulSet(const ObjectKey& key);
+  // Kueue's rule for a StatefulSet's rolling update (ShouldUngatePod): while the current
+  // revision differs from the update revision, a gated pod of the current revision replaces one
+  // that ran, so both gates come off without waiting for an admission.
+  absl::Status ReleaseRolloutPods(const Json& sts);
   absl::Status ReconcileLeaderWorkerSet(const ObjectKey& key);
 
   // The LocalQueue an object asks for: its label, or "default" with
