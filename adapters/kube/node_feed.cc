@@ -64,7 +64,8 @@ std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const Workload
         const std::string bound = GetString(pod, {"spec", "nodeName"});
         const std::string selected =
             GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"});
-        const bool here = bound == name || (bound.empty() && selected == hostname);
+        // Kueue finds them by the hostname node selector the placement gave them.
+        const bool here = selected == hostname || bound == name;
         if (!here || manifest::IsTerminatedPod(pod) ||
             Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) {
           continue;

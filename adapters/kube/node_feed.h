@@ -31,7 +31,7 @@ using WorkloadPods =
 bool ReportsNotReady(const manifest::Json& node);
 
 // Kueue's TASReplaceNodeOnPodTermination: the workloads ("namespace/name", sorted) with a placed
-// pod still progressing on `node` (bound to it, or sent to it by its hostname node selector; not
+// pod still progressing on `node` (sent to it by its hostname node selector, or bound to it; not
 // Succeeded or Failed, not being deleted).
 std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods);
 

@@ -201,6 +201,12 @@ std::optional<TopologyController::Diff<Item>> TopologyController::DiffOf(
 
 void TopologyController::FlushNodes() {
   absl::MutexLock flush(&flush_mu_);
+  {
+    // A not-ready node names the workloads still running on it, which needs the pods: sent
+    // before they are listed, it would fail every placement on it at once.
+    absl::MutexLock lock(&mu_);
+    if (!pods_.listed) return;
+  }
   std::optional<Diff<v1::Node>> diff = DiffOf<v1::Node>(nodes_, [&]() -> absl::StatusOr<SentItems> {
     TOLLGATE_ASSIGN_OR_RETURN(v1::ListNodesResponse inventory, inventory_.ListNodes({}));
     SentItems sent;

@@ -1124,6 +1124,19 @@ TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
       },
       kWait));
 
+  // A barrier: tollgate-kube reads pods in order, so once it reports a pod made after the
+  // releases, it has seen them (the node failure below must not overtake them).
+  Create(manifest::PodResource(), "topo", Json::parse(R"({
+      "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "barrier"},
+      "spec": {"nodeName": "n5",
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> n5 = InventoryNode("n5");
+        return n5.has_value() && n5->reported_pods() == 1;
+      },
+      kWait));
+
   // The node of rank 0 stops being ready while its pod still runs: nothing fails yet.
   const std::string failed = placed[0];
   ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
@@ -1136,7 +1149,8 @@ TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
         return node.has_value() && !node->node().status().ready() &&
                absl::c_linear_search(node->node().status().running_workloads(), workload);
       },
-      kWait));
+      kWait))
+      << InventoryNode(failed)->DebugString();
   EXPECT_EQ(hosts(), placed);
   EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
 
