@@ -63,8 +63,8 @@ struct CheckStateUpdate {
   std::vector<PodSetUpdate> pod_set_updates;
   // MultiKueue checks only: the winner (status.clusterName) and the nominees to record with the
   // state (docs/multicluster.md).
-  std::optional<std::string> cluster_name = {};
-  std::optional<std::vector<std::string>> nominated_cluster_names = {};
+  std::optional<std::string> cluster_name;
+  std::optional<std::vector<std::string>> nominated_cluster_names;
 };
 
 struct SubmitOutcome {

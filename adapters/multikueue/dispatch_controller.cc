@@ -531,8 +531,19 @@ void DispatchController::Reconcile(const std::string& key) {
   }
   if (plan.nominate) note(Nominate(*managed, config_clusters, links, now));
   if (!local.holds_quota) {
+    // Not this controller's concern any more once its copies are gone: forgotten, so finished
+    // workloads do not pile up (a new reservation brings it back through the watch).
+    bool copies_left = false;
+    for (const auto& [cluster, link] : links) {
+      copies_left = copies_left || !link->connected() || link->Copy(key).has_value();
+    }
     absl::MutexLock lock(&mu_);
     rounds_.erase(key);
+    auto it = workloads_.find(key);
+    if (!copies_left && failed.ok() && it != workloads_.end() &&
+        it->second.workload.metadata().resource_version() == wl.metadata().resource_version()) {
+      workloads_.erase(it);
+    }
   }
   if (!failed.ok()) {
     // A stale revision is answered by the watch's next event; anything else is tried again
