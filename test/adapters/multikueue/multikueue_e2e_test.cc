@@ -392,7 +392,8 @@ TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
     return wl.status().state() == v1::WORKLOAD_STATE_FINISHED;
   }));
   bool message_carried = false;
-  for (const v1::Condition& c : Get(*manager_client_, "train").status().conditions()) {
+  const v1::Workload finished = Get(*manager_client_, "train");
+  for (const v1::Condition& c : finished.status().conditions()) {
     if (c.type() == "Finished") message_carried = c.message() == "Job finished successfully";
   }
   EXPECT_TRUE(message_carried);

@@ -26,7 +26,11 @@ const char kManager[] = R"pb(
   spec {
     queue_name: "q"
     priority_class_name: "high"
-    pod_sets { name: "main" count: 2 requests { key: "cpu" value: "2" } }
+    pod_sets {
+      name: "main"
+      count: 2
+      requests { key: "cpu" value: "2" }
+    }
   }
   status {
     state: WORKLOAD_STATE_QUOTA_RESERVED
