@@ -427,5 +427,28 @@ TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   EXPECT_EQ(Get(*w1_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
+  // A copy of this manager's origin whose workload does not exist on the manager (its
+  // manager's workload was deleted while the controller was away), and one of another origin.
+  for (const auto& [name, origin] : {std::pair<std::string, std::string>{"ghost", "multikueue"},
+                                     std::pair<std::string, std::string>{"foreign", "other"}}) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team");
+    wl->mutable_metadata()->set_name(name);
+    (*wl->mutable_metadata()->mutable_labels())[kOriginLabel] = origin;
+    wl->mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(1);
+    (*ps->mutable_requests())["cpu"] = "1";
+    ASSERT_OK(w2_client_->Submit(request).status());
+  }
+  ASSERT_TRUE(WaitFor(*w2_client_, "ghost", [](const v1::Workload&) { return false; },
+                      /*absent_is_done=*/true));
+  // The collection that removed it looked at every copy on w2: another manager's stays.
+  EXPECT_EQ(Get(*w2_client_, "foreign").metadata().labels().at(kOriginLabel), "other");
+}
+
 }  // namespace
 }  // namespace tollgate::e2e
