@@ -444,10 +444,41 @@ TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
     (*ps->mutable_requests())["cpu"] = "1";
     ASSERT_OK(w2_client_->Submit(request).status());
   }
-  ASSERT_TRUE(WaitFor(*w2_client_, "ghost", [](const v1::Workload&) { return false; },
-                      /*absent_is_done=*/true));
+  ASSERT_TRUE(WaitFor(
+      *w2_client_, "ghost", [](const v1::Workload&) { return false; },
+      /*absent_is_done=*/true));
   // The collection that removed it looked at every copy on w2: another manager's stays.
   EXPECT_EQ(Get(*w2_client_, "foreign").metadata().labels().at(kOriginLabel), "other");
+}
+
+TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
+  controller_.reset();
+  ASSERT_OK_AND_ASSIGN(
+      controller_, ChildProcess::Start(
+                       {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", manager_->address()),
+                        "--dispatcher-name=kueue.x-k8s.io/multikueue-dispatcher-incremental",
+                        "--incremental-step-size=1", "--config-sync-period=1s"},
+                       scratch_ + "/controller-incremental.log"));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  // The first round is the config's first worker only, although w2 has room; the next round
+  // would come after Kueue's fixed 5 minutes.
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().nominated_cluster_names_size() == 1 &&
+           wl.status().nominated_cluster_names(0) == "w1";
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", [](const v1::Workload&) { return true; }));
+  v1::GetWorkloadRequest on_w2;
+  *on_w2.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
+
+  // w1 gets room and admits its copy.
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("blocker");
+  ASSERT_OK(w1_client_->Finish(finish).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w1");
+  })) << Get(*manager_client_, "train").DebugString();
+  EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
 }
 
 }  // namespace
