@@ -18,6 +18,7 @@
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/pod_set_info.h"
+#include "services/manifest/prebuilt_workload.h"
 #include "services/manifest/topology_enactment.h"
 
 namespace tollgate::kube {
@@ -123,6 +124,9 @@ const manifest::JobKindTranslator* JobController::TranslatorFor(absl::string_vie
 
 std::string JobController::WorkloadNameOf(const manifest::JobKindTranslator& translator,
                                           const Json& obj) const {
+  if (std::string prebuilt = manifest::PrebuiltWorkloadName(obj); !prebuilt.empty()) {
+    return prebuilt;
+  }
   {
     absl::MutexLock lock(&mu_);
     auto it = workload_names_.find(manifest::GetString(obj, {"metadata", "uid"}));
@@ -133,6 +137,9 @@ std::string JobController::WorkloadNameOf(const manifest::JobKindTranslator& tra
 
 absl::StatusOr<std::string> JobController::ResolveWorkloadName(
     const manifest::JobKindTranslator& translator, const Json& obj) {
+  if (std::string prebuilt = manifest::PrebuiltWorkloadName(obj); !prebuilt.empty()) {
+    return prebuilt;
+  }
   const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
   {
     absl::MutexLock lock(&mu_);
@@ -185,6 +192,87 @@ std::optional<ObjectKey> JobController::OwnerOf(absl::string_view ns,
   return it->second;
 }
 
+absl::Status JobController::HoldWorkload(const v1::WorkloadRef& ref) {
+  absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(wl.status())) return absl::OkStatus();
+  if (!wl.ok()) return wl.status();
+  const v1::WorkloadState state = wl->status().state();
+  const bool has_quota = state == v1::WORKLOAD_STATE_QUOTA_RESERVED ||
+                         state == v1::WORKLOAD_STATE_ADMITTED ||
+                         state == v1::WORKLOAD_STATE_EVICTING;
+  if (!has_quota || wl->status().on_hold()) return absl::OkStatus();
+  v1::ReportJobStateRequest hold;
+  *hold.mutable_workload() = ref;
+  hold.set_on_hold(true);
+  hold.set_message("Job is on hold");
+  TOLLGATE_RETURN_IF_ERROR(admission_.ReportJobState(hold).status());
+  common::Log("info", "job on hold; quota released",
+              {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  return absl::OkStatus();
+}
+
+absl::Status JobController::DeleteWorkloadsOwnedBy(absl::string_view ns, absl::string_view uid) {
+  if (uid.empty()) return absl::OkStatus();
+  v1::ListWorkloadsRequest request;
+  request.set_namespace_(std::string(ns));
+  request.set_owner_uid(std::string(uid));
+  TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse owned, admission_.ListWorkloads(request));
+  for (const v1::Workload& wl : owned.workloads()) {
+    TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(ns, wl.metadata().name())));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Workload> JobController::BindPrebuilt(
+    const manifest::JobKindTranslator& translator, const Json& obj, const v1::Workload& from_job) {
+  TOLLGATE_RETURN_IF_ERROR(manifest::CheckPrebuiltWorkloadSupported(translator.resource()));
+  const v1::WorkloadRef ref = Ref(from_job.metadata().namespace_(), from_job.metadata().name());
+  absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(wl.status())) {
+    // Kueue keeps the job stopped until the workload exists; its creation wakes this object.
+    return absl::NotFoundError(absl::StrCat("Waiting for the prebuilt workload ", ref.name(),
+                                            " named by ", manifest::kPrebuiltWorkloadKey));
+  }
+  if (!wl.ok()) return wl.status();
+  const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
+  const v1::OwnerReference* controller = nullptr;
+  for (const v1::OwnerReference& owner : wl->metadata().owner_references()) {
+    if (owner.controller()) controller = &owner;
+  }
+  if (controller != nullptr && controller->uid() != uid) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("The prebuilt workload ", ref.name(), " is controlled by ", controller->kind(),
+                     " ", controller->name(), " (uid ", controller->uid(), "), not by this ",
+                     translator.resource().kind));
+  }
+  if (controller == nullptr) {
+    v1::ReportJobStateRequest bind;
+    *bind.mutable_workload() = ref;
+    v1::OwnerReference* owner = bind.mutable_bind_owner();
+    owner->set_api_version(translator.resource().ApiVersion());
+    owner->set_kind(translator.resource().kind);
+    owner->set_name(manifest::GetString(obj, {"metadata", "name"}));
+    owner->set_uid(uid);
+    owner->set_controller(true);
+    TOLLGATE_ASSIGN_OR_RETURN(v1::ReportJobStateResponse bound, admission_.ReportJobState(bind));
+    common::Log("info", "bound prebuilt workload",
+                {{"workload", WorkloadKey(ref.namespace_(), ref.name())}, {"uid", uid}});
+    wl = bound.workload();
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(const bool in_sync, manifest::EquivalentToPrebuilt(from_job, *wl));
+  if (in_sync) return wl;
+  constexpr absl::string_view kOutOfSync = "The prebuilt workload is out of sync with its user job";
+  if (wl->status().state() != v1::WORKLOAD_STATE_FINISHED) {
+    v1::ReportJobStateRequest report;
+    *report.mutable_workload() = ref;
+    report.set_out_of_sync(true);
+    TOLLGATE_RETURN_IF_ERROR(admission_.ReportJobState(report).status());
+    common::Log("warning", "prebuilt workload out of sync; finished",
+                {{"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  }
+  return absl::FailedPreconditionError(kOutOfSync);
+}
+
 absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
   v1::DeleteWorkloadRequest request;
   *request.mutable_workload() = ref;
@@ -222,6 +310,7 @@ absl::Status JobController::Reconcile(const ObjectKey& key) {
     if (deleted.ok()) {
       deleted = DeleteWorkload(Ref(key.ns, manifest::LegacyWorkloadName(kind, key.name, *it)));
     }
+    if (deleted.ok()) deleted = DeleteWorkloadsOwnedBy(key.ns, *it);
     if (deleted.ok()) {
       absl::MutexLock lock(&mu_);
       workload_names_.erase(*it);
@@ -242,7 +331,10 @@ absl::Status JobController::ReconcileObject(const manifest::JobKindTranslator& t
     if (absl::IsNotFound(obj.status())) return absl::OkStatus();
     if (!obj.ok()) return obj.status();
     if (manifest::Find(*obj, {"metadata", "deletionTimestamp"}) != nullptr) {
-      return DeleteWorkload(Ref(key.ns, WorkloadNameOf(translator, *obj)));
+      if (manifest::PrebuiltWorkloadName(*obj).empty()) {
+        return DeleteWorkload(Ref(key.ns, WorkloadNameOf(translator, *obj)));
+      }
+      return DeleteWorkloadsOwnedBy(key.ns, manifest::GetString(*obj, {"metadata", "uid"}));
     }
     Observe(key.resource, *obj);
     absl::Status status;
@@ -315,6 +407,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
   if (owned) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(const std::string workload_name, ResolveWorkloadName(translator, obj));
   const v1::WorkloadRef ref = Ref(ns, workload_name);
+  // Before the finish, as Kueue's reconciler: a held job keeps its workload, without quota.
+  if (translator.IsOnHold(obj)) return HoldWorkload(ref);
   const std::optional<manifest::JobFinish> finish = translator.Finished(obj);
   if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
 
@@ -324,16 +418,20 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       original.ok()
           ? manifest::TranslateWorkload(translator, *original, queue, *lookup_, workload_name)
           : original.status();
-  absl::StatusOr<v1::Workload> wl =
-      translated.ok() ? SubmitOrReplace(*translated) : translated.status();
+  const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
+  absl::StatusOr<v1::Workload> wl = !translated.ok() ? translated.status()
+                                    : prebuilt       ? BindPrebuilt(translator, obj, *translated)
+                                                     : SubmitOrReplace(*translated);
   if (!wl.ok()) {
     if (!IsRejection(wl.status())) return wl.status();
     // Keep the job from running without quota, and tell its owner why. Returning the error
     // retries with backoff, which picks up configuration fixed in Tollgate meanwhile.
     Json desired = original.ok() ? *original : obj;
     SetSuspend(translator, desired, true);
-    manifest::SetAnnotation(desired, kStatusAnnotation,
-                            StatusValue(kInvalid, wl.status().message()));
+    const bool awaiting_prebuilt = prebuilt && absl::IsNotFound(wl.status());
+    manifest::SetAnnotation(
+        desired, kStatusAnnotation,
+        StatusValue(awaiting_prebuilt ? kPending : kInvalid, wl.status().message()));
     TOLLGATE_RETURN_IF_ERROR(Converge(translator, obj, desired).status());
     return wl.status();
   }
@@ -751,6 +849,19 @@ absl::Status JobController::ReconcileNamespace(const ObjectKey& key) {
   return absl::OkStatus();
 }
 
+std::optional<std::string> JobController::OwnerResourceOf(const v1::Workload& wl) const {
+  if (wl.metadata().owner_references_size() != 1) return std::nullopt;
+  const v1::OwnerReference& owner = wl.metadata().owner_references(0);
+  if (!owner.controller()) return std::nullopt;
+  for (const manifest::JobKindTranslator* translator : translators_) {
+    if (translator->resource().kind == owner.kind() &&
+        translator->resource().ApiVersion() == owner.api_version()) {
+      return translator->resource().plural;
+    }
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<int> JobController::CollectOrphans(
     const std::function<UidsByResource()>& live_uids_fn) {
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse list,
@@ -760,6 +871,19 @@ absl::StatusOr<int> JobController::CollectOrphans(
   for (const v1::Workload& wl : list.workloads()) {
     const std::string& name = wl.metadata().name();
     const std::string& uid = wl.metadata().uid();
+    if (const std::optional<std::string> resource = OwnerResourceOf(wl); resource.has_value()) {
+      // A workload bound to a job (a prebuilt one) goes with it, as Kubernetes' garbage
+      // collector removes what a deleted owner controls.
+      auto live = live_uids.find(*resource);
+      const std::string& owner_uid = wl.metadata().owner_references(0).uid();
+      if (live == live_uids.end() || live->second.count(owner_uid) > 0) continue;
+      TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(Ref(wl.metadata().namespace_(), name)));
+      common::Log(
+          "info", "deleted workload of a deleted owner",
+          {{"workload", WorkloadKey(wl.metadata().namespace_(), name)}, {"owner_uid", owner_uid}});
+      ++deleted;
+      continue;
+    }
     for (const manifest::JobKindTranslator* translator : translators_) {
       const std::string kind = absl::AsciiStrToLower(translator->resource().kind);
       // Ours only if it says it was made for an object of this kind with this uid (Kueue's

@@ -123,6 +123,19 @@ class JobController {
   absl::Status HandleFinished(const manifest::JobKindTranslator& translator, const Json& obj,
                               const v1::WorkloadRef& ref, const manifest::JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
+  // Kueue's JobWithOnHold: releases the quota of the workload of a job on hold (once).
+  absl::Status HoldWorkload(const v1::WorkloadRef& ref);
+  // Deletes the workloads whose controlling owner has `uid` (a prebuilt workload bound to a job).
+  absl::Status DeleteWorkloadsOwnedBy(absl::string_view ns, absl::string_view uid);
+  // Kueue's prebuilt workload: the job is bound to the workload its kPrebuiltWorkloadKey names
+  // instead of getting one. NOT_FOUND while it does not exist, FAILED_PRECONDITION when another
+  // object controls it or it no longer matches the job (then it is finished as out of sync),
+  // INVALID_ARGUMENT for a kind Kueue refuses it on.
+  absl::StatusOr<v1::Workload> BindPrebuilt(const manifest::JobKindTranslator& translator,
+                                            const Json& obj, const v1::Workload& from_job);
+  // The enabled resource (plural) of the workload's controlling owner, when it is of a kind of
+  // translators_.
+  std::optional<std::string> OwnerResourceOf(const v1::Workload& wl) const;
   // Whether the object's controlling owner is an object of an enabled kind that is managed
   // (queue label, or manage_jobs_without_queue_name): then its owner's workload holds the quota.
   absl::StatusOr<bool> OwnedByManagedObject(const Json& obj);

@@ -355,6 +355,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   pod_options.deployments = flags.deployments;
   pod_options.statefulsets = flags.statefulsets;
   pod_options.leaderworkersets = flags.leaderworkersets;
+  pod_options.topology = flags.topology;
   pod_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
   pod_options.managed_jobs_namespace_selector = flags.managed_namespaces;
   pod_options.instance = controller_options.instance;

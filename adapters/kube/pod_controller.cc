@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +19,7 @@
 #include "services/manifest/pod_role_hash.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/topology_annotations.h"
 
 namespace tollgate::kube {
 namespace {
@@ -41,6 +43,7 @@ using manifest::PodName;
 using manifest::ResourceKind;
 
 constexpr absl::string_view kStatusKey = "tollgate.dev/status";
+constexpr absl::string_view kControllerRevisionHashLabel = "controller-revision-hash";
 constexpr absl::string_view kLwsNameLabel = "leaderworkerset.sigs.k8s.io/name";
 constexpr absl::string_view kLwsGroupIndexLabel = "leaderworkerset.sigs.k8s.io/group-index";
 constexpr absl::string_view kLwsLeaderNameAnnotation = "leaderworkerset.sigs.k8s.io/leader-name";
@@ -383,18 +386,44 @@ absl::StatusOr<manifest::FlavorMap> FlavorsOf(client::AdmissionClient& admission
   return flavors;
 }
 
+bool HasGate(const Json& pod, absl::string_view name) {
+  const Json* gates = Find(pod, {"spec", "schedulingGates"});
+  if (gates == nullptr || !gates->is_array()) return false;
+  for (const Json& gate : *gates) {
+    if (GetString(gate, {"name"}) == name) return true;
+  }
+  return false;
+}
+
 // `pod` ungated with its pod set's admission merged in (Kueue's prepare: podset.Merge, then the
-// gate removed), marked managed and with its role recorded, since the merge changes the spec
-// its role hash is computed from.
+// admission gate removed, and the topology gate too unless the pod set was placed), marked
+// managed and with its role recorded, since the merge changes the spec its role hash is
+// computed from. A placed pod keeps the topology gate for the topology controller to release it
+// onto its domain; one created without that gate cannot get it (Kubernetes only removes gates
+// from a pod that exists), so it stays gated: FAILED_PRECONDITION.
 absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& admission,
                              absl::string_view role) {
+  const Json topology_gate = {{"name", manifest::kTopologySchedulingGate}};
+  const bool placed = absl::c_linear_search(admission.scheduling_gates, topology_gate);
+  if (placed && !HasGate(pod, manifest::kTopologySchedulingGate)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pod set ", admission.name,
+        " is placed by topology-aware scheduling, but the pod was created without "
+        "the scheduling gate ",
+        manifest::kTopologySchedulingGate,
+        ", which holds it until it is sent to its domain (create it with both gates)"));
+  }
   Json desired = pod;
   TOLLGATE_RETURN_IF_ERROR(manifest::MergePodAdmission(desired, admission));
   Json kept = Json::array();
   if (const Json* gates = Find(desired, {"spec", "schedulingGates"});
       gates != nullptr && gates->is_array()) {
     for (const Json& gate : *gates) {
-      if (GetString(gate, {"name"}) != kAdmissionGate) kept.push_back(gate);
+      const std::string name = GetString(gate, {"name"});
+      if (name == kAdmissionGate || (!placed && name == manifest::kTopologySchedulingGate)) {
+        continue;
+      }
+      kept.push_back(gate);
     }
   }
   if (kept.empty()) {
@@ -402,7 +431,14 @@ absl::StatusOr<Json> Ungated(const Json& pod, const manifest::PodSetInfo& admiss
   } else {
     desired["spec"]["schedulingGates"] = kept;
   }
-  Ensure(desired, {"metadata", "labels"})[kManagedLabel] = "true";
+  Json& labels = Ensure(desired, {"metadata", "labels"});
+  labels[kManagedLabel] = "true";
+  // The rank topology placement reads, from the label the pod names (Kueue's webhook copies it).
+  if (const std::string source =
+          manifest::PodAnnotation(pod, manifest::kPodGroupPodIndexLabelAnnotation);
+      !source.empty() && labels.contains(source)) {
+    labels[manifest::kPodGroupPodIndexLabel] = labels[source];
+  }
   Ensure(desired, {"metadata", "annotations"})[manifest::kRoleHashAnnotation] = std::string(role);
   return desired;
 }
@@ -867,9 +903,15 @@ absl::Status PodController::GateTemplates(const ResourceKind& kind, const Json& 
     Json& spec = Ensure(tmpl, {"spec"});
     Json& gates = spec["schedulingGates"];
     if (!gates.is_array()) gates = Json::array();
-    bool present = false;
-    for (const Json& gate : gates) present = present || GetString(gate, {"name"}) == kAdmissionGate;
-    if (!present) gates.push_back({{"name", kAdmissionGate}});
+    std::vector<absl::string_view> wanted = {kAdmissionGate};
+    // Kueue's pod webhook adds the topology gate to every pod once TAS is on; the admission
+    // takes it off again unless the pod set is placed.
+    if (options_.topology) wanted.push_back(manifest::kTopologySchedulingGate);
+    for (absl::string_view name : wanted) {
+      bool present = false;
+      for (const Json& gate : gates) present = present || GetString(gate, {"name"}) == name;
+      if (!present) gates.push_back({{"name", name}});
+    }
   }
   return PatchObject(kind, obj, desired).status();
 }
@@ -886,6 +928,39 @@ absl::Status PodController::ReconcileDeployment(const ObjectKey& key) {
 
 // --- StatefulSet -----------------------------------------------------------------------------
 
+absl::Status PodController::ReleaseRolloutPods(const Json& sts) {
+  const std::string current = GetString(sts, {"status", "currentRevision"});
+  const std::string update = GetString(sts, {"status", "updateRevision"});
+  if (current.empty() || current == update) return absl::OkStatus();
+  const std::string ns = GetString(sts, {"metadata", "namespace"});
+  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), ns));
+  for (const Json& pod : listed.items) {
+    const Json* owner = ControllerOf(pod);
+    if (owner == nullptr || owner->value("uid", "") != Uid(sts) ||
+        manifest::PodLabel(pod, kControllerRevisionHashLabel) != current) {
+      continue;
+    }
+    const Json* gates = Find(pod, {"spec", "schedulingGates"});
+    if (gates == nullptr || !gates->is_array()) continue;
+    Json kept = Json::array();
+    for (const Json& gate : *gates) {
+      const std::string name = GetString(gate, {"name"});
+      if (name != kAdmissionGate && name != manifest::kTopologySchedulingGate) kept.push_back(gate);
+    }
+    if (kept.size() == gates->size()) continue;
+    Json desired = pod;
+    if (kept.empty()) {
+      desired["spec"].erase("schedulingGates");
+    } else {
+      desired["spec"]["schedulingGates"] = kept;
+    }
+    TOLLGATE_RETURN_IF_ERROR(PatchObject(PodResource(), pod, desired).status());
+    common::Log("info", "released a pod of the current revision during a rolling update",
+                {{"pod", Key(ns, PodName(pod))}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   absl::StatusOr<Json> got = kube_.Get(StatefulSetResource(), key.ns, key.name);
   if (absl::IsNotFound(got.status())) return absl::OkStatus();
@@ -895,6 +970,7 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   if (queue.empty()) return absl::OkStatus();
   TOLLGATE_RETURN_IF_ERROR(GateTemplates(StatefulSetResource(), sts, {"/spec/template"},
                                          "statefulset", manifest::QueueName(sts)));
+  TOLLGATE_RETURN_IF_ERROR(ReleaseRolloutPods(sts));
   const int32_t replicas = manifest::StatefulSetReplicas(sts);
   const std::string wl_name = manifest::StatefulSetWorkloadName(sts);
   const v1::WorkloadRef ref = Ref(key.ns, wl_name);
@@ -929,16 +1005,17 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     return absl::OkStatus();
   }
   const int32_t counted = wl->spec().pod_sets_size() > 0 ? wl->spec().pod_sets(0).count() : 0;
+  if (wl->status().state() == v1::WORKLOAD_STATE_PENDING &&
+      (counted != replicas || wl->spec().queue_name() != queue)) {
+    // Scaled up from zero to another size, or relabelled to another queue, while waiting: the
+    // workload is made again for the new size in the new queue (Kueue updates it in place).
+    v1::DeleteWorkloadRequest del;
+    *del.mutable_workload() = ref;
+    TOLLGATE_RETURN_IF_ERROR(admission_.DeleteWorkload(del));
+    return absl::AbortedError(absl::StrCat(key.ToString(), ": workload replaced for ", replicas,
+                                           " replicas in queue ", queue));
+  }
   if (counted != replicas) {
-    if (wl->status().state() == v1::WORKLOAD_STATE_PENDING) {
-      // Scaled up from zero to another size (or changed while waiting): the workload is made
-      // again for the new size.
-      v1::DeleteWorkloadRequest del;
-      *del.mutable_workload() = ref;
-      TOLLGATE_RETURN_IF_ERROR(admission_.DeleteWorkload(del));
-      return absl::AbortedError(
-          absl::StrCat(key.ToString(), ": workload replaced for ", replicas, " replicas"));
-    }
     // Kueue's webhook refuses this change; Tollgate cannot, so it says so and keeps the
     // admitted workload's size.
     TOLLGATE_RETURN_IF_ERROR(Warn(
@@ -1002,10 +1079,21 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   list.set_namespace_(key.ns);
   list.set_owner_uid(Uid(lws));
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse owned, admission_.ListWorkloads(list));
-  std::set<std::string> existing;
-  for (const v1::Workload& wl : owned.workloads()) existing.insert(wl.metadata().name());
   std::set<std::string> wanted;
   for (int32_t i = 0; i < replicas; ++i) wanted.insert(group_name(i));
+  std::set<std::string> existing;
+  for (const v1::Workload& wl : owned.workloads()) {
+    // A waiting group relabelled to another queue is made again there (Kueue moves it).
+    if (wanted.count(wl.metadata().name()) > 0 &&
+        wl.status().state() == v1::WORKLOAD_STATE_PENDING && wl.spec().queue_name() != queue) {
+      v1::DeleteWorkloadRequest del;
+      *del.mutable_workload() = Ref(key.ns, wl.metadata().name());
+      absl::Status status = admission_.DeleteWorkload(del);
+      if (!status.ok() && !absl::IsNotFound(status)) return status;
+      continue;
+    }
+    existing.insert(wl.metadata().name());
+  }
 
   // Each group on its own: scaling up adds the new groups' workloads, scaling down removes the
   // workloads of the groups above `replicas`.

@@ -52,6 +52,9 @@ class PodController {
     bool deployments = false;
     bool statefulsets = false;
     bool leaderworkersets = false;
+    // Topology-aware scheduling is on (tollgate-kube --enable-topology): the templates of
+    // Deployments, StatefulSets and LeaderWorkerSets also get the kueue.x-k8s.io/topology gate.
+    bool topology = false;
     bool manage_jobs_without_queue_name = false;
     std::optional<core::LabelSelector> managed_jobs_namespace_selector;
     std::string component = "tollgate-kube";
@@ -96,6 +99,10 @@ class PodController {
                                            const v1::Workload& wl, const v1::WorkloadRef& ref);
   absl::Status ReconcileDeployment(const ObjectKey& key);
   absl::Status ReconcileStatefulSet(const ObjectKey& key);
+  // Kueue's rule for a StatefulSet's rolling update (ShouldUngatePod): while the current
+  // revision differs from the update revision, a gated pod of the current revision replaces one
+  // that ran, so both gates come off without waiting for an admission.
+  absl::Status ReleaseRolloutPods(const Json& sts);
   absl::Status ReconcileLeaderWorkerSet(const ObjectKey& key);
 
   // The LocalQueue an object asks for: its label, or "default" with

@@ -187,6 +187,9 @@ class JobKindTranslator {
   virtual std::optional<JobFinish> Finished(const Json& obj) const = 0;
   // Some pod of the job may still be running (so an evicted workload is not yet stopped).
   virtual bool IsActive(const Json& obj) const = 0;
+  // The job asks for its workload's quota to be released without an eviction (Kueue's
+  // JobWithOnHold: a RayJob KubeRay failed to validate). False by default.
+  virtual bool IsOnHold(const Json& /*obj*/) const { return false; }
   // Every pod of the admitted job is running (Kueue's PodsReady). `sources` are PodSets(obj).
   virtual bool PodsReady(const Json& obj, const std::vector<PodSetSource>& sources,
                          const v1::Workload& workload) const = 0;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/names.h"
 #include "core/status_macros.h"
+#include "services/manifest/topology_enactment.h"
 
 namespace tollgate::manifest {
 
@@ -31,6 +32,7 @@ absl::StatusOr<PodSetInfo> PodAdmissionFor(const v1::Workload& wl, absl::string_
   }
   TOLLGATE_ASSIGN_OR_RETURN(std::vector<PodSetInfo> infos,
                             PodSetInfosFromAdmission(admission, flavors, PodSetUpdatesOf(wl)));
+  AddTopologyPodSetInfo(wl, infos);
   const PodSetInfo* found = FindInfo(infos, pod_set);
   if (found == nullptr) {
     return absl::NotFoundError(absl::StrCat("workload ", wl.metadata().name(),

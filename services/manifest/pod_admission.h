@@ -25,7 +25,9 @@ namespace tollgate::manifest {
 std::map<std::string, std::string> AdmissionPodLabels(const v1::Workload& wl);
 
 // The PodSetInfo of pod set `pod_set` of the admitted `wl` (PodSetInfosFromAdmission with the
-// workload's PodSetUpdatesOf) with AdmissionPodLabels added. NOT_FOUND when the admission has no
+// workload's PodSetUpdatesOf) with AdmissionPodLabels and Kueue's topology additions
+// (AddTopologyPodSetInfo: the workload annotation, and the topology gate kept on a placed pod
+// set) added. NOT_FOUND when the admission has no
 // such pod set or `flavors` lacks an assigned flavor; a conflict between the checks' updates and
 // these labels is a permanent FAILED_PRECONDITION (IsPermanentError).
 absl::StatusOr<PodSetInfo> PodAdmissionFor(const v1::Workload& wl, absl::string_view pod_set,

@@ -154,11 +154,6 @@ std::string PodGroupName(const Json& pod) {
   return annotated.empty() ? PodLabel(pod, kPodGroupNameKey) : annotated;
 }
 
-std::string PrebuiltWorkloadName(const Json& obj) {
-  const std::string annotated = PodAnnotation(obj, kPrebuiltWorkloadKey);
-  return annotated.empty() ? PodLabel(obj, kPrebuiltWorkloadKey) : annotated;
-}
-
 absl::StatusOr<PodGroupInfo> ReadPodGroup(const std::vector<Json>& pods,
                                           absl::string_view queue_label_key) {
   if (pods.empty()) return absl::NotFoundError("the pod group has no pods");

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::manifest {
 
@@ -28,8 +29,12 @@ inline constexpr char kPodGroupFastAdmissionAnnotation[] =
 inline constexpr char kPodGroupServingAnnotation[] = "kueue.x-k8s.io/pod-group-serving";
 inline constexpr char kRetriableInGroupAnnotation[] = "kueue.x-k8s.io/retriable-in-group";
 inline constexpr char kIsGroupWorkloadAnnotation[] = "kueue.x-k8s.io/is-group-workload";
-inline constexpr char kPrebuiltWorkloadKey[] = "kueue.x-k8s.io/prebuilt-workload-name";
 inline constexpr char kSuspendedByParentAnnotation[] = "kueue.x-k8s.io/pod-suspending-parent";
+// Topology placement ranks a plain pod or pod group member by this label, copied from the label
+// the annotation names (Kueue's webhook copies it; Tollgate when it ungates the pod).
+inline constexpr char kPodGroupPodIndexLabel[] = "kueue.x-k8s.io/pod-group-pod-index";
+inline constexpr char kPodGroupPodIndexLabelAnnotation[] =
+    "kueue.x-k8s.io/pod-group-pod-index-label";
 // Kueue's pod-group roles hold at most this many pod sets (jobframework.MaxPodSets).
 inline constexpr int kMaxPodSets = 18;
 
@@ -52,8 +57,6 @@ bool IsActivePod(const nlohmann::json& pod, absl::Time now);
 // The group a pod belongs to (the annotation kueue.x-k8s.io/pod-group-name, else the label of
 // that name, as Kueue with WorkloadIdentifierAnnotations); "" for a plain pod.
 std::string PodGroupName(const nlohmann::json& pod);
-// The prebuilt workload a pod (or any object) names (annotation, else label); "" when none.
-std::string PrebuiltWorkloadName(const nlohmann::json& obj);
 
 // What the members of one group agree on.
 struct PodGroupInfo {

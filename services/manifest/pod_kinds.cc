@@ -8,6 +8,7 @@
 #include "services/manifest/job_kind.h"
 #include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/topology_annotations.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -54,6 +55,18 @@ void SetPriority(v1::Workload& wl, const Json& obj, const Json* pod_spec) {
   }
 }
 
+// A pod set of `pod_template` with the topology request its annotations ask for, as Kueue's
+// pod, StatefulSet and LeaderWorkerSet reconcilers build it (the kind's pod index label).
+absl::StatusOr<v1::PodSet> TopologyPodSet(absl::string_view name, int32_t count,
+                                          const Json& pod_template, absl::string_view path,
+                                          std::optional<std::string> pod_index_label) {
+  TOLLGATE_ASSIGN_OR_RETURN(v1::PodSet pod_set,
+                            PodSetFromTemplate(name, count, std::nullopt, pod_template, path));
+  TOLLGATE_RETURN_IF_ERROR(
+      ApplyTemplateTopology(pod_template, std::move(pod_index_label), path, &pod_set));
+  return pod_set;
+}
+
 void MarkGroup(v1::Workload& wl) {
   (*wl.mutable_metadata()->mutable_annotations())[kIsGroupWorkloadAnnotation] = "true";
 }
@@ -65,8 +78,9 @@ absl::StatusOr<v1::Workload> PodWorkload(const Json& pod, absl::string_view queu
   wl.mutable_metadata()->set_uid(Uid(pod));
   SetOwner(wl, pod, "v1", "Pod");
   SetPriority(wl, pod, Find(pod, {"spec"}));
-  TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->add_pod_sets(),
-                            PodSetFromTemplate("main", 1, std::nullopt, pod, "pod"));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      *wl.mutable_spec()->add_pod_sets(),
+      TopologyPodSet("main", 1, pod, "pod", std::string(kPodGroupPodIndexLabel)));
   return wl;
 }
 
@@ -78,10 +92,10 @@ absl::StatusOr<v1::Workload> PodGroupWorkload(absl::string_view ns, const PodGro
   MarkGroup(wl);
   SetPriority(wl, reference, Find(reference, {"spec"}));
   for (const PodRole& role : roles) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        *wl.mutable_spec()->add_pod_sets(),
-        PodSetFromTemplate(role.hash, role.count, std::nullopt, role.representative,
-                           absl::StrCat("pod ", PodName(role.representative))));
+    TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->add_pod_sets(),
+                              TopologyPodSet(role.hash, role.count, role.representative,
+                                             absl::StrCat("pod ", PodName(role.representative)),
+                                             std::string(kPodGroupPodIndexLabel)));
   }
   return wl;
 }
@@ -103,9 +117,9 @@ absl::StatusOr<v1::Workload> StatefulSetWorkload(const Json& sts, absl::string_v
         absl::StrCat("StatefulSet ", Ns(sts), "/", Name(sts), ": spec.template: Required value"));
   }
   SetPriority(wl, sts, Find(*tmpl, {"spec"}));
-  TOLLGATE_ASSIGN_OR_RETURN(
-      *wl.mutable_spec()->add_pod_sets(),
-      PodSetFromTemplate("main", StatefulSetReplicas(sts), std::nullopt, *tmpl, "spec.template"));
+  TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->add_pod_sets(),
+                            TopologyPodSet("main", StatefulSetReplicas(sts), *tmpl, "spec.template",
+                                           std::string(kStatefulSetPodIndexLabel)));
   return wl;
 }
 
@@ -133,15 +147,15 @@ absl::StatusOr<std::vector<v1::Workload>> LeaderWorkerSetWorkloads(const Json& l
   }
   std::vector<v1::PodSet> pod_sets;
   if (has_leader) {
-    TOLLGATE_ASSIGN_OR_RETURN(v1::PodSet ps,
-                              PodSetFromTemplate("leader", 1, std::nullopt, *leader,
-                                                 "spec.leaderWorkerTemplate.leaderTemplate"));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        v1::PodSet ps, TopologyPodSet("leader", 1, *leader,
+                                      "spec.leaderWorkerTemplate.leaderTemplate", std::nullopt));
     pod_sets.push_back(std::move(ps));
   }
   TOLLGATE_ASSIGN_OR_RETURN(
-      v1::PodSet ps,
-      PodSetFromTemplate(has_leader ? "worker" : "main", has_leader ? size - 1 : size, std::nullopt,
-                         *worker, "spec.leaderWorkerTemplate.workerTemplate"));
+      v1::PodSet ps, TopologyPodSet(has_leader ? "worker" : "main", has_leader ? size - 1 : size,
+                                    *worker, "spec.leaderWorkerTemplate.workerTemplate",
+                                    std::string(kLeaderWorkerSetWorkerIndexLabel)));
   pod_sets.push_back(std::move(ps));
   std::vector<v1::Workload> out;
   for (int32_t i = 0; i < LeaderWorkerSetReplicas(lws); ++i) {

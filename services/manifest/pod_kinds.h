@@ -21,6 +21,10 @@ namespace tollgate::manifest {
 
 // Kueue's index of a LeaderWorkerSet group's workload.
 inline constexpr char kComponentIndexAnnotation[] = "kueue.x-k8s.io/component-workload-index";
+// The pod index labels their controllers set, which rank their pods for topology placement.
+inline constexpr char kStatefulSetPodIndexLabel[] = "apps.kubernetes.io/pod-index";
+inline constexpr char kLeaderWorkerSetWorkerIndexLabel[] =
+    "leaderworkerset.sigs.k8s.io/worker-index";
 
 // A plain pod's workload: Kueue's name for it (`pod-<name>-<hash>`), one pod set `main` of one
 // pod, owned by the pod; the priority from the kueue.x-k8s.io/priority-class label, else the

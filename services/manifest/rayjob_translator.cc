@@ -96,6 +96,10 @@ class RayJobTranslator final : public JobKindTranslator {
     return std::nullopt;
   }
 
+  bool IsOnHold(const Json& obj) const override {
+    return GetString(obj, {"status", "jobDeploymentStatus"}) == "ValidationFailed";
+  }
+
   bool IsActive(const Json& obj) const override {
     const std::string deployment = GetString(obj, {"status", "jobDeploymentStatus"});
     return !(deployment.empty() || deployment == "New" || deployment == "Suspended" ||

@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
+#include "services/manifest/prebuilt_workload.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
 
@@ -402,6 +403,125 @@ TEST_F(JobControllerTest, CollectsOnlyItsOwnOrphans) {
   EXPECT_TRUE(admission_.Find("team-a", "job-hand-made").has_value());
 }
 
+// Kueue's prebuilt workload: a workload made before its job (by a MultiKueue manager, or a
+// platform that plans ahead) that the job names instead of getting its own.
+class PrebuiltWorkloadTest : public JobControllerTest {
+ protected:
+  static constexpr char kPrebuilt[] = "planned-eval";
+
+  static Json PrebuiltJob() {
+    Json job = MakeJob(/*suspend=*/false);
+    job["metadata"]["labels"][manifest::kPrebuiltWorkloadKey] = kPrebuilt;
+    return job;
+  }
+  // The workload someone made for the job ahead of it: its pod sets, another queue, no owner.
+  void MakePrebuilt() {
+    Json as_written = MakeJob();
+    as_written["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
+        "1000m";
+    absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(job_, as_written, "planned-queue",
+                                                                  Controller().lookup(), kPrebuilt);
+    ASSERT_TRUE(wl.ok()) << wl.status();
+    wl->mutable_metadata()->clear_uid();
+    wl->mutable_metadata()->clear_labels();
+    v1::SubmitRequest request;
+    *request.mutable_workload() = *wl;
+    ASSERT_TRUE(admission_.Submit(request).ok());
+  }
+};
+
+TEST_F(PrebuiltWorkloadTest, TheJobWaitsSuspendedForItsWorkloadAndIsBoundToIt) {
+  kube_.Put(manifest::JobResource(), PrebuiltJob());
+  Controller();
+  const absl::Status waiting = Reconcile();
+  EXPECT_EQ(waiting.code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+  EXPECT_EQ(Status(),
+            "pending: Waiting for the prebuilt workload planned-eval named by "
+            "kueue.x-k8s.io/prebuilt-workload-name");
+  EXPECT_EQ(admission_.Count("Submit"), 0);
+
+  MakePrebuilt();
+  ASSERT_TRUE(Reconcile().ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", kPrebuilt);
+  ASSERT_TRUE(wl.has_value());
+  ASSERT_EQ(wl->metadata().owner_references_size(), 1);
+  EXPECT_EQ(wl->metadata().owner_references(0).uid(), kUid);
+  EXPECT_EQ(wl->metadata().owner_references(0).kind(), "Job");
+  EXPECT_TRUE(wl->metadata().owner_references(0).controller());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(wl->spec().queue_name(), "planned-queue");
+
+  admission_.Admit("team-a", kPrebuilt, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(job_.IsSuspended(Job()));
+  EXPECT_EQ(Status(), "admitted: Admitted by ClusterQueue team-a-cq");
+  // Bound once: the next passes find it controlled by this job.
+  EXPECT_EQ(admission_.Count("ReportJobState"), 1);
+}
+
+TEST_F(PrebuiltWorkloadTest, AJobThatNoLongerMatchesFinishesItsWorkloadAsOutOfSync) {
+  MakePrebuilt();
+  kube_.Put(manifest::JobResource(), PrebuiltJob());
+  ASSERT_TRUE(Reconcile().ok());
+  Json job = Job();
+  job["spec"]["parallelism"] = 5;
+  kube_.Put(manifest::JobResource(), job);
+
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(admission_.Find("team-a", kPrebuilt)->status().state(), v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+  EXPECT_EQ(Status(), "invalid: The prebuilt workload is out of sync with its user job");
+  // Finished once; a retry does not report again.
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(admission_.Count("ReportJobState"), 2);
+}
+
+TEST_F(PrebuiltWorkloadTest, AWorkloadAnotherObjectControlsIsLeftAlone) {
+  MakePrebuilt();
+  v1::ReportJobStateRequest bind;
+  bind.mutable_workload()->set_namespace_("team-a");
+  bind.mutable_workload()->set_name(kPrebuilt);
+  bind.mutable_bind_owner()->set_api_version("batch/v1");
+  bind.mutable_bind_owner()->set_kind("Job");
+  bind.mutable_bind_owner()->set_name("other");
+  bind.mutable_bind_owner()->set_uid("99990000-aaaa-bbbb-cccc-000000000009");
+  bind.mutable_bind_owner()->set_controller(true);
+  ASSERT_TRUE(admission_.ReportJobState(bind).ok());
+  kube_.Put(manifest::JobResource(), PrebuiltJob());
+
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+  EXPECT_THAT(Status(), HasSubstr("is controlled by Job other"));
+  EXPECT_EQ(admission_.Find("team-a", kPrebuilt)->metadata().owner_references_size(), 1);
+}
+
+TEST_F(PrebuiltWorkloadTest, TheBoundWorkloadGoesWithItsJob) {
+  MakePrebuilt();
+  kube_.Put(manifest::JobResource(), PrebuiltJob());
+  ASSERT_TRUE(Reconcile().ok());
+  const Json gone = kube_.Remove(manifest::JobResource(), "team-a", "eval");
+  controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
+                              manifest::GetString(gone, {"metadata", "uid"}));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(admission_.Find("team-a", kPrebuilt).has_value());
+}
+
+TEST_F(PrebuiltWorkloadTest, OrphanCollectionRemovesAWorkloadWhoseOwnerIsGone) {
+  MakePrebuilt();
+  kube_.Put(manifest::JobResource(), PrebuiltJob());
+  ASSERT_TRUE(Reconcile().ok());
+  absl::StatusOr<int> deleted = controller_->CollectOrphans([] {
+    return JobController::UidsByResource{{"jobs", {kUid}}};
+  });
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 0);
+  deleted = controller_->CollectOrphans([] { return JobController::UidsByResource{{"jobs", {}}}; });
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_FALSE(admission_.Find("team-a", kPrebuilt).has_value());
+}
+
 TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {
   kube_.Put(manifest::NamespaceResource(),
             Json::parse(R"({"metadata": {"name": "team-a", "labels": {"tier": "eval"}}})"));
@@ -551,6 +671,39 @@ TEST_F(JobKindsControllerTest, SucceededJobsOfARunningJobSetAreReportedReclaimab
   // Nothing new: nothing reported again.
   ASSERT_TRUE(controller_->Reconcile(key).ok());
   EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
+}
+
+TEST_F(JobKindsControllerTest, ARayJobKubeRayFailedToValidateReleasesItsQuota) {
+  const manifest::JobKindTranslator& rayjob = *manifest::FindJobKind("RayJob");
+  Json obj = Json::parse(R"({
+    "apiVersion": "ray.io/v1", "kind": "RayJob",
+    "metadata": {"name": "sweep", "namespace": "team-a",
+                 "uid": "aaaabbbb-0000-0000-0000-000000000001",
+                 "labels": {"kueue.x-k8s.io/queue-name": "eval-queue"}},
+    "spec": {"suspend": true, "entrypoint": "python sweep.py", "rayClusterSpec": {
+      "headGroupSpec": {"template": {"spec": {"containers": [
+        {"name": "ray-head", "resources": {"requests": {"cpu": "2"}}}]}}}}}})");
+  kube_.Put(rayjob.resource(), obj);
+  AllKinds();
+  const ObjectKey key{"rayjobs", "team-a", "sweep"};
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const std::string name = rayjob.WorkloadName(obj);
+  v1::Admission admission = GpuAdmission();
+  admission.mutable_pod_set_assignments(0)->set_name("head");
+  admission.mutable_pod_set_assignments(0)->set_count(1);
+  admission_.Admit("team-a", name, admission);
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+
+  kube_.SetStatus(rayjob.resource(), "team-a", "sweep",
+                  Json::parse(R"({"jobDeploymentStatus": "ValidationFailed"})"));
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", name);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_TRUE(wl->status().on_hold());
+  EXPECT_EQ(wl->status().state(), v1::WORKLOAD_STATE_PENDING);
+  // Held once; a held workload without quota is left as it is.
+  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  EXPECT_EQ(admission_.Count("ReportJobState"), 1);
 }
 
 TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {

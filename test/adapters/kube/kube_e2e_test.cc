@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -900,7 +901,8 @@ TEST_F(ProvisioningE2eTest, FailingPastTheBackoffLimitRejects) {
 class TopologyE2eTest : public KubeE2eTest {
  protected:
   void SetUp() override {
-    extra_adapter_flags_ = {"--enable-topology", "--topology-resync-period=1s"};
+    extra_adapter_flags_ = {"--enable-topology", "--topology-resync-period=1s",
+                            "--frameworks=batch/job,pod"};
     ASSERT_NO_FATAL_FAILURE(KubeE2eTest::SetUp());
     inventory_ = std::make_unique<client::TollgateClient>(
         absl::StrCat("127.0.0.1:", tollgate_port_), absl::Seconds(5));
@@ -1017,6 +1019,70 @@ TEST_F(TopologyE2eTest, PodsOfARackRequiredJobAreReleasedOntoTheRackThatHasRoom)
         return !InventoryNode("n5").has_value() && n1.has_value() && n1->reported_pods() == 0;
       },
       kWait));
+}
+
+// Kueue's pod webhook creates every pod with both gates; Tollgate's users (or the
+// MutatingAdmissionPolicy in docs/kubernetes.md) do the same.
+TEST_F(TopologyE2eTest, APodGroupIsPlacedInOneRackAndEachMemberReleasedOntoItsHost) {
+  ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
+  for (int i = 0; i < 3; ++i) {
+    Json pod = Json::parse(R"({
+      "apiVersion": "v1", "kind": "Pod",
+      "metadata": {"labels": {"kueue.x-k8s.io/queue-name": "tas-queue",
+                              "kueue.x-k8s.io/pod-group-name": "infer"},
+                   "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3",
+                                   "kueue.x-k8s.io/podset-required-topology": "cloud.com/rack",
+                                   "kueue.x-k8s.io/pod-group-pod-index-label": "app/index"}},
+      "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"},
+                                   {"name": "kueue.x-k8s.io/topology"}],
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+    pod["metadata"]["name"] = absl::StrCat("infer-", i);
+    pod["metadata"]["labels"]["app/index"] = absl::StrCat(i);
+    Create(manifest::PodResource(), "topo", pod);
+  }
+  std::vector<std::string> hosts(3);
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = absl::StrCat("infer-", i);
+    const bool released = WaitFor(
+        [&] {
+          Json pod = Get(manifest::PodResource(), "topo", name);
+          return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
+        },
+        kWait);
+    std::optional<v1::Workload> wl = Workload("topo", "infer");
+    ASSERT_TRUE(released) << name << ": " << (wl.has_value() ? wl->DebugString() : "no workload");
+    Json pod = Get(manifest::PodResource(), "topo", name);
+    hosts[i] = manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"});
+    EXPECT_EQ(
+        manifest::GetString(pod, {"metadata", "labels", "kueue.x-k8s.io/pod-group-pod-index"}),
+        absl::StrCat(i));
+    EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "pool"}), "tas") << name;
+  }
+  // Three CPUs in one rack of two-CPU nodes: both nodes of one rack, in rank order.
+  std::optional<v1::Workload> wl = Workload("topo", "infer");
+  ASSERT_TRUE(wl.has_value());
+  const v1::TopologyAssignment& assignment =
+      wl->status().admission().pod_set_assignments(0).topology_assignment();
+  std::vector<std::string> host_of_rank;
+  for (const v1::TopologyDomainAssignment& d : assignment.domains()) {
+    for (int i = 0; i < d.count(); ++i) host_of_rank.push_back(d.values(d.values_size() - 1));
+  }
+  EXPECT_EQ(hosts, host_of_rank) << assignment.DebugString();
+  const bool one_rack = (hosts[0] <= "n2") == (hosts[2] <= "n2");
+  EXPECT_TRUE(one_rack) << hosts[0] << " " << hosts[1] << " " << hosts[2];
+
+  // A placed pod created without the topology gate cannot get it: it stays gated and says why.
+  Create(manifest::PodResource(), "topo", Json::parse(R"({
+      "apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "ungated", "labels": {"kueue.x-k8s.io/queue-name": "tas-queue"},
+                   "annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.com/rack"}},
+      "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::c_linear_search(EventReasons("topo", "ungated"), "FailedToStart"); },
+      kWait));
+  EXPECT_EQ(Get(manifest::PodResource(), "topo", "ungated")["spec"]["schedulingGates"],
+            Json::parse(R"([{"name": "kueue.x-k8s.io/admission"}])"));
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {

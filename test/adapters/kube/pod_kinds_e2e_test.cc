@@ -225,12 +225,13 @@ class PodKindsE2eTest : public ::testing::Test {
   // Admitted and running as Tollgate started it: ungated, with the flavor's node label and
   // toleration, Kueue's queue labels and the LocalQueue's cost-attribution label.
   static bool RunsWithFlavor(const Json& pod, const std::string& pool_value,
-                             const std::string& team) {
+                             const std::string& team,
+                             const std::string& local_queue = "user-queue") {
     if (pod.is_null() || manifest::IsGated(pod)) return false;
     if (GetString(pod, {"spec", "nodeSelector", kPoolLabel}) != pool_value) return false;
     const Json* tolerations = Find(pod, {"spec", "tolerations"});
     if (tolerations == nullptr || !tolerations->is_array() || tolerations->empty()) return false;
-    return manifest::PodLabel(pod, "kueue.x-k8s.io/local-queue-name") == "user-queue" &&
+    return manifest::PodLabel(pod, "kueue.x-k8s.io/local-queue-name") == local_queue &&
            !manifest::PodLabel(pod, "kueue.x-k8s.io/cluster-queue-name").empty() &&
            manifest::PodLabel(pod, "team") == team && manifest::PodPhase(pod) == "Running";
   }
@@ -448,9 +449,11 @@ TEST_F(PodKindsE2eTest, AStatefulSetIsOneGroupWorkloadOnHoldAtZero) {
   Json sts = Create(StatefulSetResource(), ns, Fixture("statefulset/statefulset.yaml").at(0));
   const std::string wl_name = manifest::KueueWorkloadName("StatefulSet", "apps", "vector-db",
                                                           GetString(sts, {"metadata", "uid"}));
+  std::string queue = "user-queue";
   auto all_running = [&] {
     for (int i = 0; i < 3; ++i) {
-      if (!RunsWithFlavor(Get(PodResource(), ns, absl::StrCat("vector-db-", i)), "cpu", "search")) {
+      if (!RunsWithFlavor(Get(PodResource(), ns, absl::StrCat("vector-db-", i)), "cpu", "search",
+                          queue)) {
         return false;
       }
     }
@@ -477,10 +480,18 @@ TEST_F(PodKindsE2eTest, AStatefulSetIsOneGroupWorkloadOnHoldAtZero) {
                NoUsage("statefulsets-cq");
       },
       kWait));
-  // Scaled up again: released, admitted, running.
-  Patch(StatefulSetResource(), ns, "vector-db", {{"spec", {{"replicas", 3}}}});
-  ASSERT_TRUE(
-      WaitFor([&] { return all_running() && !Workload(ns, wl_name)->status().on_hold(); }, kWait));
+  // Scaled up again, relabelled to another queue: released, moved, admitted, running.
+  queue = "search-queue";
+  Patch(StatefulSetResource(), ns, "vector-db",
+        {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "search-queue"}}}}},
+         {"spec", {{"replicas", 3}}}});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> now = Workload(ns, wl_name);
+        return all_running() && now.has_value() && !now->status().on_hold() &&
+               now->spec().queue_name() == "search-queue";
+      },
+      kWait));
   // Preempted: the pods are deleted, the StatefulSet makes them again (gated), and they run once
   // the workload is admitted again.
   Preempt(ns, wl_name);

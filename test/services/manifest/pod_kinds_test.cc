@@ -185,5 +185,72 @@ TEST(PodAdmissionTest, AnAdmissionMergesIntoThePodAndConflictsAreRefused) {
   EXPECT_EQ(PodAdmissionFor(wl, "other", flavors).status().code(), absl::StatusCode::kNotFound);
 }
 
+// Kueue's pod, StatefulSet and LeaderWorkerSet reconcilers read the topology annotations of the
+// pod (or template) with the kind's own pod index label.
+TEST(PodKindsTest, TopologyAnnotationsBecomeRequestsWithEachKindsIndexLabel) {
+  const Json pod = Json::parse(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "u",
+      "annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.com/rack"}},
+      "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  absl::StatusOr<v1::Workload> plain = PodWorkload(pod, "q");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const v1::PodSetTopologyRequest& request = plain->spec().pod_sets(0).topology_request();
+  EXPECT_EQ(request.required(), "cloud.com/rack");
+  EXPECT_EQ(request.pod_index_label(), "kueue.x-k8s.io/pod-group-pod-index");
+
+  const Json sts = Json::parse(R"({"metadata": {"name": "db", "namespace": "ns", "uid": "u"},
+      "spec": {"replicas": 2, "template": {
+        "metadata": {"annotations": {"kueue.x-k8s.io/podset-preferred-topology": "cloud.com/rack"}},
+        "spec": {"containers": [{"name": "c"}]}}}})");
+  absl::StatusOr<v1::Workload> stateful = StatefulSetWorkload(sts, "q");
+  ASSERT_TRUE(stateful.ok()) << stateful.status();
+  EXPECT_EQ(stateful->spec().pod_sets(0).topology_request().preferred(), "cloud.com/rack");
+  EXPECT_EQ(stateful->spec().pod_sets(0).topology_request().pod_index_label(),
+            "apps.kubernetes.io/pod-index");
+
+  const Json lws = Json::parse(R"({"metadata": {"name": "llm", "namespace": "ns", "uid": "u"},
+      "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 3,
+        "leaderTemplate": {"metadata": {"annotations": {
+            "kueue.x-k8s.io/podset-required-topology": "cloud.com/rack",
+            "kueue.x-k8s.io/podset-group-name": "g"}},
+          "spec": {"containers": [{"name": "c"}]}},
+        "workerTemplate": {"metadata": {"annotations": {
+            "kueue.x-k8s.io/podset-required-topology": "cloud.com/rack",
+            "kueue.x-k8s.io/podset-group-name": "g"}},
+          "spec": {"containers": [{"name": "c"}]}}}}})");
+  absl::StatusOr<std::vector<v1::Workload>> groups = LeaderWorkerSetWorkloads(lws, "q");
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  const v1::PodSetTopologyRequest& leader = (*groups)[0].spec().pod_sets(0).topology_request();
+  const v1::PodSetTopologyRequest& worker = (*groups)[0].spec().pod_sets(1).topology_request();
+  EXPECT_EQ(leader.pod_set_group_name(), "g");
+  EXPECT_FALSE(leader.has_pod_index_label());
+  EXPECT_EQ(worker.pod_set_group_name(), "g");
+  EXPECT_EQ(worker.pod_index_label(), "leaderworkerset.sigs.k8s.io/worker-index");
+
+  Json bad = pod;
+  bad["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] = "cloud.com/rack";
+  EXPECT_EQ(PodWorkload(bad, "q").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PodAdmissionTest, APlacedPodSetKeepsTheTopologyGateAndNamesItsWorkload) {
+  v1::Workload wl;
+  wl.mutable_metadata()->set_name("w");
+  v1::PodSet* set = wl.mutable_spec()->add_pod_sets();
+  set->set_name("main");
+  set->mutable_topology_request()->set_required("cloud.com/rack");
+  v1::PodSetAssignment* ps = wl.mutable_status()->mutable_admission()->add_pod_set_assignments();
+  ps->set_name("main");
+  ps->mutable_topology_assignment()->add_levels("kubernetes.io/hostname");
+  absl::StatusOr<PodSetInfo> placed = PodAdmissionFor(wl, "main", {});
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_THAT(placed->scheduling_gates,
+              ElementsAre(Json::parse(R"({"name": "kueue.x-k8s.io/topology"})")));
+  EXPECT_EQ(placed->annotations.at("kueue.x-k8s.io/workload"), "w");
+
+  ps->clear_topology_assignment();
+  absl::StatusOr<PodSetInfo> unplaced = PodAdmissionFor(wl, "main", {});
+  ASSERT_TRUE(unplaced.ok()) << unplaced.status();
+  EXPECT_TRUE(unplaced->scheduling_gates.empty());
+}
+
 }  // namespace
 }  // namespace tollgate::manifest

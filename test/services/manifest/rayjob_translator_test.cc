@@ -101,6 +101,11 @@ TEST(RayJobTranslatorTest, LifecycleFromStatus) {
   job["status"] = {{"jobDeploymentStatus", "Failed"}, {"jobStatus", "FAILED"}};
   ASSERT_TRUE(t.Finished(job).has_value());
   EXPECT_FALSE(t.Finished(job)->succeeded);
+  EXPECT_FALSE(t.IsOnHold(job));
+  // Kueue's JobWithOnHold: KubeRay refused the spec.
+  job["status"] = {{"jobDeploymentStatus", "ValidationFailed"}};
+  EXPECT_TRUE(t.IsOnHold(job));
+  EXPECT_FALSE(t.Finished(job).has_value());
 }
 
 }  // namespace
