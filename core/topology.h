@@ -25,6 +25,9 @@ struct NodeSpec {
   ResourceAmounts allocatable;
   bool ready = true;
   bool unschedulable = false;
+  // On a node that is not ready: the workloads (namespace/name, sorted) whose pods still run
+  // there; their placements on it fail once the pods end (Kueue's TASReplaceNodeOnPodTermination).
+  std::vector<std::string> running_workloads;
   bool operator==(const NodeSpec&) const = default;
 };
 

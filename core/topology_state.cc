@@ -1,8 +1,10 @@
 // ClusterState's Topology Aware Scheduling transitions: Topology objects, the node inventory,
 // pods Tollgate does not place, the queues' TopologyNotFound, and node failures.
 
+#include <map>
 #include <set>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cluster_state.h"
@@ -12,16 +14,25 @@
 namespace tollgate::core {
 namespace {
 
-// The hostnames of ready nodes: a placement on any other hostname has lost its node. A cordoned
-// (unschedulable) node keeps its pods, so it is not a failure (Kueue's node failure controller).
-std::set<std::string> ReadyHostnames(const TopologyInventory& inventory) {
-  std::set<std::string> out;
+// The inventory's nodes by the hostname a placement names them with.
+std::map<std::string, const NodeSpec*> NodesByHostname(const TopologyInventory& inventory) {
+  std::map<std::string, const NodeSpec*> out;
   for (const auto& [name, node] : inventory.nodes()) {
-    if (!node.ready) continue;
     auto it = node.labels.find(kHostnameLabel);
-    out.insert(it == node.labels.end() ? name : it->second);
+    out[it == node.labels.end() ? name : it->second] = &node;
   }
   return out;
+}
+
+// Whether the workload `key` lost the node placed as `host`: gone, or not ready and none of the
+// workload's pods still run there (Kueue's TASReplaceNodeOnPodTermination waits for them). A
+// cordoned (unschedulable) node keeps its pods, so it is not a failure.
+bool LostNode(const std::map<std::string, const NodeSpec*>& nodes, const std::string& host,
+              const std::string& key) {
+  auto it = nodes.find(host);
+  if (it == nodes.end()) return true;
+  const NodeSpec& node = *it->second;
+  return !node.ready && !absl::c_binary_search(node.running_workloads, key);
 }
 
 }  // namespace
@@ -59,9 +70,14 @@ absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
   const std::string name = node.name;
   const NodeSpec* before = topology_.FindNode(name);
   const bool was_ready = before != nullptr && before->ready;
+  std::vector<std::string> was_running;
+  if (before != nullptr) was_running = before->running_workloads;
   if (absl::Status s = topology_.UpsertNode(std::move(node)); !s.ok()) return s;
   const NodeSpec* after = topology_.FindNode(name);
-  if (was_ready && after != nullptr && !after->ready) HandleNodeFailures(now);
+  // Failing now, or once a workload's last pods there end.
+  if (after != nullptr && !after->ready && (was_ready || was_running != after->running_workloads)) {
+    HandleNodeFailures(now);
+  }
   RequeueAllInadmissible(now);
   return absl::OkStatus();
 }
@@ -104,7 +120,7 @@ void ClusterState::RecomputeActivity() {
 }
 
 void ClusterState::HandleNodeFailures(absl::Time now) {
-  const std::set<std::string> ready = ReadyHostnames(topology_);
+  const std::map<std::string, const NodeSpec*> nodes = NodesByHostname(topology_);
   std::vector<WorkloadId> affected;
   for (const auto& slot : workloads_.slots()) {
     if (slot == nullptr || slot->status.state != WorkloadState::kAdmitted ||
@@ -118,7 +134,7 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
       }
       bool lost = false;
       for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-        if (!d.values.empty() && ready.count(d.values.back()) == 0) lost = true;
+        if (!d.values.empty() && LostNode(nodes, d.values.back(), slot->Key())) lost = true;
       }
       if (lost) {
         affected.push_back(slot->id);
@@ -132,8 +148,9 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
     for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
       if (!psa.topology_assignment.has_value()) continue;
       for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-        if (!d.values.empty() && ready.count(d.values.back()) == 0)
+        if (!d.values.empty() && LostNode(nodes, d.values.back(), wl.Key())) {
           unhealthy.insert(d.values.back());
+        }
       }
     }
     wl.status.mutable_history().unhealthy_nodes.assign(unhealthy.begin(), unhealthy.end());

@@ -48,6 +48,35 @@ absl::StatusOr<v1::Node> NodeFromKube(const Json& node) {
   return out;
 }
 
+bool ReportsNotReady(const Json& node) {
+  const Json* ready = manifest::FindCondition(node, "Ready");
+  return ready != nullptr && GetString(*ready, {"status"}) != "True";
+}
+
+std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods) {
+  const std::string& name = node.metadata().name();
+  auto label = node.metadata().labels().find("kubernetes.io/hostname");
+  const std::string hostname = label == node.metadata().labels().end() ? name : label->second;
+  std::vector<std::string> out;
+  for (const auto& [ns, workloads] : pods) {
+    for (const auto& [workload, members] : workloads) {
+      for (const auto& [unused, pod] : members) {
+        const std::string bound = GetString(pod, {"spec", "nodeName"});
+        const std::string selected =
+            GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"});
+        const bool here = bound == name || (bound.empty() && selected == hostname);
+        if (!here || manifest::IsTerminatedPod(pod) ||
+            Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) {
+          continue;
+        }
+        out.push_back(absl::StrCat(ns, "/", workload));
+        break;
+      }
+    }
+  }
+  return out;  // Sorted: the maps are.
+}
+
 std::string ReportedPodName(const Json& pod) {
   return absl::StrCat(GetString(pod, {"metadata", "namespace"}), "/",
                       GetString(pod, {"metadata", "name"}));

@@ -4,7 +4,10 @@
 // inventory nodes, and the pods Tollgate does not place as usage on their nodes (Kueue's
 // pkg/controller/tas node and pod-usage controllers). Pure; no I/O.
 
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "services/manifest/json_util.h"
@@ -16,6 +19,21 @@ namespace tollgate::kube {
 // ready when its Ready condition is True (a node without one is not ready, as Kueue reads it).
 // INVALID_ARGUMENT for a node without a name.
 absl::StatusOr<v1::Node> NodeFromKube(const manifest::Json& node);
+
+// Pods placed by topology-aware scheduling, by the workload they name
+// (kueue.x-k8s.io/workload): namespace -> workload -> pod name -> pod.
+using WorkloadPods =
+    std::map<std::string, std::map<std::string, std::map<std::string, manifest::Json>>>;
+
+// The node reports a Ready condition that is not True. Only such a node waits for its
+// workloads' pods before its placements fail (Kueue fails a node without the condition, or
+// deleted, at once).
+bool ReportsNotReady(const manifest::Json& node);
+
+// Kueue's TASReplaceNodeOnPodTermination: the workloads ("namespace/name", sorted) with a placed
+// pod still progressing on `node` (bound to it, or sent to it by its hostname node selector; not
+// Succeeded or Failed, not being deleted).
+std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods);
 
 // The pod's key in the inventory's reported pods: "namespace/name".
 std::string ReportedPodName(const manifest::Json& pod);

@@ -52,10 +52,9 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
     {
       absl::MutexLock lock(&mu_);
       nodes_.desired.clear();
-      for (const Json& node : nodes) {
-        absl::StatusOr<v1::Node> converted = NodeFromKube(node);
-        if (converted.ok()) nodes_.desired[converted->metadata().name()] = *std::move(converted);
-      }
+      not_ready_nodes_.clear();
+      for (const Json& node : nodes) ObserveNode(node);
+      RefreshRunningWorkloadsLocked();
       nodes_.listed = true;
     }
     FlushNodes();
@@ -63,12 +62,14 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
   handlers.on_event = [&](const WatchEvent& event) {
     {
       absl::MutexLock lock(&mu_);
-      const std::string name = manifest::GetString(event.object, {"metadata", "name"});
       if (event.type == "DELETED") {
+        const std::string name = manifest::GetString(event.object, {"metadata", "name"});
         nodes_.desired.erase(name);
-      } else if (absl::StatusOr<v1::Node> converted = NodeFromKube(event.object); converted.ok()) {
-        nodes_.desired[name] = *std::move(converted);
+        not_ready_nodes_.erase(name);
+      } else {
+        ObserveNode(event.object);
       }
+      RefreshRunningWorkloadsLocked();
     }
     FlushNodes();
   };
@@ -79,7 +80,33 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
   RunInformer(kube_, manifest::NodeResource(), handlers, clock_, informer, stop);
 }
 
-void TopologyController::ObservePod(const Json& pod, bool deleted) {
+void TopologyController::ObserveNode(const Json& node) {
+  absl::StatusOr<v1::Node> converted = NodeFromKube(node);
+  if (!converted.ok()) return;
+  const std::string name = converted->metadata().name();
+  nodes_.desired[name] = *std::move(converted);
+  if (ReportsNotReady(node)) {
+    not_ready_nodes_.insert(name);
+  } else {
+    not_ready_nodes_.erase(name);
+  }
+}
+
+bool TopologyController::RefreshRunningWorkloadsLocked() {
+  bool changed = false;
+  for (const std::string& name : not_ready_nodes_) {
+    auto it = nodes_.desired.find(name);
+    if (it == nodes_.desired.end()) continue;
+    const std::vector<std::string> running = RunningWorkloadsOn(it->second, workload_pods_);
+    auto* field = it->second.mutable_status()->mutable_running_workloads();
+    if (std::equal(running.begin(), running.end(), field->begin(), field->end())) continue;
+    field->Assign(running.begin(), running.end());
+    changed = true;
+  }
+  return changed;
+}
+
+bool TopologyController::ObservePod(const Json& pod, bool deleted) {
   const std::string key = ReportedPodName(pod);
   std::optional<v1::NodePod> reported = deleted ? std::nullopt : ReportedPodFromKube(pod);
   if (reported.has_value()) {
@@ -87,11 +114,11 @@ void TopologyController::ObservePod(const Json& pod, bool deleted) {
   } else {
     pods_.desired.erase(key);
   }
-  if (!manifest::IsTopologyPod(pod)) return;
+  if (!manifest::IsTopologyPod(pod)) return false;
   const std::string ns = manifest::GetString(pod, {"metadata", "namespace"});
   const std::string workload =
       manifest::GetString(pod, {"metadata", "annotations", manifest::kWorkloadAnnotation});
-  if (workload.empty()) return;
+  if (workload.empty()) return false;
   const std::string name = manifest::GetString(pod, {"metadata", "name"});
   auto& pods = workload_pods_[ns][workload];
   if (deleted) {
@@ -103,6 +130,7 @@ void TopologyController::ObservePod(const Json& pod, bool deleted) {
   }
   // A deleted or released pod can free a domain for a gated one (Kueue queues on every change).
   queue_.Add(ObjectKey{kWorkloadResource, ns, workload});
+  return RefreshRunningWorkloadsLocked();
 }
 
 void TopologyController::PodInformer(const common::StopSignal& stop) {
@@ -113,16 +141,20 @@ void TopologyController::PodInformer(const common::StopSignal& stop) {
       pods_.desired.clear();
       workload_pods_.clear();
       for (const Json& pod : pods) ObservePod(pod, false);
+      RefreshRunningWorkloadsLocked();
       pods_.listed = true;
     }
     FlushPods();
+    FlushNodes();
   };
   handlers.on_event = [&](const WatchEvent& event) {
+    bool nodes_changed = false;
     {
       absl::MutexLock lock(&mu_);
-      ObservePod(event.object, event.type == "DELETED");
+      nodes_changed = ObservePod(event.object, event.type == "DELETED");
     }
     FlushPods();
+    if (nodes_changed) FlushNodes();
   };
   InformerOptions informer;
   informer.min_backoff = options_.min_backoff;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/kube/kube_client.h"
+#include "adapters/kube/node_feed.h"
 #include "adapters/kube/work_queue.h"
 #include "clients/cpp/admission_client.h"
 #include "clients/cpp/inventory_client.h"
@@ -84,7 +86,12 @@ class TopologyController {
   void ResyncLoop(const common::StopSignal& stop);
   void WorkerLoop();
 
-  void ObservePod(const Json& pod, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns whether a not-ready node's running workloads changed (then the nodes need a flush).
+  bool ObservePod(const Json& pod, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a Node as the inventory should have it.
+  void ObserveNode(const Json& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the running workloads of every not-ready node; whether any changed.
+  bool RefreshRunningWorkloadsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushNodes();
   void FlushPods();
   void EnqueueGatedWorkloads();
@@ -101,10 +108,10 @@ class TopologyController {
   mutable absl::Mutex mu_;
   Mirror<v1::Node> nodes_ ABSL_GUARDED_BY(mu_);
   Mirror<v1::NodePod> pods_ ABSL_GUARDED_BY(mu_);
-  // Pods placed by topology-aware scheduling, by the workload they name
-  // (kueue.x-k8s.io/workload): namespace -> workload -> pod name -> pod, as last seen.
-  std::map<std::string, std::map<std::string, std::map<std::string, Json>>> workload_pods_
-      ABSL_GUARDED_BY(mu_);
+  // Pods placed by topology-aware scheduling, as last seen.
+  WorkloadPods workload_pods_ ABSL_GUARDED_BY(mu_);
+  // Nodes whose Ready condition is not True: they name the workloads still running on them.
+  std::set<std::string> not_ready_nodes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tollgate::kube

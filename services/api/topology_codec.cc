@@ -5,7 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/error_text.h"
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
@@ -33,6 +36,8 @@ using codec::ValidateMetadata;
 
 constexpr int kMaxNodeResources = 64;
 constexpr int kMaxNodeTaints = 64;
+// A node runs at most a few hundred pods; this bounds a request, not a real node.
+constexpr int kMaxNodeRunningWorkloads = 1000;
 constexpr int kMaxAffinityTerms = 16;
 constexpr int kMaxAffinityExpressions = 32;
 
@@ -100,6 +105,23 @@ absl::StatusOr<core::NodeSpec> NodeFromProto(const v1::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(out.allocatable,
                             AmountsFromProto(r, "status.allocatable", node.status().allocatable()));
   out.ready = !node.status().has_ready() || node.status().ready();
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "status.runningWorkloads",
+                                         node.status().running_workloads_size(),
+                                         kMaxNodeRunningWorkloads));
+  for (int i = 0; i < node.status().running_workloads_size(); ++i) {
+    const std::string& key = node.status().running_workloads(i);
+    const std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+    if (parts.size() != 2 || !core::ValidateDns1123Label(parts[0]).ok() ||
+        !core::ValidateDns1123Subdomain(parts[1]).ok()) {
+      return r.Invalid(absl::StrCat("status.runningWorkloads[", i, "]"),
+                       absl::StrCat("must be namespace/name, got ", core::QuoteValue(key)));
+    }
+    out.running_workloads.push_back(key);
+  }
+  absl::c_sort(out.running_workloads);
+  out.running_workloads.erase(
+      std::unique(out.running_workloads.begin(), out.running_workloads.end()),
+      out.running_workloads.end());
   return out;
 }
 
@@ -116,6 +138,9 @@ v1::Node NodeToProto(const core::NodeSpec& node) {
   out.mutable_spec()->set_unschedulable(node.unschedulable);
   ResourceAmountsToProto(node.allocatable, out.mutable_status()->mutable_allocatable());
   out.mutable_status()->set_ready(node.ready);
+  for (const std::string& key : node.running_workloads) {
+    out.mutable_status()->add_running_workloads(key);
+  }
   return out;
 }
 

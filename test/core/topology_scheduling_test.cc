@@ -231,6 +231,33 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
             "Workload was evicted as there was no replacement for unhealthy node(s): x3");
 }
 
+// Kueue's TASReplaceNodeOnPodTermination: a node that stops being ready fails a workload's
+// placement there only once that workload's pods on it have ended.
+TEST_F(TopologySchedulingTest, ANotReadyNodeFailsAPlacementOnceItsPodsThereEnd) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  NodeSpec x2 = *state_.topology().FindNode("x2");
+  x2.ready = false;
+  x2.running_workloads = {"ns/job2", "ns/other"};
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  // Another workload's pods ending changes nothing for this one.
+  x2.running_workloads = {"ns/job2"};
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  // Its own pods there have ended: replaced inside the rack.
+  x2.running_workloads.clear();
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+}
+
 TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {
   ResourceFlavorSpec flavor;
   flavor.name = "other";

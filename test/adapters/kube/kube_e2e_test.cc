@@ -1085,6 +1085,73 @@ TEST_F(TopologyE2eTest, APodGroupIsPlacedInOneRackAndEachMemberReleasedOntoItsHo
             Json::parse(R"([{"name": "kueue.x-k8s.io/admission"}])"));
 }
 
+// Kueue's TASReplaceNodeOnPodTermination: a node that stops being ready fails the placement on
+// it only once the workload's pods there have ended.
+TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
+  ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
+  Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
+  job["spec"]["completions"] = 2;
+  job["spec"]["completionMode"] = "Indexed";
+  job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
+      "cloud.com/rack";
+  Create(manifest::JobResource(), "topo", job);
+  ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
+  auto hosts = [&] {
+    std::vector<std::string> out;
+    std::optional<v1::Workload> wl = Workload("topo", "job-heal-");
+    if (!wl.has_value() || wl->status().admission().pod_set_assignments_size() == 0) return out;
+    for (const v1::TopologyDomainAssignment& d :
+         wl->status().admission().pod_set_assignments(0).topology_assignment().domains()) {
+      for (int i = 0; i < d.count(); ++i) out.push_back(d.values(d.values_size() - 1));
+    }
+    return out;
+  };
+  const std::vector<std::string> placed = hosts();
+  ASSERT_EQ(placed.size(), 2u);
+  const std::string workload =
+      absl::StrCat("topo/", Workload("topo", "job-heal-")->metadata().name());
+  job = Get(manifest::JobResource(), "topo", "heal");
+  for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int i = 0; i < 2; ++i) {
+          Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
+          if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
+            return false;
+          }
+        }
+        return true;
+      },
+      kWait));
+
+  // The node of rank 0 stops being ready while its pod still runs: nothing fails yet.
+  const std::string failed = placed[0];
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
+                          {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
+                           {"conditions", Json::array({{{"type", "Ready"}, {"status", "False"}}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> node = InventoryNode(failed);
+        return node.has_value() && !node->node().status().ready() &&
+               absl::c_linear_search(node->node().status().running_workloads(), workload);
+      },
+      kWait));
+  EXPECT_EQ(hosts(), placed);
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+
+  // Its pods there end: the placement there fails and is replaced inside the rack.
+  for (int i = 0; i < 2; ++i) {
+    if (placed[i] == failed) {
+      ASSERT_TRUE(kube_->Delete(manifest::PodResource(), "topo", absl::StrCat("heal-", i)).ok());
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), failed); }, kWait))
+      << Workload("topo", "job-heal-")->DebugString();
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(hosts().size(), 2u);
+}
+
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
   Create(manifest::PodResource(), "topo", Json::parse(R"({
       "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "daemon"},

@@ -57,6 +57,34 @@ Json PodJson() {
     "status": {"phase": "Running"}})");
 }
 
+TEST(ReportsNotReadyTest, OnlyANodeWhoseReadyConditionIsNotTrue) {
+  Json node = NodeJson();
+  EXPECT_FALSE(ReportsNotReady(node));
+  node["status"]["conditions"][1]["status"] = "Unknown";
+  EXPECT_TRUE(ReportsNotReady(node));
+  node["status"].erase("conditions");
+  EXPECT_FALSE(ReportsNotReady(node));
+}
+
+TEST(RunningWorkloadsOnTest, WorkloadsWithAPodStillProgressingOnTheNode) {
+  absl::StatusOr<v1::Node> node = NodeFromKube(NodeJson());
+  ASSERT_TRUE(node.ok());
+  auto pod = [](const std::string& json) { return Json::parse(json); };
+  WorkloadPods pods;
+  pods["a"]["bound"]["p0"] = pod(R"({"spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})");
+  // Sent by its node selector, not yet bound.
+  pods["a"]["selected"]["p0"] =
+      pod(R"({"spec": {"nodeSelector": {"kubernetes.io/hostname": "n1"}}})");
+  pods["a"]["ended"]["p0"] = pod(R"({"spec": {"nodeName": "n1"}, "status": {"phase": "Failed"}})");
+  pods["a"]["deleting"]["p0"] = pod(R"({"metadata": {"deletionTimestamp": "2026-11-29T10:00:00Z"},
+              "spec": {"nodeName": "n1"}})");
+  pods["b"]["elsewhere"]["p0"] = pod(R"({"spec": {"nodeName": "n2"}})");
+  pods["b"]["mixed"]["p0"] = pod(R"({"spec": {"nodeName": "n2"}})");
+  pods["b"]["mixed"]["p1"] = pod(R"({"spec": {"nodeName": "n1"}})");
+  EXPECT_THAT(RunningWorkloadsOn(*node, pods),
+              ::testing::ElementsAre("a/bound", "a/selected", "b/mixed"));
+}
+
 TEST(ReportedPodFromKubeTest, ABoundPodReportsItsEffectiveRequests) {
   std::optional<v1::NodePod> pod = ReportedPodFromKube(PodJson());
   ASSERT_TRUE(pod.has_value());

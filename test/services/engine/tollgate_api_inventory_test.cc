@@ -108,6 +108,15 @@ TEST_F(InventoryTest, BadNodeNamesTheFieldAndChangesNothing) {
   EXPECT_THAT(status.message(), HasSubstr("nodes[1].metadata.name: duplicate value"));
   EXPECT_EQ(NodeCount(), 0);
 
+  v1::Node running = MakeNode("x1", "r1", "4");
+  running.mutable_status()->set_ready(false);
+  running.mutable_status()->add_running_workloads("no-namespace");
+  status = Upsert({running});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("status.runningWorkloads[0]"));
+  EXPECT_THAT(status.message(), HasSubstr("no-namespace"));
+  EXPECT_EQ(NodeCount(), 0);
+
   v1::DeleteNodeRequest del;
   del.set_name("nowhere");
   EXPECT_EQ(api().DeleteNode(del).status().code(), absl::StatusCode::kNotFound);
@@ -123,7 +132,11 @@ TEST_F(InventoryTest, BadNodeNamesTheFieldAndChangesNothing) {
 }
 
 TEST_F(InventoryTest, NodesAndReportedPodsSurviveARestartAndTheViewsCountThem) {
-  ASSERT_TRUE(Upsert({MakeNode("x1", "r1", "4"), MakeNode("x2", "r2", "4")}).ok());
+  v1::Node not_ready = MakeNode("x3", "r2", "4");
+  not_ready.mutable_status()->set_ready(false);
+  not_ready.mutable_status()->add_running_workloads("team/b");
+  not_ready.mutable_status()->add_running_workloads("team/a");
+  ASSERT_TRUE(Upsert({MakeNode("x1", "r1", "4"), MakeNode("x2", "r2", "4"), not_ready}).ok());
   v1::ReportPodsRequest report;
   v1::NodePod* pod = report.add_pods();
   pod->set_name("kube-system/daemon");
@@ -136,9 +149,12 @@ TEST_F(InventoryTest, NodesAndReportedPodsSurviveARestartAndTheViewsCountThem) {
 
   absl::StatusOr<v1::ListNodesResponse> list = api().ListNodes(v1::ListNodesRequest());
   ASSERT_TRUE(list.ok()) << list.status();
-  ASSERT_THAT(list->nodes(), SizeIs(2));
+  ASSERT_THAT(list->nodes(), SizeIs(3));
   EXPECT_EQ(list->nodes(0).node().metadata().name(), "x1");
   EXPECT_EQ(list->nodes(0).reported_pods(), 1);
+  // Sorted, as the feeder compares what it sent.
+  EXPECT_THAT(list->nodes(2).node().status().running_workloads(),
+              ::testing::ElementsAre("team/a", "team/b"));
   EXPECT_EQ(list->nodes(0).free().at("gpu"), "3");
   ASSERT_THAT(list->nodes(0).flavors(), SizeIs(1));
   EXPECT_EQ(list->nodes(0).flavors(0), "tas");
@@ -156,7 +172,7 @@ TEST_F(InventoryTest, NodesAndReportedPodsSurviveARestartAndTheViewsCountThem) {
   ASSERT_TRUE(tree.ok()) << tree.status();
   ASSERT_THAT(tree->flavors(), SizeIs(1));
   EXPECT_EQ(tree->flavors(0).topology(), "default");
-  // Two racks and two hosts.
+  // Two racks and two hosts (x3 is not ready).
   EXPECT_THAT(tree->flavors(0).domains(), SizeIs(4));
 
   usage.set_flavor("missing");
