@@ -6,6 +6,7 @@
 #include "core/admission_checks.h"
 #include "core/cluster_state.h"
 #include "core/error_text.h"
+#include "core/status_macros.h"
 #include "core/topology_scheduling.h"
 
 // ClusterState's admission checks (Kueue's two-phase admission): the AdmissionCheck objects and
@@ -170,12 +171,32 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
         " and its podSetUpdates cannot change while it stays Ready (set another state first)"));
   }
 
+  const bool dispatch_changes =
+      update.cluster_name.has_value() || update.nominated_cluster_names.has_value();
+  if (dispatch_changes) {
+    TOLLGATE_RETURN_IF_ERROR(CheckMultiKueueDispatch(*wl, update));
+  }
+  const WorkloadHistory& history = wl->status.history();
+  const bool dispatch_same =
+      (!update.cluster_name.has_value() || *update.cluster_name == history.cluster_name) &&
+      (!update.nominated_cluster_names.has_value() ||
+       *update.nominated_cluster_names == history.nominated_cluster_names);
   if (current->state == update.state && current->message == update.message &&
       current->requeue_after_seconds == update.requeue_after_seconds &&
-      current->pod_set_updates == update.pod_set_updates) {
+      current->pod_set_updates == update.pod_set_updates && dispatch_same) {
     return absl::OkStatus();
   }
   WorkloadStatus candidate = wl->status;
+  if (update.nominated_cluster_names.has_value()) {
+    candidate.mutable_history().nominated_cluster_names = *update.nominated_cluster_names;
+  }
+  if (update.cluster_name.has_value() && *update.cluster_name != history.cluster_name) {
+    // Kueue's rule: clusterName and nominatedClusterNames are mutually exclusive.
+    candidate.mutable_history().cluster_name = *update.cluster_name;
+    candidate.mutable_history().nominated_cluster_names.clear();
+    AddEvent(candidate, now, "MultiKueueAdmitted",
+             absl::StrCat("admitted on worker cluster ", QuoteValue(*update.cluster_name)));
+  }
   AdmissionCheckState* check = FindCheck(candidate.mutable_admission_checks(), update.check);
   if (check->pod_set_updates != update.pod_set_updates && !update.pod_set_updates.empty()) {
     // Only a conflict this update brings in is its fault: one already there (a flavor's labels
@@ -205,6 +226,53 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
   wl->status = std::move(candidate);
   MarkDirty(wl->id);
   ReconcileChecks(*wl, now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::CheckMultiKueueDispatch(const Workload& wl,
+                                                   const CheckStateUpdate& update) const {
+  const AdmissionCheckRuntime* check = registry_.FindAdmissionCheck(update.check);
+  if (check == nullptr || check->spec.controller_name != kMultiKueueControllerName) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster_name, nominated_cluster_names: only a MultiKueue check (controller ",
+        kMultiKueueControllerName, ") records them; ", QuoteValue(update.check), " is not one"));
+  }
+  if (!wl.HoldsQuota()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cluster_name, nominated_cluster_names: workload ", wl.Key(),
+                     " holds no quota, so it is dispatched to no worker"));
+  }
+  const WorkloadHistory& history = wl.status.history();
+  if (update.cluster_name.has_value()) {
+    if (!history.cluster_name.empty() && history.cluster_name != *update.cluster_name) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cluster_name: workload ", wl.Key(), " was admitted on ",
+          QuoteValue(history.cluster_name), " and cannot move to ",
+          QuoteValue(*update.cluster_name), " (it is set once and cleared only by an eviction)"));
+    }
+    const std::vector<std::string>& nominees = history.nominated_cluster_names;
+    if (history.cluster_name.empty() &&
+        std::find(nominees.begin(), nominees.end(), *update.cluster_name) == nominees.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cluster_name: ", QuoteValue(*update.cluster_name),
+                       " is not one of the workload's nominated_cluster_names [",
+                       absl::StrJoin(nominees, " "), "]"));
+    }
+    if (update.state != CheckState::kReady) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cluster_name: is recorded with the check going Ready, got state ",
+                       CheckStateName(update.state)));
+    }
+  }
+  if (update.nominated_cluster_names.has_value() && !update.nominated_cluster_names->empty()) {
+    const std::string& winner =
+        update.cluster_name.has_value() ? *update.cluster_name : history.cluster_name;
+    if (!winner.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("nominated_cluster_names: workload ", wl.Key(), " was admitted on ",
+                       QuoteValue(winner), "; it has no nominees any more"));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -61,6 +61,10 @@ struct CheckStateUpdate {
   std::string message;
   std::optional<int32_t> requeue_after_seconds;
   std::vector<PodSetUpdate> pod_set_updates;
+  // MultiKueue checks only: the winner (status.clusterName) and the nominees to record with the
+  // state (docs/multicluster.md).
+  std::optional<std::string> cluster_name;
+  std::optional<std::vector<std::string>> nominated_cluster_names;
 };
 
 struct SubmitOutcome {
@@ -427,6 +431,9 @@ class ClusterState {
   void RetryDelayedTopology(absl::Time now);
   // Kueue's consequences of the workload's check states (see SetAdmissionCheckState).
   void ReconcileChecks(Workload& wl, absl::Time now);
+  // Whether a check update may record MultiKueue's winner and nominees on `wl`
+  // (docs/multicluster.md): a MultiKueue check, quota held, the winner set once.
+  absl::Status CheckMultiKueueDispatch(const Workload& wl, const CheckStateUpdate& update) const;
   // Kueue's release of a reservation that is not admitted yet when its LocalQueue or
   // ClusterQueue is stopped or terminating: the quota goes back without an eviction.
   void CancelReservation(Workload& wl, const std::string& message, absl::Time now);

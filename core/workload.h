@@ -170,6 +170,11 @@ struct WorkloadHistory {
   // Kueue's status.unhealthyNodes: nodes of the topology assignment that failed; the scheduler
   // places their pods again (or evicts the workload) and clears the list.
   std::vector<std::string> unhealthy_nodes = {};
+  // MultiKueue (docs/multicluster.md): the worker that won the workload (Kueue's
+  // status.clusterName), set once per reservation and cleared by an eviction; and the workers
+  // nominated for a copy until then.
+  std::string cluster_name = {};
+  std::vector<std::string> nominated_cluster_names = {};
   bool operator==(const WorkloadHistory&) const = default;
 };
 

@@ -56,6 +56,12 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
   if (!wl.status.admission_checks().empty()) {
     ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
   }
+  // Kueue's resetClusterNomination: the next reservation is dispatched afresh.
+  if (!wl.status.history().cluster_name.empty() ||
+      !wl.status.history().nominated_cluster_names.empty()) {
+    wl.status.mutable_history().cluster_name.clear();
+    wl.status.mutable_history().nominated_cluster_names.clear();
+  }
   MarkDirty(wl.id);
   if (config_.evictions_need_ack && running) {
     // Cooperative preemption: the workload's own checkpoint grace, else the service default.

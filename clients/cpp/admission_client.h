@@ -67,6 +67,10 @@ class AdmissionClient {
       const v1::SetAdmissionCheckActiveRequest& /*request*/) {
     return absl::UnimplementedError("SetAdmissionCheckActive");
   }
+  virtual absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
+      const v1::SetMultiKueueClusterActiveRequest& /*request*/) {
+    return absl::UnimplementedError("SetMultiKueueClusterActive");
+  }
 };
 
 }  // namespace tollgate::client

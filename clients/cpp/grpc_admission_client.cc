@@ -115,6 +115,12 @@ GrpcAdmissionClient::UpdateAdmissionCheckState(
   return client_.UpdateAdmissionCheckState(request);
 }
 
+absl::StatusOr<v1::SetMultiKueueClusterActiveResponse>
+GrpcAdmissionClient::SetMultiKueueClusterActive(
+    const v1::SetMultiKueueClusterActiveRequest& request) {
+  return client_.SetMultiKueueClusterActive(request);
+}
+
 absl::StatusOr<v1::SetAdmissionCheckActiveResponse> GrpcAdmissionClient::SetAdmissionCheckActive(
     const v1::SetAdmissionCheckActiveRequest& request) {
   return client_.SetAdmissionCheckActive(request);

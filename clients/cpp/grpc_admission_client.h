@@ -61,6 +61,8 @@ class GrpcAdmissionClient final : public AdmissionClient {
       const v1::UpdateAdmissionCheckStateRequest& request) override;
   absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
       const v1::SetAdmissionCheckActiveRequest& request) override;
+  absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
+      const v1::SetMultiKueueClusterActiveRequest& request) override;
 
  private:
   TollgateClient client_;

@@ -438,6 +438,14 @@ absl::StatusOr<v1::SetAdmissionCheckActiveResponse> TollgateClient::SetAdmission
       });
 }
 
+absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> TollgateClient::SetMultiKueueClusterActive(
+    const v1::SetMultiKueueClusterActiveRequest& request) {
+  return Unary<v1::SetMultiKueueClusterActiveResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetMultiKueueClusterActiveResponse* r) {
+        return e.checks->SetMultiKueueClusterActive(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::BuildInfo> TollgateClient::GetBuildInfo() {
   return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
     return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);

@@ -131,6 +131,8 @@ class TollgateClient {
       const v1::UpdateAdmissionCheckStateRequest& request);
   absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
       const v1::SetAdmissionCheckActiveRequest& request);
+  absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
+      const v1::SetMultiKueueClusterActiveRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);

@@ -218,6 +218,11 @@ void PrintAdmissionChecks(std::ostream& out, const v1::Workload& wl, absl::Time 
                    OrNone(c.message())});
   }
   checks.Print(out, "  ");
+  // MultiKueue (docs/multicluster.md): where the workload was dispatched.
+  if (!status.cluster_name().empty()) out << "Cluster Name:  " << status.cluster_name() << "\n";
+  if (status.nominated_cluster_names_size() > 0) {
+    out << "Nominated Clusters:  " << absl::StrJoin(status.nominated_cluster_names(), ", ") << "\n";
+  }
   bool any_updates = false;
   for (const v1::AdmissionCheckState& c : status.admission_checks()) {
     any_updates = any_updates || c.pod_set_updates_size() > 0;

@@ -1,10 +1,14 @@
 #include "services/api/check_codec.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/error_text.h"
 #include "core/status_macros.h"
 #include "services/api/api_limits.h"
 #include "services/api/selector_codec.h"
@@ -121,6 +125,30 @@ absl::StatusOr<core::CheckStateUpdate> CheckStateUpdateFromProto(
   }
   TOLLGATE_ASSIGN_OR_RETURN(
       out.pod_set_updates, PodSetUpdatesFromProto(r, "pod_set_updates", request.pod_set_updates()));
+  if (!request.cluster_name().empty()) {
+    TOLLGATE_RETURN_IF_ERROR(
+        ValidateName(r, "cluster_name", request.cluster_name(), /*label=*/false));
+    out.cluster_name = request.cluster_name();
+  }
+  if (request.set_nominated_cluster_names()) {
+    std::vector<std::string> nominated;
+    for (int i = 0; i < request.nominated_cluster_names_size(); ++i) {
+      const std::string& name = request.nominated_cluster_names(i);
+      TOLLGATE_RETURN_IF_ERROR(
+          ValidateName(r, Index("nominated_cluster_names", static_cast<size_t>(i)), name,
+                       /*label=*/false));
+      if (std::find(nominated.begin(), nominated.end(), name) != nominated.end()) {
+        return r.Invalid(Index("nominated_cluster_names", static_cast<size_t>(i)),
+                         absl::StrCat(core::QuoteValue(name), " is named twice"));
+      }
+      nominated.push_back(name);
+    }
+    out.nominated_cluster_names = std::move(nominated);
+  } else if (request.nominated_cluster_names_size() > 0) {
+    return r.Invalid("nominated_cluster_names",
+                     "is given without set_nominated_cluster_names; set it to replace the "
+                     "nominees");
+  }
   return out;
 }
 

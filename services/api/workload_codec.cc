@@ -441,6 +441,9 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   }
   std::sort(history.reclaimable_pods.begin(), history.reclaimable_pods.end());
   history.unhealthy_nodes.assign(s.unhealthy_nodes().begin(), s.unhealthy_nodes().end());
+  history.cluster_name = s.cluster_name();
+  history.nominated_cluster_names.assign(s.nominated_cluster_names().begin(),
+                                         s.nominated_cluster_names().end());
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -603,6 +606,10 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     p->set_count(count);
   }
   for (const std::string& node : history.unhealthy_nodes) ps->add_unhealthy_nodes(node);
+  ps->set_cluster_name(history.cluster_name);
+  for (const std::string& name : history.nominated_cluster_names) {
+    ps->add_nominated_cluster_names(name);
+  }
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();
     c->set_active(history.submitted_controls->active);

@@ -109,6 +109,12 @@ absl::Status AdmissionExecutor::Txn::SetAdmissionCheckActive(absl::string_view n
   return state_->SetAdmissionCheckActive(name, active, reason, message, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetMultiKueueClusterActive(absl::string_view name, bool active,
+                                                                absl::string_view reason,
+                                                                absl::string_view message) {
+  return state_->SetMultiKueueClusterActive(name, active, reason, message, now_);
+}
+
 void AdmissionExecutor::Txn::StoreObject(std::string key, const v1::ConfigObject& object) {
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }

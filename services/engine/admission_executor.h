@@ -116,6 +116,8 @@ class AdmissionExecutor {
     absl::Status SetAdmissionCheckState(absl::string_view key, core::CheckStateUpdate update);
     absl::Status SetAdmissionCheckActive(absl::string_view name, bool active,
                                          absl::string_view reason, absl::string_view message);
+    absl::Status SetMultiKueueClusterActive(absl::string_view name, bool active,
+                                            absl::string_view reason, absl::string_view message);
     // Stores `object` under `key` as it is: the state already holds what it says (an
     // AdmissionCheck's Active condition, kept for a restart).
     void StoreObject(std::string key, const v1::ConfigObject& object);

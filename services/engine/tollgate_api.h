@@ -90,6 +90,10 @@ class TollgateApi {
       const v1::UpdateAdmissionCheckStateRequest& request);
   absl::StatusOr<v1::SetAdmissionCheckActiveResponse> SetAdmissionCheckActive(
       const v1::SetAdmissionCheckActiveRequest& request);
+  // A MultiKueueCluster's Active condition, as the MultiKueue controller's connection to the
+  // worker reports it (docs/multicluster.md).
+  absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
+      const v1::SetMultiKueueClusterActiveRequest& request);
   // WatchAdmissionChecks' checks before it sends anything: a controller name, then
   // CheckWatchStart's. Returns the equivalent WatchRequest (revision, namespace, identity).
   absl::StatusOr<v1::WatchRequest> CheckWatchChecksStart(

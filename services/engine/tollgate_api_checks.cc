@@ -91,6 +91,49 @@ absl::StatusOr<v1::SetAdmissionCheckActiveResponse> TollgateApi::SetAdmissionChe
       });
 }
 
+absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> TollgateApi::SetMultiKueueClusterActive(
+    const v1::SetMultiKueueClusterActiveRequest& request) {
+  if (request.name().empty()) return absl::InvalidArgumentError("name: must not be empty");
+  if (request.reason().size() > api::kMaxMessageBytes ||
+      request.message().size() > api::kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("reason, message: each must be no more than ",
+                                                   api::kMaxMessageBytes, " bytes"));
+  }
+  if (request.reason().empty()) {
+    return absl::InvalidArgumentError(
+        "reason: must not be empty (Kueue's reasons: Active, BadKubeConfig, InsecureKubeConfig, "
+        "ClientConnectionFailed)");
+  }
+  const std::string key = ConfigObjectKey(v1::MULTI_KUEUE_CLUSTER, "", request.name());
+  return executor_.Run<v1::SetMultiKueueClusterActiveResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> {
+        TOLLGATE_ASSIGN_OR_RETURN(std::optional<std::string> stored, txn.ReadObject(key));
+        if (!stored.has_value()) {
+          return absl::NotFoundError(
+              absl::StrCat("MultiKueueCluster ", request.name(), " not found"));
+        }
+        v1::ConfigObject object;
+        if (!object.ParseFromString(*stored)) {
+          return absl::DataLossError(absl::StrCat("store key ", key, " is not a ConfigObject"));
+        }
+        const std::string status_before = object.multi_kueue_cluster().status().SerializeAsString();
+        TOLLGATE_RETURN_IF_ERROR(txn.SetMultiKueueClusterActive(
+            request.name(), request.active(), request.reason(), request.message()));
+        // Stored as the state holds it, so a restart restores it; the same report again
+        // writes nothing.
+        api_internal::FillObjectStatus(txn.state(), object);
+        if (object.multi_kueue_cluster().status().SerializeAsString() != status_before) {
+          MutableMetadataOf(object)->set_resource_version(txn.commit_revision());
+          txn.StoreObject(key, object);
+          last_object_write_ = txn.commit_revision();
+        }
+        v1::SetMultiKueueClusterActiveResponse response;
+        *response.mutable_multi_kueue_cluster() = object.multi_kueue_cluster();
+        response.set_revision(MetadataOf(object).resource_version());
+        return response;
+      });
+}
+
 absl::StatusOr<v1::WatchRequest> TollgateApi::CheckWatchChecksStart(
     const v1::WatchAdmissionChecksRequest& request) const {
   if (request.controller_name().empty()) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/real_clock.h"
 #include "services/engine/config_objects.h"
 #include "services/rpc/grpc_status.h"
@@ -285,6 +286,26 @@ grpc::Status AdmissionCheckGrpcService::SetAdmissionCheckActive(
   gate_.Finish(
       call, result.status(),
       absl::StrCat("Active ", request->active() ? "True" : "False",
+                   request->reason().empty() ? "" : absl::StrCat(" (", request->reason(), ")")));
+  return Reply(std::move(result), response);
+}
+
+grpc::Status AdmissionCheckGrpcService::SetMultiKueueClusterActive(
+    grpc::ServerContext* context, const v1::SetMultiKueueClusterActiveRequest* request,
+    v1::SetMultiKueueClusterActiveResponse* response) {
+  // The MultiKueue check controller's report: allowed to whom may act for that controller.
+  auth::AccessRequest access;
+  access.verb = "check";
+  access.kind = "AdmissionCheck";
+  access.name = request->name();
+  access.controller_name = std::string(core::kMultiKueueControllerName);
+  TOLLGATE_AUTHORIZE(call, std::move(access));
+  absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> result =
+      api_.SetMultiKueueClusterActive(*request);
+  gate_.Finish(
+      call, result.status(),
+      absl::StrCat("MultiKueueCluster ", request->name(), " Active ",
+                   request->active() ? "True" : "False",
                    request->reason().empty() ? "" : absl::StrCat(" (", request->reason(), ")")));
   return Reply(std::move(result), response);
 }

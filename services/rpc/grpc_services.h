@@ -152,6 +152,9 @@ class AdmissionCheckGrpcService final
   grpc::Status SetAdmissionCheckActive(grpc::ServerContext* context,
                                        const v1::SetAdmissionCheckActiveRequest* request,
                                        v1::SetAdmissionCheckActiveResponse* response) override;
+  grpc::Status SetMultiKueueClusterActive(
+      grpc::ServerContext* context, const v1::SetMultiKueueClusterActiveRequest* request,
+      v1::SetMultiKueueClusterActiveResponse* response) override;
 
  private:
   // The request for `verb` on check `name`, with its controllerName when the check exists.

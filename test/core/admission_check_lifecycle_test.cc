@@ -447,9 +447,10 @@ TEST_F(AdmissionCheckLifecycleTest, PodsReadyTimeoutCountsFromAdmissionNotReserv
   ASSERT_EQ(state.FindWorkload("ns/a")->status.state, WorkloadState::kQuotaReserved);
   now_ += absl::Minutes(10);
   state.FireTimers(now_);
-  ASSERT_TRUE(
-      state.SetAdmissionCheckState("ns/a", {"approval", CheckState::kReady, "", {}, {}}, now_)
-          .ok());
+  ASSERT_TRUE(state
+                  .SetAdmissionCheckState(
+                      "ns/a", {"approval", CheckState::kReady, "", {}, {}, {}, {}}, now_)
+                  .ok());
   ASSERT_EQ(state.FindWorkload("ns/a")->status.state, WorkloadState::kAdmitted);
   now_ += absl::Minutes(4);
   state.FireTimers(now_);
@@ -517,9 +518,90 @@ TEST_F(AdmissionCheckLifecycleTest, RestoreKeepsReservationsAndCheckStates) {
   EXPECT_EQ(restored.ClusterQueueUsage("cq").front().total, 4);
   EXPECT_TRUE(restored.cluster_queue("cq")->active);
   ASSERT_TRUE(
-      restored.SetAdmissionCheckState("ns/a", {"budget", CheckState::kReady, "", {}, {}}, now_)
+      restored
+          .SetAdmissionCheckState("ns/a", {"budget", CheckState::kReady, "", {}, {}, {}, {}}, now_)
           .ok());
   EXPECT_EQ(restored.FindWorkload("ns/a")->status.state, WorkloadState::kAdmitted);
+}
+
+// MultiKueue's winner and nominees, recorded with the check's state (docs/multicluster.md).
+class MultiKueueDispatchStateTest : public AdmissionCheckLifecycleTest {
+ protected:
+  MultiKueueDispatchStateTest() {
+    AddCheck("mk", std::string(kMultiKueueControllerName));
+    AddCheckedQueue({{"mk", {}}});
+    Submit(GpuJob("a", "ns", 4));
+    Settle();
+  }
+
+  absl::Status Dispatch(CheckState s, std::string message, std::optional<std::string> cluster_name,
+                        std::optional<std::vector<std::string>> nominated) {
+    CheckStateUpdate update;
+    update.check = "mk";
+    update.state = s;
+    update.message = std::move(message);
+    update.cluster_name = std::move(cluster_name);
+    update.nominated_cluster_names = std::move(nominated);
+    return state_.SetAdmissionCheckState("ns/a", std::move(update), now_);
+  }
+};
+
+TEST_F(MultiKueueDispatchStateTest, TheWinnerIsANomineeSetOnceAndClearsTheNominees) {
+  ASSERT_EQ(StateOf("ns/a"), WorkloadState::kQuotaReserved);
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1", "w2"}));
+  EXPECT_THAT(Wl("a").status.history().nominated_cluster_names, ElementsAre("w1", "w2"));
+
+  // Not a nominee: refused, nothing changes.
+  absl::Status outsider =
+      Dispatch(CheckState::kReady, "The workload was admitted on \"w9\"", "w9", std::nullopt);
+  EXPECT_EQ(outsider.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outsider.message(), HasSubstr("cluster_name: \"w9\" is not one of"));
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kQuotaReserved);
+
+  ASSERT_OK(
+      Dispatch(CheckState::kReady, "The workload was admitted on \"w2\"", "w2", std::nullopt));
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kAdmitted);
+  EXPECT_EQ(Wl("a").status.history().cluster_name, "w2");
+  EXPECT_TRUE(Wl("a").status.history().nominated_cluster_names.empty());
+
+  // Never moved to another worker, and no nominees once it won.
+  absl::Status moved =
+      Dispatch(CheckState::kReady, "The workload was admitted on \"w1\"", "w1", std::nullopt);
+  EXPECT_EQ(moved.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(moved.message(), HasSubstr("was admitted on \"w2\" and cannot move to \"w1\""));
+  absl::Status nominees = Dispatch(CheckState::kReady, "The workload was admitted on \"w2\"",
+                                   std::nullopt, std::vector<std::string>{"w1"});
+  EXPECT_EQ(nominees.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Wl("a").status.history().cluster_name, "w2");
+  // The same winner again changes nothing.
+  ASSERT_OK(
+      Dispatch(CheckState::kReady, "The workload was admitted on \"w2\"", "w2", std::nullopt));
+}
+
+TEST_F(MultiKueueDispatchStateTest, AnEvictionClearsTheWinnerForTheNextDispatch) {
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1"}));
+  ASSERT_OK(Dispatch(CheckState::kReady, "admitted", "w1", std::nullopt));
+  ASSERT_EQ(Wl("a").status.history().cluster_name, "w1");
+  ASSERT_OK(Set("a", "mk", CheckState::kRetry, "Admitting remote lost"));
+  EXPECT_NE(StateOf("ns/a"), WorkloadState::kAdmitted);
+  EXPECT_TRUE(Wl("a").status.history().cluster_name.empty());
+  EXPECT_TRUE(Wl("a").status.history().nominated_cluster_names.empty());
+}
+
+TEST_F(MultiKueueDispatchStateTest, OnlyAWorkloadWithQuotaRecordsThemAndReadyRecordsTheWinner) {
+  CheckStateUpdate update;
+  update.check = "mk";
+  update.state = CheckState::kPending;
+  update.nominated_cluster_names = std::vector<std::string>{"w1"};
+  Submit(GpuJob("b", "ns", 8));  // no room: stays pending
+  Settle();
+  absl::Status pending = state_.SetAdmissionCheckState("ns/b", update, now_);
+  EXPECT_EQ(pending.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(pending.message(), HasSubstr("holds no quota"));
+  // A Ready state is what records a winner.
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1"}));
+  absl::Status not_ready = Dispatch(CheckState::kPending, "", "w1", std::nullopt);
+  EXPECT_EQ(not_ready.code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

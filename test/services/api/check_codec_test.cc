@@ -53,6 +53,27 @@ TEST(CheckStateUpdateFromProtoTest, ValidUpdateMapsOntoTheCore) {
   ASSERT_EQ(u->pod_set_updates[0].tolerations.size(), 1u);
 }
 
+TEST(CheckStateUpdateFromProtoTest, MultiKueueWinnerAndNomineesMapOntoTheCore) {
+  v1::UpdateAdmissionCheckStateRequest request = ValidUpdate();
+  absl::StatusOr<core::CheckStateUpdate> plain = CheckStateUpdateFromProto(request);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->cluster_name.has_value());
+  EXPECT_FALSE(plain->nominated_cluster_names.has_value());
+
+  request.set_cluster_name("w2");
+  request.set_set_nominated_cluster_names(true);  // an empty list clears them
+  absl::StatusOr<core::CheckStateUpdate> u = CheckStateUpdateFromProto(request);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->cluster_name, "w2");
+  ASSERT_TRUE(u->nominated_cluster_names.has_value());
+  EXPECT_TRUE(u->nominated_cluster_names->empty());
+  request.add_nominated_cluster_names("w1");
+  request.add_nominated_cluster_names("w3");
+  u = CheckStateUpdateFromProto(request);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_THAT(*u->nominated_cluster_names, ElementsAre("w1", "w3"));
+}
+
 TEST(CheckStateUpdateFromProtoTest, RefusalsNameTheFieldAndValue) {
   struct Case {
     std::string name;
@@ -83,6 +104,19 @@ TEST(CheckStateUpdateFromProtoTest, RefusalsNameTheFieldAndValue) {
          r.mutable_pod_set_updates(0)->mutable_tolerations(0)->set_operator_("Sometimes");
        },
        "Sometimes"},
+      {"BadClusterName",
+       [](v1::UpdateAdmissionCheckStateRequest& r) { r.set_cluster_name("Bad_Name"); },
+       "cluster_name"},
+      {"NomineeTwice",
+       [](v1::UpdateAdmissionCheckStateRequest& r) {
+         r.set_set_nominated_cluster_names(true);
+         r.add_nominated_cluster_names("w1");
+         r.add_nominated_cluster_names("w1");
+       },
+       "nominated_cluster_names[1]: \"w1\" is named twice"},
+      {"NomineesWithoutSet",
+       [](v1::UpdateAdmissionCheckStateRequest& r) { r.add_nominated_cluster_names("w1"); },
+       "nominated_cluster_names: is given without set_nominated_cluster_names"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -191,5 +191,44 @@ TEST_F(TollgateApiMultiKueueTest, ClusterActiveConditionSurvivesRestartAndReappl
   EXPECT_EQ(cluster->multi_kueue_cluster().spec().endpoint().address(), "127.0.0.1:7002");
 }
 
+TEST_F(TollgateApiMultiKueueTest, SetMultiKueueClusterActiveIsStoredAndSurvivesARestart) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  ASSERT_TRUE(Apply(kObjects).ok());
+  v1::SetMultiKueueClusterActiveRequest request;
+  request.set_name("worker1");
+  request.set_active(false);
+  request.set_reason("ClientConnectionFailed");
+  request.set_message("cannot reach tollgated at 127.0.0.1:7001: connection refused");
+  absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> set =
+      api_->SetMultiKueueClusterActive(request);
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->multi_kueue_cluster().status().conditions_size(), 1);
+  EXPECT_EQ(set->multi_kueue_cluster().status().conditions(0).status(), "False");
+
+  clock_.Advance(absl::Seconds(5));
+  request.set_active(true);
+  request.set_reason("Active");
+  request.set_message("Connected");
+  ASSERT_TRUE(api_->SetMultiKueueClusterActive(request).ok());
+  ASSERT_NO_FATAL_FAILURE(Open());
+  absl::StatusOr<v1::ConfigObject> got = Get(v1::MULTI_KUEUE_CLUSTER, "worker1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  const v1::Condition& active = got->multi_kueue_cluster().status().conditions(0);
+  EXPECT_EQ(active.status(), "True");
+  EXPECT_EQ(active.reason(), "Active");
+  EXPECT_EQ(active.last_transition_time().seconds(), 1767225605);
+
+  // Bad input names the field and changes nothing.
+  request.set_reason("");
+  absl::Status no_reason = api_->SetMultiKueueClusterActive(request).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(no_reason)) << no_reason;
+  EXPECT_THAT(std::string(no_reason.message()), HasSubstr("reason: must not be empty"));
+  request.set_reason("Active");
+  request.set_name("nowhere");
+  absl::Status missing = api_->SetMultiKueueClusterActive(request).status();
+  EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("MultiKueueCluster nowhere not found"));
+}
+
 }  // namespace
 }  // namespace tollgate::engine

@@ -1,0 +1,169 @@
+// tollgate-multikueue: the MultiKueue admission check controller (docs/multicluster.md). Runs
+// beside a manager tollgated and dispatches the workloads of its MultiKueue checks to worker
+// tollgateds over gRPC. Logs one JSON object per line on stderr.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "adapters/multikueue/dispatch_controller.h"
+#include "clients/cpp/connection.h"
+#include "clients/cpp/tollgate_client.h"
+#include "common/build_info.h"
+#include "common/command_line.h"
+#include "common/json_log.h"
+#include "common/stop_signal.h"
+#include "common/stop_signals.h"
+#include "core/real_clock.h"
+#include "core/status_macros.h"
+
+namespace tollgate::multikueue {
+namespace {
+
+constexpr char kUsage[] = R"(usage: tollgate-multikueue [FLAGS]
+       tollgate-multikueue version | --version
+
+Dispatches the workloads of the manager tollgated's MultiKueue admission checks
+(controllerName kueue.x-k8s.io/multikueue) to the worker tollgateds its MultiKueueClusters
+name (spec.endpoint), and reports the clusters' and the checks' Active conditions.
+
+Flags:
+  --manager=HOST:PORT              the manager tollgated (default 127.0.0.1:50051)
+  --manager-ca=FILE                CA of the manager's certificate (enables TLS)
+  --manager-cert=FILE              client certificate for mTLS (with --manager-key)
+  --manager-key=FILE               the client certificate's key
+  --manager-token-file=FILE        bearer token for the manager
+  --dispatcher-name=NAME           Kueue's multiKueue.dispatcherName:
+                                   kueue.x-k8s.io/multikueue-dispatcher-all-at-once (default),
+                                   kueue.x-k8s.io/multikueue-dispatcher-incremental, or any
+                                   other name for an external dispatcher
+  --incremental-step-size=N        workers added per Incremental round (default 3)
+  --origin=VALUE                   the kueue.x-k8s.io/multikueue-origin label of the copies
+                                   (default multikueue)
+  --worker-lost-timeout=DURATION   how long a Ready check waits for a lost worker (default 15m)
+  --gc-interval=DURATION           between garbage collections of orphaned copies; 0 turns
+                                   them off (default 1m)
+  --config-sync-period=DURATION    re-read AdmissionChecks, MultiKueueConfigs and
+                                   MultiKueueClusters this often (default 10s)
+  --call-timeout=DURATION          deadline of each call (default 10s)
+)";
+
+struct Flags {
+  std::string manager = "127.0.0.1:50051";
+  client::ConnectionFiles manager_security;
+  DispatchController::Options options;
+  bool help = false;
+};
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  core::MultiKueueSettings& settings = flags.options.settings;
+  TOLLGATE_RETURN_IF_ERROR(
+      common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
+        const absl::string_view name = flag.name;
+        if (name == "manager") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manager, flag.String());
+        } else if (name == "manager-ca") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.ca_file, flag.String());
+        } else if (name == "manager-cert") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.cert_file, flag.String());
+        } else if (name == "manager-key") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.key_file, flag.String());
+        } else if (name == "manager-token-file") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.token_file, flag.String());
+        } else if (name == "dispatcher-name") {
+          TOLLGATE_ASSIGN_OR_RETURN(settings.dispatcher_name, flag.String());
+        } else if (name == "incremental-step-size") {
+          TOLLGATE_ASSIGN_OR_RETURN(std::string value, flag.String());
+          if (!absl::SimpleAtoi(value, &settings.incremental_step_size) ||
+              settings.incremental_step_size < 1) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--incremental-step-size: want a positive integer, got \"", value, "\""));
+          }
+        } else if (name == "origin") {
+          TOLLGATE_ASSIGN_OR_RETURN(settings.origin, flag.String());
+        } else if (name == "worker-lost-timeout") {
+          TOLLGATE_ASSIGN_OR_RETURN(settings.worker_lost_timeout,
+                                    flag.Duration(/*allow_zero=*/false));
+        } else if (name == "gc-interval") {
+          TOLLGATE_ASSIGN_OR_RETURN(settings.gc_interval, flag.Duration(/*allow_zero=*/true));
+        } else if (name == "config-sync-period") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.options.config_sync_period,
+                                    flag.Duration(/*allow_zero=*/false));
+        } else if (name == "call-timeout") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.options.call_timeout,
+                                    flag.Duration(/*allow_zero=*/false));
+        } else {
+          return common::UnknownFlag(flag);
+        }
+        return absl::OkStatus();
+      }));
+  flags.options.manager_address = flags.manager;
+  return flags;
+}
+
+absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
+  TOLLGATE_ASSIGN_OR_RETURN(client::Credentials credentials,
+                            client::LoadCredentials(flags.manager_security));
+  client::ClientOptions client_options = client::AdapterClientOptions(flags.options.call_timeout);
+  client_options.unreachable_hint = "is the manager tollgated running? (--manager)";
+  client::TollgateClient manager(flags.manager, std::move(credentials), std::move(client_options));
+  core::RealClock clock;
+  common::Log("info", "starting",
+              {{"manager", flags.manager},
+               {"dispatcher", flags.options.settings.dispatcher_name},
+               {"origin", flags.options.settings.origin}});
+  DispatchController controller(manager, clock, flags.options);
+  controller.Run(stop);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace tollgate::multikueue
+
+int main(int argc, char** argv) {
+  namespace common = tollgate::common;
+  namespace mk = tollgate::multikueue;
+  // Before any thread exists; signal_thread below takes them through sigwait.
+  const sigset_t stop_signals = common::BlockStopSignals();
+  if (common::AsksForVersion(argc, argv)) {
+    std::cout << common::VersionLine("tollgate-multikueue");
+    return 0;
+  }
+  absl::StatusOr<mk::Flags> flags = mk::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    common::Log("error", "bad flags", {{"error", std::string(flags.status().message())}});
+    std::cerr << mk::kUsage;
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << mk::kUsage;
+    return 0;
+  }
+  common::StopSignal stop;
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (!stop.stopped()) common::Log("info", "stopping", {{"signal", strsignal(signal_number)}});
+    stop.Stop();
+  });
+  absl::Status status = mk::Run(*flags, stop);
+  if (!stop.stopped()) {
+    stop.Stop();
+    pthread_kill(signal_thread.native_handle(), SIGTERM);
+  }
+  signal_thread.join();
+  if (!status.ok()) {
+    common::Log("error", "tollgate-multikueue failed", {{"error", status.ToString()}});
+    return 1;
+  }
+  common::Log("info", "stopped");
+  return 0;
+}

@@ -1,0 +1,133 @@
+#include "adapters/multikueue/remote_views.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace tollgate::multikueue {
+namespace {
+
+absl::Time TimeOf(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+const v1::Condition* FindTrue(const v1::WorkloadStatus& status, absl::string_view type) {
+  for (const v1::Condition& c : status.conditions()) {
+    if (c.type() == type && c.status() == "True") return &c;
+  }
+  return nullptr;
+}
+
+std::optional<core::RemoteCondition> RemoteConditionOf(const v1::WorkloadStatus& status,
+                                                       absl::string_view type) {
+  const v1::Condition* c = FindTrue(status, type);
+  if (c == nullptr) return std::nullopt;
+  return core::RemoteCondition{TimeOf(c->last_transition_time()), c->reason(), c->message()};
+}
+
+}  // namespace
+
+std::string KeyOf(const v1::Workload& workload) {
+  return absl::StrCat(workload.metadata().namespace_(), "/", workload.metadata().name());
+}
+
+const v1::AdmissionCheckState* FindCheckState(const v1::Workload& workload,
+                                              absl::string_view check) {
+  for (const v1::AdmissionCheckState& s : workload.status().admission_checks()) {
+    if (s.name() == check) return &s;
+  }
+  return nullptr;
+}
+
+std::optional<core::CheckState> CheckStateOf(const v1::Workload& workload,
+                                             absl::string_view check) {
+  const v1::AdmissionCheckState* s = FindCheckState(workload, check);
+  if (s == nullptr) return std::nullopt;
+  if (s->state() == "Ready") return core::CheckState::kReady;
+  if (s->state() == "Retry") return core::CheckState::kRetry;
+  if (s->state() == "Rejected") return core::CheckState::kRejected;
+  return core::CheckState::kPending;
+}
+
+std::string CheckStateText(core::CheckState state) { return core::CheckStateName(state); }
+
+bool HoldsQuota(const v1::Workload& workload) {
+  switch (workload.status().state()) {
+    case v1::WORKLOAD_STATE_ADMITTED:
+    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
+    case v1::WORKLOAD_STATE_EVICTING:
+      return true;
+    default:
+      return false;
+  }
+}
+
+core::LocalView LocalViewOf(const v1::Workload& workload, absl::string_view check) {
+  core::LocalView local;
+  local.holds_quota = HoldsQuota(workload);
+  local.finished = workload.status().state() == v1::WORKLOAD_STATE_FINISHED;
+  if (workload.status().state() == v1::WORKLOAD_STATE_EVICTING) {
+    const v1::Condition* evicted = FindTrue(workload.status(), "Evicted");
+    local.evicted_message = evicted != nullptr ? evicted->message() : std::string();
+  }
+  local.check_state = CheckStateOf(workload, check).value_or(core::CheckState::kPending);
+  if (!workload.status().cluster_name().empty()) {
+    local.cluster_name = workload.status().cluster_name();
+  }
+  return local;
+}
+
+core::RemoteCopy RemoteCopyOf(const v1::Workload& copy, const v1::Workload& origin_workload) {
+  core::RemoteCopy remote;
+  const v1::WorkloadStatus& status = copy.status();
+  if (status.state() == v1::WORKLOAD_STATE_ADMITTED) {
+    const v1::Condition* admitted = FindTrue(status, "Admitted");
+    remote.admitted_since = admitted != nullptr && admitted->has_last_transition_time()
+                                ? TimeOf(admitted->last_transition_time())
+                                : TimeOf(status.admission_time());
+  }
+  remote.evicted = RemoteConditionOf(status, "Evicted");
+  if (status.state() == v1::WORKLOAD_STATE_FINISHED) {
+    remote.finished = RemoteConditionOf(status, "Finished");
+    if (!remote.finished.has_value()) remote.finished = core::RemoteCondition{};
+  }
+  // The worker normalizes quantities its own way, so only what names the work is compared:
+  // the LocalQueue and each pod set's name and count (Kueue compares the spec the same way it
+  // was copied; docs/multicluster.md).
+  const v1::WorkloadSpec& a = copy.spec();
+  const v1::WorkloadSpec& b = origin_workload.spec();
+  bool same = a.queue_name() == b.queue_name() && a.pod_sets_size() == b.pod_sets_size();
+  for (int i = 0; same && i < a.pod_sets_size(); ++i) {
+    same = a.pod_sets(i).name() == b.pod_sets(i).name() &&
+           a.pod_sets(i).count() == b.pod_sets(i).count();
+  }
+  remote.spec_in_sync = same;
+  return remote;
+}
+
+v1::Workload CopyOf(const v1::Workload& origin_workload, absl::string_view origin) {
+  v1::Workload copy;
+  v1::ObjectMeta* meta = copy.mutable_metadata();
+  meta->set_name(origin_workload.metadata().name());
+  meta->set_namespace_(origin_workload.metadata().namespace_());
+  *meta->mutable_labels() = origin_workload.metadata().labels();
+  *meta->mutable_annotations() = origin_workload.metadata().annotations();
+  (*meta->mutable_labels())[std::string(kOriginLabel)] = std::string(origin);
+  v1::WorkloadSpec* spec = copy.mutable_spec();
+  spec->set_queue_name(origin_workload.spec().queue_name());
+  // The effective priority, not the class: the worker need not define the manager's classes.
+  spec->set_priority(origin_workload.status().priority());
+  *spec->mutable_pod_sets() = origin_workload.spec().pod_sets();
+  if (origin_workload.spec().has_maximum_execution_time_seconds()) {
+    spec->set_maximum_execution_time_seconds(
+        origin_workload.spec().maximum_execution_time_seconds());
+  }
+  return copy;
+}
+
+bool HasOrigin(const v1::Workload& copy, absl::string_view origin) {
+  auto it = copy.metadata().labels().find(std::string(kOriginLabel));
+  return it != copy.metadata().labels().end() && it->second == origin;
+}
+
+}  // namespace tollgate::multikueue

@@ -1,0 +1,49 @@
+#pragma once
+
+// Between tollgated's API and the MultiKueue core (core/multikueue_remote_sync.h,
+// core/multikueue_dispatcher.h): what a manager workload and a worker's copy say, as the pure
+// decisions read them, and the copy the manager submits to a worker. No I/O.
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/multikueue_remote_sync.h"
+#include "core/workload.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::multikueue {
+
+// The label a copy carries with the manager's `origin` (Kueue's MultiKueueOriginLabel).
+inline constexpr absl::string_view kOriginLabel = "kueue.x-k8s.io/multikueue-origin";
+
+// "namespace/name".
+std::string KeyOf(const v1::Workload& workload);
+
+// The state of the check named `check` on the workload; nullopt when it does not carry it.
+std::optional<core::CheckState> CheckStateOf(const v1::Workload& workload, absl::string_view check);
+const v1::AdmissionCheckState* FindCheckState(const v1::Workload& workload,
+                                              absl::string_view check);
+// Pending, Ready, Retry, Rejected (the API's spelling).
+std::string CheckStateText(core::CheckState state);
+
+// Whether the workload holds quota now (reserved, admitted or evicting).
+bool HoldsQuota(const v1::Workload& workload);
+
+// The manager's own workload as PlanRemoteSync reads it, for its MultiKueue check `check`.
+core::LocalView LocalViewOf(const v1::Workload& workload, absl::string_view check);
+
+// A worker's copy as PlanRemoteSync reads it: admitted since (the worker's Admitted condition,
+// its clock), evicted and finished with the worker's reason and message, and whether its spec
+// still matches the manager's `origin_workload`.
+core::RemoteCopy RemoteCopyOf(const v1::Workload& copy, const v1::Workload& origin_workload);
+
+// The copy to submit on a worker: the same namespace, name, LocalQueue, pod sets and (effective)
+// priority, labels kept, plus the origin label. Status, owner and uid are the worker's own.
+v1::Workload CopyOf(const v1::Workload& origin_workload, absl::string_view origin);
+
+// Whether `copy` carries this manager's origin label.
+bool HasOrigin(const v1::Workload& copy, absl::string_view origin);
+
+}  // namespace tollgate::multikueue

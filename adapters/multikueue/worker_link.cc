@@ -1,0 +1,200 @@
+#include "adapters/multikueue/worker_link.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "adapters/multikueue/remote_views.h"
+#include "clients/cpp/connection.h"
+#include "common/json_log.h"
+
+namespace tollgate::multikueue {
+namespace {
+
+std::string Fingerprint(const v1::MultiKueueWorkerEndpoint& endpoint) {
+  return endpoint.SerializeAsString();
+}
+
+}  // namespace
+
+WorkerLink::WorkerLink(std::string cluster, const v1::MultiKueueWorkerEndpoint& endpoint,
+                       const core::Clock& clock, Options options, Listener listener)
+    : cluster_(std::move(cluster)),
+      fingerprint_(Fingerprint(endpoint)),
+      clock_(clock),
+      options_(std::move(options)),
+      listener_(std::move(listener)),
+      connection_(clock.Now()) {
+  // The endpoint's insecure/loopback rule was enforced when the cluster was applied
+  // (services/api/multikueue_codec.h); here the files are read.
+  client::ConnectionFiles files;
+  files.ca_file = endpoint.ca_file();
+  files.cert_file = endpoint.cert_file();
+  files.key_file = endpoint.key_file();
+  files.token_file = endpoint.token_file();
+  absl::StatusOr<client::Credentials> credentials = client::LoadCredentials(files);
+  if (!credentials.ok()) {
+    credentials_status_ = credentials.status();
+    return;
+  }
+  client::ClientOptions client_options = client::AdapterClientOptions(options_.call_timeout);
+  client_options.unreachable_hint =
+      absl::StrCat("is the worker of MultiKueueCluster ", cluster_, " running?");
+  client_ = std::make_unique<client::TollgateClient>(endpoint.address(), *std::move(credentials),
+                                                     std::move(client_options));
+}
+
+WorkerLink::~WorkerLink() {
+  stop_.Stop();
+  canceller_.Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+void WorkerLink::Start() {
+  if (!credentials_status_.ok()) {
+    // Kueue's BadKubeConfig: nothing to connect with until the cluster is fixed.
+    if (listener_.on_connection) {
+      listener_.on_connection(cluster_, false, "BadKubeConfig",
+                              std::string(credentials_status_.message()));
+    }
+    return;
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+bool WorkerLink::connected() const {
+  absl::MutexLock lock(&mu_);
+  return connection_.connected();
+}
+
+std::optional<absl::Time> WorkerLink::lost_since() const {
+  absl::MutexLock lock(&mu_);
+  return connection_.lost_since();
+}
+
+std::map<std::string, v1::Workload> WorkerLink::Copies() const {
+  absl::MutexLock lock(&mu_);
+  return copies_;
+}
+
+std::optional<v1::Workload> WorkerLink::Copy(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = copies_.find(key);
+  if (it == copies_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status WorkerLink::CreateCopy(const v1::Workload& copy) {
+  if (client_ == nullptr) return credentials_status_;
+  v1::SubmitRequest request;
+  *request.mutable_workload() = copy;
+  return client_->Submit(request).status();
+}
+
+absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& name) {
+  if (client_ == nullptr) return credentials_status_;
+  v1::DeleteWorkloadRequest request;
+  request.mutable_workload()->set_namespace_(ns);
+  request.mutable_workload()->set_name(name);
+  absl::Status status = client_->DeleteWorkload(request).status();
+  if (absl::IsNotFound(status)) return absl::OkStatus();
+  return status;
+}
+
+absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string& name) {
+  if (client_ == nullptr) return credentials_status_;
+  v1::SetWorkloadActiveRequest request;
+  request.mutable_workload()->set_namespace_(ns);
+  request.mutable_workload()->set_name(name);
+  request.set_active(false);
+  return client_->SetWorkloadActive(request).status();
+}
+
+void WorkerLink::SetConnected(bool connected, const std::string& message) {
+  bool changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (connected) {
+      changed = !connection_.connected();
+      connection_.MarkConnected();
+    } else {
+      changed = connection_.MarkDisconnected(clock_.Now());
+      // What a worker holds is known only while it answers (core::WorkerView).
+      copies_.clear();
+    }
+  }
+  if (changed || !connected) {
+    if (listener_.on_connection) {
+      listener_.on_connection(cluster_, connected, connected ? "Active" : "ClientConnectionFailed",
+                              message);
+    }
+  }
+}
+
+absl::Status WorkerLink::Session() {
+  v1::ListWorkloadsRequest list;
+  absl::StatusOr<v1::ListWorkloadsResponse> listed = client_->ListWorkloads(list);
+  if (!listed.ok()) return listed.status();
+  std::set<std::string> touched;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, unused] : copies_) touched.insert(key);
+    copies_.clear();
+    for (const v1::Workload& wl : listed->workloads()) {
+      if (!HasOrigin(wl, options_.origin)) continue;
+      copies_[KeyOf(wl)] = wl;
+      touched.insert(KeyOf(wl));
+    }
+  }
+  SetConnected(true, "Connected");
+  session_connected_ = true;
+  if (listener_.on_copy) {
+    for (const std::string& key : touched) listener_.on_copy(cluster_, key);
+  }
+  v1::WatchRequest watch;
+  watch.set_since_revision(listed->revision());
+  return client_->Watch(
+      watch,
+      [&](const v1::WatchEvent& event) {
+        if (event.type() == v1::WatchEvent::BOOKMARK || !event.has_workload()) {
+          return !stop_.stopped();
+        }
+        const v1::Workload& wl = event.workload();
+        const std::string key = KeyOf(wl);
+        bool ours = HasOrigin(wl, options_.origin);
+        {
+          absl::MutexLock lock(&mu_);
+          if (event.type() == v1::WatchEvent::DELETED || !ours) {
+            ours = copies_.erase(key) > 0 || ours;
+          } else {
+            copies_[key] = wl;
+          }
+        }
+        if (ours && listener_.on_copy) listener_.on_copy(cluster_, key);
+        return !stop_.stopped();
+      },
+      &canceller_);
+}
+
+void WorkerLink::Loop() {
+  int failures = 0;
+  while (!stop_.stopped()) {
+    session_connected_ = false;
+    absl::Status ended = Session();
+    // A session that worked starts the backoff over.
+    if (session_connected_) failures = 0;
+    if (stop_.stopped()) break;
+    SetConnected(false, std::string(ended.message()));
+    // Exponential backoff between reconnects, reset by nothing but a working session: a worker
+    // that is down is asked at most every max_backoff.
+    absl::Duration wait = options_.min_backoff;
+    for (int i = 0; i < failures && wait < options_.max_backoff; ++i) wait *= 2;
+    wait = std::min(wait, options_.max_backoff);
+    ++failures;
+    if (stop_.WaitFor(wait)) break;
+  }
+}
+
+}  // namespace tollgate::multikueue

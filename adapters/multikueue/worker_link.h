@@ -1,0 +1,96 @@
+#pragma once
+
+// The manager's connection to one worker tollgated (Kueue's remoteClient for a
+// MultiKueueCluster): a client built from the cluster's endpoint, the copies this manager made
+// there (listed, then followed by a watch), and whether the worker answers. Loss is tracked by
+// core::WorkerConnection, so a streak of failed reconnects keeps its first loss time.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "clients/cpp/tollgate_client.h"
+#include "common/stop_signal.h"
+#include "core/clock.h"
+#include "core/multikueue_remote_sync.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::multikueue {
+
+class WorkerLink {
+ public:
+  struct Options {
+    std::string origin = "multikueue";
+    absl::Duration call_timeout = absl::Seconds(10);
+    absl::Duration min_backoff = absl::Milliseconds(100);
+    absl::Duration max_backoff = absl::Seconds(5);
+  };
+  // What the link tells its owner: a copy changed or appeared ("namespace/name"), or the
+  // connection changed (`connected`, with the error when it failed). Called on the link's
+  // thread, without the link's lock.
+  struct Listener {
+    std::function<void(const std::string& cluster, const std::string& key)> on_copy;
+    std::function<void(const std::string& cluster, bool connected, const std::string& reason,
+                       const std::string& message)>
+        on_connection;
+  };
+
+  // `cluster` names the MultiKueueCluster; `endpoint` its spec.endpoint.
+  WorkerLink(std::string cluster, const v1::MultiKueueWorkerEndpoint& endpoint,
+             const core::Clock& clock, Options options, Listener listener);
+  ~WorkerLink();
+  WorkerLink(const WorkerLink&) = delete;
+  WorkerLink& operator=(const WorkerLink&) = delete;
+
+  // Starts the list-and-watch thread.
+  void Start();
+
+  const std::string& cluster() const { return cluster_; }
+  // The endpoint this link was made for, to notice a changed spec.
+  const std::string& endpoint_fingerprint() const { return fingerprint_; }
+
+  bool connected() const;
+  std::optional<absl::Time> lost_since() const;
+  // The copies with this manager's origin, by "namespace/name" (known only while connected).
+  std::map<std::string, v1::Workload> Copies() const;
+  std::optional<v1::Workload> Copy(const std::string& key) const;
+
+  // Calls on the worker; UNAVAILABLE when it cannot be reached. Creating an existing identical
+  // copy succeeds (Submit is idempotent); deleting a missing one succeeds.
+  absl::Status CreateCopy(const v1::Workload& copy);
+  absl::Status DeleteCopy(const std::string& ns, const std::string& name);
+  absl::Status DeactivateCopy(const std::string& ns, const std::string& name);
+
+ private:
+  void Loop();
+  // One list-then-watch session; returns why it ended.
+  absl::Status Session();
+  void SetConnected(bool connected, const std::string& message);
+
+  const std::string cluster_;
+  const std::string fingerprint_;
+  const core::Clock& clock_;
+  const Options options_;
+  const Listener listener_;
+  // Set when the endpoint's files cannot be read (Kueue's BadKubeConfig).
+  absl::Status credentials_status_;
+  std::unique_ptr<client::TollgateClient> client_;
+  common::StopSignal stop_;
+  client::WatchCanceller canceller_;
+  std::thread thread_;
+  // Whether the current session listed the worker (the link's thread only).
+  bool session_connected_ = false;
+
+  mutable absl::Mutex mu_;
+  core::WorkerConnection connection_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, v1::Workload> copies_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tollgate::multikueue

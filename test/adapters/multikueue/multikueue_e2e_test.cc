@@ -1,0 +1,485 @@
+// MultiKueue end to end (docs/multicluster.md): a manager tollgated whose ClusterQueue carries a
+// MultiKueue check, two worker tollgateds, and tollgate-multikueue between them, all real
+// binaries on loopback. A workload submitted on the manager runs on the worker with room, the
+// other copy goes, the check is Ready with status.clusterName; a finish on the worker finishes
+// the manager's workload; a kill -9 of the winner leads to Retry after --worker-lost-timeout and
+// a dispatch to the other worker. Throughout, a watcher checks on every event it sees that
+// clusterName never moves from one worker to another and that no two workers hold an admitted
+// copy of the same workload at once.
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "clients/cpp/tollgate_client.h"
+#include "gtest/gtest.h"
+#include "test/e2e/child_process.h"
+#include "test/e2e/cli_runner.h"
+#include "test/e2e/tollgated_process.h"
+#include "test/status_matchers.h"
+#include "test/support/scratch_dir.h"
+
+namespace tollgate::e2e {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(20);
+constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
+
+// Each worker: one flavor, a ClusterQueue with 4 cpu, LocalQueue team/q.
+constexpr char kWorkerQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+)";
+
+std::string ManagerQueues(const std::string& w1, const std::string& w2) {
+  return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w1}
+spec:
+  endpoint: {address: ")",
+                      w1, R"(", insecure: true}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w2}
+spec:
+  endpoint: {address: ")",
+                      w2, R"(", insecure: true}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: fleet}
+spec:
+  clusters: [w1, w2]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: fleet}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  admissionChecks: [mk]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+)");
+}
+
+const v1::AdmissionCheckState* CheckOf(const v1::Workload& wl, const std::string& name) {
+  for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+v1::WorkloadRef Ref(const std::string& name) {
+  v1::WorkloadRef ref;
+  ref.set_namespace_("team");
+  ref.set_name(name);
+  return ref;
+}
+
+// Follows one tollgated's workloads on a thread and feeds each event to the shared invariant
+// checks.
+class EventWatcher {
+ public:
+  EventWatcher(const std::string& address, std::function<void(const v1::WatchEvent&)> on_event,
+               std::function<void()> on_end)
+      : client_(address, absl::Seconds(5)) {
+    thread_ = std::thread([this, on_event = std::move(on_event), on_end = std::move(on_end)] {
+      v1::WatchRequest request;
+      (void)client_.Watch(
+          request,
+          [&](const v1::WatchEvent& event) {
+            if (event.has_workload()) on_event(event);
+            return true;
+          },
+          &canceller_);
+      on_end();
+    });
+  }
+  ~EventWatcher() {
+    canceller_.Cancel();
+    thread_.join();
+  }
+
+ private:
+  client::TollgateClient client_;
+  client::WatchCanceller canceller_;
+  std::thread thread_;
+};
+
+// Exactly-once, as the watchers see it.
+class Invariants {
+ public:
+  void OnManager(const v1::WatchEvent& event) {
+    absl::MutexLock lock(&mu_);
+    const std::string key = event.workload().metadata().name();
+    const std::string now = event.workload().status().cluster_name();
+    std::string& last = cluster_name_[key];
+    // Set once per reservation: it may be cleared by an eviction, never moved.
+    if (!last.empty() && !now.empty() && last != now) {
+      violations_.push_back(absl::StrCat(key, ": clusterName moved from ", last, " to ", now,
+                                         " at revision ", event.revision()));
+    }
+    last = now;
+  }
+  void OnWorker(const std::string& worker, const v1::WatchEvent& event) {
+    absl::MutexLock lock(&mu_);
+    const std::string key = event.workload().metadata().name();
+    if (event.workload().metadata().labels().count(kOriginLabel) == 0) return;
+    const bool admitted = event.type() != v1::WatchEvent::DELETED &&
+                          event.workload().status().state() == v1::WORKLOAD_STATE_ADMITTED;
+    std::set<std::string>& holders = admitted_[key];
+    if (admitted) {
+      holders.insert(worker);
+    } else {
+      holders.erase(worker);
+    }
+    if (holders.size() > 1) {
+      violations_.push_back(absl::StrCat(key, ": admitted on ", holders.size(),
+                                         " workers at once (", worker, " at revision ",
+                                         event.revision(), ")"));
+    }
+  }
+  // A worker killed runs nothing any more.
+  void OnWorkerGone(const std::string& worker) {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, holders] : admitted_) holders.erase(worker);
+  }
+  std::vector<std::string> violations() const {
+    absl::MutexLock lock(&mu_);
+    return violations_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::string> cluster_name_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>> admitted_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
+};
+
+class MultiKueueE2eTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
+  }
+
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_multikueue_e2e"));
+    ASSERT_OK_AND_ASSIGN(manager_, TollgatedProcess::Start(scratch_ + "/manager", scratch_));
+    ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_));
+    ASSERT_OK_AND_ASSIGN(w2_, TollgatedProcess::Start(scratch_ + "/w2", scratch_));
+    ASSERT_NO_FATAL_FAILURE(Apply(*w1_, kWorkerQueues));
+    ASSERT_NO_FATAL_FAILURE(Apply(*w2_, kWorkerQueues));
+    ASSERT_NO_FATAL_FAILURE(Apply(*manager_, ManagerQueues(w1_->address(), w2_->address())));
+    manager_client_ = std::make_unique<client::TollgateClient>(manager_->address(), kWait);
+    w1_client_ = std::make_unique<client::TollgateClient>(w1_->address(), kWait);
+    w2_client_ = std::make_unique<client::TollgateClient>(w2_->address(), kWait);
+
+    watchers_.push_back(std::make_unique<EventWatcher>(
+        manager_->address(), [this](const v1::WatchEvent& e) { invariants_.OnManager(e); }, [] {}));
+    for (const auto& [name, address] :
+         {std::pair<std::string, std::string>{"w1", w1_->address()},
+          std::pair<std::string, std::string>{"w2", w2_->address()}}) {
+      watchers_.push_back(std::make_unique<EventWatcher>(
+          address, [this, n = name](const v1::WatchEvent& e) { invariants_.OnWorker(n, e); },
+          [this, n = name] { invariants_.OnWorkerGone(n); }));
+    }
+
+    // w1 is full: a local workload of its own (no origin label) takes its 4 cpu.
+    ASSERT_NO_FATAL_FAILURE(Submit(*w1_client_, "blocker", 4));
+    ASSERT_TRUE(WaitFor(*w1_client_, "blocker", [](const v1::Workload& wl) {
+      return wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+    }));
+
+    ASSERT_OK_AND_ASSIGN(
+        controller_,
+        ChildProcess::Start(
+            {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", manager_->address()),
+             "--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
+            scratch_ + "/controller.log"));
+  }
+
+  void TearDown() override {
+    const std::vector<std::string> violations = invariants_.violations();
+    EXPECT_TRUE(violations.empty()) << absl::StrJoin(violations, "\n");
+    if (HasFailure()) {
+      if (controller_ != nullptr) std::cerr << "controller log:\n" << controller_->Logs();
+      if (manager_ != nullptr) std::cerr << "manager log:\n" << manager_->Logs();
+    }
+    controller_.reset();
+    watchers_.clear();
+    w1_.reset();
+    w2_.reset();
+    manager_.reset();
+    test_support::RemoveScratchDir(scratch_);
+  }
+
+  void Apply(const TollgatedProcess& server, const std::string& yaml) {
+    const std::string file = absl::StrCat(scratch_, "/apply-", ++applies_, ".yaml");
+    std::ofstream(file) << yaml;
+    std::string out;
+    ASSERT_EQ(RunCli(absl::StrCat("--server=", server.address(), " apply -f ", file), out), 0)
+        << out;
+  }
+
+  static void Submit(client::TollgateClient& client, const std::string& name, int cpu) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team");
+    wl->mutable_metadata()->set_name(name);
+    wl->mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(1);
+    (*ps->mutable_requests())["cpu"] = absl::StrCat(cpu);
+    ASSERT_OK(client.Submit(request).status());
+  }
+
+  // Waits, with a deadline, until the workload satisfies `done` (NOT_FOUND counts as absent:
+  // `done` is not called and `absent` decides).
+  static bool WaitFor(client::TollgateClient& client, const std::string& name,
+                      const std::function<bool(const v1::Workload&)>& done,
+                      bool absent_is_done = false) {
+    const absl::Time deadline = absl::Now() + kWait;
+    v1::GetWorkloadRequest request;
+    *request.mutable_workload() = Ref(name);
+    // Watch from the current revision so the wait wakes on changes instead of polling.
+    while (absl::Now() < deadline) {
+      absl::StatusOr<v1::Workload> wl = client.GetWorkload(request);
+      if (wl.ok() ? done(*wl) : (absl::IsNotFound(wl.status()) && absent_is_done)) return true;
+      int64_t since = 0;
+      v1::ListWorkloadsRequest list;
+      list.set_namespace_("team");
+      list.set_limit(1);
+      if (absl::StatusOr<v1::ListWorkloadsResponse> l = client.ListWorkloads(list); l.ok()) {
+        since = l->revision();
+      }
+      client::WatchCanceller canceller;
+      std::thread timer;
+      v1::WatchRequest watch;
+      watch.set_since_revision(since);
+      watch.set_namespace_("team");
+      bool changed = false;
+      absl::Mutex mu;
+      bool stop = false;
+      timer = std::thread([&] {
+        absl::MutexLock lock(&mu);
+        // Bounded: a change on another server (the controller's doing) is seen by the next
+        // Get after at most this.
+        mu.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(500));
+        canceller.Cancel();
+      });
+      (void)client.Watch(
+          watch,
+          [&](const v1::WatchEvent& event) {
+            if (event.type() == v1::WatchEvent::BOOKMARK) return true;
+            changed = event.workload().metadata().name() == name;
+            return !changed;
+          },
+          &canceller);
+      {
+        absl::MutexLock lock(&mu);
+        stop = true;
+      }
+      timer.join();
+    }
+    return false;
+  }
+
+  v1::Workload Get(client::TollgateClient& client, const std::string& name) {
+    v1::GetWorkloadRequest request;
+    *request.mutable_workload() = Ref(name);
+    absl::StatusOr<v1::Workload> wl = client.GetWorkload(request);
+    EXPECT_OK(wl.status());
+    return wl.ok() ? *wl : v1::Workload();
+  }
+
+  std::string scratch_;
+  int applies_ = 0;
+  std::unique_ptr<TollgatedProcess> manager_, w1_, w2_;
+  std::unique_ptr<client::TollgateClient> manager_client_, w1_client_, w2_client_;
+  std::unique_ptr<ChildProcess> controller_;
+  Invariants invariants_;
+  std::vector<std::unique_ptr<EventWatcher>> watchers_;
+};
+
+bool ReadyOn(const v1::Workload& wl, const std::string& cluster) {
+  const v1::AdmissionCheckState* mk = CheckOf(wl, "mk");
+  return mk != nullptr && mk->state() == "Ready" && wl.status().cluster_name() == cluster &&
+         wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+}
+
+TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
+  // The controller reports the clusters and the check active, so the ClusterQueue admits.
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload won = Get(*manager_client_, "train");
+  EXPECT_EQ(CheckOf(won, "mk")->message(), "The workload was admitted on \"w2\"");
+  EXPECT_TRUE(won.status().nominated_cluster_names().empty());
+
+  // The copy on w2 runs; the one on w1 (pending, no room) is gone.
+  const v1::Workload copy = Get(*w2_client_, "train");
+  EXPECT_EQ(copy.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(copy.metadata().labels().at(kOriginLabel), "multikueue");
+  EXPECT_EQ(copy.spec().queue_name(), "q");
+  ASSERT_TRUE(WaitFor(
+      *w1_client_, "train", [](const v1::Workload&) { return false; },
+      /*absent_is_done=*/true));
+
+  // The clusters' Active conditions as the controller reported them.
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::MULTI_KUEUE_CLUSTER);
+  get.mutable_ref()->set_name("w2");
+  ASSERT_OK_AND_ASSIGN(v1::ConfigObject w2_object, manager_client_->GetObject(get));
+  ASSERT_EQ(w2_object.multi_kueue_cluster().status().conditions_size(), 1);
+  EXPECT_EQ(w2_object.multi_kueue_cluster().status().conditions(0).status(), "True");
+
+  // The job ends on the worker: the manager's workload finishes and the copy goes.
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("train");
+  finish.set_message("Job finished successfully");
+  ASSERT_OK(w2_client_->Finish(finish).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_FINISHED;
+  }));
+  bool message_carried = false;
+  const v1::Workload finished = Get(*manager_client_, "train");
+  for (const v1::Condition& c : finished.status().conditions()) {
+    if (c.type() == "Finished") message_carried = c.message() == "Job finished successfully";
+  }
+  EXPECT_TRUE(message_carried);
+  EXPECT_EQ(Get(*manager_client_, "train").status().cluster_name(), "w2");
+  ASSERT_TRUE(WaitFor(
+      *w2_client_, "train", [](const v1::Workload&) { return false; },
+      /*absent_is_done=*/true));
+}
+
+TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+
+  // The winner dies; w1 gets room. After --worker-lost-timeout the check goes to Retry, the
+  // manager's workload is evicted and reserved again, and w1 admits the new copy.
+  ASSERT_OK(w2_->Kill());
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("blocker");
+  ASSERT_OK(w1_client_->Finish(finish).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w1");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload moved = Get(*manager_client_, "train");
+  bool retried = false;
+  for (const v1::WorkloadEvent& e : moved.status().events()) {
+    if (absl::StrContains(e.message(), "Admitting remote lost")) retried = true;
+  }
+  EXPECT_TRUE(retried) << moved.DebugString();
+  EXPECT_EQ(Get(*w1_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
+  // A copy of this manager's origin whose workload does not exist on the manager (its
+  // manager's workload was deleted while the controller was away), and one of another origin.
+  for (const auto& [name, origin] : {std::pair<std::string, std::string>{"ghost", "multikueue"},
+                                     std::pair<std::string, std::string>{"foreign", "other"}}) {
+    v1::SubmitRequest request;
+    v1::Workload* wl = request.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team");
+    wl->mutable_metadata()->set_name(name);
+    (*wl->mutable_metadata()->mutable_labels())[kOriginLabel] = origin;
+    wl->mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(1);
+    (*ps->mutable_requests())["cpu"] = "1";
+    ASSERT_OK(w2_client_->Submit(request).status());
+  }
+  ASSERT_TRUE(WaitFor(
+      *w2_client_, "ghost", [](const v1::Workload&) { return false; },
+      /*absent_is_done=*/true));
+  // The collection that removed it looked at every copy on w2: another manager's stays.
+  EXPECT_EQ(Get(*w2_client_, "foreign").metadata().labels().at(kOriginLabel), "other");
+}
+
+TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
+  controller_.reset();
+  ASSERT_OK_AND_ASSIGN(
+      controller_, ChildProcess::Start(
+                       {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", manager_->address()),
+                        "--dispatcher-name=kueue.x-k8s.io/multikueue-dispatcher-incremental",
+                        "--incremental-step-size=1", "--config-sync-period=1s"},
+                       scratch_ + "/controller-incremental.log"));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  // The first round is the config's first worker only, although w2 has room; the next round
+  // would come after Kueue's fixed 5 minutes.
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().nominated_cluster_names_size() == 1 &&
+           wl.status().nominated_cluster_names(0) == "w1";
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", [](const v1::Workload&) { return true; }));
+  v1::GetWorkloadRequest on_w2;
+  *on_w2.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
+
+  // w1 gets room and admits its copy.
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("blocker");
+  ASSERT_OK(w1_client_->Finish(finish).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w1");
+  })) << Get(*manager_client_, "train").DebugString();
+  EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
+}
+
+}  // namespace
+}  // namespace tollgate::e2e
