@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
@@ -452,15 +453,8 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
         absl::StatusOr<std::vector<manifest::PodSetSource>> sources =
             translator.PodSets(*original, *lookup_);
         if (!sources.ok()) return sources.status();
-        const bool ready_now = translator.PodsReady(current, *sources, *wl);
-        if (wl->status().pods_ready() != ready_now) {
-          v1::ReportPodsReadyRequest request;
-          *request.mutable_workload() = ref;
-          if (!ready_now) request.set_ready(false);
-          absl::Status ready = admission_.ReportPodsReady(request).status();
-          // The workload may have been evicted since we read it; the next pass sees that.
-          if (!ready.ok() && !absl::IsFailedPrecondition(ready)) return ready;
-        }
+        TOLLGATE_RETURN_IF_ERROR(ReportPodsReadyIfChanged(
+            admission_, *wl, ref, translator.PodsReady(current, *sources, *wl)));
         TOLLGATE_RETURN_IF_ERROR(ForwardReclaimablePods(translator, current, *wl, ref));
         return ForwardCheckpoint(current, *wl, ref);
       }
@@ -628,31 +622,11 @@ absl::Status JobController::ForwardReclaimablePods(const manifest::JobKindTransl
   absl::StatusOr<std::vector<manifest::PodSetSource>> sources =
       translator.PodSets(*original, *lookup_);
   if (!sources.ok()) return sources.status();
-  std::map<std::string, int32_t> counts;
-  for (const v1::PodSet& ps : wl.spec().pod_sets()) counts[ps.name()] = ps.count();
-  std::map<std::string, int32_t> want;
+  std::map<std::string, int32_t> finished;
   for (const manifest::ReclaimablePod& p : translator.ReclaimablePods(obj, *sources)) {
-    // Kueue's LimitReclaimablePodsToPodSetSizes: never more than the pod set asked for.
-    auto it = counts.find(p.name);
-    if (it != counts.end() && p.count > 0) want[p.name] = std::min(p.count, it->second);
+    finished[p.name] = p.count;
   }
-  std::map<std::string, int32_t> have;
-  for (const v1::ReclaimablePod& p : wl.status().reclaimable_pods()) have[p.name()] = p.count();
-  if (want == have) return absl::OkStatus();
-  v1::ReportReclaimablePodsRequest request;
-  *request.mutable_workload() = ref;
-  for (const auto& [name, count] : want) {
-    v1::ReclaimablePod* p = request.add_reclaimable_pods();
-    p->set_name(name);
-    p->set_count(count);
-  }
-  absl::Status reported = admission_.ReportReclaimablePods(request).status();
-  // Evicted or finished meanwhile, or fewer than before (the job restarted a replica): nothing
-  // to retry; the next pass sees the new state.
-  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
-    return absl::OkStatus();
-  }
-  return reported;
+  return ReportReclaimablePodsIfChanged(admission_, wl, ref, finished);
 }
 
 absl::Status JobController::ForwardCheckpoint(const Json& obj, const v1::Workload& wl,

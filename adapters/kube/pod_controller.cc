@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
@@ -543,15 +544,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
             absl::StrCat("Admitted by ClusterQueue ", wl->status().admission().cluster_queue()));
         return absl::OkStatus();
       }
-      const bool ready = manifest::IsReady(pod);
-      if (wl->status().pods_ready() != ready) {
-        v1::ReportPodsReadyRequest report;
-        *report.mutable_workload() = ref;
-        if (!ready) report.set_ready(false);
-        absl::Status reported = admission_.ReportPodsReady(report).status();
-        if (!reported.ok() && !absl::IsFailedPrecondition(reported)) return reported;
-      }
-      return absl::OkStatus();
+      return ReportPodsReadyIfChanged(admission_, *wl, ref, manifest::IsReady(pod));
     }
     case v1::WORKLOAD_STATE_EVICTING: {
       // A gate cannot be put back: the pod is deleted (Kueue's Stop for pods).
@@ -585,31 +578,7 @@ absl::Status PodController::ForwardGroupReclaimablePods(const std::vector<Json>&
                                                         const v1::Workload& wl,
                                                         const v1::WorkloadRef& ref) {
   TOLLGATE_ASSIGN_OR_RETURN(auto succeeded, manifest::GroupReclaimablePods(pods, info));
-  std::map<std::string, int32_t> counts;
-  for (const v1::PodSet& ps : wl.spec().pod_sets()) counts[ps.name()] = ps.count();
-  std::map<std::string, int32_t> want;
-  for (const auto& [role, count] : succeeded) {
-    // Kueue's LimitReclaimablePodsToPodSetSizes: never more than the pod set asked for.
-    auto it = counts.find(role);
-    if (it != counts.end() && count > 0) want[role] = std::min(count, it->second);
-  }
-  std::map<std::string, int32_t> have;
-  for (const v1::ReclaimablePod& p : wl.status().reclaimable_pods()) have[p.name()] = p.count();
-  if (want == have) return absl::OkStatus();
-  v1::ReportReclaimablePodsRequest request;
-  *request.mutable_workload() = ref;
-  for (const auto& [name, count] : want) {
-    v1::ReclaimablePod* p = request.add_reclaimable_pods();
-    p->set_name(name);
-    p->set_count(count);
-  }
-  absl::Status reported = admission_.ReportReclaimablePods(request).status();
-  // Evicted or finished meanwhile, or fewer than before (a member replaced): the next pass sees
-  // the new state.
-  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
-    return absl::OkStatus();
-  }
-  return reported;
+  return ReportReclaimablePodsIfChanged(admission_, wl, ref, succeeded);
 }
 
 namespace {
@@ -834,15 +803,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
             absl::StrCat("Admitted by ClusterQueue ", wl->status().admission().cluster_queue()));
       }
       TOLLGATE_RETURN_IF_ERROR(ForwardGroupReclaimablePods(pods, *info, *wl, ref));
-      const bool ready = manifest::GroupPodsReady(pods, *info);
-      if (wl->status().pods_ready() != ready) {
-        v1::ReportPodsReadyRequest report;
-        *report.mutable_workload() = ref;
-        if (!ready) report.set_ready(false);
-        absl::Status reported = admission_.ReportPodsReady(report).status();
-        if (!reported.ok() && !absl::IsFailedPrecondition(reported)) return reported;
-      }
-      return absl::OkStatus();
+      return ReportPodsReadyIfChanged(admission_, *wl, ref, manifest::GroupPodsReady(pods, *info));
     }
     case v1::WORKLOAD_STATE_EVICTING: {
       bool active = false;

@@ -933,6 +933,18 @@ class TopologyE2eTest : public KubeE2eTest {
     return std::nullopt;
   }
 
+  // The host of each rank, in the assignment's order, of the workload's first pod set (empty
+  // while it is not placed).
+  static std::vector<std::string> HostsByRank(const std::optional<v1::Workload>& wl) {
+    std::vector<std::string> out;
+    if (!wl.has_value() || wl->status().admission().pod_set_assignments_size() == 0) return out;
+    for (const v1::TopologyDomainAssignment& d :
+         wl->status().admission().pod_set_assignments(0).topology_assignment().domains()) {
+      for (int i = 0; i < d.count(); ++i) out.push_back(d.values(d.values_size() - 1));
+    }
+    return out;
+  }
+
   // What the Job controller would create: pod `index` of an Indexed Job from its template.
   void CreateJobPod(const Json& job, int index) {
     const Json& tmpl = job["spec"]["template"];
@@ -975,11 +987,7 @@ TEST_F(TopologyE2eTest, PodsOfARackRequiredJobAreReleasedOntoTheRackThatHasRoom)
   ASSERT_TRUE(wl.has_value());
   const v1::TopologyAssignment& assignment =
       wl->status().admission().pod_set_assignments(0).topology_assignment();
-  // Ranks in the assignment's order: rank i's host.
-  std::vector<std::string> host_of_rank;
-  for (const v1::TopologyDomainAssignment& d : assignment.domains()) {
-    for (int i = 0; i < d.count(); ++i) host_of_rank.push_back(d.values(d.values_size() - 1));
-  }
+  const std::vector<std::string> host_of_rank = HostsByRank(wl);
   ASSERT_EQ(host_of_rank.size(), 4u) << assignment.DebugString();
   for (const std::string& host : host_of_rank) {
     EXPECT_TRUE(host == "n3" || host == "n4") << assignment.DebugString();
@@ -1061,13 +1069,7 @@ TEST_F(TopologyE2eTest, APodGroupIsPlacedInOneRackAndEachMemberReleasedOntoItsHo
   // Three CPUs in one rack of two-CPU nodes: both nodes of one rack, in rank order.
   std::optional<v1::Workload> wl = Workload("topo", "infer");
   ASSERT_TRUE(wl.has_value());
-  const v1::TopologyAssignment& assignment =
-      wl->status().admission().pod_set_assignments(0).topology_assignment();
-  std::vector<std::string> host_of_rank;
-  for (const v1::TopologyDomainAssignment& d : assignment.domains()) {
-    for (int i = 0; i < d.count(); ++i) host_of_rank.push_back(d.values(d.values_size() - 1));
-  }
-  EXPECT_EQ(hosts, host_of_rank) << assignment.DebugString();
+  EXPECT_EQ(hosts, HostsByRank(wl)) << wl->DebugString();
   const bool one_rack = (hosts[0] <= "n2") == (hosts[2] <= "n2");
   EXPECT_TRUE(one_rack) << hosts[0] << " " << hosts[1] << " " << hosts[2];
 
@@ -1096,16 +1098,7 @@ TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
       "cloud.com/rack";
   Create(manifest::JobResource(), "topo", job);
   ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
-  auto hosts = [&] {
-    std::vector<std::string> out;
-    std::optional<v1::Workload> wl = Workload("topo", "job-heal-");
-    if (!wl.has_value() || wl->status().admission().pod_set_assignments_size() == 0) return out;
-    for (const v1::TopologyDomainAssignment& d :
-         wl->status().admission().pod_set_assignments(0).topology_assignment().domains()) {
-      for (int i = 0; i < d.count(); ++i) out.push_back(d.values(d.values_size() - 1));
-    }
-    return out;
-  };
+  auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
   const std::vector<std::string> placed = hosts();
   ASSERT_EQ(placed.size(), 2u);
   const std::string workload =

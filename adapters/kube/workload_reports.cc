@@ -1,0 +1,44 @@
+#include "adapters/kube/workload_reports.h"
+
+#include <algorithm>
+
+namespace tollgate::kube {
+
+absl::Status ReportPodsReadyIfChanged(client::AdmissionClient& admission, const v1::Workload& wl,
+                                      const v1::WorkloadRef& ref, bool ready) {
+  if (wl.status().pods_ready() == ready) return absl::OkStatus();
+  v1::ReportPodsReadyRequest request;
+  *request.mutable_workload() = ref;
+  if (!ready) request.set_ready(false);
+  absl::Status reported = admission.ReportPodsReady(request).status();
+  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+}
+
+absl::Status ReportReclaimablePodsIfChanged(client::AdmissionClient& admission,
+                                            const v1::Workload& wl, const v1::WorkloadRef& ref,
+                                            const std::map<std::string, int32_t>& finished) {
+  std::map<std::string, int32_t> counts;
+  for (const v1::PodSet& ps : wl.spec().pod_sets()) counts[ps.name()] = ps.count();
+  std::map<std::string, int32_t> want;
+  for (const auto& [name, count] : finished) {
+    auto it = counts.find(name);
+    if (it != counts.end() && count > 0) want[name] = std::min(count, it->second);
+  }
+  std::map<std::string, int32_t> have;
+  for (const v1::ReclaimablePod& p : wl.status().reclaimable_pods()) have[p.name()] = p.count();
+  if (want == have) return absl::OkStatus();
+  v1::ReportReclaimablePodsRequest request;
+  *request.mutable_workload() = ref;
+  for (const auto& [name, count] : want) {
+    v1::ReclaimablePod* p = request.add_reclaimable_pods();
+    p->set_name(name);
+    p->set_count(count);
+  }
+  absl::Status reported = admission.ReportReclaimablePods(request).status();
+  if (absl::IsFailedPrecondition(reported) || absl::IsInvalidArgument(reported)) {
+    return absl::OkStatus();
+  }
+  return reported;
+}
+
+}  // namespace tollgate::kube

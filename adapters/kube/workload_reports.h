@@ -1,0 +1,29 @@
+#pragma once
+
+// What the job and pod controllers report about a running workload's pods, each sent only when
+// it differs from what Tollgate has, so a level-triggered pass sends nothing when nothing changed.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "clients/cpp/admission_client.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::kube {
+
+// Kueue's PodsReady: reports `ready` when the workload says otherwise. A workload evicted
+// meanwhile (FAILED_PRECONDITION) is left to the next pass.
+absl::Status ReportPodsReadyIfChanged(client::AdmissionClient& admission, const v1::Workload& wl,
+                                      const v1::WorkloadRef& ref, bool ready);
+
+// Kueue's ReclaimablePods: the pods per pod set that finished for good (`finished`), each
+// limited to its pod set's count (LimitReclaimablePodsToPodSetSizes), reported when they differ
+// from the workload's. Refusals because the workload moved on (evicted, finished, or fewer than
+// before after a replacement) are left to the next pass.
+absl::Status ReportReclaimablePodsIfChanged(client::AdmissionClient& admission,
+                                            const v1::Workload& wl, const v1::WorkloadRef& ref,
+                                            const std::map<std::string, int32_t>& finished);
+
+}  // namespace tollgate::kube
