@@ -130,7 +130,7 @@ bool TopologyController::ObservePod(const Json& pod, bool deleted) {
   }
   // A deleted or released pod can free a domain for a gated one (Kueue queues on every change).
   queue_.Add(ObjectKey{kWorkloadResource, ns, workload});
-  return RefreshRunningWorkloadsLocked();
+  return true;
 }
 
 void TopologyController::PodInformer(const common::StopSignal& stop) {
@@ -151,7 +151,8 @@ void TopologyController::PodInformer(const common::StopSignal& stop) {
     bool nodes_changed = false;
     {
       absl::MutexLock lock(&mu_);
-      nodes_changed = ObservePod(event.object, event.type == "DELETED");
+      nodes_changed =
+          ObservePod(event.object, event.type == "DELETED") && RefreshRunningWorkloadsLocked();
     }
     FlushPods();
     if (nodes_changed) FlushNodes();

@@ -86,7 +86,8 @@ class TopologyController {
   void ResyncLoop(const common::StopSignal& stop);
   void WorkerLoop();
 
-  // Returns whether a not-ready node's running workloads changed (then the nodes need a flush).
+  // Returns whether the pod is one placed by topology-aware scheduling (then the not-ready
+  // nodes' running workloads may have changed; the caller refreshes them once per batch).
   bool ObservePod(const Json& pod, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a Node as the inventory should have it.
   void ObserveNode(const Json& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
