@@ -61,6 +61,12 @@ class JobControllerTest : public ::testing::Test {
     if (controller_ == nullptr) Controller();
     return controller_->Reconcile(ObjectKey{"jobs", "team-a", "eval"});
   }
+  // The Job goes, as an informer would tell the controller.
+  void DeleteJob() {
+    const Json gone = kube_.Remove(manifest::JobResource(), "team-a", "eval");
+    controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
+                                manifest::GetString(gone, {"metadata", "uid"}));
+  }
   Json Job() const { return kube_.Object(manifest::JobResource(), "team-a", "eval"); }
   std::string Status() const { return manifest::Annotation(Job(), kStatusAnnotation); }
   std::vector<std::string> EventReasons() const {
@@ -239,9 +245,7 @@ TEST_F(JobControllerTest, FinishedBeforeAdmissionLeavesTheQueue) {
 TEST_F(JobControllerTest, DeletedObjectDeletesItsWorkload) {
   kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());
-  const Json gone = kube_.Remove(manifest::JobResource(), "team-a", "eval");
-  controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
-                              manifest::GetString(gone, {"metadata", "uid"}));
+  DeleteJob();
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
 }
@@ -500,9 +504,7 @@ TEST_F(PrebuiltWorkloadTest, TheBoundWorkloadGoesWithItsJob) {
   MakePrebuilt();
   kube_.Put(manifest::JobResource(), PrebuiltJob());
   ASSERT_TRUE(Reconcile().ok());
-  const Json gone = kube_.Remove(manifest::JobResource(), "team-a", "eval");
-  controller_->RecordDeletion(ObjectKey{"jobs", "team-a", "eval"},
-                              manifest::GetString(gone, {"metadata", "uid"}));
+  DeleteJob();
   ASSERT_TRUE(Reconcile().ok());
   EXPECT_FALSE(admission_.Find("team-a", kPrebuilt).has_value());
 }
