@@ -1,11 +1,13 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/admission_checks.h"
 #include "core/cluster_state.h"
 #include "core/error_text.h"
+#include "core/multikueue_dispatcher.h"
 #include "core/status_macros.h"
 #include "core/topology_scheduling.h"
 
@@ -188,13 +190,22 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
   }
   WorkloadStatus candidate = wl->status;
   if (update.nominated_cluster_names.has_value()) {
+    std::vector<std::string> added;
+    for (const std::string& cluster : *update.nominated_cluster_names) {
+      if (!absl::c_linear_search(history.nominated_cluster_names, cluster)) {
+        added.push_back(cluster);
+      }
+    }
     candidate.mutable_history().nominated_cluster_names = *update.nominated_cluster_names;
+    if (!added.empty()) {
+      AddEvent(candidate, now, std::string(kNominatedEventReason), NominatedEventMessage(added));
+    }
   }
   if (update.cluster_name.has_value() && *update.cluster_name != history.cluster_name) {
     // Kueue's rule: clusterName and nominatedClusterNames are mutually exclusive.
     candidate.mutable_history().cluster_name = *update.cluster_name;
     candidate.mutable_history().nominated_cluster_names.clear();
-    AddEvent(candidate, now, "MultiKueueAdmitted",
+    AddEvent(candidate, now, std::string(kAdmittedOnWorkerEventReason),
              absl::StrCat("admitted on worker cluster ", QuoteValue(*update.cluster_name)));
   }
   AdmissionCheckState* check = FindCheck(candidate.mutable_admission_checks(), update.check);
@@ -245,18 +256,19 @@ absl::Status ClusterState::CheckMultiKueueDispatch(const Workload& wl,
   const WorkloadHistory& history = wl.status.history();
   if (update.cluster_name.has_value()) {
     if (!history.cluster_name.empty() && history.cluster_name != *update.cluster_name) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cluster_name: workload ", wl.Key(), " was admitted on ",
-          QuoteValue(history.cluster_name), " and cannot move to ",
-          QuoteValue(*update.cluster_name), " (it is set once and cleared only by an eviction)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("cluster_name: workload ", wl.Key(), " was admitted on ",
+                       QuoteValue(history.cluster_name), " and cannot move to ",
+                       QuoteValue(*update.cluster_name),
+                       " (clusterName is immutable once set; only an eviction clears it)"));
     }
     const std::vector<std::string>& nominees = history.nominated_cluster_names;
     if (history.cluster_name.empty() &&
         std::find(nominees.begin(), nominees.end(), *update.cluster_name) == nominees.end()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cluster_name: ", QuoteValue(*update.cluster_name),
-                       " is not one of the workload's nominated_cluster_names [",
-                       absl::StrJoin(nominees, " "), "]"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cluster_name: ", QuoteValue(*update.cluster_name),
+          " is not one of the workload's nominated_cluster_names [", absl::StrJoin(nominees, " "),
+          "] (when setting clusterName it must be one of the nominatedClusterNames)"));
     }
     if (update.state != CheckState::kReady) {
       return absl::InvalidArgumentError(
@@ -268,9 +280,10 @@ absl::Status ClusterState::CheckMultiKueueDispatch(const Workload& wl,
     const std::string& winner =
         update.cluster_name.has_value() ? *update.cluster_name : history.cluster_name;
     if (!winner.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("nominated_cluster_names: workload ", wl.Key(), " was admitted on ",
-                       QuoteValue(winner), "; it has no nominees any more"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "nominated_cluster_names: workload ", wl.Key(), " was admitted on ", QuoteValue(winner),
+          "; it has no nominees any more (clusterName and nominatedClusterNames are "
+          "mutually exclusive)"));
     }
   }
   return absl::OkStatus();

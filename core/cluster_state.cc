@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/topology_scheduling.h"
 
@@ -108,6 +109,12 @@ absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
       config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction &&
       wl.status.history().pods_ready_eviction_time != absl::InfinitePast()) {
     return wl.status.history().pods_ready_eviction_time;
+  }
+  // Kueue's GetQueueOrderTimestamp: a workload an admission check evicted (Retry) queues from
+  // its eviction, whatever the requeuing strategy, behind what waited meanwhile.
+  if (const Condition* evicted = FindCondition(wl.status, "Evicted");
+      evicted != nullptr && evicted->status && evicted->reason == kEvictedByAdmissionCheck) {
+    return evicted->last_transition_time;
   }
   return wl.creation_time;
 }

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
 namespace tollgate::core {
 
 DispatcherMode DispatcherModeOf(absl::string_view dispatcher_name) {
@@ -113,6 +118,19 @@ CopySync SyncCopies(const std::vector<std::string>& nominated,
     if (wanted.count(cluster) == 0) out.remove.push_back(cluster);
   }
   return out;
+}
+
+namespace {
+constexpr absl::string_view kNominatedPrefix = "nominated worker clusters: ";
+}  // namespace
+
+std::string NominatedEventMessage(const std::vector<std::string>& added) {
+  return absl::StrCat(kNominatedPrefix, absl::StrJoin(added, ", "));
+}
+
+std::vector<std::string> NominatedClustersOf(absl::string_view message) {
+  if (!absl::ConsumePrefix(&message, kNominatedPrefix)) return {};
+  return absl::StrSplit(message, ", ", absl::SkipEmpty());
 }
 
 }  // namespace tollgate::core

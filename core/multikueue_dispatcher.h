@@ -126,4 +126,14 @@ struct CopySync {
 CopySync SyncCopies(const std::vector<std::string>& nominated,
                     const std::set<std::string>& connected, const std::set<std::string>& with_copy);
 
+// The workload events that record a dispatch: `describe workload` shows them, and tollgated's
+// multikueue_workloads_dispatched_total and multikueue_workloads_admitted_total (Kueue's
+// metrics) count them. A nomination event names the clusters it added, in the order written.
+inline constexpr absl::string_view kNominatedEventReason = "MultiKueueNominated";
+inline constexpr absl::string_view kAdmittedOnWorkerEventReason = "MultiKueueAdmitted";
+std::string NominatedEventMessage(const std::vector<std::string>& added);
+// The clusters a kNominatedEventReason event's message names (cluster names are object names:
+// no commas or spaces).
+std::vector<std::string> NominatedClustersOf(absl::string_view message);
+
 }  // namespace tollgate::core

@@ -175,6 +175,7 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
       link_options.call_timeout = options_.call_timeout;
       link_options.min_backoff = options_.min_backoff;
       link_options.max_backoff = options_.max_backoff;
+      link_options.idle_timeout = options_.worker_idle_timeout;
       WorkerLink::Listener listener;
       listener.on_copy = [this](const std::string&, const std::string& key) { MarkDirty(key); };
       listener.on_connection = [this](const std::string& c, bool connected,

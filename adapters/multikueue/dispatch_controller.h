@@ -40,6 +40,9 @@ class DispatchController {
     // How often the AdmissionChecks, MultiKueueConfigs and MultiKueueClusters are read again.
     absl::Duration config_sync_period = absl::Seconds(10);
     absl::Duration call_timeout = absl::Seconds(10);
+    // A worker whose watch brings nothing, not even a bookmark, this long counts as lost
+    // (WorkerLink::Options::idle_timeout).
+    absl::Duration worker_idle_timeout = absl::Seconds(30);
     absl::Duration min_backoff = absl::Milliseconds(100);
     absl::Duration max_backoff = absl::Seconds(5);
   };

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
@@ -23,6 +24,7 @@
 #include "common/stop_signals.h"
 #include "core/real_clock.h"
 #include "core/status_macros.h"
+#include "services/manifest/kueue_configuration.h"
 
 namespace tollgate::multikueue {
 namespace {
@@ -40,6 +42,9 @@ Flags:
   --manager-cert=FILE              client certificate for mTLS (with --manager-key)
   --manager-key=FILE               the client certificate's key
   --manager-token-file=FILE        bearer token for the manager
+  --config=FILE                    Kueue's Configuration (v1beta1/v1beta2): its multiKueue
+                                   section sets the five flags below, which may then not be
+                                   given; the other sections are tollgated's and tollgate-kube's
   --dispatcher-name=NAME           Kueue's multiKueue.dispatcherName:
                                    kueue.x-k8s.io/multikueue-dispatcher-all-at-once (default),
                                    kueue.x-k8s.io/multikueue-dispatcher-incremental, or any
@@ -53,21 +58,32 @@ Flags:
   --config-sync-period=DURATION    re-read AdmissionChecks, MultiKueueConfigs and
                                    MultiKueueClusters this often (default 10s)
   --call-timeout=DURATION          deadline of each call (default 10s)
+  --worker-idle-timeout=DURATION   a worker whose watch brings nothing, not even a bookmark,
+                                   this long counts as lost, as one that closed the connection
+                                   (default 30s; keep it several times the workers'
+                                   --watch-bookmark-interval, 10s by default; 0: never)
 )";
 
 struct Flags {
   std::string manager = "127.0.0.1:50051";
   client::ConnectionFiles manager_security;
+  std::string config_file;
   DispatchController::Options options;
   bool help = false;
 };
 
+// The flags that stand for a field of Kueue's multiKueue section.
+constexpr absl::string_view kSettingFlags[] = {"dispatcher-name", "incremental-step-size", "origin",
+                                               "worker-lost-timeout", "gc-interval"};
+
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
   core::MultiKueueSettings& settings = flags.options.settings;
+  std::string setting_flag;
   TOLLGATE_RETURN_IF_ERROR(
       common::ForEachFlag(argc, argv, flags.help, [&](const common::FlagArg& flag) -> absl::Status {
         const absl::string_view name = flag.name;
+        if (absl::c_linear_search(kSettingFlags, name)) setting_flag = std::string(name);
         if (name == "manager") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.manager, flag.String());
         } else if (name == "manager-ca") {
@@ -78,6 +94,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
           TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.key_file, flag.String());
         } else if (name == "manager-token-file") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.manager_security.token_file, flag.String());
+        } else if (name == "config") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.config_file, flag.String());
         } else if (name == "dispatcher-name") {
           TOLLGATE_ASSIGN_OR_RETURN(settings.dispatcher_name, flag.String());
         } else if (name == "incremental-step-size") {
@@ -97,6 +115,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (name == "config-sync-period") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.config_sync_period,
                                     flag.Duration(/*allow_zero=*/false));
+        } else if (name == "worker-idle-timeout") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.options.worker_idle_timeout,
+                                    flag.Duration(/*allow_zero=*/true));
         } else if (name == "call-timeout") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.call_timeout,
                                     flag.Duration(/*allow_zero=*/false));
@@ -106,6 +127,17 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         return absl::OkStatus();
       }));
   flags.options.manager_address = flags.manager;
+  if (!flags.help && !flags.config_file.empty()) {
+    // One place says each setting, as tollgate-kube refuses --frameworks beside --config.
+    if (!setting_flag.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", setting_flag, " and --config both set the multiKueue settings; set it in ",
+          flags.config_file, " (multiKueue)"));
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(manifest::KueueConfiguration config,
+                              manifest::ParseKueueConfigurationFile(flags.config_file));
+    settings = config.multi_kueue;
+  }
   return flags;
 }
 

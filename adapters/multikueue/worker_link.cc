@@ -48,8 +48,13 @@ WorkerLink::WorkerLink(std::string cluster, const v1::MultiKueueWorkerEndpoint& 
 
 WorkerLink::~WorkerLink() {
   stop_.Stop();
-  canceller_.Cancel();
+  {
+    // A session starting after this sees stop_ under the same lock and does not watch.
+    absl::MutexLock lock(&mu_);
+    if (session_watch_ != nullptr) session_watch_->Cancel();
+  }
   if (thread_.joinable()) thread_.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 void WorkerLink::Start() {
@@ -62,6 +67,21 @@ void WorkerLink::Start() {
     return;
   }
   thread_ = std::thread([this] { Loop(); });
+  if (options_.idle_timeout > absl::ZeroDuration()) {
+    watchdog_ = std::thread([this] { Watchdog(); });
+  }
+}
+
+void WorkerLink::Watchdog() {
+  const absl::Duration period = std::max(options_.idle_timeout / 4, absl::Milliseconds(10));
+  while (!stop_.WaitFor(period)) {
+    absl::MutexLock lock(&mu_);
+    if (session_watch_ != nullptr && !went_silent_ &&
+        clock_.Now() - last_heard_ > options_.idle_timeout) {
+      went_silent_ = true;
+      session_watch_->Cancel();
+    }
+  }
 }
 
 bool WorkerLink::connected() const {
@@ -155,10 +175,20 @@ absl::Status WorkerLink::Session() {
   }
   v1::WatchRequest watch;
   watch.set_since_revision(listed->revision());
-  return client_->Watch(
+  client::WatchCanceller session_watch;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_.stopped()) return absl::CancelledError("stopping");
+    session_watch_ = &session_watch;
+    last_heard_ = clock_.Now();
+    went_silent_ = false;
+  }
+  absl::Status ended = client_->Watch(
       watch,
       [&](const v1::WatchEvent& event) {
         if (event.type() == v1::WatchEvent::BOOKMARK || !event.has_workload()) {
+          absl::MutexLock lock(&mu_);
+          last_heard_ = clock_.Now();
           return !stop_.stopped();
         }
         const v1::Workload& wl = event.workload();
@@ -166,6 +196,7 @@ absl::Status WorkerLink::Session() {
         bool ours = HasOrigin(wl, options_.origin);
         {
           absl::MutexLock lock(&mu_);
+          last_heard_ = clock_.Now();
           if (event.type() == v1::WatchEvent::DELETED || !ours) {
             ours = copies_.erase(key) > 0 || ours;
           } else {
@@ -175,7 +206,15 @@ absl::Status WorkerLink::Session() {
         if (ours && listener_.on_copy) listener_.on_copy(cluster_, key);
         return !stop_.stopped();
       },
-      &canceller_);
+      &session_watch);
+  absl::MutexLock lock(&mu_);
+  session_watch_ = nullptr;
+  if (went_silent_) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the worker sent nothing, not even a bookmark, for ",
+                     absl::FormatDuration(options_.idle_timeout)));
+  }
+  return ended;
 }
 
 void WorkerLink::Loop() {

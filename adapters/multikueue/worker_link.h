@@ -3,7 +3,9 @@
 // The manager's connection to one worker tollgated (Kueue's remoteClient for a
 // MultiKueueCluster): a client built from the cluster's endpoint, the copies this manager made
 // there (listed, then followed by a watch), and whether the worker answers. Loss is tracked by
-// core::WorkerConnection, so a streak of failed reconnects keeps its first loss time.
+// core::WorkerConnection, so a streak of failed reconnects keeps its first loss time. A worker
+// that goes silent without closing the connection (a network partition, a hung process) is
+// noticed by its missing bookmarks: an idle watch gets one every --watch-bookmark-interval.
 
 #include <functional>
 #include <map>
@@ -31,6 +33,10 @@ class WorkerLink {
     absl::Duration call_timeout = absl::Seconds(10);
     absl::Duration min_backoff = absl::Milliseconds(100);
     absl::Duration max_backoff = absl::Seconds(5);
+    // A watch that brings nothing, not even a bookmark, for this long ends its session and the
+    // worker counts as lost. Several of the worker's bookmark intervals (tollgated's default
+    // is 10s), so an idle worker is never mistaken for a silent one. Zero: never.
+    absl::Duration idle_timeout = absl::Seconds(30);
   };
   // What the link tells its owner: a copy changed or appeared ("namespace/name"), or the
   // connection changed (`connected`, with the error when it failed). Called on the link's
@@ -72,6 +78,8 @@ class WorkerLink {
   void Loop();
   // One list-then-watch session; returns why it ended.
   absl::Status Session();
+  // Ends the session whose watch has been silent longer than options_.idle_timeout.
+  void Watchdog();
   void SetConnected(bool connected, const std::string& message);
 
   const std::string cluster_;
@@ -83,14 +91,19 @@ class WorkerLink {
   absl::Status credentials_status_;
   std::unique_ptr<client::TollgateClient> client_;
   common::StopSignal stop_;
-  client::WatchCanceller canceller_;
   std::thread thread_;
+  std::thread watchdog_;
   // Whether the current session listed the worker (the link's thread only).
   bool session_connected_ = false;
 
   mutable absl::Mutex mu_;
   core::WorkerConnection connection_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, v1::Workload> copies_ ABSL_GUARDED_BY(mu_);
+  // The watch in progress (null between sessions), when it last brought anything, and whether
+  // the watchdog ended it. One canceller per session: WatchCanceller's cancel is for good.
+  client::WatchCanceller* session_watch_ ABSL_GUARDED_BY(mu_) = nullptr;
+  absl::Time last_heard_ ABSL_GUARDED_BY(mu_);
+  bool went_silent_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tollgate::multikueue

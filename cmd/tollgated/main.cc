@@ -62,6 +62,7 @@
 #include "services/manifest/manifest_input.h"
 #include "services/manifest/manifest_parser.h"
 #include "services/rpc/access_gate.h"
+#include "services/rpc/watch_hub.h"
 #include "storage/etcd_store.h"
 #include "storage/rocksdb_store.h"
 
@@ -100,6 +101,9 @@ Flags:
                               a Watch from an older revision gets OUT_OF_RANGE and re-lists
   --change-log-retention-age=DURATION  and none older than this (default 24h; 0 keeps any
                               age); history is bounded by both
+  --watch-bookmark-interval=DURATION  an idle Watch stream gets a BOOKMARK this often (default
+                              10s); watchers that tell a silent server from an idle one
+                              (tollgate-multikueue's --worker-idle-timeout) count on it
 
 Replicated on etcd (docs/ha.md):
   --store=rocksdb|etcd        where the state lives (default rocksdb, in --data-dir)
@@ -134,6 +138,7 @@ struct Flags {
   bool accept_data_loss = false;
   int64_t change_log_retention = 10000;
   absl::Duration change_log_retention_age = absl::Hours(24);
+  absl::Duration watch_bookmark_interval = absl::Seconds(10);
   // "rocksdb" or "etcd".
   std::string store = "rocksdb";
   std::string etcd_endpoints;
@@ -230,6 +235,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (flag.name == "change-log-retention-age") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.change_log_retention_age,
                                     flag.Duration(/*allow_zero=*/true));
+        } else if (flag.name == "watch-bookmark-interval") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.watch_bookmark_interval,
+                                    flag.Duration(/*allow_zero=*/false));
         } else if (flag.name == "store") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.store, flag.String());
           if (flags.store != "rocksdb" && flags.store != "etcd") {
@@ -338,6 +346,12 @@ absl::StatusOr<manifest::KueueConfiguration> LoadConfiguration(const Flags& flag
 }
 
 // What `tollgate get config` shows.
+rpc::WatchHub::Options WatchOptions(const Flags& flags) {
+  rpc::WatchHub::Options options;
+  options.bookmark_interval = flags.watch_bookmark_interval;
+  return options;
+}
+
 v1::SchedulerConfiguration DescribeConfiguration(const manifest::KueueConfiguration& config) {
   v1::SchedulerConfiguration out;
   out.set_source(config.source);
@@ -643,7 +657,8 @@ absl::Status Serve(const Flags& flags, const sigset_t& stop_signals) {
          return revision;
        },
        .observability = observability.get(),
-       .loaded_revision = executor->revision()});
+       .loaded_revision = executor->revision(),
+       .watch = WatchOptions(flags)});
   rpc::AccessGate& gate = services->gate();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -800,6 +815,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
   options.described_configuration = DescribeConfiguration(configuration);
   options.executor_options.change_log_retention = flags.change_log_retention;
   options.executor_options.change_log_retention_age = flags.change_log_retention_age;
+  options.watch_options = WatchOptions(flags);
   options.election.prefix = absl::StrCat(flags.etcd_prefix, "election/");
   options.election.lease_ttl = flags.lease_ttl;
   options.metrics_listen = flags.metrics_listen;

@@ -126,7 +126,8 @@ absl::Status OpenFollowerReads(const ReplicaOptions& options,
   TOLLGATE_ASSIGN_OR_RETURN(std::shared_ptr<const auth::Authorizer> policy,
                             LoadPolicy(options.security));
   reads->gate().Configure(std::move(authenticators), std::move(policy));
-  follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate());
+  follower.admission = std::make_unique<rpc::AdmissionGrpcService>(reads->api(), &reads->gate(),
+                                                                   options.watch_options);
   follower.config = std::make_unique<rpc::ConfigGrpcService>(reads->api(), &reads->gate());
   follower.visibility = std::make_unique<rpc::VisibilityGrpcService>(reads->api(), &reads->gate());
   follower.checks = std::make_unique<rpc::AdmissionCheckGrpcService>(
@@ -344,7 +345,8 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> RunLeader(
                                     .described_configuration = options.described_configuration,
                                     .backup = nullptr,
                                     .observability = observability.get(),
-                                    .loaded_revision = executor->revision()});
+                                    .loaded_revision = executor->revision(),
+                                    .watch = options.watch_options});
   rpc::AccessGate& gate = services->gate();
   grpc::ServerBuilder builder;
   services->AddTo(builder);

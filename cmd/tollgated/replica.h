@@ -15,6 +15,7 @@
 #include "services/engine/admission_executor.h"
 #include "services/engine/tollgate_api.h"
 #include "services/ha/leader_election.h"
+#include "services/rpc/watch_hub.h"
 #include "storage/etcd_client.h"
 #include "storage/etcd_store.h"
 #include "storage/store.h"
@@ -38,6 +39,8 @@ struct ReplicaOptions {
   // What InfoService.GetConfiguration answers on the leader (`tollgate get config`).
   v1::SchedulerConfiguration described_configuration;
   engine::AdmissionExecutor::Options executor_options;
+  // The Watch streams', on the leader and on followers alike.
+  rpc::WatchHub::Options watch_options;
   ha::LeaderElection::Options election;
   // Reaches the etcd cluster (election); must outlive ServeReplica.
   storage::EtcdClient* etcd = nullptr;

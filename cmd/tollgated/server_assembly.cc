@@ -10,7 +10,7 @@ namespace tollgate {
 ServingServices::ServingServices(engine::TollgateApi& api, Options options)
     : options_(std::move(options)),
       gate_(api, *options_.clock, options_.audit_log),
-      admission_(api, &gate_),
+      admission_(api, &gate_, options_.watch),
       config_(api, &gate_),
       visibility_(api, &gate_),
       checks_(api, admission_.mutable_watch_hub(), &gate_),

@@ -44,6 +44,8 @@ class ServingServices {
     Observability* observability = nullptr;
     // The revision the executor loaded: the scheduler audit follows changes after it.
     int64_t loaded_revision = 0;
+    // The Watch streams' (bookmark interval, lag limit, page size).
+    rpc::WatchHub::Options watch;
   };
 
   // `api` must outlive the result. Starts the scheduler audit when there is an audit log.

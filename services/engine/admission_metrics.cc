@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/admission_checks.h"
+#include "core/multikueue_dispatcher.h"
 #include "core/workload.h"
 
 namespace tollgate::engine {
@@ -136,6 +137,16 @@ AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
           "Workloads admitted by a ClusterQueue anywhere in the cohort's subtree, per cohort "
           "(each ancestor cohort counts the admission) and priority class.",
           {"cohort", "priority_class", "replica_role"})),
+      multikueue_dispatched_(registry.AddCounter(
+          "multikueue_workloads_dispatched_total",
+          "Worker clusters a MultiKueue workload was nominated to (the controller creates a "
+          "copy on each once it is connected), per ClusterQueue and worker cluster.",
+          {"cluster_queue", "cluster", "replica_role"})),
+      multikueue_admitted_(registry.AddCounter(
+          "multikueue_workloads_admitted_total",
+          "MultiKueue workloads admitted on a worker cluster, per ClusterQueue and worker "
+          "cluster. A workload evicted and admitted again counts again.",
+          {"cluster_queue", "cluster", "replica_role"})),
       cycles_(registry.AddCounter("tollgate_executor_cycles_total",
                                   "Scheduling cycles run by the admission executor.", {})),
       cycle_duration_(registry.AddHistogram(
@@ -252,8 +263,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     evictions_counted_.clear();
     finishes_counted_.clear();
     admissions_counted_.clear();
+    dispatch_events_counted_.clear();
     evictions_counted_at_ = now;
   }
+  CountMultiKueueDispatch(wl, now);
   // As Kueue, a LocalQueue's series are recorded only while it exists: a workload admitted
   // before its LocalQueue was deleted counts for its ClusterQueue alone.
   const bool lq_exists =
@@ -338,6 +351,32 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
     }
   }
   counted = static_cast<int>(reasons.size());
+}
+
+void AdmissionMetrics::CountMultiKueueDispatch(const core::Workload& wl, absl::Time now) {
+  // Dispatch events are recorded while the workload holds quota, so it has its ClusterQueue.
+  if (!wl.status.admission.has_value()) return;
+  std::vector<const core::WorkloadEvent*> events;
+  for (auto it = wl.status.events.rbegin(); it != wl.status.events.rend() && it->time == now;
+       ++it) {
+    if (it->reason == core::kNominatedEventReason ||
+        it->reason == core::kAdmittedOnWorkerEventReason) {
+      events.push_back(&*it);
+    }
+  }
+  // Those seen by an earlier commit at the same time were counted then (newest events first).
+  int& counted = dispatch_events_counted_[wl.id];
+  const std::string& cluster_queue = wl.status.admission->cluster_queue;
+  for (size_t i = 0; i + counted < events.size(); ++i) {
+    if (events[i]->reason == core::kAdmittedOnWorkerEventReason) {
+      multikueue_admitted_.Add({cluster_queue, wl.status.history().cluster_name, kRole});
+      continue;
+    }
+    for (const std::string& cluster : core::NominatedClustersOf(events[i]->message)) {
+      multikueue_dispatched_.Add({cluster_queue, cluster, kRole});
+    }
+  }
+  counted = static_cast<int>(events.size());
 }
 
 void AdmissionMetrics::OnObjectErased(const core::ObjectName& object) {

@@ -27,6 +27,7 @@ class AdmissionMetrics final : public ExecutorObserver {
   void OnCycle(const core::CyclePlan& plan, absl::Duration elapsed) override;
   // Counts evictions, whatever started them (a cycle's preemption, Preempt, pods-ready timeout,
   // a stop policy, deactivation), by the Evicted condition's reason; and finished workloads.
+  // Also counts MultiKueue dispatches: the workers nominated and the one that admitted.
   void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                            absl::Time now) override;
   // A deleted LocalQueue's series go (Kueue's ClearLocalQueueMetrics), and a deleted Cohort's
@@ -49,6 +50,7 @@ class AdmissionMetrics final : public ExecutorObserver {
     metrics::Family::Series* checks_wait = nullptr;
     metrics::Family::Series* lq_checks_wait = nullptr;
   };
+  void CountMultiKueueDispatch(const core::Workload& wl, absl::Time now);
   AdmissionSeries& SeriesFor(const std::string& cluster_queue, const std::string& namespace_name,
                              const std::string& local_queue, const std::string& priority_class);
   void CountCohortAdmission(const core::ClusterState& state, const std::string& cluster_queue,
@@ -72,6 +74,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   metrics::Family& finished_;
   metrics::Family& lq_finished_;
   metrics::Family& cohort_subtree_admitted_;
+  metrics::Family& multikueue_dispatched_;
+  metrics::Family& multikueue_admitted_;
   metrics::Family& cycles_;
   metrics::Family& cycle_duration_;
   metrics::Family& round_operations_;
@@ -87,6 +91,8 @@ class AdmissionMetrics final : public ExecutorObserver {
   absl::flat_hash_set<core::WorkloadId> finishes_counted_;
   // Likewise the workloads whose admission after their checks was counted.
   absl::flat_hash_set<core::WorkloadId> admissions_counted_;
+  // Likewise the MultiKueue dispatch events counted, per workload.
+  absl::flat_hash_map<core::WorkloadId, int> dispatch_events_counted_;
   absl::Time evictions_counted_at_ = absl::InfinitePast();
 };
 

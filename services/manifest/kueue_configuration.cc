@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/file_util.h"
 #include "common/yaml_documents.h"
+#include "core/names.h"
 #include "core/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -131,10 +132,9 @@ class Parser {
     if (const YAML::Node* n = top.Get("featureGates")) {
       TOLLGATE_RETURN_IF_ERROR(ReadFeatureGates(*n, top.Path("featureGates")));
     }
-    for (absl::string_view refused : {"multiKueue", "objectRetentionPolicies"}) {
-      if (const YAML::Node* n = top.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
-        return where_.Error(top.Path(refused), "not supported by Tollgate");
-      }
+    if (const YAML::Node* n = top.Get("objectRetentionPolicies");
+        n != nullptr && !manifest::IsEmpty(*n)) {
+      return where_.Error(top.Path("objectRetentionPolicies"), "not supported by Tollgate");
     }
     if (const YAML::Node* n = top.Get("manageJobsWithoutQueueName")) {
       TOLLGATE_ASSIGN_OR_RETURN(out_.adapter.manage_jobs_without_queue_name,
@@ -169,6 +169,9 @@ class Parser {
     }
     if (const YAML::Node* n = top.Get("resources")) {
       TOLLGATE_RETURN_IF_ERROR(ReadResources(*n, top.Path("resources")));
+    }
+    if (const YAML::Node* n = top.Get("multiKueue"); n && !n->IsNull()) {
+      TOLLGATE_RETURN_IF_ERROR(ReadMultiKueue(*n, top.Path("multiKueue")));
     }
     return absl::OkStatus();
   }
@@ -524,6 +527,62 @@ class Parser {
     return absl::OkStatus();
   }
 
+  // tollgate-multikueue's settings. tollgated and tollgate-kube read past them once they are
+  // valid, so one file can serve every process, as Kueue's one file serves its one controller.
+  absl::Status ReadMultiKueue(const YAML::Node& node, const std::string& path) {
+    core::MultiKueueSettings& mk = out_.multi_kueue;
+    std::vector<absl::string_view> allowed = {"gcInterval", "origin", "workerLostTimeout",
+                                              "dispatcherName", "externalFrameworks"};
+    if (version_ == Version::kV1beta2) {
+      allowed.push_back("clusterProfile");
+      allowed.push_back("incrementalDispatcherConfig");
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(MapFields f, Fields(node, path, allowed));
+    if (const YAML::Node* n = f.Get("gcInterval"); n && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(mk.gc_interval, Duration(*n, f.Path("gcInterval")));
+    }
+    if (const YAML::Node* n = f.Get("workerLostTimeout"); n && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(mk.worker_lost_timeout, Duration(*n, f.Path("workerLostTimeout")));
+    }
+    // Kueue's defaulting: an empty origin or dispatcher name is the default one.
+    if (const YAML::Node* n = f.Get("origin"); n && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(std::string origin, manifest::Str(where_, *n, f.Path("origin")));
+      if (absl::Status valid = core::ValidateLabelValue(origin); !valid.ok()) {
+        return where_.Error(f.Path("origin"), absl::StrCat("invalid label value \"", origin,
+                                                           "\": ", valid.message()));
+      }
+      if (!origin.empty()) mk.origin = std::move(origin);
+    }
+    if (const YAML::Node* n = f.Get("dispatcherName"); n && !n->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(std::string name,
+                                manifest::Str(where_, *n, f.Path("dispatcherName")));
+      if (!name.empty()) mk.dispatcher_name = std::move(name);
+    }
+    for (absl::string_view refused : {"externalFrameworks", "clusterProfile"}) {
+      if (const YAML::Node* n = f.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
+        return where_.Error(f.Path(refused), "not supported by Tollgate");
+      }
+    }
+    if (const YAML::Node* n = f.Get("incrementalDispatcherConfig"); n && !n->IsNull()) {
+      const std::string idc_path = f.Path("incrementalDispatcherConfig");
+      if (mk.dispatcher_name != core::kIncrementalDispatcherName) {
+        return where_.Error(idc_path, absl::StrCat("only valid when dispatcherName is ",
+                                                   core::kIncrementalDispatcherName, ", got \"",
+                                                   mk.dispatcher_name, "\""));
+      }
+      TOLLGATE_ASSIGN_OR_RETURN(MapFields idc, Fields(*n, idc_path, {"stepSize"}));
+      if (const YAML::Node* step = idc.Get("stepSize"); step && !step->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(int32_t size, NonNegativeInt32(*step, idc.Path("stepSize")));
+        if (size < 1) {
+          return where_.Error(idc.Path("stepSize"),
+                              absl::StrCat("must be greater than or equal to 1, got ", size));
+        }
+        mk.incremental_step_size = size;
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status ReadResources(const YAML::Node& node, const std::string& path) {
     std::vector<absl::string_view> allowed = {"excludeResourcePrefixes", "transformations",
                                               "deviceClassMappings"};
@@ -682,6 +741,15 @@ std::string EffectiveConfigurationJson(const KueueConfiguration& config) {
   if (!s.exclude_resource_prefixes.empty()) {
     out["resources"] = {{"excludeResourcePrefixes", s.exclude_resource_prefixes}};
   }
+  const core::MultiKueueSettings& mk = config.multi_kueue;
+  Json multi_kueue = {{"gcInterval", GoDuration(mk.gc_interval)},
+                      {"origin", mk.origin},
+                      {"workerLostTimeout", GoDuration(mk.worker_lost_timeout)},
+                      {"dispatcherName", mk.dispatcher_name}};
+  if (mk.dispatcher_name == core::kIncrementalDispatcherName) {
+    multi_kueue["incrementalDispatcherConfig"] = {{"stepSize", mk.incremental_step_size}};
+  }
+  out["multiKueue"] = std::move(multi_kueue);
   if (!gates.empty()) out["featureGates"] = gates;
   return out.dump();
 }

@@ -8,11 +8,13 @@
 // Every field of Kueue's Configuration falls in one of three groups:
 //   - read: the scheduler's fields (fairSharing, admissionFairSharing, waitForPodsReady,
 //     resources.excludeResourcePrefixes, featureGates that change them) and the adapter's
-//     (manageJobsWithoutQueueName, integrations.frameworks, managedJobsNamespaceSelector);
+//     (manageJobsWithoutQueueName, integrations.frameworks, managedJobsNamespaceSelector) and
+//     tollgate-multikueue's (multiKueue);
 //   - ignored with a warning: fields that configure the Kubernetes controller process and have
 //     no meaning outside it (leaderElection, webhook, metrics, health, clientConnection, ...);
-//   - refused: features Tollgate does not implement, when set (multiKueue, transformations,
-//     objectRetentionPolicies, ...). An unknown field is refused too, naming it.
+//   - refused: features Tollgate does not implement, when set (transformations,
+//     objectRetentionPolicies, multiKueue.externalFrameworks, ...). An unknown field is refused
+//     too, naming it.
 // Errors are INVALID_ARGUMENT and name the file, the field path and the value.
 
 #include <map>
@@ -22,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/multikueue_dispatcher.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
 #include "services/manifest/yaml_reader.h"
@@ -51,6 +54,8 @@ struct KueueConfiguration {
   std::string source;
   core::SchedulerConfig scheduler;
   AdapterConfiguration adapter;
+  // The multiKueue section (tollgate-multikueue's), Kueue's defaults filled in.
+  core::MultiKueueSettings multi_kueue;
   // featureGates as written.
   std::map<std::string, bool> feature_gates;
   // One line per field that was read but has no effect in Tollgate, each naming the field and

@@ -722,6 +722,24 @@ absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckE
   if (const YAML::Node* n = keys.Get("inactive")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.inactive, StrMap(where, *n, "inactive"));
   }
+  if (const YAML::Node* n = keys.Get("dispatch")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.dispatch,
+        MapOf<DispatchExpectation>(
+            where, *n, "dispatch",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<DispatchExpectation> {
+              TOLLGATE_ASSIGN_OR_RETURN(Keys k,
+                                        Keys::Read(where, v, p, {"clusterName", "nominated"}));
+              DispatchExpectation out;
+              if (const YAML::Node* m = k.Get("clusterName")) {
+                TOLLGATE_ASSIGN_OR_RETURN(out.cluster_name, Str(where, *m, k.Path("clusterName")));
+              }
+              if (const YAML::Node* m = k.Get("nominated")) {
+                TOLLGATE_ASSIGN_OR_RETURN(out.nominated, StrList(where, *m, k.Path("nominated")));
+              }
+              return out;
+            }));
+  }
   if (const YAML::Node* n = keys.Get("podSetInfo")) {
     using Sets = std::map<std::string, PodSetInfoExpectation>;
     TOLLGATE_ASSIGN_OR_RETURN(
@@ -781,7 +799,7 @@ absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectat
 }
 
 // setCheck items: {workload, check, state, message, requeueAfterSeconds, podSetUpdates,
-// refused}. Values go to the service as written.
+// refused, clusterName, nominatedClusterNames}. Values go to the service as written.
 absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& where,
                                                                const YAML::Node& node) {
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, "setCheck"));
@@ -792,7 +810,7 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
     TOLLGATE_ASSIGN_OR_RETURN(
         Keys k, Keys::Read(where, item, path,
                            {"workload", "check", "state", "message", "requeueAfterSeconds",
-                            "podSetUpdates", "refused"}));
+                            "podSetUpdates", "refused", "clusterName", "nominatedClusterNames"}));
     CheckUpdateItem update;
     TOLLGATE_ASSIGN_OR_RETURN(update.workload, RequiredStr(where, k, "workload"));
     v1::UpdateAdmissionCheckStateRequest& r = update.request;
@@ -804,6 +822,16 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
     if (const YAML::Node* n = k.Get("requeueAfterSeconds")) {
       TOLLGATE_ASSIGN_OR_RETURN(int32_t v, Int32(where, *n, k.Path("requeueAfterSeconds")));
       r.set_requeue_after_seconds(v);
+    }
+    // MultiKueue: the winner, or the nominees (the list replaces the stored one).
+    if (const YAML::Node* n = k.Get("clusterName")) {
+      TOLLGATE_ASSIGN_OR_RETURN(*r.mutable_cluster_name(), Str(where, *n, k.Path("clusterName")));
+    }
+    if (const YAML::Node* n = k.Get("nominatedClusterNames")) {
+      TOLLGATE_ASSIGN_OR_RETURN(std::vector<std::string> nominees,
+                                StrList(where, *n, k.Path("nominatedClusterNames")));
+      r.set_set_nominated_cluster_names(true);
+      for (std::string& nominee : nominees) r.add_nominated_cluster_names(std::move(nominee));
     }
     if (const YAML::Node* n = k.Get("podSetUpdates")) {
       const std::string updates_path = k.Path("podSetUpdates");
@@ -856,15 +884,15 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
 
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys,
-      Keys::Read(where, node, "",
-                 {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
-                  "reasons", "usage", "queueOrder", "rejected", "terminating", "absent",
-                  "deactivated", "quotaReserved", "checks", "evicted", "inactive", "podSetInfo",
-                  // --- Topology (issue 28).
-                  "topologyAssignments", "unhealthyNodes",
-                  // --- Owners, holds, missing pods, cost attribution (issue 27).
-                  "onHold", "waitingForPods", "ownedBy", "podLabels"}));
+      Keys keys, Keys::Read(where, node, "",
+                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
+                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
+                             "terminating", "absent", "deactivated", "quotaReserved", "checks",
+                             "evicted", "inactive", "podSetInfo", "dispatch",
+                             // --- Topology (issue 28).
+                             "topologyAssignments", "unhealthyNodes",
+                             // --- Owners, holds, missing pods, cost attribution (issue 27).
+                             "onHold", "waitingForPods", "ownedBy", "podLabels"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));

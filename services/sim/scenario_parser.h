@@ -95,6 +95,13 @@ struct PodSetInfoExpectation {
   std::optional<std::map<std::string, std::string>> node_selector;
 };
 
+// MultiKueue (docs/multicluster.md): where a manager's workload was dispatched; each given
+// field exactly ("" / [] for none).
+struct DispatchExpectation {
+  std::optional<std::string> cluster_name;
+  std::optional<std::vector<std::string>> nominated;
+};
+
 struct CheckExpectations {
   // Exact set of workloads whose quota is reserved but that wait for their checks.
   std::optional<std::vector<WorkloadExpectation>> quota_reserved;
@@ -105,6 +112,8 @@ struct CheckExpectations {
   std::optional<std::map<std::string, std::string>> inactive;
   // Workload -> pod set -> what its pods get.
   std::map<std::string, std::map<std::string, PodSetInfoExpectation>> pod_set_info;
+  // Workload -> its status.clusterName and status.nominatedClusterNames.
+  std::map<std::string, DispatchExpectation> dispatch;
 };
 
 // --- end of admission checks -------------------------------------------------------------------
@@ -154,7 +163,7 @@ struct Expectation {
   std::vector<ObjectRef> absent;
   // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
   std::vector<std::string> deactivated;
-  // Admission checks: quotaReserved, checks, evicted, inactive, podSetInfo.
+  // Admission checks: quotaReserved, checks, evicted, inactive, podSetInfo, dispatch.
   CheckExpectations checks;
   // --- Topology (issue 28).
   // Workload -> pod set -> its topology assignment; a pod set given without domains (`{}`)

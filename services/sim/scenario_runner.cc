@@ -409,6 +409,22 @@ class Run {
                             "}, saw {", absl::StrJoin(seen_text, ", "), "}");
       }
     }
+    for (const auto& [name, want] : expect.dispatch) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) return absl::StrCat("dispatch: no workload ", name);
+      const v1::WorkloadStatus& status = by_key.at(*key)->status();
+      if (want.cluster_name.has_value() && status.cluster_name() != *want.cluster_name) {
+        return absl::StrCat("expected ", name, " with clusterName ", Quote(*want.cluster_name),
+                            ", saw ", Quote(status.cluster_name()));
+      }
+      const std::vector<std::string> nominated(status.nominated_cluster_names().begin(),
+                                               status.nominated_cluster_names().end());
+      if (want.nominated.has_value() && nominated != *want.nominated) {
+        return absl::StrCat("expected ", name, " nominated to [",
+                            absl::StrJoin(*want.nominated, ", "), "], saw [",
+                            absl::StrJoin(nominated, ", "), "]");
+      }
+    }
     for (const auto& [name, sets] : expect.pod_set_info) {
       absl::StatusOr<std::string> key = Resolve(name);
       if (!key.ok() || by_key.count(*key) == 0)

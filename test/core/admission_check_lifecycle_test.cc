@@ -1,10 +1,13 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "core/admission_checks.h"
 #include "core/cluster_state.h"
+#include "core/multikueue_dispatcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/core/gpu_cluster_state_fixture.h"
@@ -20,6 +23,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
 
 class AdmissionCheckLifecycleTest : public GpuClusterStateTest {
  protected:
@@ -576,6 +581,31 @@ TEST_F(MultiKueueDispatchStateTest, TheWinnerIsANomineeSetOnceAndClearsTheNomine
   // The same winner again changes nothing.
   ASSERT_OK(
       Dispatch(CheckState::kReady, "The workload was admitted on \"w2\"", "w2", std::nullopt));
+}
+
+// Each nomination that adds workers records which, and the winner is recorded too: describe
+// shows them and tollgated's multikueue_workloads_* metrics count them.
+TEST_F(MultiKueueDispatchStateTest, NominationsAndTheWinnerAreRecordedAsEvents) {
+  auto dispatch_events = [&] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const WorkloadEvent& e : Wl("a").status.events) {
+      if (absl::StartsWith(e.reason, "MultiKueue")) out.emplace_back(e.reason, e.message);
+    }
+    return out;
+  };
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1"}));
+  // The same nominees again, and a shrinking list, add no event.
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1"}));
+  ASSERT_OK(
+      Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1", "w2", "w3"}));
+  ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w3"}));
+  ASSERT_OK(Dispatch(CheckState::kReady, "admitted", "w3", std::nullopt));
+  EXPECT_THAT(dispatch_events(),
+              ElementsAre(Pair("MultiKueueNominated", "nominated worker clusters: w1"),
+                          Pair("MultiKueueNominated", "nominated worker clusters: w2, w3"),
+                          Pair("MultiKueueAdmitted", "admitted on worker cluster \"w3\"")));
+  EXPECT_THAT(NominatedClustersOf(NominatedEventMessage({"w2", "w3"})), ElementsAre("w2", "w3"));
+  EXPECT_THAT(NominatedClustersOf("admitted on worker cluster \"w3\""), IsEmpty());
 }
 
 TEST_F(MultiKueueDispatchStateTest, AnEvictionClearsTheWinnerForTheNextDispatch) {

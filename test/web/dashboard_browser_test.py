@@ -351,6 +351,68 @@ spec:
         self.assertRegex(usage, r"r1\s.*6")
         self.screenshot("topology")
 
+    def test_8_multikueue_workloads_show_their_worker_cluster(self):
+        # A MultiKueue manager's workload: the controller's writes (docs/multicluster.md) made
+        # here through the Python stubs, as tollgate-multikueue makes them over gRPC.
+        import grpc
+        from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
+        self.server.cli("apply", "-f", "-", stdin="""apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: mk}
+spec: {controllerName: kueue.x-k8s.io/multikueue}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: mk-cq}
+spec:
+  namespaceSelector: {}
+  admissionChecks: [mk]
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 64Gi}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: mk-queue, namespace: team-a}
+spec: {clusterQueue: mk-cq}
+""")
+        self.server.cli("submit", "-f", "-",
+                        stdin=workload_yaml("team-a", "mk-job", 2).replace("eval-queue", "mk-queue"))
+        ref = service_pb2.WorkloadRef(namespace="team-a", name="mk-job")
+        with grpc.insecure_channel(self.server.grpc) as channel:
+            checks = service_pb2_grpc.AdmissionCheckServiceStub(channel)
+            admission = service_pb2_grpc.AdmissionServiceStub(channel)
+            checks.SetAdmissionCheckActive(
+                service_pb2.SetAdmissionCheckActiveRequest(name="mk", active=True),
+                timeout=DEADLINE)
+            get = lambda: admission.GetWorkload(service_pb2.GetWorkloadRequest(workload=ref),
+                                                timeout=DEADLINE)
+            wait_for(lambda: get().status.state == objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED,
+                     what="mk-job to reserve quota")
+
+            def update(**fields):
+                checks.UpdateAdmissionCheckState(service_pb2.UpdateAdmissionCheckStateRequest(
+                    workload=ref, check="mk", expected_revision=get().metadata.resource_version,
+                    **fields), timeout=DEADLINE)
+
+            update(state="Pending", set_nominated_cluster_names=True,
+                   nominated_cluster_names=["w1", "w2"])
+            self.driver.get(self.server.url + "#/workloads?namespace=team-a")
+            wait_for(lambda: self.text("wl-cluster-team-a-mk-job") == "nominated: w1, w2",
+                     what="the nominees in the workload list")
+            update(state="Ready", message='The workload was admitted on "w2"', cluster_name="w2")
+        wait_for(lambda: self.text("wl-cluster-team-a-mk-job") == "w2",
+                 what="the winner in the workload list (live)")
+        self.driver.get(self.server.url + "#/workloads/team-a/mk-job")
+        wait_for(lambda: self.text("worker-cluster") == "w2", what="the winner on its page")
+        self.screenshot("multikueue-workload")
+        # Kueue's MultiKueue counters on the same port.
+        with urllib.request.urlopen(self.server.url + "metrics", timeout=DEADLINE) as response:
+            scrape = response.read().decode()
+        for name, cluster in (("dispatched", "w1"), ("dispatched", "w2"), ("admitted", "w2")):
+            self.assertIn(f'multikueue_workloads_{name}_total{{cluster_queue="mk-cq",'
+                          f'cluster="{cluster}",replica_role="standalone"}} 1', scrape)
+
 TOKENS = """admin-token,root,0,"tollgate:admins"
 team-a-token,alice,1,team-a
 """

@@ -32,6 +32,14 @@ function checksPanel(w) {
         h('td', {}, c.message || ''))))));
 }
 
+// MultiKueue (docs/multicluster.md): the worker cluster that admitted it, or the ones it was
+// dispatched to while none has.
+function workerCluster(w) {
+  if (w.status.clusterName) return w.status.clusterName;
+  const nominees = w.status.nominatedClusterNames || [];
+  return nominees.length ? `nominated: ${nominees.join(', ')}` : '';
+}
+
 function setParam(params, key, value) {
   const next = new URLSearchParams(params);
   if (value) next.set(key, value); else next.delete(key);
@@ -57,6 +65,10 @@ export async function renderWorkloads(params) {
   const select = (id, key, options) => h('select', { id, 'data-testid': id, onchange: (e) => setParam(params, key, e.target.value) },
     options.map((o) => h('option', { value: o, selected: (params.get(key) || '') === o }, o || `any ${key === 'state' ? 'state' : key}`)));
 
+  // A MultiKueue manager's workloads run on worker clusters: only then a column says which.
+  const multiCluster = shown.some((w) => workerCluster(w));
+  const columns = ['Namespace', 'Name', 'Queue', 'ClusterQueue', ...(multiCluster ? ['Worker cluster'] : []),
+    'State', 'Priority', 'Age', 'Why'];
   return h('div', {},
     h('h1', {}, 'Workloads'),
     h('div', { class: 'filters' },
@@ -71,13 +83,14 @@ export async function renderWorkloads(params) {
       h('span', { class: 'muted', style: 'align-self:center', 'data-testid': 'workload-count' }, `${shown.length} of ${all.length}`)),
     h('section', { class: 'panel' },
       h('table', { 'data-testid': 'workload-table' },
-        h('thead', {}, h('tr', {}, ['Namespace', 'Name', 'Queue', 'ClusterQueue', 'State', 'Priority', 'Age', 'Why'].map((c) => h('th', {}, c)))),
+        h('thead', {}, h('tr', {}, columns.map((c) => h('th', {}, c)))),
         h('tbody', {}, shown.map((w) => h('tr', { 'data-testid': `wl-row-${w.metadata.namespace}-${w.metadata.name}` },
           h('td', {}, w.metadata.namespace),
           h('td', {}, h('a', { href: `#/workloads/${encodeURIComponent(w.metadata.namespace)}/${encodeURIComponent(w.metadata.name)}` }, w.metadata.name)),
           h('td', {}, w.spec.queueName),
           h('td', {}, (w.status.admission || {}).clusterQueue ||
             h('span', { class: 'muted', title: 'the ClusterQueue of its LocalQueue' }, target.get(`${w.metadata.namespace}/${w.spec.queueName}`) || '')),
+          multiCluster ? h('td', { 'data-testid': `wl-cluster-${w.metadata.namespace}-${w.metadata.name}` }, workerCluster(w)) : null,
           h('td', { 'data-testid': `wl-state-${w.metadata.namespace}-${w.metadata.name}` }, badge(w.status.state)),
           h('td', { class: 'num' }, w.status.priority),
           h('td', {}, age(w.metadata.creationTimestamp)),
@@ -125,6 +138,7 @@ export async function renderWorkload(ns, name) {
         h('div', { class: 'kv' },
           h('div', {}, 'LocalQueue'), h('div', {}, w.spec.queueName),
           h('div', {}, 'ClusterQueue'), h('div', {}, (w.status.admission || {}).clusterQueue || (pending ? pending.clusterQueue : '—')),
+          ...(workerCluster(w) ? [h('div', {}, 'Worker cluster'), h('div', { 'data-testid': 'worker-cluster' }, workerCluster(w))] : []),
           h('div', {}, 'Priority'), h('div', {}, `${w.status.priority}${w.spec.priorityClassName ? ` (${w.spec.priorityClassName})` : ''}`),
           h('div', {}, 'Requests'), h('div', {}, requests),
           h('div', {}, 'Admission'), h('div', {}, usage(w) || '—'),

@@ -7,11 +7,13 @@
 // clusterName never moves from one worker to another and that no two workers hold an admitted
 // copy of the same workload at once.
 
+#include <signal.h>
 #include <stdlib.h>
 
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -213,8 +215,11 @@ class MultiKueueE2eTest : public testing::Test {
   void SetUp() override {
     ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_multikueue_e2e"));
     ASSERT_OK_AND_ASSIGN(manager_, TollgatedProcess::Start(scratch_ + "/manager", scratch_));
-    ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_));
-    ASSERT_OK_AND_ASSIGN(w2_, TollgatedProcess::Start(scratch_ + "/w2", scratch_));
+    // Frequent bookmarks, so a silent worker is told from an idle one within a second.
+    ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_,
+                                                      {"--watch-bookmark-interval=200ms"}));
+    ASSERT_OK_AND_ASSIGN(w2_, TollgatedProcess::Start(scratch_ + "/w2", scratch_,
+                                                      {"--watch-bookmark-interval=200ms"}));
     ASSERT_NO_FATAL_FAILURE(Apply(*w1_, kWorkerQueues));
     ASSERT_NO_FATAL_FAILURE(Apply(*w2_, kWorkerQueues));
     ASSERT_NO_FATAL_FAILURE(Apply(*manager_, ManagerQueues(w1_->address(), w2_->address())));
@@ -333,6 +338,23 @@ class MultiKueueE2eTest : public testing::Test {
     return false;
   }
 
+  // Waits, with a deadline, until the manager shows the MultiKueueCluster's Active condition
+  // with this status (a config object: polled, as nothing streams its changes).
+  bool WaitForClusterActive(const std::string& cluster, bool active) {
+    v1::GetObjectRequest request;
+    request.mutable_ref()->set_kind(v1::MULTI_KUEUE_CLUSTER);
+    request.mutable_ref()->set_name(cluster);
+    for (const absl::Time deadline = absl::Now() + kWait; absl::Now() < deadline;
+         absl::SleepFor(absl::Milliseconds(50))) {
+      absl::StatusOr<v1::ConfigObject> object = manager_client_->GetObject(request);
+      if (!object.ok()) continue;
+      for (const v1::Condition& c : object->multi_kueue_cluster().status().conditions()) {
+        if (c.type() == "Active" && (c.status() == "True") == active) return true;
+      }
+    }
+    return false;
+  }
+
   v1::Workload Get(client::TollgateClient& client, const std::string& name) {
     v1::GetWorkloadRequest request;
     *request.mutable_workload() = Ref(name);
@@ -427,6 +449,45 @@ TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   EXPECT_EQ(Get(*w1_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+// A worker that goes silent without closing its connection (SIGSTOP: a partition or a hung
+// process) is noticed by its missing bookmarks and counted as lost. Back within
+// --worker-lost-timeout, it keeps the workload: the check stays Ready on it, clusterName does
+// not move, and the other worker, which has room by then, gets no copy.
+TEST_F(MultiKueueE2eTest, APartitionThatHealsInsideTheTimeoutKeepsTheWinner) {
+  controller_.reset();
+  ASSERT_OK_AND_ASSIGN(
+      controller_, ChildProcess::Start(
+                       {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", manager_->address()),
+                        "--worker-lost-timeout=5m", "--worker-idle-timeout=2s", "--gc-interval=1s",
+                        "--config-sync-period=1s"},
+                       scratch_ + "/controller-partition.log"));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  v1::FinishRequest finish;
+  *finish.mutable_workload() = Ref("blocker");
+  ASSERT_OK(w1_client_->Finish(finish).status());
+
+  ASSERT_OK(w2_->Signal(SIGSTOP));
+  const bool noticed = WaitForClusterActive("w2", false);
+  ASSERT_OK(w2_->Signal(SIGCONT));
+  ASSERT_TRUE(noticed) << "the manager never counted the silent worker as lost:\n"
+                       << controller_->Logs();
+  ASSERT_TRUE(WaitForClusterActive("w2", true)) << controller_->Logs();
+
+  const v1::Workload kept = Get(*manager_client_, "train");
+  EXPECT_TRUE(ReadyOn(kept, "w2")) << kept.DebugString();
+  for (const v1::WorkloadEvent& e : kept.status().events()) {
+    EXPECT_FALSE(absl::StrContains(e.message(), "Admitting remote lost")) << kept.DebugString();
+  }
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+  EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
 TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
   // A copy of this manager's origin whose workload does not exist on the manager (its
   // manager's workload was deleted while the controller was away), and one of another origin.
@@ -451,13 +512,36 @@ TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
   EXPECT_EQ(Get(*w2_client_, "foreign").metadata().labels().at(kOriginLabel), "other");
 }
 
+// The Incremental settings come from Kueue's Configuration file, as an operator would give them.
 TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
   controller_.reset();
+  const std::string config_file = scratch_ + "/kueue-config.yaml";
+  {
+    std::ofstream out(config_file);
+    out << "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+           "kind: Configuration\n"
+           "multiKueue:\n"
+           "  dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental\n"
+           "  incrementalDispatcherConfig: {stepSize: 1}\n";
+    ASSERT_TRUE(out.good());
+  }
+  // A setting given twice, in the file and as a flag, is refused before anything runs.
+  const std::string refused_log = scratch_ + "/controller-refused.log";
+  ASSERT_OK_AND_ASSIGN(
+      int refused, ChildProcess::Run({TOLLGATE_MULTIKUEUE_PATH,
+                                      absl::StrCat("--config=", config_file), "--origin=elsewhere"},
+                                     refused_log));
+  EXPECT_EQ(refused, 2);
+  {
+    std::ifstream log(refused_log);
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(absl::StrContains(text, "--origin and --config both set the multiKueue settings"))
+        << text;
+  }
   ASSERT_OK_AND_ASSIGN(
       controller_, ChildProcess::Start(
                        {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", manager_->address()),
-                        "--dispatcher-name=kueue.x-k8s.io/multikueue-dispatcher-incremental",
-                        "--incremental-step-size=1", "--config-sync-period=1s"},
+                        absl::StrCat("--config=", config_file), "--config-sync-period=1s"},
                        scratch_ + "/controller-incremental.log"));
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   // The first round is the config's first worker only, although w2 has room; the next round

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -430,6 +431,63 @@ TEST_F(AdmissionMetricsTest, AdmissionChecksSplitReservationFromAdmission) {
       Value(scrape,
             R"(kueue_admitted_active_workloads{cluster_queue="cq",replica_role="standalone"})"),
       1);
+}
+
+// Kueue's multikueue_workloads_dispatched_total and _admitted_total: each worker a nomination
+// adds counts once (however often the workload is committed at that time), and the winner once.
+TEST_F(AdmissionMetricsTest, MultiKueueDispatchesAndTheWinnerAreCounted) {
+  v1::ApplyRequest apply = OneQueueApplyRequest(OneQueueConfig());
+  v1::AdmissionCheck* check = apply.add_objects()->mutable_admission_check();
+  check->mutable_metadata()->set_name("mk");
+  check->mutable_spec()->set_controller_name("kueue.x-k8s.io/multikueue");
+  for (v1::ConfigObject& object : *apply.mutable_objects()) {
+    if (object.has_cluster_queue())
+      object.mutable_cluster_queue()->mutable_spec()->add_admission_checks("mk");
+  }
+  ASSERT_OK(fx_.api->Apply(apply).status());
+  v1::SetAdmissionCheckActiveRequest active;
+  active.set_name("mk");
+  active.set_active(true);
+  ASSERT_OK(fx_.api->SetAdmissionCheckActive(active).status());
+  ASSERT_NO_FATAL_FAILURE(Submit("w", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  v1::GetWorkloadRequest get;
+  get.mutable_workload()->set_namespace_("team");
+  get.mutable_workload()->set_name("w");
+  auto update = [&](const std::string& state, std::vector<std::string> nominees,
+                    const std::string& winner) {
+    absl::StatusOr<v1::Workload> wl = fx_.api->GetWorkload(get);
+    ASSERT_OK(wl.status());
+    v1::UpdateAdmissionCheckStateRequest request;
+    *request.mutable_workload() = get.workload();
+    request.set_check("mk");
+    request.set_state(state);
+    request.set_expected_revision(wl->metadata().resource_version());
+    if (winner.empty()) {
+      request.set_set_nominated_cluster_names(true);
+      for (const std::string& n : nominees) request.add_nominated_cluster_names(n);
+    } else {
+      request.set_cluster_name(winner);
+    }
+    ASSERT_OK(fx_.api->UpdateAdmissionCheckState(request).status());
+    ASSERT_NO_FATAL_FAILURE(Settle());
+  };
+  ASSERT_NO_FATAL_FAILURE(update("Pending", {"w1"}, ""));
+  fx_.clock.Advance(absl::Seconds(1));
+  ASSERT_NO_FATAL_FAILURE(update("Pending", {"w1", "w2"}, ""));
+  ASSERT_NO_FATAL_FAILURE(update("Pending", {"w1", "w2"}, ""));  // no change, no count
+  ASSERT_NO_FATAL_FAILURE(update("Ready", {}, "w2"));
+
+  const std::string scrape = registry_.Render();
+  auto series = [](const std::string& name, const std::string& cluster) {
+    return absl::StrCat(name, R"({cluster_queue="cq",cluster=")", cluster,
+                        R"(",replica_role="standalone"})");
+  };
+  EXPECT_EQ(Value(scrape, series("multikueue_workloads_dispatched_total", "w1")), 1) << scrape;
+  EXPECT_EQ(Value(scrape, series("multikueue_workloads_dispatched_total", "w2")), 1);
+  EXPECT_EQ(Value(scrape, series("multikueue_workloads_admitted_total", "w2")), 1);
+  EXPECT_EQ(Value(scrape, series("multikueue_workloads_admitted_total", "w1")), std::nullopt);
 }
 
 // Kueue clears a deleted LocalQueue's series (ClearLocalQueueMetrics) and records none for a

@@ -55,6 +55,11 @@ waitForPodsReady:
     backoffMaxSeconds: 600
 resources:
   excludeResourcePrefixes: [example.com/, ephemeral-storage]
+multiKueue:
+  gcInterval: 30s
+  origin: fleet-a
+  workerLostTimeout: 5m
+  dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental
 featureGates: {AdmissionFairSharing: true}
 )";
 
@@ -87,11 +92,21 @@ waitForPodsReady:
 resources:
   excludeResourcePrefixes: [example.com/, ephemeral-storage]
   quotaCheckStrategy: BlockUndeclared
+multiKueue:
+  gcInterval: 30s
+  origin: fleet-a
+  workerLostTimeout: 5m
+  dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental
 featureGates: {AdmissionFairSharing: true}
 )";
 
 void ExpectAllFields(const KueueConfiguration& c) {
   const core::SchedulerConfig& s = c.scheduler;
+  EXPECT_EQ(c.multi_kueue.gc_interval, absl::Seconds(30));
+  EXPECT_EQ(c.multi_kueue.origin, "fleet-a");
+  EXPECT_EQ(c.multi_kueue.worker_lost_timeout, absl::Minutes(5));
+  EXPECT_EQ(c.multi_kueue.dispatcher_name, core::kIncrementalDispatcherName);
+  EXPECT_EQ(c.multi_kueue.incremental_step_size, 3);
   EXPECT_TRUE(c.adapter.manage_jobs_without_queue_name);
   ASSERT_TRUE(c.adapter.has_managed_jobs_namespace_selector);
   EXPECT_THAT(c.adapter.managed_jobs_namespace_selector.match_labels,
@@ -313,8 +328,32 @@ INSTANTIATE_TEST_SUITE_P(
                 "manageJobsWithoutQueueName"},
         BadCase{"UnknownFramework", std::string(kB1) + "integrations: {frameworks: [batch/jobs]}\n",
                 "integrations.frameworks[0]: unknown framework \"batch/jobs\""},
-        BadCase{"MultiKueueUnsupported", std::string(kB1) + "multiKueue: {gcInterval: 1m}\n",
-                "multiKueue: not supported by Tollgate"},
+        BadCase{"MultiKueueNegativeGcInterval",
+                std::string(kB1) + "multiKueue: {gcInterval: -1m}\n",
+                "multiKueue.gcInterval: must not be negative, got \"-1m\""},
+        BadCase{"MultiKueueBadOrigin", std::string(kB2) + "multiKueue: {origin: \"a b\"}\n",
+                "multiKueue.origin: invalid label value \"a b\""},
+        BadCase{
+            "MultiKueueExternalFrameworksUnsupported",
+            std::string(kB2) + "multiKueue: {externalFrameworks: [{name: Foo.v1.example.com}]}\n",
+            "multiKueue.externalFrameworks: not supported by Tollgate"},
+        BadCase{"MultiKueueClusterProfileUnsupported",
+                std::string(kB2) + "multiKueue: {clusterProfile: {accessProviders: [{name: a}]}}\n",
+                "multiKueue.clusterProfile: not supported by Tollgate"},
+        BadCase{"MultiKueueStepSizeWithoutIncremental",
+                std::string(kB2) + "multiKueue: {incrementalDispatcherConfig: {stepSize: 2}}\n",
+                "multiKueue.incrementalDispatcherConfig: only valid when dispatcherName is "
+                "kueue.x-k8s.io/multikueue-dispatcher-incremental, got "
+                "\"kueue.x-k8s.io/multikueue-dispatcher-all-at-once\""},
+        BadCase{"MultiKueueStepSizeZero",
+                std::string(kB2) + "multiKueue: {dispatcherName: "
+                                   "kueue.x-k8s.io/multikueue-dispatcher-incremental, "
+                                   "incrementalDispatcherConfig: {stepSize: 0}}\n",
+                "multiKueue.incrementalDispatcherConfig.stepSize: must be greater than or equal "
+                "to 1, got 0"},
+        BadCase{"MultiKueueStepSizeIsV1beta2Only",
+                std::string(kB1) + "multiKueue: {incrementalDispatcherConfig: {stepSize: 2}}\n",
+                "multiKueue.incrementalDispatcherConfig: unknown field"},
         BadCase{"TransformationsUnsupported",
                 std::string(kB2) +
                     "resources: {transformations: [{input: nvidia.com/mig-4g.5gb, strategy: "
@@ -402,7 +441,29 @@ TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
     EXPECT_EQ(c->adapter.frameworks, back->adapter.frameworks);
     EXPECT_EQ(c->adapter.manage_jobs_without_queue_name,
               back->adapter.manage_jobs_without_queue_name);
+    EXPECT_EQ(c->multi_kueue, back->multi_kueue) << json;
   }
+}
+
+// The multiKueue section (tollgate-multikueue --config): Kueue's defaults when absent or empty,
+// the Incremental dispatcher's step size in v1beta2.
+TEST(KueueConfigurationTest, MultiKueueDefaultsAndStepSize) {
+  for (const std::string& text :
+       {std::string(kB1),
+        std::string(kB2) + "multiKueue: {origin: \"\", dispatcherName: \"\"}\n"}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(text);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->multi_kueue, core::MultiKueueSettings{}) << text;
+  }
+  absl::StatusOr<KueueConfiguration> c = Parse(std::string(kB2) +
+                                               "multiKueue: {gcInterval: 0s, dispatcherName: "
+                                               "kueue.x-k8s.io/multikueue-dispatcher-incremental, "
+                                               "incrementalDispatcherConfig: {stepSize: 2}}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->multi_kueue.gc_interval, absl::ZeroDuration());
+  EXPECT_EQ(c->multi_kueue.incremental_step_size, 2);
+  EXPECT_THAT(EffectiveConfigurationJson(*c),
+              HasSubstr("\"incrementalDispatcherConfig\":{\"stepSize\":2}"));
 }
 
 }  // namespace
