@@ -406,8 +406,10 @@ class ClusterState {
   void DeriveQuotaUsage(Workload& wl);
   // The queues' activity, with Kueue's TopologyNotFound on top of the router's reasons.
   void RecomputeActivity();
-  // Placements on nodes that are gone or not ready: re-placed, or the workload is evicted.
-  void HandleNodeFailures(absl::Time now);
+  // Placements on the node named `changed_host` that failed (core/node_failure_rule.h: gone,
+  // not ready, or an untolerated taint, once the pods there ended): re-placed, or the workload
+  // is evicted.
+  void HandleNodeFailures(const std::string& changed_host, absl::Time now);
 
   // --- Admission checks (admission_check_lifecycle.cc).
   // The ClusterQueue whose checks the workload carries: the one holding its quota, else the one

@@ -25,8 +25,9 @@ struct NodeSpec {
   ResourceAmounts allocatable;
   bool ready = true;
   bool unschedulable = false;
-  // On a node that is not ready: the workloads (namespace/name, sorted) whose pods still run
-  // there; their placements on it fail once the pods end (Kueue's TASReplaceNodeOnPodTermination).
+  // On a node that is not ready or tainted NoSchedule/NoExecute: the workloads (namespace/name,
+  // sorted) whose pods still run there; their placements on it fail once the pods end
+  // (core/node_failure_rule.h).
   std::vector<std::string> running_workloads;
   bool operator==(const NodeSpec&) const = default;
 };

@@ -2,37 +2,31 @@
 // pods Tollgate does not place, the queues' TopologyNotFound, and node failures.
 
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cluster_state.h"
+#include "core/node_failure_rule.h"
 #include "core/topology_scheduling.h"
 #include "core/topology_validation.h"
 
 namespace tollgate::core {
 namespace {
 
+// The hostname a placement names the node with.
+std::string HostnameOf(const NodeSpec& node) {
+  auto it = node.labels.find(kHostnameLabel);
+  return it == node.labels.end() ? node.name : it->second;
+}
+
 // The inventory's nodes by the hostname a placement names them with.
 std::map<std::string, const NodeSpec*> NodesByHostname(const TopologyInventory& inventory) {
   std::map<std::string, const NodeSpec*> out;
-  for (const auto& [name, node] : inventory.nodes()) {
-    auto it = node.labels.find(kHostnameLabel);
-    out[it == node.labels.end() ? name : it->second] = &node;
-  }
+  for (const auto& [name, node] : inventory.nodes()) out[HostnameOf(node)] = &node;
   return out;
-}
-
-// Whether the workload `key` lost the node placed as `host`: gone, or not ready and none of the
-// workload's pods still run there (Kueue's TASReplaceNodeOnPodTermination waits for them). A
-// cordoned (unschedulable) node keeps its pods, so it is not a failure.
-bool LostNode(const std::map<std::string, const NodeSpec*>& nodes, const std::string& host,
-              const std::string& key) {
-  auto it = nodes.find(host);
-  if (it == nodes.end()) return true;
-  const NodeSpec& node = *it->second;
-  return !node.ready && !absl::c_binary_search(node.running_workloads, key);
 }
 
 }  // namespace
@@ -68,23 +62,29 @@ absl::Status ClusterState::DeleteTopology(absl::string_view name, absl::Time now
 
 absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
   const std::string name = node.name;
-  const NodeSpec* before = topology_.FindNode(name);
-  const bool was_ready = before != nullptr && before->ready;
-  std::vector<std::string> was_running;
-  if (before != nullptr) was_running = before->running_workloads;
+  std::optional<NodeSpec> before;
+  if (const NodeSpec* n = topology_.FindNode(name); n != nullptr) before = *n;
   if (absl::Status s = topology_.UpsertNode(std::move(node)); !s.ok()) return s;
   const NodeSpec* after = topology_.FindNode(name);
-  // Failing now, or once a workload's last pods there end.
-  if (after != nullptr && !after->ready && (was_ready || was_running != after->running_workloads)) {
-    HandleNodeFailures(now);
+  // What the node failure rule reads changed: a placement there may fail now (the node went not
+  // ready, or got a taint or was cordoned), or once a workload's last pods there end.
+  if (before.has_value() && after != nullptr &&
+      (before->ready != after->ready || before->taints != after->taints ||
+       before->unschedulable != after->unschedulable ||
+       before->running_workloads != after->running_workloads ||
+       HostnameOf(*before) != HostnameOf(*after))) {
+    if (HostnameOf(*before) != HostnameOf(*after)) HandleNodeFailures(HostnameOf(*before), now);
+    HandleNodeFailures(HostnameOf(*after), now);
   }
   RequeueAllInadmissible(now);
   return absl::OkStatus();
 }
 
 absl::Status ClusterState::DeleteNode(absl::string_view name, absl::Time now) {
+  std::string host;
+  if (const NodeSpec* n = topology_.FindNode(name); n != nullptr) host = HostnameOf(*n);
   if (absl::Status s = topology_.DeleteNode(name); !s.ok()) return s;
-  HandleNodeFailures(now);
+  HandleNodeFailures(host, now);
   RequeueAllInadmissible(now);
   return absl::OkStatus();
 }
@@ -119,8 +119,13 @@ void ClusterState::RecomputeActivity() {
   }
 }
 
-void ClusterState::HandleNodeFailures(absl::Time now) {
+void ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Time now) {
   const std::map<std::string, const NodeSpec*> nodes = NodesByHostname(topology_);
+  auto failed = [&](const std::string& host, const Workload& wl) {
+    auto it = nodes.find(host);
+    return PlacementFailedOn(it == nodes.end() ? nullptr : it->second, host, wl,
+                             registry_.flavors());
+  };
   std::vector<WorkloadId> affected;
   for (const auto& slot : workloads_.slots()) {
     if (slot == nullptr || slot->status.state != WorkloadState::kAdmitted ||
@@ -134,7 +139,11 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
       }
       bool lost = false;
       for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-        if (!d.values.empty() && LostNode(nodes, d.values.back(), slot->Key())) lost = true;
+        // Kueue reconciles the node that changed; the workload's other nodes are looked at
+        // when they change.
+        if (!d.values.empty() && d.values.back() == changed_host && failed(changed_host, *slot)) {
+          lost = true;
+        }
       }
       if (lost) {
         affected.push_back(slot->id);
@@ -144,15 +153,7 @@ void ClusterState::HandleNodeFailures(absl::Time now) {
   }
   for (WorkloadId id : affected) {
     Workload& wl = *mutable_workload(id);
-    std::set<std::string> unhealthy;
-    for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
-      if (!psa.topology_assignment.has_value()) continue;
-      for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-        if (!d.values.empty() && LostNode(nodes, d.values.back(), wl.Key())) {
-          unhealthy.insert(d.values.back());
-        }
-      }
-    }
+    const std::set<std::string> unhealthy = {changed_host};
     wl.status.mutable_history().unhealthy_nodes.assign(unhealthy.begin(), unhealthy.end());
     MarkDirty(id);
     // Kueue's failed-node replacement (fail fast on): the lost pods go elsewhere within the

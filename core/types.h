@@ -41,6 +41,10 @@ struct Toleration {
   std::string value;
   // Empty matches every effect.
   std::string effect;
+  // NoExecute only: the pod stays this long after the taint appears, then is evicted. A
+  // toleration with it tolerates the taint only for a while (Kueue's TASReplaceNodeOnNodeTaints
+  // waits for the pods to leave, docs/topology.md).
+  std::optional<int64_t> toleration_seconds = {};
   bool operator==(const Toleration&) const = default;
 };
 

@@ -1,5 +1,6 @@
 #include "adapters/kube/node_feed.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -48,9 +49,16 @@ absl::StatusOr<v1::Node> NodeFromKube(const Json& node) {
   return out;
 }
 
-bool ReportsNotReady(const Json& node) {
+bool NeedsRunningWorkloads(const Json& node) {
   const Json* ready = manifest::FindCondition(node, "Ready");
-  return ready != nullptr && GetString(*ready, {"status"}) != "True";
+  if (ready == nullptr) return false;
+  if (GetString(*ready, {"status"}) != "True") return true;
+  const Json* taints = Find(node, {"spec", "taints"});
+  if (taints == nullptr || !taints->is_array()) return false;
+  return std::any_of(taints->begin(), taints->end(), [](const Json& taint) {
+    const std::string effect = GetString(taint, {"effect"});
+    return effect == "NoSchedule" || effect == "NoExecute";
+  });
 }
 
 std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods) {

@@ -25,10 +25,12 @@ absl::StatusOr<v1::Node> NodeFromKube(const manifest::Json& node);
 using WorkloadPods =
     std::map<std::string, std::map<std::string, std::map<std::string, manifest::Json>>>;
 
-// The node reports a Ready condition that is not True. Only such a node waits for its
-// workloads' pods before its placements fail (Kueue fails a node without the condition, or
-// deleted, at once).
-bool ReportsNotReady(const manifest::Json& node);
+// Whether the inventory needs the node's running workloads: its Ready condition is not True, or
+// it is ready with a NoSchedule or NoExecute taint. Tollgate fails a placement on such a node
+// only once the workload's pods there are gone (Kueue's TASReplaceNodeOnPodTermination and
+// TASReplaceNodeOnNodeTaints wait for them; core/node_failure_rule.h decides which taints a
+// workload does not tolerate). A node without a Ready condition, or deleted, fails at once.
+bool NeedsRunningWorkloads(const manifest::Json& node);
 
 // Kueue's TASReplaceNodeOnPodTermination: the workloads ("namespace/name", sorted) with a placed
 // pod still progressing on `node` (sent to it by its hostname node selector, or bound to it; not

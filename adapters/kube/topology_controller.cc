@@ -52,7 +52,7 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
     {
       absl::MutexLock lock(&mu_);
       nodes_.desired.clear();
-      not_ready_nodes_.clear();
+      running_reporting_nodes_.clear();
       for (const Json& node : nodes) ObserveNode(node);
       RefreshRunningWorkloadsLocked();
       nodes_.listed = true;
@@ -65,7 +65,7 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
       if (event.type == "DELETED") {
         const std::string name = manifest::GetString(event.object, {"metadata", "name"});
         nodes_.desired.erase(name);
-        not_ready_nodes_.erase(name);
+        running_reporting_nodes_.erase(name);
       } else {
         ObserveNode(event.object);
       }
@@ -85,16 +85,16 @@ void TopologyController::ObserveNode(const Json& node) {
   if (!converted.ok()) return;
   const std::string name = converted->metadata().name();
   nodes_.desired[name] = *std::move(converted);
-  if (ReportsNotReady(node)) {
-    not_ready_nodes_.insert(name);
+  if (NeedsRunningWorkloads(node)) {
+    running_reporting_nodes_.insert(name);
   } else {
-    not_ready_nodes_.erase(name);
+    running_reporting_nodes_.erase(name);
   }
 }
 
 bool TopologyController::RefreshRunningWorkloadsLocked() {
   bool changed = false;
-  for (const std::string& name : not_ready_nodes_) {
+  for (const std::string& name : running_reporting_nodes_) {
     auto it = nodes_.desired.find(name);
     if (it == nodes_.desired.end()) continue;
     const std::vector<std::string> running = RunningWorkloadsOn(it->second, workload_pods_);
@@ -203,8 +203,8 @@ std::optional<TopologyController::Diff<Item>> TopologyController::DiffOf(
 void TopologyController::FlushNodes() {
   absl::MutexLock flush(&flush_mu_);
   {
-    // A not-ready node names the workloads still running on it, which needs the pods: sent
-    // before they are listed, it would fail every placement on it at once.
+    // A not-ready or tainted node names the workloads still running on it, which needs the
+    // pods: sent before they are listed, it would fail every placement on it at once.
     absl::MutexLock lock(&mu_);
     if (!pods_.listed) return;
   }

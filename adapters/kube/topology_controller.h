@@ -86,12 +86,13 @@ class TopologyController {
   void ResyncLoop(const common::StopSignal& stop);
   void WorkerLoop();
 
-  // Returns whether the pod is one placed by topology-aware scheduling (then the not-ready
-  // nodes' running workloads may have changed; the caller refreshes them once per batch).
+  // Returns whether the pod is one placed by topology-aware scheduling (then the nodes'
+  // running workloads may have changed; the caller refreshes them once per batch).
   bool ObservePod(const Json& pod, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a Node as the inventory should have it.
   void ObserveNode(const Json& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets the running workloads of every not-ready node; whether any changed.
+  // Sets the running workloads of every node that needs them (NeedsRunningWorkloads); whether
+  // any changed.
   bool RefreshRunningWorkloadsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushNodes();
   void FlushPods();
@@ -111,8 +112,9 @@ class TopologyController {
   Mirror<v1::NodePod> pods_ ABSL_GUARDED_BY(mu_);
   // Pods placed by topology-aware scheduling, as last seen.
   WorkloadPods workload_pods_ ABSL_GUARDED_BY(mu_);
-  // Nodes whose Ready condition is not True: they name the workloads still running on them.
-  std::set<std::string> not_ready_nodes_ ABSL_GUARDED_BY(mu_);
+  // Nodes that name the workloads still running on them: not ready, or tainted
+  // (NeedsRunningWorkloads).
+  std::set<std::string> running_reporting_nodes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tollgate::kube

@@ -78,7 +78,9 @@ absl::StatusOr<std::vector<core::Toleration>> TolerationsFromProto(
                        absl::StrCat("may only be set when effect is \"NoExecute\", got ",
                                     t.toleration_seconds(), " with effect ", Quote(t.effect())));
     }
-    out.push_back(core::Toleration{t.key(), op, t.value(), t.effect()});
+    core::Toleration tol{t.key(), op, t.value(), t.effect()};
+    if (t.has_toleration_seconds()) tol.toleration_seconds = t.toleration_seconds();
+    out.push_back(std::move(tol));
   }
   return out;
 }
@@ -124,6 +126,7 @@ void TolerationsToProto(const std::vector<core::Toleration>& tols,
     pt->set_operator_(t.op);
     pt->set_value(t.value);
     pt->set_effect(t.effect);
+    if (t.toleration_seconds.has_value()) pt->set_toleration_seconds(*t.toleration_seconds);
   }
 }
 

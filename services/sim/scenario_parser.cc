@@ -168,9 +168,9 @@ absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML:
   size_t i = 0;
   for (const auto& item : node) {
     const std::string item_path = Index(path, i++);
-    TOLLGATE_ASSIGN_OR_RETURN(
-        Keys k, Keys::Read(where, item, item_path,
-                           {"name", "labels", "allocatable", "taints", "unschedulable", "ready"}));
+    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, item, item_path,
+                                                 {"name", "labels", "allocatable", "taints",
+                                                  "unschedulable", "ready", "runningWorkloads"}));
     v1::Node n;
     TOLLGATE_ASSIGN_OR_RETURN(*n.mutable_metadata()->mutable_name(), RequiredStr(where, k, "name"));
     if (const YAML::Node* v = k.Get("labels")) {
@@ -206,6 +206,12 @@ absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML:
     if (const YAML::Node* v = k.Get("ready"); v != nullptr && !v->IsNull()) {
       TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("ready")));
       n.mutable_status()->set_ready(b);
+    }
+    if (const YAML::Node* v = k.Get("runningWorkloads"); v != nullptr && !v->IsNull()) {
+      // As the feeder sends them ("namespace/name"): the service checks them.
+      TOLLGATE_ASSIGN_OR_RETURN(std::vector<std::string> running,
+                                StrList(where, *v, k.Path("runningWorkloads")));
+      for (std::string& w : running) n.mutable_status()->add_running_workloads(std::move(w));
     }
     out.push_back(std::move(n));
   }

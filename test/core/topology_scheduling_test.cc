@@ -48,7 +48,7 @@ class TopologySchedulingTest : public ::testing::Test {
   }
 
   void Submit(const std::string& name, int32_t pods, std::optional<PodSetTopologyRequest> request,
-              int32_t priority = 0) {
+              int32_t priority = 0, std::vector<Toleration> tolerations = {}) {
     WorkloadSpec spec;
     spec.name = name;
     spec.namespace_name = "ns";
@@ -58,6 +58,7 @@ class TopologySchedulingTest : public ::testing::Test {
     ps.name = "main";
     ps.count = pods;
     ps.requests = {{"gpu", 1}};
+    ps.tolerations = std::move(tolerations);
     if (request.has_value()) ps.topology_request = *request;
     spec.pod_sets = {ps};
     now_ += absl::Milliseconds(1);
@@ -256,6 +257,70 @@ TEST_F(TopologySchedulingTest, ANotReadyNodeFailsAPlacementOnceItsPodsThereEnd) 
   ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
   EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
   EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+}
+
+// Kueue's TASReplaceNodeOnNodeTaints: a ready node that gets a NoSchedule or NoExecute taint the
+// workload does not tolerate fails the placement there once the workload's pods there have
+// ended; the pods go to another node of the rack (not the tainted one), or the workload is
+// evicted.
+TEST_F(TopologySchedulingTest, AnUntoleratedTaintFailsAPlacementOnceItsPodsThereEnd) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  AddNode("b1", "r2", "x4", 8);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  NodeSpec x2 = *state_.topology().FindNode("x2");
+  x2.taints = {{"maintenance", "", "NoExecute"}};
+  x2.running_workloads = {"ns/job2"};
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  // The pods were evicted by the taint: replaced inside the rack, on the untainted x3.
+  x2.running_workloads.clear();
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  // A NoSchedule taint on x3 before its pods started: failed at once, and r1 has no room left.
+  NodeSpec x3 = *state_.topology().FindNode("x3");
+  x3.taints = {{"gpu-broken", "true", "NoSchedule"}};
+  ASSERT_TRUE(state_.UpsertNode(x3, now_).ok());
+  const Workload& wl = Get("job2");
+  EXPECT_NE(wl.status.state, WorkloadState::kAdmitted);
+  const Condition* evicted = FindCondition(wl.status, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason, "NodeFailures");
+  EXPECT_EQ(evicted->message,
+            "Workload was evicted as there was no replacement for unhealthy node(s): x3");
+}
+
+TEST_F(TopologySchedulingTest, ATaintTheWorkloadToleratesForGoodKeepsThePlacement) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Toleration maintenance;
+  maintenance.key = "maintenance";
+  maintenance.op = "Exists";
+  Toleration drain;
+  drain.key = "drain";
+  drain.op = "Exists";
+  drain.effect = "NoExecute";
+  drain.toleration_seconds = 60;
+  Submit("job2", 4, Required(kRack), 0, {maintenance, drain});
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  NodeSpec x2 = *state_.topology().FindNode("x2");
+  x2.taints = {{"maintenance", "", "NoExecute"}, {"slow", "", "PreferNoSchedule"}};
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  // A toleration for a while only is waited on like none: with no pods there, x1 fails.
+  NodeSpec x1 = *state_.topology().FindNode("x1");
+  x1.taints = {{"drain", "", "NoExecute"}};
+  ASSERT_TRUE(state_.UpsertNode(x1, now_).ok());
+  EXPECT_EQ(Placement("job2"), "x2:2 x3:2");
 }
 
 TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {

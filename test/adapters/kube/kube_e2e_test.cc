@@ -958,6 +958,48 @@ class TopologyE2eTest : public KubeE2eTest {
     Create(manifest::PodResource(), "topo", pod);
   }
 
+  // A rack-required Indexed Job "heal" of two pods, admitted, its pods created and released
+  // onto their hosts, and seen by tollgate-kube: the start of the node failure tests. Sets
+  // `placed` to the hosts by rank and `workload` to "topo/NAME".
+  void PlaceHealJob(std::vector<std::string>* placed, std::string* workload) {
+    ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
+    Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
+    job["spec"]["completions"] = 2;
+    job["spec"]["completionMode"] = "Indexed";
+    job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
+        "cloud.com/rack";
+    Create(manifest::JobResource(), "topo", job);
+    ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
+    *placed = HostsByRank(Workload("topo", "job-heal-"));
+    ASSERT_EQ(placed->size(), 2u);
+    *workload = absl::StrCat("topo/", Workload("topo", "job-heal-")->metadata().name());
+    job = Get(manifest::JobResource(), "topo", "heal");
+    for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          for (int i = 0; i < 2; ++i) {
+            Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
+            if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
+              return false;
+            }
+          }
+          return true;
+        },
+        kWait));
+    // A barrier: tollgate-kube reads pods in order, so once it reports a pod made after the
+    // releases, it has seen them (the node failure must not overtake them).
+    Create(manifest::PodResource(), "topo", Json::parse(R"({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "barrier"},
+        "spec": {"nodeName": "n5",
+                 "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          std::optional<v1::NodeSummary> n5 = InventoryNode("n5");
+          return n5.has_value() && n5->reported_pods() == 1;
+        },
+        kWait));
+  }
+
   std::unique_ptr<client::TollgateClient> inventory_;
 };
 
@@ -1090,45 +1132,10 @@ TEST_F(TopologyE2eTest, APodGroupIsPlacedInOneRackAndEachMemberReleasedOntoItsHo
 // Kueue's TASReplaceNodeOnPodTermination: a node that stops being ready fails the placement on
 // it only once the workload's pods there have ended.
 TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
-  ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
-  Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
-  job["spec"]["completions"] = 2;
-  job["spec"]["completionMode"] = "Indexed";
-  job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
-      "cloud.com/rack";
-  Create(manifest::JobResource(), "topo", job);
-  ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload));
   auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
-  const std::vector<std::string> placed = hosts();
-  ASSERT_EQ(placed.size(), 2u);
-  const std::string workload =
-      absl::StrCat("topo/", Workload("topo", "job-heal-")->metadata().name());
-  job = Get(manifest::JobResource(), "topo", "heal");
-  for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (int i = 0; i < 2; ++i) {
-          Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
-          if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
-            return false;
-          }
-        }
-        return true;
-      },
-      kWait));
-
-  // A barrier: tollgate-kube reads pods in order, so once it reports a pod made after the
-  // releases, it has seen them (the node failure below must not overtake them).
-  Create(manifest::PodResource(), "topo", Json::parse(R"({
-      "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "barrier"},
-      "spec": {"nodeName": "n5",
-               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})"));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::optional<v1::NodeSummary> n5 = InventoryNode("n5");
-        return n5.has_value() && n5->reported_pods() == 1;
-      },
-      kWait));
 
   // The node of rank 0 stops being ready while its pod still runs: nothing fails yet.
   const std::string failed = placed[0];
@@ -1154,6 +1161,44 @@ TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
     }
   }
   ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), failed); }, kWait))
+      << Workload("topo", "job-heal-")->DebugString();
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(hosts().size(), 2u);
+}
+
+// Kueue's TASReplaceNodeOnNodeTaints: `kubectl drain` taints a ready node NoExecute; the job
+// does not tolerate it, so once Kubernetes evicted its pod there (the taint manager; the test
+// deletes it) the placement fails and the pod goes to another node of the rack.
+TEST_F(TopologyE2eTest, AnUntoleratedNoExecuteTaintFailsThePlacementOnceThePodIsEvicted) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload));
+  auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
+
+  const std::string drained = placed[0];
+  ASSERT_TRUE(kube_
+                  ->Patch(manifest::NodeResource(), "", drained, PatchType::kMerge,
+                          Json::parse(R"({"spec": {"taints": [
+                               {"key": "node.kubernetes.io/drain", "effect": "NoExecute"}]}})"))
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> node = InventoryNode(drained);
+        return node.has_value() && node->node().status().ready() &&
+               node->node().spec().taints_size() == 1 &&
+               absl::c_linear_search(node->node().status().running_workloads(), workload);
+      },
+      kWait))
+      << InventoryNode(drained)->DebugString();
+  EXPECT_EQ(hosts(), placed);
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+
+  for (int i = 0; i < 2; ++i) {
+    if (placed[i] == drained) {
+      ASSERT_TRUE(kube_->Delete(manifest::PodResource(), "topo", absl::StrCat("heal-", i)).ok());
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), drained); }, kWait))
       << Workload("topo", "job-heal-")->DebugString();
   EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(hosts().size(), 2u);

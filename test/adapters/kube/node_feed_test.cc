@@ -57,13 +57,22 @@ Json PodJson() {
     "status": {"phase": "Running"}})");
 }
 
-TEST(ReportsNotReadyTest, OnlyANodeWhoseReadyConditionIsNotTrue) {
+TEST(NeedsRunningWorkloadsTest, ANotReadyNodeOrAReadyNodeWithASchedulingTaint) {
   Json node = NodeJson();
-  EXPECT_FALSE(ReportsNotReady(node));
+  // Ready, tainted NoSchedule (TASReplaceNodeOnNodeTaints waits for the pods too).
+  EXPECT_TRUE(NeedsRunningWorkloads(node));
+  node["spec"]["taints"][0]["effect"] = "NoExecute";
+  EXPECT_TRUE(NeedsRunningWorkloads(node));
+  node["spec"]["taints"][0]["effect"] = "PreferNoSchedule";
+  EXPECT_FALSE(NeedsRunningWorkloads(node));
+  node["spec"].erase("taints");
+  EXPECT_FALSE(NeedsRunningWorkloads(node));
   node["status"]["conditions"][1]["status"] = "Unknown";
-  EXPECT_TRUE(ReportsNotReady(node));
+  EXPECT_TRUE(NeedsRunningWorkloads(node));
+  // Without a Ready condition the placements fail at once, tainted or not.
+  node = NodeJson();
   node["status"].erase("conditions");
-  EXPECT_FALSE(ReportsNotReady(node));
+  EXPECT_FALSE(NeedsRunningWorkloads(node));
 }
 
 TEST(RunningWorkloadsOnTest, WorkloadsWithAPodStillProgressingOnTheNode) {

@@ -775,10 +775,12 @@ TEST(ResourceFlavorFromProtoTest, ConvertsAndRoundTrips) {
   want.tolerations = {{"spot", "Exists", "", "NoSchedule"},
                       {"dedicated", "Equal", "ml", ""},
                       {"", "Exists", "", ""},
-                      {"node.kubernetes.io/unreachable", "Exists", "", "NoExecute"}};
+                      {"node.kubernetes.io/unreachable", "Exists", "", "NoExecute", 300}};
   EXPECT_EQ(*got, want);
   const v1::ResourceFlavor proto = ResourceFlavorToProto(*got);
   EXPECT_EQ(proto.spec().tolerations(1).operator_(), "Equal");
+  EXPECT_FALSE(proto.spec().tolerations(1).has_toleration_seconds());
+  EXPECT_EQ(proto.spec().tolerations(3).toleration_seconds(), 300);
   absl::StatusOr<core::ResourceFlavorSpec> again = ResourceFlavorFromProto(proto);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*again, *got);

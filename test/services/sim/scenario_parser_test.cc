@@ -676,7 +676,7 @@ nodes:
 steps:
   - submit:
       - {name: a, podSets: [{count: 4, topologyRequest: {required: rack, podSetSliceRequiredTopology: rack, podSetSliceSize: 2}}]}
-  - nodes: [{name: x2, ready: false}]
+  - nodes: [{name: x2, ready: false, runningWorkloads: [default/a, default/b]}]
   - deleteNodes: [x1]
   - reportPods: [{name: ns/p, node: x2, requests: {gpu: 1}}]
   - removePods: [ns/p]
@@ -703,6 +703,9 @@ steps:
   ASSERT_THAT(s->steps[1].nodes, SizeIs(1));
   EXPECT_FALSE(s->steps[1].nodes[0].status().ready());
   EXPECT_TRUE(s->steps[1].nodes[0].status().has_ready());
+  EXPECT_THAT(s->steps[1].nodes[0].status().running_workloads(),
+              ElementsAre("default/a", "default/b"));
+  EXPECT_THAT(s->nodes[0].status().running_workloads(), SizeIs(0));
   EXPECT_EQ(s->steps[2].kind, StepKind::kDeleteNodes);
   EXPECT_THAT(s->steps[2].names, ElementsAre("x1"));
   EXPECT_EQ(s->steps[3].kind, StepKind::kReportPods);

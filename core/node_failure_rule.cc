@@ -1,0 +1,79 @@
+#include "core/node_failure_rule.h"
+
+#include <algorithm>
+
+#include "core/admission_checks.h"
+#include "core/node_matching.h"
+
+namespace tollgate::core {
+namespace {
+
+bool IsSchedulingTaint(const Taint& taint) {
+  return taint.effect == "NoSchedule" || taint.effect == "NoExecute";
+}
+
+bool PlacedOn(const PodSetAssignment& psa, const std::string& host) {
+  if (!psa.topology_assignment.has_value()) return false;
+  return std::any_of(psa.topology_assignment->domains.begin(),
+                     psa.topology_assignment->domains.end(),
+                     [&](const TopologyDomainAssignment& d) {
+                       return !d.values.empty() && d.values.back() == host;
+                     });
+}
+
+// Some NoSchedule/NoExecute taint of the node is not tolerated for good by the workload's pod
+// sets placed on it. False when the tolerations cannot be merged (health unknown).
+bool HasFailingTaint(const NodeSpec& node, const std::string& host, const Workload& wl,
+                     const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  std::vector<Taint> taints = node.taints;
+  // KEP-2724: a cordoned node counts as tainted NoSchedule, as Kubernetes taints it.
+  const Taint cordoned{kUnschedulableTaintKey, "", "NoSchedule"};
+  if (node.unschedulable && std::find(taints.begin(), taints.end(), cordoned) == taints.end()) {
+    taints.push_back(cordoned);
+  }
+  if (std::none_of(taints.begin(), taints.end(), IsSchedulingTaint)) return false;
+  if (!wl.status.admission.has_value()) return false;
+  absl::StatusOr<std::vector<PodSetInfo>> infos = MergePodSetUpdates(wl.spec, wl.status, flavors);
+  if (!infos.ok()) return false;
+  std::vector<const std::vector<Toleration>*> pod_sets;
+  for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
+    if (!PlacedOn(psa, host)) continue;
+    for (const PodSetInfo& info : *infos) {
+      if (info.name == psa.name) pod_sets.push_back(&info.tolerations);
+    }
+  }
+  return std::any_of(taints.begin(), taints.end(), [&](const Taint& taint) {
+    return IsSchedulingTaint(taint) &&
+           ClassifyTaint(taint, pod_sets) != TaintToleration::kPermanently;
+  });
+}
+
+}  // namespace
+
+TaintToleration ClassifyTaint(const Taint& taint,
+                              const std::vector<const std::vector<Toleration>*>& pod_sets) {
+  TaintToleration out = TaintToleration::kPermanently;
+  for (const std::vector<Toleration>* tolerations : pod_sets) {
+    auto tolerates = [&](const Toleration& t) { return Tolerates(t, taint); };
+    if (std::none_of(tolerations->begin(), tolerations->end(), tolerates)) {
+      return TaintToleration::kNot;
+    }
+    auto for_good = [&](const Toleration& t) {
+      return !t.toleration_seconds.has_value() && Tolerates(t, taint);
+    };
+    if (std::none_of(tolerations->begin(), tolerations->end(), for_good)) {
+      out = TaintToleration::kTemporarily;
+    }
+  }
+  return out;
+}
+
+bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Workload& wl,
+                       const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  if (node == nullptr) return true;
+  const bool failing = !node->ready || HasFailingTaint(*node, host, wl, flavors);
+  return failing && !std::binary_search(node->running_workloads.begin(),
+                                        node->running_workloads.end(), wl.Key());
+}
+
+}  // namespace tollgate::core

@@ -1,0 +1,48 @@
+#pragma once
+
+// Kueue's node controller rule (pkg/controller/tas/node_controller.go, getWorkloadStatus): when a
+// workload's placement on one node has failed, so that its pods there are placed again or the
+// workload is evicted (docs/topology.md, "Node failures").
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/topology.h"
+#include "core/types.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// The taint Kubernetes puts on a cordoned node.
+inline constexpr char kUnschedulableTaintKey[] = "node.kubernetes.io/unschedulable";
+
+// How the workload's pod sets placed on a node stand with one NoSchedule or NoExecute taint
+// (Kueue's classifyTaints).
+enum class TaintToleration {
+  // Every such pod set tolerates it with a toleration that has no tolerationSeconds.
+  kPermanently,
+  // Every one tolerates it, some only for tolerationSeconds (NoExecute evicts them later).
+  kTemporarily,
+  // Some pod set does not tolerate it.
+  kNot,
+};
+TaintToleration ClassifyTaint(const Taint& taint,
+                              const std::vector<const std::vector<Toleration>*>& pod_sets);
+
+// Whether the workload's placement on `host` has failed; `node` is the inventory's node of that
+// hostname, null when it is gone.
+// * Gone: failed at once.
+// * Not ready: failed once none of the workload's pods run there (`node->running_workloads`,
+//   Kueue's TASReplaceNodeOnPodTermination).
+// * Ready, with a NoSchedule or NoExecute taint that a pod set placed there does not tolerate, or
+//   tolerates only for a while (Kueue's TASReplaceNodeOnNodeTaints): likewise failed once none of
+//   its pods run there. The pod sets' tolerations are their own, their flavors' and their
+//   admission checks' podSetUpdates' (Kueue's podSetsWithEffectiveTolerationsOnNode).
+// A cordoned (unschedulable) node counts as tainted `node.kubernetes.io/unschedulable:NoSchedule`
+// (KEP-2724; Kubernetes adds that taint itself). When the tolerations cannot be merged (two
+// checks disagree) nothing is decided, as Kueue leaves the health unknown.
+bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Workload& wl,
+                       const std::map<std::string, ResourceFlavorSpec>& flavors);
+
+}  // namespace tollgate::core
