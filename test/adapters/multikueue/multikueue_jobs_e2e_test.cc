@@ -202,10 +202,10 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     ASSERT_TRUE(W1().admission->Submit(blocker).ok());
     ASSERT_TRUE(WaitFor(
         [&] {
-          v1::GetWorkloadRequest get;
-          get.mutable_workload()->set_namespace_("team");
-          get.mutable_workload()->set_name("blocker");
-          absl::StatusOr<v1::Workload> got = W1().admission->GetWorkload(get);
+          v1::WorkloadRef ref;
+          ref.set_namespace_("team");
+          ref.set_name("blocker");
+          absl::StatusOr<v1::Workload> got = W1().admission->GetWorkload(ref);
           return got.ok() && got->status().state() == v1::WORKLOAD_STATE_ADMITTED;
         },
         kWait));
@@ -375,11 +375,11 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   EXPECT_TRUE(WaitFor([&] { return GetJob(W2(), "train").is_null(); }, kWait));
 
   // Ran once, on w2 only.
-  const Json w2_runs = FakeRuns(W2());
+  const Json w2_runs = FakeRuns(W2().apiserver);
   ASSERT_TRUE(w2_runs.is_array());
   EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
-  EXPECT_EQ(FakeRuns(Manager()), Json::array());
-  EXPECT_EQ(FakeRuns(W1()), Json::array());
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
   EXPECT_FALSE(seen_on_w1_.load());
 }
 
