@@ -383,5 +383,36 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   EXPECT_FALSE(seen_on_w1_.load());
 }
 
+TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
+  absl::StatusOr<Json> created = Manager().kube->Create(manifest::JobResource(), "team",
+                                                        MultiKueueJob("train", 1, /*fail=*/true));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Failed") &&
+               manifest::GetInt(local, {"status", "failed"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
 }  // namespace
 }  // namespace tollgate::kube
