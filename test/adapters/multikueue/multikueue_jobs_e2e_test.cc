@@ -4,7 +4,8 @@
 // manager's cluster with spec.managedBy kueue.x-k8s.io/multikueue runs on the worker with room
 // (w2; w1 is full): a Job bound to w2's copy appears there and runs; none appears on w1; the
 // manager's cluster never runs it; its status (active, then succeeded with Complete) comes back
-// onto the manager's Job, and the manager's workload finishes. Every wait has a deadline.
+// onto the manager's Job, and the manager's workload finishes; a failing job fails them with
+// reason Failed. Every wait has a deadline.
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -112,14 +113,16 @@ spec: {clusterQueue: cq}
 
 // A Job handed to MultiKueue, as a user writes it for Kueue: suspended, with the queue label and
 // managedBy. The fake runs it `seconds` once started (the annotation travels with the manifest).
-Json MultiKueueJob(const std::string& name, int seconds) {
+Json MultiKueueJob(const std::string& name, int seconds, bool fail = false) {
+  Json annotations = {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}};
+  if (fail) annotations["fake.tollgate.dev/fail"] = "true";
   return {
       {"apiVersion", "batch/v1"},
       {"kind", "Job"},
       {"metadata",
        {{"name", name},
         {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
-        {"annotations", {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}}}}},
+        {"annotations", annotations}}},
       {"spec",
        {{"managedBy", "kueue.x-k8s.io/multikueue"},
         {"suspend", true},
