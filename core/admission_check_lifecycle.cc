@@ -173,8 +173,9 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
         " and its podSetUpdates cannot change while it stays Ready (set another state first)"));
   }
 
-  const bool dispatch_changes =
-      update.cluster_name.has_value() || update.nominated_cluster_names.has_value();
+  const bool dispatch_changes = update.cluster_name.has_value() ||
+                                update.nominated_cluster_names.has_value() ||
+                                update.job_status.has_value();
   if (dispatch_changes) {
     TOLLGATE_RETURN_IF_ERROR(CheckMultiKueueDispatch(*wl, update));
   }
@@ -186,6 +187,12 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
   if (current->state == update.state && current->message == update.message &&
       current->requeue_after_seconds == update.requeue_after_seconds &&
       current->pod_set_updates == update.pod_set_updates && dispatch_same) {
+    // The mirrored job status alone changes often while the job runs: no event for it.
+    if (update.job_status.has_value() &&
+        !(history.job_status.has_value() && *history.job_status == *update.job_status)) {
+      wl->status.mutable_history().job_status = std::move(*update.job_status);
+      MarkDirty(wl->id);
+    }
     return absl::OkStatus();
   }
   WorkloadStatus candidate = wl->status;
@@ -200,6 +207,9 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
     if (!added.empty()) {
       AddEvent(candidate, now, std::string(kNominatedEventReason), NominatedEventMessage(added));
     }
+  }
+  if (update.job_status.has_value()) {
+    candidate.mutable_history().job_status = *update.job_status;
   }
   if (update.cluster_name.has_value() && *update.cluster_name != history.cluster_name) {
     // Kueue's rule: clusterName and nominatedClusterNames are mutually exclusive.
@@ -245,12 +255,12 @@ absl::Status ClusterState::CheckMultiKueueDispatch(const Workload& wl,
   const AdmissionCheckRuntime* check = registry_.FindAdmissionCheck(update.check);
   if (check == nullptr || check->spec.controller_name != kMultiKueueControllerName) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cluster_name, nominated_cluster_names: only a MultiKueue check (controller ",
+        "cluster_name, nominated_cluster_names, job_status: only a MultiKueue check (controller ",
         kMultiKueueControllerName, ") records them; ", QuoteValue(update.check), " is not one"));
   }
   if (!wl.HoldsQuota()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cluster_name, nominated_cluster_names: workload ", wl.Key(),
+        absl::StrCat("cluster_name, nominated_cluster_names, job_status: workload ", wl.Key(),
                      " holds no quota, so it is dispatched to no worker"));
   }
   const WorkloadHistory& history = wl.status.history();

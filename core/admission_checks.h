@@ -24,6 +24,8 @@ namespace tollgate::core {
 
 // Kueue's controller names with extra rules on a ClusterQueue (MultiKueue, ProvisioningRequest).
 inline constexpr absl::string_view kMultiKueueControllerName = "kueue.x-k8s.io/multikueue";
+// The label a MultiKueue copy carries with its manager's origin (Kueue's MultiKueueOriginLabel).
+inline constexpr absl::string_view kMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
 inline constexpr absl::string_view kProvisioningRequestControllerName =
     "kueue.x-k8s.io/provisioning-request";
 

@@ -65,6 +65,8 @@ struct CheckStateUpdate {
   // state (docs/multicluster.md).
   std::optional<std::string> cluster_name;
   std::optional<std::vector<std::string>> nominated_cluster_names;
+  // MultiKueue checks only: the winner's job status, mirrored onto the workload.
+  std::optional<WorkloadPayload> job_status;
 };
 
 struct SubmitOutcome {
@@ -227,7 +229,9 @@ class ClusterState {
   // thread. On an error (a duplicate key, a workload holding quota without an admission) the
   // state is partly restored and must be discarded.
   absl::Status RestoreAll(std::vector<std::unique_ptr<Workload>> workloads);
-  absl::Status Finish(absl::string_view key, absl::string_view message, absl::Time now);
+  // `reason` is the Finished condition's (Kueue's Succeeded, Failed, ...); empty: Succeeded.
+  absl::Status Finish(absl::string_view key, absl::string_view message, absl::Time now,
+                      absl::string_view reason = "");
   absl::Status Delete(absl::string_view key, absl::Time now);
   // Operator or adapter eviction of an admitted workload: it returns to its queue.
   absl::Status Evict(absl::string_view key, absl::string_view reason, absl::string_view message,
@@ -295,6 +299,15 @@ class ClusterState {
   // Kueue's WaitingForReplacementPods: members of the workload's pod group are missing. While
   // true a pending workload stays out of its queue; false requeues it. Idempotent.
   absl::Status SetWaitingForReplacementPods(absl::string_view key, bool waiting, absl::Time now);
+  // The job's status as its adapter reports it (status.job_status), from any state; the same
+  // status again is a no-op and no report adds an event (a running job reports often).
+  absl::Status SetJobStatus(absl::string_view key, WorkloadPayload status);
+  // On a MultiKueue worker (docs/multicluster.md): the manager declares this copy the winner.
+  // Idempotent once set. FAILED_PRECONDITION when the workload has no origin label
+  // (kueue.x-k8s.io/multikueue-origin), carries another `origin` (when not empty), or holds no
+  // quota.
+  absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin,
+                                    absl::Time now);
   // The workloads (in id order) whose owner has this uid.
   std::vector<WorkloadId> WorkloadsOwnedBy(absl::string_view owner_uid) const {
     return workloads_.OwnedBy(owner_uid);

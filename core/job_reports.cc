@@ -1,4 +1,5 @@
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/cluster_state.h"
 
 // ClusterState's transitions a workload's job asks for, as Kueue's job reconciler writes them
@@ -37,6 +38,44 @@ absl::Status ClusterState::BindOwner(absl::string_view key, WorkloadOwner owner,
   }
   AddEvent(wl->status, now, "OwnerBound", absl::StrCat("Bound to ", owner.kind, " ", owner.name));
   workloads_.SetOwner(wl->id, std::move(owner));
+  MarkDirty(wl->id);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetJobStatus(absl::string_view key, WorkloadPayload status) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  const WorkloadHistory& history = wl->status.history();
+  if (history.job_status.has_value() && *history.job_status == status) return absl::OkStatus();
+  wl->status.mutable_history().job_status = std::move(status);
+  MarkDirty(wl->id);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::MarkMultiKueueWinner(absl::string_view key, absl::string_view origin,
+                                                absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  const Labels& labels = wl->spec.metadata.value_or_default().labels;
+  auto label = labels.find(std::string(kMultiKueueOriginLabel));
+  if (label == labels.end()) {
+    return absl::FailedPreconditionError(absl::StrCat("workload ", key,
+                                                      " is not a MultiKueue copy (it has no ",
+                                                      kMultiKueueOriginLabel, " label)"));
+  }
+  if (!origin.empty() && label->second != origin) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " is a copy of origin \"", label->second, "\", not of \"", origin, "\""));
+  }
+  if (wl->status.history().multi_kueue_winner) return absl::OkStatus();
+  if (!wl->HoldsQuota()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " is ", WorkloadStateName(wl->status.state),
+        "; only a copy that holds quota (admitted on this worker) can be marked the winner"));
+  }
+  wl->status.mutable_history().multi_kueue_winner = true;
+  AddEvent(wl->status, now, "MultiKueueWinner",
+           "Declared the winner by the manager: its job runs on this worker");
   MarkDirty(wl->id);
   return absl::OkStatus();
 }

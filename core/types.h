@@ -307,6 +307,17 @@ struct WorkloadMetadata {
   bool operator==(const WorkloadMetadata&) const = default;
 };
 
+// An opaque object carried with a workload (MultiKueue's job manifest, a job's status): stored and
+// copied, never read by the core (docs/multicluster.md).
+struct WorkloadPayload {
+  std::string content_type;
+  // For a Kubernetes object: "batch/v1", "Job".
+  std::string api_version;
+  std::string kind;
+  std::string data;
+  bool operator==(const WorkloadPayload&) const = default;
+};
+
 struct WorkloadSpec {
   std::string namespace_name;
   std::string name;
@@ -323,6 +334,9 @@ struct WorkloadSpec {
   int64_t checkpoint_grace_seconds = 0;
   // Kueue's maximumExecutionTimeSeconds; read by start-time estimates (core/start_estimator.h).
   std::optional<int32_t> maximum_execution_time_seconds;
+  // Carried for whoever runs the workload elsewhere (a MultiKueue worker); part of equality, so
+  // a resubmission with another manifest is another workload.
+  Boxed<WorkloadPayload> payload = {};
   bool operator==(const WorkloadSpec&) const = default;
 };
 

@@ -175,6 +175,12 @@ struct WorkloadHistory {
   // nominated for a copy until then.
   std::string cluster_name = {};
   std::vector<std::string> nominated_cluster_names = {};
+  // On a worker's copy: the manager declared it the winner (MarkMultiKueueWinner); its job may
+  // be created. Set once.
+  bool multi_kueue_winner = false;
+  // The job's status as its adapter reported it (on a worker's copy), or as the MultiKueue
+  // controller mirrored it from the winner (on the manager's workload).
+  Boxed<WorkloadPayload> job_status = {};
   bool operator==(const WorkloadHistory&) const = default;
 };
 

@@ -161,8 +161,8 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   return SubmitOutcome{ref.id, true};
 }
 
-absl::Status ClusterState::Finish(absl::string_view key, absl::string_view message,
-                                  absl::Time now) {
+absl::Status ClusterState::Finish(absl::string_view key, absl::string_view message, absl::Time now,
+                                  absl::string_view reason) {
   Workload* wl = workloads_.FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   if (wl->status.state == WorkloadState::kFinished) return absl::OkStatus();
@@ -179,7 +179,9 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
   }
   wl->status.state = WorkloadState::kFinished;
   wl->status.pending_message.clear();
-  SetCondition(wl->status, Condition{"Finished", true, "Succeeded", std::string(message), now});
+  SetCondition(wl->status,
+               Condition{"Finished", true, reason.empty() ? "Succeeded" : std::string(reason),
+                         std::string(message), now});
   AddEvent(wl->status, now, "Finished",
            message.empty() ? "Workload finished" : std::string(message));
   MarkDirty(wl->id);

@@ -18,6 +18,7 @@
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
+#include "services/manifest/multikueue_job.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "services/manifest/topology_enactment.h"
@@ -288,6 +289,7 @@ absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
 
 absl::Status JobController::Reconcile(const ObjectKey& key) {
   if (key.resource == "namespaces") return ReconcileNamespace(key);
+  if (key.resource == kMultiKueueCopyResource) return ReconcileCopy(key);
   const manifest::JobKindTranslator* translator = TranslatorFor(key.resource);
   if (translator == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("no translator for ", key.resource));
@@ -420,9 +422,26 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
           ? manifest::TranslateWorkload(translator, *original, queue, *lookup_, workload_name)
           : original.status();
   const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
+  const bool multikueue = manifest::ManagedByMultiKueue(obj) &&
+                          manifest::ProjectsThroughMultiKueue(translator) && !prebuilt;
+  if (translated.ok() && multikueue) {
+    // The job travels with its workload to the worker that wins it (docs/multicluster.md).
+    absl::StatusOr<v1::WorkloadPayload> payload =
+        manifest::JobManifestPayload(translator, *original);
+    if (payload.ok()) {
+      *translated->mutable_spec()->mutable_payload() = *std::move(payload);
+    } else {
+      translated = payload.status();
+    }
+  }
   absl::StatusOr<v1::Workload> wl = !translated.ok() ? translated.status()
                                     : prebuilt       ? BindPrebuilt(translator, obj, *translated)
                                                      : SubmitOrReplace(*translated);
+  if (!wl.ok() && prebuilt && absl::IsNotFound(wl.status())) {
+    // A worker's job whose MultiKueue copy the manager removed goes with it.
+    TOLLGATE_ASSIGN_OR_RETURN(const bool deleted, DeleteJobOfGoneCopy(translator, obj));
+    if (deleted) return absl::OkStatus();
+  }
   if (!wl.ok()) {
     if (!IsRejection(wl.status())) return wl.status();
     // Keep the job from running without quota, and tell its owner why. Returning the error
@@ -437,6 +456,12 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
     return wl.status();
   }
 
+  if (prebuilt) TOLLGATE_RETURN_IF_ERROR(ReportCopyJobStatus(translator, obj, *wl));
+  if (multikueue) {
+    // The status patch wakes this object again; the rest waits for that pass.
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteJobStatus(translator, obj, *wl));
+    if (projected) return absl::OkStatus();
+  }
   const bool suspended = translator.IsSuspended(obj);
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
@@ -666,14 +691,28 @@ absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& tr
                                            const Json& obj, const v1::WorkloadRef& ref,
                                            const manifest::JobFinish& finish) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-  if (absl::IsNotFound(wl.status())) return absl::OkStatus();
+  if (absl::IsNotFound(wl.status())) {
+    // A finished worker job whose MultiKueue copy is gone goes with it.
+    if (manifest::PrebuiltWorkloadName(obj).empty()) return absl::OkStatus();
+    return DeleteJobOfGoneCopy(translator, obj).status();
+  }
   if (!wl.ok()) return wl.status();
+  if (!manifest::PrebuiltWorkloadName(obj).empty()) {
+    // The final status reaches the copy before its finish, so the manager mirrors it.
+    TOLLGATE_RETURN_IF_ERROR(ReportCopyJobStatus(translator, obj, *wl));
+  }
+  if (manifest::ManagedByMultiKueue(obj)) {
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteJobStatus(translator, obj, *wl));
+    if (projected) return absl::OkStatus();
+  }
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED:
     case v1::WORKLOAD_STATE_EVICTING: {
       v1::FinishRequest request;
       *request.mutable_workload() = ref;
       request.set_message(finish.message);
+      // Kueue's reasons: a failed job's workload finishes Failed.
+      request.set_reason(finish.succeeded ? "Succeeded" : "Failed");
       TOLLGATE_RETURN_IF_ERROR(admission_.Finish(request).status());
       common::Log(
           "info", "finished workload",

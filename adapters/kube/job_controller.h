@@ -34,6 +34,10 @@ inline constexpr absl::string_view kStatusAnnotation = "tollgate.dev/status";
 // adapter forwards it to Tollgate, which then prefers victims that lose the least work.
 inline constexpr absl::string_view kCheckpointAnnotation = "tollgate.dev/checkpoint-time";
 
+// The resource of the work-queue keys that name a MultiKueue copy on a worker (a workload, not
+// an object): its carried job is created once the copy is admitted and declared the winner.
+inline constexpr absl::string_view kMultiKueueCopyResource = "tollgate.dev/multikueue-copies";
+
 // A job object (or a Namespace, resource "namespaces") by resource plural and name.
 struct ObjectKey {
   std::string resource;
@@ -114,6 +118,22 @@ class JobController {
 
  private:
   absl::Status ReconcileNamespace(const ObjectKey& key);
+
+  // --- MultiKueue's job projection (multikueue_jobs.cc; docs/multicluster.md) ---
+  // On a worker: creates the job a copy carries once the copy is admitted and declared the
+  // winner (never otherwise), bound to it by the prebuilt-workload label.
+  absl::Status ReconcileCopy(const ObjectKey& key);
+  // On a worker: reports the job's status on its copy when it changed.
+  absl::Status ReportCopyJobStatus(const manifest::JobKindTranslator& translator, const Json& obj,
+                                   const v1::Workload& copy);
+  // On the manager: projects the winner's job status onto a managedBy-MultiKueue job's status
+  // (Kueue's determineStatusUpdate). Returns whether it patched the status.
+  absl::StatusOr<bool> ProjectRemoteJobStatus(const manifest::JobKindTranslator& translator,
+                                              const Json& obj, const v1::Workload& wl);
+  // On a worker: a job created for a copy whose copy is gone goes too (Kueue deletes the remote
+  // job with its workload). False (nothing done) for a job without the MultiKueue origin label.
+  absl::StatusOr<bool> DeleteJobOfGoneCopy(const manifest::JobKindTranslator& translator,
+                                           const Json& obj);
   absl::Status ReconcileObject(const manifest::JobKindTranslator& translator, const ObjectKey& key);
   // One pass; ABORTED on a conflict.
   absl::Status ReconcileOnce(const manifest::JobKindTranslator& translator, const Json& obj);

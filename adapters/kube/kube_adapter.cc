@@ -341,6 +341,12 @@ void KubeAdapter::TollgateLoop(const common::StopSignal& stop) {
                 owner.has_value()) {
               queue_.Add(*owner);
             }
+            if (event.type() != v1::WatchEvent::DELETED &&
+                event.workload().status().multi_kueue_winner()) {
+              // A MultiKueue copy declared the winner here: its carried job may be due.
+              queue_.Add(
+                  ObjectKey{std::string(kMultiKueueCopyResource), meta.namespace_(), meta.name()});
+            }
             EnqueueForWorkload(event.workload());
           }
           PersistRevision(/*force=*/false);

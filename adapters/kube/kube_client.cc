@@ -353,4 +353,21 @@ absl::Status CurlKubeClient::Delete(const manifest::ResourceKind& kind, absl::st
       .status();
 }
 
+absl::StatusOr<Json> CurlKubeClient::PatchStatus(const manifest::ResourceKind& kind,
+                                                 absl::string_view ns, absl::string_view name,
+                                                 const Json& patch) {
+  return JsonCall("PATCH", absl::StrCat(ResourcePath(kind, ns, name), "/status"),
+                  manifest::Dump(patch), kMergePatch,
+                  absl::StrCat("patch ", kind.plural, "/status ", ns, "/", name));
+}
+
+absl::Status CurlKubeClient::DeleteWithDependents(const manifest::ResourceKind& kind,
+                                                  absl::string_view ns, absl::string_view name) {
+  const Json options = {
+      {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}};
+  return JsonCall("DELETE", ResourcePath(kind, ns, name), manifest::Dump(options), kJson,
+                  absl::StrCat("delete ", kind.plural, " ", ns, "/", name))
+      .status();
+}
+
 }  // namespace tollgate::kube

@@ -69,6 +69,18 @@ class KubeClient {
                                       const Json& object) = 0;
   virtual absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                               absl::string_view name) = 0;
+  // A merge patch of the status subresource (metadata.resourceVersion in the patch makes it
+  // conditional).
+  virtual absl::StatusOr<Json> PatchStatus(const manifest::ResourceKind& kind, absl::string_view ns,
+                                           absl::string_view name, const Json& patch) {
+    (void)kind, (void)ns, (void)name, (void)patch;
+    return absl::UnimplementedError("PatchStatus");
+  }
+  // Delete with propagationPolicy Background: what the object owns (a Job's pods) goes too.
+  virtual absl::Status DeleteWithDependents(const manifest::ResourceKind& kind,
+                                            absl::string_view ns, absl::string_view name) {
+    return Delete(kind, ns, name);
+  }
 };
 
 // True for 409 Conflict: a resourceVersion precondition failed, so re-read and retry.
@@ -114,6 +126,10 @@ class CurlKubeClient final : public KubeClient {
                               const Json& object) override;
   absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,
                       absl::string_view name) override;
+  absl::StatusOr<Json> PatchStatus(const manifest::ResourceKind& kind, absl::string_view ns,
+                                   absl::string_view name, const Json& patch) override;
+  absl::Status DeleteWithDependents(const manifest::ResourceKind& kind, absl::string_view ns,
+                                    absl::string_view name) override;
 
  private:
   struct Response {

@@ -363,7 +363,8 @@ void DispatchController::CollectGarbage() {
 absl::Status DispatchController::UpdateCheck(
     const ManagedWorkload& managed, core::CheckState state, const std::string& message,
     const std::optional<std::string>& winner,
-    const std::optional<std::vector<std::string>>& nominees) {
+    const std::optional<std::vector<std::string>>& nominees,
+    const std::optional<v1::WorkloadPayload>& job_status) {
   v1::UpdateAdmissionCheckStateRequest request;
   request.mutable_workload()->set_namespace_(managed.workload.metadata().namespace_());
   request.mutable_workload()->set_name(managed.workload.metadata().name());
@@ -376,6 +377,7 @@ absl::Status DispatchController::UpdateCheck(
     request.set_set_nominated_cluster_names(true);
     for (const std::string& n : *nominees) request.add_nominated_cluster_names(n);
   }
+  if (job_status.has_value()) *request.mutable_job_status() = *job_status;
   return manager_.UpdateAdmissionCheckState(request).status();
 }
 
@@ -509,22 +511,59 @@ void DispatchController::Reconcile(const std::string& key) {
     auto link = links.find(*plan.deactivate_remote);
     if (link != links.end()) note(link->second->DeactivateCopy(ns, name));
   }
+  // The winner's job status, mirrored with the check's state (before a finish, so the final
+  // status reaches the manager's job).
+  std::optional<v1::WorkloadPayload> mirror;
+  if (plan.mirror_from.has_value() && local.holds_quota) {
+    auto link = links.find(*plan.mirror_from);
+    if (link != links.end() && link->second->connected()) {
+      if (std::optional<v1::Workload> copy = link->second->Copy(key)) {
+        mirror = JobStatusToMirror(wl, *copy);
+      }
+    }
+  }
+  if (mirror.has_value() && !plan.check.has_value()) {
+    const v1::AdmissionCheckState* current = FindCheckState(wl, managed->check);
+    note(UpdateCheck(*managed, local.check_state, current != nullptr ? current->message() : "",
+                     std::nullopt, std::nullopt, mirror));
+  }
   if (plan.finish_local.has_value() && wl.status().state() == v1::WORKLOAD_STATE_ADMITTED) {
     v1::FinishRequest finish;
     finish.mutable_workload()->set_namespace_(ns);
     finish.mutable_workload()->set_name(name);
     finish.set_message(plan.finish_local->message.empty() ? plan.finish_local->reason
                                                           : plan.finish_local->message);
+    finish.set_reason(FinishReasonOf(*plan.finish_local));
     note(manager_.Finish(finish).status());
   }
+  std::optional<std::string> winner = local.cluster_name;
   if (plan.check.has_value()) {
     absl::Status updated = UpdateCheck(*managed, plan.check->state, plan.check->message,
-                                       plan.set_cluster_name, std::nullopt);
+                                       plan.set_cluster_name, std::nullopt, mirror);
     if (updated.ok() && plan.set_cluster_name.has_value()) {
       common::Log("info", "workload admitted on a worker",
                   {{"workload", key}, {"cluster", *plan.set_cluster_name}});
+      winner = plan.set_cluster_name;
     }
     note(std::move(updated));
+  }
+  if (winner.has_value() && local.holds_quota) {
+    // Exactly once: only the copy on the recorded winner is ever marked, and only after the
+    // record; the worker's tollgate-kube creates the job for a marked copy alone.
+    auto link = links.find(*winner);
+    if (link != links.end() && link->second->connected()) {
+      std::optional<v1::Workload> copy = link->second->Copy(key);
+      v1::Workload recorded = wl;
+      recorded.mutable_status()->set_cluster_name(*winner);
+      if (copy.has_value() && NeedsWinnerMark(recorded, *winner, *copy)) {
+        absl::Status marked = link->second->MarkWinner(ns, name);
+        common::Log(marked.ok() ? "info" : "warning", "marked the winning copy",
+                    {{"cluster", *winner},
+                     {"workload", key},
+                     {"error", marked.ok() ? "" : marked.ToString()}});
+        note(std::move(marked));
+      }
+    }
   }
   if (plan.recheck_at.has_value()) {
     absl::MutexLock lock(&mu_);

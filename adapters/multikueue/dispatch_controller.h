@@ -90,7 +90,8 @@ class DispatchController {
                         absl::Time now);
   absl::Status UpdateCheck(const ManagedWorkload& managed, core::CheckState state,
                            const std::string& message, const std::optional<std::string>& winner,
-                           const std::optional<std::vector<std::string>>& nominees);
+                           const std::optional<std::vector<std::string>>& nominees,
+                           const std::optional<v1::WorkloadPayload>& job_status = std::nullopt);
 
   // Something for the reconcile thread: a dirty workload, an Active condition to report, or stop.
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -122,7 +122,33 @@ v1::Workload CopyOf(const v1::Workload& origin_workload, absl::string_view origi
     spec->set_maximum_execution_time_seconds(
         origin_workload.spec().maximum_execution_time_seconds());
   }
+  if (origin_workload.spec().has_payload()) {
+    *spec->mutable_payload() = origin_workload.spec().payload();
+  }
   return copy;
+}
+
+bool NeedsWinnerMark(const v1::Workload& origin_workload, absl::string_view cluster,
+                     const v1::Workload& copy) {
+  return !cluster.empty() && origin_workload.status().cluster_name() == cluster &&
+         HoldsQuota(copy) && !copy.status().multi_kueue_winner();
+}
+
+std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,
+                                                     const v1::Workload& winner_copy) {
+  if (!winner_copy.status().has_job_status()) return std::nullopt;
+  const v1::WorkloadPayload& remote = winner_copy.status().job_status();
+  const v1::WorkloadPayload& local = origin_workload.status().job_status();
+  if (origin_workload.status().has_job_status() && local.content_type() == remote.content_type() &&
+      local.api_version() == remote.api_version() && local.kind() == remote.kind() &&
+      local.data() == remote.data()) {
+    return std::nullopt;
+  }
+  return remote;
+}
+
+std::string FinishReasonOf(const core::RemoteCondition& finished) {
+  return finished.reason.empty() ? std::string("Succeeded") : finished.reason;
 }
 
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin) {

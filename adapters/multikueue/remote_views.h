@@ -39,9 +39,25 @@ core::LocalView LocalViewOf(const v1::Workload& workload, absl::string_view chec
 // still matches the manager's `origin_workload`.
 core::RemoteCopy RemoteCopyOf(const v1::Workload& copy, const v1::Workload& origin_workload);
 
-// The copy to submit on a worker: the same namespace, name, LocalQueue, pod sets and (effective)
-// priority, labels kept, plus the origin label. Status, owner and uid are the worker's own.
+// The copy to submit on a worker: the same namespace, name, LocalQueue, pod sets, (effective)
+// priority and payload (the job manifest), labels kept, plus the origin label. Status, owner and
+// uid are the worker's own.
 v1::Workload CopyOf(const v1::Workload& origin_workload, absl::string_view origin);
+
+// Whether the manager must declare `copy` (on worker `cluster`) the winner: the manager
+// recorded `cluster` as its clusterName, the copy holds quota there and is not marked yet.
+// Marked only after the record, so at most one copy of a workload is ever marked.
+bool NeedsWinnerMark(const v1::Workload& origin_workload, absl::string_view cluster,
+                     const v1::Workload& copy);
+
+// The winner's job status to mirror onto the manager's workload: the copy's, when it has one
+// that the manager's workload does not have yet.
+std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,
+                                                     const v1::Workload& winner_copy);
+
+// The Finished reason to finish the manager's workload with, from the copy's: Kueue's reasons
+// pass through; empty (a worker that gives none) is Succeeded.
+std::string FinishReasonOf(const core::RemoteCondition& finished);
 
 // Whether `copy` carries this manager's origin label.
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin);

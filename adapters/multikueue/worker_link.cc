@@ -132,6 +132,15 @@ absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string
   return client_->SetWorkloadActive(request).status();
 }
 
+absl::Status WorkerLink::MarkWinner(const std::string& ns, const std::string& name) {
+  if (client_ == nullptr) return credentials_status_;
+  v1::MarkMultiKueueWinnerRequest request;
+  request.mutable_workload()->set_namespace_(ns);
+  request.mutable_workload()->set_name(name);
+  request.set_origin(options_.origin);
+  return client_->MarkMultiKueueWinner(request).status();
+}
+
 void WorkerLink::SetConnected(bool connected, const std::string& message) {
   bool changed = false;
   {

@@ -73,6 +73,9 @@ class WorkerLink {
   absl::Status CreateCopy(const v1::Workload& copy);
   absl::Status DeleteCopy(const std::string& ns, const std::string& name);
   absl::Status DeactivateCopy(const std::string& ns, const std::string& name);
+  // Declares the copy the winner (after the manager recorded this worker as its clusterName):
+  // only then does the worker's tollgate-kube create the carried job. Idempotent.
+  absl::Status MarkWinner(const std::string& ns, const std::string& name);
 
  private:
   void Loop();

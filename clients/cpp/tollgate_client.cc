@@ -446,6 +446,14 @@ absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> TollgateClient::SetMultiK
       });
 }
 
+absl::StatusOr<v1::MarkMultiKueueWinnerResponse> TollgateClient::MarkMultiKueueWinner(
+    const v1::MarkMultiKueueWinnerRequest& request) {
+  return Unary<v1::MarkMultiKueueWinnerResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::MarkMultiKueueWinnerResponse* r) {
+        return e.checks->MarkMultiKueueWinner(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::BuildInfo> TollgateClient::GetBuildInfo() {
   return Unary<v1::BuildInfo>([&](Endpoint& e, grpc::ClientContext* c, v1::BuildInfo* r) {
     return e.info->GetBuildInfo(c, v1::GetBuildInfoRequest(), r);

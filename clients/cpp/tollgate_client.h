@@ -133,6 +133,9 @@ class TollgateClient {
       const v1::SetAdmissionCheckActiveRequest& request);
   absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
       const v1::SetMultiKueueClusterActiveRequest& request);
+  // On a MultiKueue worker: the manager's copy that won (docs/multicluster.md).
+  absl::StatusOr<v1::MarkMultiKueueWinnerResponse> MarkMultiKueueWinner(
+      const v1::MarkMultiKueueWinnerRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);

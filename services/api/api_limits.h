@@ -29,6 +29,10 @@ inline constexpr size_t kMaxOwnerReferenceFieldBytes = 253;
 // Free text stored with a workload: Finish messages, Preempt reasons (Kubernetes' limit on a
 // condition message).
 inline constexpr size_t kMaxMessageBytes = 32 * 1024;
+// A workload's payload (a job manifest) and a reported job status: their data, and each of the
+// fields that say what the data is.
+inline constexpr size_t kMaxPayloadBytes = 256 * 1024;
+inline constexpr size_t kMaxPayloadFieldBytes = 253;
 
 // Limits from Kueue's CRDs (kubebuilder MaxItems markers) and webhooks.
 inline constexpr int kMaxResourceGroups = 16;

@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "services/api/api_limits.h"
 #include "services/api/selector_codec.h"
+#include "services/api/workload_codec.h"
 
 namespace tollgate::api {
 namespace {
@@ -148,6 +149,12 @@ absl::StatusOr<core::CheckStateUpdate> CheckStateUpdateFromProto(
     return r.Invalid("nominated_cluster_names",
                      "is given without set_nominated_cluster_names; set it to replace the "
                      "nominees");
+  }
+  if (request.has_job_status()) {
+    absl::StatusOr<core::WorkloadPayload> job_status =
+        PayloadFromProto("job_status", request.job_status());
+    if (!job_status.ok()) return r.Wrap(job_status.status());
+    out.job_status = *std::move(job_status);
   }
   return out;
 }

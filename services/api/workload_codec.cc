@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/names.h"
 #include "core/quantity.h"
@@ -257,6 +258,56 @@ absl::StatusOr<core::WorkloadOwner> OwnerReferenceFromProto(absl::string_view pa
   return core::WorkloadOwner{ref.api_version(), ref.kind(), ref.name(), ref.uid()};
 }
 
+absl::StatusOr<core::WorkloadPayload> PayloadFromProto(absl::string_view path,
+                                                       const v1::WorkloadPayload& payload) {
+  if (payload.data().size() > kMaxPayloadBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".data: must be no more than ",
+                                                   kMaxPayloadBytes, " bytes, got ",
+                                                   payload.data().size(), " bytes"));
+  }
+  for (const auto& [field, value] :
+       {std::pair<absl::string_view, const std::string*>{"contentType", &payload.content_type()},
+        {"apiVersion", &payload.api_version()},
+        {"kind", &payload.kind()}}) {
+    if (value->size() > kMaxPayloadFieldBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".", field, ": must be no more than ",
+                                                     kMaxPayloadFieldBytes, " bytes, got ",
+                                                     Quote(*value)));
+    }
+  }
+  if (!payload.data().empty() && payload.content_type().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".contentType: Required value (what the data is, e.g. \"application/json\")"));
+  }
+  return core::WorkloadPayload{payload.content_type(), payload.api_version(), payload.kind(),
+                               payload.data()};
+}
+
+absl::Status ValidateConditionReason(absl::string_view field, absl::string_view reason) {
+  if (reason.empty()) return absl::OkStatus();
+  constexpr size_t kMaxReasonBytes = 1024;
+  auto allowed = [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ',' || c == ':';
+  };
+  const bool valid = reason.size() <= kMaxReasonBytes &&
+                     absl::ascii_isalpha(static_cast<unsigned char>(reason.front())) &&
+                     std::all_of(reason.begin(), reason.end(), allowed) && reason.back() != ',' &&
+                     reason.back() != ':';
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field,
+      ": must be a condition reason (a letter, then letters, digits, '_', ',' or ':', not "
+      "ending in ',' or ':', at most 1024 bytes), got ",
+      Quote(reason)));
+}
+
+void PayloadToProto(const core::WorkloadPayload& payload, v1::WorkloadPayload* out) {
+  out->set_content_type(payload.content_type);
+  out->set_api_version(payload.api_version);
+  out->set_kind(payload.kind);
+  out->set_data(payload.data);
+}
+
 void OwnerReferenceToProto(const core::WorkloadOwner& owner, v1::OwnerReference* out) {
   out->set_api_version(owner.api_version);
   out->set_kind(owner.kind);
@@ -362,6 +413,11 @@ absl::StatusOr<core::WorkloadSpec> WorkloadSpecFromProto(const v1::Workload& wl)
     }
     out.maximum_execution_time_seconds = s.maximum_execution_time_seconds();
   }
+  if (s.has_payload()) {
+    absl::StatusOr<core::WorkloadPayload> payload = PayloadFromProto("spec.payload", s.payload());
+    if (!payload.ok()) return r.Wrap(payload.status());
+    out.payload = *std::move(payload);
+  }
   return out;
 }
 
@@ -444,6 +500,13 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
   history.cluster_name = s.cluster_name();
   history.nominated_cluster_names.assign(s.nominated_cluster_names().begin(),
                                          s.nominated_cluster_names().end());
+  history.multi_kueue_winner = s.multi_kueue_winner();
+  if (s.has_job_status()) {
+    absl::StatusOr<core::WorkloadPayload> job_status =
+        PayloadFromProto("status.jobStatus", s.job_status());
+    if (!job_status.ok()) return r.Wrap(job_status.status());
+    history.job_status = *std::move(job_status);
+  }
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -540,6 +603,7 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   if (wl.spec.maximum_execution_time_seconds.has_value()) {
     s->set_maximum_execution_time_seconds(*wl.spec.maximum_execution_time_seconds);
   }
+  if (wl.spec.payload.has_value()) PayloadToProto(*wl.spec.payload, s->mutable_payload());
 
   const core::WorkloadStatus& st = wl.status;
   v1::WorkloadStatus* ps = out->mutable_status();
@@ -609,6 +673,10 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   ps->set_cluster_name(history.cluster_name);
   for (const std::string& name : history.nominated_cluster_names) {
     ps->add_nominated_cluster_names(name);
+  }
+  ps->set_multi_kueue_winner(history.multi_kueue_winner);
+  if (history.job_status.has_value()) {
+    PayloadToProto(*history.job_status, ps->mutable_job_status());
   }
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();

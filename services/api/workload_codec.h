@@ -28,6 +28,19 @@ absl::StatusOr<core::WorkloadOwner> OwnerReferenceFromProto(absl::string_view pa
                                                             const v1::OwnerReference& ref);
 void OwnerReferenceToProto(const core::WorkloadOwner& owner, v1::OwnerReference* out);
 
+// A workload's payload or a job status (v1::WorkloadPayload) at `path` ("spec.payload",
+// "job_status"): data at most kMaxPayloadBytes, content_type required with data, each
+// descriptive field at most kMaxPayloadFieldBytes. INVALID_ARGUMENT naming the field and what
+// was sent otherwise.
+absl::StatusOr<core::WorkloadPayload> PayloadFromProto(absl::string_view path,
+                                                       const v1::WorkloadPayload& payload);
+void PayloadToProto(const core::WorkloadPayload& payload, v1::WorkloadPayload* out);
+
+// A Finished condition's reason given by a client (FinishRequest.reason): empty, or Kubernetes'
+// condition reason (a letter, then letters, digits, '_', ',' or ':', not ending in ',' or ':';
+// at most 1024 bytes). INVALID_ARGUMENT naming `field` and the value otherwise.
+absl::Status ValidateConditionReason(absl::string_view field, absl::string_view reason);
+
 // Inverse of WorkloadToProto, for reloading persisted workloads: spec (validated as on submit),
 // uid, creation time, effective priority (status.priority) and the full status. An unset
 // timestamp reads as absl::InfinitePast(); WORKLOAD_STATE_UNSPECIFIED reads as pending. The

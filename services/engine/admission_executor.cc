@@ -59,6 +59,16 @@ absl::Status AdmissionExecutor::Txn::SetOnHold(absl::string_view key, bool on_ho
   return state_->SetOnHold(key, on_hold, message, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetJobStatus(absl::string_view key,
+                                                  core::WorkloadPayload status) {
+  return state_->SetJobStatus(key, std::move(status));
+}
+
+absl::Status AdmissionExecutor::Txn::MarkMultiKueueWinner(absl::string_view key,
+                                                          absl::string_view origin) {
+  return state_->MarkMultiKueueWinner(key, origin, now_);
+}
+
 absl::Status AdmissionExecutor::Txn::SetWaitingForReplacementPods(absl::string_view key,
                                                                   bool waiting) {
   return state_->SetWaitingForReplacementPods(key, waiting, now_);
@@ -69,8 +79,9 @@ absl::StatusOr<core::AdmitNowResult> AdmissionExecutor::Txn::AdmitNow(absl::stri
   return state_->AdmitNow(key, dry_run, now_);
 }
 
-absl::Status AdmissionExecutor::Txn::Finish(absl::string_view key, absl::string_view message) {
-  return state_->Finish(key, message, now_);
+absl::Status AdmissionExecutor::Txn::Finish(absl::string_view key, absl::string_view message,
+                                            absl::string_view reason) {
+  return state_->Finish(key, message, now_, reason);
 }
 
 absl::Status AdmissionExecutor::Txn::Preempt(absl::string_view key, absl::string_view message) {

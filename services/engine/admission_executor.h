@@ -83,7 +83,8 @@ class AdmissionExecutor {
         core::WorkloadSpec spec, std::string uid,
         std::optional<core::WorkloadOwner> owner = std::nullopt);
     absl::StatusOr<core::AdmitNowResult> AdmitNow(absl::string_view key, bool dry_run);
-    absl::Status Finish(absl::string_view key, absl::string_view message);
+    absl::Status Finish(absl::string_view key, absl::string_view message,
+                        absl::string_view reason = "");
     absl::Status Preempt(absl::string_view key, absl::string_view message);
     absl::Status ReleaseEvicted(absl::string_view key);
     // Ready, or (false) a workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
@@ -126,6 +127,8 @@ class AdmissionExecutor {
     absl::Status MarkOutOfSync(absl::string_view key);
     absl::Status SetOnHold(absl::string_view key, bool on_hold, absl::string_view message);
     absl::Status SetWaitingForReplacementPods(absl::string_view key, bool waiting);
+    absl::Status SetJobStatus(absl::string_view key, core::WorkloadPayload status);
+    absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are

@@ -426,9 +426,10 @@ absl::StatusOr<TollgateApi::Operation<v1::FinishResponse>> TollgateApi::FinishOp
     const v1::FinishRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
-  return [key = KeyOf(request.workload()), message = request.message()](
+  TOLLGATE_RETURN_IF_ERROR(api::ValidateConditionReason("reason", request.reason()));
+  return [key = KeyOf(request.workload()), message = request.message(), reason = request.reason()](
              AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::FinishResponse> {
-    TOLLGATE_RETURN_IF_ERROR(txn.Finish(key, message));
+    TOLLGATE_RETURN_IF_ERROR(txn.Finish(key, message, reason));
     v1::FinishResponse response;
     TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                               WorkloadByKey(txn.state(), key, txn.commit_revision()));
@@ -477,6 +478,7 @@ absl::StatusOr<v1::ReportJobStateResponse> TollgateApi::ReportJobState(
   TOLLGATE_RETURN_IF_ERROR(RequireRef(request.workload()));
   const std::string key = KeyOf(request.workload());
   std::optional<core::WorkloadOwner> owner;
+  std::optional<core::WorkloadPayload> job_status;
   switch (request.report_case()) {
     case v1::ReportJobStateRequest::kBindOwner: {
       TOLLGATE_ASSIGN_OR_RETURN(owner,
@@ -488,13 +490,18 @@ absl::StatusOr<v1::ReportJobStateResponse> TollgateApi::ReportJobState(
         return absl::InvalidArgumentError("out_of_sync: must be true when set");
       }
       break;
+    case v1::ReportJobStateRequest::kJobStatus: {
+      TOLLGATE_ASSIGN_OR_RETURN(job_status,
+                                api::PayloadFromProto("job_status", request.job_status()));
+      break;
+    }
     case v1::ReportJobStateRequest::kOnHold:
     case v1::ReportJobStateRequest::kWaitingForReplacementPods:
       break;
     case v1::ReportJobStateRequest::REPORT_NOT_SET:
       return absl::InvalidArgumentError(
-          "report: one of bind_owner, out_of_sync, on_hold or waiting_for_replacement_pods is "
-          "required");
+          "report: one of bind_owner, out_of_sync, on_hold, waiting_for_replacement_pods or "
+          "job_status is required");
   }
   TOLLGATE_RETURN_IF_ERROR(CheckMessage("message", request.message()));
   return executor_.Run<v1::ReportJobStateResponse>(
@@ -508,6 +515,9 @@ absl::StatusOr<v1::ReportJobStateResponse> TollgateApi::ReportJobState(
             break;
           case v1::ReportJobStateRequest::kOnHold:
             TOLLGATE_RETURN_IF_ERROR(txn.SetOnHold(key, request.on_hold(), request.message()));
+            break;
+          case v1::ReportJobStateRequest::kJobStatus:
+            TOLLGATE_RETURN_IF_ERROR(txn.SetJobStatus(key, *job_status));
             break;
           default:
             TOLLGATE_RETURN_IF_ERROR(

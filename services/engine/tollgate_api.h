@@ -94,6 +94,9 @@ class TollgateApi {
   // worker reports it (docs/multicluster.md).
   absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> SetMultiKueueClusterActive(
       const v1::SetMultiKueueClusterActiveRequest& request);
+  // On a MultiKueue worker: the manager's copy that won (core's MarkMultiKueueWinner).
+  absl::StatusOr<v1::MarkMultiKueueWinnerResponse> MarkMultiKueueWinner(
+      const v1::MarkMultiKueueWinnerRequest& request);
   // WatchAdmissionChecks' checks before it sends anything: a controller name, then
   // CheckWatchStart's. Returns the equivalent WatchRequest (revision, namespace, identity).
   absl::StatusOr<v1::WatchRequest> CheckWatchChecksStart(

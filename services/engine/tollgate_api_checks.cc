@@ -134,6 +134,25 @@ absl::StatusOr<v1::SetMultiKueueClusterActiveResponse> TollgateApi::SetMultiKueu
       });
 }
 
+absl::StatusOr<v1::MarkMultiKueueWinnerResponse> TollgateApi::MarkMultiKueueWinner(
+    const v1::MarkMultiKueueWinnerRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRef(request.workload()));
+  if (request.origin().size() > api::kMaxPayloadFieldBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("origin: must be no more than ",
+                                                   api::kMaxPayloadFieldBytes, " bytes, got ",
+                                                   request.origin().size(), " bytes"));
+  }
+  const std::string key = WorkloadKeyOf(request.workload());
+  return executor_.Run<v1::MarkMultiKueueWinnerResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::MarkMultiKueueWinnerResponse> {
+        TOLLGATE_RETURN_IF_ERROR(txn.MarkMultiKueueWinner(key, request.origin()));
+        v1::MarkMultiKueueWinnerResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
 absl::StatusOr<v1::WatchRequest> TollgateApi::CheckWatchChecksStart(
     const v1::WatchAdmissionChecksRequest& request) const {
   if (request.controller_name().empty()) {

@@ -310,6 +310,24 @@ grpc::Status AdmissionCheckGrpcService::SetMultiKueueClusterActive(
   return Reply(std::move(result), response);
 }
 
+grpc::Status AdmissionCheckGrpcService::MarkMultiKueueWinner(
+    grpc::ServerContext* context, const v1::MarkMultiKueueWinnerRequest* request,
+    v1::MarkMultiKueueWinnerResponse* response) {
+  // The manager's MultiKueue controller acting on this worker: allowed to whom may act for that
+  // controller, as its other reports.
+  auth::AccessRequest access;
+  access.verb = "check";
+  access.kind = "AdmissionCheck";
+  access.ns = request->workload().namespace_();
+  access.controller_name = std::string(core::kMultiKueueControllerName);
+  TOLLGATE_AUTHORIZE(call, std::move(access));
+  absl::StatusOr<v1::MarkMultiKueueWinnerResponse> result = api_.MarkMultiKueueWinner(*request);
+  gate_.Finish(call, result.status(),
+               absl::StrCat("workload ", request->workload().namespace_(), "/",
+                            request->workload().name(), ": MultiKueue winner"));
+  return Reply(std::move(result), response);
+}
+
 grpc::Status ConfigGrpcService::Apply(grpc::ServerContext* context, const v1::ApplyRequest* request,
                                       v1::ApplyResponse* response) {
   // Every object must be allowed; the first refusal refuses the whole (all-or-none) request.

@@ -155,6 +155,9 @@ class AdmissionCheckGrpcService final
   grpc::Status SetMultiKueueClusterActive(
       grpc::ServerContext* context, const v1::SetMultiKueueClusterActiveRequest* request,
       v1::SetMultiKueueClusterActiveResponse* response) override;
+  grpc::Status MarkMultiKueueWinner(grpc::ServerContext* context,
+                                    const v1::MarkMultiKueueWinnerRequest* request,
+                                    v1::MarkMultiKueueWinnerResponse* response) override;
 
  private:
   // The request for `verb` on check `name`, with its controllerName when the check exists.

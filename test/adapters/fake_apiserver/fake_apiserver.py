@@ -19,7 +19,8 @@ A small controller stands in for each kind's controller: an unsuspended job
 "starts its pods" (status.active, then status.ready after --pod-start-delay) and completes
 after --job-duration seconds (per object: annotation fake.tollgate.dev/duration-seconds;
 fake.tollgate.dev/fail: "true" makes it fail instead; RayClusters and RayServices run until
-deleted). Suspending a job "stops its pods". A CronJob "fires" once when created: it creates a
+deleted). Suspending a job "stops its pods". A Job whose spec.managedBy is not
+kubernetes.io/job-controller is left alone, as Kubernetes' Job controller leaves it. A CronJob "fires" once when created: it creates a
 Job from its jobTemplate, owned by the CronJob. Pods (with the API server's scheduling-gate
 rules), a kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
 for by pod_controllers.py.
@@ -400,6 +401,10 @@ def resource_info(group, version, plural):
     if info is None or plural in OMITTED:
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
     return info
+
+
+# The Job controller's own spec.managedBy value (Kubernetes' default).
+JOB_CONTROLLER = "kubernetes.io/job-controller"
 
 
 def apply_job_defaults(plural, obj):
@@ -1043,6 +1048,10 @@ class Simulator(threading.Thread):
         annotations = obj["metadata"].get("annotations", {})
         fail = annotations.get(FAIL_ANNOTATION) == "true"
         if plural == "jobs":
+            # Kubernetes' Job controller skips a Job another controller manages (spec.managedBy
+            # other than its own, e.g. MultiKueue's on a manager cluster).
+            if spec.get("managedBy", JOB_CONTROLLER) != JOB_CONTROLLER:
+                return None
             if condition_true(status, "Complete") or condition_true(status, "Failed"):
                 return None
             if spec.get("suspend"):

@@ -120,3 +120,68 @@ TEST(RemoteViewsTest, RemoteCopyReadsTheWorkersConditionsAndSpecSync) {
 
 }  // namespace
 }  // namespace tollgate::multikueue
+
+namespace tollgate::multikueue {
+namespace {
+
+TEST(RemoteViewsTest, TheCopyCarriesThePayload) {
+  v1::Workload manager = Parse(kManager);
+  EXPECT_FALSE(CopyOf(manager, "east").spec().has_payload());
+  v1::WorkloadPayload* payload = manager.mutable_spec()->mutable_payload();
+  payload->set_content_type("application/json");
+  payload->set_api_version("batch/v1");
+  payload->set_kind("Job");
+  payload->set_data(R"({"kind":"Job"})");
+  const v1::Workload copy = CopyOf(manager, "east");
+  EXPECT_EQ(copy.spec().payload().kind(), "Job");
+  EXPECT_EQ(copy.spec().payload().data(), R"({"kind":"Job"})");
+}
+
+// The manager recorded `cluster_name`; the copy is in `state`, marked or not.
+bool NeedsMark(const std::string& cluster_name, const std::string& on, v1::WorkloadState state,
+               bool marked) {
+  v1::Workload manager = Parse(kManager);
+  manager.mutable_status()->set_cluster_name(cluster_name);
+  v1::Workload copy = CopyOf(manager, "east");
+  copy.mutable_status()->set_state(state);
+  copy.mutable_status()->set_multi_kueue_winner(marked);
+  return NeedsWinnerMark(manager, on, copy);
+}
+
+TEST(RemoteViewsTest, OnlyTheRecordedWinnersAdmittedCopyIsMarkedOnce) {
+  EXPECT_TRUE(NeedsMark("w1", "w1", v1::WORKLOAD_STATE_ADMITTED, false));
+  // Not before the manager recorded it, never on another worker.
+  EXPECT_FALSE(NeedsMark("", "w1", v1::WORKLOAD_STATE_ADMITTED, false));
+  EXPECT_FALSE(NeedsMark("w1", "w2", v1::WORKLOAD_STATE_ADMITTED, false));
+  EXPECT_FALSE(NeedsMark("w1", "", v1::WORKLOAD_STATE_ADMITTED, false));
+  // Once.
+  EXPECT_FALSE(NeedsMark("w1", "w1", v1::WORKLOAD_STATE_ADMITTED, true));
+  // Not a copy that lost its quota there (evicted and released, or finished).
+  EXPECT_FALSE(NeedsMark("w1", "w1", v1::WORKLOAD_STATE_PENDING, false));
+  EXPECT_FALSE(NeedsMark("w1", "w1", v1::WORKLOAD_STATE_FINISHED, false));
+}
+
+TEST(RemoteViewsTest, TheWinnersJobStatusIsMirroredWhenItDiffers) {
+  v1::Workload manager = Parse(kManager);
+  v1::Workload copy = CopyOf(manager, "east");
+  EXPECT_FALSE(JobStatusToMirror(manager, copy).has_value());
+  v1::WorkloadPayload* reported = copy.mutable_status()->mutable_job_status();
+  reported->set_content_type("application/json");
+  reported->set_data(R"({"status":{"active":1}})");
+  std::optional<v1::WorkloadPayload> mirror = JobStatusToMirror(manager, copy);
+  ASSERT_TRUE(mirror.has_value());
+  EXPECT_EQ(mirror->data(), R"({"status":{"active":1}})");
+  *manager.mutable_status()->mutable_job_status() = *mirror;
+  EXPECT_FALSE(JobStatusToMirror(manager, copy).has_value());
+  reported->set_data(R"({"status":{"succeeded":1}})");
+  EXPECT_TRUE(JobStatusToMirror(manager, copy).has_value());
+}
+
+TEST(RemoteViewsTest, TheFinishReasonPassesThroughWithSucceededForNone) {
+  EXPECT_EQ(FinishReasonOf(core::RemoteCondition{absl::UnixEpoch(), "Failed", "Job failed"}),
+            "Failed");
+  EXPECT_EQ(FinishReasonOf(core::RemoteCondition{}), "Succeeded");
+}
+
+}  // namespace
+}  // namespace tollgate::multikueue

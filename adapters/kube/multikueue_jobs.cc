@@ -1,0 +1,146 @@
+// JobController's part in MultiKueue's job projection (docs/multicluster.md, "The job itself"):
+// on a worker, the job a winning copy carries is created and its status reported on the copy;
+// on the manager, the status the MultiKueue controller mirrored is projected onto the original
+// job. The decisions are services/manifest/multikueue_job.h's.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "adapters/kube/job_controller.h"
+#include "common/json_log.h"
+#include "core/status_macros.h"
+#include "services/manifest/multikueue_job.h"
+#include "services/manifest/prebuilt_workload.h"
+
+namespace tollgate::kube {
+namespace {
+
+std::string OriginOf(const v1::Workload& wl) {
+  auto it = wl.metadata().labels().find(std::string(manifest::kMultiKueueOriginLabel));
+  return it == wl.metadata().labels().end() ? std::string() : it->second;
+}
+
+bool SamePayload(const v1::WorkloadPayload& a, const v1::WorkloadPayload& b) {
+  return a.content_type() == b.content_type() && a.api_version() == b.api_version() &&
+         a.kind() == b.kind() && a.data() == b.data();
+}
+
+}  // namespace
+
+absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
+  v1::WorkloadRef ref;
+  ref.set_namespace_(key.ns);
+  ref.set_name(key.name);
+  absl::StatusOr<v1::Workload> copy = admission_.GetWorkload(ref);
+  // Gone: its job (if any) goes through its own reconcile (DeleteJobOfGoneCopy).
+  if (absl::IsNotFound(copy.status())) return absl::OkStatus();
+  if (!copy.ok()) return copy.status();
+  const std::string origin = OriginOf(*copy);
+  // Exactly once: only the copy the manager declared the winner, while it is admitted here.
+  if (origin.empty() || !copy->spec().has_payload() || !copy->status().multi_kueue_winner() ||
+      copy->status().state() != v1::WORKLOAD_STATE_ADMITTED) {
+    return absl::OkStatus();
+  }
+  const v1::WorkloadPayload& payload = copy->spec().payload();
+  const manifest::JobKindTranslator* translator = nullptr;
+  for (const manifest::JobKindTranslator* t : translators_) {
+    if (t->resource().ApiVersion() == payload.api_version() &&
+        t->resource().kind == payload.kind() && manifest::ProjectsThroughMultiKueue(*t)) {
+      translator = t;
+    }
+  }
+  const std::string what = absl::StrCat(key.ns, "/", key.name);
+  if (translator == nullptr) {
+    // Retrying cannot help until the adapter's kinds change.
+    common::Log("warning", "cannot create the job of a MultiKueue copy",
+                {{"workload", what},
+                 {"error", absl::StrCat(payload.api_version(), " ", payload.kind(),
+                                        " is not a kind this adapter projects")}});
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Json> job =
+      manifest::RemoteJobFromPayload(*translator, payload, key.ns, key.name, origin);
+  if (!job.ok()) {
+    common::Log("warning", "cannot create the job of a MultiKueue copy",
+                {{"workload", what}, {"error", job.status().ToString()}});
+    return absl::OkStatus();
+  }
+  const std::string name = manifest::GetString(*job, {"metadata", "name"});
+  absl::StatusOr<Json> existing = kube_.Get(translator->resource(), key.ns, name);
+  if (existing.ok()) {
+    if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
+      common::Log("warning", "cannot create the job of a MultiKueue copy",
+                  {{"workload", what},
+                   {"error", absl::StrCat("a ", translator->resource().kind, " ", key.ns, "/", name,
+                                          " not made for this copy exists")}});
+    }
+    return absl::OkStatus();
+  }
+  if (!absl::IsNotFound(existing.status())) return existing.status();
+  absl::StatusOr<Json> created = kube_.Create(translator->resource(), key.ns, *job);
+  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+  TOLLGATE_RETURN_IF_ERROR(created.status());
+  common::Log("info", "created the job of a winning MultiKueue copy",
+              {{"workload", what},
+               {"object", absl::StrCat(translator->resource().plural, "/", key.ns, "/", name)},
+               {"origin", origin}});
+  return absl::OkStatus();
+}
+
+absl::Status JobController::ReportCopyJobStatus(const manifest::JobKindTranslator& translator,
+                                                const Json& obj, const v1::Workload& copy) {
+  if (OriginOf(copy).empty() || !manifest::ProjectsThroughMultiKueue(translator)) {
+    return absl::OkStatus();
+  }
+  const v1::WorkloadPayload report = manifest::JobStatusReport(translator, obj);
+  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
+    return absl::OkStatus();
+  }
+  v1::ReportJobStateRequest request;
+  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
+  request.mutable_workload()->set_name(copy.metadata().name());
+  *request.mutable_job_status() = report;
+  return admission_.ReportJobState(request).status();
+}
+
+absl::StatusOr<bool> JobController::ProjectRemoteJobStatus(
+    const manifest::JobKindTranslator& translator, const Json& obj, const v1::Workload& wl) {
+  if (!wl.status().has_job_status() || !manifest::ManagedByMultiKueue(obj) ||
+      !manifest::ProjectsThroughMultiKueue(translator)) {
+    return false;
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      manifest::JobStatusUpdate update,
+      manifest::DetermineStatusUpdate(translator, obj, wl.status().job_status(), clock_.Now()));
+  const Json* current = manifest::Find(obj, {"status"});
+  const Json from = current != nullptr && current->is_object() ? *current : Json::object();
+  Json patch = manifest::MergePatchDiff(from, update.status);
+  if (patch.empty()) return false;
+  Json body = {{"status", std::move(patch)}};
+  body["metadata"]["resourceVersion"] = manifest::GetString(obj, {"metadata", "resourceVersion"});
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
+  TOLLGATE_RETURN_IF_ERROR(kube_.PatchStatus(translator.resource(), ns, name, body).status());
+  common::Log("info", "projected the remote job's status",
+              {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+               {"deferred", update.deferred ? "true" : "false"}});
+  return true;
+}
+
+absl::StatusOr<bool> JobController::DeleteJobOfGoneCopy(
+    const manifest::JobKindTranslator& translator, const Json& obj) {
+  if (manifest::GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    return false;
+  }
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
+  absl::Status deleted = kube_.DeleteWithDependents(translator.resource(), ns, name);
+  if (absl::IsNotFound(deleted)) return true;
+  TOLLGATE_RETURN_IF_ERROR(deleted);
+  common::Log("info", "deleted the job of a removed MultiKueue copy",
+              {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+               {"workload", manifest::PrebuiltWorkloadName(obj)}});
+  return true;
+}
+
+}  // namespace tollgate::kube

@@ -1,0 +1,184 @@
+#include "services/manifest/multikueue_job.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "services/manifest/prebuilt_workload.h"
+
+namespace tollgate::manifest {
+namespace {
+
+// The labels the Job controller puts on a Job's pod template (Kueue's cleanLabels).
+constexpr absl::string_view kJobControllerLabels[] = {"controller-uid",
+                                                      "batch.kubernetes.io/controller-uid",
+                                                      "job-name", "batch.kubernetes.io/job-name"};
+
+bool IsBatchJob(const JobKindTranslator& translator) {
+  return translator.resource().group == "batch" && translator.resource().kind == "Job";
+}
+
+// A copy of an object's string map at `path` (labels, annotations), or an empty object.
+Json StringMap(const Json& obj, std::initializer_list<absl::string_view> path) {
+  const Json* map = Find(obj, path);
+  Json out = Json::object();
+  if (map == nullptr || !map->is_object()) return out;
+  for (auto it = map->begin(); it != map->end(); ++it) {
+    if (it.value().is_string()) out[it.key()] = it.value();
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ManagedByMultiKueue(const Json& obj) {
+  return GetString(obj, {"spec", "managedBy"}) == kMultiKueueManagedBy;
+}
+
+bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
+  return IsBatchJob(translator);
+}
+
+absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
+                                                       const Json& written) {
+  const Json* spec = Find(written, {"spec"});
+  if (spec == nullptr || !spec->is_object()) {
+    return absl::InvalidArgumentError("spec: Required value (the job to carry has no spec)");
+  }
+  Json manifest = Json::object();
+  manifest["apiVersion"] = translator.resource().ApiVersion();
+  manifest["kind"] = translator.resource().kind;
+  Json metadata = Json::object();
+  metadata["name"] = GetString(written, {"metadata", "name"});
+  metadata["namespace"] = GetString(written, {"metadata", "namespace"});
+  Json labels = StringMap(written, {"metadata", "labels"});
+  if (!labels.empty()) metadata["labels"] = std::move(labels);
+  Json annotations = StringMap(written, {"metadata", "annotations"});
+  for (auto it = annotations.begin(); it != annotations.end();) {
+    // The adapter's own bookkeeping (status, admission, original templates) is the manager's.
+    if (absl::StartsWith(it.key(), "tollgate.dev/")) {
+      it = annotations.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+  manifest["metadata"] = std::move(metadata);
+  manifest["spec"] = *spec;
+  manifest["spec"].erase("managedBy");
+  if (IsBatchJob(translator)) {
+    manifest["spec"].erase("selector");
+    Json* template_labels = nullptr;
+    if (Json* t = &manifest["spec"]; t->contains("template") && (*t)["template"].is_object() &&
+                                     (*t)["template"].contains("metadata") &&
+                                     (*t)["template"]["metadata"].is_object()) {
+      Json& meta = (*t)["template"]["metadata"];
+      if (meta.contains("labels") && meta["labels"].is_object()) template_labels = &meta["labels"];
+    }
+    if (template_labels != nullptr) {
+      for (absl::string_view label : kJobControllerLabels) {
+        template_labels->erase(std::string(label));
+      }
+    }
+  }
+  translator.SetSuspended(manifest, true);
+  v1::WorkloadPayload payload;
+  payload.set_content_type(std::string(kJsonContentType));
+  payload.set_api_version(translator.resource().ApiVersion());
+  payload.set_kind(translator.resource().kind);
+  payload.set_data(Dump(manifest));
+  return payload;
+}
+
+absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
+                                          const v1::WorkloadPayload& payload, absl::string_view ns,
+                                          absl::string_view copy_name, absl::string_view origin) {
+  if (payload.api_version() != translator.resource().ApiVersion() ||
+      payload.kind() != translator.resource().kind) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.payload: carries ", payload.api_version(), " ", payload.kind(), ", not ",
+                     translator.resource().ApiVersion(), " ", translator.resource().kind));
+  }
+  if (payload.content_type() != kJsonContentType) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.payload.contentType: want \"",
+                                                   kJsonContentType, "\", got \"",
+                                                   payload.content_type(), "\""));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(Json job, ParseJson(payload.data(), "spec.payload.data"));
+  if (!job.is_object() || GetString(job, {"metadata", "name"}).empty()) {
+    return absl::InvalidArgumentError(
+        "spec.payload.data: must be a Kubernetes object with metadata.name");
+  }
+  job["apiVersion"] = translator.resource().ApiVersion();
+  job["kind"] = translator.resource().kind;
+  Json& metadata = job["metadata"];
+  metadata["namespace"] = std::string(ns);
+  for (const char* server_set : {"uid", "resourceVersion", "managedFields", "generation",
+                                 "creationTimestamp", "ownerReferences", "deletionTimestamp"}) {
+    metadata.erase(server_set);
+  }
+  job.erase("status");
+  Json& labels = Ensure(job, {"metadata", "labels"});
+  labels[kPrebuiltWorkloadKey] = std::string(copy_name);
+  labels[std::string(kMultiKueueOriginLabel)] = std::string(origin);
+  if (Json* spec = &job["spec"]; spec->is_object()) spec->erase("managedBy");
+  translator.SetSuspended(job, true);
+  return job;
+}
+
+v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const Json& job) {
+  Json reduced = Json::object();
+  reduced["apiVersion"] = translator.resource().ApiVersion();
+  reduced["kind"] = translator.resource().kind;
+  translator.SetSuspended(reduced, translator.IsSuspended(job));
+  const Json* status = Find(job, {"status"});
+  reduced["status"] = status != nullptr && status->is_object() ? *status : Json::object();
+  v1::WorkloadPayload payload;
+  payload.set_content_type(std::string(kJsonContentType));
+  payload.set_api_version(translator.resource().ApiVersion());
+  payload.set_kind(translator.resource().kind);
+  payload.set_data(Dump(reduced));
+  return payload;
+}
+
+absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& translator,
+                                                      const Json& local_job,
+                                                      const v1::WorkloadPayload& report,
+                                                      absl::Time now) {
+  TOLLGATE_ASSIGN_OR_RETURN(Json remote, ParseJson(report.data(), "status.jobStatus.data"));
+  if (!remote.is_object()) {
+    return absl::InvalidArgumentError("status.jobStatus.data: must be a JSON object");
+  }
+  const Json* remote_status = Find(remote, {"status"});
+  const Json remote_value =
+      remote_status != nullptr && remote_status->is_object() ? *remote_status : Json::object();
+  const Json* local_status = Find(local_job, {"status"});
+  Json local_value =
+      local_status != nullptr && local_status->is_object() ? *local_status : Json::object();
+  if (!translator.IsSuspended(local_job) || translator.IsSuspended(remote) ||
+      translator.Finished(remote).has_value()) {
+    return JobStatusUpdate{remote_value, false};
+  }
+  // Local suspended, remote running: no sync until the local job is unsuspended (a start time
+  // set now would block spec updates), but Kubernetes' validation wants Suspended=True.
+  if (IsBatchJob(translator) && !HasTrueCondition(local_job, "Suspended")) {
+    const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+    Json condition = {{"type", "Suspended"},           {"status", "True"},
+                      {"reason", "MultiKueueAdapter"}, {"message", "Set by MultiKueue adapter"},
+                      {"lastTransitionTime", at},      {"lastProbeTime", at}};
+    Json& conditions = local_value["conditions"];
+    if (!conditions.is_array()) conditions = Json::array();
+    bool replaced = false;
+    for (Json& c : conditions) {
+      if (c.is_object() && GetString(c, {"type"}) == "Suspended") {
+        c = condition;
+        replaced = true;
+      }
+    }
+    if (!replaced) conditions.push_back(std::move(condition));
+  }
+  return JobStatusUpdate{std::move(local_value), true};
+}
+
+}  // namespace tollgate::manifest

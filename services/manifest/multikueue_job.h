@@ -1,0 +1,72 @@
+#pragma once
+
+// MultiKueue's job projection (docs/multicluster.md, "The job itself"): the decisions of Kueue's
+// job MultiKueue adapter (pkg/controller/jobs/job/job_multikueue_adapter.go: SyncJob and
+// determineStatusUpdate; jobframework's SetMultiKueueMeta; api.CloneObjectMetaForCreation). A
+// job on the manager's cluster with spec.managedBy "kueue.x-k8s.io/multikueue" travels with its
+// workload as a payload; the worker that won creates it, reports its status, and the manager
+// projects that status onto the original. tollgate-kube does the I/O; these are pure.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "services/manifest/job_kind.h"
+#include "services/manifest/json_util.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::manifest {
+
+// The spec.managedBy value that hands a job to MultiKueue (Kueue's MultiKueue controller name).
+inline constexpr absl::string_view kMultiKueueManagedBy = "kueue.x-k8s.io/multikueue";
+// The label a remote object carries with the manager's origin (Kueue's MultiKueueOriginLabel).
+inline constexpr absl::string_view kMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
+// What the payloads' data is.
+inline constexpr absl::string_view kJsonContentType = "application/json";
+
+// Whether the object's spec.managedBy is MultiKueue's.
+bool ManagedByMultiKueue(const Json& obj);
+
+// Whether tollgate-kube projects this kind through MultiKueue: batch/v1 Job only for now. Other
+// kinds with spec.managedBy (JobSet, the Kubeflow kinds, ...) are not projected yet.
+bool ProjectsThroughMultiKueue(const JobKindTranslator& translator);
+
+// The manifest a manager's workload carries for `written` (the job as written: admission's
+// changes undone, see RestoreOriginalFields). As Kueue's CloneObjectMetaForCreation and SyncJob
+// cleanup: metadata keeps only name, namespace, labels and annotations (Tollgate's own
+// tollgate.dev/ annotations dropped); no status; a Job loses spec.selector and the labels the
+// Job controller puts on its template (controller-uid, job-name). spec.managedBy is dropped and
+// the job is suspended, so the worker creates it under its own tollgate-kube's control.
+absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
+                                                       const Json& written);
+
+// The job a worker creates for its copy `copy_name` (in `ns`) that the manager declared the
+// winner: the carried manifest with the labels kueue.x-k8s.io/prebuilt-workload-name (so it
+// binds to the copy) and the origin label, queue-name kept, managedBy dropped, suspended until
+// the worker's tollgate-kube starts it under the copy's admission. INVALID_ARGUMENT (naming the
+// field) when the payload is not a manifest of the translator's kind.
+absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
+                                          const v1::WorkloadPayload& payload, absl::string_view ns,
+                                          absl::string_view copy_name, absl::string_view origin);
+
+// What a worker reports of its job (status.job_status): the job's apiVersion and kind, and as
+// data a JSON object with the job's `status` and its suspend field (the translator's path), so
+// the manager can tell a suspended, running or finished remote job apart.
+v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const Json& job);
+
+// Kueue's determineStatusUpdate: the status the manager's job should have, given what the
+// winner reported. The remote status is taken when the local job is unsuspended, when both are
+// suspended, or when the remote job finished. Otherwise (local suspended, remote running) the
+// local status stays, with a Suspended=True condition (reason MultiKueueAdapter) added for
+// Kubernetes' validation, and `deferred` is set: the sync waits for the local unsuspend.
+struct JobStatusUpdate {
+  Json status;
+  bool deferred = false;
+};
+absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& translator,
+                                                      const Json& local_job,
+                                                      const v1::WorkloadPayload& report,
+                                                      absl::Time now);
+
+}  // namespace tollgate::manifest

@@ -1,0 +1,421 @@
+// MultiKueue's job projection end to end (docs/multicluster.md, "The job itself"): three
+// clusters, each a fake Kubernetes API server with its own tollgated and tollgate-kube, and
+// tollgate-multikueue beside the manager; all real binaries on loopback. A Job created on the
+// manager's cluster with spec.managedBy kueue.x-k8s.io/multikueue runs on the worker with room
+// (w2; w1 is full): a Job bound to w2's copy appears there and runs; none appears on w1; the
+// manager's cluster never runs it; its status (active, then succeeded with Complete) comes back
+// onto the manager's Job, and the manager's workload finishes; a failing job fails them with
+// reason Failed. Every wait has a deadline.
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "adapters/kube/kube_client.h"
+#include "clients/cpp/grpc_admission_client.h"
+#include "services/manifest/json_util.h"
+#include "services/manifest/kube_resource.h"
+#include "services/manifest/prebuilt_workload.h"
+#include "test/adapters/kube/test_processes.h"
+
+namespace tollgate::kube {
+namespace {
+
+using testing::ChildProcess;
+using testing::WaitFor;
+
+constexpr char kToken[] = "e2e-token";
+constexpr absl::Duration kWait = absl::Seconds(45);
+constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
+
+constexpr char kWorkerQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+)";
+
+std::string ManagerQueues(const std::string& w1, const std::string& w2) {
+  return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w1}
+spec:
+  endpoint: {address: ")",
+                      w1, R"(", insecure: true}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w2}
+spec:
+  endpoint: {address: ")",
+                      w2, R"(", insecure: true}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: fleet}
+spec:
+  clusters: [w1, w2]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: fleet}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  admissionChecks: [mk]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+)");
+}
+
+// A Job handed to MultiKueue, as a user writes it for Kueue: suspended, with the queue label and
+// managedBy. The fake runs it `seconds` once started (the annotation travels with the manifest).
+Json MultiKueueJob(const std::string& name, int seconds, bool fail = false) {
+  Json annotations = {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}};
+  if (fail) annotations["fake.tollgate.dev/fail"] = "true";
+  return {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", name},
+        {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
+        {"annotations", annotations}}},
+      {"spec",
+       {{"managedBy", "kueue.x-k8s.io/multikueue"},
+        {"suspend", true},
+        {"parallelism", 1},
+        {"template",
+         {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+}
+
+// The runs of jobs the fake API server started (GET /fake/runs).
+Json FakeRuns(const testing::FakeApiServer& server) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return Json();
+  const std::string url = server.url() + "/fake/runs";
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* out) {
+        static_cast<std::string*>(out)->append(data, size * n);
+        return size * n;
+      });
+  const CURLcode rc = curl_easy_perform(curl);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) return Json();
+  absl::StatusOr<Json> parsed = manifest::ParseJson(body, "runs");
+  return parsed.ok() ? (*parsed)["runs"] : Json();
+}
+
+// One cluster: its API server, tollgated and tollgate-kube.
+struct Cluster {
+  std::string name;
+  std::string dir;
+  testing::FakeApiServer apiserver;
+  std::unique_ptr<ChildProcess> tollgated;
+  int port = 0;
+  std::unique_ptr<ChildProcess> adapter;
+  std::unique_ptr<KubeClient> kube;
+  std::unique_ptr<client::GrpcAdmissionClient> admission;
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", port); }
+};
+
+class MultiKueueJobsE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", /*overwrite=*/0);
+  }
+
+  void SetUp() override {
+    scratch_ = testing::ScratchDir();
+    for (const char* name : {"w1", "w2", "manager"}) {
+      auto cluster = std::make_unique<Cluster>();
+      cluster->name = name;
+      cluster->dir = scratch_ + "/" + name;
+      std::filesystem::create_directories(cluster->dir);
+      clusters_.push_back(std::move(cluster));
+    }
+    ASSERT_NO_FATAL_FAILURE(StartCluster(*clusters_[0], kWorkerQueues));
+    ASSERT_NO_FATAL_FAILURE(StartCluster(*clusters_[1], kWorkerQueues));
+    ASSERT_NO_FATAL_FAILURE(StartCluster(
+        *clusters_[2], ManagerQueues(clusters_[0]->address(), clusters_[1]->address())));
+
+    // w1 is full: a workload of its own (no origin label) takes its 4 cpu.
+    v1::SubmitRequest blocker;
+    v1::Workload* wl = blocker.mutable_workload();
+    wl->mutable_metadata()->set_namespace_("team");
+    wl->mutable_metadata()->set_name("blocker");
+    wl->mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(1);
+    (*ps->mutable_requests())["cpu"] = "4";
+    ASSERT_TRUE(W1().admission->Submit(blocker).ok());
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          v1::WorkloadRef ref;
+          ref.set_namespace_("team");
+          ref.set_name("blocker");
+          absl::StatusOr<v1::Workload> got = W1().admission->GetWorkload(ref);
+          return got.ok() && got->status().state() == v1::WORKLOAD_STATE_ADMITTED;
+        },
+        kWait));
+
+    absl::StatusOr<std::unique_ptr<ChildProcess>> controller = ChildProcess::Start(
+        {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", Manager().address()),
+         "--worker-lost-timeout=5s", "--gc-interval=1s", "--config-sync-period=1s"},
+        scratch_ + "/controller.log");
+    ASSERT_TRUE(controller.ok()) << controller.status();
+    controller_ = std::move(*controller);
+
+    // Nothing named like the job may ever exist on w1, nor run on the manager's cluster: sampled
+    // until TearDown.
+    sampler_ = std::thread([this] {
+      while (!stop_sampler_.load()) {
+        if (W1().kube->Get(manifest::JobResource(), "team", "train").ok()) seen_on_w1_ = true;
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    });
+  }
+
+  void TearDown() override {
+    stop_sampler_.store(true);
+    if (sampler_.joinable()) sampler_.join();
+    if (HasFailure()) {
+      if (controller_ != nullptr) std::cerr << "--- controller log\n" << controller_->Logs();
+      for (const auto& c : clusters_) {
+        if (c->adapter != nullptr)
+          std::cerr << "--- " << c->name << " tollgate-kube log\n" << c->adapter->Logs();
+        if (c->tollgated != nullptr)
+          std::cerr << "--- " << c->name << " tollgated log\n" << c->tollgated->Logs();
+      }
+    }
+    controller_.reset();
+    for (const auto& c : clusters_) {
+      c->adapter.reset();
+      c->tollgated.reset();
+      c->apiserver.process.reset();
+    }
+  }
+
+  void StartCluster(Cluster& c, const std::string& queues) {
+    absl::StatusOr<testing::FakeApiServer> server = testing::StartFakeApiServer(
+        c.dir, {"--token", kToken, "--namespaces", "default,team", "--job-duration", "3600"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    c.apiserver = std::move(*server);
+    KubeConfig config;
+    config.server = c.apiserver.url();
+    config.token = kToken;
+    c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    std::ofstream(c.dir + "/kubeconfig")
+        << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
+                        "contexts: [{name: fake, context: {cluster: fake, user: tester}}]\n",
+                        "clusters: [{name: fake, cluster: {server: \"", c.apiserver.url(),
+                        "\"}}]\n", "users: [{name: tester, user: {token: ", kToken, "}}]\n");
+    std::ofstream(c.dir + "/queues.yaml") << queues;
+    const std::string port_file = c.dir + "/tollgated.port";
+    absl::StatusOr<std::unique_ptr<ChildProcess>> tollgated = ChildProcess::Start(
+        {testing::TollgatedBinary(), "--listen=127.0.0.1:0", "--data-dir=" + c.dir + "/data",
+         "--port-file=" + port_file, "--manifests=" + c.dir + "/queues.yaml"},
+        c.dir + "/tollgated.log");
+    ASSERT_TRUE(tollgated.ok()) << tollgated.status();
+    c.tollgated = std::move(*tollgated);
+    absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
+    ASSERT_TRUE(port.ok()) << port.status();
+    c.port = *port;
+    c.admission = std::make_unique<client::GrpcAdmissionClient>(c.address(), client::Credentials(),
+                                                                absl::Seconds(5));
+    absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
+        {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
+         "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
+         "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health"},
+        c.dir + "/tollgate-kube.log");
+    ASSERT_TRUE(adapter.ok()) << adapter.status();
+    c.adapter = std::move(*adapter);
+  }
+
+  Cluster& W1() { return *clusters_[0]; }
+  Cluster& W2() { return *clusters_[1]; }
+  Cluster& Manager() { return *clusters_[2]; }
+
+  Json GetJob(Cluster& c, const std::string& name) {
+    absl::StatusOr<Json> job = c.kube->Get(manifest::JobResource(), "team", name);
+    return job.ok() ? *job : Json(nullptr);
+  }
+
+  // The manager's workload of the job (the only one in team on the manager).
+  std::optional<v1::Workload> ManagerWorkload() {
+    v1::ListWorkloadsRequest request;
+    request.set_namespace_("team");
+    absl::StatusOr<v1::ListWorkloadsResponse> list = Manager().admission->ListWorkloads(request);
+    if (!list.ok() || list->workloads_size() != 1) return std::nullopt;
+    return list->workloads(0);
+  }
+
+  std::string scratch_;
+  std::vector<std::unique_ptr<Cluster>> clusters_;
+  std::unique_ptr<ChildProcess> controller_;
+  std::thread sampler_;
+  std::atomic<bool> stop_sampler_{false};
+  std::atomic<bool> seen_on_w1_{false};
+};
+
+TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatusComesBack) {
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::JobResource(), "team", MultiKueueJob("train", 4));
+  ASSERT_TRUE(created.ok()) << created.status();
+
+  // Carried with its workload, without the status or managedBy.
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.spec().payload().kind(), "Job");
+  EXPECT_EQ(submitted.spec().payload().data().find("managedBy"), std::string::npos);
+  const std::string workload = submitted.metadata().name();
+
+  // The job appears on w2, bound to w2's copy, and runs there.
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetJob(W2(), "train");
+        return !remote.is_null() && manifest::GetInt(remote, {"status", "active"}) == 1;
+      },
+      kWait))
+      << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), workload);
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}), "q");
+  EXPECT_TRUE(manifest::GetString(remote, {"spec", "managedBy"}).empty());
+  std::optional<v1::Workload> manager_wl = ManagerWorkload();
+  ASSERT_TRUE(manager_wl.has_value());
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+
+  // Its status comes back onto the manager's Job, which is unsuspended but runs nowhere here.
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::GetInt(local, {"status", "active"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  EXPECT_EQ(manifest::GetBool(local, {"spec", "suspend"}), false);
+  EXPECT_EQ(manifest::GetString(local, {"spec", "managedBy"}), "kueue.x-k8s.io/multikueue");
+
+  // Then its completion, and the manager's workload finishes.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Complete") &&
+               manifest::GetInt(local, {"status", "succeeded"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  bool succeeded = false;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
+  }
+  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  // The finished copy goes from w2, and its job with it.
+  EXPECT_TRUE(WaitFor([&] { return GetJob(W2(), "train").is_null(); }, kWait));
+
+  // Ran once, on w2 only.
+  const Json w2_runs = FakeRuns(W2().apiserver);
+  ASSERT_TRUE(w2_runs.is_array());
+  EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
+TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
+  absl::StatusOr<Json> created = Manager().kube->Create(manifest::JobResource(), "team",
+                                                        MultiKueueJob("train", 1, /*fail=*/true));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Failed") &&
+               manifest::GetInt(local, {"status", "failed"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
+}  // namespace
+}  // namespace tollgate::kube
