@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "clients/cpp/tollgate_client.h"
 #include "gtest/gtest.h"
+#include "test/adapters/multikueue/multikueue_queues.h"
 #include "test/e2e/child_process.h"
 #include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
@@ -41,76 +42,8 @@ namespace {
 constexpr absl::Duration kWait = absl::Seconds(20);
 constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
 
-// Each worker: one flavor, a ClusterQueue with 4 cpu, LocalQueue team/q.
-constexpr char kWorkerQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: team}
-spec: {clusterQueue: cq}
-)";
-
-std::string ManagerQueues(const std::string& w1, const std::string& w2) {
-  return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w1}
-spec:
-  endpoint: {address: ")",
-                      w1, R"(", insecure: true}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w2}
-spec:
-  endpoint: {address: ")",
-                      w2, R"(", insecure: true}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueConfig
-metadata: {name: fleet}
-spec:
-  clusters: [w1, w2]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {name: mk}
-spec:
-  controllerName: kueue.x-k8s.io/multikueue
-  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: fleet}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  admissionChecks: [mk]
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: team}
-spec: {clusterQueue: cq}
-)");
-}
+using multikueue_test::kWorkerQueues;
+using multikueue_test::ManagerQueues;
 
 const v1::AdmissionCheckState* CheckOf(const v1::Workload& wl, const std::string& name) {
   for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {

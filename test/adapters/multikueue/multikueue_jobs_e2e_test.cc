@@ -28,6 +28,7 @@
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "test/adapters/kube/test_processes.h"
+#include "test/adapters/multikueue/multikueue_queues.h"
 
 namespace tollgate::kube {
 namespace {
@@ -39,77 +40,8 @@ constexpr char kToken[] = "e2e-token";
 constexpr absl::Duration kWait = absl::Seconds(45);
 constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
 
-constexpr char kWorkerQueues[] = R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: team}
-spec: {clusterQueue: cq}
-)";
-
-std::string ManagerQueues(const std::string& w1, const std::string& w2) {
-  return absl::StrCat(R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w1}
-spec:
-  endpoint: {address: ")",
-                      w1, R"(", insecure: true}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w2}
-spec:
-  endpoint: {address: ")",
-                      w2, R"(", insecure: true}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueConfig
-metadata: {name: fleet}
-spec:
-  clusters: [w1, w2]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {name: mk}
-spec:
-  controllerName: kueue.x-k8s.io/multikueue
-  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: fleet}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  admissionChecks: [mk]
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: team}
-spec: {clusterQueue: cq}
-)");
-}
+using multikueue_test::kWorkerQueues;
+using multikueue_test::ManagerQueues;
 
 // A Job handed to MultiKueue, as a user writes it for Kueue: suspended, with the queue label and
 // managedBy. The fake runs it `seconds` once started (the annotation travels with the manifest).
