@@ -43,6 +43,27 @@ absl::Time QueuedSince(const core::Workload& wl) {
   return std::max(wl.creation_time, wl.status.history().evicted_at);
 }
 
+// The events `matches` picks among those the workload recorded at `now`, newest first, less
+// those an earlier commit at the same time counted already (a workload can be committed twice
+// in a round: with the requests' changes and with the cycles'). `counted` keeps that number per
+// workload; it is touched only for a workload with such events.
+template <typename Matches>
+std::vector<const core::WorkloadEvent*> UncountedEventsAt(
+    const core::Workload& wl, absl::Time now, Matches matches,
+    absl::flat_hash_map<core::WorkloadId, int>& counted) {
+  std::vector<const core::WorkloadEvent*> events;
+  for (auto it = wl.status.events.rbegin(); it != wl.status.events.rend() && it->time == now;
+       ++it) {
+    if (matches(*it)) events.push_back(&*it);
+  }
+  if (events.empty()) return events;
+  int& seen = counted[wl.id];
+  const int total = static_cast<int>(events.size());
+  events.resize(static_cast<size_t>(std::max(0, total - seen)));
+  seen = std::max(seen, total);
+  return events;
+}
+
 }  // namespace
 
 AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
@@ -314,16 +335,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
   // already undid by admitting the workload again.
   if (wl.status.history().evicted_at != now) return;
   constexpr absl::string_view kPrefix = "EvictedDueTo";
-  std::vector<absl::string_view> reasons;
-  for (auto it = wl.status.events.rbegin(); it != wl.status.events.rend() && it->time == now;
-       ++it) {
-    if (absl::StartsWith(it->reason, kPrefix)) {
-      reasons.push_back(absl::string_view(it->reason).substr(kPrefix.size()));
-    }
-  }
-  // Those seen by an earlier commit at the same time were counted then (newest events first).
-  int& counted = evictions_counted_[wl.id];
-  if (static_cast<int>(reasons.size()) <= counted) return;
+  const std::vector<const core::WorkloadEvent*> evictions = UncountedEventsAt(
+      wl, now, [&](const core::WorkloadEvent& e) { return absl::StartsWith(e.reason, kPrefix); },
+      evictions_counted_);
+  if (evictions.empty()) return;
   // Still holding its quota (the adapter has to stop it), or already back in its queue.
   std::string cluster_queue;
   if (wl.status.admission.has_value()) {
@@ -331,10 +346,10 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
   } else if (const std::string* queued = state.QueuedIn(wl.id)) {
     cluster_queue = *queued;
   }
-  for (size_t i = 0; i < reasons.size() - counted; ++i) {
+  for (const core::WorkloadEvent* eviction : evictions) {
     // The Evicted reason of a deactivation names its cause (DeactivatedDueToAdmissionCheck);
     // Kueue's metrics carry it apart: reason Deactivated, underlying_cause AdmissionCheck.
-    absl::string_view reason_view = reasons[i];
+    absl::string_view reason_view = absl::string_view(eviction->reason).substr(kPrefix.size());
     std::string underlying_cause;
     if (absl::ConsumePrefix(&reason_view, "DeactivatedDueTo")) {
       underlying_cause = std::string(reason_view);
@@ -350,33 +365,28 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
                        wl.spec.priority_class_name, kRole});
     }
   }
-  counted = static_cast<int>(reasons.size());
 }
 
 void AdmissionMetrics::CountMultiKueueDispatch(const core::Workload& wl, absl::Time now) {
   // Dispatch events are recorded while the workload holds quota, so it has its ClusterQueue.
   if (!wl.status.admission.has_value()) return;
-  std::vector<const core::WorkloadEvent*> events;
-  for (auto it = wl.status.events.rbegin(); it != wl.status.events.rend() && it->time == now;
-       ++it) {
-    if (it->reason == core::kNominatedEventReason ||
-        it->reason == core::kAdmittedOnWorkerEventReason) {
-      events.push_back(&*it);
-    }
-  }
-  // Those seen by an earlier commit at the same time were counted then (newest events first).
-  int& counted = dispatch_events_counted_[wl.id];
+  const std::vector<const core::WorkloadEvent*> events = UncountedEventsAt(
+      wl, now,
+      [](const core::WorkloadEvent& e) {
+        return e.reason == core::kNominatedEventReason ||
+               e.reason == core::kAdmittedOnWorkerEventReason;
+      },
+      dispatch_events_counted_);
   const std::string& cluster_queue = wl.status.admission->cluster_queue;
-  for (size_t i = 0; i + counted < events.size(); ++i) {
-    if (events[i]->reason == core::kAdmittedOnWorkerEventReason) {
+  for (const core::WorkloadEvent* event : events) {
+    if (event->reason == core::kAdmittedOnWorkerEventReason) {
       multikueue_admitted_.Add({cluster_queue, wl.status.history().cluster_name, kRole});
       continue;
     }
-    for (const std::string& cluster : core::NominatedClustersOf(events[i]->message)) {
+    for (const std::string& cluster : core::NominatedClustersOf(event->message)) {
       multikueue_dispatched_.Add({cluster_queue, cluster, kRole});
     }
   }
-  counted = static_cast<int>(events.size());
 }
 
 void AdmissionMetrics::OnObjectErased(const core::ObjectName& object) {
