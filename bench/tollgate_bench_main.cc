@@ -61,9 +61,13 @@ Commands:
              --unclean          with --populate-only: exit without closing the store, as after
                                 kill -9 (the reopen then replays the write-ahead log)
   watchers Stalled watchers: N stored workloads, S Watch(since=0) streams that never read and
-           A that do; tollgated's RSS and threads, and whether the active ones see every
-           later submit.
+           A that do: how long the active ones take to list and to see each later submit,
+           what tollgated sends and spends meanwhile, its RSS and threads. A list of S runs
+           each on a fresh server and compares them with the first.
              --workloads=100000 --stalled=1000 --active=2 --submits=1000
+             --stalled-window=KiB  the stalled clients' fixed HTTP/2 window (0: gRPC's
+                                default client, which keeps taking data it never reads)
+             --no-progress-timeout=2m  an active watch silent this long fails the run
   memory   Resident memory per pending workload of the pure core (ClusterState).
              --workloads=1000000
 
@@ -322,22 +326,61 @@ absl::Status RunRestart(const Flags& flags, const char* self) {
 }
 
 absl::Status RunWatchers(const Flags& flags) {
-  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown(
-      {"workloads", "stalled", "active", "submits", "tollgated", "work-dir", "keep"}));
+  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"workloads", "stalled", "stalled-window", "active",
+                                             "submits", "no-progress-timeout", "tollgated",
+                                             "work-dir", "keep"}));
   StalledWatchersOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.workloads, flags.Int("workloads", 100000));
-  TOLLGATE_ASSIGN_OR_RETURN(int64_t stalled, flags.Int("stalled", 1000));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t active, flags.Int("active", 2));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t submits, flags.Int("submits", 1000));
+  TOLLGATE_ASSIGN_OR_RETURN(options.stalled_window_kib, flags.Int("stalled-window", 0));
+  TOLLGATE_ASSIGN_OR_RETURN(options.no_progress_timeout,
+                            flags.Duration("no-progress-timeout", absl::Minutes(2)));
   if (options.workloads < 3) return absl::InvalidArgumentError("--workloads: want at least 3");
-  options.stalled = static_cast<int>(stalled);
+  if (active < 1) return absl::InvalidArgumentError("--active: want at least 1");
+  if (options.stalled_window_kib < 0) {
+    return absl::InvalidArgumentError("--stalled-window: want KiB >= 0");
+  }
+  std::vector<int> stalled_counts;
+  for (absl::string_view n : absl::StrSplit(flags.String("stalled", "1000"), ',')) {
+    int count = 0;
+    if (!absl::SimpleAtoi(n, &count) || count < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--stalled: \"", n, "\" is not a count (a list like 10,1000)"));
+    }
+    stalled_counts.push_back(count);
+  }
   options.active = static_cast<int>(active);
   options.submits = static_cast<int>(submits);
   TOLLGATE_ASSIGN_OR_RETURN(const ServerFlags sf, ReadServerFlags(flags));
   options.tollgated = sf.tollgated;
   options.work_dir = sf.work_dir;
   options.keep = sf.keep;
-  return RunStalledWatchers(options);
+  std::vector<StalledWatchersResult> results;
+  for (int count : stalled_counts) {
+    options.stalled = count;
+    std::printf("== %d stalled (%s), %d active, %lld stored, %d submits\n", count,
+                options.stalled_window_kib > 0
+                    ? absl::StrCat("window ", options.stalled_window_kib, " KiB").c_str()
+                    : "gRPC's default client",
+                options.active, static_cast<long long>(options.workloads), options.submits);
+    TOLLGATE_ASSIGN_OR_RETURN(StalledWatchersResult result, RunStalledWatchers(options));
+    results.push_back(result);
+  }
+  // The first count is the reference the others are compared with.
+  std::printf(
+      "\n stalled | list s (x)     | lag p50 ms | lag p99 ms (x)  | listing: events sent, CPU s "
+      "| submits: events sent, CPU ms per submit\n");
+  for (const StalledWatchersResult& r : results) {
+    const StalledWatchersResult& ref = results.front();
+    std::printf(" %7d | %6.2f (%5.1fx) | %10.1f | %8.1f (%5.1fx) | %12lld, %6.1f | %12lld, %6.2f\n",
+                r.stalled, r.list_seconds, r.list_seconds / std::max(ref.list_seconds, 1e-9),
+                r.lag_p50_ms, r.lag_p99_ms, r.lag_p99_ms / std::max(ref.lag_p99_ms, 1e-9),
+                static_cast<long long>(r.list_events_sent), r.list_cpu_seconds,
+                static_cast<long long>(r.submit_events_sent),
+                1000.0 * r.submit_cpu_seconds / std::max(options.submits, 1));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RunMemory(const Flags& flags) {

@@ -107,8 +107,7 @@ TollgatedTarget::~TollgatedTarget() {
   waitpid(pid_, nullptr, 0);
 }
 
-std::shared_ptr<grpc::Channel> TollgatedTarget::NewChannel() const {
-  grpc::ChannelArguments args;
+std::shared_ptr<grpc::Channel> TollgatedTarget::NewChannel(grpc::ChannelArguments args) const {
   // A distinct argument set gives each channel its own subchannel (TCP connection).
   static std::atomic<int> next_channel{0};
   args.SetInt("tollgate.bench.channel", next_channel.fetch_add(1));

@@ -34,8 +34,8 @@ class TollgatedTarget {
   TollgatedTarget& operator=(const TollgatedTarget&) = delete;
 
   const std::string& address() const { return address_; }
-  // A new channel (its own HTTP/2 connection) to the server.
-  std::shared_ptr<grpc::Channel> NewChannel() const;
+  // A new channel (its own HTTP/2 connection) to the server, with `args` on top of the bench's.
+  std::shared_ptr<grpc::Channel> NewChannel(grpc::ChannelArguments args = {}) const;
   // The server's pid when spawned, else -1.
   pid_t pid() const { return pid_; }
   const std::string& data_dir() const { return data_dir_; }

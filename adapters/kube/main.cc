@@ -37,6 +37,7 @@
 #include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/json_log.h"
+#include "common/mutex_checks.h"
 #include "common/stop_signal.h"
 #include "common/stop_signals.h"
 #include "core/real_clock.h"
@@ -404,6 +405,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
 int main(int argc, char** argv) {
   namespace common = tollgate::common;
   namespace kube = tollgate::kube;
+  common::DisableMutexDeadlockDetection();
   // Before any thread exists; signal_thread below takes them through sigwait.
   const sigset_t stop_signals = common::BlockStopSignals();
 

@@ -20,6 +20,7 @@
 #include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/json_log.h"
+#include "common/mutex_checks.h"
 #include "common/stop_signal.h"
 #include "common/stop_signals.h"
 #include "core/real_clock.h"
@@ -163,6 +164,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
 int main(int argc, char** argv) {
   namespace common = tollgate::common;
   namespace mk = tollgate::multikueue;
+  common::DisableMutexDeadlockDetection();
   // Before any thread exists; signal_thread below takes them through sigwait.
   const sigset_t stop_signals = common::BlockStopSignals();
   if (common::AsksForVersion(argc, argv)) {

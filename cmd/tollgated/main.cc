@@ -43,6 +43,7 @@
 #include "common/file_util.h"
 #include "common/host_port.h"
 #include "common/json_log.h"
+#include "common/mutex_checks.h"
 #include "common/stop_signals.h"
 #include "core/error_text.h"
 #include "core/names.h"
@@ -863,6 +864,7 @@ absl::Status ServeEtcd(const Flags& flags, const sigset_t& stop_signals) {
 
 int main(int argc, char** argv) {
   using tollgate::Log;
+  tollgate::common::DisableMutexDeadlockDetection();
   // Before any thread exists; the main thread alone takes them, through sigwait in Serve.
   // SIGHUP reloads the token file and the policy (see Serve).
   const sigset_t stop_signals = tollgate::common::BlockStopSignals({SIGHUP});

@@ -78,6 +78,15 @@ void Observability::AddWatchHub(const rpc::WatchHub& hub) {
                   metrics::MetricType::kCounter, {"reason"});
     w.Sample({"lagging"}, static_cast<double>(dropped.lagging));
     w.Sample({"compacted"}, static_cast<double>(dropped.compacted));
+    const rpc::WatchHub::Sent sent = hub.sent();
+    w.BeginFamily("tollgate_watch_events_sent_total",
+                  "Events (bookmarks included) handed to gRPC on Watch streams.",
+                  metrics::MetricType::kCounter, {});
+    w.Sample({}, static_cast<double>(sent.events));
+    w.BeginFamily("tollgate_watch_sent_bytes_total",
+                  "Encoded bytes of the events handed to gRPC on Watch streams.",
+                  metrics::MetricType::kCounter, {});
+    w.Sample({}, static_cast<double>(sent.bytes));
   });
 }
 

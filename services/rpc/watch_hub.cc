@@ -45,22 +45,29 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   // Starts the next write if none is in flight and there is something to send; otherwise the
   // stream stays parked until the hub pumps it again.
   void Pump() {
+    // A stream with a write in flight is pumped again by its OnWriteDone, which clears writing_
+    // before it pumps; skipping it here without the lock cannot lose a wake-up. This keeps the
+    // hub's per-commit sweep to one atomic load per stalled stream.
+    if (writing_.load(std::memory_order_acquire)) return;
     grpc::Status finish;
     bool write = false;
     {
       absl::MutexLock lock(&mu_);
-      if (writing_ || finished_) return;
+      if (writing_.load(std::memory_order_relaxed) || finished_) return;
       absl::Status next = NextLocked(write);
       if (!next.ok()) {
         finished_ = true;
         finish = ToGrpcStatus(next);
       } else if (write) {
-        writing_ = true;
+        writing_.store(true, std::memory_order_relaxed);
       } else {
         return;
       }
     }
     if (write) {
+      hub_.sent_events_.fetch_add(1, std::memory_order_relaxed);
+      hub_.sent_bytes_.fetch_add(static_cast<int64_t>(in_flight_.ByteSizeLong()),
+                                 std::memory_order_relaxed);
       StartWrite(&in_flight_);
     } else {
       Finish(finish);
@@ -78,7 +85,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   void OnWriteDone(bool ok) override {
     {
       absl::MutexLock lock(&mu_);
-      writing_ = false;
+      writing_.store(false, std::memory_order_release);
       if (!ok) {
         // The client is gone (or cancelled); nothing more can be sent.
         if (finished_) return;
@@ -96,7 +103,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     {
       absl::MutexLock lock(&mu_);
       // A write in flight completes with ok=false and finishes the stream there.
-      if (writing_ || finished_) return;
+      if (writing_.load(std::memory_order_relaxed) || finished_) return;
       finished_ = true;
     }
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
@@ -305,7 +312,8 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   std::deque<v1::WatchEvent> buffer_ ABSL_GUARDED_BY(mu_);
   // Owned by the write in flight while writing_.
   v1::WatchEvent in_flight_;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // Written under mu_; read without it by Pump's fast path.
+  std::atomic<bool> writing_{false};
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_sent_ ABSL_GUARDED_BY(mu_);
@@ -359,6 +367,11 @@ int64_t WatchHub::open_streams() const {
 WatchHub::Dropped WatchHub::dropped() const {
   return {dropped_lagging_.load(std::memory_order_relaxed),
           dropped_compacted_.load(std::memory_order_relaxed)};
+}
+
+WatchHub::Sent WatchHub::sent() const {
+  return {sent_events_.load(std::memory_order_relaxed),
+          sent_bytes_.load(std::memory_order_relaxed)};
 }
 
 void WatchHub::Remove(WatchReactor* reactor) {

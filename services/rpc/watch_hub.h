@@ -79,6 +79,14 @@ class WatchHub {
   };
   Dropped dropped() const;
 
+  // Events written to Watch streams since start (bookmarks included), and their encoded bytes:
+  // what the hub hands to gRPC, whether or not the client has read it yet.
+  struct Sent {
+    int64_t events = 0;
+    int64_t bytes = 0;
+  };
+  Sent sent() const;
+
  private:
   friend class WatchReactor;
   void Loop();
@@ -92,6 +100,8 @@ class WatchHub {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> dropped_lagging_{0};
   std::atomic<int64_t> dropped_compacted_{0};
+  std::atomic<int64_t> sent_events_{0};
+  std::atomic<int64_t> sent_bytes_{0};
   std::thread thread_;
 };
 
