@@ -945,29 +945,36 @@ class TopologyE2eTest : public KubeE2eTest {
     return out;
   }
 
-  // What the Job controller would create: pod `index` of an Indexed Job from its template.
-  void CreateJobPod(const Json& job, int index) {
+  // What the Job controller would create: pod `index` of an Indexed Job from its template, named
+  // <job>-<index><suffix>.
+  void CreateJobPod(const Json& job, int index, const std::string& suffix = "") {
     const Json& tmpl = job["spec"]["template"];
     Json pod = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata", tmpl.value("metadata", Json::object())},
                 {"spec", tmpl["spec"]}};
     pod["metadata"]["name"] =
-        absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index);
+        absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index, suffix);
     pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = absl::StrCat(index);
     Create(manifest::PodResource(), "topo", pod);
   }
 
-  // A rack-required Indexed Job "heal" of two pods, admitted, its pods created and released
-  // onto their hosts, and seen by tollgate-kube: the start of the node failure tests. Sets
-  // `placed` to the hosts by rank and `workload` to "topo/NAME".
-  void PlaceHealJob(std::vector<std::string>* placed, std::string* workload) {
+  // A rack-required Indexed Job "heal" of two pods, admitted, its pods created, released onto
+  // their hosts and bound there (with `bind_delay_seconds`, the fake's scheduler waits that long
+  // before binding them: they stay released and unbound), and seen by tollgate-kube: the start
+  // of the node failure tests. Sets `placed` to the hosts by rank and `workload` to "topo/NAME".
+  void PlaceHealJob(std::vector<std::string>* placed, std::string* workload,
+                    int bind_delay_seconds = 0) {
     ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
     Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
     job["spec"]["completions"] = 2;
     job["spec"]["completionMode"] = "Indexed";
     job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
         "cloud.com/rack";
+    if (bind_delay_seconds > 0) {
+      job["spec"]["template"]["metadata"]["annotations"]["fake.tollgate.dev/bind-delay-seconds"] =
+          absl::StrCat(bind_delay_seconds);
+    }
     Create(manifest::JobResource(), "topo", job);
     ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
     *placed = HostsByRank(Workload("topo", "job-heal-"));
@@ -980,6 +987,11 @@ class TopologyE2eTest : public KubeE2eTest {
           for (int i = 0; i < 2; ++i) {
             Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
             if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
+              return false;
+            }
+            // Bound to its host by the scheduler (the kubelet then runs it), unless delayed.
+            if (bind_delay_seconds == 0 &&
+                manifest::GetString(pod, {"spec", "nodeName"}) != (*placed)[i]) {
               return false;
             }
           }
@@ -1202,6 +1214,83 @@ TEST_F(TopologyE2eTest, AnUntoleratedNoExecuteTaintFailsThePlacementOnceThePodIs
       << Workload("topo", "job-heal-")->DebugString();
   EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(hosts().size(), 2u);
+}
+
+// Kueue's node controller (markPodsFailed): a pod released onto a node that is tainted before
+// the scheduler bound it there can never start; it is marked Failed with the TerminatedByKueue
+// condition and an event, the placement there fails at once (no pod of the job runs there) and
+// is replaced inside the rack, and the pod the job controller creates instead is released onto
+// the new host.
+TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndReplaced) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*bind_delay_seconds=*/3600));
+  auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
+  const std::string tainted = placed[0];
+
+  ASSERT_TRUE(kube_
+                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                          Json::parse(R"({"spec": {"taints": [
+                               {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
+                  .ok());
+  // The pod's TerminatedByKueue condition once it is Failed; null before.
+  auto termination = [&](const std::string& pod_name) {
+    Json pod = Get(manifest::PodResource(), "topo", pod_name);
+    if (pod.is_null() || manifest::GetString(pod, {"status", "phase"}) != "Failed") {
+      return Json(nullptr);
+    }
+    const Json* condition = manifest::FindCondition(pod, "TerminatedByKueue");
+    return condition == nullptr ? Json(nullptr) : *condition;
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = absl::StrCat("heal-", i);
+    if (placed[i] != tainted) continue;
+    ASSERT_TRUE(WaitFor([&] { return !termination(name).is_null(); }, kWait))
+        << Get(manifest::PodResource(), "topo", name).dump();
+    const Json condition = termination(name);
+    EXPECT_EQ(manifest::GetString(condition, {"status"}), "True");
+    EXPECT_EQ(manifest::GetString(condition, {"reason"}), "UnschedulableOnAssignedNode");
+    EXPECT_EQ(manifest::GetString(condition, {"message"}),
+              "Pod terminated by Kueue NodeController due to node taint");
+    ASSERT_TRUE(WaitFor(
+        [&] { return absl::c_linear_search(EventReasons("topo", name), "PodTerminatedByKueue"); },
+        kWait));
+  }
+  // The placement there failed at once and was replaced inside the rack.
+  ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), tainted); }, kWait))
+      << Workload("topo", "job-heal-")->DebugString();
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+  const std::vector<std::string> now_placed = hosts();
+  ASSERT_EQ(now_placed.size(), 2u);
+  for (const std::string& host : now_placed) {
+    EXPECT_EQ(host <= "n2", tainted <= "n2") << host << " is outside the rack of " << tainted;
+  }
+  // A pod on a healthy host is left alone.
+  for (int i = 0; i < 2; ++i) {
+    if (placed[i] == tainted) continue;
+    Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
+    EXPECT_EQ(manifest::GetString(pod, {"status", "phase"}), "Pending") << pod.dump();
+  }
+
+  // The job controller replaces the failed pods; they go to their rank's new host.
+  const Json job = Get(manifest::JobResource(), "topo", "heal");
+  for (int i = 0; i < 2; ++i) {
+    if (placed[i] != tainted) continue;
+    ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i, "-again"));
+    const std::string name = absl::StrCat("heal-", i, "-again");
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          Json pod = Get(manifest::PodResource(), "topo", name);
+          return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
+        },
+        kWait))
+        << name;
+    Json pod = Get(manifest::PodResource(), "topo", name);
+    EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}),
+              now_placed[i])
+        << name;
+    EXPECT_NE(now_placed[i], tainted);
+  }
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
