@@ -1012,6 +1012,73 @@ class TopologyE2eTest : public KubeE2eTest {
         kWait));
   }
 
+  // After the node `broken` (a host of `placed`) stopped taking the heal job's released,
+  // unbound pods: each of them there ends Failed with Kueue's TerminatedByKueue condition and
+  // event, the placement there is replaced inside the rack, pods elsewhere are left alone, and
+  // the pods the job controller creates instead are released onto their rank's new host.
+  void ExpectUnboundPodsFailedAndReplaced(const std::vector<std::string>& placed,
+                                          const std::string& broken) {
+    auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
+    // The pod's TerminatedByKueue condition once it is Failed; null before.
+    auto termination = [&](const std::string& pod_name) {
+      Json pod = Get(manifest::PodResource(), "topo", pod_name);
+      if (pod.is_null() || manifest::GetString(pod, {"status", "phase"}) != "Failed") {
+        return Json(nullptr);
+      }
+      const Json* condition = manifest::FindCondition(pod, "TerminatedByKueue");
+      return condition == nullptr ? Json(nullptr) : *condition;
+    };
+    for (int i = 0; i < 2; ++i) {
+      const std::string name = absl::StrCat("heal-", i);
+      if (placed[i] != broken) continue;
+      ASSERT_TRUE(WaitFor([&] { return !termination(name).is_null(); }, kWait))
+          << Get(manifest::PodResource(), "topo", name).dump();
+      const Json condition = termination(name);
+      EXPECT_EQ(manifest::GetString(condition, {"status"}), "True");
+      EXPECT_EQ(manifest::GetString(condition, {"reason"}), "UnschedulableOnAssignedNode");
+      EXPECT_EQ(manifest::GetString(condition, {"message"}),
+                "Pod terminated by Kueue NodeController due to node taint");
+      ASSERT_TRUE(WaitFor(
+          [&] { return absl::c_linear_search(EventReasons("topo", name), "PodTerminatedByKueue"); },
+          kWait));
+    }
+    // The placement there failed at once and was replaced inside the rack.
+    ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), broken); }, kWait))
+        << Workload("topo", "job-heal-")->DebugString();
+    EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+    const std::vector<std::string> now_placed = hosts();
+    ASSERT_EQ(now_placed.size(), 2u);
+    for (const std::string& host : now_placed) {
+      EXPECT_EQ(host <= "n2", broken <= "n2") << host << " is outside the rack of " << broken;
+    }
+    // A pod on a healthy host is left alone.
+    for (int i = 0; i < 2; ++i) {
+      if (placed[i] == broken) continue;
+      Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
+      EXPECT_EQ(manifest::GetString(pod, {"status", "phase"}), "Pending") << pod.dump();
+    }
+
+    // The job controller replaces the failed pods; they go to their rank's new host.
+    const Json job = Get(manifest::JobResource(), "topo", "heal");
+    for (int i = 0; i < 2; ++i) {
+      if (placed[i] != broken) continue;
+      ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i, "-again"));
+      const std::string name = absl::StrCat("heal-", i, "-again");
+      ASSERT_TRUE(WaitFor(
+          [&] {
+            Json pod = Get(manifest::PodResource(), "topo", name);
+            return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
+          },
+          kWait))
+          << name;
+      Json pod = Get(manifest::PodResource(), "topo", name);
+      EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}),
+                now_placed[i])
+          << name;
+      EXPECT_NE(now_placed[i], broken);
+    }
+  }
+
   std::unique_ptr<client::TollgateClient> inventory_;
 };
 
@@ -1225,7 +1292,6 @@ TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndRe
   std::vector<std::string> placed;
   std::string workload;
   ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*bind_delay_seconds=*/3600));
-  auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
   const std::string tainted = placed[0];
 
   ASSERT_TRUE(kube_
@@ -1233,64 +1299,22 @@ TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndRe
                           Json::parse(R"({"spec": {"taints": [
                                {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
                   .ok());
-  // The pod's TerminatedByKueue condition once it is Failed; null before.
-  auto termination = [&](const std::string& pod_name) {
-    Json pod = Get(manifest::PodResource(), "topo", pod_name);
-    if (pod.is_null() || manifest::GetString(pod, {"status", "phase"}) != "Failed") {
-      return Json(nullptr);
-    }
-    const Json* condition = manifest::FindCondition(pod, "TerminatedByKueue");
-    return condition == nullptr ? Json(nullptr) : *condition;
-  };
-  for (int i = 0; i < 2; ++i) {
-    const std::string name = absl::StrCat("heal-", i);
-    if (placed[i] != tainted) continue;
-    ASSERT_TRUE(WaitFor([&] { return !termination(name).is_null(); }, kWait))
-        << Get(manifest::PodResource(), "topo", name).dump();
-    const Json condition = termination(name);
-    EXPECT_EQ(manifest::GetString(condition, {"status"}), "True");
-    EXPECT_EQ(manifest::GetString(condition, {"reason"}), "UnschedulableOnAssignedNode");
-    EXPECT_EQ(manifest::GetString(condition, {"message"}),
-              "Pod terminated by Kueue NodeController due to node taint");
-    ASSERT_TRUE(WaitFor(
-        [&] { return absl::c_linear_search(EventReasons("topo", name), "PodTerminatedByKueue"); },
-        kWait));
-  }
-  // The placement there failed at once and was replaced inside the rack.
-  ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), tainted); }, kWait))
-      << Workload("topo", "job-heal-")->DebugString();
-  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
-  const std::vector<std::string> now_placed = hosts();
-  ASSERT_EQ(now_placed.size(), 2u);
-  for (const std::string& host : now_placed) {
-    EXPECT_EQ(host <= "n2", tainted <= "n2") << host << " is outside the rack of " << tainted;
-  }
-  // A pod on a healthy host is left alone.
-  for (int i = 0; i < 2; ++i) {
-    if (placed[i] == tainted) continue;
-    Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
-    EXPECT_EQ(manifest::GetString(pod, {"status", "phase"}), "Pending") << pod.dump();
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectUnboundPodsFailedAndReplaced(placed, tainted));
+}
 
-  // The job controller replaces the failed pods; they go to their rank's new host.
-  const Json job = Get(manifest::JobResource(), "topo", "heal");
-  for (int i = 0; i < 2; ++i) {
-    if (placed[i] != tainted) continue;
-    ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i, "-again"));
-    const std::string name = absl::StrCat("heal-", i, "-again");
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          Json pod = Get(manifest::PodResource(), "topo", name);
-          return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
-        },
-        kWait))
-        << name;
-    Json pod = Get(manifest::PodResource(), "topo", name);
-    EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}),
-              now_placed[i])
-        << name;
-    EXPECT_NE(now_placed[i], tainted);
-  }
+// Kueue's TASReplaceNodeOnPodTermination with a pod that was never bound: a node that stops
+// being ready fails the placement at once (no pod of the job runs there), and the released pod
+// waiting for it is failed the same way.
+TEST_F(TopologyE2eTest, APodReleasedOntoANodeThatStopsBeingReadyIsFailedAndReplaced) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*bind_delay_seconds=*/3600));
+  const std::string failed = placed[0];
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
+                          {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
+                           {"conditions", Json::array({{{"type", "Ready"}, {"status", "False"}}})}})
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectUnboundPodsFailedAndReplaced(placed, failed));
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
