@@ -33,6 +33,27 @@ std::string Serialized(const google::protobuf::Message& message) {
   return out;
 }
 
+using Flavors = std::map<std::string, core::ResourceFlavorSpec>;
+
+// The flavors the workload's admission names, read from Tollgate.
+absl::StatusOr<Flavors> AdmittedFlavors(client::AdmissionClient& admission,
+                                        const core::Workload& wl) {
+  Flavors out;
+  if (!wl.status.admission.has_value()) return out;
+  for (const core::PodSetAssignment& psa : wl.status.admission->pod_sets) {
+    for (const auto& [resource, flavor] : psa.flavors) {
+      if (out.count(flavor) > 0) continue;
+      v1::ObjectRef ref;
+      ref.set_kind(v1::RESOURCE_FLAVOR);
+      ref.set_name(flavor);
+      TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject object, admission.GetObject(ref));
+      TOLLGATE_ASSIGN_OR_RETURN(out[flavor],
+                                api::ResourceFlavorFromProto(object.resource_flavor()));
+    }
+  }
+  return out;
+}
+
 bool Gated(const Json& pod) {
   const Json* gates = manifest::Find(pod, {"spec", "schedulingGates"});
   if (gates == nullptr || !gates->is_array()) return false;
@@ -62,6 +83,7 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
       nodes_.desired.clear();
       running_reporting_nodes_.clear();
       node_by_hostname_.clear();
+      host_of_node_.clear();
       nodes_without_ready_.clear();
       for (const Json& node : nodes) ObserveNode(node, hosts);
       RefreshRunningWorkloadsLocked();
@@ -108,13 +130,17 @@ void TopologyController::ObserveNode(const Json& node, std::set<std::string>& ho
     before.mutable_status()->clear_running_workloads();
     changed = Serialized(before) != Serialized(*converted);
   }
-  if (auto it = node_by_hostname_.find(host); it == node_by_hostname_.end() || it->second != name) {
+  if (auto old = host_of_node_.find(name); old != host_of_node_.end() && old->second != host) {
+    if (auto it = node_by_hostname_.find(old->second);
+        it != node_by_hostname_.end() && it->second == name) {
+      node_by_hostname_.erase(it);
+    }
+  }
+  host_of_node_[name] = host;
+  if (std::string& named = node_by_hostname_[host]; named != name) {
+    named = name;
     changed = true;
   }
-  for (auto it = node_by_hostname_.begin(); it != node_by_hostname_.end();) {
-    it = it->second == name && it->first != host ? node_by_hostname_.erase(it) : std::next(it);
-  }
-  node_by_hostname_[host] = name;
   if (manifest::FindCondition(node, "Ready") == nullptr) {
     nodes_without_ready_.insert(name);
   } else {
@@ -133,8 +159,12 @@ void TopologyController::ForgetNode(const std::string& name) {
   nodes_.desired.erase(name);
   running_reporting_nodes_.erase(name);
   nodes_without_ready_.erase(name);
-  for (auto it = node_by_hostname_.begin(); it != node_by_hostname_.end();) {
-    it = it->second == name ? node_by_hostname_.erase(it) : std::next(it);
+  if (auto host = host_of_node_.find(name); host != host_of_node_.end()) {
+    if (auto it = node_by_hostname_.find(host->second);
+        it != node_by_hostname_.end() && it->second == name) {
+      node_by_hostname_.erase(it);
+    }
+    host_of_node_.erase(host);
   }
 }
 
@@ -446,7 +476,12 @@ absl::Status TopologyController::ReconcileHost(const std::string& host) {
     }
   }
   absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
-  TOLLGATE_RETURN_IF_ERROR(spec.status());
+  if (!spec.ok()) {
+    // The inventory refuses it too; the node's next change brings it here again.
+    common::Log("warning", "cannot read node",
+                {{"host", host}, {"error", spec.status().ToString()}});
+    return absl::OkStatus();
+  }
   absl::Status first_error;
   auto keep = [&](const absl::Status& status) {
     if (first_error.ok() && !status.ok()) first_error = status;
@@ -467,32 +502,13 @@ absl::Status TopologyController::ReconcileHost(const std::string& host) {
       keep(wl.status());
       continue;
     }
-    std::map<std::string, core::ResourceFlavorSpec> flavors;
-    absl::Status read = absl::OkStatus();
-    if (NeedsFlavors(*spec, *wl)) {
-      for (const core::PodSetAssignment& psa : wl->status.admission->pod_sets) {
-        for (const auto& [resource, flavor] : psa.flavors) {
-          if (flavors.count(flavor) > 0 || !read.ok()) continue;
-          v1::ObjectRef flavor_ref;
-          flavor_ref.set_kind(v1::RESOURCE_FLAVOR);
-          flavor_ref.set_name(flavor);
-          absl::StatusOr<v1::ConfigObject> object = admission_.GetObject(flavor_ref);
-          absl::StatusOr<core::ResourceFlavorSpec> converted =
-              object.ok() ? api::ResourceFlavorFromProto(object->resource_flavor())
-                          : absl::StatusOr<core::ResourceFlavorSpec>(object.status());
-          if (converted.ok()) {
-            flavors[flavor] = *std::move(converted);
-          } else {
-            read = converted.status();
-          }
-        }
-      }
-    }
-    if (!read.ok()) {
-      keep(read);
+    absl::StatusOr<Flavors> flavors = NeedsFlavors(*spec, *wl) ? AdmittedFlavors(admission_, *wl)
+                                                               : absl::StatusOr<Flavors>(Flavors());
+    if (!flavors.ok()) {
+      keep(flavors.status());
       continue;
     }
-    if (!FailsUnboundPodsOn(*spec, *wl, flavors)) continue;
+    if (!FailsUnboundPodsOn(*spec, *wl, *flavors)) continue;
     for (const Json& pod : pods) keep(FailPod(pod));
   }
   return first_error;
@@ -527,7 +543,7 @@ void TopologyController::WorkerLoop() {
         return key.resource == kHostResource ? ReconcileHost(key.name)
                                              : Reconcile(key.ns, key.name);
       },
-      "topology ungating");
+      "topology");
 }
 
 void TopologyController::Run(const common::StopSignal& stop) {

@@ -136,9 +136,10 @@ class TopologyController {
   // Nodes that name the workloads still running on them: not ready, or tainted
   // (NeedsRunningWorkloads).
   std::set<std::string> running_reporting_nodes_ ABSL_GUARDED_BY(mu_);
-  // Hostname -> node name, of the nodes listed; and the nodes without a Ready condition (they
-  // fail their placements at once and no pod: Kueue's node controller stops there).
+  // Hostname -> node name and back, of the nodes listed; and the nodes without a Ready condition
+  // (they fail their placements at once and no pod: Kueue's node controller stops there).
   std::map<std::string, std::string> node_by_hostname_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> host_of_node_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> nodes_without_ready_ ABSL_GUARDED_BY(mu_);
   // Released, unbound pods (ReleasedUnboundHost) by the hostname they wait for: namespace,
   // workload, pod name.
