@@ -10,7 +10,8 @@ using manifest::GetString;
 
 void RecordKubeEvent(KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
                      absl::string_view type, absl::string_view reason, absl::string_view message,
-                     absl::Time now, uint64_t sequence, const EventSource& source) {
+                     absl::Time now, uint64_t sequence, const EventSource& source,
+                     absl::string_view action) {
   const std::string ns = GetString(obj, {"metadata", "namespace"});
   const std::string name = GetString(obj, {"metadata", "name"});
   const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
@@ -36,6 +37,7 @@ void RecordKubeEvent(KubeClient& kube, const manifest::ResourceKind& kind, const
       {"firstTimestamp", timestamp},
       {"lastTimestamp", timestamp},
       {"count", 1}};
+  if (!action.empty()) event["action"] = std::string(action);
   absl::Status created = kube.Create(manifest::EventResource(), ns, event).status();
   // Events are best effort, as in client-go's recorder: losing one must not fail a reconcile.
   if (!created.ok()) {

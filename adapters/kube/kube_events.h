@@ -20,9 +20,11 @@ struct EventSource {
 
 // Creates an Event of `type` (Normal, Warning) about `obj` (of `kind`). `sequence` keeps two
 // events of one object recorded in the same nanosecond apart: client-go names events
-// <object>.<hex nanoseconds>.
+// <object>.<hex nanoseconds>. `action` (optional) is what was done, as events.k8s.io's recorder
+// records it.
 void RecordKubeEvent(KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
                      absl::string_view type, absl::string_view reason, absl::string_view message,
-                     absl::Time now, uint64_t sequence, const EventSource& source);
+                     absl::Time now, uint64_t sequence, const EventSource& source,
+                     absl::string_view action = "");
 
 }  // namespace tollgate::kube

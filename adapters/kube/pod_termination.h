@@ -24,6 +24,7 @@ inline constexpr char kTerminatedByKueueReason[] = "UnschedulableOnAssignedNode"
 inline constexpr char kTerminatedByKueueMessage[] =
     "Pod terminated by Kueue NodeController due to node taint";
 inline constexpr char kPodTerminatedByKueueEvent[] = "PodTerminatedByKueue";
+inline constexpr char kPodTerminatedAction[] = "PodTerminated";
 
 // The hostname a pod was released onto and has not reached: a pod placed by topology-aware
 // scheduling (with the kueue.x-k8s.io/workload annotation), phase Pending, not bound

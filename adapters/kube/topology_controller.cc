@@ -532,7 +532,8 @@ absl::Status TopologyController::FailPod(const Json& pod) {
     sequence = ++event_sequence_;
   }
   RecordKubeEvent(kube_, manifest::PodResource(), *patched, "Normal", kPodTerminatedByKueueEvent,
-                  kTerminatedByKueueMessage, clock_.Now(), sequence, options_.events);
+                  kTerminatedByKueueMessage, clock_.Now(), sequence, options_.events,
+                  kPodTerminatedAction);
   return absl::OkStatus();
 }
 

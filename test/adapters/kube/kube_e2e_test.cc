@@ -1038,9 +1038,26 @@ class TopologyE2eTest : public KubeE2eTest {
       EXPECT_EQ(manifest::GetString(condition, {"reason"}), "UnschedulableOnAssignedNode");
       EXPECT_EQ(manifest::GetString(condition, {"message"}),
                 "Pod terminated by Kueue NodeController due to node taint");
+      // Kueue's event, on the pod.
+      Json event;
       ASSERT_TRUE(WaitFor(
-          [&] { return absl::c_linear_search(EventReasons("topo", name), "PodTerminatedByKueue"); },
+          [&] {
+            absl::StatusOr<ListResult> events = kube_->List(manifest::EventResource(), "topo");
+            if (!events.ok()) return false;
+            for (const Json& e : events->items) {
+              if (manifest::GetString(e, {"involvedObject", "name"}) == name &&
+                  manifest::GetString(e, {"reason"}) == "PodTerminatedByKueue") {
+                event = e;
+              }
+            }
+            return !event.is_null();
+          },
           kWait));
+      EXPECT_EQ(manifest::GetString(event, {"involvedObject", "kind"}), "Pod");
+      EXPECT_EQ(manifest::GetString(event, {"type"}), "Normal");
+      EXPECT_EQ(manifest::GetString(event, {"action"}), "PodTerminated");
+      EXPECT_EQ(manifest::GetString(event, {"message"}),
+                "Pod terminated by Kueue NodeController due to node taint");
     }
     // The placement there failed at once and was replaced inside the rack.
     ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), broken); }, kWait))
