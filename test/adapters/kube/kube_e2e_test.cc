@@ -946,8 +946,9 @@ class TopologyE2eTest : public KubeE2eTest {
   }
 
   // What the Job controller would create: pod `index` of an Indexed Job from its template, named
-  // <job>-<index><suffix>.
-  void CreateJobPod(const Json& job, int index, const std::string& suffix = "") {
+  // <job>-<index><suffix>, with `annotations` added.
+  void CreateJobPod(const Json& job, int index, const std::string& suffix = "",
+                    const Json& annotations = Json::object()) {
     const Json& tmpl = job["spec"]["template"];
     Json pod = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
@@ -956,32 +957,35 @@ class TopologyE2eTest : public KubeE2eTest {
     pod["metadata"]["name"] =
         absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index, suffix);
     pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = absl::StrCat(index);
+    for (auto it = annotations.begin(); it != annotations.end(); ++it) {
+      pod["metadata"]["annotations"][it.key()] = it.value();
+    }
     Create(manifest::PodResource(), "topo", pod);
   }
 
   // A rack-required Indexed Job "heal" of two pods, admitted, its pods created, released onto
-  // their hosts and bound there (with `bind_delay_seconds`, the fake's scheduler waits that long
-  // before binding them: they stay released and unbound), and seen by tollgate-kube: the start
-  // of the node failure tests. Sets `placed` to the hosts by rank and `workload` to "topo/NAME".
+  // their hosts and bound there (but for `unbound_ranks`: the fake's scheduler holds those back
+  // for an hour, so they stay released and unbound), and seen by tollgate-kube: the start of the
+  // node failure tests. Sets `placed` to the hosts by rank and `workload` to "topo/NAME".
   void PlaceHealJob(std::vector<std::string>* placed, std::string* workload,
-                    int bind_delay_seconds = 0) {
+                    const std::set<int>& unbound_ranks = {}) {
     ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
     Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
     job["spec"]["completions"] = 2;
     job["spec"]["completionMode"] = "Indexed";
     job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] =
         "cloud.com/rack";
-    if (bind_delay_seconds > 0) {
-      job["spec"]["template"]["metadata"]["annotations"]["fake.tollgate.dev/bind-delay-seconds"] =
-          absl::StrCat(bind_delay_seconds);
-    }
     Create(manifest::JobResource(), "topo", job);
     ASSERT_TRUE(WaitFor([&] { return PodsActive("topo", "heal"); }, kWait));
     *placed = HostsByRank(Workload("topo", "job-heal-"));
     ASSERT_EQ(placed->size(), 2u);
     *workload = absl::StrCat("topo/", Workload("topo", "job-heal-")->metadata().name());
     job = Get(manifest::JobResource(), "topo", "heal");
-    for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
+    for (int i = 0; i < 2; ++i) {
+      const Json held = {{"fake.tollgate.dev/bind-delay-seconds", "3600"}};
+      ASSERT_NO_FATAL_FAILURE(
+          CreateJobPod(job, i, "", unbound_ranks.count(i) > 0 ? held : Json::object()));
+    }
     ASSERT_TRUE(WaitFor(
         [&] {
           for (int i = 0; i < 2; ++i) {
@@ -989,8 +993,8 @@ class TopologyE2eTest : public KubeE2eTest {
             if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
               return false;
             }
-            // Bound to its host by the scheduler (the kubelet then runs it), unless delayed.
-            if (bind_delay_seconds == 0 &&
+            // Bound to its host by the scheduler (the kubelet then runs it), unless held back.
+            if (unbound_ranks.count(i) == 0 &&
                 manifest::GetString(pod, {"spec", "nodeName"}) != (*placed)[i]) {
               return false;
             }
@@ -1308,7 +1312,7 @@ TEST_F(TopologyE2eTest, AnUntoleratedNoExecuteTaintFailsThePlacementOnceThePodIs
 TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndReplaced) {
   std::vector<std::string> placed;
   std::string workload;
-  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*bind_delay_seconds=*/3600));
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{0, 1}));
   const std::string tainted = placed[0];
 
   ASSERT_TRUE(kube_
@@ -1325,13 +1329,50 @@ TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndRe
 TEST_F(TopologyE2eTest, APodReleasedOntoANodeThatStopsBeingReadyIsFailedAndReplaced) {
   std::vector<std::string> placed;
   std::string workload;
-  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*bind_delay_seconds=*/3600));
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{0, 1}));
   const std::string failed = placed[0];
   ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
                           {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
                            {"conditions", Json::array({{{"type", "Ready"}, {"status", "False"}}})}})
                   .ok());
   ASSERT_NO_FATAL_FAILURE(ExpectUnboundPodsFailedAndReplaced(placed, failed));
+}
+
+// Kueue's node controller with a pod of the job still running there: the placement waits for it
+// (TASReplaceNodeOnNodeTaints), but the released pod that was never bound is failed at once, as
+// the node's taint (the job tolerates neither directly nor through its flavor) keeps it out.
+TEST_F(TopologyE2eTest, AReleasedPodIsFailedWhileAnotherPodOfTheJobStillRunsOnTheTaintedNode) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{1}));
+  // Two one-CPU pods in a rack of two-CPU nodes: BestFit puts both on one node.
+  ASSERT_EQ(placed[0], placed[1]);
+  const std::string tainted = placed[0];
+  ASSERT_TRUE(kube_
+                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                          Json::parse(R"({"spec": {"taints": [
+                               {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json pod = Get(manifest::PodResource(), "topo", "heal-1");
+        return manifest::GetString(pod, {"status", "phase"}) == "Failed" &&
+               manifest::FindCondition(pod, "TerminatedByKueue") != nullptr;
+      },
+      kWait))
+      << Get(manifest::PodResource(), "topo", "heal-1").dump();
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::c_linear_search(EventReasons("topo", "heal-1"), "PodTerminatedByKueue"); },
+      kWait));
+  // The running pod keeps running and the placement stays: NoSchedule does not evict it.
+  std::optional<v1::NodeSummary> node = InventoryNode(tainted);
+  ASSERT_TRUE(node.has_value());
+  EXPECT_THAT(node->node().status().running_workloads(), ::testing::ElementsAre(workload));
+  EXPECT_EQ(HostsByRank(Workload("topo", "job-heal-")), placed);
+  EXPECT_EQ(
+      manifest::GetString(Get(manifest::PodResource(), "topo", "heal-0"), {"status", "phase"}),
+      "Running");
+  EXPECT_TRUE(EventReasons("topo", "heal-0").empty());
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
