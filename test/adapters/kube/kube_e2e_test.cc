@@ -1373,6 +1373,20 @@ TEST_F(TopologyE2eTest, AReleasedPodIsFailedWhileAnotherPodOfTheJobStillRunsOnTh
       manifest::GetString(Get(manifest::PodResource(), "topo", "heal-0"), {"status", "phase"}),
       "Running");
   EXPECT_TRUE(EventReasons("topo", "heal-0").empty());
+
+  // As in Kueue, the pod created instead goes to the node the placement still names, and is
+  // failed again.
+  ASSERT_NO_FATAL_FAILURE(CreateJobPod(Get(manifest::JobResource(), "topo", "heal"), 1, "-again"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json pod = Get(manifest::PodResource(), "topo", "heal-1-again");
+        return manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}) ==
+                   tainted &&
+               manifest::GetString(pod, {"status", "phase"}) == "Failed" &&
+               manifest::FindCondition(pod, "TerminatedByKueue") != nullptr;
+      },
+      kWait))
+      << Get(manifest::PodResource(), "topo", "heal-1-again").dump();
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {
