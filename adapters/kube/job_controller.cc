@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "adapters/kube/kube_events.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
@@ -769,45 +770,13 @@ absl::StatusOr<Json> JobController::Converge(const manifest::JobKindTranslator& 
 void JobController::RecordEvent(const manifest::JobKindTranslator& translator, const Json& obj,
                                 absl::string_view type, absl::string_view reason,
                                 absl::string_view message) {
-  const absl::Time now = clock_.Now();
   uint64_t sequence = 0;
   {
     absl::MutexLock lock(&mu_);
     sequence = ++event_sequence_;
   }
-  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
-  const std::string name = manifest::GetString(obj, {"metadata", "name"});
-  const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-  // client-go names events <object>.<hex nanoseconds>; the sequence keeps two events of one
-  // object in the same nanosecond apart.
-  Json event = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata",
-       {{"name", absl::StrFormat("%s.%x%04x", name, absl::ToUnixNanos(now), sequence & 0xffff)},
-        {"namespace", ns}}},
-      {"involvedObject",
-       {{"apiVersion", translator.resource().ApiVersion()},
-        {"kind", translator.resource().kind},
-        {"name", name},
-        {"namespace", ns},
-        {"uid", manifest::GetString(obj, {"metadata", "uid"})},
-        {"resourceVersion", manifest::GetString(obj, {"metadata", "resourceVersion"})}}},
-      {"reason", std::string(reason)},
-      {"message", std::string(message)},
-      {"type", std::string(type)},
-      {"source", {{"component", options_.component}}},
-      {"reportingComponent", options_.component},
-      {"reportingInstance", options_.instance},
-      {"firstTimestamp", timestamp},
-      {"lastTimestamp", timestamp},
-      {"count", 1}};
-  absl::Status created = kube_.Create(manifest::EventResource(), ns, event).status();
-  // Events are best effort, as in client-go's recorder: losing one must not fail a reconcile.
-  if (!created.ok()) {
-    common::Log("warning", "cannot record event",
-                {{"object", absl::StrCat(ns, "/", name)}, {"error", created.ToString()}});
-  }
+  RecordKubeEvent(kube_, translator.resource(), obj, type, reason, message, clock_.Now(), sequence,
+                  EventSource{options_.component, options_.instance});
 }
 
 absl::StatusOr<bool> JobController::NamespaceIsManaged(absl::string_view ns) {

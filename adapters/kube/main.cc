@@ -390,6 +390,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   if (flags.topology) {
     TopologyController::Options topology_options;
     topology_options.resync_period = flags.topology_resync_period;
+    topology_options.events.instance = controller_options.instance;
     topology.emplace(*kube, *admission, *inventory, clock, topology_options);
     topology_thread = std::thread([&] { topology->Run(stop); });
   }

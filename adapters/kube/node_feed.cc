@@ -63,18 +63,11 @@ bool NeedsRunningWorkloads(const Json& node) {
 
 std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods) {
   const std::string& name = node.metadata().name();
-  auto label = node.metadata().labels().find("kubernetes.io/hostname");
-  const std::string hostname = label == node.metadata().labels().end() ? name : label->second;
   std::vector<std::string> out;
   for (const auto& [ns, workloads] : pods) {
     for (const auto& [workload, members] : workloads) {
       for (const auto& [unused, pod] : members) {
-        const std::string bound = GetString(pod, {"spec", "nodeName"});
-        const std::string selected =
-            GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"});
-        // Kueue finds them by the hostname node selector the placement gave them.
-        const bool here = selected == hostname || bound == name;
-        if (!here || manifest::IsTerminatedPod(pod) ||
+        if (GetString(pod, {"spec", "nodeName"}) != name || manifest::IsTerminatedPod(pod) ||
             Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) {
           continue;
         }

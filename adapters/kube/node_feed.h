@@ -32,9 +32,10 @@ using WorkloadPods =
 // workload does not tolerate). A node without a Ready condition, or deleted, fails at once.
 bool NeedsRunningWorkloads(const manifest::Json& node);
 
-// Kueue's TASReplaceNodeOnPodTermination: the workloads ("namespace/name", sorted) with a placed
-// pod still progressing on `node` (sent to it by its hostname node selector, or bound to it; not
-// Succeeded or Failed, not being deleted).
+// Kueue's TASReplaceNodeOnPodTermination (hasProgressingPods): the workloads ("namespace/name",
+// sorted) with a placed pod still progressing on `node`: bound to it (spec.nodeName), not
+// Succeeded or Failed, not being deleted. A pod released onto the node but never bound does not
+// count: it cannot start there, and tollgate-kube marks it Failed (pod_termination.h).
 std::vector<std::string> RunningWorkloadsOn(const v1::Node& node, const WorkloadPods& pods);
 
 // The pod's key in the inventory's reported pods: "namespace/name".

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "adapters/kube/kube_events.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
@@ -316,43 +317,13 @@ absl::Status PodController::DeletePod(const Json& pod, absl::string_view reason,
 
 void PodController::RecordEvent(const ResourceKind& kind, const Json& obj, absl::string_view type,
                                 absl::string_view reason, absl::string_view message) {
-  const absl::Time now = clock_.Now();
   uint64_t sequence = 0;
   {
     absl::MutexLock lock(&mu_);
     sequence = ++event_sequence_;
   }
-  const std::string ns = Ns(obj);
-  const std::string name = Name(obj);
-  const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-  Json event = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata",
-       {{"name", absl::StrFormat("%s.%x%04x", name, absl::ToUnixNanos(now), sequence & 0xffff)},
-        {"namespace", ns}}},
-      {"involvedObject",
-       {{"apiVersion", kind.ApiVersion()},
-        {"kind", kind.kind},
-        {"name", name},
-        {"namespace", ns},
-        {"uid", Uid(obj)},
-        {"resourceVersion", GetString(obj, {"metadata", "resourceVersion"})}}},
-      {"reason", std::string(reason)},
-      {"message", std::string(message)},
-      {"type", std::string(type)},
-      {"source", {{"component", options_.component}}},
-      {"reportingComponent", options_.component},
-      {"reportingInstance", options_.instance},
-      {"firstTimestamp", timestamp},
-      {"lastTimestamp", timestamp},
-      {"count", 1}};
-  absl::Status created = kube_.Create(EventResource(), ns, event).status();
-  // Events are best effort, as in client-go's recorder.
-  if (!created.ok()) {
-    common::Log("warning", "cannot record event",
-                {{"object", Key(ns, name)}, {"error", created.ToString()}});
-  }
+  RecordKubeEvent(kube_, kind, obj, type, reason, message, clock_.Now(), sequence,
+                  EventSource{options_.component, options_.instance});
 }
 
 absl::Status PodController::Warn(const ResourceKind& kind, const Json& obj,

@@ -7,8 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "adapters/kube/informer.h"
 #include "adapters/kube/node_feed.h"
+#include "adapters/kube/pod_termination.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
+#include "core/topology.h"
+#include "services/api/config_codec.h"
+#include "services/api/topology_codec.h"
+#include "services/api/workload_codec.h"
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/topology_annotations.h"
 #include "services/manifest/topology_enactment.h"
@@ -17,12 +22,35 @@ namespace tollgate::kube {
 namespace {
 
 constexpr char kWorkloadResource[] = "workloads";
+// Work queue keys of hosts (ReconcileHost) are nodes by hostname.
+constexpr char kHostResource[] = "nodes";
 // The inventory's limit per UpsertNodes and ReportPods call.
 constexpr size_t kChunk = 1000;
 
 std::string Serialized(const google::protobuf::Message& message) {
   std::string out;
   message.SerializeToString(&out);
+  return out;
+}
+
+using Flavors = std::map<std::string, core::ResourceFlavorSpec>;
+
+// The flavors the workload's admission names, read from Tollgate.
+absl::StatusOr<Flavors> AdmittedFlavors(client::AdmissionClient& admission,
+                                        const core::Workload& wl) {
+  Flavors out;
+  if (!wl.status.admission.has_value()) return out;
+  for (const core::PodSetAssignment& psa : wl.status.admission->pod_sets) {
+    for (const auto& [resource, flavor] : psa.flavors) {
+      if (out.count(flavor) > 0) continue;
+      v1::ObjectRef ref;
+      ref.set_kind(v1::RESOURCE_FLAVOR);
+      ref.set_name(flavor);
+      TOLLGATE_ASSIGN_OR_RETURN(v1::ConfigObject object, admission.GetObject(ref));
+      TOLLGATE_ASSIGN_OR_RETURN(out[flavor],
+                                api::ResourceFlavorFromProto(object.resource_flavor()));
+    }
+  }
   return out;
 }
 
@@ -49,29 +77,37 @@ TopologyController::TopologyController(KubeClient& kube, client::AdmissionClient
 void TopologyController::NodeInformer(const common::StopSignal& stop) {
   InformerHandlers handlers;
   handlers.on_list = [&](const std::vector<Json>& nodes) {
+    std::set<std::string> hosts;
     {
       absl::MutexLock lock(&mu_);
       nodes_.desired.clear();
       running_reporting_nodes_.clear();
-      for (const Json& node : nodes) ObserveNode(node);
+      node_by_hostname_.clear();
+      host_of_node_.clear();
+      nodes_without_ready_.clear();
+      for (const Json& node : nodes) ObserveNode(node, hosts);
       RefreshRunningWorkloadsLocked();
       nodes_.listed = true;
+      hosts = WaitedHostsLocked();
     }
     FlushNodes();
+    // After the inventory heard of the nodes, as Kueue records a failed node before it fails
+    // the pods there.
+    EnqueueHosts(hosts);
   };
   handlers.on_event = [&](const WatchEvent& event) {
+    std::set<std::string> hosts;
     {
       absl::MutexLock lock(&mu_);
       if (event.type == "DELETED") {
-        const std::string name = manifest::GetString(event.object, {"metadata", "name"});
-        nodes_.desired.erase(name);
-        running_reporting_nodes_.erase(name);
+        ForgetNode(manifest::GetString(event.object, {"metadata", "name"}));
       } else {
-        ObserveNode(event.object);
+        ObserveNode(event.object, hosts);
       }
       RefreshRunningWorkloadsLocked();
     }
     FlushNodes();
+    EnqueueHosts(hosts);
   };
   InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
@@ -80,16 +116,66 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
   RunInformer(kube_, manifest::NodeResource(), handlers, clock_, informer, stop);
 }
 
-void TopologyController::ObserveNode(const Json& node) {
+void TopologyController::ObserveNode(const Json& node, std::set<std::string>& hosts) {
   absl::StatusOr<v1::Node> converted = NodeFromKube(node);
   if (!converted.ok()) return;
   const std::string name = converted->metadata().name();
+  auto label = converted->metadata().labels().find(core::kHostnameLabel);
+  const std::string host = label == converted->metadata().labels().end() ? name : label->second;
+  // Running workloads are the inventory's view, refreshed apart: compare without them.
+  auto previous = nodes_.desired.find(name);
+  bool changed = previous == nodes_.desired.end();
+  if (!changed) {
+    v1::Node before = previous->second;
+    before.mutable_status()->clear_running_workloads();
+    changed = Serialized(before) != Serialized(*converted);
+  }
+  if (auto old = host_of_node_.find(name); old != host_of_node_.end() && old->second != host) {
+    if (auto it = node_by_hostname_.find(old->second);
+        it != node_by_hostname_.end() && it->second == name) {
+      node_by_hostname_.erase(it);
+    }
+  }
+  host_of_node_[name] = host;
+  if (std::string& named = node_by_hostname_[host]; named != name) {
+    named = name;
+    changed = true;
+  }
+  if (manifest::FindCondition(node, "Ready") == nullptr) {
+    nodes_without_ready_.insert(name);
+  } else {
+    nodes_without_ready_.erase(name);
+  }
   nodes_.desired[name] = *std::move(converted);
   if (NeedsRunningWorkloads(node)) {
     running_reporting_nodes_.insert(name);
   } else {
     running_reporting_nodes_.erase(name);
   }
+  if (changed && unbound_by_host_.count(host) > 0) hosts.insert(host);
+}
+
+void TopologyController::ForgetNode(const std::string& name) {
+  nodes_.desired.erase(name);
+  running_reporting_nodes_.erase(name);
+  nodes_without_ready_.erase(name);
+  if (auto host = host_of_node_.find(name); host != host_of_node_.end()) {
+    if (auto it = node_by_hostname_.find(host->second);
+        it != node_by_hostname_.end() && it->second == name) {
+      node_by_hostname_.erase(it);
+    }
+    host_of_node_.erase(host);
+  }
+}
+
+std::set<std::string> TopologyController::WaitedHostsLocked() const {
+  std::set<std::string> hosts;
+  for (const auto& [host, unused] : unbound_by_host_) hosts.insert(host);
+  return hosts;
+}
+
+void TopologyController::EnqueueHosts(const std::set<std::string>& hosts) {
+  for (const std::string& host : hosts) queue_.Add(ObjectKey{kHostResource, "", host});
 }
 
 bool TopologyController::RefreshRunningWorkloadsLocked() {
@@ -106,7 +192,7 @@ bool TopologyController::RefreshRunningWorkloadsLocked() {
   return changed;
 }
 
-bool TopologyController::ObservePod(const Json& pod, bool deleted) {
+bool TopologyController::ObservePod(const Json& pod, bool deleted, std::set<std::string>& hosts) {
   const std::string key = ReportedPodName(pod);
   std::optional<v1::NodePod> reported = deleted ? std::nullopt : ReportedPodFromKube(pod);
   if (reported.has_value()) {
@@ -121,6 +207,21 @@ bool TopologyController::ObservePod(const Json& pod, bool deleted) {
   if (workload.empty()) return false;
   const std::string name = manifest::GetString(pod, {"metadata", "name"});
   auto& pods = workload_pods_[ns][workload];
+  const auto ref = std::make_tuple(ns, workload, name);
+  if (auto old = pods.find(name); old != pods.end()) {
+    if (std::optional<std::string> host = ReleasedUnboundHost(old->second)) {
+      auto waiting = unbound_by_host_.find(*host);
+      if (waiting != unbound_by_host_.end()) {
+        waiting->second.erase(ref);
+        if (waiting->second.empty()) unbound_by_host_.erase(waiting);
+      }
+    }
+  }
+  if (std::optional<std::string> host = ReleasedUnboundHost(pod); host.has_value() && !deleted) {
+    unbound_by_host_[*host].insert(ref);
+    // Kueue's node controller looks at the node a pending pod was sent to on every change of it.
+    hosts.insert(*host);
+  }
   if (deleted) {
     pods.erase(name);
     if (pods.empty()) workload_pods_[ns].erase(workload);
@@ -136,26 +237,31 @@ bool TopologyController::ObservePod(const Json& pod, bool deleted) {
 void TopologyController::PodInformer(const common::StopSignal& stop) {
   InformerHandlers handlers;
   handlers.on_list = [&](const std::vector<Json>& pods) {
+    std::set<std::string> hosts;
     {
       absl::MutexLock lock(&mu_);
       pods_.desired.clear();
       workload_pods_.clear();
-      for (const Json& pod : pods) ObservePod(pod, false);
+      unbound_by_host_.clear();
+      for (const Json& pod : pods) ObservePod(pod, false, hosts);
       RefreshRunningWorkloadsLocked();
       pods_.listed = true;
     }
     FlushPods();
     FlushNodes();
+    EnqueueHosts(hosts);
   };
   handlers.on_event = [&](const WatchEvent& event) {
     bool nodes_changed = false;
+    std::set<std::string> hosts;
     {
       absl::MutexLock lock(&mu_);
-      nodes_changed =
-          ObservePod(event.object, event.type == "DELETED") && RefreshRunningWorkloadsLocked();
+      nodes_changed = ObservePod(event.object, event.type == "DELETED", hosts) &&
+                      RefreshRunningWorkloadsLocked();
     }
     FlushPods();
     if (nodes_changed) FlushNodes();
+    EnqueueHosts(hosts);
   };
   InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
@@ -344,10 +450,101 @@ absl::Status TopologyController::Reconcile(const std::string& ns, const std::str
   return first_error;
 }
 
+absl::Status TopologyController::ReconcileHost(const std::string& host) {
+  v1::Node node;
+  // By workload (namespace, name): its released pods waiting for this host.
+  std::map<std::pair<std::string, std::string>, std::vector<Json>> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!nodes_.listed || !pods_.listed) return absl::OkStatus();
+    auto name = node_by_hostname_.find(host);
+    // A node that is gone, or has no Ready condition, fails its placements at once and no pod
+    // (Kueue's node controller returns before looking at pods).
+    if (name == node_by_hostname_.end() || nodes_without_ready_.count(name->second) > 0) {
+      return absl::OkStatus();
+    }
+    node = nodes_.desired.at(name->second);
+    auto refs = unbound_by_host_.find(host);
+    if (refs == unbound_by_host_.end()) return absl::OkStatus();
+    for (const auto& [ns, workload, pod] : refs->second) {
+      auto by_ns = workload_pods_.find(ns);
+      if (by_ns == workload_pods_.end()) continue;
+      auto by_workload = by_ns->second.find(workload);
+      if (by_workload == by_ns->second.end()) continue;
+      auto found = by_workload->second.find(pod);
+      if (found != by_workload->second.end()) waiting[{ns, workload}].push_back(found->second);
+    }
+  }
+  absl::StatusOr<core::NodeSpec> spec = api::NodeFromProto(node);
+  if (!spec.ok()) {
+    // The inventory refuses it too; the node's next change brings it here again.
+    common::Log("warning", "cannot read node",
+                {{"host", host}, {"error", spec.status().ToString()}});
+    return absl::OkStatus();
+  }
+  absl::Status first_error;
+  auto keep = [&](const absl::Status& status) {
+    if (first_error.ok() && !status.ok()) first_error = status;
+  };
+  for (const auto& [key, pods] : waiting) {
+    v1::WorkloadRef ref;
+    ref.set_namespace_(key.first);
+    ref.set_name(key.second);
+    absl::StatusOr<v1::Workload> stored = admission_.GetWorkload(ref);
+    // Kueue leaves the pods of a workload that is gone.
+    if (absl::IsNotFound(stored.status())) continue;
+    if (!stored.ok()) {
+      keep(stored.status());
+      continue;
+    }
+    absl::StatusOr<core::Workload> wl = api::WorkloadFromStoredProto(*stored);
+    if (!wl.ok()) {
+      keep(wl.status());
+      continue;
+    }
+    absl::StatusOr<Flavors> flavors = NeedsFlavors(*spec, *wl) ? AdmittedFlavors(admission_, *wl)
+                                                               : absl::StatusOr<Flavors>(Flavors());
+    if (!flavors.ok()) {
+      keep(flavors.status());
+      continue;
+    }
+    if (!FailsUnboundPodsOn(*spec, *wl, *flavors)) continue;
+    for (const Json& pod : pods) keep(FailPod(pod));
+  }
+  return first_error;
+}
+
+absl::Status TopologyController::FailPod(const Json& pod) {
+  const std::string ns = manifest::GetString(pod, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(pod, {"metadata", "name"});
+  absl::StatusOr<Json> patched = kube_.PatchStatus(manifest::PodResource(), ns, name,
+                                                   TerminationStatusPatch(pod, clock_.Now()));
+  if (absl::IsNotFound(patched.status())) return absl::OkStatus();
+  // A pod that moved on (its resourceVersion precondition failed) is decided again from the
+  // newer copy the informer brings.
+  TOLLGATE_RETURN_IF_ERROR(patched.status());
+  common::Log("info", "failed a pod released onto a node it cannot reach",
+              {{"pod", absl::StrCat(ns, "/", name)},
+               {"node", manifest::GetString(pod, {"spec", "nodeSelector", core::kHostnameLabel})}});
+  uint64_t sequence = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    sequence = ++event_sequence_;
+  }
+  RecordKubeEvent(kube_, manifest::PodResource(), *patched, "Normal", kPodTerminatedByKueueEvent,
+                  kTerminatedByKueueMessage, clock_.Now(), sequence, options_.events,
+                  kPodTerminatedAction);
+  return absl::OkStatus();
+}
+
 void TopologyController::WorkerLoop() {
   DrainWorkQueue(
-      queue_, [this](const ObjectKey& key) { return Reconcile(key.ns, key.name); },
-      "topology ungating");
+      queue_,
+      [this](const ObjectKey& key) {
+        return key.resource == kHostResource ? ReconcileHost(key.name)
+                                             : Reconcile(key.ns, key.name);
+      },
+      "topology");
 }
 
 void TopologyController::Run(const common::StopSignal& stop) {

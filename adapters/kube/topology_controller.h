@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -18,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/kube/kube_client.h"
+#include "adapters/kube/kube_events.h"
 #include "adapters/kube/node_feed.h"
 #include "adapters/kube/work_queue.h"
 #include "clients/cpp/admission_client.h"
@@ -34,14 +36,21 @@ namespace tollgate::kube {
 // each `resync_period` (a workload whose assignment changed, e.g. after a node failure, is
 // picked up there), and one worker. Reconcile of a workload: read it from Tollgate, decide which
 // gated pods go to which domain, and patch each (node selector + gate removal, guarded by its
-// resourceVersion). tollgate-kube owns the inventory it feeds: nodes another feeder upserted
-// are deleted at the next list. Thread-safe.
+// resourceVersion). Reconcile of a host (Kueue's node controller failing pods): the pods released
+// onto it by their hostname node selector and never bound there are marked Failed, with the
+// TerminatedByKueue condition and a PodTerminatedByKueue event, when their workload's placement
+// no longer names the node or the node fails it (pod_termination.h); a host is looked at when its
+// node changes, after the inventory heard of it, and when such a pod changes. tollgate-kube owns
+// the inventory it feeds: nodes another feeder upserted are deleted at the next list.
+// Thread-safe.
 class TopologyController {
  public:
   struct Options {
     absl::Duration resync_period = absl::Seconds(10);
     absl::Duration min_backoff = absl::Milliseconds(200);
     absl::Duration max_backoff = absl::Seconds(30);
+    // Who records the events about pods it fails.
+    EventSource events;
   };
 
   TopologyController(KubeClient& kube, client::AdmissionClient& admission,
@@ -52,6 +61,8 @@ class TopologyController {
 
   // One workload, by namespace and name.
   absl::Status Reconcile(const std::string& ns, const std::string& name);
+  // The pods released onto one node (by its hostname) and not bound there.
+  absl::Status ReconcileHost(const std::string& host);
 
  private:
   // What the inventory should hold, and what it acknowledged (serialized, by name), for
@@ -87,16 +98,26 @@ class TopologyController {
   void WorkerLoop();
 
   // Returns whether the pod is one placed by topology-aware scheduling (then the nodes'
-  // running workloads may have changed; the caller refreshes them once per batch).
-  bool ObservePod(const Json& pod, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records a Node as the inventory should have it.
-  void ObserveNode(const Json& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // running workloads may have changed; the caller refreshes them once per batch). Adds the host
+  // a released, unbound pod waits for to `hosts`.
+  bool ObservePod(const Json& pod, bool deleted, std::set<std::string>& hosts)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a Node as the inventory should have it; adds its hostname to `hosts` when it changed
+  // and pods wait for it.
+  void ObserveNode(const Json& node, std::set<std::string>& hosts)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every host that released, unbound pods wait for.
+  std::set<std::string> WaitedHostsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnqueueHosts(const std::set<std::string>& hosts);
   // Sets the running workloads of every node that needs them (NeedsRunningWorkloads); whether
   // any changed.
   bool RefreshRunningWorkloadsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FlushNodes();
   void FlushPods();
   void EnqueueGatedWorkloads();
+  // Marks one released, unbound pod Failed (Kueue's markPodsFailed) and records the event.
+  absl::Status FailPod(const Json& pod);
 
   KubeClient& kube_;
   client::AdmissionClient& admission_;
@@ -115,6 +136,16 @@ class TopologyController {
   // Nodes that name the workloads still running on them: not ready, or tainted
   // (NeedsRunningWorkloads).
   std::set<std::string> running_reporting_nodes_ ABSL_GUARDED_BY(mu_);
+  // Hostname -> node name and back, of the nodes listed; and the nodes without a Ready condition
+  // (they fail their placements at once and no pod: Kueue's node controller stops there).
+  std::map<std::string, std::string> node_by_hostname_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> host_of_node_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> nodes_without_ready_ ABSL_GUARDED_BY(mu_);
+  // Released, unbound pods (ReleasedUnboundHost) by the hostname they wait for: namespace,
+  // workload, pod name.
+  std::map<std::string, std::set<std::tuple<std::string, std::string, std::string>>>
+      unbound_by_host_ ABSL_GUARDED_BY(mu_);
+  uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tollgate::kube

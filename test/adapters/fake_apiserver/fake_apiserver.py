@@ -22,7 +22,8 @@ fake.tollgate.dev/fail: "true" makes it fail instead; RayClusters and RayService
 deleted). Suspending a job "stops its pods". A Job whose spec.managedBy is not
 kubernetes.io/job-controller is left alone, as Kubernetes' Job controller leaves it. A CronJob "fires" once when created: it creates a
 Job from its jobTemplate, owned by the CronJob. Pods (with the API server's scheduling-gate
-rules), a kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
+rules), a scheduler (binding by node selector, readiness, cordon and taints when Nodes exist), a
+kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
 for by pod_controllers.py.
 
 Test-only endpoints (not Kubernetes): POST /fake/compact forgets the event history (so older

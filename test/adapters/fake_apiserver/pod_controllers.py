@@ -3,8 +3,13 @@ StatefulSet and the LeaderWorkerSet controllers do, reduced to what tollgate-kub
 
 - Pods: the API server's rules for scheduling gates (a gate can be removed, never added after
   creation; a gated pod's node selector and tolerations may be added to, an ungated pod's node
-  selector may not change; other spec fields are immutable). The kubelet stand-in starts a pod
-  once it has no scheduling gates: phase Running, then Ready after --pod-start-delay; a pod that
+  selector may not change; other spec fields are immutable). The scheduler stand-in binds a pod
+  once it has no scheduling gates: when the store holds no Node, to "fake-node" (a cluster the
+  test does not model); otherwise, after the pod's annotation fake.tollgate.dev/bind-delay-seconds
+  (default 0) from its release, to the first node by name that matches its node selector, is
+  Ready, not cordoned, and whose NoSchedule/NoExecute taints it tolerates; with none it stays
+  Pending with PodScheduled False, reason Unschedulable, and is tried again every tick. The
+  kubelet stand-in starts a bound pod: phase Running, then Ready after --pod-start-delay; a pod that
   no controller owns and whose restartPolicy is Never or OnFailure succeeds after
   --job-duration (annotation fake.tollgate.dev/duration-seconds), or fails with
   fake.tollgate.dev/fail: "true". Every start is recorded in /fake/runs with the pod's node
@@ -34,6 +39,7 @@ import uuid
 
 DURATION_ANNOTATION = "fake.tollgate.dev/duration-seconds"
 FAIL_ANNOTATION = "fake.tollgate.dev/fail"
+BIND_DELAY_ANNOTATION = "fake.tollgate.dev/bind-delay-seconds"
 LWS_GROUP = "leaderworkerset.x-k8s.io"
 
 # (group, version, plural) -> (kind, namespaced, has status subresource, short names)
@@ -106,6 +112,48 @@ def validate_update(plural, old, new):
                       "`spec.schedulingGates` (only removals) and a gated pod's node selector")
 
 
+def tolerates(tolerations, taint):
+    for t in tolerations:
+        if t.get("effect") and t.get("effect") != taint.get("effect"):
+            continue
+        if not t.get("key"):
+            if t.get("operator") == "Exists":
+                return True
+            continue
+        if t.get("key") != taint.get("key"):
+            continue
+        if t.get("operator") == "Exists" or t.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def fits(pod, node):
+    """The scheduler's filters that matter here: node selector, readiness, cordon, taints."""
+    spec = pod.get("spec", {})
+    labels = node["metadata"].get("labels") or {}
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    conditions = (node.get("status") or {}).get("conditions") or []
+    if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+        return False
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(
+                spec.get("tolerations") or [], taint):
+            return False
+    return True
+
+
+def set_pod_condition(status, ctype, value, reason, message):
+    conditions = status.setdefault("conditions", [])
+    for c in conditions:
+        if c.get("type") == ctype:
+            c.update({"status": value, "reason": reason, "message": message})
+            return
+    conditions.append({"type": ctype, "status": value, "reason": reason, "message": message})
+
+
 def template_hash(template):
     return hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()[:10]
 
@@ -142,6 +190,7 @@ class PodWorld:
         self.store = store
         self.args = args
         self.started = {}  # pod uid -> monotonic start
+        self.released = {}  # pod uid -> monotonic time the scheduler first saw it ungated
 
     # --- helpers on the store -----------------------------------------------------------------
 
@@ -215,6 +264,14 @@ class PodWorld:
         uid = pod["metadata"]["uid"]
         if spec.get("schedulingGates") or status.get("phase") in ("Succeeded", "Failed"):
             return
+        if not spec.get("nodeName"):
+            node = self.schedule(pod, now)
+            if node is None:
+                return
+            updated = copy.deepcopy(pod)
+            updated["spec"]["nodeName"] = node
+            self.store.put("pods", updated, "MODIFIED")
+            pod = updated
         if uid not in self.started:
             self.started[uid] = now
             self.store.runs.append({
@@ -222,11 +279,6 @@ class PodWorld:
                 "name": pod["metadata"]["name"], "uid": uid, "time": time.time(),
                 "nodeSelectors": {"main": spec.get("nodeSelector", {})},
                 "tolerations": spec.get("tolerations", [])})
-            if not spec.get("nodeName"):
-                updated = copy.deepcopy(pod)
-                updated["spec"]["nodeName"] = "fake-node"
-                self.store.put("pods", updated, "MODIFIED")
-                pod = updated
         elapsed = now - self.started[uid]
         annotations = pod["metadata"].get("annotations", {})
         finishes = controller_uid(pod) is None and spec.get("restartPolicy") in ("Never",
@@ -245,6 +297,30 @@ class PodWorld:
             status["phase"] = "Running"
         status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
         self.set_status("pods", pod, status)
+
+    def schedule(self, pod, now):
+        """The node the scheduler binds `pod` to now, or None (it stays Pending)."""
+        nodes = [obj for (plural, _, _), obj in sorted(self.store.objects.items())
+                 if plural == "nodes"]
+        if not nodes:
+            return "fake-node"
+        uid = pod["metadata"]["uid"]
+        released = self.released.setdefault(uid, now)
+        annotations = pod["metadata"].get("annotations", {})
+        try:
+            delay = float(annotations.get(BIND_DELAY_ANNOTATION, 0))
+        except ValueError:
+            delay = 0
+        if now - released < delay:
+            return None
+        for node in nodes:
+            if fits(pod, node):
+                return node["metadata"]["name"]
+        status = copy.deepcopy(pod.get("status") or {})
+        set_pod_condition(status, "PodScheduled", "False", "Unschedulable",
+                          "0/%d nodes are available" % len(nodes))
+        self.set_status("pods", pod, status)
+        return None
 
     def deployment(self, obj):
         spec = obj.get("spec", {})

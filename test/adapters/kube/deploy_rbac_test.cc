@@ -58,6 +58,8 @@ TEST_F(DeployRbacTest, TheTopologyFeedCanReadNodesAndReleasePods) {
     EXPECT_TRUE(Grants(manifest::PodResource(), verb)) << verb;
   }
   EXPECT_TRUE(Grants(manifest::PodResource(), "patch"));
+  // Pods released onto a node they cannot reach are failed through the status subresource.
+  EXPECT_TRUE(granted_.count("/pods/status:patch") > 0);
   EXPECT_TRUE(Grants(manifest::NamespaceResource(), "watch"));
   EXPECT_TRUE(Grants(manifest::EventResource(), "create"));
 }

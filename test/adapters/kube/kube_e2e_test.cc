@@ -945,23 +945,30 @@ class TopologyE2eTest : public KubeE2eTest {
     return out;
   }
 
-  // What the Job controller would create: pod `index` of an Indexed Job from its template.
-  void CreateJobPod(const Json& job, int index) {
+  // What the Job controller would create: pod `index` of an Indexed Job from its template, named
+  // <job>-<index><suffix>, with `annotations` added.
+  void CreateJobPod(const Json& job, int index, const std::string& suffix = "",
+                    const Json& annotations = Json::object()) {
     const Json& tmpl = job["spec"]["template"];
     Json pod = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata", tmpl.value("metadata", Json::object())},
                 {"spec", tmpl["spec"]}};
     pod["metadata"]["name"] =
-        absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index);
+        absl::StrCat(manifest::GetString(job, {"metadata", "name"}), "-", index, suffix);
     pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = absl::StrCat(index);
+    for (auto it = annotations.begin(); it != annotations.end(); ++it) {
+      pod["metadata"]["annotations"][it.key()] = it.value();
+    }
     Create(manifest::PodResource(), "topo", pod);
   }
 
-  // A rack-required Indexed Job "heal" of two pods, admitted, its pods created and released
-  // onto their hosts, and seen by tollgate-kube: the start of the node failure tests. Sets
-  // `placed` to the hosts by rank and `workload` to "topo/NAME".
-  void PlaceHealJob(std::vector<std::string>* placed, std::string* workload) {
+  // A rack-required Indexed Job "heal" of two pods, admitted, its pods created, released onto
+  // their hosts and bound there (but for `unbound_ranks`: the fake's scheduler holds those back
+  // for an hour, so they stay released and unbound), and seen by tollgate-kube: the start of the
+  // node failure tests. Sets `placed` to the hosts by rank and `workload` to "topo/NAME".
+  void PlaceHealJob(std::vector<std::string>* placed, std::string* workload,
+                    const std::set<int>& unbound_ranks = {}) {
     ASSERT_TRUE(WaitFor([&] { return InventoryNode("n4").has_value(); }, kWait));
     Json job = MakeJob("heal", "tas-queue", {{"cpu", "1"}}, 2);
     job["spec"]["completions"] = 2;
@@ -974,12 +981,21 @@ class TopologyE2eTest : public KubeE2eTest {
     ASSERT_EQ(placed->size(), 2u);
     *workload = absl::StrCat("topo/", Workload("topo", "job-heal-")->metadata().name());
     job = Get(manifest::JobResource(), "topo", "heal");
-    for (int i = 0; i < 2; ++i) ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i));
+    for (int i = 0; i < 2; ++i) {
+      const Json held = {{"fake.tollgate.dev/bind-delay-seconds", "3600"}};
+      ASSERT_NO_FATAL_FAILURE(
+          CreateJobPod(job, i, "", unbound_ranks.count(i) > 0 ? held : Json::object()));
+    }
     ASSERT_TRUE(WaitFor(
         [&] {
           for (int i = 0; i < 2; ++i) {
             Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
             if (pod.is_null() || manifest::Find(pod, {"spec", "schedulingGates"}) != nullptr) {
+              return false;
+            }
+            // Bound to its host by the scheduler (the kubelet then runs it), unless held back.
+            if (unbound_ranks.count(i) == 0 &&
+                manifest::GetString(pod, {"spec", "nodeName"}) != (*placed)[i]) {
               return false;
             }
           }
@@ -998,6 +1014,90 @@ class TopologyE2eTest : public KubeE2eTest {
           return n5.has_value() && n5->reported_pods() == 1;
         },
         kWait));
+  }
+
+  // After the node `broken` (a host of `placed`) stopped taking the heal job's released,
+  // unbound pods: each of them there ends Failed with Kueue's TerminatedByKueue condition and
+  // event, the placement there is replaced inside the rack, pods elsewhere are left alone, and
+  // the pods the job controller creates instead are released onto their rank's new host.
+  void ExpectUnboundPodsFailedAndReplaced(const std::vector<std::string>& placed,
+                                          const std::string& broken) {
+    auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
+    // The pod's TerminatedByKueue condition once it is Failed; null before.
+    auto termination = [&](const std::string& pod_name) {
+      Json pod = Get(manifest::PodResource(), "topo", pod_name);
+      if (pod.is_null() || manifest::GetString(pod, {"status", "phase"}) != "Failed") {
+        return Json(nullptr);
+      }
+      const Json* condition = manifest::FindCondition(pod, "TerminatedByKueue");
+      return condition == nullptr ? Json(nullptr) : *condition;
+    };
+    for (int i = 0; i < 2; ++i) {
+      const std::string name = absl::StrCat("heal-", i);
+      if (placed[i] != broken) continue;
+      ASSERT_TRUE(WaitFor([&] { return !termination(name).is_null(); }, kWait))
+          << Get(manifest::PodResource(), "topo", name).dump();
+      const Json condition = termination(name);
+      EXPECT_EQ(manifest::GetString(condition, {"status"}), "True");
+      EXPECT_EQ(manifest::GetString(condition, {"reason"}), "UnschedulableOnAssignedNode");
+      EXPECT_EQ(manifest::GetString(condition, {"message"}),
+                "Pod terminated by Kueue NodeController due to node taint");
+      // Kueue's event, on the pod.
+      Json event;
+      ASSERT_TRUE(WaitFor(
+          [&] {
+            absl::StatusOr<ListResult> events = kube_->List(manifest::EventResource(), "topo");
+            if (!events.ok()) return false;
+            for (const Json& e : events->items) {
+              if (manifest::GetString(e, {"involvedObject", "name"}) == name &&
+                  manifest::GetString(e, {"reason"}) == "PodTerminatedByKueue") {
+                event = e;
+              }
+            }
+            return !event.is_null();
+          },
+          kWait));
+      EXPECT_EQ(manifest::GetString(event, {"involvedObject", "kind"}), "Pod");
+      EXPECT_EQ(manifest::GetString(event, {"type"}), "Normal");
+      EXPECT_EQ(manifest::GetString(event, {"action"}), "PodTerminated");
+      EXPECT_EQ(manifest::GetString(event, {"message"}),
+                "Pod terminated by Kueue NodeController due to node taint");
+    }
+    // The placement there failed at once and was replaced inside the rack.
+    ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), broken); }, kWait))
+        << Workload("topo", "job-heal-")->DebugString();
+    EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+    const std::vector<std::string> now_placed = hosts();
+    ASSERT_EQ(now_placed.size(), 2u);
+    for (const std::string& host : now_placed) {
+      EXPECT_EQ(host <= "n2", broken <= "n2") << host << " is outside the rack of " << broken;
+    }
+    // A pod on a healthy host is left alone.
+    for (int i = 0; i < 2; ++i) {
+      if (placed[i] == broken) continue;
+      Json pod = Get(manifest::PodResource(), "topo", absl::StrCat("heal-", i));
+      EXPECT_EQ(manifest::GetString(pod, {"status", "phase"}), "Pending") << pod.dump();
+    }
+
+    // The job controller replaces the failed pods; they go to their rank's new host.
+    const Json job = Get(manifest::JobResource(), "topo", "heal");
+    for (int i = 0; i < 2; ++i) {
+      if (placed[i] != broken) continue;
+      ASSERT_NO_FATAL_FAILURE(CreateJobPod(job, i, "-again"));
+      const std::string name = absl::StrCat("heal-", i, "-again");
+      ASSERT_TRUE(WaitFor(
+          [&] {
+            Json pod = Get(manifest::PodResource(), "topo", name);
+            return !pod.is_null() && manifest::Find(pod, {"spec", "schedulingGates"}) == nullptr;
+          },
+          kWait))
+          << name;
+      Json pod = Get(manifest::PodResource(), "topo", name);
+      EXPECT_EQ(manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}),
+                now_placed[i])
+          << name;
+      EXPECT_NE(now_placed[i], broken);
+    }
   }
 
   std::unique_ptr<client::TollgateClient> inventory_;
@@ -1202,6 +1302,91 @@ TEST_F(TopologyE2eTest, AnUntoleratedNoExecuteTaintFailsThePlacementOnceThePodIs
       << Workload("topo", "job-heal-")->DebugString();
   EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(hosts().size(), 2u);
+}
+
+// Kueue's node controller (markPodsFailed): a pod released onto a node that is tainted before
+// the scheduler bound it there can never start; it is marked Failed with the TerminatedByKueue
+// condition and an event, the placement there fails at once (no pod of the job runs there) and
+// is replaced inside the rack, and the pod the job controller creates instead is released onto
+// the new host.
+TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndReplaced) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{0, 1}));
+  const std::string tainted = placed[0];
+
+  ASSERT_TRUE(kube_
+                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                          Json::parse(R"({"spec": {"taints": [
+                               {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectUnboundPodsFailedAndReplaced(placed, tainted));
+}
+
+// Kueue's TASReplaceNodeOnPodTermination with a pod that was never bound: a node that stops
+// being ready fails the placement at once (no pod of the job runs there), and the released pod
+// waiting for it is failed the same way.
+TEST_F(TopologyE2eTest, APodReleasedOntoANodeThatStopsBeingReadyIsFailedAndReplaced) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{0, 1}));
+  const std::string failed = placed[0];
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
+                          {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
+                           {"conditions", Json::array({{{"type", "Ready"}, {"status", "False"}}})}})
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectUnboundPodsFailedAndReplaced(placed, failed));
+}
+
+// Kueue's node controller with a pod of the job still running there: the placement waits for it
+// (TASReplaceNodeOnNodeTaints), but the released pod that was never bound is failed at once, as
+// the node's taint (the job tolerates neither directly nor through its flavor) keeps it out.
+TEST_F(TopologyE2eTest, AReleasedPodIsFailedWhileAnotherPodOfTheJobStillRunsOnTheTaintedNode) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload, /*unbound_ranks=*/{1}));
+  // Two one-CPU pods in a rack of two-CPU nodes: BestFit puts both on one node.
+  ASSERT_EQ(placed[0], placed[1]);
+  const std::string tainted = placed[0];
+  ASSERT_TRUE(kube_
+                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                          Json::parse(R"({"spec": {"taints": [
+                               {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json pod = Get(manifest::PodResource(), "topo", "heal-1");
+        return manifest::GetString(pod, {"status", "phase"}) == "Failed" &&
+               manifest::FindCondition(pod, "TerminatedByKueue") != nullptr;
+      },
+      kWait))
+      << Get(manifest::PodResource(), "topo", "heal-1").dump();
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::c_linear_search(EventReasons("topo", "heal-1"), "PodTerminatedByKueue"); },
+      kWait));
+  // The running pod keeps running and the placement stays: NoSchedule does not evict it.
+  std::optional<v1::NodeSummary> node = InventoryNode(tainted);
+  ASSERT_TRUE(node.has_value());
+  EXPECT_THAT(node->node().status().running_workloads(), ::testing::ElementsAre(workload));
+  EXPECT_EQ(HostsByRank(Workload("topo", "job-heal-")), placed);
+  EXPECT_EQ(
+      manifest::GetString(Get(manifest::PodResource(), "topo", "heal-0"), {"status", "phase"}),
+      "Running");
+  EXPECT_TRUE(EventReasons("topo", "heal-0").empty());
+
+  // As in Kueue, the pod created instead goes to the node the placement still names, and is
+  // failed again.
+  ASSERT_NO_FATAL_FAILURE(CreateJobPod(Get(manifest::JobResource(), "topo", "heal"), 1, "-again"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json pod = Get(manifest::PodResource(), "topo", "heal-1-again");
+        return manifest::GetString(pod, {"spec", "nodeSelector", "kubernetes.io/hostname"}) ==
+                   tainted &&
+               manifest::GetString(pod, {"status", "phase"}) == "Failed" &&
+               manifest::FindCondition(pod, "TerminatedByKueue") != nullptr;
+      },
+      kWait))
+      << Get(manifest::PodResource(), "topo", "heal-1-again").dump();
 }
 
 TEST_F(TopologyE2eTest, WhatChangedWhileTollgateKubeWasDownIsSetRightAtStart) {

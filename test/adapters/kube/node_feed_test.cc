@@ -81,17 +81,17 @@ TEST(RunningWorkloadsOnTest, WorkloadsWithAPodStillProgressingOnTheNode) {
   auto pod = [](const std::string& json) { return Json::parse(json); };
   WorkloadPods pods;
   pods["a"]["bound"]["p0"] = pod(R"({"spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})");
-  // Sent by its node selector, not yet bound.
-  pods["a"]["selected"]["p0"] =
-      pod(R"({"spec": {"nodeSelector": {"kubernetes.io/hostname": "n1"}}})");
+  // Sent by its node selector, not yet bound: not progressing there (Kueue's hasProgressingPods
+  // lists pods by spec.nodeName).
+  pods["a"]["selected"]["p0"] = pod(
+      R"({"spec": {"nodeSelector": {"kubernetes.io/hostname": "n1"}}, "status": {"phase": "Pending"}})");
   pods["a"]["ended"]["p0"] = pod(R"({"spec": {"nodeName": "n1"}, "status": {"phase": "Failed"}})");
   pods["a"]["deleting"]["p0"] = pod(R"({"metadata": {"deletionTimestamp": "2026-11-29T10:00:00Z"},
               "spec": {"nodeName": "n1"}})");
   pods["b"]["elsewhere"]["p0"] = pod(R"({"spec": {"nodeName": "n2"}})");
   pods["b"]["mixed"]["p0"] = pod(R"({"spec": {"nodeName": "n2"}})");
   pods["b"]["mixed"]["p1"] = pod(R"({"spec": {"nodeName": "n1"}})");
-  EXPECT_THAT(RunningWorkloadsOn(*node, pods),
-              ::testing::ElementsAre("a/bound", "a/selected", "b/mixed"));
+  EXPECT_THAT(RunningWorkloadsOn(*node, pods), ::testing::ElementsAre("a/bound", "b/mixed"));
 }
 
 TEST(ReportedPodFromKubeTest, ABoundPodReportsItsEffectiveRequests) {
