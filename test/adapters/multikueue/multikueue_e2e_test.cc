@@ -147,7 +147,8 @@ class MultiKueueE2eTest : public testing::Test {
 
   void SetUp() override {
     ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_multikueue_e2e"));
-    ASSERT_OK_AND_ASSIGN(manager_, TollgatedProcess::Start(scratch_ + "/manager", scratch_));
+    ASSERT_OK_AND_ASSIGN(manager_,
+                         TollgatedProcess::Start(scratch_ + "/manager", scratch_, ManagerFlags()));
     // Frequent bookmarks, so a silent worker is told from an idle one within a second.
     ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_,
                                                       {"--watch-bookmark-interval=200ms"}));
@@ -178,6 +179,9 @@ class MultiKueueE2eTest : public testing::Test {
              "--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
             scratch_ + "/controller.log"));
   }
+
+  // Extra flags of the manager tollgated.
+  virtual std::vector<std::string> ManagerFlags() const { return {}; }
 
   void TearDown() override {
     const std::vector<std::string> violations = invariants_.violations();
@@ -692,6 +696,53 @@ TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
     return ReadyOn(wl, "w2");
   })) << Get(*manager_client_, "train").DebugString();
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+// The manager waits for its workloads' jobs to stop before it releases their quota, as Kueue
+// does, so a local eviction has a span in which the manager's workload is evicted but still
+// holds quota.
+class MultiKueueAckedEvictionE2eTest : public MultiKueueE2eTest {
+ protected:
+  std::vector<std::string> ManagerFlags() const override { return {"--evictions-need-ack"}; }
+};
+
+// A local eviction (a preemption on the manager): as soon as the manager's workload is
+// evicted, while it still holds quota until its job stops, the copy on the winner is removed
+// (the admission-check watch no longer lists it; Kueue deactivates the copy first and removes
+// it once the quota is gone), and nothing is nominated or copied anywhere. Once the manager's
+// job reports stopped, the quota goes and the workload is dispatched again, as a new copy.
+TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionRemovesTheRemoteCopyAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("room for an urgent job on the manager");
+  ASSERT_OK(manager_client_->Preempt(preempt).status());
+  ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_EVICTING);
+
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+  const v1::Workload evicting = Get(*manager_client_, "train");
+  EXPECT_EQ(evicting.status().state(), v1::WORKLOAD_STATE_EVICTING) << evicting.DebugString();
+  EXPECT_TRUE(evicting.status().cluster_name().empty()) << evicting.DebugString();
+  EXPECT_TRUE(evicting.status().nominated_cluster_names().empty()) << evicting.DebugString();
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+
+  v1::ReportStoppedRequest stopped;
+  *stopped.mutable_workload() = Ref("train");
+  ASSERT_OK(manager_client_->ReportStopped(stopped).status());
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
+    return wl.metadata().uid() != first_copy.metadata().uid() &&
+           wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w2_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
 }
 
 }  // namespace
