@@ -671,6 +671,63 @@ TEST_F(MultiKueueE2eTest, ARemoteEvictionRetriesAndDispatchesAgain) {
       << second_copy.DebugString();
 }
 
+// The worker evicts the copy and requeues it (a preemption without hold), and a local workload
+// of higher priority takes the room, so the copy waits there again, still marked the winner of
+// the last round. The manager's check goes to Retry and that copy is removed with it: the next
+// round makes fresh, unmarked copies, and when w1 gets room the workload runs there; the stale
+// copy never comes back to life on w2.
+TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+  ASSERT_TRUE(first_copy.status().multi_kueue_winner()) << first_copy.DebugString();
+
+  v1::SubmitRequest squatter;
+  v1::Workload* wl = squatter.mutable_workload();
+  wl->mutable_metadata()->set_namespace_("team");
+  wl->mutable_metadata()->set_name("squatter");
+  wl->mutable_spec()->set_queue_name("q");
+  wl->mutable_spec()->set_priority(100);
+  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "4";
+  ASSERT_OK(w2_client_->Submit(squatter).status());
+
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("preempted on the worker");
+  ASSERT_OK_AND_ASSIGN(v1::PreemptResponse preempted, w2_client_->Preempt(preempt));
+  ASSERT_FALSE(preempted.readmitted()) << preempted.DebugString();
+  ASSERT_TRUE(WaitFor(*w2_client_, "squatter", [](const v1::Workload& w) {
+    return w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
+    return HasEvent(w,
+                    "Workload evicted on worker cluster: \"w2\", resetting for "
+                    "re-admission. Previously: \"Ready\"");
+  })) << Get(*manager_client_, "train").DebugString();
+  // The next round's copies: on w1 (full) and a fresh one on w2 (full), neither marked.
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& w) {
+    return w.metadata().uid() != first_copy.metadata().uid();
+  })) << Get(*w2_client_, "train").DebugString();
+  const v1::Workload fresh = Get(*w2_client_, "train");
+  EXPECT_FALSE(fresh.status().multi_kueue_winner()) << fresh.DebugString();
+  EXPECT_NE(fresh.status().state(), v1::WORKLOAD_STATE_ADMITTED) << fresh.DebugString();
+
+  ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
+    return ReadyOn(w, "w1");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", [](const v1::Workload& w) {
+    return w.status().multi_kueue_winner() && w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w1_client_, "train").DebugString();
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+}
+
 // The manager's workload is deactivated (a local eviction): its copy on the worker goes and
 // nothing is dispatched while it is inactive; activated again, it is dispatched again.
 TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {

@@ -198,16 +198,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
                         "clusters: [{name: fake, cluster: {server: \"", c.apiserver.url(),
                         "\"}}]\n", "users: [{name: tester, user: {token: ", kToken, "}}]\n");
     std::ofstream(c.dir + "/queues.yaml") << queues;
-    const std::string port_file = c.dir + "/tollgated.port";
-    absl::StatusOr<std::unique_ptr<ChildProcess>> tollgated = ChildProcess::Start(
-        {testing::TollgatedBinary(), "--listen=127.0.0.1:0", "--data-dir=" + c.dir + "/data",
-         "--port-file=" + port_file, "--manifests=" + c.dir + "/queues.yaml"},
-        c.dir + "/tollgated.log");
-    ASSERT_TRUE(tollgated.ok()) << tollgated.status();
-    c.tollgated = std::move(*tollgated);
-    absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
-    ASSERT_TRUE(port.ok()) << port.status();
-    c.port = *port;
+    ASSERT_NO_FATAL_FAILURE(StartTollgated(c, 0));
     c.admission = std::make_unique<client::GrpcAdmissionClient>(c.address(), client::Credentials(),
                                                                 absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
@@ -217,6 +208,23 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
+  }
+
+  // The cluster's tollgated on `port` (0: any) with its data directory; again after a kill -9,
+  // on the same port and data.
+  void StartTollgated(Cluster& c, int port) {
+    const std::string port_file = c.dir + "/tollgated.port";
+    std::filesystem::remove(port_file);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> tollgated =
+        ChildProcess::Start({testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
+                             "--data-dir=" + c.dir + "/data", "--port-file=" + port_file,
+                             "--manifests=" + c.dir + "/queues.yaml"},
+                            c.dir + "/tollgated.log");
+    ASSERT_TRUE(tollgated.ok()) << tollgated.status();
+    c.tollgated = std::move(*tollgated);
+    absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    c.port = *bound;
   }
 
   Cluster& W1() { return *clusters_[0]; }
@@ -460,6 +468,71 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteEvictionOfARunningJobSuspendsItAndRunsItAga
   const Json w2_runs = FakeRuns(W2().apiserver);
   ASSERT_TRUE(w2_runs.is_array());
   EXPECT_EQ(w2_runs.size(), 2u) << w2_runs.dump();
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
+// The winning worker's tollgated is killed (-9) while the job runs there, and started again on
+// the same port and data within workerLostTimeout: the job, which lives in the worker's
+// cluster, runs on untouched, the copy is read back admitted, and the job completes through it:
+// one run, on w2 only, and the manager's Job and workload finish as usual.
+TEST_F(MultiKueueJobsE2eTest, AWorkerRestartWhileItsJobRunsKeepsTheJobThere) {
+  controller_.reset();
+  absl::StatusOr<std::unique_ptr<ChildProcess>> controller = ChildProcess::Start(
+      {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", Manager().address()),
+       "--worker-lost-timeout=5m", "--gc-interval=1s", "--config-sync-period=1s"},
+      scratch_ + "/controller-long-timeout.log");
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  controller_ = std::move(*controller);
+
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::JobResource(), "team", MultiKueueJob("train", 6));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetJob(W2(), "train");
+        return !remote.is_null() && manifest::GetInt(remote, {"status", "active"}) == 1;
+      },
+      kWait))
+      << remote.dump();
+  const std::string job_uid = manifest::GetString(remote, {"metadata", "uid"});
+
+  const int port = W2().port;
+  ASSERT_TRUE(W2().tollgated->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartTollgated(W2(), port));
+  ASSERT_EQ(W2().port, port);
+  // The job was not touched by the restart (the same object, while it still exists).
+  const Json after_restart = GetJob(W2(), "train");
+  if (!after_restart.is_null()) {
+    EXPECT_EQ(manifest::GetString(after_restart, {"metadata", "uid"}), job_uid);
+  }
+
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Complete") &&
+               manifest::GetInt(local, {"status", "succeeded"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  for (const v1::WorkloadEvent& e : manager_wl->status().events()) {
+    EXPECT_EQ(e.message().find("Admitting remote"), std::string::npos) << manager_wl->DebugString();
+  }
+  const Json w2_runs = FakeRuns(W2().apiserver);
+  ASSERT_TRUE(w2_runs.is_array());
+  EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
   EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
   EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
   EXPECT_FALSE(seen_on_w1_.load());
