@@ -98,11 +98,22 @@ RemoteSyncPlan PlanRemoteSync(const LocalView& local,
   }
 
   // (3) An evicted copy.
+  std::set<std::string> removed;
   if (std::optional<std::string> remote = Earliest(workers, none, &EvictedOf)) {
     if (local.evicted_message.has_value()) {
       // Evicted here too: the worker's status is still mirrored (the job stops there).
       plan.mirror_from = *remote;
       return plan;
+    }
+    // Kueue removes the copies once the manager's workload has given up its quota (1); a copy
+    // evicted on its worker goes now, with the Retry, so that it cannot be admitted again on
+    // its worker (still marked the winner, its job still there) while the next round picks
+    // another worker: the manager may give up and take quota again in one step, unseen.
+    for (const auto& [cluster, worker] : workers) {
+      if (HasCopy(worker) && worker.copy->evicted.has_value()) {
+        plan.remove_copies.push_back(cluster);
+        removed.insert(cluster);
+      }
     }
     if (local.check_state == CheckState::kReady) {
       plan.check = CheckTransition{CheckState::kRetry,
@@ -115,9 +126,8 @@ RemoteSyncPlan PlanRemoteSync(const LocalView& local,
   }
 
   // (4) Copies whose spec no longer matches are of no use.
-  std::set<std::string> removed;
   for (const auto& [cluster, worker] : workers) {
-    if (HasCopy(worker) && !worker.copy->spec_in_sync) {
+    if (HasCopy(worker) && !worker.copy->spec_in_sync && removed.count(cluster) == 0) {
       plan.remove_copies.push_back(cluster);
       removed.insert(cluster);
     }
@@ -184,8 +194,10 @@ RemoteSyncPlan PlanRemoteSync(const LocalView& local,
   }
 
   std::sort(plan.remove_copies.begin(), plan.remove_copies.end());
-  // (7) Nobody admitted it yet.
-  plan.nominate = true;
+  // (7) Nobody admitted it yet. Not while the manager's workload is being evicted (it still
+  // holds quota until its job stops; Kueue's ShouldSkipClusterNomination): its next
+  // reservation is dispatched afresh.
+  plan.nominate = !local.evicted_message.has_value();
   return plan;
 }
 

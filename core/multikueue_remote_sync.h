@@ -134,12 +134,14 @@ std::optional<std::string> FirstAdmitted(const std::map<std::string, WorkerView>
 // Kueue's reconcileGroup, step by step: (1) the manager's workload finished or lost its quota:
 // remove every copy; (2) a copy finished: finish the manager's workload (an OutOfSync finish
 // instead puts a Ready check in Retry); (3) a copy evicted: nothing while the manager's
-// workload is itself evicted, else a Ready check goes to Retry; (4) copies out of sync are
+// workload is itself evicted, else the evicted copies are removed and a Ready check goes to
+// Retry; (4) copies out of sync are
 // removed; (5) no admitted copy while the check is Ready: the winner is unreachable (Ready
 // until worker_lost_timeout after the loss, then Retry "Admitting remote lost"), or reachable
 // without its copy (Retry "Admitting remote no longer exists"); (6) an admitted copy: the other
 // copies go, a local eviction deactivates it, else the check becomes Ready with "The workload
-// was admitted on "<worker>"" and clusterName is set; (7) otherwise nominate.
+// was admitted on "<worker>"" and clusterName is set; (7) otherwise nominate, unless the
+// manager's workload is being evicted.
 RemoteSyncPlan PlanRemoteSync(const LocalView& local,
                               const std::map<std::string, WorkerView>& workers,
                               absl::Duration worker_lost_timeout, absl::Time now);

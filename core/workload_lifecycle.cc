@@ -56,9 +56,14 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
   if (!wl.status.admission_checks().empty()) {
     ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
   }
-  // Kueue's resetClusterNomination: the next reservation is dispatched afresh.
+  // Kueue's resetClusterNomination: the next reservation is dispatched afresh. The job status
+  // mirrored from the winner described that admission's remote job, which is removed with its
+  // copy: kept, it would show the manager's suspended job as still running there.
   if (!wl.status.history().cluster_name.empty() ||
       !wl.status.history().nominated_cluster_names.empty()) {
+    if (!wl.status.history().cluster_name.empty()) {
+      wl.status.mutable_history().job_status = std::nullopt;
+    }
     wl.status.mutable_history().cluster_name.clear();
     wl.status.mutable_history().nominated_cluster_names.clear();
   }

@@ -127,7 +127,8 @@ class JobController {
   absl::Status ReportCopyJobStatus(const manifest::JobKindTranslator& translator, const Json& obj,
                                    const v1::Workload& copy);
   // On the manager: projects the winner's job status onto a managedBy-MultiKueue job's status
-  // (Kueue's determineStatusUpdate). Returns whether it patched the status.
+  // (Kueue's determineStatusUpdate), or, with no report since an eviction, the stopped status
+  // of a suspended job that still shows the old run. Returns whether it patched the status.
   absl::StatusOr<bool> ProjectRemoteJobStatus(const manifest::JobKindTranslator& translator,
                                               const Json& obj, const v1::Workload& wl);
   // On a worker: a job created for a copy whose copy is gone goes too (Kueue deletes the remote

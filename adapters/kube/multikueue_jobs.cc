@@ -105,13 +105,20 @@ absl::Status JobController::ReportCopyJobStatus(const manifest::JobKindTranslato
 
 absl::StatusOr<bool> JobController::ProjectRemoteJobStatus(
     const manifest::JobKindTranslator& translator, const Json& obj, const v1::Workload& wl) {
-  if (!wl.status().has_job_status() || !manifest::ManagedByMultiKueue(obj) ||
-      !manifest::ProjectsThroughMultiKueue(translator)) {
+  if (!manifest::ManagedByMultiKueue(obj) || !manifest::ProjectsThroughMultiKueue(translator)) {
     return false;
   }
-  TOLLGATE_ASSIGN_OR_RETURN(
-      manifest::JobStatusUpdate update,
-      manifest::DetermineStatusUpdate(translator, obj, wl.status().job_status(), clock_.Now()));
+  manifest::JobStatusUpdate update;
+  if (wl.status().has_job_status()) {
+    TOLLGATE_ASSIGN_OR_RETURN(update, manifest::DetermineStatusUpdate(
+                                          translator, obj, wl.status().job_status(), clock_.Now()));
+  } else {
+    // No winner's report (the workload was evicted and its remote job removed with its copy):
+    // a suspended job must not go on showing that run.
+    std::optional<Json> stopped = manifest::StoppedRemoteStatus(translator, obj, clock_.Now());
+    if (!stopped.has_value()) return false;
+    update.status = *std::move(stopped);
+  }
   const Json* current = manifest::Find(obj, {"status"});
   const Json from = current != nullptr && current->is_object() ? *current : Json::object();
   Json patch = manifest::MergePatchDiff(from, update.status);

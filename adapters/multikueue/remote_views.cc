@@ -92,11 +92,17 @@ core::RemoteCopy RemoteCopyOf(const v1::Workload& copy, const v1::Workload& orig
     if (!remote.finished.has_value()) remote.finished = core::RemoteCondition{};
   }
   // The worker normalizes quantities its own way, so only what names the work is compared:
-  // the LocalQueue and each pod set's name and count (Kueue compares the spec the same way it
-  // was copied; docs/multicluster.md).
+  // the LocalQueue, each pod set's name and count, and spec.active (Kueue compares the whole
+  // spec; docs/multicluster.md). A copy deactivated on its worker therefore no longer matches
+  // an active workload and is removed, so a re-dispatch makes a fresh copy rather than waiting
+  // on the inactive one.
   const v1::WorkloadSpec& a = copy.spec();
   const v1::WorkloadSpec& b = origin_workload.spec();
-  bool same = a.queue_name() == b.queue_name() && a.pod_sets_size() == b.pod_sets_size();
+  const auto active = [](const v1::WorkloadSpec& spec) {
+    return !spec.has_active() || spec.active();
+  };
+  bool same = a.queue_name() == b.queue_name() && a.pod_sets_size() == b.pod_sets_size() &&
+              active(a) == active(b);
   for (int i = 0; same && i < a.pod_sets_size(); ++i) {
     same = a.pod_sets(i).name() == b.pod_sets(i).name() &&
            a.pod_sets(i).count() == b.pod_sets(i).count();

@@ -181,4 +181,37 @@ absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& t
   return JobStatusUpdate{std::move(local_value), true};
 }
 
+std::optional<Json> StoppedRemoteStatus(const JobKindTranslator& translator, const Json& local_job,
+                                        absl::Time now) {
+  if (!IsBatchJob(translator) || !translator.IsSuspended(local_job) ||
+      translator.Finished(local_job).has_value()) {
+    return std::nullopt;
+  }
+  const Json* status = Find(local_job, {"status"});
+  if (status == nullptr || !status->is_object()) return std::nullopt;
+  const bool shows_a_run = GetInt(local_job, {"status", "active"}).value_or(0) > 0 ||
+                           GetInt(local_job, {"status", "ready"}).value_or(0) > 0 ||
+                           status->contains("startTime");
+  if (!shows_a_run) return std::nullopt;
+  Json stopped = *status;
+  stopped.erase("active");
+  stopped.erase("startTime");
+  if (stopped.contains("ready")) stopped["ready"] = 0;
+  const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  Json condition = {{"type", "Suspended"},      {"status", "True"},
+                    {"reason", "JobSuspended"}, {"message", "Job suspended"},
+                    {"lastTransitionTime", at}, {"lastProbeTime", at}};
+  Json& conditions = stopped["conditions"];
+  if (!conditions.is_array()) conditions = Json::array();
+  bool replaced = false;
+  for (Json& c : conditions) {
+    if (c.is_object() && GetString(c, {"type"}) == "Suspended") {
+      c = condition;
+      replaced = true;
+    }
+  }
+  if (!replaced) conditions.push_back(std::move(condition));
+  return stopped;
+}
+
 }  // namespace tollgate::manifest

@@ -7,6 +7,7 @@
 // workload as a payload; the worker that won creates it, reports its status, and the manager
 // projects that status onto the original. tollgate-kube does the I/O; these are pure.
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -68,5 +69,14 @@ absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& t
                                                       const Json& local_job,
                                                       const v1::WorkloadPayload& report,
                                                       absl::Time now);
+
+// The manager's job once its remote job is gone with the admission that ran it (the manager's
+// workload was evicted, so no report describes a job anywhere): a suspended local job whose
+// status still shows the remote run (active or ready pods, a start time) gets the status Kueue
+// would have copied from the stopped remote Job: no active or ready pods, no start time, and
+// Suspended=True with Kubernetes' reason JobSuspended. Anything else (running, finished, never
+// started, already so): nullopt, nothing to write. Counts of finished pods stay.
+std::optional<Json> StoppedRemoteStatus(const JobKindTranslator& translator, const Json& local_job,
+                                        absl::Time now);
 
 }  // namespace tollgate::manifest

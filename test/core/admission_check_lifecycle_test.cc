@@ -610,12 +610,26 @@ TEST_F(MultiKueueDispatchStateTest, NominationsAndTheWinnerAreRecordedAsEvents) 
 
 TEST_F(MultiKueueDispatchStateTest, AnEvictionClearsTheWinnerForTheNextDispatch) {
   ASSERT_OK(Dispatch(CheckState::kPending, "", std::nullopt, std::vector<std::string>{"w1"}));
-  ASSERT_OK(Dispatch(CheckState::kReady, "admitted", "w1", std::nullopt));
+  CheckStateUpdate ready;
+  ready.check = "mk";
+  ready.state = CheckState::kReady;
+  ready.message = "admitted";
+  ready.cluster_name = "w1";
+  WorkloadPayload running;
+  running.content_type = "application/json";
+  running.api_version = "batch/v1";
+  running.kind = "Job";
+  running.data = R"({"status":{"active":1}})";
+  ready.job_status = running;
+  ASSERT_OK(state_.SetAdmissionCheckState("ns/a", std::move(ready), now_));
   ASSERT_EQ(Wl("a").status.history().cluster_name, "w1");
+  ASSERT_TRUE(Wl("a").status.history().job_status.has_value());
   ASSERT_OK(Set("a", "mk", CheckState::kRetry, "Admitting remote lost"));
   EXPECT_NE(StateOf("ns/a"), WorkloadState::kAdmitted);
   EXPECT_TRUE(Wl("a").status.history().cluster_name.empty());
   EXPECT_TRUE(Wl("a").status.history().nominated_cluster_names.empty());
+  // The winner's job status described the remote job of that admission, now gone.
+  EXPECT_FALSE(Wl("a").status.history().job_status.has_value());
 }
 
 TEST_F(MultiKueueDispatchStateTest, OnlyAWorkloadWithQuotaRecordsThemAndReadyRecordsTheWinner) {

@@ -223,6 +223,41 @@ TEST(PlanRemoteSyncTest, RemoteEvictionPutsTheCheckInRetry) {
                                          "resetting for re-admission. Previously: \"Ready\""}));
   EXPECT_FALSE(plan.set_cluster_name.has_value());
   EXPECT_FALSE(plan.nominate);
+  // The evicted copy goes with the Retry: readmitted on its worker, it would run again there.
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+}
+
+// A copy evicted on its worker in an earlier round (the manager gave up its quota and took it
+// again before the controller looked) is removed rather than waited on; the workload is
+// nominated afresh, and an admitted copy elsewhere still wins.
+TEST(PlanRemoteSyncTest, AStaleEvictedCopyIsRemovedAndTheWorkloadDispatched) {
+  RemoteCopy stale = Reserved();
+  stale.evicted = RemoteCondition{kNow, "Preempted", "drained"};
+  RemoteSyncPlan plan = PlanRemoteSync(
+      Reserving(), {{"worker1", Connected(stale)}, {"worker2", Connected(Reserved())}}, kLost,
+      kNow);
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+  EXPECT_FALSE(plan.check.has_value());
+  EXPECT_TRUE(plan.nominate);
+
+  plan = PlanRemoteSync(Reserving(),
+                        {{"worker1", Connected(stale)}, {"worker2", Connected(AdmittedAt(kNow))}},
+                        kLost, kNow);
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+  EXPECT_EQ(plan.set_cluster_name, "worker2");
+}
+
+// While the manager's workload is being evicted (it holds quota until its job stops), nothing
+// is nominated: its next reservation is dispatched afresh (Kueue's
+// ShouldSkipClusterNomination).
+TEST(PlanRemoteSyncTest, NothingIsNominatedWhileTheManagersWorkloadIsEvicted) {
+  LocalView local = Reserving();
+  local.evicted_message = "Preempted to accommodate a workload (UID: x)";
+  const RemoteSyncPlan plan =
+      PlanRemoteSync(local, {{"worker1", Connected()}, {"worker2", Connected()}}, kLost, kNow);
+  EXPECT_FALSE(plan.nominate);
+  EXPECT_FALSE(plan.check.has_value());
+  EXPECT_THAT(plan.remove_copies, IsEmpty());
 }
 
 TEST(PlanRemoteSyncTest, LocalEvictionDeactivatesTheRemote) {

@@ -20,7 +20,12 @@ import grpc
 from tollgate.v1 import objects_pb2, service_pb2
 
 from tollgate_client import PodSet, TollgateClient, TollgateError
-from tollgate_client.checks import CheckController, Decision, update_check
+from tollgate_client.checks import (
+    CheckController,
+    Decision,
+    mark_multikueue_winner,
+    update_check,
+)
 from tollgated_process import TollgatedProcess
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
@@ -187,6 +192,42 @@ class CheckControllerTest(unittest.TestCase):
         evicted = [e for e in admitted.status.events if e.reason == "EvictedDueToAdmissionCheck"]
         self.assertEqual(len(evicted), 1)
         self.assertIn('"budget" (no budget this minute)', evicted[0].message)
+
+    def test_mark_multikueue_winner_marks_only_a_copy_of_this_origin_holding_quota(self):
+        origin_label = "kueue.x-k8s.io/multikueue-origin"
+        gpu = [PodSet("main", count=1, requests={"nvidia.com/gpu": "1"})]
+        self.client.submit("copy", namespace="team-a", queue="budgeted", pod_sets=gpu,
+                           labels={origin_label: "multikueue"})
+        # Pending: it holds no quota yet (the budget check is inactive), so it is refused.
+        with self.assertRaises(TollgateError) as no_quota:
+            mark_multikueue_winner(self.client, "copy", "team-a")
+        self.assertEqual(no_quota.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertFalse(self.client.get("copy", "team-a").proto.status.multi_kueue_winner)
+
+        CheckController(self.client, "example.com/budget", lambda w, c: None).activate_checks()
+        self.wait_for("copy", lambda w: w.status.state
+                      == objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED, "quota reserved")
+        marked = mark_multikueue_winner(self.client, "copy", "team-a", origin="multikueue")
+        self.assertTrue(marked.status.multi_kueue_winner)
+        self.assertIn("MultiKueueWinner", [e.reason for e in marked.status.events])
+        # Idempotent.
+        again = mark_multikueue_winner(self.client, "copy", "team-a")
+        self.assertTrue(again.status.multi_kueue_winner)
+
+        # Another manager's origin is refused; so is a workload without the label.
+        with self.assertRaises(TollgateError) as other_origin:
+            mark_multikueue_winner(self.client, "copy", "team-a", origin="elsewhere")
+        self.assertEqual(other_origin.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.client.submit("local", namespace="team-a", queue="budgeted", pod_sets=gpu)
+        self.wait_for("local", lambda w: w.status.state
+                      == objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED, "quota reserved")
+        with self.assertRaises(TollgateError) as unlabelled:
+            mark_multikueue_winner(self.client, "local", "team-a")
+        self.assertEqual(unlabelled.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertFalse(self.client.get("local", "team-a").proto.status.multi_kueue_winner)
+        with self.assertRaises(TollgateError) as missing:
+            mark_multikueue_winner(self.client, "nobody", "team-a")
+        self.assertEqual(missing.exception.code, grpc.StatusCode.NOT_FOUND)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,25 @@ def set_active(
     return response.admission_check
 
 
+def mark_multikueue_winner(
+    client: TollgateClient, name: str, namespace: str = "default", origin: str = "multikueue"
+) -> objects_pb2.Workload:
+    """On a MultiKueue worker: marks its copy of a workload as the one the manager recorded as
+    the winner (status.multi_kueue_winner), so the worker's job adapter may run it
+    (docs/multicluster.md, "The job itself"). `origin` is the manager's multiKueue.origin, which
+    the copy's kueue.x-k8s.io/multikueue-origin label must carry. Idempotent. Raises
+    TollgateError: NOT_FOUND for a missing workload, FAILED_PRECONDITION (nothing changed) for
+    one without that origin or holding no quota."""
+    request = service_pb2.MarkMultiKueueWinnerRequest(
+        workload=service_pb2.WorkloadRef(namespace=namespace, name=name), origin=origin
+    )
+    response = client._call(
+        lambda e: service_pb2_grpc.AdmissionCheckServiceStub(e.channel).MarkMultiKueueWinner,
+        request,
+    )
+    return response.workload
+
+
 def checks_of(client: TollgateClient, controller_name: str) -> List[str]:
     """The names of the AdmissionChecks whose controller is `controller_name`."""
     response = client._call(

@@ -147,7 +147,8 @@ class MultiKueueE2eTest : public testing::Test {
 
   void SetUp() override {
     ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_multikueue_e2e"));
-    ASSERT_OK_AND_ASSIGN(manager_, TollgatedProcess::Start(scratch_ + "/manager", scratch_));
+    ASSERT_OK_AND_ASSIGN(manager_,
+                         TollgatedProcess::Start(scratch_ + "/manager", scratch_, ManagerFlags()));
     // Frequent bookmarks, so a silent worker is told from an idle one within a second.
     ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_,
                                                       {"--watch-bookmark-interval=200ms"}));
@@ -162,13 +163,8 @@ class MultiKueueE2eTest : public testing::Test {
 
     watchers_.push_back(std::make_unique<EventWatcher>(
         manager_->address(), [this](const v1::WatchEvent& e) { invariants_.OnManager(e); }, [] {}));
-    for (const auto& [name, address] :
-         {std::pair<std::string, std::string>{"w1", w1_->address()},
-          std::pair<std::string, std::string>{"w2", w2_->address()}}) {
-      watchers_.push_back(std::make_unique<EventWatcher>(
-          address, [this, n = name](const v1::WatchEvent& e) { invariants_.OnWorker(n, e); },
-          [this, n = name] { invariants_.OnWorkerGone(n); }));
-    }
+    WatchWorker("w1", w1_->address());
+    WatchWorker("w2", w2_->address());
 
     // w1 is full: a local workload of its own (no origin label) takes its 4 cpu.
     ASSERT_NO_FATAL_FAILURE(Submit(*w1_client_, "blocker", 4));
@@ -183,6 +179,9 @@ class MultiKueueE2eTest : public testing::Test {
              "--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
             scratch_ + "/controller.log"));
   }
+
+  // Extra flags of the manager tollgated.
+  virtual std::vector<std::string> ManagerFlags() const { return {}; }
 
   void TearDown() override {
     const std::vector<std::string> violations = invariants_.violations();
@@ -296,6 +295,34 @@ class MultiKueueE2eTest : public testing::Test {
     return wl.ok() ? *wl : v1::Workload();
   }
 
+  // Replaces the controller (kill -9 of the running one) with one started with these flags.
+  void RestartController(const std::vector<std::string>& flags, const std::string& log_name) {
+    controller_.reset();
+    std::vector<std::string> args = {TOLLGATE_MULTIKUEUE_PATH,
+                                     absl::StrCat("--manager=", manager_->address())};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ASSERT_OK_AND_ASSIGN(controller_,
+                         ChildProcess::Start(args, absl::StrCat(scratch_, "/", log_name, ".log")));
+  }
+
+  // Follows a worker's workloads with the invariant checks (again, after a restart).
+  void WatchWorker(const std::string& name, const std::string& address) {
+    watchers_.push_back(std::make_unique<EventWatcher>(
+        address, [this, name](const v1::WatchEvent& e) { invariants_.OnWorker(name, e); },
+        [this, name] { invariants_.OnWorkerGone(name); }));
+  }
+
+  static bool Absent(client::TollgateClient& client, const std::string& name) {
+    return WaitFor(
+        client, name, [](const v1::Workload&) { return false; }, /*absent_is_done=*/true);
+  }
+
+  static void FinishBlocker(client::TollgateClient& worker) {
+    v1::FinishRequest finish;
+    *finish.mutable_workload() = Ref("blocker");
+    ASSERT_OK(worker.Finish(finish).status());
+  }
+
   std::string scratch_;
   int applies_ = 0;
   std::unique_ptr<TollgatedProcess> manager_, w1_, w2_;
@@ -309,6 +336,20 @@ bool ReadyOn(const v1::Workload& wl, const std::string& cluster) {
   const v1::AdmissionCheckState* mk = CheckOf(wl, "mk");
   return mk != nullptr && mk->state() == "Ready" && wl.status().cluster_name() == cluster &&
          wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+}
+
+// Whether one of the workload's events carries `text`.
+bool HasEvent(const v1::Workload& wl, const std::string& text) {
+  for (const v1::WorkloadEvent& e : wl.status().events()) {
+    if (absl::StrContains(e.message(), text)) return true;
+  }
+  return false;
+}
+
+// The events that would say the manager gave up on a winner.
+bool WasRetried(const v1::Workload& wl) {
+  return HasEvent(wl, "Admitting remote lost") || HasEvent(wl, "Admitting remote no longer") ||
+         HasEvent(wl, "evicted on worker cluster");
 }
 
 TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
@@ -496,6 +537,269 @@ TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
     return ReadyOn(wl, "w1");
   })) << Get(*manager_client_, "train").DebugString();
   EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
+}
+
+// A kill -9 of the controller while one workload runs on a worker and another is dispatched
+// (copies on both workers, admitted on neither), and a third is submitted while it is down. The
+// restarted controller starts from what the servers hold: the running one stays admitted where
+// it is (same copy, clusterName unchanged, no Retry), the pending ones are dispatched, and
+// nothing is admitted on two workers at once.
+TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload running_copy = Get(*w2_client_, "train");
+  ASSERT_EQ(running_copy.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  // 4 cpu: no room on either worker (w1 is full, w2 has 2 left), so its copies wait on both.
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "big", 4));
+  const auto exists = [](const v1::Workload&) { return true; };
+  ASSERT_TRUE(WaitFor(*w1_client_, "big", exists));
+  ASSERT_TRUE(WaitFor(*w2_client_, "big", exists));
+
+  // kill -9; while it is down a third one comes, which only w2 has room for.
+  controller_.reset();
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "late", 1));
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
+                        "controller-restarted"));
+  ASSERT_TRUE(WaitFor(*manager_client_, "late", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "late").DebugString();
+  ASSERT_TRUE(Absent(*w1_client_, "late"));
+
+  // w1 gets room: the waiting one is admitted there, and its copy on w2 goes.
+  ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
+  ASSERT_TRUE(WaitFor(*manager_client_, "big", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w1");
+  })) << Get(*manager_client_, "big").DebugString();
+  ASSERT_TRUE(Absent(*w2_client_, "big"));
+
+  // The one that ran through the restart was never touched.
+  const v1::Workload train = Get(*manager_client_, "train");
+  EXPECT_TRUE(ReadyOn(train, "w2")) << train.DebugString();
+  EXPECT_FALSE(WasRetried(train)) << train.DebugString();
+  const v1::Workload copy = Get(*w2_client_, "train");
+  EXPECT_EQ(copy.metadata().uid(), running_copy.metadata().uid());
+  EXPECT_EQ(copy.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(copy.status().admission_time().seconds(),
+            running_copy.status().admission_time().seconds());
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+}
+
+// A kill -9 of the winning worker's tollgated, started again at the same address on the same
+// data directory within --worker-lost-timeout: the manager counts it as lost, then connected,
+// and the workload stays where it was: its copy is still admitted there (the same object, read
+// back from the worker's store), the check stays Ready with the same clusterName, and w1, which
+// has room by then, gets no copy.
+TEST_F(MultiKueueE2eTest, AWorkerRestartedWithinTheTimeoutKeepsItsWorkload) {
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=5m", "--gc-interval=1s", "--config-sync-period=1s"},
+                        "controller-long-timeout"));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  const v1::Workload before = Get(*w2_client_, "train");
+  ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
+
+  const std::string address = w2_->address();
+  ASSERT_OK(w2_->Kill());
+  ASSERT_TRUE(WaitForClusterActive("w2", false)) << controller_->Logs();
+  ASSERT_OK_AND_ASSIGN(w2_, TollgatedProcess::Start(scratch_ + "/w2", scratch_,
+                                                    {"--watch-bookmark-interval=200ms",
+                                                     absl::StrCat("--listen=", address)}));
+  ASSERT_EQ(w2_->address(), address);
+  WatchWorker("w2", w2_->address());
+  ASSERT_TRUE(WaitForClusterActive("w2", true)) << controller_->Logs();
+
+  // A workload only w1 has room for (3 cpu: w2 has 2 left) goes through the one reconcile
+  // thread after the reconnect, so once it runs on w1 the controller has looked at train again.
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "probe", 3));
+  ASSERT_TRUE(WaitFor(*manager_client_, "probe", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w1");
+  })) << Get(*manager_client_, "probe").DebugString();
+
+  const v1::Workload kept = Get(*manager_client_, "train");
+  EXPECT_TRUE(ReadyOn(kept, "w2")) << kept.DebugString();
+  EXPECT_FALSE(WasRetried(kept)) << kept.DebugString();
+  const v1::Workload after = Get(*w2_client_, "train");
+  EXPECT_EQ(after.metadata().uid(), before.metadata().uid());
+  EXPECT_EQ(after.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+}
+
+// The worker evicts its copy (an operator's preemption that also deactivates it, so the worker
+// itself does not requeue it): the manager's check goes to Retry with Kueue's message, the
+// manager's workload is evicted and requeued, the stale copy goes, and the workload is
+// dispatched again: a new copy, admitted on the worker with room.
+TEST_F(MultiKueueE2eTest, ARemoteEvictionRetriesAndDispatchesAgain) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("drained by the worker's operator");
+  preempt.set_hold(true);
+  ASSERT_OK(w2_client_->Preempt(preempt).status());
+
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return HasEvent(wl,
+                    "Workload evicted on worker cluster: \"w2\", resetting for "
+                    "re-admission. Previously: \"Ready\"");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
+    return wl.metadata().uid() != first_copy.metadata().uid() &&
+           wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w2_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload again = Get(*manager_client_, "train");
+  EXPECT_EQ(CheckOf(again, "mk")->message(), "The workload was admitted on \"w2\"");
+  const v1::Workload second_copy = Get(*w2_client_, "train");
+  EXPECT_TRUE(!second_copy.spec().has_active() || second_copy.spec().active())
+      << second_copy.DebugString();
+}
+
+// The worker evicts the copy and requeues it (a preemption without hold), and a local workload
+// of higher priority takes the room, so the copy waits there again, still marked the winner of
+// the last round. The manager's check goes to Retry and that copy is removed with it: the next
+// round makes fresh, unmarked copies, and when w1 gets room the workload runs there; the stale
+// copy never comes back to life on w2.
+TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+  ASSERT_TRUE(first_copy.status().multi_kueue_winner()) << first_copy.DebugString();
+
+  v1::SubmitRequest squatter;
+  v1::Workload* wl = squatter.mutable_workload();
+  wl->mutable_metadata()->set_namespace_("team");
+  wl->mutable_metadata()->set_name("squatter");
+  wl->mutable_spec()->set_queue_name("q");
+  wl->mutable_spec()->set_priority(100);
+  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "4";
+  ASSERT_OK(w2_client_->Submit(squatter).status());
+
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("preempted on the worker");
+  ASSERT_OK_AND_ASSIGN(v1::PreemptResponse preempted, w2_client_->Preempt(preempt));
+  ASSERT_FALSE(preempted.readmitted()) << preempted.DebugString();
+  ASSERT_TRUE(WaitFor(*w2_client_, "squatter", [](const v1::Workload& w) {
+    return w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
+    return HasEvent(w,
+                    "Workload evicted on worker cluster: \"w2\", resetting for "
+                    "re-admission. Previously: \"Ready\"");
+  })) << Get(*manager_client_, "train").DebugString();
+  // The next round's copies: on w1 (full) and a fresh one on w2 (full), neither marked.
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& w) {
+    return w.metadata().uid() != first_copy.metadata().uid();
+  })) << Get(*w2_client_, "train").DebugString();
+  const v1::Workload fresh = Get(*w2_client_, "train");
+  EXPECT_FALSE(fresh.status().multi_kueue_winner()) << fresh.DebugString();
+  EXPECT_NE(fresh.status().state(), v1::WORKLOAD_STATE_ADMITTED) << fresh.DebugString();
+
+  ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
+    return ReadyOn(w, "w1");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", [](const v1::Workload& w) {
+    return w.status().multi_kueue_winner() && w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w1_client_, "train").DebugString();
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+}
+
+// The manager's workload is deactivated (a local eviction): its copy on the worker goes and
+// nothing is dispatched while it is inactive; activated again, it is dispatched again.
+TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+
+  v1::SetWorkloadActiveRequest deactivate;
+  *deactivate.mutable_workload() = Ref("train");
+  deactivate.set_active(false);
+  ASSERT_OK(manager_client_->SetWorkloadActive(deactivate).status());
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+  const v1::Workload inactive = Get(*manager_client_, "train");
+  EXPECT_FALSE(inactive.spec().active()) << inactive.DebugString();
+  EXPECT_EQ(inactive.status().state(), v1::WORKLOAD_STATE_PENDING) << inactive.DebugString();
+  EXPECT_TRUE(inactive.status().cluster_name().empty()) << inactive.DebugString();
+
+  v1::SetWorkloadActiveRequest activate = deactivate;
+  activate.set_active(true);
+  ASSERT_OK(manager_client_->SetWorkloadActive(activate).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+// The manager waits for its workloads' jobs to stop before it releases their quota, as Kueue
+// does, so a local eviction has a span in which the manager's workload is evicted but still
+// holds quota.
+class MultiKueueAckedEvictionE2eTest : public MultiKueueE2eTest {
+ protected:
+  std::vector<std::string> ManagerFlags() const override { return {"--evictions-need-ack"}; }
+};
+
+// A local eviction (a preemption on the manager): as soon as the manager's workload is
+// evicted, while it still holds quota until its job stops, the copy on the winner is removed
+// (the admission-check watch no longer lists it; Kueue deactivates the copy first and removes
+// it once the quota is gone), and nothing is nominated or copied anywhere. Once the manager's
+// job reports stopped, the quota goes and the workload is dispatched again, as a new copy.
+TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionRemovesTheRemoteCopyAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("room for an urgent job on the manager");
+  ASSERT_OK(manager_client_->Preempt(preempt).status());
+  ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_EVICTING);
+
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+  const v1::Workload evicting = Get(*manager_client_, "train");
+  EXPECT_EQ(evicting.status().state(), v1::WORKLOAD_STATE_EVICTING) << evicting.DebugString();
+  EXPECT_TRUE(evicting.status().cluster_name().empty()) << evicting.DebugString();
+  EXPECT_TRUE(evicting.status().nominated_cluster_names().empty()) << evicting.DebugString();
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+
+  v1::ReportStoppedRequest stopped;
+  *stopped.mutable_workload() = Ref("train");
+  ASSERT_OK(manager_client_->ReportStopped(stopped).status());
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
+    return wl.metadata().uid() != first_copy.metadata().uid() &&
+           wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w2_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "adapters/kube/kube_client.h"
 #include "clients/cpp/grpc_admission_client.h"
+#include "clients/cpp/tollgate_client.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/prebuilt_workload.h"
@@ -197,16 +198,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
                         "clusters: [{name: fake, cluster: {server: \"", c.apiserver.url(),
                         "\"}}]\n", "users: [{name: tester, user: {token: ", kToken, "}}]\n");
     std::ofstream(c.dir + "/queues.yaml") << queues;
-    const std::string port_file = c.dir + "/tollgated.port";
-    absl::StatusOr<std::unique_ptr<ChildProcess>> tollgated = ChildProcess::Start(
-        {testing::TollgatedBinary(), "--listen=127.0.0.1:0", "--data-dir=" + c.dir + "/data",
-         "--port-file=" + port_file, "--manifests=" + c.dir + "/queues.yaml"},
-        c.dir + "/tollgated.log");
-    ASSERT_TRUE(tollgated.ok()) << tollgated.status();
-    c.tollgated = std::move(*tollgated);
-    absl::StatusOr<int> port = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
-    ASSERT_TRUE(port.ok()) << port.status();
-    c.port = *port;
+    ASSERT_NO_FATAL_FAILURE(StartTollgated(c, 0));
     c.admission = std::make_unique<client::GrpcAdmissionClient>(c.address(), client::Credentials(),
                                                                 absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
@@ -216,6 +208,23 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
+  }
+
+  // The cluster's tollgated on `port` (0: any) with its data directory; again after a kill -9,
+  // on the same port and data.
+  void StartTollgated(Cluster& c, int port) {
+    const std::string port_file = c.dir + "/tollgated.port";
+    std::filesystem::remove(port_file);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> tollgated =
+        ChildProcess::Start({testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
+                             "--data-dir=" + c.dir + "/data", "--port-file=" + port_file,
+                             "--manifests=" + c.dir + "/queues.yaml"},
+                            c.dir + "/tollgated.log");
+    ASSERT_TRUE(tollgated.ok()) << tollgated.status();
+    c.tollgated = std::move(*tollgated);
+    absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *c.tollgated, kWait);
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    c.port = *bound;
   }
 
   Cluster& W1() { return *clusters_[0]; }
@@ -346,6 +355,186 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
   EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
+// The worker evicts its copy while the job runs (an operator's preemption with hold on w2,
+// which has just enough room for a local workload that takes its place). The worker's job
+// stops; the manager's check goes to Retry, the manager's workload is evicted and requeued,
+// and its Job is suspended again while no worker has room (Kueue's projection: a suspended
+// local job keeps no running status). When w2 has room again the job is dispatched anew and
+// runs there to completion: two runs on w2, one after the other, none on w1 nor on the
+// manager's cluster.
+TEST_F(MultiKueueJobsE2eTest, ARemoteEvictionOfARunningJobSuspendsItAndRunsItAgain) {
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::JobResource(), "team", MultiKueueJob("train", 4));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetJob(W2(), "train");
+        return !remote.is_null() && manifest::GetInt(remote, {"status", "active"}) == 1;
+      },
+      kWait))
+      << remote.dump();
+  const std::string first_uid = manifest::GetString(remote, {"metadata", "uid"});
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::GetInt(local, {"status", "active"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl = ManagerWorkload();
+  ASSERT_TRUE(manager_wl.has_value());
+  const std::string workload = manager_wl->metadata().name();
+
+  // A local workload of w2 waits for the 4 cpu the copy (1 cpu) keeps it from.
+  client::TollgateClient w2(W2().address(), absl::Seconds(10));
+  v1::SubmitRequest squatter;
+  squatter.mutable_workload()->mutable_metadata()->set_namespace_("team");
+  squatter.mutable_workload()->mutable_metadata()->set_name("squatter");
+  squatter.mutable_workload()->mutable_spec()->set_queue_name("q");
+  v1::PodSet* ps = squatter.mutable_workload()->mutable_spec()->add_pod_sets();
+  ps->set_name("main");
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "4";
+  ASSERT_TRUE(w2.Submit(squatter).ok());
+
+  v1::PreemptRequest preempt;
+  preempt.mutable_workload()->set_namespace_("team");
+  preempt.mutable_workload()->set_name(workload);
+  preempt.set_reason("drained by the worker's operator");
+  preempt.set_hold(true);
+  absl::StatusOr<v1::PreemptResponse> preempted = w2.Preempt(preempt);
+  ASSERT_TRUE(preempted.ok()) << preempted.status();
+
+  // The manager gives the workload up and takes it again; no worker has room now.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        if (!manager_wl.has_value()) return false;
+        bool retried = false;
+        for (const v1::WorkloadEvent& e : manager_wl->status().events()) {
+          if (e.message().find("Workload evicted on worker cluster: \"w2\"") != std::string::npos)
+            retried = true;
+        }
+        return retried;
+      },
+      kWait))
+      << (manager_wl.has_value() ? manager_wl->DebugString() : "no workload");
+  // The first remote job is gone with its copy.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        Json now = GetJob(W2(), "train");
+        return now.is_null() || manifest::GetString(now, {"metadata", "uid"}) != first_uid;
+      },
+      kWait));
+  // The manager's Job is suspended again and shows nothing running.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::GetBool(local, {"spec", "suspend"}) == true &&
+               manifest::GetInt(local, {"status", "active"}).value_or(0) == 0;
+      },
+      kWait))
+      << local.dump();
+  EXPECT_TRUE(manifest::HasTrueCondition(local, "Suspended")) << local.dump();
+  EXPECT_FALSE(manifest::Find(local, {"status", "startTime"}) != nullptr) << local.dump();
+  EXPECT_FALSE(manifest::HasTrueCondition(local, "Complete")) << local.dump();
+
+  // w2 has room again: the job runs there anew and completes.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("squatter");
+  ASSERT_TRUE(w2.Finish(finish).ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Complete") &&
+               manifest::GetInt(local, {"status", "succeeded"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  const Json w2_runs = FakeRuns(W2().apiserver);
+  ASSERT_TRUE(w2_runs.is_array());
+  EXPECT_EQ(w2_runs.size(), 2u) << w2_runs.dump();
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
+  EXPECT_FALSE(seen_on_w1_.load());
+}
+
+// The winning worker's tollgated is killed (-9) while the job runs there, and started again on
+// the same port and data within workerLostTimeout: the job, which lives in the worker's
+// cluster, runs on untouched, the copy is read back admitted, and the job completes through it:
+// one run, on w2 only, and the manager's Job and workload finish as usual.
+TEST_F(MultiKueueJobsE2eTest, AWorkerRestartWhileItsJobRunsKeepsTheJobThere) {
+  controller_.reset();
+  absl::StatusOr<std::unique_ptr<ChildProcess>> controller = ChildProcess::Start(
+      {TOLLGATE_MULTIKUEUE_PATH, absl::StrCat("--manager=", Manager().address()),
+       "--worker-lost-timeout=5m", "--gc-interval=1s", "--config-sync-period=1s"},
+      scratch_ + "/controller-long-timeout.log");
+  ASSERT_TRUE(controller.ok()) << controller.status();
+  controller_ = std::move(*controller);
+
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::JobResource(), "team", MultiKueueJob("train", 6));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetJob(W2(), "train");
+        return !remote.is_null() && manifest::GetInt(remote, {"status", "active"}) == 1;
+      },
+      kWait))
+      << remote.dump();
+  const std::string job_uid = manifest::GetString(remote, {"metadata", "uid"});
+
+  const int port = W2().port;
+  ASSERT_TRUE(W2().tollgated->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartTollgated(W2(), port));
+  ASSERT_EQ(W2().port, port);
+  // The job was not touched by the restart (the same object, while it still exists).
+  const Json after_restart = GetJob(W2(), "train");
+  if (!after_restart.is_null()) {
+    EXPECT_EQ(manifest::GetString(after_restart, {"metadata", "uid"}), job_uid);
+  }
+
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::HasTrueCondition(local, "Complete") &&
+               manifest::GetInt(local, {"status", "succeeded"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() &&
+               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+      },
+      kWait));
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  for (const v1::WorkloadEvent& e : manager_wl->status().events()) {
+    EXPECT_EQ(e.message().find("Admitting remote"), std::string::npos) << manager_wl->DebugString();
+  }
+  const Json w2_runs = FakeRuns(W2().apiserver);
+  ASSERT_TRUE(w2_runs.is_array());
+  EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
   EXPECT_FALSE(seen_on_w1_.load());
 }
 

@@ -118,6 +118,22 @@ TEST(RemoteViewsTest, RemoteCopyReadsTheWorkersConditionsAndSpecSync) {
   EXPECT_FALSE(RemoteCopyOf(copy, manager).spec_in_sync);
 }
 
+// spec.active is compared as Kueue compares the whole spec: a copy deactivated on its worker
+// (an eviction there with hold) no longer matches an active workload, and an active copy no
+// longer matches a deactivated one.
+TEST(RemoteViewsTest, ACopyWhoseActiveDiffersIsOutOfSync) {
+  v1::Workload manager = Parse(kManager);
+  v1::Workload copy = CopyOf(manager, "multikueue");
+  copy.mutable_spec()->set_active(true);
+  EXPECT_TRUE(RemoteCopyOf(copy, manager).spec_in_sync);
+  copy.mutable_spec()->set_active(false);
+  EXPECT_FALSE(RemoteCopyOf(copy, manager).spec_in_sync);
+  manager.mutable_spec()->set_active(false);
+  EXPECT_TRUE(RemoteCopyOf(copy, manager).spec_in_sync);
+  copy.mutable_spec()->clear_active();
+  EXPECT_FALSE(RemoteCopyOf(copy, manager).spec_in_sync);
+}
+
 }  // namespace
 }  // namespace tollgate::multikueue
 

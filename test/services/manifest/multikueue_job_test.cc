@@ -191,5 +191,39 @@ TEST(MultiKueueJobTest, UnreadableReportIsRefused) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// The manager's job after an eviction: its remote job went with the copy and no report
+// describes one, so a suspended job that still shows the old run is given a stopped status.
+TEST(MultiKueueJobTest, ASuspendedJobStillShowingTheOldRunIsStopped) {
+  Json local = ManagerJob();  // suspended
+  local["status"] = Json::parse(R"({
+    "active": 1, "ready": 1, "startTime": "2026-01-01T00:00:00Z", "succeeded": 0,
+    "conditions": [{"type": "Suspended", "status": "True", "reason": "MultiKueueAdapter"}]})");
+  std::optional<Json> stopped =
+      StoppedRemoteStatus(JobKind(), local, absl::FromUnixSeconds(1767225600));
+  ASSERT_TRUE(stopped.has_value());
+  EXPECT_FALSE(stopped->contains("active"));
+  EXPECT_FALSE(stopped->contains("startTime"));
+  EXPECT_EQ((*stopped)["ready"], 0);
+  EXPECT_EQ((*stopped)["succeeded"], 0);
+  ASSERT_EQ((*stopped)["conditions"].size(), 1u);
+  EXPECT_EQ((*stopped)["conditions"][0]["reason"], "JobSuspended");
+  EXPECT_EQ((*stopped)["conditions"][0]["status"], "True");
+  EXPECT_EQ((*stopped)["conditions"][0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
+
+  // Once stopped, nothing more to write.
+  local["status"] = *stopped;
+  EXPECT_FALSE(StoppedRemoteStatus(JobKind(), local, absl::UnixEpoch()).has_value());
+  // Never started (status {"active": 0}), running, or finished: left alone.
+  EXPECT_FALSE(StoppedRemoteStatus(JobKind(), ManagerJob(), absl::UnixEpoch()).has_value());
+  Json running = ManagerJob();
+  running["spec"]["suspend"] = false;
+  running["status"] = Json::parse(R"({"active": 1})");
+  EXPECT_FALSE(StoppedRemoteStatus(JobKind(), running, absl::UnixEpoch()).has_value());
+  Json finished = ManagerJob();
+  finished["status"] = Json::parse(R"({"active": 1, "succeeded": 1,
+    "conditions": [{"type": "Complete", "status": "True"}]})");
+  EXPECT_FALSE(StoppedRemoteStatus(JobKind(), finished, absl::UnixEpoch()).has_value());
+}
+
 }  // namespace
 }  // namespace tollgate::manifest
