@@ -207,8 +207,8 @@ absl::Status AwaitActive(std::vector<std::unique_ptr<ActiveWatch>>& active, cons
     }
     if (all) return absl::OkStatus();
     if (absl::Now() >= next_report) {
-      std::printf("[watchers]   %s:%s tollgated sent %lld events, %.0f CPU s\n", what,
-                  line.c_str(), static_cast<long long>(sent.Now()), CpuSecondsOf(pid));
+      std::printf("[watchers]   %s:%s tollgated sent %lld events, %.0f CPU s\n", what, line.c_str(),
+                  static_cast<long long>(sent.Now()), CpuSecondsOf(pid));
       std::fflush(stdout);
       next_report += absl::Seconds(5);
     }
@@ -235,11 +235,10 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
   } cleanup{data_dir, options.keep};
   TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, options.workloads, PopulateEnd::kClose));
   const std::string metrics_port_file = data_dir + ".metrics-port";
-  TOLLGATE_ASSIGN_OR_RETURN(
-      std::unique_ptr<TollgatedTarget> server,
-      TollgatedTarget::Spawn(options.tollgated, data_dir,
-                             {"--metrics-listen=127.0.0.1:0",
-                              "--metrics-port-file=" + metrics_port_file}));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<TollgatedTarget> server,
+                            TollgatedTarget::Spawn(options.tollgated, data_dir,
+                                                   {"--metrics-listen=127.0.0.1:0",
+                                                    "--metrics-port-file=" + metrics_port_file}));
   int metrics_port = 0;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
        metrics_port == 0 && absl::Now() < deadline;) {
@@ -281,10 +280,9 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
   for (int i = 0; i < options.active; ++i) {
     active.push_back(std::make_unique<ActiveWatch>(server->NewChannel(), options.workloads));
   }
-  TOLLGATE_RETURN_IF_ERROR(AwaitActive(active, "listing", options.no_progress_timeout, sent, pid,
-                                       [](const ActiveWatch::Progress& p) {
-                                         return p.listing_done;
-                                       }));
+  TOLLGATE_RETURN_IF_ERROR(
+      AwaitActive(active, "listing", options.no_progress_timeout, sent, pid,
+                  [](const ActiveWatch::Progress& p) { return p.listing_done; }));
   StalledWatchersResult result;
   result.stalled = options.stalled;
   result.list_cpu_seconds = CpuSecondsOf(pid) - list_cpu0;
@@ -324,10 +322,9 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
   }
   // Caught up: an event or bookmark at or after the last submit's revision. Events arrive in
   // revision order, so a stream that got there and lacks a submitted workload really missed it.
-  TOLLGATE_RETURN_IF_ERROR(AwaitActive(active, "catching up", options.no_progress_timeout, sent,
-                                       pid, [&](const ActiveWatch::Progress& p) {
-                                         return p.max_revision >= last_revision;
-                                       }));
+  TOLLGATE_RETURN_IF_ERROR(
+      AwaitActive(active, "catching up", options.no_progress_timeout, sent, pid,
+                  [&](const ActiveWatch::Progress& p) { return p.max_revision >= last_revision; }));
   result.submit_seconds = absl::ToDoubleSeconds(absl::Now() - submit_start);
   result.submit_cpu_seconds = CpuSecondsOf(pid) - submit_cpu0;
   result.submit_events_sent = sent.Now() - submit_sent0;

@@ -326,9 +326,9 @@ absl::Status RunRestart(const Flags& flags, const char* self) {
 }
 
 absl::Status RunWatchers(const Flags& flags) {
-  TOLLGATE_RETURN_IF_ERROR(flags.CheckKnown({"workloads", "stalled", "stalled-window", "active",
-                                             "submits", "no-progress-timeout", "tollgated",
-                                             "work-dir", "keep"}));
+  TOLLGATE_RETURN_IF_ERROR(
+      flags.CheckKnown({"workloads", "stalled", "stalled-window", "active", "submits",
+                        "no-progress-timeout", "tollgated", "work-dir", "keep"}));
   StalledWatchersOptions options;
   TOLLGATE_ASSIGN_OR_RETURN(options.workloads, flags.Int("workloads", 100000));
   TOLLGATE_ASSIGN_OR_RETURN(int64_t active, flags.Int("active", 2));

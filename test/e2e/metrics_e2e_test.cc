@@ -270,6 +270,8 @@ TEST_F(MetricsE2eTest, ScrapeHasKueueFamiliesMatchesTheApiAndPassesPromtool) {
                              "tollgate_executor_queue_depth",
                              "tollgate_watch_subscribers",
                              "tollgate_watch_dropped_total",
+                             "tollgate_watch_events_sent_total",
+                             "tollgate_watch_sent_bytes_total",
                              "tollgate_rocksdb_sst_bytes",
                              "process_resident_memory_bytes",
                              "process_open_fds",
@@ -461,6 +463,45 @@ TEST_F(MetricsE2eTest, DroppedWatchIsCountedByReason) {
       absl::Seconds(10)))
       << scrape;
   EXPECT_EQ(SampleValue(scrape, R"(tollgate_watch_dropped_total{reason="lagging"})"), 0);
+}
+
+// A listing read to its end is counted event by event in what the hub sent, with its bytes.
+TEST_F(MetricsE2eTest, WatchEventsSentAreCounted) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  absl::StatusOr<std::string> before = HttpGet(metrics_port_, "/metrics");
+  ASSERT_TRUE(before.ok()) << before.status();
+  const double events_before =
+      SampleValue(*before, "tollgate_watch_events_sent_total").value_or(-1);
+  ASSERT_GE(events_before, 0) << *before;
+
+  v1::ListWorkloadsRequest list_request;
+  v1::ListWorkloadsResponse listed;
+  grpc::ClientContext list_context;
+  ASSERT_TRUE(admission_->ListWorkloads(&list_context, list_request, &listed).ok());
+  ASSERT_GT(listed.workloads_size(), 0);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader =
+      admission_->Watch(&context, v1::WatchRequest());
+  v1::WatchEvent event;
+  int received = 0;
+  int64_t encoded = 0;
+  while (received < listed.workloads_size() && reader->Read(&event)) {
+    ++received;
+    encoded += static_cast<int64_t>(event.ByteSizeLong());
+  }
+  ASSERT_EQ(received, listed.workloads_size());
+  context.TryCancel();
+  reader->Finish();
+
+  absl::StatusOr<std::string> after = HttpGet(metrics_port_, "/metrics");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(SampleValue(*after, "tollgate_watch_events_sent_total").value_or(-1),
+            events_before + received)
+      << *after;
+  EXPECT_GE(SampleValue(*after, "tollgate_watch_sent_bytes_total").value_or(-1),
+            static_cast<double>(encoded))
+      << *after;
 }
 
 // The authenticated variant: tollgated's HTTP port on TLS with its gRPC certificate, and
