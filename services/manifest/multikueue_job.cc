@@ -10,6 +10,23 @@
 namespace tollgate::manifest {
 namespace {
 
+// Sets a Job status's Suspended condition to True with `reason` and `message`, replacing the
+// one there (Kubernetes' validation wants it on a suspended Job that shows a run).
+void SetSuspendedCondition(Json& status, const char* reason, const char* message, absl::Time now) {
+  const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
+  Json condition = {{"type", "Suspended"}, {"status", "True"},         {"reason", reason},
+                    {"message", message},  {"lastTransitionTime", at}, {"lastProbeTime", at}};
+  Json& conditions = status["conditions"];
+  if (!conditions.is_array()) conditions = Json::array();
+  for (Json& c : conditions) {
+    if (c.is_object() && GetString(c, {"type"}) == "Suspended") {
+      c = std::move(condition);
+      return;
+    }
+  }
+  conditions.push_back(std::move(condition));
+}
+
 // The labels the Job controller puts on a Job's pod template (Kueue's cleanLabels).
 constexpr absl::string_view kJobControllerLabels[] = {"controller-uid",
                                                       "batch.kubernetes.io/controller-uid",
@@ -163,20 +180,7 @@ absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& t
   // Local suspended, remote running: no sync until the local job is unsuspended (a start time
   // set now would block spec updates), but Kubernetes' validation wants Suspended=True.
   if (IsBatchJob(translator) && !HasTrueCondition(local_job, "Suspended")) {
-    const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-    Json condition = {{"type", "Suspended"},           {"status", "True"},
-                      {"reason", "MultiKueueAdapter"}, {"message", "Set by MultiKueue adapter"},
-                      {"lastTransitionTime", at},      {"lastProbeTime", at}};
-    Json& conditions = local_value["conditions"];
-    if (!conditions.is_array()) conditions = Json::array();
-    bool replaced = false;
-    for (Json& c : conditions) {
-      if (c.is_object() && GetString(c, {"type"}) == "Suspended") {
-        c = condition;
-        replaced = true;
-      }
-    }
-    if (!replaced) conditions.push_back(std::move(condition));
+    SetSuspendedCondition(local_value, "MultiKueueAdapter", "Set by MultiKueue adapter", now);
   }
   return JobStatusUpdate{std::move(local_value), true};
 }
@@ -197,20 +201,7 @@ std::optional<Json> StoppedRemoteStatus(const JobKindTranslator& translator, con
   stopped.erase("active");
   stopped.erase("startTime");
   if (stopped.contains("ready")) stopped["ready"] = 0;
-  const std::string at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-  Json condition = {{"type", "Suspended"},      {"status", "True"},
-                    {"reason", "JobSuspended"}, {"message", "Job suspended"},
-                    {"lastTransitionTime", at}, {"lastProbeTime", at}};
-  Json& conditions = stopped["conditions"];
-  if (!conditions.is_array()) conditions = Json::array();
-  bool replaced = false;
-  for (Json& c : conditions) {
-    if (c.is_object() && GetString(c, {"type"}) == "Suspended") {
-      c = condition;
-      replaced = true;
-    }
-  }
-  if (!replaced) conditions.push_back(std::move(condition));
+  SetSuspendedCondition(stopped, "JobSuspended", "Job suspended", now);
   return stopped;
 }
 
