@@ -509,7 +509,11 @@ void DispatchController::Reconcile(const std::string& key) {
   }
   if (plan.deactivate_remote.has_value()) {
     auto link = links.find(*plan.deactivate_remote);
-    if (link != links.end()) note(link->second->DeactivateCopy(ns, name));
+    if (link != links.end() && link->second->connected()) {
+      // SetWorkloadActive carries no cause, so the worker evicts the copy with the plain
+      // Deactivated reason rather than Kueue's DeactivatedDueToEvictedOnManagerCluster.
+      note(link->second->DeactivateCopy(ns, name));
+    }
   }
   // The winner's job status, mirrored with the check's state (before a finish, so the final
   // status reaches the manager's job).

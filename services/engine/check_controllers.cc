@@ -4,12 +4,24 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 
 namespace tollgate::engine {
 namespace {
 
-bool HoldsQuotaForChecks(v1::WorkloadState state) {
-  return state == v1::WORKLOAD_STATE_QUOTA_RESERVED || state == v1::WORKLOAD_STATE_ADMITTED;
+// Whether a workload in this state is the controller's concern. An evicting workload still holds
+// its quota until its job stops, but most controllers have nothing to do for it (its checks
+// start over; a provisioning controller would provision again). The MultiKueue controller does:
+// Kueue's reconcileGroup deactivates the winner's copy while the manager's workload is evicted
+// and removes its copies only once the quota is gone, so it keeps seeing the workload until then.
+bool HoldsQuotaFor(bool reserved_or_admitted, bool evicting, absl::string_view controller) {
+  return reserved_or_admitted || (evicting && controller == core::kMultiKueueControllerName);
+}
+
+bool HoldsQuotaFor(v1::WorkloadState state, absl::string_view controller) {
+  return HoldsQuotaFor(
+      state == v1::WORKLOAD_STATE_QUOTA_RESERVED || state == v1::WORKLOAD_STATE_ADMITTED,
+      state == v1::WORKLOAD_STATE_EVICTING, controller);
 }
 
 }  // namespace
@@ -30,13 +42,12 @@ std::vector<v1::CheckControllerRef> CheckControllersOf(const v1::Workload& wl,
     if (it == controllers.end()) continue;
     checks_by_controller[it->second].push_back(check.name());
   }
-  const bool holds = HoldsQuotaForChecks(wl.status().state());
   std::vector<v1::CheckControllerRef> out;
   for (auto& [controller, checks] : checks_by_controller) {
     v1::CheckControllerRef& ref = out.emplace_back();
     ref.set_controller_name(controller);
     for (std::string& check : checks) ref.add_checks(std::move(check));
-    ref.set_holds_quota(holds);
+    ref.set_holds_quota(HoldsQuotaFor(wl.status().state(), controller));
   }
   return out;
 }
@@ -47,14 +58,16 @@ void CheckControllerTracker::Reset(const core::ClusterState& state) {
   for (const auto& slot : state.workload_table().slots()) {
     const core::Workload* wl = slot.get();
     if (wl == nullptr || wl->status.admission_checks().empty()) continue;
-    if (wl->status.state != core::WorkloadState::kQuotaReserved &&
-        wl->status.state != core::WorkloadState::kAdmitted) {
-      continue;
-    }
+    const bool reserved_or_admitted = wl->status.state == core::WorkloadState::kQuotaReserved ||
+                                      wl->status.state == core::WorkloadState::kAdmitted;
+    const bool evicting = wl->status.state == core::WorkloadState::kEvicting;
+    if (!reserved_or_admitted && !evicting) continue;
     std::vector<std::string> names;
     for (const core::AdmissionCheckState& check : wl->status.admission_checks()) {
       auto it = controllers.find(check.name);
-      if (it != controllers.end()) names.push_back(it->second);
+      if (it != controllers.end() && HoldsQuotaFor(reserved_or_admitted, evicting, it->second)) {
+        names.push_back(it->second);
+      }
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -2,9 +2,10 @@
 
 // Which admission check controllers a workload concerns (WatchEvent.check_controllers,
 // docs/admission-checks.md): those of its checks' AdmissionChecks, with whether the workload
-// holds quota for them (reserved or admitted). The change that ends a controller's concern (an
-// eviction, a finish, a deletion, the check dropped) must still reach that controller, so the
-// tracker remembers, per workload, whom it concerned at its last commit.
+// holds quota for them (reserved or admitted; for the MultiKueue controller also while it
+// evicts, until its job stops and the quota is released). The change that ends a controller's
+// concern (an eviction, a finish, a deletion, the check dropped) must still reach that controller,
+// so the tracker remembers, per workload, whom it concerned at its last commit.
 
 #include <map>
 #include <string>
@@ -22,7 +23,9 @@ using CheckControllerNames = std::map<std::string, std::string>;
 CheckControllerNames ControllerNamesOf(const core::ClusterState& state);
 
 // The controllers a stored workload's checks belong to, each with its checks on the workload,
-// sorted by controller name; holds_quota when the workload is reserved or admitted. Checks of
+// sorted by controller name; holds_quota when the workload is reserved or admitted, or, for
+// kueue.x-k8s.io/multikueue alone, evicting (Kueue's MultiKueue controller deactivates the
+// remote copy then, and removes it once the quota is gone). Checks of
 // AdmissionChecks that do not exist belong to no one.
 std::vector<v1::CheckControllerRef> CheckControllersOf(const v1::Workload& wl,
                                                        const CheckControllerNames& controllers);

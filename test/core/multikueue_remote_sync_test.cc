@@ -284,6 +284,69 @@ TEST(PlanRemoteSyncTest, EvictedOnBothSidesOnlyMirrorsTheWorker) {
   EXPECT_FALSE(plan.deactivate_remote.has_value());
 }
 
+// Kueue's order for a local preemption, as the manager sees it (the eviction has already
+// cleared clusterName and started the checks over): the winner's copy is deactivated, not
+// removed; deactivated, it stays (its worker's status mirrored, nothing nominated) while the
+// manager's workload evicts; it goes once the manager's quota is released.
+TEST(PlanRemoteSyncTest, ALocalPreemptionDeactivatesTheCopyAndRemovesItOnceTheQuotaIsGone) {
+  LocalView local = Reserving(CheckState::kPending);
+  local.evicted_message = "Preempted on the manager";
+  RemoteSyncPlan plan = PlanRemoteSync(
+      local, {{"worker1", Connected(AdmittedAt(kNow))}, {"worker2", Connected()}}, kLost, kNow);
+  EXPECT_EQ(plan.deactivate_remote, "worker1");
+  EXPECT_EQ(plan.deactivate_reason, "EvictedOnManagerCluster");
+  EXPECT_EQ(plan.deactivate_message, "Evicted on manager: Preempted on the manager");
+  EXPECT_THAT(plan.remove_copies, IsEmpty());
+  EXPECT_FALSE(plan.nominate);
+
+  // Deactivated on its worker: evicted there, and no longer matching the (active) manager's spec.
+  RemoteCopy deactivated;
+  deactivated.evicted = RemoteCondition{kNow, "DeactivatedDueToEvictedOnManagerCluster",
+                                        "Evicted on manager: Preempted on the manager"};
+  deactivated.spec_in_sync = false;
+  plan = PlanRemoteSync(local, {{"worker1", Connected(deactivated)}, {"worker2", Connected()}},
+                        kLost, kNow);
+  EXPECT_THAT(plan.remove_copies, IsEmpty());
+  EXPECT_EQ(plan.mirror_from, "worker1");
+  EXPECT_FALSE(plan.deactivate_remote.has_value());
+  EXPECT_FALSE(plan.check.has_value());
+  EXPECT_FALSE(plan.nominate);
+
+  // The manager's job stopped: the quota is released and the copy goes.
+  LocalView released;
+  released.check_state = CheckState::kPending;
+  plan = PlanRemoteSync(released, {{"worker1", Connected(deactivated)}, {"worker2", Connected()}},
+                        kLost, kNow);
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+  EXPECT_FALSE(plan.nominate);
+}
+
+// A local deactivation changes the manager's spec (spec.active false): Kueue removes the copy as
+// out of sync at once (reconcileGroup's step 5 comes before the deactivation of step 6), even
+// while the manager's workload still holds quota.
+TEST(PlanRemoteSyncTest, ALocalDeactivationRemovesTheCopyAtOnce) {
+  LocalView local = Reserving(CheckState::kPending);
+  local.evicted_message = "The workload is deactivated";
+  RemoteCopy copy = AdmittedAt(kNow);
+  copy.spec_in_sync = false;
+  const RemoteSyncPlan plan = PlanRemoteSync(local, {{"worker1", Connected(copy)}}, kLost, kNow);
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+  EXPECT_FALSE(plan.deactivate_remote.has_value());
+  EXPECT_FALSE(plan.nominate);
+}
+
+// The manager released its quota and took it again before the controller looked: the copy it
+// deactivated is left from the last round and goes; the workload is dispatched afresh.
+TEST(PlanRemoteSyncTest, ACopyDeactivatedForAnEarlierRoundGoesWhenTheQuotaIsTakenAgain) {
+  RemoteCopy deactivated;
+  deactivated.evicted = RemoteCondition{kNow, "DeactivatedDueToEvictedOnManagerCluster", ""};
+  deactivated.spec_in_sync = false;
+  const RemoteSyncPlan plan = PlanRemoteSync(Reserving(CheckState::kPending),
+                                             {{"worker1", Connected(deactivated)}}, kLost, kNow);
+  EXPECT_THAT(plan.remove_copies, ElementsAre("worker1"));
+  EXPECT_TRUE(plan.nominate);
+}
+
 TEST(PlanRemoteSyncTest, RemoteFinishFinishesTheLocalWorkload) {
   RemoteCopy copy = AdmittedAt(kNow - absl::Minutes(10));
   copy.finished = RemoteCondition{kNow, "Succeeded", "Job finished successfully"};

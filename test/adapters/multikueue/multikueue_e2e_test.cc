@@ -730,17 +730,50 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
 
 // The manager's workload is deactivated (a local eviction): its copy on the worker goes and
 // nothing is dispatched while it is inactive; activated again, it is dispatched again.
+// Whether a worker ever showed its copy of a workload deactivated (spec.active false), from its
+// watch: a copy the manager removes at once is never seen inactive.
+class InactiveCopySeen {
+ public:
+  InactiveCopySeen(const std::string& address, const std::string& name)
+      : watcher_(
+            address,
+            [this, name](const v1::WatchEvent& e) {
+              if (e.type() == v1::WatchEvent::DELETED || e.workload().metadata().name() != name ||
+                  !e.workload().spec().has_active() || e.workload().spec().active()) {
+                return;
+              }
+              absl::MutexLock lock(&mu_);
+              seen_ = true;
+            },
+            [] {}) {}
+  bool seen() const {
+    absl::MutexLock lock(&mu_);
+    return seen_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  bool seen_ ABSL_GUARDED_BY(mu_) = false;
+  EventWatcher watcher_;
+};
+
+// A local deactivation changes the manager's spec (spec.active false), so the copy no longer
+// matches it and is removed at once, never deactivated first: Kueue's reconcileGroup removes
+// copies whose spec is out of sync (its step 5) before it would deactivate the admitted one (step
+// 6). Here the manager releases the quota at once (no --evictions-need-ack).
 TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
     return ReadyOn(wl, "w2");
   })) << Get(*manager_client_, "train").DebugString();
+  InactiveCopySeen inactive_on_w2(w2_->address(), "train");
 
   v1::SetWorkloadActiveRequest deactivate;
   *deactivate.mutable_workload() = Ref("train");
   deactivate.set_active(false);
   ASSERT_OK(manager_client_->SetWorkloadActive(deactivate).status());
   ASSERT_TRUE(Absent(*w2_client_, "train"));
+  EXPECT_FALSE(inactive_on_w2.seen());
   const v1::Workload inactive = Get(*manager_client_, "train");
   EXPECT_FALSE(inactive.spec().active()) << inactive.DebugString();
   EXPECT_EQ(inactive.status().state(), v1::WORKLOAD_STATE_PENDING) << inactive.DebugString();
@@ -763,12 +796,12 @@ class MultiKueueAckedEvictionE2eTest : public MultiKueueE2eTest {
   std::vector<std::string> ManagerFlags() const override { return {"--evictions-need-ack"}; }
 };
 
-// A local eviction (a preemption on the manager): as soon as the manager's workload is
-// evicted, while it still holds quota until its job stops, the copy on the winner is removed
-// (the admission-check watch no longer lists it; Kueue deactivates the copy first and removes
-// it once the quota is gone), and nothing is nominated or copied anywhere. Once the manager's
-// job reports stopped, the quota goes and the workload is dispatched again, as a new copy.
-TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionRemovesTheRemoteCopyAtOnce) {
+// A local eviction (a preemption on the manager), in Kueue's order: while the manager's workload
+// is evicted and still holds quota until its job stops, the copy on the winner is deactivated
+// (spec.active false, evicted on its worker), not removed, and nothing is nominated or copied
+// anywhere. Once the manager's job reports stopped, the quota goes, and with it the deactivated
+// copy; the workload is dispatched again, as a new copy.
+TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionDeactivatesTheRemoteCopyUntilTheJobStops) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
     return ReadyOn(wl, "w2");
@@ -781,7 +814,15 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionRemovesTheRemoteCopyAtOnce)
   ASSERT_OK(manager_client_->Preempt(preempt).status());
   ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_EVICTING);
 
-  ASSERT_TRUE(Absent(*w2_client_, "train"));
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
+    const v1::Condition* evicted = nullptr;
+    for (const v1::Condition& c : wl.status().conditions()) {
+      if (c.type() == "Evicted" && c.status() == "True") evicted = &c;
+    }
+    return wl.metadata().uid() == first_copy.metadata().uid() && wl.spec().has_active() &&
+           !wl.spec().active() && evicted != nullptr &&
+           wl.status().state() != v1::WORKLOAD_STATE_ADMITTED;
+  })) << Get(*w2_client_, "train").DebugString();
   const v1::Workload evicting = Get(*manager_client_, "train");
   EXPECT_EQ(evicting.status().state(), v1::WORKLOAD_STATE_EVICTING) << evicting.DebugString();
   EXPECT_TRUE(evicting.status().cluster_name().empty()) << evicting.DebugString();
@@ -789,17 +830,51 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionRemovesTheRemoteCopyAtOnce)
   v1::GetWorkloadRequest on_w1;
   *on_w1.mutable_workload() = Ref("train");
   EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+  // Still there, the same copy, as long as the manager's workload holds its quota.
+  EXPECT_EQ(Get(*w2_client_, "train").metadata().uid(), first_copy.metadata().uid());
 
   v1::ReportStoppedRequest stopped;
   *stopped.mutable_workload() = Ref("train");
   ASSERT_OK(manager_client_->ReportStopped(stopped).status());
   ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
     return wl.metadata().uid() != first_copy.metadata().uid() &&
-           wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+           wl.status().state() == v1::WORKLOAD_STATE_ADMITTED &&
+           (!wl.spec().has_active() || wl.spec().active());
   })) << Get(*w2_client_, "train").DebugString();
   ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
     return ReadyOn(wl, "w2");
   })) << Get(*manager_client_, "train").DebugString();
+}
+
+// A local deactivation on a manager that waits for the job to stop: the manager's workload
+// evicts, still holding quota, and the copy is removed at once, never deactivated (Kueue's step
+// 5, the spec out of sync, comes first); nothing is dispatched while the workload is inactive.
+TEST_F(MultiKueueAckedEvictionE2eTest, ALocalDeactivationRemovesTheRemoteCopyWhileTheJobStops) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return ReadyOn(wl, "w2");
+  })) << Get(*manager_client_, "train").DebugString();
+  InactiveCopySeen inactive_on_w2(w2_->address(), "train");
+
+  v1::SetWorkloadActiveRequest deactivate;
+  *deactivate.mutable_workload() = Ref("train");
+  deactivate.set_active(false);
+  ASSERT_OK(manager_client_->SetWorkloadActive(deactivate).status());
+  ASSERT_TRUE(Absent(*w2_client_, "train"));
+  EXPECT_FALSE(inactive_on_w2.seen());
+  const v1::Workload evicting = Get(*manager_client_, "train");
+  EXPECT_EQ(evicting.status().state(), v1::WORKLOAD_STATE_EVICTING) << evicting.DebugString();
+
+  v1::ReportStoppedRequest stopped;
+  *stopped.mutable_workload() = Ref("train");
+  ASSERT_OK(manager_client_->ReportStopped(stopped).status());
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_PENDING;
+  })) << Get(*manager_client_, "train").DebugString();
+  v1::GetWorkloadRequest on_w1;
+  *on_w1.mutable_workload() = Ref("train");
+  EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+  EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w1).status()));
 }
 
 }  // namespace
