@@ -1,11 +1,15 @@
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/fair_sharing.h"
+#include "core/held_workloads.h"
 #include "core/preemption_planner.h"
 
 // PreemptionPlanner's fair-sharing variant (Kueue's fair preemption): victims come from the
@@ -150,16 +154,30 @@ bool PreemptionPlanner::FitsForFairSharing(const Context& ctx) {
 
 std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   const PreemptionSpec& spec = ctx.cq.spec.preemption;
+  // Only the order within each ClusterQueue matters to FairTargetOrdering. A queue's held
+  // workloads are already filed in Before's order (evicting first, then by priority, work at
+  // risk and id), so walking those orders replaces sorting every candidate of the cohort for each
+  // preemptor; a queue whose LocalQueues admission fair sharing reorders is sorted instead.
   std::vector<Candidate> candidates;
-  if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
-    for (WorkloadId id : ctx.cq.holding) {
-      const Workload* wl = state_.workload(id);
-      if (wl == nullptr || !MayBeVictim(*wl, ctx.cq) || !UsesResources(*wl, ctx.frs)) continue;
-      if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, spec.within_cluster_queue)) {
-        continue;
+  auto by_order = [&](const Candidate& a, const Candidate& b) { return Before(ctx, a, b); };
+  auto collect = [&](const ClusterQueueRuntime& from, PreemptionPolicy policy, Variant variant) {
+    const size_t first = candidates.size();
+    for (const HeldWorkloads::VictimOrder* order :
+         {&from.holding.evicting(), &from.holding.admitted()}) {
+      for (const HeldWorkloads::VictimKey& key : *order) {
+        const Workload* wl = state_.workload(key.id);
+        if (wl == nullptr || !MayBeVictim(*wl, from) || !UsesResources(*wl, ctx.frs)) continue;
+        if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, policy)) continue;
+        candidates.push_back(Candidate{wl, &from, nullptr, variant});
       }
-      candidates.push_back(Candidate{wl, &ctx.cq, nullptr, Variant::kWithinClusterQueue});
     }
+    if (state_.UsesAdmissionFairSharing(from.spec)) {
+      std::sort(candidates.begin() + static_cast<std::ptrdiff_t>(first), candidates.end(),
+                by_order);
+    }
+  };
+  if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
+    collect(ctx.cq, spec.within_cluster_queue, Variant::kWithinClusterQueue);
   }
   const QuotaNode& cq_node = *ctx.cq.node;
   if (cq_node.HasParent() && spec.reclaim_within_cohort != PreemptionPolicy::kNever) {
@@ -171,21 +189,10 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       if (!borrowing) continue;
       const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
       if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
-      for (WorkloadId id : other_cq->holding) {
-        const Workload* wl = state_.workload(id);
-        if (wl == nullptr || !MayBeVictim(*wl, *other_cq) || !UsesResources(*wl, ctx.frs)) {
-          continue;
-        }
-        if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, spec.reclaim_within_cohort)) {
-          continue;
-        }
-        candidates.push_back(Candidate{wl, other_cq, nullptr, Variant::kReclaimWhileBorrowing});
-      }
+      collect(*other_cq, spec.reclaim_within_cohort, Variant::kReclaimWhileBorrowing);
     }
   }
   if (candidates.empty()) return {};
-  auto by_order = [&](const Candidate& a, const Candidate& b) { return Before(ctx, a, b); };
-  std::sort(candidates.begin(), candidates.end(), by_order);
 
   std::vector<FairTargetOrdering::Candidate> ordered;
   for (const Candidate& c : candidates) ordered.push_back({c.wl, c.cq->node});
@@ -253,8 +260,18 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
         while (first.HasWorkload(target_cq)) retry.push_back(first.Pop(target_cq));
         continue;
       }
+      // Nothing changes between the candidates of one queue until one is taken, so a candidate
+      // using exactly what one that failed the strategy used fails it too.
+      std::vector<const std::vector<std::pair<int32_t, int64_t>>*> failed_usages;
       while (first.HasWorkload(target_cq)) {
         FairTargetOrdering::Candidate c = first.Pop(target_cq);
+        const bool admitted = c.wl->status.admission.has_value();
+        if (admitted &&
+            std::any_of(failed_usages.begin(), failed_usages.end(),
+                        [&](const auto* usage) { return *usage == c.wl->quota_usage; })) {
+          retry.push_back(c);
+          continue;
+        }
         DominantResourceShare target_new;
         {
           UsageSimulation removal(state_);
@@ -266,6 +283,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
           fits = FitsForFairSharing(ctx);
           break;
         }
+        if (admitted) failed_usages.push_back(&c.wl->quota_usage);
         retry.push_back(c);
       }
     }
