@@ -73,6 +73,8 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
   }
   // Ports are picked free and bound by etcd a moment later, so a test running beside this one
   // may take one in between; etcd then exits at once. Start over with new ports when that is why.
+  // They come from below the ephemeral range so that a member killed and restarted (Restart)
+  // can bind them again: an outgoing connection may take a free ephemeral port meanwhile.
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
     for (int i = 0; i < cluster->size(); ++i) (void)cluster->Kill(i);
@@ -80,9 +82,9 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const EtcdCluste
     for (int i = 0; i < options.members; ++i) {
       Member member;
       member.name = absl::StrCat("m", i);
-      absl::StatusOr<int> client = PickFreePort();
+      absl::StatusOr<int> client = PickRestartablePort();
       if (!client.ok()) return client.status();
-      absl::StatusOr<int> peer = PickFreePort();
+      absl::StatusOr<int> peer = PickRestartablePort();
       if (!peer.ok()) return peer.status();
       member.client_port = *client;
       member.peer_port = *peer;
