@@ -245,6 +245,30 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     return list->workloads(0);
   }
 
+  // Waits until the manager's Job "train" has condition `type` True and status.`count` == 1;
+  // `job` is the Job as last read.
+  bool AwaitManagerJobEnded(const char* type, const char* count, Json& job) {
+    return WaitFor(
+        [&] {
+          job = GetJob(Manager(), "train");
+          return manifest::HasTrueCondition(job, type) &&
+                 manifest::GetInt(job, {"status", count}) == 1;
+        },
+        kWait);
+  }
+
+  // The manager's workload once it finished; nullopt when it did not within kWait.
+  std::optional<v1::Workload> AwaitManagerWorkloadFinished() {
+    std::optional<v1::Workload> wl;
+    const bool finished = WaitFor(
+        [&] {
+          wl = ManagerWorkload();
+          return wl.has_value() && wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
+        },
+        kWait);
+    return finished ? wl : std::nullopt;
+  }
+
   std::string scratch_;
   std::vector<std::unique_ptr<Cluster>> clusters_;
   std::unique_ptr<ChildProcess> controller_;
@@ -295,21 +319,9 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   EXPECT_EQ(manifest::GetString(local, {"spec", "managedBy"}), "kueue.x-k8s.io/multikueue");
 
   // Then its completion, and the manager's workload finishes.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::HasTrueCondition(local, "Complete") &&
-               manifest::GetInt(local, {"status", "succeeded"}) == 1;
-      },
-      kWait))
-      << local.dump();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        manager_wl = ManagerWorkload();
-        return manager_wl.has_value() &&
-               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
-      },
-      kWait));
+  ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
+  manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   bool succeeded = false;
   for (const v1::Condition& c : manager_wl->status().conditions()) {
     if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
@@ -332,22 +344,9 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
                                                         MultiKueueJob("train", 1, /*fail=*/true));
   ASSERT_TRUE(created.ok()) << created.status();
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::HasTrueCondition(local, "Failed") &&
-               manifest::GetInt(local, {"status", "failed"}) == 1;
-      },
-      kWait))
-      << local.dump();
-  std::optional<v1::Workload> manager_wl;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        manager_wl = ManagerWorkload();
-        return manager_wl.has_value() &&
-               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
-      },
-      kWait));
+  ASSERT_TRUE(AwaitManagerJobEnded("Failed", "failed", local)) << local.dump();
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   std::string reason;
   for (const v1::Condition& c : manager_wl->status().conditions()) {
     if (c.type() == "Finished") reason = c.reason();
@@ -449,21 +448,9 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteEvictionOfARunningJobSuspendsItAndRunsItAga
   finish.mutable_workload()->set_namespace_("team");
   finish.mutable_workload()->set_name("squatter");
   ASSERT_TRUE(w2.Finish(finish).ok());
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::HasTrueCondition(local, "Complete") &&
-               manifest::GetInt(local, {"status", "succeeded"}) == 1;
-      },
-      kWait))
-      << local.dump();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        manager_wl = ManagerWorkload();
-        return manager_wl.has_value() &&
-               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
-      },
-      kWait));
+  ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
+  manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   const Json w2_runs = FakeRuns(W2().apiserver);
   ASSERT_TRUE(w2_runs.is_array());
@@ -510,22 +497,9 @@ TEST_F(MultiKueueJobsE2eTest, AWorkerRestartWhileItsJobRunsKeepsTheJobThere) {
   }
 
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::HasTrueCondition(local, "Complete") &&
-               manifest::GetInt(local, {"status", "succeeded"}) == 1;
-      },
-      kWait))
-      << local.dump();
-  std::optional<v1::Workload> manager_wl;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        manager_wl = ManagerWorkload();
-        return manager_wl.has_value() &&
-               manager_wl->status().state() == v1::WORKLOAD_STATE_FINISHED;
-      },
-      kWait));
+  ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   for (const v1::WorkloadEvent& e : manager_wl->status().events()) {
     EXPECT_EQ(e.message().find("Admitting remote"), std::string::npos) << manager_wl->DebugString();
