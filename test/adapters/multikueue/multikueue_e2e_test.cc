@@ -34,6 +34,7 @@
 #include "test/e2e/cli_runner.h"
 #include "test/e2e/tollgated_process.h"
 #include "test/status_matchers.h"
+#include "test/support/local_files_and_ports.h"
 #include "test/support/scratch_dir.h"
 
 namespace tollgate::e2e {
@@ -149,11 +150,16 @@ class MultiKueueE2eTest : public testing::Test {
     ASSERT_OK_AND_ASSIGN(scratch_, test_support::MakeScratchDir("tollgate_multikueue_e2e"));
     ASSERT_OK_AND_ASSIGN(manager_,
                          TollgatedProcess::Start(scratch_ + "/manager", scratch_, ManagerFlags()));
-    // Frequent bookmarks, so a silent worker is told from an idle one within a second.
-    ASSERT_OK_AND_ASSIGN(w1_, TollgatedProcess::Start(scratch_ + "/w1", scratch_,
-                                                      {"--watch-bookmark-interval=200ms"}));
-    ASSERT_OK_AND_ASSIGN(w2_, TollgatedProcess::Start(scratch_ + "/w2", scratch_,
-                                                      {"--watch-bookmark-interval=200ms"}));
+    // Frequent bookmarks, so a silent worker is told from an idle one within a second. The
+    // workers listen below the ephemeral port range: tests kill one and start it again at the
+    // same address, which an outgoing connection could otherwise take meanwhile.
+    for (auto [worker, dir] : {std::pair{&w1_, "/w1"}, std::pair{&w2_, "/w2"}}) {
+      ASSERT_OK_AND_ASSIGN(const int port, test_support::PickRestartablePort());
+      ASSERT_OK_AND_ASSIGN(*worker,
+                           TollgatedProcess::Start(scratch_ + dir, scratch_,
+                                                   {"--watch-bookmark-interval=200ms",
+                                                    absl::StrCat("--listen=127.0.0.1:", port)}));
+    }
     ASSERT_NO_FATAL_FAILURE(Apply(*w1_, kWorkerQueues));
     ASSERT_NO_FATAL_FAILURE(Apply(*w2_, kWorkerQueues));
     ASSERT_NO_FATAL_FAILURE(Apply(*manager_, ManagerQueues(w1_->address(), w2_->address())));

@@ -30,6 +30,7 @@
 #include "services/manifest/prebuilt_workload.h"
 #include "test/adapters/kube/test_processes.h"
 #include "test/adapters/multikueue/multikueue_queues.h"
+#include "test/support/local_files_and_ports.h"
 
 namespace tollgate::kube {
 namespace {
@@ -198,7 +199,11 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
                         "clusters: [{name: fake, cluster: {server: \"", c.apiserver.url(),
                         "\"}}]\n", "users: [{name: tester, user: {token: ", kToken, "}}]\n");
     std::ofstream(c.dir + "/queues.yaml") << queues;
-    ASSERT_NO_FATAL_FAILURE(StartTollgated(c, 0));
+    // Below the ephemeral port range: a test kills this tollgated and starts it again on the
+    // same port, which an outgoing connection could otherwise take meanwhile.
+    absl::StatusOr<int> port = test_support::PickRestartablePort();
+    ASSERT_TRUE(port.ok()) << port.status();
+    ASSERT_NO_FATAL_FAILURE(StartTollgated(c, *port));
     c.admission = std::make_unique<client::GrpcAdmissionClient>(c.address(), client::Credentials(),
                                                                 absl::Seconds(5));
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
