@@ -687,8 +687,11 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
   ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
     return ReadyOn(wl, "w2");
   })) << Get(*manager_client_, "train").DebugString();
+  // The controller marks the winning copy after it records the winner on the manager.
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& copy) {
+    return copy.status().multi_kueue_winner();
+  })) << Get(*w2_client_, "train").DebugString();
   const v1::Workload first_copy = Get(*w2_client_, "train");
-  ASSERT_TRUE(first_copy.status().multi_kueue_winner()) << first_copy.DebugString();
 
   v1::SubmitRequest squatter;
   v1::Workload* wl = squatter.mutable_workload();
