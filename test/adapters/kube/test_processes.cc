@@ -11,12 +11,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
 
@@ -115,6 +119,51 @@ std::string TollgatedBinary() { return TOLLGATED_PATH; }
 std::string TollgateKubeBinary() { return TOLLGATE_KUBE_PATH; }
 std::string SystemPython() { return TOLLGATE_SYSTEM_PYTHON; }
 
+namespace {
+
+// Removes a test's scratch directories when it ends, once its processes are gone (fixtures stop
+// them in TearDown). A failed test's stay, named on stderr, for their logs. Without this every
+// run left its servers' stores behind: about 200 MB per MultiKueue jobs case.
+class ScratchCleaner : public ::testing::EmptyTestEventListener {
+ public:
+  void Add(std::string dir) {
+    absl::MutexLock lock(&mu_);
+    dirs_.push_back(std::move(dir));
+  }
+
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    std::vector<std::string> dirs;
+    {
+      absl::MutexLock lock(&mu_);
+      dirs.swap(dirs_);
+    }
+    for (const std::string& dir : dirs) {
+      if (info.result()->Failed()) {
+        std::cerr << "scratch directory kept for the failed test: " << dir << "\n";
+        continue;
+      }
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> dirs_ ABSL_GUARDED_BY(mu_);
+};
+
+ScratchCleaner& Cleaner() {
+  // gtest owns the listener from here on.
+  static ScratchCleaner* const cleaner = [] {
+    auto* listener = new ScratchCleaner();
+    ::testing::UnitTest::GetInstance()->listeners().Append(listener);
+    return listener;
+  }();
+  return *cleaner;
+}
+
+}  // namespace
+
 std::string ScratchDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::filesystem::path dir =
@@ -122,6 +171,7 @@ std::string ScratchDir() {
       absl::StrCat("tollgate-kube-", getpid(), "-", info->test_suite_name(), "-", info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  Cleaner().Add(dir.string());
   return dir.string();
 }
 

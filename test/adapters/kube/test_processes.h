@@ -56,7 +56,7 @@ std::string TollgatedBinary();
 std::string TollgateKubeBinary();
 std::string SystemPython();
 
-// A fresh scratch directory for the running test.
+// A fresh scratch directory for the running test, removed when the test ends if it passed.
 std::string ScratchDir();
 
 }  // namespace tollgate::kube::testing
