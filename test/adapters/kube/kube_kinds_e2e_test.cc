@@ -240,8 +240,10 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
   }
 
   static void TearDownTestSuite() {
+    const std::string scratch = cluster_ != nullptr ? cluster_->scratch : "";
     delete cluster_;
     cluster_ = nullptr;
+    testing::RemoveSuiteScratchUnlessFailed(scratch);
   }
 
   void TearDown() override {

@@ -134,8 +134,10 @@ class PodKindsE2eTest : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
+    const std::string scratch = cluster_ != nullptr ? cluster_->scratch : "";
     delete cluster_;
     cluster_ = nullptr;
+    testing::RemoveSuiteScratchUnlessFailed(scratch);
   }
 
   void TearDown() override {

@@ -164,6 +164,17 @@ ScratchCleaner& Cleaner() {
 
 }  // namespace
 
+void RemoveSuiteScratchUnlessFailed(const std::string& dir) {
+  if (dir.empty()) return;
+  const ::testing::TestSuite* suite = ::testing::UnitTest::GetInstance()->current_test_suite();
+  if (suite != nullptr && suite->failed_test_count() > 0) {
+    std::cerr << "scratch directory kept for the failed suite: " << dir << "\n";
+    return;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
 std::string ScratchDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::filesystem::path dir =

@@ -59,6 +59,10 @@ std::string SystemPython();
 // A fresh scratch directory for the running test, removed when the test ends if it passed.
 std::string ScratchDir();
 
+// For a suite's own scratch directory, from TearDownTestSuite once its processes are stopped:
+// removes `dir` unless a test of the running suite failed (then names it on stderr).
+void RemoveSuiteScratchUnlessFailed(const std::string& dir);
+
 }  // namespace tollgate::kube::testing
 
 namespace tollgate::kube::testing {
