@@ -66,8 +66,6 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     }
     if (write) {
       hub_.sent_events_.fetch_add(1, std::memory_order_relaxed);
-      hub_.sent_bytes_.fetch_add(static_cast<int64_t>(in_flight_.ByteSizeLong()),
-                                 std::memory_order_relaxed);
       StartWrite(&in_flight_);
     } else {
       Finish(finish);
@@ -83,6 +81,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   }
 
   void OnWriteDone(bool ok) override {
+    // gRPC sized the event when it serialized it; the size is read here, not computed twice on
+    // the way out, and before the next Pump reuses in_flight_.
+    hub_.sent_bytes_.fetch_add(in_flight_.GetCachedSize(), std::memory_order_relaxed);
     {
       absl::MutexLock lock(&mu_);
       writing_.store(false, std::memory_order_release);

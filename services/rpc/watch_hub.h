@@ -79,8 +79,8 @@ class WatchHub {
   };
   Dropped dropped() const;
 
-  // Events written to Watch streams since start (bookmarks included), and their encoded bytes:
-  // what the hub hands to gRPC, whether or not the client has read it yet.
+  // Events handed to gRPC on Watch streams since start (bookmarks included), whether or not
+  // the client has read them yet, and their encoded bytes (counted as each write completes).
   struct Sent {
     int64_t events = 0;
     int64_t bytes = 0;

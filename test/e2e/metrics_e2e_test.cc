@@ -494,14 +494,20 @@ TEST_F(MetricsE2eTest, WatchEventsSentAreCounted) {
   context.TryCancel();
   reader->Finish();
 
-  absl::StatusOr<std::string> after = HttpGet(metrics_port_, "/metrics");
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_GE(SampleValue(*after, "tollgate_watch_events_sent_total").value_or(-1),
-            events_before + received)
-      << *after;
-  EXPECT_GE(SampleValue(*after, "tollgate_watch_sent_bytes_total").value_or(-1),
-            static_cast<double>(encoded))
-      << *after;
+  // Bytes are counted as each write completes, which may follow the client's read by a moment.
+  std::string after;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<std::string> body = HttpGet(metrics_port_, "/metrics");
+        if (!body.ok()) return false;
+        after = *body;
+        return SampleValue(after, "tollgate_watch_events_sent_total").value_or(-1) >=
+                   events_before + received &&
+               SampleValue(after, "tollgate_watch_sent_bytes_total").value_or(-1) >=
+                   static_cast<double>(encoded);
+      },
+      absl::Seconds(10)))
+      << after;
 }
 
 // The authenticated variant: tollgated's HTTP port on TLS with its gRPC certificate, and

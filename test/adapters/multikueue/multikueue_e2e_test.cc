@@ -225,6 +225,10 @@ class MultiKueueE2eTest : public testing::Test {
     ASSERT_OK(client.Submit(request).status());
   }
 
+  // Waits until the manager's workload `name` is admitted with its MultiKueue check Ready on
+  // `cluster` (ReadyOn); the failure shows the workload as last read.
+  ::testing::AssertionResult AwaitReadyOn(const std::string& name, const std::string& cluster);
+
   // Waits, with a deadline, until the workload satisfies `done` (NOT_FOUND counts as absent:
   // `done` is not called and `absent` decides).
   static bool WaitFor(client::TollgateClient& client, const std::string& name,
@@ -344,6 +348,15 @@ bool ReadyOn(const v1::Workload& wl, const std::string& cluster) {
          wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
 }
 
+::testing::AssertionResult MultiKueueE2eTest::AwaitReadyOn(const std::string& name,
+                                                           const std::string& cluster) {
+  if (WaitFor(*manager_client_, name,
+              [&](const v1::Workload& wl) { return ReadyOn(wl, cluster); })) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << Get(*manager_client_, name).DebugString();
+}
+
 // Whether one of the workload's events carries `text`.
 bool HasEvent(const v1::Workload& wl, const std::string& text) {
   for (const v1::WorkloadEvent& e : wl.status().events()) {
@@ -361,9 +374,7 @@ bool WasRetried(const v1::Workload& wl) {
 TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
   // The controller reports the clusters and the check active, so the ClusterQueue admits.
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   const v1::Workload won = Get(*manager_client_, "train");
   EXPECT_EQ(CheckOf(won, "mk")->message(), "The workload was admitted on \"w2\"");
   EXPECT_TRUE(won.status().nominated_cluster_names().empty());
@@ -407,9 +418,7 @@ TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
 
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
 
   // The winner dies; w1 gets room. After --worker-lost-timeout the check goes to Retry, the
   // manager's workload is evicted and reserved again, and w1 admits the new copy.
@@ -417,9 +426,7 @@ TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   v1::FinishRequest finish;
   *finish.mutable_workload() = Ref("blocker");
   ASSERT_OK(w1_client_->Finish(finish).status());
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w1");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w1"));
   const v1::Workload moved = Get(*manager_client_, "train");
   bool retried = false;
   for (const v1::WorkloadEvent& e : moved.status().events()) {
@@ -442,9 +449,7 @@ TEST_F(MultiKueueE2eTest, APartitionThatHealsInsideTheTimeoutKeepsTheWinner) {
                         "--config-sync-period=1s"},
                        scratch_ + "/controller-partition.log"));
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   ASSERT_TRUE(WaitForClusterActive("w2", true));
   v1::FinishRequest finish;
   *finish.mutable_workload() = Ref("blocker");
@@ -539,9 +544,7 @@ TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
   v1::FinishRequest finish;
   *finish.mutable_workload() = Ref("blocker");
   ASSERT_OK(w1_client_->Finish(finish).status());
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w1");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w1"));
   EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w2).status()));
 }
 
@@ -552,9 +555,7 @@ TEST_F(MultiKueueE2eTest, IncrementalNominatesInConfigOrderAStepAtATime) {
 // nothing is admitted on two workers at once.
 TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   const v1::Workload running_copy = Get(*w2_client_, "train");
   ASSERT_EQ(running_copy.status().state(), v1::WORKLOAD_STATE_ADMITTED);
 
@@ -570,16 +571,12 @@ TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits)
   ASSERT_NO_FATAL_FAILURE(
       RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
                         "controller-restarted"));
-  ASSERT_TRUE(WaitFor(*manager_client_, "late", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "late").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("late", "w2"));
   ASSERT_TRUE(Absent(*w1_client_, "late"));
 
   // w1 gets room: the waiting one is admitted there, and its copy on w2 goes.
   ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
-  ASSERT_TRUE(WaitFor(*manager_client_, "big", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w1");
-  })) << Get(*manager_client_, "big").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("big", "w1"));
   ASSERT_TRUE(Absent(*w2_client_, "big"));
 
   // The one that ran through the restart was never touched.
@@ -606,9 +603,7 @@ TEST_F(MultiKueueE2eTest, AWorkerRestartedWithinTheTimeoutKeepsItsWorkload) {
       RestartController({"--worker-lost-timeout=5m", "--gc-interval=1s", "--config-sync-period=1s"},
                         "controller-long-timeout"));
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   ASSERT_TRUE(WaitForClusterActive("w2", true));
   const v1::Workload before = Get(*w2_client_, "train");
   ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
@@ -626,9 +621,7 @@ TEST_F(MultiKueueE2eTest, AWorkerRestartedWithinTheTimeoutKeepsItsWorkload) {
   // A workload only w1 has room for (3 cpu: w2 has 2 left) goes through the one reconcile
   // thread after the reconnect, so once it runs on w1 the controller has looked at train again.
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "probe", 3));
-  ASSERT_TRUE(WaitFor(*manager_client_, "probe", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w1");
-  })) << Get(*manager_client_, "probe").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("probe", "w1"));
 
   const v1::Workload kept = Get(*manager_client_, "train");
   EXPECT_TRUE(ReadyOn(kept, "w2")) << kept.DebugString();
@@ -647,9 +640,7 @@ TEST_F(MultiKueueE2eTest, AWorkerRestartedWithinTheTimeoutKeepsItsWorkload) {
 // dispatched again: a new copy, admitted on the worker with room.
 TEST_F(MultiKueueE2eTest, ARemoteEvictionRetriesAndDispatchesAgain) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   const v1::Workload first_copy = Get(*w2_client_, "train");
 
   v1::PreemptRequest preempt;
@@ -667,9 +658,7 @@ TEST_F(MultiKueueE2eTest, ARemoteEvictionRetriesAndDispatchesAgain) {
     return wl.metadata().uid() != first_copy.metadata().uid() &&
            wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
   })) << Get(*w2_client_, "train").DebugString();
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   const v1::Workload again = Get(*manager_client_, "train");
   EXPECT_EQ(CheckOf(again, "mk")->message(), "The workload was admitted on \"w2\"");
   const v1::Workload second_copy = Get(*w2_client_, "train");
@@ -684,9 +673,7 @@ TEST_F(MultiKueueE2eTest, ARemoteEvictionRetriesAndDispatchesAgain) {
 // copy never comes back to life on w2.
 TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   // The controller marks the winning copy after it records the winner on the manager.
   ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& copy) {
     return copy.status().multi_kueue_winner();
@@ -728,9 +715,7 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
   EXPECT_NE(fresh.status().state(), v1::WORKLOAD_STATE_ADMITTED) << fresh.DebugString();
 
   ASSERT_NO_FATAL_FAILURE(FinishBlocker(*w1_client_));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
-    return ReadyOn(w, "w1");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w1"));
   ASSERT_TRUE(WaitFor(*w1_client_, "train", [](const v1::Workload& w) {
     return w.status().multi_kueue_winner() && w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
   })) << Get(*w1_client_, "train").DebugString();
@@ -772,9 +757,7 @@ class InactiveCopySeen {
 // 6). Here the manager releases the quota at once (no --evictions-need-ack).
 TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   InactiveCopySeen inactive_on_w2(w2_->address(), "train");
 
   v1::SetWorkloadActiveRequest deactivate;
@@ -791,9 +774,7 @@ TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
   v1::SetWorkloadActiveRequest activate = deactivate;
   activate.set_active(true);
   ASSERT_OK(manager_client_->SetWorkloadActive(activate).status());
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
@@ -812,9 +793,7 @@ class MultiKueueAckedEvictionE2eTest : public MultiKueueE2eTest {
 // copy; the workload is dispatched again, as a new copy.
 TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionDeactivatesTheRemoteCopyUntilTheJobStops) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   const v1::Workload first_copy = Get(*w2_client_, "train");
 
   v1::PreemptRequest preempt;
@@ -850,9 +829,7 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionDeactivatesTheRemoteCopyUnt
            wl.status().state() == v1::WORKLOAD_STATE_ADMITTED &&
            (!wl.spec().has_active() || wl.spec().active());
   })) << Get(*w2_client_, "train").DebugString();
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
 }
 
 // A local deactivation on a manager that waits for the job to stop: the manager's workload
@@ -860,9 +837,7 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionDeactivatesTheRemoteCopyUnt
 // 5, the spec out of sync, comes first); nothing is dispatched while the workload is inactive.
 TEST_F(MultiKueueAckedEvictionE2eTest, ALocalDeactivationRemovesTheRemoteCopyWhileTheJobStops) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
-  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
-    return ReadyOn(wl, "w2");
-  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   InactiveCopySeen inactive_on_w2(w2_->address(), "train");
 
   v1::SetWorkloadActiveRequest deactivate;

@@ -262,6 +262,17 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         kWait);
   }
 
+  // The job ran `runs` times, all on w2: none on the manager's cluster or w1, and no copy was
+  // ever seen on w1.
+  void ExpectRanOnlyOnW2(size_t runs) {
+    const Json w2_runs = FakeRuns(W2().apiserver);
+    ASSERT_TRUE(w2_runs.is_array());
+    EXPECT_EQ(w2_runs.size(), runs) << w2_runs.dump();
+    EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+    EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
+    EXPECT_FALSE(seen_on_w1_.load());
+  }
+
   // The manager's workload once it finished; nullopt when it did not within kWait.
   std::optional<v1::Workload> AwaitManagerWorkloadFinished() {
     std::optional<v1::Workload> wl;
@@ -336,12 +347,7 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   EXPECT_TRUE(WaitFor([&] { return GetJob(W2(), "train").is_null(); }, kWait));
 
   // Ran once, on w2 only.
-  const Json w2_runs = FakeRuns(W2().apiserver);
-  ASSERT_TRUE(w2_runs.is_array());
-  EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
-  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
-  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
-  EXPECT_FALSE(seen_on_w1_.load());
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 
 TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
@@ -457,12 +463,7 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteEvictionOfARunningJobSuspendsItAndRunsItAga
   manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
-  const Json w2_runs = FakeRuns(W2().apiserver);
-  ASSERT_TRUE(w2_runs.is_array());
-  EXPECT_EQ(w2_runs.size(), 2u) << w2_runs.dump();
-  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
-  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
-  EXPECT_FALSE(seen_on_w1_.load());
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
 }
 
 // The winning worker's tollgated is killed (-9) while the job runs there, and started again on
@@ -509,12 +510,7 @@ TEST_F(MultiKueueJobsE2eTest, AWorkerRestartWhileItsJobRunsKeepsTheJobThere) {
   for (const v1::WorkloadEvent& e : manager_wl->status().events()) {
     EXPECT_EQ(e.message().find("Admitting remote"), std::string::npos) << manager_wl->DebugString();
   }
-  const Json w2_runs = FakeRuns(W2().apiserver);
-  ASSERT_TRUE(w2_runs.is_array());
-  EXPECT_EQ(w2_runs.size(), 1u) << w2_runs.dump();
-  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
-  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
-  EXPECT_FALSE(seen_on_w1_.load());
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 
 }  // namespace
