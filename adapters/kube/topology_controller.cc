@@ -443,11 +443,31 @@ absl::Status TopologyController::Reconcile(const std::string& ns, const std::str
     if (patched.ok()) {
       common::Log("info", "released pod onto its topology domain",
                   {{"pod", absl::StrCat(ns, "/", ungate.pod)}, {"workload", name}});
-      absl::MutexLock lock(&mu_);
-      workload_pods_[ns][name][ungate.pod] = *patched;
+      KeepReleasedCopy(ns, name, *pod, *std::move(patched));
     }
   }
   return first_error;
+}
+
+void TopologyController::KeepReleasedCopy(const std::string& ns, const std::string& workload,
+                                          const Json& before, Json released) {
+  absl::MutexLock lock(&mu_);
+  auto by_ns = workload_pods_.find(ns);
+  if (by_ns == workload_pods_.end()) return;
+  auto by_workload = by_ns->second.find(workload);
+  if (by_workload == by_ns->second.end()) return;
+  const std::string name = manifest::GetString(released, {"metadata", "name"});
+  auto stored = by_workload->second.find(name);
+  // The informer may have brought the released copy, or a newer one (the scheduler marking it
+  // unschedulable), while the patch returned: keeping the patch's copy over it would make every
+  // later status patch of the pod fail its resourceVersion precondition, with no event left to
+  // bring the newer copy back. A pod deleted meanwhile stays deleted.
+  if (stored == by_workload->second.end() ||
+      manifest::GetString(stored->second, {"metadata", "resourceVersion"}) !=
+          manifest::GetString(before, {"metadata", "resourceVersion"})) {
+    return;
+  }
+  stored->second = std::move(released);
 }
 
 absl::Status TopologyController::ReconcileHost(const std::string& host) {

@@ -116,6 +116,10 @@ class TopologyController {
   void FlushNodes();
   void FlushPods();
   void EnqueueGatedWorkloads();
+  // Stores the copy the ungating patch returned for a pod of `workload`, unless the informer
+  // already replaced `before` (the copy that was patched) or deleted the pod.
+  void KeepReleasedCopy(const std::string& ns, const std::string& workload, const Json& before,
+                        Json released);
   // Marks one released, unbound pod Failed (Kueue's markPodsFailed) and records the event.
   absl::Status FailPod(const Json& pod);
 
