@@ -423,8 +423,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
           ? manifest::TranslateWorkload(translator, *original, queue, *lookup_, workload_name)
           : original.status();
   const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
-  const bool multikueue = manifest::ManagedByMultiKueue(obj) &&
-                          manifest::ProjectsThroughMultiKueue(translator) && !prebuilt;
+  const bool multikueue = manifest::ManagedByMultiKueue(translator, obj) && !prebuilt;
   if (translated.ok() && multikueue) {
     // The job travels with its workload to the worker that wins it (docs/multicluster.md).
     absl::StatusOr<v1::WorkloadPayload> payload =
@@ -702,7 +701,7 @@ absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& tr
     // The final status reaches the copy before its finish, so the manager mirrors it.
     TOLLGATE_RETURN_IF_ERROR(ReportCopyJobStatus(translator, obj, *wl));
   }
-  if (manifest::ManagedByMultiKueue(obj)) {
+  if (manifest::ManagedByMultiKueue(translator, obj)) {
     TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteJobStatus(translator, obj, *wl));
     if (projected) return absl::OkStatus();
   }

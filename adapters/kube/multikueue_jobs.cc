@@ -105,7 +105,7 @@ absl::Status JobController::ReportCopyJobStatus(const manifest::JobKindTranslato
 
 absl::StatusOr<bool> JobController::ProjectRemoteJobStatus(
     const manifest::JobKindTranslator& translator, const Json& obj, const v1::Workload& wl) {
-  if (!manifest::ManagedByMultiKueue(obj) || !manifest::ProjectsThroughMultiKueue(translator)) {
+  if (!manifest::ManagedByMultiKueue(translator, obj)) {
     return false;
   }
   manifest::JobStatusUpdate update;

@@ -36,6 +36,38 @@ bool IsBatchJob(const JobKindTranslator& translator) {
   return translator.resource().group == "batch" && translator.resource().kind == "Job";
 }
 
+// Where a kind keeps its managedBy, by Kueue's MultiKueue adapters (their getManagedBy).
+enum class ManagedByField { kNone, kSpec, kRunPolicy };
+
+ManagedByField ManagedByFieldOf(const JobKindTranslator& translator) {
+  const ResourceKind& r = translator.resource();
+  if (IsBatchJob(translator) || r.group == "jobset.x-k8s.io" || r.group == "ray.io" ||
+      r.group == "workload.codeflare.dev" ||
+      (r.group == "trainer.kubeflow.org" && r.kind == "TrainJob")) {
+    return ManagedByField::kSpec;
+  }
+  // The training operator's v1 kinds and MPIJob v2beta1 keep it in their run policy.
+  if (r.group == "kubeflow.org") return ManagedByField::kRunPolicy;
+  return ManagedByField::kNone;
+}
+
+void EraseManagedBy(const JobKindTranslator& translator, Json& obj) {
+  Json* spec = obj.is_object() && obj.contains("spec") ? &obj["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object()) return;
+  switch (ManagedByFieldOf(translator)) {
+    case ManagedByField::kNone:
+      return;
+    case ManagedByField::kSpec:
+      spec->erase("managedBy");
+      return;
+    case ManagedByField::kRunPolicy:
+      if (spec->contains("runPolicy") && (*spec)["runPolicy"].is_object()) {
+        (*spec)["runPolicy"].erase("managedBy");
+      }
+      return;
+  }
+}
+
 // A copy of an object's string map at `path` (labels, annotations), or an empty object.
 Json StringMap(const Json& obj, std::initializer_list<absl::string_view> path) {
   const Json* map = Find(obj, path);
@@ -49,12 +81,20 @@ Json StringMap(const Json& obj, std::initializer_list<absl::string_view> path) {
 
 }  // namespace
 
-bool ManagedByMultiKueue(const Json& obj) {
-  return GetString(obj, {"spec", "managedBy"}) == kMultiKueueManagedBy;
+bool ManagedByMultiKueue(const JobKindTranslator& translator, const Json& obj) {
+  switch (ManagedByFieldOf(translator)) {
+    case ManagedByField::kNone:
+      return false;
+    case ManagedByField::kSpec:
+      return GetString(obj, {"spec", "managedBy"}) == kMultiKueueManagedBy;
+    case ManagedByField::kRunPolicy:
+      return GetString(obj, {"spec", "runPolicy", "managedBy"}) == kMultiKueueManagedBy;
+  }
+  return false;
 }
 
 bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
-  return IsBatchJob(translator);
+  return ManagedByFieldOf(translator) != ManagedByField::kNone;
 }
 
 absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
@@ -83,7 +123,7 @@ absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& 
   if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
   manifest["metadata"] = std::move(metadata);
   manifest["spec"] = *spec;
-  manifest["spec"].erase("managedBy");
+  EraseManagedBy(translator, manifest);
   if (IsBatchJob(translator)) {
     manifest["spec"].erase("selector");
     Json* template_labels = nullptr;
@@ -139,7 +179,7 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
   Json& labels = Ensure(job, {"metadata", "labels"});
   labels[kPrebuiltWorkloadKey] = std::string(copy_name);
   labels[std::string(kMultiKueueOriginLabel)] = std::string(origin);
-  if (Json* spec = &job["spec"]; spec->is_object()) spec->erase("managedBy");
+  EraseManagedBy(translator, job);
   translator.SetSuspended(job, true);
   return job;
 }
@@ -173,13 +213,13 @@ absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& t
   const Json* local_status = Find(local_job, {"status"});
   Json local_value =
       local_status != nullptr && local_status->is_object() ? *local_status : Json::object();
-  if (!translator.IsSuspended(local_job) || translator.IsSuspended(remote) ||
-      translator.Finished(remote).has_value()) {
+  if (!IsBatchJob(translator) || !translator.IsSuspended(local_job) ||
+      translator.IsSuspended(remote) || translator.Finished(remote).has_value()) {
     return JobStatusUpdate{remote_value, false};
   }
   // Local suspended, remote running: no sync until the local job is unsuspended (a start time
   // set now would block spec updates), but Kubernetes' validation wants Suspended=True.
-  if (IsBatchJob(translator) && !HasTrueCondition(local_job, "Suspended")) {
+  if (!HasTrueCondition(local_job, "Suspended")) {
     SetSuspendedCondition(local_value, "MultiKueueAdapter", "Set by MultiKueue adapter", now);
   }
   return JobStatusUpdate{std::move(local_value), true};

@@ -26,18 +26,22 @@ inline constexpr absl::string_view kMultiKueueOriginLabel = "kueue.x-k8s.io/mult
 // What the payloads' data is.
 inline constexpr absl::string_view kJsonContentType = "application/json";
 
-// Whether the object's spec.managedBy is MultiKueue's.
-bool ManagedByMultiKueue(const Json& obj);
+// Whether the object's managedBy (where its kind keeps one, see ProjectsThroughMultiKueue) is
+// MultiKueue's.
+bool ManagedByMultiKueue(const JobKindTranslator& translator, const Json& obj);
 
-// Whether tollgate-kube projects this kind through MultiKueue: batch/v1 Job only for now. Other
-// kinds with spec.managedBy (JobSet, the Kubeflow kinds, ...) are not projected yet.
+// Whether tollgate-kube projects this kind through MultiKueue: the kinds for which Kueue has a
+// MultiKueue adapter that works through managedBy. spec.managedBy: batch/v1 Job, JobSet,
+// TrainJob, AppWrapper, RayJob, RayCluster, RayService; spec.runPolicy.managedBy: the Kubeflow
+// kinds and MPIJob. Not the pod-based kinds (Pod, Deployment, StatefulSet, LeaderWorkerSet),
+// which Kueue dispatches without managedBy, nor kinds Kueue has no MultiKueue adapter for.
 bool ProjectsThroughMultiKueue(const JobKindTranslator& translator);
 
 // The manifest a manager's workload carries for `written` (the job as written: admission's
 // changes undone, see RestoreOriginalFields). As Kueue's CloneObjectMetaForCreation and SyncJob
 // cleanup: metadata keeps only name, namespace, labels and annotations (Tollgate's own
 // tollgate.dev/ annotations dropped); no status; a Job loses spec.selector and the labels the
-// Job controller puts on its template (controller-uid, job-name). spec.managedBy is dropped and
+// Job controller puts on its template (controller-uid, job-name). managedBy is dropped and
 // the job is suspended, so the worker creates it under its own tollgate-kube's control.
 absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
                                                        const Json& written);
@@ -56,11 +60,13 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
 // the manager can tell a suspended, running or finished remote job apart.
 v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const Json& job);
 
-// Kueue's determineStatusUpdate: the status the manager's job should have, given what the
-// winner reported. The remote status is taken when the local job is unsuspended, when both are
-// suspended, or when the remote job finished. Otherwise (local suspended, remote running) the
-// local status stays, with a Suspended=True condition (reason MultiKueueAdapter) added for
-// Kubernetes' validation, and `deferred` is set: the sync waits for the local unsuspend.
+// The status the manager's job should have, given what the winner reported. A batch/v1 Job
+// follows Kueue's determineStatusUpdate: the remote status is taken when the local job is
+// unsuspended, when both are suspended, or when the remote job finished. Otherwise (local
+// suspended, remote running) the local status stays, with a Suspended=True condition (reason
+// MultiKueueAdapter) added for Kubernetes' validation, and `deferred` is set: the sync waits for
+// the local unsuspend. Every other kind takes the remote status as it is, as Kueue's adapters
+// for them copy it.
 struct JobStatusUpdate {
   Json status;
   bool deferred = false;

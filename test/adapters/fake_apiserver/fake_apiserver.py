@@ -19,8 +19,8 @@ A small controller stands in for each kind's controller: an unsuspended job
 "starts its pods" (status.active, then status.ready after --pod-start-delay) and completes
 after --job-duration seconds (per object: annotation fake.tollgate.dev/duration-seconds;
 fake.tollgate.dev/fail: "true" makes it fail instead; RayClusters and RayServices run until
-deleted). Suspending a job "stops its pods". A Job whose spec.managedBy is not
-kubernetes.io/job-controller is left alone, as Kubernetes' Job controller leaves it. A CronJob "fires" once when created: it creates a
+deleted). Suspending a job "stops its pods". A job whose managedBy names another controller than its
+kind's own (kubernetes.io/job-controller for a Job) is left alone, as the real controllers leave it. A CronJob "fires" once when created: it creates a
 Job from its jobTemplate, owned by the CronJob. Pods (with the API server's scheduling-gate
 rules), a scheduler (binding by node selector, readiness, cordon and taints when Nodes exist), a
 kubelet, and the Deployment, StatefulSet and LeaderWorkerSet controllers are stood in
@@ -406,6 +406,22 @@ def resource_info(group, version, plural):
 
 # The Job controller's own spec.managedBy value (Kubernetes' default).
 JOB_CONTROLLER = "kubernetes.io/job-controller"
+# Each kind's own controller name for managedBy (spec.managedBy; spec.runPolicy.managedBy for
+# the Kubeflow kinds and MPIJob). A job managed by another controller (MultiKueue on a manager
+# cluster) is left alone, as the real controllers leave it.
+OWN_MANAGER = {"jobs": JOB_CONTROLLER, "jobsets": "jobset.sigs.k8s.io/jobset-controller",
+               "trainjobs": "trainer.kubeflow.org/trainjob-controller",
+               "rayjobs": "ray.io/kuberay-operator", "rayclusters": "ray.io/kuberay-operator",
+               "rayservices": "ray.io/kuberay-operator",
+               "appwrappers": "workload.codeflare.dev/appwrapper-controller",
+               "mpijobs": "kubeflow.org/mpi-operator"}
+
+
+def managed_elsewhere(plural, spec):
+    """Whether the job's managedBy names another controller than its kind's own."""
+    holder = spec.get("runPolicy", {}) if plural in REPLICA_SPECS else spec
+    own = OWN_MANAGER.get(plural, "kubeflow.org/training-operator")
+    return holder.get("managedBy", own) != own
 
 
 def apply_job_defaults(plural, obj):
@@ -1048,11 +1064,10 @@ class Simulator(threading.Thread):
         uid = obj["metadata"]["uid"]
         annotations = obj["metadata"].get("annotations", {})
         fail = annotations.get(FAIL_ANNOTATION) == "true"
+        if plural != "sparkapplications" and plural != "cronjobs" and managed_elsewhere(
+                plural, spec):
+            return None
         if plural == "jobs":
-            # Kubernetes' Job controller skips a Job another controller manages (spec.managedBy
-            # other than its own, e.g. MultiKueue's on a manager cluster).
-            if spec.get("managedBy", JOB_CONTROLLER) != JOB_CONTROLLER:
-                return None
             if condition_true(status, "Complete") or condition_true(status, "Failed"):
                 return None
             if spec.get("suspend"):

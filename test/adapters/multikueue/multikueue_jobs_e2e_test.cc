@@ -25,6 +25,7 @@
 #include "adapters/kube/kube_client.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "clients/cpp/tollgate_client.h"
+#include "services/manifest/job_kinds.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/prebuilt_workload.h"
@@ -209,7 +210,8 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<ChildProcess>> adapter = ChildProcess::Start(
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
          "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
-         "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health"},
+         "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health",
+         "--frameworks=batch/job,jobset.x-k8s.io/jobset"},
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
@@ -347,6 +349,86 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   EXPECT_TRUE(WaitFor([&] { return GetJob(W2(), "train").is_null(); }, kWait));
 
   // Ran once, on w2 only.
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// Another kind with managedBy goes the same way (Kueue's JobSet MultiKueue adapter): the JobSet
+// travels without managedBy, the one created on w2 runs there, its status is copied onto the
+// manager's JobSet as it is (which runs nowhere on the manager's cluster), and its completion
+// finishes the manager's workload.
+TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobSetRunsOnTheWinnerAndItsStatusComesBack) {
+  const manifest::ResourceKind& jobsets = manifest::FindJobKind("JobSet")->resource();
+  const Json job_template = {
+      {"spec",
+       {{"parallelism", 1},
+        {"completions", 1},
+        {"template",
+         {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+  const Json jobset = {
+      {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+      {"kind", "JobSet"},
+      {"metadata",
+       {{"name", "train"},
+        {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
+        {"annotations", {{"fake.tollgate.dev/duration-seconds", "4"}}}}},
+      {"spec",
+       {{"managedBy", "kueue.x-k8s.io/multikueue"},
+        {"suspend", true},
+        {"replicatedJobs",
+         Json::array({{{"name", "workers"}, {"replicas", 1}, {"template", job_template}}})}}}};
+  absl::StatusOr<Json> created = Manager().kube->Create(jobsets, "team", jobset);
+  ASSERT_TRUE(created.ok()) << created.status();
+
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.spec().payload().kind(), "JobSet");
+  EXPECT_EQ(submitted.spec().payload().data().find("managedBy"), std::string::npos);
+
+  auto active_workers = [](const Json& js) {
+    const Json* statuses = manifest::Find(js, {"status", "replicatedJobsStatus"});
+    return statuses != nullptr && statuses->is_array() && statuses->size() == 1
+               ? manifest::GetInt((*statuses)[0], {"active"}).value_or(0)
+               : 0;
+  };
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<Json> got = W2().kube->Get(jobsets, "team", "train");
+        remote = got.ok() ? *got : Json(nullptr);
+        return got.ok() && active_workers(remote) == 1;
+      },
+      kWait))
+      << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), submitted.metadata().name());
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_TRUE(manifest::GetString(remote, {"spec", "managedBy"}).empty());
+
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = *Manager().kube->Get(jobsets, "team", "train");
+        return active_workers(local) == 1;
+      },
+      kWait))
+      << local.dump();
+  EXPECT_EQ(manifest::GetBool(local, {"spec", "suspend"}), false);
+  EXPECT_EQ(manifest::GetString(local, {"spec", "managedBy"}), "kueue.x-k8s.io/multikueue");
+
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = *Manager().kube->Get(jobsets, "team", "train");
+        return manifest::HasTrueCondition(local, "Completed");
+      },
+      kWait))
+      << local.dump();
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_TRUE(WaitFor([&] { return !W2().kube->Get(jobsets, "team", "train").ok(); }, kWait));
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 

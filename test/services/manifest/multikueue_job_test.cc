@@ -47,14 +47,50 @@ Json ManagerJob() {
 Json PayloadJson(const v1::WorkloadPayload& payload) { return Json::parse(payload.data()); }
 
 TEST(MultiKueueJobTest, ManagedByMultiKueueOnlyForItsValue) {
-  EXPECT_TRUE(ManagedByMultiKueue(ManagerJob()));
+  EXPECT_TRUE(ManagedByMultiKueue(JobKind(), ManagerJob()));
   Json job = ManagerJob();
   job["spec"]["managedBy"] = "kubernetes.io/job-controller";
-  EXPECT_FALSE(ManagedByMultiKueue(job));
+  EXPECT_FALSE(ManagedByMultiKueue(JobKind(), job));
   job["spec"].erase("managedBy");
-  EXPECT_FALSE(ManagedByMultiKueue(job));
-  EXPECT_TRUE(ProjectsThroughMultiKueue(JobKind()));
-  EXPECT_FALSE(ProjectsThroughMultiKueue(*FindJobKind("JobSet")));
+  EXPECT_FALSE(ManagedByMultiKueue(JobKind(), job));
+}
+
+// The kinds Kueue has a managedBy MultiKueue adapter for; the pod-based kinds and the rest not.
+TEST(MultiKueueJobTest, KindsWithAManagedByFieldAreProjected) {
+  for (const char* kind :
+       {"Job", "JobSet", "TrainJob", "AppWrapper", "RayJob", "RayCluster", "RayService",
+        "PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"}) {
+    ASSERT_NE(FindJobKind(kind), nullptr) << kind;
+    EXPECT_TRUE(ProjectsThroughMultiKueue(*FindJobKind(kind))) << kind;
+  }
+  for (const char* kind : {"CronJob", "SparkApplication"}) {
+    ASSERT_NE(FindJobKind(kind), nullptr) << kind;
+    EXPECT_FALSE(ProjectsThroughMultiKueue(*FindJobKind(kind))) << kind;
+  }
+}
+
+// The Kubeflow kinds and MPIJob keep managedBy in spec.runPolicy, not in spec.
+TEST(MultiKueueJobTest, RunPolicyKindsUseTheirRunPolicysManagedBy) {
+  const JobKindTranslator& pytorch = *FindJobKind("PyTorchJob");
+  Json job = Json::parse(R"({
+    "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+    "metadata": {"name": "pt", "namespace": "team"},
+    "spec": {"managedBy": "kueue.x-k8s.io/multikueue",
+             "runPolicy": {"suspend": true, "managedBy": "kubeflow.org/training-operator"},
+             "pytorchReplicaSpecs": {}}})");
+  EXPECT_FALSE(ManagedByMultiKueue(pytorch, job));
+  job["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  EXPECT_TRUE(ManagedByMultiKueue(pytorch, job));
+
+  absl::StatusOr<v1::WorkloadPayload> payload = JobManifestPayload(pytorch, job);
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "kubeflow.org/v1");
+  EXPECT_FALSE(PayloadJson(*payload)["spec"]["runPolicy"].contains("managedBy"));
+  EXPECT_EQ(PayloadJson(*payload)["spec"]["runPolicy"]["suspend"], true);
+  absl::StatusOr<Json> remote = RemoteJobFromPayload(pytorch, *payload, "team", "copy", "mgr");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  EXPECT_FALSE((*remote)["spec"]["runPolicy"].contains("managedBy"));
+  EXPECT_EQ(PrebuiltWorkloadName(*remote), "copy");
 }
 
 TEST(MultiKueueJobTest, PayloadDropsStatusServerMetadataManagedByAndControllerLabels) {
@@ -181,6 +217,25 @@ TEST(MultiKueueJobTest, RunningRemoteOfASuspendedLocalJobIsDeferredWithASuspende
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->deferred);
   EXPECT_EQ(again->status, update->status);
+}
+
+// Kueue's adapters for the other kinds copy the remote status whatever the local job's state.
+TEST(MultiKueueJobTest, AJobSetTakesTheRemoteStatusAsItIs) {
+  const JobKindTranslator& jobset = *FindJobKind("JobSet");
+  const Json local = Json::parse(R"({
+    "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "js", "namespace": "team"},
+    "spec": {"managedBy": "kueue.x-k8s.io/multikueue", "suspend": true, "replicatedJobs": []},
+    "status": {"replicatedJobsStatus": []}})");
+  Json remote = local;
+  remote["spec"]["suspend"] = false;
+  remote["status"] = Json::parse(R"({"replicatedJobsStatus": [{"name": "w", "active": 1}]})");
+  absl::StatusOr<JobStatusUpdate> update =
+      DetermineStatusUpdate(jobset, local, JobStatusReport(jobset, remote), absl::UnixEpoch());
+  ASSERT_TRUE(update.ok()) << update.status();
+  EXPECT_FALSE(update->deferred);
+  EXPECT_EQ(update->status, remote["status"]);
+  EXPECT_FALSE(StoppedRemoteStatus(jobset, local, absl::UnixEpoch()).has_value());
 }
 
 TEST(MultiKueueJobTest, UnreadableReportIsRefused) {
