@@ -136,7 +136,7 @@ std::string ResourcePath(const manifest::ResourceKind& kind, absl::string_view n
   return path;
 }
 
-absl::StatusOr<std::unique_ptr<CurlKubeClient>> CurlKubeClient::Create(KubeConfig config,
+absl::StatusOr<std::unique_ptr<CurlKubeClient>> CurlKubeClient::Create(manifest::KubeConfig config,
                                                                        Options options) {
   config.server = std::string(absl::StripSuffix(config.server, "/"));
   if (!absl::StartsWith(config.server, "https://") && !absl::StartsWith(config.server, "http://")) {

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "adapters/kube/kube_config.h"
+#include "services/manifest/kube_config.h"
 #include "common/stop_signal.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
@@ -110,7 +110,7 @@ class CurlKubeClient final : public KubeClient {
   };
 
   // INVALID_ARGUMENT when `config` names no server or a scheme other than http(s).
-  static absl::StatusOr<std::unique_ptr<CurlKubeClient>> Create(KubeConfig config, Options options);
+  static absl::StatusOr<std::unique_ptr<CurlKubeClient>> Create(manifest::KubeConfig config, Options options);
 
   absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) override;
@@ -138,7 +138,7 @@ class CurlKubeClient final : public KubeClient {
   };
   struct Request;
 
-  CurlKubeClient(KubeConfig config, Options options)
+  CurlKubeClient(manifest::KubeConfig config, Options options)
       : config_(std::move(config)), options_(std::move(options)) {}
   // One HTTP exchange. `stream` (optional) receives the body as it arrives instead of
   // Response::body once the status is 200; returning false ends the transfer.
@@ -147,7 +147,7 @@ class CurlKubeClient final : public KubeClient {
                                 const std::string& body, const char* content_type,
                                 absl::string_view what);
 
-  const KubeConfig config_;
+  const manifest::KubeConfig config_;
   const Options options_;
 };
 

@@ -28,7 +28,7 @@
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
-#include "adapters/kube/kube_config.h"
+#include "services/manifest/kube_config.h"
 #include "adapters/kube/pod_controller.h"
 #include "adapters/kube/provisioning_controller.h"
 #include "adapters/kube/topology_controller.h"
@@ -296,10 +296,10 @@ std::string Env(const char* name) {
   return value == nullptr ? "" : value;
 }
 
-absl::StatusOr<KubeConfig> LoadConfig(const Flags& flags) {
-  if (!flags.kubeconfig.empty()) return LoadKubeConfigFile(flags.kubeconfig, flags.context);
+absl::StatusOr<manifest::KubeConfig> LoadConfig(const Flags& flags) {
+  if (!flags.kubeconfig.empty()) return manifest::LoadKubeConfigFile(flags.kubeconfig, flags.context);
   const std::string host = Env("KUBERNETES_SERVICE_HOST");
-  if (!host.empty()) return LoadInClusterConfig(host, Env("KUBERNETES_SERVICE_PORT"));
+  if (!host.empty()) return manifest::LoadInClusterConfig(host, Env("KUBERNETES_SERVICE_PORT"));
   std::string path = Env("KUBECONFIG");
   // $KUBECONFIG may list several files; the first one is the one we read.
   if (!path.empty()) {
@@ -311,11 +311,11 @@ absl::StatusOr<KubeConfig> LoadConfig(const Flags& flags) {
     return absl::FailedPreconditionError(
         "no cluster: pass --kubeconfig, run in a pod, or set $KUBECONFIG");
   }
-  return LoadKubeConfigFile(path, flags.context);
+  return manifest::LoadKubeConfigFile(path, flags.context);
 }
 
 absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
-  TOLLGATE_ASSIGN_OR_RETURN(KubeConfig config, LoadConfig(flags));
+  TOLLGATE_ASSIGN_OR_RETURN(manifest::KubeConfig config, LoadConfig(flags));
   CurlKubeClient::Options kube_options;
   kube_options.watch_timeout = flags.watch_timeout;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,

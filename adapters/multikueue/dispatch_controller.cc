@@ -144,27 +144,27 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
         clusters_reported_.emplace(name, Reported{stored->status, stored->reason, stored->message});
       }
       ClusterEntry& entry = clusters_[name];
-      if (entry.object.spec().SerializeAsString() == cluster.spec().SerializeAsString() &&
-          (entry.link != nullptr || entry.state.reason == "BadKubeConfig")) {
+      // The files the spec names are read again at every sync: a rewritten kubeconfig or
+      // credential makes a new connection, as Kueue's file watch does.
+      ResolvedWorker resolved = ResolveWorker(cluster.spec(), options_.kubeconfig_dir);
+      if (entry.fingerprint == resolved.fingerprint) {
         entry.object = cluster;
         continue;
       }
       changed = true;
       entry.object = cluster;
+      entry.fingerprint = resolved.fingerprint;
       if (entry.link != nullptr) retired.push_back(std::move(entry.link));
       entry.link.reset();
-      if (!cluster.spec().has_endpoint()) {
-        entry.state = Reported{false, std::string(core::kClusterBadKubeConfigReason),
-                               "tollgate-multikueue reaches a worker through spec.endpoint; a "
-                               "kubeConfig reference is not supported yet"};
+      if (!resolved.source.has_value()) {
+        entry.state = Reported{false, resolved.reason, resolved.message};
         activity_dirty_ = true;
         continue;
       }
-      if (cluster.spec().endpoint().address() == options_.manager_address) {
-        entry.state =
-            Reported{false, std::string(core::kClusterBadKubeConfigReason),
-                     absl::StrCat("spec.endpoint.address: \"", cluster.spec().endpoint().address(),
-                                  "\" is the manager itself")};
+      if (resolved.source->address == options_.manager_address) {
+        entry.state = Reported{false, std::string(core::kClusterBadKubeConfigReason),
+                               absl::StrCat(resolved.source->address_field, ": \"",
+                                            resolved.source->address, "\" is the manager itself")};
         activity_dirty_ = true;
         continue;
       }
@@ -182,7 +182,7 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
                                       const std::string& reason, const std::string& message) {
         OnConnection(c, connected, reason, message);
       };
-      entry.link = std::make_shared<WorkerLink>(name, cluster.spec().endpoint(), clock_,
+      entry.link = std::make_shared<WorkerLink>(name, *std::move(resolved.source), clock_,
                                                 link_options, std::move(listener));
       to_start.push_back(entry.link);
       activity_dirty_ = true;

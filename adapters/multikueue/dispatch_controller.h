@@ -37,6 +37,8 @@ class DispatchController {
     core::MultiKueueSettings settings;
     // The manager's own address: a MultiKueueCluster pointing there is refused (BadKubeConfig).
     std::string manager_address;
+    // Where kubeConfig paths must lie (Kueue's /etc/multikueue/kubeconfigs).
+    std::string kubeconfig_dir = std::string(kDefaultKubeConfigDir);
     // How often the AdmissionChecks, MultiKueueConfigs and MultiKueueClusters are read again.
     absl::Duration config_sync_period = absl::Seconds(10);
     absl::Duration call_timeout = absl::Seconds(10);
@@ -63,6 +65,8 @@ class DispatchController {
   };
   struct ClusterEntry {
     v1::MultiKueueCluster object;
+    // What the connection was made (or refused) from: ResolveWorker's fingerprint.
+    std::string fingerprint;
     std::shared_ptr<WorkerLink> link;
     // The connection's view: what to report as the cluster's Active condition.
     Reported state;

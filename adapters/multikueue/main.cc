@@ -35,7 +35,7 @@ constexpr char kUsage[] = R"(usage: tollgate-multikueue [FLAGS]
 
 Dispatches the workloads of the manager tollgated's MultiKueue admission checks
 (controllerName kueue.x-k8s.io/multikueue) to the worker tollgateds its MultiKueueClusters
-name (spec.endpoint), and reports the clusters' and the checks' Active conditions.
+name (spec.endpoint, or a kubeconfig file: spec.kubeConfig with locationType Path), and reports the clusters' and the checks' Active conditions.
 
 Flags:
   --manager=HOST:PORT              the manager tollgated (default 127.0.0.1:50051)
@@ -59,6 +59,8 @@ Flags:
   --config-sync-period=DURATION    re-read AdmissionChecks, MultiKueueConfigs and
                                    MultiKueueClusters this often (default 10s)
   --call-timeout=DURATION          deadline of each call (default 10s)
+  --kubeconfig-dir=DIR             where MultiKueueClusters' kubeConfig paths must lie, symlinks
+                                   resolved (Kueue's; default /etc/multikueue/kubeconfigs)
   --worker-idle-timeout=DURATION   a worker whose watch brings nothing, not even a bookmark,
                                    this long counts as lost, as one that closed the connection
                                    (default 30s; keep it several times the workers'
@@ -119,6 +121,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         } else if (name == "worker-idle-timeout") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.worker_idle_timeout,
                                     flag.Duration(/*allow_zero=*/true));
+        } else if (name == "kubeconfig-dir") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.options.kubeconfig_dir, flag.String());
         } else if (name == "call-timeout") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.call_timeout,
                                     flag.Duration(/*allow_zero=*/false));

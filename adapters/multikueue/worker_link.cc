@@ -13,38 +13,25 @@
 namespace tollgate::multikueue {
 namespace {
 
-std::string Fingerprint(const v1::MultiKueueWorkerEndpoint& endpoint) {
-  return endpoint.SerializeAsString();
+client::ClientOptions WorkerClientOptions(const std::string& cluster, absl::Duration timeout) {
+  client::ClientOptions options = client::AdapterClientOptions(timeout);
+  options.unreachable_hint =
+      absl::StrCat("is the worker of MultiKueueCluster ", cluster, " running?");
+  return options;
 }
 
 }  // namespace
 
-WorkerLink::WorkerLink(std::string cluster, const v1::MultiKueueWorkerEndpoint& endpoint,
-                       const core::Clock& clock, Options options, Listener listener)
+WorkerLink::WorkerLink(std::string cluster, WorkerSource source, const core::Clock& clock,
+                       Options options, Listener listener)
     : cluster_(std::move(cluster)),
-      fingerprint_(Fingerprint(endpoint)),
       clock_(clock),
       options_(std::move(options)),
       listener_(std::move(listener)),
-      connection_(clock.Now()) {
-  // The endpoint's insecure/loopback rule was enforced when the cluster was applied
-  // (services/api/multikueue_codec.h); here the files are read.
-  client::ConnectionFiles files;
-  files.ca_file = endpoint.ca_file();
-  files.cert_file = endpoint.cert_file();
-  files.key_file = endpoint.key_file();
-  files.token_file = endpoint.token_file();
-  absl::StatusOr<client::Credentials> credentials = client::LoadCredentials(files);
-  if (!credentials.ok()) {
-    credentials_status_ = credentials.status();
-    return;
-  }
-  client::ClientOptions client_options = client::AdapterClientOptions(options_.call_timeout);
-  client_options.unreachable_hint =
-      absl::StrCat("is the worker of MultiKueueCluster ", cluster_, " running?");
-  client_ = std::make_unique<client::TollgateClient>(endpoint.address(), *std::move(credentials),
-                                                     std::move(client_options));
-}
+      client_(std::make_unique<client::TollgateClient>(
+          source.address, std::move(source.credentials),
+          WorkerClientOptions(cluster_, options_.call_timeout))),
+      connection_(clock.Now()) {}
 
 WorkerLink::~WorkerLink() {
   stop_.Stop();
@@ -58,14 +45,6 @@ WorkerLink::~WorkerLink() {
 }
 
 void WorkerLink::Start() {
-  if (!credentials_status_.ok()) {
-    // Kueue's BadKubeConfig: nothing to connect with until the cluster is fixed.
-    if (listener_.on_connection) {
-      listener_.on_connection(cluster_, false, "BadKubeConfig",
-                              std::string(credentials_status_.message()));
-    }
-    return;
-  }
   thread_ = std::thread([this] { Loop(); });
   if (options_.idle_timeout > absl::ZeroDuration()) {
     watchdog_ = std::thread([this] { Watchdog(); });
@@ -107,14 +86,12 @@ std::optional<v1::Workload> WorkerLink::Copy(const std::string& key) const {
 }
 
 absl::Status WorkerLink::CreateCopy(const v1::Workload& copy) {
-  if (client_ == nullptr) return credentials_status_;
   v1::SubmitRequest request;
   *request.mutable_workload() = copy;
   return client_->Submit(request).status();
 }
 
 absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& name) {
-  if (client_ == nullptr) return credentials_status_;
   v1::DeleteWorkloadRequest request;
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);
@@ -124,7 +101,6 @@ absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& na
 }
 
 absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string& name) {
-  if (client_ == nullptr) return credentials_status_;
   v1::SetWorkloadActiveRequest request;
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);
@@ -133,7 +109,6 @@ absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string
 }
 
 absl::Status WorkerLink::MarkWinner(const std::string& ns, const std::string& name) {
-  if (client_ == nullptr) return credentials_status_;
   v1::MarkMultiKueueWinnerRequest request;
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "adapters/multikueue/worker_source.h"
 #include "clients/cpp/tollgate_client.h"
 #include "common/stop_signal.h"
 #include "core/clock.h"
@@ -48,9 +49,9 @@ class WorkerLink {
         on_connection;
   };
 
-  // `cluster` names the MultiKueueCluster; `endpoint` its spec.endpoint.
-  WorkerLink(std::string cluster, const v1::MultiKueueWorkerEndpoint& endpoint,
-             const core::Clock& clock, Options options, Listener listener);
+  // `cluster` names the MultiKueueCluster; `source` is where its worker is (ResolveWorker).
+  WorkerLink(std::string cluster, WorkerSource source, const core::Clock& clock, Options options,
+             Listener listener);
   ~WorkerLink();
   WorkerLink(const WorkerLink&) = delete;
   WorkerLink& operator=(const WorkerLink&) = delete;
@@ -59,8 +60,6 @@ class WorkerLink {
   void Start();
 
   const std::string& cluster() const { return cluster_; }
-  // The endpoint this link was made for, to notice a changed spec.
-  const std::string& endpoint_fingerprint() const { return fingerprint_; }
 
   bool connected() const;
   std::optional<absl::Time> lost_since() const;
@@ -86,13 +85,10 @@ class WorkerLink {
   void SetConnected(bool connected, const std::string& message);
 
   const std::string cluster_;
-  const std::string fingerprint_;
   const core::Clock& clock_;
   const Options options_;
   const Listener listener_;
-  // Set when the endpoint's files cannot be read (Kueue's BadKubeConfig).
-  absl::Status credentials_status_;
-  std::unique_ptr<client::TollgateClient> client_;
+  const std::unique_ptr<client::TollgateClient> client_;
   common::StopSignal stop_;
   std::thread thread_;
   std::thread watchdog_;

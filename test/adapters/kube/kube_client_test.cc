@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/kube/kube_config.h"
+#include "services/manifest/kube_config.h"
 #include "common/file_util.h"
 #include "test/adapters/kube/test_processes.h"
 
@@ -45,7 +45,7 @@ class KubeClientTest : public ::testing::Test {
   }
 
   std::unique_ptr<CurlKubeClient> Client(const std::string& token) {
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = server_.url();
     config.token = token;
     CurlKubeClient::Options options;
@@ -213,7 +213,7 @@ TEST(KubeClientTlsTest, VerifiesTheServerCertificate) {
       dir, {"--tls-cert", dir + "/server.crt", "--tls-key", dir + "/server.key"});
   ASSERT_TRUE(server.ok()) << server.status();
   auto client_with_ca = [&](const std::string& ca_file) {
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = server->url();
     config.ca_pem = *common::ReadFileToString(ca_file);
     return *CurlKubeClient::Create(config, CurlKubeClient::Options());

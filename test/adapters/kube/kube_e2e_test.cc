@@ -90,7 +90,7 @@ class KubeE2eTest : public ::testing::Test {
                    "default,kube-system,team-a,team-b,solo,prov,topo", "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     apiserver_ = std::move(*server);
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = apiserver_.url();
     config.token = kToken;
     kube_ = *CurlKubeClient::Create(config, CurlKubeClient::Options());

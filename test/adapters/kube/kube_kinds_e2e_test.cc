@@ -209,7 +209,7 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
         c.scratch, {"--token", kToken, "--namespaces", Namespaces(), "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     c.apiserver = std::move(*server);
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
     c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());

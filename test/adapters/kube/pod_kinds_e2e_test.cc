@@ -97,7 +97,7 @@ class PodKindsE2eTest : public ::testing::Test {
          "default,kube-system,pods,groups,deployments,statefulsets,lws", "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     c.apiserver = std::move(*server);
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
     c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());

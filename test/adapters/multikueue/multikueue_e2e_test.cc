@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -283,6 +284,13 @@ class MultiKueueE2eTest : public testing::Test {
   // Waits, with a deadline, until the manager shows the MultiKueueCluster's Active condition
   // with this status (a config object: polled, as nothing streams its changes).
   bool WaitForClusterActive(const std::string& cluster, bool active) {
+    return WaitForClusterCondition(
+        cluster, [active](const v1::Condition& c) { return (c.status() == "True") == active; });
+  }
+
+  // The same, until the Active condition satisfies `done`.
+  bool WaitForClusterCondition(const std::string& cluster,
+                               const std::function<bool(const v1::Condition&)>& done) {
     v1::GetObjectRequest request;
     request.mutable_ref()->set_kind(v1::MULTI_KUEUE_CLUSTER);
     request.mutable_ref()->set_name(cluster);
@@ -291,7 +299,7 @@ class MultiKueueE2eTest : public testing::Test {
       absl::StatusOr<v1::ConfigObject> object = manager_client_->GetObject(request);
       if (!object.ok()) continue;
       for (const v1::Condition& c : object->multi_kueue_cluster().status().conditions()) {
-        if (c.type() == "Active" && (c.status() == "True") == active) return true;
+        if (c.type() == "Active" && done(c)) return true;
       }
     }
     return false;
@@ -414,6 +422,44 @@ TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
   ASSERT_TRUE(WaitFor(
       *w2_client_, "train", [](const v1::Workload&) { return false; },
       /*absent_is_done=*/true));
+}
+
+// Kueue's kubeConfig reference with locationType Path: a kubeconfig under --kubeconfig-dir whose
+// server is the worker tollgated (plaintext, on loopback here) connects as spec.endpoint does,
+// and the workload runs there; a file outside the directory leaves its cluster inactive with
+// BadKubeConfig.
+TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigPathIsConnected) {
+  const std::string dir = scratch_ + "/kubeconfigs";
+  std::filesystem::create_directories(dir);
+  auto kubeconfig = [](const std::string& address) {
+    return absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: w\n",
+                        "contexts: [{name: w, context: {cluster: w, user: m}}]\n",
+                        "clusters: [{name: w, cluster: {server: \"http://", address, "\"}}]\n",
+                        "users: [{name: m, user: {}}]\n");
+  };
+  auto cluster = [](const std::string& name, const std::string& path) {
+    return absl::StrCat("apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueCluster\n",
+                        "metadata: {name: ", name, "}\n",
+                        "spec: {clusterSource: {kubeConfig: {location: \"", path,
+                        "\", locationType: Path}}}\n");
+  };
+  std::ofstream(dir + "/w2.yaml") << kubeconfig(w2_->address());
+  std::ofstream(scratch_ + "/w1.yaml") << kubeconfig(w1_->address());
+  ASSERT_NO_FATAL_FAILURE(RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s",
+                                             "--config-sync-period=1s", "--kubeconfig-dir=" + dir},
+                                            "controller-kubeconfig"));
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      *manager_, cluster("w2", dir + "/w2.yaml") + "---\n" + cluster("w1", scratch_ + "/w1.yaml")));
+
+  ASSERT_TRUE(WaitForClusterCondition("w1", [](const v1::Condition& c) {
+    return c.status() == "False" && c.reason() == "BadKubeConfig" &&
+           absl::StrContains(c.message(), "is not under");
+  }));
+
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {

@@ -190,7 +190,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         c.dir, {"--token", kToken, "--namespaces", "default,team", "--job-duration", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     c.apiserver = std::move(*server);
-    KubeConfig config;
+    manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
     c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());

@@ -1,4 +1,4 @@
-#include "adapters/kube/kube_config.h"
+#include "services/manifest/kube_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -17,7 +17,7 @@
 #include "common/yaml_documents.h"
 #include "core/status_macros.h"
 
-namespace tollgate::kube {
+namespace tollgate::manifest {
 namespace {
 
 std::string Resolve(absl::string_view base_dir, const std::string& path) {
@@ -160,4 +160,4 @@ absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path, absl::str
   return config;
 }
 
-}  // namespace tollgate::kube
+}  // namespace tollgate::manifest

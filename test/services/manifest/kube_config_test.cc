@@ -1,4 +1,4 @@
-#include "adapters/kube/kube_config.h"
+#include "services/manifest/kube_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::kube {
+namespace tollgate::manifest {
 namespace {
 
 class KubeConfigTest : public ::testing::Test {
@@ -150,4 +150,4 @@ TEST_F(KubeConfigTest, InClusterReadsTheServiceAccount) {
 }
 
 }  // namespace
-}  // namespace tollgate::kube
+}  // namespace tollgate::manifest

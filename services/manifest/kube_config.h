@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace tollgate::kube {
+namespace tollgate::manifest {
 
 struct KubeConfig {
   // "https://host:port" (or "http://..." for a local test server).
@@ -47,4 +47,4 @@ absl::StatusOr<KubeConfig> ParseKubeConfig(absl::string_view yaml, absl::string_
 // Reads and parses the kubeconfig at `path`.
 absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path, absl::string_view context);
 
-}  // namespace tollgate::kube
+}  // namespace tollgate::manifest
