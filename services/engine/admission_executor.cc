@@ -230,6 +230,12 @@ absl::StatusOr<std::unique_ptr<AdmissionExecutor>> AdmissionExecutor::Open(
     absl::MutexLock lock(&executor->mu_);
     executor->revision_ = store.CurrentRevision();
   }
+  if (options.run_on_caller) {
+    if (options.schedule_continuously) {
+      return absl::InvalidArgumentError("run_on_caller needs schedule_continuously off");
+    }
+    return executor;
+  }
   executor->thread_ = std::thread([raw = executor.get()] {
     // Named so profilers and top -H show which thread is the scheduler.
     pthread_setname_np(pthread_self(), "tg-executor");
@@ -432,6 +438,16 @@ AdmissionExecutor::LoadStats AdmissionExecutor::load_stats() const {
 absl::Status AdmissionExecutor::RunErased(std::function<absl::Status(Txn&)> op) {
   Operation operation;
   operation.fn = std::move(op);
+  if (options_.run_on_caller) {
+    absl::MutexLock round(&caller_round_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return absl::UnavailableError("the admission executor is shutting down");
+    }
+    std::deque<Operation*> batch = {&operation};
+    RunRound(batch, /*continuing=*/false);
+    return operation.status;
+  }
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the admission executor is shutting down");
@@ -446,6 +462,12 @@ void AdmissionExecutor::EnqueueErased(std::function<absl::Status(Txn&)> op,
   auto operation = std::make_unique<Operation>();
   operation->fn = std::move(op);
   operation->on_done = std::move(on_done);
+  if (options_.run_on_caller) {
+    absl::MutexLock round(&caller_round_mu_);
+    std::deque<Operation*> batch = {operation.release()};
+    RunRound(batch, /*continuing=*/false);
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
@@ -674,7 +696,6 @@ void AdmissionExecutor::Loop() {
   while (true) {
     std::deque<Operation*> batch;
     bool continuing = false;
-    bool lost = false;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -694,91 +715,99 @@ void AdmissionExecutor::Loop() {
       batch.swap(queue_);
       continuing = more_cycles_;
       more_cycles_ = false;
-      lost = !state_lost_.ok();
-      if (lost) {
-        // Memory is ahead of a store that cannot be read back: run nothing more on it.
-        for (Operation* op : batch) {
-          op->status = absl::UnavailableError(
-              absl::StrCat("the admission service lost its store: ", state_lost_.message()));
-        }
-      }
     }
-    if (lost) {
-      for (Operation* op : batch) Complete(op);
-      continue;
-    }
-    if (options_.observer != nullptr) {
-      options_.observer->OnRound(static_cast<int64_t>(batch.size()));
-    }
-
-    Txn txn;
-    txn.state_ = state_.get();
-    txn.store_ = &store_;
-    txn.now_ = clock_.Now();
-    txn.revision_ = store_.CurrentRevision();
-    bool any_succeeded = false;
-    for (Operation* op : batch) {
-      const size_t writes_before = txn.object_writes_.size();
-      const size_t hooks_before = txn.after_cycles_.size();
-      const size_t erased_before = txn.erased_.size();
-      op->status = op->fn(txn);
-      if (state_replaced_) {
-        // Reload swapped the state and the store's content: later operations read the new ones.
-        state_replaced_ = false;
-        txn.state_ = state_.get();
-        txn.revision_ = store_.CurrentRevision();
-      }
-      if (!op->status.ok()) {
-        // A failed operation changed no state; drop whatever it staged.
-        txn.object_writes_.resize(writes_before);
-        txn.after_cycles_.resize(hooks_before);
-        txn.erased_.resize(erased_before);
-      } else {
-        any_succeeded = true;
-      }
-    }
-    // The requests' changes and the cycles they trigger are committed together, as two
-    // revisions (so responses and Watch still see the requests' effect on its own) under one
-    // fsync: a request never waits behind a second commit.
-    const int64_t base_revision = store_.CurrentRevision();
-    std::vector<storage::WriteBatch> changes;
-    changes.push_back(TakeChanges(txn, base_revision + 1));
-    if (changes.back().empty()) changes.pop_back();
-    CycleResult cycles;
-    cycles.settled = true;
-    collect_round_preemptions_ = !txn.after_cycles_.empty();
-    round_preemptions_.clear();
-    if (options_.schedule_continuously) {
-      const bool fired = state_->FireTimers(txn.now_);
-      if (any_succeeded || fired || continuing) {
-        cycles = RunCycles(txn.now_, options_.max_cycles_per_round,
-                           wall_clock_.Now() + options_.cycle_time_per_round);
-      }
-      const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
-      changes.push_back(TakeChanges(txn, next));
-      if (changes.back().empty()) changes.pop_back();
-    }
-    for (const Txn::AfterCyclesFn& fn : txn.after_cycles_) fn(*state_, round_preemptions_);
-    txn.after_cycles_.clear();
-    collect_round_preemptions_ = false;
-    std::vector<const storage::WriteBatch*> to_commit;
-    for (const storage::WriteBatch& batch : changes) to_commit.push_back(&batch);
-    absl::Status committed = Commit(to_commit);
-    if (!committed.ok()) {
-      for (Operation* op : batch) {
-        if (op->status.ok()) {
-          op->status = absl::UnavailableError(
-              absl::StrCat("the write could not be made durable: ", committed.message()));
-        }
-      }
-      // Memory is now ahead of the store: start again from what is durable.
-      ReloadOrDie();
-    }
-    for (Operation* op : batch) Complete(op);
-    absl::MutexLock lock(&mu_);
-    // After a failed commit the reloaded state has not been scheduled yet.
-    more_cycles_ = (!cycles.settled || !committed.ok()) && state_lost_.ok();
+    RunRound(batch, continuing);
   }
+}
+
+void AdmissionExecutor::RunRound(std::deque<Operation*>& batch, bool continuing) {
+  bool lost = false;
+  {
+    absl::MutexLock lock(&mu_);
+    lost = !state_lost_.ok();
+    if (lost) {
+      // Memory is ahead of a store that cannot be read back: run nothing more on it.
+      for (Operation* op : batch) {
+        op->status = absl::UnavailableError(
+            absl::StrCat("the admission service lost its store: ", state_lost_.message()));
+      }
+    }
+  }
+  if (lost) {
+    for (Operation* op : batch) Complete(op);
+    return;
+  }
+  if (options_.observer != nullptr) {
+    options_.observer->OnRound(static_cast<int64_t>(batch.size()));
+  }
+
+  Txn txn;
+  txn.state_ = state_.get();
+  txn.store_ = &store_;
+  txn.now_ = clock_.Now();
+  txn.revision_ = store_.CurrentRevision();
+  bool any_succeeded = false;
+  for (Operation* op : batch) {
+    const size_t writes_before = txn.object_writes_.size();
+    const size_t hooks_before = txn.after_cycles_.size();
+    const size_t erased_before = txn.erased_.size();
+    op->status = op->fn(txn);
+    if (state_replaced_) {
+      // Reload swapped the state and the store's content: later operations read the new ones.
+      state_replaced_ = false;
+      txn.state_ = state_.get();
+      txn.revision_ = store_.CurrentRevision();
+    }
+    if (!op->status.ok()) {
+      // A failed operation changed no state; drop whatever it staged.
+      txn.object_writes_.resize(writes_before);
+      txn.after_cycles_.resize(hooks_before);
+      txn.erased_.resize(erased_before);
+    } else {
+      any_succeeded = true;
+    }
+  }
+  // The requests' changes and the cycles they trigger are committed together, as two
+  // revisions (so responses and Watch still see the requests' effect on its own) under one
+  // fsync: a request never waits behind a second commit.
+  const int64_t base_revision = store_.CurrentRevision();
+  std::vector<storage::WriteBatch> changes;
+  changes.push_back(TakeChanges(txn, base_revision + 1));
+  if (changes.back().empty()) changes.pop_back();
+  CycleResult cycles;
+  cycles.settled = true;
+  collect_round_preemptions_ = !txn.after_cycles_.empty();
+  round_preemptions_.clear();
+  if (options_.schedule_continuously) {
+    const bool fired = state_->FireTimers(txn.now_);
+    if (any_succeeded || fired || continuing) {
+      cycles = RunCycles(txn.now_, options_.max_cycles_per_round,
+                         wall_clock_.Now() + options_.cycle_time_per_round);
+    }
+    const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
+    changes.push_back(TakeChanges(txn, next));
+    if (changes.back().empty()) changes.pop_back();
+  }
+  for (const Txn::AfterCyclesFn& fn : txn.after_cycles_) fn(*state_, round_preemptions_);
+  txn.after_cycles_.clear();
+  collect_round_preemptions_ = false;
+  std::vector<const storage::WriteBatch*> to_commit;
+  for (const storage::WriteBatch& batch : changes) to_commit.push_back(&batch);
+  absl::Status committed = Commit(to_commit);
+  if (!committed.ok()) {
+    for (Operation* op : batch) {
+      if (op->status.ok()) {
+        op->status = absl::UnavailableError(
+            absl::StrCat("the write could not be made durable: ", committed.message()));
+      }
+    }
+    // Memory is now ahead of the store: start again from what is durable.
+    ReloadOrDie();
+  }
+  for (Operation* op : batch) Complete(op);
+  absl::MutexLock lock(&mu_);
+  // After a failed commit the reloaded state has not been scheduled yet.
+  more_cycles_ = (!cycles.settled || !committed.ok()) && state_lost_.ok();
 }
 
 }  // namespace tollgate::engine

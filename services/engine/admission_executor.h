@@ -70,6 +70,11 @@ class AdmissionExecutor {
     // until it is destroyed; the owner drops it. Null: abort, for a single tollgated, whose
     // restart recovers from the last commit. Runs on the executor thread.
     std::function<void(const absl::Status&)> on_state_lost;
+    // Runs each operation's round on the calling thread, under a lock that keeps rounds one at
+    // a time, and starts no executor thread: a trace replay waits for every result anyway, and
+    // a thread handoff per operation was most of its system time. Only with
+    // schedule_continuously off (nothing happens between calls).
+    bool run_on_caller = false;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -275,6 +280,9 @@ class AdmissionExecutor {
   absl::StatusOr<std::unique_ptr<core::ClusterState>> BuildState(const storage::Store& store,
                                                                  LoadStats& stats) const;
   void Loop();
+  // One round: `batch`'s operations in order, the cycles they trigger (`continuing`: the last
+  // round left cycles to run), one commit, then each operation completed.
+  void RunRound(std::deque<Operation*>& batch, bool continuing);
   struct CycleResult {
     int cycles = 0;
     // A cycle made no progress: admission has settled.
@@ -315,6 +323,8 @@ class AdmissionExecutor {
   absl::Time sample_slice_start_ = absl::InfinitePast();
 
   mutable absl::Mutex mu_;
+  // Held for a whole round by callers in run_on_caller mode.
+  absl::Mutex caller_round_mu_;
   std::deque<Operation*> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;

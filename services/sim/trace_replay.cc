@@ -469,6 +469,7 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
   core::SimulatedClock clock(kTraceStart);
   engine::AdmissionExecutor::Options executor_options;
   executor_options.schedule_continuously = false;
+  executor_options.run_on_caller = true;
   TOLLGATE_ASSIGN_OR_RETURN(
       std::unique_ptr<engine::AdmissionExecutor> executor,
       engine::AdmissionExecutor::Open(store, clock, options.config, executor_options));
