@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
+#include "core/topology_count_cache.h"
 
 namespace tollgate::core {
 
@@ -77,6 +78,8 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
   roots_ = by_level_[0];
   state_.resize(domains_.size());
 }
+
+TopologyFlavor::~TopologyFlavor() = default;
 
 int TopologyFlavor::ResourceIndex(absl::string_view resource) const {
   auto it = std::lower_bound(resource_names_.begin(), resource_names_.end(), resource);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,6 +59,7 @@ class TopologyFlavor {
  public:
   TopologyFlavor(const TopologySpec& topology, const ResourceFlavorSpec& flavor,
                  const std::vector<const NodeSpec*>& nodes);
+  ~TopologyFlavor();
 
   const std::string& topology_name() const { return topology_name_; }
   const std::vector<std::string>& levels() const { return levels_; }
@@ -152,6 +154,10 @@ class TopologyFlavor {
     bool HasExclusions() const;
     std::string Reasons() const;
   };
+  // What the first phase of a placement depends on beside the leaves' capacity and usage, and
+  // its result for one such shape (topology_placement.cc).
+  struct ShapeKey;
+  struct CountCache;
   // A per-pod request resolved against the resource index (-1: no node has the resource).
   struct ResolvedRequest {
     std::vector<std::pair<int, int64_t>> amounts;
@@ -169,33 +175,9 @@ class TopologyFlavor {
     std::vector<SliceConstraint> multi_layer;
     ExclusionStats stats;
   };
-  // What the first phase of a placement depends on beside the leaves' capacity and usage.
-  struct ShapeKey {
-    std::vector<std::pair<int, int64_t>> amounts;
-    std::optional<std::vector<std::pair<int, int64_t>>> leader;
-    bool simulate_empty = false;
-    int slice_level = 0;
-    int32_t slice_size = 1;
-    std::map<int, int32_t> slice_size_at_level;
-    std::vector<Toleration> tolerations;
-    Labels node_selector;
-    std::optional<std::vector<NodeSelectorTerm>> affinity;
-    bool operator==(const ShapeKey&) const = default;
-  };
-  // The first phase's result for one shape, current up to change `synced`.
-  struct CountCache {
-    ShapeKey key;
-    std::vector<DomainState> state;  // by domain
-    std::vector<char> feasible;      // by leaf: passes the node filters
-    // By leaf: the index of the requested resource that leaves it no pod, or -1.
-    std::vector<int> zero_reason;
-    // By requested resource: the leaves it leaves without a pod.
-    std::vector<int32_t> zero_counts;
-    // The node filters' exclusions (the resources' are added from zero_counts).
-    ExclusionStats filter_stats;
-    int64_t synced = -1;
-    int64_t last_use = 0;
-  };
+  // A domain by (slices, pods, rank of its values), then the domain: the order of the sorts
+  // without a leader.
+  using OrderKey = std::tuple<int32_t, int32_t, int, int>;
   // The resolved requests of one placement and the resources they read.
   struct LeafInputs {
     const ResolvedRequest* req = nullptr;
@@ -244,6 +226,10 @@ class TopologyFlavor {
   CountCache& CacheFor(ShapeKey key);
   void SyncCache(CountCache& cache, const TopologyPlacementRequest& workers, const LeafInputs& in,
                  const Params& p);
+  OrderKey OrderKeyOf(int domain) const {
+    const DomainState& s = state_[domain];
+    return {s.slice_count_with_leader, s.pod_count_with_leader, rank_[domain], domain};
+  }
   // A domain above the leaves from its children's states (Kueue's fillInCountsHelper).
   void FillDomain(int domain, const Params& p, bool leader_required);
   void FillHelper(int domain, const Params& p, bool leader_required);
@@ -289,6 +275,8 @@ class TopologyFlavor {
   std::vector<int> rank_;
 
   bool incremental_ = true;
+  // The cache the running placement reads (null: counted from scratch).
+  CountCache* active_cache_ = nullptr;
   std::vector<std::unique_ptr<CountCache>> caches_;
   int64_t cache_uses_ = 0;
   // Leaves changed since change number changes_base_ (kept while some cache needs them).

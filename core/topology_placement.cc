@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
+#include "core/topology_count_cache.h"
 #include "core/topology_flavor.h"
 
 namespace tollgate::core {
@@ -306,6 +307,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     c.synced = -1;
   }
   if (c.synced < changes_base_) {
+    c.order.clear();
+    c.order.resize(levels_.size());
     state_.assign(domains_.size(), DomainState{});
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
@@ -350,8 +353,14 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       } else {
         FillDomain(d, p, leader_required);
       }
+      if (state_[d] == before) continue;
+      if (absl::btree_set<OrderKey>* order = c.order[level].get(); order != nullptr) {
+        order->erase(
+            OrderKey{before.slice_count_with_leader, before.pod_count_with_leader, rank_[d], d});
+        order->insert(OrderKeyOf(d));
+      }
       const int parent = domains_[d].parent;
-      if (parent >= 0 && !dirty_[parent] && !(state_[d] == before)) {
+      if (parent >= 0 && !dirty_[parent]) {
         dirty_[parent] = 1;
         dirty_by_level_[level - 1].push_back(parent);
       }
@@ -601,9 +610,21 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     };
     int best = -1;
     int largest = -1;
-    for (int d : level_domains) {
-      if (state_[d].slice_count >= slice_count && (best < 0 || ascending(d, best))) best = d;
-      if (largest < 0 || ascending(largest, d)) largest = d;
+    if (active_cache_ != nullptr) {
+      // The cache keeps the level in that order: a lookup instead of a pass.
+      std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
+      if (order == nullptr) {
+        order = std::make_unique<absl::btree_set<OrderKey>>();
+        for (int d : level_domains) order->insert(OrderKeyOf(d));
+      }
+      auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
+      if (it != order->end()) best = std::get<3>(*it);
+      largest = std::get<3>(*order->rbegin());
+    } else {
+      for (int d : level_domains) {
+        if (state_[d].slice_count >= slice_count && (best < 0 || ascending(d, best))) best = d;
+        if (largest < 0 || ascending(largest, d)) largest = d;
+      }
     }
     if (best >= 0) {
       *fit_level = level;
@@ -759,6 +780,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       }
       self->undo_.clear();
       self->undo_active_ = false;
+      self->active_cache_ = nullptr;
       self->state_.swap(cache->state);
     }
   } hand_back{this, cache};
@@ -770,6 +792,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       if (cache->zero_counts[i] > 0) p.stats.resources[req.names[i]] += cache->zero_counts[i];
     }
     undo_active_ = true;
+    active_cache_ = cache;
   } else {
     CountFromScratch(workers, in, required_domain, p);
   }
