@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
+#include "core/topology_count_cache.h"
 
 namespace tollgate::core {
 
@@ -77,6 +78,8 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
   roots_ = by_level_[0];
   state_.resize(domains_.size());
 }
+
+TopologyFlavor::~TopologyFlavor() = default;
 
 int TopologyFlavor::ResourceIndex(absl::string_view resource) const {
   auto it = std::lower_bound(resource_names_.begin(), resource_names_.end(), resource);
@@ -154,6 +157,7 @@ void TopologyFlavor::AddNonTasUsage(absl::string_view node, const ResourceAmount
     const int r = ResourceIndex(resource);
     if (r >= 0) leaf.free[r] = SatSub(leaf.free[r], amount);
   }
+  Touch(it->second);
 }
 
 void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
@@ -167,18 +171,28 @@ void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
   }
   const int pods = ResourceIndex("pods");
   leaf.used[pods] = SatAdd(leaf.used[pods], int64_t{sign} * count);
+  Touch(l);
+}
+
+void TopologyFlavor::Touch(int leaf) {
+  if (caches_.empty()) return;
+  // A cache further behind than this recomputes every leaf, which is as cheap as replaying.
+  if (changes_.size() >= leaves_.size() + 1024) {
+    changes_base_ += static_cast<int64_t>(changes_.size());
+    changes_.clear();
+  }
+  changes_.push_back(leaf);
 }
 
 bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
                           const ResourceAmounts& per_pod) const {
   const ResolvedRequest req = Resolve(per_pod);
-  static const Usage kNone;
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
     int limiting = -1;
     std::vector<int64_t> remaining;
-    Remaining(leaves_[l], false, kNone, remaining);
+    Remaining(leaves_[l], remaining);
     if (CountIn(req, remaining, &limiting) < d.count) return false;
   }
   return true;
@@ -267,33 +281,37 @@ int32_t TopologyFlavor::CountIn(const ResolvedRequest& req, const std::vector<in
   return result;
 }
 
-void TopologyFlavor::Remaining(const Leaf& leaf, bool simulate_empty, const Usage& assumed,
-                               std::vector<int64_t>& out) const {
+void TopologyFlavor::Remaining(const Leaf& leaf, std::vector<int64_t>& out) const {
   out.assign(leaf.free.begin(), leaf.free.end());
-  if (!simulate_empty) {
-    for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], leaf.used[r]);
-  }
-  if (assumed.empty()) return;
-  auto it = assumed.find(static_cast<int>(&leaf - leaves_.data()));
-  if (it != assumed.end()) {
-    for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], it->second[r]);
-  }
+  for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], leaf.used[r]);
 }
 
-void TopologyFlavor::AddAssumed(Usage& assumed, const TopologyAssignment& assignment,
-                                const ResourceAmounts& per_pod) const {
+void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,
+                                const ResourceAmounts& per_pod) {
   const int pods = ResourceIndex("pods");
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) continue;
-    std::vector<int64_t>& usage = assumed[l];
-    usage.resize(resource_names_.size(), 0);
+    std::vector<int64_t>& usage = leaves_[l].assumed;
+    if (usage.empty()) {
+      usage.resize(resource_names_.size(), 0);
+      assumed_leaves_.push_back(l);
+    }
     for (const auto& [resource, amount] : per_pod) {
       const int r = ResourceIndex(resource);
       if (r >= 0) usage[r] = SatAdd(usage[r], SatMul(amount, d.count));
     }
     usage[pods] = SatAdd(usage[pods], d.count);
+    Touch(l);
   }
+}
+
+void TopologyFlavor::ClearAssumed() {
+  for (int l : assumed_leaves_) {
+    leaves_[l].assumed.clear();
+    Touch(l);
+  }
+  assumed_leaves_.clear();
 }
 
 }  // namespace tollgate::core

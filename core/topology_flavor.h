@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -46,11 +48,18 @@ struct TopologyPlacementResult {
 // Usage is kept per leaf, so the scheduler changes it in place when workloads are admitted or
 // release quota, and the planners change it temporarily (like UsageSimulation on the quota
 // tree). The placement's scratch state lives here too: FindAssignments is not reentrant.
+//
+// The first phase of a placement (the pods that fit on every leaf, rolled up the tree) is kept
+// per request shape (per-pod resources, leader, node filters, slice sizes) and brought up to
+// date by recomputing only the leaves whose capacity or usage changed since, and their
+// ancestors; the second phase reads it and undoes what it changes. The results are those of a
+// computation from scratch (set_incremental(false), which the property test compares with).
 // Not thread-safe.
 class TopologyFlavor {
  public:
   TopologyFlavor(const TopologySpec& topology, const ResourceFlavorSpec& flavor,
                  const std::vector<const NodeSpec*>& nodes);
+  ~TopologyFlavor();
 
   const std::string& topology_name() const { return topology_name_; }
   const std::vector<std::string>& levels() const { return levels_; }
@@ -102,6 +111,10 @@ class TopologyFlavor {
   };
   std::vector<DomainCapacity> Capacities() const;
 
+  // Off: every placement computes the first phase from scratch (the reference the tests
+  // compare the incremental one with). On by default.
+  void set_incremental(bool on) { incremental_ = on; }
+
  private:
   struct Domain {
     int parent = -1;
@@ -118,6 +131,8 @@ class TopologyFlavor {
     // Allocatable minus usage of pods Tollgate does not place, per resource index.
     std::vector<int64_t> free;
     std::vector<int64_t> used;
+    // Usage of the groups already placed by the running FindAssignments; empty outside it.
+    std::vector<int64_t> assumed;
     // Nodes in the leaf (more than one where the lowest level is not the hostname).
     int32_t nodes = 0;
   };
@@ -127,6 +142,7 @@ class TopologyFlavor {
     int32_t pod_count_with_leader = 0;
     int32_t slice_count_with_leader = 0;
     int32_t leader_count = 0;
+    bool operator==(const DomainState&) const = default;
   };
   struct ExclusionStats {
     int total_nodes = 0;
@@ -138,6 +154,10 @@ class TopologyFlavor {
     bool HasExclusions() const;
     std::string Reasons() const;
   };
+  // What the first phase of a placement depends on beside the leaves' capacity and usage, and
+  // its result for one such shape (topology_placement.cc).
+  struct ShapeKey;
+  struct CountCache;
   // A per-pod request resolved against the resource index (-1: no node has the resource).
   struct ResolvedRequest {
     std::vector<std::pair<int, int64_t>> amounts;
@@ -155,7 +175,16 @@ class TopologyFlavor {
     std::vector<SliceConstraint> multi_layer;
     ExclusionStats stats;
   };
-  using Usage = absl::flat_hash_map<int, std::vector<int64_t>>;  // by leaf
+  // A domain by (slices, pods, rank of its values), then the domain: the order of the sorts
+  // without a leader.
+  using OrderKey = std::tuple<int32_t, int32_t, int, int>;
+  // The resolved requests of one placement and the resources they read.
+  struct LeafInputs {
+    const ResolvedRequest* req = nullptr;
+    const ResolvedRequest* leader = nullptr;
+    std::vector<int> needed;
+    bool simulate_empty = false;
+  };
   struct Group {
     const TopologyPlacementRequest* workers = nullptr;
     const TopologyPlacementRequest* leader = nullptr;
@@ -166,28 +195,49 @@ class TopologyFlavor {
   int LeafFor(const std::vector<std::string>& values) const;
   int ResourceIndex(absl::string_view resource) const;
   ResolvedRequest Resolve(const ResourceAmounts& per_pod) const;
-  // The leaf's free capacity into `out` (reused across leaves: no allocation per leaf).
-  void Remaining(const Leaf& leaf, bool simulate_empty, const Usage& assumed,
-                 std::vector<int64_t>& out) const;
+  // The leaf's free capacity for admitted workloads into `out`.
+  void Remaining(const Leaf& leaf, std::vector<int64_t>& out) const;
   static int32_t CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
                          int* limiting);
-  void AddAssumed(Usage& assumed, const TopologyAssignment& assignment,
-                  const ResourceAmounts& per_pod) const;
+  // Records the placed group's usage on its leaves (Leaf::assumed) for the next groups.
+  void AddAssumed(const TopologyAssignment& assignment, const ResourceAmounts& per_pod);
+  void ClearAssumed();
+  // A leaf's capacity or usage changed: the caches recompute it when next used.
+  void Touch(int leaf);
 
   std::optional<std::string> LevelKey(const TopologyPlacementRequest& r) const;
   int LevelIndex(absl::string_view level) const;
   // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
   std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
-                    const Usage& assumed, bool simulate_empty, absl::string_view required_domain,
+                    bool simulate_empty, absl::string_view required_domain,
                     std::optional<TopologyAssignment>* workers_out,
                     std::optional<TopologyAssignment>* leader_out);
   std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
   bool NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
                     ExclusionStats& stats) const;
-  // Consumes `remaining` (the leader's requests are taken from it).
-  void FillLeaf(int leaf_index, const ResolvedRequest& req, const ResolvedRequest* leader,
-                std::vector<int64_t>& remaining, absl::string_view required_domain, Params& p);
-  void FillHelper(int domain, int level, const Params& p, bool leader_required);
+  // A leaf's first-phase state (rolled to the slice level when the leaf is there); `zero_reason`
+  // is the index of the requested resource that leaves it no pod, or -1.
+  DomainState LeafState(int leaf_index, const LeafInputs& in, int slice_level, int32_t slice_size,
+                        int* zero_reason);
+  // The first phase from scratch into state_ (the reference), with its exclusions in p.stats.
+  void CountFromScratch(const TopologyPlacementRequest& workers, const LeafInputs& in,
+                        absl::string_view required_domain, Params& p);
+  // The cache for this shape, brought up to date in state_ (swapped in by the caller).
+  CountCache& CacheFor(ShapeKey key);
+  void SyncCache(CountCache& cache, const TopologyPlacementRequest& workers, const LeafInputs& in,
+                 const Params& p);
+  OrderKey OrderKeyOf(int domain) const {
+    const DomainState& s = state_[domain];
+    return {s.slice_count_with_leader, s.pod_count_with_leader, rank_[domain], domain};
+  }
+  // A domain above the leaves from its children's states (Kueue's fillInCountsHelper).
+  void FillDomain(int domain, const Params& p, bool leader_required);
+  void FillHelper(int domain, const Params& p, bool leader_required);
+  // Keeps the first-phase state of `domain` to restore after the placement (cached states).
+  void Save(int domain) {
+    if (undo_active_) undo_.emplace_back(domain, state_[domain]);
+  }
+
   std::string FindLevelWithFitDomains(int level, Params& p, int* fit_level, std::vector<int>* out);
   int BestFit(const std::vector<int>& domains, size_t from, int32_t needed, int32_t leader_count,
               bool slices) const;
@@ -223,6 +273,24 @@ class TopologyFlavor {
   // Each domain's position in the order of level values (compared as whole value lists): the
   // final tie-break of every sort, as an int.
   std::vector<int> rank_;
+
+  bool incremental_ = true;
+  // The cache the running placement reads (null: counted from scratch).
+  CountCache* active_cache_ = nullptr;
+  std::vector<std::unique_ptr<CountCache>> caches_;
+  int64_t cache_uses_ = 0;
+  // Leaves changed since change number changes_base_ (kept while some cache needs them).
+  std::vector<int> changes_;
+  int64_t changes_base_ = 0;
+  // Leaves with Leaf::assumed set.
+  std::vector<int> assumed_leaves_;
+  // Phase-two changes to cached states, undone when the placement ends.
+  std::vector<std::pair<int, DomainState>> undo_;
+  bool undo_active_ = false;
+  // Scratch of the incremental update, by domain.
+  std::vector<char> dirty_;
+  std::vector<std::vector<int>> dirty_by_level_;
+  std::vector<int64_t> remaining_;
 };
 
 // Kueue's domain id: the values joined by ",".

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
+#include "core/topology_count_cache.h"
 #include "core/topology_flavor.h"
 
 namespace tollgate::core {
@@ -113,7 +114,11 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
       it->second.push_back(i);
     }
   }
-  Usage assumed;
+  // Each group sees the ones placed before it (Leaf::assumed) until the placement ends.
+  struct ClearAssumedAtEnd {
+    TopologyFlavor* self;
+    ~ClearAssumedAtEnd() { self->ClearAssumed(); }
+  } clear_assumed{this};
   for (const auto& [key, members] : groups) {
     // Kueue's findLeaderAndWorkers: of two pod sets, the one with fewer pods leads (the first
     // on a tie is the worker set).
@@ -126,8 +131,8 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     std::optional<TopologyAssignment> w;
     std::optional<TopologyAssignment> l;
     std::string failure =
-        Place(requests[workers], leader.has_value() ? &requests[*leader] : nullptr, assumed,
-              simulate_empty, "", &w, &l);
+        Place(requests[workers], leader.has_value() ? &requests[*leader] : nullptr, simulate_empty,
+              "", &w, &l);
     if (!failure.empty()) {
       result.failure = std::move(failure);
       result.failed_pod_set = requests[workers].pod_set;
@@ -137,7 +142,7 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     if (leader.has_value()) result.assignments[*leader] = std::move(l);
     for (size_t m : members) {
       if (result.assignments[m].has_value()) {
-        AddAssumed(assumed, *result.assignments[m], requests[m].per_pod);
+        AddAssumed(*result.assignments[m], requests[m].per_pod);
       }
     }
   }
@@ -200,47 +205,189 @@ bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementReque
   return true;
 }
 
-void TopologyFlavor::FillLeaf(int leaf_index, const ResolvedRequest& req,
-                              const ResolvedRequest* leader, std::vector<int64_t>& remaining,
-                              absl::string_view required_domain, Params& p) {
+TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const LeafInputs& in,
+                                                      int slice_level, int32_t slice_size,
+                                                      int* zero_reason) {
   const Leaf& leaf = leaves_[leaf_index];
-  DomainState& s = state_[leaf.domain];
-  if (!required_domain.empty() &&
-      !BelongsTo(DomainId(domains_[leaf.domain].values), required_domain)) {
-    ++p.stats.topology_domain;
-    return;
+  // Only the requested resources are read: fill just those of the scratch capacity.
+  for (int r : in.needed) {
+    int64_t c = leaf.free[r];
+    if (!in.simulate_empty) c = SatSub(c, leaf.used[r]);
+    if (!leaf.assumed.empty()) c = SatSub(c, leaf.assumed[r]);
+    remaining_[r] = c;
   }
+  DomainState s;
   int limiting = -1;
-  s.pod_count = CountIn(req, remaining, &limiting);
-  if (s.pod_count == 0 && limiting >= 0) ++p.stats.resources[req.names[limiting]];
-  s.leader_count = 0;
-  if (leader != nullptr) {
+  s.pod_count = CountIn(*in.req, remaining_, &limiting);
+  *zero_reason = s.pod_count == 0 && limiting >= 0 ? limiting : -1;
+  if (in.leader != nullptr) {
     int ignored = -1;
-    if (CountIn(*leader, remaining, &ignored) > 0) {
+    if (CountIn(*in.leader, remaining_, &ignored) > 0) {
       s.leader_count = 1;
-      for (const auto& [r, amount] : leader->amounts) {
-        if (r >= 0) remaining[r] -= amount;
+      for (const auto& [r, amount] : in.leader->amounts) {
+        if (r >= 0) remaining_[r] -= amount;
       }
     }
-  }
-  if (leader == nullptr) {
+    s.pod_count_with_leader = CountIn(*in.req, remaining_, &ignored);
+  } else {
     s.pod_count_with_leader = s.pod_count;
-    return;
   }
-  int ignored = -1;
-  s.pod_count_with_leader = CountIn(req, remaining, &ignored);
+  if (domains_[leaf.domain].level == slice_level) {
+    s.slice_count = s.pod_count / slice_size;
+    s.slice_count_with_leader = s.pod_count_with_leader / slice_size;
+  }
+  return s;
 }
 
-void TopologyFlavor::FillHelper(int domain, int level, const Params& p, bool leader_required) {
-  DomainState& s = state_[domain];
+void TopologyFlavor::CountFromScratch(const TopologyPlacementRequest& workers, const LeafInputs& in,
+                                      absl::string_view required_domain, Params& p) {
+  std::fill(state_.begin(), state_.end(), DomainState{});
+  for (size_t l = 0; l < leaves_.size(); ++l) {
+    const Leaf& leaf = leaves_[l];
+    if (lowest_is_hostname_) {
+      if (!NodeFeasible(leaf, workers, p.stats)) continue;
+    } else {
+      ++p.stats.total_nodes;
+    }
+    if (!required_domain.empty() &&
+        !BelongsTo(DomainId(domains_[leaf.domain].values), required_domain)) {
+      ++p.stats.topology_domain;
+      continue;
+    }
+    int zero_reason = -1;
+    state_[leaf.domain] =
+        LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
+    if (zero_reason >= 0) ++p.stats.resources[in.req->names[zero_reason]];
+  }
+  for (int root : roots_) FillHelper(root, p, p.leader_count > 0);
+}
+
+TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey key) {
+  constexpr size_t kMaxShapes = 8;
+  ++cache_uses_;
+  for (const std::unique_ptr<CountCache>& c : caches_) {
+    if (c->key == key) {
+      c->last_use = cache_uses_;
+      return *c;
+    }
+  }
+  CountCache* slot;
+  if (caches_.size() < kMaxShapes) {
+    caches_.push_back(std::make_unique<CountCache>());
+    slot = caches_.back().get();
+  } else {
+    slot = std::min_element(caches_.begin(), caches_.end(), [](const auto& a, const auto& b) {
+             return a->last_use < b->last_use;
+           })->get();
+  }
+  slot->key = std::move(key);
+  slot->feasible.clear();
+  slot->synced = -1;
+  slot->last_use = cache_uses_;
+  return *slot;
+}
+
+void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& workers,
+                               const LeafInputs& in, const Params& p) {
+  const int64_t head = changes_base_ + static_cast<int64_t>(changes_.size());
+  const bool leader_required = p.leader_count > 0;
+  const int last = static_cast<int>(levels_.size()) - 1;
+  if (c.feasible.empty()) {
+    // The node filters depend on the shape and the nodes only (a node change rebuilds the
+    // flavor): once per cache.
+    c.filter_stats = ExclusionStats{};
+    c.feasible.assign(leaves_.size(), 1);
+    for (size_t l = 0; l < leaves_.size(); ++l) {
+      if (lowest_is_hostname_) {
+        c.feasible[l] = NodeFeasible(leaves_[l], workers, c.filter_stats) ? 1 : 0;
+      } else {
+        ++c.filter_stats.total_nodes;
+      }
+    }
+    c.synced = -1;
+  }
+  if (c.synced < changes_base_) {
+    c.order.clear();
+    c.order.resize(levels_.size());
+    state_.assign(domains_.size(), DomainState{});
+    c.zero_reason.assign(leaves_.size(), -1);
+    c.zero_counts.assign(in.req->amounts.size(), 0);
+    for (size_t l = 0; l < leaves_.size(); ++l) {
+      if (!c.feasible[l]) continue;
+      int zero_reason = -1;
+      state_[leaves_[l].domain] =
+          LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
+      c.zero_reason[l] = zero_reason;
+      if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+    }
+    for (int level = last - 1; level >= 0; --level) {
+      for (int d : by_level_[level]) FillDomain(d, p, leader_required);
+    }
+    c.synced = head;
+    return;
+  }
+  // Only the changed leaves and, while their state changes, their ancestors.
+  dirty_.resize(domains_.size(), 0);
+  dirty_by_level_.resize(levels_.size());
+  for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
+    const int d = leaves_[changes_[i]].domain;
+    if (!dirty_[d]) {
+      dirty_[d] = 1;
+      dirty_by_level_[last].push_back(d);
+    }
+  }
+  for (int level = last; level >= 0; --level) {
+    for (int d : dirty_by_level_[level]) {
+      dirty_[d] = 0;
+      const DomainState before = state_[d];
+      const int l = domains_[d].leaf;
+      if (l >= 0) {
+        if (!c.feasible[l]) continue;
+        int zero_reason = -1;
+        state_[d] = LeafState(l, in, p.slice_level, p.slice_size, &zero_reason);
+        if (zero_reason != c.zero_reason[l]) {
+          if (c.zero_reason[l] >= 0) --c.zero_counts[c.zero_reason[l]];
+          if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+          c.zero_reason[l] = zero_reason;
+        }
+      } else {
+        FillDomain(d, p, leader_required);
+      }
+      if (state_[d] == before) continue;
+      if (absl::btree_set<OrderKey>* order = c.order[level].get(); order != nullptr) {
+        order->erase(
+            OrderKey{before.slice_count_with_leader, before.pod_count_with_leader, rank_[d], d});
+        order->insert(OrderKeyOf(d));
+      }
+      const int parent = domains_[d].parent;
+      if (parent >= 0 && !dirty_[parent]) {
+        dirty_[parent] = 1;
+        dirty_by_level_[level - 1].push_back(parent);
+      }
+    }
+    dirty_by_level_[level].clear();
+  }
+  c.synced = head;
+}
+
+void TopologyFlavor::FillHelper(int domain, const Params& p, bool leader_required) {
   const Domain& d = domains_[domain];
   if (d.children.empty()) {
-    if (level == p.slice_level) {
+    DomainState& s = state_[domain];
+    if (d.level == p.slice_level) {
       s.slice_count = s.pod_count / p.slice_size;
       s.slice_count_with_leader = s.pod_count_with_leader / p.slice_size;
     }
     return;
   }
+  for (int child : d.children) FillHelper(child, p, leader_required);
+  FillDomain(domain, p, leader_required);
+}
+
+void TopologyFlavor::FillDomain(int domain, const Params& p, bool leader_required) {
+  DomainState& s = state_[domain];
+  const Domain& d = domains_[domain];
+  const int level = d.level;
   int32_t children_capacity = 0;
   int32_t slice_capacity = 0;
   bool has_with_leader_contributor = false;
@@ -250,7 +397,6 @@ void TopologyFlavor::FillHelper(int domain, int level, const Params& p, bool lea
   // Under a multi-layer constraint, a child contributes only whole inner slices.
   auto inner = p.slice_size_at_level.find(level + 1);
   for (int child : d.children) {
-    FillHelper(child, level + 1, p, leader_required);
     const DomainState& c = state_[child];
     int32_t pods = c.pod_count;
     int32_t pods_with_leader = c.pod_count_with_leader;
@@ -361,6 +507,7 @@ std::vector<int> TopologyFlavor::PrioritizeLeaderDomain(const std::vector<int>& 
 std::vector<int> TopologyFlavor::UpdateCountsToMinimum(const std::vector<int>& input, int32_t count,
                                                        int32_t leader_count, int32_t slice_size,
                                                        bool unconstrained, bool slices) {
+  for (int d : input) Save(d);
   const std::vector<int> domains =
       PrioritizeLeaderDomain(input, count, leader_count, slice_size, slices);
   const bool best_fit = !unconstrained;
@@ -439,18 +586,65 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
   if (level_domains.empty()) {
     return absl::StrCat("no topology domains at level: ", levels_[level]);
   }
-  std::vector<int> sorted = Sorted(level_domains, p.unconstrained, /*with_leader=*/true);
-  int top = sorted[0];
   const int32_t slice_count = p.count / p.slice_size;
   const bool least_free = p.unconstrained;
-  if (!least_free && state_[top].slice_count_with_leader >= slice_count &&
-      state_[top].leader_count >= p.leader_count) {
-    top = BestFit(sorted, 0, slice_count, p.leader_count, true);
-  }
   auto not_fit = [&](int32_t fit, int32_t total) {
     if (!p.multi_layer.empty()) return MultiLayerNotFitMessage(level, p);
     return NotFitMessage(fit, total, p.slice_size, p.stats);
   };
+  if (incremental_ && p.leader_count == 0) {
+    // Without a leader every domain's counts with a leader equal its plain counts, and both
+    // orders below pick the same domain when one holds every slice: the smallest by (slices,
+    // pods, values) among those with enough slices (BestFit's tightest domain; the least free
+    // one). One pass finds it, and the largest for the failure text, without sorting the level.
+    auto ascending = [this](int a, int b) {
+      const DomainState& x = state_[a];
+      const DomainState& y = state_[b];
+      if (x.slice_count_with_leader != y.slice_count_with_leader) {
+        return x.slice_count_with_leader < y.slice_count_with_leader;
+      }
+      if (x.pod_count_with_leader != y.pod_count_with_leader) {
+        return x.pod_count_with_leader < y.pod_count_with_leader;
+      }
+      return ValuesLess(a, b);
+    };
+    int best = -1;
+    int largest = -1;
+    if (active_cache_ != nullptr) {
+      // The cache keeps the level in that order: a lookup instead of a pass.
+      std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
+      if (order == nullptr) {
+        order = std::make_unique<absl::btree_set<OrderKey>>();
+        for (int d : level_domains) order->insert(OrderKeyOf(d));
+      }
+      auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
+      if (it != order->end()) best = std::get<3>(*it);
+      largest = std::get<3>(*order->rbegin());
+    } else {
+      for (int d : level_domains) {
+        if (state_[d].slice_count >= slice_count && (best < 0 || ascending(d, best))) best = d;
+        if (largest < 0 || ascending(largest, d)) largest = d;
+      }
+    }
+    if (best >= 0) {
+      *fit_level = level;
+      *out = {best};
+      return "";
+    }
+    if (p.required) {
+      // The sorted order's last (least free) or first (BestFit: the most slices).
+      return not_fit(least_free ? state_[largest].pod_count : state_[largest].slice_count,
+                     slice_count);
+    }
+    if (level > 0 && !p.unconstrained) return FindLevelWithFitDomains(level - 1, p, fit_level, out);
+    // Several domains together: that needs the sorted order.
+  }
+  std::vector<int> sorted = Sorted(level_domains, p.unconstrained, /*with_leader=*/true);
+  int top = sorted[0];
+  if (!least_free && state_[top].slice_count_with_leader >= slice_count &&
+      state_[top].leader_count >= p.leader_count) {
+    top = BestFit(sorted, 0, slice_count, p.leader_count, true);
+  }
   if (least_free) {
     for (int d : sorted) {
       const DomainState& s = state_[d];
@@ -509,8 +703,8 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
 }
 
 std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
-                                  const TopologyPlacementRequest* leader, const Usage& assumed,
-                                  bool simulate_empty, absl::string_view required_domain,
+                                  const TopologyPlacementRequest* leader, bool simulate_empty,
+                                  absl::string_view required_domain,
                                   std::optional<TopologyAssignment>* workers_out,
                                   std::optional<TopologyAssignment>* leader_out) {
   Params p;
@@ -539,43 +733,69 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
 
   // Phase 1: counts per leaf, rolled up.
-  std::fill(state_.begin(), state_.end(), DomainState{});
   const ResolvedRequest req = Resolve(workers.per_pod);
   std::optional<ResolvedRequest> leader_req;
   if (leader != nullptr) leader_req = Resolve(leader->per_pod);
-  // Only the requested resources are read: fill just those of the scratch capacity per leaf.
-  std::vector<int> needed;
+  LeafInputs in;
+  in.req = &req;
+  in.leader = leader_req.has_value() ? &*leader_req : nullptr;
+  in.simulate_empty = simulate_empty;
   for (const auto& [r, amount] : req.amounts) {
-    if (r >= 0) needed.push_back(r);
+    if (r >= 0) in.needed.push_back(r);
   }
   if (leader_req.has_value()) {
     for (const auto& [r, amount] : leader_req->amounts) {
-      if (r >= 0 && std::find(needed.begin(), needed.end(), r) == needed.end()) needed.push_back(r);
+      if (r >= 0 && std::find(in.needed.begin(), in.needed.end(), r) == in.needed.end()) {
+        in.needed.push_back(r);
+      }
     }
   }
-  std::vector<int64_t> remaining(resource_names_.size(), 0);
-  for (size_t l = 0; l < leaves_.size(); ++l) {
+  remaining_.resize(resource_names_.size(), 0);
+  CountCache* cache = nullptr;
+  // A replacement's required domain is a one-off: it is counted from scratch.
+  if (incremental_ && required_domain.empty()) {
+    ShapeKey key;
+    key.amounts = req.amounts;
+    if (leader_req.has_value()) key.leader = leader_req->amounts;
+    key.simulate_empty = simulate_empty;
+    key.slice_level = p.slice_level;
+    key.slice_size = p.slice_size;
+    key.slice_size_at_level = p.slice_size_at_level;
     if (lowest_is_hostname_) {
-      if (!NodeFeasible(leaves_[l], workers, p.stats)) continue;
-    } else {
-      ++p.stats.total_nodes;
+      key.tolerations = workers.tolerations;
+      key.node_selector = workers.node_selector;
+      if (workers.required_node_affinity != nullptr) key.affinity = *workers.required_node_affinity;
     }
-    const Leaf& leaf = leaves_[l];
-    const std::vector<int64_t>* extra = nullptr;
-    if (!assumed.empty()) {
-      auto it = assumed.find(static_cast<int>(l));
-      if (it != assumed.end()) extra = &it->second;
-    }
-    for (int r : needed) {
-      int64_t c = leaf.free[r];
-      if (!simulate_empty) c = SatSub(c, leaf.used[r]);
-      if (extra != nullptr) c = SatSub(c, (*extra)[r]);
-      remaining[r] = c;
-    }
-    FillLeaf(static_cast<int>(l), req, leader_req.has_value() ? &*leader_req : nullptr, remaining,
-             required_domain, p);
+    cache = &CacheFor(std::move(key));
   }
-  for (int root : roots_) FillHelper(root, 0, p, p.leader_count > 0);
+  // The cached state is worked on in place and handed back, with phase two's changes undone,
+  // however the placement ends.
+  struct HandBack {
+    TopologyFlavor* self;
+    CountCache* cache;
+    ~HandBack() {
+      if (cache == nullptr) return;
+      for (auto it = self->undo_.rbegin(); it != self->undo_.rend(); ++it) {
+        self->state_[it->first] = it->second;
+      }
+      self->undo_.clear();
+      self->undo_active_ = false;
+      self->active_cache_ = nullptr;
+      self->state_.swap(cache->state);
+    }
+  } hand_back{this, cache};
+  if (cache != nullptr) {
+    state_.swap(cache->state);
+    SyncCache(*cache, workers, in, p);
+    p.stats = cache->filter_stats;
+    for (size_t i = 0; i < cache->zero_counts.size(); ++i) {
+      if (cache->zero_counts[i] > 0) p.stats.resources[req.names[i]] += cache->zero_counts[i];
+    }
+    undo_active_ = true;
+    active_cache_ = cache;
+  } else {
+    CountFromScratch(workers, in, required_domain, p);
+  }
 
   // Phase 2: the level and its domains, then down level by level.
   int fit_level = 0;
@@ -608,6 +828,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       std::vector<int> children = Sorted(domains_[d].children, p.unconstrained, false);
       if (size_on_level > 1) {
         for (int c : children) {
+          Save(c);
           state_[c].slice_count = state_[c].pod_count / size_on_level;
           state_[c].slice_count_with_leader = state_[c].pod_count_with_leader / size_on_level;
         }

@@ -119,9 +119,8 @@ TopologyFlavor::Replacement TopologyFlavor::FindReplacement(const TopologyPlacem
 
   std::optional<TopologyAssignment> replacement;
   std::optional<TopologyAssignment> unused;
-  static const Usage kNone;
-  if (std::string failure = Place(copy, nullptr, kNone, /*simulate_empty=*/false, required_domain,
-                                  &replacement, &unused);
+  if (std::string failure =
+          Place(copy, nullptr, /*simulate_empty=*/false, required_domain, &replacement, &unused);
       !failure.empty()) {
     out.failure = std::move(failure);
     return out;
