@@ -335,4 +335,19 @@ absl::StatusOr<std::vector<PodSetInfo>> MergePodSetUpdates(
   return infos;
 }
 
+bool PodSetUpdatesMayConflict(const WorkloadStatus& status,
+                              const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  for (const AdmissionCheckState& c : status.admission_checks()) {
+    if (!c.pod_set_updates.empty()) return true;
+  }
+  if (!status.admission.has_value()) return false;
+  for (const PodSetAssignment& assignment : status.admission->pod_sets) {
+    for (const auto& [resource, flavor_name] : assignment.flavors) {
+      auto flavor = flavors.find(flavor_name);
+      if (flavor != flavors.end() && !flavor->second.node_labels.empty()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace tollgate::core
