@@ -343,13 +343,14 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
 
-  const bool topology_only = IsTopologyOnly(cq.spec, state_.topology());
-  const std::set<std::string> delayed_flavors =
-      DelayedTopologyFlavors(cq.spec, state_.registry().admission_checks());
   // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
   // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
-  // lower-priority work does not take them this cycle).
+  // lower-priority work does not take them this cycle). Only a head that must preempt gets
+  // here: most heads fit.
   auto targets_for = [&](Evaluation& e) {
+    const bool topology_only = IsTopologyOnly(cq.spec, state_.topology());
+    const std::set<std::string> delayed_flavors =
+        DelayedTopologyFlavors(cq.spec, state_.registry().admission_checks());
     WorkloadTopologyRequests requests =
         TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology(), delayed_flavors);
     e.targets =
@@ -443,6 +444,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     entries.push_back(std::move(e));
   }
 
+  plan.admissions.reserve(entries.size());
   // Usage taken by this cycle's admissions (and reservations) stays simulated until the end.
   UsageSimulation cycle_usage(state_);
   std::set<WorkloadId> preempted;
