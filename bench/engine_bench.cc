@@ -189,7 +189,7 @@ int64_t TimeCycles(benchmark::State& bs, DeepQueue& dq) {
   int64_t admitted = 0;
   for (auto _ : bs) {
     CyclePlan plan = dq.state->PlanCycle(now);
-    dq.state->ApplyCycle(plan, now);
+    dq.state->ApplyCycleTakingAdmissions(plan, now);
     admitted += static_cast<int64_t>(plan.admissions.size());
     bs.PauseTiming();
     Replenish(dq, plan, now);
@@ -222,7 +222,7 @@ void BM_WorkloadLifecycle(benchmark::State& bs) {
   int64_t admitted = 0;
   for (auto _ : bs) {
     CyclePlan plan = dq.state->PlanCycle(now);
-    dq.state->ApplyCycle(plan, now);
+    dq.state->ApplyCycleTakingAdmissions(plan, now);
     admitted += static_cast<int64_t>(plan.admissions.size());
     Replenish(dq, plan, now);
     now += absl::Milliseconds(1);

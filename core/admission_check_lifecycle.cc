@@ -406,8 +406,15 @@ void ClusterState::RetryDelayedTopology(absl::Time now) {
 }
 
 void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
+  // What the pods start with, kept only when a check added something to them.
+  const bool updated =
+      std::any_of(wl.status.admission_checks().begin(), wl.status.admission_checks().end(),
+                  [](const AdmissionCheckState& c) { return !c.pod_set_updates.empty(); });
+  // Without a possible conflict the merge only builds what is thrown away below.
   absl::StatusOr<std::vector<PodSetInfo>> infos =
-      MergePodSetUpdates(wl.spec, wl.status, registry_.flavors());
+      PodSetUpdatesMayConflict(wl.status, registry_.flavors())
+          ? MergePodSetUpdates(wl.spec, wl.status, registry_.flavors())
+          : std::vector<PodSetInfo>();
   if (!infos.ok()) {
     // Kueue cannot start such a workload and finishes it (FailedToStart): retrying would meet
     // the same conflict.
@@ -423,25 +430,20 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
   }
   const bool waited = wl.status.state == WorkloadState::kQuotaReserved;
   wl.status.state = WorkloadState::kAdmitted;
-  // What the pods start with, kept only when a check added something to them.
-  const bool updated =
-      std::any_of(wl.status.admission_checks().begin(), wl.status.admission_checks().end(),
-                  [](const AdmissionCheckState& c) { return !c.pod_set_updates.empty(); });
   wl.status.set_admitted_pod_sets(updated ? *std::move(infos) : std::vector<PodSetInfo>());
   RefileHeld(wl);
-  SetCondition(wl.status, Condition{"Admitted", true, "Admitted", "The workload is admitted", now});
+  SetCondition(wl.status, "Admitted", true, "Admitted", "The workload is admitted", now);
   if (FindCondition(wl.status, "PodsReady") != nullptr) {
     // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
     // earlier admission's pods did.
-    SetCondition(wl.status, Condition{"PodsReady", false, "WaitForStart",
-                                      "Not all pods are ready or succeeded", now});
+    SetCondition(wl.status, "PodsReady", false, "WaitForStart",
+                 "Not all pods are ready or succeeded", now);
   }
   std::string message =
-      absl::StrCat("Admitted by ClusterQueue ", wl.status.admission->cluster_queue);
-  if (waited) {
-    absl::StrAppend(&message, ", wait time since reservation was ",
-                    absl::ToInt64Seconds(now - wl.status.admission_time), "s");
-  }
+      waited ? absl::StrCat("Admitted by ClusterQueue ", wl.status.admission->cluster_queue,
+                            ", wait time since reservation was ",
+                            absl::ToInt64Seconds(now - wl.status.admission_time), "s")
+             : absl::StrCat("Admitted by ClusterQueue ", wl.status.admission->cluster_queue);
   AddEvent(wl.status, now, "Admitted", std::move(message));
   MarkDirty(wl.id);
   if (config_.wait_for_pods_ready.enable) {

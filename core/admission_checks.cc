@@ -237,20 +237,30 @@ CheckInactivity ClusterQueueCheckInactivity(
 
 namespace {
 
-// Where a pod-level value came from, for a conflict's message.
-struct Sourced {
-  std::string value;
-  std::string source;
+// Where a pod-level value came from ("pod set", "ResourceFlavor", "admission check" and its
+// name), for a conflict's message. Views into the spec and status being merged: the text is
+// built only for a conflict, which almost no admission has.
+struct Source {
+  absl::string_view kind;
+  absl::string_view name;
+
+  std::string ToString() const { return absl::StrCat(kind, " ", QuoteValue(name)); }
 };
 
-absl::Status MergeMap(const Labels& add, absl::string_view field, const std::string& source,
+struct Sourced {
+  std::string value;
+  Source source;
+};
+
+absl::Status MergeMap(const Labels& add, absl::string_view field, const Source& source,
                       std::map<std::string, Sourced>& into, Labels& out) {
   for (const auto& [key, value] : add) {
     auto [it, inserted] = into.try_emplace(key, Sourced{value, source});
     if (!inserted && it->second.value != value) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": ", field, " ", QuoteValue(key), ": ", QuoteValue(value), " conflicts with ",
-          QuoteValue(it->second.value), " from ", it->second.source));
+      return absl::InvalidArgumentError(
+          absl::StrCat(source.ToString(), ": ", field, " ", QuoteValue(key), ": ",
+                       QuoteValue(value), " conflicts with ", QuoteValue(it->second.value),
+                       " from ", it->second.source.ToString()));
     }
     out[key] = value;
   }
@@ -283,22 +293,23 @@ absl::StatusOr<std::vector<PodSetInfo>> MergePodSetUpdates(
     std::map<std::string, Sourced> labels;
     std::map<std::string, Sourced> annotations;
     std::map<std::string, Sourced> node_selector;
-    const std::string own = absl::StrCat("pod set ", QuoteValue(ps.name));
-    absl::Status merged =
-        MergeMap(ps.node_selector, "nodeSelector", own, node_selector, info.node_selector);
+    absl::Status merged = MergeMap(ps.node_selector, "nodeSelector", Source{"pod set", ps.name},
+                                   node_selector, info.node_selector);
     if (!merged.ok()) return merged;
     MergeTolerations(ps.tolerations, info.tolerations);
     if (status.admission.has_value()) {
-      std::set<std::string> seen;
+      // A pod set has a flavor per resource, mostly the same one: a few to compare.
+      std::vector<absl::string_view> seen;
       for (const PodSetAssignment& assignment : status.admission->pod_sets) {
         if (assignment.name != ps.name) continue;
         for (const auto& [resource, flavor_name] : assignment.flavors) {
-          if (!seen.insert(flavor_name).second) continue;
+          if (std::find(seen.begin(), seen.end(), flavor_name) != seen.end()) continue;
+          seen.push_back(flavor_name);
           auto flavor = flavors.find(flavor_name);
           if (flavor == flavors.end()) continue;
-          const std::string source = absl::StrCat("ResourceFlavor ", QuoteValue(flavor_name));
-          merged = MergeMap(flavor->second.node_labels, "nodeSelector", source, node_selector,
-                            info.node_selector);
+          merged =
+              MergeMap(flavor->second.node_labels, "nodeSelector",
+                       Source{"ResourceFlavor", flavor_name}, node_selector, info.node_selector);
           if (!merged.ok()) return merged;
           MergeTolerations(flavor->second.tolerations, info.tolerations);
         }
@@ -307,7 +318,7 @@ absl::StatusOr<std::vector<PodSetInfo>> MergePodSetUpdates(
     for (const AdmissionCheckState* check : checks) {
       for (const PodSetUpdate& update : check->pod_set_updates) {
         if (update.name != ps.name) continue;
-        const std::string source = absl::StrCat("admission check ", QuoteValue(check->name));
+        const Source source{"admission check", check->name};
         for (auto [map, field, into, out] :
              {std::make_tuple(&update.labels, "labels", &labels, &info.labels),
               std::make_tuple(&update.annotations, "annotations", &annotations, &info.annotations),
@@ -322,6 +333,21 @@ absl::StatusOr<std::vector<PodSetInfo>> MergePodSetUpdates(
     infos.push_back(std::move(info));
   }
   return infos;
+}
+
+bool PodSetUpdatesMayConflict(const WorkloadStatus& status,
+                              const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  for (const AdmissionCheckState& c : status.admission_checks()) {
+    if (!c.pod_set_updates.empty()) return true;
+  }
+  if (!status.admission.has_value()) return false;
+  for (const PodSetAssignment& assignment : status.admission->pod_sets) {
+    for (const auto& [resource, flavor_name] : assignment.flavors) {
+      auto flavor = flavors.find(flavor_name);
+      if (flavor != flavors.end() && !flavor->second.node_labels.empty()) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace tollgate::core

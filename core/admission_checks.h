@@ -117,4 +117,10 @@ absl::StatusOr<std::vector<PodSetInfo>> MergePodSetUpdates(
     const WorkloadSpec& spec, const WorkloadStatus& status,
     const std::map<std::string, ResourceFlavorSpec>& flavors, absl::string_view last_check = "");
 
+// False when MergePodSetUpdates cannot report a conflict for the workload: no check updates its
+// pod sets and none of its assigned flavors adds node labels (a pod set's own nodeSelector
+// cannot conflict with itself). Lets an admission skip the merge it would throw away.
+bool PodSetUpdatesMayConflict(const WorkloadStatus& status,
+                              const std::map<std::string, ResourceFlavorSpec>& flavors);
+
 }  // namespace tollgate::core

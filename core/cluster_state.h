@@ -323,6 +323,10 @@ class ClusterState {
   // --- Scheduling. A cycle is PlanCycle followed by ApplyCycle with the same `now`.
   CyclePlan PlanCycle(absl::Time now);
   void ApplyCycle(const CyclePlan& plan, absl::Time now);
+  // The same, moving each admission decision's Admission into its workload instead of copying
+  // it (the scheduling loop's path): the plan keeps its ids, usage, pending and preemption
+  // decisions, but its admissions' Admission values are left empty.
+  void ApplyCycleTakingAdmissions(CyclePlan& plan, absl::Time now);
   // Evaluates one pending workload now, ahead of queue order: admits it if it fits, or issues
   // the preemptions that would make it fit; with `dry_run` only reports.
   absl::StatusOr<AdmitNowResult> AdmitNow(absl::string_view key, bool dry_run, absl::Time now);
@@ -507,7 +511,9 @@ class ClusterState {
 
   // --- Applying plans (cycle_applier.cc).
   void ApplyPending(const PendingDecision& p, absl::Time now);
-  void ApplyAdmission(const AdmissionDecision& a, absl::Time now);
+  // `taken`, when set, is a's Admission to move into the workload (else it is copied).
+  void ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time now);
+  void ApplyAdmission(const AdmissionDecision& a, Admission* taken, absl::Time now);
   void ApplyPreemption(const PreemptionDecision& p, absl::Time now);
   // The workload's LocalQueue's labels under the configured cost-attribution keys.
   Labels CostAttributionLabels(const Workload& wl) const;

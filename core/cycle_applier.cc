@@ -31,11 +31,22 @@ CyclePlan ClusterState::PlanCycle(absl::Time now) {
 }
 
 void ClusterState::ApplyCycle(const CyclePlan& plan, absl::Time now) {
+  ApplyPlan(plan, nullptr, now);
+}
+
+void ClusterState::ApplyCycleTakingAdmissions(CyclePlan& plan, absl::Time now) {
+  ApplyPlan(plan, &plan, now);
+}
+
+void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time now) {
   cycle_ = plan.cycle;
   // Requeue the heads first: evictions below complete after the cycle in Kueue, so a head parked
   // now is woken by the quota its cohort's victims release.
   for (const PendingDecision& p : plan.pending) ApplyPending(p, now);
-  for (const AdmissionDecision& a : plan.admissions) ApplyAdmission(a, now);
+  for (size_t i = 0; i < plan.admissions.size(); ++i) {
+    ApplyAdmission(plan.admissions[i], taken != nullptr ? &taken->admissions[i].admission : nullptr,
+                   now);
+  }
   for (const PreemptionDecision& p : plan.preemptions) ApplyPreemption(p, now);
   // After the cycle's admissions, so a second pass never takes nodes a planned head counted on.
   RetryDelayedTopology(now);
@@ -55,37 +66,41 @@ void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
   if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
 }
 
-void ClusterState::ApplyAdmission(const AdmissionDecision& a, absl::Time now) {
+void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, absl::Time now) {
   Workload* wl = mutable_workload(a.id);
   if (wl == nullptr) return;
   Unqueue(*wl);
   // Reserved first; admitted below once its admission checks, if it has any, are all Ready.
   wl->status.state = WorkloadState::kQuotaReserved;
-  wl->status.admission = a.admission;
+  if (taken != nullptr) {
+    wl->status.admission = std::move(*taken);
+  } else {
+    wl->status.admission = a.admission;
+  }
+  const Admission& admission = *wl->status.admission;
   wl->status.admission->pod_labels = CostAttributionLabels(*wl);
   wl->status.admission_time = now;
   wl->status.pending_message.clear();
   wl->status.pods_ready = false;
   wl->quota_usage.assign(a.usage.begin(), a.usage.end());
-  ClusterQueueRuntime* cq = mutable_cluster_queue(a.admission.cluster_queue);
+  ClusterQueueRuntime* cq = mutable_cluster_queue(admission.cluster_queue);
   cq->holding.Insert(*wl);
   AddUsageOf(*wl);
-  const std::string message =
-      absl::StrCat("Quota reserved in ClusterQueue ", a.admission.cluster_queue);
+  std::string message = absl::StrCat("Quota reserved in ClusterQueue ", admission.cluster_queue);
   // Grow each list once for the three conditions and two events below.
   wl->status.conditions.reserve(wl->status.conditions.size() + 3);
   wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
-  SetCondition(wl->status, Condition{"QuotaReserved", true, "QuotaReserved", message, now});
+  SetCondition(wl->status, "QuotaReserved", true, "QuotaReserved", message, now);
   // Not admitted until its checks are all Ready (CompleteAdmission, below for a workload that
   // has none); set here so the conditions keep their order.
-  SetCondition(wl->status, Condition{"Admitted", false, "UnsatisfiedAdmissionChecks",
-                                     "The workload has not all checks ready", now});
-  SetCondition(wl->status, Condition{"Evicted", false, "Admitted", "", now});
-  AddEvent(wl->status, now, "QuotaReserved", message);
+  SetCondition(wl->status, "Admitted", false, "UnsatisfiedAdmissionChecks",
+               "The workload has not all checks ready", now);
+  SetCondition(wl->status, "Evicted", false, "Admitted", "", now);
+  AddEvent(wl->status, now, "QuotaReserved", std::move(message));
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {
     fair_usage_.ChargeAdmission(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
-                                a.admission, workloads_, now);
+                                admission, workloads_, now);
   }
   // Kueue's blockAdmission waits for reserved workloads' pods too.
   if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);

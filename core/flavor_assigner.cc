@@ -173,6 +173,13 @@ FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRunt
 
 void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
+  // Without a pod set asking for a topology there is nothing to place (and the queue's delayed
+  // flavors need not be worked out).
+  if (std::none_of(
+          wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(),
+          [this](const PodSetSpec& ps) { return TopologyRequested(ps, topology_only_); })) {
+    return;
+  }
   TopologyInventory& inventory = state_.topology();
   WorkloadTopologyRequests requests =
       TopologyRequestsFor(wl_, assignment, topology_only_, inventory,
@@ -408,8 +415,10 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
           failed = true;
           break;
         }
-        flavors.insert(flavors.end(), r.flavors.begin(), r.flavors.end());
-        reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
+        flavors.insert(flavors.end(), std::make_move_iterator(r.flavors.begin()),
+                       std::make_move_iterator(r.flavors.end()));
+        reasons.insert(reasons.end(), std::make_move_iterator(r.reasons.begin()),
+                       std::make_move_iterator(r.reasons.end()));
       }
       std::sort(flavors.begin(), flavors.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -3,10 +3,21 @@
 namespace tollgate::core {
 
 void HeldWorkloads::Insert(const Workload& wl) {
-  Erase(wl.id);
   const Filed filed{VictimKey{wl.priority, WorkAtRiskSince(wl.status), wl.id},
                     wl.status.state == WorkloadState::kEvicting,
                     wl.status.state == WorkloadState::kQuotaReserved};
+  if (auto it = filed_.find(wl.id); it != filed_.end()) {
+    Filed& was = it->second;
+    if (was.evicting == filed.evicting && !(was.key < filed.key) && !(filed.key < was.key)) {
+      // Same place in the same order (a reservation becoming an admission): only the count of
+      // reservations changes.
+      quota_reserved_ =
+          quota_reserved_ - (was.quota_reserved ? 1 : 0) + (filed.quota_reserved ? 1 : 0);
+      was.quota_reserved = filed.quota_reserved;
+      return;
+    }
+    Erase(wl.id);
+  }
   ids_.insert(wl.id);
   (filed.evicting ? evicting_ : admitted_).insert(filed.key);
   if (filed.quota_reserved) ++quota_reserved_;

@@ -39,8 +39,8 @@ class HeldWorkloads {
   bool Erase(WorkloadId id);
   void Clear();
 
-  bool contains(WorkloadId id) const { return ids_.contains(id); }
-  size_t count(WorkloadId id) const { return ids_.count(id); }
+  bool contains(WorkloadId id) const { return filed_.contains(id); }
+  size_t count(WorkloadId id) const { return filed_.count(id); }
   size_t size() const { return ids_.size(); }
   bool empty() const { return ids_.empty(); }
   absl::btree_set<WorkloadId>::const_iterator begin() const { return ids_.begin(); }

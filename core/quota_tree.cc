@@ -19,7 +19,7 @@ FrId FlavorResourceIndex::Intern(absl::string_view flavor, absl::string_view res
 
 std::optional<FrId> FlavorResourceIndex::Find(absl::string_view flavor,
                                               absl::string_view resource) const {
-  auto it = ids_.find(std::pair<std::string, std::string>(flavor, resource));
+  auto it = ids_.find(PairView(flavor, resource));
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 #include "core/types.h"
 
@@ -28,8 +29,18 @@ class FlavorResourceIndex {
   int32_t size() const { return static_cast<int32_t>(pairs_.size()); }
 
  private:
+  // Looked up by views: Find runs per flavor and resource of every head in every cycle.
+  using PairView = std::pair<absl::string_view, absl::string_view>;
+  struct PairHash {
+    using is_transparent = void;
+    size_t operator()(const PairView& p) const { return absl::Hash<PairView>()(p); }
+  };
+  struct PairEq {
+    using is_transparent = void;
+    bool operator()(const PairView& a, const PairView& b) const { return a == b; }
+  };
   std::vector<std::pair<std::string, std::string>> pairs_;
-  absl::flat_hash_map<std::pair<std::string, std::string>, FrId> ids_;
+  absl::flat_hash_map<std::pair<std::string, std::string>, FrId, PairHash, PairEq> ids_;
 };
 
 struct QuotaLimits {

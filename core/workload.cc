@@ -47,6 +47,20 @@ void SetCondition(WorkloadStatus& status, Condition condition) {
   status.conditions.push_back(std::move(condition));
 }
 
+void SetCondition(WorkloadStatus& status, absl::string_view type, bool value,
+                  absl::string_view reason, absl::string_view message, absl::Time now) {
+  for (Condition& existing : status.conditions) {
+    if (existing.type != type) continue;
+    if (existing.status != value) existing.last_transition_time = now;
+    existing.status = value;
+    existing.reason.assign(reason.data(), reason.size());
+    existing.message.assign(message.data(), message.size());
+    return;
+  }
+  status.conditions.push_back(
+      Condition{std::string(type), value, std::string(reason), std::string(message), now});
+}
+
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type) {
   for (const Condition& c : status.conditions) {
     if (c.type == type) return &c;

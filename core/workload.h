@@ -310,6 +310,10 @@ absl::Time AdmittedTime(const WorkloadStatus& status);
 // Sets or replaces the condition of that type, keeping the transition time when its status
 // does not change (as Kubernetes' meta.SetStatusCondition does).
 void SetCondition(WorkloadStatus& status, Condition condition);
+// The same from views, written into an existing condition's strings (the scheduling hot path:
+// a condition replaced within one admission reuses their storage).
+void SetCondition(WorkloadStatus& status, absl::string_view type, bool value,
+                  absl::string_view reason, absl::string_view message, absl::Time now);
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
 
 // Why a pending workload waiting for replacement pods is not queued.

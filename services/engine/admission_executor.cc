@@ -525,7 +525,8 @@ AdmissionExecutor::CycleResult AdmissionExecutor::RunCycles(absl::Time now, int 
         options_.observer != nullptr ? wall_clock_.Now() : absl::InfinitePast();
     core::CyclePlan plan = state_->PlanCycle(now);
     if (options_.observer != nullptr) options_.observer->OnPlan(plan, *state_, now);
-    state_->ApplyCycle(plan, now);
+    // The observer has seen the admissions; the workloads take them (preemptions stay).
+    state_->ApplyCycleTakingAdmissions(plan, now);
     if (collect_round_preemptions_) {
       round_preemptions_.insert(round_preemptions_.end(), plan.preemptions.begin(),
                                 plan.preemptions.end());

@@ -90,6 +90,48 @@ std::vector<std::string> PendingKeys(const ClusterState& state, const std::strin
   return keys;
 }
 
+// The scheduling loop moves each planned Admission into its workload; nothing else may differ
+// from applying a copy of the plan.
+TEST_F(ClusterStateTest, TakingTheAdmissionsAppliesTheSameCycle) {
+  auto build = [this](ClusterState& state) {
+    ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
+    for (const char* name : {"a", "b"}) {
+      ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue(name, "pool", 4, 2), now_).ok());
+      ASSERT_TRUE(state.ApplyLocalQueue({name, "q", name, StopPolicy::kNone, 1.0}, now_).ok());
+    }
+    for (int i = 0; i < 12; ++i) {
+      const std::string ns = i % 2 == 0 ? "a" : "b";
+      ASSERT_TRUE(state.Submit(GpuJob(absl::StrCat("w", i), ns, 1 + i % 3, i % 4), "", now_).ok());
+    }
+  };
+  ClusterState copied{SchedulerConfig{}};
+  ClusterState taken{SchedulerConfig{}};
+  ASSERT_NO_FATAL_FAILURE(build(copied));
+  ASSERT_NO_FATAL_FAILURE(build(taken));
+  int admitted = 0;
+  for (int cycle = 0; cycle < 20; ++cycle) {
+    const CyclePlan plan = copied.PlanCycle(now_);
+    copied.ApplyCycle(plan, now_);
+    CyclePlan taking = taken.PlanCycle(now_);
+    ASSERT_EQ(taking.admissions.size(), plan.admissions.size());
+    taken.ApplyCycleTakingAdmissions(taking, now_);
+    for (size_t i = 0; i < plan.admissions.size(); ++i) {
+      EXPECT_EQ(taking.admissions[i].id, plan.admissions[i].id);
+      EXPECT_TRUE(taking.admissions[i].admission.pod_sets.empty());
+    }
+    admitted += static_cast<int>(plan.admissions.size());
+    if (!plan.MadeProgress()) break;
+    now_ += absl::Seconds(1);
+  }
+  EXPECT_GT(admitted, 0);
+  for (const Workload* wl : copied.AllWorkloads()) {
+    const Workload* other = taken.FindWorkload(wl->Key());
+    ASSERT_NE(other, nullptr) << wl->Key();
+    EXPECT_EQ(other->status, wl->status) << wl->Key();
+    EXPECT_EQ(other->quota_usage, wl->quota_usage) << wl->Key();
+  }
+}
+
 TEST_F(ClusterStateTest, RestoreAllRebuildsTheLiveQueues) {
   auto configure = [](ClusterState& state, absl::Time now) {
     ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
