@@ -301,7 +301,11 @@ void DispatchController::ManagerWatchLoop(const common::StopSignal& stop) {
               }
             }
             ManagedWorkload& managed = workloads_[key];
-            managed.workload = event.workload();
+            // Never back to a revision older than the controller's own last write.
+            if (managed.workload.metadata().resource_version() <=
+                event.workload().metadata().resource_version()) {
+              managed.workload = event.workload();
+            }
             if (!check.empty()) managed.check = check;
           }
           dirty_.insert(key);
@@ -365,7 +369,7 @@ absl::Status DispatchController::UpdateCheck(
     const std::optional<std::string>& winner,
     const std::optional<std::vector<std::string>>& nominees,
     const std::optional<v1::WorkloadPayload>& job_status,
-    const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes) {
+    const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes, bool remotes_only) {
   v1::UpdateAdmissionCheckStateRequest request;
   request.mutable_workload()->set_namespace_(managed.workload.metadata().namespace_());
   request.mutable_workload()->set_name(managed.workload.metadata().name());
@@ -385,7 +389,21 @@ absl::Status DispatchController::UpdateCheck(
       *request.add_multi_kueue_remotes() = remote;
     }
   }
-  return manager_.UpdateAdmissionCheckState(request).status();
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> updated =
+      manager_.UpdateAdmissionCheckState(request);
+  if (!updated.ok()) return updated.status();
+  // A write of the remote states alone: the next pass decides on it at once, not on the view
+  // before it until the watch brings it (a decision on that stale view would have its write
+  // refused after its changes on the workers were made: a copy removed, its Retry refused,
+  // then "no longer exists"). The pass's other writes keep waiting for the watch, as before.
+  if (!remotes_only) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  auto it = workloads_.find(KeyOf(updated->workload()));
+  if (it != workloads_.end() && it->second.workload.metadata().resource_version() <
+                                    updated->workload().metadata().resource_version()) {
+    it->second.workload = updated->workload();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status DispatchController::Nominate(
@@ -559,7 +577,7 @@ void DispatchController::Reconcile(const std::string& key) {
   if (remotes.has_value() && plan.finish_local.has_value() && !wrote) {
     // Before the finish: a finished workload is dispatched nowhere and takes no more records.
     note(UpdateCheck(*managed, local.check_state, current_message, std::nullopt, std::nullopt,
-                     std::nullopt, std::exchange(remotes, std::nullopt)));
+                     std::nullopt, std::exchange(remotes, std::nullopt), /*remotes_only=*/true));
     wrote = true;
   }
   if (plan.finish_local.has_value() && wl.status().state() == v1::WORKLOAD_STATE_ADMITTED) {
@@ -609,7 +627,7 @@ void DispatchController::Reconcile(const std::string& key) {
   if (plan.nominate) note(Nominate(*managed, config_clusters, links, now, &wrote));
   if (remotes.has_value() && !wrote && local.holds_quota) {
     note(UpdateCheck(*managed, local.check_state, current_message, std::nullopt, std::nullopt,
-                     std::nullopt, std::move(remotes)));
+                     std::nullopt, std::move(remotes), /*remotes_only=*/true));
   }
   if (!local.holds_quota) {
     // Not this controller's concern any more once its copies are gone: forgotten, so finished

@@ -95,7 +95,8 @@ class DispatchController {
       const std::optional<std::string>& winner,
       const std::optional<std::vector<std::string>>& nominees,
       const std::optional<v1::WorkloadPayload>& job_status = std::nullopt,
-      const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes = std::nullopt);
+      const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes = std::nullopt,
+      bool remotes_only = false);
 
   // Something for the reconcile thread: a dirty workload, an Active condition to report, or stop.
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
