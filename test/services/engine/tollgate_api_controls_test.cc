@@ -285,7 +285,8 @@ TEST_F(TollgateApiControlsTest, SetWorkloadActiveWithACauseNamesItInTheEviction)
   *plain.mutable_workload() = Ref("x");
   plain.set_active(false);
   ASSERT_TRUE(api_->SetWorkloadActive(plain).ok());
-  for (const v1::Condition& c : Get("x").status().conditions()) {
+  const v1::Workload x = Get("x");
+  for (const v1::Condition& c : x.status().conditions()) {
     if (c.type() == "Evicted") {
       EXPECT_EQ(c.reason(), "Deactivated");
       EXPECT_EQ(c.message(), "The workload is deactivated");
