@@ -173,9 +173,9 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
         " and its podSetUpdates cannot change while it stays Ready (set another state first)"));
   }
 
-  const bool dispatch_changes = update.cluster_name.has_value() ||
-                                update.nominated_cluster_names.has_value() ||
-                                update.job_status.has_value();
+  const bool dispatch_changes =
+      update.cluster_name.has_value() || update.nominated_cluster_names.has_value() ||
+      update.job_status.has_value() || update.multi_kueue_remotes.has_value();
   if (dispatch_changes) {
     TOLLGATE_RETURN_IF_ERROR(CheckMultiKueueDispatch(*wl, update));
   }
@@ -187,10 +187,16 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
   if (current->state == update.state && current->message == update.message &&
       current->requeue_after_seconds == update.requeue_after_seconds &&
       current->pod_set_updates == update.pod_set_updates && dispatch_same) {
-    // The mirrored job status alone changes often while the job runs: no event for it.
+    // The mirrored job status and the remote copies' states alone change often while the job
+    // runs: no event for them.
     if (update.job_status.has_value() &&
         !(history.job_status.has_value() && *history.job_status == *update.job_status)) {
       wl->status.mutable_history().job_status = std::move(*update.job_status);
+      MarkDirty(wl->id);
+    }
+    if (update.multi_kueue_remotes.has_value() &&
+        *update.multi_kueue_remotes != history.multi_kueue_remotes) {
+      wl->status.mutable_history().multi_kueue_remotes = std::move(*update.multi_kueue_remotes);
       MarkDirty(wl->id);
     }
     return absl::OkStatus();
@@ -210,6 +216,9 @@ absl::Status ClusterState::SetAdmissionCheckState(absl::string_view key, CheckSt
   }
   if (update.job_status.has_value()) {
     candidate.mutable_history().job_status = *update.job_status;
+  }
+  if (update.multi_kueue_remotes.has_value()) {
+    candidate.mutable_history().multi_kueue_remotes = *update.multi_kueue_remotes;
   }
   if (update.cluster_name.has_value() && *update.cluster_name != history.cluster_name) {
     // Kueue's rule: clusterName and nominatedClusterNames are mutually exclusive.
@@ -255,13 +264,15 @@ absl::Status ClusterState::CheckMultiKueueDispatch(const Workload& wl,
   const AdmissionCheckRuntime* check = registry_.FindAdmissionCheck(update.check);
   if (check == nullptr || check->spec.controller_name != kMultiKueueControllerName) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cluster_name, nominated_cluster_names, job_status: only a MultiKueue check (controller ",
+        "cluster_name, nominated_cluster_names, job_status, multi_kueue_remotes: only a MultiKueue "
+        "check (controller ",
         kMultiKueueControllerName, ") records them; ", QuoteValue(update.check), " is not one"));
   }
   if (!wl.HoldsQuota()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cluster_name, nominated_cluster_names, job_status: workload ", wl.Key(),
-                     " holds no quota, so it is dispatched to no worker"));
+        absl::StrCat("cluster_name, nominated_cluster_names, job_status, multi_kueue_remotes: "
+                     "workload ",
+                     wl.Key(), " holds no quota, so it is dispatched to no worker"));
   }
   const WorkloadHistory& history = wl.status.history();
   if (update.cluster_name.has_value()) {
@@ -457,6 +468,9 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
 void ClusterState::CancelReservation(Workload& wl, const std::string& message, absl::Time now) {
   if (wl.status.state != WorkloadState::kQuotaReserved) return;
   ReleaseQuota(wl, now);
+  if (!wl.status.history().multi_kueue_remotes.empty()) {
+    wl.status.mutable_history().multi_kueue_remotes.clear();
+  }
   wl.status.state = WorkloadState::kPending;
   wl.status.admission.reset();
   wl.status.set_admitted_pod_sets({});

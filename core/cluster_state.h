@@ -67,6 +67,8 @@ struct CheckStateUpdate {
   std::optional<std::vector<std::string>> nominated_cluster_names;
   // MultiKueue checks only: the winner's job status, mirrored onto the workload.
   std::optional<WorkloadPayload> job_status;
+  // MultiKueue checks only: replaces status.multi_kueue_remotes.
+  std::optional<std::vector<MultiKueueRemoteState>> multi_kueue_remotes;
 };
 
 struct SubmitOutcome {
@@ -250,8 +252,11 @@ class ClusterState {
   // Kueue's spec.active (workload_controls.cc). Deactivating evicts an admitted workload (reason
   // Deactivated) and takes a pending one out of its queue; it is not requeued until activated.
   // Activating clears a backoffLimitCount deactivation and its requeue count, and requeues.
-  // Idempotent; FAILED_PRECONDITION for a finished workload.
-  absl::Status SetActive(absl::string_view key, bool active, absl::Time now);
+  // Idempotent; FAILED_PRECONDITION for a finished workload. A deactivation's `cause` (Kueue's
+  // DeactivationTarget condition, validated by the caller) names it in the eviction: reason
+  // "DeactivatedDueTo<cause reason>", message "The workload is deactivated due to <message>".
+  absl::Status SetActive(absl::string_view key, bool active, absl::Time now,
+                         const std::optional<DeactivationCause>& cause = std::nullopt);
   // Sets an explicit priority. A pending workload moves in its queue; an admitted one keeps its
   // quota and only its standing as a preemption victim changes. FAILED_PRECONDITION when
   // finished.

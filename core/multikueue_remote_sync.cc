@@ -176,6 +176,13 @@ RemoteSyncPlan PlanRemoteSync(const LocalView& local,
       plan.deactivate_remote = *winner;
       plan.deactivate_reason = std::string(kEvictedOnManagerCluster);
       plan.deactivate_message = absl::StrCat("Evicted on manager: ", *local.evicted_message);
+      // Kueue truncates a condition message to 32 KiB, ending it with " ..."; the worker
+      // refuses a longer cause.
+      constexpr size_t kMaxMessageBytes = 32 * 1024;
+      if (plan.deactivate_message.size() > kMaxMessageBytes) {
+        plan.deactivate_message.resize(kMaxMessageBytes - 4);
+        plan.deactivate_message += " ...";
+      }
       return plan;
     }
     plan.mirror_from = *winner;

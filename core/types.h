@@ -318,6 +318,21 @@ struct WorkloadPayload {
   bool operator==(const WorkloadPayload&) const = default;
 };
 
+// What the MultiKueue controller last saw of one worker's copy of a manager's workload
+// (informational: shown by describe, read by no decision; docs/multicluster.md).
+struct MultiKueueRemoteState {
+  std::string cluster;
+  // Admitted, Pending, Evicted, Finished, NoCopy or Unreachable.
+  std::string state;
+  bool operator==(const MultiKueueRemoteState&) const = default;
+};
+
+// Why a workload is deactivated (Kueue's DeactivationTarget condition): names the eviction.
+struct DeactivationCause {
+  std::string reason;
+  std::string message;
+};
+
 struct WorkloadSpec {
   std::string namespace_name;
   std::string name;

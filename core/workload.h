@@ -181,6 +181,8 @@ struct WorkloadHistory {
   // The job's status as its adapter reported it (on a worker's copy), or as the MultiKueue
   // controller mirrored it from the winner (on the manager's workload).
   Boxed<WorkloadPayload> job_status = {};
+  // On the manager's workload: each worker's copy as the MultiKueue controller last saw it.
+  std::vector<MultiKueueRemoteState> multi_kueue_remotes = {};
   bool operator==(const WorkloadHistory&) const = default;
 };
 

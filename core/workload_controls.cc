@@ -18,7 +18,8 @@ void RememberSubmittedControls(Workload& wl) {
 
 }  // namespace
 
-absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::Time now) {
+absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::Time now,
+                                     const std::optional<DeactivationCause>& cause) {
   Workload* wl = workloads_.FindMutable(key);
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   if (wl->status.state == WorkloadState::kFinished) {
@@ -30,20 +31,30 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     if (!wl->spec.active) return absl::OkStatus();
     RememberSubmittedControls(*wl);
     wl->spec.active = false;
-    AddEvent(wl->status, now, "Deactivated", "spec.active set to false");
+    // Kueue's workload controller names a DeactivationTarget's cause in the eviction: reason
+    // Deactivated + "DueTo" + its reason, message "... due to " + its message.
+    std::string reason = "Deactivated";
+    std::string message = "The workload is deactivated";
+    if (cause.has_value() && !cause->reason.empty()) {
+      absl::StrAppend(&reason, "DueTo", cause->reason);
+      if (!cause->message.empty()) absl::StrAppend(&message, " due to ", cause->message);
+    }
+    AddEvent(wl->status, now, "Deactivated",
+             cause.has_value() && !cause->reason.empty()
+                 ? absl::StrCat("spec.active set to false (", cause->reason, ")")
+                 : "spec.active set to false");
     MarkDirty(wl->id);
     switch (wl->status.state) {
       case WorkloadState::kAdmitted:
       case WorkloadState::kQuotaReserved:
         // Kueue evicts a deactivated workload; once stopped it is not requeued (Requeue skips
         // inactive workloads).
-        StartEviction(*wl, now, "Deactivated", "The workload is deactivated");
+        StartEviction(*wl, now, reason, message);
         break;
       case WorkloadState::kPending:
         Unqueue(*wl);
-        wl->status.pending_message = "The workload is deactivated";
-        SetCondition(wl->status, Condition{"QuotaReserved", false, "Inactive",
-                                           "The workload is deactivated", now});
+        wl->status.pending_message = message;
+        SetCondition(wl->status, Condition{"QuotaReserved", false, "Inactive", message, now});
         break;
       default:
         // Evicting: its quota is released as before and it is not requeued after.

@@ -92,6 +92,11 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
         "workload ", key, " is ", WorkloadStateName(wl->status.state), ", not Evicting"));
   }
   ReleaseQuota(*wl, now);
+  // The copies go with the quota (MultiKueue removes them once it is released); what the
+  // controller last saw of them would describe the next reservation's copies wrongly.
+  if (!wl->status.history().multi_kueue_remotes.empty()) {
+    wl->status.mutable_history().multi_kueue_remotes.clear();
+  }
   const Condition* evicted = FindCondition(wl->status, "Evicted");
   const bool timed_out = wl->status.deactivated && evicted != nullptr && evicted->status &&
                          evicted->message == kMaximumExecutionTimeMessage;
@@ -99,6 +104,12 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
                                  evicted->reason == kDeactivatedByAdmissionCheck;
   // A copy: SetCondition below may grow the conditions and move what `evicted` points at.
   const std::string rejection_message = rejected_by_check ? evicted->message : "";
+  // A deactivation that named its cause (SetActive's DeactivationCause) keeps saying why.
+  const std::string deactivation_message =
+      !wl->spec.active && evicted != nullptr && evicted->status &&
+              absl::StartsWith(evicted->reason, "DeactivatedDueTo")
+          ? evicted->message
+          : "The workload is deactivated";
   evicted = nullptr;
   // Kueue's accumulatedPastExecutionTimeSeconds: the admitted time of this cycle counts against
   // the limit in the next one (not when the limit itself ended it: that starts afresh). Whole
@@ -123,7 +134,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       : wl->status.deactivated
           ? "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries"
-      : !wl->spec.active                        ? "The workload is deactivated"
+      : !wl->spec.active                        ? deactivation_message
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
                                                 : "";
   SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});

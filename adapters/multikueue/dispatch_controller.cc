@@ -301,7 +301,11 @@ void DispatchController::ManagerWatchLoop(const common::StopSignal& stop) {
               }
             }
             ManagedWorkload& managed = workloads_[key];
-            managed.workload = event.workload();
+            // Never back to a revision older than the controller's own last write.
+            if (managed.workload.metadata().resource_version() <=
+                event.workload().metadata().resource_version()) {
+              managed.workload = event.workload();
+            }
             if (!check.empty()) managed.check = check;
           }
           dirty_.insert(key);
@@ -364,7 +368,8 @@ absl::Status DispatchController::UpdateCheck(
     const ManagedWorkload& managed, core::CheckState state, const std::string& message,
     const std::optional<std::string>& winner,
     const std::optional<std::vector<std::string>>& nominees,
-    const std::optional<v1::WorkloadPayload>& job_status) {
+    const std::optional<v1::WorkloadPayload>& job_status,
+    const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes, bool remotes_only) {
   v1::UpdateAdmissionCheckStateRequest request;
   request.mutable_workload()->set_namespace_(managed.workload.metadata().namespace_());
   request.mutable_workload()->set_name(managed.workload.metadata().name());
@@ -378,12 +383,32 @@ absl::Status DispatchController::UpdateCheck(
     for (const std::string& n : *nominees) request.add_nominated_cluster_names(n);
   }
   if (job_status.has_value()) *request.mutable_job_status() = *job_status;
-  return manager_.UpdateAdmissionCheckState(request).status();
+  if (remotes.has_value()) {
+    request.set_set_multi_kueue_remotes(true);
+    for (const v1::MultiKueueRemoteState& remote : *remotes) {
+      *request.add_multi_kueue_remotes() = remote;
+    }
+  }
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> updated =
+      manager_.UpdateAdmissionCheckState(request);
+  if (!updated.ok()) return updated.status();
+  // A write of the remote states alone: the next pass decides on it at once, not on the view
+  // before it until the watch brings it (a decision on that stale view would have its write
+  // refused after its changes on the workers were made: a copy removed, its Retry refused,
+  // then "no longer exists"). The pass's other writes keep waiting for the watch, as before.
+  if (!remotes_only) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  auto it = workloads_.find(KeyOf(updated->workload()));
+  if (it != workloads_.end() && it->second.workload.metadata().resource_version() <
+                                    updated->workload().metadata().resource_version()) {
+    it->second.workload = updated->workload();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status DispatchController::Nominate(
     const ManagedWorkload& managed, const std::vector<std::string>& config_clusters,
-    const std::map<std::string, std::shared_ptr<WorkerLink>>& links, absl::Time now) {
+    const std::map<std::string, std::shared_ptr<WorkerLink>>& links, absl::Time now, bool* wrote) {
   const v1::Workload& wl = managed.workload;
   const std::string key = KeyOf(wl);
   core::NominationGate gate;
@@ -413,6 +438,7 @@ absl::Status DispatchController::Nominate(
     if (nomination.recheck_at.has_value()) rechecks_[key] = *nomination.recheck_at;
   }
   if (nomination.changed) {
+    *wrote = true;
     const v1::AdmissionCheckState* current = FindCheckState(wl, managed.check);
     TOLLGATE_RETURN_IF_ERROR(UpdateCheck(managed, gate.check_state,
                                          current != nullptr ? current->message() : "", std::nullopt,
@@ -477,6 +503,20 @@ void DispatchController::Reconcile(const std::string& key) {
     return;
   }
   const v1::Workload& wl = managed->workload;
+  // What each worker holds, for describe (status.multi_kueue_remotes); written with the pass's
+  // first write on the manager's workload, or alone when the pass writes nothing else.
+  std::map<std::string, WorkerObservation> observed;
+  for (const auto& [cluster, link] : links) {
+    WorkerObservation& o = observed[cluster];
+    o.connected = link->connected();
+    if (o.connected) o.copy = link->Copy(key);
+  }
+  std::optional<std::vector<v1::MultiKueueRemoteState>> remotes;
+  if (HoldsQuota(wl)) {
+    std::vector<v1::MultiKueueRemoteState> seen = RemoteStatesOf(wl, observed);
+    if (!SameRemoteStates(wl, seen)) remotes = std::move(seen);
+  }
+  bool wrote = false;
   std::map<std::string, core::WorkerView> workers;
   for (const std::string& cluster : config_clusters) {
     core::WorkerView view;
@@ -510,9 +550,9 @@ void DispatchController::Reconcile(const std::string& key) {
   if (plan.deactivate_remote.has_value()) {
     auto link = links.find(*plan.deactivate_remote);
     if (link != links.end() && link->second->connected()) {
-      // SetWorkloadActive carries no cause, so the worker evicts the copy with the plain
-      // Deactivated reason rather than Kueue's DeactivatedDueToEvictedOnManagerCluster.
-      note(link->second->DeactivateCopy(ns, name));
+      // The cause makes the worker evict the copy as Kueue's does:
+      // DeactivatedDueToEvictedOnManagerCluster, "... due to Evicted on manager: ...".
+      note(link->second->DeactivateCopy(ns, name, plan.deactivate_reason, plan.deactivate_message));
     }
   }
   // The winner's job status, mirrored with the check's state (before a finish, so the final
@@ -526,10 +566,19 @@ void DispatchController::Reconcile(const std::string& key) {
       }
     }
   }
+  const v1::AdmissionCheckState* current_check = FindCheckState(wl, managed->check);
+  const std::string current_message =
+      current_check != nullptr ? current_check->message() : std::string();
   if (mirror.has_value() && !plan.check.has_value()) {
-    const v1::AdmissionCheckState* current = FindCheckState(wl, managed->check);
-    note(UpdateCheck(*managed, local.check_state, current != nullptr ? current->message() : "",
-                     std::nullopt, std::nullopt, mirror));
+    note(UpdateCheck(*managed, local.check_state, current_message, std::nullopt, std::nullopt,
+                     mirror, std::exchange(remotes, std::nullopt)));
+    wrote = true;
+  }
+  if (remotes.has_value() && plan.finish_local.has_value() && !wrote) {
+    // Before the finish: a finished workload is dispatched nowhere and takes no more records.
+    note(UpdateCheck(*managed, local.check_state, current_message, std::nullopt, std::nullopt,
+                     std::nullopt, std::exchange(remotes, std::nullopt), /*remotes_only=*/true));
+    wrote = true;
   }
   if (plan.finish_local.has_value() && wl.status().state() == v1::WORKLOAD_STATE_ADMITTED) {
     v1::FinishRequest finish;
@@ -543,7 +592,9 @@ void DispatchController::Reconcile(const std::string& key) {
   std::optional<std::string> winner = local.cluster_name;
   if (plan.check.has_value()) {
     absl::Status updated = UpdateCheck(*managed, plan.check->state, plan.check->message,
-                                       plan.set_cluster_name, std::nullopt, mirror);
+                                       plan.set_cluster_name, std::nullopt, mirror,
+                                       wrote ? std::nullopt : std::exchange(remotes, std::nullopt));
+    wrote = true;
     if (updated.ok() && plan.set_cluster_name.has_value()) {
       common::Log("info", "workload admitted on a worker",
                   {{"workload", key}, {"cluster", *plan.set_cluster_name}});
@@ -573,7 +624,11 @@ void DispatchController::Reconcile(const std::string& key) {
     absl::MutexLock lock(&mu_);
     rechecks_[key] = *plan.recheck_at;
   }
-  if (plan.nominate) note(Nominate(*managed, config_clusters, links, now));
+  if (plan.nominate) note(Nominate(*managed, config_clusters, links, now, &wrote));
+  if (remotes.has_value() && !wrote && local.holds_quota) {
+    note(UpdateCheck(*managed, local.check_state, current_message, std::nullopt, std::nullopt,
+                     std::nullopt, std::move(remotes), /*remotes_only=*/true));
+  }
   if (!local.holds_quota) {
     // Not this controller's concern any more once its copies are gone: forgotten, so finished
     // workloads do not pile up (a new reservation brings it back through the watch).

@@ -91,11 +91,16 @@ class DispatchController {
   absl::Status Nominate(const ManagedWorkload& managed,
                         const std::vector<std::string>& config_clusters,
                         const std::map<std::string, std::shared_ptr<WorkerLink>>& links,
-                        absl::Time now);
-  absl::Status UpdateCheck(const ManagedWorkload& managed, core::CheckState state,
-                           const std::string& message, const std::optional<std::string>& winner,
-                           const std::optional<std::vector<std::string>>& nominees,
-                           const std::optional<v1::WorkloadPayload>& job_status = std::nullopt);
+                        absl::Time now, bool* wrote);
+  // One write of the check's state (compare-and-swap on the revision the controller saw), with
+  // whatever else the pass records on the manager's workload.
+  absl::Status UpdateCheck(
+      const ManagedWorkload& managed, core::CheckState state, const std::string& message,
+      const std::optional<std::string>& winner,
+      const std::optional<std::vector<std::string>>& nominees,
+      const std::optional<v1::WorkloadPayload>& job_status = std::nullopt,
+      const std::optional<std::vector<v1::MultiKueueRemoteState>>& remotes = std::nullopt,
+      bool remotes_only = false);
 
   // Something for the reconcile thread: a dirty workload, an Active condition to report, or stop.
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -157,6 +157,58 @@ std::string FinishReasonOf(const core::RemoteCondition& finished) {
   return finished.reason.empty() ? std::string("Succeeded") : finished.reason;
 }
 
+std::string RemoteStateOf(const v1::Workload& copy) {
+  switch (copy.status().state()) {
+    case v1::WORKLOAD_STATE_FINISHED:
+      return "Finished";
+    case v1::WORKLOAD_STATE_EVICTING:
+      return "Evicted";
+    case v1::WORKLOAD_STATE_ADMITTED:
+      return "Admitted";
+    default:
+      return FindTrue(copy.status(), "Evicted") != nullptr ? "Evicted" : "Pending";
+  }
+}
+
+std::vector<v1::MultiKueueRemoteState> RemoteStatesOf(
+    const v1::Workload& origin_workload, const std::map<std::string, WorkerObservation>& workers) {
+  std::set<std::string> clusters(origin_workload.status().nominated_cluster_names().begin(),
+                                 origin_workload.status().nominated_cluster_names().end());
+  if (!origin_workload.status().cluster_name().empty()) {
+    clusters.insert(origin_workload.status().cluster_name());
+  }
+  for (const auto& [cluster, worker] : workers) {
+    if (worker.connected && worker.copy.has_value()) clusters.insert(cluster);
+  }
+  std::vector<v1::MultiKueueRemoteState> out;
+  for (const std::string& cluster : clusters) {
+    v1::MultiKueueRemoteState& remote = out.emplace_back();
+    remote.set_cluster(cluster);
+    auto it = workers.find(cluster);
+    if (it == workers.end() || !it->second.connected) {
+      remote.set_state("Unreachable");
+    } else if (!it->second.copy.has_value()) {
+      remote.set_state("NoCopy");
+    } else {
+      remote.set_state(RemoteStateOf(*it->second.copy));
+    }
+  }
+  return out;
+}
+
+bool SameRemoteStates(const v1::Workload& origin_workload,
+                      const std::vector<v1::MultiKueueRemoteState>& remotes) {
+  const auto& recorded = origin_workload.status().multi_kueue_remotes();
+  if (recorded.size() != static_cast<int>(remotes.size())) return false;
+  for (int i = 0; i < recorded.size(); ++i) {
+    if (recorded[i].cluster() != remotes[i].cluster() ||
+        recorded[i].state() != remotes[i].state()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin) {
   auto it = copy.metadata().labels().find(std::string(kOriginLabel));
   return it != copy.metadata().labels().end() && it->second == origin;

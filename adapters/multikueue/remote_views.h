@@ -4,8 +4,11 @@
 // core/multikueue_dispatcher.h): what a manager workload and a worker's copy say, as the pure
 // decisions read them, and the copy the manager submits to a worker. No I/O.
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -58,6 +61,27 @@ std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_
 // The Finished reason to finish the manager's workload with, from the copy's: Kueue's reasons
 // pass through; empty (a worker that gives none) is Succeeded.
 std::string FinishReasonOf(const core::RemoteCondition& finished);
+
+// What the controller sees of one worker: whether it is connected, and its copy if it has one.
+struct WorkerObservation {
+  bool connected = false;
+  std::optional<v1::Workload> copy;
+};
+
+// The state of a worker's copy as `tollgate describe` shows it (status.multi_kueue_remotes):
+// Finished, Evicted (evicting, or evicted and not admitted since: requeued or deactivated),
+// Admitted, or Pending (queued or reserving quota).
+std::string RemoteStateOf(const v1::Workload& copy);
+
+// The manager's status.multi_kueue_remotes for `origin_workload`: its nominees, its recorded
+// winner and every worker holding a copy, by cluster name; a worker that is not connected (or
+// not observed at all) is Unreachable, a connected one without a copy NoCopy.
+std::vector<v1::MultiKueueRemoteState> RemoteStatesOf(
+    const v1::Workload& origin_workload, const std::map<std::string, WorkerObservation>& workers);
+
+// Whether the manager's workload already records exactly `remotes`.
+bool SameRemoteStates(const v1::Workload& origin_workload,
+                      const std::vector<v1::MultiKueueRemoteState>& remotes);
 
 // Whether `copy` carries this manager's origin label.
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin);

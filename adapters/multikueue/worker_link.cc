@@ -100,11 +100,14 @@ absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& na
   return status;
 }
 
-absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string& name) {
+absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string& name,
+                                        const std::string& reason, const std::string& message) {
   v1::SetWorkloadActiveRequest request;
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);
   request.set_active(false);
+  request.set_deactivation_reason(reason);
+  request.set_deactivation_message(message);
   return client_->SetWorkloadActive(request).status();
 }
 

@@ -71,7 +71,9 @@ class WorkerLink {
   // copy succeeds (Submit is idempotent); deleting a missing one succeeds.
   absl::Status CreateCopy(const v1::Workload& copy);
   absl::Status DeleteCopy(const std::string& ns, const std::string& name);
-  absl::Status DeactivateCopy(const std::string& ns, const std::string& name);
+  // Deactivates the copy with a cause (its DeactivationTarget reason and message; empty: none).
+  absl::Status DeactivateCopy(const std::string& ns, const std::string& name,
+                              const std::string& reason, const std::string& message);
   // Declares the copy the winner (after the manager recorded this worker as its clusterName):
   // only then does the worker's tollgate-kube create the carried job. Idempotent.
   absl::Status MarkWinner(const std::string& ns, const std::string& name);

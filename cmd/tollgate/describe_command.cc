@@ -1,5 +1,6 @@
 // describe workload|clusterqueue (and the dispatch to describe_config_command.cc's kinds): what a
 // user asks first when a job waits.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -202,6 +203,25 @@ absl::Status PrintWhyPending(Session& s, const v1::Workload& wl) {
   return absl::OkStatus();
 }
 
+// Each worker's copy as the MultiKueue controller last saw it (status.multi_kueue_remotes): its
+// role (the winner, a nominee, or neither: a copy left from a change of plan) and state.
+void PrintMultiKueueWorkers(std::ostream& out, const v1::WorkloadStatus& status) {
+  if (status.multi_kueue_remotes_size() == 0) return;
+  out << "MultiKueue Workers:\n";
+  TablePrinter workers({"CLUSTER", "ROLE", "COPY"});
+  for (const v1::MultiKueueRemoteState& remote : status.multi_kueue_remotes()) {
+    const bool nominated =
+        std::find(status.nominated_cluster_names().begin(), status.nominated_cluster_names().end(),
+                  remote.cluster()) != status.nominated_cluster_names().end();
+    workers.AddRow({remote.cluster(),
+                    remote.cluster() == status.cluster_name() ? "winner"
+                    : nominated                               ? "nominated"
+                                                              : std::string(kNone),
+                    remote.state()});
+  }
+  workers.Print(out, "  ");
+}
+
 // Each admission check's state, why, and what it adds to the pods (docs/admission-checks.md).
 void PrintAdmissionChecks(std::ostream& out, const v1::Workload& wl, absl::Time now) {
   const v1::WorkloadStatus& status = wl.status();
@@ -223,6 +243,7 @@ void PrintAdmissionChecks(std::ostream& out, const v1::Workload& wl, absl::Time 
   if (status.nominated_cluster_names_size() > 0) {
     out << "Nominated Clusters:  " << absl::StrJoin(status.nominated_cluster_names(), ", ") << "\n";
   }
+  PrintMultiKueueWorkers(out, status);
   bool any_updates = false;
   for (const v1::AdmissionCheckState& c : status.admission_checks()) {
     any_updates = any_updates || c.pod_set_updates_size() > 0;

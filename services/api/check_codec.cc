@@ -156,10 +156,60 @@ absl::StatusOr<core::CheckStateUpdate> CheckStateUpdateFromProto(
     if (!job_status.ok()) return r.Wrap(job_status.status());
     out.job_status = *std::move(job_status);
   }
+  if (request.set_multi_kueue_remotes()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.multi_kueue_remotes,
+        codec::MultiKueueRemotesFromProto(r, "multi_kueue_remotes", request.multi_kueue_remotes()));
+  } else if (request.multi_kueue_remotes_size() > 0) {
+    return r.Invalid("multi_kueue_remotes",
+                     "is given without set_multi_kueue_remotes; set it to replace the list");
+  }
   return out;
 }
 
 namespace codec {
+
+absl::StatusOr<std::vector<core::MultiKueueRemoteState>> MultiKueueRemotesFromProto(
+    const Reporter& r, absl::string_view path,
+    const google::protobuf::RepeatedPtrField<v1::MultiKueueRemoteState>& remotes) {
+  static constexpr absl::string_view kStates[] = {"Admitted", "Pending", "Evicted",
+                                                  "Finished", "NoCopy",  "Unreachable"};
+  constexpr int kMaxRemotes = 64;
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, path, remotes.size(), kMaxRemotes));
+  std::vector<core::MultiKueueRemoteState> out;
+  std::set<std::string> clusters;
+  for (int i = 0; i < remotes.size(); ++i) {
+    const v1::MultiKueueRemoteState& remote = remotes[i];
+    const std::string at = Index(path, static_cast<size_t>(i));
+    TOLLGATE_RETURN_IF_ERROR(
+        ValidateName(r, Child(at, "cluster"), remote.cluster(), /*label=*/false));
+    if (!clusters.insert(remote.cluster()).second) {
+      return r.Invalid(Child(at, "cluster"),
+                       absl::StrCat(Quote(remote.cluster()), " is named twice"));
+    }
+    if (std::find(std::begin(kStates), std::end(kStates), remote.state()) == std::end(kStates)) {
+      return r.Invalid(Child(at, "state"),
+                       absl::StrCat("unsupported value ", Quote(remote.state()),
+                                    ": supported values: \"Admitted\", \"Pending\", "
+                                    "\"Evicted\", \"Finished\", \"NoCopy\", \"Unreachable\""));
+    }
+    out.push_back(core::MultiKueueRemoteState{remote.cluster(), remote.state()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const core::MultiKueueRemoteState& a, const core::MultiKueueRemoteState& b) {
+              return a.cluster < b.cluster;
+            });
+  return out;
+}
+
+void MultiKueueRemotesToProto(const std::vector<core::MultiKueueRemoteState>& remotes,
+                              google::protobuf::RepeatedPtrField<v1::MultiKueueRemoteState>* out) {
+  for (const core::MultiKueueRemoteState& remote : remotes) {
+    v1::MultiKueueRemoteState* p = out->Add();
+    p->set_cluster(remote.cluster);
+    p->set_state(remote.state);
+  }
+}
 
 absl::StatusOr<std::vector<core::AdmissionCheckState>> AdmissionCheckStatesFromProto(
     const Reporter& r, const google::protobuf::RepeatedPtrField<v1::AdmissionCheckState>& states) {

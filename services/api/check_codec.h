@@ -31,6 +31,16 @@ absl::StatusOr<core::CheckStateUpdate> CheckStateUpdateFromProto(
 
 namespace codec {
 
+// MultiKueue's remote copies' states (status.multi_kueue_remotes, or a check controller's
+// UpdateAdmissionCheckState.multi_kueue_remotes) at `path`: each cluster a valid name, once;
+// each state one of Admitted, Pending, Evicted, Finished, NoCopy, Unreachable; at most 64.
+// Sorted by cluster. INVALID_ARGUMENT naming the field and the value otherwise.
+absl::StatusOr<std::vector<core::MultiKueueRemoteState>> MultiKueueRemotesFromProto(
+    const Reporter& r, absl::string_view path,
+    const google::protobuf::RepeatedPtrField<v1::MultiKueueRemoteState>& remotes);
+void MultiKueueRemotesToProto(const std::vector<core::MultiKueueRemoteState>& remotes,
+                              google::protobuf::RepeatedPtrField<v1::MultiKueueRemoteState>* out);
+
 absl::StatusOr<std::vector<core::AdmissionCheckState>> AdmissionCheckStatesFromProto(
     const Reporter& r, const google::protobuf::RepeatedPtrField<v1::AdmissionCheckState>& states);
 void AdmissionCheckStatesToProto(const std::vector<core::AdmissionCheckState>& states,

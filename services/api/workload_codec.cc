@@ -507,6 +507,9 @@ absl::StatusOr<core::Workload> WorkloadFromStoredProto(const v1::Workload& wl) {
     if (!job_status.ok()) return r.Wrap(job_status.status());
     history.job_status = *std::move(job_status);
   }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      history.multi_kueue_remotes,
+      codec::MultiKueueRemotesFromProto(r, "status.multiKueueRemotes", s.multi_kueue_remotes()));
   if (!(history == core::WorkloadHistory{})) st.mutable_history() = std::move(history);
 
   st.conditions.reserve(s.conditions_size());
@@ -678,6 +681,7 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   if (history.job_status.has_value()) {
     PayloadToProto(*history.job_status, ps->mutable_job_status());
   }
+  codec::MultiKueueRemotesToProto(history.multi_kueue_remotes, ps->mutable_multi_kueue_remotes());
   if (history.submitted_controls.has_value()) {
     v1::SubmittedControls* c = ps->mutable_submitted_controls();
     c->set_active(history.submitted_controls->active);

@@ -189,8 +189,9 @@ absl::Status AdmissionExecutor::Txn::RemovePod(absl::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status AdmissionExecutor::Txn::SetActive(absl::string_view key, bool active) {
-  return state_->SetActive(key, active, now_);
+absl::Status AdmissionExecutor::Txn::SetActive(
+    absl::string_view key, bool active, const std::optional<core::DeactivationCause>& cause) {
+  return state_->SetActive(key, active, now_, cause);
 }
 
 absl::Status AdmissionExecutor::Txn::SetPriority(absl::string_view key, int32_t priority) {

@@ -115,7 +115,8 @@ class AdmissionExecutor {
     absl::Status ReportPod(std::string name, std::string node, core::ResourceAmounts requests,
                            const v1::NodePod& stored);
     absl::Status RemovePod(absl::string_view name);
-    absl::Status SetActive(absl::string_view key, bool active);
+    absl::Status SetActive(absl::string_view key, bool active,
+                           const std::optional<core::DeactivationCause>& cause = std::nullopt);
     absl::Status SetPriority(absl::string_view key, int32_t priority);
     // An admission check controller's word on one check of one workload, and its Active
     // condition (ClusterState's methods of the same names).

@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "services/api/api_limits.h"
+#include "services/api/workload_codec.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
 #include "services/engine/tollgate_api_internal.h"
@@ -44,6 +45,39 @@ std::string FlavorsText(const core::Admission& admission) {
     sets.push_back(absl::StrJoin(parts, ", "));
   }
   return absl::StrJoin(sets, "; ");
+}
+
+// Kueue's EvictionUnderlyingCause limit: the cause ends up in the Evicted reason after
+// "DeactivatedDueTo", and in the eviction statistics.
+constexpr size_t kMaxDeactivationReasonBytes = 316;
+
+// The cause a deactivation names (Kueue's DeactivationTarget), or none for the plain one.
+absl::StatusOr<std::optional<core::DeactivationCause>> DeactivationCauseOf(
+    const v1::SetWorkloadActiveRequest& request) {
+  const std::string& reason = request.deactivation_reason();
+  const std::string& message = request.deactivation_message();
+  if (reason.empty() && message.empty()) return std::nullopt;
+  if (request.active()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        reason.empty() ? "deactivation_message" : "deactivation_reason",
+        ": is given only with active false (a deactivation's cause), got active true"));
+  }
+  if (reason.empty()) {
+    return absl::InvalidArgumentError(
+        "deactivation_message: is given without deactivation_reason; the cause needs a reason");
+  }
+  TOLLGATE_RETURN_IF_ERROR(api::ValidateConditionReason("deactivation_reason", reason));
+  if (reason.size() > kMaxDeactivationReasonBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("deactivation_reason: must be no more than ",
+                                                   kMaxDeactivationReasonBytes, " bytes, got ",
+                                                   reason.size()));
+  }
+  if (message.size() > api::kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("deactivation_message: must be no more than ",
+                                                   api::kMaxMessageBytes, " bytes, got ",
+                                                   message.size()));
+  }
+  return core::DeactivationCause{reason, message};
 }
 
 }  // namespace
@@ -146,10 +180,12 @@ absl::StatusOr<v1::PreemptResponse> TollgateApi::Preempt(const v1::PreemptReques
 absl::StatusOr<v1::SetWorkloadActiveResponse> TollgateApi::SetWorkloadActive(
     const v1::SetWorkloadActiveRequest& request) {
   TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRef(request.workload()));
+  TOLLGATE_ASSIGN_OR_RETURN(const std::optional<core::DeactivationCause> cause,
+                            DeactivationCauseOf(request));
   const std::string key = WorkloadKeyOf(request.workload());
   return executor_.Run<v1::SetWorkloadActiveResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SetWorkloadActiveResponse> {
-        TOLLGATE_RETURN_IF_ERROR(txn.SetActive(key, request.active()));
+        TOLLGATE_RETURN_IF_ERROR(txn.SetActive(key, request.active(), cause));
         v1::SetWorkloadActiveResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));

@@ -454,7 +454,7 @@ TEST_F(AdmissionCheckLifecycleTest, PodsReadyTimeoutCountsFromAdmissionNotReserv
   state.FireTimers(now_);
   ASSERT_TRUE(state
                   .SetAdmissionCheckState(
-                      "ns/a", {"approval", CheckState::kReady, "", {}, {}, {}, {}, {}}, now_)
+                      "ns/a", {"approval", CheckState::kReady, "", {}, {}, {}, {}, {}, {}}, now_)
                   .ok());
   ASSERT_EQ(state.FindWorkload("ns/a")->status.state, WorkloadState::kAdmitted);
   now_ += absl::Minutes(4);
@@ -524,7 +524,7 @@ TEST_F(AdmissionCheckLifecycleTest, RestoreKeepsReservationsAndCheckStates) {
   EXPECT_TRUE(restored.cluster_queue("cq")->active);
   ASSERT_TRUE(restored
                   .SetAdmissionCheckState(
-                      "ns/a", {"budget", CheckState::kReady, "", {}, {}, {}, {}, {}}, now_)
+                      "ns/a", {"budget", CheckState::kReady, "", {}, {}, {}, {}, {}, {}}, now_)
                   .ok());
   EXPECT_EQ(restored.FindWorkload("ns/a")->status.state, WorkloadState::kAdmitted);
 }

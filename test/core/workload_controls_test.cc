@@ -77,6 +77,43 @@ TEST_F(WorkloadControlsTest, DeactivatingEvictsAndKeepsItOutUntilActivated) {
   EXPECT_EQ(Wl("a").status.state, WorkloadState::kAdmitted);
 }
 
+// Kueue's DeactivationTarget: the cause names the eviction (MultiKueue's local eviction).
+TEST_F(WorkloadControlsTest, ADeactivationWithACauseNamesItInTheEviction) {
+  Submit(GpuJob("a", 8));
+  Submit(GpuJob("b", 4));
+  Settle();
+  ASSERT_EQ(Wl("a").status.state, WorkloadState::kAdmitted);
+  ASSERT_TRUE(state_
+                  .SetActive("ns/a", false, now_,
+                             DeactivationCause{"EvictedOnManagerCluster",
+                                               "Evicted on manager: Preempted to accommodate"})
+                  .ok());
+  const Condition* evicted = FindCondition(Wl("a").status, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_TRUE(evicted->status);
+  EXPECT_EQ(evicted->reason, "DeactivatedDueToEvictedOnManagerCluster");
+  EXPECT_EQ(evicted->message,
+            "The workload is deactivated due to Evicted on manager: Preempted to accommodate");
+  EXPECT_EQ(Wl("a").status.pending_message,
+            "The workload is deactivated due to Evicted on manager: Preempted to accommodate");
+  bool named = false;
+  for (const WorkloadEvent& event : Wl("a").status.events) {
+    named = named || (event.reason == "EvictedDueToDeactivatedDueToEvictedOnManagerCluster");
+  }
+  EXPECT_TRUE(named);
+
+  // A pending workload says the same while it waits.
+  ASSERT_TRUE(state_.SetActive("ns/b", false, now_, DeactivationCause{"Custom", "ops"}).ok());
+  EXPECT_EQ(Wl("b").status.pending_message, "The workload is deactivated due to ops");
+  // Without a cause: the plain Deactivated, as before.
+  ASSERT_TRUE(state_.SetActive("ns/a", true, now_).ok());
+  Settle();
+  ASSERT_EQ(Wl("a").status.state, WorkloadState::kAdmitted);
+  ASSERT_TRUE(state_.SetActive("ns/a", false, now_, std::nullopt).ok());
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted")->reason, "Deactivated");
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted")->message, "The workload is deactivated");
+}
+
 TEST_F(WorkloadControlsTest, DeactivatingAPendingWorkloadTakesItOutOfItsQueue) {
   Submit(GpuJob("a", 8));
   Submit(GpuJob("b", 4));

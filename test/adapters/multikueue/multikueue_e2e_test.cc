@@ -25,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -50,6 +51,22 @@ using multikueue_test::ManagerQueues;
 const v1::AdmissionCheckState* CheckOf(const v1::Workload& wl, const std::string& name) {
   for (const v1::AdmissionCheckState& c : wl.status().admission_checks()) {
     if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
+// The manager's record of the workers' copies (status.multi_kueue_remotes): "w1=Pending,w2=...".
+std::string RemotesOf(const v1::Workload& wl) {
+  std::vector<std::string> parts;
+  for (const v1::MultiKueueRemoteState& r : wl.status().multi_kueue_remotes()) {
+    parts.push_back(absl::StrCat(r.cluster(), "=", r.state()));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+const v1::Condition* TrueCondition(const v1::Workload& wl, const std::string& type) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == type && c.status() == "True") return &c;
   }
   return nullptr;
 }
@@ -395,6 +412,25 @@ TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
   ASSERT_TRUE(WaitFor(
       *w1_client_, "train", [](const v1::Workload&) { return false; },
       /*absent_is_done=*/true));
+  // The manager records what it sees of the copies, and describe shows it: w1's is gone.
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return RemotesOf(wl) == "w2=Admitted";
+  })) << RemotesOf(Get(*manager_client_, "train"));
+  std::string described;
+  ASSERT_EQ(
+      RunCli(absl::StrCat("--server=", manager_->address(), " describe workload train -n team"),
+             described),
+      0)
+      << described;
+  EXPECT_TRUE(absl::StrContains(described, "MultiKueue Workers:")) << described;
+  EXPECT_TRUE(absl::StrContains(described, "Cluster Name:  w2")) << described;
+  bool winner_row = false;
+  for (absl::string_view line : absl::StrSplit(described, '\n')) {
+    const std::vector<absl::string_view> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    winner_row = winner_row || (cells.size() == 3 && cells[0] == "w2" && cells[1] == "winner" &&
+                                cells[2] == "Admitted");
+  }
+  EXPECT_TRUE(winner_row) << described;
 
   // The clusters' Active conditions as the controller reported them.
   v1::GetObjectRequest get;
@@ -419,6 +455,8 @@ TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
   }
   EXPECT_TRUE(message_carried);
   EXPECT_EQ(Get(*manager_client_, "train").status().cluster_name(), "w2");
+  // Recorded before the finish: the last the manager saw of its copy.
+  EXPECT_EQ(RemotesOf(finished), "w2=Finished");
   ASSERT_TRUE(WaitFor(
       *w2_client_, "train", [](const v1::Workload&) { return false; },
       /*absent_is_done=*/true));
@@ -849,14 +887,22 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalEvictionDeactivatesTheRemoteCopyUnt
   ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_EVICTING);
 
   ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& wl) {
-    const v1::Condition* evicted = nullptr;
-    for (const v1::Condition& c : wl.status().conditions()) {
-      if (c.type() == "Evicted" && c.status() == "True") evicted = &c;
-    }
     return wl.metadata().uid() == first_copy.metadata().uid() && wl.spec().has_active() &&
-           !wl.spec().active() && evicted != nullptr &&
+           !wl.spec().active() && TrueCondition(wl, "Evicted") != nullptr &&
            wl.status().state() != v1::WORKLOAD_STATE_ADMITTED;
   })) << Get(*w2_client_, "train").DebugString();
+  // The worker evicted its copy with Kueue's cause, naming the manager's eviction.
+  const v1::Workload deactivated = Get(*w2_client_, "train");
+  const v1::Condition* copy_evicted = TrueCondition(deactivated, "Evicted");
+  ASSERT_NE(copy_evicted, nullptr) << deactivated.DebugString();
+  EXPECT_EQ(copy_evicted->reason(), "DeactivatedDueToEvictedOnManagerCluster");
+  EXPECT_EQ(copy_evicted->message(),
+            "The workload is deactivated due to Evicted on manager: room for an urgent job on "
+            "the manager");
+  // And the manager records that copy as evicted while its own workload still holds quota.
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return RemotesOf(wl) == "w2=Evicted";
+  })) << Get(*manager_client_, "train").DebugString();
   const v1::Workload evicting = Get(*manager_client_, "train");
   EXPECT_EQ(evicting.status().state(), v1::WORKLOAD_STATE_EVICTING) << evicting.DebugString();
   EXPECT_TRUE(evicting.status().cluster_name().empty()) << evicting.DebugString();

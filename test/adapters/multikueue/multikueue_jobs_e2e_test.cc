@@ -15,11 +15,16 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "adapters/kube/kube_client.h"
@@ -92,6 +97,71 @@ Json FakeRuns(const testing::FakeApiServer& server) {
   return parsed.ok() ? (*parsed)["runs"] : Json();
 }
 
+// Exactly-once dispatch, sampled until destroyed: which workers' clusters hold the Job "train"
+// (never two at once), and which clusterName the manager's workload records (never two
+// different ones). Its own clients, so the test's calls and its samples do not share one.
+class DispatchInvariants {
+ public:
+  DispatchInvariants(const std::vector<std::pair<std::string, KubeConfig>>& workers,
+                     const std::string& manager_address)
+      : manager_(manager_address, client::Credentials(), absl::Seconds(5)) {
+    for (const auto& [name, config] : workers) {
+      absl::StatusOr<std::unique_ptr<KubeClient>> kube =
+          CurlKubeClient::Create(config, CurlKubeClient::Options());
+      if (kube.ok()) workers_.emplace_back(name, *std::move(kube));
+    }
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        Sample();
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    });
+  }
+  ~DispatchInvariants() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+  // Workers whose cluster ever held the job, and the clusterNames the manager ever recorded.
+  std::set<std::string> job_seen_on() const {
+    absl::MutexLock lock(&mu_);
+    return job_seen_on_;
+  }
+  std::set<std::string> cluster_names() const {
+    absl::MutexLock lock(&mu_);
+    return cluster_names_;
+  }
+  bool jobs_on_two_at_once() const { return two_at_once_.load(); }
+
+ private:
+  void Sample() {
+    std::vector<std::string> holding;
+    for (const auto& [name, kube] : workers_) {
+      if (kube->Get(manifest::JobResource(), "team", "train").ok()) holding.push_back(name);
+    }
+    if (holding.size() > 1) two_at_once_.store(true);
+    v1::ListWorkloadsRequest request;
+    request.set_namespace_("team");
+    absl::StatusOr<v1::ListWorkloadsResponse> list = manager_.ListWorkloads(request);
+    absl::MutexLock lock(&mu_);
+    job_seen_on_.insert(holding.begin(), holding.end());
+    if (list.ok()) {
+      for (const v1::Workload& wl : list->workloads()) {
+        if (!wl.status().cluster_name().empty()) cluster_names_.insert(wl.status().cluster_name());
+      }
+    }
+  }
+
+  client::GrpcAdmissionClient manager_;
+  std::vector<std::pair<std::string, std::unique_ptr<KubeClient>>> workers_;
+  mutable absl::Mutex mu_;
+  std::set<std::string> job_seen_on_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> cluster_names_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> two_at_once_{false};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 // One cluster: its API server, tollgated and tollgate-kube.
 struct Cluster {
   std::string name;
@@ -104,6 +174,12 @@ struct Cluster {
   std::unique_ptr<client::GrpcAdmissionClient> admission;
 
   std::string address() const { return absl::StrCat("127.0.0.1:", port); }
+  KubeConfig kube_config() const {
+    KubeConfig config;
+    config.server = apiserver.url();
+    config.token = kToken;
+    return config;
+  }
 };
 
 class MultiKueueJobsE2eTest : public ::testing::Test {
@@ -593,6 +669,92 @@ TEST_F(MultiKueueJobsE2eTest, AWorkerRestartWhileItsJobRunsKeepsTheJobThere) {
     EXPECT_EQ(e.message().find("Admitting remote"), std::string::npos) << manager_wl->DebugString();
   }
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// Both workers have room (w1's blocker finishes first), so both copies may be admitted at
+// once: the job runs on exactly one worker, the winner the manager recorded, and never appears
+// on the other; the other's copy goes; clusterName never changes; the job's status and its
+// completion come back to the manager.
+TEST_F(MultiKueueJobsE2eTest, WithRoomOnBothWorkersTheJobRunsOnExactlyOne) {
+  v1::FinishRequest free_w1;
+  free_w1.mutable_workload()->set_namespace_("team");
+  free_w1.mutable_workload()->set_name("blocker");
+  ASSERT_TRUE(W1().admission->Finish(free_w1).ok());
+  DispatchInvariants invariants({{"w1", W1().kube_config()}, {"w2", W2().kube_config()}},
+                                Manager().address());
+
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::JobResource(), "team", MultiKueueJob("train", 4));
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::optional<v1::Workload> manager_wl;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() && !manager_wl->status().cluster_name().empty();
+      },
+      kWait));
+  const std::string winner = manager_wl->status().cluster_name();
+  const std::string workload = manager_wl->metadata().name();
+  ASSERT_TRUE(winner == "w1" || winner == "w2") << winner;
+  Cluster& won = winner == "w1" ? W1() : W2();
+  Cluster& lost = winner == "w1" ? W2() : W1();
+
+  // The job runs on the winner, bound to its copy.
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetJob(won, "train");
+        return !remote.is_null() && manifest::GetInt(remote, {"status", "active"}) == 1;
+      },
+      kWait))
+      << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), workload);
+  // The other's copy goes (it may have been admitted there too, but never marked).
+  v1::WorkloadRef copy_ref;
+  copy_ref.set_namespace_("team");
+  copy_ref.set_name(workload);
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::IsNotFound(lost.admission->GetWorkload(copy_ref).status()); }, kWait));
+  // The manager records what it sees: only the winner's copy, admitted.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        manager_wl = ManagerWorkload();
+        return manager_wl.has_value() && manager_wl->status().multi_kueue_remotes_size() == 1 &&
+               manager_wl->status().multi_kueue_remotes(0).cluster() == winner &&
+               manager_wl->status().multi_kueue_remotes(0).state() == "Admitted";
+      },
+      kWait))
+      << (manager_wl.has_value() ? manager_wl->DebugString() : "no workload");
+
+  // The status, then the completion, come back onto the manager's Job.
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = GetJob(Manager(), "train");
+        return manifest::GetInt(local, {"status", "active"}) == 1;
+      },
+      kWait))
+      << local.dump();
+  ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
+  manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  EXPECT_EQ(manager_wl->status().cluster_name(), winner);
+  bool succeeded = false;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
+  }
+  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  EXPECT_TRUE(WaitFor([&] { return GetJob(won, "train").is_null(); }, kWait));
+
+  // Exactly once: one run, on the winner; nothing on the other worker nor the manager's cluster.
+  const Json won_runs = FakeRuns(won.apiserver);
+  ASSERT_TRUE(won_runs.is_array());
+  EXPECT_EQ(won_runs.size(), 1u) << won_runs.dump();
+  EXPECT_EQ(FakeRuns(lost.apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+  EXPECT_EQ(invariants.job_seen_on(), std::set<std::string>{winner});
+  EXPECT_EQ(invariants.cluster_names(), std::set<std::string>{winner});
+  EXPECT_FALSE(invariants.jobs_on_two_at_once());
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include "adapters/multikueue/remote_views.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -39,6 +41,49 @@ const char kManager[] = R"pb(
     nominated_cluster_names: "w1"
   }
 )pb";
+
+std::string StatesText(const std::vector<v1::MultiKueueRemoteState>& states) {
+  std::string out;
+  for (const v1::MultiKueueRemoteState& s : states) {
+    out += (out.empty() ? "" : ",") + s.cluster() + "=" + s.state();
+  }
+  return out;
+}
+
+TEST(RemoteViewsTest, RemoteStatesListNomineesWinnerAndCopiesByCluster) {
+  v1::Workload manager = Parse(kManager);
+  manager.mutable_status()->add_nominated_cluster_names("w3");
+  std::map<std::string, WorkerObservation> workers;
+  workers["w1"].connected = true;
+  workers["w1"].copy = Parse(R"pb(status { state: WORKLOAD_STATE_PENDING })pb");
+  workers["w2"].connected = true;
+  workers["w2"].copy = Parse(R"pb(status { state: WORKLOAD_STATE_ADMITTED })pb");
+  workers["w3"].connected = false;
+  workers["w4"].connected = true;  // not nominated, no copy: not listed
+  std::vector<v1::MultiKueueRemoteState> states = RemoteStatesOf(manager, workers);
+  // w2 holds a copy though not nominated (a copy left from an earlier plan): listed too.
+  EXPECT_EQ(StatesText(states), "w1=Pending,w2=Admitted,w3=Unreachable");
+  EXPECT_FALSE(SameRemoteStates(manager, states));
+  *manager.mutable_status()->mutable_multi_kueue_remotes() = {states.begin(), states.end()};
+  EXPECT_TRUE(SameRemoteStates(manager, states));
+
+  // The winner without a copy; evicted and finished copies.
+  v1::Workload won = Parse(kManager);
+  won.mutable_status()->clear_nominated_cluster_names();
+  won.mutable_status()->set_cluster_name("w5");
+  workers["w1"].copy = Parse(R"pb(status {
+                                    state: WORKLOAD_STATE_PENDING
+                                    conditions { type: "Evicted" status: "True" }
+                                  })pb");
+  workers["w2"].copy = Parse(R"pb(status { state: WORKLOAD_STATE_FINISHED })pb");
+  workers["w5"].connected = true;
+  EXPECT_EQ(StatesText(RemoteStatesOf(won, workers)), "w1=Evicted,w2=Finished,w5=NoCopy");
+  workers.erase("w5");  // no link at all (a missing cluster)
+  EXPECT_EQ(StatesText(RemoteStatesOf(won, workers)), "w1=Evicted,w2=Finished,w5=Unreachable");
+  EXPECT_EQ(RemoteStateOf(Parse(R"pb(status { state: WORKLOAD_STATE_EVICTING })pb")), "Evicted");
+  EXPECT_EQ(RemoteStateOf(Parse(R"pb(status { state: WORKLOAD_STATE_QUOTA_RESERVED })pb")),
+            "Pending");
+}
 
 TEST(RemoteViewsTest, TheCopyKeepsWhatNamesTheWorkAndCarriesTheOrigin) {
   const v1::Workload copy = CopyOf(Parse(kManager), "east");

@@ -560,6 +560,114 @@ spec: {endpoint: {address: "127.0.0.1:7002", insecure: true}}
               AllOf(HasSubstr("kind: MultiKueueCluster"), HasSubstr("location: worker1-secret")));
 }
 
+// describe workload on a MultiKueue manager: the nominees, the winner and each worker's copy as
+// the controller recorded it (status.multi_kueue_remotes), written here as the controller does.
+TEST_F(CliTest, DescribeWorkloadShowsTheMultiKueueWorkers) {
+  RunOk({"apply", "-f", "-"}, R"(apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: rf}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: fleet}
+spec: {clusters: [w1, w2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: fleet}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  admissionChecks: [mk]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: rf, resources: [{name: cpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+)");
+  RunOk({"check", "activate", "mk"});
+  RunOk({"submit", "-f", "-"}, R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: default}
+spec:
+  queueName: q
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}}}]
+)");
+  RunUntil({"get", "workloads"},
+           [](const std::string& out) { return absl::StrContains(out, "QuotaReserved"); });
+  // Nothing recorded yet: no section.
+  EXPECT_THAT(RunOk({"describe", "workload", "w"}).out, Not(HasSubstr("MultiKueue Workers:")));
+
+  client::TollgateClient client(server_->address(), absl::Seconds(10));
+  auto update = [&](const std::string& state, const std::string& winner,
+                    const std::vector<std::string>& nominees,
+                    const std::vector<std::pair<std::string, std::string>>& remotes) {
+    v1::GetWorkloadRequest get;
+    get.mutable_workload()->set_namespace_("default");
+    get.mutable_workload()->set_name("w");
+    absl::StatusOr<v1::Workload> wl = client.GetWorkload(get);
+    ASSERT_TRUE(wl.ok()) << wl.status();
+    v1::UpdateAdmissionCheckStateRequest request;
+    *request.mutable_workload() = get.workload();
+    request.set_check("mk");
+    request.set_state(state);
+    request.set_expected_revision(wl->metadata().resource_version());
+    request.set_cluster_name(winner);
+    if (!nominees.empty()) {
+      request.set_set_nominated_cluster_names(true);
+      for (const std::string& n : nominees) request.add_nominated_cluster_names(n);
+    }
+    request.set_set_multi_kueue_remotes(true);
+    for (const auto& [cluster, remote_state] : remotes) {
+      v1::MultiKueueRemoteState* remote = request.add_multi_kueue_remotes();
+      remote->set_cluster(cluster);
+      remote->set_state(remote_state);
+    }
+    absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> updated =
+        client.UpdateAdmissionCheckState(request);
+    ASSERT_TRUE(updated.ok()) << updated.status();
+  };
+
+  // The MultiKueue Workers table, up to the next section.
+  auto workers = [](const std::string& out) {
+    const size_t start = out.find("MultiKueue Workers:");
+    if (start == std::string::npos) return std::string();
+    return out.substr(start, out.find("Conditions:", start) - start);
+  };
+  ASSERT_NO_FATAL_FAILURE(
+      update("Pending", "", {"w1", "w2"}, {{"w1", "Pending"}, {"w2", "Unreachable"}}));
+  std::string out = RunOk({"describe", "workload", "w"}).out;
+  EXPECT_THAT(out, HasSubstr("Nominated Clusters:  w1, w2"));
+  EXPECT_THAT(out, HasSubstr("MultiKueue Workers:"));
+  EXPECT_THAT(out, ContainsRegex("CLUSTER +ROLE +COPY"));
+  EXPECT_THAT(RowOf(workers(out), "w1"), ContainsRegex("nominated +Pending"));
+  EXPECT_THAT(RowOf(workers(out), "w2"), ContainsRegex("nominated +Unreachable"));
+
+  // w2 admitted its copy first and won; w1's copy is still there until the controller removes
+  // it.
+  ASSERT_NO_FATAL_FAILURE(update("Ready", "w2", {}, {{"w1", "Pending"}, {"w2", "Admitted"}}));
+  out = RunOk({"describe", "workload", "w"}).out;
+  EXPECT_THAT(out, HasSubstr("Cluster Name:  w2"));
+  EXPECT_THAT(out, Not(HasSubstr("Nominated Clusters:")));
+  EXPECT_THAT(RowOf(workers(out), "w1"), ContainsRegex("<none> +Pending"));
+  EXPECT_THAT(RowOf(workers(out), "w2"), ContainsRegex("winner +Admitted"));
+  // And the machine-readable form has it too.
+  EXPECT_THAT(RunOk({"get", "workload", "w", "-o", "yaml"}).out,
+              AllOf(HasSubstr("multiKueueRemotes:"), HasSubstr("state: Admitted")));
+}
+
 TEST_F(CliTest, ApplyPrintsKubectlLinesAndSendsEveryObject) {
   CliResult r = RunOk({"apply", "-f", DeployFile("queues.yaml")});
   EXPECT_EQ(r.out,

@@ -5,6 +5,7 @@
 #include "services/api/check_codec.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -74,6 +75,23 @@ TEST(CheckStateUpdateFromProtoTest, MultiKueueWinnerAndNomineesMapOntoTheCore) {
   EXPECT_THAT(*u->nominated_cluster_names, ElementsAre("w1", "w3"));
 }
 
+TEST(CheckStateUpdateFromProtoTest, MultiKueueRemoteStatesAreSortedByCluster) {
+  v1::UpdateAdmissionCheckStateRequest request = ValidUpdate();
+  EXPECT_FALSE(CheckStateUpdateFromProto(request)->multi_kueue_remotes.has_value());
+  request.set_set_multi_kueue_remotes(true);
+  for (const auto& [cluster, state] :
+       {std::pair<std::string, std::string>{"w2", "Admitted"}, {"w1", "Unreachable"}}) {
+    v1::MultiKueueRemoteState* remote = request.add_multi_kueue_remotes();
+    remote->set_cluster(cluster);
+    remote->set_state(state);
+  }
+  absl::StatusOr<core::CheckStateUpdate> u = CheckStateUpdateFromProto(request);
+  ASSERT_TRUE(u.ok()) << u.status();
+  ASSERT_TRUE(u->multi_kueue_remotes.has_value());
+  EXPECT_THAT(*u->multi_kueue_remotes, ElementsAre(core::MultiKueueRemoteState{"w1", "Unreachable"},
+                                                   core::MultiKueueRemoteState{"w2", "Admitted"}));
+}
+
 TEST(CheckStateUpdateFromProtoTest, RefusalsNameTheFieldAndValue) {
   struct Case {
     std::string name;
@@ -117,6 +135,37 @@ TEST(CheckStateUpdateFromProtoTest, RefusalsNameTheFieldAndValue) {
       {"NomineesWithoutSet",
        [](v1::UpdateAdmissionCheckStateRequest& r) { r.add_nominated_cluster_names("w1"); },
        "nominated_cluster_names: is given without set_nominated_cluster_names"},
+      {"RemotesWithoutSet",
+       [](v1::UpdateAdmissionCheckStateRequest& r) {
+         r.add_multi_kueue_remotes()->set_cluster("w1");
+       },
+       "multi_kueue_remotes: is given without set_multi_kueue_remotes"},
+      {"RemoteStateUnknown",
+       [](v1::UpdateAdmissionCheckStateRequest& r) {
+         r.set_set_multi_kueue_remotes(true);
+         v1::MultiKueueRemoteState* remote = r.add_multi_kueue_remotes();
+         remote->set_cluster("w1");
+         remote->set_state("Running");
+       },
+       "multi_kueue_remotes[0].state: unsupported value \"Running\""},
+      {"RemoteClusterTwice",
+       [](v1::UpdateAdmissionCheckStateRequest& r) {
+         r.set_set_multi_kueue_remotes(true);
+         for (int i = 0; i < 2; ++i) {
+           v1::MultiKueueRemoteState* remote = r.add_multi_kueue_remotes();
+           remote->set_cluster("w1");
+           remote->set_state("Pending");
+         }
+       },
+       "multi_kueue_remotes[1].cluster: \"w1\" is named twice"},
+      {"RemoteClusterBadName",
+       [](v1::UpdateAdmissionCheckStateRequest& r) {
+         r.set_set_multi_kueue_remotes(true);
+         v1::MultiKueueRemoteState* remote = r.add_multi_kueue_remotes();
+         remote->set_cluster("Bad_Name");
+         remote->set_state("Pending");
+       },
+       "multi_kueue_remotes[0].cluster"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

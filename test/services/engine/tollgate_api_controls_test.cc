@@ -217,6 +217,83 @@ TEST_F(TollgateApiControlsTest, PreemptWithHoldEvictsAndDeactivatesInOneCommit) 
   EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+// MultiKueue's local eviction deactivates the winner's copy with Kueue's cause; the eviction
+// names it, and it survives a restart. Bad causes are refused, naming the field, and change
+// nothing.
+TEST_F(TollgateApiControlsTest, SetWorkloadActiveWithACauseNamesItInTheEviction) {
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 4, 0));
+  ASSERT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  const int64_t revision = Get("w").metadata().resource_version();
+  auto request = [&](bool active, const std::string& reason, const std::string& message) {
+    v1::SetWorkloadActiveRequest r;
+    *r.mutable_workload() = Ref("w");
+    r.set_active(active);
+    r.set_deactivation_reason(reason);
+    r.set_deactivation_message(message);
+    return r;
+  };
+  struct Bad {
+    v1::SetWorkloadActiveRequest request;
+    std::string error;
+  };
+  const std::vector<Bad> bad = {
+      {request(true, "EvictedOnManagerCluster", "x"),
+       "deactivation_reason: is given only with active false (a deactivation's cause), got "
+       "active true"},
+      {request(true, "", "x"), "deactivation_message: is given only with active false"},
+      {request(false, "", "Evicted on manager"),
+       "deactivation_message: is given without deactivation_reason"},
+      {request(false, "Evicted on manager", ""),
+       "deactivation_reason: must be a condition reason (a letter, then letters, digits, '_', "
+       "',' or ':', not ending in ',' or ':', at most 1024 bytes), got \"Evicted on manager\""},
+      {request(false, std::string(317, 'R'), ""),
+       "deactivation_reason: must be no more than 316 bytes, got 317"},
+      {request(false, "EvictedOnManagerCluster", std::string(32 * 1024 + 1, 'm')),
+       "deactivation_message: must be no more than 32768 bytes, got 32769"},
+  };
+  for (const Bad& b : bad) {
+    absl::StatusOr<v1::SetWorkloadActiveResponse> refused = api_->SetWorkloadActive(b.request);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << b.error;
+    EXPECT_THAT(refused.status().message(), HasSubstr(b.error));
+  }
+  EXPECT_EQ(Get("w").metadata().resource_version(), revision);
+  EXPECT_TRUE(Get("w").spec().active());
+  EXPECT_EQ(Get("w").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  absl::StatusOr<v1::SetWorkloadActiveResponse> deactivated = api_->SetWorkloadActive(
+      request(false, "EvictedOnManagerCluster", "Evicted on manager: Preempted on request"));
+  ASSERT_TRUE(deactivated.ok()) << deactivated.status();
+  ASSERT_TRUE(api_->Settle().ok());
+  ASSERT_NO_FATAL_FAILURE(Open());
+  const v1::Workload w = Get("w");
+  EXPECT_FALSE(w.spec().active());
+  EXPECT_EQ(w.status().state(), v1::WORKLOAD_STATE_PENDING);
+  const v1::Condition* evicted = nullptr;
+  for (const v1::Condition& c : w.status().conditions()) {
+    if (c.type() == "Evicted") evicted = &c;
+  }
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->status(), "True");
+  EXPECT_EQ(evicted->reason(), "DeactivatedDueToEvictedOnManagerCluster");
+  EXPECT_EQ(evicted->message(),
+            "The workload is deactivated due to Evicted on manager: Preempted on request");
+
+  // Old callers: no cause is the plain deactivation.
+  ASSERT_NO_FATAL_FAILURE(Submit("x", "qb", 4, 0));
+  ASSERT_EQ(Get("x").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  v1::SetWorkloadActiveRequest plain;
+  *plain.mutable_workload() = Ref("x");
+  plain.set_active(false);
+  ASSERT_TRUE(api_->SetWorkloadActive(plain).ok());
+  const v1::Workload x = Get("x");
+  for (const v1::Condition& c : x.status().conditions()) {
+    if (c.type() == "Evicted") {
+      EXPECT_EQ(c.reason(), "Deactivated");
+      EXPECT_EQ(c.message(), "The workload is deactivated");
+    }
+  }
+}
+
 TEST_F(TollgateApiControlsTest, InUseClusterQueueTerminatesAcrossARestartAndGoesWithItsWorkload) {
   ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 2, 0));
   absl::StatusOr<v1::DeleteObjectResponse> deleted = Delete(v1::CLUSTER_QUEUE, "cq-b");

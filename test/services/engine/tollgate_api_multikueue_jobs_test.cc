@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -314,6 +315,82 @@ TEST_F(TollgateApiMultiKueueJobsTest, TheManagerMirrorsTheWinnersJobStatusWithIt
   EXPECT_EQ(mirrored->workload().status().events_size(), events);
   EXPECT_GT(mirrored->workload().metadata().resource_version(),
             ready->workload().metadata().resource_version());
+}
+
+// What the controller saw of each worker's copy, for describe: stored without an event, kept
+// across a restart, refused on a workload holding no quota, and cleared with the quota.
+TEST_F(TollgateApiMultiKueueJobsTest, RemoteStatesAreRecordedUntilTheQuotaIsReleased) {
+  ASSERT_NO_FATAL_FAILURE(Submit(Request("job", "mq", 1)));
+  v1::Workload wl = Get("job");
+  ASSERT_EQ(wl.status().state(), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+  auto remotes = [](v1::UpdateAdmissionCheckStateRequest& update,
+                    std::vector<std::pair<std::string, std::string>> states) {
+    update.set_set_multi_kueue_remotes(true);
+    update.clear_multi_kueue_remotes();
+    for (const auto& [cluster, state] : states) {
+      v1::MultiKueueRemoteState* remote = update.add_multi_kueue_remotes();
+      remote->set_cluster(cluster);
+      remote->set_state(state);
+    }
+  };
+  v1::UpdateAdmissionCheckStateRequest update;
+  update.mutable_workload()->set_namespace_("ns");
+  update.mutable_workload()->set_name("job");
+  update.set_check("mk");
+  update.set_state("Pending");
+  update.set_set_nominated_cluster_names(true);
+  update.add_nominated_cluster_names("worker1");
+  update.add_nominated_cluster_names("worker2");
+  remotes(update, {{"worker2", "NoCopy"}, {"worker1", "Pending"}});
+  update.set_expected_revision(wl.metadata().resource_version());
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> nominated =
+      api_->UpdateAdmissionCheckState(update);
+  ASSERT_TRUE(nominated.ok()) << nominated.status();
+  const auto& recorded = nominated->workload().status().multi_kueue_remotes();
+  ASSERT_EQ(recorded.size(), 2);
+  EXPECT_EQ(recorded[0].cluster(), "worker1");  // sorted
+  EXPECT_EQ(recorded[0].state(), "Pending");
+  EXPECT_EQ(recorded[1].cluster(), "worker2");
+  EXPECT_EQ(recorded[1].state(), "NoCopy");
+
+  // The states alone change: stored, no event.
+  const int events = nominated->workload().status().events_size();
+  update.clear_nominated_cluster_names();
+  update.set_set_nominated_cluster_names(false);
+  remotes(update, {{"worker1", "Admitted"}, {"worker2", "Unreachable"}});
+  update.set_expected_revision(nominated->workload().metadata().resource_version());
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> changed =
+      api_->UpdateAdmissionCheckState(update);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(changed->workload().status().events_size(), events);
+  EXPECT_EQ(changed->workload().status().multi_kueue_remotes(0).state(), "Admitted");
+  ASSERT_NO_FATAL_FAILURE(Open());
+  wl = Get("job");
+  ASSERT_EQ(wl.status().multi_kueue_remotes_size(), 2);
+  EXPECT_EQ(wl.status().multi_kueue_remotes(1).state(), "Unreachable");
+
+  // Bad input: named, nothing changed.
+  remotes(update, {{"worker1", "Running"}});
+  update.set_expected_revision(wl.metadata().resource_version());
+  absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> bad =
+      api_->UpdateAdmissionCheckState(update);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("multi_kueue_remotes[0].state: unsupported value \"Running\""));
+  EXPECT_EQ(Get("job").metadata().resource_version(), wl.metadata().resource_version());
+
+  // An eviction that releases the quota forgets them: the copies go with it.
+  v1::PreemptRequest preempt;
+  preempt.mutable_workload()->set_namespace_("ns");
+  preempt.mutable_workload()->set_name("job");
+  preempt.set_hold(true);
+  ASSERT_TRUE(api_->Preempt(preempt).ok());
+  wl = Get("job");
+  ASSERT_EQ(wl.status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(wl.status().multi_kueue_remotes_size(), 0);
+  remotes(update, {{"worker1", "Pending"}});
+  update.set_expected_revision(wl.metadata().resource_version());
+  EXPECT_TRUE(absl::IsFailedPrecondition(api_->UpdateAdmissionCheckState(update).status()));
 }
 
 }  // namespace
