@@ -328,6 +328,17 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     return list->workloads(0);
   }
 
+  // Waits until the manager's Job "train" shows one active pod (the remote run's status
+  // projected); `job` is the Job as last read.
+  bool AwaitManagerJobActive(Json& job) {
+    return WaitFor(
+        [&] {
+          job = GetJob(Manager(), "train");
+          return manifest::GetInt(job, {"status", "active"}) == 1;
+        },
+        kWait);
+  }
+
   // Waits until the manager's Job "train" has condition `type` True and status.`count` == 1;
   // `job` is the Job as last read.
   bool AwaitManagerJobEnded(const char* type, const char* count, Json& job) {
@@ -402,13 +413,7 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
 
   // Its status comes back onto the manager's Job, which is unsuspended but runs nowhere here.
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::GetInt(local, {"status", "active"}) == 1;
-      },
-      kWait))
-      << local.dump();
+  ASSERT_TRUE(AwaitManagerJobActive(local)) << local.dump();
   EXPECT_EQ(manifest::GetBool(local, {"spec", "suspend"}), false);
   EXPECT_EQ(manifest::GetString(local, {"spec", "managedBy"}), "kueue.x-k8s.io/multikueue");
 
@@ -547,13 +552,7 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteEvictionOfARunningJobSuspendsItAndRunsItAga
       << remote.dump();
   const std::string first_uid = manifest::GetString(remote, {"metadata", "uid"});
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::GetInt(local, {"status", "active"}) == 1;
-      },
-      kWait))
-      << local.dump();
+  ASSERT_TRUE(AwaitManagerJobActive(local)) << local.dump();
   std::optional<v1::Workload> manager_wl = ManagerWorkload();
   ASSERT_TRUE(manager_wl.has_value());
   const std::string workload = manager_wl->metadata().name();
@@ -728,13 +727,7 @@ TEST_F(MultiKueueJobsE2eTest, WithRoomOnBothWorkersTheJobRunsOnExactlyOne) {
 
   // The status, then the completion, come back onto the manager's Job.
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = GetJob(Manager(), "train");
-        return manifest::GetInt(local, {"status", "active"}) == 1;
-      },
-      kWait))
-      << local.dump();
+  ASSERT_TRUE(AwaitManagerJobActive(local)) << local.dump();
   ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
   manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
