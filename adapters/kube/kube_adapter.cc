@@ -14,10 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "adapters/kube/informer.h"
-#include "services/manifest/kube_config.h"
 #include "common/atomic_file.h"
 #include "common/file_util.h"
 #include "common/json_log.h"
+#include "services/manifest/kube_config.h"
 
 namespace tollgate::kube {
 

@@ -12,9 +12,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "services/manifest/kube_config.h"
 #include "common/stop_signal.h"
 #include "services/manifest/json_util.h"
+#include "services/manifest/kube_config.h"
 #include "services/manifest/kube_resource.h"
 
 namespace tollgate::kube {
@@ -110,7 +110,8 @@ class CurlKubeClient final : public KubeClient {
   };
 
   // INVALID_ARGUMENT when `config` names no server or a scheme other than http(s).
-  static absl::StatusOr<std::unique_ptr<CurlKubeClient>> Create(manifest::KubeConfig config, Options options);
+  static absl::StatusOr<std::unique_ptr<CurlKubeClient>> Create(manifest::KubeConfig config,
+                                                                Options options);
 
   absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) override;

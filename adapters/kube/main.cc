@@ -28,7 +28,6 @@
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_adapter.h"
 #include "adapters/kube/kube_client.h"
-#include "services/manifest/kube_config.h"
 #include "adapters/kube/pod_controller.h"
 #include "adapters/kube/provisioning_controller.h"
 #include "adapters/kube/topology_controller.h"
@@ -44,6 +43,7 @@
 #include "core/status_macros.h"
 #include "core/types.h"
 #include "services/manifest/job_kinds.h"
+#include "services/manifest/kube_config.h"
 #include "services/manifest/kueue_configuration.h"
 
 namespace tollgate::kube {
@@ -297,7 +297,8 @@ std::string Env(const char* name) {
 }
 
 absl::StatusOr<manifest::KubeConfig> LoadConfig(const Flags& flags) {
-  if (!flags.kubeconfig.empty()) return manifest::LoadKubeConfigFile(flags.kubeconfig, flags.context);
+  if (!flags.kubeconfig.empty())
+    return manifest::LoadKubeConfigFile(flags.kubeconfig, flags.context);
   const std::string host = Env("KUBERNETES_SERVICE_HOST");
   if (!host.empty()) return manifest::LoadInClusterConfig(host, Env("KUBERNETES_SERVICE_PORT"));
   std::string path = Env("KUBECONFIG");

@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "services/manifest/kube_config.h"
 #include "common/file_util.h"
+#include "services/manifest/kube_config.h"
 #include "test/adapters/kube/test_processes.h"
 
 namespace tollgate::kube {
