@@ -102,7 +102,7 @@ Json FakeRuns(const testing::FakeApiServer& server) {
 // different ones). Its own clients, so the test's calls and its samples do not share one.
 class DispatchInvariants {
  public:
-  DispatchInvariants(const std::vector<std::pair<std::string, KubeConfig>>& workers,
+  DispatchInvariants(const std::vector<std::pair<std::string, manifest::KubeConfig>>& workers,
                      const std::string& manager_address)
       : manager_(manager_address, client::Credentials(), absl::Seconds(5)) {
     for (const auto& [name, config] : workers) {
@@ -174,8 +174,8 @@ struct Cluster {
   std::unique_ptr<client::GrpcAdmissionClient> admission;
 
   std::string address() const { return absl::StrCat("127.0.0.1:", port); }
-  KubeConfig kube_config() const {
-    KubeConfig config;
+  manifest::KubeConfig kube_config() const {
+    manifest::KubeConfig config;
     config.server = apiserver.url();
     config.token = kToken;
     return config;
