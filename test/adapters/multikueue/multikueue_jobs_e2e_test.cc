@@ -51,28 +51,31 @@ constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
 using multikueue_test::kWorkerQueues;
 using multikueue_test::ManagerQueues;
 
+// The pod template of every job here: one container asking 1 cpu, run once.
+Json OneCpuPodTemplate() {
+  return {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}};
+}
+
 // A Job handed to MultiKueue, as a user writes it for Kueue: suspended, with the queue label and
 // managedBy. The fake runs it `seconds` once started (the annotation travels with the manifest).
 Json MultiKueueJob(const std::string& name, int seconds, bool fail = false) {
   Json annotations = {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}};
   if (fail) annotations["fake.tollgate.dev/fail"] = "true";
-  return {
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", name},
-        {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
-        {"annotations", annotations}}},
-      {"spec",
-       {{"managedBy", "kueue.x-k8s.io/multikueue"},
-        {"suspend", true},
-        {"parallelism", 1},
-        {"template",
-         {{"spec",
-           {{"restartPolicy", "Never"},
-            {"containers", Json::array({{{"name", "main"},
-                                         {"image", "busybox"},
-                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", name},
+            {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
+            {"annotations", annotations}}},
+          {"spec",
+           {{"managedBy", "kueue.x-k8s.io/multikueue"},
+            {"suspend", true},
+            {"parallelism", 1},
+            {"template", OneCpuPodTemplate()}}}};
 }
 
 // The runs of jobs the fake API server started (GET /fake/runs).
@@ -440,15 +443,7 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
 TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobSetRunsOnTheWinnerAndItsStatusComesBack) {
   const manifest::ResourceKind& jobsets = manifest::FindJobKind("JobSet")->resource();
   const Json job_template = {
-      {"spec",
-       {{"parallelism", 1},
-        {"completions", 1},
-        {"template",
-         {{"spec",
-           {{"restartPolicy", "Never"},
-            {"containers", Json::array({{{"name", "main"},
-                                         {"image", "busybox"},
-                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+      {"spec", {{"parallelism", 1}, {"completions", 1}, {"template", OneCpuPodTemplate()}}}};
   const Json jobset = {
       {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
       {"kind", "JobSet"},
