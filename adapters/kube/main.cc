@@ -350,6 +350,9 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
     char host[256] = {0};
     if (gethostname(host, sizeof(host) - 1) == 0) controller_options.instance = host;
   }
+  // A worker creates the object of a MultiKueue copy only of a kind its PodController runs.
+  if (flags.pods) controller_options.multikueue_gated_kinds.insert("Pod");
+  if (flags.statefulsets) controller_options.multikueue_gated_kinds.insert("StatefulSet");
   core::RealClock clock;
   JobController controller(*kube, *admission, clock, kinds, controller_options);
   PodController::Options pod_options;

@@ -9,7 +9,9 @@
 #include "adapters/kube/job_controller.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
+#include "services/manifest/kube_resource.h"
 #include "services/manifest/multikueue_job.h"
+#include "services/manifest/multikueue_pods.h"
 #include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::kube {
@@ -42,6 +44,9 @@ absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
     return absl::OkStatus();
   }
   const v1::WorkloadPayload& payload = copy->spec().payload();
+  if (manifest::IsMultiKueueGatedKind(payload.api_version(), payload.kind())) {
+    return CreateGatedObjectOfCopy(key, *copy, origin);
+  }
   const manifest::JobKindTranslator* translator = nullptr;
   for (const manifest::JobKindTranslator* t : translators_) {
     if (t->resource().ApiVersion() == payload.api_version() &&
@@ -84,6 +89,49 @@ absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
               {{"workload", what},
                {"object", absl::StrCat(translator->resource().plural, "/", key.ns, "/", name)},
                {"origin", origin}});
+  return absl::OkStatus();
+}
+
+absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const v1::Workload& copy,
+                                                    absl::string_view origin) {
+  const v1::WorkloadPayload& payload = copy.spec().payload();
+  const std::string what = absl::StrCat(key.ns, "/", key.name);
+  if (options_.multikueue_gated_kinds.count(payload.kind()) == 0) {
+    // Retrying cannot help until the adapter's kinds change.
+    common::Log("warning", "cannot create the object of a MultiKueue copy",
+                {{"workload", what},
+                 {"error", absl::StrCat(payload.api_version(), " ", payload.kind(),
+                                        " is not a kind this adapter manages")}});
+    return absl::OkStatus();
+  }
+  const manifest::ResourceKind& resource =
+      payload.kind() == "Pod" ? manifest::PodResource() : manifest::StatefulSetKind();
+  absl::StatusOr<Json> obj =
+      manifest::RemoteGatedObjectFromPayload(payload, key.ns, key.name, origin);
+  if (!obj.ok()) {
+    common::Log("warning", "cannot create the object of a MultiKueue copy",
+                {{"workload", what}, {"error", obj.status().ToString()}});
+    return absl::OkStatus();
+  }
+  const std::string name = manifest::GetString(*obj, {"metadata", "name"});
+  absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
+  if (existing.ok()) {
+    if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
+      common::Log("warning", "cannot create the object of a MultiKueue copy",
+                  {{"workload", what},
+                   {"error", absl::StrCat("a ", resource.kind, " ", key.ns, "/", name,
+                                          " not made for this copy exists")}});
+    }
+    return absl::OkStatus();
+  }
+  if (!absl::IsNotFound(existing.status())) return existing.status();
+  absl::StatusOr<Json> created = kube_.Create(resource, key.ns, *obj);
+  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+  TOLLGATE_RETURN_IF_ERROR(created.status());
+  common::Log("info", "created the object of a winning MultiKueue copy",
+              {{"workload", what},
+               {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
+               {"origin", std::string(origin)}});
   return absl::OkStatus();
 }
 

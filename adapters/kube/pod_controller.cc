@@ -15,12 +15,15 @@
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kind.h"
+#include "services/manifest/multikueue_job.h"
+#include "services/manifest/multikueue_pods.h"
 #include "services/manifest/pod_admission.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/pod_kinds.h"
 #include "services/manifest/pod_role_hash.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
+#include "services/manifest/prebuilt_workload.h"
 #include "services/manifest/topology_annotations.h"
 
 namespace tollgate::kube {
@@ -179,6 +182,19 @@ std::vector<ObjectKey> PodController::KeysForWorkload(const v1::Workload& wl) co
   }
   if (group && !WatchedResources().empty()) {
     keys.push_back({std::string(kPodGroupsResource), ns, wl.metadata().name()});
+  }
+  // A MultiKueue copy on a worker: the object it carries, once created, is bound to it.
+  if (wl.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0 &&
+      wl.spec().has_payload()) {
+    const v1::WorkloadPayload& payload = wl.spec().payload();
+    const std::string name = manifest::PayloadObjectName(payload);
+    if (!name.empty() && payload.api_version() == "v1" && payload.kind() == "Pod" &&
+        options_.pods) {
+      keys.push_back({"pods", ns, name});
+    } else if (!name.empty() && payload.api_version() == "apps/v1" &&
+               payload.kind() == "StatefulSet" && options_.statefulsets) {
+      keys.push_back({"statefulsets", ns, name});
+    }
   }
   return keys;
 }
@@ -443,18 +459,28 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
                      "it with spec.schedulingGates [{name: ",
                      kAdmissionGate, "}])"));
   }
+  // A pod naming a prebuilt workload (a MultiKueue worker's pod names its copy) is bound to it.
+  const std::string prebuilt = manifest::PrebuiltWorkloadName(pod);
   const v1::WorkloadRef ref =
-      Ref(key.ns, manifest::KueueWorkloadName("Pod", "", key.name, Uid(pod)));
+      Ref(key.ns,
+          prebuilt.empty() ? manifest::KueueWorkloadName("Pod", "", key.name, Uid(pod)) : prebuilt);
 
   if (manifest::IsTerminated(pod)) {
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-    if (absl::IsNotFound(wl.status())) return absl::OkStatus();
+    if (absl::IsNotFound(wl.status())) {
+      // A finished worker pod whose MultiKueue copy is gone goes with it.
+      return DeleteObjectOfGoneCopy(PodResource(), pod).status();
+    }
     TOLLGATE_RETURN_IF_ERROR(wl.status());
+    // The final status reaches the copy before its finish, so the manager mirrors it.
+    TOLLGATE_RETURN_IF_ERROR(ReportCopyPodStatus(pod, *wl));
     if (wl->status().state() == v1::WORKLOAD_STATE_ADMITTED ||
         wl->status().state() == v1::WORKLOAD_STATE_EVICTING) {
       v1::FinishRequest finish;
       *finish.mutable_workload() = ref;
       finish.set_message(GetString(pod, {"status", "message"}, manifest::PodPhase(pod)));
+      // Kueue's reasons: a failed pod's workload finishes Failed.
+      finish.set_reason(manifest::PodPhase(pod) == "Failed" ? "Failed" : "Succeeded");
       return admission_.Finish(finish).status();
     }
     if (wl->status().state() == v1::WORKLOAD_STATE_PENDING) {
@@ -467,11 +493,16 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
   }
 
   // The workload is the pod as written: only a gated pod still is (admission changes it).
-  absl::StatusOr<v1::Workload> wl;
-  if (gated) {
+  absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (gated && prebuilt.empty() && absl::IsNotFound(wl.status())) {
     absl::StatusOr<v1::Workload> built = manifest::PodWorkload(pod, queue);
     if (!built.ok()) return Warn(PodResource(), pod, "InvalidWorkload", built.status().message());
-    const v1::Workload& workload = *built;
+    v1::Workload& workload = *built;
+    absl::Status attached = AttachMultiKueuePayload(PodResource(), pod, queue, workload);
+    if (absl::IsInvalidArgument(attached)) {
+      return Warn(PodResource(), pod, "InvalidWorkload", attached.message());
+    }
+    TOLLGATE_RETURN_IF_ERROR(attached);
     v1::SubmitRequest submit;
     *submit.mutable_workload() = workload;
     absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
@@ -485,19 +516,34 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     } else {
       wl = submitted->workload();
     }
-  } else {
-    wl = admission_.GetWorkload(ref);
   }
   if (absl::IsNotFound(wl.status())) {
+    // A worker pod whose MultiKueue copy is gone goes with it (Kueue's DeleteRemoteObject).
+    TOLLGATE_ASSIGN_OR_RETURN(const bool deleted, DeleteObjectOfGoneCopy(PodResource(), pod));
+    if (deleted) return absl::OkStatus();
+    if (gated && !prebuilt.empty()) {
+      // Kueue: ErrPrebuiltWorkloadNotFound, retried.
+      return absl::UnavailableError(
+          absl::StrCat("pod ", key.ToString(), ": prebuilt workload ", prebuilt, " not found"));
+    }
     // Running without a workload (Tollgate lost its state): as Kueue stops a job whose workload
     // is gone, the pod goes; its owner makes a new, gated one.
     return DeletePod(pod, "Stopped", "No workload in Tollgate for this pod");
   }
   TOLLGATE_RETURN_IF_ERROR(wl.status());
 
+  TOLLGATE_RETURN_IF_ERROR(ReportCopyPodStatus(pod, *wl));
+  if (gated) {
+    // The status patch wakes this pod again; the rest waits for that pass.
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemotePodStatus(pod, *wl));
+    if (projected) return absl::OkStatus();
+  }
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
       if (gated) {
+        // Admitted through MultiKueue: it runs on the winning worker; this one stays gated.
+        TOLLGATE_ASSIGN_OR_RETURN(const bool elsewhere, RunsOnAWorker(*wl));
+        if (elsewhere) return absl::OkStatus();
         TOLLGATE_ASSIGN_OR_RETURN(manifest::FlavorMap flavors, FlavorsOf(admission_, *wl));
         TOLLGATE_ASSIGN_OR_RETURN(manifest::PodSetInfo admitted,
                                   manifest::PodAdmissionFor(*wl, "main", flavors));
@@ -741,6 +787,9 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
 
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {
+      // Admitted through MultiKueue: the group runs on the winning worker; these stay gated.
+      TOLLGATE_ASSIGN_OR_RETURN(const bool elsewhere, RunsOnAWorker(*wl));
+      if (elsewhere) return absl::OkStatus();
       manifest::FlavorMap flavors;
       bool any_gated = false;
       for (const Json& pod : pods) any_gated = any_gated || IsGated(pod);
@@ -904,15 +953,30 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
                                          "statefulset", manifest::QueueName(sts)));
   TOLLGATE_RETURN_IF_ERROR(ReleaseRolloutPods(sts));
   const int32_t replicas = manifest::StatefulSetReplicas(sts);
-  const std::string wl_name = manifest::StatefulSetWorkloadName(sts);
+  // A MultiKueue worker's StatefulSet is bound to its copy, made by the manager (Kueue's
+  // reconciler creates no workload for one with the origin label).
+  const bool remote =
+      !GetString(sts, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
+      !manifest::PrebuiltWorkloadName(sts).empty();
+  const std::string wl_name =
+      remote ? manifest::PrebuiltWorkloadName(sts) : manifest::StatefulSetWorkloadName(sts);
   const v1::WorkloadRef ref = Ref(key.ns, wl_name);
 
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
+  if (absl::IsNotFound(wl.status()) && remote) {
+    // Its copy is gone: it goes too (Kueue's DeleteRemoteObject).
+    return DeleteObjectOfGoneCopy(StatefulSetResource(), sts).status();
+  }
   if (absl::IsNotFound(wl.status())) {
     if (replicas == 0) return absl::OkStatus();
     absl::StatusOr<v1::Workload> built = manifest::StatefulSetWorkload(sts, queue);
     if (!built.ok())
       return Warn(StatefulSetResource(), sts, "InvalidWorkload", built.status().message());
+    absl::Status attached = AttachMultiKueuePayload(StatefulSetResource(), sts, queue, *built);
+    if (absl::IsInvalidArgument(attached)) {
+      return Warn(StatefulSetResource(), sts, "InvalidWorkload", attached.message());
+    }
+    TOLLGATE_RETURN_IF_ERROR(attached);
     v1::SubmitRequest submit;
     *submit.mutable_workload() = *built;
     absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
@@ -1104,6 +1168,9 @@ absl::StatusOr<int> PodController::CollectOrphans(
   bool groups_listed = false;
   for (const v1::Workload& wl : list.workloads()) {
     const std::string& ns = wl.metadata().namespace_();
+    // A MultiKueue copy is its manager's to remove (and the MultiKueue garbage collector's),
+    // even before the object it carries exists here.
+    if (wl.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0) continue;
     bool orphan = false;
     if (wl.metadata().owner_references_size() == 1) {
       const v1::OwnerReference& owner = wl.metadata().owner_references(0);

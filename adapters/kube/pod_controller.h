@@ -122,6 +122,25 @@ class PodController {
   absl::Status Warn(const manifest::ResourceKind& kind, const Json& obj, absl::string_view reason,
                     absl::string_view message);
 
+  // --- MultiKueue's projection of these kinds (multikueue_pods.cc; docs/multicluster.md) ---
+  // Whether workloads of LocalQueue `queue` in `ns` go through a MultiKueue check (its
+  // ClusterQueue names one): then they carry their object to the worker that wins them.
+  absl::StatusOr<bool> QueueUsesMultiKueue(absl::string_view ns, absl::string_view queue);
+  // Kueue's ShouldSkipLocalExecution: the workload has a MultiKueue check, so its pods stay
+  // gated here and run on the winning worker instead.
+  absl::StatusOr<bool> RunsOnAWorker(const v1::Workload& wl);
+  // Adds `obj` as the payload of its new workload `wl` when its queue uses MultiKueue.
+  absl::Status AttachMultiKueuePayload(const manifest::ResourceKind& kind, const Json& obj,
+                                       absl::string_view queue, v1::Workload& wl);
+  // On a worker: reports the pod's status on its MultiKueue copy when it changed.
+  absl::Status ReportCopyPodStatus(const Json& pod, const v1::Workload& copy);
+  // On the manager: projects the winner's reported pod status onto the gated pod (Kueue's
+  // syncLocalPodWithRemote). Returns whether it patched the status.
+  absl::StatusOr<bool> ProjectRemotePodStatus(const Json& pod, const v1::Workload& wl);
+  // On a worker: deletes an object made for a MultiKueue copy that is gone (Kueue deletes the
+  // remote object with its workload). False (nothing done) without the origin label.
+  absl::StatusOr<bool> DeleteObjectOfGoneCopy(const manifest::ResourceKind& kind, const Json& obj);
+
   KubeClient& kube_;
   client::AdmissionClient& admission_;
   const core::Clock& clock_;

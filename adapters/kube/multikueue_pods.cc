@@ -1,0 +1,152 @@
+// PodController's part in MultiKueue (docs/multicluster.md, "The pod-based kinds"): on the
+// manager, a gated Pod's or StatefulSet's workload carries the object when its queue uses a
+// MultiKueue check, its pods stay gated once admitted, and a plain Pod's status comes back from
+// the winner; on a worker, an object made for a copy reports its pod's status and goes with its
+// copy. The decisions are services/manifest/multikueue_pods.h's; the object itself is created
+// by JobController::ReconcileCopy.
+
+#include "services/manifest/multikueue_pods.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "adapters/kube/pod_controller.h"
+#include "common/json_log.h"
+#include "core/admission_checks.h"
+#include "core/status_macros.h"
+#include "services/manifest/multikueue_job.h"
+#include "services/manifest/prebuilt_workload.h"
+
+namespace tollgate::kube {
+namespace {
+
+bool SamePayload(const v1::WorkloadPayload& a, const v1::WorkloadPayload& b) {
+  return a.content_type() == b.content_type() && a.api_version() == b.api_version() &&
+         a.kind() == b.kind() && a.data() == b.data();
+}
+
+absl::StatusOr<v1::ConfigObject> GetConfig(client::AdmissionClient& admission, v1::ObjectKind kind,
+                                           absl::string_view ns, absl::string_view name) {
+  v1::ObjectRef ref;
+  ref.set_kind(kind);
+  ref.set_namespace_(std::string(ns));
+  ref.set_name(std::string(name));
+  return admission.GetObject(ref);
+}
+
+// Whether the AdmissionCheck `name` is MultiKueue's (a missing one is not).
+absl::StatusOr<bool> IsMultiKueueCheck(client::AdmissionClient& admission, absl::string_view name) {
+  absl::StatusOr<v1::ConfigObject> check = GetConfig(admission, v1::ADMISSION_CHECK, "", name);
+  if (absl::IsNotFound(check.status())) return false;
+  TOLLGATE_RETURN_IF_ERROR(check.status());
+  return check->admission_check().spec().controller_name() == core::kMultiKueueControllerName;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> PodController::QueueUsesMultiKueue(absl::string_view ns,
+                                                        absl::string_view queue) {
+  absl::StatusOr<v1::ConfigObject> local = GetConfig(admission_, v1::LOCAL_QUEUE, ns, queue);
+  if (absl::IsNotFound(local.status())) return false;
+  TOLLGATE_RETURN_IF_ERROR(local.status());
+  const std::string& cq_name = local->local_queue().spec().cluster_queue();
+  absl::StatusOr<v1::ConfigObject> cq = GetConfig(admission_, v1::CLUSTER_QUEUE, "", cq_name);
+  if (absl::IsNotFound(cq.status())) return false;
+  TOLLGATE_RETURN_IF_ERROR(cq.status());
+  const v1::ClusterQueueSpec& spec = cq->cluster_queue().spec();
+  std::vector<std::string> checks(spec.admission_checks().begin(), spec.admission_checks().end());
+  for (const v1::AdmissionCheckStrategyRule& rule :
+       spec.admission_checks_strategy().admission_checks()) {
+    checks.push_back(rule.name());
+  }
+  for (const std::string& check : checks) {
+    TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, IsMultiKueueCheck(admission_, check));
+    if (multikueue) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<bool> PodController::RunsOnAWorker(const v1::Workload& wl) {
+  for (const v1::AdmissionCheckState& state : wl.status().admission_checks()) {
+    TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, IsMultiKueueCheck(admission_, state.name()));
+    if (multikueue) return true;
+  }
+  return false;
+}
+
+absl::Status PodController::AttachMultiKueuePayload(const manifest::ResourceKind& kind,
+                                                    const Json& obj, absl::string_view queue,
+                                                    v1::Workload& wl) {
+  // A copy's object is bound to its copy; it never travels on.
+  if (!manifest::PrebuiltWorkloadName(obj).empty()) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(
+      const bool multikueue,
+      QueueUsesMultiKueue(manifest::GetString(obj, {"metadata", "namespace"}), queue));
+  if (!multikueue) return absl::OkStatus();
+  TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->mutable_payload(),
+                            manifest::GatedObjectPayload(kind, obj));
+  return absl::OkStatus();
+}
+
+absl::Status PodController::ReportCopyPodStatus(const Json& pod, const v1::Workload& copy) {
+  if (copy.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) == 0) {
+    return absl::OkStatus();
+  }
+  const v1::WorkloadPayload report = manifest::PodStatusReport(pod);
+  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
+    return absl::OkStatus();
+  }
+  v1::ReportJobStateRequest request;
+  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
+  request.mutable_workload()->set_name(copy.metadata().name());
+  *request.mutable_job_status() = report;
+  absl::Status reported = admission_.ReportJobState(request).status();
+  // Finished meanwhile: its last status is what the manager keeps.
+  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+}
+
+absl::StatusOr<bool> PodController::ProjectRemotePodStatus(const Json& pod,
+                                                           const v1::Workload& wl) {
+  if (!wl.status().has_job_status() || !wl.spec().has_payload() ||
+      wl.status().job_status().kind() != "Pod") {
+    return false;
+  }
+  absl::StatusOr<Json> projected = manifest::ProjectedPodStatus(pod, wl.status().job_status());
+  const std::string ns = manifest::GetString(pod, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(pod, {"metadata", "name"});
+  if (!projected.ok()) {
+    common::Log("warning", "cannot project the remote pod's status",
+                {{"pod", absl::StrCat(ns, "/", name)}, {"error", projected.status().ToString()}});
+    return false;
+  }
+  const Json* current = manifest::Find(pod, {"status"});
+  const Json from = current != nullptr && current->is_object() ? *current : Json::object();
+  Json patch = manifest::MergePatchDiff(from, *projected);
+  if (patch.empty()) return false;
+  Json body = {{"status", std::move(patch)}};
+  body["metadata"]["resourceVersion"] = manifest::GetString(pod, {"metadata", "resourceVersion"});
+  TOLLGATE_RETURN_IF_ERROR(kube_.PatchStatus(PodResource(), ns, name, body).status());
+  common::Log("info", "projected the remote pod's status",
+              {{"pod", absl::StrCat(ns, "/", name)},
+               {"phase", manifest::GetString(*projected, {"phase"})}});
+  return true;
+}
+
+absl::StatusOr<bool> PodController::DeleteObjectOfGoneCopy(const manifest::ResourceKind& kind,
+                                                           const Json& obj) {
+  if (manifest::GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    return false;
+  }
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
+  absl::Status deleted = kind.plural == "pods" ? kube_.Delete(kind, ns, name)
+                                               : kube_.DeleteWithDependents(kind, ns, name);
+  if (absl::IsNotFound(deleted)) return true;
+  TOLLGATE_RETURN_IF_ERROR(deleted);
+  common::Log("info", "deleted the object of a removed MultiKueue copy",
+              {{"object", absl::StrCat(kind.plural, "/", ns, "/", name)},
+               {"workload", manifest::PrebuiltWorkloadName(obj)}});
+  return true;
+}
+
+}  // namespace tollgate::kube

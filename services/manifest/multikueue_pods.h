@@ -1,0 +1,65 @@
+#pragma once
+
+// MultiKueue's projection of the gated kinds (docs/multicluster.md, "The pod-based kinds"): the
+// decisions of Kueue's pod and statefulset MultiKueue adapters (pkg/controller/jobs/pod/
+// pod_multikueue_adapter.go, statefulset/statefulset_multikueue_adapter.go; jobframework's
+// SetMultiKueueMeta; api.CloneObjectMetaForCreation). These kinds have no managedBy: on the
+// manager their pods stay gated while the workload is admitted through a MultiKueue check
+// (Kueue's ShouldSkipLocalExecution); the object travels with the workload as a payload, the
+// winning worker creates it, and (for a plain Pod) its status comes back. tollgate-kube does the
+// I/O; these are pure.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "services/manifest/json_util.h"
+#include "services/manifest/kube_resource.h"
+#include "tollgate/v1/objects.pb.h"
+
+namespace tollgate::manifest {
+
+// The annotation a remote StatefulSet carries with the manager's object's uid (Kueue's
+// MultiKueueOriginUIDAnnotation).
+inline constexpr absl::string_view kMultiKueueOriginUidAnnotation =
+    "kueue.x-k8s.io/multikueue-origin-uid";
+
+const ResourceKind& StatefulSetKind();
+
+// Whether a payload of this apiVersion and kind is one of the gated kinds MultiKueue carries: a
+// plain Pod (v1) or a StatefulSet (apps/v1).
+bool IsMultiKueueGatedKind(absl::string_view api_version, absl::string_view kind);
+
+// The manifest a manager's workload carries for a gated Pod or a StatefulSet, as Kueue's
+// adapters build the remote object: metadata keeps only name, namespace, labels and annotations
+// (Tollgate's own tollgate.dev/ annotations dropped), the spec as it is (a Pod keeps its
+// scheduling gates, so it waits on the worker for the copy's admission), no status; a
+// StatefulSet is annotated with the manager's uid. INVALID_ARGUMENT (naming the field) for an
+// object without a spec or of another kind.
+absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind, const Json& obj);
+
+// The object a worker creates for its copy `copy_name` (in `ns`) that the manager declared the
+// winner: the carried manifest with the labels kueue.x-k8s.io/prebuilt-workload-name (it binds
+// to the copy instead of getting a workload of its own) and the origin label, server-set fields
+// dropped. INVALID_ARGUMENT (naming the field) when the payload is not a manifest of a gated kind.
+absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& payload,
+                                                  absl::string_view ns, absl::string_view copy_name,
+                                                  absl::string_view origin);
+
+// The name of the object a copy's payload carries ("" when it carries none, or not a JSON object
+// with metadata.name).
+std::string PayloadObjectName(const v1::WorkloadPayload& payload);
+
+// What a worker reports of its pod (status.job_status): apiVersion v1, kind Pod and the pod's
+// status. (Kueue syncs no StatefulSet status: the manager's StatefulSet controller would
+// overwrite it.)
+v1::WorkloadPayload PodStatusReport(const Json& pod);
+
+// The status the manager's gated pod should have, given the winner's report (Kueue's
+// syncLocalPodWithRemote): the remote pod's status, except that while the local pod is gated and
+// the remote one not yet scheduled (no PodScheduled=True), the local PodScheduled condition
+// (SchedulingGated) is kept, so the manager's autoscaler does not take the pod for an
+// unschedulable one. INVALID_ARGUMENT naming the field for a report that is not a Pod status.
+absl::StatusOr<Json> ProjectedPodStatus(const Json& local_pod, const v1::WorkloadPayload& report);
+
+}  // namespace tollgate::manifest

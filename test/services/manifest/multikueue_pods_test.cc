@@ -1,0 +1,199 @@
+// MultiKueue's projection of the gated kinds, the pure part (services/manifest/multikueue_pods.h):
+// the manifest a manager's workload carries for a Pod or a StatefulSet, the object a worker
+// creates from it, the pod's status report and Kueue's syncLocalPodWithRemote rule.
+
+#include "services/manifest/multikueue_pods.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "services/manifest/multikueue_job.h"
+#include "services/manifest/prebuilt_workload.h"
+
+namespace tollgate::manifest {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A manager's gated pod as the API server serves it once tollgate-kube has seen it.
+Json ManagerPod() {
+  return Json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {
+      "name": "p", "namespace": "team", "uid": "u-1", "resourceVersion": "42",
+      "creationTimestamp": "2026-01-01T00:00:00Z", "managedFields": [{"manager": "kubectl"}],
+      "labels": {"kueue.x-k8s.io/queue-name": "q", "app": "p"},
+      "annotations": {"tollgate.dev/status": "pending: Waiting", "note": "kept"}
+    },
+    "spec": {
+      "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+      "containers": [{"name": "c", "image": "busybox"}]
+    },
+    "status": {"phase": "Pending", "conditions": [
+      {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}
+  })");
+}
+
+Json ManagerStatefulSet() {
+  return Json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "StatefulSet",
+    "metadata": {"name": "db", "namespace": "team", "uid": "sts-uid", "generation": 2,
+                 "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+    "spec": {"replicas": 2, "serviceName": "db",
+             "template": {"metadata": {"annotations":
+                              {"kueue.x-k8s.io/pod-suspending-parent": "statefulset"}},
+                          "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+                                   "containers": [{"name": "c"}]}}},
+    "status": {"replicas": 2}
+  })");
+}
+
+Json DataOf(const v1::WorkloadPayload& payload) { return Json::parse(payload.data()); }
+
+TEST(MultiKueuePodsTest, APodTravelsAsWrittenWithItsGateAndWithoutServerFields) {
+  absl::StatusOr<v1::WorkloadPayload> payload = GatedObjectPayload(PodResource(), ManagerPod());
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "v1");
+  EXPECT_EQ(payload->kind(), "Pod");
+  EXPECT_EQ(payload->content_type(), kJsonContentType);
+  const Json data = DataOf(*payload);
+  EXPECT_EQ(data["metadata"], Json::parse(R"({"name": "p", "namespace": "team",
+                            "labels": {"kueue.x-k8s.io/queue-name": "q", "app": "p"},
+                            "annotations": {"note": "kept"}})"));
+  EXPECT_EQ(data["spec"], ManagerPod()["spec"]);
+  EXPECT_FALSE(data.contains("status"));
+}
+
+TEST(MultiKueuePodsTest, AStatefulSetCarriesItsOriginUid) {
+  absl::StatusOr<v1::WorkloadPayload> payload =
+      GatedObjectPayload(StatefulSetKind(), ManagerStatefulSet());
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "apps/v1");
+  EXPECT_EQ(payload->kind(), "StatefulSet");
+  const Json data = DataOf(*payload);
+  EXPECT_EQ(GetString(data, {"metadata", "annotations", kMultiKueueOriginUidAnnotation}),
+            "sts-uid");
+  EXPECT_EQ(data["spec"], ManagerStatefulSet()["spec"]);
+  EXPECT_FALSE(data["metadata"].contains("generation"));
+}
+
+TEST(MultiKueuePodsTest, OtherKindsAndObjectsWithoutSpecAreRefused) {
+  const ResourceKind deployment{"apps", "v1", "deployments", "Deployment", true};
+  absl::StatusOr<v1::WorkloadPayload> wrong_kind = GatedObjectPayload(deployment, ManagerPod());
+  EXPECT_TRUE(absl::IsInvalidArgument(wrong_kind.status()));
+  EXPECT_THAT(wrong_kind.status().message(), HasSubstr("apps/v1 Deployment"));
+  Json no_spec = ManagerPod();
+  no_spec.erase("spec");
+  absl::StatusOr<v1::WorkloadPayload> missing = GatedObjectPayload(PodResource(), no_spec);
+  EXPECT_TRUE(absl::IsInvalidArgument(missing.status()));
+  EXPECT_THAT(missing.status().message(), HasSubstr("spec: Required value"));
+}
+
+TEST(MultiKueuePodsTest, TheWorkersObjectIsBoundToItsCopyAndMarkedWithTheOrigin) {
+  absl::StatusOr<v1::WorkloadPayload> payload = GatedObjectPayload(PodResource(), ManagerPod());
+  ASSERT_TRUE(payload.ok());
+  absl::StatusOr<Json> pod =
+      RemoteGatedObjectFromPayload(*payload, "team", "pod-p-abc12", "manager-1");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(PrebuiltWorkloadName(*pod), "pod-p-abc12");
+  EXPECT_EQ(GetString(*pod, {"metadata", "labels", kMultiKueueOriginLabel}), "manager-1");
+  EXPECT_EQ(GetString(*pod, {"metadata", "labels", "kueue.x-k8s.io/queue-name"}), "q");
+  EXPECT_EQ(GetString(*pod, {"metadata", "namespace"}), "team");
+  EXPECT_EQ((*pod)["spec"]["schedulingGates"][0]["name"], "kueue.x-k8s.io/admission");
+  EXPECT_EQ(PayloadObjectName(*payload), "p");
+
+  absl::StatusOr<v1::WorkloadPayload> sts_payload =
+      GatedObjectPayload(StatefulSetKind(), ManagerStatefulSet());
+  ASSERT_TRUE(sts_payload.ok());
+  absl::StatusOr<Json> sts =
+      RemoteGatedObjectFromPayload(*sts_payload, "team", "statefulset-db-x", "manager-1");
+  ASSERT_TRUE(sts.ok()) << sts.status();
+  EXPECT_EQ((*sts)["kind"], "StatefulSet");
+  EXPECT_EQ(PrebuiltWorkloadName(*sts), "statefulset-db-x");
+  EXPECT_FALSE((*sts)["metadata"].contains("uid"));
+}
+
+TEST(MultiKueuePodsTest, APayloadOfAnotherKindOrFormatIsRefusedNamingTheField) {
+  v1::WorkloadPayload job;
+  job.set_content_type(std::string(kJsonContentType));
+  job.set_api_version("batch/v1");
+  job.set_kind("Job");
+  job.set_data(R"({"metadata": {"name": "j"}, "spec": {}})");
+  absl::StatusOr<Json> wrong = RemoteGatedObjectFromPayload(job, "team", "c", "o");
+  EXPECT_TRUE(absl::IsInvalidArgument(wrong.status()));
+  EXPECT_THAT(wrong.status().message(), HasSubstr("spec.payload: carries batch/v1 Job"));
+
+  v1::WorkloadPayload yaml = job;
+  yaml.set_api_version("v1");
+  yaml.set_kind("Pod");
+  yaml.set_content_type("application/yaml");
+  EXPECT_THAT(RemoteGatedObjectFromPayload(yaml, "team", "c", "o").status().message(),
+              HasSubstr("spec.payload.contentType"));
+
+  v1::WorkloadPayload nameless = yaml;
+  nameless.set_content_type(std::string(kJsonContentType));
+  nameless.set_data(R"({"spec": {}})");
+  EXPECT_THAT(RemoteGatedObjectFromPayload(nameless, "team", "c", "o").status().message(),
+              HasSubstr("metadata.name"));
+  EXPECT_EQ(PayloadObjectName(nameless), "");
+}
+
+v1::WorkloadPayload RemoteReport(const std::string& status) {
+  Json pod = {{"status", Json::parse(status)}};
+  return PodStatusReport(pod);
+}
+
+TEST(MultiKueuePodsTest, AStatusReportCarriesThePodsStatus) {
+  const v1::WorkloadPayload report = RemoteReport(R"({"phase": "Running"})");
+  EXPECT_EQ(report.api_version(), "v1");
+  EXPECT_EQ(report.kind(), "Pod");
+  EXPECT_EQ(DataOf(report)["status"]["phase"], "Running");
+}
+
+TEST(MultiKueuePodsTest, AGatedPodKeepsItsSchedulingGatedConditionUntilTheRemoteIsScheduled) {
+  const v1::WorkloadPayload unscheduled = RemoteReport(R"({"phase": "Pending", "conditions": [
+      {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})");
+  absl::StatusOr<Json> status = ProjectedPodStatus(ManagerPod(), unscheduled);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ((*status)["phase"], "Pending");
+  ASSERT_EQ((*status)["conditions"].size(), 1u);
+  EXPECT_EQ((*status)["conditions"][0]["reason"], "SchedulingGated");
+
+  // No PodScheduled condition on the remote yet: the local one is added.
+  absl::StatusOr<Json> bare = ProjectedPodStatus(ManagerPod(), RemoteReport(R"({})"));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ((*bare)["conditions"][0]["reason"], "SchedulingGated");
+}
+
+TEST(MultiKueuePodsTest, OnceTheRemoteIsScheduledItsStatusIsTakenWhole) {
+  const v1::WorkloadPayload running = RemoteReport(R"({"phase": "Running", "podIP": "10.0.0.1",
+      "conditions": [{"type": "PodScheduled", "status": "True"},
+                     {"type": "Ready", "status": "True"}]})");
+  absl::StatusOr<Json> status = ProjectedPodStatus(ManagerPod(), running);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(*status, DataOf(running)["status"]);
+
+  // A local pod no longer gated takes the remote status as it is, too.
+  Json ungated = ManagerPod();
+  ungated["spec"].erase("schedulingGates");
+  const v1::WorkloadPayload unscheduled = RemoteReport(R"({"phase": "Pending", "conditions": [
+      {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})");
+  absl::StatusOr<Json> taken = ProjectedPodStatus(ungated, unscheduled);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ((*taken)["conditions"][0]["reason"], "Unschedulable");
+}
+
+TEST(MultiKueuePodsTest, AReportThatIsNotAPodStatusIsRefused) {
+  v1::WorkloadPayload job = RemoteReport(R"({})");
+  job.set_api_version("batch/v1");
+  job.set_kind("Job");
+  EXPECT_THAT(ProjectedPodStatus(ManagerPod(), job).status().message(),
+              HasSubstr("status.jobStatus: reports batch/v1 Job"));
+  v1::WorkloadPayload garbage = RemoteReport(R"({})");
+  garbage.set_data("[1]");
+  EXPECT_TRUE(absl::IsInvalidArgument(ProjectedPodStatus(ManagerPod(), garbage).status()));
+}
+
+}  // namespace
+}  // namespace tollgate::manifest
