@@ -645,8 +645,11 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     // eviction deleted the members.
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, key.name));
     if (!wl.ok()) return absl::IsNotFound(wl.status()) ? absl::OkStatus() : wl.status();
+    // A MultiKueue copy's group (a worker's StatefulSet) may not exist yet, and the copy is the
+    // manager's to remove.
     if (wl->metadata().annotations().count(kIsGroupWorkloadAnnotation) == 0 ||
-        wl->metadata().owner_references_size() > 0) {
+        wl->metadata().owner_references_size() > 0 ||
+        wl->metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0) {
       return absl::OkStatus();
     }
     // Kueue's finalizers keep the members it deleted on eviction until their replacements

@@ -33,6 +33,8 @@
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
+#include "services/manifest/multikueue_pods.h"
+#include "services/manifest/pod_group.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "test/adapters/kube/test_processes.h"
 #include "test/adapters/multikueue/multikueue_queues.h"
@@ -234,11 +236,14 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     ASSERT_TRUE(controller.ok()) << controller.status();
     controller_ = std::move(*controller);
 
-    // Nothing named like the job may ever exist on w1, nor run on the manager's cluster: sampled
-    // until TearDown.
+    // Nothing named like the job (a Job, a Pod or a StatefulSet) may ever exist on w1, nor run
+    // on the manager's cluster: sampled until TearDown.
     sampler_ = std::thread([this] {
       while (!stop_sampler_.load()) {
-        if (W1().kube->Get(manifest::JobResource(), "team", "train").ok()) seen_on_w1_ = true;
+        for (const manifest::ResourceKind* kind :
+             {&manifest::JobResource(), &manifest::PodResource(), &manifest::StatefulSetKind()}) {
+          if (W1().kube->Get(*kind, "team", "train").ok()) seen_on_w1_ = true;
+        }
         absl::SleepFor(absl::Milliseconds(50));
       }
     });
@@ -290,7 +295,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
          "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
          "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health",
-         "--frameworks=batch/job,jobset.x-k8s.io/jobset"},
+         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,statefulset"},
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
@@ -743,6 +748,168 @@ TEST_F(MultiKueueJobsE2eTest, WithRoomOnBothWorkersTheJobRunsOnExactlyOne) {
   EXPECT_EQ(invariants.job_seen_on(), std::set<std::string>{winner});
   EXPECT_EQ(invariants.cluster_names(), std::set<std::string>{winner});
   EXPECT_FALSE(invariants.jobs_on_two_at_once());
+}
+
+// The gated kinds have no managedBy (Kueue's pod MultiKueue adapter): a plain Pod created gated
+// on the manager's cluster travels with its workload, the Pod created on w2 (bound to w2's copy)
+// is released there and runs, the manager's Pod stays gated throughout (a gate cannot be added
+// back, so gated at the end is gated all along) while the remote Pod's status is projected onto
+// it (Running, then Succeeded), the manager's workload finishes Succeeded, and w2's Pod goes with
+// its copy.
+TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", "train"},
+                {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
+                {"annotations", {{"fake.tollgate.dev/duration-seconds", "4"}}}}},
+              {"spec", OneCpuPodTemplate()["spec"]}};
+  pod["spec"]["schedulingGates"] = Json::array({{{"name", "kueue.x-k8s.io/admission"}}});
+  absl::StatusOr<Json> created = Manager().kube->Create(manifest::PodResource(), "team", pod);
+  ASSERT_TRUE(created.ok()) << created.status();
+
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.spec().payload().kind(), "Pod");
+  const std::string workload = submitted.metadata().name();
+
+  // The Pod appears on w2, bound to w2's copy, released and running there.
+  Json remote;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<Json> got = W2().kube->Get(manifest::PodResource(), "team", "train");
+        remote = got.ok() ? *got : Json(nullptr);
+        return !remote.is_null() && manifest::GetString(remote, {"status", "phase"}) == "Running";
+      },
+      kWait))
+      << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), workload);
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_FALSE(manifest::IsGated(remote));
+  std::optional<v1::Workload> manager_wl = ManagerWorkload();
+  ASSERT_TRUE(manager_wl.has_value());
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+
+  // The remote status comes back onto the manager's Pod, which stays gated.
+  auto manager_pod = [&] {
+    absl::StatusOr<Json> got = Manager().kube->Get(manifest::PodResource(), "team", "train");
+    return got.ok() ? *got : Json(nullptr);
+  };
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = manager_pod();
+        return manifest::GetString(local, {"status", "phase"}) == "Running";
+      },
+      kWait))
+      << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        local = manager_pod();
+        return manifest::GetString(local, {"status", "phase"}) == "Succeeded";
+      },
+      kWait))
+      << local.dump();
+
+  manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  bool succeeded = false;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
+  }
+  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  // The finished copy goes from w2, and its Pod with it.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(W2().kube->Get(manifest::PodResource(), "team", "train").status());
+      },
+      kWait));
+  EXPECT_TRUE(manifest::IsGated(manager_pod()));
+
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// A StatefulSet (Kueue's statefulset MultiKueue adapter): created on the manager's cluster, its
+// group workload carries it; w2 creates it bound to its copy, with the manager's uid, and its pod
+// runs there while the manager's pod stays gated; no status is synced (the manager's StatefulSet
+// controller owns it there, as in Kueue). Deleting the manager's StatefulSet removes its
+// workload, the copy and w2's StatefulSet with its pods.
+TEST_F(MultiKueueJobsE2eTest, AStatefulSetRunsOnTheWinnerAndGoesWithTheManagersObject) {
+  const Json sts = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "StatefulSet"},
+      {"metadata", {{"name", "train"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+      {"spec",
+       {{"replicas", 1},
+        {"serviceName", "train"},
+        {"selector", {{"matchLabels", {{"app", "train"}}}}},
+        {"template",
+         {{"metadata", {{"labels", {{"app", "train"}}}}},
+          // Gated as written: Tollgate has no webhook to gate the first pod in time.
+          {"spec",
+           {{"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+  absl::StatusOr<Json> created = Manager().kube->Create(manifest::StatefulSetKind(), "team", sts);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string manager_uid = manifest::GetString(*created, {"metadata", "uid"});
+
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.spec().payload().kind(), "StatefulSet");
+  const std::string workload = submitted.metadata().name();
+
+  // w2's StatefulSet, bound to its copy, and its pod running there.
+  Json remote_pod;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<Json> got = W2().kube->Get(manifest::PodResource(), "team", "train-0");
+        remote_pod = got.ok() ? *got : Json(nullptr);
+        return !remote_pod.is_null() &&
+               manifest::GetString(remote_pod, {"status", "phase"}) == "Running";
+      },
+      kWait))
+      << remote_pod.dump();
+  absl::StatusOr<Json> remote = W2().kube->Get(manifest::StatefulSetKind(), "team", "train");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(*remote), workload);
+  EXPECT_EQ(manifest::GetString(*remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_EQ(manifest::GetString(
+                *remote, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}),
+            manager_uid);
+  EXPECT_EQ(
+      manifest::GetString(remote_pod, {"metadata", "annotations", manifest::kPrebuiltWorkloadKey}),
+      workload);
+  std::optional<v1::Workload> manager_wl = ManagerWorkload();
+  ASSERT_TRUE(manager_wl.has_value());
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_EQ(manager_wl->status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  // The manager's pod exists, gated, and never ran.
+  absl::StatusOr<Json> local_pod = Manager().kube->Get(manifest::PodResource(), "team", "train-0");
+  ASSERT_TRUE(local_pod.ok()) << local_pod.status();
+  EXPECT_TRUE(manifest::IsGated(*local_pod)) << local_pod->dump();
+
+  // Deleting the manager's StatefulSet removes the workload, the copy, and w2's objects.
+  ASSERT_TRUE(Manager().kube->Delete(manifest::StatefulSetKind(), "team", "train").ok());
+  EXPECT_TRUE(WaitFor([&] { return !ManagerWorkload().has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(
+                   W2().kube->Get(manifest::StatefulSetKind(), "team", "train").status()) &&
+               absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train-0").status());
+      },
+      kWait));
+  v1::WorkloadRef copy;
+  copy.set_namespace_("team");
+  copy.set_name(workload);
+  EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
+
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 
 }  // namespace
