@@ -144,6 +144,14 @@ bool PodController::Handles(absl::string_view resource) const {
 
 std::vector<ObjectKey> PodController::KeysFor(absl::string_view resource, const Json& obj) const {
   const std::string ns = Ns(obj);
+  if ((resource == "pods" || resource == "statefulsets") &&
+      !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
+      !manifest::PrebuiltWorkloadName(obj).empty()) {
+    // A worker's object made for a MultiKueue copy: the copy's changes concern it.
+    absl::MutexLock lock(&mu_);
+    copy_objects_[Key(ns, manifest::PrebuiltWorkloadName(obj))] =
+        ObjectKey{std::string(resource), ns, Name(obj)};
+  }
   if (resource != "pods") return {ObjectKey{std::string(resource), ns, Name(obj)}};
   std::vector<ObjectKey> keys;
   const std::string parent = manifest::PodAnnotation(obj, kSuspendedByParentAnnotation);
@@ -183,17 +191,15 @@ std::vector<ObjectKey> PodController::KeysForWorkload(const v1::Workload& wl) co
   if (group && !WatchedResources().empty()) {
     keys.push_back({std::string(kPodGroupsResource), ns, wl.metadata().name()});
   }
-  // A MultiKueue copy on a worker: the object it carries, once created, is bound to it.
-  if (wl.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0 &&
-      wl.spec().has_payload()) {
-    const v1::WorkloadPayload& payload = wl.spec().payload();
-    const std::string name = manifest::PayloadObjectName(payload);
-    if (!name.empty() && payload.api_version() == "v1" && payload.kind() == "Pod" &&
-        options_.pods) {
-      keys.push_back({"pods", ns, name});
-    } else if (!name.empty() && payload.api_version() == "apps/v1" &&
-               payload.kind() == "StatefulSet" && options_.statefulsets) {
-      keys.push_back({"statefulsets", ns, name});
+  // A MultiKueue copy on a worker: the object made for it (its deletion event names only the
+  // workload).
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = copy_objects_.find(Key(ns, wl.metadata().name()));
+    if (it != copy_objects_.end()) {
+      keys.push_back(it->second);
+      // A deletion event carries no spec: the copy is gone, and so is the need to remember.
+      if (wl.spec().pod_sets_size() == 0) copy_objects_.erase(it);
     }
   }
   return keys;

@@ -149,6 +149,8 @@ class PodController {
   mutable absl::Mutex mu_;
   std::map<ObjectKey, std::set<std::string>> tombstones_ ABSL_GUARDED_BY(mu_);
   uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  // On a worker: MultiKueue copy "ns/name" -> the object made for it, as the informers saw it.
+  mutable std::map<std::string, ObjectKey> copy_objects_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tollgate::kube

@@ -123,12 +123,6 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
   return obj;
 }
 
-std::string PayloadObjectName(const v1::WorkloadPayload& payload) {
-  absl::StatusOr<Json> obj = ParseJson(payload.data(), "data");
-  if (!obj.ok() || !obj->is_object()) return "";
-  return GetString(*obj, {"metadata", "name"});
-}
-
 v1::WorkloadPayload PodStatusReport(const Json& pod) {
   const Json* status = Find(pod, {"status"});
   Json reduced = {{"apiVersion", "v1"},

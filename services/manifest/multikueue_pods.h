@@ -46,10 +46,6 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
                                                   absl::string_view ns, absl::string_view copy_name,
                                                   absl::string_view origin);
 
-// The name of the object a copy's payload carries ("" when it carries none, or not a JSON object
-// with metadata.name).
-std::string PayloadObjectName(const v1::WorkloadPayload& payload);
-
 // What a worker reports of its pod (status.job_status): apiVersion v1, kind Pod and the pod's
 // status. (Kueue syncs no StatefulSet status: the manager's StatefulSet controller would
 // overwrite it.)
