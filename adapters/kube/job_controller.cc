@@ -237,6 +237,12 @@ absl::StatusOr<v1::Workload> JobController::BindPrebuilt(
                                             " named by ", manifest::kPrebuiltWorkloadKey));
   }
   if (!wl.ok()) return wl.status();
+  if (manifest::MadeForAnotherCopy(obj, *wl)) {
+    // A worker's job whose MultiKueue copy was replaced by a new one of the same name (a
+    // re-dispatch) before this pass: its copy is gone, and it must not run under the new one.
+    return absl::NotFoundError(
+        absl::StrCat("The MultiKueue copy ", ref.name(), " this job was made for is gone"));
+  }
   const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
   const v1::OwnerReference* controller = nullptr;
   for (const v1::OwnerReference& owner : wl->metadata().owner_references()) {
@@ -697,6 +703,10 @@ absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& tr
     return DeleteJobOfGoneCopy(translator, obj).status();
   }
   if (!wl.ok()) return wl.status();
+  if (manifest::MadeForAnotherCopy(obj, *wl)) {
+    // Its copy was replaced by a new one of the same name: this run is not the new copy's.
+    return DeleteJobOfGoneCopy(translator, obj).status();
+  }
   if (!manifest::PrebuiltWorkloadName(obj).empty()) {
     // The final status reaches the copy before its finish, so the manager mirrors it.
     TOLLGATE_RETURN_IF_ERROR(ReportCopyJobStatus(translator, obj, *wl));

@@ -9,6 +9,7 @@
 #include "adapters/kube/job_controller.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
+#include "services/manifest/admission_enactment.h"
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/multikueue_job.h"
 #include "services/manifest/multikueue_pods.h"
@@ -70,9 +71,20 @@ absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
                 {{"workload", what}, {"error", job.status().ToString()}});
     return absl::OkStatus();
   }
+  if (!copy->metadata().uid().empty()) {
+    manifest::SetAnnotation(*job, manifest::kMultiKueueCopyUidAnnotation, copy->metadata().uid());
+  }
   const std::string name = manifest::GetString(*job, {"metadata", "name"});
   absl::StatusOr<Json> existing = kube_.Get(translator->resource(), key.ns, name);
   if (existing.ok()) {
+    if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
+        manifest::MadeForAnotherCopy(*existing, *copy)) {
+      // Left from an earlier copy of this name (a re-dispatch): it goes, then this one's job is
+      // made.
+      TOLLGATE_RETURN_IF_ERROR(DeleteJobOfGoneCopy(*translator, *existing).status());
+      return absl::UnavailableError(
+          absl::StrCat("the job ", key.ns, "/", name, " of an earlier copy is being deleted"));
+    }
     if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
       common::Log("warning", "cannot create the job of a MultiKueue copy",
                   {{"workload", what},
@@ -113,9 +125,22 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
                 {{"workload", what}, {"error", obj.status().ToString()}});
     return absl::OkStatus();
   }
+  if (!copy.metadata().uid().empty()) {
+    manifest::SetAnnotation(*obj, manifest::kMultiKueueCopyUidAnnotation, copy.metadata().uid());
+  }
   const std::string name = manifest::GetString(*obj, {"metadata", "name"});
   absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
   if (existing.ok()) {
+    if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
+        manifest::MadeForAnotherCopy(*existing, copy)) {
+      // Left from an earlier copy of this name (a re-dispatch): it goes, then this one's is made.
+      absl::Status deleted = resource.plural == "pods"
+                                 ? kube_.Delete(resource, key.ns, name)
+                                 : kube_.DeleteWithDependents(resource, key.ns, name);
+      if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+      return absl::UnavailableError(absl::StrCat("the ", resource.kind, " ", key.ns, "/", name,
+                                                 " of an earlier copy is being deleted"));
+    }
     if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
       common::Log("warning", "cannot create the object of a MultiKueue copy",
                   {{"workload", what},

@@ -473,8 +473,8 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
 
   if (manifest::IsTerminated(pod)) {
     absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-    if (absl::IsNotFound(wl.status())) {
-      // A finished worker pod whose MultiKueue copy is gone goes with it.
+    if (absl::IsNotFound(wl.status()) || (wl.ok() && manifest::MadeForAnotherCopy(pod, *wl))) {
+      // A finished worker pod whose MultiKueue copy is gone (or replaced) goes with it.
       return DeleteObjectOfGoneCopy(PodResource(), pod).status();
     }
     TOLLGATE_RETURN_IF_ERROR(wl.status());
@@ -522,6 +522,10 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     } else {
       wl = submitted->workload();
     }
+  }
+  if (wl.ok() && manifest::MadeForAnotherCopy(pod, *wl)) {
+    // Made for an earlier copy of this name (a re-dispatch): not the new copy's to run.
+    return DeleteObjectOfGoneCopy(PodResource(), pod).status();
   }
   if (absl::IsNotFound(wl.status())) {
     // A worker pod whose MultiKueue copy is gone goes with it (Kueue's DeleteRemoteObject).
@@ -972,8 +976,10 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
   const v1::WorkloadRef ref = Ref(key.ns, wl_name);
 
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-  if (absl::IsNotFound(wl.status()) && remote) {
-    // Its copy is gone: it goes too (Kueue's DeleteRemoteObject).
+  if (remote &&
+      (absl::IsNotFound(wl.status()) || (wl.ok() && manifest::MadeForAnotherCopy(sts, *wl)))) {
+    // Its copy is gone (or replaced by another of the same name): it goes too (Kueue's
+    // DeleteRemoteObject).
     return DeleteObjectOfGoneCopy(StatefulSetResource(), sts).status();
   }
   if (absl::IsNotFound(wl.status())) {

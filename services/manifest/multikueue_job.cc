@@ -97,6 +97,12 @@ bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
   return ManagedByFieldOf(translator) != ManagedByField::kNone;
 }
 
+bool MadeForAnotherCopy(const Json& obj, const v1::Workload& copy) {
+  const std::string made_for =
+      GetString(obj, {"metadata", "annotations", kMultiKueueCopyUidAnnotation});
+  return !made_for.empty() && made_for != copy.metadata().uid();
+}
+
 absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
                                                        const Json& written) {
   const Json* spec = Find(written, {"spec"});

@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
+#include "services/manifest/multikueue_job.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
@@ -462,6 +463,50 @@ TEST_F(PrebuiltWorkloadTest, TheJobWaitsSuspendedForItsWorkloadAndIsBoundToIt) {
   EXPECT_EQ(Status(), "admitted: Admitted by ClusterQueue team-a-cq");
   // Bound once: the next passes find it controlled by this job.
   EXPECT_EQ(admission_.Count("ReportJobState"), 1);
+}
+
+// The re-dispatch race: a worker's job made for MultiKueue copy 1 is reconciled only after the
+// manager removed that copy and made copy 2 under the same name (the work queue was behind the
+// deletion), and copy 2 was admitted here without being the winner. Bound to copy 2, the old
+// job would run under it, beside the job the winner runs. It carries the uid of the copy it was
+// made for, so it is recognised as another copy's and deleted instead.
+TEST_F(PrebuiltWorkloadTest, AWorkersJobOfAReplacedCopyIsDeletedNotBoundToTheNewOne) {
+  Controller();
+  auto make_copy = [&](const std::string& uid) {
+    absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(job_, MakeJob(), "planned-queue",
+                                                                  controller_->lookup(), kPrebuilt);
+    ASSERT_TRUE(wl.ok()) << wl.status();
+    wl->mutable_metadata()->set_uid(uid);
+    wl->mutable_metadata()->clear_labels();
+    (*wl->mutable_metadata()->mutable_labels())[std::string(manifest::kMultiKueueOriginLabel)] =
+        "manager";
+    v1::SubmitRequest request;
+    *request.mutable_workload() = *wl;
+    ASSERT_TRUE(admission_.Submit(request).ok());
+    admission_.Admit("team-a", kPrebuilt, GpuAdmission());
+  };
+  ASSERT_NO_FATAL_FAILURE(make_copy("copy-1"));
+  Json job = PrebuiltJob();
+  job["spec"]["suspend"] = true;
+  job["metadata"]["labels"][std::string(manifest::kMultiKueueOriginLabel)] = "manager";
+  job["metadata"]["annotations"][std::string(manifest::kMultiKueueCopyUidAnnotation)] = "copy-1";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(job_.IsSuspended(Job())) << Job().dump();
+
+  // Copy 1 removed and copy 2 made and admitted before the job's next pass.
+  v1::DeleteWorkloadRequest del;
+  del.mutable_workload()->set_namespace_("team-a");
+  del.mutable_workload()->set_name(kPrebuilt);
+  ASSERT_TRUE(admission_.DeleteWorkload(del).ok());
+  ASSERT_NO_FATAL_FAILURE(make_copy("copy-2"));
+
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_TRUE(Job().is_null()) << Job().dump();
+  std::optional<v1::Workload> copy = admission_.Find("team-a", kPrebuilt);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->metadata().owner_references_size(), 0) << copy->DebugString();
 }
 
 TEST_F(PrebuiltWorkloadTest, AJobThatNoLongerMatchesFinishesItsWorkloadAsOutOfSync) {

@@ -280,5 +280,17 @@ TEST(MultiKueueJobTest, ASuspendedJobStillShowingTheOldRunIsStopped) {
   EXPECT_FALSE(StoppedRemoteStatus(JobKind(), finished, absl::UnixEpoch()).has_value());
 }
 
+TEST(MultiKueueJobTest, AnObjectMadeForAnEarlierCopyOfTheSameNameIsAnothersCopy) {
+  v1::Workload copy;
+  copy.mutable_metadata()->set_uid("copy-2");
+  Json obj = {{"metadata", {{"name", "train"}}}};
+  // Made before the annotation existed: taken to be the copy's.
+  EXPECT_FALSE(MadeForAnotherCopy(obj, copy));
+  obj["metadata"]["annotations"][std::string(kMultiKueueCopyUidAnnotation)] = "copy-2";
+  EXPECT_FALSE(MadeForAnotherCopy(obj, copy));
+  obj["metadata"]["annotations"][std::string(kMultiKueueCopyUidAnnotation)] = "copy-1";
+  EXPECT_TRUE(MadeForAnotherCopy(obj, copy));
+}
+
 }  // namespace
 }  // namespace tollgate::manifest
