@@ -10,6 +10,7 @@
 #include "adapters/kube/pod_controller.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/kube_resource.h"
+#include "services/manifest/multikueue_job.h"
 
 namespace tollgate::kube {
 namespace {
@@ -73,6 +74,23 @@ TEST_F(DeployRbacTest, TheGatedKindsCanBeWatchedPatchedAndTheirPodsDeleted) {
   }
   // A preempted or excess pod is deleted (docs/pod-integrations.md).
   EXPECT_TRUE(Grants(manifest::PodResource(), "delete"));
+}
+
+// MultiKueue (docs/multicluster.md): a worker creates the object a winning copy carries and
+// deletes it with its copy; the manager projects the winner's status onto its original.
+TEST_F(DeployRbacTest, MultiKueuesObjectsCanBeCreatedDeletedAndTheirStatusPatched) {
+  for (const manifest::JobKindTranslator* kind : manifest::AllJobKinds()) {
+    if (!manifest::ProjectsThroughMultiKueue(*kind)) continue;
+    const manifest::ResourceKind& r = kind->resource();
+    EXPECT_TRUE(Grants(r, "create")) << r.group << "/" << r.plural;
+    EXPECT_TRUE(Grants(r, "delete")) << r.group << "/" << r.plural;
+    EXPECT_TRUE(granted_.count(r.group + "/" + r.plural + "/status:patch") > 0)
+        << r.group << "/" << r.plural << "/status";
+  }
+  EXPECT_TRUE(Grants(manifest::PodResource(), "create"));
+  EXPECT_TRUE(granted_.count("/pods/status:patch") > 0);
+  EXPECT_TRUE(Grants(StatefulSetResource(), "create"));
+  EXPECT_TRUE(Grants(StatefulSetResource(), "delete"));
 }
 
 }  // namespace
