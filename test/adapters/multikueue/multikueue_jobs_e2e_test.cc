@@ -62,6 +62,22 @@ Json OneCpuPodTemplate() {
                                          {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}};
 }
 
+// A plain Pod queued through Tollgate, created with Kueue's gate (Tollgate has no webhook to add
+// it). The fake runs it `seconds` once released, or fails it.
+Json GatedPod(const std::string& name, int seconds, bool fail = false) {
+  Json annotations = {{"fake.tollgate.dev/duration-seconds", absl::StrCat(seconds)}};
+  if (fail) annotations["fake.tollgate.dev/fail"] = "true";
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
+                {"annotations", annotations}}},
+              {"spec", OneCpuPodTemplate()["spec"]}};
+  pod["spec"]["schedulingGates"] = Json::array({{{"name", "kueue.x-k8s.io/admission"}}});
+  return pod;
+}
+
 // A Job handed to MultiKueue, as a user writes it for Kueue: suspended, with the queue label and
 // managedBy. The fake runs it `seconds` once started (the annotation travels with the manifest).
 Json MultiKueueJob(const std::string& name, int seconds, bool fail = false) {
@@ -757,15 +773,8 @@ TEST_F(MultiKueueJobsE2eTest, WithRoomOnBothWorkersTheJobRunsOnExactlyOne) {
 // it (Running, then Succeeded), the manager's workload finishes Succeeded, and w2's Pod goes with
 // its copy.
 TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", "train"},
-                {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}},
-                {"annotations", {{"fake.tollgate.dev/duration-seconds", "4"}}}}},
-              {"spec", OneCpuPodTemplate()["spec"]}};
-  pod["spec"]["schedulingGates"] = Json::array({{{"name", "kueue.x-k8s.io/admission"}}});
-  absl::StatusOr<Json> created = Manager().kube->Create(manifest::PodResource(), "team", pod);
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::PodResource(), "team", GatedPod("train", 4));
   ASSERT_TRUE(created.ok()) << created.status();
 
   ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
@@ -828,6 +837,33 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
       kWait));
   EXPECT_TRUE(manifest::IsGated(manager_pod()));
 
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// A plain Pod that fails on the winner: the manager's Pod shows Failed (still gated), and the
+// manager's workload finishes with reason Failed, as the worker's copy did.
+TEST_F(MultiKueueJobsE2eTest, APlainPodThatFailsOnTheWinnerFailsTheManagersPodAndWorkload) {
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::PodResource(), "team", GatedPod("train", 1, /*fail=*/true));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Json local;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<Json> got = Manager().kube->Get(manifest::PodResource(), "team", "train");
+        local = got.ok() ? *got : Json(nullptr);
+        return manifest::GetString(local, {"status", "phase"}) == "Failed";
+      },
+      kWait))
+      << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 
