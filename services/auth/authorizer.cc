@@ -79,7 +79,11 @@ std::vector<Role> MakeBuiltInRoles() {
   roles.push_back(
       {"adapter",
        {{{"submit", "finish", "report", "delete", "get", "list", "watch"}, {"Workload"}},
-        {kReadVerbs, {"LocalQueue", "ClusterQueue", "WorkloadPriorityClass", "PriorityClass"}},
+        // AdmissionChecks: whether a queue or a workload goes through MultiKueue (its pods
+        // then stay gated on the manager and travel with the workload).
+        {kReadVerbs,
+         {"LocalQueue", "ClusterQueue", "AdmissionCheck", "WorkloadPriorityClass",
+          "PriorityClass"}},
         // tollgate-kube feeds the topology inventory from Nodes and Pods.
         {kInventoryVerbs, {"Node"}},
         {kReadVerbs, {"Topology", "ResourceFlavor"}}},

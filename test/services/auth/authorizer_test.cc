@@ -194,6 +194,22 @@ TEST(AuthorizerTest, OperatorVerbs) {
   }
 }
 
+// tollgate-kube reads a queue's AdmissionChecks to tell whether its pods go through MultiKueue
+// (docs/multicluster.md, "The pod-based kinds"), and may not change them.
+TEST(AuthorizerTest, TheAdapterReadsAdmissionChecksButDoesNotChangeThem) {
+  const Authorizer authz = FromYaml(R"(
+kind: RoleBinding
+metadata: {name: adapters}
+role: adapter
+subjects: [{kind: Group, name: "tollgate:adapters"}]
+)");
+  const Identity kube = User("tollgate-kube", {"tollgate:adapters"});
+  EXPECT_TRUE(authz.Authorize(kube, Req("get", "ClusterQueue", "", "cq")).allowed);
+  EXPECT_TRUE(authz.Authorize(kube, Req("get", "AdmissionCheck", "", "mk")).allowed);
+  EXPECT_FALSE(authz.Authorize(kube, Req("apply", "AdmissionCheck", "", "mk")).allowed);
+  EXPECT_FALSE(authz.Authorize(kube, Req("delete", "AdmissionCheck", "", "mk")).allowed);
+}
+
 TEST(AuthorizerTest, CheckControllersTouchOnlyTheirOwnChecks) {
   const Authorizer authz = FromYaml(R"(
 kind: RoleBinding
