@@ -7,9 +7,12 @@
 
 #include "services/manifest/multikueue_pods.h"
 
+#include <set>
 #include <string>
 
+#include "absl/base/const_init.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "adapters/kube/pod_controller.h"
 #include "common/json_log.h"
 #include "core/admission_checks.h"
@@ -34,10 +37,28 @@ absl::StatusOr<v1::ConfigObject> GetConfig(client::AdmissionClient& admission, v
   return admission.GetObject(ref);
 }
 
+// A configuration object tollgate-kube may not read (a binding of the adapter role confined to
+// namespaces reads no cluster-scoped object) counts as one without MultiKueue, so single-cluster
+// queues go on working; said once per object in the log.
+bool Unreadable(const absl::Status& status, absl::string_view what) {
+  if (!absl::IsPermissionDenied(status)) return false;
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* said = new std::set<std::string>();
+  absl::MutexLock lock(&mu);
+  if (said->insert(std::string(what)).second) {
+    common::Log("warning", "cannot read whether a queue goes through MultiKueue; taken as not",
+                {{"object", std::string(what)}, {"error", status.ToString()}});
+  }
+  return true;
+}
+
 // Whether the AdmissionCheck `name` is MultiKueue's (a missing one is not).
 absl::StatusOr<bool> IsMultiKueueCheck(client::AdmissionClient& admission, absl::string_view name) {
   absl::StatusOr<v1::ConfigObject> check = GetConfig(admission, v1::ADMISSION_CHECK, "", name);
-  if (absl::IsNotFound(check.status())) return false;
+  if (absl::IsNotFound(check.status()) ||
+      Unreadable(check.status(), absl::StrCat("admissioncheck/", name))) {
+    return false;
+  }
   TOLLGATE_RETURN_IF_ERROR(check.status());
   return check->admission_check().spec().controller_name() == core::kMultiKueueControllerName;
 }
@@ -47,11 +68,17 @@ absl::StatusOr<bool> IsMultiKueueCheck(client::AdmissionClient& admission, absl:
 absl::StatusOr<bool> PodController::QueueUsesMultiKueue(absl::string_view ns,
                                                         absl::string_view queue) {
   absl::StatusOr<v1::ConfigObject> local = GetConfig(admission_, v1::LOCAL_QUEUE, ns, queue);
-  if (absl::IsNotFound(local.status())) return false;
+  if (absl::IsNotFound(local.status()) ||
+      Unreadable(local.status(), absl::StrCat("localqueue/", ns, "/", queue))) {
+    return false;
+  }
   TOLLGATE_RETURN_IF_ERROR(local.status());
   const std::string& cq_name = local->local_queue().spec().cluster_queue();
   absl::StatusOr<v1::ConfigObject> cq = GetConfig(admission_, v1::CLUSTER_QUEUE, "", cq_name);
-  if (absl::IsNotFound(cq.status())) return false;
+  if (absl::IsNotFound(cq.status()) ||
+      Unreadable(cq.status(), absl::StrCat("clusterqueue/", cq_name))) {
+    return false;
+  }
   TOLLGATE_RETURN_IF_ERROR(cq.status());
   const v1::ClusterQueueSpec& spec = cq->cluster_queue().spec();
   std::vector<std::string> checks(spec.admission_checks().begin(), spec.admission_checks().end());
@@ -67,6 +94,15 @@ absl::StatusOr<bool> PodController::QueueUsesMultiKueue(absl::string_view ns,
 }
 
 absl::StatusOr<bool> PodController::RunsOnAWorker(const v1::Workload& wl) {
+  // A worker's copy (which carries the object too) runs here.
+  if (wl.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0) {
+    return false;
+  }
+  // Carrying its object, it was made for MultiKueue: no need to read the checks.
+  if (wl.spec().has_payload() && manifest::IsMultiKueueGatedKind(wl.spec().payload().api_version(),
+                                                                 wl.spec().payload().kind())) {
+    return true;
+  }
   for (const v1::AdmissionCheckState& state : wl.status().admission_checks()) {
     TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, IsMultiKueueCheck(admission_, state.name()));
     if (multikueue) return true;
