@@ -237,6 +237,12 @@ absl::StatusOr<v1::Workload> JobController::BindPrebuilt(
                                             " named by ", manifest::kPrebuiltWorkloadKey));
   }
   if (!wl.ok()) return wl.status();
+  if (manifest::MadeForAnotherCopy(obj, *wl)) {
+    // A MultiKueue worker's job whose copy was replaced by one of the same name: its copy is
+    // gone, as far as this job is concerned.
+    return absl::NotFoundError(
+        absl::StrCat("The MultiKueue copy ", ref.name(), " this job was created for is gone"));
+  }
   const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
   const v1::OwnerReference* controller = nullptr;
   for (const v1::OwnerReference& owner : wl->metadata().owner_references()) {
@@ -691,8 +697,8 @@ absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& tr
                                            const Json& obj, const v1::WorkloadRef& ref,
                                            const manifest::JobFinish& finish) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-  if (absl::IsNotFound(wl.status())) {
-    // A finished worker job whose MultiKueue copy is gone goes with it.
+  if (absl::IsNotFound(wl.status()) || (wl.ok() && manifest::MadeForAnotherCopy(obj, *wl))) {
+    // A finished worker job whose MultiKueue copy is gone (or replaced) goes with it.
     if (manifest::PrebuiltWorkloadName(obj).empty()) return absl::OkStatus();
     return DeleteJobOfGoneCopy(translator, obj).status();
   }

@@ -9,6 +9,7 @@
 #include "adapters/kube/job_controller.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
+#include "services/manifest/admission_enactment.h"
 #include "services/manifest/multikueue_job.h"
 #include "services/manifest/prebuilt_workload.h"
 
@@ -65,9 +66,18 @@ absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
                 {{"workload", what}, {"error", job.status().ToString()}});
     return absl::OkStatus();
   }
+  manifest::SetAnnotation(*job, manifest::kMultiKueueCopyUidAnnotation, copy->metadata().uid());
   const std::string name = manifest::GetString(*job, {"metadata", "name"});
   absl::StatusOr<Json> existing = kube_.Get(translator->resource(), key.ns, name);
   if (existing.ok()) {
+    if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
+        manifest::MadeForAnotherCopy(*existing, *copy)) {
+      // The job of a copy this one replaced: it goes first, and this copy's job is created on
+      // the retry once it is gone (never two runs of one workload here).
+      TOLLGATE_RETURN_IF_ERROR(DeleteJobOfGoneCopy(*translator, *existing).status());
+      return absl::UnavailableError(
+          absl::StrCat("the job of the copy ", what, " replaced is being deleted"));
+    }
     if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
       common::Log("warning", "cannot create the job of a MultiKueue copy",
                   {{"workload", what},

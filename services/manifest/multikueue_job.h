@@ -25,6 +25,11 @@ inline constexpr absl::string_view kMultiKueueManagedBy = "kueue.x-k8s.io/multik
 inline constexpr absl::string_view kMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
 // What the payloads' data is.
 inline constexpr absl::string_view kJsonContentType = "application/json";
+// The annotation a worker's job carries with the uid of the copy it was created for. The
+// manager may replace a copy by a new one of the same name (a re-dispatch); the job of the old
+// copy must then go with it, not bind to the new one, which has not won yet.
+inline constexpr absl::string_view kMultiKueueCopyUidAnnotation =
+    "tollgate.dev/multikueue-copy-uid";
 
 // Whether the object's managedBy (where its kind keeps one, see ProjectsThroughMultiKueue) is
 // MultiKueue's.
@@ -54,6 +59,11 @@ absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& 
 absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
                                           const v1::WorkloadPayload& payload, absl::string_view ns,
                                           absl::string_view copy_name, absl::string_view origin);
+
+// Whether the worker's `job` was created for another copy than `copy` of the same name (its
+// kMultiKueueCopyUidAnnotation names another uid). Jobs without the annotation (created before
+// it existed) belong to whichever copy has their name.
+bool MadeForAnotherCopy(const Json& job, const v1::Workload& copy);
 
 // What a worker reports of its job (status.job_status): the job's apiVersion and kind, and as
 // data a JSON object with the job's `status` and its suspend field (the translator's path), so

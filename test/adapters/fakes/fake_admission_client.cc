@@ -232,6 +232,9 @@ absl::StatusOr<v1::ReportJobStateResponse> FakeAdmissionClient::ReportJobState(
     case v1::ReportJobStateRequest::kWaitingForReplacementPods:
       status->set_waiting_for_replacement_pods(request.waiting_for_replacement_pods());
       break;
+    case v1::ReportJobStateRequest::kJobStatus:
+      *status->mutable_job_status() = request.job_status();
+      break;
     default:
       return absl::InvalidArgumentError("no report");
   }
