@@ -384,7 +384,11 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
       }
     }
   }
-  if (plan.finish_local.has_value() && wl.status().state() == v1::WORKLOAD_STATE_ADMITTED) {
+  // Also while only reserved (Kueue finishes whatever the local state): a copy may finish on a
+  // worker the manager could not see while it was admitted there, and the workload would
+  // otherwise hold its quota here for good.
+  if (plan.finish_local.has_value() && (wl.status().state() == v1::WORKLOAD_STATE_ADMITTED ||
+                                        wl.status().state() == v1::WORKLOAD_STATE_QUOTA_RESERVED)) {
     v1::FinishRequest finish;
     *finish.mutable_workload() = RefOf(wl);
     finish.set_message(plan.finish_local->message.empty() ? plan.finish_local->reason

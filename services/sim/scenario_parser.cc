@@ -757,7 +757,7 @@ absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckE
                           if (state != "Pending" && state != "Admitted" && state != "Evicted" &&
                               state != "Finished") {
                             return where.Error(
-                                absl::StrCat(p, ".", cluster),
+                                absl::StrCat(p, "[", cluster, "]"),
                                 absl::StrCat("want Pending, Admitted, Evicted or Finished, got \"",
                                              state, "\""));
                           }
