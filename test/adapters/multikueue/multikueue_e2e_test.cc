@@ -500,6 +500,47 @@ TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigPathIsConnected) {
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+// Kueue's default, a kubeConfig Secret: tollgate-multikueue reads it as Kubernetes mounts it
+// into its pod (--kubeconfig-secrets-dir, the Secret's key kubeconfig at DIR/<secret>/kubeconfig
+// behind the kubelet's ..data symlink), so the workload runs on the worker it names; a Secret
+// that is not mounted leaves its cluster inactive with BadKubeConfig saying where it looked.
+TEST_F(MultiKueueE2eTest, AWorkerNamedByAMountedKubeConfigSecretIsConnected) {
+  const std::string secrets = scratch_ + "/secrets";
+  const std::string keys = secrets + "/w2-kubeconfig/..2026_11_30_00_00_00.1";
+  std::filesystem::create_directories(keys);
+  std::ofstream(keys + "/kubeconfig")
+      << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: w\n",
+                      "contexts: [{name: w, context: {cluster: w, user: m}}]\n",
+                      "clusters: [{name: w, cluster: {server: \"http://", w2_->address(), "\"}}]\n",
+                      "users: [{name: m, user: {}}]\n");
+  std::filesystem::create_symlink("..2026_11_30_00_00_00.1", secrets + "/w2-kubeconfig/..data");
+  std::filesystem::create_symlink("..data/kubeconfig", secrets + "/w2-kubeconfig/kubeconfig");
+  auto cluster = [](const std::string& name, const std::string& secret) {
+    // v1beta1's spec.kubeConfig, locationType left to its default (Secret).
+    return absl::StrCat("apiVersion: kueue.x-k8s.io/v1beta1\nkind: MultiKueueCluster\n",
+                        "metadata: {name: ", name, "}\n", "spec: {kubeConfig: {location: ", secret,
+                        "}}\n");
+  };
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s",
+                         "--kubeconfig-secrets-dir=" + secrets},
+                        "controller-secret"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply(*manager_, cluster("w2", "w2-kubeconfig") + "---\n" + cluster("w1", "w1-kubeconfig")));
+
+  ASSERT_TRUE(WaitForClusterCondition("w1", [&](const v1::Condition& c) {
+    return c.status() == "False" && c.reason() == "BadKubeConfig" &&
+           absl::StrContains(c.message(),
+                             "kubeConfig Secret \"w1-kubeconfig\": no key "
+                             "kubeconfig mounted at " +
+                                 secrets + "/w1-kubeconfig/kubeconfig");
+  }));
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(AwaitReadyOn("train", "w2"));
