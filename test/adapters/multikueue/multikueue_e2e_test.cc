@@ -718,6 +718,50 @@ TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits)
   EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
 }
 
+// A copy admitted and finished on its worker between two looks of the controller (here while it
+// is down): the manager never saw it admitted and its workload only reserved quota, yet the
+// finish finishes it there, with the worker's reason (Kueue finishes whatever the local state),
+// instead of leaving the quota held for good; every copy then goes.
+TEST_F(MultiKueueE2eTest, ACopyFinishedBeforeTheManagerSawItAdmittedFinishesTheWorkload) {
+  // w2 full too (a local workload of its own): the copies wait on both workers.
+  ASSERT_NO_FATAL_FAILURE(Submit(*w2_client_, "hog", 4));
+  ASSERT_TRUE(WaitFor(*w2_client_, "hog", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  const auto exists = [](const v1::Workload&) { return true; };
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", exists));
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", exists));
+
+  controller_.reset();
+  v1::FinishRequest finish_hog;
+  *finish_hog.mutable_workload() = Ref("hog");
+  ASSERT_OK(w2_client_->Finish(finish_hog).status());
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+  v1::FinishRequest finish_copy;
+  *finish_copy.mutable_workload() = Ref("train");
+  finish_copy.set_reason("Failed");
+  finish_copy.set_message("Job failed: BackoffLimitExceeded");
+  ASSERT_OK(w2_client_->Finish(finish_copy).status());
+  ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
+                        "controller-restarted"));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_FINISHED;
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload finished = Get(*manager_client_, "train");
+  const v1::Condition* condition = TrueCondition(finished, "Finished");
+  ASSERT_NE(condition, nullptr) << finished.DebugString();
+  EXPECT_EQ(condition->reason(), "Failed");
+  EXPECT_EQ(condition->message(), "Job failed: BackoffLimitExceeded");
+  EXPECT_TRUE(Absent(*w1_client_, "train"));
+  EXPECT_TRUE(Absent(*w2_client_, "train"));
+}
+
 // A kill -9 of the winning worker's tollgated, started again at the same address on the same
 // data directory within --worker-lost-timeout: the manager counts it as lost, then connected,
 // and the workload stays where it was: its copy is still admitted there (the same object, read
