@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -644,23 +645,18 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
       std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
       if (order == nullptr) {
         // Sorted first, so the tree is filled at its end without searching. The level is in
-        // the order of its values already: sorting (slices, pods) packed in one integer, with
-        // the position as the tie-break, gives the OrderKey order.
-        auto biased = [](int32_t v) {
-          return static_cast<uint64_t>(static_cast<uint32_t>(v) ^ 0x80000000u);
-        };
-        std::vector<std::pair<uint64_t, uint32_t>> packed;
-        packed.reserve(level_domains.size());
-        for (size_t i = 0; i < level_domains.size(); ++i) {
-          const DomainState& x = state_[level_domains[i]];
-          packed.emplace_back(
-              biased(x.slice_count_with_leader) << 32 | biased(x.pod_count_with_leader),
-              static_cast<uint32_t>(i));
+        // the order of its values already, and few distinct (slices, pods) pairs occur: domains
+        // bucketed by the pair, each bucket in level order, are in OrderKey order.
+        std::map<std::pair<int32_t, int32_t>, std::vector<int>> buckets;
+        for (int d : level_domains) {
+          const DomainState& x = state_[d];
+          buckets[{x.slice_count_with_leader, x.pod_count_with_leader}].push_back(d);
         }
-        std::sort(packed.begin(), packed.end());
         std::vector<OrderKey> keys;
-        keys.reserve(packed.size());
-        for (const auto& [unused, i] : packed) keys.push_back(OrderKeyOf(level_domains[i]));
+        keys.reserve(level_domains.size());
+        for (const auto& [counts, members] : buckets) {
+          for (int d : members) keys.push_back(OrderKeyOf(d));
+        }
         order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
       }
       auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
