@@ -105,8 +105,9 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
   // Groups in the order of their first pod set; a pod set without a group is a group alone.
   std::vector<std::pair<std::string, std::vector<size_t>>> groups;
   // One pod set (the usual case) is one group: no keys to build.
-  if (requests.size() == 1) groups.emplace_back(std::string(), std::vector<size_t>{0});
-  for (size_t i = 0; i < requests.size() && requests.size() > 1; ++i) {
+  const bool single = requests.size() == 1;
+  if (single) groups.emplace_back(std::string(), std::vector<size_t>{0});
+  for (size_t i = 0; !single && i < requests.size(); ++i) {
     const PodSetTopologyRequest* t = requests[i].request;
     std::string key = t != nullptr && t->pod_set_group.has_value() ? "g:" + *t->pod_set_group
                                                                    : absl::StrCat("i:", i);
