@@ -46,6 +46,9 @@ struct TopologyFlavor::CountCache {
   std::vector<std::unique_ptr<absl::btree_set<OrderKey>>> order;
   int64_t synced = -1;
   int64_t last_use = 0;
+  // Scratch of the incremental update, by domain: a dirty domain's state before its children's
+  // changes were added to it (shapes without a leader, where a parent is its children's sum).
+  std::vector<DomainState> dirty_before;
 };
 
 }  // namespace tollgate::core

@@ -3,12 +3,40 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_join.h"
 #include "core/node_matching.h"
 #include "core/saturating.h"
 #include "core/topology_count_cache.h"
 
 namespace tollgate::core {
+
+namespace {
+
+// TopologyFlavor::CountIn over the leaf's free capacity for admitted workloads (free minus
+// used), without copying it.
+template <typename Request, typename LeafT>
+int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
+  int32_t result = 0;
+  bool first = true;
+  for (const auto& [r, amount] : req.amounts) {
+    int32_t count;
+    if (amount == 0) {
+      count = INT32_MAX;
+    } else {
+      const int64_t cap = r < 0 ? 0 : SatSub(leaf.free[r], leaf.used[r]);
+      count =
+          static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
+    }
+    if (first || count < result) {
+      result = count;
+      first = false;
+    }
+  }
+  return result;
+}
+
+}  // namespace
 
 std::string DomainId(const std::vector<std::string>& values) { return absl::StrJoin(values, ","); }
 
@@ -82,6 +110,14 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
 TopologyFlavor::~TopologyFlavor() = default;
 
 int TopologyFlavor::ResourceIndex(absl::string_view resource) const {
+  // Nodes offer a handful of resources: comparing for equality beats a binary search of
+  // three-way string comparisons.
+  if (resource_names_.size() <= 8) {
+    for (size_t i = 0; i < resource_names_.size(); ++i) {
+      if (resource_names_[i] == resource) return static_cast<int>(i);
+    }
+    return -1;
+  }
   auto it = std::lower_bound(resource_names_.begin(), resource_names_.end(), resource);
   if (it == resource_names_.end() || *it != resource) return -1;
   return static_cast<int>(it - resource_names_.begin());
@@ -190,10 +226,7 @@ bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
-    int limiting = -1;
-    std::vector<int64_t> remaining;
-    Remaining(leaves_[l], remaining);
-    if (CountIn(req, remaining, &limiting) < d.count) return false;
+    if (CountOnLeaf(req, leaves_[l]) < d.count) return false;
   }
   return true;
 }
@@ -239,19 +272,37 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
 }
 
 TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& per_pod) const {
-  ResourceAmounts all = per_pod;
-  auto pods = std::find_if(all.begin(), all.end(), [](const auto& e) { return e.first == "pods"; });
-  if (pods == all.end()) {
-    all.emplace_back("pods", 1);
-    std::sort(all.begin(), all.end());
-  } else {
-    pods->second += 1;
-  }
+  // The per-pod request plus one `pods`: added to an existing `pods`, else inserted and the
+  // whole list sorted (by name, then amount).
+  static constexpr absl::string_view kPods = "pods";
   ResolvedRequest req;
-  for (auto& [resource, amount] : all) {
+  req.amounts.reserve(per_pod.size() + 1);
+  req.names.reserve(per_pod.size() + 1);
+  auto add = [&](absl::string_view resource, int64_t amount) {
     req.amounts.emplace_back(ResourceIndex(resource), amount);
-    req.names.push_back(std::move(resource));
+    req.names.emplace_back(resource);
+  };
+  const bool has_pods =
+      std::any_of(per_pod.begin(), per_pod.end(), [](const auto& e) { return e.first == kPods; });
+  if (has_pods) {
+    for (const auto& [resource, amount] : per_pod)
+      add(resource, resource == kPods ? amount + 1 : amount);
+    return req;
   }
+  absl::InlinedVector<const std::pair<std::string, int64_t>*, 4> order;
+  for (const auto& e : per_pod) order.push_back(&e);
+  if (!std::is_sorted(per_pod.begin(), per_pod.end())) {
+    std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return *a < *b; });
+  }
+  bool pods_added = false;
+  for (const auto* e : order) {
+    if (!pods_added && absl::string_view(e->first) > kPods) {
+      add(kPods, 1);
+      pods_added = true;
+    }
+    add(e->first, e->second);
+  }
+  if (!pods_added) add(kPods, 1);
   return req;
 }
 

@@ -188,6 +188,10 @@ bool TopologyInventory::IsTopologyFlavor(absl::string_view flavor) const {
 TopologyFlavor* TopologyInventory::Flavor(absl::string_view flavor) {
   auto it = flavors_.find(flavor);
   if (it == flavors_.end() || it->second.spec.topology_name.empty()) return nullptr;
+  // Built at this generation: its topology exists (deleting or changing one bumps it).
+  if (it->second.built != nullptr && it->second.built_generation == generation_) {
+    return it->second.built.get();
+  }
   if (FindTopology(it->second.spec.topology_name) == nullptr) return nullptr;
   if (it->second.built_generation != generation_) Build(it->second);
   return it->second.built.get();
@@ -222,8 +226,14 @@ template <typename Fn>
 void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
   auto own = flavors_.find(flavor);
   if (own == flavors_.end()) return;
-  const TopologySpec* t = FindTopology(own->second.spec.topology_name);
-  const bool hostname = t != nullptr && !t->levels.empty() && t->levels.back() == kHostnameLabel;
+  bool hostname;
+  if (own->second.built != nullptr && own->second.built_generation == generation_) {
+    // Built now: its topology exists, and its tree knows whether the hostname is lowest.
+    hostname = own->second.built->lowest_is_hostname();
+  } else {
+    const TopologySpec* t = FindTopology(own->second.spec.topology_name);
+    hostname = t != nullptr && !t->levels.empty() && t->levels.back() == kHostnameLabel;
+  }
   for (auto& [name, entry] : flavors_) {
     if (entry.built == nullptr || entry.built_generation != generation_) continue;
     if (name != flavor && !(hostname && entry.built->lowest_is_hostname())) continue;
@@ -247,10 +257,12 @@ void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
 
 void TopologyInventory::ApplyUsage(const std::vector<TopologyUsage>& usage, int sign) {
   for (const TopologyUsage& u : usage) {
+    // One search per change (the erase reuses it).
     auto key = std::make_tuple(u.flavor, u.values, u.per_pod);
-    int64_t& count = usage_[key];
-    count += int64_t{sign} * u.count;
-    if (count == 0) usage_.erase(key);
+    auto it = usage_.lower_bound(key);
+    if (it == usage_.end() || it->first != key) it = usage_.emplace_hint(it, std::move(key), 0);
+    it->second += int64_t{sign} * u.count;
+    if (it->second == 0) usage_.erase(it);
     ForEachSharing(u.flavor, [&u, sign](TopologyFlavor& f) {
       f.AddUsage(u.values, u.per_pod, u.count, sign);
     });

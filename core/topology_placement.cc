@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -102,7 +104,10 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
   result.assignments.resize(requests.size());
   // Groups in the order of their first pod set; a pod set without a group is a group alone.
   std::vector<std::pair<std::string, std::vector<size_t>>> groups;
-  for (size_t i = 0; i < requests.size(); ++i) {
+  // One pod set (the usual case) is one group: no keys to build.
+  const bool single = requests.size() == 1;
+  if (single) groups.emplace_back(std::string(), std::vector<size_t>{0});
+  for (size_t i = 0; !single && i < requests.size(); ++i) {
     const PodSetTopologyRequest* t = requests[i].request;
     std::string key = t != nullptr && t->pod_set_group.has_value() ? "g:" + *t->pod_set_group
                                                                    : absl::StrCat("i:", i);
@@ -119,7 +124,8 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     TopologyFlavor* self;
     ~ClearAssumedAtEnd() { self->ClearAssumed(); }
   } clear_assumed{this};
-  for (const auto& [key, members] : groups) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<size_t>& members = groups[g].second;
     // Kueue's findLeaderAndWorkers: of two pod sets, the one with fewer pods leads (the first
     // on a tie is the worker set).
     size_t workers = members[0];
@@ -140,6 +146,8 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     }
     result.assignments[workers] = std::move(w);
     if (leader.has_value()) result.assignments[*leader] = std::move(l);
+    // The last group has no one after it to see its usage.
+    if (g + 1 == groups.size()) break;
     for (size_t m : members) {
       if (result.assignments[m].has_value()) {
         AddAssumed(*result.assignments[m], requests[m].per_pod);
@@ -257,7 +265,7 @@ void TopologyFlavor::CountFromScratch(const TopologyPlacementRequest& workers, c
     int zero_reason = -1;
     state_[leaf.domain] =
         LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
-    if (zero_reason >= 0) ++p.stats.resources[in.req->names[zero_reason]];
+    if (zero_reason >= 0) ++p.stats.resources[std::string(in.req->names[zero_reason])];
   }
   for (int root : roots_) FillHelper(root, p, p.leader_count > 0);
 }
@@ -329,6 +337,11 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
   // Only the changed leaves and, while their state changes, their ancestors.
   dirty_.resize(domains_.size(), 0);
   dirty_by_level_.resize(levels_.size());
+  // Without a leader (and an inner slice layer) a domain's counts are its children's sums (its
+  // slices recounted at the slice level): a parent takes its children's changes instead of
+  // summing all its children again.
+  const bool summable = !leader_required && in.leader == nullptr && p.slice_size_at_level.empty();
+  if (summable) c.dirty_before.resize(domains_.size());
   for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
     const int d = leaves_[changes_[i]].domain;
     if (!dirty_[d]) {
@@ -339,8 +352,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
   for (int level = last; level >= 0; --level) {
     for (int d : dirty_by_level_[level]) {
       dirty_[d] = 0;
-      const DomainState before = state_[d];
       const int l = domains_[d].leaf;
+      const DomainState before = l < 0 && summable ? c.dirty_before[d] : state_[d];
       if (l >= 0) {
         if (!c.feasible[l]) continue;
         int zero_reason = -1;
@@ -350,19 +363,37 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
           if (zero_reason >= 0) ++c.zero_counts[zero_reason];
           c.zero_reason[l] = zero_reason;
         }
+      } else if (summable) {
+        // The children's changes are in; FillDomain's slice count at the slice level.
+        if (level == p.slice_level) {
+          DomainState& s = state_[d];
+          s.slice_count = s.pod_count / p.slice_size;
+          s.slice_count_with_leader = s.pod_count_with_leader / p.slice_size;
+        }
       } else {
         FillDomain(d, p, leader_required);
       }
-      if (state_[d] == before) continue;
+      const DomainState& after = state_[d];
+      if (after == before) continue;
       if (absl::btree_set<OrderKey>* order = c.order[level].get(); order != nullptr) {
         order->erase(
             OrderKey{before.slice_count_with_leader, before.pod_count_with_leader, rank_[d], d});
         order->insert(OrderKeyOf(d));
       }
       const int parent = domains_[d].parent;
-      if (parent >= 0 && !dirty_[parent]) {
+      if (parent < 0) continue;
+      if (!dirty_[parent]) {
         dirty_[parent] = 1;
         dirty_by_level_[level - 1].push_back(parent);
+        if (summable) c.dirty_before[parent] = state_[parent];
+      }
+      if (summable) {
+        DomainState& up = state_[parent];
+        up.pod_count += after.pod_count - before.pod_count;
+        up.pod_count_with_leader += after.pod_count_with_leader - before.pod_count_with_leader;
+        up.slice_count += after.slice_count - before.slice_count;
+        up.slice_count_with_leader +=
+            after.slice_count_with_leader - before.slice_count_with_leader;
       }
     }
     dirty_by_level_[level].clear();
@@ -614,8 +645,20 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
       // The cache keeps the level in that order: a lookup instead of a pass.
       std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
       if (order == nullptr) {
-        order = std::make_unique<absl::btree_set<OrderKey>>();
-        for (int d : level_domains) order->insert(OrderKeyOf(d));
+        // Sorted first, so the tree is filled at its end without searching. The level is in
+        // the order of its values already, and few distinct (slices, pods) pairs occur: domains
+        // bucketed by the pair, each bucket in level order, are in OrderKey order.
+        std::map<std::pair<int32_t, int32_t>, std::vector<int>> buckets;
+        for (int d : level_domains) {
+          const DomainState& x = state_[d];
+          buckets[{x.slice_count_with_leader, x.pod_count_with_leader}].push_back(d);
+        }
+        std::vector<OrderKey> keys;
+        keys.reserve(level_domains.size());
+        for (const auto& [counts, members] : buckets) {
+          for (int d : members) keys.push_back(OrderKeyOf(d));
+        }
+        order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
       }
       auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
       if (it != order->end()) best = std::get<3>(*it);
@@ -789,7 +832,9 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     SyncCache(*cache, workers, in, p);
     p.stats = cache->filter_stats;
     for (size_t i = 0; i < cache->zero_counts.size(); ++i) {
-      if (cache->zero_counts[i] > 0) p.stats.resources[req.names[i]] += cache->zero_counts[i];
+      if (cache->zero_counts[i] > 0) {
+        p.stats.resources[std::string(req.names[i])] += cache->zero_counts[i];
+      }
     }
     undo_active_ = true;
     active_cache_ = cache;
@@ -812,6 +857,34 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     std::vector<int> lower;
     for (int d : fit)
       lower.insert(lower.end(), domains_[d].children.begin(), domains_[d].children.end());
+    if (incremental_ && p.leader_count == 0 && !p.unconstrained) {
+      // BestFit without a leader: when one lower domain holds every slice, the sorted order's
+      // pick is the smallest by (slices, pods, values) among those that do; no sort needed.
+      const int32_t needed = p.count / p.slice_size;
+      int best = -1;
+      for (int d : lower) {
+        const DomainState& x = state_[d];
+        if (x.slice_count < needed) continue;
+        if (best >= 0) {
+          const DomainState& y = state_[best];
+          if (std::make_tuple(x.slice_count, x.pod_count, rank_[d]) >=
+              std::make_tuple(y.slice_count, y.pod_count, rank_[best])) {
+            continue;
+          }
+        }
+        best = d;
+      }
+      if (best >= 0) {
+        // What UpdateCountsToMinimum does to the domain it picks.
+        Save(best);
+        DomainState& chosen = state_[best];
+        chosen.leader_count = 0;
+        chosen.pod_count = needed * p.slice_size;
+        chosen.slice_count = needed;
+        fit = {best};
+        continue;
+      }
+    }
     fit = UpdateCountsToMinimum(Sorted(std::move(lower), p.unconstrained, false), p.count,
                                 p.leader_count, p.slice_size, p.unconstrained, true);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -16,22 +17,36 @@ const PodSetSpec* FindPodSet(const WorkloadSpec& spec, absl::string_view name) {
   return nullptr;
 }
 
+// The flavor names of a pod set's assignment (a pod set has a handful of resources).
+using FlavorNames = absl::InlinedVector<absl::string_view, 4>;
+
 // Kueue's onlyTASFlavor: the one topology flavor among the pod set's flavors.
-std::string OnlyTopologyFlavor(const std::vector<std::string>& flavors,
-                               const TopologyInventory& inventory, std::string* error) {
-  std::set<std::string> found;
-  for (const std::string& f : flavors) {
-    if (inventory.IsTopologyFlavor(f)) found.insert(f);
+std::string OnlyTopologyFlavor(const FlavorNames& flavors, const TopologyInventory& inventory,
+                               std::string* error) {
+  // Usually one flavor, named once per resource: the set is built only for the error text.
+  absl::string_view only;
+  bool several = false;
+  for (absl::string_view f : flavors) {
+    if (f == only || !inventory.IsTopologyFlavor(f)) continue;
+    if (only.empty()) {
+      only = f;
+    } else {
+      several = true;
+    }
   }
-  if (found.empty()) {
+  if (only.empty()) {
     *error = "no TAS flavor assigned";
     return "";
   }
-  if (found.size() > 1) {
+  if (several) {
+    std::set<std::string> found;
+    for (absl::string_view f : flavors) {
+      if (inventory.IsTopologyFlavor(f)) found.insert(std::string(f));
+    }
     *error = absl::StrCat("more than one TAS flavor assigned: ", absl::StrJoin(found, ", "));
     return "";
   }
-  return *found.begin();
+  return std::string(only);
 }
 
 std::vector<TopologyUsage> UsageOfAssignment(const PodSetSpec& pod_set, const std::string& flavor,
@@ -121,7 +136,7 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
     if (pod_set == nullptr || !TopologyRequested(*pod_set, topology_only)) continue;
     if (psa.Mode() == FlavorMode::kNoFit || psa.count == 0) continue;
-    std::vector<std::string> flavors;
+    FlavorNames flavors;
     for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
     if (flavors.empty() && pod_set->topology_request.has_value() &&
         pod_set->topology_request->pod_set_group.has_value()) {
@@ -167,7 +182,7 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
         !TopologyRequested(*pod_set, topology_only)) {
       continue;
     }
-    std::vector<std::string> flavors;
+    FlavorNames flavors;
     for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
     std::string error;
     const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
@@ -226,7 +241,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
     if (!psa.topology_assignment.has_value()) continue;
     const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
     if (pod_set == nullptr) continue;
-    std::vector<std::string> flavors;
+    FlavorNames flavors;
     for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
     if (flavors.empty() && pod_set->topology_request.has_value() &&
         pod_set->topology_request->pod_set_group.has_value()) {
@@ -260,7 +275,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
     if (!psa.topology.has_value()) continue;
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
-    std::vector<std::string> flavors;
+    FlavorNames flavors;
     for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
@@ -277,7 +292,7 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
     if (!psa.topology.has_value()) continue;
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
-    std::vector<std::string> flavors;
+    FlavorNames flavors;
     for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);

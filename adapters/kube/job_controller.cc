@@ -238,10 +238,10 @@ absl::StatusOr<v1::Workload> JobController::BindPrebuilt(
   }
   if (!wl.ok()) return wl.status();
   if (manifest::MadeForAnotherCopy(obj, *wl)) {
-    // A worker's job whose MultiKueue copy was replaced by a new one of the same name (a
-    // re-dispatch) before this pass: its copy is gone, and it must not run under the new one.
+    // A MultiKueue worker's job whose copy was replaced by one of the same name: its copy is
+    // gone, as far as this job is concerned.
     return absl::NotFoundError(
-        absl::StrCat("The MultiKueue copy ", ref.name(), " this job was made for is gone"));
+        absl::StrCat("The MultiKueue copy ", ref.name(), " this job was created for is gone"));
   }
   const std::string uid = manifest::GetString(obj, {"metadata", "uid"});
   const v1::OwnerReference* controller = nullptr;
@@ -697,16 +697,12 @@ absl::Status JobController::HandleFinished(const manifest::JobKindTranslator& tr
                                            const Json& obj, const v1::WorkloadRef& ref,
                                            const manifest::JobFinish& finish) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
-  if (absl::IsNotFound(wl.status())) {
-    // A finished worker job whose MultiKueue copy is gone goes with it.
+  if (absl::IsNotFound(wl.status()) || (wl.ok() && manifest::MadeForAnotherCopy(obj, *wl))) {
+    // A finished worker job whose MultiKueue copy is gone (or replaced) goes with it.
     if (manifest::PrebuiltWorkloadName(obj).empty()) return absl::OkStatus();
     return DeleteJobOfGoneCopy(translator, obj).status();
   }
   if (!wl.ok()) return wl.status();
-  if (manifest::MadeForAnotherCopy(obj, *wl)) {
-    // Its copy was replaced by a new one of the same name: this run is not the new copy's.
-    return DeleteJobOfGoneCopy(translator, obj).status();
-  }
   if (!manifest::PrebuiltWorkloadName(obj).empty()) {
     // The final status reaches the copy before its finish, so the manager mirrors it.
     TOLLGATE_RETURN_IF_ERROR(ReportCopyJobStatus(translator, obj, *wl));

@@ -10,7 +10,6 @@
 #include "common/json_log.h"
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
-#include "services/manifest/kube_resource.h"
 #include "services/manifest/multikueue_job.h"
 #include "services/manifest/multikueue_pods.h"
 #include "services/manifest/prebuilt_workload.h"
@@ -71,19 +70,17 @@ absl::Status JobController::ReconcileCopy(const ObjectKey& key) {
                 {{"workload", what}, {"error", job.status().ToString()}});
     return absl::OkStatus();
   }
-  if (!copy->metadata().uid().empty()) {
-    manifest::SetAnnotation(*job, manifest::kMultiKueueCopyUidAnnotation, copy->metadata().uid());
-  }
+  manifest::SetAnnotation(*job, manifest::kMultiKueueCopyUidAnnotation, copy->metadata().uid());
   const std::string name = manifest::GetString(*job, {"metadata", "name"});
   absl::StatusOr<Json> existing = kube_.Get(translator->resource(), key.ns, name);
   if (existing.ok()) {
     if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
         manifest::MadeForAnotherCopy(*existing, *copy)) {
-      // Left from an earlier copy of this name (a re-dispatch): it goes, then this one's job is
-      // made.
+      // The job of a copy this one replaced: it goes first, and this copy's job is created on
+      // the retry once it is gone (never two runs of one workload here).
       TOLLGATE_RETURN_IF_ERROR(DeleteJobOfGoneCopy(*translator, *existing).status());
       return absl::UnavailableError(
-          absl::StrCat("the job ", key.ns, "/", name, " of an earlier copy is being deleted"));
+          absl::StrCat("the job of the copy ", what, " replaced is being deleted"));
     }
     if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
       common::Log("warning", "cannot create the job of a MultiKueue copy",

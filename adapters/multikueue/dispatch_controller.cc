@@ -146,7 +146,8 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
       ClusterEntry& entry = clusters_[name];
       // The files the spec names are read again at every sync: a rewritten kubeconfig or
       // credential makes a new connection, as Kueue's file watch does.
-      ResolvedWorker resolved = ResolveWorker(cluster.spec(), options_.kubeconfig_dir);
+      ResolvedWorker resolved =
+          ResolveWorker(cluster.spec(), options_.kubeconfig_dir, options_.kubeconfig_secrets_dir);
       if (entry.fingerprint == resolved.fingerprint) {
         entry.object = cluster;
         continue;
@@ -580,7 +581,11 @@ void DispatchController::Reconcile(const std::string& key) {
                      std::nullopt, std::exchange(remotes, std::nullopt), /*remotes_only=*/true));
     wrote = true;
   }
-  if (plan.finish_local.has_value() && wl.status().state() == v1::WORKLOAD_STATE_ADMITTED) {
+  // Also while only reserved (Kueue finishes whatever the local state): a copy may finish on a
+  // worker the manager could not see while it was admitted there, and the workload would
+  // otherwise hold its quota here for good.
+  if (plan.finish_local.has_value() && (wl.status().state() == v1::WORKLOAD_STATE_ADMITTED ||
+                                        wl.status().state() == v1::WORKLOAD_STATE_QUOTA_RESERVED)) {
     v1::FinishRequest finish;
     finish.mutable_workload()->set_namespace_(ns);
     finish.mutable_workload()->set_name(name);

@@ -39,6 +39,8 @@ class DispatchController {
     std::string manager_address;
     // Where kubeConfig paths must lie (Kueue's /etc/multikueue/kubeconfigs).
     std::string kubeconfig_dir = std::string(kDefaultKubeConfigDir);
+    // Where kubeConfig Secrets are mounted, a directory per Secret; empty: not read.
+    std::string kubeconfig_secrets_dir;
     // How often the AdmissionChecks, MultiKueueConfigs and MultiKueueClusters are read again.
     absl::Duration config_sync_period = absl::Seconds(10);
     absl::Duration call_timeout = absl::Seconds(10);

@@ -12,6 +12,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "adapters/multikueue/dispatch_controller.h"
@@ -61,6 +62,10 @@ Flags:
   --call-timeout=DURATION          deadline of each call (default 10s)
   --kubeconfig-dir=DIR             where MultiKueueClusters' kubeConfig paths must lie, symlinks
                                    resolved (Kueue's; default /etc/multikueue/kubeconfigs)
+  --kubeconfig-secrets-dir=DIR     where kubeConfig Secrets (locationType: Secret) are mounted:
+                                   the Secret NAME's key kubeconfig at DIR/NAME/kubeconfig, as a
+                                   Secret volume mounted at DIR/NAME lays it out (absolute; default
+                                   none: such clusters stay inactive with BadKubeConfig)
   --worker-idle-timeout=DURATION   a worker whose watch brings nothing, not even a bookmark,
                                    this long counts as lost, as one that closed the connection
                                    (default 30s; keep it several times the workers'
@@ -123,6 +128,13 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                                     flag.Duration(/*allow_zero=*/true));
         } else if (name == "kubeconfig-dir") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.kubeconfig_dir, flag.String());
+        } else if (name == "kubeconfig-secrets-dir") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.options.kubeconfig_secrets_dir, flag.String());
+          if (!absl::StartsWith(flags.options.kubeconfig_secrets_dir, "/")) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--kubeconfig-secrets-dir: must be an absolute path, got \"",
+                             flags.options.kubeconfig_secrets_dir, "\""));
+          }
         } else if (name == "call-timeout") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.call_timeout,
                                     flag.Duration(/*allow_zero=*/false));

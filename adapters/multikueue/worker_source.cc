@@ -94,10 +94,8 @@ ResolvedWorker FromEndpoint(const v1::MultiKueueWorkerEndpoint& endpoint, std::s
   return out;
 }
 
-ResolvedWorker FromKubeConfigPath(const std::string& location, absl::string_view kubeconfig_dir,
-                                  std::string fingerprint) {
-  auto [path, refused] = ValidatedPath(location, kubeconfig_dir);
-  if (!refused.empty()) return Failed(std::move(fingerprint), kBadKubeConfig, std::move(refused));
+// The kubeconfig file at `path` (already checked to lie where it may), by Kueue's rules.
+ResolvedWorker FromKubeConfigFile(const std::string& path, std::string fingerprint) {
   absl::StatusOr<std::string> text = common::ReadFileToString(path);
   if (!text.ok()) {
     return Failed(std::move(fingerprint), kBadKubeConfig, std::string(text.status().message()));
@@ -134,6 +132,47 @@ ResolvedWorker FromKubeConfigPath(const std::string& location, absl::string_view
   ResolvedWorker out;
   out.fingerprint = std::move(fingerprint);
   out.source = WorkerSource{target->address, std::move(credentials), "kubeconfig server"};
+  return out;
+}
+
+ResolvedWorker FromKubeConfigPath(const std::string& location, absl::string_view kubeconfig_dir,
+                                  std::string fingerprint) {
+  auto [path, refused] = ValidatedPath(location, kubeconfig_dir);
+  if (!refused.empty()) return Failed(std::move(fingerprint), kBadKubeConfig, std::move(refused));
+  return FromKubeConfigFile(path, std::move(fingerprint));
+}
+
+// Kueue reads key `kubeconfig` of the Secret through the API; here the Secret is mounted as
+// Kubernetes mounts one (a directory named after it, a file per key, symlinks into `..data`).
+ResolvedWorker FromKubeConfigSecret(const std::string& secret, absl::string_view secrets_dir,
+                                    std::string fingerprint) {
+  const std::string label = absl::StrCat("kubeConfig Secret \"", secret, "\": ");
+  if (secrets_dir.empty()) {
+    return Failed(std::move(fingerprint), kBadKubeConfig,
+                  absl::StrCat(label,
+                               "tollgate-multikueue reads Secrets only mounted as files: start it "
+                               "with --kubeconfig-secrets-dir=DIR and mount the Secret at "
+                               "DIR/",
+                               secret,
+                               ", or name the worker by spec.endpoint or by a "
+                               "kubeconfig file (locationType: Path)"));
+  }
+  // A Secret's name is a DNS subdomain: nothing that could walk out of the directory.
+  if (!core::ValidateDns1123Subdomain(secret).ok()) {
+    return Failed(std::move(fingerprint), kBadKubeConfig,
+                  absl::StrCat(label, "not a valid Secret name"));
+  }
+  const std::string location = absl::StrCat(secrets_dir, "/", secret, "/kubeconfig");
+  if (!std::filesystem::exists(location)) {
+    return Failed(std::move(fingerprint), kBadKubeConfig,
+                  absl::StrCat(label, "no key kubeconfig mounted at ", location));
+  }
+  auto [path, refused] = ValidatedPath(location, absl::StrCat(secrets_dir, "/", secret));
+  if (!refused.empty()) {
+    return Failed(std::move(fingerprint), kBadKubeConfig, absl::StrCat(label, refused));
+  }
+  ResolvedWorker out = FromKubeConfigFile(path, std::move(fingerprint));
+  if (!out.source.has_value()) out.message = absl::StrCat(label, out.message);
   return out;
 }
 
@@ -217,17 +256,14 @@ std::string InsecureKubeConfigReason(absl::string_view kubeconfig) {
 }
 
 ResolvedWorker ResolveWorker(const v1::MultiKueueClusterSpec& spec,
-                             absl::string_view kubeconfig_dir) {
+                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir) {
   std::string fingerprint = spec.SerializeAsString();
   if (spec.has_endpoint()) return FromEndpoint(spec.endpoint(), std::move(fingerprint));
   const v1::MultiKueueKubeConfig& ref = spec.kube_config();
   if (ref.location_type() == "Path") {
     return FromKubeConfigPath(ref.location(), kubeconfig_dir, std::move(fingerprint));
   }
-  return Failed(std::move(fingerprint), kBadKubeConfig,
-                absl::StrCat("kubeConfig Secret \"", ref.location(),
-                             "\": tollgate-multikueue does not read Secrets; name the worker by "
-                             "spec.endpoint or by a kubeconfig file (locationType: Path)"));
+  return FromKubeConfigSecret(ref.location(), secrets_dir, std::move(fingerprint));
 }
 
 }  // namespace tollgate::multikueue

@@ -4,8 +4,9 @@
 // loadClientConfig): Tollgate's spec.endpoint (files named in the spec), or a kubeconfig file
 // named by spec.kubeConfig with locationType Path, checked by Kueue's rules for MultiKueue
 // kubeconfigs (validateKubeconfig, validateKubeConfigPath). In Tollgate the kubeconfig's server
-// is the worker tollgated's gRPC address. A kubeConfig Secret is not read (tollgate-multikueue
-// has no Kubernetes client): the cluster is inactive with BadKubeConfig.
+// is the worker tollgated's gRPC address. A kubeConfig Secret is read as Kubernetes mounts it
+// into the controller's pod (key `kubeconfig` at SECRETS_DIR/<secret>/kubeconfig), by the same
+// rules: tollgate-multikueue has no Kubernetes client (docs/multicluster.md).
 
 #include <optional>
 #include <string>
@@ -40,8 +41,10 @@ struct ResolvedWorker {
 
 // Reads the files `spec` names now. `kubeconfig_dir`: a kubeConfig path must resolve (symlinks
 // followed) to a file under it, as Kueue's MultiKueueKubeConfigPathValidation requires.
+// `secrets_dir`: where kubeConfig Secrets are mounted, one directory per Secret named after it;
+// empty: Secrets are not read (BadKubeConfig saying so).
 ResolvedWorker ResolveWorker(const v1::MultiKueueClusterSpec& spec,
-                             absl::string_view kubeconfig_dir);
+                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir = "");
 
 // Kueue's validateKubeconfig for kubeconfig text: the reason to refuse it as insecure, or "" when
 // it may be used. No tokenFile, no insecure-skip-tls-verify, no certificate-authority file (its

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "services/manifest/admission_enactment.h"
 #include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::manifest {
@@ -97,12 +98,6 @@ bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
   return ManagedByFieldOf(translator) != ManagedByField::kNone;
 }
 
-bool MadeForAnotherCopy(const Json& obj, const v1::Workload& copy) {
-  const std::string made_for =
-      GetString(obj, {"metadata", "annotations", kMultiKueueCopyUidAnnotation});
-  return !made_for.empty() && made_for != copy.metadata().uid();
-}
-
 absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
                                                        const Json& written) {
   const Json* spec = Find(written, {"spec"});
@@ -188,6 +183,11 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
   EraseManagedBy(translator, job);
   translator.SetSuspended(job, true);
   return job;
+}
+
+bool MadeForAnotherCopy(const Json& job, const v1::Workload& copy) {
+  const std::string made_for = Annotation(job, kMultiKueueCopyUidAnnotation);
+  return !made_for.empty() && made_for != copy.metadata().uid();
 }
 
 v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const Json& job) {

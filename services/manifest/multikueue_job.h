@@ -23,13 +23,13 @@ namespace tollgate::manifest {
 inline constexpr absl::string_view kMultiKueueManagedBy = "kueue.x-k8s.io/multikueue";
 // The label a remote object carries with the manager's origin (Kueue's MultiKueueOriginLabel).
 inline constexpr absl::string_view kMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
-// The annotation a worker's object carries with the uid of the copy it was made for: a copy
-// removed and created again under the same name (a re-dispatch) is another copy, and the object
-// made for the first must not be bound to the second.
-inline constexpr absl::string_view kMultiKueueCopyUidAnnotation =
-    "tollgate.dev/multikueue-copy-uid";
 // What the payloads' data is.
 inline constexpr absl::string_view kJsonContentType = "application/json";
+// The annotation a worker's job carries with the uid of the copy it was created for. The
+// manager may replace a copy by a new one of the same name (a re-dispatch); the job of the old
+// copy must then go with it, not bind to the new one, which has not won yet.
+inline constexpr absl::string_view kMultiKueueCopyUidAnnotation =
+    "tollgate.dev/multikueue-copy-uid";
 
 // Whether the object's managedBy (where its kind keeps one, see ProjectsThroughMultiKueue) is
 // MultiKueue's.
@@ -60,10 +60,10 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
                                           const v1::WorkloadPayload& payload, absl::string_view ns,
                                           absl::string_view copy_name, absl::string_view origin);
 
-// Whether a worker's object was made for another copy than `copy` (its copy-uid annotation names
-// another uid): the copy it was made for is gone, and so must the object be. An object without
-// the annotation (made before it existed) is taken to be the copy's.
-bool MadeForAnotherCopy(const Json& obj, const v1::Workload& copy);
+// Whether the worker's `job` was created for another copy than `copy` of the same name (its
+// kMultiKueueCopyUidAnnotation names another uid). Jobs without the annotation (created before
+// it existed) belong to whichever copy has their name.
+bool MadeForAnotherCopy(const Json& job, const v1::Workload& copy);
 
 // What a worker reports of its job (status.job_status): the job's apiVersion and kind, and as
 // data a JSON object with the job's `status` and its suspend field (the translator's path), so

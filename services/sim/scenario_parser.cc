@@ -746,6 +746,25 @@ absl::Status ParseCheckExpectations(const Where& where, const Keys& keys, CheckE
               return out;
             }));
   }
+  if (const YAML::Node* n = keys.Get("remoteCopies")) {
+    using States = std::map<std::string, std::string>;
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.remote_copies,
+        MapOf<States>(where, *n, "remoteCopies",
+                      [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<States> {
+                        TOLLGATE_ASSIGN_OR_RETURN(States states, StrMap(where, v, p));
+                        for (const auto& [cluster, state] : states) {
+                          if (state != "Pending" && state != "Admitted" && state != "Evicted" &&
+                              state != "Finished") {
+                            return where.Error(
+                                absl::StrCat(p, "[", cluster, "]"),
+                                absl::StrCat("want Pending, Admitted, Evicted or Finished, got \"",
+                                             state, "\""));
+                          }
+                        }
+                        return states;
+                      }));
+  }
   if (const YAML::Node* n = keys.Get("podSetInfo")) {
     using Sets = std::map<std::string, PodSetInfoExpectation>;
     TOLLGATE_ASSIGN_OR_RETURN(
@@ -894,7 +913,7 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
                             {"admitted", "pending", "finished", "preempted", "preemptionReasons",
                              "fairShare", "reasons", "usage", "queueOrder", "rejected",
                              "terminating", "absent", "deactivated", "quotaReserved", "checks",
-                             "evicted", "inactive", "podSetInfo", "dispatch",
+                             "evicted", "inactive", "podSetInfo", "dispatch", "remoteCopies",
                              // --- Topology (issue 28).
                              "topologyAssignments", "unhealthyNodes",
                              // --- Owners, holds, missing pods, cost attribution (issue 27).
@@ -1035,7 +1054,52 @@ constexpr StepKindEntry kStepKinds[] = {
     {"outOfSync", StepKind::kOutOfSync},
     {"podsMissing", StepKind::kPodsMissing},
     {"podsReplaced", StepKind::kPodsReplaced},
+    // --- MultiKueue.
+    {"remoteAdmit", StepKind::kRemoteAdmit},
+    {"remoteEvict", StepKind::kRemoteEvict},
+    {"remoteFinish", StepKind::kRemoteFinish},
+    {"remoteDelete", StepKind::kRemoteDelete},
+    {"connectWorkers", StepKind::kConnectWorkers},
+    {"disconnectWorkers", StepKind::kDisconnectWorkers},
 };
+
+// remoteAdmit {workload, cluster, ago}, remoteEvict and remoteFinish {workload, cluster, reason,
+// message}, remoteDelete {workload, cluster}.
+absl::StatusOr<std::vector<RemoteReport>> ParseRemoteReports(const Where& where,
+                                                             const YAML::Node& node,
+                                                             StepKind kind) {
+  const std::string name(StepKindName(kind));
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, node, name));
+  std::vector<RemoteReport> out;
+  size_t i = 0;
+  for (const auto& item : node) {
+    const std::string path = Index(name, i++);
+    absl::StatusOr<Keys> read =
+        kind == StepKind::kRemoteAdmit
+            ? Keys::Read(where, item, path, {"workload", "cluster", "ago"})
+        : kind == StepKind::kRemoteDelete
+            ? Keys::Read(where, item, path, {"workload", "cluster"})
+            : Keys::Read(where, item, path, {"workload", "cluster", "reason", "message"});
+    if (!read.ok()) return read.status();
+    const Keys& k = *read;
+    RemoteReport report;
+    TOLLGATE_ASSIGN_OR_RETURN(report.workload, RequiredStr(where, k, "workload"));
+    TOLLGATE_ASSIGN_OR_RETURN(report.cluster, RequiredStr(where, k, "cluster"));
+    if (const YAML::Node* n = k.Get("ago")) {
+      TOLLGATE_ASSIGN_OR_RETURN(report.ago, Duration(where, *n, k.Path("ago")));
+    }
+    if (const YAML::Node* n = k.Get("reason")) {
+      TOLLGATE_ASSIGN_OR_RETURN(report.reason, Str(where, *n, k.Path("reason")));
+    } else if (kind == StepKind::kRemoteEvict) {
+      report.reason = "Preempted";
+    }
+    if (const YAML::Node* n = k.Get("message")) {
+      TOLLGATE_ASSIGN_OR_RETURN(report.message, Str(where, *n, k.Path("message")));
+    }
+    out.push_back(std::move(report));
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<Manifest>> ParseManifestList(const Where& where, const YAML::Node& node,
                                                         absl::string_view path) {
@@ -1188,6 +1252,19 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
       }
       return absl::OkStatus();
     }
+    // --- MultiKueue.
+    case StepKind::kRemoteAdmit:
+    case StepKind::kRemoteEvict:
+    case StepKind::kRemoteFinish:
+    case StepKind::kRemoteDelete: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.remote_reports, ParseRemoteReports(where, body, step.kind));
+      return absl::OkStatus();
+    }
+    case StepKind::kConnectWorkers:
+    case StepKind::kDisconnectWorkers: {
+      TOLLGATE_ASSIGN_OR_RETURN(step.names, StrList(where, body, StepKindName(step.kind)));
+      return absl::OkStatus();
+    }
   }
   return where.Error("", "unhandled step kind");
 }
@@ -1227,7 +1304,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
                                         // --- Topology (issue 28).
                                         "nodes",
                                         // --- Cost attribution (issue 27).
-                                        "costAttributionLabels"}));
+                                        "costAttributionLabels",
+                                        // --- MultiKueue.
+                                        "multiKueue"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
   Scenario scenario;
   scenario.file = std::string(file_name);
@@ -1249,12 +1328,31 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
   if (const YAML::Node* n = keys.Get("nodes")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.nodes, ParseNodes(where, *n, "nodes"));
   }
+  if (const YAML::Node* n = keys.Get("multiKueue")) {
+    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, *n, "multiKueue", {"workers"}));
+    MultiKueueSetup setup;
+    if (const YAML::Node* w = k.Get("workers")) {
+      TOLLGATE_ASSIGN_OR_RETURN(setup.workers, StrList(where, *w, k.Path("workers")));
+    }
+    scenario.multi_kueue = std::move(setup);
+  }
   const YAML::Node* steps = keys.Get("steps");
   if (steps == nullptr || steps->IsNull()) return where.Error("steps", "required");
   TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, *steps, "steps"));
   int index = 0;
   for (const auto& item : *steps) {
     TOLLGATE_ASSIGN_OR_RETURN(Step step, ParseStep(file_name, ++index, item));
+    const bool multi_kueue_step =
+        step.kind == StepKind::kRemoteAdmit || step.kind == StepKind::kRemoteEvict ||
+        step.kind == StepKind::kRemoteFinish || step.kind == StepKind::kRemoteDelete ||
+        step.kind == StepKind::kConnectWorkers || step.kind == StepKind::kDisconnectWorkers ||
+        !step.expect.checks.remote_copies.empty();
+    if (multi_kueue_step && !scenario.multi_kueue.has_value()) {
+      return Where(absl::StrCat(file_name, ": step ", index, " (", StepKindName(step.kind), ")"))
+          .Error("",
+                 "needs the MultiKueue controller: add `multiKueue: {workers: [...]}` to the "
+                 "scenario");
+    }
     scenario.steps.push_back(std::move(step));
   }
   return scenario;

@@ -114,6 +114,29 @@ struct CheckExpectations {
   std::map<std::string, std::map<std::string, PodSetInfoExpectation>> pod_set_info;
   // Workload -> its status.clusterName and status.nominatedClusterNames.
   std::map<std::string, DispatchExpectation> dispatch;
+  // MultiKueue, with the simulated controller (`multiKueue:`): workload -> worker -> the state
+  // of that worker's copy (Pending, Admitted, Evicted, Finished); exactly the workers holding
+  // one (`{}` for none).
+  std::map<std::string, std::map<std::string, std::string>> remote_copies;
+};
+
+// One item of a remoteAdmit, remoteEvict, remoteFinish or remoteDelete step: what a worker did
+// with its copy of a workload (docs/scenario-format.md, "MultiKueue").
+struct RemoteReport {
+  // `name` or `namespace/name` of the manager's workload.
+  std::string workload;
+  std::string cluster;
+  // remoteAdmit: the worker's admission time, this long before the scenario's now.
+  absl::Duration ago = absl::ZeroDuration();
+  // remoteEvict, remoteFinish: the worker's condition reason and message.
+  std::string reason;
+  std::string message;
+};
+
+// `multiKueue:`: the scenario plays tollgate-multikueue and its workers.
+struct MultiKueueSetup {
+  // The workers that answer from the start.
+  std::vector<std::string> workers;
 };
 
 // --- end of admission checks -------------------------------------------------------------------
@@ -232,6 +255,14 @@ enum class StepKind {
   kOutOfSync,
   kPodsMissing,
   kPodsReplaced,
+  // --- MultiKueue (docs/scenario-format.md, "MultiKueue"): what a worker did with its copy,
+  // and whether it answers.
+  kRemoteAdmit,
+  kRemoteEvict,
+  kRemoteFinish,
+  kRemoteDelete,
+  kConnectWorkers,
+  kDisconnectWorkers,
 };
 
 // The step's key in the file: "submit", "podsReady", ...
@@ -254,11 +285,14 @@ struct Step {
   std::vector<std::string> workload_names;
   std::vector<CheckUpdateItem> check_updates;  // kSetCheck
   std::vector<OwnerBinding> bindings;          // kBindOwner
-  Expectation expect;                          // kExpect
+  // kRemoteAdmit, kRemoteEvict, kRemoteFinish, kRemoteDelete; the worker names of
+  // kConnectWorkers and kDisconnectWorkers are in `names`.
+  std::vector<RemoteReport> remote_reports;
+  Expectation expect;  // kExpect
   // --- Topology (issue 28).
   std::vector<v1::Node> nodes;     // kNodes
   std::vector<v1::NodePod> pods;   // kReportPods
-  std::vector<std::string> names;  // kDeleteNodes, kRemovePods
+  std::vector<std::string> names;  // kDeleteNodes, kRemovePods, kConnectWorkers, ...
 };
 
 struct Scenario {
@@ -274,6 +308,9 @@ struct Scenario {
   std::vector<manifest::Manifest> objects;
   // --- Topology (issue 28): nodes of the inventory, created after `objects`.
   std::vector<v1::Node> nodes;
+  // --- MultiKueue: set when the scenario plays the MultiKueue controller; its settings are
+  // config's multiKueue section.
+  std::optional<MultiKueueSetup> multi_kueue;
   std::vector<Step> steps;
 };
 

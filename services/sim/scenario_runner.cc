@@ -22,6 +22,7 @@
 #include "services/engine/admission_executor.h"
 #include "services/engine/config_objects.h"
 #include "services/engine/tollgate_api.h"
+#include "services/sim/multikueue_sim.h"
 #include "storage/rocksdb_store.h"
 #include "storage/store.h"
 
@@ -115,7 +116,12 @@ class ScenarioService {
 class Run {
  public:
   Run(const Scenario& scenario, core::SimulatedClock& clock, ScenarioService& service)
-      : scenario_(scenario), clock_(clock), service_(service) {}
+      : scenario_(scenario), clock_(clock), service_(service) {
+    if (scenario.multi_kueue.has_value()) {
+      multi_kueue_ = std::make_unique<MultiKueueSim>(clock, scenario.config.multi_kueue,
+                                                     scenario.multi_kueue->workers);
+    }
+  }
 
   ScenarioResult Execute() {
     ScenarioResult result;
@@ -130,8 +136,14 @@ class Run {
       result.failure = error;
       return result;
     }
+    if (std::string error = RunMultiKueue(); !error.empty()) {
+      result.failure = absl::StrCat("objects: ", error);
+      return result;
+    }
     for (const Step& step : scenario_.steps) {
       std::string error = RunStep(step);
+      // The MultiKueue controller answers whatever the step changed.
+      if (error.empty() && step.kind != StepKind::kExpect) error = RunMultiKueue();
       if (!error.empty()) {
         result.failure =
             absl::StrCat("step ", step.index, " (", StepKindName(step.kind), "): ", error);
@@ -263,8 +275,75 @@ class Run {
       case StepKind::kReportPods:
       case StepKind::kRemovePods:
         return RunTopologyStep(step);
+      // --- MultiKueue.
+      case StepKind::kRemoteAdmit:
+      case StepKind::kRemoteEvict:
+      case StepKind::kRemoteFinish:
+      case StepKind::kRemoteDelete:
+        return ReportRemote(step);
+      case StepKind::kConnectWorkers:
+      case StepKind::kDisconnectWorkers:
+        for (const std::string& worker : step.names) {
+          if (step.kind == StepKind::kConnectWorkers) {
+            multi_kueue_->Connect(worker);
+          } else {
+            multi_kueue_->Disconnect(worker);
+          }
+        }
+        return "";
     }
     return "unknown step";
+  }
+
+  // --- MultiKueue (docs/scenario-format.md, "MultiKueue") ----------------------------------------
+
+  // A pass of the simulated controller, when the scenario has one.
+  std::string RunMultiKueue() {
+    if (multi_kueue_ == nullptr) return "";
+    absl::Status status = multi_kueue_->Run(api());
+    return status.ok() ? "" : absl::StrCat("MultiKueue controller: ", status.message());
+  }
+
+  std::string ReportRemote(const Step& step) {
+    for (const RemoteReport& report : step.remote_reports) {
+      absl::StatusOr<std::string> key = Resolve(report.workload);
+      if (!key.ok()) return std::string(key.status().message());
+      absl::Status status;
+      switch (step.kind) {
+        case StepKind::kRemoteAdmit:
+          status = multi_kueue_->Admit(*key, report.cluster, clock_.Now() - report.ago);
+          break;
+        case StepKind::kRemoteEvict:
+          status = multi_kueue_->Evict(*key, report.cluster, report.reason, report.message);
+          break;
+        case StepKind::kRemoteFinish:
+          status = multi_kueue_->Finish(*key, report.cluster, report.reason, report.message);
+          break;
+        default:
+          status = multi_kueue_->Remove(*key, report.cluster);
+          break;
+      }
+      if (!status.ok()) return std::string(status.message());
+    }
+    return "";
+  }
+
+  std::string ExpectRemoteCopies(const CheckExpectations& expect) {
+    for (const auto& [name, want] : expect.remote_copies) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok()) return absl::StrCat("remoteCopies: ", key.status().message());
+      const std::map<std::string, std::string> got = multi_kueue_->CopyStates(*key);
+      if (got != want) {
+        auto text = [](const std::map<std::string, std::string>& copies) {
+          std::vector<std::string> parts;
+          for (const auto& [cluster, state] : copies) parts.push_back(cluster + ": " + state);
+          return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+        };
+        return absl::StrCat("expected ", name, "'s copies on the workers ", text(want), ", saw ",
+                            text(got));
+      }
+    }
+    return "";
   }
 
   // --- Admission checks (docs/scenario-format.md, "Admission checks") ------------------------
@@ -425,6 +504,7 @@ class Run {
                             absl::StrJoin(nominated, ", "), "]");
       }
     }
+    if (std::string e = ExpectRemoteCopies(expect); !e.empty()) return e;
     for (const auto& [name, sets] : expect.pod_set_info) {
       absl::StatusOr<std::string> key = Resolve(name);
       if (!key.ok() || by_key.count(*key) == 0)
@@ -718,6 +798,14 @@ class Run {
         next = **timer;
         due.clear();
       }
+      // The MultiKueue controller's own timers (worker-lost grace, Incremental rounds, garbage
+      // collection) stop the clock too, and the service settles what it changed there.
+      std::optional<absl::Time> recheck;
+      if (multi_kueue_ != nullptr) recheck = multi_kueue_->NextRecheck();
+      if (recheck.has_value() && *recheck <= target && (!next.has_value() || *recheck < *next)) {
+        next = *recheck;
+        due.clear();
+      }
       if (!next.has_value()) break;
       if (*next > clock_.Now()) clock_.Set(*next);
       for (const std::string& key : due) {
@@ -728,6 +816,11 @@ class Run {
         if (!status.ok()) return absl::StrCat("finish ", key, ": ", status.message());
       }
       if (std::string error = Settle(); !error.empty()) return error;
+      if (multi_kueue_ != nullptr) {
+        if (std::string error = RunMultiKueue(); !error.empty()) return error;
+        if (std::string error = Settle(); !error.empty()) return error;
+        if (std::string error = RunMultiKueue(); !error.empty()) return error;
+      }
       if (due.empty() && *next <= clock_.Now() && timer->has_value() && **timer == *next) {
         // A timer that fired and re-armed at the same instant would loop forever.
         absl::StatusOr<std::optional<absl::Time>> again = api().NextTimer();
@@ -1150,6 +1243,8 @@ class Run {
   ScenarioService& service_;
   std::map<std::string, std::string> rejected_;
   std::map<std::string, absl::Duration> runtimes_;
+  // Set when the scenario plays the MultiKueue controller (`multiKueue:`).
+  std::unique_ptr<MultiKueueSim> multi_kueue_;
 };
 
 }  // namespace

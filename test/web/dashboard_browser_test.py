@@ -400,11 +400,18 @@ spec: {clusterQueue: mk-cq}
             self.driver.get(self.server.url + "#/workloads?namespace=team-a")
             wait_for(lambda: self.text("wl-cluster-team-a-mk-job") == "nominated: w1, w2",
                      what="the nominees in the workload list")
-            update(state="Ready", message='The workload was admitted on "w2"', cluster_name="w2")
+            update(state="Ready", message='The workload was admitted on "w2"', cluster_name="w2",
+                   set_multi_kueue_remotes=True, multi_kueue_remotes=[
+                       objects_pb2.MultiKueueRemoteState(cluster="w1", state="NoCopy"),
+                       objects_pb2.MultiKueueRemoteState(cluster="w2", state="Admitted")])
         wait_for(lambda: self.text("wl-cluster-team-a-mk-job") == "w2",
                  what="the winner in the workload list (live)")
         self.driver.get(self.server.url + "#/workloads/team-a/mk-job")
         wait_for(lambda: self.text("worker-cluster") == "w2", what="the winner on its page")
+        # Each worker's copy, as the manager's controller last reported it.
+        row = lambda testid: " ".join(self.text(testid).split())
+        wait_for(lambda: row("remote-w2") == "w2 (winner) Admitted", what="the winner's copy state")
+        self.assertEqual(row("remote-w1"), "w1 NoCopy")
         self.screenshot("multikueue-workload")
         # Kueue's MultiKueue counters on the same port.
         with urllib.request.urlopen(self.server.url + "metrics", timeout=DEADLINE) as response:

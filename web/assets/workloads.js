@@ -32,6 +32,19 @@ function checksPanel(w) {
         h('td', {}, c.message || ''))))));
 }
 
+// MultiKueue (docs/multicluster.md): the state of the copy on each nominated or winning worker,
+// as the manager's controller last saw it (status.multiKueueRemotes).
+function remotesPanel(w) {
+  const remotes = w.status.multiKueueRemotes || [];
+  if (remotes.length === 0) return null;
+  return h('section', { class: 'panel', 'data-testid': 'multikueue-workers' },
+    h('h2', {}, 'MultiKueue workers'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Worker', 'Copy'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, remotes.map((r) => h('tr', { 'data-testid': `remote-${r.cluster}` },
+        h('td', {}, r.cluster + (r.cluster === w.status.clusterName ? ' (winner)' : '')),
+        h('td', {}, h('span', { class: `badge remote-${r.state}` }, r.state)))))));
+}
+
 // MultiKueue (docs/multicluster.md): the worker cluster that admitted it, or the ones it was
 // dispatched to while none has.
 function workerCluster(w) {
@@ -150,6 +163,7 @@ export async function renderWorkload(ns, name) {
           h('tbody', {}, (w.status.conditions || []).map((c) => h('tr', { title: c.message },
             h('td', {}, c.type), h('td', {}, c.status), h('td', {}, c.reason), h('td', {}, time(c.lastTransitionTime)))))))),
     checksPanel(w),
+    remotesPanel(w),
     data.quotaHolders ? h('section', { class: 'panel', 'data-testid': 'quota-holders' },
       h('h2', {}, `Who holds the quota ${data.cohort ? `in cohort ${data.cohort}` : `of ${pending.clusterQueue}`}`),
       data.quotaHolders.length === 0 ? h('div', { class: 'muted' }, 'Nobody: the quota it needs does not exist or its queue is inactive.') :

@@ -17,13 +17,14 @@ import unittest
 
 import grpc
 
-from tollgate.v1 import objects_pb2, service_pb2
+from tollgate.v1 import objects_pb2, service_pb2, service_pb2_grpc
 
 from tollgate_client import PodSet, TollgateClient, TollgateError
 from tollgate_client.checks import (
     CheckController,
     Decision,
     mark_multikueue_winner,
+    set_active,
     update_check,
 )
 from tollgated_process import TollgatedProcess
@@ -65,6 +66,25 @@ spec:
   resourceGroups:
     - coveredResources: [nvidia.com/gpu]
       flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 32}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk}
+spec: {controllerName: kueue.x-k8s.io/multikueue}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: dispatched}
+spec:
+  admissionChecksStrategy: {admissionChecks: [{name: mk}]}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 32}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: dispatched, namespace: team-a}
+spec: {clusterQueue: dispatched}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -228,6 +248,39 @@ class CheckControllerTest(unittest.TestCase):
         with self.assertRaises(TollgateError) as missing:
             mark_multikueue_winner(self.client, "nobody", "team-a")
         self.assertEqual(missing.exception.code, grpc.StatusCode.NOT_FOUND)
+
+
+    def test_a_manager_workload_reports_nominees_winner_and_each_workers_copy(self):
+        # What tollgate-multikueue writes on the manager (docs/multicluster.md), read back
+        # through the client's Workload.
+        self.client.submit("train", namespace="team-a", queue="dispatched",
+                           pod_sets=[PodSet("main", count=1, requests={"nvidia.com/gpu": "1"})])
+        set_active(self.client, "mk")
+        reserved = self.wait_for("train", lambda w: w.status.state
+                                 == objects_pb2.WORKLOAD_STATE_QUOTA_RESERVED, "quota reserved")
+        checks = service_pb2_grpc.AdmissionCheckServiceStub(self.client._endpoint.channel)
+
+        def update(workload, **fields):
+            return checks.UpdateAdmissionCheckState(service_pb2.UpdateAdmissionCheckStateRequest(
+                workload=service_pb2.WorkloadRef(namespace="team-a", name="train"), check="mk",
+                expected_revision=workload.metadata.resource_version, **fields),
+                timeout=WAIT_TIMEOUT).workload
+
+        nominated = update(reserved, state="Pending", set_nominated_cluster_names=True,
+                           nominated_cluster_names=["w1", "w2"])
+        seen = self.client.get("train", "team-a")
+        self.assertEqual(seen.nominated_cluster_names, ["w1", "w2"])
+        self.assertEqual(seen.cluster_name, "")
+        self.assertEqual(seen.multikueue_remotes, {})
+
+        update(nominated, state="Ready", message='The workload was admitted on "w2"',
+               cluster_name="w2", set_multi_kueue_remotes=True, multi_kueue_remotes=[
+                   objects_pb2.MultiKueueRemoteState(cluster="w1", state="NoCopy"),
+                   objects_pb2.MultiKueueRemoteState(cluster="w2", state="Admitted")])
+        won = self.client.get("train", "team-a")
+        self.assertEqual(won.cluster_name, "w2")
+        self.assertEqual(won.nominated_cluster_names, [])
+        self.assertEqual(won.multikueue_remotes, {"w1": "NoCopy", "w2": "Admitted"})
 
 
 if __name__ == "__main__":

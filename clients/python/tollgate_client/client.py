@@ -96,6 +96,23 @@ class Workload:
             if psa.HasField("topology_assignment")
         }
 
+    @property
+    def cluster_name(self) -> str:
+        """MultiKueue: the worker cluster that admitted it ("" while none has)."""
+        return self.proto.status.cluster_name
+
+    @property
+    def nominated_cluster_names(self) -> List[str]:
+        """MultiKueue: the workers it is dispatched to while none has admitted it."""
+        return list(self.proto.status.nominated_cluster_names)
+
+    @property
+    def multikueue_remotes(self) -> Dict[str, str]:
+        """MultiKueue: the state of its copy on each nominated or winning worker, as the
+        manager's controller last saw it: Admitted, Pending, Evicted, Finished, NoCopy or
+        Unreachable."""
+        return {r.cluster: r.state for r in self.proto.status.multi_kueue_remotes}
+
     @staticmethod
     def from_proto(wl: objects_pb2.Workload) -> "Workload":
         return Workload(

@@ -142,8 +142,11 @@ absl::StatusOr<Json> FakeKubeClient::Create(const manifest::ResourceKind& kind,
   Json obj = object;
   obj["metadata"]["namespace"] = std::string(ns);
   obj["metadata"]["resourceVersion"] = NextVersionLocked();
+  // As an API server: the uid is the server's to give.
+  obj["metadata"]["uid"] = absl::StrFormat("%08x-0000-4000-8000-%012x", next_uid_, next_uid_);
   const Key key{kind.plural, std::string(ns), manifest::GetString(obj, {"metadata", "name"})};
   if (objects_.count(key) > 0) return absl::AlreadyExistsError("exists");
+  ++next_uid_;
   objects_[key] = obj;
   return obj;
 }

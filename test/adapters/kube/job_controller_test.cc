@@ -465,50 +465,6 @@ TEST_F(PrebuiltWorkloadTest, TheJobWaitsSuspendedForItsWorkloadAndIsBoundToIt) {
   EXPECT_EQ(admission_.Count("ReportJobState"), 1);
 }
 
-// The re-dispatch race: a worker's job made for MultiKueue copy 1 is reconciled only after the
-// manager removed that copy and made copy 2 under the same name (the work queue was behind the
-// deletion), and copy 2 was admitted here without being the winner. Bound to copy 2, the old
-// job would run under it, beside the job the winner runs. It carries the uid of the copy it was
-// made for, so it is recognised as another copy's and deleted instead.
-TEST_F(PrebuiltWorkloadTest, AWorkersJobOfAReplacedCopyIsDeletedNotBoundToTheNewOne) {
-  Controller();
-  auto make_copy = [&](const std::string& uid) {
-    absl::StatusOr<v1::Workload> wl = manifest::TranslateWorkload(job_, MakeJob(), "planned-queue",
-                                                                  controller_->lookup(), kPrebuilt);
-    ASSERT_TRUE(wl.ok()) << wl.status();
-    wl->mutable_metadata()->set_uid(uid);
-    wl->mutable_metadata()->clear_labels();
-    (*wl->mutable_metadata()->mutable_labels())[std::string(manifest::kMultiKueueOriginLabel)] =
-        "manager";
-    v1::SubmitRequest request;
-    *request.mutable_workload() = *wl;
-    ASSERT_TRUE(admission_.Submit(request).ok());
-    admission_.Admit("team-a", kPrebuilt, GpuAdmission());
-  };
-  ASSERT_NO_FATAL_FAILURE(make_copy("copy-1"));
-  Json job = PrebuiltJob();
-  job["spec"]["suspend"] = true;
-  job["metadata"]["labels"][std::string(manifest::kMultiKueueOriginLabel)] = "manager";
-  job["metadata"]["annotations"][std::string(manifest::kMultiKueueCopyUidAnnotation)] = "copy-1";
-  kube_.Put(manifest::JobResource(), job);
-  ASSERT_TRUE(Reconcile().ok());
-  ASSERT_TRUE(Reconcile().ok());
-  EXPECT_FALSE(job_.IsSuspended(Job())) << Job().dump();
-
-  // Copy 1 removed and copy 2 made and admitted before the job's next pass.
-  v1::DeleteWorkloadRequest del;
-  del.mutable_workload()->set_namespace_("team-a");
-  del.mutable_workload()->set_name(kPrebuilt);
-  ASSERT_TRUE(admission_.DeleteWorkload(del).ok());
-  ASSERT_NO_FATAL_FAILURE(make_copy("copy-2"));
-
-  ASSERT_TRUE(Reconcile().ok());
-  EXPECT_TRUE(Job().is_null()) << Job().dump();
-  std::optional<v1::Workload> copy = admission_.Find("team-a", kPrebuilt);
-  ASSERT_TRUE(copy.has_value());
-  EXPECT_EQ(copy->metadata().owner_references_size(), 0) << copy->DebugString();
-}
-
 TEST_F(PrebuiltWorkloadTest, AJobThatNoLongerMatchesFinishesItsWorkloadAsOutOfSync) {
   MakePrebuilt();
   kube_.Put(manifest::JobResource(), PrebuiltJob());
@@ -567,6 +523,88 @@ TEST_F(PrebuiltWorkloadTest, OrphanCollectionRemovesAWorkloadWhoseOwnerIsGone) {
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(*deleted, 1);
   EXPECT_FALSE(admission_.Find("team-a", kPrebuilt).has_value());
+}
+
+// A MultiKueue worker (docs/multicluster.md, "The job itself"): the job the winning copy
+// carries, and what happens to it when the manager replaces the copy by one of the same name.
+class MultiKueueCopyJobTest : public JobControllerTest {
+ protected:
+  static constexpr char kCopy[] = "eval-copy";
+
+  void SubmitCopy(const std::string& uid, bool winner) {
+    Json written = MakeJob();
+    written["spec"]["managedBy"] = std::string(manifest::kMultiKueueManagedBy);
+    absl::StatusOr<v1::WorkloadPayload> payload = manifest::JobManifestPayload(job_, written);
+    ASSERT_TRUE(payload.ok()) << payload.status();
+    // The manager's copy: the job's pod sets, its manifest, the origin label.
+    absl::StatusOr<v1::Workload> translated =
+        manifest::TranslateWorkload(job_, written, "eval-queue", controller_->lookup(), kCopy);
+    ASSERT_TRUE(translated.ok()) << translated.status();
+    v1::SubmitRequest request;
+    v1::Workload* copy = request.mutable_workload();
+    *copy = *std::move(translated);
+    copy->mutable_metadata()->set_uid(uid);
+    copy->mutable_metadata()->clear_labels();
+    (*copy->mutable_metadata()->mutable_labels())[std::string(manifest::kMultiKueueOriginLabel)] =
+        "manager";
+    *copy->mutable_spec()->mutable_payload() = *std::move(payload);
+    copy->mutable_status()->set_multi_kueue_winner(winner);
+    ASSERT_TRUE(admission_.Submit(request).ok());
+  }
+  void DeleteCopy() {
+    v1::DeleteWorkloadRequest request;
+    request.mutable_workload()->set_namespace_("team-a");
+    request.mutable_workload()->set_name(kCopy);
+    ASSERT_TRUE(admission_.DeleteWorkload(request).ok());
+  }
+  absl::Status ReconcileCopy() {
+    return controller_->Reconcile(ObjectKey{std::string(kMultiKueueCopyResource), "team-a", kCopy});
+  }
+  bool JobExists() { return kube_.Get(manifest::JobResource(), "team-a", "eval").ok(); }
+};
+
+TEST_F(MultiKueueCopyJobTest, TheWinningCopysJobNamesTheCopyItWasCreatedFor) {
+  Controller();
+  SubmitCopy("copy-1", /*winner=*/true);
+  admission_.Admit("team-a", kCopy, GpuAdmission());
+  ASSERT_TRUE(ReconcileCopy().ok());
+  ASSERT_TRUE(JobExists());
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(Job()), kCopy);
+  EXPECT_EQ(manifest::Annotation(Job(), manifest::kMultiKueueCopyUidAnnotation), "copy-1");
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+}
+
+TEST_F(MultiKueueCopyJobTest, TheJobOfAReplacedCopyGoesInsteadOfBindingToTheNewCopy) {
+  Controller();
+  SubmitCopy("copy-1", /*winner=*/true);
+  admission_.Admit("team-a", kCopy, GpuAdmission());
+  ASSERT_TRUE(ReconcileCopy().ok());
+  const absl::Status bound = Reconcile();
+  ASSERT_TRUE(bound.ok()) << bound;
+  ASSERT_FALSE(job_.IsSuspended(Job()));
+  // The manager re-dispatches: the copy is replaced by a new one of the same name before this
+  // adapter saw the old one go. The new copy has not won; the old job must not run for it.
+  DeleteCopy();
+  SubmitCopy("copy-2", /*winner=*/false);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(JobExists());
+  EXPECT_EQ(admission_.Find("team-a", kCopy)->metadata().owner_references_size(), 0);
+}
+
+TEST_F(MultiKueueCopyJobTest, ANewWinningCopyOfTheSameNameGetsAJobOfItsOwn) {
+  Controller();
+  SubmitCopy("copy-1", /*winner=*/true);
+  admission_.Admit("team-a", kCopy, GpuAdmission());
+  ASSERT_TRUE(ReconcileCopy().ok());
+  DeleteCopy();
+  SubmitCopy("copy-2", /*winner=*/true);
+  admission_.Admit("team-a", kCopy, GpuAdmission());
+  // The old copy's job goes first; the retry creates the new copy's.
+  EXPECT_EQ(ReconcileCopy().code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(JobExists());
+  ASSERT_TRUE(ReconcileCopy().ok());
+  ASSERT_TRUE(JobExists());
+  EXPECT_EQ(manifest::Annotation(Job(), manifest::kMultiKueueCopyUidAnnotation), "copy-2");
 }
 
 TEST_F(JobControllerTest, NamespacesAreMirroredWhenTheirLabelsChange) {

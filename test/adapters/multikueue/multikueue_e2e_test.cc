@@ -500,6 +500,47 @@ TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigPathIsConnected) {
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+// Kueue's default, a kubeConfig Secret: tollgate-multikueue reads it as Kubernetes mounts it
+// into its pod (--kubeconfig-secrets-dir, the Secret's key kubeconfig at DIR/<secret>/kubeconfig
+// behind the kubelet's ..data symlink), so the workload runs on the worker it names; a Secret
+// that is not mounted leaves its cluster inactive with BadKubeConfig saying where it looked.
+TEST_F(MultiKueueE2eTest, AWorkerNamedByAMountedKubeConfigSecretIsConnected) {
+  const std::string secrets = scratch_ + "/secrets";
+  const std::string keys = secrets + "/w2-kubeconfig/..2026_11_30_00_00_00.1";
+  std::filesystem::create_directories(keys);
+  std::ofstream(keys + "/kubeconfig")
+      << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: w\n",
+                      "contexts: [{name: w, context: {cluster: w, user: m}}]\n",
+                      "clusters: [{name: w, cluster: {server: \"http://", w2_->address(), "\"}}]\n",
+                      "users: [{name: m, user: {}}]\n");
+  std::filesystem::create_symlink("..2026_11_30_00_00_00.1", secrets + "/w2-kubeconfig/..data");
+  std::filesystem::create_symlink("..data/kubeconfig", secrets + "/w2-kubeconfig/kubeconfig");
+  auto cluster = [](const std::string& name, const std::string& secret) {
+    // v1beta1's spec.kubeConfig, locationType left to its default (Secret).
+    return absl::StrCat("apiVersion: kueue.x-k8s.io/v1beta1\nkind: MultiKueueCluster\n",
+                        "metadata: {name: ", name, "}\n", "spec: {kubeConfig: {location: ", secret,
+                        "}}\n");
+  };
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s",
+                         "--kubeconfig-secrets-dir=" + secrets},
+                        "controller-secret"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply(*manager_, cluster("w2", "w2-kubeconfig") + "---\n" + cluster("w1", "w1-kubeconfig")));
+
+  ASSERT_TRUE(WaitForClusterCondition("w1", [&](const v1::Condition& c) {
+    return c.status() == "False" && c.reason() == "BadKubeConfig" &&
+           absl::StrContains(c.message(),
+                             "kubeConfig Secret \"w1-kubeconfig\": no key "
+                             "kubeconfig mounted at " +
+                                 secrets + "/w1-kubeconfig/kubeconfig");
+  }));
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(AwaitReadyOn("train", "w2"));
@@ -675,6 +716,50 @@ TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits)
   v1::GetWorkloadRequest on_w1;
   *on_w1.mutable_workload() = Ref("train");
   EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
+}
+
+// A copy admitted and finished on its worker between two looks of the controller (here while it
+// is down): the manager never saw it admitted and its workload only reserved quota, yet the
+// finish finishes it there, with the worker's reason (Kueue finishes whatever the local state),
+// instead of leaving the quota held for good; every copy then goes.
+TEST_F(MultiKueueE2eTest, ACopyFinishedBeforeTheManagerSawItAdmittedFinishesTheWorkload) {
+  // w2 full too (a local workload of its own): the copies wait on both workers.
+  ASSERT_NO_FATAL_FAILURE(Submit(*w2_client_, "hog", 4));
+  ASSERT_TRUE(WaitFor(*w2_client_, "hog", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  const auto exists = [](const v1::Workload&) { return true; };
+  ASSERT_TRUE(WaitFor(*w1_client_, "train", exists));
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", exists));
+
+  controller_.reset();
+  v1::FinishRequest finish_hog;
+  *finish_hog.mutable_workload() = Ref("hog");
+  ASSERT_OK(w2_client_->Finish(finish_hog).status());
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_ADMITTED;
+  }));
+  v1::FinishRequest finish_copy;
+  *finish_copy.mutable_workload() = Ref("train");
+  finish_copy.set_reason("Failed");
+  finish_copy.set_message("Job failed: BackoffLimitExceeded");
+  ASSERT_OK(w2_client_->Finish(finish_copy).status());
+  ASSERT_EQ(Get(*manager_client_, "train").status().state(), v1::WORKLOAD_STATE_QUOTA_RESERVED);
+
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
+                        "controller-restarted"));
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().state() == v1::WORKLOAD_STATE_FINISHED;
+  })) << Get(*manager_client_, "train").DebugString();
+  const v1::Workload finished = Get(*manager_client_, "train");
+  const v1::Condition* condition = TrueCondition(finished, "Finished");
+  ASSERT_NE(condition, nullptr) << finished.DebugString();
+  EXPECT_EQ(condition->reason(), "Failed");
+  EXPECT_EQ(condition->message(), "Job failed: BackoffLimitExceeded");
+  EXPECT_TRUE(Absent(*w1_client_, "train"));
+  EXPECT_TRUE(Absent(*w2_client_, "train"));
 }
 
 // A kill -9 of the winning worker's tollgated, started again at the same address on the same

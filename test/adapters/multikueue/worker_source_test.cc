@@ -177,9 +177,11 @@ TEST_F(ResolveWorkerTest, UnusableSourcesSayWhy) {
   v1::MultiKueueClusterSpec secret;
   secret.mutable_kube_config()->set_location("w1-secret");
   secret.mutable_kube_config()->set_location_type("Secret");
+  // Without --kubeconfig-secrets-dir a Secret is not read, and the message says how it would be.
   const ResolvedWorker from_secret = ResolveWorker(secret, allowed_);
   EXPECT_EQ(from_secret.reason, "BadKubeConfig");
   EXPECT_THAT(from_secret.message, HasSubstr("kubeConfig Secret \"w1-secret\""));
+  EXPECT_THAT(from_secret.message, HasSubstr("--kubeconfig-secrets-dir"));
 
   v1::MultiKueueClusterSpec endpoint;
   endpoint.mutable_endpoint()->set_address("w1.example.com:7443");
@@ -187,6 +189,83 @@ TEST_F(ResolveWorkerTest, UnusableSourcesSayWhy) {
   const ResolvedWorker no_ca = ResolveWorker(endpoint, allowed_);
   EXPECT_EQ(no_ca.reason, "BadKubeConfig");
   EXPECT_THAT(no_ca.message, HasSubstr("missing-ca.pem"));
+}
+
+// A Secret mounted as Kubernetes mounts one: DIR/<secret>/kubeconfig, a symlink into the
+// `..data` symlink to the timestamped directory holding the keys.
+class KubeConfigSecretTest : public ResolveWorkerTest {
+ protected:
+  void SetUp() override {
+    ResolveWorkerTest::SetUp();
+    secrets_ = root_ + "/secrets";
+    std::filesystem::create_directories(secrets_);
+  }
+
+  // Mounts `text` as key kubeconfig of Secret `name` and returns a spec naming the Secret.
+  v1::MultiKueueClusterSpec Mount(const std::string& name, const std::string& text) {
+    const std::string dir = secrets_ + "/" + name;
+    std::filesystem::create_directories(dir + "/..2026_11_30_00_00_00.1");
+    std::ofstream(dir + "/..2026_11_30_00_00_00.1/kubeconfig") << text;
+    std::error_code ignored;
+    std::filesystem::create_symlink("..2026_11_30_00_00_00.1", dir + "/..data", ignored);
+    std::filesystem::create_symlink("..data/kubeconfig", dir + "/kubeconfig", ignored);
+    return SecretSpec(name);
+  }
+  static v1::MultiKueueClusterSpec SecretSpec(const std::string& name) {
+    v1::MultiKueueClusterSpec spec;
+    spec.mutable_kube_config()->set_location(name);
+    spec.mutable_kube_config()->set_location_type("Secret");
+    return spec;
+  }
+
+  std::string secrets_;
+};
+
+TEST_F(KubeConfigSecretTest, AMountedSecretGivesTheWorkersAddressAndToken) {
+  const v1::MultiKueueClusterSpec spec =
+      Mount("w1-secret",
+            KubeConfigYaml("{server: \"https://w1.example.com:7443\"}", "{token: manager-token}"));
+  const ResolvedWorker resolved = ResolveWorker(spec, allowed_, secrets_);
+  ASSERT_TRUE(resolved.source.has_value()) << resolved.reason << ": " << resolved.message;
+  EXPECT_EQ(resolved.source->address, "w1.example.com:7443");
+  EXPECT_EQ(resolved.source->credentials.bearer_token, "manager-token");
+  // The Secret changed (the kubelet rewrites the file): a new fingerprint, a new connection.
+  std::ofstream(secrets_ + "/w1-secret/..2026_11_30_00_00_00.1/kubeconfig")
+      << KubeConfigYaml("{server: \"https://w1.example.com:7444\"}", "{token: manager-token}");
+  EXPECT_NE(ResolveWorker(spec, allowed_, secrets_).fingerprint, resolved.fingerprint);
+}
+
+TEST_F(KubeConfigSecretTest, KueuesRulesHoldAndMistakesNameTheSecret) {
+  const ResolvedWorker insecure = ResolveWorker(
+      Mount("w2",
+            KubeConfigYaml("{server: \"https://w2:1\", insecure-skip-tls-verify: true}", "{}")),
+      allowed_, secrets_);
+  EXPECT_EQ(insecure.reason, "InsecureKubeConfig");
+  EXPECT_THAT(insecure.message, HasSubstr("kubeConfig Secret \"w2\": "));
+
+  const ResolvedWorker missing = ResolveWorker(SecretSpec("not-mounted"), allowed_, secrets_);
+  EXPECT_EQ(missing.reason, "BadKubeConfig");
+  EXPECT_EQ(missing.message,
+            absl::StrCat("kubeConfig Secret \"not-mounted\": no key kubeconfig mounted at ",
+                         secrets_, "/not-mounted/kubeconfig"));
+
+  // A name that is not a Secret's cannot reach outside the directory.
+  const ResolvedWorker walking = ResolveWorker(SecretSpec("../kubeconfigs"), allowed_, secrets_);
+  EXPECT_EQ(walking.reason, "BadKubeConfig");
+  EXPECT_THAT(walking.message, HasSubstr("not a valid Secret name"));
+
+  // Nor can a symlink in the mount.
+  std::filesystem::create_directories(secrets_ + "/escape");
+  std::ofstream(root_ + "/outside.yaml") << KubeConfigYaml("{server: \"https://w3:1\"}", "{}");
+  std::filesystem::create_symlink(root_ + "/outside.yaml", secrets_ + "/escape/kubeconfig");
+  const ResolvedWorker escaped = ResolveWorker(SecretSpec("escape"), allowed_, secrets_);
+  EXPECT_EQ(escaped.reason, "BadKubeConfig");
+  EXPECT_THAT(escaped.message, HasSubstr("is not under"));
+
+  const ResolvedWorker unparsable =
+      ResolveWorker(Mount("bad", "current-context: nowhere\n"), allowed_, secrets_);
+  EXPECT_EQ(unparsable.reason, "BadKubeConfig");
+  EXPECT_THAT(unparsable.message, HasSubstr("kubeConfig Secret \"bad\": "));
 }
 
 }  // namespace

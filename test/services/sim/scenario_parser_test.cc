@@ -743,5 +743,76 @@ TEST(TopologyFormatTest, MistakesNameTheField) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// MultiKueue: the simulated controller, the workers' reports and the copies' expectation.
+
+TEST(MultiKueueFormatTest, WorkersReportsAndCopies) {
+  absl::StatusOr<Scenario> s = ParseScenarioText(R"(
+name: t
+multiKueue: {workers: [w1, w2]}
+steps:
+  - remoteAdmit: [{workload: a, cluster: w1, ago: 30s}, {workload: b, cluster: w2}]
+  - remoteEvict: [{workload: a, cluster: w1, message: room}]
+  - remoteFinish: [{workload: a, cluster: w1, reason: Failed, message: oom}]
+  - remoteDelete: [{workload: ns/a, cluster: w2}]
+  - disconnectWorkers: [w1]
+  - connectWorkers: [w1, w3]
+  - expect: {remoteCopies: {a: {w1: Admitted, w2: Evicted}, b: {}}}
+)",
+                                                 "t.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(s->multi_kueue.has_value());
+  EXPECT_THAT(s->multi_kueue->workers, ElementsAre("w1", "w2"));
+  ASSERT_THAT(s->steps, SizeIs(7));
+  EXPECT_EQ(s->steps[0].kind, StepKind::kRemoteAdmit);
+  ASSERT_THAT(s->steps[0].remote_reports, SizeIs(2));
+  EXPECT_EQ(s->steps[0].remote_reports[0].cluster, "w1");
+  EXPECT_EQ(s->steps[0].remote_reports[0].ago, absl::Seconds(30));
+  EXPECT_EQ(s->steps[0].remote_reports[1].ago, absl::ZeroDuration());
+  // An eviction without a reason is Kueue's Preempted.
+  EXPECT_EQ(s->steps[1].remote_reports[0].reason, "Preempted");
+  EXPECT_EQ(s->steps[1].remote_reports[0].message, "room");
+  EXPECT_EQ(s->steps[2].remote_reports[0].reason, "Failed");
+  EXPECT_EQ(s->steps[3].kind, StepKind::kRemoteDelete);
+  EXPECT_EQ(s->steps[3].remote_reports[0].workload, "ns/a");
+  EXPECT_EQ(s->steps[4].kind, StepKind::kDisconnectWorkers);
+  EXPECT_THAT(s->steps[5].names, ElementsAre("w1", "w3"));
+  const auto& copies = s->steps[6].expect.checks.remote_copies;
+  EXPECT_THAT(copies.at("a"), UnorderedElementsAre(Pair("w1", "Admitted"), Pair("w2", "Evicted")));
+  EXPECT_TRUE(copies.at("b").empty());
+  // Without the section, no scenario plays the controller.
+  absl::StatusOr<Scenario> plain = ParseScenarioText("name: t\nsteps: [{settle: {}}]", "t.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->multi_kueue.has_value());
+}
+
+TEST(MultiKueueFormatTest, MistakesNameTheField) {
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"steps: [{remoteAdmit: [{workload: a, cluster: w1}]}]",
+       "step 1 (remoteAdmit): needs the MultiKueue controller: add `multiKueue:"},
+      {"steps: [{expect: {remoteCopies: {a: {}}}}]", "step 1 (expect): needs the MultiKueue"},
+      {"multiKueue: {worker: [w1]}\nsteps: [{settle: {}}]", "unknown key \"worker\""},
+      {"multiKueue: {}\nsteps: [{remoteAdmit: [{workload: a}]}]", "cluster: required"},
+      {"multiKueue: {}\nsteps: [{remoteAdmit: [{workload: a, cluster: w, reason: X}]}]",
+       "unknown key \"reason\""},
+      {"multiKueue: {}\nsteps: [{remoteDelete: [{workload: a, cluster: w, ago: 1s}]}]",
+       "unknown key \"ago\""},
+      {"multiKueue: {}\nsteps: [{remoteAdmit: [{workload: a, cluster: w, ago: soon}]}]",
+       "remoteAdmit[0].ago"},
+      {"multiKueue: {}\nsteps: [{expect: {remoteCopies: {a: {w1: Running}}}}]",
+       "remoteCopies[a][w1]: want Pending, Admitted, Evicted or Finished, got \"Running\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<Scenario> s = ParseScenarioText(absl::StrCat("name: t\n", c.text), "t.yaml");
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.status().message(), HasSubstr(c.error));
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::sim
