@@ -40,6 +40,17 @@ void HeldWorkloads::Clear() {
   evicting_.clear();
   filed_.clear();
   quota_reserved_ = 0;
+  usages_.clear();
+}
+
+void HeldWorkloads::CountUsage(const QuotaUsage& usage) { ++usages_[usage]; }
+
+void HeldWorkloads::UncountUsage(const QuotaUsage& usage) {
+  // A usage never counted (its queue's holding was cleared since) is left alone: the counts may
+  // then name usages no held workload has, never miss one that one has.
+  auto it = usages_.find(usage);
+  if (it == usages_.end()) return;
+  if (--it->second <= 0) usages_.erase(it);
 }
 
 }  // namespace tollgate::core
