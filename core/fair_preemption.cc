@@ -113,13 +113,15 @@ class FairTargetOrdering {
   FairTargetOrdering(const FlavorResourceIndex& index, const QuotaNode& preemptor_cq,
                      std::function<bool(const Candidate&, const Candidate&)> before)
       : index_(index), preemptor_cq_(preemptor_cq), before_(std::move(before)) {
+    // One allocation for a cohort of a few queues instead of growing the map step by step.
+    nodes_.reserve(16);
     for (const QuotaNode* a = preemptor_cq.parent(); a != nullptr; a = a->parent()) {
-      preemptor_path_.insert(a);
+      nodes_[a].on_preemptor_path = true;
     }
   }
 
   void Add(const QuotaNode* cq, VictimCursor cursor) {
-    slot_of_[cq] = cursors_.size();
+    nodes_[cq].cursor = static_cast<int>(cursors_.size());
     cursors_.push_back(std::move(cursor));
   }
   bool Any() {
@@ -132,12 +134,12 @@ class FairTargetOrdering {
   // The next ClusterQueue to consider, or null when every queue has been pruned.
   const QuotaNode* Next() {
     if (!preemptor_cq_.HasParent()) {
-      if (pruned_cqs_.count(&preemptor_cq_) > 0 || !HasWorkload(&preemptor_cq_)) return nullptr;
+      if (Pruned(&preemptor_cq_) || !HasWorkload(&preemptor_cq_)) return nullptr;
       return &preemptor_cq_;
     }
     const QuotaNode* root = preemptor_cq_.parent();
     while (root->parent() != nullptr) root = root->parent();
-    while (pruned_cohorts_.count(root) == 0) {
+    while (!Pruned(root)) {
       if (const QuotaNode* target = NextTarget(*root)) return target;
     }
     return nullptr;
@@ -153,8 +155,11 @@ class FairTargetOrdering {
   const ClusterQueueRuntime& RuntimeOf(const QuotaNode* cq) {
     return CursorOf(cq)->cluster_queue();
   }
-  void Drop(const QuotaNode* cq) { pruned_cqs_.insert(cq); }
-  bool OnPreemptorPath(const QuotaNode* cohort) const { return preemptor_path_.count(cohort) > 0; }
+  void Drop(const QuotaNode* cq) { nodes_[cq].pruned = true; }
+  bool OnPreemptorPath(const QuotaNode* cohort) const {
+    auto it = nodes_.find(cohort);
+    return it != nodes_.end() && it->second.on_preemptor_path;
+  }
 
  private:
   static DominantResourceShare Negative() {
@@ -163,20 +168,36 @@ class FairTargetOrdering {
     return d;
   }
 
+  // What the search knows of a ClusterQueue or Cohort: one lookup for all of it.
+  struct NodeState {
+    int cursor = -1;
+    bool pruned = false;
+    bool on_preemptor_path = false;
+  };
+
+  bool Pruned(const QuotaNode* node) const {
+    auto it = nodes_.find(node);
+    return it != nodes_.end() && it->second.pruned;
+  }
   VictimCursor* CursorOf(const QuotaNode* cq) {
-    auto it = slot_of_.find(cq);
-    return it == slot_of_.end() ? nullptr : &cursors_[it->second];
+    auto it = nodes_.find(cq);
+    return it == nodes_.end() || it->second.cursor < 0 ? nullptr : &cursors_[it->second.cursor];
   }
 
   const QuotaNode* NextTarget(const QuotaNode& cohort) {
     const QuotaNode* best_cq = nullptr;
     DominantResourceShare best_cq_drs = Negative();
     for (const QuotaNode* cq : cohort.child_cluster_queues()) {
-      if (pruned_cqs_.count(cq) > 0) continue;
+      auto it = nodes_.find(cq);
+      // A queue without candidates is pruned whatever its share.
+      if (it == nodes_.end() || it->second.pruned || it->second.cursor < 0 ||
+          cursors_[it->second.cursor].empty()) {
+        continue;
+      }
       const DominantResourceShare drs = ComputeDrs(*cq, index_);
       const int cmp = CompareDrs(drs, best_cq_drs);
-      if ((!drs.borrowing && cq != &preemptor_cq_) || !HasWorkload(cq)) {
-        pruned_cqs_.insert(cq);
+      if (!drs.borrowing && cq != &preemptor_cq_) {
+        it->second.pruned = true;
       } else if (cmp == 0 && best_cq != nullptr) {
         if (before_(Peek(cq), Peek(best_cq))) best_cq = cq;
       } else if (cmp > 0) {
@@ -187,17 +208,17 @@ class FairTargetOrdering {
     const QuotaNode* best_cohort = nullptr;
     DominantResourceShare best_cohort_drs = Negative();
     for (const QuotaNode* child : cohort.child_cohorts()) {
-      if (pruned_cohorts_.count(child) > 0) continue;
+      if (Pruned(child)) continue;
       const DominantResourceShare drs = ComputeDrs(*child, index_);
       if (!drs.borrowing && !OnPreemptorPath(child)) {
-        pruned_cohorts_.insert(child);
+        nodes_[child].pruned = true;
       } else if (CompareDrs(drs, best_cohort_drs) >= 0) {
         best_cohort_drs = drs;
         best_cohort = child;
       }
     }
     if (best_cohort == nullptr && best_cq == nullptr) {
-      pruned_cohorts_.insert(&cohort);
+      nodes_[&cohort].pruned = true;
       return nullptr;
     }
     if (best_cohort != nullptr && CompareDrs(best_cohort_drs, best_cq_drs) >= 0) {
@@ -209,11 +230,9 @@ class FairTargetOrdering {
   const FlavorResourceIndex& index_;
   const QuotaNode& preemptor_cq_;
   std::function<bool(const Candidate&, const Candidate&)> before_;
-  absl::flat_hash_set<const QuotaNode*> preemptor_path_;
   std::vector<VictimCursor> cursors_;
-  absl::flat_hash_map<const QuotaNode*, size_t> slot_of_;
-  absl::flat_hash_set<const QuotaNode*> pruned_cqs_;
-  absl::flat_hash_set<const QuotaNode*> pruned_cohorts_;
+  // Cohorts and ClusterQueues share one map: a node is either, never both.
+  absl::flat_hash_map<const QuotaNode*, NodeState> nodes_;
 };
 
 // The nodes just below the lowest common ancestor of the preemptor's and the target's queue
