@@ -316,24 +316,34 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
     add(ctx.cq, spec.within_cluster_queue);
   }
   if (cq_node.HasParent() && spec.reclaim_within_cohort != PreemptionPolicy::kNever) {
-    QuotaNode* root = ctx.cq.node->Root();
-    for (QuotaNode* other : state_.tree().ClusterQueuesUnder(root)) {
-      if (other == ctx.cq.node) continue;
-      bool borrowing = false;
-      for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
-      if (!borrowing) continue;
-      const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
-      if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
-      add(*other_cq, spec.reclaim_within_cohort);
+    // Every ClusterQueue of the tree, walked in place: the order queues are added in does not
+    // matter (each keeps its own cursor), so QuotaTree::ClusterQueuesUnder's sorted copy is not
+    // needed on this path, taken for every head that must preempt.
+    std::vector<const QuotaNode*> cohorts = {ctx.cq.node->Root()};
+    while (!cohorts.empty()) {
+      const QuotaNode* cohort = cohorts.back();
+      cohorts.pop_back();
+      for (const QuotaNode* child : cohort->child_cohorts()) cohorts.push_back(child);
+      for (const QuotaNode* other : cohort->child_cluster_queues()) {
+        if (other == ctx.cq.node) continue;
+        bool borrowing = false;
+        for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
+        if (!borrowing) continue;
+        const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
+        if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
+        add(*other_cq, spec.reclaim_within_cohort);
+      }
     }
   }
   if (!first.Any()) return {};
 
-  std::vector<FairSharingStrategy> strategies = state_.config().fair_sharing.preemption_strategies;
-  if (strategies.empty()) {
-    strategies = {FairSharingStrategy::kLessThanOrEqualToFinalShare,
-                  FairSharingStrategy::kLessThanInitialShare};
-  }
+  // Kueue's default is both strategies, LessThanOrEqualToFinalShare first. Read in place: the
+  // search runs for every head that must preempt.
+  const std::vector<FairSharingStrategy>& configured =
+      state_.config().fair_sharing.preemption_strategies;
+  const FairSharingStrategy first_strategy =
+      configured.empty() ? FairSharingStrategy::kLessThanOrEqualToFinalShare : configured[0];
+  const bool second_strategy = configured.empty() || configured.size() > 1;
   auto passes = [](FairSharingStrategy strategy, const DominantResourceShare& preemptor_new,
                    const DominantResourceShare& target_old,
                    const DominantResourceShare& target_new) {
@@ -395,7 +405,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       // per distinct usage. A workload without an admission frees nothing, so its answer is the
       // share as it is.
       const ClusterQueueRuntime& target_rt = first.RuntimeOf(target_cq);
-      const bool unchanged_passes = passes(strategies[0], preemptor_new, target_old, target_old);
+      const bool unchanged_passes = passes(first_strategy, preemptor_new, target_old, target_old);
       std::vector<std::pair<const HeldWorkloads::QuotaUsage*, bool>> answers;
       auto passes_without = [&](const HeldWorkloads::QuotaUsage& usage) {
         for (const auto& [known, ok] : answers) {
@@ -407,7 +417,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
           removal.RemoveQuotaUsage(*target_rt.node, usage);
           target_new = ComputeDrs(*target_lca, index);
         }
-        const bool ok = passes(strategies[0], preemptor_new, target_old, target_new);
+        const bool ok = passes(first_strategy, preemptor_new, target_old, target_new);
         answers.emplace_back(&usage, ok);
         return ok;
       };
@@ -440,7 +450,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
         keep_for_retry(target_cq, c.wl);
       }
     }
-    if (!fits && strategies.size() > 1) {
+    if (!fits && second_strategy) {
       FairTargetOrdering second(index, cq_node, before);
       for (const auto& [cq, wl] : retry) {
         second.Add(cq, VictimCursor(*state_.cluster_queue(cq), {wl}));
