@@ -255,10 +255,6 @@ std::pair<const QuotaNode*, const QuotaNode*> AlmostLcas(const QuotaNode& preemp
   return {below(preemptor), below(target)};
 }
 
-// Above this many distinct usages in a queue, the first strategy's check walks the candidates
-// instead of asking every usage first (a queue of many differently sized workloads).
-constexpr size_t kMaxUsagesToPrecheck = 32;
-
 }  // namespace
 
 bool PreemptionPlanner::FitsForFairSharing(const Context& ctx) {
@@ -424,7 +420,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       // The queue's usage counts cover every candidate: when none passes, no candidate can, and
       // only the first is kept for the second strategy.
       const HeldWorkloads::UsageCounts& usages = target_rt.holding.usages();
-      if (!unchanged_passes && usages.size() <= kMaxUsagesToPrecheck) {
+      if (!unchanged_passes && target_rt.holding.usages_known()) {
         bool any = false;
         for (const auto& [usage, count] : usages) {
           if (passes_without(usage)) {

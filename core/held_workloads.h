@@ -48,8 +48,12 @@ class HeldWorkloads {
   // Kept beside the quota tree's own accounting (ClusterState::AddUsageOf, RemoveUsageOf), so
   // that it sees every change of a held workload's quota usage. Fair preemption asks it whether
   // any victim of the queue could pass its strategy without walking every victim.
+  // Beyond kMaxCountedUsages distinct usages the counting stops until Clear (a queue of many
+  // differently sized workloads): usages_known() is then false and usages() empty.
+  static constexpr size_t kMaxCountedUsages = 32;
   void CountUsage(const QuotaUsage& usage);
   void UncountUsage(const QuotaUsage& usage);
+  bool usages_known() const { return !usages_overflowed_; }
   const UsageCounts& usages() const { return usages_; }
 
   bool contains(WorkloadId id) const { return filed_.contains(id); }
@@ -81,6 +85,7 @@ class HeldWorkloads {
   absl::flat_hash_map<WorkloadId, Filed> filed_;
   size_t quota_reserved_ = 0;
   UsageCounts usages_;
+  bool usages_overflowed_ = false;
 };
 
 }  // namespace tollgate::core

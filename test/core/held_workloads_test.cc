@@ -86,5 +86,21 @@ TEST(HeldWorkloadsTest, UsageCountsKeepEachDistinctUsageWhileOneHoldsIt) {
   EXPECT_TRUE(held.usages().empty());
 }
 
+TEST(HeldWorkloadsTest, UsageCountsStopBeyondTheirLimitUntilCleared) {
+  HeldWorkloads held;
+  for (int64_t gpus = 1; gpus <= static_cast<int64_t>(HeldWorkloads::kMaxCountedUsages); ++gpus) {
+    held.CountUsage({{0, gpus}});
+  }
+  EXPECT_TRUE(held.usages_known());
+  EXPECT_EQ(held.usages().size(), HeldWorkloads::kMaxCountedUsages);
+  held.CountUsage({{0, 1000}});
+  EXPECT_FALSE(held.usages_known());
+  EXPECT_TRUE(held.usages().empty());
+  held.Clear();
+  held.CountUsage({{0, 1}});
+  EXPECT_TRUE(held.usages_known());
+  EXPECT_EQ(held.usages().size(), 1u);
+}
+
 }  // namespace
 }  // namespace tollgate::core
