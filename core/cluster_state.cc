@@ -228,6 +228,7 @@ void ClusterState::AddUsageOf(const Workload& wl) {
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->AddUsage(fr, value);
+  cq->holding.CountUsage(wl.quota_usage);
 }
 
 void ClusterState::RemoveUsageOf(const Workload& wl) {
@@ -235,6 +236,7 @@ void ClusterState::RemoveUsageOf(const Workload& wl) {
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->RemoveUsage(fr, value);
+  cq->holding.UncountUsage(wl.quota_usage);
 }
 
 }  // namespace tollgate::core

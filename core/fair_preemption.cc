@@ -1,13 +1,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <deque>
 #include <functional>
-#include <map>
-#include <set>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/fair_sharing.h"
 #include "core/held_workloads.h"
 #include "core/preemption_planner.h"
@@ -21,6 +20,86 @@ namespace tollgate::core {
 
 namespace {
 
+// One ClusterQueue's victim candidates in victim order, produced only as far as the search asks
+// for them: a queue's held workloads are filed in Before's order for workloads of one queue
+// (evicting first, then by priority, work at risk and id), so its candidates are that order
+// filtered. A queue whose LocalQueues admission fair sharing reorders, and the second strategy's
+// leftovers, come as a list instead.
+class VictimCursor {
+ public:
+  using Accept = std::function<bool(const Workload&, const ClusterQueueRuntime&, PreemptionPolicy)>;
+
+  VictimCursor(const ClusterState& state, const ClusterQueueRuntime& cq, PreemptionPolicy policy,
+               const Accept& accept)
+      : state_(&state), cq_(&cq), policy_(policy), accept_(&accept) {
+    it_ = cq.holding.evicting().begin();
+    end_ = cq.holding.evicting().end();
+  }
+  VictimCursor(const ClusterQueueRuntime& cq, std::vector<const Workload*> list)
+      : cq_(&cq), list_(std::move(list)), from_list_(true) {}
+
+  const ClusterQueueRuntime& cluster_queue() const { return *cq_; }
+  bool empty() { return !Fill(); }
+  const Workload* front() {
+    Fill();
+    return current_;
+  }
+  const Workload* Pop() {
+    Fill();
+    const Workload* wl = current_;
+    current_ = nullptr;
+    return wl;
+  }
+  // None of the remaining candidates is wanted.
+  void Exhaust() {
+    current_ = nullptr;
+    done_ = true;
+  }
+
+ private:
+  bool Fill() {
+    if (current_ != nullptr) return true;
+    if (done_) return false;
+    if (from_list_) {
+      if (next_ < list_.size()) {
+        current_ = list_[next_++];
+        return true;
+      }
+      done_ = true;
+      return false;
+    }
+    while (true) {
+      for (; it_ != end_; ++it_) {
+        const Workload* wl = state_->workload(it_->id);
+        if (wl != nullptr && (*accept_)(*wl, *cq_, policy_)) {
+          current_ = wl;
+          ++it_;
+          return true;
+        }
+      }
+      if (in_admitted_) break;
+      in_admitted_ = true;
+      it_ = cq_->holding.admitted().begin();
+      end_ = cq_->holding.admitted().end();
+    }
+    done_ = true;
+    return false;
+  }
+
+  const ClusterState* state_ = nullptr;
+  const ClusterQueueRuntime* cq_;
+  PreemptionPolicy policy_ = PreemptionPolicy::kNever;
+  const Accept* accept_ = nullptr;
+  HeldWorkloads::VictimOrder::const_iterator it_;
+  HeldWorkloads::VictimOrder::const_iterator end_;
+  bool in_admitted_ = false;
+  std::vector<const Workload*> list_;
+  size_t next_ = 0;
+  bool from_list_ = false;
+  const Workload* current_ = nullptr;
+  bool done_ = false;
+};
+
 // Kueue's TargetClusterQueueOrdering: yields the ClusterQueue to take the next victim from,
 // always descending towards the child with the highest dominant resource share, pruning
 // ClusterQueues and Cohorts that do not borrow (the preemptor's own queue and path excepted).
@@ -32,41 +111,55 @@ class FairTargetOrdering {
   };
 
   FairTargetOrdering(const FlavorResourceIndex& index, const QuotaNode& preemptor_cq,
-                     const std::vector<Candidate>& candidates,
                      std::function<bool(const Candidate&, const Candidate&)> before)
       : index_(index), preemptor_cq_(preemptor_cq), before_(std::move(before)) {
+    // One allocation for a cohort of a few queues instead of growing the map step by step.
+    nodes_.reserve(16);
     for (const QuotaNode* a = preemptor_cq.parent(); a != nullptr; a = a->parent()) {
-      preemptor_path_.insert(a);
+      nodes_[a].on_preemptor_path = true;
     }
-    for (const Candidate& c : candidates) targets_[c.cq].push_back(c);
+  }
+
+  void Add(const QuotaNode* cq, VictimCursor cursor) {
+    nodes_[cq].cursor = static_cast<int>(cursors_.size());
+    cursors_.push_back(std::move(cursor));
+  }
+  bool Any() {
+    for (VictimCursor& cursor : cursors_) {
+      if (!cursor.empty()) return true;
+    }
+    return false;
   }
 
   // The next ClusterQueue to consider, or null when every queue has been pruned.
   const QuotaNode* Next() {
     if (!preemptor_cq_.HasParent()) {
-      if (pruned_cqs_.count(&preemptor_cq_) > 0 || !HasWorkload(&preemptor_cq_)) return nullptr;
+      if (Pruned(&preemptor_cq_) || !HasWorkload(&preemptor_cq_)) return nullptr;
       return &preemptor_cq_;
     }
     const QuotaNode* root = preemptor_cq_.parent();
     while (root->parent() != nullptr) root = root->parent();
-    while (pruned_cohorts_.count(root) == 0) {
+    while (!Pruned(root)) {
       if (const QuotaNode* target = NextTarget(*root)) return target;
     }
     return nullptr;
   }
 
-  bool HasWorkload(const QuotaNode* cq) const {
-    auto it = targets_.find(cq);
-    return it != targets_.end() && !it->second.empty();
+  bool HasWorkload(const QuotaNode* cq) {
+    VictimCursor* cursor = CursorOf(cq);
+    return cursor != nullptr && !cursor->empty();
   }
-  const Candidate& Peek(const QuotaNode* cq) const { return targets_.at(cq).front(); }
-  Candidate Pop(const QuotaNode* cq) {
-    Candidate c = targets_[cq].front();
-    targets_[cq].pop_front();
-    return c;
+  Candidate Peek(const QuotaNode* cq) { return Candidate{CursorOf(cq)->front(), cq}; }
+  Candidate Pop(const QuotaNode* cq) { return Candidate{CursorOf(cq)->Pop(), cq}; }
+  void Exhaust(const QuotaNode* cq) { CursorOf(cq)->Exhaust(); }
+  const ClusterQueueRuntime& RuntimeOf(const QuotaNode* cq) {
+    return CursorOf(cq)->cluster_queue();
   }
-  void Drop(const QuotaNode* cq) { pruned_cqs_.insert(cq); }
-  bool OnPreemptorPath(const QuotaNode* cohort) const { return preemptor_path_.count(cohort) > 0; }
+  void Drop(const QuotaNode* cq) { nodes_[cq].pruned = true; }
+  bool OnPreemptorPath(const QuotaNode* cohort) const {
+    auto it = nodes_.find(cohort);
+    return it != nodes_.end() && it->second.on_preemptor_path;
+  }
 
  private:
   static DominantResourceShare Negative() {
@@ -75,15 +168,36 @@ class FairTargetOrdering {
     return d;
   }
 
+  // What the search knows of a ClusterQueue or Cohort: one lookup for all of it.
+  struct NodeState {
+    int cursor = -1;
+    bool pruned = false;
+    bool on_preemptor_path = false;
+  };
+
+  bool Pruned(const QuotaNode* node) const {
+    auto it = nodes_.find(node);
+    return it != nodes_.end() && it->second.pruned;
+  }
+  VictimCursor* CursorOf(const QuotaNode* cq) {
+    auto it = nodes_.find(cq);
+    return it == nodes_.end() || it->second.cursor < 0 ? nullptr : &cursors_[it->second.cursor];
+  }
+
   const QuotaNode* NextTarget(const QuotaNode& cohort) {
     const QuotaNode* best_cq = nullptr;
     DominantResourceShare best_cq_drs = Negative();
     for (const QuotaNode* cq : cohort.child_cluster_queues()) {
-      if (pruned_cqs_.count(cq) > 0) continue;
+      auto it = nodes_.find(cq);
+      // A queue without candidates is pruned whatever its share.
+      if (it == nodes_.end() || it->second.pruned || it->second.cursor < 0 ||
+          cursors_[it->second.cursor].empty()) {
+        continue;
+      }
       const DominantResourceShare drs = ComputeDrs(*cq, index_);
       const int cmp = CompareDrs(drs, best_cq_drs);
-      if ((!drs.borrowing && cq != &preemptor_cq_) || !HasWorkload(cq)) {
-        pruned_cqs_.insert(cq);
+      if (!drs.borrowing && cq != &preemptor_cq_) {
+        it->second.pruned = true;
       } else if (cmp == 0 && best_cq != nullptr) {
         if (before_(Peek(cq), Peek(best_cq))) best_cq = cq;
       } else if (cmp > 0) {
@@ -94,17 +208,17 @@ class FairTargetOrdering {
     const QuotaNode* best_cohort = nullptr;
     DominantResourceShare best_cohort_drs = Negative();
     for (const QuotaNode* child : cohort.child_cohorts()) {
-      if (pruned_cohorts_.count(child) > 0) continue;
+      if (Pruned(child)) continue;
       const DominantResourceShare drs = ComputeDrs(*child, index_);
       if (!drs.borrowing && !OnPreemptorPath(child)) {
-        pruned_cohorts_.insert(child);
+        nodes_[child].pruned = true;
       } else if (CompareDrs(drs, best_cohort_drs) >= 0) {
         best_cohort_drs = drs;
         best_cohort = child;
       }
     }
     if (best_cohort == nullptr && best_cq == nullptr) {
-      pruned_cohorts_.insert(&cohort);
+      nodes_[&cohort].pruned = true;
       return nullptr;
     }
     if (best_cohort != nullptr && CompareDrs(best_cohort_drs, best_cq_drs) >= 0) {
@@ -116,10 +230,9 @@ class FairTargetOrdering {
   const FlavorResourceIndex& index_;
   const QuotaNode& preemptor_cq_;
   std::function<bool(const Candidate&, const Candidate&)> before_;
-  std::set<const QuotaNode*> preemptor_path_;
-  std::map<const QuotaNode*, std::deque<Candidate>> targets_;
-  std::set<const QuotaNode*> pruned_cqs_;
-  std::set<const QuotaNode*> pruned_cohorts_;
+  std::vector<VictimCursor> cursors_;
+  // Cohorts and ClusterQueues share one map: a node is either, never both.
+  absl::flat_hash_map<const QuotaNode*, NodeState> nodes_;
 };
 
 // The nodes just below the lowest common ancestor of the preemptor's and the target's queue
@@ -154,48 +267,8 @@ bool PreemptionPlanner::FitsForFairSharing(const Context& ctx) {
 
 std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   const PreemptionSpec& spec = ctx.cq.spec.preemption;
-  // Only the order within each ClusterQueue matters to FairTargetOrdering. A queue's held
-  // workloads are already filed in Before's order (evicting first, then by priority, work at
-  // risk and id), so walking those orders replaces sorting every candidate of the cohort for each
-  // preemptor; a queue whose LocalQueues admission fair sharing reorders is sorted instead.
-  std::vector<Candidate> candidates;
-  auto by_order = [&](const Candidate& a, const Candidate& b) { return Before(ctx, a, b); };
-  auto collect = [&](const ClusterQueueRuntime& from, PreemptionPolicy policy, Variant variant) {
-    const size_t first = candidates.size();
-    for (const HeldWorkloads::VictimOrder* order :
-         {&from.holding.evicting(), &from.holding.admitted()}) {
-      for (const HeldWorkloads::VictimKey& key : *order) {
-        const Workload* wl = state_.workload(key.id);
-        if (wl == nullptr || !MayBeVictim(*wl, from) || !UsesResources(*wl, ctx.frs)) continue;
-        if (!SatisfiesPreemptionPolicy(state_, ctx.preemptor, *wl, policy)) continue;
-        candidates.push_back(Candidate{wl, &from, nullptr, variant});
-      }
-    }
-    if (state_.UsesAdmissionFairSharing(from.spec)) {
-      std::sort(candidates.begin() + static_cast<std::ptrdiff_t>(first), candidates.end(),
-                by_order);
-    }
-  };
-  if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
-    collect(ctx.cq, spec.within_cluster_queue, Variant::kWithinClusterQueue);
-  }
   const QuotaNode& cq_node = *ctx.cq.node;
-  if (cq_node.HasParent() && spec.reclaim_within_cohort != PreemptionPolicy::kNever) {
-    QuotaNode* root = ctx.cq.node->Root();
-    for (QuotaNode* other : state_.tree().ClusterQueuesUnder(root)) {
-      if (other == ctx.cq.node) continue;
-      bool borrowing = false;
-      for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
-      if (!borrowing) continue;
-      const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
-      if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
-      collect(*other_cq, spec.reclaim_within_cohort, Variant::kReclaimWhileBorrowing);
-    }
-  }
-  if (candidates.empty()) return {};
-
-  std::vector<FairTargetOrdering::Candidate> ordered;
-  for (const Candidate& c : candidates) ordered.push_back({c.wl, c.cq->node});
+  const FlavorResourceIndex& index = state_.fr_index();
   auto before = [&](const FairTargetOrdering::Candidate& a,
                     const FairTargetOrdering::Candidate& b) {
     const ClusterQueueRuntime* acq = state_.cluster_queue(a.cq);
@@ -203,12 +276,70 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
     return Before(ctx, Candidate{a.wl, acq, nullptr, Variant::kNever},
                   Candidate{b.wl, bcq, nullptr, Variant::kNever});
   };
+  const VictimCursor::Accept accept = [&](const Workload& wl, const ClusterQueueRuntime& from,
+                                          PreemptionPolicy policy) {
+    return MayBeVictim(wl, from) && UsesResources(wl, ctx.frs) &&
+           SatisfiesPreemptionPolicy(state_, ctx.preemptor, wl, policy);
+  };
 
-  std::vector<FairSharingStrategy> strategies = state_.config().fair_sharing.preemption_strategies;
-  if (strategies.empty()) {
-    strategies = {FairSharingStrategy::kLessThanOrEqualToFinalShare,
-                  FairSharingStrategy::kLessThanInitialShare};
+  // Only the order within each ClusterQueue matters to FairTargetOrdering, and the search takes
+  // few candidates of most queues: each queue's candidates are read from its victim order as far
+  // as they are asked for; a queue whose LocalQueues admission fair sharing reorders is sorted.
+  FairTargetOrdering first(index, cq_node, before);
+  auto add = [&](const ClusterQueueRuntime& from, PreemptionPolicy policy) {
+    if (!state_.UsesAdmissionFairSharing(from.spec)) {
+      first.Add(from.node, VictimCursor(state_, from, policy, accept));
+      return;
+    }
+    std::vector<Candidate> sorted;
+    for (const HeldWorkloads::VictimOrder* order :
+         {&from.holding.evicting(), &from.holding.admitted()}) {
+      for (const HeldWorkloads::VictimKey& key : *order) {
+        const Workload* wl = state_.workload(key.id);
+        if (wl != nullptr && accept(*wl, from, policy)) {
+          sorted.push_back(Candidate{wl, &from, nullptr, Variant::kNever});
+        }
+      }
+    }
+    std::sort(sorted.begin(), sorted.end(),
+              [&](const Candidate& a, const Candidate& b) { return Before(ctx, a, b); });
+    std::vector<const Workload*> list;
+    list.reserve(sorted.size());
+    for (const Candidate& c : sorted) list.push_back(c.wl);
+    first.Add(from.node, VictimCursor(from, std::move(list)));
+  };
+  if (spec.within_cluster_queue != PreemptionPolicy::kNever) {
+    add(ctx.cq, spec.within_cluster_queue);
   }
+  if (cq_node.HasParent() && spec.reclaim_within_cohort != PreemptionPolicy::kNever) {
+    // Every ClusterQueue of the tree, walked in place: the order queues are added in does not
+    // matter (each keeps its own cursor), so QuotaTree::ClusterQueuesUnder's sorted copy is not
+    // needed on this path, taken for every head that must preempt.
+    std::vector<const QuotaNode*> cohorts = {ctx.cq.node->Root()};
+    while (!cohorts.empty()) {
+      const QuotaNode* cohort = cohorts.back();
+      cohorts.pop_back();
+      for (const QuotaNode* child : cohort->child_cohorts()) cohorts.push_back(child);
+      for (const QuotaNode* other : cohort->child_cluster_queues()) {
+        if (other == ctx.cq.node) continue;
+        bool borrowing = false;
+        for (FrId fr : ctx.frs) borrowing = borrowing || other->Borrowing(fr);
+        if (!borrowing) continue;
+        const ClusterQueueRuntime* other_cq = state_.cluster_queue(other);
+        if (other_cq == nullptr || !IsPreemptionTarget(*other_cq)) continue;
+        add(*other_cq, spec.reclaim_within_cohort);
+      }
+    }
+  }
+  if (!first.Any()) return {};
+
+  // Kueue's default is both strategies, LessThanOrEqualToFinalShare first. Read in place: the
+  // search runs for every head that must preempt.
+  const std::vector<FairSharingStrategy>& configured =
+      state_.config().fair_sharing.preemption_strategies;
+  const FairSharingStrategy first_strategy =
+      configured.empty() ? FairSharingStrategy::kLessThanOrEqualToFinalShare : configured[0];
+  const bool second_strategy = configured.empty() || configured.size() > 1;
   auto passes = [](FairSharingStrategy strategy, const DominantResourceShare& preemptor_new,
                    const DominantResourceShare& target_old,
                    const DominantResourceShare& target_new) {
@@ -217,7 +348,6 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
     }
     return CompareDrs(preemptor_new, target_old) < 0;
   };
-  const FlavorResourceIndex& index = state_.fr_index();
 
   UsageSimulation sim(state_);
   std::vector<PreemptionTarget> targets;
@@ -226,6 +356,13 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
     sim.RemoveWorkload(*wl);
     removed.push_back(wl);
     targets.push_back(PreemptionTarget{wl->id, reason});
+  };
+  // The candidates the first strategy did not take, for the second. The second takes at most
+  // the first of each queue, so only that one is kept.
+  std::vector<std::pair<const QuotaNode*, const Workload*>> retry;
+  absl::flat_hash_set<const QuotaNode*> retried;
+  auto keep_for_retry = [&](const QuotaNode* cq, const Workload* wl) {
+    if (retried.insert(cq).second) retry.emplace_back(cq, wl);
   };
   bool fits = false;
   {
@@ -237,8 +374,6 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       if (cq_node.Borrowing(fr)) preemptor_within_nominal = false;
     }
 
-    std::vector<FairTargetOrdering::Candidate> retry;
-    FairTargetOrdering first(index, cq_node, ordered, before);
     while (!fits) {
       const QuotaNode* target_cq = first.Next();
       if (target_cq == nullptr) break;
@@ -257,38 +392,65 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       const DominantResourceShare target_old = ComputeDrs(*target_lca, index);
       if (std::isinf(preemptor_new.PreciseWeightedShare()) &&
           !std::isinf(target_old.PreciseWeightedShare())) {
-        while (first.HasWorkload(target_cq)) retry.push_back(first.Pop(target_cq));
+        keep_for_retry(target_cq, first.Pop(target_cq).wl);
+        first.Exhaust(target_cq);
         continue;
       }
-      // Nothing changes between the candidates of one queue until one is taken, so a candidate
-      // using exactly what one that failed the strategy used fails it too.
-      std::vector<const std::vector<std::pair<int32_t, int64_t>>*> failed_usages;
-      while (first.HasWorkload(target_cq)) {
-        FairTargetOrdering::Candidate c = first.Pop(target_cq);
-        const bool admitted = c.wl->status.admission.has_value();
-        if (admitted &&
-            std::any_of(failed_usages.begin(), failed_usages.end(),
-                        [&](const auto* usage) { return *usage == c.wl->quota_usage; })) {
-          retry.push_back(c);
-          continue;
+      // Nothing changes between the candidates of one queue until one is taken, and the target's
+      // share after taking one depends only on the quota it holds: the strategy is asked once
+      // per distinct usage. A workload without an admission frees nothing, so its answer is the
+      // share as it is.
+      const ClusterQueueRuntime& target_rt = first.RuntimeOf(target_cq);
+      const bool unchanged_passes = passes(first_strategy, preemptor_new, target_old, target_old);
+      std::vector<std::pair<const HeldWorkloads::QuotaUsage*, bool>> answers;
+      auto passes_without = [&](const HeldWorkloads::QuotaUsage& usage) {
+        for (const auto& [known, ok] : answers) {
+          if (*known == usage) return ok;
         }
         DominantResourceShare target_new;
         {
           UsageSimulation removal(state_);
-          removal.RemoveWorkload(*c.wl);
+          removal.RemoveQuotaUsage(*target_rt.node, usage);
           target_new = ComputeDrs(*target_lca, index);
         }
-        if (passes(strategies[0], preemptor_new, target_old, target_new)) {
+        const bool ok = passes(first_strategy, preemptor_new, target_old, target_new);
+        answers.emplace_back(&usage, ok);
+        return ok;
+      };
+      // The queue's usage counts cover every candidate: when none passes, no candidate can, and
+      // only the first is kept for the second strategy.
+      const HeldWorkloads::UsageCounts& usages = target_rt.holding.usages();
+      if (!unchanged_passes && target_rt.holding.usages_known()) {
+        bool any = false;
+        for (const auto& [usage, count] : usages) {
+          if (passes_without(usage)) {
+            any = true;
+            break;
+          }
+        }
+        if (!any) {
+          keep_for_retry(target_cq, first.Pop(target_cq).wl);
+          first.Exhaust(target_cq);
+          continue;
+        }
+      }
+      while (first.HasWorkload(target_cq)) {
+        const FairTargetOrdering::Candidate c = first.Pop(target_cq);
+        const bool ok = c.wl->status.admission.has_value() ? passes_without(c.wl->quota_usage)
+                                                           : unchanged_passes;
+        if (ok) {
           take(c.wl, "InCohortFairSharing");
           fits = FitsForFairSharing(ctx);
           break;
         }
-        if (admitted) failed_usages.push_back(&c.wl->quota_usage);
-        retry.push_back(c);
+        keep_for_retry(target_cq, c.wl);
       }
     }
-    if (!fits && strategies.size() > 1) {
-      FairTargetOrdering second(index, cq_node, retry, before);
+    if (!fits && second_strategy) {
+      FairTargetOrdering second(index, cq_node, before);
+      for (const auto& [cq, wl] : retry) {
+        second.Add(cq, VictimCursor(*state_.cluster_queue(cq), {wl}));
+      }
       while (!fits) {
         const QuotaNode* target_cq = second.Next();
         if (target_cq == nullptr) break;

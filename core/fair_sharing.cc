@@ -1,8 +1,11 @@
 #include "core/fair_sharing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "core/saturating.h"
 
 namespace tollgate::core {
@@ -42,7 +45,15 @@ DominantResourceShare ComputeDrs(const QuotaNode& node, const FlavorResourceInde
   drs.fair_weight = node.fair_weight();
   if (!node.HasParent()) return drs;
 
-  std::map<std::string, int64_t> borrowed_by_resource;
+  // Per resource name (over its flavors): what the node borrows, then what the parent could lend.
+  // A handful of resources at most, so flat lists searched by name instead of maps that allocate
+  // for each of the many shares a fair-sharing cycle computes.
+  struct PerResource {
+    const std::string* resource;
+    int64_t borrowed;
+    int64_t lendable;
+  };
+  absl::InlinedVector<PerResource, 4> per_resource;
   for (FrId fr : node.subtree_resources()) {
     int64_t request = 0;
     if (extra != nullptr) {
@@ -51,33 +62,44 @@ DominantResourceShare ComputeDrs(const QuotaNode& node, const FlavorResourceInde
     }
     const int64_t borrowed = SatSub(SatAdd(request, node.Usage(fr)), node.SubtreeQuota(fr));
     if (borrowed > 0) {
-      int64_t& total = borrowed_by_resource[index.Resource(fr)];
-      total = SatAdd(total, borrowed);
+      const std::string& resource = index.Resource(fr);
+      auto it = std::find_if(per_resource.begin(), per_resource.end(),
+                             [&](const PerResource& r) { return *r.resource == resource; });
+      if (it == per_resource.end()) {
+        per_resource.push_back(PerResource{&resource, borrowed, 0});
+      } else {
+        it->borrowed = SatAdd(it->borrowed, borrowed);
+      }
       drs.borrowed_frs.push_back(fr);
     }
   }
-  if (borrowed_by_resource.empty()) return drs;
+  if (per_resource.empty()) return drs;
   drs.borrowing = true;
 
   // What the parent could lend, per resource, over every flavor-resource the tree knows.
   const QuotaNode* parent = node.parent();
   const QuotaNode* root = parent;
   while (root->parent() != nullptr) root = root->parent();
-  std::map<std::string, int64_t> lendable;
   for (FrId fr : root->subtree_resources()) {
-    int64_t& total = lendable[index.Resource(fr)];
-    total = SatAdd(total, parent->PotentialAvailable(fr));
+    const std::string& resource = index.Resource(fr);
+    auto it = std::find_if(per_resource.begin(), per_resource.end(),
+                           [&](const PerResource& r) { return *r.resource == resource; });
+    if (it != per_resource.end())
+      it->lendable = SatAdd(it->lendable, parent->PotentialAvailable(fr));
   }
   // Iterating in resource-name order makes ties pick the smallest name, as Kueue does.
-  for (const auto& [resource, borrowed] : borrowed_by_resource) {
-    const int64_t lr = lendable[resource];
-    if (lr <= 0) continue;
-    const double ratio = static_cast<double>(borrowed) * 1000.0 / static_cast<double>(lr);
+  std::sort(per_resource.begin(), per_resource.end(),
+            [](const PerResource& a, const PerResource& b) { return *a.resource < *b.resource; });
+  const std::string* dominant = nullptr;
+  for (const PerResource& r : per_resource) {
+    if (r.lendable <= 0) continue;
+    const double ratio = static_cast<double>(r.borrowed) * 1000.0 / static_cast<double>(r.lendable);
     if (ratio > drs.unweighted_ratio) {
       drs.unweighted_ratio = ratio;
-      drs.dominant_resource = resource;
+      dominant = r.resource;
     }
   }
+  if (dominant != nullptr) drs.dominant_resource = *dominant;
   return drs;
 }
 

@@ -40,6 +40,33 @@ void HeldWorkloads::Clear() {
   evicting_.clear();
   filed_.clear();
   quota_reserved_ = 0;
+  usages_.clear();
+  usages_overflowed_ = false;
+}
+
+void HeldWorkloads::CountUsage(const QuotaUsage& usage) {
+  if (usages_overflowed_) return;
+  if (auto it = usages_.find(usage); it != usages_.end()) {
+    ++it->second;
+    return;
+  }
+  if (usages_.size() == kMaxCountedUsages) {
+    // Too many kinds to be worth asking about one by one: stop counting (and paying for it on
+    // every admission) until the holding is rebuilt.
+    usages_overflowed_ = true;
+    usages_.clear();
+    return;
+  }
+  usages_.emplace(usage, 1);
+}
+
+void HeldWorkloads::UncountUsage(const QuotaUsage& usage) {
+  if (usages_overflowed_) return;
+  // A usage never counted (its queue's holding was cleared since) is left alone: the counts may
+  // then name usages no held workload has, never miss one that one has.
+  auto it = usages_.find(usage);
+  if (it == usages_.end()) return;
+  if (--it->second <= 0) usages_.erase(it);
 }
 
 }  // namespace tollgate::core

@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
@@ -32,12 +34,27 @@ class HeldWorkloads {
     }
   };
   using VictimOrder = absl::btree_set<VictimKey>;
+  using QuotaUsage = std::vector<std::pair<int32_t, int64_t>>;
+  // Distinct quota usages (Workload::quota_usage) of the workloads whose usage the queue's quota
+  // node counts, with how many use each.
+  using UsageCounts = absl::btree_map<QuotaUsage, int64_t>;
 
   // Adds the workload, or re-files it after its state or checkpoint changed.
   void Insert(const Workload& wl);
   // Returns false if the workload was not held.
   bool Erase(WorkloadId id);
   void Clear();
+
+  // Kept beside the quota tree's own accounting (ClusterState::AddUsageOf, RemoveUsageOf), so
+  // that it sees every change of a held workload's quota usage. Fair preemption asks it whether
+  // any victim of the queue could pass its strategy without walking every victim.
+  // Beyond kMaxCountedUsages distinct usages the counting stops until Clear (a queue of many
+  // differently sized workloads): usages_known() is then false and usages() empty.
+  static constexpr size_t kMaxCountedUsages = 32;
+  void CountUsage(const QuotaUsage& usage);
+  void UncountUsage(const QuotaUsage& usage);
+  bool usages_known() const { return !usages_overflowed_; }
+  const UsageCounts& usages() const { return usages_; }
 
   bool contains(WorkloadId id) const { return filed_.contains(id); }
   size_t count(WorkloadId id) const { return filed_.count(id); }
@@ -67,6 +84,8 @@ class HeldWorkloads {
   VictimOrder evicting_;
   absl::flat_hash_map<WorkloadId, Filed> filed_;
   size_t quota_reserved_ = 0;
+  UsageCounts usages_;
+  bool usages_overflowed_ = false;
 };
 
 }  // namespace tollgate::core

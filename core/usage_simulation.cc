@@ -37,6 +37,11 @@ void UsageSimulation::RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>
   for (const auto& [fr, value] : usage) Apply(node, fr, -value);
 }
 
+void UsageSimulation::RemoveQuotaUsage(QuotaNode& node,
+                                       const std::vector<std::pair<FrId, int64_t>>& usage) {
+  for (const auto& [fr, value] : usage) Apply(node, fr, -value);
+}
+
 void UsageSimulation::ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign) {
   if (usage.empty()) return;
   state_.topology().ApplyUsage(usage, sign);

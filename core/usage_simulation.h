@@ -27,6 +27,9 @@ class UsageSimulation {
   // Adds usage to a ClusterQueue (for a workload planned this cycle).
   void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
   void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  // Removes a quota usage as a held workload's (Workload::quota_usage) from its ClusterQueue's
+  // node, without its topology placement: what a fair-sharing share sees of a victim.
+  void RemoveQuotaUsage(QuotaNode& node, const std::vector<std::pair<FrId, int64_t>>& usage);
   // Topology placements of a workload planned this cycle (sign +1) or taken away (-1).
   void ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign);
   void Restore();

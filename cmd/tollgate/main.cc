@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "cmd/tollgate/cli_commands.h"
+#include "common/mutex_checks.h"
 #include "core/clock.h"
 #include "grpc/grpc.h"
 
@@ -32,6 +33,9 @@ int Run(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As in the other production binaries: a trace replay (`tollgate simulate`) takes the
+  // engine's mutexes for every operation, and the detection's global graph cost it ~2 %.
+  tollgate::common::DisableMutexDeadlockDetection();
   // gRPC's last reference otherwise shuts the library down on a thread of its own, which may
   // still be freeing a TLS channel's OpenSSL state when the process exits (LeakSanitizer saw
   // it). Holding a reference here and dropping it with a blocking shutdown once every channel is

@@ -68,5 +68,39 @@ TEST(HeldWorkloadsTest, EraseForgetsEverywhere) {
   EXPECT_TRUE(held.admitted().empty());
 }
 
+TEST(HeldWorkloadsTest, UsageCountsKeepEachDistinctUsageWhileOneHoldsIt) {
+  HeldWorkloads held;
+  const HeldWorkloads::QuotaUsage one_gpu = {{0, 1}};
+  const HeldWorkloads::QuotaUsage two_gpus = {{0, 2}};
+  held.CountUsage(one_gpu);
+  held.CountUsage(one_gpu);
+  held.CountUsage(two_gpus);
+  EXPECT_EQ(held.usages(), (HeldWorkloads::UsageCounts{{one_gpu, 2}, {two_gpus, 1}}));
+  held.UncountUsage(one_gpu);
+  held.UncountUsage(two_gpus);
+  EXPECT_EQ(held.usages(), (HeldWorkloads::UsageCounts{{one_gpu, 1}}));
+  // Never counted: left alone rather than dropping a usage another workload holds.
+  held.UncountUsage(two_gpus);
+  EXPECT_EQ(held.usages(), (HeldWorkloads::UsageCounts{{one_gpu, 1}}));
+  held.Clear();
+  EXPECT_TRUE(held.usages().empty());
+}
+
+TEST(HeldWorkloadsTest, UsageCountsStopBeyondTheirLimitUntilCleared) {
+  HeldWorkloads held;
+  for (int64_t gpus = 1; gpus <= static_cast<int64_t>(HeldWorkloads::kMaxCountedUsages); ++gpus) {
+    held.CountUsage({{0, gpus}});
+  }
+  EXPECT_TRUE(held.usages_known());
+  EXPECT_EQ(held.usages().size(), HeldWorkloads::kMaxCountedUsages);
+  held.CountUsage({{0, 1000}});
+  EXPECT_FALSE(held.usages_known());
+  EXPECT_TRUE(held.usages().empty());
+  held.Clear();
+  held.CountUsage({{0, 1}});
+  EXPECT_TRUE(held.usages_known());
+  EXPECT_EQ(held.usages().size(), 1u);
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -77,6 +77,11 @@ TEST_F(ReclaimablePodsTest, FinishedPodsOfARunningWorkloadMakeRoomForTheNext) {
   // Three workers succeeded: big needs 5 cpu now, and next fits beside it.
   ASSERT_TRUE(state_.SetReclaimablePods("ns/big", {{"workers", 3}}, now_).ok());
   EXPECT_EQ(UsedCpu(state_), 5);
+  // The queue's usage counts (what fair preemption asks) follow the smaller usage.
+  const HeldWorkloads::UsageCounts& usages = state_.cluster_queue("cq")->holding.usages();
+  ASSERT_EQ(usages.size(), 1u);
+  EXPECT_EQ(usages.begin()->first, state_.FindWorkload("ns/big")->quota_usage);
+  EXPECT_EQ(usages.begin()->second, 1);
   Settle();
   EXPECT_EQ(StateOf("next"), WorkloadState::kAdmitted);
   EXPECT_EQ(UsedCpu(state_), 9);
