@@ -13,27 +13,39 @@ namespace tollgate::core {
 
 namespace {
 
-// TopologyFlavor::CountIn over the leaf's free capacity for admitted workloads (free minus
-// used), without copying it.
-template <typename Request, typename LeafT>
-int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
+// Kueue's CountInWithLimitingResource over `capacity_of(resource)`: the smallest count over the
+// requested resources, ties broken by resource name (the amounts are sorted by name, so the
+// first smallest wins); `limiting`, when given, receives that amount's index.
+template <typename Request, typename CapacityOf>
+int32_t SmallestCount(const Request& req, const CapacityOf& capacity_of, int* limiting) {
   int32_t result = 0;
   bool first = true;
-  for (const auto& [r, amount] : req.amounts) {
+  if (limiting != nullptr) *limiting = -1;
+  for (size_t i = 0; i < req.amounts.size(); ++i) {
+    const auto& [r, amount] = req.amounts[i];
     int32_t count;
     if (amount == 0) {
       count = INT32_MAX;
     } else {
-      const int64_t cap = r < 0 ? 0 : SatSub(leaf.free[r], leaf.used[r]);
+      const int64_t cap = r < 0 ? 0 : capacity_of(r);
       count =
           static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
     }
     if (first || count < result) {
       result = count;
+      if (limiting != nullptr) *limiting = static_cast<int>(i);
       first = false;
     }
   }
   return result;
+}
+
+// TopologyFlavor::CountIn over the leaf's free capacity for admitted workloads (free minus
+// used), without copying it.
+template <typename Request, typename LeafT>
+int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
+  return SmallestCount(
+      req, [&leaf](int r) { return SatSub(leaf.free[r], leaf.used[r]); }, nullptr);
 }
 
 }  // namespace
@@ -308,28 +320,8 @@ TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& p
 
 int32_t TopologyFlavor::CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
                                 int* limiting) {
-  // Kueue's CountInWithLimitingResource: the smallest count over the requested resources, ties
-  // broken by resource name (the amounts are sorted by name, so the first smallest wins).
-  int32_t result = 0;
-  bool first = true;
-  *limiting = -1;
-  for (size_t i = 0; i < req.amounts.size(); ++i) {
-    const auto& [r, amount] = req.amounts[i];
-    int32_t count;
-    if (amount == 0) {
-      count = INT32_MAX;
-    } else {
-      const int64_t cap = r < 0 ? 0 : capacity[r];
-      count =
-          static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
-    }
-    if (first || count < result) {
-      result = count;
-      *limiting = static_cast<int>(i);
-      first = false;
-    }
-  }
-  return result;
+  return SmallestCount(
+      req, [&capacity](int r) { return capacity[r]; }, limiting);
 }
 
 void TopologyFlavor::Remaining(const Leaf& leaf, std::vector<int64_t>& out) const {

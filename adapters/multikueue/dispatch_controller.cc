@@ -5,15 +5,31 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "adapters/multikueue/remote_views.h"
 #include "common/json_log.h"
 #include "core/admission_checks.h"
 #include "core/multikueue_remote_sync.h"
 #include "core/status_macros.h"
 #include "services/api/config_codec.h"
 #include "services/api/multikueue_codec.h"
+#include "services/api/multikueue_views.h"
 
 namespace tollgate::multikueue {
+
+using api::CheckStateOf;
+using api::CheckStateText;
+using api::CopyOf;
+using api::FindCheckState;
+using api::FinishReasonOf;
+using api::HoldsQuota;
+using api::JobStatusToMirror;
+using api::KeyOf;
+using api::LocalViewOf;
+using api::NeedsWinnerMark;
+using api::RemoteCopyOf;
+using api::RemoteStatesOf;
+using api::SameRemoteStates;
+using api::WorkerObservation;
+
 namespace {
 
 // Active condition as stored on an object's status.

@@ -6,11 +6,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "adapters/multikueue/remote_views.h"
 #include "clients/cpp/connection.h"
 #include "common/json_log.h"
+#include "services/api/multikueue_views.h"
 
 namespace tollgate::multikueue {
+
+using api::HasOrigin;
+using api::KeyOf;
+
 namespace {
 
 client::ClientOptions WorkerClientOptions(const std::string& cluster, absl::Duration timeout) {

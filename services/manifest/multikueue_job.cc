@@ -98,6 +98,24 @@ bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
   return ManagedByFieldOf(translator) != ManagedByField::kNone;
 }
 
+Json CarriedMetadata(const Json& obj) {
+  Json metadata = Json::object();
+  metadata["name"] = GetString(obj, {"metadata", "name"});
+  metadata["namespace"] = GetString(obj, {"metadata", "namespace"});
+  Json labels = StringMap(obj, {"metadata", "labels"});
+  if (!labels.empty()) metadata["labels"] = std::move(labels);
+  Json annotations = StringMap(obj, {"metadata", "annotations"});
+  for (auto it = annotations.begin(); it != annotations.end();) {
+    if (absl::StartsWith(it.key(), "tollgate.dev/")) {
+      it = annotations.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+  return metadata;
+}
+
 absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& translator,
                                                        const Json& written) {
   const Json* spec = Find(written, {"spec"});
@@ -107,22 +125,7 @@ absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& 
   Json manifest = Json::object();
   manifest["apiVersion"] = translator.resource().ApiVersion();
   manifest["kind"] = translator.resource().kind;
-  Json metadata = Json::object();
-  metadata["name"] = GetString(written, {"metadata", "name"});
-  metadata["namespace"] = GetString(written, {"metadata", "namespace"});
-  Json labels = StringMap(written, {"metadata", "labels"});
-  if (!labels.empty()) metadata["labels"] = std::move(labels);
-  Json annotations = StringMap(written, {"metadata", "annotations"});
-  for (auto it = annotations.begin(); it != annotations.end();) {
-    // The adapter's own bookkeeping (status, admission, original templates) is the manager's.
-    if (absl::StartsWith(it.key(), "tollgate.dev/")) {
-      it = annotations.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
-  manifest["metadata"] = std::move(metadata);
+  manifest["metadata"] = CarriedMetadata(written);
   manifest["spec"] = *spec;
   EraseManagedBy(translator, manifest);
   if (IsBatchJob(translator)) {

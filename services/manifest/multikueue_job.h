@@ -42,6 +42,11 @@ bool ManagedByMultiKueue(const JobKindTranslator& translator, const Json& obj);
 // which Kueue dispatches without managedBy, nor kinds Kueue has no MultiKueue adapter for.
 bool ProjectsThroughMultiKueue(const JobKindTranslator& translator);
 
+// The metadata a carried manifest keeps of `obj` (Kueue's CloneObjectMetaForCreation): name,
+// namespace, labels and annotations, without Tollgate's own tollgate.dev/ annotations (the
+// adapter's bookkeeping on the manager: status, admission, original templates).
+Json CarriedMetadata(const Json& obj);
+
 // The manifest a manager's workload carries for `written` (the job as written: admission's
 // changes undone, see RestoreOriginalFields). As Kueue's CloneObjectMetaForCreation and SyncJob
 // cleanup: metadata keeps only name, namespace, labels and annotations (Tollgate's own

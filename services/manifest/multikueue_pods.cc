@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "services/manifest/multikueue_job.h"
@@ -14,17 +13,6 @@ namespace {
 
 bool IsPod(absl::string_view api_version, absl::string_view kind) {
   return api_version == "v1" && kind == "Pod";
-}
-
-// A copy of an object's string map at `path` (labels, annotations), or an empty object.
-Json StringMap(const Json& obj, std::initializer_list<absl::string_view> path) {
-  const Json* map = Find(obj, path);
-  Json out = Json::object();
-  if (map == nullptr || !map->is_object()) return out;
-  for (auto it = map->begin(); it != map->end(); ++it) {
-    if (it.value().is_string()) out[it.key()] = it.value();
-  }
-  return out;
 }
 
 v1::WorkloadPayload Payload(absl::string_view api_version, absl::string_view kind,
@@ -60,24 +48,11 @@ absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind,
     return absl::InvalidArgumentError(
         absl::StrCat("spec: Required value (the ", kind.kind, " to carry has no spec)"));
   }
-  Json metadata = Json::object();
-  metadata["name"] = GetString(obj, {"metadata", "name"});
-  metadata["namespace"] = GetString(obj, {"metadata", "namespace"});
-  Json labels = StringMap(obj, {"metadata", "labels"});
-  if (!labels.empty()) metadata["labels"] = std::move(labels);
-  Json annotations = StringMap(obj, {"metadata", "annotations"});
-  for (auto it = annotations.begin(); it != annotations.end();) {
-    // The adapter's own bookkeeping is the manager's.
-    if (absl::StartsWith(it.key(), "tollgate.dev/")) {
-      it = annotations.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  Json metadata = CarriedMetadata(obj);
   if (kind.kind == "StatefulSet") {
-    annotations[std::string(kMultiKueueOriginUidAnnotation)] = GetString(obj, {"metadata", "uid"});
+    metadata["annotations"][std::string(kMultiKueueOriginUidAnnotation)] =
+        GetString(obj, {"metadata", "uid"});
   }
-  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
   Json manifest = {{"apiVersion", kind.ApiVersion()},
                    {"kind", kind.kind},
                    {"metadata", std::move(metadata)},

@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "services/api/config_codec.h"
 #include "services/api/multikueue_codec.h"
+#include "services/api/multikueue_views.h"
 
 namespace tollgate::sim {
 namespace {
@@ -16,57 +17,11 @@ namespace {
 // A pass that keeps changing things after this many rounds is a loop, not progress.
 constexpr int kMaxPasses = 8;
 
-std::string KeyOf(const v1::Workload& wl) {
-  return absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name());
-}
-
 v1::WorkloadRef RefOf(const v1::Workload& wl) {
   v1::WorkloadRef ref;
   ref.set_namespace_(wl.metadata().namespace_());
   ref.set_name(wl.metadata().name());
   return ref;
-}
-
-const v1::AdmissionCheckState* FindCheck(const v1::Workload& wl, const std::string& check) {
-  for (const v1::AdmissionCheckState& s : wl.status().admission_checks()) {
-    if (s.name() == check) return &s;
-  }
-  return nullptr;
-}
-
-core::CheckState StateOf(const std::string& text) {
-  if (text == "Ready") return core::CheckState::kReady;
-  if (text == "Retry") return core::CheckState::kRetry;
-  if (text == "Rejected") return core::CheckState::kRejected;
-  return core::CheckState::kPending;
-}
-
-bool HoldsQuota(const v1::Workload& wl) {
-  switch (wl.status().state()) {
-    case v1::WORKLOAD_STATE_ADMITTED:
-    case v1::WORKLOAD_STATE_QUOTA_RESERVED:
-    case v1::WORKLOAD_STATE_EVICTING:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The manager's workload as PlanRemoteSync reads it (as tollgate-multikueue's LocalViewOf).
-core::LocalView LocalViewOf(const v1::Workload& wl, const std::string& check) {
-  core::LocalView local;
-  local.holds_quota = HoldsQuota(wl);
-  local.finished = wl.status().state() == v1::WORKLOAD_STATE_FINISHED;
-  if (wl.status().state() == v1::WORKLOAD_STATE_EVICTING) {
-    local.evicted_message = "";
-    for (const v1::Condition& c : wl.status().conditions()) {
-      if (c.type() == "Evicted" && c.status() == "True") local.evicted_message = c.message();
-    }
-  }
-  const v1::AdmissionCheckState* state = FindCheck(wl, check);
-  local.check_state = state != nullptr ? StateOf(state->state()) : core::CheckState::kPending;
-  if (!wl.status().cluster_name().empty()) local.cluster_name = wl.status().cluster_name();
-  return local;
 }
 
 }  // namespace
@@ -215,7 +170,7 @@ absl::Status MultiKueueSim::Pass(engine::TollgateApi& api, bool* changed) {
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse workloads,
                             api.ListWorkloads(v1::ListWorkloadsRequest()));
   std::set<std::string> live;
-  for (const v1::Workload& wl : workloads.workloads()) live.insert(KeyOf(wl));
+  for (const v1::Workload& wl : workloads.workloads()) live.insert(api::KeyOf(wl));
   for (const v1::Workload& wl : workloads.workloads()) {
     // The workload's MultiKueue check, if it carries one (a queue takes one at most).
     std::string check;
@@ -335,7 +290,7 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
                                       const std::vector<std::string>& config_clusters,
                                       bool* changed) {
   const absl::Time now = clock_.Now();
-  const std::string key = KeyOf(wl);
+  const std::string key = api::KeyOf(wl);
   rechecks_.erase(key);
   auto usable = [&](const std::string& cluster) -> Worker* {
     auto it = workers_.find(cluster);
@@ -359,7 +314,7 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
     }
     views[cluster] = std::move(view);
   }
-  const core::LocalView local = LocalViewOf(wl, check);
+  const core::LocalView local = api::LocalViewOf(wl, check);
   const core::RemoteSyncPlan plan =
       core::PlanRemoteSync(local, views, settings_.worker_lost_timeout, now);
 
@@ -423,7 +378,7 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
   }
   if (plan.recheck_at.has_value()) rechecks_[key] = *plan.recheck_at;
   if (plan.nominate) TOLLGATE_RETURN_IF_ERROR(Nominate(api, wl, check, config_clusters, changed));
-  if (!HoldsQuota(wl)) rounds_.erase(key);
+  if (!api::HoldsQuota(wl)) rounds_.erase(key);
   return absl::OkStatus();
 }
 
@@ -432,8 +387,8 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
                                      const std::vector<std::string>& config_clusters,
                                      bool* changed) {
   const absl::Time now = clock_.Now();
-  const std::string key = KeyOf(wl);
-  const core::LocalView local = LocalViewOf(wl, check);
+  const std::string key = api::KeyOf(wl);
+  const core::LocalView local = api::LocalViewOf(wl, check);
   core::NominationGate gate;
   gate.holds_quota = local.holds_quota;
   gate.finished = local.finished;
@@ -463,7 +418,7 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
     }
   }
   if (nomination.changed) {
-    const v1::AdmissionCheckState* current = FindCheck(wl, check);
+    const v1::AdmissionCheckState* current = api::FindCheckState(wl, check);
     v1::UpdateAdmissionCheckStateRequest request;
     *request.mutable_workload() = RefOf(wl);
     request.set_check(check);
@@ -483,7 +438,7 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
   for (const v1::AdmissionCheckState& s : wl.status().admission_checks()) {
     core::AdmissionCheckState state;
     state.name = s.name();
-    state.state = StateOf(s.state());
+    state.state = api::CheckStateOf(wl, s.name()).value_or(core::CheckState::kPending);
     checks.push_back(std::move(state));
   }
   // Copies only once every other check is Ready.

@@ -342,6 +342,19 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     absl::StatusOr<Json> job = c.kube->Get(manifest::JobResource(), "team", name);
     return job.ok() ? *job : Json(nullptr);
   }
+  Json GetPod(Cluster& c, const std::string& name) {
+    absl::StatusOr<Json> pod = c.kube->Get(manifest::PodResource(), "team", name);
+    return pod.ok() ? *pod : Json(nullptr);
+  }
+  // Waits until pod `name` on `c` is in `phase`; `pod` is the pod as last read.
+  bool AwaitPodPhase(Cluster& c, const std::string& name, const std::string& phase, Json& pod) {
+    return WaitFor(
+        [&] {
+          pod = GetPod(c, name);
+          return manifest::GetString(pod, {"status", "phase"}) == phase;
+        },
+        kWait);
+  }
 
   // The manager's workload of the job (the only one in team on the manager).
   std::optional<v1::Workload> ManagerWorkload() {
@@ -784,14 +797,7 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
 
   // The Pod appears on w2, bound to w2's copy, released and running there.
   Json remote;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        absl::StatusOr<Json> got = W2().kube->Get(manifest::PodResource(), "team", "train");
-        remote = got.ok() ? *got : Json(nullptr);
-        return !remote.is_null() && manifest::GetString(remote, {"status", "phase"}) == "Running";
-      },
-      kWait))
-      << remote.dump();
+  ASSERT_TRUE(AwaitPodPhase(W2(), "train", "Running", remote)) << remote.dump();
   EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), workload);
   EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
   EXPECT_FALSE(manifest::IsGated(remote));
@@ -800,22 +806,12 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
 
   // The remote status comes back onto the manager's Pod, which stays gated.
-  auto manager_pod = [&] {
-    absl::StatusOr<Json> got = Manager().kube->Get(manifest::PodResource(), "team", "train");
-    return got.ok() ? *got : Json(nullptr);
-  };
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        local = manager_pod();
-        return manifest::GetString(local, {"status", "phase"}) == "Running";
-      },
-      kWait))
-      << local.dump();
+  ASSERT_TRUE(AwaitPodPhase(Manager(), "train", "Running", local)) << local.dump();
   EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
   ASSERT_TRUE(WaitFor(
       [&] {
-        local = manager_pod();
+        local = GetPod(Manager(), "train");
         return manifest::GetString(local, {"status", "phase"}) == "Succeeded";
       },
       kWait))
@@ -835,7 +831,7 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
         return absl::IsNotFound(W2().kube->Get(manifest::PodResource(), "team", "train").status());
       },
       kWait));
-  EXPECT_TRUE(manifest::IsGated(manager_pod()));
+  EXPECT_TRUE(manifest::IsGated(GetPod(Manager(), "train")));
 
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
@@ -847,14 +843,7 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodThatFailsOnTheWinnerFailsTheManagersPodAn
       Manager().kube->Create(manifest::PodResource(), "team", GatedPod("train", 1, /*fail=*/true));
   ASSERT_TRUE(created.ok()) << created.status();
   Json local;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        absl::StatusOr<Json> got = Manager().kube->Get(manifest::PodResource(), "team", "train");
-        local = got.ok() ? *got : Json(nullptr);
-        return manifest::GetString(local, {"status", "phase"}) == "Failed";
-      },
-      kWait))
-      << local.dump();
+  ASSERT_TRUE(AwaitPodPhase(Manager(), "train", "Failed", local)) << local.dump();
   EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
   std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
@@ -900,15 +889,7 @@ TEST_F(MultiKueueJobsE2eTest, AStatefulSetRunsOnTheWinnerAndGoesWithTheManagersO
 
   // w2's StatefulSet, bound to its copy, and its pod running there.
   Json remote_pod;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        absl::StatusOr<Json> got = W2().kube->Get(manifest::PodResource(), "team", "train-0");
-        remote_pod = got.ok() ? *got : Json(nullptr);
-        return !remote_pod.is_null() &&
-               manifest::GetString(remote_pod, {"status", "phase"}) == "Running";
-      },
-      kWait))
-      << remote_pod.dump();
+  ASSERT_TRUE(AwaitPodPhase(W2(), "train-0", "Running", remote_pod)) << remote_pod.dump();
   absl::StatusOr<Json> remote = W2().kube->Get(manifest::StatefulSetKind(), "team", "train");
   ASSERT_TRUE(remote.ok()) << remote.status();
   EXPECT_EQ(manifest::PrebuiltWorkloadName(*remote), workload);

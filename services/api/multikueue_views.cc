@@ -1,10 +1,10 @@
-#include "adapters/multikueue/remote_views.h"
+#include "services/api/multikueue_views.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
-namespace tollgate::multikueue {
+namespace tollgate::api {
 namespace {
 
 absl::Time TimeOf(const google::protobuf::Timestamp& t) {
@@ -214,4 +214,4 @@ bool HasOrigin(const v1::Workload& copy, absl::string_view origin) {
   return it != copy.metadata().labels().end() && it->second == origin;
 }
 
-}  // namespace tollgate::multikueue
+}  // namespace tollgate::api

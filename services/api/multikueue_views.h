@@ -16,7 +16,7 @@
 #include "core/workload.h"
 #include "tollgate/v1/objects.pb.h"
 
-namespace tollgate::multikueue {
+namespace tollgate::api {
 
 // The label a copy carries with the manager's `origin` (Kueue's MultiKueueOriginLabel).
 inline constexpr absl::string_view kOriginLabel = "kueue.x-k8s.io/multikueue-origin";
@@ -86,4 +86,4 @@ bool SameRemoteStates(const v1::Workload& origin_workload,
 // Whether `copy` carries this manager's origin label.
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin);
 
-}  // namespace tollgate::multikueue
+}  // namespace tollgate::api

@@ -1,6 +1,6 @@
 // What tollgate-multikueue reads from a workload and a worker's copy, and the copy it submits.
 
-#include "adapters/multikueue/remote_views.h"
+#include "services/api/multikueue_views.h"
 
 #include <map>
 #include <string>
@@ -9,7 +9,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
-namespace tollgate::multikueue {
+namespace tollgate::api {
 namespace {
 
 v1::Workload Parse(const std::string& text) {
@@ -180,9 +180,9 @@ TEST(RemoteViewsTest, ACopyWhoseActiveDiffersIsOutOfSync) {
 }
 
 }  // namespace
-}  // namespace tollgate::multikueue
+}  // namespace tollgate::api
 
-namespace tollgate::multikueue {
+namespace tollgate::api {
 namespace {
 
 TEST(RemoteViewsTest, TheCopyCarriesThePayload) {
@@ -245,4 +245,4 @@ TEST(RemoteViewsTest, TheFinishReasonPassesThroughWithSucceededForNone) {
 }
 
 }  // namespace
-}  // namespace tollgate::multikueue
+}  // namespace tollgate::api
