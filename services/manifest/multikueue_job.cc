@@ -98,6 +98,44 @@ bool ProjectsThroughMultiKueue(const JobKindTranslator& translator) {
   return ManagedByFieldOf(translator) != ManagedByField::kNone;
 }
 
+v1::WorkloadPayload JsonPayload(absl::string_view api_version, absl::string_view kind,
+                                const Json& data) {
+  v1::WorkloadPayload payload;
+  payload.set_content_type(std::string(kJsonContentType));
+  payload.set_api_version(std::string(api_version));
+  payload.set_kind(std::string(kind));
+  payload.set_data(Dump(data));
+  return payload;
+}
+
+absl::StatusOr<Json> WorkerObjectFromPayload(const v1::WorkloadPayload& payload,
+                                             absl::string_view ns, absl::string_view copy_name,
+                                             absl::string_view origin) {
+  if (payload.content_type() != kJsonContentType) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.payload.contentType: want \"",
+                                                   kJsonContentType, "\", got \"",
+                                                   payload.content_type(), "\""));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(Json obj, ParseJson(payload.data(), "spec.payload.data"));
+  if (!obj.is_object() || GetString(obj, {"metadata", "name"}).empty()) {
+    return absl::InvalidArgumentError(
+        "spec.payload.data: must be a Kubernetes object with metadata.name");
+  }
+  obj["apiVersion"] = payload.api_version();
+  obj["kind"] = payload.kind();
+  Json& metadata = obj["metadata"];
+  metadata["namespace"] = std::string(ns);
+  for (const char* server_set : {"uid", "resourceVersion", "managedFields", "generation",
+                                 "creationTimestamp", "ownerReferences", "deletionTimestamp"}) {
+    metadata.erase(server_set);
+  }
+  obj.erase("status");
+  Json& labels = Ensure(obj, {"metadata", "labels"});
+  labels[kPrebuiltWorkloadKey] = std::string(copy_name);
+  labels[std::string(kMultiKueueOriginLabel)] = std::string(origin);
+  return obj;
+}
+
 Json CarriedMetadata(const Json& obj) {
   Json metadata = Json::object();
   metadata["name"] = GetString(obj, {"metadata", "name"});
@@ -144,12 +182,7 @@ absl::StatusOr<v1::WorkloadPayload> JobManifestPayload(const JobKindTranslator& 
     }
   }
   translator.SetSuspended(manifest, true);
-  v1::WorkloadPayload payload;
-  payload.set_content_type(std::string(kJsonContentType));
-  payload.set_api_version(translator.resource().ApiVersion());
-  payload.set_kind(translator.resource().kind);
-  payload.set_data(Dump(manifest));
-  return payload;
+  return JsonPayload(translator.resource().ApiVersion(), translator.resource().kind, manifest);
 }
 
 absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
@@ -161,28 +194,7 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
         absl::StrCat("spec.payload: carries ", payload.api_version(), " ", payload.kind(), ", not ",
                      translator.resource().ApiVersion(), " ", translator.resource().kind));
   }
-  if (payload.content_type() != kJsonContentType) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.payload.contentType: want \"",
-                                                   kJsonContentType, "\", got \"",
-                                                   payload.content_type(), "\""));
-  }
-  TOLLGATE_ASSIGN_OR_RETURN(Json job, ParseJson(payload.data(), "spec.payload.data"));
-  if (!job.is_object() || GetString(job, {"metadata", "name"}).empty()) {
-    return absl::InvalidArgumentError(
-        "spec.payload.data: must be a Kubernetes object with metadata.name");
-  }
-  job["apiVersion"] = translator.resource().ApiVersion();
-  job["kind"] = translator.resource().kind;
-  Json& metadata = job["metadata"];
-  metadata["namespace"] = std::string(ns);
-  for (const char* server_set : {"uid", "resourceVersion", "managedFields", "generation",
-                                 "creationTimestamp", "ownerReferences", "deletionTimestamp"}) {
-    metadata.erase(server_set);
-  }
-  job.erase("status");
-  Json& labels = Ensure(job, {"metadata", "labels"});
-  labels[kPrebuiltWorkloadKey] = std::string(copy_name);
-  labels[std::string(kMultiKueueOriginLabel)] = std::string(origin);
+  TOLLGATE_ASSIGN_OR_RETURN(Json job, WorkerObjectFromPayload(payload, ns, copy_name, origin));
   EraseManagedBy(translator, job);
   translator.SetSuspended(job, true);
   return job;
@@ -200,12 +212,7 @@ v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const J
   translator.SetSuspended(reduced, translator.IsSuspended(job));
   const Json* status = Find(job, {"status"});
   reduced["status"] = status != nullptr && status->is_object() ? *status : Json::object();
-  v1::WorkloadPayload payload;
-  payload.set_content_type(std::string(kJsonContentType));
-  payload.set_api_version(translator.resource().ApiVersion());
-  payload.set_kind(translator.resource().kind);
-  payload.set_data(Dump(reduced));
-  return payload;
+  return JsonPayload(translator.resource().ApiVersion(), translator.resource().kind, reduced);
 }
 
 absl::StatusOr<JobStatusUpdate> DetermineStatusUpdate(const JobKindTranslator& translator,

@@ -42,6 +42,19 @@ bool ManagedByMultiKueue(const JobKindTranslator& translator, const Json& obj);
 // which Kueue dispatches without managedBy, nor kinds Kueue has no MultiKueue adapter for.
 bool ProjectsThroughMultiKueue(const JobKindTranslator& translator);
 
+// A payload of `data` as JSON, naming its apiVersion and kind.
+v1::WorkloadPayload JsonPayload(absl::string_view api_version, absl::string_view kind,
+                                const Json& data);
+
+// The object a copy's payload carries, ready to create on a worker for copy `copy_name` (in
+// `ns`): apiVersion and kind from the payload, the server's metadata and the status dropped, the
+// labels kueue.x-k8s.io/prebuilt-workload-name (so it binds to the copy) and the origin label
+// added. INVALID_ARGUMENT (naming the field) for a payload that is not a JSON object with
+// metadata.name. The caller checks the kind and makes the kind's own changes.
+absl::StatusOr<Json> WorkerObjectFromPayload(const v1::WorkloadPayload& payload,
+                                             absl::string_view ns, absl::string_view copy_name,
+                                             absl::string_view origin);
+
 // The metadata a carried manifest keeps of `obj` (Kueue's CloneObjectMetaForCreation): name,
 // namespace, labels and annotations, without Tollgate's own tollgate.dev/ annotations (the
 // adapter's bookkeeping on the manager: status, admission, original templates).

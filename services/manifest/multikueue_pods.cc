@@ -15,16 +15,6 @@ bool IsPod(absl::string_view api_version, absl::string_view kind) {
   return api_version == "v1" && kind == "Pod";
 }
 
-v1::WorkloadPayload Payload(absl::string_view api_version, absl::string_view kind,
-                            const Json& data) {
-  v1::WorkloadPayload payload;
-  payload.set_content_type(std::string(kJsonContentType));
-  payload.set_api_version(std::string(api_version));
-  payload.set_kind(std::string(kind));
-  payload.set_data(Dump(data));
-  return payload;
-}
-
 }  // namespace
 
 const ResourceKind& StatefulSetKind() {
@@ -57,7 +47,7 @@ absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind,
                    {"kind", kind.kind},
                    {"metadata", std::move(metadata)},
                    {"spec", *spec}};
-  return Payload(kind.ApiVersion(), kind.kind, manifest);
+  return JsonPayload(kind.ApiVersion(), kind.kind, manifest);
 }
 
 absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& payload,
@@ -68,33 +58,12 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
                                                    " ", payload.kind(),
                                                    ", not a Pod or a StatefulSet"));
   }
-  if (payload.content_type() != kJsonContentType) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.payload.contentType: want \"",
-                                                   kJsonContentType, "\", got \"",
-                                                   payload.content_type(), "\""));
-  }
-  TOLLGATE_ASSIGN_OR_RETURN(Json obj, ParseJson(payload.data(), "spec.payload.data"));
-  if (!obj.is_object() || GetString(obj, {"metadata", "name"}).empty()) {
-    return absl::InvalidArgumentError(
-        "spec.payload.data: must be a Kubernetes object with metadata.name");
-  }
+  TOLLGATE_ASSIGN_OR_RETURN(Json obj, WorkerObjectFromPayload(payload, ns, copy_name, origin));
   const Json* spec = Find(obj, {"spec"});
   if (spec == nullptr || !spec->is_object()) {
     return absl::InvalidArgumentError("spec.payload.data: spec: Required value");
   }
-  obj["apiVersion"] = payload.api_version();
-  obj["kind"] = payload.kind();
-  Json& metadata = obj["metadata"];
-  metadata["namespace"] = std::string(ns);
-  for (const char* server_set : {"uid", "resourceVersion", "managedFields", "generation",
-                                 "creationTimestamp", "ownerReferences", "deletionTimestamp"}) {
-    metadata.erase(server_set);
-  }
-  obj.erase("status");
   if (IsPod(payload.api_version(), payload.kind())) obj["spec"].erase("nodeName");
-  Json& labels = Ensure(obj, {"metadata", "labels"});
-  labels[kPrebuiltWorkloadKey] = std::string(copy_name);
-  labels[std::string(kMultiKueueOriginLabel)] = std::string(origin);
   return obj;
 }
 
@@ -103,7 +72,7 @@ v1::WorkloadPayload PodStatusReport(const Json& pod) {
   Json reduced = {{"apiVersion", "v1"},
                   {"kind", "Pod"},
                   {"status", status != nullptr && status->is_object() ? *status : Json::object()}};
-  return Payload("v1", "Pod", reduced);
+  return JsonPayload("v1", "Pod", reduced);
 }
 
 absl::StatusOr<Json> ProjectedPodStatus(const Json& local_pod, const v1::WorkloadPayload& report) {
