@@ -55,22 +55,36 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     if (writing_.load(std::memory_order_acquire)) return;
     grpc::Status finish;
     bool write = false;
+    bool slot = false;
     {
       absl::MutexLock lock(&mu_);
       if (writing_.load(std::memory_order_relaxed) || finished_) return;
-      bool due = false;
-      absl::Status next = PrepareLocked(due);
-      if (!next.ok()) {
-        finished_ = true;
-        finish = ToGrpcStatus(next);
-      } else if (!due) {
-        return;
-      } else {
+      if (!stopping_ && buffer_.empty() && ListingLocked()) {
+        // A listing stream always has a page due, and reading it is part of the identity's
+        // share: it takes the slot first, so a stream waiting for its turn holds no page (and
+        // has pinned no snapshot yet).
         writing_.store(true, std::memory_order_relaxed);
         if (!hub_.shares_.Acquire(*share_, this, core::RealClock().Now())) return;
-        TakeNextLocked();
-        write = true;
+        slot = true;
+      } else {
+        bool due = false;
+        absl::Status next = PrepareLocked(due);
+        if (!next.ok()) {
+          finished_ = true;
+          finish = ToGrpcStatus(next);
+        } else if (!due) {
+          return;
+        } else {
+          writing_.store(true, std::memory_order_relaxed);
+          if (!hub_.shares_.Acquire(*share_, this, core::RealClock().Now())) return;
+          TakeNextLocked();
+          write = true;
+        }
       }
+    }
+    if (slot) {
+      StartGranted(this);
+      return;
     }
     if (write) {
       Write();
@@ -79,8 +93,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     }
   }
 
-  // Called with a write slot this stream waited for (it is out of the queue, writing_ is set).
-  // Returns the stream the slot passes to when this one cannot use it.
+  // Called with a write slot this stream waited for, or took before reading a listing page (it
+  // is out of the queue, writing_ is set). Returns the stream the slot passes to when this one
+  // has nothing to send after all.
   WatchReactor* Granted() {
     grpc::Status finish;
     bool write = false;
@@ -199,6 +214,11 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     }
     due = !buffer_.empty() || BookmarkDueLocked(core::RealClock().Now());
     return absl::OkStatus();
+  }
+
+  // The initial listing is not done (or not started).
+  bool ListingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (revision_ == 0 && !started_snapshot_) || snapshot_ != nullptr;
   }
 
   bool BookmarkDueLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -479,17 +499,20 @@ void WatchHub::Loop() {
     }
     const int64_t revision = executor_.WaitForRevision(seen, deadline);
     const absl::Time now = core::RealClock().Now();
-    // Writes waiting on their client's flow control give their identity's slots to its waiting
-    // streams (one hand-over per stuck write, not per write).
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      if (revision != seen || now >= next_sweep) {
+        seen = revision;
+        next_sweep = now + absl::Seconds(1);
+        // Streams with a write in flight (or waiting for a slot) return at once; parked ones
+        // read what is new (or send a bookmark when one is due).
+        for (WatchReactor* reactor : reactors_) reactor->Pump();
+      }
+    }
+    // After the commit's wake-ups: writes waiting on their client's flow control give their
+    // identity's slots to its waiting streams (one hand-over per stuck write, not per write).
     for (WatchReactor* granted : shares_.ReleaseStuck(now)) WatchReactor::StartGranted(granted);
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return;
-    if (revision == seen && now < next_sweep) continue;
-    seen = revision;
-    next_sweep = now + absl::Seconds(1);
-    // Streams with a write in flight return at once; parked ones read what is new (or send a
-    // bookmark when one is due).
-    for (WatchReactor* reactor : reactors_) reactor->Pump();
   }
 }
 
