@@ -125,6 +125,26 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     return passed;
   }
 
+  // A stream keeps its slot for up to `writes_per_turn` writes while it has events buffered:
+  // the identity's streams take turns a page at a time, not an event at a time, so a turn does
+  // not switch streams (and read a page for each) on every write. Fills in_flight_ when the turn
+  // goes on.
+  bool ContinueTurn() {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || stopping_ || buffer_.empty() ||
+        turn_writes_ + 1 >= hub_.options_.writes_per_turn) {
+      return false;
+    }
+    bool due = false;
+    // An error here is met again, and ends the stream, in the Pump that follows the turn.
+    if (!PrepareLocked(due).ok() || !due) return false;
+    // False when the slot was counted out as stuck meanwhile: the stream asks for one anew.
+    if (!hub_.shares_.Renew(*share_, this, core::RealClock().Now())) return false;
+    ++turn_writes_;
+    TakeNextLocked();
+    return true;
+  }
+
   // Starts each stream handed a slot in turn, on the calling thread.
   static void StartGranted(WatchReactor* granted) {
     while (granted != nullptr) granted = granted->Granted();
@@ -148,11 +168,17 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     // gRPC sized the event when it serialized it; the size is read here, not computed twice on
     // the way out, and before the next Pump reuses in_flight_.
     hub_.sent_bytes_.fetch_add(in_flight_.GetCachedSize(), std::memory_order_relaxed);
-    // The slot goes to the identity's next waiting stream first, so this one queues behind it.
+    if (ok && ContinueTurn()) {
+      Write();
+      return;
+    }
+    // The turn is over: the slot goes to the identity's next waiting stream first, so this one
+    // queues behind it.
     WatchReactor* next = hub_.shares_.Release(*share_, this, core::RealClock().Now());
     bool finish_now = false;
     {
       absl::MutexLock lock(&mu_);
+      turn_writes_ = 0;
       writing_.store(false, std::memory_order_release);
       if (!ok && !finished_) {
         // The client is gone (or cancelled); nothing more can be sent.
@@ -189,7 +215,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     delete this;
   }
 
-  // Called once by the hub before the first Pump.
+  // Called once by the hub before anything can pump the stream.
   void JoinShare(const std::string& key) { share_ = hub_.shares_.Join(key); }
 
  private:
@@ -413,6 +439,8 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   WatchWriteShares<WatchReactor>::Share* share_ = nullptr;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Writes made in the current turn on the identity's slot, beyond the first.
+  int turn_writes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_sent_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -434,6 +462,8 @@ grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerCo
     reactor->Reject(start_check);
     return reactor;
   }
+  // Before the stream is in reactors_: from then on the hub's sweep (and Stop) may pump it.
+  reactor->JoinShare(share_key);
   bool stopping = false;
   {
     absl::MutexLock lock(&mu_);
@@ -445,9 +475,6 @@ grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerCo
         "tollgated is shutting down; watch again from revision ", request.since_revision())));
     return reactor;
   }
-  // Before the first Pump; Stop may pump the stream once it is in reactors_, and it then finds
-  // no slot taken (stopping streams end without writing).
-  reactor->JoinShare(share_key);
   reactor->Pump();
   return reactor;
 }

@@ -50,6 +50,9 @@ class WatchHub {
     // its client's flow control and stops counting. The hub checks for those every
     // `stuck_check_interval` while any write is in flight.
     int writes_per_identity = 4;
+    // Writes a stream makes in a row on its identity's slot while it has events buffered,
+    // before the slot goes to the identity's next waiting stream.
+    int writes_per_turn = 32;
     absl::Duration stuck_after = absl::Milliseconds(50);
     absl::Duration stuck_check_interval = absl::Milliseconds(25);
   };

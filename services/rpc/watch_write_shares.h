@@ -112,6 +112,18 @@ class WatchWriteShares {
     return nullptr;
   }
 
+  // `writer` goes on writing on the slot it holds (its next write starts now). False when it
+  // holds none (its slot was counted out as stuck): it must Acquire one.
+  bool Renew(Share& share, Writer* writer, absl::Time now) {
+    absl::MutexLock lock(&share.mu_);
+    for (auto& holder : share.holders_) {
+      if (holder.first != writer) continue;
+      holder.second = now;
+      return true;
+    }
+    return false;
+  }
+
   // Takes a waiting `writer` out of the queue (its stream ends). False when it is not queued:
   // then it holds a slot, or is being handed one.
   bool Withdraw(Share& share, Writer* writer) {

@@ -91,13 +91,17 @@ TEST(WatchWriteSharesTest, AStuckWriteStopsCountingAndItsLateCompletionHandsNoth
   ASSERT_TRUE(shares.Acquire(*share, &hung, kStart));
   EXPECT_FALSE(shares.Acquire(*share, &reader, kStart));
 
-  EXPECT_TRUE(shares.ReleaseStuck(kStart + absl::Milliseconds(49)).empty());
+  // A write that goes on within its turn renews the slot: not stuck 50 ms after the first.
+  EXPECT_TRUE(shares.Renew(*share, &hung, kStart + absl::Milliseconds(30)));
+  EXPECT_TRUE(shares.ReleaseStuck(kStart + absl::Milliseconds(79)).empty());
   EXPECT_TRUE(shares.AnyHeld());
-  const std::vector<FakeWriter*> granted = shares.ReleaseStuck(kStart + absl::Milliseconds(50));
+  const std::vector<FakeWriter*> granted = shares.ReleaseStuck(kStart + absl::Milliseconds(80));
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0], &reader);
 
-  // The hung write completes at last: its slot was handed on already.
+  // The hung write completes at last: its slot was handed on already, so it can neither go on
+  // with it nor hand it over.
+  EXPECT_FALSE(shares.Renew(*share, &hung, kStart + absl::Seconds(1)));
   EXPECT_EQ(shares.Release(*share, &hung, kStart + absl::Seconds(1)), nullptr);
   EXPECT_EQ(shares.Release(*share, &reader, kStart + absl::Seconds(1)), nullptr);
   EXPECT_FALSE(shares.AnyHeld());
