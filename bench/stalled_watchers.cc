@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@
 #include "bench/bench_util.h"
 #include "bench/restart_probe.h"
 #include "bench/tollgated_launcher.h"
+#include "clients/cpp/connection.h"
 #include "core/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
@@ -76,7 +78,10 @@ void Report(const char* when, pid_t pid, int64_t base_rss) {
 // tollgated's count of events handed to Watch streams (tollgate_watch_events_sent_total).
 class SentEvents {
  public:
-  explicit SentEvents(int port) : client_("127.0.0.1", port) { client_.set_read_timeout(10, 0); }
+  SentEvents(int port, const std::string& bearer_token) : client_("127.0.0.1", port) {
+    client_.set_read_timeout(10, 0);
+    if (!bearer_token.empty()) client_.set_bearer_token_auth(bearer_token);
+  }
   int64_t Now() {
     httplib::Result result = client_.Get("/metrics");
     if (!result || result->status != 200) return -1;
@@ -227,7 +232,7 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
       std::error_code ec;
       if (!keep) {
         std::filesystem::remove_all(dir, ec);
-        for (const char* suffix : {".port", ".log", ".metrics-port"}) {
+        for (const char* suffix : {".port", ".log", ".metrics-port", ".tokens"}) {
           std::filesystem::remove(dir + suffix, ec);
         }
       }
@@ -235,10 +240,25 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
   } cleanup{data_dir, options.keep};
   TOLLGATE_RETURN_IF_ERROR(PopulateRestartStore(data_dir, options.workloads, PopulateEnd::kClose));
   const std::string metrics_port_file = data_dir + ".metrics-port";
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<TollgatedTarget> server,
-                            TollgatedTarget::Spawn(options.tollgated, data_dir,
-                                                   {"--metrics-listen=127.0.0.1:0",
-                                                    "--metrics-port-file=" + metrics_port_file}));
+  std::vector<std::string> server_args = {"--metrics-listen=127.0.0.1:0",
+                                          "--metrics-port-file=" + metrics_port_file};
+  client::Credentials active_auth;
+  client::Credentials stalled_auth;
+  if (!options.stalled_identity.empty()) {
+    // Two identities on loopback by bearer token (plaintext is allowed there).
+    const std::string token_file = data_dir + ".tokens";
+    std::ofstream out(token_file);
+    out << "bench-active-token,bench-active,1,\"tollgate:admins\"\n"
+        << "bench-stalled-token," << options.stalled_identity << ",2,\"tollgate:admins\"\n";
+    out.close();
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", token_file));
+    server_args.push_back("--token-file=" + token_file);
+    active_auth.bearer_token = "bench-active-token";
+    stalled_auth.bearer_token = "bench-stalled-token";
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(
+      std::unique_ptr<TollgatedTarget> server,
+      TollgatedTarget::Spawn(options.tollgated, data_dir, server_args, active_auth));
   int metrics_port = 0;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(10);
        metrics_port == 0 && absl::Now() < deadline;) {
@@ -249,7 +269,7 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
     }
   }
   if (metrics_port == 0) return absl::UnavailableError("tollgated wrote no metrics port");
-  SentEvents sent(metrics_port);
+  SentEvents sent(metrics_port, active_auth.bearer_token);
   const pid_t pid = server->pid();
   const int64_t base = ResidentBytesOf(pid);
   Report("serving, no watches", pid, base);
@@ -262,13 +282,22 @@ absl::StatusOr<StalledWatchersResult> RunStalledWatchers(const StalledWatchersOp
     stalled_args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES,
                         static_cast<int>(options.stalled_window_kib * 1024));
   }
+  static std::atomic<int> next_stalled_channel{0};
+  stalled_args.SetMaxReceiveMessageSize(256 << 20);
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   std::vector<std::unique_ptr<v1::AdmissionService::Stub>> stubs;
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchEvent>>> stalled;
   for (int i = 0; i < options.stalled; ++i) {
     if (i % 100 == 0) {
-      channels.push_back(server->NewChannel(stalled_args));
+      if (options.stalled_identity.empty()) {
+        channels.push_back(server->NewChannel(stalled_args));
+      } else {
+        // Its own connection, as TollgatedTarget::NewChannel makes, with the stalled token.
+        grpc::ChannelArguments args = stalled_args;
+        args.SetInt("tollgate.bench.stalled-channel", next_stalled_channel.fetch_add(1));
+        channels.push_back(client::NewChannel(server->address(), stalled_auth, args));
+      }
       stubs.push_back(v1::AdmissionService::NewStub(channels.back()));
     }
     contexts.push_back(std::make_unique<grpc::ClientContext>());

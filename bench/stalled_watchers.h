@@ -20,6 +20,12 @@ struct StalledWatchersOptions {
   // 0: gRPC's default client, whose transport keeps taking data the application never reads
   // (it grows every stream's window with its bandwidth estimate, to megabytes).
   int64_t stalled_window_kib = 0;
+  // Non-empty: tollgated is spawned with a token file of two users, "bench-active" (the
+  // active streams, the submits, /metrics) and this one (the stalled streams), both admins, so
+  // the two kinds of client are different identities to tollgated's per-identity Watch write
+  // shares. Empty: no authentication, every client is anonymous (tollgated then shares writes
+  // per connection).
+  std::string stalled_identity;
   // Streams that read everything; each must see every submit made afterwards.
   int active = 2;
   // Workloads submitted once the active streams have listed.

@@ -60,6 +60,11 @@ grpc::Status Audited(AccessGate& gate, const AuthorizedCall& call, absl::StatusO
 
 }  // namespace
 
+std::string WatchShareKey(const auth::Identity& identity, const grpc::ServerContextBase& context) {
+  if (identity.method == "anonymous") return absl::StrCat("peer:", context.peer());
+  return absl::StrCat("user:", identity.user);
+}
+
 // Authorizes `request` for `context`, or returns the refusal from the handler.
 #define TOLLGATE_AUTHORIZE(call, ...)                                            \
   absl::StatusOr<AuthorizedCall> call##_or = gate_.Check(*context, __VA_ARGS__); \
@@ -226,7 +231,9 @@ grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionGrpcService::Watch(
       return gate_.MayRead(call, "watch", workload);
     };
   }
-  return watch_hub_.Start(context, *request, api_.CheckWatchStart(*request), std::move(visible));
+  const std::string share_key = WatchShareKey(call->identity, *context);
+  return watch_hub_.Start(context, *request, api_.CheckWatchStart(*request), std::move(visible), "",
+                          share_key);
 }
 
 AdmissionCheckGrpcService::AdmissionCheckGrpcService(engine::TollgateApi& api, WatchHub& hub,
@@ -256,7 +263,8 @@ grpc::ServerWriteReactor<v1::WatchEvent>* AdmissionCheckGrpcService::WatchAdmiss
   access.controller_name = request->controller_name();
   absl::StatusOr<AuthorizedCall> call = gate_.Check(*context, std::move(access));
   if (!call.ok()) return hub_.Start(context, *watch, call.status());
-  return hub_.Start(context, *watch, absl::OkStatus(), {}, request->controller_name());
+  return hub_.Start(context, *watch, absl::OkStatus(), {}, request->controller_name(),
+                    WatchShareKey(call->identity, *context));
 }
 
 grpc::Status AdmissionCheckGrpcService::UpdateAdmissionCheckState(

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "grpcpp/grpcpp.h"
 #include "services/engine/tollgate_api.h"
@@ -11,6 +12,13 @@
 #include "tollgate/v1/service.grpc.pb.h"
 
 namespace tollgate::rpc {
+
+// The client identity whose Watch write share (WatchHub) a stream of `identity` uses: the
+// authenticated user ("user:NAME"), whatever the method that established it. The anonymous
+// identity (no authenticators: loopback or --insecure) is every client at once, so there the
+// key is the connection ("peer:" and gRPC's peer address, which names the client's port):
+// each connection gets its own share.
+std::string WatchShareKey(const auth::Identity& identity, const grpc::ServerContextBase& context);
 
 // The gRPC face of TollgateApi. Each handler is one call into the API and one status
 // conversion (ToGrpcStatus); no request is interpreted here, so tollgated and the scenario

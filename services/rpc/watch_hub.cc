@@ -1,5 +1,6 @@
 #include "services/rpc/watch_hub.h"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <utility>
@@ -43,39 +44,122 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   }
 
   // Starts the next write if none is in flight and there is something to send; otherwise the
-  // stream stays parked until the hub pumps it again.
+  // stream stays parked until the hub pumps it again. A stream whose identity has all its write
+  // slots in flight waits in its share's queue instead; the completion that frees a slot starts
+  // it (Granted).
   void Pump() {
     // A stream with a write in flight is pumped again by its OnWriteDone, which clears writing_
-    // before it pumps; skipping it here without the lock cannot lose a wake-up. This keeps the
-    // hub's per-commit sweep to one atomic load per stalled stream.
+    // before it pumps, and a stream waiting for a slot is started by the write that frees it;
+    // skipping either here without the lock cannot lose a wake-up. This keeps the hub's
+    // per-commit sweep to one atomic load per stalled stream.
     if (writing_.load(std::memory_order_acquire)) return;
     grpc::Status finish;
     bool write = false;
+    bool slot = false;
     {
       absl::MutexLock lock(&mu_);
       if (writing_.load(std::memory_order_relaxed) || finished_) return;
-      absl::Status next = NextLocked(write);
-      if (!next.ok()) {
-        finished_ = true;
-        finish = ToGrpcStatus(next);
-      } else if (write) {
+      if (!stopping_ && buffer_.empty() && ListingLocked()) {
+        // A listing stream always has a page due, and reading it is part of the identity's
+        // share: it takes the slot first, so a stream waiting for its turn holds no page (and
+        // has pinned no snapshot yet).
         writing_.store(true, std::memory_order_relaxed);
+        if (!hub_.shares_.Acquire(*share_, this, core::RealClock().Now())) return;
+        slot = true;
       } else {
-        return;
+        bool due = false;
+        absl::Status next = PrepareLocked(due);
+        if (!next.ok()) {
+          finished_ = true;
+          finish = ToGrpcStatus(next);
+        } else if (!due) {
+          return;
+        } else {
+          writing_.store(true, std::memory_order_relaxed);
+          if (!hub_.shares_.Acquire(*share_, this, core::RealClock().Now())) return;
+          TakeNextLocked();
+          write = true;
+        }
       }
     }
+    if (slot) {
+      StartGranted(this);
+      return;
+    }
     if (write) {
-      hub_.sent_events_.fetch_add(1, std::memory_order_relaxed);
-      StartWrite(&in_flight_);
+      Write();
     } else {
       Finish(finish);
     }
+  }
+
+  // Called with a write slot this stream waited for, or took before reading a listing page (it
+  // is out of the queue, writing_ is set). Returns the stream the slot passes to when this one
+  // has nothing to send after all.
+  WatchReactor* Granted() {
+    grpc::Status finish;
+    bool write = false;
+    WatchReactor* passed = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      bool due = false;
+      absl::Status next = finished_ ? absl::OkStatus() : PrepareLocked(due);
+      if (!next.ok()) {
+        finished_ = true;
+        finish = ToGrpcStatus(next);
+      }
+      if (due) {
+        TakeNextLocked();
+        write = true;
+      } else {
+        // The slot is given back before writing_ clears, so a Pump racing in cannot hold two.
+        passed = hub_.shares_.Release(*share_, this, core::RealClock().Now());
+        writing_.store(false, std::memory_order_release);
+      }
+    }
+    if (write) {
+      Write();
+    } else if (!finish.ok()) {
+      Finish(finish);
+    }
+    return passed;
+  }
+
+  // A stream keeps its slot for up to `writes_per_turn` writes while it has events buffered:
+  // the identity's streams take turns a page at a time, not an event at a time, so a turn does
+  // not switch streams (and read a page for each) on every write. Fills in_flight_ when the turn
+  // goes on.
+  bool ContinueTurn() {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || stopping_ || buffer_.empty() ||
+        turn_writes_ + 1 >= hub_.options_.writes_per_turn) {
+      return false;
+    }
+    bool due = false;
+    // An error here is met again, and ends the stream, in the Pump that follows the turn.
+    if (!PrepareLocked(due).ok() || !due) return false;
+    // False when the slot was counted out as stuck meanwhile: the stream asks for one anew.
+    if (!hub_.shares_.Renew(*share_, this, core::RealClock().Now())) return false;
+    ++turn_writes_;
+    TakeNextLocked();
+    return true;
+  }
+
+  // Starts each stream handed a slot in turn, on the calling thread.
+  static void StartGranted(WatchReactor* granted) {
+    while (granted != nullptr) granted = granted->Granted();
   }
 
   void StopServing() {
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      // A stream waiting for a slot leaves the queue and ends now; one being handed a slot ends
+      // when it gets it.
+      if (writing_.load(std::memory_order_relaxed) && share_ != nullptr &&
+          hub_.shares_.Withdraw(*share_, this)) {
+        writing_.store(false, std::memory_order_release);
+      }
     }
     Pump();
   }
@@ -84,27 +168,42 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
     // gRPC sized the event when it serialized it; the size is read here, not computed twice on
     // the way out, and before the next Pump reuses in_flight_.
     hub_.sent_bytes_.fetch_add(in_flight_.GetCachedSize(), std::memory_order_relaxed);
-    {
-      absl::MutexLock lock(&mu_);
-      writing_.store(false, std::memory_order_release);
-      if (!ok) {
-        // The client is gone (or cancelled); nothing more can be sent.
-        if (finished_) return;
-        finished_ = true;
-      }
-    }
-    if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream broken"));
+    if (ok && ContinueTurn()) {
+      Write();
       return;
     }
-    Pump();
+    // The turn is over: the slot goes to the identity's next waiting stream first, so this one
+    // queues behind it.
+    WatchReactor* next = hub_.shares_.Release(*share_, this, core::RealClock().Now());
+    bool finish_now = false;
+    {
+      absl::MutexLock lock(&mu_);
+      turn_writes_ = 0;
+      writing_.store(false, std::memory_order_release);
+      if (!ok && !finished_) {
+        // The client is gone (or cancelled); nothing more can be sent.
+        finished_ = true;
+        finish_now = true;
+      }
+    }
+    StartGranted(next);
+    if (finish_now) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch stream broken"));
+    } else if (ok) {
+      Pump();
+    }
   }
 
   void OnCancel() override {
     {
       absl::MutexLock lock(&mu_);
-      // A write in flight completes with ok=false and finishes the stream there.
-      if (writing_.load(std::memory_order_relaxed) || finished_) return;
+      if (finished_) return;
+      if (writing_.load(std::memory_order_relaxed)) {
+        // A write in flight (or a slot being handed over, which starts one) completes with
+        // ok=false and finishes the stream there; a stream waiting for a slot leaves the queue.
+        if (!hub_.shares_.Withdraw(*share_, this)) return;
+        writing_.store(false, std::memory_order_release);
+      }
       finished_ = true;
     }
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
@@ -112,14 +211,17 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
 
   void OnDone() override {
     hub_.Remove(this);
+    if (share_ != nullptr) hub_.shares_.Leave(share_);
     delete this;
   }
 
+  // Called once by the hub before anything can pump the stream.
+  void JoinShare(const std::string& key) { share_ = hub_.shares_.Join(key); }
+
  private:
-  // Fills in_flight_ and sets `write` when something is due; an error ends the stream.
-  absl::Status NextLocked(bool& write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    write = false;
-    const absl::Time now = core::RealClock().Now();
+  // Sets `due` when something is to be sent (buffered, or a bookmark); an error ends the stream.
+  absl::Status PrepareLocked(bool& due) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    due = false;
     if (stopping_) {
       return absl::UnavailableError(
           absl::StrCat("tollgated is shutting down; watch again from revision ", ResumeLocked(),
@@ -136,20 +238,37 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
       }
       buffer_.pop_front();
     }
+    due = !buffer_.empty() || BookmarkDueLocked(core::RealClock().Now());
+    return absl::OkStatus();
+  }
+
+  // The initial listing is not done (or not started).
+  bool ListingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (revision_ == 0 && !started_snapshot_) || snapshot_ != nullptr;
+  }
+
+  bool BookmarkDueLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return now - last_sent_ >= hub_.options_.bookmark_interval && snapshot_ == nullptr;
+  }
+
+  // Moves what PrepareLocked found due into in_flight_: the next buffered event, else a
+  // bookmark at the stream's revision (nothing is buffered, so revision_ is all sent).
+  void TakeNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!buffer_.empty()) {
       in_flight_ = std::move(buffer_.front());
       buffer_.pop_front();
-    } else if (now - last_sent_ >= hub_.options_.bookmark_interval && snapshot_ == nullptr) {
+    } else {
       in_flight_.Clear();
       in_flight_.set_type(v1::WatchEvent::BOOKMARK);
       in_flight_.set_revision(revision_);
       Stamp(in_flight_);
-    } else {
-      return absl::OkStatus();
     }
-    last_sent_ = now;
-    write = true;
-    return absl::OkStatus();
+    last_sent_ = core::RealClock().Now();
+  }
+
+  void Write() {
+    hub_.sent_events_.fetch_add(1, std::memory_order_relaxed);
+    StartWrite(&in_flight_);
   }
 
   // The revision a client that got everything sent so far can resume from.
@@ -313,27 +432,38 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchEvent> {
   std::deque<v1::WatchEvent> buffer_ ABSL_GUARDED_BY(mu_);
   // Owned by the write in flight while writing_.
   v1::WatchEvent in_flight_;
-  // Written under mu_; read without it by Pump's fast path.
+  // Written under mu_; read without it by Pump's fast path. Set while a write is in flight and
+  // while the stream waits for (or is being handed) a write slot of its identity.
   std::atomic<bool> writing_{false};
+  // The identity's write slots (WatchHub::Start joins it before the first Pump).
+  WatchWriteShares<WatchReactor>::Share* share_ = nullptr;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Writes made in the current turn on the identity's slot, beyond the first.
+  int turn_writes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_sent_ ABSL_GUARDED_BY(mu_);
 };
 
 WatchHub::WatchHub(engine::AdmissionExecutor& executor, Options options)
-    : executor_(executor), options_(options), thread_([this] { Loop(); }) {}
+    : executor_(executor),
+      options_(options),
+      shares_({options.writes_per_identity, options.stuck_after}),
+      thread_([this] { Loop(); }) {}
 
 WatchHub::~WatchHub() { Stop(); }
 
 grpc::ServerWriteReactor<v1::WatchEvent>* WatchHub::Start(grpc::CallbackServerContext* context,
                                                           const v1::WatchRequest& request,
                                                           absl::Status start_check, Visible visible,
-                                                          std::string check_controller) {
+                                                          std::string check_controller,
+                                                          const std::string& share_key) {
   auto* reactor = new WatchReactor(*this, request, std::move(visible), std::move(check_controller));
   if (!start_check.ok()) {
     reactor->Reject(start_check);
     return reactor;
   }
+  // Before the stream is in reactors_: from then on the hub's sweep (and Stop) may pump it.
+  reactor->JoinShare(share_key);
   bool stopping = false;
   {
     absl::MutexLock lock(&mu_);
@@ -375,6 +505,11 @@ WatchHub::Sent WatchHub::sent() const {
           sent_bytes_.load(std::memory_order_relaxed)};
 }
 
+WatchHub::Slots WatchHub::slots() {
+  const WatchWriteShares<WatchReactor>::Counts counts = shares_.Count();
+  return {counts.held, counts.waiting};
+}
+
 void WatchHub::Remove(WatchReactor* reactor) {
   absl::MutexLock lock(&mu_);
   reactors_.erase(reactor);
@@ -382,14 +517,29 @@ void WatchHub::Remove(WatchReactor* reactor) {
 
 void WatchHub::Loop() {
   int64_t seen = executor_.revision();
+  // Wall time: waiting, bookmarks and stuck writes are about connections, not scheduling.
+  absl::Time next_sweep = core::RealClock().Now() + absl::Seconds(1);
   while (true) {
-    // Wall time: waiting and bookmarks are about connections, not scheduling.
-    seen = executor_.WaitForRevision(seen, core::RealClock().Now() + absl::Seconds(1));
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return;
-    // Streams with a write in flight return at once; parked ones read what is new (or send a
-    // bookmark when one is due).
-    for (WatchReactor* reactor : reactors_) reactor->Pump();
+    absl::Time deadline = next_sweep;
+    if (shares_.AnyHeld()) {
+      deadline = std::min(deadline, core::RealClock().Now() + options_.stuck_check_interval);
+    }
+    const int64_t revision = executor_.WaitForRevision(seen, deadline);
+    const absl::Time now = core::RealClock().Now();
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      if (revision != seen || now >= next_sweep) {
+        seen = revision;
+        next_sweep = now + absl::Seconds(1);
+        // Streams with a write in flight (or waiting for a slot) return at once; parked ones
+        // read what is new (or send a bookmark when one is due).
+        for (WatchReactor* reactor : reactors_) reactor->Pump();
+      }
+    }
+    // After the commit's wake-ups: writes waiting on their client's flow control give their
+    // identity's slots to its waiting streams (one hand-over per stuck write, not per write).
+    for (WatchReactor* granted : shares_.ReleaseStuck(now)) WatchReactor::StartGranted(granted);
   }
 }
 

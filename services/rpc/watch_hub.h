@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "services/engine/admission_executor.h"
+#include "services/rpc/watch_write_shares.h"
 #include "tollgate/v1/service.pb.h"
 
 namespace tollgate::rpc {
@@ -30,6 +31,10 @@ class WatchReactor;
 // re-lists. One hub thread wakes the streams that have caught up when a commit lands, and
 // sends them bookmarks while idle.
 //
+// Writes are shared fairly per client identity, not per stream (WatchWriteShares): each
+// identity has at most `writes_per_identity` writes in flight, so a client with many streams
+// that never read cannot take the server from other clients (docs/performance.md, section 10).
+//
 // The executor must outlive the hub; Stop() must be called before the gRPC server shuts down
 // (it ends every stream). Thread-safe.
 class WatchHub {
@@ -41,6 +46,15 @@ class WatchHub {
     int64_t max_lag_revisions = 100000;
     // An idle stream gets a BOOKMARK this often.
     absl::Duration bookmark_interval = absl::Seconds(10);
+    // Writes in flight per client identity; a write still in flight after `stuck_after` waits on
+    // its client's flow control and stops counting. The hub checks for those every
+    // `stuck_check_interval` while any write is in flight.
+    int writes_per_identity = 4;
+    // Writes a stream makes in a row on its identity's slot while it has events buffered,
+    // before the slot goes to the identity's next waiting stream.
+    int writes_per_turn = 32;
+    absl::Duration stuck_after = absl::Milliseconds(50);
+    absl::Duration stuck_check_interval = absl::Milliseconds(25);
   };
 
   // Whether the watcher may see a workload (authorization); empty: every workload.
@@ -52,7 +66,8 @@ class WatchHub {
   WatchHub& operator=(const WatchHub&) = delete;
 
   // The reactor for one Watch call. Invalid requests (see engine::TollgateApi::CheckWatchStart) end
-  // it with their status at once.
+  // it with their status at once. `share_key` names the client identity whose write share the
+  // stream uses (WatchShareKey in grpc_services.h); streams with the same key share it.
   //
   // With `check_controller` set the stream is a WatchAdmissionChecks stream for that controller
   // (docs/admission-checks.md): its listing holds the workloads that hold quota and carry one of
@@ -63,7 +78,8 @@ class WatchHub {
   grpc::ServerWriteReactor<v1::WatchEvent>* Start(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest& request,
                                                   absl::Status start_check, Visible visible = {},
-                                                  std::string check_controller = "");
+                                                  std::string check_controller = "",
+                                                  const std::string& share_key = "");
   // Ends every open and future stream with UNAVAILABLE naming the revision to resume from, and
   // stops the hub's thread (waits up to a second for it): afterwards the hub no longer reads the
   // executor. Idempotent; not thread-safe against itself.
@@ -87,6 +103,13 @@ class WatchHub {
   };
   Sent sent() const;
 
+  // Writes holding one of their identity's slots, and streams waiting for a slot.
+  struct Slots {
+    int64_t held = 0;
+    int64_t waiting = 0;
+  };
+  Slots slots();
+
  private:
   friend class WatchReactor;
   void Loop();
@@ -102,6 +125,7 @@ class WatchHub {
   std::atomic<int64_t> dropped_compacted_{0};
   std::atomic<int64_t> sent_events_{0};
   std::atomic<int64_t> sent_bytes_{0};
+  WatchWriteShares<WatchReactor> shares_;
   std::thread thread_;
 };
 
