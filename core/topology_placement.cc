@@ -798,8 +798,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   // A replacement's required domain is a one-off: it is counted from scratch.
   if (incremental_ && required_domain.empty()) {
     ShapeKey key;
-    key.amounts = req.amounts;
-    if (leader_req.has_value()) key.leader = leader_req->amounts;
+    key.amounts.assign(req.amounts.begin(), req.amounts.end());
+    if (leader_req.has_value()) {
+      key.leader.emplace(leader_req->amounts.begin(), leader_req->amounts.end());
+    }
     key.simulate_empty = simulate_empty;
     key.slice_level = p.slice_level;
     key.slice_size = p.slice_size;
@@ -931,12 +933,16 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
 
 TopologyAssignment TopologyFlavor::BuildAssignment(
     std::vector<std::pair<int, int32_t>> domains) const {
-  std::stable_sort(domains.begin(), domains.end(),
-                   [this](const auto& a, const auto& b) { return ValuesLess(a.first, b.first); });
+  auto by_values = [this](const auto& a, const auto& b) { return ValuesLess(a.first, b.first); };
+  // Usually one domain, or already in order: the sort (and its buffer) only when needed.
+  if (!std::is_sorted(domains.begin(), domains.end(), by_values)) {
+    std::stable_sort(domains.begin(), domains.end(), by_values);
+  }
   // With the hostname lowest, the hostname alone names a node.
   const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
   TopologyAssignment out;
   out.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+  out.domains.reserve(domains.size());
   for (const auto& [d, count] : domains) {
     if (count == 0) continue;
     const std::vector<std::string>& values = domains_[d].values;
