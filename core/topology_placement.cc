@@ -661,8 +661,12 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
         order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
       }
       auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
-      if (it != order->end()) best = std::get<3>(*it);
-      largest = std::get<3>(*order->rbegin());
+      if (it != order->end()) {
+        best = std::get<3>(*it);
+      } else {
+        // Read for the failure text only: reaching the end of a B-tree is not free.
+        largest = std::get<3>(*order->rbegin());
+      }
     } else {
       for (int d : level_domains) {
         if (state_[d].slice_count >= slice_count && (best < 0 || ascending(d, best))) best = d;
