@@ -236,7 +236,20 @@ void TopologyFlavor::Touch(int leaf) {
 
 bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
                           const ResourceAmounts& per_pod) const {
-  const ResolvedRequest req = Resolve(per_pod);
+  // Resolve's amounts without its order or names: the smallest count does not depend on them.
+  struct Amounts {
+    absl::InlinedVector<std::pair<int, int64_t>, 4> amounts;
+  } req;
+  bool has_pods = false;
+  for (const auto& [resource, amount] : per_pod) {
+    if (resource == "pods") {
+      has_pods = true;
+      req.amounts.emplace_back(pods_index_, amount + 1);
+    } else {
+      req.amounts.emplace_back(ResourceIndex(resource), amount);
+    }
+  }
+  if (!has_pods) req.amounts.emplace_back(pods_index_, 1);
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
