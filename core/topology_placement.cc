@@ -769,7 +769,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (!key.has_value()) return "topology level not specified";
   p.requested_level = LevelIndex(*key);
   if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
-  const std::string slice_key =
+  const absl::string_view slice_key =
       t != nullptr && !t->slices.empty() ? t->slices[0].level : levels_.back();
   p.slice_level = LevelIndex(slice_key);
   if (p.slice_level < 0) return absl::StrCat("no requested topology level for slices: ", slice_key);
