@@ -97,6 +97,7 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
   std::sort(matching.begin(), matching.end(),
             [](const NodeSpec* a, const NodeSpec* b) { return a->name < b->name; });
   resource_names_.assign(resources.begin(), resources.end());
+  pods_index_ = ResourceIndex("pods");
   ids_.resize(levels_.size());
   by_level_.resize(levels_.size());
   if (levels_.empty()) return;
@@ -192,9 +193,11 @@ void TopologyFlavor::AddNode(const NodeSpec& node) {
 
 int TopologyFlavor::LeafFor(const std::vector<std::string>& values) const {
   if (levels_.empty() || values.empty()) return -1;
-  const std::string id = lowest_is_hostname_ ? values.back() : DomainId(values);
-  auto it = ids_.back().find(id);
-  return it == ids_.back().end() ? -1 : domains_[it->second].leaf;
+  const absl::flat_hash_map<std::string, int>& leaves = ids_.back();
+  // A hostname is looked up as it is, without a copy.
+  auto it = lowest_is_hostname_ ? leaves.find(absl::string_view(values.back()))
+                                : leaves.find(DomainId(values));
+  return it == leaves.end() ? -1 : domains_[it->second].leaf;
 }
 
 void TopologyFlavor::AddNonTasUsage(absl::string_view node, const ResourceAmounts& usage) {
@@ -217,8 +220,7 @@ void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
     const int r = ResourceIndex(resource);
     if (r >= 0) leaf.used[r] = SatAdd(leaf.used[r], sign * SatMul(amount, count));
   }
-  const int pods = ResourceIndex("pods");
-  leaf.used[pods] = SatAdd(leaf.used[pods], int64_t{sign} * count);
+  leaf.used[pods_index_] = SatAdd(leaf.used[pods_index_], int64_t{sign} * count);
   Touch(l);
 }
 
@@ -234,7 +236,20 @@ void TopologyFlavor::Touch(int leaf) {
 
 bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
                           const ResourceAmounts& per_pod) const {
-  const ResolvedRequest req = Resolve(per_pod);
+  // Resolve's amounts without its order or names: the smallest count does not depend on them.
+  struct Amounts {
+    absl::InlinedVector<std::pair<int, int64_t>, 4> amounts;
+  } req;
+  bool has_pods = false;
+  for (const auto& [resource, amount] : per_pod) {
+    if (resource == "pods") {
+      has_pods = true;
+      req.amounts.emplace_back(pods_index_, amount + 1);
+    } else {
+      req.amounts.emplace_back(ResourceIndex(resource), amount);
+    }
+  }
+  if (!has_pods) req.amounts.emplace_back(pods_index_, 1);
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
@@ -288,11 +303,9 @@ TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& p
   // whole list sorted (by name, then amount).
   static constexpr absl::string_view kPods = "pods";
   ResolvedRequest req;
-  req.amounts.reserve(per_pod.size() + 1);
-  req.names.reserve(per_pod.size() + 1);
   auto add = [&](absl::string_view resource, int64_t amount) {
-    req.amounts.emplace_back(ResourceIndex(resource), amount);
-    req.names.emplace_back(resource);
+    req.amounts.emplace_back(resource == kPods ? pods_index_ : ResourceIndex(resource), amount);
+    req.names.push_back(resource);
   };
   const bool has_pods =
       std::any_of(per_pod.begin(), per_pod.end(), [](const auto& e) { return e.first == kPods; });
@@ -331,7 +344,7 @@ void TopologyFlavor::Remaining(const Leaf& leaf, std::vector<int64_t>& out) cons
 
 void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,
                                 const ResourceAmounts& per_pod) {
-  const int pods = ResourceIndex("pods");
+  const int pods = pods_index_;
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) continue;

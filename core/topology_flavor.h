@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "core/topology.h"
 #include "core/types.h"
@@ -159,9 +160,11 @@ class TopologyFlavor {
   struct ShapeKey;
   struct CountCache;
   // A per-pod request resolved against the resource index (-1: no node has the resource).
+  // Inline: a pod asks for a handful of resources, and one is resolved per placement and per
+  // Fits. The names view the request's resource names (or a literal `pods`).
   struct ResolvedRequest {
-    std::vector<std::pair<int, int64_t>> amounts;
-    std::vector<std::string> names;
+    absl::InlinedVector<std::pair<int, int64_t>, 4> amounts;
+    absl::InlinedVector<absl::string_view, 4> names;
   };
   struct Params {
     int32_t count = 0;
@@ -260,6 +263,8 @@ class TopologyFlavor {
   bool lowest_is_hostname_ = false;
   std::vector<Toleration> flavor_tolerations_;
   std::vector<std::string> resource_names_;  // sorted; index = resource index
+  // The index of `pods` (always among the resources).
+  int pods_index_ = 0;
   std::vector<Domain> domains_;
   std::vector<Leaf> leaves_;
   // Per level, the domains sorted by their values.

@@ -208,18 +208,24 @@ void TopologyInventory::Build(FlavorEntry& entry) {
     entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
   }
   const bool hostname = entry.built->lowest_is_hostname();
-  for (const auto& [key, count] : usage_) {
-    const auto& [flavor, values, per_pod] = key;
-    if (count == 0) continue;
-    if (flavor != entry.spec.name) {
-      if (!hostname) continue;
-      auto other = flavors_.find(flavor);
-      if (other == flavors_.end()) continue;
-      const TopologySpec* t = FindTopology(other->second.spec.topology_name);
-      if (t == nullptr || t->levels.empty() || t->levels.back() != kHostnameLabel) continue;
-    }
-    entry.built->AddUsage(values, per_pod, static_cast<int32_t>(count), +1);
+  auto replay = [&](const TopologyUsage& u, int sign) {
+    if (u.count == 0 || !Counts(entry, u.flavor, hostname)) return;
+    entry.built->AddUsage(u.values, u.per_pod, u.count, sign);
+  };
+  for (const auto& [workload, usage] : by_workload_) {
+    for (const TopologyUsage& u : usage) replay(u, +1);
   }
+  for (const auto& [u, sign] : temporary_) replay(u, sign);
+}
+
+bool TopologyInventory::Counts(const FlavorEntry& entry, absl::string_view flavor,
+                               bool hostname) const {
+  if (flavor == entry.spec.name) return true;
+  if (!hostname) return false;
+  auto other = flavors_.find(flavor);
+  if (other == flavors_.end()) return false;
+  const TopologySpec* t = FindTopology(other->second.spec.topology_name);
+  return t != nullptr && !t->levels.empty() && t->levels.back() == kHostnameLabel;
 }
 
 template <typename Fn>
@@ -244,29 +250,39 @@ void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
 void TopologyInventory::SetWorkloadUsage(int64_t workload, std::vector<TopologyUsage> usage) {
   ClearWorkloadUsage(workload);
   if (usage.empty()) return;
-  ApplyUsage(usage, +1);
+  for (const TopologyUsage& u : usage) ApplyToBuilt(u, +1);
   by_workload_[workload] = std::move(usage);
 }
 
 void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
   auto it = by_workload_.find(workload);
   if (it == by_workload_.end()) return;
-  ApplyUsage(it->second, -1);
+  for (const TopologyUsage& u : it->second) ApplyToBuilt(u, -1);
   by_workload_.erase(it);
 }
 
 void TopologyInventory::ApplyUsage(const std::vector<TopologyUsage>& usage, int sign) {
   for (const TopologyUsage& u : usage) {
-    // One search per change (the erase reuses it).
-    auto key = std::make_tuple(u.flavor, u.values, u.per_pod);
-    auto it = usage_.lower_bound(key);
-    if (it == usage_.end() || it->first != key) it = usage_.emplace_hint(it, std::move(key), 0);
-    it->second += int64_t{sign} * u.count;
-    if (it->second == 0) usage_.erase(it);
-    ForEachSharing(u.flavor, [&u, sign](TopologyFlavor& f) {
-      f.AddUsage(u.values, u.per_pod, u.count, sign);
-    });
+    RecordTemporary(u, sign);
+    ApplyToBuilt(u, sign);
   }
+}
+
+void TopologyInventory::ApplyToBuilt(const TopologyUsage& u, int sign) {
+  ForEachSharing(u.flavor,
+                 [&u, sign](TopologyFlavor& f) { f.AddUsage(u.values, u.per_pod, u.count, sign); });
+}
+
+void TopologyInventory::RecordTemporary(const TopologyUsage& u, int sign) {
+  for (auto it = temporary_.rbegin(); it != temporary_.rend(); ++it) {
+    const TopologyUsage& t = it->first;
+    if (it->second == -sign && t.count == u.count && t.flavor == u.flavor && t.values == u.values &&
+        t.per_pod == u.per_pod) {
+      temporary_.erase(std::next(it).base());
+      return;
+    }
+  }
+  temporary_.emplace_back(u, sign);
 }
 
 }  // namespace tollgate::core

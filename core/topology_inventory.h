@@ -72,7 +72,8 @@ class TopologyInventory {
   // had (so re-adding after a quota-tree rebuild counts nothing twice), Clear drops it.
   void SetWorkloadUsage(int64_t workload, std::vector<TopologyUsage> usage);
   void ClearWorkloadUsage(int64_t workload);
-  // A temporary change by the planners (sign +1 adds, -1 removes); they undo it themselves.
+  // A temporary change by the planners (sign +1 adds, -1 removes); they undo it themselves, in
+  // reverse order.
   void ApplyUsage(const std::vector<TopologyUsage>& usage, int sign);
 
   // Bumped on every change that rebuilds the flavors (nodes, topologies, flavors; not pods).
@@ -90,14 +91,24 @@ class TopologyInventory {
   // The flavors a placement in `flavor` counts on.
   template <typename Fn>
   void ForEachSharing(absl::string_view flavor, Fn fn);
+  // Adds (+1) or removes (-1) a placement's usage on the flavors built now.
+  void ApplyToBuilt(const TopologyUsage& usage, int sign);
+  // Records a planner's temporary change for a rebuild: the opposite change still recorded
+  // (the undo) cancels it, else it is kept.
+  void RecordTemporary(const TopologyUsage& usage, int sign);
+  // Whether a flavor built for `entry` counts a placement in `flavor`.
+  bool Counts(const FlavorEntry& entry, absl::string_view flavor, bool hostname) const;
 
   std::map<std::string, TopologySpec> topologies_;
   std::map<std::string, NodeSpec> nodes_;
   std::map<std::string, PodUsage> pods_;
   std::map<std::string, FlavorEntry, std::less<>> flavors_;
+  // Admitted placements, replayed on a rebuild.
   std::map<int64_t, std::vector<TopologyUsage>> by_workload_;
-  // Every placement applied, to replay on a rebuild: (flavor, values, per_pod) -> count.
-  std::map<std::tuple<std::string, std::vector<std::string>, ResourceAmounts>, int64_t> usage_;
+  // The planners' temporary changes not yet undone, with their sign, replayed on a rebuild
+  // after the admitted ones. Undone in reverse order, so an undo matches at the back: no keyed
+  // lookup per change (this used to be a map keyed by the placement's strings).
+  std::vector<std::pair<TopologyUsage, int>> temporary_;
   int64_t generation_ = 0;
 };
 

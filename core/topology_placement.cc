@@ -661,8 +661,12 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
         order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
       }
       auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
-      if (it != order->end()) best = std::get<3>(*it);
-      largest = std::get<3>(*order->rbegin());
+      if (it != order->end()) {
+        best = std::get<3>(*it);
+      } else {
+        // Read for the failure text only: reaching the end of a B-tree is not free.
+        largest = std::get<3>(*order->rbegin());
+      }
     } else {
       for (int d : level_domains) {
         if (state_[d].slice_count >= slice_count && (best < 0 || ascending(d, best))) best = d;
@@ -765,7 +769,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (!key.has_value()) return "topology level not specified";
   p.requested_level = LevelIndex(*key);
   if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
-  const std::string slice_key =
+  const absl::string_view slice_key =
       t != nullptr && !t->slices.empty() ? t->slices[0].level : levels_.back();
   p.slice_level = LevelIndex(slice_key);
   if (p.slice_level < 0) return absl::StrCat("no requested topology level for slices: ", slice_key);
@@ -798,8 +802,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   // A replacement's required domain is a one-off: it is counted from scratch.
   if (incremental_ && required_domain.empty()) {
     ShapeKey key;
-    key.amounts = req.amounts;
-    if (leader_req.has_value()) key.leader = leader_req->amounts;
+    key.amounts.assign(req.amounts.begin(), req.amounts.end());
+    if (leader_req.has_value()) {
+      key.leader.emplace(leader_req->amounts.begin(), leader_req->amounts.end());
+    }
     key.simulate_empty = simulate_empty;
     key.slice_level = p.slice_level;
     key.slice_size = p.slice_size;
@@ -931,12 +937,16 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
 
 TopologyAssignment TopologyFlavor::BuildAssignment(
     std::vector<std::pair<int, int32_t>> domains) const {
-  std::stable_sort(domains.begin(), domains.end(),
-                   [this](const auto& a, const auto& b) { return ValuesLess(a.first, b.first); });
+  auto by_values = [this](const auto& a, const auto& b) { return ValuesLess(a.first, b.first); };
+  // Usually one domain, or already in order: the sort (and its buffer) only when needed.
+  if (!std::is_sorted(domains.begin(), domains.end(), by_values)) {
+    std::stable_sort(domains.begin(), domains.end(), by_values);
+  }
   // With the hostname lowest, the hostname alone names a node.
   const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
   TopologyAssignment out;
   out.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+  out.domains.reserve(domains.size());
   for (const auto& [d, count] : domains) {
     if (count == 0) continue;
     const std::vector<std::string>& values = domains_[d].values;

@@ -49,13 +49,14 @@ std::string OnlyTopologyFlavor(const FlavorNames& flavors, const TopologyInvento
   return std::string(only);
 }
 
-std::vector<TopologyUsage> UsageOfAssignment(const PodSetSpec& pod_set, const std::string& flavor,
-                                             const TopologyAssignment& assignment) {
-  std::vector<TopologyUsage> out;
+// Appends the usage of one pod set's assignment to `out`.
+void AppendUsageOfAssignment(const PodSetSpec& pod_set, const std::string& flavor,
+                             const TopologyAssignment& assignment,
+                             std::vector<TopologyUsage>& out) {
+  out.reserve(out.size() + assignment.domains.size());
   for (const TopologyDomainAssignment& d : assignment.domains) {
     out.push_back(TopologyUsage{flavor, pod_set.name, d.values, pod_set.requests, d.count});
   }
-  return out;
 }
 
 }  // namespace
@@ -261,8 +262,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (!error.empty()) continue;
-    std::vector<TopologyUsage> u = UsageOfAssignment(*pod_set, flavor, *psa.topology_assignment);
-    out.insert(out.end(), std::make_move_iterator(u.begin()), std::make_move_iterator(u.end()));
+    AppendUsageOfAssignment(*pod_set, flavor, *psa.topology_assignment, out);
   }
   return out;
 }
@@ -280,8 +280,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (!error.empty()) continue;
-    std::vector<TopologyUsage> u = UsageOfAssignment(*pod_set, flavor, *psa.topology);
-    out.insert(out.end(), std::make_move_iterator(u.begin()), std::make_move_iterator(u.end()));
+    AppendUsageOfAssignment(*pod_set, flavor, *psa.topology, out);
   }
   return out;
 }
