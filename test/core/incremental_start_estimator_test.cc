@@ -287,5 +287,25 @@ TEST_F(IncrementalStartEstimatorTest, IndependentTreesStartAsInOneRunOfTheWholeS
   EXPECT_GT(estimated, 20);
 }
 
+TEST_F(IncrementalStartEstimatorTest, TopologyAwareSchedulingLinksEveryTreeAndIsNeverReused) {
+  Submit(GpuJob("a-run", "cq-a", 8, 0, 3600));
+  Submit(GpuJob("a-wait", "cq-a", 5, 0, 600));
+  Submit(GpuJob("e-run", "cq-e", 6, 0, 3600));
+  Submit(GpuJob("e-wait", "cq-e", 6, 0, 600));
+  // Pods of every tree may share the nodes of a Topology: one copy of the whole state.
+  ASSERT_TRUE(state_.ApplyTopology({"default", {"kubernetes.io/hostname"}}, now_).ok());
+  std::vector<EstimateTree> trees = SplitIntoTrees(*Snapshot(), {});
+  ASSERT_EQ(trees.size(), 1u);
+  EXPECT_TRUE(trees[0].whole);
+  EXPECT_EQ(trees[0].pending, 2);
+  IncrementalStartEstimator estimator({}, absl::Minutes(1));
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<StartEstimates> estimates = estimator.Estimate(*Snapshot());
+    ASSERT_TRUE(estimates.ok()) << estimates.status();
+    EXPECT_EQ(estimates->by_id.size(), 2u);
+    EXPECT_THAT(estimator.last_simulated(), ElementsAre("")) << "simulated at every revision";
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::core
