@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <queue>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -46,11 +48,13 @@ std::shared_ptr<const Workload> CopyWithoutEvents(const Workload& wl) {
   return copy;
 }
 
-// A ClusterState to run forward, built from a snapshot: the same configuration objects and
-// workloads, with their status. Two settings change, because the copy has no adapter to answer
-// it: evictions release quota at once, and admitted workloads need no pods-ready report. It has
-// no check controllers either: ForwardRun passes a reservation's admission checks at once.
-absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnapshot& snap) {
+// A ClusterState to run forward, built from one tree of a snapshot: the global configuration
+// objects, the tree's cohorts, ClusterQueues, LocalQueues and workloads, with their status. Two
+// settings change, because the copy has no adapter to answer it: evictions release quota at once,
+// and admitted workloads need no pods-ready report. It has no check controllers either: ForwardRun
+// passes a reservation's admission checks at once.
+absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnapshot& snap,
+                                                              const EstimateTree& tree) {
   const absl::Time now = snap.now;
   SchedulerConfig config = snap.config;
   config.evictions_need_ack = false;
@@ -67,12 +71,25 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
     add(ObjectKind::kNamespace, [&s, &spec, now] { return s.ApplyNamespace(spec, now); });
   for (const auto& [name, spec] : snap.flavors)
     add(ObjectKind::kResourceFlavor, [&s, &spec, now] { return s.ApplyResourceFlavor(spec, now); });
-  for (const auto& [name, spec] : snap.cohorts)
+  auto in_tree = [&tree](const std::vector<std::string>& names, const std::string& name) {
+    return tree.whole || std::binary_search(names.begin(), names.end(), name);
+  };
+  for (const auto& [name, spec] : snap.cohorts) {
+    if (!in_tree(tree.cohorts, name)) continue;
     add(ObjectKind::kCohort, [&s, &spec, now] { return s.ApplyCohort(spec, now); });
-  for (const auto& [name, spec] : snap.cluster_queues)
+  }
+  for (const auto& [name, spec] : snap.cluster_queues) {
+    if (!in_tree(tree.cluster_queues, name)) continue;
     add(ObjectKind::kClusterQueue, [&s, &spec, now] { return s.ApplyClusterQueue(spec, now); });
-  for (const LocalQueueSpec& spec : snap.local_queues)
+  }
+  auto add_local_queue = [&](const LocalQueueSpec& spec) {
     add(ObjectKind::kLocalQueue, [&s, &spec, now] { return s.ApplyLocalQueue(spec, now); });
+  };
+  if (tree.whole) {
+    for (const LocalQueueSpec& spec : snap.local_queues) add_local_queue(spec);
+  } else {
+    for (size_t i : tree.local_queues) add_local_queue(snap.local_queues[i]);
+  }
   for (const auto& [name, spec] : snap.workload_priority_classes)
     add(ObjectKind::kWorkloadPriorityClass,
         [&s, &spec, now] { return s.ApplyPriorityClass(spec, now); });
@@ -102,13 +119,20 @@ absl::StatusOr<std::unique_ptr<ClusterState>> CopyForEstimate(const EstimateSnap
     // Only cluster-scoped kinds terminate (ClusterQueue, Namespace, AdmissionCheck): the key is
     // the name.
     if (!CanTerminate(kind)) continue;
+    if (kind == ObjectKind::kClusterQueue && !in_tree(tree.cluster_queues, key)) continue;
     TOLLGATE_RETURN_IF_ERROR(sim->RestoreTerminating(kind, "", key, since, now));
   }
 
   std::vector<std::unique_ptr<Workload>> workloads;
-  workloads.reserve(snap.workloads.size());
-  for (const std::shared_ptr<const Workload>& wl : snap.workloads) {
-    workloads.push_back(std::make_unique<Workload>(*wl));
+  auto add_workload = [&workloads](const Workload& wl) {
+    workloads.push_back(std::make_unique<Workload>(wl));
+  };
+  if (tree.whole) {
+    workloads.reserve(snap.workloads.size());
+    for (const std::shared_ptr<const Workload>& wl : snap.workloads) add_workload(*wl);
+  } else {
+    workloads.reserve(tree.workloads.size());
+    for (size_t i : tree.workloads) add_workload(*snap.workloads[i]);
   }
   TOLLGATE_RETURN_IF_ERROR(sim->RestoreAll(std::move(workloads)));
   // Evictions that were waiting for an adapter's report end now.
@@ -453,17 +477,157 @@ std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(const ClusterState&
   return snap;
 }
 
-absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& snapshot,
-                                                     const StartEstimateOptions& options) {
+namespace {
+
+// Union-find over the names a tree links: cohorts, ClusterQueues and LocalQueues.
+class TreeLinks {
+ public:
+  int Node(std::string name) {
+    auto [it, inserted] = ids_.try_emplace(std::move(name), static_cast<int>(parent_.size()));
+    if (inserted) parent_.push_back(it->second);
+    return it->second;
+  }
+  int Root(int n) {
+    while (parent_[n] != n) n = parent_[n] = parent_[parent_[n]];
+    return n;
+  }
+  void Link(int a, int b) {
+    a = Root(a);
+    b = Root(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  absl::flat_hash_map<std::string, int> ids_;
+  std::vector<int> parent_;
+};
+
+std::string CohortNode(const std::string& name) { return absl::StrCat("C", name); }
+std::string ClusterQueueNode(const std::string& name) { return absl::StrCat("Q", name); }
+std::string LocalQueueNode(const std::string& key) { return absl::StrCat("L", key); }
+
+// Whether some input links every tree: Topology Aware Scheduling (every tree's pods on the
+// same nodes), or a terminating Namespace or AdmissionCheck (it goes when the last workload of
+// any tree using it ends, which changes the trees that use it).
+bool TreesAreLinked(const EstimateSnapshot& snapshot) {
+  if (!snapshot.topologies.empty() || !snapshot.reported_pods.empty()) return true;
+  if (snapshot.nodes != nullptr && !snapshot.nodes->empty()) return true;
+  for (const auto& [kind_key, since] : snapshot.terminating) {
+    if (kind_key.first != ObjectKind::kClusterQueue) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<EstimateTree> SplitIntoTrees(const EstimateSnapshot& snapshot,
+                                         const StartEstimateOptions& options) {
+  if (!options.independent_trees || TreesAreLinked(snapshot)) {
+    EstimateTree whole;
+    whole.whole = true;
+    for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
+      whole.workloads.push_back(i);
+      whole.pending += snapshot.workloads[i]->status.state == WorkloadState::kPending;
+    }
+    for (const LocalQueueSpec& lq : snapshot.local_queues) {
+      whole.history_keys.push_back(LocalQueueKey(lq.namespace_name, lq.name));
+    }
+    for (const auto& wl : snapshot.workloads) {
+      whole.history_keys.push_back(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name));
+    }
+    std::sort(whole.history_keys.begin(), whole.history_keys.end());
+    whole.history_keys.erase(std::unique(whole.history_keys.begin(), whole.history_keys.end()),
+                             whole.history_keys.end());
+    return {std::move(whole)};
+  }
+  TreeLinks links;
+  for (const auto& [name, spec] : snapshot.cohorts) {
+    const int node = links.Node(CohortNode(name));
+    if (!spec.parent.empty()) links.Link(node, links.Node(CohortNode(spec.parent)));
+  }
+  for (const auto& [name, spec] : snapshot.cluster_queues) {
+    const int node = links.Node(ClusterQueueNode(name));
+    if (!spec.cohort.empty()) links.Link(node, links.Node(CohortNode(spec.cohort)));
+  }
+  std::vector<int> local_queue_nodes;
+  for (const LocalQueueSpec& lq : snapshot.local_queues) {
+    const int node = links.Node(LocalQueueNode(LocalQueueKey(lq.namespace_name, lq.name)));
+    links.Link(node, links.Node(ClusterQueueNode(lq.cluster_queue)));
+    local_queue_nodes.push_back(node);
+  }
+  // A workload belongs to its LocalQueue's tree; one holding quota also to the tree of the
+  // ClusterQueue it holds it in (they differ only when its LocalQueue was pointed elsewhere since:
+  // preempted in the copy, it would queue in the other tree, so both are one).
+  std::vector<int> workload_nodes;
+  for (const auto& wl : snapshot.workloads) {
+    const int node =
+        links.Node(LocalQueueNode(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name)));
+    if (wl->HoldsQuota() && wl->status.admission.has_value()) {
+      links.Link(node, links.Node(ClusterQueueNode(wl->status.admission->cluster_queue)));
+    }
+    workload_nodes.push_back(node);
+  }
+
+  // Trees in order of their root node; names are settled at the end.
+  std::map<int, EstimateTree> by_root;
+  for (const auto& [name, spec] : snapshot.cohorts) {
+    by_root[links.Root(links.Node(CohortNode(name)))].cohorts.push_back(name);
+  }
+  for (const auto& [name, spec] : snapshot.cluster_queues) {
+    by_root[links.Root(links.Node(ClusterQueueNode(name)))].cluster_queues.push_back(name);
+  }
+  for (size_t i = 0; i < snapshot.local_queues.size(); ++i) {
+    EstimateTree& tree = by_root[links.Root(local_queue_nodes[i])];
+    tree.local_queues.push_back(i);
+    const LocalQueueSpec& lq = snapshot.local_queues[i];
+    tree.history_keys.push_back(LocalQueueKey(lq.namespace_name, lq.name));
+  }
+  for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
+    EstimateTree& tree = by_root[links.Root(workload_nodes[i])];
+    const Workload& wl = *snapshot.workloads[i];
+    tree.workloads.push_back(i);
+    tree.pending += wl.status.state == WorkloadState::kPending;
+    tree.history_keys.push_back(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name));
+  }
+  std::vector<EstimateTree> trees;
+  trees.reserve(by_root.size());
+  for (auto& [root, tree] : by_root) {
+    // Cohorts named by ClusterQueues or parents but with no object are links, not members.
+    std::sort(tree.cohorts.begin(), tree.cohorts.end());
+    std::sort(tree.cluster_queues.begin(), tree.cluster_queues.end());
+    std::sort(tree.history_keys.begin(), tree.history_keys.end());
+    tree.history_keys.erase(std::unique(tree.history_keys.begin(), tree.history_keys.end()),
+                            tree.history_keys.end());
+    if (!tree.cluster_queues.empty()) {
+      tree.name = tree.cluster_queues.front();
+    } else if (!tree.history_keys.empty()) {
+      tree.name = absl::StrCat("LocalQueue ", tree.history_keys.front());
+    } else if (!tree.cohorts.empty()) {
+      tree.name = absl::StrCat("Cohort ", tree.cohorts.front());
+    }
+    trees.push_back(std::move(tree));
+  }
+  std::sort(trees.begin(), trees.end(),
+            [](const EstimateTree& a, const EstimateTree& b) { return a.name < b.name; });
+  return trees;
+}
+
+absl::StatusOr<StartEstimates> EstimateTreeStarts(const EstimateSnapshot& snapshot,
+                                                  const EstimateTree& tree,
+                                                  const StartEstimateOptions& options) {
   StartEstimates result;
   result.now = snapshot.now;
-  // Pending workloads of the snapshot, in id order: the copy keeps that order, so the i-th
-  // pending workload of the copy is the i-th here.
+  // Pending workloads of the tree, in id order: the copy keeps that order, so the i-th pending
+  // workload of the copy is the i-th here.
   std::vector<WorkloadId> live_pending;
-  for (const std::shared_ptr<const Workload>& wl : snapshot.workloads) {
-    if (wl->status.state == WorkloadState::kPending) live_pending.push_back(wl->id);
+  for (size_t i : tree.workloads) {
+    const Workload& wl = *snapshot.workloads[i];
+    if (wl.status.state == WorkloadState::kPending) live_pending.push_back(wl.id);
   }
-  auto make_copy = [&snapshot] { return CopyForEstimate(snapshot); };
+  if (live_pending.empty()) return result;
+  result.trees = 1;
+  result.trees_simulated = 1;
+  auto make_copy = [&snapshot, &tree] { return CopyForEstimate(snapshot, tree); };
   std::vector<WorkloadId> sim_pending;
   auto pick = [&sim_pending](const ClusterState& sim) {
     sim_pending.clear();
@@ -487,6 +651,22 @@ absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& sna
   return result;
 }
 
+absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& snapshot,
+                                                     const StartEstimateOptions& options) {
+  StartEstimates result;
+  result.now = snapshot.now;
+  for (const EstimateTree& tree : SplitIntoTrees(snapshot, options)) {
+    if (tree.pending == 0) continue;
+    TOLLGATE_ASSIGN_OR_RETURN(StartEstimates part, EstimateTreeStarts(snapshot, tree, options));
+    result.by_id.merge(part.by_id);
+    result.steps += part.steps;
+    result.cycles += part.cycles;
+    result.trees += part.trees;
+    result.trees_simulated += part.trees_simulated;
+  }
+  return result;
+}
+
 absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, absl::Time now,
                                                      const StartEstimateOptions& options) {
   return EstimatePendingStarts(*TakeEstimateSnapshot(state, now), options);
@@ -501,8 +681,18 @@ absl::StatusOr<StartEstimate> EstimateSubmission(const EstimateSnapshot& snapsho
       return absl::AlreadyExistsError(absl::StrCat("workload ", key, " already exists"));
     }
   }
+  // Only the tree of the workload's LocalQueue bears on its start (an empty tree when that
+  // LocalQueue does not exist: Submit answers why).
+  const std::string local_queue = LocalQueueKey(spec.namespace_name, spec.queue_name);
+  EstimateTree tree;
+  for (EstimateTree& t : SplitIntoTrees(snapshot, options)) {
+    if (t.whole || std::binary_search(t.history_keys.begin(), t.history_keys.end(), local_queue)) {
+      tree = std::move(t);
+      break;
+    }
+  }
   auto make_copy = [&]() -> absl::StatusOr<std::unique_ptr<ClusterState>> {
-    TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, CopyForEstimate(snapshot));
+    TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<ClusterState> sim, CopyForEstimate(snapshot, tree));
     TOLLGATE_RETURN_IF_ERROR(sim->Submit(spec, "estimate", snapshot.now).status());
     return sim;
   };

@@ -54,9 +54,13 @@ struct StartEstimateOptions {
   // Bounds on the work per estimate: at most max_steps instants at which workloads end, at
   // most max_cycles scheduling cycles in all, and nothing beyond now + horizon. A workload
   // not started within them is answered "not before" the last instant simulated.
+  // The bounds hold per independent tree (see EstimateTree): each tree's runs have their own.
   int max_steps = 256;
   int64_t max_cycles = 5000;
   absl::Duration horizon = absl::Hours(24 * 14);
+  // Run each independent tree on its own copy (the default), or the whole state as one: the
+  // estimate before trees were split, kept for tests that compare the two.
+  bool independent_trees = true;
 };
 
 struct StartEstimate {
@@ -84,9 +88,14 @@ struct StartEstimates {
   absl::Time now;
   // By the live state's workload id; every pending, active workload has an entry.
   std::map<WorkloadId, StartEstimate> by_id;
-  // Cost: simulated instants and scheduling cycles over every run.
+  // Cost: simulated instants and scheduling cycles over every run made for this answer (an
+  // IncrementalStartEstimator counts only the trees it recomputed).
   int64_t steps = 0;
   int64_t cycles = 0;
+  // Independent trees with pending workloads, and how many of them were simulated for this answer
+  // (the rest were reused).
+  int64_t trees = 0;
+  int64_t trees_simulated = 0;
 };
 
 // What an estimate reads, copied out of the live state by the thread that owns it: the
@@ -123,6 +132,40 @@ struct EstimateSnapshot {
   int64_t reused = 0;
 };
 
+// One independent part of a snapshot: a cohort tree (every Cohort and ClusterQueue linked by
+// cohort and parent names), or a ClusterQueue without a cohort, with the LocalQueues that point
+// at its ClusterQueues and the workloads of those LocalQueues or holding quota in those
+// ClusterQueues. Quota, borrowing, preemption and fair sharing never cross trees, and every
+// time-based rule of the scheduler is a timer of one workload or one LocalQueue, so one tree's
+// forward run is the same whether other trees run beside it or not; what the runs share (the
+// configuration, namespaces, flavors, priority classes, admission checks) is global and read by
+// every tree. Topology Aware Scheduling places pods of every tree on the same nodes, so a
+// snapshot with Topologies, nodes or reported pods is one tree (`whole` is set).
+struct EstimateTree {
+  // The smallest ClusterQueue name of the tree; without one, the smallest LocalQueue key or
+  // cohort name (as "LocalQueue ns/name", "Cohort name"). "" for a whole snapshot.
+  std::string name;
+  bool whole = false;
+  std::vector<std::string> cohorts;         // names, sorted
+  std::vector<std::string> cluster_queues;  // names, sorted
+  std::vector<size_t> local_queues;         // indices into EstimateSnapshot::local_queues
+  // Keys (LocalQueueKey) of the LocalQueues the tree's workloads name, for their runtime history.
+  std::vector<std::string> history_keys;
+  std::vector<size_t> workloads;  // indices into EstimateSnapshot::workloads, in id order
+  int64_t pending = 0;
+};
+
+// The snapshot's independent trees, by name. With `options.independent_trees` false, or when
+// Topology Aware Scheduling links every tree, one tree that is the whole snapshot.
+std::vector<EstimateTree> SplitIntoTrees(const EstimateSnapshot& snapshot,
+                                         const StartEstimateOptions& options);
+
+// Estimates for the pending workloads of one tree of the snapshot (every pending workload of
+// the snapshot is in exactly one tree; EstimatePendingStarts is the union over the trees).
+absl::StatusOr<StartEstimates> EstimateTreeStarts(const EstimateSnapshot& snapshot,
+                                                  const EstimateTree& tree,
+                                                  const StartEstimateOptions& options);
+
 // Copies what an estimate of `state` at `now` reads. With `previous` (an earlier snapshot of
 // the same state), a workload whose store revision (resource_version, set by the executor when
 // it persists a change) is the same as in `previous` and that has no change pending since is
@@ -131,7 +174,8 @@ struct EstimateSnapshot {
 std::shared_ptr<const EstimateSnapshot> TakeEstimateSnapshot(
     const ClusterState& state, absl::Time now, const EstimateSnapshot* previous = nullptr);
 
-// Estimates for every pending workload of the snapshot, at its `now`.
+// Estimates for every pending workload of the snapshot, at its `now`: one forward simulation per
+// independent tree that has pending workloads.
 absl::StatusOr<StartEstimates> EstimatePendingStarts(const EstimateSnapshot& snapshot,
                                                      const StartEstimateOptions& options);
 // The same, from the live state (a snapshot taken and estimated at once). `state` is not
@@ -140,8 +184,8 @@ absl::StatusOr<StartEstimates> EstimatePendingStarts(const ClusterState& state, 
                                                      const StartEstimateOptions& options);
 
 // The estimate for `spec` if it were submitted at the snapshot's `now` (an Admit/Submit dry
-// run). Errors are Submit's (e.g. a LocalQueue that does not exist); ALREADY_EXISTS when a
-// workload of the snapshot has its key.
+// run), from a forward simulation of the tree its LocalQueue belongs to. Errors are Submit's (e.g.
+// a LocalQueue that does not exist); ALREADY_EXISTS when a workload of the snapshot has its key.
 absl::StatusOr<StartEstimate> EstimateSubmission(const EstimateSnapshot& snapshot,
                                                  WorkloadSpec spec,
                                                  const StartEstimateOptions& options);

@@ -54,10 +54,13 @@ absl::StatusOr<std::shared_ptr<const core::StartEstimates>> StartEstimateCache::
     }
     ++computations_;
   }
-  absl::StatusOr<core::StartEstimates> estimates =
-      core::EstimatePendingStarts(*ticket.snapshot, options_);
+  absl::StatusOr<core::StartEstimates> estimates = estimator_.Estimate(*ticket.snapshot);
   if (!estimates.ok()) return estimates.status();
   auto shared = std::make_shared<const core::StartEstimates>(*std::move(estimates));
+  {
+    absl::MutexLock lock(&mu_);
+    trees_simulated_ += shared->trees_simulated;
+  }
   if (ticket.cacheable) {
     absl::MutexLock lock(&mu_);
     if (ticket.revision >= cached_revision_) {

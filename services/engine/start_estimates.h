@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/cluster_state.h"
+#include "core/incremental_start_estimator.h"
 #include "core/start_estimator.h"
 #include "tollgate/v1/service.pb.h"
 
@@ -25,7 +26,7 @@ namespace tollgate::engine {
 class StartEstimateCache {
  public:
   explicit StartEstimateCache(core::StartEstimateOptions options = {})
-      : options_(std::move(options)) {}
+      : options_(options), estimator_(std::move(options), kMaxAge) {}
 
   // What a read at `revision` needs to answer with estimates: the cached estimates when they
   // are current, else a snapshot to compute them from.
@@ -49,7 +50,8 @@ class StartEstimateCache {
 
   // Any thread but the executor's: the ticket's estimates, computed from its snapshot unless
   // ready or cached meanwhile. One computation runs at a time (each is CPU-heavy); a reader of
-  // a revision being computed waits for it and shares its result.
+  // a revision being computed waits for it and shares its result. A computation simulates only
+  // the independent trees whose inputs changed since the previous one (or aged past kMaxAge).
   absl::StatusOr<std::shared_ptr<const core::StartEstimates>> Resolve(const Ticket& ticket);
 
   const core::StartEstimateOptions& options() const { return options_; }
@@ -57,6 +59,11 @@ class StartEstimateCache {
   int64_t computations() const {
     absl::MutexLock lock(&mu_);
     return computations_;
+  }
+  // How many independent trees those computations simulated (the others were reused).
+  int64_t trees_simulated() const {
+    absl::MutexLock lock(&mu_);
+    return trees_simulated_;
   }
 
  private:
@@ -77,12 +84,16 @@ class StartEstimateCache {
 
   // Held for a whole computation, so one runs at a time.
   absl::Mutex compute_mu_;
+  // Each tree's latest estimates with what they read, so a new revision re-simulates only the
+  // trees it changed.
+  core::IncrementalStartEstimator estimator_ ABSL_GUARDED_BY(compute_mu_);
   mutable absl::Mutex mu_;
   int64_t cached_revision_ ABSL_GUARDED_BY(mu_) = -1;
   // shared_ptr: a response being built keeps the estimates it reads while a newer revision
   // replaces the cache entry.
   std::shared_ptr<const core::StartEstimates> cached_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t trees_simulated_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 void StartEstimateToProto(const core::StartEstimate& estimate, int64_t revision,

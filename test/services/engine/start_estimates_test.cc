@@ -256,5 +256,55 @@ TEST(StartEstimateCacheTest, ReadersOfOneRevisionOnOtherThreadsShareOneComputati
   EXPECT_EQ(cache.computations(), 1);
 }
 
+// Two ClusterQueues without a cohort, each full with one workload waiting: two independent trees.
+TEST(StartEstimateCacheTest, ANewRevisionSimulatesOnlyTheTreesItChanged) {
+  core::ClusterState state{core::SchedulerConfig{}};
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, kStart).ok());
+  for (const std::string name : {"a", "b"}) {
+    core::ClusterQueueSpec cq;
+    cq.name = name;
+    cq.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+    ASSERT_TRUE(state.ApplyClusterQueue(cq, kStart).ok());
+    ASSERT_TRUE(
+        state.ApplyLocalQueue({name, "q", name, core::StopPolicy::kNone, 1.0}, kStart).ok());
+  }
+  int64_t revision = 0;
+  auto submit_and_commit = [&](const std::string& ns, const std::string& name) {
+    core::WorkloadSpec spec;
+    spec.namespace_name = ns;
+    spec.name = name;
+    spec.queue_name = std::string(1, 'q');
+    spec.maximum_execution_time_seconds = 600;
+    spec.pod_sets = {core::PodSetSpec{"main", 4, std::nullopt, {{"gpu", 1}}, {}, {}}};
+    ASSERT_TRUE(state.Submit(std::move(spec), "", kStart).ok());
+    while (true) {
+      core::CyclePlan plan = state.PlanCycle(kStart);
+      state.ApplyCycle(plan, kStart);
+      if (!plan.MadeProgress()) break;
+    }
+    ++revision;  // what the executor does when it commits
+    for (core::WorkloadId id : state.TakeDirtyWorkloads()) {
+      state.mutable_workload(id)->resource_version = revision;
+    }
+  };
+  for (const std::string ns : {"a", "b"}) {
+    submit_and_commit(ns, "running");
+    submit_and_commit(ns, "waiting");
+  }
+  StartEstimateCache cache;
+  ASSERT_TRUE(Get(cache, state, revision, true, kStart).ok());
+  EXPECT_EQ(cache.trees_simulated(), 2);
+  submit_and_commit("b", "later");
+  absl::StatusOr<std::shared_ptr<const core::StartEstimates>> estimates =
+      Get(cache, state, revision, true, kStart);
+  ASSERT_TRUE(estimates.ok());
+  EXPECT_EQ(cache.computations(), 2);
+  EXPECT_EQ(cache.trees_simulated(), 3) << "only b's tree again";
+  absl::StatusOr<core::StartEstimates> fresh = core::EstimatePendingStarts(state, kStart, {});
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*estimates)->by_id, fresh->by_id);
+  EXPECT_EQ((*estimates)->by_id.size(), 3u);
+}
+
 }  // namespace
 }  // namespace tollgate::engine
