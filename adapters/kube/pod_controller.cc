@@ -147,10 +147,13 @@ std::vector<ObjectKey> PodController::KeysFor(absl::string_view resource, const 
   if ((resource == "pods" || resource == "statefulsets") &&
       !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
       !manifest::PrebuiltWorkloadName(obj).empty()) {
-    // A worker's object made for a MultiKueue copy: the copy's changes concern it.
+    // A worker's object made for a MultiKueue copy: the copy's changes concern it (a pod
+    // group's pods, their group).
+    const std::string group = resource == "pods" ? PodGroupName(obj) : std::string();
     absl::MutexLock lock(&mu_);
     copy_objects_[Key(ns, manifest::PrebuiltWorkloadName(obj))] =
-        ObjectKey{std::string(resource), ns, Name(obj)};
+        group.empty() ? ObjectKey{std::string(resource), ns, Name(obj)}
+                      : ObjectKey{std::string(kPodGroupsResource), ns, group};
   }
   if (resource != "pods") return {ObjectKey{std::string(resource), ns, Name(obj)}};
   std::vector<ObjectKey> keys;
@@ -697,13 +700,35 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
   if (!wl.ok() && !absl::IsNotFound(wl.status())) return wl.status();
 
+  // A worker's pods made for a MultiKueue copy that is gone (or replaced by another of the same
+  // name) go with it (Kueue's DeleteRemoteObject deletes the group's pods).
+  if (!GetString(first, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    bool gone = false;
+    for (const Json& pod : pods) {
+      if (!absl::IsNotFound(wl.status()) && !manifest::MadeForAnotherCopy(pod, *wl)) continue;
+      TOLLGATE_ASSIGN_OR_RETURN(const bool deleted, DeleteObjectOfGoneCopy(PodResource(), pod));
+      gone = gone || deleted;
+    }
+    if (gone) return absl::OkStatus();
+  }
+
   if (absl::IsNotFound(wl.status())) {
     if (!info->prebuilt_workload.empty()) {
       // Its parent makes the workload (Kueue: ErrPrebuiltWorkloadNotFound, retried).
       return absl::UnavailableError(
           absl::StrCat("pod group ", key.name, ": prebuilt workload ", wl_name, " not found"));
     }
+    TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, QueueUsesMultiKueue(key.ns, queue));
     absl::StatusOr<manifest::NewGroupWorkload> composed = manifest::ComposeGroup(pods, *info);
+    if (multikueue && composed.ok()) {
+      // The group travels to the worker whole, in a payload made once: fast admission waits too.
+      const int32_t active = static_cast<int32_t>(
+          std::count_if(pods.begin(), pods.end(), manifest::IsRunnableOrSucceeded));
+      if (std::optional<std::string> waiting =
+              manifest::GroupIncompleteForMultiKueue(active, info->total_count)) {
+        composed = absl::FailedPreconditionError(*waiting);
+      }
+    }
     if (absl::IsFailedPrecondition(composed.status())) {
       // Waiting for members: their creation triggers the next pass.
       Json desired = first;
@@ -725,6 +750,19 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
         manifest::PodGroupWorkload(key.ns, *info, composed->roles, first, queue);
     if (!built.ok()) {
       return Warn(PodResource(), first, "ErrWorkloadCompose", built.status().message());
+    }
+    if (multikueue) {
+      std::vector<Json> carried;
+      for (const Json& pod : pods) {
+        if (manifest::IsRunnableOrSucceeded(pod) &&
+            absl::c_find(composed->excess_pods, PodName(pod)) == composed->excess_pods.end()) {
+          carried.push_back(pod);
+        }
+      }
+      absl::Status attached = AttachMultiKueueGroupPayload(carried, *built);
+      if (!attached.ok()) {
+        return Warn(PodResource(), first, "InvalidWorkload", attached.message());
+      }
     }
     const v1::Workload& workload = *built;
     v1::SubmitRequest submit;
@@ -787,6 +825,13 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     }
   }
 
+  // MultiKueue: a worker's statuses go to its copy before the group's finish; the manager's
+  // gated pods show the winner's (the patch wakes this group again).
+  TOLLGATE_RETURN_IF_ERROR(ReportCopyGroupStatus(pods, *wl));
+  {
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteGroupStatus(pods, *wl));
+    if (projected) return absl::OkStatus();
+  }
   if (std::optional<manifest::GroupFinish> done = manifest::GroupFinished(pods, *info)) {
     if (wl->status().state() == v1::WORKLOAD_STATE_ADMITTED ||
         wl->status().state() == v1::WORKLOAD_STATE_EVICTING) {

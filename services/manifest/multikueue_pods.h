@@ -9,7 +9,10 @@
 // winning worker creates it, and (for a plain Pod) its status comes back. tollgate-kube does the
 // I/O; these are pure.
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,8 +30,10 @@ inline constexpr absl::string_view kMultiKueueOriginUidAnnotation =
 const ResourceKind& StatefulSetKind();
 
 // Whether a payload of this apiVersion and kind is one of the gated kinds MultiKueue carries: a
-// plain Pod (v1) or a StatefulSet (apps/v1).
+// plain Pod (v1), a pod group (v1 PodList) or a StatefulSet (apps/v1).
 bool IsMultiKueueGatedKind(absl::string_view api_version, absl::string_view kind);
+// Whether it is a pod group's payload: a v1 PodList of the group's pods.
+bool IsMultiKueuePodGroup(absl::string_view api_version, absl::string_view kind);
 
 // The manifest a manager's workload carries for a gated Pod or a StatefulSet, as Kueue's
 // adapters build the remote object: metadata keeps only name, namespace, labels and annotations
@@ -46,6 +51,29 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
                                                   absl::string_view ns, absl::string_view copy_name,
                                                   absl::string_view origin);
 
+// The manifest a pod group's workload carries: a v1 PodList whose items are the group's pods, each
+// as GatedObjectPayload carries a Pod (Kueue's pod adapter syncs every pod of the group to the
+// worker). INVALID_ARGUMENT (naming the pod and the field) for no pods or a pod without a spec.
+absl::StatusOr<v1::WorkloadPayload> PodGroupPayload(const std::vector<Json>& pods);
+
+// Why a pod group may not yet make its workload on a MultiKueue queue, or nullopt when it may:
+// the payload is made once, with the workload, so it waits until all `total_count` pods of the
+// group exist (not failed), fast admission or not (`active` counts the pods that have not
+// failed).
+std::optional<std::string> GroupIncompleteForMultiKueue(int32_t active, int32_t total_count);
+
+// The pods a worker creates for its winning copy from a pod group's payload, each as
+// RemoteGatedObjectFromPayload makes a Pod. INVALID_ARGUMENT (naming the field) for a payload
+// that is not a PodList of pods.
+absl::StatusOr<std::vector<Json>> RemotePodsFromGroupPayload(const v1::WorkloadPayload& payload,
+                                                             absl::string_view ns,
+                                                             absl::string_view copy_name,
+                                                             absl::string_view origin);
+
+// What a worker reports of its pod group: a v1 PodList whose items are each pod's name and
+// status, by name.
+v1::WorkloadPayload PodGroupStatusReport(const std::vector<Json>& pods);
+
 // What a worker reports of its pod (status.job_status): apiVersion v1, kind Pod and the pod's
 // status. (Kueue syncs no StatefulSet status: the manager's StatefulSet controller would
 // overwrite it.)
@@ -55,7 +83,9 @@ v1::WorkloadPayload PodStatusReport(const Json& pod);
 // syncLocalPodWithRemote): the remote pod's status, except that while the local pod is gated and
 // the remote one not yet scheduled (no PodScheduled=True), the local PodScheduled condition
 // (SchedulingGated) is kept, so the manager's autoscaler does not take the pod for an
-// unschedulable one. INVALID_ARGUMENT naming the field for a report that is not a Pod status.
+// unschedulable one. A pod group's report (PodGroupStatusReport) gives each pod the status of the
+// worker's pod of its name; NOT_FOUND when it has none (not created there yet). INVALID_ARGUMENT
+// naming the field for a report that is neither.
 absl::StatusOr<Json> ProjectedPodStatus(const Json& local_pod, const v1::WorkloadPayload& report);
 
 }  // namespace tollgate::manifest

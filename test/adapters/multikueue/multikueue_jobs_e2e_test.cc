@@ -5,7 +5,8 @@
 // (w2; w1 is full): a Job bound to w2's copy appears there and runs; none appears on w1; the
 // manager's cluster never runs it; its status (active, then succeeded with Complete) comes back
 // onto the manager's Job, and the manager's workload finishes; a failing job fails them with
-// reason Failed. Every wait has a deadline.
+// reason Failed. Plain Pods, pod groups and StatefulSets travel the same way (docs/multicluster.md,
+// "The pod-based kinds"). Every wait has a deadline.
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -75,6 +77,15 @@ Json GatedPod(const std::string& name, int seconds, bool fail = false) {
                 {"annotations", annotations}}},
               {"spec", OneCpuPodTemplate()["spec"]}};
   pod["spec"]["schedulingGates"] = Json::array({{{"name", "kueue.x-k8s.io/admission"}}});
+  return pod;
+}
+
+// A member of the pod group "train" of `total` pods (Kueue's pod-group-name label and
+// pod-group-total-count annotation), gated as GatedPod.
+Json GroupPod(const std::string& name, int total, int seconds) {
+  Json pod = GatedPod(name, seconds);
+  pod["metadata"]["labels"][manifest::kPodGroupNameKey] = "train";
+  pod["metadata"]["annotations"][manifest::kPodGroupTotalCountAnnotation] = absl::StrCat(total);
   return pod;
 }
 
@@ -927,6 +938,104 @@ TEST_F(MultiKueueJobsE2eTest, AStatefulSetRunsOnTheWinnerAndGoesWithTheManagersO
   EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
 
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// A pod group (Kueue's pod MultiKueue adapter syncs every pod of the group): its workload is made
+// once both pods exist and carries them; both run on w2, bound to w2's copy, while the manager's
+// stay gated and show the remote statuses, Running then Succeeded; the group's workload finishes
+// Succeeded, and w2's pods go with the copy.
+TEST_F(MultiKueueJobsE2eTest, APodGroupRunsOnTheWinnerAndItsPodsStatusesComeBack) {
+  // With fast admission, too, the workload waits for the whole group: it travels whole.
+  Json first = GroupPod("train", 2, 4);
+  Json second = GroupPod("train-b", 2, 4);
+  for (Json* pod : {&first, &second}) {
+    (*pod)["metadata"]["annotations"][manifest::kPodGroupFastAdmissionAnnotation] = "true";
+  }
+  ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", first).ok());
+  Json waiting;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        waiting = GetPod(Manager(), "train");
+        return absl::StrContains(
+            manifest::GetString(waiting, {"metadata", "annotations", "tollgate.dev/status"}),
+            "MultiKueue carries the whole group");
+      },
+      kWait))
+      << waiting.dump();
+  EXPECT_FALSE(ManagerWorkload().has_value());
+  ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", second).ok());
+
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.metadata().name(), "train");
+  EXPECT_EQ(submitted.spec().payload().kind(), "PodList");
+
+  for (const char* name : {"train", "train-b"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(W2(), name, "Running", remote)) << remote.dump();
+    EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), "train");
+    EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+    EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", manifest::kPodGroupNameKey}),
+              "train");
+    EXPECT_FALSE(manifest::IsGated(remote));
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json local;
+    ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Running", local)) << local.dump();
+    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json local;
+    ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Succeeded", local)) << local.dump();
+    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  }
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Succeeded") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train").status()) &&
+               absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train-b").status());
+      },
+      kWait));
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
+}
+
+// Deleting a running pod group's pods on the manager's cluster removes its workload, w2's copy
+// and w2's pods (Kueue's DeleteRemoteObject for a group).
+TEST_F(MultiKueueJobsE2eTest, DeletingAPodGroupOnTheManagerRemovesItsPodsFromTheWinner) {
+  for (const char* name : {"train", "train-b"}) {
+    ASSERT_TRUE(
+        Manager().kube->Create(manifest::PodResource(), "team", GroupPod(name, 2, 3600)).ok());
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(W2(), name, "Running", remote)) << remote.dump();
+  }
+  for (const char* name : {"train", "train-b"}) {
+    ASSERT_TRUE(Manager().kube->Delete(manifest::PodResource(), "team", name).ok());
+  }
+  EXPECT_TRUE(WaitFor([&] { return !ManagerWorkload().has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train").status()) &&
+               absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train-b").status());
+      },
+      kWait));
+  v1::WorkloadRef copy;
+  copy.set_namespace_("team");
+  copy.set_name("train");
+  EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
 }
 
 }  // namespace
