@@ -85,8 +85,9 @@ class JobController {
     std::string component = "tollgate-kube";
     std::string instance;
     int max_conflict_retries = 5;
-    // The gated kinds (PodController's: "Pod", "StatefulSet") whose MultiKueue copies' objects
-    // this adapter creates on a worker (docs/multicluster.md, "The pod-based kinds").
+    // The gated kinds (PodController's: "Pod", "StatefulSet", "LeaderWorkerSet") whose MultiKueue
+    // copies' objects this adapter creates on a worker (docs/multicluster.md, "The pod-based
+    // kinds").
     std::set<std::string> multikueue_gated_kinds;
   };
 

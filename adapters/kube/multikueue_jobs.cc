@@ -118,8 +118,10 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
                                         " is not a kind this adapter manages")}});
     return absl::OkStatus();
   }
-  const manifest::ResourceKind& resource =
-      kind == "Pod" ? manifest::PodResource() : manifest::StatefulSetKind();
+  const bool lws = kind == manifest::LeaderWorkerSetKind().kind;
+  const manifest::ResourceKind& resource = kind == "Pod" ? manifest::PodResource()
+                                           : lws         ? manifest::LeaderWorkerSetKind()
+                                                         : manifest::StatefulSetKind();
   absl::StatusOr<std::vector<Json>> objects =
       group ? manifest::RemotePodsFromGroupPayload(payload, key.ns, key.name, origin)
             : [&]() -> absl::StatusOr<std::vector<Json>> {
@@ -132,12 +134,50 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
                 {{"workload", what}, {"error", objects.status().ToString()}});
     return absl::OkStatus();
   }
+  if (lws) {
+    // One LeaderWorkerSet for all its groups' copies, made once every one of them is here (they
+    // follow the first to this worker), so it never runs short of a group's copy; the copy of
+    // each group binds that group's pods.
+    for (const std::string& group : manifest::RemoteLeaderWorkerSetCopies(objects->front())) {
+      v1::WorkloadRef ref;
+      ref.set_namespace_(key.ns);
+      ref.set_name(group);
+      absl::Status present = admission_.GetWorkload(ref).status();
+      if (absl::IsNotFound(present)) return absl::OkStatus();
+      TOLLGATE_RETURN_IF_ERROR(present);
+    }
+  }
   // A group's pods one by one: a pass cut short makes the rest on the retry.
   for (Json& obj : *objects) {
+    const std::string name = manifest::GetString(obj, {"metadata", "name"});
+    if (lws) {
+      absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
+      if (existing.ok()) {
+        if (manifest::GetString(
+                *existing, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}) !=
+            manifest::GetString(
+                obj, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation})) {
+          common::Log("warning", "cannot create the object of a MultiKueue copy",
+                      {{"workload", what},
+                       {"error", absl::StrCat("a LeaderWorkerSet ", key.ns, "/", name,
+                                              " not made for this copy exists")}});
+        }
+        continue;
+      }
+      if (!absl::IsNotFound(existing.status())) return existing.status();
+      absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
+      // Another group's copy made it first (Kueue's IgnoreAlreadyExists).
+      if (absl::IsAlreadyExists(created.status())) continue;
+      TOLLGATE_RETURN_IF_ERROR(created.status());
+      common::Log("info", "created the object of a winning MultiKueue copy",
+                  {{"workload", what},
+                   {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
+                   {"origin", std::string(origin)}});
+      continue;
+    }
     if (!copy.metadata().uid().empty()) {
       manifest::SetAnnotation(obj, manifest::kMultiKueueCopyUidAnnotation, copy.metadata().uid());
     }
-    const std::string name = manifest::GetString(obj, {"metadata", "name"});
     absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
     if (existing.ok()) {
       if (manifest::PrebuiltWorkloadName(*existing) == key.name &&

@@ -11,6 +11,7 @@
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
+#include "core/multikueue_components.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
@@ -144,6 +145,14 @@ bool PodController::Handles(absl::string_view resource) const {
 
 std::vector<ObjectKey> PodController::KeysFor(absl::string_view resource, const Json& obj) const {
   const std::string ns = Ns(obj);
+  if (resource == "leaderworkersets" &&
+      !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    // A worker's LeaderWorkerSet runs under one MultiKueue copy per group.
+    absl::MutexLock lock(&mu_);
+    for (const std::string& copy : manifest::RemoteLeaderWorkerSetCopies(obj)) {
+      copy_objects_[Key(ns, copy)] = ObjectKey{std::string(resource), ns, Name(obj)};
+    }
+  }
   if ((resource == "pods" || resource == "statefulsets") &&
       !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
       !manifest::PrebuiltWorkloadName(obj).empty()) {
@@ -1129,12 +1138,33 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   const int32_t size = manifest::LeaderWorkerSetSize(lws);
   const Json* leader = Find(lws, {"spec", "leaderWorkerTemplate", "leaderTemplate"});
   const bool has_leader = leader != nullptr && leader->is_object();
-  auto group_name = [&](int32_t index) { return manifest::LeaderWorkerSetGroupName(lws, index); };
+  // A MultiKueue worker's LeaderWorkerSet runs under the manager's copies of its groups' workloads
+  // (Kueue's reconciler makes none for one with the origin label); it goes once one of them is
+  // gone (Kueue's DeleteRemoteObject, which any group's removal calls).
+  const std::vector<std::string> copies = manifest::RemoteLeaderWorkerSetCopies(lws);
+  const bool remote =
+      !GetString(lws, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
+      !copies.empty();
+  auto group_name = [&](int32_t index) {
+    return remote ? copies[index] : manifest::LeaderWorkerSetGroupName(lws, index);
+  };
+  if (remote) {
+    for (const std::string& copy : copies) {
+      absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, copy));
+      if (absl::IsNotFound(wl.status())) {
+        return DeleteObjectOfGoneCopy(LeaderWorkerSetResource(), lws).status();
+      }
+      TOLLGATE_RETURN_IF_ERROR(wl.status());
+    }
+  }
 
   v1::ListWorkloadsRequest list;
   list.set_namespace_(key.ns);
   list.set_owner_uid(Uid(lws));
-  TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse owned, admission_.ListWorkloads(list));
+  v1::ListWorkloadsResponse owned;
+  if (!remote) {
+    TOLLGATE_ASSIGN_OR_RETURN(owned, admission_.ListWorkloads(list));
+  }
   std::set<std::string> wanted;
   for (int32_t i = 0; i < replicas; ++i) wanted.insert(group_name(i));
   std::set<std::string> existing;
@@ -1161,12 +1191,24 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
     if (!status.ok() && !absl::IsNotFound(status)) return status;
     common::Log("info", "deleted workload of a removed group", {{"workload", Key(key.ns, name)}});
   }
-  absl::StatusOr<std::vector<v1::Workload>> groups = manifest::LeaderWorkerSetWorkloads(lws, queue);
+  absl::StatusOr<std::vector<v1::Workload>> groups =
+      remote ? std::vector<v1::Workload>() : manifest::LeaderWorkerSetWorkloads(lws, queue);
   if (!groups.ok()) {
     return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", groups.status().message());
   }
-  for (const v1::Workload& wl : *groups) {
+  for (v1::Workload& wl : *groups) {
     if (existing.count(wl.metadata().name()) > 0) continue;
+    absl::Status attached = AttachMultiKueuePayload(LeaderWorkerSetResource(), lws, queue, wl);
+    if (absl::IsInvalidArgument(attached)) {
+      return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", attached.message());
+    }
+    TOLLGATE_RETURN_IF_ERROR(attached);
+    if (wl.spec().has_payload()) {
+      // MultiKueue dispatches all groups together (docs/multicluster.md, "LeaderWorkerSet").
+      (*wl.mutable_metadata()
+            ->mutable_annotations())[std::string(core::kComponentWorkloadCountAnnotation)] =
+          absl::StrCat(replicas);
+    }
     v1::SubmitRequest submit;
     *submit.mutable_workload() = wl;
     absl::Status submitted = admission_.Submit(submit).status();

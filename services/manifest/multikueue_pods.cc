@@ -7,6 +7,7 @@
 #include "core/status_macros.h"
 #include "services/manifest/multikueue_job.h"
 #include "services/manifest/pod_group.h"
+#include "services/manifest/pod_kinds.h"
 #include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::manifest {
@@ -24,12 +25,20 @@ const ResourceKind& StatefulSetKind() {
   return *kind;
 }
 
+const ResourceKind& LeaderWorkerSetKind() {
+  static const ResourceKind* kind = new ResourceKind{"leaderworkerset.x-k8s.io", "v1",
+                                                     "leaderworkersets", "LeaderWorkerSet", true};
+  return *kind;
+}
+
 bool IsMultiKueuePodGroup(absl::string_view api_version, absl::string_view kind) {
   return api_version == "v1" && kind == "PodList";
 }
 
 bool IsMultiKueueGatedKind(absl::string_view api_version, absl::string_view kind) {
   return IsPod(api_version, kind) || IsMultiKueuePodGroup(api_version, kind) ||
+         (api_version == LeaderWorkerSetKind().ApiVersion() &&
+          kind == LeaderWorkerSetKind().kind) ||
          (api_version == StatefulSetKind().ApiVersion() && kind == StatefulSetKind().kind);
 }
 
@@ -44,7 +53,7 @@ absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind,
         absl::StrCat("spec: Required value (the ", kind.kind, " to carry has no spec)"));
   }
   Json metadata = CarriedMetadata(obj);
-  if (kind.kind == "StatefulSet") {
+  if (kind.kind == "StatefulSet" || kind.kind == "LeaderWorkerSet") {
     metadata["annotations"][std::string(kMultiKueueOriginUidAnnotation)] =
         GetString(obj, {"metadata", "uid"});
   }
@@ -127,9 +136,9 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
                                                   absl::string_view origin) {
   if (!IsMultiKueueGatedKind(payload.api_version(), payload.kind()) ||
       IsMultiKueuePodGroup(payload.api_version(), payload.kind())) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.payload: carries ", payload.api_version(),
-                                                   " ", payload.kind(),
-                                                   ", not a Pod or a StatefulSet"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.payload: carries ", payload.api_version(), " ", payload.kind(),
+                     ", not a Pod, a StatefulSet or a LeaderWorkerSet"));
   }
   TOLLGATE_ASSIGN_OR_RETURN(Json obj, WorkerObjectFromPayload(payload, ns, copy_name, origin));
   const Json* spec = Find(obj, {"spec"});
@@ -137,7 +146,23 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
     return absl::InvalidArgumentError("spec.payload.data: spec: Required value");
   }
   if (IsPod(payload.api_version(), payload.kind())) obj["spec"].erase("nodeName");
+  if (payload.kind() == LeaderWorkerSetKind().kind) {
+    obj["metadata"]["labels"].erase(kPrebuiltWorkloadKey);
+  }
   return obj;
+}
+
+std::vector<std::string> RemoteLeaderWorkerSetCopies(const Json& lws) {
+  const std::string origin_uid =
+      GetString(lws, {"metadata", "annotations", kMultiKueueOriginUidAnnotation});
+  if (origin_uid.empty()) return {};
+  Json as_on_the_manager = lws;
+  as_on_the_manager["metadata"]["uid"] = origin_uid;
+  std::vector<std::string> out;
+  for (int32_t i = 0; i < LeaderWorkerSetReplicas(lws); ++i) {
+    out.push_back(LeaderWorkerSetGroupName(as_on_the_manager, i));
+  }
+  return out;
 }
 
 v1::WorkloadPayload PodStatusReport(const Json& pod) {

@@ -28,9 +28,11 @@ inline constexpr absl::string_view kMultiKueueOriginUidAnnotation =
     "kueue.x-k8s.io/multikueue-origin-uid";
 
 const ResourceKind& StatefulSetKind();
+const ResourceKind& LeaderWorkerSetKind();
 
 // Whether a payload of this apiVersion and kind is one of the gated kinds MultiKueue carries: a
-// plain Pod (v1), a pod group (v1 PodList) or a StatefulSet (apps/v1).
+// plain Pod (v1), a pod group (v1 PodList), a StatefulSet (apps/v1) or a LeaderWorkerSet
+// (leaderworkerset.x-k8s.io/v1).
 bool IsMultiKueueGatedKind(absl::string_view api_version, absl::string_view kind);
 // Whether it is a pod group's payload: a v1 PodList of the group's pods.
 bool IsMultiKueuePodGroup(absl::string_view api_version, absl::string_view kind);
@@ -39,14 +41,16 @@ bool IsMultiKueuePodGroup(absl::string_view api_version, absl::string_view kind)
 // adapters build the remote object: metadata keeps only name, namespace, labels and annotations
 // (Tollgate's own tollgate.dev/ annotations dropped), the spec as it is (a Pod keeps its
 // scheduling gates, so it waits on the worker for the copy's admission), no status; a
-// StatefulSet is annotated with the manager's uid. INVALID_ARGUMENT (naming the field) for an
-// object without a spec or of another kind.
+// StatefulSet or a LeaderWorkerSet is annotated with the manager's uid. INVALID_ARGUMENT (naming
+// the field) for an object without a spec or of another kind.
 absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind, const Json& obj);
 
 // The object a worker creates for its copy `copy_name` (in `ns`) that the manager declared the
 // winner: the carried manifest with the labels kueue.x-k8s.io/prebuilt-workload-name (it binds
 // to the copy instead of getting a workload of its own) and the origin label, server-set fields
-// dropped. INVALID_ARGUMENT (naming the field) when the payload is not a manifest of a gated kind.
+// dropped. A LeaderWorkerSet gets no prebuilt-workload label: it is bound to all its groups' copies
+// by their names (RemoteLeaderWorkerSetCopies). INVALID_ARGUMENT (naming the field) when the
+// payload is not a manifest of a gated kind.
 absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& payload,
                                                   absl::string_view ns, absl::string_view copy_name,
                                                   absl::string_view origin);
@@ -69,6 +73,11 @@ absl::StatusOr<std::vector<Json>> RemotePodsFromGroupPayload(const v1::WorkloadP
                                                              absl::string_view ns,
                                                              absl::string_view copy_name,
                                                              absl::string_view origin);
+
+// The copies a worker's LeaderWorkerSet (made from a payload) runs under, one per replica group:
+// the names the manager's tollgate-kube gave its group workloads, from the manager's uid in the
+// origin-uid annotation (as Kueue's worker names them). Empty without that annotation.
+std::vector<std::string> RemoteLeaderWorkerSetCopies(const Json& lws);
 
 // What a worker reports of its pod group: a v1 PodList whose items are each pod's name and
 // status, by name.

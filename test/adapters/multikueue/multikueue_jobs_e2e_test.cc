@@ -322,7 +322,8 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
          "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
          "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health",
-         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,statefulset"},
+         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,statefulset,"
+         "leaderworkerset.x-k8s.io/leaderworkerset"},
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
@@ -1036,6 +1037,160 @@ TEST_F(MultiKueueJobsE2eTest, DeletingAPodGroupOnTheManagerRemovesItsPodsFromThe
   copy.set_name("train");
   EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
+}
+
+// A LeaderWorkerSet of two groups (a leader and a worker at 1 cpu each: 2 cpu a group) with room
+// on both workers (w1's blocker gone) for both groups: Kueue's multi-workload rule keeps them
+// together. Group 1's copy is made only once group 0 was admitted on a worker, and only there
+// (sampled every 50 ms: never on the other worker, never before group 0 had its clusterName);
+// the winner makes one LeaderWorkerSet with the manager's uid, bound to both copies, and all four
+// pods run there while the manager's stay gated. Deleting the manager's LeaderWorkerSet removes
+// both workloads, both copies and the winner's LeaderWorkerSet with its pods.
+TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetsGroupsRunTogetherOnOneWorker) {
+  v1::DeleteWorkloadRequest unblock;
+  unblock.mutable_workload()->set_namespace_("team");
+  unblock.mutable_workload()->set_name("blocker");
+  ASSERT_TRUE(W1().admission->DeleteWorkload(unblock).ok());
+
+  const Json gated_one_cpu = {
+      {"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+      {"containers", Json::array({{{"name", "main"},
+                                   {"image", "busybox"},
+                                   {"resources", {{"requests", {{"cpu", "1"}}}}}}})}};
+  const Json lws = {
+      {"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+      {"kind", "LeaderWorkerSet"},
+      {"metadata", {{"name", "train"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+      {"spec",
+       {{"replicas", 2},
+        {"leaderWorkerTemplate",
+         // Gated as written: Tollgate has no webhook to gate the first pods in time.
+         {{"size", 2},
+          {"leaderTemplate", {{"spec", gated_one_cpu}}},
+          {"workerTemplate", {{"spec", gated_one_cpu}}}}}}}};
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::LeaderWorkerSetKind(), "team", lws);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string manager_uid = manifest::GetString(*created, {"metadata", "uid"});
+  auto group_workload = [&](int g) {
+    return manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+                                       absl::StrCat("train-", g), manager_uid);
+  };
+  auto manager_workload = [&](int g) -> std::optional<v1::Workload> {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name(group_workload(g));
+    absl::StatusOr<v1::Workload> wl = Manager().admission->GetWorkload(ref);
+    return wl.ok() ? std::optional<v1::Workload>(*wl) : std::nullopt;
+  };
+  auto has_copy = [&](Cluster& c, int g) {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name(group_workload(g));
+    return c.admission->GetWorkload(ref).ok();
+  };
+
+  // Where group 1's copy is ever seen, and whether before group 0 was admitted on a worker.
+  absl::Mutex mu;
+  std::set<std::string> group1_copies;
+  bool group1_copied_early = false;
+  std::atomic<bool> stop{false};
+  std::thread sampler([&] {
+    while (!stop.load()) {
+      std::set<std::string> holders;
+      for (Cluster* c : {&W1(), &W2()}) {
+        if (has_copy(*c, 1)) holders.insert(c->name);
+      }
+      std::optional<v1::Workload> primary = manager_workload(0);
+      {
+        absl::MutexLock lock(&mu);
+        group1_copies.insert(holders.begin(), holders.end());
+        if (!holders.empty() &&
+            (!primary.has_value() || primary->status().cluster_name().empty())) {
+          group1_copied_early = true;
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  });
+  struct StopSampler {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~StopSampler() {
+      stop.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } stop_sampler{stop, sampler};
+
+  std::string winner;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> g0 = manager_workload(0);
+        std::optional<v1::Workload> g1 = manager_workload(1);
+        if (!g0.has_value() || !g1.has_value() || g0->status().cluster_name().empty()) {
+          return false;
+        }
+        winner = g0->status().cluster_name();
+        return g1->status().cluster_name() == winner;
+      },
+      kWait));
+  for (int g = 0; g < 2; ++g) {
+    std::optional<v1::Workload> wl = manager_workload(g);
+    ASSERT_TRUE(wl.has_value());
+    EXPECT_EQ(wl->spec().payload().kind(), "LeaderWorkerSet");
+    EXPECT_EQ(wl->metadata().annotations().at("tollgate.dev/component-workload-count"), "2");
+  }
+  Cluster& there = winner == "w1" ? W1() : W2();
+  Cluster& elsewhere = winner == "w1" ? W2() : W1();
+
+  // The winner's LeaderWorkerSet, with the manager's uid, and all four pods running there.
+  for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(there, pod, "Running", remote)) << pod << " " << remote.dump();
+  }
+  absl::StatusOr<Json> remote = there.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  EXPECT_EQ(manifest::GetString(*remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_EQ(manifest::GetString(
+                *remote, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}),
+            manager_uid);
+  EXPECT_TRUE(absl::IsNotFound(
+      elsewhere.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train").status()));
+  for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+    absl::StatusOr<Json> local = Manager().kube->Get(manifest::PodResource(), "team", pod);
+    ASSERT_TRUE(local.ok()) << pod << " " << local.status();
+    EXPECT_TRUE(manifest::IsGated(*local)) << local->dump();
+  }
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(group1_copies, std::set<std::string>{winner});
+    EXPECT_FALSE(group1_copied_early);
+  }
+
+  // Deleting the manager's LeaderWorkerSet removes its workloads, the copies and the winner's
+  // objects.
+  ASSERT_TRUE(Manager().kube->Delete(manifest::LeaderWorkerSetKind(), "team", "train").ok());
+  EXPECT_TRUE(WaitFor(
+      [&] { return !manager_workload(0).has_value() && !manager_workload(1).has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        if (!absl::IsNotFound(
+                there.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train").status())) {
+          return false;
+        }
+        for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+          if (!absl::IsNotFound(there.kube->Get(manifest::PodResource(), "team", pod).status())) {
+            return false;
+          }
+        }
+        return !has_copy(there, 0) && !has_copy(there, 1);
+      },
+      kWait));
+  const Json runs = FakeRuns(there.apiserver);
+  ASSERT_TRUE(runs.is_array());
+  EXPECT_EQ(runs.size(), 4u) << runs.dump();
+  EXPECT_EQ(FakeRuns(elsewhere.apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/manifest/multikueue_job.h"
+#include "services/manifest/pod_kinds.h"
 #include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::manifest {
@@ -304,6 +305,46 @@ TEST(MultiKueuePodsTest, EachGatedPodOfAGroupTakesTheStatusOfTheWorkersPodOfItsN
   v1::WorkloadPayload no_items = JsonPayload("v1", "PodList", Json::object());
   EXPECT_THAT(ProjectedPodStatus(GroupPod("a"), no_items).status().message(),
               HasSubstr("items: must be a list"));
+}
+
+// --- LeaderWorkerSet --------------------------------------------------------------------------
+
+Json ManagerLeaderWorkerSet() {
+  return Json::parse(R"({
+    "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "metadata": {"name": "lws", "namespace": "team", "uid": "lws-uid",
+                 "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2,
+             "workerTemplate": {"spec": {"containers": [{"name": "c"}]}}}},
+    "status": {"replicas": 2}
+  })");
+}
+
+TEST(MultiKueuePodsTest, ALeaderWorkerSetTravelsWithItsOriginUidAndIsBoundToAllItsGroupsCopies) {
+  absl::StatusOr<v1::WorkloadPayload> payload =
+      GatedObjectPayload(LeaderWorkerSetKind(), ManagerLeaderWorkerSet());
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "leaderworkerset.x-k8s.io/v1");
+  EXPECT_EQ(payload->kind(), "LeaderWorkerSet");
+  EXPECT_TRUE(IsMultiKueueGatedKind(payload->api_version(), payload->kind()));
+  const Json data = DataOf(*payload);
+  EXPECT_EQ(GetString(data, {"metadata", "annotations", kMultiKueueOriginUidAnnotation}),
+            "lws-uid");
+  EXPECT_FALSE(data.contains("status"));
+
+  absl::StatusOr<Json> remote =
+      RemoteGatedObjectFromPayload(*payload, "team", "some-group-copy", "manager-1");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  // No one copy's: it runs under all of them.
+  EXPECT_EQ(PrebuiltWorkloadName(*remote), "");
+  EXPECT_EQ(GetString(*remote, {"metadata", "labels", kMultiKueueOriginLabel}), "manager-1");
+  // Its groups' copies have the names the manager gave its groups' workloads.
+  (*remote)["metadata"]["uid"] = "worker-uid";
+  EXPECT_EQ(RemoteLeaderWorkerSetCopies(*remote),
+            (std::vector<std::string>{LeaderWorkerSetGroupName(ManagerLeaderWorkerSet(), 0),
+                                      LeaderWorkerSetGroupName(ManagerLeaderWorkerSet(), 1)}));
+  // Without the origin uid there is nothing to name them by.
+  EXPECT_TRUE(RemoteLeaderWorkerSetCopies(ManagerLeaderWorkerSet()).empty());
 }
 
 }  // namespace
