@@ -5,8 +5,8 @@
 // (w2; w1 is full): a Job bound to w2's copy appears there and runs; none appears on w1; the
 // manager's cluster never runs it; its status (active, then succeeded with Complete) comes back
 // onto the manager's Job, and the manager's workload finishes; a failing job fails them with
-// reason Failed. Plain Pods, pod groups and StatefulSets travel the same way (docs/multicluster.md,
-// "The pod-based kinds"). Every wait has a deadline.
+// reason Failed. Plain Pods (a Deployment's too), pod groups, StatefulSets and LeaderWorkerSets
+// travel the same way (docs/multicluster.md, "The pod-based kinds"). Every wait has a deadline.
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -322,7 +322,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
          "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
          "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health",
-         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,statefulset,"
+         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,deployment,statefulset,"
          "leaderworkerset.x-k8s.io/leaderworkerset"},
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
@@ -1191,6 +1191,64 @@ TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetsGroupsRunTogetherOnOneWorker) {
   EXPECT_EQ(runs.size(), 4u) << runs.dump();
   EXPECT_EQ(FakeRuns(elsewhere.apiserver), Json::array());
   EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+}
+
+// A Deployment's pod (Kueue has no MultiKueue adapter for the Deployment: its pods are plain pods
+// with workloads of their own) travels as a plain pod: it runs on w2 bound to its copy, without
+// the Deployment's owner reference, while the manager's pod stays gated and shows its status.
+// Deleting the Deployment on the manager's cluster takes its pod, the workload, the copy and
+// w2's pod.
+TEST_F(MultiKueueJobsE2eTest, ADeploymentsPodRunsOnTheWinnerAsAPlainPod) {
+  const Json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "serve"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+      {"spec",
+       {{"replicas", 1},
+        {"selector", {{"matchLabels", {{"app", "serve"}}}}},
+        {"template",
+         {{"metadata", {{"labels", {{"app", "serve"}}}}},
+          // Gated as written: Tollgate has no webhook to gate the first pod in time.
+          {"spec",
+           {{"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+  const manifest::ResourceKind deployments{"apps", "v1", "deployments", "Deployment", true};
+  ASSERT_TRUE(Manager().kube->Create(deployments, "team", deployment).ok());
+
+  std::optional<v1::Workload> submitted;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        submitted = ManagerWorkload();
+        return submitted.has_value();
+      },
+      kWait));
+  EXPECT_EQ(submitted->spec().payload().kind(), "Pod");
+  absl::StatusOr<Json> carried = manifest::ParseJson(submitted->spec().payload().data(), "data");
+  ASSERT_TRUE(carried.ok()) << carried.status();
+  const std::string pod = manifest::GetString(*carried, {"metadata", "name"});
+  ASSERT_TRUE(absl::StartsWith(pod, "serve-")) << pod;
+
+  Json remote;
+  ASSERT_TRUE(AwaitPodPhase(W2(), pod, "Running", remote)) << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), submitted->metadata().name());
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_FALSE(remote["metadata"].contains("ownerReferences")) << remote.dump();
+  Json local;
+  ASSERT_TRUE(AwaitPodPhase(Manager(), pod, "Running", local)) << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  EXPECT_EQ(ManagerWorkload()->status().cluster_name(), "w2");
+  EXPECT_TRUE(absl::IsNotFound(W1().kube->Get(manifest::PodResource(), "team", pod).status()));
+
+  ASSERT_TRUE(Manager().kube->Delete(deployments, "team", "serve").ok());
+  EXPECT_TRUE(WaitFor([&] { return !ManagerWorkload().has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(W2().kube->Get(manifest::PodResource(), "team", pod).status());
+      },
+      kWait));
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 
 }  // namespace
