@@ -112,6 +112,7 @@ class Replay {
   std::atomic<int64_t> submitted_{0};
   std::atomic<int64_t> submit_acked_{0};
   std::atomic<int64_t> finish_sent_{0};
+  std::atomic<int64_t> stopped_sent_{0};
   std::atomic<int64_t> events_{0};
   std::atomic<double> create_lag_s_{0};
   std::atomic<bool> stop_{false};
@@ -207,6 +208,7 @@ void Replay::SendReportStopped(int idx) {
   call->request.mutable_workload()->set_namespace_(kReplayNamespace);
   call->request.mutable_workload()->set_name(schedule_[idx].name);
   in_flight_.fetch_add(1);
+  stopped_sent_.fetch_add(1);
   NextStub().async()->ReportStopped(
       &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
         if (!status.ok() && status.error_code() != grpc::FAILED_PRECONDITION) {
@@ -392,7 +394,9 @@ absl::StatusOr<ReplayRecorder::Summary> Replay::Run() {
     return absl::UnavailableError(
         absl::StrCat("the watch ended early: ", watch_status_.error_message()));
   }
-  return recorder_.Summarize();
+  ReplayRecorder::Summary summary = recorder_.Summarize();
+  summary.unary_calls = submitted_.load() + finish_sent_.load() + stopped_sent_.load();
+  return summary;
 }
 
 }  // namespace

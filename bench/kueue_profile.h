@@ -108,6 +108,8 @@ class ReplayRecorder {
     // Mean of (last admission - creation) per class, seconds.
     std::vector<double> tta_mean_s;
     std::vector<double> tta_p99_s;
+    // Submit, Finish and ReportStopped calls the driver made (the real-time replay only).
+    int64_t unary_calls = 0;
   };
   Summary Summarize() const;
 

@@ -28,6 +28,7 @@
 #include "bench/service_load.h"
 #include "bench/stalled_watchers.h"
 #include "bench/tollgated_launcher.h"
+#include "bench/unary_floor.h"
 #include "core/status_macros.h"
 
 extern char** environ;
@@ -203,6 +204,25 @@ absl::Status StartServer(const ServerFlags& sf, const std::string& name, Server&
   return absl::OkStatus();
 }
 
+// The replay's unary calls, made again on the same server as empty health Checks: how long the
+// calls alone take on this machine, beside the engine bound (which counts no RPC at all).
+absl::Status PrintUnaryFloor(const TollgatedTarget& target, const ReplayRecorder::Summary& realtime,
+                             const ReplayRecorder::Summary& engine, int channels) {
+  // About the replay's own peak of outstanding calls.
+  constexpr int kMaxInFlight = 4096;
+  TOLLGATE_ASSIGN_OR_RETURN(
+      UnaryFloor floor, MeasureUnaryFloor(target, realtime.unary_calls, channels, kMaxInFlight));
+  std::printf(
+      "unary floor: the replay's %lld Submit/Finish/ReportStopped calls as empty health Checks "
+      "on the same server over %d channels: %.2f s (%.0f/s) = %.2fx the engine bound; "
+      "wall / unary floor: %.2f\n",
+      static_cast<long long>(floor.calls), channels, floor.seconds, floor.per_second(),
+      engine.wall_s > 0 ? floor.seconds / engine.wall_s : 0,
+      floor.seconds > 0 ? realtime.wall_s / floor.seconds : 0);
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
 absl::Status RunKueue(const Flags& flags) {
   TOLLGATE_RETURN_IF_ERROR(
       flags.CheckKnown(WithAuthFlags({"profile", "engine-only", "timeout", "progress", "target",
@@ -239,6 +259,7 @@ absl::Status RunKueue(const Flags& flags) {
     std::printf("== metrics %s%s\n", metrics ? "on: " : "off",
                 server.scraper ? server.scraper->Summary().c_str() : "");
     PrintReplayTable(profile, &realtime, &engine);
+    TOLLGATE_RETURN_IF_ERROR(PrintUnaryFloor(*server.target, realtime, engine, options.channels));
   }
   return absl::OkStatus();
 }

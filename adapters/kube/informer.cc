@@ -15,7 +15,7 @@ bool WaitBackoff(int failures, absl::Duration min_backoff, absl::Duration max_ba
   return !stop.WaitFor(std::min(delay, max_backoff));
 }
 
-void RunInformer(KubeClient& kube, const manifest::ResourceKind& kind,
+void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
                  const InformerHandlers& handlers, const core::Clock& clock,
                  const InformerOptions& options, const common::StopSignal& stop) {
   int failures = 0;
@@ -25,7 +25,7 @@ void RunInformer(KubeClient& kube, const manifest::ResourceKind& kind,
   };
   while (!stop.stopped()) {
     if (resource_version.empty()) {
-      absl::StatusOr<ListResult> list = kube.List(kind, "");
+      absl::StatusOr<kubeapi::ListResult> list = kube.List(kind, "");
       if (!list.ok()) {
         common::Log("warning", absl::StrCat("cannot list ", options.what, "s"),
                     {{"error", list.status().ToString()}});
@@ -42,7 +42,7 @@ void RunInformer(KubeClient& kube, const manifest::ResourceKind& kind,
     const absl::Time started = clock.Now();
     absl::Status watched = kube.Watch(
         kind, "", resource_version,
-        [&](const WatchEvent& event) {
+        [&](const kubeapi::WatchEvent& event) {
           const std::string rv = manifest::GetString(event.object, {"metadata", "resourceVersion"});
           if (!rv.empty()) resource_version = rv;
           if (event.type != "BOOKMARK") handlers.on_event(event);

@@ -9,18 +9,21 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "adapters/kube/kube_client.h"
 #include "common/stop_signal.h"
 #include "core/clock.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/kube_resource.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 struct InformerHandlers {
   // Every object after a (re)list: the state to converge on (changes in between were missed).
   std::function<void(const std::vector<Json>& items)> on_list;
   // Each ADDED, MODIFIED or DELETED event after it.
-  std::function<void(const WatchEvent& event)> on_event;
+  std::function<void(const kubeapi::WatchEvent& event)> on_event;
 };
 
 struct InformerOptions {
@@ -32,7 +35,7 @@ struct InformerOptions {
 
 // Runs until `stop` fires. A kind the server does not serve (404) is listed again after
 // max_backoff.
-void RunInformer(KubeClient& kube, const manifest::ResourceKind& kind,
+void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
                  const InformerHandlers& handlers, const core::Clock& clock,
                  const InformerOptions& options, const common::StopSignal& stop);
 

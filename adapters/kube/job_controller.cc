@@ -55,14 +55,14 @@ void SetSuspend(const manifest::JobKindTranslator& translator, Json& obj, bool s
 // The translators' view of other objects, read from the API server as they are now.
 class KubeLookup final : public manifest::ObjectLookup {
  public:
-  explicit KubeLookup(KubeClient& kube) : kube_(kube) {}
+  explicit KubeLookup(kubeapi::KubeClient& kube) : kube_(kube) {}
   absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) const override {
     return kube_.Get(kind, kind.namespaced ? ns : "", name);
   }
 
  private:
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
 };
 
 // Why the workload is being evicted, from its newest eviction-like event.
@@ -107,7 +107,7 @@ std::pair<std::string, std::string> ParseStatusAnnotation(absl::string_view valu
   return {std::string(value.substr(0, colon)), std::string(value.substr(colon + 2))};
 }
 
-JobController::JobController(KubeClient& kube, client::AdmissionClient& admission,
+JobController::JobController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
                              const core::Clock& clock,
                              std::vector<const manifest::JobKindTranslator*> translators,
                              Options options)
@@ -355,7 +355,7 @@ absl::Status JobController::ReconcileObject(const manifest::JobKindTranslator& t
     } catch (const Json::exception& e) {
       return absl::InvalidArgumentError(absl::StrCat(key.ToString(), ": ", e.what()));
     }
-    if (!IsConflict(status)) return status;
+    if (!kubeapi::IsConflict(status)) return status;
   }
   return absl::AbortedError(absl::StrCat(key.ToString(), ": still conflicting after ",
                                          options_.max_conflict_retries, " retries"));
@@ -751,8 +751,8 @@ absl::StatusOr<Json> JobController::Converge(const manifest::JobKindTranslator& 
   manifest::Ensure(patch, {"metadata"})["resourceVersion"] = rv;
   const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
   const std::string name = manifest::GetString(obj, {"metadata", "name"});
-  TOLLGATE_ASSIGN_OR_RETURN(Json patched,
-                            kube_.Patch(translator.resource(), ns, name, PatchType::kMerge, patch));
+  TOLLGATE_ASSIGN_OR_RETURN(Json patched, kube_.Patch(translator.resource(), ns, name,
+                                                      kubeapi::PatchType::kMerge, patch));
   const auto [old_state, old_message] =
       ParseStatusAnnotation(manifest::Annotation(obj, kStatusAnnotation));
   const auto [new_state, new_message] =

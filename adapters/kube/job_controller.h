@@ -19,14 +19,17 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/kube/kube_client.h"
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/json_util.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // "<state>: <message>", state one of pending, admitted, preempted, finished, invalid.
 inline constexpr absl::string_view kStatusAnnotation = "tollgate.dev/status";
@@ -92,7 +95,8 @@ class JobController {
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.
-  JobController(KubeClient& kube, client::AdmissionClient& admission, const core::Clock& clock,
+  JobController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
+                const core::Clock& clock,
                 std::vector<const manifest::JobKindTranslator*> translators, Options options);
 
   // OK when the object needs nothing more until it or its workload changes; an error asks for
@@ -193,7 +197,7 @@ class JobController {
   std::string WorkloadNameOf(const manifest::JobKindTranslator& translator, const Json& obj) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
   client::AdmissionClient& admission_;
   const core::Clock& clock_;
   const std::vector<const manifest::JobKindTranslator*> translators_;

@@ -53,7 +53,7 @@ absl::Status WriteRevisionFile(const std::string& path, int64_t revision) {
   return WriteResumeFile(path, point);
 }
 
-KubeAdapter::KubeAdapter(KubeClient& kube, client::AdmissionClient& admission,
+KubeAdapter::KubeAdapter(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
                          JobController& controller, const core::Clock& clock, Options options,
                          PodController* pods)
     : kube_(kube),
@@ -111,7 +111,7 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
   int failures = 0;
   while (!stop.stopped()) {
     if (need_list) {
-      absl::StatusOr<ListResult> list = kube_.List(kind, "");
+      absl::StatusOr<kubeapi::ListResult> list = kube_.List(kind, "");
       if (absl::IsNotFound(list.status())) {
         // The cluster does not serve this kind (its CRD is not installed): there is nothing
         // to manage, so count it as synced and empty, and look again later.
@@ -193,7 +193,7 @@ void KubeAdapter::InformerLoop(const manifest::ResourceKind& kind, bool is_job_k
     const absl::Time started = clock_.Now();
     absl::Status watched = kube_.Watch(
         kind, "", resource_version,
-        [&](const WatchEvent& event) {
+        [&](const kubeapi::WatchEvent& event) {
           const std::string rv = manifest::GetString(event.object, {"metadata", "resourceVersion"});
           if (!rv.empty()) resource_version = rv;
           if (event.type == "BOOKMARK") return !stop.stopped();

@@ -10,14 +10,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/kube/job_controller.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/pod_controller.h"
 #include "adapters/kube/work_queue.h"
 #include "clients/cpp/admission_client.h"
 #include "common/stop_signal.h"
 #include "core/clock.h"
+#include "services/kubeapi/kube_client.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // Drives a JobController: one informer thread per enabled kind (and one for Namespaces) that
 // lists, then watches from the list's resourceVersion (watching again from the last version
@@ -43,8 +46,9 @@ class KubeAdapter {
 
   // `pods`, when not null, reconciles the gated kinds (pods, Deployments, StatefulSets,
   // LeaderWorkerSets) it watches; it must outlive the adapter.
-  KubeAdapter(KubeClient& kube, client::AdmissionClient& admission, JobController& controller,
-              const core::Clock& clock, Options options, PodController* pods = nullptr);
+  KubeAdapter(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
+              JobController& controller, const core::Clock& clock, Options options,
+              PodController* pods = nullptr);
 
   // Runs until `stop` fires, then returns once every thread has ended.
   void Run(const common::StopSignal& stop);
@@ -70,7 +74,7 @@ class KubeAdapter {
   // `force`).
   void PersistRevision(bool force);
 
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
   client::AdmissionClient& admission_;
   JobController& controller_;
   PodController* const pods_;

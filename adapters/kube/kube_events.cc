@@ -8,7 +8,7 @@ namespace tollgate::kube {
 
 using manifest::GetString;
 
-void RecordKubeEvent(KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
+void RecordKubeEvent(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
                      absl::string_view type, absl::string_view reason, absl::string_view message,
                      absl::Time now, uint64_t sequence, const EventSource& source,
                      absl::string_view action) {

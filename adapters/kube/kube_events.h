@@ -8,9 +8,12 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "adapters/kube/kube_client.h"
+#include "services/kubeapi/kube_client.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // Who records: the event's source.component / reportingComponent and reportingInstance.
 struct EventSource {
@@ -22,7 +25,7 @@ struct EventSource {
 // events of one object recorded in the same nanosecond apart: client-go names events
 // <object>.<hex nanoseconds>. `action` (optional) is what was done, as events.k8s.io's recorder
 // records it.
-void RecordKubeEvent(KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
+void RecordKubeEvent(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind, const Json& obj,
                      absl::string_view type, absl::string_view reason, absl::string_view message,
                      absl::Time now, uint64_t sequence, const EventSource& source,
                      absl::string_view action = "");

@@ -27,7 +27,6 @@
 #include "absl/time/time.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/kube_adapter.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/pod_controller.h"
 #include "adapters/kube/provisioning_controller.h"
 #include "adapters/kube/topology_controller.h"
@@ -42,6 +41,8 @@
 #include "core/real_clock.h"
 #include "core/status_macros.h"
 #include "core/types.h"
+#include "services/kubeapi/cluster_config.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/kube_config.h"
 #include "services/manifest/kueue_configuration.h"
@@ -291,36 +292,13 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   return flags;
 }
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-absl::StatusOr<manifest::KubeConfig> LoadConfig(const Flags& flags) {
-  if (!flags.kubeconfig.empty())
-    return manifest::LoadKubeConfigFile(flags.kubeconfig, flags.context);
-  const std::string host = Env("KUBERNETES_SERVICE_HOST");
-  if (!host.empty()) return manifest::LoadInClusterConfig(host, Env("KUBERNETES_SERVICE_PORT"));
-  std::string path = Env("KUBECONFIG");
-  // $KUBECONFIG may list several files; the first one is the one we read.
-  if (!path.empty()) {
-    const std::vector<std::string> files = absl::StrSplit(path, ':', absl::SkipEmpty());
-    path = files.empty() ? "" : files.front();
-  }
-  if (path.empty() && !Env("HOME").empty()) path = Env("HOME") + "/.kube/config";
-  if (path.empty()) {
-    return absl::FailedPreconditionError(
-        "no cluster: pass --kubeconfig, run in a pod, or set $KUBECONFIG");
-  }
-  return manifest::LoadKubeConfigFile(path, flags.context);
-}
-
 absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
-  TOLLGATE_ASSIGN_OR_RETURN(manifest::KubeConfig config, LoadConfig(flags));
-  CurlKubeClient::Options kube_options;
+  TOLLGATE_ASSIGN_OR_RETURN(manifest::KubeConfig config,
+                            kubeapi::LoadClusterConfig(flags.kubeconfig, flags.context));
+  kubeapi::CurlKubeClient::Options kube_options;
   kube_options.watch_timeout = flags.watch_timeout;
-  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<CurlKubeClient> kube,
-                            CurlKubeClient::Create(config, kube_options));
+  TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<kubeapi::CurlKubeClient> kube,
+                            kubeapi::CurlKubeClient::Create(config, kube_options));
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<client::GrpcAdmissionClient> admission,
                             client::GrpcAdmissionClient::Connect(flags.tollgate, flags.call_timeout,
                                                                  flags.tollgate_security));

@@ -120,7 +120,7 @@ const ResourceKind& LeaderWorkerSetResource() {
   return *kind;
 }
 
-PodController::PodController(KubeClient& kube, client::AdmissionClient& admission,
+PodController::PodController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
                              const core::Clock& clock, Options options)
     : kube_(kube), admission_(admission), clock_(clock), options_(std::move(options)) {}
 
@@ -280,7 +280,7 @@ absl::Status PodController::Reconcile(const ObjectKey& key) {
       // An object with a field of an unexpected type is bad input, not a crash.
       return absl::InvalidArgumentError(absl::StrCat(key.ToString(), ": ", e.what()));
     }
-    if (!IsConflict(status)) return status;
+    if (!kubeapi::IsConflict(status)) return status;
   }
   return absl::AbortedError(absl::StrCat(key.ToString(), ": still conflicting after ",
                                          options_.max_conflict_retries, " retries"));
@@ -330,8 +330,8 @@ absl::StatusOr<Json> PodController::PatchObject(const ResourceKind& kind, const 
   // Lists are replaced whole by a merge patch, so a stale read cannot drop someone else's
   // entry: the resourceVersion makes the write conditional.
   Ensure(patch, {"metadata"})["resourceVersion"] = GetString(obj, {"metadata", "resourceVersion"});
-  TOLLGATE_ASSIGN_OR_RETURN(Json patched,
-                            kube_.Patch(kind, Ns(obj), Name(obj), PatchType::kMerge, patch));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      Json patched, kube_.Patch(kind, Ns(obj), Name(obj), kubeapi::PatchType::kMerge, patch));
   common::Log("info", "patched",
               {{"object", absl::StrCat(kind.plural, "/", Ns(obj), "/", Name(obj))}});
   return patched;
@@ -651,7 +651,7 @@ absl::Status PodController::AwaitReplacements(const v1::Workload& wl) {
 }
 
 absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
-  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), key.ns));
+  TOLLGATE_ASSIGN_OR_RETURN(kubeapi::ListResult listed, kube_.List(PodResource(), key.ns));
   std::vector<Json> pods;
   for (Json& pod : listed.items) {
     if (PodGroupName(pod) == key.name) pods.push_back(std::move(pod));
@@ -981,7 +981,7 @@ absl::Status PodController::ReleaseRolloutPods(const Json& sts) {
   const std::string update = GetString(sts, {"status", "updateRevision"});
   if (current.empty() || current == update) return absl::OkStatus();
   const std::string ns = GetString(sts, {"metadata", "namespace"});
-  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), ns));
+  TOLLGATE_ASSIGN_OR_RETURN(kubeapi::ListResult listed, kube_.List(PodResource(), ns));
   for (const Json& pod : listed.items) {
     const Json* owner = ControllerOf(pod);
     if (owner == nullptr || owner->value("uid", "") != Uid(sts) ||
@@ -1097,7 +1097,7 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     TOLLGATE_RETURN_IF_ERROR(admission_.ReportJobState(report).status());
   }
   // Stamp the pods as members of the StatefulSet's group (Kueue's StatefulSet pod reconciler).
-  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), key.ns));
+  TOLLGATE_ASSIGN_OR_RETURN(kubeapi::ListResult listed, kube_.List(PodResource(), key.ns));
   for (const Json& pod : listed.items) {
     const Json* owner = ControllerOf(pod);
     if (owner == nullptr || owner->value("uid", "") != Uid(sts) || manifest::IsTerminated(pod) ||
@@ -1221,7 +1221,7 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   }
 
   // Stamp each group's pods as members of its workload (Kueue's LeaderWorkerSet setDefault).
-  TOLLGATE_ASSIGN_OR_RETURN(ListResult listed, kube_.List(PodResource(), key.ns));
+  TOLLGATE_ASSIGN_OR_RETURN(kubeapi::ListResult listed, kube_.List(PodResource(), key.ns));
   for (const Json& pod : listed.items) {
     if (manifest::PodLabel(pod, kLwsNameLabel) != Name(lws) || manifest::IsTerminated(pod) ||
         Find(pod, {"metadata", "deletionTimestamp"}) != nullptr ||
@@ -1287,7 +1287,7 @@ absl::StatusOr<int> PodController::CollectOrphans(
                wl.metadata().annotations().count(kIsGroupWorkloadAnnotation) > 0 &&
                live.count("pods") > 0) {
       if (!groups_listed) {
-        TOLLGATE_ASSIGN_OR_RETURN(ListResult pods, kube_.List(PodResource(), ""));
+        TOLLGATE_ASSIGN_OR_RETURN(kubeapi::ListResult pods, kube_.List(PodResource(), ""));
         for (const Json& pod : pods.items) {
           if (std::string group = PodGroupName(pod); !group.empty()) {
             groups_by_namespace[Ns(pod)].insert(group);

@@ -28,13 +28,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/job_controller.h"
-#include "adapters/kube/kube_client.h"
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/pod_group.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 inline constexpr absl::string_view kPodGroupsResource = "podgroups";
 
@@ -62,8 +65,8 @@ class PodController {
     int max_conflict_retries = 5;
   };
 
-  PodController(KubeClient& kube, client::AdmissionClient& admission, const core::Clock& clock,
-                Options options);
+  PodController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
+                const core::Clock& clock, Options options);
 
   // The resources to list and watch for the enabled kinds (pods whenever any is enabled).
   std::vector<const manifest::ResourceKind*> WatchedResources() const;
@@ -150,7 +153,7 @@ class PodController {
   // remote object with its workload). False (nothing done) without the origin label.
   absl::StatusOr<bool> DeleteObjectOfGoneCopy(const manifest::ResourceKind& kind, const Json& obj);
 
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
   client::AdmissionClient& admission_;
   const core::Clock& clock_;
   const Options options_;

@@ -25,7 +25,8 @@ bool HoldsQuota(const v1::Workload& wl) {
 
 }  // namespace
 
-ProvisioningController::ProvisioningController(KubeClient& kube, client::AdmissionClient& admission,
+ProvisioningController::ProvisioningController(kubeapi::KubeClient& kube,
+                                               client::AdmissionClient& admission,
                                                const JobController& jobs, const core::Clock& clock,
                                                Options options)
     : kube_(kube),
@@ -109,7 +110,7 @@ absl::StatusOr<bool> ProvisioningController::SyncChecks() {
 absl::StatusOr<std::vector<Json>> ProvisioningController::RequestsOf(const std::string& ns,
                                                                      const std::string& name) {
   std::vector<Json> out;
-  absl::StatusOr<ListResult> list = kube_.List(prov::ProvisioningRequestResource(), ns);
+  absl::StatusOr<kubeapi::ListResult> list = kube_.List(prov::ProvisioningRequestResource(), ns);
   if (absl::IsNotFound(list.status())) return out;  // The CRD is not installed.
   if (!list.ok()) return list.status();
   for (Json& request : list->items) {
@@ -348,7 +349,7 @@ void ProvisioningController::RequestInformer(const common::StopSignal& stop) {
   handlers.on_list = [&](const std::vector<Json>& requests) {
     for (const Json& request : requests) enqueue(request);
   };
-  handlers.on_event = [&](const WatchEvent& event) { enqueue(event.object); };
+  handlers.on_event = [&](const kubeapi::WatchEvent& event) { enqueue(event.object); };
   InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
   informer.max_backoff = options_.max_backoff;

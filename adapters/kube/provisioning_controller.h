@@ -18,14 +18,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapters/kube/job_controller.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/provisioning.h"
 #include "adapters/kube/work_queue.h"
 #include "clients/cpp/admission_client.h"
 #include "common/stop_signal.h"
 #include "core/clock.h"
+#include "services/kubeapi/kube_client.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // Threads: Tollgate's WatchAdmissionChecks for the controller (relisting from 0 after any
 // break), an informer of ProvisioningRequests (a change queues the workload it belongs to), a
@@ -45,7 +48,7 @@ class ProvisioningController {
   };
 
   // `jobs` tells which job a workload belongs to (its pod templates and annotations).
-  ProvisioningController(KubeClient& kube, client::AdmissionClient& admission,
+  ProvisioningController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
                          const JobController& jobs, const core::Clock& clock, Options options);
 
   // Runs until `stop` fires.
@@ -82,7 +85,7 @@ class ProvisioningController {
   absl::StatusOr<JobView> ReadJob(const v1::Workload& wl);
   bool Backoff(int failures, const common::StopSignal& stop) const;
 
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
   client::AdmissionClient& admission_;
   const JobController& jobs_;
   const core::Clock& clock_;

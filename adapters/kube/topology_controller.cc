@@ -64,7 +64,8 @@ bool Gated(const Json& pod) {
 
 }  // namespace
 
-TopologyController::TopologyController(KubeClient& kube, client::AdmissionClient& admission,
+TopologyController::TopologyController(kubeapi::KubeClient& kube,
+                                       client::AdmissionClient& admission,
                                        client::InventoryClient& inventory, const core::Clock& clock,
                                        Options options)
     : kube_(kube),
@@ -95,7 +96,7 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
     // the pods there.
     EnqueueHosts(hosts);
   };
-  handlers.on_event = [&](const WatchEvent& event) {
+  handlers.on_event = [&](const kubeapi::WatchEvent& event) {
     std::set<std::string> hosts;
     {
       absl::MutexLock lock(&mu_);
@@ -251,7 +252,7 @@ void TopologyController::PodInformer(const common::StopSignal& stop) {
     FlushNodes();
     EnqueueHosts(hosts);
   };
-  handlers.on_event = [&](const WatchEvent& event) {
+  handlers.on_event = [&](const kubeapi::WatchEvent& event) {
     bool nodes_changed = false;
     std::set<std::string> hosts;
     {
@@ -432,7 +433,7 @@ absl::Status TopologyController::Reconcile(const std::string& ns, const std::str
       if (manifest::GetString(p, {"metadata", "name"}) == ungate.pod) pod = &p;
     }
     absl::StatusOr<Json> patched =
-        kube_.Patch(manifest::PodResource(), ns, ungate.pod, PatchType::kJson,
+        kube_.Patch(manifest::PodResource(), ns, ungate.pod, kubeapi::PatchType::kJson,
                     manifest::UngatePatch(*pod, ungate.node_labels));
     if (!patched.ok() && !absl::IsNotFound(patched.status())) {
       // A pod that moved on (its resourceVersion test failed) is decided again from the newer

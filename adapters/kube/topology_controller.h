@@ -18,7 +18,6 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/node_feed.h"
 #include "adapters/kube/work_queue.h"
@@ -26,8 +25,12 @@
 #include "clients/cpp/inventory_client.h"
 #include "common/stop_signal.h"
 #include "core/clock.h"
+#include "services/kubeapi/kube_client.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // Threads: a Node informer (a (re)list upserts every node and deletes the inventory's others;
 // events upsert or delete one), a Pod informer (pods bound to a node and not placed by Tollgate
@@ -53,7 +56,7 @@ class TopologyController {
     EventSource events;
   };
 
-  TopologyController(KubeClient& kube, client::AdmissionClient& admission,
+  TopologyController(kubeapi::KubeClient& kube, client::AdmissionClient& admission,
                      client::InventoryClient& inventory, const core::Clock& clock, Options options);
 
   // Runs until `stop` fires.
@@ -123,7 +126,7 @@ class TopologyController {
   // Marks one released, unbound pod Failed (Kueue's markPodsFailed) and records the event.
   absl::Status FailPod(const Json& pod);
 
-  KubeClient& kube_;
+  kubeapi::KubeClient& kube_;
   client::AdmissionClient& admission_;
   client::InventoryClient& inventory_;
   const core::Clock& clock_;

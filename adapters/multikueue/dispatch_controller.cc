@@ -192,7 +192,8 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
       // The files the spec names are read again at every sync: a rewritten kubeconfig or
       // credential makes a new connection, as Kueue's file watch does.
       ResolvedWorker resolved =
-          ResolveWorker(cluster.spec(), options_.kubeconfig_dir, options_.kubeconfig_secrets_dir);
+          ResolveWorker(cluster.spec(), options_.kubeconfig_dir, options_.kubeconfig_secrets_dir,
+                        options_.read_secret);
       if (entry.fingerprint == resolved.fingerprint) {
         entry.object = cluster;
         continue;

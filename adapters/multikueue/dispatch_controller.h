@@ -41,6 +41,8 @@ class DispatchController {
     std::string kubeconfig_dir = std::string(kDefaultKubeConfigDir);
     // Where kubeConfig Secrets are mounted, a directory per Secret; empty: not read.
     std::string kubeconfig_secrets_dir;
+    // Set: kubeConfig Secrets are read through the Kubernetes API instead (ApiSecretReader).
+    SecretReader read_secret;
     // How often the AdmissionChecks, MultiKueueConfigs and MultiKueueClusters are read again.
     absl::Duration config_sync_period = absl::Seconds(10);
     absl::Duration call_timeout = absl::Seconds(10);

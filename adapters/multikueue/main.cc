@@ -1,11 +1,13 @@
 // tollgate-multikueue: the MultiKueue admission check controller (docs/multicluster.md). Runs
 // beside a manager tollgated and dispatches the workloads of its MultiKueue checks to worker
 // tollgateds over gRPC. Logs one JSON object per line on stderr.
+#include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
 
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "adapters/multikueue/dispatch_controller.h"
+#include "adapters/multikueue/secret_reader.h"
 #include "clients/cpp/connection.h"
 #include "clients/cpp/tollgate_client.h"
 #include "common/build_info.h"
@@ -24,8 +27,11 @@
 #include "common/mutex_checks.h"
 #include "common/stop_signal.h"
 #include "common/stop_signals.h"
+#include "core/names.h"
 #include "core/real_clock.h"
 #include "core/status_macros.h"
+#include "services/kubeapi/cluster_config.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/kueue_configuration.h"
 
 namespace tollgate::multikueue {
@@ -36,7 +42,8 @@ constexpr char kUsage[] = R"(usage: tollgate-multikueue [FLAGS]
 
 Dispatches the workloads of the manager tollgated's MultiKueue admission checks
 (controllerName kueue.x-k8s.io/multikueue) to the worker tollgateds its MultiKueueClusters
-name (spec.endpoint, or a kubeconfig file: spec.kubeConfig with locationType Path), and reports the clusters' and the checks' Active conditions.
+name (spec.endpoint, or a kubeconfig: spec.kubeConfig with locationType Path or Secret), and
+reports the clusters' and the checks' Active conditions.
 
 Flags:
   --manager=HOST:PORT              the manager tollgated (default 127.0.0.1:50051)
@@ -66,6 +73,12 @@ Flags:
                                    the Secret NAME's key kubeconfig at DIR/NAME/kubeconfig, as a
                                    Secret volume mounted at DIR/NAME lays it out (absolute; default
                                    none: such clusters stay inactive with BadKubeConfig)
+  --secrets-namespace=NS           read kubeConfig Secrets through the Kubernetes API from
+                                   namespace NS instead (Kueue's way: its own namespace); the
+                                   service account needs get on secrets there
+  --cluster-kubeconfig=PATH        with --secrets-namespace: the kubeconfig of the manager's own
+                                   cluster (default: the pod's service account, $KUBECONFIG,
+                                   ~/.kube/config)
   --worker-idle-timeout=DURATION   a worker whose watch brings nothing, not even a bookmark,
                                    this long counts as lost, as one that closed the connection
                                    (default 30s; keep it several times the workers'
@@ -76,6 +89,9 @@ struct Flags {
   std::string manager = "127.0.0.1:50051";
   client::ConnectionFiles manager_security;
   std::string config_file;
+  // Where kubeConfig Secrets are read through the API ("": they are not).
+  std::string secrets_namespace;
+  std::string cluster_kubeconfig;
   DispatchController::Options options;
   bool help = false;
 };
@@ -135,6 +151,15 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                 absl::StrCat("--kubeconfig-secrets-dir: must be an absolute path, got \"",
                              flags.options.kubeconfig_secrets_dir, "\""));
           }
+        } else if (name == "secrets-namespace") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.secrets_namespace, flag.String());
+          if (absl::Status valid = core::ValidateDns1123Label(flags.secrets_namespace);
+              !valid.ok()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--secrets-namespace: \"", flags.secrets_namespace, "\": ", valid.message()));
+          }
+        } else if (name == "cluster-kubeconfig") {
+          TOLLGATE_ASSIGN_OR_RETURN(flags.cluster_kubeconfig, flag.String());
         } else if (name == "call-timeout") {
           TOLLGATE_ASSIGN_OR_RETURN(flags.options.call_timeout,
                                     flag.Duration(/*allow_zero=*/false));
@@ -144,6 +169,15 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         return absl::OkStatus();
       }));
   flags.options.manager_address = flags.manager;
+  if (!flags.secrets_namespace.empty() && !flags.options.kubeconfig_secrets_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--secrets-namespace and --kubeconfig-secrets-dir both say where kubeConfig Secrets are "
+        "read: give one");
+  }
+  if (!flags.cluster_kubeconfig.empty() && flags.secrets_namespace.empty()) {
+    return absl::InvalidArgumentError(
+        "--cluster-kubeconfig is used only to read Secrets: give --secrets-namespace too");
+  }
   if (!flags.help && !flags.config_file.empty()) {
     // One place says each setting, as tollgate-kube refuses --frameworks beside --config.
     if (!setting_flag.empty()) {
@@ -164,12 +198,24 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   client::ClientOptions client_options = client::AdapterClientOptions(flags.options.call_timeout);
   client_options.unreachable_hint = "is the manager tollgated running? (--manager)";
   client::TollgateClient manager(flags.manager, std::move(credentials), std::move(client_options));
+  DispatchController::Options options = flags.options;
+  std::unique_ptr<kubeapi::CurlKubeClient> kube;
+  if (!flags.secrets_namespace.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(manifest::KubeConfig cluster,
+                              kubeapi::LoadClusterConfig(flags.cluster_kubeconfig, ""));
+    kubeapi::CurlKubeClient::Options kube_options;
+    kube_options.user_agent = "tollgate-multikueue";
+    kube_options.request_timeout = flags.options.call_timeout;
+    TOLLGATE_ASSIGN_OR_RETURN(kube, kubeapi::CurlKubeClient::Create(cluster, kube_options));
+    options.read_secret = ApiSecretReader(*kube, flags.secrets_namespace);
+  }
   core::RealClock clock;
   common::Log("info", "starting",
               {{"manager", flags.manager},
                {"dispatcher", flags.options.settings.dispatcher_name},
-               {"origin", flags.options.settings.origin}});
-  DispatchController controller(manager, clock, flags.options);
+               {"origin", flags.options.settings.origin},
+               {"secrets_namespace", flags.secrets_namespace}});
+  DispatchController controller(manager, clock, std::move(options));
   controller.Run(stop);
   return absl::OkStatus();
 }
@@ -197,6 +243,11 @@ int main(int argc, char** argv) {
     std::cout << mk::kUsage;
     return 0;
   }
+  // Before any thread: libcurl's global state (the Kubernetes client of --secrets-namespace).
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    common::Log("error", "curl_global_init failed");
+    return 1;
+  }
   common::StopSignal stop;
   std::thread signal_thread([&] {
     int signal_number = 0;
@@ -210,6 +261,7 @@ int main(int argc, char** argv) {
     pthread_kill(signal_thread.native_handle(), SIGTERM);
   }
   signal_thread.join();
+  curl_global_cleanup();
   if (!status.ok()) {
     common::Log("error", "tollgate-multikueue failed", {{"error", status.ToString()}});
     return 1;

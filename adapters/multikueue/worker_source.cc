@@ -94,25 +94,22 @@ ResolvedWorker FromEndpoint(const v1::MultiKueueWorkerEndpoint& endpoint, std::s
   return out;
 }
 
-// The kubeconfig file at `path` (already checked to lie where it may), by Kueue's rules.
-ResolvedWorker FromKubeConfigFile(const std::string& path, std::string fingerprint) {
-  absl::StatusOr<std::string> text = common::ReadFileToString(path);
-  if (!text.ok()) {
-    return Failed(std::move(fingerprint), kBadKubeConfig, std::string(text.status().message()));
-  }
-  fingerprint += *text;
-  if (std::string insecure = InsecureKubeConfigReason(*text); !insecure.empty()) {
+// Kubeconfig text read from `where` (a file, or a Secret's key), by Kueue's rules.
+ResolvedWorker FromKubeConfigText(const std::string& text, absl::string_view where,
+                                  std::string fingerprint) {
+  fingerprint += text;
+  if (std::string insecure = InsecureKubeConfigReason(text); !insecure.empty()) {
     return Failed(std::move(fingerprint), kInsecureKubeConfig, std::move(insecure));
   }
-  absl::StatusOr<manifest::KubeConfig> config = manifest::ParseKubeConfig(*text, "", "");
+  absl::StatusOr<manifest::KubeConfig> config = manifest::ParseKubeConfig(text, "", "");
   if (!config.ok()) {
     return Failed(std::move(fingerprint), kBadKubeConfig,
-                  absl::StrCat(path, ": ", config.status().message()));
+                  absl::StrCat(where, ": ", config.status().message()));
   }
   const std::optional<ServerTarget> target = TargetOfServer(config->server);
   if (!target.has_value()) {
     return Failed(std::move(fingerprint), kBadKubeConfig,
-                  absl::StrCat(path, ": server \"", config->server,
+                  absl::StrCat(where, ": server \"", config->server,
                                "\" is not https://HOST[:PORT] or http://HOST:PORT"));
   }
   client::Credentials credentials;
@@ -135,6 +132,15 @@ ResolvedWorker FromKubeConfigFile(const std::string& path, std::string fingerpri
   return out;
 }
 
+// The kubeconfig file at `path` (already checked to lie where it may).
+ResolvedWorker FromKubeConfigFile(const std::string& path, std::string fingerprint) {
+  absl::StatusOr<std::string> text = common::ReadFileToString(path);
+  if (!text.ok()) {
+    return Failed(std::move(fingerprint), kBadKubeConfig, std::string(text.status().message()));
+  }
+  return FromKubeConfigText(*text, path, std::move(fingerprint));
+}
+
 ResolvedWorker FromKubeConfigPath(const std::string& location, absl::string_view kubeconfig_dir,
                                   std::string fingerprint) {
   auto [path, refused] = ValidatedPath(location, kubeconfig_dir);
@@ -142,25 +148,40 @@ ResolvedWorker FromKubeConfigPath(const std::string& location, absl::string_view
   return FromKubeConfigFile(path, std::move(fingerprint));
 }
 
-// Kueue reads key `kubeconfig` of the Secret through the API; here the Secret is mounted as
-// Kubernetes mounts one (a directory named after it, a file per key, symlinks into `..data`).
-ResolvedWorker FromKubeConfigSecret(const std::string& secret, absl::string_view secrets_dir,
-                                    std::string fingerprint) {
+// Key `kubeconfig` of the Secret read through the Kubernetes API, as Kueue reads it.
+ResolvedWorker FromKubeConfigSecretInApi(const std::string& secret, const SecretReader& read,
+                                         std::string fingerprint) {
   const std::string label = absl::StrCat("kubeConfig Secret \"", secret, "\": ");
-  if (secrets_dir.empty()) {
+  absl::StatusOr<std::string> text = read(secret);
+  if (!text.ok()) {
     return Failed(std::move(fingerprint), kBadKubeConfig,
-                  absl::StrCat(label,
-                               "tollgate-multikueue reads Secrets only mounted as files: start it "
-                               "with --kubeconfig-secrets-dir=DIR and mount the Secret at "
-                               "DIR/",
-                               secret,
-                               ", or name the worker by spec.endpoint or by a "
-                               "kubeconfig file (locationType: Path)"));
+                  absl::StrCat(label, text.status().message()));
   }
-  // A Secret's name is a DNS subdomain: nothing that could walk out of the directory.
+  ResolvedWorker out = FromKubeConfigText(*text, "key kubeconfig", std::move(fingerprint));
+  if (!out.source.has_value()) out.message = absl::StrCat(label, out.message);
+  return out;
+}
+
+// Or the Secret mounted as Kubernetes mounts one (a directory named after it, a file per key,
+// symlinks into `..data`).
+ResolvedWorker FromKubeConfigSecret(const std::string& secret, absl::string_view secrets_dir,
+                                    const SecretReader& read_secret, std::string fingerprint) {
+  const std::string label = absl::StrCat("kubeConfig Secret \"", secret, "\": ");
+  // A Secret's name is a DNS subdomain: nothing that could walk out of a directory or a URL.
   if (!core::ValidateDns1123Subdomain(secret).ok()) {
     return Failed(std::move(fingerprint), kBadKubeConfig,
                   absl::StrCat(label, "not a valid Secret name"));
+  }
+  if (read_secret) return FromKubeConfigSecretInApi(secret, read_secret, std::move(fingerprint));
+  if (secrets_dir.empty()) {
+    return Failed(std::move(fingerprint), kBadKubeConfig,
+                  absl::StrCat(label,
+                               "tollgate-multikueue reads no Secrets: start it with "
+                               "--secrets-namespace=NS to read them through the Kubernetes API, "
+                               "or with --kubeconfig-secrets-dir=DIR and mount the Secret at DIR/",
+                               secret,
+                               "; or name the worker by spec.endpoint or by a kubeconfig file "
+                               "(locationType: Path)"));
   }
   const std::string location = absl::StrCat(secrets_dir, "/", secret, "/kubeconfig");
   if (!std::filesystem::exists(location)) {
@@ -256,14 +277,15 @@ std::string InsecureKubeConfigReason(absl::string_view kubeconfig) {
 }
 
 ResolvedWorker ResolveWorker(const v1::MultiKueueClusterSpec& spec,
-                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir) {
+                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir,
+                             const SecretReader& read_secret) {
   std::string fingerprint = spec.SerializeAsString();
   if (spec.has_endpoint()) return FromEndpoint(spec.endpoint(), std::move(fingerprint));
   const v1::MultiKueueKubeConfig& ref = spec.kube_config();
   if (ref.location_type() == "Path") {
     return FromKubeConfigPath(ref.location(), kubeconfig_dir, std::move(fingerprint));
   }
-  return FromKubeConfigSecret(ref.location(), secrets_dir, std::move(fingerprint));
+  return FromKubeConfigSecret(ref.location(), secrets_dir, read_secret, std::move(fingerprint));
 }
 
 }  // namespace tollgate::multikueue

@@ -4,13 +4,15 @@
 // loadClientConfig): Tollgate's spec.endpoint (files named in the spec), or a kubeconfig file
 // named by spec.kubeConfig with locationType Path, checked by Kueue's rules for MultiKueue
 // kubeconfigs (validateKubeconfig, validateKubeConfigPath). In Tollgate the kubeconfig's server
-// is the worker tollgated's gRPC address. A kubeConfig Secret is read as Kubernetes mounts it
-// into the controller's pod (key `kubeconfig` at SECRETS_DIR/<secret>/kubeconfig), by the same
-// rules: tollgate-multikueue has no Kubernetes client (docs/multicluster.md).
+// is the worker tollgated's gRPC address. A kubeConfig Secret's key `kubeconfig` is read
+// through the Kubernetes API (Kueue's way), or as Kubernetes mounts it into the controller's pod
+// (SECRETS_DIR/<secret>/kubeconfig), by the same rules (docs/multicluster.md).
 
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "clients/cpp/connection.h"
 #include "tollgate/v1/objects.pb.h"
@@ -39,12 +41,17 @@ struct ResolvedWorker {
   std::string message;
 };
 
-// Reads the files `spec` names now. `kubeconfig_dir`: a kubeConfig path must resolve (symlinks
+// A kubeConfig Secret's key `kubeconfig` (decoded), read through the Kubernetes API; an error's
+// message says what was missing (ApiSecretReader in secret_reader.h).
+using SecretReader = std::function<absl::StatusOr<std::string>(const std::string& secret)>;
+
+// Reads what `spec` names now. `kubeconfig_dir`: a kubeConfig path must resolve (symlinks
 // followed) to a file under it, as Kueue's MultiKueueKubeConfigPathValidation requires.
-// `secrets_dir`: where kubeConfig Secrets are mounted, one directory per Secret named after it;
-// empty: Secrets are not read (BadKubeConfig saying so).
+// kubeConfig Secrets: through `read_secret` when set; otherwise from `secrets_dir`, where they
+// are mounted, one directory per Secret named after it; neither: BadKubeConfig saying so.
 ResolvedWorker ResolveWorker(const v1::MultiKueueClusterSpec& spec,
-                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir = "");
+                             absl::string_view kubeconfig_dir, absl::string_view secrets_dir = "",
+                             const SecretReader& read_secret = {});
 
 // Kueue's validateKubeconfig for kubeconfig text: the reason to refuse it as insecure, or "" when
 // it may be used. No tokenFile, no insecure-skip-tls-verify, no certificate-authority file (its

@@ -56,5 +56,9 @@ inline const ResourceKind& PodResource() {
   static const ResourceKind* kind = new ResourceKind{"", "v1", "pods", "Pod", true};
   return *kind;
 }
+inline const ResourceKind& SecretResource() {
+  static const ResourceKind* kind = new ResourceKind{"", "v1", "secrets", "Secret", true};
+  return *kind;
+}
 
 }  // namespace tollgate::manifest

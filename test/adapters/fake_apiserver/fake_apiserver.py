@@ -61,6 +61,8 @@ RESOURCES = {
     ("", "v1", "namespaces"): ("Namespace", False, True, ["ns"]),
     ("", "v1", "events"): ("Event", True, False, ["ev"]),
     ("", "v1", "configmaps"): ("ConfigMap", True, False, ["cm"]),
+    # kubeConfig Secrets of MultiKueueClusters (tollgate-multikueue --secrets-namespace).
+    ("", "v1", "secrets"): ("Secret", True, False, []),
     # What tollgate-kube's topology controller reads (nodes, pods) and writes (pod gates).
     ("", "v1", "nodes"): ("Node", False, True, ["no"]),
     ("", "v1", "pods"): ("Pod", True, True, ["po"]),

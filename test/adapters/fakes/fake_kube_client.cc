@@ -79,10 +79,10 @@ absl::StatusOr<Json> FakeKubeClient::Get(const manifest::ResourceKind& kind, abs
   return it->second;
 }
 
-absl::StatusOr<ListResult> FakeKubeClient::List(const manifest::ResourceKind& kind,
-                                                absl::string_view ns) {
+absl::StatusOr<kubeapi::ListResult> FakeKubeClient::List(const manifest::ResourceKind& kind,
+                                                         absl::string_view ns) {
   absl::MutexLock lock(&mu_);
-  ListResult result;
+  kubeapi::ListResult result;
   for (const auto& [key, obj] : objects_) {
     if (std::get<0>(key) != kind.plural) continue;
     if (!ns.empty() && std::get<1>(key) != ns) continue;
@@ -94,7 +94,7 @@ absl::StatusOr<ListResult> FakeKubeClient::List(const manifest::ResourceKind& ki
 
 absl::Status FakeKubeClient::Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                                    absl::string_view resource_version,
-                                   const std::function<bool(const WatchEvent&)>& on_event,
+                                   const std::function<bool(const kubeapi::WatchEvent&)>& on_event,
                                    const common::StopSignal& stop) {
   // Bounded by the stop signal: the tests that run loops stop them.
   while (!stop.WaitFor(absl::Seconds(1))) {
@@ -103,10 +103,11 @@ absl::Status FakeKubeClient::Watch(const manifest::ResourceKind& kind, absl::str
 }
 
 absl::StatusOr<Json> FakeKubeClient::Patch(const manifest::ResourceKind& kind, absl::string_view ns,
-                                           absl::string_view name, PatchType type,
+                                           absl::string_view name, kubeapi::PatchType type,
                                            const Json& patch) {
   absl::MutexLock lock(&mu_);
-  if (type != PatchType::kMerge) return absl::UnimplementedError("fake: merge patches only");
+  if (type != kubeapi::PatchType::kMerge)
+    return absl::UnimplementedError("fake: merge patches only");
   auto it = objects_.find({kind.plural, std::string(ns), std::string(name)});
   if (it == objects_.end()) {
     return absl::NotFoundError(absl::StrCat(kind.plural, " \"", name, "\" not found"));

@@ -7,15 +7,18 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/kube/kube_client.h"
+#include "services/kubeapi/kube_client.h"
 
 namespace tollgate::kube {
+
+// Kubernetes objects as JSON, as the manifest library and the REST client read them.
+using Json = manifest::Json;
 
 // An in-memory API server for controller tests: objects keyed by resource, namespace and name;
 // a store-wide resourceVersion counter; merge patches with the real server's resourceVersion
 // precondition (409 -> ABORTED); status kept out of spec patches as the status subresource
 // does. Watch is not simulated (it returns once `stop` fires). Thread-safe.
-class FakeKubeClient final : public KubeClient {
+class FakeKubeClient final : public kubeapi::KubeClient {
  public:
   // Stores `obj` as is (a uid, namespace and resourceVersion are filled in when missing).
   Json Put(const manifest::ResourceKind& kind, Json obj);
@@ -37,14 +40,15 @@ class FakeKubeClient final : public KubeClient {
 
   absl::StatusOr<Json> Get(const manifest::ResourceKind& kind, absl::string_view ns,
                            absl::string_view name) override;
-  absl::StatusOr<ListResult> List(const manifest::ResourceKind& kind,
-                                  absl::string_view ns) override;
+  absl::StatusOr<kubeapi::ListResult> List(const manifest::ResourceKind& kind,
+                                           absl::string_view ns) override;
   absl::Status Watch(const manifest::ResourceKind& kind, absl::string_view ns,
                      absl::string_view resource_version,
-                     const std::function<bool(const WatchEvent&)>& on_event,
+                     const std::function<bool(const kubeapi::WatchEvent&)>& on_event,
                      const common::StopSignal& stop) override;
   absl::StatusOr<Json> Patch(const manifest::ResourceKind& kind, absl::string_view ns,
-                             absl::string_view name, PatchType type, const Json& patch) override;
+                             absl::string_view name, kubeapi::PatchType type,
+                             const Json& patch) override;
   absl::StatusOr<Json> Create(const manifest::ResourceKind& kind, absl::string_view ns,
                               const Json& object) override;
   absl::Status Delete(const manifest::ResourceKind& kind, absl::string_view ns,

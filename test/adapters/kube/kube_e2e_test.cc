@@ -22,10 +22,10 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/provisioning.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "clients/cpp/tollgate_client.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/admission_enactment.h"
 #include "test/adapters/kube/test_processes.h"
 
@@ -93,7 +93,7 @@ class KubeE2eTest : public ::testing::Test {
     manifest::KubeConfig config;
     config.server = apiserver_.url();
     config.token = kToken;
-    kube_ = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    kube_ = *kubeapi::CurlKubeClient::Create(config, kubeapi::CurlKubeClient::Options());
     // tollgate-kube reads a kubeconfig, as it would outside a cluster.
     std::ofstream(scratch_ + "/kubeconfig")
         << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
@@ -172,7 +172,7 @@ class KubeE2eTest : public ::testing::Test {
                 const std::string& name) {
     const Json patch = Json::parse(
         R"({"metadata": {"annotations": {"fake.tollgate.dev/duration-seconds": "0"}}})");
-    ASSERT_TRUE(kube_->Patch(kind, ns, name, PatchType::kMerge, patch).ok());
+    ASSERT_TRUE(kube_->Patch(kind, ns, name, kubeapi::PatchType::kMerge, patch).ok());
   }
 
   // Pods are up, whoever started them.
@@ -214,7 +214,7 @@ class KubeE2eTest : public ::testing::Test {
 
   std::vector<std::string> EventReasons(const std::string& ns, const std::string& name) {
     std::vector<std::string> reasons;
-    absl::StatusOr<ListResult> events = kube_->List(manifest::EventResource(), ns);
+    absl::StatusOr<kubeapi::ListResult> events = kube_->List(manifest::EventResource(), ns);
     if (!events.ok()) return reasons;
     for (const Json& e : events->items) {
       if (manifest::GetString(e, {"involvedObject", "name"}) == name) {
@@ -230,7 +230,7 @@ class KubeE2eTest : public ::testing::Test {
     sampler_ = std::thread([this, ns] {
       // Bounded by StopSampler, which every test reaches through TearDown.
       while (!stop_sampler_.load()) {
-        absl::StatusOr<ListResult> jobs = kube_->List(manifest::JobResource(), ns);
+        absl::StatusOr<kubeapi::ListResult> jobs = kube_->List(manifest::JobResource(), ns);
         if (jobs.ok()) {
           int64_t gpus = 0;
           for (const Json& job : jobs->items) {
@@ -319,7 +319,7 @@ class KubeE2eTest : public ::testing::Test {
   std::string scratch_;
   std::string data_dir_;
   testing::FakeApiServer apiserver_;
-  std::unique_ptr<CurlKubeClient> kube_;
+  std::unique_ptr<kubeapi::CurlKubeClient> kube_;
   std::unique_ptr<ChildProcess> tollgated_;
   int tollgate_port_ = 0;
   int metrics_port_ = 0;
@@ -617,12 +617,12 @@ TEST_F(KubeE2eTest, UnlabeledJobsAreLeftAlone) {
 namespace prov = provisioning;
 
 // Writes a ProvisioningRequest's status as cluster-autoscaler does (the /status subresource,
-// which KubeClient does not reach).
+// which kubeapi::KubeClient does not reach).
 absl::Status PatchStatus(const std::string& url, const manifest::ResourceKind& kind,
                          const std::string& ns, const std::string& name, const Json& status) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
-  const std::string target = url + ResourcePath(kind, ns, name) + "/status";
+  const std::string target = url + kubeapi::ResourcePath(kind, ns, name) + "/status";
   const std::string body = manifest::Dump(Json{{"status", status}});
   struct curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Content-Type: application/merge-patch+json");
@@ -1046,7 +1046,8 @@ class TopologyE2eTest : public KubeE2eTest {
       Json event;
       ASSERT_TRUE(WaitFor(
           [&] {
-            absl::StatusOr<ListResult> events = kube_->List(manifest::EventResource(), "topo");
+            absl::StatusOr<kubeapi::ListResult> events =
+                kube_->List(manifest::EventResource(), "topo");
             if (!events.ok()) return false;
             for (const Json& e : events->items) {
               if (manifest::GetString(e, {"involvedObject", "name"}) == name &&
@@ -1277,7 +1278,7 @@ TEST_F(TopologyE2eTest, AnUntoleratedNoExecuteTaintFailsThePlacementOnceThePodIs
 
   const std::string drained = placed[0];
   ASSERT_TRUE(kube_
-                  ->Patch(manifest::NodeResource(), "", drained, PatchType::kMerge,
+                  ->Patch(manifest::NodeResource(), "", drained, kubeapi::PatchType::kMerge,
                           Json::parse(R"({"spec": {"taints": [
                                {"key": "node.kubernetes.io/drain", "effect": "NoExecute"}]}})"))
                   .ok());
@@ -1316,7 +1317,7 @@ TEST_F(TopologyE2eTest, APodReleasedOntoANodeTaintedBeforeItIsBoundIsFailedAndRe
   const std::string tainted = placed[0];
 
   ASSERT_TRUE(kube_
-                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                  ->Patch(manifest::NodeResource(), "", tainted, kubeapi::PatchType::kMerge,
                           Json::parse(R"({"spec": {"taints": [
                                {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
                   .ok());
@@ -1349,7 +1350,7 @@ TEST_F(TopologyE2eTest, AReleasedPodIsFailedWhileAnotherPodOfTheJobStillRunsOnTh
   ASSERT_EQ(placed[0], placed[1]);
   const std::string tainted = placed[0];
   ASSERT_TRUE(kube_
-                  ->Patch(manifest::NodeResource(), "", tainted, PatchType::kMerge,
+                  ->Patch(manifest::NodeResource(), "", tainted, kubeapi::PatchType::kMerge,
                           Json::parse(R"({"spec": {"taints": [
                                {"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}})"))
                   .ok());

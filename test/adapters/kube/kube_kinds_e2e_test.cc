@@ -22,9 +22,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "adapters/kube/kube_client.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "common/file_util.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/yaml_json.h"
@@ -161,7 +161,7 @@ std::string Namespaces() {
 struct Cluster {
   std::string scratch;
   testing::FakeApiServer apiserver;
-  std::unique_ptr<CurlKubeClient> kube;
+  std::unique_ptr<kubeapi::CurlKubeClient> kube;
   std::unique_ptr<ChildProcess> tollgated;
   std::unique_ptr<client::GrpcAdmissionClient> admission;
   std::unique_ptr<ChildProcess> adapter;
@@ -212,7 +212,7 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
     manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
-    c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    c.kube = *kubeapi::CurlKubeClient::Create(config, kubeapi::CurlKubeClient::Options());
     std::ofstream(c.scratch + "/kubeconfig") << KubeconfigFor(c.apiserver);
 
     const std::string port_file = c.scratch + "/tollgated.port";
@@ -253,7 +253,7 @@ class KubeKindsE2eTest : public ::testing::TestWithParam<KindCase> {
     }
   }
 
-  CurlKubeClient& kube() { return *cluster_->kube; }
+  kubeapi::CurlKubeClient& kube() { return *cluster_->kube; }
   client::GrpcAdmissionClient& admission() { return *cluster_->admission; }
 
   Json Get(const manifest::ResourceKind& kind, const std::string& ns, const std::string& name) {
@@ -354,7 +354,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
     carrier = manifest::FindJobKind("Job");
     ASSERT_TRUE(WaitFor(
         [&] {
-          absl::StatusOr<ListResult> jobs = kube().List(carrier->resource(), ns);
+          absl::StatusOr<kubeapi::ListResult> jobs = kube().List(carrier->resource(), ns);
           if (!jobs.ok()) return false;
           for (const Json& job : jobs->items) {
             const Json* owners = manifest::Find(job, {"metadata", "ownerReferences"});
@@ -428,7 +428,7 @@ TEST_P(KubeKindsE2eTest, QueuedAdmittedDrainedAndReleased) {
   if (carrier->traits().finishes) {
     const Json patch = {
         {"metadata", {{"annotations", {{"fake.tollgate.dev/duration-seconds", "0"}}}}}};
-    ASSERT_TRUE(kube().Patch(kind, ns, name, PatchType::kMerge, patch).ok());
+    ASSERT_TRUE(kube().Patch(kind, ns, name, kubeapi::PatchType::kMerge, patch).ok());
     // The adapter reports the finish, then notes it on the object.
     ASSERT_TRUE(WaitFor(
         [&] {

@@ -21,11 +21,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "adapters/kube/kube_client.h"
 #include "adapters/kube/pod_controller.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "clients/cpp/tollgate_client.h"
 #include "common/file_util.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/job_kind.h"
 #include "services/manifest/pod_group.h"
@@ -69,7 +69,7 @@ Json Gated(Json pod) {
 struct Cluster {
   std::string scratch;
   testing::FakeApiServer apiserver;
-  std::unique_ptr<CurlKubeClient> kube;
+  std::unique_ptr<kubeapi::CurlKubeClient> kube;
   std::unique_ptr<ChildProcess> tollgated;
   std::unique_ptr<client::GrpcAdmissionClient> admission;
   // Calls an adapter does not make (Preempt).
@@ -100,7 +100,7 @@ class PodKindsE2eTest : public ::testing::Test {
     manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
-    c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    c.kube = *kubeapi::CurlKubeClient::Create(config, kubeapi::CurlKubeClient::Options());
     std::ofstream(c.scratch + "/kubeconfig")
         << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
                         "contexts: [{name: fake, context: {cluster: fake, user: tester}}]\n",
@@ -147,7 +147,7 @@ class PodKindsE2eTest : public ::testing::Test {
     }
   }
 
-  CurlKubeClient& kube() { return *cluster_->kube; }
+  kubeapi::CurlKubeClient& kube() { return *cluster_->kube; }
   client::GrpcAdmissionClient& admission() { return *cluster_->admission; }
 
   Json Create(const manifest::ResourceKind& kind, const std::string& ns, Json obj) {
@@ -164,11 +164,11 @@ class PodKindsE2eTest : public ::testing::Test {
   }
   void Patch(const manifest::ResourceKind& kind, const std::string& ns, const std::string& name,
              const Json& patch) {
-    absl::StatusOr<Json> patched = kube().Patch(kind, ns, name, PatchType::kMerge, patch);
+    absl::StatusOr<Json> patched = kube().Patch(kind, ns, name, kubeapi::PatchType::kMerge, patch);
     ASSERT_TRUE(patched.ok()) << patched.status();
   }
   std::vector<Json> Pods(const std::string& ns) {
-    absl::StatusOr<ListResult> pods = kube().List(PodResource(), ns);
+    absl::StatusOr<kubeapi::ListResult> pods = kube().List(PodResource(), ns);
     return pods.ok() ? pods->items : std::vector<Json>{};
   }
 
@@ -214,7 +214,7 @@ class PodKindsE2eTest : public ::testing::Test {
 
   std::vector<std::string> EventReasons(const std::string& ns, const std::string& name) {
     std::vector<std::string> reasons;
-    absl::StatusOr<ListResult> events = kube().List(EventResource(), ns);
+    absl::StatusOr<kubeapi::ListResult> events = kube().List(EventResource(), ns);
     if (!events.ok()) return reasons;
     for (const Json& e : events->items) {
       if (GetString(e, {"involvedObject", "name"}) == name) {

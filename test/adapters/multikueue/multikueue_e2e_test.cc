@@ -7,6 +7,7 @@
 // clusterName never moves from one worker to another and that no two workers hold an admitted
 // copy of the same workload at once.
 
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -22,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -31,6 +33,10 @@
 #include "absl/time/time.h"
 #include "clients/cpp/tollgate_client.h"
 #include "gtest/gtest.h"
+#include "services/kubeapi/kube_client.h"
+#include "services/manifest/kube_config.h"
+#include "services/manifest/kube_resource.h"
+#include "test/adapters/kube/test_processes.h"
 #include "test/adapters/multikueue/multikueue_queues.h"
 #include "test/e2e/child_process.h"
 #include "test/e2e/cli_runner.h"
@@ -539,6 +545,68 @@ TEST_F(MultiKueueE2eTest, AWorkerNamedByAMountedKubeConfigSecretIsConnected) {
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(AwaitReadyOn("train", "w2"));
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+}
+
+// Kueue's way: the Secret read through the Kubernetes API, from the controller's namespace
+// (--secrets-namespace; here a fake API server stands for the manager's cluster). A cluster
+// whose Secret does not exist stays inactive with BadKubeConfig naming the Secret and the
+// namespace, and becomes Active once the Secret is created; the other runs the workload.
+TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigSecretInTheApiIsConnected) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  constexpr char kToken[] = "secret-reader-token";
+  ASSERT_OK_AND_ASSIGN(kube::testing::FakeApiServer apiserver,
+                       kube::testing::StartFakeApiServer(
+                           scratch_, {"--token", kToken, "--namespaces", "kueue-system"}));
+  const std::string cluster_kubeconfig = scratch_ + "/cluster-kubeconfig";
+  std::ofstream(cluster_kubeconfig)
+      << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
+                      "contexts: [{name: fake, context: {cluster: fake, user: controller}}]\n",
+                      "clusters: [{name: fake, cluster: {server: \"", apiserver.url(), "\"}}]\n",
+                      "users: [{name: controller, user: {token: ", kToken, "}}]\n");
+  manifest::KubeConfig config;
+  config.server = apiserver.url();
+  config.token = kToken;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<kubeapi::CurlKubeClient> kube,
+                       kubeapi::CurlKubeClient::Create(config, {}));
+  auto create_secret = [&](const std::string& name, const TollgatedProcess& worker) {
+    const std::string kubeconfig =
+        absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: w\n",
+                     "contexts: [{name: w, context: {cluster: w, user: m}}]\n",
+                     "clusters: [{name: w, cluster: {server: \"http://", worker.address(),
+                     "\"}}]\n", "users: [{name: m, user: {}}]\n");
+    kubeapi::Json secret = {{"apiVersion", "v1"},
+                            {"kind", "Secret"},
+                            {"metadata", {{"name", name}, {"namespace", "kueue-system"}}},
+                            {"data", {{"kubeconfig", absl::Base64Escape(kubeconfig)}}}};
+    return kube->Create(manifest::SecretResource(), "kueue-system", secret).status();
+  };
+  ASSERT_OK(create_secret("w2-kubeconfig", *w2_));
+  auto cluster = [](const std::string& name, const std::string& secret) {
+    return absl::StrCat(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueCluster\n", "metadata: {name: ", name,
+        "}\n", "spec: {clusterSource: {kubeConfig: {locationType: Secret, location: ", secret,
+        "}}}\n");
+  };
+  ASSERT_NO_FATAL_FAILURE(RestartController(
+      {"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s",
+       "--secrets-namespace=kueue-system", "--cluster-kubeconfig=" + cluster_kubeconfig},
+      "controller-api-secret"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply(*manager_, cluster("w2", "w2-kubeconfig") + "---\n" + cluster("w1", "w1-kubeconfig")));
+
+  ASSERT_TRUE(WaitForClusterCondition("w1", [&](const v1::Condition& c) {
+    return c.status() == "False" && c.reason() == "BadKubeConfig" &&
+           absl::StrContains(c.message(),
+                             "kubeConfig Secret \"w1-kubeconfig\": no Secret "
+                             "\"w1-kubeconfig\" in namespace \"kueue-system\"");
+  }));
+  ASSERT_TRUE(WaitForClusterActive("w2", true));
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+
+  // The missing Secret appears: read again at the next configuration sync.
+  ASSERT_OK(create_secret("w1-kubeconfig", *w1_));
+  EXPECT_TRUE(WaitForClusterActive("w1", true));
 }
 
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {

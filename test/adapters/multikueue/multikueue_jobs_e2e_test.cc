@@ -29,9 +29,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "adapters/kube/kube_client.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "clients/cpp/tollgate_client.h"
+#include "services/kubeapi/kube_client.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
@@ -138,8 +138,8 @@ class DispatchInvariants {
                      const std::string& manager_address)
       : manager_(manager_address, client::Credentials(), absl::Seconds(5)) {
     for (const auto& [name, config] : workers) {
-      absl::StatusOr<std::unique_ptr<KubeClient>> kube =
-          CurlKubeClient::Create(config, CurlKubeClient::Options());
+      absl::StatusOr<std::unique_ptr<kubeapi::KubeClient>> kube =
+          kubeapi::CurlKubeClient::Create(config, kubeapi::CurlKubeClient::Options());
       if (kube.ok()) workers_.emplace_back(name, *std::move(kube));
     }
     thread_ = std::thread([this] {
@@ -185,7 +185,7 @@ class DispatchInvariants {
   }
 
   client::GrpcAdmissionClient manager_;
-  std::vector<std::pair<std::string, std::unique_ptr<KubeClient>>> workers_;
+  std::vector<std::pair<std::string, std::unique_ptr<kubeapi::KubeClient>>> workers_;
   mutable absl::Mutex mu_;
   std::set<std::string> job_seen_on_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cluster_names_ ABSL_GUARDED_BY(mu_);
@@ -202,7 +202,7 @@ struct Cluster {
   std::unique_ptr<ChildProcess> tollgated;
   int port = 0;
   std::unique_ptr<ChildProcess> adapter;
-  std::unique_ptr<KubeClient> kube;
+  std::unique_ptr<kubeapi::KubeClient> kube;
   std::unique_ptr<client::GrpcAdmissionClient> admission;
 
   std::string address() const { return absl::StrCat("127.0.0.1:", port); }
@@ -304,7 +304,7 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
     manifest::KubeConfig config;
     config.server = c.apiserver.url();
     config.token = kToken;
-    c.kube = *CurlKubeClient::Create(config, CurlKubeClient::Options());
+    c.kube = *kubeapi::CurlKubeClient::Create(config, kubeapi::CurlKubeClient::Options());
     std::ofstream(c.dir + "/kubeconfig")
         << absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: fake\n",
                         "contexts: [{name: fake, context: {cluster: fake, user: tester}}]\n",

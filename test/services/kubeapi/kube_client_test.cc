@@ -1,5 +1,5 @@
 // CurlKubeClient against the fake API server over real HTTP (and HTTPS) on loopback.
-#include "adapters/kube/kube_client.h"
+#include "services/kubeapi/kube_client.h"
 
 #include <curl/curl.h>
 #include <gmock/gmock.h>
@@ -15,10 +15,10 @@
 #include "services/manifest/kube_config.h"
 #include "test/adapters/kube/test_processes.h"
 
-namespace tollgate::kube {
+namespace tollgate::kubeapi {
 namespace {
 
-using testing::FakeApiServer;
+using kube::testing::FakeApiServer;
 
 constexpr char kToken[] = "test-token-1";
 
@@ -34,10 +34,10 @@ class KubeClientTest : public ::testing::Test {
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
   void SetUp() override {
-    scratch_ = testing::ScratchDir();
+    scratch_ = kube::testing::ScratchDir();
     // The fake's job simulator would add status changes of its own (e.g. a Suspended
     // condition) at any moment; the client tests expect exactly the changes they make.
-    absl::StatusOr<FakeApiServer> server = testing::StartFakeApiServer(
+    absl::StatusOr<FakeApiServer> server = kube::testing::StartFakeApiServer(
         scratch_, {"--token", kToken, "--namespaces", "default,team-a", "--tick", "3600"});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -142,7 +142,7 @@ TEST_F(KubeClientTest, WatchStreamsChangesAfterTheListVersion) {
                           Json::parse(R"({"metadata": {"labels": {"b": "c"}}})"))
                   .ok());
   ASSERT_TRUE(client_->Delete(manifest::JobResource(), "team-a", "after").ok());
-  const bool done = testing::WaitFor(
+  const bool done = kube::testing::WaitFor(
       [&] {
         absl::MutexLock lock(&mu);
         return seen.size() >= 3;
@@ -159,7 +159,7 @@ TEST_F(KubeClientTest, ExpiredVersionIsOutOfRange) {
   absl::StatusOr<ListResult> list = client_->List(manifest::JobResource(), "");
   ASSERT_TRUE(list.ok());
   ASSERT_TRUE(client_->Create(manifest::JobResource(), "team-a", JobNamed("x")).ok());
-  ASSERT_TRUE(testing::PostFake(server_, "/fake/compact").ok());
+  ASSERT_TRUE(kube::testing::PostFake(server_, "/fake/compact").ok());
   common::StopSignal stop;
   absl::Status watched = client_->Watch(
       manifest::JobResource(), "", list->resource_version, [](const WatchEvent&) { return true; },
@@ -193,7 +193,7 @@ TEST(KubeClientTlsTest, VerifiesTheServerCertificate) {
   if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "openssl is not installed";
   }
-  const std::string dir = testing::ScratchDir();
+  const std::string dir = kube::testing::ScratchDir();
   // A CA, a server certificate for 127.0.0.1 signed by it, and an unrelated CA.
   const std::string script = absl::StrCat(
       "cd ", dir, " && ",
@@ -209,7 +209,7 @@ TEST(KubeClientTlsTest, VerifiesTheServerCertificate) {
       " >openssl.log 2>&1");
   ASSERT_EQ(std::system(script.c_str()), 0) << "openssl failed; see " << dir << "/openssl.log";
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  absl::StatusOr<FakeApiServer> server = testing::StartFakeApiServer(
+  absl::StatusOr<FakeApiServer> server = kube::testing::StartFakeApiServer(
       dir, {"--tls-cert", dir + "/server.crt", "--tls-key", dir + "/server.key"});
   ASSERT_TRUE(server.ok()) << server.status();
   auto client_with_ca = [&](const std::string& ca_file) {
@@ -228,4 +228,4 @@ TEST(KubeClientTlsTest, VerifiesTheServerCertificate) {
 }
 
 }  // namespace
-}  // namespace tollgate::kube
+}  // namespace tollgate::kubeapi

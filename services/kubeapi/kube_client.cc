@@ -1,4 +1,4 @@
-#include "adapters/kube/kube_client.h"
+#include "services/kubeapi/kube_client.h"
 
 #include <curl/curl.h>
 
@@ -13,7 +13,7 @@
 #include "common/file_util.h"
 #include "core/status_macros.h"
 
-namespace tollgate::kube {
+namespace tollgate::kubeapi {
 namespace {
 
 constexpr char kMergePatch[] = "application/merge-patch+json";
@@ -370,4 +370,4 @@ absl::Status CurlKubeClient::DeleteWithDependents(const manifest::ResourceKind& 
       .status();
 }
 
-}  // namespace tollgate::kube
+}  // namespace tollgate::kubeapi

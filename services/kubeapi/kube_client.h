@@ -17,7 +17,7 @@
 #include "services/manifest/kube_config.h"
 #include "services/manifest/kube_resource.h"
 
-namespace tollgate::kube {
+namespace tollgate::kubeapi {
 
 // Kubernetes objects as JSON, as the manifest library reads them.
 using Json = manifest::Json;
@@ -152,4 +152,4 @@ class CurlKubeClient final : public KubeClient {
   const Options options_;
 };
 
-}  // namespace tollgate::kube
+}  // namespace tollgate::kubeapi
