@@ -88,8 +88,9 @@ class JobController {
     std::string component = "tollgate-kube";
     std::string instance;
     int max_conflict_retries = 5;
-    // The gated kinds (PodController's: "Pod", "StatefulSet") whose MultiKueue copies' objects
-    // this adapter creates on a worker (docs/multicluster.md, "The pod-based kinds").
+    // The gated kinds (PodController's: "Pod", "StatefulSet", "LeaderWorkerSet") whose MultiKueue
+    // copies' objects this adapter creates on a worker (docs/multicluster.md, "The pod-based
+    // kinds").
     std::set<std::string> multikueue_gated_kinds;
   };
 
@@ -130,8 +131,8 @@ class JobController {
   // On a worker: creates the job a copy carries once the copy is admitted and declared the
   // winner (never otherwise), bound to it by the prebuilt-workload label.
   absl::Status ReconcileCopy(const ObjectKey& key);
-  // ReconcileCopy for a copy carrying a gated kind's object (a Pod or a StatefulSet), which
-  // PodController runs once created.
+  // ReconcileCopy for a copy carrying a gated kind's object (a Pod, a pod group's pods or a
+  // StatefulSet), which PodController runs once created.
   absl::Status CreateGatedObjectOfCopy(const ObjectKey& key, const v1::Workload& copy,
                                        absl::string_view origin);
   // On a worker: reports the job's status on its copy when it changed.

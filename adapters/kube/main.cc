@@ -331,6 +331,9 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   // A worker creates the object of a MultiKueue copy only of a kind its PodController runs.
   if (flags.pods) controller_options.multikueue_gated_kinds.insert("Pod");
   if (flags.statefulsets) controller_options.multikueue_gated_kinds.insert("StatefulSet");
+  if (flags.leaderworkersets) {
+    controller_options.multikueue_gated_kinds.insert("LeaderWorkerSet");
+  }
   core::RealClock clock;
   JobController controller(*kube, *admission, clock, kinds, controller_options);
   PodController::Options pod_options;

@@ -4,6 +4,8 @@
 // job. The decisions are services/manifest/multikueue_job.h's.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "adapters/kube/job_controller.h"
@@ -105,7 +107,10 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
                                                     absl::string_view origin) {
   const v1::WorkloadPayload& payload = copy.spec().payload();
   const std::string what = absl::StrCat(key.ns, "/", key.name);
-  if (options_.multikueue_gated_kinds.count(payload.kind()) == 0) {
+  const bool group = manifest::IsMultiKueuePodGroup(payload.api_version(), payload.kind());
+  // A pod group's pods are plain pods to the worker.
+  const std::string kind = group ? std::string("Pod") : payload.kind();
+  if (options_.multikueue_gated_kinds.count(kind) == 0) {
     // Retrying cannot help until the adapter's kinds change.
     common::Log("warning", "cannot create the object of a MultiKueue copy",
                 {{"workload", what},
@@ -113,47 +118,96 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
                                         " is not a kind this adapter manages")}});
     return absl::OkStatus();
   }
-  const manifest::ResourceKind& resource =
-      payload.kind() == "Pod" ? manifest::PodResource() : manifest::StatefulSetKind();
-  absl::StatusOr<Json> obj =
-      manifest::RemoteGatedObjectFromPayload(payload, key.ns, key.name, origin);
-  if (!obj.ok()) {
+  const bool lws = kind == manifest::LeaderWorkerSetKind().kind;
+  const manifest::ResourceKind& resource = kind == "Pod" ? manifest::PodResource()
+                                           : lws         ? manifest::LeaderWorkerSetKind()
+                                                         : manifest::StatefulSetKind();
+  absl::StatusOr<std::vector<Json>> objects =
+      group ? manifest::RemotePodsFromGroupPayload(payload, key.ns, key.name, origin)
+            : [&]() -> absl::StatusOr<std::vector<Json>> {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Json obj, manifest::RemoteGatedObjectFromPayload(payload, key.ns, key.name, origin));
+    return std::vector<Json>{std::move(obj)};
+  }();
+  if (!objects.ok()) {
     common::Log("warning", "cannot create the object of a MultiKueue copy",
-                {{"workload", what}, {"error", obj.status().ToString()}});
+                {{"workload", what}, {"error", objects.status().ToString()}});
     return absl::OkStatus();
   }
-  if (!copy.metadata().uid().empty()) {
-    manifest::SetAnnotation(*obj, manifest::kMultiKueueCopyUidAnnotation, copy.metadata().uid());
-  }
-  const std::string name = manifest::GetString(*obj, {"metadata", "name"});
-  absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
-  if (existing.ok()) {
-    if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
-        manifest::MadeForAnotherCopy(*existing, copy)) {
-      // Left from an earlier copy of this name (a re-dispatch): it goes, then this one's is made.
-      absl::Status deleted = resource.plural == "pods"
-                                 ? kube_.Delete(resource, key.ns, name)
-                                 : kube_.DeleteWithDependents(resource, key.ns, name);
-      if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
-      return absl::UnavailableError(absl::StrCat("the ", resource.kind, " ", key.ns, "/", name,
-                                                 " of an earlier copy is being deleted"));
+  if (lws) {
+    // One LeaderWorkerSet for all its groups' copies, made once every one of them is here (they
+    // follow the first to this worker), so it never runs short of a group's copy; the copy of
+    // each group binds that group's pods.
+    for (const std::string& group : manifest::RemoteLeaderWorkerSetCopies(objects->front())) {
+      v1::WorkloadRef ref;
+      ref.set_namespace_(key.ns);
+      ref.set_name(group);
+      absl::Status present = admission_.GetWorkload(ref).status();
+      if (absl::IsNotFound(present)) return absl::OkStatus();
+      TOLLGATE_RETURN_IF_ERROR(present);
     }
-    if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
-      common::Log("warning", "cannot create the object of a MultiKueue copy",
+  }
+  // A group's pods one by one: a pass cut short makes the rest on the retry.
+  for (Json& obj : *objects) {
+    const std::string name = manifest::GetString(obj, {"metadata", "name"});
+    if (lws) {
+      absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
+      if (existing.ok()) {
+        if (manifest::GetString(
+                *existing, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}) !=
+            manifest::GetString(
+                obj, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation})) {
+          common::Log("warning", "cannot create the object of a MultiKueue copy",
+                      {{"workload", what},
+                       {"error", absl::StrCat("a LeaderWorkerSet ", key.ns, "/", name,
+                                              " not made for this copy exists")}});
+        }
+        continue;
+      }
+      if (!absl::IsNotFound(existing.status())) return existing.status();
+      absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
+      // Another group's copy made it first (Kueue's IgnoreAlreadyExists).
+      if (absl::IsAlreadyExists(created.status())) continue;
+      TOLLGATE_RETURN_IF_ERROR(created.status());
+      common::Log("info", "created the object of a winning MultiKueue copy",
                   {{"workload", what},
-                   {"error", absl::StrCat("a ", resource.kind, " ", key.ns, "/", name,
-                                          " not made for this copy exists")}});
+                   {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
+                   {"origin", std::string(origin)}});
+      continue;
     }
-    return absl::OkStatus();
+    if (!copy.metadata().uid().empty()) {
+      manifest::SetAnnotation(obj, manifest::kMultiKueueCopyUidAnnotation, copy.metadata().uid());
+    }
+    absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
+    if (existing.ok()) {
+      if (manifest::PrebuiltWorkloadName(*existing) == key.name &&
+          manifest::MadeForAnotherCopy(*existing, copy)) {
+        // Left from an earlier copy of this name (a re-dispatch): it goes, then this one's is
+        // made.
+        absl::Status deleted = resource.plural == "pods"
+                                   ? kube_.Delete(resource, key.ns, name)
+                                   : kube_.DeleteWithDependents(resource, key.ns, name);
+        if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+        return absl::UnavailableError(absl::StrCat("the ", resource.kind, " ", key.ns, "/", name,
+                                                   " of an earlier copy is being deleted"));
+      }
+      if (manifest::PrebuiltWorkloadName(*existing) != key.name) {
+        common::Log("warning", "cannot create the object of a MultiKueue copy",
+                    {{"workload", what},
+                     {"error", absl::StrCat("a ", resource.kind, " ", key.ns, "/", name,
+                                            " not made for this copy exists")}});
+      }
+      continue;
+    }
+    if (!absl::IsNotFound(existing.status())) return existing.status();
+    absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
+    if (absl::IsAlreadyExists(created.status())) continue;
+    TOLLGATE_RETURN_IF_ERROR(created.status());
+    common::Log("info", "created the object of a winning MultiKueue copy",
+                {{"workload", what},
+                 {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
+                 {"origin", std::string(origin)}});
   }
-  if (!absl::IsNotFound(existing.status())) return existing.status();
-  absl::StatusOr<Json> created = kube_.Create(resource, key.ns, *obj);
-  if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
-  TOLLGATE_RETURN_IF_ERROR(created.status());
-  common::Log("info", "created the object of a winning MultiKueue copy",
-              {{"workload", what},
-               {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
-               {"origin", std::string(origin)}});
   return absl::OkStatus();
 }
 

@@ -124,6 +124,12 @@ absl::Status PodController::AttachMultiKueuePayload(const manifest::ResourceKind
   return absl::OkStatus();
 }
 
+absl::Status PodController::AttachMultiKueueGroupPayload(const std::vector<Json>& pods,
+                                                         v1::Workload& wl) {
+  TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->mutable_payload(), manifest::PodGroupPayload(pods));
+  return absl::OkStatus();
+}
+
 absl::Status PodController::ReportCopyPodStatus(const Json& pod, const v1::Workload& copy) {
   if (copy.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) == 0) {
     return absl::OkStatus();
@@ -141,13 +147,49 @@ absl::Status PodController::ReportCopyPodStatus(const Json& pod, const v1::Workl
   return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
 }
 
+absl::Status PodController::ReportCopyGroupStatus(const std::vector<Json>& pods,
+                                                  const v1::Workload& copy) {
+  if (copy.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) == 0 ||
+      !copy.spec().has_payload() ||
+      !manifest::IsMultiKueuePodGroup(copy.spec().payload().api_version(),
+                                      copy.spec().payload().kind())) {
+    return absl::OkStatus();
+  }
+  const v1::WorkloadPayload report = manifest::PodGroupStatusReport(pods);
+  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
+    return absl::OkStatus();
+  }
+  v1::ReportJobStateRequest request;
+  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
+  request.mutable_workload()->set_name(copy.metadata().name());
+  *request.mutable_job_status() = report;
+  absl::Status reported = admission_.ReportJobState(request).status();
+  // Finished meanwhile: its last statuses are what the manager keeps.
+  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+}
+
+absl::StatusOr<bool> PodController::ProjectRemoteGroupStatus(const std::vector<Json>& pods,
+                                                             const v1::Workload& wl) {
+  bool patched = false;
+  for (const Json& pod : pods) {
+    if (!manifest::IsGated(pod)) continue;
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemotePodStatus(pod, wl));
+    patched = patched || projected;
+  }
+  return patched;
+}
+
 absl::StatusOr<bool> PodController::ProjectRemotePodStatus(const Json& pod,
                                                            const v1::Workload& wl) {
   if (!wl.status().has_job_status() || !wl.spec().has_payload() ||
-      wl.status().job_status().kind() != "Pod") {
+      (wl.status().job_status().kind() != "Pod" &&
+       !manifest::IsMultiKueuePodGroup(wl.status().job_status().api_version(),
+                                       wl.status().job_status().kind()))) {
     return false;
   }
   absl::StatusOr<Json> projected = manifest::ProjectedPodStatus(pod, wl.status().job_status());
+  // A group's pod not yet made on the worker: nothing to show yet.
+  if (absl::IsNotFound(projected.status())) return false;
   const std::string ns = manifest::GetString(pod, {"metadata", "namespace"});
   const std::string name = manifest::GetString(pod, {"metadata", "name"});
   if (!projected.ok()) {

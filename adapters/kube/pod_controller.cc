@@ -11,6 +11,7 @@
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
+#include "core/multikueue_components.h"
 #include "core/node_matching.h"
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
@@ -144,13 +145,24 @@ bool PodController::Handles(absl::string_view resource) const {
 
 std::vector<ObjectKey> PodController::KeysFor(absl::string_view resource, const Json& obj) const {
   const std::string ns = Ns(obj);
+  if (resource == "leaderworkersets" &&
+      !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    // A worker's LeaderWorkerSet runs under one MultiKueue copy per group.
+    absl::MutexLock lock(&mu_);
+    for (const std::string& copy : manifest::RemoteLeaderWorkerSetCopies(obj)) {
+      copy_objects_[Key(ns, copy)] = ObjectKey{std::string(resource), ns, Name(obj)};
+    }
+  }
   if ((resource == "pods" || resource == "statefulsets") &&
       !GetString(obj, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
       !manifest::PrebuiltWorkloadName(obj).empty()) {
-    // A worker's object made for a MultiKueue copy: the copy's changes concern it.
+    // A worker's object made for a MultiKueue copy: the copy's changes concern it (a pod
+    // group's pods, their group).
+    const std::string group = resource == "pods" ? PodGroupName(obj) : std::string();
     absl::MutexLock lock(&mu_);
     copy_objects_[Key(ns, manifest::PrebuiltWorkloadName(obj))] =
-        ObjectKey{std::string(resource), ns, Name(obj)};
+        group.empty() ? ObjectKey{std::string(resource), ns, Name(obj)}
+                      : ObjectKey{std::string(kPodGroupsResource), ns, group};
   }
   if (resource != "pods") return {ObjectKey{std::string(resource), ns, Name(obj)}};
   std::vector<ObjectKey> keys;
@@ -697,13 +709,35 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(ref);
   if (!wl.ok() && !absl::IsNotFound(wl.status())) return wl.status();
 
+  // A worker's pods made for a MultiKueue copy that is gone (or replaced by another of the same
+  // name) go with it (Kueue's DeleteRemoteObject deletes the group's pods).
+  if (!GetString(first, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty()) {
+    bool gone = false;
+    for (const Json& pod : pods) {
+      if (!absl::IsNotFound(wl.status()) && !manifest::MadeForAnotherCopy(pod, *wl)) continue;
+      TOLLGATE_ASSIGN_OR_RETURN(const bool deleted, DeleteObjectOfGoneCopy(PodResource(), pod));
+      gone = gone || deleted;
+    }
+    if (gone) return absl::OkStatus();
+  }
+
   if (absl::IsNotFound(wl.status())) {
     if (!info->prebuilt_workload.empty()) {
       // Its parent makes the workload (Kueue: ErrPrebuiltWorkloadNotFound, retried).
       return absl::UnavailableError(
           absl::StrCat("pod group ", key.name, ": prebuilt workload ", wl_name, " not found"));
     }
+    TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, QueueUsesMultiKueue(key.ns, queue));
     absl::StatusOr<manifest::NewGroupWorkload> composed = manifest::ComposeGroup(pods, *info);
+    if (multikueue && composed.ok()) {
+      // The group travels to the worker whole, in a payload made once: fast admission waits too.
+      const int32_t active = static_cast<int32_t>(
+          std::count_if(pods.begin(), pods.end(), manifest::IsRunnableOrSucceeded));
+      if (std::optional<std::string> waiting =
+              manifest::GroupIncompleteForMultiKueue(active, info->total_count)) {
+        composed = absl::FailedPreconditionError(*waiting);
+      }
+    }
     if (absl::IsFailedPrecondition(composed.status())) {
       // Waiting for members: their creation triggers the next pass.
       Json desired = first;
@@ -725,6 +759,19 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
         manifest::PodGroupWorkload(key.ns, *info, composed->roles, first, queue);
     if (!built.ok()) {
       return Warn(PodResource(), first, "ErrWorkloadCompose", built.status().message());
+    }
+    if (multikueue) {
+      std::vector<Json> carried;
+      for (const Json& pod : pods) {
+        if (manifest::IsRunnableOrSucceeded(pod) &&
+            absl::c_find(composed->excess_pods, PodName(pod)) == composed->excess_pods.end()) {
+          carried.push_back(pod);
+        }
+      }
+      absl::Status attached = AttachMultiKueueGroupPayload(carried, *built);
+      if (!attached.ok()) {
+        return Warn(PodResource(), first, "InvalidWorkload", attached.message());
+      }
     }
     const v1::Workload& workload = *built;
     v1::SubmitRequest submit;
@@ -787,6 +834,13 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     }
   }
 
+  // MultiKueue: a worker's statuses go to its copy before the group's finish; the manager's
+  // gated pods show the winner's (the patch wakes this group again).
+  TOLLGATE_RETURN_IF_ERROR(ReportCopyGroupStatus(pods, *wl));
+  {
+    TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteGroupStatus(pods, *wl));
+    if (projected) return absl::OkStatus();
+  }
   if (std::optional<manifest::GroupFinish> done = manifest::GroupFinished(pods, *info)) {
     if (wl->status().state() == v1::WORKLOAD_STATE_ADMITTED ||
         wl->status().state() == v1::WORKLOAD_STATE_EVICTING) {
@@ -1084,12 +1138,33 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   const int32_t size = manifest::LeaderWorkerSetSize(lws);
   const Json* leader = Find(lws, {"spec", "leaderWorkerTemplate", "leaderTemplate"});
   const bool has_leader = leader != nullptr && leader->is_object();
-  auto group_name = [&](int32_t index) { return manifest::LeaderWorkerSetGroupName(lws, index); };
+  // A MultiKueue worker's LeaderWorkerSet runs under the manager's copies of its groups' workloads
+  // (Kueue's reconciler makes none for one with the origin label); it goes once one of them is
+  // gone (Kueue's DeleteRemoteObject, which any group's removal calls).
+  const std::vector<std::string> copies = manifest::RemoteLeaderWorkerSetCopies(lws);
+  const bool remote =
+      !GetString(lws, {"metadata", "labels", manifest::kMultiKueueOriginLabel}).empty() &&
+      !copies.empty();
+  auto group_name = [&](int32_t index) {
+    return remote ? copies[index] : manifest::LeaderWorkerSetGroupName(lws, index);
+  };
+  if (remote) {
+    for (const std::string& copy : copies) {
+      absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, copy));
+      if (absl::IsNotFound(wl.status())) {
+        return DeleteObjectOfGoneCopy(LeaderWorkerSetResource(), lws).status();
+      }
+      TOLLGATE_RETURN_IF_ERROR(wl.status());
+    }
+  }
 
   v1::ListWorkloadsRequest list;
   list.set_namespace_(key.ns);
   list.set_owner_uid(Uid(lws));
-  TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse owned, admission_.ListWorkloads(list));
+  v1::ListWorkloadsResponse owned;
+  if (!remote) {
+    TOLLGATE_ASSIGN_OR_RETURN(owned, admission_.ListWorkloads(list));
+  }
   std::set<std::string> wanted;
   for (int32_t i = 0; i < replicas; ++i) wanted.insert(group_name(i));
   std::set<std::string> existing;
@@ -1116,12 +1191,24 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
     if (!status.ok() && !absl::IsNotFound(status)) return status;
     common::Log("info", "deleted workload of a removed group", {{"workload", Key(key.ns, name)}});
   }
-  absl::StatusOr<std::vector<v1::Workload>> groups = manifest::LeaderWorkerSetWorkloads(lws, queue);
+  absl::StatusOr<std::vector<v1::Workload>> groups =
+      remote ? std::vector<v1::Workload>() : manifest::LeaderWorkerSetWorkloads(lws, queue);
   if (!groups.ok()) {
     return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", groups.status().message());
   }
-  for (const v1::Workload& wl : *groups) {
+  for (v1::Workload& wl : *groups) {
     if (existing.count(wl.metadata().name()) > 0) continue;
+    absl::Status attached = AttachMultiKueuePayload(LeaderWorkerSetResource(), lws, queue, wl);
+    if (absl::IsInvalidArgument(attached)) {
+      return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", attached.message());
+    }
+    TOLLGATE_RETURN_IF_ERROR(attached);
+    if (wl.spec().has_payload()) {
+      // MultiKueue dispatches all groups together (docs/multicluster.md, "LeaderWorkerSet").
+      (*wl.mutable_metadata()
+            ->mutable_annotations())[std::string(core::kComponentWorkloadCountAnnotation)] =
+          absl::StrCat(replicas);
+    }
     v1::SubmitRequest submit;
     *submit.mutable_workload() = wl;
     absl::Status submitted = admission_.Submit(submit).status();

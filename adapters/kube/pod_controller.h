@@ -135,11 +135,20 @@ class PodController {
   // Adds `obj` as the payload of its new workload `wl` when its queue uses MultiKueue.
   absl::Status AttachMultiKueuePayload(const manifest::ResourceKind& kind, const Json& obj,
                                        absl::string_view queue, v1::Workload& wl);
+  // Adds the pod group's `pods` (the runnable ones it is made of) as the payload of its new
+  // workload `wl`.
+  absl::Status AttachMultiKueueGroupPayload(const std::vector<Json>& pods, v1::Workload& wl);
   // On a worker: reports the pod's status on its MultiKueue copy when it changed.
   absl::Status ReportCopyPodStatus(const Json& pod, const v1::Workload& copy);
+  // On a worker: reports the statuses of a copy's pod group on the copy when they changed.
+  absl::Status ReportCopyGroupStatus(const std::vector<Json>& pods, const v1::Workload& copy);
   // On the manager: projects the winner's reported pod status onto the gated pod (Kueue's
-  // syncLocalPodWithRemote). Returns whether it patched the status.
+  // syncLocalPodWithRemote), from a plain pod's report or a pod group's. Returns whether it
+  // patched the status.
   absl::StatusOr<bool> ProjectRemotePodStatus(const Json& pod, const v1::Workload& wl);
+  // ProjectRemotePodStatus for each gated pod of a group; whether it patched any.
+  absl::StatusOr<bool> ProjectRemoteGroupStatus(const std::vector<Json>& pods,
+                                                const v1::Workload& wl);
   // On a worker: deletes an object made for a MultiKueue copy that is gone (Kueue deletes the
   // remote object with its workload). False (nothing done) without the origin label.
   absl::StatusOr<bool> DeleteObjectOfGoneCopy(const manifest::ResourceKind& kind, const Json& obj);

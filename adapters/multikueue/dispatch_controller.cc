@@ -1,12 +1,16 @@
 #include "adapters/multikueue/dispatch_controller.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/json_log.h"
 #include "core/admission_checks.h"
+#include "core/multikueue_components.h"
 #include "core/multikueue_remote_sync.h"
 #include "core/status_macros.h"
 #include "services/api/config_codec.h"
@@ -31,6 +35,31 @@ using api::SameRemoteStates;
 using api::WorkerObservation;
 
 namespace {
+
+// The owner whose component workloads must run on one worker (a LeaderWorkerSet's groups): its
+// uid, or "" for a workload that is no component.
+std::string ComponentOwnerOf(const v1::Workload& wl) {
+  if (wl.metadata().annotations().count(std::string(core::kComponentWorkloadIndexAnnotation)) ==
+          0 ||
+      wl.metadata().owner_references_size() != 1) {
+    return "";
+  }
+  return wl.metadata().owner_references(0).uid();
+}
+
+core::ComponentWorkload ComponentOf(const v1::Workload& wl) {
+  core::ComponentWorkload out;
+  out.name = wl.metadata().name();
+  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadIndexAnnotation));
+  if (it != wl.metadata().annotations().end()) out.index = core::ComponentIndexOf(it->second);
+  out.cluster_name = wl.status().cluster_name();
+  return out;
+}
+
+int ExpectedComponents(const v1::Workload& wl) {
+  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadCountAnnotation));
+  return it == wl.metadata().annotations().end() ? 0 : core::ComponentIndexOf(it->second);
+}
 
 // Active condition as stored on an object's status.
 std::optional<core::Condition> ActiveOf(
@@ -327,6 +356,16 @@ void DispatchController::ManagerWatchLoop(const common::StopSignal& stop) {
             if (!check.empty()) managed.check = check;
           }
           dirty_.insert(key);
+          // The other components of its object decide by this one (Kueue enqueues them).
+          if (const std::string owner = ComponentOwnerOf(event.workload()); !owner.empty()) {
+            for (const auto& [other_key, other] : workloads_) {
+              if (other.workload.metadata().namespace_() ==
+                      event.workload().metadata().namespace_() &&
+                  ComponentOwnerOf(other.workload) == owner) {
+                dirty_.insert(other_key);
+              }
+            }
+          }
           return !stop.stopped();
         },
         &canceller);
@@ -444,12 +483,46 @@ absl::Status DispatchController::Nominate(
   input.nominated.assign(wl.status().nominated_cluster_names().begin(),
                          wl.status().nominated_cluster_names().end());
   input.step_size = options_.settings.incremental_step_size;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = rounds_.find(key);
-    if (it != rounds_.end()) input.round = it->second;
+
+  // One of several workloads of one object (a LeaderWorkerSet's groups): all on one worker.
+  std::optional<core::ComponentDecision> component;
+  if (const std::string owner = ComponentOwnerOf(wl); !owner.empty()) {
+    std::vector<core::ComponentWorkload> others;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [other_key, other] : workloads_) {
+        if (other_key == key ||
+            other.workload.metadata().namespace_() != wl.metadata().namespace_() ||
+            ComponentOwnerOf(other.workload) != owner) {
+          continue;
+        }
+        others.push_back(ComponentOf(other.workload));
+      }
+    }
+    component = core::DecideComponentDispatch(ComponentOf(wl), others, ExpectedComponents(wl));
+    if (component->step == core::ComponentStep::kConflict) {
+      return absl::FailedPreconditionError(absl::StrCat(key, ": ", component->message));
+    }
+    if (component->step == core::ComponentStep::kWaitForComponents ||
+        component->step == core::ComponentStep::kWaitForPrimary) {
+      // A change of another component (its creation, its admission on a worker) wakes this one.
+      return absl::OkStatus();
+    }
   }
-  const core::Nomination nomination = core::Nominate(mode_, input, now);
+
+  core::Nomination nomination;
+  if (component.has_value() && component->step == core::ComponentStep::kFollow) {
+    // Kueue's syncToSingleCluster: only where the other components run.
+    nomination.nominated = {component->cluster};
+    nomination.changed = input.nominated != nomination.nominated;
+  } else {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = rounds_.find(key);
+      if (it != rounds_.end()) input.round = it->second;
+    }
+    nomination = core::Nominate(mode_, input, now);
+  }
   {
     absl::MutexLock lock(&mu_);
     if (nomination.new_round.has_value()) rounds_[key] = *nomination.new_round;

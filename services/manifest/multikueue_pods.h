@@ -9,7 +9,10 @@
 // winning worker creates it, and (for a plain Pod) its status comes back. tollgate-kube does the
 // I/O; these are pure.
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -25,26 +28,60 @@ inline constexpr absl::string_view kMultiKueueOriginUidAnnotation =
     "kueue.x-k8s.io/multikueue-origin-uid";
 
 const ResourceKind& StatefulSetKind();
+const ResourceKind& LeaderWorkerSetKind();
 
 // Whether a payload of this apiVersion and kind is one of the gated kinds MultiKueue carries: a
-// plain Pod (v1) or a StatefulSet (apps/v1).
+// plain Pod (v1), a pod group (v1 PodList), a StatefulSet (apps/v1) or a LeaderWorkerSet
+// (leaderworkerset.x-k8s.io/v1).
 bool IsMultiKueueGatedKind(absl::string_view api_version, absl::string_view kind);
+// Whether it is a pod group's payload: a v1 PodList of the group's pods.
+bool IsMultiKueuePodGroup(absl::string_view api_version, absl::string_view kind);
 
 // The manifest a manager's workload carries for a gated Pod or a StatefulSet, as Kueue's
 // adapters build the remote object: metadata keeps only name, namespace, labels and annotations
 // (Tollgate's own tollgate.dev/ annotations dropped), the spec as it is (a Pod keeps its
 // scheduling gates, so it waits on the worker for the copy's admission), no status; a
-// StatefulSet is annotated with the manager's uid. INVALID_ARGUMENT (naming the field) for an
-// object without a spec or of another kind.
+// StatefulSet or a LeaderWorkerSet is annotated with the manager's uid. INVALID_ARGUMENT (naming
+// the field) for an object without a spec or of another kind.
 absl::StatusOr<v1::WorkloadPayload> GatedObjectPayload(const ResourceKind& kind, const Json& obj);
 
 // The object a worker creates for its copy `copy_name` (in `ns`) that the manager declared the
 // winner: the carried manifest with the labels kueue.x-k8s.io/prebuilt-workload-name (it binds
 // to the copy instead of getting a workload of its own) and the origin label, server-set fields
-// dropped. INVALID_ARGUMENT (naming the field) when the payload is not a manifest of a gated kind.
+// dropped. A LeaderWorkerSet gets no prebuilt-workload label: it is bound to all its groups' copies
+// by their names (RemoteLeaderWorkerSetCopies). INVALID_ARGUMENT (naming the field) when the
+// payload is not a manifest of a gated kind.
 absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& payload,
                                                   absl::string_view ns, absl::string_view copy_name,
                                                   absl::string_view origin);
+
+// The manifest a pod group's workload carries: a v1 PodList whose items are the group's pods, each
+// as GatedObjectPayload carries a Pod (Kueue's pod adapter syncs every pod of the group to the
+// worker). INVALID_ARGUMENT (naming the pod and the field) for no pods or a pod without a spec.
+absl::StatusOr<v1::WorkloadPayload> PodGroupPayload(const std::vector<Json>& pods);
+
+// Why a pod group may not yet make its workload on a MultiKueue queue, or nullopt when it may:
+// the payload is made once, with the workload, so it waits until all `total_count` pods of the
+// group exist (not failed), fast admission or not (`active` counts the pods that have not
+// failed).
+std::optional<std::string> GroupIncompleteForMultiKueue(int32_t active, int32_t total_count);
+
+// The pods a worker creates for its winning copy from a pod group's payload, each as
+// RemoteGatedObjectFromPayload makes a Pod. INVALID_ARGUMENT (naming the field) for a payload
+// that is not a PodList of pods.
+absl::StatusOr<std::vector<Json>> RemotePodsFromGroupPayload(const v1::WorkloadPayload& payload,
+                                                             absl::string_view ns,
+                                                             absl::string_view copy_name,
+                                                             absl::string_view origin);
+
+// The copies a worker's LeaderWorkerSet (made from a payload) runs under, one per replica group:
+// the names the manager's tollgate-kube gave its group workloads, from the manager's uid in the
+// origin-uid annotation (as Kueue's worker names them). Empty without that annotation.
+std::vector<std::string> RemoteLeaderWorkerSetCopies(const Json& lws);
+
+// What a worker reports of its pod group: a v1 PodList whose items are each pod's name and
+// status, by name.
+v1::WorkloadPayload PodGroupStatusReport(const std::vector<Json>& pods);
 
 // What a worker reports of its pod (status.job_status): apiVersion v1, kind Pod and the pod's
 // status. (Kueue syncs no StatefulSet status: the manager's StatefulSet controller would
@@ -55,7 +92,9 @@ v1::WorkloadPayload PodStatusReport(const Json& pod);
 // syncLocalPodWithRemote): the remote pod's status, except that while the local pod is gated and
 // the remote one not yet scheduled (no PodScheduled=True), the local PodScheduled condition
 // (SchedulingGated) is kept, so the manager's autoscaler does not take the pod for an
-// unschedulable one. INVALID_ARGUMENT naming the field for a report that is not a Pod status.
+// unschedulable one. A pod group's report (PodGroupStatusReport) gives each pod the status of the
+// worker's pod of its name; NOT_FOUND when it has none (not created there yet). INVALID_ARGUMENT
+// naming the field for a report that is neither.
 absl::StatusOr<Json> ProjectedPodStatus(const Json& local_pod, const v1::WorkloadPayload& report);
 
 }  // namespace tollgate::manifest

@@ -91,6 +91,8 @@ TEST_F(DeployRbacTest, MultiKueuesObjectsCanBeCreatedDeletedAndTheirStatusPatche
   EXPECT_TRUE(granted_.count("/pods/status:patch") > 0);
   EXPECT_TRUE(Grants(StatefulSetResource(), "create"));
   EXPECT_TRUE(Grants(StatefulSetResource(), "delete"));
+  EXPECT_TRUE(Grants(LeaderWorkerSetResource(), "create"));
+  EXPECT_TRUE(Grants(LeaderWorkerSetResource(), "delete"));
 }
 
 }  // namespace

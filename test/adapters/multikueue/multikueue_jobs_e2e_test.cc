@@ -5,7 +5,8 @@
 // (w2; w1 is full): a Job bound to w2's copy appears there and runs; none appears on w1; the
 // manager's cluster never runs it; its status (active, then succeeded with Complete) comes back
 // onto the manager's Job, and the manager's workload finishes; a failing job fails them with
-// reason Failed. Every wait has a deadline.
+// reason Failed. Plain Pods (a Deployment's too), pod groups, StatefulSets and LeaderWorkerSets
+// travel the same way (docs/multicluster.md, "The pod-based kinds"). Every wait has a deadline.
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -75,6 +77,15 @@ Json GatedPod(const std::string& name, int seconds, bool fail = false) {
                 {"annotations", annotations}}},
               {"spec", OneCpuPodTemplate()["spec"]}};
   pod["spec"]["schedulingGates"] = Json::array({{{"name", "kueue.x-k8s.io/admission"}}});
+  return pod;
+}
+
+// A member of the pod group "train" of `total` pods (Kueue's pod-group-name label and
+// pod-group-total-count annotation), gated as GatedPod.
+Json GroupPod(const std::string& name, int total, int seconds) {
+  Json pod = GatedPod(name, seconds);
+  pod["metadata"]["labels"][manifest::kPodGroupNameKey] = "train";
+  pod["metadata"]["annotations"][manifest::kPodGroupTotalCountAnnotation] = absl::StrCat(total);
   return pod;
 }
 
@@ -311,7 +322,8 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
         {testing::TollgateKubeBinary(), "--kubeconfig=" + c.dir + "/kubeconfig",
          "--tollgate=" + c.address(), "--state-file=" + c.dir + "/kube.state",
          "--resync-period=20s", "--watch-timeout=60s", "--health-file=" + c.dir + "/kube.health",
-         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,statefulset"},
+         "--frameworks=batch/job,jobset.x-k8s.io/jobset,pod,deployment,statefulset,"
+         "leaderworkerset.x-k8s.io/leaderworkerset"},
         c.dir + "/tollgate-kube.log");
     ASSERT_TRUE(adapter.ok()) << adapter.status();
     c.adapter = std::move(*adapter);
@@ -926,6 +938,316 @@ TEST_F(MultiKueueJobsE2eTest, AStatefulSetRunsOnTheWinnerAndGoesWithTheManagersO
   copy.set_name(workload);
   EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
 
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
+}
+
+// A pod group (Kueue's pod MultiKueue adapter syncs every pod of the group): its workload is made
+// once both pods exist and carries them; both run on w2, bound to w2's copy, while the manager's
+// stay gated and show the remote statuses, Running then Succeeded; the group's workload finishes
+// Succeeded, and w2's pods go with the copy.
+TEST_F(MultiKueueJobsE2eTest, APodGroupRunsOnTheWinnerAndItsPodsStatusesComeBack) {
+  // With fast admission, too, the workload waits for the whole group: it travels whole.
+  Json first = GroupPod("train", 2, 4);
+  Json second = GroupPod("train-b", 2, 4);
+  for (Json* pod : {&first, &second}) {
+    (*pod)["metadata"]["annotations"][manifest::kPodGroupFastAdmissionAnnotation] = "true";
+  }
+  ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", first).ok());
+  Json waiting;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        waiting = GetPod(Manager(), "train");
+        return absl::StrContains(
+            manifest::GetString(waiting, {"metadata", "annotations", "tollgate.dev/status"}),
+            "MultiKueue carries the whole group");
+      },
+      kWait))
+      << waiting.dump();
+  EXPECT_FALSE(ManagerWorkload().has_value());
+  ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", second).ok());
+
+  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
+  const v1::Workload submitted = *ManagerWorkload();
+  EXPECT_EQ(submitted.metadata().name(), "train");
+  EXPECT_EQ(submitted.spec().payload().kind(), "PodList");
+
+  for (const char* name : {"train", "train-b"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(W2(), name, "Running", remote)) << remote.dump();
+    EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), "train");
+    EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+    EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", manifest::kPodGroupNameKey}),
+              "train");
+    EXPECT_FALSE(manifest::IsGated(remote));
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json local;
+    ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Running", local)) << local.dump();
+    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json local;
+    ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Succeeded", local)) << local.dump();
+    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  }
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Succeeded") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train").status()) &&
+               absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train-b").status());
+      },
+      kWait));
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
+}
+
+// Deleting a running pod group's pods on the manager's cluster removes its workload, w2's copy
+// and w2's pods (Kueue's DeleteRemoteObject for a group).
+TEST_F(MultiKueueJobsE2eTest, DeletingAPodGroupOnTheManagerRemovesItsPodsFromTheWinner) {
+  for (const char* name : {"train", "train-b"}) {
+    ASSERT_TRUE(
+        Manager().kube->Create(manifest::PodResource(), "team", GroupPod(name, 2, 3600)).ok());
+  }
+  for (const char* name : {"train", "train-b"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(W2(), name, "Running", remote)) << remote.dump();
+  }
+  for (const char* name : {"train", "train-b"}) {
+    ASSERT_TRUE(Manager().kube->Delete(manifest::PodResource(), "team", name).ok());
+  }
+  EXPECT_TRUE(WaitFor([&] { return !ManagerWorkload().has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train").status()) &&
+               absl::IsNotFound(
+                   W2().kube->Get(manifest::PodResource(), "team", "train-b").status());
+      },
+      kWait));
+  v1::WorkloadRef copy;
+  copy.set_namespace_("team");
+  copy.set_name("train");
+  EXPECT_TRUE(absl::IsNotFound(W2().admission->GetWorkload(copy).status()));
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
+}
+
+// A LeaderWorkerSet of two groups (a leader and a worker at 1 cpu each: 2 cpu a group) with room
+// on both workers (w1's blocker gone) for both groups: Kueue's multi-workload rule keeps them
+// together. Group 1's copy is made only once group 0 was admitted on a worker, and only there
+// (sampled every 50 ms: never on the other worker, never before group 0 had its clusterName);
+// the winner makes one LeaderWorkerSet with the manager's uid, bound to both copies, and all four
+// pods run there while the manager's stay gated. Deleting the manager's LeaderWorkerSet removes
+// both workloads, both copies and the winner's LeaderWorkerSet with its pods.
+TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetsGroupsRunTogetherOnOneWorker) {
+  v1::DeleteWorkloadRequest unblock;
+  unblock.mutable_workload()->set_namespace_("team");
+  unblock.mutable_workload()->set_name("blocker");
+  ASSERT_TRUE(W1().admission->DeleteWorkload(unblock).ok());
+
+  const Json gated_one_cpu = {
+      {"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+      {"containers", Json::array({{{"name", "main"},
+                                   {"image", "busybox"},
+                                   {"resources", {{"requests", {{"cpu", "1"}}}}}}})}};
+  const Json lws = {
+      {"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+      {"kind", "LeaderWorkerSet"},
+      {"metadata", {{"name", "train"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+      {"spec",
+       {{"replicas", 2},
+        {"leaderWorkerTemplate",
+         // Gated as written: Tollgate has no webhook to gate the first pods in time.
+         {{"size", 2},
+          {"leaderTemplate", {{"spec", gated_one_cpu}}},
+          {"workerTemplate", {{"spec", gated_one_cpu}}}}}}}};
+  absl::StatusOr<Json> created =
+      Manager().kube->Create(manifest::LeaderWorkerSetKind(), "team", lws);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string manager_uid = manifest::GetString(*created, {"metadata", "uid"});
+  auto group_workload = [&](int g) {
+    return manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+                                       absl::StrCat("train-", g), manager_uid);
+  };
+  auto manager_workload = [&](int g) -> std::optional<v1::Workload> {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name(group_workload(g));
+    absl::StatusOr<v1::Workload> wl = Manager().admission->GetWorkload(ref);
+    return wl.ok() ? std::optional<v1::Workload>(*wl) : std::nullopt;
+  };
+  auto has_copy = [&](Cluster& c, int g) {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name(group_workload(g));
+    return c.admission->GetWorkload(ref).ok();
+  };
+
+  // Where group 1's copy is ever seen, and whether before group 0 was admitted on a worker.
+  absl::Mutex mu;
+  std::set<std::string> group1_copies;
+  bool group1_copied_early = false;
+  std::atomic<bool> stop{false};
+  std::thread sampler([&] {
+    while (!stop.load()) {
+      std::set<std::string> holders;
+      for (Cluster* c : {&W1(), &W2()}) {
+        if (has_copy(*c, 1)) holders.insert(c->name);
+      }
+      std::optional<v1::Workload> primary = manager_workload(0);
+      {
+        absl::MutexLock lock(&mu);
+        group1_copies.insert(holders.begin(), holders.end());
+        if (!holders.empty() &&
+            (!primary.has_value() || primary->status().cluster_name().empty())) {
+          group1_copied_early = true;
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  });
+  struct StopSampler {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~StopSampler() {
+      stop.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } stop_sampler{stop, sampler};
+
+  std::string winner;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::Workload> g0 = manager_workload(0);
+        std::optional<v1::Workload> g1 = manager_workload(1);
+        if (!g0.has_value() || !g1.has_value() || g0->status().cluster_name().empty()) {
+          return false;
+        }
+        winner = g0->status().cluster_name();
+        return g1->status().cluster_name() == winner;
+      },
+      kWait));
+  for (int g = 0; g < 2; ++g) {
+    std::optional<v1::Workload> wl = manager_workload(g);
+    ASSERT_TRUE(wl.has_value());
+    EXPECT_EQ(wl->spec().payload().kind(), "LeaderWorkerSet");
+    EXPECT_EQ(wl->metadata().annotations().at("tollgate.dev/component-workload-count"), "2");
+  }
+  Cluster& there = winner == "w1" ? W1() : W2();
+  Cluster& elsewhere = winner == "w1" ? W2() : W1();
+
+  // The winner's LeaderWorkerSet, with the manager's uid, and all four pods running there.
+  for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(there, pod, "Running", remote)) << pod << " " << remote.dump();
+  }
+  absl::StatusOr<Json> remote = there.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  EXPECT_EQ(manifest::GetString(*remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_EQ(manifest::GetString(
+                *remote, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}),
+            manager_uid);
+  EXPECT_TRUE(absl::IsNotFound(
+      elsewhere.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train").status()));
+  for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+    absl::StatusOr<Json> local = Manager().kube->Get(manifest::PodResource(), "team", pod);
+    ASSERT_TRUE(local.ok()) << pod << " " << local.status();
+    EXPECT_TRUE(manifest::IsGated(*local)) << local->dump();
+  }
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(group1_copies, std::set<std::string>{winner});
+    EXPECT_FALSE(group1_copied_early);
+  }
+
+  // Deleting the manager's LeaderWorkerSet removes its workloads, the copies and the winner's
+  // objects.
+  ASSERT_TRUE(Manager().kube->Delete(manifest::LeaderWorkerSetKind(), "team", "train").ok());
+  EXPECT_TRUE(WaitFor(
+      [&] { return !manager_workload(0).has_value() && !manager_workload(1).has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        if (!absl::IsNotFound(
+                there.kube->Get(manifest::LeaderWorkerSetKind(), "team", "train").status())) {
+          return false;
+        }
+        for (const char* pod : {"train-0", "train-0-1", "train-1", "train-1-1"}) {
+          if (!absl::IsNotFound(there.kube->Get(manifest::PodResource(), "team", pod).status())) {
+            return false;
+          }
+        }
+        return !has_copy(there, 0) && !has_copy(there, 1);
+      },
+      kWait));
+  const Json runs = FakeRuns(there.apiserver);
+  ASSERT_TRUE(runs.is_array());
+  EXPECT_EQ(runs.size(), 4u) << runs.dump();
+  EXPECT_EQ(FakeRuns(elsewhere.apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+}
+
+// A Deployment's pod (Kueue has no MultiKueue adapter for the Deployment: its pods are plain pods
+// with workloads of their own) travels as a plain pod: it runs on w2 bound to its copy, without
+// the Deployment's owner reference, while the manager's pod stays gated and shows its status.
+// Deleting the Deployment on the manager's cluster takes its pod, the workload, the copy and
+// w2's pod.
+TEST_F(MultiKueueJobsE2eTest, ADeploymentsPodRunsOnTheWinnerAsAPlainPod) {
+  const Json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "serve"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+      {"spec",
+       {{"replicas", 1},
+        {"selector", {{"matchLabels", {{"app", "serve"}}}}},
+        {"template",
+         {{"metadata", {{"labels", {{"app", "serve"}}}}},
+          // Gated as written: Tollgate has no webhook to gate the first pod in time.
+          {"spec",
+           {{"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+            {"containers", Json::array({{{"name", "main"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}}};
+  const manifest::ResourceKind deployments{"apps", "v1", "deployments", "Deployment", true};
+  ASSERT_TRUE(Manager().kube->Create(deployments, "team", deployment).ok());
+
+  std::optional<v1::Workload> submitted;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        submitted = ManagerWorkload();
+        return submitted.has_value();
+      },
+      kWait));
+  EXPECT_EQ(submitted->spec().payload().kind(), "Pod");
+  absl::StatusOr<Json> carried = manifest::ParseJson(submitted->spec().payload().data(), "data");
+  ASSERT_TRUE(carried.ok()) << carried.status();
+  const std::string pod = manifest::GetString(*carried, {"metadata", "name"});
+  ASSERT_TRUE(absl::StartsWith(pod, "serve-")) << pod;
+
+  Json remote;
+  ASSERT_TRUE(AwaitPodPhase(W2(), pod, "Running", remote)) << remote.dump();
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), submitted->metadata().name());
+  EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
+  EXPECT_FALSE(remote["metadata"].contains("ownerReferences")) << remote.dump();
+  Json local;
+  ASSERT_TRUE(AwaitPodPhase(Manager(), pod, "Running", local)) << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  EXPECT_EQ(ManagerWorkload()->status().cluster_name(), "w2");
+  EXPECT_TRUE(absl::IsNotFound(W1().kube->Get(manifest::PodResource(), "team", pod).status()));
+
+  ASSERT_TRUE(Manager().kube->Delete(deployments, "team", "serve").ok());
+  EXPECT_TRUE(WaitFor([&] { return !ManagerWorkload().has_value(); }, kWait));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::IsNotFound(W2().kube->Get(manifest::PodResource(), "team", pod).status());
+      },
+      kWait));
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
 

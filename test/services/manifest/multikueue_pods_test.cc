@@ -1,14 +1,18 @@
 // MultiKueue's projection of the gated kinds, the pure part (services/manifest/multikueue_pods.h):
 // the manifest a manager's workload carries for a Pod or a StatefulSet, the object a worker
-// creates from it, the pod's status report and Kueue's syncLocalPodWithRemote rule.
+// creates from it, the pod's status report and Kueue's syncLocalPodWithRemote rule; a pod group's
+// payload, pods and statuses.
 
 #include "services/manifest/multikueue_pods.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "services/manifest/multikueue_job.h"
+#include "services/manifest/pod_kinds.h"
 #include "services/manifest/prebuilt_workload.h"
 
 namespace tollgate::manifest {
@@ -191,6 +195,156 @@ TEST(MultiKueuePodsTest, AReportThatIsNotAPodStatusIsRefused) {
   v1::WorkloadPayload garbage = RemoteReport(R"({})");
   garbage.set_data("[1]");
   EXPECT_TRUE(absl::IsInvalidArgument(ProjectedPodStatus(ManagerPod(), garbage).status()));
+}
+
+// --- Pod groups -------------------------------------------------------------------------------
+
+Json GroupPod(const std::string& name) {
+  Json pod = ManagerPod();
+  pod["metadata"]["name"] = name;
+  pod["metadata"]["uid"] = "uid-" + name;
+  pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] = "g";
+  pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "2";
+  return pod;
+}
+
+TEST(MultiKueuePodsTest, APodGroupTravelsAsAPodListOfItsPodsAsWritten) {
+  absl::StatusOr<v1::WorkloadPayload> payload = PodGroupPayload({GroupPod("a"), GroupPod("b")});
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "v1");
+  EXPECT_EQ(payload->kind(), "PodList");
+  EXPECT_TRUE(IsMultiKueueGatedKind(payload->api_version(), payload->kind()));
+  EXPECT_TRUE(IsMultiKueuePodGroup(payload->api_version(), payload->kind()));
+  const Json data = DataOf(*payload);
+  ASSERT_EQ(data["items"].size(), 2u);
+  EXPECT_EQ(data["items"][1]["metadata"]["name"], "b");
+  EXPECT_EQ(data["items"][1]["kind"], "Pod");
+  EXPECT_FALSE(data["items"][1]["metadata"].contains("uid"));
+  EXPECT_FALSE(data["items"][1].contains("status"));
+  EXPECT_FALSE(data["items"][1]["metadata"]["annotations"].contains("tollgate.dev/status"));
+  EXPECT_EQ(GetString(data["items"][0], {"metadata", "labels", "kueue.x-k8s.io/pod-group-name"}),
+            "g");
+  EXPECT_EQ(data["items"][0]["spec"], ManagerPod()["spec"]);
+}
+
+TEST(MultiKueuePodsTest, APodGroupWithoutPodsOrWithAPodWithoutSpecIsRefused) {
+  EXPECT_THAT(PodGroupPayload({}).status().message(), HasSubstr("no pods"));
+  Json no_spec = GroupPod("b");
+  no_spec.erase("spec");
+  absl::Status refused = PodGroupPayload({GroupPod("a"), no_spec}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_THAT(refused.message(), HasSubstr("pod b: spec: Required value"));
+}
+
+TEST(MultiKueuePodsTest, OnAMultiKueueQueueAGroupWaitsForAllItsPodsEvenWithFastAdmission) {
+  std::optional<std::string> waiting = GroupIncompleteForMultiKueue(1, 3);
+  ASSERT_TRUE(waiting.has_value());
+  EXPECT_THAT(*waiting, HasSubstr("(1/3)"));
+  EXPECT_FALSE(GroupIncompleteForMultiKueue(3, 3).has_value());
+  EXPECT_FALSE(GroupIncompleteForMultiKueue(4, 3).has_value());
+}
+
+TEST(MultiKueuePodsTest, TheWorkerMakesEachPodOfTheGroupBoundToItsCopy) {
+  absl::StatusOr<v1::WorkloadPayload> payload = PodGroupPayload({GroupPod("a"), GroupPod("b")});
+  ASSERT_TRUE(payload.ok());
+  absl::StatusOr<std::vector<Json>> pods =
+      RemotePodsFromGroupPayload(*payload, "team", "g", "manager-1");
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  ASSERT_EQ(pods->size(), 2u);
+  for (const Json& pod : *pods) {
+    EXPECT_EQ(pod["kind"], "Pod");
+    EXPECT_EQ(PrebuiltWorkloadName(pod), "g");
+    EXPECT_EQ(GetString(pod, {"metadata", "labels", kMultiKueueOriginLabel}), "manager-1");
+    EXPECT_EQ(GetString(pod, {"metadata", "labels", "kueue.x-k8s.io/pod-group-name"}), "g");
+    EXPECT_EQ(GetString(pod, {"metadata", "namespace"}), "team");
+    EXPECT_EQ(pod["spec"]["schedulingGates"][0]["name"], "kueue.x-k8s.io/admission");
+  }
+  EXPECT_EQ((*pods)[0]["metadata"]["name"], "a");
+  // A group's payload is not one object, and one object's is not a group.
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      RemoteGatedObjectFromPayload(*payload, "team", "g", "manager-1").status()));
+  absl::StatusOr<v1::WorkloadPayload> single = GatedObjectPayload(PodResource(), ManagerPod());
+  ASSERT_TRUE(single.ok());
+  EXPECT_THAT(RemotePodsFromGroupPayload(*single, "team", "g", "o").status().message(),
+              HasSubstr("not a v1 PodList"));
+}
+
+TEST(MultiKueuePodsTest, AGroupPayloadWithoutPodsOrWithABadPodIsRefusedNamingTheItem) {
+  v1::WorkloadPayload empty = JsonPayload("v1", "PodList", {{"items", Json::array()}});
+  EXPECT_THAT(RemotePodsFromGroupPayload(empty, "team", "g", "o").status().message(),
+              HasSubstr("spec.payload.data: items"));
+  v1::WorkloadPayload nameless =
+      JsonPayload("v1", "PodList", {{"items", Json::array({{{"spec", Json::object()}}})}});
+  absl::Status refused = RemotePodsFromGroupPayload(nameless, "team", "g", "o").status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_THAT(refused.message(), HasSubstr("items[0]"));
+}
+
+TEST(MultiKueuePodsTest, EachGatedPodOfAGroupTakesTheStatusOfTheWorkersPodOfItsName) {
+  Json a = GroupPod("a");
+  a["status"] = Json::parse(R"({"phase": "Running", "podIP": "10.0.0.1",
+      "conditions": [{"type": "PodScheduled", "status": "True"}]})");
+  Json b = GroupPod("b");
+  b["status"] = Json::parse(R"({"phase": "Pending", "conditions": [
+      {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})");
+  const v1::WorkloadPayload report = PodGroupStatusReport({a, b});
+  EXPECT_EQ(report.kind(), "PodList");
+  EXPECT_EQ(DataOf(report)["items"][0],
+            Json({{"metadata", {{"name", "a"}}}, {"status", a["status"]}}));
+
+  absl::StatusOr<Json> for_a = ProjectedPodStatus(GroupPod("a"), report);
+  ASSERT_TRUE(for_a.ok()) << for_a.status();
+  EXPECT_EQ(*for_a, a["status"]);
+  // b's remote is not scheduled: its gated pod keeps SchedulingGated.
+  absl::StatusOr<Json> for_b = ProjectedPodStatus(GroupPod("b"), report);
+  ASSERT_TRUE(for_b.ok()) << for_b.status();
+  EXPECT_EQ((*for_b)["phase"], "Pending");
+  EXPECT_EQ((*for_b)["conditions"][0]["reason"], "SchedulingGated");
+  // A pod the worker has not made yet.
+  EXPECT_TRUE(absl::IsNotFound(ProjectedPodStatus(GroupPod("c"), report).status()));
+  v1::WorkloadPayload no_items = JsonPayload("v1", "PodList", Json::object());
+  EXPECT_THAT(ProjectedPodStatus(GroupPod("a"), no_items).status().message(),
+              HasSubstr("items: must be a list"));
+}
+
+// --- LeaderWorkerSet --------------------------------------------------------------------------
+
+Json ManagerLeaderWorkerSet() {
+  return Json::parse(R"({
+    "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "metadata": {"name": "lws", "namespace": "team", "uid": "lws-uid",
+                 "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2,
+             "workerTemplate": {"spec": {"containers": [{"name": "c"}]}}}},
+    "status": {"replicas": 2}
+  })");
+}
+
+TEST(MultiKueuePodsTest, ALeaderWorkerSetTravelsWithItsOriginUidAndIsBoundToAllItsGroupsCopies) {
+  absl::StatusOr<v1::WorkloadPayload> payload =
+      GatedObjectPayload(LeaderWorkerSetKind(), ManagerLeaderWorkerSet());
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  EXPECT_EQ(payload->api_version(), "leaderworkerset.x-k8s.io/v1");
+  EXPECT_EQ(payload->kind(), "LeaderWorkerSet");
+  EXPECT_TRUE(IsMultiKueueGatedKind(payload->api_version(), payload->kind()));
+  const Json data = DataOf(*payload);
+  EXPECT_EQ(GetString(data, {"metadata", "annotations", kMultiKueueOriginUidAnnotation}),
+            "lws-uid");
+  EXPECT_FALSE(data.contains("status"));
+
+  absl::StatusOr<Json> remote =
+      RemoteGatedObjectFromPayload(*payload, "team", "some-group-copy", "manager-1");
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  // No one copy's: it runs under all of them.
+  EXPECT_EQ(PrebuiltWorkloadName(*remote), "");
+  EXPECT_EQ(GetString(*remote, {"metadata", "labels", kMultiKueueOriginLabel}), "manager-1");
+  // Its groups' copies have the names the manager gave its groups' workloads.
+  (*remote)["metadata"]["uid"] = "worker-uid";
+  EXPECT_EQ(RemoteLeaderWorkerSetCopies(*remote),
+            (std::vector<std::string>{LeaderWorkerSetGroupName(ManagerLeaderWorkerSet(), 0),
+                                      LeaderWorkerSetGroupName(ManagerLeaderWorkerSet(), 1)}));
+  // Without the origin uid there is nothing to name them by.
+  EXPECT_TRUE(RemoteLeaderWorkerSetCopies(ManagerLeaderWorkerSet()).empty());
 }
 
 }  // namespace
