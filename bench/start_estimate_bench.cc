@@ -88,6 +88,19 @@ std::unique_ptr<ClusterState> MakeState(int64_t pending, absl::Time& now) {
   return state;
 }
 
+// What the last run answered: how many estimates, how many "not before", and its cycles.
+void CountAnswers(const StartEstimates& last, benchmark::State& bench) {
+  int64_t estimated = 0, not_before = 0;
+  for (const auto& [id, e] : last.by_id) {
+    estimated += e.kind == StartEstimate::Kind::kEstimated;
+    not_before += e.kind == StartEstimate::Kind::kNotBefore;
+  }
+  bench.counters["pending"] = static_cast<double>(last.by_id.size());
+  bench.counters["estimated"] = static_cast<double>(estimated);
+  bench.counters["not_before"] = static_cast<double>(not_before);
+  bench.counters["cycles"] = static_cast<double>(last.cycles);
+}
+
 void BM_EstimateAllPending(benchmark::State& bench) {
   absl::Time now;
   std::unique_ptr<ClusterState> state = MakeState(bench.range(0), now);
@@ -102,16 +115,8 @@ void BM_EstimateAllPending(benchmark::State& bench) {
     }
     last = *std::move(estimates);
   }
-  int64_t estimated = 0, not_before = 0;
-  for (const auto& [id, e] : last.by_id) {
-    estimated += e.kind == StartEstimate::Kind::kEstimated;
-    not_before += e.kind == StartEstimate::Kind::kNotBefore;
-  }
-  bench.counters["pending"] = static_cast<double>(last.by_id.size());
-  bench.counters["estimated"] = static_cast<double>(estimated);
-  bench.counters["not_before"] = static_cast<double>(not_before);
+  CountAnswers(last, bench);
   bench.counters["steps"] = static_cast<double>(last.steps);
-  bench.counters["cycles"] = static_cast<double>(last.cycles);
 }
 // Args: pending, the cycle budget per run (5,000 is the default).
 BENCHMARK(BM_EstimateAllPending)
@@ -265,16 +270,8 @@ void BM_EstimateManyTreesOneSubmit(benchmark::State& bench) {
     }
     last = *std::move(estimates);
   }
-  int64_t estimated = 0, not_before = 0;
-  for (const auto& [id, e] : last.by_id) {
-    estimated += e.kind == StartEstimate::Kind::kEstimated;
-    not_before += e.kind == StartEstimate::Kind::kNotBefore;
-  }
-  bench.counters["pending"] = static_cast<double>(last.by_id.size());
-  bench.counters["estimated"] = static_cast<double>(estimated);
-  bench.counters["not_before"] = static_cast<double>(not_before);
+  CountAnswers(last, bench);
   bench.counters["trees_simulated"] = static_cast<double>(last.trees_simulated);
-  bench.counters["cycles"] = static_cast<double>(last.cycles);
 }
 // Args: trees, pending in all, mode (0 one run, 1 every tree, 2 incremental).
 BENCHMARK(BM_EstimateManyTreesOneSubmit)

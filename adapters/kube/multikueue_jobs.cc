@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "adapters/kube/job_controller.h"
+#include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
 #include "services/manifest/admission_enactment.h"
@@ -22,11 +23,6 @@ namespace {
 std::string OriginOf(const v1::Workload& wl) {
   auto it = wl.metadata().labels().find(std::string(manifest::kMultiKueueOriginLabel));
   return it == wl.metadata().labels().end() ? std::string() : it->second;
-}
-
-bool SamePayload(const v1::WorkloadPayload& a, const v1::WorkloadPayload& b) {
-  return a.content_type() == b.content_type() && a.api_version() == b.api_version() &&
-         a.kind() == b.kind() && a.data() == b.data();
 }
 
 }  // namespace
@@ -147,6 +143,17 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
       TOLLGATE_RETURN_IF_ERROR(present);
     }
   }
+  // Creates `obj`; one that exists already (made by an earlier pass or another copy) is left.
+  auto create = [&](const Json& obj, const std::string& name) -> absl::Status {
+    absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
+    if (absl::IsAlreadyExists(created.status())) return absl::OkStatus();
+    TOLLGATE_RETURN_IF_ERROR(created.status());
+    common::Log("info", "created the object of a winning MultiKueue copy",
+                {{"workload", what},
+                 {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
+                 {"origin", std::string(origin)}});
+    return absl::OkStatus();
+  };
   // A group's pods one by one: a pass cut short makes the rest on the retry.
   for (Json& obj : *objects) {
     const std::string name = manifest::GetString(obj, {"metadata", "name"});
@@ -165,14 +172,8 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
         continue;
       }
       if (!absl::IsNotFound(existing.status())) return existing.status();
-      absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
-      // Another group's copy made it first (Kueue's IgnoreAlreadyExists).
-      if (absl::IsAlreadyExists(created.status())) continue;
-      TOLLGATE_RETURN_IF_ERROR(created.status());
-      common::Log("info", "created the object of a winning MultiKueue copy",
-                  {{"workload", what},
-                   {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
-                   {"origin", std::string(origin)}});
+      // Another group's copy may make it first (Kueue's IgnoreAlreadyExists).
+      TOLLGATE_RETURN_IF_ERROR(create(obj, name));
       continue;
     }
     if (!copy.metadata().uid().empty()) {
@@ -200,13 +201,7 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
       continue;
     }
     if (!absl::IsNotFound(existing.status())) return existing.status();
-    absl::StatusOr<Json> created = kube_.Create(resource, key.ns, obj);
-    if (absl::IsAlreadyExists(created.status())) continue;
-    TOLLGATE_RETURN_IF_ERROR(created.status());
-    common::Log("info", "created the object of a winning MultiKueue copy",
-                {{"workload", what},
-                 {"object", absl::StrCat(resource.plural, "/", key.ns, "/", name)},
-                 {"origin", std::string(origin)}});
+    TOLLGATE_RETURN_IF_ERROR(create(obj, name));
   }
   return absl::OkStatus();
 }
@@ -216,15 +211,7 @@ absl::Status JobController::ReportCopyJobStatus(const manifest::JobKindTranslato
   if (OriginOf(copy).empty() || !manifest::ProjectsThroughMultiKueue(translator)) {
     return absl::OkStatus();
   }
-  const v1::WorkloadPayload report = manifest::JobStatusReport(translator, obj);
-  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
-    return absl::OkStatus();
-  }
-  v1::ReportJobStateRequest request;
-  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
-  request.mutable_workload()->set_name(copy.metadata().name());
-  *request.mutable_job_status() = report;
-  return admission_.ReportJobState(request).status();
+  return ReportJobStatusIfChanged(admission_, copy, manifest::JobStatusReport(translator, obj));
 }
 
 absl::StatusOr<bool> JobController::ProjectRemoteJobStatus(

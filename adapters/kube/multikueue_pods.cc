@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "adapters/kube/pod_controller.h"
+#include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/admission_checks.h"
 #include "core/status_macros.h"
@@ -22,11 +23,6 @@
 
 namespace tollgate::kube {
 namespace {
-
-bool SamePayload(const v1::WorkloadPayload& a, const v1::WorkloadPayload& b) {
-  return a.content_type() == b.content_type() && a.api_version() == b.api_version() &&
-         a.kind() == b.kind() && a.data() == b.data();
-}
 
 absl::StatusOr<v1::ConfigObject> GetConfig(client::AdmissionClient& admission, v1::ObjectKind kind,
                                            absl::string_view ns, absl::string_view name) {
@@ -134,17 +130,7 @@ absl::Status PodController::ReportCopyPodStatus(const Json& pod, const v1::Workl
   if (copy.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) == 0) {
     return absl::OkStatus();
   }
-  const v1::WorkloadPayload report = manifest::PodStatusReport(pod);
-  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
-    return absl::OkStatus();
-  }
-  v1::ReportJobStateRequest request;
-  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
-  request.mutable_workload()->set_name(copy.metadata().name());
-  *request.mutable_job_status() = report;
-  absl::Status reported = admission_.ReportJobState(request).status();
-  // Finished meanwhile: its last status is what the manager keeps.
-  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+  return ReportJobStatusIfChanged(admission_, copy, manifest::PodStatusReport(pod));
 }
 
 absl::Status PodController::ReportCopyGroupStatus(const std::vector<Json>& pods,
@@ -155,17 +141,7 @@ absl::Status PodController::ReportCopyGroupStatus(const std::vector<Json>& pods,
                                       copy.spec().payload().kind())) {
     return absl::OkStatus();
   }
-  const v1::WorkloadPayload report = manifest::PodGroupStatusReport(pods);
-  if (copy.status().has_job_status() && SamePayload(copy.status().job_status(), report)) {
-    return absl::OkStatus();
-  }
-  v1::ReportJobStateRequest request;
-  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
-  request.mutable_workload()->set_name(copy.metadata().name());
-  *request.mutable_job_status() = report;
-  absl::Status reported = admission_.ReportJobState(request).status();
-  // Finished meanwhile: its last statuses are what the manager keeps.
-  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+  return ReportJobStatusIfChanged(admission_, copy, manifest::PodGroupStatusReport(pods));
 }
 
 absl::StatusOr<bool> PodController::ProjectRemoteGroupStatus(const std::vector<Json>& pods,

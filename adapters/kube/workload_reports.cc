@@ -41,4 +41,20 @@ absl::Status ReportReclaimablePodsIfChanged(client::AdmissionClient& admission,
   return reported;
 }
 
+absl::Status ReportJobStatusIfChanged(client::AdmissionClient& admission, const v1::Workload& copy,
+                                      const v1::WorkloadPayload& report) {
+  const v1::WorkloadPayload& had = copy.status().job_status();
+  if (copy.status().has_job_status() && had.content_type() == report.content_type() &&
+      had.api_version() == report.api_version() && had.kind() == report.kind() &&
+      had.data() == report.data()) {
+    return absl::OkStatus();
+  }
+  v1::ReportJobStateRequest request;
+  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
+  request.mutable_workload()->set_name(copy.metadata().name());
+  *request.mutable_job_status() = report;
+  absl::Status reported = admission.ReportJobState(request).status();
+  return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+}
+
 }  // namespace tollgate::kube

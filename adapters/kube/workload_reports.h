@@ -26,4 +26,10 @@ absl::Status ReportReclaimablePodsIfChanged(client::AdmissionClient& admission,
                                             const v1::Workload& wl, const v1::WorkloadRef& ref,
                                             const std::map<std::string, int32_t>& finished);
 
+// MultiKueue: a worker's copy reports its job's (or pods') status for the manager to mirror,
+// when `report` differs from the copy's job_status. A copy that finished meanwhile
+// (FAILED_PRECONDITION) keeps its last status: that is what the manager has.
+absl::Status ReportJobStatusIfChanged(client::AdmissionClient& admission, const v1::Workload& copy,
+                                      const v1::WorkloadPayload& report);
+
 }  // namespace tollgate::kube

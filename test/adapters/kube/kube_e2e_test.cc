@@ -32,6 +32,8 @@
 namespace tollgate::kube {
 namespace {
 
+using Json = manifest::Json;
+
 using testing::ChildProcess;
 using ::testing::HasSubstr;
 using testing::WaitFor;

@@ -33,6 +33,8 @@
 namespace tollgate::kube {
 namespace {
 
+using Json = manifest::Json;
+
 using testing::ChildProcess;
 using testing::WaitFor;
 

@@ -45,6 +45,7 @@
 namespace tollgate::kube {
 namespace {
 
+using Json = manifest::Json;
 using testing::ChildProcess;
 using testing::WaitFor;
 
