@@ -10,6 +10,7 @@
 #include "core/start_estimator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
 
 namespace tollgate::core {
 namespace {
@@ -17,26 +18,18 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
-ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t nominal) {
-  ClusterQueueSpec spec;
-  spec.name = std::move(name);
-  spec.cohort = std::move(cohort);
-  spec.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", nominal, std::nullopt, std::nullopt}}}}}};
+// Every queue here reclaims within its cohort and preempts lower priorities inside itself.
+ClusterQueueSpec PreemptingGpuQueue(std::string name, std::string cohort, int64_t nominal) {
+  ClusterQueueSpec spec = GpuQueue(std::move(name), std::move(cohort), nominal);
   spec.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
   spec.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
   return spec;
 }
 
-WorkloadSpec GpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority = 0,
-                    std::optional<int32_t> max_seconds = std::nullopt) {
-  WorkloadSpec spec;
-  spec.name = std::move(name);
-  spec.namespace_name = std::move(ns);
-  spec.queue_name = std::string(1, 'q');  // GCC 12 warns (-Wrestrict) at a literal here
-  spec.priority = priority;
-  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
+// A job declaring its maximum execution time, which the estimates read as its runtime.
+WorkloadSpec TimedGpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority,
+                         std::optional<int32_t> max_seconds) {
+  WorkloadSpec spec = GpuJob(std::move(name), std::move(ns), gpus, priority);
   spec.maximum_execution_time_seconds = max_seconds;
   return spec;
 }
@@ -51,14 +44,14 @@ class IncrementalStartEstimatorTest : public ::testing::Test {
     EXPECT_TRUE(state_.ApplyCohort({"root", "", {}, 1.0}, now_).ok());
     EXPECT_TRUE(state_.ApplyCohort({"pool", "root", {}, 1.0}, now_).ok());
     EXPECT_TRUE(state_.ApplyCohort({"lab", "root", {}, 1.0}, now_).ok());
-    AddQueue(GpuQueue("cq-a", "pool", 8));
-    AddQueue(GpuQueue("cq-b", "lab", 4));
-    AddQueue(GpuQueue("cq-c", "solo", 6));
-    AddQueue(GpuQueue("cq-d", "solo", 2));
-    ClusterQueueSpec strict = GpuQueue("cq-e", "", 6);
+    AddQueue(PreemptingGpuQueue("cq-a", "pool", 8));
+    AddQueue(PreemptingGpuQueue("cq-b", "lab", 4));
+    AddQueue(PreemptingGpuQueue("cq-c", "solo", 6));
+    AddQueue(PreemptingGpuQueue("cq-d", "solo", 2));
+    ClusterQueueSpec strict = PreemptingGpuQueue("cq-e", "", 6);
     strict.queueing_strategy = QueueingStrategy::kStrictFifo;
     AddQueue(strict);
-    AddQueue(GpuQueue("cq-f", "", 4));
+    AddQueue(PreemptingGpuQueue("cq-f", "", 4));
   }
 
   void AddQueue(ClusterQueueSpec cq) {
@@ -114,8 +107,8 @@ class IncrementalStartEstimatorTest : public ::testing::Test {
     const char* ns = kQueues[rng() % 6];
     std::optional<int32_t> max_seconds;
     if (rng() % 2 == 0) max_seconds = static_cast<int32_t>(600 * (1 + rng() % 12));
-    Submit(GpuJob(absl::StrCat("job-", next_job_++), ns, static_cast<int32_t>(1 + rng() % 4),
-                  static_cast<int32_t>(rng() % 3), max_seconds));
+    Submit(TimedGpuJob(absl::StrCat("job-", next_job_++), ns, static_cast<int32_t>(1 + rng() % 4),
+                       static_cast<int32_t>(rng() % 3), max_seconds));
   }
 
   // One random change of the kinds a revision brings.
@@ -159,7 +152,7 @@ class IncrementalStartEstimatorTest : public ::testing::Test {
     }
   }
 
-  absl::Time now_ = kStart;
+  absl::Time now_ = kFixtureStart;
   ClusterState state_;
   int64_t revision_ = 0;
   int64_t next_job_ = 0;
@@ -191,14 +184,14 @@ TEST_F(IncrementalStartEstimatorTest, AfterRandomChangesEstimatesAsAFreshFullCom
 
 TEST_F(IncrementalStartEstimatorTest, SimulatesOnlyTheTreesWhoseInputsChanged) {
   // cq-a and cq-b are one tree (pool and lab share root), cq-c and cq-d another (solo).
-  AddQueue(GpuQueue("cq-g", "", 4));
-  Submit(GpuJob("a-run", "cq-a", 8, 0, 3600));
-  Submit(GpuJob("a-wait", "cq-a", 5, 0, 600));  // cq-b lends only 4
-  Submit(GpuJob("c-run", "cq-c", 6, 0, 3600));
-  Submit(GpuJob("c-wait", "cq-c", 6, 0, 600));  // cq-d lends only 2
-  Submit(GpuJob("c-wait-2", "cq-c", 6, 0, 600));
-  Submit(GpuJob("e-run", "cq-e", 6, 0, 3600));
-  Submit(GpuJob("e-wait", "cq-e", 6, 0, 600));
+  AddQueue(PreemptingGpuQueue("cq-g", "", 4));
+  Submit(TimedGpuJob("a-run", "cq-a", 8, 0, 3600));
+  Submit(TimedGpuJob("a-wait", "cq-a", 5, 0, 600));  // cq-b lends only 4
+  Submit(TimedGpuJob("c-run", "cq-c", 6, 0, 3600));
+  Submit(TimedGpuJob("c-wait", "cq-c", 6, 0, 600));  // cq-d lends only 2
+  Submit(TimedGpuJob("c-wait-2", "cq-c", 6, 0, 600));
+  Submit(TimedGpuJob("e-run", "cq-e", 6, 0, 3600));
+  Submit(TimedGpuJob("e-wait", "cq-e", 6, 0, 600));
   IncrementalStartEstimator estimator({}, absl::Minutes(1));
   // The trees simulated at a new snapshot; at an unchanged instant the answer must be a fresh
   // computation's.
@@ -218,14 +211,14 @@ TEST_F(IncrementalStartEstimatorTest, SimulatesOnlyTheTreesWhoseInputsChanged) {
   EXPECT_THAT(simulated(), ElementsAre("cq-a", "cq-c", "cq-e"));
   EXPECT_THAT(simulated(), IsEmpty());
 
-  Submit(GpuJob("b-wait", "cq-b", 8, 0, 600));
+  Submit(TimedGpuJob("b-wait", "cq-b", 8, 0, 600));
   EXPECT_THAT(simulated(), ElementsAre("cq-a"));
 
   ASSERT_TRUE(state_.Finish("cq-c/c-run", "", now_).ok());
   Settle();  // c-wait starts, c-wait-2 waits for it
   EXPECT_THAT(simulated(), ElementsAre("cq-c"));
 
-  Submit(GpuJob("g-wait", "cq-g", 5, 0, 600));  // more than cq-g has: pending
+  Submit(TimedGpuJob("g-wait", "cq-g", 5, 0, 600));  // more than cq-g has: pending
   EXPECT_THAT(simulated(), ElementsAre("cq-g"));
 
   ClusterQueueSpec e = state_.cluster_queue_specs().at("cq-e");
@@ -245,8 +238,8 @@ TEST_F(IncrementalStartEstimatorTest, SimulatesOnlyTheTreesWhoseInputsChanged) {
 }
 
 TEST_F(IncrementalStartEstimatorTest, ALocalQueuePointedElsewhereJoinsTheTreesOfItsWorkloads) {
-  Submit(GpuJob("f-run", "cq-f", 4, 0, 3600));
-  Submit(GpuJob("f-wait", "cq-f", 2, 0, 600));
+  Submit(TimedGpuJob("f-run", "cq-f", 4, 0, 3600));
+  Submit(TimedGpuJob("f-wait", "cq-f", 2, 0, 600));
   // cq-f's LocalQueue now points at cq-e: f-run still holds quota in cq-f, so cq-e and cq-f are
   // one tree (preempted in the copy, f-run would queue in cq-e).
   ASSERT_TRUE(state_.ApplyLocalQueue({"cq-f", "q", "cq-e", StopPolicy::kNone, 1.0}, now_).ok());
@@ -288,10 +281,10 @@ TEST_F(IncrementalStartEstimatorTest, IndependentTreesStartAsInOneRunOfTheWholeS
 }
 
 TEST_F(IncrementalStartEstimatorTest, TopologyAwareSchedulingLinksEveryTreeAndIsNeverReused) {
-  Submit(GpuJob("a-run", "cq-a", 8, 0, 3600));
-  Submit(GpuJob("a-wait", "cq-a", 5, 0, 600));
-  Submit(GpuJob("e-run", "cq-e", 6, 0, 3600));
-  Submit(GpuJob("e-wait", "cq-e", 6, 0, 600));
+  Submit(TimedGpuJob("a-run", "cq-a", 8, 0, 3600));
+  Submit(TimedGpuJob("a-wait", "cq-a", 5, 0, 600));
+  Submit(TimedGpuJob("e-run", "cq-e", 6, 0, 3600));
+  Submit(TimedGpuJob("e-wait", "cq-e", 6, 0, 600));
   // Pods of every tree may share the nodes of a Topology: one copy of the whole state.
   ASSERT_TRUE(state_.ApplyTopology({"default", {"kubernetes.io/hostname"}}, now_).ok());
   std::vector<EstimateTree> trees = SplitIntoTrees(*Snapshot(), {});
