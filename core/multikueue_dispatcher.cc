@@ -91,6 +91,12 @@ Nomination NominateExternal(const NominationInput& input) {
 }
 
 Nomination Nominate(DispatcherMode mode, const NominationInput& input, absl::Time now) {
+  if (input.only_on.has_value()) {
+    Nomination out;
+    out.nominated = {*input.only_on};
+    out.changed = input.nominated != out.nominated;
+    return out;
+  }
   switch (mode) {
     case DispatcherMode::kAllAtOnce:
       return NominateAllAtOnce(input);

@@ -84,6 +84,10 @@ struct NominationInput {
   // Incremental only: the round in progress, if one was started.
   std::optional<IncrementalRound> round;
   int step_size = 3;
+  // A component of an object whose other workloads run on this worker (core::ComponentStep::
+  // kFollow): it is nominated there alone, whatever the dispatcher (Kueue's
+  // syncToSingleCluster).
+  std::optional<std::string> only_on;
 };
 
 struct Nomination {

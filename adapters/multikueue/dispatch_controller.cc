@@ -480,19 +480,15 @@ absl::Status DispatchController::Nominate(
     }
   }
 
-  core::Nomination nomination;
   if (component.has_value() && component->step == core::ComponentStep::kFollow) {
-    // Kueue's syncToSingleCluster: only where the other components run.
-    nomination.nominated = {component->cluster};
-    nomination.changed = input.nominated != nomination.nominated;
-  } else {
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = rounds_.find(key);
-      if (it != rounds_.end()) input.round = it->second;
-    }
-    nomination = core::Nominate(mode_, input, now);
+    input.only_on = component->cluster;
   }
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = rounds_.find(key);
+    if (it != rounds_.end()) input.round = it->second;
+  }
+  const core::Nomination nomination = core::Nominate(mode_, input, now);
   {
     absl::MutexLock lock(&mu_);
     if (nomination.new_round.has_value()) rounds_[key] = *nomination.new_round;

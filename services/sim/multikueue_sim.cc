@@ -423,14 +423,11 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
       component->step != core::ComponentStep::kFollow) {
     return absl::OkStatus();
   }
-  core::Nomination nomination;
   if (component.has_value() && component->step == core::ComponentStep::kFollow) {
-    nomination.nominated = {component->cluster};
-    nomination.changed = input.nominated != nomination.nominated;
-  } else {
-    if (auto round = rounds_.find(key); round != rounds_.end()) input.round = round->second;
-    nomination = core::Nominate(mode_, input, now);
+    input.only_on = component->cluster;
   }
+  if (auto round = rounds_.find(key); round != rounds_.end()) input.round = round->second;
+  const core::Nomination nomination = core::Nominate(mode_, input, now);
   if (nomination.new_round.has_value()) rounds_[key] = *nomination.new_round;
   if (nomination.recheck_at.has_value()) {
     auto it = rechecks_.find(key);

@@ -194,9 +194,10 @@ TEST(IncrementalDispatcherTest, WalksTheWholeConfigRoundByRound) {
     const Nomination got = NominateIncremental(input, now);
     if (got.no_more_workers) break;
     // Inside the round nothing moves.
-    EXPECT_FALSE(NominateIncremental({input.config_clusters, {}, got.nominated, got.new_round, 2},
-                                     now + absl::Minutes(4))
-                     .changed);
+    EXPECT_FALSE(
+        NominateIncremental({input.config_clusters, {}, got.nominated, got.new_round, 2, {}},
+                            now + absl::Minutes(4))
+            .changed);
     rounds.push_back(got.nominated);
     input.nominated = got.nominated;
     input.round = got.new_round;
@@ -249,6 +250,23 @@ TEST(ExternalDispatcherTest, KeepsWhatTheOtherControllerStored) {
   const Nomination got = Nominate(DispatcherMode::kExternal, input, kNow);
   EXPECT_THAT(got.nominated, ElementsAre("worker2"));
   EXPECT_FALSE(got.changed);
+}
+
+TEST(DispatcherTest, AComponentFollowingItsObjectIsNominatedThereAloneByEveryDispatcher) {
+  NominationInput input;
+  input.config_clusters = {"w1", "w2", "w3"};
+  input.connected = {"w1", "w2", "w3"};
+  input.only_on = "w2";
+  for (DispatcherMode mode :
+       {DispatcherMode::kAllAtOnce, DispatcherMode::kIncremental, DispatcherMode::kExternal}) {
+    input.nominated = {"w1"};
+    Nomination got = Nominate(mode, input, kNow);
+    EXPECT_THAT(got.nominated, ElementsAre("w2"));
+    EXPECT_TRUE(got.changed);
+    EXPECT_FALSE(got.new_round.has_value());
+    input.nominated = {"w2"};
+    EXPECT_FALSE(Nominate(mode, input, kNow).changed);
+  }
 }
 
 TEST(SyncCopiesTest, CopiesFollowTheNomination) {
