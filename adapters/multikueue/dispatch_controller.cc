@@ -21,6 +21,7 @@ namespace tollgate::multikueue {
 
 using api::CheckStateOf;
 using api::CheckStateText;
+using api::ComponentOwnerOf;
 using api::CopyOf;
 using api::FindCheckState;
 using api::FinishReasonOf;
@@ -35,31 +36,6 @@ using api::SameRemoteStates;
 using api::WorkerObservation;
 
 namespace {
-
-// The owner whose component workloads must run on one worker (a LeaderWorkerSet's groups): its
-// uid, or "" for a workload that is no component.
-std::string ComponentOwnerOf(const v1::Workload& wl) {
-  if (wl.metadata().annotations().count(std::string(core::kComponentWorkloadIndexAnnotation)) ==
-          0 ||
-      wl.metadata().owner_references_size() != 1) {
-    return "";
-  }
-  return wl.metadata().owner_references(0).uid();
-}
-
-core::ComponentWorkload ComponentOf(const v1::Workload& wl) {
-  core::ComponentWorkload out;
-  out.name = wl.metadata().name();
-  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadIndexAnnotation));
-  if (it != wl.metadata().annotations().end()) out.index = core::ComponentIndexOf(it->second);
-  out.cluster_name = wl.status().cluster_name();
-  return out;
-}
-
-int ExpectedComponents(const v1::Workload& wl) {
-  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadCountAnnotation));
-  return it == wl.metadata().annotations().end() ? 0 : core::ComponentIndexOf(it->second);
-}
 
 // Active condition as stored on an object's status.
 std::optional<core::Condition> ActiveOf(
@@ -508,20 +484,14 @@ absl::Status DispatchController::Nominate(
 
   // One of several workloads of one object (a LeaderWorkerSet's groups): all on one worker.
   std::optional<core::ComponentDecision> component;
-  if (const std::string owner = ComponentOwnerOf(wl); !owner.empty()) {
-    std::vector<core::ComponentWorkload> others;
-    {
-      absl::MutexLock lock(&mu_);
-      for (const auto& [other_key, other] : workloads_) {
-        if (other_key == key ||
-            other.workload.metadata().namespace_() != wl.metadata().namespace_() ||
-            ComponentOwnerOf(other.workload) != owner) {
-          continue;
-        }
-        others.push_back(ComponentOf(other.workload));
-      }
-    }
-    component = core::DecideComponentDispatch(ComponentOf(wl), others, ExpectedComponents(wl));
+  if (!ComponentOwnerOf(wl).empty()) {
+    absl::MutexLock lock(&mu_);
+    std::vector<const v1::Workload*> all;
+    all.reserve(workloads_.size());
+    for (const auto& [other_key, other] : workloads_) all.push_back(&other.workload);
+    component = api::ComponentDecisionFor(wl, all);
+  }
+  if (component.has_value()) {
     if (component->step == core::ComponentStep::kConflict) {
       return absl::FailedPreconditionError(absl::StrCat(key, ": ", component->message));
     }

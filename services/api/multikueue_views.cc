@@ -220,4 +220,47 @@ bool HasOrigin(const v1::Workload& copy, absl::string_view origin) {
   return it != copy.metadata().labels().end() && it->second == origin;
 }
 
+namespace {
+
+core::ComponentWorkload ComponentOf(const v1::Workload& wl) {
+  core::ComponentWorkload out;
+  out.name = wl.metadata().name();
+  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadIndexAnnotation));
+  if (it != wl.metadata().annotations().end()) out.index = core::ComponentIndexOf(it->second);
+  out.cluster_name = wl.status().cluster_name();
+  return out;
+}
+
+int ExpectedComponents(const v1::Workload& wl) {
+  auto it = wl.metadata().annotations().find(std::string(core::kComponentWorkloadCountAnnotation));
+  return it == wl.metadata().annotations().end() ? 0 : core::ComponentIndexOf(it->second);
+}
+
+}  // namespace
+
+std::string ComponentOwnerOf(const v1::Workload& wl) {
+  if (wl.metadata().annotations().count(std::string(core::kComponentWorkloadIndexAnnotation)) ==
+          0 ||
+      wl.metadata().owner_references_size() != 1) {
+    return "";
+  }
+  return wl.metadata().owner_references(0).uid();
+}
+
+std::optional<core::ComponentDecision> ComponentDecisionFor(
+    const v1::Workload& workload, const std::vector<const v1::Workload*>& workloads) {
+  const std::string owner = ComponentOwnerOf(workload);
+  if (owner.empty()) return std::nullopt;
+  std::vector<core::ComponentWorkload> others;
+  for (const v1::Workload* other : workloads) {
+    if (other->metadata().namespace_() != workload.metadata().namespace_() ||
+        other->metadata().name() == workload.metadata().name() ||
+        ComponentOwnerOf(*other) != owner) {
+      continue;
+    }
+    others.push_back(ComponentOf(*other));
+  }
+  return core::DecideComponentDispatch(ComponentOf(workload), others, ExpectedComponents(workload));
+}
+
 }  // namespace tollgate::api

@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/multikueue_components.h"
 #include "core/multikueue_remote_sync.h"
 #include "core/workload.h"
 #include "tollgate/v1/objects.pb.h"
@@ -85,5 +86,17 @@ bool SameRemoteStates(const v1::Workload& origin_workload,
 
 // Whether `copy` carries this manager's origin label.
 bool HasOrigin(const v1::Workload& copy, absl::string_view origin);
+
+// The uid of the object whose component workloads must run on one worker (a LeaderWorkerSet's
+// groups: a component index and exactly one owner); "" for a workload that is no component.
+std::string ComponentOwnerOf(const v1::Workload& workload);
+
+// Kueue's rule for the workloads of one object that must run on one worker (a LeaderWorkerSet's
+// groups; core::DecideComponentDispatch) applied to `workload` among the manager's `workloads`
+// (which may include it): its component index and cluster, the others of its owner in its
+// namespace. nullopt for a workload that is no such component (no component index, or not
+// exactly one owner).
+std::optional<core::ComponentDecision> ComponentDecisionFor(
+    const v1::Workload& workload, const std::vector<const v1::Workload*>& workloads);
 
 }  // namespace tollgate::api

@@ -170,7 +170,11 @@ absl::Status MultiKueueSim::Pass(engine::TollgateApi& api, bool* changed) {
   TOLLGATE_ASSIGN_OR_RETURN(v1::ListWorkloadsResponse workloads,
                             api.ListWorkloads(v1::ListWorkloadsRequest()));
   std::set<std::string> live;
-  for (const v1::Workload& wl : workloads.workloads()) live.insert(api::KeyOf(wl));
+  std::vector<const v1::Workload*> listed;
+  for (const v1::Workload& wl : workloads.workloads()) {
+    live.insert(api::KeyOf(wl));
+    listed.push_back(&wl);
+  }
   for (const v1::Workload& wl : workloads.workloads()) {
     // The workload's MultiKueue check, if it carries one (a queue takes one at most).
     std::string check;
@@ -181,7 +185,7 @@ absl::Status MultiKueueSim::Pass(engine::TollgateApi& api, bool* changed) {
     const core::ConfigLookup lookup = core::FindMultiKueueConfig(checks_.at(check), configs_);
     const std::vector<std::string> clusters =
         lookup.config != nullptr ? lookup.config->clusters : std::vector<std::string>();
-    TOLLGATE_RETURN_IF_ERROR(Reconcile(api, wl, check, clusters, changed));
+    TOLLGATE_RETURN_IF_ERROR(Reconcile(api, wl, check, clusters, listed, changed));
   }
   // Deleted on the manager since the last pass: its copies go at once where the worker
   // answers; garbage collection takes those on workers that are away.
@@ -288,6 +292,7 @@ absl::Status MultiKueueSim::ReportActivity(engine::TollgateApi& api, bool* chang
 absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
                                       const std::string& check,
                                       const std::vector<std::string>& config_clusters,
+                                      const std::vector<const v1::Workload*>& listed,
                                       bool* changed) {
   const absl::Time now = clock_.Now();
   const std::string key = api::KeyOf(wl);
@@ -377,7 +382,9 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
     *changed = true;
   }
   if (plan.recheck_at.has_value()) rechecks_[key] = *plan.recheck_at;
-  if (plan.nominate) TOLLGATE_RETURN_IF_ERROR(Nominate(api, wl, check, config_clusters, changed));
+  if (plan.nominate) {
+    TOLLGATE_RETURN_IF_ERROR(Nominate(api, wl, check, config_clusters, listed, changed));
+  }
   if (!api::HoldsQuota(wl)) rounds_.erase(key);
   return absl::OkStatus();
 }
@@ -385,6 +392,7 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
 absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workload& wl,
                                      const std::string& check,
                                      const std::vector<std::string>& config_clusters,
+                                     const std::vector<const v1::Workload*>& listed,
                                      bool* changed) {
   const absl::Time now = clock_.Now();
   const std::string key = api::KeyOf(wl);
@@ -408,8 +416,21 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
   input.nominated.assign(wl.status().nominated_cluster_names().begin(),
                          wl.status().nominated_cluster_names().end());
   input.step_size = settings_.incremental_step_size;
-  if (auto round = rounds_.find(key); round != rounds_.end()) input.round = round->second;
-  const core::Nomination nomination = core::Nominate(mode_, input, now);
+  // One of several workloads of one object (a LeaderWorkerSet's groups): all on one worker, as
+  // the controller decides it; a conflict nominates nothing (the controller logs it).
+  const std::optional<core::ComponentDecision> component = api::ComponentDecisionFor(wl, listed);
+  if (component.has_value() && component->step != core::ComponentStep::kNominate &&
+      component->step != core::ComponentStep::kFollow) {
+    return absl::OkStatus();
+  }
+  core::Nomination nomination;
+  if (component.has_value() && component->step == core::ComponentStep::kFollow) {
+    nomination.nominated = {component->cluster};
+    nomination.changed = input.nominated != nomination.nominated;
+  } else {
+    if (auto round = rounds_.find(key); round != rounds_.end()) input.round = round->second;
+    nomination = core::Nominate(mode_, input, now);
+  }
   if (nomination.new_round.has_value()) rounds_[key] = *nomination.new_round;
   if (nomination.recheck_at.has_value()) {
     auto it = rechecks_.find(key);

@@ -82,10 +82,14 @@ class MultiKueueSim {
   // One pass; sets *changed when it wrote or changed a copy.
   absl::Status Pass(engine::TollgateApi& api, bool* changed);
   absl::Status ReportActivity(engine::TollgateApi& api, bool* changed);
+  // `listed`: every workload of the manager as the pass read them (for the rule on the
+  // workloads of one object, api::ComponentDecisionFor).
   absl::Status Reconcile(engine::TollgateApi& api, v1::Workload wl, const std::string& check,
-                         const std::vector<std::string>& config_clusters, bool* changed);
+                         const std::vector<std::string>& config_clusters,
+                         const std::vector<const v1::Workload*>& listed, bool* changed);
   absl::Status Nominate(engine::TollgateApi& api, const v1::Workload& wl, const std::string& check,
-                        const std::vector<std::string>& config_clusters, bool* changed);
+                        const std::vector<std::string>& config_clusters,
+                        const std::vector<const v1::Workload*>& listed, bool* changed);
   // Every gcInterval: copies on answering workers whose workload is gone (core::GarbageCopies).
   void CollectGarbage(bool* changed);
   static Copy CopyOf(const v1::Workload& wl);

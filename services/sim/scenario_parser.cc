@@ -408,7 +408,7 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
   TOLLGATE_ASSIGN_OR_RETURN(
       Keys keys, Keys::Read(where, node, "",
                             {"name", "namespace", "queue", "priority", "priorityClass", "podSets",
-                             "runtime", "owner"}));
+                             "runtime", "owner", "annotations"}));
   SubmitItem item;
   TOLLGATE_ASSIGN_OR_RETURN(item.name, RequiredStr(where, keys, "name"));
   item.ns = "default";
@@ -444,6 +444,11 @@ absl::StatusOr<SubmitItem> ParseCompactWorkload(const Where& where, const YAML::
         Keys owner, Keys::Read(where, *n, "owner", {"apiVersion", "kind", "name", "uid"}));
     TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_metadata()->add_owner_references(),
                               OwnerFromKeys(where, owner));
+  }
+
+  if (const YAML::Node* n = keys.Get("annotations"); n != nullptr && !n->IsNull()) {
+    TOLLGATE_ASSIGN_OR_RETURN(auto annotations, StrMap(where, *n, "annotations"));
+    wl.mutable_metadata()->mutable_annotations()->insert(annotations.begin(), annotations.end());
   }
 
   const YAML::Node* sets = keys.Get("podSets");

@@ -266,5 +266,47 @@ TEST(RemoteViewsTest, TheFinishReasonPassesThroughWithSucceededForNone) {
   EXPECT_EQ(FinishReasonOf(core::RemoteCondition{}), "Succeeded");
 }
 
+// A workload of the LeaderWorkerSet with uid `owner` in `ns`, group `index` of `count`.
+v1::Workload Component(const std::string& ns, const std::string& name, const std::string& owner,
+                       const std::string& index, const std::string& count,
+                       const std::string& cluster = "") {
+  v1::Workload wl;
+  wl.mutable_metadata()->set_namespace_(ns);
+  wl.mutable_metadata()->set_name(name);
+  wl.mutable_metadata()->add_owner_references()->set_uid(owner);
+  (*wl.mutable_metadata()->mutable_annotations())["kueue.x-k8s.io/component-workload-index"] =
+      index;
+  (*wl.mutable_metadata()->mutable_annotations())["tollgate.dev/component-workload-count"] = count;
+  wl.mutable_status()->set_cluster_name(cluster);
+  return wl;
+}
+
+TEST(RemoteViewsTest, ComponentsAreTheOwnersWorkloadsInItsNamespace) {
+  const v1::Workload g0 = Component("team", "g0", "lws", "0", "2", "w2");
+  const v1::Workload g1 = Component("team", "g1", "lws", "1", "2");
+  // Same owner uid, another namespace; another owner in the same namespace.
+  const v1::Workload elsewhere = Component("other", "g0", "lws", "0", "2", "w1");
+  const v1::Workload stranger = Component("team", "s0", "other-lws", "0", "2", "w1");
+  std::optional<core::ComponentDecision> d =
+      ComponentDecisionFor(g1, {&elsewhere, &stranger, &g1, &g0});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->step, core::ComponentStep::kFollow);
+  EXPECT_EQ(d->cluster, "w2");
+  // Without its primary, group 1 waits for it to exist.
+  d = ComponentDecisionFor(g1, {&elsewhere, &stranger, &g1});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->step, core::ComponentStep::kWaitForComponents);
+}
+
+TEST(RemoteViewsTest, AWorkloadWithoutIndexOrSingleOwnerIsNoComponent) {
+  v1::Workload plain = Parse(kManager);
+  EXPECT_EQ(ComponentOwnerOf(plain), "");
+  EXPECT_FALSE(ComponentDecisionFor(plain, {&plain}).has_value());
+  v1::Workload two_owners = Component("team", "g0", "lws", "0", "2");
+  two_owners.mutable_metadata()->add_owner_references()->set_uid("another");
+  EXPECT_EQ(ComponentOwnerOf(two_owners), "");
+  EXPECT_EQ(ComponentOwnerOf(Component("team", "g0", "lws", "0", "2")), "lws");
+}
+
 }  // namespace
 }  // namespace tollgate::api
