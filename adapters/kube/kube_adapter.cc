@@ -13,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "adapters/kube/informer.h"
 #include "common/atomic_file.h"
 #include "common/file_util.h"
 #include "common/json_log.h"
+#include "services/kubeapi/informer.h"
 #include "services/manifest/kube_config.h"
 
 namespace tollgate::kube {
@@ -70,7 +70,7 @@ bool KubeAdapter::Synced() const {
 }
 
 bool KubeAdapter::Backoff(int failures, const common::StopSignal& stop) const {
-  return WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
+  return kubeapi::WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
 }
 
 void KubeAdapter::EnqueueAll() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "adapters/kube/job_controller.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
@@ -133,15 +134,20 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
   if (lws) {
     // One LeaderWorkerSet for all its groups' copies, made once every one of them is here (they
     // follow the first to this worker), so it never runs short of a group's copy; the copy of
-    // each group binds that group's pods.
+    // each group binds that group's pods. It records the copies it is made for, in group order:
+    // a group whose copy is replaced (an eviction's re-dispatch) needs a new object.
+    std::vector<std::string> uids;
     for (const std::string& group : manifest::RemoteLeaderWorkerSetCopies(objects->front())) {
       v1::WorkloadRef ref;
       ref.set_namespace_(key.ns);
       ref.set_name(group);
-      absl::Status present = admission_.GetWorkload(ref).status();
-      if (absl::IsNotFound(present)) return absl::OkStatus();
-      TOLLGATE_RETURN_IF_ERROR(present);
+      absl::StatusOr<v1::Workload> present = admission_.GetWorkload(ref);
+      if (absl::IsNotFound(present.status())) return absl::OkStatus();
+      TOLLGATE_RETURN_IF_ERROR(present.status());
+      uids.push_back(present->metadata().uid());
     }
+    manifest::SetAnnotation(objects->front(), manifest::kMultiKueueCopyUidAnnotation,
+                            absl::StrJoin(uids, ","));
   }
   // Creates `obj`; one that exists already (made by an earlier pass or another copy) is left.
   auto create = [&](const Json& obj, const std::string& name) -> absl::Status {
@@ -159,6 +165,14 @@ absl::Status JobController::CreateGatedObjectOfCopy(const ObjectKey& key, const 
     const std::string name = manifest::GetString(obj, {"metadata", "name"});
     if (lws) {
       absl::StatusOr<Json> existing = kube_.Get(resource, key.ns, name);
+      if (existing.ok() && manifest::MadeForOtherCopies(*existing, obj)) {
+        // Made for an earlier copy of a group (that copy gone, the object not yet deleted): it
+        // goes, then this one is made.
+        absl::Status deleted = kube_.DeleteWithDependents(resource, key.ns, name);
+        if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+        return absl::UnavailableError(absl::StrCat("the LeaderWorkerSet ", key.ns, "/", name,
+                                                   " of earlier copies is being deleted"));
+      }
       if (existing.ok()) {
         if (manifest::GetString(
                 *existing, {"metadata", "annotations", manifest::kMultiKueueOriginUidAnnotation}) !=

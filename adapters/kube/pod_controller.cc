@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
@@ -1149,9 +1150,15 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
     return remote ? copies[index] : manifest::LeaderWorkerSetGroupName(lws, index);
   };
   if (remote) {
-    for (const std::string& copy : copies) {
-      absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, copy));
-      if (absl::IsNotFound(wl.status())) {
+    // The copies it was made for, in group order: a group's copy replaced by a new one of the
+    // same name (an eviction's re-dispatch) is gone too.
+    const std::vector<std::string> made_for = absl::StrSplit(
+        GetString(lws, {"metadata", "annotations", manifest::kMultiKueueCopyUidAnnotation}), ',',
+        absl::SkipEmpty());
+    for (size_t i = 0; i < copies.size(); ++i) {
+      absl::StatusOr<v1::Workload> wl = admission_.GetWorkload(Ref(key.ns, copies[i]));
+      if (absl::IsNotFound(wl.status()) ||
+          (wl.ok() && i < made_for.size() && made_for[i] != wl->metadata().uid())) {
         return DeleteObjectOfGoneCopy(LeaderWorkerSetResource(), lws).status();
       }
       TOLLGATE_RETURN_IF_ERROR(wl.status());

@@ -4,9 +4,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "adapters/kube/informer.h"
 #include "common/json_log.h"
 #include "core/status_macros.h"
+#include "services/kubeapi/informer.h"
 #include "services/manifest/admission_enactment.h"
 #include "services/manifest/pod_set_info.h"
 
@@ -37,7 +37,7 @@ ProvisioningController::ProvisioningController(kubeapi::KubeClient& kube,
       queue_(clock, options.min_backoff, options.max_backoff) {}
 
 bool ProvisioningController::Backoff(int failures, const common::StopSignal& stop) const {
-  return WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
+  return kubeapi::WaitBackoff(failures, options_.min_backoff, options_.max_backoff, stop);
 }
 
 void ProvisioningController::EnqueueWorkload(const std::string& ns, const std::string& name) {
@@ -345,16 +345,17 @@ void ProvisioningController::RequestInformer(const common::StopSignal& stop) {
         manifest::GetString(request, {"metadata", "namespace"}),
         manifest::GetString(request, {"metadata", "annotations", prov::kWorkloadAnnotation}));
   };
-  InformerHandlers handlers;
+  kubeapi::InformerHandlers handlers;
   handlers.on_list = [&](const std::vector<Json>& requests) {
     for (const Json& request : requests) enqueue(request);
   };
   handlers.on_event = [&](const kubeapi::WatchEvent& event) { enqueue(event.object); };
-  InformerOptions informer;
+  kubeapi::InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
   informer.max_backoff = options_.max_backoff;
   informer.what = "provisioning request";
-  RunInformer(kube_, prov::ProvisioningRequestResource(), handlers, clock_, informer, stop);
+  kubeapi::RunInformer(kube_, prov::ProvisioningRequestResource(), handlers, clock_, informer,
+                       stop);
 }
 
 void ProvisioningController::ChecksLoop(const common::StopSignal& stop) {

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "adapters/kube/informer.h"
 #include "adapters/kube/node_feed.h"
 #include "adapters/kube/pod_termination.h"
 #include "common/json_log.h"
@@ -14,6 +13,7 @@
 #include "services/api/config_codec.h"
 #include "services/api/topology_codec.h"
 #include "services/api/workload_codec.h"
+#include "services/kubeapi/informer.h"
 #include "services/manifest/kube_resource.h"
 #include "services/manifest/topology_annotations.h"
 #include "services/manifest/topology_enactment.h"
@@ -76,7 +76,7 @@ TopologyController::TopologyController(kubeapi::KubeClient& kube,
       queue_(clock, options.min_backoff, options.max_backoff) {}
 
 void TopologyController::NodeInformer(const common::StopSignal& stop) {
-  InformerHandlers handlers;
+  kubeapi::InformerHandlers handlers;
   handlers.on_list = [&](const std::vector<Json>& nodes) {
     std::set<std::string> hosts;
     {
@@ -110,11 +110,11 @@ void TopologyController::NodeInformer(const common::StopSignal& stop) {
     FlushNodes();
     EnqueueHosts(hosts);
   };
-  InformerOptions informer;
+  kubeapi::InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
   informer.max_backoff = options_.max_backoff;
   informer.what = "node";
-  RunInformer(kube_, manifest::NodeResource(), handlers, clock_, informer, stop);
+  kubeapi::RunInformer(kube_, manifest::NodeResource(), handlers, clock_, informer, stop);
 }
 
 void TopologyController::ObserveNode(const Json& node, std::set<std::string>& hosts) {
@@ -236,7 +236,7 @@ bool TopologyController::ObservePod(const Json& pod, bool deleted, std::set<std:
 }
 
 void TopologyController::PodInformer(const common::StopSignal& stop) {
-  InformerHandlers handlers;
+  kubeapi::InformerHandlers handlers;
   handlers.on_list = [&](const std::vector<Json>& pods) {
     std::set<std::string> hosts;
     {
@@ -264,11 +264,11 @@ void TopologyController::PodInformer(const common::StopSignal& stop) {
     if (nodes_changed) FlushNodes();
     EnqueueHosts(hosts);
   };
-  InformerOptions informer;
+  kubeapi::InformerOptions informer;
   informer.min_backoff = options_.min_backoff;
   informer.max_backoff = options_.max_backoff;
   informer.what = "pod";
-  RunInformer(kube_, manifest::PodResource(), handlers, clock_, informer, stop);
+  kubeapi::RunInformer(kube_, manifest::PodResource(), handlers, clock_, informer, stop);
 }
 
 template <typename Item>

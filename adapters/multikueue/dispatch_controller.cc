@@ -352,8 +352,30 @@ void DispatchController::ManagerWatchLoop(const common::StopSignal& stop) {
   stop.RemoveCallback(callback);
 }
 
+bool DispatchController::ConfigSyncDue() const { return stopping_ || config_sync_wanted_; }
+
+void DispatchController::SecretChanged(const std::string& secret) {
+  absl::MutexLock lock(&mu_);
+  if (!secret.empty()) {
+    const bool named = std::any_of(clusters_.begin(), clusters_.end(), [&](const auto& entry) {
+      const v1::MultiKueueClusterSpec& spec = entry.second.object.spec();
+      return !spec.has_endpoint() && spec.kube_config().location_type() != "Path" &&
+             spec.kube_config().location() == secret;
+    });
+    if (!named) return;
+  }
+  config_sync_wanted_ = true;
+}
+
 void DispatchController::ConfigLoop(const common::StopSignal& stop) {
-  while (!stop.WaitFor(options_.config_sync_period)) {
+  while (!stop.stopped()) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(this, &DispatchController::ConfigSyncDue),
+                           options_.config_sync_period);
+      if (stopping_) break;
+      config_sync_wanted_ = false;
+    }
     absl::StatusOr<bool> changed = SyncConfig();
     if (!changed.ok()) {
       common::Log("warning", "cannot read the MultiKueue configuration",

@@ -59,6 +59,11 @@ class DispatchController {
   // Runs until `stop`.
   void Run(const common::StopSignal& stop);
 
+  // A kubeConfig Secret was created, changed or deleted (WatchSecrets); "" when any may have
+  // been. The configuration is synced at once if a cluster names it, as Kueue's secretHandler
+  // queues the clusters using a Secret. Thread-safe.
+  void SecretChanged(const std::string& secret);
+
  private:
   // What this controller last told the manager about one cluster's or check's Active condition.
   struct Reported {
@@ -108,6 +113,7 @@ class DispatchController {
 
   // Something for the reconcile thread: a dirty workload, an Active condition to report, or stop.
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ConfigSyncDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkDirty(const std::string& key);
   void MarkAllDirty() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnConnection(const std::string& cluster, bool connected, const std::string& reason,
@@ -128,6 +134,8 @@ class DispatchController {
   std::set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> rechecks_ ABSL_GUARDED_BY(mu_);
   bool activity_dirty_ ABSL_GUARDED_BY(mu_) = true;
+  // A Secret a cluster names changed: sync before the period is up.
+  bool config_sync_wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 

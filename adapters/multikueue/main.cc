@@ -74,8 +74,9 @@ Flags:
                                    Secret volume mounted at DIR/NAME lays it out (absolute; default
                                    none: such clusters stay inactive with BadKubeConfig)
   --secrets-namespace=NS           read kubeConfig Secrets through the Kubernetes API from
-                                   namespace NS instead (Kueue's way: its own namespace); the
-                                   service account needs get on secrets there
+                                   namespace NS instead (Kueue's way: its own namespace), and
+                                   watch them there; the service account needs get, list and
+                                   watch on secrets there
   --cluster-kubeconfig=PATH        with --secrets-namespace: the kubeconfig of the manager's own
                                    cluster (default: the pod's service account, $KUBECONFIG,
                                    ~/.kube/config)
@@ -216,7 +217,17 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
                {"origin", flags.options.settings.origin},
                {"secrets_namespace", flags.secrets_namespace}});
   DispatchController controller(manager, clock, std::move(options));
+  // Kueue watches the Secrets too: a rotation reconnects at once, not at the next sync.
+  std::thread secret_watch;
+  if (kube != nullptr) {
+    secret_watch = std::thread([&] {
+      WatchSecrets(
+          *kube, flags.secrets_namespace, clock,
+          [&controller](const std::string& secret) { controller.SecretChanged(secret); }, stop);
+    });
+  }
   controller.Run(stop);
+  if (secret_watch.joinable()) secret_watch.join();
   return absl::OkStatus();
 }
 

@@ -1,10 +1,12 @@
 #include "adapters/multikueue/secret_reader.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "services/kubeapi/informer.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
 
@@ -41,6 +43,21 @@ SecretReader ApiSecretReader(kubeapi::KubeClient& kube, std::string ns) {
     }
     return text;
   };
+}
+
+void WatchSecrets(kubeapi::KubeClient& kube, const std::string& ns, const core::Clock& clock,
+                  const std::function<void(const std::string& secret)>& on_change,
+                  const common::StopSignal& stop) {
+  kubeapi::InformerHandlers handlers;
+  handlers.on_list = [&](const std::vector<kubeapi::Json>&) { on_change(""); };
+  handlers.on_event = [&](const kubeapi::WatchEvent& event) {
+    const std::string name = manifest::GetString(event.object, {"metadata", "name"});
+    if (!name.empty()) on_change(name);
+  };
+  kubeapi::InformerOptions options;
+  options.what = "kubeConfig Secret";
+  options.ns = ns;
+  kubeapi::RunInformer(kube, manifest::SecretResource(), handlers, clock, options, stop);
 }
 
 }  // namespace tollgate::multikueue

@@ -87,6 +87,12 @@ core::RemoteCopy RemoteCopyOf(const v1::Workload& copy, const v1::Workload& orig
                                 : TimeOf(status.admission_time());
   }
   remote.evicted = RemoteConditionOf(status, "Evicted");
+  // A copy its worker evicted and admitted again in one step (a preemption without hold on a
+  // worker with room) never shows Evicted=True to the manager; its Requeued condition, set by
+  // the requeue and kept through the next admission, says it was evicted. Kueue's worker never
+  // admits again in the step that evicts (its job stops first), so Kueue's manager sees the
+  // eviction and retries: counted as evicted, the copy leads to the same Retry and fresh copies.
+  if (!remote.evicted.has_value()) remote.evicted = RemoteConditionOf(status, "Requeued");
   if (status.state() == v1::WORKLOAD_STATE_FINISHED) {
     remote.finished = RemoteConditionOf(status, "Finished");
     if (!remote.finished.has_value()) remote.finished = core::RemoteCondition{};

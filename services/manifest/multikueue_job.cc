@@ -205,6 +205,11 @@ bool MadeForAnotherCopy(const Json& job, const v1::Workload& copy) {
   return !made_for.empty() && made_for != copy.metadata().uid();
 }
 
+bool MadeForOtherCopies(const Json& existing, const Json& wanted) {
+  const std::string made_for = Annotation(existing, kMultiKueueCopyUidAnnotation);
+  return !made_for.empty() && made_for != Annotation(wanted, kMultiKueueCopyUidAnnotation);
+}
+
 v1::WorkloadPayload JobStatusReport(const JobKindTranslator& translator, const Json& job) {
   Json reduced = Json::object();
   reduced["apiVersion"] = translator.resource().ApiVersion();

@@ -83,6 +83,12 @@ absl::StatusOr<Json> RemoteJobFromPayload(const JobKindTranslator& translator,
 // it existed) belong to whichever copy has their name.
 bool MadeForAnotherCopy(const Json& job, const v1::Workload& copy);
 
+// Whether a worker's `existing` object, made for several copies (a LeaderWorkerSet: its groups'
+// copy uids in kMultiKueueCopyUidAnnotation, comma-separated in group order), was made for other
+// copies than `wanted` names. Objects without the annotation belong to whichever copies they
+// name.
+bool MadeForOtherCopies(const Json& existing, const Json& wanted);
+
 // What a worker reports of its job (status.job_status): the job's apiVersion and kind, and as
 // data a JSON object with the job's `status` and its suspend field (the translator's path), so
 // the manager can tell a suspended, running or finished remote job apart.

@@ -548,9 +548,12 @@ TEST_F(MultiKueueE2eTest, AWorkerNamedByAMountedKubeConfigSecretIsConnected) {
 }
 
 // Kueue's way: the Secret read through the Kubernetes API, from the controller's namespace
-// (--secrets-namespace; here a fake API server stands for the manager's cluster). A cluster
-// whose Secret does not exist stays inactive with BadKubeConfig naming the Secret and the
-// namespace, and becomes Active once the Secret is created; the other runs the workload.
+// (--secrets-namespace; here a fake API server stands for the manager's cluster), and watched
+// there. A cluster whose Secret does not exist stays inactive with BadKubeConfig naming the
+// Secret and the namespace; the other runs the workload. The configuration sync period is an
+// hour, so only the watch can pick up what follows: the Secret created (the cluster Active), the
+// other Secret changed (its cluster refused as insecure), a Secret deleted (its cluster inactive
+// again), and, after the API server ended every watch, the Secret created again.
 TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigSecretInTheApiIsConnected) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   constexpr char kToken[] = "secret-reader-token";
@@ -587,26 +590,51 @@ TEST_F(MultiKueueE2eTest, AWorkerNamedByAKubeConfigSecretInTheApiIsConnected) {
         "}\n", "spec: {clusterSource: {kubeConfig: {locationType: Secret, location: ", secret,
         "}}}\n");
   };
-  ASSERT_NO_FATAL_FAILURE(RestartController(
-      {"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s",
-       "--secrets-namespace=kueue-system", "--cluster-kubeconfig=" + cluster_kubeconfig},
-      "controller-api-secret"));
+  // The clusters first: with an hour's sync period, the restarted controller reads them once.
   ASSERT_NO_FATAL_FAILURE(
       Apply(*manager_, cluster("w2", "w2-kubeconfig") + "---\n" + cluster("w1", "w1-kubeconfig")));
-
-  ASSERT_TRUE(WaitForClusterCondition("w1", [&](const v1::Condition& c) {
+  ASSERT_NO_FATAL_FAILURE(RestartController(
+      {"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1h",
+       "--secrets-namespace=kueue-system", "--cluster-kubeconfig=" + cluster_kubeconfig},
+      "controller-api-secret"));
+  const auto missing = [](const v1::Condition& c) {
     return c.status() == "False" && c.reason() == "BadKubeConfig" &&
            absl::StrContains(c.message(),
                              "kubeConfig Secret \"w1-kubeconfig\": no Secret "
                              "\"w1-kubeconfig\" in namespace \"kueue-system\"");
-  }));
+  };
+  ASSERT_TRUE(WaitForClusterCondition("w1", missing)) << controller_->Logs();
   ASSERT_TRUE(WaitForClusterActive("w2", true));
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
   ASSERT_TRUE(AwaitReadyOn("train", "w2"));
 
-  // The missing Secret appears: read again at the next configuration sync.
+  // The missing Secret appears: the watch reports it, long before the next sync.
   ASSERT_OK(create_secret("w1-kubeconfig", *w1_));
-  EXPECT_TRUE(WaitForClusterActive("w1", true));
+  ASSERT_TRUE(WaitForClusterActive("w1", true)) << controller_->Logs();
+
+  // w2's Secret changes to a kubeconfig Kueue's rules refuse: its connection is remade from it.
+  const std::string insecure =
+      absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: w\n",
+                   "contexts: [{name: w, context: {cluster: w, user: m}}]\n",
+                   "clusters: [{name: w, cluster: {server: \"http://", w2_->address(),
+                   "\", insecure-skip-tls-verify: true}}]\n", "users: [{name: m, user: {}}]\n");
+  ASSERT_OK(kube->Patch(manifest::SecretResource(), "kueue-system", "w2-kubeconfig",
+                        kubeapi::PatchType::kMerge,
+                        {{"data", {{"kubeconfig", absl::Base64Escape(insecure)}}}})
+                .status());
+  ASSERT_TRUE(WaitForClusterCondition("w2", [](const v1::Condition& c) {
+    return c.status() == "False" && c.reason() == "InsecureKubeConfig" &&
+           absl::StrContains(c.message(), "insecure TLS verification is not allowed for cluster w");
+  })) << controller_->Logs();
+
+  // w1's Secret is deleted: w1 is inactive again, with the message of a missing Secret.
+  ASSERT_OK(kube->Delete(manifest::SecretResource(), "kueue-system", "w1-kubeconfig"));
+  ASSERT_TRUE(WaitForClusterCondition("w1", missing)) << controller_->Logs();
+
+  // The API server ends every watch: the controller watches again and sees the next change.
+  ASSERT_OK(kube::testing::PostFake(apiserver, "/fake/drop-watches"));
+  ASSERT_OK(create_secret("w1-kubeconfig", *w1_));
+  EXPECT_TRUE(WaitForClusterActive("w1", true)) << controller_->Logs();
 }
 
 TEST_F(MultiKueueE2eTest, LostWorkerLeadsToRetryAndTheOtherWorker) {
@@ -957,6 +985,52 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
     return w.status().multi_kueue_winner() && w.status().state() == v1::WORKLOAD_STATE_ADMITTED;
   })) << Get(*w1_client_, "train").DebugString();
   ASSERT_TRUE(Absent(*w2_client_, "train"));
+}
+
+// The worker evicts the copy and admits it again in the same step (a preemption without hold
+// on a worker with room), so the copy's Requeued condition is all that says it was evicted. The
+// controller is down meanwhile, so what it finds is only the result, as a controller may whose
+// reconcile runs after both changes. As Kueue's manager, which always sees a worker's eviction
+// (Kueue's worker stops the job before it admits again), the manager's check goes to Retry, the
+// evicted copy is removed, and the workload is dispatched again as a fresh copy, admitted and
+// marked on the worker with room; the evicted copy never runs on as the winner.
+TEST_F(MultiKueueE2eTest, ACopyTheWorkerAdmitsAgainAfterAnEvictionIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& copy) {
+    return copy.status().multi_kueue_winner();
+  })) << Get(*w2_client_, "train").DebugString();
+  const v1::Workload first_copy = Get(*w2_client_, "train");
+
+  controller_.reset();
+  v1::PreemptRequest preempt;
+  *preempt.mutable_workload() = Ref("train");
+  preempt.set_reason("preempted on the worker");
+  ASSERT_OK_AND_ASSIGN(v1::PreemptResponse preempted, w2_client_->Preempt(preempt));
+  ASSERT_TRUE(preempted.readmitted()) << preempted.DebugString();
+  const v1::Workload readmitted = Get(*w2_client_, "train");
+  ASSERT_EQ(readmitted.metadata().uid(), first_copy.metadata().uid());
+  ASSERT_EQ(readmitted.status().state(), v1::WORKLOAD_STATE_ADMITTED) << readmitted.DebugString();
+  ASSERT_NE(TrueCondition(readmitted, "Requeued"), nullptr) << readmitted.DebugString();
+  ASSERT_EQ(TrueCondition(readmitted, "Evicted"), nullptr) << readmitted.DebugString();
+  ASSERT_NO_FATAL_FAILURE(
+      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
+                        "controller-readmitted"));
+
+  ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
+    return HasEvent(w,
+                    "Workload evicted on worker cluster: \"w2\", resetting for "
+                    "re-admission. Previously: \"Ready\"");
+  })) << Get(*manager_client_, "train").DebugString();
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [&](const v1::Workload& w) {
+    return w.metadata().uid() != first_copy.metadata().uid() &&
+           w.status().state() == v1::WORKLOAD_STATE_ADMITTED && w.status().multi_kueue_winner();
+  })) << Get(*w2_client_, "train").DebugString();
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  const v1::Workload fresh = Get(*w2_client_, "train");
+  EXPECT_EQ(TrueCondition(fresh, "Requeued"), nullptr) << fresh.DebugString();
+  EXPECT_EQ(CheckOf(Get(*manager_client_, "train"), "mk")->message(),
+            "The workload was admitted on \"w2\"");
 }
 
 // The manager's workload is deactivated (a local eviction): its copy on the worker goes and

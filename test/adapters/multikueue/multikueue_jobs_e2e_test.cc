@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -367,6 +368,42 @@ class MultiKueueJobsE2eTest : public ::testing::Test {
           return manifest::GetString(pod, {"status", "phase"}) == phase;
         },
         kWait);
+  }
+
+  // Creates LeaderWorkerSet "train" on the manager's cluster: two groups of a leader and a
+  // worker, 1 cpu each, gated as written (Tollgate has no webhook to gate the first pods in
+  // time); `uid` is the manager's object's.
+  void CreateTwoGroupLeaderWorkerSet(std::string& uid) {
+    const Json gated_one_cpu = {
+        {"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+        {"containers", Json::array({{{"name", "main"},
+                                     {"image", "busybox"},
+                                     {"resources", {{"requests", {{"cpu", "1"}}}}}}})}};
+    const Json lws = {
+        {"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+        {"kind", "LeaderWorkerSet"},
+        {"metadata", {{"name", "train"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
+        {"spec",
+         {{"replicas", 2},
+          {"leaderWorkerTemplate",
+           {{"size", 2},
+            {"leaderTemplate", {{"spec", gated_one_cpu}}},
+            {"workerTemplate", {{"spec", gated_one_cpu}}}}}}}};
+    absl::StatusOr<Json> created =
+        Manager().kube->Create(manifest::LeaderWorkerSetKind(), "team", lws);
+    ASSERT_TRUE(created.ok()) << created.status();
+    uid = manifest::GetString(*created, {"metadata", "uid"});
+  }
+
+  // Group `g`'s workload of the manager's LeaderWorkerSet "train" (uid `manager_uid`) on `c`: the
+  // manager's own, or a worker's copy of it (same name).
+  std::optional<v1::Workload> GroupWorkload(Cluster& c, const std::string& manager_uid, int g) {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name(manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+                                             absl::StrCat("train-", g), manager_uid));
+    absl::StatusOr<v1::Workload> wl = c.admission->GetWorkload(ref);
+    return wl.ok() ? std::optional<v1::Workload>(*wl) : std::nullopt;
   }
 
   // The manager's workload of the job (the only one in team on the manager).
@@ -1053,43 +1090,10 @@ TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetsGroupsRunTogetherOnOneWorker) {
   unblock.mutable_workload()->set_name("blocker");
   ASSERT_TRUE(W1().admission->DeleteWorkload(unblock).ok());
 
-  const Json gated_one_cpu = {
-      {"schedulingGates", Json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
-      {"containers", Json::array({{{"name", "main"},
-                                   {"image", "busybox"},
-                                   {"resources", {{"requests", {{"cpu", "1"}}}}}}})}};
-  const Json lws = {
-      {"apiVersion", "leaderworkerset.x-k8s.io/v1"},
-      {"kind", "LeaderWorkerSet"},
-      {"metadata", {{"name", "train"}, {"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}},
-      {"spec",
-       {{"replicas", 2},
-        {"leaderWorkerTemplate",
-         // Gated as written: Tollgate has no webhook to gate the first pods in time.
-         {{"size", 2},
-          {"leaderTemplate", {{"spec", gated_one_cpu}}},
-          {"workerTemplate", {{"spec", gated_one_cpu}}}}}}}};
-  absl::StatusOr<Json> created =
-      Manager().kube->Create(manifest::LeaderWorkerSetKind(), "team", lws);
-  ASSERT_TRUE(created.ok()) << created.status();
-  const std::string manager_uid = manifest::GetString(*created, {"metadata", "uid"});
-  auto group_workload = [&](int g) {
-    return manifest::KueueWorkloadName("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
-                                       absl::StrCat("train-", g), manager_uid);
-  };
-  auto manager_workload = [&](int g) -> std::optional<v1::Workload> {
-    v1::WorkloadRef ref;
-    ref.set_namespace_("team");
-    ref.set_name(group_workload(g));
-    absl::StatusOr<v1::Workload> wl = Manager().admission->GetWorkload(ref);
-    return wl.ok() ? std::optional<v1::Workload>(*wl) : std::nullopt;
-  };
-  auto has_copy = [&](Cluster& c, int g) {
-    v1::WorkloadRef ref;
-    ref.set_namespace_("team");
-    ref.set_name(group_workload(g));
-    return c.admission->GetWorkload(ref).ok();
-  };
+  std::string manager_uid;
+  ASSERT_NO_FATAL_FAILURE(CreateTwoGroupLeaderWorkerSet(manager_uid));
+  auto manager_workload = [&](int g) { return GroupWorkload(Manager(), manager_uid, g); };
+  auto has_copy = [&](Cluster& c, int g) { return GroupWorkload(c, manager_uid, g).has_value(); };
 
   // Where group 1's copy is ever seen, and whether before group 0 was admitted on a worker.
   absl::Mutex mu;
@@ -1191,6 +1195,113 @@ TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetsGroupsRunTogetherOnOneWorker) {
   ASSERT_TRUE(runs.is_array());
   EXPECT_EQ(runs.size(), 4u) << runs.dump();
   EXPECT_EQ(FakeRuns(elsewhere.apiserver), Json::array());
+  EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
+}
+
+// One group of a LeaderWorkerSet evicted on its worker (its copy preempted there with hold) is
+// dispatched again, back to the worker the other group runs on (Kueue's multi-workload rule).
+// The worker's LeaderWorkerSet goes with the pods of both groups once that group's copy is
+// removed (Kueue's DeleteRemoteObject), and is made again, a new object, once the group's new
+// copy is admitted and marked there; all four pods run there again, new pods. Group 0 keeps its
+// copy, its clusterName and its Ready check throughout; w1 (full) never gets anything.
+TEST_F(MultiKueueJobsE2eTest, ALeaderWorkerSetGroupsEvictionRemakesTheObjectOnItsWorker) {
+  std::string manager_uid;
+  ASSERT_NO_FATAL_FAILURE(CreateTwoGroupLeaderWorkerSet(manager_uid));
+  const std::vector<std::string> pods = {"train-0", "train-0-1", "train-1", "train-1-1"};
+  std::map<std::string, std::string> first_pods;
+  for (const std::string& pod : pods) {
+    Json remote;
+    ASSERT_TRUE(AwaitPodPhase(W2(), pod, "Running", remote)) << pod << " " << remote.dump();
+    first_pods[pod] = manifest::GetString(remote, {"metadata", "uid"});
+  }
+  for (int g = 0; g < 2; ++g) {
+    std::optional<v1::Workload> wl = GroupWorkload(Manager(), manager_uid, g);
+    ASSERT_TRUE(wl.has_value());
+    ASSERT_EQ(wl->status().cluster_name(), "w2") << wl->DebugString();
+  }
+  absl::StatusOr<Json> first_lws = W2().kube->Get(manifest::LeaderWorkerSetKind(), "team", "train");
+  ASSERT_TRUE(first_lws.ok()) << first_lws.status();
+  const std::string first_lws_uid = manifest::GetString(*first_lws, {"metadata", "uid"});
+  const std::optional<v1::Workload> copy0 = GroupWorkload(W2(), manager_uid, 0);
+  const std::optional<v1::Workload> copy1 = GroupWorkload(W2(), manager_uid, 1);
+  ASSERT_TRUE(copy0.has_value() && copy1.has_value());
+
+  client::TollgateClient w2(W2().address(), absl::Seconds(10));
+  v1::PreemptRequest preempt;
+  preempt.mutable_workload()->set_namespace_("team");
+  preempt.mutable_workload()->set_name(copy1->metadata().name());
+  preempt.set_reason("drained by the worker's operator");
+  preempt.set_hold(true);
+  absl::StatusOr<v1::PreemptResponse> preempted = w2.Preempt(preempt);
+  ASSERT_TRUE(preempted.ok()) << preempted.status();
+
+  std::optional<v1::Workload> group1;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        group1 = GroupWorkload(Manager(), manager_uid, 1);
+        if (!group1.has_value()) return false;
+        for (const v1::WorkloadEvent& e : group1->status().events()) {
+          if (absl::StrContains(e.message(), "Workload evicted on worker cluster: \"w2\"")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      kWait))
+      << (group1.has_value() ? group1->DebugString() : "no workload");
+
+  // Group 1 back on w2, a new copy there, admitted and marked; a new LeaderWorkerSet there, and
+  // its four pods, new ones, running.
+  std::optional<v1::Workload> again;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        again = GroupWorkload(W2(), manager_uid, 1);
+        return again.has_value() && again->metadata().uid() != copy1->metadata().uid() &&
+               again->status().state() == v1::WORKLOAD_STATE_ADMITTED &&
+               again->status().multi_kueue_winner();
+      },
+      kWait))
+      << (again.has_value() ? again->DebugString() : "no copy");
+  Json remade;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<Json> lws = W2().kube->Get(manifest::LeaderWorkerSetKind(), "team", "train");
+        if (!lws.ok()) return false;
+        remade = *lws;
+        return manifest::GetString(remade, {"metadata", "uid"}) != first_lws_uid;
+      },
+      kWait))
+      << remade.dump();
+  for (const std::string& pod : pods) {
+    Json remote;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          remote = GetPod(W2(), pod);
+          return manifest::GetString(remote, {"metadata", "uid"}) != first_pods[pod] &&
+                 manifest::GetString(remote, {"status", "phase"}) == "Running";
+        },
+        kWait))
+        << pod << " " << remote.dump();
+  }
+  std::optional<v1::Workload> group0 = GroupWorkload(Manager(), manager_uid, 0);
+  ASSERT_TRUE(group0.has_value());
+  EXPECT_EQ(group0->status().cluster_name(), "w2") << group0->DebugString();
+  for (const v1::WorkloadEvent& e : group0->status().events()) {
+    EXPECT_FALSE(absl::StrContains(e.message(), "resetting for re-admission")) << e.message();
+  }
+  std::optional<v1::Workload> kept0 = GroupWorkload(W2(), manager_uid, 0);
+  ASSERT_TRUE(kept0.has_value());
+  EXPECT_EQ(kept0->metadata().uid(), copy0->metadata().uid());
+  EXPECT_EQ(kept0->status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  for (const std::string& pod : pods) {
+    Json local = GetPod(Manager(), pod);
+    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
+  }
+  EXPECT_TRUE(
+      absl::IsNotFound(W1().kube->Get(manifest::LeaderWorkerSetKind(), "team", "train").status()));
+  EXPECT_FALSE(GroupWorkload(W1(), manager_uid, 0).has_value());
+  EXPECT_FALSE(GroupWorkload(W1(), manager_uid, 1).has_value());
+  EXPECT_EQ(FakeRuns(W1().apiserver), Json::array());
   EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
 }
 

@@ -163,6 +163,28 @@ TEST(RemoteViewsTest, RemoteCopyReadsTheWorkersConditionsAndSpecSync) {
   EXPECT_FALSE(RemoteCopyOf(copy, manager).spec_in_sync);
 }
 
+// A copy evicted and admitted again in one step on its worker shows only Requeued=True (its
+// Evicted condition is False again): it counts as evicted, as Kueue's manager sees its eviction.
+TEST(RemoteViewsTest, ACopyRequeuedAndAdmittedAgainCountsAsEvicted) {
+  const v1::Workload manager = Parse(kManager);
+  v1::Workload copy = CopyOf(manager, "multikueue");
+  copy.mutable_status()->set_state(v1::WORKLOAD_STATE_ADMITTED);
+  v1::Condition* evicted = copy.mutable_status()->add_conditions();
+  evicted->set_type("Evicted");
+  evicted->set_status("False");
+  evicted->set_reason("Admitted");
+  EXPECT_FALSE(RemoteCopyOf(copy, manager).evicted.has_value());
+
+  v1::Condition* requeued = copy.mutable_status()->add_conditions();
+  requeued->set_type("Requeued");
+  requeued->set_status("True");
+  requeued->set_reason("Evicted");
+  requeued->mutable_last_transition_time()->set_seconds(1767225600);
+  const core::RemoteCopy remote = RemoteCopyOf(copy, manager);
+  ASSERT_TRUE(remote.evicted.has_value());
+  EXPECT_EQ(remote.evicted->since, absl::FromUnixSeconds(1767225600));
+}
+
 // spec.active is compared as Kueue compares the whole spec: a copy deactivated on its worker
 // (an eviction there with hold) no longer matches an active workload, and an active copy no
 // longer matches a deactivated one.

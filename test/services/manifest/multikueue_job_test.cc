@@ -292,5 +292,20 @@ TEST(MultiKueueJobTest, AnObjectMadeForAnEarlierCopyOfTheSameNameIsAnothersCopy)
   EXPECT_TRUE(MadeForAnotherCopy(obj, copy));
 }
 
+// A worker's LeaderWorkerSet records its groups' copies in group order: one whose list differs
+// from the copies there now (a group's copy replaced) was made for other copies.
+TEST(MultiKueueJobTest, ALeaderWorkerSetMadeForOtherCopiesIsToldApart) {
+  const std::string annotation(kMultiKueueCopyUidAnnotation);
+  Json wanted = {{"metadata", {{"name", "train"}}}};
+  wanted["metadata"]["annotations"][annotation] = "copy-0,copy-1b";
+  Json existing = {{"metadata", {{"name", "train"}}}};
+  // Made before the annotation existed: taken to be the copies'.
+  EXPECT_FALSE(MadeForOtherCopies(existing, wanted));
+  existing["metadata"]["annotations"][annotation] = "copy-0,copy-1b";
+  EXPECT_FALSE(MadeForOtherCopies(existing, wanted));
+  existing["metadata"]["annotations"][annotation] = "copy-0,copy-1a";
+  EXPECT_TRUE(MadeForOtherCopies(existing, wanted));
+}
+
 }  // namespace
 }  // namespace tollgate::manifest

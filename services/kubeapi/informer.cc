@@ -1,4 +1,4 @@
-#include "adapters/kube/informer.h"
+#include "services/kubeapi/informer.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json_log.h"
 
-namespace tollgate::kube {
+namespace tollgate::kubeapi {
 
 bool WaitBackoff(int failures, absl::Duration min_backoff, absl::Duration max_backoff,
                  const common::StopSignal& stop) {
@@ -15,7 +15,7 @@ bool WaitBackoff(int failures, absl::Duration min_backoff, absl::Duration max_ba
   return !stop.WaitFor(std::min(delay, max_backoff));
 }
 
-void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
+void RunInformer(KubeClient& kube, const manifest::ResourceKind& kind,
                  const InformerHandlers& handlers, const core::Clock& clock,
                  const InformerOptions& options, const common::StopSignal& stop) {
   int failures = 0;
@@ -25,7 +25,7 @@ void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
   };
   while (!stop.stopped()) {
     if (resource_version.empty()) {
-      absl::StatusOr<kubeapi::ListResult> list = kube.List(kind, "");
+      absl::StatusOr<ListResult> list = kube.List(kind, options.ns);
       if (!list.ok()) {
         common::Log("warning", absl::StrCat("cannot list ", options.what, "s"),
                     {{"error", list.status().ToString()}});
@@ -41,8 +41,8 @@ void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
     }
     const absl::Time started = clock.Now();
     absl::Status watched = kube.Watch(
-        kind, "", resource_version,
-        [&](const kubeapi::WatchEvent& event) {
+        kind, options.ns, resource_version,
+        [&](const WatchEvent& event) {
           const std::string rv = manifest::GetString(event.object, {"metadata", "resourceVersion"});
           if (!rv.empty()) resource_version = rv;
           if (event.type != "BOOKMARK") handlers.on_event(event);
@@ -67,4 +67,4 @@ void RunInformer(kubeapi::KubeClient& kube, const manifest::ResourceKind& kind,
   }
 }
 
-}  // namespace tollgate::kube
+}  // namespace tollgate::kubeapi
