@@ -328,9 +328,9 @@ class ClusterState {
   // --- Scheduling. A cycle is PlanCycle followed by ApplyCycle with the same `now`.
   CyclePlan PlanCycle(absl::Time now);
   void ApplyCycle(const CyclePlan& plan, absl::Time now);
-  // The same, moving each admission decision's Admission into its workload instead of copying
-  // it (the scheduling loop's path): the plan keeps its ids, usage, pending and preemption
-  // decisions, but its admissions' Admission values are left empty.
+  // The same, moving each admission decision's Admission and usage into its workload instead of
+  // copying them (the scheduling loop's path): the plan keeps its ids, pending and preemption
+  // decisions, but its admissions' Admission values and usage are left empty.
   void ApplyCycleTakingAdmissions(CyclePlan& plan, absl::Time now);
   // Evaluates one pending workload now, ahead of queue order: admits it if it fits, or issues
   // the preemptions that would make it fit; with `dry_run` only reports.

@@ -44,8 +44,17 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
   // now is woken by the quota its cohort's victims release.
   for (const PendingDecision& p : plan.pending) ApplyPending(p, now);
   for (size_t i = 0; i < plan.admissions.size(); ++i) {
-    ApplyAdmission(plan.admissions[i], taken != nullptr ? &taken->admissions[i].admission : nullptr,
-                   now);
+    Admission* taken_admission = nullptr;
+    if (taken != nullptr) {
+      AdmissionDecision& decision = taken->admissions[i];
+      taken_admission = &decision.admission;
+      // The usage moves here (ApplyAdmission copies it only from a plan it may not take); a
+      // pending workload holds none, so nothing before the admission reads what it replaces.
+      if (Workload* wl = mutable_workload(decision.id); wl != nullptr) {
+        wl->quota_usage = std::move(decision.usage);
+      }
+    }
+    ApplyAdmission(plan.admissions[i], taken_admission, now);
   }
   for (const PreemptionDecision& p : plan.preemptions) ApplyPreemption(p, now);
   // After the cycle's admissions, so a second pass never takes nodes a planned head counted on.
@@ -76,13 +85,13 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
     wl->status.admission = std::move(*taken);
   } else {
     wl->status.admission = a.admission;
+    wl->quota_usage.assign(a.usage.begin(), a.usage.end());
   }
   const Admission& admission = *wl->status.admission;
   wl->status.admission->pod_labels = CostAttributionLabels(*wl);
   wl->status.admission_time = now;
   wl->status.pending_message.clear();
   wl->status.pods_ready = false;
-  wl->quota_usage.assign(a.usage.begin(), a.usage.end());
   ClusterQueueRuntime* cq = mutable_cluster_queue(admission.cluster_queue);
   cq->holding.Insert(*wl);
   AddUsageOf(*wl);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/admission_checks.h"
@@ -389,11 +390,20 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
       }
     }
 
+    // Whether the queue covers each request's resource (its group index, -1: not covered),
+    // looked up once here instead of in each loop below.
+    absl::InlinedVector<int, 4> groups;
+    groups.reserve(ps.requests.size());
+    for (const auto& request : ps.requests) {
+      auto it = cq_.group_of_resource.find(request.first);
+      groups.push_back(it != cq_.group_of_resource.end() ? it->second : -1);
+    }
     // Resources the queue does not cover fail the pod set unless nothing is asked of them.
     bool failed = false;
-    for (const auto& [name, value] : ps.requests) {
-      if (!cq_.group_of_resource.contains(name) && value != 0) {
-        ps.reasons = {absl::StrCat("resource ", name, " unavailable in ClusterQueue")};
+    for (size_t r = 0; r < ps.requests.size(); ++r) {
+      if (groups[r] < 0 && ps.requests[r].second != 0) {
+        ps.reasons = {
+            absl::StrCat("resource ", ps.requests[r].first, " unavailable in ClusterQueue")};
         failed = true;
         break;
       }
@@ -401,9 +411,9 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     if (!failed) {
       std::vector<std::pair<std::string, FlavorChoice>> flavors;
       std::vector<std::string> reasons;
-      for (const auto& request : ps.requests) {
-        const std::string& name = request.first;
-        if (!cq_.group_of_resource.contains(name)) continue;
+      for (size_t req = 0; req < ps.requests.size(); ++req) {
+        const std::string& name = ps.requests[req].first;
+        if (groups[req] < 0) continue;
         if (std::any_of(flavors.begin(), flavors.end(),
                         [&name](const auto& f) { return f.first == name; })) {
           continue;  // Assigned with its resource group.

@@ -90,8 +90,8 @@ std::vector<std::string> PendingKeys(const ClusterState& state, const std::strin
   return keys;
 }
 
-// The scheduling loop moves each planned Admission into its workload; nothing else may differ
-// from applying a copy of the plan.
+// The scheduling loop moves each planned Admission and its usage into its workload; nothing else
+// may differ from applying a copy of the plan.
 TEST_F(ClusterStateTest, TakingTheAdmissionsAppliesTheSameCycle) {
   auto build = [this](ClusterState& state) {
     ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
@@ -118,6 +118,7 @@ TEST_F(ClusterStateTest, TakingTheAdmissionsAppliesTheSameCycle) {
     for (size_t i = 0; i < plan.admissions.size(); ++i) {
       EXPECT_EQ(taking.admissions[i].id, plan.admissions[i].id);
       EXPECT_TRUE(taking.admissions[i].admission.pod_sets.empty());
+      EXPECT_TRUE(taking.admissions[i].usage.empty());
     }
     admitted += static_cast<int>(plan.admissions.size());
     if (!plan.MadeProgress()) break;
