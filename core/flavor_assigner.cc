@@ -182,9 +182,12 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
     return;
   }
   TopologyInventory& inventory = state_.topology();
-  WorkloadTopologyRequests requests =
-      TopologyRequestsFor(wl_, assignment, topology_only_, inventory,
-                          DelayedTopologyFlavors(cq_.spec, state_.registry().admission_checks()));
+  // Without admission checks no flavor is delayed: no set to build per evaluation.
+  WorkloadTopologyRequests requests = TopologyRequestsFor(
+      wl_, assignment, topology_only_, inventory,
+      cq_.spec.admission_checks.empty()
+          ? std::set<std::string>()
+          : DelayedTopologyFlavors(cq_.spec, state_.registry().admission_checks()));
   if (requests.empty()) return;
   for (const auto& [index, error] : requests.errors) {
     PodSetFlavors& ps = assignment.pod_sets[index];
@@ -216,8 +219,8 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
       ps.SetMode(FlavorMode::kNoFit);
     } else {
       // Quota may fit while the nodes are fragmented: every topology pod set may need victims.
-      for (const auto& [flavor, indexes] : requests.pod_set_index) {
-        for (size_t index : indexes) {
+      for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
+        for (size_t index : of.pod_set_index) {
           PodSetFlavors& ps = assignment.pod_sets[index];
           for (auto& [resource, choice] : ps.flavors) {
             if (choice.mode == FlavorMode::kFit) choice.mode = FlavorMode::kPreempt;

@@ -4,6 +4,7 @@
 // behind the declarations in topology_flavor.h; read by topology_flavor.cc and
 // topology_placement.cc only).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -12,14 +13,44 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/container/inlined_vector.h"
 #include "core/topology_flavor.h"
 
 namespace tollgate::core {
 
+// Kueue's CountInWithLimitingResource over `capacity_of(resource)`: the smallest count over the
+// requested resources, ties broken by resource name (the amounts are sorted by name, so the
+// first smallest wins); `limiting`, when given, receives that amount's index. Here, not in a
+// .cc, so that the leaf counts (every leaf of a cache's first build) inline it.
+template <typename Request, typename CapacityOf>
+inline int32_t SmallestPodCount(const Request& req, const CapacityOf& capacity_of, int* limiting) {
+  int32_t result = 0;
+  bool first = true;
+  if (limiting != nullptr) *limiting = -1;
+  for (size_t i = 0; i < req.amounts.size(); ++i) {
+    const auto& [r, amount] = req.amounts[i];
+    int32_t count;
+    if (amount == 0) {
+      count = INT32_MAX;
+    } else {
+      const int64_t cap = r < 0 ? 0 : capacity_of(r);
+      count =
+          static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
+    }
+    if (first || count < result) {
+      result = count;
+      if (limiting != nullptr) *limiting = static_cast<int>(i);
+      first = false;
+    }
+  }
+  return result;
+}
+
 // What the first phase of a placement depends on beside the leaves' capacity and usage.
 struct TopologyFlavor::ShapeKey {
-  std::vector<std::pair<int, int64_t>> amounts;
-  std::optional<std::vector<std::pair<int, int64_t>>> leader;
+  // Inline, like the resolved request they come from: a key is built for every placement.
+  absl::InlinedVector<std::pair<int, int64_t>, 4> amounts;
+  std::optional<absl::InlinedVector<std::pair<int, int64_t>, 4>> leader;
   bool simulate_empty = false;
   int slice_level = 0;
   int32_t slice_size = 1;

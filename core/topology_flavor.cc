@@ -13,38 +13,11 @@ namespace tollgate::core {
 
 namespace {
 
-// Kueue's CountInWithLimitingResource over `capacity_of(resource)`: the smallest count over the
-// requested resources, ties broken by resource name (the amounts are sorted by name, so the
-// first smallest wins); `limiting`, when given, receives that amount's index.
-template <typename Request, typename CapacityOf>
-int32_t SmallestCount(const Request& req, const CapacityOf& capacity_of, int* limiting) {
-  int32_t result = 0;
-  bool first = true;
-  if (limiting != nullptr) *limiting = -1;
-  for (size_t i = 0; i < req.amounts.size(); ++i) {
-    const auto& [r, amount] = req.amounts[i];
-    int32_t count;
-    if (amount == 0) {
-      count = INT32_MAX;
-    } else {
-      const int64_t cap = r < 0 ? 0 : capacity_of(r);
-      count =
-          static_cast<int32_t>(std::max<int64_t>(0, std::min<int64_t>(cap / amount, INT32_MAX)));
-    }
-    if (first || count < result) {
-      result = count;
-      if (limiting != nullptr) *limiting = static_cast<int>(i);
-      first = false;
-    }
-  }
-  return result;
-}
-
 // TopologyFlavor::CountIn over the leaf's free capacity for admitted workloads (free minus
 // used), without copying it.
 template <typename Request, typename LeafT>
 int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
-  return SmallestCount(
+  return SmallestPodCount(
       req, [&leaf](int r) { return SatSub(leaf.free[r], leaf.used[r]); }, nullptr);
 }
 
@@ -127,7 +100,10 @@ int TopologyFlavor::ResourceIndex(absl::string_view resource) const {
   // three-way string comparisons.
   if (resource_names_.size() <= 8) {
     for (size_t i = 0; i < resource_names_.size(); ++i) {
-      if (resource_names_[i] == resource) return static_cast<int>(i);
+      const std::string& name = resource_names_[i];
+      // Length and first letter first: most names differ there, without a call to memcmp.
+      if (name.size() != resource.size() || (!name.empty() && name[0] != resource[0])) continue;
+      if (name == resource) return static_cast<int>(i);
     }
     return -1;
   }
@@ -333,7 +309,7 @@ TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& p
 
 int32_t TopologyFlavor::CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
                                 int* limiting) {
-  return SmallestCount(
+  return SmallestPodCount(
       req, [&capacity](int r) { return capacity[r]; }, limiting);
 }
 

@@ -176,7 +176,12 @@ class TopologyFlavor {
     bool unconstrained = false;
     std::map<int, int32_t> slice_size_at_level;
     std::vector<SliceConstraint> multi_layer;
+    // The exclusions of a placement counted from scratch. A cached placement's are its cache's
+    // (the node filters' and the leaves without room for the request), filled in here only for a
+    // failure's text (StatsOf): most placements succeed and never read them.
     ExclusionStats stats;
+    const CountCache* stats_cache = nullptr;
+    const ResolvedRequest* stats_req = nullptr;
   };
   // A domain by (slices, pods, rank of its values), then the domain: the order of the sorts
   // without a leader.
@@ -185,7 +190,7 @@ class TopologyFlavor {
   struct LeafInputs {
     const ResolvedRequest* req = nullptr;
     const ResolvedRequest* leader = nullptr;
-    std::vector<int> needed;
+    absl::InlinedVector<int, 4> needed;
     bool simulate_empty = false;
   };
   struct Group {
@@ -208,7 +213,11 @@ class TopologyFlavor {
   // A leaf's capacity or usage changed: the caches recompute it when next used.
   void Touch(int leaf);
 
-  std::optional<std::string> LevelKey(const TopologyPlacementRequest& r) const;
+  // The level the request names (null: none), viewed in the request or in levels_.
+  const std::string* LevelKey(const TopologyPlacementRequest& r) const;
+  // The placement's exclusions, for a failure's text: a cached placement's are filled in on
+  // first use.
+  const ExclusionStats& StatsOf(Params& p) const;
   int LevelIndex(absl::string_view level) const;
   // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
   std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
@@ -226,7 +235,7 @@ class TopologyFlavor {
   void CountFromScratch(const TopologyPlacementRequest& workers, const LeafInputs& in,
                         absl::string_view required_domain, Params& p);
   // The cache for this shape, brought up to date in state_ (swapped in by the caller).
-  CountCache& CacheFor(ShapeKey key);
+  CountCache& CacheFor(ShapeKey& key);
   void SyncCache(CountCache& cache, const TopologyPlacementRequest& workers, const LeafInputs& in,
                  const Params& p);
   OrderKey OrderKeyOf(int domain) const {
@@ -255,7 +264,7 @@ class TopologyFlavor {
   TopologyAssignment BuildAssignment(std::vector<std::pair<int, int32_t>> domains) const;
   std::string NotFitMessage(int32_t fit, int32_t total, int32_t slice_size,
                             const ExclusionStats& stats) const;
-  std::string MultiLayerNotFitMessage(int level, const Params& p) const;
+  std::string MultiLayerNotFitMessage(int level, Params& p) const;
   int32_t CountSlicesInSubtree(int domain, int level, int target, int32_t size) const;
 
   std::string topology_name_;

@@ -180,13 +180,31 @@ void TopologyInventory::SetFlavors(const std::map<std::string, ResourceFlavorSpe
   if (changed) Invalidate();
 }
 
+namespace {
+
+// The flavor's entry. Clusters have a handful of flavors and every evaluation looks its flavor
+// up several times: comparing for equality (lengths first) beats the map's three-way string
+// comparisons there.
+template <typename Map>
+auto FindFlavor(Map& flavors, absl::string_view flavor) {
+  if (flavors.size() <= 8) {
+    for (auto it = flavors.begin(); it != flavors.end(); ++it) {
+      if (it->first.size() == flavor.size() && it->first == flavor) return it;
+    }
+    return flavors.end();
+  }
+  return flavors.find(flavor);
+}
+
+}  // namespace
+
 bool TopologyInventory::IsTopologyFlavor(absl::string_view flavor) const {
-  auto it = flavors_.find(flavor);
+  auto it = FindFlavor(flavors_, flavor);
   return it != flavors_.end() && !it->second.spec.topology_name.empty();
 }
 
 TopologyFlavor* TopologyInventory::Flavor(absl::string_view flavor) {
-  auto it = flavors_.find(flavor);
+  auto it = FindFlavor(flavors_, flavor);
   if (it == flavors_.end() || it->second.spec.topology_name.empty()) return nullptr;
   // Built at this generation: its topology exists (deleting or changing one bumps it).
   if (it->second.built != nullptr && it->second.built_generation == generation_) {
@@ -230,7 +248,7 @@ bool TopologyInventory::Counts(const FlavorEntry& entry, absl::string_view flavo
 
 template <typename Fn>
 void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
-  auto own = flavors_.find(flavor);
+  auto own = FindFlavor(flavors_, flavor);
   if (own == flavors_.end()) return;
   bool hostname;
   if (own->second.built != nullptr && own->second.built_generation == generation_) {

@@ -75,16 +75,29 @@ int TopologyFlavor::LevelIndex(absl::string_view level) const {
   return -1;
 }
 
-std::optional<std::string> TopologyFlavor::LevelKey(const TopologyPlacementRequest& r) const {
+const std::string* TopologyFlavor::LevelKey(const TopologyPlacementRequest& r) const {
   const PodSetTopologyRequest* t = r.request;
   if (t != nullptr) {
-    if (t->required.has_value()) return *t->required;
-    if (t->preferred.has_value()) return *t->preferred;
-    if (IsSliceOnly(t)) return levels_.front();
-    if (t->unconstrained) return levels_.back();
+    if (t->required.has_value()) return &*t->required;
+    if (t->preferred.has_value()) return &*t->preferred;
+    if (IsSliceOnly(t)) return &levels_.front();
+    if (t->unconstrained) return &levels_.back();
   }
-  if (r.implied) return levels_.back();
-  return std::nullopt;
+  if (r.implied) return &levels_.back();
+  return nullptr;
+}
+
+const TopologyFlavor::ExclusionStats& TopologyFlavor::StatsOf(Params& p) const {
+  if (p.stats_cache != nullptr) {
+    const CountCache& c = *p.stats_cache;
+    p.stats = c.filter_stats;
+    for (size_t i = 0; i < c.zero_counts.size(); ++i) {
+      if (c.zero_counts[i] > 0)
+        p.stats.resources[std::string(p.stats_req->names[i])] += c.zero_counts[i];
+    }
+    p.stats_cache = nullptr;
+  }
+  return p.stats;
 }
 
 bool TopologyFlavor::HasLevels(const PodSetTopologyRequest* request) const {
@@ -102,12 +115,22 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     const std::vector<TopologyPlacementRequest>& requests, bool simulate_empty) {
   TopologyPlacementResult result;
   result.assignments.resize(requests.size());
+  if (requests.size() == 1) {
+    // One pod set (the usual case) is one group, placed alone: no groups to build.
+    std::optional<TopologyAssignment> w;
+    std::optional<TopologyAssignment> l;
+    std::string failure = Place(requests[0], nullptr, simulate_empty, "", &w, &l);
+    if (!failure.empty()) {
+      result.failure = std::move(failure);
+      result.failed_pod_set = requests[0].pod_set;
+      return result;
+    }
+    result.assignments[0] = std::move(w);
+    return result;
+  }
   // Groups in the order of their first pod set; a pod set without a group is a group alone.
   std::vector<std::pair<std::string, std::vector<size_t>>> groups;
-  // One pod set (the usual case) is one group: no keys to build.
-  const bool single = requests.size() == 1;
-  if (single) groups.emplace_back(std::string(), std::vector<size_t>{0});
-  for (size_t i = 0; !single && i < requests.size(); ++i) {
+  for (size_t i = 0; i < requests.size(); ++i) {
     const PodSetTopologyRequest* t = requests[i].request;
     std::string key = t != nullptr && t->pod_set_group.has_value() ? "g:" + *t->pod_set_group
                                                                    : absl::StrCat("i:", i);
@@ -226,17 +249,19 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
   }
   DomainState s;
   int limiting = -1;
-  s.pod_count = CountIn(*in.req, remaining_, &limiting);
+  const int64_t* remaining = remaining_.data();
+  auto capacity = [remaining](int r) { return remaining[r]; };
+  s.pod_count = SmallestPodCount(*in.req, capacity, &limiting);
   *zero_reason = s.pod_count == 0 && limiting >= 0 ? limiting : -1;
   if (in.leader != nullptr) {
     int ignored = -1;
-    if (CountIn(*in.leader, remaining_, &ignored) > 0) {
+    if (SmallestPodCount(*in.leader, capacity, &ignored) > 0) {
       s.leader_count = 1;
       for (const auto& [r, amount] : in.leader->amounts) {
         if (r >= 0) remaining_[r] -= amount;
       }
     }
-    s.pod_count_with_leader = CountIn(*in.req, remaining_, &ignored);
+    s.pod_count_with_leader = SmallestPodCount(*in.req, capacity, &ignored);
   } else {
     s.pod_count_with_leader = s.pod_count;
   }
@@ -270,7 +295,7 @@ void TopologyFlavor::CountFromScratch(const TopologyPlacementRequest& workers, c
   for (int root : roots_) FillHelper(root, p, p.leader_count > 0);
 }
 
-TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey key) {
+TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey& key) {
   constexpr size_t kMaxShapes = 8;
   ++cache_uses_;
   for (const std::unique_ptr<CountCache>& c : caches_) {
@@ -539,8 +564,12 @@ std::vector<int> TopologyFlavor::UpdateCountsToMinimum(const std::vector<int>& i
                                                        int32_t leader_count, int32_t slice_size,
                                                        bool unconstrained, bool slices) {
   for (int d : input) Save(d);
-  const std::vector<int> domains =
-      PrioritizeLeaderDomain(input, count, leader_count, slice_size, slices);
+  // Without a leader the order stays as it is: no copy.
+  std::vector<int> prioritized;
+  if (leader_count > 0) {
+    prioritized = PrioritizeLeaderDomain(input, count, leader_count, slice_size, slices);
+  }
+  const std::vector<int>& domains = leader_count > 0 ? prioritized : input;
   const bool best_fit = !unconstrained;
   std::vector<int> result;
   int32_t remaining = slices ? count / slice_size : count;
@@ -621,7 +650,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
   const bool least_free = p.unconstrained;
   auto not_fit = [&](int32_t fit, int32_t total) {
     if (!p.multi_layer.empty()) return MultiLayerNotFitMessage(level, p);
-    return NotFitMessage(fit, total, p.slice_size, p.stats);
+    return NotFitMessage(fit, total, p.slice_size, StatsOf(p));
   };
   if (incremental_ && p.leader_count == 0) {
     // Without a leader every domain's counts with a leader equal its plain counts, and both
@@ -765,8 +794,8 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   p.required = t != nullptr && t->required.has_value();
   p.unconstrained = (t != nullptr && t->unconstrained) || workers.implied || IsSliceOnly(t);
   if (levels_.empty()) return "topology level not specified";
-  const std::optional<std::string> key = LevelKey(workers);
-  if (!key.has_value()) return "topology level not specified";
+  const std::string* key = LevelKey(workers);
+  if (key == nullptr) return "topology level not specified";
   p.requested_level = LevelIndex(*key);
   if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
   const absl::string_view slice_key =
@@ -815,7 +844,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       key.node_selector = workers.node_selector;
       if (workers.required_node_affinity != nullptr) key.affinity = *workers.required_node_affinity;
     }
-    cache = &CacheFor(std::move(key));
+    cache = &CacheFor(key);
   }
   // The cached state is worked on in place and handed back, with phase two's changes undone,
   // however the placement ends.
@@ -836,12 +865,8 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (cache != nullptr) {
     state_.swap(cache->state);
     SyncCache(*cache, workers, in, p);
-    p.stats = cache->filter_stats;
-    for (size_t i = 0; i < cache->zero_counts.size(); ++i) {
-      if (cache->zero_counts[i] > 0) {
-        p.stats.resources[std::string(req.names[i])] += cache->zero_counts[i];
-      }
-    }
+    p.stats_cache = cache;
+    p.stats_req = &req;
     undo_active_ = true;
     active_cache_ = cache;
   } else {
@@ -983,7 +1008,7 @@ int32_t TopologyFlavor::CountSlicesInSubtree(int domain, int level, int target,
   return total;
 }
 
-std::string TopologyFlavor::MultiLayerNotFitMessage(int level, const Params& p) const {
+std::string TopologyFlavor::MultiLayerNotFitMessage(int level, Params& p) const {
   std::string out = absl::StrCat("topology ", Quoted(topology_name_), " doesn't allow to fit");
   // The domain with the most slices (ties: the smallest id) shows the best case.
   int best = -1;
@@ -1005,9 +1030,9 @@ std::string TopologyFlavor::MultiLayerNotFitMessage(int level, const Params& p) 
     absl::StrAppend(&out, "; ", CountSlicesInSubtree(best, level, target, c.size), "/",
                     p.count / c.size, " slice(s) fit on level ", c.level);
   }
-  if (p.stats.HasExclusions()) {
-    absl::StrAppend(&out, ". Total nodes: ", p.stats.total_nodes,
-                    "; excluded: ", p.stats.Reasons());
+  const ExclusionStats& stats = StatsOf(p);
+  if (stats.HasExclusions()) {
+    absl::StrAppend(&out, ". Total nodes: ", stats.total_nodes, "; excluded: ", stats.Reasons());
   }
   return out;
 }

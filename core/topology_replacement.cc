@@ -78,8 +78,8 @@ TopologyFlavor::Replacement TopologyFlavor::FindReplacement(const TopologyPlacem
 
   // Kueue's requiredReplacementDomain.
   std::string required_domain;
-  const std::optional<std::string> key = LevelKey(request);
-  const int level = key.has_value() ? LevelIndex(*key) : -1;
+  const std::string* key = LevelKey(request);
+  const int level = key != nullptr ? LevelIndex(*key) : -1;
   if (level >= 0 && !kept.domains.empty()) {
     if (sliced && lost % slice_size != 0) {
       bool found = false;

@@ -101,7 +101,8 @@ TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const st
 std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorSpec& flavor,
                                 const std::vector<std::string>& covered, bool topology_only,
                                 TopologyInventory& inventory) {
-  const std::string quoted = absl::StrCat("\"", flavor.name, "\"");
+  // Only a failure's text quotes the name: most checks pass.
+  auto quoted = [&flavor] { return absl::StrCat("\"", flavor.name, "\""); };
   if (TopologyRequested(pod_set, topology_only)) {
     // In a topology-only queue every flavor is a topology flavor.
     if (!ExplicitlyRequestsTopology(pod_set)) return "";
@@ -112,20 +113,32 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
         if (std::find(covered.begin(), covered.end(), resource) != covered.end()) overlap = true;
       }
       if (!overlap) return "";
-      return absl::StrCat("Flavor ", quoted, " does not support TopologyAwareScheduling");
+      return absl::StrCat("Flavor ", quoted(), " does not support TopologyAwareScheduling");
     }
     TopologyFlavor* tf = inventory.Flavor(flavor.name);
-    if (tf == nullptr) return absl::StrCat("Flavor ", quoted, " information missing in TAS cache");
+    if (tf == nullptr)
+      return absl::StrCat("Flavor ", quoted(), " information missing in TAS cache");
     if (!tf->HasLevels(pod_set.topology_request.has_value() ? &*pod_set.topology_request
                                                             : nullptr)) {
-      return absl::StrCat("Flavor ", quoted, " does not contain the requested level");
+      return absl::StrCat("Flavor ", quoted(), " does not contain the requested level");
     }
     return "";
   }
   if (!flavor.topology_name.empty()) {
-    return absl::StrCat("Flavor ", quoted, " supports only TopologyAwareScheduling");
+    return absl::StrCat("Flavor ", quoted(), " supports only TopologyAwareScheduling");
   }
   return "";
+}
+
+WorkloadTopologyRequests::FlavorRequests& WorkloadTopologyRequests::Of(absl::string_view flavor) {
+  auto it = std::lower_bound(by_flavor.begin(), by_flavor.end(), flavor,
+                             [](const FlavorRequests& f, absl::string_view name) {
+                               return absl::string_view(f.flavor) < name;
+                             });
+  if (it != by_flavor.end() && it->flavor == flavor) return *it;
+  it = by_flavor.insert(it, FlavorRequests{});
+  it->flavor = std::string(flavor);
+  return *it;
 }
 
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
@@ -164,9 +177,9 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     // Placed once the checks are Ready (ClusterState::PlaceDelayedTopology): quota alone decides
     // now.
     if (delayed_flavors.count(flavor) > 0) continue;
-    out.by_flavor[flavor].push_back(
-        PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
-    out.pod_set_index[flavor].push_back(i);
+    WorkloadTopologyRequests::FlavorRequests& of = out.Of(flavor);
+    of.requests.push_back(PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
+    of.pod_set_index.push_back(i);
   }
   return out;
 }
@@ -198,8 +211,9 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
                              update.tolerations.end());
       }
     }
-    out.by_flavor[flavor].push_back(std::move(r));
-    out.pod_set_index[flavor].push_back(i);
+    WorkloadTopologyRequests::FlavorRequests& of = out.Of(flavor);
+    of.requests.push_back(std::move(r));
+    of.pod_set_index.push_back(i);
   }
   return out;
 }
@@ -207,8 +221,10 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
                               TopologyInventory& inventory, bool simulate_empty) {
   TopologyOutcome out;
-  for (const auto& [flavor, reqs] : requests.by_flavor) {
-    const std::vector<size_t>& index = requests.pod_set_index.at(flavor);
+  for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
+    const std::string& flavor = of.flavor;
+    const std::vector<TopologyPlacementRequest>& reqs = of.requests;
+    const std::vector<size_t>& index = of.pod_set_index;
     TopologyFlavor* tf = inventory.Flavor(flavor);
     if (tf == nullptr) {
       out.ok = false;

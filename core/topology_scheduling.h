@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/flavor_assigner.h"
 #include "core/topology_inventory.h"
 #include "core/types.h"
@@ -42,10 +43,19 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
 // on a flavor of `delayed_flavors` (DelayedTopologyFlavors) get no request now: Kueue's
 // DelayedTopologyRequest Pending, placed by the second pass (DelayedTopologyRequestsOf).
 struct WorkloadTopologyRequests {
-  std::map<std::string, std::vector<TopologyPlacementRequest>> by_flavor;
-  std::map<std::string, std::vector<size_t>> pod_set_index;
+  struct FlavorRequests {
+    std::string flavor;
+    std::vector<TopologyPlacementRequest> requests;
+    // The index of each request's pod set.
+    std::vector<size_t> pod_set_index;
+  };
+  // In flavor-name order, each flavor once (a workload names one or two: a sorted vector, not a
+  // map, since these are built for every evaluation of a head).
+  std::vector<FlavorRequests> by_flavor;
   std::vector<std::pair<size_t, std::string>> errors;
   bool empty() const { return by_flavor.empty() && errors.empty(); }
+  // The entry of `flavor`, added in order when absent.
+  FlavorRequests& Of(absl::string_view flavor);
 };
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
                                              bool topology_only, const TopologyInventory& inventory,
