@@ -35,6 +35,7 @@
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
+#include "services/manifest/multikueue_job.h"
 #include "services/manifest/multikueue_pods.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/prebuilt_workload.h"
