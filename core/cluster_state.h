@@ -313,6 +313,10 @@ class ClusterState {
   // quota.
   absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin,
                                     absl::Time now);
+  // A new spec.payload (a pod group grown after its workload was made; docs/multicluster.md).
+  // FAILED_PRECONDITION when the workload is finished, carries no payload, or carries one of
+  // another api_version or kind; the same payload again is a no-op. Scheduling never reads it.
+  absl::Status SetPayload(absl::string_view key, WorkloadPayload payload, absl::Time now);
   // The workloads (in id order) whose owner has this uid.
   std::vector<WorkloadId> WorkloadsOwnedBy(absl::string_view owner_uid) const {
     return workloads_.OwnedBy(owner_uid);

@@ -52,6 +52,34 @@ absl::Status ClusterState::SetJobStatus(absl::string_view key, WorkloadPayload s
   return absl::OkStatus();
 }
 
+absl::Status ClusterState::SetPayload(absl::string_view key, WorkloadPayload payload,
+                                      absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  if (wl->status.state == WorkloadState::kFinished) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " is Finished; its payload can no longer change"));
+  }
+  if (!wl->spec.payload.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload ", key, " carries no payload; a payload is set when the workload is submitted"));
+  }
+  const WorkloadPayload& current = *wl->spec.payload;
+  if (current.api_version != payload.api_version || current.kind != payload.kind) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("workload ", key, " carries ", current.api_version, " ", current.kind,
+                     "; payload.apiVersion and payload.kind must stay so, got ",
+                     payload.api_version, " ", payload.kind));
+  }
+  if (current == payload) return absl::OkStatus();
+  const size_t bytes = payload.data.size();
+  wl->spec.payload = std::move(payload);
+  AddEvent(wl->status, now, "PayloadUpdated",
+           absl::StrCat("spec.payload replaced (", bytes, " bytes)"));
+  MarkDirty(wl->id);
+  return absl::OkStatus();
+}
+
 absl::Status ClusterState::MarkMultiKueueWinner(absl::string_view key, absl::string_view origin,
                                                 absl::Time now) {
   Workload* wl = workloads_.FindMutable(key);

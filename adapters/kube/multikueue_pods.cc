@@ -126,6 +126,44 @@ absl::Status PodController::AttachMultiKueueGroupPayload(const std::vector<Json>
   return absl::OkStatus();
 }
 
+absl::Status PodController::SyncGroupPayload(const std::vector<Json>& pods, v1::Workload& wl) {
+  // A worker's copy carries what the manager gives it; a finished workload's payload is frozen.
+  if (!wl.spec().has_payload() ||
+      !manifest::IsMultiKueuePodGroup(wl.spec().payload().api_version(),
+                                      wl.spec().payload().kind()) ||
+      wl.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) > 0 ||
+      wl.status().state() == v1::WORKLOAD_STATE_FINISHED) {
+    return absl::OkStatus();
+  }
+  const std::string what = absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name());
+  absl::StatusOr<std::vector<Json>> carried = manifest::GroupPodsToCarry(pods, wl.spec().payload());
+  absl::StatusOr<v1::WorkloadPayload> payload =
+      carried.ok() && !carried->empty() ? manifest::PodGroupPayload(*carried)
+      : carried.ok()                    ? absl::StatusOr<v1::WorkloadPayload>(wl.spec().payload())
+                                        : absl::StatusOr<v1::WorkloadPayload>(carried.status());
+  if (!payload.ok()) {
+    // Retrying cannot help until the pods change, which wakes the group again.
+    common::Log("warning", "cannot carry the pod group's pods to its worker",
+                {{"workload", what}, {"error", payload.status().ToString()}});
+    return absl::OkStatus();
+  }
+  if (payload->content_type() == wl.spec().payload().content_type() &&
+      payload->data() == wl.spec().payload().data()) {
+    return absl::OkStatus();
+  }
+  v1::UpdateWorkloadPayloadRequest request;
+  request.mutable_workload()->set_namespace_(wl.metadata().namespace_());
+  request.mutable_workload()->set_name(wl.metadata().name());
+  *request.mutable_payload() = *std::move(payload);
+  request.set_expected_revision(wl.metadata().resource_version());
+  TOLLGATE_ASSIGN_OR_RETURN(v1::UpdateWorkloadPayloadResponse updated,
+                            admission_.UpdateWorkloadPayload(request));
+  wl = updated.workload();
+  common::Log("info", "carried the pod group's new pods to its workload",
+              {{"workload", what}, {"pods", absl::StrCat(carried->size())}});
+  return absl::OkStatus();
+}
+
 absl::Status PodController::ReportCopyPodStatus(const Json& pod, const v1::Workload& copy) {
   if (copy.metadata().labels().count(std::string(manifest::kMultiKueueOriginLabel)) == 0) {
     return absl::OkStatus();

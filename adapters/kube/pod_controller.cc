@@ -729,16 +729,9 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
           absl::StrCat("pod group ", key.name, ": prebuilt workload ", wl_name, " not found"));
     }
     TOLLGATE_ASSIGN_OR_RETURN(const bool multikueue, QueueUsesMultiKueue(key.ns, queue));
+    // On a MultiKueue queue too, fast admission makes the workload at the first pod: the pods
+    // made later join its payload (SyncGroupPayload).
     absl::StatusOr<manifest::NewGroupWorkload> composed = manifest::ComposeGroup(pods, *info);
-    if (multikueue && composed.ok()) {
-      // The group travels to the worker whole, in a payload made once: fast admission waits too.
-      const int32_t active = static_cast<int32_t>(
-          std::count_if(pods.begin(), pods.end(), manifest::IsRunnableOrSucceeded));
-      if (std::optional<std::string> waiting =
-              manifest::GroupIncompleteForMultiKueue(active, info->total_count)) {
-        composed = absl::FailedPreconditionError(*waiting);
-      }
-    }
     if (absl::IsFailedPrecondition(composed.status())) {
       // Waiting for members: their creation triggers the next pass.
       Json desired = first;
@@ -832,6 +825,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
         *wl = reported.workload();
       }
       pods = std::move(match.kept);
+      TOLLGATE_RETURN_IF_ERROR(SyncGroupPayload(pods, *wl));
     }
   }
 

@@ -138,6 +138,11 @@ class PodController {
   // Adds the pod group's `pods` (the runnable ones it is made of) as the payload of its new
   // workload `wl`.
   absl::Status AttachMultiKueueGroupPayload(const std::vector<Json>& pods, v1::Workload& wl);
+  // On the manager: a pod group's workload carrying its pods (a PodList payload) gets the pods
+  // made since (manifest::GroupPodsToCarry) with UpdateWorkloadPayload, compare-and-swap on its
+  // revision; `wl` becomes the updated workload. The MultiKueue controller carries the new
+  // payload to the copies.
+  absl::Status SyncGroupPayload(const std::vector<Json>& pods, v1::Workload& wl);
   // On a worker: reports the pod's status on its MultiKueue copy when it changed.
   absl::Status ReportCopyPodStatus(const Json& pod, const v1::Workload& copy);
   // On a worker: reports the statuses of a copy's pod group on the copy when they changed.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "common/json_log.h"
 #include "core/admission_checks.h"
@@ -30,6 +31,7 @@ using api::JobStatusToMirror;
 using api::KeyOf;
 using api::LocalViewOf;
 using api::NeedsWinnerMark;
+using api::PayloadToCarry;
 using api::RemoteCopyOf;
 using api::RemoteStatesOf;
 using api::SameRemoteStates;
@@ -632,6 +634,23 @@ void DispatchController::Reconcile(const std::string& key) {
       // The cause makes the worker evict the copy as Kueue's does:
       // DeactivatedDueToEvictedOnManagerCluster, "... due to Evicted on manager: ...".
       note(link->second->DeactivateCopy(ns, name, plan.deactivate_reason, plan.deactivate_message));
+    }
+  }
+  // A payload that changed on the manager (a pod group's later pods) goes to every copy that
+  // stays, nominees' and the winner's alike, as Kueue syncs the group's pods at each reconcile.
+  if (local.holds_quota) {
+    for (const auto& [cluster, link] : links) {
+      if (!link->connected() || absl::c_linear_search(plan.remove_copies, cluster)) continue;
+      std::optional<v1::Workload> copy = link->Copy(key);
+      if (!copy.has_value()) continue;
+      if (std::optional<v1::WorkloadPayload> payload = PayloadToCarry(wl, *copy)) {
+        absl::Status carried = link->UpdateCopyPayload(*copy, *payload);
+        common::Log(carried.ok() ? "info" : "warning", "carried the new payload to a remote copy",
+                    {{"cluster", cluster},
+                     {"workload", key},
+                     {"error", carried.ok() ? "" : carried.ToString()}});
+        note(std::move(carried));
+      }
     }
   }
   // The winner's job status, mirrored with the check's state (before a finish, so the final

@@ -123,6 +123,18 @@ absl::Status WorkerLink::MarkWinner(const std::string& ns, const std::string& na
   return client_->MarkMultiKueueWinner(request).status();
 }
 
+absl::Status WorkerLink::UpdateCopyPayload(const v1::Workload& copy,
+                                           const v1::WorkloadPayload& payload) {
+  v1::UpdateWorkloadPayloadRequest request;
+  request.mutable_workload()->set_namespace_(copy.metadata().namespace_());
+  request.mutable_workload()->set_name(copy.metadata().name());
+  *request.mutable_payload() = payload;
+  // Compare-and-swap: a copy replaced meanwhile (another of the same name) is not written; the
+  // watch brings the new one and the next pass carries the payload to it.
+  request.set_expected_revision(copy.metadata().resource_version());
+  return client_->UpdateWorkloadPayload(request).status();
+}
+
 void WorkerLink::SetConnected(bool connected, const std::string& message) {
   bool changed = false;
   {

@@ -77,6 +77,9 @@ class WorkerLink {
   // Declares the copy the winner (after the manager recorded this worker as its clusterName):
   // only then does the worker's tollgate-kube create the carried job. Idempotent.
   absl::Status MarkWinner(const std::string& ns, const std::string& name);
+  // Gives the copy the manager's new payload (a pod group's later pods), at the copy's revision
+  // as this link last saw it.
+  absl::Status UpdateCopyPayload(const v1::Workload& copy, const v1::WorkloadPayload& payload);
 
  private:
   void Loop();

@@ -36,6 +36,10 @@ class AdmissionClient {
   virtual absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
       const v1::ReportJobStateRequest& request) = 0;
   virtual absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) = 0;
+  // A new spec.payload for a workload that carries one (a pod group grown after its workload was
+  // made).
+  virtual absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
+      const v1::UpdateWorkloadPayloadRequest& request) = 0;
   virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) = 0;
   // Streams workload changes after request.since_revision to `on_event` until it returns

@@ -54,6 +54,11 @@ absl::StatusOr<v1::ReportCheckpointResponse> GrpcAdmissionClient::ReportCheckpoi
   return client_.ReportCheckpoint(request);
 }
 
+absl::StatusOr<v1::UpdateWorkloadPayloadResponse> GrpcAdmissionClient::UpdateWorkloadPayload(
+    const v1::UpdateWorkloadPayloadRequest& request) {
+  return client_.UpdateWorkloadPayload(request);
+}
+
 absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
     const v1::ReportJobStateRequest& request) {
   return client_.ReportJobState(request);

@@ -342,6 +342,14 @@ absl::StatusOr<v1::ReportJobStateResponse> TollgateClient::ReportJobState(
       });
 }
 
+absl::StatusOr<v1::UpdateWorkloadPayloadResponse> TollgateClient::UpdateWorkloadPayload(
+    const v1::UpdateWorkloadPayloadRequest& request) {
+  return Unary<v1::UpdateWorkloadPayloadResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::UpdateWorkloadPayloadResponse* r) {
+        return e.admission->UpdateWorkloadPayload(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);

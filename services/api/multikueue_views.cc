@@ -146,6 +146,24 @@ bool NeedsWinnerMark(const v1::Workload& origin_workload, absl::string_view clus
          HoldsQuota(copy) && !copy.status().multi_kueue_winner();
 }
 
+std::optional<v1::WorkloadPayload> PayloadToCarry(const v1::Workload& origin_workload,
+                                                  const v1::Workload& copy) {
+  if (!origin_workload.spec().has_payload() || !copy.spec().has_payload() ||
+      copy.status().state() == v1::WORKLOAD_STATE_FINISHED) {
+    return std::nullopt;
+  }
+  const v1::WorkloadPayload& local = origin_workload.spec().payload();
+  const v1::WorkloadPayload& remote = copy.spec().payload();
+  // Another kind is another object: tollgated refuses the change, and the copy is not this one's.
+  if (local.api_version() != remote.api_version() || local.kind() != remote.kind()) {
+    return std::nullopt;
+  }
+  if (local.content_type() == remote.content_type() && local.data() == remote.data()) {
+    return std::nullopt;
+  }
+  return local;
+}
+
 std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,
                                                      const v1::Workload& winner_copy) {
   if (!winner_copy.status().has_job_status()) return std::nullopt;

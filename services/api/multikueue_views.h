@@ -54,6 +54,12 @@ v1::Workload CopyOf(const v1::Workload& origin_workload, absl::string_view origi
 bool NeedsWinnerMark(const v1::Workload& origin_workload, absl::string_view cluster,
                      const v1::Workload& copy);
 
+// The manager's payload to carry to `copy` (a nominee's or the winner's), when it changed after
+// the copy was made (a pod group that gained pods): both carry a payload of the same api_version
+// and kind, the data differ, and the copy has not finished. nullopt: nothing to carry.
+std::optional<v1::WorkloadPayload> PayloadToCarry(const v1::Workload& origin_workload,
+                                                  const v1::Workload& copy);
+
 // The winner's job status to mirror onto the manager's workload: the copy's, when it has one
 // that the manager's workload does not have yet.
 std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,

@@ -69,6 +69,11 @@ absl::Status AdmissionExecutor::Txn::MarkMultiKueueWinner(absl::string_view key,
   return state_->MarkMultiKueueWinner(key, origin, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetPayload(absl::string_view key,
+                                                core::WorkloadPayload payload) {
+  return state_->SetPayload(key, std::move(payload), now_);
+}
+
 absl::Status AdmissionExecutor::Txn::SetWaitingForReplacementPods(absl::string_view key,
                                                                   bool waiting) {
   return state_->SetWaitingForReplacementPods(key, waiting, now_);

@@ -135,6 +135,7 @@ class AdmissionExecutor {
     absl::Status SetWaitingForReplacementPods(absl::string_view key, bool waiting);
     absl::Status SetJobStatus(absl::string_view key, core::WorkloadPayload status);
     absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin);
+    absl::Status SetPayload(absl::string_view key, core::WorkloadPayload payload);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are

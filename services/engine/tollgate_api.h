@@ -76,6 +76,10 @@ class TollgateApi {
   // What a workload's job reports (docs/api.md, "Owners and what a job reports").
   absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
       const v1::ReportJobStateRequest& request);
+  // A new spec.payload for a workload carrying one (core's SetPayload); compare-and-swap on the
+  // workload's revision when expected_revision is set.
+  absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
+      const v1::UpdateWorkloadPayloadRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);

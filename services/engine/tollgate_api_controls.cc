@@ -15,8 +15,9 @@
 #include "services/engine/tollgate_api_internal.h"
 
 // TollgateApi's operator controls: deleting configuration objects with in-use protection,
-// stop/resume of queues, deactivate/activate and reprioritize of workloads, and Preempt with an
-// answer that says what the scheduling right after the eviction did.
+// stop/resume of queues, deactivate/activate and reprioritize of workloads, a new payload for a
+// workload, and Preempt with an answer that says what the scheduling right after the eviction
+// did.
 
 namespace tollgate::engine {
 namespace {
@@ -201,6 +202,43 @@ absl::StatusOr<v1::ReprioritizeResponse> TollgateApi::Reprioritize(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::ReprioritizeResponse> {
         TOLLGATE_RETURN_IF_ERROR(txn.SetPriority(key, request.priority()));
         v1::ReprioritizeResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
+absl::StatusOr<v1::UpdateWorkloadPayloadResponse> TollgateApi::UpdateWorkloadPayload(
+    const v1::UpdateWorkloadPayloadRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRef(request.workload()));
+  if (!request.has_payload()) return absl::InvalidArgumentError("payload: Required value");
+  if (request.expected_revision() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected_revision: must not be negative (0: not checked), got ",
+                     request.expected_revision()));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadPayload payload,
+                            api::PayloadFromProto("payload", request.payload()));
+  const std::string key = WorkloadKeyOf(request.workload());
+  const int64_t expected = request.expected_revision();
+  return executor_.Run<v1::UpdateWorkloadPayloadResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::UpdateWorkloadPayloadResponse> {
+        const core::Workload* wl = txn.state().FindWorkload(key);
+        if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+        if (expected > 0) {
+          // A change of this batch not yet committed makes the workload newer than any revision
+          // a client can have read.
+          const bool changing = txn.state().IsDirty(wl->id);
+          const int64_t current = changing ? txn.commit_revision() : wl->resource_version;
+          if (current != expected) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "workload ", key, " is at revision ", current,
+                changing ? " (a change being committed)" : "", ", not the expected revision ",
+                expected, ": it changed since it was read; read it again"));
+          }
+        }
+        TOLLGATE_RETURN_IF_ERROR(txn.SetPayload(key, std::move(payload)));
+        v1::UpdateWorkloadPayloadResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;

@@ -1,5 +1,6 @@
 #include "services/manifest/multikueue_pods.h"
 
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -82,10 +83,37 @@ absl::StatusOr<v1::WorkloadPayload> PodGroupPayload(const std::vector<Json>& pod
   return JsonPayload("v1", "PodList", list);
 }
 
-std::optional<std::string> GroupIncompleteForMultiKueue(int32_t active, int32_t total_count) {
-  if (active >= total_count) return std::nullopt;
-  return absl::StrCat("Waiting for all pods of the group to exist (", active, "/", total_count,
-                      "): MultiKueue carries the whole group to the worker");
+absl::StatusOr<std::vector<Json>> GroupPodsToCarry(const std::vector<Json>& pods,
+                                                   const v1::WorkloadPayload& carried) {
+  if (!IsMultiKueuePodGroup(carried.api_version(), carried.kind())) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.payload: carries ", carried.api_version(),
+                                                   " ", carried.kind(), ", not a v1 PodList"));
+  }
+  TOLLGATE_ASSIGN_OR_RETURN(Json list, ParseJson(carried.data(), "spec.payload.data"));
+  const Json* items = list.is_object() ? Find(list, {"items"}) : nullptr;
+  if (items == nullptr || !items->is_array()) {
+    return absl::InvalidArgumentError("spec.payload.data: items: must be a list of pods");
+  }
+  auto deleting = [](const Json& pod) {
+    return Find(pod, {"metadata", "deletionTimestamp"}) != nullptr;
+  };
+  // The carried ones keep their places, so a group that gained nothing gives the same payload.
+  std::vector<Json> out;
+  std::set<std::string> names;
+  for (const Json& item : *items) {
+    const std::string name = GetString(item, {"metadata", "name"});
+    names.insert(name);
+    for (const Json& pod : pods) {
+      if (GetString(pod, {"metadata", "name"}) == name && !deleting(pod)) out.push_back(pod);
+    }
+  }
+  for (const Json& pod : pods) {
+    if (names.count(GetString(pod, {"metadata", "name"})) == 0 && !deleting(pod) &&
+        IsRunnableOrSucceeded(pod)) {
+      out.push_back(pod);
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<Json>> RemotePodsFromGroupPayload(const v1::WorkloadPayload& payload,

@@ -60,11 +60,16 @@ absl::StatusOr<Json> RemoteGatedObjectFromPayload(const v1::WorkloadPayload& pay
 // worker). INVALID_ARGUMENT (naming the pod and the field) for no pods or a pod without a spec.
 absl::StatusOr<v1::WorkloadPayload> PodGroupPayload(const std::vector<Json>& pods);
 
-// Why a pod group may not yet make its workload on a MultiKueue queue, or nullopt when it may:
-// the payload is made once, with the workload, so it waits until all `total_count` pods of the
-// group exist (not failed), fast admission or not (`active` counts the pods that have not
-// failed).
-std::optional<std::string> GroupIncompleteForMultiKueue(int32_t active, int32_t total_count);
+// The pods a pod group's payload carries now, of the group's `pods` on the manager's cluster
+// (Kueue's syncPodGroup syncs every pod of the group at each reconcile, so pods made after the
+// workload, fast admission's later members and replacements for failed ones, reach the worker):
+// those the payload `carried` has already (by name, in its order), whatever their phase (a failed
+// one's worker pod exists), then the runnable or succeeded ones it has not, in the order of
+// `pods`. A pod being
+// deleted, or gone, is no longer carried (Kueue syncs only the pods it lists; the worker's is left
+// as Kueue leaves it). INVALID_ARGUMENT naming the field for a `carried` that is not a PodList.
+absl::StatusOr<std::vector<Json>> GroupPodsToCarry(const std::vector<Json>& pods,
+                                                   const v1::WorkloadPayload& carried);
 
 // The pods a worker creates for its winning copy from a pod group's payload, each as
 // RemoteGatedObjectFromPayload makes a Pod. INVALID_ARGUMENT (naming the field) for a payload

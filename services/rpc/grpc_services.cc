@@ -429,6 +429,14 @@ grpc::Status AdmissionGrpcService::ReportJobState(grpc::ServerContext* context,
   return Audited(gate_, call, api_.ReportJobState(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::UpdateWorkloadPayload(
+    grpc::ServerContext* context, const v1::UpdateWorkloadPayloadRequest* request,
+    v1::UpdateWorkloadPayloadResponse* response) {
+  // The payload is what a submitter gives its workload: whoever may submit it may change it.
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("submit", request->workload()));
+  return Audited(gate_, call, api_.UpdateWorkloadPayload(*request), response);
+}
+
 grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     grpc::ServerContext* context, const v1::ListPendingWorkloadsRequest* request,
     v1::ListPendingWorkloadsResponse* response) {

@@ -81,6 +81,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status ReportJobState(grpc::ServerContext* context,
                               const v1::ReportJobStateRequest* request,
                               v1::ReportJobStateResponse* response) override;
+  grpc::Status UpdateWorkloadPayload(grpc::ServerContext* context,
+                                     const v1::UpdateWorkloadPayloadRequest* request,
+                                     v1::UpdateWorkloadPayloadResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
   grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest* request) override;

@@ -243,6 +243,18 @@ absl::StatusOr<v1::ReportJobStateResponse> FakeAdmissionClient::ReportJobState(
   return response;
 }
 
+absl::StatusOr<v1::UpdateWorkloadPayloadResponse> FakeAdmissionClient::UpdateWorkloadPayload(
+    const v1::UpdateWorkloadPayloadRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("UpdateWorkloadPayload", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  *it->second.mutable_spec()->mutable_payload() = request.payload();
+  v1::UpdateWorkloadPayloadResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
 absl::Status FakeAdmissionClient::DeleteWorkload(const v1::DeleteWorkloadRequest& request) {
   absl::MutexLock lock(&mu_);
   LogLocked("DeleteWorkload", request.workload().namespace_(), request.workload().name());

@@ -48,6 +48,8 @@ class FakeAdmissionClient final : public AdmissionClient {
   absl::StatusOr<v1::ReportJobStateResponse> ReportJobState(
       const v1::ReportJobStateRequest& request) override;
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
+  absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
+      const v1::UpdateWorkloadPayloadRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
                      const common::StopSignal& stop) override;

@@ -36,6 +36,7 @@
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/json_util.h"
 #include "services/manifest/kube_resource.h"
+#include "services/manifest/multikueue_job.h"
 #include "services/manifest/multikueue_pods.h"
 #include "services/manifest/pod_group.h"
 #include "services/manifest/prebuilt_workload.h"
@@ -984,45 +985,59 @@ TEST_F(MultiKueueJobsE2eTest, AStatefulSetRunsOnTheWinnerAndGoesWithTheManagersO
 // stay gated and show the remote statuses, Running then Succeeded; the group's workload finishes
 // Succeeded, and w2's pods go with the copy.
 TEST_F(MultiKueueJobsE2eTest, APodGroupRunsOnTheWinnerAndItsPodsStatusesComeBack) {
-  // With fast admission, too, the workload waits for the whole group: it travels whole.
-  Json first = GroupPod("train", 2, 4);
+  // Fast admission, as Kueue does it: the workload is made at the first pod and admitted on a
+  // worker before the group is complete; the second pod, made later on the manager, joins the
+  // workload's payload and is created on the winner, bound to its copy.
+  Json first = GroupPod("train", 2, 8);
   Json second = GroupPod("train-b", 2, 4);
   for (Json* pod : {&first, &second}) {
     (*pod)["metadata"]["annotations"][manifest::kPodGroupFastAdmissionAnnotation] = "true";
   }
   ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", first).ok());
-  Json waiting;
+  std::optional<v1::Workload> admitted;
   ASSERT_TRUE(WaitFor(
       [&] {
-        waiting = GetPod(Manager(), "train");
-        return absl::StrContains(
-            manifest::GetString(waiting, {"metadata", "annotations", "tollgate.dev/status"}),
-            "MultiKueue carries the whole group");
+        admitted = ManagerWorkload();
+        return admitted.has_value() && admitted->status().cluster_name() == "w2";
       },
       kWait))
-      << waiting.dump();
-  EXPECT_FALSE(ManagerWorkload().has_value());
+      << (admitted.has_value() ? admitted->DebugString() : "no workload");
+  EXPECT_EQ(admitted->metadata().name(), "train");
+  EXPECT_EQ(admitted->spec().payload().kind(), "PodList");
+  Json remote;
+  ASSERT_TRUE(AwaitPodPhase(W2(), "train", "Running", remote)) << remote.dump();
+  // Admitted on w2 and running there while the group has one pod.
+  EXPECT_TRUE(GetPod(Manager(), "train-b").is_null());
+  EXPECT_TRUE(GetPod(W2(), "train-b").is_null());
+
   ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", second).ok());
-
-  ASSERT_TRUE(WaitFor([&] { return ManagerWorkload().has_value(); }, kWait));
-  const v1::Workload submitted = *ManagerWorkload();
-  EXPECT_EQ(submitted.metadata().name(), "train");
-  EXPECT_EQ(submitted.spec().payload().kind(), "PodList");
-
+  ASSERT_TRUE(AwaitPodPhase(W2(), "train-b", "Running", remote)) << remote.dump();
+  EXPECT_FALSE(manifest::IsGated(remote));
   for (const char* name : {"train", "train-b"}) {
-    Json remote;
-    ASSERT_TRUE(AwaitPodPhase(W2(), name, "Running", remote)) << remote.dump();
+    remote = GetPod(W2(), name);
     EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), "train");
     EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", kOriginLabel}), "multikueue");
     EXPECT_EQ(manifest::GetString(remote, {"metadata", "labels", manifest::kPodGroupNameKey}),
               "train");
-    EXPECT_FALSE(manifest::IsGated(remote));
   }
-  for (const char* name : {"train", "train-b"}) {
-    Json local;
-    ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Running", local)) << local.dump();
-    EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
-  }
+  // The same copy all along: the manager's workload still names w2, and its payload has both.
+  std::optional<v1::Workload> grown = ManagerWorkload();
+  ASSERT_TRUE(grown.has_value());
+  EXPECT_EQ(grown->status().cluster_name(), "w2");
+  EXPECT_TRUE(absl::StrContains(grown->spec().payload().data(), "train-b"));
+  // The payload update was acknowledged (the controller carried what the manager's watch showed):
+  // a kill -9 of the manager's tollgated keeps it.
+  const int manager_port = Manager().port;
+  ASSERT_TRUE(Manager().tollgated->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartTollgated(Manager(), manager_port));
+  std::optional<v1::Workload> restarted;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        restarted = ManagerWorkload();
+        return restarted.has_value();
+      },
+      kWait));
+  EXPECT_EQ(restarted->spec().payload().data(), grown->spec().payload().data());
   for (const char* name : {"train", "train-b"}) {
     Json local;
     ASSERT_TRUE(AwaitPodPhase(Manager(), name, "Succeeded", local)) << local.dump();
@@ -1045,6 +1060,58 @@ TEST_F(MultiKueueJobsE2eTest, APodGroupRunsOnTheWinnerAndItsPodsStatusesComeBack
       },
       kWait));
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(2));
+}
+
+// A pod of a group (without fast admission) fails on the winner; its status comes back, and the
+// replacement the user makes on the manager's cluster is created on the winner, bound to the same
+// copy, and completes the group there (Kueue's syncPodGroup at the next reconcile).
+TEST_F(MultiKueueJobsE2eTest, AReplacementForAFailedPodOfAGroupIsCreatedOnTheWinner) {
+  Json failing = GroupPod("train", 2, 1);
+  failing["metadata"]["annotations"]["fake.tollgate.dev/fail"] = "true";
+  ASSERT_TRUE(Manager().kube->Create(manifest::PodResource(), "team", failing).ok());
+  ASSERT_TRUE(
+      Manager().kube->Create(manifest::PodResource(), "team", GroupPod("train-b", 2, 4)).ok());
+  Json local;
+  ASSERT_TRUE(AwaitPodPhase(Manager(), "train", "Failed", local)) << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local));
+  std::optional<v1::Workload> running = ManagerWorkload();
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->status().cluster_name(), "w2");
+  const std::string copy_uid = [&] {
+    v1::WorkloadRef ref;
+    ref.set_namespace_("team");
+    ref.set_name("train");
+    absl::StatusOr<v1::Workload> copy = W2().admission->GetWorkload(ref);
+    return copy.ok() ? copy->metadata().uid() : std::string();
+  }();
+  ASSERT_FALSE(copy_uid.empty());
+
+  ASSERT_TRUE(
+      Manager().kube->Create(manifest::PodResource(), "team", GroupPod("train-c", 2, 2)).ok());
+  Json remote;
+  // Seen while it exists: it goes with the copy once the group is done.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        remote = GetPod(W2(), "train-c");
+        return !remote.is_null();
+      },
+      kWait));
+  EXPECT_EQ(manifest::PrebuiltWorkloadName(remote), "train");
+  EXPECT_EQ(manifest::GetString(
+                remote, {"metadata", "annotations", manifest::kMultiKueueCopyUidAnnotation}),
+            copy_uid);
+  ASSERT_TRUE(AwaitPodPhase(Manager(), "train-c", "Succeeded", local)) << local.dump();
+  EXPECT_TRUE(manifest::IsGated(local));
+  std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
+  ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
+  std::string reason;
+  for (const v1::Condition& c : manager_wl->status().conditions()) {
+    if (c.type() == "Finished") reason = c.reason();
+  }
+  EXPECT_EQ(reason, "Succeeded") << manager_wl->DebugString();
+  EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
+  // The failed pod, its sibling and the replacement: all on w2.
+  ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(3));
 }
 
 // Deleting a running pod group's pods on the manager's cluster removes its workload, w2's copy

@@ -260,6 +260,36 @@ TEST(RemoteViewsTest, TheWinnersJobStatusIsMirroredWhenItDiffers) {
   EXPECT_TRUE(JobStatusToMirror(manager, copy).has_value());
 }
 
+TEST(RemoteViewsTest, AManagersNewPayloadIsCarriedToEveryUnfinishedCopyOfTheSameKind) {
+  v1::Workload manager = Parse(kManager);
+  v1::WorkloadPayload* payload = manager.mutable_spec()->mutable_payload();
+  payload->set_content_type("application/json");
+  payload->set_api_version("v1");
+  payload->set_kind("PodList");
+  payload->set_data(R"({"items":[{"metadata":{"name":"a"}}]})");
+  v1::Workload copy = CopyOf(manager, "east");
+  EXPECT_FALSE(PayloadToCarry(manager, copy).has_value());
+
+  // The group gained a pod on the manager.
+  payload->set_data(R"({"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
+  std::optional<v1::WorkloadPayload> carried = PayloadToCarry(manager, copy);
+  ASSERT_TRUE(carried.has_value());
+  EXPECT_EQ(carried->data(), payload->data());
+  EXPECT_EQ(carried->kind(), "PodList");
+
+  // A finished copy keeps what it ran; another kind is not this payload's copy; a copy without
+  // a payload (made before its queue carried objects) gets none.
+  v1::Workload finished = copy;
+  finished.mutable_status()->set_state(v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_FALSE(PayloadToCarry(manager, finished).has_value());
+  v1::Workload other_kind = copy;
+  other_kind.mutable_spec()->mutable_payload()->set_kind("Pod");
+  EXPECT_FALSE(PayloadToCarry(manager, other_kind).has_value());
+  v1::Workload bare = copy;
+  bare.mutable_spec()->clear_payload();
+  EXPECT_FALSE(PayloadToCarry(manager, bare).has_value());
+}
+
 TEST(RemoteViewsTest, TheFinishReasonPassesThroughWithSucceededForNone) {
   EXPECT_EQ(FinishReasonOf(core::RemoteCondition{absl::UnixEpoch(), "Failed", "Job failed"}),
             "Failed");

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -391,6 +392,104 @@ TEST_F(TollgateApiMultiKueueJobsTest, RemoteStatesAreRecordedUntilTheQuotaIsRele
   remotes(update, {{"worker1", "Pending"}});
   update.set_expected_revision(wl.metadata().resource_version());
   EXPECT_TRUE(absl::IsFailedPrecondition(api_->UpdateAdmissionCheckState(update).status()));
+}
+
+absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdatePayload(TollgateApi& api,
+                                                                const std::string& name,
+                                                                const v1::WorkloadPayload& payload,
+                                                                int64_t expected_revision = 0) {
+  v1::UpdateWorkloadPayloadRequest request;
+  request.mutable_workload()->set_namespace_("ns");
+  request.mutable_workload()->set_name(name);
+  *request.mutable_payload() = payload;
+  request.set_expected_revision(expected_revision);
+  return api.UpdateWorkloadPayload(request);
+}
+
+TEST_F(TollgateApiMultiKueueJobsTest, APayloadUpdateIsStoredWithANewRevisionAndSurvivesARestart) {
+  ASSERT_NO_FATAL_FAILURE(Submit(Request("a", "q", 1)));
+  const v1::Workload before = Get("a");
+  ASSERT_EQ(before.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  const int64_t revision = before.metadata().resource_version();
+
+  absl::StatusOr<v1::UpdateWorkloadPayloadResponse> updated =
+      UpdatePayload(*api_, "a", Payload(R"({"kind":"Job","v":2})"), revision);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->workload().spec().payload().data(), R"({"kind":"Job","v":2})");
+  const int64_t after = updated->workload().metadata().resource_version();
+  EXPECT_GT(after, revision);
+  // Nothing else changes: still admitted, same pod sets.
+  EXPECT_EQ(updated->workload().status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(updated->workload().status().events().rbegin()->reason(), "PayloadUpdated");
+
+  // The same payload again: no new revision.
+  absl::StatusOr<v1::UpdateWorkloadPayloadResponse> again =
+      UpdatePayload(*api_, "a", Payload(R"({"kind":"Job","v":2})"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->workload().metadata().resource_version(), after);
+
+  // A stale revision: refused, naming both, nothing changed.
+  const absl::Status stale =
+      UpdatePayload(*api_, "a", Payload(R"({"kind":"Job","v":3})"), revision).status();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(stale.message(), HasSubstr(absl::StrCat("workload ns/a is at revision ", after,
+                                                      ", not the expected revision ", revision)));
+  EXPECT_EQ(Get("a").spec().payload().data(), R"({"kind":"Job","v":2})");
+
+  // Acknowledged means stored: a restart reads it back.
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(Get("a").spec().payload().data(), R"({"kind":"Job","v":2})");
+  EXPECT_EQ(Get("a").metadata().resource_version(), after);
+}
+
+TEST_F(TollgateApiMultiKueueJobsTest,
+       APayloadUpdateRefusesBadInputNamingTheFieldAndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(Submit(Request("a", "q", 1)));
+  v1::SubmitRequest bare = Request("bare", "q", 1);
+  bare.mutable_workload()->mutable_spec()->clear_payload();
+  ASSERT_NO_FATAL_FAILURE(Submit(bare));
+  const int64_t revision = Get("a").metadata().resource_version();
+
+  auto refused = [&](const std::string& name, const v1::WorkloadPayload& payload,
+                     absl::StatusCode code, const std::string& message,
+                     int64_t expected_revision = 0) {
+    const absl::Status status = UpdatePayload(*api_, name, payload, expected_revision).status();
+    EXPECT_EQ(status.code(), code) << status;
+    EXPECT_THAT(status.message(), HasSubstr(message));
+  };
+  v1::WorkloadPayload big = Payload(std::string(256 * 1024 + 1, 'x'));
+  refused("a", big, absl::StatusCode::kInvalidArgument,
+          "payload.data: must be no more than 262144 bytes, got 262145 bytes");
+  v1::WorkloadPayload untyped = Payload("{}");
+  untyped.clear_content_type();
+  refused("a", untyped, absl::StatusCode::kInvalidArgument, "payload.contentType: Required value");
+  v1::WorkloadPayload other_kind = Payload("{}");
+  other_kind.set_kind("JobSet");
+  refused("a", other_kind, absl::StatusCode::kFailedPrecondition,
+          "workload ns/a carries batch/v1 Job; payload.apiVersion and payload.kind must stay so, "
+          "got batch/v1 JobSet");
+  refused("bare", Payload("{}"), absl::StatusCode::kFailedPrecondition,
+          "workload ns/bare carries no payload");
+  refused("absent", Payload("{}"), absl::StatusCode::kNotFound, "workload ns/absent not found");
+  refused("", Payload("{}"), absl::StatusCode::kInvalidArgument, "workload");
+  refused("a", Payload("{}"), absl::StatusCode::kInvalidArgument,
+          "expected_revision: must not be negative", -1);
+  v1::UpdateWorkloadPayloadRequest no_payload;
+  no_payload.mutable_workload()->set_namespace_("ns");
+  no_payload.mutable_workload()->set_name("a");
+  EXPECT_THAT(api_->UpdateWorkloadPayload(no_payload).status().message(),
+              HasSubstr("payload: Required value"));
+  EXPECT_EQ(Get("a").metadata().resource_version(), revision);
+  EXPECT_EQ(Get("a").spec().payload().data(), R"({"kind":"Job"})");
+  EXPECT_FALSE(Get("bare").spec().has_payload());
+
+  // A finished workload's payload is frozen.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("ns");
+  finish.mutable_workload()->set_name("a");
+  ASSERT_TRUE(api_->Finish(finish).ok());
+  refused("a", Payload("{}"), absl::StatusCode::kFailedPrecondition,
+          "workload ns/a is Finished; its payload can no longer change");
 }
 
 }  // namespace

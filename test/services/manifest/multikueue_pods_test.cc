@@ -236,12 +236,69 @@ TEST(MultiKueuePodsTest, APodGroupWithoutPodsOrWithAPodWithoutSpecIsRefused) {
   EXPECT_THAT(refused.message(), HasSubstr("pod b: spec: Required value"));
 }
 
-TEST(MultiKueuePodsTest, OnAMultiKueueQueueAGroupWaitsForAllItsPodsEvenWithFastAdmission) {
-  std::optional<std::string> waiting = GroupIncompleteForMultiKueue(1, 3);
-  ASSERT_TRUE(waiting.has_value());
-  EXPECT_THAT(*waiting, HasSubstr("(1/3)"));
-  EXPECT_FALSE(GroupIncompleteForMultiKueue(3, 3).has_value());
-  EXPECT_FALSE(GroupIncompleteForMultiKueue(4, 3).has_value());
+std::vector<std::string> NamesOf(const std::vector<Json>& pods) {
+  std::vector<std::string> names;
+  for (const Json& pod : pods) names.push_back(GetString(pod, {"metadata", "name"}));
+  return names;
+}
+
+Json WithPhase(Json pod, const std::string& phase) {
+  pod["status"]["phase"] = phase;
+  return pod;
+}
+
+TEST(MultiKueuePodsTest, PodsMadeAfterTheWorkloadJoinItsPayloadInTheGroupsOrder) {
+  // Fast admission: the workload was made at the first pod.
+  absl::StatusOr<v1::WorkloadPayload> carried = PodGroupPayload({GroupPod("a")});
+  ASSERT_TRUE(carried.ok());
+  absl::StatusOr<std::vector<Json>> now =
+      GroupPodsToCarry({GroupPod("a"), GroupPod("b")}, *carried);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_THAT(NamesOf(*now), ::testing::ElementsAre("a", "b"));
+  // Nothing new: the same pods, so the same payload.
+  absl::StatusOr<std::vector<Json>> same = GroupPodsToCarry({GroupPod("a")}, *carried);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(PodGroupPayload(*same)->data(), carried->data());
+}
+
+TEST(MultiKueuePodsTest, AFailedPodStaysCarriedAndItsReplacementJoins) {
+  absl::StatusOr<v1::WorkloadPayload> carried = PodGroupPayload({GroupPod("a"), GroupPod("b")});
+  ASSERT_TRUE(carried.ok());
+  // a failed on the worker (its status projected here), c replaces it; d failed before it was
+  // ever carried, so no worker needs it.
+  absl::StatusOr<std::vector<Json>> now =
+      GroupPodsToCarry({GroupPod("c"), GroupPod("b"), WithPhase(GroupPod("d"), "Failed"),
+                        WithPhase(GroupPod("a"), "Failed")},
+                       *carried);
+  ASSERT_TRUE(now.ok()) << now.status();
+  // The carried ones in their places, whatever order the pods come in.
+  EXPECT_THAT(NamesOf(*now), ::testing::ElementsAre("a", "b", "c"));
+}
+
+TEST(MultiKueuePodsTest, APodBeingDeletedOrGoneIsNoLongerCarried) {
+  absl::StatusOr<v1::WorkloadPayload> carried = PodGroupPayload({GroupPod("a"), GroupPod("b")});
+  ASSERT_TRUE(carried.ok());
+  Json deleting = GroupPod("b");
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z";
+  absl::StatusOr<std::vector<Json>> now = GroupPodsToCarry({GroupPod("a"), deleting}, *carried);
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(NamesOf(*now), ::testing::ElementsAre("a"));
+  now = GroupPodsToCarry({GroupPod("b")}, *carried);
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(NamesOf(*now), ::testing::ElementsAre("b"));
+}
+
+TEST(MultiKueuePodsTest, OnlyAPodListPayloadCarriesAGroupsPods) {
+  absl::StatusOr<v1::WorkloadPayload> pod = GatedObjectPayload(PodResource(), ManagerPod());
+  ASSERT_TRUE(pod.ok());
+  absl::Status refused = GroupPodsToCarry({GroupPod("a")}, *pod).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_THAT(refused.message(), HasSubstr("spec.payload: carries v1 Pod, not a v1 PodList"));
+  v1::WorkloadPayload garbage = *PodGroupPayload({GroupPod("a")});
+  garbage.set_data("{\"items\": 3}");
+  refused = GroupPodsToCarry({GroupPod("a")}, garbage).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused));
+  EXPECT_THAT(refused.message(), HasSubstr("spec.payload.data: items"));
 }
 
 TEST(MultiKueuePodsTest, TheWorkerMakesEachPodOfTheGroupBoundToItsCopy) {
