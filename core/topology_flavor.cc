@@ -13,7 +13,7 @@ namespace tollgate::core {
 
 namespace {
 
-// TopologyFlavor::CountIn over the leaf's free capacity for admitted workloads (free minus
+// How many pods of `req` fit on the leaf's free capacity for admitted workloads (free minus
 // used), without copying it.
 template <typename Request, typename LeafT>
 int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
@@ -305,17 +305,6 @@ TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& p
   }
   if (!pods_added) add(kPods, 1);
   return req;
-}
-
-int32_t TopologyFlavor::CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
-                                int* limiting) {
-  return SmallestPodCount(
-      req, [&capacity](int r) { return capacity[r]; }, limiting);
-}
-
-void TopologyFlavor::Remaining(const Leaf& leaf, std::vector<int64_t>& out) const {
-  out.assign(leaf.free.begin(), leaf.free.end());
-  for (size_t r = 0; r < out.size(); ++r) out[r] = SatSub(out[r], leaf.used[r]);
 }
 
 void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,

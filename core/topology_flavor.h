@@ -203,10 +203,6 @@ class TopologyFlavor {
   int LeafFor(const std::vector<std::string>& values) const;
   int ResourceIndex(absl::string_view resource) const;
   ResolvedRequest Resolve(const ResourceAmounts& per_pod) const;
-  // The leaf's free capacity for admitted workloads into `out`.
-  void Remaining(const Leaf& leaf, std::vector<int64_t>& out) const;
-  static int32_t CountIn(const ResolvedRequest& req, const std::vector<int64_t>& capacity,
-                         int* limiting);
   // Records the placed group's usage on its leaves (Leaf::assumed) for the next groups.
   void AddAssumed(const TopologyAssignment& assignment, const ResourceAmounts& per_pod);
   void ClearAssumed();
