@@ -249,6 +249,18 @@ absl::StatusOr<v1::Workload> WorkloadByKey(const core::ClusterState& state, absl
 void FillObjectStatus(const core::ClusterState& state, v1::ConfigObject& object) {
   FillStatus(state, object);
 }
+absl::Status RequireWorkloadRevision(const core::ClusterState& state, absl::string_view key,
+                                     int64_t expected, int64_t pending_revision,
+                                     absl::string_view advice) {
+  const core::Workload* wl = state.FindWorkload(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  const bool changing = state.IsDirty(wl->id);
+  const int64_t current = changing ? pending_revision : wl->resource_version;
+  if (current == expected) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "workload ", key, " is at revision ", current, changing ? " (a change being committed)" : "",
+      ", not the expected revision ", expected, ": it changed since it was read; ", advice));
+}
 
 }  // namespace api_internal
 

@@ -16,6 +16,7 @@
 namespace tollgate::engine {
 
 using api_internal::RequireWorkloadRef;
+using api_internal::RequireWorkloadRevision;
 using api_internal::WorkloadByKey;
 using api_internal::WorkloadKeyOf;
 
@@ -33,19 +34,9 @@ absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> TollgateApi::UpdateAdmissi
   const int64_t expected = request.expected_revision();
   return executor_.Run<v1::UpdateAdmissionCheckStateResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::UpdateAdmissionCheckStateResponse> {
-        const core::Workload* wl = txn.state().FindWorkload(key);
-        if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
-        // A change of this batch not yet committed makes the workload newer than any revision a
-        // client can have read.
-        const bool changing = txn.state().IsDirty(wl->id);
-        const int64_t current = changing ? txn.commit_revision() : wl->resource_version;
-        if (current != expected) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "workload ", key, " is at revision ", current,
-              changing ? " (a change being committed)" : "", ", not the expected revision ",
-              expected,
-              ": it changed since it was read; read it again and decide on what it is now"));
-        }
+        TOLLGATE_RETURN_IF_ERROR(
+            RequireWorkloadRevision(txn.state(), key, expected, txn.commit_revision(),
+                                    "read it again and decide on what it is now"));
         TOLLGATE_RETURN_IF_ERROR(txn.SetAdmissionCheckState(key, std::move(update)));
         v1::UpdateAdmissionCheckStateResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),

@@ -23,6 +23,7 @@ namespace tollgate::engine {
 namespace {
 
 using api_internal::RequireWorkloadRef;
+using api_internal::RequireWorkloadRevision;
 using api_internal::WorkloadByKey;
 using api_internal::WorkloadKeyOf;
 using google::protobuf::util::TimeUtil;
@@ -223,19 +224,10 @@ absl::StatusOr<v1::UpdateWorkloadPayloadResponse> TollgateApi::UpdateWorkloadPay
   const int64_t expected = request.expected_revision();
   return executor_.Run<v1::UpdateWorkloadPayloadResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::UpdateWorkloadPayloadResponse> {
-        const core::Workload* wl = txn.state().FindWorkload(key);
-        if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+        // 0: not checked; txn.SetPayload answers NOT_FOUND for a missing workload.
         if (expected > 0) {
-          // A change of this batch not yet committed makes the workload newer than any revision
-          // a client can have read.
-          const bool changing = txn.state().IsDirty(wl->id);
-          const int64_t current = changing ? txn.commit_revision() : wl->resource_version;
-          if (current != expected) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "workload ", key, " is at revision ", current,
-                changing ? " (a change being committed)" : "", ", not the expected revision ",
-                expected, ": it changed since it was read; read it again"));
-          }
+          TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRevision(txn.state(), key, expected,
+                                                           txn.commit_revision(), "read it again"));
         }
         TOLLGATE_RETURN_IF_ERROR(txn.SetPayload(key, std::move(payload)));
         v1::UpdateWorkloadPayloadResponse response;

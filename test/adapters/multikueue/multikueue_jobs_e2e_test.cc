@@ -58,6 +58,14 @@ constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
 using multikueue_test::kWorkerQueues;
 using multikueue_test::ManagerQueues;
 
+// The reason of the workload's Finished condition; "" without one.
+std::string FinishedReasonOf(const v1::Workload& wl) {
+  for (const v1::Condition& c : wl.status().conditions()) {
+    if (c.type() == "Finished") return c.reason();
+  }
+  return "";
+}
+
 // The pod template of every job here: one container asking 1 cpu, run once.
 Json OneCpuPodTemplate() {
   return {{"spec",
@@ -509,11 +517,7 @@ TEST_F(MultiKueueJobsE2eTest, AManagedByMultiKueueJobRunsOnTheWinnerAndItsStatus
   ASSERT_TRUE(AwaitManagerJobEnded("Complete", "succeeded", local)) << local.dump();
   manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  bool succeeded = false;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
-  }
-  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Succeeded") << manager_wl->DebugString();
   // The finished copy goes from w2, and its job with it.
   EXPECT_TRUE(WaitFor([&] { return GetJob(W2(), "train").is_null(); }, kWait));
 
@@ -601,11 +605,7 @@ TEST_F(MultiKueueJobsE2eTest, ARemoteFailureFailsTheManagersJobAndWorkload) {
   ASSERT_TRUE(AwaitManagerJobEnded("Failed", "failed", local)) << local.dump();
   std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  std::string reason;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") reason = c.reason();
-  }
-  EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Failed") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   EXPECT_EQ(FakeRuns(Manager().apiserver), Json::array());
   EXPECT_FALSE(seen_on_w1_.load());
@@ -812,11 +812,7 @@ TEST_F(MultiKueueJobsE2eTest, WithRoomOnBothWorkersTheJobRunsOnExactlyOne) {
   manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
   EXPECT_EQ(manager_wl->status().cluster_name(), winner);
-  bool succeeded = false;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
-  }
-  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Succeeded") << manager_wl->DebugString();
   EXPECT_TRUE(WaitFor([&] { return GetJob(won, "train").is_null(); }, kWait));
 
   // Exactly once: one run, on the winner; nothing on the other worker nor the manager's cluster.
@@ -870,11 +866,7 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodRunsOnTheWinnerAndItsStatusComesBack) {
 
   manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  bool succeeded = false;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") succeeded = c.reason() == "Succeeded";
-  }
-  EXPECT_TRUE(succeeded) << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Succeeded") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   // The finished copy goes from w2, and its Pod with it.
   EXPECT_TRUE(WaitFor(
@@ -898,11 +890,7 @@ TEST_F(MultiKueueJobsE2eTest, APlainPodThatFailsOnTheWinnerFailsTheManagersPodAn
   EXPECT_TRUE(manifest::IsGated(local)) << local.dump();
   std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  std::string reason;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") reason = c.reason();
-  }
-  EXPECT_EQ(reason, "Failed") << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Failed") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(1));
 }
@@ -1045,11 +1033,7 @@ TEST_F(MultiKueueJobsE2eTest, APodGroupRunsOnTheWinnerAndItsPodsStatusesComeBack
   }
   std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  std::string reason;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") reason = c.reason();
-  }
-  EXPECT_EQ(reason, "Succeeded") << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Succeeded") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -1104,11 +1088,7 @@ TEST_F(MultiKueueJobsE2eTest, AReplacementForAFailedPodOfAGroupIsCreatedOnTheWin
   EXPECT_TRUE(manifest::IsGated(local));
   std::optional<v1::Workload> manager_wl = AwaitManagerWorkloadFinished();
   ASSERT_TRUE(manager_wl.has_value()) << "the manager's workload did not finish";
-  std::string reason;
-  for (const v1::Condition& c : manager_wl->status().conditions()) {
-    if (c.type() == "Finished") reason = c.reason();
-  }
-  EXPECT_EQ(reason, "Succeeded") << manager_wl->DebugString();
+  EXPECT_EQ(FinishedReasonOf(*manager_wl), "Succeeded") << manager_wl->DebugString();
   EXPECT_EQ(manager_wl->status().cluster_name(), "w2");
   // The failed pod, its sibling and the replacement: all on w2.
   ASSERT_NO_FATAL_FAILURE(ExpectRanOnlyOnW2(3));
