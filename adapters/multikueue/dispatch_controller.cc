@@ -624,10 +624,6 @@ void DispatchController::Reconcile(const std::string& key) {
   auto note = [&](absl::Status status) {
     if (!status.ok() && failed.ok()) failed = std::move(status);
   };
-  for (const std::string& cluster : plan.remove_copies) {
-    auto link = links.find(cluster);
-    if (link != links.end() && link->second->connected()) note(link->second->DeleteCopy(ns, name));
-  }
   if (plan.deactivate_remote.has_value()) {
     auto link = links.find(*plan.deactivate_remote);
     if (link != links.end() && link->second->connected()) {
@@ -692,17 +688,30 @@ void DispatchController::Reconcile(const std::string& key) {
     note(manager_.Finish(finish).status());
   }
   std::optional<std::string> winner = local.cluster_name;
+  bool check_recorded = true;
   if (plan.check.has_value()) {
     absl::Status updated = UpdateCheck(*managed, plan.check->state, plan.check->message,
                                        plan.set_cluster_name, std::nullopt, mirror,
                                        wrote ? std::nullopt : std::exchange(remotes, std::nullopt));
     wrote = true;
+    check_recorded = updated.ok();
     if (updated.ok() && plan.set_cluster_name.has_value()) {
       common::Log("info", "workload admitted on a worker",
                   {{"workload", key}, {"cluster", *plan.set_cluster_name}});
       winner = plan.set_cluster_name;
     }
     note(std::move(updated));
+  }
+  // Copies go only once the transition that removes them is recorded (the winner, the Retry of
+  // an evicted copy): a write that lost a race to a newer revision leaves them, so the next
+  // reconcile decides on the same copies again, not on their absence.
+  if (check_recorded) {
+    for (const std::string& cluster : plan.remove_copies) {
+      auto link = links.find(cluster);
+      if (link != links.end() && link->second->connected()) {
+        note(link->second->DeleteCopy(ns, name));
+      }
+    }
   }
   if (winner.has_value() && local.holds_quota) {
     // Exactly once: only the copy on the recorded winner is ever marked, and only after the
