@@ -39,6 +39,14 @@ inline WorkloadSpec GpuJob(std::string name, std::string ns, int32_t gpus, int32
   return spec;
 }
 
+// A GpuJob declaring its maximum execution time, which start estimates read as its runtime.
+inline WorkloadSpec TimedGpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority,
+                                std::optional<int32_t> max_seconds) {
+  WorkloadSpec spec = GpuJob(std::move(name), std::move(ns), gpus, priority);
+  spec.maximum_execution_time_seconds = max_seconds;
+  return spec;
+}
+
 class GpuClusterStateTest : public ::testing::Test {
  protected:
   GpuClusterStateTest() : state_(SchedulerConfig{}) {

@@ -26,14 +26,6 @@ ClusterQueueSpec PreemptingGpuQueue(std::string name, std::string cohort, int64_
   return spec;
 }
 
-// A job declaring its maximum execution time, which the estimates read as its runtime.
-WorkloadSpec TimedGpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority,
-                         std::optional<int32_t> max_seconds) {
-  WorkloadSpec spec = GpuJob(std::move(name), std::move(ns), gpus, priority);
-  spec.maximum_execution_time_seconds = max_seconds;
-  return spec;
-}
-
 // Several independent trees, driven as the executor drives them: a two-level cohort tree
 // (pool and lab under root), a cohort with no object (solo), and a ClusterQueue alone with
 // strict FIFO order. Each ClusterQueue has one LocalQueue "q" in the namespace of its name.

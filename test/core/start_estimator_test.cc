@@ -6,31 +6,12 @@
 #include "absl/strings/match.h"
 #include "core/cluster_state.h"
 #include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
 
 namespace tollgate::core {
 namespace {
 
 const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
-ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t nominal) {
-  ClusterQueueSpec spec;
-  spec.name = std::move(name);
-  spec.cohort = std::move(cohort);
-  spec.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", nominal, std::nullopt, std::nullopt}}}}}};
-  return spec;
-}
-
-WorkloadSpec GpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority = 0,
-                    std::optional<int32_t> max_seconds = std::nullopt) {
-  WorkloadSpec spec;
-  spec.name = std::move(name);
-  spec.namespace_name = std::move(ns);
-  spec.queue_name = "q";
-  spec.priority = priority;
-  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
-  spec.maximum_execution_time_seconds = max_seconds;
-  return spec;
-}
 
 // A state driven as the executor drives it, on a clock the test moves.
 class StartEstimatorTest : public ::testing::Test {
@@ -95,7 +76,7 @@ TEST_F(StartEstimatorTest, AWorkloadThatFitsStartsNowInADryRun) {
 
 TEST_F(StartEstimatorTest, WaitsForTheRunningWorkloadToReachItsDeclaredEnd) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
-  Submit(GpuJob("running", "ns", 8, 0, /*max_seconds=*/3600));
+  Submit(TimedGpuJob("running", "ns", 8, 0, /*max_seconds=*/3600));
   now_ += absl::Minutes(20);
   Submit(GpuJob("waiting", "ns", 8));
   const StartEstimate e = EstimateOf("ns/waiting");
@@ -139,11 +120,11 @@ TEST_F(StartEstimatorTest, AWorkloadThatRanPastShortDurationsIsGivenTheLongerOne
 
 TEST_F(StartEstimatorTest, QueueOrderIsTheSchedulersOwn) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
-  Submit(GpuJob("running", "ns", 8, 0, 600));
-  Submit(GpuJob("first", "ns", 8, 0, 600));
-  Submit(GpuJob("second", "ns", 8, 0, 600));
+  Submit(TimedGpuJob("running", "ns", 8, 0, 600));
+  Submit(TimedGpuJob("first", "ns", 8, 0, 600));
+  Submit(TimedGpuJob("second", "ns", 8, 0, 600));
   // A higher priority jumps the queue, as it would in a cycle.
-  Submit(GpuJob("urgent", "ns", 8, 10, 600));
+  Submit(TimedGpuJob("urgent", "ns", 8, 10, 600));
   EXPECT_EQ(EstimateOf("ns/urgent").likely, now_ + absl::Minutes(10));
   EXPECT_EQ(EstimateOf("ns/first").likely, now_ + absl::Minutes(20));
   EXPECT_EQ(EstimateOf("ns/second").likely, now_ + absl::Minutes(30));
@@ -180,7 +161,7 @@ TEST_F(StartEstimatorTest, UnknownWhenItsQueueIsStopped) {
 
 TEST_F(StartEstimatorTest, NotBeforeTheHorizonWhenTheQueueIsLong) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
-  for (int i = 0; i < 5; ++i) Submit(GpuJob("j" + std::to_string(i), "ns", 8, 0, 3600));
+  for (int i = 0; i < 5; ++i) Submit(TimedGpuJob("j" + std::to_string(i), "ns", 8, 0, 3600));
   StartEstimateOptions options;
   options.horizon = absl::Hours(2);
   const StartEstimate last = EstimateOf("ns/j4", options);
@@ -195,7 +176,7 @@ TEST_F(StartEstimatorTest, NotBeforeTheHorizonWhenTheQueueIsLong) {
 TEST_F(StartEstimatorTest, BorrowsIdleQuotaFromTheCohort) {
   AddQueue(GpuQueue("a", "pool", 4), "team-a");
   AddQueue(GpuQueue("b", "pool", 4), "team-b");
-  Submit(GpuJob("running", "team-a", 4, 0, 1800));
+  Submit(TimedGpuJob("running", "team-a", 4, 0, 1800));
   absl::StatusOr<StartEstimate> e =
       EstimateSubmission(state_, GpuJob("wide", "team-a", 8), now_, {});
   ASSERT_TRUE(e.ok()) << e.status();
@@ -209,15 +190,15 @@ TEST_F(StartEstimatorTest, ReclaimPreemptsABorrowerSoTheOwnerStartsNow) {
   AddQueue(std::move(a), "team-a");
   AddQueue(GpuQueue("b", "pool", 4), "team-b");
   // Team b borrows team a's idle quota for a long job.
-  Submit(GpuJob("borrower", "team-b", 8, 0, 10 * 3600));
+  Submit(TimedGpuJob("borrower", "team-b", 8, 0, 10 * 3600));
   ASSERT_EQ(state_.FindWorkload("team-b/borrower")->status.state, WorkloadState::kAdmitted);
   absl::StatusOr<StartEstimate> owner =
-      EstimateSubmission(state_, GpuJob("owner", "team-a", 4, 0, 600), now_, {});
+      EstimateSubmission(state_, TimedGpuJob("owner", "team-a", 4, 0, 600), now_, {});
   ASSERT_TRUE(owner.ok()) << owner.status();
   EXPECT_EQ(owner->likely, now_);
   // Without reclaim, team b's queue would have to wait the borrower out.
   absl::StatusOr<StartEstimate> other =
-      EstimateSubmission(state_, GpuJob("next", "team-b", 4, 0, 600), now_, {});
+      EstimateSubmission(state_, TimedGpuJob("next", "team-b", 4, 0, 600), now_, {});
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_GT(other->likely, now_);
 }
@@ -229,10 +210,10 @@ TEST_F(StartEstimatorTest, ATerminatingBorrowerIsWaitedOutNotReclaimed) {
   a.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
   AddQueue(std::move(a), "team-a");
   AddQueue(GpuQueue("b", "pool", 4), "team-b");
-  Submit(GpuJob("borrower", "team-b", 8, 0, 3600));
+  Submit(TimedGpuJob("borrower", "team-b", 8, 0, 3600));
   ASSERT_TRUE(state_.DeleteObject(ObjectKind::kClusterQueue, "", "b", now_).ok());
   ASSERT_FALSE(state_.cluster_queue("b")->active);
-  Submit(GpuJob("owner", "team-a", 4, 0, 600));
+  Submit(TimedGpuJob("owner", "team-a", 4, 0, 600));
   ASSERT_EQ(state_.FindWorkload("team-a/owner")->status.state, WorkloadState::kPending);
   EXPECT_EQ(EstimateOf("team-a/owner").likely, kStart + absl::Hours(1));
   // Once b is gone with its last workload, its 4 are gone from the cohort too: 8 never fit.
@@ -253,7 +234,7 @@ TEST_F(StartEstimatorTest, UnknownWhenItsClusterQueueIsTerminating) {
 TEST_F(StartEstimatorTest, SlurmsRuleUsesOnlyDeclaredLimits) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   for (int i = 1; i <= 4; ++i) Teach("ns", "old-" + std::to_string(i), absl::Minutes(10));
-  Submit(GpuJob("running", "ns", 8, 0, 4 * 3600));
+  Submit(TimedGpuJob("running", "ns", 8, 0, 4 * 3600));
   Submit(GpuJob("waiting", "ns", 8));
   StartEstimateOptions slurm;
   slurm.runtimes = RuntimeSource::kDeclaredOnly;
@@ -266,7 +247,7 @@ TEST_F(StartEstimatorTest, SlurmsRuleUsesOnlyDeclaredLimits) {
 TEST_F(StartEstimatorTest, DeterministicAndLeavesTheStateAlone) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
   for (int i = 0; i < 6; ++i)
-    Submit(GpuJob("j" + std::to_string(i), "ns", 3, i % 3, 900 * (i + 1)));
+    Submit(TimedGpuJob("j" + std::to_string(i), "ns", 3, i % 3, 900 * (i + 1)));
   const int64_t dirty_before = state_.HasUncommittedChanges();
   absl::StatusOr<StartEstimates> a = EstimatePendingStarts(state_, now_, {});
   absl::StatusOr<StartEstimates> b = EstimatePendingStarts(state_, now_, {});
@@ -324,7 +305,7 @@ TEST_F(StartEstimatorTest, AnIncrementalSnapshotEstimatesAsAFreshOne) {
 
 TEST_F(StartEstimatorTest, ADeclaredLimitCountsTheTimeOfEarlierAdmissions) {
   AddQueue(GpuQueue("cq", "", 8), "ns");
-  Submit(GpuJob("w", "ns", 8, 0, 600));
+  Submit(TimedGpuJob("w", "ns", 8, 0, 600));
   now_ += absl::Minutes(4);
   ASSERT_TRUE(state_.Evict("ns/w", "Operator", "drained", now_).ok());
   Settle();  // admitted again at once, with 6 of its 10 minutes left
