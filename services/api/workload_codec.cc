@@ -691,4 +691,17 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
   }
 }
 
+void WorkloadOutcomeToProto(const core::Workload& wl, v1::Workload* out) {
+  v1::ObjectMeta* meta = out->mutable_metadata();
+  meta->set_name(wl.spec.name);
+  meta->set_namespace_(wl.spec.namespace_name);
+  const core::WorkloadStatus& st = wl.status;
+  v1::WorkloadStatus* ps = out->mutable_status();
+  ps->Clear();
+  ps->set_state(StateToProto(st.state));
+  if (st.admission.has_value()) AdmissionToProto(*st.admission, ps->mutable_admission());
+  ps->set_preemption_count(st.history().preemption_count);
+  codec::AdmissionCheckStatesToProto(st.admission_checks(), ps->mutable_admission_checks());
+}
+
 }  // namespace tollgate::api

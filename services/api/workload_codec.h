@@ -57,4 +57,9 @@ absl::StatusOr<absl::Time> RequestTimeFromProto(absl::string_view field,
 // unset.
 void WorkloadToProto(const core::Workload& wl, v1::Workload* out);
 
+// Of WorkloadToProto's fields, only metadata name and namespace, status state, admission,
+// preemptionCount and admissionChecks, with the same values: what a trace replay reads of each
+// committed change, without converting (and destroying) the whole workload.
+void WorkloadOutcomeToProto(const core::Workload& wl, v1::Workload* out);
+
 }  // namespace tollgate::api

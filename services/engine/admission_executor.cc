@@ -594,8 +594,9 @@ void AppendCheckControllers(const std::vector<v1::CheckControllerRef>& refs, std
 
 }  // namespace
 
-storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
+storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision, bool& changed) {
   storage::WriteBatch batch;
+  bool workloads_changed = false;
   for (auto& [key, value] : txn.object_writes_) {
     if (value.has_value()) {
       batch.Put(key, *value);
@@ -623,6 +624,8 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     if (options_.observer != nullptr)
       options_.observer->OnWorkloadCommitted(*wl, *state_, txn.now_);
     wl->resource_version = revision;
+    workloads_changed = true;
+    if (!options_.record_workload_changes) continue;
     v1::Workload proto;
     api::WorkloadToProto(*wl, &proto);
     proto.mutable_metadata()->set_resource_version(revision);
@@ -638,6 +641,9 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
     batch.Put(WorkloadStoreKey(wl->spec.namespace_name, wl->spec.name), workload_bytes);
   }
   for (const core::WorkloadKey& key : state_->TakeDeletedWorkloads()) {
+    if (options_.observer != nullptr) options_.observer->OnWorkloadDeleted(key);
+    workloads_changed = true;
+    if (!options_.record_workload_changes) continue;
     v1::WatchEvent event;
     event.set_type(v1::WatchEvent::DELETED);
     event.mutable_workload()->mutable_metadata()->set_namespace_(key.namespace_name);
@@ -650,6 +656,7 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision) {
   }
   txn.object_writes_.clear();
   txn.created_.clear();
+  changed = workloads_changed || !batch.empty();
   return batch;
 }
 
@@ -779,8 +786,9 @@ void AdmissionExecutor::RunRound(std::deque<Operation*>& batch, bool continuing)
   // fsync: a request never waits behind a second commit.
   const int64_t base_revision = store_.CurrentRevision();
   std::vector<storage::WriteBatch> changes;
-  changes.push_back(TakeChanges(txn, base_revision + 1));
-  if (changes.back().empty()) changes.pop_back();
+  bool changed = false;
+  changes.push_back(TakeChanges(txn, base_revision + 1, changed));
+  if (!changed) changes.pop_back();
   CycleResult cycles;
   cycles.settled = true;
   collect_round_preemptions_ = !txn.after_cycles_.empty();
@@ -792,8 +800,8 @@ void AdmissionExecutor::RunRound(std::deque<Operation*>& batch, bool continuing)
                          wall_clock_.Now() + options_.cycle_time_per_round);
     }
     const int64_t next = base_revision + 1 + static_cast<int64_t>(changes.size());
-    changes.push_back(TakeChanges(txn, next));
-    if (changes.back().empty()) changes.pop_back();
+    changes.push_back(TakeChanges(txn, next, changed));
+    if (!changed) changes.pop_back();
   }
   for (const Txn::AfterCyclesFn& fn : txn.after_cycles_) fn(*state_, round_preemptions_);
   txn.after_cycles_.clear();

@@ -75,6 +75,13 @@ class AdmissionExecutor {
     // a thread handoff per operation was most of its system time. Only with
     // schedule_continuously off (nothing happens between calls).
     bool run_on_caller = false;
+    // Stores each changed workload and appends its change record (what Watch serves and a
+    // restart reloads). A trace replay turns this off: nothing watches it, it never restarts,
+    // and it reads the committed workloads through the observer (OnWorkloadCommitted,
+    // OnWorkloadDeleted) instead of parsing the change log; converting and serializing every
+    // change was a fifth of its time. Revisions advance as with it on (a batch with workload
+    // changes is committed even when it holds no write), so resource versions stay distinct.
+    bool record_workload_changes = true;
   };
 
   // The context an operation runs with; valid only during the call, on the executor thread.
@@ -295,10 +302,10 @@ class AdmissionExecutor {
   CycleResult RunCycles(absl::Time now, int max_cycles,
                         absl::Time stop_after = absl::InfiniteFuture());
   void ReloadOrDie();
-  // Writes the transaction's object writes and the state's dirty workloads.
   // Moves the transaction's staged object writes and the state's changed workloads into a
-  // batch to be committed as `revision`.
-  storage::WriteBatch TakeChanges(Txn& txn, int64_t revision);
+  // batch to be committed as `revision`. `changed`: whether there was anything to commit (the
+  // batch may be empty when workload changes are not recorded).
+  storage::WriteBatch TakeChanges(Txn& txn, int64_t revision, bool& changed);
   // Commits the batches as consecutive revisions with one fsync; nothing for an empty list.
   absl::Status Commit(const std::vector<const storage::WriteBatch*>& batches);
 

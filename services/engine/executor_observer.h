@@ -28,6 +28,9 @@ class ExecutorObserver {
   // with `now` the round's time.
   virtual void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState& state,
                                    absl::Time now) = 0;
+  // The workload with `key` was deleted in this round and its deletion is about to be
+  // committed.
+  virtual void OnWorkloadDeleted(const core::WorkloadKey& /*key*/) {}
   // A configuration object left the state in this round (deleted at once, or terminating and
   // finalized with its last workload), about to be committed: what is recorded under its name
   // goes with it, as Kueue clears a deleted LocalQueue's and Cohort's metrics.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <queue>
 #include <set>
@@ -20,6 +19,7 @@
 #include "services/api/workload_codec.h"
 #include "services/engine/admission_executor.h"
 #include "services/engine/config_objects.h"
+#include "services/engine/executor_observer.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/memory_store.h"
 #include "tollgate/v1/objects.pb.h"
@@ -79,18 +79,57 @@ absl::StatusOr<std::map<std::string, QueueInfo>> DescribeQueues(
   return queues;
 }
 
+// The committed changes of workloads, in commit order, as the change log would have told them
+// (a deletion as a workload with only its name): the executor records no change log for the
+// replay, so nothing is converted in full, serialized and parsed back. Only the fields the
+// replay reads are filled (api::WorkloadOutcomeToProto); the messages are reused.
+class CommittedWorkloads final : public engine::ExecutorObserver {
+ public:
+  void OnRound(int64_t) override {}
+  void OnPlan(const core::CyclePlan&, const core::ClusterState&, absl::Time) override {}
+  void OnCycle(const core::CyclePlan&, absl::Duration) override {}
+  void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState&,
+                           absl::Time) override {
+    api::WorkloadOutcomeToProto(wl, &Next());
+  }
+  void OnWorkloadDeleted(const core::WorkloadKey& key) override {
+    v1::Workload& wl = Next();
+    wl.mutable_metadata()->set_namespace_(key.namespace_name);
+    wl.mutable_metadata()->set_name(key.name);
+    wl.clear_status();
+  }
+  void OnObjectErased(const core::ObjectName&) override {}
+  void OnCommit(int64_t, absl::Duration, const absl::Status&) override {}
+
+  // The changes since the last Clear, oldest first.
+  const v1::Workload* begin() const { return changes_.data(); }
+  const v1::Workload* end() const { return changes_.data() + used_; }
+  void Clear() { used_ = 0; }
+
+ private:
+  v1::Workload& Next() {
+    if (used_ == changes_.size()) changes_.emplace_back();
+    return changes_[used_++];
+  }
+
+  std::vector<v1::Workload> changes_;
+  size_t used_ = 0;
+};
+
 // Drives one replay; lives only inside ReplayTrace.
 class Replayer {
  public:
   Replayer(const std::vector<TraceJob>& jobs, const ReplayOptions& options,
            core::SimulatedClock& clock, storage::MemoryStore& store,
-           engine::AdmissionExecutor& executor, engine::TollgateApi& api)
+           engine::AdmissionExecutor& executor, engine::TollgateApi& api,
+           CommittedWorkloads& committed)
       : jobs_(jobs),
         options_(options),
         clock_(clock),
         store_(store),
         executor_(executor),
-        api_(api) {}
+        api_(api),
+        committed_(committed) {}
 
   absl::Status Run(ReplayResult& result) {
     result.jobs.resize(jobs_.size());
@@ -101,7 +140,7 @@ class Replayer {
     for (size_t i = 0; i < jobs_.size(); ++i) {
       index_of_.emplace(Key(jobs_[i].namespace_name, jobs_[i].name), static_cast<int>(i));
     }
-    revision_ = store_.CurrentRevision();
+    committed_.Clear();  // setting up the queues changed no workload; nothing to read
     absl::Duration next_sample = absl::ZeroDuration();
     size_t next_submit = 0;
     int64_t finished = 0;
@@ -287,23 +326,14 @@ class Replayer {
     return absl::OkStatus();
   }
 
-  // Follows the change log (what Watch serves) to learn who was admitted and preempted.
+  // Learns who was admitted and preempted from the workloads committed since the last call.
   absl::Status ReadDecisions(absl::Duration now, ReplayResult& result) {
-    TOLLGATE_ASSIGN_OR_RETURN(std::vector<storage::ChangeLogEntry> entries,
-                              store_.ReadChanges(revision_, std::numeric_limits<int64_t>::max()));
-    for (const storage::ChangeLogEntry& entry : entries) {
-      for (const std::string& record : entry.records) {
-        v1::WatchEvent event;
-        if (!event.ParseFromString(record)) {
-          return absl::DataLossError(
-              absl::StrCat("unreadable change at revision ", entry.revision));
-        }
-        Observe(event.workload(), now, result);
-      }
-      revision_ = entry.revision;
-    }
-    // The log is only read here: keep it from growing with the replay.
-    if (revision_ > 0) TOLLGATE_RETURN_IF_ERROR(store_.CompactChanges(revision_));
+    for (const v1::Workload& wl : committed_) Observe(wl, now, result);
+    committed_.Clear();
+    // The store's change log holds only the revisions (workload changes are not recorded):
+    // keep it from growing with the replay.
+    const int64_t revision = store_.CurrentRevision();
+    if (revision > 0) TOLLGATE_RETURN_IF_ERROR(store_.CompactChanges(revision));
     return absl::OkStatus();
   }
 
@@ -396,7 +426,7 @@ class Replayer {
   std::vector<double> held_;
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
   std::priority_queue<CheckReady, std::vector<CheckReady>, std::greater<>> check_events_;
-  int64_t revision_ = 0;
+  CommittedWorkloads& committed_;
 };
 
 // The queue manifests' objects, plus an AdmissionCheck for each modelled delay the manifests do
@@ -470,6 +500,9 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
   engine::AdmissionExecutor::Options executor_options;
   executor_options.schedule_continuously = false;
   executor_options.run_on_caller = true;
+  CommittedWorkloads committed;
+  executor_options.observer = &committed;
+  executor_options.record_workload_changes = false;
   TOLLGATE_ASSIGN_OR_RETURN(
       std::unique_ptr<engine::AdmissionExecutor> executor,
       engine::AdmissionExecutor::Open(store, clock, options.config, executor_options));
@@ -505,7 +538,7 @@ absl::StatusOr<ReplayResult> ReplayTrace(const std::vector<manifest::Manifest>& 
       return absl::InvalidArgumentError(absl::StrCat("--nodes: ", status.message()));
   }
 
-  Replayer replayer(jobs, options, clock, store, *executor, api);
+  Replayer replayer(jobs, options, clock, store, *executor, api, committed);
   TOLLGATE_RETURN_IF_ERROR(replayer.Run(result));
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!result.jobs[i].cluster_queue.empty()) continue;
