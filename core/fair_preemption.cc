@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
 #include "core/fair_sharing.h"
 #include "core/held_workloads.h"
 #include "core/preemption_planner.h"
@@ -100,6 +100,61 @@ class VictimCursor {
   bool done_ = false;
 };
 
+// The shares of the cohort tree's nodes as the search's simulated usage stands. Within one
+// search the usage changes only when a victim is taken (the per-usage share simulations and the
+// fit checks undo theirs before the next step), but the ordering asks every queue's share at
+// every step: each share is computed once per taken victim instead. The search runs for every
+// head that must preempt, so the entries are one reserved list searched in place (a tree has a
+// few nodes), which never moves them: the ordering holds references to shares while it asks
+// for others.
+class ShareCache {
+ public:
+  ShareCache(const FlavorResourceIndex& index, const QuotaNode& any_node) : index_(index) {
+    size_t nodes = 0;
+    absl::InlinedVector<const QuotaNode*, 8> pending = {any_node.Root()};
+    while (!pending.empty()) {
+      const QuotaNode* node = pending.back();
+      pending.pop_back();
+      nodes += 1 + node->child_cluster_queues().size();
+      for (const QuotaNode* child : node->child_cohorts()) pending.push_back(child);
+    }
+    entries_.reserve(nodes);
+  }
+
+  const DominantResourceShare& Of(const QuotaNode& node) {
+    Entry* entry = nullptr;
+    for (Entry& e : entries_) {
+      if (e.node == &node) {
+        entry = &e;
+        break;
+      }
+    }
+    if (entry == nullptr) {
+      // Every node of the tree fits; another one (none is asked for) goes where nothing moves.
+      entry = entries_.size() < entries_.capacity() ? &entries_.emplace_back() : &overflow_[&node];
+      entry->node = &node;
+    }
+    if (entry->generation != generation_) {
+      entry->drs = ComputeDrs(node, index_);
+      entry->generation = generation_;
+    }
+    return entry->drs;
+  }
+  // The simulated usage changed.
+  void Invalidate() { ++generation_; }
+
+ private:
+  struct Entry {
+    const QuotaNode* node = nullptr;
+    int64_t generation = -1;
+    DominantResourceShare drs;
+  };
+  const FlavorResourceIndex& index_;
+  int64_t generation_ = 0;
+  std::vector<Entry> entries_;
+  absl::node_hash_map<const QuotaNode*, Entry> overflow_;
+};
+
 // Kueue's TargetClusterQueueOrdering: yields the ClusterQueue to take the next victim from,
 // always descending towards the child with the highest dominant resource share, pruning
 // ClusterQueues and Cohorts that do not borrow (the preemptor's own queue and path excepted).
@@ -110,11 +165,9 @@ class FairTargetOrdering {
     const QuotaNode* cq;
   };
 
-  FairTargetOrdering(const FlavorResourceIndex& index, const QuotaNode& preemptor_cq,
+  FairTargetOrdering(ShareCache& shares, const QuotaNode& preemptor_cq,
                      std::function<bool(const Candidate&, const Candidate&)> before)
-      : index_(index), preemptor_cq_(preemptor_cq), before_(std::move(before)) {
-    // One allocation for a cohort of a few queues instead of growing the map step by step.
-    nodes_.reserve(16);
+      : shares_(shares), preemptor_cq_(preemptor_cq), before_(std::move(before)) {
     for (const QuotaNode* a = preemptor_cq.parent(); a != nullptr; a = a->parent()) {
       nodes_[a].on_preemptor_path = true;
     }
@@ -157,15 +210,18 @@ class FairTargetOrdering {
   }
   void Drop(const QuotaNode* cq) { nodes_[cq].pruned = true; }
   bool OnPreemptorPath(const QuotaNode* cohort) const {
-    auto it = nodes_.find(cohort);
-    return it != nodes_.end() && it->second.on_preemptor_path;
+    const NodeState* state = nodes_.find(cohort);
+    return state != nullptr && state->on_preemptor_path;
   }
 
  private:
-  static DominantResourceShare Negative() {
-    DominantResourceShare d;
-    d.unweighted_ratio = -1;
-    return d;
+  static const DominantResourceShare& Negative() {
+    static const DominantResourceShare* const negative = [] {
+      auto* d = new DominantResourceShare();
+      d->unweighted_ratio = -1;
+      return d;
+    }();
+    return *negative;
   }
 
   // What the search knows of a ClusterQueue or Cohort: one lookup for all of it.
@@ -174,46 +230,67 @@ class FairTargetOrdering {
     bool pruned = false;
     bool on_preemptor_path = false;
   };
+  // A tree has a few nodes, and a search runs for every head that must preempt: a list searched
+  // in place, without allocating or hashing.
+  class NodeStates {
+   public:
+    const NodeState* find(const QuotaNode* node) const {
+      for (const auto& [n, state] : states_) {
+        if (n == node) return &state;
+      }
+      return nullptr;
+    }
+    NodeState* find(const QuotaNode* node) {
+      return const_cast<NodeState*>(std::as_const(*this).find(node));
+    }
+    NodeState& operator[](const QuotaNode* node) {
+      if (NodeState* state = find(node)) return *state;
+      return states_.emplace_back(node, NodeState()).second;
+    }
+
+   private:
+    absl::InlinedVector<std::pair<const QuotaNode*, NodeState>, 16> states_;
+  };
 
   bool Pruned(const QuotaNode* node) const {
-    auto it = nodes_.find(node);
-    return it != nodes_.end() && it->second.pruned;
+    const NodeState* state = nodes_.find(node);
+    return state != nullptr && state->pruned;
   }
   VictimCursor* CursorOf(const QuotaNode* cq) {
-    auto it = nodes_.find(cq);
-    return it == nodes_.end() || it->second.cursor < 0 ? nullptr : &cursors_[it->second.cursor];
+    NodeState* state = nodes_.find(cq);
+    return state == nullptr || state->cursor < 0 ? nullptr : &cursors_[state->cursor];
   }
 
   const QuotaNode* NextTarget(const QuotaNode& cohort) {
     const QuotaNode* best_cq = nullptr;
-    DominantResourceShare best_cq_drs = Negative();
+    const DominantResourceShare* best_cq_drs = &Negative();
     for (const QuotaNode* cq : cohort.child_cluster_queues()) {
-      auto it = nodes_.find(cq);
+      NodeState* state = nodes_.find(cq);
       // A queue without candidates is pruned whatever its share.
-      if (it == nodes_.end() || it->second.pruned || it->second.cursor < 0 ||
-          cursors_[it->second.cursor].empty()) {
+      if (state == nullptr || state->pruned || state->cursor < 0 ||
+          cursors_[state->cursor].empty()) {
         continue;
       }
-      const DominantResourceShare drs = ComputeDrs(*cq, index_);
-      const int cmp = CompareDrs(drs, best_cq_drs);
+      const DominantResourceShare& drs = shares_.Of(*cq);
+      const int cmp = CompareDrs(drs, *best_cq_drs);
       if (!drs.borrowing && cq != &preemptor_cq_) {
-        it->second.pruned = true;
+        state->pruned = true;
       } else if (cmp == 0 && best_cq != nullptr) {
         if (before_(Peek(cq), Peek(best_cq))) best_cq = cq;
       } else if (cmp > 0) {
-        best_cq_drs = drs;
+        best_cq_drs = &drs;
         best_cq = cq;
       }
     }
     const QuotaNode* best_cohort = nullptr;
-    DominantResourceShare best_cohort_drs = Negative();
+    const DominantResourceShare* best_cohort_drs = &Negative();
     for (const QuotaNode* child : cohort.child_cohorts()) {
       if (Pruned(child)) continue;
-      const DominantResourceShare drs = ComputeDrs(*child, index_);
+      const DominantResourceShare& drs = shares_.Of(*child);
       if (!drs.borrowing && !OnPreemptorPath(child)) {
         nodes_[child].pruned = true;
-      } else if (CompareDrs(drs, best_cohort_drs) >= 0) {
-        best_cohort_drs = drs;
+      } else if (CompareDrs(drs, *best_cohort_drs) >= 0) {
+        best_cohort_drs = &drs;
         best_cohort = child;
       }
     }
@@ -221,18 +298,18 @@ class FairTargetOrdering {
       nodes_[&cohort].pruned = true;
       return nullptr;
     }
-    if (best_cohort != nullptr && CompareDrs(best_cohort_drs, best_cq_drs) >= 0) {
+    if (best_cohort != nullptr && CompareDrs(*best_cohort_drs, *best_cq_drs) >= 0) {
       return NextTarget(*best_cohort);
     }
     return best_cq;
   }
 
-  const FlavorResourceIndex& index_;
+  ShareCache& shares_;
   const QuotaNode& preemptor_cq_;
   std::function<bool(const Candidate&, const Candidate&)> before_;
-  std::vector<VictimCursor> cursors_;
-  // Cohorts and ClusterQueues share one map: a node is either, never both.
-  absl::flat_hash_map<const QuotaNode*, NodeState> nodes_;
+  absl::InlinedVector<VictimCursor, 16> cursors_;
+  // Cohorts and ClusterQueues share one list: a node is either, never both.
+  NodeStates nodes_;
 };
 
 // The nodes just below the lowest common ancestor of the preemptor's and the target's queue
@@ -285,7 +362,8 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   // Only the order within each ClusterQueue matters to FairTargetOrdering, and the search takes
   // few candidates of most queues: each queue's candidates are read from its victim order as far
   // as they are asked for; a queue whose LocalQueues admission fair sharing reorders is sorted.
-  FairTargetOrdering first(index, cq_node, before);
+  ShareCache shares(index, cq_node);
+  FairTargetOrdering first(shares, cq_node, before);
   auto add = [&](const ClusterQueueRuntime& from, PreemptionPolicy policy) {
     if (!state_.UsesAdmissionFairSharing(from.spec)) {
       first.Add(from.node, VictimCursor(state_, from, policy, accept));
@@ -315,7 +393,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
     // Every ClusterQueue of the tree, walked in place: the order queues are added in does not
     // matter (each keeps its own cursor), so QuotaTree::ClusterQueuesUnder's sorted copy is not
     // needed on this path, taken for every head that must preempt.
-    std::vector<const QuotaNode*> cohorts = {ctx.cq.node->Root()};
+    absl::InlinedVector<const QuotaNode*, 8> cohorts = {ctx.cq.node->Root()};
     while (!cohorts.empty()) {
       const QuotaNode* cohort = cohorts.back();
       cohorts.pop_back();
@@ -354,15 +432,18 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
   std::vector<const Workload*> removed;
   auto take = [&](const Workload* wl, const char* reason) {
     sim.RemoveWorkload(*wl);
+    shares.Invalidate();
     removed.push_back(wl);
     targets.push_back(PreemptionTarget{wl->id, reason});
   };
   // The candidates the first strategy did not take, for the second. The second takes at most
   // the first of each queue, so only that one is kept.
-  std::vector<std::pair<const QuotaNode*, const Workload*>> retry;
-  absl::flat_hash_set<const QuotaNode*> retried;
+  absl::InlinedVector<std::pair<const QuotaNode*, const Workload*>, 16> retry;
   auto keep_for_retry = [&](const QuotaNode* cq, const Workload* wl) {
-    if (retried.insert(cq).second) retry.emplace_back(cq, wl);
+    for (const auto& [kept, unused] : retry) {
+      if (kept == cq) return;
+    }
+    retry.emplace_back(cq, wl);
   };
   bool fits = false;
   {
@@ -388,8 +469,8 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
         continue;
       }
       auto [preemptor_lca, target_lca] = AlmostLcas(cq_node, *target_cq, first);
-      const DominantResourceShare preemptor_new = ComputeDrs(*preemptor_lca, index);
-      const DominantResourceShare target_old = ComputeDrs(*target_lca, index);
+      const DominantResourceShare& preemptor_new = shares.Of(*preemptor_lca);
+      const DominantResourceShare& target_old = shares.Of(*target_lca);
       if (std::isinf(preemptor_new.PreciseWeightedShare()) &&
           !std::isinf(target_old.PreciseWeightedShare())) {
         keep_for_retry(target_cq, first.Pop(target_cq).wl);
@@ -402,7 +483,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       // share as it is.
       const ClusterQueueRuntime& target_rt = first.RuntimeOf(target_cq);
       const bool unchanged_passes = passes(first_strategy, preemptor_new, target_old, target_old);
-      std::vector<std::pair<const HeldWorkloads::QuotaUsage*, bool>> answers;
+      absl::InlinedVector<std::pair<const HeldWorkloads::QuotaUsage*, bool>, 8> answers;
       auto passes_without = [&](const HeldWorkloads::QuotaUsage& usage) {
         for (const auto& [known, ok] : answers) {
           if (*known == usage) return ok;
@@ -447,7 +528,7 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
       }
     }
     if (!fits && second_strategy) {
-      FairTargetOrdering second(index, cq_node, before);
+      FairTargetOrdering second(shares, cq_node, before);
       for (const auto& [cq, wl] : retry) {
         second.Add(cq, VictimCursor(*state_.cluster_queue(cq), {wl}));
       }
@@ -455,8 +536,8 @@ std::vector<PreemptionTarget> PreemptionPlanner::Fair(const Context& ctx) {
         const QuotaNode* target_cq = second.Next();
         if (target_cq == nullptr) break;
         auto [preemptor_lca, target_lca] = AlmostLcas(cq_node, *target_cq, second);
-        const DominantResourceShare preemptor_new = ComputeDrs(*preemptor_lca, index);
-        const DominantResourceShare target_old = ComputeDrs(*target_lca, index);
+        const DominantResourceShare& preemptor_new = shares.Of(*preemptor_lca);
+        const DominantResourceShare& target_old = shares.Of(*target_lca);
         FairTargetOrdering::Candidate c = second.Pop(target_cq);
         if (passes(FairSharingStrategy::kLessThanInitialShare, preemptor_new, target_old,
                    DominantResourceShare())) {

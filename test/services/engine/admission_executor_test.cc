@@ -215,6 +215,74 @@ TEST_F(ExecutorTest, SubmitAndItsAdmissionAreConsecutiveRevisions) {
   EXPECT_EQ(finish_status.code(), absl::StatusCode::kNotFound);
 }
 
+// Without recorded workload changes (a trace replay) the store holds no workload and the change
+// log no record, while the observer sees every committed change and deletion in order, and
+// revisions advance as they would with them: a submission and its admission are still two.
+class SeenWorkloads final : public ExecutorObserver {
+ public:
+  void OnRound(int64_t) override {}
+  void OnPlan(const core::CyclePlan&, const core::ClusterState&, absl::Time) override {}
+  void OnCycle(const core::CyclePlan&, absl::Duration) override {}
+  void OnWorkloadCommitted(const core::Workload& wl, const core::ClusterState&,
+                           absl::Time) override {
+    absl::MutexLock lock(&mu_);
+    seen_.push_back(absl::StrCat(wl.spec.name, " ", core::WorkloadStateName(wl.status.state)));
+  }
+  void OnWorkloadDeleted(const core::WorkloadKey& key) override {
+    absl::MutexLock lock(&mu_);
+    seen_.push_back(absl::StrCat(key.name, " deleted"));
+  }
+  void OnObjectErased(const core::ObjectName&) override {}
+  void OnCommit(int64_t, absl::Duration, const absl::Status&) override {}
+
+  std::vector<std::string> seen() const {
+    absl::MutexLock lock(&mu_);
+    return seen_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TEST(UnrecordedWorkloadChangesTest, ObserverSeesEachCommitStoreAndLogHoldNone) {
+  ExecutorFixture fx;
+  SeenWorkloads observer;
+  AdmissionExecutor::Options options;
+  options.observer = &observer;
+  options.record_workload_changes = false;
+  ASSERT_OK(fx.Open(options));
+  ASSERT_OK(fx.ApplyOneQueue());
+  const int64_t before = fx.store.CurrentRevision();
+
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "wl-1", "1")).status());
+  EXPECT_EQ(fx.store.CurrentRevision(), before + 2);
+  v1::GetWorkloadRequest get;
+  get.mutable_workload()->set_namespace_("team");
+  get.mutable_workload()->set_name("wl-1");
+  absl::StatusOr<v1::Workload> read = fx.api->GetWorkload(get);
+  ASSERT_OK(read.status());
+  EXPECT_EQ(read->status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(read->metadata().resource_version(), before + 2);
+
+  v1::DeleteWorkloadRequest remove;
+  *remove.mutable_workload() = get.workload();
+  ASSERT_OK(fx.api->DeleteWorkload(remove).status());
+  EXPECT_EQ(fx.store.CurrentRevision(), before + 3);
+
+  absl::StatusOr<std::optional<std::string>> stored =
+      fx.store.Get(WorkloadStoreKey("team", "wl-1"));
+  ASSERT_OK(stored.status());
+  EXPECT_FALSE(stored->has_value());
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = fx.store.ReadChanges(before, 10);
+  ASSERT_OK(changes.status());
+  ASSERT_EQ(changes->size(), 3u);
+  for (const storage::ChangeLogEntry& entry : *changes) EXPECT_TRUE(entry.records.empty());
+  EXPECT_EQ(observer.seen(),
+            (std::vector<std::string>{"wl-1 Pending", "wl-1 Admitted", "wl-1 deleted"}));
+  fx.Close();
+}
+
 // A transaction reads its own batch's configuration writes (the commit will hold them), while a
 // scan shows only what is committed, as of the transaction's revision.
 TEST_F(ExecutorTest, TransactionReadsItsOwnObjectWritesScansOnlyCommitted) {
