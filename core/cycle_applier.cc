@@ -130,8 +130,11 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);
   ArmPreemptionProtectionTimer(*wl, now);
   // The checks for the flavors it got: those covering every flavor it carries already, those
-  // only for some flavors join now.
-  SyncChecks(*wl, now);
+  // only for some flavors join now. (A queue without checks adds none to a workload without
+  // any: nothing to sync.)
+  if (!cq->spec.admission_checks.empty() || !wl->status.admission_checks().empty()) {
+    SyncChecks(*wl, now);
+  }
   if (wl->status.state == WorkloadState::kQuotaReserved &&
       AllChecksReady(wl->status.admission_checks())) {
     CompleteAdmission(*wl, now);
