@@ -23,6 +23,17 @@ std::string WaitingForChecksMessage(const Workload& wl) {
                       absl::StrJoin(waiting, ", "));
 }
 
+// "Quota reserved in ClusterQueue NAME", allocated once at its final size (StrCat sizes the
+// string by resizing, which fills it first: a measurable part of an admission).
+std::string QuotaReservedMessage(absl::string_view cluster_queue) {
+  constexpr absl::string_view kPrefix = "Quota reserved in ClusterQueue ";
+  std::string out;
+  out.reserve(kPrefix.size() + cluster_queue.size());
+  out.append(kPrefix.data(), kPrefix.size());
+  out.append(cluster_queue.data(), cluster_queue.size());
+  return out;
+}
+
 }  // namespace
 
 CyclePlan ClusterState::PlanCycle(absl::Time now) {
@@ -78,6 +89,8 @@ void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
 void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, absl::Time now) {
   Workload* wl = mutable_workload(a.id);
   if (wl == nullptr) return;
+  // The head's own queue is the admission's (checked below): found by id, not by name.
+  ClusterQueueRuntime* cq = router_.QueuedIn(wl->id);
   Unqueue(*wl);
   // Reserved first; admitted below once its admission checks, if it has any, are all Ready.
   wl->status.state = WorkloadState::kQuotaReserved;
@@ -92,10 +105,12 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   wl->status.admission_time = now;
   wl->status.pending_message.clear();
   wl->status.pods_ready = false;
-  ClusterQueueRuntime* cq = mutable_cluster_queue(admission.cluster_queue);
+  if (cq == nullptr || cq->spec.name != admission.cluster_queue) {
+    cq = mutable_cluster_queue(admission.cluster_queue);
+  }
   cq->holding.Insert(*wl);
   AddUsageOf(*wl);
-  std::string message = absl::StrCat("Quota reserved in ClusterQueue ", admission.cluster_queue);
+  std::string message = QuotaReservedMessage(admission.cluster_queue);
   // Grow each list once for the three conditions and two events below.
   wl->status.conditions.reserve(wl->status.conditions.size() + 3);
   wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
@@ -115,8 +130,11 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);
   ArmPreemptionProtectionTimer(*wl, now);
   // The checks for the flavors it got: those covering every flavor it carries already, those
-  // only for some flavors join now.
-  SyncChecks(*wl, now);
+  // only for some flavors join now. (A queue without checks adds none to a workload without
+  // any: nothing to sync.)
+  if (!cq->spec.admission_checks.empty() || !wl->status.admission_checks().empty()) {
+    SyncChecks(*wl, now);
+  }
   if (wl->status.state == WorkloadState::kQuotaReserved &&
       AllChecksReady(wl->status.admission_checks())) {
     CompleteAdmission(*wl, now);

@@ -255,24 +255,16 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
 }
 
 FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
-    const PodSetSpec& pod_set, const ResourceAmounts& requests, const std::string& resource,
-    const std::map<FrId, int64_t>& assigned_usage) {
+    const PodSetSpec& pod_set, const ResourceAmounts& requests, absl::Span<const int> groups,
+    int group_index, const std::map<FrId, int64_t>& assigned_usage) {
   ResourceResult result;
-  auto group_it = cq_.group_of_resource.find(resource);
-  if (group_it == cq_.group_of_resource.end()) {
-    result.reasons.push_back(absl::StrCat("resource ", resource, " unavailable in ClusterQueue"));
-    return result;
-  }
-  const ResourceGroupSpec& group = cq_.spec.resource_groups[group_it->second];
+  const ResourceGroupSpec& group = cq_.spec.resource_groups[group_index];
 
-  // The group's requested resources, in name order.
-  ResourceAmounts group_requests;
-  group_requests.reserve(requests.size());
-  for (const auto& [name, value] : requests) {
-    if (std::find(group.covered_resources.begin(), group.covered_resources.end(), name) !=
-        group.covered_resources.end()) {
-      group_requests.emplace_back(name, value);
-    }
+  // The group's requested resources, in name order (as `requests`), by index: a resource is
+  // covered by one group only (validated), so its group index says whether the group covers it.
+  absl::InlinedVector<size_t, 4> group_requests;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (groups[r] == group_index) group_requests.push_back(r);
   }
 
   const QuotaNode& node = *cq_.node;
@@ -293,7 +285,9 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
     std::vector<std::pair<std::string, FlavorChoice>> choices;
     choices.reserve(group_requests.size());
     GranularMode representative{GranularPreemption::kFit, 0};
-    for (const auto& [name, request] : group_requests) {
+    for (size_t r : group_requests) {
+      const std::string& name = requests[r].first;
+      const int64_t request = requests[r].second;
       const FrId fr = state_.fr_index().Find(flavor, name).value_or(-1);
       const int64_t assumed = fr >= 0 && assigned_usage.count(fr) ? assigned_usage.at(fr) : 0;
       const int64_t val = SatAdd(assumed, request);
@@ -371,6 +365,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
 
 FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
   FlavorAssignment assignment;
+  assignment.pod_sets.reserve(wl_.spec.pod_sets.size());
   const bool covers_pods = cq_.group_of_resource.contains("pods");
   for (size_t i = 0; i < wl_.spec.pod_sets.size(); ++i) {
     const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
@@ -415,23 +410,31 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
       std::vector<std::pair<std::string, FlavorChoice>> flavors;
       std::vector<std::string> reasons;
       for (size_t req = 0; req < ps.requests.size(); ++req) {
-        const std::string& name = ps.requests[req].first;
         if (groups[req] < 0) continue;
-        if (std::any_of(flavors.begin(), flavors.end(),
-                        [&name](const auto& f) { return f.first == name; })) {
+        if (std::find(groups.begin(), groups.begin() + req, groups[req]) != groups.begin() + req) {
           continue;  // Assigned with its resource group.
         }
-        ResourceResult r = FindFlavorForPodSet(pod_set, ps.requests, name, assignment.usage);
+        ResourceResult r =
+            FindFlavorForPodSet(pod_set, ps.requests, groups, groups[req], assignment.usage);
         if (r.flavors.empty()) {
           flavors.clear();
           reasons = std::move(r.reasons);
           failed = true;
           break;
         }
-        flavors.insert(flavors.end(), std::make_move_iterator(r.flavors.begin()),
-                       std::make_move_iterator(r.flavors.end()));
-        reasons.insert(reasons.end(), std::make_move_iterator(r.reasons.begin()),
-                       std::make_move_iterator(r.reasons.end()));
+        // The first group's lists are taken whole (most pod sets ask one group): no copy.
+        if (flavors.empty()) {
+          flavors = std::move(r.flavors);
+        } else {
+          flavors.insert(flavors.end(), std::make_move_iterator(r.flavors.begin()),
+                         std::make_move_iterator(r.flavors.end()));
+        }
+        if (reasons.empty()) {
+          reasons = std::move(r.reasons);
+        } else {
+          reasons.insert(reasons.end(), std::make_move_iterator(r.reasons.begin()),
+                         std::make_move_iterator(r.reasons.end()));
+        }
       }
       std::sort(flavors.begin(), flavors.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/boxed.h"
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
@@ -86,8 +87,10 @@ class FlavorAssigner {
     std::vector<std::string> reasons;
     bool fits = false;
   };
+  // `groups` holds each request's resource group index (-1: not covered); the flavors are
+  // chosen for the requests of group `group_index`.
   ResourceResult FindFlavorForPodSet(const PodSetSpec& pod_set, const ResourceAmounts& requests,
-                                     const std::string& resource,
+                                     absl::Span<const int> groups, int group_index,
                                      const std::map<FrId, int64_t>& assigned_usage);
   // Empty when the flavor can host the pod set; else the reason.
   std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set,

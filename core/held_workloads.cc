@@ -6,7 +6,11 @@ void HeldWorkloads::Insert(const Workload& wl) {
   const Filed filed{VictimKey{wl.priority, WorkAtRiskSince(wl.status), wl.id},
                     wl.status.state == WorkloadState::kEvicting,
                     wl.status.state == WorkloadState::kQuotaReserved};
-  if (auto it = filed_.find(wl.id); it != filed_.end()) {
+  // One hash lookup whether it is new or filed already.
+  auto [it, inserted] = filed_.try_emplace(wl.id, filed);
+  if (inserted) {
+    ids_.insert(wl.id);
+  } else {
     Filed& was = it->second;
     if (was.evicting == filed.evicting && !(was.key < filed.key) && !(filed.key < was.key)) {
       // Same place in the same order (a reservation becoming an admission): only the count of
@@ -16,12 +20,13 @@ void HeldWorkloads::Insert(const Workload& wl) {
       was.quota_reserved = filed.quota_reserved;
       return;
     }
-    Erase(wl.id);
+    // Filed elsewhere: out of its old order (its id stays in ids_).
+    (was.evicting ? evicting_ : admitted_).erase(was.key);
+    if (was.quota_reserved) --quota_reserved_;
+    was = filed;
   }
-  ids_.insert(wl.id);
   (filed.evicting ? evicting_ : admitted_).insert(filed.key);
   if (filed.quota_reserved) ++quota_reserved_;
-  filed_[wl.id] = filed;
 }
 
 bool HeldWorkloads::Erase(WorkloadId id) {

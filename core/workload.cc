@@ -57,8 +57,13 @@ void SetCondition(WorkloadStatus& status, absl::string_view type, bool value,
     existing.message.assign(message.data(), message.size());
     return;
   }
-  status.conditions.push_back(
-      Condition{std::string(type), value, std::string(reason), std::string(message), now});
+  // Built in place: no temporary condition to move from and destroy.
+  Condition& added = status.conditions.emplace_back();
+  added.type.assign(type.data(), type.size());
+  added.status = value;
+  added.reason.assign(reason.data(), reason.size());
+  added.message.assign(message.data(), message.size());
+  added.last_transition_time = now;
 }
 
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type) {
