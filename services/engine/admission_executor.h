@@ -45,7 +45,8 @@ class AdmissionExecutor {
     // Run cycles whenever something changes (tollgated). The scenario runner turns this off
     // and calls Settle().
     bool schedule_continuously = true;
-    // Cycles per round before the thread looks at new requests again.
+    // Cycles per round before the thread looks at new requests again, plus one per operation
+    // the round applied (so a round's submissions can be admitted under its own commit).
     // Kept small so Submit, Finish and Watch are not starved while a deep backlog drains.
     int max_cycles_per_round = 16;
     // Wall time after which a round stops starting cycles (at least one runs), so a backlog of

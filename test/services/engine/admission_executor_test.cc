@@ -283,6 +283,81 @@ TEST(UnrecordedWorkloadChangesTest, ObserverSeesEachCommitStoreAndLogHoldNone) {
   fx.Close();
 }
 
+// Holds the executor thread in one operation until released, so that the requests sent meanwhile
+// are taken as one round.
+class ExecutorHold {
+ public:
+  explicit ExecutorHold(AdmissionExecutor& executor) {
+    executor.RunAsync<int>(
+        [this](AdmissionExecutor::Txn&) -> absl::StatusOr<int> {
+          holding_.Notify();
+          // Bounded, so a failing test ends instead of hanging.
+          release_.WaitForNotificationWithTimeout(absl::Seconds(60));
+          return 0;
+        },
+        [this](absl::StatusOr<int>) { done_.Notify(); });
+    holding_.WaitForNotification();
+  }
+  ~ExecutorHold() {
+    Release();
+    done_.WaitForNotification();
+  }
+  void Release() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+  }
+
+ private:
+  absl::Notification holding_;
+  absl::Notification release_;
+  absl::Notification done_;
+};
+
+// One ClusterQueue admits one workload per cycle, so a round of more submissions than
+// max_cycles_per_round still runs a cycle for each: all are admitted under the round's commit
+// (two revisions), not in cycles-only rounds that each wait for a commit of their own.
+TEST_F(ExecutorTest, ARoundsSubmissionsAreAdmittedUnderItsCommit) {
+  AdmissionExecutor::Options options;
+  // Only the cycle count may bound this round, not a slow machine's wall clock.
+  options.cycle_time_per_round = absl::Seconds(30);
+  ASSERT_OK(fx_.Open(options));
+  OneQueueConfig queue;
+  queue.nominal_cpu = "100";
+  ASSERT_OK(fx_.ApplyOneQueue(queue));
+  const int submissions = 3 * AdmissionExecutor::Options().max_cycles_per_round;
+  const int64_t before = fx_.store.CurrentRevision();
+  std::vector<absl::StatusOr<v1::SubmitResponse>> responses(submissions,
+                                                            absl::UnknownError("not answered"));
+  std::vector<absl::Notification> answered(submissions);
+  {
+    ExecutorHold hold(*fx_.executor);
+    for (int i = 0; i < submissions; ++i) {
+      v1::SubmitRequest submit;
+      *submit.mutable_workload() = StoredWorkload(i);
+      fx_.api->SubmitAsync(submit, [&, i](absl::StatusOr<v1::SubmitResponse> result) {
+        responses[i] = std::move(result);
+        answered[i].Notify();
+      });
+    }
+    ASSERT_EQ(fx_.executor->queue_depth(), submissions);
+  }
+  for (int i = 0; i < submissions; ++i) {
+    answered[i].WaitForNotification();
+    ASSERT_TRUE(responses[i].ok()) << responses[i].status();
+    EXPECT_EQ(responses[i]->workload().metadata().resource_version(), before + 1);
+  }
+  EXPECT_EQ(fx_.store.CurrentRevision(), before + 2);
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = fx_.store.ReadChanges(before, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  ASSERT_EQ(changes->size(), 2u);
+  ASSERT_EQ((*changes)[1].records.size(), static_cast<size_t>(submissions));
+  for (const std::string& record : (*changes)[1].records) {
+    v1::WatchEvent event;
+    ASSERT_TRUE(event.ParseFromString(record));
+    EXPECT_EQ(event.workload().status().state(), v1::WORKLOAD_STATE_ADMITTED)
+        << event.workload().metadata().name();
+  }
+}
+
 // A transaction reads its own batch's configuration writes (the commit will hold them), while a
 // scan shows only what is committed, as of the transaction's revision.
 TEST_F(ExecutorTest, TransactionReadsItsOwnObjectWritesScansOnlyCommitted) {
