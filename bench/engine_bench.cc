@@ -270,34 +270,44 @@ BENCHMARK(BM_Submit)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark:
 
 // --- Preemption victim search ----------------------------------------------------------------
 //
-// One cohort of 10 ClusterQueues, each with nominal quota admitted/10 CPUs. ClusterQueues 1..9
-// hold `admitted` 1-CPU workloads (priority 0), borrowing all of cq-0's quota. A priority-100
-// workload asking 4 CPUs in cq-0 must reclaim (reclaimWithinCohort Any): the victim search
-// scans every borrowing candidate. One iteration is AdmissionPlanner::Evaluate for it (flavor
-// assignment with the preemption oracle, then the target search), which changes no state.
+// One cohort of `cqs` ClusterQueues (10 unless said), each with nominal quota admitted/cqs CPUs.
+// ClusterQueues 1..cqs-1 hold `admitted` 1-CPU workloads (priority 0), borrowing all of cq-0's
+// quota. A priority-100 workload asking 4 CPUs in cq-0 must reclaim (reclaimWithinCohort Any):
+// the victim search scans every borrowing candidate. One iteration is AdmissionPlanner::Evaluate
+// for it (flavor assignment with the preemption oracle, then the target search), which changes
+// no state. With fair sharing the search is Kueue's fair preemption (the queues with the highest
+// share first).
 constexpr int64_t kPreemptorSerial = 999999999;
 
 struct Reclaim {
   std::unique_ptr<ClusterState> state;
   int64_t admitted = 0;
+  int cqs = 0;
+  bool fair = false;
 };
 
-Reclaim& ReclaimFor(int64_t admitted) {
+Reclaim& ReclaimFor(int64_t admitted, int cqs = 10, bool fair = false) {
   static std::unique_ptr<Reclaim> cached;
-  if (cached != nullptr && cached->admitted == admitted) return *cached;
+  if (cached != nullptr && cached->admitted == admitted && cached->cqs == cqs &&
+      cached->fair == fair) {
+    return *cached;
+  }
   cached.reset();
   auto r = std::make_unique<Reclaim>();
   Topology t;
   t.cohorts = 1;
-  t.cqs_per_cohort = 10;
-  t.nominal = admitted / 10 * kMilli;
+  t.cqs_per_cohort = cqs;
+  t.nominal = admitted / cqs * kMilli;
   t.within_cluster_queue = PreemptionPolicy::kLowerPriority;
   t.reclaim_within_cohort = PreemptionPolicy::kAny;
+  t.fair_sharing = fair;
   r->state = BuildCluster(t);
   r->admitted = admitted;
+  r->cqs = cqs;
+  r->fair = fair;
   for (int64_t i = 0; i < admitted; ++i) {
     Check(r->state
-              ->Submit(Job(i, 1 + static_cast<int>(i % 9), kMilli, 0), "",
+              ->Submit(Job(i, 1 + static_cast<int>(i % (cqs - 1)), kMilli, 0), "",
                        kStart + absl::Microseconds(i))
               .status(),
           "submit");
@@ -316,8 +326,7 @@ Reclaim& ReclaimFor(int64_t admitted) {
   return *cached;
 }
 
-void BM_VictimSearch(benchmark::State& bs) {
-  Reclaim& r = ReclaimFor(bs.range(0));
+void SearchVictims(benchmark::State& bs, Reclaim& r) {
   ClusterState& state = *r.state;
   const core::Workload* preemptor =
       state.FindWorkload(absl::StrCat(kNamespace, "/wl-", kPreemptorSerial));
@@ -338,7 +347,20 @@ void BM_VictimSearch(benchmark::State& bs) {
   bs.counters["p50_us"] = Percentile(us, 0.50);
   bs.counters["p99_us"] = Percentile(us, 0.99);
 }
+void BM_VictimSearch(benchmark::State& bs) { SearchVictims(bs, ReclaimFor(bs.range(0))); }
 BENCHMARK(BM_VictimSearch)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond);
+
+// The same with fair sharing, 10,000 admitted, in one cohort of `cqs` ClusterQueues: the fair
+// search's cost as the cohort grows.
+void BM_FairVictimSearch(benchmark::State& bs) {
+  SearchVictims(bs, ReclaimFor(10'000, static_cast<int>(bs.range(0)), /*fair=*/true));
+}
+BENCHMARK(BM_FairVictimSearch)
+    ->ArgName("cqs")
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Unit(benchmark::kMicrosecond);
 
 // --- Fair-sharing tournament -----------------------------------------------------------------
 //

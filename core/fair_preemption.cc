@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "core/fair_sharing.h"
@@ -100,13 +101,48 @@ class VictimCursor {
   bool done_ = false;
 };
 
+// Positions of a search's tree nodes in a list. A search runs for every head that must preempt
+// and a tree usually has a few nodes, so while the list is short a node is found by a scan,
+// without allocating or hashing; past kScanLimit nodes (a cohort of hundreds of queues) a hash
+// index takes over, so no lookup costs a scan of the whole tree.
+class NodePositions {
+ public:
+  static constexpr size_t kScanLimit = 16;
+
+  // The position of `node`, or -1 when it was not added.
+  int Find(const QuotaNode* node) const {
+    if (!hashed_.empty()) {
+      auto it = hashed_.find(node);
+      return it == hashed_.end() ? -1 : it->second;
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i] == node) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  // Gives `node` (not added yet) the next position, which it returns.
+  int Add(const QuotaNode* node) {
+    const int position = static_cast<int>(nodes_.size());
+    nodes_.push_back(node);
+    if (!hashed_.empty()) {
+      hashed_.emplace(node, position);
+    } else if (nodes_.size() > kScanLimit) {
+      for (size_t i = 0; i < nodes_.size(); ++i) hashed_.emplace(nodes_[i], static_cast<int>(i));
+    }
+    return position;
+  }
+
+ private:
+  absl::InlinedVector<const QuotaNode*, kScanLimit> nodes_;
+  absl::flat_hash_map<const QuotaNode*, int> hashed_;
+};
+
 // The shares of the cohort tree's nodes as the search's simulated usage stands. Within one
 // search the usage changes only when a victim is taken (the per-usage share simulations and the
 // fit checks undo theirs before the next step), but the ordering asks every queue's share at
-// every step: each share is computed once per taken victim instead. The search runs for every
-// head that must preempt, so the entries are one reserved list searched in place (a tree has a
-// few nodes), which never moves them: the ordering holds references to shares while it asks
-// for others.
+// every step: each share is computed once per taken victim instead. The entries are one list
+// reserved for the whole tree, which never moves them: the ordering holds references to shares
+// while it asks for others.
 class ShareCache {
  public:
   ShareCache(const FlavorResourceIndex& index, const QuotaNode& any_node) : index_(index) {
@@ -122,17 +158,15 @@ class ShareCache {
   }
 
   const DominantResourceShare& Of(const QuotaNode& node) {
-    Entry* entry = nullptr;
-    for (Entry& e : entries_) {
-      if (e.node == &node) {
-        entry = &e;
-        break;
-      }
-    }
-    if (entry == nullptr) {
+    Entry* entry;
+    if (const int position = positions_.Find(&node); position >= 0) {
+      entry = &entries_[position];
+    } else if (entries_.size() < entries_.capacity()) {
+      positions_.Add(&node);
+      entry = &entries_.emplace_back();
+    } else {
       // Every node of the tree fits; another one (none is asked for) goes where nothing moves.
-      entry = entries_.size() < entries_.capacity() ? &entries_.emplace_back() : &overflow_[&node];
-      entry->node = &node;
+      entry = &overflow_[&node];
     }
     if (entry->generation != generation_) {
       entry->drs = ComputeDrs(node, index_);
@@ -145,13 +179,13 @@ class ShareCache {
 
  private:
   struct Entry {
-    const QuotaNode* node = nullptr;
     int64_t generation = -1;
     DominantResourceShare drs;
   };
   const FlavorResourceIndex& index_;
   int64_t generation_ = 0;
   std::vector<Entry> entries_;
+  NodePositions positions_;
   absl::node_hash_map<const QuotaNode*, Entry> overflow_;
 };
 
@@ -230,26 +264,22 @@ class FairTargetOrdering {
     bool pruned = false;
     bool on_preemptor_path = false;
   };
-  // A tree has a few nodes, and a search runs for every head that must preempt: a list searched
-  // in place, without allocating or hashing.
+  // Hashed: NextTarget looks up every child queue of a cohort at every step, and with many
+  // borrowing queues a list searched in place made that quadratic in the cohort's size
+  // (BM_FairVictimSearch/cqs:100: 2x slower).
   class NodeStates {
    public:
     const NodeState* find(const QuotaNode* node) const {
-      for (const auto& [n, state] : states_) {
-        if (n == node) return &state;
-      }
-      return nullptr;
+      auto it = states_.find(node);
+      return it == states_.end() ? nullptr : &it->second;
     }
     NodeState* find(const QuotaNode* node) {
       return const_cast<NodeState*>(std::as_const(*this).find(node));
     }
-    NodeState& operator[](const QuotaNode* node) {
-      if (NodeState* state = find(node)) return *state;
-      return states_.emplace_back(node, NodeState()).second;
-    }
+    NodeState& operator[](const QuotaNode* node) { return states_[node]; }
 
    private:
-    absl::InlinedVector<std::pair<const QuotaNode*, NodeState>, 16> states_;
+    absl::flat_hash_map<const QuotaNode*, NodeState> states_;
   };
 
   bool Pruned(const QuotaNode* node) const {
