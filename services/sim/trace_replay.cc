@@ -167,10 +167,9 @@ class Replayer {
         finishes_.pop();
         if (f.generation != generation_[f.job]) continue;  // preempted since
         // What TollgateApi::Finish does for a request without message or reason, less its
-        // response: a conversion of the whole workload the replay would drop.
-        const TraceJob& job = jobs_[f.job];
-        const std::string key =
-            Key(job.namespace_name.empty() ? "default" : job.namespace_name, job.name);
+        // response: a conversion of the whole workload the replay would drop. (A trace job always
+        // names its namespace: the trace reader refuses an empty one.)
+        const std::string key = Key(jobs_[f.job].namespace_name, jobs_[f.job].name);
         absl::Status status = executor_.RunStatus(
             [&](engine::AdmissionExecutor::Txn& txn) { return txn.Finish(key, "", ""); });
         if (!status.ok()) {
