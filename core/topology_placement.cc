@@ -400,10 +400,9 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       }
       const DomainState& after = state_[d];
       if (after == before) continue;
-      if (absl::btree_set<OrderKey>* order = c.order[level].get(); order != nullptr) {
-        order->erase(
-            OrderKey{before.slice_count_with_leader, before.pod_count_with_leader, rank_[d], d});
-        order->insert(OrderKeyOf(d));
+      if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
+        order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                            after.pod_count_with_leader));
       }
       const int parent = domains_[d].parent;
       if (parent < 0) continue;
@@ -672,29 +671,33 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     int largest = -1;
     if (active_cache_ != nullptr) {
       // The cache keeps the level in that order: a lookup instead of a pass.
-      std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
+      CountCache& c = *active_cache_;
+      std::unique_ptr<TopologyLevelOrder>& order = c.order[level];
       if (order == nullptr) {
-        // Sorted first, so the tree is filled at its end without searching. The level is in
-        // the order of its values already, and few distinct (slices, pods) pairs occur: domains
-        // bucketed by the pair, each bucket in level order, are in OrderKey order.
-        std::map<std::pair<int32_t, int32_t>, std::vector<int>> buckets;
+        if (c.level_pos.empty()) {
+          c.level_pos.resize(domains_.size());
+          for (const std::vector<int>& domains : by_level_) {
+            for (size_t i = 0; i < domains.size(); ++i) {
+              c.level_pos[domains[i]] = static_cast<int32_t>(i);
+            }
+          }
+        }
+        std::vector<uint64_t> keys;
+        keys.reserve(level_domains.size());
         for (int d : level_domains) {
           const DomainState& x = state_[d];
-          buckets[{x.slice_count_with_leader, x.pod_count_with_leader}].push_back(d);
+          keys.push_back(
+              TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader));
         }
-        std::vector<OrderKey> keys;
-        keys.reserve(level_domains.size());
-        for (const auto& [counts, members] : buckets) {
-          for (int d : members) keys.push_back(OrderKeyOf(d));
-        }
-        order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
+        order = std::make_unique<TopologyLevelOrder>(std::move(keys));
       }
-      auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
-      if (it != order->end()) {
-        best = std::get<3>(*it);
+      const int32_t pos = order->FirstFrom(TopologyLevelOrder::Key(slice_count, INT32_MIN));
+      if (pos >= 0) {
+        best = level_domains[pos];
       } else {
-        // Read for the failure text only: reaching the end of a B-tree is not free.
-        largest = std::get<3>(*order->rbegin());
+        // Read for the failure text only (its counts, which every domain of the largest
+        // (slices, pods) shares).
+        largest = level_domains[order->AnyLargest()];
       }
     } else {
       for (int d : level_domains) {
