@@ -28,8 +28,11 @@ inline int32_t SmallestPodCount(const Request& req, const CapacityOf& capacity_o
   int32_t result = 0;
   bool first = true;
   if (limiting != nullptr) *limiting = -1;
-  for (size_t i = 0; i < req.amounts.size(); ++i) {
-    const auto& [r, amount] = req.amounts[i];
+  // Read once: an inlined vector's every access asks where its elements are.
+  const auto* amounts = req.amounts.data();
+  const size_t n = req.amounts.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [r, amount] = amounts[i];
     int32_t count;
     if (amount == 0) {
       count = INT32_MAX;

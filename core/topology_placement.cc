@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +48,26 @@ bool BelongsTo(const std::string& id, absl::string_view target) {
           id[target.size()] == ',');
 }
 
+// A leaf's pods without a leader (LeafState's common case, and every leaf of a cache's first
+// build): each requested resource read once, straight from the leaf.
+template <typename LeafT, typename Request>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const Request& req,
+                                                       bool simulate_empty, int* zero_reason) {
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = simulate_empty ? nullptr : leaf.used.data();
+  const int64_t* assumed = leaf.assumed.empty() ? nullptr : leaf.assumed.data();
+  auto capacity = [free, used, assumed](int r) {
+    int64_t c = free[r];
+    if (used != nullptr) c = SatSub(c, used[r]);
+    if (assumed != nullptr) c = SatSub(c, assumed[r]);
+    return c;
+  };
+  int limiting = -1;
+  const int32_t pods = SmallestPodCount(req, capacity, &limiting);
+  *zero_reason = pods == 0 && limiting >= 0 ? limiting : -1;
+  return pods;
+}
+
 }  // namespace
 
 bool TopologyFlavor::ExclusionStats::HasExclusions() const {
@@ -70,7 +91,10 @@ std::string TopologyFlavor::ExclusionStats::Reasons() const {
 
 int TopologyFlavor::LevelIndex(absl::string_view level) const {
   for (size_t i = 0; i < levels_.size(); ++i) {
-    if (levels_[i] == level) return static_cast<int>(i);
+    const std::string& name = levels_[i];
+    // Usually a view of this very name (LevelKey's levels_.back()), else a different length.
+    if (name.data() == level.data() && name.size() == level.size()) return static_cast<int>(i);
+    if (name.size() == level.size() && name == level) return static_cast<int>(i);
   }
   return -1;
 }
@@ -240,6 +264,16 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
                                                       int slice_level, int32_t slice_size,
                                                       int* zero_reason) {
   const Leaf& leaf = leaves_[leaf_index];
+  if (in.leader == nullptr) {
+    DomainState s;
+    s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, zero_reason);
+    s.pod_count_with_leader = s.pod_count;
+    if (domains_[leaf.domain].level == slice_level) {
+      s.slice_count = s.pod_count / slice_size;
+      s.slice_count_with_leader = s.slice_count;
+    }
+    return s;
+  }
   // Only the requested resources are read: fill just those of the scratch capacity.
   for (int r : in.needed) {
     int64_t c = leaf.free[r];
@@ -345,13 +379,33 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     state_.assign(domains_.size(), DomainState{});
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
-    for (size_t l = 0; l < leaves_.size(); ++l) {
-      if (!c.feasible[l]) continue;
-      int zero_reason = -1;
-      state_[leaves_[l].domain] =
-          LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
-      c.zero_reason[l] = zero_reason;
-      if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+    if (in.leader == nullptr) {
+      // LeafState without a leader, inlined: this pass is most of a cache's first build.
+      const bool leaves_at_slice_level = last == p.slice_level;
+      DomainState* state = state_.data();
+      for (size_t l = 0; l < leaves_.size(); ++l) {
+        if (!c.feasible[l]) continue;
+        const Leaf& leaf = leaves_[l];
+        int zero_reason = -1;
+        DomainState& s = state[leaf.domain];
+        s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, &zero_reason);
+        s.pod_count_with_leader = s.pod_count;
+        if (leaves_at_slice_level) {
+          s.slice_count = s.pod_count / p.slice_size;
+          s.slice_count_with_leader = s.slice_count;
+        }
+        c.zero_reason[l] = zero_reason;
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+      }
+    } else {
+      for (size_t l = 0; l < leaves_.size(); ++l) {
+        if (!c.feasible[l]) continue;
+        int zero_reason = -1;
+        state_[leaves_[l].domain] =
+            LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
+        c.zero_reason[l] = zero_reason;
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+      }
     }
     for (int level = last - 1; level >= 0; --level) {
       for (int d : by_level_[level]) FillDomain(d, p, leader_required);
