@@ -206,7 +206,7 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
 
 std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest& r,
                                                   Params& p) const {
-  if (r.request == nullptr || r.request->slices.size() < 2) return "";
+  if (r.request == nullptr || r.request->slices.size() < 2) return {};
   int32_t prev_size = p.slice_size;
   int prev_level = p.slice_level;
   for (size_t i = 1; i < r.request->slices.size(); ++i) {
@@ -228,7 +228,7 @@ std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest
     prev_level = level;
   }
   p.multi_layer = r.request->slices;
-  return "";
+  return {};
 }
 
 bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
@@ -762,7 +762,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     if (best >= 0) {
       *fit_level = level;
       *out = {best};
-      return "";
+      return {};
     }
     if (p.required) {
       // The sorted order's last (least free) or first (BestFit: the most slices).
@@ -789,7 +789,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
       if (capacity >= slice_count) {
         *fit_level = level;
         *out = {d};
-        return "";
+        return {};
       }
     }
     if (p.required) return not_fit(state_[sorted.back()].pod_count, slice_count);
@@ -828,11 +828,11 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     if (remaining > 0) return not_fit(slice_count - remaining, slice_count);
     *fit_level = level;
     *out = std::move(results);
-    return "";
+    return {};
   }
   *fit_level = level;
   *out = {top};
-  return "";
+  return {};
 }
 
 std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
@@ -886,7 +886,37 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   remaining_.resize(resource_names_.size(), 0);
   CountCache* cache = nullptr;
   // A replacement's required domain is a one-off: it is counted from scratch.
+  // The cache of this shape, found without building its key (copies of the request's filters)
+  // unless the shape is new.
+  auto same_shape = [&](const ShapeKey& k) {
+    if (k.simulate_empty != simulate_empty || k.slice_level != p.slice_level ||
+        k.slice_size != p.slice_size || k.leader.has_value() != leader_req.has_value() ||
+        !std::equal(k.amounts.begin(), k.amounts.end(), req.amounts.begin(), req.amounts.end())) {
+      return false;
+    }
+    if (leader_req.has_value() &&
+        !std::equal(k.leader->begin(), k.leader->end(), leader_req->amounts.begin(),
+                    leader_req->amounts.end())) {
+      return false;
+    }
+    if (k.slice_size_at_level != p.slice_size_at_level) return false;
+    if (!lowest_is_hostname_) return true;
+    const std::vector<NodeSelectorTerm>* affinity = workers.required_node_affinity;
+    return k.tolerations == workers.tolerations && k.node_selector == workers.node_selector &&
+           k.affinity.has_value() == (affinity != nullptr) &&
+           (affinity == nullptr || *k.affinity == *affinity);
+  };
   if (incremental_ && required_domain.empty()) {
+    ++cache_uses_;
+    for (const std::unique_ptr<CountCache>& c : caches_) {
+      if (same_shape(c->key)) {
+        c->last_use = cache_uses_;
+        cache = c.get();
+        break;
+      }
+    }
+  }
+  if (cache == nullptr && incremental_ && required_domain.empty()) {
     ShapeKey key;
     key.amounts.assign(req.amounts.begin(), req.amounts.end());
     if (leader_req.has_value()) {
@@ -1014,7 +1044,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   if (leader != nullptr) *leader_out = BuildAssignment(std::move(leader_domains));
   *workers_out = BuildAssignment(std::move(worker_domains));
-  return "";
+  return {};
 }
 
 TopologyAssignment TopologyFlavor::BuildAssignment(
