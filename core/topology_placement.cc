@@ -364,7 +364,15 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     // flavor): once per cache.
     c.filter_stats = ExclusionStats{};
     c.feasible.assign(leaves_.size(), 1);
+    // Without a node selector or affinity only a node's taints can exclude it: an untainted node
+    // passes without NodeFeasible's checks.
+    const bool only_taints =
+        workers.node_selector.empty() && workers.required_node_affinity == nullptr;
     for (size_t l = 0; l < leaves_.size(); ++l) {
+      if (only_taints && leaves_[l].node.has_value() && leaves_[l].node->taints.empty()) {
+        ++c.filter_stats.total_nodes;
+        continue;
+      }
       if (lowest_is_hostname_) {
         c.feasible[l] = NodeFeasible(leaves_[l], workers, c.filter_stats) ? 1 : 0;
       } else {
