@@ -415,8 +415,30 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
         if (zero_reason >= 0) ++c.zero_counts[zero_reason];
       }
     }
+    // Without a leader (and an inner slice layer) a domain's counts are its children's sums, its
+    // slices recounted at the slice level: what FillDomain computes then, without its minimums.
+    const bool summable = !leader_required && in.leader == nullptr && p.slice_size_at_level.empty();
     for (int level = last - 1; level >= 0; --level) {
-      for (int d : by_level_[level]) FillDomain(d, p, leader_required);
+      if (!summable) {
+        for (int d : by_level_[level]) FillDomain(d, p, leader_required);
+        continue;
+      }
+      const bool at_slice_level = level == p.slice_level;
+      for (int d : by_level_[level]) {
+        int32_t pods = 0;
+        int32_t slices = 0;
+        for (int child : domains_[d].children) {
+          pods += state_[child].pod_count;
+          slices += state_[child].slice_count;
+        }
+        if (at_slice_level) slices = pods / p.slice_size;
+        DomainState& s = state_[d];
+        s.pod_count = pods;
+        s.pod_count_with_leader = pods;
+        s.slice_count = slices;
+        s.slice_count_with_leader = slices;
+        s.leader_count = 0;
+      }
     }
     c.synced = head;
     return;
