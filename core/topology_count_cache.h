@@ -6,13 +6,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "absl/container/btree_set.h"
 #include "absl/container/inlined_vector.h"
 #include "core/topology_flavor.h"
 
@@ -27,8 +28,11 @@ inline int32_t SmallestPodCount(const Request& req, const CapacityOf& capacity_o
   int32_t result = 0;
   bool first = true;
   if (limiting != nullptr) *limiting = -1;
-  for (size_t i = 0; i < req.amounts.size(); ++i) {
-    const auto& [r, amount] = req.amounts[i];
+  // Read once: an inlined vector's every access asks where its elements are.
+  const auto* amounts = req.amounts.data();
+  const size_t n = req.amounts.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [r, amount] = amounts[i];
     int32_t count;
     if (amount == 0) {
       count = INT32_MAX;
@@ -45,6 +49,95 @@ inline int32_t SmallestPodCount(const Request& req, const CapacityOf& capacity_o
   }
   return result;
 }
+
+// The domains of one level in Kueue's order without a leader, (slices, pods) ascending, then
+// the domains' values: a domain with at least `slices` slices, the smallest such by that order,
+// is a lookup instead of a pass over the level (TopologyFlavor::FindLevelWithFitDomains).
+//
+// Domains are named by their position in the level (TopologyFlavor::by_level_, which is in the
+// order of their values). Each (slices, pods) pair present has a bucket, a min-heap of positions;
+// a domain that moves to another pair is pushed onto the new pair's heap and left behind as a
+// stale entry on the old one, dropped when it reaches the top or when stale entries outnumber
+// live ones (so a bucket holds at most about twice its domains). Buckets without a domain are
+// removed. Building is one pass in level order (an ascending array is a heap); a move costs two
+// lookups among the few distinct pairs and a push, where a B-tree of the whole level took an
+// erase and an insert. Memory: a key per domain of the level and at most ~2 entries per domain.
+class TopologyLevelOrder {
+ public:
+  // (slices, pods) as one integer with the same order (signed values, biased).
+  static uint64_t Key(int32_t slices, int32_t pods) {
+    return (uint64_t{static_cast<uint32_t>(slices) ^ 0x80000000u} << 32) |
+           uint64_t{static_cast<uint32_t>(pods) ^ 0x80000000u};
+  }
+
+  // `keys` by position in the level.
+  explicit TopologyLevelOrder(std::vector<uint64_t> keys) : key_of_(std::move(keys)) {
+    Bucket* last = nullptr;
+    uint64_t last_key = 0;
+    for (size_t pos = 0; pos < key_of_.size(); ++pos) {
+      const uint64_t key = key_of_[pos];
+      if (last == nullptr || key != last_key) {
+        last = &buckets_[key];
+        last_key = key;
+      }
+      ++last->live;
+      last->heap.push_back(static_cast<int32_t>(pos));
+    }
+  }
+
+  // The domain at `pos` now has `key`.
+  void Move(int32_t pos, uint64_t key) {
+    const uint64_t old = key_of_[pos];
+    if (old == key) return;
+    auto from = buckets_.find(old);
+    if (--from->second.live == 0) buckets_.erase(from);
+    key_of_[pos] = key;
+    Bucket& to = buckets_[key];
+    ++to.live;
+    to.heap.push_back(pos);
+    std::push_heap(to.heap.begin(), to.heap.end(), std::greater<>());
+    if (to.heap.size() > 2 * static_cast<size_t>(to.live) + 16) Compact(key, to);
+  }
+
+  // The first position in the order with a key of at least `from` (-1: none).
+  int32_t FirstFrom(uint64_t from) {
+    auto it = buckets_.lower_bound(from);
+    return it == buckets_.end() ? -1 : Top(it->first, it->second);
+  }
+  // A position with the largest key (-1: an empty level).
+  int32_t AnyLargest() {
+    if (buckets_.empty()) return -1;
+    auto it = std::prev(buckets_.end());
+    return Top(it->first, it->second);
+  }
+
+ private:
+  struct Bucket {
+    int32_t live = 0;
+    // Min-heap of positions (std::greater); entries whose key moved on are stale.
+    std::vector<int32_t> heap;
+  };
+
+  int32_t Top(uint64_t key, Bucket& b) {
+    // A bucket in the map has a live domain, so a live entry remains.
+    while (key_of_[b.heap.front()] != key) {
+      std::pop_heap(b.heap.begin(), b.heap.end(), std::greater<>());
+      b.heap.pop_back();
+    }
+    return b.heap.front();
+  }
+  void Compact(uint64_t key, Bucket& b) {
+    std::vector<int32_t>& h = b.heap;
+    h.erase(std::remove_if(h.begin(), h.end(), [&](int32_t pos) { return key_of_[pos] != key; }),
+            h.end());
+    // A domain that left and came back has two entries.
+    std::sort(h.begin(), h.end());
+    h.erase(std::unique(h.begin(), h.end()), h.end());
+  }
+
+  std::vector<uint64_t> key_of_;
+  std::map<uint64_t, Bucket> buckets_;
+};
 
 // What the first phase of a placement depends on beside the leaves' capacity and usage.
 struct TopologyFlavor::ShapeKey {
@@ -73,8 +166,10 @@ struct TopologyFlavor::CountCache {
   // The node filters' exclusions (the resources' are added from zero_counts).
   ExclusionStats filter_stats;
   // By level, built when a placement without a leader first picks a domain there: the level's
-  // domains in OrderKey order, kept with the state.
-  std::vector<std::unique_ptr<absl::btree_set<OrderKey>>> order;
+  // domains in Kueue's order without a leader, kept with the state.
+  std::vector<std::unique_ptr<TopologyLevelOrder>> order;
+  // By domain: its position in its level (by_level_), filled with the first order.
+  std::vector<int32_t> level_pos;
   int64_t synced = -1;
   int64_t last_use = 0;
   // Scratch of the incremental update, by domain: a dirty domain's state before its children's

@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +48,26 @@ bool BelongsTo(const std::string& id, absl::string_view target) {
           id[target.size()] == ',');
 }
 
+// A leaf's pods without a leader (LeafState's common case, and every leaf of a cache's first
+// build): each requested resource read once, straight from the leaf.
+template <typename LeafT, typename Request>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const Request& req,
+                                                       bool simulate_empty, int* zero_reason) {
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = simulate_empty ? nullptr : leaf.used.data();
+  const int64_t* assumed = leaf.assumed.empty() ? nullptr : leaf.assumed.data();
+  auto capacity = [free, used, assumed](int r) {
+    int64_t c = free[r];
+    if (used != nullptr) c = SatSub(c, used[r]);
+    if (assumed != nullptr) c = SatSub(c, assumed[r]);
+    return c;
+  };
+  int limiting = -1;
+  const int32_t pods = SmallestPodCount(req, capacity, &limiting);
+  *zero_reason = pods == 0 && limiting >= 0 ? limiting : -1;
+  return pods;
+}
+
 }  // namespace
 
 bool TopologyFlavor::ExclusionStats::HasExclusions() const {
@@ -70,7 +91,10 @@ std::string TopologyFlavor::ExclusionStats::Reasons() const {
 
 int TopologyFlavor::LevelIndex(absl::string_view level) const {
   for (size_t i = 0; i < levels_.size(); ++i) {
-    if (levels_[i] == level) return static_cast<int>(i);
+    const std::string& name = levels_[i];
+    // Usually a view of this very name (LevelKey's levels_.back()), else a different length.
+    if (name.data() == level.data() && name.size() == level.size()) return static_cast<int>(i);
+    if (name.size() == level.size() && name == level) return static_cast<int>(i);
   }
   return -1;
 }
@@ -182,7 +206,7 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
 
 std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest& r,
                                                   Params& p) const {
-  if (r.request == nullptr || r.request->slices.size() < 2) return "";
+  if (r.request == nullptr || r.request->slices.size() < 2) return {};
   int32_t prev_size = p.slice_size;
   int prev_level = p.slice_level;
   for (size_t i = 1; i < r.request->slices.size(); ++i) {
@@ -204,7 +228,7 @@ std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest
     prev_level = level;
   }
   p.multi_layer = r.request->slices;
-  return "";
+  return {};
 }
 
 bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
@@ -240,6 +264,16 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
                                                       int slice_level, int32_t slice_size,
                                                       int* zero_reason) {
   const Leaf& leaf = leaves_[leaf_index];
+  if (in.leader == nullptr) {
+    DomainState s;
+    s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, zero_reason);
+    s.pod_count_with_leader = s.pod_count;
+    if (domains_[leaf.domain].level == slice_level) {
+      s.slice_count = s.pod_count / slice_size;
+      s.slice_count_with_leader = s.slice_count;
+    }
+    return s;
+  }
   // Only the requested resources are read: fill just those of the scratch capacity.
   for (int r : in.needed) {
     int64_t c = leaf.free[r];
@@ -330,7 +364,15 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     // flavor): once per cache.
     c.filter_stats = ExclusionStats{};
     c.feasible.assign(leaves_.size(), 1);
+    // Without a node selector or affinity only a node's taints can exclude it: an untainted node
+    // passes without NodeFeasible's checks.
+    const bool only_taints =
+        workers.node_selector.empty() && workers.required_node_affinity == nullptr;
     for (size_t l = 0; l < leaves_.size(); ++l) {
+      if (only_taints && leaves_[l].node.has_value() && leaves_[l].node->taints.empty()) {
+        ++c.filter_stats.total_nodes;
+        continue;
+      }
       if (lowest_is_hostname_) {
         c.feasible[l] = NodeFeasible(leaves_[l], workers, c.filter_stats) ? 1 : 0;
       } else {
@@ -345,16 +387,58 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     state_.assign(domains_.size(), DomainState{});
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
-    for (size_t l = 0; l < leaves_.size(); ++l) {
-      if (!c.feasible[l]) continue;
-      int zero_reason = -1;
-      state_[leaves_[l].domain] =
-          LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
-      c.zero_reason[l] = zero_reason;
-      if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+    if (in.leader == nullptr) {
+      // LeafState without a leader, inlined: this pass is most of a cache's first build.
+      const bool leaves_at_slice_level = last == p.slice_level;
+      DomainState* state = state_.data();
+      for (size_t l = 0; l < leaves_.size(); ++l) {
+        if (!c.feasible[l]) continue;
+        const Leaf& leaf = leaves_[l];
+        int zero_reason = -1;
+        DomainState& s = state[leaf.domain];
+        s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, &zero_reason);
+        s.pod_count_with_leader = s.pod_count;
+        if (leaves_at_slice_level) {
+          s.slice_count = s.pod_count / p.slice_size;
+          s.slice_count_with_leader = s.slice_count;
+        }
+        c.zero_reason[l] = zero_reason;
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+      }
+    } else {
+      for (size_t l = 0; l < leaves_.size(); ++l) {
+        if (!c.feasible[l]) continue;
+        int zero_reason = -1;
+        state_[leaves_[l].domain] =
+            LeafState(static_cast<int>(l), in, p.slice_level, p.slice_size, &zero_reason);
+        c.zero_reason[l] = zero_reason;
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+      }
     }
+    // Without a leader (and an inner slice layer) a domain's counts are its children's sums, its
+    // slices recounted at the slice level: what FillDomain computes then, without its minimums.
+    const bool summable = !leader_required && in.leader == nullptr && p.slice_size_at_level.empty();
     for (int level = last - 1; level >= 0; --level) {
-      for (int d : by_level_[level]) FillDomain(d, p, leader_required);
+      if (!summable) {
+        for (int d : by_level_[level]) FillDomain(d, p, leader_required);
+        continue;
+      }
+      const bool at_slice_level = level == p.slice_level;
+      for (int d : by_level_[level]) {
+        int32_t pods = 0;
+        int32_t slices = 0;
+        for (int child : domains_[d].children) {
+          pods += state_[child].pod_count;
+          slices += state_[child].slice_count;
+        }
+        if (at_slice_level) slices = pods / p.slice_size;
+        DomainState& s = state_[d];
+        s.pod_count = pods;
+        s.pod_count_with_leader = pods;
+        s.slice_count = slices;
+        s.slice_count_with_leader = slices;
+        s.leader_count = 0;
+      }
     }
     c.synced = head;
     return;
@@ -400,10 +484,9 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       }
       const DomainState& after = state_[d];
       if (after == before) continue;
-      if (absl::btree_set<OrderKey>* order = c.order[level].get(); order != nullptr) {
-        order->erase(
-            OrderKey{before.slice_count_with_leader, before.pod_count_with_leader, rank_[d], d});
-        order->insert(OrderKeyOf(d));
+      if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
+        order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                            after.pod_count_with_leader));
       }
       const int parent = domains_[d].parent;
       if (parent < 0) continue;
@@ -672,29 +755,33 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     int largest = -1;
     if (active_cache_ != nullptr) {
       // The cache keeps the level in that order: a lookup instead of a pass.
-      std::unique_ptr<absl::btree_set<OrderKey>>& order = active_cache_->order[level];
+      CountCache& c = *active_cache_;
+      std::unique_ptr<TopologyLevelOrder>& order = c.order[level];
       if (order == nullptr) {
-        // Sorted first, so the tree is filled at its end without searching. The level is in
-        // the order of its values already, and few distinct (slices, pods) pairs occur: domains
-        // bucketed by the pair, each bucket in level order, are in OrderKey order.
-        std::map<std::pair<int32_t, int32_t>, std::vector<int>> buckets;
+        if (c.level_pos.empty()) {
+          c.level_pos.resize(domains_.size());
+          for (const std::vector<int>& domains : by_level_) {
+            for (size_t i = 0; i < domains.size(); ++i) {
+              c.level_pos[domains[i]] = static_cast<int32_t>(i);
+            }
+          }
+        }
+        std::vector<uint64_t> keys;
+        keys.reserve(level_domains.size());
         for (int d : level_domains) {
           const DomainState& x = state_[d];
-          buckets[{x.slice_count_with_leader, x.pod_count_with_leader}].push_back(d);
+          keys.push_back(
+              TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader));
         }
-        std::vector<OrderKey> keys;
-        keys.reserve(level_domains.size());
-        for (const auto& [counts, members] : buckets) {
-          for (int d : members) keys.push_back(OrderKeyOf(d));
-        }
-        order = std::make_unique<absl::btree_set<OrderKey>>(keys.begin(), keys.end());
+        order = std::make_unique<TopologyLevelOrder>(std::move(keys));
       }
-      auto it = order->lower_bound(OrderKey{slice_count, INT32_MIN, INT_MIN, INT_MIN});
-      if (it != order->end()) {
-        best = std::get<3>(*it);
+      const int32_t pos = order->FirstFrom(TopologyLevelOrder::Key(slice_count, INT32_MIN));
+      if (pos >= 0) {
+        best = level_domains[pos];
       } else {
-        // Read for the failure text only: reaching the end of a B-tree is not free.
-        largest = std::get<3>(*order->rbegin());
+        // Read for the failure text only (its counts, which every domain of the largest
+        // (slices, pods) shares).
+        largest = level_domains[order->AnyLargest()];
       }
     } else {
       for (int d : level_domains) {
@@ -705,7 +792,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     if (best >= 0) {
       *fit_level = level;
       *out = {best};
-      return "";
+      return {};
     }
     if (p.required) {
       // The sorted order's last (least free) or first (BestFit: the most slices).
@@ -732,7 +819,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
       if (capacity >= slice_count) {
         *fit_level = level;
         *out = {d};
-        return "";
+        return {};
       }
     }
     if (p.required) return not_fit(state_[sorted.back()].pod_count, slice_count);
@@ -771,11 +858,11 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     if (remaining > 0) return not_fit(slice_count - remaining, slice_count);
     *fit_level = level;
     *out = std::move(results);
-    return "";
+    return {};
   }
   *fit_level = level;
   *out = {top};
-  return "";
+  return {};
 }
 
 std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
@@ -829,7 +916,37 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   remaining_.resize(resource_names_.size(), 0);
   CountCache* cache = nullptr;
   // A replacement's required domain is a one-off: it is counted from scratch.
+  // The cache of this shape, found without building its key (copies of the request's filters)
+  // unless the shape is new.
+  auto same_shape = [&](const ShapeKey& k) {
+    if (k.simulate_empty != simulate_empty || k.slice_level != p.slice_level ||
+        k.slice_size != p.slice_size || k.leader.has_value() != leader_req.has_value() ||
+        !std::equal(k.amounts.begin(), k.amounts.end(), req.amounts.begin(), req.amounts.end())) {
+      return false;
+    }
+    if (leader_req.has_value() &&
+        !std::equal(k.leader->begin(), k.leader->end(), leader_req->amounts.begin(),
+                    leader_req->amounts.end())) {
+      return false;
+    }
+    if (k.slice_size_at_level != p.slice_size_at_level) return false;
+    if (!lowest_is_hostname_) return true;
+    const std::vector<NodeSelectorTerm>* affinity = workers.required_node_affinity;
+    return k.tolerations == workers.tolerations && k.node_selector == workers.node_selector &&
+           k.affinity.has_value() == (affinity != nullptr) &&
+           (affinity == nullptr || *k.affinity == *affinity);
+  };
   if (incremental_ && required_domain.empty()) {
+    ++cache_uses_;
+    for (const std::unique_ptr<CountCache>& c : caches_) {
+      if (same_shape(c->key)) {
+        c->last_use = cache_uses_;
+        cache = c.get();
+        break;
+      }
+    }
+  }
+  if (cache == nullptr && incremental_ && required_domain.empty()) {
     ShapeKey key;
     key.amounts.assign(req.amounts.begin(), req.amounts.end());
     if (leader_req.has_value()) {
@@ -957,7 +1074,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   if (leader != nullptr) *leader_out = BuildAssignment(std::move(leader_domains));
   *workers_out = BuildAssignment(std::move(worker_domains));
-  return "";
+  return {};
 }
 
 TopologyAssignment TopologyFlavor::BuildAssignment(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/topology_count_cache.h"
 #include "core/topology_flavor.h"
 #include "gtest/gtest.h"
 
@@ -256,6 +257,47 @@ TEST(TopologyIncrementalTest, RackLeavesMatchTheComputationFromScratch) {
 
 TEST(TopologyIncrementalTest, HostnameOnlyTreeMatchesTheComputationFromScratch) {
   RunRandomSequence({kHostnameLabel}, 1128, 1500);
+}
+
+// The level order's lookups against a pass over the level, through random moves among few
+// pairs (so domains leave and come back, buckets empty and come back, stale entries pile up and
+// are compacted) and among many.
+void CheckLevelOrder(int32_t domains, int32_t distinct, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::pair<int32_t, int32_t>> counts(domains);
+  auto random_counts = [&] {
+    const int32_t slices = static_cast<int32_t>(rng() % distinct);
+    return std::make_pair(slices, slices * 2 + static_cast<int32_t>(rng() % 2));
+  };
+  std::vector<uint64_t> keys;
+  for (auto& c : counts) {
+    c = random_counts();
+    keys.push_back(TopologyLevelOrder::Key(c.first, c.second));
+  }
+  TopologyLevelOrder order(std::move(keys));
+  for (int step = 0; step < 20000; ++step) {
+    const int32_t pos = static_cast<int32_t>(rng() % domains);
+    counts[pos] = random_counts();
+    order.Move(pos, TopologyLevelOrder::Key(counts[pos].first, counts[pos].second));
+    const int32_t needed = static_cast<int32_t>(rng() % (distinct + 1));
+    int32_t want = -1;
+    int32_t largest = 0;
+    for (int32_t d = 0; d < domains; ++d) {
+      if (counts[d].first >= needed && (want < 0 || counts[d] < counts[want])) want = d;
+      if (counts[d] > counts[largest]) largest = d;
+    }
+    ASSERT_EQ(order.FirstFrom(TopologyLevelOrder::Key(needed, INT32_MIN)), want)
+        << "step " << step << ", at least " << needed << " slices";
+    ASSERT_EQ(counts[order.AnyLargest()], counts[largest]) << "step " << step;
+  }
+}
+
+TEST(TopologyLevelOrderTest, FindsTheSmallestDomainWithEnoughSlicesAmongFewPairs) {
+  CheckLevelOrder(/*domains=*/40, /*distinct=*/3, /*seed=*/7);
+}
+
+TEST(TopologyLevelOrderTest, FindsTheSmallestDomainWithEnoughSlicesAmongManyPairs) {
+  CheckLevelOrder(/*domains=*/200, /*distinct=*/150, /*seed=*/11);
 }
 
 }  // namespace
