@@ -95,7 +95,7 @@ AdmissionDecision PlanAdmission(const Workload& wl, const ClusterQueueRuntime& c
                                 FlavorAssignment&& assignment) {
   AdmissionDecision admission;
   admission.id = wl.id;
-  admission.usage.assign(assignment.usage.begin(), assignment.usage.end());
+  admission.usage = std::move(assignment.usage);
   admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
   return admission;
 }
@@ -122,24 +122,28 @@ PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, R
 
 // Kueue's quotaResourcesToReserve: what a preemptor without candidates holds back this cycle so
 // lower-priority work elsewhere in the cohort does not take it.
-std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
+FrUsage ResourcesToReserve(const Entry& e) {
   if (e.mode != FlavorMode::kPreempt) return e.eval.assignment.usage;
-  std::map<FrId, int64_t> reserved;
+  // In the usage's FrId order, so the result is sorted too.
+  FrUsage reserved;
+  reserved.reserve(e.eval.assignment.usage.size());
   const QuotaNode& node = *e.cq->node;
   for (const auto& [fr, usage] : e.eval.assignment.usage) {
     const QuotaLimits& limits = node.Limits(fr);
     if (e.eval.assignment.borrowing > 0) {
       if (!limits.borrowing_limit.has_value()) {
-        reserved[fr] = usage;
+        reserved.emplace_back(fr, usage);
       } else {
         // A queue whose quota was cut can hold more than nominal + borrowingLimit: reserve
         // nothing then (a negative reservation would free cohort quota that is in use).
-        reserved[fr] = std::max<int64_t>(
-            0, std::min(usage,
-                        SatSub(SatAdd(limits.nominal, *limits.borrowing_limit), node.Usage(fr))));
+        reserved.emplace_back(
+            fr, std::max<int64_t>(
+                    0, std::min(usage, SatSub(SatAdd(limits.nominal, *limits.borrowing_limit),
+                                              node.Usage(fr)))));
       }
     } else {
-      reserved[fr] = std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr))));
+      reserved.emplace_back(
+          fr, std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr)))));
     }
   }
   return reserved;
@@ -353,9 +357,10 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
         DelayedTopologyFlavors(cq.spec, state_.registry().admission_checks());
     WorkloadTopologyRequests requests =
         TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology(), delayed_flavors);
-    e.targets =
-        preemptor.GetTargets(wl, cq, e.assignment.usage, e.assignment.ResourcesNeedingPreemption(),
-                             requests.empty() ? nullptr : &requests);
+    // Only a head that must preempt gets here: the usage as the preemption planner takes it.
+    const std::map<FrId, int64_t> usage(e.assignment.usage.begin(), e.assignment.usage.end());
+    e.targets = preemptor.GetTargets(wl, cq, usage, e.assignment.ResourcesNeedingPreemption(),
+                                     requests.empty() ? nullptr : &requests);
     if (requests.empty() || !wl.status.history().unhealthy_nodes.empty()) return;
     UsageSimulation removal(state_);
     for (const PreemptionTarget& t : e.targets) removal.RemoveWorkload(*state_.workload(t.id));
@@ -471,7 +476,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     const bool fits = fit == CycleFit::kFits;
     // Refers to the current evaluation.
-    const std::map<FrId, int64_t>& usage = e.eval.assignment.usage;
+    const FrUsage& usage = e.eval.assignment.usage;
     auto take_topology = [&] {
       cycle_usage.ApplyTopologyUsage(
           TopologyUsageOf(e.wl->spec, e.eval.assignment, state_.topology()), +1);
