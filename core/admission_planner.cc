@@ -435,18 +435,21 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (!cq->active || cq->node == nullptr) continue;
     std::optional<WorkloadId> head = state_.HeadOf(*cq);
     if (!head.has_value()) continue;
-    Entry e;
-    e.wl = state_.workload(*head);
-    e.cq = cq;
-    if (!state_.NamespaceMatches(cq->spec, e.wl->spec.namespace_name)) {
+    const Workload* wl = state_.workload(*head);
+    if (!state_.NamespaceMatches(cq->spec, wl->spec.namespace_name)) {
+      Entry& e = inadmissible.emplace_back();
+      e.wl = wl;
+      e.cq = cq;
       e.message = "workload namespace doesn't match ClusterQueue selector";
       e.reason = RequeueReason::kNamespaceMismatch;
-      inadmissible.push_back(std::move(e));
       continue;
     }
+    // Built in place: an entry carries its whole evaluation.
+    Entry& e = entries.emplace_back();
+    e.wl = wl;
+    e.cq = cq;
     e.eval = Evaluate(*e.wl, *cq, now);
     e.mode = e.eval.assignment.RepresentativeMode();
-    entries.push_back(std::move(e));
   }
 
   plan.admissions.reserve(entries.size());
@@ -478,6 +481,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     // Refers to the current evaluation.
     const FrUsage& usage = e.eval.assignment.usage;
     auto take_topology = [&] {
+      // Only pod sets placed on a topology have usage there (most heads have none).
+      if (std::none_of(e.eval.assignment.pod_sets.begin(), e.eval.assignment.pod_sets.end(),
+                       [](const PodSetFlavors& ps) { return ps.topology.has_value(); })) {
+        return;
+      }
       cycle_usage.ApplyTopologyUsage(
           TopologyUsageOf(e.wl->spec, e.eval.assignment, state_.topology()), +1);
     };
