@@ -90,14 +90,13 @@ std::string PlanPreemptions(const ClusterState& state, const Workload& preemptor
                       eval.targets.size(), " workload(s)");
 }
 
-// The decision admitting a head with its assignment.
-AdmissionDecision PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq,
-                                FlavorAssignment&& assignment) {
-  AdmissionDecision admission;
+// Adds the decision admitting a head with its assignment to the plan (built in place).
+void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssignment&& assignment,
+                   CyclePlan& plan) {
+  AdmissionDecision& admission = plan.admissions.emplace_back();
   admission.id = wl.id;
   admission.usage = std::move(assignment.usage);
   admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
-  return admission;
 }
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
@@ -542,7 +541,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
 
     e.admitted = true;
     // An admitted entry's evaluation is not read again.
-    plan.admissions.push_back(PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment)));
+    PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment), plan);
   }
 
   auto requeue = [&plan](const Entry& e) {
@@ -564,7 +563,7 @@ AdmissionPlanner::SinglePlan AdmissionPlanner::PlanOne(const Workload& wl,
   const FlavorMode mode = eval.assignment.RepresentativeMode();
   if (mode == FlavorMode::kFit) {
     single.outcome = SinglePlan::Outcome::kAdmit;
-    single.plan.admissions.push_back(PlanAdmission(wl, cq, std::move(eval.assignment)));
+    PlanAdmission(wl, cq, std::move(eval.assignment), single.plan);
   } else if (mode == FlavorMode::kPreempt && !eval.targets.empty()) {
     single.outcome = SinglePlan::Outcome::kPreempt;
     single.admission = eval.assignment.ToAdmission(cq.spec.name);
