@@ -90,14 +90,13 @@ std::string PlanPreemptions(const ClusterState& state, const Workload& preemptor
                       eval.targets.size(), " workload(s)");
 }
 
-// The decision admitting a head with its assignment.
-AdmissionDecision PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq,
-                                FlavorAssignment&& assignment) {
-  AdmissionDecision admission;
+// Adds the decision admitting a head with its assignment to the plan (built in place).
+void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssignment&& assignment,
+                   CyclePlan& plan) {
+  AdmissionDecision& admission = plan.admissions.emplace_back();
   admission.id = wl.id;
-  admission.usage.assign(assignment.usage.begin(), assignment.usage.end());
+  admission.usage = std::move(assignment.usage);
   admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
-  return admission;
 }
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
@@ -122,24 +121,28 @@ PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, R
 
 // Kueue's quotaResourcesToReserve: what a preemptor without candidates holds back this cycle so
 // lower-priority work elsewhere in the cohort does not take it.
-std::map<FrId, int64_t> ResourcesToReserve(const Entry& e) {
+FrUsage ResourcesToReserve(const Entry& e) {
   if (e.mode != FlavorMode::kPreempt) return e.eval.assignment.usage;
-  std::map<FrId, int64_t> reserved;
+  // In the usage's FrId order, so the result is sorted too.
+  FrUsage reserved;
+  reserved.reserve(e.eval.assignment.usage.size());
   const QuotaNode& node = *e.cq->node;
   for (const auto& [fr, usage] : e.eval.assignment.usage) {
     const QuotaLimits& limits = node.Limits(fr);
     if (e.eval.assignment.borrowing > 0) {
       if (!limits.borrowing_limit.has_value()) {
-        reserved[fr] = usage;
+        reserved.emplace_back(fr, usage);
       } else {
         // A queue whose quota was cut can hold more than nominal + borrowingLimit: reserve
         // nothing then (a negative reservation would free cohort quota that is in use).
-        reserved[fr] = std::max<int64_t>(
-            0, std::min(usage,
-                        SatSub(SatAdd(limits.nominal, *limits.borrowing_limit), node.Usage(fr))));
+        reserved.emplace_back(
+            fr, std::max<int64_t>(
+                    0, std::min(usage, SatSub(SatAdd(limits.nominal, *limits.borrowing_limit),
+                                              node.Usage(fr)))));
       }
     } else {
-      reserved[fr] = std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr))));
+      reserved.emplace_back(
+          fr, std::max<int64_t>(0, std::min(usage, SatSub(limits.nominal, node.Usage(fr)))));
     }
   }
   return reserved;
@@ -353,9 +356,10 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
         DelayedTopologyFlavors(cq.spec, state_.registry().admission_checks());
     WorkloadTopologyRequests requests =
         TopologyRequestsFor(wl, e.assignment, topology_only, state_.topology(), delayed_flavors);
-    e.targets =
-        preemptor.GetTargets(wl, cq, e.assignment.usage, e.assignment.ResourcesNeedingPreemption(),
-                             requests.empty() ? nullptr : &requests);
+    // Only a head that must preempt gets here: the usage as the preemption planner takes it.
+    const std::map<FrId, int64_t> usage(e.assignment.usage.begin(), e.assignment.usage.end());
+    e.targets = preemptor.GetTargets(wl, cq, usage, e.assignment.ResourcesNeedingPreemption(),
+                                     requests.empty() ? nullptr : &requests);
     if (requests.empty() || !wl.status.history().unhealthy_nodes.empty()) return;
     UsageSimulation removal(state_);
     for (const PreemptionTarget& t : e.targets) removal.RemoveWorkload(*state_.workload(t.id));
@@ -430,18 +434,21 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (!cq->active || cq->node == nullptr) continue;
     std::optional<WorkloadId> head = state_.HeadOf(*cq);
     if (!head.has_value()) continue;
-    Entry e;
-    e.wl = state_.workload(*head);
-    e.cq = cq;
-    if (!state_.NamespaceMatches(cq->spec, e.wl->spec.namespace_name)) {
+    const Workload* wl = state_.workload(*head);
+    if (!state_.NamespaceMatches(cq->spec, wl->spec.namespace_name)) {
+      Entry& e = inadmissible.emplace_back();
+      e.wl = wl;
+      e.cq = cq;
       e.message = "workload namespace doesn't match ClusterQueue selector";
       e.reason = RequeueReason::kNamespaceMismatch;
-      inadmissible.push_back(std::move(e));
       continue;
     }
+    // Built in place: an entry carries its whole evaluation.
+    Entry& e = entries.emplace_back();
+    e.wl = wl;
+    e.cq = cq;
     e.eval = Evaluate(*e.wl, *cq, now);
     e.mode = e.eval.assignment.RepresentativeMode();
-    entries.push_back(std::move(e));
   }
 
   plan.admissions.reserve(entries.size());
@@ -471,8 +478,13 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     const bool fits = fit == CycleFit::kFits;
     // Refers to the current evaluation.
-    const std::map<FrId, int64_t>& usage = e.eval.assignment.usage;
+    const FrUsage& usage = e.eval.assignment.usage;
     auto take_topology = [&] {
+      // Only pod sets placed on a topology have usage there (most heads have none).
+      if (std::none_of(e.eval.assignment.pod_sets.begin(), e.eval.assignment.pod_sets.end(),
+                       [](const PodSetFlavors& ps) { return ps.topology.has_value(); })) {
+        return;
+      }
       cycle_usage.ApplyTopologyUsage(
           TopologyUsageOf(e.wl->spec, e.eval.assignment, state_.topology()), +1);
     };
@@ -529,7 +541,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
 
     e.admitted = true;
     // An admitted entry's evaluation is not read again.
-    plan.admissions.push_back(PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment)));
+    PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment), plan);
   }
 
   auto requeue = [&plan](const Entry& e) {
@@ -551,7 +563,7 @@ AdmissionPlanner::SinglePlan AdmissionPlanner::PlanOne(const Workload& wl,
   const FlavorMode mode = eval.assignment.RepresentativeMode();
   if (mode == FlavorMode::kFit) {
     single.outcome = SinglePlan::Outcome::kAdmit;
-    single.plan.admissions.push_back(PlanAdmission(wl, cq, std::move(eval.assignment)));
+    PlanAdmission(wl, cq, std::move(eval.assignment), single.plan);
   } else if (mode == FlavorMode::kPreempt && !eval.targets.empty()) {
     single.outcome = SinglePlan::Outcome::kPreempt;
     single.admission = eval.assignment.ToAdmission(cq.spec.name);

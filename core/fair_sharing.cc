@@ -29,6 +29,17 @@ bool DominantResourceShare::IsBorrowingOn(const std::map<FrId, int64_t>& request
   return false;
 }
 
+bool DominantResourceShare::IsBorrowingOn(
+    absl::Span<const std::pair<FrId, int64_t>> request) const {
+  for (FrId fr : borrowed_frs) {
+    auto it =
+        std::lower_bound(request.begin(), request.end(), fr,
+                         [](const std::pair<FrId, int64_t>& r, FrId f) { return r.first < f; });
+    if (it != request.end() && it->first == fr && it->second > 0) return true;
+  }
+  return false;
+}
+
 int CompareDrs(const DominantResourceShare& a, const DominantResourceShare& b) {
   auto compare = [](double x, double y) { return x < y ? -1 : (x > y ? 1 : 0); };
   if (a.ZeroWeightBorrows() && b.ZeroWeightBorrows()) {

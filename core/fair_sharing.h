@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/quota_tree.h"
 
 namespace tollgate::core {
@@ -27,6 +28,8 @@ struct DominantResourceShare {
   int64_t RoundedWeightedShare() const;
   // True when the node borrows on a flavor-resource the request asks for.
   bool IsBorrowingOn(const std::map<FrId, int64_t>& request) const;
+  // The same for a request sorted by FrId (a flavor assignment's usage).
+  bool IsBorrowingOn(absl::Span<const std::pair<FrId, int64_t>> request) const;
 };
 
 // Kueue's CompareDRS: -1, 0 or 1. Zero-weight borrowers sort after everyone else.

@@ -77,6 +77,25 @@ GranularPreemption FromPossibility(PreemptionPossibility p) {
   return GranularPreemption::kNoFit;
 }
 
+// Sorts a pod set's flavors by resource, keeping each choice beside its flavor (stable, as the
+// sort of the flavors alone was: a resource is in one group only, so names do not repeat).
+void SortByResource(std::vector<std::pair<std::string, std::string>>& flavors,
+                    absl::InlinedVector<FlavorChoice, 2>& choices) {
+  std::vector<size_t> order(flavors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&flavors](size_t a, size_t b) { return flavors[a].first < flavors[b].first; });
+  std::vector<std::pair<std::string, std::string>> sorted_flavors;
+  absl::InlinedVector<FlavorChoice, 2> sorted_choices;
+  sorted_flavors.reserve(order.size());
+  for (size_t i : order) {
+    sorted_flavors.push_back(std::move(flavors[i]));
+    sorted_choices.push_back(choices[i]);
+  }
+  flavors = std::move(sorted_flavors);
+  choices = std::move(sorted_choices);
+}
+
 int64_t AmountOf(const ResourceAmounts& amounts, absl::string_view resource) {
   for (const auto& [name, value] : amounts) {
     if (name == resource) return value;
@@ -98,16 +117,32 @@ std::pair<int, bool> FindHeightOfLowestSubtreeThatFits(const QuotaNode& cq, FrId
   return {root->Height(), false};
 }
 
+void AddFrUsage(FrUsage& usage, FrId fr, int64_t amount) {
+  auto it = std::lower_bound(usage.begin(), usage.end(), fr,
+                             [](const std::pair<FrId, int64_t>& u, FrId f) { return u.first < f; });
+  if (it != usage.end() && it->first == fr) {
+    it->second = SatAdd(it->second, amount);
+  } else {
+    usage.emplace(it, fr, amount);
+  }
+}
+
+int64_t FrUsageOf(const FrUsage& usage, FrId fr) {
+  auto it = std::lower_bound(usage.begin(), usage.end(), fr,
+                             [](const std::pair<FrId, int64_t>& u, FrId f) { return u.first < f; });
+  return it != usage.end() && it->first == fr ? it->second : 0;
+}
+
 FlavorMode PodSetFlavors::Mode() const {
   if (reasons.empty()) return FlavorMode::kFit;
   if (flavors.empty()) return FlavorMode::kNoFit;
   FlavorMode mode = FlavorMode::kFit;
-  for (const auto& [resource, choice] : flavors) mode = std::min(mode, choice.mode);
+  for (const FlavorChoice& choice : choices) mode = std::min(mode, choice.mode);
   return mode;
 }
 
 void PodSetFlavors::SetMode(FlavorMode mode) {
-  for (auto& [resource, choice] : flavors) choice.mode = mode;
+  for (FlavorChoice& choice : choices) choice.mode = mode;
 }
 
 FlavorMode FlavorAssignment::RepresentativeMode() const {
@@ -133,7 +168,7 @@ std::string FlavorAssignment::Message() const {
 std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
   std::vector<FrId> out;
   for (const PodSetFlavors& ps : pod_sets) {
-    for (const auto& [resource, choice] : ps.flavors) {
+    for (const FlavorChoice& choice : ps.choices) {
       if (choice.mode == FlavorMode::kPreempt) out.push_back(choice.fr);
     }
   }
@@ -154,10 +189,7 @@ Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
     PodSetAssignment& out = admission.pod_sets.emplace_back();
     out.name = std::move(ps.name);
     out.count = ps.count;
-    out.flavors.reserve(ps.flavors.size());
-    for (auto& [resource, choice] : ps.flavors) {
-      out.flavors.emplace_back(std::move(resource), std::move(choice.flavor));
-    }
+    out.flavors = std::move(ps.flavors);
     out.resource_usage = std::move(ps.requests);
     out.topology_assignment = std::move(ps.topology);
   }
@@ -222,7 +254,7 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
       for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
         for (size_t index : of.pod_set_index) {
           PodSetFlavors& ps = assignment.pod_sets[index];
-          for (auto& [resource, choice] : ps.flavors) {
+          for (FlavorChoice& choice : ps.choices) {
             if (choice.mode == FlavorMode::kFit) choice.mode = FlavorMode::kPreempt;
           }
         }
@@ -254,9 +286,11 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
   return "";
 }
 
-FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
-    const PodSetSpec& pod_set, const ResourceAmounts& requests, absl::Span<const int> groups,
-    int group_index, const std::map<FrId, int64_t>& assigned_usage) {
+FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(const PodSetSpec& pod_set,
+                                                                   const ResourceAmounts& requests,
+                                                                   absl::Span<const int> groups,
+                                                                   int group_index,
+                                                                   const FrUsage& assigned_usage) {
   ResourceResult result;
   const ResourceGroupSpec& group = cq_.spec.resource_groups[group_index];
 
@@ -274,7 +308,8 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
       preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever ||
       (fair_sharing && preemption.reclaim_within_cohort != PreemptionPolicy::kNever);
 
-  std::vector<std::pair<std::string, FlavorChoice>> best;
+  std::vector<std::pair<std::string, std::string>> best;
+  absl::InlinedVector<FlavorChoice, 2> best_choices;
   GranularMode best_mode;
   for (const FlavorQuotasSpec& flavor_quotas : group.flavors) {
     const std::string& flavor = flavor_quotas.flavor;
@@ -282,14 +317,15 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
       result.reasons.push_back(std::move(reason));
       continue;
     }
-    std::vector<std::pair<std::string, FlavorChoice>> choices;
-    choices.reserve(group_requests.size());
+    std::vector<std::pair<std::string, std::string>> flavors;
+    flavors.reserve(group_requests.size());
+    absl::InlinedVector<FlavorChoice, 2> choices;
     GranularMode representative{GranularPreemption::kFit, 0};
     for (size_t r : group_requests) {
       const std::string& name = requests[r].first;
       const int64_t request = requests[r].second;
       const FrId fr = state_.fr_index().Find(flavor, name).value_or(-1);
-      const int64_t assumed = fr >= 0 && assigned_usage.count(fr) ? assigned_usage.at(fr) : 0;
+      const int64_t assumed = fr >= 0 ? FrUsageOf(assigned_usage, fr) : 0;
       const int64_t val = SatAdd(assumed, request);
       GranularMode mode;
       int borrow = 0;
@@ -345,19 +381,23 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(
       }
       if (IsPreferred(representative, mode)) representative = mode;
       if (representative.preemption == GranularPreemption::kNoFit) continue;
-      choices.emplace_back(name, FlavorChoice{flavor, fr, ToFlavorMode(mode.preemption), borrow});
+      flavors.emplace_back(name, flavor);
+      choices.push_back(FlavorChoice{fr, ToFlavorMode(mode.preemption), borrow});
     }
     if (!ShouldTryNextFlavor(representative, cq_.spec.flavor_fungibility)) {
-      best = std::move(choices);
+      best = std::move(flavors);
+      best_choices = std::move(choices);
       best_mode = representative;
       break;
     }
     if (IsPreferred(representative, best_mode)) {
-      best = std::move(choices);
+      best = std::move(flavors);
+      best_choices = std::move(choices);
       best_mode = representative;
     }
   }
   result.flavors = std::move(best);
+  result.choices = std::move(best_choices);
   result.fits = best_mode.preemption == GranularPreemption::kFit;
   if (result.fits) result.reasons.clear();
   return result;
@@ -407,7 +447,8 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
       }
     }
     if (!failed) {
-      std::vector<std::pair<std::string, FlavorChoice>> flavors;
+      std::vector<std::pair<std::string, std::string>> flavors;
+      absl::InlinedVector<FlavorChoice, 2> choices;
       std::vector<std::string> reasons;
       for (size_t req = 0; req < ps.requests.size(); ++req) {
         if (groups[req] < 0) continue;
@@ -418,6 +459,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
             FindFlavorForPodSet(pod_set, ps.requests, groups, groups[req], assignment.usage);
         if (r.flavors.empty()) {
           flavors.clear();
+          choices.clear();
           reasons = std::move(r.reasons);
           failed = true;
           break;
@@ -425,9 +467,11 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
         // The first group's lists are taken whole (most pod sets ask one group): no copy.
         if (flavors.empty()) {
           flavors = std::move(r.flavors);
+          choices = std::move(r.choices);
         } else {
           flavors.insert(flavors.end(), std::make_move_iterator(r.flavors.begin()),
                          std::make_move_iterator(r.flavors.end()));
+          choices.insert(choices.end(), r.choices.begin(), r.choices.end());
         }
         if (reasons.empty()) {
           reasons = std::move(r.reasons);
@@ -436,18 +480,21 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
                          std::make_move_iterator(r.reasons.end()));
         }
       }
-      std::sort(flavors.begin(), flavors.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (!std::is_sorted(flavors.begin(), flavors.end(),
+                          [](const auto& a, const auto& b) { return a.first < b.first; })) {
+        SortByResource(flavors, choices);
+      }
       ps.flavors = std::move(flavors);
+      ps.choices = std::move(choices);
       ps.reasons = std::move(reasons);
     }
 
-    for (const auto& [resource, choice] : ps.flavors) {
+    for (size_t f = 0; f < ps.flavors.size(); ++f) {
+      const FlavorChoice& choice = ps.choices[f];
       assignment.borrowing = std::max(assignment.borrowing, choice.borrow);
-      const int64_t amount = AmountOf(ps.requests, resource);
+      const int64_t amount = AmountOf(ps.requests, ps.flavors[f].first);
       if (amount == 0 || choice.fr < 0) continue;
-      int64_t& usage = assignment.usage[choice.fr];
-      usage = SatAdd(usage, amount);
+      AddFrUsage(assignment.usage, choice.fr, amount);
     }
     assignment.pod_sets.push_back(std::move(ps));
     if (failed) break;

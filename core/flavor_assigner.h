@@ -1,11 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "core/boxed.h"
 #include "core/cluster_state.h"
@@ -27,18 +27,31 @@ class PreemptionOracle {
   virtual std::pair<PreemptionPossibility, int> SimulatePreemption(FrId fr, int64_t quantity) = 0;
 };
 
+// How the flavor of one resource was chosen (the flavor's name is in PodSetFlavors::flavors).
 struct FlavorChoice {
-  std::string flavor;
   FrId fr = -1;
   FlavorMode mode = FlavorMode::kNoFit;
   int borrow = 0;
 };
 
+// Quota per flavor-resource, sorted by FrId: the shape of Workload::quota_usage, so an admitted
+// assignment's usage moves into its workload whole.
+using FrUsage = std::vector<std::pair<FrId, int64_t>>;
+
+// Adds `amount` to `fr` in a sorted FrUsage.
+void AddFrUsage(FrUsage& usage, FrId fr, int64_t amount);
+// `fr`'s amount in a sorted FrUsage (0 when absent).
+int64_t FrUsageOf(const FrUsage& usage, FrId fr);
+
+// One pod set's assignment, laid out as the admission's PodSetAssignment (its name, count,
+// flavors, totals and topology move into it without a copy) plus how each flavor was chosen.
 struct PodSetFlavors {
   std::string name;
   int32_t count = 0;
   // Resource -> chosen flavor, sorted by resource.
-  std::vector<std::pair<std::string, FlavorChoice>> flavors;
+  std::vector<std::pair<std::string, std::string>> flavors;
+  // Parallel to `flavors`.
+  absl::InlinedVector<FlavorChoice, 2> choices;
   // Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits.
   std::vector<std::string> reasons;
   // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
@@ -56,7 +69,7 @@ struct FlavorAssignment {
   // Highest borrowing level among the chosen flavors (0: no borrowing).
   int borrowing = 0;
   // Quota the workload would take, per flavor-resource (zero requests excluded).
-  std::map<FrId, int64_t> usage;
+  FrUsage usage;
 
   FlavorMode RepresentativeMode() const;
   // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".
@@ -64,7 +77,7 @@ struct FlavorAssignment {
   // FrIds whose flavor needs preemption.
   std::vector<FrId> ResourcesNeedingPreemption() const;
   Admission ToAdmission(const std::string& cluster_queue) const&;
-  // Moves the pod sets' names and totals into the admission.
+  // Moves the pod sets' names, flavors and totals into the admission.
   Admission ToAdmission(const std::string& cluster_queue) &&;
 };
 
@@ -83,7 +96,9 @@ class FlavorAssigner {
 
  private:
   struct ResourceResult {
-    std::vector<std::pair<std::string, FlavorChoice>> flavors;  // for the whole group
+    // For the whole group; `choices` parallel to `flavors`.
+    std::vector<std::pair<std::string, std::string>> flavors;
+    absl::InlinedVector<FlavorChoice, 2> choices;
     std::vector<std::string> reasons;
     bool fits = false;
   };
@@ -91,7 +106,7 @@ class FlavorAssigner {
   // chosen for the requests of group `group_index`.
   ResourceResult FindFlavorForPodSet(const PodSetSpec& pod_set, const ResourceAmounts& requests,
                                      absl::Span<const int> groups, int group_index,
-                                     const std::map<FrId, int64_t>& assigned_usage);
+                                     const FrUsage& assigned_usage);
   // Empty when the flavor can host the pod set; else the reason.
   std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set,
                                    const ResourceGroupSpec& group) const;

@@ -151,7 +151,7 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     if (pod_set == nullptr || !TopologyRequested(*pod_set, topology_only)) continue;
     if (psa.Mode() == FlavorMode::kNoFit || psa.count == 0) continue;
     FlavorNames flavors;
-    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
     if (flavors.empty() && pod_set->topology_request.has_value() &&
         pod_set->topology_request->pod_set_group.has_value()) {
       // A pod set without requests in a group (a leader) takes its group's topology flavor
@@ -163,8 +163,8 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
                 pod_set->topology_request->pod_set_group) {
           continue;
         }
-        for (const auto& [resource, choice] : other.flavors) {
-          if (inventory.IsTopologyFlavor(choice.flavor)) flavors.push_back(choice.flavor);
+        for (const auto& [resource, flavor_name] : other.flavors) {
+          if (inventory.IsTopologyFlavor(flavor_name)) flavors.push_back(flavor_name);
         }
       }
     }
@@ -292,7 +292,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;
-    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (!error.empty()) continue;
@@ -308,7 +308,7 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;
-    for (const auto& [resource, choice] : psa.flavors) flavors.push_back(choice.flavor);
+    for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (!error.empty()) continue;

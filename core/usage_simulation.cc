@@ -33,6 +33,10 @@ void UsageSimulation::AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& u
   for (const auto& [fr, value] : usage) Apply(node, fr, value);
 }
 
+void UsageSimulation::AddUsage(QuotaNode& node, absl::Span<const std::pair<FrId, int64_t>> usage) {
+  for (const auto& [fr, value] : usage) Apply(node, fr, value);
+}
+
 void UsageSimulation::RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage) {
   for (const auto& [fr, value] : usage) Apply(node, fr, -value);
 }

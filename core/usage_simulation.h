@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
 #include "core/topology_inventory.h"
@@ -27,6 +28,8 @@ class UsageSimulation {
   // Adds usage to a ClusterQueue (for a workload planned this cycle).
   void AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
   void RemoveUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage);
+  // The same for usage sorted by FrId (a flavor assignment's).
+  void AddUsage(QuotaNode& node, absl::Span<const std::pair<FrId, int64_t>> usage);
   // Removes a quota usage as a held workload's (Workload::quota_usage) from its ClusterQueue's
   // node, without its topology placement: what a fair-sharing share sees of a victim.
   void RemoveQuotaUsage(QuotaNode& node, const std::vector<std::pair<FrId, int64_t>>& usage);
