@@ -434,8 +434,11 @@ class ClusterState {
   void RecomputeActivity();
   // Placements on the node named `changed_host` that failed (core/node_failure_rule.h: gone,
   // not ready, or an untolerated taint, once the pods there ended): re-placed, or the workload
-  // is evicted.
-  void HandleNodeFailures(const std::string& changed_host, absl::Time now);
+  // is evicted. True when some workload was.
+  bool HandleNodeFailures(const std::string& changed_host, absl::Time now);
+  // With Kueue's TASReplaceNodeDueToNotReadyOverFixedTime: the not-ready nodes whose fixed
+  // failure delay ran out by `now` fail the placements on them. True when something changed.
+  bool FireNodeFailureDelays(absl::Time now);
 
   // --- Admission checks (admission_check_lifecycle.cc).
   // The ClusterQueue whose checks the workload carries: the one holding its quota, else the one
@@ -534,6 +537,7 @@ class ClusterState {
   QueueRouter router_{registry_};
   WorkloadTable workloads_;
   TimerSet timers_;
+  NodeTimerSet node_timers_;
   AdmissionFairSharingLedger fair_usage_{config_.admission_fair_sharing};
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;

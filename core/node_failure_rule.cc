@@ -68,9 +68,19 @@ TaintToleration ClassifyTaint(const Taint& taint,
   return out;
 }
 
+std::optional<absl::Time> NodeFailureDelayEnds(const NodeSpec& node) {
+  if (node.ready || !node.not_ready_since.has_value()) return std::nullopt;
+  return *node.not_ready_since + kNodeFailureDelay;
+}
+
 bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Workload& wl,
-                       const std::map<std::string, ResourceFlavorSpec>& flavors) {
+                       const std::map<std::string, ResourceFlavorSpec>& flavors,
+                       std::optional<absl::Time> fixed_delay_at) {
   if (node == nullptr) return true;
+  if (fixed_delay_at.has_value()) {
+    const std::optional<absl::Time> ends = NodeFailureDelayEnds(*node);
+    if (ends.has_value() && *ends <= *fixed_delay_at) return true;
+  }
   const bool failing = !node->ready || HasFailingTaint(*node, host, wl, flavors);
   return failing && !std::binary_search(node->running_workloads.begin(),
                                         node->running_workloads.end(), wl.Key());

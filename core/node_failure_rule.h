@@ -5,14 +5,25 @@
 // workload is evicted (docs/topology.md, "Node failures").
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "core/topology.h"
 #include "core/types.h"
 #include "core/workload.h"
 
 namespace tollgate::core {
+
+// Kueue's NodeFailureDelay (pkg/controller/tas/constants.go): with the deprecated gate
+// TASReplaceNodeDueToNotReadyOverFixedTime, how long a node may be not ready before the
+// placements on it fail whatever their pods do.
+inline constexpr absl::Duration kNodeFailureDelay = absl::Seconds(30);
+
+// When a not-ready node's kNodeFailureDelay runs out (its not_ready_since plus the delay);
+// nullopt for a ready node or one without a not-ready time.
+std::optional<absl::Time> NodeFailureDelayEnds(const NodeSpec& node);
 
 // The taint Kubernetes puts on a cordoned node.
 inline constexpr char kUnschedulableTaintKey[] = "node.kubernetes.io/unschedulable";
@@ -34,7 +45,9 @@ TaintToleration ClassifyTaint(const Taint& taint,
 // hostname, null when it is gone.
 // * Gone: failed at once.
 // * Not ready: failed once none of the workload's pods run there (`node->running_workloads`,
-//   Kueue's TASReplaceNodeOnPodTermination).
+//   Kueue's TASReplaceNodeOnPodTermination). With `fixed_delay_at` (the time to judge at, given
+//   when Kueue's deprecated TASReplaceNodeDueToNotReadyOverFixedTime is on) also failed once
+//   the node has been not ready for kNodeFailureDelay, whether or not pods run there.
 // * Ready, with a NoSchedule or NoExecute taint that a pod set placed there does not tolerate, or
 //   tolerates only for a while (Kueue's TASReplaceNodeOnNodeTaints): likewise failed once none of
 //   its pods run there. The pod sets' tolerations are their own, their flavors' and their
@@ -43,6 +56,7 @@ TaintToleration ClassifyTaint(const Taint& taint,
 // (KEP-2724; Kubernetes adds that taint itself). When the tolerations cannot be merged (two
 // checks disagree) nothing is decided, as Kueue leaves the health unknown.
 bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Workload& wl,
-                       const std::map<std::string, ResourceFlavorSpec>& flavors);
+                       const std::map<std::string, ResourceFlavorSpec>& flavors,
+                       std::optional<absl::Time> fixed_delay_at = std::nullopt);
 
 }  // namespace tollgate::core

@@ -57,6 +57,11 @@ struct SchedulerConfig {
   // pods stopped) or `eviction_grace_period` passes; when false it is released at once.
   bool evictions_need_ack = false;
   absl::Duration eviction_grace_period = absl::Minutes(2);
+
+  // Kueue's deprecated feature gate TASReplaceNodeDueToNotReadyOverFixedTime (default off since
+  // Kueue 0.19): a node not ready for kNodeFailureDelay fails the placements on it whatever
+  // their pods do (core/node_failure_rule.h).
+  bool replace_node_not_ready_over_fixed_time = false;
 };
 
 }  // namespace tollgate::core

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/btree_set.h"
 #include "absl/time/time.h"
@@ -29,6 +31,26 @@ struct Timer {
   absl::Time at;
   TimerKind kind;
   WorkloadId id;
+};
+
+// Pending timers of nodes: when a not-ready node's fixed failure delay runs out
+// (core/node_failure_rule.h, kNodeFailureDelay). Hints as TimerSet's, keyed by node name.
+class NodeTimerSet {
+ public:
+  void Arm(absl::Time at, std::string node) { timers_.insert({at, std::move(node)}); }
+  std::optional<std::pair<absl::Time, std::string>> PopDue(absl::Time now) {
+    if (timers_.empty() || timers_.begin()->first > now) return std::nullopt;
+    std::pair<absl::Time, std::string> due = *timers_.begin();
+    timers_.erase(timers_.begin());
+    return due;
+  }
+  std::optional<absl::Time> Next() const {
+    if (timers_.empty()) return std::nullopt;
+    return timers_.begin()->first;
+  }
+
+ private:
+  absl::btree_set<std::pair<absl::Time, std::string>> timers_;
 };
 
 // Pending timers, earliest first (then by kind and id, so firing order is deterministic).

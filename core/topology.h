@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "core/types.h"
 
 namespace tollgate::core {
@@ -29,6 +30,11 @@ struct NodeSpec {
   // sorted) whose pods still run there; their placements on it fail once the pods end
   // (core/node_failure_rule.h).
   std::vector<std::string> running_workloads;
+  // On a node that is not ready: since when (Kubernetes' Ready condition's lastTransitionTime).
+  // ClusterState::UpsertNode fills it in when the feeder does not say: the time the node went
+  // not ready, or the time it kept from before. Read only by Kueue's deprecated fixed delay
+  // (core/node_failure_rule.h, kNodeFailureDelay).
+  std::optional<absl::Time> not_ready_since;
   bool operator==(const NodeSpec&) const = default;
 };
 

@@ -64,17 +64,38 @@ absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
   const std::string name = node.name;
   std::optional<NodeSpec> before;
   if (const NodeSpec* n = topology_.FindNode(name); n != nullptr) before = *n;
+  // A feeder that does not know when the node went not ready: since this update, or since the
+  // time kept from before when it already was.
+  if (node.ready) {
+    node.not_ready_since.reset();
+  } else if (!node.not_ready_since.has_value()) {
+    node.not_ready_since = before.has_value() && !before->ready && before->not_ready_since
+                               ? *before->not_ready_since
+                               : now;
+  }
   if (absl::Status s = topology_.UpsertNode(std::move(node)); !s.ok()) return s;
   const NodeSpec* after = topology_.FindNode(name);
+  const bool fixed_delay = config_.replace_node_not_ready_over_fixed_time;
   // What the node failure rule reads changed: a placement there may fail now (the node went not
-  // ready, or got a taint or was cordoned), or once a workload's last pods there end.
+  // ready, or got a taint or was cordoned), or once a workload's last pods there end. With the
+  // fixed delay, also a node first seen not ready (Kueue reconciles a created node).
   if (before.has_value() && after != nullptr &&
       (before->ready != after->ready || before->taints != after->taints ||
        before->unschedulable != after->unschedulable ||
        before->running_workloads != after->running_workloads ||
-       HostnameOf(*before) != HostnameOf(*after))) {
+       HostnameOf(*before) != HostnameOf(*after) ||
+       (fixed_delay && before->not_ready_since != after->not_ready_since))) {
     if (HostnameOf(*before) != HostnameOf(*after)) HandleNodeFailures(HostnameOf(*before), now);
     HandleNodeFailures(HostnameOf(*after), now);
+  } else if (!before.has_value() && after != nullptr && fixed_delay && !after->ready) {
+    HandleNodeFailures(HostnameOf(*after), now);
+  }
+  // Kueue requeues the node for the delay's remaining time. Armed even when it has run out, so a
+  // restore that brings the node back before the workloads placed on it still fails them.
+  if (fixed_delay && after != nullptr) {
+    if (std::optional<absl::Time> ends = NodeFailureDelayEnds(*after)) {
+      node_timers_.Arm(*ends, name);
+    }
   }
   RequeueAllInadmissible(now);
   return absl::OkStatus();
@@ -119,12 +140,27 @@ void ClusterState::RecomputeActivity() {
   }
 }
 
-void ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Time now) {
+bool ClusterState::FireNodeFailureDelays(absl::Time now) {
+  bool changed = false;
+  while (std::optional<std::pair<absl::Time, std::string>> due = node_timers_.PopDue(now)) {
+    const NodeSpec* node = topology_.FindNode(due->second);
+    if (!config_.replace_node_not_ready_over_fixed_time || node == nullptr) continue;
+    // Stale when the node was ready again since, or went not ready again later.
+    const std::optional<absl::Time> ends = NodeFailureDelayEnds(*node);
+    if (!ends.has_value() || *ends > now) continue;
+    changed = HandleNodeFailures(HostnameOf(*node), now) || changed;
+  }
+  return changed;
+}
+
+bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Time now) {
   const std::map<std::string, const NodeSpec*> nodes = NodesByHostname(topology_);
+  std::optional<absl::Time> fixed_delay_at;
+  if (config_.replace_node_not_ready_over_fixed_time) fixed_delay_at = now;
   auto failed = [&](const std::string& host, const Workload& wl) {
     auto it = nodes.find(host);
     return PlacementFailedOn(it == nodes.end() ? nullptr : it->second, host, wl,
-                             registry_.flavors());
+                             registry_.flavors(), fixed_delay_at);
   };
   std::vector<WorkloadId> affected;
   for (const auto& slot : workloads_.slots()) {
@@ -212,6 +248,7 @@ void ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
                                "node(s): ",
                                absl::StrJoin(unhealthy, ",")));
   }
+  return !affected.empty();
 }
 
 }  // namespace tollgate::core

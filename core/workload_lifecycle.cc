@@ -345,6 +345,7 @@ absl::Duration ClusterState::RecoveryTimeout() const {
 bool ClusterState::FireTimers(absl::Time now) {
   bool changed = false;
   if (fair_usage_.SampleDue(workloads_, now)) changed = true;
+  if (FireNodeFailureDelays(now)) changed = true;
   while (std::optional<Timer> due = timers_.PopDue(now)) {
     const auto [at, kind, id] = *due;
     Workload* wl = mutable_workload(id);
@@ -452,6 +453,9 @@ void ClusterState::ArmExecutionDeadline(const Workload& wl) {
 
 std::optional<absl::Time> ClusterState::NextTimer() const {
   std::optional<absl::Time> next = timers_.Next();
+  if (std::optional<absl::Time> node = node_timers_.Next()) {
+    if (!next.has_value() || *node < *next) next = node;
+  }
   if (std::optional<absl::Time> sample = fair_usage_.NextSample()) {
     if (!next.has_value() || *sample < *next) next = sample;
   }

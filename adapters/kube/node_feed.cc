@@ -1,9 +1,11 @@
 #include "adapters/kube/node_feed.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
 #include "services/manifest/topology_enactment.h"
@@ -46,6 +48,18 @@ absl::StatusOr<v1::Node> NodeFromKube(const Json& node) {
   }
   const Json* ready = manifest::FindCondition(node, "Ready");
   out.mutable_status()->set_ready(ready != nullptr && GetString(*ready, {"status"}) == "True");
+  // Since when it is not ready, for Kueue's fixed failure delay. Without a readable time
+  // tollgated takes the time the update arrives.
+  absl::Time since;
+  std::string unused_error;
+  if (ready != nullptr && !out.status().ready() &&
+      absl::ParseTime(absl::RFC3339_full, GetString(*ready, {"lastTransitionTime"}), &since,
+                      &unused_error)) {
+    const int64_t seconds = absl::ToUnixSeconds(since);
+    out.mutable_status()->mutable_not_ready_since()->set_seconds(seconds);
+    out.mutable_status()->mutable_not_ready_since()->set_nanos(
+        static_cast<int32_t>(absl::ToInt64Nanoseconds(since - absl::FromUnixSeconds(seconds))));
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "core/status_macros.h"
 #include "core/topology_validation.h"
 #include "services/api/api_limits.h"
+#include "services/api/api_validation.h"
 #include "services/api/selector_codec.h"
 
 namespace tollgate::api {
@@ -32,6 +33,8 @@ using codec::Quote;
 using codec::Reporter;
 using codec::Sorted;
 using codec::TaintsFromProto;
+using codec::TimeFromProto;
+using codec::TimeToProto;
 using codec::ValidateMetadata;
 
 constexpr int kMaxNodeResources = 64;
@@ -105,6 +108,14 @@ absl::StatusOr<core::NodeSpec> NodeFromProto(const v1::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(out.allocatable,
                             AmountsFromProto(r, "status.allocatable", node.status().allocatable()));
   out.ready = !node.status().has_ready() || node.status().ready();
+  if (node.status().has_not_ready_since()) {
+    if (out.ready) {
+      return r.Invalid("status.notReadySince", "must be unset on a node that is ready");
+    }
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.not_ready_since,
+        TimeFromProto(r, "status.notReadySince", /*has=*/true, node.status().not_ready_since()));
+  }
   TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, "status.runningWorkloads",
                                          node.status().running_workloads_size(),
                                          kMaxNodeRunningWorkloads));
@@ -138,6 +149,9 @@ v1::Node NodeToProto(const core::NodeSpec& node) {
   out.mutable_spec()->set_unschedulable(node.unschedulable);
   ResourceAmountsToProto(node.allocatable, out.mutable_status()->mutable_allocatable());
   out.mutable_status()->set_ready(node.ready);
+  if (node.not_ready_since.has_value()) {
+    TimeToProto(*node.not_ready_since, out.mutable_status()->mutable_not_ready_since());
+  }
   for (const std::string& key : node.running_workloads) {
     out.mutable_status()->add_running_workloads(key);
   }

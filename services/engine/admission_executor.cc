@@ -165,10 +165,12 @@ void AdmissionExecutor::Txn::StoreTerminatingObject(std::string key,
   object_writes_.emplace_back(std::move(key), object.SerializeAsString());
 }
 
-absl::Status AdmissionExecutor::Txn::UpsertNode(core::NodeSpec node, const v1::Node& stored) {
-  std::string key = NodeStoreKey(node.name);
+absl::Status AdmissionExecutor::Txn::UpsertNode(core::NodeSpec node) {
+  const std::string name = node.name;
   TOLLGATE_RETURN_IF_ERROR(state_->UpsertNode(std::move(node), now_));
-  object_writes_.emplace_back(std::move(key), stored.SerializeAsString());
+  // The node as the state keeps it (its not-ready time filled in), so a reload reads it back.
+  const core::NodeSpec* kept = state_->topology().FindNode(name);
+  object_writes_.emplace_back(NodeStoreKey(name), api::NodeToProto(*kept).SerializeAsString());
   return absl::OkStatus();
 }
 

@@ -117,8 +117,9 @@ class AdmissionExecutor {
     // `key`, so a restart keeps it terminating; the state already holds it as such.
     void StoreTerminatingObject(std::string key, const v1::ConfigObject& object);
     // The topology inventory (docs/topology.md): applied to the state and stored together.
-    // `node` and `pod` were validated; `stored` is what the store keeps.
-    absl::Status UpsertNode(core::NodeSpec node, const v1::Node& stored);
+    // `node` and `pod` were validated. The store keeps the node as the state does (its
+    // not-ready time filled in) and `stored` for the pod.
+    absl::Status UpsertNode(core::NodeSpec node);
     absl::Status DeleteNode(absl::string_view name);
     absl::Status ReportPod(std::string name, std::string node, core::ResourceAmounts requests,
                            const v1::NodePod& stored);

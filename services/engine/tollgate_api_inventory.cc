@@ -71,10 +71,8 @@ absl::StatusOr<v1::UpsertNodesResponse> TollgateApi::UpsertNodes(
   }
   return executor_.Run<v1::UpsertNodesResponse>(
       [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::UpsertNodesResponse> {
-        for (size_t i = 0; i < nodes.size(); ++i) {
-          // What is stored is the canonical form, so a reload reads back the same node.
-          const v1::Node stored = api::NodeToProto(nodes[i]);
-          TOLLGATE_RETURN_IF_ERROR(txn.UpsertNode(std::move(nodes[i]), stored));
+        for (core::NodeSpec& node : nodes) {
+          TOLLGATE_RETURN_IF_ERROR(txn.UpsertNode(std::move(node)));
         }
         v1::UpsertNodesResponse response;
         response.set_revision(txn.commit_revision());

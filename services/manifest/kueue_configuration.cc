@@ -91,6 +91,10 @@ const std::vector<std::vector<std::string>>& AllowedStrategyLists() {
 // Tollgate implements Kueue's default behaviour for each of them.
 constexpr absl::string_view kAdmissionFairSharingGate = "AdmissionFairSharing";
 constexpr absl::string_view kDisableWaitForPodsReadyGate = "DisableWaitForPodsReady";
+// Deprecated in Kueue 0.19 and off by default since; it depends on TopologyAwareScheduling and
+// TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
+constexpr absl::string_view kReplaceNodeNotReadyOverFixedTimeGate =
+    "TASReplaceNodeDueToNotReadyOverFixedTime";
 
 class Parser {
  public:
@@ -132,6 +136,8 @@ class Parser {
     if (const YAML::Node* n = top.Get("featureGates")) {
       TOLLGATE_RETURN_IF_ERROR(ReadFeatureGates(*n, top.Path("featureGates")));
     }
+    out_.scheduler.replace_node_not_ready_over_fixed_time =
+        Gate(kReplaceNodeNotReadyOverFixedTimeGate, false);
     if (const YAML::Node* n = top.Get("objectRetentionPolicies");
         n != nullptr && !manifest::IsEmpty(*n)) {
       return where_.Error(top.Path("objectRetentionPolicies"), "not supported by Tollgate");
@@ -285,13 +291,15 @@ class Parser {
       const std::string& gate = kv.first.Scalar();
       const std::string gate_path = manifest::Join(path, gate);
       TOLLGATE_ASSIGN_OR_RETURN(bool on, manifest::Bool(where_, kv.second, gate_path));
-      if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate) {
+      if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate &&
+          gate != kReplaceNodeNotReadyOverFixedTimeGate) {
         return where_.Error(
             gate_path,
             absl::StrCat("feature gate not supported by Tollgate (value ", on ? "true" : "false",
                          "); Tollgate behaves as Kueue does with "
                          "every gate at its default; it reads only ",
-                         kAdmissionFairSharingGate, " and ", kDisableWaitForPodsReadyGate));
+                         kAdmissionFairSharingGate, ", ", kDisableWaitForPodsReadyGate, " and ",
+                         kReplaceNodeNotReadyOverFixedTimeGate));
       }
       out_.feature_gates[gate] = on;
     }

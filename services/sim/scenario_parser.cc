@@ -1,6 +1,7 @@
 #include "services/sim/scenario_parser.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -168,9 +169,10 @@ absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML:
   size_t i = 0;
   for (const auto& item : node) {
     const std::string item_path = Index(path, i++);
-    TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, item, item_path,
-                                                 {"name", "labels", "allocatable", "taints",
-                                                  "unschedulable", "ready", "runningWorkloads"}));
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Keys k, Keys::Read(where, item, item_path,
+                           {"name", "labels", "allocatable", "taints", "unschedulable", "ready",
+                            "notReadySince", "runningWorkloads"}));
     v1::Node n;
     TOLLGATE_ASSIGN_OR_RETURN(*n.mutable_metadata()->mutable_name(), RequiredStr(where, k, "name"));
     if (const YAML::Node* v = k.Get("labels")) {
@@ -206,6 +208,24 @@ absl::StatusOr<std::vector<v1::Node>> ParseNodes(const Where& where, const YAML:
     if (const YAML::Node* v = k.Get("ready"); v != nullptr && !v->IsNull()) {
       TOLLGATE_ASSIGN_OR_RETURN(bool b, Bool(where, *v, k.Path("ready")));
       n.mutable_status()->set_ready(b);
+    }
+    if (const YAML::Node* v = k.Get("notReadySince"); v != nullptr && !v->IsNull()) {
+      const std::string since_path = k.Path("notReadySince");
+      TOLLGATE_ASSIGN_OR_RETURN(std::string text, Str(where, *v, since_path));
+      absl::Time since;
+      std::string error;
+      if (!absl::ParseTime(absl::RFC3339_full, text, &since, &error)) {
+        return where.Error(since_path, absl::StrCat("expected an RFC 3339 time such as "
+                                                    "2026-01-01T00:00:10Z, got \"",
+                                                    text, "\""));
+      }
+      if (!n.status().has_ready() || n.status().ready()) {
+        return where.Error(since_path, "only on a node with ready: false");
+      }
+      const int64_t seconds = absl::ToUnixSeconds(since);
+      n.mutable_status()->mutable_not_ready_since()->set_seconds(seconds);
+      n.mutable_status()->mutable_not_ready_since()->set_nanos(
+          static_cast<int32_t>(absl::ToInt64Nanoseconds(since - absl::FromUnixSeconds(seconds))));
     }
     if (const YAML::Node* v = k.Get("runningWorkloads"); v != nullptr && !v->IsNull()) {
       // As the feeder sends them ("namespace/name"): the service checks them.

@@ -88,6 +88,37 @@ TEST_F(NodeFailureRuleTest, ANotReadyNodeWaitsForThePodsToTerminate) {
   EXPECT_TRUE(Failed());
 }
 
+// "Node Found and Unhealthy (NotReady), delay not passed" and "Node NotReady, delay passed, pod
+// running, fixed-time marking enabled - marked" (TASReplaceNodeDueToNotReadyOverFixedTime on).
+TEST_F(NodeFailureRuleTest, WithTheFixedDelayANotReadyNodeFailsAfterThirtySecondsWithPods) {
+  const absl::Time since = absl::FromUnixSeconds(1767225600);
+  node_.ready = false;
+  node_.not_ready_since = since;
+  PodsRunning();
+  EXPECT_EQ(NodeFailureDelayEnds(node_), since + absl::Seconds(30));
+  EXPECT_FALSE(PlacementFailedOn(&node_, kNode, wl_, flavors_, since + absl::Seconds(29)));
+  EXPECT_TRUE(PlacementFailedOn(&node_, kNode, wl_, flavors_, since + absl::Seconds(30)));
+  // Before the delay the pods ending still fail it (TASReplaceNodeOnPodTermination stays on).
+  node_.running_workloads.clear();
+  EXPECT_TRUE(PlacementFailedOn(&node_, kNode, wl_, flavors_, since));
+}
+
+// "Node NotReady, delay passed, pod running, fixed-time marking disabled - not marked".
+TEST_F(NodeFailureRuleTest, WithoutTheFixedDelayTheNotReadyTimeIsNotRead) {
+  node_.ready = false;
+  node_.not_ready_since = absl::FromUnixSeconds(0);
+  PodsRunning();
+  EXPECT_FALSE(Failed());
+}
+
+TEST_F(NodeFailureRuleTest, AReadyNodeOrOneWithoutATimeHasNoDelay) {
+  EXPECT_EQ(NodeFailureDelayEnds(node_), std::nullopt);
+  node_.ready = false;
+  EXPECT_EQ(NodeFailureDelayEnds(node_), std::nullopt);
+  PodsRunning();
+  EXPECT_FALSE(PlacementFailedOn(&node_, kNode, wl_, flavors_, absl::InfiniteFuture()));
+}
+
 // "Node has untolerated NoExecute taint, ReplaceNodeOnPodTermination on, pod running -> Healthy
 // (wait)", "... pod terminating -> Unhealthy", "... no pods -> Unhealthy (immediate)".
 TEST_F(NodeFailureRuleTest, AnUntoleratedNoExecuteTaintFailsOnceThePodsAreGone) {

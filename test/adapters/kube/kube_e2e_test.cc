@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "adapters/kube/provisioning.h"
 #include "clients/cpp/grpc_admission_client.h"
 #include "clients/cpp/tollgate_client.h"
@@ -122,12 +123,21 @@ class KubeE2eTest : public ::testing::Test {
     const std::string metrics_port_file = scratch_ + "/tollgated.metrics-port";
     std::filesystem::remove(port_file);
     std::filesystem::remove(metrics_port_file);
-    absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(
-        {testing::TollgatedBinary(), absl::StrCat("--listen=127.0.0.1:", port),
-         "--data-dir=" + data_dir_, "--port-file=" + port_file,
-         "--manifests=" + Testdata("queues.yaml"), "--evictions-need-ack",
-         "--metrics-listen=127.0.0.1:0", "--metrics-port-file=" + metrics_port_file},
-        scratch_ + "/tollgated.log");
+    std::vector<std::string> argv = {testing::TollgatedBinary(),
+                                     absl::StrCat("--listen=127.0.0.1:", port),
+                                     "--data-dir=" + data_dir_,
+                                     "--port-file=" + port_file,
+                                     "--manifests=" + Testdata("queues.yaml"),
+                                     "--evictions-need-ack",
+                                     "--metrics-listen=127.0.0.1:0",
+                                     "--metrics-port-file=" + metrics_port_file};
+    if (!tollgated_config_.empty()) {
+      const std::string config_file = scratch_ + "/tollgated-config.yaml";
+      std::ofstream(config_file) << tollgated_config_;
+      argv.push_back("--config=" + config_file);
+    }
+    absl::StatusOr<std::unique_ptr<ChildProcess>> process =
+        ChildProcess::Start(argv, scratch_ + "/tollgated.log");
     ASSERT_TRUE(process.ok()) << process.status();
     tollgated_ = std::move(*process);
     absl::StatusOr<int> bound = testing::WaitForPortFile(port_file, *tollgated_, kWait);
@@ -329,6 +339,8 @@ class KubeE2eTest : public ::testing::Test {
   std::unique_ptr<ChildProcess> adapter_;
   // Appended to tollgate-kube's flags (set before SetUp).
   std::vector<std::string> extra_adapter_flags_;
+  // When not empty, tollgated's --config (Kueue's Configuration; set before SetUp).
+  std::string tollgated_config_;
   std::thread sampler_;
   std::atomic<bool> stop_sampler_{false};
   std::atomic<int64_t> max_gpus_{0};
@@ -1267,6 +1279,59 @@ TEST_F(TopologyE2eTest, ANotReadyNodeFailsItsPlacementOnceItsPodsAreGone) {
       << Workload("topo", "job-heal-")->DebugString();
   EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(hosts().size(), 2u);
+}
+
+// Kueue's deprecated TASReplaceNodeDueToNotReadyOverFixedTime, on in tollgated's Configuration.
+class TopologyFixedDelayE2eTest : public TopologyE2eTest {
+ protected:
+  void SetUp() override {
+    tollgated_config_ =
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "featureGates: {TASReplaceNodeDueToNotReadyOverFixedTime: true}\n";
+    ASSERT_NO_FATAL_FAILURE(TopologyE2eTest::SetUp());
+  }
+};
+
+// A node whose Ready condition turned False 20 s ago: tollgate-kube sends that time, and 10 s
+// later (30 s after it) the placement there fails though the job's pod still runs on it.
+TEST_F(TopologyFixedDelayE2eTest, ANodeNotReadyForThirtySecondsFailsItsPlacementWithPodsRunning) {
+  std::vector<std::string> placed;
+  std::string workload;
+  ASSERT_NO_FATAL_FAILURE(PlaceHealJob(&placed, &workload));
+  auto hosts = [&] { return HostsByRank(Workload("topo", "job-heal-")); };
+
+  const std::string failed = placed[0];
+  const absl::Time since = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) - 20);
+  const std::string since_text = absl::FormatTime(absl::RFC3339_sec, since, absl::UTCTimeZone());
+  ASSERT_TRUE(PatchStatus(apiserver_.url(), manifest::NodeResource(), "", failed,
+                          {{"allocatable", {{"cpu", "2"}, {"pods", "110"}}},
+                           {"conditions", Json::array({{{"type", "Ready"},
+                                                        {"status", "False"},
+                                                        {"lastTransitionTime", since_text}}})}})
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::optional<v1::NodeSummary> node = InventoryNode(failed);
+        return node.has_value() && !node->node().status().ready() &&
+               node->node().status().not_ready_since().seconds() == absl::ToUnixSeconds(since) &&
+               absl::c_linear_search(node->node().status().running_workloads(), workload);
+      },
+      kWait))
+      << InventoryNode(failed)->DebugString();
+  // The pod runs there and the delay has not run out.
+  if (absl::Now() < since + absl::Seconds(28)) {
+    EXPECT_EQ(hosts(), placed);
+  }
+
+  // 30 s after the transition the placement fails, the pod still running there.
+  ASSERT_TRUE(WaitFor([&] { return !absl::c_linear_search(hosts(), failed); }, kWait))
+      << Workload("topo", "job-heal-")->DebugString();
+  EXPECT_GE(absl::Now(), since + absl::Seconds(30));
+  EXPECT_EQ(StateOf("topo", "job-heal-"), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(hosts().size(), 2u);
+  EXPECT_EQ(
+      manifest::GetString(Get(manifest::PodResource(), "topo", "heal-0"), {"spec", "nodeName"}),
+      failed);
 }
 
 // Kueue's TASReplaceNodeOnNodeTaints: `kubectl drain` taints a ready node NoExecute; the job

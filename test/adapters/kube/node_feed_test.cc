@@ -47,6 +47,24 @@ TEST(NodeFromKubeTest, ANodeWithoutATrueReadyConditionIsNotReady) {
   EXPECT_FALSE(NodeFromKube(Json::object()).ok());
 }
 
+// For Kueue's fixed node-failure delay (TASReplaceNodeDueToNotReadyOverFixedTime), counted from
+// the Ready condition's last transition.
+TEST(NodeFromKubeTest, ANotReadyNodeCarriesItsReadyConditionsLastTransitionTime) {
+  Json json = NodeJson();
+  json["status"]["conditions"][1]["lastTransitionTime"] = "2026-01-01T00:00:10Z";
+  EXPECT_FALSE(NodeFromKube(json)->status().has_not_ready_since());
+  json["status"]["conditions"][1]["status"] = "False";
+  absl::StatusOr<v1::Node> node = NodeFromKube(json);
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->status().not_ready_since().seconds(), 1767225610);
+  EXPECT_EQ(node->status().not_ready_since().nanos(), 0);
+  // A missing or unreadable time is left to tollgated, which counts from when it hears of it.
+  json["status"]["conditions"][1]["lastTransitionTime"] = "yesterday";
+  EXPECT_FALSE(NodeFromKube(json)->status().has_not_ready_since());
+  json["status"]["conditions"][1].erase("lastTransitionTime");
+  EXPECT_FALSE(NodeFromKube(json)->status().has_not_ready_since());
+}
+
 Json PodJson() {
   return Json::parse(R"({
     "metadata": {"name": "p", "namespace": "ns"},

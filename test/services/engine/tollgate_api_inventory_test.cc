@@ -2,10 +2,12 @@
 // executor: bad input names the field and changes nothing, nodes and reported pods survive a
 // restart, the views count what is placed where, and a Topology a flavor names stays terminating.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -129,6 +131,41 @@ TEST_F(InventoryTest, BadNodeNamesTheFieldAndChangesNothing) {
   status = api().ReportPods(report).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("pods[0].requests"));
+}
+
+// For Kueue's fixed node-failure delay: since when a node is not ready, as the feeder says or,
+// when it does not, from the update that reported it; stored, so a restart keeps the count.
+TEST_F(InventoryTest, ANotReadyNodesTimeIsTheFeedersOrTheServersAndSurvivesARestart) {
+  v1::Node told = MakeNode("x1", "r1", "4");
+  told.mutable_status()->set_ready(false);
+  told.mutable_status()->mutable_not_ready_since()->set_seconds(1767225000);
+  v1::Node untold = MakeNode("x2", "r1", "4");
+  untold.mutable_status()->set_ready(false);
+  ASSERT_TRUE(Upsert({told, untold}).ok());
+  const int64_t first = absl::ToUnixSeconds(fixture_.clock.Now());
+  // Sent again without a time 10 s later: still not ready since the first update.
+  fixture_.clock.Advance(absl::Seconds(10));
+  ASSERT_TRUE(Upsert({untold}).ok());
+
+  fixture_.Close();
+  ASSERT_TRUE(fixture_.Open(SettleByHand()).ok());
+  absl::StatusOr<v1::ListNodesResponse> list = api().ListNodes(v1::ListNodesRequest());
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_THAT(list->nodes(), SizeIs(2));
+  EXPECT_EQ(list->nodes(0).node().status().not_ready_since().seconds(), 1767225000);
+  EXPECT_EQ(list->nodes(1).node().status().not_ready_since().seconds(), first);
+
+  // Ready again: the time is gone. A time on a ready node is refused, naming the field.
+  ASSERT_TRUE(Upsert({MakeNode("x2", "r1", "4")}).ok());
+  list = api().ListNodes(v1::ListNodesRequest());
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_FALSE(list->nodes(1).node().status().has_not_ready_since());
+  v1::Node ready = MakeNode("x3", "r1", "4");
+  ready.mutable_status()->mutable_not_ready_since()->set_seconds(1767225000);
+  const absl::Status status = Upsert({ready});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("status.notReadySince"));
+  EXPECT_EQ(NodeCount(), 2);
 }
 
 TEST_F(InventoryTest, NodesAndReportedPodsSurviveARestartAndTheViewsCountThem) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -218,6 +219,33 @@ TEST(KueueConfigurationTest, V1beta2WaitForPodsReadyOnByDefault) {
       "featureGates: {DisableWaitForPodsReady: true}\n");
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
+}
+
+// Kueue's deprecated TASReplaceNodeDueToNotReadyOverFixedTime: off by default since 0.19.
+TEST(KueueConfigurationTest, FixedNodeFailureDelayGateIsOffUnlessSet) {
+  absl::StatusOr<KueueConfiguration> unset =
+      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->scheduler.replace_node_not_ready_over_fixed_time);
+  for (const bool on : {true, false}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(absl::StrCat(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n",
+        "featureGates: {TASReplaceNodeDueToNotReadyOverFixedTime: ", on ? "true" : "false", "}\n"));
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->scheduler.replace_node_not_ready_over_fixed_time, on);
+    // Kept in the effective document, so tollgated --config reads it back the same.
+    EXPECT_THAT(EffectiveConfigurationJson(*c),
+                HasSubstr(absl::StrCat("\"TASReplaceNodeDueToNotReadyOverFixedTime\":",
+                                       on ? "true" : "false")));
+  }
+  absl::StatusOr<KueueConfiguration> bad = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "featureGates: {TASReplaceNodeDueToNotReadyOverFixedTime: sometimes}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("featureGates.TASReplaceNodeDueToNotReadyOverFixedTime"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("sometimes"));
 }
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {

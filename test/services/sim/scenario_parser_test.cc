@@ -676,7 +676,7 @@ nodes:
 steps:
   - submit:
       - {name: a, podSets: [{count: 4, topologyRequest: {required: rack, podSetSliceRequiredTopology: rack, podSetSliceSize: 2}}]}
-  - nodes: [{name: x2, ready: false, runningWorkloads: [default/a, default/b]}]
+  - nodes: [{name: x2, ready: false, notReadySince: "2026-01-01T00:00:10Z", runningWorkloads: [default/a, default/b]}]
   - deleteNodes: [x1]
   - reportPods: [{name: ns/p, node: x2, requests: {gpu: 1}}]
   - removePods: [ns/p]
@@ -703,6 +703,8 @@ steps:
   ASSERT_THAT(s->steps[1].nodes, SizeIs(1));
   EXPECT_FALSE(s->steps[1].nodes[0].status().ready());
   EXPECT_TRUE(s->steps[1].nodes[0].status().has_ready());
+  EXPECT_EQ(s->steps[1].nodes[0].status().not_ready_since().seconds(), 1767225610);
+  EXPECT_FALSE(s->nodes[0].status().has_not_ready_since());
   EXPECT_THAT(s->steps[1].nodes[0].status().running_workloads(),
               ElementsAre("default/a", "default/b"));
   EXPECT_THAT(s->nodes[0].status().running_workloads(), SizeIs(0));
@@ -734,6 +736,11 @@ TEST(TopologyFormatTest, MistakesNameTheField) {
        "count: required"},
       {"steps: [{submit: [{name: a, podSets: [{topologyRequest: {level: rack}}]}]}]",
        "unknown key \"level\""},
+      {"nodes: [{name: x, ready: false, notReadySince: 10s}]\nsteps: [{settle: {}}]",
+       "nodes[0].notReadySince: expected an RFC 3339 time such as 2026-01-01T00:00:10Z, got "
+       "\"10s\""},
+      {"nodes: [{name: x, notReadySince: \"2026-01-01T00:00:10Z\"}]\nsteps: [{settle: {}}]",
+       "nodes[0].notReadySince: only on a node with ready: false"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
