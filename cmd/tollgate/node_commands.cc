@@ -80,6 +80,10 @@ int DescribeNode(Session& s, absl::string_view name) {
   top.Add("Labels", JoinKeyValues(node.metadata().labels()));
   top.Add("Taints", FormatTaints(node.spec().taints()));
   top.Add("Status", NodeStatus(node));
+  // Kueue's fixed node-failure delay counts from here (docs/topology.md).
+  if (node.status().has_not_ready_since()) {
+    top.Add("Not Ready Since", TimeAndAge(node.status().not_ready_since(), s.now()));
+  }
   top.Add("Flavors", JoinOrNone(summary.flavors()));
   top.Add("Allocatable", JoinKeyValues(node.status().allocatable()));
   top.Add("Free", JoinKeyValues(summary.free()));

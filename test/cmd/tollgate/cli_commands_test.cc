@@ -332,6 +332,10 @@ spec: {clusterQueue: cq}
   *upsert.add_nodes() = InventoryNode("n1", "r1", "4");
   *upsert.add_nodes() = InventoryNode("n2", "r2", "8");
   upsert.mutable_nodes(1)->mutable_spec()->set_unschedulable(true);
+  // A third node, not ready since a known time, with no capacity to place on.
+  *upsert.add_nodes() = InventoryNode("n3", "r3", "4");
+  upsert.mutable_nodes(2)->mutable_status()->set_ready(false);
+  upsert.mutable_nodes(2)->mutable_status()->mutable_not_ready_since()->set_seconds(1700000000);
   v1::UpsertNodesResponse upserted;
   grpc::ClientContext upsert_context;
   ASSERT_TRUE(inventory->UpsertNodes(&upsert_context, upsert, &upserted).ok());
@@ -363,6 +367,10 @@ spec:
   EXPECT_THAT(RowOf(nodes.out, "n2"), HasSubstr("Ready,SchedulingDisabled"));
   EXPECT_THAT(RowOf(RunOk({"get", "nodes", "-o", "wide"}).out, "n1"), HasSubstr("rack=r1"));
   EXPECT_THAT(Run({"get", "node", "n9"}).err, HasSubstr("node \"n9\" not found"));
+  EXPECT_THAT(RowOf(nodes.out, "n3"), HasSubstr("NotReady"));
+  EXPECT_THAT(RunOk({"describe", "node", "n3"}).out,
+              AllOf(HasSubstr("Not Ready Since:"), HasSubstr("2023-11-14T22:13:20Z")));
+  EXPECT_THAT(RunOk({"describe", "node", "n1"}).out, Not(HasSubstr("Not Ready Since")));
 
   const CliResult described = RunOk({"describe", "node", "n1"});
   EXPECT_THAT(described.out, HasSubstr("Flavors:"));
