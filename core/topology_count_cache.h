@@ -152,6 +152,48 @@ struct TopologyFlavor::ShapeKey {
   Labels node_selector;
   std::optional<std::vector<NodeSelectorTerm>> affinity;
   bool operator==(const ShapeKey&) const = default;
+
+  // The key of a placement's shape. The node filters are part of it only when the lowest level
+  // is the hostname (`with_node_filters`): otherwise no node is filtered.
+  static ShapeKey Of(const ResolvedRequest& req, const ResolvedRequest* leader, bool simulate_empty,
+                     const Params& p, const TopologyPlacementRequest& workers,
+                     bool with_node_filters) {
+    ShapeKey key;
+    key.amounts.assign(req.amounts.begin(), req.amounts.end());
+    if (leader != nullptr) key.leader.emplace(leader->amounts.begin(), leader->amounts.end());
+    key.simulate_empty = simulate_empty;
+    key.slice_level = p.slice_level;
+    key.slice_size = p.slice_size;
+    key.slice_size_at_level = p.slice_size_at_level;
+    if (with_node_filters) {
+      key.tolerations = workers.tolerations;
+      key.node_selector = workers.node_selector;
+      if (workers.required_node_affinity != nullptr) key.affinity = *workers.required_node_affinity;
+    }
+    return key;
+  }
+
+  // Whether this key equals Of(...) of the same arguments, without building that key (which
+  // copies the request's filters): how a placement finds its cache. Reads every field Of sets.
+  bool Matches(const ResolvedRequest& req, const ResolvedRequest* leader, bool simulate_empty,
+               const Params& p, const TopologyPlacementRequest& workers,
+               bool with_node_filters) const {
+    if (this->simulate_empty != simulate_empty || slice_level != p.slice_level ||
+        slice_size != p.slice_size || this->leader.has_value() != (leader != nullptr) ||
+        !std::equal(amounts.begin(), amounts.end(), req.amounts.begin(), req.amounts.end())) {
+      return false;
+    }
+    if (leader != nullptr && !std::equal(this->leader->begin(), this->leader->end(),
+                                         leader->amounts.begin(), leader->amounts.end())) {
+      return false;
+    }
+    if (slice_size_at_level != p.slice_size_at_level) return false;
+    if (!with_node_filters) return true;
+    const std::vector<NodeSelectorTerm>* required = workers.required_node_affinity;
+    return tolerations == workers.tolerations && node_selector == workers.node_selector &&
+           affinity.has_value() == (required != nullptr) &&
+           (required == nullptr || *affinity == *required);
+  }
 };
 
 // The first phase's result for one shape, current up to change `synced`.

@@ -915,53 +915,23 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   remaining_.resize(resource_names_.size(), 0);
   CountCache* cache = nullptr;
-  // A replacement's required domain is a one-off: it is counted from scratch.
-  // The cache of this shape, found without building its key (copies of the request's filters)
-  // unless the shape is new.
-  auto same_shape = [&](const ShapeKey& k) {
-    if (k.simulate_empty != simulate_empty || k.slice_level != p.slice_level ||
-        k.slice_size != p.slice_size || k.leader.has_value() != leader_req.has_value() ||
-        !std::equal(k.amounts.begin(), k.amounts.end(), req.amounts.begin(), req.amounts.end())) {
-      return false;
-    }
-    if (leader_req.has_value() &&
-        !std::equal(k.leader->begin(), k.leader->end(), leader_req->amounts.begin(),
-                    leader_req->amounts.end())) {
-      return false;
-    }
-    if (k.slice_size_at_level != p.slice_size_at_level) return false;
-    if (!lowest_is_hostname_) return true;
-    const std::vector<NodeSelectorTerm>* affinity = workers.required_node_affinity;
-    return k.tolerations == workers.tolerations && k.node_selector == workers.node_selector &&
-           k.affinity.has_value() == (affinity != nullptr) &&
-           (affinity == nullptr || *k.affinity == *affinity);
-  };
+  // A replacement's required domain is a one-off: it is counted from scratch. The cache of this
+  // shape is found without building its key, which is built only for a new shape.
+  const ResolvedRequest* leader_resolved = leader_req.has_value() ? &*leader_req : nullptr;
   if (incremental_ && required_domain.empty()) {
     ++cache_uses_;
     for (const std::unique_ptr<CountCache>& c : caches_) {
-      if (same_shape(c->key)) {
+      if (c->key.Matches(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_)) {
         c->last_use = cache_uses_;
         cache = c.get();
         break;
       }
     }
-  }
-  if (cache == nullptr && incremental_ && required_domain.empty()) {
-    ShapeKey key;
-    key.amounts.assign(req.amounts.begin(), req.amounts.end());
-    if (leader_req.has_value()) {
-      key.leader.emplace(leader_req->amounts.begin(), leader_req->amounts.end());
+    if (cache == nullptr) {
+      ShapeKey key =
+          ShapeKey::Of(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_);
+      cache = &CacheFor(key);
     }
-    key.simulate_empty = simulate_empty;
-    key.slice_level = p.slice_level;
-    key.slice_size = p.slice_size;
-    key.slice_size_at_level = p.slice_size_at_level;
-    if (lowest_is_hostname_) {
-      key.tolerations = workers.tolerations;
-      key.node_selector = workers.node_selector;
-      if (workers.required_node_affinity != nullptr) key.affinity = *workers.required_node_affinity;
-    }
-    cache = &CacheFor(key);
   }
   // The cached state is worked on in place and handed back, with phase two's changes undone,
   // however the placement ends.
