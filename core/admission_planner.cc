@@ -25,7 +25,7 @@ enum class RequeueReason {
 
 struct Entry {
   const Workload* wl = nullptr;
-  ClusterQueueRuntime* cq = nullptr;
+  const ClusterQueueRuntime* cq = nullptr;
   AdmissionPlanner::Evaluation eval;
   FlavorMode mode = FlavorMode::kNoFit;
   bool deferred_fit = false;
@@ -40,6 +40,40 @@ struct Entry {
     return message.has_value() ? *message : eval.assignment.Message();
   }
 };
+
+// A ClusterQueue's head as a cycle takes it.
+struct Head {
+  const ClusterQueueRuntime* cq;
+  const Workload* wl;
+};
+
+// How many heads ahead of the one evaluated its successors' data is fetched, in two steps
+// (PrefetchHead at twice the distance, then PrefetchHeadData): a head's evaluation takes a few
+// thousand instructions, enough for one step's misses to arrive.
+constexpr size_t kHeadPrefetchDistance = 2;
+
+void PrefetchLines(const void* p, size_t bytes) {
+  const char* begin = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(begin + off);
+}
+
+// The objects a head's evaluation reads first: the workload, its ClusterQueue's spec and quota
+// node.
+void PrefetchHead(const Head& h) {
+  PrefetchLines(h.wl, sizeof(Workload));
+  PrefetchLines(&h.cq->spec, sizeof(ClusterQueueSpec));
+  PrefetchLines(h.cq->node, sizeof(QuotaNode));
+}
+
+// What those objects point at (fetched by PrefetchHead by now): the pod sets and their
+// requests.
+void PrefetchHeadData(const Head& h) {
+  const std::vector<PodSetSpec>& pod_sets = h.wl->spec.pod_sets;
+  PrefetchLines(pod_sets.data(), pod_sets.size() * sizeof(PodSetSpec));
+  for (const PodSetSpec& ps : pod_sets) {
+    PrefetchLines(ps.requests.data(), ps.requests.size() * sizeof(ps.requests[0]));
+  }
+}
 
 enum class CycleFit { kFits, kNoQuota, kNoTopology };
 
@@ -426,15 +460,33 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   CyclePlan plan;
   plan.cycle = cycle;
 
-  std::vector<Entry> entries;
-  entries.reserve(state_.cluster_queue_runtimes().size());
-  std::vector<Entry> inadmissible;
-  for (auto& [name, cq_const] : state_.cluster_queue_runtimes()) {
-    ClusterQueueRuntime* cq = state_.mutable_cluster_queue(name);
-    if (!cq->active || cq->node == nullptr) continue;
-    std::optional<WorkloadId> head = state_.HeadOf(*cq);
+  // The heads first (finding one changes nothing), then their evaluations in the same order,
+  // each head's data prefetched a few heads ahead: with deep queues every head is a workload
+  // no cycle has touched, and waiting for its cache misses one at a time was most of a head's
+  // evaluation.
+  std::vector<Head> heads;
+  heads.reserve(state_.cluster_queue_runtimes().size());
+  for (const auto& [name, cq] : state_.cluster_queue_runtimes()) {
+    if (!cq.active || cq.node == nullptr) continue;
+    std::optional<WorkloadId> head = state_.HeadOf(cq);
     if (!head.has_value()) continue;
-    const Workload* wl = state_.workload(*head);
+    heads.push_back(Head{&cq, state_.workload(*head)});
+  }
+  std::vector<Entry> entries;
+  entries.reserve(heads.size());
+  std::vector<Entry> inadmissible;
+  for (size_t i = 0; i < std::min(heads.size(), 2 * kHeadPrefetchDistance); ++i) {
+    PrefetchHead(heads[i]);
+  }
+  for (size_t i = 0; i < heads.size(); ++i) {
+    if (i + 2 * kHeadPrefetchDistance < heads.size()) {
+      PrefetchHead(heads[i + 2 * kHeadPrefetchDistance]);
+    }
+    if (i + kHeadPrefetchDistance < heads.size()) {
+      PrefetchHeadData(heads[i + kHeadPrefetchDistance]);
+    }
+    const ClusterQueueRuntime* cq = heads[i].cq;
+    const Workload* wl = heads[i].wl;
     if (!state_.NamespaceMatches(cq->spec, wl->spec.namespace_name)) {
       Entry& e = inadmissible.emplace_back();
       e.wl = wl;

@@ -68,10 +68,14 @@ void WorkloadQueue::PushAll(std::vector<QueueKey> keys, bool inadmissible) {
 void WorkloadQueue::Remove(WorkloadId id) {
   auto it = where_.find(id);
   if (it == where_.end()) return;
-  if (it->second.inadmissible) {
-    inadmissible_.erase(it->second.key);
+  absl::btree_set<QueueKey>& set = it->second.inadmissible ? inadmissible_ : active_;
+  // An admitted workload was its queue's head: erased by position, reached through the root's
+  // pointer to the leftmost leaf, the set is not searched from its root down (at depth, each
+  // level of that search was a cache miss).
+  if (!set.empty() && *set.begin() == it->second.key) {
+    set.erase(set.begin());
   } else {
-    active_.erase(it->second.key);
+    set.erase(it->second.key);
   }
   where_.erase(it);
 }
