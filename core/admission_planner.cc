@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/fair_sharing.h"
+#include "core/prefetch.h"
 #include "core/saturating.h"
 #include "core/topology_scheduling.h"
 
@@ -51,11 +52,6 @@ struct Head {
 // (PrefetchHead at twice the distance, then PrefetchHeadData): a head's evaluation takes a few
 // thousand instructions, enough for one step's misses to arrive.
 constexpr size_t kHeadPrefetchDistance = 2;
-
-void PrefetchLines(const void* p, size_t bytes) {
-  const char* begin = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(begin + off);
-}
 
 // The objects a head's evaluation reads first: the workload, its ClusterQueue's spec and quota
 // node.

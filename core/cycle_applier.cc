@@ -5,6 +5,7 @@
 #include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/cluster_state.h"
+#include "core/prefetch.h"
 
 // ClusterState's scheduling entry points: a cycle's plan comes from the AdmissionPlanner and is
 // applied here, decision by decision; AdmitNow plans one workload the same way.
@@ -32,11 +33,6 @@ std::string QuotaReservedMessage(absl::string_view cluster_queue) {
   out.append(kPrefix.data(), kPrefix.size());
   out.append(cluster_queue.data(), cluster_queue.size());
   return out;
-}
-
-void PrefetchLines(const void* p, size_t bytes) {
-  const char* begin = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(begin + off, /*rw=*/1);
 }
 
 // How many admissions ahead of the one applied its successors' data is fetched, in two steps
@@ -68,18 +64,21 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
   const size_t n = plan.admissions.size();
   auto prefetch_workload = [&](size_t i) {
     const WorkloadId id = plan.admissions[i].id;
-    if (const Workload* wl = workload(id); wl != nullptr) PrefetchLines(wl, sizeof(Workload));
+    if (const Workload* wl = workload(id); wl != nullptr)
+      PrefetchLinesForWrite(wl, sizeof(Workload));
     if (const ClusterQueueRuntime* cq = router_.QueuedIn(id); cq != nullptr) {
-      PrefetchLines(&cq->queue, sizeof(cq->queue));
-      PrefetchLines(&cq->holding, sizeof(cq->holding));
-      PrefetchLines(cq->node, sizeof(QuotaNode));
+      PrefetchLinesForWrite(&cq->queue, sizeof(cq->queue));
+      PrefetchLinesForWrite(&cq->holding, sizeof(cq->holding));
+      PrefetchLinesForWrite(cq->node, sizeof(QuotaNode));
     }
   };
   auto prefetch_status = [&](size_t i) {
     const Workload* wl = workload(plan.admissions[i].id);
     if (wl == nullptr) return;
-    PrefetchLines(wl->status.conditions.data(), wl->status.conditions.size() * sizeof(Condition));
-    PrefetchLines(wl->status.events.data(), wl->status.events.size() * sizeof(WorkloadEvent));
+    PrefetchLinesForWrite(wl->status.conditions.data(),
+                          wl->status.conditions.size() * sizeof(Condition));
+    PrefetchLinesForWrite(wl->status.events.data(),
+                          wl->status.events.size() * sizeof(WorkloadEvent));
   };
   for (size_t i = 0; i < std::min(n, 2 * kAdmissionPrefetchDistance); ++i) prefetch_workload(i);
   for (size_t i = 0; i < n; ++i) {
