@@ -61,10 +61,11 @@ void BM_PlaceRequiredRack(benchmark::State& state) {
   }
   PodSetTopologyRequest request;
   request.required = kRack;
+  const ResourceAmounts per_pod = {{"cpu", 8000}, {"gpu", 1}};
   TopologyPlacementRequest r;
   r.pod_set = "main";
   r.count = 64;
-  r.per_pod = {{"cpu", 8000}, {"gpu", 1}};
+  r.per_pod = per_pod;
   r.request = &request;
   for (auto _ : state) {
     TopologyPlacementResult result = tf.FindAssignments({r}, false);

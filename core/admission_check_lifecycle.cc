@@ -405,8 +405,8 @@ bool ClusterState::PlaceDelayedTopology(Workload& wl, absl::Time now) {
   TopologyOutcome outcome = PlaceTopology(requests, topology_, /*simulate_empty=*/false);
   if (outcome.ok) {
     Admission placed = *wl.status.admission;
-    for (auto& [index, assignment] : outcome.placed) {
-      placed.pod_sets[index].topology_assignment = std::move(assignment);
+    for (TopologyOutcome::Placed& p : outcome.placed) {
+      placed.pod_sets[p.pod_set].topology_assignment = std::move(p.assignment);
     }
     RemoveUsageOf(wl);
     wl.status.admission = std::move(placed);

@@ -126,6 +126,11 @@ void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssi
   AdmissionDecision& admission = plan.admissions.emplace_back();
   admission.id = wl.id;
   admission.usage = std::move(assignment.usage);
+  for (PodSetFlavors& ps : assignment.pod_sets) {
+    if (ps.topology.has_value() && ps.topology_leaves.tree != nullptr) {
+      admission.topology_leaves.push_back(std::move(ps.topology_leaves));
+    }
+  }
   admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
 }
 
@@ -395,8 +400,10 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
     for (const PreemptionTarget& t : e.targets) removal.RemoveWorkload(*state_.workload(t.id));
     TopologyOutcome outcome =
         PlaceTopology(requests, state_.topology(), /*simulate_empty=*/e.targets.empty());
-    for (auto& [index, placed] : outcome.placed) {
-      e.assignment.pod_sets[index].topology = std::move(placed);
+    for (TopologyOutcome::Placed& placed : outcome.placed) {
+      PodSetFlavors& ps = e.assignment.pod_sets[placed.pod_set];
+      ps.topology = std::move(placed.assignment);
+      ps.topology_leaves = std::move(placed.leaves);
     }
   };
 
@@ -534,7 +541,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
         return;
       }
       cycle_usage.ApplyTopologyUsage(
-          TopologyUsageOf(e.wl->spec, e.eval.assignment, state_.topology()), +1);
+          PlannedTopologyUsage(e.wl->spec, e.eval.assignment, state_.topology()), +1);
     };
 
     if (e.mode == FlavorMode::kNoFit) {

@@ -223,8 +223,10 @@ double ClusterState::LocalQueueFairUsage(absl::string_view namespace_name,
 
 // --- Usage ---------------------------------------------------------------------------------
 
-void ClusterState::AddUsageOf(const Workload& wl) {
-  topology_.SetWorkloadUsage(wl.id, TopologyUsageOf(wl, topology_));
+void ClusterState::AddUsageOf(const Workload& wl) { AddUsageOf(wl, {}); }
+
+void ClusterState::AddUsageOf(const Workload& wl, const std::vector<PlacedTopology>& carried) {
+  topology_.SetWorkloadUsage(wl.id, AdmittedTopologyUsage(wl, carried, topology_));
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->AddUsage(fr, value);

@@ -426,6 +426,8 @@ class ClusterState {
   void DrainStoppedQueues(absl::Time now);
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
+  // The same for an admission whose topology placements were carried from its cycle.
+  void AddUsageOf(const Workload& wl, const std::vector<PlacedTopology>& carried);
   void RemoveUsageOf(const Workload& wl);
   // Sets wl.quota_usage from its admission, each pod set's share scaled down to the pods still
   // needed when some are reclaimable (Kueue's totalRequestsFromAdmission).

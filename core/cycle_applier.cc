@@ -140,7 +140,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
     cq = mutable_cluster_queue(admission.cluster_queue);
   }
   cq->holding.Insert(*wl);
-  AddUsageOf(*wl);
+  AddUsageOf(*wl, a.topology_leaves);
   std::string message = QuotaReservedMessage(admission.cluster_queue);
   // Grow each list once for the three conditions and two events below.
   wl->status.conditions.reserve(wl->status.conditions.size() + 3);

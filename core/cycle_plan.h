@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/quota_tree.h"
+#include "core/topology_inventory.h"
 #include "core/workload.h"
 
 namespace tollgate::core {
@@ -15,6 +16,9 @@ struct AdmissionDecision {
   Admission admission;
   // Quota the admission takes, per flavor-resource.
   std::vector<std::pair<FrId, int64_t>> usage;
+  // The admission's topology placements on the trees that computed them, so applying it counts
+  // them by their leaves (ClusterState::AddUsageOf); names are the fallback.
+  std::vector<PlacedTopology> topology_leaves;
 };
 
 struct PreemptionDecision {

@@ -235,8 +235,10 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
       ps.reasons.push_back(std::move(outcome.reason));
       ps.SetMode(FlavorMode::kPreempt);
     } else {
-      for (auto& [index, placed] : outcome.placed) {
-        assignment.pod_sets[index].topology = std::move(placed);
+      for (TopologyOutcome::Placed& placed : outcome.placed) {
+        PodSetFlavors& ps = assignment.pod_sets[placed.pod_set];
+        ps.topology = std::move(placed.assignment);
+        ps.topology_leaves = std::move(placed.leaves);
       }
     }
   }

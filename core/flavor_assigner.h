@@ -10,6 +10,7 @@
 #include "core/boxed.h"
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
+#include "core/topology_inventory.h"
 #include "core/workload.h"
 
 namespace tollgate::core {
@@ -58,6 +59,9 @@ struct PodSetFlavors {
   ResourceAmounts requests;
   // Where the pods go when the pod set is placed on a topology flavor.
   Boxed<TopologyAssignment> topology = {};
+  // The same placement on the tree that computed it (no tree: not carried), for the cycle's
+  // checks and usage and the admission's (AdmissionDecision::topology_leaves).
+  PlacedTopology topology_leaves;
 
   FlavorMode Mode() const;
   // Kueue's updateMode: every flavor of the pod set takes `mode`.

@@ -166,8 +166,8 @@ struct TopologyFlavor::ShapeKey {
     key.slice_size = p.slice_size;
     key.slice_size_at_level = p.slice_size_at_level;
     if (with_node_filters) {
-      key.tolerations = workers.tolerations;
-      key.node_selector = workers.node_selector;
+      key.tolerations.assign(workers.tolerations.begin(), workers.tolerations.end());
+      if (workers.node_selector != nullptr) key.node_selector = *workers.node_selector;
       if (workers.required_node_affinity != nullptr) key.affinity = *workers.required_node_affinity;
     }
     return key;
@@ -190,7 +190,12 @@ struct TopologyFlavor::ShapeKey {
     if (slice_size_at_level != p.slice_size_at_level) return false;
     if (!with_node_filters) return true;
     const std::vector<NodeSelectorTerm>* required = workers.required_node_affinity;
-    return tolerations == workers.tolerations && node_selector == workers.node_selector &&
+    const bool same_selector = workers.node_selector == nullptr
+                                   ? node_selector.empty()
+                                   : node_selector == *workers.node_selector;
+    return same_selector &&
+           std::equal(tolerations.begin(), tolerations.end(), workers.tolerations.begin(),
+                      workers.tolerations.end()) &&
            affinity.has_value() == (required != nullptr) &&
            (required == nullptr || *affinity == *required);
   }

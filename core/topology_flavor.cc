@@ -200,6 +200,35 @@ void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
   Touch(l);
 }
 
+void TopologyFlavor::AddUsage(const TopologyLeafUsage& usage, int sign) {
+  // AddUsage by values with the leaf and the resources already found: the per-pod amounts
+  // include the one `pods`, so `pods` moves by the same count.
+  for (const auto& [l, count] : usage.leaves) {
+    std::vector<int64_t>& used = leaves_[l].used;
+    for (const auto& [r, amount] : usage.per_pod) {
+      if (r >= 0) used[r] = SatAdd(used[r], sign * SatMul(amount, count));
+    }
+    Touch(l);
+  }
+}
+
+std::vector<std::string> TopologyFlavor::LeafValues(int32_t leaf) const {
+  const std::vector<std::string>& values = domains_[leaves_[leaf].domain].values;
+  if (lowest_is_hostname_) return {values.back()};
+  return values;
+}
+
+ResourceAmounts TopologyFlavor::PerPodOf(const TopologyLeafUsage& usage) const {
+  ResourceAmounts out;
+  for (const auto& [r, amount] : usage.per_pod) {
+    // A resource no node of the tree has: its amount is 0 in a placement that succeeded.
+    if (r < 0) continue;
+    const int64_t per_pod = r == pods_index_ ? amount - 1 : amount;
+    if (per_pod != 0) out.emplace_back(resource_names_[r], per_pod);
+  }
+  return out;
+}
+
 void TopologyFlavor::Touch(int leaf) {
   if (caches_.empty()) return;
   // A cache further behind than this recomputes every leaf, which is as cheap as replaying.
@@ -230,6 +259,16 @@ bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
     const int l = LeafFor(d.values);
     if (l < 0) return false;
     if (CountOnLeaf(req, leaves_[l]) < d.count) return false;
+  }
+  return true;
+}
+
+bool TopologyFlavor::Fits(const TopologyLeafUsage& usage) const {
+  struct Amounts {
+    const absl::InlinedVector<std::pair<int32_t, int64_t>, 4>& amounts;
+  } req{usage.per_pod};
+  for (const auto& [l, count] : usage.leaves) {
+    if (CountOnLeaf(req, leaves_[l]) < count) return false;
   }
   return true;
 }
@@ -274,7 +313,8 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
   return out;
 }
 
-TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& per_pod) const {
+TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(
+    absl::Span<const std::pair<std::string, int64_t>> per_pod) const {
   // The per-pod request plus one `pods`: added to an existing `pods`, else inserted and the
   // whole list sorted (by name, then amount).
   static constexpr absl::string_view kPods = "pods";
@@ -308,7 +348,7 @@ TopologyFlavor::ResolvedRequest TopologyFlavor::Resolve(const ResourceAmounts& p
 }
 
 void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,
-                                const ResourceAmounts& per_pod) {
+                                absl::Span<const std::pair<std::string, int64_t>> per_pod) {
   const int pods = pods_index_;
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);

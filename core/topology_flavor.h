@@ -5,35 +5,48 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/topology.h"
 #include "core/types.h"
 
 namespace tollgate::core {
 
-// One pod set's part of a topology placement (Kueue's TASPodSetRequests).
+// One pod set's part of a topology placement (Kueue's TASPodSetRequests). It views the pod
+// set's fields, which must outlive it: one is built for every evaluation of a head.
 struct TopologyPlacementRequest {
-  std::string pod_set;
+  absl::string_view pod_set;
   int32_t count = 0;
   // Per pod, without `pods` (added by the placement).
-  ResourceAmounts per_pod;
+  absl::Span<const std::pair<std::string, int64_t>> per_pod;
   // Null for an implied request (a ClusterQueue whose flavors are all topology flavors).
   const PodSetTopologyRequest* request = nullptr;
   bool implied = false;
-  Labels node_selector;
-  std::vector<Toleration> tolerations;
+  // Null: none.
+  const Labels* node_selector = nullptr;
+  absl::Span<const Toleration> tolerations;
   // The pod set's required node affinity; null or empty: none.
   const std::vector<NodeSelectorTerm>* required_node_affinity = nullptr;
+};
+
+// A placement as the tree that computed it knows it: each leaf it uses (an index into the
+// tree's leaves) with its pod count, and the per-pod request with its one `pods` by the tree's
+// resource indexes. Meaningful on that tree only: TopologyInventory::CurrentTree says whether
+// the tree is still the flavor's, and a placement is named by its domains otherwise.
+struct TopologyLeafUsage {
+  absl::InlinedVector<std::pair<int32_t, int32_t>, 2> leaves;
+  absl::InlinedVector<std::pair<int32_t, int64_t>, 4> per_pod;
 };
 
 struct TopologyPlacementResult {
   // Per request, in request order; set for each request placed before a failure.
   std::vector<std::optional<TopologyAssignment>> assignments;
+  // Parallel to `assignments`: the same placements on this tree's leaves (empty where unplaced).
+  std::vector<TopologyLeafUsage> leaves;
   // Empty when everything was placed; else Kueue's reason and the pod set it is about.
   std::string failure;
   std::string failed_pod_set;
@@ -79,8 +92,17 @@ class TopologyFlavor {
   // (a node that went away) are skipped, as Kueue does.
   void AddUsage(const std::vector<std::string>& values, const ResourceAmounts& per_pod,
                 int32_t count, int sign);
+  // The same for a placement this tree computed, by its leaves.
+  void AddUsage(const TopologyLeafUsage& usage, int sign);
   // Whether every domain of the assignment still has room for its pods (Kueue's Fits).
   bool Fits(const TopologyAssignment& assignment, const ResourceAmounts& per_pod) const;
+  // The same for a placement this tree computed, by its leaves.
+  bool Fits(const TopologyLeafUsage& usage) const;
+  // A placement this tree computed, named as an assignment names it: a leaf's values (the
+  // hostname alone when it is the lowest level), and the per-pod request by resource name
+  // without the one `pods`.
+  std::vector<std::string> LeafValues(int32_t leaf) const;
+  ResourceAmounts PerPodOf(const TopologyLeafUsage& usage) const;
   // Whether the assignment names a domain without a leaf (Kueue's IsTopologyAssignmentStale).
   std::optional<std::string> StaleDomain(const TopologyAssignment& assignment) const;
 
@@ -183,9 +205,6 @@ class TopologyFlavor {
     const CountCache* stats_cache = nullptr;
     const ResolvedRequest* stats_req = nullptr;
   };
-  // A domain by (slices, pods, rank of its values), then the domain: the order of the sorts
-  // without a leader.
-  using OrderKey = std::tuple<int32_t, int32_t, int, int>;
   // The resolved requests of one placement and the resources they read.
   struct LeafInputs {
     const ResolvedRequest* req = nullptr;
@@ -202,9 +221,10 @@ class TopologyFlavor {
   int FindOrAddDomain(const std::vector<std::string>& values);
   int LeafFor(const std::vector<std::string>& values) const;
   int ResourceIndex(absl::string_view resource) const;
-  ResolvedRequest Resolve(const ResourceAmounts& per_pod) const;
+  ResolvedRequest Resolve(absl::Span<const std::pair<std::string, int64_t>> per_pod) const;
   // Records the placed group's usage on its leaves (Leaf::assumed) for the next groups.
-  void AddAssumed(const TopologyAssignment& assignment, const ResourceAmounts& per_pod);
+  void AddAssumed(const TopologyAssignment& assignment,
+                  absl::Span<const std::pair<std::string, int64_t>> per_pod);
   void ClearAssumed();
   // A leaf's capacity or usage changed: the caches recompute it when next used.
   void Touch(int leaf);
@@ -215,11 +235,16 @@ class TopologyFlavor {
   // first use.
   const ExclusionStats& StatsOf(Params& p) const;
   int LevelIndex(absl::string_view level) const;
+  // One group's placement: by names (the assignments) and on this tree's leaves.
+  struct PlacedGroup {
+    std::optional<TopologyAssignment> workers;
+    std::optional<TopologyAssignment> leader;
+    TopologyLeafUsage workers_leaves;
+    TopologyLeafUsage leader_leaves;
+  };
   // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
   std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
-                    bool simulate_empty, absl::string_view required_domain,
-                    std::optional<TopologyAssignment>* workers_out,
-                    std::optional<TopologyAssignment>* leader_out);
+                    bool simulate_empty, absl::string_view required_domain, PlacedGroup* out);
   std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
   bool NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
                     ExclusionStats& stats) const;
@@ -234,10 +259,6 @@ class TopologyFlavor {
   CountCache& CacheFor(ShapeKey& key);
   void SyncCache(CountCache& cache, const TopologyPlacementRequest& workers, const LeafInputs& in,
                  const Params& p);
-  OrderKey OrderKeyOf(int domain) const {
-    const DomainState& s = state_[domain];
-    return {s.slice_count_with_leader, s.pod_count_with_leader, rank_[domain], domain};
-  }
   // A domain above the leaves from its children's states (Kueue's fillInCountsHelper).
   void FillDomain(int domain, const Params& p, bool leader_required);
   void FillHelper(int domain, const Params& p, bool leader_required);
@@ -258,6 +279,8 @@ class TopologyFlavor {
   std::vector<int> Sorted(std::vector<int> domains, bool unconstrained, bool with_leader) const;
   bool ValuesLess(int a, int b) const;
   TopologyAssignment BuildAssignment(std::vector<std::pair<int, int32_t>> domains) const;
+  TopologyLeafUsage LeafUsageOf(const std::vector<std::pair<int, int32_t>>& domains,
+                                const ResolvedRequest& req) const;
   std::string NotFitMessage(int32_t fit, int32_t total, int32_t slice_size,
                             const ExclusionStats& stats) const;
   std::string MultiLayerNotFitMessage(int level, Params& p) const;

@@ -1,6 +1,7 @@
 #include "core/topology_inventory.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "core/error_text.h"
@@ -157,27 +158,64 @@ absl::Status TopologyInventory::RemovePod(absl::string_view pod) {
 }
 
 void TopologyInventory::SetFlavors(const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  // The same names (as many, each found) with the same specs: nothing changes.
   bool changed = flavors.size() != flavors_.size();
+  for (auto f = flavors.begin(); !changed && f != flavors.end(); ++f) {
+    auto it = flavors_.find(f->first);
+    changed = it == flavors_.end() || !(it->second.spec == f->second);
+  }
+  if (!changed) return;
+  // Before a flavor's tree goes with its entry.
+  Invalidate();
   for (auto it = flavors_.begin(); it != flavors_.end();) {
     auto f = flavors.find(it->first);
     if (f == flavors.end()) {
       it = flavors_.erase(it);
-      changed = true;
     } else {
-      if (!(f->second == it->second.spec)) {
-        it->second.spec = f->second;
-        changed = true;
-      }
+      it->second.spec = f->second;
       ++it;
     }
   }
   for (const auto& [name, spec] : flavors) {
-    if (flavors_.find(name) == flavors_.end()) {
-      flavors_[name].spec = spec;
-      changed = true;
+    if (flavors_.find(name) == flavors_.end()) flavors_[name].spec = spec;
+  }
+}
+
+void TopologyInventory::Invalidate() {
+  // Carried placements index the trees the new generation rebuilds: named while those exist.
+  for (auto& [workload, usage] : by_workload_) NamePlaced(usage);
+  for (Temporary& t : temporary_) NamePlaced(t.usage);
+  ++generation_;
+}
+
+const std::pair<const std::string, TopologyInventory::FlavorEntry>* TopologyInventory::EntryOf(
+    const PlacedTopology& placed) const {
+  if (placed.tree == nullptr || placed.generation != generation_) return nullptr;
+  for (const auto& entry : flavors_) {
+    if (entry.second.built.get() == placed.tree && entry.second.built_generation == generation_) {
+      return &entry;
     }
   }
-  if (changed) Invalidate();
+  return nullptr;
+}
+
+TopologyFlavor* TopologyInventory::CurrentTree(const PlacedTopology& placed) const {
+  const auto* entry = EntryOf(placed);
+  return entry == nullptr ? nullptr : entry->second.built.get();
+}
+
+void TopologyInventory::NamePlaced(WorkloadTopologyUsage& usage) const {
+  for (const PlacedTopology& p : usage.placed) {
+    // Current by construction: carried placements are named at every change of generation.
+    const auto* entry = EntryOf(p);
+    if (entry == nullptr) continue;
+    const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
+    for (const auto& [leaf, count] : p.usage.leaves) {
+      usage.named.push_back(
+          TopologyUsage{entry->first, "", p.tree->LeafValues(leaf), per_pod, count});
+    }
+  }
+  usage.placed.clear();
 }
 
 namespace {
@@ -225,15 +263,26 @@ void TopologyInventory::Build(FlavorEntry& entry) {
   for (const auto& [pod, usage] : pods_) {
     entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
   }
+  for (const auto& [workload, usage] : by_workload_) Replay(entry, usage, +1);
+  for (const Temporary& t : temporary_) Replay(entry, t.usage, t.sign);
+}
+
+void TopologyInventory::Replay(FlavorEntry& entry, const WorkloadTopologyUsage& usage,
+                               int sign) const {
   const bool hostname = entry.built->lowest_is_hostname();
-  auto replay = [&](const TopologyUsage& u, int sign) {
-    if (u.count == 0 || !Counts(entry, u.flavor, hostname)) return;
+  for (const TopologyUsage& u : usage.named) {
+    if (u.count == 0 || !Counts(entry, u.flavor, hostname)) continue;
     entry.built->AddUsage(u.values, u.per_pod, u.count, sign);
-  };
-  for (const auto& [workload, usage] : by_workload_) {
-    for (const TopologyUsage& u : usage) replay(u, +1);
   }
-  for (const auto& [u, sign] : temporary_) replay(u, sign);
+  // Carried on another flavor's tree of this generation: counted here only when both trees
+  // end at the hostname (they share the nodes), by the leaves' names.
+  for (const PlacedTopology& p : usage.placed) {
+    if (!hostname || CurrentTree(p) == nullptr || !p.tree->lowest_is_hostname()) continue;
+    const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
+    for (const auto& [leaf, count] : p.usage.leaves) {
+      entry.built->AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
+    }
+  }
 }
 
 bool TopologyInventory::Counts(const FlavorEntry& entry, absl::string_view flavor,
@@ -265,25 +314,40 @@ void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
   }
 }
 
-void TopologyInventory::SetWorkloadUsage(int64_t workload, std::vector<TopologyUsage> usage) {
+void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage usage) {
   ClearWorkloadUsage(workload);
   if (usage.empty()) return;
-  for (const TopologyUsage& u : usage) ApplyToBuilt(u, +1);
+  ApplyToBuilt(usage, +1);
   by_workload_[workload] = std::move(usage);
 }
 
 void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
   auto it = by_workload_.find(workload);
   if (it == by_workload_.end()) return;
-  for (const TopologyUsage& u : it->second) ApplyToBuilt(u, -1);
+  ApplyToBuilt(it->second, -1);
   by_workload_.erase(it);
 }
 
-void TopologyInventory::ApplyUsage(const std::vector<TopologyUsage>& usage, int sign) {
-  for (const TopologyUsage& u : usage) {
-    RecordTemporary(u, sign);
-    ApplyToBuilt(u, sign);
+int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign) {
+  ApplyToBuilt(usage, sign);
+  const int64_t token = ++next_token_;
+  temporary_.push_back(Temporary{token, sign, std::move(usage)});
+  return token;
+}
+
+void TopologyInventory::UndoTemporary(int64_t token) {
+  for (auto it = temporary_.rbegin(); it != temporary_.rend(); ++it) {
+    if (it->token != token) continue;
+    // Named meanwhile if the generation changed: the names then count on the rebuilt trees.
+    ApplyToBuilt(it->usage, -it->sign);
+    temporary_.erase(std::next(it).base());
+    return;
   }
+}
+
+void TopologyInventory::ApplyToBuilt(const WorkloadTopologyUsage& usage, int sign) {
+  for (const PlacedTopology& p : usage.placed) ApplyToBuilt(p, sign);
+  for (const TopologyUsage& u : usage.named) ApplyToBuilt(u, sign);
 }
 
 void TopologyInventory::ApplyToBuilt(const TopologyUsage& u, int sign) {
@@ -291,16 +355,23 @@ void TopologyInventory::ApplyToBuilt(const TopologyUsage& u, int sign) {
                  [&u, sign](TopologyFlavor& f) { f.AddUsage(u.values, u.per_pod, u.count, sign); });
 }
 
-void TopologyInventory::RecordTemporary(const TopologyUsage& u, int sign) {
-  for (auto it = temporary_.rbegin(); it != temporary_.rend(); ++it) {
-    const TopologyUsage& t = it->first;
-    if (it->second == -sign && t.count == u.count && t.flavor == u.flavor && t.values == u.values &&
-        t.per_pod == u.per_pod) {
-      temporary_.erase(std::next(it).base());
-      return;
+void TopologyInventory::ApplyToBuilt(const PlacedTopology& p, int sign) {
+  // ForEachSharing by the tree instead of the flavor's name: the tree itself by its leaves,
+  // and every other hostname tree by the leaves' names. Carried placements are current here
+  // (named when the generation changes); the check keeps a stale one from reading a freed tree.
+  if (CurrentTree(p) == nullptr) return;
+  const bool hostname = p.tree->lowest_is_hostname();
+  for (auto& [name, entry] : flavors_) {
+    if (entry.built == nullptr || entry.built_generation != generation_) continue;
+    if (entry.built.get() == p.tree) {
+      entry.built->AddUsage(p.usage, sign);
+    } else if (hostname && entry.built->lowest_is_hostname()) {
+      const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
+      for (const auto& [leaf, count] : p.usage.leaves) {
+        entry.built->AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
+      }
     }
   }
-  temporary_.emplace_back(u, sign);
 }
 
 }  // namespace tollgate::core

@@ -25,6 +25,25 @@ struct TopologyUsage {
   int32_t count = 0;
 };
 
+// A placement carried from the evaluation that computed it (PlaceTopology) into the cycle and
+// the admission, so that they count it by its leaves instead of finding its domains again by
+// name: the tree it was computed on, the generation the tree was built at, and its leaves there.
+// Valid while TopologyInventory::CurrentTree finds the tree; a placement is named by its
+// assignment otherwise.
+struct PlacedTopology {
+  const TopologyFlavor* tree = nullptr;
+  int64_t generation = -1;
+  TopologyLeafUsage usage;
+};
+
+// The usage of a workload's placements: carried on the trees that computed them (current when
+// handed to the inventory) and by names.
+struct WorkloadTopologyUsage {
+  std::vector<PlacedTopology> placed;
+  std::vector<TopologyUsage> named;
+  bool empty() const { return placed.empty() && named.empty(); }
+};
+
 // Everything Topology Aware Scheduling knows beside the configuration: the Topology objects, the
 // node inventory (fed by an adapter, a Slurm front-end or a test harness), the usage of pods
 // Tollgate does not place, and the placements of admitted workloads. It hands out one
@@ -70,11 +89,16 @@ class TopologyInventory {
 
   // --- Placements of workloads holding quota, by workload id: Set replaces what the workload
   // had (so re-adding after a quota-tree rebuild counts nothing twice), Clear drops it.
-  void SetWorkloadUsage(int64_t workload, std::vector<TopologyUsage> usage);
+  void SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage usage);
   void ClearWorkloadUsage(int64_t workload);
-  // A temporary change by the planners (sign +1 adds, -1 removes); they undo it themselves, in
-  // reverse order.
-  void ApplyUsage(const std::vector<TopologyUsage>& usage, int sign);
+  // A temporary change by the planners (sign +1 adds, -1 removes), undone by the token it
+  // returns; the planners undo in reverse order.
+  int64_t ApplyTemporary(WorkloadTopologyUsage usage, int sign);
+  void UndoTemporary(int64_t token);
+
+  // The tree a carried placement was computed on while it is still its flavor's (built at the
+  // placement's generation, here); null once the flavor was rebuilt or for another inventory's.
+  TopologyFlavor* CurrentTree(const PlacedTopology& placed) const;
 
   // Bumped on every change that rebuilds the flavors (nodes, topologies, flavors; not pods).
   int64_t generation() const { return generation_; }
@@ -85,17 +109,28 @@ class TopologyInventory {
     std::unique_ptr<TopologyFlavor> built;
     int64_t built_generation = -1;
   };
-  void Invalidate() { ++generation_; }
+  struct Temporary {
+    int64_t token = 0;
+    int sign = 0;
+    WorkloadTopologyUsage usage;
+  };
+  // Every change that rebuilds the flavors comes through here, while the old trees still exist.
+  void Invalidate();
+  // The entry whose tree computed `placed`, while that tree is current.
+  const std::pair<const std::string, FlavorEntry>* EntryOf(const PlacedTopology& placed) const;
+  // Names the carried placements of `usage` from their trees (a rebuild replays names).
+  void NamePlaced(WorkloadTopologyUsage& usage) const;
   void ApplyPodToBuilt(const PodUsage& pod, int sign);
   void Build(FlavorEntry& entry);
   // The flavors a placement in `flavor` counts on.
   template <typename Fn>
   void ForEachSharing(absl::string_view flavor, Fn fn);
-  // Adds (+1) or removes (-1) a placement's usage on the flavors built now.
+  // Adds (+1) or removes (-1) a workload's placements on the flavors built now.
+  void ApplyToBuilt(const WorkloadTopologyUsage& usage, int sign);
   void ApplyToBuilt(const TopologyUsage& usage, int sign);
-  // Records a planner's temporary change for a rebuild: the opposite change still recorded
-  // (the undo) cancels it, else it is kept.
-  void RecordTemporary(const TopologyUsage& usage, int sign);
+  void ApplyToBuilt(const PlacedTopology& placed, int sign);
+  // Replays a workload's placements on a flavor built after they were applied.
+  void Replay(FlavorEntry& entry, const WorkloadTopologyUsage& usage, int sign) const;
   // Whether a flavor built for `entry` counts a placement in `flavor`.
   bool Counts(const FlavorEntry& entry, absl::string_view flavor, bool hostname) const;
 
@@ -104,11 +139,11 @@ class TopologyInventory {
   std::map<std::string, PodUsage> pods_;
   std::map<std::string, FlavorEntry, std::less<>> flavors_;
   // Admitted placements, replayed on a rebuild.
-  std::map<int64_t, std::vector<TopologyUsage>> by_workload_;
-  // The planners' temporary changes not yet undone, with their sign, replayed on a rebuild
-  // after the admitted ones. Undone in reverse order, so an undo matches at the back: no keyed
-  // lookup per change (this used to be a map keyed by the placement's strings).
-  std::vector<std::pair<TopologyUsage, int>> temporary_;
+  std::map<int64_t, WorkloadTopologyUsage> by_workload_;
+  // The planners' temporary changes not yet undone, replayed on a rebuild after the admitted
+  // ones. Undone in reverse order, so an undo finds its token at the back.
+  std::vector<Temporary> temporary_;
+  int64_t next_token_ = 0;
   int64_t generation_ = 0;
 };
 

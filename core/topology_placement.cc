@@ -139,17 +139,18 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     const std::vector<TopologyPlacementRequest>& requests, bool simulate_empty) {
   TopologyPlacementResult result;
   result.assignments.resize(requests.size());
+  result.leaves.resize(requests.size());
   if (requests.size() == 1) {
     // One pod set (the usual case) is one group, placed alone: no groups to build.
-    std::optional<TopologyAssignment> w;
-    std::optional<TopologyAssignment> l;
-    std::string failure = Place(requests[0], nullptr, simulate_empty, "", &w, &l);
+    PlacedGroup placed;
+    std::string failure = Place(requests[0], nullptr, simulate_empty, "", &placed);
     if (!failure.empty()) {
       result.failure = std::move(failure);
-      result.failed_pod_set = requests[0].pod_set;
+      result.failed_pod_set = std::string(requests[0].pod_set);
       return result;
     }
-    result.assignments[0] = std::move(w);
+    result.assignments[0] = std::move(placed.workers);
+    result.leaves[0] = std::move(placed.workers_leaves);
     return result;
   }
   // Groups in the order of their first pod set; a pod set without a group is a group alone.
@@ -181,18 +182,21 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
       leader = members[1];
       if (requests[*leader].count > requests[workers].count) std::swap(*leader, workers);
     }
-    std::optional<TopologyAssignment> w;
-    std::optional<TopologyAssignment> l;
+    PlacedGroup placed;
     std::string failure =
         Place(requests[workers], leader.has_value() ? &requests[*leader] : nullptr, simulate_empty,
-              "", &w, &l);
+              "", &placed);
     if (!failure.empty()) {
       result.failure = std::move(failure);
-      result.failed_pod_set = requests[workers].pod_set;
+      result.failed_pod_set = std::string(requests[workers].pod_set);
       return result;
     }
-    result.assignments[workers] = std::move(w);
-    if (leader.has_value()) result.assignments[*leader] = std::move(l);
+    result.assignments[workers] = std::move(placed.workers);
+    result.leaves[workers] = std::move(placed.workers_leaves);
+    if (leader.has_value()) {
+      result.assignments[*leader] = std::move(placed.leader);
+      result.leaves[*leader] = std::move(placed.leader_leaves);
+    }
     // The last group has no one after it to see its usage.
     if (g + 1 == groups.size()) break;
     for (size_t m : members) {
@@ -245,11 +249,13 @@ bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementReque
     ++stats.taints[TaintString(taint)];
     return false;
   }
-  for (const auto& [key, value] : r.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) {
-      ++stats.node_selector;
-      return false;
+  if (r.node_selector != nullptr) {
+    for (const auto& [key, value] : *r.node_selector) {
+      auto it = node.labels.find(key);
+      if (it == node.labels.end() || it->second != value) {
+        ++stats.node_selector;
+        return false;
+      }
     }
   }
   if (r.required_node_affinity != nullptr &&
@@ -366,8 +372,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     c.feasible.assign(leaves_.size(), 1);
     // Without a node selector or affinity only a node's taints can exclude it: an untainted node
     // passes without NodeFeasible's checks.
-    const bool only_taints =
-        workers.node_selector.empty() && workers.required_node_affinity == nullptr;
+    const bool only_taints = (workers.node_selector == nullptr || workers.node_selector->empty()) &&
+                             workers.required_node_affinity == nullptr;
     for (size_t l = 0; l < leaves_.size(); ++l) {
       if (only_taints && leaves_[l].node.has_value() && leaves_[l].node->taints.empty()) {
         ++c.filter_stats.total_nodes;
@@ -867,9 +873,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
 
 std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
                                   const TopologyPlacementRequest* leader, bool simulate_empty,
-                                  absl::string_view required_domain,
-                                  std::optional<TopologyAssignment>* workers_out,
-                                  std::optional<TopologyAssignment>* leader_out) {
+                                  absl::string_view required_domain, PlacedGroup* out) {
   Params p;
   p.count = workers.count;
   p.leader_count = leader != nullptr ? 1 : 0;
@@ -1042,9 +1046,24 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       worker_domains.emplace_back(d, state_[d].pod_count);
     }
   }
-  if (leader != nullptr) *leader_out = BuildAssignment(std::move(leader_domains));
-  *workers_out = BuildAssignment(std::move(worker_domains));
+  if (leader != nullptr) {
+    out->leader_leaves = LeafUsageOf(leader_domains, *leader_req);
+    out->leader = BuildAssignment(std::move(leader_domains));
+  }
+  out->workers_leaves = LeafUsageOf(worker_domains, req);
+  out->workers = BuildAssignment(std::move(worker_domains));
   return {};
+}
+
+TopologyLeafUsage TopologyFlavor::LeafUsageOf(const std::vector<std::pair<int, int32_t>>& domains,
+                                              const ResolvedRequest& req) const {
+  TopologyLeafUsage out;
+  // The domains BuildAssignment names (a placement ends on leaves), in any order.
+  for (const auto& [d, count] : domains) {
+    if (count != 0) out.leaves.emplace_back(domains_[d].leaf, count);
+  }
+  out.per_pod.assign(req.amounts.begin(), req.amounts.end());
+  return out;
 }
 
 TopologyAssignment TopologyFlavor::BuildAssignment(

@@ -117,14 +117,14 @@ TopologyFlavor::Replacement TopologyFlavor::FindReplacement(const TopologyPlacem
   }
   if (t != nullptr) copy.request = &adjusted;
 
-  std::optional<TopologyAssignment> replacement;
-  std::optional<TopologyAssignment> unused;
+  PlacedGroup placed;
   if (std::string failure =
-          Place(copy, nullptr, /*simulate_empty=*/false, required_domain, &replacement, &unused);
+          Place(copy, nullptr, /*simulate_empty=*/false, required_domain, &placed);
       !failure.empty()) {
     out.failure = std::move(failure);
     return out;
   }
+  const std::optional<TopologyAssignment>& replacement = placed.workers;
   if (!replacement.has_value() || replacement->domains.empty()) {
     out.failure =
         absl::StrCat("cannot find replacement assignment for unhealthy node: ", lost_node);

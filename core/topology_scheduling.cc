@@ -90,7 +90,7 @@ TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const st
   r.per_pod = pod_set.requests;
   r.request = pod_set.topology_request.has_value() ? &*pod_set.topology_request : nullptr;
   r.implied = !ExplicitlyRequestsTopology(pod_set) && topology_only;
-  r.node_selector = pod_set.node_selector;
+  r.node_selector = &pod_set.node_selector;
   r.tolerations = pod_set.tolerations;
   if (pod_set.required_node_affinity.has_value()) {
     r.required_node_affinity = &*pod_set.required_node_affinity;
@@ -202,14 +202,27 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
     const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (flavor.empty()) continue;  // not placed by topology (a quota-only flavor)
     TopologyPlacementRequest r = PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
+    // The updates join the pod set's own selector and tolerations in filters owned here.
+    WorkloadTopologyRequests::Filters* merged = nullptr;
     for (const AdmissionCheckState& check : wl.status.admission_checks()) {
       if (check.state != CheckState::kReady) continue;
       for (const PodSetUpdate& update : check.pod_set_updates) {
         if (update.name != psa.name) continue;
-        for (const auto& [key, value] : update.node_selector) r.node_selector[key] = value;
-        r.tolerations.insert(r.tolerations.end(), update.tolerations.begin(),
-                             update.tolerations.end());
+        if (merged == nullptr) {
+          merged = out.merged_filters
+                       .emplace_back(std::make_unique<WorkloadTopologyRequests::Filters>(
+                           WorkloadTopologyRequests::Filters{pod_set->node_selector,
+                                                             pod_set->tolerations}))
+                       .get();
+        }
+        for (const auto& [key, value] : update.node_selector) merged->node_selector[key] = value;
+        merged->tolerations.insert(merged->tolerations.end(), update.tolerations.begin(),
+                                   update.tolerations.end());
       }
+    }
+    if (merged != nullptr) {
+      r.node_selector = &merged->node_selector;
+      r.tolerations = merged->tolerations;
     }
     WorkloadTopologyRequests::FlavorRequests& of = out.Of(flavor);
     of.requests.push_back(std::move(r));
@@ -243,9 +256,10 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
       return out;
     }
     for (size_t k = 0; k < reqs.size(); ++k) {
-      if (result.assignments[k].has_value()) {
-        out.placed.emplace_back(index[k], std::move(*result.assignments[k]));
-      }
+      if (!result.assignments[k].has_value()) continue;
+      out.placed.push_back(TopologyOutcome::Placed{
+          index[k], std::move(*result.assignments[k]),
+          PlacedTopology{tf, inventory.generation(), std::move(result.leaves[k])}});
     }
   }
   return out;
@@ -283,12 +297,38 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
   return out;
 }
 
-std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
+WorkloadTopologyUsage AdmittedTopologyUsage(const Workload& wl,
+                                            const std::vector<PlacedTopology>& carried,
+                                            const TopologyInventory& inventory) {
+  WorkloadTopologyUsage out;
+  size_t placed = 0;
+  if (wl.status.admission.has_value()) {
+    for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
+      if (psa.topology_assignment.has_value()) ++placed;
+    }
+  }
+  const bool all_current =
+      placed == carried.size() &&
+      std::all_of(carried.begin(), carried.end(),
+                  [&](const PlacedTopology& p) { return inventory.CurrentTree(p) != nullptr; });
+  if (all_current) {
+    out.placed = carried;
+  } else {
+    out.named = TopologyUsageOf(wl, inventory);
+  }
+  return out;
+}
+
+WorkloadTopologyUsage PlannedTopologyUsage(const WorkloadSpec& spec,
                                            const FlavorAssignment& assignment,
                                            const TopologyInventory& inventory) {
-  std::vector<TopologyUsage> out;
+  WorkloadTopologyUsage out;
   for (const PodSetFlavors& psa : assignment.pod_sets) {
     if (!psa.topology.has_value()) continue;
+    if (inventory.CurrentTree(psa.topology_leaves) != nullptr) {
+      out.placed.push_back(psa.topology_leaves);
+      continue;
+    }
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;
@@ -296,7 +336,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
     std::string error;
     std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (!error.empty()) continue;
-    AppendUsageOfAssignment(*pod_set, flavor, *psa.topology, out);
+    AppendUsageOfAssignment(*pod_set, flavor, *psa.topology, out.named);
   }
   return out;
 }
@@ -305,6 +345,11 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
                   TopologyInventory& inventory) {
   for (const PodSetFlavors& psa : assignment.pod_sets) {
     if (!psa.topology.has_value()) continue;
+    // The tree that computed the placement answers by its leaves while it is current.
+    if (const TopologyFlavor* tree = inventory.CurrentTree(psa.topology_leaves)) {
+      if (!tree->Fits(psa.topology_leaves.usage)) return false;
+      continue;
+    }
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,7 @@ bool TopologyRequested(const PodSetSpec& pod_set, bool topology_only);
 
 // What placing `count` pods of `pod_set` (named `name` in the admission) asks of a topology
 // flavor: its requests, level request (implied in a topology-only ClusterQueue), node selector,
-// tolerations and required node affinity. Points into `pod_set`, which must outlive it.
+// tolerations and required node affinity. Views `pod_set` and `name`, which must outlive it.
 TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const std::string& name,
                                              int32_t count, bool topology_only);
 
@@ -53,6 +54,13 @@ struct WorkloadTopologyRequests {
   // map, since these are built for every evaluation of a head).
   std::vector<FlavorRequests> by_flavor;
   std::vector<std::pair<size_t, std::string>> errors;
+  // The node selectors and tolerations of the delayed second pass, which merges its checks'
+  // updates into the pod set's: its requests view them here.
+  struct Filters {
+    Labels node_selector;
+    std::vector<Toleration> tolerations;
+  };
+  std::vector<std::unique_ptr<Filters>> merged_filters;
   bool empty() const { return by_flavor.empty() && errors.empty(); }
   // The entry of `flavor`, added in order when absent.
   FlavorRequests& Of(absl::string_view flavor);
@@ -71,18 +79,31 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
 // Places every flavor's requests in flavor-name order (Kueue's
 // FindTopologyAssignmentsForWorkload). On failure, the pod set and Kueue's reason.
 struct TopologyOutcome {
+  struct Placed {
+    size_t pod_set = 0;
+    TopologyAssignment assignment;
+    // The same placement on the tree that computed it.
+    PlacedTopology leaves;
+  };
   bool ok = true;
   size_t failed_pod_set = 0;
   std::string reason;
-  std::vector<std::pair<size_t, TopologyAssignment>> placed;
+  std::vector<Placed> placed;
 };
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
                               TopologyInventory& inventory, bool simulate_empty);
 
-// The usage a workload's placements take (pod sets with a topology assignment).
+// The usage a workload's placements take (pod sets with a topology assignment), by names.
 std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInventory& inventory);
-// The same for an assignment not yet admitted.
-std::vector<TopologyUsage> TopologyUsageOf(const WorkloadSpec& spec,
+// The same for an admission being applied whose placements were carried from the cycle that
+// planned them (AdmissionDecision::topology_leaves): by their leaves when every placement is
+// carried and its tree current, else by names.
+WorkloadTopologyUsage AdmittedTopologyUsage(const Workload& wl,
+                                            const std::vector<PlacedTopology>& carried,
+                                            const TopologyInventory& inventory);
+// The same for an assignment not yet admitted: each placement by its leaves while its tree is
+// current, else by names.
+WorkloadTopologyUsage PlannedTopologyUsage(const WorkloadSpec& spec,
                                            const FlavorAssignment& assignment,
                                            const TopologyInventory& inventory);
 

@@ -3,6 +3,16 @@
 #include "core/topology_scheduling.h"
 
 namespace tollgate::core {
+namespace {
+
+// An admitted workload's placements, by names (what its admission says).
+WorkloadTopologyUsage NamedUsageOf(const Workload& wl, const TopologyInventory& inventory) {
+  WorkloadTopologyUsage usage;
+  usage.named = TopologyUsageOf(wl, inventory);
+  return usage;
+}
+
+}  // namespace
 
 void UsageSimulation::Apply(QuotaNode& node, FrId fr, int64_t delta) {
   if (delta >= 0) {
@@ -18,7 +28,7 @@ void UsageSimulation::RemoveWorkload(const Workload& wl) {
   ClusterQueueRuntime* cq = state_.mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) Apply(*cq->node, fr, -value);
-  ApplyTopologyUsage(TopologyUsageOf(wl, state_.topology()), -1);
+  ApplyTopologyUsage(NamedUsageOf(wl, state_.topology()), -1);
 }
 
 void UsageSimulation::AddWorkloadBack(const Workload& wl) {
@@ -26,7 +36,7 @@ void UsageSimulation::AddWorkloadBack(const Workload& wl) {
   ClusterQueueRuntime* cq = state_.mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) Apply(*cq->node, fr, value);
-  ApplyTopologyUsage(TopologyUsageOf(wl, state_.topology()), +1);
+  ApplyTopologyUsage(NamedUsageOf(wl, state_.topology()), +1);
 }
 
 void UsageSimulation::AddUsage(QuotaNode& node, const std::map<FrId, int64_t>& usage) {
@@ -46,15 +56,14 @@ void UsageSimulation::RemoveQuotaUsage(QuotaNode& node,
   for (const auto& [fr, value] : usage) Apply(node, fr, -value);
 }
 
-void UsageSimulation::ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign) {
+void UsageSimulation::ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign) {
   if (usage.empty()) return;
-  state_.topology().ApplyUsage(usage, sign);
-  topology_log_.emplace_back(std::move(usage), sign);
+  topology_log_.push_back(state_.topology().ApplyTemporary(std::move(usage), sign));
 }
 
 void UsageSimulation::Restore() {
   for (auto it = topology_log_.rbegin(); it != topology_log_.rend(); ++it) {
-    state_.topology().ApplyUsage(it->first, -it->second);
+    state_.topology().UndoTemporary(*it);
   }
   topology_log_.clear();
   // Undo in reverse so bubbling through lending limits retraces the same path.

@@ -34,7 +34,7 @@ class UsageSimulation {
   // node, without its topology placement: what a fair-sharing share sees of a victim.
   void RemoveQuotaUsage(QuotaNode& node, const std::vector<std::pair<FrId, int64_t>>& usage);
   // Topology placements of a workload planned this cycle (sign +1) or taken away (-1).
-  void ApplyTopologyUsage(std::vector<TopologyUsage> usage, int sign);
+  void ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign);
   void Restore();
 
  private:
@@ -47,7 +47,8 @@ class UsageSimulation {
 
   ClusterState& state_;
   std::vector<Change> log_;
-  std::vector<std::pair<std::vector<TopologyUsage>, int>> topology_log_;
+  // The inventory's tokens of the topology changes, to undo in reverse.
+  std::vector<int64_t> topology_log_;
 };
 
 }  // namespace tollgate::core

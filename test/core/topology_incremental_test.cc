@@ -184,18 +184,23 @@ void RunRandomSequence(const std::vector<std::string>& levels, uint32_t seed, in
         const int32_t size = shape.request.slices[0].size;
         workers.count = size * (1 + workers.count / size);
       }
-      workers.per_pod = {{"gpu", 1 + static_cast<int64_t>(rng() % 2)}};
-      if (rng() % 2 == 0) workers.per_pod.insert(workers.per_pod.begin(), {"cpu", 1000});
+      // What the requests view, as a pod set's fields.
+      ResourceAmounts per_pod = {{"gpu", 1 + static_cast<int64_t>(rng() % 2)}};
+      if (rng() % 2 == 0) per_pod.insert(per_pod.begin(), {"cpu", 1000});
+      const ResourceAmounts leader_per_pod = {{"cpu", 2000}};
+      const Labels ssd = {{"disk", "ssd"}};
+      const std::vector<Toleration> tolerations = {{"dedicated", "Equal", "infer", "NoSchedule"}};
+      workers.per_pod = per_pod;
       workers.request = shape.implied ? nullptr : &shape.request;
       workers.implied = shape.implied;
-      if (shape.select_ssd) workers.node_selector = {{"disk", "ssd"}};
-      if (shape.tolerate) workers.tolerations = {{"dedicated", "Equal", "infer", "NoSchedule"}};
+      if (shape.select_ssd) workers.node_selector = &ssd;
+      if (shape.tolerate) workers.tolerations = tolerations;
       std::vector<TopologyPlacementRequest> requests = {workers};
       if (shape.with_leader) {
         TopologyPlacementRequest leader = workers;
         leader.pod_set = "leader";
         leader.count = 1;
-        leader.per_pod = {{"cpu", 2000}};
+        leader.per_pod = leader_per_pod;
         requests.push_back(leader);
       }
       PodSetTopologyRequest second_request;
@@ -229,7 +234,8 @@ void RunRandomSequence(const std::vector<std::string>& levels, uint32_t seed, in
               if (n.name == values.back()) values = values_of(n);
             }
           }
-          Placed p{values, requests[i].per_pod, d.count};
+          Placed p{values, ResourceAmounts(requests[i].per_pod.begin(), requests[i].per_pod.end()),
+                   d.count};
           apply(p, +1);
           placed.push_back(std::move(p));
         }

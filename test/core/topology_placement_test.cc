@@ -157,7 +157,7 @@ void RunCase(const Case& c) {
     r.per_pod = ps.per_pod;
     r.request = ps.request.has_value() ? &*ps.request : nullptr;
     r.implied = ps.implied;
-    r.node_selector = ps.node_selector;
+    r.node_selector = &ps.node_selector;
     r.tolerations = ps.tolerations;
     requests.push_back(std::move(r));
   }
@@ -749,10 +749,11 @@ TEST(TopologyPlacementTest, UsageAndNonTasUsageReduceCapacity) {
   std::vector<const NodeSpec*> ptrs = {&nodes[0]};
   TopologyFlavor tf({"default", kHostOnly}, ResourceFlavorSpec{}, ptrs);
   PodSetTopologyRequest request = Required(kHostnameLabel);
+  const ResourceAmounts per_pod = {{"cpu", 300}};
   TopologyPlacementRequest r;
   r.pod_set = "main";
   r.count = 1;
-  r.per_pod = {{"cpu", 300}};
+  r.per_pod = per_pod;
   r.request = &request;
   // A running pod Tollgate does not place takes the node's only pod slot.
   tf.AddNonTasUsage("n1", {{"cpu", 300}, {"pods", 1}});
@@ -798,10 +799,11 @@ TEST(TopologyPlacementTest, ReplacementKeepsTheOtherDomainsInsideTheRequiredRack
   for (const NodeSpec& n : nodes) ptrs.push_back(&n);
   TopologyFlavor tf({"default", kThreeLevels}, ResourceFlavorSpec{}, ptrs);
   PodSetTopologyRequest request = Required(kRack);
+  const ResourceAmounts per_pod = {{"cpu", 1000}};
   TopologyPlacementRequest r;
   r.pod_set = "main";
   r.count = 2;
-  r.per_pod = {{"cpu", 1000}};
+  r.per_pod = per_pod;
   r.request = &request;
   const TopologyAssignment existing = Hosts({{"x1", 1}, {"x2", 1}});
   tf.AddUsage({"x1"}, {{"cpu", 1000}}, 1, +1);

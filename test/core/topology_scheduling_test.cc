@@ -427,5 +427,34 @@ TEST_F(TopologySchedulingTest, PodsTollgateDoesNotPlaceTakeCapacity) {
   EXPECT_EQ(Placement("job"), "x1:3");
 }
 
+TEST_F(TopologySchedulingTest, AnAdmissionPlannedBeforeANodeChangeCountsItsPlacementByName) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r1", "x2", 4);
+  Submit("a", 4, Required(kHostnameLabel));
+  CyclePlan plan = state_.PlanCycle(now_);
+  ASSERT_EQ(plan.admissions.size(), 1u);
+  ASSERT_EQ(plan.admissions[0].topology_leaves.size(), 1u);
+  // A new node rebuilds the flavor's tree: the leaves the plan carries index the old one.
+  AddNode("b1", "r2", "x3", 4);
+  state_.ApplyCycle(plan, now_);
+  const std::string a = Placement("a");
+  ASSERT_EQ(a.size(), 4u) << a;  // "xN:4"
+  // Counted by the host's name on the new tree: the next job does not get the same host.
+  Submit("b", 4, Required(kHostnameLabel));
+  Settle();
+  EXPECT_EQ(Get("b").status.state, WorkloadState::kAdmitted);
+  EXPECT_NE(Placement("b").substr(0, 2), a.substr(0, 2));
+  int64_t used = 0;
+  for (const TopologyFlavor::DomainCapacity& d :
+       state_.topology().Flavor("tas-flavor")->Capacities()) {
+    if (d.values.size() != 3 || d.values.back() != a.substr(0, 2)) continue;
+    for (const auto& [resource, amount] : d.used) {
+      if (resource == "gpu") used = amount;
+    }
+  }
+  EXPECT_EQ(used, 4);
+}
+
 }  // namespace
 }  // namespace tollgate::core
