@@ -86,20 +86,15 @@ void BM_IndependentLoads(benchmark::State& state) {
 // 16 KiB fits L1 (32 KiB), 256 KiB L2 (512 KiB), 8 MiB L3 (32 MiB); 128 MiB and 1 GiB are
 // memory, the second with most of its pages' translations missing the TLB too, as the engine's
 // 1M-pending fixture (~1 GB) does.
-BENCHMARK(BM_PointerChase)
-    ->Arg(16)
-    ->Arg(256)
-    ->Arg(8 << 10)
-    ->Arg(128 << 10)
-    ->Arg(1 << 20)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_IndependentLoads)
-    ->Arg(16)
-    ->Arg(256)
-    ->Arg(8 << 10)
-    ->Arg(128 << 10)
-    ->Arg(1 << 20)
-    ->Unit(benchmark::kMicrosecond);
+void WorkingSets(benchmark::internal::Benchmark* b) {
+  for (int64_t kib :
+       {int64_t{16}, int64_t{256}, int64_t{8} << 10, int64_t{128} << 10, int64_t{1} << 20}) {
+    b->Arg(kib);
+  }
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_PointerChase)->Apply(WorkingSets);
+BENCHMARK(BM_IndependentLoads)->Apply(WorkingSets);
 
 }  // namespace
 }  // namespace tollgate::bench
