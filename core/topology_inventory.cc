@@ -234,6 +234,15 @@ auto FindFlavor(Map& flavors, absl::string_view flavor) {
   return flavors.find(flavor);
 }
 
+// A placement carried on another tree, counted on `to` by its leaves' names (two trees that end
+// at the hostname share the nodes).
+void AddByLeafNames(const PlacedTopology& p, int sign, TopologyFlavor& to) {
+  const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
+  for (const auto& [leaf, count] : p.usage.leaves) {
+    to.AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
+  }
+}
+
 }  // namespace
 
 bool TopologyInventory::IsTopologyFlavor(absl::string_view flavor) const {
@@ -278,10 +287,7 @@ void TopologyInventory::Replay(FlavorEntry& entry, const WorkloadTopologyUsage& 
   // end at the hostname (they share the nodes), by the leaves' names.
   for (const PlacedTopology& p : usage.placed) {
     if (!hostname || CurrentTree(p) == nullptr || !p.tree->lowest_is_hostname()) continue;
-    const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
-    for (const auto& [leaf, count] : p.usage.leaves) {
-      entry.built->AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
-    }
+    AddByLeafNames(p, sign, *entry.built);
   }
 }
 
@@ -366,10 +372,7 @@ void TopologyInventory::ApplyToBuilt(const PlacedTopology& p, int sign) {
     if (entry.built.get() == p.tree) {
       entry.built->AddUsage(p.usage, sign);
     } else if (hostname && entry.built->lowest_is_hostname()) {
-      const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
-      for (const auto& [leaf, count] : p.usage.leaves) {
-        entry.built->AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
-      }
+      AddByLeafNames(p, sign, *entry.built);
     }
   }
 }
