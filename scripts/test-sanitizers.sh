@@ -23,7 +23,11 @@ scripts/install-deps.sh
 # file:line stacks. NDEBUG as in the release build: Debian's RocksDB is built with it and some
 # of its headers change layout without it.
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # As in scripts/build.sh: lets ccache cache the files compiled with a precompiled header.
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
+fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DTOLLGATE_SANITIZE=ON -DTOLLGATE_BUILD_BENCH=OFF >/dev/null
