@@ -58,7 +58,7 @@ constexpr size_t kHeadPrefetchDistance = 2;
 void PrefetchHead(const Head& h) {
   PrefetchLines(h.wl, sizeof(Workload));
   PrefetchLines(&h.cq->spec, sizeof(ClusterQueueSpec));
-  PrefetchLines(h.cq->node, sizeof(QuotaNode));
+  PrefetchLines(h.cq->node, QuotaNode::kHotBytes);
 }
 
 // What those objects point at (fetched by PrefetchHead by now): the pod sets and their

@@ -69,7 +69,7 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
     if (const ClusterQueueRuntime* cq = router_.QueuedIn(id); cq != nullptr) {
       PrefetchLinesForWrite(&cq->queue, sizeof(cq->queue));
       PrefetchLinesForWrite(&cq->holding, sizeof(cq->holding));
-      PrefetchLinesForWrite(cq->node, sizeof(QuotaNode));
+      PrefetchLinesForWrite(cq->node, QuotaNode::kHotBytes);
     }
   };
   auto prefetch_status = [&](size_t i) {

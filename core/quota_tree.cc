@@ -36,73 +36,91 @@ const QuotaNode* QuotaNode::Root() const {
   return node;
 }
 
-const QuotaLimits& QuotaNode::Limits(FrId fr) const {
-  static const QuotaLimits kNone;
-  return fr < static_cast<FrId>(limits_.size()) ? limits_[fr] : kNone;
+QuotaLimits QuotaNode::Limits(FrId fr) const {
+  const FrSlot& slot = Slot(fr);
+  QuotaLimits limits;
+  limits.defined = slot.defined;
+  limits.nominal = slot.nominal;
+  if (slot.has_borrowing_limit) limits.borrowing_limit = slot.borrowing_limit;
+  if (slot.has_lending_limit) limits.lending_limit = slot.lending_limit;
+  return limits;
+}
+
+void QuotaNode::SetLimits(FrId fr, const QuotaLimits& limits) {
+  FrSlot& slot = MutableSlot(fr);
+  slot.defined = limits.defined;
+  slot.nominal = limits.nominal;
+  slot.has_borrowing_limit = limits.borrowing_limit.has_value();
+  slot.borrowing_limit = limits.borrowing_limit.value_or(0);
+  slot.has_lending_limit = limits.lending_limit.has_value();
+  slot.lending_limit = limits.lending_limit.value_or(0);
 }
 
 std::vector<FrId> QuotaNode::ActiveResources() const {
   std::vector<FrId> out;
-  const size_t n = std::max(subtree_quota_.size(), usage_.size());
-  for (size_t i = 0; i < n; ++i) {
-    const FrId fr = static_cast<FrId>(i);
-    if (SubtreeQuota(fr) != 0 || Usage(fr) != 0 || Limits(fr).defined) out.push_back(fr);
+  const FrId n = SlotCount();
+  for (FrId fr = 0; fr < n; ++fr) {
+    const FrSlot& slot = Slot(fr);
+    if (slot.subtree_quota != 0 || slot.usage != 0 || slot.defined) out.push_back(fr);
   }
   return out;
 }
 
-int64_t QuotaNode::LocalQuota(FrId fr) const {
-  const QuotaLimits& limits = Limits(fr);
-  if (!limits.lending_limit.has_value()) return 0;
-  return std::max<int64_t>(0, SatSub(SubtreeQuota(fr), *limits.lending_limit));
+int64_t QuotaNode::SlotLocalQuota(const FrSlot& slot) {
+  if (!slot.has_lending_limit) return 0;
+  return std::max<int64_t>(0, SatSub(slot.subtree_quota, slot.lending_limit));
 }
 
+int64_t QuotaNode::LocalQuota(FrId fr) const { return SlotLocalQuota(Slot(fr)); }
+
 int64_t QuotaNode::LocalAvailable(FrId fr) const {
-  return std::max<int64_t>(0, SatSub(LocalQuota(fr), Usage(fr)));
+  const FrSlot& slot = Slot(fr);
+  return std::max<int64_t>(0, SatSub(SlotLocalQuota(slot), slot.usage));
 }
 
 int64_t QuotaNode::Available(FrId fr) const {
-  if (parent_ == nullptr) return SatSub(SubtreeQuota(fr), Usage(fr));
+  const FrSlot& slot = Slot(fr);
+  if (parent_ == nullptr) return SatSub(slot.subtree_quota, slot.usage);
   int64_t parent_available = parent_->Available(fr);
-  const QuotaLimits& limits = Limits(fr);
-  if (limits.borrowing_limit.has_value()) {
-    const int64_t local = LocalQuota(fr);
-    const int64_t stored_in_parent = SatSub(SubtreeQuota(fr), local);
-    const int64_t used_in_parent = std::max<int64_t>(0, SatSub(Usage(fr), local));
+  const int64_t local = SlotLocalQuota(slot);
+  if (slot.has_borrowing_limit) {
+    const int64_t stored_in_parent = SatSub(slot.subtree_quota, local);
+    const int64_t used_in_parent = std::max<int64_t>(0, SatSub(slot.usage, local));
     const int64_t with_max_from_parent =
-        SatAdd(SatSub(stored_in_parent, used_in_parent), *limits.borrowing_limit);
+        SatAdd(SatSub(stored_in_parent, used_in_parent), slot.borrowing_limit);
     parent_available = std::min(with_max_from_parent, parent_available);
   }
-  return SatAdd(LocalAvailable(fr), parent_available);
+  return SatAdd(std::max<int64_t>(0, SatSub(local, slot.usage)), parent_available);
 }
 
 int64_t QuotaNode::PotentialAvailable(FrId fr) const {
-  if (parent_ == nullptr) return SubtreeQuota(fr);
-  int64_t available = SatAdd(LocalQuota(fr), parent_->PotentialAvailable(fr));
-  const QuotaLimits& limits = Limits(fr);
-  if (limits.borrowing_limit.has_value()) {
-    available = std::min(available, SatAdd(SubtreeQuota(fr), *limits.borrowing_limit));
+  const FrSlot& slot = Slot(fr);
+  if (parent_ == nullptr) return slot.subtree_quota;
+  int64_t available = SatAdd(SlotLocalQuota(slot), parent_->PotentialAvailable(fr));
+  if (slot.has_borrowing_limit) {
+    available = std::min(available, SatAdd(slot.subtree_quota, slot.borrowing_limit));
   }
   return available;
 }
 
 bool QuotaNode::BorrowingWith(FrId fr, int64_t val) const {
-  return SubtreeQuota(fr) < SatAdd(Usage(fr), val);
+  const FrSlot& slot = Slot(fr);
+  return slot.subtree_quota < SatAdd(slot.usage, val);
 }
 
 void QuotaNode::AddUsage(FrId fr, int64_t val) {
-  const int64_t local_available = LocalAvailable(fr);
-  int64_t& usage = Grow(usage_, fr);
-  usage = SatAdd(usage, val);
+  FrSlot& slot = MutableSlot(fr);
+  const int64_t local_available = std::max<int64_t>(0, SatSub(SlotLocalQuota(slot), slot.usage));
+  slot.usage = SatAdd(slot.usage, val);
   if (parent_ != nullptr && val > local_available) {
     parent_->AddUsage(fr, SatSub(val, local_available));
   }
 }
 
 void QuotaNode::RemoveUsage(FrId fr, int64_t val) {
-  int64_t& usage = Grow(usage_, fr);
-  const int64_t stored_in_parent = SatSub(usage, LocalQuota(fr));
-  usage = SatSub(usage, val);
+  FrSlot& slot = MutableSlot(fr);
+  const int64_t stored_in_parent = SatSub(slot.usage, SlotLocalQuota(slot));
+  slot.usage = SatSub(slot.usage, val);
   if (stored_in_parent <= 0 || parent_ == nullptr) return;
   parent_->RemoveUsage(fr, std::min(val, stored_in_parent));
 }
@@ -116,16 +134,15 @@ int QuotaNode::Height() const {
   return height;
 }
 
-namespace {
-
-void ApplyQuotas(const std::vector<ResourceGroupSpec>& groups, FlavorResourceIndex& fr_index,
-                 std::vector<QuotaLimits>& limits, std::vector<FrId>& defined) {
+void QuotaTree::ApplyQuotas(const std::vector<ResourceGroupSpec>& groups,
+                            FlavorResourceIndex& fr_index, QuotaNode& node) {
+  std::vector<FrId>& defined = node.defined_;
   for (const ResourceGroupSpec& group : groups) {
     for (const FlavorQuotasSpec& flavor : group.flavors) {
       for (const ResourceQuotaSpec& quota : flavor.resources) {
         const FrId fr = fr_index.Intern(flavor.flavor, quota.resource);
-        if (fr >= static_cast<FrId>(limits.size())) limits.resize(fr + 1);
-        limits[fr] = QuotaLimits{true, quota.nominal, quota.borrowing_limit, quota.lending_limit};
+        node.SetLimits(
+            fr, QuotaLimits{true, quota.nominal, quota.borrowing_limit, quota.lending_limit});
         defined.push_back(fr);
       }
     }
@@ -133,8 +150,6 @@ void ApplyQuotas(const std::vector<ResourceGroupSpec>& groups, FlavorResourceInd
   std::sort(defined.begin(), defined.end());
   defined.erase(std::unique(defined.begin(), defined.end()), defined.end());
 }
-
-}  // namespace
 
 void QuotaTree::Build(const std::map<std::string, ClusterQueueSpec>& cluster_queues,
                       const std::map<std::string, CohortSpec>& cohorts,
@@ -154,7 +169,7 @@ void QuotaTree::Build(const std::map<std::string, ClusterQueueSpec>& cluster_que
 
   for (const auto& [name, spec] : cohorts) {
     QuotaNode* node = cohort_node(name);
-    ApplyQuotas(spec.resource_groups, fr_index, node->limits_, node->defined_);
+    ApplyQuotas(spec.resource_groups, fr_index, *node);
     node->fair_weight_ = spec.fair_weight;
     if (!spec.parent.empty()) cohort_node(spec.parent);
   }
@@ -192,7 +207,7 @@ void QuotaTree::Build(const std::map<std::string, ClusterQueueSpec>& cluster_que
 
   for (const auto& [name, spec] : cluster_queues) {
     auto node = std::make_unique<QuotaNode>(QuotaNode::Kind::kClusterQueue, name);
-    ApplyQuotas(spec.resource_groups, fr_index, node->limits_, node->defined_);
+    ApplyQuotas(spec.resource_groups, fr_index, *node);
     node->fair_weight_ = spec.fair_weight;
     bool cycle = false;
     if (!spec.cohort.empty()) {
@@ -224,17 +239,22 @@ void QuotaTree::Build(const std::map<std::string, ClusterQueueSpec>& cluster_que
 }
 
 void QuotaTree::ComputeSubtreeQuota(QuotaNode* node) {
-  node->subtree_quota_.assign(node->limits_.size(), 0);
-  node->usage_.clear();
+  const FrId slots = node->SlotCount();
+  for (FrId fr = 0; fr < slots; ++fr) {
+    QuotaNode::FrSlot& slot = node->MutableSlot(fr);
+    slot.subtree_quota = slot.defined ? slot.nominal : 0;
+    slot.usage = 0;
+  }
   node->subtree_keys_ = node->defined_;
-  for (FrId fr : node->defined_) node->subtree_quota_[fr] = node->limits_[fr].nominal;
   auto accumulate = [node](QuotaNode* child) {
     node->subtree_keys_.insert(node->subtree_keys_.end(), child->subtree_keys_.begin(),
                                child->subtree_keys_.end());
-    for (size_t i = 0; i < child->subtree_quota_.size(); ++i) {
-      const FrId fr = static_cast<FrId>(i);
-      int64_t& mine = QuotaNode::Grow(node->subtree_quota_, fr);
-      mine = SatAdd(mine, SatSub(child->SubtreeQuota(fr), child->LocalQuota(fr)));
+    const FrId child_slots = child->SlotCount();
+    for (FrId fr = 0; fr < child_slots; ++fr) {
+      const int64_t lent = SatSub(child->SubtreeQuota(fr), child->LocalQuota(fr));
+      if (lent == 0) continue;  // SatAdd(mine, 0) is mine; no slot to grow
+      int64_t& mine = node->MutableSlot(fr).subtree_quota;
+      mine = SatAdd(mine, lent);
     }
   };
   for (QuotaNode* child : node->child_cohorts_) {
