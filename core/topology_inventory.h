@@ -29,11 +29,13 @@ struct TopologyUsage {
 // the admission, so that they count it by its leaves instead of finding its domains again by
 // name: the tree it was computed on, the generation the tree was built at, and its leaves there.
 // Valid while TopologyInventory::CurrentTree finds the tree; a placement is named by its
-// assignment otherwise.
+// assignment otherwise. The leaves are shared: copying a placement (into the cycle's simulated
+// usage, into an admitted workload's) copies a pointer.
 struct PlacedTopology {
   const TopologyFlavor* tree = nullptr;
   int64_t generation = -1;
-  TopologyLeafUsage usage;
+  // Set whenever `tree` is.
+  std::shared_ptr<const TopologyLeafUsage> usage;
 };
 
 // The usage of a workload's placements: carried on the trees that computed them (current when

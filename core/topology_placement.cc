@@ -1055,14 +1055,14 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   return {};
 }
 
-TopologyLeafUsage TopologyFlavor::LeafUsageOf(const std::vector<std::pair<int, int32_t>>& domains,
-                                              const ResolvedRequest& req) const {
-  TopologyLeafUsage out;
+std::shared_ptr<const TopologyLeafUsage> TopologyFlavor::LeafUsageOf(
+    const std::vector<std::pair<int, int32_t>>& domains, const ResolvedRequest& req) const {
+  auto out = std::make_shared<TopologyLeafUsage>();
   // The domains BuildAssignment names (a placement ends on leaves), in any order.
   for (const auto& [d, count] : domains) {
-    if (count != 0) out.leaves.emplace_back(domains_[d].leaf, count);
+    if (count != 0) out->leaves.emplace_back(domains_[d].leaf, count);
   }
-  out.per_pod.assign(req.amounts.begin(), req.amounts.end());
+  out->per_pod.assign(req.amounts.begin(), req.amounts.end());
   return out;
 }
 

@@ -347,7 +347,7 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
     if (!psa.topology.has_value()) continue;
     // The tree that computed the placement answers by its leaves while it is current.
     if (const TopologyFlavor* tree = inventory.CurrentTree(psa.topology_leaves)) {
-      if (!tree->Fits(psa.topology_leaves.usage)) return false;
+      if (!tree->Fits(*psa.topology_leaves.usage)) return false;
       continue;
     }
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
