@@ -131,6 +131,13 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
 }
 
 WorkloadTopologyRequests::FlavorRequests& WorkloadTopologyRequests::Of(absl::string_view flavor) {
+  // Usually the first flavor, or the last one again: no search, no insertion in the middle.
+  if (by_flavor.empty() || absl::string_view(by_flavor.back().flavor) < flavor) {
+    FlavorRequests& added = by_flavor.emplace_back();
+    added.flavor = std::string(flavor);
+    return added;
+  }
+  if (by_flavor.back().flavor == flavor) return by_flavor.back();
   auto it = std::lower_bound(by_flavor.begin(), by_flavor.end(), flavor,
                              [](const FlavorRequests& f, absl::string_view name) {
                                return absl::string_view(f.flavor) < name;
