@@ -45,11 +45,13 @@ struct TopologyLeafUsage {
   absl::InlinedVector<std::pair<int32_t, int64_t>, 4> per_pod;
 };
 
+// Inline for one request: a workload usually has one pod set, and one placement is computed for
+// every evaluation of a head.
 struct TopologyPlacementResult {
   // Per request, in request order; set for each request placed before a failure.
-  std::vector<std::optional<TopologyAssignment>> assignments;
+  absl::InlinedVector<std::optional<TopologyAssignment>, 1> assignments;
   // Parallel to `assignments`: the same placements on this tree's leaves (null where unplaced).
-  std::vector<std::shared_ptr<const TopologyLeafUsage>> leaves;
+  absl::InlinedVector<std::shared_ptr<const TopologyLeafUsage>, 1> leaves;
   // Empty when everything was placed; else Kueue's reason and the pod set it is about.
   std::string failure;
   std::string failed_pod_set;
@@ -111,7 +113,7 @@ class TopologyFlavor {
 
   // Kueue's FindTopologyAssignmentsForFlavor: pod sets of one group are placed together, groups
   // in order, each seeing the ones before. `simulate_empty` ignores admitted workloads' usage.
-  TopologyPlacementResult FindAssignments(const std::vector<TopologyPlacementRequest>& requests,
+  TopologyPlacementResult FindAssignments(absl::Span<const TopologyPlacementRequest> requests,
                                           bool simulate_empty);
 
   // Kueue's failed-node replacement for one pod set: the pods of `existing` on `lost_node` are

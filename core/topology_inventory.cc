@@ -324,7 +324,8 @@ void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage
   ClearWorkloadUsage(workload);
   if (usage.empty()) return;
   ApplyToBuilt(usage, +1);
-  by_workload_[workload] = std::move(usage);
+  // Cleared above: built in place from `usage`.
+  by_workload_.emplace(workload, std::move(usage));
 }
 
 void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
@@ -337,7 +338,7 @@ void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
 int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign) {
   ApplyToBuilt(usage, sign);
   const int64_t token = ++next_token_;
-  temporary_.push_back(Temporary{token, sign, std::move(usage)});
+  temporary_.emplace_back(token, sign, std::move(usage));
   return token;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/topology.h"
@@ -39,9 +40,10 @@ struct PlacedTopology {
 };
 
 // The usage of a workload's placements: carried on the trees that computed them (current when
-// handed to the inventory) and by names.
+// handed to the inventory) and by names. Inline for one carried placement (one pod set): one is
+// built for every admission and for every head the cycle counts.
 struct WorkloadTopologyUsage {
-  std::vector<PlacedTopology> placed;
+  absl::InlinedVector<PlacedTopology, 1> placed;
   std::vector<TopologyUsage> named;
   bool empty() const { return placed.empty() && named.empty(); }
 };

@@ -136,7 +136,7 @@ bool TopologyFlavor::HasLevels(const PodSetTopologyRequest* request) const {
 }
 
 TopologyPlacementResult TopologyFlavor::FindAssignments(
-    const std::vector<TopologyPlacementRequest>& requests, bool simulate_empty) {
+    absl::Span<const TopologyPlacementRequest> requests, bool simulate_empty) {
   TopologyPlacementResult result;
   result.assignments.resize(requests.size());
   result.leaves.resize(requests.size());
