@@ -36,17 +36,22 @@ struct TopologyPlacementRequest {
 // A placement as the tree that computed it knows it: each leaf it uses (an index into the
 // tree's leaves) with its pod count, and the per-pod request with its one `pods` by the tree's
 // resource indexes. Meaningful on that tree only: TopologyInventory::CurrentTree says whether
-// the tree is still the flavor's, and a placement is named by its domains otherwise.
+// the tree is still the flavor's, and a placement is named by its domains otherwise. Built once
+// per placement and shared, never changed: the evaluation, the cycle's checks and usage and the
+// admission's hold the same block (its inline vectors would be copied element by element at
+// every move).
 struct TopologyLeafUsage {
   absl::InlinedVector<std::pair<int32_t, int32_t>, 2> leaves;
   absl::InlinedVector<std::pair<int32_t, int64_t>, 4> per_pod;
 };
 
+// Inline for one request: a workload usually has one pod set, and one placement is computed for
+// every evaluation of a head.
 struct TopologyPlacementResult {
   // Per request, in request order; set for each request placed before a failure.
-  std::vector<std::optional<TopologyAssignment>> assignments;
-  // Parallel to `assignments`: the same placements on this tree's leaves (empty where unplaced).
-  std::vector<TopologyLeafUsage> leaves;
+  absl::InlinedVector<std::optional<TopologyAssignment>, 1> assignments;
+  // Parallel to `assignments`: the same placements on this tree's leaves (null where unplaced).
+  absl::InlinedVector<std::shared_ptr<const TopologyLeafUsage>, 1> leaves;
   // Empty when everything was placed; else Kueue's reason and the pod set it is about.
   std::string failure;
   std::string failed_pod_set;
@@ -108,7 +113,7 @@ class TopologyFlavor {
 
   // Kueue's FindTopologyAssignmentsForFlavor: pod sets of one group are placed together, groups
   // in order, each seeing the ones before. `simulate_empty` ignores admitted workloads' usage.
-  TopologyPlacementResult FindAssignments(const std::vector<TopologyPlacementRequest>& requests,
+  TopologyPlacementResult FindAssignments(absl::Span<const TopologyPlacementRequest> requests,
                                           bool simulate_empty);
 
   // Kueue's failed-node replacement for one pod set: the pods of `existing` on `lost_node` are
@@ -239,8 +244,8 @@ class TopologyFlavor {
   struct PlacedGroup {
     std::optional<TopologyAssignment> workers;
     std::optional<TopologyAssignment> leader;
-    TopologyLeafUsage workers_leaves;
-    TopologyLeafUsage leader_leaves;
+    std::shared_ptr<const TopologyLeafUsage> workers_leaves;
+    std::shared_ptr<const TopologyLeafUsage> leader_leaves;
   };
   // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
   std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
@@ -279,8 +284,8 @@ class TopologyFlavor {
   std::vector<int> Sorted(std::vector<int> domains, bool unconstrained, bool with_leader) const;
   bool ValuesLess(int a, int b) const;
   TopologyAssignment BuildAssignment(std::vector<std::pair<int, int32_t>> domains) const;
-  TopologyLeafUsage LeafUsageOf(const std::vector<std::pair<int, int32_t>>& domains,
-                                const ResolvedRequest& req) const;
+  std::shared_ptr<const TopologyLeafUsage> LeafUsageOf(
+      const std::vector<std::pair<int, int32_t>>& domains, const ResolvedRequest& req) const;
   std::string NotFitMessage(int32_t fit, int32_t total, int32_t slice_size,
                             const ExclusionStats& stats) const;
   std::string MultiLayerNotFitMessage(int level, Params& p) const;

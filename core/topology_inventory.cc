@@ -209,8 +209,8 @@ void TopologyInventory::NamePlaced(WorkloadTopologyUsage& usage) const {
     // Current by construction: carried placements are named at every change of generation.
     const auto* entry = EntryOf(p);
     if (entry == nullptr) continue;
-    const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
-    for (const auto& [leaf, count] : p.usage.leaves) {
+    const ResourceAmounts per_pod = p.tree->PerPodOf(*p.usage);
+    for (const auto& [leaf, count] : p.usage->leaves) {
       usage.named.push_back(
           TopologyUsage{entry->first, "", p.tree->LeafValues(leaf), per_pod, count});
     }
@@ -237,8 +237,8 @@ auto FindFlavor(Map& flavors, absl::string_view flavor) {
 // A placement carried on another tree, counted on `to` by its leaves' names (two trees that end
 // at the hostname share the nodes).
 void AddByLeafNames(const PlacedTopology& p, int sign, TopologyFlavor& to) {
-  const ResourceAmounts per_pod = p.tree->PerPodOf(p.usage);
-  for (const auto& [leaf, count] : p.usage.leaves) {
+  const ResourceAmounts per_pod = p.tree->PerPodOf(*p.usage);
+  for (const auto& [leaf, count] : p.usage->leaves) {
     to.AddUsage(p.tree->LeafValues(leaf), per_pod, count, sign);
   }
 }
@@ -324,7 +324,8 @@ void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage
   ClearWorkloadUsage(workload);
   if (usage.empty()) return;
   ApplyToBuilt(usage, +1);
-  by_workload_[workload] = std::move(usage);
+  // Cleared above: built in place from `usage`.
+  by_workload_.emplace(workload, std::move(usage));
 }
 
 void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
@@ -337,7 +338,7 @@ void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
 int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign) {
   ApplyToBuilt(usage, sign);
   const int64_t token = ++next_token_;
-  temporary_.push_back(Temporary{token, sign, std::move(usage)});
+  temporary_.emplace_back(token, sign, std::move(usage));
   return token;
 }
 
@@ -370,7 +371,7 @@ void TopologyInventory::ApplyToBuilt(const PlacedTopology& p, int sign) {
   for (auto& [name, entry] : flavors_) {
     if (entry.built == nullptr || entry.built_generation != generation_) continue;
     if (entry.built.get() == p.tree) {
-      entry.built->AddUsage(p.usage, sign);
+      entry.built->AddUsage(*p.usage, sign);
     } else if (hostname && entry.built->lowest_is_hostname()) {
       AddByLeafNames(p, sign, *entry.built);
     }

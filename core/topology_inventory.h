@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/topology.h"
@@ -29,17 +30,20 @@ struct TopologyUsage {
 // the admission, so that they count it by its leaves instead of finding its domains again by
 // name: the tree it was computed on, the generation the tree was built at, and its leaves there.
 // Valid while TopologyInventory::CurrentTree finds the tree; a placement is named by its
-// assignment otherwise.
+// assignment otherwise. The leaves are shared: copying a placement (into the cycle's simulated
+// usage, into an admitted workload's) copies a pointer.
 struct PlacedTopology {
   const TopologyFlavor* tree = nullptr;
   int64_t generation = -1;
-  TopologyLeafUsage usage;
+  // Set whenever `tree` is.
+  std::shared_ptr<const TopologyLeafUsage> usage;
 };
 
 // The usage of a workload's placements: carried on the trees that computed them (current when
-// handed to the inventory) and by names.
+// handed to the inventory) and by names. Inline for one carried placement (one pod set): one is
+// built for every admission and for every head the cycle counts.
 struct WorkloadTopologyUsage {
-  std::vector<PlacedTopology> placed;
+  absl::InlinedVector<PlacedTopology, 1> placed;
   std::vector<TopologyUsage> named;
   bool empty() const { return placed.empty() && named.empty(); }
 };

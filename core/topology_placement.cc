@@ -136,7 +136,7 @@ bool TopologyFlavor::HasLevels(const PodSetTopologyRequest* request) const {
 }
 
 TopologyPlacementResult TopologyFlavor::FindAssignments(
-    const std::vector<TopologyPlacementRequest>& requests, bool simulate_empty) {
+    absl::Span<const TopologyPlacementRequest> requests, bool simulate_empty) {
   TopologyPlacementResult result;
   result.assignments.resize(requests.size());
   result.leaves.resize(requests.size());
@@ -976,25 +976,25 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   int level = fit_level;
   // Above the slice level the lower domains of all chosen domains compete together.
   for (; level < std::min(last, p.slice_level); ++level) {
-    std::vector<int> lower;
-    for (int d : fit)
-      lower.insert(lower.end(), domains_[d].children.begin(), domains_[d].children.end());
     if (incremental_ && p.leader_count == 0 && !p.unconstrained) {
       // BestFit without a leader: when one lower domain holds every slice, the sorted order's
-      // pick is the smallest by (slices, pods, values) among those that do; no sort needed.
+      // pick is the smallest by (slices, pods, values) among those that do; no sort needed, and
+      // no list of the lower domains.
       const int32_t needed = p.count / p.slice_size;
       int best = -1;
-      for (int d : lower) {
-        const DomainState& x = state_[d];
-        if (x.slice_count < needed) continue;
-        if (best >= 0) {
-          const DomainState& y = state_[best];
-          if (std::make_tuple(x.slice_count, x.pod_count, rank_[d]) >=
-              std::make_tuple(y.slice_count, y.pod_count, rank_[best])) {
-            continue;
+      for (int upper : fit) {
+        for (int d : domains_[upper].children) {
+          const DomainState& x = state_[d];
+          if (x.slice_count < needed) continue;
+          if (best >= 0) {
+            const DomainState& y = state_[best];
+            if (std::make_tuple(x.slice_count, x.pod_count, rank_[d]) >=
+                std::make_tuple(y.slice_count, y.pod_count, rank_[best])) {
+              continue;
+            }
           }
+          best = d;
         }
-        best = d;
       }
       if (best >= 0) {
         // What UpdateCountsToMinimum does to the domain it picks.
@@ -1007,6 +1007,9 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
         continue;
       }
     }
+    std::vector<int> lower;
+    for (int d : fit)
+      lower.insert(lower.end(), domains_[d].children.begin(), domains_[d].children.end());
     fit = UpdateCountsToMinimum(Sorted(std::move(lower), p.unconstrained, false), p.count,
                                 p.leader_count, p.slice_size, p.unconstrained, true);
   }
@@ -1055,14 +1058,14 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   return {};
 }
 
-TopologyLeafUsage TopologyFlavor::LeafUsageOf(const std::vector<std::pair<int, int32_t>>& domains,
-                                              const ResolvedRequest& req) const {
-  TopologyLeafUsage out;
+std::shared_ptr<const TopologyLeafUsage> TopologyFlavor::LeafUsageOf(
+    const std::vector<std::pair<int, int32_t>>& domains, const ResolvedRequest& req) const {
+  auto out = std::make_shared<TopologyLeafUsage>();
   // The domains BuildAssignment names (a placement ends on leaves), in any order.
   for (const auto& [d, count] : domains) {
-    if (count != 0) out.leaves.emplace_back(domains_[d].leaf, count);
+    if (count != 0) out->leaves.emplace_back(domains_[d].leaf, count);
   }
-  out.per_pod.assign(req.amounts.begin(), req.amounts.end());
+  out->per_pod.assign(req.amounts.begin(), req.amounts.end());
   return out;
 }
 

@@ -131,14 +131,23 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
 }
 
 WorkloadTopologyRequests::FlavorRequests& WorkloadTopologyRequests::Of(absl::string_view flavor) {
+  // Usually the first flavor, or the last one again: no search, no insertion in the middle.
+  if (by_flavor.empty() || absl::string_view(by_flavor.back().flavor) < flavor) {
+    FlavorRequests& added = by_flavor.emplace_back();
+    added.flavor = std::string(flavor);
+    return added;
+  }
+  if (by_flavor.back().flavor == flavor) return by_flavor.back();
   auto it = std::lower_bound(by_flavor.begin(), by_flavor.end(), flavor,
                              [](const FlavorRequests& f, absl::string_view name) {
                                return absl::string_view(f.flavor) < name;
                              });
   if (it != by_flavor.end() && it->flavor == flavor) return *it;
-  it = by_flavor.insert(it, FlavorRequests{});
-  it->flavor = std::string(flavor);
-  return *it;
+  // Appended and rotated into place: no temporary to move in.
+  const auto pos = it - by_flavor.begin();
+  by_flavor.emplace_back().flavor = std::string(flavor);
+  std::rotate(by_flavor.begin() + pos, by_flavor.end() - 1, by_flavor.end());
+  return by_flavor[static_cast<size_t>(pos)];
 }
 
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
@@ -236,8 +245,8 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
   TopologyOutcome out;
   for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
     const std::string& flavor = of.flavor;
-    const std::vector<TopologyPlacementRequest>& reqs = of.requests;
-    const std::vector<size_t>& index = of.pod_set_index;
+    const auto& reqs = of.requests;
+    const auto& index = of.pod_set_index;
     TopologyFlavor* tf = inventory.Flavor(flavor);
     if (tf == nullptr) {
       out.ok = false;
@@ -312,7 +321,7 @@ WorkloadTopologyUsage AdmittedTopologyUsage(const Workload& wl,
       std::all_of(carried.begin(), carried.end(),
                   [&](const PlacedTopology& p) { return inventory.CurrentTree(p) != nullptr; });
   if (all_current) {
-    out.placed = carried;
+    out.placed.assign(carried.begin(), carried.end());
   } else {
     out.named = TopologyUsageOf(wl, inventory);
   }
@@ -347,7 +356,7 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
     if (!psa.topology.has_value()) continue;
     // The tree that computed the placement answers by its leaves while it is current.
     if (const TopologyFlavor* tree = inventory.CurrentTree(psa.topology_leaves)) {
-      if (!tree->Fits(psa.topology_leaves.usage)) return false;
+      if (!tree->Fits(*psa.topology_leaves.usage)) return false;
       continue;
     }
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "core/flavor_assigner.h"
 #include "core/topology_inventory.h"
@@ -42,17 +43,19 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
 // The placement requests of an assignment, by topology flavor, with the index of each request's
 // pod set; `errors` are pod sets whose request cannot be built (Kueue's psError texts). Pod sets
 // on a flavor of `delayed_flavors` (DelayedTopologyFlavors) get no request now: Kueue's
-// DelayedTopologyRequest Pending, placed by the second pass (DelayedTopologyRequestsOf).
+// DelayedTopologyRequest Pending, placed by the second pass (DelayedTopologyRequestsOf). Inline
+// for one flavor and one pod set (the usual workload): these are built for every evaluation of a
+// head.
 struct WorkloadTopologyRequests {
   struct FlavorRequests {
     std::string flavor;
-    std::vector<TopologyPlacementRequest> requests;
+    absl::InlinedVector<TopologyPlacementRequest, 1> requests;
     // The index of each request's pod set.
-    std::vector<size_t> pod_set_index;
+    absl::InlinedVector<size_t, 1> pod_set_index;
   };
   // In flavor-name order, each flavor once (a workload names one or two: a sorted vector, not a
-  // map, since these are built for every evaluation of a head).
-  std::vector<FlavorRequests> by_flavor;
+  // map).
+  absl::InlinedVector<FlavorRequests, 1> by_flavor;
   std::vector<std::pair<size_t, std::string>> errors;
   // The node selectors and tolerations of the delayed second pass, which merges its checks'
   // updates into the pod set's: its requests view them here.
@@ -88,7 +91,7 @@ struct TopologyOutcome {
   bool ok = true;
   size_t failed_pod_set = 0;
   std::string reason;
-  std::vector<Placed> placed;
+  absl::InlinedVector<Placed, 1> placed;
 };
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
                               TopologyInventory& inventory, bool simulate_empty);
