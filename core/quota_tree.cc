@@ -7,6 +7,15 @@
 
 namespace tollgate::core {
 
+namespace {
+
+// What a node can still use of its local quota (the part it does not lend) before it borrows.
+int64_t LocalAvailableOf(int64_t local_quota, int64_t usage) {
+  return std::max<int64_t>(0, SatSub(local_quota, usage));
+}
+
+}  // namespace
+
 FrId FlavorResourceIndex::Intern(absl::string_view flavor, absl::string_view resource) {
   std::pair<std::string, std::string> key(flavor, resource);
   auto it = ids_.find(key);
@@ -75,7 +84,7 @@ int64_t QuotaNode::LocalQuota(FrId fr) const { return SlotLocalQuota(Slot(fr)); 
 
 int64_t QuotaNode::LocalAvailable(FrId fr) const {
   const FrSlot& slot = Slot(fr);
-  return std::max<int64_t>(0, SatSub(SlotLocalQuota(slot), slot.usage));
+  return LocalAvailableOf(SlotLocalQuota(slot), slot.usage);
 }
 
 int64_t QuotaNode::Available(FrId fr) const {
@@ -90,7 +99,7 @@ int64_t QuotaNode::Available(FrId fr) const {
         SatAdd(SatSub(stored_in_parent, used_in_parent), slot.borrowing_limit);
     parent_available = std::min(with_max_from_parent, parent_available);
   }
-  return SatAdd(std::max<int64_t>(0, SatSub(local, slot.usage)), parent_available);
+  return SatAdd(LocalAvailableOf(local, slot.usage), parent_available);
 }
 
 int64_t QuotaNode::PotentialAvailable(FrId fr) const {
@@ -110,7 +119,7 @@ bool QuotaNode::BorrowingWith(FrId fr, int64_t val) const {
 
 void QuotaNode::AddUsage(FrId fr, int64_t val) {
   FrSlot& slot = MutableSlot(fr);
-  const int64_t local_available = std::max<int64_t>(0, SatSub(SlotLocalQuota(slot), slot.usage));
+  const int64_t local_available = LocalAvailableOf(SlotLocalQuota(slot), slot.usage);
   slot.usage = SatAdd(slot.usage, val);
   if (parent_ != nullptr && val > local_available) {
     parent_->AddUsage(fr, SatSub(val, local_available));
