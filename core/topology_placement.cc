@@ -68,6 +68,121 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const 
   return pods;
 }
 
+// A request's resources for the tight leaf counts: each a resource every leaf has with a
+// positive amount (`ok` false otherwise: the general count handles the rest).
+struct TightRequest {
+  int n = 0;
+  int r[4];
+  int64_t amount[4];
+  bool ok = false;
+};
+
+template <typename Request>
+TightRequest TightRequestOf(const Request& req) {
+  TightRequest t;
+  const size_t n = req.amounts.size();
+  if (n == 0 || n > 4) return t;
+  for (size_t k = 0; k < n; ++k) {
+    t.r[k] = req.amounts[k].first;
+    t.amount[k] = req.amounts[k].second;
+    if (t.r[k] < 0 || t.amount[k] <= 0) return t;
+  }
+  t.n = static_cast<int>(n);
+  t.ok = true;
+  return t;
+}
+
+// One leaf's smallest count over N resources of a TightRequest, unclamped: positive, it is
+// SmallestPodCount's result (the smallest of the clamped counts is the clamped smallest count);
+// otherwise the leaf has no room for a pod and the general count gives its limiting resource.
+template <int N, typename LeafT>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t TightPods(const LeafT& leaf, const TightRequest& t,
+                                                      bool simulate_empty) {
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = leaf.used.data();
+  int64_t smallest = INT32_MAX;
+  for (int k = 0; k < (N > 0 ? N : t.n); ++k) {
+    const int r = t.r[k];
+    const int64_t cap = simulate_empty ? free[r] : SatSub(free[r], used[r]);
+    const int64_t count = t.amount[k] == 1 ? cap : cap / t.amount[k];
+    smallest = std::min(smallest, count);
+  }
+  return smallest;
+}
+
+// PodsOnLeaf for a TightRequest (without assumed usage). A leaf without room for a pod names
+// the first resource that leaves it none, as SmallestPodCount's limiting resource (the smallest
+// count, 0, first reached there).
+template <int N, typename LeafT>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const LeafT& leaf,
+                                                            const TightRequest& t,
+                                                            bool simulate_empty, int* zero_reason) {
+  const int64_t smallest = TightPods<N>(leaf, t, simulate_empty);
+  *zero_reason = -1;
+  if (smallest > 0) return static_cast<int32_t>(smallest);
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = leaf.used.data();
+  for (int k = 0; k < t.n; ++k) {
+    const int r = t.r[k];
+    const int64_t cap = simulate_empty ? free[r] : SatSub(free[r], used[r]);
+    if (cap / t.amount[k] <= 0) {
+      *zero_reason = k;
+      break;
+    }
+  }
+  return 0;
+}
+
+template <int N, typename LeafT, typename State>
+void TightLeafLoop(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
+                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
+                   State* state, int* zero_reason, int32_t* zero_counts) {
+  const size_t n = leaves.size();
+  for (size_t l = 0; l < n; ++l) {
+    if (!feasible[l]) continue;
+    const LeafT& leaf = leaves[l];
+    int reason = -1;
+    const int32_t pods = TightPodsOnLeaf<N>(leaf, t, simulate_empty, &reason);
+    State& s = state[leaf.domain];
+    s.pod_count = pods;
+    s.pod_count_with_leader = pods;
+    if (leaves_at_slice_level) {
+      const int32_t slices = slice_size == 1 ? pods : pods / slice_size;
+      s.slice_count = slices;
+      s.slice_count_with_leader = slices;
+    }
+    zero_reason[l] = reason;
+    if (reason >= 0) ++zero_counts[reason];
+  }
+}
+
+// The pods on every feasible leaf without a leader or assumed usage, into the leaves' states:
+// the cache's first build, where this pass over every leaf is most of the cost. The loop is
+// unrolled for the request's few resources.
+template <typename LeafT, typename State>
+void FirstLeafPass(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
+                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
+                   State* state, int* zero_reason, int32_t* zero_counts) {
+  switch (t.n) {
+    case 1:
+      TightLeafLoop<1>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    case 2:
+      TightLeafLoop<2>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    case 3:
+      TightLeafLoop<3>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    default:
+      TightLeafLoop<4>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+  }
+}
+
 }  // namespace
 
 bool TopologyFlavor::ExclusionStats::HasExclusions() const {
@@ -365,6 +480,9 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
   const int64_t head = changes_base_ + static_cast<int64_t>(changes_.size());
   const bool leader_required = p.leader_count > 0;
   const int last = static_cast<int>(levels_.size()) - 1;
+  // Without a leader or assumed usage (the common case) a leaf is counted by the tight count.
+  TightRequest tight;
+  if (in.leader == nullptr && assumed_leaves_.empty()) tight = TightRequestOf(*in.req);
   if (c.feasible.empty()) {
     // The node filters depend on the shape and the nodes only (a node change rebuilds the
     // flavor): once per cache.
@@ -374,16 +492,23 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     // passes without NodeFeasible's checks.
     const bool only_taints = (workers.node_selector == nullptr || workers.node_selector->empty()) &&
                              workers.required_node_affinity == nullptr;
-    for (size_t l = 0; l < leaves_.size(); ++l) {
-      if (only_taints && leaves_[l].node.has_value() && leaves_[l].node->taints.empty()) {
-        ++c.filter_stats.total_nodes;
-        continue;
+    if (!lowest_is_hostname_) {
+      // No node to filter: every leaf counts as a node that passes.
+      c.filter_stats.total_nodes += static_cast<int>(leaves_.size());
+    } else {
+      const Leaf* leaves = leaves_.data();
+      const size_t n = leaves_.size();
+      char* feasible = c.feasible.data();
+      int passed = 0;
+      for (size_t l = 0; l < n; ++l) {
+        const Leaf& leaf = leaves[l];
+        if (only_taints && (!leaf.node.has_value() || leaf.node->taints.empty())) {
+          ++passed;
+          continue;
+        }
+        feasible[l] = NodeFeasible(leaf, workers, c.filter_stats) ? 1 : 0;
       }
-      if (lowest_is_hostname_) {
-        c.feasible[l] = NodeFeasible(leaves_[l], workers, c.filter_stats) ? 1 : 0;
-      } else {
-        ++c.filter_stats.total_nodes;
-      }
+      c.filter_stats.total_nodes += passed;
     }
     c.synced = -1;
   }
@@ -393,7 +518,10 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     state_.assign(domains_.size(), DomainState{});
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
-    if (in.leader == nullptr) {
+    if (tight.ok) {
+      FirstLeafPass(leaves_, c.feasible.data(), tight, in.simulate_empty, last == p.slice_level,
+                    p.slice_size, state_.data(), c.zero_reason.data(), c.zero_counts.data());
+    } else if (in.leader == nullptr) {
       // LeafState without a leader, inlined: this pass is most of a cache's first build.
       const bool leaves_at_slice_level = last == p.slice_level;
       DomainState* state = state_.data();
@@ -472,7 +600,19 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       if (l >= 0) {
         if (!c.feasible[l]) continue;
         int zero_reason = -1;
-        state_[d] = LeafState(l, in, p.slice_level, p.slice_size, &zero_reason);
+        if (tight.ok) {
+          DomainState& s = state_[d];
+          const int32_t pods =
+              TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+          s.pod_count = pods;
+          s.pod_count_with_leader = pods;
+          if (level == p.slice_level) {
+            s.slice_count = pods / p.slice_size;
+            s.slice_count_with_leader = s.slice_count;
+          }
+        } else {
+          state_[d] = LeafState(l, in, p.slice_level, p.slice_size, &zero_reason);
+        }
         if (zero_reason != c.zero_reason[l]) {
           if (c.zero_reason[l] >= 0) --c.zero_counts[c.zero_reason[l]];
           if (zero_reason >= 0) ++c.zero_counts[zero_reason];
