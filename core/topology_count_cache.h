@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -303,6 +304,12 @@ struct TopologyFlavor::ShapeKey {
 // The first phase's result for one shape, current up to change `synced`.
 struct TopologyFlavor::CountCache {
   ShapeKey key;
+  // A shape without a leader: the per-pod request it was first found by, as given, and that
+  // request resolved (its names view these strings). The same request finds the shape again
+  // without being resolved.
+  bool has_per_pod = false;
+  std::vector<std::pair<std::string, int64_t>> per_pod;
+  ResolvedRequest resolved;
   std::vector<DomainState> state;  // by domain
   std::vector<char> feasible;      // by leaf: passes the node filters
   // By leaf: the index of the requested resource that leaves it no pod, or -1.

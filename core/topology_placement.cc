@@ -469,6 +469,7 @@ TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey& key) {
            })->get();
   }
   slot->key = std::move(key);
+  slot->has_per_pod = false;
   slot->feasible.clear();
   slot->synced = -1;
   slot->last_use = cache_uses_;
@@ -1040,7 +1041,29 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
 
   // Phase 1: counts per leaf, rolled up.
-  const ResolvedRequest req = Resolve(workers.per_pod);
+  CountCache* cache = nullptr;
+  // A replacement's required domain is a one-off: it is counted from scratch.
+  const bool cached = incremental_ && required_domain.empty();
+  if (cached) ++cache_uses_;
+  // A shape without a leader is found by the per-pod request as given, which it keeps resolved:
+  // no Resolve for the same request again.
+  const ResolvedRequest* found = nullptr;
+  if (cached && leader == nullptr) {
+    for (const std::unique_ptr<CountCache>& c : caches_) {
+      if (c->has_per_pod &&
+          std::equal(c->per_pod.begin(), c->per_pod.end(), workers.per_pod.begin(),
+                     workers.per_pod.end()) &&
+          c->key.Matches(c->resolved, nullptr, simulate_empty, p, workers, lowest_is_hostname_)) {
+        c->last_use = cache_uses_;
+        cache = c.get();
+        found = &c->resolved;
+        break;
+      }
+    }
+  }
+  ResolvedRequest resolved_here;
+  if (found == nullptr) resolved_here = Resolve(workers.per_pod);
+  const ResolvedRequest& req = found != nullptr ? *found : resolved_here;
   std::optional<ResolvedRequest> leader_req;
   if (leader != nullptr) leader_req = Resolve(leader->per_pod);
   LeafInputs in;
@@ -1058,12 +1081,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     }
   }
   remaining_.resize(resource_names_.size(), 0);
-  CountCache* cache = nullptr;
-  // A replacement's required domain is a one-off: it is counted from scratch. The cache of this
-  // shape is found without building its key, which is built only for a new shape.
+  // Otherwise the cache of this shape is found without building its key, which is built only for
+  // a new shape.
   const ResolvedRequest* leader_resolved = leader_req.has_value() ? &*leader_req : nullptr;
-  if (incremental_ && required_domain.empty()) {
-    ++cache_uses_;
+  if (cached && cache == nullptr) {
     for (const std::unique_ptr<CountCache>& c : caches_) {
       if (c->key.Matches(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_)) {
         c->last_use = cache_uses_;
@@ -1075,6 +1096,12 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       ShapeKey key =
           ShapeKey::Of(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_);
       cache = &CacheFor(key);
+    }
+    if (leader == nullptr && !cache->has_per_pod) {
+      // Its names view the cache's own copy of the request.
+      cache->per_pod.assign(workers.per_pod.begin(), workers.per_pod.end());
+      cache->resolved = Resolve(cache->per_pod);
+      cache->has_per_pod = true;
     }
   }
   // The cached state is worked on in place and handed back, with phase two's changes undone,
