@@ -310,6 +310,10 @@ struct TopologyFlavor::CountCache {
   bool has_per_pod = false;
   std::vector<std::pair<std::string, int64_t>> per_pod;
   ResolvedRequest resolved;
+  // Scratch of the placements of this shape: the chosen domains, and the usage block the last
+  // one returned (reused once no one else holds it).
+  std::vector<int> fit;
+  std::shared_ptr<TopologyLeafUsage> spare_usage;
   std::vector<DomainState> state;  // by domain
   std::vector<char> feasible;      // by leaf: passes the node filters
   // By leaf: the index of the requested resource that leaves it no pod, or -1.

@@ -205,10 +205,14 @@ std::string TopologyFlavor::ExclusionStats::Reasons() const {
 }
 
 int TopologyFlavor::LevelIndex(absl::string_view level) const {
+  // Usually a view of one of these very names (LevelKey's levels_.back()).
+  for (size_t i = 0; i < levels_.size(); ++i) {
+    if (levels_[i].data() == level.data() && levels_[i].size() == level.size()) {
+      return static_cast<int>(i);
+    }
+  }
   for (size_t i = 0; i < levels_.size(); ++i) {
     const std::string& name = levels_[i];
-    // Usually a view of this very name (LevelKey's levels_.back()), else a different length.
-    if (name.data() == level.data() && name.size() == level.size()) return static_cast<int>(i);
     if (name.size() == level.size() && name == level) return static_cast<int>(i);
   }
   return -1;
@@ -1133,12 +1137,32 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
 
   // Phase 2: the level and its domains, then down level by level.
   int fit_level = 0;
-  std::vector<int> fit;
+  // The cache's scratch list keeps its buffer from one placement to the next.
+  std::vector<int> fit_here;
+  std::vector<int>& fit = cache != nullptr ? cache->fit : fit_here;
+  fit.clear();
   if (std::string reason = FindLevelWithFitDomains(p.requested_level, p, &fit_level, &fit);
       !reason.empty()) {
     return reason;
   }
-  fit = UpdateCountsToMinimum(fit, p.count, p.leader_count, p.slice_size, p.unconstrained, true);
+  if (fit.size() == 1 && p.leader_count == 0) {
+    // UpdateCountsToMinimum of one domain without a leader, without its list: the domain keeps
+    // the slices asked for, or (an assumption violated) nothing is placed.
+    const int d = fit[0];
+    Save(d);
+    DomainState& s = state_[d];
+    s.leader_count = 0;
+    const int32_t needed = p.count / p.slice_size;
+    if (s.slice_count >= needed) {
+      s.pod_count = needed * p.slice_size;
+      s.slice_count = needed;
+    } else {
+      s.pod_count = s.slice_count * p.slice_size;
+      fit.clear();
+    }
+  } else {
+    fit = UpdateCountsToMinimum(fit, p.count, p.leader_count, p.slice_size, p.unconstrained, true);
+  }
   const int last = static_cast<int>(levels_.size()) - 1;
   int level = fit_level;
   // Above the slice level the lower domains of all chosen domains compete together.
@@ -1170,7 +1194,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
         chosen.leader_count = 0;
         chosen.pod_count = needed * p.slice_size;
         chosen.slice_count = needed;
-        fit = {best};
+        fit.assign(1, best);
         continue;
       }
     }
@@ -1206,6 +1230,34 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     fit = std::move(next);
   }
 
+  if (leader == nullptr && fit.size() == 1) {
+    // One leaf (the usual end of a placement): its assignment and usage without the lists.
+    const int d = fit[0];
+    const int32_t count = state_[d].pod_count;
+    std::shared_ptr<TopologyLeafUsage> usage;
+    if (cache != nullptr && cache->spare_usage != nullptr && cache->spare_usage.use_count() == 1) {
+      // The block the last placement returned was dropped by everyone else (an evaluation that
+      // was recomputed): filled again instead of allocated.
+      usage = cache->spare_usage;
+      usage->leaves.clear();
+    } else {
+      usage = std::make_shared<TopologyLeafUsage>();
+      if (cache != nullptr) cache->spare_usage = usage;
+    }
+    if (count != 0) usage->leaves.emplace_back(domains_[d].leaf, count);
+    usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
+    out->workers_leaves = std::move(usage);
+    TopologyAssignment& a = out->workers.emplace();
+    const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
+    a.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+    if (count != 0) {
+      const std::vector<std::string>& values = domains_[d].values;
+      a.domains.resize(1);
+      a.domains[0].values.assign(values.begin() + static_cast<long>(from), values.end());
+      a.domains[0].count = count;
+    }
+    return {};
+  }
   std::vector<std::pair<int, int32_t>> worker_domains;
   std::vector<std::pair<int, int32_t>> leader_domains;
   for (int d : fit) {
