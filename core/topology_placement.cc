@@ -583,12 +583,63 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     return;
   }
   // Only the changed leaves and, while their state changes, their ancestors.
-  dirty_.resize(domains_.size(), 0);
-  dirty_by_level_.resize(levels_.size());
   // Without a leader (and an inner slice layer) a domain's counts are its children's sums (its
   // slices recounted at the slice level): a parent takes its children's changes instead of
   // summing all its children again.
   const bool summable = !leader_required && in.leader == nullptr && p.slice_size_at_level.empty();
+  if (summable && tight.ok) {
+    // Each changed leaf's change carried up its path while it changes anything: the same sums
+    // as the pass by level below (a leaf changed twice is counted again and changes nothing).
+    for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
+      const int l = changes_[i];
+      if (!c.feasible[l]) continue;
+      int d = leaves_[l].domain;
+      DomainState before = state_[d];
+      int zero_reason = -1;
+      const int32_t pods = TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+      DomainState& leaf_state = state_[d];
+      leaf_state.pod_count = pods;
+      leaf_state.pod_count_with_leader = pods;
+      int level = domains_[d].level;
+      if (level == p.slice_level) {
+        leaf_state.slice_count = pods / p.slice_size;
+        leaf_state.slice_count_with_leader = leaf_state.slice_count;
+      }
+      if (zero_reason != c.zero_reason[l]) {
+        if (c.zero_reason[l] >= 0) --c.zero_counts[c.zero_reason[l]];
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+        c.zero_reason[l] = zero_reason;
+      }
+      DomainState after = leaf_state;
+      while (!(after == before)) {
+        if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
+          order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                              after.pod_count_with_leader));
+        }
+        const int parent = domains_[d].parent;
+        if (parent < 0) break;
+        DomainState& up = state_[parent];
+        const DomainState up_before = up;
+        up.pod_count += after.pod_count - before.pod_count;
+        up.pod_count_with_leader += after.pod_count_with_leader - before.pod_count_with_leader;
+        up.slice_count += after.slice_count - before.slice_count;
+        up.slice_count_with_leader +=
+            after.slice_count_with_leader - before.slice_count_with_leader;
+        level = domains_[parent].level;
+        if (level == p.slice_level) {
+          up.slice_count = up.pod_count / p.slice_size;
+          up.slice_count_with_leader = up.pod_count_with_leader / p.slice_size;
+        }
+        d = parent;
+        before = up_before;
+        after = up;
+      }
+    }
+    c.synced = head;
+    return;
+  }
+  dirty_.resize(domains_.size(), 0);
+  dirty_by_level_.resize(levels_.size());
   if (summable) c.dirty_before.resize(domains_.size());
   for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
     const int d = leaves_[changes_[i]].domain;
@@ -942,7 +993,9 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     }
     if (best >= 0) {
       *fit_level = level;
-      *out = {best};
+      // Into the caller's buffer (a placement's scratch list).
+      out->clear();
+      out->push_back(best);
       return {};
     }
     if (p.required) {
@@ -1032,11 +1085,16 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (levels_.empty()) return "topology level not specified";
   const std::string* key = LevelKey(workers);
   if (key == nullptr) return "topology level not specified";
-  p.requested_level = LevelIndex(*key);
+  const int last_level = static_cast<int>(levels_.size()) - 1;
+  // The lowest level is named by levels_ itself (an implied request, slices at the hosts).
+  p.requested_level = key == &levels_.back() ? last_level : LevelIndex(*key);
   if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
   const absl::string_view slice_key =
       t != nullptr && !t->slices.empty() ? t->slices[0].level : levels_.back();
-  p.slice_level = LevelIndex(slice_key);
+  p.slice_level =
+      slice_key.data() == levels_.back().data() && slice_key.size() == levels_.back().size()
+          ? last_level
+          : LevelIndex(slice_key);
   if (p.slice_level < 0) return absl::StrCat("no requested topology level for slices: ", slice_key);
   if (p.requested_level > p.slice_level) {
     return absl::StrCat("podset slice topology ", slice_key, " is above the podset topology ",
