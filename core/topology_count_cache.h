@@ -78,26 +78,12 @@ class TopologyLevelOrder {
   }
 
   // `keys` by position in the level.
-  explicit TopologyLevelOrder(std::vector<uint64_t> keys)
-      : key_of_(std::move(keys)), bucket_of_(key_of_.size()) {
-    // A stretch of positions with one key at a time: positions come in ascending order, so every
-    // bucket's run stays ascending.
-    const size_t n = key_of_.size();
-    for (size_t pos = 0; pos < n;) {
-      const uint64_t key = key_of_[pos];
-      size_t end = pos + 1;
-      while (end < n && key_of_[end] == key) ++end;
-      const int32_t b = BucketFor(key);
-      Bucket& bucket = buckets_[b];
-      bucket.live += static_cast<int32_t>(end - pos);
-      const size_t from = bucket.run.size();
-      bucket.run.resize(from + (end - pos));
-      std::iota(bucket.run.begin() + static_cast<long>(from), bucket.run.end(),
-                static_cast<int32_t>(pos));
-      std::fill(bucket_of_.begin() + static_cast<long>(pos),
-                bucket_of_.begin() + static_cast<long>(end), b);
-      pos = end;
-    }
+  explicit TopologyLevelOrder(std::vector<uint64_t> keys) : key_of_(std::move(keys)) { Build(); }
+  // The key of each position from `key_of(position)`, for positions 0 to n - 1.
+  template <typename KeyOf>
+  TopologyLevelOrder(size_t n, const KeyOf& key_of) : key_of_(n) {
+    for (size_t pos = 0; pos < n; ++pos) key_of_[pos] = key_of(pos);
+    Build();
   }
 
   // The domain at `pos` now has `key`.
@@ -162,6 +148,28 @@ class TopologyLevelOrder {
   }
 
  private:
+  void Build() {
+    bucket_of_.resize(key_of_.size());
+    // A stretch of positions with one key at a time: positions come in ascending order, so every
+    // bucket's run stays ascending.
+    const size_t n = key_of_.size();
+    for (size_t pos = 0; pos < n;) {
+      const uint64_t key = key_of_[pos];
+      size_t end = pos + 1;
+      while (end < n && key_of_[end] == key) ++end;
+      const int32_t b = BucketFor(key);
+      Bucket& bucket = buckets_[b];
+      bucket.live += static_cast<int32_t>(end - pos);
+      const size_t from = bucket.run.size();
+      bucket.run.resize(from + (end - pos));
+      std::iota(bucket.run.begin() + static_cast<long>(from), bucket.run.end(),
+                static_cast<int32_t>(pos));
+      std::fill(bucket_of_.begin() + static_cast<long>(pos),
+                bucket_of_.begin() + static_cast<long>(end), b);
+      pos = end;
+    }
+  }
+
   struct Bucket {
     int32_t live = 0;
     // Ascending positions from `head`, and a min-heap (std::greater) of the ones that arrived
@@ -278,13 +286,22 @@ struct TopologyFlavor::ShapeKey {
   bool Matches(const ResolvedRequest& req, const ResolvedRequest* leader, bool simulate_empty,
                const Params& p, const TopologyPlacementRequest& workers,
                bool with_node_filters) const {
-    if (this->simulate_empty != simulate_empty || slice_level != p.slice_level ||
-        slice_size != p.slice_size || this->leader.has_value() != (leader != nullptr) ||
+    if (this->leader.has_value() != (leader != nullptr) ||
         !std::equal(amounts.begin(), amounts.end(), req.amounts.begin(), req.amounts.end())) {
       return false;
     }
     if (leader != nullptr && !std::equal(this->leader->begin(), this->leader->end(),
                                          leader->amounts.begin(), leader->amounts.end())) {
+      return false;
+    }
+    return MatchesBesidesRequests(simulate_empty, p, workers, with_node_filters);
+  }
+  // Matches for the fields beside the resolved requests (a placement that knows them equal).
+  bool MatchesBesidesRequests(bool simulate_empty, const Params& p,
+                              const TopologyPlacementRequest& workers,
+                              bool with_node_filters) const {
+    if (this->simulate_empty != simulate_empty || slice_level != p.slice_level ||
+        slice_size != p.slice_size) {
       return false;
     }
     if (slice_size_at_level != p.slice_size_at_level) return false;

@@ -970,14 +970,12 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
             }
           }
         }
-        std::vector<uint64_t> keys;
-        keys.reserve(level_domains.size());
-        for (int d : level_domains) {
-          const DomainState& x = state_[d];
-          keys.push_back(
-              TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader));
-        }
-        order = std::make_unique<TopologyLevelOrder>(std::move(keys));
+        const DomainState* state = state_.data();
+        const int* domains = level_domains.data();
+        order = std::make_unique<TopologyLevelOrder>(level_domains.size(), [&](size_t pos) {
+          const DomainState& x = state[domains[pos]];
+          return TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader);
+        });
       }
       const int32_t pos = order->FirstFrom(TopologyLevelOrder::Key(slice_count, INT32_MIN));
       if (pos >= 0) {
@@ -1102,7 +1100,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     return absl::StrCat("podset slice topology ", slice_key, " is above the podset topology ",
                         *key);
   }
-  if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
+  // Only more than one slice layer has sizes by level.
+  if (t != nullptr && t->slices.size() > 1) {
+    if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
+  }
 
   // Phase 1: counts per leaf, rolled up.
   CountCache* cache = nullptr;
@@ -1114,10 +1115,11 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   const ResolvedRequest* found = nullptr;
   if (cached && leader == nullptr) {
     for (const std::unique_ptr<CountCache>& c : caches_) {
+      // Its resolved request (and no leader) is the key's: the rest of the shape decides.
       if (c->has_per_pod &&
           std::equal(c->per_pod.begin(), c->per_pod.end(), workers.per_pod.begin(),
                      workers.per_pod.end()) &&
-          c->key.Matches(c->resolved, nullptr, simulate_empty, p, workers, lowest_is_hostname_)) {
+          c->key.MatchesBesidesRequests(simulate_empty, p, workers, lowest_is_hostname_)) {
         c->last_use = cache_uses_;
         cache = c.get();
         found = &c->resolved;
