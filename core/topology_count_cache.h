@@ -247,6 +247,30 @@ class TopologyLevelOrder {
   std::vector<int32_t> free_;
 };
 
+// A request's resources for the tight leaf counts: each a resource every leaf has with a
+// positive amount (`ok` false otherwise: the general count handles the rest).
+struct TightRequest {
+  int n = 0;
+  int r[4];
+  int64_t amount[4];
+  bool ok = false;
+};
+
+template <typename Request>
+TightRequest TightRequestOf(const Request& req) {
+  TightRequest t;
+  const size_t n = req.amounts.size();
+  if (n == 0 || n > 4) return t;
+  for (size_t k = 0; k < n; ++k) {
+    t.r[k] = req.amounts[k].first;
+    t.amount[k] = req.amounts[k].second;
+    if (t.r[k] < 0 || t.amount[k] <= 0) return t;
+  }
+  t.n = static_cast<int>(n);
+  t.ok = true;
+  return t;
+}
+
 // What the first phase of a placement depends on beside the leaves' capacity and usage.
 struct TopologyFlavor::ShapeKey {
   // Inline, like the resolved request they come from: a key is built for every placement.
@@ -331,6 +355,9 @@ struct TopologyFlavor::CountCache {
   // one returned (reused once no one else holds it).
   std::vector<int> fit;
   std::shared_ptr<TopologyLeafUsage> spare_usage;
+  // The shape's request for the tight leaf counts, once.
+  bool has_tight = false;
+  TightRequest tight;
   std::vector<DomainState> state;  // by domain
   std::vector<char> feasible;      // by leaf: passes the node filters
   // By leaf: the index of the requested resource that leaves it no pod, or -1.

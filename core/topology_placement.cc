@@ -68,30 +68,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const 
   return pods;
 }
 
-// A request's resources for the tight leaf counts: each a resource every leaf has with a
-// positive amount (`ok` false otherwise: the general count handles the rest).
-struct TightRequest {
-  int n = 0;
-  int r[4];
-  int64_t amount[4];
-  bool ok = false;
-};
-
-template <typename Request>
-TightRequest TightRequestOf(const Request& req) {
-  TightRequest t;
-  const size_t n = req.amounts.size();
-  if (n == 0 || n > 4) return t;
-  for (size_t k = 0; k < n; ++k) {
-    t.r[k] = req.amounts[k].first;
-    t.amount[k] = req.amounts[k].second;
-    if (t.r[k] < 0 || t.amount[k] <= 0) return t;
-  }
-  t.n = static_cast<int>(n);
-  t.ok = true;
-  return t;
-}
-
 // One leaf's smallest count over N resources of a TightRequest, unclamped: positive, it is
 // SmallestPodCount's result (the smallest of the clamped counts is the clamped smallest count);
 // otherwise the leaf has no room for a pod and the general count gives its limiting resource.
@@ -476,6 +452,7 @@ TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey& key) {
   }
   slot->key = std::move(key);
   slot->has_per_pod = false;
+  slot->has_tight = false;
   slot->feasible.clear();
   slot->synced = -1;
   slot->last_use = cache_uses_;
@@ -488,8 +465,13 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
   const bool leader_required = p.leader_count > 0;
   const int last = static_cast<int>(levels_.size()) - 1;
   // Without a leader or assumed usage (the common case) a leaf is counted by the tight count.
+  if (!c.has_tight) {
+    // The shape's request (the same for every placement of it).
+    c.tight = TightRequestOf(*in.req);
+    c.has_tight = true;
+  }
   TightRequest tight;
-  if (in.leader == nullptr && assumed_leaves_.empty()) tight = TightRequestOf(*in.req);
+  if (in.leader == nullptr && assumed_leaves_.empty()) tight = c.tight;
   if (c.feasible.empty()) {
     // The node filters depend on the shape and the nodes only (a node change rebuilds the
     // flavor): once per cache.
@@ -1235,18 +1217,19 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       // no list of the lower domains.
       const int32_t needed = p.count / p.slice_size;
       int best = -1;
+      // The best's (slices, pods) as one key of the same order, and its rank.
+      uint64_t best_key = UINT64_MAX;
+      int best_rank = INT_MAX;
+      const DomainState* state = state_.data();
       for (int upper : fit) {
         for (int d : domains_[upper].children) {
-          const DomainState& x = state_[d];
+          const DomainState& x = state[d];
           if (x.slice_count < needed) continue;
-          if (best >= 0) {
-            const DomainState& y = state_[best];
-            if (std::make_tuple(x.slice_count, x.pod_count, rank_[d]) >=
-                std::make_tuple(y.slice_count, y.pod_count, rank_[best])) {
-              continue;
-            }
-          }
+          const uint64_t key = TopologyLevelOrder::Key(x.slice_count, x.pod_count);
+          if (key > best_key || (key == best_key && rank_[d] >= best_rank)) continue;
           best = d;
+          best_key = key;
+          best_rank = rank_[d];
         }
       }
       if (best >= 0) {
