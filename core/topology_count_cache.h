@@ -10,7 +10,9 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,13 +57,18 @@ inline int32_t SmallestPodCount(const Request& req, const CapacityOf& capacity_o
 // is a lookup instead of a pass over the level (TopologyFlavor::FindLevelWithFitDomains).
 //
 // Domains are named by their position in the level (TopologyFlavor::by_level_, which is in the
-// order of their values). Each (slices, pods) pair present has a bucket, a min-heap of positions;
-// a domain that moves to another pair is pushed onto the new pair's heap and left behind as a
-// stale entry on the old one, dropped when it reaches the top or when stale entries outnumber
-// live ones (so a bucket holds at most about twice its domains). Buckets without a domain are
-// removed. Building is one pass in level order (an ascending array is a heap); a move costs two
-// lookups among the few distinct pairs and a push, where a B-tree of the whole level took an
-// erase and an insert. Memory: a key per domain of the level and at most ~2 entries per domain.
+// order of their values). Each (slices, pods) pair present has a bucket of positions; a domain
+// that moves to another pair is added to the new pair's bucket and left behind as a stale entry
+// in the old one, dropped when it reaches the front or when stale entries outnumber live ones
+// (so a bucket holds at most about twice its domains). The pairs present are a sorted array
+// (few: a lookup is a binary search), each position remembers its bucket, and an emptied
+// bucket's storage is reused. A bucket keeps its positions as an ascending run read from a
+// moving front (built in level order, and a domain arriving after the run's last is appended:
+// domains are mostly taken and filled in level order) plus a min-heap of the ones that arrived
+// out of order; its smallest live position is the smaller of the two fronts. Building is one
+// pass in level order; a move is a push onto a bucket and, when a pair appears or goes, an
+// insertion into or removal from the sorted array. Memory: a key and a bucket index per domain
+// of the level and at most ~2 entries per domain.
 class TopologyLevelOrder {
  public:
   // (slices, pods) as one integer with the same order (signed values, biased).
@@ -71,73 +78,198 @@ class TopologyLevelOrder {
   }
 
   // `keys` by position in the level.
-  explicit TopologyLevelOrder(std::vector<uint64_t> keys) : key_of_(std::move(keys)) {
-    Bucket* last = nullptr;
-    uint64_t last_key = 0;
-    for (size_t pos = 0; pos < key_of_.size(); ++pos) {
-      const uint64_t key = key_of_[pos];
-      if (last == nullptr || key != last_key) {
-        last = &buckets_[key];
-        last_key = key;
-      }
-      ++last->live;
-      last->heap.push_back(static_cast<int32_t>(pos));
-    }
+  explicit TopologyLevelOrder(std::vector<uint64_t> keys) : key_of_(std::move(keys)) { Build(); }
+  // The key of each position from `key_of(position)`, for positions 0 to n - 1.
+  template <typename KeyOf>
+  TopologyLevelOrder(size_t n, const KeyOf& key_of) : key_of_(n) {
+    for (size_t pos = 0; pos < n; ++pos) key_of_[pos] = key_of(pos);
+    Build();
   }
 
   // The domain at `pos` now has `key`.
   void Move(int32_t pos, uint64_t key) {
     const uint64_t old = key_of_[pos];
     if (old == key) return;
-    auto from = buckets_.find(old);
-    if (--from->second.live == 0) buckets_.erase(from);
+    const int32_t from = bucket_of_[pos];
     key_of_[pos] = key;
-    Bucket& to = buckets_[key];
+    int32_t to_index;
+    if (--buckets_[from].live == 0) {
+      // The domain was its pair's last: when no other pair lies between the two, its bucket
+      // takes the new pair in place (a domain moving alone), else the old pair goes.
+      const auto at = LowerBound(keys_, old);
+      const bool in_place = (at == keys_.begin() || std::prev(at)->first < key) &&
+                            (std::next(at) == keys_.end() || key < std::next(at)->first);
+      if (in_place) {
+        at->first = key;
+        Bucket& b = buckets_[from];
+        b.run.clear();
+        b.heap.clear();
+        b.head = 0;
+        to_index = from;
+      } else {
+        Release(from, at);
+        to_index = BucketFor(key);
+      }
+    } else {
+      to_index = BucketFor(key);
+    }
+    bucket_of_[pos] = to_index;
+    Bucket& to = buckets_[to_index];
     ++to.live;
-    to.heap.push_back(pos);
-    std::push_heap(to.heap.begin(), to.heap.end(), std::greater<>());
-    if (to.heap.size() > 2 * static_cast<size_t>(to.live) + 16) Compact(key, to);
+    if (to.head == to.run.size()) {
+      to.run.clear();
+      to.head = 0;
+    } else if (to.head > 32 && to.head * 2 > to.run.size()) {
+      // The front has moved past half the run: drop what it passed.
+      to.run.erase(to.run.begin(), to.run.begin() + static_cast<long>(to.head));
+      to.head = 0;
+    }
+    if (to.run.empty() || pos > to.run.back()) {
+      to.run.push_back(pos);
+    } else {
+      to.heap.push_back(pos);
+      std::push_heap(to.heap.begin(), to.heap.end(), std::greater<>());
+    }
+    if (to.run.size() - to.head + to.heap.size() > 2 * static_cast<size_t>(to.live) + 16) {
+      Compact(key, to);
+    }
   }
 
   // The first position in the order with a key of at least `from` (-1: none).
   int32_t FirstFrom(uint64_t from) {
-    auto it = buckets_.lower_bound(from);
-    return it == buckets_.end() ? -1 : Top(it->first, it->second);
+    const auto it = LowerBound(keys_, from);
+    if (it == keys_.end()) return -1;
+    return Top(it->first, buckets_[it->second]);
   }
   // A position with the largest key (-1: an empty level).
   int32_t AnyLargest() {
-    if (buckets_.empty()) return -1;
-    auto it = std::prev(buckets_.end());
-    return Top(it->first, it->second);
+    if (keys_.empty()) return -1;
+    return Top(keys_.back().first, buckets_[keys_.back().second]);
   }
 
  private:
+  void Build() {
+    bucket_of_.resize(key_of_.size());
+    // A stretch of positions with one key at a time: positions come in ascending order, so every
+    // bucket's run stays ascending.
+    const size_t n = key_of_.size();
+    for (size_t pos = 0; pos < n;) {
+      const uint64_t key = key_of_[pos];
+      size_t end = pos + 1;
+      while (end < n && key_of_[end] == key) ++end;
+      const int32_t b = BucketFor(key);
+      Bucket& bucket = buckets_[b];
+      bucket.live += static_cast<int32_t>(end - pos);
+      const size_t from = bucket.run.size();
+      bucket.run.resize(from + (end - pos));
+      std::iota(bucket.run.begin() + static_cast<long>(from), bucket.run.end(),
+                static_cast<int32_t>(pos));
+      std::fill(bucket_of_.begin() + static_cast<long>(pos),
+                bucket_of_.begin() + static_cast<long>(end), b);
+      pos = end;
+    }
+  }
+
   struct Bucket {
     int32_t live = 0;
-    // Min-heap of positions (std::greater); entries whose key moved on are stale.
+    // Ascending positions from `head`, and a min-heap (std::greater) of the ones that arrived
+    // below the run's last; entries whose key moved on are stale.
+    size_t head = 0;
+    std::vector<int32_t> run;
     std::vector<int32_t> heap;
   };
 
+  // Pairs compare by key alone (a bucket index is never searched for).
+  using Pair = std::pair<uint64_t, int32_t>;
+  struct KeyLess {
+    bool operator()(const Pair& a, uint64_t k) const { return a.first < k; }
+  };
+  static std::vector<Pair>::iterator LowerBound(std::vector<Pair>& keys, uint64_t key) {
+    return std::lower_bound(keys.begin(), keys.end(), key, KeyLess());
+  }
+  // The bucket of `key`, added (empty) when the pair is not present.
+  int32_t BucketFor(uint64_t key) {
+    const auto it = LowerBound(keys_, key);
+    if (it != keys_.end() && it->first == key) return it->second;
+    int32_t b;
+    if (!free_.empty()) {
+      b = free_.back();
+      free_.pop_back();
+    } else {
+      b = static_cast<int32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    keys_.insert(it, Pair(key, b));
+    return b;
+  }
+  // Bucket `b`, of the pair at `at`, has no live domain left: the pair goes, the storage is kept
+  // for reuse.
+  void Release(int32_t b, std::vector<Pair>::iterator at) {
+    Bucket& bucket = buckets_[b];
+    keys_.erase(at);
+    bucket.run.clear();
+    bucket.heap.clear();
+    bucket.head = 0;
+    free_.push_back(b);
+  }
+
   int32_t Top(uint64_t key, Bucket& b) {
-    // A bucket in the map has a live domain, so a live entry remains.
-    while (key_of_[b.heap.front()] != key) {
+    // A present pair has a live domain, so a live entry remains in the run or the heap.
+    while (b.head < b.run.size() && key_of_[b.run[b.head]] != key) ++b.head;
+    while (!b.heap.empty() && key_of_[b.heap.front()] != key) {
       std::pop_heap(b.heap.begin(), b.heap.end(), std::greater<>());
       b.heap.pop_back();
     }
-    return b.heap.front();
+    if (b.head == b.run.size()) return b.heap.front();
+    if (b.heap.empty()) return b.run[b.head];
+    return std::min(b.run[b.head], b.heap.front());
   }
   void Compact(uint64_t key, Bucket& b) {
-    std::vector<int32_t>& h = b.heap;
-    h.erase(std::remove_if(h.begin(), h.end(), [&](int32_t pos) { return key_of_[pos] != key; }),
-            h.end());
+    std::vector<int32_t>& r = b.run;
+    r.erase(r.begin(), r.begin() + static_cast<long>(b.head));
+    b.head = 0;
+    r.insert(r.end(), b.heap.begin(), b.heap.end());
+    b.heap.clear();
+    r.erase(std::remove_if(r.begin(), r.end(), [&](int32_t pos) { return key_of_[pos] != key; }),
+            r.end());
     // A domain that left and came back has two entries.
-    std::sort(h.begin(), h.end());
-    h.erase(std::unique(h.begin(), h.end()), h.end());
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
   }
 
   std::vector<uint64_t> key_of_;
-  std::map<uint64_t, Bucket> buckets_;
+  // By position: the bucket of its key.
+  std::vector<int32_t> bucket_of_;
+  // The pairs present, ascending, with their buckets.
+  std::vector<Pair> keys_;
+  std::vector<Bucket> buckets_;
+  // Buckets without a pair, for reuse.
+  std::vector<int32_t> free_;
 };
+
+// A request's resources for the tight leaf counts: each a resource every leaf has with a
+// positive amount (`ok` false otherwise: the general count handles the rest).
+struct TightRequest {
+  int n = 0;
+  int r[4];
+  int64_t amount[4];
+  bool ok = false;
+};
+
+template <typename Request>
+TightRequest TightRequestOf(const Request& req) {
+  TightRequest t;
+  const size_t n = req.amounts.size();
+  if (n == 0 || n > 4) return t;
+  for (size_t k = 0; k < n; ++k) {
+    t.r[k] = req.amounts[k].first;
+    t.amount[k] = req.amounts[k].second;
+    if (t.r[k] < 0 || t.amount[k] <= 0) return t;
+  }
+  t.n = static_cast<int>(n);
+  t.ok = true;
+  return t;
+}
 
 // What the first phase of a placement depends on beside the leaves' capacity and usage.
 struct TopologyFlavor::ShapeKey {
@@ -178,13 +310,22 @@ struct TopologyFlavor::ShapeKey {
   bool Matches(const ResolvedRequest& req, const ResolvedRequest* leader, bool simulate_empty,
                const Params& p, const TopologyPlacementRequest& workers,
                bool with_node_filters) const {
-    if (this->simulate_empty != simulate_empty || slice_level != p.slice_level ||
-        slice_size != p.slice_size || this->leader.has_value() != (leader != nullptr) ||
+    if (this->leader.has_value() != (leader != nullptr) ||
         !std::equal(amounts.begin(), amounts.end(), req.amounts.begin(), req.amounts.end())) {
       return false;
     }
     if (leader != nullptr && !std::equal(this->leader->begin(), this->leader->end(),
                                          leader->amounts.begin(), leader->amounts.end())) {
+      return false;
+    }
+    return MatchesBesidesRequests(simulate_empty, p, workers, with_node_filters);
+  }
+  // Matches for the fields beside the resolved requests (a placement that knows them equal).
+  bool MatchesBesidesRequests(bool simulate_empty, const Params& p,
+                              const TopologyPlacementRequest& workers,
+                              bool with_node_filters) const {
+    if (this->simulate_empty != simulate_empty || slice_level != p.slice_level ||
+        slice_size != p.slice_size) {
       return false;
     }
     if (slice_size_at_level != p.slice_size_at_level) return false;
@@ -204,6 +345,19 @@ struct TopologyFlavor::ShapeKey {
 // The first phase's result for one shape, current up to change `synced`.
 struct TopologyFlavor::CountCache {
   ShapeKey key;
+  // A shape without a leader: the per-pod request it was first found by, as given, and that
+  // request resolved (its names view these strings). The same request finds the shape again
+  // without being resolved.
+  bool has_per_pod = false;
+  std::vector<std::pair<std::string, int64_t>> per_pod;
+  ResolvedRequest resolved;
+  // Scratch of the placements of this shape: the chosen domains, and the usage block the last
+  // one returned (reused once no one else holds it).
+  std::vector<int> fit;
+  std::shared_ptr<TopologyLeafUsage> spare_usage;
+  // The shape's request for the tight leaf counts, once.
+  bool has_tight = false;
+  TightRequest tight;
   std::vector<DomainState> state;  // by domain
   std::vector<char> feasible;      // by leaf: passes the node filters
   // By leaf: the index of the requested resource that leaves it no pod, or -1.

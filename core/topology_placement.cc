@@ -68,6 +68,99 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const 
   return pods;
 }
 
+// One leaf's smallest count over N resources of a TightRequest, unclamped: positive, it is
+// SmallestPodCount's result (the smallest of the clamped counts is the clamped smallest count);
+// otherwise the leaf has no room for a pod and the general count gives its limiting resource.
+template <int N, typename LeafT>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t TightPods(const LeafT& leaf, const TightRequest& t,
+                                                      bool simulate_empty) {
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = leaf.used.data();
+  int64_t smallest = INT32_MAX;
+  // Unrolled for a known count (the first build's pass over every leaf).
+#pragma GCC unroll 4
+  for (int k = 0; k < (N > 0 ? N : t.n); ++k) {
+    const int r = t.r[k];
+    const int64_t cap = simulate_empty ? free[r] : SatSub(free[r], used[r]);
+    const int64_t count = t.amount[k] == 1 ? cap : cap / t.amount[k];
+    smallest = std::min(smallest, count);
+  }
+  return smallest;
+}
+
+// PodsOnLeaf for a TightRequest (without assumed usage). A leaf without room for a pod names
+// the first resource that leaves it none, as SmallestPodCount's limiting resource (the smallest
+// count, 0, first reached there).
+template <int N, typename LeafT>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const LeafT& leaf,
+                                                            const TightRequest& t,
+                                                            bool simulate_empty, int* zero_reason) {
+  const int64_t smallest = TightPods<N>(leaf, t, simulate_empty);
+  *zero_reason = -1;
+  if (smallest > 0) return static_cast<int32_t>(smallest);
+  const int64_t* free = leaf.free.data();
+  const int64_t* used = leaf.used.data();
+  for (int k = 0; k < t.n; ++k) {
+    const int r = t.r[k];
+    const int64_t cap = simulate_empty ? free[r] : SatSub(free[r], used[r]);
+    if (cap / t.amount[k] <= 0) {
+      *zero_reason = k;
+      break;
+    }
+  }
+  return 0;
+}
+
+template <int N, typename LeafT, typename State>
+void TightLeafLoop(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
+                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
+                   State* state, int* zero_reason, int32_t* zero_counts) {
+  const size_t n = leaves.size();
+  for (size_t l = 0; l < n; ++l) {
+    if (!feasible[l]) continue;
+    const LeafT& leaf = leaves[l];
+    int reason = -1;
+    const int32_t pods = TightPodsOnLeaf<N>(leaf, t, simulate_empty, &reason);
+    State& s = state[leaf.domain];
+    s.pod_count = pods;
+    s.pod_count_with_leader = pods;
+    if (leaves_at_slice_level) {
+      const int32_t slices = slice_size == 1 ? pods : pods / slice_size;
+      s.slice_count = slices;
+      s.slice_count_with_leader = slices;
+    }
+    zero_reason[l] = reason;
+    if (reason >= 0) ++zero_counts[reason];
+  }
+}
+
+// The pods on every feasible leaf without a leader or assumed usage, into the leaves' states:
+// the cache's first build, where this pass over every leaf is most of the cost. The loop is
+// unrolled for the request's few resources.
+template <typename LeafT, typename State>
+void FirstLeafPass(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
+                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
+                   State* state, int* zero_reason, int32_t* zero_counts) {
+  switch (t.n) {
+    case 1:
+      TightLeafLoop<1>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    case 2:
+      TightLeafLoop<2>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    case 3:
+      TightLeafLoop<3>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+    default:
+      TightLeafLoop<4>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+                       state, zero_reason, zero_counts);
+      break;
+  }
+}
+
 }  // namespace
 
 bool TopologyFlavor::ExclusionStats::HasExclusions() const {
@@ -90,10 +183,14 @@ std::string TopologyFlavor::ExclusionStats::Reasons() const {
 }
 
 int TopologyFlavor::LevelIndex(absl::string_view level) const {
+  // Usually a view of one of these very names (LevelKey's levels_.back()).
+  for (size_t i = 0; i < levels_.size(); ++i) {
+    if (levels_[i].data() == level.data() && levels_[i].size() == level.size()) {
+      return static_cast<int>(i);
+    }
+  }
   for (size_t i = 0; i < levels_.size(); ++i) {
     const std::string& name = levels_[i];
-    // Usually a view of this very name (LevelKey's levels_.back()), else a different length.
-    if (name.data() == level.data() && name.size() == level.size()) return static_cast<int>(i);
     if (name.size() == level.size() && name == level) return static_cast<int>(i);
   }
   return -1;
@@ -354,6 +451,8 @@ TopologyFlavor::CountCache& TopologyFlavor::CacheFor(ShapeKey& key) {
            })->get();
   }
   slot->key = std::move(key);
+  slot->has_per_pod = false;
+  slot->has_tight = false;
   slot->feasible.clear();
   slot->synced = -1;
   slot->last_use = cache_uses_;
@@ -365,6 +464,14 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
   const int64_t head = changes_base_ + static_cast<int64_t>(changes_.size());
   const bool leader_required = p.leader_count > 0;
   const int last = static_cast<int>(levels_.size()) - 1;
+  // Without a leader or assumed usage (the common case) a leaf is counted by the tight count.
+  if (!c.has_tight) {
+    // The shape's request (the same for every placement of it).
+    c.tight = TightRequestOf(*in.req);
+    c.has_tight = true;
+  }
+  TightRequest tight;
+  if (in.leader == nullptr && assumed_leaves_.empty()) tight = c.tight;
   if (c.feasible.empty()) {
     // The node filters depend on the shape and the nodes only (a node change rebuilds the
     // flavor): once per cache.
@@ -374,16 +481,23 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     // passes without NodeFeasible's checks.
     const bool only_taints = (workers.node_selector == nullptr || workers.node_selector->empty()) &&
                              workers.required_node_affinity == nullptr;
-    for (size_t l = 0; l < leaves_.size(); ++l) {
-      if (only_taints && leaves_[l].node.has_value() && leaves_[l].node->taints.empty()) {
-        ++c.filter_stats.total_nodes;
-        continue;
+    if (!lowest_is_hostname_) {
+      // No node to filter: every leaf counts as a node that passes.
+      c.filter_stats.total_nodes += static_cast<int>(leaves_.size());
+    } else {
+      const Leaf* leaves = leaves_.data();
+      const size_t n = leaves_.size();
+      char* feasible = c.feasible.data();
+      int passed = 0;
+      for (size_t l = 0; l < n; ++l) {
+        const Leaf& leaf = leaves[l];
+        if (only_taints && (!leaf.node.has_value() || leaf.node->taints.empty())) {
+          ++passed;
+          continue;
+        }
+        feasible[l] = NodeFeasible(leaf, workers, c.filter_stats) ? 1 : 0;
       }
-      if (lowest_is_hostname_) {
-        c.feasible[l] = NodeFeasible(leaves_[l], workers, c.filter_stats) ? 1 : 0;
-      } else {
-        ++c.filter_stats.total_nodes;
-      }
+      c.filter_stats.total_nodes += passed;
     }
     c.synced = -1;
   }
@@ -393,7 +507,10 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     state_.assign(domains_.size(), DomainState{});
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
-    if (in.leader == nullptr) {
+    if (tight.ok) {
+      FirstLeafPass(leaves_, c.feasible.data(), tight, in.simulate_empty, last == p.slice_level,
+                    p.slice_size, state_.data(), c.zero_reason.data(), c.zero_counts.data());
+    } else if (in.leader == nullptr) {
       // LeafState without a leader, inlined: this pass is most of a cache's first build.
       const bool leaves_at_slice_level = last == p.slice_level;
       DomainState* state = state_.data();
@@ -450,12 +567,63 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     return;
   }
   // Only the changed leaves and, while their state changes, their ancestors.
-  dirty_.resize(domains_.size(), 0);
-  dirty_by_level_.resize(levels_.size());
   // Without a leader (and an inner slice layer) a domain's counts are its children's sums (its
   // slices recounted at the slice level): a parent takes its children's changes instead of
   // summing all its children again.
   const bool summable = !leader_required && in.leader == nullptr && p.slice_size_at_level.empty();
+  if (summable && tight.ok) {
+    // Each changed leaf's change carried up its path while it changes anything: the same sums
+    // as the pass by level below (a leaf changed twice is counted again and changes nothing).
+    for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
+      const int l = changes_[i];
+      if (!c.feasible[l]) continue;
+      int d = leaves_[l].domain;
+      DomainState before = state_[d];
+      int zero_reason = -1;
+      const int32_t pods = TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+      DomainState& leaf_state = state_[d];
+      leaf_state.pod_count = pods;
+      leaf_state.pod_count_with_leader = pods;
+      int level = domains_[d].level;
+      if (level == p.slice_level) {
+        leaf_state.slice_count = pods / p.slice_size;
+        leaf_state.slice_count_with_leader = leaf_state.slice_count;
+      }
+      if (zero_reason != c.zero_reason[l]) {
+        if (c.zero_reason[l] >= 0) --c.zero_counts[c.zero_reason[l]];
+        if (zero_reason >= 0) ++c.zero_counts[zero_reason];
+        c.zero_reason[l] = zero_reason;
+      }
+      DomainState after = leaf_state;
+      while (!(after == before)) {
+        if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
+          order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                              after.pod_count_with_leader));
+        }
+        const int parent = domains_[d].parent;
+        if (parent < 0) break;
+        DomainState& up = state_[parent];
+        const DomainState up_before = up;
+        up.pod_count += after.pod_count - before.pod_count;
+        up.pod_count_with_leader += after.pod_count_with_leader - before.pod_count_with_leader;
+        up.slice_count += after.slice_count - before.slice_count;
+        up.slice_count_with_leader +=
+            after.slice_count_with_leader - before.slice_count_with_leader;
+        level = domains_[parent].level;
+        if (level == p.slice_level) {
+          up.slice_count = up.pod_count / p.slice_size;
+          up.slice_count_with_leader = up.pod_count_with_leader / p.slice_size;
+        }
+        d = parent;
+        before = up_before;
+        after = up;
+      }
+    }
+    c.synced = head;
+    return;
+  }
+  dirty_.resize(domains_.size(), 0);
+  dirty_by_level_.resize(levels_.size());
   if (summable) c.dirty_before.resize(domains_.size());
   for (size_t i = static_cast<size_t>(c.synced - changes_base_); i < changes_.size(); ++i) {
     const int d = leaves_[changes_[i]].domain;
@@ -472,7 +640,19 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       if (l >= 0) {
         if (!c.feasible[l]) continue;
         int zero_reason = -1;
-        state_[d] = LeafState(l, in, p.slice_level, p.slice_size, &zero_reason);
+        if (tight.ok) {
+          DomainState& s = state_[d];
+          const int32_t pods =
+              TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+          s.pod_count = pods;
+          s.pod_count_with_leader = pods;
+          if (level == p.slice_level) {
+            s.slice_count = pods / p.slice_size;
+            s.slice_count_with_leader = s.slice_count;
+          }
+        } else {
+          state_[d] = LeafState(l, in, p.slice_level, p.slice_size, &zero_reason);
+        }
         if (zero_reason != c.zero_reason[l]) {
           if (c.zero_reason[l] >= 0) --c.zero_counts[c.zero_reason[l]];
           if (zero_reason >= 0) ++c.zero_counts[zero_reason];
@@ -772,14 +952,12 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
             }
           }
         }
-        std::vector<uint64_t> keys;
-        keys.reserve(level_domains.size());
-        for (int d : level_domains) {
-          const DomainState& x = state_[d];
-          keys.push_back(
-              TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader));
-        }
-        order = std::make_unique<TopologyLevelOrder>(std::move(keys));
+        const DomainState* state = state_.data();
+        const int* domains = level_domains.data();
+        order = std::make_unique<TopologyLevelOrder>(level_domains.size(), [&](size_t pos) {
+          const DomainState& x = state[domains[pos]];
+          return TopologyLevelOrder::Key(x.slice_count_with_leader, x.pod_count_with_leader);
+        });
       }
       const int32_t pos = order->FirstFrom(TopologyLevelOrder::Key(slice_count, INT32_MIN));
       if (pos >= 0) {
@@ -797,7 +975,9 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     }
     if (best >= 0) {
       *fit_level = level;
-      *out = {best};
+      // Into the caller's buffer (a placement's scratch list).
+      out->clear();
+      out->push_back(best);
       return {};
     }
     if (p.required) {
@@ -887,20 +1067,51 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   if (levels_.empty()) return "topology level not specified";
   const std::string* key = LevelKey(workers);
   if (key == nullptr) return "topology level not specified";
-  p.requested_level = LevelIndex(*key);
+  const int last_level = static_cast<int>(levels_.size()) - 1;
+  // The lowest level is named by levels_ itself (an implied request, slices at the hosts).
+  p.requested_level = key == &levels_.back() ? last_level : LevelIndex(*key);
   if (p.requested_level < 0) return absl::StrCat("no requested topology level: ", *key);
   const absl::string_view slice_key =
       t != nullptr && !t->slices.empty() ? t->slices[0].level : levels_.back();
-  p.slice_level = LevelIndex(slice_key);
+  p.slice_level =
+      slice_key.data() == levels_.back().data() && slice_key.size() == levels_.back().size()
+          ? last_level
+          : LevelIndex(slice_key);
   if (p.slice_level < 0) return absl::StrCat("no requested topology level for slices: ", slice_key);
   if (p.requested_level > p.slice_level) {
     return absl::StrCat("podset slice topology ", slice_key, " is above the podset topology ",
                         *key);
   }
-  if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
+  // Only more than one slice layer has sizes by level.
+  if (t != nullptr && t->slices.size() > 1) {
+    if (std::string reason = BuildSliceSizeAtLevel(workers, p); !reason.empty()) return reason;
+  }
 
   // Phase 1: counts per leaf, rolled up.
-  const ResolvedRequest req = Resolve(workers.per_pod);
+  CountCache* cache = nullptr;
+  // A replacement's required domain is a one-off: it is counted from scratch.
+  const bool cached = incremental_ && required_domain.empty();
+  if (cached) ++cache_uses_;
+  // A shape without a leader is found by the per-pod request as given, which it keeps resolved:
+  // no Resolve for the same request again.
+  const ResolvedRequest* found = nullptr;
+  if (cached && leader == nullptr) {
+    for (const std::unique_ptr<CountCache>& c : caches_) {
+      // Its resolved request (and no leader) is the key's: the rest of the shape decides.
+      if (c->has_per_pod &&
+          std::equal(c->per_pod.begin(), c->per_pod.end(), workers.per_pod.begin(),
+                     workers.per_pod.end()) &&
+          c->key.MatchesBesidesRequests(simulate_empty, p, workers, lowest_is_hostname_)) {
+        c->last_use = cache_uses_;
+        cache = c.get();
+        found = &c->resolved;
+        break;
+      }
+    }
+  }
+  ResolvedRequest resolved_here;
+  if (found == nullptr) resolved_here = Resolve(workers.per_pod);
+  const ResolvedRequest& req = found != nullptr ? *found : resolved_here;
   std::optional<ResolvedRequest> leader_req;
   if (leader != nullptr) leader_req = Resolve(leader->per_pod);
   LeafInputs in;
@@ -918,12 +1129,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     }
   }
   remaining_.resize(resource_names_.size(), 0);
-  CountCache* cache = nullptr;
-  // A replacement's required domain is a one-off: it is counted from scratch. The cache of this
-  // shape is found without building its key, which is built only for a new shape.
+  // Otherwise the cache of this shape is found without building its key, which is built only for
+  // a new shape.
   const ResolvedRequest* leader_resolved = leader_req.has_value() ? &*leader_req : nullptr;
-  if (incremental_ && required_domain.empty()) {
-    ++cache_uses_;
+  if (cached && cache == nullptr) {
     for (const std::unique_ptr<CountCache>& c : caches_) {
       if (c->key.Matches(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_)) {
         c->last_use = cache_uses_;
@@ -935,6 +1144,12 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       ShapeKey key =
           ShapeKey::Of(req, leader_resolved, simulate_empty, p, workers, lowest_is_hostname_);
       cache = &CacheFor(key);
+    }
+    if (leader == nullptr && !cache->has_per_pod) {
+      // Its names view the cache's own copy of the request.
+      cache->per_pod.assign(workers.per_pod.begin(), workers.per_pod.end());
+      cache->resolved = Resolve(cache->per_pod);
+      cache->has_per_pod = true;
     }
   }
   // The cached state is worked on in place and handed back, with phase two's changes undone,
@@ -966,12 +1181,32 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
 
   // Phase 2: the level and its domains, then down level by level.
   int fit_level = 0;
-  std::vector<int> fit;
+  // The cache's scratch list keeps its buffer from one placement to the next.
+  std::vector<int> fit_here;
+  std::vector<int>& fit = cache != nullptr ? cache->fit : fit_here;
+  fit.clear();
   if (std::string reason = FindLevelWithFitDomains(p.requested_level, p, &fit_level, &fit);
       !reason.empty()) {
     return reason;
   }
-  fit = UpdateCountsToMinimum(fit, p.count, p.leader_count, p.slice_size, p.unconstrained, true);
+  if (fit.size() == 1 && p.leader_count == 0) {
+    // UpdateCountsToMinimum of one domain without a leader, without its list: the domain keeps
+    // the slices asked for, or (an assumption violated) nothing is placed.
+    const int d = fit[0];
+    Save(d);
+    DomainState& s = state_[d];
+    s.leader_count = 0;
+    const int32_t needed = p.count / p.slice_size;
+    if (s.slice_count >= needed) {
+      s.pod_count = needed * p.slice_size;
+      s.slice_count = needed;
+    } else {
+      s.pod_count = s.slice_count * p.slice_size;
+      fit.clear();
+    }
+  } else {
+    fit = UpdateCountsToMinimum(fit, p.count, p.leader_count, p.slice_size, p.unconstrained, true);
+  }
   const int last = static_cast<int>(levels_.size()) - 1;
   int level = fit_level;
   // Above the slice level the lower domains of all chosen domains compete together.
@@ -982,18 +1217,19 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
       // no list of the lower domains.
       const int32_t needed = p.count / p.slice_size;
       int best = -1;
+      // The best's (slices, pods) as one key of the same order, and its rank.
+      uint64_t best_key = UINT64_MAX;
+      int best_rank = INT_MAX;
+      const DomainState* state = state_.data();
       for (int upper : fit) {
         for (int d : domains_[upper].children) {
-          const DomainState& x = state_[d];
+          const DomainState& x = state[d];
           if (x.slice_count < needed) continue;
-          if (best >= 0) {
-            const DomainState& y = state_[best];
-            if (std::make_tuple(x.slice_count, x.pod_count, rank_[d]) >=
-                std::make_tuple(y.slice_count, y.pod_count, rank_[best])) {
-              continue;
-            }
-          }
+          const uint64_t key = TopologyLevelOrder::Key(x.slice_count, x.pod_count);
+          if (key > best_key || (key == best_key && rank_[d] >= best_rank)) continue;
           best = d;
+          best_key = key;
+          best_rank = rank_[d];
         }
       }
       if (best >= 0) {
@@ -1003,7 +1239,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
         chosen.leader_count = 0;
         chosen.pod_count = needed * p.slice_size;
         chosen.slice_count = needed;
-        fit = {best};
+        fit.assign(1, best);
         continue;
       }
     }
@@ -1039,6 +1275,34 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     fit = std::move(next);
   }
 
+  if (leader == nullptr && fit.size() == 1) {
+    // One leaf (the usual end of a placement): its assignment and usage without the lists.
+    const int d = fit[0];
+    const int32_t count = state_[d].pod_count;
+    std::shared_ptr<TopologyLeafUsage> usage;
+    if (cache != nullptr && cache->spare_usage != nullptr && cache->spare_usage.use_count() == 1) {
+      // The block the last placement returned was dropped by everyone else (an evaluation that
+      // was recomputed): filled again instead of allocated.
+      usage = cache->spare_usage;
+      usage->leaves.clear();
+    } else {
+      usage = std::make_shared<TopologyLeafUsage>();
+      if (cache != nullptr) cache->spare_usage = usage;
+    }
+    if (count != 0) usage->leaves.emplace_back(domains_[d].leaf, count);
+    usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
+    out->workers_leaves = std::move(usage);
+    TopologyAssignment& a = out->workers.emplace();
+    const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
+    a.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+    if (count != 0) {
+      const std::vector<std::string>& values = domains_[d].values;
+      a.domains.resize(1);
+      a.domains[0].values.assign(values.begin() + static_cast<long>(from), values.end());
+      a.domains[0].count = count;
+    }
+    return {};
+  }
   std::vector<std::pair<int, int32_t>> worker_domains;
   std::vector<std::pair<int, int32_t>> leader_domains;
   for (int d : fit) {

@@ -268,7 +268,9 @@ TEST(TopologyIncrementalTest, HostnameOnlyTreeMatchesTheComputationFromScratch) 
 // The level order's lookups against a pass over the level, through random moves among few
 // pairs (so domains leave and come back, buckets empty and come back, stale entries pile up and
 // are compacted) and among many.
-void CheckLevelOrder(int32_t domains, int32_t distinct, uint32_t seed) {
+// `take_found`: half the moves take the domain the last lookup found, as placements do (domains
+// leave their pair in level order; the buckets' runs are read from the front and appended to).
+void CheckLevelOrder(int32_t domains, int32_t distinct, uint32_t seed, bool take_found = false) {
   std::mt19937 rng(seed);
   std::vector<std::pair<int32_t, int32_t>> counts(domains);
   auto random_counts = [&] {
@@ -281,8 +283,10 @@ void CheckLevelOrder(int32_t domains, int32_t distinct, uint32_t seed) {
     keys.push_back(TopologyLevelOrder::Key(c.first, c.second));
   }
   TopologyLevelOrder order(std::move(keys));
+  int32_t found = -1;
   for (int step = 0; step < 20000; ++step) {
-    const int32_t pos = static_cast<int32_t>(rng() % domains);
+    const int32_t pos =
+        take_found && found >= 0 && rng() % 2 == 0 ? found : static_cast<int32_t>(rng() % domains);
     counts[pos] = random_counts();
     order.Move(pos, TopologyLevelOrder::Key(counts[pos].first, counts[pos].second));
     const int32_t needed = static_cast<int32_t>(rng() % (distinct + 1));
@@ -294,6 +298,7 @@ void CheckLevelOrder(int32_t domains, int32_t distinct, uint32_t seed) {
     }
     ASSERT_EQ(order.FirstFrom(TopologyLevelOrder::Key(needed, INT32_MIN)), want)
         << "step " << step << ", at least " << needed << " slices";
+    found = want;
     ASSERT_EQ(counts[order.AnyLargest()], counts[largest]) << "step " << step;
   }
 }
@@ -304,6 +309,11 @@ TEST(TopologyLevelOrderTest, FindsTheSmallestDomainWithEnoughSlicesAmongFewPairs
 
 TEST(TopologyLevelOrderTest, FindsTheSmallestDomainWithEnoughSlicesAmongManyPairs) {
   CheckLevelOrder(/*domains=*/200, /*distinct=*/150, /*seed=*/11);
+}
+
+TEST(TopologyLevelOrderTest, FindsTheSmallestDomainWhenTheFoundOnesMove) {
+  CheckLevelOrder(/*domains=*/300, /*distinct=*/4, /*seed=*/13, /*take_found=*/true);
+  CheckLevelOrder(/*domains=*/200, /*distinct=*/150, /*seed=*/17, /*take_found=*/true);
 }
 
 }  // namespace
