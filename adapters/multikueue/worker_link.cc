@@ -92,7 +92,18 @@ std::optional<v1::Workload> WorkerLink::Copy(const std::string& key) const {
 absl::Status WorkerLink::CreateCopy(const v1::Workload& copy) {
   v1::SubmitRequest request;
   *request.mutable_workload() = copy;
-  return client_->Submit(request).status();
+  absl::StatusOr<v1::SubmitResponse> created = client_->Submit(request);
+  if (!created.ok()) return created.status();
+  // Known from now on, not only once the watch brings it: a reconcile that records another
+  // worker as the winner in between would otherwise leave this copy behind, free to be admitted
+  // as well. Only while the watch has not passed the copy's revision (else the watch's view,
+  // which may already hold its deletion, is the newer one).
+  const v1::Workload& stored = created->workload();
+  absl::MutexLock lock(&mu_);
+  if (connection_.connected() && stored.metadata().resource_version() > watched_revision_) {
+    copies_[KeyOf(stored)] = stored;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& name) {
@@ -165,6 +176,7 @@ absl::Status WorkerLink::Session() {
     absl::MutexLock lock(&mu_);
     for (const auto& [key, unused] : copies_) touched.insert(key);
     copies_.clear();
+    watched_revision_ = listed->revision();
     for (const v1::Workload& wl : listed->workloads()) {
       if (!HasOrigin(wl, options_.origin)) continue;
       copies_[KeyOf(wl)] = wl;
@@ -192,6 +204,7 @@ absl::Status WorkerLink::Session() {
         if (event.type() == v1::WatchEvent::BOOKMARK || !event.has_workload()) {
           absl::MutexLock lock(&mu_);
           last_heard_ = clock_.Now();
+          watched_revision_ = std::max(watched_revision_, event.revision());
           return !stop_.stopped();
         }
         const v1::Workload& wl = event.workload();
@@ -200,6 +213,7 @@ absl::Status WorkerLink::Session() {
         {
           absl::MutexLock lock(&mu_);
           last_heard_ = clock_.Now();
+          watched_revision_ = std::max(watched_revision_, event.revision());
           if (event.type() == v1::WatchEvent::DELETED || !ours) {
             ours = copies_.erase(key) > 0 || ours;
           } else {

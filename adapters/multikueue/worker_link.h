@@ -68,7 +68,8 @@ class WorkerLink {
   std::optional<v1::Workload> Copy(const std::string& key) const;
 
   // Calls on the worker; UNAVAILABLE when it cannot be reached. Creating an existing identical
-  // copy succeeds (Submit is idempotent); deleting a missing one succeeds.
+  // copy succeeds (Submit is idempotent), and a created copy is among Copies() at once;
+  // deleting a missing one succeeds.
   absl::Status CreateCopy(const v1::Workload& copy);
   absl::Status DeleteCopy(const std::string& ns, const std::string& name);
   // Deactivates the copy with a cause (its DeactivationTarget reason and message; empty: none).
@@ -103,6 +104,9 @@ class WorkerLink {
   mutable absl::Mutex mu_;
   core::WorkerConnection connection_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, v1::Workload> copies_ ABSL_GUARDED_BY(mu_);
+  // The newest revision the current session's list or watch brought: `copies_` is the worker's
+  // state up to it.
+  int64_t watched_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // The watch in progress (null between sessions), when it last brought anything, and whether
   // the watchdog ended it. One canceller per session: WatchCanceller's cancel is for good.
   client::WatchCanceller* session_watch_ ABSL_GUARDED_BY(mu_) = nullptr;

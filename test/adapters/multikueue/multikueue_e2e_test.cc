@@ -23,15 +23,19 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "adapters/multikueue/worker_link.h"
 #include "clients/cpp/tollgate_client.h"
+#include "core/real_clock.h"
 #include "gtest/gtest.h"
 #include "services/kubeapi/kube_client.h"
 #include "services/manifest/kube_config.h"
@@ -1178,6 +1182,56 @@ TEST_F(MultiKueueAckedEvictionE2eTest, ALocalDeactivationRemovesTheRemoteCopyWhi
   *on_w1.mutable_workload() = Ref("train");
   EXPECT_TRUE(absl::IsNotFound(w1_client_->GetWorkload(on_w1).status()));
   EXPECT_TRUE(absl::IsNotFound(w2_client_->GetWorkload(on_w1).status()));
+}
+
+// The link knows a copy it created at once, before its watch brings it: a reconcile that records
+// another worker as the winner meanwhile must see that copy to remove it, or it stays behind and
+// is admitted as well once its worker has room. The link's watch is held at an earlier copy, so
+// only the create itself can have told the link.
+TEST_F(MultiKueueE2eTest, ALinkKnowsACopyItCreatedBeforeItsWatchBringsIt) {
+  absl::Notification plugged;
+  absl::Notification unplug;
+  multikueue::WorkerLink::Options options;
+  // Not the controller's origin: the controller leaves these copies alone.
+  options.origin = "link-test";
+  multikueue::WorkerLink::Listener listener;
+  listener.on_copy = [&](const std::string&, const std::string& key) {
+    if (key == "team/plug" && !plugged.HasBeenNotified()) {
+      plugged.Notify();
+      unplug.WaitForNotification();
+    }
+  };
+  core::RealClock clock;
+  multikueue::WorkerLink link("w1", multikueue::WorkerSource{w1_->address(), {}, "test"}, clock,
+                              options, listener);
+  // Before the link goes: its thread may wait in the listener.
+  absl::Cleanup release = [&] {
+    if (!unplug.HasBeenNotified()) unplug.Notify();
+  };
+  link.Start();
+  const absl::Time deadline = absl::Now() + kWait;
+  while (!link.connected() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(link.connected());
+
+  auto copy_named = [](const std::string& name) {
+    v1::Workload wl;
+    wl.mutable_metadata()->set_namespace_("team");
+    wl.mutable_metadata()->set_name(name);
+    (*wl.mutable_metadata()->mutable_labels())[kOriginLabel] = "link-test";
+    wl.mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
+    ps->set_name("main");
+    ps->set_count(1);
+    (*ps->mutable_requests())["cpu"] = "1";
+    return wl;
+  };
+  v1::SubmitRequest plug;
+  *plug.mutable_workload() = copy_named("plug");
+  ASSERT_OK(w1_client_->Submit(plug).status());
+  ASSERT_TRUE(plugged.WaitForNotificationWithTimeout(kWait));
+
+  ASSERT_OK(link.CreateCopy(copy_named("train")));
+  EXPECT_TRUE(link.Copy("team/train").has_value());
 }
 
 }  // namespace
