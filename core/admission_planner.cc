@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/fair_sharing.h"
@@ -69,6 +70,51 @@ void PrefetchHeadData(const Head& h) {
   for (const PodSetSpec& ps : pod_sets) {
     PrefetchLines(ps.requests.data(), ps.requests.size() * sizeof(ps.requests[0]));
   }
+}
+
+// The cohort trees (by their roots) a cycle's usage changed: a handful per cycle. A
+// ClusterQueue outside any cohort is a tree of its own that only its one head changes.
+class ChangedTrees {
+ public:
+  void Add(const ClusterQueueRuntime& cq) {
+    if (!cq.node->HasParent()) return;
+    const QuotaNode* root = cq.node->Root();
+    if (std::find(roots_.begin(), roots_.end(), root) == roots_.end()) roots_.push_back(root);
+  }
+  // Whether the usage of `cq`'s tree changed, other than by `cq`'s own head.
+  bool Contains(const ClusterQueueRuntime& cq) const {
+    return cq.node->HasParent() &&
+           std::find(roots_.begin(), roots_.end(), cq.node->Root()) != roots_.end();
+  }
+
+ private:
+  absl::InlinedVector<const QuotaNode*, 8> roots_;
+};
+
+// Whether `assignment` asks for every pod set's full count (Assign({})'s, not a partial
+// admission's).
+bool HasFullCounts(const Workload& wl, const FlavorAssignment& assignment) {
+  if (assignment.pod_sets.size() != wl.spec.pod_sets.size()) return false;
+  for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
+    if (assignment.pod_sets[i].count != CountAfterReclaim(wl.status, wl.spec.pod_sets[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A head whose full assignment fit, evaluated again in its cycle while the usage its quota part
+// read is unchanged: that part would choose the same flavors again (the assigner reads only
+// its quota tree's usage and admitted workloads, which the cycle changes only through
+// usage), so only the topology is placed again. False when the assignment no longer fits
+// then: it is to be evaluated again in full (`fitting` is left changed).
+bool PlaceTopologyAgain(ClusterState& state, const Workload& wl, const ClusterQueueRuntime& cq,
+                        absl::Time now, FlavorAssignment& fitting) {
+  PreemptionPlanner preemptor(state, now);
+  PlannerPreemptionOracle oracle(state, preemptor, wl, cq);
+  FlavorAssigner assigner(state, cq, wl, oracle);
+  fitting = assigner.AssignTopologyAgain(std::move(fitting));
+  return fitting.RepresentativeMode() == FlavorMode::kFit;
 }
 
 enum class CycleFit { kFits, kNoQuota, kNoTopology };
@@ -509,6 +555,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   plan.admissions.reserve(entries.size());
   // Usage taken by this cycle's admissions (and reservations) stays simulated until the end.
   UsageSimulation cycle_usage(state_);
+  // The quota trees this cycle's usage changed so far: an entry evaluated in a tree left alone
+  // sees the quota its evaluation saw.
+  ChangedTrees changed_trees;
   std::set<WorkloadId> preempted;
   EntryOrder order(state_, entries);
   while (Entry* next = order.Next()) {
@@ -520,12 +569,20 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
       // only the topology no longer fits (another head took its nodes this cycle).
+      // When only the topology no longer fits and no usage of this cycle changed the quota tree
+      // the full assignment fit in, the quota part would choose the same flavors again: only
+      // the topology is placed again.
+      const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
+                              !changed_trees.Contains(*e.cq) &&
+                              HasFullCounts(*e.wl, e.eval.assignment);
       {
         UsageSimulation removal(state_);
         if (overlap) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
-        e.eval = Evaluate(*e.wl, *e.cq, now);
+        if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, now, e.eval.assignment)) {
+          e.eval = Evaluate(*e.wl, *e.cq, now);
+        }
       }
       e.mode = e.eval.assignment.RepresentativeMode();
       if (overlap && e.mode == FlavorMode::kFit) e.deferred_fit = true;
@@ -552,6 +609,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.reason = RequeueReason::kPreemptionNoCandidates;
       if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
         cycle_usage.AddUsage(*e.cq->node, ResourcesToReserve(e));
+        changed_trees.Add(*e.cq);
         take_topology();
       }
       continue;
@@ -562,6 +620,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
           "these preemptions complete";
       e.reason = RequeueReason::kPendingPreemption;
       cycle_usage.AddUsage(*e.cq->node, usage);
+      changed_trees.Add(*e.cq);
       take_topology();
       continue;
     }
@@ -577,6 +636,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
     cycle_usage.AddUsage(*e.cq->node, usage);
+    changed_trees.Add(*e.cq);
     take_topology();
 
     if (e.mode == FlavorMode::kPreempt) {

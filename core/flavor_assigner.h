@@ -97,6 +97,9 @@ class FlavorAssigner {
 
   // `counts` reduces pod counts (partial admission); empty means the full counts.
   FlavorAssignment Assign(const std::vector<int32_t>& counts);
+  // The same as Assign({}) for an assignment it returned that fit, while the usage its quota
+  // part read is unchanged: the topology placed again on the nodes as they are now.
+  FlavorAssignment AssignTopologyAgain(FlavorAssignment fitting);
 
  private:
   struct ResourceResult {
