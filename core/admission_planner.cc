@@ -5,7 +5,6 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/fair_sharing.h"
@@ -72,23 +71,33 @@ void PrefetchHeadData(const Head& h) {
   }
 }
 
-// The cohort trees (by their roots) a cycle's usage changed: a handful per cycle. A
-// ClusterQueue outside any cohort is a tree of its own that only its one head changes.
+// The cohort trees a cycle's usage changed. A ClusterQueue outside any cohort is a tree of its
+// own that only its one head changes. Filed for every head that takes usage (its queue), and
+// resolved to roots only when a head is evaluated again for its topology, each filing once.
 class ChangedTrees {
  public:
   void Add(const ClusterQueueRuntime& cq) {
-    if (!cq.node->HasParent()) return;
-    const QuotaNode* root = cq.node->Root();
-    if (std::find(roots_.begin(), roots_.end(), root) == roots_.end()) roots_.push_back(root);
+    if (cq.node->HasParent()) nodes_.push_back(cq.node);
   }
   // Whether the usage of `cq`'s tree changed, other than by `cq`'s own head.
-  bool Contains(const ClusterQueueRuntime& cq) const {
-    return cq.node->HasParent() &&
-           std::find(roots_.begin(), roots_.end(), cq.node->Root()) != roots_.end();
+  bool Contains(const ClusterQueueRuntime& cq) {
+    if (!cq.node->HasParent()) return false;
+    size_t roots = resolved_;
+    for (size_t i = resolved_; i < nodes_.size(); ++i) {
+      const QuotaNode* root = nodes_[i]->Root();
+      if (std::find(nodes_.begin(), nodes_.begin() + roots, root) == nodes_.begin() + roots) {
+        nodes_[roots++] = root;
+      }
+    }
+    nodes_.resize(roots);
+    resolved_ = roots;
+    return std::find(nodes_.begin(), nodes_.end(), cq.node->Root()) != nodes_.end();
   }
 
  private:
-  absl::InlinedVector<const QuotaNode*, 8> roots_;
+  // Distinct roots below `resolved_`, queues' nodes from there.
+  std::vector<const QuotaNode*> nodes_;
+  size_t resolved_ = 0;
 };
 
 // Whether `assignment` asks for every pod set's full count (Assign({})'s, not a partial
@@ -108,12 +117,9 @@ bool HasFullCounts(const Workload& wl, const FlavorAssignment& assignment) {
 // its quota tree's usage and admitted workloads, which the cycle changes only through
 // usage), so only the topology is placed again. False when the assignment no longer fits
 // then: it is to be evaluated again in full (`fitting` is left changed).
-bool PlaceTopologyAgain(ClusterState& state, const Workload& wl, const ClusterQueueRuntime& cq,
-                        absl::Time now, FlavorAssignment& fitting) {
-  PreemptionPlanner preemptor(state, now);
-  PlannerPreemptionOracle oracle(state, preemptor, wl, cq);
-  FlavorAssigner assigner(state, cq, wl, oracle);
-  fitting = assigner.AssignTopologyAgain(std::move(fitting));
+bool PlaceTopologyAgain(const ClusterState& state, const Workload& wl,
+                        const ClusterQueueRuntime& cq, FlavorAssignment& fitting) {
+  fitting = FlavorAssigner::AssignTopologyAgain(state, cq, wl, std::move(fitting));
   return fitting.RepresentativeMode() == FlavorMode::kFit;
 }
 
@@ -580,7 +586,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
         if (overlap) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
-        if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, now, e.eval.assignment)) {
+        if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, e.eval.assignment)) {
           e.eval = Evaluate(*e.wl, *e.cq, now);
         }
       }

@@ -505,15 +505,4 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
   return assignment;
 }
 
-FlavorAssignment FlavorAssigner::AssignTopologyAgain(FlavorAssignment fitting) {
-  // A fitting assignment differs from its quota part only by its placements: a placement that
-  // fails or an error in the requests turns its mode from Fit.
-  for (PodSetFlavors& ps : fitting.pod_sets) {
-    ps.topology.reset();
-    ps.topology_leaves = PlacedTopology{};
-  }
-  AssignTopology(fitting);
-  return fitting;
-}
-
 }  // namespace tollgate::core

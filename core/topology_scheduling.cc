@@ -377,6 +377,28 @@ WorkloadTopologyUsage PlannedTopologyUsage(const WorkloadSpec& spec,
   return out;
 }
 
+// Defined here, with the rest of the scheduler's topology glue, rather than with the quota
+// assignment.
+FlavorAssignment FlavorAssigner::AssignTopologyAgain(const ClusterState& state,
+                                                     const ClusterQueueRuntime& cq,
+                                                     const Workload& wl, FlavorAssignment fitting) {
+  // AssignTopology turns modes and files reasons but never simulates preemption.
+  class NoOracle : public PreemptionOracle {
+   public:
+    std::pair<PreemptionPossibility, int> SimulatePreemption(FrId, int64_t) override {
+      return {PreemptionPossibility::kNoCandidates, 0};
+    }
+  } no_oracle;
+  // A fitting assignment differs from its quota part only by its placements: a placement that
+  // fails or an error in the requests turns its mode from Fit.
+  for (PodSetFlavors& ps : fitting.pod_sets) {
+    ps.topology.reset();
+    ps.topology_leaves = PlacedTopology{};
+  }
+  FlavorAssigner(state, cq, wl, no_oracle).AssignTopology(fitting);
+  return fitting;
+}
+
 bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
                   TopologyInventory& inventory) {
   for (const PodSetFlavors& psa : assignment.pod_sets) {
