@@ -71,6 +71,58 @@ void PrefetchHeadData(const Head& h) {
   }
 }
 
+// The cohort trees a cycle's usage changed. A ClusterQueue outside any cohort is a tree of its
+// own that only its one head changes. Filed for every head that takes usage (its queue), and
+// resolved to roots only when a head is evaluated again for its topology, each filing once.
+class ChangedTrees {
+ public:
+  void Add(const ClusterQueueRuntime& cq) {
+    if (cq.node->HasParent()) nodes_.push_back(cq.node);
+  }
+  // Whether the usage of `cq`'s tree changed, other than by `cq`'s own head.
+  bool Contains(const ClusterQueueRuntime& cq) {
+    if (!cq.node->HasParent()) return false;
+    size_t roots = resolved_;
+    for (size_t i = resolved_; i < nodes_.size(); ++i) {
+      const QuotaNode* root = nodes_[i]->Root();
+      if (std::find(nodes_.begin(), nodes_.begin() + roots, root) == nodes_.begin() + roots) {
+        nodes_[roots++] = root;
+      }
+    }
+    nodes_.resize(roots);
+    resolved_ = roots;
+    return std::find(nodes_.begin(), nodes_.end(), cq.node->Root()) != nodes_.end();
+  }
+
+ private:
+  // Distinct roots below `resolved_`, queues' nodes from there.
+  std::vector<const QuotaNode*> nodes_;
+  size_t resolved_ = 0;
+};
+
+// Whether `assignment` asks for every pod set's full count (Assign({})'s, not a partial
+// admission's).
+bool HasFullCounts(const Workload& wl, const FlavorAssignment& assignment) {
+  if (assignment.pod_sets.size() != wl.spec.pod_sets.size()) return false;
+  for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
+    if (assignment.pod_sets[i].count != CountAfterReclaim(wl.status, wl.spec.pod_sets[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A head whose full assignment fit, evaluated again in its cycle while the usage its quota part
+// read is unchanged: that part would choose the same flavors again (the assigner reads only
+// its quota tree's usage and admitted workloads, which the cycle changes only through
+// usage), so only the topology is placed again. False when the assignment no longer fits
+// then: it is to be evaluated again in full (`fitting` is left changed).
+bool PlaceTopologyAgain(const ClusterState& state, const Workload& wl,
+                        const ClusterQueueRuntime& cq, FlavorAssignment& fitting) {
+  fitting = FlavorAssigner::AssignTopologyAgain(state, cq, wl, std::move(fitting));
+  return fitting.RepresentativeMode() == FlavorMode::kFit;
+}
+
 enum class CycleFit { kFits, kNoQuota, kNoTopology };
 
 // Kueue's cq.Fits after the cycle's preemptions: quota, then the topology placements (a head
@@ -509,6 +561,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   plan.admissions.reserve(entries.size());
   // Usage taken by this cycle's admissions (and reservations) stays simulated until the end.
   UsageSimulation cycle_usage(state_);
+  // The quota trees this cycle's usage changed so far: an entry evaluated in a tree left alone
+  // sees the quota its evaluation saw.
+  ChangedTrees changed_trees;
   std::set<WorkloadId> preempted;
   EntryOrder order(state_, entries);
   while (Entry* next = order.Next()) {
@@ -520,12 +575,20 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
       // only the topology no longer fits (another head took its nodes this cycle).
+      // When only the topology no longer fits and no usage of this cycle changed the quota tree
+      // the full assignment fit in, the quota part would choose the same flavors again: only
+      // the topology is placed again.
+      const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
+                              !changed_trees.Contains(*e.cq) &&
+                              HasFullCounts(*e.wl, e.eval.assignment);
       {
         UsageSimulation removal(state_);
         if (overlap) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
-        e.eval = Evaluate(*e.wl, *e.cq, now);
+        if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, e.eval.assignment)) {
+          e.eval = Evaluate(*e.wl, *e.cq, now);
+        }
       }
       e.mode = e.eval.assignment.RepresentativeMode();
       if (overlap && e.mode == FlavorMode::kFit) e.deferred_fit = true;
@@ -552,6 +615,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.reason = RequeueReason::kPreemptionNoCandidates;
       if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
         cycle_usage.AddUsage(*e.cq->node, ResourcesToReserve(e));
+        changed_trees.Add(*e.cq);
         take_topology();
       }
       continue;
@@ -562,6 +626,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
           "these preemptions complete";
       e.reason = RequeueReason::kPendingPreemption;
       cycle_usage.AddUsage(*e.cq->node, usage);
+      changed_trees.Add(*e.cq);
       take_topology();
       continue;
     }
@@ -577,6 +642,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
     cycle_usage.AddUsage(*e.cq->node, usage);
+    changed_trees.Add(*e.cq);
     take_topology();
 
     if (e.mode == FlavorMode::kPreempt) {

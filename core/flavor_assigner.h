@@ -97,6 +97,12 @@ class FlavorAssigner {
 
   // `counts` reduces pod counts (partial admission); empty means the full counts.
   FlavorAssignment Assign(const std::vector<int32_t>& counts);
+  // The same as Assign({}) of `wl` in `cq` for an assignment it returned that fit, while the
+  // usage its quota part read is unchanged: the topology placed again on the nodes as they are
+  // now (no preemption is simulated: placing asks no oracle).
+  static FlavorAssignment AssignTopologyAgain(const ClusterState& state,
+                                              const ClusterQueueRuntime& cq, const Workload& wl,
+                                              FlavorAssignment fitting);
 
  private:
   struct ResourceResult {

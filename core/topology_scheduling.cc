@@ -17,12 +17,21 @@ const PodSetSpec* FindPodSet(const WorkloadSpec& spec, absl::string_view name) {
   return nullptr;
 }
 
+// The same for the `index`th pod set of an assignment, which is the spec's `index`th (the
+// assigner builds them in spec order) unless the names say otherwise.
+const PodSetSpec* FindPodSet(const WorkloadSpec& spec, size_t index, absl::string_view name) {
+  if (index < spec.pod_sets.size() && spec.pod_sets[index].name == name) {
+    return &spec.pod_sets[index];
+  }
+  return FindPodSet(spec, name);
+}
+
 // The flavor names of a pod set's assignment (a pod set has a handful of resources).
 using FlavorNames = absl::InlinedVector<absl::string_view, 4>;
 
 // Kueue's onlyTASFlavor: the one topology flavor among the pod set's flavors.
-std::string OnlyTopologyFlavor(const FlavorNames& flavors, const TopologyInventory& inventory,
-                               std::string* error) {
+absl::string_view OnlyTopologyFlavor(const FlavorNames& flavors, const TopologyInventory& inventory,
+                                     std::string* error) {
   // Usually one flavor, named once per resource: the set is built only for the error text.
   absl::string_view only;
   bool several = false;
@@ -46,7 +55,18 @@ std::string OnlyTopologyFlavor(const FlavorNames& flavors, const TopologyInvento
     *error = absl::StrCat("more than one TAS flavor assigned: ", absl::StrJoin(found, ", "));
     return "";
   }
-  return std::string(only);
+  return only;
+}
+
+// The same for a pod set's assignment whose resources all take one flavor (the usual case),
+// without listing them; null when they do not.
+const std::string* OnlyFlavorOf(const std::vector<std::pair<std::string, std::string>>& flavors) {
+  if (flavors.empty()) return nullptr;
+  const std::string& first = flavors.front().second;
+  for (size_t i = 1; i < flavors.size(); ++i) {
+    if (flavors[i].second != first) return nullptr;
+  }
+  return &first;
 }
 
 // Appends the usage of one pod set's assignment to `out`.
@@ -156,36 +176,43 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
   WorkloadTopologyRequests out;
   for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
     const PodSetFlavors& psa = assignment.pod_sets[i];
-    const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
+    const PodSetSpec* pod_set = FindPodSet(wl.spec, i, psa.name);
     if (pod_set == nullptr || !TopologyRequested(*pod_set, topology_only)) continue;
     if (psa.Mode() == FlavorMode::kNoFit || psa.count == 0) continue;
-    FlavorNames flavors;
-    for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
-    if (flavors.empty() && pod_set->topology_request.has_value() &&
-        pod_set->topology_request->pod_set_group.has_value()) {
-      // A pod set without requests in a group (a leader) takes its group's topology flavor
-      // (Kueue's resolvePodSetFlavors).
-      for (const PodSetFlavors& other : assignment.pod_sets) {
-        const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
-        if (&other == &psa || other_spec == nullptr || !other_spec->topology_request.has_value() ||
-            other_spec->topology_request->pod_set_group !=
-                pod_set->topology_request->pod_set_group) {
-          continue;
-        }
-        for (const auto& [resource, flavor_name] : other.flavors) {
-          if (inventory.IsTopologyFlavor(flavor_name)) flavors.push_back(flavor_name);
+    absl::string_view flavor;
+    if (const std::string* only = OnlyFlavorOf(psa.flavors);
+        only != nullptr && inventory.IsTopologyFlavor(*only)) {
+      flavor = *only;
+    } else {
+      FlavorNames flavors;
+      for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
+      if (flavors.empty() && pod_set->topology_request.has_value() &&
+          pod_set->topology_request->pod_set_group.has_value()) {
+        // A pod set without requests in a group (a leader) takes its group's topology flavor
+        // (Kueue's resolvePodSetFlavors).
+        for (const PodSetFlavors& other : assignment.pod_sets) {
+          const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
+          if (&other == &psa || other_spec == nullptr ||
+              !other_spec->topology_request.has_value() ||
+              other_spec->topology_request->pod_set_group !=
+                  pod_set->topology_request->pod_set_group) {
+            continue;
+          }
+          for (const auto& [resource, flavor_name] : other.flavors) {
+            if (inventory.IsTopologyFlavor(flavor_name)) flavors.push_back(flavor_name);
+          }
         }
       }
-    }
-    std::string error;
-    const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
-    if (!error.empty()) {
-      out.errors.emplace_back(i, error);
-      continue;
+      std::string error;
+      flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+      if (!error.empty()) {
+        out.errors.emplace_back(i, std::move(error));
+        continue;
+      }
     }
     // Placed once the checks are Ready (ClusterState::PlaceDelayedTopology): quota alone decides
     // now.
-    if (delayed_flavors.count(flavor) > 0) continue;
+    if (!delayed_flavors.empty() && delayed_flavors.count(std::string(flavor)) > 0) continue;
     WorkloadTopologyRequests::FlavorRequests& of = out.Of(flavor);
     of.requests.push_back(PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
     of.pod_set_index.push_back(i);
@@ -208,7 +235,7 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
     FlavorNames flavors;
     for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
     std::string error;
-    const std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    const absl::string_view flavor = OnlyTopologyFlavor(flavors, inventory, &error);
     if (flavor.empty()) continue;  // not placed by topology (a quota-only flavor)
     TopologyPlacementRequest r = PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
     // The updates join the pod set's own selector and tolerations in filters owned here.
@@ -299,7 +326,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
       }
     }
     std::string error;
-    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    const std::string flavor(OnlyTopologyFlavor(flavors, inventory, &error));
     if (!error.empty()) continue;
     AppendUsageOfAssignment(*pod_set, flavor, *psa.topology_assignment, out);
   }
@@ -343,11 +370,33 @@ WorkloadTopologyUsage PlannedTopologyUsage(const WorkloadSpec& spec,
     FlavorNames flavors;
     for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
     std::string error;
-    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    const std::string flavor(OnlyTopologyFlavor(flavors, inventory, &error));
     if (!error.empty()) continue;
     AppendUsageOfAssignment(*pod_set, flavor, *psa.topology, out.named);
   }
   return out;
+}
+
+// Defined here, with the rest of the scheduler's topology glue, rather than with the quota
+// assignment.
+FlavorAssignment FlavorAssigner::AssignTopologyAgain(const ClusterState& state,
+                                                     const ClusterQueueRuntime& cq,
+                                                     const Workload& wl, FlavorAssignment fitting) {
+  // AssignTopology turns modes and files reasons but never simulates preemption.
+  class NoOracle : public PreemptionOracle {
+   public:
+    std::pair<PreemptionPossibility, int> SimulatePreemption(FrId, int64_t) override {
+      return {PreemptionPossibility::kNoCandidates, 0};
+    }
+  } no_oracle;
+  // A fitting assignment differs from its quota part only by its placements: a placement that
+  // fails or an error in the requests turns its mode from Fit.
+  for (PodSetFlavors& ps : fitting.pod_sets) {
+    ps.topology.reset();
+    ps.topology_leaves = PlacedTopology{};
+  }
+  FlavorAssigner(state, cq, wl, no_oracle).AssignTopology(fitting);
+  return fitting;
 }
 
 bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
@@ -364,7 +413,7 @@ bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
     FlavorNames flavors;
     for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
     std::string error;
-    std::string flavor = OnlyTopologyFlavor(flavors, inventory, &error);
+    const std::string flavor(OnlyTopologyFlavor(flavors, inventory, &error));
     if (!error.empty()) continue;
     TopologyFlavor* tf = inventory.Flavor(flavor);
     if (tf == nullptr || !tf->Fits(*psa.topology, pod_set->requests)) return false;

@@ -179,6 +179,80 @@ TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
   EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
 }
 
+TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyChoosesItsFlavorsAgainInItsCohort) {
+  // Two topology flavors on their own racks; cq-a and cq-b in cohort "team" under "root". cq-b
+  // has no quota of its own: it borrows tas-a from cq-a within "team" (borrowing level 1) and
+  // tas-b from "team" itself (level 1), and with TryNextFlavor for borrowing takes the first.
+  for (const std::string name : {"tas-a", "tas-b"}) {
+    ResourceFlavorSpec flavor;
+    flavor.name = name;
+    flavor.node_labels = {{"node-group", name}};
+    flavor.topology_name = "default";
+    ASSERT_TRUE(state_.ApplyResourceFlavor(flavor, now_).ok());
+    NodeSpec n;
+    n.name = "x-" + name;
+    n.labels = {{"node-group", name},
+                {kBlock, "b-" + name},
+                {kRack, "r-" + name},
+                {kHostnameLabel, n.name}};
+    n.allocatable = {{"gpu", 4}, {"pods", 110}};
+    ASSERT_TRUE(state_.UpsertNode(n, now_).ok());
+  }
+  // tas-a has room for both jobs, on two racks.
+  NodeSpec second;
+  second.name = "y-tas-a";
+  second.labels = {{"node-group", "tas-a"},
+                   {kBlock, "b-tas-a"},
+                   {kRack, "s-tas-a"},
+                   {kHostnameLabel, "y-tas-a"}};
+  second.allocatable = {{"gpu", 4}, {"pods", 110}};
+  ASSERT_TRUE(state_.UpsertNode(second, now_).ok());
+  auto quotas = [](int64_t a, int64_t b) {
+    return std::vector<ResourceGroupSpec>{{{"gpu"},
+                                           {{"tas-a", {{"gpu", a, std::nullopt, std::nullopt}}},
+                                            {"tas-b", {{"gpu", b, std::nullopt, std::nullopt}}}}}};
+  };
+  ASSERT_TRUE(state_.ApplyCohort({"root", "", quotas(4, 0), 1.0}, now_).ok());
+  ASSERT_TRUE(state_.ApplyCohort({"team", "root", quotas(0, 4), 1.0}, now_).ok());
+  for (const auto& [name, a] :
+       std::vector<std::pair<std::string, int64_t>>{{"cq-a", 4}, {"cq-b", 0}}) {
+    ClusterQueueSpec cq;
+    cq.name = name;
+    cq.cohort = "team";
+    cq.resource_groups = quotas(a, 0);
+    cq.flavor_fungibility.when_can_borrow = WhenCanBorrow::kTryNextFlavor;
+    ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+    ASSERT_TRUE(
+        state_.ApplyLocalQueue({"ns", "q-" + name, name, StopPolicy::kNone, 1.0}, now_).ok());
+  }
+  for (const std::string q : {"q-cq-a", "q-cq-b"}) {
+    WorkloadSpec spec;
+    spec.name = "job-" + q;
+    spec.namespace_name = "ns";
+    spec.queue_name = q;
+    PodSetSpec ps;
+    ps.name = "main";
+    ps.count = 4;
+    ps.requests = {{"gpu", 1}};
+    ps.topology_request = Required(kRack);
+    spec.pod_sets = {ps};
+    now_ += absl::Milliseconds(1);
+    ASSERT_TRUE(state_.Submit(spec, "", now_).ok());
+  }
+  CyclePlan plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  // job-q-cq-a (no borrowing, first) takes a rack of tas-a and cq-a's quota; job-q-cq-b,
+  // evaluated on the same empty nodes for tas-a, no longer fits that rack and is evaluated
+  // again: tas-a (which has a rack left) would now come from "root" (level 2) while tas-b still
+  // comes from "team" (level 1), so its flavor changes with the quota its cohort used this
+  // cycle.
+  ASSERT_EQ(plan.admissions.size(), 2u);
+  EXPECT_NE(Placement("job-q-cq-a"), "<none>");
+  EXPECT_EQ(Placement("job-q-cq-b"), "x-tas-b:4");
+  EXPECT_EQ(Get("job-q-cq-b").status.admission->pod_sets[0].flavors,
+            (std::vector<std::pair<std::string, std::string>>{{"gpu", "tas-b"}}));
+}
+
 TEST_F(TopologySchedulingTest, FragmentationAwarePreemptionFreesOneRack) {
   AddQueue(10, PreemptionPolicy::kLowerPriority);
   AddNode("b1", "r1", "x1", 4);
