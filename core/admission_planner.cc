@@ -376,10 +376,12 @@ class EntryOrder {
 
 AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
                                                         const ClusterQueueRuntime& cq,
-                                                        absl::Time now) {
+                                                        absl::Time now,
+                                                        const FlavorAssignment* nominated) {
   PreemptionPlanner preemptor(state_, now);
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
+  if (nominated != nullptr) assigner.PinToNomination(*nominated);
 
   // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
   // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
@@ -519,13 +521,15 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (overlap || fit == CycleFit::kNoTopology) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
-      // only the topology no longer fits (another head took its nodes this cycle).
+      // only the topology no longer fits (another head took its nodes this cycle). Either way
+      // only the flavors of the nomination are considered again.
       {
         UsageSimulation removal(state_);
         if (overlap) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
-        e.eval = Evaluate(*e.wl, *e.cq, now);
+        const FlavorAssignment nominated = std::move(e.eval.assignment);
+        e.eval = Evaluate(*e.wl, *e.cq, now, &nominated);
       }
       e.mode = e.eval.assignment.RepresentativeMode();
       if (overlap && e.mode == FlavorMode::kFit) e.deferred_fit = true;
