@@ -428,10 +428,12 @@ class EntryOrder {
 
 AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
                                                         const ClusterQueueRuntime& cq,
-                                                        absl::Time now) {
+                                                        absl::Time now,
+                                                        const FlavorAssignment* nominated) {
   PreemptionPlanner preemptor(state_, now);
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
+  if (nominated != nullptr) assigner.PinToNomination(*nominated);
 
   // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
   // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
@@ -574,10 +576,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (overlap || fit == CycleFit::kNoTopology) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
-      // only the topology no longer fits (another head took its nodes this cycle).
-      // When only the topology no longer fits and no usage of this cycle changed the quota tree
-      // the full assignment fit in, the quota part would choose the same flavors again: only
-      // the topology is placed again.
+      // only the topology no longer fits (another head took its nodes this cycle). Either way
+      // only the flavors of the nomination are considered again. When only the topology no
+      // longer fits and no usage of this cycle changed the quota tree the full assignment fit
+      // in, the quota part would choose the same flavors again: only the topology is placed
+      // again.
       const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
                               !changed_trees.Contains(*e.cq) &&
                               HasFullCounts(*e.wl, e.eval.assignment);
@@ -587,7 +590,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
         if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, e.eval.assignment)) {
-          e.eval = Evaluate(*e.wl, *e.cq, now);
+          // PlaceTopologyAgain changes the placements only: the flavors are the nomination's.
+          const FlavorAssignment nominated = std::move(e.eval.assignment);
+          e.eval = Evaluate(*e.wl, *e.cq, now, &nominated);
         }
       }
       e.mode = e.eval.assignment.RepresentativeMode();

@@ -27,8 +27,11 @@ class AdmissionPlanner {
     std::vector<PreemptionTarget> targets;
   };
   // Kueue's getInitialAssignments: the full assignment, else one with preemption targets, else
-  // a partial admission found by binary search over the pod counts (down to minCount).
-  Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now);
+  // a partial admission found by binary search over the pod counts (down to minCount). A
+  // recomputation within the cycle passes the head's nominated assignment: only its flavors
+  // are considered (Kueue's NominationMapping).
+  Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now,
+                      const FlavorAssignment* nominated = nullptr);
 
   // One pending workload planned ahead of queue order (ClusterState::AdmitNow), with the
   // decisions a cycle makes for a head that is evaluated alone: its admission when it fits;

@@ -288,12 +288,24 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
   return "";
 }
 
-FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(const PodSetSpec& pod_set,
+bool FlavorAssigner::Nominated(size_t pod_set_index, const std::string& resource,
+                               const std::string& flavor) const {
+  // Kueue looks the pod set up by name; a recomputation keeps the pod sets' order.
+  if (pod_set_index >= nominated_->pod_sets.size()) return false;
+  for (const auto& [name, chosen] : nominated_->pod_sets[pod_set_index].flavors) {
+    if (name == resource) return chosen == flavor;
+  }
+  // A resource the nomination assigned no flavor matches none.
+  return false;
+}
+
+FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_set_index,
                                                                    const ResourceAmounts& requests,
                                                                    absl::Span<const int> groups,
                                                                    int group_index,
                                                                    const FrUsage& assigned_usage) {
   ResourceResult result;
+  const PodSetSpec& pod_set = wl_.spec.pod_sets[pod_set_index];
   const ResourceGroupSpec& group = cq_.spec.resource_groups[group_index];
 
   // The group's requested resources, in name order (as `requests`), by index: a resource is
@@ -315,6 +327,14 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(const PodSetS
   GranularMode best_mode;
   for (const FlavorQuotasSpec& flavor_quotas : group.flavors) {
     const std::string& flavor = flavor_quotas.flavor;
+    if (nominated_ != nullptr && !group_requests.empty() &&
+        !Nominated(pod_set_index, requests[group_requests[0]].first, flavor)) {
+      result.reasons.push_back(absl::StrCat("skipping flavor ", flavor,
+                                            " as it is not found in the nomination mapping for "
+                                            "resource ",
+                                            requests[group_requests[0]].first));
+      continue;
+    }
     if (std::string reason = CheckFlavorForPodSet(flavor, pod_set, group); !reason.empty()) {
       result.reasons.push_back(std::move(reason));
       continue;
@@ -458,7 +478,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
           continue;  // Assigned with its resource group.
         }
         ResourceResult r =
-            FindFlavorForPodSet(pod_set, ps.requests, groups, groups[req], assignment.usage);
+            FindFlavorForPodSet(i, ps.requests, groups, groups[req], assignment.usage);
         if (r.flavors.empty()) {
           flavors.clear();
           choices.clear();

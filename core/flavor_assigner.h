@@ -104,6 +104,12 @@ class FlavorAssigner {
                                               const ClusterQueueRuntime& cq, const Workload& wl,
                                               FlavorAssignment fitting);
 
+  // Kueue's NominationMapping: an assignment recomputed within its cycle (another head took its
+  // nodes, or its preemption targets overlap another's) considers only the flavors `nominated`
+  // chose for each pod set's resource group, so the recomputation never switches flavors.
+  // `nominated` must outlive the assigner.
+  void PinToNomination(const FlavorAssignment& nominated) { nominated_ = &nominated; }
+
  private:
   struct ResourceResult {
     // For the whole group; `choices` parallel to `flavors`.
@@ -114,9 +120,13 @@ class FlavorAssigner {
   };
   // `groups` holds each request's resource group index (-1: not covered); the flavors are
   // chosen for the requests of group `group_index`.
-  ResourceResult FindFlavorForPodSet(const PodSetSpec& pod_set, const ResourceAmounts& requests,
+  ResourceResult FindFlavorForPodSet(size_t pod_set_index, const ResourceAmounts& requests,
                                      absl::Span<const int> groups, int group_index,
                                      const FrUsage& assigned_usage);
+  // Whether a pinned assigner may consider `flavor` for the group whose first requested
+  // resource is `resource`.
+  bool Nominated(size_t pod_set_index, const std::string& resource,
+                 const std::string& flavor) const;
   // Empty when the flavor can host the pod set; else the reason.
   std::string CheckFlavorForPodSet(const std::string& flavor, const PodSetSpec& pod_set,
                                    const ResourceGroupSpec& group) const;
@@ -131,6 +141,8 @@ class FlavorAssigner {
   PreemptionOracle& oracle_;
   // Kueue's IsTASOnly for the queue: pod sets without a request get an implied one.
   const bool topology_only_;
+  // Set by PinToNomination.
+  const FlavorAssignment* nominated_ = nullptr;
 };
 
 // Kueue's classical.FindHeightOfLowestSubtreeThatFits: the borrowing level needed for `val`

@@ -179,7 +179,7 @@ TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
   EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
 }
 
-TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyChoosesItsFlavorsAgainInItsCohort) {
+TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyKeepsItsNominatedFlavorInItsCohort) {
   // Two topology flavors on their own racks; cq-a and cq-b in cohort "team" under "root". cq-b
   // has no quota of its own: it borrows tas-a from cq-a within "team" (borrowing level 1) and
   // tas-b from "team" itself (level 1), and with TryNextFlavor for borrowing takes the first.
@@ -243,14 +243,14 @@ TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyChoosesItsFlavorsAgainI
   state_.ApplyCycle(plan, now_);
   // job-q-cq-a (no borrowing, first) takes a rack of tas-a and cq-a's quota; job-q-cq-b,
   // evaluated on the same empty nodes for tas-a, no longer fits that rack and is evaluated
-  // again: tas-a (which has a rack left) would now come from "root" (level 2) while tas-b still
-  // comes from "team" (level 1), so its flavor changes with the quota its cohort used this
-  // cycle.
+  // again, in full (its cohort's usage changed): tas-a (which has a rack left) now comes from
+  // "root" (level 2) while tas-b would come from "team" (level 1), but only its nominated
+  // flavor is considered again (Kueue's NominationMapping), so it stays on tas-a.
   ASSERT_EQ(plan.admissions.size(), 2u);
-  EXPECT_NE(Placement("job-q-cq-a"), "<none>");
-  EXPECT_EQ(Placement("job-q-cq-b"), "x-tas-b:4");
+  EXPECT_EQ(Placement("job-q-cq-a"), "x-tas-a:4");
+  EXPECT_EQ(Placement("job-q-cq-b"), "y-tas-a:4");
   EXPECT_EQ(Get("job-q-cq-b").status.admission->pod_sets[0].flavors,
-            (std::vector<std::pair<std::string, std::string>>{{"gpu", "tas-b"}}));
+            (std::vector<std::pair<std::string, std::string>>{{"gpu", "tas-a"}}));
 }
 
 TEST_F(TopologySchedulingTest, FragmentationAwarePreemptionFreesOneRack) {
