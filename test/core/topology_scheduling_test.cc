@@ -48,11 +48,12 @@ class TopologySchedulingTest : public ::testing::Test {
   }
 
   void Submit(const std::string& name, int32_t pods, std::optional<PodSetTopologyRequest> request,
-              int32_t priority = 0, std::vector<Toleration> tolerations = {}) {
+              int32_t priority = 0, std::vector<Toleration> tolerations = {},
+              const std::string& queue = "q") {
     WorkloadSpec spec;
     spec.name = name;
     spec.namespace_name = "ns";
-    spec.queue_name = "q";
+    spec.queue_name = queue;
     spec.priority = priority;
     PodSetSpec ps;
     ps.name = "main";
@@ -157,18 +158,7 @@ TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
   AddNode("b1", "r1", "x1", 4);
   AddNode("b1", "r2", "x2", 4);
   for (const std::string q : {"q-cq-a", "q-cq-b"}) {
-    WorkloadSpec spec;
-    spec.name = "job-" + q;
-    spec.namespace_name = "ns";
-    spec.queue_name = q;
-    PodSetSpec ps;
-    ps.name = "main";
-    ps.count = 4;
-    ps.requests = {{"gpu", 1}};
-    ps.topology_request = Required(kRack);
-    spec.pod_sets = {ps};
-    now_ += absl::Milliseconds(1);
-    ASSERT_TRUE(state_.Submit(spec, "", now_).ok());
+    ASSERT_NO_FATAL_FAILURE(Submit("job-" + q, 4, Required(kRack), 0, {}, q));
   }
   CyclePlan plan = state_.PlanCycle(now_);
   state_.ApplyCycle(plan, now_);
@@ -226,18 +216,7 @@ TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyKeepsItsNominatedFlavor
         state_.ApplyLocalQueue({"ns", "q-" + name, name, StopPolicy::kNone, 1.0}, now_).ok());
   }
   for (const std::string q : {"q-cq-a", "q-cq-b"}) {
-    WorkloadSpec spec;
-    spec.name = "job-" + q;
-    spec.namespace_name = "ns";
-    spec.queue_name = q;
-    PodSetSpec ps;
-    ps.name = "main";
-    ps.count = 4;
-    ps.requests = {{"gpu", 1}};
-    ps.topology_request = Required(kRack);
-    spec.pod_sets = {ps};
-    now_ += absl::Milliseconds(1);
-    ASSERT_TRUE(state_.Submit(spec, "", now_).ok());
+    ASSERT_NO_FATAL_FAILURE(Submit("job-" + q, 4, Required(kRack), 0, {}, q));
   }
   CyclePlan plan = state_.PlanCycle(now_);
   state_.ApplyCycle(plan, now_);
