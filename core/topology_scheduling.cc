@@ -69,6 +69,32 @@ const std::string* OnlyFlavorOf(const std::vector<std::pair<std::string, std::st
   return &first;
 }
 
+// Kueue's resolvePodSetFlavors: the flavor names of `own`, one entry of an assignment's pod sets
+// (the planner's or the admission's); a pod set without requests in a group (a leader) takes its
+// group's topology flavors.
+template <typename PodSets>
+FlavorNames ResolvedFlavorNames(const WorkloadSpec& spec, const PodSetSpec& pod_set,
+                                const PodSets& pod_sets, const typename PodSets::value_type& own,
+                                const TopologyInventory& inventory) {
+  FlavorNames flavors;
+  for (const auto& [resource, flavor] : own.flavors) flavors.push_back(flavor);
+  if (!flavors.empty() || !pod_set.topology_request.has_value() ||
+      !pod_set.topology_request->pod_set_group.has_value()) {
+    return flavors;
+  }
+  for (const auto& other : pod_sets) {
+    const PodSetSpec* other_spec = FindPodSet(spec, other.name);
+    if (&other == &own || other_spec == nullptr || !other_spec->topology_request.has_value() ||
+        other_spec->topology_request->pod_set_group != pod_set.topology_request->pod_set_group) {
+      continue;
+    }
+    for (const auto& [resource, flavor] : other.flavors) {
+      if (inventory.IsTopologyFlavor(flavor)) flavors.push_back(flavor);
+    }
+  }
+  return flavors;
+}
+
 // Appends the usage of one pod set's assignment to `out`.
 void AppendUsageOfAssignment(const PodSetSpec& pod_set, const std::string& flavor,
                              const TopologyAssignment& assignment,
@@ -184,25 +210,8 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
         only != nullptr && inventory.IsTopologyFlavor(*only)) {
       flavor = *only;
     } else {
-      FlavorNames flavors;
-      for (const auto& [resource, flavor_name] : psa.flavors) flavors.push_back(flavor_name);
-      if (flavors.empty() && pod_set->topology_request.has_value() &&
-          pod_set->topology_request->pod_set_group.has_value()) {
-        // A pod set without requests in a group (a leader) takes its group's topology flavor
-        // (Kueue's resolvePodSetFlavors).
-        for (const PodSetFlavors& other : assignment.pod_sets) {
-          const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
-          if (&other == &psa || other_spec == nullptr ||
-              !other_spec->topology_request.has_value() ||
-              other_spec->topology_request->pod_set_group !=
-                  pod_set->topology_request->pod_set_group) {
-            continue;
-          }
-          for (const auto& [resource, flavor_name] : other.flavors) {
-            if (inventory.IsTopologyFlavor(flavor_name)) flavors.push_back(flavor_name);
-          }
-        }
-      }
+      const FlavorNames flavors =
+          ResolvedFlavorNames(wl.spec, *pod_set, assignment.pod_sets, psa, inventory);
       std::string error;
       flavor = OnlyTopologyFlavor(flavors, inventory, &error);
       if (!error.empty()) {
@@ -308,23 +317,9 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
     if (!psa.topology_assignment.has_value()) continue;
     const PodSetSpec* pod_set = FindPodSet(wl.spec, psa.name);
     if (pod_set == nullptr) continue;
-    FlavorNames flavors;
-    for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
-    if (flavors.empty() && pod_set->topology_request.has_value() &&
-        pod_set->topology_request->pod_set_group.has_value()) {
-      // A leader without requests was placed on its group's topology flavor.
-      for (const PodSetAssignment& other : wl.status.admission->pod_sets) {
-        const PodSetSpec* other_spec = FindPodSet(wl.spec, other.name);
-        if (other_spec == nullptr || !other_spec->topology_request.has_value() ||
-            other_spec->topology_request->pod_set_group !=
-                pod_set->topology_request->pod_set_group) {
-          continue;
-        }
-        for (const auto& [resource, flavor] : other.flavors) {
-          if (inventory.IsTopologyFlavor(flavor)) flavors.push_back(flavor);
-        }
-      }
-    }
+    // A leader without requests was placed on its group's topology flavor.
+    const FlavorNames flavors =
+        ResolvedFlavorNames(wl.spec, *pod_set, wl.status.admission->pod_sets, psa, inventory);
     std::string error;
     const std::string flavor(OnlyTopologyFlavor(flavors, inventory, &error));
     if (!error.empty()) continue;

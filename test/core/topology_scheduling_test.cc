@@ -39,10 +39,10 @@ class TopologySchedulingTest : public ::testing::Test {
   }
 
   void AddNode(const std::string& block, const std::string& rack, const std::string& host,
-               int64_t gpus) {
+               int64_t gpus, const std::string& node_group = "tas") {
     NodeSpec n;
     n.name = host;
-    n.labels = {{"node-group", "tas"}, {kBlock, block}, {kRack, rack}, {kHostnameLabel, host}};
+    n.labels = {{"node-group", node_group}, {kBlock, block}, {kRack, rack}, {kHostnameLabel, host}};
     n.allocatable = {{"gpu", gpus}, {"pods", 110}};
     ASSERT_TRUE(state_.UpsertNode(n, now_).ok());
   }
@@ -179,24 +179,10 @@ TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyKeepsItsNominatedFlavor
     flavor.node_labels = {{"node-group", name}};
     flavor.topology_name = "default";
     ASSERT_TRUE(state_.ApplyResourceFlavor(flavor, now_).ok());
-    NodeSpec n;
-    n.name = "x-" + name;
-    n.labels = {{"node-group", name},
-                {kBlock, "b-" + name},
-                {kRack, "r-" + name},
-                {kHostnameLabel, n.name}};
-    n.allocatable = {{"gpu", 4}, {"pods", 110}};
-    ASSERT_TRUE(state_.UpsertNode(n, now_).ok());
+    ASSERT_NO_FATAL_FAILURE(AddNode("b-" + name, "r-" + name, "x-" + name, 4, name));
   }
   // tas-a has room for both jobs, on two racks.
-  NodeSpec second;
-  second.name = "y-tas-a";
-  second.labels = {{"node-group", "tas-a"},
-                   {kBlock, "b-tas-a"},
-                   {kRack, "s-tas-a"},
-                   {kHostnameLabel, "y-tas-a"}};
-  second.allocatable = {{"gpu", 4}, {"pods", 110}};
-  ASSERT_TRUE(state_.UpsertNode(second, now_).ok());
+  ASSERT_NO_FATAL_FAILURE(AddNode("b-tas-a", "s-tas-a", "y-tas-a", 4, "tas-a"));
   auto quotas = [](int64_t a, int64_t b) {
     return std::vector<ResourceGroupSpec>{{{"gpu"},
                                            {{"tas-a", {{"gpu", a, std::nullopt, std::nullopt}}},
