@@ -59,7 +59,8 @@ class WorkloadQueue {
   // empty.
   const QueueKey* HeadKey() const { return has_head_ ? &head_key_ : nullptr; }
   // Asks for what removing `id` reads and writes when it is the head (an admission): its entry
-  // in the id index and the set's leaf holding the head. Reads only this object.
+  // in the id index and the set's leaf holding the head. (Abseil built hardened, as Debian's
+  // is, checks the position against the leaf's header: that line is read here, not prefetched.)
   void PrefetchHeadRemoval(WorkloadId id) const;
   // Moves the workload from the active set to the inadmissible one.
   void Park(WorkloadId id);
