@@ -366,6 +366,10 @@ class ClusterState {
   const std::map<std::string, ClusterQueueRuntime, std::less<>>& cluster_queue_runtimes() const {
     return router_.runtimes();
   }
+  // The same runtimes in the same order, as an array (QueueRouter::in_order).
+  const std::vector<ClusterQueueRuntime*>& cluster_queues_in_order() const {
+    return router_.in_order();
+  }
 
   // --- Visibility: forwarders to the free functions of visibility.h.
   std::vector<ResourceUsageRow> ClusterQueueUsage(absl::string_view name) const;

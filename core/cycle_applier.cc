@@ -73,7 +73,12 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
     }
   };
   auto prefetch_status = [&](size_t i) {
-    const Workload* wl = workload(plan.admissions[i].id);
+    const WorkloadId id = plan.admissions[i].id;
+    // The queue's object was fetched a step ago: what the head's removal touches beyond it.
+    if (const ClusterQueueRuntime* cq = router_.QueuedIn(id); cq != nullptr) {
+      cq->queue.PrefetchHeadRemoval(id);
+    }
+    const Workload* wl = workload(id);
     if (wl == nullptr) return;
     PrefetchLinesForWrite(wl->status.conditions.data(),
                           wl->status.conditions.size() * sizeof(Condition));

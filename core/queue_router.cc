@@ -59,7 +59,9 @@ void QueueRouter::Rebuild(const QuotaTree& tree) {
   }
   by_name_.clear();
   by_node_.clear();
+  in_order_.clear();
   for (auto& [name, cq] : cluster_queues_) {
+    in_order_.push_back(&cq);
     by_name_[name] = &cq;
     if (cq.node != nullptr) by_node_[cq.node] = &cq;
   }

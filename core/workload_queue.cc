@@ -2,7 +2,43 @@
 
 #include <algorithm>
 
+#include "core/prefetch.h"
+
 namespace tollgate::core {
+
+WorkloadQueue::WorkloadQueue(const WorkloadQueue& other)
+    : active_(other.active_),
+      inadmissible_(other.inadmissible_),
+      where_(other.where_),
+      sticky_(other.sticky_) {
+  RefreshHead();
+}
+
+WorkloadQueue& WorkloadQueue::operator=(const WorkloadQueue& other) {
+  if (this == &other) return *this;
+  active_ = other.active_;
+  inadmissible_ = other.inadmissible_;
+  where_ = other.where_;
+  sticky_ = other.sticky_;
+  RefreshHead();
+  return *this;
+}
+
+void WorkloadQueue::RefreshHead() {
+  has_head_ = !active_.empty();
+  if (!has_head_) return;
+  head_ = active_.begin();
+  head_key_ = *head_;
+}
+
+void WorkloadQueue::PrefetchHeadRemoval(WorkloadId id) const {
+  where_.prefetch(id);
+  if (!has_head_ || head_key_.id != id) return;
+  // The head is the leftmost leaf's first value: the leaf's header line (just before it) and
+  // the values the erase shifts down.
+  const char* value = reinterpret_cast<const char*>(&*head_);
+  PrefetchLinesForWrite(value - kCacheLineBytes, 4 * kCacheLineBytes);
+}
 
 QueueKey WorkloadQueue::Normalized(QueueKey key) const {
   key.sticky_rank = (sticky_.has_value() && *sticky_ == key.id) ? 0 : 1;
@@ -13,6 +49,7 @@ void WorkloadQueue::PushActive(QueueKey key) {
   Remove(key.id);
   key = Normalized(key);
   active_.insert(key);
+  RefreshHead();
   where_[key.id] = Entry{key, false};
 }
 
@@ -63,21 +100,32 @@ void WorkloadQueue::PushAll(std::vector<QueueKey> keys, bool inadmissible) {
     set.insert(set.end(), key);
     where_[key.id] = Entry{key, inadmissible};
   }
+  if (!inadmissible) RefreshHead();
 }
 
 void WorkloadQueue::Remove(WorkloadId id) {
+  // An admitted workload is its queue's head: erased at the head record's position, the set is
+  // neither searched from its root down (at depth, each level of that search was a cache miss)
+  // nor entered through the root's pointer to the leftmost leaf. The value after it, in the
+  // same leaf (its values shifted down) unless the erase rebalanced, is the new head.
+  if (has_head_ && head_key_.id == id) {
+    where_.erase(id);
+    head_ = active_.erase(head_);
+    has_head_ = head_ != active_.end();
+    if (has_head_) head_key_ = *head_;
+    return;
+  }
   auto it = where_.find(id);
   if (it == where_.end()) return;
-  absl::btree_set<QueueKey>& set = it->second.inadmissible ? inadmissible_ : active_;
-  // An admitted workload was its queue's head: erased by position, reached through the root's
-  // pointer to the leftmost leaf, the set is not searched from its root down (at depth, each
-  // level of that search was a cache miss).
+  const bool inadmissible = it->second.inadmissible;
+  absl::btree_set<QueueKey>& set = inadmissible ? inadmissible_ : active_;
   if (!set.empty() && *set.begin() == it->second.key) {
     set.erase(set.begin());
   } else {
     set.erase(it->second.key);
   }
   where_.erase(it);
+  if (!inadmissible) RefreshHead();
 }
 
 bool WorkloadQueue::IsInadmissible(WorkloadId id) const {
@@ -85,16 +133,12 @@ bool WorkloadQueue::IsInadmissible(WorkloadId id) const {
   return it != where_.end() && it->second.inadmissible;
 }
 
-std::optional<WorkloadId> WorkloadQueue::Head() const {
-  if (active_.empty()) return std::nullopt;
-  return active_.begin()->id;
-}
-
 void WorkloadQueue::Park(WorkloadId id) {
   auto it = where_.find(id);
   if (it == where_.end() || it->second.inadmissible) return;
   const QueueKey key = it->second.key;
   active_.erase(key);
+  RefreshHead();
   inadmissible_.insert(key);
   it->second.inadmissible = true;
 }
@@ -113,6 +157,7 @@ int WorkloadQueue::RequeueInadmissible(absl::Time now,
     where_[key.id].inadmissible = false;
     ++moved;
   }
+  if (moved > 0) RefreshHead();
   return moved;
 }
 

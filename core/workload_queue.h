@@ -35,6 +35,11 @@ struct QueueKey {
 // cohort tree). Ordered containers keep every decision deterministic. Not thread-safe.
 class WorkloadQueue {
  public:
+  WorkloadQueue() = default;
+  // The head record holds a position in the active set: a copy records its own.
+  WorkloadQueue(const WorkloadQueue& other);
+  WorkloadQueue& operator=(const WorkloadQueue& other);
+
   // Adds to the active set (or moves it there). `key.sticky_rank` is set by the queue.
   void PushActive(QueueKey key);
   void PushInadmissible(QueueKey key);
@@ -45,8 +50,18 @@ class WorkloadQueue {
   bool Contains(WorkloadId id) const { return where_.contains(id); }
   bool IsInadmissible(WorkloadId id) const;
 
-  // The head of the active set, if any.
-  std::optional<WorkloadId> Head() const;
+  // The head of the active set, if any: read from the head record, not from the set.
+  std::optional<WorkloadId> Head() const {
+    if (!has_head_) return std::nullopt;
+    return head_key_.id;
+  }
+  // The head's key (its priority and queue-order timestamp), or null when the active set is
+  // empty.
+  const QueueKey* HeadKey() const { return has_head_ ? &head_key_ : nullptr; }
+  // Asks for what removing `id` reads and writes when it is the head (an admission): its entry
+  // in the id index and the set's leaf holding the head. (Abseil built hardened, as Debian's
+  // is, checks the position against the leaf's header: that line is read here, not prefetched.)
+  void PrefetchHeadRemoval(WorkloadId id) const;
   // Moves the workload from the active set to the inadmissible one.
   void Park(WorkloadId id);
   // Moves every inadmissible workload whose backoff has expired back to the active set.
@@ -71,7 +86,17 @@ class WorkloadQueue {
     bool inadmissible = false;
   };
   QueueKey Normalized(QueueKey key) const;
+  // Sets the head record from the active set, after any change to it (a change can move the
+  // set's values between nodes, so the recorded position is taken again).
+  void RefreshHead();
 
+  // The head record, first in the object: a cycle reads every ClusterQueue's head, and these
+  // lines are all it reads of the queue, where the set's root and leftmost leaf were two more
+  // cache misses per ClusterQueue. `head_` is the head's position in `active_` (valid while
+  // `has_head_`), so an admission erases it without reaching the leaf through the root.
+  bool has_head_ = false;
+  QueueKey head_key_;
+  absl::btree_set<QueueKey>::iterator head_;
   absl::btree_set<QueueKey> active_;
   absl::btree_set<QueueKey> inadmissible_;
   absl::flat_hash_map<WorkloadId, Entry> where_;

@@ -1,5 +1,7 @@
 #include "core/workload_queue.h"
 
+#include <optional>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -69,6 +71,70 @@ TEST(WorkloadQueueTest, PushAllMovesWorkloadsAlreadyQueued) {
   EXPECT_EQ(q.size(), 2);
   EXPECT_EQ(q.active_size(), 0);
   EXPECT_EQ(q.InOrder(), (std::vector<WorkloadId>{7, 8}));
+}
+
+// The head record is kept by every change to the active set, including the removals that
+// rebalance the set's nodes, and a copy records its own.
+TEST(WorkloadQueueTest, HeadRecordFollowsEveryChange) {
+  auto expect_head = [](const WorkloadQueue& q) {
+    const std::vector<WorkloadId> active = q.ActiveInOrder();
+    if (active.empty()) {
+      EXPECT_EQ(q.Head(), std::nullopt);
+      EXPECT_EQ(q.HeadKey(), nullptr);
+      return;
+    }
+    ASSERT_EQ(q.Head(), active.front());
+    ASSERT_NE(q.HeadKey(), nullptr);
+    EXPECT_EQ(q.HeadKey()->id, active.front());
+  };
+  std::mt19937 rng(7);
+  WorkloadQueue q;
+  const std::vector<QueueKey> keys = MixedKeys();
+  for (int step = 0; step < 4000; ++step) {
+    const QueueKey& key = keys[rng() % keys.size()];
+    switch (rng() % 8) {
+      case 0:
+      case 1:
+        q.PushActive(key);
+        break;
+      case 2:
+        q.PushInadmissible(key);
+        break;
+      case 3:
+        // An admission: the head leaves.
+        if (std::optional<WorkloadId> head = q.Head()) q.Remove(*head);
+        break;
+      case 4:
+        q.Remove(key.id);
+        break;
+      case 5:
+        q.Park(key.id);
+        break;
+      case 6:
+        q.RequeueInadmissible(kStart + absl::Seconds(rng() % 20),
+                              [](WorkloadId id) { return kStart + absl::Seconds(id % 20); });
+        break;
+      default:
+        q.SetSticky(rng() % 3 == 0 ? std::nullopt : std::optional<WorkloadId>(key.id));
+        break;
+    }
+    expect_head(q);
+    if (step % 500 == 0) {
+      WorkloadQueue copy(q);
+      expect_head(copy);
+      if (std::optional<WorkloadId> head = copy.Head()) copy.Remove(*head);
+      expect_head(copy);
+      expect_head(q);
+      WorkloadQueue assigned;
+      assigned = q;
+      expect_head(assigned);
+    }
+  }
+  // Down to empty by admissions.
+  while (std::optional<WorkloadId> head = q.Head()) {
+    q.Remove(*head);
+    expect_head(q);
+  }
 }
 
 }  // namespace
