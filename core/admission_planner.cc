@@ -178,12 +178,13 @@ void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssi
   AdmissionDecision& admission = plan.admissions.emplace_back();
   admission.id = wl.id;
   admission.usage = std::move(assignment.usage);
+  // Names the carried placements from their leaves, which move to the decision after.
+  admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
   for (PodSetFlavors& ps : assignment.pod_sets) {
-    if (ps.topology.has_value() && ps.topology_leaves.tree != nullptr) {
+    if (ps.topology_leaves.tree != nullptr) {
       admission.topology_leaves.push_back(std::move(ps.topology_leaves));
     }
   }
-  admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
 }
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
@@ -605,7 +606,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     auto take_topology = [&] {
       // Only pod sets placed on a topology have usage there (most heads have none).
       if (std::none_of(e.eval.assignment.pod_sets.begin(), e.eval.assignment.pod_sets.end(),
-                       [](const PodSetFlavors& ps) { return ps.topology.has_value(); })) {
+                       [](const PodSetFlavors& ps) { return ps.Placed(); })) {
         return;
       }
       cycle_usage.ApplyTopologyUsage(
