@@ -178,12 +178,13 @@ void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssi
   AdmissionDecision& admission = plan.admissions.emplace_back();
   admission.id = wl.id;
   admission.usage = std::move(assignment.usage);
+  // Names the carried placements from their leaves, which move to the decision after.
+  admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
   for (PodSetFlavors& ps : assignment.pod_sets) {
-    if (ps.topology.has_value() && ps.topology_leaves.tree != nullptr) {
+    if (ps.topology_leaves.tree != nullptr) {
       admission.topology_leaves.push_back(std::move(ps.topology_leaves));
     }
   }
-  admission.admission = std::move(assignment).ToAdmission(cq.spec.name);
 }
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
@@ -613,14 +614,18 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const bool fits = fit == CycleFit::kFits;
     // Refers to the current evaluation.
     const FrUsage& usage = e.eval.assignment.usage;
+    // Whether the entry took topology usage (the cycle's last).
     auto take_topology = [&] {
       // Only pod sets placed on a topology have usage there (most heads have none).
       if (std::none_of(e.eval.assignment.pod_sets.begin(), e.eval.assignment.pod_sets.end(),
-                       [](const PodSetFlavors& ps) { return ps.topology.has_value(); })) {
-        return;
+                       [](const PodSetFlavors& ps) { return ps.Placed(); })) {
+        return false;
       }
-      cycle_usage.ApplyTopologyUsage(
-          PlannedTopologyUsage(e.wl->spec, e.eval.assignment, state_.topology()), +1);
+      WorkloadTopologyUsage planned =
+          PlannedTopologyUsage(e.wl->spec, e.eval.assignment, state_.topology());
+      if (planned.empty()) return false;
+      cycle_usage.ApplyTopologyUsage(std::move(planned), +1);
+      return true;
     };
 
     if (e.mode == FlavorMode::kNoFit) {
@@ -659,7 +664,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
     cycle_usage.AddUsage(*e.cq->node, usage);
     changed_trees.Add(*e.cq);
-    take_topology();
+    const bool took_topology = take_topology();
 
     if (e.mode == FlavorMode::kPreempt) {
       e.message = PlanPreemptions(state_, *e.wl, e.eval, plan);
@@ -677,6 +682,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
 
     e.admitted = true;
+    // The admission takes over the usage its placements have in the cycle (applied right
+    // after the plan, it counts nothing again).
+    if (took_topology) cycle_usage.HoldLastTopologyUsage(e.wl->id);
     // An admitted entry's evaluation is not read again.
     PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment), plan);
   }

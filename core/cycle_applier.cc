@@ -103,6 +103,8 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
     }
     ApplyAdmission(plan.admissions[i], taken_admission, now);
   }
+  // Placements the planner held for admissions not applied (or not taken over) are undone.
+  topology_.ReleaseHeld();
   for (const PreemptionDecision& p : plan.preemptions) ApplyPreemption(p, now);
   // After the cycle's admissions, so a second pass never takes nodes a planned head counted on.
   RetryDelayedTopology(now);

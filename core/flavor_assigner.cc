@@ -191,7 +191,11 @@ Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
     out.count = ps.count;
     out.flavors = std::move(ps.flavors);
     out.resource_usage = std::move(ps.requests);
-    out.topology_assignment = std::move(ps.topology);
+    if (ps.topology.has_value()) {
+      out.topology_assignment = std::move(ps.topology);
+    } else if (ps.topology_leaves.tree != nullptr && ps.topology_leaves.usage != nullptr) {
+      out.topology_assignment = ps.topology_leaves.tree->AssignmentOf(*ps.topology_leaves.usage);
+    }
   }
   return admission;
 }
@@ -229,22 +233,23 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (!requests.errors.empty()) return;
   const bool replacing = !wl_.status.history().unhealthy_nodes.empty();
   if (assignment.RepresentativeMode() == FlavorMode::kFit) {
-    TopologyOutcome outcome = PlaceTopology(requests, inventory, /*simulate_empty=*/false);
+    // Named only if admitted (ToAdmission): a head is often placed again in its cycle.
+    TopologyOutcome outcome =
+        PlaceTopology(requests, inventory, /*simulate_empty=*/false, /*names=*/false);
     if (!outcome.ok) {
       PodSetFlavors& ps = assignment.pod_sets[outcome.failed_pod_set];
       ps.reasons.push_back(std::move(outcome.reason));
       ps.SetMode(FlavorMode::kPreempt);
     } else {
       for (TopologyOutcome::Placed& placed : outcome.placed) {
-        PodSetFlavors& ps = assignment.pod_sets[placed.pod_set];
-        ps.topology = std::move(placed.assignment);
-        ps.topology_leaves = std::move(placed.leaves);
+        assignment.pod_sets[placed.pod_set].topology_leaves = std::move(placed.leaves);
       }
     }
   }
   if (assignment.RepresentativeMode() == FlavorMode::kPreempt && !replacing) {
     // Would it fit if every admitted workload were gone? If not, preempting cannot help.
-    TopologyOutcome outcome = PlaceTopology(requests, inventory, /*simulate_empty=*/true);
+    TopologyOutcome outcome =
+        PlaceTopology(requests, inventory, /*simulate_empty=*/true, /*names=*/false);
     if (!outcome.ok) {
       PodSetFlavors& ps = assignment.pod_sets[outcome.failed_pod_set];
       if (std::find(ps.reasons.begin(), ps.reasons.end(), outcome.reason) == ps.reasons.end()) {

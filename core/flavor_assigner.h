@@ -57,12 +57,17 @@ struct PodSetFlavors {
   std::vector<std::string> reasons;
   // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
   ResourceAmounts requests;
-  // Where the pods go when the pod set is placed on a topology flavor.
+  // Where the pods go when the pod set is placed on a topology flavor, by names. Unset while
+  // the placement is carried by `topology_leaves` alone: the assigner leaves it to ToAdmission
+  // to name the placement (within the cycle, while its tree is current), since most placements
+  // of a cycle are dropped or only checked.
   Boxed<TopologyAssignment> topology = {};
   // The same placement on the tree that computed it (no tree: not carried), for the cycle's
   // checks and usage and the admission's (AdmissionDecision::topology_leaves).
   PlacedTopology topology_leaves;
 
+  // Whether the pod set is placed on a topology (by names, or carried).
+  bool Placed() const { return topology.has_value() || topology_leaves.tree != nullptr; }
   FlavorMode Mode() const;
   // Kueue's updateMode: every flavor of the pod set takes `mode`.
   void SetMode(FlavorMode mode);
@@ -80,8 +85,11 @@ struct FlavorAssignment {
   std::string Message() const;
   // FrIds whose flavor needs preemption.
   std::vector<FrId> ResourcesNeedingPreemption() const;
+  // Both name the carried placements that have no names yet: while their trees are current
+  // (within the cycle that placed them).
   Admission ToAdmission(const std::string& cluster_queue) const&;
-  // Moves the pod sets' names, flavors and totals into the admission.
+  // Moves the pod sets' names, flavors and totals into the admission (the carried placements
+  // stay in `topology_leaves`).
   Admission ToAdmission(const std::string& cluster_queue) &&;
 };
 

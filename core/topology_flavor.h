@@ -108,13 +108,19 @@ class TopologyFlavor {
   // without the one `pods`.
   std::vector<std::string> LeafValues(int32_t leaf) const;
   ResourceAmounts PerPodOf(const TopologyLeafUsage& usage) const;
+  // The assignment of a placement this tree computed (FindAssignments without names), named
+  // as FindAssignments names it.
+  TopologyAssignment AssignmentOf(const TopologyLeafUsage& usage) const;
   // Whether the assignment names a domain without a leaf (Kueue's IsTopologyAssignmentStale).
   std::optional<std::string> StaleDomain(const TopologyAssignment& assignment) const;
 
   // Kueue's FindTopologyAssignmentsForFlavor: pod sets of one group are placed together, groups
   // in order, each seeing the ones before. `simulate_empty` ignores admitted workloads' usage.
+  // Without `names`, each placed request gets an empty assignment beside its leaves
+  // (AssignmentOf names it while this tree is current): most placements of a cycle are dropped
+  // or only checked, and naming one allocates its levels, domains and values.
   TopologyPlacementResult FindAssignments(absl::Span<const TopologyPlacementRequest> requests,
-                                          bool simulate_empty);
+                                          bool simulate_empty, bool names = true);
 
   // Kueue's failed-node replacement for one pod set: the pods of `existing` on `lost_node` are
   // placed again, inside the domain the request requires where there is one, keeping the other
@@ -249,7 +255,8 @@ class TopologyFlavor {
   };
   // The placement of one group (Kueue's findTopologyAssignment); the failure text or empty.
   std::string Place(const TopologyPlacementRequest& workers, const TopologyPlacementRequest* leader,
-                    bool simulate_empty, absl::string_view required_domain, PlacedGroup* out);
+                    bool simulate_empty, absl::string_view required_domain, PlacedGroup* out,
+                    bool names = true);
   std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
   bool NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
                     ExclusionStats& stats) const;

@@ -47,6 +47,7 @@ absl::Status ValidateNode(const NodeSpec& node) {
 }  // namespace
 
 void TopologyInventory::ApplyTopology(TopologySpec spec) {
+  ReleaseHeld();
   auto it = topologies_.find(spec.name);
   if (it != topologies_.end() && it->second == spec) return;
   std::string name = spec.name;
@@ -55,6 +56,7 @@ void TopologyInventory::ApplyTopology(TopologySpec spec) {
 }
 
 absl::Status TopologyInventory::DeleteTopology(absl::string_view name) {
+  ReleaseHeld();
   auto it = topologies_.find(std::string(name));
   if (it == topologies_.end()) {
     return absl::NotFoundError(absl::StrCat("Topology ", QuoteValue(name), " not found"));
@@ -70,6 +72,7 @@ const TopologySpec* TopologyInventory::FindTopology(absl::string_view name) cons
 }
 
 absl::Status TopologyInventory::UpsertNode(NodeSpec node) {
+  ReleaseHeld();
   if (absl::Status s = ValidateNode(node); !s.ok()) return s;
   std::sort(node.allocatable.begin(), node.allocatable.end());
   auto it = nodes_.find(node.name);
@@ -81,6 +84,7 @@ absl::Status TopologyInventory::UpsertNode(NodeSpec node) {
 }
 
 absl::Status TopologyInventory::DeleteNode(absl::string_view name) {
+  ReleaseHeld();
   auto it = nodes_.find(std::string(name));
   if (it == nodes_.end()) {
     return absl::NotFoundError(absl::StrCat("Node ", QuoteValue(name), " not found"));
@@ -158,6 +162,7 @@ absl::Status TopologyInventory::RemovePod(absl::string_view pod) {
 }
 
 void TopologyInventory::SetFlavors(const std::map<std::string, ResourceFlavorSpec>& flavors) {
+  ReleaseHeld();
   // The same names (as many, each found) with the same specs: nothing changes.
   bool changed = flavors.size() != flavors_.size();
   for (auto f = flavors.begin(); !changed && f != flavors.end(); ++f) {
@@ -251,6 +256,7 @@ bool TopologyInventory::IsTopologyFlavor(absl::string_view flavor) const {
 }
 
 TopologyFlavor* TopologyInventory::Flavor(absl::string_view flavor) {
+  ReleaseHeld();
   auto it = FindFlavor(flavors_, flavor);
   if (it == flavors_.end() || it->second.spec.topology_name.empty()) return nullptr;
   // Built at this generation: its topology exists (deleting or changing one bumps it).
@@ -320,15 +326,67 @@ void TopologyInventory::ForEachSharing(absl::string_view flavor, Fn fn) {
   }
 }
 
+namespace {
+
+// Whether two usages carry the same placements (the same blocks on the same trees), none by
+// names.
+bool SameCarried(const WorkloadTopologyUsage& a, const WorkloadTopologyUsage& b) {
+  if (!a.named.empty() || !b.named.empty() || a.placed.size() != b.placed.size()) return false;
+  for (size_t i = 0; i < a.placed.size(); ++i) {
+    if (a.placed[i].tree != b.placed[i].tree || a.placed[i].generation != b.placed[i].generation ||
+        a.placed[i].usage != b.placed[i].usage) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage usage) {
-  ClearWorkloadUsage(workload);
+  // The cycle counted this placement already and held it for this admission: taken over.
+  bool counted = false;
+  if (held_ > 0) {
+    for (Temporary& t : temporary_) {
+      if (!t.held || t.held_for != workload || t.sign == 0) continue;
+      if (SameCarried(t.usage, usage)) {
+        t.sign = 0;
+        counted = true;
+      }
+      break;
+    }
+  }
+  // The others stay held: nothing reads the trees here.
+  if (!counted) ReleaseHeld();
+  if (auto it = by_workload_.find(workload); it != by_workload_.end()) {
+    ApplyToBuilt(it->second, -1);
+    by_workload_.erase(it);
+  }
   if (usage.empty()) return;
-  ApplyToBuilt(usage, +1);
-  // Cleared above: built in place from `usage`.
+  if (!counted) ApplyToBuilt(usage, +1);
   by_workload_.emplace(workload, std::move(usage));
 }
 
+void TopologyInventory::HoldTemporary(int64_t token, int64_t workload) {
+  for (auto it = temporary_.rbegin(); it != temporary_.rend(); ++it) {
+    if (it->token != token) continue;
+    if (it->sign > 0) it->held_for = workload;
+    return;
+  }
+}
+
+void TopologyInventory::ReleaseAllHeld() {
+  for (const Temporary& t : temporary_) {
+    if (t.held && t.sign != 0) ApplyToBuilt(t.usage, -t.sign);
+  }
+  temporary_.erase(std::remove_if(temporary_.begin(), temporary_.end(),
+                                  [](const Temporary& t) { return t.held; }),
+                   temporary_.end());
+  held_ = 0;
+}
+
 void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
+  ReleaseHeld();
   auto it = by_workload_.find(workload);
   if (it == by_workload_.end()) return;
   ApplyToBuilt(it->second, -1);
@@ -345,6 +403,12 @@ int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign)
 void TopologyInventory::UndoTemporary(int64_t token) {
   for (auto it = temporary_.rbegin(); it != temporary_.rend(); ++it) {
     if (it->token != token) continue;
+    if (it->held_for >= 0) {
+      // Stays counted for the admission (HoldTemporary).
+      it->held = true;
+      ++held_;
+      return;
+    }
     // Named meanwhile if the generation changed: the names then count on the rebuilt trees.
     ApplyToBuilt(it->usage, -it->sign);
     temporary_.erase(std::next(it).base());

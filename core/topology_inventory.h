@@ -99,6 +99,20 @@ class TopologyInventory {
   // returns; the planners undo in reverse order.
   int64_t ApplyTemporary(WorkloadTopologyUsage usage, int sign);
   void UndoTemporary(int64_t token);
+  // The temporary addition `token`, once undone, stays counted instead, held for `workload`,
+  // whose admission the cycle planned with it: the admission's SetWorkloadUsage with the same
+  // carried placements takes it over instead of counting it again (a placement is otherwise
+  // counted when the cycle plans it, undone at the cycle's end and counted again when
+  // admitted). Whatever is held when the trees are read or changed otherwise (a flavor asked
+  // for; a node, topology or flavor change; another workload's usage set or cleared) is undone
+  // first, as the cycle's end would have: nothing outside the apply path sees it. (The
+  // planners' temporary changes add to the same counts and are undone by the same amounts:
+  // they need not release it.)
+  void HoldTemporary(int64_t token, int64_t workload);
+  // Undoes what is still held (the end of a cycle's apply).
+  void ReleaseHeld() {
+    if (held_ > 0) ReleaseAllHeld();
+  }
 
   // The tree a carried placement was computed on while it is still its flavor's (built at the
   // placement's generation, here); null once the flavor was rebuilt or for another inventory's.
@@ -115,9 +129,14 @@ class TopologyInventory {
   };
   struct Temporary {
     int64_t token = 0;
+    // 0 once an admission took it over.
     int sign = 0;
     WorkloadTopologyUsage usage;
+    // HoldTemporary's workload (-1: none), and whether it was undone since (held).
+    int64_t held_for = -1;
+    bool held = false;
   };
+  void ReleaseAllHeld();
   // Every change that rebuilds the flavors comes through here, while the old trees still exist.
   void Invalidate();
   // The entry whose tree computed `placed`, while that tree is current.
@@ -147,6 +166,8 @@ class TopologyInventory {
   // The planners' temporary changes not yet undone, replayed on a rebuild after the admitted
   // ones. Undone in reverse order, so an undo finds its token at the back.
   std::vector<Temporary> temporary_;
+  // How many of them are held (a cycle's admissions: usually a few).
+  int held_ = 0;
   int64_t next_token_ = 0;
   int64_t generation_ = 0;
 };

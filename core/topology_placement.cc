@@ -233,14 +233,14 @@ bool TopologyFlavor::HasLevels(const PodSetTopologyRequest* request) const {
 }
 
 TopologyPlacementResult TopologyFlavor::FindAssignments(
-    absl::Span<const TopologyPlacementRequest> requests, bool simulate_empty) {
+    absl::Span<const TopologyPlacementRequest> requests, bool simulate_empty, bool names) {
   TopologyPlacementResult result;
   result.assignments.resize(requests.size());
   result.leaves.resize(requests.size());
   if (requests.size() == 1) {
     // One pod set (the usual case) is one group, placed alone: no groups to build.
     PlacedGroup placed;
-    std::string failure = Place(requests[0], nullptr, simulate_empty, "", &placed);
+    std::string failure = Place(requests[0], nullptr, simulate_empty, "", &placed, names);
     if (!failure.empty()) {
       result.failure = std::move(failure);
       result.failed_pod_set = std::string(requests[0].pod_set);
@@ -282,7 +282,7 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     PlacedGroup placed;
     std::string failure =
         Place(requests[workers], leader.has_value() ? &requests[*leader] : nullptr, simulate_empty,
-              "", &placed);
+              "", &placed, names);
     if (!failure.empty()) {
       result.failure = std::move(failure);
       result.failed_pod_set = std::string(requests[workers].pod_set);
@@ -297,8 +297,11 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     // The last group has no one after it to see its usage.
     if (g + 1 == groups.size()) break;
     for (size_t m : members) {
-      if (result.assignments[m].has_value()) {
+      if (!result.assignments[m].has_value()) continue;
+      if (names) {
         AddAssumed(*result.assignments[m], requests[m].per_pod);
+      } else {
+        AddAssumed(AssignmentOf(*result.leaves[m]), requests[m].per_pod);
       }
     }
   }
@@ -1053,7 +1056,7 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
 
 std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
                                   const TopologyPlacementRequest* leader, bool simulate_empty,
-                                  absl::string_view required_domain, PlacedGroup* out) {
+                                  absl::string_view required_domain, PlacedGroup* out, bool names) {
   Params p;
   p.count = workers.count;
   p.leader_count = leader != nullptr ? 1 : 0;
@@ -1293,6 +1296,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
     out->workers_leaves = std::move(usage);
     TopologyAssignment& a = out->workers.emplace();
+    if (!names) return {};
     const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
     a.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
     if (count != 0) {
@@ -1315,11 +1319,20 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   if (leader != nullptr) {
     out->leader_leaves = LeafUsageOf(leader_domains, *leader_req);
-    out->leader = BuildAssignment(std::move(leader_domains));
+    out->leader = names ? BuildAssignment(std::move(leader_domains)) : TopologyAssignment{};
   }
   out->workers_leaves = LeafUsageOf(worker_domains, req);
-  out->workers = BuildAssignment(std::move(worker_domains));
+  out->workers = names ? BuildAssignment(std::move(worker_domains)) : TopologyAssignment{};
   return {};
+}
+
+TopologyAssignment TopologyFlavor::AssignmentOf(const TopologyLeafUsage& usage) const {
+  // The domains BuildAssignment was given: the leaves' (a placement ends on leaves), without
+  // the ones that took no pod (the block has none).
+  std::vector<std::pair<int, int32_t>> domains;
+  domains.reserve(usage.leaves.size());
+  for (const auto& [leaf, count] : usage.leaves) domains.emplace_back(leaves_[leaf].domain, count);
+  return BuildAssignment(std::move(domains));
 }
 
 std::shared_ptr<const TopologyLeafUsage> TopologyFlavor::LeafUsageOf(

@@ -277,7 +277,7 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
 }
 
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
-                              TopologyInventory& inventory, bool simulate_empty) {
+                              TopologyInventory& inventory, bool simulate_empty, bool names) {
   TopologyOutcome out;
   for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
     const std::string& flavor = of.flavor;
@@ -290,7 +290,7 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
       out.reason = absl::StrCat("Flavor \"", flavor, "\" information missing in TAS cache");
       return out;
     }
-    TopologyPlacementResult result = tf->FindAssignments(reqs, simulate_empty);
+    TopologyPlacementResult result = tf->FindAssignments(reqs, simulate_empty, names);
     if (!result.ok()) {
       out.ok = false;
       out.reason = std::move(result.failure);
@@ -355,11 +355,13 @@ WorkloadTopologyUsage PlannedTopologyUsage(const WorkloadSpec& spec,
                                            const TopologyInventory& inventory) {
   WorkloadTopologyUsage out;
   for (const PodSetFlavors& psa : assignment.pod_sets) {
-    if (!psa.topology.has_value()) continue;
+    if (!psa.Placed()) continue;
     if (inventory.CurrentTree(psa.topology_leaves) != nullptr) {
       out.placed.push_back(psa.topology_leaves);
       continue;
     }
+    // Named while its tree was current (a placement is named at the latest when admitted).
+    if (!psa.topology.has_value()) continue;
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;
@@ -397,12 +399,14 @@ FlavorAssignment FlavorAssigner::AssignTopologyAgain(const ClusterState& state,
 bool TopologyFits(const WorkloadSpec& spec, const FlavorAssignment& assignment,
                   TopologyInventory& inventory) {
   for (const PodSetFlavors& psa : assignment.pod_sets) {
-    if (!psa.topology.has_value()) continue;
+    if (!psa.Placed()) continue;
     // The tree that computed the placement answers by its leaves while it is current.
     if (const TopologyFlavor* tree = inventory.CurrentTree(psa.topology_leaves)) {
       if (!tree->Fits(*psa.topology_leaves.usage)) return false;
       continue;
     }
+    // Without names, nothing tells where it was placed once its tree is gone.
+    if (!psa.topology.has_value()) return false;
     const PodSetSpec* pod_set = FindPodSet(spec, psa.name);
     if (pod_set == nullptr) continue;
     FlavorNames flavors;

@@ -80,10 +80,13 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
                                                    const TopologyInventory& inventory);
 
 // Places every flavor's requests in flavor-name order (Kueue's
-// FindTopologyAssignmentsForWorkload). On failure, the pod set and Kueue's reason.
+// FindTopologyAssignmentsForWorkload). On failure, the pod set and Kueue's reason. Without
+// `names`, the assignments stay empty: the leaves carry each placement (TopologyFlavor::
+// AssignmentOf names it while its tree is current).
 struct TopologyOutcome {
   struct Placed {
     size_t pod_set = 0;
+    // Empty when placed without names.
     TopologyAssignment assignment;
     // The same placement on the tree that computed it.
     PlacedTopology leaves;
@@ -94,7 +97,7 @@ struct TopologyOutcome {
   absl::InlinedVector<Placed, 1> placed;
 };
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
-                              TopologyInventory& inventory, bool simulate_empty);
+                              TopologyInventory& inventory, bool simulate_empty, bool names = true);
 
 // The usage a workload's placements take (pod sets with a topology assignment), by names.
 std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInventory& inventory);

@@ -61,6 +61,10 @@ void UsageSimulation::ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign) 
   topology_log_.push_back(state_.topology().ApplyTemporary(std::move(usage), sign));
 }
 
+void UsageSimulation::HoldLastTopologyUsage(WorkloadId workload) {
+  if (!topology_log_.empty()) state_.topology().HoldTemporary(topology_log_.back(), workload);
+}
+
 void UsageSimulation::Restore() {
   for (auto it = topology_log_.rbegin(); it != topology_log_.rend(); ++it) {
     state_.topology().UndoTemporary(*it);

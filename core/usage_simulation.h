@@ -35,6 +35,9 @@ class UsageSimulation {
   void RemoveQuotaUsage(QuotaNode& node, const std::vector<std::pair<FrId, int64_t>>& usage);
   // Topology placements of a workload planned this cycle (sign +1) or taken away (-1).
   void ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign);
+  // The last placements added (ApplyTopologyUsage, +1) are held past Restore for the admission
+  // of `workload` (TopologyInventory::HoldTemporary).
+  void HoldLastTopologyUsage(WorkloadId workload);
   void Restore();
 
  private:

@@ -495,5 +495,29 @@ TEST_F(TopologySchedulingTest, AnAdmissionPlannedBeforeANodeChangeCountsItsPlace
   EXPECT_EQ(used, 4);
 }
 
+TEST_F(TopologySchedulingTest, APlanNeverAppliedLeavesItsPlacementsUncounted) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 4);
+  Submit("a", 4, Required(kHostnameLabel));
+  // The cycle holds the placement it planned for the admission (taken over when applied):
+  // dropped, the plan counts nothing once the trees are read.
+  { ASSERT_EQ(state_.PlanCycle(now_).admissions.size(), 1u); }
+  auto gpu_used = [this] {
+    int64_t used = 0;
+    for (const TopologyFlavor::DomainCapacity& d :
+         state_.topology().Flavor("tas-flavor")->Capacities()) {
+      if (d.values.size() != 3) continue;
+      for (const auto& [resource, amount] : d.used) {
+        if (resource == "gpu") used += amount;
+      }
+    }
+    return used;
+  };
+  EXPECT_EQ(gpu_used(), 0);
+  Settle();
+  EXPECT_EQ(Placement("a"), "x1:4");
+  EXPECT_EQ(gpu_used(), 4);
+}
+
 }  // namespace
 }  // namespace tollgate::core
