@@ -240,16 +240,22 @@ class MultiKueueE2eTest : public testing::Test {
         << out;
   }
 
-  static void Submit(client::TollgateClient& client, const std::string& name, int cpu) {
-    v1::SubmitRequest request;
-    v1::Workload* wl = request.mutable_workload();
-    wl->mutable_metadata()->set_namespace_("team");
-    wl->mutable_metadata()->set_name(name);
-    wl->mutable_spec()->set_queue_name("q");
-    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+  // A one-pod workload asking for `cpu` in LocalQueue team/q.
+  static v1::Workload TeamWorkload(const std::string& name, int cpu) {
+    v1::Workload wl;
+    wl.mutable_metadata()->set_namespace_("team");
+    wl.mutable_metadata()->set_name(name);
+    wl.mutable_spec()->set_queue_name("q");
+    v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
     ps->set_name("main");
     ps->set_count(1);
     (*ps->mutable_requests())["cpu"] = absl::StrCat(cpu);
+    return wl;
+  }
+
+  static void Submit(client::TollgateClient& client, const std::string& name, int cpu) {
+    v1::SubmitRequest request;
+    *request.mutable_workload() = TeamWorkload(name, cpu);
     ASSERT_OK(client.Submit(request).status());
   }
 
@@ -705,14 +711,8 @@ TEST_F(MultiKueueE2eTest, CopiesWhoseOriginIsGoneAreCollected) {
                                      std::pair<std::string, std::string>{"foreign", "other"}}) {
     v1::SubmitRequest request;
     v1::Workload* wl = request.mutable_workload();
-    wl->mutable_metadata()->set_namespace_("team");
-    wl->mutable_metadata()->set_name(name);
+    *wl = TeamWorkload(name, 1);
     (*wl->mutable_metadata()->mutable_labels())[kOriginLabel] = origin;
-    wl->mutable_spec()->set_queue_name("q");
-    v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-    ps->set_name("main");
-    ps->set_count(1);
-    (*ps->mutable_requests())["cpu"] = "1";
     ASSERT_OK(w2_client_->Submit(request).status());
   }
   ASSERT_TRUE(WaitFor(
@@ -950,15 +950,8 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerRequeuesAfterAnEvictionIsReplaced) {
   const v1::Workload first_copy = Get(*w2_client_, "train");
 
   v1::SubmitRequest squatter;
-  v1::Workload* wl = squatter.mutable_workload();
-  wl->mutable_metadata()->set_namespace_("team");
-  wl->mutable_metadata()->set_name("squatter");
-  wl->mutable_spec()->set_queue_name("q");
-  wl->mutable_spec()->set_priority(100);
-  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
-  ps->set_name("main");
-  ps->set_count(1);
-  (*ps->mutable_requests())["cpu"] = "4";
+  *squatter.mutable_workload() = TeamWorkload("squatter", 4);
+  squatter.mutable_workload()->mutable_spec()->set_priority(100);
   ASSERT_OK(w2_client_->Submit(squatter).status());
 
   v1::PreemptRequest preempt;
@@ -1214,15 +1207,8 @@ TEST_F(MultiKueueE2eTest, ALinkKnowsACopyItCreatedBeforeItsWatchBringsIt) {
   ASSERT_TRUE(link.connected());
 
   auto copy_named = [](const std::string& name) {
-    v1::Workload wl;
-    wl.mutable_metadata()->set_namespace_("team");
-    wl.mutable_metadata()->set_name(name);
+    v1::Workload wl = TeamWorkload(name, 1);
     (*wl.mutable_metadata()->mutable_labels())[kOriginLabel] = "link-test";
-    wl.mutable_spec()->set_queue_name("q");
-    v1::PodSet* ps = wl.mutable_spec()->add_pod_sets();
-    ps->set_name("main");
-    ps->set_count(1);
-    (*ps->mutable_requests())["cpu"] = "1";
     return wl;
   };
   v1::SubmitRequest plug;
