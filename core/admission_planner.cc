@@ -42,10 +42,31 @@ struct Entry {
   }
 };
 
-// A ClusterQueue's head as a cycle takes it.
+// A ClusterQueue's head as a cycle takes it, with the priority and queue-order time the
+// cycle's order sorts it by: the queue's key for it (the queue re-keys a workload on every
+// change to them), so the order does not read the workload's conditions again.
 struct Head {
   const ClusterQueueRuntime* cq;
   const Workload* wl;
+  int32_t priority;
+  absl::Time order_time;
+};
+
+// Classical order: no borrowing first, then higher priority, then older, then lower id.
+struct ClassicalKey {
+  int borrowing;
+  int32_t priority;
+  absl::Time order_time;
+  WorkloadId id;
+  // Into the cycle's entries.
+  size_t index;
+
+  bool operator<(const ClassicalKey& o) const {
+    if (borrowing != o.borrowing) return borrowing < o.borrowing;
+    if (priority != o.priority) return priority > o.priority;
+    if (order_time != o.order_time) return order_time < o.order_time;
+    return id < o.id;
+  }
 };
 
 // How many heads ahead of the one evaluated its successors' data is fetched, in two steps
@@ -57,6 +78,7 @@ constexpr size_t kHeadPrefetchDistance = 2;
 // node.
 void PrefetchHead(const Head& h) {
   PrefetchLines(h.wl, sizeof(Workload));
+  PrefetchLines(&h.cq->group_index, sizeof(h.cq->group_index));
   PrefetchLines(&h.cq->spec, sizeof(ClusterQueueSpec));
   PrefetchLines(h.cq->node, QuotaNode::kHotBytes);
 }
@@ -185,6 +207,9 @@ void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssi
       admission.topology_leaves.push_back(std::move(ps.topology_leaves));
     }
   }
+  // The moved-from pod sets are freed now, while their lines are at hand, rather than with the
+  // cycle's entries once every head was planned.
+  assignment.pod_sets = std::vector<PodSetFlavors>();
 }
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
@@ -242,18 +267,11 @@ FrUsage ResourcesToReserve(const Entry& e) {
 // shares of entries sharing a node below the root with it are recomputed before the next pick.
 class EntryOrder {
  public:
-  EntryOrder(ClusterState& state, std::vector<Entry>& entries)
+  // `keys` holds each entry's classical key (taken while its evaluation was at hand: read here,
+  // after every head's evaluation, each entry and workload was a cache miss again).
+  EntryOrder(ClusterState& state, std::vector<Entry>& entries, std::vector<ClassicalKey> keys)
       : state_(state), entries_(entries), fair_(state.config().fair_sharing.enable) {
     if (!fair_) {
-      // Each entry's key is read once: the queue order time looks at conditions, and a sort
-      // compares every entry about log2(n) times.
-      std::vector<ClassicalKey> keys;
-      keys.reserve(entries_.size());
-      for (size_t i = 0; i < entries_.size(); ++i) {
-        const Entry& e = entries_[i];
-        keys.push_back(ClassicalKey{e.eval.assignment.borrowing, e.wl->priority,
-                                    state_.QueueOrderTime(*e.wl), e.wl->id, i});
-      }
       std::sort(keys.begin(), keys.end());
       classical_.reserve(keys.size());
       for (const ClassicalKey& k : keys) classical_.push_back(k.index);
@@ -311,22 +329,6 @@ class EntryOrder {
   struct Shares {
     bool fresh = false;
     std::vector<std::pair<const QuotaNode*, DominantResourceShare>> at;
-  };
-
-  // Classical order: no borrowing first, then higher priority, then older, then lower id.
-  struct ClassicalKey {
-    int borrowing;
-    int32_t priority;
-    absl::Time order_time;
-    WorkloadId id;
-    size_t index;
-
-    bool operator<(const ClassicalKey& o) const {
-      if (borrowing != o.borrowing) return borrowing < o.borrowing;
-      if (priority != o.priority) return priority > o.priority;
-      if (order_time != o.order_time) return order_time < o.order_time;
-      return id < o.id;
-    }
   };
 
   bool PriorityThenAge(const Entry& a, const Entry& b) const {
@@ -539,11 +541,19 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (!cq.active || cq.node == nullptr) continue;
     std::optional<WorkloadId> head = state_.HeadOf(cq);
     if (!head.has_value()) continue;
-    heads.push_back(Head{&cq, state_.workload(*head)});
+    const Workload* wl = state_.workload(*head);
+    if (const QueueKey* key = cq.queue.HeadKey(); key != nullptr && key->id == *head) {
+      heads.push_back(Head{&cq, wl, key->priority, key->timestamp});
+    } else {
+      // Admission fair sharing chose another LocalQueue's first workload.
+      heads.push_back(Head{&cq, wl, wl->priority, state_.QueueOrderTime(*wl)});
+    }
   }
   std::vector<Entry> entries;
   entries.reserve(heads.size());
   std::vector<Entry> inadmissible;
+  std::vector<ClassicalKey> keys;
+  keys.reserve(heads.size());
   for (size_t i = 0; i < std::min(heads.size(), 2 * kHeadPrefetchDistance); ++i) {
     PrefetchHead(heads[i]);
   }
@@ -570,6 +580,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     e.cq = cq;
     e.eval = Evaluate(*e.wl, *cq, now);
     e.mode = e.eval.assignment.RepresentativeMode();
+    keys.push_back(ClassicalKey{e.eval.assignment.borrowing, heads[i].priority, heads[i].order_time,
+                                wl->id, entries.size() - 1});
   }
 
   plan.admissions.reserve(entries.size());
@@ -579,7 +591,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   // sees the quota its evaluation saw.
   ChangedTrees changed_trees;
   std::set<WorkloadId> preempted;
-  EntryOrder order(state_, entries);
+  EntryOrder order(state_, entries, std::move(keys));
   while (Entry* next = order.Next()) {
     Entry& e = *next;
     CycleFit fit =

@@ -225,7 +225,7 @@ double ClusterState::LocalQueueFairUsage(absl::string_view namespace_name,
 
 void ClusterState::AddUsageOf(const Workload& wl) { AddUsageOf(wl, {}); }
 
-void ClusterState::AddUsageOf(const Workload& wl, const std::vector<PlacedTopology>& carried) {
+void ClusterState::AddUsageOf(const Workload& wl, absl::Span<const PlacedTopology> carried) {
   topology_.SetWorkloadUsage(wl.id, AdmittedTopologyUsage(wl, carried, topology_));
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->node == nullptr) return;

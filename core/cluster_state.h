@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "core/admission_fair_sharing.h"
 #include "core/config_registry.h"
 #include "core/cycle_plan.h"
@@ -431,7 +432,7 @@ class ClusterState {
   QueueKey KeyOf(const Workload& wl) const;
   void AddUsageOf(const Workload& wl);
   // The same for an admission whose topology placements were carried from its cycle.
-  void AddUsageOf(const Workload& wl, const std::vector<PlacedTopology>& carried);
+  void AddUsageOf(const Workload& wl, absl::Span<const PlacedTopology> carried);
   void RemoveUsageOf(const Workload& wl);
   // Sets wl.quota_usage from its admission, each pod set's share scaled down to the pods still
   // needed when some are reclaimable (Kueue's totalRequestsFromAdmission).

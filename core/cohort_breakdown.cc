@@ -138,9 +138,9 @@ std::map<FrId, int64_t> Demand(const ClusterState& state, const ClusterQueueRunt
   std::map<FrId, int64_t> demand;
   for (const auto& [resource, total] : per_resource) {
     if (total <= 0) continue;
-    auto group = cq.group_of_resource.find(resource);
-    if (group == cq.group_of_resource.end()) continue;
-    for (const FlavorQuotasSpec& flavor : cq.spec.resource_groups[group->second].flavors) {
+    const int group = cq.GroupOf(resource);
+    if (group < 0) continue;
+    for (const FlavorQuotasSpec& flavor : cq.spec.resource_groups[group].flavors) {
       if (std::optional<FrId> fr = state.fr_index().Find(flavor.flavor, resource)) {
         demand[*fr] = total;
       }

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/quota_tree.h"
 #include "core/topology_inventory.h"
 #include "core/workload.h"
@@ -17,8 +18,9 @@ struct AdmissionDecision {
   // Quota the admission takes, per flavor-resource.
   std::vector<std::pair<FrId, int64_t>> usage;
   // The admission's topology placements on the trees that computed them, so applying it counts
-  // them by their leaves (ClusterState::AddUsageOf); names are the fallback.
-  std::vector<PlacedTopology> topology_leaves;
+  // them by their leaves (ClusterState::AddUsageOf); names are the fallback. Inline for one:
+  // a workload usually has one pod set.
+  absl::InlinedVector<PlacedTopology, 1> topology_leaves;
 };
 
 struct PreemptionDecision {

@@ -96,6 +96,18 @@ void SortByResource(std::vector<std::pair<std::string, std::string>>& flavors,
   choices = std::move(sorted_choices);
 }
 
+// IsTopologyOnly of the queue's spec, from the queue's cache while the inventory's generation
+// is the one it was taken at (the answer depends only on the spec, which Rebuild replaces with
+// the cache, and the flavors' topology names, whose every change bumps the generation). The
+// state is not thread-safe, so a const reader may fill it.
+bool TopologyOnly(const ClusterQueueRuntime& cq, const TopologyInventory& inventory) {
+  if (cq.topology_only_generation != inventory.generation()) {
+    cq.topology_only = IsTopologyOnly(cq.spec, inventory);
+    cq.topology_only_generation = inventory.generation();
+  }
+  return cq.topology_only;
+}
+
 int64_t AmountOf(const ResourceAmounts& amounts, absl::string_view resource) {
   for (const auto& [name, value] : amounts) {
     if (name == resource) return value;
@@ -206,7 +218,7 @@ FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRunt
       cq_(cq),
       wl_(wl),
       oracle_(oracle),
-      topology_only_(IsTopologyOnly(cq.spec, state.topology())) {}
+      topology_only_(TopologyOnly(cq, state.topology())) {}
 
 void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
@@ -433,7 +445,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
 FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
   FlavorAssignment assignment;
   assignment.pod_sets.reserve(wl_.spec.pod_sets.size());
-  const bool covers_pods = cq_.group_of_resource.contains("pods");
+  const bool covers_pods = cq_.covers_pods;
   for (size_t i = 0; i < wl_.spec.pod_sets.size(); ++i) {
     const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
     PodSetFlavors ps;
@@ -459,10 +471,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
     // looked up once here instead of in each loop below.
     absl::InlinedVector<int, 4> groups;
     groups.reserve(ps.requests.size());
-    for (const auto& request : ps.requests) {
-      auto it = cq_.group_of_resource.find(request.first);
-      groups.push_back(it != cq_.group_of_resource.end() ? it->second : -1);
-    }
+    for (const auto& request : ps.requests) groups.push_back(cq_.GroupOf(request.first));
     // Resources the queue does not cover fail the pod set unless nothing is asked of them.
     bool failed = false;
     for (size_t r = 0; r < ps.requests.size(); ++r) {

@@ -1,5 +1,7 @@
 #include "core/queue_router.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/admission_checks.h"
@@ -49,12 +51,16 @@ void QueueRouter::Rebuild(const QuotaTree& tree) {
     ClusterQueueRuntime& cq = cluster_queues_[name];
     cq.spec = spec;
     cq.node = tree.ClusterQueue(name);
-    cq.group_of_resource.clear();
+    // Validation lets a resource be covered by one group only.
+    cq.group_index.clear();
     for (size_t g = 0; g < spec.resource_groups.size(); ++g) {
       for (const std::string& r : spec.resource_groups[g].covered_resources) {
-        cq.group_of_resource[r] = static_cast<int>(g);
+        cq.group_index.emplace_back(r, static_cast<int>(g));
       }
     }
+    std::sort(cq.group_index.begin(), cq.group_index.end());
+    cq.covers_pods = cq.GroupOf("pods") >= 0;
+    cq.topology_only_generation = -1;
     cq.holding.Clear();
   }
   by_name_.clear();

@@ -3,9 +3,11 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "core/config_registry.h"
 #include "core/held_workloads.h"
@@ -24,9 +26,17 @@ struct ClusterQueueRuntime {
   QuotaNode* node = nullptr;
   bool active = true;
   WorkloadQueue queue;
+  // What the flavor assigner reads of the spec for every head, beside the queue rather than
+  // in the spec's resource groups (a cache miss per head with a thousand queues): each covered
+  // resource's index into spec.resource_groups, in name order (GroupOf), and whether `pods` is
+  // covered. Rebuild fills them from the spec.
+  absl::InlinedVector<std::pair<std::string, int>, 2> group_index;
+  bool covers_pods = false;
+  // Kueue's IsTASOnly for the spec, cached at the topology inventory's generation (which every
+  // change of the flavors bumps); Rebuild clears it with a new spec.
+  mutable bool topology_only = false;
+  mutable int64_t topology_only_generation = -1;
   ClusterQueueSpec spec;
-  // Resource name -> index into spec.resource_groups.
-  absl::flat_hash_map<std::string, int> group_of_resource;
   // Admitted and evicting workloads.
   HeldWorkloads holding;
   // Why the queue is inactive (for its status condition).
@@ -34,6 +44,15 @@ struct ClusterQueueRuntime {
   // Kueue's condition message when its admission checks keep it inactive ("Can't admit new
   // workloads: references missing AdmissionCheck(s): a."); empty otherwise.
   std::string inactive_message;
+
+  // The index into spec.resource_groups of the group covering `resource` (-1: none). A queue
+  // covers a few resources, so a scan of the inline list beats a hash probe.
+  int GroupOf(absl::string_view resource) const {
+    for (const auto& [name, group] : group_index) {
+      if (name == resource) return group;
+    }
+    return -1;
+  }
 };
 
 // Where a workload's LocalQueue leads: the ClusterQueue it queues in (null when it cannot be

@@ -188,7 +188,7 @@ void TopologyInventory::SetFlavors(const std::map<std::string, ResourceFlavorSpe
 
 void TopologyInventory::Invalidate() {
   // Carried placements index the trees the new generation rebuilds: named while those exist.
-  for (auto& [workload, usage] : by_workload_) NamePlaced(usage);
+  for (WorkloadTopologyUsage& usage : slots_) NamePlaced(usage);
   for (Temporary& t : temporary_) NamePlaced(t.usage);
   ++generation_;
 }
@@ -278,7 +278,7 @@ void TopologyInventory::Build(FlavorEntry& entry) {
   for (const auto& [pod, usage] : pods_) {
     entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
   }
-  for (const auto& [workload, usage] : by_workload_) Replay(entry, usage, +1);
+  for (const WorkloadTopologyUsage& usage : slots_) Replay(entry, usage, +1);
   for (const Temporary& t : temporary_) Replay(entry, t.usage, t.sign);
 }
 
@@ -358,13 +358,30 @@ void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage
   }
   // The others stay held: nothing reads the trees here.
   if (!counted) ReleaseHeld();
-  if (auto it = by_workload_.find(workload); it != by_workload_.end()) {
-    ApplyToBuilt(it->second, -1);
-    by_workload_.erase(it);
+  // (Without topology placements at all, as in a cluster without topology flavors, no lookup.)
+  auto it = by_workload_.empty() ? by_workload_.end() : by_workload_.find(workload);
+  if (it != by_workload_.end()) ApplyToBuilt(slots_[it->second], -1);
+  if (usage.empty()) {
+    if (it != by_workload_.end()) FreeSlot(it);
+    return;
   }
-  if (usage.empty()) return;
   if (!counted) ApplyToBuilt(usage, +1);
-  by_workload_.emplace(workload, std::move(usage));
+  if (it != by_workload_.end()) {
+    slots_[it->second] = std::move(usage);
+  } else if (!free_slots_.empty()) {
+    slots_[free_slots_.back()] = std::move(usage);
+    by_workload_.emplace(workload, free_slots_.back());
+    free_slots_.pop_back();
+  } else {
+    slots_.push_back(std::move(usage));
+    by_workload_.emplace(workload, static_cast<uint32_t>(slots_.size() - 1));
+  }
+}
+
+void TopologyInventory::FreeSlot(absl::flat_hash_map<int64_t, uint32_t>::iterator it) {
+  slots_[it->second] = WorkloadTopologyUsage{};
+  free_slots_.push_back(it->second);
+  by_workload_.erase(it);
 }
 
 void TopologyInventory::HoldTemporary(int64_t token, int64_t workload) {
@@ -389,8 +406,8 @@ void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
   ReleaseHeld();
   auto it = by_workload_.find(workload);
   if (it == by_workload_.end()) return;
-  ApplyToBuilt(it->second, -1);
-  by_workload_.erase(it);
+  ApplyToBuilt(slots_[it->second], -1);
+  FreeSlot(it);
 }
 
 int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign) {

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -137,6 +139,8 @@ class TopologyInventory {
     bool held = false;
   };
   void ReleaseAllHeld();
+  // Empties the workload's slot for reuse and forgets the workload.
+  void FreeSlot(absl::flat_hash_map<int64_t, uint32_t>::iterator it);
   // Every change that rebuilds the flavors comes through here, while the old trees still exist.
   void Invalidate();
   // The entry whose tree computed `placed`, while that tree is current.
@@ -161,8 +165,13 @@ class TopologyInventory {
   std::map<std::string, NodeSpec> nodes_;
   std::map<std::string, PodUsage> pods_;
   std::map<std::string, FlavorEntry, std::less<>> flavors_;
-  // Admitted placements, replayed on a rebuild.
-  std::map<int64_t, WorkloadTopologyUsage> by_workload_;
+  // Admitted placements, replayed on a rebuild: each workload's in a slot of `slots_` that
+  // stays put (a deque never moves its elements, so growing costs no moves of the placements;
+  // every admission adds one), found by `by_workload_`. A cleared slot is empty (replaying it
+  // counts nothing) and listed in `free_slots_` for the next workload.
+  absl::flat_hash_map<int64_t, uint32_t> by_workload_;
+  std::deque<WorkloadTopologyUsage> slots_;
+  std::vector<uint32_t> free_slots_;
   // The planners' temporary changes not yet undone, replayed on a rebuild after the admitted
   // ones. Undone in reverse order, so an undo finds its token at the back.
   std::vector<Temporary> temporary_;

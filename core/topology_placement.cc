@@ -1283,14 +1283,29 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     const int d = fit[0];
     const int32_t count = state_[d].pod_count;
     std::shared_ptr<TopologyLeafUsage> usage;
-    if (cache != nullptr && cache->spare_usage != nullptr && cache->spare_usage.use_count() == 1) {
-      // The block the last placement returned was dropped by everyone else (an evaluation that
-      // was recomputed): filled again instead of allocated.
-      usage = cache->spare_usage;
-      usage->leaves.clear();
-    } else {
+    if (cache != nullptr) {
+      // The blocks are dropped about in the order they were handed out (a cycle's heads at
+      // its end): looked for from the one after the last found.
+      const int n = static_cast<int>(cache->spare_usage.size());
+      for (int k = 0, i = cache->next_spare; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
+        // Dropped by everyone else: filled again instead of allocated.
+        if (cache->spare_usage[i].use_count() == 1) {
+          usage = cache->spare_usage[i];
+          usage->leaves.clear();
+          cache->next_spare = i + 1 == n ? 0 : i + 1;
+          break;
+        }
+      }
+    }
+    if (usage == nullptr) {
       usage = std::make_shared<TopologyLeafUsage>();
-      if (cache != nullptr) cache->spare_usage = usage;
+      // In place of a block still held (all are), the next in turn: the next search looks at
+      // this one last.
+      if (cache != nullptr) {
+        const int n = static_cast<int>(cache->spare_usage.size());
+        cache->spare_usage[cache->next_spare] = usage;
+        cache->next_spare = cache->next_spare + 1 == n ? 0 : cache->next_spare + 1;
+      }
     }
     if (count != 0) usage->leaves.emplace_back(domains_[d].leaf, count);
     usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
@@ -1327,6 +1342,20 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
 }
 
 TopologyAssignment TopologyFlavor::AssignmentOf(const TopologyLeafUsage& usage) const {
+  if (usage.leaves.size() == 1) {
+    // BuildAssignment's result for one domain, without its list of domains.
+    const auto [leaf, count] = usage.leaves[0];
+    const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
+    const std::vector<std::string>& values = domains_[leaves_[leaf].domain].values;
+    TopologyAssignment out;
+    out.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
+    if (count != 0) {
+      out.domains.resize(1);
+      out.domains[0].values.assign(values.begin() + static_cast<long>(from), values.end());
+      out.domains[0].count = count;
+    }
+    return out;
+  }
   // The domains BuildAssignment was given: the leaves' (a placement ends on leaves), without
   // the ones that took no pod (the block has none).
   std::vector<std::pair<int, int32_t>> domains;

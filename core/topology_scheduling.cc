@@ -329,7 +329,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
 }
 
 WorkloadTopologyUsage AdmittedTopologyUsage(const Workload& wl,
-                                            const std::vector<PlacedTopology>& carried,
+                                            absl::Span<const PlacedTopology> carried,
                                             const TopologyInventory& inventory) {
   WorkloadTopologyUsage out;
   size_t placed = 0;

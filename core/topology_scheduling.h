@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/flavor_assigner.h"
 #include "core/topology_inventory.h"
 #include "core/types.h"
@@ -105,7 +106,7 @@ std::vector<TopologyUsage> TopologyUsageOf(const Workload& wl, const TopologyInv
 // planned them (AdmissionDecision::topology_leaves): by their leaves when every placement is
 // carried and its tree current, else by names.
 WorkloadTopologyUsage AdmittedTopologyUsage(const Workload& wl,
-                                            const std::vector<PlacedTopology>& carried,
+                                            absl::Span<const PlacedTopology> carried,
                                             const TopologyInventory& inventory);
 // The same for an assignment not yet admitted: each placement by its leaves while its tree is
 // current, else by names.

@@ -301,6 +301,65 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
 }
 
+// A cycle orders its heads by their queue keys, not by the workloads: the head key follows a
+// priority change and, with requeuingTimestamp Eviction, the pods-ready eviction's time.
+TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  config.wait_for_pods_ready.requeuing_timestamp = RequeuingTimestamp::kEviction;
+  ClusterState state{config};
+  absl::Time now = kFixtureStart;
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+  auto settle = [&state](absl::Time at) {
+    state.FireTimers(at);
+    for (int i = 0; i < 100; ++i) {
+      CyclePlan plan = state.PlanCycle(at);
+      state.ApplyCycle(plan, at);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  // The head's key against its workload; returns the head's name ("" when none).
+  auto head = [&state]() -> std::string {
+    const QueueKey* key = state.cluster_queue("cq")->queue.HeadKey();
+    if (key == nullptr) return "";
+    const Workload* wl = state.workload(key->id);
+    EXPECT_EQ(key->priority, wl->priority) << wl->Key();
+    EXPECT_EQ(key->timestamp, state.QueueOrderTime(*wl)) << wl->Key();
+    return wl->spec.name;
+  };
+  ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 4), "", now).ok());
+  settle(now);
+  EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+  // Not yet through a cycle, so not parked: both are in the active set.
+  ASSERT_TRUE(state.Submit(GpuJob("v", "ns", 4), "", now + absl::Milliseconds(1)).ok());
+  ASSERT_TRUE(state.Submit(GpuJob("u", "ns", 4), "", now + absl::Milliseconds(2)).ok());
+  EXPECT_EQ(head(), "v");
+  ASSERT_TRUE(state.SetPriority("ns/u", 50, now).ok());
+  EXPECT_EQ(head(), "u");
+  ASSERT_TRUE(state.SetPriority("ns/u", -5, now).ok());
+  EXPECT_EQ(head(), "v");
+  ASSERT_TRUE(state.Delete("ns/v", now).ok());
+  ASSERT_TRUE(state.Delete("ns/u", now).ok());
+  EXPECT_EQ(head(), "");
+
+  // w never gets ready: evicted at the timeout and requeued after its backoff, ordered from the
+  // eviction rather than from its creation.
+  now += absl::Minutes(6);
+  settle(now);
+  const Workload* w = state.FindWorkload("ns/w");
+  ASSERT_EQ(w->status.state, WorkloadState::kPending);
+  EXPECT_NE(state.QueueOrderTime(*w), w->creation_time);
+  now += absl::Hours(2);
+  state.FireTimers(now);
+  ASSERT_TRUE(state.Submit(GpuJob("t", "ns", 4), "", now).ok());
+  EXPECT_EQ(head(), "w");
+  settle(now);
+  EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+}
+
 // waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
 // kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
 // admission.

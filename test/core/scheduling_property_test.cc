@@ -10,7 +10,8 @@
 //   (f) no workload of an inactive ClusterQueue is preempted by another queue's workload,
 //   (g) admission checks: a workload carries exactly its queue's checks for its admission (or
 //       for none), a reservation waiting on them has one not Ready, and no workload without
-//       quota holds a Retry or Rejected check.
+//       quota holds a Retry or Rejected check,
+//   (h) every ClusterQueue's head key carries its head's current priority and queue-order time.
 // A failure names the seed and step; TOLLGATE_PROPERTY_SEED=<seed> replays only that seed and
 // prints the configuration, every action, who holds quota before each cycle, and every plan.
 
@@ -577,6 +578,24 @@ std::string CheckHolding(const ClusterState& state) {
   return "";
 }
 
+// (h) Every ClusterQueue's head key (what a cycle orders its head by) carries the head
+// workload's priority and queue-order time as they are now: every change to either re-keys.
+std::string CheckHeadKeys(const ClusterState& state) {
+  for (const auto& [name, cq] : state.cluster_queue_runtimes()) {
+    const QueueKey* key = cq.queue.HeadKey();
+    if (key == nullptr) continue;
+    const Workload* wl = state.workload(key->id);
+    if (wl == nullptr) return absl::StrCat("(h) ", name, "'s head ", key->id, " is unknown");
+    if (key->priority != wl->priority || key->timestamp != state.QueueOrderTime(*wl)) {
+      return absl::StrCat("(h) ", name, "'s head key for ", wl->Key(), " is priority ",
+                          key->priority, " at ", absl::FormatTime(key->timestamp),
+                          ", the workload's ", wl->priority, " at ",
+                          absl::FormatTime(state.QueueOrderTime(*wl)));
+    }
+  }
+  return "";
+}
+
 // The usage an admission decision claims, recomputed from its pod set assignments.
 std::map<FrId, int64_t> UsageFromAdmission(const ClusterState& state, const Admission& admission) {
   std::map<FrId, int64_t> usage;
@@ -821,6 +840,7 @@ class Simulation {
       }
       std::string e = CheckBookkeeping(primary_, *model_);
       if (e.empty()) e = CheckHolding(primary_);
+      if (e.empty()) e = CheckHeadKeys(primary_);
       if (e.empty()) e = CheckAdmissionChecks(primary_);
       if (e.empty()) e = Settle();
       if (!e.empty()) return Where(action, e);
@@ -1106,6 +1126,7 @@ class Simulation {
       replica_.ApplyCycle(replica_plan, now_);
       std::string e = CheckBookkeeping(primary_, *model_);
       if (e.empty()) e = CheckHolding(primary_);
+      if (e.empty()) e = CheckHeadKeys(primary_);
       if (e.empty()) e = CheckAdmissionChecks(primary_);
       if (e.empty()) {
         overdraws_ = Overdraws(primary_, *model_);
