@@ -15,10 +15,10 @@ namespace {
 
 // How many pods of `req` fit on the leaf's free capacity for admitted workloads (free minus
 // used), without copying it.
-template <typename Request, typename LeafT>
-int32_t CountOnLeaf(const Request& req, const LeafT& leaf) {
+template <typename Request>
+int32_t CountOnLeaf(const Request& req, const int64_t* free, const int64_t* used) {
   return SmallestPodCount(
-      req, [&leaf](int r) { return SatSub(leaf.free[r], leaf.used[r]); }, nullptr);
+      req, [free, used](int r) { return SatSub(free[r], used[r]); }, nullptr);
 }
 
 }  // namespace
@@ -151,18 +151,19 @@ void TopologyFlavor::AddNode(const NodeSpec& node) {
     ids_[last].emplace(leaf_id, index);
     by_level_[last].push_back(index);
     leaf_index = static_cast<int>(leaves_.size());
-    Leaf leaf;
-    leaf.domain = index;
-    if (lowest_is_hostname_) leaf.node = node;
-    leaf.free.assign(resource_names_.size(), 0);
-    leaf.used.assign(resource_names_.size(), 0);
-    leaves_.push_back(std::move(leaf));
+    leaves_.push_back(Leaf{index, 0});
+    capacity_.resize(capacity_.size() + 2 * resources(), 0);
+    assumed_.emplace_back();
+    if (lowest_is_hostname_) {
+      leaf_nodes_.push_back(node);
+      if (!node.taints.empty()) tainted_leaves_.push_back(leaf_index);
+    }
   }
-  Leaf& leaf = leaves_[leaf_index];
-  ++leaf.nodes;
+  ++leaves_[leaf_index].nodes;
+  int64_t* free = FreeOf(leaf_index);
   for (const auto& [resource, amount] : node.allocatable) {
     const int r = ResourceIndex(resource);
-    leaf.free[r] = SatAdd(leaf.free[r], amount);
+    free[r] = SatAdd(free[r], amount);
   }
   leaf_of_node_[node.name] = leaf_index;
 }
@@ -179,10 +180,10 @@ int TopologyFlavor::LeafFor(const std::vector<std::string>& values) const {
 void TopologyFlavor::AddNonTasUsage(absl::string_view node, const ResourceAmounts& usage) {
   auto it = leaf_of_node_.find(node);
   if (it == leaf_of_node_.end()) return;
-  Leaf& leaf = leaves_[it->second];
+  int64_t* free = FreeOf(it->second);
   for (const auto& [resource, amount] : usage) {
     const int r = ResourceIndex(resource);
-    if (r >= 0) leaf.free[r] = SatSub(leaf.free[r], amount);
+    if (r >= 0) free[r] = SatSub(free[r], amount);
   }
   Touch(it->second);
 }
@@ -191,12 +192,12 @@ void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
                               const ResourceAmounts& per_pod, int32_t count, int sign) {
   const int l = LeafFor(values);
   if (l < 0) return;
-  Leaf& leaf = leaves_[l];
+  int64_t* used = UsedOf(l);
   for (const auto& [resource, amount] : per_pod) {
     const int r = ResourceIndex(resource);
-    if (r >= 0) leaf.used[r] = SatAdd(leaf.used[r], sign * SatMul(amount, count));
+    if (r >= 0) used[r] = SatAdd(used[r], sign * SatMul(amount, count));
   }
-  leaf.used[pods_index_] = SatAdd(leaf.used[pods_index_], int64_t{sign} * count);
+  used[pods_index_] = SatAdd(used[pods_index_], int64_t{sign} * count);
   Touch(l);
 }
 
@@ -204,7 +205,7 @@ void TopologyFlavor::AddUsage(const TopologyLeafUsage& usage, int sign) {
   // AddUsage by values with the leaf and the resources already found: the per-pod amounts
   // include the one `pods`, so `pods` moves by the same count.
   for (const auto& [l, count] : usage.leaves) {
-    std::vector<int64_t>& used = leaves_[l].used;
+    int64_t* used = UsedOf(l);
     for (const auto& [r, amount] : usage.per_pod) {
       if (r >= 0) used[r] = SatAdd(used[r], sign * SatMul(amount, count));
     }
@@ -258,7 +259,7 @@ bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
-    if (CountOnLeaf(req, leaves_[l]) < d.count) return false;
+    if (CountOnLeaf(req, FreeOf(l), UsedOf(l)) < d.count) return false;
   }
   return true;
 }
@@ -268,7 +269,7 @@ bool TopologyFlavor::Fits(const TopologyLeafUsage& usage) const {
     const absl::InlinedVector<std::pair<int32_t, int64_t>, 4>& amounts;
   } req{usage.per_pod};
   for (const auto& [l, count] : usage.leaves) {
-    if (CountOnLeaf(req, leaves_[l]) < count) return false;
+    if (CountOnLeaf(req, FreeOf(l), UsedOf(l)) < count) return false;
   }
   return true;
 }
@@ -288,12 +289,14 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
                                          std::vector<int64_t>(resource_names_.size()));
   std::vector<std::vector<int64_t>> used = free;
   std::vector<int32_t> nodes(domains_.size(), 0);
-  for (const Leaf& leaf : leaves_) {
-    for (int d = leaf.domain; d >= 0; d = domains_[d].parent) {
-      nodes[d] += leaf.nodes;
+  for (size_t l = 0; l < leaves_.size(); ++l) {
+    const int64_t* leaf_free = FreeOf(static_cast<int>(l));
+    const int64_t* leaf_used = UsedOf(static_cast<int>(l));
+    for (int d = leaves_[l].domain; d >= 0; d = domains_[d].parent) {
+      nodes[d] += leaves_[l].nodes;
       for (size_t r = 0; r < resource_names_.size(); ++r) {
-        free[d][r] = SatAdd(free[d][r], leaf.free[r]);
-        used[d][r] = SatAdd(used[d][r], leaf.used[r]);
+        free[d][r] = SatAdd(free[d][r], leaf_free[r]);
+        used[d][r] = SatAdd(used[d][r], leaf_used[r]);
       }
     }
   }
@@ -353,7 +356,7 @@ void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) continue;
-    std::vector<int64_t>& usage = leaves_[l].assumed;
+    std::vector<int64_t>& usage = assumed_[l];
     if (usage.empty()) {
       usage.resize(resource_names_.size(), 0);
       assumed_leaves_.push_back(l);
@@ -369,7 +372,7 @@ void TopologyFlavor::AddAssumed(const TopologyAssignment& assignment,
 
 void TopologyFlavor::ClearAssumed() {
   for (int l : assumed_leaves_) {
-    leaves_[l].assumed.clear();
+    assumed_[l].clear();
     Touch(l);
   }
   assumed_leaves_.clear();

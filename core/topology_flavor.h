@@ -158,15 +158,11 @@ class TopologyFlavor {
     std::vector<std::string> values;
     int leaf = -1;
   };
+  // What every pass over the leaves reads of a leaf; the rest is in arrays by leaf index
+  // (capacity_, leaf_nodes_, assumed_), so a cache's first build streams through the leaves
+  // instead of missing the cache on each leaf's node and vectors.
   struct Leaf {
     int domain = 0;
-    // The node of a hostname leaf (the filters read its labels and taints).
-    std::optional<NodeSpec> node;
-    // Allocatable minus usage of pods Tollgate does not place, per resource index.
-    std::vector<int64_t> free;
-    std::vector<int64_t> used;
-    // Usage of the groups already placed by the running FindAssignments; empty outside it.
-    std::vector<int64_t> assumed;
     // Nodes in the leaf (more than one where the lowest level is not the hostname).
     int32_t nodes = 0;
   };
@@ -233,7 +229,7 @@ class TopologyFlavor {
   int LeafFor(const std::vector<std::string>& values) const;
   int ResourceIndex(absl::string_view resource) const;
   ResolvedRequest Resolve(absl::Span<const std::pair<std::string, int64_t>> per_pod) const;
-  // Records the placed group's usage on its leaves (Leaf::assumed) for the next groups.
+  // Records the placed group's usage on its leaves (assumed_) for the next groups.
   void AddAssumed(const TopologyAssignment& assignment,
                   absl::Span<const std::pair<std::string, int64_t>> per_pod);
   void ClearAssumed();
@@ -258,8 +254,18 @@ class TopologyFlavor {
                     bool simulate_empty, absl::string_view required_domain, PlacedGroup* out,
                     bool names = true);
   std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
-  bool NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
-                    ExclusionStats& stats) const;
+  bool NodeFeasible(int leaf, const TopologyPlacementRequest& r, ExclusionStats& stats) const;
+  // A leaf's allocatable minus usage of pods Tollgate does not place, and the usage of admitted
+  // workloads, per resource index (its two rows of capacity_).
+  int64_t* FreeOf(int leaf) {
+    return capacity_.data() + static_cast<size_t>(leaf) * 2 * resources();
+  }
+  const int64_t* FreeOf(int leaf) const {
+    return capacity_.data() + static_cast<size_t>(leaf) * 2 * resources();
+  }
+  int64_t* UsedOf(int leaf) { return FreeOf(leaf) + resources(); }
+  const int64_t* UsedOf(int leaf) const { return FreeOf(leaf) + resources(); }
+  size_t resources() const { return resource_names_.size(); }
   // A leaf's first-phase state (rolled to the slice level when the leaf is there); `zero_reason`
   // is the index of the requested resource that leaves it no pod, or -1.
   DomainState LeafState(int leaf_index, const LeafInputs& in, int slice_level, int32_t slice_size,
@@ -307,6 +313,18 @@ class TopologyFlavor {
   int pods_index_ = 0;
   std::vector<Domain> domains_;
   std::vector<Leaf> leaves_;
+  // Per leaf, in leaf order: its free capacity, then its used capacity, a value per resource
+  // each (FreeOf, UsedOf).
+  std::vector<int64_t> capacity_;
+  // Each leaf's node where the lowest level is the hostname (the filters read its labels and
+  // taints); empty otherwise.
+  std::vector<NodeSpec> leaf_nodes_;
+  // The hostname leaves whose node has a taint: the only ones a request without a node
+  // selector or affinity can exclude.
+  std::vector<int> tainted_leaves_;
+  // Per leaf, the usage of the groups already placed by the running FindAssignments; empty
+  // outside it (assumed_leaves_ lists the leaves with one).
+  std::vector<std::vector<int64_t>> assumed_;
   // Per level, the domains sorted by their values.
   std::vector<std::vector<int>> by_level_;
   std::vector<int> roots_;
@@ -327,7 +345,7 @@ class TopologyFlavor {
   // Leaves changed since change number changes_base_ (kept while some cache needs them).
   std::vector<int> changes_;
   int64_t changes_base_ = 0;
-  // Leaves with Leaf::assumed set.
+  // Leaves with assumed usage.
   std::vector<int> assumed_leaves_;
   // Phase-two changes to cached states, undone when the placement ends.
   std::vector<std::pair<int, DomainState>> undo_;

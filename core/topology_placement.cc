@@ -49,13 +49,12 @@ bool BelongsTo(const std::string& id, absl::string_view target) {
 }
 
 // A leaf's pods without a leader (LeafState's common case, and every leaf of a cache's first
-// build): each requested resource read once, straight from the leaf.
-template <typename LeafT, typename Request>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const Request& req,
-                                                       bool simulate_empty, int* zero_reason) {
-  const int64_t* free = leaf.free.data();
-  const int64_t* used = simulate_empty ? nullptr : leaf.used.data();
-  const int64_t* assumed = leaf.assumed.empty() ? nullptr : leaf.assumed.data();
+// build): each requested resource read once, straight from the leaf's capacity rows (`used`
+// null when simulating an empty tree, `assumed` null without assumed usage).
+template <typename Request>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const int64_t* free, const int64_t* used,
+                                                       const int64_t* assumed, const Request& req,
+                                                       int* zero_reason) {
   auto capacity = [free, used, assumed](int r) {
     int64_t c = free[r];
     if (used != nullptr) c = SatSub(c, used[r]);
@@ -71,11 +70,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t PodsOnLeaf(const LeafT& leaf, const 
 // One leaf's smallest count over N resources of a TightRequest, unclamped: positive, it is
 // SmallestPodCount's result (the smallest of the clamped counts is the clamped smallest count);
 // otherwise the leaf has no room for a pod and the general count gives its limiting resource.
-template <int N, typename LeafT>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t TightPods(const LeafT& leaf, const TightRequest& t,
-                                                      bool simulate_empty) {
-  const int64_t* free = leaf.free.data();
-  const int64_t* used = leaf.used.data();
+template <int N>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t TightPods(const int64_t* free, const int64_t* used,
+                                                      const TightRequest& t, bool simulate_empty) {
   int64_t smallest = INT32_MAX;
   // Unrolled for a known count (the first build's pass over every leaf).
 #pragma GCC unroll 4
@@ -91,15 +88,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t TightPods(const LeafT& leaf, const T
 // PodsOnLeaf for a TightRequest (without assumed usage). A leaf without room for a pod names
 // the first resource that leaves it none, as SmallestPodCount's limiting resource (the smallest
 // count, 0, first reached there).
-template <int N, typename LeafT>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const LeafT& leaf,
+template <int N>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const int64_t* free,
+                                                            const int64_t* used,
                                                             const TightRequest& t,
                                                             bool simulate_empty, int* zero_reason) {
-  const int64_t smallest = TightPods<N>(leaf, t, simulate_empty);
+  const int64_t smallest = TightPods<N>(free, used, t, simulate_empty);
   *zero_reason = -1;
   if (smallest > 0) return static_cast<int32_t>(smallest);
-  const int64_t* free = leaf.free.data();
-  const int64_t* used = leaf.used.data();
   for (int k = 0; k < t.n; ++k) {
     const int r = t.r[k];
     const int64_t cap = simulate_empty ? free[r] : SatSub(free[r], used[r]);
@@ -111,17 +107,26 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const LeafT& leaf,
   return 0;
 }
 
+// The leaves' capacity rows, as TopologyFlavor keeps them: per leaf, `resources` free values
+// then `resources` used ones.
+struct CapacityRows {
+  const int64_t* data;
+  size_t resources;
+  const int64_t* free(size_t leaf) const { return data + leaf * 2 * resources; }
+};
+
 template <int N, typename LeafT, typename State>
-void TightLeafLoop(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
-                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
-                   State* state, int* zero_reason, int32_t* zero_counts) {
+void TightLeafLoop(const std::vector<LeafT>& leaves, CapacityRows rows, const char* feasible,
+                   const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
+                   int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
   const size_t n = leaves.size();
   for (size_t l = 0; l < n; ++l) {
     if (!feasible[l]) continue;
-    const LeafT& leaf = leaves[l];
     int reason = -1;
-    const int32_t pods = TightPodsOnLeaf<N>(leaf, t, simulate_empty, &reason);
-    State& s = state[leaf.domain];
+    const int64_t* free = rows.free(l);
+    const int32_t pods =
+        TightPodsOnLeaf<N>(free, free + rows.resources, t, simulate_empty, &reason);
+    State& s = state[leaves[l].domain];
     s.pod_count = pods;
     s.pod_count_with_leader = pods;
     if (leaves_at_slice_level) {
@@ -138,24 +143,24 @@ void TightLeafLoop(const std::vector<LeafT>& leaves, const char* feasible, const
 // the cache's first build, where this pass over every leaf is most of the cost. The loop is
 // unrolled for the request's few resources.
 template <typename LeafT, typename State>
-void FirstLeafPass(const std::vector<LeafT>& leaves, const char* feasible, const TightRequest& t,
-                   bool simulate_empty, bool leaves_at_slice_level, int32_t slice_size,
-                   State* state, int* zero_reason, int32_t* zero_counts) {
+void FirstLeafPass(const std::vector<LeafT>& leaves, CapacityRows rows, const char* feasible,
+                   const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
+                   int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
   switch (t.n) {
     case 1:
-      TightLeafLoop<1>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+      TightLeafLoop<1>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
                        state, zero_reason, zero_counts);
       break;
     case 2:
-      TightLeafLoop<2>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+      TightLeafLoop<2>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
                        state, zero_reason, zero_counts);
       break;
     case 3:
-      TightLeafLoop<3>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+      TightLeafLoop<3>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
                        state, zero_reason, zero_counts);
       break;
     default:
-      TightLeafLoop<4>(leaves, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
+      TightLeafLoop<4>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
                        state, zero_reason, zero_counts);
       break;
   }
@@ -335,11 +340,11 @@ std::string TopologyFlavor::BuildSliceSizeAtLevel(const TopologyPlacementRequest
   return {};
 }
 
-bool TopologyFlavor::NodeFeasible(const Leaf& leaf, const TopologyPlacementRequest& r,
+bool TopologyFlavor::NodeFeasible(int leaf, const TopologyPlacementRequest& r,
                                   ExclusionStats& stats) const {
   ++stats.total_nodes;
-  if (!leaf.node.has_value()) return true;
-  const NodeSpec& node = *leaf.node;
+  if (leaf_nodes_.empty()) return true;
+  const NodeSpec& node = leaf_nodes_[leaf];
   // Untolerated NoSchedule/NoExecute taints, by the pod's tolerations and the flavor's.
   for (const Taint& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
@@ -370,9 +375,13 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
                                                       int slice_level, int32_t slice_size,
                                                       int* zero_reason) {
   const Leaf& leaf = leaves_[leaf_index];
+  const int64_t* free = FreeOf(leaf_index);
+  const int64_t* used = UsedOf(leaf_index);
+  const std::vector<int64_t>& assumed = assumed_[leaf_index];
   if (in.leader == nullptr) {
     DomainState s;
-    s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, zero_reason);
+    s.pod_count = PodsOnLeaf(free, in.simulate_empty ? nullptr : used,
+                             assumed.empty() ? nullptr : assumed.data(), *in.req, zero_reason);
     s.pod_count_with_leader = s.pod_count;
     if (domains_[leaf.domain].level == slice_level) {
       s.slice_count = s.pod_count / slice_size;
@@ -382,9 +391,9 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
   }
   // Only the requested resources are read: fill just those of the scratch capacity.
   for (int r : in.needed) {
-    int64_t c = leaf.free[r];
-    if (!in.simulate_empty) c = SatSub(c, leaf.used[r]);
-    if (!leaf.assumed.empty()) c = SatSub(c, leaf.assumed[r]);
+    int64_t c = free[r];
+    if (!in.simulate_empty) c = SatSub(c, used[r]);
+    if (!assumed.empty()) c = SatSub(c, assumed[r]);
     remaining_[r] = c;
   }
   DomainState s;
@@ -418,7 +427,7 @@ void TopologyFlavor::CountFromScratch(const TopologyPlacementRequest& workers, c
   for (size_t l = 0; l < leaves_.size(); ++l) {
     const Leaf& leaf = leaves_[l];
     if (lowest_is_hostname_) {
-      if (!NodeFeasible(leaf, workers, p.stats)) continue;
+      if (!NodeFeasible(static_cast<int>(l), workers, p.stats)) continue;
     } else {
       ++p.stats.total_nodes;
     }
@@ -487,20 +496,16 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     if (!lowest_is_hostname_) {
       // No node to filter: every leaf counts as a node that passes.
       c.filter_stats.total_nodes += static_cast<int>(leaves_.size());
-    } else {
-      const Leaf* leaves = leaves_.data();
-      const size_t n = leaves_.size();
-      char* feasible = c.feasible.data();
-      int passed = 0;
-      for (size_t l = 0; l < n; ++l) {
-        const Leaf& leaf = leaves[l];
-        if (only_taints && (!leaf.node.has_value() || leaf.node->taints.empty())) {
-          ++passed;
-          continue;
-        }
-        feasible[l] = NodeFeasible(leaf, workers, c.filter_stats) ? 1 : 0;
+    } else if (only_taints) {
+      // Only the tainted leaves need NodeFeasible; every other leaf counts as a node that passes.
+      for (int l : tainted_leaves_) {
+        c.feasible[l] = NodeFeasible(l, workers, c.filter_stats) ? 1 : 0;
       }
-      c.filter_stats.total_nodes += passed;
+      c.filter_stats.total_nodes += static_cast<int>(leaves_.size() - tainted_leaves_.size());
+    } else {
+      for (size_t l = 0; l < leaves_.size(); ++l) {
+        c.feasible[l] = NodeFeasible(static_cast<int>(l), workers, c.filter_stats) ? 1 : 0;
+      }
     }
     c.synced = -1;
   }
@@ -511,18 +516,21 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
     if (tight.ok) {
-      FirstLeafPass(leaves_, c.feasible.data(), tight, in.simulate_empty, last == p.slice_level,
-                    p.slice_size, state_.data(), c.zero_reason.data(), c.zero_counts.data());
+      FirstLeafPass(leaves_, CapacityRows{capacity_.data(), resources()}, c.feasible.data(), tight,
+                    in.simulate_empty, last == p.slice_level, p.slice_size, state_.data(),
+                    c.zero_reason.data(), c.zero_counts.data());
     } else if (in.leader == nullptr) {
       // LeafState without a leader, inlined: this pass is most of a cache's first build.
       const bool leaves_at_slice_level = last == p.slice_level;
       DomainState* state = state_.data();
       for (size_t l = 0; l < leaves_.size(); ++l) {
         if (!c.feasible[l]) continue;
-        const Leaf& leaf = leaves_[l];
+        const int leaf = static_cast<int>(l);
         int zero_reason = -1;
-        DomainState& s = state[leaf.domain];
-        s.pod_count = PodsOnLeaf(leaf, *in.req, in.simulate_empty, &zero_reason);
+        DomainState& s = state[leaves_[l].domain];
+        s.pod_count =
+            PodsOnLeaf(FreeOf(leaf), in.simulate_empty ? nullptr : UsedOf(leaf),
+                       assumed_[l].empty() ? nullptr : assumed_[l].data(), *in.req, &zero_reason);
         s.pod_count_with_leader = s.pod_count;
         if (leaves_at_slice_level) {
           s.slice_count = s.pod_count / p.slice_size;
@@ -583,7 +591,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       int d = leaves_[l].domain;
       DomainState before = state_[d];
       int zero_reason = -1;
-      const int32_t pods = TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+      const int32_t pods =
+          TightPodsOnLeaf<0>(FreeOf(l), UsedOf(l), tight, in.simulate_empty, &zero_reason);
       DomainState& leaf_state = state_[d];
       leaf_state.pod_count = pods;
       leaf_state.pod_count_with_leader = pods;
@@ -646,7 +655,7 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
         if (tight.ok) {
           DomainState& s = state_[d];
           const int32_t pods =
-              TightPodsOnLeaf<0>(leaves_[l], tight, in.simulate_empty, &zero_reason);
+              TightPodsOnLeaf<0>(FreeOf(l), UsedOf(l), tight, in.simulate_empty, &zero_reason);
           s.pod_count = pods;
           s.pod_count_with_leader = pods;
           if (level == p.slice_level) {
