@@ -5,8 +5,9 @@
 # exec the sanitized tollgated, tollgate and tollgate-kube, so the daemons are checked too.
 #
 #   scripts/test-sanitizers.sh           # the full lane: every test but the few named below
-#   scripts/test-sanitizers.sh --subset  # what CI runs (.ci/run; costs in docs/testing.md): the
-#                                        # unit tests of the core, common and the stores
+#   scripts/test-sanitizers.sh --subset  # before landing a change to core/, common/ or storage/
+#                                        # (CONTRIBUTING.md; CI does not run it, docs/testing.md
+#                                        # says why): the unit tests of the core, common, stores
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
