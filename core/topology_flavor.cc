@@ -71,6 +71,7 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
             [](const NodeSpec* a, const NodeSpec* b) { return a->name < b->name; });
   resource_names_.assign(resources.begin(), resources.end());
   pods_index_ = ResourceIndex("pods");
+  capacity_.resources = resource_names_.size();
   ids_.resize(levels_.size());
   by_level_.resize(levels_.size());
   if (levels_.empty()) return;
@@ -152,7 +153,7 @@ void TopologyFlavor::AddNode(const NodeSpec& node) {
     by_level_[last].push_back(index);
     leaf_index = static_cast<int>(leaves_.size());
     leaves_.push_back(Leaf{index, 0});
-    capacity_.resize(capacity_.size() + 2 * resources(), 0);
+    capacity_.values.resize(capacity_.values.size() + 2 * capacity_.resources, 0);
     assumed_.emplace_back();
     if (lowest_is_hostname_) {
       leaf_nodes_.push_back(node);
@@ -160,7 +161,7 @@ void TopologyFlavor::AddNode(const NodeSpec& node) {
     }
   }
   ++leaves_[leaf_index].nodes;
-  int64_t* free = FreeOf(leaf_index);
+  int64_t* free = capacity_.free(leaf_index);
   for (const auto& [resource, amount] : node.allocatable) {
     const int r = ResourceIndex(resource);
     free[r] = SatAdd(free[r], amount);
@@ -180,7 +181,7 @@ int TopologyFlavor::LeafFor(const std::vector<std::string>& values) const {
 void TopologyFlavor::AddNonTasUsage(absl::string_view node, const ResourceAmounts& usage) {
   auto it = leaf_of_node_.find(node);
   if (it == leaf_of_node_.end()) return;
-  int64_t* free = FreeOf(it->second);
+  int64_t* free = capacity_.free(it->second);
   for (const auto& [resource, amount] : usage) {
     const int r = ResourceIndex(resource);
     if (r >= 0) free[r] = SatSub(free[r], amount);
@@ -192,7 +193,7 @@ void TopologyFlavor::AddUsage(const std::vector<std::string>& values,
                               const ResourceAmounts& per_pod, int32_t count, int sign) {
   const int l = LeafFor(values);
   if (l < 0) return;
-  int64_t* used = UsedOf(l);
+  int64_t* used = capacity_.used(l);
   for (const auto& [resource, amount] : per_pod) {
     const int r = ResourceIndex(resource);
     if (r >= 0) used[r] = SatAdd(used[r], sign * SatMul(amount, count));
@@ -205,7 +206,7 @@ void TopologyFlavor::AddUsage(const TopologyLeafUsage& usage, int sign) {
   // AddUsage by values with the leaf and the resources already found: the per-pod amounts
   // include the one `pods`, so `pods` moves by the same count.
   for (const auto& [l, count] : usage.leaves) {
-    int64_t* used = UsedOf(l);
+    int64_t* used = capacity_.used(l);
     for (const auto& [r, amount] : usage.per_pod) {
       if (r >= 0) used[r] = SatAdd(used[r], sign * SatMul(amount, count));
     }
@@ -259,7 +260,7 @@ bool TopologyFlavor::Fits(const TopologyAssignment& assignment,
   for (const TopologyDomainAssignment& d : assignment.domains) {
     const int l = LeafFor(d.values);
     if (l < 0) return false;
-    if (CountOnLeaf(req, FreeOf(l), UsedOf(l)) < d.count) return false;
+    if (CountOnLeaf(req, capacity_.free(l), capacity_.used(l)) < d.count) return false;
   }
   return true;
 }
@@ -269,7 +270,7 @@ bool TopologyFlavor::Fits(const TopologyLeafUsage& usage) const {
     const absl::InlinedVector<std::pair<int32_t, int64_t>, 4>& amounts;
   } req{usage.per_pod};
   for (const auto& [l, count] : usage.leaves) {
-    if (CountOnLeaf(req, FreeOf(l), UsedOf(l)) < count) return false;
+    if (CountOnLeaf(req, capacity_.free(l), capacity_.used(l)) < count) return false;
   }
   return true;
 }
@@ -290,8 +291,8 @@ std::vector<TopologyFlavor::DomainCapacity> TopologyFlavor::Capacities() const {
   std::vector<std::vector<int64_t>> used = free;
   std::vector<int32_t> nodes(domains_.size(), 0);
   for (size_t l = 0; l < leaves_.size(); ++l) {
-    const int64_t* leaf_free = FreeOf(static_cast<int>(l));
-    const int64_t* leaf_used = UsedOf(static_cast<int>(l));
+    const int64_t* leaf_free = capacity_.free(static_cast<int>(l));
+    const int64_t* leaf_used = capacity_.used(static_cast<int>(l));
     for (int d = leaves_[l].domain; d >= 0; d = domains_[d].parent) {
       nodes[d] += leaves_[l].nodes;
       for (size_t r = 0; r < resource_names_.size(); ++r) {

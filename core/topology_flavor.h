@@ -166,6 +166,17 @@ class TopologyFlavor {
     // Nodes in the leaf (more than one where the lowest level is not the hostname).
     int32_t nodes = 0;
   };
+  // The leaves' capacities, a row per leaf in leaf order: its allocatable minus usage of pods
+  // Tollgate does not place (free), then the usage of admitted workloads (used), a value per
+  // resource index each.
+  struct CapacityRows {
+    std::vector<int64_t> values;
+    size_t resources = 0;
+    int64_t* free(size_t leaf) { return values.data() + leaf * 2 * resources; }
+    const int64_t* free(size_t leaf) const { return values.data() + leaf * 2 * resources; }
+    int64_t* used(size_t leaf) { return free(leaf) + resources; }
+    const int64_t* used(size_t leaf) const { return free(leaf) + resources; }
+  };
   struct DomainState {
     int32_t pod_count = 0;
     int32_t slice_count = 0;
@@ -255,17 +266,6 @@ class TopologyFlavor {
                     bool names = true);
   std::string BuildSliceSizeAtLevel(const TopologyPlacementRequest& r, Params& p) const;
   bool NodeFeasible(int leaf, const TopologyPlacementRequest& r, ExclusionStats& stats) const;
-  // A leaf's allocatable minus usage of pods Tollgate does not place, and the usage of admitted
-  // workloads, per resource index (its two rows of capacity_).
-  int64_t* FreeOf(int leaf) {
-    return capacity_.data() + static_cast<size_t>(leaf) * 2 * resources();
-  }
-  const int64_t* FreeOf(int leaf) const {
-    return capacity_.data() + static_cast<size_t>(leaf) * 2 * resources();
-  }
-  int64_t* UsedOf(int leaf) { return FreeOf(leaf) + resources(); }
-  const int64_t* UsedOf(int leaf) const { return FreeOf(leaf) + resources(); }
-  size_t resources() const { return resource_names_.size(); }
   // A leaf's first-phase state (rolled to the slice level when the leaf is there); `zero_reason`
   // is the index of the requested resource that leaves it no pod, or -1.
   DomainState LeafState(int leaf_index, const LeafInputs& in, int slice_level, int32_t slice_size,
@@ -313,9 +313,7 @@ class TopologyFlavor {
   int pods_index_ = 0;
   std::vector<Domain> domains_;
   std::vector<Leaf> leaves_;
-  // Per leaf, in leaf order: its free capacity, then its used capacity, a value per resource
-  // each (FreeOf, UsedOf).
-  std::vector<int64_t> capacity_;
+  CapacityRows capacity_;
   // Each leaf's node where the lowest level is the hostname (the filters read its labels and
   // taints); empty otherwise.
   std::vector<NodeSpec> leaf_nodes_;

@@ -107,25 +107,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const int64_t* free,
   return 0;
 }
 
-// The leaves' capacity rows, as TopologyFlavor keeps them: per leaf, `resources` free values
-// then `resources` used ones.
-struct CapacityRows {
-  const int64_t* data;
-  size_t resources;
-  const int64_t* free(size_t leaf) const { return data + leaf * 2 * resources; }
-};
-
-template <int N, typename LeafT, typename State>
-void TightLeafLoop(const std::vector<LeafT>& leaves, CapacityRows rows, const char* feasible,
+template <int N, typename LeafT, typename Rows, typename State>
+void TightLeafLoop(const std::vector<LeafT>& leaves, const Rows& rows, const char* feasible,
                    const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
                    int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
   const size_t n = leaves.size();
   for (size_t l = 0; l < n; ++l) {
     if (!feasible[l]) continue;
     int reason = -1;
-    const int64_t* free = rows.free(l);
-    const int32_t pods =
-        TightPodsOnLeaf<N>(free, free + rows.resources, t, simulate_empty, &reason);
+    const int32_t pods = TightPodsOnLeaf<N>(rows.free(l), rows.used(l), t, simulate_empty, &reason);
     State& s = state[leaves[l].domain];
     s.pod_count = pods;
     s.pod_count_with_leader = pods;
@@ -142,8 +132,8 @@ void TightLeafLoop(const std::vector<LeafT>& leaves, CapacityRows rows, const ch
 // The pods on every feasible leaf without a leader or assumed usage, into the leaves' states:
 // the cache's first build, where this pass over every leaf is most of the cost. The loop is
 // unrolled for the request's few resources.
-template <typename LeafT, typename State>
-void FirstLeafPass(const std::vector<LeafT>& leaves, CapacityRows rows, const char* feasible,
+template <typename LeafT, typename Rows, typename State>
+void FirstLeafPass(const std::vector<LeafT>& leaves, const Rows& rows, const char* feasible,
                    const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
                    int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
   switch (t.n) {
@@ -375,8 +365,8 @@ TopologyFlavor::DomainState TopologyFlavor::LeafState(int leaf_index, const Leaf
                                                       int slice_level, int32_t slice_size,
                                                       int* zero_reason) {
   const Leaf& leaf = leaves_[leaf_index];
-  const int64_t* free = FreeOf(leaf_index);
-  const int64_t* used = UsedOf(leaf_index);
+  const int64_t* free = capacity_.free(leaf_index);
+  const int64_t* used = capacity_.used(leaf_index);
   const std::vector<int64_t>& assumed = assumed_[leaf_index];
   if (in.leader == nullptr) {
     DomainState s;
@@ -516,9 +506,9 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
     c.zero_reason.assign(leaves_.size(), -1);
     c.zero_counts.assign(in.req->amounts.size(), 0);
     if (tight.ok) {
-      FirstLeafPass(leaves_, CapacityRows{capacity_.data(), resources()}, c.feasible.data(), tight,
-                    in.simulate_empty, last == p.slice_level, p.slice_size, state_.data(),
-                    c.zero_reason.data(), c.zero_counts.data());
+      FirstLeafPass(leaves_, capacity_, c.feasible.data(), tight, in.simulate_empty,
+                    last == p.slice_level, p.slice_size, state_.data(), c.zero_reason.data(),
+                    c.zero_counts.data());
     } else if (in.leader == nullptr) {
       // LeafState without a leader, inlined: this pass is most of a cache's first build.
       const bool leaves_at_slice_level = last == p.slice_level;
@@ -529,7 +519,7 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
         int zero_reason = -1;
         DomainState& s = state[leaves_[l].domain];
         s.pod_count =
-            PodsOnLeaf(FreeOf(leaf), in.simulate_empty ? nullptr : UsedOf(leaf),
+            PodsOnLeaf(capacity_.free(leaf), in.simulate_empty ? nullptr : capacity_.used(leaf),
                        assumed_[l].empty() ? nullptr : assumed_[l].data(), *in.req, &zero_reason);
         s.pod_count_with_leader = s.pod_count;
         if (leaves_at_slice_level) {
@@ -591,8 +581,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       int d = leaves_[l].domain;
       DomainState before = state_[d];
       int zero_reason = -1;
-      const int32_t pods =
-          TightPodsOnLeaf<0>(FreeOf(l), UsedOf(l), tight, in.simulate_empty, &zero_reason);
+      const int32_t pods = TightPodsOnLeaf<0>(capacity_.free(l), capacity_.used(l), tight,
+                                              in.simulate_empty, &zero_reason);
       DomainState& leaf_state = state_[d];
       leaf_state.pod_count = pods;
       leaf_state.pod_count_with_leader = pods;
@@ -654,8 +644,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
         int zero_reason = -1;
         if (tight.ok) {
           DomainState& s = state_[d];
-          const int32_t pods =
-              TightPodsOnLeaf<0>(FreeOf(l), UsedOf(l), tight, in.simulate_empty, &zero_reason);
+          const int32_t pods = TightPodsOnLeaf<0>(capacity_.free(l), capacity_.used(l), tight,
+                                                  in.simulate_empty, &zero_reason);
           s.pod_count = pods;
           s.pod_count_with_leader = pods;
           if (level == p.slice_level) {
