@@ -11,4 +11,6 @@
 // topology_bench's backlog takes a fifth of those slow paths and 1.7k fewer instructions per
 // topology admission (docs/performance.md, section 9.14). The cache's size limits
 // (tcache_max, tcache_nslots_*) are unchanged: only how soon unused objects return to the arena.
-extern "C" const char* malloc_conf = "tcache_gc_incr_bytes:1048576";
+extern "C" {
+const char* malloc_conf = "tcache_gc_incr_bytes:1048576";
+}
