@@ -6,11 +6,12 @@
 // cache's garbage collection (64 KiB by default). A step trims one size class's cache of what
 // went unused since that class's last step and makes its next refill from the arena smaller. A
 // scheduling cycle allocates in bursts (statuses, assignments, texts, a topology placement's
-// names), so at 64 KiB the steps fall inside the bursts and the cycle then refills its size
-// classes a few objects at a time, each refill through the allocator's slow path. At 1 MiB
-// topology_bench's backlog takes a fifth of those slow paths and 1.7k fewer instructions per
-// topology admission (docs/performance.md, section 9.14). The cache's size limits
-// (tcache_max, tcache_nslots_*) are unchanged: only how soon unused objects return to the arena.
+// names), so with steps inside the bursts the cycle refills its size classes a few objects at a
+// time, each refill through the allocator's slow path. 16 MiB is more than a cycle admitting a
+// thousand heads allocates: in engine_bench's such cycle the slow path costs half what it does
+// at 1 MiB, and topology_bench's backlog takes a fifth of the slow paths it takes at 64 KiB
+// (docs/performance.md, section 9.14). The cache's size limits (tcache_max, tcache_nslots_*) are
+// unchanged: only how soon unused objects return to the arena.
 extern "C" {
-const char* malloc_conf = "tcache_gc_incr_bytes:1048576";
+const char* malloc_conf = "tcache_gc_incr_bytes:16777216";
 }

@@ -9,14 +9,14 @@
 
 namespace {
 
-TEST(JemallocOptionsTest, ThreadCacheGarbageCollectionStepsEveryMebibyte) {
+TEST(JemallocOptionsTest, ThreadCacheGarbageCollectionStepsEverySixteenMebibytes) {
   if (std::getenv("MALLOC_CONF") != nullptr) {
     GTEST_SKIP() << "MALLOC_CONF is set and overrides the compiled-in options";
   }
   size_t step = 0;
   size_t size = sizeof(step);
   ASSERT_EQ(mallctl("opt.tcache_gc_incr_bytes", &step, &size, nullptr, 0), 0);
-  EXPECT_EQ(step, size_t{1} << 20);
+  EXPECT_EQ(step, size_t{16} << 20);
 }
 
 }  // namespace
