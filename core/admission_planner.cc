@@ -608,12 +608,14 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
                               !changed_trees.Contains(*e.cq) &&
                               HasFullCounts(*e.wl, e.eval.assignment);
+      bool placed_again = false;
       {
         UsageSimulation removal(state_);
         if (overlap) {
           for (WorkloadId id : preempted) removal.RemoveWorkload(*state_.workload(id));
         }
-        if (!same_quota || !PlaceTopologyAgain(state_, *e.wl, *e.cq, e.eval.assignment)) {
+        placed_again = same_quota && PlaceTopologyAgain(state_, *e.wl, *e.cq, e.eval.assignment);
+        if (!placed_again) {
           // PlaceTopologyAgain changes the placements only: the flavors are the nomination's.
           const FlavorAssignment nominated = std::move(e.eval.assignment);
           e.eval = Evaluate(*e.wl, *e.cq, now, &nominated);
@@ -621,7 +623,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       }
       e.mode = e.eval.assignment.RepresentativeMode();
       if (overlap && e.mode == FlavorMode::kFit) e.deferred_fit = true;
-      fit = FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
+      // Placed again where it fits now, with its quota (which fit) unchanged: it fits, and the
+      // cycle's removals only free capacity.
+      fit = placed_again ? CycleFit::kFits
+                         : FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted,
+                                             e.eval.targets);
     }
     const bool fits = fit == CycleFit::kFits;
     // Refers to the current evaluation.

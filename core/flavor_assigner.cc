@@ -190,7 +190,8 @@ std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
 }
 
 Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const& {
-  return FlavorAssignment(*this).ToAdmission(cluster_queue);
+  // The requests are not part of the admission.
+  return FlavorAssignment{pod_sets, borrowing, usage, nullptr}.ToAdmission(cluster_queue);
 }
 
 Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
@@ -222,20 +223,23 @@ FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRunt
 
 void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
-  // Without a pod set asking for a topology there is nothing to place (and the queue's delayed
-  // flavors need not be worked out).
-  if (std::none_of(
-          wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(),
-          [this](const PodSetSpec& ps) { return TopologyRequested(ps, topology_only_); })) {
-    return;
-  }
   TopologyInventory& inventory = state_.topology();
-  // Without admission checks no flavor is delayed: no set to build per evaluation.
-  WorkloadTopologyRequests requests = TopologyRequestsFor(
-      wl_, assignment, topology_only_, inventory,
-      cq_.spec.admission_checks.empty()
-          ? std::set<std::string>()
-          : DelayedTopologyFlavors(cq_.spec, state_.registry().admission_checks()));
+  if (assignment.topology_requests == nullptr) {
+    // Without a pod set asking for a topology there is nothing to place (and the queue's
+    // delayed flavors need not be worked out).
+    if (std::none_of(
+            wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(),
+            [this](const PodSetSpec& ps) { return TopologyRequested(ps, topology_only_); })) {
+      return;
+    }
+    // Without admission checks no flavor is delayed: no set to build per evaluation.
+    assignment.topology_requests.reset(new WorkloadTopologyRequests(TopologyRequestsFor(
+        wl_, assignment, topology_only_, inventory,
+        cq_.spec.admission_checks.empty()
+            ? std::set<std::string>()
+            : DelayedTopologyFlavors(cq_.spec, state_.registry().admission_checks()))));
+  }
+  const WorkloadTopologyRequests& requests = *assignment.topology_requests;
   if (requests.empty()) return;
   for (const auto& [index, error] : requests.errors) {
     PodSetFlavors& ps = assignment.pod_sets[index];

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,13 @@
 #include "core/workload.h"
 
 namespace tollgate::core {
+
+struct WorkloadTopologyRequests;
+// Deletes the requests where their type is complete (topology_scheduling.h), so this header
+// needs only its declaration.
+struct TopologyRequestsDeleter {
+  void operator()(const WorkloadTopologyRequests* requests) const;
+};
 
 // Kueue's FlavorAssignmentMode: ordered from worst to best.
 enum class FlavorMode { kNoFit = 0, kPreempt = 1, kFit = 2 };
@@ -79,6 +87,11 @@ struct FlavorAssignment {
   int borrowing = 0;
   // Quota the workload would take, per flavor-resource (zero requests excluded).
   FrUsage usage;
+  // The placement requests the topology pod sets were placed by (null: none), built from the
+  // flavors above; they view the workload's spec. Kept so that placing the same assignment again
+  // within its cycle (AssignTopologyAgain, most heads of a cycle that share nodes) does not
+  // build them again.
+  std::unique_ptr<const WorkloadTopologyRequests, TopologyRequestsDeleter> topology_requests;
 
   FlavorMode RepresentativeMode() const;
   // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".

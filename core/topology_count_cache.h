@@ -1,7 +1,5 @@
 #pragma once
 
-#include <array>
-
 // TopologyFlavor's cache of the first phase of a placement, per request shape (the definitions
 // behind the declarations in topology_flavor.h; read by topology_flavor.cc and
 // topology_placement.cc only).
@@ -353,13 +351,8 @@ struct TopologyFlavor::CountCache {
   bool has_per_pod = false;
   std::vector<std::pair<std::string, int64_t>> per_pod;
   ResolvedRequest resolved;
-  // Scratch of the placements of this shape: the chosen domains, and the usage blocks the last
-  // ones returned, each filled again once no one else holds it (an evaluation recomputed or
-  // not admitted) instead of freed and allocated: a cycle has a placement of every queue's
-  // head in flight, so more than one.
+  // Scratch of the placements of this shape: the chosen domains.
   std::vector<int> fit;
-  std::array<std::shared_ptr<TopologyLeafUsage>, 16> spare_usage;
-  int next_spare = 0;
   // The shape's request for the tight leaf counts, once.
   bool has_tight = false;
   TightRequest tight;

@@ -48,10 +48,11 @@ struct TopologyLeafUsage {
 // Inline for one request: a workload usually has one pod set, and one placement is computed for
 // every evaluation of a head.
 struct TopologyPlacementResult {
-  // Per request, in request order; set for each request placed before a failure.
-  absl::InlinedVector<std::optional<TopologyAssignment>, 1> assignments;
-  // Parallel to `assignments`: the same placements on this tree's leaves (null where unplaced).
+  // Per request, in request order: the placements on this tree's leaves, set for each request
+  // placed before a failure (null where unplaced).
   absl::InlinedVector<std::shared_ptr<const TopologyLeafUsage>, 1> leaves;
+  // Parallel to `leaves`: the same placements by names, set only when placed with names.
+  absl::InlinedVector<std::optional<TopologyAssignment>, 1> assignments;
   // Empty when everything was placed; else Kueue's reason and the pod set it is about.
   std::string failure;
   std::string failed_pod_set;
@@ -116,9 +117,9 @@ class TopologyFlavor {
 
   // Kueue's FindTopologyAssignmentsForFlavor: pod sets of one group are placed together, groups
   // in order, each seeing the ones before. `simulate_empty` ignores admitted workloads' usage.
-  // Without `names`, each placed request gets an empty assignment beside its leaves
-  // (AssignmentOf names it while this tree is current): most placements of a cycle are dropped
-  // or only checked, and naming one allocates its levels, domains and values.
+  // Without `names`, a placed request gets its leaves only (AssignmentOf names them while this
+  // tree is current): most placements of a cycle are dropped or only checked, and naming one
+  // allocates its levels, domains and values.
   TopologyPlacementResult FindAssignments(absl::Span<const TopologyPlacementRequest> requests,
                                           bool simulate_empty, bool names = true);
 

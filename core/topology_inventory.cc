@@ -410,7 +410,7 @@ void TopologyInventory::ClearWorkloadUsage(int64_t workload) {
   FreeSlot(it);
 }
 
-int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage usage, int sign) {
+int64_t TopologyInventory::ApplyTemporary(WorkloadTopologyUsage&& usage, int sign) {
   ApplyToBuilt(usage, sign);
   const int64_t token = ++next_token_;
   temporary_.emplace_back(token, sign, std::move(usage));

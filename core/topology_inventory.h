@@ -99,7 +99,7 @@ class TopologyInventory {
   void ClearWorkloadUsage(int64_t workload);
   // A temporary change by the planners (sign +1 adds, -1 removes), undone by the token it
   // returns; the planners undo in reverse order.
-  int64_t ApplyTemporary(WorkloadTopologyUsage usage, int sign);
+  int64_t ApplyTemporary(WorkloadTopologyUsage&& usage, int sign);
   void UndoTemporary(int64_t token);
   // The temporary addition `token`, once undone, stays counted instead, held for `workload`,
   // whose admission the cycle planned with it: the admission's SetWorkloadUsage with the same

@@ -292,7 +292,7 @@ TopologyPlacementResult TopologyFlavor::FindAssignments(
     // The last group has no one after it to see its usage.
     if (g + 1 == groups.size()) break;
     for (size_t m : members) {
-      if (!result.assignments[m].has_value()) continue;
+      if (result.leaves[m] == nullptr) continue;
       if (names) {
         AddAssumed(*result.assignments[m], requests[m].per_pod);
       } else {
@@ -1281,36 +1281,14 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
     // One leaf (the usual end of a placement): its assignment and usage without the lists.
     const int d = fit[0];
     const int32_t count = state_[d].pod_count;
-    std::shared_ptr<TopologyLeafUsage> usage;
-    if (cache != nullptr) {
-      // The blocks are dropped about in the order they were handed out (a cycle's heads at
-      // its end): looked for from the one after the last found.
-      const int n = static_cast<int>(cache->spare_usage.size());
-      for (int k = 0, i = cache->next_spare; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
-        // Dropped by everyone else: filled again instead of allocated.
-        if (cache->spare_usage[i].use_count() == 1) {
-          usage = cache->spare_usage[i];
-          usage->leaves.clear();
-          cache->next_spare = i + 1 == n ? 0 : i + 1;
-          break;
-        }
-      }
-    }
-    if (usage == nullptr) {
-      usage = std::make_shared<TopologyLeafUsage>();
-      // In place of a block still held (all are), the next in turn: the next search looks at
-      // this one last.
-      if (cache != nullptr) {
-        const int n = static_cast<int>(cache->spare_usage.size());
-        cache->spare_usage[cache->next_spare] = usage;
-        cache->next_spare = cache->next_spare + 1 == n ? 0 : cache->next_spare + 1;
-      }
-    }
+    // A new block each time: with the thread cache tuned (common/jemalloc_options.cc) that is
+    // cheaper than looking for a dropped one to fill again, since admitted workloads hold theirs.
+    auto usage = std::make_shared<TopologyLeafUsage>();
     if (count != 0) usage->leaves.emplace_back(domains_[d].leaf, count);
     usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
     out->workers_leaves = std::move(usage);
-    TopologyAssignment& a = out->workers.emplace();
     if (!names) return {};
+    TopologyAssignment& a = out->workers.emplace();
     const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
     a.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
     if (count != 0) {
@@ -1333,10 +1311,10 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   if (leader != nullptr) {
     out->leader_leaves = LeafUsageOf(leader_domains, *leader_req);
-    out->leader = names ? BuildAssignment(std::move(leader_domains)) : TopologyAssignment{};
+    if (names) out->leader = BuildAssignment(std::move(leader_domains));
   }
   out->workers_leaves = LeafUsageOf(worker_domains, req);
-  out->workers = names ? BuildAssignment(std::move(worker_domains)) : TopologyAssignment{};
+  if (names) out->workers = BuildAssignment(std::move(worker_domains));
   return {};
 }
 

@@ -176,6 +176,10 @@ std::string CheckTopologyFlavor(const PodSetSpec& pod_set, const ResourceFlavorS
   return "";
 }
 
+void TopologyRequestsDeleter::operator()(const WorkloadTopologyRequests* requests) const {
+  delete requests;
+}
+
 WorkloadTopologyRequests::FlavorRequests& WorkloadTopologyRequests::Of(absl::string_view flavor) {
   // Usually the first flavor, or the last one again: no search, no insertion in the middle.
   if (by_flavor.empty() || absl::string_view(by_flavor.back().flavor) < flavor) {
@@ -223,7 +227,8 @@ WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAss
     // now.
     if (!delayed_flavors.empty() && delayed_flavors.count(std::string(flavor)) > 0) continue;
     WorkloadTopologyRequests::FlavorRequests& of = out.Of(flavor);
-    of.requests.push_back(PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only));
+    // Named by the spec (the same name), which outlives the assignment's moves.
+    of.requests.push_back(PlacementRequestFor(*pod_set, pod_set->name, psa.count, topology_only));
     of.pod_set_index.push_back(i);
   }
   return out;
@@ -301,10 +306,11 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
       return out;
     }
     for (size_t k = 0; k < reqs.size(); ++k) {
-      if (!result.assignments[k].has_value()) continue;
-      out.placed.push_back(TopologyOutcome::Placed{
-          index[k], std::move(*result.assignments[k]),
-          PlacedTopology{tf, inventory.generation(), std::move(result.leaves[k])}});
+      if (result.leaves[k] == nullptr) continue;
+      TopologyOutcome::Placed& placed = out.placed.emplace_back();
+      placed.pod_set = index[k];
+      if (result.assignments[k].has_value()) placed.assignment = std::move(*result.assignments[k]);
+      placed.leaves = PlacedTopology{tf, inventory.generation(), std::move(result.leaves[k])};
     }
   }
   return out;
@@ -387,7 +393,8 @@ FlavorAssignment FlavorAssigner::AssignTopologyAgain(const ClusterState& state,
     }
   } no_oracle;
   // A fitting assignment differs from its quota part only by its placements: a placement that
-  // fails or an error in the requests turns its mode from Fit.
+  // fails or an error in the requests turns its mode from Fit. Its requests (kept from the
+  // placement it replaces) stand: the flavors and counts they were built from are the same.
   for (PodSetFlavors& ps : fitting.pod_sets) {
     ps.topology.reset();
     ps.topology_leaves = PlacedTopology{};

@@ -56,7 +56,7 @@ void UsageSimulation::RemoveQuotaUsage(QuotaNode& node,
   for (const auto& [fr, value] : usage) Apply(node, fr, -value);
 }
 
-void UsageSimulation::ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign) {
+void UsageSimulation::ApplyTopologyUsage(WorkloadTopologyUsage&& usage, int sign) {
   if (usage.empty()) return;
   topology_log_.push_back(state_.topology().ApplyTemporary(std::move(usage), sign));
 }

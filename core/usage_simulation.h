@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "core/cluster_state.h"
 #include "core/quota_tree.h"
@@ -34,7 +35,7 @@ class UsageSimulation {
   // node, without its topology placement: what a fair-sharing share sees of a victim.
   void RemoveQuotaUsage(QuotaNode& node, const std::vector<std::pair<FrId, int64_t>>& usage);
   // Topology placements of a workload planned this cycle (sign +1) or taken away (-1).
-  void ApplyTopologyUsage(WorkloadTopologyUsage usage, int sign);
+  void ApplyTopologyUsage(WorkloadTopologyUsage&& usage, int sign);
   // The last placements added (ApplyTopologyUsage, +1) are held past Restore for the admission
   // of `workload` (TopologyInventory::HoldTemporary).
   void HoldLastTopologyUsage(WorkloadId workload);
@@ -49,9 +50,12 @@ class UsageSimulation {
   void Apply(QuotaNode& node, FrId fr, int64_t delta);
 
   ClusterState& state_;
-  std::vector<Change> log_;
-  // The inventory's tokens of the topology changes, to undo in reverse.
-  std::vector<int64_t> topology_log_;
+  // Inline for a cycle's handful of heads: growing it from empty in every cycle took the
+  // allocator's slow path.
+  absl::InlinedVector<Change, 16> log_;
+  // The inventory's tokens of the topology changes, to undo in reverse. Inline for a few: a
+  // cycle's simulation takes one per head placed, and most others take one or two.
+  absl::InlinedVector<int64_t, 8> topology_log_;
 };
 
 }  // namespace tollgate::core

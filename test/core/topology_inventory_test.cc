@@ -65,7 +65,7 @@ TEST(TopologyInventoryTest, CarriedPlacementsCountByNameAfterTheTreeIsRebuilt) {
   admitted.placed = {placed};
   inventory.SetWorkloadUsage(1, admitted);
   EXPECT_EQ(UsedGpus(inventory, host), 3);
-  const int64_t token = inventory.ApplyTemporary(admitted, +1);
+  const int64_t token = inventory.ApplyTemporary(WorkloadTopologyUsage(admitted), +1);
   EXPECT_EQ(UsedGpus(inventory, host), 6);
 
   // A new node rebuilds the tree: the carried leaves are stale, the names still count.
@@ -101,7 +101,7 @@ TEST(TopologyInventoryTest, CarriedPlacementsCountOnAnotherHostnameFlavorBuiltLa
   ASSERT_TRUE(result.ok()) << result.failure;
   WorkloadTopologyUsage usage;
   usage.placed = {PlacedTopology{tree, inventory.generation(), result.leaves[0]}};
-  const int64_t token = inventory.ApplyTemporary(usage, +1);
+  const int64_t token = inventory.ApplyTemporary(WorkloadTopologyUsage(usage), +1);
   // Both flavors end at the hostname: the one built now counts the same node's usage.
   int64_t used = 0;
   for (const TopologyFlavor::DomainCapacity& d : inventory.Flavor("other")->Capacities()) {
