@@ -11,6 +11,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/boxed.h"
 #include "core/topology.h"
 #include "core/types.h"
 
@@ -52,7 +53,8 @@ struct TopologyPlacementResult {
   // placed before a failure (null where unplaced).
   absl::InlinedVector<std::shared_ptr<const TopologyLeafUsage>, 1> leaves;
   // Parallel to `leaves`: the same placements by names, set only when placed with names.
-  absl::InlinedVector<std::optional<TopologyAssignment>, 1> assignments;
+  // Boxed: placed without names it is one empty pointer to construct, move and destroy.
+  absl::InlinedVector<Boxed<TopologyAssignment>, 1> assignments;
   // Empty when everything was placed; else Kueue's reason and the pod set it is about.
   std::string failure;
   std::string failed_pod_set;
@@ -256,8 +258,8 @@ class TopologyFlavor {
   int LevelIndex(absl::string_view level) const;
   // One group's placement: by names (the assignments) and on this tree's leaves.
   struct PlacedGroup {
-    std::optional<TopologyAssignment> workers;
-    std::optional<TopologyAssignment> leader;
+    Boxed<TopologyAssignment> workers;
+    Boxed<TopologyAssignment> leader;
     std::shared_ptr<const TopologyLeafUsage> workers_leaves;
     std::shared_ptr<const TopologyLeafUsage> leader_leaves;
   };

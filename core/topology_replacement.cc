@@ -124,7 +124,7 @@ TopologyFlavor::Replacement TopologyFlavor::FindReplacement(const TopologyPlacem
     out.failure = std::move(failure);
     return out;
   }
-  const std::optional<TopologyAssignment>& replacement = placed.workers;
+  const Boxed<TopologyAssignment>& replacement = placed.workers;
   if (!replacement.has_value() || replacement->domains.empty()) {
     out.failure =
         absl::StrCat("cannot find replacement assignment for unhealthy node: ", lost_node);

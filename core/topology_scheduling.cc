@@ -309,7 +309,7 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
       if (result.leaves[k] == nullptr) continue;
       TopologyOutcome::Placed& placed = out.placed.emplace_back();
       placed.pod_set = index[k];
-      if (result.assignments[k].has_value()) placed.assignment = std::move(*result.assignments[k]);
+      placed.assignment = std::move(result.assignments[k]);
       placed.leaves = PlacedTopology{tf, inventory.generation(), std::move(result.leaves[k])};
     }
   }

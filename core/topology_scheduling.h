@@ -87,8 +87,8 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
 struct TopologyOutcome {
   struct Placed {
     size_t pod_set = 0;
-    // Empty when placed without names.
-    TopologyAssignment assignment;
+    // Unset when placed without names.
+    Boxed<TopologyAssignment> assignment;
     // The same placement on the tree that computed it.
     PlacedTopology leaves;
   };

@@ -113,7 +113,7 @@ std::vector<Shape> Shapes(const std::vector<std::string>& levels) {
 
 std::string Describe(const TopologyPlacementResult& r) {
   std::string out = absl::StrCat("failure=[", r.failure, "] pod_set=", r.failed_pod_set);
-  for (const std::optional<TopologyAssignment>& a : r.assignments) {
+  for (const Boxed<TopologyAssignment>& a : r.assignments) {
     out += " {";
     if (a.has_value()) {
       for (const TopologyDomainAssignment& d : a->domains) {
