@@ -358,23 +358,28 @@ void TopologyInventory::SetWorkloadUsage(int64_t workload, WorkloadTopologyUsage
   }
   // The others stay held: nothing reads the trees here.
   if (!counted) ReleaseHeld();
-  // (Without topology placements at all, as in a cluster without topology flavors, no lookup.)
-  auto it = by_workload_.empty() ? by_workload_.end() : by_workload_.find(workload);
-  if (it != by_workload_.end()) ApplyToBuilt(slots_[it->second], -1);
   if (usage.empty()) {
-    if (it != by_workload_.end()) FreeSlot(it);
+    // (Without topology placements at all, as in a cluster without topology flavors, no
+    // lookup.)
+    auto it = by_workload_.empty() ? by_workload_.end() : by_workload_.find(workload);
+    if (it == by_workload_.end()) return;
+    ApplyToBuilt(slots_[it->second], -1);
+    FreeSlot(it);
     return;
   }
+  // One lookup: an admission's workload is usually new here.
+  auto [it, added] = by_workload_.try_emplace(workload, 0);
+  if (!added) ApplyToBuilt(slots_[it->second], -1);
   if (!counted) ApplyToBuilt(usage, +1);
-  if (it != by_workload_.end()) {
+  if (!added) {
     slots_[it->second] = std::move(usage);
   } else if (!free_slots_.empty()) {
-    slots_[free_slots_.back()] = std::move(usage);
-    by_workload_.emplace(workload, free_slots_.back());
+    it->second = free_slots_.back();
     free_slots_.pop_back();
+    slots_[it->second] = std::move(usage);
   } else {
+    it->second = static_cast<uint32_t>(slots_.size());
     slots_.push_back(std::move(usage));
-    by_workload_.emplace(workload, static_cast<uint32_t>(slots_.size() - 1));
   }
 }
 
