@@ -1278,25 +1278,15 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
 
   if (leader == nullptr && fit.size() == 1) {
-    // One leaf (the usual end of a placement): its assignment and usage without the lists.
+    // One leaf (the usual end of a placement): its usage without the lists below, built here
+    // rather than by LeafUsageOf (an out-of-line call on every placement).
     const int d = fit[0];
     const int32_t count = state_[d].pod_count;
-    // A new block each time: with the thread cache tuned (common/jemalloc_options.cc) that is
-    // cheaper than looking for a dropped one to fill again, since admitted workloads hold theirs.
     auto usage = std::make_shared<TopologyLeafUsage>();
     if (count != 0) usage->leaves.emplace_back(domains_[d].leaf, count);
     usage->per_pod.assign(req.amounts.begin(), req.amounts.end());
+    if (names) out->workers = AssignmentOf(*usage);
     out->workers_leaves = std::move(usage);
-    if (!names) return {};
-    TopologyAssignment& a = out->workers.emplace();
-    const size_t from = lowest_is_hostname_ ? levels_.size() - 1 : 0;
-    a.levels.assign(levels_.begin() + static_cast<long>(from), levels_.end());
-    if (count != 0) {
-      const std::vector<std::string>& values = domains_[d].values;
-      a.domains.resize(1);
-      a.domains[0].values.assign(values.begin() + static_cast<long>(from), values.end());
-      a.domains[0].count = count;
-    }
     return {};
   }
   std::vector<std::pair<int, int32_t>> worker_domains;
