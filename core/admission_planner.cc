@@ -29,6 +29,8 @@ struct Entry {
   const ClusterQueueRuntime* cq = nullptr;
   AdmissionPlanner::Evaluation eval;
   FlavorMode mode = FlavorMode::kNoFit;
+  // Its ClusterQueue's preemptor, ordered first (PrioritizePreemptorWorkloads).
+  bool preemptor = false;
   bool deferred_fit = false;
   bool admitted = false;
   bool skipped = false;
@@ -50,10 +52,14 @@ struct Head {
   const Workload* wl;
   int32_t priority;
   absl::Time order_time;
+  // Its queue's preemptor, with PrioritizePreemptorWorkloads on (false otherwise).
+  bool preemptor;
 };
 
-// Classical order: no borrowing first, then higher priority, then older, then lower id.
+// Classical order: a preemptor first (PrioritizePreemptorWorkloads), then no borrowing, then
+// higher priority, then older, then lower id.
 struct ClassicalKey {
+  bool preemptor;
   int borrowing;
   int32_t priority;
   absl::Time order_time;
@@ -62,6 +68,7 @@ struct ClassicalKey {
   size_t index;
 
   bool operator<(const ClassicalKey& o) const {
+    if (preemptor != o.preemptor) return preemptor;
     if (borrowing != o.borrowing) return borrowing < o.borrowing;
     if (priority != o.priority) return priority > o.priority;
     if (order_time != o.order_time) return order_time < o.order_time;
@@ -227,8 +234,8 @@ PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, R
   p.id = wl.id;
   p.message = std::move(message);
   p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
-  p.sticky = reason == RequeueReason::kPendingPreemption &&
-             cq.spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
+  p.preemptor = reason == RequeueReason::kPendingPreemption;
+  p.sticky = p.preemptor && cq.spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
   return p;
 }
 
@@ -408,6 +415,7 @@ class EntryOrder {
   }
 
   bool FairLess(size_t a, size_t b, const QuotaNode& cohort) const {
+    if (entries_[a].preemptor != entries_[b].preemptor) return entries_[a].preemptor;
     const DominantResourceShare& da = ShareAt(a, cohort);
     const DominantResourceShare& db = ShareAt(b, cohort);
     const bool a_borrows = da.IsBorrowingOn(entries_[a].eval.assignment.usage);
@@ -525,6 +533,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   // no cycle has touched, and waiting for its cache misses one at a time was most of a head's
   // evaluation.
   const std::vector<ClusterQueueRuntime*>& queues = state_.cluster_queues_in_order();
+  const bool prioritize_preemptors = state_.config().prioritize_preemptor_workloads;
   std::vector<Head> heads;
   heads.reserve(queues.size());
   // A queue's node, activity and head record share its runtime's first line: asked for a few
@@ -542,11 +551,12 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     std::optional<WorkloadId> head = state_.HeadOf(cq);
     if (!head.has_value()) continue;
     const Workload* wl = state_.workload(*head);
+    const bool preemptor = prioritize_preemptors && cq.queue.preemptor() == *head;
     if (const QueueKey* key = cq.queue.HeadKey(); key != nullptr && key->id == *head) {
-      heads.push_back(Head{&cq, wl, key->priority, key->timestamp});
+      heads.push_back(Head{&cq, wl, key->priority, key->timestamp, preemptor});
     } else {
       // Admission fair sharing chose another LocalQueue's first workload.
-      heads.push_back(Head{&cq, wl, wl->priority, state_.QueueOrderTime(*wl)});
+      heads.push_back(Head{&cq, wl, wl->priority, state_.QueueOrderTime(*wl), preemptor});
     }
   }
   std::vector<Entry> entries;
@@ -578,10 +588,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     Entry& e = entries.emplace_back();
     e.wl = wl;
     e.cq = cq;
+    e.preemptor = heads[i].preemptor;
     e.eval = Evaluate(*e.wl, *cq, now);
     e.mode = e.eval.assignment.RepresentativeMode();
-    keys.push_back(ClassicalKey{e.eval.assignment.borrowing, heads[i].priority, heads[i].order_time,
-                                wl->id, entries.size() - 1});
+    keys.push_back(ClassicalKey{e.preemptor, e.eval.assignment.borrowing, heads[i].priority,
+                                heads[i].order_time, wl->id, entries.size() - 1});
   }
 
   plan.admissions.reserve(entries.size());
@@ -652,7 +663,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     if (e.mode == FlavorMode::kPreempt && e.eval.targets.empty()) {
       e.reason = RequeueReason::kPreemptionNoCandidates;
-      if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
+      // A queue that can always reclaim its quota takes it back later, so it holds nothing
+      // back, unless the head is a preemptor waiting for its victims: what they free is its.
+      if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny || e.preemptor) {
         cycle_usage.AddUsage(*e.cq->node, ResourcesToReserve(e));
         changed_trees.Add(*e.cq);
         take_topology();

@@ -120,6 +120,7 @@ void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
   }
   ClusterQueueRuntime* cq = router_.QueuedIn(p.id);
   if (cq == nullptr) return;
+  if (p.preemptor) cq->queue.SetPreemptor(p.id);
   if (p.sticky) cq->queue.SetSticky(p.id);
   if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
 }

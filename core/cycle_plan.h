@@ -43,7 +43,9 @@ struct PendingDecision {
   WorkloadId id = 0;
   std::string message;
   RequeueKind requeue = RequeueKind::kImmediate;
-  // Becomes its BestEffortFIFO queue's sticky head (a preemptor waiting for its victims).
+  // A preemptor waiting for its victims: its queue's preemptor workload, and in a
+  // BestEffortFIFO queue also its sticky head.
+  bool preemptor = false;
   bool sticky = false;
 };
 

@@ -115,6 +115,7 @@ void QueueRouter::Unqueue(WorkloadId id) {
   if (it == queued_in_.end()) return;
   ClusterQueueRuntime* cq = it->second;
   if (cq->queue.sticky() == id) cq->queue.SetSticky(std::nullopt);
+  if (cq->queue.preemptor() == id) cq->queue.SetPreemptor(std::nullopt);
   cq->queue.Remove(id);
   queued_in_.erase(it);
 }

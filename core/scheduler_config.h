@@ -62,6 +62,12 @@ struct SchedulerConfig {
   // Kueue 0.19): a node not ready for kNodeFailureDelay fails the placements on it whatever
   // their pods do (core/node_failure_rule.h).
   bool replace_node_not_ready_over_fixed_time = false;
+
+  // Kueue's feature gate PrioritizePreemptorWorkloads (alpha, off by default; kueue#13797): a
+  // head that is its ClusterQueue's preemptor (requeued waiting for its victims to stop) goes
+  // first in the cycle's order, and holds the quota it needs back from the cohort even where
+  // it could always reclaim it, so no other workload takes what its victims free meanwhile.
+  bool prioritize_preemptor_workloads = false;
 };
 
 }  // namespace tollgate::core

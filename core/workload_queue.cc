@@ -10,7 +10,8 @@ WorkloadQueue::WorkloadQueue(const WorkloadQueue& other)
     : active_(other.active_),
       inadmissible_(other.inadmissible_),
       where_(other.where_),
-      sticky_(other.sticky_) {
+      sticky_(other.sticky_),
+      preemptor_(other.preemptor_) {
   RefreshHead();
 }
 
@@ -20,6 +21,7 @@ WorkloadQueue& WorkloadQueue::operator=(const WorkloadQueue& other) {
   inadmissible_ = other.inadmissible_;
   where_ = other.where_;
   sticky_ = other.sticky_;
+  preemptor_ = other.preemptor_;
   RefreshHead();
   return *this;
 }

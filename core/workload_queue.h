@@ -71,6 +71,11 @@ class WorkloadQueue {
   // Marks the BestEffortFIFO preemptor that stays at the head until admitted (or clears it).
   void SetSticky(std::optional<WorkloadId> id);
   std::optional<WorkloadId> sticky() const { return sticky_; }
+  // Kueue's preemptor workload (any queueing strategy): the last of this queue's workloads
+  // requeued waiting for its victims, until it leaves the queue or its spec changes (Kueue
+  // compares the workload's generation with the one it was evaluated at).
+  void SetPreemptor(std::optional<WorkloadId> id) { preemptor_ = id; }
+  std::optional<WorkloadId> preemptor() const { return preemptor_; }
 
   int64_t size() const { return static_cast<int64_t>(where_.size()); }
   int64_t active_size() const { return static_cast<int64_t>(active_.size()); }
@@ -101,6 +106,7 @@ class WorkloadQueue {
   absl::btree_set<QueueKey> inadmissible_;
   absl::flat_hash_map<WorkloadId, Entry> where_;
   std::optional<WorkloadId> sticky_;
+  std::optional<WorkloadId> preemptor_;
 };
 
 }  // namespace tollgate::core

@@ -95,6 +95,8 @@ constexpr absl::string_view kDisableWaitForPodsReadyGate = "DisableWaitForPodsRe
 // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
 constexpr absl::string_view kReplaceNodeNotReadyOverFixedTimeGate =
     "TASReplaceNodeDueToNotReadyOverFixedTime";
+// Alpha in Kueue 0.18.x, 0.19.x and 0.20 (kueue#13797), off by default.
+constexpr absl::string_view kPrioritizePreemptorWorkloadsGate = "PrioritizePreemptorWorkloads";
 
 class Parser {
  public:
@@ -138,6 +140,7 @@ class Parser {
     }
     out_.scheduler.replace_node_not_ready_over_fixed_time =
         Gate(kReplaceNodeNotReadyOverFixedTimeGate, false);
+    out_.scheduler.prioritize_preemptor_workloads = Gate(kPrioritizePreemptorWorkloadsGate, false);
     if (const YAML::Node* n = top.Get("objectRetentionPolicies");
         n != nullptr && !manifest::IsEmpty(*n)) {
       return where_.Error(top.Path("objectRetentionPolicies"), "not supported by Tollgate");
@@ -292,14 +295,16 @@ class Parser {
       const std::string gate_path = manifest::Join(path, gate);
       TOLLGATE_ASSIGN_OR_RETURN(bool on, manifest::Bool(where_, kv.second, gate_path));
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate &&
-          gate != kReplaceNodeNotReadyOverFixedTimeGate) {
+          gate != kReplaceNodeNotReadyOverFixedTimeGate &&
+          gate != kPrioritizePreemptorWorkloadsGate) {
         return where_.Error(
             gate_path,
             absl::StrCat("feature gate not supported by Tollgate (value ", on ? "true" : "false",
                          "); Tollgate behaves as Kueue does with "
                          "every gate at its default; it reads only ",
-                         kAdmissionFairSharingGate, ", ", kDisableWaitForPodsReadyGate, " and ",
-                         kReplaceNodeNotReadyOverFixedTimeGate));
+                         kAdmissionFairSharingGate, ", ", kDisableWaitForPodsReadyGate, ", ",
+                         kReplaceNodeNotReadyOverFixedTimeGate, " and ",
+                         kPrioritizePreemptorWorkloadsGate));
       }
       out_.feature_gates[gate] = on;
     }

@@ -1063,6 +1063,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"stop", StepKind::kStop},
     {"resume", StepKind::kResume},
     {"podsNotReady", StepKind::kPodsNotReady},
+    {"stopped", StepKind::kStopped},
     {"setCheck", StepKind::kSetCheck},
     {"activateChecks", StepKind::kActivateChecks},
     {"deactivateChecks", StepKind::kDeactivateChecks},
@@ -1220,7 +1221,8 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
     }
     case StepKind::kFinish:
     case StepKind::kPodsReady:
-    case StepKind::kPodsNotReady: {
+    case StepKind::kPodsNotReady:
+    case StepKind::kStopped: {
       TOLLGATE_ASSIGN_OR_RETURN(step.workload_names, StrList(where, body, StepKindName(step.kind)));
       return absl::OkStatus();
     }
@@ -1329,7 +1331,7 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
                                         // --- Topology (issue 28).
                                         "nodes",
                                         // --- Cost attribution (issue 27).
-                                        "costAttributionLabels",
+                                        "costAttributionLabels", "evictionsNeedAck",
                                         // --- MultiKueue.
                                         "multiKueue"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
@@ -1346,6 +1348,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
   if (const YAML::Node* n = keys.Get("costAttributionLabels")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.cost_attribution_labels,
                               StrList(where, *n, "costAttributionLabels"));
+  }
+  if (const YAML::Node* n = keys.Get("evictionsNeedAck")) {
+    TOLLGATE_ASSIGN_OR_RETURN(scenario.evictions_need_ack, Bool(where, *n, "evictionsNeedAck"));
   }
   if (const YAML::Node* n = keys.Get("objects")) {
     TOLLGATE_ASSIGN_OR_RETURN(scenario.objects, ParseManifestList(where, *n, "objects"));

@@ -223,6 +223,8 @@ enum class StepKind {
   kPodsReady,
   // A workload that was ready lost a pod (waitForPodsReady.recoveryTimeout).
   kPodsNotReady,
+  // An evicting workload's pods stopped (the adapter's ReportStopped), with `evictionsNeedAck`.
+  kStopped,
   kExpect,
   // Operator controls (Tollgate's own): evict on request, spec.active, priority, stopPolicy.
   kPreempt,
@@ -280,8 +282,8 @@ struct Step {
   // kReclaimablePods: workload -> pod set -> pods that finished for good.
   std::map<std::string, std::map<std::string, int32_t>> reclaimable_pods;
   absl::Duration advance;  // kAdvance
-  // kFinish, kPodsReady, kPodsNotReady, kPreempt, kDeactivate, kActivate; the check names of
-  // kActivateChecks, kDeactivateChecks; kHold, kRelease, kOutOfSync, kPodsMissing, kPodsReplaced
+  // kFinish, kPodsReady, kPodsNotReady, kStopped, kPreempt, kDeactivate, kActivate; the check names
+  // of kActivateChecks, kDeactivateChecks; kHold, kRelease, kOutOfSync, kPodsMissing, kPodsReplaced
   std::vector<std::string> workload_names;
   std::vector<CheckUpdateItem> check_updates;  // kSetCheck
   std::vector<OwnerBinding> bindings;          // kBindOwner
@@ -305,6 +307,9 @@ struct Scenario {
   manifest::KueueConfiguration config;
   // `costAttributionLabels:`, tollgated's --cost-attribution-labels.
   std::vector<std::string> cost_attribution_labels;
+  // `evictionsNeedAck:`, tollgated's --evictions-need-ack: an evicted workload holds its quota
+  // until a `stopped` step reports its pods stopped (otherwise evictions complete at once).
+  bool evictions_need_ack = false;
   std::vector<manifest::Manifest> objects;
   // --- Topology (issue 28): nodes of the inventory, created after `objects`.
   std::vector<v1::Node> nodes;

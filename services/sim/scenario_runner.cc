@@ -190,6 +190,12 @@ class Run {
           request.set_ready(false);
           return api().ReportPodsReady(request).status();
         });
+      case StepKind::kStopped:
+        return ForEachWorkload(step.workload_names, [this](const v1::WorkloadRef& ref) {
+          v1::ReportStoppedRequest request;
+          *request.mutable_workload() = ref;
+          return api().ReportStopped(request).status();
+        });
       case StepKind::kExpect:
         return Expect(step.expect);
       case StepKind::kPreempt:
@@ -1259,6 +1265,7 @@ absl::StatusOr<ScenarioResult> RunScenario(const Scenario& scenario) {
   TOLLGATE_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
   core::SchedulerConfig config = ToSchedulerConfig(scenario.config);
   config.local_queue_label_keys_to_copy = scenario.cost_attribution_labels;
+  config.evictions_need_ack = scenario.evictions_need_ack;
   TOLLGATE_ASSIGN_OR_RETURN(std::unique_ptr<storage::RocksDbStore> store,
                             storage::RocksDbStore::Open(dir.path() + "/db"));
   core::SimulatedClock clock(ScenarioEpoch());

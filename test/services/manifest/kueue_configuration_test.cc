@@ -248,6 +248,31 @@ TEST(KueueConfigurationTest, FixedNodeFailureDelayGateIsOffUnlessSet) {
   EXPECT_THAT(bad.status().message(), HasSubstr("sometimes"));
 }
 
+// Kueue's alpha PrioritizePreemptorWorkloads (kueue#13797): off unless set.
+TEST(KueueConfigurationTest, PrioritizePreemptorWorkloadsGateIsOffUnlessSet) {
+  absl::StatusOr<KueueConfiguration> unset =
+      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->scheduler.prioritize_preemptor_workloads);
+  for (const bool on : {true, false}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(absl::StrCat(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n",
+        "featureGates: {PrioritizePreemptorWorkloads: ", on ? "true" : "false", "}\n"));
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->scheduler.prioritize_preemptor_workloads, on);
+    EXPECT_THAT(
+        EffectiveConfigurationJson(*c),
+        HasSubstr(absl::StrCat("\"PrioritizePreemptorWorkloads\":", on ? "true" : "false")));
+  }
+  absl::StatusOr<KueueConfiguration> bad = Parse(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+      "featureGates: {PrioritizePreemptorWorkloads: 1.5}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("featureGates.PrioritizePreemptorWorkloads"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("1.5"));
+}
+
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
   absl::StatusOr<KueueConfiguration> c = Parse(
       "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
