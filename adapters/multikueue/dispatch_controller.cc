@@ -91,6 +91,11 @@ void DispatchController::MarkDirty(const std::string& key) {
   dirty_.insert(key);
 }
 
+void DispatchController::RecheckLater(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  rechecks_[key] = clock_.Now() + options_.min_backoff * 10;
+}
+
 void DispatchController::MarkAllDirty() {
   for (const auto& [key, unused] : workloads_) dirty_.insert(key);
 }
@@ -206,6 +211,12 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
       listener.on_connection = [this](const std::string& c, bool connected,
                                       const std::string& reason, const std::string& message) {
         OnConnection(c, connected, reason, message);
+      };
+      // Calls to it failed fast meanwhile (a copy not created, a write not made): every
+      // workload gets a pass, as on a reconnect.
+      listener.on_answering_again = [this](const std::string&) {
+        absl::MutexLock lock(&mu_);
+        MarkAllDirty();
       };
       entry.link = std::make_shared<WorkerLink>(name, *std::move(resolved.source), clock_,
                                                 link_options, std::move(listener));
@@ -579,7 +590,9 @@ void DispatchController::Reconcile(const std::string& key) {
     for (const auto& [cluster, link] : links) {
       if (!link->connected() || !link->Copy(key).has_value()) continue;
       absl::Status deleted = link->DeleteCopy(ns, name);
-      if (!deleted.ok()) MarkDirty(key);
+      // After a delay, not at once: a worker that does not answer fails the call at once
+      // (WorkerLink), and marking it dirty again would spin the reconcile thread on it.
+      if (!deleted.ok()) RecheckLater(key);
     }
     return;
   }
@@ -761,8 +774,7 @@ void DispatchController::Reconcile(const std::string& key) {
     if (!absl::IsFailedPrecondition(failed)) {
       common::Log("warning", "multikueue reconcile failed",
                   {{"workload", key}, {"error", failed.ToString()}});
-      absl::MutexLock lock(&mu_);
-      rechecks_[key] = clock_.Now() + options_.min_backoff * 10;
+      RecheckLater(key);
     }
   }
 }

@@ -115,6 +115,8 @@ class DispatchController {
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ConfigSyncDue() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkDirty(const std::string& key);
+  // Reconciles `key` again after a short delay (a failed call on a worker or the manager).
+  void RecheckLater(const std::string& key);
   void MarkAllDirty() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnConnection(const std::string& cluster, bool connected, const std::string& reason,
                     const std::string& message);

@@ -77,6 +77,60 @@ std::optional<absl::Time> WorkerLink::lost_since() const {
   return connection_.lost_since();
 }
 
+bool WorkerLink::answering() const {
+  absl::MutexLock lock(&mu_);
+  return AnsweringLocked();
+}
+
+bool WorkerLink::AnsweringLocked() const {
+  return !unanswered_call_mark_.has_value() || newest_news_ > *unanswered_call_mark_;
+}
+
+bool WorkerLink::HeardFromWorkerLocked(uint64_t news) {
+  newest_news_ = std::max(newest_news_, news);
+  if (!unanswered_call_mark_.has_value() || !AnsweringLocked()) return false;
+  unanswered_call_mark_.reset();
+  return true;
+}
+
+void WorkerLink::NotifyAnsweringAgain() {
+  common::Log("info", "worker answers again", {{"cluster", cluster_}});
+  if (listener_.on_answering_again) listener_.on_answering_again(cluster_);
+}
+
+absl::Status WorkerLink::CallWorker(absl::FunctionRef<absl::Status()> call) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!AnsweringLocked()) {
+      // The single reconcile thread would otherwise wait out the timeout again on every call
+      // while the watchdog has not yet declared the worker lost, and dispatch to every other
+      // worker would stall behind it.
+      return absl::UnavailableError(absl::StrCat("the worker of MultiKueueCluster \"", cluster_,
+                                                 "\" did not answer a call within ",
+                                                 absl::FormatDuration(options_.call_timeout),
+                                                 "; not called again until it is heard from"));
+    }
+  }
+  absl::Status status = call();
+  if (!absl::IsDeadlineExceeded(status)) return status;
+  // Read before the lock: news that arrived while the call waited is numbered up to here and
+  // does not count as the worker answering again.
+  const uint64_t news_by_now = news_numbered_.load();
+  bool marked = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (newest_news_ <= news_by_now) {
+      unanswered_call_mark_ = std::max(unanswered_call_mark_.value_or(0), news_by_now);
+      marked = true;
+    }
+  }
+  if (marked) {
+    common::Log("warning", "worker left a call unanswered; calls fail fast until it is heard from",
+                {{"cluster", cluster_}, {"error", status.ToString()}});
+  }
+  return status;
+}
+
 std::map<std::string, v1::Workload> WorkerLink::Copies() const {
   absl::MutexLock lock(&mu_);
   return copies_;
@@ -92,8 +146,12 @@ std::optional<v1::Workload> WorkerLink::Copy(const std::string& key) const {
 absl::Status WorkerLink::CreateCopy(const v1::Workload& copy) {
   v1::SubmitRequest request;
   *request.mutable_workload() = copy;
-  absl::StatusOr<v1::SubmitResponse> created = client_->Submit(request);
-  if (!created.ok()) return created.status();
+  absl::StatusOr<v1::SubmitResponse> created;
+  absl::Status called = CallWorker([&] {
+    created = client_->Submit(request);
+    return created.status();
+  });
+  if (!called.ok()) return called;
   // Known from now on, not only once the watch brings it: a reconcile that records another
   // worker as the winner in between would otherwise leave this copy behind, free to be admitted
   // as well. Only while the watch has not passed the copy's revision (else the watch's view,
@@ -110,7 +168,7 @@ absl::Status WorkerLink::DeleteCopy(const std::string& ns, const std::string& na
   v1::DeleteWorkloadRequest request;
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);
-  absl::Status status = client_->DeleteWorkload(request).status();
+  absl::Status status = CallWorker([&] { return client_->DeleteWorkload(request).status(); });
   if (absl::IsNotFound(status)) return absl::OkStatus();
   return status;
 }
@@ -123,7 +181,7 @@ absl::Status WorkerLink::DeactivateCopy(const std::string& ns, const std::string
   request.set_active(false);
   request.set_deactivation_reason(reason);
   request.set_deactivation_message(message);
-  return client_->SetWorkloadActive(request).status();
+  return CallWorker([&] { return client_->SetWorkloadActive(request).status(); });
 }
 
 absl::Status WorkerLink::MarkWinner(const std::string& ns, const std::string& name) {
@@ -131,7 +189,7 @@ absl::Status WorkerLink::MarkWinner(const std::string& ns, const std::string& na
   request.mutable_workload()->set_namespace_(ns);
   request.mutable_workload()->set_name(name);
   request.set_origin(options_.origin);
-  return client_->MarkMultiKueueWinner(request).status();
+  return CallWorker([&] { return client_->MarkMultiKueueWinner(request).status(); });
 }
 
 absl::Status WorkerLink::UpdateCopyPayload(const v1::Workload& copy,
@@ -143,7 +201,7 @@ absl::Status WorkerLink::UpdateCopyPayload(const v1::Workload& copy,
   // Compare-and-swap: a copy replaced meanwhile (another of the same name) is not written; the
   // watch brings the new one and the next pass carries the payload to it.
   request.set_expected_revision(copy.metadata().resource_version());
-  return client_->UpdateWorkloadPayload(request).status();
+  return CallWorker([&] { return client_->UpdateWorkloadPayload(request).status(); });
 }
 
 void WorkerLink::SetConnected(bool connected, const std::string& message) {
@@ -171,9 +229,12 @@ absl::Status WorkerLink::Session() {
   v1::ListWorkloadsRequest list;
   absl::StatusOr<v1::ListWorkloadsResponse> listed = client_->ListWorkloads(list);
   if (!listed.ok()) return listed.status();
+  const uint64_t list_news = NumberNews();
   std::set<std::string> touched;
+  bool answering_again = false;
   {
     absl::MutexLock lock(&mu_);
+    answering_again = HeardFromWorkerLocked(list_news);
     for (const auto& [key, unused] : copies_) touched.insert(key);
     copies_.clear();
     watched_revision_ = listed->revision();
@@ -185,6 +246,7 @@ absl::Status WorkerLink::Session() {
   }
   SetConnected(true, "Connected");
   session_connected_ = true;
+  if (answering_again) NotifyAnsweringAgain();
   if (listener_.on_copy) {
     for (const std::string& key : touched) listener_.on_copy(cluster_, key);
   }
@@ -201,25 +263,28 @@ absl::Status WorkerLink::Session() {
   absl::Status ended = client_->Watch(
       watch,
       [&](const v1::WatchEvent& event) {
-        if (event.type() == v1::WatchEvent::BOOKMARK || !event.has_workload()) {
-          absl::MutexLock lock(&mu_);
-          last_heard_ = clock_.Now();
-          watched_revision_ = std::max(watched_revision_, event.revision());
-          return !stop_.stopped();
-        }
-        const v1::Workload& wl = event.workload();
-        const std::string key = KeyOf(wl);
-        bool ours = HasOrigin(wl, options_.origin);
+        const uint64_t news = NumberNews();
+        const bool bookmark = event.type() == v1::WatchEvent::BOOKMARK || !event.has_workload();
+        std::string key;
+        bool ours = false;
+        bool answering_again = false;
         {
           absl::MutexLock lock(&mu_);
           last_heard_ = clock_.Now();
           watched_revision_ = std::max(watched_revision_, event.revision());
-          if (event.type() == v1::WatchEvent::DELETED || !ours) {
-            ours = copies_.erase(key) > 0 || ours;
-          } else {
-            copies_[key] = wl;
+          answering_again = HeardFromWorkerLocked(news);
+          if (!bookmark) {
+            const v1::Workload& wl = event.workload();
+            key = KeyOf(wl);
+            ours = HasOrigin(wl, options_.origin);
+            if (event.type() == v1::WatchEvent::DELETED || !ours) {
+              ours = copies_.erase(key) > 0 || ours;
+            } else {
+              copies_[key] = wl;
+            }
           }
         }
+        if (answering_again) NotifyAnsweringAgain();
         if (ours && listener_.on_copy) listener_.on_copy(cluster_, key);
         return !stop_.stopped();
       },

@@ -6,7 +6,11 @@
 // core::WorkerConnection, so a streak of failed reconnects keeps its first loss time. A worker
 // that goes silent without closing the connection (a network partition, a hung process) is
 // noticed by its missing bookmarks: an idle watch gets one every --watch-bookmark-interval.
+// Until then, a call it leaves unanswered marks it as not answering, and further calls fail at
+// once instead of each waiting out call_timeout (CallWorker).
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +19,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -47,6 +52,10 @@ class WorkerLink {
     std::function<void(const std::string& cluster, bool connected, const std::string& reason,
                        const std::string& message)>
         on_connection;
+    // The worker, after leaving a call unanswered, was heard from again: calls reach it again,
+    // so what failed fast meanwhile may be tried now. Called on the link's thread, without the
+    // link's lock.
+    std::function<void(const std::string& cluster)> on_answering_again;
   };
 
   // `cluster` names the MultiKueueCluster; `source` is where its worker is (ResolveWorker).
@@ -63,13 +72,20 @@ class WorkerLink {
 
   bool connected() const;
   std::optional<absl::Time> lost_since() const;
+  // False from a call the worker left unanswered (DEADLINE_EXCEEDED) until the worker is heard
+  // from again: a watch event or bookmark that arrived after that call ended, or a list (a new
+  // session's) that succeeded after it. Independent of connected(): the worker stays connected
+  // until its watch is silent for idle_timeout, and the Kueue state machine (lost_since,
+  // workerLostTimeout) sees nothing of this.
+  bool answering() const;
   // The copies with this manager's origin, by "namespace/name" (known only while connected).
   std::map<std::string, v1::Workload> Copies() const;
   std::optional<v1::Workload> Copy(const std::string& key) const;
 
   // Calls on the worker; UNAVAILABLE when it cannot be reached. Creating an existing identical
   // copy succeeds (Submit is idempotent), and a created copy is among Copies() at once;
-  // deleting a missing one succeeds.
+  // deleting a missing one succeeds. Once a call ended with DEADLINE_EXCEEDED, the next ones
+  // return UNAVAILABLE without calling until the worker is heard from again (answering()).
   absl::Status CreateCopy(const v1::Workload& copy);
   absl::Status DeleteCopy(const std::string& ns, const std::string& name);
   // Deactivates the copy with a cause (its DeactivationTarget reason and message; empty: none).
@@ -89,6 +105,17 @@ class WorkerLink {
   // Ends the session whose watch has been silent longer than options_.idle_timeout.
   void Watchdog();
   void SetConnected(bool connected, const std::string& message);
+  // Runs one call on the worker unless it left an earlier one unanswered (then UNAVAILABLE at
+  // once, naming the cluster and the timeout); a DEADLINE_EXCEEDED answer marks it so.
+  absl::Status CallWorker(absl::FunctionRef<absl::Status()> call);
+  // Numbers news from the worker (a watch event or bookmark, a list) as it arrives, before mu_
+  // is taken.
+  uint64_t NumberNews() { return ++news_numbered_; }
+  // Records news numbered `news`; returns whether it ended a call's unanswered mark (then the
+  // caller tells on_answering_again once the lock is released).
+  bool HeardFromWorkerLocked(uint64_t news) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AnsweringLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyAnsweringAgain();
 
   const std::string cluster_;
   const core::Clock& clock_;
@@ -112,6 +139,15 @@ class WorkerLink {
   client::WatchCanceller* session_watch_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_);
   bool went_silent_ ABSL_GUARDED_BY(mu_) = false;
+  // The news from the worker counted so far, each numbered as it arrives (NumberNews), and the
+  // newest number handled under mu_.
+  std::atomic<uint64_t> news_numbered_{0};
+  uint64_t newest_news_ ABSL_GUARDED_BY(mu_) = 0;
+  // Set when a call ended with DEADLINE_EXCEEDED: how much news had arrived by the moment the
+  // call returned. Only news numbered after it proves the worker answers again; a bookmark that
+  // arrived while the failing call was still waiting has a number at most this, even when it is
+  // handled after the mark is set.
+  std::optional<uint64_t> unanswered_call_mark_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tollgate::multikueue

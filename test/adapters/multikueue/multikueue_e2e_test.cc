@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -410,6 +411,46 @@ bool HasEvent(const v1::Workload& wl, const std::string& text) {
 bool WasRetried(const v1::Workload& wl) {
   return HasEvent(wl, "Admitting remote lost") || HasEvent(wl, "Admitting remote no longer") ||
          HasEvent(wl, "evicted on worker cluster");
+}
+
+// Whether every thread of `pid` is stopped (state T in /proc/PID/task/*/stat).
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code error;
+  std::filesystem::directory_iterator tasks(absl::StrCat("/proc/", pid, "/task"), error);
+  if (error) return false;
+  for (const std::filesystem::directory_entry& task : tasks) {
+    std::ifstream in(task.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "PID (COMM) STATE ...": the state follows the last ')', as COMM may hold one.
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// SIGSTOP, then waits (with a deadline) until every thread of the process has stopped: a call
+// made after this cannot be answered before SIGCONT. The caller sends SIGCONT on every path out
+// of its test (an absl::Cleanup), so a failure never leaves the process stopped.
+absl::Status Freeze(TollgatedProcess& process) {
+  if (absl::Status sent = process.Signal(SIGSTOP); !sent.ok()) return sent;
+  for (const absl::Time deadline = absl::Now() + kWait; absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(5))) {
+    if (AllThreadsStopped(process.pid())) return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError("the process did not stop after SIGSTOP");
+}
+
+// The lines of a JSON log that carry every one of `parts`.
+int CountLogLines(const std::string& log, const std::vector<std::string>& parts) {
+  int count = 0;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    count += absl::c_all_of(parts, [&](const std::string& p) { return absl::StrContains(line, p); })
+                 ? 1
+                 : 0;
+  }
+  return count;
 }
 
 TEST_F(MultiKueueE2eTest, RunsOnTheWorkerWithRoomAndFinishesThroughIt) {
@@ -1218,6 +1259,123 @@ TEST_F(MultiKueueE2eTest, ALinkKnowsACopyItCreatedBeforeItsWatchBringsIt) {
 
   ASSERT_OK(link.CreateCopy(copy_named("train")));
   EXPECT_TRUE(link.Copy("team/train").has_value());
+}
+
+// A worker that keeps its connection but answers nothing (SIGSTOP: a hung process, a partition
+// that drops packets) costs one call timeout, not one per call: the first call ends with
+// DEADLINE_EXCEEDED, the next ones fail at once with UNAVAILABLE naming the cluster, while the
+// link stays connected (the watchdog's idle timeout is far away). Once the worker is heard from
+// again (its bookmarks, every 200ms, after SIGCONT), calls reach it again.
+TEST_F(MultiKueueE2eTest, AWorkerThatLeftACallUnansweredIsNotCalledUntilHeardFromAgain) {
+  multikueue::WorkerLink::Options options;
+  // Not the controller's origin: the controller leaves these copies alone.
+  options.origin = "link-test";
+  options.call_timeout = absl::Seconds(1);
+  options.idle_timeout = absl::Minutes(10);
+  absl::Notification answering_again;
+  multikueue::WorkerLink::Listener listener;
+  listener.on_answering_again = [&](const std::string& cluster) {
+    if (cluster == "w1" && !answering_again.HasBeenNotified()) answering_again.Notify();
+  };
+  core::RealClock clock;
+  multikueue::WorkerLink link("w1", multikueue::WorkerSource{w1_->address(), {}, "test"}, clock,
+                              options, listener);
+  link.Start();
+  const absl::Time deadline = absl::Now() + kWait;
+  while (!link.connected() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(link.connected());
+  EXPECT_TRUE(link.answering());
+  auto copy_named = [](const std::string& name) {
+    v1::Workload wl = TeamWorkload(name, 1);
+    (*wl.mutable_metadata()->mutable_labels())[kOriginLabel] = "link-test";
+    return wl;
+  };
+
+  // Declared after the link, so it runs first: the link's end never waits on a stopped worker.
+  absl::Cleanup thaw = [&] { w1_->Signal(SIGCONT).IgnoreError(); };  // Running: no effect.
+  ASSERT_OK(Freeze(*w1_));
+  const absl::Status unanswered = link.CreateCopy(copy_named("while-frozen"));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(unanswered)) << unanswered;
+  EXPECT_FALSE(link.answering());
+  const std::string fail_fast =
+      "the worker of MultiKueueCluster \"w1\" did not answer a call within 1s; not called again "
+      "until it is heard from";
+  const absl::Status deleted = link.DeleteCopy("team", "never-made");
+  EXPECT_TRUE(absl::IsUnavailable(deleted)) << deleted;
+  EXPECT_EQ(std::string(deleted.message()), fail_fast);
+  const absl::Status marked = link.MarkWinner("team", "never-made");
+  EXPECT_TRUE(absl::IsUnavailable(marked)) << marked;
+  EXPECT_EQ(std::string(marked.message()), fail_fast);
+  // Not a lost worker: Kueue's state machine sees the connection as before.
+  EXPECT_TRUE(link.connected());
+  EXPECT_FALSE(link.lost_since().has_value());
+  EXPECT_FALSE(answering_again.HasBeenNotified());
+
+  ASSERT_OK(w1_->Signal(SIGCONT));
+  ASSERT_TRUE(answering_again.WaitForNotificationWithTimeout(kWait));
+  EXPECT_TRUE(link.answering());
+  ASSERT_OK(link.CreateCopy(copy_named("after-thaw")));
+  EXPECT_TRUE(link.Copy("team/after-thaw").has_value());
+  EXPECT_TRUE(link.connected());
+}
+
+// With one worker frozen (SIGSTOP: still connected, answering nothing), workloads keep being
+// dispatched to the healthy one: the controller waits out one call timeout on the frozen worker
+// and fails every later call there at once, instead of holding its single reconcile thread for
+// a call timeout per workload. The frozen worker is neither lost nor retried meanwhile.
+TEST_F(MultiKueueE2eTest, AFrozenWorkerDoesNotStallDispatchToTheOthers) {
+  ASSERT_NO_FATAL_FAILURE(RestartController(
+      {"--call-timeout=3s", "--worker-idle-timeout=10m", "--worker-lost-timeout=10m",
+       "--gc-interval=1s", "--config-sync-period=1s"},
+      "controller-frozen"));
+  // This controller's own links are up (the clusters' Active conditions may be the previous
+  // controller's): else w1 would not be nominated at all and nothing would be shown.
+  auto connected = [&](const std::string& cluster) {
+    return CountLogLines(controller_->Logs(), {"\"msg\":\"worker connection\"",
+                                               absl::StrCat("\"cluster\":\"", cluster, "\""),
+                                               "\"connected\":\"true\""}) > 0;
+  };
+  for (const absl::Time deadline = absl::Now() + kWait;
+       absl::Now() < deadline && !(connected("w1") && connected("w2"));
+       absl::SleepFor(absl::Milliseconds(50))) {
+  }
+  ASSERT_TRUE(connected("w1") && connected("w2")) << controller_->Logs();
+
+  // What the controller logs from here on.
+  const size_t logged_before = controller_->Logs().size();
+  absl::Cleanup thaw = [&] { w1_->Signal(SIGCONT).IgnoreError(); };  // Running: no effect.
+  ASSERT_OK(Freeze(*w1_));
+  const std::vector<std::string> names = {"burst-0", "burst-1", "burst-2", "burst-3"};
+  for (const std::string& name : names) {
+    ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, name, 1));
+  }
+  for (const std::string& name : names) EXPECT_TRUE(AwaitReadyOn(name, "w2"));
+
+  // While w1 stayed frozen: one call waited for its timeout; the creates on w1 for the other
+  // workloads (each one's first pass nominates w1 as well) failed at once.
+  const std::string log = controller_->Logs().substr(logged_before);
+  EXPECT_EQ(CountLogLines(log, {"worker left a call unanswered", "\"cluster\":\"w1\""}), 1) << log;
+  EXPECT_GE(CountLogLines(log, {"created a remote copy", "\"cluster\":\"w1\"",
+                                "did not answer a call within 3s; not called again until it is "
+                                "heard from"}),
+            3)
+      << log;
+  EXPECT_EQ(CountLogLines(log, {"\"cluster\":\"w1\"", "\"connected\":\"false\""}), 0) << log;
+
+  // Thawed, w1 is heard from again and the controller calls it again.
+  ASSERT_OK(w1_->Signal(SIGCONT));
+  bool answers = false;
+  for (const absl::Time deadline = absl::Now() + kWait; absl::Now() < deadline && !answers;
+       absl::SleepFor(absl::Milliseconds(50))) {
+    answers =
+        CountLogLines(controller_->Logs(), {"worker answers again", "\"cluster\":\"w1\""}) > 0;
+  }
+  EXPECT_TRUE(answers) << controller_->Logs();
+  for (const std::string& name : names) {
+    const v1::Workload wl = Get(*manager_client_, name);
+    EXPECT_TRUE(ReadyOn(wl, "w2")) << wl.DebugString();
+    EXPECT_FALSE(WasRetried(wl)) << wl.DebugString();
+  }
 }
 
 }  // namespace
