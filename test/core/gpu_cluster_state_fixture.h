@@ -49,7 +49,8 @@ inline WorkloadSpec TimedGpuJob(std::string name, std::string ns, int32_t gpus, 
 
 class GpuClusterStateTest : public ::testing::Test {
  protected:
-  GpuClusterStateTest() : state_(SchedulerConfig{}) {
+  GpuClusterStateTest() : GpuClusterStateTest(SchedulerConfig{}) {}
+  explicit GpuClusterStateTest(SchedulerConfig config) : state_(std::move(config)) {
     EXPECT_TRUE(state_.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
   }
 

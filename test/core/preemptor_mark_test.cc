@@ -1,8 +1,9 @@
+#include <optional>
 #include <string>
 
 #include "core/cluster_state.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
 
 // A ClusterQueue's preemptor (Kueue's preemptorWorkload): the workload requeued waiting for its
 // victims, which PrioritizePreemptorWorkloads orders first. The cycle's order and what the
@@ -12,18 +13,6 @@
 namespace tollgate::core {
 namespace {
 
-const absl::Time kStart = absl::FromUnixSeconds(1767225600);
-
-WorkloadSpec GpuJob(std::string name, int32_t gpus, int32_t priority) {
-  WorkloadSpec spec;
-  spec.name = std::move(name);
-  spec.namespace_name = "ns";
-  spec.queue_name = "q";
-  spec.priority = priority;
-  spec.pod_sets = {PodSetSpec{"main", gpus, std::nullopt, {{"gpu", 1}}, {}, {}}};
-  return spec;
-}
-
 SchedulerConfig WithAckAndGate() {
   SchedulerConfig config;
   // Victims hold their quota until their pods stop: the preemptor waits for them.
@@ -32,30 +21,14 @@ SchedulerConfig WithAckAndGate() {
   return config;
 }
 
-class PreemptorMarkTest : public ::testing::TestWithParam<QueueingStrategy> {
+class PreemptorMarkTest : public GpuClusterStateTest,
+                          public ::testing::WithParamInterface<QueueingStrategy> {
  protected:
-  PreemptorMarkTest() : state_(WithAckAndGate()) {
-    EXPECT_TRUE(state_.ApplyResourceFlavor({"a100", {}, {}, {}}, now_).ok());
-    ClusterQueueSpec cq;
-    cq.name = "cq";
+  PreemptorMarkTest() : GpuClusterStateTest(WithAckAndGate()) {
+    ClusterQueueSpec cq = GpuQueue("cq", "", 8);
     cq.queueing_strategy = GetParam();
-    cq.resource_groups = {{{"gpu"}, {{"a100", {{"gpu", 8, std::nullopt, std::nullopt}}}}}};
     cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
-    EXPECT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
-    EXPECT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
-  }
-
-  void Submit(WorkloadSpec spec) {
-    now_ += absl::Milliseconds(1);
-    ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
-  }
-
-  void Settle() {
-    while (true) {
-      CyclePlan plan = state_.PlanCycle(now_);
-      state_.ApplyCycle(plan, now_);
-      if (!plan.MadeProgress()) return;
-    }
+    AddQueue(std::move(cq), "ns");
   }
 
   const Workload& Wl(const std::string& name) { return *state_.FindWorkload("ns/" + name); }
@@ -64,16 +37,13 @@ class PreemptorMarkTest : public ::testing::TestWithParam<QueueingStrategy> {
 
   // `low` runs; `urgent` preempts it and waits for its pods to stop.
   void UrgentWaitsForItsVictim() {
-    Submit(GpuJob("low", 8, 0));
+    Submit(GpuJob("low", "ns", 8, 0));
     Settle();
-    Submit(GpuJob("urgent", 8, 100));
+    Submit(GpuJob("urgent", "ns", 8, 100));
     Settle();
     ASSERT_EQ(Wl("low").status.state, WorkloadState::kEvicting);
     ASSERT_EQ(Wl("urgent").status.state, WorkloadState::kPending);
   }
-
-  absl::Time now_ = kStart;
-  ClusterState state_;
 };
 
 TEST_P(PreemptorMarkTest, APreemptorWaitingForItsVictimsIsItsQueuesPreemptor) {

@@ -221,57 +221,49 @@ TEST(KueueConfigurationTest, V1beta2WaitForPodsReadyOnByDefault) {
   EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
 }
 
-// Kueue's deprecated TASReplaceNodeDueToNotReadyOverFixedTime: off by default since 0.19.
-TEST(KueueConfigurationTest, FixedNodeFailureDelayGateIsOffUnlessSet) {
-  absl::StatusOr<KueueConfiguration> unset =
-      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
-  ASSERT_TRUE(unset.ok()) << unset.status();
-  EXPECT_FALSE(unset->scheduler.replace_node_not_ready_over_fixed_time);
-  for (const bool on : {true, false}) {
-    absl::StatusOr<KueueConfiguration> c = Parse(absl::StrCat(
-        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n",
-        "featureGates: {TASReplaceNodeDueToNotReadyOverFixedTime: ", on ? "true" : "false", "}\n"));
-    ASSERT_TRUE(c.ok()) << c.status();
-    EXPECT_EQ(c->scheduler.replace_node_not_ready_over_fixed_time, on);
-    // Kept in the effective document, so tollgated --config reads it back the same.
-    EXPECT_THAT(EffectiveConfigurationJson(*c),
-                HasSubstr(absl::StrCat("\"TASReplaceNodeDueToNotReadyOverFixedTime\":",
-                                       on ? "true" : "false")));
+// The gates that are one switch of the scheduler, each off unless set: Kueue's deprecated
+// TASReplaceNodeDueToNotReadyOverFixedTime (off by default since 0.19) and its alpha
+// PrioritizePreemptorWorkloads (kueue#13797).
+struct SwitchGate {
+  std::string name;
+  bool core::SchedulerConfig::*field;
+};
+
+class SwitchGateTest : public ::testing::TestWithParam<SwitchGate> {};
+
+TEST_P(SwitchGateTest, IsOffUnlessSet) {
+  const SwitchGate& gate = GetParam();
+  for (const char* version : {"v1beta1", "v1beta2"}) {
+    const std::string head =
+        absl::StrCat("apiVersion: config.kueue.x-k8s.io/", version, "\nkind: Configuration\n");
+    absl::StatusOr<KueueConfiguration> unset = Parse(head);
+    ASSERT_TRUE(unset.ok()) << unset.status();
+    EXPECT_FALSE(unset->scheduler.*gate.field);
+    for (const bool on : {true, false}) {
+      absl::StatusOr<KueueConfiguration> c = Parse(
+          absl::StrCat(head, "featureGates: {", gate.name, ": ", on ? "true" : "false", "}\n"));
+      ASSERT_TRUE(c.ok()) << c.status();
+      EXPECT_EQ(c->scheduler.*gate.field, on);
+      // Kept in the effective document, so tollgated --config reads it back the same.
+      EXPECT_THAT(EffectiveConfigurationJson(*c),
+                  HasSubstr(absl::StrCat("\"", gate.name, "\":", on ? "true" : "false")));
+    }
+    absl::StatusOr<KueueConfiguration> bad =
+        Parse(absl::StrCat(head, "featureGates: {", gate.name, ": sometimes}\n"));
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(bad.status().message(), HasSubstr("featureGates." + gate.name));
+    EXPECT_THAT(bad.status().message(), HasSubstr("sometimes"));
   }
-  absl::StatusOr<KueueConfiguration> bad = Parse(
-      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
-      "featureGates: {TASReplaceNodeDueToNotReadyOverFixedTime: sometimes}\n");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(),
-              HasSubstr("featureGates.TASReplaceNodeDueToNotReadyOverFixedTime"));
-  EXPECT_THAT(bad.status().message(), HasSubstr("sometimes"));
 }
 
-// Kueue's alpha PrioritizePreemptorWorkloads (kueue#13797): off unless set.
-TEST(KueueConfigurationTest, PrioritizePreemptorWorkloadsGateIsOffUnlessSet) {
-  absl::StatusOr<KueueConfiguration> unset =
-      Parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
-  ASSERT_TRUE(unset.ok()) << unset.status();
-  EXPECT_FALSE(unset->scheduler.prioritize_preemptor_workloads);
-  for (const bool on : {true, false}) {
-    absl::StatusOr<KueueConfiguration> c = Parse(absl::StrCat(
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n",
-        "featureGates: {PrioritizePreemptorWorkloads: ", on ? "true" : "false", "}\n"));
-    ASSERT_TRUE(c.ok()) << c.status();
-    EXPECT_EQ(c->scheduler.prioritize_preemptor_workloads, on);
-    EXPECT_THAT(
-        EffectiveConfigurationJson(*c),
-        HasSubstr(absl::StrCat("\"PrioritizePreemptorWorkloads\":", on ? "true" : "false")));
-  }
-  absl::StatusOr<KueueConfiguration> bad = Parse(
-      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-      "featureGates: {PrioritizePreemptorWorkloads: 1.5}\n");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("featureGates.PrioritizePreemptorWorkloads"));
-  EXPECT_THAT(bad.status().message(), HasSubstr("1.5"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    Gates, SwitchGateTest,
+    ::testing::Values(SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
+                                 &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+                      SwitchGate{"PrioritizePreemptorWorkloads",
+                                 &core::SchedulerConfig::prioritize_preemptor_workloads}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
   absl::StatusOr<KueueConfiguration> c = Parse(
