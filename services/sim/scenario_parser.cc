@@ -1331,7 +1331,9 @@ absl::StatusOr<Scenario> ParseScenarioNode(const YAML::Node& root, absl::string_
                                         // --- Topology (issue 28).
                                         "nodes",
                                         // --- Cost attribution (issue 27).
-                                        "costAttributionLabels", "evictionsNeedAck",
+                                        "costAttributionLabels",
+                                        // --- tollgated --evictions-need-ack.
+                                        "evictionsNeedAck",
                                         // --- MultiKueue.
                                         "multiKueue"}));
   if (!root.IsMap()) return where.Error("", "a scenario is a map with name and steps");
