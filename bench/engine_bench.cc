@@ -21,6 +21,7 @@
 #include "core/cycle_plan.h"
 #include "core/scheduler_config.h"
 #include "core/types.h"
+#include "core/visibility.h"
 
 namespace tollgate::bench {
 namespace {
@@ -405,6 +406,52 @@ BENCHMARK(BM_CycleOrdering)
     ->Args({0, 1000})
     ->Args({1, 1000})
     ->Unit(benchmark::kMillisecond);
+
+// --- Visibility: pending positions ---------------------------------------------------------
+//
+// One ClusterQueue with `pending` workloads, spread round-robin over 10 LocalQueues, none of
+// which fits. One iteration answers what one page of ListPendingWorkloads (and so each page of
+// `tollgate get workloads` or a dashboard's poll) computes: the positions of one LocalQueue's
+// workloads, counted over the whole ClusterQueue.
+void BM_PendingPositions(benchmark::State& bs) {
+  const int64_t pending = bs.range(0);
+  constexpr int kLocalQueues = 10;
+  Topology t;
+  t.cohorts = 1;
+  t.cqs_per_cohort = 1;
+  t.nominal = 0;
+  std::unique_ptr<ClusterState> state = BuildCluster(t);
+  for (int q = 1; q < kLocalQueues; ++q) {
+    Check(state->ApplyLocalQueue({kNamespace, LqName(q), CqName(0), core::StopPolicy::kNone, 1.0},
+                                 kStart),
+          "local queue");
+  }
+  std::mt19937_64 rng{42};
+  std::uniform_int_distribution<int32_t> prio(0, 9);
+  for (int64_t serial = 0; serial < pending; ++serial) {
+    WorkloadSpec spec = Job(serial, 0, kMilli, prio(rng));
+    spec.queue_name = LqName(static_cast<int>(serial % kLocalQueues));
+    Check(state->Submit(std::move(spec), "", kStart + absl::Microseconds(serial)).status(),
+          "submit");
+  }
+  // A tenth of them tried and parked inadmissible (a BestEffortFIFO queue moves past a head
+  // that does not fit), the rest active: a real backlog mixes the two sets.
+  for (int64_t cycle = 0; cycle < pending / 10; ++cycle) {
+    CyclePlan plan = state->PlanCycle(kStart + absl::Hours(1));
+    state->ApplyCycle(plan, kStart + absl::Hours(1));
+  }
+  DrainBookkeeping(*state);
+  size_t listed = 0;
+  for (auto _ : bs) {
+    std::vector<core::PendingPosition> positions =
+        state->PendingInLocalQueue(kNamespace, LqName(3));
+    listed += positions.size();
+    benchmark::DoNotOptimize(positions.data());
+  }
+  bs.counters["listed"] =
+      benchmark::Counter(static_cast<double>(listed), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_PendingPositions)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tollgate::bench

@@ -189,14 +189,17 @@ std::vector<WorkloadId> WorkloadQueue::ActiveInOrder() const {
 }
 
 std::vector<WorkloadId> WorkloadQueue::InOrder() const {
-  std::vector<QueueKey> keys;
-  keys.reserve(where_.size());
-  keys.insert(keys.end(), active_.begin(), active_.end());
-  keys.insert(keys.end(), inadmissible_.begin(), inadmissible_.end());
-  std::sort(keys.begin(), keys.end());
+  // Both sets are ordered by the same key, so merging them is the queue order (a visibility
+  // page asks for it, so it should not cost a sort of the whole queue).
   std::vector<WorkloadId> out;
-  out.reserve(keys.size());
-  for (const QueueKey& k : keys) out.push_back(k.id);
+  out.reserve(where_.size());
+  auto active = active_.begin();
+  auto inadmissible = inadmissible_.begin();
+  while (active != active_.end() && inadmissible != inadmissible_.end()) {
+    out.push_back(*inadmissible < *active ? (inadmissible++)->id : (active++)->id);
+  }
+  for (; active != active_.end(); ++active) out.push_back(active->id);
+  for (; inadmissible != inadmissible_.end(); ++inadmissible) out.push_back(inadmissible->id);
   return out;
 }
 
