@@ -31,6 +31,9 @@ class AdmissionFairSharingLedger {
   void Track(const std::string& local_queue_key, absl::Time now);
   // Drops a deleted LocalQueue's ledger.
   void Forget(const std::string& local_queue_key) { ledgers_.erase(local_queue_key); }
+  // Whether any LocalQueue has a ledger: without admission fair sharing none does, and a
+  // workload's exit need not build its LocalQueue's key to find nothing.
+  bool TracksAny() const { return !ledgers_.empty(); }
   // Records the entry penalty the workload's reservation costs its LocalQueue (the usage of one
   // sampling interval), in place of what an earlier reservation of the workload recorded: a
   // reservation retried before its admission is charged once. It counts in the LocalQueue's
