@@ -355,6 +355,7 @@ void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
     ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
     if (wl.status.state == WorkloadState::kPending) {
       Unqueue(wl);
+      DropEntryPenalty(wl);
       wl.status.pending_message = message;
       SetCondition(wl.status, Condition{"QuotaReserved", false, "Inactive", message, now});
     }
@@ -456,6 +457,7 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
     const std::string message =
         absl::StrCat("The workload failed to start: ", infos.status().message());
     ReleaseQuota(wl, now);
+    DropEntryPenalty(wl);
     wl.status.state = WorkloadState::kFinished;
     wl.status.pending_message.clear();
     SetCondition(wl.status, Condition{"Finished", true, "FailedToStart", message, now});
@@ -468,6 +470,15 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
   wl.status.set_admitted_pod_sets(updated ? *std::move(infos) : std::vector<PodSetInfo>());
   RefileHeld(wl);
   SetCondition(wl.status, "Admitted", true, "Admitted", "The workload is admitted", now);
+  // Kueue settles the entry penalty on every transition into Admitted, not for a workload
+  // deactivated meanwhile (#12786).
+  if (wl.spec.active && !wl.status.deactivated) {
+    const ClusterQueueRuntime* cq = cluster_queue(wl.status.admission->cluster_queue);
+    if (cq != nullptr && UsesAdmissionFairSharing(cq->spec)) {
+      fair_usage_.SettleEntryPenalty(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name),
+                                     wl.id, workloads_, now);
+    }
+  }
   if (FindCondition(wl.status, "PodsReady") != nullptr) {
     // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
     // earlier admission's pods did.

@@ -42,9 +42,10 @@ void AdmissionFairSharingLedger::Track(const std::string& local_queue_key, absl:
   ledger.next_sample = now + config_.usage_sampling_interval;
 }
 
-void AdmissionFairSharingLedger::ChargeAdmission(const std::string& local_queue_key,
-                                                 const Admission& admission,
-                                                 const WorkloadTable& workloads, absl::Time now) {
+void AdmissionFairSharingLedger::PushEntryPenalty(const std::string& local_queue_key,
+                                                  WorkloadId workload, const Admission& admission) {
+  auto it = ledgers_.find(local_queue_key);
+  if (it == ledgers_.end()) return;
   // The share of a sampling interval's usage the decay would add: what the workload is charged
   // on entry.
   const double alpha = config_.usage_half_life_time == absl::ZeroDuration()
@@ -57,7 +58,37 @@ void AdmissionFairSharingLedger::ChargeAdmission(const std::string& local_queue_
       penalty[resource] += Units(resource, amount) * alpha;
     }
   }
+  it->second.penalties.insert_or_assign(workload, std::move(penalty));
+  SumPending(it->second);
+}
+
+void AdmissionFairSharingLedger::SettleEntryPenalty(const std::string& local_queue_key,
+                                                    WorkloadId workload,
+                                                    const WorkloadTable& workloads,
+                                                    absl::Time now) {
+  auto it = ledgers_.find(local_queue_key);
+  if (it == ledgers_.end()) return;
+  std::map<std::string, double> penalty;
+  if (auto record = it->second.penalties.find(workload); record != it->second.penalties.end()) {
+    penalty = std::move(record->second);
+    it->second.penalties.erase(record);
+    SumPending(it->second);
+  }
   Decay(local_queue_key, now, penalty, workloads);
+}
+
+void AdmissionFairSharingLedger::DropEntryPenalty(const std::string& local_queue_key,
+                                                  WorkloadId workload) {
+  auto it = ledgers_.find(local_queue_key);
+  if (it == ledgers_.end() || it->second.penalties.erase(workload) == 0) return;
+  SumPending(it->second);
+}
+
+void AdmissionFairSharingLedger::SumPending(Ledger& ledger) {
+  ledger.pending.clear();
+  for (const auto& [workload, penalty] : ledger.penalties) {
+    for (const auto& [resource, value] : penalty) ledger.pending[resource] += value;
+  }
 }
 
 bool AdmissionFairSharingLedger::SampleDue(const WorkloadTable& workloads, absl::Time now) {
@@ -107,10 +138,12 @@ double AdmissionFairSharingLedger::WeightedUsage(const std::string& local_queue_
                                                  double local_queue_weight) const {
   double usage = 0;
   if (auto it = ledgers_.find(local_queue_key); it != ledgers_.end()) {
-    for (const auto& [resource, value] : it->second.consumed) {
+    auto weighted = [this](const std::string& resource, double value) {
       auto w = config_.resource_weights.find(resource);
-      usage += (w == config_.resource_weights.end() ? 1.0 : w->second) * value;
-    }
+      return (w == config_.resource_weights.end() ? 1.0 : w->second) * value;
+    };
+    for (const auto& [resource, value] : it->second.consumed) usage += weighted(resource, value);
+    for (const auto& [resource, value] : it->second.pending) usage += weighted(resource, value);
   }
   if (local_queue_weight <= 0) return std::numeric_limits<double>::infinity();
   return usage / local_queue_weight;

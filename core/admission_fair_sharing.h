@@ -14,8 +14,10 @@ namespace tollgate::core {
 
 // Admission fair sharing's usage ledger: per LocalQueue (keyed by LocalQueueKey) the usage its
 // admitted workloads consumed, per resource in whole units (cpu in cores), decayed with the
-// configured half-life and sampled every usageSamplingInterval. Admissions also charge an entry
-// penalty at once, so a LocalQueue's next workload already sees the cost. Not thread-safe.
+// configured half-life and sampled every usageSamplingInterval. A reservation also records an
+// entry penalty at once, so a LocalQueue's next workload already sees the cost; the penalty is
+// settled into the usage when the workload is admitted and dropped when it no longer can be
+// (Kueue's AfsUsageLedger, #14153). Not thread-safe.
 class AdmissionFairSharingLedger {
  public:
   explicit AdmissionFairSharingLedger(const SchedulerConfig::AdmissionFairSharing& config)
@@ -29,10 +31,22 @@ class AdmissionFairSharingLedger {
   void Track(const std::string& local_queue_key, absl::Time now);
   // Drops a deleted LocalQueue's ledger.
   void Forget(const std::string& local_queue_key) { ledgers_.erase(local_queue_key); }
-  // Charges an admission to its LocalQueue: the entry penalty (the usage of one sampling
-  // interval), settled with the decayed usage at `now`. `workloads` already holds the admission.
-  void ChargeAdmission(const std::string& local_queue_key, const Admission& admission,
-                       const WorkloadTable& workloads, absl::Time now);
+  // Whether any LocalQueue has a ledger: without admission fair sharing none does, and a
+  // workload's exit need not build its LocalQueue's key to find nothing.
+  bool TracksAny() const { return !ledgers_.empty(); }
+  // Records the entry penalty the workload's reservation costs its LocalQueue (the usage of one
+  // sampling interval), in place of what an earlier reservation of the workload recorded: a
+  // reservation retried before its admission is charged once. It counts in the LocalQueue's
+  // usage until settled or dropped.
+  void PushEntryPenalty(const std::string& local_queue_key, WorkloadId workload,
+                        const Admission& admission);
+  // The workload is admitted: the usage is decayed to `now` and the workload's recorded penalty,
+  // if any, joins it. `workloads` already holds the admission.
+  void SettleEntryPenalty(const std::string& local_queue_key, WorkloadId workload,
+                          const WorkloadTable& workloads, absl::Time now);
+  // The workload's recorded penalty can no longer settle (deleted, finished or deactivated
+  // without its admission): it stops counting, or it would weigh on the LocalQueue for good.
+  void DropEntryPenalty(const std::string& local_queue_key, WorkloadId workload);
   // Decays every ledger whose sample is due at `now`; true if any was.
   bool SampleDue(const WorkloadTable& workloads, absl::Time now);
   // The earliest future sample.
@@ -44,11 +58,16 @@ class AdmissionFairSharingLedger {
  private:
   struct Ledger {
     std::map<std::string, double> consumed;
+    // Entry penalties not settled yet, per workload, and their sum per resource (recomputed from
+    // the records, so a dropped record leaves no rounding behind).
+    std::map<WorkloadId, std::map<std::string, double>> penalties;
+    std::map<std::string, double> pending;
     absl::Time last_update = absl::InfinitePast();
     absl::Time next_sample = absl::InfiniteFuture();
   };
   void Decay(const std::string& local_queue_key, absl::Time now,
              const std::map<std::string, double>& penalty, const WorkloadTable& workloads);
+  static void SumPending(Ledger& ledger);
 
   const SchedulerConfig::AdmissionFairSharing& config_;
   std::map<std::string, Ledger> ledgers_;

@@ -509,6 +509,12 @@ class ClusterState {
 
   // --- Lifecycle (workload_lifecycle.cc).
   void ReleaseQuota(Workload& wl, absl::Time now);
+  // Admission fair sharing: the workload's entry penalty will not settle (it left without its
+  // admission); nothing when it has none.
+  void DropEntryPenalty(const Workload& wl) {
+    if (!fair_usage_.TracksAny()) return;
+    fair_usage_.DropEntryPenalty(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name), wl.id);
+  }
   void StartEviction(Workload& wl, absl::Time now, const std::string& reason,
                      const std::string& message);
   // Evicts an admitted workload whose pods were not ready in time (at admission, or again after

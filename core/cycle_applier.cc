@@ -162,8 +162,8 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   AddEvent(wl->status, now, "QuotaReserved", std::move(message));
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {
-    fair_usage_.ChargeAdmission(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
-                                admission, workloads_, now);
+    fair_usage_.PushEntryPenalty(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
+                                 wl->id, admission);
   }
   // Kueue's blockAdmission waits for reserved workloads' pods too.
   if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);

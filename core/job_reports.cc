@@ -116,6 +116,7 @@ absl::Status ClusterState::MarkOutOfSync(absl::string_view key, absl::Time now) 
   // A finished workload holds no quota in Kueue, whatever it held: released at once (its job
   // is stopped by the adapter, as Kueue's reconciler stops a job without a matching workload).
   ReleaseQuota(*wl, now);
+  DropEntryPenalty(*wl);
   wl->status.state = WorkloadState::kFinished;
   wl->status.pending_message.clear();
   SetCondition(wl->status, Condition{"Finished", true, "OutOfSync", kOutOfSyncMessage, now});

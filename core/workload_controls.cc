@@ -53,6 +53,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
         break;
       case WorkloadState::kPending:
         Unqueue(*wl);
+        DropEntryPenalty(*wl);
         wl->status.pending_message = message;
         SetCondition(wl->status, Condition{"QuotaReserved", false, "Inactive", message, now});
         break;

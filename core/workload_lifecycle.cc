@@ -28,6 +28,10 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
     if (cq->holding.Erase(wl.id)) RemoveUsageOf(wl);
   }
   wl.quota_usage.clear();
+  // A deactivated workload (by spec.active, a Rejected check or a limit) keeps its entry
+  // penalty while it holds its reservation (activated again, it may still be admitted on it);
+  // once the reservation is gone the penalty cannot settle.
+  if (!wl.spec.active || wl.status.deactivated) DropEntryPenalty(wl);
   unready_admitted_.erase(wl.id);
   delayed_topology_.erase(wl.id);
   if (!registry_.terminating().empty()) finalize_check_due_ = true;
@@ -189,6 +193,7 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
   }
   const bool ran = wl->status.state != WorkloadState::kQuotaReserved;
   ReleaseQuota(*wl, now);
+  DropEntryPenalty(*wl);
   if (ran) {
     runtime_history_.Record(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
                             now - AdmittedTime(wl->status));
@@ -213,6 +218,7 @@ absl::Status ClusterState::Delete(absl::string_view key, absl::Time now) {
   Workload& wl = *workloads_.GetMutable(id);
   Unqueue(wl);
   ReleaseQuota(wl, now);
+  DropEntryPenalty(wl);
   workloads_.Erase(id);
   return absl::OkStatus();
 }

@@ -24,18 +24,25 @@ Admission CpuAndGpu(int64_t millicores, int64_t gpus) {
   return Admission{"cq", {PodSetAssignment{"main", 1, {}, {{"cpu", millicores}, {"gpu", gpus}}}}};
 }
 
+// A reservation admitted at once: its penalty is pushed, then settled.
+void Admit(AdmissionFairSharingLedger& ledger, const std::string& local_queue, WorkloadId id,
+           const Admission& admission, const WorkloadTable& workloads, absl::Time now) {
+  ledger.PushEntryPenalty(local_queue, id, admission);
+  ledger.SettleEntryPenalty(local_queue, id, workloads, now);
+}
+
 TEST(AdmissionFairSharingLedgerTest, AdmissionChargesItsEntryPenaltyInWholeUnits) {
   const SchedulerConfig::AdmissionFairSharing afs = Enabled();
   AdmissionFairSharingLedger ledger(afs);
   WorkloadTable nothing_held;
   ledger.Track("ml/a", kStart);
-  ledger.ChargeAdmission("ml/a", CpuAndGpu(2000, 1), nothing_held, kStart);
+  Admit(ledger, "ml/a", 1, CpuAndGpu(2000, 1), nothing_held, kStart);
   // cpu 2 cores * 0.5 + gpu 1 * 0.5.
   EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.5);
   EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 0.5), 3.0);
   EXPECT_TRUE(std::isinf(ledger.WeightedUsage("ml/a", 0.0)));
   // A LocalQueue the ledger does not track is never charged.
-  ledger.ChargeAdmission("ml/untracked", CpuAndGpu(2000, 1), nothing_held, kStart);
+  Admit(ledger, "ml/untracked", 2, CpuAndGpu(2000, 1), nothing_held, kStart);
   EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/untracked", 1.0), 0.0);
 }
 
@@ -45,7 +52,7 @@ TEST(AdmissionFairSharingLedgerTest, SamplesDecayTowardsWhatTheQueueHolds) {
   WorkloadTable table;
   ledger.Track("ml/a", kStart);
   EXPECT_EQ(ledger.NextSample(), kStart + absl::Minutes(10));
-  ledger.ChargeAdmission("ml/a", CpuAndGpu(2000, 1), table, kStart);
+  Admit(ledger, "ml/a", 1, CpuAndGpu(2000, 1), table, kStart);
 
   auto held = std::make_unique<Workload>();
   held->spec.namespace_name = "ml";
@@ -69,8 +76,35 @@ TEST(AdmissionFairSharingLedgerTest, ResourceWeightsScaleTheUsage) {
   AdmissionFairSharingLedger ledger(afs);
   WorkloadTable nothing_held;
   ledger.Track("ml/a", kStart);
-  ledger.ChargeAdmission("ml/a", CpuAndGpu(2000, 1), nothing_held, kStart);
+  Admit(ledger, "ml/a", 1, CpuAndGpu(2000, 1), nothing_held, kStart);
   EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0 + 4.0 * 0.5);
+}
+
+// Kueue's per-workload penalty records (#14153): pending penalties count at once, a second push
+// for the same workload replaces the first, and a dropped one leaves nothing behind.
+TEST(AdmissionFairSharingLedgerTest, PendingPenaltyIsReplacedSettledOnceOrDropped) {
+  const SchedulerConfig::AdmissionFairSharing afs = Enabled();
+  AdmissionFairSharingLedger ledger(afs);
+  WorkloadTable nothing_held;
+  ledger.Track("ml/a", kStart);
+  ledger.PushEntryPenalty("ml/a", 1, CpuAndGpu(2000, 0));
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
+  ledger.PushEntryPenalty("ml/a", 1, CpuAndGpu(2000, 0));
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
+  ledger.PushEntryPenalty("ml/a", 2, CpuAndGpu(4000, 0));
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 3.0);
+
+  ledger.DropEntryPenalty("ml/a", 2);
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
+  ledger.DropEntryPenalty("ml/a", 2);
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
+
+  ledger.SettleEntryPenalty("ml/a", 1, nothing_held, kStart);
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
+  // Settled: a second settlement or a drop changes nothing.
+  ledger.SettleEntryPenalty("ml/a", 1, nothing_held, kStart);
+  ledger.DropEntryPenalty("ml/a", 1);
+  EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
 }
 
 TEST(AdmissionFairSharingLedgerTest, DisabledTracksNothing) {
