@@ -112,7 +112,13 @@ absl::Status ClusterState::DeleteNode(absl::string_view name, absl::Time now) {
 
 absl::Status ClusterState::ReportPod(std::string pod, std::string node, ResourceAmounts requests,
                                      absl::Time now) {
-  return topology_.ReportPod(std::move(pod), std::move(node), std::move(requests));
+  absl::StatusOr<bool> freed =
+      topology_.ReportPod(std::move(pod), std::move(node), std::move(requests));
+  if (!freed.ok()) return freed.status();
+  // A pod that moved or shrank may leave room for parked workloads, as one that ended does
+  // (Kueue's #13764 with #8709).
+  if (*freed) RequeueAllInadmissible(now);
+  return absl::OkStatus();
 }
 
 absl::Status ClusterState::RemovePod(absl::string_view pod, absl::Time now) {
