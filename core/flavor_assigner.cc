@@ -232,6 +232,8 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
             [this](const PodSetSpec& ps) { return TopologyRequested(ps, topology_only_); })) {
       return;
     }
+    // A pod set requesting nothing (a leader) takes its group's topology flavor first.
+    InheritGroupTopologyFlavors(wl_.spec, assignment, inventory);
     // Without admission checks no flavor is delayed: no set to build per evaluation.
     assignment.topology_requests.reset(new WorkloadTopologyRequests(TopologyRequestsFor(
         wl_, assignment, topology_only_, inventory,

@@ -114,6 +114,18 @@ ResourceAmounts PodFootprint(const ResourceAmounts& requests, int sign) {
   return out;
 }
 
+// Whether `after` asks for less of some resource than `before` (absent: none); both sorted.
+bool AsksLessOfSome(const ResourceAmounts& before, const ResourceAmounts& after) {
+  for (const auto& [resource, amount] : before) {
+    auto it = std::lower_bound(
+        after.begin(), after.end(), resource,
+        [](const std::pair<std::string, int64_t>& e, const std::string& r) { return e.first < r; });
+    const int64_t now = it != after.end() && it->first == resource ? it->second : 0;
+    if (now < amount) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void TopologyInventory::ApplyPodToBuilt(const PodUsage& pod, int sign) {
@@ -126,8 +138,8 @@ void TopologyInventory::ApplyPodToBuilt(const PodUsage& pod, int sign) {
   }
 }
 
-absl::Status TopologyInventory::ReportPod(std::string pod, std::string node,
-                                          ResourceAmounts requests) {
+absl::StatusOr<bool> TopologyInventory::ReportPod(std::string pod, std::string node,
+                                                  ResourceAmounts requests) {
   if (pod.empty()) return Invalid("pod", "must not be empty");
   if (absl::Status s = ValidateDns1123Subdomain(node); !s.ok()) {
     return Invalid("nodeName", s.message());
@@ -139,16 +151,18 @@ absl::Status TopologyInventory::ReportPod(std::string pod, std::string node,
     if (amount < 0) return Invalid(path, "must be greater than or equal to 0");
   }
   std::sort(requests.begin(), requests.end());
+  bool freed = false;
   auto it = pods_.find(pod);
   if (it != pods_.end()) {
-    if (it->second.node == node && it->second.requests == requests) return absl::OkStatus();
+    if (it->second.node == node && it->second.requests == requests) return false;
+    freed = it->second.node != node || AsksLessOfSome(it->second.requests, requests);
     ApplyPodToBuilt(it->second, -1);
     pods_.erase(it);
   }
   auto [added, inserted] =
       pods_.emplace(std::move(pod), PodUsage{std::move(node), std::move(requests)});
   ApplyPodToBuilt(added->second, +1);
-  return absl::OkStatus();
+  return freed;
 }
 
 absl::Status TopologyInventory::RemovePod(absl::string_view pod) {

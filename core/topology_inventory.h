@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/topology.h"
 #include "core/topology_flavor.h"
@@ -76,8 +77,10 @@ class TopologyInventory {
   const NodeSpec* FindNode(absl::string_view name) const;
 
   // --- Pods Tollgate does not place (static pods, daemon sets, other schedulers): each takes
-  // its requests and one `pods` on its node. Reporting a pod again replaces it.
-  absl::Status ReportPod(std::string pod, std::string node, ResourceAmounts requests);
+  // its requests and one `pods` on its node. Reporting a pod again replaces it. True when the
+  // report may have freed capacity on a node: the pod was reported before on another node, or
+  // asks for less of some resource than before (an in-place resize; Kueue's nonTasUsageCache).
+  absl::StatusOr<bool> ReportPod(std::string pod, std::string node, ResourceAmounts requests);
   // NOT_FOUND when absent.
   absl::Status RemovePod(absl::string_view pod);
   struct PodUsage {

@@ -200,6 +200,42 @@ WorkloadTopologyRequests::FlavorRequests& WorkloadTopologyRequests::Of(absl::str
   return by_flavor[static_cast<size_t>(pos)];
 }
 
+void InheritGroupTopologyFlavors(const WorkloadSpec& spec, FlavorAssignment& assignment,
+                                 const TopologyInventory& inventory) {
+  for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
+    PodSetFlavors& own = assignment.pod_sets[i];
+    if (!own.flavors.empty()) continue;
+    const PodSetSpec* pod_set = FindPodSet(spec, i, own.name);
+    if (pod_set == nullptr || !pod_set->topology_request.has_value() ||
+        !pod_set->topology_request->pod_set_group.has_value()) {
+      continue;
+    }
+    const std::string& group = *pod_set->topology_request->pod_set_group;
+    for (size_t j = 0; j < assignment.pod_sets.size(); ++j) {
+      if (j == i) continue;
+      const PodSetFlavors& other = assignment.pod_sets[j];
+      const PodSetSpec* other_spec = FindPodSet(spec, j, other.name);
+      if (other_spec == nullptr || !other_spec->topology_request.has_value() ||
+          other_spec->topology_request->pod_set_group != group) {
+        continue;
+      }
+      for (size_t k = 0; k < other.flavors.size(); ++k) {
+        const auto& [resource, flavor] = other.flavors[k];
+        if (!inventory.IsTopologyFlavor(flavor)) continue;
+        // Kept sorted by resource, `choices` parallel, one entry per resource.
+        auto at = std::lower_bound(own.flavors.begin(), own.flavors.end(), resource,
+                                   [](const std::pair<std::string, std::string>& e,
+                                      const std::string& r) { return e.first < r; });
+        if (at != own.flavors.end() && at->first == resource) continue;
+        const auto pos = at - own.flavors.begin();
+        own.flavors.insert(at, {resource, flavor});
+        own.choices.insert(own.choices.begin() + pos,
+                           k < other.choices.size() ? other.choices[k] : FlavorChoice{});
+      }
+    }
+  }
+}
+
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
                                              bool topology_only, const TopologyInventory& inventory,
                                              const std::set<std::string>& delayed_flavors) {

@@ -69,6 +69,13 @@ struct WorkloadTopologyRequests {
   // The entry of `flavor`, added in order when absent.
   FlavorRequests& Of(absl::string_view flavor);
 };
+// Kueue's resolvePodSetFlavors for a pod set that requests none of the queue's resources (an LWS
+// leader) and so got no flavor: in a pod-set group it takes the group's topology flavors (each
+// resource's first entry among the group's other pod sets, with its choice), so its admission
+// names them. Pod sets with flavors are left as they are.
+void InheritGroupTopologyFlavors(const WorkloadSpec& spec, FlavorAssignment& assignment,
+                                 const TopologyInventory& inventory);
+
 WorkloadTopologyRequests TopologyRequestsFor(const Workload& wl, const FlavorAssignment& assignment,
                                              bool topology_only, const TopologyInventory& inventory,
                                              const std::set<std::string>& delayed_flavors = {});

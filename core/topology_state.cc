@@ -29,6 +29,20 @@ std::map<std::string, const NodeSpec*> NodesByHostname(const TopologyInventory& 
   return out;
 }
 
+// Kueue's OwnedBySinglePod: the workload of one Pod (a bare pod, a Deployment's replica), not
+// a pod group's, which may receive replacement pods.
+bool OwnedBySinglePod(const Workload& wl) {
+  if (!wl.owner.has_value() || wl.owner->api_version != "v1" || wl.owner->kind != "Pod") {
+    return false;
+  }
+  if (wl.spec.metadata.has_value()) {
+    const Labels& annotations = wl.spec.metadata->annotations;
+    auto group = annotations.find("kueue.x-k8s.io/is-group-workload");
+    if (group != annotations.end() && group->second == "true") return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status ClusterState::CheckTopology(const TopologySpec& spec) const {
@@ -112,7 +126,13 @@ absl::Status ClusterState::DeleteNode(absl::string_view name, absl::Time now) {
 
 absl::Status ClusterState::ReportPod(std::string pod, std::string node, ResourceAmounts requests,
                                      absl::Time now) {
-  return topology_.ReportPod(std::move(pod), std::move(node), std::move(requests));
+  absl::StatusOr<bool> freed =
+      topology_.ReportPod(std::move(pod), std::move(node), std::move(requests));
+  if (!freed.ok()) return freed.status();
+  // A pod that moved or shrank may leave room for parked workloads, as one that ended does
+  // (Kueue's #13764 with #8709).
+  if (*freed) RequeueAllInadmissible(now);
+  return absl::OkStatus();
 }
 
 absl::Status ClusterState::RemovePod(absl::string_view pod, absl::Time now) {
@@ -168,6 +188,10 @@ bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
         !slot->status.admission.has_value()) {
       continue;
     }
+    // Kueue's SkipReassignmentForPodOwnedWorkloads (on by default): the pod cannot move and the
+    // workload ends with it, so a new placement would only differ from where the pod runs. The
+    // placement stays and the node is not recorded as unhealthy.
+    if (OwnedBySinglePod(*slot)) continue;
     for (const PodSetAssignment& psa : slot->status.admission->pod_sets) {
       if (!psa.topology_assignment.has_value() || psa.topology_assignment->levels.empty() ||
           psa.topology_assignment->levels.back() != kHostnameLabel) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 
 namespace tollgate::core {
@@ -113,6 +114,23 @@ TEST(TopologyInventoryTest, CarriedPlacementsCountOnAnotherHostnameFlavorBuiltLa
   EXPECT_EQ(used, 2);
   inventory.UndoTemporary(token);
   EXPECT_EQ(UsedGpus(inventory, "x1"), 0);
+}
+
+// Kueue's nonTasUsageCache (#13764): a pod reported again may free capacity when it moves or
+// asks for less of some resource; the caller requeues parked workloads then.
+TEST(TopologyInventoryTest, ReportPodSaysWhenItMayHaveFreedCapacity) {
+  TopologyInventory inventory;
+  auto report = [&](const std::string& node, ResourceAmounts requests) {
+    absl::StatusOr<bool> freed = inventory.ReportPod("kube-system/daemon", node, requests);
+    EXPECT_TRUE(freed.ok()) << freed.status();
+    return freed.value_or(false);
+  };
+  EXPECT_FALSE(report("x1", {{"gpu", 2}, {"cpu", 1}}));  // new
+  EXPECT_FALSE(report("x1", {{"cpu", 1}, {"gpu", 2}}));  // unchanged
+  EXPECT_FALSE(report("x1", {{"cpu", 1}, {"gpu", 3}}));  // grew
+  EXPECT_TRUE(report("x1", {{"cpu", 2}, {"gpu", 2}}));   // less gpu, more cpu
+  EXPECT_TRUE(report("x1", {{"gpu", 2}}));               // no cpu
+  EXPECT_TRUE(report("x2", {{"gpu", 2}}));               // moved
 }
 
 }  // namespace
