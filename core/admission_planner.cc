@@ -239,6 +239,19 @@ PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, R
   return p;
 }
 
+// Kueue's lastAssignmentOutdated with FlavorFungibilityPreserveScanProgress (beta, on by
+// default): the progress of the cycle before holds whatever changed since (on a busy cluster
+// quota is released every cycle, which would send the search back to the first flavor each
+// time); older progress holds while no quota was released in the queue and its tree was not
+// rebuilt. Null: the search starts from the first flavor.
+const FlavorScanProgress* ResumableProgress(const Workload& wl, const ClusterQueueRuntime& cq,
+                                            int64_t cycle) {
+  if (!wl.scan_progress.has_value()) return nullptr;
+  const FlavorScanProgress& progress = *wl.scan_progress;
+  if (cycle - progress.cycle <= 1) return &progress;
+  return progress.cluster_queue_generation == cq.allocatable_generation ? &progress : nullptr;
+}
+
 // Kueue's quotaResourcesToReserve: what a preemptor without candidates holds back this cycle so
 // lower-priority work elsewhere in the cohort does not take it.
 FrUsage ResourcesToReserve(const Entry& e) {
@@ -440,11 +453,13 @@ class EntryOrder {
 AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
                                                         const ClusterQueueRuntime& cq,
                                                         absl::Time now,
-                                                        const FlavorAssignment* nominated) {
+                                                        const FlavorAssignment* nominated,
+                                                        const FlavorScanProgress* resume) {
   PreemptionPlanner preemptor(state_, now);
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
   if (nominated != nullptr) assigner.PinToNomination(*nominated);
+  if (resume != nullptr) assigner.ResumeFrom(*resume);
 
   // Kueue's GetTargets with TAS requests, then updateAssignmentForTAS: the placement a
   // preemptor claims, on the nodes its victims free (or on empty nodes when it has none, so
@@ -589,7 +604,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     e.wl = wl;
     e.cq = cq;
     e.preemptor = heads[i].preemptor;
-    e.eval = Evaluate(*e.wl, *cq, now);
+    e.eval = Evaluate(*e.wl, *cq, now, /*nominated=*/nullptr, ResumableProgress(*wl, *cq, cycle));
     e.mode = e.eval.assignment.RepresentativeMode();
     keys.push_back(ClassicalKey{e.preemptor, e.eval.assignment.borrowing, heads[i].priority,
                                 heads[i].order_time, wl->id, entries.size() - 1});
@@ -720,8 +735,18 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     PlanAdmission(*e.wl, *e.cq, std::move(e.eval.assignment), plan);
   }
 
-  auto requeue = [&plan](const Entry& e) {
-    plan.pending.push_back(PlanPending(*e.wl, *e.cq, e.reason, e.skipped, e.PendingMessage()));
+  auto requeue = [&plan, cycle](const Entry& e) {
+    PendingDecision& p = plan.pending.emplace_back(
+        PlanPending(*e.wl, *e.cq, e.reason, e.skipped, e.PendingMessage()));
+    // Kueue keeps the search's progress for the next cycle (and retries the workload then rather
+    // than parking it: it has flavors left to try), except once it preempts or waits for other
+    // heads' victims: the cluster changes then, and a better flavor may free up.
+    if (e.eval.assignment.scan_stops.empty() || e.reason == RequeueReason::kPendingPreemption) {
+      return;
+    }
+    p.scan_progress =
+        FlavorScanProgress{cycle, e.cq->allocatable_generation, e.eval.assignment.scan_stops};
+    p.requeue = RequeueKind::kImmediate;
   };
   for (const Entry& e : entries) {
     if (!e.admitted) requeue(e);

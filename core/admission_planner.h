@@ -29,9 +29,11 @@ class AdmissionPlanner {
   // Kueue's getInitialAssignments: the full assignment, else one with preemption targets, else
   // a partial admission found by binary search over the pod counts (down to minCount). A
   // recomputation within the cycle passes the head's nominated assignment: only its flavors
-  // are considered (Kueue's NominationMapping).
+  // are considered (Kueue's NominationMapping). `resume` continues each flavor search where the
+  // workload's last evaluation stopped (Kueue's LastAssignment).
   Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now,
-                      const FlavorAssignment* nominated = nullptr);
+                      const FlavorAssignment* nominated = nullptr,
+                      const FlavorScanProgress* resume = nullptr);
 
   // One pending workload planned ahead of queue order (ClusterState::AdmitNow), with the
   // decisions a cycle makes for a head that is evaluated alone: its admission when it fits;

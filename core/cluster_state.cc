@@ -239,6 +239,7 @@ void ClusterState::RemoveUsageOf(const Workload& wl) {
   if (cq == nullptr || cq->node == nullptr) return;
   for (const auto& [fr, value] : wl.quota_usage) cq->node->RemoveUsage(fr, value);
   cq->holding.UncountUsage(wl.quota_usage);
+  router_.BumpAllocatableGeneration(*cq);
 }
 
 }  // namespace tollgate::core

@@ -423,7 +423,12 @@ class ClusterState {
   };
   void QueueRouted(Workload& wl, const Route& route, absl::Time now,
                    absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys);
-  void Unqueue(Workload& wl) { router_.Unqueue(wl.id); }
+  // Its flavor scan progress goes with it: Kueue keeps it only for a workload that stays in its
+  // queue (a requeue for a new priority, an activation, a move to another queue start over).
+  void Unqueue(Workload& wl) {
+    router_.Unqueue(wl.id);
+    wl.scan_progress.reset();
+  }
   void RerouteAllPending(absl::Time now);
   void RebuildQuotaTree(absl::Time now);
   void RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now);

@@ -113,6 +113,7 @@ void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time
 void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
   Workload* wl = mutable_workload(p.id);
   if (wl == nullptr) return;
+  wl->scan_progress = p.scan_progress;
   if (wl->status.pending_message != p.message) {
     wl->status.pending_message = p.message;
     SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", p.message, now});

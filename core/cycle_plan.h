@@ -33,7 +33,7 @@ struct PreemptionDecision {
 
 enum class RequeueKind {
   // Stays in the active queue: it is retried next cycle (StrictFIFO, pending preemption,
-  // skipped because of another admission in this cycle).
+  // skipped because of another admission in this cycle, flavors left to try).
   kImmediate,
   // Parks in the inadmissible set until quota frees up in its cohort tree (BestEffortFIFO).
   kPark,
@@ -47,6 +47,9 @@ struct PendingDecision {
   // BestEffortFIFO queue also its sticky head.
   bool preemptor = false;
   bool sticky = false;
+  // Where its flavor search stopped, when some resource group has flavors left to try: the
+  // workload keeps it for its next evaluation (empty: it starts from the first flavor).
+  Boxed<FlavorScanProgress> scan_progress;
 };
 
 // What one scheduling cycle decided. ClusterState::ApplyCycle turns it into state.
@@ -62,7 +65,9 @@ struct CyclePlan {
   bool MadeProgress() const {
     if (!admissions.empty() || !preemptions.empty()) return true;
     for (const PendingDecision& p : pending) {
-      if (p.requeue == RequeueKind::kPark) return true;
+      // A head with flavors left to try is evaluated differently next cycle (each such cycle
+      // moves its search further, so the chain ends).
+      if (p.requeue == RequeueKind::kPark || p.scan_progress.has_value()) return true;
     }
     return false;
   }

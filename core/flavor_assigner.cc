@@ -191,7 +191,7 @@ std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
 
 Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) const& {
   // The requests are not part of the admission.
-  return FlavorAssignment{pod_sets, borrowing, usage, nullptr}.ToAdmission(cluster_queue);
+  return FlavorAssignment{pod_sets, borrowing, usage, nullptr, {}}.ToAdmission(cluster_queue);
 }
 
 Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
@@ -348,8 +348,14 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
   std::vector<std::pair<std::string, std::string>> best;
   absl::InlinedVector<FlavorChoice, 2> best_choices;
   GranularMode best_mode;
-  for (const FlavorQuotasSpec& flavor_quotas : group.flavors) {
-    const std::string& flavor = flavor_quotas.flavor;
+  size_t first_flavor =
+      resume_ == nullptr ? 0 : static_cast<size_t>(resume_->NextFlavor(pod_set_index, group_index));
+  // Progress recorded before the group lost flavors starts over.
+  if (first_flavor >= group.flavors.size()) first_flavor = 0;
+  size_t attempted_flavor = first_flavor;
+  for (size_t flavor_index = first_flavor; flavor_index < group.flavors.size(); ++flavor_index) {
+    attempted_flavor = flavor_index;
+    const std::string& flavor = group.flavors[flavor_index].flavor;
     if (nominated_ != nullptr && !group_requests.empty() &&
         !Nominated(pod_set_index, requests[group_requests[0]].first, flavor)) {
       result.reasons.push_back(absl::StrCat("skipping flavor ", flavor,
@@ -441,6 +447,11 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
       best_mode = representative;
     }
   }
+  // Kueue's TriedFlavorIdx: a search that stopped before the group's last flavor resumes after
+  // the flavor it stopped at.
+  if (!best.empty() && attempted_flavor + 1 < group.flavors.size()) {
+    result.last_tried_flavor = static_cast<int32_t>(attempted_flavor);
+  }
   result.flavors = std::move(best);
   result.choices = std::move(best_choices);
   result.fits = best_mode.preemption == GranularPreemption::kFit;
@@ -492,6 +503,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
       std::vector<std::pair<std::string, std::string>> flavors;
       absl::InlinedVector<FlavorChoice, 2> choices;
       std::vector<std::string> reasons;
+      absl::InlinedVector<FlavorScanStop, 1> scan_stops;
       for (size_t req = 0; req < ps.requests.size(); ++req) {
         if (groups[req] < 0) continue;
         if (std::find(groups.begin(), groups.begin() + req, groups[req]) != groups.begin() + req) {
@@ -499,6 +511,10 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
         }
         ResourceResult r =
             FindFlavorForPodSet(i, ps.requests, groups, groups[req], assignment.usage);
+        if (r.last_tried_flavor >= 0) {
+          scan_stops.push_back(
+              FlavorScanStop{static_cast<int32_t>(i), groups[req], r.last_tried_flavor});
+        }
         if (r.flavors.empty()) {
           flavors.clear();
           choices.clear();
@@ -529,6 +545,11 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
       ps.flavors = std::move(flavors);
       ps.choices = std::move(choices);
       ps.reasons = std::move(reasons);
+      // A pod set left without flavors records no progress (Kueue's is per assigned flavor).
+      if (!failed) {
+        assignment.scan_stops.insert(assignment.scan_stops.end(), scan_stops.begin(),
+                                     scan_stops.end());
+      }
     }
 
     for (size_t f = 0; f < ps.flavors.size(); ++f) {

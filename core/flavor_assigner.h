@@ -92,6 +92,9 @@ struct FlavorAssignment {
   // within its cycle (AssignTopologyAgain, most heads of a cycle that share nodes) does not
   // build them again.
   std::unique_ptr<const WorkloadTopologyRequests, TopologyRequestsDeleter> topology_requests;
+  // Where the search of each pod set's resource group stopped short of the group's last flavor
+  // (Kueue's LastState): what the workload resumes from if it stays pending.
+  absl::InlinedVector<FlavorScanStop, 1> scan_stops;
 
   FlavorMode RepresentativeMode() const;
   // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".
@@ -130,6 +133,9 @@ class FlavorAssigner {
   // chose for each pod set's resource group, so the recomputation never switches flavors.
   // `nominated` must outlive the assigner.
   void PinToNomination(const FlavorAssignment& nominated) { nominated_ = &nominated; }
+  // Kueue's LastAssignment: each pod set's resource group starts its search after the flavor
+  // `progress` says the last evaluation stopped at. `progress` must outlive the assigner.
+  void ResumeFrom(const FlavorScanProgress& progress) { resume_ = &progress; }
 
  private:
   struct ResourceResult {
@@ -138,6 +144,9 @@ class FlavorAssigner {
     absl::InlinedVector<FlavorChoice, 2> choices;
     std::vector<std::string> reasons;
     bool fits = false;
+    // The flavor the search stopped at, when flavors were chosen and later ones are left
+    // untried (-1: none left).
+    int32_t last_tried_flavor = -1;
   };
   // `groups` holds each request's resource group index (-1: not covered); the flavors are
   // chosen for the requests of group `group_index`.
@@ -164,6 +173,8 @@ class FlavorAssigner {
   const bool topology_only_;
   // Set by PinToNomination.
   const FlavorAssignment* nominated_ = nullptr;
+  // Set by ResumeFrom.
+  const FlavorScanProgress* resume_ = nullptr;
 };
 
 // Kueue's classical.FindHeightOfLowestSubtreeThatFits: the borrowing level needed for `val`

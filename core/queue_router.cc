@@ -61,6 +61,7 @@ void QueueRouter::Rebuild(const QuotaTree& tree) {
     std::sort(cq.group_index.begin(), cq.group_index.end());
     cq.covers_pods = cq.GroupOf("pods") >= 0;
     cq.topology_only_generation = -1;
+    BumpAllocatableGeneration(cq);
     cq.holding.Clear();
   }
   by_name_.clear();

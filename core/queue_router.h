@@ -36,6 +36,11 @@ struct ClusterQueueRuntime {
   // change of the flavors bumps); Rebuild clears it with a new spec.
   mutable bool topology_only = false;
   mutable int64_t topology_only_generation = -1;
+  // Kueue's AllocatableResourceGeneration: changes whenever a workload releases this queue's
+  // quota or the quota tree is rebuilt, so a flavor scan recorded before it may have missed
+  // quota that is free now. Taken from one counter across queues (QueueRouter), so two queues
+  // never share a value.
+  int64_t allocatable_generation = 0;
   ClusterQueueSpec spec;
   // Admitted and evicting workloads.
   HeldWorkloads holding;
@@ -117,12 +122,17 @@ class QueueRouter {
   // Takes the workload out of the queue it is in, if any.
   void Unqueue(WorkloadId id);
   void ReserveQueued(size_t n) { queued_in_.reserve(queued_in_.size() + n); }
+  // Gives `cq` a new allocatable generation.
+  void BumpAllocatableGeneration(ClusterQueueRuntime& cq) {
+    cq.allocatable_generation = ++generations_issued_;
+  }
 
  private:
   // Kueue's admission-check reasons for an inactive queue (core/admission_checks.h).
   void ApplyCheckActivity(ClusterQueueRuntime& cq) const;
 
   const ConfigRegistry& config_;
+  int64_t generations_issued_ = 0;
   std::map<std::string, ClusterQueueRuntime, std::less<>> cluster_queues_;
   // Lookup indexes into cluster_queues_ (the hot paths look queues up per workload and per
   // tree node), rebuilt with the quota tree.

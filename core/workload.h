@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/boxed.h"
@@ -265,6 +266,37 @@ struct WorkloadOwner {
   bool operator==(const WorkloadOwner&) const = default;
 };
 
+// Where a pending workload's flavor search stopped short of a resource group's last flavor
+// (Kueue's LastAssignment.LastTriedFlavorIdx): the next evaluation starts after that flavor, so
+// a workload that stopped at a flavor it could not be admitted in (its topology did not fit
+// there, or another head took the quota) reaches the group's later flavors.
+struct FlavorScanStop {
+  int32_t pod_set = 0;
+  // Index into the ClusterQueue's spec.resource_groups, and into that group's flavors.
+  int32_t group = 0;
+  int32_t flavor = 0;
+  bool operator==(const FlavorScanStop&) const = default;
+};
+
+struct FlavorScanProgress {
+  // The scheduling cycle that recorded it, and its ClusterQueue's allocatable generation then
+  // (ClusterQueueRuntime::allocatable_generation).
+  int64_t cycle = 0;
+  int64_t cluster_queue_generation = 0;
+  absl::InlinedVector<FlavorScanStop, 1> stops;
+  bool operator==(const FlavorScanProgress&) const = default;
+
+  // The index of the first flavor to try for the pod set's resource group (0: all of them).
+  int32_t NextFlavor(size_t pod_set, int group) const {
+    for (const FlavorScanStop& stop : stops) {
+      if (stop.pod_set == static_cast<int32_t>(pod_set) && stop.group == group) {
+        return stop.flavor + 1;
+      }
+    }
+    return 0;
+  }
+};
+
 struct Workload {
   WorkloadId id = 0;
   std::string uid;
@@ -281,6 +313,9 @@ struct Workload {
   std::vector<std::pair<int32_t, int64_t>> quota_usage;
   // Store revision of the workload's last persisted change; maintained by the service.
   int64_t resource_version = 0;
+  // Pending only, in memory only (as Kueue's): where its last evaluation's flavor search
+  // stopped, when some resource group has flavors left to try.
+  Boxed<FlavorScanProgress> scan_progress;
 
   std::string Key() const { return spec.namespace_name + "/" + spec.name; }
   bool HoldsQuota() const {
