@@ -472,7 +472,7 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
   SetCondition(wl.status, "Admitted", true, "Admitted", "The workload is admitted", now);
   // Kueue settles the entry penalty on every transition into Admitted, not for a workload
   // deactivated meanwhile (#12786).
-  if (wl.spec.active && !wl.status.deactivated) {
+  if (fair_usage_.TracksAny() && wl.spec.active && !wl.status.deactivated) {
     const ClusterQueueRuntime* cq = cluster_queue(wl.status.admission->cluster_queue);
     if (cq != nullptr && UsesAdmissionFairSharing(cq->spec)) {
       fair_usage_.SettleEntryPenalty(LocalQueueKey(wl.spec.namespace_name, wl.spec.queue_name),
