@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "adapters/kube/kube_events.h"
+#include "adapters/kube/priority_defaulting.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/node_matching.h"
@@ -375,6 +376,22 @@ absl::StatusOr<bool> JobController::NamespaceHasDefaultQueue(absl::string_view n
   return false;
 }
 
+absl::StatusOr<bool> JobController::LabelWithDefaultPriorityClass(
+    const manifest::JobKindTranslator& translator, const Json& obj, const v1::WorkloadRef& ref) {
+  TOLLGATE_ASSIGN_OR_RETURN(const bool takes_default,
+                            TakesDefaultWorkloadPriorityClass(obj, admission_));
+  if (!takes_default) return false;
+  // Kueue labels a job only when it is created: one whose workload exists was made before the
+  // class, and keeps the priority it was queued with.
+  absl::StatusOr<v1::Workload> existing = admission_.GetWorkload(ref);
+  if (existing.ok()) return false;
+  if (!absl::IsNotFound(existing.status())) return existing.status();
+  Json desired = obj;
+  SetDefaultWorkloadPriorityClass(desired);
+  TOLLGATE_RETURN_IF_ERROR(Converge(translator, obj, desired).status());
+  return true;
+}
+
 absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& workload) {
   v1::SubmitRequest request;
   *request.mutable_workload() = workload;
@@ -421,6 +438,11 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
   if (translator.IsOnHold(obj)) return HoldWorkload(ref);
   const std::optional<manifest::JobFinish> finish = translator.Finished(obj);
   if (finish.has_value()) return HandleFinished(translator, obj, ref, *finish);
+
+  TOLLGATE_ASSIGN_OR_RETURN(const bool labelled,
+                            LabelWithDefaultPriorityClass(translator, obj, ref));
+  // The label's patch wakes the object again; its workload is made on that pass.
+  if (labelled) return absl::OkStatus();
 
   // The workload describes the job as written, not as admission changed it.
   absl::StatusOr<Json> original = manifest::RestoreOriginalFields(obj);

@@ -185,6 +185,11 @@ class JobController {
                                       const Json& obj, const v1::Workload& wl,
                                       const v1::WorkloadRef& ref);
   absl::StatusOr<bool> NamespaceHasDefaultQueue(absl::string_view ns);
+  // Kueue's WorkloadPriorityClassDefaulting (priority_defaulting.h): labels a job that names no
+  // WorkloadPriorityClass and has no workload yet with the class "default" when it exists.
+  // True when it patched the job.
+  absl::StatusOr<bool> LabelWithDefaultPriorityClass(const manifest::JobKindTranslator& translator,
+                                                     const Json& obj, const v1::WorkloadRef& ref);
   // Whether `ns` matches options_.managed_jobs_namespace_selector (true when there is none).
   absl::StatusOr<bool> NamespaceIsManaged(absl::string_view ns);
   absl::StatusOr<v1::Workload> SubmitOrReplace(const v1::Workload& workload);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "adapters/kube/kube_events.h"
+#include "adapters/kube/priority_defaulting.h"
 #include "adapters/kube/workload_reports.h"
 #include "common/json_log.h"
 #include "core/multikueue_components.h"
@@ -517,6 +518,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     absl::StatusOr<v1::Workload> built = manifest::PodWorkload(pod, queue);
     if (!built.ok()) return Warn(PodResource(), pod, "InvalidWorkload", built.status().message());
     v1::Workload& workload = *built;
+    TOLLGATE_RETURN_IF_ERROR(ApplyDefaultWorkloadPriorityClass(pod, admission_, workload));
     absl::Status attached = AttachMultiKueuePayload(PodResource(), pod, queue, workload);
     if (absl::IsInvalidArgument(attached)) {
       return Warn(PodResource(), pod, "InvalidWorkload", attached.message());
@@ -754,6 +756,11 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     if (!built.ok()) {
       return Warn(PodResource(), first, "ErrWorkloadCompose", built.status().message());
     }
+    // A parent's group takes its priority from the parent's templates (GateTemplates): Kueue
+    // defaults its pods only when their owner is not one it manages.
+    if (!by_parent) {
+      TOLLGATE_RETURN_IF_ERROR(ApplyDefaultWorkloadPriorityClass(first, admission_, *built));
+    }
     if (multikueue) {
       std::vector<Json> carried;
       for (const Json& pod : pods) {
@@ -922,12 +929,36 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
 
 // --- Parents: pod templates ------------------------------------------------------------------
 
+namespace {
+
+// Whether GateTemplates already stamped the parent's templates.
+bool TemplatesStamped(const Json& obj, const std::vector<std::string>& template_paths) {
+  for (const std::string& path : template_paths) {
+    const Json::json_pointer pointer(path);
+    if (obj.contains(pointer) &&
+        Find(obj[pointer], {"metadata", "annotations", kSuspendedByParentAnnotation}) != nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::Status PodController::GateTemplates(const ResourceKind& kind, const Json& obj,
                                           const std::vector<std::string>& template_paths,
                                           absl::string_view framework, absl::string_view queue) {
   Json desired = obj;
-  const std::string priority =
-      GetString(obj, {"metadata", "labels", manifest::kPriorityClassLabel});
+  std::string priority = GetString(obj, {"metadata", "labels", manifest::kPriorityClassLabel});
+  if (priority.empty() && !TemplatesStamped(obj, template_paths)) {
+    // First seen (Kueue's webhook labels the parent at creation; later it keeps what it has).
+    TOLLGATE_ASSIGN_OR_RETURN(const bool takes_default,
+                              TakesDefaultWorkloadPriorityClass(obj, admission_));
+    if (takes_default) {
+      SetDefaultWorkloadPriorityClass(desired);
+      priority = std::string(kDefaultWorkloadPriorityClass);
+    }
+  }
   for (const std::string& path : template_paths) {
     const Json::json_pointer pointer(path);
     if (!desired.contains(pointer)) continue;

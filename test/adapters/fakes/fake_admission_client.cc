@@ -35,6 +35,14 @@ void FakeAdmissionClient::AddLocalQueue(const std::string& ns, const std::string
   local_queues_.push_back(queue);
 }
 
+void FakeAdmissionClient::AddWorkloadPriorityClass(const std::string& name, int32_t value) {
+  absl::MutexLock lock(&mu_);
+  v1::WorkloadPriorityClass wpc;
+  wpc.mutable_metadata()->set_name(name);
+  wpc.set_value(value);
+  workload_priority_classes_[name] = wpc;
+}
+
 void FakeAdmissionClient::Admit(const std::string& ns, const std::string& name,
                                 const v1::Admission& admission) {
   absl::MutexLock lock(&mu_);
@@ -280,6 +288,14 @@ absl::StatusOr<v1::ConfigObject> FakeAdmissionClient::GetObject(const v1::Object
     if (it != flavors_.end()) {
       v1::ConfigObject object;
       *object.mutable_resource_flavor() = it->second;
+      return object;
+    }
+  }
+  if (ref.kind() == v1::WORKLOAD_PRIORITY_CLASS) {
+    auto it = workload_priority_classes_.find(ref.name());
+    if (it != workload_priority_classes_.end()) {
+      v1::ConfigObject object;
+      *object.mutable_workload_priority_class() = it->second;
       return object;
     }
   }

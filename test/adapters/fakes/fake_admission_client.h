@@ -20,6 +20,7 @@ class FakeAdmissionClient final : public AdmissionClient {
   void AddFlavor(const std::string& name, const std::map<std::string, std::string>& node_labels,
                  const std::vector<v1::Toleration>& tolerations = {});
   void AddLocalQueue(const std::string& ns, const std::string& name);
+  void AddWorkloadPriorityClass(const std::string& name, int32_t value);
   // PENDING -> ADMITTED with `admission`.
   void Admit(const std::string& ns, const std::string& name, const v1::Admission& admission);
   // ADMITTED -> EVICTING.
@@ -68,6 +69,7 @@ class FakeAdmissionClient final : public AdmissionClient {
   std::map<std::string, v1::Workload> workloads_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, v1::ResourceFlavor> flavors_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::LocalQueue> local_queues_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, v1::WorkloadPriorityClass> workload_priority_classes_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
   absl::Status submit_error_ ABSL_GUARDED_BY(mu_);

@@ -356,6 +356,54 @@ TEST_F(JobControllerTest, UnlabeledJobsOnlyInNamespacesTheSelectorManages) {
   EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().queue_name(), "default");
 }
 
+// Kueue's WorkloadPriorityClassDefaulting: a job that names no WorkloadPriorityClass is labelled
+// with the class "default" when it exists, and its workload takes that class, not the pods'
+// PriorityClass.
+TEST_F(JobControllerTest, AJobNamingNoPriorityClassTakesTheDefaultWorkloadPriorityClass) {
+  admission_.AddWorkloadPriorityClass("default", 1000);
+  Json job = MakeJob();
+  job["spec"]["template"]["spec"]["priorityClassName"] = "pod-high";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(Job()["metadata"]["labels"].value("kueue.x-k8s.io/priority-class", ""), "default");
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().priority_class_name(), "default");
+}
+
+TEST_F(JobControllerTest, WithoutADefaultWorkloadPriorityClassThePodsPriorityClassCounts) {
+  Json job = MakeJob();
+  job["spec"]["template"]["spec"]["priorityClassName"] = "pod-high";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(Job()["metadata"]["labels"].contains("kueue.x-k8s.io/priority-class"));
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().priority_class_name(), "pod-high");
+}
+
+TEST_F(JobControllerTest, AJobNamingAPriorityClassKeepsIt) {
+  admission_.AddWorkloadPriorityClass("default", 1000);
+  admission_.AddWorkloadPriorityClass("urgent", 5000);
+  Json job = MakeJob();
+  job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().priority_class_name(), "urgent");
+}
+
+// Kueue labels at creation only: a job queued before the class existed keeps its priority.
+TEST_F(JobControllerTest, AJobQueuedBeforeTheDefaultClassExistedIsNotRelabelled) {
+  kube_.Put(manifest::JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  admission_.AddWorkloadPriorityClass("default", 1000);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(Job()["metadata"]["labels"].contains("kueue.x-k8s.io/priority-class"));
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->spec().priority_class_name(), "");
+  EXPECT_EQ(admission_.Count("DeleteWorkload"), 0);
+}
+
 TEST_F(JobControllerTest, RunningWithAStaleAdmissionIsRestarted) {
   kube_.Put(manifest::JobResource(), MakeJob());
   ASSERT_TRUE(Reconcile().ok());

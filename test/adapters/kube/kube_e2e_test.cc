@@ -626,6 +626,25 @@ TEST_F(KubeE2eTest, UnlabeledJobsAreLeftAlone) {
   EXPECT_EQ(StatusOf(manifest::JobResource(), "team-a", "plain"), "");
 }
 
+// Kueue's WorkloadPriorityClassDefaulting: once the WorkloadPriorityClass "default" exists, a new
+// job naming no class is labelled with it and queued at its value.
+TEST_F(KubeE2eTest, AJobNamingNoPriorityClassRunsAtTheDefaultClassValue) {
+  v1::ApplyRequest apply;
+  v1::WorkloadPriorityClass* wpc = apply.add_objects()->mutable_workload_priority_class();
+  wpc->mutable_metadata()->set_name("default");
+  wpc->set_value(7);
+  ASSERT_TRUE(admission_->Apply(apply).ok());
+  Create(manifest::JobResource(), "team-a", MakeJob("unranked", "eval-queue", {{"cpu", "1"}}));
+  ASSERT_TRUE(WaitFor([&] { return Running("team-a", "unranked"); }, kWait));
+  EXPECT_EQ(manifest::GetString(Get(manifest::JobResource(), "team-a", "unranked"),
+                                {"metadata", "labels", "kueue.x-k8s.io/priority-class"}),
+            "default");
+  std::optional<v1::Workload> wl = Workload("team-a", "job-unranked-");
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->spec().priority_class_name(), "default");
+  EXPECT_EQ(wl->status().priority(), 7);
+}
+
 // --- The ProvisioningRequest check: the test plays cluster-autoscaler ---------------------------
 
 namespace prov = provisioning;

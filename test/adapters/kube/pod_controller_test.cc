@@ -5,6 +5,7 @@
 
 #include "absl/time/time.h"
 #include "core/clock.h"
+#include "services/manifest/job_kind.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
 
@@ -78,6 +79,58 @@ TEST_F(PodControllerTest, OutsideARolloutNothingIsReleased) {
   kube_.Put(PodResource(), GatedPod("db-0", "db-new"));
   ASSERT_TRUE(ReconcileStatefulSet().ok());
   EXPECT_EQ(Gates("db-0").size(), 3u);
+}
+
+// Kueue's WorkloadPriorityClassDefaulting for the pod-based kinds: a gated pod naming no
+// WorkloadPriorityClass gets a workload of the class "default" when it exists.
+TEST_F(PodControllerTest, AGatedPodNamingNoPriorityClassTakesTheDefaultWorkloadPriorityClass) {
+  admission_.AddWorkloadPriorityClass("default", 1000);
+  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "solo", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000a",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+    "spec": {"priorityClassName": "pod-high",
+             "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  kube_.Put(PodResource(), pod);
+  PodController::Options options;
+  options.pods = true;
+  PodController controller(kube_, admission_, clock_, options);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
+  const std::string name = manifest::KueueWorkloadName("Pod", "", "solo", pod["metadata"]["uid"]);
+  ASSERT_TRUE(admission_.Find("team-a", name).has_value());
+  EXPECT_EQ(admission_.Find("team-a", name)->spec().priority_class_name(), "default");
+}
+
+// A Deployment is labelled when first seen, and its pods' template carries the class; one seen
+// before the class existed keeps what it has (Kueue's webhook labels at creation only).
+TEST_F(PodControllerTest, ADeploymentTakesTheDefaultWorkloadPriorityClassWhenFirstSeen) {
+  Json deployment = Json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000b",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+    "spec": {"replicas": 1, "template": {"spec": {
+      "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}})");
+  PodController::Options options;
+  options.deployments = true;
+  PodController controller(kube_, admission_, clock_, options);
+
+  kube_.Put(DeploymentResource(), deployment);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"deployments", "team-a", "web"}).ok());
+  Json stamped = kube_.Object(DeploymentResource(), "team-a", "web");
+  EXPECT_FALSE(stamped["metadata"]["labels"].contains("kueue.x-k8s.io/priority-class"));
+  admission_.AddWorkloadPriorityClass("default", 1000);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"deployments", "team-a", "web"}).ok());
+  EXPECT_FALSE(kube_.Object(DeploymentResource(), "team-a", "web")["metadata"]["labels"].contains(
+      "kueue.x-k8s.io/priority-class"));
+
+  deployment["metadata"]["name"] = "api";
+  deployment["metadata"]["uid"] = "5e1f0000-aaaa-bbbb-cccc-00000000000c";
+  kube_.Put(DeploymentResource(), deployment);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"deployments", "team-a", "api"}).ok());
+  Json api = kube_.Object(DeploymentResource(), "team-a", "api");
+  EXPECT_EQ(api["metadata"]["labels"].value("kueue.x-k8s.io/priority-class", ""), "default");
+  EXPECT_EQ(
+      api["spec"]["template"]["metadata"]["labels"].value("kueue.x-k8s.io/priority-class", ""),
+      "default");
 }
 
 }  // namespace
