@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -557,6 +558,21 @@ TEST_F(TollgateApiControlsTest, AdmissionGatesAreRemovedOneCommitAtATime) {
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_GT(one->workload().metadata().resource_version(), before);
   EXPECT_EQ(one->workload().metadata().annotations().at(kGatedBy), "example.com/b");
+  // Watchers see the change: a MODIFIED event with the gates left.
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = store_.ReadChanges(before, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  bool watched = false;
+  for (const storage::ChangeLogEntry& entry : *changes) {
+    for (const std::string& record : entry.records) {
+      v1::WatchEvent event;
+      if (!event.ParseFromString(record) || event.type() != v1::WatchEvent::MODIFIED) continue;
+      const auto& annotations = event.workload().metadata().annotations();
+      watched = watched ||
+                (event.workload().metadata().name() == "g" && annotations.count(kGatedBy) > 0 &&
+                 annotations.at(kGatedBy) == "example.com/b");
+    }
+  }
+  EXPECT_TRUE(watched);
   // The same value again is no change: no new revision.
   absl::StatusOr<v1::SetAdmissionGatesResponse> again = api_->SetAdmissionGates(request);
   ASSERT_TRUE(again.ok()) << again.status();
