@@ -262,6 +262,13 @@ class ClusterState {
   // quota and only its standing as a preemption victim changes. FAILED_PRECONDITION when
   // finished.
   absl::Status SetPriority(absl::string_view key, int32_t priority, absl::Time now);
+  // Kueue's AdmissionGatedBy (workload_controls.cc, rules in admission_gates.h): a new value of
+  // the kueue.x-k8s.io/admission-gated-by annotation (nullopt: removed). Gates may only be
+  // removed (INVALID_ARGUMENT naming the annotation otherwise, nothing changed). Removing the
+  // last gate requeues the workload; removing some keeps it out of its queue with the condition
+  // naming the rest. The same value again changes nothing. NOT_FOUND when absent.
+  absl::Status SetAdmissionGates(absl::string_view key, const std::optional<std::string>& gates,
+                                 absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
   // Kueue's status.reclaimablePods (reclaimable_pods.cc): the adapter reports, per pod set,

@@ -231,6 +231,11 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
     result.message = wl->status.pending_message;
     return result;
   }
+  if (HasAdmissionGate(wl->spec)) {
+    // Kueue's AdmissionGatedBy: no admission, on request or not, until its gates are removed.
+    result.message = wl->status.pending_message;
+    return result;
+  }
   Route route = router_.RouteOf(*wl);
   if (route.cluster_queue == nullptr || !route.blocked_message.empty()) {
     result.message = route.blocked_message;

@@ -1,5 +1,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
+#include "core/admission_gates.h"
 #include "core/cluster_state.h"
 
 // ClusterState's transitions a workload's job asks for, as Kueue's job reconciler writes them
@@ -158,6 +159,10 @@ absl::Status ClusterState::SetOnHold(absl::string_view key, bool on_hold, absl::
   wl->status.pending_message.clear();
   SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", kHoldReleasedMessage, now});
   AddEvent(wl->status, now, "HoldReleased", kHoldReleasedMessage);
+  // Still gated: the gate is what it waits for now (Requeue leaves it out of the queue).
+  if (HasAdmissionGate(wl->spec)) {
+    MarkAdmissionGated(wl->status, *AdmissionGatedByOf(wl->spec), now, /*first_seen=*/false);
+  }
   Requeue(*wl, now);
   return absl::OkStatus();
 }
@@ -172,7 +177,8 @@ absl::Status ClusterState::SetWaitingForReplacementPods(absl::string_view key, b
   if (!waiting) {
     SetCondition(wl->status, Condition{"WaitingForReplacementPods", false, "PodsReady",
                                        "No pods need replacement", now});
-    if (wl->status.state == WorkloadState::kPending && !wl->status.on_hold) {
+    if (wl->status.state == WorkloadState::kPending && !wl->status.on_hold &&
+        !HasAdmissionGate(wl->spec)) {
       wl->status.pending_message.clear();
       Requeue(*wl, now);
     }

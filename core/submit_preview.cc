@@ -6,7 +6,9 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/admission_gates.h"
 #include "core/cluster_state.h"
+#include "core/status_macros.h"
 
 namespace tollgate::core {
 
@@ -18,10 +20,19 @@ namespace {
 // operator's values stay.
 bool MatchesAsSubmitted(const Workload& found, const WorkloadSpec& spec) {
   const std::optional<SubmittedControls>& submitted = found.status.history().submitted_controls;
-  if (!submitted.has_value()) return false;
+  const std::optional<std::string> resubmitted_gates = AdmissionGatedByOf(spec);
+  const bool gates_differ = AdmissionGatedByOf(found.spec) != resubmitted_gates;
+  if (!submitted.has_value() && !gates_differ) return false;
   WorkloadSpec original = found.spec;
-  original.active = submitted->active;
-  original.priority = submitted->priority;
+  if (submitted.has_value()) {
+    original.active = submitted->active;
+    original.priority = submitted->priority;
+  }
+  // The admission gates do not make another workload: Kueue's job reconciler finds a workload
+  // equivalent to its job without looking at annotations, and the gates change only through
+  // SetAdmissionGates (admission_gates.h), which may only remove them. A resubmit naming other
+  // gates is the same workload, and its gates stay as they are.
+  if (gates_differ) SetAdmissionGatedBy(original, resubmitted_gates);
   return original == spec;
 }
 
@@ -48,6 +59,11 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
             [&](const std::string& prefix) { return absl::StartsWith(r.first, prefix); });
       });
     }
+  }
+  // Kueue's workload webhook checks the gates' format on create (and on a resubmit, which
+  // would be an update of the same object).
+  if (const std::optional<std::string> gates = AdmissionGatedByOf(spec); gates.has_value()) {
+    TOLLGATE_RETURN_IF_ERROR(ValidateAdmissionGatesOnCreate(*gates));
   }
   SubmitPreview preview;
   if (const Workload* found =

@@ -297,6 +297,10 @@ struct FlavorScanProgress {
   }
 };
 
+// Kueue's HasAdmissionGate: the workload's kueue.x-k8s.io/admission-gated-by annotation is not
+// empty (defined with the rest of the gates' rules in core/admission_gates.cc).
+bool HasAdmissionGate(const WorkloadSpec& spec);
+
 struct Workload {
   WorkloadId id = 0;
   std::string uid;
@@ -324,10 +328,11 @@ struct Workload {
            status.state == WorkloadState::kEvicting;
   }
   // Kueue's IsAdmissible for a pending workload: it belongs in a queue. Not when deactivated
-  // (by an operator or by a limit), on hold, or waiting for replacement pods.
+  // (by an operator or by a limit), on hold, waiting for replacement pods, or gated by its
+  // kueue.x-k8s.io/admission-gated-by annotation.
   bool Queueable() const {
     return status.state == WorkloadState::kPending && spec.active && !status.deactivated &&
-           !status.on_hold && !status.waiting_for_replacement_pods;
+           !status.on_hold && !status.waiting_for_replacement_pods && !HasAdmissionGate(spec);
   }
 };
 

@@ -1,8 +1,13 @@
+#include <optional>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "core/admission_gates.h"
 #include "core/cluster_state.h"
 
 // ClusterState's operator controls on one workload that change its spec in place: Kueue's
-// spec.active (deactivate / activate) and a new priority (Armada's reprioritize).
+// spec.active (deactivate / activate), a new priority (Armada's reprioritize) and the removal
+// of admission gates (Kueue's kueue.x-k8s.io/admission-gated-by annotation).
 
 namespace tollgate::core {
 
@@ -77,6 +82,12 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
   AddEvent(wl->status, now, "Activated", "spec.active set to true");
   MarkDirty(wl->id);
   if (wl->status.state == WorkloadState::kPending) {
+    if (const std::optional<std::string> gates = AdmissionGatedByOf(wl->spec);
+        HasAdmissionGate(wl->spec)) {
+      // Still gated: the gate, not the activation, is what it waits for.
+      MarkAdmissionGated(wl->status, *gates, now, /*first_seen=*/false);
+      return absl::OkStatus();
+    }
     wl->status.pending_message.clear();
     SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Activated", now});
     Requeue(*wl, now);
@@ -111,6 +122,33 @@ absl::Status ClusterState::SetPriority(absl::string_view key, int32_t priority, 
   // (Kueue lets an admitted workload's priority change the same way).
   RefileHeld(*wl);
   if (priority < before) RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::SetAdmissionGates(absl::string_view key,
+                                             const std::optional<std::string>& gates,
+                                             absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  const std::optional<std::string> before = AdmissionGatedByOf(wl->spec);
+  if (before == gates) return absl::OkStatus();
+  if (absl::Status allowed = ValidateAdmissionGatesOnUpdate(before, gates); !allowed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("workload ", key, ": ", allowed.message()));
+  }
+  const bool was_gated = HasAdmissionGate(wl->spec);
+  SetAdmissionGatedBy(wl->spec, gates);
+  MarkDirty(wl->id);
+  // A workload gains no gate after creation, so only a pending one can still be gated; the
+  // others merely had the annotation's empty value dropped.
+  if (!was_gated || wl->status.state != WorkloadState::kPending) return absl::OkStatus();
+  if (HasAdmissionGate(wl->spec)) {
+    MarkAdmissionGated(wl->status, *gates, now, /*first_seen=*/false);
+    return absl::OkStatus();
+  }
+  // Deactivated, on hold or waiting for pods: that keeps it out of its queue and names why.
+  if (!wl->Queueable()) return absl::OkStatus();
+  MarkAdmissionGateCleared(wl->status, now);
+  Requeue(*wl, now);
   return absl::OkStatus();
 }
 

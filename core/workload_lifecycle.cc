@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
+#include "core/admission_gates.h"
 #include "core/cluster_state.h"
 #include "core/submit_preview.h"
 
@@ -177,6 +178,10 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   workloads_.IndexOwner(ref.id);
   MarkDirty(ref.id);
   Requeue(ref, now);
+  // Kueue's workload controller marks a gated workload on first sight; Requeue left it out.
+  if (HasAdmissionGate(ref.spec)) {
+    MarkAdmissionGated(ref.status, *AdmissionGatedByOf(ref.spec), now, /*first_seen=*/true);
+  }
   SyncChecks(ref, now);
   return SubmitOutcome{ref.id, true};
 }

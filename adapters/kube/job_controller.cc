@@ -402,8 +402,11 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
           "info", "submitted workload",
           {{"workload", WorkloadKey(workload.metadata().namespace_(), workload.metadata().name())},
            {"queue", workload.spec().queue_name()}});
+      return submitted->workload();
     }
-    return submitted->workload();
+    // The same workload again: Kueue's reconciler updates an existing workload's admission
+    // gates to its job's.
+    return PropagateAdmissionGates(admission_, workload, submitted->workload());
   }
   if (!absl::IsAlreadyExists(submitted.status())) return submitted.status();
   // The job's spec changed since it was submitted. Kueue re-creates the workload of a job that

@@ -1,8 +1,25 @@
 #include "adapters/kube/workload_reports.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/json_log.h"
+#include "core/admission_gates.h"
+#include "core/status_macros.h"
 
 namespace tollgate::kube {
+namespace {
+
+std::optional<std::string> AdmissionGatedByOf(const v1::Workload& wl) {
+  const auto& annotations = wl.metadata().annotations();
+  auto it = annotations.find(std::string(core::kAdmissionGatedByAnnotation));
+  if (it == annotations.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
 
 absl::Status ReportPodsReadyIfChanged(client::AdmissionClient& admission, const v1::Workload& wl,
                                       const v1::WorkloadRef& ref, bool ready) {
@@ -55,6 +72,28 @@ absl::Status ReportJobStatusIfChanged(client::AdmissionClient& admission, const 
   *request.mutable_job_status() = report;
   absl::Status reported = admission.ReportJobState(request).status();
   return absl::IsFailedPrecondition(reported) ? absl::OkStatus() : reported;
+}
+
+absl::StatusOr<v1::Workload> PropagateAdmissionGates(client::AdmissionClient& admission,
+                                                     const v1::Workload& from_job,
+                                                     v1::Workload stored) {
+  const std::optional<std::string> want = AdmissionGatedByOf(from_job);
+  const std::optional<std::string> have = AdmissionGatedByOf(stored);
+  if (want == have) return stored;
+  // Removals only (core::ValidateAdmissionGatesOnUpdate): what the service would refuse is not
+  // sent on every pass.
+  if (!core::ValidateAdmissionGatesOnUpdate(have, want).ok()) return stored;
+  v1::SetAdmissionGatesRequest request;
+  request.mutable_workload()->set_namespace_(stored.metadata().namespace_());
+  request.mutable_workload()->set_name(stored.metadata().name());
+  if (want.has_value()) request.set_admission_gated_by(*want);
+  TOLLGATE_ASSIGN_OR_RETURN(v1::SetAdmissionGatesResponse updated,
+                            admission.SetAdmissionGates(request));
+  common::Log(
+      "info", "updated workload AdmissionGatedBy",
+      {{"workload", absl::StrCat(stored.metadata().namespace_(), "/", stored.metadata().name())},
+       {"admissionGatedBy", want.value_or("")}});
+  return updated.workload();
 }
 
 }  // namespace tollgate::kube

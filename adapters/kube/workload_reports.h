@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "clients/cpp/admission_client.h"
 #include "tollgate/v1/objects.pb.h"
 
@@ -31,5 +32,14 @@ absl::Status ReportReclaimablePodsIfChanged(client::AdmissionClient& admission,
 // (FAILED_PRECONDITION) keeps its last status: that is what the manager has.
 absl::Status ReportJobStatusIfChanged(client::AdmissionClient& admission, const v1::Workload& copy,
                                       const v1::WorkloadPayload& report);
+
+// Kueue's UpdateAdmissionGatedBy: the job's kueue.x-k8s.io/admission-gated-by annotation, as
+// carried by `from_job` (the workload translated from it), goes to `stored` when it differs:
+// a gate removed from the job (or the whole annotation) is removed from the workload. Gates only
+// ever leave a workload, so a job that names a gate its workload no longer has (an operator
+// removed it there) changes nothing. Returns the workload as stored after.
+absl::StatusOr<v1::Workload> PropagateAdmissionGates(client::AdmissionClient& admission,
+                                                     const v1::Workload& from_job,
+                                                     v1::Workload stored);
 
 }  // namespace tollgate::kube

@@ -40,6 +40,9 @@ class AdmissionClient {
   // made).
   virtual absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
       const v1::UpdateWorkloadPayloadRequest& request) = 0;
+  // Kueue's AdmissionGatedBy: a new value of the workload's admission gates (only removals).
+  virtual absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
+      const v1::SetAdmissionGatesRequest& request) = 0;
   virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) = 0;
   // Streams workload changes after request.since_revision to `on_event` until it returns

@@ -59,6 +59,11 @@ absl::StatusOr<v1::UpdateWorkloadPayloadResponse> GrpcAdmissionClient::UpdateWor
   return client_.UpdateWorkloadPayload(request);
 }
 
+absl::StatusOr<v1::SetAdmissionGatesResponse> GrpcAdmissionClient::SetAdmissionGates(
+    const v1::SetAdmissionGatesRequest& request) {
+  return client_.SetAdmissionGates(request);
+}
+
 absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
     const v1::ReportJobStateRequest& request) {
   return client_.ReportJobState(request);

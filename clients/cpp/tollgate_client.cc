@@ -350,6 +350,14 @@ absl::StatusOr<v1::UpdateWorkloadPayloadResponse> TollgateClient::UpdateWorkload
       });
 }
 
+absl::StatusOr<v1::SetAdmissionGatesResponse> TollgateClient::SetAdmissionGates(
+    const v1::SetAdmissionGatesRequest& request) {
+  return Unary<v1::SetAdmissionGatesResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetAdmissionGatesResponse* r) {
+        return e.admission->SetAdmissionGates(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);

@@ -112,6 +112,8 @@ class TollgateClient {
       const v1::ReportJobStateRequest& request);
   absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
       const v1::UpdateWorkloadPayloadRequest& request);
+  absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
+      const v1::SetAdmissionGatesRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
   // The List calls page: a request without limit and continue_token reads the whole list in
   // pages of list_page_size items, all at the first page's revision, and starts over (up to

@@ -52,6 +52,8 @@ constexpr FlagSpec kHoldFlag{"hold", 0, "", "also deactivate it, so it is not re
 constexpr FlagSpec kDrainFlag{"drain", 0, "",
                               "HoldAndDrain: also evict what the queue has admitted"};
 constexpr FlagSpec kPriorityFlag{"priority", 0, "N", "the new priority (required)"};
+constexpr FlagSpec kOverwriteFlag{"overwrite", 0, "",
+                                  "replace the annotation's value if it has one"};
 constexpr FlagSpec kMessageFlag{"message", 0, "TEXT",
                                 "how it ended, e.g. \"Job succeeded\" (shown in its events)"};
 
@@ -169,6 +171,16 @@ const std::vector<Command>& Commands() {
        "priority decides whom it may be preempted by from then on.\n",
        {kNamespaceFlag, kPriorityFlag},
        RunReprioritize,
+       true},
+      {"annotate",
+       "annotate [workload] NAME kueue.x-k8s.io/admission-gated-by=GATES|kueue.x-k8s.io/"
+       "admission-gated-by-",
+       "Remove admission gates from a workload (Kueue's AdmissionGatedBy).",
+       "GATES is the comma-separated list of the gates left; KEY- removes them all and makes\n"
+       "the workload admissible. Gates can only be removed, never added (as Kueue's webhook);\n"
+       "replacing a value takes --overwrite, as in kubectl. Other annotations cannot be changed.\n",
+       {kNamespaceFlag, kOverwriteFlag},
+       RunAnnotate,
        true},
       {"check",
        "check set WORKLOAD --check NAME --state STATE | check activate|deactivate NAME",

@@ -30,12 +30,14 @@ int RunFinish(Session& s, const ParsedFlags& args);
 int RunPreempt(Session& s, const ParsedFlags& args);
 int RunCheckpoint(Session& s, const ParsedFlags& args);
 int RunDelete(Session& s, const ParsedFlags& args);
-// control_commands.cc: stop/resume of queues, deactivate/activate and reprioritize of workloads.
+// control_commands.cc: stop/resume of queues, deactivate/activate, reprioritize and annotate
+// (admission gates) of workloads.
 int RunStop(Session& s, const ParsedFlags& args);
 int RunResume(Session& s, const ParsedFlags& args);
 int RunDeactivate(Session& s, const ParsedFlags& args);
 int RunActivate(Session& s, const ParsedFlags& args);
 int RunReprioritize(Session& s, const ParsedFlags& args);
+int RunAnnotate(Session& s, const ParsedFlags& args);
 // check_commands.cc: check set|activate|deactivate (AdmissionCheckService).
 int RunCheck(Session& s, const ParsedFlags& args);
 int RunVersion(Session& s, const ParsedFlags& args);

@@ -1,10 +1,12 @@
-// stop/resume (ClusterQueues, LocalQueues), deactivate/activate and reprioritize (workloads):
-// the controls that change one field of an object without a full re-apply.
+// stop/resume (ClusterQueues, LocalQueues), deactivate/activate, reprioritize and annotate
+// (workloads): the controls that change one field of an object without a full re-apply.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/tollgate/cli_format.h"
@@ -72,6 +74,34 @@ int SetActive(Session& s, const ParsedFlags& args, bool active) {
   return kExitOk;
 }
 
+// The annotations `annotate` can change: only Kueue's admission gates, the one annotation whose
+// update means something to the scheduler.
+constexpr absl::string_view kAdmissionGatedByKey = "kueue.x-k8s.io/admission-gated-by";
+
+// One of kubectl annotate's KEY=VALUE (set) or KEY- (remove).
+struct AnnotationChange {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+absl::StatusOr<AnnotationChange> ParseAnnotationChange(absl::string_view text) {
+  AnnotationChange change;
+  if (const size_t eq = text.find('='); eq != absl::string_view::npos) {
+    change.key = std::string(text.substr(0, eq));
+    change.value = std::string(text.substr(eq + 1));
+  } else if (absl::EndsWith(text, "-")) {
+    change.key = std::string(text.substr(0, text.size() - 1));
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("want KEY=VALUE or KEY-, got \"", text, "\""));
+  }
+  if (change.key != kAdmissionGatedByKey) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("only the ", kAdmissionGatedByKey, " annotation can be changed on a ",
+                     "workload (its admission gates), got \"", change.key, "\""));
+  }
+  return change;
+}
+
 }  // namespace
 
 int RunStop(Session& s, const ParsedFlags& args) {
@@ -99,6 +129,40 @@ int RunReprioritize(Session& s, const ParsedFlags& args) {
   absl::StatusOr<v1::ReprioritizeResponse> response = s.client().Reprioritize(request);
   if (!response.ok()) return s.Fail(response.status());
   s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " priority set to " << priority << " ("
+          << DisplayState(response->workload()) << ")\n";
+  return kExitOk;
+}
+
+int RunAnnotate(Session& s, const ParsedFlags& args) {
+  // annotate [workload] NAME KEY=VALUE|KEY-: the last argument is the change.
+  if (args.positional.size() < 2) {
+    return s.UsageError("name the workload and the change (KEY=VALUE or KEY-)");
+  }
+  absl::StatusOr<AnnotationChange> change = ParseAnnotationChange(args.positional.back());
+  if (!change.ok()) return s.UsageError(change.status().message());
+  ParsedFlags named = args;
+  named.positional.pop_back();
+  absl::StatusOr<v1::WorkloadRef> ref = NamedWorkload(s, named);
+  if (!ref.ok()) return s.UsageError(ref.status().message());
+  if (change->value.has_value() && !args.Has("overwrite")) {
+    // kubectl's habit: a value already there is replaced only with --overwrite.
+    v1::GetWorkloadRequest get;
+    *get.mutable_workload() = *ref;
+    absl::StatusOr<v1::Workload> current = s.client().GetWorkload(get);
+    if (!current.ok()) return s.Fail(current.status());
+    auto it = current->metadata().annotations().find(std::string(kAdmissionGatedByKey));
+    if (it != current->metadata().annotations().end()) {
+      return s.UsageError(absl::StrCat("--overwrite is false but found the following declared ",
+                                       "annotation(s): '", kAdmissionGatedByKey,
+                                       "' already has a value (", it->second, ")"));
+    }
+  }
+  v1::SetAdmissionGatesRequest request;
+  *request.mutable_workload() = *ref;
+  if (change->value.has_value()) request.set_admission_gated_by(*change->value);
+  absl::StatusOr<v1::SetAdmissionGatesResponse> response = s.client().SetAdmissionGates(request);
+  if (!response.ok()) return s.Fail(response.status());
+  s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " annotated ("
           << DisplayState(response->workload()) << ")\n";
   return kExitOk;
 }

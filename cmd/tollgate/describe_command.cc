@@ -66,6 +66,12 @@ void AddIdentity(FieldPrinter& top, const v1::Workload& wl, absl::Time now) {
   top.Add("Priority", priority);
   if (spec.has_active() && !spec.active()) top.Add("Active", "false (deactivated)");
   if (spec.non_preemptible()) top.Add("Non-Preemptible", "true");
+  // Kueue's AdmissionGatedBy: the gates that keep it out of its queue until removed.
+  const auto& annotations = wl.metadata().annotations();
+  if (auto gates = annotations.find("kueue.x-k8s.io/admission-gated-by");
+      gates != annotations.end() && !gates->second.empty()) {
+    top.Add("Admission Gated By", gates->second);
+  }
 }
 
 const v1::Condition* FindCondition(const v1::WorkloadStatus& status, absl::string_view type) {

@@ -74,6 +74,11 @@ absl::Status AdmissionExecutor::Txn::SetPayload(absl::string_view key,
   return state_->SetPayload(key, std::move(payload), now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetAdmissionGates(absl::string_view key,
+                                                       const std::optional<std::string>& gates) {
+  return state_->SetAdmissionGates(key, gates, now_);
+}
+
 absl::Status AdmissionExecutor::Txn::SetWaitingForReplacementPods(absl::string_view key,
                                                                   bool waiting) {
   return state_->SetWaitingForReplacementPods(key, waiting, now_);

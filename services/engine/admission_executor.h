@@ -145,6 +145,7 @@ class AdmissionExecutor {
     absl::Status SetJobStatus(absl::string_view key, core::WorkloadPayload status);
     absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin);
     absl::Status SetPayload(absl::string_view key, core::WorkloadPayload payload);
+    absl::Status SetAdmissionGates(absl::string_view key, const std::optional<std::string>& gates);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are

@@ -80,6 +80,11 @@ class TollgateApi {
   // workload's revision when expected_revision is set.
   absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
       const v1::UpdateWorkloadPayloadRequest& request);
+  // A new value of the workload's admission gates annotation, which may only lose gates (core's
+  // SetAdmissionGates); compare-and-swap on the workload's revision when expected_revision is
+  // set.
+  absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
+      const v1::SetAdmissionGatesRequest& request);
 
   absl::StatusOr<v1::ListPendingWorkloadsResponse> ListPendingWorkloads(
       const v1::ListPendingWorkloadsRequest& request);

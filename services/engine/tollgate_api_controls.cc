@@ -16,8 +16,8 @@
 
 // TollgateApi's operator controls: deleting configuration objects with in-use protection,
 // stop/resume of queues, deactivate/activate and reprioritize of workloads, a new payload for a
-// workload, and Preempt with an answer that says what the scheduling right after the eviction
-// did.
+// workload, the removal of its admission gates, and Preempt with an answer that says what the
+// scheduling right after the eviction did.
 
 namespace tollgate::engine {
 namespace {
@@ -231,6 +231,33 @@ absl::StatusOr<v1::UpdateWorkloadPayloadResponse> TollgateApi::UpdateWorkloadPay
         }
         TOLLGATE_RETURN_IF_ERROR(txn.SetPayload(key, std::move(payload)));
         v1::UpdateWorkloadPayloadResponse response;
+        TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
+                                  WorkloadByKey(txn.state(), key, txn.commit_revision()));
+        return response;
+      });
+}
+
+absl::StatusOr<v1::SetAdmissionGatesResponse> TollgateApi::SetAdmissionGates(
+    const v1::SetAdmissionGatesRequest& request) {
+  TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRef(request.workload()));
+  if (request.expected_revision() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected_revision: must not be negative (0: not checked), got ",
+                     request.expected_revision()));
+  }
+  const std::string key = WorkloadKeyOf(request.workload());
+  const std::optional<std::string> gates =
+      request.has_admission_gated_by() ? std::optional<std::string>(request.admission_gated_by())
+                                       : std::nullopt;
+  const int64_t expected = request.expected_revision();
+  return executor_.Run<v1::SetAdmissionGatesResponse>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::SetAdmissionGatesResponse> {
+        if (expected > 0) {
+          TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRevision(txn.state(), key, expected,
+                                                           txn.commit_revision(), "read it again"));
+        }
+        TOLLGATE_RETURN_IF_ERROR(txn.SetAdmissionGates(key, gates));
+        v1::SetAdmissionGatesResponse response;
         TOLLGATE_ASSIGN_OR_RETURN(*response.mutable_workload(),
                                   WorkloadByKey(txn.state(), key, txn.commit_revision()));
         return response;

@@ -10,6 +10,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/admission_gates.h"
 #include "core/status_macros.h"
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/pod_translator.h"
@@ -210,6 +211,13 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
   (*meta->mutable_labels())[std::string(kJobUidLabel)] = uid;
   (*meta->mutable_labels())[std::string(kJobKindLabel)] = kind;
   (*meta->mutable_annotations())[std::string(kJobNameAnnotation)] = object_name;
+  // Kueue's PropagateAdmissionGatedByAnnotation: the job's admission gates become its
+  // workload's, so the workload waits until whoever named them lets it go.
+  if (const Json* gates = Find(obj, {"metadata", "annotations", core::kAdmissionGatedByAnnotation});
+      gates != nullptr && gates->is_string()) {
+    (*meta->mutable_annotations())[std::string(core::kAdmissionGatedByAnnotation)] =
+        gates->get<std::string>();
+  }
 
   v1::WorkloadSpec* spec = wl.mutable_spec();
   spec->set_queue_name(queue_name.empty() ? QueueName(obj) : std::string(queue_name));

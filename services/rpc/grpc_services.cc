@@ -437,6 +437,15 @@ grpc::Status AdmissionGrpcService::UpdateWorkloadPayload(
   return Audited(gate_, call, api_.UpdateWorkloadPayload(*request), response);
 }
 
+grpc::Status AdmissionGrpcService::SetAdmissionGates(grpc::ServerContext* context,
+                                                     const v1::SetAdmissionGatesRequest* request,
+                                                     v1::SetAdmissionGatesResponse* response) {
+  // The gates are annotations a submitter gives its workload (Kueue: whoever may update the
+  // workload); removing them is the same permission as changing its payload.
+  TOLLGATE_AUTHORIZE(call, WorkloadRequest("submit", request->workload()));
+  return Audited(gate_, call, api_.SetAdmissionGates(*request), response);
+}
+
 grpc::Status VisibilityGrpcService::ListPendingWorkloads(
     grpc::ServerContext* context, const v1::ListPendingWorkloadsRequest* request,
     v1::ListPendingWorkloadsResponse* response) {

@@ -84,6 +84,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status UpdateWorkloadPayload(grpc::ServerContext* context,
                                      const v1::UpdateWorkloadPayloadRequest* request,
                                      v1::UpdateWorkloadPayloadResponse* response) override;
+  grpc::Status SetAdmissionGates(grpc::ServerContext* context,
+                                 const v1::SetAdmissionGatesRequest* request,
+                                 v1::SetAdmissionGatesResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
   grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest* request) override;

@@ -828,6 +828,9 @@ absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectat
   if (const YAML::Node* n = keys.Get("waitingForPods")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.waiting_for_pods, StrList(where, *n, "waitingForPods"));
   }
+  if (const YAML::Node* n = keys.Get("admissionGated")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.admission_gated, StrList(where, *n, "admissionGated"));
+  }
   if (const YAML::Node* n = keys.Get("ownedBy")) {
     TOLLGATE_ASSIGN_OR_RETURN(
         e.owned_by, MapOf<std::vector<std::string>>(
@@ -942,7 +945,9 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
                              // --- Topology (issue 28).
                              "topologyAssignments", "unhealthyNodes",
                              // --- Owners, holds, missing pods, cost attribution (issue 27).
-                             "onHold", "waitingForPods", "ownedBy", "podLabels"}));
+                             "onHold", "waitingForPods", "ownedBy", "podLabels",
+                             // --- Admission gates.
+                             "admissionGated"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
@@ -1080,6 +1085,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"outOfSync", StepKind::kOutOfSync},
     {"podsMissing", StepKind::kPodsMissing},
     {"podsReplaced", StepKind::kPodsReplaced},
+    {"admissionGates", StepKind::kAdmissionGates},
     // --- MultiKueue.
     {"remoteAdmit", StepKind::kRemoteAdmit},
     {"remoteEvict", StepKind::kRemoteEvict},
@@ -1276,6 +1282,24 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
           TOLLGATE_ASSIGN_OR_RETURN(binding.refused, Str(where, *n, k.Path("refused")));
         }
         step.bindings.push_back(std::move(binding));
+      }
+      return absl::OkStatus();
+    }
+    case StepKind::kAdmissionGates: {
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, body, "admissionGates"));
+      size_t i = 0;
+      for (const auto& item : body) {
+        TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, item, Index("admissionGates", i++),
+                                                     {"workload", "gatedBy", "refused"}));
+        AdmissionGatesItem change;
+        TOLLGATE_ASSIGN_OR_RETURN(change.workload, RequiredStr(where, k, "workload"));
+        if (const YAML::Node* n = k.Get("gatedBy")) {
+          TOLLGATE_ASSIGN_OR_RETURN(change.gated_by, Str(where, *n, k.Path("gatedBy")));
+        }
+        if (const YAML::Node* n = k.Get("refused")) {
+          TOLLGATE_ASSIGN_OR_RETURN(change.refused, Str(where, *n, k.Path("refused")));
+        }
+        step.gate_changes.push_back(std::move(change));
       }
       return absl::OkStatus();
     }

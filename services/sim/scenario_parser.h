@@ -203,6 +203,20 @@ struct Expectation {
   std::map<std::string, std::vector<std::string>> owned_by;
   // Workload -> its admission's cost-attribution labels, exactly.
   std::map<std::string, std::map<std::string, std::string>> pod_labels;
+  // Exact set: the workloads whose admission-gated-by annotation names a gate (Kueue's
+  // AdmissionGatedBy); an active one must also say so in its QuotaReserved condition.
+  std::optional<std::vector<std::string>> admission_gated;
+};
+
+// One item of an admissionGates step: a new value of the workload's
+// kueue.x-k8s.io/admission-gated-by annotation (Kueue's AdmissionGatedBy), as kubectl annotate
+// would write it.
+struct AdmissionGatesItem {
+  std::string workload;
+  // The gates left (comma-separated); nullopt removes the annotation.
+  std::optional<std::string> gated_by;
+  // The change must be refused with a message containing this text.
+  std::optional<std::string> refused;
 };
 
 // One binding of a bindOwner step (Kueue's prebuilt workload).
@@ -257,6 +271,8 @@ enum class StepKind {
   kOutOfSync,
   kPodsMissing,
   kPodsReplaced,
+  // Kueue's AdmissionGatedBy: the annotation changed on a workload (gates removed).
+  kAdmissionGates,
   // --- MultiKueue (docs/scenario-format.md, "MultiKueue"): what a worker did with its copy,
   // and whether it answers.
   kRemoteAdmit,
@@ -285,8 +301,9 @@ struct Step {
   // kFinish, kPodsReady, kPodsNotReady, kStopped, kPreempt, kDeactivate, kActivate; the check names
   // of kActivateChecks, kDeactivateChecks; kHold, kRelease, kOutOfSync, kPodsMissing, kPodsReplaced
   std::vector<std::string> workload_names;
-  std::vector<CheckUpdateItem> check_updates;  // kSetCheck
-  std::vector<OwnerBinding> bindings;          // kBindOwner
+  std::vector<CheckUpdateItem> check_updates;    // kSetCheck
+  std::vector<OwnerBinding> bindings;            // kBindOwner
+  std::vector<AdmissionGatesItem> gate_changes;  // kAdmissionGates
   // kRemoteAdmit, kRemoteEvict, kRemoteFinish, kRemoteDelete; the worker names of
   // kConnectWorkers and kDisconnectWorkers are in `names`.
   std::vector<RemoteReport> remote_reports;

@@ -247,6 +247,8 @@ class Run {
       case StepKind::kPodsReplaced:
       case StepKind::kBindOwner:
         return RunJobReport(step);
+      case StepKind::kAdmissionGates:
+        return RunAdmissionGates(step);
       case StepKind::kStop:
       case StepKind::kResume:
         for (const ObjectRef& ref : step.del) {
@@ -592,6 +594,68 @@ class Run {
       }
       return api().ReportJobState(request).status();
     });
+  }
+
+  // kubectl annotate on each workload in turn, through SetAdmissionGates.
+  std::string RunAdmissionGates(const Step& step) {
+    for (const AdmissionGatesItem& change : step.gate_changes) {
+      absl::StatusOr<std::string> key = Resolve(change.workload);
+      if (!key.ok()) return absl::StrCat("admissionGates: ", key.status().message());
+      v1::SetAdmissionGatesRequest request;
+      const std::vector<std::string> parts = absl::StrSplit(*key, absl::MaxSplits('/', 1));
+      request.mutable_workload()->set_namespace_(parts[0]);
+      request.mutable_workload()->set_name(parts[1]);
+      if (change.gated_by.has_value()) request.set_admission_gated_by(*change.gated_by);
+      absl::Status status = api().SetAdmissionGates(request).status();
+      const std::string what = absl::StrCat("admissionGates of ", change.workload);
+      if (change.refused.has_value()) {
+        if (status.ok()) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*change.refused),
+                              ", but it was changed");
+        }
+        if (status.message().find(*change.refused) == absl::string_view::npos) {
+          return absl::StrCat("expected ", what, " refused with ", Quote(*change.refused), ", saw ",
+                              Quote(status.message()));
+        }
+        continue;
+      }
+      if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+    }
+    return "";
+  }
+
+  // admissionGated: the gated workloads, exactly; an active one also says so in its condition.
+  std::string ExpectAdmissionGated(const Expectation& expect,
+                                   std::map<std::string, const v1::Workload*>& by_key) {
+    if (!expect.admission_gated.has_value()) return "";
+    std::set<std::string> want;
+    for (const std::string& name : *expect.admission_gated) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok()) return absl::StrCat("admissionGated: ", key.status().message());
+      want.insert(*key);
+    }
+    std::set<std::string> seen;
+    for (const auto& [key, wl] : by_key) {
+      const auto& annotations = wl->metadata().annotations();
+      auto gates = annotations.find("kueue.x-k8s.io/admission-gated-by");
+      if (gates == annotations.end() || gates->second.empty()) continue;
+      seen.insert(key);
+      if (wl->spec().has_active() && !wl->spec().active()) continue;
+      const v1::Condition* reserved = nullptr;
+      for (const v1::Condition& c : wl->status().conditions()) {
+        if (c.type() == "QuotaReserved") reserved = &c;
+      }
+      if (reserved == nullptr || reserved->status() != "False" ||
+          reserved->reason() != "AdmissionGated") {
+        return absl::StrCat("admissionGated: expected ", key,
+                            "'s QuotaReserved condition False with reason AdmissionGated, saw ",
+                            reserved == nullptr ? "none" : reserved->reason());
+      }
+    }
+    if (want != seen) {
+      return absl::StrCat("expected admissionGated ", SetString(want), ", saw ", SetString(seen));
+    }
+    return "";
   }
 
   std::string ExpectJobReports(const Expectation& expect,
@@ -1031,6 +1095,7 @@ class Run {
     }
     if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
     if (std::string e = ExpectJobReports(expect, by_key); !e.empty()) return e;
+    if (std::string e = ExpectAdmissionGated(expect, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
       auto it = rejected_.find(key);

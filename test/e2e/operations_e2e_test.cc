@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -267,6 +268,45 @@ spec: {clusterQueue: team-cq}
   AwaitRow("b", {"Pending", "ClusterQueue team-cq doesn't exist"});
   // Nothing names the flavor any more.
   CliOk("delete resourceflavor default-flavor");
+}
+
+// Kueue's AdmissionGatedBy from the CLI, kubectl annotate's way: a gated workload waits although
+// it fits, `describe` names its gates, a removal acknowledged survives kill -9, and removing the
+// last gate admits it. Adding a gate or another annotation is refused.
+TEST_F(OperationsE2eTest, AnnotateRemovesAdmissionGatesDurably) {
+  Apply("queues", kQueues);
+  Apply("g", absl::StrReplaceAll(WorkloadYaml("g", 1), {{"namespace: team}",
+                                                         "namespace: team, annotations: "
+                                                         "{kueue.x-k8s.io/admission-gated-by: "
+                                                         "\"example.com/a,example.com/b\"}}"}}));
+  AwaitRow("g", {"Pending", "Admission is gated by: example.com/a,example.com/b"});
+  std::string out = CliOk("describe workload g -n team");
+  EXPECT_TRUE(absl::StrContains(out, "example.com/a,example.com/b")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "AdmissionGated")) << out;
+
+  EXPECT_NE(Cli("annotate workload g -n team kueue.x-k8s.io/admission-gated-by=example.com/b", out),
+            0);
+  EXPECT_TRUE(absl::StrContains(out, "--overwrite")) << out;
+  EXPECT_NE(Cli("annotate workload g -n team team.example.com/owner=me", out), 0);
+  EXPECT_TRUE(absl::StrContains(out, "only the kueue.x-k8s.io/admission-gated-by")) << out;
+  EXPECT_NE(Cli("annotate workload g -n team "
+                "kueue.x-k8s.io/admission-gated-by=example.com/c --overwrite",
+                out),
+            0);
+  EXPECT_TRUE(absl::StrContains(out, "can only remove gates")) << out;
+  out = CliOk(
+      "annotate workload g -n team kueue.x-k8s.io/admission-gated-by=example.com/b --overwrite");
+  EXPECT_TRUE(absl::StrContains(out, "annotated")) << out;
+
+  ASSERT_TRUE(server_->Kill().ok());
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  AwaitRow("g", {"Pending", "Admission is gated by: example.com/b"});
+  CliOk("annotate workload g -n team kueue.x-k8s.io/admission-gated-by-");
+  AwaitRow("g", {"Admitted"});
+  EXPECT_NE(
+      Cli("annotate g -n team kueue.x-k8s.io/admission-gated-by=example.com/b --overwrite", out),
+      0);
+  EXPECT_TRUE(absl::StrContains(out, "cannot add admission gate after creation")) << out;
 }
 
 // Kueue's status.accumulatedPastExexcutionTimeSeconds is stored: after kill -9 and a restart,

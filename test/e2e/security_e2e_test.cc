@@ -510,6 +510,16 @@ TEST_F(SecurityE2eTest, BuiltInRoleMatrix) {
        },
        target_state,
        {true, true, false, false, true, false}},
+      {"SetAdmissionGates",  // a submitter's own annotation: `submit` of the workload
+       true,
+       [&](const std::string& t, int) {
+         v1::SetAdmissionGatesRequest r;
+         *r.mutable_workload() = Ref("team-a", "target");
+         v1::SetAdmissionGatesResponse out;
+         return admission_->SetAdmissionGates(Context(t).get(), r, &out);
+       },
+       target_state,
+       {true, true, true, false, true, false}},
       {"ReportPodsReady",
        true,
        [&](const std::string& t, int) {

@@ -218,6 +218,29 @@ class OperatorControlsTest(unittest.TestCase):
             self.client.reprioritize("nope", 1, namespace="team-a")
         self.assertEqual(raised.exception.code.name, "NOT_FOUND")
 
+    def test_admission_gates_are_removed_until_none_is_left(self):
+        gated_by = "kueue.x-k8s.io/admission-gated-by"
+        self.client.submit(
+            "gated",
+            namespace="team-a",
+            queue="eval-queue",
+            priority_class="experimental",
+            pod_sets=[PodSet("main", requests={"nvidia.com/gpu": "1"})],
+            annotations={gated_by: "example.com/a,example.com/b"},
+        )
+        one_left = self.client.set_admission_gates("gated", "example.com/b", namespace="team-a")
+        self.assertEqual(one_left.proto.metadata.annotations[gated_by], "example.com/b")
+        self.assertEqual(self.client.get("gated", namespace="team-a").state, "Pending")
+        with self.assertRaises(TollgateError) as raised:
+            self.client.set_admission_gates("gated", "example.com/c", namespace="team-a")
+        self.assertEqual(raised.exception.code.name, "INVALID_ARGUMENT")
+        self.assertIn("metadata.annotations[kueue.x-k8s.io/admission-gated-by]",
+                      str(raised.exception))
+        cleared = self.client.set_admission_gates("gated", None, namespace="team-a")
+        self.assertNotIn(gated_by, cleared.proto.metadata.annotations)
+        self.assertTrue(
+            self.client.wait_for_admission("gated", namespace="team-a", timeout=20).admitted)
+
     def test_preempt_says_what_happened_and_hold_deactivates(self):
         self.submit("job")
         self.client.wait_for_admission("job", namespace="team-a", timeout=20)

@@ -461,12 +461,15 @@ class TollgateClient:
         queue: str = "",
         priority_class: str = "",
         labels: Optional[Mapping[str, str]] = None,
+        annotations: Optional[Mapping[str, str]] = None,
     ) -> Workload:
-        """Submits a workload; submitting the same spec again returns it unchanged."""
+        """Submits a workload; submitting the same spec again returns it unchanged. The
+        annotation kueue.x-k8s.io/admission-gated-by gates its admission (set_admission_gates)."""
         wl = objects_pb2.Workload()
         wl.metadata.name = name
         wl.metadata.namespace = namespace
         wl.metadata.labels.update(labels or {})
+        wl.metadata.annotations.update(annotations or {})
         wl.spec.queue_name = queue
         wl.spec.priority_class_name = priority_class
         for ps in pod_sets:
@@ -536,6 +539,20 @@ class TollgateClient:
             workload=service_pb2.WorkloadRef(namespace=namespace, name=name), priority=priority
         )
         response = self._call(lambda e: e.admission.Reprioritize, request)
+        return Workload.from_proto(response.workload)
+
+    def set_admission_gates(
+        self, name: str, gates: Optional[str], namespace: str = "default"
+    ) -> Workload:
+        """Kueue's kueue.x-k8s.io/admission-gated-by annotation: the gates left (a
+        comma-separated list), or None to remove every gate. Gates may only be removed; the
+        last one removed makes the workload admissible."""
+        request = service_pb2.SetAdmissionGatesRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name)
+        )
+        if gates is not None:
+            request.admission_gated_by = gates
+        response = self._call(lambda e: e.admission.SetAdmissionGates, request)
         return Workload.from_proto(response.workload)
 
     def preempt(

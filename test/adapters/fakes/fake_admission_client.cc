@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace tollgate::client {
 
@@ -247,6 +248,32 @@ absl::StatusOr<v1::ReportJobStateResponse> FakeAdmissionClient::ReportJobState(
       return absl::InvalidArgumentError("no report");
   }
   v1::ReportJobStateResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
+absl::StatusOr<v1::SetAdmissionGatesResponse> FakeAdmissionClient::SetAdmissionGates(
+    const v1::SetAdmissionGatesRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("SetAdmissionGates", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  auto& annotations = *it->second.mutable_metadata()->mutable_annotations();
+  const std::string key = "kueue.x-k8s.io/admission-gated-by";
+  const std::string stored = annotations.count(key) > 0 ? annotations.at(key) : "";
+  if (request.has_admission_gated_by()) {
+    for (absl::string_view gate : absl::StrSplit(request.admission_gated_by(), ',')) {
+      if (!gate.empty() &&
+          !absl::StrContains(absl::StrCat(",", stored, ","), absl::StrCat(",", gate, ","))) {
+        return absl::InvalidArgumentError("can only remove gates, not add new ones");
+      }
+    }
+    annotations[key] = request.admission_gated_by();
+  } else {
+    annotations.erase(key);
+  }
+  it->second.mutable_metadata()->set_resource_version(++revision_);
+  v1::SetAdmissionGatesResponse response;
   *response.mutable_workload() = it->second;
   return response;
 }

@@ -51,6 +51,10 @@ class FakeAdmissionClient final : public AdmissionClient {
   absl::Status DeleteWorkload(const v1::DeleteWorkloadRequest& request) override;
   absl::StatusOr<v1::UpdateWorkloadPayloadResponse> UpdateWorkloadPayload(
       const v1::UpdateWorkloadPayloadRequest& request) override;
+  // Sets or removes the annotation as asked; refuses (as the service does) a value naming a
+  // gate the stored one does not.
+  absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
+      const v1::SetAdmissionGatesRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
                      const common::StopSignal& stop) override;

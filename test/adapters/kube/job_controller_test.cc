@@ -309,6 +309,49 @@ TEST_F(JobControllerTest, SpecChangeWhilePendingResubmits) {
   EXPECT_EQ(admission_.Count("DeleteWorkload"), 1);
 }
 
+// Kueue's PropagateAdmissionGatedByAnnotation and UpdateAdmissionGatedBy: the job's admission
+// gates are its workload's, and their removal on the job is their removal on the workload.
+TEST_F(JobControllerTest, AdmissionGatesFollowTheJobAndOnlyEverLeave) {
+  constexpr char kGatedBy[] = "kueue.x-k8s.io/admission-gated-by";
+  Json job = MakeJob();
+  job["metadata"]["annotations"][kGatedBy] = "example.com/gate1,example.com/gate2";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  auto gates = [&]() -> std::string {
+    const std::optional<v1::Workload> wl = admission_.Find("team-a", kWorkload);
+    if (!wl.has_value()) return "<no workload>";
+    auto it = wl->metadata().annotations().find(kGatedBy);
+    return it == wl->metadata().annotations().end() ? "<none>" : it->second;
+  };
+  EXPECT_EQ(gates(), "example.com/gate1,example.com/gate2");
+  // Nothing changed: nothing sent.
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 0);
+
+  job = Job();
+  job["metadata"]["annotations"][kGatedBy] = "example.com/gate2";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(gates(), "example.com/gate2");
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 1);
+
+  // A gate the workload does not have is not sent (the service would refuse it).
+  job = Job();
+  job["metadata"]["annotations"][kGatedBy] = "example.com/gate2,example.com/gate3";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(gates(), "example.com/gate2");
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 1);
+
+  job = Job();
+  job["metadata"]["annotations"].erase(kGatedBy);
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(gates(), "<none>");
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 2);
+  EXPECT_EQ(admission_.Count("DeleteWorkload"), 0);
+}
+
 TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
   Json job = MakeJob();
   job["metadata"].erase("labels");

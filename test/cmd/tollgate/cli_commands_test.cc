@@ -1119,6 +1119,49 @@ spec:
   EXPECT_THAT(r.err, StartsWith("tollgate: "));
 }
 
+// kubectl annotate's syntax for Kueue's admission gates: only that annotation, only removals,
+// a value replaced only with --overwrite; describe shows the gates while there are any.
+TEST_F(CliTest, AnnotateRemovesAdmissionGates) {
+  ApplyEvalHub();
+  RunOk({"submit", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: gated
+  namespace: team-a
+  annotations: {kueue.x-k8s.io/admission-gated-by: "example.com/a,example.com/b"}
+spec:
+  queueName: eval-queue
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: 1}}}]}}
+)");
+  CliResult r = RunOk({"describe", "workload", "gated", "-n", "team-a"});
+  EXPECT_THAT(r.out, HasSubstr("Admission Gated By:"));
+  EXPECT_THAT(r.out, HasSubstr("example.com/a,example.com/b"));
+
+  r = Run({"annotate", "workload", "gated", "-n", "team-a",
+           "kueue.x-k8s.io/admission-gated-by=example.com/b"});
+  EXPECT_NE(r.code, kExitOk) << r;
+  EXPECT_THAT(r.err, HasSubstr("--overwrite"));
+  r = Run({"annotate", "workload", "gated", "-n", "team-a", "owner=me"});
+  EXPECT_NE(r.code, kExitOk) << r;
+  EXPECT_THAT(r.err, HasSubstr("only the kueue.x-k8s.io/admission-gated-by annotation"));
+  r = Run({"annotate", "workload", "gated", "-n", "team-a",
+           "kueue.x-k8s.io/admission-gated-by=example.com/c", "--overwrite"});
+  EXPECT_EQ(r.code, kExitFailure) << r;
+  EXPECT_THAT(r.err, HasSubstr("can only remove gates"));
+
+  r = RunOk({"annotate", "workload", "gated", "-n", "team-a",
+             "kueue.x-k8s.io/admission-gated-by=example.com/b", "--overwrite"});
+  EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/gated annotated"));
+  r = RunOk({"annotate", "gated", "-n", "team-a", "kueue.x-k8s.io/admission-gated-by-"});
+  EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/gated annotated"));
+  r = RunOk({"describe", "workload", "gated", "-n", "team-a"});
+  EXPECT_THAT(r.out, Not(HasSubstr("Admission Gated By:")));
+}
+
 TEST_F(CliTest, PreemptEvictsAndRecordsTheReason) {
   ApplyEvalHub();
   CliResult r = RunOk({"checkpoint", "llama3-8b-gsm8k", "-n", "team-a"});

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -528,6 +529,109 @@ TEST_F(TollgateApiControlsTest, ResubmitOfTheOriginalSpecKeepsTheOperatorsChange
   EXPECT_EQ(resubmit("w", 2, 0).status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(Get("x").status().priority(), 7);
   EXPECT_FALSE(Get("w").spec().active());
+}
+
+// Kueue's AdmissionGatedBy through the API: the gates come with the submit, leave only through
+// SetAdmissionGates, and each change is stored (a restart reads it back) with a new revision.
+TEST_F(TollgateApiControlsTest, AdmissionGatesAreRemovedOneCommitAtATime) {
+  constexpr char kGatedBy[] = "kueue.x-k8s.io/admission-gated-by";
+  v1::SubmitRequest submit;
+  v1::Workload* wl = submit.mutable_workload();
+  wl->mutable_metadata()->set_namespace_("ns");
+  wl->mutable_metadata()->set_name("g");
+  (*wl->mutable_metadata()->mutable_annotations())[kGatedBy] = "example.com/a,example.com/b";
+  wl->mutable_spec()->set_queue_name("qb");
+  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "1";
+  ASSERT_TRUE(api_->Submit(submit).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_EQ(Get("g").status().state(), v1::WORKLOAD_STATE_PENDING);
+  EXPECT_EQ(Get("g").status().pending_message(),
+            "Admission is gated by: example.com/a,example.com/b");
+
+  v1::SetAdmissionGatesRequest request;
+  *request.mutable_workload() = Ref("g");
+  request.set_admission_gated_by("example.com/b");
+  const int64_t before = Get("g").metadata().resource_version();
+  absl::StatusOr<v1::SetAdmissionGatesResponse> one = api_->SetAdmissionGates(request);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_GT(one->workload().metadata().resource_version(), before);
+  EXPECT_EQ(one->workload().metadata().annotations().at(kGatedBy), "example.com/b");
+  // Watchers see the change: a MODIFIED event with the gates left.
+  absl::StatusOr<std::vector<storage::ChangeLogEntry>> changes = store_.ReadChanges(before, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  bool watched = false;
+  for (const storage::ChangeLogEntry& entry : *changes) {
+    for (const std::string& record : entry.records) {
+      v1::WatchEvent event;
+      if (!event.ParseFromString(record) || event.type() != v1::WatchEvent::MODIFIED) continue;
+      const auto& annotations = event.workload().metadata().annotations();
+      watched = watched ||
+                (event.workload().metadata().name() == "g" && annotations.count(kGatedBy) > 0 &&
+                 annotations.at(kGatedBy) == "example.com/b");
+    }
+  }
+  EXPECT_TRUE(watched);
+  // The same value again is no change: no new revision.
+  absl::StatusOr<v1::SetAdmissionGatesResponse> again = api_->SetAdmissionGates(request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->workload().metadata().resource_version(),
+            one->workload().metadata().resource_version());
+
+  ASSERT_TRUE(api_->Settle().ok());
+  ASSERT_NO_FATAL_FAILURE(Open());  // the acknowledged removal is stored
+  EXPECT_EQ(Get("g").metadata().annotations().at(kGatedBy), "example.com/b");
+  EXPECT_EQ(Get("g").status().state(), v1::WORKLOAD_STATE_PENDING);
+
+  // Compare-and-swap on the revision, as UpdateWorkloadPayload's.
+  request.clear_admission_gated_by();
+  request.set_expected_revision(1);
+  EXPECT_EQ(api_->SetAdmissionGates(request).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  request.set_expected_revision(Get("g").metadata().resource_version());
+  ASSERT_TRUE(api_->SetAdmissionGates(request).ok());
+  ASSERT_TRUE(api_->Settle().ok());
+  EXPECT_EQ(Get("g").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(Get("g").metadata().annotations().count(kGatedBy), 0);
+}
+
+TEST_F(TollgateApiControlsTest, AdmissionGatesRefusalsNameTheFieldAndChangeNothing) {
+  constexpr char kField[] = "metadata.annotations[kueue.x-k8s.io/admission-gated-by]";
+  v1::SubmitRequest submit;
+  v1::Workload* wl = submit.mutable_workload();
+  wl->mutable_metadata()->set_namespace_("ns");
+  wl->mutable_metadata()->set_name("bad");
+  (*wl->mutable_metadata()->mutable_annotations())["kueue.x-k8s.io/admission-gated-by"] = "gate1";
+  wl->mutable_spec()->set_queue_name("qb");
+  v1::PodSet* ps = wl->mutable_spec()->add_pod_sets();
+  ps->set_count(1);
+  (*ps->mutable_requests())["cpu"] = "1";
+  absl::StatusOr<v1::SubmitResponse> refused = api_->Submit(submit);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr(kField));
+  EXPECT_THAT(refused.status().message(), HasSubstr("\"gate1\""));
+  v1::GetWorkloadRequest get;
+  *get.mutable_workload() = Ref("bad");
+  EXPECT_EQ(api_->GetWorkload(get).status().code(), absl::StatusCode::kNotFound);
+
+  ASSERT_NO_FATAL_FAILURE(Submit("w", "qb", 1, 0));
+  const int64_t revision = Get("w").metadata().resource_version();
+  v1::SetAdmissionGatesRequest add;
+  *add.mutable_workload() = Ref("w");
+  add.set_admission_gated_by("example.com/late");
+  absl::StatusOr<v1::SetAdmissionGatesResponse> added = api_->SetAdmissionGates(add);
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(added.status().message(), HasSubstr(kField));
+  EXPECT_THAT(added.status().message(), HasSubstr("cannot add admission gate after creation"));
+  EXPECT_EQ(Get("w").metadata().resource_version(), revision);
+  EXPECT_EQ(Get("w").metadata().annotations().count("kueue.x-k8s.io/admission-gated-by"), 0);
+
+  add.set_expected_revision(-1);
+  EXPECT_THAT(api_->SetAdmissionGates(add).status().message(), HasSubstr("expected_revision"));
+  *add.mutable_workload() = Ref("nope");
+  add.set_expected_revision(0);
+  EXPECT_EQ(api_->SetAdmissionGates(add).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace
