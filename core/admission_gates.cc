@@ -54,8 +54,10 @@ absl::Status Problems(const std::vector<std::string>& problems) {
 
 std::optional<std::string> AdmissionGatedByOf(const WorkloadSpec& spec) {
   if (!spec.metadata.has_value()) return std::nullopt;
+  // Queueable asks this of every pending workload it sees: a key built once, not per call.
+  static const std::string* const kKey = new std::string(kAdmissionGatedByAnnotation);
   const Labels& annotations = spec.metadata->annotations;
-  auto it = annotations.find(std::string(kAdmissionGatedByAnnotation));
+  auto it = annotations.find(*kKey);
   if (it == annotations.end()) return std::nullopt;
   return it->second;
 }
