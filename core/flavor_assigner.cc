@@ -22,6 +22,28 @@ NoFitCause LeastSevere(NoFitCause current, NoFitCause cause) {
   return std::min(current, cause);
 }
 
+// Kueue's markFlavorAttempt(..., TopologyPlacementFailed): the resource group of the topology
+// flavor pod set `index` was placed on failed for its placement, whatever its other flavors'
+// causes were. The flavor is found among the placement requests, not looked up by name.
+void MarkTopologyPlacementFailed(const WorkloadTopologyRequests& requests, size_t index,
+                                 const ClusterQueueRuntime& cq, PodSetFlavors& ps) {
+  int group = -1;
+  for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
+    if (std::find(of.pod_set_index.begin(), of.pod_set_index.end(), index) ==
+        of.pod_set_index.end()) {
+      continue;
+    }
+    for (const auto& [resource, flavor] : ps.flavors) {
+      if (flavor == of.flavor) {
+        group = cq.GroupOf(resource);
+        break;
+      }
+    }
+    break;
+  }
+  ps.SetTopologyPlacementFailed(group);
+}
+
 // Kueue's internal granularMode: a preemption outcome plus how far up the tree quota comes from.
 enum class GranularPreemption {
   kNoFit = 0,
@@ -160,6 +182,26 @@ FlavorMode PodSetFlavors::Mode() const {
   return mode;
 }
 
+void PodSetFlavors::AddGroupNoFit(int group, NoFitCause cause) {
+  if (cause > no_fit_cause) {
+    other_groups_no_fit_cause = no_fit_cause;
+    no_fit_cause = cause;
+    no_fit_group = static_cast<int16_t>(group);
+  } else {
+    other_groups_no_fit_cause = std::max(other_groups_no_fit_cause, cause);
+  }
+}
+
+void PodSetFlavors::SetTopologyPlacementFailed(int group) {
+  // The least severe cause there is: it replaces the group's own, and the other groups' stand.
+  const NoFitCause others = no_fit_cause != NoFitCause::kNone && group == no_fit_group
+                                ? other_groups_no_fit_cause
+                                : no_fit_cause;
+  no_fit_cause = std::max(others, NoFitCause::kTopologyPlacementFailed);
+  no_fit_group = static_cast<int16_t>(group);
+  other_groups_no_fit_cause = others;
+}
+
 void PodSetFlavors::SetMode(FlavorMode mode) {
   for (FlavorChoice& choice : choices) choice.mode = mode;
 }
@@ -194,7 +236,7 @@ NoFitCause FlavorAssignment::ResolveNoFitCause() const {
       overall = std::max(overall, NoFitCause::kNoMatchingFlavor);
       continue;
     }
-    for (const auto& [group, cause] : ps.no_fit_by_group) overall = std::max(overall, cause);
+    overall = std::max(overall, ps.no_fit_cause);
   }
   return overall;
 }
@@ -314,7 +356,7 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
         ps.reasons.push_back(std::move(outcome.reason));
       }
       ps.SetMode(FlavorMode::kNoFit);
-      MarkTopologyPlacementFailed(ps);
+      MarkTopologyPlacementFailed(requests, outcome.failed_pod_set, cq_, ps);
     } else {
       // Quota may fit while the nodes are fragmented: every topology pod set may need victims.
       for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
@@ -327,25 +369,6 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
       }
     }
   }
-}
-
-void FlavorAssigner::MarkTopologyPlacementFailed(PodSetFlavors& ps) const {
-  for (const auto& [resource, flavor] : ps.flavors) {
-    auto it = state_.flavors().find(flavor);
-    if (it == state_.flavors().end() || it->second.topology_name.empty()) continue;
-    const int group = cq_.GroupOf(resource);
-    for (auto& [g, cause] : ps.no_fit_by_group) {
-      if (g == group) {
-        cause = NoFitCause::kTopologyPlacementFailed;
-        return;
-      }
-    }
-    ps.no_fit_by_group.emplace_back(group, NoFitCause::kTopologyPlacementFailed);
-    return;
-  }
-  // A topology-only queue's flavors may carry no topology name: the pod set's first group.
-  ps.no_fit_by_group.emplace_back(ps.flavors.empty() ? -1 : cq_.GroupOf(ps.flavors[0].first),
-                                  NoFitCause::kTopologyPlacementFailed);
 }
 
 std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
@@ -588,9 +611,7 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
         ResourceResult r =
             FindFlavorForPodSet(i, ps.requests, groups, groups[req], assignment.usage);
         ps.flavor_tried = ps.flavor_tried || r.tried;
-        if (r.least_no_fit != NoFitCause::kNone) {
-          ps.no_fit_by_group.emplace_back(groups[req], r.least_no_fit);
-        }
+        if (r.least_no_fit != NoFitCause::kNone) ps.AddGroupNoFit(groups[req], r.least_no_fit);
         if (r.last_tried_flavor >= 0) {
           scan_stops.push_back(
               FlavorScanStop{static_cast<int32_t>(i), groups[req], r.last_tried_flavor});

@@ -74,11 +74,14 @@ struct PodSetFlavors {
   absl::InlinedVector<FlavorChoice, 2> choices;
   // Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits.
   std::vector<std::string> reasons;
-  // Kueue's FlavorAssignmentAttempts, reduced to what the pending reason needs: whether any
-  // flavor was tried, and per resource group tried the least severe cause among its flavors
-  // that did not fit (a group whose flavors all fit has no entry).
+  // Kueue's FlavorAssignmentAttempts, reduced to what the pending reason needs (a few bytes
+  // copied with every pod set, the admitted ones too): whether any flavor was tried, and over
+  // the resource groups tried, each with the least severe cause among its flavors that did not
+  // fit, the most severe group's cause, that group, and the most severe of the others'.
   bool flavor_tried = false;
-  absl::InlinedVector<std::pair<int, NoFitCause>, 1> no_fit_by_group;
+  NoFitCause no_fit_cause = NoFitCause::kNone;
+  NoFitCause other_groups_no_fit_cause = NoFitCause::kNone;
+  int16_t no_fit_group = -1;
   // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
   ResourceAmounts requests;
   // Where the pods go when the pod set is placed on a topology flavor, by names. Unset while
@@ -93,6 +96,11 @@ struct PodSetFlavors {
   // Whether the pod set is placed on a topology (by names, or carried).
   bool Placed() const { return topology.has_value() || topology_leaves.tree != nullptr; }
   FlavorMode Mode() const;
+  // Files the cause of resource group `group` (each group once).
+  void AddGroupNoFit(int group, NoFitCause cause);
+  // The placement on the flavor of resource group `group` failed even on empty nodes: that
+  // group's cause becomes TopologyPlacementFailed whatever its other flavors' were.
+  void SetTopologyPlacementFailed(int group);
   // Kueue's updateMode: every flavor of the pod set takes `mode`.
   void SetMode(FlavorMode mode);
 };
@@ -188,9 +196,6 @@ class FlavorAssigner {
   // sets of a fitting assignment, turning a pod set whose topology does not fit into Preempt,
   // and into NoFit when it would not fit even on empty nodes.
   void AssignTopology(FlavorAssignment& assignment) const;
-  // Kueue's markFlavorAttempt(..., TopologyPlacementFailed): the group of the pod set's topology
-  // flavor did not fit for its placement, whatever its other flavors' causes were.
-  void MarkTopologyPlacementFailed(PodSetFlavors& ps) const;
 
   const ClusterState& state_;
   const ClusterQueueRuntime& cq_;

@@ -14,7 +14,7 @@ PodSetFlavors FailedPodSet(std::initializer_list<std::pair<int, NoFitCause>> by_
   ps.name = "main";
   ps.flavor_tried = true;
   ps.reasons = {"insufficient unused quota for gpu in flavor a100, 1 more needed"};
-  ps.no_fit_by_group.assign(by_group.begin(), by_group.end());
+  for (const auto& [group, cause] : by_group) ps.AddGroupNoFit(group, cause);
   return ps;
 }
 
@@ -48,6 +48,26 @@ TEST(ResolveNoFitCauseTest, TheMostSevereFailedPodSetDecidesAndFittingOnesAreIgn
   EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kTopologyPlacementFailed);
   assignment.pod_sets.push_back(FailedPodSet({{0, NoFitCause::kWaitingForQuota}}));
   EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kWaitingForQuota);
+}
+
+TEST(ResolveNoFitCauseTest, AFailedPlacementReplacesOnlyItsOwnGroupsCause) {
+  // The topology flavor's group had a flavor too small before it: the placement's failure
+  // replaces that group's cause.
+  PodSetFlavors own = FailedPodSet({{0, NoFitCause::kExceedsMaxQuota}});
+  own.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(own.no_fit_cause, NoFitCause::kTopologyPlacementFailed);
+  // Another group's cause stands: the most severe decides.
+  PodSetFlavors other =
+      FailedPodSet({{0, NoFitCause::kExceedsMaxQuota}, {1, NoFitCause::kWaitingForQuota}});
+  other.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(other.no_fit_cause, NoFitCause::kWaitingForQuota);
+  PodSetFlavors untouched = FailedPodSet({{1, NoFitCause::kNoMatchingFlavor}});
+  untouched.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(untouched.no_fit_cause, NoFitCause::kNoMatchingFlavor);
+  // Every flavor of the pod set fit its quota.
+  PodSetFlavors placement_only = FailedPodSet({});
+  placement_only.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(placement_only.no_fit_cause, NoFitCause::kTopologyPlacementFailed);
 }
 
 TEST(ResolveNoFitCauseTest, AFailedPodSetWithoutCausesNamesNone) {
