@@ -357,7 +357,9 @@ void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
       Unqueue(wl);
       DropEntryPenalty(wl);
       wl.status.pending_message = message;
-      SetCondition(wl.status, Condition{"QuotaReserved", false, "Inactive", message, now});
+      // Kueue's workload controller names a deactivated pending workload's state so
+      // (UnadmittedWorkloadsObservability; "Inactive" before it).
+      SetCondition(wl.status, Condition{"QuotaReserved", false, "Deactivated", message, now});
     }
     return;
   }
@@ -499,7 +501,8 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
 
 // --- Reservations a stopped or terminating queue cancels --------------------------------------
 
-void ClusterState::CancelReservation(Workload& wl, const std::string& message, absl::Time now) {
+void ClusterState::CancelReservation(Workload& wl, PendingReason reason, const std::string& message,
+                                     absl::Time now) {
   if (wl.status.state != WorkloadState::kQuotaReserved) return;
   ReleaseQuota(wl, now);
   if (!wl.status.history().multi_kueue_remotes.empty()) {
@@ -510,7 +513,7 @@ void ClusterState::CancelReservation(Workload& wl, const std::string& message, a
   wl.status.set_admitted_pod_sets({});
   wl.status.pods_ready = false;
   wl.status.pending_message = message;
-  SetCondition(wl.status, Condition{"QuotaReserved", false, "Inadmissible", message, now});
+  SetPendingCondition(wl.status, reason, message, now);
   SetCondition(wl.status, Condition{"Admitted", false, "NoReservation",
                                     "The workload has no reservation", now});
   AddEvent(wl.status, now, "QuotaReservationCancelled", message);
@@ -520,7 +523,12 @@ void ClusterState::CancelReservation(Workload& wl, const std::string& message, a
 }
 
 void ClusterState::CancelReservationsInInactiveQueues(absl::Time now) {
-  std::vector<std::pair<WorkloadId, std::string>> cancel;
+  struct Cancel {
+    WorkloadId id;
+    PendingReason reason;
+    std::string message;
+  };
+  std::vector<Cancel> cancel;
   for (const auto& [name, cq] : router_.runtimes()) {
     if (cq.holding.quota_reserved() == 0) continue;
     const bool cq_terminating = registry_.IsTerminating(ObjectKind::kClusterQueue, name);
@@ -533,18 +541,24 @@ void ClusterState::CancelReservationsInInactiveQueues(absl::Time now) {
       if (lq == nullptr ||
           registry_.IsTerminating(ObjectKind::kLocalQueue,
                                   LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name))) {
-        cancel.emplace_back(
-            id, absl::StrCat("LocalQueue ", wl->spec.queue_name, " is terminating or missing"));
+        cancel.push_back(
+            {id, PendingReason::kMisconfigured,
+             absl::StrCat("LocalQueue ", wl->spec.queue_name, " is terminating or missing")});
       } else if (lq->spec.stop_policy != StopPolicy::kNone) {
-        cancel.emplace_back(id, absl::StrCat("LocalQueue ", wl->spec.queue_name, " is stopped"));
+        cancel.push_back({id, PendingReason::kSuspended,
+                          absl::StrCat("LocalQueue ", wl->spec.queue_name, " is stopped")});
       } else if (cq_terminating) {
-        cancel.emplace_back(id, absl::StrCat("ClusterQueue ", name, " is terminating or missing"));
+        cancel.push_back({id, PendingReason::kMisconfigured,
+                          absl::StrCat("ClusterQueue ", name, " is terminating or missing")});
       } else if (cq.spec.stop_policy != StopPolicy::kNone) {
-        cancel.emplace_back(id, absl::StrCat("ClusterQueue ", name, " is stopped"));
+        cancel.push_back(
+            {id, PendingReason::kSuspended, absl::StrCat("ClusterQueue ", name, " is stopped")});
       }
     }
   }
-  for (const auto& [id, message] : cancel) CancelReservation(*mutable_workload(id), message, now);
+  for (const Cancel& c : cancel) {
+    CancelReservation(*mutable_workload(c.id), c.reason, c.message, now);
+  }
 }
 
 // --- Reads ------------------------------------------------------------------------------------

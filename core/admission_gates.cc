@@ -140,7 +140,7 @@ void MarkAdmissionGated(WorkloadStatus& status, absl::string_view gates, absl::T
                         bool first_seen) {
   const std::string message = absl::StrCat("Admission is gated by: ", gates);
   status.pending_message = message;
-  SetCondition(status, Condition{"QuotaReserved", false, "AdmissionGated", message, now});
+  SetPendingCondition(status, PendingReason::kAdmissionGated, message, now);
   // Kueue's workload controller records the event once, when it first sees the gate.
   if (first_seen) {
     AddEvent(status, now, "AdmissionGated",
@@ -150,11 +150,8 @@ void MarkAdmissionGated(WorkloadStatus& status, absl::string_view gates, absl::T
 
 void MarkAdmissionGateCleared(WorkloadStatus& status, absl::Time now) {
   status.pending_message.clear();
-  // Kueue 0.19 says PendingEvaluation here with UnadmittedWorkloadsObservability on, Pending
-  // without it; Tollgate's other requeue paths say Pending, and so does this one until they
-  // move together.
-  SetCondition(status, Condition{"QuotaReserved", false, "Pending",
-                                 "AdmissionGatedBy cleared, waiting for quota reservation", now});
+  SetPendingCondition(status, PendingReason::kPendingEvaluation,
+                      "AdmissionGatedBy cleared, waiting for quota reservation", now);
   AddEvent(status, now, "AdmissionGateCleared",
            "Admission gate cleared, workload is now admissible");
 }

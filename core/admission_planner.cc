@@ -38,6 +38,8 @@ struct Entry {
   // that stay pending: most of a cycle's entries are admitted).
   std::optional<std::string> message;
   RequeueReason reason = RequeueReason::kGeneric;
+  // What its QuotaReserved=False condition says, for an entry that stays pending.
+  PendingReason pending_reason = PendingReason::kPendingEvaluation;
 
   std::string PendingMessage() const {
     return message.has_value() ? *message : eval.assignment.Message();
@@ -221,7 +223,7 @@ void PlanAdmission(const Workload& wl, const ClusterQueueRuntime& cq, FlavorAssi
 
 // How a head that stays pending is requeued, as Kueue's requeueAndUpdate decides it.
 PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, RequeueReason reason,
-                            bool skipped, std::string message) {
+                            bool skipped, std::string message, PendingReason pending_reason) {
   if (skipped && reason == RequeueReason::kGeneric) reason = RequeueReason::kFailedAfterNomination;
   bool immediate;
   if (cq.spec.queueing_strategy == QueueingStrategy::kStrictFifo) {
@@ -233,6 +235,7 @@ PendingDecision PlanPending(const Workload& wl, const ClusterQueueRuntime& cq, R
   PendingDecision p;
   p.id = wl.id;
   p.message = std::move(message);
+  p.reason = pending_reason;
   p.requeue = immediate ? RequeueKind::kImmediate : RequeueKind::kPark;
   p.preemptor = reason == RequeueReason::kPendingPreemption;
   p.sticky = p.preemptor && cq.spec.queueing_strategy == QueueingStrategy::kBestEffortFifo;
@@ -597,6 +600,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.cq = cq;
       e.message = "workload namespace doesn't match ClusterQueue selector";
       e.reason = RequeueReason::kNamespaceMismatch;
+      e.pending_reason = PendingReason::kMisconfigured;
       continue;
     }
     // Built in place: an entry carries its whole evaluation.
@@ -674,10 +678,12 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
 
     if (e.mode == FlavorMode::kNoFit) {
       e.reason = RequeueReason::kNoFit;
+      e.pending_reason = PendingReasonOf(e.eval.assignment.ResolveNoFitCause());
       continue;
     }
     if (e.mode == FlavorMode::kPreempt && e.eval.targets.empty()) {
       e.reason = RequeueReason::kPreemptionNoCandidates;
+      e.pending_reason = PendingReason::kWaitingForQuota;
       // A queue that can always reclaim its quota takes it back later, so it holds nothing
       // back, unless the head is a preemptor waiting for its victims: what they free is its.
       if (e.cq->spec.preemption.reclaim_within_cohort != PreemptionPolicy::kAny || e.preemptor) {
@@ -692,6 +698,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
           "Workload has overlapping preemption targets with another workload, but will fit after "
           "these preemptions complete";
       e.reason = RequeueReason::kPendingPreemption;
+      e.pending_reason = PendingReason::kWaitingForPreemptedWorkloads;
       cycle_usage.AddUsage(*e.cq->node, usage);
       changed_trees.Add(*e.cq);
       take_topology();
@@ -700,11 +707,13 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (HasAny(preempted, e.eval.targets)) {
       e.skipped = true;
       e.message = "Workload has overlapping preemption targets with another workload";
+      e.pending_reason = PendingReason::kWaitingForQuota;
       continue;
     }
     if (!fits) {
       e.skipped = true;
       e.message = "Workload no longer fits after processing another workload";
+      e.pending_reason = PendingReason::kWaitingForQuota;
       continue;
     }
     for (const PreemptionTarget& t : e.eval.targets) preempted.insert(t.id);
@@ -715,6 +724,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     if (e.mode == FlavorMode::kPreempt) {
       e.message = PlanPreemptions(state_, *e.wl, e.eval, plan);
       e.reason = RequeueReason::kPendingPreemption;
+      e.pending_reason = PendingReason::kWaitingForPreemptedWorkloads;
       continue;
     }
 
@@ -724,6 +734,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       // Kueue admits one workload at a time until its pods run.
       e.skipped = true;
       e.message = "waiting for all admitted workloads to be in PodsReady condition";
+      e.pending_reason = PendingReason::kWaitingForPodsReady;
       continue;
     }
 
@@ -737,7 +748,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
 
   auto requeue = [&plan, cycle](const Entry& e) {
     PendingDecision& p = plan.pending.emplace_back(
-        PlanPending(*e.wl, *e.cq, e.reason, e.skipped, e.PendingMessage()));
+        PlanPending(*e.wl, *e.cq, e.reason, e.skipped, e.PendingMessage(), e.pending_reason));
     // Kueue keeps the search's progress for the next cycle (and retries the workload then rather
     // than parking it: it has flavors left to try), except once it preempts or waits for other
     // heads' victims: the cluster changes then, and a better flavor may free up.
@@ -771,7 +782,8 @@ AdmissionPlanner::SinglePlan AdmissionPlanner::PlanOne(const Workload& wl,
     for (const PreemptionTarget& t : eval.targets) single.victims.push_back(t.id);
     std::string message = PlanPreemptions(state_, wl, eval, single.plan);
     single.plan.pending.push_back(PlanPending(wl, cq, RequeueReason::kPendingPreemption,
-                                              /*skipped=*/false, std::move(message)));
+                                              /*skipped=*/false, std::move(message),
+                                              PendingReason::kWaitingForPreemptedWorkloads));
   } else {
     single.message = eval.assignment.Message();
   }

@@ -148,8 +148,7 @@ void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
     wl.status.pending_message = route.blocked_message;
-    SetCondition(wl.status,
-                 Condition{"QuotaReserved", false, "Inadmissible", route.blocked_message, now});
+    SetPendingCondition(wl.status, route.blocked_reason, route.blocked_message, now);
     MarkDirty(wl.id);
   }
 }
@@ -167,8 +166,7 @@ void ClusterState::RerouteAllPending(absl::Time now) {
       Requeue(*wl, now);
     } else if (wl->status.pending_message != route.blocked_message) {
       wl->status.pending_message = route.blocked_message;
-      SetCondition(wl->status,
-                   Condition{"QuotaReserved", false, "Inadmissible", route.blocked_message, now});
+      SetPendingCondition(wl->status, route.blocked_reason, route.blocked_message, now);
       MarkDirty(wl->id);
     }
   }

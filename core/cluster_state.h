@@ -486,7 +486,8 @@ class ClusterState {
   absl::Status CheckMultiKueueDispatch(const Workload& wl, const CheckStateUpdate& update) const;
   // Kueue's release of a reservation that is not admitted yet when its LocalQueue or
   // ClusterQueue is stopped or terminating: the quota goes back without an eviction.
-  void CancelReservation(Workload& wl, const std::string& message, absl::Time now);
+  void CancelReservation(Workload& wl, PendingReason reason, const std::string& message,
+                         absl::Time now);
   void CancelReservationsInInactiveQueues(absl::Time now);
   // What the registry's checks mean for every ClusterQueue's activity, then requeues.
   void OnAdmissionChecksChanged(absl::Time now);

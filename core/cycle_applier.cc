@@ -114,9 +114,11 @@ void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
   Workload* wl = mutable_workload(p.id);
   if (wl == nullptr) return;
   wl->scan_progress = p.scan_progress;
-  if (wl->status.pending_message != p.message) {
+  // The same message may come with another cause (a preemptor's victims are gone, yet it still
+  // does not fit): the reason is compared too.
+  if (wl->status.pending_message != p.message || !HasPendingCondition(wl->status, p.reason)) {
     wl->status.pending_message = p.message;
-    SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", p.message, now});
+    SetPendingCondition(wl->status, p.reason, p.message, now);
     MarkDirty(p.id);
   }
   ClusterQueueRuntime* cq = router_.QueuedIn(p.id);

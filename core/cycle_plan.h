@@ -42,6 +42,8 @@ enum class RequeueKind {
 struct PendingDecision {
   WorkloadId id = 0;
   std::string message;
+  // The reason its QuotaReserved=False condition gets (Kueue's quotaReservedReason).
+  PendingReason reason = PendingReason::kPendingEvaluation;
   RequeueKind requeue = RequeueKind::kImmediate;
   // A preemptor waiting for its victims: its queue's preemptor workload, and in a
   // BestEffortFIFO queue also its sticky head.

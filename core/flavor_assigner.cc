@@ -15,6 +15,35 @@
 namespace tollgate::core {
 namespace {
 
+// Within a resource group: the cause of the flavor that came closest to fitting (kNone, no
+// flavor failed yet, gives way to any cause).
+NoFitCause LeastSevere(NoFitCause current, NoFitCause cause) {
+  if (current == NoFitCause::kNone) return cause;
+  return std::min(current, cause);
+}
+
+// Kueue's markFlavorAttempt(..., TopologyPlacementFailed): the resource group of the topology
+// flavor pod set `index` was placed on failed for its placement, whatever its other flavors'
+// causes were. The flavor is found among the placement requests, not looked up by name.
+void MarkTopologyPlacementFailed(const WorkloadTopologyRequests& requests, size_t index,
+                                 const ClusterQueueRuntime& cq, PodSetFlavors& ps) {
+  int group = -1;
+  for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
+    if (std::find(of.pod_set_index.begin(), of.pod_set_index.end(), index) ==
+        of.pod_set_index.end()) {
+      continue;
+    }
+    for (const auto& [resource, flavor] : ps.flavors) {
+      if (flavor == of.flavor) {
+        group = cq.GroupOf(resource);
+        break;
+      }
+    }
+    break;
+  }
+  ps.SetTopologyPlacementFailed(group);
+}
+
 // Kueue's internal granularMode: a preemption outcome plus how far up the tree quota comes from.
 enum class GranularPreemption {
   kNoFit = 0,
@@ -153,6 +182,26 @@ FlavorMode PodSetFlavors::Mode() const {
   return mode;
 }
 
+void PodSetFlavors::AddGroupNoFit(int group, NoFitCause cause) {
+  if (cause > no_fit_cause) {
+    other_groups_no_fit_cause = no_fit_cause;
+    no_fit_cause = cause;
+    no_fit_group = static_cast<int16_t>(group);
+  } else {
+    other_groups_no_fit_cause = std::max(other_groups_no_fit_cause, cause);
+  }
+}
+
+void PodSetFlavors::SetTopologyPlacementFailed(int group) {
+  // The least severe cause there is: it replaces the group's own, and the other groups' stand.
+  const NoFitCause others = no_fit_cause != NoFitCause::kNone && group == no_fit_group
+                                ? other_groups_no_fit_cause
+                                : no_fit_cause;
+  no_fit_cause = std::max(others, NoFitCause::kTopologyPlacementFailed);
+  no_fit_group = static_cast<int16_t>(group);
+  other_groups_no_fit_cause = others;
+}
+
 void PodSetFlavors::SetMode(FlavorMode mode) {
   for (FlavorChoice& choice : choices) choice.mode = mode;
 }
@@ -175,6 +224,39 @@ std::string FlavorAssignment::Message() const {
                     absl::StrJoin(sorted, ", "));
   }
   return out;
+}
+
+NoFitCause FlavorAssignment::ResolveNoFitCause() const {
+  NoFitCause overall = NoFitCause::kNone;
+  for (const PodSetFlavors& ps : pod_sets) {
+    if (ps.Mode() != FlavorMode::kNoFit) continue;
+    // A pod set no flavor was even tried for (a resource no group covers, or every flavor
+    // outside its nomination) matches none.
+    if (!ps.flavor_tried) {
+      overall = std::max(overall, NoFitCause::kNoMatchingFlavor);
+      continue;
+    }
+    overall = std::max(overall, ps.no_fit_cause);
+  }
+  return overall;
+}
+
+PendingReason PendingReasonOf(NoFitCause cause) {
+  switch (cause) {
+    case NoFitCause::kTopologyPlacementFailed:
+      return PendingReason::kTopologyPlacementFailed;
+    case NoFitCause::kWaitingForQuota:
+      return PendingReason::kWaitingForQuota;
+    case NoFitCause::kExceedsMaxQuota:
+      return PendingReason::kExceedsMaxQuota;
+    case NoFitCause::kNoMatchingFlavor:
+      return PendingReason::kNoMatchingFlavor;
+    case NoFitCause::kNone:
+      break;
+  }
+  // Kueue would write an empty reason, which the API refuses (the condition keeps its old
+  // one); a reason that names no cause says the same.
+  return PendingReason::kPendingEvaluation;
 }
 
 std::vector<FrId> FlavorAssignment::ResourcesNeedingPreemption() const {
@@ -274,6 +356,7 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
         ps.reasons.push_back(std::move(outcome.reason));
       }
       ps.SetMode(FlavorMode::kNoFit);
+      MarkTopologyPlacementFailed(requests, outcome.failed_pod_set, cq_, ps);
     } else {
       // Quota may fit while the nodes are fragmented: every topology pod set may need victims.
       for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
@@ -364,14 +447,19 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
                                             requests[group_requests[0]].first));
       continue;
     }
+    result.tried = true;
     if (std::string reason = CheckFlavorForPodSet(flavor, pod_set, group); !reason.empty()) {
       result.reasons.push_back(std::move(reason));
+      result.least_no_fit = LeastSevere(result.least_no_fit, NoFitCause::kNoMatchingFlavor);
       continue;
     }
     std::vector<std::pair<std::string, std::string>> flavors;
     flavors.reserve(group_requests.size());
     absl::InlinedVector<FlavorChoice, 2> choices;
     GranularMode representative{GranularPreemption::kFit, 0};
+    // The most severe cause among the flavor's resources (Kueue's flavorNoFitReason): read only
+    // if the flavor does not fit.
+    NoFitCause flavor_cause = NoFitCause::kNone;
     for (size_t r : group_requests) {
       const std::string& name = requests[r].first;
       const int64_t request = requests[r].second;
@@ -390,6 +478,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
               ") + current podset request (", FormatResourceScalar(name, request),
               ") > maximum capacity (", FormatResourceScalar(name, max_capacity), ")"));
           mode = GranularMode{GranularPreemption::kNoFit, 0};
+          flavor_cause = std::max(flavor_cause, NoFitCause::kExceedsMaxQuota);
         } else {
           mode = GranularMode{GranularPreemption::kFit, 0};
         }
@@ -403,6 +492,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
               ") + current podset request (", FormatResourceScalar(name, request),
               ") > maximum capacity (", FormatResourceScalar(name, max_capacity), ")"));
           mode = GranularMode{GranularPreemption::kNoFit, 0};
+          flavor_cause = std::max(flavor_cause, NoFitCause::kExceedsMaxQuota);
         } else {
           auto [level, may_reclaim_in_hierarchy] = FindHeightOfLowestSubtreeThatFits(node, fr, val);
           borrow = level;
@@ -420,6 +510,10 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
             } else {
               mode = GranularMode{GranularPreemption::kNoFit, level};
             }
+            // Short of unused quota: waiting helps unless preemption does now.
+            if (mode.preemption == GranularPreemption::kNoFit) {
+              flavor_cause = std::max(flavor_cause, NoFitCause::kWaitingForQuota);
+            }
           }
         }
       }
@@ -429,11 +523,16 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
         result.reasons.push_back(
             absl::StrCat("non-preemptible workload can't borrow ", name, " in flavor ", flavor));
         mode = GranularMode{GranularPreemption::kNoFit, borrow};
+        // Fits once its queue's own quota is free.
+        flavor_cause = std::max(flavor_cause, NoFitCause::kWaitingForQuota);
       }
       if (IsPreferred(representative, mode)) representative = mode;
       if (representative.preemption == GranularPreemption::kNoFit) continue;
       flavors.emplace_back(name, flavor);
       choices.push_back(FlavorChoice{fr, ToFlavorMode(mode.preemption), borrow});
+    }
+    if (representative.preemption == GranularPreemption::kNoFit) {
+      result.least_no_fit = LeastSevere(result.least_no_fit, flavor_cause);
     }
     if (!ShouldTryNextFlavor(representative, cq_.spec.flavor_fungibility)) {
       best = std::move(flavors);
@@ -511,6 +610,8 @@ FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
         }
         ResourceResult r =
             FindFlavorForPodSet(i, ps.requests, groups, groups[req], assignment.usage);
+        ps.flavor_tried = ps.flavor_tried || r.tried;
+        if (r.least_no_fit != NoFitCause::kNone) ps.AddGroupNoFit(groups[req], r.least_no_fit);
         if (r.last_tried_flavor >= 0) {
           scan_stops.push_back(
               FlavorScanStop{static_cast<int32_t>(i), groups[req], r.last_tried_flavor});

@@ -28,6 +28,17 @@ enum class FlavorMode { kNoFit = 0, kPreempt = 1, kFit = 2 };
 
 enum class PreemptionPossibility { kNoCandidates, kPreempt, kReclaim };
 
+// Why a flavor did not fit, ordered as Kueue's reasonSeverity ranks them (least severe first):
+// within a resource group the least severe flavor's cause is the group's (another flavor might
+// do), across groups and pod sets the most severe is the workload's (every one must fit).
+enum class NoFitCause : uint8_t {
+  kNone = 0,
+  kTopologyPlacementFailed,
+  kWaitingForQuota,
+  kExceedsMaxQuota,
+  kNoMatchingFlavor,
+};
+
 // Answers "could preemption make `quantity` of `fr` fit for this workload, and at what
 // borrowing level?" (Kueue's preemption oracle). Implemented by the preemption planner.
 class PreemptionOracle {
@@ -63,6 +74,14 @@ struct PodSetFlavors {
   absl::InlinedVector<FlavorChoice, 2> choices;
   // Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits.
   std::vector<std::string> reasons;
+  // Kueue's FlavorAssignmentAttempts, reduced to what the pending reason needs (a few bytes
+  // copied with every pod set, the admitted ones too): whether any flavor was tried, and over
+  // the resource groups tried, each with the least severe cause among its flavors that did not
+  // fit, the most severe group's cause, that group, and the most severe of the others'.
+  bool flavor_tried = false;
+  NoFitCause no_fit_cause = NoFitCause::kNone;
+  NoFitCause other_groups_no_fit_cause = NoFitCause::kNone;
+  int16_t no_fit_group = -1;
   // Totals for the set (count x per pod, plus `pods` when covered), sorted by resource.
   ResourceAmounts requests;
   // Where the pods go when the pod set is placed on a topology flavor, by names. Unset while
@@ -77,6 +96,11 @@ struct PodSetFlavors {
   // Whether the pod set is placed on a topology (by names, or carried).
   bool Placed() const { return topology.has_value() || topology_leaves.tree != nullptr; }
   FlavorMode Mode() const;
+  // Files the cause of resource group `group` (each group once).
+  void AddGroupNoFit(int group, NoFitCause cause);
+  // The placement on the flavor of resource group `group` failed even on empty nodes: that
+  // group's cause becomes TopologyPlacementFailed whatever its other flavors' were.
+  void SetTopologyPlacementFailed(int group);
   // Kueue's updateMode: every flavor of the pod set takes `mode`.
   void SetMode(FlavorMode mode);
 };
@@ -99,6 +123,10 @@ struct FlavorAssignment {
   FlavorMode RepresentativeMode() const;
   // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".
   std::string Message() const;
+  // Kueue's resolveNoFitReason, for an assignment that does not fit: the most severe cause over
+  // the pod sets that do not fit (kNone when none can be named, e.g. an invalid topology
+  // request). Read only for workloads that stay pending.
+  NoFitCause ResolveNoFitCause() const;
   // FrIds whose flavor needs preemption.
   std::vector<FrId> ResourcesNeedingPreemption() const;
   // Both name the carried placements that have no names yet: while their trees are current
@@ -147,6 +175,10 @@ class FlavorAssigner {
     // The flavor the search stopped at, when flavors were chosen and later ones are left
     // untried (-1: none left).
     int32_t last_tried_flavor = -1;
+    // Whether any flavor was tried (not skipped by a nomination), and the least severe cause
+    // among those that did not fit (kNone: all fit).
+    bool tried = false;
+    NoFitCause least_no_fit = NoFitCause::kNone;
   };
   // `groups` holds each request's resource group index (-1: not covered); the flavors are
   // chosen for the requests of group `group_index`.
@@ -176,6 +208,9 @@ class FlavorAssigner {
   // Set by ResumeFrom.
   const FlavorScanProgress* resume_ = nullptr;
 };
+
+// The pending reason Kueue's scheduler writes for a workload whose assignment does not fit.
+PendingReason PendingReasonOf(NoFitCause cause);
 
 // Kueue's classical.FindHeightOfLowestSubtreeThatFits: the borrowing level needed for `val`
 // more of `fr`, and whether reclaiming within the hierarchy may help.

@@ -157,7 +157,8 @@ absl::Status ClusterState::SetOnHold(absl::string_view key, bool on_hold, absl::
     return absl::OkStatus();
   }
   wl->status.pending_message.clear();
-  SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", kHoldReleasedMessage, now});
+  // Queued again, not yet evaluated (Kueue's job reconciler).
+  SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, kHoldReleasedMessage, now);
   AddEvent(wl->status, now, "HoldReleased", kHoldReleasedMessage);
   // Still gated: the gate is what it waits for now (Requeue leaves it out of the queue).
   if (HasAdmissionGate(wl->spec)) {

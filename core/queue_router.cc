@@ -13,25 +13,31 @@ Route QueueRouter::RouteOf(const Workload& wl) {
   const LocalQueueRuntime* lq = config_.FindLocalQueue(wl.spec.namespace_name, wl.spec.queue_name);
   if (lq == nullptr) {
     route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " doesn't exist");
+    route.blocked_reason = PendingReason::kMisconfigured;
     return route;
   }
   if (lq->spec.stop_policy != StopPolicy::kNone) {
     route.blocked_message = absl::StrCat("LocalQueue ", wl.spec.queue_name, " is inactive");
+    route.blocked_reason = PendingReason::kSuspended;
     return route;
   }
   if (config_.IsTerminating(ObjectKind::kNamespace, wl.spec.namespace_name)) {
     route.blocked_message = absl::StrCat("Namespace ", wl.spec.namespace_name, " is terminating");
+    // Its LocalQueues go with it: Kueue's "terminating or missing" queue.
+    route.blocked_reason = PendingReason::kMisconfigured;
     return route;
   }
   const std::string& cq_name = lq->spec.cluster_queue;
   auto cq = cluster_queues_.find(cq_name);
   if (cq == cluster_queues_.end()) {
     route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " doesn't exist");
+    route.blocked_reason = PendingReason::kMisconfigured;
     return route;
   }
   route.cluster_queue = &cq->second;
   if (!cq->second.active) {
     route.blocked_message = absl::StrCat("ClusterQueue ", cq_name, " is inactive");
+    route.blocked_reason = PendingReason::kSuspended;
   }
   return route;
 }

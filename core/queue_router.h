@@ -65,6 +65,9 @@ struct ClusterQueueRuntime {
 struct Route {
   ClusterQueueRuntime* cluster_queue = nullptr;
   std::string blocked_message;
+  // The pending reason that goes with `blocked_message` (Kueue's getQueueBlocker): a missing or
+  // terminating queue is Misconfigured, a stopped or inactive one Suspended.
+  PendingReason blocked_reason = PendingReason::kPendingEvaluation;
 };
 
 // The ClusterQueues' runtimes and the routing of workloads to them: LocalQueue -> ClusterQueue,

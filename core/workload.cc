@@ -35,6 +35,32 @@ const char* CheckStateName(CheckState state) {
   return "Unknown";
 }
 
+absl::string_view PendingReasonName(PendingReason reason) {
+  switch (reason) {
+    case PendingReason::kPendingEvaluation:
+      return "PendingEvaluation";
+    case PendingReason::kWaitingForQuota:
+      return "WaitingForQuota";
+    case PendingReason::kNoMatchingFlavor:
+      return "NoMatchingFlavor";
+    case PendingReason::kExceedsMaxQuota:
+      return "ExceedsMaxQuota";
+    case PendingReason::kTopologyPlacementFailed:
+      return "TopologyPlacementFailed";
+    case PendingReason::kWaitingForPreemptedWorkloads:
+      return "WaitingForPreemptedWorkloads";
+    case PendingReason::kWaitingForPodsReady:
+      return "WaitingForPodsReady";
+    case PendingReason::kMisconfigured:
+      return "Misconfigured";
+    case PendingReason::kSuspended:
+      return "Suspended";
+    case PendingReason::kAdmissionGated:
+      return "AdmissionGated";
+  }
+  return "PendingEvaluation";
+}
+
 void SetCondition(WorkloadStatus& status, Condition condition) {
   for (Condition& existing : status.conditions) {
     if (existing.type != condition.type) continue;
@@ -118,6 +144,16 @@ std::optional<absl::Time> PreemptionProtectedUntil(const WorkloadStatus& status,
   const absl::Time until = oldest_counted + cq.preemption_window;
   if (until <= now) return std::nullopt;
   return until;
+}
+
+void SetPendingCondition(WorkloadStatus& status, PendingReason reason, absl::string_view message,
+                         absl::Time now) {
+  SetCondition(status, "QuotaReserved", false, PendingReasonName(reason), message, now);
+}
+
+bool HasPendingCondition(const WorkloadStatus& status, PendingReason reason) {
+  const Condition* c = FindCondition(status, "QuotaReserved");
+  return c != nullptr && !c->status && c->reason == PendingReasonName(reason);
 }
 
 }  // namespace tollgate::core

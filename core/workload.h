@@ -65,6 +65,37 @@ struct Condition {
   bool operator==(const Condition&) const = default;
 };
 
+// Why a pending workload holds no quota: the reason of its QuotaReserved=False condition, as
+// Kueue writes it with UnadmittedWorkloadsObservability (beta, on by default since 0.19). The
+// workload's own state (pending, deactivated, on hold) is kept elsewhere; this is only what the
+// condition tells a reader about the cause.
+enum class PendingReason : uint8_t {
+  // Queued and not yet evaluated (submitted, requeued, activated, released from a hold), or a
+  // cause the scheduler cannot name.
+  kPendingEvaluation,
+  // Could fit once quota in its ClusterQueue or cohort is released.
+  kWaitingForQuota,
+  // No flavor matches its node selector, affinity or tolerations (or covers its resources).
+  kNoMatchingFlavor,
+  // Asks for more than its ClusterQueue (with what it may borrow) could ever give.
+  kExceedsMaxQuota,
+  // The quota fits but the topology cannot place its pods even on empty nodes.
+  kTopologyPlacementFailed,
+  // It preempted (or counts on other heads' preemptions) and waits for the victims to go.
+  kWaitingForPreemptedWorkloads,
+  // waitForPodsReady.blockAdmission: admitted workloads' pods are not all ready yet.
+  kWaitingForPodsReady,
+  // Its LocalQueue or ClusterQueue is missing or terminating, or it is not admissible there.
+  kMisconfigured,
+  // Its LocalQueue or ClusterQueue is stopped or inactive.
+  kSuspended,
+  // Its kueue.x-k8s.io/admission-gated-by annotation names gates (core/admission_gates.h).
+  kAdmissionGated,
+};
+
+// Kueue's reason string for `reason` (a literal: no allocation).
+absl::string_view PendingReasonName(PendingReason reason);
+
 // Kueue's CheckState: what an admission check's controller says about one workload.
 enum class CheckState {
   // Not decided yet (also what every check is reset to when the workload loses its quota).
@@ -357,6 +388,11 @@ void SetCondition(WorkloadStatus& status, Condition condition);
 void SetCondition(WorkloadStatus& status, absl::string_view type, bool value,
                   absl::string_view reason, absl::string_view message, absl::Time now);
 const Condition* FindCondition(const WorkloadStatus& status, absl::string_view type);
+// A pending workload's QuotaReserved=False condition with Kueue's reason for `reason`.
+void SetPendingCondition(WorkloadStatus& status, PendingReason reason, absl::string_view message,
+                         absl::Time now);
+// Whether its QuotaReserved condition is false with the reason for `reason`.
+bool HasPendingCondition(const WorkloadStatus& status, PendingReason reason);
 
 // Why a pending workload waiting for replacement pods is not queued.
 inline constexpr char kWaitingForPodsMessage[] = "Waiting for replacement pods of its pod group";

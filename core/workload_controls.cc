@@ -60,7 +60,9 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
         Unqueue(*wl);
         DropEntryPenalty(*wl);
         wl->status.pending_message = message;
-        SetCondition(wl->status, Condition{"QuotaReserved", false, "Inactive", message, now});
+        // Kueue's workload controller names a deactivated pending workload's state so
+        // (UnadmittedWorkloadsObservability; "Inactive" before it).
+        SetCondition(wl->status, Condition{"QuotaReserved", false, "Deactivated", message, now});
         break;
       default:
         // Evicting: its quota is released as before and it is not requeued after.
@@ -89,7 +91,8 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
       return absl::OkStatus();
     }
     wl->status.pending_message.clear();
-    SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Activated", now});
+    // Back in its queue, not yet evaluated (Kueue's workload controller).
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Activated", now);
     Requeue(*wl, now);
   }
   return absl::OkStatus();

@@ -142,7 +142,15 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       : !wl->spec.active                        ? deactivation_message
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
                                                 : "";
-  SetCondition(wl->status, Condition{"QuotaReserved", false, "Pending", "Evicted, requeued", now});
+  if (!wl->spec.active || wl->status.deactivated) {
+    // Not requeued: Kueue's workload controller names a deactivated workload's state.
+    SetCondition(wl->status,
+                 Condition{"QuotaReserved", false, "Deactivated", wl->status.pending_message, now});
+  } else {
+    // Requeued, to be evaluated again (Kueue's workload controller once the eviction
+    // completes).
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Evicted, requeued", now);
+  }
   SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");

@@ -937,17 +937,18 @@ absl::StatusOr<std::vector<CheckUpdateItem>> ParseCheckUpdates(const Where& wher
 
 absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Node& node) {
   TOLLGATE_ASSIGN_OR_RETURN(
-      Keys keys, Keys::Read(where, node, "",
-                            {"admitted", "pending", "finished", "preempted", "preemptionReasons",
-                             "fairShare", "reasons", "usage", "queueOrder", "rejected",
-                             "terminating", "absent", "deactivated", "quotaReserved", "checks",
-                             "evicted", "inactive", "podSetInfo", "dispatch", "remoteCopies",
-                             // --- Topology (issue 28).
-                             "topologyAssignments", "unhealthyNodes",
-                             // --- Owners, holds, missing pods, cost attribution (issue 27).
-                             "onHold", "waitingForPods", "ownedBy", "podLabels",
-                             // --- Admission gates.
-                             "admissionGated"}));
+      Keys keys,
+      Keys::Read(where, node, "",
+                 {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
+                  "reasons", "pendingReasons", "usage", "queueOrder", "rejected", "terminating",
+                  "absent", "deactivated", "quotaReserved", "checks", "evicted", "inactive",
+                  "podSetInfo", "dispatch", "remoteCopies",
+                  // --- Topology (issue 28).
+                  "topologyAssignments", "unhealthyNodes",
+                  // --- Owners, holds, missing pods, cost attribution (issue 27).
+                  "onHold", "waitingForPods", "ownedBy", "podLabels",
+                   // --- Admission gates.
+                   "admissionGated"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
@@ -1002,6 +1003,36 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
   }
   if (const YAML::Node* n = keys.Get("reasons")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.reasons, StrMap(where, *n, "reasons"));
+  }
+  if (const YAML::Node* n = keys.Get("pendingReasons")) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.pending_reasons,
+        MapOf<std::string>(
+            where, *n, "pendingReasons",
+            [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<std::string> {
+              TOLLGATE_ASSIGN_OR_RETURN(std::string reason, Str(where, v, p));
+              // Kueue's QuotaReserved=False reasons of a pending workload: a misspelt one
+              // would otherwise only ever fail as "saw X".
+              static constexpr std::initializer_list<absl::string_view> kReasons = {
+                  "PendingEvaluation",
+                  "WaitingForQuota",
+                  "NoMatchingFlavor",
+                  "ExceedsMaxQuota",
+                  "TopologyPlacementFailed",
+                  "WaitingForPreemptedWorkloads",
+                  "WaitingForPodsReady",
+                  "Misconfigured",
+                  "Suspended",
+                  "AdmissionGated",
+                  "Deactivated",
+                  "OnHold"};
+              if (!absl::c_linear_search(kReasons, reason)) {
+                return where.Error(
+                    p, absl::StrCat("unknown pending reason \"", reason,
+                                    "\" (expected one of: ", absl::StrJoin(kReasons, ", "), ")"));
+              }
+              return reason;
+            }));
   }
   if (const YAML::Node* n = keys.Get("rejected")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.rejected, StrMap(where, *n, "rejected"));

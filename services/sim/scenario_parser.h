@@ -175,6 +175,8 @@ struct Expectation {
   std::map<std::string, int64_t> fair_share;
   // Workload -> substring of its pending message.
   std::map<std::string, std::string> reasons;
+  // Workload -> the reason of its QuotaReserved=False condition (it must be pending).
+  std::map<std::string, std::string> pending_reasons;
   std::vector<UsageExpectation> usage;
   // "namespace/localQueue" -> pending workloads, head first.
   std::map<std::string, std::vector<std::string>> queue_order;

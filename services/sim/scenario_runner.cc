@@ -1067,6 +1067,26 @@ class Run {
                             ", saw ", Quote(wl.status().pending_message()));
       }
     }
+    for (const auto& [name, reason] : expect.pending_reasons) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0) {
+        return absl::StrCat("pendingReasons: no workload ", name);
+      }
+      const v1::Workload& wl = *by_key[*key];
+      if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) {
+        return absl::StrCat("expected ", name, " pending with reason ", reason, ", saw it ",
+                            StateName(wl.status().state()));
+      }
+      std::string got = "no QuotaReserved condition";
+      for (const v1::Condition& c : wl.status().conditions()) {
+        if (c.type() == "QuotaReserved") {
+          got = c.status() == "False" ? c.reason() : "QuotaReserved=" + c.status();
+        }
+      }
+      if (got != reason) {
+        return absl::StrCat("expected ", name, " pending with reason ", reason, ", saw ", got);
+      }
+    }
     for (const auto& [name, share] : expect.fair_share) {
       if (std::string e = CheckFairShare(name, share); !e.empty()) return e;
     }

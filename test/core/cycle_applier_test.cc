@@ -85,6 +85,11 @@ TEST_F(AdmitNowTest, PreemptsLowerPriorityVictimsThenAdmits) {
   EXPECT_EQ(StateOf(low), WorkloadState::kPending);
   EXPECT_EQ(state_.workload(low)->status.history().last_preemption_reason, "InClusterQueue");
   EXPECT_EQ(state_.workload(high)->status.pending_message, real->message);
+  // Kueue's reason for a preemptor waiting for its victims; the victim, requeued, waits for its
+  // evaluation.
+  EXPECT_TRUE(HasPendingCondition(state_.workload(high)->status,
+                                  PendingReason::kWaitingForPreemptedWorkloads));
+  EXPECT_TRUE(HasPendingCondition(state_.workload(low)->status, PendingReason::kPendingEvaluation));
 
   absl::StatusOr<AdmitNowResult> after = state_.AdmitNow("ml/high", false, now_);
   ASSERT_TRUE(after.ok()) << after.status();
@@ -101,6 +106,24 @@ TEST_F(AdmitNowTest, ReportsWhyAWorkloadCannotBeAdmittedAndChangesNothing) {
   EXPECT_TRUE(result->victims.empty());
   EXPECT_EQ(StateOf(id), WorkloadState::kPending);
   EXPECT_EQ(state_.AdmitNow("ml/absent", false, now_).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(AdmitNowTest, APendingDecisionRewritesTheReasonWhenOnlyTheCauseChanged) {
+  const WorkloadId id = Submit(GpuJob("w", 1, 0));
+  CyclePlan plan;
+  plan.cycle = 1;
+  PendingDecision pending;
+  pending.id = id;
+  pending.message = "same message";
+  pending.reason = PendingReason::kWaitingForQuota;
+  plan.pending.push_back(std::move(pending));
+  state_.ApplyCycle(plan, now_);
+  EXPECT_TRUE(HasPendingCondition(state_.workload(id)->status, PendingReason::kWaitingForQuota));
+  plan.pending[0].reason = PendingReason::kWaitingForPreemptedWorkloads;
+  state_.ApplyCycle(plan, now_);
+  EXPECT_TRUE(HasPendingCondition(state_.workload(id)->status,
+                                  PendingReason::kWaitingForPreemptedWorkloads));
+  EXPECT_EQ(state_.workload(id)->status.pending_message, "same message");
 }
 
 }  // namespace

@@ -61,5 +61,33 @@ TEST(WorkAtRiskSinceTest, LaterOfAdmissionAndCheckpoint) {
   EXPECT_EQ(WorkAtRiskSince(status), kStart + absl::Minutes(5));
 }
 
+TEST(PendingConditionTest, WritesKueuesReasonAndReadsItBack) {
+  WorkloadStatus status;
+  SetPendingCondition(status, PendingReason::kExceedsMaxQuota, "too big", kStart);
+  const Condition* c = FindCondition(status, "QuotaReserved");
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->status);
+  EXPECT_EQ(c->reason, "ExceedsMaxQuota");
+  EXPECT_EQ(c->message, "too big");
+  EXPECT_TRUE(HasPendingCondition(status, PendingReason::kExceedsMaxQuota));
+  EXPECT_FALSE(HasPendingCondition(status, PendingReason::kWaitingForQuota));
+  // A reservation is no pending reason.
+  SetCondition(status, Condition{"QuotaReserved", true, "ExceedsMaxQuota", "", kStart});
+  EXPECT_FALSE(HasPendingCondition(status, PendingReason::kExceedsMaxQuota));
+}
+
+TEST(PendingConditionTest, EveryReasonHasKueuesName) {
+  EXPECT_EQ(PendingReasonName(PendingReason::kPendingEvaluation), "PendingEvaluation");
+  EXPECT_EQ(PendingReasonName(PendingReason::kWaitingForQuota), "WaitingForQuota");
+  EXPECT_EQ(PendingReasonName(PendingReason::kNoMatchingFlavor), "NoMatchingFlavor");
+  EXPECT_EQ(PendingReasonName(PendingReason::kExceedsMaxQuota), "ExceedsMaxQuota");
+  EXPECT_EQ(PendingReasonName(PendingReason::kTopologyPlacementFailed), "TopologyPlacementFailed");
+  EXPECT_EQ(PendingReasonName(PendingReason::kWaitingForPreemptedWorkloads),
+            "WaitingForPreemptedWorkloads");
+  EXPECT_EQ(PendingReasonName(PendingReason::kWaitingForPodsReady), "WaitingForPodsReady");
+  EXPECT_EQ(PendingReasonName(PendingReason::kMisconfigured), "Misconfigured");
+  EXPECT_EQ(PendingReasonName(PendingReason::kSuspended), "Suspended");
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -1,0 +1,134 @@
+// FlavorAssignment::ResolveNoFitCause: Kueue's resolveNoFitReason over the flavor attempts the
+// assigner recorded (the assigner's own search is exercised through ClusterState's cycles).
+#include "core/flavor_assigner.h"
+
+#include "gtest/gtest.h"
+#include "test/core/gpu_cluster_state_fixture.h"
+
+namespace tollgate::core {
+namespace {
+
+// A pod set left without flavors (NoFit) after trying some, with the given causes per group.
+PodSetFlavors FailedPodSet(std::initializer_list<std::pair<int, NoFitCause>> by_group) {
+  PodSetFlavors ps;
+  ps.name = "main";
+  ps.flavor_tried = true;
+  ps.reasons = {"insufficient unused quota for gpu in flavor a100, 1 more needed"};
+  for (const auto& [group, cause] : by_group) ps.AddGroupNoFit(group, cause);
+  return ps;
+}
+
+// A pod set whose one flavor fits (its failed attempts still recorded).
+PodSetFlavors FittingPodSet(std::initializer_list<std::pair<int, NoFitCause>> by_group) {
+  PodSetFlavors ps = FailedPodSet(by_group);
+  ps.reasons.clear();
+  ps.flavors = {{"gpu", "a100"}};
+  ps.choices = {FlavorChoice{0, FlavorMode::kFit, 0}};
+  return ps;
+}
+
+TEST(ResolveNoFitCauseTest, APodSetNoFlavorWasTriedForMatchesNone) {
+  FlavorAssignment assignment;
+  assignment.pod_sets.emplace_back().reasons = {"resource gpu unavailable in ClusterQueue"};
+  EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kNoMatchingFlavor);
+}
+
+TEST(ResolveNoFitCauseTest, TheMostSevereGroupDecides) {
+  FlavorAssignment assignment;
+  assignment.pod_sets.push_back(
+      FailedPodSet({{0, NoFitCause::kWaitingForQuota}, {1, NoFitCause::kExceedsMaxQuota}}));
+  EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kExceedsMaxQuota);
+}
+
+TEST(ResolveNoFitCauseTest, TheMostSevereFailedPodSetDecidesAndFittingOnesAreIgnored) {
+  FlavorAssignment assignment;
+  // Its attempts do not count: the pod set fits.
+  assignment.pod_sets.push_back(FittingPodSet({{0, NoFitCause::kNoMatchingFlavor}}));
+  assignment.pod_sets.push_back(FailedPodSet({{0, NoFitCause::kTopologyPlacementFailed}}));
+  EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kTopologyPlacementFailed);
+  assignment.pod_sets.push_back(FailedPodSet({{0, NoFitCause::kWaitingForQuota}}));
+  EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kWaitingForQuota);
+}
+
+TEST(ResolveNoFitCauseTest, AFailedPlacementReplacesOnlyItsOwnGroupsCause) {
+  // The topology flavor's group had a flavor too small before it: the placement's failure
+  // replaces that group's cause.
+  PodSetFlavors own = FailedPodSet({{0, NoFitCause::kExceedsMaxQuota}});
+  own.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(own.no_fit_cause, NoFitCause::kTopologyPlacementFailed);
+  // Another group's cause stands: the most severe decides.
+  PodSetFlavors other =
+      FailedPodSet({{0, NoFitCause::kExceedsMaxQuota}, {1, NoFitCause::kWaitingForQuota}});
+  other.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(other.no_fit_cause, NoFitCause::kWaitingForQuota);
+  PodSetFlavors untouched = FailedPodSet({{1, NoFitCause::kNoMatchingFlavor}});
+  untouched.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(untouched.no_fit_cause, NoFitCause::kNoMatchingFlavor);
+  // Every flavor of the pod set fit its quota.
+  PodSetFlavors placement_only = FailedPodSet({});
+  placement_only.SetTopologyPlacementFailed(0);
+  EXPECT_EQ(placement_only.no_fit_cause, NoFitCause::kTopologyPlacementFailed);
+}
+
+TEST(ResolveNoFitCauseTest, AFailedPodSetWithoutCausesNamesNone) {
+  FlavorAssignment assignment;
+  assignment.pod_sets.push_back(FailedPodSet({}));
+  EXPECT_EQ(assignment.ResolveNoFitCause(), NoFitCause::kNone);
+  EXPECT_EQ(PendingReasonOf(NoFitCause::kNone), PendingReason::kPendingEvaluation);
+}
+
+TEST(PendingReasonOfTest, EachCauseHasItsReason) {
+  EXPECT_EQ(PendingReasonOf(NoFitCause::kTopologyPlacementFailed),
+            PendingReason::kTopologyPlacementFailed);
+  EXPECT_EQ(PendingReasonOf(NoFitCause::kWaitingForQuota), PendingReason::kWaitingForQuota);
+  EXPECT_EQ(PendingReasonOf(NoFitCause::kExceedsMaxQuota), PendingReason::kExceedsMaxQuota);
+  EXPECT_EQ(PendingReasonOf(NoFitCause::kNoMatchingFlavor), PendingReason::kNoMatchingFlavor);
+}
+
+// Through a cycle: the assigner records why each flavor failed.
+class FlavorAssignerCauseTest : public GpuClusterStateTest {
+ protected:
+  std::string ReasonOf(const std::string& key) {
+    const Condition* c = FindCondition(state_.FindWorkload(key)->status, "QuotaReserved");
+    return c == nullptr ? "none" : c->reason;
+  }
+};
+
+TEST_F(FlavorAssignerCauseTest, TheFlavorClosestToFittingNamesTheGroupsCause) {
+  // tainted matches nothing; a100 is too small for `big` and short of unused quota for `next`.
+  ASSERT_TRUE(
+      state_.ApplyResourceFlavor({"tainted", {}, {{"k", "v", "NoSchedule"}}, {}}, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"},
+                         {{"tainted", {{"gpu", 16, std::nullopt, std::nullopt}}},
+                          {"a100", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+  AddQueue(std::move(cq), "ns");
+  Submit(GpuJob("first", "ns", 3));
+  Submit(GpuJob("big", "ns", 8));
+  Submit(GpuJob("next", "ns", 2));
+  Settle();
+  EXPECT_EQ(StateOf("ns/first"), WorkloadState::kAdmitted);
+  EXPECT_EQ(ReasonOf("ns/big"), "ExceedsMaxQuota");
+  EXPECT_EQ(ReasonOf("ns/next"), "WaitingForQuota");
+}
+
+TEST_F(FlavorAssignerCauseTest, NoMatchingFlavorOnlyWhenEveryFlavorFailsToMatch) {
+  ASSERT_TRUE(
+      state_.ApplyResourceFlavor({"tainted", {}, {{"k", "v", "NoSchedule"}}, {}}, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"}, {{"tainted", {{"gpu", 16, std::nullopt, std::nullopt}}}}}};
+  AddQueue(std::move(cq), "ns");
+  Submit(GpuJob("a", "ns", 1));
+  WorkloadSpec cpu = GpuJob("cpu", "ns", 1);
+  cpu.pod_sets[0].requests = {{"cpu", 1}};
+  Submit(std::move(cpu));
+  Settle();
+  EXPECT_EQ(ReasonOf("ns/a"), "NoMatchingFlavor");
+  // A resource the queue does not cover: no flavor is even tried.
+  EXPECT_EQ(ReasonOf("ns/cpu"), "NoMatchingFlavor");
+}
+
+}  // namespace
+}  // namespace tollgate::core
