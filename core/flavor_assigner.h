@@ -149,10 +149,32 @@ class FlavorAssigner {
     int32_t last_tried_flavor = -1;
   };
   // `groups` holds each request's resource group index (-1: not covered); the flavors are
-  // chosen for the requests of group `group_index`.
-  ResourceResult FindFlavorForPodSet(size_t pod_set_index, const ResourceAmounts& requests,
-                                     absl::Span<const int> groups, int group_index,
-                                     const FrUsage& assigned_usage);
+  // chosen for the requests of group `group_index`. `pod_sets` are the spec indices the requests
+  // are for: one pod set, or a pod-set group whose requests are summed (Kueue's
+  // findFlavorForPodSets), every one of which the flavor must suit.
+  ResourceResult FindFlavorForPodSets(absl::Span<const size_t> pod_sets,
+                                      const ResourceAmounts& requests, absl::Span<const int> groups,
+                                      int group_index, const FrUsage& assigned_usage);
+  // The flavors chosen for one pod set or one pod-set group, every resource group it asks.
+  struct JointResult {
+    // Sorted by resource; `choices` parallel to `flavors`.
+    std::vector<std::pair<std::string, std::string>> flavors;
+    absl::InlinedVector<FlavorChoice, 2> choices;
+    std::vector<std::string> reasons;
+    // Resource group -> the flavor its search stopped at (FlavorScanStop without the pod set).
+    absl::InlinedVector<std::pair<int, int32_t>, 1> scan_stops;
+    // Some resource got no flavor: the assignment stops here.
+    bool failed = false;
+  };
+  // The pod set's name, count and total requests, before any flavor is chosen.
+  PodSetFlavors PodSetWithRequests(size_t pod_set_index, const std::vector<int32_t>& counts) const;
+  // Chooses one flavor per resource group for `requests`, the requests of the pod sets
+  // `pod_sets` (spec indices), seeing the usage the assignment's earlier pod sets take.
+  JointResult AssignResourceGroups(absl::Span<const size_t> pod_sets,
+                                   const ResourceAmounts& requests, const FrUsage& assigned_usage);
+  // Assign for a workload with pod-set groups (Kueue's grouped FlavorAssigner): a group's pod
+  // sets get their flavors jointly, for the sum of their requests.
+  FlavorAssignment AssignWithGroups(const std::vector<int32_t>& counts);
   // Whether a pinned assigner may consider `flavor` for the group whose first requested
   // resource is `resource`.
   bool Nominated(size_t pod_set_index, const std::string& resource,
