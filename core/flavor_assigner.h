@@ -155,23 +155,19 @@ class FlavorAssigner {
   ResourceResult FindFlavorForPodSets(absl::Span<const size_t> pod_sets,
                                       const ResourceAmounts& requests, absl::Span<const int> groups,
                                       int group_index, const FrUsage& assigned_usage);
-  // The flavors chosen for one pod set or one pod-set group, every resource group it asks.
-  struct JointResult {
-    // Sorted by resource; `choices` parallel to `flavors`.
-    std::vector<std::pair<std::string, std::string>> flavors;
-    absl::InlinedVector<FlavorChoice, 2> choices;
-    std::vector<std::string> reasons;
-    // Resource group -> the flavor its search stopped at (FlavorScanStop without the pod set).
-    absl::InlinedVector<std::pair<int, int32_t>, 1> scan_stops;
-    // Some resource got no flavor: the assignment stops here.
-    bool failed = false;
-  };
+  // Resource group -> the flavor its search stopped at (FlavorScanStop without the pod set).
+  using ScanStops = absl::InlinedVector<std::pair<int, int32_t>, 1>;
   // The pod set's name, count and total requests, before any flavor is chosen.
   PodSetFlavors PodSetWithRequests(size_t pod_set_index, const std::vector<int32_t>& counts) const;
   // Chooses one flavor per resource group for `requests`, the requests of the pod sets
-  // `pod_sets` (spec indices), seeing the usage the assignment's earlier pod sets take.
-  JointResult AssignResourceGroups(absl::Span<const size_t> pod_sets,
-                                   const ResourceAmounts& requests, const FrUsage& assigned_usage);
+  // `pod_sets` (spec indices), seeing the usage the assignment's earlier pod sets take: into
+  // `out`'s flavors, choices and reasons, and where the searches stopped into `scan_stops`.
+  // False when some resource got no flavor (the assignment stops there).
+  bool AssignResourceGroups(absl::Span<const size_t> pod_sets, const ResourceAmounts& requests,
+                            const FrUsage& assigned_usage, PodSetFlavors& out,
+                            ScanStops& scan_stops);
+  // Assign for a workload without pod-set groups: pod set by pod set, in spec order.
+  FlavorAssignment AssignPodSetByPodSet(const std::vector<int32_t>& counts);
   // Assign for a workload with pod-set groups (Kueue's grouped FlavorAssigner): a group's pod
   // sets get their flavors jointly, for the sum of their requests.
   FlavorAssignment AssignWithGroups(const std::vector<int32_t>& counts);
