@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -326,6 +327,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
     absl::Span<const size_t> pod_sets, const ResourceAmounts& requests,
     absl::Span<const int> groups, int group_index, const FrUsage& assigned_usage) {
   ResourceResult result;
+  const PodSetSpec& first_pod_set = wl_.spec.pod_sets[pod_sets[0]];
   const ResourceGroupSpec& group = cq_.spec.resource_groups[group_index];
 
   // The group's requested resources, in name order (as `requests`), by index: a resource is
@@ -366,9 +368,11 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
       continue;
     }
     // Every pod set of a group must be able to run on the flavor; the first that cannot says why.
-    std::string reason = CheckFlavorForPodSet(flavor, wl_.spec.pod_sets[pod_sets[0]], group);
-    for (size_t k = 1; reason.empty() && k < pod_sets.size(); ++k) {
-      reason = CheckFlavorForPodSet(flavor, wl_.spec.pod_sets[pod_sets[k]], group);
+    std::string reason = CheckFlavorForPodSet(flavor, first_pod_set, group);
+    if (ABSL_PREDICT_FALSE(pod_sets.size() > 1)) {
+      for (size_t k = 1; reason.empty() && k < pod_sets.size(); ++k) {
+        reason = CheckFlavorForPodSet(flavor, wl_.spec.pod_sets[pod_sets[k]], group);
+      }
     }
     if (!reason.empty()) {
       result.reasons.push_back(std::move(reason));
@@ -465,16 +469,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
   return result;
 }
 
-FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
-  // Decided once per assignment: workloads without pod-set groups pay nothing for the groups.
-  const bool has_groups =
-      std::any_of(wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(), [](const PodSetSpec& ps) {
-        return ps.topology_request.has_value() && ps.topology_request->pod_set_group.has_value();
-      });
-  return has_groups ? AssignWithGroups(counts) : AssignPodSetByPodSet(counts);
-}
-
-// Kept a function of its own, and the group path in a file of its own
+// Kept a function of its own, and Assign and the group path in a file of their own
 // (flavor_assigner_groups.cc), so that it compiles as it did before groups: sharing helpers
 // with the group path or growing this function changed what the compiler inlined and cost
 // 100-400 instructions per admission (bench/engine_bench).

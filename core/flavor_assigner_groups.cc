@@ -135,6 +135,15 @@ static void AddPodSetUsage(const PodSetFlavors& ps, FlavorAssignment& assignment
   }
 }
 
+FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
+  // Decided once per assignment: workloads without pod-set groups pay nothing for the groups.
+  const bool has_groups =
+      std::any_of(wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(), [](const PodSetSpec& ps) {
+        return ps.topology_request.has_value() && ps.topology_request->pod_set_group.has_value();
+      });
+  return has_groups ? AssignWithGroups(counts) : AssignPodSetByPodSet(counts);
+}
+
 FlavorAssignment FlavorAssigner::AssignWithGroups(const std::vector<int32_t>& counts) {
   const std::vector<PodSetSpec>& spec_pod_sets = wl_.spec.pod_sets;
   auto group_name = [&spec_pod_sets](size_t index) -> const std::string* {

@@ -1,5 +1,3 @@
-#include "core/flavor_assigner.h"
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -7,6 +5,7 @@
 
 #include "absl/time/time.h"
 #include "core/cluster_state.h"
+#include "core/flavor_assigner.h"
 #include "gtest/gtest.h"
 
 namespace tollgate::core {
