@@ -70,7 +70,8 @@ class FlavorAssignerGroupsTest : public ::testing::Test {
     return ps;
   }
 
-  FlavorAssignment Assign(std::vector<PodSetSpec> pod_sets) {
+  FlavorAssignment Assign(std::vector<PodSetSpec> pod_sets,
+                          const FlavorScanProgress* resume_from = nullptr) {
     WorkloadSpec spec;
     spec.name = "lws";
     spec.namespace_name = "ns";
@@ -81,6 +82,7 @@ class FlavorAssignerGroupsTest : public ::testing::Test {
     const Workload& wl = *state_.FindWorkload("ns/lws");
     NoVictims oracle;
     FlavorAssigner assigner(state_, *state_.cluster_queue("cq"), wl, oracle);
+    if (resume_from != nullptr) assigner.ResumeFrom(*resume_from);
     return assigner.Assign({});
   }
 
@@ -205,6 +207,46 @@ TEST_F(FlavorAssignerGroupsTest, GroupsAreAssignedInTheOrderOfTheirFirstPodSet) 
   EXPECT_EQ(Flavors(a.pod_sets[0]), "cpu=one");
   EXPECT_EQ(Flavors(a.pod_sets[1]), "cpu=two");
   EXPECT_EQ(Flavors(a.pod_sets[2]), "cpu=one");
+}
+
+TEST_F(FlavorAssignerGroupsTest, AGroupResumesItsFlavorScanFromItsFirstPodSet) {
+  AddQueue({"cpu"}, {{"cpu", 16}}, {{"cpu", 16}});
+  auto lws = [] {
+    return std::vector<PodSetSpec>{PodSet("leader", 1, {{"cpu", 1}}, "g"),
+                                   PodSet("worker", 2, {{"cpu", 1}}, "g")};
+  };
+  // The leader's search stopped at one: the group starts after it.
+  FlavorScanProgress leader_stopped;
+  leader_stopped.stops = {FlavorScanStop{0, 0, 0}};
+  FlavorAssignment a = Assign(lws(), &leader_stopped);
+  ASSERT_EQ(a.pod_sets.size(), 2u);
+  EXPECT_EQ(Flavors(a.pod_sets[0]), "cpu=two");
+  EXPECT_EQ(Flavors(a.pod_sets[1]), "cpu=two");
+}
+
+TEST_F(FlavorAssignerGroupsTest, AGroupIgnoresTheScanProgressOfItsOtherPodSets) {
+  AddQueue({"cpu"}, {{"cpu", 16}}, {{"cpu", 16}});
+  // Only the worker (the group's second pod set) recorded a stop: Kueue reads the first's.
+  FlavorScanProgress worker_stopped;
+  worker_stopped.stops = {FlavorScanStop{1, 0, 0}};
+  FlavorAssignment a =
+      Assign({PodSet("leader", 1, {{"cpu", 1}}, "g"), PodSet("worker", 2, {{"cpu", 1}}, "g")},
+             &worker_stopped);
+  ASSERT_EQ(a.pod_sets.size(), 2u);
+  EXPECT_EQ(Flavors(a.pod_sets[0]), "cpu=one");
+  EXPECT_EQ(Flavors(a.pod_sets[1]), "cpu=one");
+}
+
+TEST_F(FlavorAssignerGroupsTest, EveryPodSetOfAGroupRecordsWhereTheGroupsSearchStopped) {
+  AddQueue({"cpu"}, {{"cpu", 16}}, {{"cpu", 16}});
+  // one fits: the search stops there with two left untried, for both pod sets.
+  FlavorAssignment a =
+      Assign({PodSet("leader", 1, {{"cpu", 1}}, "g"), PodSet("worker", 2, {{"cpu", 1}}, "g")});
+  ASSERT_EQ(a.scan_stops.size(), 2u);
+  EXPECT_EQ(a.scan_stops[0].pod_set, 0);
+  EXPECT_EQ(a.scan_stops[1].pod_set, 1);
+  EXPECT_EQ(a.scan_stops[0].flavor, 0);
+  EXPECT_EQ(a.scan_stops[1].flavor, 0);
 }
 
 }  // namespace
