@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -405,13 +406,11 @@ bool FlavorAssigner::Nominated(size_t pod_set_index, const std::string& resource
   return false;
 }
 
-FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_set_index,
-                                                                   const ResourceAmounts& requests,
-                                                                   absl::Span<const int> groups,
-                                                                   int group_index,
-                                                                   const FrUsage& assigned_usage) {
+FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
+    absl::Span<const size_t> pod_sets, const ResourceAmounts& requests,
+    absl::Span<const int> groups, int group_index, const FrUsage& assigned_usage) {
   ResourceResult result;
-  const PodSetSpec& pod_set = wl_.spec.pod_sets[pod_set_index];
+  const PodSetSpec& first_pod_set = wl_.spec.pod_sets[pod_sets[0]];
   const ResourceGroupSpec& group = cq_.spec.resource_groups[group_index];
 
   // The group's requested resources, in name order (as `requests`), by index: a resource is
@@ -431,8 +430,10 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
   std::vector<std::pair<std::string, std::string>> best;
   absl::InlinedVector<FlavorChoice, 2> best_choices;
   GranularMode best_mode;
+  // A pod-set group resumes from where its first pod set's search stopped (Kueue reads the
+  // progress of the group's first pod set only).
   size_t first_flavor =
-      resume_ == nullptr ? 0 : static_cast<size_t>(resume_->NextFlavor(pod_set_index, group_index));
+      resume_ == nullptr ? 0 : static_cast<size_t>(resume_->NextFlavor(pod_sets[0], group_index));
   // Progress recorded before the group lost flavors starts over.
   if (first_flavor >= group.flavors.size()) first_flavor = 0;
   size_t attempted_flavor = first_flavor;
@@ -440,7 +441,9 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
     attempted_flavor = flavor_index;
     const std::string& flavor = group.flavors[flavor_index].flavor;
     if (nominated_ != nullptr && !group_requests.empty() &&
-        !Nominated(pod_set_index, requests[group_requests[0]].first, flavor)) {
+        std::none_of(pod_sets.begin(), pod_sets.end(), [&](size_t pod_set_index) {
+          return Nominated(pod_set_index, requests[group_requests[0]].first, flavor);
+        })) {
       result.reasons.push_back(absl::StrCat("skipping flavor ", flavor,
                                             " as it is not found in the nomination mapping for "
                                             "resource ",
@@ -448,7 +451,14 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
       continue;
     }
     result.tried = true;
-    if (std::string reason = CheckFlavorForPodSet(flavor, pod_set, group); !reason.empty()) {
+    // Every pod set of a group must be able to run on the flavor; the first that cannot says why.
+    std::string reason = CheckFlavorForPodSet(flavor, first_pod_set, group);
+    if (ABSL_PREDICT_FALSE(pod_sets.size() > 1)) {
+      for (size_t k = 1; reason.empty() && k < pod_sets.size(); ++k) {
+        reason = CheckFlavorForPodSet(flavor, wl_.spec.pod_sets[pod_sets[k]], group);
+      }
+    }
+    if (!reason.empty()) {
       result.reasons.push_back(std::move(reason));
       result.least_no_fit = LeastSevere(result.least_no_fit, NoFitCause::kNoMatchingFlavor);
       continue;
@@ -558,108 +568,124 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSet(size_t pod_se
   return result;
 }
 
+// Kept a function of its own, and Assign and the group path in a file of their own
+// (flavor_assigner_groups.cc), so that it compiles as it did before groups: sharing helpers
+// with the group path or growing this function changed what the compiler inlined and cost
+// 100-400 instructions per admission (bench/engine_bench).
+PodSetFlavors FlavorAssigner::PodSetWithRequests(size_t pod_set_index,
+                                                 const std::vector<int32_t>& counts) const {
+  const PodSetSpec& pod_set = wl_.spec.pod_sets[pod_set_index];
+  const bool covers_pods = cq_.covers_pods;
+  PodSetFlavors ps;
+  ps.name = pod_set.name;
+  // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
+  ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[pod_set_index];
+  ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
+  for (const auto& [name, per_pod] : pod_set.requests) {
+    ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
+  }
+  if (covers_pods) {
+    auto it = std::find_if(ps.requests.begin(), ps.requests.end(),
+                           [](const auto& r) { return r.first == "pods"; });
+    if (it != ps.requests.end()) {
+      it->second = ps.count;
+    } else {
+      ps.requests.emplace_back("pods", ps.count);
+      std::sort(ps.requests.begin(), ps.requests.end());
+    }
+  }
+  return ps;
+}
+
+bool FlavorAssigner::AssignResourceGroups(absl::Span<const size_t> pod_sets,
+                                          const ResourceAmounts& requests,
+                                          const FrUsage& assigned_usage, PodSetFlavors& out,
+                                          ScanStops& scan_stops) {
+  // Whether the queue covers each request's resource (its group index, -1: not covered),
+  // looked up once here instead of in each loop below.
+  absl::InlinedVector<int, 4> groups;
+  groups.reserve(requests.size());
+  for (const auto& request : requests) groups.push_back(cq_.GroupOf(request.first));
+  // Resources the queue does not cover fail the pod set unless nothing is asked of them.
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (groups[r] < 0 && requests[r].second != 0) {
+      out.reasons = {absl::StrCat("resource ", requests[r].first, " unavailable in ClusterQueue")};
+      return false;
+    }
+  }
+  for (size_t req = 0; req < requests.size(); ++req) {
+    if (groups[req] < 0) continue;
+    if (std::find(groups.begin(), groups.begin() + req, groups[req]) != groups.begin() + req) {
+      continue;  // Assigned with its resource group.
+    }
+    ResourceResult r =
+        FindFlavorForPodSets(pod_sets, requests, groups, groups[req], assigned_usage);
+    out.flavor_tried = out.flavor_tried || r.tried;
+    if (r.least_no_fit != NoFitCause::kNone) out.AddGroupNoFit(groups[req], r.least_no_fit);
+    if (r.last_tried_flavor >= 0) scan_stops.emplace_back(groups[req], r.last_tried_flavor);
+    if (r.flavors.empty()) {
+      out.flavors.clear();
+      out.choices.clear();
+      out.reasons = std::move(r.reasons);
+      // A pod set left without flavors records no progress (Kueue's is per assigned flavor).
+      scan_stops.clear();
+      return false;
+    }
+    // The first group's lists are taken whole (most pod sets ask one group): no copy.
+    if (out.flavors.empty()) {
+      out.flavors = std::move(r.flavors);
+      out.choices = std::move(r.choices);
+    } else {
+      out.flavors.insert(out.flavors.end(), std::make_move_iterator(r.flavors.begin()),
+                         std::make_move_iterator(r.flavors.end()));
+      out.choices.insert(out.choices.end(), r.choices.begin(), r.choices.end());
+    }
+    if (out.reasons.empty()) {
+      out.reasons = std::move(r.reasons);
+    } else {
+      out.reasons.insert(out.reasons.end(), std::make_move_iterator(r.reasons.begin()),
+                         std::make_move_iterator(r.reasons.end()));
+    }
+  }
+  if (!std::is_sorted(out.flavors.begin(), out.flavors.end(),
+                      [](const auto& a, const auto& b) { return a.first < b.first; })) {
+    SortByResource(out.flavors, out.choices);
+  }
+  return true;
+}
+
+void FlavorAssigner::AddPodSetUsage(const PodSetFlavors& ps, FlavorAssignment& assignment) {
+  for (size_t f = 0; f < ps.flavors.size(); ++f) {
+    const FlavorChoice& choice = ps.choices[f];
+    assignment.borrowing = std::max(assignment.borrowing, choice.borrow);
+    const int64_t amount = AmountOf(ps.requests, ps.flavors[f].first);
+    if (amount == 0 || choice.fr < 0) continue;
+    AddFrUsage(assignment.usage, choice.fr, amount);
+  }
+}
+
 FlavorAssignment FlavorAssigner::Assign(const std::vector<int32_t>& counts) {
+  // Decided once per assignment: workloads without pod-set groups pay nothing for the groups.
+  const bool has_groups =
+      std::any_of(wl_.spec.pod_sets.begin(), wl_.spec.pod_sets.end(), [](const PodSetSpec& ps) {
+        return ps.topology_request.has_value() && ps.topology_request->pod_set_group.has_value();
+      });
+  return has_groups ? AssignWithGroups(counts) : AssignPodSetByPodSet(counts);
+}
+
+FlavorAssignment FlavorAssigner::AssignPodSetByPodSet(const std::vector<int32_t>& counts) {
   FlavorAssignment assignment;
   assignment.pod_sets.reserve(wl_.spec.pod_sets.size());
-  const bool covers_pods = cq_.covers_pods;
+  ScanStops scan_stops;
   for (size_t i = 0; i < wl_.spec.pod_sets.size(); ++i) {
-    const PodSetSpec& pod_set = wl_.spec.pod_sets[i];
-    PodSetFlavors ps;
-    ps.name = pod_set.name;
-    // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
-    ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[i];
-    ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
-    for (const auto& [name, per_pod] : pod_set.requests) {
-      ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
+    PodSetFlavors ps = PodSetWithRequests(i, counts);
+    scan_stops.clear();
+    const bool failed = !AssignResourceGroups(absl::MakeConstSpan(&i, 1), ps.requests,
+                                              assignment.usage, ps, scan_stops);
+    for (const auto& [group, flavor] : scan_stops) {
+      assignment.scan_stops.push_back(FlavorScanStop{static_cast<int32_t>(i), group, flavor});
     }
-    if (covers_pods) {
-      auto it = std::find_if(ps.requests.begin(), ps.requests.end(),
-                             [](const auto& r) { return r.first == "pods"; });
-      if (it != ps.requests.end()) {
-        it->second = ps.count;
-      } else {
-        ps.requests.emplace_back("pods", ps.count);
-        std::sort(ps.requests.begin(), ps.requests.end());
-      }
-    }
-
-    // Whether the queue covers each request's resource (its group index, -1: not covered),
-    // looked up once here instead of in each loop below.
-    absl::InlinedVector<int, 4> groups;
-    groups.reserve(ps.requests.size());
-    for (const auto& request : ps.requests) groups.push_back(cq_.GroupOf(request.first));
-    // Resources the queue does not cover fail the pod set unless nothing is asked of them.
-    bool failed = false;
-    for (size_t r = 0; r < ps.requests.size(); ++r) {
-      if (groups[r] < 0 && ps.requests[r].second != 0) {
-        ps.reasons = {
-            absl::StrCat("resource ", ps.requests[r].first, " unavailable in ClusterQueue")};
-        failed = true;
-        break;
-      }
-    }
-    if (!failed) {
-      std::vector<std::pair<std::string, std::string>> flavors;
-      absl::InlinedVector<FlavorChoice, 2> choices;
-      std::vector<std::string> reasons;
-      absl::InlinedVector<FlavorScanStop, 1> scan_stops;
-      for (size_t req = 0; req < ps.requests.size(); ++req) {
-        if (groups[req] < 0) continue;
-        if (std::find(groups.begin(), groups.begin() + req, groups[req]) != groups.begin() + req) {
-          continue;  // Assigned with its resource group.
-        }
-        ResourceResult r =
-            FindFlavorForPodSet(i, ps.requests, groups, groups[req], assignment.usage);
-        ps.flavor_tried = ps.flavor_tried || r.tried;
-        if (r.least_no_fit != NoFitCause::kNone) ps.AddGroupNoFit(groups[req], r.least_no_fit);
-        if (r.last_tried_flavor >= 0) {
-          scan_stops.push_back(
-              FlavorScanStop{static_cast<int32_t>(i), groups[req], r.last_tried_flavor});
-        }
-        if (r.flavors.empty()) {
-          flavors.clear();
-          choices.clear();
-          reasons = std::move(r.reasons);
-          failed = true;
-          break;
-        }
-        // The first group's lists are taken whole (most pod sets ask one group): no copy.
-        if (flavors.empty()) {
-          flavors = std::move(r.flavors);
-          choices = std::move(r.choices);
-        } else {
-          flavors.insert(flavors.end(), std::make_move_iterator(r.flavors.begin()),
-                         std::make_move_iterator(r.flavors.end()));
-          choices.insert(choices.end(), r.choices.begin(), r.choices.end());
-        }
-        if (reasons.empty()) {
-          reasons = std::move(r.reasons);
-        } else {
-          reasons.insert(reasons.end(), std::make_move_iterator(r.reasons.begin()),
-                         std::make_move_iterator(r.reasons.end()));
-        }
-      }
-      if (!std::is_sorted(flavors.begin(), flavors.end(),
-                          [](const auto& a, const auto& b) { return a.first < b.first; })) {
-        SortByResource(flavors, choices);
-      }
-      ps.flavors = std::move(flavors);
-      ps.choices = std::move(choices);
-      ps.reasons = std::move(reasons);
-      // A pod set left without flavors records no progress (Kueue's is per assigned flavor).
-      if (!failed) {
-        assignment.scan_stops.insert(assignment.scan_stops.end(), scan_stops.begin(),
-                                     scan_stops.end());
-      }
-    }
-
-    for (size_t f = 0; f < ps.flavors.size(); ++f) {
-      const FlavorChoice& choice = ps.choices[f];
-      assignment.borrowing = std::max(assignment.borrowing, choice.borrow);
-      const int64_t amount = AmountOf(ps.requests, ps.flavors[f].first);
-      if (amount == 0 || choice.fr < 0) continue;
-      AddFrUsage(assignment.usage, choice.fr, amount);
-    }
+    AddPodSetUsage(ps, assignment);
     assignment.pod_sets.push_back(std::move(ps));
     if (failed) break;
   }

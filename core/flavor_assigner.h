@@ -181,10 +181,30 @@ class FlavorAssigner {
     NoFitCause least_no_fit = NoFitCause::kNone;
   };
   // `groups` holds each request's resource group index (-1: not covered); the flavors are
-  // chosen for the requests of group `group_index`.
-  ResourceResult FindFlavorForPodSet(size_t pod_set_index, const ResourceAmounts& requests,
-                                     absl::Span<const int> groups, int group_index,
-                                     const FrUsage& assigned_usage);
+  // chosen for the requests of group `group_index`. `pod_sets` are the spec indices the requests
+  // are for: one pod set, or a pod-set group whose requests are summed (Kueue's
+  // findFlavorForPodSets), every one of which the flavor must suit.
+  ResourceResult FindFlavorForPodSets(absl::Span<const size_t> pod_sets,
+                                      const ResourceAmounts& requests, absl::Span<const int> groups,
+                                      int group_index, const FrUsage& assigned_usage);
+  // Resource group -> the flavor its search stopped at (FlavorScanStop without the pod set).
+  using ScanStops = absl::InlinedVector<std::pair<int, int32_t>, 1>;
+  // The pod set's name, count and total requests, before any flavor is chosen.
+  PodSetFlavors PodSetWithRequests(size_t pod_set_index, const std::vector<int32_t>& counts) const;
+  // Chooses one flavor per resource group for `requests`, the requests of the pod sets
+  // `pod_sets` (spec indices), seeing the usage the assignment's earlier pod sets take: into
+  // `out`'s flavors, choices and reasons, and where the searches stopped into `scan_stops`.
+  // False when some resource got no flavor (the assignment stops there).
+  bool AssignResourceGroups(absl::Span<const size_t> pod_sets, const ResourceAmounts& requests,
+                            const FrUsage& assigned_usage, PodSetFlavors& out,
+                            ScanStops& scan_stops);
+  // Adds a pod set's quota and borrowing level to the assignment's.
+  static void AddPodSetUsage(const PodSetFlavors& ps, FlavorAssignment& assignment);
+  // Assign for a workload without pod-set groups: pod set by pod set, in spec order.
+  FlavorAssignment AssignPodSetByPodSet(const std::vector<int32_t>& counts);
+  // Assign for a workload with pod-set groups (Kueue's grouped FlavorAssigner): a group's pod
+  // sets get their flavors jointly, for the sum of their requests.
+  FlavorAssignment AssignWithGroups(const std::vector<int32_t>& counts);
   // Whether a pinned assigner may consider `flavor` for the group whose first requested
   // resource is `resource`.
   bool Nominated(size_t pod_set_index, const std::string& resource,

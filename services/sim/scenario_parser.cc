@@ -947,8 +947,8 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
                   "topologyAssignments", "unhealthyNodes",
                   // --- Owners, holds, missing pods, cost attribution (issue 27).
                   "onHold", "waitingForPods", "ownedBy", "podLabels",
-                   // --- Admission gates.
-                   "admissionGated"}));
+                  // --- Admission gates.
+                  "admissionGated"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));
