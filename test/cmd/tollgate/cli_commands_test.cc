@@ -977,9 +977,10 @@ TEST_F(CliTest, DescribeWaitingWorkloadNamesTheBorrowerAndThePolicy) {
                                "team-b-cq has reclaimWithinCohort: Never, so it does not preempt "
                                "team-a-cq (16 borrowed) to take back the cpu in flavor "
                                "default-flavor they borrowed\n"));
-  // Kueue's message stays the condition's message.
-  EXPECT_THAT(r.out, ContainsRegex("QuotaReserved +False +Pending +\\S+ +couldn't assign flavors "
-                                   "to pod set main: insufficient unused quota"));
+  // Kueue's message stays the condition's message; the reason is Kueue 0.19's for quota that
+  // preemption cannot free (reclaimWithinCohort: Never).
+  EXPECT_THAT(r.out, ContainsRegex("QuotaReserved +False +WaitingForQuota +\\S+ +couldn't assign "
+                                   "flavors to pod set main: insufficient unused quota"));
 
   r = RunOk({"describe", "clusterqueue", "team-b-cq"});
   EXPECT_THAT(r.out, ContainsRegex("Cohort:\n +Name: +evalhub \\(implicit\\)\n +Borrowers: "
