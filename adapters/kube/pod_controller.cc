@@ -556,6 +556,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     return DeletePod(pod, "Stopped", "No workload in Tollgate for this pod");
   }
   TOLLGATE_RETURN_IF_ERROR(wl.status());
+  if (prebuilt.empty()) TOLLGATE_RETURN_IF_ERROR(FollowAdmissionGates(pod, *wl));
 
   TOLLGATE_RETURN_IF_ERROR(ReportCopyPodStatus(pod, *wl));
   if (gated) {
@@ -831,6 +832,8 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
                                   admission_.ReportJobState(report));
         *wl = reported.workload();
       }
+      // Before `pods` is replaced: `first` refers into it.
+      TOLLGATE_RETURN_IF_ERROR(FollowAdmissionGates(first, *wl));
       pods = std::move(match.kept);
       TOLLGATE_RETURN_IF_ERROR(SyncGroupPayload(pods, *wl));
     }
@@ -925,6 +928,14 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     default:
       return absl::OkStatus();
   }
+}
+
+absl::Status PodController::FollowAdmissionGates(const Json& pod, v1::Workload& wl) {
+  if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return absl::OkStatus();
+  v1::Workload from_pod;
+  manifest::CopyAdmissionGates(pod, from_pod);
+  TOLLGATE_ASSIGN_OR_RETURN(wl, PropagateAdmissionGates(admission_, from_pod, std::move(wl)));
+  return absl::OkStatus();
 }
 
 // --- Parents: pod templates ------------------------------------------------------------------

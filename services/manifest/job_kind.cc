@@ -211,13 +211,7 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
   (*meta->mutable_labels())[std::string(kJobUidLabel)] = uid;
   (*meta->mutable_labels())[std::string(kJobKindLabel)] = kind;
   (*meta->mutable_annotations())[std::string(kJobNameAnnotation)] = object_name;
-  // Kueue's PropagateAdmissionGatedByAnnotation: the job's admission gates become its
-  // workload's, so the workload waits until whoever named them lets it go.
-  if (const Json* gates = Find(obj, {"metadata", "annotations", core::kAdmissionGatedByAnnotation});
-      gates != nullptr && gates->is_string()) {
-    (*meta->mutable_annotations())[std::string(core::kAdmissionGatedByAnnotation)] =
-        gates->get<std::string>();
-  }
+  CopyAdmissionGates(obj, wl);
 
   v1::WorkloadSpec* spec = wl.mutable_spec();
   spec->set_queue_name(queue_name.empty() ? QueueName(obj) : std::string(queue_name));
@@ -240,6 +234,13 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
         ApplyTemplateTopology(source.pod_template, source.pod_index_label, where, pod_set));
   }
   return wl;
+}
+
+void CopyAdmissionGates(const Json& obj, v1::Workload& wl) {
+  const Json* gates = Find(obj, {"metadata", "annotations", core::kAdmissionGatedByAnnotation});
+  if (gates == nullptr || !gates->is_string()) return;
+  (*wl.mutable_metadata()->mutable_annotations())[std::string(core::kAdmissionGatedByAnnotation)] =
+      gates->get<std::string>();
 }
 
 const Json& JsonAt(const Json& obj, std::initializer_list<absl::string_view> path) {

@@ -227,6 +227,11 @@ absl::StatusOr<v1::Workload> TranslateWorkload(const JobKindTranslator& translat
                                                const ObjectLookup& lookup,
                                                absl::string_view name = "");
 
+// Kueue's PropagateAdmissionGatedByAnnotation: the object's kueue.x-k8s.io/admission-gated-by
+// annotation, when it has one, becomes the workload's (core/admission_gates.h), so the workload
+// waits until whoever named the gates lets it go.
+void CopyAdmissionGates(const Json& obj, v1::Workload& wl);
+
 // The value at `path`, or a null JSON value (helpers for translators reading optional parts).
 const Json& JsonAt(const Json& obj, std::initializer_list<absl::string_view> path);
 

@@ -78,6 +78,7 @@ absl::StatusOr<v1::Workload> PodWorkload(const Json& pod, absl::string_view queu
   wl.mutable_metadata()->set_uid(Uid(pod));
   SetOwner(wl, pod, "v1", "Pod");
   SetPriority(wl, pod, Find(pod, {"spec"}));
+  CopyAdmissionGates(pod, wl);
   TOLLGATE_ASSIGN_OR_RETURN(
       *wl.mutable_spec()->add_pod_sets(),
       TopologyPodSet("main", 1, pod, "pod", std::string(kPodGroupPodIndexLabel)));
@@ -91,6 +92,7 @@ absl::StatusOr<v1::Workload> PodGroupWorkload(absl::string_view ns, const PodGro
       Base(group.prebuilt_workload.empty() ? group.name : group.prebuilt_workload, ns, queue);
   MarkGroup(wl);
   SetPriority(wl, reference, Find(reference, {"spec"}));
+  CopyAdmissionGates(reference, wl);
   for (const PodRole& role : roles) {
     TOLLGATE_ASSIGN_OR_RETURN(*wl.mutable_spec()->add_pod_sets(),
                               TopologyPodSet(role.hash, role.count, role.representative,

@@ -101,6 +101,40 @@ TEST_F(PodControllerTest, AGatedPodNamingNoPriorityClassTakesTheDefaultWorkloadP
   EXPECT_EQ(admission_.Find("team-a", name)->spec().priority_class_name(), "default");
 }
 
+// Kueue's AdmissionGatedBy for a plain pod: the pod's gates become its workload's, and a gate
+// removed from the pod leaves the workload too.
+TEST_F(PodControllerTest, APodsAdmissionGatesBecomeItsWorkloadsAndLeaveWithIt) {
+  constexpr char kGatedBy[] = "kueue.x-k8s.io/admission-gated-by";
+  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "solo", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000d",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+                 "annotations": {"kueue.x-k8s.io/admission-gated-by": "example.com/a,example.com/b"}},
+    "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  kube_.Put(PodResource(), pod);
+  PodController::Options options;
+  options.pods = true;
+  PodController controller(kube_, admission_, clock_, options);
+  const std::string name = manifest::KueueWorkloadName("Pod", "", "solo", pod["metadata"]["uid"]);
+  auto gates = [&]() -> std::string {
+    const std::optional<v1::Workload> wl = admission_.Find("team-a", name);
+    if (!wl.has_value()) return "<no workload>";
+    auto it = wl->metadata().annotations().find(kGatedBy);
+    return it == wl->metadata().annotations().end() ? "<none>" : it->second;
+  };
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
+  EXPECT_EQ(gates(), "example.com/a,example.com/b");
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 0);
+
+  pod = kube_.Object(PodResource(), "team-a", "solo");
+  pod["metadata"]["annotations"].erase(kGatedBy);
+  kube_.Put(PodResource(), pod);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
+  EXPECT_EQ(gates(), "<none>");
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 1);
+}
+
 // A Deployment is labelled when first seen, and its pods' template carries the class; one seen
 // before the class existed keeps what it has (Kueue's webhook labels at creation only).
 TEST_F(PodControllerTest, ADeploymentTakesTheDefaultWorkloadPriorityClassWhenFirstSeen) {
