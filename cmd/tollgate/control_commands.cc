@@ -12,6 +12,7 @@
 #include "cmd/tollgate/cli_format.h"
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/commands.h"
+#include "core/admission_gates.h"
 
 namespace tollgate::cli {
 namespace {
@@ -76,7 +77,7 @@ int SetActive(Session& s, const ParsedFlags& args, bool active) {
 
 // The annotations `annotate` can change: only Kueue's admission gates, the one annotation whose
 // update means something to the scheduler.
-constexpr absl::string_view kAdmissionGatedByKey = "kueue.x-k8s.io/admission-gated-by";
+constexpr absl::string_view kAdmissionGatedByKey = core::kAdmissionGatedByAnnotation;
 
 // One of kubectl annotate's KEY=VALUE (set) or KEY- (remove).
 struct AnnotationChange {
