@@ -79,6 +79,21 @@ std::string StateName(v1::WorkloadState state) {
 
 std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
+// A step expected to be refused with a message containing `refused`: "" when it was, else what
+// happened instead (`accepted` names what the step did when it was not refused).
+std::string RefusalMismatch(absl::string_view what, const absl::Status& status,
+                            absl::string_view refused, absl::string_view accepted) {
+  if (status.ok()) {
+    return absl::StrCat("expected ", what, " refused with ", Quote(refused), ", but it was ",
+                        accepted);
+  }
+  if (status.message().find(refused) == absl::string_view::npos) {
+    return absl::StrCat("expected ", what, " refused with ", Quote(refused), ", saw ",
+                        Quote(status.message()));
+  }
+  return "";
+}
+
 std::string SetString(const std::set<std::string>& names) {
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
 }
@@ -372,13 +387,8 @@ class Run {
       const std::string what = absl::StrCat("setting check ", request.check(), " of ",
                                             item.workload, " to ", request.state());
       if (item.refused.has_value()) {
-        if (status.ok()) {
-          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused),
-                              ", but it was accepted");
-        }
-        if (status.message().find(*item.refused) == absl::string_view::npos) {
-          return absl::StrCat("expected ", what, " refused with ", Quote(*item.refused), ", saw ",
-                              Quote(status.message()));
+        if (std::string e = RefusalMismatch(what, status, *item.refused, "accepted"); !e.empty()) {
+          return e;
         }
         continue;
       }
@@ -560,13 +570,9 @@ class Run {
         const std::string what = absl::StrCat("binding ", binding.workload, " to ",
                                               binding.owner.kind(), " ", binding.owner.name());
         if (binding.refused.has_value()) {
-          if (status.ok()) {
-            return absl::StrCat("expected ", what, " refused with ", Quote(*binding.refused),
-                                ", but it was bound");
-          }
-          if (status.message().find(*binding.refused) == absl::string_view::npos) {
-            return absl::StrCat("expected ", what, " refused with ", Quote(*binding.refused),
-                                ", saw ", Quote(status.message()));
+          if (std::string e = RefusalMismatch(what, status, *binding.refused, "bound");
+              !e.empty()) {
+            return e;
           }
           continue;
         }
@@ -609,13 +615,8 @@ class Run {
       absl::Status status = api().SetAdmissionGates(request).status();
       const std::string what = absl::StrCat("admissionGates of ", change.workload);
       if (change.refused.has_value()) {
-        if (status.ok()) {
-          return absl::StrCat("expected ", what, " refused with ", Quote(*change.refused),
-                              ", but it was changed");
-        }
-        if (status.message().find(*change.refused) == absl::string_view::npos) {
-          return absl::StrCat("expected ", what, " refused with ", Quote(*change.refused), ", saw ",
-                              Quote(status.message()));
+        if (std::string e = RefusalMismatch(what, status, *change.refused, "changed"); !e.empty()) {
+          return e;
         }
         continue;
       }
