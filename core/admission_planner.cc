@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/fair_sharing.h"
+#include "core/pod_requests.h"
 #include "core/prefetch.h"
 #include "core/saturating.h"
 #include "core/topology_scheduling.h"
@@ -600,6 +601,15 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.cq = cq;
       e.message = "workload namespace doesn't match ClusterQueue selector";
       e.reason = RequeueReason::kNamespaceMismatch;
+      e.pending_reason = PendingReason::kMisconfigured;
+      continue;
+    }
+    if (std::string invalid = InvalidResourcesMessage(wl->spec); !invalid.empty()) {
+      // Kueue's ValidateAdmissibility, after the namespace: a request above its limit.
+      Entry& e = inadmissible.emplace_back();
+      e.wl = wl;
+      e.cq = cq;
+      e.message = std::move(invalid);
       e.pending_reason = PendingReason::kMisconfigured;
       continue;
     }

@@ -5,6 +5,7 @@
 #include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/cluster_state.h"
+#include "core/pod_requests.h"
 #include "core/prefetch.h"
 
 // ClusterState's scheduling entry points: a cycle's plan comes from the AdmissionPlanner and is
@@ -246,6 +247,10 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
   ClusterQueueRuntime& cq = *route.cluster_queue;
   if (!NamespaceMatches(cq.spec, wl->spec.namespace_name)) {
     result.message = "workload namespace doesn't match ClusterQueue selector";
+    return result;
+  }
+  if (std::string invalid = InvalidResourcesMessage(wl->spec); !invalid.empty()) {
+    result.message = std::move(invalid);
     return result;
   }
   AdmissionPlanner planner(*this);

@@ -1,10 +1,13 @@
 #include "core/pod_requests.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/saturating.h"
 
 namespace tollgate::core {
@@ -83,6 +86,31 @@ Amounts RequestsOrLimits(const ResourceList& requests, const ResourceList& limit
   return out;
 }
 
+// Kueue's ResourceValue: cpu in milli-units, the rest in whole units (rounded up).
+int64_t ComparableAmount(absl::string_view resource, const Quantity& q) {
+  return resource == "cpu" ? q.MilliValue() : q.Value();
+}
+
+// Kueue's GreaterKeysRL, with a limit standing in for a missing request first (Kueue validates
+// the template after the API server's defaulting): the names whose request is above the limit.
+std::vector<std::string> NamesAboveLimit(const ResourceList& requests, const ResourceList& limits) {
+  std::vector<std::string> names;  // sorted: ResourceList is ordered by name
+  for (const auto& [name, request] : requests) {
+    auto limit = limits.find(name);
+    if (limit != limits.end() &&
+        ComparableAmount(name, request) > ComparableAmount(name, limit->second)) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// A field.Invalid error as Kubernetes prints it, the value being a JSON list of names.
+std::string AboveLimitError(absl::string_view field, const std::vector<std::string>& names) {
+  return absl::StrCat(field, ": Invalid value: [\"", absl::StrJoin(names, "\",\""),
+                      "\"]: requests must not exceed its limits");
+}
+
 }  // namespace
 
 bool IsPodLevelResource(absl::string_view name) {
@@ -118,6 +146,41 @@ ResourceList EffectivePodRequests(const PodResources& pod) {
   ResourceList out;
   for (const auto& [name, amount] : reqs) out.emplace(name, amount.ToQuantity());
   return out;
+}
+
+std::vector<std::string> RequestsAboveLimits(const PodResources& pod,
+                                             absl::string_view pod_spec_path) {
+  std::vector<std::string> errors;
+  auto check = [&](const ResourceList& requests, const ResourceList& limits,
+                   absl::string_view field) {
+    if (requests.empty() || limits.empty()) return;
+    std::vector<std::string> names = NamesAboveLimit(requests, limits);
+    if (!names.empty()) errors.push_back(AboveLimitError(field, names));
+  };
+  for (size_t i = 0; i < pod.init_containers.size(); ++i) {
+    check(pod.init_containers[i].requests, pod.init_containers[i].limits,
+          absl::StrCat(pod_spec_path, ".initContainers[", i, "]"));
+  }
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    check(pod.containers[i].requests, pod.containers[i].limits,
+          absl::StrCat(pod_spec_path, ".containers[", i, "]"));
+  }
+  check(pod.pod_requests, pod.pod_limits, absl::StrCat(pod_spec_path, ".resources"));
+  return errors;
+}
+
+std::string InvalidResourcesMessage(const WorkloadSpec& spec) {
+  std::vector<absl::string_view> errors;
+  for (const PodSetSpec& pod_set : spec.pod_sets) {
+    if (!pod_set.resource_errors.has_value()) continue;
+    for (const std::string& error : *pod_set.resource_errors) {
+      // Kubernetes' error aggregate prints each distinct message once.
+      if (std::find(errors.begin(), errors.end(), error) == errors.end()) errors.push_back(error);
+    }
+  }
+  if (errors.empty()) return "";
+  if (errors.size() == 1) return absl::StrCat("resources validation failed: ", errors.front());
+  return absl::StrCat("resources validation failed: [", absl::StrJoin(errors, ", "), "]");
 }
 
 }  // namespace tollgate::core

@@ -2,7 +2,8 @@
 
 // A Kubernetes pod's effective resource requests: the one rule both the Kueue manifest parser
 // (YAML) and the Kubernetes adapter (JSON) apply to a pod template, so a Job gets the same
-// requests through `tollgate apply` and through `tollgate-kube`. Pure; see docs/kubernetes.md.
+// requests through `tollgate apply` and through `tollgate-kube`; and Kueue's check that no
+// request is above its limit. Pure; see docs/kubernetes.md.
 
 #include <map>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "core/quantity.h"
+#include "core/types.h"
 
 namespace tollgate::core {
 
@@ -58,5 +60,20 @@ bool IsPodLevelResource(absl::string_view name);
 // saturate instead of overflowing. A term that is never added to keeps its own spelling; a sum
 // takes the format of its first non-zero term, as Quantity.Add does.
 ResourceList EffectivePodRequests(const PodResources& pod);
+
+// Kueue's ValidateResources: every init container, container and the pod level (in that order)
+// whose request of some resource is above its limit of that resource, as a Kubernetes field
+// error under `pod_spec_path` (`spec.podSets[0].template.spec`), e.g.
+// `spec.podSets[0].template.spec.containers[1]: Invalid value: ["cpu","memory"]: requests must
+// not exceed its limits`. Names are sorted; cpu compares in milli-units, everything else in
+// whole units rounded up, as Kueue compares them. Empty when every request is within its limit.
+// Kueue does not refuse such a workload: it waits, Misconfigured (InvalidResourcesMessage).
+std::vector<std::string> RequestsAboveLimits(const PodResources& pod,
+                                             absl::string_view pod_spec_path);
+
+// The message a workload whose pod sets carry resource errors waits with, Kueue's
+// `resources validation failed: ERRORS` (one error as is, several as `[e1, e2]`, duplicates
+// once); empty when there are none.
+std::string InvalidResourcesMessage(const WorkloadSpec& spec);
 
 }  // namespace tollgate::core

@@ -296,6 +296,9 @@ struct PodSetSpec {
   // The pod template's required node affinity (terms ORed): it narrows the flavors as the
   // nodeSelector does, and the nodes of a topology placement. Most pod sets have none.
   Boxed<std::vector<NodeSelectorTerm>> required_node_affinity = {};
+  // What the pod template's reader found wrong with its resources (a request above its limit,
+  // RequestsAboveLimits); such a workload waits, Misconfigured, as in Kueue. Almost always empty.
+  Boxed<std::vector<std::string>> resource_errors = {};
   bool operator==(const PodSetSpec&) const = default;
 };
 

@@ -22,6 +22,9 @@ inline constexpr int kMaxAnnotations = 64;
 // A pod set's resource requests: no ClusterQueue covers more resources than this.
 inline constexpr int kMaxPodSetRequests = 256;
 inline constexpr int kMaxPodSetTolerations = 64;
+// A pod set's resource errors (one per container at most) and each one's length.
+inline constexpr int kMaxPodSetResourceErrors = 64;
+inline constexpr size_t kMaxResourceErrorBytes = 4096;
 // A client-chosen uid (Kubernetes' are 36-character UUIDs).
 inline constexpr size_t kMaxUidBytes = 128;
 // Each field of a workload's owner reference (Kubernetes names are at most 253 bytes).

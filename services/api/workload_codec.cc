@@ -121,6 +121,20 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
         codec::NodeAffinityFromProto(
             r, [&] { return Child(path(), "requiredNodeAffinity"); }, ps.required_node_affinity()));
   }
+  if (!ps.resource_errors().empty()) {
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(path(), "resourceErrors"),
+                                           ps.resource_errors_size(), kMaxPodSetResourceErrors));
+    std::vector<std::string>& errors = out.resource_errors.emplace();
+    for (int i = 0; i < ps.resource_errors_size(); ++i) {
+      const std::string& error = ps.resource_errors(i);
+      if (error.empty() || error.size() > kMaxResourceErrorBytes) {
+        return r.Invalid(
+            absl::StrCat(Child(path(), "resourceErrors"), "[", i, "]"),
+            absl::StrCat("must be 1 to ", kMaxResourceErrorBytes, " bytes, got ", error.size()));
+      }
+      errors.push_back(error);
+    }
+  }
   return out;
 }
 
@@ -598,6 +612,9 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     }
     if (ps.required_node_affinity.has_value()) {
       codec::NodeAffinityToProto(*ps.required_node_affinity, p->mutable_required_node_affinity());
+    }
+    if (ps.resource_errors.has_value()) {
+      for (const std::string& error : *ps.resource_errors) p->add_resource_errors(error);
     }
   }
   s->set_active(wl.spec.active);

@@ -876,8 +876,10 @@ absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl
   return absl::OkStatus();
 }
 
+// `pod_set_index` names the pod set in a resource error, which Kueue reports against the
+// Workload's own fields wherever the manifest sits.
 absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
-                              v1::PodSet* out) {
+                              size_t pod_set_index, v1::PodSet* out) {
   // Template metadata counts for its annotations (Kueue's topology annotations); labels and the
   // rest do not affect admission.
   TOLLGATE_ASSIGN_OR_RETURN(Fields t,
@@ -913,6 +915,10 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
   TOLLGATE_RETURN_IF_ERROR(ParseResourceList(ctx, s, "overhead", &pod.overhead));
   for (const auto& [name, quantity] : core::EffectivePodRequests(pod)) {
     (*out->mutable_requests())[name] = quantity.ToString();
+  }
+  for (std::string& error : core::RequestsAboveLimits(
+           pod, absl::StrCat("spec.podSets[", pod_set_index, "].template.spec"))) {
+    out->add_resource_errors(std::move(error));
   }
 
   if (const YAML::Node* n = s.Get("nodeSelector")) {
@@ -1068,9 +1074,10 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
   if (const YAML::Node* n = s.Get("podSets")) {
     const std::string sets_path = s.Path("podSets");
     TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, sets_path));
-    size_t i = 0;
+    size_t next_index = 0;
     for (const auto& item : *n) {
-      const std::string set_path = Index(sets_path, i++);
+      const size_t index = next_index++;
+      const std::string set_path = Index(sets_path, index);
       TOLLGATE_ASSIGN_OR_RETURN(
           Fields p, Fields::Read(ctx, item, set_path,
                                  {"name", "template", "count", "minCount", "topologyRequest"}));
@@ -1087,7 +1094,7 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
         set->set_min_count(v);
       }
       if (const YAML::Node* t = p.Get("template")) {
-        TOLLGATE_RETURN_IF_ERROR(ParsePodTemplate(ctx, *t, p.Path("template"), set));
+        TOLLGATE_RETURN_IF_ERROR(ParsePodTemplate(ctx, *t, p.Path("template"), index, set));
       }
       if (const YAML::Node* t = p.Get("topologyRequest")) {
         // Kueue's job integrations build this field from the template's annotations; a

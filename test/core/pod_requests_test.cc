@@ -186,5 +186,55 @@ TEST(IsPodLevelResourceTest, CpuMemoryAndHugepages) {
   EXPECT_FALSE(IsPodLevelResource("nvidia.com/gpu"));
 }
 
+constexpr absl::string_view kSpec = "spec.podSets[0].template.spec";
+
+TEST(RequestsAboveLimitsTest, NamesEachContainerWhoseRequestIsAboveItsLimit) {
+  PodResources pod;
+  pod.init_containers = {Requests({{"cpu", "1"}}, {{"cpu", "500m"}})};
+  pod.containers = {Requests({{"cpu", "2"}}, {{"cpu", "3"}}),
+                    Requests({{"memory", "2Gi"}, {"cpu", "3"}}, {{"cpu", "2"}, {"memory", "1Gi"}})};
+  pod.pod_requests = List({{"cpu", "4"}});
+  pod.pod_limits = List({{"cpu", "3"}});
+  EXPECT_THAT(RequestsAboveLimits(pod, kSpec),
+              ::testing::ElementsAre(
+                  "spec.podSets[0].template.spec.initContainers[0]: Invalid value: [\"cpu\"]: "
+                  "requests must not exceed its limits",
+                  "spec.podSets[0].template.spec.containers[1]: Invalid value: "
+                  "[\"cpu\",\"memory\"]: requests must not exceed its limits",
+                  "spec.podSets[0].template.spec.resources: Invalid value: [\"cpu\"]: "
+                  "requests must not exceed its limits"));
+}
+
+TEST(RequestsAboveLimitsTest, RequestsWithinLimitsOrWithoutOneAreFine) {
+  PodResources pod;
+  pod.containers = {Requests({{"cpu", "2"}}, {{"cpu", "2"}}),        // equal
+                    Requests({{"cpu", "5"}}),                        // no limit
+                    Requests({}, {{"cpu", "1"}}),                    // the limit stands in
+                    Requests({{"memory", "2Gi"}}, {{"cpu", "1"}})};  // other resources
+  EXPECT_THAT(RequestsAboveLimits(pod, kSpec), ::testing::IsEmpty());
+}
+
+TEST(RequestsAboveLimitsTest, ComparesCpuInMilliUnitsAndTheRestInWholeUnits) {
+  PodResources pod;
+  // Kueue's ResourceValue: 1001m cpu is above 1; 1500m of a counted resource rounds up to 2,
+  // above 1, while 1500m against 2 is not.
+  pod.containers = {Requests({{"cpu", "1001m"}}, {{"cpu", "1"}}),
+                    Requests({{"example.com/x", "1500m"}}, {{"example.com/x", "1"}}),
+                    Requests({{"example.com/y", "1500m"}}, {{"example.com/y", "2"}})};
+  EXPECT_THAT(RequestsAboveLimits(pod, kSpec),
+              ::testing::ElementsAre(::testing::HasSubstr("containers[0]"),
+                                     ::testing::HasSubstr("containers[1]")));
+}
+
+TEST(InvalidResourcesMessageTest, KubernetesAggregateOfEveryPodSetsErrors) {
+  WorkloadSpec spec;
+  spec.pod_sets.resize(3);
+  EXPECT_EQ(InvalidResourcesMessage(spec), "");
+  spec.pod_sets[1].resource_errors = std::vector<std::string>{"e1"};
+  EXPECT_EQ(InvalidResourcesMessage(spec), "resources validation failed: e1");
+  spec.pod_sets[2].resource_errors = std::vector<std::string>{"e2", "e1"};
+  EXPECT_EQ(InvalidResourcesMessage(spec), "resources validation failed: [e1, e2]");
+}
+
 }  // namespace
 }  // namespace tollgate::core

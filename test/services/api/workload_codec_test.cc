@@ -218,6 +218,9 @@ core::Workload FullWorkload() {
   wl.spec.priority_class_name = "high";
   wl.spec.priority = 50;
   wl.spec.checkpoint_grace_seconds = 30;
+  wl.spec.pod_sets.back().resource_errors = std::vector<std::string>{
+      "spec.podSets[1].template.spec.containers[0]: Invalid value: "
+      "[\"cpu\"]: requests must not exceed its limits"};
   wl.priority = 50;
   core::WorkloadStatus& st = wl.status;
   st.state = core::WorkloadState::kEvicting;
@@ -539,6 +542,14 @@ TEST(WorkloadSpecFromProtoTest, RejectsBeyondEachLimitNamingTheField) {
          for (int i = 0; i < 65; ++i) ps(p)->add_tolerations()->set_operator_("Exists");
        },
        {"spec.podSets[1].tolerations", "at most 64 items", "got 66"}},
+      {"too many resource errors",
+       [&](WL& p) {
+         for (int i = 0; i < 65; ++i) ps(p)->add_resource_errors("e");
+       },
+       {"spec.podSets[1].resourceErrors", "at most 64 items", "got 65"}},
+      {"an empty resource error",
+       [&](WL& p) { ps(p)->add_resource_errors(""); },
+       {"spec.podSets[1].resourceErrors[0]", "must be 1 to 4096 bytes, got 0"}},
       {"too many labels",
        [](WL& p) {
          for (int i = 0; i < 65; ++i) {

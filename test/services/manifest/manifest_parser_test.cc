@@ -810,6 +810,31 @@ INSTANTIATE_TEST_SUITE_P(
         RequestsCase{"NoContainers", "{}", {}}),
     [](const ::testing::TestParamInfo<RequestsCase>& info) { return info.param.name; });
 
+TEST(ResourceErrorsTest, ARequestAboveItsLimitIsKeptAsThePodSetsResourceError) {
+  // Kueue keeps such a workload and lets it wait (docs/scheduling.md): a parse error would refuse
+  // it. The field path is the Workload's own, whatever document path the parser is at.
+  absl::StatusOr<Manifest> m = ParseOne(R"(
+kind: Workload
+metadata: {name: w}
+spec:
+  podSets:
+    - {name: fine, template: {spec: {containers: [{name: a, resources: {requests: {cpu: 1}}}]}}}
+    - name: over
+      template:
+        spec:
+          containers:
+            - {name: a, resources: {requests: {cpu: 1}, limits: {cpu: 1}}}
+            - {name: b, resources: {requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 1}}}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const v1::WorkloadSpec& spec = std::get<v1::Workload>(m->object).spec();
+  EXPECT_THAT(spec.pod_sets(0).resource_errors(), ::testing::IsEmpty());
+  EXPECT_THAT(spec.pod_sets(1).resource_errors(),
+              ::testing::ElementsAre("spec.podSets[1].template.spec.containers[1]: Invalid value: "
+                                     "[\"cpu\"]: requests must not exceed its limits"));
+  EXPECT_EQ(spec.pod_sets(1).requests().at("cpu"), "3");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Multi-document streams.
 
