@@ -1141,6 +1141,13 @@ spec:
   CliResult r = RunOk({"describe", "workload", "gated", "-n", "team-a"});
   EXPECT_THAT(r.out, HasSubstr("Admission Gated By:"));
   EXPECT_THAT(r.out, HasSubstr("example.com/a,example.com/b"));
+  // Pending, but out of its queue: neither queue counts it (Kueue's queue manager keeps it out).
+  r = RunOk({"get", "workloads", "-n", "team-a"});
+  EXPECT_THAT(RowOf(r.out, "gated"), HasSubstr("Pending"));
+  r = RunOk({"get", "localqueues", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("eval-queue +team-a-cq +0 +4 +Active\n"));
+  r = RunOk({"get", "clusterqueues"});
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +4"));
 
   r = Run({"annotate", "workload", "gated", "-n", "team-a",
            "kueue.x-k8s.io/admission-gated-by=example.com/b"});
