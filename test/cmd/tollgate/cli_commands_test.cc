@@ -925,6 +925,10 @@ TEST_F(CliTest, DescribePendingWorkloadShowsReasonPositionAndEvents) {
               ContainsRegex("Pod Sets:\n +NAME +COUNT +MIN +REQUESTS \\(PER POD\\)\n +main +1 "
                             "+- +cpu=8, memory=32Gi, nvidia.com/gpu=1\n"));
   EXPECT_THAT(r.out, HasSubstr("Admission:  <none>\n"));
+  // Kueue 0.19's Admitted condition of a workload that never held quota.
+  EXPECT_THAT(r.out, ContainsRegex("Conditions:\n(.*\n)* +QuotaReserved +False +[A-Za-z]+ +"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +Admitted +False +NoReservation +[-0-9T:Z]+ +The workload "
+                                   "has no reservation\n"));
   EXPECT_THAT(r.out,
               ContainsRegex("Events:\n +TIME +AGE +REASON +MESSAGE\n +2026-01-01T00:00:00Z +5m "));
 
