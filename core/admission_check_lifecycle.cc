@@ -12,6 +12,7 @@
 #include "core/multikueue_dispatcher.h"
 #include "core/status_macros.h"
 #include "core/topology_scheduling.h"
+#include "core/unreserved_conditions.h"
 
 // ClusterState's admission checks (Kueue's two-phase admission): the AdmissionCheck objects and
 // their Active condition, which checks each workload carries, a controller's state updates and
@@ -359,7 +360,7 @@ void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
       wl.status.pending_message = message;
       // Kueue's workload controller names a deactivated pending workload's state so
       // (UnadmittedWorkloadsObservability; "Inactive" before it).
-      SetCondition(wl.status, Condition{"QuotaReserved", false, "Deactivated", message, now});
+      SetUnreservedConditions(wl.status, "Deactivated", message, now);
     }
     return;
   }
@@ -514,8 +515,6 @@ void ClusterState::CancelReservation(Workload& wl, PendingReason reason, const s
   wl.status.pods_ready = false;
   wl.status.pending_message = message;
   SetPendingCondition(wl.status, reason, message, now);
-  SetCondition(wl.status, Condition{"Admitted", false, "NoReservation",
-                                    "The workload has no reservation", now});
   AddEvent(wl.status, now, "QuotaReservationCancelled", message);
   MarkDirty(wl.id);
   SyncChecks(wl, now);

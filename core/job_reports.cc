@@ -2,6 +2,7 @@
 #include "core/admission_checks.h"
 #include "core/admission_gates.h"
 #include "core/cluster_state.h"
+#include "core/unreserved_conditions.h"
 
 // ClusterState's transitions a workload's job asks for, as Kueue's job reconciler writes them
 // onto its Workload: binding a workload made beforehand to its job (prebuilt workloads) or
@@ -148,11 +149,10 @@ absl::Status ClusterState::SetOnHold(absl::string_view key, bool on_hold, absl::
       wl->status.admission.reset();
       wl->status.pods_ready = false;
       wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
-      SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
     }
     Unqueue(*wl);
     wl->status.pending_message = why;
-    SetCondition(wl->status, Condition{"QuotaReserved", false, "OnHold", why, now});
+    SetUnreservedConditions(wl->status, "OnHold", why, now);
     AddEvent(wl->status, now, "OnHold", why);
     return absl::OkStatus();
   }

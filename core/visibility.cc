@@ -114,11 +114,17 @@ QueueCounts ClusterQueueCounts(const ClusterState& state, absl::string_view name
 QueueCounts LocalQueueCounts(const ClusterState& state, absl::string_view namespace_name,
                              absl::string_view name) {
   QueueCounts counts;
+  // Kueue's pendingWorkloads is the size of the queue manager's LocalQueue: the workloads its
+  // IsAdmissible lets in (not gated, deactivated, held or waiting for replacement pods), whether
+  // or not their ClusterQueue exists. A stopped LocalQueue is out of the queue manager, and its
+  // controller reports 0 for it.
+  const LocalQueueRuntime* lq = state.registry().FindLocalQueue(namespace_name, name);
+  const bool counts_pending = lq != nullptr && lq->spec.stop_policy == StopPolicy::kNone;
   for (const auto& wl : state.workload_table().slots()) {
     if (wl == nullptr || wl->spec.namespace_name != namespace_name || wl->spec.queue_name != name) {
       continue;
     }
-    if (wl->status.state == WorkloadState::kPending) counts.pending++;
+    if (counts_pending && wl->Queueable()) counts.pending++;
     if (wl->HoldsQuota()) counts.reserving++;
     if (wl->HoldsQuota() && wl->status.state != WorkloadState::kQuotaReserved) counts.admitted++;
   }

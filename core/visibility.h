@@ -24,6 +24,9 @@ struct ResourceUsageRow {
 };
 
 struct QueueCounts {
+  // Kueue's pendingWorkloads: the workloads waiting in the queue (not those kept out of it:
+  // admission-gated, deactivated, held or waiting for replacement pods, nor any of a stopped
+  // LocalQueue's).
   int64_t pending = 0;
   // Kueue's reservingWorkloads: every workload holding quota (evicting ones until released).
   int64_t reserving = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/unreserved_conditions.h"
+
 namespace tollgate::core {
 
 const char* WorkloadStateName(WorkloadState state) {
@@ -148,7 +150,7 @@ std::optional<absl::Time> PreemptionProtectedUntil(const WorkloadStatus& status,
 
 void SetPendingCondition(WorkloadStatus& status, PendingReason reason, absl::string_view message,
                          absl::Time now) {
-  SetCondition(status, "QuotaReserved", false, PendingReasonName(reason), message, now);
+  SetUnreservedConditions(status, PendingReasonName(reason), message, now);
 }
 
 bool HasPendingCondition(const WorkloadStatus& status, PendingReason reason) {

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/admission_gates.h"
 #include "core/cluster_state.h"
+#include "core/unreserved_conditions.h"
 
 // ClusterState's operator controls on one workload that change its spec in place: Kueue's
 // spec.active (deactivate / activate), a new priority (Armada's reprioritize) and the removal
@@ -62,7 +63,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
         wl->status.pending_message = message;
         // Kueue's workload controller names a deactivated pending workload's state so
         // (UnadmittedWorkloadsObservability; "Inactive" before it).
-        SetCondition(wl->status, Condition{"QuotaReserved", false, "Deactivated", message, now});
+        SetUnreservedConditions(wl->status, "Deactivated", message, now);
         break;
       default:
         // Evicting: its quota is released as before and it is not requeued after.

@@ -7,6 +7,7 @@
 #include "core/admission_gates.h"
 #include "core/cluster_state.h"
 #include "core/submit_preview.h"
+#include "core/unreserved_conditions.h"
 
 // ClusterState's workload transitions: submit, finish, delete, evict and preempt on request,
 // the adapter's reports (stopped, pods ready, checkpoint), and the timers that drive the same
@@ -144,14 +145,12 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
                                                 : "";
   if (!wl->spec.active || wl->status.deactivated) {
     // Not requeued: Kueue's workload controller names a deactivated workload's state.
-    SetCondition(wl->status,
-                 Condition{"QuotaReserved", false, "Deactivated", wl->status.pending_message, now});
+    SetUnreservedConditions(wl->status, "Deactivated", wl->status.pending_message, now);
   } else {
     // Requeued, to be evaluated again (Kueue's workload controller once the eviction
     // completes).
     SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Evicted, requeued", now);
   }
-  SetCondition(wl->status, Condition{"Admitted", false, "NoReservation", "", now});
   SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);

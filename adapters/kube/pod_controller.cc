@@ -930,11 +930,11 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   }
 }
 
-absl::Status PodController::FollowAdmissionGates(const Json& pod, v1::Workload& wl) {
+absl::Status PodController::FollowAdmissionGates(const Json& object, v1::Workload& wl) {
   if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return absl::OkStatus();
-  v1::Workload from_pod;
-  manifest::CopyAdmissionGates(pod, from_pod);
-  TOLLGATE_ASSIGN_OR_RETURN(wl, PropagateAdmissionGates(admission_, from_pod, std::move(wl)));
+  v1::Workload from_object;
+  manifest::CopyAdmissionGates(object, from_object);
+  TOLLGATE_ASSIGN_OR_RETURN(wl, PropagateAdmissionGates(admission_, from_object, std::move(wl)));
   return absl::OkStatus();
 }
 
@@ -1095,6 +1095,9 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     wl = submitted->workload();
   }
   TOLLGATE_RETURN_IF_ERROR(wl.status());
+  // Kueue's StatefulSet reconciler keeps the workload's gates those of the StatefulSet (a
+  // worker's copy follows its manager's workload instead).
+  if (!remote) TOLLGATE_RETURN_IF_ERROR(FollowAdmissionGates(sts, *wl));
 
   if (replicas == 0) {
     if (!wl->status().on_hold() && wl->status().state() != v1::WORKLOAD_STATE_FINISHED) {
@@ -1222,6 +1225,11 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
       continue;
     }
     existing.insert(wl.metadata().name());
+    if (wanted.count(wl.metadata().name()) > 0) {
+      // Kueue's LeaderWorkerSet reconciler keeps each group's gates those of the set.
+      v1::Workload group = wl;
+      TOLLGATE_RETURN_IF_ERROR(FollowAdmissionGates(lws, group));
+    }
   }
 
   // Each group on its own: scaling up adds the new groups' workloads, scaling down removes the

@@ -97,10 +97,10 @@ class PodController {
   absl::Status AwaitReplacements(const v1::Workload& wl);
   // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
   // non-serving group) when that differs from what the workload holds.
-  // Kueue's UpdateAdmissionGatedBy for a pending workload made from `pod` (a plain pod, a pod
-  // group's first pod): a gate removed from the pod is removed from the workload (`wl` is
-  // updated).
-  absl::Status FollowAdmissionGates(const Json& pod, v1::Workload& wl);
+  // Kueue's PropagateAdmissionGatedByAnnotation for a pending workload made from `object` (a
+  // plain pod, a pod group's first pod, a StatefulSet, a LeaderWorkerSet): a gate removed from
+  // the object is removed from the workload (`wl` is updated).
+  absl::Status FollowAdmissionGates(const Json& object, v1::Workload& wl);
   absl::Status ForwardGroupReclaimablePods(const std::vector<Json>& pods,
                                            const manifest::PodGroupInfo& info,
                                            const v1::Workload& wl, const v1::WorkloadRef& ref);

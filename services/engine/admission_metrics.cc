@@ -550,8 +550,10 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.cohort = runtime.spec.cohort;
     if (!row.cohort.empty()) cohorts.insert(row.cohort);
     row.root_cohort = RootCohort(state.tree().ClusterQueue(name));
-    row.pending_active = runtime.queue.active_size();
-    row.pending_inadmissible = runtime.queue.size() - runtime.queue.active_size();
+    // Kueue counts every pending workload of an inactive ClusterQueue as inadmissible: none of
+    // them is a candidate for the next cycle.
+    row.pending_active = runtime.active ? runtime.queue.active_size() : 0;
+    row.pending_inadmissible = runtime.queue.size() - row.pending_active;
     row.holding = static_cast<int64_t>(runtime.holding.size());
     row.quota_reserved = static_cast<int64_t>(runtime.holding.quota_reserved());
     // Kueue's status values: a terminating ClusterQueue is "terminating", any other inactive
@@ -612,7 +614,7 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
       const std::string* queued = state.QueuedIn(wl->id);
       if (queued == nullptr) continue;
       const core::ClusterQueueRuntime* cq = state.cluster_queue(*queued);
-      if (cq != nullptr && cq->queue.IsInadmissible(wl->id)) {
+      if (cq != nullptr && (!cq->active || cq->queue.IsInadmissible(wl->id))) {
         it->second.pending_inadmissible++;
       } else {
         it->second.pending_active++;

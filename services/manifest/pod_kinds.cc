@@ -113,6 +113,8 @@ absl::StatusOr<v1::Workload> StatefulSetWorkload(const Json& sts, absl::string_v
   MarkGroup(wl);
   (*wl.mutable_metadata()->mutable_labels())[std::string(kJobUidLabel)] = Uid(sts);
   SetOwner(wl, sts, "apps/v1", "StatefulSet");
+  // Kueue's StatefulSet reconciler: the StatefulSet's own annotation, not its pod template's.
+  CopyAdmissionGates(sts, wl);
   const Json* tmpl = Find(sts, {"spec", "template"});
   if (tmpl == nullptr || !tmpl->is_object()) {
     return absl::InvalidArgumentError(
@@ -166,6 +168,8 @@ absl::StatusOr<std::vector<v1::Workload>> LeaderWorkerSetWorkloads(const Json& l
     (*wl.mutable_metadata()->mutable_annotations())[kComponentIndexAnnotation] = absl::StrCat(i);
     (*wl.mutable_metadata()->mutable_labels())[std::string(kJobUidLabel)] = Uid(lws);
     SetOwner(wl, lws, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet");
+    // Every group's workload carries the LeaderWorkerSet's own gates (Kueue's reconciler).
+    CopyAdmissionGates(lws, wl);
     SetPriority(wl, lws, Find(has_leader ? *leader : *worker, {"spec"}));
     for (const v1::PodSet& set : pod_sets) *wl.mutable_spec()->add_pod_sets() = set;
     out.push_back(std::move(wl));

@@ -831,6 +831,43 @@ absl::Status ParseJobExpectations(const Where& where, const Keys& keys, Expectat
   if (const YAML::Node* n = keys.Get("admissionGated")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.admission_gated, StrList(where, *n, "admissionGated"));
   }
+  if (const YAML::Node* n = keys.Get("conditions")) {
+    using ByType = std::map<std::string, ConditionExpectation>;
+    auto one = [&](const YAML::Node& v,
+                   const std::string& p) -> absl::StatusOr<ConditionExpectation> {
+      ConditionExpectation out;
+      if (v.IsScalar()) {
+        if (v.Scalar() != "absent") {
+          return where.Error(p, absl::StrCat("expected a map {status, reason, message} or "
+                                             "\"absent\", got \"",
+                                             v.Scalar(), "\""));
+        }
+        out.absent = true;
+        return out;
+      }
+      TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, v, p, {"status", "reason", "message"}));
+      if (const YAML::Node* s = k.Get("status")) {
+        TOLLGATE_ASSIGN_OR_RETURN(out.status, Str(where, *s, k.Path("status")));
+        if (*out.status != "True" && *out.status != "False") {
+          return where.Error(
+              k.Path("status"),
+              absl::StrCat("expected \"True\" or \"False\", got \"", *out.status, "\""));
+        }
+      }
+      if (const YAML::Node* r = k.Get("reason")) {
+        TOLLGATE_ASSIGN_OR_RETURN(out.reason, Str(where, *r, k.Path("reason")));
+      }
+      if (const YAML::Node* m = k.Get("message")) {
+        TOLLGATE_ASSIGN_OR_RETURN(out.message, Str(where, *m, k.Path("message")));
+      }
+      return out;
+    };
+    TOLLGATE_ASSIGN_OR_RETURN(
+        e.conditions,
+        MapOf<ByType>(where, *n, "conditions", [&](const YAML::Node& v, const std::string& p) {
+          return MapOf<ConditionExpectation>(where, v, p, one);
+        }));
+  }
   if (const YAML::Node* n = keys.Get("ownedBy")) {
     TOLLGATE_ASSIGN_OR_RETURN(
         e.owned_by, MapOf<std::vector<std::string>>(
@@ -948,7 +985,9 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
                   // --- Owners, holds, missing pods, cost attribution (issue 27).
                   "onHold", "waitingForPods", "ownedBy", "podLabels",
                   // --- Admission gates.
-                  "admissionGated"}));
+                  "admissionGated",
+                  // --- Any workload condition.
+                  "conditions"}));
   Expectation e;
   TOLLGATE_RETURN_IF_ERROR(ParseCheckExpectations(where, keys, e.checks));
   TOLLGATE_RETURN_IF_ERROR(ParseTopologyExpectations(where, keys, e));

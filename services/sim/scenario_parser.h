@@ -164,6 +164,16 @@ struct TopologyAssignmentExpectation {
   std::vector<TopologyDomainExpectation> domains;
 };
 
+// One condition of a workload (the `conditions` expectation): `absent` says it has none of that
+// type; otherwise each given field must match, `status` ("True"/"False") and `reason` exactly,
+// `message` as a substring.
+struct ConditionExpectation {
+  bool absent = false;
+  std::optional<std::string> status;
+  std::optional<std::string> reason;
+  std::optional<std::string> message;
+};
+
 // Every key is optional; absent means "not checked". admitted/pending/finished are exact sets,
 // so an explicit `[]` (present, empty) differs from absent.
 struct Expectation {
@@ -208,6 +218,8 @@ struct Expectation {
   // Exact set: the workloads whose admission-gated-by annotation names a gate (Kueue's
   // AdmissionGatedBy); an active one must also say so in its QuotaReserved condition.
   std::optional<std::vector<std::string>> admission_gated;
+  // Workload -> condition type -> what it must be (any state).
+  std::map<std::string, std::map<std::string, ConditionExpectation>> conditions;
 };
 
 // One item of an admissionGates step: a new value of the workload's

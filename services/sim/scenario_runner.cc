@@ -625,6 +625,42 @@ class Run {
     return "";
   }
 
+  // conditions: each named condition of each named workload, as given.
+  std::string ExpectConditions(const Expectation& expect,
+                               std::map<std::string, const v1::Workload*>& by_key) {
+    for (const auto& [name, by_type] : expect.conditions) {
+      absl::StatusOr<std::string> key = Resolve(name);
+      if (!key.ok() || by_key.count(*key) == 0)
+        return absl::StrCat("conditions: no workload ", name);
+      for (const auto& [type, want] : by_type) {
+        const v1::Condition* got = nullptr;
+        for (const v1::Condition& c : by_key.at(*key)->status().conditions()) {
+          if (c.type() == type) got = &c;
+        }
+        const std::string what = absl::StrCat(name, "'s ", type, " condition");
+        if (want.absent) {
+          if (got != nullptr) {
+            return absl::StrCat("expected no ", what, ", saw ", got->status(), "/", got->reason());
+          }
+          continue;
+        }
+        if (got == nullptr) return absl::StrCat("expected ", what, ", saw none");
+        if (want.status.has_value() && got->status() != *want.status) {
+          return absl::StrCat("expected ", what, " ", *want.status, ", saw ", got->status());
+        }
+        if (want.reason.has_value() && got->reason() != *want.reason) {
+          return absl::StrCat("expected ", what, " with reason ", *want.reason, ", saw ",
+                              Quote(got->reason()));
+        }
+        if (want.message.has_value() && got->message().find(*want.message) == std::string::npos) {
+          return absl::StrCat("expected ", what, " with a message containing ",
+                              Quote(*want.message), ", saw ", Quote(got->message()));
+        }
+      }
+    }
+    return "";
+  }
+
   // admissionGated: the gated workloads, exactly; an active one also says so in its condition.
   std::string ExpectAdmissionGated(const Expectation& expect,
                                    std::map<std::string, const v1::Workload*>& by_key) {
@@ -1117,6 +1153,7 @@ class Run {
     if (std::string e = ExpectChecks(expect.checks, by_key); !e.empty()) return e;
     if (std::string e = ExpectJobReports(expect, by_key); !e.empty()) return e;
     if (std::string e = ExpectAdmissionGated(expect, by_key); !e.empty()) return e;
+    if (std::string e = ExpectConditions(expect, by_key); !e.empty()) return e;
     for (const auto& [name, substring] : expect.rejected) {
       const std::string key = name.find('/') == std::string::npos ? FindRejected(name) : name;
       auto it = rejected_.find(key);

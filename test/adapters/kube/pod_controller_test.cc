@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "core/clock.h"
 #include "services/manifest/job_kind.h"
+#include "services/manifest/pod_kinds.h"
 #include "test/adapters/fakes/fake_admission_client.h"
 #include "test/adapters/fakes/fake_kube_client.h"
 
@@ -133,6 +134,73 @@ TEST_F(PodControllerTest, APodsAdmissionGatesBecomeItsWorkloadsAndLeaveWithIt) {
   ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
   EXPECT_EQ(gates(), "<none>");
   EXPECT_EQ(admission_.Count("SetAdmissionGates"), 1);
+}
+
+constexpr char kGatedBy[] = "kueue.x-k8s.io/admission-gated-by";
+
+// The admission gates a workload carries ("<none>" without, "<no workload>" when absent).
+std::string WorkloadGates(const client::FakeAdmissionClient& admission, const std::string& name) {
+  const std::optional<v1::Workload> wl = admission.Find("team-a", name);
+  if (!wl.has_value()) return "<no workload>";
+  auto it = wl->metadata().annotations().find(kGatedBy);
+  return it == wl->metadata().annotations().end() ? "<none>" : it->second;
+}
+
+// Kueue's StatefulSet reconciler: the workload takes the StatefulSet's own gates (not its pod
+// template's), and a gate removed from the StatefulSet leaves the workload too.
+TEST_F(PodControllerTest, AStatefulSetsAdmissionGatesBecomeItsWorkloadsAndLeaveWithIt) {
+  Json sts = StatefulSet("db-1", "db-1");
+  sts["metadata"]["annotations"][kGatedBy] = "example.com/a,example.com/b";
+  sts["spec"]["template"]["metadata"]["annotations"][kGatedBy] = "example.com/template";
+  kube_.Put(StatefulSetResource(), sts);
+  const std::string name = manifest::StatefulSetWorkloadName(sts);
+  ASSERT_TRUE(ReconcileStatefulSet().ok());
+  EXPECT_EQ(WorkloadGates(admission_, name), "example.com/a,example.com/b");
+  ASSERT_TRUE(ReconcileStatefulSet().ok());
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 0);
+
+  sts = kube_.Object(StatefulSetResource(), "team-a", "db");
+  sts["metadata"]["annotations"][kGatedBy] = "example.com/b";
+  kube_.Put(StatefulSetResource(), sts);
+  ASSERT_TRUE(ReconcileStatefulSet().ok());
+  EXPECT_EQ(WorkloadGates(admission_, name), "example.com/b");
+  sts["metadata"]["annotations"].erase(kGatedBy);
+  kube_.Put(StatefulSetResource(), sts);
+  ASSERT_TRUE(ReconcileStatefulSet().ok());
+  EXPECT_EQ(WorkloadGates(admission_, name), "<none>");
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 2);
+}
+
+// Kueue's LeaderWorkerSet reconciler: every group's workload takes the set's gates, and a gate
+// removed from the set leaves each of them.
+TEST_F(PodControllerTest, ALeaderWorkerSetsAdmissionGatesBecomeEachGroupsAndLeaveWithThem) {
+  Json lws = Json::parse(R"({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "metadata": {"name": "infer", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000e",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+                 "annotations": {"kueue.x-k8s.io/admission-gated-by": "example.com/a"}},
+    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {
+      "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}}})");
+  kube_.Put(LeaderWorkerSetResource(), lws);
+  PodController::Options options;
+  options.leaderworkersets = true;
+  PodController controller(kube_, admission_, clock_, options);
+  const ObjectKey key{"leaderworkersets", "team-a", "infer"};
+  ASSERT_TRUE(controller.Reconcile(key).ok());
+  for (int32_t group : {0, 1}) {
+    EXPECT_EQ(WorkloadGates(admission_, manifest::LeaderWorkerSetGroupName(lws, group)),
+              "example.com/a")
+        << group;
+  }
+
+  lws = kube_.Object(LeaderWorkerSetResource(), "team-a", "infer");
+  lws["metadata"]["annotations"].erase(kGatedBy);
+  kube_.Put(LeaderWorkerSetResource(), lws);
+  ASSERT_TRUE(controller.Reconcile(key).ok());
+  for (int32_t group : {0, 1}) {
+    EXPECT_EQ(WorkloadGates(admission_, manifest::LeaderWorkerSetGroupName(lws, group)), "<none>")
+        << group;
+  }
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 2);
 }
 
 // A Deployment is labelled when first seen, and its pods' template carries the class; one seen

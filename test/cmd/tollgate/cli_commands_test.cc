@@ -925,6 +925,10 @@ TEST_F(CliTest, DescribePendingWorkloadShowsReasonPositionAndEvents) {
               ContainsRegex("Pod Sets:\n +NAME +COUNT +MIN +REQUESTS \\(PER POD\\)\n +main +1 "
                             "+- +cpu=8, memory=32Gi, nvidia.com/gpu=1\n"));
   EXPECT_THAT(r.out, HasSubstr("Admission:  <none>\n"));
+  // Kueue 0.19's Admitted condition of a workload that never held quota.
+  EXPECT_THAT(r.out, ContainsRegex("Conditions:\n(.*\n)* +QuotaReserved +False +[A-Za-z]+ +"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +Admitted +False +NoReservation +[-0-9T:Z]+ +The workload "
+                                   "has no reservation\n"));
   EXPECT_THAT(r.out,
               ContainsRegex("Events:\n +TIME +AGE +REASON +MESSAGE\n +2026-01-01T00:00:00Z +5m "));
 
@@ -1141,6 +1145,13 @@ spec:
   CliResult r = RunOk({"describe", "workload", "gated", "-n", "team-a"});
   EXPECT_THAT(r.out, HasSubstr("Admission Gated By:"));
   EXPECT_THAT(r.out, HasSubstr("example.com/a,example.com/b"));
+  // Pending, but out of its queue: neither queue counts it (Kueue's queue manager keeps it out).
+  r = RunOk({"get", "workloads", "-n", "team-a"});
+  EXPECT_THAT(RowOf(r.out, "gated"), HasSubstr("Pending"));
+  r = RunOk({"get", "localqueues", "-n", "team-a"});
+  EXPECT_THAT(r.out, ContainsRegex("eval-queue +team-a-cq +0 +4 +Active\n"));
+  r = RunOk({"get", "clusterqueues"});
+  EXPECT_THAT(RowOf(r.out, "team-a-cq"), ContainsRegex("team-a-cq +evalhub +BestEffortFIFO +0 +4"));
 
   r = Run({"annotate", "workload", "gated", "-n", "team-a",
            "kueue.x-k8s.io/admission-gated-by=example.com/b"});

@@ -227,6 +227,44 @@ TEST_F(AdmissionMetricsTest, EvictionsByRequestAndStopPolicyCountWithTheirReason
       1);
 }
 
+// Kueue's reportCQPendingWorkloads and reportLQPendingWorkloads: no pending workload of an
+// inactive ClusterQueue is a candidate for the next cycle, so all of them count as inadmissible.
+TEST_F(AdmissionMetricsTest, AnInactiveClusterQueuesPendingWorkloadsAreInadmissible) {
+  v1::GetObjectRequest get;
+  get.mutable_ref()->set_kind(v1::CLUSTER_QUEUE);
+  get.mutable_ref()->set_name("cq");
+  absl::StatusOr<v1::ConfigObject> cq = fx_.api->GetObject(get);
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  cq->mutable_cluster_queue()->mutable_spec()->set_stop_policy("Hold");
+  v1::ApplyRequest apply;
+  *apply.add_objects() = *cq;
+  ASSERT_TRUE(fx_.api->Apply(apply).ok());
+  ASSERT_NO_FATAL_FAILURE(Submit("waits", 0));
+  ASSERT_NO_FATAL_FAILURE(Settle());
+
+  const std::string scrape = registry_.Render();
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_pending_workloads{cluster_queue="cq",status="active",replica_role="standalone"})"),
+      0);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_pending_workloads{cluster_queue="cq",status="inadmissible",replica_role="standalone"})"),
+      1);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_pending_workloads{name="q",namespace="team",status="active",replica_role="standalone"})"),
+      0);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_local_queue_pending_workloads{name="q",namespace="team",status="inadmissible",replica_role="standalone"})"),
+      1);
+}
+
 // Kueue's underlying_cause of a PodsReadyTimeout eviction: WaitForStart when the pods were never
 // ready, WaitForRecovery when a ready workload lost a pod and did not recover in time.
 TEST(AdmissionMetricsPodsReadyTest, PodsReadyTimeoutsNameWhichTimeoutFired) {

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/workload.h"
+
+namespace tollgate::core {
+
+// Kueue's Admitted=False message for a workload holding no quota (reason NoReservation).
+inline constexpr absl::string_view kNoReservationMessage = "The workload has no reservation";
+
+// The conditions of a workload that holds no quota: QuotaReserved=False with `reason` and
+// `message`, then Admitted=False with reason NoReservation. Kueue 0.19 writes them together
+// (UnadmittedWorkloadsObservability, on by default): its SyncAdmittedCondition follows every
+// QuotaReserved write on a workload without a reservation, whether it never held quota, was
+// evicted, deactivated or put on hold. (Until some QuotaReserved condition is written a new
+// workload has neither: UnadmittedWorkloadsExplicitStatus is off by default.)
+void SetUnreservedConditions(WorkloadStatus& status, absl::string_view reason,
+                             absl::string_view message, absl::Time now);
+
+}  // namespace tollgate::core
