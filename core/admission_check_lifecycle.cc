@@ -466,6 +466,7 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
     SetCondition(wl.status, Condition{"Finished", true, "FailedToStart", message, now});
     AddEvent(wl.status, now, "FailedToStart", message);
     MarkDirty(wl.id);
+    ArmFinishedRetention(wl);
     return;
   }
   const bool waited = wl.status.state == WorkloadState::kQuotaReserved;

@@ -348,7 +348,8 @@ class ClusterState {
   // the preemptions that would make it fit; with `dry_run` only reports.
   absl::StatusOr<AdmitNowResult> AdmitNow(absl::string_view key, bool dry_run, absl::Time now);
   // Fires time-based transitions due at `now` (eviction grace, pods-ready timeouts, backoff
-  // expiry). Returns true if anything changed.
+  // expiry, deleting finished workloads past their retention). Returns true if anything
+  // changed.
   bool FireTimers(absl::Time now);
   // The earliest future time at which FireTimers would change something.
   std::optional<absl::Time> NextTimer() const;
@@ -540,6 +541,11 @@ class ClusterState {
   void MaximumExecutionTimeExceeded(Workload& wl, absl::Time now);
   // Arms the timer for an admitted workload's ExecutionDeadline, if it has one.
   void ArmExecutionDeadline(const Workload& wl);
+  // With objectRetentionPolicies.workloads.afterFinished: arms the deletion of a finished
+  // workload, due when its Finished condition is that old.
+  void ArmFinishedRetention(const Workload& wl);
+  // When the finished workload is to be deleted; nullopt when it is kept.
+  std::optional<absl::Time> FinishedRetentionEnds(const Workload& wl) const;
   // Re-files a workload holding quota in its ClusterQueue's victim order after a change.
   void RefileHeld(const Workload& wl);
   // Wakes parked preemptors when an admitted workload's preemption rate-limit protection ends.

@@ -124,6 +124,7 @@ absl::Status ClusterState::MarkOutOfSync(absl::string_view key, absl::Time now) 
   SetCondition(wl->status, Condition{"Finished", true, "OutOfSync", kOutOfSyncMessage, now});
   AddEvent(wl->status, now, "Finished", kOutOfSyncMessage);
   MarkDirty(wl->id);
+  ArmFinishedRetention(*wl);
   return absl::OkStatus();
 }
 

@@ -68,6 +68,10 @@ struct SchedulerConfig {
   // first in the cycle's order, and holds the quota it needs back from the cohort even where
   // it could always reclaim it, so no other workload takes what its victims free meanwhile.
   bool prioritize_preemptor_workloads = false;
+
+  // Kueue's objectRetentionPolicies.workloads.afterFinished: a finished workload is deleted once
+  // its Finished condition is this old (zero: at once). Unset keeps finished workloads.
+  std::optional<absl::Duration> finished_workload_retention;
 };
 
 }  // namespace tollgate::core

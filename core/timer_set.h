@@ -25,6 +25,9 @@ enum class TimerKind {
   kPreemptionProtectionEnds,
   // An admitted workload reaches its spec.maximumExecutionTimeSeconds.
   kMaximumExecutionTime,
+  // A finished workload's retention (objectRetentionPolicies.workloads.afterFinished) ends: it
+  // is deleted.
+  kFinishedRetentionEnds,
 };
 
 struct Timer {

@@ -218,6 +218,7 @@ absl::Status ClusterState::Finish(absl::string_view key, absl::string_view messa
   AddEvent(wl->status, now, "Finished",
            message.empty() ? "Workload finished" : std::string(message));
   MarkDirty(wl->id);
+  ArmFinishedRetention(*wl);
   return absl::OkStatus();
 }
 
@@ -413,6 +414,16 @@ bool ClusterState::FireTimers(absl::Time now) {
         }
         break;
       }
+      case TimerKind::kFinishedRetentionEnds: {
+        // Kueue's workload controller deletes a finished workload once its Finished condition
+        // is older than afterFinished; the deletion is the executor's like any other.
+        const std::optional<absl::Time> ends = FinishedRetentionEnds(*wl);
+        if (ends.has_value() && *ends <= now) {
+          const std::string key = wl->Key();
+          changed = Delete(key, now).ok() || changed;
+        }
+        break;
+      }
       case TimerKind::kBackoffExpired: {
         ClusterQueueRuntime* cq = router_.QueuedIn(id);
         if (cq == nullptr || wl->status.history().requeue_at > now) break;
@@ -466,6 +477,22 @@ void ClusterState::MaximumExecutionTimeExceeded(Workload& wl, absl::Time now) {
 void ClusterState::ArmExecutionDeadline(const Workload& wl) {
   if (std::optional<absl::Time> deadline = ExecutionDeadline(wl)) {
     timers_.Arm(*deadline, TimerKind::kMaximumExecutionTime, wl.id);
+  }
+}
+
+std::optional<absl::Time> ClusterState::FinishedRetentionEnds(const Workload& wl) const {
+  if (!config_.finished_workload_retention.has_value() ||
+      wl.status.state != WorkloadState::kFinished) {
+    return std::nullopt;
+  }
+  const Condition* finished = FindCondition(wl.status, "Finished");
+  if (finished == nullptr || !finished->status) return std::nullopt;
+  return finished->last_transition_time + *config_.finished_workload_retention;
+}
+
+void ClusterState::ArmFinishedRetention(const Workload& wl) {
+  if (std::optional<absl::Time> ends = FinishedRetentionEnds(wl)) {
+    timers_.Arm(*ends, TimerKind::kFinishedRetentionEnds, wl.id);
   }
 }
 

@@ -129,6 +129,9 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     }
     QueueRouted(ref, (*last_route)->route, ref.creation_time, keys);
   } else if (ref.status.state == WorkloadState::kFinished) {
+    // Finished before the restart: its retention counts from its Finished condition, so one
+    // already past it goes at the first timer round.
+    ArmFinishedRetention(ref);
     // Finished workloads are read back in creation order, close enough to finish order for a
     // history that keeps the latest few hundred per queue.
     const Condition* finished = FindCondition(ref.status, "Finished");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "adapters/kube/deactivation_retention.h"
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/priority_defaulting.h"
 #include "adapters/kube/workload_reports.h"
@@ -24,6 +25,7 @@
 #include "services/manifest/pod_set_info.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "services/manifest/topology_enactment.h"
+#include "services/manifest/workload_labels.h"
 
 namespace tollgate::kube {
 namespace {
@@ -283,6 +285,47 @@ absl::StatusOr<v1::Workload> JobController::BindPrebuilt(
   return absl::FailedPreconditionError(kOutOfSync);
 }
 
+void JobController::SetRequeueAt(RequeueAt requeue_at) {
+  absl::MutexLock lock(&mu_);
+  requeue_at_ = std::move(requeue_at);
+}
+
+absl::StatusOr<bool> JobController::ApplyDeactivationRetention(
+    const manifest::JobKindTranslator& translator, const Json& obj, const v1::Workload& wl,
+    const v1::WorkloadRef& ref) {
+  if (!options_.after_deactivated_by_kueue.has_value()) return false;
+  const std::optional<absl::Time> due =
+      DeactivatedJobDeletionTime(wl, *options_.after_deactivated_by_kueue);
+  if (!due.has_value()) return false;
+  const std::string ns = manifest::GetString(obj, {"metadata", "namespace"});
+  const std::string name = manifest::GetString(obj, {"metadata", "name"});
+  if (*due > clock_.Now()) {
+    RequeueAt requeue_at;
+    {
+      absl::MutexLock lock(&mu_);
+      requeue_at = requeue_at_;
+    }
+    if (requeue_at) requeue_at(ObjectKey{translator.resource().plural, ns, name}, *due);
+    return false;
+  }
+  absl::Status deleted = kube_.DeleteWithDependents(translator.resource(), ns, name);
+  if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+  common::Log("info", "deleted job: deactivation retention period expired",
+              {{"object", absl::StrCat(translator.resource().plural, "/", ns, "/", name)},
+               {"workload", WorkloadKey(ref.namespace_(), ref.name())}});
+  RecordEvent(translator, obj, "Normal", "Deleted",
+              "Deleted job: deactivation retention period expired");
+  // Kubernetes' garbage collector removes what the job controls; Tollgate's workloads are not
+  // Kubernetes objects, so they go here (the informer's deletion would do it too).
+  if (manifest::PrebuiltWorkloadName(obj).empty()) {
+    TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
+  } else {
+    TOLLGATE_RETURN_IF_ERROR(
+        DeleteWorkloadsOwnedBy(ns, manifest::GetString(obj, {"metadata", "uid"})));
+  }
+  return true;
+}
+
 absl::Status JobController::DeleteWorkload(const v1::WorkloadRef& ref) {
   v1::DeleteWorkloadRequest request;
   *request.mutable_workload() = ref;
@@ -409,10 +452,33 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
     return PropagateAdmissionGates(admission_, workload, submitted->workload());
   }
   if (!absl::IsAlreadyExists(submitted.status())) return submitted.status();
-  // The job's spec changed since it was submitted. Kueue re-creates the workload of a job that
-  // has not started; a running one keeps the admission it has.
   const v1::WorkloadRef ref = Ref(workload.metadata().namespace_(), workload.metadata().name());
   TOLLGATE_ASSIGN_OR_RETURN(v1::Workload existing, admission_.GetWorkload(ref));
+  // Kueue copies labelKeysToCopy when it makes the workload, never after: a job whose copied
+  // labels changed since keeps its workload as it was made.
+  if (!options_.label_keys_to_copy.empty()) {
+    v1::SubmitRequest as_made = request;
+    auto& labels = *as_made.mutable_workload()->mutable_metadata()->mutable_labels();
+    for (const std::string& key : options_.label_keys_to_copy) {
+      auto it = existing.metadata().labels().find(key);
+      if (it == existing.metadata().labels().end()) {
+        labels.erase(key);
+      } else {
+        labels[key] = it->second;
+      }
+    }
+    const std::map<std::string, std::string> before(workload.metadata().labels().begin(),
+                                                    workload.metadata().labels().end());
+    const std::map<std::string, std::string> after(labels.begin(), labels.end());
+    if (before != after) {
+      absl::StatusOr<v1::SubmitResponse> same = admission_.Submit(as_made);
+      if (same.ok())
+        return PropagateAdmissionGates(admission_, as_made.workload(), same->workload());
+      if (!absl::IsAlreadyExists(same.status())) return same.status();
+    }
+  }
+  // The job's spec changed since it was submitted. Kueue re-creates the workload of a job that
+  // has not started; a running one keeps the admission it has.
   if (existing.status().state() != v1::WORKLOAD_STATE_PENDING) return existing;
   TOLLGATE_RETURN_IF_ERROR(DeleteWorkload(ref));
   common::Log("info", "job changed while pending; re-submitting its workload",
@@ -453,6 +519,10 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
       original.ok()
           ? manifest::TranslateWorkload(translator, *original, queue, *lookup_, workload_name)
           : original.status();
+  if (translated.ok()) {
+    manifest::AddCopiedLabels(manifest::LabelsToCopy(obj, options_.label_keys_to_copy),
+                              *translated);
+  }
   const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
   const bool multikueue = manifest::ManagedByMultiKueue(translator, obj) && !prebuilt;
   if (translated.ok() && multikueue) {
@@ -493,6 +563,11 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
     TOLLGATE_ASSIGN_OR_RETURN(const bool projected, ProjectRemoteJobStatus(translator, obj, *wl));
     if (projected) return absl::OkStatus();
   }
+  // Kueue's job reconciler, on a job whose workload is evicted: past afterDeactivatedByKueue
+  // the job goes, with its workload.
+  TOLLGATE_ASSIGN_OR_RETURN(const bool deleted,
+                            ApplyDeactivationRetention(translator, obj, *wl, ref));
+  if (deleted) return absl::OkStatus();
   const bool suspended = translator.IsSuspended(obj);
   switch (wl->status().state()) {
     case v1::WORKLOAD_STATE_ADMITTED: {

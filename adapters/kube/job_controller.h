@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "clients/cpp/admission_client.h"
 #include "core/clock.h"
 #include "core/types.h"
@@ -92,6 +93,13 @@ class JobController {
     // copies' objects this adapter creates on a worker (docs/multicluster.md, "The pod-based
     // kinds").
     std::set<std::string> multikueue_gated_kinds;
+    // Kueue's integrations.labelKeysToCopy: the job's labels under these keys go onto its
+    // workload when the workload is made (not when the job's labels change later).
+    std::vector<std::string> label_keys_to_copy;
+    // Kueue's objectRetentionPolicies.workloads.afterDeactivatedByKueue: a job whose workload
+    // Kueue deactivated is deleted (with its workload) this long after that eviction
+    // (deactivation_retention.h). Unset: kept.
+    std::optional<absl::Duration> after_deactivated_by_kueue;
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.
@@ -99,9 +107,15 @@ class JobController {
                 const core::Clock& clock,
                 std::vector<const manifest::JobKindTranslator*> translators, Options options);
 
-  // OK when the object needs nothing more until it or its workload changes; an error asks for
-  // a retry with backoff.
+  // OK when the object needs nothing more until it or its workload changes, or until the time
+  // it asked for through the requeue hook; an error asks for a retry with backoff.
   absl::Status Reconcile(const ObjectKey& key);
+
+  // How a reconcile asks to run again at a time (a retention that ends then), as
+  // controller-runtime's RequeueAfter. Set once, before reconciling starts (the adapter's work
+  // queue); without it the periodic resync picks the object up.
+  using RequeueAt = std::function<void(const ObjectKey&, absl::Time)>;
+  void SetRequeueAt(RequeueAt requeue_at);
 
   // Notes an object seen by an informer: remembers which key owns its workload.
   void Observe(absl::string_view resource, const Json& obj);
@@ -156,6 +170,12 @@ class JobController {
   absl::Status HandleFinished(const manifest::JobKindTranslator& translator, const Json& obj,
                               const v1::WorkloadRef& ref, const manifest::JobFinish& finish);
   absl::Status DeleteWorkload(const v1::WorkloadRef& ref);
+  // afterDeactivatedByKueue: deletes the job (background propagation, as Kueue) and its
+  // workload once due; before that asks to be reconciled again when it is. Returns true when it
+  // deleted the job.
+  absl::StatusOr<bool> ApplyDeactivationRetention(const manifest::JobKindTranslator& translator,
+                                                  const Json& obj, const v1::Workload& wl,
+                                                  const v1::WorkloadRef& ref);
   // Kueue's JobWithOnHold: releases the quota of the workload of a job on hold (once).
   absl::Status HoldWorkload(const v1::WorkloadRef& ref);
   // Deletes the workloads whose controlling owner has `uid` (a prebuilt workload bound to a job).
@@ -221,6 +241,7 @@ class JobController {
   uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   // Object uid -> the name of its workload, once resolved (ResolveWorkloadName).
   std::map<std::string, std::string> workload_names_ ABSL_GUARDED_BY(mu_);
+  RequeueAt requeue_at_ ABSL_GUARDED_BY(mu_);
 };
 
 // Splits a status annotation into state and message.

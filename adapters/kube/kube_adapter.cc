@@ -62,7 +62,13 @@ KubeAdapter::KubeAdapter(kubeapi::KubeClient& kube, client::AdmissionClient& adm
       pods_(pods),
       clock_(clock),
       options_(std::move(options)),
-      queue_(clock, options_.min_backoff, options_.max_backoff) {}
+      queue_(clock, options_.min_backoff, options_.max_backoff) {
+  // A reconcile waiting for a time (a retention that ends then) runs again at that time.
+  controller_.SetRequeueAt([this](const ObjectKey& key, absl::Time at) { queue_.AddAt(key, at); });
+  if (pods_ != nullptr) {
+    pods_->SetRequeueAt([this](const ObjectKey& key, absl::Time at) { queue_.AddAt(key, at); });
+  }
+}
 
 bool KubeAdapter::Synced() const {
   absl::MutexLock lock(&mu_);

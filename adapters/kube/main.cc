@@ -64,9 +64,11 @@ Flags:
   --tollgate-token-file=FILE         bearer token for tollgated (e.g. a mounted Secret)
   --kubeconfig=PATH                  kubeconfig file (run outside the cluster)
   --context=NAME                     kubeconfig context (default: current-context)
-  --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks,
-                                     manageJobsWithoutQueueName, managedJobsNamespaceSelector
-                                     (then the four flags below must not be given)
+  --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks
+                                     and labelKeysToCopy, manageJobsWithoutQueueName,
+                                     managedJobsNamespaceSelector, objectRetentionPolicies'
+                                     afterDeactivatedByKueue (then the four flags below must not
+                                     be given)
   --frameworks=LIST                  the kinds to manage, by Kueue's framework names
                                      (integrations.frameworks): batch/job (the default),
                                      jobset.x-k8s.io/jobset, kubeflow.org/mpijob,
@@ -123,6 +125,10 @@ struct Flags {
   bool leaderworkersets = false;
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
+  // From --config only: integrations.labelKeysToCopy and
+  // objectRetentionPolicies.workloads.afterDeactivatedByKueue.
+  std::vector<std::string> label_keys_to_copy;
+  std::optional<absl::Duration> after_deactivated_by_kueue;
   std::string config_file;
   bool sync_namespaces = true;
   std::string state_file;
@@ -185,8 +191,10 @@ absl::Status ApplyConfiguration(Flags& flags) {
         "kubernetes.io/metadata.name", "NotIn", {"kube-system", "kueue-system"}});
     flags.managed_namespaces = std::move(selector);
   }
-  // The scheduler's fields (fairSharing, waitForPodsReady, ...) are tollgated's: the same file
-  // goes to `tollgated --config`.
+  flags.label_keys_to_copy = config.adapter.label_keys_to_copy;
+  flags.after_deactivated_by_kueue = config.adapter.after_deactivated_by_kueue;
+  // The scheduler's fields (fairSharing, waitForPodsReady, objectRetentionPolicies'
+  // afterFinished, ...) are tollgated's: the same file goes to `tollgated --config`.
   return absl::OkStatus();
 }
 
@@ -323,6 +331,8 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   controller_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
   controller_options.managed_jobs_namespace_selector = flags.managed_namespaces;
   controller_options.sync_namespaces = flags.sync_namespaces;
+  controller_options.label_keys_to_copy = flags.label_keys_to_copy;
+  controller_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   controller_options.instance = flags.instance;
   if (controller_options.instance.empty()) {
     char host[256] = {0};
@@ -344,6 +354,8 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   pod_options.topology = flags.topology;
   pod_options.manage_jobs_without_queue_name = flags.manage_without_queue_name;
   pod_options.managed_jobs_namespace_selector = flags.managed_namespaces;
+  pod_options.label_keys_to_copy = flags.label_keys_to_copy;
+  pod_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   pod_options.instance = controller_options.instance;
   PodController pods(*kube, *admission, clock, pod_options);
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "adapters/kube/deactivation_retention.h"
 #include "adapters/kube/kube_events.h"
 #include "adapters/kube/priority_defaulting.h"
 #include "adapters/kube/workload_reports.h"
@@ -28,6 +29,7 @@
 #include "services/manifest/pod_translator.h"
 #include "services/manifest/prebuilt_workload.h"
 #include "services/manifest/topology_annotations.h"
+#include "services/manifest/workload_labels.h"
 
 namespace tollgate::kube {
 namespace {
@@ -339,6 +341,11 @@ absl::StatusOr<Json> PodController::PatchObject(const ResourceKind& kind, const 
   return patched;
 }
 
+void PodController::SetRequeueAt(JobController::RequeueAt requeue_at) {
+  absl::MutexLock lock(&mu_);
+  requeue_at_ = std::move(requeue_at);
+}
+
 absl::Status PodController::DeletePod(const Json& pod, absl::string_view reason,
                                       absl::string_view message) {
   if (Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) return absl::OkStatus();
@@ -518,6 +525,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     absl::StatusOr<v1::Workload> built = manifest::PodWorkload(pod, queue);
     if (!built.ok()) return Warn(PodResource(), pod, "InvalidWorkload", built.status().message());
     v1::Workload& workload = *built;
+    manifest::AddCopiedLabels(manifest::LabelsToCopy(pod, options_.label_keys_to_copy), workload);
     TOLLGATE_RETURN_IF_ERROR(ApplyDefaultWorkloadPriorityClass(pod, admission_, workload));
     absl::Status attached = AttachMultiKueuePayload(PodResource(), pod, queue, workload);
     if (absl::IsInvalidArgument(attached)) {
@@ -557,6 +565,28 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
   }
   TOLLGATE_RETURN_IF_ERROR(wl.status());
   if (prebuilt.empty()) TOLLGATE_RETURN_IF_ERROR(FollowAdmissionGates(pod, *wl));
+  // Kueue's job reconciler, on a pod whose workload it deactivated: past afterDeactivatedByKueue
+  // the pod goes, and its workload with it.
+  if (options_.after_deactivated_by_kueue.has_value()) {
+    if (const std::optional<absl::Time> due =
+            DeactivatedJobDeletionTime(*wl, *options_.after_deactivated_by_kueue)) {
+      if (*due > clock_.Now()) {
+        JobController::RequeueAt requeue_at;
+        {
+          absl::MutexLock lock(&mu_);
+          requeue_at = requeue_at_;
+        }
+        if (requeue_at) requeue_at(key, *due);
+      } else {
+        TOLLGATE_RETURN_IF_ERROR(
+            DeletePod(pod, "Deleted", "Deleted job: deactivation retention period expired"));
+        v1::DeleteWorkloadRequest del;
+        *del.mutable_workload() = ref;
+        absl::Status status = admission_.DeleteWorkload(del);
+        return absl::IsNotFound(status) ? absl::OkStatus() : status;
+      }
+    }
+  }
 
   TOLLGATE_RETURN_IF_ERROR(ReportCopyPodStatus(pod, *wl));
   if (gated) {
@@ -757,6 +787,19 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     if (!built.ok()) {
       return Warn(PodResource(), first, "ErrWorkloadCompose", built.status().message());
     }
+    // Kueue's rule for a group: every member that carries a key must agree on its value.
+    std::vector<Json> members;
+    for (const Json& pod : pods) {
+      if (absl::c_find(composed->excess_pods, PodName(pod)) == composed->excess_pods.end()) {
+        members.push_back(pod);
+      }
+    }
+    absl::StatusOr<std::map<std::string, std::string>> copied =
+        manifest::GroupLabelsToCopy(members, options_.label_keys_to_copy);
+    if (!copied.ok()) {
+      return Warn(PodResource(), first, "ErrWorkloadCompose", copied.status().message());
+    }
+    manifest::AddCopiedLabels(*copied, *built);
     // A parent's group takes its priority from the parent's templates (GateTemplates): Kueue
     // defaults its pods only when their owner is not one it manages.
     if (!by_parent) {
@@ -1078,6 +1121,11 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     absl::StatusOr<v1::Workload> built = manifest::StatefulSetWorkload(sts, queue);
     if (!built.ok())
       return Warn(StatefulSetResource(), sts, "InvalidWorkload", built.status().message());
+    // Kueue reads them from the group's pods, which carry the template's labels.
+    manifest::AddCopiedLabels(
+        manifest::LabelsToCopyAt(sts, {"spec", "template", "metadata", "labels"},
+                                 options_.label_keys_to_copy),
+        *built);
     absl::Status attached = AttachMultiKueuePayload(StatefulSetResource(), sts, queue, *built);
     if (absl::IsInvalidArgument(attached)) {
       return Warn(StatefulSetResource(), sts, "InvalidWorkload", attached.message());
@@ -1247,8 +1295,11 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
   if (!groups.ok()) {
     return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", groups.status().message());
   }
+  const std::map<std::string, std::string> copied =
+      manifest::LabelsToCopy(lws, options_.label_keys_to_copy);
   for (v1::Workload& wl : *groups) {
     if (existing.count(wl.metadata().name()) > 0) continue;
+    manifest::AddCopiedLabels(copied, wl);
     absl::Status attached = AttachMultiKueuePayload(LeaderWorkerSetResource(), lws, queue, wl);
     if (absl::IsInvalidArgument(attached)) {
       return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", attached.message());

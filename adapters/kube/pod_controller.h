@@ -60,6 +60,15 @@ class PodController {
     bool topology = false;
     bool manage_jobs_without_queue_name = false;
     std::optional<core::LabelSelector> managed_jobs_namespace_selector;
+    // Kueue's integrations.labelKeysToCopy, copied when a workload is made: from a plain pod,
+    // from every pod of a group (pods must agree on a value), from a StatefulSet's pod template,
+    // from a LeaderWorkerSet.
+    std::vector<std::string> label_keys_to_copy;
+    // Kueue's objectRetentionPolicies.workloads.afterDeactivatedByKueue, for plain pods (a
+    // Deployment's too): the pod whose workload Kueue deactivated is deleted, with its
+    // workload, this long after the eviction. Pod groups, StatefulSets and LeaderWorkerSets are
+    // not (docs/kubernetes.md, "Retention").
+    std::optional<absl::Duration> after_deactivated_by_kueue;
     std::string component = "tollgate-kube";
     std::string instance;
     int max_conflict_retries = 5;
@@ -79,6 +88,8 @@ class PodController {
   std::vector<ObjectKey> KeysForWorkload(const v1::Workload& wl) const;
 
   absl::Status Reconcile(const ObjectKey& key);
+  // As JobController::SetRequeueAt: set once, before reconciling starts.
+  void SetRequeueAt(JobController::RequeueAt requeue_at);
   // A deleted object: its workloads go with it (Kubernetes' garbage collection of the Workloads
   // it owns in Kueue).
   void RecordDeletion(const ObjectKey& key, absl::string_view uid);
@@ -170,6 +181,7 @@ class PodController {
   mutable absl::Mutex mu_;
   std::map<ObjectKey, std::set<std::string>> tombstones_ ABSL_GUARDED_BY(mu_);
   uint64_t event_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  JobController::RequeueAt requeue_at_ ABSL_GUARDED_BY(mu_);
   // On a worker: MultiKueue copy "ns/name" -> the object made for it, as the informers saw it.
   mutable std::map<std::string, ObjectKey> copy_objects_ ABSL_GUARDED_BY(mu_);
 };

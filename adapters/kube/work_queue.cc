@@ -31,6 +31,12 @@ void WorkQueue::AddRateLimited(const ObjectKey& key) {
   delayed_.emplace(clock_.Now() + delay, key);
 }
 
+void WorkQueue::AddAt(const ObjectKey& key, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) return;
+  delayed_.emplace(at, key);
+}
+
 void WorkQueue::Forget(const ObjectKey& key) {
   absl::MutexLock lock(&mu_);
   failures_.erase(key);

@@ -27,6 +27,9 @@ class WorkQueue {
   void Add(const ObjectKey& key);
   // Re-queues `key` after its next backoff step.
   void AddRateLimited(const ObjectKey& key);
+  // Queues `key` at `at` (now if past), leaving its backoff alone: controller-runtime's
+  // RequeueAfter.
+  void AddAt(const ObjectKey& key, absl::Time at);
   // Resets `key`'s backoff after a success.
   void Forget(const ObjectKey& key);
   // Blocks for the next key; nullopt once ShutDown was called.

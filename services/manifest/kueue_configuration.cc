@@ -141,9 +141,9 @@ class Parser {
     out_.scheduler.replace_node_not_ready_over_fixed_time =
         Gate(kReplaceNodeNotReadyOverFixedTimeGate, false);
     out_.scheduler.prioritize_preemptor_workloads = Gate(kPrioritizePreemptorWorkloadsGate, false);
-    if (const YAML::Node* n = top.Get("objectRetentionPolicies");
-        n != nullptr && !manifest::IsEmpty(*n)) {
-      return where_.Error(top.Path("objectRetentionPolicies"), "not supported by Tollgate");
+    if (const YAML::Node* n = top.Get("objectRetentionPolicies"); n && !n->IsNull()) {
+      TOLLGATE_RETURN_IF_ERROR(
+          ReadObjectRetentionPolicies(*n, top.Path("objectRetentionPolicies")));
     }
     if (const YAML::Node* n = top.Get("manageJobsWithoutQueueName")) {
       TOLLGATE_ASSIGN_OR_RETURN(out_.adapter.manage_jobs_without_queue_name,
@@ -368,15 +368,38 @@ class Parser {
       // Kueue: an empty list means the default, batch/job.
       if (!frameworks.empty()) out_.adapter.frameworks = std::move(frameworks);
     }
-    for (absl::string_view refused : {"externalFrameworks", "labelKeysToCopy"}) {
-      if (const YAML::Node* n = f.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
-        return where_.Error(f.Path(refused), "not supported by Tollgate");
-      }
+    if (const YAML::Node* n = f.Get("externalFrameworks"); n != nullptr && !manifest::IsEmpty(*n)) {
+      return where_.Error(f.Path("externalFrameworks"), "not supported by Tollgate");
+    }
+    // Kueue takes any strings here (a key no job can carry is never copied); so does Tollgate.
+    if (const YAML::Node* n = f.Get("labelKeysToCopy")) {
+      TOLLGATE_ASSIGN_OR_RETURN(out_.adapter.label_keys_to_copy,
+                                StrList(*n, f.Path("labelKeysToCopy")));
     }
     if (const YAML::Node* n = f.Get("podOptions"); n != nullptr && !manifest::IsEmpty(*n)) {
       out_.warnings.push_back(absl::StrCat(
           f.Path("podOptions"),
           ": ignored: deprecated in Kueue, and tollgate-kube does not manage plain Pods"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Kueue's ObjectRetentionPolicies (the same in both versions; no longer gated). Each duration
+  // unset keeps the objects; zero deletes at once; negative is refused, as Kueue's validation
+  // refuses it.
+  absl::Status ReadObjectRetentionPolicies(const YAML::Node& node, const std::string& path) {
+    TOLLGATE_ASSIGN_OR_RETURN(MapFields f, Fields(node, path, {"workloads"}));
+    const YAML::Node* workloads = f.Get("workloads");
+    if (workloads == nullptr || workloads->IsNull()) return absl::OkStatus();
+    TOLLGATE_ASSIGN_OR_RETURN(MapFields w, Fields(*workloads, f.Path("workloads"),
+                                                  {"afterFinished", "afterDeactivatedByKueue"}));
+    if (const YAML::Node* d = w.Get("afterFinished"); d && !d->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(out_.scheduler.finished_workload_retention,
+                                Duration(*d, w.Path("afterFinished")));
+    }
+    if (const YAML::Node* d = w.Get("afterDeactivatedByKueue"); d && !d->IsNull()) {
+      TOLLGATE_ASSIGN_OR_RETURN(out_.adapter.after_deactivated_by_kueue,
+                                Duration(*d, w.Path("afterDeactivatedByKueue")));
     }
     return absl::OkStatus();
   }
@@ -713,6 +736,20 @@ std::string EffectiveConfigurationJson(const KueueConfiguration& config) {
     out["managedJobsNamespaceSelector"] = std::move(selector);
   }
   out["integrations"] = {{"frameworks", config.adapter.frameworks}};
+  if (!config.adapter.label_keys_to_copy.empty()) {
+    out["integrations"]["labelKeysToCopy"] = config.adapter.label_keys_to_copy;
+  }
+  if (s.finished_workload_retention.has_value() ||
+      config.adapter.after_deactivated_by_kueue.has_value()) {
+    Json workloads = Json::object();
+    if (s.finished_workload_retention.has_value()) {
+      workloads["afterFinished"] = GoDuration(*s.finished_workload_retention);
+    }
+    if (config.adapter.after_deactivated_by_kueue.has_value()) {
+      workloads["afterDeactivatedByKueue"] = GoDuration(*config.adapter.after_deactivated_by_kueue);
+    }
+    out["objectRetentionPolicies"] = {{"workloads", std::move(workloads)}};
+  }
   if (s.fair_sharing.enable) {
     Json strategies = Json::array();
     for (core::FairSharingStrategy st : s.fair_sharing.preemption_strategies) {

@@ -7,13 +7,15 @@
 //
 // Every field of Kueue's Configuration falls in one of three groups:
 //   - read: the scheduler's fields (fairSharing, admissionFairSharing, waitForPodsReady,
-//     resources.excludeResourcePrefixes, featureGates that change them) and the adapter's
-//     (manageJobsWithoutQueueName, integrations.frameworks, managedJobsNamespaceSelector) and
-//     tollgate-multikueue's (multiKueue);
+//     resources.excludeResourcePrefixes, objectRetentionPolicies.workloads.afterFinished,
+//     featureGates that change them) and the adapter's (manageJobsWithoutQueueName,
+//     integrations.frameworks and labelKeysToCopy, managedJobsNamespaceSelector,
+//     objectRetentionPolicies.workloads.afterDeactivatedByKueue) and tollgate-multikueue's
+//     (multiKueue);
 //   - ignored with a warning: fields that configure the Kubernetes controller process and have
 //     no meaning outside it (leaderElection, webhook, metrics, health, clientConnection, ...);
 //   - refused: features Tollgate does not implement, when set (transformations,
-//     objectRetentionPolicies, multiKueue.externalFrameworks, ...). An unknown field is refused
+//     multiKueue.externalFrameworks, ...). An unknown field is refused
 //     too, naming it.
 // Errors are INVALID_ARGUMENT and name the file, the field path and the value.
 
@@ -44,6 +46,13 @@ struct AdapterConfiguration {
   // the controller's own).
   bool has_managed_jobs_namespace_selector = false;
   core::LabelSelector managed_jobs_namespace_selector;
+  // integrations.labelKeysToCopy: the job's labels under these keys go onto the workload made
+  // for it, when it is made (Kueue's NewWorkload).
+  std::vector<std::string> label_keys_to_copy;
+  // objectRetentionPolicies.workloads.afterDeactivatedByKueue: a job whose workload Kueue
+  // deactivated (Evicted with a DeactivatedDueTo... reason, not a user's active: false) is
+  // deleted this long after that eviction (zero: at once). Unset keeps it.
+  std::optional<absl::Duration> after_deactivated_by_kueue;
 };
 
 // One parsed Configuration: the effective values, Kueue's defaults filled in.

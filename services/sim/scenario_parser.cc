@@ -978,8 +978,8 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
       Keys::Read(where, node, "",
                  {"admitted", "pending", "finished", "preempted", "preemptionReasons", "fairShare",
                   "reasons", "pendingReasons", "usage", "queueOrder", "rejected", "terminating",
-                  "absent", "deactivated", "quotaReserved", "checks", "evicted", "inactive",
-                  "podSetInfo", "dispatch", "remoteCopies",
+                  "absent", "deleted", "deactivated", "quotaReserved", "checks", "evicted",
+                  "inactive", "podSetInfo", "dispatch", "remoteCopies",
                   // --- Topology (issue 28).
                   "topologyAssignments", "unhealthyNodes",
                   // --- Owners, holds, missing pods, cost attribution (issue 27).
@@ -1000,6 +1000,9 @@ absl::StatusOr<Expectation> ParseExpectation(const Where& where, const YAML::Nod
   }
   if (const YAML::Node* n = keys.Get("deactivated")) {
     TOLLGATE_ASSIGN_OR_RETURN(e.deactivated, StrList(where, *n, "deactivated"));
+  }
+  if (const YAML::Node* n = keys.Get("deleted")) {
+    TOLLGATE_ASSIGN_OR_RETURN(e.deleted, StrList(where, *n, "deleted"));
   }
   for (auto [key, field] : {std::pair{"admitted", &e.admitted}, std::pair{"pending", &e.pending},
                             std::pair{"finished", &e.finished}}) {

@@ -196,6 +196,9 @@ struct Expectation {
   std::vector<ObjectRef> terminating;
   // Objects that must not exist.
   std::vector<ObjectRef> absent;
+  // Workloads submitted earlier in the scenario that must no longer exist (deleted, e.g. by
+  // objectRetentionPolicies).
+  std::vector<std::string> deleted;
   // Workloads that must be deactivated (spec.active false, or by backoffLimitCount).
   std::vector<std::string> deactivated;
   // Admission checks: quotaReserved, checks, evicted, inactive, podSetInfo, dispatch.

@@ -789,6 +789,7 @@ class Run {
       return;
     }
     rejected_.erase(key);
+    submitted_.insert(key);
     if (item.runtime.has_value()) runtimes_[key] = *item.runtime;
   }
 
@@ -1139,6 +1140,9 @@ class Run {
     for (const ObjectRef& ref : expect.absent) {
       if (std::string e = CheckObject(ref, false); !e.empty()) return e;
     }
+    for (const std::string& name : expect.deleted) {
+      if (std::string e = CheckDeleted(name); !e.empty()) return e;
+    }
     for (const std::string& name : expect.deactivated) {
       absl::StatusOr<std::string> key = Resolve(name);
       if (!key.ok()) return std::string(key.status().message());
@@ -1167,6 +1171,31 @@ class Run {
       }
     }
     return CheckTopology(expect, by_key);
+  }
+
+  // `deleted`: the workload was submitted by this scenario and exists no more. Only submitted
+  // names count, so a misspelt name fails instead of passing for want of a workload.
+  std::string CheckDeleted(const std::string& name) {
+    std::vector<std::string> keys;
+    for (const std::string& key : submitted_) {
+      if (key == name || key.substr(key.find('/') + 1) == name) keys.push_back(key);
+    }
+    if (keys.empty()) {
+      return absl::StrCat("deleted: no workload named ", name, " was submitted in this scenario");
+    }
+    if (keys.size() > 1) {
+      return absl::StrCat("deleted: workload name ", name, " is ambiguous (",
+                          absl::StrJoin(keys, ", "), "); write namespace/name");
+    }
+    v1::GetWorkloadRequest request;
+    *request.mutable_workload() = RefOf(keys.front());
+    absl::StatusOr<v1::Workload> wl = api().GetWorkload(request);
+    if (wl.ok()) {
+      return absl::StrCat("expected ", keys.front(), " deleted, but it exists (",
+                          StateName(wl->status().state()), ")");
+    }
+    if (!absl::IsNotFound(wl.status())) return std::string(wl.status().message());
+    return "";
   }
 
   std::string FindRejected(const std::string& name) {
@@ -1371,6 +1400,8 @@ class Run {
   core::SimulatedClock& clock_;
   ScenarioService& service_;
   std::map<std::string, std::string> rejected_;
+  // "namespace/name" of every workload this scenario submitted successfully.
+  std::set<std::string> submitted_;
   std::map<std::string, absl::Duration> runtimes_;
   // Set when the scenario plays the MultiKueue controller (`multiKueue:`).
   std::unique_ptr<MultiKueueSim> multi_kueue_;

@@ -153,7 +153,11 @@ class Replayer {
       if (next_submit < jobs_.size()) now = std::min(now, jobs_[next_submit].submit);
       if (!finishes_.empty()) now = std::min(now, finishes_.top().at);
       if (!check_events_.empty()) now = std::min(now, check_events_.top().at);
-      if (timer.has_value()) now = std::min(now, *timer - kTraceStart);
+      // Once every job ran, what timers remain change no outcome (objectRetentionPolicies'
+      // deletions of finished workloads, stale hints): the replay ends with the last job.
+      const bool all_done =
+          next_submit == jobs_.size() && finished == static_cast<int64_t>(jobs_.size());
+      if (timer.has_value() && !all_done) now = std::min(now, *timer - kTraceStart);
       if (now == absl::InfiniteDuration()) break;  // nothing can change any more
       if (next_sample <= now) {
         // Sample the state as it stood just before this instant.
@@ -342,6 +346,9 @@ class Replayer {
   void Observe(const v1::Workload& wl, absl::Duration now, ReplayResult& result) {
     auto it = index_of_.find(Key(wl.metadata().namespace_(), wl.metadata().name()));
     if (it == index_of_.end()) return;
+    // A deletion (objectRetentionPolicies' afterFinished removing a finished job): the job's
+    // outcome was recorded when it finished.
+    if (!wl.has_status() || wl.status().state() == v1::WORKLOAD_STATE_UNSPECIFIED) return;
     const int i = it->second;
     JobOutcome& out = result.jobs[i];
     const v1::WorkloadStatus& status = wl.status();

@@ -374,5 +374,75 @@ TEST_F(ConfigE2eTest, ManifestsLogWhatTheyCreateAndChange) {
   EXPECT_TRUE(absl::StrContains(logs, R"("created":"1","changed":"0","unchanged":"6")")) << logs;
 }
 
+// Kueue's objectRetentionPolicies.workloads.afterFinished, through the real tollgated: a finished
+// workload is deleted once finished that long, as a real deletion (a DELETED watch event, gone
+// after kill -9); one finished before a kill -9 and not yet due is deleted after the restart.
+TEST_F(ConfigE2eTest, RetentionAfterFinishedDeletesFinishedWorkloadsDurably) {
+  const std::string config =
+      Write("kueue-retention.yaml", R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+featureGates: {DisableWaitForPodsReady: true}
+objectRetentionPolicies:
+  workloads:
+    afterFinished: 5s
+)");
+  const std::string queues = Write("queues.yaml", kQueues);
+  const std::vector<std::string> args = {"--config=" + config, "--manifests=" + queues};
+  ASSERT_NO_FATAL_FAILURE(StartServer(args));
+  auto code_of = [&](const std::string& name) {
+    v1::GetWorkloadRequest request;
+    request.mutable_workload()->set_namespace_("ns");
+    request.mutable_workload()->set_name(name);
+    v1::Workload workload;
+    return admission_->GetWorkload(Context().get(), request, &workload).error_code();
+  };
+
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("a", "fa")));
+  ASSERT_NO_FATAL_FAILURE(Submit(MakeWorkload("b", "xa")));
+  ASSERT_TRUE(WaitUntil([&] { return Admitted({"a", "b"}).size() == 2; }));
+  const int64_t before_finish = GetWorkload("a").metadata().resource_version();
+
+  ASSERT_NO_FATAL_FAILURE(Finish("a"));
+  ASSERT_TRUE(WaitUntil([&] { return code_of("a") == grpc::StatusCode::NOT_FOUND; }))
+      << GetWorkload("a").DebugString();
+  // Watchers were told, as for any deletion.
+  v1::WatchRequest watch;
+  watch.set_namespace_("ns");
+  watch.set_since_revision(before_finish);
+  grpc::ClientContext watch_context;
+  watch_context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+  std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> stream =
+      admission_->Watch(&watch_context, watch);
+  bool deleted_event = false;
+  v1::WatchEvent event;
+  while (!deleted_event && stream->Read(&event)) {
+    deleted_event =
+        event.type() == v1::WatchEvent::DELETED && event.workload().metadata().name() == "a";
+  }
+  watch_context.TryCancel();
+  stream->Finish().IgnoreError();
+  EXPECT_TRUE(deleted_event);
+  EXPECT_EQ(GetWorkload("b").status().state(), v1::WORKLOAD_STATE_ADMITTED);
+
+  // b finishes, and tollgated is killed before b's 5 s are up.
+  ASSERT_NO_FATAL_FAILURE(Finish("b"));
+  ASSERT_EQ(GetWorkload("b").status().state(), v1::WORKLOAD_STATE_FINISHED);
+  ASSERT_OK(server_->Kill());
+  ASSERT_NO_FATAL_FAILURE(StartServer(args));
+  // The deletion of a survived the kill; b's retention counts from its stored Finished
+  // condition, and it goes after the restart.
+  EXPECT_EQ(code_of("a"), grpc::StatusCode::NOT_FOUND);
+  ASSERT_TRUE(WaitUntil([&] { return code_of("b") == grpc::StatusCode::NOT_FOUND; }))
+      << server_->Logs();
+
+  v1::SchedulerConfiguration effective;
+  ASSERT_TRUE(
+      info_->GetConfiguration(Context().get(), v1::GetConfigurationRequest(), &effective).ok());
+  EXPECT_TRUE(
+      absl::StrContains(effective.effective_json(),
+                        R"("objectRetentionPolicies":{"workloads":{"afterFinished":"5s"}})"))
+      << effective.effective_json();
+}
+
 }  // namespace
 }  // namespace tollgate::e2e

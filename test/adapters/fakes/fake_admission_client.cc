@@ -63,6 +63,40 @@ void FakeAdmissionClient::Evict(const std::string& ns, const std::string& name,
   event->set_message(message);
 }
 
+namespace {
+
+void SetEvicted(v1::Workload& wl, const std::string& reason, absl::Time at) {
+  wl.mutable_status()->set_state(v1::WORKLOAD_STATE_PENDING);
+  wl.mutable_status()->clear_admission();
+  v1::Condition* evicted = nullptr;
+  for (v1::Condition& c : *wl.mutable_status()->mutable_conditions()) {
+    if (c.type() == "Evicted") evicted = &c;
+  }
+  if (evicted == nullptr) evicted = wl.mutable_status()->add_conditions();
+  evicted->set_type("Evicted");
+  evicted->set_status("True");
+  evicted->set_reason(reason);
+  evicted->mutable_last_transition_time()->set_seconds(absl::ToUnixSeconds(at));
+}
+
+}  // namespace
+
+void FakeAdmissionClient::DeactivateAndEvict(const std::string& ns, const std::string& name,
+                                             const std::string& reason, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  v1::Workload& wl = workloads_[Key(ns, name)];
+  wl.mutable_status()->set_deactivated(true);
+  SetEvicted(wl, reason, at);
+}
+
+void FakeAdmissionClient::DeactivateByUser(const std::string& ns, const std::string& name,
+                                           absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  v1::Workload& wl = workloads_[Key(ns, name)];
+  wl.mutable_spec()->set_active(false);
+  SetEvicted(wl, "Deactivated", at);
+}
+
 void FakeAdmissionClient::FailSubmits(absl::Status status) {
   absl::MutexLock lock(&mu_);
   submit_error_ = std::move(status);
@@ -103,8 +137,18 @@ absl::StatusOr<v1::SubmitResponse> FakeAdmissionClient::Submit(const v1::SubmitR
   v1::SubmitResponse response;
   auto it = workloads_.find(Key(meta.namespace_(), meta.name()));
   if (it != workloads_.end()) {
-    if (!google::protobuf::util::MessageDifferencer::Equals(it->second.spec(),
-                                                            request.workload().spec())) {
+    // The service compares the labels too (they are part of a workload's identity there).
+    const auto& have = it->second.metadata().labels();
+    const auto& want = request.workload().metadata().labels();
+    const bool same_labels = std::map<std::string, std::string>(have.begin(), have.end()) ==
+                             std::map<std::string, std::string>(want.begin(), want.end());
+    // And it answers a resubmit of the submitter's spec.active, after an operator changed it,
+    // with the workload (status.submitted_controls).
+    v1::WorkloadSpec have_spec = it->second.spec();
+    v1::WorkloadSpec want_spec = request.workload().spec();
+    have_spec.clear_active();
+    want_spec.clear_active();
+    if (!same_labels || !google::protobuf::util::MessageDifferencer::Equals(have_spec, want_spec)) {
       return absl::AlreadyExistsError("workload already exists with a different spec");
     }
     *response.mutable_workload() = it->second;

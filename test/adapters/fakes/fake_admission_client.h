@@ -7,6 +7,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "clients/cpp/admission_client.h"
 
 namespace tollgate::client {
@@ -25,6 +26,12 @@ class FakeAdmissionClient final : public AdmissionClient {
   void Admit(const std::string& ns, const std::string& name, const v1::Admission& admission);
   // ADMITTED -> EVICTING.
   void Evict(const std::string& ns, const std::string& name, const std::string& message);
+  // Kueue's deactivation of an admitted workload (backoffLimitCount, maximumExecutionTime...),
+  // its eviction complete: PENDING, status.deactivated, Evicted True with `reason` at `at`.
+  void DeactivateAndEvict(const std::string& ns, const std::string& name, const std::string& reason,
+                          absl::Time at);
+  // A user's spec.active false, its eviction complete: Evicted True, reason Deactivated.
+  void DeactivateByUser(const std::string& ns, const std::string& name, absl::Time at);
   // Makes Submit fail with `status` (OK restores normal behaviour).
   void FailSubmits(absl::Status status);
   std::optional<v1::Workload> Find(const std::string& ns, const std::string& name) const;

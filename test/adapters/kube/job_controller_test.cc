@@ -882,6 +882,129 @@ TEST_F(JobKindsControllerTest, ARayJobKubeRayFailedToValidateReleasesItsQuota) {
   EXPECT_EQ(admission_.Count("ReportJobState"), 1);
 }
 
+// Kueue's integrations.labelKeysToCopy (its job controller test "should copy labels..."): the
+// listed keys the job carries reach the workload when it is made; keys it lacks and keys not
+// listed do not; a later change of the job's label leaves the workload as it was made.
+TEST_F(JobControllerTest, CopiesLabelKeysToCopyWhenTheWorkloadIsMade) {
+  JobController::Options options;
+  options.label_keys_to_copy = {"toCopyKey", "redundantToCopyKey"};
+  Controller(options);
+  Json job = MakeJob();
+  job["metadata"]["labels"]["toCopyKey"] = "toCopyValue";
+  job["metadata"]["labels"]["notToCopyKey"] = "notToCopyValue";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", kWorkload);
+  ASSERT_TRUE(wl.has_value());
+  const auto& labels = wl->metadata().labels();
+  EXPECT_EQ(labels.count("toCopyKey"), 1u);
+  EXPECT_EQ(labels.at("toCopyKey"), "toCopyValue");
+  EXPECT_EQ(labels.count("notToCopyKey"), 0u);
+  EXPECT_EQ(labels.count("redundantToCopyKey"), 0u);
+  // Tollgate's own labels are still there.
+  EXPECT_EQ(labels.at(std::string(manifest::kJobUidLabel)), kUid);
+
+  Json relabelled = Job();
+  relabelled["metadata"]["labels"]["toCopyKey"] = "changed";
+  relabelled["metadata"]["labels"]["redundantToCopyKey"] = "added";
+  kube_.Put(manifest::JobResource(), relabelled);
+  ASSERT_TRUE(Reconcile().ok());
+  wl = admission_.Find("team-a", kWorkload);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->metadata().labels().at("toCopyKey"), "toCopyValue");
+  EXPECT_EQ(wl->metadata().labels().count("redundantToCopyKey"), 0u);
+  EXPECT_EQ(admission_.Count("DeleteWorkload"), 0);
+  EXPECT_EQ(wl->status().state(), v1::WORKLOAD_STATE_PENDING);
+}
+
+// Without the option no label of the job is copied (Kueue's default).
+TEST_F(JobControllerTest, CopiesNoLabelsByDefault) {
+  Json job = MakeJob();
+  job["metadata"]["labels"]["team"] = "a";
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  std::optional<v1::Workload> wl = admission_.Find("team-a", kWorkload);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->metadata().labels().count("team"), 0u);
+}
+
+// Kueue's objectRetentionPolicies.workloads.afterDeactivatedByKueue (its job controller tests
+// "when workload is deactivated by kueue; ... retention period has not expired / has expired"):
+// the job is requeued for the moment the retention ends, then deleted with its workload.
+TEST_F(JobControllerTest, DeletesTheJobOfAWorkloadKueueDeactivatedOnceTheRetentionEnds) {
+  JobController::Options options;
+  options.after_deactivated_by_kueue = absl::Minutes(2);
+  Controller(options);
+  std::vector<std::pair<ObjectKey, absl::Time>> requeued;
+  controller_->SetRequeueAt(
+      [&](const ObjectKey& key, absl::Time at) { requeued.emplace_back(key, at); });
+  kube_.Put(manifest::JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  const absl::Time evicted_at = clock_.Now();
+  admission_.DeactivateAndEvict("team-a", kWorkload, "DeactivatedDueToRequeuingLimitExceeded",
+                                evicted_at);
+
+  clock_.Advance(absl::Minutes(1));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(Job().is_null());
+  EXPECT_TRUE(job_.IsSuspended(Job()));
+  ASSERT_EQ(requeued.size(), 1u);
+  EXPECT_EQ(requeued[0].first, (ObjectKey{"jobs", "team-a", "eval"}));
+  EXPECT_EQ(requeued[0].second, evicted_at + absl::Minutes(2));
+  EXPECT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+
+  clock_.Advance(absl::Minutes(1));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_TRUE(Job().is_null());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_THAT(EventReasons(), ::testing::Contains("Deleted"));
+  EXPECT_EQ(requeued.size(), 1u);
+}
+
+// Zero deletes at once; any DeactivatedDueTo... reason is Kueue's own deactivation.
+TEST_F(JobControllerTest, ZeroRetentionDeletesAJobDeactivatedForItsExecutionTimeAtOnce) {
+  JobController::Options options;
+  options.after_deactivated_by_kueue = absl::ZeroDuration();
+  Controller(options);
+  kube_.Put(manifest::JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.DeactivateAndEvict("team-a", kWorkload, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                                clock_.Now());
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_TRUE(Job().is_null());
+  EXPECT_FALSE(admission_.Find("team-a", kWorkload).has_value());
+}
+
+// A user's spec.active false (reason Deactivated) is not Kueue's deactivation: the job stays
+// (Kueue's "when workload is manually deactivated ... should not delete the job"); so does any
+// job without the policy.
+TEST_F(JobControllerTest, KeepsTheJobOfAManuallyDeactivatedWorkloadOrWithoutThePolicy) {
+  JobController::Options options;
+  options.after_deactivated_by_kueue = absl::ZeroDuration();
+  Controller(options);
+  kube_.Put(manifest::JobResource(), MakeJob());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.Admit("team-a", kWorkload, GpuAdmission());
+  ASSERT_TRUE(Reconcile().ok());
+  admission_.DeactivateByUser("team-a", kWorkload, clock_.Now());
+  clock_.Advance(absl::Hours(1));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(Job().is_null());
+  EXPECT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+
+  Controller(JobController::Options{});
+  admission_.DeactivateAndEvict("team-a", kWorkload, "DeactivatedDueToRequeuingLimitExceeded",
+                                clock_.Now());
+  clock_.Advance(absl::Hours(1));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_FALSE(Job().is_null());
+  EXPECT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+}
+
 TEST(ParseStatusAnnotationTest, SplitsStateAndMessage) {
   EXPECT_EQ(ParseStatusAnnotation("pending: a: b"),
             std::make_pair(std::string("pending"), std::string("a: b")));

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "absl/time/time.h"
 #include "core/clock.h"
 #include "services/manifest/job_kind.h"
@@ -201,6 +203,119 @@ TEST_F(PodControllerTest, ALeaderWorkerSetsAdmissionGatesBecomeEachGroupsAndLeav
         << group;
   }
   EXPECT_EQ(admission_.Count("SetAdmissionGates"), 2);
+}
+
+Json GroupPod(const std::string& name, const std::string& uid,
+              const std::map<std::string, std::string>& labels) {
+  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"namespace": "team-a", "creationTimestamp": "2026-01-01T00:00:00Z",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue",
+                            "kueue.x-k8s.io/pod-group-name": "g"},
+                 "annotations": {"kueue.x-k8s.io/pod-group-total-count": "2"}},
+    "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  pod["metadata"]["name"] = name;
+  pod["metadata"]["uid"] = uid;
+  for (const auto& [k, v] : labels) pod["metadata"]["labels"][k] = v;
+  return pod;
+}
+
+// Kueue's integrations.labelKeysToCopy for a plain pod: its listed labels reach its workload.
+TEST_F(PodControllerTest, APlainPodsListedLabelsAreCopiedToItsWorkload) {
+  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "solo", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000e",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue", "toCopyKey": "toCopyValue",
+                            "notToCopyKey": "x"}},
+    "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  kube_.Put(PodResource(), pod);
+  PodController::Options options;
+  options.pods = true;
+  options.label_keys_to_copy = {"toCopyKey", "keyAbsentInThePod"};
+  PodController controller(kube_, admission_, clock_, options);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"pods", "team-a", "solo"}).ok());
+  const std::string name = manifest::KueueWorkloadName("Pod", "", "solo", pod["metadata"]["uid"]);
+  const std::optional<v1::Workload> wl = admission_.Find("team-a", name);
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->metadata().labels().count("toCopyKey"), 1u);
+  EXPECT_EQ(wl->metadata().labels().at("toCopyKey"), "toCopyValue");
+  EXPECT_EQ(wl->metadata().labels().count("notToCopyKey"), 0u);
+  EXPECT_EQ(wl->metadata().labels().count("keyAbsentInThePod"), 0u);
+}
+
+// Kueue's pod group rule (getByKey): each listed key any member carries is copied; members
+// without it do not count; two members with different values refuse the workload.
+TEST_F(PodControllerTest, APodGroupsMembersMustAgreeOnTheLabelsToCopy) {
+  PodController::Options options;
+  options.pods = true;
+  options.label_keys_to_copy = {"toCopyKey1", "toCopyKey2"};
+  kube_.Put(PodResource(), GroupPod("p1", "5e1f0000-aaaa-bbbb-cccc-000000000011",
+                                    {{"toCopyKey1", "v1"}, {"toCopyKey2", "only-here"}}));
+  kube_.Put(PodResource(),
+            GroupPod("p2", "5e1f0000-aaaa-bbbb-cccc-000000000012", {{"toCopyKey1", "v1"}}));
+  {
+    PodController controller(kube_, admission_, clock_, options);
+    ASSERT_TRUE(controller.Reconcile(ObjectKey{"podgroups", "team-a", "g"}).ok());
+  }
+  std::optional<v1::Workload> wl = admission_.Find("team-a", "g");
+  ASSERT_TRUE(wl.has_value());
+  EXPECT_EQ(wl->metadata().labels().at("toCopyKey1"), "v1");
+  EXPECT_EQ(wl->metadata().labels().at("toCopyKey2"), "only-here");
+}
+
+TEST_F(PodControllerTest, APodGroupWhoseMembersDisagreeGetsNoWorkload) {
+  PodController::Options options;
+  options.pods = true;
+  options.label_keys_to_copy = {"toCopyKey1"};
+  kube_.Put(PodResource(),
+            GroupPod("p1", "5e1f0000-aaaa-bbbb-cccc-000000000021", {{"toCopyKey1", "a"}}));
+  kube_.Put(PodResource(),
+            GroupPod("p2", "5e1f0000-aaaa-bbbb-cccc-000000000022", {{"toCopyKey1", "b"}}));
+  PodController controller(kube_, admission_, clock_, options);
+  ASSERT_TRUE(controller.Reconcile(ObjectKey{"podgroups", "team-a", "g"}).ok());
+  EXPECT_FALSE(admission_.Find("team-a", "g").has_value());
+  bool warned = false;
+  for (const Json& e : kube_.events()) {
+    if (manifest::GetString(e, {"reason"}) == "ErrWorkloadCompose" &&
+        manifest::GetString(e, {"message"}).find("pods have different label values: toCopyKey1") !=
+            std::string::npos) {
+      warned = true;
+    }
+  }
+  EXPECT_TRUE(warned);
+}
+
+// Kueue's afterDeactivatedByKueue for a plain pod (its pod controller test "when workload is
+// deactivated by kueue; afterDeactivatedByKueue=0; should delete the job"): the pod and its
+// workload go once the retention ends; before, the pod is requeued for that moment.
+TEST_F(PodControllerTest, APlainPodWhoseWorkloadKueueDeactivatedIsDeletedAfterTheRetention) {
+  Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "solo", "namespace": "team-a", "uid": "5e1f0000-aaaa-bbbb-cccc-00000000000f",
+                 "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+    "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})");
+  kube_.Put(PodResource(), pod);
+  PodController::Options options;
+  options.pods = true;
+  options.after_deactivated_by_kueue = absl::Seconds(30);
+  PodController controller(kube_, admission_, clock_, options);
+  std::vector<absl::Time> requeued;
+  controller.SetRequeueAt([&](const ObjectKey&, absl::Time at) { requeued.push_back(at); });
+  const ObjectKey key{"pods", "team-a", "solo"};
+  ASSERT_TRUE(controller.Reconcile(key).ok());
+  const std::string name = manifest::KueueWorkloadName("Pod", "", "solo", pod["metadata"]["uid"]);
+  ASSERT_TRUE(admission_.Find("team-a", name).has_value());
+  admission_.DeactivateAndEvict("team-a", name, "DeactivatedDueToRequeuingLimitExceeded",
+                                clock_.Now());
+
+  ASSERT_TRUE(controller.Reconcile(key).ok());
+  EXPECT_FALSE(kube_.Object(PodResource(), "team-a", "solo").is_null());
+  EXPECT_THAT(requeued, ::testing::ElementsAre(clock_.Now() + absl::Seconds(30)));
+
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_TRUE(controller.Reconcile(key).ok());
+  EXPECT_TRUE(kube_.Object(PodResource(), "team-a", "solo").is_null());
+  EXPECT_FALSE(admission_.Find("team-a", name).has_value());
 }
 
 // A Deployment is labelled when first seen, and its pods' template carries the class; one seen

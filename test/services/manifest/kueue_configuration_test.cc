@@ -37,6 +37,9 @@ managedJobsNamespaceSelector:
   - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
 integrations:
   frameworks: [batch/job, ray.io/rayjob, kubeflow.org/pytorchjob]
+  labelKeysToCopy: [team, cost-center]
+objectRetentionPolicies:
+  workloads: {afterFinished: 10m, afterDeactivatedByKueue: 0s}
 fairSharing:
   enable: true
   preemptionStrategies: [LessThanInitialShare]
@@ -75,6 +78,9 @@ managedJobsNamespaceSelector:
   - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}
 integrations:
   frameworks: [batch/job, ray.io/rayjob, kubeflow.org/pytorchjob]
+  labelKeysToCopy: [team, cost-center]
+objectRetentionPolicies:
+  workloads: {afterFinished: 10m, afterDeactivatedByKueue: 0s}
 fairSharing:
   preemptionStrategies: [LessThanInitialShare]
 admissionFairSharing:
@@ -133,6 +139,9 @@ void ExpectAllFields(const KueueConfiguration& c) {
   EXPECT_EQ(w.backoff_base_seconds, 10);
   EXPECT_EQ(w.backoff_max_seconds, 600);
   EXPECT_THAT(s.exclude_resource_prefixes, ElementsAre("example.com/", "ephemeral-storage"));
+  EXPECT_THAT(c.adapter.label_keys_to_copy, ElementsAre("team", "cost-center"));
+  EXPECT_EQ(s.finished_workload_retention, absl::Minutes(10));
+  EXPECT_EQ(c.adapter.after_deactivated_by_kueue, absl::ZeroDuration());
 }
 
 TEST(KueueConfigurationTest, EveryFieldV1beta1) {
@@ -407,9 +416,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"IgnoreUndeclaredUnsupported",
                 std::string(kB2) + "resources: {quotaCheckStrategy: IgnoreUndeclared}\n",
                 "resources.quotaCheckStrategy: \"IgnoreUndeclared\" not supported by Tollgate"},
-        BadCase{"RetentionUnsupported",
-                std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinished: 1h}}\n",
-                "objectRetentionPolicies: not supported by Tollgate"},
+        // Kueue's validateObjectRetentionPolicies: negative durations, each named.
+        BadCase{"NegativeAfterFinished",
+                std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinished: -1s}}\n",
+                "objectRetentionPolicies.workloads.afterFinished: must not be negative, got "
+                "\"-1s\""},
+        BadCase{"NegativeAfterDeactivatedByKueue",
+                std::string(kB1) +
+                    "objectRetentionPolicies: {workloads: {afterDeactivatedByKueue: -2m}}\n",
+                "objectRetentionPolicies.workloads.afterDeactivatedByKueue: must not be negative, "
+                "got \"-2m\""},
+        BadCase{"RetentionUnknownField",
+                std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinish: 1h}}\n",
+                "objectRetentionPolicies.workloads.afterFinish: unknown field"},
+        BadCase{"RetentionOtherObjects",
+                std::string(kB2) + "objectRetentionPolicies: {jobs: {afterFinished: 1h}}\n",
+                "objectRetentionPolicies.jobs: unknown field"},
+        BadCase{"RetentionBadDuration",
+                std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinished: 10}}\n",
+                "objectRetentionPolicies.workloads.afterFinished: invalid duration"},
+        BadCase{"LabelKeysToCopyNotAList",
+                std::string(kB2) + "integrations: {labelKeysToCopy: team}\n",
+                "integrations.labelKeysToCopy"},
         BadCase{"OtherFeatureGateUnsupported",
                 std::string(kB2) + "featureGates: {TopologyAwareScheduling: true}\n",
                 "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate "
@@ -487,7 +515,34 @@ TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
     EXPECT_EQ(c->adapter.manage_jobs_without_queue_name,
               back->adapter.manage_jobs_without_queue_name);
     EXPECT_EQ(c->multi_kueue, back->multi_kueue) << json;
+    EXPECT_EQ(a.finished_workload_retention, b.finished_workload_retention) << json;
+    EXPECT_EQ(c->adapter.after_deactivated_by_kueue, back->adapter.after_deactivated_by_kueue)
+        << json;
+    EXPECT_EQ(c->adapter.label_keys_to_copy, back->adapter.label_keys_to_copy) << json;
   }
+}
+
+// objectRetentionPolicies: unset keeps everything (Kueue's nil), each duration on its own, and
+// an empty section or workloads map is the same as none.
+TEST(KueueConfigurationTest, RetentionUnsetKeepsObjects) {
+  for (const std::string& text :
+       {std::string(kB2), std::string(kB2) + "objectRetentionPolicies: {}\n",
+        std::string(kB2) + "objectRetentionPolicies: {workloads: {}}\n",
+        std::string(kB1) + "objectRetentionPolicies: {workloads: {afterFinished: null}}\n"}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(text);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->scheduler.finished_workload_retention, std::nullopt) << text;
+    EXPECT_EQ(c->adapter.after_deactivated_by_kueue, std::nullopt) << text;
+    EXPECT_THAT(
+        nlohmann::json::parse(EffectiveConfigurationJson(*c)).contains("objectRetentionPolicies"),
+        false);
+  }
+  absl::StatusOr<KueueConfiguration> c =
+      Parse(std::string(kB1) + "objectRetentionPolicies: {workloads: {afterFinished: 0s}}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.finished_workload_retention, absl::ZeroDuration());
+  EXPECT_EQ(c->adapter.after_deactivated_by_kueue, std::nullopt);
+  EXPECT_THAT(c->warnings, IsEmpty());
 }
 
 // The multiKueue section (tollgate-multikueue --config): Kueue's defaults when absent or empty,

@@ -590,6 +590,7 @@ steps:
         - {clusterQueue: cq, flavor: spot, resource: nvidia.com/gpu, used: 12, borrowed: 4}
       queueOrder: {team-a/research: [d, e]}
       rejected: {g: "-3"}
+      deleted: [h, ns/i]
 )",
                                                  "e.yaml");
   ASSERT_TRUE(s.ok()) << s.status();
@@ -616,6 +617,7 @@ steps:
   EXPECT_EQ(e.usage[0].borrowed, "4");
   EXPECT_THAT(e.queue_order, ElementsAre(Pair("team-a/research", ElementsAre("d", "e"))));
   EXPECT_THAT(e.rejected, ElementsAre(Pair("g", "-3")));
+  EXPECT_THAT(e.deleted, ElementsAre("h", "ns/i"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -116,6 +116,26 @@ TEST(TraceReplayTest, ReclaimPreemptsTheBorrowerAndCountsTheLostWork) {
   EXPECT_EQ(r->end, absl::Seconds(100));
 }
 
+// objectRetentionPolicies' afterFinished in a replay: finished workloads are deleted (at once,
+// or 30 s later), and the report is the one without it: a deletion is not a new outcome (job
+// 2's preemption stays counted) and does not move the end past the last job.
+TEST(TraceReplayTest, DeletingFinishedWorkloadsLeavesTheReportAsItWas) {
+  const Loaded l = Load(/*reclaim=*/true);
+  for (const absl::Duration retention : {absl::ZeroDuration(), absl::Seconds(30)}) {
+    ReplayOptions options;
+    options.config.finished_workload_retention = retention;
+    absl::StatusOr<ReplayResult> r = ReplayTrace(l.objects, l.jobs, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(WaitSeconds(l, *r), (std::map<std::string, int64_t>{
+                                      {"job-1", 0}, {"job-2", 0}, {"job-3", 0}, {"job-4", 70}}));
+    EXPECT_EQ(r->jobs[1].preemptions, 1) << retention;
+    EXPECT_DOUBLE_EQ(r->jobs[1].lost_resource_seconds, 72);
+    EXPECT_EQ(r->jobs[1].finished, absl::Seconds(90));
+    EXPECT_EQ(r->jobs[1].cluster_queue, "a");
+    EXPECT_EQ(r->end, absl::Seconds(100)) << retention;
+  }
+}
+
 // The same schedule as without checks, every admission 5 s after its reservation: job 1 and
 // job 2 are admitted at t=5 and t=6, job 3 is reserved when job 2 ends (t=56) and admitted at
 // t=61, job 4 reserved when job 3 ends (t=91) and admitted at t=96. Each reservation held its
