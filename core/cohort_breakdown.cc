@@ -10,6 +10,7 @@
 #include "core/cluster_state.h"
 #include "core/preemption_planner.h"
 #include "core/quantity.h"
+#include "core/quota_requests.h"
 #include "core/saturating.h"
 
 namespace tollgate::core {
@@ -130,7 +131,9 @@ std::map<FrId, int64_t> Demand(const ClusterState& state, const ClusterQueueRunt
                                const Workload& wl) {
   std::map<std::string, int64_t> per_resource;
   for (const PodSetSpec& ps : wl.spec.pod_sets) {
-    for (const auto& [resource, per_pod] : ps.requests) {
+    // What quota sees: the requests after resources.transformations (a resource the queue
+    // does not cover is left out below, as quotaCheckStrategy IgnoreUndeclared leaves it).
+    for (const auto& [resource, per_pod] : TransformedRequestsPerPod(state.config(), ps)) {
       int64_t& total = per_resource[resource];
       total = SatAdd(total, SatMul(per_pod, ps.count));
     }

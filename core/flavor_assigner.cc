@@ -10,6 +10,7 @@
 #include "core/admission_checks.h"
 #include "core/node_matching.h"
 #include "core/quantity.h"
+#include "core/quota_requests.h"
 #include "core/saturating.h"
 #include "core/topology_scheduling.h"
 
@@ -302,7 +303,8 @@ FlavorAssigner::FlavorAssigner(const ClusterState& state, const ClusterQueueRunt
       cq_(cq),
       wl_(wl),
       oracle_(oracle),
-      topology_only_(TopologyOnly(cq, state.topology())) {}
+      topology_only_(TopologyOnly(cq, state.topology())),
+      adjusts_requests_(AdjustsQuotaRequests(state.config())) {}
 
 void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   if (assignment.RepresentativeMode() == FlavorMode::kNoFit) return;
@@ -576,12 +578,19 @@ PodSetFlavors FlavorAssigner::PodSetWithRequests(size_t pod_set_index,
                                                  const std::vector<int32_t>& counts) const {
   const PodSetSpec& pod_set = wl_.spec.pod_sets[pod_set_index];
   const bool covers_pods = cq_.covers_pods;
+  // The spec's requests, unless resources.transformations or quotaCheckStrategy change what
+  // quota sees (core/quota_requests.h); only then is a copy made.
+  ResourceAmounts adjusted;
+  if (ABSL_PREDICT_FALSE(adjusts_requests_)) {
+    adjusted = QuotaRequestsPerPod(state_.config(), pod_set, cq_);
+  }
+  const ResourceAmounts& per_pod_requests = adjusts_requests_ ? adjusted : pod_set.requests;
   PodSetFlavors ps;
   ps.name = pod_set.name;
   // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
   ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[pod_set_index];
-  ps.requests.reserve(pod_set.requests.size() + (covers_pods ? 1 : 0));
-  for (const auto& [name, per_pod] : pod_set.requests) {
+  ps.requests.reserve(per_pod_requests.size() + (covers_pods ? 1 : 0));
+  for (const auto& [name, per_pod] : per_pod_requests) {
     ps.requests.emplace_back(name, SatMul(per_pod, ps.count));
   }
   if (covers_pods) {

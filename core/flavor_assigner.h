@@ -223,6 +223,9 @@ class FlavorAssigner {
   PreemptionOracle& oracle_;
   // Kueue's IsTASOnly for the queue: pod sets without a request get an implied one.
   const bool topology_only_;
+  // resources.transformations or quotaCheckStrategy IgnoreUndeclared is set: the pod sets'
+  // quota requests are computed (core/quota_requests.h) rather than read from the spec.
+  const bool adjusts_requests_;
   // Set by PinToNomination.
   const FlavorAssignment* nominated_ = nullptr;
   // Set by ResumeFrom.

@@ -1,10 +1,12 @@
 #include "core/quantity.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -184,6 +186,57 @@ bool IntegerMagnitude(const std::string& digits, int64_t exponent, uint64_t* out
 
 int64_t FloorMod3(int64_t e) { return ((e % 3) + 3) % 3; }
 
+// Schoolbook product of two digit strings (most significant digit first).
+std::string MultiplyDigitStrings(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return "";
+  std::vector<uint32_t> acc(a.size() + b.size(), 0);
+  for (size_t i = a.size(); i-- > 0;) {
+    for (size_t j = b.size(); j-- > 0;) {
+      acc[i + j + 1] += static_cast<uint32_t>(a[i] - '0') * static_cast<uint32_t>(b[j] - '0');
+    }
+    // Carry after each row keeps every cell far below 2^32.
+    for (size_t k = acc.size(); k-- > 1;) {
+      acc[k - 1] += acc[k] / 10;
+      acc[k] %= 10;
+    }
+  }
+  std::string out;
+  out.reserve(acc.size());
+  for (uint32_t d : acc) out.push_back(static_cast<char>('0' + d));
+  return out;
+}
+
+// `digits` shifted left by `zeros` places.
+std::string Padded(const std::string& digits, int64_t zeros) {
+  return digits + std::string(static_cast<size_t>(zeros), '0');
+}
+
+// a + b for digit strings of the same length.
+std::string AddAligned(const std::string& a, const std::string& b) {
+  std::string out(a.size() + 1, '0');
+  int carry = 0;
+  for (size_t i = a.size(); i-- > 0;) {
+    const int sum = (a[i] - '0') + (b[i] - '0') + carry;
+    out[i + 1] = static_cast<char>('0' + sum % 10);
+    carry = sum / 10;
+  }
+  out[0] = static_cast<char>('0' + carry);
+  return out;
+}
+
+// a - b for digit strings of the same length, a >= b.
+std::string SubtractAligned(const std::string& a, const std::string& b) {
+  std::string out(a.size(), '0');
+  int borrow = 0;
+  for (size_t i = a.size(); i-- > 0;) {
+    int diff = (a[i] - '0') - (b[i] - '0') - borrow;
+    borrow = diff < 0 ? 1 : 0;
+    if (diff < 0) diff += 10;
+    out[i] = static_cast<char>('0' + diff);
+  }
+  return out;
+}
+
 }  // namespace
 
 Quantity::Quantity(bool negative, std::string digits, int64_t exponent, Format format)
@@ -309,6 +362,30 @@ Quantity Quantity::FromValue(int64_t v, Format f) {
 Quantity Quantity::FromMilli(int64_t milli, Format f) {
   const uint64_t magnitude = milli < 0 ? uint64_t{0} - static_cast<uint64_t>(milli) : milli;
   return Quantity(milli < 0, std::to_string(magnitude), -3, f);
+}
+
+Quantity Quantity::Times(const Quantity& other) const {
+  return Quantity(negative_ != other.negative_, MultiplyDigitStrings(digits_, other.digits_),
+                  exponent_ + other.exponent_, format_);
+}
+
+Quantity Quantity::Plus(const Quantity& other) const {
+  if (other.digits_.empty()) return *this;
+  if (digits_.empty())
+    return Quantity(other.negative_, other.digits_, other.exponent_, other.format_);
+  // Both terms at the smaller exponent, padded to one length.
+  const int64_t exponent = std::min(exponent_, other.exponent_);
+  std::string a = Padded(digits_, exponent_ - exponent);
+  std::string b = Padded(other.digits_, other.exponent_ - exponent);
+  const size_t width = std::max(a.size(), b.size());
+  a.insert(0, width - a.size(), '0');
+  b.insert(0, width - b.size(), '0');
+  if (negative_ == other.negative_) {
+    return Quantity(negative_, AddAligned(a, b), exponent, format_);
+  }
+  // Opposite signs: the larger magnitude keeps its sign.
+  if (a >= b) return Quantity(negative_, SubtractAligned(a, b), exponent, format_);
+  return Quantity(other.negative_, SubtractAligned(b, a), exponent, format_);
 }
 
 int64_t Quantity::Value() const { return ScaledValue(0); }

@@ -44,6 +44,13 @@ class Quantity {
   std::optional<int64_t> CheckedValue() const;
   std::optional<int64_t> CheckedMilliValue() const;
 
+  // Exact arithmetic, as Kubernetes' inf.Dec math (Kueue's resource transformations multiply
+  // and add quantities this way before anything is rounded). The product keeps this quantity's
+  // format; the sum takes the format of its first non-zero term, as Quantity.Add does. Cost
+  // grows with the digits and with the gap between the terms' exponents.
+  Quantity Times(const Quantity& other) const;
+  Quantity Plus(const Quantity& other) const;
+
   bool IsZero() const { return digits_.empty(); }
   bool IsNegative() const { return negative_ && !digits_.empty(); }
   Format format() const { return format_; }

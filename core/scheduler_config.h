@@ -4,14 +4,36 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "core/quantity.h"
 
 namespace tollgate::core {
 
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 enum class RequeuingTimestamp { kEviction, kCreation };
+// Kueue's resources.quotaCheckStrategy: what a request for a resource the ClusterQueue does not
+// cover does to a workload. Block: it cannot be admitted there; Ignore: the request is left out
+// of quota (no flavor, no usage).
+enum class QuotaCheckStrategy { kBlockUndeclared, kIgnoreUndeclared };
+// Kueue's ResourceTransformationStrategy: whether the input resource stays in the requests
+// beside the outputs (Retain) or gives way to them (Replace).
+enum class TransformationStrategy { kRetain, kReplace };
+
+// One entry of Kueue's resources.transformations: a pod's request for `input` also asks quota
+// for each output, `factor` per unit of input (times the pod's request for `multiply_by` when it
+// names a resource the pod requests). core/quota_requests.h applies it.
+struct ResourceTransformation {
+  std::string input;
+  TransformationStrategy strategy = TransformationStrategy::kRetain;
+  // Empty: none.
+  std::string multiply_by;
+  // Output resource -> quantity per unit of input, sorted by resource; a negative quantity is an
+  // allowance that other outputs of the same name are reduced by.
+  std::vector<std::pair<std::string, Quantity>> outputs;
+};
 
 // Kueue's Configuration fields that change admission decisions, plus Tollgate's own knobs.
 // Read from Kueue's Configuration by services/manifest/kueue_configuration.h.
@@ -46,6 +68,14 @@ struct SchedulerConfig {
   // one of these is dropped when a workload is submitted, so it is neither queued for nor
   // counted against quota (e.g. "example.com/" for a device plugin Kueue need not manage).
   std::vector<std::string> exclude_resource_prefixes;
+  // Kueue's resources.transformations, in the file's order, each input once. Applied whenever a
+  // pending workload's quota requests are computed (core/quota_requests.h), from its spec as
+  // submitted: a changed list takes effect for pending workloads at the next start, and an
+  // admission keeps the usage it was admitted with.
+  std::vector<ResourceTransformation> resource_transformations;
+  // Kueue's resources.quotaCheckStrategy (with its QuotaCheckStrategy feature gate on, Kueue
+  // 0.19's default). Kueue refuses IgnoreUndeclared together with exclude_resource_prefixes.
+  QuotaCheckStrategy quota_check_strategy = QuotaCheckStrategy::kBlockUndeclared;
 
   // Tollgate's cost attribution (Kueue has none; its nearest are the pod labels
   // kueue.x-k8s.io/local-queue-name and cluster-queue-name): the LocalQueue label keys (e.g.

@@ -384,7 +384,15 @@ void LogConfiguration(const manifest::KueueConfiguration& config) {
        {"fair_sharing", s.fair_sharing.enable ? "true" : "false"},
        {"admission_fair_sharing", s.admission_fair_sharing.enable ? "true" : "false"},
        {"wait_for_pods_ready", s.wait_for_pods_ready.enable ? "true" : "false"},
-       {"exclude_resource_prefixes", absl::StrJoin(s.exclude_resource_prefixes, ",")}});
+       {"exclude_resource_prefixes", absl::StrJoin(s.exclude_resource_prefixes, ",")},
+       {"resource_transformations",
+        absl::StrJoin(
+            s.resource_transformations, ",",
+            [](std::string* out, const core::ResourceTransformation& t) { out->append(t.input); })},
+       {"quota_check_strategy",
+        s.quota_check_strategy == core::QuotaCheckStrategy::kIgnoreUndeclared
+            ? "IgnoreUndeclared"
+            : "BlockUndeclared"}});
 }
 
 // A configuration object as its author wrote it: without what the server fills in, so a stored

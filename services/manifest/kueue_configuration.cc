@@ -1,5 +1,6 @@
 #include "services/manifest/kueue_configuration.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "common/file_util.h"
 #include "common/yaml_documents.h"
 #include "core/names.h"
+#include "core/quantity.h"
 #include "core/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -97,6 +99,9 @@ constexpr absl::string_view kReplaceNodeNotReadyOverFixedTimeGate =
     "TASReplaceNodeDueToNotReadyOverFixedTime";
 // Alpha in Kueue 0.18.x, 0.19.x and 0.20 (kueue#13797), off by default.
 constexpr absl::string_view kPrioritizePreemptorWorkloadsGate = "PrioritizePreemptorWorkloads";
+// Beta in Kueue 0.19, on by default: off, resources.quotaCheckStrategy is neither checked nor
+// read (BlockUndeclared applies).
+constexpr absl::string_view kQuotaCheckStrategyGate = "QuotaCheckStrategy";
 
 class Parser {
  public:
@@ -296,15 +301,15 @@ class Parser {
       TOLLGATE_ASSIGN_OR_RETURN(bool on, manifest::Bool(where_, kv.second, gate_path));
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate &&
           gate != kReplaceNodeNotReadyOverFixedTimeGate &&
-          gate != kPrioritizePreemptorWorkloadsGate) {
+          gate != kPrioritizePreemptorWorkloadsGate && gate != kQuotaCheckStrategyGate) {
         return where_.Error(
             gate_path,
             absl::StrCat("feature gate not supported by Tollgate (value ", on ? "true" : "false",
                          "); Tollgate behaves as Kueue does with "
                          "every gate at its default; it reads only ",
                          kAdmissionFairSharingGate, ", ", kDisableWaitForPodsReadyGate, ", ",
-                         kReplaceNodeNotReadyOverFixedTimeGate, " and ",
-                         kPrioritizePreemptorWorkloadsGate));
+                         kReplaceNodeNotReadyOverFixedTimeGate, ", ",
+                         kPrioritizePreemptorWorkloadsGate, " and ", kQuotaCheckStrategyGate));
       }
       out_.feature_gates[gate] = on;
     }
@@ -628,22 +633,104 @@ class Parser {
       TOLLGATE_ASSIGN_OR_RETURN(out_.scheduler.exclude_resource_prefixes,
                                 StrList(*n, f.Path("excludeResourcePrefixes")));
     }
-    for (absl::string_view refused : {"transformations", "deviceClassMappings"}) {
-      if (const YAML::Node* n = f.Get(refused); n != nullptr && !manifest::IsEmpty(*n)) {
-        return where_.Error(f.Path(refused), "not supported by Tollgate");
-      }
+    if (const YAML::Node* n = f.Get("deviceClassMappings");
+        n != nullptr && !manifest::IsEmpty(*n)) {
+      return where_.Error(f.Path("deviceClassMappings"), "not supported by Tollgate");
+    }
+    if (const YAML::Node* n = f.Get("transformations"); n && !n->IsNull()) {
+      TOLLGATE_RETURN_IF_ERROR(ReadTransformations(*n, f.Path("transformations")));
     }
     if (const YAML::Node* n = f.Get("quotaCheckStrategy"); n && !n->IsNull()) {
-      TOLLGATE_ASSIGN_OR_RETURN(std::string s,
-                                manifest::Str(where_, *n, f.Path("quotaCheckStrategy")));
-      // Tollgate blocks a workload that asks for a resource its ClusterQueue does not cover:
-      // Kueue's default, BlockUndeclared.
-      if (s != "BlockUndeclared") {
-        return where_.Error(f.Path("quotaCheckStrategy"),
-                            absl::StrCat("\"", s,
-                                         "\" not supported by Tollgate (only BlockUndeclared, "
-                                         "Kueue's default)"));
+      const std::string strategy_path = f.Path("quotaCheckStrategy");
+      TOLLGATE_ASSIGN_OR_RETURN(std::string s, manifest::Str(where_, *n, strategy_path));
+      if (!Gate(kQuotaCheckStrategyGate, true)) {
+        // Kueue neither validates nor reads the field with its gate off.
+        out_.warnings.push_back(absl::StrCat(strategy_path, ": ignored: featureGates.",
+                                             kQuotaCheckStrategyGate,
+                                             " is false, so BlockUndeclared applies"));
+      } else if (s == "BlockUndeclared") {
+        out_.scheduler.quota_check_strategy = core::QuotaCheckStrategy::kBlockUndeclared;
+      } else if (s == "IgnoreUndeclared") {
+        if (!out_.scheduler.exclude_resource_prefixes.empty()) {
+          return where_.Error(strategy_path,
+                              "\"IgnoreUndeclared\": excludeResourcePrefixes is not allowed when "
+                              "quotaCheckStrategy is IgnoreUndeclared");
+        }
+        out_.scheduler.quota_check_strategy = core::QuotaCheckStrategy::kIgnoreUndeclared;
+      } else {
+        return where_.Error(strategy_path,
+                            absl::StrCat("unsupported value \"", s,
+                                         "\" (expected BlockUndeclared or IgnoreUndeclared)"));
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // Kueue's resources.transformations: a list of {input, strategy, multiplyBy, outputs}, each
+  // input once (Kueue's validation); strategy defaults to Retain.
+  absl::Status ReadTransformations(const YAML::Node& node, const std::string& path) {
+    TOLLGATE_RETURN_IF_ERROR(manifest::ExpectList(where_, node, path));
+    std::vector<core::ResourceTransformation>& out = out_.scheduler.resource_transformations;
+    size_t i = 0;
+    for (const auto& item : node) {
+      const std::string item_path = Index(path, i++);
+      TOLLGATE_ASSIGN_OR_RETURN(
+          MapFields f, Fields(item, item_path, {"input", "strategy", "multiplyBy", "outputs"}));
+      core::ResourceTransformation t;
+      const YAML::Node* input = f.Get("input");
+      if (input == nullptr || input->IsNull()) return where_.Error(f.Path("input"), "required");
+      TOLLGATE_ASSIGN_OR_RETURN(t.input, manifest::Str(where_, *input, f.Path("input")));
+      if (t.input.empty()) return where_.Error(f.Path("input"), "required, got \"\"");
+      for (const core::ResourceTransformation& earlier : out) {
+        if (earlier.input == t.input) {
+          return where_.Error(f.Path("input"),
+                              absl::StrCat("duplicate value \"", t.input,
+                                           "\" (each input may be transformed once)"));
+        }
+      }
+      // Kueue's defaulting: an absent or empty strategy is Retain.
+      if (const YAML::Node* n = f.Get("strategy"); n && !n->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(std::string strategy,
+                                  manifest::Str(where_, *n, f.Path("strategy")));
+        if (strategy == "Replace") {
+          t.strategy = core::TransformationStrategy::kReplace;
+        } else if (strategy != "Retain" && !strategy.empty()) {
+          return where_.Error(f.Path("strategy"), absl::StrCat("unsupported value \"", strategy,
+                                                               "\" (expected Retain or Replace)"));
+        }
+      }
+      if (const YAML::Node* n = f.Get("multiplyBy"); n && !n->IsNull()) {
+        TOLLGATE_ASSIGN_OR_RETURN(t.multiply_by, manifest::Str(where_, *n, f.Path("multiplyBy")));
+      }
+      if (const YAML::Node* outputs = f.Get("outputs"); outputs && !outputs->IsNull()) {
+        TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, *outputs, f.Path("outputs")));
+        for (const auto& kv : *outputs) {
+          if (!kv.first.IsScalar()) return where_.Error(f.Path("outputs"), "keys must be strings");
+          const std::string& resource = kv.first.Scalar();
+          const std::string output_path = manifest::MapKey(f.Path("outputs"), resource);
+          if (resource.empty()) return where_.Error(output_path, "resource name must not be empty");
+          if (!kv.second.IsScalar()) {
+            return where_.Error(output_path,
+                                absl::StrCat("expected a quantity, got ", Describe(kv.second)));
+          }
+          absl::StatusOr<core::Quantity> q = core::Quantity::Parse(kv.second.Scalar());
+          if (!q.ok()) {
+            return where_.Error(output_path,
+                                absl::StrCat("malformed quantity \"", kv.second.Scalar(), "\""));
+          }
+          // Outputs are added up exactly, so a factor is kept within what a request can be.
+          if (!q->CheckedValue().has_value()) {
+            return where_.Error(output_path,
+                                absl::StrCat("out of range: \"", kv.second.Scalar(),
+                                             "\" (at most 9223372036854775807 per unit of "
+                                             "input, either sign)"));
+          }
+          t.outputs.emplace_back(resource, *std::move(q));
+        }
+        std::sort(t.outputs.begin(), t.outputs.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      out.push_back(std::move(t));
     }
     return absl::OkStatus();
   }
@@ -788,9 +875,28 @@ std::string EffectiveConfigurationJson(const KueueConfiguration& config) {
   } else {
     gates[std::string(kDisableWaitForPodsReadyGate)] = true;
   }
+  Json resources = Json::object();
   if (!s.exclude_resource_prefixes.empty()) {
-    out["resources"] = {{"excludeResourcePrefixes", s.exclude_resource_prefixes}};
+    resources["excludeResourcePrefixes"] = s.exclude_resource_prefixes;
   }
+  if (!s.resource_transformations.empty()) {
+    Json transformations = Json::array();
+    for (const core::ResourceTransformation& t : s.resource_transformations) {
+      Json outputs = Json::object();
+      for (const auto& [resource, factor] : t.outputs) outputs[resource] = factor.ToString();
+      Json entry = {{"input", t.input},
+                    {"strategy",
+                     t.strategy == core::TransformationStrategy::kReplace ? "Replace" : "Retain"}};
+      if (!t.multiply_by.empty()) entry["multiplyBy"] = t.multiply_by;
+      entry["outputs"] = std::move(outputs);
+      transformations.push_back(std::move(entry));
+    }
+    resources["transformations"] = std::move(transformations);
+  }
+  if (s.quota_check_strategy == core::QuotaCheckStrategy::kIgnoreUndeclared) {
+    resources["quotaCheckStrategy"] = "IgnoreUndeclared";
+  }
+  if (!resources.empty()) out["resources"] = std::move(resources);
   const core::MultiKueueSettings& mk = config.multi_kueue;
   Json multi_kueue = {{"gcInterval", GoDuration(mk.gc_interval)},
                       {"origin", mk.origin},

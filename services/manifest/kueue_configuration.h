@@ -7,14 +7,15 @@
 //
 // Every field of Kueue's Configuration falls in one of three groups:
 //   - read: the scheduler's fields (fairSharing, admissionFairSharing, waitForPodsReady,
-//     resources.excludeResourcePrefixes, objectRetentionPolicies.workloads.afterFinished,
-//     featureGates that change them) and the adapter's (manageJobsWithoutQueueName,
-//     integrations.frameworks and labelKeysToCopy, managedJobsNamespaceSelector,
+//     resources.excludeResourcePrefixes, resources.transformations,
+//     resources.quotaCheckStrategy, objectRetentionPolicies.workloads.afterFinished, featureGates
+//     that change them) and the adapter's (manageJobsWithoutQueueName, integrations.frameworks
+//     and labelKeysToCopy, managedJobsNamespaceSelector,
 //     objectRetentionPolicies.workloads.afterDeactivatedByKueue) and tollgate-multikueue's
 //     (multiKueue);
 //   - ignored with a warning: fields that configure the Kubernetes controller process and have
 //     no meaning outside it (leaderElection, webhook, metrics, health, clientConnection, ...);
-//   - refused: features Tollgate does not implement, when set (transformations,
+//   - refused: features Tollgate does not implement, when set (deviceClassMappings,
 //     multiKueue.externalFrameworks, ...). An unknown field is refused
 //     too, naming it.
 // Errors are INVALID_ARGUMENT and name the file, the field path and the value.

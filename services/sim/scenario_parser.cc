@@ -26,6 +26,7 @@
 #include "common/file_util.h"
 #include "common/yaml_documents.h"
 #include "core/object_kind.h"
+#include "core/quantity.h"
 #include "core/status_macros.h"
 #include "services/manifest/job_kinds.h"
 #include "services/manifest/manifest_input.h"
@@ -635,7 +636,8 @@ absl::StatusOr<std::vector<WorkloadExpectation>> ParseWorkloadExpectations(const
                            absl::StrCat("expected a name or a map, got ", Describe(item)));
       }
       TOLLGATE_ASSIGN_OR_RETURN(
-          Keys k, Keys::Read(where, item, item_path, {"name", "flavors", "podSetFlavors"}));
+          Keys k,
+          Keys::Read(where, item, item_path, {"name", "flavors", "podSetFlavors", "podSetUsage"}));
       TOLLGATE_ASSIGN_OR_RETURN(e.name, RequiredStr(where, k, "name"));
       if (const YAML::Node* f = k.Get("flavors")) {
         TOLLGATE_ASSIGN_OR_RETURN(e.flavors, StrMap(where, *f, k.Path("flavors")));
@@ -647,6 +649,23 @@ absl::StatusOr<std::vector<WorkloadExpectation>> ParseWorkloadExpectations(const
                                                    [&](const YAML::Node& v, const std::string& p) {
                                                      return StrMap(where, v, p);
                                                    }));
+      }
+      if (const YAML::Node* f = k.Get("podSetUsage")) {
+        using UsageMap = std::map<std::string, std::string>;
+        TOLLGATE_ASSIGN_OR_RETURN(
+            e.pod_set_usage,
+            MapOf<UsageMap>(
+                where, *f, k.Path("podSetUsage"),
+                [&](const YAML::Node& v, const std::string& p) -> absl::StatusOr<UsageMap> {
+                  TOLLGATE_ASSIGN_OR_RETURN(UsageMap usage, StrMap(where, v, p));
+                  for (const auto& [resource, text] : usage) {
+                    if (!core::Quantity::Parse(text).ok()) {
+                      return where.Error(manifest::MapKey(p, resource),
+                                         absl::StrCat("malformed quantity \"", text, "\""));
+                    }
+                  }
+                  return usage;
+                }));
       }
     }
     if (e.name.empty()) return where.Error(item_path, "empty workload name");

@@ -58,6 +58,9 @@ struct WorkloadExpectation {
   std::map<std::string, std::string> flavors;
   // Pod set -> resource -> flavor.
   std::map<std::string, std::map<std::string, std::string>> pod_set_flavors;
+  // Pod set -> resource -> quantity: the admission's resourceUsage of that pod set, exactly
+  // these resources (quantities compared as Kueue's scalars).
+  std::map<std::string, std::map<std::string, std::string>> pod_set_usage;
 };
 
 // --- Admission checks (docs/scenario-format.md, "Admission checks") --------------------------

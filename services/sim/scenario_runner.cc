@@ -991,6 +991,31 @@ class Run {
     return matches.front();
   }
 
+  // "" when the assignment's resourceUsage has exactly `want`'s resources, each equal as
+  // Kueue's scalars; else what was expected and what was seen.
+  static std::string PodSetUsageMismatch(const std::map<std::string, std::string>& want,
+                                         const v1::PodSetAssignment& ps) {
+    const std::map<std::string, std::string> got(ps.resource_usage().begin(),
+                                                 ps.resource_usage().end());
+    bool same = want.size() == got.size();
+    for (const auto& [resource, text] : want) {
+      auto it = got.find(resource);
+      if (!same || it == got.end()) {
+        same = false;
+        break;
+      }
+      absl::StatusOr<core::Quantity> w = core::Quantity::Parse(text);
+      absl::StatusOr<core::Quantity> g = core::Quantity::Parse(it->second);
+      same = w.ok() && g.ok() &&
+             core::ResourceScalar(resource, *w) == core::ResourceScalar(resource, *g);
+    }
+    if (same) return "";
+    auto show = [](const std::map<std::string, std::string>& m) {
+      return absl::StrCat("{", absl::StrJoin(m, ", ", absl::PairFormatter(": ")), "}");
+    };
+    return absl::StrCat(show(want), ", saw ", show(got));
+  }
+
   std::string CheckStateSet(const std::string& label, v1::WorkloadState state,
                             const std::vector<WorkloadExpectation>& expected,
                             const std::map<std::string, const v1::Workload*>& by_key) {
@@ -1030,6 +1055,19 @@ class Run {
             return absl::StrCat("expected ", e.name, " pod set ", ps.name(), " to get ", resource,
                                 " from flavor ", flavor, ", saw ", got);
           }
+        }
+      }
+      for (const auto& [set_name, usage] : e.pod_set_usage) {
+        const v1::PodSetAssignment* found = nullptr;
+        for (const v1::PodSetAssignment& ps : wl.status().admission().pod_set_assignments()) {
+          if (ps.name() == set_name) found = &ps;
+        }
+        if (found == nullptr) {
+          return absl::StrCat("expected ", e.name, " to have an admitted pod set ", set_name);
+        }
+        if (std::string mismatch = PodSetUsageMismatch(usage, *found); !mismatch.empty()) {
+          return absl::StrCat("expected ", e.name, " pod set ", set_name, " resourceUsage ",
+                              mismatch);
         }
       }
       for (const auto& [set_name, flavors] : e.pod_set_flavors) {

@@ -2,6 +2,12 @@
 // assigner recorded (the assigner's own search is exercised through ClusterState's cycles).
 #include "core/flavor_assigner.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/quantity.h"
 #include "gtest/gtest.h"
 #include "test/core/gpu_cluster_state_fixture.h"
 
@@ -128,6 +134,104 @@ TEST_F(FlavorAssignerCauseTest, NoMatchingFlavorOnlyWhenEveryFlavorFailsToMatch)
   EXPECT_EQ(ReasonOf("ns/a"), "NoMatchingFlavor");
   // A resource the queue does not cover: no flavor is even tried.
   EXPECT_EQ(ReasonOf("ns/cpu"), "NoMatchingFlavor");
+}
+
+// Kueue's resources.quotaCheckStrategy IgnoreUndeclared: a request for a resource the queue does
+// not cover gets no flavor and no usage, instead of keeping the workload out.
+SchedulerConfig IgnoringUndeclared() {
+  SchedulerConfig config;
+  config.quota_check_strategy = QuotaCheckStrategy::kIgnoreUndeclared;
+  return config;
+}
+
+class IgnoreUndeclaredTest : public GpuClusterStateTest {
+ protected:
+  IgnoreUndeclaredTest() : GpuClusterStateTest(IgnoringUndeclared()) {}
+};
+
+WorkloadSpec GpuAndMemoryJob(std::string name, int32_t gpus) {
+  WorkloadSpec spec = GpuJob(std::move(name), "ns", gpus);
+  spec.pod_sets[0].requests = {{"gpu", 1}, {"memory", 1 << 30}};
+  return spec;
+}
+
+TEST_F(IgnoreUndeclaredTest, AnUndeclaredResourceGetsNoFlavorAndNoUsage) {
+  AddQueue(GpuQueue("cq", "", 4), "ns");
+  Submit(GpuAndMemoryJob("a", 3));
+  Submit(GpuAndMemoryJob("b", 2));
+  Settle();
+  const Workload& a = *state_.FindWorkload("ns/a");
+  ASSERT_EQ(a.status.state, WorkloadState::kAdmitted);
+  const PodSetAssignment& ps = a.status.admission->pod_sets[0];
+  EXPECT_EQ(ps.flavors, (std::vector<std::pair<std::string, std::string>>{{"gpu", "a100"}}));
+  EXPECT_EQ(ps.resource_usage, (ResourceAmounts{{"gpu", 3}}));
+  ASSERT_EQ(a.quota_usage.size(), 1u);
+  EXPECT_EQ(a.quota_usage[0].second, 3);
+  // The spec keeps what the pods ask for.
+  EXPECT_EQ(a.spec.pod_sets[0].requests, (ResourceAmounts{{"gpu", 1}, {"memory", 1 << 30}}));
+  // Only the covered resource is short: b waits for quota, not for a flavor.
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
+  EXPECT_EQ(state_.FindWorkload("ns/b")->status.pending_message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for gpu in flavor "
+            "a100, 1 more needed");
+}
+
+TEST_F(GpuClusterStateTest, BlockUndeclaredIsTheDefault) {
+  AddQueue(GpuQueue("cq", "", 4), "ns");
+  Submit(GpuAndMemoryJob("a", 1));
+  Settle();
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
+  EXPECT_EQ(state_.FindWorkload("ns/a")->status.pending_message,
+            "couldn't assign flavors to pod set main: resource memory unavailable in ClusterQueue");
+}
+
+// Kueue's resources.transformations: quota is asked for the outputs, computed from the spec's
+// requests (which stay as submitted) at every evaluation.
+SchedulerConfig MigAsGpus() {
+  SchedulerConfig config;
+  ResourceTransformation t;
+  t.input = "example.com/mig";
+  t.strategy = TransformationStrategy::kReplace;
+  t.outputs = {{"gpu", *Quantity::Parse("2")}};
+  config.resource_transformations = {std::move(t)};
+  return config;
+}
+
+class ResourceTransformationsTest : public GpuClusterStateTest {
+ protected:
+  ResourceTransformationsTest() : GpuClusterStateTest(MigAsGpus()) {}
+};
+
+WorkloadSpec MigJob(std::string name, int32_t pods, std::optional<int32_t> min_count = {}) {
+  WorkloadSpec spec = GpuJob(std::move(name), "ns", pods);
+  spec.pod_sets[0].requests = {{"example.com/mig", 1}};
+  spec.pod_sets[0].min_count = min_count;
+  return spec;
+}
+
+TEST_F(ResourceTransformationsTest, QuotaIsAskedForTheOutputs) {
+  AddQueue(GpuQueue("cq", "", 4), "ns");
+  Submit(MigJob("a", 1));
+  Submit(MigJob("b", 2));
+  Settle();
+  const Workload& a = *state_.FindWorkload("ns/a");
+  ASSERT_EQ(a.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(a.status.admission->pod_sets[0].resource_usage, (ResourceAmounts{{"gpu", 2}}));
+  EXPECT_EQ(a.spec.pod_sets[0].requests, (ResourceAmounts{{"example.com/mig", 1}}));
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kPending);
+  EXPECT_EQ(state_.FindWorkload("ns/b")->status.pending_message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for gpu in flavor "
+            "a100, 2 more needed");
+}
+
+TEST_F(ResourceTransformationsTest, PartialAdmissionScalesTheTransformedRequests) {
+  AddQueue(GpuQueue("cq", "", 5), "ns");
+  Submit(MigJob("a", 4, 1));
+  Settle();
+  const Workload& a = *state_.FindWorkload("ns/a");
+  ASSERT_EQ(a.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(a.status.admission->pod_sets[0].count, 2);
+  EXPECT_EQ(a.status.admission->pod_sets[0].resource_usage, (ResourceAmounts{{"gpu", 4}}));
 }
 
 }  // namespace

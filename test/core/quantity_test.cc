@@ -564,5 +564,45 @@ TEST(QuantityParseTest, ErrorsCutAHugeValue) {
   EXPECT_LT(q.status().message().size(), 512u);
 }
 
+struct ArithmeticCase {
+  const char* a;
+  const char* b;
+  // Canonical strings of a x b and a + b (in a's format).
+  const char* product;
+  const char* sum;
+};
+
+// Exact decimal arithmetic, as inf.Dec's (what Kueue's resource transformations compute with).
+TEST(QuantityArithmeticTest, TimesAndPlusAreExact) {
+  const std::vector<ArithmeticCase> cases = {
+      {"2", "5Ki", "10240", "5122"},
+      {"100m", "3000", "300", "3000100m"},
+      {"100M", "3m", "300k", "100000000003m"},
+      {"1024", "-1024", "-1048576", "0"},
+      {"512", "-1024", "-524288", "-512"},
+      {"0", "7", "0", "7"},
+      {"1.5", "0.5", "750m", "2"},
+      {"10000000000", "10000000000", "100E", "20G"},
+      {"-3", "-4", "12", "-7"},
+      {"1n", "1n", "1e-18", "2n"},
+  };
+  for (const ArithmeticCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.a, " and ", c.b));
+    const Quantity a = *Quantity::Parse(c.a);
+    const Quantity b = *Quantity::Parse(c.b);
+    EXPECT_EQ(a.Times(b).CanonicalString(), c.product);
+    EXPECT_EQ(a.Plus(b).CanonicalString(), c.sum);
+    EXPECT_EQ(b.Plus(a).Value(), a.Plus(b).Value());
+  }
+}
+
+TEST(QuantityArithmeticTest, AProductPastInt64SaturatesOnlyWhenRead) {
+  const Quantity big = *Quantity::Parse("10000000000");
+  const Quantity product = big.Times(big);
+  EXPECT_EQ(product.Value(), kMax);
+  // Still exact: taking the same amount away gives zero, not a saturated difference.
+  EXPECT_TRUE(product.Plus(product.Times(*Quantity::Parse("-1"))).IsZero());
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -336,7 +336,7 @@ TEST_F(ConfigE2eTest, UnsupportedFieldRefusesTheStart) {
   const std::string config =
       Write("bad.yaml",
             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
-            "resources: {quotaCheckStrategy: IgnoreUndeclared}\n");
+            "resources: {deviceClassMappings: [{name: gpu, deviceClassNames: [a]}]}\n");
   const std::string log_path = scratch_ + "/bad.log";
   ASSERT_OK_AND_ASSIGN(
       int exit_code,
@@ -344,8 +344,8 @@ TEST_F(ConfigE2eTest, UnsupportedFieldRefusesTheStart) {
           {"--listen=127.0.0.1:0", "--data-dir=" + data_dir_, "--config=" + config}, log_path));
   EXPECT_NE(exit_code, 0);
   const std::string logs = common::ReadFileToString(log_path).value_or("");
-  EXPECT_TRUE(absl::StrContains(logs, "resources.quotaCheckStrategy")) << logs;
-  EXPECT_TRUE(absl::StrContains(logs, "IgnoreUndeclared")) << logs;
+  EXPECT_TRUE(absl::StrContains(logs, "resources.deviceClassMappings")) << logs;
+  EXPECT_TRUE(absl::StrContains(logs, "not supported by Tollgate")) << logs;
   // Nothing was opened: a refused start leaves no store behind.
   EXPECT_FALSE(std::filesystem::exists(data_dir_));
 }

@@ -408,14 +408,53 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"MultiKueueStepSizeIsV1beta2Only",
                 std::string(kB1) + "multiKueue: {incrementalDispatcherConfig: {stepSize: 2}}\n",
                 "multiKueue.incrementalDispatcherConfig: unknown field"},
-        BadCase{"TransformationsUnsupported",
+        BadCase{"TransformationStrategyUnknown",
                 std::string(kB2) +
                     "resources: {transformations: [{input: nvidia.com/mig-4g.5gb, strategy: "
-                    "Replace}]}\n",
-                "resources.transformations: not supported by Tollgate"},
-        BadCase{"IgnoreUndeclaredUnsupported",
-                std::string(kB2) + "resources: {quotaCheckStrategy: IgnoreUndeclared}\n",
-                "resources.quotaCheckStrategy: \"IgnoreUndeclared\" not supported by Tollgate"},
+                    "Swap}]}\n",
+                "kueue.yaml: resources.transformations[0].strategy: unsupported value \"Swap\" "
+                "(expected Retain or Replace)"},
+        BadCase{"TransformationInputTwice",
+                std::string(kB1) +
+                    "resources: {transformations: [{input: a, outputs: {b: 1}}, {input: c}, "
+                    "{input: a, strategy: Replace}]}\n",
+                "resources.transformations[2].input: duplicate value \"a\""},
+        BadCase{"TransformationInputMissing",
+                std::string(kB2) + "resources: {transformations: [{outputs: {b: 1}}]}\n",
+                "resources.transformations[0].input: required"},
+        BadCase{"TransformationUnknownField",
+                std::string(kB2) + "resources: {transformations: [{input: a, multiplyby: b}]}\n",
+                "resources.transformations[0].multiplyby: unknown field"},
+        BadCase{"TransformationBadQuantity",
+                std::string(kB2) +
+                    "resources: {transformations: [{input: a, outputs: {example.com/b: 2 "
+                    "units}}]}\n",
+                "resources.transformations[0].outputs[example.com/b]: malformed quantity \"2 "
+                "units\""},
+        BadCase{
+            "TransformationFactorOutOfRange",
+            std::string(kB2) + "resources: {transformations: [{input: a, outputs: {b: 1e30}}]}\n",
+            "resources.transformations[0].outputs[b]: out of range: \"1e30\""},
+        BadCase{"TransformationsNotAList",
+                std::string(kB2) + "resources: {transformations: {input: a}}\n",
+                "resources.transformations"},
+        BadCase{"QuotaCheckStrategyUnknown",
+                std::string(kB2) + "resources: {quotaCheckStrategy: ignoreUndeclared}\n",
+                "kueue.yaml: resources.quotaCheckStrategy: unsupported value "
+                "\"ignoreUndeclared\" (expected BlockUndeclared or IgnoreUndeclared)"},
+        BadCase{"IgnoreUndeclaredWithExcludedPrefixes",
+                std::string(kB2) +
+                    "resources: {excludeResourcePrefixes: [example.com/], quotaCheckStrategy: "
+                    "IgnoreUndeclared}\n",
+                "resources.quotaCheckStrategy: \"IgnoreUndeclared\": excludeResourcePrefixes is "
+                "not allowed when quotaCheckStrategy is IgnoreUndeclared"},
+        BadCase{"QuotaCheckStrategyIsV1beta2Only",
+                std::string(kB1) + "resources: {quotaCheckStrategy: IgnoreUndeclared}\n",
+                "resources.quotaCheckStrategy: unknown field"},
+        BadCase{"DeviceClassMappingsUnsupported",
+                std::string(kB2) +
+                    "resources: {deviceClassMappings: [{name: gpu, deviceClassNames: [a]}]}\n",
+                "resources.deviceClassMappings: not supported by Tollgate"},
         // Kueue's validateObjectRetentionPolicies: negative durations, each named.
         BadCase{"NegativeAfterFinished",
                 std::string(kB2) + "objectRetentionPolicies: {workloads: {afterFinished: -1s}}\n",
@@ -451,6 +490,71 @@ INSTANTIATE_TEST_SUITE_P(
                 "want exactly one Configuration document, found 2"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
+// Kueue's resources.transformations, in either version: strategy defaults to Retain, outputs
+// keep their quantities exactly, multiplyBy is optional.
+TEST(KueueConfigurationTest, TransformationsAreRead) {
+  for (const char* header : {kB1, kB2}) {
+    absl::StatusOr<KueueConfiguration> c = Parse(std::string(header) + R"(
+resources:
+  transformations:
+  - input: nvidia.com/mig-1g.5gb
+    strategy: Replace
+    outputs: {example.com/accelerator-memory: 5Ki, example.com/credits: "10"}
+  - input: nvidia.com/gpumem
+    multiplyBy: nvidia.com/gpu
+    outputs: {quota.example.com/gpu-memory: 500m}
+  - input: cpu
+    strategy: ""
+)");
+    ASSERT_TRUE(c.ok()) << c.status();
+    const std::vector<core::ResourceTransformation>& t = c->scheduler.resource_transformations;
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].input, "nvidia.com/mig-1g.5gb");
+    EXPECT_EQ(t[0].strategy, core::TransformationStrategy::kReplace);
+    EXPECT_EQ(t[0].multiply_by, "");
+    ASSERT_EQ(t[0].outputs.size(), 2u);
+    EXPECT_EQ(t[0].outputs[0].first, "example.com/accelerator-memory");
+    EXPECT_EQ(t[0].outputs[0].second.Value(), 5120);
+    EXPECT_EQ(t[0].outputs[1].first, "example.com/credits");
+    EXPECT_EQ(t[0].outputs[1].second.Value(), 10);
+    EXPECT_EQ(t[1].strategy, core::TransformationStrategy::kRetain);
+    EXPECT_EQ(t[1].multiply_by, "nvidia.com/gpu");
+    EXPECT_EQ(t[1].outputs[0].second.MilliValue(), 500);
+    EXPECT_EQ(t[2].strategy, core::TransformationStrategy::kRetain);
+    EXPECT_TRUE(t[2].outputs.empty());
+  }
+}
+
+TEST(KueueConfigurationTest, QuotaCheckStrategyIsRead) {
+  absl::StatusOr<KueueConfiguration> c = Parse(kB2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.quota_check_strategy, core::QuotaCheckStrategy::kBlockUndeclared);
+  c = Parse(std::string(kB2) + "resources: {quotaCheckStrategy: IgnoreUndeclared}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.quota_check_strategy, core::QuotaCheckStrategy::kIgnoreUndeclared);
+  // BlockUndeclared goes with excluded prefixes.
+  c = Parse(std::string(kB2) +
+            "resources: {excludeResourcePrefixes: [a/], quotaCheckStrategy: BlockUndeclared}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.quota_check_strategy, core::QuotaCheckStrategy::kBlockUndeclared);
+}
+
+// Kueue's QuotaCheckStrategy gate (beta, on): off, the field is neither checked nor read.
+TEST(KueueConfigurationTest, QuotaCheckStrategyGateOffIgnoresTheField) {
+  absl::StatusOr<KueueConfiguration> c =
+      Parse(std::string(kB2) +
+            "resources: {excludeResourcePrefixes: [a/], quotaCheckStrategy: Whatever}\n"
+            "featureGates: {QuotaCheckStrategy: false}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.quota_check_strategy, core::QuotaCheckStrategy::kBlockUndeclared);
+  EXPECT_THAT(c->warnings, Contains(HasSubstr("resources.quotaCheckStrategy: ignored")));
+  c = Parse(std::string(kB2) +
+            "resources: {quotaCheckStrategy: IgnoreUndeclared}\n"
+            "featureGates: {QuotaCheckStrategy: false}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler.quota_check_strategy, core::QuotaCheckStrategy::kBlockUndeclared);
+}
+
 // recoveryTimeout takes effect (ReportPodsReady ready=false; scenario
 // preemption/54-podsready-recovery-timeout): read without a warning, 0s turning it off.
 TEST(KueueConfigurationTest, RecoveryTimeoutIsReadWithoutAWarning) {
@@ -484,7 +588,15 @@ TEST(KueueConfigurationTest, FairSharingFlagAddsButDoesNotContradict) {
 // `tollgate get config -o yaml` output is a v1beta2 Configuration that reads back to the same
 // effective configuration, whichever version it came from.
 TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
-  for (const char* text : {kAllFieldsV1beta1, kAllFieldsV1beta2, kB1, kB2}) {
+  const std::string transformed = std::string(kB2) + R"(
+resources:
+  quotaCheckStrategy: IgnoreUndeclared
+  transformations:
+  - {input: nvidia.com/mig-1g.5gb, strategy: Replace, outputs: {example.com/memory: 5Ki, b: "-1.5"}}
+  - {input: nvidia.com/gpumem, multiplyBy: nvidia.com/gpu, outputs: {c: 3m}}
+)";
+  for (const std::string& text : {std::string(kAllFieldsV1beta1), std::string(kAllFieldsV1beta2),
+                                  std::string(kB1), std::string(kB2), transformed}) {
     absl::StatusOr<KueueConfiguration> c = Parse(text);
     ASSERT_TRUE(c.ok()) << c.status();
     const std::string json = EffectiveConfigurationJson(*c);
@@ -511,6 +623,20 @@ TEST(KueueConfigurationTest, EffectiveJsonRoundTrips) {
                 b.wait_for_pods_ready.requeuing_timestamp);
     }
     EXPECT_EQ(a.exclude_resource_prefixes, b.exclude_resource_prefixes);
+    EXPECT_EQ(a.quota_check_strategy, b.quota_check_strategy) << json;
+    ASSERT_EQ(a.resource_transformations.size(), b.resource_transformations.size()) << json;
+    for (size_t i = 0; i < a.resource_transformations.size(); ++i) {
+      const core::ResourceTransformation& x = a.resource_transformations[i];
+      const core::ResourceTransformation& y = b.resource_transformations[i];
+      EXPECT_EQ(x.input, y.input);
+      EXPECT_EQ(x.strategy, y.strategy);
+      EXPECT_EQ(x.multiply_by, y.multiply_by);
+      ASSERT_EQ(x.outputs.size(), y.outputs.size());
+      for (size_t o = 0; o < x.outputs.size(); ++o) {
+        EXPECT_EQ(x.outputs[o].first, y.outputs[o].first);
+        EXPECT_EQ(x.outputs[o].second.CanonicalString(), y.outputs[o].second.CanonicalString());
+      }
+    }
     EXPECT_EQ(c->adapter.frameworks, back->adapter.frameworks);
     EXPECT_EQ(c->adapter.manage_jobs_without_queue_name,
               back->adapter.manage_jobs_without_queue_name);

@@ -169,6 +169,11 @@ INSTANTIATE_TEST_SUITE_P(
                       "name: x\nsteps:\n- settle: {}\n- settle: {}\n- expect: {admited: [a]}\n",
                       {"t.yaml: step 3 (expect): unknown key \"admited\""}},
         MalformedCase{"MissingName", "steps: [{settle: {}}]\n", {"t.yaml: name: required"}},
+        MalformedCase{
+            "BadPodSetUsageQuantity",
+            "name: x\nsteps:\n- expect: {admitted: [{name: a, podSetUsage: {main: {cpu: "
+            "lots}}}]}\n",
+            {"t.yaml: step 1 (expect)", "podSetUsage", "[cpu]: malformed quantity \"lots\""}},
         MalformedCase{"MissingSteps", "name: x\n", {"t.yaml: steps: required"}},
         MalformedCase{
             "UnknownTopLevelKey", "name: x\nstep: []\n", {"t.yaml: unknown key \"step\""}},
@@ -579,7 +584,8 @@ TEST(ExpectationTest, AllKeys) {
 name: e
 steps:
   - expect:
-      admitted: [a, {name: b, flavors: {cpu: spot}, podSetFlavors: {driver: {cpu: on-demand}}}]
+      admitted: [a, {name: b, flavors: {cpu: spot}, podSetFlavors: {driver: {cpu: on-demand}},
+                     podSetUsage: {driver: {cpu: 500m}, sidecar: {}}}]
       pending: []
       finished: [ns/f]
       preempted: {a: 0, b: 2}
@@ -603,6 +609,9 @@ steps:
   EXPECT_THAT((*e.admitted)[1].flavors, ElementsAre(Pair("cpu", "spot")));
   EXPECT_THAT((*e.admitted)[1].pod_set_flavors,
               ElementsAre(Pair("driver", ElementsAre(Pair("cpu", "on-demand")))));
+  EXPECT_THAT(
+      (*e.admitted)[1].pod_set_usage,
+      ElementsAre(Pair("driver", ElementsAre(Pair("cpu", "500m"))), Pair("sidecar", SizeIs(0))));
   ASSERT_TRUE(e.pending.has_value());
   EXPECT_TRUE(e.pending->empty());
   ASSERT_TRUE(e.finished.has_value());
