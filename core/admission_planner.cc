@@ -604,12 +604,15 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       e.pending_reason = PendingReason::kMisconfigured;
       continue;
     }
-    if (std::string invalid = InvalidResourcesMessage(wl->spec); !invalid.empty()) {
+    // Tested a pointer per pod set first: the message is built only for the rare head that
+    // has errors.
+    if (std::any_of(wl->spec.pod_sets.begin(), wl->spec.pod_sets.end(),
+                    [](const PodSetSpec& ps) { return ps.resource_errors.has_value(); })) {
       // Kueue's ValidateAdmissibility, after the namespace: a request above its limit.
       Entry& e = inadmissible.emplace_back();
       e.wl = wl;
       e.cq = cq;
-      e.message = std::move(invalid);
+      e.message = InvalidResourcesMessage(wl->spec);
       e.pending_reason = PendingReason::kMisconfigured;
       continue;
     }
