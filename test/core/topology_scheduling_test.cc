@@ -373,8 +373,9 @@ TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {
   ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
   const ClusterQueueRuntime* runtime = state_.cluster_queue("cq2");
   EXPECT_FALSE(runtime->active);
-  EXPECT_EQ(runtime->inactive_reason,
-            R"(TopologyNotFound: there is no Topology "missing" for TAS flavor "other")");
+  EXPECT_EQ(runtime->inactive_reason, "TopologyNotFound");
+  EXPECT_EQ(runtime->inactive_message,
+            R"(Can't admit new workloads: there is no Topology "missing" for TAS flavor "other".)");
   ASSERT_TRUE(state_.ApplyTopology({"missing", {kHostnameLabel}}, now_).ok());
   EXPECT_TRUE(state_.cluster_queue("cq2")->active);
 }
