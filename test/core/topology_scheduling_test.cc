@@ -376,6 +376,12 @@ TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {
   EXPECT_EQ(runtime->inactive_reason, "TopologyNotFound");
   EXPECT_EQ(runtime->inactive_message,
             R"(Can't admit new workloads: there is no Topology "missing" for TAS flavor "other".)");
+  // A change of admission checks recomputes activity; the missing topology still counts.
+  ASSERT_TRUE(
+      state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
+  ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
+  EXPECT_FALSE(state_.cluster_queue("cq2")->active);
+  EXPECT_EQ(state_.cluster_queue("cq2")->inactive_reason, "TopologyNotFound");
   ASSERT_TRUE(state_.ApplyTopology({"missing", {kHostnameLabel}}, now_).ok());
   EXPECT_TRUE(state_.cluster_queue("cq2")->active);
 }
