@@ -103,7 +103,7 @@ absl::Status ClusterState::RestoreAdmissionCheckActive(absl::string_view name, C
 }
 
 void ClusterState::OnAdmissionChecksChanged(absl::Time now) {
-  router_.RecomputeActivity(tree_);
+  RecomputeActivity();
   RerouteAllPending(now);
   RequeueAllInadmissible(now);
 }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/admission_checks.h"
+#include "core/cluster_queue_inactivity.h"
 
 namespace tollgate::core {
 
@@ -81,26 +82,31 @@ void QueueRouter::Rebuild(const QuotaTree& tree) {
 }
 
 void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
-  // Why the queue is inactive, or "" when it is active. Terminating comes first: Kueue keeps
-  // that status whatever else holds.
-  auto inactive_reason = [&](const std::string& name, const ClusterQueueRuntime& cq) {
-    if (config_.IsTerminating(ObjectKind::kClusterQueue, cq.spec.name)) {
-      return std::string("Terminating");
-    }
-    if (cq.spec.stop_policy != StopPolicy::kNone) return std::string("Stopped");
-    if (tree.InCycle(name)) return std::string("CohortCycle");
-    std::string missing;
-    for (const ResourceGroupSpec& group : cq.spec.resource_groups) {
-      for (const FlavorQuotasSpec& f : group.flavors) {
-        if (!config_.HasFlavor(f.flavor)) missing = absl::StrCat("FlavorNotFound: ", f.flavor);
-      }
-    }
-    return missing;
-  };
   for (auto& [name, cq] : cluster_queues_) {
-    cq.inactive_reason = inactive_reason(name, cq);
+    cq.inactive_reason.clear();
     cq.inactive_message.clear();
-    ApplyCheckActivity(cq);
+    // Terminating wins whatever else holds, as Kueue keeps that status.
+    if (config_.IsTerminating(ObjectKind::kClusterQueue, cq.spec.name)) {
+      cq.inactive_reason = "Terminating";
+      cq.inactive_message = "Can't admit new workloads; clusterQueue is terminating";
+    } else if (tree.InCycle(name)) {
+      cq.inactive_reason = "CohortCycle";
+    } else {
+      // Kueue's order of causes; ClusterState adds missing topologies after these.
+      if (cq.spec.stop_policy != StopPolicy::kNone) AddInactiveCause(cq, "Stopped", "is stopped");
+      std::vector<absl::string_view> missing_flavors;
+      for (const ResourceGroupSpec& group : cq.spec.resource_groups) {
+        for (const FlavorQuotasSpec& f : group.flavors) {
+          if (!config_.HasFlavor(f.flavor)) missing_flavors.push_back(f.flavor);
+        }
+      }
+      if (!missing_flavors.empty()) {
+        AddInactiveCause(cq, "FlavorNotFound",
+                         absl::StrCat("references missing ResourceFlavor(s): ",
+                                      absl::StrJoin(missing_flavors, ",")));
+      }
+      ApplyCheckActivity(cq);
+    }
     cq.active = cq.inactive_reason.empty();
     if (cq.node != nullptr) cq.node->SetActive(cq.active);
   }
@@ -109,12 +115,9 @@ void QueueRouter::RecomputeActivity(const QuotaTree& tree) {
 void QueueRouter::ApplyCheckActivity(ClusterQueueRuntime& cq) const {
   if (cq.spec.admission_checks.empty()) return;
   const CheckInactivity checks = ClusterQueueCheckInactivity(cq.spec, config_.admission_checks());
-  if (checks.empty()) return;
-  // A reason found first (terminating, stopped, a missing flavor) keeps the condition's reason;
-  // the message keeps the checks' part, as Kueue lists every cause.
-  if (cq.inactive_reason.empty()) cq.inactive_reason = checks.reasons.front();
-  cq.inactive_message =
-      absl::StrCat("Can't admit new workloads: ", absl::StrJoin(checks.messages, ", "), ".");
+  for (size_t i = 0; i < checks.reasons.size(); ++i) {
+    AddInactiveCause(cq, checks.reasons[i], checks.messages[i]);
+  }
 }
 
 void QueueRouter::Unqueue(WorkloadId id) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/cluster_queue_inactivity.h"
 #include "core/cluster_state.h"
 #include "core/node_failure_rule.h"
 #include "core/topology_scheduling.h"
@@ -145,18 +146,19 @@ void ClusterState::RecomputeActivity() {
   router_.RecomputeActivity(tree_);
   for (const auto& [name, runtime] : router_.runtimes()) {
     ClusterQueueRuntime* cq = mutable_cluster_queue(name);
-    if (!cq->active) continue;
+    if (cq->inactive_reason == "Terminating" || cq->inactive_reason == "CohortCycle") continue;
     for (const ResourceGroupSpec& group : cq->spec.resource_groups) {
       for (const FlavorQuotasSpec& f : group.flavors) {
         auto flavor = registry_.flavors().find(f.flavor);
         if (flavor == registry_.flavors().end() || flavor->second.topology_name.empty()) continue;
         if (topology_.FindTopology(flavor->second.topology_name) != nullptr) continue;
-        cq->active = false;
-        cq->inactive_reason =
-            absl::StrCat("TopologyNotFound: there is no Topology \"", flavor->second.topology_name,
-                         "\" for TAS flavor \"", f.flavor, "\"");
+        AddInactiveCause(*cq, "TopologyNotFound",
+                         absl::StrCat("there is no Topology \"", flavor->second.topology_name,
+                                      "\" for TAS flavor \"", f.flavor, "\""));
       }
     }
+    cq->active = cq->inactive_reason.empty();
+    if (cq->node != nullptr) cq->node->SetActive(cq->active);
   }
 }
 

@@ -373,8 +373,15 @@ TEST_F(TopologySchedulingTest, MissingTopologyMakesTheQueueInactive) {
   ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
   const ClusterQueueRuntime* runtime = state_.cluster_queue("cq2");
   EXPECT_FALSE(runtime->active);
-  EXPECT_EQ(runtime->inactive_reason,
-            R"(TopologyNotFound: there is no Topology "missing" for TAS flavor "other")");
+  EXPECT_EQ(runtime->inactive_reason, "TopologyNotFound");
+  EXPECT_EQ(runtime->inactive_message,
+            R"(Can't admit new workloads: there is no Topology "missing" for TAS flavor "other".)");
+  // A change of admission checks recomputes activity; the missing topology still counts.
+  ASSERT_TRUE(
+      state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
+  ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
+  EXPECT_FALSE(state_.cluster_queue("cq2")->active);
+  EXPECT_EQ(state_.cluster_queue("cq2")->inactive_reason, "TopologyNotFound");
   ASSERT_TRUE(state_.ApplyTopology({"missing", {kHostnameLabel}}, now_).ok());
   EXPECT_TRUE(state_.cluster_queue("cq2")->active);
 }
