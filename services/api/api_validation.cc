@@ -1,6 +1,7 @@
 #include "services/api/api_validation.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -181,6 +182,24 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
   std::optional<int64_t> amount = milli ? q->CheckedMilliValue() : q->CheckedValue();
   if (!amount.has_value()) return ParseResourceAmount(r, path(), resource, text).status();
   return *amount;
+}
+
+int64_t QuotaScalar(absl::string_view resource, const core::Quantity& q) {
+  constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+  if (resource == "cpu") {
+    // Kueue compares the quantity with INT64_MAX / 1000 whole cores, not with INT64_MAX milli.
+    constexpr int64_t kFirstUnlimited = kUnlimited / 1000 * 1000;
+    const std::optional<int64_t> milli = q.CheckedMilliValue();
+    return milli.has_value() && *milli < kFirstUnlimited ? *milli : kUnlimited;
+  }
+  const std::optional<int64_t> value = q.CheckedValue();
+  return value.has_value() ? *value : kUnlimited;
+}
+
+absl::StatusOr<int64_t> ParseQuotaAmount(const Reporter& r, absl::string_view path,
+                                         absl::string_view resource, absl::string_view text) {
+  TOLLGATE_ASSIGN_OR_RETURN(core::Quantity q, ParseNonNegativeQuantity(r, path, text));
+  return QuotaScalar(resource, q);
 }
 
 absl::StatusOr<absl::Time> TimeFromProto(const Reporter& r, LazyPath path, bool has,

@@ -170,6 +170,14 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view
 // The same, with the path built only for an error.
 absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
                                             absl::string_view resource, absl::string_view text);
+// Kueue's AmountFromQuantity, for quota amounts (nominalQuota, borrowingLimit, lendingLimit): the
+// core's scalar, or INT64_MAX (unlimited) when the scalar cannot hold it (for "cpu" from
+// INT64_MAX / 1000 cores on) instead of refusing it; quota arithmetic saturates there. `q` is
+// not negative.
+int64_t QuotaScalar(absl::string_view resource, const core::Quantity& q);
+// A quota amount: a non-negative quantity as QuotaScalar reads it.
+absl::StatusOr<int64_t> ParseQuotaAmount(const Reporter& r, absl::string_view path,
+                                         absl::string_view resource, absl::string_view text);
 
 // --- Times -------------------------------------------------------------------------------------
 

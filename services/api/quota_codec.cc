@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -64,17 +65,30 @@ std::string FormatWeight(double weight) {
   return q->CanonicalString();
 }
 
+// Kueue compares the quantities themselves: two amounts that both read as unlimited (INT64_MAX)
+// still compare by their values.
+bool LendingAboveNominal(const v1::ResourceQuota& rq, int64_t lending, int64_t nominal) {
+  constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+  if (lending != kUnlimited || nominal != kUnlimited) return lending > nominal;
+  absl::StatusOr<core::Quantity> lending_q = core::Quantity::Parse(rq.lending_limit());
+  absl::StatusOr<core::Quantity> nominal_q = core::Quantity::Parse(rq.nominal_quota());
+  if (!lending_q.ok() || !nominal_q.ok()) return false;  // both parsed before
+  const std::optional<double> l = QuantityAsDouble(*lending_q);
+  const std::optional<double> n = QuantityAsDouble(*nominal_q);
+  return l.has_value() && n.has_value() && *l > *n;
+}
+
 absl::StatusOr<core::ResourceQuotaSpec> ResourceQuotaFromProto(const Reporter& r,
                                                                absl::string_view path,
                                                                const v1::ResourceQuota& rq,
                                                                const QuotaRules& rules) {
   core::ResourceQuotaSpec out;
   out.resource = rq.name();
-  TOLLGATE_ASSIGN_OR_RETURN(out.nominal, ParseResourceAmount(r, Child(path, "nominalQuota"),
-                                                             rq.name(), rq.nominal_quota()));
+  TOLLGATE_ASSIGN_OR_RETURN(
+      out.nominal, ParseQuotaAmount(r, Child(path, "nominalQuota"), rq.name(), rq.nominal_quota()));
   auto limit = [&](absl::string_view field, const std::string& text) -> absl::StatusOr<int64_t> {
     const std::string lpath = Child(path, field);
-    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, ParseResourceAmount(r, lpath, rq.name(), text));
+    TOLLGATE_ASSIGN_OR_RETURN(int64_t v, ParseQuotaAmount(r, lpath, rq.name(), text));
     if (!rules.has_parent) {
       return r.Invalid(lpath, absl::StrCat("must not be set when ", rules.parent_field,
                                            " is empty, got ", Quote(text)));
@@ -86,7 +100,7 @@ absl::StatusOr<core::ResourceQuotaSpec> ResourceQuotaFromProto(const Reporter& r
   }
   if (rq.has_lending_limit()) {
     TOLLGATE_ASSIGN_OR_RETURN(out.lending_limit, limit("lendingLimit", rq.lending_limit()));
-    if (rules.lending_within_nominal && *out.lending_limit > out.nominal) {
+    if (rules.lending_within_nominal && LendingAboveNominal(rq, *out.lending_limit, out.nominal)) {
       return r.Invalid(
           Child(path, "lendingLimit"),
           absl::StrCat("must be less than or equal to nominalQuota ", Quote(rq.nominal_quota()),

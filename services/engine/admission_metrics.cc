@@ -1,6 +1,7 @@
 #include "services/engine/admission_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/admission_checks.h"
+#include "core/fair_sharing.h"
 #include "core/multikueue_dispatcher.h"
 #include "core/workload.h"
 
@@ -492,6 +494,9 @@ struct StateSnapshot {
 
 // Kueue's float view of the scheduler's integers: CPU in cores, everything else as is.
 double ToMetricValue(const std::string& resource, int64_t scalar) {
+  // INT64_MAX is an unlimited quota (a quantity beyond the scalar, docs/scheduling.md), which
+  // Kueue's AsApproximateFloat64 exposes as +Inf.
+  if (scalar == std::numeric_limits<int64_t>::max()) return std::numeric_limits<double>::infinity();
   return resource == "cpu" ? static_cast<double>(scalar) / 1000 : static_cast<double>(scalar);
 }
 
@@ -539,6 +544,16 @@ CohortRow CohortSubtree(const core::ClusterState& state, core::QuotaNode& cohort
   return row;
 }
 
+// Kueue's weighted-share gauges carry the precise share (status rounds it up), and a
+// ClusterQueue's +Inf (weight 0 while borrowing) is exposed as NaN; a Cohort's stays +Inf.
+double PreciseWeightedShare(const core::ClusterState& state, const core::QuotaNode* node,
+                            bool cluster_queue) {
+  if (node == nullptr) return 0;
+  const double share = core::ComputeDrs(*node, state.fr_index()).PreciseWeightedShare();
+  if (cluster_queue && std::isinf(share)) return std::numeric_limits<double>::quiet_NaN();
+  return share;
+}
+
 // Runs on the executor thread: copies numbers, nothing else.
 StateSnapshot TakeSnapshot(const core::ClusterState& state) {
   StateSnapshot snapshot;
@@ -561,7 +576,8 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.status = runtime.active                             ? "active"
                  : runtime.inactive_reason == "Terminating" ? "terminating"
                                                             : "pending";
-    row.weighted_share = static_cast<double>(state.WeightedShare(name));
+    row.weighted_share =
+        PreciseWeightedShare(state, state.tree().ClusterQueue(name), /*cluster_queue=*/true);
     for (const core::ResourceGroupSpec& group : runtime.spec.resource_groups) {
       for (const core::FlavorQuotasSpec& flavor : group.flavors) {
         for (const core::ResourceQuotaSpec& quota : flavor.resources) {
@@ -581,7 +597,8 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     snapshot.cluster_queues.push_back(std::move(row));
   }
   for (const std::string& cohort : cohorts) {
-    snapshot.cohort_shares.emplace_back(cohort, static_cast<double>(state.WeightedShare(cohort)));
+    snapshot.cohort_shares.emplace_back(
+        cohort, PreciseWeightedShare(state, state.tree().Cohort(cohort), /*cluster_queue=*/false));
     // Not in the tree: a cohort in a cycle, which Tollgate detaches (no subtree to report).
     if (core::QuotaNode* node = state.tree().Cohort(cohort)) {
       snapshot.cohorts.push_back(CohortSubtree(state, *node));
@@ -682,7 +699,8 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
   };
   constexpr double kInf = std::numeric_limits<double>::infinity();
   quota_family("kueue_cluster_queue_nominal_quota",
-               "The ClusterQueue's nominal quota per flavor and resource (CPU in cores).",
+               "The ClusterQueue's nominal quota per flavor and resource (CPU in cores); +Inf when "
+               "unlimited.",
                [](const QuotaRow& q) { return q.nominal; });
   quota_family("kueue_cluster_queue_borrowing_limit",
                "How much the ClusterQueue may borrow from its cohort per flavor and resource; "
@@ -707,15 +725,16 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
   usage_family("kueue_cluster_queue_resource_usage",
                "Quota used by the ClusterQueue's admitted workloads per flavor and resource.");
   w.BeginFamily("kueue_cluster_queue_weighted_share",
-                "The ClusterQueue's fair-sharing weighted share, as its status reports it; 0 "
-                "when it uses no more than its nominal quota.",
+                "The ClusterQueue's fair-sharing weighted share, unrounded (its status rounds "
+                "it up); 0 when it uses no more than its nominal quota, NaN when it borrows "
+                "with weight 0.",
                 MetricType::kGauge, {"cluster_queue", "cohort", "replica_role"});
   for (const ClusterQueueRow& cq : s.cluster_queues) {
     w.Sample({cq.name, cq.cohort, kRole}, cq.weighted_share);
   }
   w.BeginFamily("kueue_cohort_weighted_share",
-                "The cohort's fair-sharing weighted share within its parent, as its status "
-                "reports it.",
+                "The cohort's fair-sharing weighted share within its parent, unrounded (its "
+                "status rounds it up); +Inf when it borrows with weight 0.",
                 MetricType::kGauge, {"cohort", "replica_role"});
   for (const auto& [cohort, share] : s.cohort_shares) w.Sample({cohort, kRole}, share);
   w.BeginFamily("kueue_cohort_info",

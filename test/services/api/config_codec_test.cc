@@ -16,10 +16,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/quantity.h"
 #include "core/types.h"
 #include "core/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "services/api/api_validation.h"
 #include "test/services/api/codec_test_support.h"
 #include "tollgate/v1/objects.pb.h"
 
@@ -368,6 +370,68 @@ TEST(ClusterQueueFromProtoTest, LendingLimitMayEqualNominal) {
   absl::StatusOr<core::ClusterQueueSpec> got = ClusterQueueFromProto(cq);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->resource_groups[0].flavors[0].resources[0].lending_limit, 10000);
+}
+
+// Kueue's AmountFromQuantity: quotas too large for the int64 scalar are unlimited, not refused.
+TEST(ClusterQueueFromProtoTest, QuotasBeyondInt64AreUnlimited) {
+  v1::ClusterQueue cq = ValidClusterQueue();
+  v1::ResourceQuota* cpu =
+      cq.mutable_spec()->mutable_resource_groups(0)->mutable_flavors(0)->mutable_resources(0);
+  cpu->set_nominal_quota("1E");
+  cpu->set_borrowing_limit("2E");
+  cpu->set_lending_limit("1E");
+  absl::StatusOr<core::ClusterQueueSpec> got = ClusterQueueFromProto(cq);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const core::ResourceQuotaSpec& quota = got->resource_groups[0].flavors[0].resources[0];
+  const int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(quota.nominal, kUnlimited);
+  EXPECT_EQ(quota.borrowing_limit, kUnlimited);
+  EXPECT_EQ(quota.lending_limit, kUnlimited);
+  // It reads back as the scalar, which parses to the same spec.
+  const v1::ClusterQueue proto = ClusterQueueToProto(*got);
+  EXPECT_EQ(proto.spec().resource_groups(0).flavors(0).resources(0).nominal_quota(),
+            "9223372036854775807m");
+  absl::StatusOr<core::ClusterQueueSpec> again = ClusterQueueFromProto(proto);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *got);
+
+  // Both unlimited, the lending limit still may not exceed the nominal quota, as Kueue compares
+  // the quantities.
+  cpu->set_lending_limit("3E");
+  got = ClusterQueueFromProto(cq);
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.status().message(), HasSubstr("lendingLimit"));
+  EXPECT_THAT(got.status().message(), HasSubstr("\"3E\""));
+}
+
+// Kueue's AmountFromQuantity: for cpu the line is INT64_MAX / 1000 whole cores, a little below
+// INT64_MAX milli-units; other resources are unlimited from INT64_MAX units on.
+TEST(QuotaScalarTest, QuotasTooLargeForInt64AreUnlimited) {
+  struct Case {
+    std::string resource;
+    std::string text;
+    int64_t scalar;
+  };
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const Case& c : std::vector<Case>{
+           {"cpu", "1E", kMax},
+           {"cpu", "9223372036854776", kMax},
+           {"cpu", "9223372036854775", kMax},
+           {"cpu", "9223372036854774999m", 9223372036854774999},
+           {"cpu", "1500m", 1500},
+           {"memory", "9Ei", kMax},
+           {"memory", "1e400", kMax},
+           {"memory", "9223372036854775807", kMax},
+           {"memory", "9223372036854775806", 9223372036854775806},
+           {"memory", "64Gi", int64_t{64} << 30},
+           {"example.com/gpu", "1e19", kMax},
+           {"example.com/gpu", "0", 0},
+       }) {
+    SCOPED_TRACE(c.resource + " " + c.text);
+    absl::StatusOr<core::Quantity> q = core::Quantity::Parse(c.text);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(codec::QuotaScalar(c.resource, *q), c.scalar);
+  }
 }
 
 struct WeightCase {

@@ -609,5 +609,81 @@ TEST_F(AdmissionMetricsTest, ATerminatingClusterQueueReportsTerminating) {
       0);
 }
 
+// Kueue's weighted-share gauges are the unrounded share (status rounds it up), NaN for a
+// ClusterQueue that borrows with weight 0.
+TEST(WeightedShareMetricsTest, GaugesCarryThePreciseShare) {
+  ExecutorFixture fx;
+  AdmissionExecutor::Options options = SettleByHand();
+  ASSERT_OK(fx.Open(options));
+  metrics::Registry registry;
+  RegisterStateMetrics(registry, *fx.executor);
+  OneQueueConfig config;
+  config.cohort = "all";
+  v1::ApplyRequest request = OneQueueApplyRequest(config);
+  // A second ClusterQueue of 5 cpu, weight 0 and (as "cq") nominal 4: the cohort has 9 to lend.
+  v1::ClusterQueue* zero = request.add_objects()->mutable_cluster_queue();
+  *zero = request.objects(1).cluster_queue();
+  zero->mutable_metadata()->set_name("zero");
+  zero->mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(0)
+      ->mutable_resources(0)
+      ->set_nominal_quota("5");
+  zero->mutable_spec()->mutable_fair_sharing()->set_weight("0");
+  // And in a cohort of its own, a ClusterQueue whose quota is beyond int64: unlimited.
+  v1::ClusterQueue* exa = request.add_objects()->mutable_cluster_queue();
+  *exa = request.objects(1).cluster_queue();
+  exa->mutable_metadata()->set_name("exa");
+  exa->mutable_spec()->set_cohort("other");
+  exa->mutable_spec()
+      ->mutable_resource_groups(0)
+      ->mutable_flavors(0)
+      ->mutable_resources(0)
+      ->set_nominal_quota("1E");
+  v1::LocalQueue* lq = request.add_objects()->mutable_local_queue();
+  lq->mutable_metadata()->set_name("z");
+  lq->mutable_metadata()->set_namespace_("team");
+  lq->mutable_spec()->set_cluster_queue("zero");
+  ASSERT_OK(fx.api->Apply(request).status());
+
+  // cq runs 6 of its 4: it borrows 2 of 9 -> 222.2... (status: 223).
+  ASSERT_OK(fx.api->Submit(OnePodSubmitRequest("team", "big", "6")).status());
+  ASSERT_TRUE(fx.api->Settle().ok());
+  std::string scrape = registry.Render();
+  const std::optional<double> share = Value(
+      scrape,
+      R"(kueue_cluster_queue_weighted_share{cluster_queue="cq",cohort="all",replica_role="standalone"})");
+  ASSERT_TRUE(share.has_value()) << scrape;
+  EXPECT_DOUBLE_EQ(*share, 2000.0 / 9.0);
+  EXPECT_EQ(
+      Value(
+          scrape,
+          R"(kueue_cluster_queue_weighted_share{cluster_queue="zero",cohort="all",replica_role="standalone"})"),
+      0);
+
+  // Kueue exposes an unlimited quota as +Inf.
+  EXPECT_NE(
+      scrape.find(
+          R"(kueue_cluster_queue_nominal_quota{cohort="other",cluster_queue="exa",flavor="default",resource="cpu",replica_role="standalone"} +Inf)"),
+      std::string::npos)
+      << scrape;
+
+  // "zero" borrows with weight 0: its share is +Inf, exposed as NaN.
+  v1::FinishRequest finish;
+  finish.mutable_workload()->set_namespace_("team");
+  finish.mutable_workload()->set_name("big");
+  ASSERT_OK(fx.api->Finish(finish).status());
+  v1::SubmitRequest borrow = OnePodSubmitRequest("team", "borrow", "6");
+  borrow.mutable_workload()->mutable_spec()->set_queue_name("z");
+  ASSERT_OK(fx.api->Submit(borrow).status());
+  ASSERT_TRUE(fx.api->Settle().ok());
+  scrape = registry.Render();
+  EXPECT_NE(
+      scrape.find(
+          R"(kueue_cluster_queue_weighted_share{cluster_queue="zero",cohort="all",replica_role="standalone"} NaN)"),
+      std::string::npos)
+      << scrape;
+}
+
 }  // namespace
 }  // namespace tollgate::engine
