@@ -607,7 +607,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     // Tested a pointer per pod set first: the message is built only for the rare head that
     // has errors.
     if (std::any_of(wl->spec.pod_sets.begin(), wl->spec.pod_sets.end(),
-                    [](const PodSetSpec& ps) { return ps.resource_errors.has_value(); })) {
+                    [](const PodSetSpec& ps) { return ps.resource_errors() != nullptr; })) {
       // Kueue's ValidateAdmissibility, after the namespace: a request above its limit.
       Entry& e = inadmissible.emplace_back();
       e.wl = wl;

@@ -386,8 +386,8 @@ std::string FlavorAssigner::CheckFlavorForPodSet(const std::string& flavor_name,
                         " <nil>} in flavor ", flavor_name);
   }
   if (!NodeSelectorMatchesFlavor(pod_set.node_selector, flavor) ||
-      (pod_set.required_node_affinity.has_value() &&
-       !RequiredAffinityMatchesFlavor(*pod_set.required_node_affinity, flavor))) {
+      (pod_set.required_node_affinity() != nullptr &&
+       !RequiredAffinityMatchesFlavor(*pod_set.required_node_affinity(), flavor))) {
     return absl::StrCat("flavor ", flavor_name, " doesn't match node affinity");
   }
   if (!flavor.topology_name.empty() || pod_set.topology_request.has_value() || topology_only_) {

@@ -172,8 +172,9 @@ std::vector<std::string> RequestsAboveLimits(const PodResources& pod,
 std::string InvalidResourcesMessage(const WorkloadSpec& spec) {
   std::vector<absl::string_view> errors;
   for (const PodSetSpec& pod_set : spec.pod_sets) {
-    if (!pod_set.resource_errors.has_value()) continue;
-    for (const std::string& error : *pod_set.resource_errors) {
+    const std::vector<std::string>* pod_set_errors = pod_set.resource_errors();
+    if (pod_set_errors == nullptr) continue;
+    for (const std::string& error : *pod_set_errors) {
       // Kubernetes' error aggregate prints each distinct message once.
       if (std::find(errors.begin(), errors.end(), error) == errors.end()) errors.push_back(error);
     }

@@ -138,9 +138,7 @@ TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const st
   r.implied = !ExplicitlyRequestsTopology(pod_set) && topology_only;
   r.node_selector = &pod_set.node_selector;
   r.tolerations = pod_set.tolerations;
-  if (pod_set.required_node_affinity.has_value()) {
-    r.required_node_affinity = &*pod_set.required_node_affinity;
-  }
+  r.required_node_affinity = pod_set.required_node_affinity();
   return r;
 }
 

@@ -117,14 +117,16 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
   }
   if (!ps.required_node_affinity().empty()) {
     TOLLGATE_ASSIGN_OR_RETURN(
-        out.required_node_affinity,
+        std::vector<core::NodeSelectorTerm> terms,
         codec::NodeAffinityFromProto(
             r, [&] { return Child(path(), "requiredNodeAffinity"); }, ps.required_node_affinity()));
+    out.set_required_node_affinity(std::move(terms));
   }
   if (!ps.resource_errors().empty()) {
     TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(path(), "resourceErrors"),
                                            ps.resource_errors_size(), kMaxPodSetResourceErrors));
-    std::vector<std::string>& errors = out.resource_errors.emplace();
+    std::vector<std::string> errors;
+    errors.reserve(ps.resource_errors_size());
     for (int i = 0; i < ps.resource_errors_size(); ++i) {
       const std::string& error = ps.resource_errors(i);
       if (error.empty() || error.size() > kMaxResourceErrorBytes) {
@@ -134,6 +136,7 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
       }
       errors.push_back(error);
     }
+    out.set_resource_errors(std::move(errors));
   }
   return out;
 }
@@ -610,11 +613,11 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     if (ps.topology_request.has_value()) {
       codec::TopologyRequestToProto(*ps.topology_request, p->mutable_topology_request());
     }
-    if (ps.required_node_affinity.has_value()) {
-      codec::NodeAffinityToProto(*ps.required_node_affinity, p->mutable_required_node_affinity());
+    if (const std::vector<core::NodeSelectorTerm>* terms = ps.required_node_affinity()) {
+      codec::NodeAffinityToProto(*terms, p->mutable_required_node_affinity());
     }
-    if (ps.resource_errors.has_value()) {
-      for (const std::string& error : *ps.resource_errors) p->add_resource_errors(error);
+    if (const std::vector<std::string>* errors = ps.resource_errors()) {
+      for (const std::string& error : *errors) p->add_resource_errors(error);
     }
   }
   s->set_active(wl.spec.active);

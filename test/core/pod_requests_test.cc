@@ -230,9 +230,9 @@ TEST(InvalidResourcesMessageTest, KubernetesAggregateOfEveryPodSetsErrors) {
   WorkloadSpec spec;
   spec.pod_sets.resize(3);
   EXPECT_EQ(InvalidResourcesMessage(spec), "");
-  spec.pod_sets[1].resource_errors = std::vector<std::string>{"e1"};
+  spec.pod_sets[1].set_resource_errors({"e1"});
   EXPECT_EQ(InvalidResourcesMessage(spec), "resources validation failed: e1");
-  spec.pod_sets[2].resource_errors = std::vector<std::string>{"e2", "e1"};
+  spec.pod_sets[2].set_resource_errors({"e2", "e1"});
   EXPECT_EQ(InvalidResourcesMessage(spec), "resources validation failed: [e1, e2]");
 }
 

@@ -218,9 +218,9 @@ core::Workload FullWorkload() {
   wl.spec.priority_class_name = "high";
   wl.spec.priority = 50;
   wl.spec.checkpoint_grace_seconds = 30;
-  wl.spec.pod_sets.back().resource_errors = std::vector<std::string>{
-      "spec.podSets[1].template.spec.containers[0]: Invalid value: "
-      "[\"cpu\"]: requests must not exceed its limits"};
+  wl.spec.pod_sets.back().set_resource_errors(
+      {"spec.podSets[1].template.spec.containers[0]: Invalid value: "
+       "[\"cpu\"]: requests must not exceed its limits"});
   wl.priority = 50;
   core::WorkloadStatus& st = wl.status;
   st.state = core::WorkloadState::kEvicting;
