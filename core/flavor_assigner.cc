@@ -71,13 +71,20 @@ FlavorMode ToFlavorMode(GranularPreemption p) {
   }
 }
 
-// Kueue's isPreferred with the default preference (borrowing over preemption).
-bool IsPreferred(const GranularMode& a, const GranularMode& b) {
+// Kueue's isPreferred: whether `a` ranks above `b`. A flavor without preemption candidates
+// cannot be admitted this cycle, so it ranks below every other usable one whatever the
+// preference; the preference then says which of the preemption mode and the borrowing level
+// comes first, the other breaking ties.
+bool IsPreferred(const GranularMode& a, const GranularMode& b, bool preemption_over_borrowing) {
   if (a.preemption == GranularPreemption::kNoFit) return false;
   if (b.preemption == GranularPreemption::kNoFit) return true;
   const bool a_no_candidates = a.preemption == GranularPreemption::kNoCandidates;
   const bool b_no_candidates = b.preemption == GranularPreemption::kNoCandidates;
   if (a_no_candidates != b_no_candidates) return !a_no_candidates;
+  if (ABSL_PREDICT_FALSE(preemption_over_borrowing)) {
+    if (a.borrowing_level != b.borrowing_level) return a.borrowing_level < b.borrowing_level;
+    return a.preemption > b.preemption;
+  }
   if (a.preemption != b.preemption) return a.preemption > b.preemption;
   return a.borrowing_level < b.borrowing_level;
 }
@@ -428,6 +435,10 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
   const bool can_preempt_while_borrowing =
       preemption.borrow_within_cohort != BorrowWithinCohortPolicy::kNever ||
       (fair_sharing && preemption.reclaim_within_cohort != PreemptionPolicy::kNever);
+  // Unset ranks as BorrowingOverPreemption (Kueue's default since the
+  // FlavorFungibilityImplicitPreferenceDefault gate was removed).
+  const bool preemption_over_borrowing =
+      cq_.spec.flavor_fungibility.preference == FungibilityPreference::kPreemptionOverBorrowing;
 
   std::vector<std::pair<std::string, std::string>> best;
   absl::InlinedVector<FlavorChoice, 2> best_choices;
@@ -538,7 +549,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
         // Fits once its queue's own quota is free.
         flavor_cause = std::max(flavor_cause, NoFitCause::kWaitingForQuota);
       }
-      if (IsPreferred(representative, mode)) representative = mode;
+      if (IsPreferred(representative, mode, preemption_over_borrowing)) representative = mode;
       if (representative.preemption == GranularPreemption::kNoFit) continue;
       flavors.emplace_back(name, flavor);
       choices.push_back(FlavorChoice{fr, ToFlavorMode(mode.preemption), borrow});
@@ -552,7 +563,7 @@ FlavorAssigner::ResourceResult FlavorAssigner::FindFlavorForPodSets(
       best_mode = representative;
       break;
     }
-    if (IsPreferred(representative, best_mode)) {
+    if (IsPreferred(representative, best_mode, preemption_over_borrowing)) {
       best = std::move(flavors);
       best_choices = std::move(choices);
       best_mode = representative;

@@ -107,9 +107,16 @@ struct PreemptionSpec {
   bool operator==(const PreemptionSpec&) const = default;
 };
 
+// Kueue's flavorFungibility.preference: which comes first when ranking the flavors a search
+// went through, the preemption mode (fit > reclaim > preempt) or the borrowing level.
+enum class FungibilityPreference { kBorrowingOverPreemption, kPreemptionOverBorrowing };
+
 struct FlavorFungibilitySpec {
   WhenCanBorrow when_can_borrow = WhenCanBorrow::kBorrow;
   WhenCanPreempt when_can_preempt = WhenCanPreempt::kTryNextFlavor;
+  // Unset ranks as kBorrowingOverPreemption, as in Kueue; kept apart from it so that a queue
+  // reads back as written (Kueue allows the field only with both policies TryNextFlavor).
+  std::optional<FungibilityPreference> preference;
   bool operator==(const FlavorFungibilitySpec&) const = default;
 };
 

@@ -395,11 +395,15 @@ int DescribeClusterQueue(Session& s, absl::string_view name) {
               "withinClusterQueue=", or_default(p.within_cluster_queue(), "Never"),
               ", reclaimWithinCohort=", or_default(p.reclaim_within_cohort(), "Never"),
               ", borrowWithinCohort=", or_default(p.borrow_within_cohort().policy(), "Never")));
-  top.Add("Flavor Fungibility",
-          absl::StrCat(
-              "whenCanBorrow=", or_default(spec.flavor_fungibility().when_can_borrow(), "Borrow"),
-              ", whenCanPreempt=",
-              or_default(spec.flavor_fungibility().when_can_preempt(), "TryNextFlavor")));
+  const v1::FlavorFungibility& fungibility = spec.flavor_fungibility();
+  // Unset and BorrowingOverPreemption rank alike, but only one of them is what was written.
+  top.Add(
+      "Flavor Fungibility",
+      absl::StrCat("whenCanBorrow=", or_default(fungibility.when_can_borrow(), "Borrow"),
+                   ", whenCanPreempt=", or_default(fungibility.when_can_preempt(), "TryNextFlavor"),
+                   fungibility.preference().empty()
+                       ? ""
+                       : absl::StrCat(", preference=", fungibility.preference())));
   top.Add("Stop Policy", or_default(spec.stop_policy(), "None"));
   std::string active = ActiveOf(cq);
   for (const v1::Condition& c : cq.status().conditions()) {

@@ -75,6 +75,10 @@ constexpr EnumValue<core::WhenCanPreempt> kWhenCanPreempt[] = {
     {"Preempt", core::WhenCanPreempt::kPreempt},
     {"MayStopSearch", core::WhenCanPreempt::kPreempt},
 };
+constexpr EnumValue<core::FungibilityPreference> kFungibilityPreferences[] = {
+    {"BorrowingOverPreemption", core::FungibilityPreference::kBorrowingOverPreemption},
+    {"PreemptionOverBorrowing", core::FungibilityPreference::kPreemptionOverBorrowing},
+};
 constexpr EnumValue<core::StopPolicy> kStopPolicies[] = {
     {"None", core::StopPolicy::kNone},
     {"Hold", core::StopPolicy::kHold},
@@ -292,6 +296,27 @@ absl::StatusOr<core::ClusterQueueSpec> ClusterQueueFromProto(const v1::ClusterQu
                             ParseEnum(r, "spec.flavorFungibility.whenCanPreempt",
                                       s.flavor_fungibility().when_can_preempt(),
                                       core::WhenCanPreempt::kTryNextFlavor, kWhenCanPreempt));
+  if (const std::string& preference = s.flavor_fungibility().preference(); !preference.empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        out.flavor_fungibility.preference,
+        ParseEnum(r, "spec.flavorFungibility.preference", preference,
+                  core::FungibilityPreference::kBorrowingOverPreemption, kFungibilityPreferences));
+    // Kueue's CRD rule and webhook: a preference only with both policies TryNextFlavor.
+    if (out.flavor_fungibility.when_can_borrow != core::WhenCanBorrow::kTryNextFlavor ||
+        out.flavor_fungibility.when_can_preempt != core::WhenCanPreempt::kTryNextFlavor) {
+      auto as_written = [](const std::string& text, absl::string_view default_name) {
+        return text.empty() ? absl::StrCat(Quote(default_name), " (the default)") : Quote(text);
+      };
+      return r.Invalid(
+          "spec.flavorFungibility.preference",
+          absl::StrCat(Quote(preference),
+                       " may only be set when both whenCanBorrow and whenCanPreempt are "
+                       "\"TryNextFlavor\", got whenCanBorrow ",
+                       as_written(s.flavor_fungibility().when_can_borrow(), "Borrow"),
+                       " and whenCanPreempt ",
+                       as_written(s.flavor_fungibility().when_can_preempt(), "TryNextFlavor")));
+    }
+  }
   TOLLGATE_ASSIGN_OR_RETURN(out.fair_weight,
                             FairWeightFromProto(r, "spec.fairSharing", s.fair_sharing()));
   TOLLGATE_ASSIGN_OR_RETURN(out.stop_policy, ParseEnum(r, "spec.stopPolicy", s.stop_policy(),
@@ -504,6 +529,10 @@ v1::ClusterQueue ClusterQueueToProto(const core::ClusterQueueSpec& cq) {
       EnumName(cq.flavor_fungibility.when_can_borrow, kWhenCanBorrow));
   s->mutable_flavor_fungibility()->set_when_can_preempt(
       EnumName(cq.flavor_fungibility.when_can_preempt, kWhenCanPreempt));
+  if (cq.flavor_fungibility.preference.has_value()) {
+    s->mutable_flavor_fungibility()->set_preference(
+        EnumName(*cq.flavor_fungibility.preference, kFungibilityPreferences));
+  }
   FairSharingToProto(cq.fair_weight, s->mutable_fair_sharing());
   s->set_stop_policy(EnumName(cq.stop_policy, kStopPolicies));
   // Kueue has no default mode: an unset admissionScope defers to the global configuration.

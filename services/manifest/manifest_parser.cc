@@ -477,14 +477,13 @@ absl::Status ParseClusterQueue(const Ctx& ctx, const YAML::Node& node, v1::Clust
                                                 spec->mutable_namespace_selector()));
   }
   if (const YAML::Node* n = s.Get("flavorFungibility")) {
-    // Kueue's `preference` reorders the borrow/preempt trade-off; Tollgate has only the two
-    // policies, so a set preference would be silently ignored.
     TOLLGATE_ASSIGN_OR_RETURN(Fields ff,
                               Fields::Read(ctx, *n, s.Path("flavorFungibility"),
-                                           {"whenCanBorrow", "whenCanPreempt"}, {"preference"}));
+                                           {"whenCanBorrow", "whenCanPreempt", "preference"}));
     v1::FlavorFungibility* fung = spec->mutable_flavor_fungibility();
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, ff, "whenCanBorrow", fung->mutable_when_can_borrow()));
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, ff, "whenCanPreempt", fung->mutable_when_can_preempt()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, ff, "preference", fung->mutable_preference()));
   }
   if (const YAML::Node* n = s.Get("preemption")) {
     TOLLGATE_ASSIGN_OR_RETURN(Fields p, Fields::Read(ctx, *n, s.Path("preemption"),

@@ -1,8 +1,10 @@
 // FlavorAssignment::ResolveNoFitCause: Kueue's resolveNoFitReason over the flavor attempts the
-// assigner recorded (the assigner's own search is exercised through ClusterState's cycles).
+// assigner recorded (the assigner's own search is exercised through ClusterState's cycles), and
+// the assigner's ranking of flavors under flavorFungibility.preference.
 #include "core/flavor_assigner.h"
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -233,6 +235,106 @@ TEST_F(ResourceTransformationsTest, PartialAdmissionScalesTheTransformedRequests
   EXPECT_EQ(a.status.admission->pod_sets[0].count, 2);
   EXPECT_EQ(a.status.admission->pod_sets[0].resource_usage, (ResourceAmounts{{"gpu", 4}}));
 }
+
+// Kueue's flavorFungibility.preference, through the assigner's ranking of the flavors its search
+// went through. The oracle's verdict for the first flavor is scripted; the second fits by
+// borrowing from the cohort.
+class ScriptedOracle : public PreemptionOracle {
+ public:
+  explicit ScriptedOracle(std::pair<PreemptionPossibility, int> verdict) : verdict_(verdict) {}
+  std::pair<PreemptionPossibility, int> SimulatePreemption(FrId, int64_t) override {
+    return verdict_;
+  }
+
+ private:
+  std::pair<PreemptionPossibility, int> verdict_;
+};
+
+struct PreferenceCase {
+  std::string name;
+  std::optional<FungibilityPreference> preference;
+  // What preempting in a100 would take: its possibility and borrowing level after.
+  std::pair<PreemptionPossibility, int> a100_verdict;
+  std::string want_flavor;
+  FlavorMode want_mode;
+};
+
+void PrintTo(const PreferenceCase& c, std::ostream* os) { *os << c.name; }
+
+class FungibilityPreferenceTest : public GpuClusterStateTest,
+                                  public ::testing::WithParamInterface<PreferenceCase> {
+ protected:
+  // cq: a100 4 (held by `holder`), spot 0; lender: spot 4. Both fungibility policies
+  // TryNextFlavor, so the search goes through both flavors and the ranking decides.
+  FlavorAssignment AssignSecondJob(const PreferenceCase& c) {
+    EXPECT_TRUE(state_.ApplyResourceFlavor({"spot", {}, {}, {}}, now_).ok());
+    ClusterQueueSpec cq;
+    cq.name = "cq";
+    cq.cohort = "c";
+    cq.resource_groups = {{{"gpu"},
+                           {{"a100", {{"gpu", 4, std::nullopt, std::nullopt}}},
+                            {"spot", {{"gpu", 0, std::nullopt, std::nullopt}}}}}};
+    cq.flavor_fungibility.when_can_borrow = WhenCanBorrow::kTryNextFlavor;
+    cq.flavor_fungibility.when_can_preempt = WhenCanPreempt::kTryNextFlavor;
+    cq.flavor_fungibility.preference = c.preference;
+    AddQueue(std::move(cq), "ns");
+    ClusterQueueSpec lender;
+    lender.name = "lender";
+    lender.cohort = "c";
+    lender.resource_groups = {{{"gpu"},
+                               {{"a100", {{"gpu", 0, std::nullopt, std::nullopt}}},
+                                {"spot", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+    EXPECT_TRUE(state_.ApplyClusterQueue(std::move(lender), now_).ok());
+    Submit(GpuJob("holder", "ns", 4));
+    Settle();
+    EXPECT_EQ(state_.FindWorkload("ns/holder")->status.admission->pod_sets[0].flavors,
+              (std::vector<std::pair<std::string, std::string>>{{"gpu", "a100"}}));
+    now_ += absl::Milliseconds(1);
+    EXPECT_TRUE(state_.Submit(GpuJob("next", "ns", 4, 1), "", now_).ok());
+    ScriptedOracle oracle(c.a100_verdict);
+    FlavorAssigner assigner(state_, *state_.cluster_queue("cq"), *state_.FindWorkload("ns/next"),
+                            oracle);
+    return assigner.Assign({});
+  }
+};
+
+TEST_P(FungibilityPreferenceTest, RanksTheFlavorsItWentThrough) {
+  const PreferenceCase& c = GetParam();
+  const FlavorAssignment got = AssignSecondJob(c);
+  ASSERT_EQ(got.pod_sets.size(), 1u);
+  EXPECT_EQ(got.pod_sets[0].flavors,
+            (std::vector<std::pair<std::string, std::string>>{{"gpu", c.want_flavor}}));
+  EXPECT_EQ(got.RepresentativeMode(), c.want_mode);
+}
+
+constexpr auto kPreemptOwnQuota = std::pair{PreemptionPossibility::kPreempt, 0};
+
+INSTANTIATE_TEST_SUITE_P(
+    Preferences, FungibilityPreferenceTest,
+    ::testing::Values(
+        // Preemption mode first: spot's fit (borrowing) beats a100's preemption.
+        PreferenceCase{"UnsetRanksAsBorrowingOverPreemption", std::nullopt, kPreemptOwnQuota,
+                       "spot", FlavorMode::kFit},
+        PreferenceCase{"BorrowingOverPreemptionBorrows",
+                       FungibilityPreference::kBorrowingOverPreemption, kPreemptOwnQuota, "spot",
+                       FlavorMode::kFit},
+        // Borrowing level first: a100's 0 beats spot's cohort level.
+        PreferenceCase{"PreemptionOverBorrowingPreemptsInOwnQuota",
+                       FungibilityPreference::kPreemptionOverBorrowing, kPreemptOwnQuota, "a100",
+                       FlavorMode::kPreempt},
+        // Same borrowing level: the better preemption mode (fit) breaks the tie.
+        PreferenceCase{"PreemptionOverBorrowingBreaksTiesByMode",
+                       FungibilityPreference::kPreemptionOverBorrowing,
+                       {PreemptionPossibility::kReclaim, 1},
+                       "spot",
+                       FlavorMode::kFit},
+        // No candidates ranks below any usable flavor before the preference applies.
+        PreferenceCase{"PreemptionOverBorrowingNeverTakesNoCandidates",
+                       FungibilityPreference::kPreemptionOverBorrowing,
+                       {PreemptionPossibility::kNoCandidates, 0},
+                       "spot",
+                       FlavorMode::kFit}),
+    [](const ::testing::TestParamInfo<PreferenceCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace tollgate::core

@@ -186,6 +186,12 @@ Scenario RandomScenario(Rng& rng, bool fair_sharing, bool with_checks, bool prio
         rng.Percent(70) ? WhenCanBorrow::kBorrow : WhenCanBorrow::kTryNextFlavor;
     cq.flavor_fungibility.when_can_preempt =
         rng.Percent(70) ? WhenCanPreempt::kTryNextFlavor : WhenCanPreempt::kPreempt;
+    // Allowed only with both policies TryNextFlavor. Picked by the queue's index, not drawn, so
+    // the scenarios existing seeds generate stay as they were.
+    if (cq.flavor_fungibility.when_can_borrow == WhenCanBorrow::kTryNextFlavor &&
+        cq.flavor_fungibility.when_can_preempt == WhenCanPreempt::kTryNextFlavor && i % 2 == 1) {
+      cq.flavor_fungibility.preference = FungibilityPreference::kPreemptionOverBorrowing;
+    }
     if (rng.Percent(10)) cq.max_preempted_workloads = static_cast<int32_t>(rng.Between(1, 2));
     if (fair_sharing) cq.fair_weight = RandomWeight(rng);
     if (with_checks && rng.Percent(70)) {
@@ -888,6 +894,9 @@ class Simulation {
           " threshold=", cq.preemption.max_priority_threshold.value_or(-1),
           " whenCanBorrow=", static_cast<int>(cq.flavor_fungibility.when_can_borrow),
           " whenCanPreempt=", static_cast<int>(cq.flavor_fungibility.when_can_preempt),
+          " preference=",
+          static_cast<int>(cq.flavor_fungibility.preference.value_or(
+              FungibilityPreference::kBorrowingOverPreemption)),
           " maxPreempted=", cq.max_preempted_workloads, group(cq.resource_groups), "\n");
     }
     for (const LocalQueueSpec& lq : scenario_.local_queues) {

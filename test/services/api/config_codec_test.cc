@@ -212,6 +212,30 @@ TEST(ClusterQueueFromProtoTest, RejectsEveryInvalidField) {
          p.mutable_spec()->mutable_flavor_fungibility()->set_when_can_preempt("Borrow");
        },
        {"spec.flavorFungibility.whenCanPreempt:", "\"Borrow\""}},
+      {"fungibility preference",
+       [](CQ& p) {
+         v1::FlavorFungibility* f = p.mutable_spec()->mutable_flavor_fungibility();
+         f->set_when_can_borrow("TryNextFlavor");
+         f->set_when_can_preempt("TryNextFlavor");
+         f->set_preference("PreemptionFirst");
+       },
+       {"spec.flavorFungibility.preference:", "unsupported value \"PreemptionFirst\"",
+        "\"PreemptionOverBorrowing\""}},
+      {"fungibility preference with the default whenCanBorrow",
+       [](CQ& p) {
+         p.mutable_spec()->mutable_flavor_fungibility()->set_when_can_preempt("TryNextFlavor");
+         p.mutable_spec()->mutable_flavor_fungibility()->set_preference("BorrowingOverPreemption");
+       },
+       {"spec.flavorFungibility.preference:", "\"BorrowingOverPreemption\"",
+        "whenCanBorrow \"Borrow\" (the default)"}},
+      {"fungibility preference with whenCanPreempt MayStopSearch",
+       [](CQ& p) {
+         v1::FlavorFungibility* f = p.mutable_spec()->mutable_flavor_fungibility();
+         f->set_when_can_borrow("TryNextFlavor");
+         f->set_when_can_preempt("MayStopSearch");
+         f->set_preference("PreemptionOverBorrowing");
+       },
+       {"spec.flavorFungibility.preference:", "whenCanPreempt \"MayStopSearch\""}},
       {"weight not a quantity",
        [](CQ& p) { p.mutable_spec()->mutable_fair_sharing()->set_weight("heavy"); },
        {"spec.fairSharing.weight:", "invalid quantity \"heavy\""}},
@@ -316,7 +340,8 @@ TEST(ClusterQueueFromProtoTest, ConvertsQuantitiesAndPolicies) {
   want.preemption = {core::PreemptionPolicy::kLowerOrNewerEqualPriority,
                      core::PreemptionPolicy::kAny, core::BorrowWithinCohortPolicy::kLowerPriority,
                      -5};
-  want.flavor_fungibility = {core::WhenCanBorrow::kTryNextFlavor, core::WhenCanPreempt::kPreempt};
+  want.flavor_fungibility.when_can_borrow = core::WhenCanBorrow::kTryNextFlavor;
+  want.flavor_fungibility.when_can_preempt = core::WhenCanPreempt::kPreempt;
   want.fair_weight = 0.5;
   want.stop_policy = core::StopPolicy::kHoldAndDrain;
   want.admission_mode = core::AdmissionMode::kUsageBasedFairSharing;
@@ -358,6 +383,33 @@ TEST(ClusterQueueFromProtoTest, AcceptsKueueV1beta2FungibilitySpelling) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->flavor_fungibility.when_can_borrow, core::WhenCanBorrow::kBorrow);
   EXPECT_EQ(got->flavor_fungibility.when_can_preempt, core::WhenCanPreempt::kPreempt);
+}
+
+TEST(ClusterQueueFromProtoTest, FungibilityPreferenceRoundTripsAndStaysUnsetWhenUnset) {
+  v1::ClusterQueue cq = ValidClusterQueue();
+  v1::FlavorFungibility* f = cq.mutable_spec()->mutable_flavor_fungibility();
+  f->set_when_can_borrow("TryNextFlavor");
+  f->set_when_can_preempt("TryNextFlavor");
+  absl::StatusOr<core::ClusterQueueSpec> unset = ClusterQueueFromProto(cq);
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->flavor_fungibility.preference.has_value());
+  // Written back unset: BorrowingOverPreemption would be refused with other policies.
+  EXPECT_EQ(ClusterQueueToProto(*unset).spec().flavor_fungibility().preference(), "");
+
+  for (const auto& [name, value] :
+       {std::pair{"BorrowingOverPreemption", core::FungibilityPreference::kBorrowingOverPreemption},
+        std::pair{"PreemptionOverBorrowing",
+                  core::FungibilityPreference::kPreemptionOverBorrowing}}) {
+    f->set_preference(name);
+    absl::StatusOr<core::ClusterQueueSpec> got = ClusterQueueFromProto(cq);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->flavor_fungibility.preference, value);
+    const v1::ClusterQueue proto = ClusterQueueToProto(*got);
+    EXPECT_EQ(proto.spec().flavor_fungibility().preference(), name);
+    absl::StatusOr<core::ClusterQueueSpec> again = ClusterQueueFromProto(proto);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *got);
+  }
 }
 
 TEST(ClusterQueueFromProtoTest, LendingLimitMayEqualNominal) {
