@@ -162,7 +162,16 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   // has none); set here so the conditions keep their order.
   SetCondition(wl->status, "Admitted", false, "UnsatisfiedAdmissionChecks",
                "The workload has not all checks ready", now);
-  SetCondition(wl->status, "Evicted", false, "Admitted", "", now);
+  // Kueue's SetQuotaReservation: an eviction or preemption still in force is over, and says what
+  // it was; a workload never evicted gets no such condition.
+  for (absl::string_view type : {"Evicted", "Preempted"}) {
+    if (const Condition* before = FindCondition(wl->status, type);
+        before != nullptr && before->status) {
+      // A copy first: the condition written is the one `before` points into.
+      const std::string previously = absl::StrCat("Previously: ", before->message);
+      SetCondition(wl->status, type, false, "QuotaReserved", previously, now);
+    }
+  }
   AddEvent(wl->status, now, "QuotaReserved", std::move(message));
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {

@@ -132,6 +132,11 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   wl->status.admission.reset();
   wl->status.set_admitted_pod_sets({});
   wl->status.pods_ready = false;
+  if (FindCondition(wl->status, "PodsReady") != nullptr) {
+    // Kueue's job reconciler: a workload no longer admitted waits for its pods to start again.
+    SetCondition(wl->status, Condition{"PodsReady", false, "WaitForStart",
+                                       "Not all pods are ready or succeeded", now});
+  }
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
@@ -143,15 +148,33 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       : !wl->spec.active                        ? deactivation_message
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
                                                 : "";
+  // Kueue's job reconciler, once the job stopped: Requeued names the eviction, True only after a
+  // preemption or a node failure; any other eviction holds the requeue back (False) until the
+  // workload controller lets it go: at the end of the backoff (FireTimers), on reactivation
+  // (SetActive) or when the stopped queue runs again (DrainStoppedQueues).
+  const Condition* eviction = FindCondition(wl->status, "Evicted");
+  const std::string eviction_reason =
+      eviction != nullptr && eviction->status ? eviction->reason : "Evicted";
+  const std::string eviction_message = eviction != nullptr ? eviction->message : "";
+  eviction = nullptr;
+  const bool backing_off = wl->status.history().requeue_at > now;
   if (!wl->spec.active || wl->status.deactivated) {
-    // Not requeued: Kueue's workload controller names a deactivated workload's state.
-    SetUnreservedConditions(wl->status, "Deactivated", wl->status.pending_message, now);
+    // Not requeued: Kueue's workload controller names a deactivated workload's state, with the
+    // same message whatever deactivated it (the Evicted condition names the cause).
+    SetUnreservedConditions(wl->status, "Deactivated", kDeactivatedMessage, now);
   } else {
-    // Requeued, to be evaluated again (Kueue's workload controller once the eviction
-    // completes).
-    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Evicted, requeued", now);
+    // Requeued, to be evaluated again, with the eviction's message (Kueue's job reconciler;
+    // the workload controller keeps a PendingEvaluation until a cycle evaluates the workload).
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, eviction_message, now);
   }
-  SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
+  const bool requeued = eviction_reason == "Preempted" || eviction_reason == "NodeFailures";
+  SetCondition(wl->status, Condition{"Requeued", requeued, eviction_reason, eviction_message, now});
+  if (!requeued && wl->spec.active && !wl->status.deactivated && !backing_off &&
+      (eviction_reason == "PodsReadyTimeout" || eviction_reason == kEvictedByAdmissionCheck)) {
+    // No backoff to wait for: the workload controller lets it go at once.
+    SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
+                                       "The workload backoff was finished", now});
+  }
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);
   // Without an admission it carries only the checks that cover every flavor of its queue.
@@ -188,6 +211,12 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   // Kueue's workload controller marks a gated workload on first sight; Requeue left it out.
   if (HasAdmissionGate(ref.spec)) {
     MarkAdmissionGated(ref.status, *AdmissionGatedByOf(ref.spec), now, /*first_seen=*/true);
+  }
+  // Submitted inactive: Kueue's workload controller evicts it on first sight (Evicted=True,
+  // Deactivated) and names its state, before any cycle and whatever its queue or gates.
+  if (!ref.spec.active) {
+    ref.status.pending_message = std::string(kDeactivatedMessage);
+    SetDeactivatedUnreservedConditions(ref.status, "Deactivated", kDeactivatedMessage, now);
   }
   SyncChecks(ref, now);
   return SubmitOutcome{ref.id, true};
@@ -315,14 +344,13 @@ absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
   if (!wl->status.pods_ready) {
     wl->status.pods_ready = true;
     const Condition* before = FindCondition(wl->status, "PodsReady");
-    if (before != nullptr && before->reason == kWaitForRecovery) {
-      // Kueue's reason once a workload that lost a pod is running again.
-      SetCondition(wl->status,
-                   Condition{"PodsReady", true, "Recovered", "All pods are running again", now});
-    } else {
-      SetCondition(wl->status,
-                   Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
-    }
+    // Kueue's job reconciler: Started the first time, Recovered once a workload that lost a pod
+    // is running again; the same message for both.
+    const bool recovered =
+        before != nullptr && (before->reason == kWaitForRecovery || before->reason == "Recovered");
+    SetCondition(wl->status,
+                 Condition{"PodsReady", true, recovered ? "Recovered" : "Started",
+                           "All pods reached readiness and the workload is running", now});
     MarkDirty(wl->id);
   }
   return absl::OkStatus();
@@ -425,8 +453,21 @@ bool ClusterState::FireTimers(absl::Time now) {
         break;
       }
       case TimerKind::kBackoffExpired: {
+        if (wl->status.history().requeue_at > now) break;
+        // Kueue's workload controller lets a requeue its backoff held back go (Requeued=True,
+        // BackoffFinished), whether or not the workload's queue can take it now.
+        if (const Condition* requeued = FindCondition(wl->status, "Requeued");
+            requeued != nullptr && !requeued->status && wl->spec.active &&
+            !wl->status.deactivated && wl->status.state == WorkloadState::kPending &&
+            (requeued->reason == "PodsReadyTimeout" ||
+             requeued->reason == kEvictedByAdmissionCheck)) {
+          SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
+                                             "The workload backoff was finished", now});
+          MarkDirty(wl->id);
+          changed = true;
+        }
         ClusterQueueRuntime* cq = router_.QueuedIn(id);
-        if (cq == nullptr || wl->status.history().requeue_at > now) break;
+        if (cq == nullptr) break;
         if (cq->queue.IsInadmissible(id)) {
           cq->queue.PushActive(KeyOf(*wl));
           changed = true;
