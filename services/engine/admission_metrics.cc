@@ -66,6 +66,19 @@ std::vector<const core::WorkloadEvent*> UncountedEventsAt(
   return events;
 }
 
+// Whether the PodsReady timeout behind `eviction` was the recovery timeout: the workload lost a
+// pod (reported not ready after being ready) since it was last admitted. Its PodsReady
+// condition no longer tells, as the released workload waits for its pods to start again.
+bool LostAPodBefore(const core::Workload& wl, const core::WorkloadEvent* eviction) {
+  const std::vector<core::WorkloadEvent>& events = wl.status.events;
+  for (size_t i = static_cast<size_t>(eviction - events.data()); i-- > 0;) {
+    if (events[i].reason == "PodsNotReady") return true;
+    if (events[i].reason == "Admitted") return false;
+  }
+  // Its admission fell out of the capped event list: the condition is all there is.
+  return core::WaitsForRecovery(wl.status);
+}
+
 }  // namespace
 
 AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
@@ -357,8 +370,7 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       underlying_cause = std::string(reason_view);
       reason_view = "Deactivated";
     } else if (reason_view == "PodsReadyTimeout") {
-      // Which timeout fired: the PodsReady condition still says whether it had been ready.
-      underlying_cause = core::WaitsForRecovery(wl.status) ? "WaitForRecovery" : "WaitForStart";
+      underlying_cause = LostAPodBefore(wl, eviction) ? "WaitForRecovery" : "WaitForStart";
     }
     const std::string reason(reason_view);
     evicted_.Add({cluster_queue, reason, underlying_cause, wl.spec.priority_class_name, kRole});

@@ -323,8 +323,9 @@ TEST_F(AdmissionCheckLifecycleTest, AStoppedQueueCancelsReservationsThatWaitForC
   EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
   EXPECT_EQ(Wl("a").status.events.back().reason, "QuotaReservationCancelled");
   EXPECT_EQ(Wl("a").status.events.back().message, "ClusterQueue cq is stopped");
-  // No eviction: nothing ran.
-  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted")->status, false);
+  // No eviction: nothing ran (and, as in Kueue, a workload never evicted has no Evicted
+  // condition).
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted"), nullptr);
   EXPECT_EQ(Wl("a").status.pending_message, "ClusterQueue cq is inactive");
 }
 

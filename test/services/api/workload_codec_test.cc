@@ -605,7 +605,7 @@ TEST(WorkloadSpecFromProtoTest, RequestsBeyondInt64AreClampedAsKueueDoes) {
               (core::ResourceAmounts{{c.resource, std::numeric_limits<int64_t>::max()}}));
   }
   // A malformed or negative request is still refused.
-  for (const std::string& quantity : {"12 cores", "-1e400"}) {
+  for (const char* quantity : {"12 cores", "-1e400"}) {
     SCOPED_TRACE(quantity);
     v1::Workload wl = ValidWorkload();
     (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["memory"] = quantity;
