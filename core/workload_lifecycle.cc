@@ -463,12 +463,13 @@ bool ClusterState::FireTimers(absl::Time now) {
         break;
       }
       case TimerKind::kBackoffExpired: {
-        ClusterQueueRuntime* cq = router_.QueuedIn(id);
-        if (cq == nullptr || wl->status.history().requeue_at > now) break;
+        if (wl->status.history().requeue_at > now) break;
         if (FinishCheckBackoff(*wl, now)) {
           MarkDirty(wl->id);
           changed = true;
         }
+        ClusterQueueRuntime* cq = router_.QueuedIn(id);
+        if (cq == nullptr) break;
         if (cq->queue.IsInadmissible(id)) {
           cq->queue.PushActive(KeyOf(*wl));
           changed = true;
