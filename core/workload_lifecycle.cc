@@ -21,6 +21,31 @@ namespace {
 constexpr char kMaximumExecutionTimeMessage[] =
     "The workload is deactivated due to exceeding the maximum execution time";
 
+// Kueue's Requeued condition once an admission check's Retry has evicted a workload: false,
+// with the eviction's reason and message, while the checks' retry delay runs (its job
+// reconciler), true with BackoffFinished once the delay has passed or when there was none (its
+// workload controller).
+void SetRequeuedByCheck(Workload& wl, const std::string& eviction_message, absl::Time now) {
+  if (wl.status.history().requeue_at > now) {
+    SetCondition(wl.status, Condition{"Requeued", false, std::string(kEvictedByAdmissionCheck),
+                                      eviction_message, now});
+  } else {
+    SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
+                                      "The workload backoff was finished", now});
+  }
+}
+
+// The end of the retry delay SetRequeuedByCheck started; false when there was none to end.
+bool FinishCheckBackoff(Workload& wl, absl::Time now) {
+  const Condition* requeued = FindCondition(wl.status, "Requeued");
+  if (requeued == nullptr || requeued->status || requeued->reason != kEvictedByAdmissionCheck) {
+    return false;
+  }
+  SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
+                                    "The workload backoff was finished", now});
+  return true;
+}
+
 }  // namespace
 
 void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
@@ -108,8 +133,14 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
                          evicted->message == kMaximumExecutionTimeMessage;
   const bool rejected_by_check = wl->status.deactivated && evicted != nullptr && evicted->status &&
                                  evicted->reason == kDeactivatedByAdmissionCheck;
-  // A copy: SetCondition below may grow the conditions and move what `evicted` points at.
+  // Copies: SetCondition below may grow the conditions and move what `evicted` points at.
   const std::string rejection_message = rejected_by_check ? evicted->message : "";
+  // Kueue's job reconciler clears the reservation with the eviction's message, which a
+  // workload keeps until the scheduler next looks at it (not before a backoff ends).
+  const std::string eviction_message =
+      evicted != nullptr && evicted->status ? evicted->message : std::string();
+  const bool evicted_by_check =
+      evicted != nullptr && evicted->status && evicted->reason == kEvictedByAdmissionCheck;
   // A deactivation that named its cause (SetActive's DeactivationCause) keeps saying why.
   const std::string deactivation_message =
       !wl->spec.active && evicted != nullptr && evicted->status &&
@@ -142,16 +173,23 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
             "retries"
       : !wl->spec.active                        ? deactivation_message
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
-                                                : "";
+                                                : eviction_message;
   if (!wl->spec.active || wl->status.deactivated) {
     // Not requeued: Kueue's workload controller names a deactivated workload's state.
     SetUnreservedConditions(wl->status, "Deactivated", wl->status.pending_message, now);
   } else {
     // Requeued, to be evaluated again (Kueue's workload controller once the eviction
     // completes).
-    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Evicted, requeued", now);
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation,
+                        eviction_message.empty() ? "Evicted, requeued" : eviction_message, now);
   }
-  SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
+  if (evicted_by_check && wl->spec.active && !wl->status.deactivated) {
+    // Kueue's job reconciler: Requeued=False with the eviction's reason and message, turned
+    // true by the workload controller once the checks' retry delay has passed.
+    SetRequeuedByCheck(*wl, eviction_message, now);
+  } else {
+    SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
+  }
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);
   // Without an admission it carries only the checks that cover every flavor of its queue.
@@ -425,8 +463,13 @@ bool ClusterState::FireTimers(absl::Time now) {
         break;
       }
       case TimerKind::kBackoffExpired: {
+        if (wl->status.history().requeue_at > now) break;
+        if (FinishCheckBackoff(*wl, now)) {
+          MarkDirty(wl->id);
+          changed = true;
+        }
         ClusterQueueRuntime* cq = router_.QueuedIn(id);
-        if (cq == nullptr || wl->status.history().requeue_at > now) break;
+        if (cq == nullptr) break;
         if (cq->queue.IsInadmissible(id)) {
           cq->queue.PushActive(KeyOf(*wl));
           changed = true;
