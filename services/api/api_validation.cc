@@ -180,7 +180,7 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
   const bool milli = resource == "cpu";
   // Most requests are small whole numbers ("1", "8"): read without building a Quantity. 15
   // digits times 1000 still fits in int64.
-  if (!text.empty() && text.size() <= 15 &&
+  if (!text.empty() && text.size() <= 15 && (text[0] != '0' || text.size() == 1) &&
       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     int64_t whole = 0;
     for (char c : text) whole = whole * 10 + (c - '0');
