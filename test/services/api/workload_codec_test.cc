@@ -474,6 +474,10 @@ TEST(WorkloadRoundTripTest, RequestsPrintCanonically) {
       {"nvidia.com/gpu", "2", 2, "2"},
       {"example.com/widgets", "1500m", 2, "2"},  // whole units, rounded up as Kueue does
       {"cpu", "0", 0, "0"},
+      // Whole numbers are read without a Quantity up to 15 digits; the same values either side.
+      {"cpu", "8", 8000, "8"},
+      {"cpu", "999999999999999", 999999999999999000, "999999999999999"},
+      {"nvidia.com/gpu", "1000000000000001", 1000000000000001, "1000000000000001"},
   };
   for (const CanonicalQuantityCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.resource, "=", c.input));
