@@ -36,6 +36,15 @@ std::string QuotaReservedMessage(absl::string_view cluster_queue) {
   return out;
 }
 
+// Kueue's resetActiveCondition: a true condition of this type turns false with reason
+// QuotaReserved and "Previously: <message>"; an absent or false one is left as it is.
+void ResetActiveCondition(WorkloadStatus& status, absl::string_view type, absl::Time now) {
+  const Condition* previous = FindCondition(status, type);
+  if (previous == nullptr || !previous->status) return;
+  std::string message = absl::StrCat("Previously: ", previous->message);
+  SetCondition(status, type, false, "QuotaReserved", message, now);
+}
+
 // How many admissions ahead of the one applied its successors' data is fetched, in two steps
 // (the workload and its queue's containers at twice the distance, then what the workload points
 // at): every admitted head is a workload the cycle last touched a thousand heads ago, and
@@ -154,24 +163,19 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   cq->holding.Insert(*wl);
   AddUsageOf(*wl, a.topology_leaves);
   std::string message = QuotaReservedMessage(admission.cluster_queue);
-  // Grow each list once for the three conditions and two events below.
-  wl->status.conditions.reserve(wl->status.conditions.size() + 3);
+  // Grow each list once for the conditions and events below.
+  wl->status.conditions.reserve(wl->status.conditions.size() + 2);
   wl->status.events.reserve(std::min(kMaxWorkloadEvents, wl->status.events.size() + 2));
   SetCondition(wl->status, "QuotaReserved", true, "QuotaReserved", message, now);
   // Not admitted until its checks are all Ready (CompleteAdmission, below for a workload that
   // has none); set here so the conditions keep their order.
   SetCondition(wl->status, "Admitted", false, "UnsatisfiedAdmissionChecks",
                "The workload has not all checks ready", now);
-  // Kueue's SetQuotaReservation: an eviction or preemption still in force is over, and says what
-  // it was; a workload never evicted gets no such condition.
-  for (absl::string_view type : {"Evicted", "Preempted"}) {
-    if (const Condition* before = FindCondition(wl->status, type);
-        before != nullptr && before->status) {
-      // A copy first: the condition written is the one `before` points into.
-      const std::string previously = absl::StrCat("Previously: ", before->message);
-      SetCondition(wl->status, type, false, "QuotaReserved", previously, now);
-    }
-  }
+  // Kueue's SetQuotaReservation (resetActiveCondition): a true Evicted or Preempted condition
+  // turns false, reason QuotaReserved, keeping what it said as "Previously: ..."; a workload
+  // never evicted or preempted gets neither condition.
+  ResetActiveCondition(wl->status, "Evicted", now);
+  ResetActiveCondition(wl->status, "Preempted", now);
   AddEvent(wl->status, now, "QuotaReserved", std::move(message));
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {

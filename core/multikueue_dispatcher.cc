@@ -28,6 +28,10 @@ std::optional<std::string> FirstOtherCheckNotReady(const std::vector<AdmissionCh
   return std::nullopt;
 }
 
+bool NominatesBeforeOtherChecksReady(DispatcherMode mode, bool follows_component) {
+  return mode != DispatcherMode::kAllAtOnce && !follows_component;
+}
+
 namespace {
 
 bool SameSet(std::vector<std::string> a, std::vector<std::string> b) {

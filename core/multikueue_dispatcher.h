@@ -67,6 +67,14 @@ bool MayNominate(const NominationGate& gate);
 std::optional<std::string> FirstOtherCheckNotReady(const std::vector<AdmissionCheckState>& checks,
                                                    absl::string_view multikueue_check);
 
+// Whether a nomination is written while another check of the workload is not Ready yet. Kueue's
+// workload reconciler writes AllAtOnce's nominees, and the single worker of a component whose
+// siblings run there, only past the same gate as the copies (allNonMKAdmissionChecksReady), so
+// such a workload shows no nominees until then; the Incremental dispatcher is a reconciler of
+// its own without that gate, and an External dispatcher writes what it decides. The copies
+// wait for the other checks in every mode.
+bool NominatesBeforeOtherChecksReady(DispatcherMode mode, bool follows_component);
+
 // An Incremental dispatcher's memory of a workload: when its last round started. Kueue keeps it
 // in memory per workload and forgets it when the workload finishes, loses its quota or is
 // deleted, so a restart starts a new round at once; the caller keeps it the same way.

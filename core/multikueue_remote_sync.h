@@ -77,7 +77,9 @@ class WorkerConnection {
 // One worker of the workload's MultiKueueConfig, as the manager sees it now.
 struct WorkerView {
   bool connected = false;
-  // From WorkerConnection; unset while connected.
+  // From WorkerConnection; unset while connected, and for a worker the manager has no client
+  // for (no MultiKueueCluster): such a worker counts as lost since now at every look, as
+  // Kueue's admittingWorkerLostSince does, so a winner there is never retried for it.
   std::optional<absl::Time> lost_since;
   // The copy the worker holds; only known while connected (unset: it holds none).
   std::optional<RemoteCopy> copy;

@@ -44,6 +44,25 @@ bool RequirementMatches(const LabelSelectorRequirement& req, const Labels& label
   return false;
 }
 
+// Kubernetes' IsDecimalInteger followed by ParseInt: "0", or an optional '-' and digits without
+// a leading zero, within int64.
+bool ParseCanonicalDecimal(const std::string& text, int64_t* out) {
+  if (text == "0") {
+    *out = 0;
+    return true;
+  }
+  const size_t first_digit = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (first_digit == text.size() || text[first_digit] < '1' || text[first_digit] > '9') {
+    return false;
+  }
+  return ParseInt(text, out);
+}
+
+bool ToleratesIgnoringOperator(const Toleration& toleration, const Taint& taint) {
+  if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
+  return toleration.key.empty() || toleration.key == taint.key;
+}
+
 }  // namespace
 
 bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels) {
@@ -63,17 +82,29 @@ bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Label
 }
 
 bool Tolerates(const Toleration& toleration, const Taint& taint) {
-  if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
-  if (!toleration.key.empty() && toleration.key != taint.key) return false;
+  if (!ToleratesIgnoringOperator(toleration, taint)) return false;
   if (toleration.op == "Exists") return true;
-  return toleration.value == taint.value;
+  if (toleration.op.empty() || toleration.op == "Equal") return toleration.value == taint.value;
+  return false;
+}
+
+bool ToleratesWhenScheduling(const Toleration& toleration, const Taint& taint) {
+  if (toleration.op != "Lt" && toleration.op != "Gt") return Tolerates(toleration, taint);
+  if (!ToleratesIgnoringOperator(toleration, taint)) return false;
+  int64_t toleration_value = 0;
+  int64_t taint_value = 0;
+  if (!ParseCanonicalDecimal(toleration.value, &toleration_value) ||
+      !ParseCanonicalDecimal(taint.value, &taint_value)) {
+    return false;
+  }
+  return toleration.op == "Lt" ? taint_value < toleration_value : taint_value > toleration_value;
 }
 
 const Taint* FindUntoleratedTaint(const ResourceFlavorSpec& flavor,
                                   const std::vector<Toleration>& pod_tolerations) {
   for (const Taint& taint : flavor.node_taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    auto tolerated = [&taint](const Toleration& t) { return Tolerates(t, taint); };
+    auto tolerated = [&taint](const Toleration& t) { return ToleratesWhenScheduling(t, taint); };
     if (std::any_of(pod_tolerations.begin(), pod_tolerations.end(), tolerated)) continue;
     if (std::any_of(flavor.tolerations.begin(), flavor.tolerations.end(), tolerated)) continue;
     return &taint;

@@ -7,8 +7,17 @@
 namespace tollgate::core {
 
 // Kubernetes' toleration semantics: an empty key with Exists tolerates everything; an empty
-// effect matches every effect; Equal (or empty) compares values.
+// effect matches every effect; Equal (or empty) compares values. Lt and Gt tolerate nothing here:
+// this is the check of Kueue's node controller (TolerationsTolerateTaint without comparison
+// operators), which decides whether a taint fails a placement.
 bool Tolerates(const Toleration& toleration, const Taint& taint);
+
+// The check of Kueue's scheduling paths (the flavor assigner's flavor taints and the topology
+// node filter call FindMatchingUntoleratedTaint with comparison operators enabled): as
+// Tolerates, and Lt / Gt tolerate a taint whose value, read as a canonical decimal integer, is
+// less / greater than the toleration's (Kubernetes' TaintTolerationComparisonOperators); a value
+// that is not one tolerates nothing.
+bool ToleratesWhenScheduling(const Toleration& toleration, const Taint& taint);
 
 // The first NoSchedule/NoExecute taint of the flavor that neither the pod set's tolerations nor
 // the flavor's own tolerations tolerate, as Kueue checks it; null when all are tolerated.

@@ -239,6 +239,9 @@ void ClusterState::EraseObject(ObjectKind kind, absl::string_view namespace_name
       fair_usage_.Forget(LocalQueueKey(namespace_name, name));
       RerouteAllPending(now);
       SyncAllChecks(now);
+      // Kueue's workload controller gives back a reservation still waiting for its checks
+      // ("LocalQueue q is terminating or missing"); what was admitted keeps running.
+      CancelReservationsInInactiveQueues(now);
       return;
     case ObjectKind::kWorkloadPriorityClass:
       registry_.EraseWorkloadPriorityClass(key);

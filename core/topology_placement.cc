@@ -338,7 +338,7 @@ bool TopologyFlavor::NodeFeasible(int leaf, const TopologyPlacementRequest& r,
   // Untolerated NoSchedule/NoExecute taints, by the pod's tolerations and the flavor's.
   for (const Taint& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    auto tolerated = [&taint](const Toleration& t) { return Tolerates(t, taint); };
+    auto tolerated = [&taint](const Toleration& t) { return ToleratesWhenScheduling(t, taint); };
     if (std::any_of(r.tolerations.begin(), r.tolerations.end(), tolerated)) continue;
     if (std::any_of(flavor_tolerations_.begin(), flavor_tolerations_.end(), tolerated)) continue;
     ++stats.taints[TaintString(taint)];

@@ -21,6 +21,21 @@ namespace {
 constexpr char kMaximumExecutionTimeMessage[] =
     "The workload is deactivated due to exceeding the maximum execution time";
 
+// The end of a PodsReady or admission check backoff that held a requeue back (Requeued=False
+// with the eviction's reason): Kueue's workload controller lets it go (True, BackoffFinished),
+// whether or not the workload's queue can take it now. False when there was none to end.
+bool FinishBackoff(Workload& wl, absl::Time now) {
+  const Condition* requeued = FindCondition(wl.status, "Requeued");
+  if (requeued == nullptr || requeued->status || !wl.spec.active || wl.status.deactivated ||
+      wl.status.state != WorkloadState::kPending ||
+      (requeued->reason != "PodsReadyTimeout" && requeued->reason != kEvictedByAdmissionCheck)) {
+    return false;
+  }
+  SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
+                                    "The workload backoff was finished", now});
+  return true;
+}
+
 }  // namespace
 
 void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
@@ -108,8 +123,14 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
                          evicted->message == kMaximumExecutionTimeMessage;
   const bool rejected_by_check = wl->status.deactivated && evicted != nullptr && evicted->status &&
                                  evicted->reason == kDeactivatedByAdmissionCheck;
-  // A copy: SetCondition below may grow the conditions and move what `evicted` points at.
+  // Copies: SetCondition below may grow the conditions and move what `evicted` points at.
   const std::string rejection_message = rejected_by_check ? evicted->message : "";
+  // Kueue's job reconciler clears the reservation with the eviction's message, which a
+  // workload keeps until the scheduler next looks at it (not before a backoff ends).
+  const std::string eviction_message =
+      evicted != nullptr && evicted->status ? evicted->message : std::string();
+  const std::string eviction_reason =
+      evicted != nullptr && evicted->status ? evicted->reason : std::string("Evicted");
   // A deactivation that named its cause (SetActive's DeactivationCause) keeps saying why.
   const std::string deactivation_message =
       !wl->spec.active && evicted != nullptr && evicted->status &&
@@ -147,17 +168,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
             "retries"
       : !wl->spec.active                        ? deactivation_message
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
-                                                : "";
-  // Kueue's job reconciler, once the job stopped: Requeued names the eviction, True only after a
-  // preemption or a node failure; any other eviction holds the requeue back (False) until the
-  // workload controller lets it go: at the end of the backoff (FireTimers), on reactivation
-  // (SetActive) or when the stopped queue runs again (DrainStoppedQueues).
-  const Condition* eviction = FindCondition(wl->status, "Evicted");
-  const std::string eviction_reason =
-      eviction != nullptr && eviction->status ? eviction->reason : "Evicted";
-  const std::string eviction_message = eviction != nullptr ? eviction->message : "";
-  eviction = nullptr;
-  const bool backing_off = wl->status.history().requeue_at > now;
+                                                : eviction_message;
   if (!wl->spec.active || wl->status.deactivated) {
     // Not requeued: Kueue's workload controller names a deactivated workload's state, with the
     // same message whatever deactivated it (the Evicted condition names the cause).
@@ -167,14 +178,14 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
     // the workload controller keeps a PendingEvaluation until a cycle evaluates the workload).
     SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, eviction_message, now);
   }
+  // Kueue's job reconciler, once the job stopped: Requeued names the eviction, True only after a
+  // preemption or a node failure; any other eviction holds the requeue back (False) until the
+  // workload controller lets it go: at the end of the backoff (FinishBackoff), on reactivation
+  // (SetActive) or when the stopped queue runs again (DrainStoppedQueues).
   const bool requeued = eviction_reason == "Preempted" || eviction_reason == "NodeFailures";
   SetCondition(wl->status, Condition{"Requeued", requeued, eviction_reason, eviction_message, now});
-  if (!requeued && wl->spec.active && !wl->status.deactivated && !backing_off &&
-      (eviction_reason == "PodsReadyTimeout" || eviction_reason == kEvictedByAdmissionCheck)) {
-    // No backoff to wait for: the workload controller lets it go at once.
-    SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
-                                       "The workload backoff was finished", now});
-  }
+  // No backoff to wait for: the workload controller lets it go at once.
+  if (wl->status.history().requeue_at <= now) FinishBackoff(*wl, now);
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);
   // Without an admission it carries only the checks that cover every flavor of its queue.
@@ -454,15 +465,7 @@ bool ClusterState::FireTimers(absl::Time now) {
       }
       case TimerKind::kBackoffExpired: {
         if (wl->status.history().requeue_at > now) break;
-        // Kueue's workload controller lets a requeue its backoff held back go (Requeued=True,
-        // BackoffFinished), whether or not the workload's queue can take it now.
-        if (const Condition* requeued = FindCondition(wl->status, "Requeued");
-            requeued != nullptr && !requeued->status && wl->spec.active &&
-            !wl->status.deactivated && wl->status.state == WorkloadState::kPending &&
-            (requeued->reason == "PodsReadyTimeout" ||
-             requeued->reason == kEvictedByAdmissionCheck)) {
-          SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
-                                             "The workload backoff was finished", now});
+        if (FinishBackoff(*wl, now)) {
           MarkDirty(wl->id);
           changed = true;
         }

@@ -184,7 +184,10 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
       changed = true;
       entry.object = cluster;
       entry.fingerprint = resolved.fingerprint;
-      if (entry.link != nullptr) retired.push_back(std::move(entry.link));
+      if (entry.link != nullptr) {
+        entry.lost_without_link = entry.link->lost_since().value_or(clock_.Now());
+        retired.push_back(std::move(entry.link));
+      }
       entry.link.reset();
       if (!resolved.source.has_value()) {
         entry.state = Reported{false, resolved.reason, resolved.message};
@@ -218,6 +221,7 @@ absl::StatusOr<bool> DispatchController::SyncConfig() {
         absl::MutexLock lock(&mu_);
         MarkAllDirty();
       };
+      entry.lost_without_link.reset();
       entry.link = std::make_shared<WorkerLink>(name, *std::move(resolved.source), clock_,
                                                 link_options, std::move(listener));
       to_start.push_back(entry.link);
@@ -518,6 +522,13 @@ absl::Status DispatchController::Nominate(
   if (component.has_value() && component->step == core::ComponentStep::kFollow) {
     input.only_on = component->cluster;
   }
+  // Copies only once every other check is Ready, and AllAtOnce's nominees too; that check's
+  // change wakes us again.
+  const bool others_ready =
+      !core::FirstOtherCheckNotReady(CoreChecksOf(wl), managed.check).has_value();
+  if (!others_ready && !core::NominatesBeforeOtherChecksReady(mode_, input.only_on.has_value())) {
+    return absl::OkStatus();
+  }
   {
     absl::MutexLock lock(&mu_);
     auto it = rounds_.find(key);
@@ -536,11 +547,7 @@ absl::Status DispatchController::Nominate(
                                          current != nullptr ? current->message() : "", std::nullopt,
                                          nomination.nominated));
   }
-  if (std::optional<std::string> waiting =
-          core::FirstOtherCheckNotReady(CoreChecksOf(wl), managed.check)) {
-    // Copies only once every other check is Ready; that check's change wakes us again.
-    return absl::OkStatus();
-  }
+  if (!others_ready) return absl::OkStatus();
   std::set<std::string> with_copy;
   for (const auto& [name, link] : links) {
     if (link->connected() && link->Copy(key).has_value()) with_copy.insert(name);
@@ -565,6 +572,8 @@ void DispatchController::Reconcile(const std::string& key) {
   std::optional<ManagedWorkload> managed;
   std::vector<std::string> config_clusters;
   std::map<std::string, std::shared_ptr<WorkerLink>> links;
+  std::string config_error;
+  std::map<std::string, absl::Time> lost_without_link;
   {
     absl::MutexLock lock(&mu_);
     rechecks_.erase(key);
@@ -574,11 +583,21 @@ void DispatchController::Reconcile(const std::string& key) {
       auto check = checks_.find(managed->check);
       if (check != checks_.end()) {
         const core::ConfigLookup lookup = core::FindMultiKueueConfig(check->second.spec, configs_);
-        if (lookup.config != nullptr) config_clusters = lookup.config->clusters;
+        if (lookup.config != nullptr) {
+          config_clusters = lookup.config->clusters;
+        } else {
+          config_error = lookup.error.empty() ? "no MultiKueueConfig" : lookup.error;
+        }
+      } else {
+        config_error = absl::StrCat("no AdmissionCheck ", managed->check);
       }
     }
     for (const auto& [name, entry] : clusters_) {
-      if (entry.link != nullptr) links[name] = entry.link;
+      if (entry.link != nullptr) {
+        links[name] = entry.link;
+      } else if (entry.lost_without_link.has_value()) {
+        lost_without_link[name] = *entry.lost_without_link;
+      }
     }
   }
   const size_t slash = key.find('/');
@@ -594,6 +613,14 @@ void DispatchController::Reconcile(const std::string& key) {
       // (WorkerLink), and marking it dirty again would spin the reconcile thread on it.
       if (!deleted.ok()) RecheckLater(key);
     }
+    return;
+  }
+  if (!config_error.empty()) {
+    // Without its config the workers of the check are unknown, so nothing is decided: Kueue's
+    // reconciler fails to read the group and leaves the workload and its copies as they are
+    // (an admitted workload is not retried for it). A change of the config wakes it again.
+    common::Log("info", "MultiKueue config not loaded, workload left as it is",
+                {{"workload", key}, {"error", config_error}});
     return;
   }
   const v1::Workload& wl = managed->workload;
@@ -623,9 +650,13 @@ void DispatchController::Reconcile(const std::string& key) {
           view.copy = RemoteCopyOf(*copy, wl);
         }
       }
+    } else if (auto lost = lost_without_link.find(cluster); lost != lost_without_link.end()) {
+      // Its kubeconfig turned bad: lost since the link it had was.
+      view.lost_since = lost->second;
     } else {
-      // No usable link (a bad or missing cluster): unreachable since always.
-      view.lost_since = absl::InfinitePast();
+      // No MultiKueueCluster, or never a link: Kueue has no client for it and counts it lost
+      // since now at every look, so a winner there stays Ready until it is back.
+      view.lost_since.reset();
     }
     workers[cluster] = std::move(view);
   }

@@ -77,6 +77,11 @@ class DispatchController {
     // What the connection was made (or refused) from: ResolveWorker's fingerprint.
     std::string fingerprint;
     std::shared_ptr<WorkerLink> link;
+    // While the spec makes no link (a kubeconfig turned bad): when the link it replaced was
+    // lost, so a winner there is retried workerLostTimeout after that, as Kueue keeps a
+    // disconnected client's loss time. Unset when there never was a link: Kueue then counts the
+    // worker as lost since each look, and never retries for it.
+    std::optional<absl::Time> lost_without_link;
     // The connection's view: what to report as the cluster's Active condition.
     Reported state;
   };

@@ -1,5 +1,6 @@
 #include "services/api/selector_codec.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -18,6 +19,18 @@ constexpr std::initializer_list<absl::string_view> kTaintEffects = {
 constexpr absl::string_view kNoExecute = "NoExecute";
 constexpr absl::string_view kOpEqual = "Equal";
 constexpr absl::string_view kOpExists = "Exists";
+// Kubernetes' numeric toleration operators (TaintTolerationComparisonOperators): Kueue's
+// scheduling compares them (core::ToleratesWhenScheduling).
+constexpr absl::string_view kOpLt = "Lt";
+constexpr absl::string_view kOpGt = "Gt";
+
+// Kubernetes' IsDecimalInteger: "0", or an optional '-' and digits without a leading zero.
+bool IsCanonicalDecimalInteger(absl::string_view text) {
+  if (text == "0") return true;
+  if (!text.empty() && text[0] == '-') text.remove_prefix(1);
+  if (text.empty() || text[0] < '1' || text[0] > '9') return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 }  // namespace
 
@@ -50,8 +63,9 @@ absl::StatusOr<std::vector<core::Toleration>> TolerationsFromProto(
     const v1::Toleration& t = tols[i];
     const std::string tpath = Index(path, i);
     const std::string op_path = Child(tpath, "operator");
-    TOLLGATE_RETURN_IF_ERROR(
-        CheckOneOf(r, op_path, t.operator_(), {kOpEqual, kOpExists}, /*allow_empty=*/true));
+    TOLLGATE_RETURN_IF_ERROR(CheckOneOf(r, op_path, t.operator_(),
+                                        {kOpEqual, kOpExists, kOpLt, kOpGt},
+                                        /*allow_empty=*/true));
     const std::string op = t.operator_().empty() ? std::string(kOpEqual) : t.operator_();
     if (t.key().empty()) {
       // An empty key matches every taint, which only makes sense without a value to compare.
@@ -67,6 +81,13 @@ absl::StatusOr<std::vector<core::Toleration>> TolerationsFromProto(
         return r.Invalid(Child(tpath, "value"), absl::StrCat("must be empty when operator is "
                                                              "\"Exists\", got ",
                                                              Quote(t.value())));
+      }
+    } else if (op == kOpLt || op == kOpGt) {
+      if (!IsCanonicalDecimalInteger(t.value())) {
+        return r.Invalid(Child(tpath, "value"), absl::StrCat(Quote(t.value()),
+                                                             ": must be a valid decimal integer in "
+                                                             "canonical form when operator is ",
+                                                             Quote(op)));
       }
     } else {
       TOLLGATE_RETURN_IF_ERROR(r.At(Child(tpath, "value"), core::ValidateLabelValue(t.value())));

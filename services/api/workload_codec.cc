@@ -79,10 +79,15 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
     }
     out.min_count = ps.min_count();
   }
-  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(path(), "requests"), ps.requests_size(),
-                                         kMaxPodSetRequests, "entries"));
-  TOLLGATE_RETURN_IF_ERROR(
-      CheckMaxItems(r, Child(path(), "tolerations"), ps.tolerations_size(), kMaxPodSetTolerations));
+  // Tested before the path is built: a path costs more than the rest of a small pod set.
+  if (ps.requests_size() > kMaxPodSetRequests) {
+    return CheckMaxItems(r, Child(path(), "requests"), ps.requests_size(), kMaxPodSetRequests,
+                         "entries");
+  }
+  if (ps.tolerations_size() > kMaxPodSetTolerations) {
+    return CheckMaxItems(r, Child(path(), "tolerations"), ps.tolerations_size(),
+                         kMaxPodSetTolerations);
+  }
   // In resource order, as Sorted() would give, without copying the map.
   using Request = google::protobuf::Map<std::string, std::string>::value_type;
   absl::InlinedVector<const Request*, 4> requests;

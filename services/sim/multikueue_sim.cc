@@ -183,9 +183,10 @@ absl::Status MultiKueueSim::Pass(engine::TollgateApi& api, bool* changed) {
     }
     if (check.empty()) continue;
     const core::ConfigLookup lookup = core::FindMultiKueueConfig(checks_.at(check), configs_);
-    const std::vector<std::string> clusters =
-        lookup.config != nullptr ? lookup.config->clusters : std::vector<std::string>();
-    TOLLGATE_RETURN_IF_ERROR(Reconcile(api, wl, check, clusters, listed, changed));
+    // Without its config the check's workers are unknown: nothing is decided (as
+    // tollgate-multikueue; Kueue's reconciler fails to read the group).
+    if (lookup.config == nullptr) continue;
+    TOLLGATE_RETURN_IF_ERROR(Reconcile(api, wl, check, lookup.config->clusters, listed, changed));
   }
   // Deleted on the manager since the last pass: its copies go at once where the worker
   // answers; garbage collection takes those on workers that are away.
@@ -314,8 +315,10 @@ absl::Status MultiKueueSim::Reconcile(engine::TollgateApi& api, v1::Workload wl,
         view.copy->spec_in_sync = SpecInSync(copy->second, wl);
       }
     } else {
-      // No MultiKueueCluster of that name: unreachable since always.
-      view.lost_since = absl::InfinitePast();
+      // No MultiKueueCluster of that name: unreachable, and lost since now at every look (as
+      // for tollgate-multikueue and Kueue, which has no client for it), so a winner there stays
+      // Ready until it is back.
+      view.lost_since.reset();
     }
     views[cluster] = std::move(view);
   }
@@ -426,6 +429,17 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
   if (component.has_value() && component->step == core::ComponentStep::kFollow) {
     input.only_on = component->cluster;
   }
+  std::vector<core::AdmissionCheckState> checks;
+  for (const v1::AdmissionCheckState& s : wl.status().admission_checks()) {
+    core::AdmissionCheckState state;
+    state.name = s.name();
+    state.state = api::CheckStateOf(wl, s.name()).value_or(core::CheckState::kPending);
+    checks.push_back(std::move(state));
+  }
+  const bool others_ready = !core::FirstOtherCheckNotReady(checks, check).has_value();
+  if (!others_ready && !core::NominatesBeforeOtherChecksReady(mode_, input.only_on.has_value())) {
+    return absl::OkStatus();
+  }
   if (auto round = rounds_.find(key); round != rounds_.end()) input.round = round->second;
   const core::Nomination nomination = core::Nominate(mode_, input, now);
   if (nomination.new_round.has_value()) rounds_[key] = *nomination.new_round;
@@ -452,15 +466,8 @@ absl::Status MultiKueueSim::Nominate(engine::TollgateApi& api, const v1::Workloa
     }
     *changed = true;
   }
-  std::vector<core::AdmissionCheckState> checks;
-  for (const v1::AdmissionCheckState& s : wl.status().admission_checks()) {
-    core::AdmissionCheckState state;
-    state.name = s.name();
-    state.state = api::CheckStateOf(wl, s.name()).value_or(core::CheckState::kPending);
-    checks.push_back(std::move(state));
-  }
   // Copies only once every other check is Ready.
-  if (core::FirstOtherCheckNotReady(checks, check).has_value()) return absl::OkStatus();
+  if (!others_ready) return absl::OkStatus();
   std::set<std::string> with_copy;
   for (const std::string& cluster : input.connected) {
     if (workers_.at(cluster).copies.count(key) > 0) with_copy.insert(cluster);

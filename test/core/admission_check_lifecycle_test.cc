@@ -157,6 +157,74 @@ TEST_F(AdmissionCheckLifecycleTest, RetryEvictsResetsEveryCheckAndWaitsForTheDel
   EXPECT_EQ(StateOf("ns/a"), WorkloadState::kQuotaReserved);
 }
 
+TEST_F(AdmissionCheckLifecycleTest, RequeuedStaysFalseUntilTheRetryDelayHasPassed) {
+  AddCheckedQueue({{"approval", {}}});
+  Submit(GpuJob("a", "ns", 4));
+  Submit(GpuJob("b", "ns", 4));
+  Settle();
+  ASSERT_TRUE(Set("a", "approval", CheckState::kRetry, "no capacity", 60).ok());
+  ASSERT_TRUE(Set("b", "approval", CheckState::kRetry, "try again").ok());
+  const std::string message =
+      R"(Evicted due to AdmissionCheck in Retry state: "approval" (no capacity))";
+  // As Kueue's job reconciler leaves it: the eviction's reason and message.
+  const Condition* requeued = FindCondition(Wl("a").status, "Requeued");
+  ASSERT_NE(requeued, nullptr);
+  EXPECT_FALSE(requeued->status);
+  EXPECT_EQ(requeued->reason, "AdmissionCheck");
+  EXPECT_EQ(requeued->message, message);
+  EXPECT_EQ(FindCondition(Wl("a").status, "QuotaReserved")->message, message);
+  EXPECT_EQ(Wl("a").status.pending_message, message);
+  // Without a delay the backoff is over at once.
+  EXPECT_TRUE(FindCondition(Wl("b").status, "Requeued")->status);
+  EXPECT_EQ(FindCondition(Wl("b").status, "Requeued")->reason, "BackoffFinished");
+
+  now_ += absl::Seconds(59);
+  state_.FireTimers(now_);
+  EXPECT_FALSE(FindCondition(Wl("a").status, "Requeued")->status);
+  now_ += absl::Seconds(1);
+  state_.FireTimers(now_);
+  requeued = FindCondition(Wl("a").status, "Requeued");
+  EXPECT_TRUE(requeued->status);
+  EXPECT_EQ(requeued->reason, "BackoffFinished");
+  EXPECT_EQ(requeued->message, "The workload backoff was finished");
+}
+
+TEST_F(AdmissionCheckLifecycleTest, ANewReservationTurnsEvictedFalseKeepingItsMessage) {
+  AddCheckedQueue({{"approval", {}}});
+  Submit(GpuJob("a", "ns", 4));
+  Settle();
+  // Never evicted: no Evicted or Preempted condition at all.
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted"), nullptr);
+  EXPECT_EQ(FindCondition(Wl("a").status, "Preempted"), nullptr);
+  ASSERT_TRUE(Set("a", "approval", CheckState::kRetry, "no capacity").ok());
+  Settle();
+  ASSERT_EQ(StateOf("ns/a"), WorkloadState::kQuotaReserved);
+  const Condition* evicted = FindCondition(Wl("a").status, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_FALSE(evicted->status);
+  EXPECT_EQ(evicted->reason, "QuotaReserved");
+  EXPECT_EQ(
+      evicted->message,
+      R"(Previously: Evicted due to AdmissionCheck in Retry state: "approval" (no capacity))");
+  EXPECT_EQ(FindCondition(Wl("a").status, "Preempted"), nullptr);
+}
+
+TEST_F(AdmissionCheckLifecycleTest, DeletingTheLocalQueueGivesBackAReservationWaitingForChecks) {
+  AddCheckedQueue({{"approval", {}}});
+  Submit(GpuJob("a", "ns", 4));
+  Submit(GpuJob("b", "ns", 4));
+  Settle();
+  ASSERT_TRUE(Set("b", "approval", CheckState::kReady).ok());
+  ASSERT_EQ(StateOf("ns/b"), WorkloadState::kAdmitted);
+  ASSERT_TRUE(state_.DeleteObject(ObjectKind::kLocalQueue, "ns", "q", now_).ok());
+  // The admitted workload runs on; the reservation that waits goes back, without an eviction.
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kAdmitted);
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted"), nullptr);
+  EXPECT_EQ(Wl("a").status.pending_message, "LocalQueue q doesn't exist");
+  EXPECT_EQ(state_.ClusterQueueUsage("cq").front().total, 4);
+}
+
 TEST_F(AdmissionCheckLifecycleTest, AShorterDelayNeverBringsTheRequeueForward) {
   AddCheckedQueue({{"approval", {}}, {"budget", {}}});
   Submit(GpuJob("a", "ns", 4));
@@ -323,8 +391,7 @@ TEST_F(AdmissionCheckLifecycleTest, AStoppedQueueCancelsReservationsThatWaitForC
   EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
   EXPECT_EQ(Wl("a").status.events.back().reason, "QuotaReservationCancelled");
   EXPECT_EQ(Wl("a").status.events.back().message, "ClusterQueue cq is stopped");
-  // No eviction: nothing ran (and, as in Kueue, a workload never evicted has no Evicted
-  // condition).
+  // No eviction: nothing ran.
   EXPECT_EQ(FindCondition(Wl("a").status, "Evicted"), nullptr);
   EXPECT_EQ(Wl("a").status.pending_message, "ClusterQueue cq is inactive");
 }

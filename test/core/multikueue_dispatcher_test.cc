@@ -68,6 +68,14 @@ TEST(MayNominateTest, CopiesWaitForEveryOtherCheck) {
             std::nullopt);
 }
 
+TEST(MayNominateTest, OnlyAllAtOnceAndComponentsWaitForOtherChecksToNominate) {
+  EXPECT_FALSE(NominatesBeforeOtherChecksReady(DispatcherMode::kAllAtOnce, false));
+  EXPECT_TRUE(NominatesBeforeOtherChecksReady(DispatcherMode::kIncremental, false));
+  EXPECT_TRUE(NominatesBeforeOtherChecksReady(DispatcherMode::kExternal, false));
+  EXPECT_FALSE(NominatesBeforeOtherChecksReady(DispatcherMode::kIncremental, true));
+  EXPECT_FALSE(NominatesBeforeOtherChecksReady(DispatcherMode::kExternal, true));
+}
+
 TEST(IncrementalDispatcherTest, NominatesStepsInConfigOrder) {
   struct Case {
     std::string name;

@@ -161,6 +161,17 @@ TEST(PlanRemoteSyncTest, WorkerLostGraceHoldsEvenWithAnotherCopyOutOfSync) {
   EXPECT_EQ(plan.recheck_at, kNow + kLost);
 }
 
+TEST(PlanRemoteSyncTest, AWinnerWithoutAClientCountsAsLostSinceNow) {
+  // No MultiKueueCluster for the winner (deleted): Kueue has no client and takes now as the
+  // loss time at every look, so the check stays Ready and is looked at again later.
+  WorkerView no_client;
+  const RemoteSyncPlan plan =
+      PlanRemoteSync(Reserving(CheckState::kReady, "worker1"), {{"worker1", no_client}}, kLost,
+                     kNow + absl::Hours(10));
+  EXPECT_FALSE(plan.check.has_value());
+  EXPECT_EQ(plan.recheck_at, kNow + absl::Hours(10) + kLost);
+}
+
 TEST(PlanRemoteSyncTest, LostWorker) {
   struct Case {
     std::string name;

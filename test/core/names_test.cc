@@ -56,6 +56,9 @@ TEST(NamesTest, Dns1123Subdomain) {
                      {"a.", false},
                      {"a..b", false},
                      {"a.-b", false},
+                     {"a-.b", false},
+                     {"a.b-", false},
+                     {"a\xc3\xa9", false},
                      {"a b", false},
                      {"a/b", false},
                  });

@@ -102,6 +102,15 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
       {"toleration Exists with value",
        [&](WL& p) { ps(p, 1)->mutable_tolerations(0)->set_operator_("Exists"); },
        {"spec.podSets[1].tolerations[0].value:", "\"true\""}},
+      {"toleration Gt with a value that is no integer",
+       [&](WL& p) { ps(p, 1)->mutable_tolerations(0)->set_operator_("Gt"); },
+       {"spec.podSets[1].tolerations[0].value:", "\"true\"", "decimal integer"}},
+      {"toleration Lt with a leading zero",
+       [&](WL& p) {
+         ps(p, 1)->mutable_tolerations(0)->set_operator_("Lt");
+         ps(p, 1)->mutable_tolerations(0)->set_value("03");
+       },
+       {"spec.podSets[1].tolerations[0].value:", "\"03\""}},
       {"toleration effect",
        [&](WL& p) { ps(p, 1)->mutable_tolerations(0)->set_effect("NoScheduling"); },
        {"spec.podSets[1].tolerations[0].effect:", "\"NoScheduling\""}},
@@ -193,6 +202,20 @@ TEST(WorkloadSpecFromProtoTest, AppliesDefaultsAndSortsRequests) {
   wl = ValidWorkload();
   wl.mutable_spec()->mutable_pod_sets(1)->set_min_count(4);
   EXPECT_TRUE(WorkloadSpecFromProto(wl).ok());
+}
+
+// Kueue's Workload webhook checks only a toleration's key, and its scheduling compares Lt / Gt
+// (core::ToleratesWhenScheduling), so they are accepted with an integer value.
+TEST(WorkloadSpecFromProtoTest, AcceptsNumericTolerationOperators) {
+  v1::Workload proto = ValidWorkload();
+  v1::Toleration* toleration = proto.mutable_spec()->mutable_pod_sets(1)->mutable_tolerations(0);
+  toleration->set_operator_("Gt");
+  toleration->set_value("-3");
+  absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(proto);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->pod_sets[1].tolerations.size(), 1u);
+  EXPECT_EQ(got->pod_sets[1].tolerations[0].op, "Gt");
+  EXPECT_EQ(got->pod_sets[1].tolerations[0].value, "-3");
 }
 
 TEST(WorkloadSpecFromProtoTest, EmptyObjectsAreRejectedNotFatal) {
@@ -474,6 +497,10 @@ TEST(WorkloadRoundTripTest, RequestsPrintCanonically) {
       {"nvidia.com/gpu", "2", 2, "2"},
       {"example.com/widgets", "1500m", 2, "2"},  // whole units, rounded up as Kueue does
       {"cpu", "0", 0, "0"},
+      // Whole numbers are read without a Quantity up to 15 digits; the same values either side.
+      {"cpu", "8", 8000, "8"},
+      {"cpu", "999999999999999", 999999999999999000, "999999999999999"},
+      {"nvidia.com/gpu", "1000000000000001", 1000000000000001, "1000000000000001"},
   };
   for (const CanonicalQuantityCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.resource, "=", c.input));

@@ -1,0 +1,73 @@
+// Toleration matching: Kubernetes' ToleratesTaint as Kueue's scheduling calls it (comparison
+// operators enabled) and as its node controller calls it (disabled).
+
+#include "core/node_matching.h"
+
+#include "gtest/gtest.h"
+
+namespace tollgate::core {
+namespace {
+
+Taint TierTaint(const std::string& value) { return Taint{"tier", value, "NoSchedule"}; }
+
+Toleration TierToleration(const std::string& op, const std::string& value) {
+  return Toleration{"tier", op, value, "NoSchedule"};
+}
+
+TEST(ToleratesWhenSchedulingTest, GtToleratesGreaterTaintValues) {
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("5")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("3")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("1")));
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Gt", "-10"), TierTaint("-2")));
+}
+
+TEST(ToleratesWhenSchedulingTest, LtToleratesSmallerTaintValues) {
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("1")));
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("0")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("3")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("5")));
+}
+
+TEST(ToleratesWhenSchedulingTest, ValuesThatAreNoCanonicalIntegerTolerateNothing) {
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("high")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("05")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Gt", "3"), TierTaint("+5")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("-0")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("")));
+  EXPECT_FALSE(
+      ToleratesWhenScheduling(TierToleration("Lt", "3"), TierTaint("99999999999999999999")));
+}
+
+TEST(ToleratesWhenSchedulingTest, KeyAndEffectStillHaveToMatch) {
+  EXPECT_FALSE(
+      ToleratesWhenScheduling(Toleration{"zone", "Gt", "3", "NoSchedule"}, TierTaint("5")));
+  EXPECT_FALSE(ToleratesWhenScheduling(Toleration{"tier", "Gt", "3", "NoExecute"}, TierTaint("5")));
+  EXPECT_TRUE(ToleratesWhenScheduling(Toleration{"tier", "Gt", "3", ""}, TierTaint("5")));
+}
+
+TEST(ToleratesWhenSchedulingTest, EqualAndExistsAsBefore) {
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Equal", "5"), TierTaint("5")));
+  EXPECT_FALSE(ToleratesWhenScheduling(TierToleration("Equal", "5"), TierTaint("6")));
+  EXPECT_TRUE(ToleratesWhenScheduling(TierToleration("Exists", ""), TierTaint("6")));
+}
+
+// Kueue's node controller (TolerationsTolerateTaint with comparison operators disabled): a
+// numeric toleration tolerates nothing when it decides whether a taint fails a placement.
+TEST(ToleratesTest, NumericOperatorsTolerateNothing) {
+  EXPECT_FALSE(Tolerates(TierToleration("Gt", "3"), TierTaint("5")));
+  EXPECT_FALSE(Tolerates(TierToleration("Lt", "3"), TierTaint("1")));
+  EXPECT_FALSE(Tolerates(TierToleration("Gt", "5"), TierTaint("5")));
+  EXPECT_TRUE(Tolerates(TierToleration("Equal", "5"), TierTaint("5")));
+}
+
+TEST(FindUntoleratedTaintTest, FlavorTaintsCompareNumerically) {
+  ResourceFlavorSpec flavor;
+  flavor.node_taints = {TierTaint("5")};
+  EXPECT_EQ(FindUntoleratedTaint(flavor, {TierToleration("Gt", "3")}), nullptr);
+  const Taint* untolerated = FindUntoleratedTaint(flavor, {TierToleration("Lt", "3")});
+  ASSERT_NE(untolerated, nullptr);
+  EXPECT_EQ(untolerated->value, "5");
+}
+
+}  // namespace
+}  // namespace tollgate::core
