@@ -483,9 +483,10 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
                                      wl.id, workloads_, now);
     }
   }
-  if (FindCondition(wl.status, "PodsReady") != nullptr) {
+  if (config_.wait_for_pods_ready.enable || FindCondition(wl.status, "PodsReady") != nullptr) {
     // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
-    // earlier admission's pods did.
+    // earlier admission's pods did; with waitForPodsReady Kueue's job reconciler says so from
+    // the first admission on.
     SetCondition(wl.status, "PodsReady", false, "WaitForStart",
                  "Not all pods are ready or succeeded", now);
   }

@@ -1,11 +1,13 @@
 #include "core/cluster_state.h"
 
+#include <initializer_list>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/topology_scheduling.h"
+#include "core/unreserved_conditions.h"
 
 namespace tollgate::core {
 
@@ -78,25 +80,49 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
 }
 
 void ClusterState::DrainStoppedQueues(absl::Time now) {
+  // A stopped queue that runs again lets go the requeues its drain held back (Kueue's workload
+  // controller: Requeued=True, LocalQueueRestarted or ClusterQueueRestarted), the LocalQueue
+  // first, as Kueue looks at it first.
+  for (const auto& slot : workloads_.slots()) {
+    Workload* wl = slot.get();
+    if (wl == nullptr || wl->status.state != WorkloadState::kPending) continue;
+    const Condition* requeued = FindCondition(wl->status, "Requeued");
+    if (requeued == nullptr || requeued->status) continue;
+    const LocalQueueRuntime* lq =
+        registry_.FindLocalQueue(wl->spec.namespace_name, wl->spec.queue_name);
+    if (lq == nullptr) continue;
+    if (requeued->reason == "LocalQueueStopped" && lq->spec.stop_policy == StopPolicy::kNone) {
+      SetCondition(wl->status, Condition{"Requeued", true, "LocalQueueRestarted",
+                                         "The LocalQueue was restarted after being stopped", now});
+      MarkDirty(wl->id);
+    } else if (requeued->reason == "ClusterQueueStopped") {
+      const ClusterQueueRuntime* cq = cluster_queue(lq->spec.cluster_queue);
+      if (cq != nullptr && cq->spec.stop_policy == StopPolicy::kNone) {
+        SetCondition(wl->status,
+                     Condition{"Requeued", true, "ClusterQueueRestarted",
+                               "The ClusterQueue was restarted after being stopped", now});
+        MarkDirty(wl->id);
+      }
+    }
+  }
   for (auto& [name, cq] : router_.runtimes()) {
     const bool drain_cq = cq.spec.stop_policy == StopPolicy::kHoldAndDrain;
-    std::vector<WorkloadId> to_evict;
+    // Kueue's workload controller looks at the LocalQueue before the ClusterQueue: a workload
+    // whose queues both drain is evicted as LocalQueueStopped.
+    std::vector<std::pair<WorkloadId, bool>> to_evict;  // (workload, by its LocalQueue)
     for (WorkloadId id : cq.holding) {
       const Workload* wl = workload(id);
       if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted) continue;
-      bool drain = drain_cq;
-      if (!drain) {
-        const LocalQueueRuntime* lq =
-            registry_.FindLocalQueue(wl->spec.namespace_name, wl->spec.queue_name);
-        drain = lq != nullptr && lq->spec.stop_policy == StopPolicy::kHoldAndDrain;
-      }
-      if (drain) to_evict.push_back(id);
+      const LocalQueueRuntime* lq =
+          registry_.FindLocalQueue(wl->spec.namespace_name, wl->spec.queue_name);
+      const bool drain_lq = lq != nullptr && lq->spec.stop_policy == StopPolicy::kHoldAndDrain;
+      if (drain_lq || drain_cq) to_evict.emplace_back(id, drain_lq);
     }
-    for (WorkloadId id : to_evict) {
-      Workload& wl = *mutable_workload(id);
-      StartEviction(wl, now, drain_cq ? "ClusterQueueStopped" : "LocalQueueStopped",
-                    drain_cq ? absl::StrCat("The ClusterQueue ", name, " is stopped")
-                             : absl::StrCat("The LocalQueue ", wl.spec.queue_name, " is stopped"));
+    // Kueue's messages do not name the queue (its QuotaReserved message does).
+    for (const auto& [id, by_local_queue] : to_evict) {
+      StartEviction(*mutable_workload(id), now,
+                    by_local_queue ? "LocalQueueStopped" : "ClusterQueueStopped",
+                    by_local_queue ? "The LocalQueue is stopped" : "The ClusterQueue is stopped");
     }
   }
   CancelReservationsInInactiveQueues(now);
@@ -129,6 +155,29 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   QueueRouted(wl, router_.RouteOf(wl), now, nullptr);
 }
 
+namespace {
+
+// Kueue's workload controller re-evaluates a pending workload's QuotaReserved=False condition
+// whenever its queues change: a blockage it wrote (Suspended, Misconfigured) that no longer
+// holds becomes PendingEvaluation until a cycle evaluates the workload. `reasons` are the
+// blockages the caller knows to be resolved. Returns whether the condition changed.
+bool ClearResolvedBlockage(WorkloadStatus& status, std::initializer_list<PendingReason> reasons,
+                           absl::Time now) {
+  const Condition* reserved = FindCondition(status, "QuotaReserved");
+  if (reserved == nullptr || reserved->status) return false;
+  for (PendingReason reason : reasons) {
+    if (reserved->reason == PendingReasonName(reason)) {
+      status.pending_message.clear();
+      SetPendingCondition(status, PendingReason::kPendingEvaluation, kPendingEvaluationMessage,
+                          now);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
                                absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys) {
   if (route.cluster_queue != nullptr) {
@@ -145,6 +194,13 @@ void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
     }
     if (backing_off) timers_.Arm(requeue_at, TimerKind::kBackoffExpired, wl.id);
     router_.MarkQueued(wl.id, cq);
+    // Queued again with nothing in its way: what blocked it before is resolved. (Not while
+    // restoring: the stored conditions are read back as they were.)
+    if (keys == nullptr && route.blocked_message.empty() &&
+        ClearResolvedBlockage(wl.status, {PendingReason::kSuspended, PendingReason::kMisconfigured},
+                              now)) {
+      MarkDirty(wl.id);
+    }
   }
   if (!route.blocked_message.empty() && wl.status.pending_message != route.blocked_message) {
     wl.status.pending_message = route.blocked_message;
@@ -160,7 +216,12 @@ void ClusterState::RerouteAllPending(absl::Time now) {
     Route route = router_.RouteOf(*wl);
     const ClusterQueueRuntime* queued = router_.QueuedIn(wl->id);
     const bool same_queue = queued != nullptr && queued == route.cluster_queue;
-    if (same_queue && route.blocked_message.empty()) continue;
+    if (same_queue && route.blocked_message.empty()) {
+      // Its ClusterQueue is active again (a stop resumed): no longer Suspended. A Misconfigured
+      // the scheduler wrote stays until the workload is evaluated again.
+      if (ClearResolvedBlockage(wl->status, {PendingReason::kSuspended}, now)) MarkDirty(wl->id);
+      continue;
+    }
     if (same_queue && wl->status.pending_message == route.blocked_message) continue;
     if (!same_queue) {
       Requeue(*wl, now);

@@ -8,4 +8,16 @@ void SetUnreservedConditions(WorkloadStatus& status, absl::string_view reason,
   SetCondition(status, "Admitted", false, "NoReservation", kNoReservationMessage, now);
 }
 
+void SetDeactivatedUnreservedConditions(WorkloadStatus& status, absl::string_view reason,
+                                        absl::string_view message, absl::Time now) {
+  // Kueue evicts a deactivated workload only when no eviction is in force: one evicted by a
+  // PodsReady timeout and deactivated during its backoff keeps saying so.
+  const Condition* evicted = FindCondition(status, "Evicted");
+  if (evicted == nullptr || !evicted->status) {
+    SetCondition(status,
+                 Condition{"Evicted", true, std::string(reason), std::string(message), now});
+  }
+  SetUnreservedConditions(status, "Deactivated", kDeactivatedMessage, now);
+}
+
 }  // namespace tollgate::core

@@ -18,4 +18,21 @@ inline constexpr absl::string_view kNoReservationMessage = "The workload has no 
 void SetUnreservedConditions(WorkloadStatus& status, absl::string_view reason,
                              absl::string_view message, absl::Time now);
 
+// Kueue's workload controller's message for a workload back in its queue that no cycle has
+// evaluated yet (QuotaReserved=False, PendingEvaluation).
+inline constexpr absl::string_view kPendingEvaluationMessage =
+    "Workload is pending evaluation in the scheduling queue";
+
+// Kueue's message for a deactivated workload's QuotaReserved=False condition, whatever caused the
+// deactivation (the Evicted condition names the cause).
+inline constexpr absl::string_view kDeactivatedMessage = "The workload is deactivated";
+
+// The conditions of a deactivated workload that holds no quota, as Kueue's workload controller
+// writes them as soon as it sees one (a workload submitted inactive, or deactivated while
+// pending): Evicted=True with `reason` and `message` (Deactivated, or DeactivatedDueTo<cause>),
+// unless an earlier eviction is still in force (its reason stays), then QuotaReserved=False with
+// reason Deactivated and Admitted=False NoReservation.
+void SetDeactivatedUnreservedConditions(WorkloadStatus& status, absl::string_view reason,
+                                        absl::string_view message, absl::Time now);
+
 }  // namespace tollgate::core

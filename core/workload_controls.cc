@@ -1,7 +1,9 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/admission_checks.h"
 #include "core/admission_gates.h"
 #include "core/cluster_state.h"
 #include "core/unreserved_conditions.h"
@@ -61,9 +63,9 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
         Unqueue(*wl);
         DropEntryPenalty(*wl);
         wl->status.pending_message = message;
-        // Kueue's workload controller names a deactivated pending workload's state so
-        // (UnadmittedWorkloadsObservability; "Inactive" before it).
-        SetUnreservedConditions(wl->status, "Deactivated", message, now);
+        // Kueue's workload controller evicts a deactivated workload even when it holds no quota
+        // (Evicted=True, Deactivated), then names its state (UnadmittedWorkloadsObservability).
+        SetDeactivatedUnreservedConditions(wl->status, reason, message, now);
         break;
       default:
         // Evicting: its quota is released as before and it is not requeued after.
@@ -83,6 +85,22 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     wl->status.mutable_history().requeue_at = absl::InfinitePast();
   }
   AddEvent(wl->status, now, "Activated", "spec.active set to true");
+  // Kueue's workload controller lets go a requeue the deactivation held back (Requeued=True,
+  // Reactivated). Kueue matches the plain Deactivated reason only, which would leave a workload
+  // deactivated for a cause (DeactivatedDueTo...) unqueueable for good once activated; Tollgate
+  // lets it go as well (docs/scheduling.md, "The lifecycle conditions"). A workload deactivated
+  // during its backoff lost its requeue state with the deactivation: its backoff is over.
+  if (const Condition* requeued = FindCondition(wl->status, "Requeued");
+      requeued != nullptr && !requeued->status) {
+    if (absl::StartsWith(requeued->reason, "Deactivated")) {
+      SetCondition(wl->status,
+                   Condition{"Requeued", true, "Reactivated", "The workload was reactivated", now});
+    } else if (requeued->reason == "PodsReadyTimeout" ||
+               requeued->reason == kEvictedByAdmissionCheck) {
+      SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
+                                         "The workload backoff was finished", now});
+    }
+  }
   MarkDirty(wl->id);
   if (wl->status.state == WorkloadState::kPending) {
     if (const std::optional<std::string> gates = AdmissionGatedByOf(wl->spec);
@@ -93,7 +111,8 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     }
     wl->status.pending_message.clear();
     // Back in its queue, not yet evaluated (Kueue's workload controller).
-    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, "Activated", now);
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, kPendingEvaluationMessage,
+                        now);
     Requeue(*wl, now);
   }
   return absl::OkStatus();

@@ -21,24 +21,14 @@ namespace {
 constexpr char kMaximumExecutionTimeMessage[] =
     "The workload is deactivated due to exceeding the maximum execution time";
 
-// Kueue's Requeued condition once an admission check's Retry has evicted a workload: false,
-// with the eviction's reason and message, while the checks' retry delay runs (its job
-// reconciler), true with BackoffFinished once the delay has passed or when there was none (its
-// workload controller).
-void SetRequeuedByCheck(Workload& wl, const std::string& eviction_message, absl::Time now) {
-  if (wl.status.history().requeue_at > now) {
-    SetCondition(wl.status, Condition{"Requeued", false, std::string(kEvictedByAdmissionCheck),
-                                      eviction_message, now});
-  } else {
-    SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
-                                      "The workload backoff was finished", now});
-  }
-}
-
-// The end of the retry delay SetRequeuedByCheck started; false when there was none to end.
-bool FinishCheckBackoff(Workload& wl, absl::Time now) {
+// The end of a PodsReady or admission check backoff that held a requeue back (Requeued=False
+// with the eviction's reason): Kueue's workload controller lets it go (True, BackoffFinished),
+// whether or not the workload's queue can take it now. False when there was none to end.
+bool FinishBackoff(Workload& wl, absl::Time now) {
   const Condition* requeued = FindCondition(wl.status, "Requeued");
-  if (requeued == nullptr || requeued->status || requeued->reason != kEvictedByAdmissionCheck) {
+  if (requeued == nullptr || requeued->status || !wl.spec.active || wl.status.deactivated ||
+      wl.status.state != WorkloadState::kPending ||
+      (requeued->reason != "PodsReadyTimeout" && requeued->reason != kEvictedByAdmissionCheck)) {
     return false;
   }
   SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
@@ -139,8 +129,8 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   // workload keeps until the scheduler next looks at it (not before a backoff ends).
   const std::string eviction_message =
       evicted != nullptr && evicted->status ? evicted->message : std::string();
-  const bool evicted_by_check =
-      evicted != nullptr && evicted->status && evicted->reason == kEvictedByAdmissionCheck;
+  const std::string eviction_reason =
+      evicted != nullptr && evicted->status ? evicted->reason : std::string("Evicted");
   // A deactivation that named its cause (SetActive's DeactivationCause) keeps saying why.
   const std::string deactivation_message =
       !wl->spec.active && evicted != nullptr && evicted->status &&
@@ -163,6 +153,11 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   wl->status.admission.reset();
   wl->status.set_admitted_pod_sets({});
   wl->status.pods_ready = false;
+  if (FindCondition(wl->status, "PodsReady") != nullptr) {
+    // Kueue's job reconciler: a workload no longer admitted waits for its pods to start again.
+    SetCondition(wl->status, Condition{"PodsReady", false, "WaitForStart",
+                                       "Not all pods are ready or succeeded", now});
+  }
   wl->status.mutable_history().eviction_deadline = absl::InfinitePast();
   SetCondition(wl->status, Condition{"Preempting", false, "Stopped", "", now});
   wl->status.pending_message =
@@ -175,21 +170,22 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
       : wl->status.waiting_for_replacement_pods ? kWaitingForPodsMessage
                                                 : eviction_message;
   if (!wl->spec.active || wl->status.deactivated) {
-    // Not requeued: Kueue's workload controller names a deactivated workload's state.
-    SetUnreservedConditions(wl->status, "Deactivated", wl->status.pending_message, now);
+    // Not requeued: Kueue's workload controller names a deactivated workload's state, with the
+    // same message whatever deactivated it (the Evicted condition names the cause).
+    SetUnreservedConditions(wl->status, "Deactivated", kDeactivatedMessage, now);
   } else {
-    // Requeued, to be evaluated again (Kueue's workload controller once the eviction
-    // completes).
-    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation,
-                        eviction_message.empty() ? "Evicted, requeued" : eviction_message, now);
+    // Requeued, to be evaluated again, with the eviction's message (Kueue's job reconciler;
+    // the workload controller keeps a PendingEvaluation until a cycle evaluates the workload).
+    SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, eviction_message, now);
   }
-  if (evicted_by_check && wl->spec.active && !wl->status.deactivated) {
-    // Kueue's job reconciler: Requeued=False with the eviction's reason and message, turned
-    // true by the workload controller once the checks' retry delay has passed.
-    SetRequeuedByCheck(*wl, eviction_message, now);
-  } else {
-    SetCondition(wl->status, Condition{"Requeued", true, "Evicted", "", now});
-  }
+  // Kueue's job reconciler, once the job stopped: Requeued names the eviction, True only after a
+  // preemption or a node failure; any other eviction holds the requeue back (False) until the
+  // workload controller lets it go: at the end of the backoff (FinishBackoff), on reactivation
+  // (SetActive) or when the stopped queue runs again (DrainStoppedQueues).
+  const bool requeued = eviction_reason == "Preempted" || eviction_reason == "NodeFailures";
+  SetCondition(wl->status, Condition{"Requeued", requeued, eviction_reason, eviction_message, now});
+  // No backoff to wait for: the workload controller lets it go at once.
+  if (wl->status.history().requeue_at <= now) FinishBackoff(*wl, now);
   AddEvent(wl->status, now, "Requeued", "Workload requeued after eviction");
   MarkDirty(wl->id);
   // Without an admission it carries only the checks that cover every flavor of its queue.
@@ -226,6 +222,12 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   // Kueue's workload controller marks a gated workload on first sight; Requeue left it out.
   if (HasAdmissionGate(ref.spec)) {
     MarkAdmissionGated(ref.status, *AdmissionGatedByOf(ref.spec), now, /*first_seen=*/true);
+  }
+  // Submitted inactive: Kueue's workload controller evicts it on first sight (Evicted=True,
+  // Deactivated) and names its state, before any cycle and whatever its queue or gates.
+  if (!ref.spec.active) {
+    ref.status.pending_message = std::string(kDeactivatedMessage);
+    SetDeactivatedUnreservedConditions(ref.status, "Deactivated", kDeactivatedMessage, now);
   }
   SyncChecks(ref, now);
   return SubmitOutcome{ref.id, true};
@@ -353,14 +355,13 @@ absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
   if (!wl->status.pods_ready) {
     wl->status.pods_ready = true;
     const Condition* before = FindCondition(wl->status, "PodsReady");
-    if (before != nullptr && before->reason == kWaitForRecovery) {
-      // Kueue's reason once a workload that lost a pod is running again.
-      SetCondition(wl->status,
-                   Condition{"PodsReady", true, "Recovered", "All pods are running again", now});
-    } else {
-      SetCondition(wl->status,
-                   Condition{"PodsReady", true, "PodsReady", "All pods are running", now});
-    }
+    // Kueue's job reconciler: Started the first time, Recovered once a workload that lost a pod
+    // is running again; the same message for both.
+    const bool recovered =
+        before != nullptr && (before->reason == kWaitForRecovery || before->reason == "Recovered");
+    SetCondition(wl->status,
+                 Condition{"PodsReady", true, recovered ? "Recovered" : "Started",
+                           "All pods reached readiness and the workload is running", now});
     MarkDirty(wl->id);
   }
   return absl::OkStatus();
@@ -464,7 +465,7 @@ bool ClusterState::FireTimers(absl::Time now) {
       }
       case TimerKind::kBackoffExpired: {
         if (wl->status.history().requeue_at > now) break;
-        if (FinishCheckBackoff(*wl, now)) {
+        if (FinishBackoff(*wl, now)) {
           MarkDirty(wl->id);
           changed = true;
         }

@@ -193,6 +193,15 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
   return *amount;
 }
 
+absl::StatusOr<int64_t> ParseRequestAmount(const Reporter& r, LazyPath path,
+                                           absl::string_view resource, absl::string_view text) {
+  absl::StatusOr<core::Quantity> q = core::Quantity::Parse(text);
+  if (!q.ok() || q->IsNegative()) return ParseResourceAmount(r, path(), resource, text).status();
+  const std::optional<int64_t> amount =
+      resource == "cpu" ? q->CheckedMilliValue() : q->CheckedValue();
+  return amount.value_or(std::numeric_limits<int64_t>::max());
+}
+
 int64_t QuotaScalar(absl::string_view resource, const core::Quantity& q) {
   constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
   if (resource == "cpu") {

@@ -170,6 +170,11 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view
 // The same, with the path built only for an error.
 absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
                                             absl::string_view resource, absl::string_view text);
+// A workload's request: a non-negative quantity as the core's scalar for `resource`, clamped to
+// INT64_MAX when the scalar cannot hold it (Kueue's ResourceValue clamps rather than refuses; the
+// core's request arithmetic saturates there, so such a workload fits no finite quota).
+absl::StatusOr<int64_t> ParseRequestAmount(const Reporter& r, LazyPath path,
+                                           absl::string_view resource, absl::string_view text);
 // Kueue's AmountFromQuantity, for quota amounts (nominalQuota, borrowingLimit, lendingLimit): the
 // core's scalar, or INT64_MAX (unlimited) when the scalar cannot hold it (for "cpu" from
 // INT64_MAX / 1000 cores on) instead of refusing it; quota arithmetic saturates there. `q` is

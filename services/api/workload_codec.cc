@@ -34,6 +34,7 @@ using codec::LabelsFromProto;
 using codec::LabelsToProto;
 using codec::LazyPath;
 using codec::NameRule;
+using codec::ParseRequestAmount;
 using codec::ParseResourceAmount;
 using codec::Quote;
 using codec::Reporter;
@@ -105,7 +106,7 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
                                              " is reserved for internal Kueue use"));
     }
     TOLLGATE_ASSIGN_OR_RETURN(int64_t amount,
-                              ParseResourceAmount(r, kpath, resource, request->second));
+                              ParseRequestAmount(r, kpath, resource, request->second));
     out.requests.emplace_back(resource, amount);
   }
   if (!ps.node_selector().empty()) {

@@ -66,6 +66,19 @@ std::vector<const core::WorkloadEvent*> UncountedEventsAt(
   return events;
 }
 
+// Whether the PodsReady timeout behind `eviction` was the recovery timeout: the workload lost a
+// pod (reported not ready after being ready) since it was last admitted. Its PodsReady
+// condition no longer tells, as the released workload waits for its pods to start again.
+bool LostAPodBefore(const core::Workload& wl, const core::WorkloadEvent* eviction) {
+  const std::vector<core::WorkloadEvent>& events = wl.status.events;
+  for (size_t i = static_cast<size_t>(eviction - events.data()); i-- > 0;) {
+    if (events[i].reason == "PodsNotReady") return true;
+    if (events[i].reason == "Admitted") return false;
+  }
+  // Its admission fell out of the capped event list: the condition is all there is.
+  return core::WaitsForRecovery(wl.status);
+}
+
 }  // namespace
 
 AdmissionMetrics::AdmissionMetrics(metrics::Registry& registry)
@@ -357,8 +370,7 @@ void AdmissionMetrics::OnWorkloadCommitted(const core::Workload& wl,
       underlying_cause = std::string(reason_view);
       reason_view = "Deactivated";
     } else if (reason_view == "PodsReadyTimeout") {
-      // Which timeout fired: the PodsReady condition still says whether it had been ready.
-      underlying_cause = core::WaitsForRecovery(wl.status) ? "WaitForRecovery" : "WaitForStart";
+      underlying_cause = LostAPodBefore(wl, eviction) ? "WaitForRecovery" : "WaitForStart";
     }
     const std::string reason(reason_view);
     evicted_.Add({cluster_queue, reason, underlying_cause, wl.spec.priority_class_name, kRole});
@@ -486,6 +498,8 @@ struct CohortRow {
 };
 
 struct StateSnapshot {
+  // Kueue reports the weighted-share gauges only with fair sharing enabled.
+  bool fair_sharing = false;
   std::vector<ClusterQueueRow> cluster_queues;
   std::vector<LocalQueueRow> local_queues;
   std::vector<std::pair<std::string, double>> cohort_shares;
@@ -557,6 +571,7 @@ double PreciseWeightedShare(const core::ClusterState& state, const core::QuotaNo
 // Runs on the executor thread: copies numbers, nothing else.
 StateSnapshot TakeSnapshot(const core::ClusterState& state) {
   StateSnapshot snapshot;
+  snapshot.fair_sharing = state.config().fair_sharing.enable;
   std::set<std::string> cohorts;
   for (const auto& [name, cohort] : state.cohorts()) cohorts.insert(name);
   for (const auto& [name, runtime] : state.cluster_queue_runtimes()) {
@@ -576,8 +591,10 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     row.status = runtime.active                             ? "active"
                  : runtime.inactive_reason == "Terminating" ? "terminating"
                                                             : "pending";
-    row.weighted_share =
-        PreciseWeightedShare(state, state.tree().ClusterQueue(name), /*cluster_queue=*/true);
+    if (snapshot.fair_sharing) {
+      row.weighted_share =
+          PreciseWeightedShare(state, state.tree().ClusterQueue(name), /*cluster_queue=*/true);
+    }
     for (const core::ResourceGroupSpec& group : runtime.spec.resource_groups) {
       for (const core::FlavorQuotasSpec& flavor : group.flavors) {
         for (const core::ResourceQuotaSpec& quota : flavor.resources) {
@@ -597,8 +614,11 @@ StateSnapshot TakeSnapshot(const core::ClusterState& state) {
     snapshot.cluster_queues.push_back(std::move(row));
   }
   for (const std::string& cohort : cohorts) {
-    snapshot.cohort_shares.emplace_back(
-        cohort, PreciseWeightedShare(state, state.tree().Cohort(cohort), /*cluster_queue=*/false));
+    if (snapshot.fair_sharing) {
+      snapshot.cohort_shares.emplace_back(
+          cohort,
+          PreciseWeightedShare(state, state.tree().Cohort(cohort), /*cluster_queue=*/false));
+    }
     // Not in the tree: a cohort in a cycle, which Tollgate detaches (no subtree to report).
     if (core::QuotaNode* node = state.tree().Cohort(cohort)) {
       snapshot.cohorts.push_back(CohortSubtree(state, *node));
@@ -724,19 +744,21 @@ void WriteSnapshot(const StateSnapshot& s, TextWriter& w) {
                "included.");
   usage_family("kueue_cluster_queue_resource_usage",
                "Quota used by the ClusterQueue's admitted workloads per flavor and resource.");
-  w.BeginFamily("kueue_cluster_queue_weighted_share",
-                "The ClusterQueue's fair-sharing weighted share, unrounded (its status rounds "
-                "it up); 0 when it uses no more than its nominal quota, NaN when it borrows "
-                "with weight 0.",
-                MetricType::kGauge, {"cluster_queue", "cohort", "replica_role"});
-  for (const ClusterQueueRow& cq : s.cluster_queues) {
-    w.Sample({cq.name, cq.cohort, kRole}, cq.weighted_share);
+  if (s.fair_sharing) {
+    w.BeginFamily("kueue_cluster_queue_weighted_share",
+                  "The ClusterQueue's fair-sharing weighted share, unrounded (its status rounds "
+                  "it up); 0 when it uses no more than its nominal quota, NaN when it borrows "
+                  "with weight 0.",
+                  MetricType::kGauge, {"cluster_queue", "cohort", "replica_role"});
+    for (const ClusterQueueRow& cq : s.cluster_queues) {
+      w.Sample({cq.name, cq.cohort, kRole}, cq.weighted_share);
+    }
+    w.BeginFamily("kueue_cohort_weighted_share",
+                  "The cohort's fair-sharing weighted share within its parent, unrounded (its "
+                  "status rounds it up); +Inf when it borrows with weight 0.",
+                  MetricType::kGauge, {"cohort", "replica_role"});
+    for (const auto& [cohort, share] : s.cohort_shares) w.Sample({cohort, kRole}, share);
   }
-  w.BeginFamily("kueue_cohort_weighted_share",
-                "The cohort's fair-sharing weighted share within its parent, unrounded (its "
-                "status rounds it up); +Inf when it borrows with weight 0.",
-                MetricType::kGauge, {"cohort", "replica_role"});
-  for (const auto& [cohort, share] : s.cohort_shares) w.Sample({cohort, kRole}, share);
   w.BeginFamily("kueue_cohort_info",
                 "Always 1; the labels place the cohort in the cohort tree (parent_cohort empty "
                 "for a root).",

@@ -389,7 +389,7 @@ TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
   settle(live, now);
   // Not yet ready: a loss report changes nothing (the timeout from admission runs).
   ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
-  EXPECT_EQ(FindCondition(live.FindWorkload("ns/w")->status, "PodsReady"), nullptr);
+  EXPECT_EQ(FindCondition(live.FindWorkload("ns/w")->status, "PodsReady")->reason, "WaitForStart");
   ASSERT_TRUE(live.SetPodsReady("ns/w", now).ok());
   ASSERT_TRUE(live.SetPodsReady("ns/v", now).ok());
   now += absl::Minutes(10);

@@ -32,6 +32,38 @@ TEST(UnreservedConditionsTest, WritesQuotaReservedThenAdmittedFalse) {
   EXPECT_EQ(FindCondition(status, "Admitted")->last_transition_time, kStart);
 }
 
+// Kueue's workload controller evicts a deactivated workload without quota (Evicted=True with the
+// deactivation's reason), unless an eviction is still in force, and names its state with the
+// plain message whatever the cause.
+TEST(UnreservedConditionsTest, DeactivatedWithoutQuotaIsEvictedUnlessAlreadyEvicted) {
+  WorkloadStatus fresh;
+  SetDeactivatedUnreservedConditions(fresh, "DeactivatedDueToAdmissionCheck",
+                                     "The workload is deactivated due to rejected", kStart);
+  EXPECT_EQ(*FindCondition(fresh, "Evicted"),
+            (Condition{"Evicted", true, "DeactivatedDueToAdmissionCheck",
+                       "The workload is deactivated due to rejected", kStart}));
+  EXPECT_EQ(
+      *FindCondition(fresh, "QuotaReserved"),
+      (Condition{"QuotaReserved", false, "Deactivated", "The workload is deactivated", kStart}));
+  EXPECT_EQ(FindCondition(fresh, "Admitted")->reason, "NoReservation");
+
+  WorkloadStatus timed_out;
+  SetCondition(timed_out, Condition{"Evicted", true, "PodsReadyTimeout",
+                                    "Exceeded the PodsReady timeout", kStart});
+  SetDeactivatedUnreservedConditions(timed_out, "Deactivated", "The workload is deactivated",
+                                     kStart + absl::Seconds(1));
+  EXPECT_EQ(FindCondition(timed_out, "Evicted")->reason, "PodsReadyTimeout");
+  EXPECT_EQ(FindCondition(timed_out, "QuotaReserved")->reason, "Deactivated");
+
+  // An eviction that is over (readmitted since) does not count.
+  WorkloadStatus readmitted;
+  SetCondition(readmitted, Condition{"Evicted", false, "QuotaReserved", "Previously: x", kStart});
+  SetDeactivatedUnreservedConditions(readmitted, "Deactivated", "The workload is deactivated",
+                                     kStart);
+  EXPECT_TRUE(FindCondition(readmitted, "Evicted")->status);
+  EXPECT_EQ(FindCondition(readmitted, "Evicted")->reason, "Deactivated");
+}
+
 class NoReservationTest : public ::testing::Test {
  protected:
   NoReservationTest() : state_(SchedulerConfig{}) {

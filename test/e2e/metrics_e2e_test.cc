@@ -249,8 +249,6 @@ TEST_F(MetricsE2eTest, ScrapeHasKueueFamiliesMatchesTheApiAndPassesPromtool) {
                              "kueue_cluster_queue_nominal_quota",
                              "kueue_cluster_queue_borrowing_limit",
                              "kueue_cluster_queue_lending_limit",
-                             "kueue_cluster_queue_weighted_share",
-                             "kueue_cohort_weighted_share",
                              "kueue_local_queue_pending_workloads",
                              "kueue_local_queue_admitted_workloads_total",
                              "kueue_finished_workloads_total",

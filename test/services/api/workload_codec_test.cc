@@ -607,7 +607,9 @@ TEST(WorkloadSpecFromProtoTest, RejectsBeyondEachLimitNamingTheField) {
   ExpectAllRejected(ValidWorkload(), WorkloadSpecFromProto, "Workload", cases);
 }
 
-TEST(WorkloadSpecFromProtoTest, QuantitiesBeyondInt64AreRejectedNotSaturated) {
+// Kueue's ResourceValue clamps a request beyond int64 (SafeMilliValue, SafeValue) rather than
+// refusing it: the workload is accepted and fits no finite quota.
+TEST(WorkloadSpecFromProtoTest, RequestsBeyondInt64AreClampedAsKueueDoes) {
   struct Case {
     std::string resource;
     std::string quantity;
@@ -616,26 +618,28 @@ TEST(WorkloadSpecFromProtoTest, QuantitiesBeyondInt64AreRejectedNotSaturated) {
                                          {"memory", "9223372036854775808"},
                                          {"memory", "9Ei"},
                                          {"cpu", "9223372036854776"},
-                                         {"nvidia.com/gpu", "10E"}}) {
+                                         {"nvidia.com/gpu", "10E"},
+                                         // The largest amounts that fit are kept exactly.
+                                         {"memory", "9223372036854775807"},
+                                         {"cpu", "9223372036854775807m"}}) {
     SCOPED_TRACE(c.quantity);
     v1::Workload wl = ValidWorkload();
+    wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests()->clear();
     (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())[c.resource] = c.quantity;
     absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
-    ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(got.status().message(),
-                HasSubstr(absl::StrCat("spec.podSets[0].requests[", c.resource, "]")));
-    EXPECT_THAT(got.status().message(), HasSubstr(absl::StrCat("\"", c.quantity, "\"")));
-    EXPECT_THAT(got.status().message(), HasSubstr("out of range"));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->pod_sets[0].requests,
+              (core::ResourceAmounts{{c.resource, std::numeric_limits<int64_t>::max()}}));
   }
-  // The largest amounts that fit are kept exactly.
-  v1::Workload wl = ValidWorkload();
-  (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["memory"] = "9223372036854775807";
-  (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["cpu"] = "9223372036854775807m";
-  absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->pod_sets[0].requests,
-            (core::ResourceAmounts{{"cpu", std::numeric_limits<int64_t>::max()},
-                                   {"memory", std::numeric_limits<int64_t>::max()}}));
+  // A malformed or negative request is still refused.
+  for (const char* quantity : {"12 cores", "-1e400"}) {
+    SCOPED_TRACE(quantity);
+    v1::Workload wl = ValidWorkload();
+    (*wl.mutable_spec()->mutable_pod_sets(0)->mutable_requests())["memory"] = quantity;
+    absl::StatusOr<core::WorkloadSpec> got = WorkloadSpecFromProto(wl);
+    ASSERT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(got.status().message(), HasSubstr("spec.podSets[0].requests[memory]"));
+  }
 }
 
 TEST(WorkloadSpecFromProtoTest, EchoedValuesAreCutSoTheErrorStaysSmall) {
