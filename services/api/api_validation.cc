@@ -42,6 +42,18 @@ absl::Time TimeOf(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
+// Most amounts are small whole numbers ("1", "8"), decoded by the million on restart: read
+// without building a Quantity. 15 digits times 1000 still fit in int64.
+std::optional<int64_t> WholeNumberScalar(absl::string_view resource, absl::string_view text) {
+  if (text.empty() || text.size() > 15 || (text[0] == '0' && text.size() > 1) ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  int64_t whole = 0;
+  for (char c : text) whole = whole * 10 + (c - '0');
+  return resource == "cpu" ? whole * 1000 : whole;
+}
+
 }  // namespace
 
 std::string Quote(absl::string_view value) { return core::QuoteValue(value); }
@@ -177,24 +189,17 @@ absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, absl::string_view
 // The same, with the path built only for an error.
 absl::StatusOr<int64_t> ParseResourceAmount(const Reporter& r, LazyPath path,
                                             absl::string_view resource, absl::string_view text) {
-  const bool milli = resource == "cpu";
-  // Most requests are small whole numbers ("1", "8"): read without building a Quantity. 15
-  // digits times 1000 still fits in int64.
-  if (!text.empty() && text.size() <= 15 && (text[0] != '0' || text.size() == 1) &&
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    int64_t whole = 0;
-    for (char c : text) whole = whole * 10 + (c - '0');
-    return milli ? whole * 1000 : whole;
-  }
+  if (std::optional<int64_t> whole = WholeNumberScalar(resource, text)) return *whole;
   absl::StatusOr<core::Quantity> q = core::Quantity::Parse(text);
   if (!q.ok() || q->IsNegative()) return ParseResourceAmount(r, path(), resource, text).status();
-  std::optional<int64_t> amount = milli ? q->CheckedMilliValue() : q->CheckedValue();
+  std::optional<int64_t> amount = resource == "cpu" ? q->CheckedMilliValue() : q->CheckedValue();
   if (!amount.has_value()) return ParseResourceAmount(r, path(), resource, text).status();
   return *amount;
 }
 
 absl::StatusOr<int64_t> ParseRequestAmount(const Reporter& r, LazyPath path,
                                            absl::string_view resource, absl::string_view text) {
+  if (std::optional<int64_t> whole = WholeNumberScalar(resource, text)) return *whole;
   absl::StatusOr<core::Quantity> q = core::Quantity::Parse(text);
   if (!q.ok() || q->IsNegative()) return ParseResourceAmount(r, path(), resource, text).status();
   const std::optional<int64_t> amount =
