@@ -275,6 +275,32 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
   EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
 }
 
+// Kueue replaces the failed node of every placement that is neither finished nor evicted
+// (NeedsSecondPass asks for quota reserved): a reservation still waiting for its checks too.
+TEST_F(TopologySchedulingTest, AReservationWaitingForItsChecksHasItsFailedNodeReplaced) {
+  ASSERT_TRUE(
+      state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
+  ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", 16, std::nullopt, std::nullopt}}}}}};
+  cq.admission_checks = {{"approval", {}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  AddNode("b1", "r2", "x4", 8);
+  Submit("job", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
+  ASSERT_EQ(Placement("job"), "x1:2 x2:2");
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
+  EXPECT_EQ(Placement("job"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job").status.history().unhealthy_nodes.empty());
+}
+
 // Kueue's FindTopologyAssignmentsForWorkload with TASHandleOverlappingFlavors: the pod sets of
 // one workload on two hostname flavors over the same nodes see each other's pods.
 TEST_F(TopologySchedulingTest, PodSetsOnSiblingFlavorsDoNotShareANodesRoom) {
