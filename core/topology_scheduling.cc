@@ -6,6 +6,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/saturating.h"
 
 namespace tollgate::core {
 namespace {
@@ -15,6 +16,55 @@ const PodSetSpec* FindPodSet(const WorkloadSpec& spec, absl::string_view name) {
     if (ps.name == name) return &ps;
   }
   return nullptr;
+}
+
+// What a workload's pods placed on one hostname flavor take of a node, for its pod sets on
+// other hostname flavors over the same nodes (Kueue's aggregatedDomainUsages under
+// TASHandleOverlappingFlavors, which FindTopologyAssignmentsForWorkload shares between the
+// flavors it places in turn): without it, two pod sets on sibling flavors would both count the
+// node's free room. Counted on the sibling's tree as pods Tollgate does not place while that
+// flavor is placed, so it holds with `simulate_empty` too, as Kueue's assumed usage does.
+struct SiblingNodeUsage {
+  std::string node;
+  ResourceAmounts footprint;
+};
+
+void AddSiblingUsage(const TopologyAssignment& assignment, const ResourceAmounts& per_pod,
+                     const TopologyInventory& inventory, std::vector<SiblingNodeUsage>& out) {
+  for (const TopologyDomainAssignment& domain : assignment.domains) {
+    if (domain.values.empty() || domain.count <= 0) continue;
+    // A hostname flavor's assignment names the hostname alone; the trees key nodes by name.
+    const std::string& hostname = domain.values.back();
+    const NodeSpec* node = inventory.FindNode(hostname);
+    if (node == nullptr || node->labels.count(kHostnameLabel) == 0 ||
+        node->labels.at(kHostnameLabel) != hostname) {
+      node = nullptr;
+      for (const auto& [name, spec] : inventory.nodes()) {
+        auto it = spec.labels.find(kHostnameLabel);
+        if (it != spec.labels.end() && it->second == hostname) {
+          node = &spec;
+          break;
+        }
+      }
+    }
+    if (node == nullptr) continue;
+    SiblingNodeUsage& usage = out.emplace_back();
+    usage.node = node->name;
+    for (const auto& [resource, amount] : per_pod) {
+      if (resource == "pods") continue;
+      usage.footprint.emplace_back(resource, SatMul(amount, domain.count));
+    }
+    usage.footprint.emplace_back("pods", domain.count);
+  }
+}
+
+void ApplySiblingUsage(TopologyFlavor& tree, const std::vector<SiblingNodeUsage>& siblings,
+                       int sign) {
+  for (const SiblingNodeUsage& s : siblings) {
+    ResourceAmounts footprint = s.footprint;
+    for (auto& [resource, amount] : footprint) amount *= sign;
+    tree.AddNonTasUsage(s.node, footprint);
+  }
 }
 
 // The same for the `index`th pod set of an assignment, which is the spec's `index`th (the
@@ -318,6 +368,9 @@ WorkloadTopologyRequests DelayedTopologyRequestsOf(const Workload& wl, bool topo
 TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
                               TopologyInventory& inventory, bool simulate_empty, bool names) {
   TopologyOutcome out;
+  // Only a workload spanning several flavors has placements on a sibling flavor.
+  const bool several_flavors = requests.by_flavor.size() > 1;
+  std::vector<SiblingNodeUsage> siblings;
   for (const WorkloadTopologyRequests::FlavorRequests& of : requests.by_flavor) {
     const std::string& flavor = of.flavor;
     const auto& reqs = of.requests;
@@ -329,7 +382,10 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
       out.reason = absl::StrCat("Flavor \"", flavor, "\" information missing in TAS cache");
       return out;
     }
+    const bool shares_nodes = several_flavors && tf->lowest_is_hostname();
+    if (shares_nodes) ApplySiblingUsage(*tf, siblings, +1);
     TopologyPlacementResult result = tf->FindAssignments(reqs, simulate_empty, names);
+    if (shares_nodes) ApplySiblingUsage(*tf, siblings, -1);
     if (!result.ok()) {
       out.ok = false;
       out.reason = std::move(result.failure);
@@ -341,6 +397,14 @@ TopologyOutcome PlaceTopology(const WorkloadTopologyRequests& requests,
     }
     for (size_t k = 0; k < reqs.size(); ++k) {
       if (result.leaves[k] == nullptr) continue;
+      if (shares_nodes) {
+        const ResourceAmounts per_pod(reqs[k].per_pod.begin(), reqs[k].per_pod.end());
+        if (result.assignments[k].has_value()) {
+          AddSiblingUsage(*result.assignments[k], per_pod, inventory, siblings);
+        } else {
+          AddSiblingUsage(tf->AssignmentOf(*result.leaves[k]), per_pod, inventory, siblings);
+        }
+      }
       TopologyOutcome::Placed& placed = out.placed.emplace_back();
       placed.pod_set = index[k];
       placed.assignment = std::move(result.assignments[k]);

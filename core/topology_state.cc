@@ -186,8 +186,12 @@ bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
   };
   std::vector<WorkloadId> affected;
   for (const auto& slot : workloads_.slots()) {
-    if (slot == nullptr || slot->status.state != WorkloadState::kAdmitted ||
-        !slot->status.admission.has_value()) {
+    // Kueue handles every workload whose placement names the node and that is neither finished
+    // nor evicted (its node index), so a reservation still waiting for its checks has its
+    // failed node replaced too (NeedsSecondPass asks for quota reserved, not admitted).
+    if (slot == nullptr || !slot->status.admission.has_value() ||
+        (slot->status.state != WorkloadState::kAdmitted &&
+         slot->status.state != WorkloadState::kQuotaReserved)) {
       continue;
     }
     // Kueue's SkipReassignmentForPodOwnedWorkloads (on by default): the pod cannot move and the

@@ -77,6 +77,12 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
   if (!wl.status.admission_checks().empty()) {
     ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
   }
+  // Kueue's resetUnhealthyNodes: the next admission places every pod afresh, so the failed
+  // nodes a replacement was for no longer describe it (and a requeued workload must not be
+  // taken for one being replaced).
+  if (!wl.status.history().unhealthy_nodes.empty()) {
+    wl.status.mutable_history().unhealthy_nodes.clear();
+  }
   // Kueue's resetClusterNomination: the next reservation is dispatched afresh. The job status
   // mirrored from the winner described that admission's remote job, which is removed with its
   // copy: kept, it would show the manager's suspended job as still running there.

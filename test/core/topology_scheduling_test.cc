@@ -2,6 +2,7 @@
 // behaviours of Kueue's scheduler_tas_test.go and test/integration/singlecluster/tas/, ported by
 // reading them.
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -269,6 +270,88 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
   EXPECT_EQ(evicted->reason, "NodeFailures");
   EXPECT_EQ(evicted->message,
             "Workload was evicted as there was no replacement for unhealthy node(s): x3");
+  // Kueue's resetUnhealthyNodes: an eviction forgets the failed nodes, so the requeued workload
+  // is placed afresh, not as a replacement.
+  EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
+}
+
+// Kueue replaces the failed node of every placement that is neither finished nor evicted
+// (NeedsSecondPass asks for quota reserved): a reservation still waiting for its checks too.
+TEST_F(TopologySchedulingTest, AReservationWaitingForItsChecksHasItsFailedNodeReplaced) {
+  ASSERT_TRUE(
+      state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
+  ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", 16, std::nullopt, std::nullopt}}}}}};
+  cq.admission_checks = {{"approval", {}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  AddNode("b1", "r2", "x4", 8);
+  Submit("job", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
+  ASSERT_EQ(Placement("job"), "x1:2 x2:2");
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  EXPECT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
+  EXPECT_EQ(Placement("job"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job").status.history().unhealthy_nodes.empty());
+}
+
+// Kueue's FindTopologyAssignmentsForWorkload with TASHandleOverlappingFlavors: the pod sets of
+// one workload on two hostname flavors over the same nodes see each other's pods.
+TEST_F(TopologySchedulingTest, PodSetsOnSiblingFlavorsDoNotShareANodesRoom) {
+  for (const std::string name : {"flavor-a", "flavor-b"}) {
+    ResourceFlavorSpec flavor;
+    flavor.name = name;
+    flavor.node_labels = {{"node-group", "tas"}};
+    flavor.node_taints = {{"example.com/flavor", name, "NoSchedule"}};
+    flavor.topology_name = "default";
+    ASSERT_TRUE(state_.ApplyResourceFlavor(flavor, now_).ok());
+  }
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {{{"gpu"},
+                         {{"flavor-a", {{"gpu", 4, std::nullopt, std::nullopt}}},
+                          {"flavor-b", {{"gpu", 4, std::nullopt, std::nullopt}}}}}};
+  ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+  ASSERT_TRUE(state_.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now_).ok());
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r1", "x2", 4);
+  WorkloadSpec spec;
+  spec.name = "two-flavors";
+  spec.namespace_name = "ns";
+  spec.queue_name = "q";
+  for (const std::string name : {"flavor-a", "flavor-b"}) {
+    PodSetSpec ps;
+    ps.name = name == "flavor-a" ? "ps-a" : "ps-b";
+    ps.count = 3;
+    ps.requests = {{"gpu", 1}};
+    ps.tolerations = {{"example.com/flavor", "Equal", name, "NoSchedule", std::nullopt}};
+    PodSetTopologyRequest preferred;
+    preferred.preferred = std::string(kHostnameLabel);
+    ps.topology_request = preferred;
+    spec.pod_sets.push_back(ps);
+  }
+  ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
+  Settle();
+  const Workload& wl = Get("two-flavors");
+  ASSERT_EQ(wl.status.state, WorkloadState::kAdmitted);
+  ASSERT_EQ(wl.status.admission->pod_sets.size(), 2u);
+  std::map<std::string, int32_t> pods_per_host;
+  for (const PodSetAssignment& psa : wl.status.admission->pod_sets) {
+    ASSERT_TRUE(psa.topology_assignment.has_value());
+    for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
+      pods_per_host[d.values.back()] += d.count;
+    }
+  }
+  // Three pods of each pod set on two 4-GPU hosts: neither host takes more than four.
+  EXPECT_EQ(pods_per_host["x1"] + pods_per_host["x2"], 6);
+  EXPECT_LE(pods_per_host["x1"], 4);
+  EXPECT_LE(pods_per_host["x2"], 4);
 }
 
 // Kueue's TASReplaceNodeOnPodTermination: a node that stops being ready fails a workload's
