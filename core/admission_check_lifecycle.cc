@@ -342,26 +342,19 @@ void ClusterState::ReconcileChecks(Workload& wl, absl::Time now) {
   const bool reserved = wl.status.state == WorkloadState::kQuotaReserved ||
                         wl.status.state == WorkloadState::kAdmitted;
   if (rejected) {
-    // Kueue deactivates the workload: it is evicted if it holds quota and not requeued until an
-    // operator activates it again.
+    // Kueue's workload controller acts on a Rejected check only while the workload holds a
+    // reservation it has not started evicting (reconcileCheckBasedEviction runs under
+    // HasQuotaReservation and returns early on an evicted workload). Without one nothing is
+    // deactivated, evicted or reset: the check stays Rejected and every cycle that reaches the
+    // workload leaves it pending for its failed checks (AdmissionPlanner, as Kueue's nominate).
+    if (!reserved) return;
+    // Otherwise it is deactivated: evicted, and not requeued until an operator activates it.
     const std::string what = ChecksInStateMessage(checks, CheckState::kRejected);
     wl.status.deactivated = true;
     AddEvent(wl.status, now, "AdmissionCheckRejected", absl::StrCat("Deactivated due to ", what));
-    const std::string message = absl::StrCat("The workload is deactivated due to ", what);
     MarkDirty(wl.id);
-    if (reserved) {
-      StartEviction(wl, now, std::string(kDeactivatedByAdmissionCheck), message);
-      return;
-    }
-    ResetChecksAfterEviction(wl.status.mutable_admission_checks(), now);
-    if (wl.status.state == WorkloadState::kPending) {
-      Unqueue(wl);
-      DropEntryPenalty(wl);
-      wl.status.pending_message = message;
-      // Kueue's workload controller names a deactivated pending workload's state so
-      // (UnadmittedWorkloadsObservability; "Inactive" before it).
-      SetUnreservedConditions(wl.status, "Deactivated", message, now);
-    }
+    StartEviction(wl, now, std::string(kDeactivatedByAdmissionCheck),
+                  absl::StrCat("The workload is deactivated due to ", what));
     return;
   }
   if (retry) {

@@ -16,6 +16,14 @@
 namespace tollgate::core {
 namespace {
 
+// Kueue's scheduler's message for a head with a Retry or Rejected check.
+constexpr absl::string_view kFailedChecksMessage = "The workload has failed admission checks";
+
+// Kueue's HasRetryChecks || HasRejectedChecks.
+bool HasFailedChecks(const std::vector<AdmissionCheckState>& checks) {
+  return AnyCheckIn(checks, CheckState::kRetry) || AnyCheckIn(checks, CheckState::kRejected);
+}
+
 enum class RequeueReason {
   kGeneric,
   kNoFit,
@@ -595,6 +603,17 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     }
     const ClusterQueueRuntime* cq = heads[i].cq;
     const Workload* wl = heads[i].wl;
+    if (HasFailedChecks(wl->status.admission_checks())) {
+      // Kueue's nominate, before anything else: a check left Retry or Rejected on a workload
+      // without a reservation (its controller wrote it after the eviction reset the checks, or
+      // before any reservation) keeps the workload from reserving until the check changes.
+      Entry& e = inadmissible.emplace_back();
+      e.wl = wl;
+      e.cq = cq;
+      e.message = std::string(kFailedChecksMessage);
+      e.pending_reason = PendingReason::kPendingEvaluation;
+      continue;
+    }
     if (!state_.NamespaceMatches(cq->spec, wl->spec.namespace_name)) {
       Entry& e = inadmissible.emplace_back();
       e.wl = wl;

@@ -283,8 +283,8 @@ class ClusterState {
   // One admission check's state on one workload (admission_check_lifecycle.cc), then Kueue's
   // consequences: with quota reserved, Ready on every check admits it, Retry evicts it
   // (requeued no earlier than the latest delay asked for), Rejected deactivates it. Without
-  // quota (pending or evicting) Retry and Rejected act at once as well: Retry delays the next
-  // requeue, Rejected deactivates. Errors change nothing: NOT_FOUND for an unknown workload or
+  // quota (pending or evicting) Retry delays the next requeue; Rejected changes nothing and
+  // the cycles hold it back (Kueue). Errors change nothing: NOT_FOUND for an unknown workload or
   // check, FAILED_PRECONDITION for a finished workload or a check it does not carry,
   // INVALID_ARGUMENT for podSetUpdates naming no pod set of the workload, changing while the
   // check stays Ready, or conflicting with what another check, a flavor or the pod set sets.

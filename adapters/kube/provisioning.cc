@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/quantity.h"
 
 namespace tollgate::kube::provisioning {
 namespace {
@@ -75,6 +77,87 @@ Json FieldOrNull(const Json& obj, std::initializer_list<absl::string_view> path)
   return value == nullptr ? Json(nullptr) : *value;
 }
 
+// A quantity as the API server would have read it: a JSON string, or a bare number written
+// without quotes.
+std::optional<core::Quantity> QuantityOf(const Json& value) {
+  if (!value.is_string() && !value.is_number()) return std::nullopt;
+  absl::StatusOr<core::Quantity> parsed =
+      core::Quantity::Parse(value.is_string() ? value.get<std::string>() : value.dump());
+  if (!parsed.ok()) return std::nullopt;
+  return *std::move(parsed);
+}
+
+// resource.Quantity's Cmp == 0: "1" and "1000m", or "1Gi" and "1073741824", are one value.
+// Quantities that do not parse (the API server would have refused them) compare as written.
+bool SameQuantity(const Json& a, const Json& b) {
+  const std::optional<core::Quantity> qa = QuantityOf(a);
+  const std::optional<core::Quantity> qb = QuantityOf(b);
+  if (!qa.has_value() || !qb.has_value()) return a == b;
+  // Quantity has no comparison of its own; the exact difference is zero only for equal values.
+  const core::Quantity minus_one =
+      core::Quantity::FromValue(-1, core::Quantity::Format::kDecimalSI);
+  return qa->Plus(qb->Times(minus_one)).IsZero();
+}
+
+// The fields of a pod template whose values are resource lists (name -> quantity): container
+// requests and limits, and the pod's overhead.
+bool IsResourceListField(absl::string_view key) {
+  return key == "requests" || key == "limits" || key == "overhead";
+}
+
+// The fields whose value is a single quantity (an emptyDir's sizeLimit).
+bool IsQuantityField(absl::string_view key) { return key == "sizeLimit"; }
+
+bool SemanticallyEqual(const Json& a, const Json& b);
+
+// Two resource lists with the same resources in equal amounts. A missing list equals an empty
+// one, as a nil and an empty ResourceList do for equality.Semantic.
+bool SameResourceList(const Json& a, const Json& b) {
+  if (!(a.is_object() || a.is_null()) || !(b.is_object() || b.is_null())) {
+    return SemanticallyEqual(a, b);
+  }
+  const size_t na = a.is_object() ? a.size() : 0;
+  const size_t nb = b.is_object() ? b.size() : 0;
+  if (na != nb) return false;
+  if (na == 0) return true;
+  for (const auto& [resource, amount] : a.items()) {
+    auto other = b.find(resource);
+    if (other == b.end() || !SameQuantity(amount, *other)) return false;
+  }
+  return true;
+}
+
+// Kueue's equality.Semantic.DeepEqual on pod template JSON: the structure must match, and
+// quantities compare by value (Semantic's equality for resource.Quantity is Cmp == 0), not as
+// spelled.
+bool SemanticallyEqual(const Json& a, const Json& b) {
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SemanticallyEqual(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (!a.is_object() || !b.is_object()) return a == b;
+  for (const auto& [key, value] : a.items()) {
+    if (IsResourceListField(key)) continue;  // compared below, where a missing list is empty
+    auto other = b.find(key);
+    if (other == b.end()) return false;
+    if (IsQuantityField(key) ? !SameQuantity(value, *other) : !SemanticallyEqual(value, *other)) {
+      return false;
+    }
+  }
+  for (const auto& [key, value] : b.items()) {
+    if (!IsResourceListField(key) && !a.contains(key)) return false;
+  }
+  for (absl::string_view key : {"requests", "limits", "overhead"}) {
+    const std::string field(key);
+    if (!a.contains(field) && !b.contains(field)) continue;
+    if (!SameResourceList(FieldOrNull(a, {key}), FieldOrNull(b, {key}))) return false;
+  }
+  return true;
+}
+
 bool ContainersRequestAlike(const Json& a, const Json& b, absl::string_view field) {
   const Json ca = FieldOrNull(a, {"spec", field});
   const Json cb = FieldOrNull(b, {"spec", field});
@@ -82,8 +165,8 @@ bool ContainersRequestAlike(const Json& a, const Json& b, absl::string_view fiel
   const size_t nb = cb.is_array() ? cb.size() : 0;
   if (na != nb) return false;
   for (size_t i = 0; i < na; ++i) {
-    if (FieldOrNull(ca[i], {"resources", "requests"}) !=
-        FieldOrNull(cb[i], {"resources", "requests"})) {
+    if (!SameResourceList(FieldOrNull(ca[i], {"resources", "requests"}),
+                          FieldOrNull(cb[i], {"resources", "requests"}))) {
       return false;
     }
   }
@@ -94,7 +177,7 @@ bool ContainersRequestAlike(const Json& a, const Json& b, absl::string_view fiel
 bool CanMerge(const Json& a, const Json& b, MergePolicy policy) {
   switch (policy) {
     case MergePolicy::kIdenticalPodTemplates:
-      return a == b;
+      return SemanticallyEqual(a, b);
     case MergePolicy::kIdenticalWorkloadSchedulingRequirements:
       if (!ContainersRequestAlike(a, b, "containers") ||
           !ContainersRequestAlike(a, b, "initContainers")) {
@@ -102,7 +185,9 @@ bool CanMerge(const Json& a, const Json& b, MergePolicy policy) {
       }
       for (absl::string_view field :
            {"resources", "nodeSelector", "tolerations", "affinity", "resourceClaims"}) {
-        if (FieldOrNull(a, {"spec", field}) != FieldOrNull(b, {"spec", field})) return false;
+        if (!SemanticallyEqual(FieldOrNull(a, {"spec", field}), FieldOrNull(b, {"spec", field}))) {
+          return false;
+        }
       }
       return true;
     case MergePolicy::kNone:

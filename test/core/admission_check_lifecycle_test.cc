@@ -301,15 +301,25 @@ TEST_F(AdmissionCheckLifecycleTest, RejectedDeactivatesAnAdmittedWorkloadToo) {
   EXPECT_TRUE(Wl("a").status.deactivated);
 }
 
-TEST_F(AdmissionCheckLifecycleTest, RejectedOnAPendingWorkloadDeactivatesIt) {
+// Kueue's workload controller acts on a Rejected check only during a reservation
+// (reconcileCheckBasedEviction runs under HasQuotaReservation); its scheduler then leaves the
+// workload pending for its failed checks, however much quota there is.
+TEST_F(AdmissionCheckLifecycleTest, RejectedOnAPendingWorkloadHoldsItBackWithoutDeactivating) {
   AddCheckedQueue({{"approval", {}}});
   Submit(GpuJob("a", "ns", 16));  // never fits
   Settle();
   ASSERT_TRUE(Set("a", "approval", CheckState::kRejected, "not this one").ok());
-  EXPECT_TRUE(Wl("a").status.deactivated);
-  EXPECT_EQ(state_.QueuedIn(Wl("a").id), nullptr);
-  EXPECT_THAT(Wl("a").status.pending_message, HasSubstr("not this one"));
-  EXPECT_EQ(CheckOf("a", "approval").state, CheckState::kPending);
+  EXPECT_FALSE(Wl("a").status.deactivated);
+  EXPECT_EQ(FindCondition(Wl("a").status, "Evicted"), nullptr);
+  EXPECT_EQ(CheckOf("a", "approval").state, CheckState::kRejected);
+
+  Submit(GpuJob("b", "ns", 4));
+  Settle();
+  EXPECT_EQ(StateOf("ns/b"), WorkloadState::kQuotaReserved);
+  ASSERT_TRUE(state_.Finish("ns/b", "", now_).ok());
+  Settle();  // b's quota back: a is evaluated again
+  EXPECT_EQ(StateOf("ns/a"), WorkloadState::kPending);
+  EXPECT_EQ(Wl("a").status.pending_message, "The workload has failed admission checks");
 }
 
 TEST_F(AdmissionCheckLifecycleTest, AnEvictionForAnyReasonStartsEveryCheckOver) {

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 namespace tollgate::kube::provisioning {
 namespace {
 
@@ -250,6 +252,53 @@ TEST(ProvisioningRequestTest, FilledAsKueueFillsIt) {
                   .status()
                   .message(),
               HasSubstr("no pod template for pod set \"launcher\""));
+}
+
+// Kueue's canMergePodSets compares templates with equality.Semantic, whose equality for
+// resource.Quantity is Cmp: amounts spelled differently are the same amount.
+TEST(ProvisioningRequestTest, MergePolicyComparesQuantitiesByValue) {
+  const v1::Workload wl = MakeWorkload();
+  const auto pod_template = [](const Json& requests, const Json& limits) {
+    return Json{
+        {"spec",
+         {{"containers",
+           {{{"name", "c"}, {"resources", {{"requests", requests}, {"limits", limits}}}}}}}}};
+  };
+  const Json one_cpu = pod_template({{"cpu", "1"}, {"memory", "1Gi"}}, {{"memory", "2Gi"}});
+  const Json thousand_millicpu =
+      pod_template({{"cpu", "1000m"}, {"memory", "1073741824"}}, {{"memory", "2048Mi"}});
+  const Json two_cpu = pod_template({{"cpu", "2"}, {"memory", "1Gi"}}, {{"memory", "2Gi"}});
+  // A bare number is a quantity too (the API server reads `cpu: 1` as "1").
+  const Json numeric_cpu = pod_template({{"cpu", 1}, {"memory", "1Gi"}}, {{"memory", "2Gi"}});
+  const Json merged = Json::parse(R"([
+      {"podTemplateRef": {"name": "ppt-wl-prov-1-main"}, "count": 4}])");
+  struct Case {
+    std::string name;
+    std::string policy;
+    Json launcher_template;
+    bool merges;
+  };
+  const std::vector<Case> cases = {
+      {"IdenticalTemplatesSameValue", "IdenticalPodTemplates", thousand_millicpu, true},
+      {"IdenticalTemplatesBareNumber", "IdenticalPodTemplates", numeric_cpu, true},
+      {"IdenticalTemplatesOtherValue", "IdenticalPodTemplates", two_cpu, false},
+      {"SchedulingRequirementsSameValue", "IdenticalWorkloadSchedulingRequirements",
+       thousand_millicpu, true},
+      {"SchedulingRequirementsOtherValue", "IdenticalWorkloadSchedulingRequirements", two_cpu,
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<RequestObjects> built = BuildRequest(
+        wl, "prov", 1, MustConfig(absl::StrCat(R"({"podSetMergePolicy": ")", c.policy, R"("})")),
+        {{"main", one_cpu}, {"launcher", c.launcher_template}}, {}, Json(nullptr));
+    ASSERT_TRUE(built.ok()) << built.status();
+    if (c.merges) {
+      EXPECT_EQ(built->request["spec"]["podSets"], merged);
+    } else {
+      EXPECT_EQ(built->request["spec"]["podSets"].size(), 2u);
+    }
+  }
 }
 
 TEST(ProvisioningPlanTest, WithoutARequestTheFirstAttemptIsCreated) {
