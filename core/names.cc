@@ -1,5 +1,6 @@
 #include "core/names.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -178,6 +179,13 @@ absl::Status ValidateLabelValue(absl::string_view value) {
   if (!value.empty() && !MatchesQualifiedNamePart(value)) reasons.emplace_back(kLabelValueMsg);
   if (reasons.empty()) return absl::OkStatus();
   return Invalid(value, "label value", reasons);
+}
+
+bool IsCanonicalDecimalInteger(absl::string_view value) {
+  if (value == "0") return true;
+  if (!value.empty() && value[0] == '-') value.remove_prefix(1);
+  if (value.empty() || value[0] < '1' || value[0] > '9') return false;
+  return std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace tollgate::core

@@ -25,4 +25,8 @@ absl::Status ValidateQualifiedName(absl::string_view value);
 // Label values: empty, or at most 63 bytes of [A-Za-z0-9_.-], alphanumeric at both ends.
 absl::Status ValidateLabelValue(absl::string_view value);
 
+// Kubernetes' IsDecimalInteger, the form a numeric toleration's and taint's value must take: "0",
+// or an optional '-' and digits without a leading zero.
+bool IsCanonicalDecimalInteger(absl::string_view value);
+
 }  // namespace tollgate::core

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/names.h"
+
 namespace tollgate::core {
 namespace {
 
@@ -44,18 +46,9 @@ bool RequirementMatches(const LabelSelectorRequirement& req, const Labels& label
   return false;
 }
 
-// Kubernetes' IsDecimalInteger followed by ParseInt: "0", or an optional '-' and digits without
-// a leading zero, within int64.
+// Kubernetes' IsDecimalInteger followed by ParseInt: within int64.
 bool ParseCanonicalDecimal(const std::string& text, int64_t* out) {
-  if (text == "0") {
-    *out = 0;
-    return true;
-  }
-  const size_t first_digit = !text.empty() && text[0] == '-' ? 1 : 0;
-  if (first_digit == text.size() || text[first_digit] < '1' || text[first_digit] > '9') {
-    return false;
-  }
-  return ParseInt(text, out);
+  return IsCanonicalDecimalInteger(text) && ParseInt(text, out);
 }
 
 bool ToleratesIgnoringOperator(const Toleration& toleration, const Taint& taint) {

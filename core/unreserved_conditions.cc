@@ -20,4 +20,9 @@ void SetDeactivatedUnreservedConditions(WorkloadStatus& status, absl::string_vie
   SetUnreservedConditions(status, "Deactivated", kDeactivatedMessage, now);
 }
 
+void SetBackoffFinished(WorkloadStatus& status, absl::Time now) {
+  SetCondition(status, Condition{"Requeued", true, "BackoffFinished",
+                                 "The workload backoff was finished", now});
+}
+
 }  // namespace tollgate::core

@@ -27,6 +27,10 @@ inline constexpr absl::string_view kPendingEvaluationMessage =
 // deactivation (the Evicted condition names the cause).
 inline constexpr absl::string_view kDeactivatedMessage = "The workload is deactivated";
 
+// Kueue's workload controller letting go a requeue that a PodsReady or admission check backoff
+// held back: Requeued=True, BackoffFinished.
+void SetBackoffFinished(WorkloadStatus& status, absl::Time now);
+
 // The conditions of a deactivated workload that holds no quota, as Kueue's workload controller
 // writes them as soon as it sees one (a workload submitted inactive, or deactivated while
 // pending): Evicted=True with `reason` and `message` (Deactivated, or DeactivatedDueTo<cause>),

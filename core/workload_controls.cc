@@ -97,8 +97,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
                    Condition{"Requeued", true, "Reactivated", "The workload was reactivated", now});
     } else if (requeued->reason == "PodsReadyTimeout" ||
                requeued->reason == kEvictedByAdmissionCheck) {
-      SetCondition(wl->status, Condition{"Requeued", true, "BackoffFinished",
-                                         "The workload backoff was finished", now});
+      SetBackoffFinished(wl->status, now);
     }
   }
   MarkDirty(wl->id);

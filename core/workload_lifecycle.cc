@@ -31,8 +31,7 @@ bool FinishBackoff(Workload& wl, absl::Time now) {
       (requeued->reason != "PodsReadyTimeout" && requeued->reason != kEvictedByAdmissionCheck)) {
     return false;
   }
-  SetCondition(wl.status, Condition{"Requeued", true, "BackoffFinished",
-                                    "The workload backoff was finished", now});
+  SetBackoffFinished(wl.status, now);
   return true;
 }
 

@@ -1,6 +1,5 @@
 #include "services/api/selector_codec.h"
 
-#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,14 +22,6 @@ constexpr absl::string_view kOpExists = "Exists";
 // scheduling compares them (core::ToleratesWhenScheduling).
 constexpr absl::string_view kOpLt = "Lt";
 constexpr absl::string_view kOpGt = "Gt";
-
-// Kubernetes' IsDecimalInteger: "0", or an optional '-' and digits without a leading zero.
-bool IsCanonicalDecimalInteger(absl::string_view text) {
-  if (text == "0") return true;
-  if (!text.empty() && text[0] == '-') text.remove_prefix(1);
-  if (text.empty() || text[0] < '1' || text[0] > '9') return false;
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 }  // namespace
 
@@ -83,7 +74,7 @@ absl::StatusOr<std::vector<core::Toleration>> TolerationsFromProto(
                                                              Quote(t.value())));
       }
     } else if (op == kOpLt || op == kOpGt) {
-      if (!IsCanonicalDecimalInteger(t.value())) {
+      if (!core::IsCanonicalDecimalInteger(t.value())) {
         return r.Invalid(Child(tpath, "value"), absl::StrCat(Quote(t.value()),
                                                              ": must be a valid decimal integer in "
                                                              "canonical form when operator is ",
