@@ -32,6 +32,7 @@ using api::KeyOf;
 using api::LocalViewOf;
 using api::NeedsWinnerMark;
 using api::PayloadToCarry;
+using api::PriorityToCarry;
 using api::RemoteCopyOf;
 using api::RemoteStatesOf;
 using api::SameRemoteStates;
@@ -677,12 +678,22 @@ void DispatchController::Reconcile(const std::string& key) {
     }
   }
   // A payload that changed on the manager (a pod group's later pods) goes to every copy that
-  // stays, nominees' and the winner's alike, as Kueue syncs the group's pods at each reconcile.
+  // stays, nominees' and the winner's alike, as Kueue syncs the group's pods at each reconcile;
+  // so does a new priority, which Kueue updates on the remote instead of removing the copy.
   if (local.holds_quota) {
     for (const auto& [cluster, link] : links) {
       if (!link->connected() || absl::c_linear_search(plan.remove_copies, cluster)) continue;
       std::optional<v1::Workload> copy = link->Copy(key);
       if (!copy.has_value()) continue;
+      if (std::optional<int32_t> priority = PriorityToCarry(wl, *copy)) {
+        absl::Status carried = link->ReprioritizeCopy(ns, name, *priority);
+        common::Log(carried.ok() ? "info" : "warning", "carried the new priority to a remote copy",
+                    {{"cluster", cluster},
+                     {"workload", key},
+                     {"priority", absl::StrCat(*priority)},
+                     {"error", carried.ok() ? "" : carried.ToString()}});
+        note(std::move(carried));
+      }
       if (std::optional<v1::WorkloadPayload> payload = PayloadToCarry(wl, *copy)) {
         absl::Status carried = link->UpdateCopyPayload(*copy, *payload);
         common::Log(carried.ok() ? "info" : "warning", "carried the new payload to a remote copy",

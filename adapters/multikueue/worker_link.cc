@@ -204,6 +204,15 @@ absl::Status WorkerLink::UpdateCopyPayload(const v1::Workload& copy,
   return CallWorker([&] { return client_->UpdateWorkloadPayload(request).status(); });
 }
 
+absl::Status WorkerLink::ReprioritizeCopy(const std::string& ns, const std::string& name,
+                                          int32_t priority) {
+  v1::ReprioritizeRequest request;
+  request.mutable_workload()->set_namespace_(ns);
+  request.mutable_workload()->set_name(name);
+  request.set_priority(priority);
+  return CallWorker([&] { return client_->Reprioritize(request).status(); });
+}
+
 void WorkerLink::SetConnected(bool connected, const std::string& message) {
   bool changed = false;
   {

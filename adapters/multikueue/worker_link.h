@@ -97,6 +97,9 @@ class WorkerLink {
   // Gives the copy the manager's new payload (a pod group's later pods), at the copy's revision
   // as this link last saw it.
   absl::Status UpdateCopyPayload(const v1::Workload& copy, const v1::WorkloadPayload& payload);
+  // Gives the copy the manager's new effective priority (Reprioritize on the worker, so the
+  // worker's credentials need `reprioritize` on workloads).
+  absl::Status ReprioritizeCopy(const std::string& ns, const std::string& name, int32_t priority);
 
  private:
   void Loop();

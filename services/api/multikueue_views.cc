@@ -164,6 +164,15 @@ std::optional<v1::WorkloadPayload> PayloadToCarry(const v1::Workload& origin_wor
   return local;
 }
 
+std::optional<int32_t> PriorityToCarry(const v1::Workload& origin_workload,
+                                       const v1::Workload& copy) {
+  if (copy.status().state() == v1::WORKLOAD_STATE_FINISHED) return std::nullopt;
+  // CopyOf writes the effective priority as the copy's explicit one.
+  const int32_t priority = origin_workload.status().priority();
+  if (copy.spec().has_priority() && copy.spec().priority() == priority) return std::nullopt;
+  return priority;
+}
+
 std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,
                                                      const v1::Workload& winner_copy) {
   if (!winner_copy.status().has_job_status()) return std::nullopt;

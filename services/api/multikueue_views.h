@@ -60,6 +60,13 @@ bool NeedsWinnerMark(const v1::Workload& origin_workload, absl::string_view clus
 std::optional<v1::WorkloadPayload> PayloadToCarry(const v1::Workload& origin_workload,
                                                   const v1::Workload& copy);
 
+// The manager's effective priority to carry to `copy` when it changed after the copy was made
+// (a Reprioritize, or a priority class's new value), as Kueue's MultiKueue workload reconciler
+// updates a remote's priority instead of removing the copy. nullopt: the same, or the copy has
+// finished.
+std::optional<int32_t> PriorityToCarry(const v1::Workload& origin_workload,
+                                       const v1::Workload& copy);
+
 // The winner's job status to mirror onto the manager's workload: the copy's, when it has one
 // that the manager's workload does not have yet.
 std::optional<v1::WorkloadPayload> JobStatusToMirror(const v1::Workload& origin_workload,

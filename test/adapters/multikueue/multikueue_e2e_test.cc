@@ -1135,6 +1135,28 @@ TEST_F(MultiKueueE2eTest, ALocalDeactivationRemovesTheRemoteCopy) {
   EXPECT_EQ(Get(*w2_client_, "train").status().state(), v1::WORKLOAD_STATE_ADMITTED);
 }
 
+// A new priority on the manager reaches the running copy (Kueue's MultiKueue workload
+// reconciler updates the remote's priority rather than removing an out-of-sync copy), so the
+// worker's preemption sees the workload as the manager now ranks it; the copy keeps running.
+TEST_F(MultiKueueE2eTest, ANewPriorityOnTheManagerReachesTheRunningCopy) {
+  ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "train", 2));
+  ASSERT_TRUE(AwaitReadyOn("train", "w2"));
+  const std::string copy_uid = Get(*w2_client_, "train").metadata().uid();
+
+  v1::ReprioritizeRequest reprioritize;
+  *reprioritize.mutable_workload() = Ref("train");
+  reprioritize.set_priority(70);
+  ASSERT_OK(manager_client_->Reprioritize(reprioritize).status());
+  ASSERT_TRUE(WaitFor(*w2_client_, "train", [](const v1::Workload& wl) {
+    return wl.status().priority() == 70;
+  })) << Get(*w2_client_, "train").DebugString();
+  const v1::Workload copy = Get(*w2_client_, "train");
+  EXPECT_EQ(copy.spec().priority(), 70);
+  EXPECT_EQ(copy.status().state(), v1::WORKLOAD_STATE_ADMITTED);
+  EXPECT_EQ(copy.metadata().uid(), copy_uid) << "the copy was replaced";
+  EXPECT_EQ(Get(*manager_client_, "train").status().cluster_name(), "w2");
+}
+
 // The manager waits for its workloads' jobs to stop before it releases their quota, as Kueue
 // does, so a local eviction has a span in which the manager's workload is evicted but still
 // holds quota.

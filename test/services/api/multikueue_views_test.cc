@@ -290,6 +290,28 @@ TEST(RemoteViewsTest, AManagersNewPayloadIsCarriedToEveryUnfinishedCopyOfTheSame
   EXPECT_FALSE(PayloadToCarry(manager, bare).has_value());
 }
 
+TEST(RemoteViewsTest, AManagersNewPriorityIsCarriedToEveryUnfinishedCopy) {
+  v1::Workload manager = Parse(kManager);
+  manager.mutable_status()->set_priority(10);
+  v1::Workload copy = CopyOf(manager, "east");
+  EXPECT_FALSE(PriorityToCarry(manager, copy).has_value());
+
+  // Reprioritized on the manager (its effective priority is what the copy carries).
+  manager.mutable_status()->set_priority(-5);
+  EXPECT_EQ(PriorityToCarry(manager, copy), -5);
+  copy.mutable_spec()->set_priority(-5);
+  EXPECT_FALSE(PriorityToCarry(manager, copy).has_value());
+
+  // A finished copy keeps what it ran with; a copy without an explicit priority gets one.
+  manager.mutable_status()->set_priority(0);
+  v1::Workload finished = copy;
+  finished.mutable_status()->set_state(v1::WORKLOAD_STATE_FINISHED);
+  EXPECT_FALSE(PriorityToCarry(manager, finished).has_value());
+  v1::Workload without = copy;
+  without.mutable_spec()->clear_priority();
+  EXPECT_EQ(PriorityToCarry(manager, without), 0);
+}
+
 TEST(RemoteViewsTest, TheFinishReasonPassesThroughWithSucceededForNone) {
   EXPECT_EQ(FinishReasonOf(core::RemoteCondition{absl::UnixEpoch(), "Failed", "Job failed"}),
             "Failed");
