@@ -295,6 +295,14 @@ Admission FlavorAssignment::ToAdmission(const std::string& cluster_queue) && {
     out.count = ps.count;
     out.flavors = std::move(ps.flavors);
     out.resource_usage = std::move(ps.requests);
+    // Kueue's admission lists usage only for the resources that got a flavor: a zero request of
+    // a resource the ClusterQueue does not cover has neither (its PodSetAssignment.toAPI).
+    if (out.resource_usage.size() != out.flavors.size()) {
+      std::erase_if(out.resource_usage, [&out](const std::pair<std::string, int64_t>& usage) {
+        return std::none_of(out.flavors.begin(), out.flavors.end(),
+                            [&usage](const auto& flavor) { return flavor.first == usage.first; });
+      });
+    }
     if (ps.topology.has_value()) {
       out.topology_assignment = std::move(ps.topology);
     } else if (ps.topology_leaves.tree != nullptr && ps.topology_leaves.usage != nullptr) {

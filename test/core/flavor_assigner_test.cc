@@ -187,6 +187,19 @@ TEST_F(GpuClusterStateTest, BlockUndeclaredIsTheDefault) {
             "couldn't assign flavors to pod set main: resource memory unavailable in ClusterQueue");
 }
 
+TEST_F(GpuClusterStateTest, AZeroRequestOfAnUncoveredResourceGetsNoFlavorAndNoUsage) {
+  AddQueue(GpuQueue("cq", "", 4), "ns");
+  WorkloadSpec spec = GpuJob("a", "ns", 2);
+  spec.pod_sets[0].requests = {{"gpu", 1}, {"memory", 0}};
+  Submit(std::move(spec));
+  Settle();
+  const Workload& a = *state_.FindWorkload("ns/a");
+  ASSERT_EQ(a.status.state, WorkloadState::kAdmitted);
+  const PodSetAssignment& ps = a.status.admission->pod_sets[0];
+  EXPECT_EQ(ps.flavors, (std::vector<std::pair<std::string, std::string>>{{"gpu", "a100"}}));
+  EXPECT_EQ(ps.resource_usage, (ResourceAmounts{{"gpu", 2}}));
+}
+
 // Kueue's resources.transformations: quota is asked for the outputs, computed from the spec's
 // requests (which stay as submitted) at every evaluation.
 SchedulerConfig MigAsGpus() {
