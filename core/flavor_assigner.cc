@@ -226,6 +226,9 @@ std::string FlavorAssignment::Message() const {
   std::string out;
   for (const PodSetFlavors& ps : pod_sets) {
     if (ps.reasons.empty()) continue;
+    if (ABSL_PREDICT_FALSE(ps.failed_with_error)) {
+      return absl::StrCat("failed to assign flavors to pod set ", ps.name, ": ", ps.reasons.back());
+    }
     if (!out.empty()) out += "; ";
     std::vector<std::string> sorted = ps.reasons;
     std::sort(sorted.begin(), sorted.end());
@@ -346,6 +349,7 @@ void FlavorAssigner::AssignTopology(FlavorAssignment& assignment) const {
   for (const auto& [index, error] : requests.errors) {
     PodSetFlavors& ps = assignment.pod_sets[index];
     ps.reasons.push_back(error);
+    ps.failed_with_error = true;
     ps.SetMode(FlavorMode::kNoFit);
   }
   if (!requests.errors.empty()) return;

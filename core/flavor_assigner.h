@@ -79,6 +79,10 @@ struct PodSetFlavors {
   // the resource groups tried, each with the least severe cause among its flavors that did not
   // fit, the most severe group's cause, that group, and the most severe of the others'.
   bool flavor_tried = false;
+  // The assignment failed with an error rather than a reason (Kueue's Status.err: the pod set
+  // got no single topology flavor), whose text is the last of `reasons`. Kueue's message is
+  // then that error alone.
+  bool failed_with_error = false;
   NoFitCause no_fit_cause = NoFitCause::kNone;
   NoFitCause other_groups_no_fit_cause = NoFitCause::kNone;
   int16_t no_fit_group = -1;
@@ -121,7 +125,8 @@ struct FlavorAssignment {
   absl::InlinedVector<FlavorScanStop, 1> scan_stops;
 
   FlavorMode RepresentativeMode() const;
-  // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons".
+  // Kueue's pending message: "couldn't assign flavors to pod set NAME: reasons", or, once a pod
+  // set failed with an error, "failed to assign flavors to pod set NAME: error" alone.
   std::string Message() const;
   // Kueue's resolveNoFitReason, for an assignment that does not fit: the most severe cause over
   // the pod sets that do not fit (kNone when none can be named, e.g. an invalid topology

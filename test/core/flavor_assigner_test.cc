@@ -85,6 +85,35 @@ TEST(ResolveNoFitCauseTest, AFailedPodSetWithoutCausesNamesNone) {
   EXPECT_EQ(PendingReasonOf(NoFitCause::kNone), PendingReason::kPendingEvaluation);
 }
 
+TEST(AssignmentMessageTest, ReasonsOfEachPodSetThatDoesNotFitAreSortedAndJoined) {
+  FlavorAssignment assignment;
+  assignment.pod_sets.push_back(FittingPodSet({}));
+  PodSetFlavors& ps = assignment.pod_sets.emplace_back();
+  ps.name = "workers";
+  ps.reasons = {"untolerated taint {key val NoSchedule <nil>} in flavor b",
+                "flavor a doesn't match"};
+  EXPECT_EQ(assignment.Message(),
+            "couldn't assign flavors to pod set workers: flavor a doesn't match, untolerated taint "
+            "{key val NoSchedule <nil>} in flavor b");
+}
+
+TEST(AssignmentMessageTest, APodSetThatFailedWithAnErrorIsTheWholeMessage) {
+  // Kueue's Assignment.Message: the first pod set whose Status carries an error is reported
+  // alone, with its own prefix, whatever the pod sets before it said.
+  FlavorAssignment assignment;
+  assignment.pod_sets.push_back(FailedPodSet({}));
+  PodSetFlavors& leader = assignment.pod_sets.emplace_back();
+  leader.name = "leader";
+  leader.reasons = {"no TAS flavor assigned"};
+  leader.failed_with_error = true;
+  PodSetFlavors& other = assignment.pod_sets.emplace_back();
+  other.name = "other";
+  other.reasons = {"more than one TAS flavor assigned: a, b"};
+  other.failed_with_error = true;
+  EXPECT_EQ(assignment.Message(),
+            "failed to assign flavors to pod set leader: no TAS flavor assigned");
+}
+
 TEST(PendingReasonOfTest, EachCauseHasItsReason) {
   EXPECT_EQ(PendingReasonOf(NoFitCause::kTopologyPlacementFailed),
             PendingReason::kTopologyPlacementFailed);
