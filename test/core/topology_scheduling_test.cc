@@ -331,7 +331,8 @@ TEST_F(TopologySchedulingTest, ANodeReadyAgainBeforeTheCycleKeepsThePlacement) {
 // Kueue's node controller records the failed node of every placement that is neither finished
 // nor evicted, a reservation still waiting for its checks too; its scheduler replaces it only
 // once the workload is admitted (needsSecondPassAfterNodeFailure).
-TEST_F(TopologySchedulingTest, AReservationWaitingForItsChecksHasItsFailedNodeReplacedOnceAdmitted) {
+TEST_F(TopologySchedulingTest,
+       AReservationWaitingForItsChecksHasItsFailedNodeReplacedOnceAdmitted) {
   ASSERT_TRUE(
       state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
   ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
