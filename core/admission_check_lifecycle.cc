@@ -428,6 +428,11 @@ void ClusterState::RetryDelayedTopology(absl::Time now) {
   const std::vector<WorkloadId> waiting(delayed_topology_.begin(), delayed_topology_.end());
   for (WorkloadId id : waiting) {
     Workload* wl = mutable_workload(id);
+    // A failed node recorded on a workload holding quota waits in the same set for its
+    // replacement (PlanCycle), a reservation until it is admitted.
+    if (wl != nullptr && wl->HoldsQuota() && !wl->status.history().unhealthy_nodes.empty()) {
+      continue;
+    }
     if (wl == nullptr || wl->status.state != WorkloadState::kQuotaReserved ||
         !AllChecksReady(wl->status.admission_checks())) {
       delayed_topology_.erase(id);
@@ -464,6 +469,9 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
   }
   const bool waited = wl.status.state == WorkloadState::kQuotaReserved;
   wl.status.state = WorkloadState::kAdmitted;
+  // A node that failed while it waited for its checks is replaced in the next cycle, now that
+  // it is admitted (Kueue's needsSecondPassAfterNodeFailure asks for an admitted workload).
+  if (!wl.status.history().unhealthy_nodes.empty()) delayed_topology_.insert(wl.id);
   wl.status.set_admitted_pod_sets(updated ? *std::move(infos) : std::vector<PodSetInfo>());
   RefileHeld(wl);
   SetCondition(wl.status, "Admitted", true, "Admitted", "The workload is admitted", now);

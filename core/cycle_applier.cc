@@ -5,8 +5,10 @@
 #include "core/admission_checks.h"
 #include "core/admission_planner.h"
 #include "core/cluster_state.h"
+#include "core/node_failure_rule.h"
 #include "core/pod_requests.h"
 #include "core/prefetch.h"
+#include "core/topology_scheduling.h"
 
 // ClusterState's scheduling entry points: a cycle's plan comes from the AdmissionPlanner and is
 // applied here, decision by decision; AdmitNow plans one workload the same way.
@@ -54,6 +56,44 @@ constexpr size_t kAdmissionPrefetchDistance = 2;
 }  // namespace
 
 CyclePlan ClusterState::PlanCycle(absl::Time now) {
+  // Kueue's second pass after a node failure (NeedsSecondPass, needsSecondPassAfterNodeFailure):
+  // the node controller recorded the failed node (HandleNodeFailures) and the scheduler's next
+  // cycle places the lost pods again, before its other heads (it takes the workloads that hold
+  // quota first); with TASFailedNodeReplacementFailFast (on by default, not configurable here)
+  // a workload without a replacement is evicted, and so requeued in time for this cycle. A
+  // reservation still waiting for its checks stays recorded until it is admitted. The waiting
+  // workloads share delayed_topology_, the second-pass set, with the delayed topology requests.
+  if (!delayed_topology_.empty()) {
+    const std::vector<WorkloadId> waiting(delayed_topology_.begin(), delayed_topology_.end());
+    for (WorkloadId id : waiting) {
+      Workload* wl = mutable_workload(id);
+      if (wl == nullptr || wl->status.state != WorkloadState::kAdmitted ||
+          !PlacedOnUnhealthyNode(*wl)) {
+        continue;
+      }
+      const ClusterQueueRuntime* cq = cluster_queue(wl->status.admission->cluster_queue);
+      NodeReplacement replacement = ReplaceUnhealthyNodes(
+          *wl, cq != nullptr && IsTopologyOnly(cq->spec, topology_), topology_);
+      const std::string unhealthy = absl::StrJoin(wl->status.history().unhealthy_nodes, ",");
+      delayed_topology_.erase(id);
+      if (replacement.admission.has_value()) {
+        // Kueue's admit clears UnhealthyNodes on the successful replacement.
+        RemoveUsageOf(*wl);
+        wl->status.admission = std::move(*replacement.admission);
+        wl->status.mutable_history().unhealthy_nodes.clear();
+        AddUsageOf(*wl);
+        AddEvent(wl->status, now, "NodeFailureReplaced",
+                 absl::StrCat("Pods of unhealthy node(s) ", unhealthy, " placed on other nodes"));
+        MarkDirty(id);
+        continue;
+      }
+      // Kueue's evictWorkloadAfterFailedTASReplacement.
+      StartEviction(*wl, now, "NodeFailures",
+                    absl::StrCat("Workload was evicted as there was no replacement for unhealthy "
+                                 "node(s): ",
+                                 unhealthy));
+    }
+  }
   AdmissionPlanner planner(*this);
   return planner.PlanCycle(now, cycle_ + 1);
 }

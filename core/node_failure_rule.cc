@@ -4,6 +4,7 @@
 
 #include "core/admission_checks.h"
 #include "core/node_matching.h"
+#include "core/topology_scheduling.h"
 
 namespace tollgate::core {
 namespace {
@@ -84,6 +85,52 @@ bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Work
   const bool failing = !node->ready || HasFailingTaint(*node, host, wl, flavors);
   return failing && !std::binary_search(node->running_workloads.begin(),
                                         node->running_workloads.end(), wl.Key());
+}
+
+bool PlacedOnUnhealthyNode(const Workload& wl) {
+  const std::vector<std::string>& unhealthy = wl.status.history().unhealthy_nodes;
+  if (unhealthy.empty() || !wl.status.admission.has_value()) return false;
+  return std::any_of(wl.status.admission->pod_sets.begin(), wl.status.admission->pod_sets.end(),
+                     [&](const PodSetAssignment& psa) {
+                       return std::any_of(
+                           unhealthy.begin(), unhealthy.end(),
+                           [&](const std::string& host) { return PlacedOn(psa, host); });
+                     });
+}
+
+NodeReplacement ReplaceUnhealthyNodes(const Workload& wl, bool topology_only,
+                                      TopologyInventory& inventory) {
+  NodeReplacement out;
+  Admission replaced = *wl.status.admission;
+  for (PodSetAssignment& psa : replaced.pod_sets) {
+    if (!psa.topology_assignment.has_value()) continue;
+    const PodSetSpec* pod_set = nullptr;
+    for (const PodSetSpec& ps : wl.spec.pod_sets) {
+      if (ps.name == psa.name) pod_set = &ps;
+    }
+    TopologyFlavor* flavor = nullptr;
+    for (const auto& [resource, name] : psa.flavors) {
+      if (inventory.IsTopologyFlavor(name)) flavor = inventory.Flavor(name);
+    }
+    if (pod_set == nullptr || flavor == nullptr) {
+      out.failure = "no topology flavor";
+      return out;
+    }
+    for (const std::string& node : wl.status.history().unhealthy_nodes) {
+      if (!PlacedOn(psa, node)) continue;
+      const TopologyPlacementRequest request =
+          PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
+      TopologyFlavor::Replacement found =
+          flavor->FindReplacement(request, *psa.topology_assignment, node);
+      if (!found.assignment.has_value()) {
+        out.failure = std::move(found.failure);
+        return out;
+      }
+      psa.topology_assignment = std::move(*found.assignment);
+    }
+  }
+  out.admission = std::move(replaced);
+  return out;
 }
 
 }  // namespace tollgate::core

@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "core/topology.h"
+#include "core/topology_inventory.h"
 #include "core/types.h"
 #include "core/workload.h"
 
@@ -58,5 +59,25 @@ TaintToleration ClassifyTaint(const Taint& taint,
 bool PlacementFailedOn(const NodeSpec* node, const std::string& host, const Workload& wl,
                        const std::map<std::string, ResourceFlavorSpec>& flavors,
                        std::optional<absl::Time> fixed_delay_at = std::nullopt);
+
+// Kueue's nodeMultipleFailuresEvictionMessageFormat (pkg/controller/tas/node_controller.go): the
+// eviction of a workload that already has an unhealthy node when another of its nodes fails.
+inline constexpr char kMultipleNodeFailuresMessage[] =
+    "Workload eviction triggered due to multiple TAS assigned node failures, including: ";
+
+// Kueue's HasTopologyAssignmentWithUnhealthyNode without its admitted check: some pod set's
+// placement names a node of the workload's unhealthy_nodes.
+bool PlacedOnUnhealthyNode(const Workload& wl);
+
+// Kueue's failed-node replacement (the scheduler's second pass after a node failure,
+// findReplacementAssignment in tas_flavor_snapshot.go): the workload's admission with the pods of
+// its unhealthy nodes placed again, inside the domain each pod set requires and keeping its other
+// domains; or, when some pod set has no replacement, why not.
+struct NodeReplacement {
+  std::optional<Admission> admission;
+  std::string failure;
+};
+NodeReplacement ReplaceUnhealthyNodes(const Workload& wl, bool topology_only,
+                                      TopologyInventory& inventory);
 
 }  // namespace tollgate::core

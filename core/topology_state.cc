@@ -1,6 +1,7 @@
 // ClusterState's Topology Aware Scheduling transitions: Topology objects, the node inventory,
 // pods Tollgate does not place, the queues' TopologyNotFound, and node failures.
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -91,6 +92,16 @@ absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
   if (absl::Status s = topology_.UpsertNode(std::move(node)); !s.ok()) return s;
   const NodeSpec* after = topology_.FindNode(name);
   const bool fixed_delay = config_.replace_node_not_ready_over_fixed_time;
+  // Whether a workload waits for a replacement of `host`: every such workload is in the
+  // second-pass set (HandleNodeFailures puts it there, a restore too).
+  auto recorded_as_unhealthy = [this](const std::string& host) {
+    return std::any_of(delayed_topology_.begin(), delayed_topology_.end(), [&](WorkloadId id) {
+      const Workload* wl = workload(id);
+      if (wl == nullptr) return false;
+      const std::vector<std::string>& unhealthy = wl->status.history().unhealthy_nodes;
+      return std::find(unhealthy.begin(), unhealthy.end(), host) != unhealthy.end();
+    });
+  };
   // What the node failure rule reads changed: a placement there may fail now (the node went not
   // ready, or got a taint or was cordoned), or once a workload's last pods there end. With the
   // fixed delay, also a node first seen not ready (Kueue reconciles a created node).
@@ -102,7 +113,12 @@ absl::Status ClusterState::UpsertNode(NodeSpec node, absl::Time now) {
        (fixed_delay && before->not_ready_since != after->not_ready_since))) {
     if (HostnameOf(*before) != HostnameOf(*after)) HandleNodeFailures(HostnameOf(*before), now);
     HandleNodeFailures(HostnameOf(*after), now);
-  } else if (!before.has_value() && after != nullptr && fixed_delay && !after->ready) {
+  } else if (!before.has_value() && after != nullptr &&
+             ((fixed_delay && !after->ready) || recorded_as_unhealthy(HostnameOf(*after)))) {
+    // Kueue reconciles a created node: with the fixed delay a node first seen not ready starts
+    // its count, and a node created again under the hostname of a recorded failure is healthy
+    // again (or fails again). Only placements on a deleted node can name a new one, so other
+    // creations (an inventory's first feed) look at no workload.
     HandleNodeFailures(HostnameOf(*after), now);
   }
   // Kueue requeues the node for the delay's remaining time. Armed even when it has run out, so a
@@ -179,16 +195,16 @@ bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
   const std::map<std::string, const NodeSpec*> nodes = NodesByHostname(topology_);
   std::optional<absl::Time> fixed_delay_at;
   if (config_.replace_node_not_ready_over_fixed_time) fixed_delay_at = now;
-  auto failed = [&](const std::string& host, const Workload& wl) {
+  auto node_of = [&](const std::string& host) -> const NodeSpec* {
     auto it = nodes.find(host);
-    return PlacementFailedOn(it == nodes.end() ? nullptr : it->second, host, wl,
-                             registry_.flavors(), fixed_delay_at);
+    return it == nodes.end() ? nullptr : it->second;
   };
-  std::vector<WorkloadId> affected;
+  std::vector<WorkloadId> failed;
+  std::vector<WorkloadId> healthy;
   for (const auto& slot : workloads_.slots()) {
-    // Kueue handles every workload whose placement names the node and that is neither finished
-    // nor evicted (its node index), so a reservation still waiting for its checks has its
-    // failed node replaced too (NeedsSecondPass asks for quota reserved, not admitted).
+    // Kueue's node controller looks at every workload whose placement names the node and that
+    // is neither finished nor evicted (its node index): a reservation still waiting for its
+    // checks too.
     if (slot == nullptr || !slot->status.admission.has_value() ||
         (slot->status.state != WorkloadState::kAdmitted &&
          slot->status.state != WorkloadState::kQuotaReserved)) {
@@ -198,87 +214,62 @@ bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
     // workload ends with it, so a new placement would only differ from where the pod runs. The
     // placement stays and the node is not recorded as unhealthy.
     if (OwnedBySinglePod(*slot)) continue;
-    for (const PodSetAssignment& psa : slot->status.admission->pod_sets) {
-      if (!psa.topology_assignment.has_value() || psa.topology_assignment->levels.empty() ||
-          psa.topology_assignment->levels.back() != kHostnameLabel) {
-        continue;
-      }
-      bool lost = false;
-      for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-        // Kueue reconciles the node that changed; the workload's other nodes are looked at
-        // when they change.
-        if (!d.values.empty() && d.values.back() == changed_host && failed(changed_host, *slot)) {
-          lost = true;
-        }
-      }
-      if (lost) {
-        affected.push_back(slot->id);
-        break;
-      }
+    const bool placed_there = std::any_of(
+        slot->status.admission->pod_sets.begin(), slot->status.admission->pod_sets.end(),
+        [&](const PodSetAssignment& psa) {
+          if (!psa.topology_assignment.has_value() || psa.topology_assignment->levels.empty() ||
+              psa.topology_assignment->levels.back() != kHostnameLabel) {
+            return false;
+          }
+          return std::any_of(psa.topology_assignment->domains.begin(),
+                             psa.topology_assignment->domains.end(),
+                             [&](const TopologyDomainAssignment& d) {
+                               return !d.values.empty() && d.values.back() == changed_host;
+                             });
+        });
+    // Kueue reconciles the node that changed; the workload's other nodes are looked at when
+    // they change.
+    if (!placed_there) continue;
+    if (PlacementFailedOn(node_of(changed_host), changed_host, *slot, registry_.flavors(),
+                          fixed_delay_at)) {
+      failed.push_back(slot->id);
+    } else {
+      healthy.push_back(slot->id);
     }
   }
-  for (WorkloadId id : affected) {
+  bool changed = false;
+  for (WorkloadId id : failed) {
     Workload& wl = *mutable_workload(id);
-    const std::set<std::string> unhealthy = {changed_host};
-    wl.status.mutable_history().unhealthy_nodes.assign(unhealthy.begin(), unhealthy.end());
-    MarkDirty(id);
-    // Kueue's failed-node replacement (fail fast on): the lost pods go elsewhere within the
-    // domain the pod set requires, keeping the other domains; without one, the workload is
-    // evicted.
-    Admission replaced = *wl.status.admission;
-    std::string failure;
-    const bool topology_only = [&] {
-      const ClusterQueueRuntime* cq = cluster_queue(replaced.cluster_queue);
-      return cq != nullptr && IsTopologyOnly(cq->spec, topology_);
-    }();
-    for (PodSetAssignment& psa : replaced.pod_sets) {
-      if (!psa.topology_assignment.has_value() || !failure.empty()) continue;
-      const PodSetSpec* pod_set = nullptr;
-      for (const PodSetSpec& ps : wl.spec.pod_sets) {
-        if (ps.name == psa.name) pod_set = &ps;
-      }
-      std::vector<std::string> flavors;
-      for (const auto& [resource, flavor] : psa.flavors) flavors.push_back(flavor);
-      TopologyFlavor* tf = nullptr;
-      for (const std::string& f : flavors) {
-        if (topology_.IsTopologyFlavor(f)) tf = topology_.Flavor(f);
-      }
-      if (pod_set == nullptr || tf == nullptr) {
-        failure = "no topology flavor";
-        continue;
-      }
-      for (const std::string& node : unhealthy) {
-        bool holds = false;
-        for (const TopologyDomainAssignment& d : psa.topology_assignment->domains) {
-          if (!d.values.empty() && d.values.back() == node) holds = true;
-        }
-        if (!holds) continue;
-        const TopologyPlacementRequest r =
-            PlacementRequestFor(*pod_set, psa.name, psa.count, topology_only);
-        TopologyFlavor::Replacement rep = tf->FindReplacement(r, *psa.topology_assignment, node);
-        if (!rep.assignment.has_value()) {
-          failure = rep.failure;
-          break;
-        }
-        psa.topology_assignment = std::move(*rep.assignment);
-      }
-    }
-    if (failure.empty()) {
-      RemoveUsageOf(wl);
-      wl.status.admission = std::move(replaced);
-      wl.status.mutable_history().unhealthy_nodes.clear();
-      AddUsageOf(wl);
-      AddEvent(wl.status, now, "NodeFailureReplaced",
-               absl::StrCat("Pods of unhealthy node(s) ", absl::StrJoin(unhealthy, ","),
-                            " placed on other nodes"));
+    std::vector<std::string>& unhealthy = wl.status.mutable_history().unhealthy_nodes;
+    if (std::find(unhealthy.begin(), unhealthy.end(), changed_host) != unhealthy.end()) continue;
+    changed = true;
+    if (!unhealthy.empty()) {
+      // Kueue's evictWorkloadIfNeeded: a second failed node while the first still waits for its
+      // replacement evicts the workload; the message names the recorded nodes, then this one.
+      std::vector<std::string> all = unhealthy;
+      all.push_back(changed_host);
+      StartEviction(wl, now, "NodeFailures",
+                    absl::StrCat(kMultipleNodeFailuresMessage, absl::StrJoin(all, ", ")));
       continue;
     }
-    StartEviction(wl, now, "NodeFailures",
-                  absl::StrCat("Workload was evicted as there was no replacement for unhealthy "
-                               "node(s): ",
-                               absl::StrJoin(unhealthy, ",")));
+    // Kueue's addUnhealthyNode: the scheduler replaces the lost pods in its next cycle
+    // (PlanCycle), once the workload is admitted (a reservation waits for its checks first).
+    unhealthy.push_back(changed_host);
+    delayed_topology_.insert(id);
+    MarkDirty(id);
   }
-  return !affected.empty();
+  for (WorkloadId id : healthy) {
+    // Kueue's removeUnhealthyNodes: a node that is healthy again (ready, untainted, or created
+    // again) before the scheduler replaced it is no longer waited on.
+    Workload& wl = *mutable_workload(id);
+    std::vector<std::string>& unhealthy = wl.status.mutable_history().unhealthy_nodes;
+    auto it = std::find(unhealthy.begin(), unhealthy.end(), changed_host);
+    if (it == unhealthy.end()) continue;
+    unhealthy.erase(it);
+    MarkDirty(id);
+    changed = true;
+  }
+  return changed;
 }
 
 }  // namespace tollgate::core

@@ -104,6 +104,12 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       // Its checks are Ready but its delayed topology requests did not fit yet.
       delayed_topology_.insert(ref.id);
     }
+    if ((ref.status.state == WorkloadState::kAdmitted ||
+         ref.status.state == WorkloadState::kQuotaReserved) &&
+        !ref.status.history().unhealthy_nodes.empty()) {
+      // A failed node recorded before the restart still waits for its replacement (PlanCycle).
+      delayed_topology_.insert(ref.id);
+    }
     if (ref.status.state == WorkloadState::kQuotaReserved && config_.wait_for_pods_ready.enable) {
       // Waiting for its admission checks: it holds blockAdmission back, its timeout has not
       // started.

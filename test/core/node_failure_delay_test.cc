@@ -99,10 +99,19 @@ class NodeFailureDelayTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(state_.UpsertNode(x2, Now()).ok());
   }
 
-  // Moves the clock and fires what is due, as the service's timer loop does.
+  // A scheduling cycle: Kueue's scheduler replaces the failed nodes its node controller recorded
+  // in its next cycle (ClusterState::PlanCycle).
+  void Cycle() {
+    CyclePlan plan = state_.PlanCycle(Now());
+    state_.ApplyCycle(plan, Now());
+  }
+
+  // Moves the clock and fires what is due, then runs a cycle, as the service's timer loop does.
   bool AdvanceAndFire(absl::Duration d) {
     clock_.Advance(d);
-    return state_.FireTimers(Now());
+    const bool fired = state_.FireTimers(Now());
+    Cycle();
+    return fired;
   }
 
   SimulatedClock clock_{absl::FromUnixSeconds(1767225600)};
@@ -132,6 +141,7 @@ TEST_P(NodeFailureDelayTest, NotReadyWithPodsRunningFailsAtThirtySecondsNotBefor
     NodeSpec x2 = *state_.topology().FindNode("x2");
     x2.running_workloads.clear();
     ASSERT_TRUE(state_.UpsertNode(x2, Now()).ok());
+    Cycle();
     EXPECT_EQ(Placement(), "x1:2 x3:2");
   }
 }
@@ -178,6 +188,7 @@ TEST_P(NodeFailureDelayTest, AFeederWithoutATimeKeepsTheFirstOne) {
 
 TEST_P(NodeFailureDelayTest, NotReadyForLongerThanTheDelayAlreadyFailsAtOnce) {
   X2NotReady(Now() - kNodeFailureDelay);
+  Cycle();
   EXPECT_EQ(Placement(), FixedDelay() ? "x1:2 x3:2" : "x1:2 x2:2");
 }
 

@@ -257,27 +257,82 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
   Submit("job2", 4, Required(kRack));
   Settle();
   ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  // Kueue's node controller records the node; its scheduler replaces it in the next cycle.
   ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  EXPECT_EQ(Get("job2").status.history().unhealthy_nodes, std::vector<std::string>{"x2"});
+  Settle();
   EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
   EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
   EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
-  // Another failure in r1 leaves no room there: evicted with Kueue's reason.
+  // Another failure in r1 leaves no room there: the cycle evicts it with Kueue's reason (fail
+  // fast), and the requeued workload is placed afresh on r2 in the same settle.
   ASSERT_TRUE(state_.DeleteNode("x3", now_).ok());
+  Settle();
   const Workload& wl = Get("job2");
-  EXPECT_NE(wl.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(wl.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x4:4");
   const Condition* evicted = FindCondition(wl.status, "Evicted");
   ASSERT_NE(evicted, nullptr);
-  EXPECT_EQ(evicted->reason, "NodeFailures");
+  EXPECT_FALSE(evicted->status);
   EXPECT_EQ(evicted->message,
-            "Workload was evicted as there was no replacement for unhealthy node(s): x3");
+            "Previously: Workload was evicted as there was no replacement for unhealthy node(s): "
+            "x3");
   // Kueue's resetUnhealthyNodes: an eviction forgets the failed nodes, so the requeued workload
   // is placed afresh, not as a replacement.
   EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
 }
 
-// Kueue replaces the failed node of every placement that is neither finished nor evicted
-// (NeedsSecondPass asks for quota reserved): a reservation still waiting for its checks too.
-TEST_F(TopologySchedulingTest, AReservationWaitingForItsChecksHasItsFailedNodeReplaced) {
+// Kueue's evictWorkloadIfNeeded: a second node of the workload failing while the first still
+// waits for its replacement evicts it, naming the recorded node first.
+TEST_F(TopologySchedulingTest, ASecondFailedNodeBeforeTheReplacementEvicts) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  ASSERT_TRUE(state_.DeleteNode("x1", now_).ok());
+  const Workload& wl = Get("job2");
+  EXPECT_EQ(wl.status.state, WorkloadState::kPending);
+  const Condition* evicted = FindCondition(wl.status, "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason, "NodeFailures");
+  EXPECT_EQ(evicted->message,
+            "Workload eviction triggered due to multiple TAS assigned node failures, including: "
+            "x2, x1");
+  EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
+}
+
+// Kueue's removeUnhealthyNodes: a node healthy again before the scheduler replaced it is
+// forgotten, and the placement stays.
+TEST_F(TopologySchedulingTest, ANodeReadyAgainBeforeTheCycleKeepsThePlacement) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  NodeSpec x2 = *state_.topology().FindNode("x2");
+  x2.ready = false;
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_EQ(Get("job2").status.history().unhealthy_nodes, std::vector<std::string>{"x2"});
+  x2.ready = true;
+  ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  Settle();
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  EXPECT_EQ(FindCondition(Get("job2").status, "Evicted"), nullptr);
+}
+
+// Kueue's node controller records the failed node of every placement that is neither finished
+// nor evicted, a reservation still waiting for its checks too; its scheduler replaces it only
+// once the workload is admitted (needsSecondPassAfterNodeFailure).
+TEST_F(TopologySchedulingTest,
+       AReservationWaitingForItsChecksHasItsFailedNodeReplacedOnceAdmitted) {
   ASSERT_TRUE(
       state_.ApplyAdmissionCheck({"approval", "example.com/approval", std::nullopt}, now_).ok());
   ASSERT_TRUE(state_.SetAdmissionCheckActive("approval", true, "Active", "ready", now_).ok());
@@ -296,7 +351,16 @@ TEST_F(TopologySchedulingTest, AReservationWaitingForItsChecksHasItsFailedNodeRe
   ASSERT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
   ASSERT_EQ(Placement("job"), "x1:2 x2:2");
   ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  Settle();
   EXPECT_EQ(Get("job").status.state, WorkloadState::kQuotaReserved);
+  EXPECT_EQ(Placement("job"), "x1:2 x2:2");
+  EXPECT_EQ(Get("job").status.history().unhealthy_nodes, std::vector<std::string>{"x2"});
+  CheckStateUpdate ready;
+  ready.check = "approval";
+  ready.state = CheckState::kReady;
+  ASSERT_TRUE(state_.SetAdmissionCheckState("ns/job", std::move(ready), now_).ok());
+  ASSERT_EQ(Get("job").status.state, WorkloadState::kAdmitted);
+  Settle();
   EXPECT_EQ(Placement("job"), "x1:2 x3:2");
   EXPECT_TRUE(Get("job").status.history().unhealthy_nodes.empty());
 }
@@ -377,6 +441,7 @@ TEST_F(TopologySchedulingTest, ANotReadyNodeFailsAPlacementOnceItsPodsThereEnd) 
   // Its own pods there have ended: replaced inside the rack.
   x2.running_workloads.clear();
   ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  Settle();
   EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
   EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
 }
@@ -402,20 +467,24 @@ TEST_F(TopologySchedulingTest, AnUntoleratedTaintFailsAPlacementOnceItsPodsThere
   // The pods were evicted by the taint: replaced inside the rack, on the untainted x3.
   x2.running_workloads.clear();
   ASSERT_TRUE(state_.UpsertNode(x2, now_).ok());
+  Settle();
   EXPECT_EQ(Get("job2").status.state, WorkloadState::kAdmitted);
   EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
   EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
-  // A NoSchedule taint on x3 before its pods started: failed at once, and r1 has no room left.
+  // A NoSchedule taint on x3 before its pods started: failed at once, and r1 has no room left:
+  // the cycle evicts it (then places it afresh on r2).
   NodeSpec x3 = *state_.topology().FindNode("x3");
   x3.taints = {{"gpu-broken", "true", "NoSchedule"}};
   ASSERT_TRUE(state_.UpsertNode(x3, now_).ok());
+  EXPECT_EQ(Get("job2").status.history().unhealthy_nodes, std::vector<std::string>{"x3"});
+  Settle();
   const Workload& wl = Get("job2");
-  EXPECT_NE(wl.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x4:4");
   const Condition* evicted = FindCondition(wl.status, "Evicted");
   ASSERT_NE(evicted, nullptr);
-  EXPECT_EQ(evicted->reason, "NodeFailures");
   EXPECT_EQ(evicted->message,
-            "Workload was evicted as there was no replacement for unhealthy node(s): x3");
+            "Previously: Workload was evicted as there was no replacement for unhealthy node(s): "
+            "x3");
 }
 
 TEST_F(TopologySchedulingTest, ATaintTheWorkloadToleratesForGoodKeepsThePlacement) {
@@ -442,6 +511,7 @@ TEST_F(TopologySchedulingTest, ATaintTheWorkloadToleratesForGoodKeepsThePlacemen
   NodeSpec x1 = *state_.topology().FindNode("x1");
   x1.taints = {{"drain", "", "NoExecute"}};
   ASSERT_TRUE(state_.UpsertNode(x1, now_).ok());
+  Settle();
   EXPECT_EQ(Placement("job2"), "x2:2 x3:2");
 }
 
