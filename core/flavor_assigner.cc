@@ -146,6 +146,16 @@ bool TopologyOnly(const ClusterQueueRuntime& cq, const TopologyInventory& invent
   return cq.topology_only;
 }
 
+// FNV-1a, 64 bits: the hash Kueue sorts a pod set's requests by (resources.SliceRequests).
+uint64_t Fnv1a64(absl::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 int64_t AmountOf(const ResourceAmounts& amounts, absl::string_view resource) {
   for (const auto& [name, value] : amounts) {
     if (name == resource) return value;
@@ -638,18 +648,49 @@ bool FlavorAssigner::AssignResourceGroups(absl::Span<const size_t> pod_sets,
   absl::InlinedVector<int, 4> groups;
   groups.reserve(requests.size());
   for (const auto& request : requests) groups.push_back(cq_.GroupOf(request.first));
-  // Resources the queue does not cover fail the pod set unless nothing is asked of them.
-  for (size_t r = 0; r < requests.size(); ++r) {
-    if (groups[r] < 0 && requests[r].second != 0) {
-      out.reasons = {absl::StrCat("resource ", requests[r].first, " unavailable in ClusterQueue")};
-      return false;
+  // Kueue walks a pod set's requests in the order of its request vector, sorted by the FNV-1a
+  // hash of the resource name (resources.SliceRequests), and the first resource that gets no
+  // flavor, or that the queue does not cover (unless nothing is asked of it), ends the pod set
+  // with that reason alone. The order tells only when the requests span two resource groups or
+  // name a resource the queue does not cover; otherwise they are walked in name order.
+  bool hash_order = false;
+  int first_group = -1;
+  for (size_t r = 0; r < requests.size() && !hash_order; ++r) {
+    if (groups[r] < 0) {
+      hash_order = requests[r].second != 0;
+    } else if (first_group < 0) {
+      first_group = groups[r];
+    } else {
+      hash_order = groups[r] != first_group;
     }
   }
-  for (size_t req = 0; req < requests.size(); ++req) {
-    if (groups[req] < 0) continue;
-    if (std::find(groups.begin(), groups.begin() + req, groups[req]) != groups.begin() + req) {
+  absl::InlinedVector<size_t, 4> order(requests.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  if (ABSL_PREDICT_FALSE(hash_order)) {
+    absl::InlinedVector<uint64_t, 4> hashes;
+    hashes.reserve(requests.size());
+    for (const auto& request : requests) hashes.push_back(Fnv1a64(request.first));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (hashes[a] != hashes[b]) return hashes[a] < hashes[b];
+      return requests[a].first < requests[b].first;
+    });
+  }
+  absl::InlinedVector<int, 2> assigned_groups;
+  for (size_t req : order) {
+    if (groups[req] < 0) {
+      if (requests[req].second == 0) continue;
+      out.flavors.clear();
+      out.choices.clear();
+      out.reasons = {
+          absl::StrCat("resource ", requests[req].first, " unavailable in ClusterQueue")};
+      scan_stops.clear();
+      return false;
+    }
+    if (std::find(assigned_groups.begin(), assigned_groups.end(), groups[req]) !=
+        assigned_groups.end()) {
       continue;  // Assigned with its resource group.
     }
+    assigned_groups.push_back(groups[req]);
     ResourceResult r =
         FindFlavorForPodSets(pod_sets, requests, groups, groups[req], assigned_usage);
     out.flavor_tried = out.flavor_tried || r.tried;

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -491,7 +492,14 @@ std::string FormatResourceScalar(absl::string_view resource_name, int64_t v) {
   }
   if (resource_name == "memory" || resource_name == "ephemeral-storage" ||
       absl::StartsWith(resource_name, "hugepages-")) {
-    return Quantity::FromValue(v, Quantity::Format::kBinarySI).ToString();
+    std::string binary = Quantity::FromValue(v, Quantity::Format::kBinarySI).ToString();
+    // Kueue's ResourceFormatter reads the binary form back as a Quantity: a bare number (no
+    // power of 1024 divides it) reads as DecimalSI and prints in that canonical form, so
+    // 1500000000 bytes show as 1500M, as in Kueue's messages and usage.
+    if (!binary.empty() && absl::ascii_isdigit(static_cast<unsigned char>(binary.back()))) {
+      return Quantity::FromValue(v, Quantity::Format::kDecimalSI).ToString();
+    }
+    return binary;
   }
   return Quantity::FromValue(v, Quantity::Format::kDecimalSI).ToString();
 }

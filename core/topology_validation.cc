@@ -110,9 +110,10 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
     if (!request.slices.empty()) {
       return Invalid(group_path, "may not be set when slices are requested");
     }
-    if (!request.required.has_value() && !request.preferred.has_value()) {
-      return Invalid(group_path, "may not be set when neither required nor preferred is specified");
-    }
+    // A group without required or preferred is refused on a job's annotations (Kueue's
+    // jobframework, services/manifest/topology_annotations.cc) but not on a Workload, whose
+    // webhook does not ask for either: its pod sets then share their quota flavors and ask for
+    // no topology.
   }
   return absl::OkStatus();
 }

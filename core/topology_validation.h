@@ -23,7 +23,8 @@ absl::Status ValidateTopology(const TopologySpec& spec);
 // One pod set's request (`path` is the pod set's field path, e.g. "spec.podSets[0]"): at most
 // one of required, preferred and unconstrained; valid level names; 1 to 3 slice layers with
 // sizes >= 1, unique levels, each inner size dividing the one above and the outermost not above
-// the pod count; a group only with required or preferred and without slices.
+// the pod count; a group without slices (a job's annotations also need required or preferred
+// with it: services/manifest/topology_annotations.cc).
 absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request, int32_t count,
                                            absl::string_view path);
 

@@ -167,6 +167,35 @@ TEST_F(FlavorAssignerCauseTest, NoMatchingFlavorOnlyWhenEveryFlavorFailsToMatch)
   EXPECT_EQ(ReasonOf("ns/cpu"), "NoMatchingFlavor");
 }
 
+TEST_F(FlavorAssignerCauseTest, TheFirstFailureInKueuesRequestOrderDecides) {
+  // cpu in one group, too small; memory in another, whose only flavor is untolerated. Kueue walks
+  // a pod set's requests in FNV-1a hash order, memory before cpu, and stops at the first group
+  // that gets no flavor: the taint is the message and NoMatchingFlavor the reason.
+  ASSERT_TRUE(
+      state_.ApplyResourceFlavor({"tainted", {}, {{"k", "v", "NoSchedule"}}, {}}, now_).ok());
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.resource_groups = {
+      {{"cpu"}, {{"a100", {{"cpu", 2000, std::nullopt, std::nullopt}}}}},
+      {{"memory"}, {{"tainted", {{"memory", 1 << 30, std::nullopt, std::nullopt}}}}}};
+  AddQueue(std::move(cq), "ns");
+  WorkloadSpec both = GpuJob("both", "ns", 1);
+  both.pod_sets[0].requests = {{"cpu", 3000}, {"memory", 1 << 20}};
+  Submit(std::move(both));
+  // An uncovered resource ends the walk only where it comes: example.com/gpu before cpu.
+  WorkloadSpec uncovered = GpuJob("uncovered", "ns", 1);
+  uncovered.pod_sets[0].requests = {{"cpu", 3000}, {"example.com/gpu", 1}};
+  Submit(std::move(uncovered));
+  Settle();
+  EXPECT_EQ(ReasonOf("ns/both"), "NoMatchingFlavor");
+  EXPECT_EQ(state_.FindWorkload("ns/both")->status.pending_message,
+            "couldn't assign flavors to pod set main: untolerated taint {k v NoSchedule <nil>} in "
+            "flavor tainted");
+  EXPECT_EQ(state_.FindWorkload("ns/uncovered")->status.pending_message,
+            "couldn't assign flavors to pod set main: resource example.com/gpu unavailable in "
+            "ClusterQueue");
+}
+
 // Kueue's resources.quotaCheckStrategy IgnoreUndeclared: a request for a resource the queue does
 // not cover gets no flavor and no usage, instead of keeping the workload out.
 SchedulerConfig IgnoringUndeclared() {

@@ -465,6 +465,12 @@ TEST(QuantityTest, FormatResourceScalarPicksFormatByResource) {
       {"memory", 68719476736, "64Gi"},
       {"memory", 1000, "1k"},
       {"memory", kMax, "9223372036854775807"},
+      // No power of 1024 divides these: Kueue's formatter falls back to DecimalSI.
+      {"memory", 1000000000, "1G"},
+      {"memory", 1500000000, "1500M"},
+      {"memory", 2000000000, "1953125Ki"},
+      {"memory", 500, "500"},
+      {"ephemeral-storage", -3000000, "-3M"},
       {"ephemeral-storage", 1610612736, "1536Mi"},
       {"hugepages-2Mi", 4194304, "4Mi"},
       {"hugepages-1Gi", 1073741824, "1Gi"},

@@ -573,6 +573,11 @@ TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
   EXPECT_EQ(ValidatePodSetTopologyRequest(too_big, 8, "spec.podSets[0]").message(),
             "spec.podSets[0].topologyRequest.podSetSliceSize: 16: must not be greater than pod set "
             "count 8");
+  // A Workload may group its pod sets without asking for a topology (Kueue's Workload webhook
+  // asks for neither required nor preferred with a group; only a job's annotations do).
+  PodSetTopologyRequest group_only;
+  group_only.pod_set_group = "group1";
+  EXPECT_TRUE(ValidatePodSetTopologyRequest(group_only, 4, "spec.podSets[0]").ok());
 
   NodeSpec bad;
   bad.name = "Bad_Node";

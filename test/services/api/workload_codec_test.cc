@@ -492,7 +492,7 @@ TEST(WorkloadRoundTripTest, RequestsPrintCanonically) {
       {"cpu", "+1", 1000, "1"},
       {"memory", "1.5Gi", 1536 * (int64_t{1} << 20), "1536Mi"},
       {"memory", "1073741824", kGi, "1Gi"},
-      {"memory", "1G", 1000000000, "1000000000"},  // BinarySI cannot say it shorter
+      {"memory", "1G", 1000000000, "1G"},  // no binary suffix fits: DecimalSI, as Kueue prints it
       {"ephemeral-storage", "2Ki", 2048, "2Ki"},
       {"nvidia.com/gpu", "2", 2, "2"},
       {"example.com/widgets", "1500m", 2, "2"},  // whole units, rounded up as Kueue does
