@@ -196,17 +196,64 @@ bool HasAny(const std::set<WorkloadId>& preempted, const std::vector<PreemptionT
   return false;
 }
 
+// Kueue's HumanReadablePreemptionReasons: how a victim's message names why it was preempted.
+absl::string_view HumanReadablePreemptionReason(absl::string_view reason) {
+  if (reason == "InClusterQueue") return "prioritization in the ClusterQueue";
+  if (reason == "InCohortReclamation") return "reclamation within the cohort";
+  if (reason == "InCohortFairSharing") return "Fair Sharing within the cohort";
+  if (reason == "InCohortReclaimWhileBorrowing") {
+    return "reclamation within the cohort while borrowing";
+  }
+  return "UNKNOWN";
+}
+
+// Kueue's buildCQPath: "/root/.../parent/cq", the ClusterQueue's cohorts from the root down.
+std::string ClusterQueuePath(const QuotaNode* node) {
+  if (node == nullptr) return "UNKNOWN";
+  std::vector<const QuotaNode*> chain;
+  for (const QuotaNode* n = node; n != nullptr; n = n->parent()) chain.push_back(n);
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    absl::StrAppend(&path, "/", (*it)->name());
+  return path;
+}
+
+// Kueue's preemptionMessage, word for word: the victim's Evicted and Preempted conditions carry
+// it, so whoever reads a preempted workload sees who took its place, why, and where each of the
+// two queues sits in the cohort tree.
+std::string PreemptionMessage(const ClusterState& state, const Workload& preemptor,
+                              const QuotaNode* preemptor_node, const Workload& victim,
+                              absl::string_view reason) {
+  // The label Kueue's job reconcilers put on the workloads they create (Kueue's JobUIDLabel).
+  static constexpr absl::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";
+  const Labels& labels = preemptor.spec.metadata.value_or_default().labels;
+  const auto job_uid = labels.find(std::string(kJobUidLabel));
+  const QuotaNode* victim_node = nullptr;
+  if (victim.status.admission.has_value()) {
+    if (const ClusterQueueRuntime* cq =
+            state.cluster_queue(victim.status.admission->cluster_queue)) {
+      victim_node = cq->node;
+    }
+  }
+  return absl::StrCat(
+      "Preempted to accommodate a workload (UID: ",
+      preemptor.uid.empty() ? "UNKNOWN" : preemptor.uid, ", JobUID: ",
+      job_uid == labels.end() || job_uid->second.empty() ? "UNKNOWN" : job_uid->second, ") due to ",
+      HumanReadablePreemptionReason(reason), "; preemptor path: ", ClusterQueuePath(preemptor_node),
+      "; preemptee path: ", ClusterQueuePath(victim_node));
+}
+
 // The decisions a head that preempts adds to the plan: an eviction for each target not already
 // evicting. Returns its pending message.
 std::string PlanPreemptions(const ClusterState& state, const Workload& preemptor,
-                            const AdmissionPlanner::Evaluation& eval, CyclePlan& plan) {
+                            const ClusterQueueRuntime& cq, const AdmissionPlanner::Evaluation& eval,
+                            CyclePlan& plan) {
   for (const PreemptionTarget& t : eval.targets) {
     const Workload* victim = state.workload(t.id);
     if (victim->status.state == WorkloadState::kEvicting) continue;
     plan.preemptions.push_back(
         PreemptionDecision{t.id, preemptor.id, t.reason,
-                           absl::StrCat("Preempted to accommodate a workload (UID: ", preemptor.uid,
-                                        ") due to ", t.reason)});
+                           PreemptionMessage(state, preemptor, cq.node, *victim, t.reason)});
   }
   return absl::StrCat(eval.assignment.Message(), ". Pending the preemption of ",
                       eval.targets.size(), " workload(s)");
@@ -754,7 +801,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const bool took_topology = take_topology();
 
     if (e.mode == FlavorMode::kPreempt) {
-      e.message = PlanPreemptions(state_, *e.wl, e.eval, plan);
+      e.message = PlanPreemptions(state_, *e.wl, *e.cq, e.eval, plan);
       e.reason = RequeueReason::kPendingPreemption;
       e.pending_reason = PendingReason::kWaitingForPreemptedWorkloads;
       continue;
@@ -812,7 +859,7 @@ AdmissionPlanner::SinglePlan AdmissionPlanner::PlanOne(const Workload& wl,
     single.outcome = SinglePlan::Outcome::kPreempt;
     single.admission = eval.assignment.ToAdmission(cq.spec.name);
     for (const PreemptionTarget& t : eval.targets) single.victims.push_back(t.id);
-    std::string message = PlanPreemptions(state_, wl, eval, single.plan);
+    std::string message = PlanPreemptions(state_, wl, cq, eval, single.plan);
     single.plan.pending.push_back(PlanPending(wl, cq, RequeueReason::kPendingPreemption,
                                               /*skipped=*/false, std::move(message),
                                               PendingReason::kWaitingForPreemptedWorkloads));

@@ -131,17 +131,19 @@ void ClusterState::DrainStoppedQueues(absl::Time now) {
 // --- Routing and queues --------------------------------------------------------------------
 
 absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
-  if (config_.wait_for_pods_ready.enable &&
-      config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction &&
-      wl.status.history().pods_ready_eviction_time != absl::InfinitePast()) {
-    return wl.status.history().pods_ready_eviction_time;
-  }
-  // Kueue's GetQueueOrderTimestamp: a workload an admission check evicted (Retry) queues from
-  // its eviction, whatever the requeuing strategy, behind what waited meanwhile.
-  if (const Condition* evicted = FindCondition(wl.status, "Evicted");
-      evicted != nullptr && evicted->status && evicted->reason == kEvictedByAdmissionCheck) {
+  // Kueue's GetQueueOrderTimestamp: a workload counts from its eviction only while that eviction
+  // is its Evicted condition (True): by the PodsReady timeout under the Eviction requeuing
+  // timestamp, or by an admission check (Retry) whatever the strategy, behind what waited
+  // meanwhile. Admitted again (the condition turns False) or evicted since for another reason
+  // (preempted), it counts from its creation again, both in its queue and when
+  // LowerOrNewerEqualPriority compares it with a preemptor.
+  const Condition* evicted = FindCondition(wl.status, "Evicted");
+  if (evicted == nullptr || !evicted->status) return wl.creation_time;
+  if (evicted->reason == "PodsReadyTimeout" && config_.wait_for_pods_ready.enable &&
+      config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction) {
     return evicted->last_transition_time;
   }
+  if (evicted->reason == kEvictedByAdmissionCheck) return evicted->last_transition_time;
   return wl.creation_time;
 }
 

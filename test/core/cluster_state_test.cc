@@ -358,6 +358,10 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   EXPECT_EQ(head(), "w");
   settle(now);
   EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
+  // Admitted again, its Evicted condition is False: it counts from its creation again (Kueue's
+  // GetQueueOrderTimestamp reads the condition), as LowerOrNewerEqualPriority compares it.
+  const Workload* readmitted = state.FindWorkload("ns/w");
+  EXPECT_EQ(state.QueueOrderTime(*readmitted), readmitted->creation_time);
 }
 
 // waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),

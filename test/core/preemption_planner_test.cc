@@ -274,6 +274,48 @@ TEST_F(PreemptionPlannerTest, ReclaimLowerPrioritySparesEqualPriorityBorrowers) 
   EXPECT_THAT(TargetsFor("mine/urgent", "mine", 2), IsEmpty());
 }
 
+// --- The victims' message -----------------------------------------------------------------
+// Kueue's preemptionMessage: the preemptor's uid and job uid, the reason in words, and both
+// ClusterQueues' paths from the root of their cohort tree.
+
+TEST_F(PreemptionPlannerTest, VictimMessageNamesPreemptorReasonAndPaths) {
+  ASSERT_TRUE(state_.ApplyCohort({"pool", "root", {}, 1.0}, now_).ok());
+  AddQueue(GpuQueue("mine", "pool", 2, Reclaim(PreemptionPolicy::kAny)));
+  AddQueue(GpuQueue("borrower", "root", 0));
+  Run("borrower", "borrowed", 2, 0);
+  now_ += absl::Seconds(1);
+  WorkloadSpec spec;
+  spec.namespace_name = "mine";
+  spec.name = "urgent";
+  spec.queue_name = "q";
+  spec.pod_sets = {PodSetSpec{"main", 2, std::nullopt, {{"gpu", 1}}, {}, {}}};
+  spec.metadata.mutable_value().labels["kueue.x-k8s.io/job-uid"] = "job-in";
+  ASSERT_TRUE(state_.Submit(std::move(spec), "", now_).ok());
+
+  const CyclePlan plan = state_.PlanCycle(now_);
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].reason, "InCohortReclamation");
+  EXPECT_EQ(plan.preemptions[0].message,
+            absl::StrCat("Preempted to accommodate a workload (UID: ",
+                         state_.FindWorkload("mine/urgent")->uid,
+                         ", JobUID: job-in) due to reclamation within the cohort; preemptor path: "
+                         "/root/pool/mine; preemptee path: /root/borrower"));
+}
+
+TEST_F(PreemptionPlannerTest, VictimMessageOfAQueueOutsideCohortsWithoutJobUid) {
+  AddQueue(GpuQueue("cq", "", 2, Within(PreemptionPolicy::kLowerPriority)));
+  Run("cq", "low", 2, 0);
+  Submit("cq", "high", 2, 10);
+
+  const CyclePlan plan = state_.PlanCycle(now_);
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].message,
+            absl::StrCat(
+                "Preempted to accommodate a workload (UID: ", state_.FindWorkload("cq/high")->uid,
+                ", JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor "
+                "path: /cq; preemptee path: /cq"));
+}
+
 // --- Inactive ClusterQueues ------------------------------------------------------------------
 // Kueue's scheduling snapshot leaves inactive ClusterQueues out while their usage still counts in
 // the cohort: a lender cannot reclaim from a held or terminating borrower.
