@@ -118,6 +118,7 @@ void AdmissionFairSharingLedger::Decay(const std::string& local_queue_key, absl:
   Ledger& ledger = it->second;
   const absl::Duration half_life = config_.usage_half_life_time;
   if (half_life == absl::ZeroDuration()) {
+    if (!ledger.consumed.empty()) changed_.insert(local_queue_key);
     ledger.consumed.clear();
     ledger.last_update = now;
     return;
@@ -130,8 +131,34 @@ void AdmissionFairSharingLedger::Decay(const std::string& local_queue_key, absl:
   for (const auto& [resource, value] : ledger.consumed) next[resource] += value * keep;
   for (const auto& [resource, value] : current) next[resource] += value * (1.0 - keep);
   for (const auto& [resource, value] : penalty) next[resource] += value;
+  if (next != ledger.consumed) changed_.insert(local_queue_key);
   ledger.consumed = std::move(next);
   ledger.last_update = std::max(ledger.last_update, now);
+}
+
+void AdmissionFairSharingLedger::Seed(const std::string& local_queue_key,
+                                      std::map<std::string, double> consumed, absl::Time now) {
+  auto it = ledgers_.find(local_queue_key);
+  if (it == ledgers_.end()) return;
+  it->second.consumed = std::move(consumed);
+  it->second.penalties.clear();
+  it->second.pending.clear();
+  it->second.last_update = now;
+}
+
+std::map<std::string, std::optional<std::map<std::string, double>>>
+AdmissionFairSharingLedger::TakeChanged() {
+  std::map<std::string, std::optional<std::map<std::string, double>>> changed;
+  for (const std::string& key : changed_) {
+    auto it = ledgers_.find(key);
+    if (it == ledgers_.end()) {
+      changed.emplace(key, std::nullopt);
+    } else {
+      changed.emplace(key, it->second.consumed);
+    }
+  }
+  changed_.clear();
+  return changed;
 }
 
 double AdmissionFairSharingLedger::WeightedUsage(const std::string& local_queue_key,

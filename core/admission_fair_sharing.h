@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/time/time.h"
@@ -30,7 +31,17 @@ class AdmissionFairSharingLedger {
   // Starts a ledger for a new LocalQueue (nothing when the feature is off or it has one).
   void Track(const std::string& local_queue_key, absl::Time now);
   // Drops a deleted LocalQueue's ledger.
-  void Forget(const std::string& local_queue_key) { ledgers_.erase(local_queue_key); }
+  void Forget(const std::string& local_queue_key) {
+    if (ledgers_.erase(local_queue_key) > 0) changed_.insert(local_queue_key);
+  }
+  // A restart seeds a tracked LocalQueue's decayed usage with what was persisted before it, as
+  // Kueue seeds its ledger from the LocalQueue's status: the usage counts from `now` (the
+  // downtime does not decay it) and unsettled entry penalties are gone.
+  void Seed(const std::string& local_queue_key, std::map<std::string, double> consumed,
+            absl::Time now);
+  // The LocalQueues whose decayed usage changed since the last call, each with that usage, or
+  // nullopt when its ledger is gone: what the store must keep for a restart.
+  std::map<std::string, std::optional<std::map<std::string, double>>> TakeChanged();
   // Whether any LocalQueue has a ledger: without admission fair sharing none does, and a
   // workload's exit need not build its LocalQueue's key to find nothing.
   bool TracksAny() const { return !ledgers_.empty(); }
@@ -71,6 +82,8 @@ class AdmissionFairSharingLedger {
 
   const SchedulerConfig::AdmissionFairSharing& config_;
   std::map<std::string, Ledger> ledgers_;
+  // LocalQueues whose `consumed` changed (or whose ledger went) since TakeChanged.
+  std::set<std::string> changed_;
 };
 
 }  // namespace tollgate::core

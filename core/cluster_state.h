@@ -415,6 +415,9 @@ class ClusterState {
   }
   // Admission fair sharing: the LocalQueue's decayed usage (plus penalties) over its weight.
   double LocalQueueFairUsage(absl::string_view namespace_name, absl::string_view name) const;
+  // Its ledger, which the executor persists and a restart seeds (Kueue keeps the usage in the
+  // LocalQueue's status).
+  AdmissionFairSharingLedger& fair_usage_ledger() { return fair_usage_; }
   // How long finished workloads ran, per LocalQueue (start-time estimates learn from it).
   const RuntimeHistory& runtime_history() const { return runtime_history_; }
   // waitForPodsReady's blockAdmission: no admitted workload is still waiting for its pods.

@@ -9,7 +9,10 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "core/object_kind.h"
 #include "core/real_clock.h"
 #include "core/status_macros.h"
@@ -32,6 +35,29 @@ namespace {
 int ApplyOrder(v1::ObjectKind kind) {
   absl::StatusOr<core::ObjectKind> core_kind = ToCoreKind(kind);
   return core_kind.ok() ? core::TraitsOf(*core_kind).apply_order : std::numeric_limits<int>::max();
+}
+
+// A LocalQueue's admission-fair-sharing usage as stored: one "resource=value" line per resource,
+// the value with every digit a double carries, so a restart orders queues as before it.
+std::string EncodeFairUsage(const std::map<std::string, double>& consumed) {
+  std::string out;
+  for (const auto& [resource, value] : consumed) {
+    absl::StrAppend(&out, resource, "=", absl::StrFormat("%.17g", value), "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, double>> DecodeFairUsage(absl::string_view text) {
+  std::map<std::string, double> consumed;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(line, '=');
+    double value = 0;
+    if (parts.first.empty() || !absl::SimpleAtod(parts.second, &value)) {
+      return absl::DataLossError(absl::StrCat("not a resource=value line: \"", line, "\""));
+    }
+    consumed[std::string(parts.first)] = value;
+  }
+  return consumed;
 }
 
 }  // namespace
@@ -383,6 +409,21 @@ absl::StatusOr<std::unique_ptr<core::ClusterState>> AdmissionExecutor::BuildStat
         return true;
       }));
   TOLLGATE_RETURN_IF_ERROR(parse_error);
+  // Admission fair sharing's usage, into the ledgers of the LocalQueues just applied; without a
+  // ledger (admission fair sharing off, or no such LocalQueue) a stored usage is ignored.
+  TOLLGATE_RETURN_IF_ERROR(store.Scan(kFairUsagePrefix, [&](absl::string_view key,
+                                                            absl::string_view value) {
+    absl::StatusOr<std::map<std::string, double>> consumed = DecodeFairUsage(value);
+    if (!consumed.ok()) {
+      parse_error =
+          absl::DataLossError(absl::StrCat("store key ", key, ": ", consumed.status().message()));
+      return false;
+    }
+    state->fair_usage_ledger().Seed(std::string(key.substr(kFairUsagePrefix.size())),
+                                    *std::move(consumed), now);
+    return true;
+  }));
+  TOLLGATE_RETURN_IF_ERROR(parse_error);
 
   const absl::Time config_done = wall_clock_.Now();
   stats.config = config_done - load_start;
@@ -622,6 +663,13 @@ storage::WriteBatch AdmissionExecutor::TakeChanges(Txn& txn, int64_t revision, b
     for (const core::ObjectName& object : finalized) options_.observer->OnObjectErased(object);
   }
   txn.erased_.clear();
+  for (const auto& [local_queue_key, consumed] : state_->fair_usage_ledger().TakeChanged()) {
+    if (consumed.has_value()) {
+      batch.Put(FairUsageStoreKey(local_queue_key), EncodeFairUsage(*consumed));
+    } else {
+      batch.Delete(FairUsageStoreKey(local_queue_key));
+    }
+  }
   // AdmissionCheck name -> controller, read once per batch and only when a workload with
   // checks changed.
   std::optional<CheckControllerNames> controllers;

@@ -107,6 +107,42 @@ TEST(AdmissionFairSharingLedgerTest, PendingPenaltyIsReplacedSettledOnceOrDroppe
   EXPECT_DOUBLE_EQ(ledger.WeightedUsage("ml/a", 1.0), 1.0);
 }
 
+TEST(AdmissionFairSharingLedgerTest, ChangedUsageIsReportedOnceAndSeedRestoresIt) {
+  const SchedulerConfig::AdmissionFairSharing afs = Enabled();
+  AdmissionFairSharingLedger ledger(afs);
+  WorkloadTable nothing_held;
+  ledger.Track("ml/a", kStart);
+  ledger.Track("ml/b", kStart);
+  // A new ledger and a sample that leaves zero at zero are nothing to persist.
+  EXPECT_TRUE(ledger.TakeChanged().empty());
+  EXPECT_TRUE(ledger.SampleDue(nothing_held, kStart + absl::Minutes(10)));
+  EXPECT_TRUE(ledger.TakeChanged().empty());
+
+  Admit(ledger, "ml/a", 1, CpuAndGpu(2000, 1), nothing_held, kStart + absl::Minutes(10));
+  auto changed = ledger.TakeChanged();
+  ASSERT_EQ(changed.size(), 1u);
+  ASSERT_TRUE(changed["ml/a"].has_value());
+  EXPECT_DOUBLE_EQ((*changed["ml/a"])["cpu"], 1.0);
+  EXPECT_DOUBLE_EQ((*changed["ml/a"])["gpu"], 0.5);
+  EXPECT_TRUE(ledger.TakeChanged().empty());
+
+  // A restarted ledger seeded with it orders the queue as before; pending penalties are gone.
+  AdmissionFairSharingLedger restarted(afs);
+  restarted.Track("ml/a", kStart + absl::Hours(1));
+  restarted.PushEntryPenalty("ml/a", 2, CpuAndGpu(4000, 0));
+  restarted.Seed("ml/a", *changed["ml/a"], kStart + absl::Hours(1));
+  restarted.Seed("ml/untracked", {{"cpu", 5.0}}, kStart + absl::Hours(1));
+  EXPECT_DOUBLE_EQ(restarted.WeightedUsage("ml/a", 1.0), 1.5);
+  EXPECT_DOUBLE_EQ(restarted.WeightedUsage("ml/untracked", 1.0), 0.0);
+  EXPECT_TRUE(restarted.TakeChanged().empty());
+
+  // A forgotten LocalQueue's stored usage is to be deleted.
+  ledger.Forget("ml/a");
+  changed = ledger.TakeChanged();
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_FALSE(changed["ml/a"].has_value());
+}
+
 TEST(AdmissionFairSharingLedgerTest, DisabledTracksNothing) {
   const SchedulerConfig::AdmissionFairSharing afs;
   AdmissionFairSharingLedger ledger(afs);
