@@ -11,7 +11,7 @@
 //   w/<ns>/<name>                workloads (serialized Workload, spec and status)
 //   n/<name>                     nodes of the topology inventory (serialized Node)
 //   p/<name>                     pods Tollgate does not place (serialized NodePod)
-//   u/<ns>/<name>                a LocalQueue's admission-fair-sharing usage, "resource=value" lines
+//   u/<ns>/<name>                a LocalQueue's admission-fair-sharing usage (resource=value lines)
 // The change log holds serialized WatchEvents of workloads, one batch per revision.
 namespace tollgate::engine {
 
