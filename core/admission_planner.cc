@@ -554,14 +554,20 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
     if (!full.targets.empty()) return full;
   }
 
-  // Partial admission: Kueue's PodSetReducer binary search over the total reducible pods.
+  // Partial admission: Kueue's PodSetReducer binary search over the total reducible pods. As
+  // in Kueue, the search walks down from the spec's counts, not the counts after reclaim: every
+  // pod set is asked at its spec count less its share of the reduction, reclaimable pods
+  // included, except one whose pods are all reclaimable, which asks for nothing (Kueue's
+  // PodSetResources.ScaledTo keeps a zero count). The admission's usage drops the reclaimable
+  // pods again (DeriveQuotaUsage).
   std::vector<int32_t> full_counts;
   std::vector<int32_t> deltas;
+  std::vector<bool> all_reclaimed;
   int64_t total_delta = 0;
   for (const PodSetSpec& ps : wl.spec.pod_sets) {
-    const int32_t needed = CountAfterReclaim(wl.status, ps);
-    full_counts.push_back(needed);
-    const int32_t delta = needed - ps.min_count.value_or(needed);
+    full_counts.push_back(ps.count);
+    all_reclaimed.push_back(CountAfterReclaim(wl.status, ps) == 0);
+    const int32_t delta = ps.count - ps.min_count.value_or(ps.count);
     deltas.push_back(std::max(delta, 0));
     total_delta += deltas.back();
   }
@@ -574,7 +580,10 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
       const int64_t mid = lo + (hi - lo) / 2;
       std::vector<int32_t> counts(full_counts.size());
       for (size_t i = 0; i < counts.size(); ++i) {
-        counts[i] = full_counts[i] - static_cast<int32_t>(int64_t{deltas[i]} * mid / total_delta);
+        counts[i] =
+            all_reclaimed[i]
+                ? 0
+                : full_counts[i] - static_cast<int32_t>(int64_t{deltas[i]} * mid / total_delta);
       }
       Evaluation attempt{assigner.Assign(counts), {}};
       bool fits = false;

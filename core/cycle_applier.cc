@@ -200,6 +200,10 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   if (cq == nullptr || cq->spec.name != admission.cluster_queue) {
     cq = mutable_cluster_queue(admission.cluster_queue);
   }
+  // Partial admission asks for the reclaimable pods of the pod sets it does not shrink (Kueue's
+  // PodSetReducer starts from the spec's counts), yet the ClusterQueue counts only the pods
+  // still needed (Kueue's totalRequestsFromAdmission).
+  if (!wl->status.history().reclaimable_pods.empty()) DeriveQuotaUsage(*wl);
   cq->holding.Insert(*wl);
   AddUsageOf(*wl, a.topology_leaves);
   std::string message = QuotaReservedMessage(admission.cluster_queue);

@@ -169,6 +169,38 @@ std::vector<std::string> RequestsAboveLimits(const PodResources& pod,
   return errors;
 }
 
+std::vector<std::string> RefusedResourceFields(const PodResources& pod,
+                                               absl::string_view pod_spec_path) {
+  std::vector<std::string> errors;
+  auto check = [&](const ResourceList& list, absl::string_view field) {
+    for (const auto& [name, quantity] : list) {
+      if (name == "pods") {
+        errors.push_back(absl::StrCat(field,
+                                      "[pods]: Invalid value: \"pods\": the key is reserved "
+                                      "for internal kueue use"));
+      }
+      if (quantity.IsNegative()) {
+        errors.push_back(absl::StrCat(field, "[", name, "]: Invalid value: \"", quantity.ToString(),
+                                      "\": must be greater than or equal to 0"));
+      }
+    }
+  };
+  auto check_container = [&](const ContainerResources& c, absl::string_view path) {
+    check(c.requests, absl::StrCat(path, ".resources.requests"));
+    check(c.limits, absl::StrCat(path, ".resources.limits"));
+  };
+  for (size_t i = 0; i < pod.init_containers.size(); ++i) {
+    check_container(pod.init_containers[i],
+                    absl::StrCat(pod_spec_path, ".initContainers[", i, "]"));
+  }
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    check_container(pod.containers[i], absl::StrCat(pod_spec_path, ".containers[", i, "]"));
+  }
+  check(pod.pod_requests, absl::StrCat(pod_spec_path, ".resources.requests"));
+  check(pod.pod_limits, absl::StrCat(pod_spec_path, ".resources.limits"));
+  return errors;
+}
+
 std::string InvalidResourcesMessage(const WorkloadSpec& spec) {
   std::vector<absl::string_view> errors;
   for (const PodSetSpec& pod_set : spec.pod_sets) {

@@ -71,6 +71,14 @@ ResourceList EffectivePodRequests(const PodResources& pod);
 std::vector<std::string> RequestsAboveLimits(const PodResources& pod,
                                              absl::string_view pod_spec_path);
 
+// Kueue's Workload webhook (validatePodSet): what refuses a workload outright, each as a
+// Kubernetes field error under `pod_spec_path`: a request or limit named `pods` (the name Kueue
+// keeps for its own pod count), in an init container, a container or at the pod level, and a
+// negative request or limit there. In Kueue's order: init containers, containers, then the pod
+// level; each container's requests before its limits, names sorted. Empty when there are none.
+std::vector<std::string> RefusedResourceFields(const PodResources& pod,
+                                               absl::string_view pod_spec_path);
+
 // The message a workload whose pod sets carry resource errors waits with, Kueue's
 // `resources validation failed: ERRORS` (one error as is, several as `[e1, e2]`, duplicates
 // once); empty when there are none.

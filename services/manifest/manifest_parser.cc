@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/yaml_documents.h"
+#include "core/names.h"
 #include "core/object_kind.h"
 #include "core/pod_requests.h"
 #include "core/quantity.h"
@@ -884,10 +885,28 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
   TOLLGATE_ASSIGN_OR_RETURN(Fields t,
                             Fields::Read(ctx, node, std::string(path), {"spec", "metadata"}));
   if (const YAML::Node* m = t.Get("metadata"); m != nullptr && m->IsMap()) {
+    // Kueue's webhook (WorkloadValidationForPodSetMetadata) refuses a template whose labels or
+    // annotation keys the API server would refuse on a pod.
+    if (const YAML::Node l = (*m)["labels"]; l.IsDefined() && !l.IsNull()) {
+      const std::string labels_path = Join(t.Path("metadata"), "labels");
+      StringMap labels;
+      TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, l, labels_path, &labels));
+      for (const auto& [key, value] : labels) {
+        absl::Status valid = core::ValidateQualifiedName(key);
+        if (valid.ok()) valid = core::ValidateLabelValue(value);
+        if (!valid.ok()) return ctx.BadValue(labels_path, valid.message());
+      }
+    }
     if (const YAML::Node a = (*m)["annotations"]; a.IsDefined() && !a.IsNull()) {
       const std::string annotations_path = Join(t.Path("metadata"), "annotations");
       StringMap annotations;
       TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, a, annotations_path, &annotations));
+      for (const auto& [key, value] : annotations) {
+        if (absl::Status valid = core::ValidateQualifiedName(absl::AsciiStrToLower(key));
+            !valid.ok()) {
+          return ctx.BadValue(annotations_path, valid.message());
+        }
+      }
       absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> request =
           TopologyRequestFromAnnotations(
               std::map<std::string, std::string>(annotations.begin(), annotations.end()),
@@ -912,11 +931,18 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
                                                        &pod.pod_requests, &pod.pod_limits));
   }
   TOLLGATE_RETURN_IF_ERROR(ParseResourceList(ctx, s, "overhead", &pod.overhead));
+  const std::string pod_spec_path = absl::StrCat("spec.podSets[", pod_set_index, "].template.spec");
+  // Refused before anything is added up: a negative request could hide in a positive sum.
+  if (std::vector<std::string> refused = core::RefusedResourceFields(pod, pod_spec_path);
+      !refused.empty()) {
+    return ctx.BadValue("", refused.size() == 1
+                                ? refused.front()
+                                : absl::StrCat("[", absl::StrJoin(refused, ", "), "]"));
+  }
   for (const auto& [name, quantity] : core::EffectivePodRequests(pod)) {
     (*out->mutable_requests())[name] = quantity.ToString();
   }
-  for (std::string& error : core::RequestsAboveLimits(
-           pod, absl::StrCat("spec.podSets[", pod_set_index, "].template.spec"))) {
+  for (std::string& error : core::RequestsAboveLimits(pod, pod_spec_path)) {
     out->add_resource_errors(std::move(error));
   }
 
@@ -1032,14 +1058,31 @@ absl::Status ParseWorkload(const Ctx& ctx, const YAML::Node& node, v1::Workload*
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "group", &group));
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "kind", &kind));
     TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, r, "name", &name));
-    // A reference names either priority class kind, each in its own API group.
+    // Kueue's CRD: a reference names either priority class kind, in that kind's API group, and
+    // says all three. A wrong value is the workload's, refused as the API server refuses it.
     const core::KindTraits& wpc = core::TraitsOf(core::ObjectKind::kWorkloadPriorityClass);
     const core::KindTraits& pc = core::TraitsOf(core::ObjectKind::kPriorityClass);
-    if (!group.empty() && group != wpc.group && group != pc.group) {
-      return ctx.Invalid(r.Path("group"), absl::StrCat("unknown group \"", group, "\""));
+    for (const auto& [field, value] :
+         {std::pair<absl::string_view, const std::string*>{"group", &group},
+          {"kind", &kind},
+          {"name", &name}}) {
+      if (value->empty()) return ctx.BadValue(r.Path(field), "Required value");
     }
-    if (!kind.empty() && kind != wpc.name && kind != pc.name) {
-      return ctx.Invalid(r.Path("kind"), absl::StrCat("unknown kind \"", kind, "\""));
+    if (group != wpc.group && group != pc.group) {
+      return ctx.BadValue(r.Path("group"),
+                          absl::StrCat("Unsupported value: \"", group, "\": supported values: \"",
+                                       wpc.group, "\", \"", pc.group, "\""));
+    }
+    if (kind != wpc.name && kind != pc.name) {
+      return ctx.BadValue(r.Path("kind"),
+                          absl::StrCat("Unsupported value: \"", kind, "\": supported values: \"",
+                                       pc.name, "\", \"", wpc.name, "\""));
+    }
+    const core::KindTraits& of_group = group == wpc.group ? wpc : pc;
+    if (kind != of_group.name) {
+      return ctx.BadValue(ref_path,
+                          absl::StrCat("Invalid value: \"", kind, "\": only the ", of_group.name,
+                                       " kind is allowed for the ", of_group.group, " group"));
     }
     if (!spec->priority_class_name().empty() && spec->priority_class_name() != name) {
       return ctx.Invalid(r.Path("name"),

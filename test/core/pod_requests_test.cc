@@ -226,6 +226,41 @@ TEST(RequestsAboveLimitsTest, ComparesCpuInMilliUnitsAndTheRestInWholeUnits) {
                                      ::testing::HasSubstr("containers[1]")));
 }
 
+TEST(RefusedResourceFieldsTest, ReservedPodsAndNegativeQuantitiesWhereverWritten) {
+  PodResources pod;
+  pod.init_containers = {Requests({{"pods", "1"}}), Requests({}, {{"cpu", "-500m"}})};
+  // A negative request is refused even though the other container's makes the sum positive.
+  pod.containers = {Requests({{"cpu", "-1"}, {"memory", "1Gi"}}, {{"memory", "-2Gi"}}),
+                    Requests({{"cpu", "2"}}, {{"pods", "1"}})};
+  pod.pod_requests = List({{"cpu", "-1"}});
+  pod.pod_limits = List({{"pods", "2"}});
+  const std::string spec(kSpec);
+  EXPECT_THAT(
+      RefusedResourceFields(pod, kSpec),
+      ::testing::ElementsAre(
+          spec + ".initContainers[0].resources.requests[pods]: Invalid value: \"pods\": the key "
+                 "is reserved for internal kueue use",
+          spec + ".initContainers[1].resources.limits[cpu]: Invalid value: \"-500m\": must be "
+                 "greater than or equal to 0",
+          spec + ".containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater "
+                 "than or equal to 0",
+          spec + ".containers[0].resources.limits[memory]: Invalid value: \"-2Gi\": must be "
+                 "greater than or equal to 0",
+          spec + ".containers[1].resources.limits[pods]: Invalid value: \"pods\": the key is "
+                 "reserved for internal kueue use",
+          spec + ".resources.requests[cpu]: Invalid value: \"-1\": must be greater than or "
+                 "equal to 0",
+          spec + ".resources.limits[pods]: Invalid value: \"pods\": the key is reserved for "
+                 "internal kueue use"));
+}
+
+TEST(RefusedResourceFieldsTest, ZeroAndPositiveQuantitiesAreFine) {
+  PodResources pod;
+  pod.containers = {Requests({{"cpu", "0"}}, {{"cpu", "1"}})};
+  pod.overhead = List({{"cpu", "100m"}});
+  EXPECT_THAT(RefusedResourceFields(pod, kSpec), ::testing::IsEmpty());
+}
+
 TEST(InvalidResourcesMessageTest, KubernetesAggregateOfEveryPodSetsErrors) {
   WorkloadSpec spec;
   spec.pod_sets.resize(3);

@@ -442,6 +442,15 @@ TEST(QuantityTest, ResourceScalarUsesMilliForCpuOnly) {
       {"nvidia.com/gpu", "5", 5},
       {"pods", "1k", 1000},
       {"cpu", "9223372036854775807k", kMax},
+      // Kueue's pkg/resources/requests_test.go, TestResourceValueClampsOutsideInt64.
+      {"example.com/gpu", "9223372036854775807", kMax},
+      {"example.com/gpu", "9223372036854775808", kMax},
+      {"example.com/gpu", "100000000000000000000", kMax},
+      {"example.com/gpu", "-3", -3},
+      {"example.com/gpu", "-100000000000000000000", std::numeric_limits<int64_t>::min()},
+      {"memory", "100Ei", kMax},
+      {"cpu", "1500m", 1500},
+      {"cpu", "10000000000000000", kMax},
   };
   for (const ScalarCase& c : cases) {
     absl::StatusOr<Quantity> q = Quantity::Parse(c.quantity);
@@ -485,6 +494,32 @@ TEST(QuantityTest, FormatResourceScalarPicksFormatByResource) {
     absl::StatusOr<Quantity> parsed = Quantity::Parse(got);
     ASSERT_TRUE(parsed.ok()) << got;
     EXPECT_EQ(ResourceScalar(c.resource, *parsed), c.scalar) << c.resource << " " << got;
+  }
+}
+
+// Kueue's pkg/resources/requests_test.go, TestResourceQuantityRoundTrips: memory prints in its
+// BinarySI form read back as a Quantity, so a byte count 1024 does not divide is DecimalSI.
+TEST(QuantityTest, FormatResourceScalarMemoryAsKueueRoundTripsIt) {
+  const std::vector<FormatScalarCase> cases = {
+      {"memory", 1, "1"},
+      {"memory", 1000, "1k"},
+      {"memory", 100000, "100k"},
+      {"memory", 1000000, "1M"},
+      {"memory", 1500000, "1500k"},
+      {"memory", 1024, "1Ki"},
+      {"memory", 128000, "125Ki"},
+      {"memory", 1024 * 1024, "1Mi"},
+      {"memory", 1024 * 1024 * 3 / 2, "1536Ki"},
+      {"memory", 1024 * 1024 * 1024, "1Gi"},
+      {"memory", 10000000000, "9765625Ki"},
+  };
+  for (const FormatScalarCase& c : cases) {
+    const std::string got = FormatResourceScalar(c.resource, c.scalar);
+    EXPECT_EQ(got, c.want) << c.scalar;
+    absl::StatusOr<Quantity> parsed = Quantity::Parse(got);
+    ASSERT_TRUE(parsed.ok()) << got;
+    EXPECT_EQ(parsed->ToString(), got);
+    EXPECT_EQ(ResourceScalar(c.resource, *parsed), c.scalar) << got;
   }
 }
 

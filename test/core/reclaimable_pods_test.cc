@@ -101,6 +101,27 @@ TEST_F(ReclaimablePodsTest, APendingWorkloadAsksOnlyForWhatItStillNeeds) {
   EXPECT_EQ(UsedCpu(state_), 10);
 }
 
+// Kueue's PodSetReducer walks down from the spec's counts: the driver is asked at its spec count
+// (4, its 2 reclaimable pods included) while the workers shrink, and the queue then counts only
+// the driver's 2 pods still needed.
+TEST_F(ReclaimablePodsTest, PartialAdmissionAsksOtherPodSetsAtTheirSpecCount) {
+  WorkloadSpec spec;
+  spec.name = "mixed";
+  spec.namespace_name = "ns";
+  spec.queue_name = "q";
+  spec.pod_sets = {PodSetSpec{"driver", 4, std::nullopt, {{"cpu", 1}}, {}, {}},
+                   PodSetSpec{"workers", 10, 2, {{"cpu", 1}}, {}, {}}};
+  Submit(spec);
+  ASSERT_TRUE(state_.SetReclaimablePods("ns/mixed", {{"driver", 2}}, now_).ok());
+  Settle();
+  ASSERT_EQ(StateOf("mixed"), WorkloadState::kAdmitted);
+  const Admission& admission = *state_.FindWorkload("ns/mixed")->status.admission;
+  ASSERT_EQ(admission.pod_sets.size(), 2u);
+  EXPECT_EQ(admission.pod_sets[0].count, 4);
+  EXPECT_EQ(admission.pod_sets[1].count, 6);
+  EXPECT_EQ(UsedCpu(state_), 8);
+}
+
 TEST_F(ReclaimablePodsTest, CountsAreCheckedAndDoNotShrinkWhileQuotaIsHeld) {
   Submit(JobSet("big", 6));
   Settle();

@@ -724,6 +724,46 @@ spec:
                   "limits[memory]",
                   "\"lots\""},
                  true),
+        // Kueue's webhook refuses these workloads; the refusal is the workload's, not the
+        // manifest's (value_error).
+        Contains("NegativeContainerRequestInPositiveSum",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {spec: {containers: [
+                        {name: a, resources: {requests: {cpu: -1}}},
+                        {name: b, resources: {requests: {cpu: 2}}}]}}}]}})",
+                 kInvalid,
+                 {"Workload w: spec.podSets[0].template.spec.containers[0].resources."
+                  "requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"},
+                 true),
+        Contains("ReservedPodsAtPodLevel",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [{name: a}, {name: b,
+                      template: {spec: {resources: {limits: {pods: 1}}, containers: [{name: c}]}}}]}})",
+                 kInvalid,
+                 {"spec.podSets[1].template.spec.resources.limits[pods]: Invalid value: \"pods\""},
+                 true),
+        Contains("TemplateLabelValue",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {metadata: {labels: {app: "a b"}}, spec: {containers: [{name: c}]}}}]}})",
+                 kInvalid, {"spec.podSets[0].template.metadata.labels", "\"a b\""}, true),
+        Contains("TemplateAnnotationKey",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {metadata: {annotations: {a/b/c: x}}, spec: {containers: [{name: c}]}}}]}})",
+                 kInvalid, {"spec.podSets[0].template.metadata.annotations", "\"a/b/c\""}, true),
+        Contains("PriorityClassRefUnknownGroup",
+                 R"({kind: Workload, metadata: {name: w}, spec: {priority: 1,
+                      priorityClassRef: {group: test, kind: PriorityClass, name: low}}})",
+                 kInvalid, {"spec.priorityClassRef.group", "Unsupported value: \"test\""}, true),
+        Contains("PriorityClassRefKindOfTheOtherGroup",
+                 R"({kind: Workload, metadata: {name: w}, spec: {priority: 1,
+                      priorityClassRef: {group: kueue.x-k8s.io, kind: PriorityClass, name: low}}})",
+                 kInvalid,
+                 {"spec.priorityClassRef: Invalid value: \"PriorityClass\": only the "
+                  "WorkloadPriorityClass kind is allowed for the kueue.x-k8s.io group"},
+                 true),
+        Contains("PriorityClassRefWithoutKind",
+                 R"({kind: Workload, metadata: {name: w}, spec: {priority: 1,
+                      priorityClassRef: {group: kueue.x-k8s.io, name: low}}})",
+                 kInvalid, {"spec.priorityClassRef.kind: Required value"}, true),
         Contains("NonIntegerCount",
                  "{kind: Workload, metadata: {name: w}, spec: {podSets: [{count: many}]}}",
                  kInvalid, {"Workload w: spec.podSets[0].count", "\"many\""}, true),
