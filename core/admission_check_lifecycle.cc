@@ -484,10 +484,10 @@ void ClusterState::CompleteAdmission(Workload& wl, absl::Time now) {
                                      wl.id, workloads_, now);
     }
   }
-  if (config_.wait_for_pods_ready.enable || FindCondition(wl.status, "PodsReady") != nullptr) {
+  if (config_.wait_for_pods_ready.enable) {
     // A new admission waits for its pods from the start (Kueue's WaitForStart), whatever an
-    // earlier admission's pods did; with waitForPodsReady Kueue's job reconciler says so from
-    // the first admission on.
+    // earlier admission's pods did. Kueue's job reconciler writes PodsReady only with
+    // waitForPodsReady.
     SetCondition(wl.status, "PodsReady", false, "WaitForStart",
                  "Not all pods are ready or succeeded", now);
   }

@@ -158,7 +158,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   wl->status.admission.reset();
   wl->status.set_admitted_pod_sets({});
   wl->status.pods_ready = false;
-  if (FindCondition(wl->status, "PodsReady") != nullptr) {
+  if (config_.wait_for_pods_ready.enable && FindCondition(wl->status, "PodsReady") != nullptr) {
     // Kueue's job reconciler: a workload no longer admitted waits for its pods to start again.
     SetCondition(wl->status, Condition{"PodsReady", false, "WaitForStart",
                                        "Not all pods are ready or succeeded", now});
@@ -359,14 +359,17 @@ absl::Status ClusterState::SetPodsReady(absl::string_view key, absl::Time now) {
   unready_admitted_.erase(wl->id);
   if (!wl->status.pods_ready) {
     wl->status.pods_ready = true;
-    const Condition* before = FindCondition(wl->status, "PodsReady");
-    // Kueue's job reconciler: Started the first time, Recovered once a workload that lost a pod
-    // is running again; the same message for both.
-    const bool recovered =
-        before != nullptr && (before->reason == kWaitForRecovery || before->reason == "Recovered");
-    SetCondition(wl->status,
-                 Condition{"PodsReady", true, recovered ? "Recovered" : "Started",
-                           "All pods reached readiness and the workload is running", now});
+    // Kueue's job reconciler writes PodsReady only with waitForPodsReady
+    // (generatePodsReadyCondition): Started the first time, Recovered once a workload that lost
+    // a pod is running again; the same message for both.
+    if (config_.wait_for_pods_ready.enable) {
+      const Condition* before = FindCondition(wl->status, "PodsReady");
+      const bool recovered = before != nullptr &&
+                             (before->reason == kWaitForRecovery || before->reason == "Recovered");
+      SetCondition(wl->status,
+                   Condition{"PodsReady", true, recovered ? "Recovered" : "Started",
+                             "All pods reached readiness and the workload is running", now});
+    }
     MarkDirty(wl->id);
   }
   return absl::OkStatus();
@@ -384,11 +387,11 @@ absl::Status ClusterState::SetPodsNotReady(absl::string_view key, absl::Time now
   // recovery: the recovery timeout keeps counting from the first loss.
   if (!wl->status.pods_ready) return absl::OkStatus();
   wl->status.pods_ready = false;
-  SetCondition(wl->status, Condition{"PodsReady", false, std::string(kWaitForRecovery),
-                                     "At least one pod has failed, waiting for recovery", now});
   AddEvent(wl->status, now, "PodsNotReady", "At least one pod has failed, waiting for recovery");
   MarkDirty(wl->id);
   if (config_.wait_for_pods_ready.enable) {
+    SetCondition(wl->status, Condition{"PodsReady", false, std::string(kWaitForRecovery),
+                                       "At least one pod has failed, waiting for recovery", now});
     // Not ready again: with blockAdmission it holds admission back, as before its first start.
     unready_admitted_.insert(wl->id);
     if (RecoveryTimeout() > absl::ZeroDuration()) {
@@ -500,11 +503,15 @@ void ClusterState::PodsReadyTimeout(Workload& wl, absl::Time now, const std::str
     return;
   }
   wl.status.mutable_history().requeue_count++;
-  // Kueue's backoff without its 0.01% jitter: base * 2^(n-1), capped.
+  // Kueue's backoff without its 0.01% jitter: base * 2^(n-1), capped. The cap bounds each
+  // doubling, not the base (k8s wait.Backoff.Step returns the current step and caps the next),
+  // so the first requeue waits the base even when it is above the cap.
   double wait_seconds = static_cast<double>(w.backoff_base_seconds);
-  for (int32_t i = 1; i < wl.status.history().requeue_count; ++i) wait_seconds *= 2;
-  if (w.backoff_max_seconds > 0) {
-    wait_seconds = std::min(wait_seconds, static_cast<double>(w.backoff_max_seconds));
+  for (int32_t i = 1; i < wl.status.history().requeue_count; ++i) {
+    wait_seconds *= 2;
+    if (w.backoff_max_seconds > 0) {
+      wait_seconds = std::min(wait_seconds, static_cast<double>(w.backoff_max_seconds));
+    }
   }
   wl.status.mutable_history().requeue_at = now + absl::Seconds(wait_seconds);
   wl.status.mutable_history().pods_ready_eviction_time = now;
