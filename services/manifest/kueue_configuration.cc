@@ -21,6 +21,7 @@
 #include "core/quantity.h"
 #include "core/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "services/manifest/kueue_feature_gates.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -89,8 +90,8 @@ const std::vector<std::vector<std::string>>& AllowedStrategyLists() {
   return *lists;
 }
 
-// The feature gates that change what Tollgate reads; any other gate is refused, because
-// Tollgate implements Kueue's default behaviour for each of them.
+// The feature gates that change what Tollgate reads; any other gate is accepted only at the value
+// Tollgate implements (kueue_feature_gates.h).
 constexpr absl::string_view kAdmissionFairSharingGate = "AdmissionFairSharing";
 constexpr absl::string_view kDisableWaitForPodsReadyGate = "DisableWaitForPodsReady";
 // Deprecated in Kueue 0.19 and off by default since; it depends on TopologyAwareScheduling and
@@ -291,6 +292,27 @@ class Parser {
     return it == out_.feature_gates.end() ? default_value : it->second;
   }
 
+  // A gate Tollgate does not read is accepted at the value Tollgate behaves as (Kueue's default,
+  // or either value for a gate that changes nothing Tollgate shows), so a Configuration written
+  // for Kueue that spells out defaults still loads; another value would promise behaviour Tollgate
+  // does not have, and a name Kueue does not know is refused as Kueue refuses it.
+  absl::Status CheckGateAtWhatTollgateDoes(const std::string& gate, bool on,
+                                           const std::string& gate_path) const {
+    const KueueFeatureGate* known = FindKueueFeatureGate(gate);
+    if (known == nullptr) {
+      return where_.Error(gate_path, "unrecognized feature gate (not one of Kueue's)");
+    }
+    if (on == known->default_value || known->either_value_honoured) return absl::OkStatus();
+    return where_.Error(
+        gate_path,
+        absl::StrCat("feature gate not supported by Tollgate at this value (value ",
+                     on ? "true" : "false", "); Tollgate behaves as Kueue does with the gate at ",
+                     "its default, ", known->default_value ? "true" : "false",
+                     "; the gates it can switch are ", kAdmissionFairSharingGate, ", ",
+                     kDisableWaitForPodsReadyGate, ", ", kReplaceNodeNotReadyOverFixedTimeGate,
+                     ", ", kPrioritizePreemptorWorkloadsGate, " and ", kQuotaCheckStrategyGate));
+  }
+
   absl::Status ReadFeatureGates(const YAML::Node& node, const std::string& path) {
     if (node.IsNull()) return absl::OkStatus();
     TOLLGATE_RETURN_IF_ERROR(manifest::ExpectMap(where_, node, path));
@@ -302,14 +324,7 @@ class Parser {
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate &&
           gate != kReplaceNodeNotReadyOverFixedTimeGate &&
           gate != kPrioritizePreemptorWorkloadsGate && gate != kQuotaCheckStrategyGate) {
-        return where_.Error(
-            gate_path,
-            absl::StrCat("feature gate not supported by Tollgate (value ", on ? "true" : "false",
-                         "); Tollgate behaves as Kueue does with "
-                         "every gate at its default; it reads only ",
-                         kAdmissionFairSharingGate, ", ", kDisableWaitForPodsReadyGate, ", ",
-                         kReplaceNodeNotReadyOverFixedTimeGate, ", ",
-                         kPrioritizePreemptorWorkloadsGate, " and ", kQuotaCheckStrategyGate));
+        TOLLGATE_RETURN_IF_ERROR(CheckGateAtWhatTollgateDoes(gate, on, gate_path));
       }
       out_.feature_gates[gate] = on;
     }

@@ -266,6 +266,33 @@ TEST_P(SwitchGateTest, IsOffUnlessSet) {
   }
 }
 
+// A Configuration written for Kueue often spells out gates at their defaults (Kueue's tests turn
+// TopologyAwareScheduling or PartialAdmission on explicitly); those load and change nothing, and
+// so do either values of a gate that only switches a cache in Kueue.
+TEST(KueueConfigurationTest, GatesAtWhatTollgateDoesAreAccepted) {
+  struct Case {
+    const char* gates;
+    const char* kept;  // one of them, as the effective document writes it
+  };
+  for (const Case& c :
+       {Case{"{TopologyAwareScheduling: true, PartialAdmission: true, FlavorFungibility: true}",
+             R"("PartialAdmission":true)"},
+        Case{"{ConcurrentAdmission: false, PriorityBoost: false, TASBalancedPlacement: false}",
+             R"("PriorityBoost":false)"},
+        Case{"{SchedulingEquivalenceHashing: false, TASCacheTopologyTree: false}",
+             R"("TASCacheTopologyTree":false)"},
+        Case{"{SchedulingEquivalenceHashing: true}", R"("SchedulingEquivalenceHashing":true)"}}) {
+    SCOPED_TRACE(c.gates);
+    absl::StatusOr<KueueConfiguration> config =
+        Parse(absl::StrCat("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n",
+                           "featureGates: ", c.gates, "\n"));
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_TRUE(config->warnings.empty());
+    // Kept in the effective document, so tollgated --config reads it back the same.
+    EXPECT_THAT(EffectiveConfigurationJson(*config), HasSubstr(c.kept));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Gates, SwitchGateTest,
     ::testing::Values(SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
@@ -477,10 +504,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"LabelKeysToCopyNotAList",
                 std::string(kB2) + "integrations: {labelKeysToCopy: team}\n",
                 "integrations.labelKeysToCopy"},
-        BadCase{"OtherFeatureGateUnsupported",
-                std::string(kB2) + "featureGates: {TopologyAwareScheduling: true}\n",
-                "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate "
-                "(value true)"},
+        BadCase{"OtherFeatureGateAwayFromItsDefault",
+                std::string(kB2) + "featureGates: {TopologyAwareScheduling: false}\n",
+                "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate at "
+                "this value (value false); Tollgate behaves as Kueue does with the gate at its "
+                "default, true"},
+        BadCase{"AlphaFeatureGateOn", std::string(kB2) + "featureGates: {PriorityBoost: true}\n",
+                "featureGates.PriorityBoost: feature gate not supported by Tollgate at this "
+                "value (value true)"},
+        BadCase{"UnknownFeatureGate", std::string(kB2) + "featureGates: {LendingLimit: true}\n",
+                "featureGates.LendingLimit: unrecognized feature gate"},
         BadCase{"WrongKind", "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n",
                 "kind: expected Configuration, got \"ClusterQueue\""},
         BadCase{"WrongApiVersion", "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Configuration\n",
