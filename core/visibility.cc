@@ -72,7 +72,11 @@ std::vector<ResourceUsageRow> ClusterQueueUsage(const ClusterState& state, absl:
         ResourceUsageRow row{flavor.flavor, quota.resource, 0, 0};
         if (auto fr = state.fr_index().Find(flavor.flavor, quota.resource)) {
           row.total = cq->node->Usage(*fr);
-          row.borrowed = std::max<int64_t>(0, SatSub(row.total, quota.nominal));
+          // Kueue's getUsage: only a queue in a cohort has anyone to borrow from, so usage a
+          // lone queue holds above a lowered nominal quota is not reported as borrowed.
+          if (cq->node->HasParent()) {
+            row.borrowed = std::max<int64_t>(0, SatSub(row.total, quota.nominal));
+          }
         }
         rows.push_back(std::move(row));
       }

@@ -397,11 +397,9 @@ absl::StatusOr<core::CohortSpec> CohortFromProto(const v1::Cohort& cohort) {
   core::CohortSpec out;
   out.name = cohort.metadata().name();
   if (!s.parent().empty()) {
+    // A Cohort naming itself is accepted, as Kueue's webhook does: it is a cycle of one, and
+    // the quota tree leaves it and everything under it out like any other cycle.
     TOLLGATE_RETURN_IF_ERROR(ValidateName(r, "spec.parent", s.parent(), /*label=*/false));
-    if (s.parent() == out.name) {
-      return r.Invalid("spec.parent",
-                       absl::StrCat("must not be the cohort itself, got ", Quote(s.parent())));
-    }
   }
   out.parent = s.parent();
   TOLLGATE_ASSIGN_OR_RETURN(out.resource_groups,
