@@ -5,7 +5,10 @@
 #include <limits>
 #include <utility>
 
+#include "core/admission_checks.h"
 #include "core/config_registry.h"
+#include "core/quota_requests.h"
+#include "core/saturating.h"
 
 namespace tollgate::core {
 namespace {
@@ -15,12 +18,22 @@ double Units(const std::string& resource, int64_t amount) {
   return resource == "cpu" ? static_cast<double>(amount) / 1000.0 : static_cast<double>(amount);
 }
 
-// What the LocalQueue's workloads holding quota use now.
+// Kueue's workload.IsAdmitted as its cache counts a LocalQueue's admitted usage: a reservation
+// still waiting for its checks (or its delayed topology) is not admitted; an evicted workload
+// stays admitted until its quota is released unless its checks were reset to Pending.
+bool CountsAsAdmitted(const Workload& wl) {
+  return wl.status.state == WorkloadState::kAdmitted ||
+         (wl.status.state == WorkloadState::kEvicting &&
+          AllChecksReady(wl.status.admission_checks()));
+}
+
+// What the LocalQueue's admitted workloads use now (Kueue's LocalQueue GetAdmittedUsage): the
+// samples decay towards it. A reservation not admitted yet weighs through its entry penalty only.
 std::map<std::string, double> AdmittedUsageOf(const WorkloadTable& workloads,
                                               const std::string& local_queue_key) {
   std::map<std::string, double> usage;
   for (const auto& wl : workloads.slots()) {
-    if (wl == nullptr || !wl->HoldsQuota() ||
+    if (wl == nullptr || !CountsAsAdmitted(*wl) ||
         LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name) != local_queue_key) {
       continue;
     }
@@ -43,7 +56,8 @@ void AdmissionFairSharingLedger::Track(const std::string& local_queue_key, absl:
 }
 
 void AdmissionFairSharingLedger::PushEntryPenalty(const std::string& local_queue_key,
-                                                  WorkloadId workload, const Admission& admission) {
+                                                  WorkloadId workload,
+                                                  const std::map<std::string, int64_t>& requests) {
   auto it = ledgers_.find(local_queue_key);
   if (it == ledgers_.end()) return;
   // The share of a sampling interval's usage the decay would add: what the workload is charged
@@ -53,11 +67,8 @@ void AdmissionFairSharingLedger::PushEntryPenalty(const std::string& local_queue
                            : 1.0 - std::pow(0.5, absl::FDivDuration(config_.usage_sampling_interval,
                                                                     config_.usage_half_life_time));
   std::map<std::string, double> penalty;
-  for (const PodSetAssignment& ps : admission.pod_sets) {
-    for (const auto& [resource, amount] : ps.resource_usage) {
-      penalty[resource] += Units(resource, amount) * alpha;
-    }
-  }
+  for (const auto& [resource, amount] : requests)
+    penalty[resource] = Units(resource, amount) * alpha;
   it->second.penalties.insert_or_assign(workload, std::move(penalty));
   SumPending(it->second);
 }
@@ -174,6 +185,23 @@ double AdmissionFairSharingLedger::WeightedUsage(const std::string& local_queue_
   }
   if (local_queue_weight <= 0) return std::numeric_limits<double>::infinity();
   return usage / local_queue_weight;
+}
+
+std::map<std::string, int64_t> EntryPenaltyRequests(const SchedulerConfig& config,
+                                                    const Workload& wl,
+                                                    const ClusterQueueRuntime& cq) {
+  std::map<std::string, int64_t> total;
+  const bool adjusted = AdjustsQuotaRequests(config);
+  for (const PodSetSpec& pod_set : wl.spec.pod_sets) {
+    const int32_t count = CountAfterReclaim(wl.status, pod_set);
+    const ResourceAmounts per_pod =
+        adjusted ? QuotaRequestsPerPod(config, pod_set, cq) : pod_set.requests;
+    for (const auto& [resource, amount] : per_pod) {
+      int64_t& sum = total[resource];
+      sum = SatAdd(sum, SatMul(amount, count));
+    }
+  }
+  return total;
 }
 
 }  // namespace tollgate::core

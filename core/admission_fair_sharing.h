@@ -13,6 +13,8 @@
 
 namespace tollgate::core {
 
+struct ClusterQueueRuntime;
+
 // Admission fair sharing's usage ledger: per LocalQueue (keyed by LocalQueueKey) the usage its
 // admitted workloads consumed, per resource in whole units (cpu in cores), decayed with the
 // configured half-life and sampled every usageSamplingInterval. A reservation also records an
@@ -46,11 +48,11 @@ class AdmissionFairSharingLedger {
   // workload's exit need not build its LocalQueue's key to find nothing.
   bool TracksAny() const { return !ledgers_.empty(); }
   // Records the entry penalty the workload's reservation costs its LocalQueue (the usage of one
-  // sampling interval), in place of what an earlier reservation of the workload recorded: a
-  // reservation retried before its admission is charged once. It counts in the LocalQueue's
-  // usage until settled or dropped.
+  // sampling interval of `requests`, EntryPenaltyRequests), in place of what an earlier
+  // reservation of the workload recorded: a reservation retried before its admission is charged
+  // once. It counts in the LocalQueue's usage until settled or dropped.
   void PushEntryPenalty(const std::string& local_queue_key, WorkloadId workload,
-                        const Admission& admission);
+                        const std::map<std::string, int64_t>& requests);
   // The workload is admitted: the usage is decayed to `now` and the workload's recorded penalty,
   // if any, joins it. `workloads` already holds the admission.
   void SettleEntryPenalty(const std::string& local_queue_key, WorkloadId workload,
@@ -85,5 +87,14 @@ class AdmissionFairSharingLedger {
   // LocalQueues whose `consumed` changed (or whose ledger went) since TakeChanged.
   std::set<std::string> changed_;
 };
+
+// What Kueue's entry penalty is computed from (SumTotalRequests): each pod set's quota requests
+// per pod (after resources.transformations; under IgnoreUndeclared only what `cq` covers) times
+// the pods it still needs, its spec count less reclaimable pods. Not the smaller count a partial
+// admission gives it, and not the `pods` a ClusterQueue may cover: Kueue's flavor assigner adds
+// those to the assignment, not to the workload's requests.
+std::map<std::string, int64_t> EntryPenaltyRequests(const SchedulerConfig& config,
+                                                    const Workload& wl,
+                                                    const ClusterQueueRuntime& cq);
 
 }  // namespace tollgate::core

@@ -224,7 +224,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   MarkDirty(wl->id);
   if (UsesAdmissionFairSharing(cq->spec)) {
     fair_usage_.PushEntryPenalty(LocalQueueKey(wl->spec.namespace_name, wl->spec.queue_name),
-                                 wl->id, admission);
+                                 wl->id, EntryPenaltyRequests(config_, *wl, *cq));
   }
   // Kueue's blockAdmission waits for reserved workloads' pods too.
   if (config_.wait_for_pods_ready.enable) unready_admitted_.insert(wl->id);
