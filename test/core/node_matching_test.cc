@@ -4,6 +4,10 @@
 
 #include "core/node_matching.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace tollgate::core {
@@ -74,26 +78,33 @@ LabelSelectorRequirement NameIs(const std::string& op, const std::string& name) 
   return LabelSelectorRequirement{std::string(kNodeNameField), op, {name}};
 }
 
+NodeSelectorTerm Term(std::vector<LabelSelectorRequirement> expressions,
+                      std::vector<LabelSelectorRequirement> fields) {
+  NodeSelectorTerm term;
+  term.match_expressions = std::move(expressions);
+  term.match_fields = std::move(fields);
+  return term;
+}
+
 TEST(NodeAffinityMatchesTest, MatchFieldsCompareTheNodesName) {
-  const std::vector<NodeSelectorTerm> only_n1 = {{.match_fields = {NameIs("In", "n1")}}};
+  const std::vector<NodeSelectorTerm> only_n1 = {Term({}, {NameIs("In", "n1")})};
   EXPECT_TRUE(NodeAffinityMatches(only_n1, {}, "n1"));
   EXPECT_FALSE(NodeAffinityMatches(only_n1, {}, "n2"));
-  const std::vector<NodeSelectorTerm> not_n1 = {{.match_fields = {NameIs("NotIn", "n1")}}};
+  const std::vector<NodeSelectorTerm> not_n1 = {Term({}, {NameIs("NotIn", "n1")})};
   EXPECT_FALSE(NodeAffinityMatches(not_n1, {}, "n1"));
   EXPECT_TRUE(NodeAffinityMatches(not_n1, {}, "n2"));
 }
 
 TEST(NodeAffinityMatchesTest, ExpressionsAndFieldsOfATermAreAnded) {
-  const std::vector<NodeSelectorTerm> terms = {
-      {.match_expressions = {{"zone", "In", {"a"}}}, .match_fields = {NameIs("In", "n1")}}};
+  const std::vector<NodeSelectorTerm> terms = {Term({{"zone", "In", {"a"}}}, {NameIs("In", "n1")})};
   EXPECT_TRUE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n1"));
   EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "b"}}, "n1"));
   EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n2"));
 }
 
 TEST(NodeAffinityMatchesTest, TermsAreOredAndAnEmptyTermMatchesNothing) {
-  const std::vector<NodeSelectorTerm> terms = {{.match_fields = {NameIs("In", "n1")}},
-                                               {.match_expressions = {{"zone", "In", {"b"}}}}};
+  const std::vector<NodeSelectorTerm> terms = {Term({}, {NameIs("In", "n1")}),
+                                               Term({{"zone", "In", {"b"}}}, {})};
   EXPECT_TRUE(NodeAffinityMatches(terms, {{"zone", "b"}}, "n2"));
   EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n2"));
   EXPECT_FALSE(NodeAffinityMatches({NodeSelectorTerm{}}, {{"zone", "a"}}, "n1"));
@@ -105,13 +116,11 @@ TEST(RequiredAffinityMatchesFlavorTest, MatchFieldsDoNotNarrowFlavors) {
   ResourceFlavorSpec flavor;
   flavor.name = "spot";
   flavor.node_labels = {{"zone", "a"}};
-  EXPECT_TRUE(RequiredAffinityMatchesFlavor({{.match_fields = {NameIs("In", "n9")}}}, flavor));
-  EXPECT_TRUE(RequiredAffinityMatchesFlavor(
-      {{.match_expressions = {{"zone", "In", {"a"}}}, .match_fields = {NameIs("In", "n9")}}},
-      flavor));
-  EXPECT_FALSE(RequiredAffinityMatchesFlavor(
-      {{.match_expressions = {{"zone", "In", {"b"}}}, .match_fields = {NameIs("In", "n9")}}},
-      flavor));
+  EXPECT_TRUE(RequiredAffinityMatchesFlavor({Term({}, {NameIs("In", "n9")})}, flavor));
+  EXPECT_TRUE(
+      RequiredAffinityMatchesFlavor({Term({{"zone", "In", {"a"}}}, {NameIs("In", "n9")})}, flavor));
+  EXPECT_FALSE(
+      RequiredAffinityMatchesFlavor({Term({{"zone", "In", {"b"}}}, {NameIs("In", "n9")})}, flavor));
 }
 
 }  // namespace

@@ -269,9 +269,11 @@ core::Workload FullWorkload() {
   wl.spec.priority_class_name = "high";
   wl.spec.priority = 50;
   wl.spec.checkpoint_grace_seconds = 30;
-  wl.spec.pod_sets.back().set_required_node_affinity(
-      {{.match_expressions = {{"zone", "In", {"a", "b"}}}},
-       {.match_fields = {{"metadata.name", "NotIn", {"node-7"}}}}});
+  core::NodeSelectorTerm by_zone;
+  by_zone.match_expressions = {{"zone", "In", {"a", "b"}}};
+  core::NodeSelectorTerm not_node_7;
+  not_node_7.match_fields = {{"metadata.name", "NotIn", {"node-7"}}};
+  wl.spec.pod_sets.back().set_required_node_affinity({by_zone, not_node_7});
   wl.spec.pod_sets.back().set_resource_errors(
       {"spec.podSets[1].template.spec.containers[0]: Invalid value: "
        "[\"cpu\"]: requests must not exceed its limits"});
