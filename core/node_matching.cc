@@ -46,6 +46,17 @@ bool RequirementMatches(const LabelSelectorRequirement& req, const Labels& label
   return false;
 }
 
+// A node field selector requirement: Kubernetes allows only metadata.name with In or NotIn and
+// one value (validation refuses anything else before it gets here).
+bool FieldRequirementMatches(const LabelSelectorRequirement& req, absl::string_view node_name) {
+  if (req.key != kNodeNameField) return false;
+  const bool in_values =
+      std::find(req.values.begin(), req.values.end(), node_name) != req.values.end();
+  if (req.op == "In") return in_values;
+  if (req.op == "NotIn") return !in_values;
+  return false;
+}
+
 // Kubernetes' IsDecimalInteger followed by ParseInt: within int64.
 bool ParseCanonicalDecimal(const std::string& text, int64_t* out) {
   return IsCanonicalDecimalInteger(text) && ParseInt(text, out);
@@ -58,18 +69,22 @@ bool ToleratesIgnoringOperator(const Toleration& toleration, const Taint& taint)
 
 }  // namespace
 
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels) {
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels,
+                         absl::string_view node_name) {
   if (terms.empty()) return true;
   for (const NodeSelectorTerm& term : terms) {
-    if (term.empty()) continue;
-    bool all = true;
-    for (const LabelSelectorRequirement& req : term) {
-      if (!RequirementMatches(req, labels)) {
-        all = false;
-        break;
-      }
+    if (term.match_expressions.empty() && term.match_fields.empty()) continue;
+    auto expression_matches = [&labels](const LabelSelectorRequirement& req) {
+      return RequirementMatches(req, labels);
+    };
+    auto field_matches = [node_name](const LabelSelectorRequirement& req) {
+      return FieldRequirementMatches(req, node_name);
+    };
+    if (std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                    expression_matches) &&
+        std::all_of(term.match_fields.begin(), term.match_fields.end(), field_matches)) {
+      return true;
     }
-    if (all) return true;
   }
   return false;
 }
@@ -121,13 +136,13 @@ bool RequiredAffinityMatchesFlavor(const std::vector<NodeSelectorTerm>& terms,
   std::vector<NodeSelectorTerm> relevant;
   for (const NodeSelectorTerm& term : terms) {
     NodeSelectorTerm kept;
-    for (const LabelSelectorRequirement& req : term) {
-      if (flavor.node_labels.count(req.key) > 0) kept.push_back(req);
+    for (const LabelSelectorRequirement& req : term.match_expressions) {
+      if (flavor.node_labels.count(req.key) > 0) kept.match_expressions.push_back(req);
     }
-    if (kept.empty()) return true;
+    if (kept.match_expressions.empty()) return true;
     relevant.push_back(std::move(kept));
   }
-  return NodeAffinityMatches(relevant, flavor.node_labels);
+  return NodeAffinityMatches(relevant, flavor.node_labels, /*node_name=*/"");
 }
 
 bool SelectorMatches(const LabelSelector& selector, const Labels& labels) {

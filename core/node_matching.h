@@ -2,9 +2,13 @@
 
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/types.h"
 
 namespace tollgate::core {
+
+// The one field a node selector term's matchFields may name (Kubernetes' node field selector).
+inline constexpr absl::string_view kNodeNameField = "metadata.name";
 
 // Kubernetes' toleration semantics: an empty key with Exists tolerates everything; an empty
 // effect matches every effect; Equal (or empty) compares values. Lt and Gt tolerate nothing here:
@@ -29,13 +33,16 @@ const Taint* FindUntoleratedTaint(const ResourceFlavorSpec& flavor,
 // does).
 bool NodeSelectorMatchesFlavor(const Labels& node_selector, const ResourceFlavorSpec& flavor);
 
-// Kubernetes' required node affinity: some term matches (a term matches when every expression
-// does: In, NotIn, Exists, DoesNotExist, Gt, Lt; a term without expressions matches nothing).
-// An empty term list matches everything.
-bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels);
+// Kubernetes' required node affinity against a node: some term matches (a term matches when
+// every expression matches the node's labels, In, NotIn, Exists, DoesNotExist, Gt, Lt, and every
+// field matches its name, metadata.name In or NotIn; a term with neither matches nothing). An
+// empty term list matches everything.
+bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels,
+                         absl::string_view node_name);
 
-// Kueue's flavor check of a pod set's required node affinity: the terms, narrowed to the keys
-// the flavor's nodeLabels have, match those labels (a term narrowed to nothing matches).
+// Kueue's flavor check of a pod set's required node affinity: the terms' expressions, narrowed
+// to the keys the flavor's nodeLabels have, match those labels (a term narrowed to nothing
+// matches; matchFields never count, since a flavor names no node: Kueue's flavorSelector).
 bool RequiredAffinityMatchesFlavor(const std::vector<NodeSelectorTerm>& terms,
                                    const ResourceFlavorSpec& flavor);
 

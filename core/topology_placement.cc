@@ -354,7 +354,7 @@ bool TopologyFlavor::NodeFeasible(int leaf, const TopologyPlacementRequest& r,
     }
   }
   if (r.required_node_affinity != nullptr &&
-      !NodeAffinityMatches(*r.required_node_affinity, node.labels)) {
+      !NodeAffinityMatches(*r.required_node_affinity, node.labels, node.name)) {
     ++stats.affinity;
     return false;
   }

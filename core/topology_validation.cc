@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/error_text.h"
 #include "core/names.h"
+#include "core/node_matching.h"
 
 namespace tollgate::core {
 namespace {
@@ -118,12 +119,42 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
   return absl::OkStatus();
 }
 
+namespace {
+
+// Kubernetes' ValidateNodeFieldSelectorRequirement: metadata.name, In or NotIn, one value.
+absl::Status ValidateNodeFieldRequirement(const LabelSelectorRequirement& req,
+                                          const std::string& field) {
+  if (req.key != kNodeNameField) {
+    return Invalid(field + ".key",
+                   absl::StrCat(QuoteValue(req.key), ": supported values: \"metadata.name\""));
+  }
+  if (req.op != "In" && req.op != "NotIn") {
+    return Invalid(field + ".operator",
+                   absl::StrCat(QuoteValue(req.op), ": must be one of In, NotIn"));
+  }
+  if (req.values.size() != 1) {
+    return Invalid(field + ".values",
+                   "must be only one value when `operator` is 'In' or 'NotIn' for node field "
+                   "selector");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
                                           absl::string_view path) {
   static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
   for (size_t t = 0; t < terms.size(); ++t) {
-    for (size_t e = 0; e < terms[t].size(); ++e) {
-      const LabelSelectorRequirement& req = terms[t][e];
+    for (size_t f = 0; f < terms[t].match_fields.size(); ++f) {
+      if (absl::Status s = ValidateNodeFieldRequirement(
+              terms[t].match_fields[f], absl::StrCat(path, "[", t, "].matchFields[", f, "]"));
+          !s.ok()) {
+        return s;
+      }
+    }
+    for (size_t e = 0; e < terms[t].match_expressions.size(); ++e) {
+      const LabelSelectorRequirement& req = terms[t].match_expressions[e];
       const std::string expr = absl::StrCat(path, "[", t, "].matchExpressions[", e, "]");
       if (absl::Status s = CheckLabelKey(expr + ".key", req.key); !s.ok()) return s;
       if (kOps.count(req.op) == 0) {

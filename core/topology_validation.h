@@ -30,7 +30,8 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
 
 // A pod set's required node affinity (`path` names the terms, e.g.
 // "spec.podSets[0].requiredNodeAffinity"): label keys, operators In, NotIn, Exists,
-// DoesNotExist, Gt, Lt, and the values each takes.
+// DoesNotExist, Gt, Lt, and the values each takes; matchFields name metadata.name with In or
+// NotIn and one value, as Kubernetes' pod validation requires.
 absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
                                           absl::string_view path);
 

@@ -267,9 +267,15 @@ struct SliceConstraint {
   bool operator==(const SliceConstraint&) const = default;
 };
 
-// A node selector term of required node affinity: match_expressions ANDed (In, NotIn, Exists,
-// DoesNotExist, Gt, Lt); the terms of a pod set are ORed.
-using NodeSelectorTerm = std::vector<LabelSelectorRequirement>;
+// A node selector term of required node affinity: its expressions (on node labels: In, NotIn,
+// Exists, DoesNotExist, Gt, Lt) and fields (Kubernetes has one, metadata.name, the node's name,
+// with In or NotIn and one value) are all ANDed; the terms of a pod set are ORed. A term with
+// neither matches no node.
+struct NodeSelectorTerm {
+  std::vector<LabelSelectorRequirement> match_expressions;
+  std::vector<LabelSelectorRequirement> match_fields;
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
 
 // Kueue's PodSetTopologyRequest as typed fields (Kueue keeps them in pod-template annotations;
 // the manifest reader maps those onto these). At most one of required, preferred and

@@ -60,6 +60,27 @@ absl::StatusOr<core::ResourceAmounts> AmountsFromProto(
   return out;
 }
 
+std::vector<core::LabelSelectorRequirement> RequirementsFromProto(
+    const google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>& requirements) {
+  std::vector<core::LabelSelectorRequirement> out;
+  out.reserve(requirements.size());
+  for (const v1::NodeSelectorRequirement& e : requirements) {
+    out.push_back(core::LabelSelectorRequirement{
+        e.key(), e.operator_(), std::vector<std::string>(e.values().begin(), e.values().end())});
+  }
+  return out;
+}
+
+void RequirementsToProto(const std::vector<core::LabelSelectorRequirement>& requirements,
+                         google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>* out) {
+  for (const core::LabelSelectorRequirement& req : requirements) {
+    v1::NodeSelectorRequirement* pe = out->Add();
+    pe->set_key(req.key);
+    pe->set_operator_(req.op);
+    for (const std::string& v : req.values) pe->add_values(v);
+  }
+}
+
 }  // namespace
 
 void ResourceAmountsToProto(const core::ResourceAmounts& amounts,
@@ -285,11 +306,11 @@ absl::StatusOr<std::vector<core::NodeSelectorTerm>> NodeAffinityFromProto(
     TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(Index(path(), i), "matchExpressions"),
                                            terms[i].match_expressions_size(),
                                            kMaxAffinityExpressions));
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(Index(path(), i), "matchFields"),
+                                           terms[i].match_fields_size(), kMaxAffinityExpressions));
     core::NodeSelectorTerm term;
-    for (const v1::NodeSelectorRequirement& e : terms[i].match_expressions()) {
-      term.push_back(core::LabelSelectorRequirement{
-          e.key(), e.operator_(), std::vector<std::string>(e.values().begin(), e.values().end())});
-    }
+    term.match_expressions = RequirementsFromProto(terms[i].match_expressions());
+    term.match_fields = RequirementsFromProto(terms[i].match_fields());
     out.push_back(std::move(term));
   }
   TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidateRequiredNodeAffinity(out, path())));
@@ -300,12 +321,8 @@ void NodeAffinityToProto(const std::vector<core::NodeSelectorTerm>& terms,
                          google::protobuf::RepeatedPtrField<v1::NodeSelectorTerm>* out) {
   for (const core::NodeSelectorTerm& term : terms) {
     v1::NodeSelectorTerm* pt = out->Add();
-    for (const core::LabelSelectorRequirement& req : term) {
-      v1::NodeSelectorRequirement* pe = pt->add_match_expressions();
-      pe->set_key(req.key);
-      pe->set_operator_(req.op);
-      for (const std::string& v : req.values) pe->add_values(v);
-    }
+    RequirementsToProto(term.match_expressions, pt->mutable_match_expressions());
+    RequirementsToProto(term.match_fields, pt->mutable_match_fields());
   }
 }
 

@@ -843,7 +843,30 @@ absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx&
   return out;
 }
 
-// Required node affinity terms (matchExpressions; matchFields are refused).
+// One list of a node selector term (matchExpressions or matchFields), each entry a key, an
+// operator and values; core::ValidateRequiredNodeAffinity checks what each list allows.
+absl::Status ParseNodeSelectorRequirements(
+    const Ctx& ctx, const Fields& term, const char* list,
+    google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>* out) {
+  const YAML::Node* items = term.Get(list);
+  if (items == nullptr) return absl::OkStatus();
+  const std::string items_path = term.Path(list);
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *items, items_path));
+  size_t i = 0;
+  for (const auto& e : *items) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields f, Fields::Read(ctx, e, Index(items_path, i++), {"key", "operator", "values"}));
+    v1::NodeSelectorRequirement* req = out->Add();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
+    if (const YAML::Node* v = f.Get("values")) {
+      TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Required node affinity terms (matchExpressions on node labels, matchFields on the node's name).
 absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                                     v1::PodSet* out) {
   TOLLGATE_ASSIGN_OR_RETURN(Fields r,
@@ -855,23 +878,12 @@ absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl
   size_t i = 0;
   for (const auto& item : *terms) {
     TOLLGATE_ASSIGN_OR_RETURN(Fields t, Fields::Read(ctx, item, Index(terms_path, i++),
-                                                     {"matchExpressions"}, {"matchFields"}));
+                                                     {"matchExpressions", "matchFields"}));
     v1::NodeSelectorTerm* term = out->add_required_node_affinity();
-    const YAML::Node* exprs = t.Get("matchExpressions");
-    if (exprs == nullptr) continue;
-    const std::string exprs_path = t.Path("matchExpressions");
-    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *exprs, exprs_path));
-    size_t j = 0;
-    for (const auto& e : *exprs) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          Fields f, Fields::Read(ctx, e, Index(exprs_path, j++), {"key", "operator", "values"}));
-      v1::NodeSelectorRequirement* req = term->add_match_expressions();
-      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
-      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
-      if (const YAML::Node* v = f.Get("values")) {
-        TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
-      }
-    }
+    TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorRequirements(ctx, t, "matchExpressions",
+                                                           term->mutable_match_expressions()));
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseNodeSelectorRequirements(ctx, t, "matchFields", term->mutable_match_fields()));
   }
   return absl::OkStatus();
 }

@@ -33,6 +33,25 @@ std::optional<bool> ParseGoBool(absl::string_view text) {
 
 std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
 
+// One list of a Kubernetes node selector term (matchExpressions or matchFields). Entries that are
+// not objects with string fields are kept empty for validation to name; the codec checks the rest.
+void AppendNodeSelectorRequirements(
+    const Json& term, const char* list,
+    google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>* out) {
+  const Json* items = Find(term, {list});
+  if (items == nullptr || !items->is_array()) return;
+  for (const Json& e : *items) {
+    v1::NodeSelectorRequirement* r = out->Add();
+    r->set_key(GetString(e, {"key"}));
+    r->set_operator_(GetString(e, {"operator"}));
+    if (const Json* values = Find(e, {"values"}); values != nullptr && values->is_array()) {
+      for (const Json& v : *values) {
+        if (v.is_string()) r->add_values(v.get<std::string>());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnnotations(
@@ -228,24 +247,9 @@ absl::Status ApplyTemplateTopology(const Json& pod_template,
                    "nodeSelectorTerms");
   for (size_t i = 0; i < terms->size(); ++i) {
     const Json& term = (*terms)[i];
-    if (const Json* fields = Find(term, {"matchFields"});
-        fields != nullptr && fields->is_array() && !fields->empty()) {
-      return absl::UnimplementedError(
-          absl::StrCat(terms_path, "[", i, "].matchFields is not supported by Tollgate"));
-    }
     v1::NodeSelectorTerm* out = pod_set->add_required_node_affinity();
-    const Json* expressions = Find(term, {"matchExpressions"});
-    if (expressions == nullptr || !expressions->is_array()) continue;
-    for (const Json& e : *expressions) {
-      v1::NodeSelectorRequirement* r = out->add_match_expressions();
-      r->set_key(GetString(e, {"key"}));
-      r->set_operator_(GetString(e, {"operator"}));
-      if (const Json* values = Find(e, {"values"}); values != nullptr && values->is_array()) {
-        for (const Json& v : *values) {
-          if (v.is_string()) r->add_values(v.get<std::string>());
-        }
-      }
-    }
+    AppendNodeSelectorRequirements(term, "matchExpressions", out->mutable_match_expressions());
+    AppendNodeSelectorRequirements(term, "matchFields", out->mutable_match_fields());
   }
   return absl::OkStatus();
 }

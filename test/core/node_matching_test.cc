@@ -1,7 +1,12 @@
 // Toleration matching: Kubernetes' ToleratesTaint as Kueue's scheduling calls it (comparison
-// operators enabled) and as its node controller calls it (disabled).
+// operators enabled) and as its node controller calls it (disabled). Required node affinity:
+// Kubernetes' NodeSelector against a node, and Kueue's flavorSelector against a flavor.
 
 #include "core/node_matching.h"
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -67,6 +72,55 @@ TEST(FindUntoleratedTaintTest, FlavorTaintsCompareNumerically) {
   const Taint* untolerated = FindUntoleratedTaint(flavor, {TierToleration("Lt", "3")});
   ASSERT_NE(untolerated, nullptr);
   EXPECT_EQ(untolerated->value, "5");
+}
+
+LabelSelectorRequirement NameIs(const std::string& op, const std::string& name) {
+  return LabelSelectorRequirement{std::string(kNodeNameField), op, {name}};
+}
+
+NodeSelectorTerm Term(std::vector<LabelSelectorRequirement> expressions,
+                      std::vector<LabelSelectorRequirement> fields) {
+  NodeSelectorTerm term;
+  term.match_expressions = std::move(expressions);
+  term.match_fields = std::move(fields);
+  return term;
+}
+
+TEST(NodeAffinityMatchesTest, MatchFieldsCompareTheNodesName) {
+  const std::vector<NodeSelectorTerm> only_n1 = {Term({}, {NameIs("In", "n1")})};
+  EXPECT_TRUE(NodeAffinityMatches(only_n1, {}, "n1"));
+  EXPECT_FALSE(NodeAffinityMatches(only_n1, {}, "n2"));
+  const std::vector<NodeSelectorTerm> not_n1 = {Term({}, {NameIs("NotIn", "n1")})};
+  EXPECT_FALSE(NodeAffinityMatches(not_n1, {}, "n1"));
+  EXPECT_TRUE(NodeAffinityMatches(not_n1, {}, "n2"));
+}
+
+TEST(NodeAffinityMatchesTest, ExpressionsAndFieldsOfATermAreAnded) {
+  const std::vector<NodeSelectorTerm> terms = {Term({{"zone", "In", {"a"}}}, {NameIs("In", "n1")})};
+  EXPECT_TRUE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n1"));
+  EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "b"}}, "n1"));
+  EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n2"));
+}
+
+TEST(NodeAffinityMatchesTest, TermsAreOredAndAnEmptyTermMatchesNothing) {
+  const std::vector<NodeSelectorTerm> terms = {Term({}, {NameIs("In", "n1")}),
+                                               Term({{"zone", "In", {"b"}}}, {})};
+  EXPECT_TRUE(NodeAffinityMatches(terms, {{"zone", "b"}}, "n2"));
+  EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n2"));
+  EXPECT_FALSE(NodeAffinityMatches({NodeSelectorTerm{}}, {{"zone", "a"}}, "n1"));
+}
+
+// Kueue's flavorSelector keeps only the expressions on the flavor's label keys: a term left with
+// none, as one with only matchFields is, lets every flavor through.
+TEST(RequiredAffinityMatchesFlavorTest, MatchFieldsDoNotNarrowFlavors) {
+  ResourceFlavorSpec flavor;
+  flavor.name = "spot";
+  flavor.node_labels = {{"zone", "a"}};
+  EXPECT_TRUE(RequiredAffinityMatchesFlavor({Term({}, {NameIs("In", "n9")})}, flavor));
+  EXPECT_TRUE(
+      RequiredAffinityMatchesFlavor({Term({{"zone", "In", {"a"}}}, {NameIs("In", "n9")})}, flavor));
+  EXPECT_FALSE(
+      RequiredAffinityMatchesFlavor({Term({{"zone", "In", {"b"}}}, {NameIs("In", "n9")})}, flavor));
 }
 
 }  // namespace

@@ -114,6 +114,34 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
       {"toleration effect",
        [&](WL& p) { ps(p, 1)->mutable_tolerations(0)->set_effect("NoScheduling"); },
        {"spec.podSets[1].tolerations[0].effect:", "\"NoScheduling\""}},
+      {"node affinity field other than the node's name",
+       [&](WL& p) {
+         v1::NodeSelectorRequirement* f =
+             ps(p, 1)->add_required_node_affinity()->add_match_fields();
+         f->set_key("metadata.namespace");
+         f->set_operator_("In");
+         f->add_values("x");
+       },
+       {"spec.podSets[1].requiredNodeAffinity[0].matchFields[0].key:", "\"metadata.namespace\"",
+        "supported values: \"metadata.name\""}},
+      {"node affinity field with Exists",
+       [&](WL& p) {
+         v1::NodeSelectorRequirement* f =
+             ps(p, 1)->add_required_node_affinity()->add_match_fields();
+         f->set_key("metadata.name");
+         f->set_operator_("Exists");
+       },
+       {"spec.podSets[1].requiredNodeAffinity[0].matchFields[0].operator:", "\"Exists\""}},
+      {"node affinity field with two names",
+       [&](WL& p) {
+         v1::NodeSelectorRequirement* f =
+             ps(p, 1)->add_required_node_affinity()->add_match_fields();
+         f->set_key("metadata.name");
+         f->set_operator_("In");
+         f->add_values("n1");
+         f->add_values("n2");
+       },
+       {"spec.podSets[1].requiredNodeAffinity[0].matchFields[0].values:", "only one value"}},
       {"queue name",
        [](WL& p) { p.mutable_spec()->set_queue_name("Queue_A"); },
        {"spec.queueName:", "\"Queue_A\""}},
@@ -241,6 +269,11 @@ core::Workload FullWorkload() {
   wl.spec.priority_class_name = "high";
   wl.spec.priority = 50;
   wl.spec.checkpoint_grace_seconds = 30;
+  core::NodeSelectorTerm by_zone;
+  by_zone.match_expressions = {{"zone", "In", {"a", "b"}}};
+  core::NodeSelectorTerm not_node_7;
+  not_node_7.match_fields = {{"metadata.name", "NotIn", {"node-7"}}};
+  wl.spec.pod_sets.back().set_required_node_affinity({by_zone, not_node_7});
   wl.spec.pod_sets.back().set_resource_errors(
       {"spec.podSets[1].template.spec.containers[0]: Invalid value: "
        "[\"cpu\"]: requests must not exceed its limits"});

@@ -510,7 +510,9 @@ spec:
         affinity:
           nodeAffinity:
             requiredDuringSchedulingIgnoredDuringExecution:
-              nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]
+              nodeSelectorTerms:
+              - matchExpressions: [{key: zone, operator: In, values: [a]}]
+              - matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]
         containers: [{name: c, resources: {requests: {cpu: 1}}}]
 )",
                  "Workload",
@@ -522,6 +524,9 @@ spec:
                         topology_request { required: "rack" pod_index_label: "idx" }
                         required_node_affinity {
                           match_expressions { key: "zone" operator: "In" values: "a" }
+                        }
+                        required_node_affinity {
+                          match_fields { key: "metadata.name" operator: "NotIn" values: "n1" }
                         }
                       }
                     })"},
@@ -655,23 +660,6 @@ spec:
               R"({kind: Workload, metadata: {name: w, namespace: ns},
                       spec: {preemptionGates: [{name: g}]}})",
               kUnimplemented, "Workload ns/w: spec.preemptionGates is not supported by Tollgate"),
-        Contains("NodeAffinityMatchFieldsUnsupported",
-                 R"(
-kind: Workload
-metadata: {name: w}
-spec:
-  podSets:
-  - template:
-      spec:
-        affinity:
-          nodeAffinity:
-            requiredDuringSchedulingIgnoredDuringExecution:
-              nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n]}]}]
-)",
-                 kUnimplemented,
-                 {"Workload w: spec.podSets[0].template.spec.affinity.nodeAffinity."
-                  "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
-                  "matchFields is not supported"}),
         Exact("GenerateNameUnsupported",
               "{kind: ClusterQueue, metadata: {name: q, generateName: q-}}", kUnimplemented,
               "ClusterQueue q: metadata.generateName is not supported by Tollgate"),
