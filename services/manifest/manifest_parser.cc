@@ -362,6 +362,30 @@ absl::Status ParseResourceGroups(const Ctx& ctx, const YAML::Node& node, absl::s
   return absl::OkStatus();
 }
 
+// A list of requirements under `list` in `owner` (a label selector's or a node selector term's
+// matchExpressions, a term's matchFields): each entry a key, an operator and values. What each
+// list allows is checked where the spec is validated (core's validation), not here.
+template <typename Requirement>
+absl::Status ParseRequirements(const Ctx& ctx, const Fields& owner, const char* list,
+                               google::protobuf::RepeatedPtrField<Requirement>* out) {
+  const YAML::Node* items = owner.Get(list);
+  if (items == nullptr) return absl::OkStatus();
+  const std::string items_path = owner.Path(list);
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *items, items_path));
+  size_t i = 0;
+  for (const auto& item : *items) {
+    TOLLGATE_ASSIGN_OR_RETURN(
+        Fields f, Fields::Read(ctx, item, Index(items_path, i++), {"key", "operator", "values"}));
+    Requirement* req = out->Add();
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
+    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
+    if (const YAML::Node* v = f.Get("values")) {
+      TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseLabelSelector(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                                 v1::LabelSelector* out) {
   TOLLGATE_ASSIGN_OR_RETURN(
@@ -369,22 +393,7 @@ absl::Status ParseLabelSelector(const Ctx& ctx, const YAML::Node& node, absl::st
   if (const YAML::Node* n = f.Get("matchLabels")) {
     TOLLGATE_RETURN_IF_ERROR(StrMap(ctx, *n, f.Path("matchLabels"), out->mutable_match_labels()));
   }
-  if (const YAML::Node* n = f.Get("matchExpressions")) {
-    const std::string exprs_path = f.Path("matchExpressions");
-    TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *n, exprs_path));
-    size_t i = 0;
-    for (const auto& item : *n) {
-      TOLLGATE_ASSIGN_OR_RETURN(
-          Fields e, Fields::Read(ctx, item, Index(exprs_path, i++), {"key", "operator", "values"}));
-      v1::LabelSelectorRequirement* req = out->add_match_expressions();
-      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "key", req->mutable_key()));
-      TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, e, "operator", req->mutable_operator_()));
-      if (const YAML::Node* v = e.Get("values")) {
-        TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, e.Path("values"), req->mutable_values()));
-      }
-    }
-  }
-  return absl::OkStatus();
+  return ParseRequirements(ctx, f, "matchExpressions", out->mutable_match_expressions());
 }
 
 // Two spellings of one field (v1beta1 vs v1beta2); both may be given only if they agree.
@@ -843,29 +852,6 @@ absl::StatusOr<std::vector<core::ContainerResources>> ParseContainers(const Ctx&
   return out;
 }
 
-// One list of a node selector term (matchExpressions or matchFields), each entry a key, an
-// operator and values; core::ValidateRequiredNodeAffinity checks what each list allows.
-absl::Status ParseNodeSelectorRequirements(
-    const Ctx& ctx, const Fields& term, const char* list,
-    google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>* out) {
-  const YAML::Node* items = term.Get(list);
-  if (items == nullptr) return absl::OkStatus();
-  const std::string items_path = term.Path(list);
-  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, *items, items_path));
-  size_t i = 0;
-  for (const auto& e : *items) {
-    TOLLGATE_ASSIGN_OR_RETURN(
-        Fields f, Fields::Read(ctx, e, Index(items_path, i++), {"key", "operator", "values"}));
-    v1::NodeSelectorRequirement* req = out->Add();
-    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "key", req->mutable_key()));
-    TOLLGATE_RETURN_IF_ERROR(StrInto(ctx, f, "operator", req->mutable_operator_()));
-    if (const YAML::Node* v = f.Get("values")) {
-      TOLLGATE_RETURN_IF_ERROR(StrList(ctx, *v, f.Path("values"), req->mutable_values()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Required node affinity terms (matchExpressions on node labels, matchFields on the node's name).
 absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
                                     v1::PodSet* out) {
@@ -880,10 +866,10 @@ absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl
     TOLLGATE_ASSIGN_OR_RETURN(Fields t, Fields::Read(ctx, item, Index(terms_path, i++),
                                                      {"matchExpressions", "matchFields"}));
     v1::NodeSelectorTerm* term = out->add_required_node_affinity();
-    TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorRequirements(ctx, t, "matchExpressions",
-                                                           term->mutable_match_expressions()));
     TOLLGATE_RETURN_IF_ERROR(
-        ParseNodeSelectorRequirements(ctx, t, "matchFields", term->mutable_match_fields()));
+        ParseRequirements(ctx, t, "matchExpressions", term->mutable_match_expressions()));
+    TOLLGATE_RETURN_IF_ERROR(
+        ParseRequirements(ctx, t, "matchFields", term->mutable_match_fields()));
   }
   return absl::OkStatus();
 }
