@@ -3,6 +3,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -10,14 +11,17 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/bench_setup.h"
 #include "bench/bench_util.h"
+#include "bench/tollgated_launcher.h"
 #include "storage/rocksdb_store.h"
 #include "tollgate/v1/service.grpc.pb.h"
 
@@ -31,15 +35,39 @@ v1::Workload SubmitWorkload(const std::string& name) {
   return OneCpuWorkload(kNamespace, name, kQueue);
 }
 
-void PrintPhase(const PhaseResult& r, double floor_throughput) {
+// CPU spent per successful call during a phase, in microseconds: by the server (negative when
+// it was not spawned here, so its pid is unknown) and by this driver.
+struct PhaseCpu {
+  double server_us = -1;
+  double driver_us = 0;
+};
+
+// Runs a phase (RunPhase) and measures the CPU both processes spent on it.
+std::pair<PhaseResult, PhaseCpu> RunMeasuredPhase(
+    const TollgatedTarget& target, const std::string& name, int threads, absl::Duration duration,
+    const std::function<std::string(int, int64_t)>& call) {
+  const pid_t server = target.pid();
+  const double server0 = server >= 0 ? CpuSecondsOf(server) : 0;
+  const double driver0 = ProcessCpuSeconds();
+  PhaseResult result = RunPhase(name, threads, duration, call);
+  PhaseCpu cpu;
+  const double calls = static_cast<double>(std::max<int64_t>(result.ok, 1));
+  cpu.driver_us = (ProcessCpuSeconds() - driver0) * 1e6 / calls;
+  if (server >= 0) cpu.server_us = (CpuSecondsOf(server) - server0) * 1e6 / calls;
+  return {std::move(result), cpu};
+}
+
+void PrintPhase(const std::pair<PhaseResult, PhaseCpu>& phase, double floor_throughput) {
+  const PhaseResult& r = phase.first;
   std::printf(
-      "  %-22s %4d %10.0f %9.3f %9.3f %9.3f %8s %lld\n", r.name.c_str(), r.concurrency,
+      "  %-22s %4d %10.0f %9.3f %9.3f %9.3f %8s %8s %8.0f %lld\n", r.name.c_str(), r.concurrency,
       r.throughput(), Percentile(r.latency_ms, 0.5), Percentile(r.latency_ms, 0.99),
       Percentile(r.latency_ms, 0.999),
       floor_throughput > 0
           ? absl::StrCat(static_cast<int>(100 * r.throughput() / floor_throughput), "%").c_str()
           : "-",
-      static_cast<long long>(r.errors));
+      phase.second.server_us >= 0 ? absl::StrFormat("%.0f", phase.second.server_us).c_str() : "-",
+      phase.second.driver_us, static_cast<long long>(r.errors));
   if (r.errors > 0) std::printf("    first error: %s\n", r.first_error.c_str());
 }
 
@@ -179,8 +207,8 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
       "Submit (durable) vs floors; each phase %.1fs; write size %zu bytes (state + "
       "change log each)\n",
       absl::ToDoubleSeconds(options.phase), *record_bytes);
-  std::printf("  %-22s %4s %10s %9s %9s %9s %8s %s\n", "phase", "N", "ops/s", "p50 ms", "p99 ms",
-              "p99.9 ms", "of floor", "errors");
+  std::printf("  %-22s %4s %10s %9s %9s %9s %8s %8s %8s %s\n", "phase", "N", "ops/s", "p50 ms",
+              "p99 ms", "p99.9 ms", "of floor", "srv us", "drv us", "errors");
   std::atomic<int64_t> serial{0};
   const std::string value(*record_bytes, 'x');
   for (int n : options.concurrency) {
@@ -192,50 +220,64 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
       generic.push_back(std::make_unique<grpc::GenericStub>(channel));
       stubs.push_back(v1::AdmissionService::NewStub(channel));
     }
-    PhaseResult health =
-        RunPhase("health Check (floor)", n, options.phase, [&](int t, int64_t) -> std::string {
+    const auto health = RunMeasuredPhase(
+        target, "health Check (floor)", n, options.phase, [&](int t, int64_t) -> std::string {
           grpc::Status s = HealthCheck(*generic[t % channels], absl::Seconds(10));
           return s.ok() ? "" : s.error_message();
         });
-    PhaseResult submit = RunPhase("Submit", n, options.phase, [&](int t, int64_t) -> std::string {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-      v1::SubmitRequest request;
-      *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
-      v1::SubmitResponse response;
-      grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
-      return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
-    });
-    PhaseResult rocks =
-        RunPhase("RocksDB synced commit", n, options.phase, [&](int t, int64_t seq) -> std::string {
-          storage::WriteBatch batch;
-          batch.Put(absl::StrCat("w/", t, "/", seq), value);
-          batch.AppendChange(value);
-          absl::StatusOr<int64_t> r = (*store)->Commit(batch);
-          return r.ok() ? "" : std::string(r.status().message());
+    const auto submit =
+        RunMeasuredPhase(target, "Submit", n, options.phase, [&](int t, int64_t) -> std::string {
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+          v1::SubmitRequest request;
+          *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
+          v1::SubmitResponse response;
+          grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
+          return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
         });
+    const auto rocks = RunMeasuredPhase(target, "RocksDB synced commit", n, options.phase,
+                                        [&](int t, int64_t seq) -> std::string {
+                                          storage::WriteBatch batch;
+                                          batch.Put(absl::StrCat("w/", t, "/", seq), value);
+                                          batch.AppendChange(value);
+                                          absl::StatusOr<int64_t> r = (*store)->Commit(batch);
+                                          return r.ok() ? "" : std::string(r.status().message());
+                                        });
     PrintPhase(health, 0);
-    PrintPhase(submit, health.throughput());
+    PrintPhase(submit, health.first.throughput());
     PrintPhase(rocks, 0);
+    const PhaseResult& h = health.first;
+    const PhaseResult& sub = submit.first;
+    const PhaseResult& rdb = rocks.first;
     std::printf(
         "  N=%d: Submit/health throughput %.2f, Submit/RocksDB %.2f; p99 Submit %.3f ms "
         "vs health %.3f ms vs RocksDB %.3f ms\n",
-        n, health.throughput() > 0 ? submit.throughput() / health.throughput() : 0,
-        rocks.throughput() > 0 ? submit.throughput() / rocks.throughput() : 0,
-        Percentile(submit.latency_ms, 0.99), Percentile(health.latency_ms, 0.99),
-        Percentile(rocks.latency_ms, 0.99));
-    if (n == 1 && health.throughput() > 0 && rocks.throughput() > 0) {
+        n, h.throughput() > 0 ? sub.throughput() / h.throughput() : 0,
+        rdb.throughput() > 0 ? sub.throughput() / rdb.throughput() : 0,
+        Percentile(sub.latency_ms, 0.99), Percentile(h.latency_ms, 0.99),
+        Percentile(rdb.latency_ms, 0.99));
+    if (n == 1 && h.throughput() > 0 && rdb.throughput() > 0) {
       // One caller waits for its answer, and the answer waits for the commit: a Submit costs at
       // least one round trip plus one synced commit, one after the other. That sum bounds what
       // Submit/RocksDB can reach at one stream on this machine, whatever the service does.
-      const double floor_ms =
-          Percentile(health.latency_ms, 0.5) + Percentile(rocks.latency_ms, 0.5);
-      const double floor_rate = 1.0 / (1.0 / health.throughput() + 1.0 / rocks.throughput());
+      const double floor_ms = Percentile(h.latency_ms, 0.5) + Percentile(rdb.latency_ms, 0.5);
+      const double floor_rate = 1.0 / (1.0 / h.throughput() + 1.0 / rdb.throughput());
       std::printf(
           "  N=1: serial floor (round trip + synced commit) %.0f/s = %.2f of RocksDB, p50 %.3f ms; "
           "Submit reaches %.2f of it, %.3f ms above its p50\n",
-          floor_rate, floor_rate / rocks.throughput(), floor_ms, submit.throughput() / floor_rate,
-          Percentile(submit.latency_ms, 0.5) - floor_ms);
+          floor_rate, floor_rate / rdb.throughput(), floor_ms, sub.throughput() / floor_rate,
+          Percentile(sub.latency_ms, 0.5) - floor_ms);
+    }
+    if (health.second.server_us >= 0) {
+      // Driver and server share this machine's cores: where the CPU is what limits both phases,
+      // Submit's rate relative to health's is at most the inverse ratio of their CPU per call.
+      const double health_cpu = health.second.server_us + health.second.driver_us;
+      const double submit_cpu = submit.second.server_us + submit.second.driver_us;
+      std::printf(
+          "  N=%d: CPU per call (server + driver): health %.0f + %.0f us, Submit %.0f + %.0f us; "
+          "on CPU alone Submit could reach %.2f of health\n",
+          n, health.second.server_us, health.second.driver_us, submit.second.server_us,
+          submit.second.driver_us, submit_cpu > 0 ? health_cpu / submit_cpu : 0);
     }
     std::fflush(stdout);
   }
@@ -243,6 +285,7 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
   std::error_code ec;
   std::filesystem::remove_all(*rocks_dir, ec);
 
+  if (options.watch_workloads <= 0) return absl::OkStatus();
   std::printf(
       "\nWatch fan-out: %d workloads submitted from 8 threads; delay from Submit sent "
       "to ADDED received, per watcher\n",

@@ -49,24 +49,6 @@ int64_t ThreadsOf(pid_t pid) {
   return -1;
 }
 
-// User plus system CPU seconds of `pid` so far (fields 14 and 15 of /proc/PID/stat, counted
-// after the command name, which may hold spaces).
-double CpuSecondsOf(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
-  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-  int64_t utime = 0;
-  int64_t stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return 0;
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 void Report(const char* when, pid_t pid, int64_t base_rss) {
   const int64_t rss = ResidentBytesOf(pid);
   std::printf("[watchers] %-40s RSS %8.1f MiB (%+8.1f MiB)  threads %lld\n", when,

@@ -56,4 +56,8 @@ grpc::Status HealthCheck(grpc::GenericStub& stub, absl::Duration timeout);
 // Resident set size of another process (VmRSS of /proc/PID/status), in bytes; -1 if unknown.
 int64_t ResidentBytesOf(pid_t pid);
 
+// User plus system CPU seconds another process has used so far (/proc/PID/stat), at the
+// kernel's clock-tick resolution; 0 if unknown.
+double CpuSecondsOf(pid_t pid);
+
 }  // namespace tollgate::bench
