@@ -136,10 +136,12 @@ absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
   // timestamp, or by an admission check (Retry) whatever the strategy, behind what waited
   // meanwhile. Admitted again (the condition turns False) or evicted since for another reason
   // (preempted), it counts from its creation again, both in its queue and when
-  // LowerOrNewerEqualPriority compares it with a preemptor.
+  // LowerOrNewerEqualPriority compares it with a preemptor. Whether waitForPodsReady is on now
+  // does not matter (Kueue's requeuing timestamp defaults to Eviction without it): a workload
+  // timed out before a restart that turned it off keeps its eviction time.
   const Condition* evicted = FindCondition(wl.status, "Evicted");
   if (evicted == nullptr || !evicted->status) return wl.creation_time;
-  if (evicted->reason == "PodsReadyTimeout" && config_.wait_for_pods_ready.enable &&
+  if (evicted->reason == "PodsReadyTimeout" &&
       config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction) {
     return evicted->last_transition_time;
   }

@@ -364,6 +364,56 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   EXPECT_EQ(state.QueueOrderTime(*readmitted), readmitted->creation_time);
 }
 
+// Kueue's GetQueueOrderTimestamp reads the Evicted condition whatever waitForPodsReady says now
+// (cmd/kueue's podsReadyRequeuingTimestamp defaults to Eviction without the section): restored
+// into a ClusterState with waitForPodsReady off, a workload the PodsReady timeout evicted still
+// queues from its eviction, unless the requeuing timestamp is Creation.
+TEST(HeadKeyTest, PodsReadyEvictionTimeCountsWithWaitForPodsReadyOff) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  ClusterState state{config};
+  absl::Time now = kFixtureStart;
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+  auto settle = [&state](absl::Time at) {
+    state.FireTimers(at);
+    for (int i = 0; i < 100; ++i) {
+      CyclePlan plan = state.PlanCycle(at);
+      state.ApplyCycle(plan, at);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 4), "", now).ok());
+  settle(now);
+  now += absl::Minutes(6);
+  settle(now);
+  const Workload& evicted = *state.FindWorkload("ns/w");
+  ASSERT_EQ(evicted.status.state, WorkloadState::kPending);
+  const Condition* condition = FindCondition(evicted.status, "Evicted");
+  ASSERT_NE(condition, nullptr);
+  ASSERT_EQ(condition->reason, "PodsReadyTimeout");
+
+  for (RequeuingTimestamp timestamp :
+       {RequeuingTimestamp::kEviction, RequeuingTimestamp::kCreation}) {
+    SchedulerConfig off;
+    off.wait_for_pods_ready.requeuing_timestamp = timestamp;
+    ClusterState restored{off};
+    ASSERT_TRUE(restored.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+    ASSERT_TRUE(restored.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+    ASSERT_TRUE(restored.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+    Workload copy = evicted;
+    copy.id = 0;
+    copy.quota_usage.clear();
+    ASSERT_TRUE(restored.Restore(std::move(copy)).ok());
+    const Workload& w = *restored.FindWorkload("ns/w");
+    EXPECT_EQ(restored.QueueOrderTime(w), timestamp == RequeuingTimestamp::kEviction
+                                              ? condition->last_transition_time
+                                              : w.creation_time);
+  }
+}
+
 // waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
 // kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
 // admission.
