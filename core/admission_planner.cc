@@ -513,8 +513,9 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
                                                         const ClusterQueueRuntime& cq,
                                                         absl::Time now,
                                                         const FlavorAssignment* nominated,
-                                                        const FlavorScanProgress* resume) {
-  PreemptionPlanner preemptor(state_, now);
+                                                        const FlavorScanProgress* resume,
+                                                        const std::set<WorkloadId>* gone) {
+  PreemptionPlanner preemptor(state_, now, gone);
   PlannerPreemptionOracle oracle(state_, preemptor, wl, cq);
   FlavorAssigner assigner(state_, cq, wl, oracle);
   if (nominated != nullptr) assigner.PinToNomination(*nominated);
@@ -736,7 +737,10 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
         if (!placed_again) {
           // PlaceTopologyAgain changes the placements only: the flavors are the nomination's.
           const FlavorAssignment nominated = std::move(e.eval.assignment);
-          e.eval = Evaluate(*e.wl, *e.cq, now, &nominated);
+          // The other preemptions' victims are gone: no candidates either (Kueue's
+          // SimulateWorkloadRemoval deletes them from the snapshot's ClusterQueues).
+          e.eval = Evaluate(*e.wl, *e.cq, now, &nominated, /*resume=*/nullptr,
+                            overlap ? &preempted : nullptr);
         }
       }
       e.mode = e.eval.assignment.RepresentativeMode();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,12 @@ class AdmissionPlanner {
   // a partial admission found by binary search over the pod counts (down to minCount). A
   // recomputation within the cycle passes the head's nominated assignment: only its flavors
   // are considered (Kueue's NominationMapping). `resume` continues each flavor search where the
-  // workload's last evaluation stopped (Kueue's LastAssignment).
+  // workload's last evaluation stopped (Kueue's LastAssignment). `gone` are workloads the
+  // evaluation treats as already removed (their usage taken out by the caller): no victims.
   Evaluation Evaluate(const Workload& wl, const ClusterQueueRuntime& cq, absl::Time now,
                       const FlavorAssignment* nominated = nullptr,
-                      const FlavorScanProgress* resume = nullptr);
+                      const FlavorScanProgress* resume = nullptr,
+                      const std::set<WorkloadId>* gone = nullptr);
 
   // One pending workload planned ahead of queue order (ClusterState::AdmitNow), with the
   // decisions a cycle makes for a head that is evaluated alone: its admission when it fits;

@@ -264,6 +264,7 @@ bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Can
 bool IsPreemptionTarget(const ClusterQueueRuntime& cq) { return cq.active; }
 
 bool PreemptionPlanner::MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const {
+  if (gone_ != nullptr && gone_->contains(wl.id)) return false;
   return !wl.spec.non_preemptible && !PreemptionProtectedUntil(wl.status, cq.spec, now_);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,11 @@ struct PreemptionTarget {
 // fits, then adds back those not needed. Not thread-safe; lives for one cycle.
 class PreemptionPlanner {
  public:
-  PreemptionPlanner(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
+  // `gone`, when set, are workloads to plan as if they had already left their ClusterQueues:
+  // their usage must be taken out by the caller (UsageSimulation); here they are no candidates
+  // (Kueue's Snapshot.SimulateWorkloadRemoval takes them out of the queues' workloads too).
+  PreemptionPlanner(ClusterState& state, absl::Time now, const std::set<WorkloadId>* gone = nullptr)
+      : state_(state), now_(now), gone_(gone) {}
 
   // `topology`, when set, are the preemptor's placement requests: victims are chosen until they
   // fit too (Kueue's workloadFits with TAS: fragmentation-aware preemption).
@@ -78,8 +83,8 @@ class PreemptionPlanner {
   void CollectSources(const Context& ctx, const QuotaNode& current, const QuotaNode& subtree_root,
                       const QuotaNode* skip, bool hierarchical_advantage,
                       std::vector<Source>& out) const;
-  // Non-preemptible workloads and those protected by their queue's preemption rate limit never
-  // are.
+  // Non-preemptible workloads, those protected by their queue's preemption rate limit and those
+  // planned as gone never are.
   bool MayBeVictim(const Workload& wl, const ClusterQueueRuntime& cq) const;
   bool CandidateIsValid(const Context& ctx, const Candidate& c, bool borrowing) const;
   bool WorkloadFits(const Context& ctx, bool allow_borrowing) const;
@@ -87,6 +92,7 @@ class PreemptionPlanner {
 
   ClusterState& state_;
   absl::Time now_;
+  const std::set<WorkloadId>* gone_;
 };
 
 // True when the preemptor's policy lets it preempt the candidate (Kueue's

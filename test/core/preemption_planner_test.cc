@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,28 @@ TEST_F(PreemptionPlannerTest, MostRecentlyAdmittedIsTakenFirstAmongEqualPriority
   Submit("cq", "urgent", 2, 100);
   // Kueue loses the least work: the one that started last.
   EXPECT_THAT(TargetsFor("cq/urgent", "cq", 2), ElementsAre("cq/second InClusterQueue"));
+}
+
+TEST_F(PreemptionPlannerTest, WorkloadsPlannedAsGoneAreNoCandidates) {
+  AddQueue(GpuQueue("cq", "", 6, Within(PreemptionPolicy::kLowerPriority)));
+  Run("cq", "first", 2, 0);
+  Run("cq", "second", 2, 0);
+  Run("cq", "third", 2, 0);
+  Submit("cq", "urgent", 4, 100);
+  // Another head's victim this cycle: its quota is free already and it is no candidate (Kueue's
+  // Snapshot.SimulateWorkloadRemoval during the overlap recomputation), so one more is needed.
+  const Workload* third = state_.FindWorkload("cq/third");
+  const std::set<WorkloadId> gone = {third->id};
+  UsageSimulation removal(state_);
+  removal.RemoveWorkload(*third);
+  const FrId fr = *state_.fr_index().Find("a100", "gpu");
+  PreemptionPlanner planner(state_, now_, &gone);
+  std::vector<std::string> targets;
+  for (const PreemptionTarget& t : planner.GetTargets(
+           *state_.FindWorkload("cq/urgent"), *state_.cluster_queue("cq"), {{fr, 4}}, {fr})) {
+    targets.push_back(state_.workload(t.id)->Key());
+  }
+  EXPECT_THAT(targets, ElementsAre("cq/second"));
 }
 
 // --- Minimal victim set --------------------------------------------------------------------
