@@ -43,6 +43,9 @@ struct Entry {
   bool deferred_fit = false;
   bool admitted = false;
   bool skipped = false;
+  // Taken by a cycle that stopped before it (blockAdmission): left as it is until the cycle
+  // goes on.
+  bool awaits_held_cycle = false;
   // Set when the pending message is not the flavor assignment's own (built only for entries
   // that stay pending: most of a cycle's entries are admitted).
   std::optional<std::string> message;
@@ -348,10 +351,14 @@ class EntryOrder {
  public:
   // `keys` holds each entry's classical key (taken while its evaluation was at hand: read here,
   // after every head's evaluation, each entry and workload was a cache miss again).
-  EntryOrder(ClusterState& state, std::vector<Entry>& entries, std::vector<ClassicalKey> keys)
-      : state_(state), entries_(entries), fair_(state.config().fair_sharing.enable) {
+  // `keep_given_order`: the entries are a held cycle's, already in its order.
+  EntryOrder(ClusterState& state, std::vector<Entry>& entries, std::vector<ClassicalKey> keys,
+             bool keep_given_order)
+      : state_(state),
+        entries_(entries),
+        fair_(state.config().fair_sharing.enable && !keep_given_order) {
     if (!fair_) {
-      std::sort(keys.begin(), keys.end());
+      if (!keep_given_order) std::sort(keys.begin(), keys.end());
       classical_.reserve(keys.size());
       for (const ClassicalKey& k : keys) classical_.push_back(k.index);
       return;
@@ -619,14 +626,29 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   const std::vector<ClusterQueueRuntime*>& queues = state_.cluster_queues_in_order();
   const bool prioritize_preemptors = state_.config().prioritize_preemptor_workloads;
   std::vector<Head> heads;
+  // A held cycle goes on, once its block has lifted, with the entries it stopped at, in its
+  // order and before any fresh head (Kueue's loop over the cycle's entries continues after
+  // waitForPodsReadyIfNeeded returns). Those still queued are evaluated again: what changed
+  // during the block (an eviction, a deletion) only frees quota.
+  const std::vector<WorkloadId>& held_cycle = state_.held_cycle();
+  const bool resuming = !held_cycle.empty();
+  plan.resumed_held_cycle = resuming;
+  for (WorkloadId id : held_cycle) {
+    const Workload* wl = state_.workload(id);
+    const ClusterQueueRuntime* cq = state_.QueuedRuntime(id);
+    if (wl == nullptr || cq == nullptr || !cq->active || cq->node == nullptr) continue;
+    heads.push_back(Head{cq, wl, wl->priority, state_.QueueOrderTime(*wl),
+                         prioritize_preemptors && cq->queue.preemptor() == id});
+  }
   heads.reserve(queues.size());
   // A queue's node, activity and head record share its runtime's first line: asked for a few
   // queues ahead, so the lines of several queues are on their way at once.
   constexpr size_t kQueuePrefetchDistance = 8;
   for (size_t i = 0; i < std::min(queues.size(), kQueuePrefetchDistance); ++i) {
+    if (resuming) break;
     PrefetchLines(queues[i], kCacheLineBytes);
   }
-  for (size_t i = 0; i < queues.size(); ++i) {
+  for (size_t i = 0; i < queues.size() && !resuming; ++i) {
     if (i + kQueuePrefetchDistance < queues.size()) {
       PrefetchLines(queues[i + kQueuePrefetchDistance], kCacheLineBytes);
     }
@@ -710,7 +732,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   // sees the quota its evaluation saw.
   ChangedTrees changed_trees;
   std::set<WorkloadId> preempted;
-  EntryOrder order(state_, entries, std::move(keys));
+  EntryOrder order(state_, entries, std::move(keys), /*keep_given_order=*/resuming);
   while (Entry* next = order.Next()) {
     Entry& e = *next;
     CycleFit fit =
@@ -823,11 +845,18 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const SchedulerConfig::WaitForPodsReady& pods_ready = state_.config().wait_for_pods_ready;
     if (pods_ready.enable && pods_ready.block_admission &&
         (!plan.admissions.empty() || !state_.AllAdmittedPodsReady())) {
-      // Kueue admits one workload at a time until its pods run.
+      // Kueue admits one workload at a time until its pods run: its scheduler waits here, in
+      // the middle of the cycle (waitForPodsReadyIfNeeded), after the preemptions of the
+      // entries before this one; the cycle stops and is taken up again once the block lifts.
       e.skipped = true;
       e.message = "waiting for all admitted workloads to be in PodsReady condition";
       e.pending_reason = PendingReason::kWaitingForPodsReady;
-      continue;
+      plan.held_cycle.push_back(e.wl->id);
+      while (Entry* later = order.Next()) {
+        later->awaits_held_cycle = true;
+        plan.held_cycle.push_back(later->wl->id);
+      }
+      break;
     }
 
     e.admitted = true;
@@ -852,7 +881,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     p.requeue = RequeueKind::kImmediate;
   };
   for (const Entry& e : entries) {
-    if (!e.admitted) requeue(e);
+    if (!e.admitted && !e.awaits_held_cycle) requeue(e);
   }
   for (const Entry& e : inadmissible) requeue(e);
   return plan;

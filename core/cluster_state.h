@@ -422,6 +422,16 @@ class ClusterState {
   const RuntimeHistory& runtime_history() const { return runtime_history_; }
   // waitForPodsReady's blockAdmission: no admitted workload is still waiting for its pods.
   bool AllAdmittedPodsReady() const { return unready_admitted_.empty(); }
+  // Kueue's scheduler would wait in waitForPodsReadyIfNeeded now (a fitting head is held).
+  bool BlocksAdmissionForPodsReady() const {
+    return config_.wait_for_pods_ready.enable && config_.wait_for_pods_ready.block_admission &&
+           !AllAdmittedPodsReady();
+  }
+  // The entries of the cycle held for blockAdmission (CyclePlan::held_cycle). Not persisted:
+  // a restarted Kueue scheduler starts a fresh cycle too.
+  const std::vector<WorkloadId>& held_cycle() const { return held_cycle_; }
+  // The ClusterQueue a pending workload is queued in (null when it is not queued).
+  const ClusterQueueRuntime* QueuedRuntime(WorkloadId id) const { return router_.QueuedIn(id); }
 
  private:
   // --- Routing (cluster_state.cc).
@@ -576,6 +586,7 @@ class ClusterState {
   AdmissionFairSharingLedger fair_usage_{config_.admission_fair_sharing};
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
+  std::vector<WorkloadId> held_cycle_;
   // Reserved workloads whose checks are Ready but whose delayed topology requests did not fit.
   absl::btree_set<WorkloadId> delayed_topology_;
   RuntimeHistory runtime_history_;

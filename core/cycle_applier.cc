@@ -56,6 +56,14 @@ constexpr size_t kAdmissionPrefetchDistance = 2;
 }  // namespace
 
 CyclePlan ClusterState::PlanCycle(absl::Time now) {
+  if (!held_cycle_.empty() && BlocksAdmissionForPodsReady()) {
+    // Kueue's scheduler is still waiting inside the held cycle (waitForPodsReadyIfNeeded): no
+    // cycle runs, nothing is admitted or preempted, not even a second pass.
+    CyclePlan blocked;
+    blocked.cycle = cycle_;
+    blocked.held_cycle = held_cycle_;
+    return blocked;
+  }
   // Kueue's second pass after a node failure (NeedsSecondPass, needsSecondPassAfterNodeFailure):
   // the node controller recorded the failed node (HandleNodeFailures) and the scheduler's next
   // cycle places the lost pods again, before its other heads (it takes the workloads that hold
@@ -108,6 +116,7 @@ void ClusterState::ApplyCycleTakingAdmissions(CyclePlan& plan, absl::Time now) {
 
 void ClusterState::ApplyPlan(const CyclePlan& plan, CyclePlan* taken, absl::Time now) {
   cycle_ = plan.cycle;
+  held_cycle_ = plan.held_cycle;
   // Requeue the heads first: evictions below complete after the cycle in Kueue, so a head parked
   // now is woken by the quota its cohort's victims release.
   for (const PendingDecision& p : plan.pending) ApplyPending(p, now);
@@ -328,6 +337,8 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
       break;
   }
   if (!dry_run) {
+    // An admission on request is no cycle: a held cycle stays held.
+    single.plan.held_cycle = held_cycle_;
     ApplyCycle(single.plan, now);
     if (result.outcome == AdmitNowResult::Outcome::kAdmitted) {
       result.message = WaitingForChecksMessage(*workloads_.Find(key));

@@ -61,11 +61,18 @@ struct CyclePlan {
   // Only evictions newly issued this cycle.
   std::vector<PreemptionDecision> preemptions;
   std::vector<PendingDecision> pending;
+  // waitForPodsReady's blockAdmission: the entries this cycle stopped at, in its order, the
+  // head it holds (WaitingForPodsReady) first. Kueue's scheduler waits inside the cycle
+  // (waitForPodsReadyIfNeeded), so they are the first taken once every admitted workload is
+  // ready; until then no cycle runs. Empty: nothing held.
+  std::vector<WorkloadId> held_cycle;
+  // The cycle went on with a held cycle's entries: the next one takes fresh heads.
+  bool resumed_held_cycle = false;
 
   // True when applying the plan changes which workloads hold quota or which can be heads:
   // a settle loop stops at the first cycle without progress.
   bool MadeProgress() const {
-    if (!admissions.empty() || !preemptions.empty()) return true;
+    if (!admissions.empty() || !preemptions.empty() || resumed_held_cycle) return true;
     for (const PendingDecision& p : pending) {
       // A head with flavors left to try is evaluated differently next cycle (each such cycle
       // moves its search further, so the chain ends).

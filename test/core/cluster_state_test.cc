@@ -492,4 +492,53 @@ TEST(RecoveryTimeoutTest, ZeroTurnsTheCheckOff) {
 }
 
 }  // namespace
+// waitForPodsReady.blockAdmission: while the cycle's held head waits, no cycle runs (Kueue's
+// scheduler waits inside the cycle), and an admission on request is no cycle: once the block
+// lifts, the held head goes before a higher-priority workload that arrived meanwhile.
+TEST(BlockAdmissionTest, HeldHeadKeepsItsTurnAcrossAnAdmissionOnRequest) {
+  SchedulerConfig config;
+  config.wait_for_pods_ready.enable = true;
+  config.wait_for_pods_ready.block_admission = true;
+  config.wait_for_pods_ready.timeout = absl::Minutes(5);
+  ClusterState state{config};
+  const absl::Time now = kFixtureStart;
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+  auto settle = [&state, now] {
+    for (int i = 0; i < 100; ++i) {
+      CyclePlan plan = state.PlanCycle(now);
+      state.ApplyCycle(plan, now);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", now).ok());
+  settle();
+  ASSERT_TRUE(state.Submit(GpuJob("v", "ns", 1), "", now).ok());
+  settle();
+  const WorkloadId held = state.FindWorkload("ns/v")->id;
+  EXPECT_EQ(state.held_cycle(), std::vector<WorkloadId>{held});
+  EXPECT_TRUE(
+      HasPendingCondition(state.FindWorkload("ns/v")->status, PendingReason::kWaitingForPodsReady));
+
+  ASSERT_TRUE(state.Submit(GpuJob("u", "ns", 1), "", now).ok());
+  ASSERT_TRUE(state.Submit(GpuJob("x", "ns", 1, /*priority=*/100), "", now).ok());
+  const CyclePlan blocked = state.PlanCycle(now);
+  EXPECT_TRUE(blocked.admissions.empty());
+  EXPECT_TRUE(blocked.pending.empty());
+  EXPECT_EQ(blocked.held_cycle, std::vector<WorkloadId>{held});
+  absl::StatusOr<AdmitNowResult> on_request = state.AdmitNow("ns/u", /*dry_run=*/false, now);
+  ASSERT_TRUE(on_request.ok());
+  EXPECT_EQ(on_request->outcome, AdmitNowResult::Outcome::kAdmitted);
+  EXPECT_EQ(state.held_cycle(), std::vector<WorkloadId>{held});
+
+  // w and u ready: v (1) is admitted; x (1, priority 100) no longer fits beside it (2 + 1 + 1).
+  ASSERT_TRUE(state.SetPodsReady("ns/w", now).ok());
+  ASSERT_TRUE(state.SetPodsReady("ns/u", now).ok());
+  settle();
+  EXPECT_EQ(state.FindWorkload("ns/v")->status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(state.FindWorkload("ns/x")->status.state, WorkloadState::kPending);
+  EXPECT_TRUE(state.held_cycle().empty());
+}
+
 }  // namespace tollgate::core
