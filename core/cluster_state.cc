@@ -47,8 +47,15 @@ absl::Status ClusterState::ApplyCohort(CohortSpec spec, absl::Time now) {
 
 absl::Status ClusterState::ApplyLocalQueue(LocalQueueSpec spec, absl::Time now) {
   fair_usage_.Track(LocalQueueKey(spec.namespace_name, spec.name), now);
+  // Kueue's LocalQueue controller hands the queue manager a LocalQueue when it is created
+  // running or runs again after a stop (AddLocalQueue); a stop takes it out.
+  const LocalQueueRuntime* before = registry_.FindLocalQueue(spec.namespace_name, spec.name);
+  const bool taken_in = spec.stop_policy == StopPolicy::kNone &&
+                        (before == nullptr || before->spec.stop_policy != StopPolicy::kNone);
+  std::optional<LocalQueueSpec> added;
+  if (taken_in) added = spec;
   registry_.PutLocalQueue(std::move(spec));
-  RerouteAllPending(now);
+  RerouteAllPending(now, added.has_value() ? &*added : nullptr);
   DrainStoppedQueues(now);
   SyncAllChecks(now);
   return absl::OkStatus();
@@ -64,7 +71,9 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
   router_.Rebuild(tree_);
   // Re-add the usage of every workload holding quota, in id order.
   for (const auto& wl : workloads_.slots()) {
-    if (wl == nullptr || !wl->HoldsQuota() || !wl->status.admission.has_value()) continue;
+    if (wl == nullptr || !HoldsActiveReservation(*wl) || !wl->status.admission.has_value()) {
+      continue;
+    }
     ClusterQueueRuntime* cq = mutable_cluster_queue(wl->status.admission->cluster_queue);
     if (cq == nullptr) continue;  // Its ClusterQueue is gone; the usage goes with it.
     cq->holding.Insert(*wl);
@@ -154,9 +163,17 @@ QueueKey ClusterState::KeyOf(const Workload& wl) const {
 }
 
 void ClusterState::Requeue(Workload& wl, absl::Time now) {
+  // Kueue's workload controller puts an updated workload back through AddOrUpdateWorkload,
+  // which tracks it from then on; PushOrUpdate keeps one already in the active heap there,
+  // backing off or not.
+  backoff_outside_queue_.erase(wl.id);
+  const ClusterQueueRuntime* was_in = router_.QueuedIn(wl.id);
+  const bool was_active = was_in != nullptr && !was_in->queue.IsInadmissible(wl.id);
   Unqueue(wl);
   if (!wl.Queueable()) return;
-  QueueRouted(wl, router_.RouteOf(wl), now, nullptr);
+  const Route route = router_.RouteOf(wl);
+  const bool stays_active = was_active && route.cluster_queue == was_in;
+  QueueRouted(wl, route, now, stays_active ? Backoff::kIgnore : Backoff::kKeep, nullptr);
 }
 
 namespace {
@@ -182,20 +199,23 @@ bool ClearResolvedBlockage(WorkloadStatus& status, std::initializer_list<Pending
 
 }  // namespace
 
-void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
+void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now, Backoff backoff,
                                absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys) {
   if (route.cluster_queue != nullptr) {
     ClusterQueueRuntime& cq = *route.cluster_queue;
     const absl::Time requeue_at = wl.status.history().requeue_at;
     const bool backing_off = requeue_at > now;
+    const bool parked = backing_off && backoff == Backoff::kKeep;
     if (keys != nullptr) {
       PendingKeys& pending = (*keys)[&cq];
-      (backing_off ? pending.inadmissible : pending.active).push_back(KeyOf(wl));
-    } else if (backing_off) {
+      (parked ? pending.inadmissible : pending.active).push_back(KeyOf(wl));
+    } else if (parked) {
       cq.queue.PushInadmissible(KeyOf(wl));
     } else {
       cq.queue.PushActive(KeyOf(wl));
     }
+    // Tried early or not, the backoff still ends then (Requeued=True, BackoffFinished), and a
+    // workload parked meanwhile goes back to the active set.
     if (backing_off) timers_.Arm(requeue_at, TimerKind::kBackoffExpired, wl.id);
     router_.MarkQueued(wl.id, cq);
     // Queued again with nothing in its way: what blocked it before is resolved. (Not while
@@ -213,10 +233,15 @@ void ClusterState::QueueRouted(Workload& wl, const Route& route, absl::Time now,
   }
 }
 
-void ClusterState::RerouteAllPending(absl::Time now) {
+void ClusterState::RerouteAllPending(absl::Time now, const LocalQueueSpec* added_local_queue) {
   for (const auto& slot : workloads_.slots()) {
     Workload* wl = slot.get();
     if (wl == nullptr || wl->status.state != WorkloadState::kPending) continue;
+    if (added_local_queue != nullptr &&
+        wl->spec.namespace_name == added_local_queue->namespace_name &&
+        wl->spec.queue_name == added_local_queue->name) {
+      backoff_outside_queue_.erase(wl->id);
+    }
     Route route = router_.RouteOf(*wl);
     const ClusterQueueRuntime* queued = router_.QueuedIn(wl->id);
     const bool same_queue = queued != nullptr && queued == route.cluster_queue;
@@ -228,7 +253,14 @@ void ClusterState::RerouteAllPending(absl::Time now) {
     }
     if (same_queue && wl->status.pending_message == route.blocked_message) continue;
     if (!same_queue) {
-      Requeue(*wl, now);
+      // Queued in another ClusterQueue, or in one again: Kueue's AddFromLocalQueue pushes the
+      // LocalQueue's workloads to the active heap whatever their backoff, all but those it
+      // does not track yet.
+      Unqueue(*wl);
+      if (!wl->Queueable()) continue;
+      const Backoff backoff =
+          backoff_outside_queue_.contains(wl->id) ? Backoff::kKeep : Backoff::kIgnore;
+      QueueRouted(*wl, route, now, backoff, nullptr);
     } else if (wl->status.pending_message != route.blocked_message) {
       wl->status.pending_message = route.blocked_message;
       SetPendingCondition(wl->status, route.blocked_reason, route.blocked_message, now);

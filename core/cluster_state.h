@@ -77,6 +77,12 @@ struct SubmitOutcome {
   bool created = false;
 };
 
+// Kueue's HasActiveQuotaReservation: a reservation its scheduler cache counts, which is not a
+// deactivated workload's, though it keeps its admission until its pods stop.
+inline bool HoldsActiveReservation(const Workload& wl) {
+  return wl.HoldsQuota() && wl.spec.active && !wl.status.deactivated;
+}
+
 // Everything the scheduler knows: configuration objects, the quota tree, every workload and the
 // queues. The executor mutates it only through these methods and persists what they report as
 // dirty; the planner reads it (and may temporarily change usage, restoring it before
@@ -442,7 +448,12 @@ class ClusterState {
     std::vector<QueueKey> active;
     std::vector<QueueKey> inadmissible;
   };
-  void QueueRouted(Workload& wl, const Route& route, absl::Time now,
+  // Whether queueing a workload keeps its backoff. Kueue's queue manager does when it adds or
+  // updates one workload (ClusterQueue.PushOrUpdate parks one still backing off), not when it
+  // pushes every workload it tracks for a LocalQueue it has just taken in, or for a
+  // ClusterQueue it has just created (AddFromLocalQueue: PushActiveIfNotPresent).
+  enum class Backoff { kKeep, kIgnore };
+  void QueueRouted(Workload& wl, const Route& route, absl::Time now, Backoff backoff,
                    absl::flat_hash_map<ClusterQueueRuntime*, PendingKeys>* keys);
   // Its flavor scan progress goes with it: Kueue keeps it only for a workload that stays in its
   // queue (a requeue for a new priority, an activation, a move to another queue start over).
@@ -450,7 +461,10 @@ class ClusterState {
     router_.Unqueue(wl.id);
     wl.scan_progress.reset();
   }
-  void RerouteAllPending(absl::Time now);
+  // Queues every pending workload whose route changed. `added_local_queue`, when set, is a
+  // LocalQueue Kueue's queue manager has just taken in (created, or running again after a
+  // stop): it lists the queue's workloads, so none of them is outside the queue any more.
+  void RerouteAllPending(absl::Time now, const LocalQueueSpec* added_local_queue = nullptr);
   void RebuildQuotaTree(absl::Time now);
   void RequeueInadmissibleInTreeOf(absl::string_view cluster_queue, absl::Time now);
   void RequeueAllInadmissible(absl::Time now);
@@ -536,6 +550,13 @@ class ClusterState {
 
   // --- Lifecycle (workload_lifecycle.cc).
   void ReleaseQuota(Workload& wl, absl::Time now);
+  // Kueue's scheduler cache drops a deactivated workload at once (HasActiveQuotaReservation):
+  // its quota is free while its pods still stop, and it is no victim. The workload keeps its
+  // admission until released.
+  void DropInactiveReservation(Workload& wl, absl::Time now);
+  // Reactivated before its pods stopped: the cache counts its reservation again, whether or not
+  // it still fits.
+  void RestoreActiveReservation(Workload& wl);
   // Admission fair sharing: the workload's entry penalty will not settle (it left without its
   // admission); nothing when it has none.
   void DropEntryPenalty(const Workload& wl) {
@@ -587,6 +608,11 @@ class ClusterState {
   // Admitted workloads whose pods are not all ready yet (waitForPodsReady).
   absl::btree_set<WorkloadId> unready_admitted_;
   std::vector<WorkloadId> held_cycle_;
+  // Workloads evicted into a backoff that Kueue's queue manager does not track yet: its
+  // workload controller adds one when the backoff ends, an update requeues it, or its
+  // LocalQueue is taken in again (which lists it). A ClusterQueue created or named anew meanwhile
+  // does not push them. Not stored: a restart takes every LocalQueue in again.
+  absl::btree_set<WorkloadId> backoff_outside_queue_;
   // Reserved workloads whose checks are Ready but whose delayed topology requests did not fit.
   absl::btree_set<WorkloadId> delayed_topology_;
   RuntimeHistory runtime_history_;

@@ -184,7 +184,11 @@ void ClusterState::ApplyPending(const PendingDecision& p, absl::Time now) {
   if (cq == nullptr) return;
   if (p.preemptor) cq->queue.SetPreemptor(p.id);
   if (p.sticky) cq->queue.SetSticky(p.id);
-  if (p.requeue == RequeueKind::kPark) cq->queue.Park(p.id);
+  // Kueue's requeueIfNotPresent parks a workload still backing off (one its queue tried early)
+  // whatever the queueing strategy.
+  if (p.requeue == RequeueKind::kPark || wl->status.history().requeue_at > now) {
+    cq->queue.Park(p.id);
+  }
 }
 
 void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, absl::Time now) {

@@ -129,8 +129,10 @@ QueueCounts LocalQueueCounts(const ClusterState& state, absl::string_view namesp
       continue;
     }
     if (counts_pending && wl->Queueable()) counts.pending++;
-    if (wl->HoldsQuota()) counts.reserving++;
-    if (wl->HoldsQuota() && wl->status.state != WorkloadState::kQuotaReserved) counts.admitted++;
+    // Kueue counts these from its scheduler cache, which a deactivated workload has left.
+    if (!HoldsActiveReservation(*wl)) continue;
+    counts.reserving++;
+    if (wl->status.state != WorkloadState::kQuotaReserved) counts.admitted++;
   }
   return counts;
 }

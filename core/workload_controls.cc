@@ -68,7 +68,8 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
         SetDeactivatedUnreservedConditions(wl->status, reason, message, now);
         break;
       default:
-        // Evicting: its quota is released as before and it is not requeued after.
+        // Evicting: not requeued once its pods stop; its quota is free from now on.
+        DropInactiveReservation(*wl, now);
         break;
     }
     return absl::OkStatus();
@@ -101,6 +102,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
     }
   }
   MarkDirty(wl->id);
+  RestoreActiveReservation(*wl);
   if (wl->status.state == WorkloadState::kPending) {
     if (const std::optional<std::string> gates = AdmissionGatedByOf(wl->spec);
         HasAdmissionGate(wl->spec)) {

@@ -23,11 +23,12 @@ constexpr char kMaximumExecutionTimeMessage[] =
 
 // The end of a PodsReady or admission check backoff that held a requeue back (Requeued=False
 // with the eviction's reason): Kueue's workload controller lets it go (True, BackoffFinished),
-// whether or not the workload's queue can take it now. False when there was none to end.
+// whether or not the workload's queue can take it now, and even when it was admitted before
+// the backoff ended (its queue tried it early). False when there was none to end.
 bool FinishBackoff(Workload& wl, absl::Time now) {
   const Condition* requeued = FindCondition(wl.status, "Requeued");
   if (requeued == nullptr || requeued->status || !wl.spec.active || wl.status.deactivated ||
-      wl.status.state != WorkloadState::kPending ||
+      wl.status.state == WorkloadState::kFinished ||
       (requeued->reason != "PodsReadyTimeout" && requeued->reason != kEvictedByAdmissionCheck)) {
     return false;
   }
@@ -52,6 +53,28 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   delayed_topology_.erase(wl.id);
   if (!registry_.terminating().empty()) finalize_check_due_ = true;
   RequeueInadmissibleInTreeOf(cq_name, now);
+}
+
+void ClusterState::DropInactiveReservation(Workload& wl, absl::Time now) {
+  if (!wl.HoldsQuota() || HoldsActiveReservation(wl)) return;
+  const std::string cq_name = wl.status.admission->cluster_queue;
+  ClusterQueueRuntime* cq = mutable_cluster_queue(cq_name);
+  if (cq == nullptr || !cq->holding.Erase(wl.id)) return;
+  RemoveUsageOf(wl);
+  // Out of the cache, it no longer holds blockAdmission back either.
+  unready_admitted_.erase(wl.id);
+  if (!registry_.terminating().empty()) finalize_check_due_ = true;
+  // Kueue's workload controller drops it while holding the queues, then requeues the
+  // inadmissible workloads of its cohort tree (QueueAssociatedInadmissibleWorkloadsAfter).
+  RequeueInadmissibleInTreeOf(cq_name, now);
+}
+
+void ClusterState::RestoreActiveReservation(Workload& wl) {
+  if (!HoldsActiveReservation(wl)) return;
+  ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
+  if (cq == nullptr || cq->holding.contains(wl.id)) return;
+  cq->holding.Insert(wl);
+  AddUsageOf(wl);
 }
 
 absl::Duration ClusterState::EvictionGrace(const Workload& wl) const {
@@ -94,6 +117,7 @@ void ClusterState::StartEviction(Workload& wl, absl::Time now, const std::string
     wl.status.mutable_history().nominated_cluster_names.clear();
   }
   MarkDirty(wl.id);
+  DropInactiveReservation(wl, now);
   if (config_.evictions_need_ack && running) {
     // Cooperative preemption: the workload's own checkpoint grace, else the service default.
     wl.status.mutable_history().eviction_deadline = now + EvictionGrace(wl);
@@ -196,6 +220,11 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   // Without an admission it carries only the checks that cover every flavor of its queue.
   SyncChecks(*wl, now);
   Requeue(*wl, now);
+  // Kueue's workload controller does not requeue a workload whose backoff has not ended (its
+  // Reconcile adds it then): until that, its queue manager does not track it.
+  if (wl->Queueable() && wl->status.history().requeue_at > now) {
+    backoff_outside_queue_.insert(wl->id);
+  }
   return absl::OkStatus();
 }
 
@@ -473,6 +502,7 @@ bool ClusterState::FireTimers(absl::Time now) {
       }
       case TimerKind::kBackoffExpired: {
         if (wl->status.history().requeue_at > now) break;
+        backoff_outside_queue_.erase(id);
         if (FinishBackoff(*wl, now)) {
           MarkDirty(wl->id);
           changed = true;

@@ -83,7 +83,10 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       return absl::DataLossError(absl::StrCat("workload ", key, " holds quota without admission"));
     }
     DeriveQuotaUsage(ref);
-    if (ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue)) {
+    ClusterQueueRuntime* cq = mutable_cluster_queue(ref.status.admission->cluster_queue);
+    // A deactivated workload whose pods still stop is not in Kueue's cache after a restart
+    // either (its ClusterQueue counts HasActiveQuotaReservation ones).
+    if (cq != nullptr && HoldsActiveReservation(ref)) {
       cq->holding.Insert(ref);
       AddUsageOf(ref);
     }
@@ -128,12 +131,14 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
       }
     }
   } else if (ref.Queueable()) {
-    // Requeue at the workload's creation time, as a fresh id is not queued yet.
+    // Requeue at the workload's creation time, as a fresh id is not queued yet. Kueue's queue
+    // manager takes every running LocalQueue in at start and lists its workloads into the
+    // active heap (AddLocalQueue), so one still backing off is tried at the first cycle.
     if (!last_route->has_value() || (*last_route)->namespace_name != ref.spec.namespace_name ||
         (*last_route)->queue_name != ref.spec.queue_name) {
       *last_route = CachedRoute{ref.spec.namespace_name, ref.spec.queue_name, router_.RouteOf(ref)};
     }
-    QueueRouted(ref, (*last_route)->route, ref.creation_time, keys);
+    QueueRouted(ref, (*last_route)->route, ref.creation_time, Backoff::kIgnore, keys);
   } else if (ref.status.state == WorkloadState::kFinished) {
     // Finished before the restart: its retention counts from its Finished condition, so one
     // already past it goes at the first timer round.
