@@ -301,6 +301,23 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
 }
 
+// ClusterQueue cq with 4 a100 GPUs and LocalQueue ns/q, for tests that build their own state.
+void AddFourGpuQueue(ClusterState& state, absl::Time now) {
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+}
+
+// Fires the timers due at `at`, then runs cycles until one makes no progress.
+void SettleAt(ClusterState& state, absl::Time at) {
+  state.FireTimers(at);
+  for (int i = 0; i < 100; ++i) {
+    CyclePlan plan = state.PlanCycle(at);
+    state.ApplyCycle(plan, at);
+    if (!plan.MadeProgress()) return;
+  }
+}
+
 // A cycle orders its heads by their queue keys, not by the workloads: the head key follows a
 // priority change and, with requeuingTimestamp Eviction, the pods-ready eviction's time.
 TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
@@ -310,17 +327,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   config.wait_for_pods_ready.requeuing_timestamp = RequeuingTimestamp::kEviction;
   ClusterState state{config};
   absl::Time now = kFixtureStart;
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-  auto settle = [&state](absl::Time at) {
-    state.FireTimers(at);
-    for (int i = 0; i < 100; ++i) {
-      CyclePlan plan = state.PlanCycle(at);
-      state.ApplyCycle(plan, at);
-      if (!plan.MadeProgress()) return;
-    }
-  };
+  AddFourGpuQueue(state, now);
   // The head's key against its workload; returns the head's name ("" when none).
   auto head = [&state]() -> std::string {
     const QueueKey* key = state.cluster_queue("cq")->queue.HeadKey();
@@ -331,7 +338,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
     return wl->spec.name;
   };
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 4), "", now).ok());
-  settle(now);
+  SettleAt(state, now);
   EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
   // Not yet through a cycle, so not parked: both are in the active set.
   ASSERT_TRUE(state.Submit(GpuJob("v", "ns", 4), "", now + absl::Milliseconds(1)).ok());
@@ -348,7 +355,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   // w never gets ready: evicted at the timeout and requeued after its backoff, ordered from the
   // eviction rather than from its creation.
   now += absl::Minutes(6);
-  settle(now);
+  SettleAt(state, now);
   const Workload* w = state.FindWorkload("ns/w");
   ASSERT_EQ(w->status.state, WorkloadState::kPending);
   EXPECT_NE(state.QueueOrderTime(*w), w->creation_time);
@@ -356,7 +363,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   state.FireTimers(now);
   ASSERT_TRUE(state.Submit(GpuJob("t", "ns", 4), "", now).ok());
   EXPECT_EQ(head(), "w");
-  settle(now);
+  SettleAt(state, now);
   EXPECT_EQ(state.FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
   // Admitted again, its Evicted condition is False: it counts from its creation again (Kueue's
   // GetQueueOrderTimestamp reads the condition), as LowerOrNewerEqualPriority compares it.
@@ -374,21 +381,11 @@ TEST(HeadKeyTest, PodsReadyEvictionTimeCountsWithWaitForPodsReadyOff) {
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   ClusterState state{config};
   absl::Time now = kFixtureStart;
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-  auto settle = [&state](absl::Time at) {
-    state.FireTimers(at);
-    for (int i = 0; i < 100; ++i) {
-      CyclePlan plan = state.PlanCycle(at);
-      state.ApplyCycle(plan, at);
-      if (!plan.MadeProgress()) return;
-    }
-  };
+  AddFourGpuQueue(state, now);
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 4), "", now).ok());
-  settle(now);
+  SettleAt(state, now);
   now += absl::Minutes(6);
-  settle(now);
+  SettleAt(state, now);
   const Workload& evicted = *state.FindWorkload("ns/w");
   ASSERT_EQ(evicted.status.state, WorkloadState::kPending);
   const Condition* condition = FindCondition(evicted.status, "Evicted");
@@ -422,46 +419,33 @@ TEST(RecoveryTimeoutTest, EvictsAWorkloadNotReadyAgainInTimeAcrossARestart) {
   config.wait_for_pods_ready.enable = true;
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   config.wait_for_pods_ready.recovery_timeout = absl::Minutes(2);
-  auto configure = [](ClusterState& state, absl::Time now) {
-    ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-    ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-    ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-  };
-  auto settle = [](ClusterState& state, absl::Time now) {
-    state.FireTimers(now);
-    for (int i = 0; i < 100; ++i) {
-      CyclePlan plan = state.PlanCycle(now);
-      state.ApplyCycle(plan, now);
-      if (!plan.MadeProgress()) return;
-    }
-  };
   absl::Time now = kFixtureStart;
   ClusterState live{config};
-  ASSERT_NO_FATAL_FAILURE(configure(live, now));
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(live, now));
   ASSERT_TRUE(live.Submit(GpuJob("w", "ns", 2), "", now).ok());
   ASSERT_TRUE(live.Submit(GpuJob("v", "ns", 2), "", now + absl::Milliseconds(1)).ok());
-  settle(live, now);
+  SettleAt(live, now);
   // Not yet ready: a loss report changes nothing (the timeout from admission runs).
   ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
   EXPECT_EQ(FindCondition(live.FindWorkload("ns/w")->status, "PodsReady")->reason, "WaitForStart");
   ASSERT_TRUE(live.SetPodsReady("ns/w", now).ok());
   ASSERT_TRUE(live.SetPodsReady("ns/v", now).ok());
   now += absl::Minutes(10);
-  settle(live, now);
+  SettleAt(live, now);
   ASSERT_TRUE(live.SetPodsNotReady("ns/w", now).ok());
   ASSERT_TRUE(live.SetPodsNotReady("ns/v", now).ok());
   EXPECT_TRUE(WaitsForRecovery(live.FindWorkload("ns/w")->status));
   EXPECT_FALSE(live.AllAdmittedPodsReady());
 
   ClusterState restored{config};
-  ASSERT_NO_FATAL_FAILURE(configure(restored, now));
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(restored, now));
   ASSERT_TRUE(restored.RestoreAll(StoredCopies(live)).ok());
   for (ClusterState* state : {&live, &restored}) {
-    settle(*state, now + absl::Minutes(1));
+    SettleAt(*state, now + absl::Minutes(1));
     EXPECT_EQ(state->FindWorkload("ns/w")->status.state, WorkloadState::kAdmitted);
     ASSERT_TRUE(state->SetPodsReady("ns/v", now + absl::Minutes(1)).ok());
     EXPECT_EQ(FindCondition(state->FindWorkload("ns/v")->status, "PodsReady")->reason, "Recovered");
-    settle(*state, now + absl::Minutes(2));
+    SettleAt(*state, now + absl::Minutes(2));
     const Workload* w = state->FindWorkload("ns/w");
     EXPECT_EQ(w->status.state, WorkloadState::kPending);
     EXPECT_EQ(w->status.history().requeue_count, 1);
@@ -502,20 +486,11 @@ TEST(BlockAdmissionTest, HeldHeadKeepsItsTurnAcrossAnAdmissionOnRequest) {
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   ClusterState state{config};
   const absl::Time now = kFixtureStart;
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-  auto settle = [&state, now] {
-    for (int i = 0; i < 100; ++i) {
-      CyclePlan plan = state.PlanCycle(now);
-      state.ApplyCycle(plan, now);
-      if (!plan.MadeProgress()) return;
-    }
-  };
+  AddFourGpuQueue(state, now);
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", now).ok());
-  settle();
+  SettleAt(state, now);
   ASSERT_TRUE(state.Submit(GpuJob("v", "ns", 1), "", now).ok());
-  settle();
+  SettleAt(state, now);
   const WorkloadId held = state.FindWorkload("ns/v")->id;
   EXPECT_EQ(state.held_cycle(), std::vector<WorkloadId>{held});
   EXPECT_TRUE(
@@ -535,7 +510,7 @@ TEST(BlockAdmissionTest, HeldHeadKeepsItsTurnAcrossAnAdmissionOnRequest) {
   // w and u ready: v (1) is admitted; x (1, priority 100) no longer fits beside it (2 + 1 + 1).
   ASSERT_TRUE(state.SetPodsReady("ns/w", now).ok());
   ASSERT_TRUE(state.SetPodsReady("ns/u", now).ok());
-  settle();
+  SettleAt(state, now);
   EXPECT_EQ(state.FindWorkload("ns/v")->status.state, WorkloadState::kAdmitted);
   EXPECT_EQ(state.FindWorkload("ns/x")->status.state, WorkloadState::kPending);
   EXPECT_TRUE(state.held_cycle().empty());
