@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -71,6 +72,16 @@ absl::StatusOr<size_t> SubmitRecordBytes(const std::shared_ptr<grpc::Channel>& c
     return absl::UnavailableError(absl::StrCat("Submit: ", status.error_message()));
   }
   return response.workload().ByteSizeLong();
+}
+
+std::string SubmitOnce(v1::AdmissionService::Stub& stub, const v1::Workload& workload) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::SubmitRequest request;
+  *request.mutable_workload() = workload;
+  v1::SubmitResponse response;
+  grpc::Status s = stub.Submit(&context, request, &response);
+  return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
 }
 
 absl::Status ForEachInParallel(int64_t begin, int64_t end, int threads,

@@ -20,6 +20,7 @@
 #include "services/engine/admission_executor.h"
 #include "services/engine/tollgate_api.h"
 #include "storage/store.h"
+#include "tollgate/v1/service.grpc.pb.h"
 #include "tollgate/v1/service.pb.h"
 
 namespace tollgate::bench {
@@ -50,6 +51,10 @@ absl::Status ApplyOverGrpc(const std::shared_ptr<grpc::Channel>& channel,
 // one Submit's durable write, which the benchmarks' raw-store floors write as well.
 absl::StatusOr<size_t> SubmitRecordBytes(const std::shared_ptr<grpc::Channel>& channel,
                                          const v1::Workload& workload);
+
+// One Submit of `workload` on `stub` with a 30 s deadline, as the load phases send it: an error
+// text naming the gRPC code, empty on success.
+std::string SubmitOnce(v1::AdmissionService::Stub& stub, const v1::Workload& workload);
 
 // Runs `call(i)` for every i in [begin, end) from `threads` threads, each taking the next index.
 // If `progress` is set it is called about every `progress_every` with how far the indices have

@@ -184,17 +184,12 @@ absl::Status Run(const EtcdBenchFlags& flags) {
                    return r.ok() ? "" : std::string(r.status().message());
                  });
     const int64_t revision_before = (*store)->CurrentRevision();
-    PhaseResult submit = RunPhase(
-        "Submit (tollgate on EtcdStore)", flags.streams, flags.phase,
-        [&](int t, int64_t) -> std::string {
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-          v1::SubmitRequest request;
-          *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
-          v1::SubmitResponse response;
-          grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
-          return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
-        });
+    PhaseResult submit =
+        RunPhase("Submit (tollgate on EtcdStore)", flags.streams, flags.phase,
+                 [&](int t, int64_t) -> std::string {
+                   return SubmitOnce(*stubs[t % channels],
+                                     SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1))));
+                 });
     const int64_t commits = (*store)->CurrentRevision() - revision_before;
     PrintPhase(floor, flags.streams);
     PrintPhase(submit, flags.streams);

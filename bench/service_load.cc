@@ -227,13 +227,8 @@ absl::Status RunServiceLoad(const TollgatedTarget& target, const ServiceLoadOpti
         });
     const auto submit =
         RunMeasuredPhase(target, "Submit", n, options.phase, [&](int t, int64_t) -> std::string {
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-          v1::SubmitRequest request;
-          *request.mutable_workload() = SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1)));
-          v1::SubmitResponse response;
-          grpc::Status s = stubs[t % channels]->Submit(&context, request, &response);
-          return s.ok() ? "" : absl::StrCat(s.error_code(), " ", s.error_message());
+          return SubmitOnce(*stubs[t % channels],
+                            SubmitWorkload(absl::StrCat("s-", serial.fetch_add(1))));
         });
     const auto rocks = RunMeasuredPhase(target, "RocksDB synced commit", n, options.phase,
                                         [&](int t, int64_t seq) -> std::string {
