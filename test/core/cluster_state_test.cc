@@ -327,7 +327,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
   config.wait_for_pods_ready.requeuing_timestamp = RequeuingTimestamp::kEviction;
   ClusterState state{config};
   absl::Time now = kFixtureStart;
-  AddFourGpuQueue(state, now);
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, now));
   // The head's key against its workload; returns the head's name ("" when none).
   auto head = [&state]() -> std::string {
     const QueueKey* key = state.cluster_queue("cq")->queue.HeadKey();
@@ -381,7 +381,7 @@ TEST(HeadKeyTest, PodsReadyEvictionTimeCountsWithWaitForPodsReadyOff) {
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   ClusterState state{config};
   absl::Time now = kFixtureStart;
-  AddFourGpuQueue(state, now);
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, now));
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 4), "", now).ok());
   SettleAt(state, now);
   now += absl::Minutes(6);
@@ -397,9 +397,7 @@ TEST(HeadKeyTest, PodsReadyEvictionTimeCountsWithWaitForPodsReadyOff) {
     SchedulerConfig off;
     off.wait_for_pods_ready.requeuing_timestamp = timestamp;
     ClusterState restored{off};
-    ASSERT_TRUE(restored.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-    ASSERT_TRUE(restored.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-    ASSERT_TRUE(restored.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+    ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(restored, now));
     Workload copy = evicted;
     copy.id = 0;
     copy.quota_usage.clear();
@@ -463,9 +461,7 @@ TEST(RecoveryTimeoutTest, ZeroTurnsTheCheckOff) {
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   config.wait_for_pods_ready.recovery_timeout = absl::ZeroDuration();
   ClusterState state{config};
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, kFixtureStart).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), kFixtureStart).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, kFixtureStart).ok());
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, kFixtureStart));
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", kFixtureStart).ok());
   CyclePlan plan = state.PlanCycle(kFixtureStart);
   state.ApplyCycle(plan, kFixtureStart);
@@ -486,7 +482,7 @@ TEST(BlockAdmissionTest, HeldHeadKeepsItsTurnAcrossAnAdmissionOnRequest) {
   config.wait_for_pods_ready.timeout = absl::Minutes(5);
   ClusterState state{config};
   const absl::Time now = kFixtureStart;
-  AddFourGpuQueue(state, now);
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, now));
   ASSERT_TRUE(state.Submit(GpuJob("w", "ns", 2), "", now).ok());
   SettleAt(state, now);
   ASSERT_TRUE(state.Submit(GpuJob("v", "ns", 1), "", now).ok());
