@@ -99,6 +99,33 @@ struct SchedulerConfig {
   // it could always reclaim it, so no other workload takes what its victims free meanwhile.
   bool prioritize_preemptor_workloads = false;
 
+  // Kueue's feature gates that switch one step of admission, at Kueue's defaults. Each is read
+  // from a Configuration only once Tollgate implements both values
+  // (services/manifest/kueue_configuration.cc, kSchedulerGates); until then a Configuration
+  // setting the other value is refused.
+  // PartialAdmission (beta, on): a pod set's minCount lets a workload be admitted with fewer
+  // pods; off, minCount is ignored and every pod set is admitted whole or not at all.
+  bool partial_admission = true;
+  // PrioritySortingWithinCohort (beta, on): the cycle's heads are ordered by priority before
+  // their queue time; off, by borrowing and then queue time only.
+  bool priority_sorting_within_cohort = true;
+  // PriorityBoost (alpha, off): the kueue.x-k8s.io/priority-boost annotation adds to a
+  // workload's effective priority.
+  bool priority_boost = false;
+  // TASBalancedPlacement (alpha, off): a preferred topology request spreads its pods evenly over
+  // the fewest domains that hold them, instead of best fit.
+  bool tas_balanced_placement = false;
+  // TASRespectNodeAffinityPreferred (alpha, off): preferred node affinity ranks domains before
+  // the placement policy's own order.
+  bool tas_respect_node_affinity_preferred = false;
+  // TASFailedNodeReplacementFailFast (beta, on): a workload whose failed node finds no
+  // replacement at the first attempt is evicted; off, the replacement is tried again.
+  bool tas_failed_node_replacement_fail_fast = true;
+  // TASRecomputeAssignmentWithinSchedulingCycle (beta, on): a topology head whose nodes an
+  // earlier head of the same cycle took is placed again within the cycle; off, it waits for
+  // the next cycle.
+  bool tas_recompute_assignment_within_scheduling_cycle = true;
+
   // Kueue's objectRetentionPolicies.workloads.afterFinished: a finished workload is deleted once
   // its Finished condition is this old (zero: at once). Unset keeps finished workloads.
   std::optional<absl::Duration> finished_workload_retention;

@@ -94,12 +94,29 @@ const std::vector<std::vector<std::string>>& AllowedStrategyLists() {
 // Tollgate implements (kueue_feature_gates.h).
 constexpr absl::string_view kAdmissionFairSharingGate = "AdmissionFairSharing";
 constexpr absl::string_view kDisableWaitForPodsReadyGate = "DisableWaitForPodsReady";
-// Deprecated in Kueue 0.19 and off by default since; it depends on TopologyAwareScheduling and
-// TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
-constexpr absl::string_view kReplaceNodeNotReadyOverFixedTimeGate =
-    "TASReplaceNodeDueToNotReadyOverFixedTime";
-// Alpha in Kueue 0.18.x, 0.19.x and 0.20 (kueue#13797), off by default.
-constexpr absl::string_view kPrioritizePreemptorWorkloadsGate = "PrioritizePreemptorWorkloads";
+// The gates that switch one bool of the scheduler, read at Kueue's default when unset
+// (kueue_feature_gates.cc); core/scheduler_config.h says what each does. A gate joins this list
+// once Tollgate implements both of its values.
+struct SchedulerGate {
+  absl::string_view name;
+  bool core::SchedulerConfig::*field;
+};
+constexpr SchedulerGate kSchedulerGates[] = {
+    // Alpha in Kueue 0.18.x, 0.19.x and 0.20 (kueue#13797).
+    {"PrioritizePreemptorWorkloads", &core::SchedulerConfig::prioritize_preemptor_workloads},
+    // Deprecated in Kueue 0.19; it depends on TopologyAwareScheduling and
+    // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
+    {"TASReplaceNodeDueToNotReadyOverFixedTime",
+     &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+};
+
+const SchedulerGate* FindSchedulerGate(absl::string_view name) {
+  for (const SchedulerGate& g : kSchedulerGates) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
 // Beta in Kueue 0.19, on by default: off, resources.quotaCheckStrategy is neither checked nor
 // read (BlockUndeclared applies).
 constexpr absl::string_view kQuotaCheckStrategyGate = "QuotaCheckStrategy";
@@ -144,9 +161,9 @@ class Parser {
     if (const YAML::Node* n = top.Get("featureGates")) {
       TOLLGATE_RETURN_IF_ERROR(ReadFeatureGates(*n, top.Path("featureGates")));
     }
-    out_.scheduler.replace_node_not_ready_over_fixed_time =
-        Gate(kReplaceNodeNotReadyOverFixedTimeGate, false);
-    out_.scheduler.prioritize_preemptor_workloads = Gate(kPrioritizePreemptorWorkloadsGate, false);
+    for (const SchedulerGate& g : kSchedulerGates) {
+      out_.scheduler.*g.field = Gate(g.name, FindKueueFeatureGate(g.name)->default_value);
+    }
     if (const YAML::Node* n = top.Get("objectRetentionPolicies"); n && !n->IsNull()) {
       TOLLGATE_RETURN_IF_ERROR(
           ReadObjectRetentionPolicies(*n, top.Path("objectRetentionPolicies")));
@@ -303,14 +320,16 @@ class Parser {
       return where_.Error(gate_path, "unrecognized feature gate (not one of Kueue's)");
     }
     if (on == known->default_value || known->either_value_honoured) return absl::OkStatus();
+    std::vector<absl::string_view> switchable = {
+        kAdmissionFairSharingGate, kDisableWaitForPodsReadyGate, kQuotaCheckStrategyGate};
+    for (const SchedulerGate& g : kSchedulerGates) switchable.push_back(g.name);
+    std::sort(switchable.begin(), switchable.end());
     return where_.Error(
         gate_path,
         absl::StrCat("feature gate not supported by Tollgate at this value (value ",
                      on ? "true" : "false", "); Tollgate behaves as Kueue does with the gate at ",
                      "its default, ", known->default_value ? "true" : "false",
-                     "; the gates it can switch are ", kAdmissionFairSharingGate, ", ",
-                     kDisableWaitForPodsReadyGate, ", ", kReplaceNodeNotReadyOverFixedTimeGate,
-                     ", ", kPrioritizePreemptorWorkloadsGate, " and ", kQuotaCheckStrategyGate));
+                     "; the gates it can switch are ", absl::StrJoin(switchable, ", ")));
   }
 
   absl::Status ReadFeatureGates(const YAML::Node& node, const std::string& path) {
@@ -322,8 +341,7 @@ class Parser {
       const std::string gate_path = manifest::Join(path, gate);
       TOLLGATE_ASSIGN_OR_RETURN(bool on, manifest::Bool(where_, kv.second, gate_path));
       if (gate != kAdmissionFairSharingGate && gate != kDisableWaitForPodsReadyGate &&
-          gate != kReplaceNodeNotReadyOverFixedTimeGate &&
-          gate != kPrioritizePreemptorWorkloadsGate && gate != kQuotaCheckStrategyGate) {
+          gate != kQuotaCheckStrategyGate && FindSchedulerGate(gate) == nullptr) {
         TOLLGATE_RETURN_IF_ERROR(CheckGateAtWhatTollgateDoes(gate, on, gate_path));
       }
       out_.feature_gates[gate] = on;

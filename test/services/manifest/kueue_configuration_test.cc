@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "services/manifest/kueue_feature_gates.h"
 
 namespace tollgate::manifest {
 namespace {
@@ -230,9 +231,8 @@ TEST(KueueConfigurationTest, V1beta2WaitForPodsReadyOnByDefault) {
   EXPECT_FALSE(off->scheduler.wait_for_pods_ready.enable);
 }
 
-// The gates that are one switch of the scheduler, each off unless set: Kueue's deprecated
-// TASReplaceNodeDueToNotReadyOverFixedTime (off by default since 0.19) and its alpha
-// PrioritizePreemptorWorkloads (kueue#13797).
+// The gates that are one switch of the scheduler (kSchedulerGates), each at Kueue's default
+// unless set.
 struct SwitchGate {
   std::string name;
   bool core::SchedulerConfig::*field;
@@ -240,14 +240,16 @@ struct SwitchGate {
 
 class SwitchGateTest : public ::testing::TestWithParam<SwitchGate> {};
 
-TEST_P(SwitchGateTest, IsOffUnlessSet) {
+TEST_P(SwitchGateTest, IsKueuesDefaultUnlessSet) {
   const SwitchGate& gate = GetParam();
+  const KueueFeatureGate* known = FindKueueFeatureGate(gate.name);
+  ASSERT_NE(known, nullptr);
   for (const char* version : {"v1beta1", "v1beta2"}) {
     const std::string head =
         absl::StrCat("apiVersion: config.kueue.x-k8s.io/", version, "\nkind: Configuration\n");
     absl::StatusOr<KueueConfiguration> unset = Parse(head);
     ASSERT_TRUE(unset.ok()) << unset.status();
-    EXPECT_FALSE(unset->scheduler.*gate.field);
+    EXPECT_EQ(unset->scheduler.*gate.field, known->default_value);
     for (const bool on : {true, false}) {
       absl::StatusOr<KueueConfiguration> c = Parse(
           absl::StrCat(head, "featureGates: {", gate.name, ": ", on ? "true" : "false", "}\n"));
