@@ -277,6 +277,14 @@ struct NodeSelectorTerm {
   bool operator==(const NodeSelectorTerm&) const = default;
 };
 
+// A term of preferred node affinity (Kubernetes' PreferredSchedulingTerm): a node matching
+// `preference` scores `weight` (1..100); a node's score is the sum over the terms it matches.
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
+};
+
 // Kueue's PodSetTopologyRequest as typed fields (Kueue keeps them in pod-template annotations;
 // the manifest reader maps those onto these). At most one of required, preferred and
 // unconstrained is set; slices alone mean "slices anywhere" (Kueue's slice-only request).
@@ -301,6 +309,7 @@ struct PodSetTopologyRequest {
 // its own took it to 168 bytes and the 192-byte class: +32 bytes per pending workload).
 struct PodSetRareFields {
   std::optional<std::vector<NodeSelectorTerm>> required_node_affinity;
+  std::optional<std::vector<PreferredSchedulingTerm>> preferred_node_affinity;
   std::optional<std::vector<std::string>> resource_errors;
   bool operator==(const PodSetRareFields&) const = default;
 };
@@ -326,6 +335,14 @@ struct PodSetSpec {
   }
   void set_required_node_affinity(std::vector<NodeSelectorTerm> terms) {
     rare.mutable_value().required_node_affinity = std::move(terms);
+  }
+  // The pod template's preferred node affinity: with Kueue's TASRespectNodeAffinityPreferred
+  // gate on, it ranks the nodes and domains of a topology placement. Null when it has none.
+  const std::vector<PreferredSchedulingTerm>* preferred_node_affinity() const {
+    return rare && rare->preferred_node_affinity ? &*rare->preferred_node_affinity : nullptr;
+  }
+  void set_preferred_node_affinity(std::vector<PreferredSchedulingTerm> terms) {
+    rare.mutable_value().preferred_node_affinity = std::move(terms);
   }
   // What the pod template's reader found wrong with its resources (a request above its limit,
   // RequestsAboveLimits); such a workload waits, Misconfigured, as in Kueue. Null when none.
