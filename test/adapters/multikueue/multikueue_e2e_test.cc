@@ -55,6 +55,13 @@ namespace {
 
 constexpr absl::Duration kWait = absl::Seconds(20);
 constexpr char kOriginLabel[] = "kueue.x-k8s.io/multikueue-origin";
+// For a restart that must find a workload's winner still there: a restarted controller counts
+// each worker lost from its own start until it connects (Kueue's connectionState), so with the
+// 2 s the other tests use, a start slower than that under load (ctest -j) retries the running
+// workload ("Admitting remote lost") before the worker is ever seen.
+std::vector<std::string> RestartKeepingWorkersFlags() {
+  return {"--worker-lost-timeout=5m", "--gc-interval=1s", "--config-sync-period=1s"};
+}
 
 using multikueue_test::kWorkerQueues;
 using multikueue_test::ManagerQueues;
@@ -842,9 +849,7 @@ TEST_F(MultiKueueE2eTest, AControllerRestartKeepsWhatRunsAndDispatchesWhatWaits)
   // kill -9; while it is down a third one comes, which only w2 has room for.
   controller_.reset();
   ASSERT_NO_FATAL_FAILURE(Submit(*manager_client_, "late", 1));
-  ASSERT_NO_FATAL_FAILURE(
-      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
-                        "controller-restarted"));
+  ASSERT_NO_FATAL_FAILURE(RestartController(RestartKeepingWorkersFlags(), "controller-restarted"));
   ASSERT_TRUE(AwaitReadyOn("late", "w2"));
   ASSERT_TRUE(Absent(*w1_client_, "late"));
 
@@ -1059,9 +1064,7 @@ TEST_F(MultiKueueE2eTest, ACopyTheWorkerAdmitsAgainAfterAnEvictionIsReplaced) {
   ASSERT_EQ(readmitted.status().state(), v1::WORKLOAD_STATE_ADMITTED) << readmitted.DebugString();
   ASSERT_NE(TrueCondition(readmitted, "Requeued"), nullptr) << readmitted.DebugString();
   ASSERT_EQ(TrueCondition(readmitted, "Evicted"), nullptr) << readmitted.DebugString();
-  ASSERT_NO_FATAL_FAILURE(
-      RestartController({"--worker-lost-timeout=2s", "--gc-interval=1s", "--config-sync-period=1s"},
-                        "controller-readmitted"));
+  ASSERT_NO_FATAL_FAILURE(RestartController(RestartKeepingWorkersFlags(), "controller-readmitted"));
 
   ASSERT_TRUE(WaitFor(*manager_client_, "train", [](const v1::Workload& w) {
     return HasEvent(w,
