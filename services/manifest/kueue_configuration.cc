@@ -108,6 +108,8 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
     {"TASReplaceNodeDueToNotReadyOverFixedTime",
      &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+    // Beta in Kueue, on by default.
+    {"PrioritySortingWithinCohort", &core::SchedulerConfig::priority_sorting_within_cohort},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {
