@@ -566,6 +566,13 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
     if (!full.targets.empty()) return full;
   }
 
+  // Without PartialAdmission Kueue does not search for fewer pods, so a workload stored with a
+  // minCount while the gate was on is admitted whole or not at all.
+  if (!state_.config().partial_admission) {
+    full.targets.clear();
+    return full;
+  }
+
   // Partial admission: Kueue's PodSetReducer binary search over the total reducible pods. As
   // in Kueue, the search walks down from the spec's counts, not the counts after reclaim: every
   // pod set is asked at its spec count less its share of the reduction, reclaimable pods

@@ -445,6 +445,31 @@ TEST(HeadKeyTest, ReclaimedWhileBorrowingCountsFromPreemptionOnlyWithoutPriority
   }
 }
 
+// PartialAdmission off: a workload that still carries a minCount (stored while the gate was on;
+// Submit through the API drops it) is admitted whole or not at all, as Kueue's scheduler skips
+// its pod set reducer.
+TEST(PartialAdmissionTest, MinCountShrinksOnlyWithTheGateOn) {
+  for (const bool gate : {true, false}) {
+    SchedulerConfig config;
+    config.partial_admission = gate;
+    ClusterState state{config};
+    const absl::Time now = kFixtureStart;
+    ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, now));
+    WorkloadSpec spec = GpuJob("w", "ns", 8);
+    spec.pod_sets[0].min_count = 2;
+    ASSERT_TRUE(state.Submit(spec, "", now).ok());
+    SettleAt(state, now);
+    const Workload& w = *state.FindWorkload("ns/w");
+    if (gate) {
+      ASSERT_EQ(w.status.state, WorkloadState::kAdmitted);
+      ASSERT_TRUE(w.status.admission.has_value());
+      EXPECT_EQ(w.status.admission->pod_sets[0].count, 4);
+    } else {
+      EXPECT_EQ(w.status.state, WorkloadState::kPending);
+    }
+  }
+}
+
 // waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
 // kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
 // admission.

@@ -301,7 +301,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SwitchGate{"PrioritizePreemptorWorkloads",
                                  &core::SchedulerConfig::prioritize_preemptor_workloads},
                       SwitchGate{"PrioritySortingWithinCohort",
-                                 &core::SchedulerConfig::priority_sorting_within_cohort}),
+                                 &core::SchedulerConfig::priority_sorting_within_cohort},
+                      SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
