@@ -112,6 +112,9 @@ constexpr SchedulerGate kSchedulerGates[] = {
     {"PrioritySortingWithinCohort", &core::SchedulerConfig::priority_sorting_within_cohort},
     // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
     {"PartialAdmission", &core::SchedulerConfig::partial_admission},
+    // Beta in Kueue, on by default.
+    {"TASFailedNodeReplacementFailFast",
+     &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

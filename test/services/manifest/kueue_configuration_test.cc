@@ -302,7 +302,9 @@ INSTANTIATE_TEST_SUITE_P(
                                  &core::SchedulerConfig::prioritize_preemptor_workloads},
                       SwitchGate{"PrioritySortingWithinCohort",
                                  &core::SchedulerConfig::priority_sorting_within_cohort},
-                      SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission}),
+                      SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission},
+                      SwitchGate{"TASFailedNodeReplacementFailFast",
+                                 &core::SchedulerConfig::tas_failed_node_replacement_fail_fast}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
