@@ -20,7 +20,7 @@ constexpr char kRack[] = "cloud.com/topology-rack";
 
 class TopologySchedulingTest : public ::testing::Test {
  protected:
-  TopologySchedulingTest() : state_(SchedulerConfig{}) {
+  explicit TopologySchedulingTest(SchedulerConfig config = {}) : state_(std::move(config)) {
     EXPECT_TRUE(state_.ApplyNamespace({"ns", {}}, now_).ok());
     EXPECT_TRUE(state_.ApplyTopology({"default", {kBlock, kRack, kHostnameLabel}}, now_).ok());
     ResourceFlavorSpec flavor;
@@ -281,6 +281,59 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
   // Kueue's resetUnhealthyNodes: an eviction forgets the failed nodes, so the requeued workload
   // is placed afresh, not as a replacement.
   EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
+}
+
+// Kueue's TestScheduleForTAS "workload with unhealthyNode annotation; second pass; preferred; no
+// fit" (TASFailedNodeReplacementFailFast off): the workload keeps its placement and record and
+// a SecondPassFailed event, and its second pass is queued again after a backoff, which only
+// its timer ends (not the capacity freed meanwhile).
+class TopologyWithoutFailFastTest : public TopologySchedulingTest {
+ protected:
+  static SchedulerConfig WithoutFailFast() {
+    SchedulerConfig config;
+    config.tas_failed_node_replacement_fail_fast = false;
+    return config;
+  }
+  TopologyWithoutFailFastTest() : TopologySchedulingTest(WithoutFailFast()) {}
+};
+
+TEST_F(TopologyWithoutFailFastTest, AFailedNodeWithoutReplacementIsTriedAgainAfterItsBackoff) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  Submit("filler", 2, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  ASSERT_EQ(Placement("filler"), "x3:2");
+
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  Settle();
+  const Workload& wl = Get("job2");
+  EXPECT_EQ(wl.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  EXPECT_EQ(wl.status.history().unhealthy_nodes, std::vector<std::string>{"x2"});
+  EXPECT_EQ(FindCondition(wl.status, "Evicted"), nullptr);
+  ASSERT_FALSE(wl.status.events.empty());
+  EXPECT_EQ(wl.status.events.back().reason, "SecondPassFailed");
+  EXPECT_EQ(wl.status.events.back().message.rfind("couldn't assign flavors to pod set main: ", 0),
+            0u)
+      << wl.status.events.back().message;
+
+  // Room appears at once, but the retry waits for its 2 s.
+  ASSERT_TRUE(state_.Finish("ns/filler", "", now_).ok());
+  Settle();
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  now_ += absl::Seconds(2) - absl::Milliseconds(1);
+  EXPECT_FALSE(state_.FireTimers(now_));
+  now_ += absl::Milliseconds(1);
+  EXPECT_TRUE(state_.FireTimers(now_));
+  Settle();
+  EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  EXPECT_EQ(FindCondition(Get("job2").status, "Evicted"), nullptr);
 }
 
 // Kueue's evictWorkloadIfNeeded: a second node of the workload failing while the first still
