@@ -637,6 +637,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   const std::vector<ClusterQueueRuntime*>& queues = state_.cluster_queues_in_order();
   const bool prioritize_preemptors = state_.config().prioritize_preemptor_workloads;
   const bool sort_by_priority = state_.config().priority_sorting_within_cohort;
+  const bool recompute_topology = state_.config().tas_recompute_assignment_within_scheduling_cycle;
   std::vector<Head> heads;
   // A held cycle goes on, once its block has lifted, with the entries it stopped at, in its
   // order and before any fresh head (Kueue's loop over the cycle's entries continues after
@@ -751,14 +752,15 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     CycleFit fit =
         FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
     const bool overlap = HasAny(preempted, e.eval.targets);
-    if (overlap || fit == CycleFit::kNoTopology) {
+    if (overlap || (fit == CycleFit::kNoTopology && recompute_topology)) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
-      // only the topology no longer fits (another head took its nodes this cycle). Either way
-      // only the flavors of the nomination are considered again. When only the topology no
-      // longer fits and no usage of this cycle changed the quota tree the full assignment fit
-      // in, the quota part would choose the same flavors again: only the topology is placed
-      // again.
+      // only the topology no longer fits (another head took its nodes this cycle), unless
+      // TASRecomputeAssignmentWithinSchedulingCycle is off: then such a head is skipped below
+      // and evaluated afresh in the next cycle. Either way only the flavors of the nomination
+      // are considered again. When only the topology no longer fits and no usage of this cycle
+      // changed the quota tree the full assignment fit in, the quota part would choose the same
+      // flavors again: only the topology is placed again.
       const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
                               !changed_trees.Contains(*e.cq) &&
                               HasFullCounts(*e.wl, e.eval.assignment);

@@ -115,6 +115,9 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // Beta in Kueue, on by default.
     {"TASFailedNodeReplacementFailFast",
      &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
+    // Beta in Kueue, on by default.
+    {"TASRecomputeAssignmentWithinSchedulingCycle",
+     &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

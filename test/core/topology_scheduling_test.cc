@@ -170,6 +170,49 @@ TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
   EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
 }
 
+SchedulerConfig WithoutTopologyRecompute() {
+  SchedulerConfig config;
+  config.tas_recompute_assignment_within_scheduling_cycle = false;
+  return config;
+}
+
+// Kueue's TestScheduleForTASCohorts cases "...; TASRecomputeAssignmentWithinSchedulingCycle
+// disabled" ("two workloads in cohort nominated to the same node", "two small workloads
+// considered; there is only space for one of them on the initial node"): the second head, placed
+// on nodes the first took in the same cycle, is skipped, not placed again; the next cycle
+// evaluates it afresh.
+class TopologyWithoutRecomputeTest : public TopologySchedulingTest {
+ protected:
+  TopologyWithoutRecomputeTest() : TopologySchedulingTest(WithoutTopologyRecompute()) {}
+};
+
+TEST_F(TopologyWithoutRecomputeTest, ASecondHeadOnTheSameNodesWaitsForTheNextCycle) {
+  for (const std::string name : {"cq-a", "cq-b"}) {
+    ClusterQueueSpec cq;
+    cq.name = name;
+    cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", 8, std::nullopt, std::nullopt}}}}}};
+    ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+    ASSERT_TRUE(
+        state_.ApplyLocalQueue({"ns", "q-" + name, name, StopPolicy::kNone, 1.0}, now_).ok());
+  }
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r2", "x2", 4);
+  for (const std::string q : {"q-cq-a", "q-cq-b"}) {
+    ASSERT_NO_FATAL_FAILURE(Submit("job-" + q, 4, Required(kRack), 0, {}, q));
+  }
+  CyclePlan plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  ASSERT_EQ(plan.admissions.size(), 1u);
+  EXPECT_EQ(Placement("job-q-cq-a"), "x1:4");
+  const Workload& second = Get("job-q-cq-b");
+  EXPECT_EQ(second.status.state, WorkloadState::kPending);
+  EXPECT_EQ(second.status.pending_message,
+            "Workload no longer fits after processing another workload");
+  plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
+}
+
 TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyKeepsItsNominatedFlavorInItsCohort) {
   // Two topology flavors on their own racks; cq-a and cq-b in cohort "team" under "root". cq-b
   // has no quota of its own: it borrows tas-a from cq-a within "team" (borrowing level 1) and
