@@ -67,8 +67,8 @@ Flags:
   --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks
                                      and labelKeysToCopy, manageJobsWithoutQueueName,
                                      managedJobsNamespaceSelector, objectRetentionPolicies'
-                                     afterDeactivatedByKueue (then the four flags below must not
-                                     be given)
+                                     afterDeactivatedByKueue, featureGates' PartialAdmission
+                                     (then the four flags below must not be given)
   --frameworks=LIST                  the kinds to manage, by Kueue's framework names
                                      (integrations.frameworks): batch/job (the default),
                                      jobset.x-k8s.io/jobset, kubeflow.org/mpijob,
