@@ -71,7 +71,8 @@ struct Head {
 };
 
 // Classical order: a preemptor first (PrioritizePreemptorWorkloads), then no borrowing, then
-// higher priority, then older, then lower id.
+// higher priority (PrioritySortingWithinCohort; off, every key carries the same priority), then
+// older, then lower id.
 struct ClassicalKey {
   bool preemptor;
   int borrowing;
@@ -344,9 +345,10 @@ FrUsage ResourcesToReserve(const Entry& e) {
 }
 
 // Hands out a cycle's entries in Kueue's order. Classical: no borrowing first, then higher
-// priority, then older. Fair sharing: per cohort tree, the winner of a tournament by dominant
-// resource share. Each pick changes usage only along the picked ClusterQueue's path, so only the
-// shares of entries sharing a node below the root with it are recomputed before the next pick.
+// priority (unless PrioritySortingWithinCohort is off), then older. Fair sharing: per cohort tree,
+// the winner of a tournament by dominant resource share. Each pick changes usage only along the
+// picked ClusterQueue's path, so only the shares of entries sharing a node below the root with it
+// are recomputed before the next pick.
 class EntryOrder {
  public:
   // `keys` holds each entry's classical key (taken while its evaluation was at hand: read here,
@@ -418,7 +420,9 @@ class EntryOrder {
   };
 
   bool PriorityThenAge(const Entry& a, const Entry& b) const {
-    if (a.wl->priority != b.wl->priority) return a.wl->priority > b.wl->priority;
+    if (state_.config().priority_sorting_within_cohort && a.wl->priority != b.wl->priority) {
+      return a.wl->priority > b.wl->priority;
+    }
     const absl::Time ta = state_.QueueOrderTime(*a.wl);
     const absl::Time tb = state_.QueueOrderTime(*b.wl);
     if (ta != tb) return ta < tb;
@@ -562,6 +566,13 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
     if (!full.targets.empty()) return full;
   }
 
+  // Without PartialAdmission Kueue does not search for fewer pods, so a workload stored with a
+  // minCount while the gate was on is admitted whole or not at all.
+  if (!state_.config().partial_admission) {
+    full.targets.clear();
+    return full;
+  }
+
   // Partial admission: Kueue's PodSetReducer binary search over the total reducible pods. As
   // in Kueue, the search walks down from the spec's counts, not the counts after reclaim: every
   // pod set is asked at its spec count less its share of the reduction, reclaimable pods
@@ -625,6 +636,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   // evaluation.
   const std::vector<ClusterQueueRuntime*>& queues = state_.cluster_queues_in_order();
   const bool prioritize_preemptors = state_.config().prioritize_preemptor_workloads;
+  const bool sort_by_priority = state_.config().priority_sorting_within_cohort;
+  const bool recompute_topology = state_.config().tas_recompute_assignment_within_scheduling_cycle;
   std::vector<Head> heads;
   // A held cycle goes on, once its block has lifted, with the entries it stopped at, in its
   // order and before any fresh head (Kueue's loop over the cycle's entries continues after
@@ -721,8 +734,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     e.preemptor = heads[i].preemptor;
     e.eval = Evaluate(*e.wl, *cq, now, /*nominated=*/nullptr, ResumableProgress(*wl, *cq, cycle));
     e.mode = e.eval.assignment.RepresentativeMode();
-    keys.push_back(ClassicalKey{e.preemptor, e.eval.assignment.borrowing, heads[i].priority,
-                                heads[i].order_time, wl->id, entries.size() - 1});
+    keys.push_back(ClassicalKey{e.preemptor, e.eval.assignment.borrowing,
+                                sort_by_priority ? heads[i].priority : 0, heads[i].order_time,
+                                wl->id, entries.size() - 1});
   }
 
   plan.admissions.reserve(entries.size());
@@ -738,14 +752,15 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     CycleFit fit =
         FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
     const bool overlap = HasAny(preempted, e.eval.targets);
-    if (overlap || fit == CycleFit::kNoTopology) {
+    if (overlap || (fit == CycleFit::kNoTopology && recompute_topology)) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when
-      // only the topology no longer fits (another head took its nodes this cycle). Either way
-      // only the flavors of the nomination are considered again. When only the topology no
-      // longer fits and no usage of this cycle changed the quota tree the full assignment fit
-      // in, the quota part would choose the same flavors again: only the topology is placed
-      // again.
+      // only the topology no longer fits (another head took its nodes this cycle), unless
+      // TASRecomputeAssignmentWithinSchedulingCycle is off: then such a head is skipped below
+      // and evaluated afresh in the next cycle. Either way only the flavors of the nomination
+      // are considered again. When only the topology no longer fits and no usage of this cycle
+      // changed the quota tree the full assignment fit in, the quota part would choose the same
+      // flavors again: only the topology is placed again.
       const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
                               !changed_trees.Contains(*e.cq) &&
                               HasFullCounts(*e.wl, e.eval.assignment);

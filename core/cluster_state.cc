@@ -149,12 +149,24 @@ absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
   // does not matter (Kueue's requeuing timestamp defaults to Eviction without it): a workload
   // timed out before a restart that turned it off keeps its eviction time.
   const Condition* evicted = FindCondition(wl.status, "Evicted");
-  if (evicted == nullptr || !evicted->status) return wl.creation_time;
-  if (evicted->reason == "PodsReadyTimeout" &&
-      config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction) {
-    return evicted->last_transition_time;
+  if (evicted != nullptr && evicted->status) {
+    if (evicted->reason == "PodsReadyTimeout" &&
+        config_.wait_for_pods_ready.requeuing_timestamp == RequeuingTimestamp::kEviction) {
+      return evicted->last_transition_time;
+    }
+    if (evicted->reason == kEvictedByAdmissionCheck) return evicted->last_transition_time;
   }
-  if (evicted->reason == kEvictedByAdmissionCheck) return evicted->last_transition_time;
+  // Without PrioritySortingWithinCohort nothing but this keeps a borrowing preemptor ahead of
+  // the lower-priority workload it reclaimed from, which would otherwise come back first by its
+  // older creation and take the quota again: Kueue counts such a victim from just after its
+  // preemption (a millisecond later, so strictly after a preemptor created at that instant).
+  if (!config_.priority_sorting_within_cohort) {
+    const Condition* preempted = FindCondition(wl.status, "Preempted");
+    if (preempted != nullptr && preempted->status &&
+        preempted->reason == "InCohortReclaimWhileBorrowing") {
+      return preempted->last_transition_time + absl::Milliseconds(1);
+    }
+  }
   return wl.creation_time;
 }
 

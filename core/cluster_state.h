@@ -615,6 +615,14 @@ class ClusterState {
   absl::btree_set<WorkloadId> backoff_outside_queue_;
   // Reserved workloads whose checks are Ready but whose delayed topology requests did not fit.
   absl::btree_set<WorkloadId> delayed_topology_;
+  // With TASFailedNodeReplacementFailFast off: the workloads of delayed_topology_ whose failed
+  // node found no replacement yet, how many tries failed and when the next may run (Kueue's
+  // second-pass queue backoff). In memory, as Kueue's: a restart tries again at once.
+  struct SecondPassRetry {
+    int failures = 0;
+    absl::Time not_before;
+  };
+  absl::flat_hash_map<WorkloadId, SecondPassRetry> second_pass_retries_;
   RuntimeHistory runtime_history_;
   mutable TopologyInventory topology_;
   int64_t cycle_ = 0;

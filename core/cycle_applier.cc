@@ -67,10 +67,11 @@ CyclePlan ClusterState::PlanCycle(absl::Time now) {
   // Kueue's second pass after a node failure (NeedsSecondPass, needsSecondPassAfterNodeFailure):
   // the node controller recorded the failed node (HandleNodeFailures) and the scheduler's next
   // cycle places the lost pods again, before its other heads (it takes the workloads that hold
-  // quota first); with TASFailedNodeReplacementFailFast (on by default, not configurable here)
-  // a workload without a replacement is evicted, and so requeued in time for this cycle. A
-  // reservation still waiting for its checks stays recorded until it is admitted. The waiting
-  // workloads share delayed_topology_, the second-pass set, with the delayed topology requests.
+  // quota first); with TASFailedNodeReplacementFailFast (on by default) a workload without a
+  // replacement is evicted, and so requeued in time for this cycle; with it off the workload
+  // keeps its placement and tries again after a backoff (second_pass_retries_). A reservation
+  // still waiting for its checks stays recorded until it is admitted. The waiting workloads
+  // share delayed_topology_, the second-pass set, with the delayed topology requests.
   if (!delayed_topology_.empty()) {
     const std::vector<WorkloadId> waiting(delayed_topology_.begin(), delayed_topology_.end());
     for (WorkloadId id : waiting) {
@@ -79,9 +80,23 @@ CyclePlan ClusterState::PlanCycle(absl::Time now) {
           !PlacedOnUnhealthyNode(*wl)) {
         continue;
       }
+      auto retry = second_pass_retries_.find(id);
+      if (retry != second_pass_retries_.end() && retry->second.not_before > now) continue;
       const ClusterQueueRuntime* cq = cluster_queue(wl->status.admission->cluster_queue);
       NodeReplacement replacement = ReplaceUnhealthyNodes(
           *wl, cq != nullptr && IsTopologyOnly(cq->spec, topology_), topology_);
+      if (!replacement.admission.has_value() && !config_.tas_failed_node_replacement_fail_fast) {
+        // Kueue's requeueAndUpdate: the second pass is queued again with a longer backoff and
+        // the workload runs on as it is meanwhile.
+        SecondPassRetry& next = second_pass_retries_[id];
+        ++next.failures;
+        next.not_before = now + SecondPassRetryDelay(next.failures);
+        timers_.Arm(next.not_before, TimerKind::kSecondPassRetry, id);
+        AddEvent(wl->status, now, "SecondPassFailed", replacement.failure);
+        MarkDirty(id);
+        continue;
+      }
+      second_pass_retries_.erase(id);
       const std::string unhealthy = absl::StrJoin(wl->status.history().unhealthy_nodes, ",");
       delayed_topology_.erase(id);
       if (replacement.admission.has_value()) {

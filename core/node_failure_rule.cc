@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
 #include "core/node_matching.h"
 #include "core/topology_scheduling.h"
@@ -123,7 +124,8 @@ NodeReplacement ReplaceUnhealthyNodes(const Workload& wl, bool topology_only,
       TopologyFlavor::Replacement found =
           flavor->FindReplacement(request, *psa.topology_assignment, node);
       if (!found.assignment.has_value()) {
-        out.failure = std::move(found.failure);
+        out.failure =
+            absl::StrCat("couldn't assign flavors to pod set ", psa.name, ": ", found.failure);
         return out;
       }
       psa.topology_assignment = std::move(*found.assignment);
@@ -131,6 +133,14 @@ NodeReplacement ReplaceUnhealthyNodes(const Workload& wl, bool topology_only,
   }
   out.admission = std::move(replaced);
   return out;
+}
+
+absl::Duration SecondPassRetryDelay(int failures) {
+  // Kueue asks its backoff for the wait of iteration failures + 1, whose first step is 1 s.
+  constexpr absl::Duration kMax = absl::Seconds(30);
+  absl::Duration delay = absl::Seconds(1);
+  for (int i = 0; i < failures && delay < kMax; ++i) delay *= 2;
+  return std::min(delay, kMax);
 }
 
 }  // namespace tollgate::core

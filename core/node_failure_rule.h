@@ -80,4 +80,8 @@ struct NodeReplacement {
 NodeReplacement ReplaceUnhealthyNodes(const Workload& wl, bool topology_only,
                                       TopologyInventory& inventory);
 
+// Kueue's second-pass queue backoff (pkg/cache/queue/second_pass_queue.go: 1 s doubling, at most
+// 30 s): how long a workload whose replacement failed `failures` times waits before the next try.
+absl::Duration SecondPassRetryDelay(int failures);
+
 }  // namespace tollgate::core

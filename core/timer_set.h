@@ -28,6 +28,8 @@ enum class TimerKind {
   // A finished workload's retention (objectRetentionPolicies.workloads.afterFinished) ends: it
   // is deleted.
   kFinishedRetentionEnds,
+  // A failed node's replacement may be tried again (TASFailedNodeReplacementFailFast off).
+  kSecondPassRetry,
 };
 
 struct Timer {

@@ -256,6 +256,7 @@ bool ClusterState::HandleNodeFailures(const std::string& changed_host, absl::Tim
     // (PlanCycle), once the workload is admitted (a reservation waits for its checks first).
     unhealthy.push_back(changed_host);
     delayed_topology_.insert(id);
+    second_pass_retries_.erase(id);
     MarkDirty(id);
   }
   for (WorkloadId id : healthy) {

@@ -51,6 +51,7 @@ void ClusterState::ReleaseQuota(Workload& wl, absl::Time now) {
   if (!wl.spec.active || wl.status.deactivated) DropEntryPenalty(wl);
   unready_admitted_.erase(wl.id);
   delayed_topology_.erase(wl.id);
+  second_pass_retries_.erase(wl.id);
   if (!registry_.terminating().empty()) finalize_check_due_ = true;
   RequeueInadmissibleInTreeOf(cq_name, now);
 }
@@ -497,6 +498,16 @@ bool ClusterState::FireTimers(absl::Time now) {
         if (ends.has_value() && *ends <= now) {
           const std::string key = wl->Key();
           changed = Delete(key, now).ok() || changed;
+        }
+        break;
+      }
+      case TimerKind::kSecondPassRetry: {
+        // A cycle tries the replacement again (PlanCycle), unless the node was healthy again or
+        // the workload lost its placement meanwhile.
+        auto retry = second_pass_retries_.find(id);
+        if (retry != second_pass_retries_.end() && retry->second.not_before <= now &&
+            delayed_topology_.contains(id)) {
+          changed = true;
         }
         break;
       }

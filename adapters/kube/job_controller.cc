@@ -522,6 +522,9 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
   if (translated.ok()) {
     manifest::AddCopiedLabels(manifest::LabelsToCopy(obj, options_.label_keys_to_copy),
                               *translated);
+    if (!options_.partial_admission) {
+      for (v1::PodSet& ps : *translated->mutable_spec()->mutable_pod_sets()) ps.clear_min_count();
+    }
   }
   const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
   const bool multikueue = manifest::ManagedByMultiKueue(translator, obj) && !prebuilt;

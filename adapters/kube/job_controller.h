@@ -100,6 +100,10 @@ class JobController {
     // Kueue deactivated is deleted (with its workload) this long after that eviction
     // (deactivation_retention.h). Unset: kept.
     std::optional<absl::Duration> after_deactivated_by_kueue;
+    // Kueue's feature gate PartialAdmission (tollgated's is read from the same Configuration):
+    // off, a job's pod sets lose their minCount before its workload is made or compared with a
+    // prebuilt one, which tollgated stored without it.
+    bool partial_admission = true;
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.

@@ -67,8 +67,8 @@ Flags:
   --config=FILE                      Kueue's Configuration (v1beta1/v1beta2): integrations.frameworks
                                      and labelKeysToCopy, manageJobsWithoutQueueName,
                                      managedJobsNamespaceSelector, objectRetentionPolicies'
-                                     afterDeactivatedByKueue (then the four flags below must not
-                                     be given)
+                                     afterDeactivatedByKueue, featureGates' PartialAdmission
+                                     (then the four flags below must not be given)
   --frameworks=LIST                  the kinds to manage, by Kueue's framework names
                                      (integrations.frameworks): batch/job (the default),
                                      jobset.x-k8s.io/jobset, kubeflow.org/mpijob,
@@ -125,10 +125,11 @@ struct Flags {
   bool leaderworkersets = false;
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
-  // From --config only: integrations.labelKeysToCopy and
-  // objectRetentionPolicies.workloads.afterDeactivatedByKueue.
+  // From --config only: integrations.labelKeysToCopy,
+  // objectRetentionPolicies.workloads.afterDeactivatedByKueue and the PartialAdmission gate.
   std::vector<std::string> label_keys_to_copy;
   std::optional<absl::Duration> after_deactivated_by_kueue;
+  bool partial_admission = true;
   std::string config_file;
   bool sync_namespaces = true;
   std::string state_file;
@@ -193,6 +194,7 @@ absl::Status ApplyConfiguration(Flags& flags) {
   }
   flags.label_keys_to_copy = config.adapter.label_keys_to_copy;
   flags.after_deactivated_by_kueue = config.adapter.after_deactivated_by_kueue;
+  flags.partial_admission = config.scheduler.partial_admission;
   // The scheduler's fields (fairSharing, waitForPodsReady, objectRetentionPolicies'
   // afterFinished, ...) are tollgated's: the same file goes to `tollgated --config`.
   return absl::OkStatus();
@@ -332,6 +334,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   controller_options.managed_jobs_namespace_selector = flags.managed_namespaces;
   controller_options.sync_namespaces = flags.sync_namespaces;
   controller_options.label_keys_to_copy = flags.label_keys_to_copy;
+  controller_options.partial_admission = flags.partial_admission;
   controller_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   controller_options.instance = flags.instance;
   if (controller_options.instance.empty()) {

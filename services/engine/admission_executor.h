@@ -267,6 +267,8 @@ class AdmissionExecutor {
   int64_t queue_depth() const;
   storage::Store& store() { return store_; }
   const core::Clock& clock() const { return clock_; }
+  // Fixed for the executor's life: readable from any thread.
+  const core::SchedulerConfig& scheduler_config() const { return config_; }
 
  private:
   struct Operation {

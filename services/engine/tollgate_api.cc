@@ -285,6 +285,11 @@ absl::StatusOr<TollgateApi::Operation<v1::SubmitResponse>> TollgateApi::SubmitOp
   if (workload.metadata().namespace_().empty()) {
     workload.mutable_metadata()->set_namespace_("default");
   }
+  if (!executor_.scheduler_config().partial_admission) {
+    // Kueue's workload webhook defaults before it validates: with PartialAdmission off its
+    // defaulter drops every minCount of a new workload, so none is checked or kept.
+    for (v1::PodSet& ps : *workload.mutable_spec()->mutable_pod_sets()) ps.clear_min_count();
+  }
   TOLLGATE_ASSIGN_OR_RETURN(core::WorkloadSpec spec, api::WorkloadSpecFromProto(workload));
   TOLLGATE_ASSIGN_OR_RETURN(std::optional<core::WorkloadOwner> owner,
                             api::WorkloadOwnerFromProto(workload));

@@ -108,6 +108,16 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
     {"TASReplaceNodeDueToNotReadyOverFixedTime",
      &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+    // Beta in Kueue, on by default.
+    {"PrioritySortingWithinCohort", &core::SchedulerConfig::priority_sorting_within_cohort},
+    // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
+    {"PartialAdmission", &core::SchedulerConfig::partial_admission},
+    // Beta in Kueue, on by default.
+    {"TASFailedNodeReplacementFailFast",
+     &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
+    // Beta in Kueue, on by default.
+    {"TASRecomputeAssignmentWithinSchedulingCycle",
+     &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

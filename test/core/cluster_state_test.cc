@@ -409,6 +409,67 @@ TEST(HeadKeyTest, PodsReadyEvictionTimeCountsWithWaitForPodsReadyOff) {
   }
 }
 
+// Kueue's TestEntryOrdering, "Some workloads are preempted": with PrioritySortingWithinCohort
+// off, a workload preempted by reclamation while its preemptor borrows counts from a millisecond
+// after its preemption; preempted for another reason, or with the gate on, from its creation.
+TEST(HeadKeyTest, ReclaimedWhileBorrowingCountsFromPreemptionOnlyWithoutPrioritySorting) {
+  absl::Time now = kFixtureStart;
+  ClusterState live{SchedulerConfig{}};
+  ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(live, now));
+  ASSERT_TRUE(live.Submit(GpuJob("w", "ns", 8), "", now).ok());
+  const Workload pending = *live.FindWorkload("ns/w");
+  const absl::Time preempted_at = now + absl::Seconds(6);
+
+  struct Case {
+    std::string reason;
+    bool priority_sorting;
+    absl::Time want;
+  };
+  for (const Case& c : {
+           Case{"InCohortReclaimWhileBorrowing", false, preempted_at + absl::Milliseconds(1)},
+           Case{"InCohortReclaimWhileBorrowing", true, pending.creation_time},
+           Case{"InClusterQueue", false, pending.creation_time},
+           Case{"InCohortReclamation", false, pending.creation_time},
+       }) {
+    SchedulerConfig config;
+    config.priority_sorting_within_cohort = c.priority_sorting;
+    ClusterState restored{config};
+    ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(restored, now));
+    Workload copy = pending;
+    copy.id = 0;
+    copy.status.conditions.push_back(Condition{"Preempted", true, c.reason, "", preempted_at});
+    ASSERT_TRUE(restored.Restore(std::move(copy)).ok());
+    const Workload& w = *restored.FindWorkload("ns/w");
+    EXPECT_EQ(restored.QueueOrderTime(w), c.want)
+        << c.reason << " priority_sorting=" << c.priority_sorting;
+  }
+}
+
+// PartialAdmission off: a workload that still carries a minCount (stored while the gate was on;
+// Submit through the API drops it) is admitted whole or not at all, as Kueue's scheduler skips
+// its pod set reducer.
+TEST(PartialAdmissionTest, MinCountShrinksOnlyWithTheGateOn) {
+  for (const bool gate : {true, false}) {
+    SchedulerConfig config;
+    config.partial_admission = gate;
+    ClusterState state{config};
+    const absl::Time now = kFixtureStart;
+    ASSERT_NO_FATAL_FAILURE(AddFourGpuQueue(state, now));
+    WorkloadSpec spec = GpuJob("w", "ns", 8);
+    spec.pod_sets[0].min_count = 2;
+    ASSERT_TRUE(state.Submit(spec, "", now).ok());
+    SettleAt(state, now);
+    const Workload& w = *state.FindWorkload("ns/w");
+    if (gate) {
+      ASSERT_EQ(w.status.state, WorkloadState::kAdmitted);
+      ASSERT_TRUE(w.status.admission.has_value());
+      EXPECT_EQ(w.status.admission->pod_sets[0].count, 4);
+    } else {
+      EXPECT_EQ(w.status.state, WorkloadState::kPending);
+    }
+  }
+}
+
 // waitForPodsReady.recoveryTimeout: counted from the loss of readiness (not from admission),
 // kept across a restart (the PodsReady condition carries it), and a recovery in time keeps the
 // admission.

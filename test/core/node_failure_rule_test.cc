@@ -257,5 +257,16 @@ TEST(ClassifyTaintTest, FollowsKueuesClassifyTaints) {
   EXPECT_EQ(ClassifyTaint(taint, {}), TaintToleration::kPermanently);
 }
 
+// Kueue's second-pass queue (second_pass_queue.go: 1 s, factor 2, cap 30 s) asks for the wait of
+// iteration n + 1 after the n-th failed try: 2 s, 4 s, 8 s, 16 s, then 30 s for good.
+TEST(SecondPassRetryDelayTest, DoublesFromTwoSecondsUpToThirty) {
+  EXPECT_EQ(SecondPassRetryDelay(1), absl::Seconds(2));
+  EXPECT_EQ(SecondPassRetryDelay(2), absl::Seconds(4));
+  EXPECT_EQ(SecondPassRetryDelay(3), absl::Seconds(8));
+  EXPECT_EQ(SecondPassRetryDelay(4), absl::Seconds(16));
+  EXPECT_EQ(SecondPassRetryDelay(5), absl::Seconds(30));
+  EXPECT_EQ(SecondPassRetryDelay(1000), absl::Seconds(30));
+}
+
 }  // namespace
 }  // namespace tollgate::core

@@ -20,7 +20,7 @@ constexpr char kRack[] = "cloud.com/topology-rack";
 
 class TopologySchedulingTest : public ::testing::Test {
  protected:
-  TopologySchedulingTest() : state_(SchedulerConfig{}) {
+  explicit TopologySchedulingTest(SchedulerConfig config = {}) : state_(std::move(config)) {
     EXPECT_TRUE(state_.ApplyNamespace({"ns", {}}, now_).ok());
     EXPECT_TRUE(state_.ApplyTopology({"default", {kBlock, kRack, kHostnameLabel}}, now_).ok());
     ResourceFlavorSpec flavor;
@@ -170,6 +170,49 @@ TEST_F(TopologySchedulingTest, TwoHeadsOfOneCycleNeverClaimTheSameNode) {
   EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
 }
 
+SchedulerConfig WithoutTopologyRecompute() {
+  SchedulerConfig config;
+  config.tas_recompute_assignment_within_scheduling_cycle = false;
+  return config;
+}
+
+// Kueue's TestScheduleForTASCohorts cases "...; TASRecomputeAssignmentWithinSchedulingCycle
+// disabled" ("two workloads in cohort nominated to the same node", "two small workloads
+// considered; there is only space for one of them on the initial node"): the second head, placed
+// on nodes the first took in the same cycle, is skipped, not placed again; the next cycle
+// evaluates it afresh.
+class TopologyWithoutRecomputeTest : public TopologySchedulingTest {
+ protected:
+  TopologyWithoutRecomputeTest() : TopologySchedulingTest(WithoutTopologyRecompute()) {}
+};
+
+TEST_F(TopologyWithoutRecomputeTest, ASecondHeadOnTheSameNodesWaitsForTheNextCycle) {
+  for (const std::string name : {"cq-a", "cq-b"}) {
+    ClusterQueueSpec cq;
+    cq.name = name;
+    cq.resource_groups = {{{"gpu"}, {{"tas-flavor", {{"gpu", 8, std::nullopt, std::nullopt}}}}}};
+    ASSERT_TRUE(state_.ApplyClusterQueue(cq, now_).ok());
+    ASSERT_TRUE(
+        state_.ApplyLocalQueue({"ns", "q-" + name, name, StopPolicy::kNone, 1.0}, now_).ok());
+  }
+  AddNode("b1", "r1", "x1", 4);
+  AddNode("b1", "r2", "x2", 4);
+  for (const std::string q : {"q-cq-a", "q-cq-b"}) {
+    ASSERT_NO_FATAL_FAILURE(Submit("job-" + q, 4, Required(kRack), 0, {}, q));
+  }
+  CyclePlan plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  ASSERT_EQ(plan.admissions.size(), 1u);
+  EXPECT_EQ(Placement("job-q-cq-a"), "x1:4");
+  const Workload& second = Get("job-q-cq-b");
+  EXPECT_EQ(second.status.state, WorkloadState::kPending);
+  EXPECT_EQ(second.status.pending_message,
+            "Workload no longer fits after processing another workload");
+  plan = state_.PlanCycle(now_);
+  state_.ApplyCycle(plan, now_);
+  EXPECT_EQ(Placement("job-q-cq-b"), "x2:4");
+}
+
 TEST_F(TopologySchedulingTest, AHeadRecomputedForTopologyKeepsItsNominatedFlavorInItsCohort) {
   // Two topology flavors on their own racks; cq-a and cq-b in cohort "team" under "root". cq-b
   // has no quota of its own: it borrows tas-a from cq-a within "team" (borrowing level 1) and
@@ -281,6 +324,59 @@ TEST_F(TopologySchedulingTest, NodeFailureReplacesThePodsInsideTheRequiredRack) 
   // Kueue's resetUnhealthyNodes: an eviction forgets the failed nodes, so the requeued workload
   // is placed afresh, not as a replacement.
   EXPECT_TRUE(wl.status.history().unhealthy_nodes.empty());
+}
+
+// Kueue's TestScheduleForTAS "workload with unhealthyNode annotation; second pass; preferred; no
+// fit" (TASFailedNodeReplacementFailFast off): the workload keeps its placement and record and
+// a SecondPassFailed event, and its second pass is queued again after a backoff, which only
+// its timer ends (not the capacity freed meanwhile).
+class TopologyWithoutFailFastTest : public TopologySchedulingTest {
+ protected:
+  static SchedulerConfig WithoutFailFast() {
+    SchedulerConfig config;
+    config.tas_failed_node_replacement_fail_fast = false;
+    return config;
+  }
+  TopologyWithoutFailFastTest() : TopologySchedulingTest(WithoutFailFast()) {}
+};
+
+TEST_F(TopologyWithoutFailFastTest, AFailedNodeWithoutReplacementIsTriedAgainAfterItsBackoff) {
+  AddQueue(16);
+  AddNode("b1", "r1", "x1", 2);
+  AddNode("b1", "r1", "x2", 2);
+  AddNode("b1", "r1", "x3", 2);
+  Submit("job2", 4, Required(kRack));
+  Settle();
+  Submit("filler", 2, Required(kRack));
+  Settle();
+  ASSERT_EQ(Placement("job2"), "x1:2 x2:2");
+  ASSERT_EQ(Placement("filler"), "x3:2");
+
+  ASSERT_TRUE(state_.DeleteNode("x2", now_).ok());
+  Settle();
+  const Workload& wl = Get("job2");
+  EXPECT_EQ(wl.status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  EXPECT_EQ(wl.status.history().unhealthy_nodes, std::vector<std::string>{"x2"});
+  EXPECT_EQ(FindCondition(wl.status, "Evicted"), nullptr);
+  ASSERT_FALSE(wl.status.events.empty());
+  EXPECT_EQ(wl.status.events.back().reason, "SecondPassFailed");
+  EXPECT_EQ(wl.status.events.back().message.rfind("couldn't assign flavors to pod set main: ", 0),
+            0u)
+      << wl.status.events.back().message;
+
+  // Room appears at once, but the retry waits for its 2 s.
+  ASSERT_TRUE(state_.Finish("ns/filler", "", now_).ok());
+  Settle();
+  EXPECT_EQ(Placement("job2"), "x1:2 x2:2");
+  now_ += absl::Seconds(2) - absl::Milliseconds(1);
+  EXPECT_FALSE(state_.FireTimers(now_));
+  now_ += absl::Milliseconds(1);
+  EXPECT_TRUE(state_.FireTimers(now_));
+  Settle();
+  EXPECT_EQ(Placement("job2"), "x1:2 x3:2");
+  EXPECT_TRUE(Get("job2").status.history().unhealthy_nodes.empty());
+  EXPECT_EQ(FindCondition(Get("job2").status, "Evicted"), nullptr);
 }
 
 // Kueue's evictWorkloadIfNeeded: a second node of the workload failing while the first still

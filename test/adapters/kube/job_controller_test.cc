@@ -573,6 +573,27 @@ TEST_F(PrebuiltWorkloadTest, AJobThatNoLongerMatchesFinishesItsWorkloadAsOutOfSy
   EXPECT_EQ(admission_.Count("ReportJobState"), 2);
 }
 
+// Kueue's clearMinCountsIfFeatureDisabled: with PartialAdmission off, the job's
+// job-min-parallelism is dropped before its pod sets are compared with the prebuilt workload's
+// (which tollgated, as Kueue's webhook, stored without a minCount), so the two still match.
+TEST_F(PrebuiltWorkloadTest, WithoutPartialAdmissionAMinParallelismDoesNotPutItOutOfSync) {
+  MakePrebuilt();
+  Json job = PrebuiltJob();
+  job["metadata"]["annotations"][std::string(manifest::kJobMinParallelismAnnotation)] = "1";
+  kube_.Put(manifest::JobResource(), job);
+  JobController::Options options;
+  options.partial_admission = false;
+  Controller(options);
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_EQ(admission_.Find("team-a", kPrebuilt)->metadata().owner_references_size(), 1);
+  EXPECT_NE(admission_.Find("team-a", kPrebuilt)->status().state(), v1::WORKLOAD_STATE_FINISHED);
+
+  // With the gate on the minCount counts, and the workload no longer matches its job.
+  Controller();
+  EXPECT_EQ(Reconcile().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Status(), "invalid: The prebuilt workload is out of sync with its user job");
+}
+
 TEST_F(PrebuiltWorkloadTest, AWorkloadAnotherObjectControlsIsLeftAlone) {
   MakePrebuilt();
   v1::ReportJobStateRequest bind;

@@ -296,10 +296,18 @@ TEST(KueueConfigurationTest, GatesAtWhatTollgateDoesAreAccepted) {
 
 INSTANTIATE_TEST_SUITE_P(
     Gates, SwitchGateTest,
-    ::testing::Values(SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
-                                 &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
-                      SwitchGate{"PrioritizePreemptorWorkloads",
-                                 &core::SchedulerConfig::prioritize_preemptor_workloads}),
+    ::testing::Values(
+        SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
+                   &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+        SwitchGate{"PrioritizePreemptorWorkloads",
+                   &core::SchedulerConfig::prioritize_preemptor_workloads},
+        SwitchGate{"PrioritySortingWithinCohort",
+                   &core::SchedulerConfig::priority_sorting_within_cohort},
+        SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission},
+        SwitchGate{"TASFailedNodeReplacementFailFast",
+                   &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
+        SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
+                   &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
