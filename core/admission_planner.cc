@@ -64,7 +64,8 @@ struct Entry {
 struct Head {
   const ClusterQueueRuntime* cq;
   const Workload* wl;
-  int32_t priority;
+  // The effective priority (core/priority_boost.h).
+  int64_t priority;
   absl::Time order_time;
   // Its queue's preemptor, with PrioritizePreemptorWorkloads on (false otherwise).
   bool preemptor;
@@ -75,7 +76,7 @@ struct Head {
 struct ClassicalKey {
   bool preemptor;
   int borrowing;
-  int32_t priority;
+  int64_t priority;
   absl::Time order_time;
   WorkloadId id;
   // Into the cycle's entries.
@@ -418,7 +419,9 @@ class EntryOrder {
   };
 
   bool PriorityThenAge(const Entry& a, const Entry& b) const {
-    if (a.wl->priority != b.wl->priority) return a.wl->priority > b.wl->priority;
+    const int64_t pa = EffectivePriority(*a.wl, state_.config());
+    const int64_t pb = EffectivePriority(*b.wl, state_.config());
+    if (pa != pb) return pa > pb;
     const absl::Time ta = state_.QueueOrderTime(*a.wl);
     const absl::Time tb = state_.QueueOrderTime(*b.wl);
     if (ta != tb) return ta < tb;
@@ -637,7 +640,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const Workload* wl = state_.workload(id);
     const ClusterQueueRuntime* cq = state_.QueuedRuntime(id);
     if (wl == nullptr || cq == nullptr || !cq->active || cq->node == nullptr) continue;
-    heads.push_back(Head{cq, wl, wl->priority, state_.QueueOrderTime(*wl),
+    heads.push_back(Head{cq, wl, EffectivePriority(*wl, state_.config()),
+                         state_.QueueOrderTime(*wl),
                          prioritize_preemptors && cq->queue.preemptor() == id});
   }
   heads.reserve(queues.size());
@@ -659,10 +663,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const Workload* wl = state_.workload(*head);
     const bool preemptor = prioritize_preemptors && cq.queue.preemptor() == *head;
     if (const QueueKey* key = cq.queue.HeadKey(); key != nullptr && key->id == *head) {
-      heads.push_back(Head{&cq, wl, key->priority, key->timestamp, preemptor});
+      heads.push_back(Head{&cq, wl, key->priority(), key->timestamp, preemptor});
     } else {
       // Admission fair sharing chose another LocalQueue's first workload.
-      heads.push_back(Head{&cq, wl, wl->priority, state_.QueueOrderTime(*wl), preemptor});
+      heads.push_back(Head{&cq, wl, EffectivePriority(*wl, state_.config()),
+                           state_.QueueOrderTime(*wl), preemptor});
     }
   }
   std::vector<Entry> entries;

@@ -217,7 +217,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   // PodSetReducer starts from the spec's counts), yet the ClusterQueue counts only the pods
   // still needed (Kueue's totalRequestsFromAdmission).
   if (!wl->status.history().reclaimable_pods.empty()) DeriveQuotaUsage(*wl);
-  cq->holding.Insert(*wl);
+  cq->holding.Insert(*wl, EffectivePriority(*wl, config_));
   AddUsageOf(*wl, a.topology_leaves);
   std::string message = QuotaReservedMessage(admission.cluster_queue);
   // Grow each list once for the conditions and events below.

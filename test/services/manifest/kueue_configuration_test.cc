@@ -299,7 +299,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
                                  &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
                       SwitchGate{"PrioritizePreemptorWorkloads",
-                                 &core::SchedulerConfig::prioritize_preemptor_workloads}),
+                                 &core::SchedulerConfig::prioritize_preemptor_workloads},
+                      SwitchGate{"PriorityBoost", &core::SchedulerConfig::priority_boost}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
@@ -510,9 +511,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate at "
                 "this value (value false); Tollgate behaves as Kueue does with the gate at its "
                 "default, true"},
-        BadCase{"AlphaFeatureGateOn", std::string(kB2) + "featureGates: {PriorityBoost: true}\n",
-                "featureGates.PriorityBoost: feature gate not supported by Tollgate at this "
-                "value (value true)"},
+        BadCase{"AlphaFeatureGateOn",
+                std::string(kB2) + "featureGates: {MultiKueueOrchestratedPreemption: true}\n",
+                "featureGates.MultiKueueOrchestratedPreemption: feature gate not supported by "
+                "Tollgate at this value (value true)"},
         BadCase{"UnknownFeatureGate", std::string(kB2) + "featureGates: {LendingLimit: true}\n",
                 "featureGates.LendingLimit: unrecognized feature gate"},
         BadCase{"WrongKind", "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n",
