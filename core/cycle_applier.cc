@@ -277,9 +277,19 @@ void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) 
   RecordPreemption(victim->status, now);
   victim->status.mutable_history().last_preemption_reason = p.reason;
   SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
+  // Kueue's Preempted event names both effective priorities (KEP-7990's observability).
+  auto priority_info = [this](const Workload& wl) {
+    const int64_t effective = EffectivePriority(wl, config_);
+    return absl::StrCat(effective, " (base: ", wl.priority,
+                        ", boost: ", effective - int64_t{wl.priority}, ")");
+  };
   AddEvent(victim->status, now, "Preempted",
            absl::StrCat(p.message, "; preemptor ",
-                        preemptor != nullptr ? preemptor->Key() : std::string("unknown")));
+                        preemptor != nullptr ? preemptor->Key() : std::string("unknown"),
+                        preemptor != nullptr ? absl::StrCat("; preemptor effective priority: ",
+                                                            priority_info(*preemptor))
+                                             : std::string(),
+                        "; preemptee effective priority: ", priority_info(*victim)));
   StartEviction(*victim, now, "Preempted", p.message);
 }
 
