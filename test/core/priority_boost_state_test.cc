@@ -149,9 +149,9 @@ TEST_P(AdmittedBoostTest, ProtectsItUntilRemoved) {
   ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
   ASSERT_TRUE(state.ApplyPriorityClass({"low", 100, c.pod_priority_class}, now).ok());
   ASSERT_TRUE(state.ApplyPriorityClass({"mid", 200, c.pod_priority_class}, now).ok());
-  PreemptionSpec preemption;
-  preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4, preemption), now).ok());
+  ClusterQueueSpec cq = GpuQueue("cq", "", 4);
+  cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
+  ASSERT_TRUE(state.ApplyClusterQueue(cq, now).ok());
   ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
   auto job = [](std::string name, std::string priority_class) {
     WorkloadSpec spec = GpuJob(std::move(name), "ns", 4);
