@@ -64,7 +64,8 @@ struct Entry {
 struct Head {
   const ClusterQueueRuntime* cq;
   const Workload* wl;
-  int32_t priority;
+  // The effective priority (core/priority_boost.h).
+  int64_t priority;
   absl::Time order_time;
   // Its queue's preemptor, with PrioritizePreemptorWorkloads on (false otherwise).
   bool preemptor;
@@ -76,7 +77,7 @@ struct Head {
 struct ClassicalKey {
   bool preemptor;
   int borrowing;
-  int32_t priority;
+  int64_t priority;
   absl::Time order_time;
   WorkloadId id;
   // Into the cycle's entries.
@@ -420,8 +421,10 @@ class EntryOrder {
   };
 
   bool PriorityThenAge(const Entry& a, const Entry& b) const {
-    if (state_.config().priority_sorting_within_cohort && a.wl->priority != b.wl->priority) {
-      return a.wl->priority > b.wl->priority;
+    if (state_.config().priority_sorting_within_cohort) {
+      const int64_t pa = EffectivePriority(*a.wl, state_.config());
+      const int64_t pb = EffectivePriority(*b.wl, state_.config());
+      if (pa != pb) return pa > pb;
     }
     const absl::Time ta = state_.QueueOrderTime(*a.wl);
     const absl::Time tb = state_.QueueOrderTime(*b.wl);
@@ -650,7 +653,8 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const Workload* wl = state_.workload(id);
     const ClusterQueueRuntime* cq = state_.QueuedRuntime(id);
     if (wl == nullptr || cq == nullptr || !cq->active || cq->node == nullptr) continue;
-    heads.push_back(Head{cq, wl, wl->priority, state_.QueueOrderTime(*wl),
+    heads.push_back(Head{cq, wl, EffectivePriority(*wl, state_.config()),
+                         state_.QueueOrderTime(*wl),
                          prioritize_preemptors && cq->queue.preemptor() == id});
   }
   heads.reserve(queues.size());
@@ -672,10 +676,11 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     const Workload* wl = state_.workload(*head);
     const bool preemptor = prioritize_preemptors && cq.queue.preemptor() == *head;
     if (const QueueKey* key = cq.queue.HeadKey(); key != nullptr && key->id == *head) {
-      heads.push_back(Head{&cq, wl, key->priority, key->timestamp, preemptor});
+      heads.push_back(Head{&cq, wl, key->priority(), key->timestamp, preemptor});
     } else {
       // Admission fair sharing chose another LocalQueue's first workload.
-      heads.push_back(Head{&cq, wl, wl->priority, state_.QueueOrderTime(*wl), preemptor});
+      heads.push_back(Head{&cq, wl, EffectivePriority(*wl, state_.config()),
+                           state_.QueueOrderTime(*wl), preemptor});
     }
   }
   std::vector<Entry> entries;

@@ -76,7 +76,7 @@ void ClusterState::RebuildQuotaTree(absl::Time now) {
     }
     ClusterQueueRuntime* cq = mutable_cluster_queue(wl->status.admission->cluster_queue);
     if (cq == nullptr) continue;  // Its ClusterQueue is gone; the usage goes with it.
-    cq->holding.Insert(*wl);
+    cq->holding.Insert(*wl, EffectivePriority(*wl, config_));
     AddUsageOf(*wl);
   }
   RecomputeActivity();
@@ -171,7 +171,7 @@ absl::Time ClusterState::QueueOrderTime(const Workload& wl) const {
 }
 
 QueueKey ClusterState::KeyOf(const Workload& wl) const {
-  return QueueKey{1, wl.priority, QueueOrderTime(wl), wl.id};
+  return QueueKey{1, EffectivePriority(wl, config_), QueueOrderTime(wl), wl.id};
 }
 
 void ClusterState::Requeue(Workload& wl, absl::Time now) {

@@ -20,6 +20,7 @@
 #include "core/config_registry.h"
 #include "core/cycle_plan.h"
 #include "core/object_kind.h"
+#include "core/priority_boost.h"
 #include "core/queue_router.h"
 #include "core/quota_tree.h"
 #include "core/runtime_history.h"
@@ -275,6 +276,17 @@ class ClusterState {
   // naming the rest. The same value again changes nothing. NOT_FOUND when absent.
   absl::Status SetAdmissionGates(absl::string_view key, const std::optional<std::string>& gates,
                                  absl::Time now);
+  // Kueue's PriorityBoost (workload_controls.cc, rules in priority_boost.h): a new value of the
+  // kueue.x-k8s.io/priority-boost annotation (nullopt: removed), as an external controller
+  // patches it. With the gate on the value must be a signed integer (INVALID_ARGUMENT naming
+  // the annotation otherwise, nothing changed); a queued workload is queued again with its new
+  // priority (out of the inadmissible set unless it backs off, as Kueue's PushOrUpdate), and one
+  // holding quota is re-filed as a victim and, when its effective priority changed and it has a
+  // WorkloadPriorityClass, lets its tree's inadmissible workloads try again (Kueue's
+  // PriorityChanged). With the gate off the annotation is stored and read by nothing. The same
+  // value again changes nothing. NOT_FOUND when absent.
+  absl::Status SetPriorityBoost(absl::string_view key, const std::optional<std::string>& value,
+                                absl::Time now);
   // The adapter reports that the workload saved its progress at `at` (not in the future).
   absl::Status RecordCheckpoint(absl::string_view key, absl::Time at, absl::Time now);
   // Kueue's status.reclaimablePods (reclaimable_pods.cc): the adapter reports, per pod set,

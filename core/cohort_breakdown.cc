@@ -273,7 +273,7 @@ class BlockerFinder {
         }
         if (borrows_after && !state_.config().fair_sharing.enable &&
             preemption.max_priority_threshold.has_value() &&
-            victim->priority > *preemption.max_priority_threshold) {
+            EffectivePriority(*victim, state_.config()) > *preemption.max_priority_threshold) {
           ++above_threshold;
           continue;
         }
@@ -302,7 +302,7 @@ class BlockerFinder {
           absl::StrCat(cq_.spec.name,
                        " has reclaimWithinCohort: ", PolicyName(preemption.reclaim_within_cohort),
                        ", and no workload of ", who, " using ", in, " has a lower priority than ",
-                       wl_.Key(), " (", wl_.priority, ")"));
+                       wl_.Key(), " (", EffectivePriority(wl_, state_.config()), ")"));
     }
   }
 

@@ -232,7 +232,7 @@ void ClusterState::ApplyAdmission(const AdmissionDecision& a, Admission* taken, 
   // PodSetReducer starts from the spec's counts), yet the ClusterQueue counts only the pods
   // still needed (Kueue's totalRequestsFromAdmission).
   if (!wl->status.history().reclaimable_pods.empty()) DeriveQuotaUsage(*wl);
-  cq->holding.Insert(*wl);
+  cq->holding.Insert(*wl, EffectivePriority(*wl, config_));
   AddUsageOf(*wl, a.topology_leaves);
   std::string message = QuotaReservedMessage(admission.cluster_queue);
   // Grow each list once for the conditions and events below.
@@ -292,9 +292,19 @@ void ClusterState::ApplyPreemption(const PreemptionDecision& p, absl::Time now) 
   RecordPreemption(victim->status, now);
   victim->status.mutable_history().last_preemption_reason = p.reason;
   SetCondition(victim->status, Condition{"Preempted", true, p.reason, p.message, now});
+  // Kueue's Preempted event names both effective priorities (KEP-7990's observability).
+  auto priority_info = [this](const Workload& wl) {
+    const int64_t effective = EffectivePriority(wl, config_);
+    return absl::StrCat(effective, " (base: ", wl.priority,
+                        ", boost: ", effective - int64_t{wl.priority}, ")");
+  };
   AddEvent(victim->status, now, "Preempted",
            absl::StrCat(p.message, "; preemptor ",
-                        preemptor != nullptr ? preemptor->Key() : std::string("unknown")));
+                        preemptor != nullptr ? preemptor->Key() : std::string("unknown"),
+                        preemptor != nullptr ? absl::StrCat("; preemptor effective priority: ",
+                                                            priority_info(*preemptor))
+                                             : std::string(),
+                        "; preemptee effective priority: ", priority_info(*victim)));
   StartEviction(*victim, now, "Preempted", p.message);
 }
 

@@ -2,8 +2,8 @@
 
 namespace tollgate::core {
 
-void HeldWorkloads::Insert(const Workload& wl) {
-  const Filed filed{VictimKey{wl.priority, WorkAtRiskSince(wl.status), wl.id},
+void HeldWorkloads::Insert(const Workload& wl, int64_t effective_priority) {
+  const Filed filed{VictimKey{effective_priority, WorkAtRiskSince(wl.status), wl.id},
                     wl.status.state == WorkloadState::kEvicting,
                     wl.status.state == WorkloadState::kQuotaReserved};
   // One hash lookup whether it is new or filed already.

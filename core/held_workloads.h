@@ -14,14 +14,15 @@
 namespace tollgate::core {
 
 // The workloads holding one ClusterQueue's quota (reserved, admitted or evicting), in id order for
-// iteration and, apart, in the order preemption considers victims: lowest priority first, then
-// the one losing the least work (latest admission or checkpoint), then id. Keeping that order
-// up to date lets the planner walk candidates lazily and stop at the first that cannot be taken,
-// instead of collecting and sorting every admitted workload of a cohort for each preemptor.
+// iteration and, apart, in the order preemption considers victims: lowest (effective) priority
+// first, then the one losing the least work (latest admission or checkpoint), then id. Keeping that
+// order up to date lets the planner walk candidates lazily and stop at the first that cannot be
+// taken, instead of collecting and sorting every admitted workload of a cohort for each preemptor.
 class HeldWorkloads {
  public:
   struct VictimKey {
-    int32_t priority = 0;
+    // The effective priority (core/priority_boost.h).
+    int64_t priority = 0;
     absl::Time work_at_risk_since;
     WorkloadId id = 0;
 
@@ -39,8 +40,8 @@ class HeldWorkloads {
   // node counts, with how many use each.
   using UsageCounts = absl::btree_map<QuotaUsage, int64_t>;
 
-  // Adds the workload, or re-files it after its state or checkpoint changed.
-  void Insert(const Workload& wl);
+  // Adds the workload, or re-files it after its state, checkpoint or effective priority changed.
+  void Insert(const Workload& wl, int64_t effective_priority);
   // Returns false if the workload was not held.
   bool Erase(WorkloadId id);
   void Clear();

@@ -15,14 +15,16 @@ namespace tollgate::core {
 
 bool SatisfiesPreemptionPolicy(const ClusterState& state, const Workload& preemptor,
                                const Workload& candidate, PreemptionPolicy policy) {
-  const bool lower_priority = preemptor.priority > candidate.priority;
+  const int64_t preemptor_priority = EffectivePriority(preemptor, state.config());
+  const int64_t candidate_priority = EffectivePriority(candidate, state.config());
+  const bool lower_priority = preemptor_priority > candidate_priority;
   switch (policy) {
     case PreemptionPolicy::kNever:
       return false;
     case PreemptionPolicy::kLowerPriority:
       return lower_priority;
     case PreemptionPolicy::kLowerOrNewerEqualPriority:
-      return lower_priority || (preemptor.priority == candidate.priority &&
+      return lower_priority || (preemptor_priority == candidate_priority &&
                                 state.QueueOrderTime(preemptor) < state.QueueOrderTime(candidate));
     case PreemptionPolicy::kAny:
       return true;
@@ -92,10 +94,11 @@ PreemptionPlanner::Variant PreemptionPlanner::Classify(const Context& ctx,
   if (spec.borrow_within_cohort == BorrowWithinCohortPolicy::kNever) {
     return Variant::kReclaimWithoutBorrowing;
   }
-  // Kueue's isAboveBorrowingThreshold.
-  const bool above_threshold = candidate.priority >= ctx.preemptor.priority ||
+  // Kueue's isAboveBorrowingThreshold, on effective priorities.
+  const int64_t candidate_priority = EffectivePriority(candidate, state_.config());
+  const bool above_threshold = candidate_priority >= ctx.preemptor_priority ||
                                (spec.max_priority_threshold.has_value() &&
-                                candidate.priority > *spec.max_priority_threshold);
+                                candidate_priority > *spec.max_priority_threshold);
   return above_threshold ? Variant::kReclaimWithoutBorrowing : Variant::kReclaimWhileBorrowing;
 }
 
@@ -216,10 +219,10 @@ class PreemptionPlanner::CandidateStream {
                                                : ctx_.cq.spec.preemption.reclaim_within_cohort;
     for (; cursor.it != cursor.end; ++cursor.it) {
       // Filed by ascending priority: past the policy's priority bound nothing else qualifies.
-      const int32_t priority = cursor.it->priority;
-      if (policy == PreemptionPolicy::kLowerPriority && priority >= ctx_.preemptor.priority) break;
+      const int64_t priority = cursor.it->priority;
+      if (policy == PreemptionPolicy::kLowerPriority && priority >= ctx_.preemptor_priority) break;
       if (policy == PreemptionPolicy::kLowerOrNewerEqualPriority &&
-          priority > ctx_.preemptor.priority) {
+          priority > ctx_.preemptor_priority) {
         break;
       }
       if (std::optional<Candidate> c = Accept(cursor.source, cursor.it->id)) {
@@ -252,7 +255,9 @@ bool PreemptionPlanner::Before(const Context& ctx, const Candidate& a, const Can
     const double ub = state_.LocalQueueFairUsage(b.wl->spec.namespace_name, b.wl->spec.queue_name);
     if (ua != ub) return ua > ub;
   }
-  if (a.wl->priority != b.wl->priority) return a.wl->priority < b.wl->priority;
+  const int64_t a_priority = EffectivePriority(*a.wl, state_.config());
+  const int64_t b_priority = EffectivePriority(*b.wl, state_.config());
+  if (a_priority != b_priority) return a_priority < b_priority;
   // Kueue prefers the most recently admitted; with reported checkpoints that generalises to the
   // workload that loses the least work (the same order when nothing was reported).
   const absl::Time a_since = WorkAtRiskSince(a.wl->status);
@@ -295,7 +300,9 @@ bool PreemptionPlanner::WorkloadFits(const Context& ctx, bool allow_borrowing) c
 std::vector<PreemptionTarget> PreemptionPlanner::GetTargets(
     const Workload& preemptor, const ClusterQueueRuntime& cq, const std::map<FrId, int64_t>& usage,
     const std::vector<FrId>& frs_need_preemption, const WorkloadTopologyRequests* topology) {
-  Context ctx{preemptor, cq, usage, frs_need_preemption, topology};
+  Context ctx{
+      preemptor, EffectivePriority(preemptor, state_.config()), cq, usage, frs_need_preemption,
+      topology};
   std::vector<PreemptionTarget> targets =
       state_.config().fair_sharing.enable ? Fair(ctx) : Classical(ctx);
   if (cq.spec.max_preempted_workloads > 0 &&

@@ -58,6 +58,8 @@ class PreemptionPlanner {
   };
   struct Context {
     const Workload& preemptor;
+    // Its effective priority (core/priority_boost.h), read once per plan.
+    int64_t preemptor_priority;
     const ClusterQueueRuntime& cq;
     const std::map<FrId, int64_t>& usage;
     const std::vector<FrId>& frs;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/admission_gates.h"
 #include "core/cluster_state.h"
+#include "core/priority_boost.h"
 #include "core/status_macros.h"
 
 namespace tollgate::core {
@@ -22,7 +23,11 @@ bool MatchesAsSubmitted(const Workload& found, const WorkloadSpec& spec) {
   const std::optional<SubmittedControls>& submitted = found.status.history().submitted_controls;
   const std::optional<std::string> resubmitted_gates = AdmissionGatedByOf(spec);
   const bool gates_differ = AdmissionGatedByOf(found.spec) != resubmitted_gates;
-  if (!submitted.has_value() && !gates_differ) return false;
+  const std::string* found_boost = PriorityBoostAnnotationOf(found.spec);
+  const std::string* resubmitted_boost = PriorityBoostAnnotationOf(spec);
+  const bool boost_differs = (found_boost == nullptr) != (resubmitted_boost == nullptr) ||
+                             (found_boost != nullptr && *found_boost != *resubmitted_boost);
+  if (!submitted.has_value() && !gates_differ && !boost_differs) return false;
   WorkloadSpec original = found.spec;
   if (submitted.has_value()) {
     original.active = submitted->active;
@@ -33,6 +38,13 @@ bool MatchesAsSubmitted(const Workload& found, const WorkloadSpec& spec) {
   // SetAdmissionGates (admission_gates.h), which may only remove them. A resubmit naming other
   // gates is the same workload, and its gates stay as they are.
   if (gates_differ) SetAdmissionGatedBy(original, resubmitted_gates);
+  // Nor does the priority boost: an external controller sets it on the workload (Kueue never
+  // copies it from a job), through SetPriorityBoost, and a resubmit leaves it as it is.
+  if (boost_differs) {
+    SetPriorityBoostAnnotation(original, resubmitted_boost == nullptr
+                                             ? std::nullopt
+                                             : std::optional<std::string>(*resubmitted_boost));
+  }
   return original == spec;
 }
 
@@ -65,6 +77,8 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
   if (const std::optional<std::string> gates = AdmissionGatedByOf(spec); gates.has_value()) {
     TOLLGATE_RETURN_IF_ERROR(ValidateAdmissionGatesOnCreate(*gates));
   }
+  // Kueue's workload webhook with PriorityBoost on: the boost must be a signed integer.
+  TOLLGATE_RETURN_IF_ERROR(ValidatePriorityBoost(spec, state.config()));
   SubmitPreview preview;
   if (const Workload* found =
           state.FindWorkload(absl::StrCat(spec.namespace_name, "/", spec.name))) {

@@ -176,4 +176,39 @@ absl::Status ClusterState::SetAdmissionGates(absl::string_view key,
   return absl::OkStatus();
 }
 
+absl::Status ClusterState::SetPriorityBoost(absl::string_view key,
+                                            const std::optional<std::string>& value,
+                                            absl::Time now) {
+  Workload* wl = workloads_.FindMutable(key);
+  if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
+  const std::string* current = PriorityBoostAnnotationOf(wl->spec);
+  if (current == nullptr ? !value.has_value() : value.has_value() && *current == *value) {
+    return absl::OkStatus();
+  }
+  if (value.has_value()) {
+    if (absl::Status valid = ValidatePriorityBoostValue(*value, config_); !valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("workload ", key, ": ", valid.message()));
+    }
+  }
+  const int64_t before = EffectivePriority(*wl, config_);
+  SetPriorityBoostAnnotation(wl->spec, value);
+  MarkDirty(wl->id);
+  // Kueue's queue and cache look at the annotation only with the gate on.
+  if (!config_.priority_boost) return absl::OkStatus();
+  if (wl->status.state == WorkloadState::kPending) {
+    if (router_.QueuedIn(wl->id) != nullptr) Requeue(*wl, now);
+    return absl::OkStatus();
+  }
+  if (!wl->HoldsQuota() || !wl->status.admission.has_value()) return absl::OkStatus();
+  RefileHeld(*wl);
+  // Kueue's PriorityChanged counts only a workload with a WorkloadPriorityClass.
+  const bool workload_priority_class =
+      !wl->spec.priority_class_name.empty() &&
+      registry().workload_priority_classes().contains(wl->spec.priority_class_name);
+  if (workload_priority_class && EffectivePriority(*wl, config_) != before) {
+    RequeueInadmissibleInTreeOf(wl->status.admission->cluster_queue, now);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tollgate::core

@@ -74,7 +74,7 @@ void ClusterState::RestoreActiveReservation(Workload& wl) {
   if (!HoldsActiveReservation(wl)) return;
   ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue);
   if (cq == nullptr || cq->holding.contains(wl.id)) return;
-  cq->holding.Insert(wl);
+  cq->holding.Insert(wl, EffectivePriority(wl, config_));
   AddUsageOf(wl);
 }
 
@@ -366,7 +366,7 @@ absl::Status ClusterState::RecordCheckpoint(absl::string_view key, absl::Time at
 
 void ClusterState::RefileHeld(const Workload& wl) {
   if (ClusterQueueRuntime* cq = mutable_cluster_queue(wl.status.admission->cluster_queue)) {
-    if (cq->holding.contains(wl.id)) cq->holding.Insert(wl);
+    if (cq->holding.contains(wl.id)) cq->holding.Insert(wl, EffectivePriority(wl, config_));
   }
 }
 

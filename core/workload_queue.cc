@@ -43,7 +43,7 @@ void WorkloadQueue::PrefetchHeadRemoval(WorkloadId id) const {
 }
 
 QueueKey WorkloadQueue::Normalized(QueueKey key) const {
-  key.sticky_rank = (sticky_.has_value() && *sticky_ == key.id) ? 0 : 1;
+  key.set_sticky_rank((sticky_.has_value() && *sticky_ == key.id) ? 0 : 1);
   return key;
 }
 

@@ -15,20 +15,39 @@ namespace tollgate::core {
 // Where a pending workload sorts in its ClusterQueue: higher priority first, then the older
 // queue-order timestamp, then submission order. The sticky rank puts a BestEffortFIFO queue's
 // in-progress preemptor in front, as Kueue does, so the quota it freed is not taken by others.
+// The priority is the effective one (core/priority_boost.h), which may leave int32's range.
 struct QueueKey {
-  int sticky_rank = 1;
-  int32_t priority = 0;
-  absl::Time timestamp;
-  WorkloadId id = 0;
+  QueueKey() = default;
+  // `priority` within +-2^38 (an int32 priority plus an int32 boost is).
+  QueueKey(int sticky_rank, int64_t priority, absl::Time timestamp, WorkloadId id)
+      : rank_(Rank(sticky_rank, priority)), timestamp(timestamp), id(id) {}
+
+  int sticky_rank() const { return rank_ >= kStickyStep / 2 ? 1 : 0; }
+  int64_t priority() const { return (sticky_rank() == 1 ? kStickyStep : 0) - rank_; }
+  void set_sticky_rank(int sticky_rank) { rank_ = Rank(sticky_rank, priority()); }
 
   friend bool operator<(const QueueKey& a, const QueueKey& b) {
-    if (a.sticky_rank != b.sticky_rank) return a.sticky_rank < b.sticky_rank;
-    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.rank_ != b.rank_) return a.rank_ < b.rank_;
     if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
     return a.id < b.id;
   }
   friend bool operator==(const QueueKey& a, const QueueKey& b) { return !(a < b) && !(b < a); }
+
+ private:
+  // The sticky rank and the priority in one integer, ascending in queue order: a 64-bit
+  // priority beside the rank would make the key 40 bytes instead of 32, in every queue's sets
+  // and index (docs/performance.md's bytes per pending workload).
+  static constexpr int64_t kStickyStep = int64_t{1} << 40;
+  static int64_t Rank(int sticky_rank, int64_t priority) {
+    return sticky_rank * kStickyStep - priority;
+  }
+  int64_t rank_ = kStickyStep;
+
+ public:
+  absl::Time timestamp;
+  WorkloadId id = 0;
 };
+static_assert(sizeof(QueueKey) == 32, "every pending workload has one in its queue's sets");
 
 // The pending workloads of one ClusterQueue, split as in Kueue into the active heap (candidates
 // for the next cycle's head) and the inadmissible set (parked until quota frees up in the
@@ -40,7 +59,7 @@ class WorkloadQueue {
   WorkloadQueue(const WorkloadQueue& other);
   WorkloadQueue& operator=(const WorkloadQueue& other);
 
-  // Adds to the active set (or moves it there). `key.sticky_rank` is set by the queue.
+  // Adds to the active set (or moves it there). `key`'s sticky rank is set by the queue.
   void PushActive(QueueKey key);
   void PushInadmissible(QueueKey key);
   // PushActive (or PushInadmissible) of every key, for workloads with distinct ids: sorts them

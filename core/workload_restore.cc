@@ -87,7 +87,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
     // A deactivated workload whose pods still stop is not in Kueue's cache after a restart
     // either (its ClusterQueue counts HasActiveQuotaReservation ones).
     if (cq != nullptr && HoldsActiveReservation(ref)) {
-      cq->holding.Insert(ref);
+      cq->holding.Insert(ref, EffectivePriority(ref, config_));
       AddUsageOf(ref);
     }
     if (ref.status.state == WorkloadState::kEvicting && config_.evictions_need_ack) {

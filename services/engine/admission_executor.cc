@@ -105,6 +105,11 @@ absl::Status AdmissionExecutor::Txn::SetAdmissionGates(absl::string_view key,
   return state_->SetAdmissionGates(key, gates, now_);
 }
 
+absl::Status AdmissionExecutor::Txn::SetPriorityBoost(absl::string_view key,
+                                                      const std::optional<std::string>& value) {
+  return state_->SetPriorityBoost(key, value, now_);
+}
+
 absl::Status AdmissionExecutor::Txn::SetWaitingForReplacementPods(absl::string_view key,
                                                                   bool waiting) {
   return state_->SetWaitingForReplacementPods(key, waiting, now_);

@@ -146,6 +146,7 @@ class AdmissionExecutor {
     absl::Status MarkMultiKueueWinner(absl::string_view key, absl::string_view origin);
     absl::Status SetPayload(absl::string_view key, core::WorkloadPayload payload);
     absl::Status SetAdmissionGates(absl::string_view key, const std::optional<std::string>& gates);
+    absl::Status SetPriorityBoost(absl::string_view key, const std::optional<std::string>& value);
     // The stored configuration object at `key`, this batch's own writes included.
     absl::StatusOr<std::optional<std::string>> ReadObject(const std::string& key) const;
     // Committed objects under `prefix` in key order, as of revision() (this batch's writes are

@@ -264,6 +264,26 @@ absl::StatusOr<v1::SetAdmissionGatesResponse> TollgateApi::SetAdmissionGates(
       });
 }
 
+absl::StatusOr<v1::Workload> TollgateApi::SetPriorityBoost(const v1::WorkloadRef& workload,
+                                                           const std::optional<std::string>& value,
+                                                           int64_t expected_revision) {
+  TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRef(workload));
+  if (expected_revision < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected_revision: must not be negative (0: not checked), got ", expected_revision));
+  }
+  const std::string key = WorkloadKeyOf(workload);
+  return executor_.Run<v1::Workload>(
+      [&](AdmissionExecutor::Txn& txn) -> absl::StatusOr<v1::Workload> {
+        if (expected_revision > 0) {
+          TOLLGATE_RETURN_IF_ERROR(RequireWorkloadRevision(txn.state(), key, expected_revision,
+                                                           txn.commit_revision(), "read it again"));
+        }
+        TOLLGATE_RETURN_IF_ERROR(txn.SetPriorityBoost(key, value));
+        return WorkloadByKey(txn.state(), key, txn.commit_revision());
+      });
+}
+
 absl::StatusOr<v1::DeleteObjectResponse> TollgateApi::DeleteObject(
     const v1::DeleteObjectRequest& request) {
   TOLLGATE_ASSIGN_OR_RETURN(core::ObjectKind kind, ToCoreKind(request.ref().kind()));

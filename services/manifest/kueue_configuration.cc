@@ -104,6 +104,8 @@ struct SchedulerGate {
 constexpr SchedulerGate kSchedulerGates[] = {
     // Alpha in Kueue 0.18.x, 0.19.x and 0.20 (kueue#13797).
     {"PrioritizePreemptorWorkloads", &core::SchedulerConfig::prioritize_preemptor_workloads},
+    // Alpha since Kueue 0.17 (KEP-7990): the kueue.x-k8s.io/priority-boost annotation.
+    {"PriorityBoost", &core::SchedulerConfig::priority_boost},
     // Deprecated in Kueue 0.19; it depends on TopologyAwareScheduling and
     // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
     {"TASReplaceNodeDueToNotReadyOverFixedTime",

@@ -1178,6 +1178,7 @@ constexpr StepKindEntry kStepKinds[] = {
     {"podsMissing", StepKind::kPodsMissing},
     {"podsReplaced", StepKind::kPodsReplaced},
     {"admissionGates", StepKind::kAdmissionGates},
+    {"priorityBoost", StepKind::kPriorityBoost},
     // --- MultiKueue.
     {"remoteAdmit", StepKind::kRemoteAdmit},
     {"remoteEvict", StepKind::kRemoteEvict},
@@ -1392,6 +1393,24 @@ absl::Status ParseStepBody(const Where& where, const YAML::Node& body, Step& ste
           TOLLGATE_ASSIGN_OR_RETURN(change.refused, Str(where, *n, k.Path("refused")));
         }
         step.gate_changes.push_back(std::move(change));
+      }
+      return absl::OkStatus();
+    }
+    case StepKind::kPriorityBoost: {
+      TOLLGATE_RETURN_IF_ERROR(ExpectSeq(where, body, "priorityBoost"));
+      size_t i = 0;
+      for (const auto& item : body) {
+        TOLLGATE_ASSIGN_OR_RETURN(Keys k, Keys::Read(where, item, Index("priorityBoost", i++),
+                                                     {"workload", "value", "refused"}));
+        PriorityBoostItem change;
+        TOLLGATE_ASSIGN_OR_RETURN(change.workload, RequiredStr(where, k, "workload"));
+        if (const YAML::Node* n = k.Get("value")) {
+          TOLLGATE_ASSIGN_OR_RETURN(change.value, Str(where, *n, k.Path("value")));
+        }
+        if (const YAML::Node* n = k.Get("refused")) {
+          TOLLGATE_ASSIGN_OR_RETURN(change.refused, Str(where, *n, k.Path("refused")));
+        }
+        step.boost_changes.push_back(std::move(change));
       }
       return absl::OkStatus();
     }

@@ -239,6 +239,16 @@ struct AdmissionGatesItem {
   std::optional<std::string> refused;
 };
 
+// One item of a priorityBoost step: a new value of the workload's kueue.x-k8s.io/priority-boost
+// annotation (Kueue's PriorityBoost), as an external controller would patch it.
+struct PriorityBoostItem {
+  std::string workload;
+  // The annotation's new value; nullopt removes it.
+  std::optional<std::string> value;
+  // The change must be refused with a message containing this text.
+  std::optional<std::string> refused;
+};
+
 // One binding of a bindOwner step (Kueue's prebuilt workload).
 struct OwnerBinding {
   std::string workload;
@@ -293,6 +303,8 @@ enum class StepKind {
   kPodsReplaced,
   // Kueue's AdmissionGatedBy: the annotation changed on a workload (gates removed).
   kAdmissionGates,
+  // Kueue's PriorityBoost: the annotation set or removed on a workload.
+  kPriorityBoost,
   // --- MultiKueue (docs/scenario-format.md, "MultiKueue"): what a worker did with its copy,
   // and whether it answers.
   kRemoteAdmit,
@@ -324,6 +336,7 @@ struct Step {
   std::vector<CheckUpdateItem> check_updates;    // kSetCheck
   std::vector<OwnerBinding> bindings;            // kBindOwner
   std::vector<AdmissionGatesItem> gate_changes;  // kAdmissionGates
+  std::vector<PriorityBoostItem> boost_changes;  // kPriorityBoost
   // kRemoteAdmit, kRemoteEvict, kRemoteFinish, kRemoteDelete; the worker names of
   // kConnectWorkers and kDisconnectWorkers are in `names`.
   std::vector<RemoteReport> remote_reports;

@@ -264,6 +264,8 @@ class Run {
         return RunJobReport(step);
       case StepKind::kAdmissionGates:
         return RunAdmissionGates(step);
+      case StepKind::kPriorityBoost:
+        return RunPriorityBoost(step);
       case StepKind::kStop:
       case StepKind::kResume:
         for (const ObjectRef& ref : step.del) {
@@ -614,6 +616,28 @@ class Run {
       if (change.gated_by.has_value()) request.set_admission_gated_by(*change.gated_by);
       absl::Status status = api().SetAdmissionGates(request).status();
       const std::string what = absl::StrCat("admissionGates of ", change.workload);
+      if (change.refused.has_value()) {
+        if (std::string e = RefusalMismatch(what, status, *change.refused, "changed"); !e.empty()) {
+          return e;
+        }
+        continue;
+      }
+      if (!status.ok()) return absl::StrCat(what, ": ", status.message());
+    }
+    return "";
+  }
+
+  // An external controller's patch of each workload's priority-boost annotation, in turn.
+  std::string RunPriorityBoost(const Step& step) {
+    for (const PriorityBoostItem& change : step.boost_changes) {
+      absl::StatusOr<std::string> key = Resolve(change.workload);
+      if (!key.ok()) return absl::StrCat("priorityBoost: ", key.status().message());
+      v1::WorkloadRef ref;
+      const std::vector<std::string> parts = absl::StrSplit(*key, absl::MaxSplits('/', 1));
+      ref.set_namespace_(parts[0]);
+      ref.set_name(parts[1]);
+      absl::Status status = api().SetPriorityBoost(ref, change.value).status();
+      const std::string what = absl::StrCat("priorityBoost of ", change.workload);
       if (change.refused.has_value()) {
         if (std::string e = RefusalMismatch(what, status, *change.refused, "changed"); !e.empty()) {
           return e;

@@ -333,7 +333,7 @@ TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {
     const QueueKey* key = state.cluster_queue("cq")->queue.HeadKey();
     if (key == nullptr) return "";
     const Workload* wl = state.workload(key->id);
-    EXPECT_EQ(key->priority, wl->priority) << wl->Key();
+    EXPECT_EQ(key->priority(), wl->priority) << wl->Key();
     EXPECT_EQ(key->timestamp, state.QueueOrderTime(*wl)) << wl->Key();
     return wl->spec.name;
   };

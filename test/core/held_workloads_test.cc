@@ -19,6 +19,9 @@ Workload Held(WorkloadId id, int32_t priority, absl::Duration admitted_after,
   return wl;
 }
 
+// Files the workload at its own priority (no boost).
+void Insert(HeldWorkloads& held, const Workload& wl) { held.Insert(wl, wl.priority); }
+
 std::vector<WorkloadId> Ids(const HeldWorkloads::VictimOrder& order) {
   std::vector<WorkloadId> ids;
   for (const HeldWorkloads::VictimKey& key : order) ids.push_back(key.id);
@@ -27,11 +30,11 @@ std::vector<WorkloadId> Ids(const HeldWorkloads::VictimOrder& order) {
 
 TEST(HeldWorkloadsTest, VictimOrderIsPriorityThenLeastWorkAtRiskThenId) {
   HeldWorkloads held;
-  held.Insert(Held(1, 5, absl::Minutes(1)));
-  held.Insert(Held(2, 1, absl::Minutes(1)));
-  held.Insert(Held(3, 1, absl::Minutes(9)));  // admitted later: loses less
-  held.Insert(Held(4, 1, absl::Minutes(9)));
-  held.Insert(Held(5, 3, absl::Minutes(2), WorkloadState::kEvicting));
+  Insert(held, Held(1, 5, absl::Minutes(1)));
+  Insert(held, Held(2, 1, absl::Minutes(1)));
+  Insert(held, Held(3, 1, absl::Minutes(9)));  // admitted later: loses less
+  Insert(held, Held(4, 1, absl::Minutes(9)));
+  Insert(held, Held(5, 3, absl::Minutes(2), WorkloadState::kEvicting));
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{3, 4, 2, 1}));
   EXPECT_EQ(Ids(held.evicting()), (std::vector<WorkloadId>{5}));
   EXPECT_EQ(std::vector<WorkloadId>(held.begin(), held.end()),
@@ -42,14 +45,14 @@ TEST(HeldWorkloadsTest, VictimOrderIsPriorityThenLeastWorkAtRiskThenId) {
 TEST(HeldWorkloadsTest, InsertRefilesAfterACheckpointOrEviction) {
   HeldWorkloads held;
   Workload early = Held(1, 0, absl::Minutes(1));
-  held.Insert(early);
-  held.Insert(Held(2, 0, absl::Minutes(5)));
+  Insert(held, early);
+  Insert(held, Held(2, 0, absl::Minutes(5)));
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{2, 1}));
   early.status.mutable_history().last_checkpoint_time = kStart + absl::Minutes(8);
-  held.Insert(early);
+  Insert(held, early);
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{1, 2}));
   early.status.state = WorkloadState::kEvicting;
-  held.Insert(early);
+  Insert(held, early);
   EXPECT_EQ(Ids(held.admitted()), (std::vector<WorkloadId>{2}));
   EXPECT_EQ(Ids(held.evicting()), (std::vector<WorkloadId>{1}));
   EXPECT_EQ(held.size(), 2u);
@@ -57,8 +60,8 @@ TEST(HeldWorkloadsTest, InsertRefilesAfterACheckpointOrEviction) {
 
 TEST(HeldWorkloadsTest, EraseForgetsEverywhere) {
   HeldWorkloads held;
-  held.Insert(Held(1, 0, absl::Minutes(1)));
-  held.Insert(Held(2, 0, absl::Minutes(2), WorkloadState::kEvicting));
+  Insert(held, Held(1, 0, absl::Minutes(1)));
+  Insert(held, Held(2, 0, absl::Minutes(2), WorkloadState::kEvicting));
   EXPECT_TRUE(held.Erase(2));
   EXPECT_FALSE(held.Erase(2));
   EXPECT_FALSE(held.contains(2));

@@ -597,9 +597,10 @@ std::string CheckHeadKeys(const ClusterState& state) {
     if (key == nullptr) continue;
     const Workload* wl = state.workload(key->id);
     if (wl == nullptr) return absl::StrCat("(h) ", name, "'s head ", key->id, " is unknown");
-    if (key->priority != wl->priority || key->timestamp != state.QueueOrderTime(*wl)) {
+    if (key->priority() != EffectivePriority(*wl, state.config()) ||
+        key->timestamp != state.QueueOrderTime(*wl)) {
       return absl::StrCat("(h) ", name, "'s head key for ", wl->Key(), " is priority ",
-                          key->priority, " at ", absl::FormatTime(key->timestamp),
+                          key->priority(), " at ", absl::FormatTime(key->timestamp),
                           ", the workload's ", wl->priority, " at ",
                           absl::FormatTime(state.QueueOrderTime(*wl)));
     }

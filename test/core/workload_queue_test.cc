@@ -1,5 +1,6 @@
 #include "core/workload_queue.h"
 
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -135,6 +136,30 @@ TEST(WorkloadQueueTest, HeadRecordFollowsEveryChange) {
     q.Remove(*head);
     expect_head(q);
   }
+}
+
+// The key packs the sticky rank and a 64-bit effective priority (PriorityBoost: an int32
+// priority plus an int32 boost) into one integer: each reads back, and the order is sticky
+// first, then higher priority, whatever the extremes.
+TEST(QueueKeyTest, PacksTheStickyRankAndA64BitPriority) {
+  constexpr int64_t kMax = int64_t{std::numeric_limits<int32_t>::max()} * 2;
+  constexpr int64_t kMin = int64_t{std::numeric_limits<int32_t>::min()} * 2;
+  for (int64_t priority : {kMin, int64_t{-1}, int64_t{0}, int64_t{1}, kMax}) {
+    for (int sticky : {0, 1}) {
+      QueueKey key(sticky, priority, kStart, 9);
+      EXPECT_EQ(key.priority(), priority);
+      EXPECT_EQ(key.sticky_rank(), sticky);
+      key.set_sticky_rank(1 - sticky);
+      EXPECT_EQ(key.priority(), priority);
+      EXPECT_EQ(key.sticky_rank(), 1 - sticky);
+    }
+  }
+  EXPECT_LT(QueueKey(0, kMin, kStart, 2), QueueKey(1, kMax, kStart, 1));
+  EXPECT_LT(QueueKey(1, kMax, kStart, 2), QueueKey(1, kMax - 1, kStart, 1));
+  EXPECT_LT(QueueKey(1, int64_t{std::numeric_limits<int32_t>::max()} + 1, kStart, 2),
+            QueueKey(1, std::numeric_limits<int32_t>::max(), kStart, 1));
+  EXPECT_LT(QueueKey(1, 5, kStart, 2), QueueKey(1, 5, kStart + absl::Seconds(1), 1));
+  EXPECT_LT(QueueKey(1, 5, kStart, 1), QueueKey(1, 5, kStart, 2));
 }
 
 }  // namespace

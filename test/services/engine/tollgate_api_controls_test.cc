@@ -98,7 +98,7 @@ class TollgateApiControlsTest : public testing::Test {
     AdmissionExecutor::Options options;
     options.cycle_time_per_round = absl::Seconds(30);
     absl::StatusOr<std::unique_ptr<AdmissionExecutor>> executor =
-        AdmissionExecutor::Open(store_, clock_, core::SchedulerConfig{}, options);
+        AdmissionExecutor::Open(store_, clock_, config_, options);
     ASSERT_TRUE(executor.ok()) << executor.status();
     executor_ = *std::move(executor);
     api_ = std::make_unique<TollgateApi>(*executor_);
@@ -169,6 +169,8 @@ class TollgateApiControlsTest : public testing::Test {
   }
 
   core::SimulatedClock clock_{absl::FromUnixSeconds(1767225600)};
+  // Read by Open: a test may change it and Open again (a restart with another Configuration).
+  core::SchedulerConfig config_;
   storage::MemoryStore store_;
   std::unique_ptr<AdmissionExecutor> executor_;
   std::unique_ptr<TollgateApi> api_;
@@ -594,6 +596,37 @@ TEST_F(TollgateApiControlsTest, AdmissionGatesAreRemovedOneCommitAtATime) {
   ASSERT_TRUE(api_->Settle().ok());
   EXPECT_EQ(Get("g").status().state(), v1::WORKLOAD_STATE_ADMITTED);
   EXPECT_EQ(Get("g").metadata().annotations().count(kGatedBy), 0);
+}
+
+// Kueue's PriorityBoost annotation set as an external controller patches it: each change is a
+// commit (a restart reads it back), refusals change nothing, compare-and-swap on the revision.
+TEST_F(TollgateApiControlsTest, PriorityBoostIsStoredAndCheckedWithTheGateOn) {
+  constexpr char kBoost[] = "kueue.x-k8s.io/priority-boost";
+  config_.priority_boost = true;
+  ASSERT_NO_FATAL_FAILURE(Open());
+  ASSERT_NO_FATAL_FAILURE(Submit("p", "qb", 1, 0));
+  const int64_t before = Get("p").metadata().resource_version();
+  absl::StatusOr<v1::Workload> set = api_->SetPriorityBoost(Ref("p"), "7");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_GT(set->metadata().resource_version(), before);
+  EXPECT_EQ(set->metadata().annotations().at(kBoost), "7");
+
+  absl::Status refused = api_->SetPriorityBoost(Ref("p"), "seven").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()),
+              testing::HasSubstr("metadata.annotations[kueue.x-k8s.io/priority-boost]: Invalid "
+                                 "value: \"seven\": must be a valid signed integer"));
+  EXPECT_EQ(Get("p").metadata().resource_version(), set->metadata().resource_version());
+  EXPECT_EQ(api_->SetPriorityBoost(Ref("absent"), "1").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(api_->SetPriorityBoost(Ref("p"), std::nullopt, 1).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  ASSERT_NO_FATAL_FAILURE(Open());  // the acknowledged value is stored
+  EXPECT_EQ(Get("p").metadata().annotations().at(kBoost), "7");
+  ASSERT_TRUE(
+      api_->SetPriorityBoost(Ref("p"), std::nullopt, Get("p").metadata().resource_version()).ok());
+  EXPECT_EQ(Get("p").metadata().annotations().count(kBoost), 0);
 }
 
 TEST_F(TollgateApiControlsTest, AdmissionGatesRefusalsNameTheFieldAndChangeNothing) {

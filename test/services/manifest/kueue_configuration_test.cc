@@ -307,7 +307,8 @@ INSTANTIATE_TEST_SUITE_P(
         SwitchGate{"TASFailedNodeReplacementFailFast",
                    &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
         SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
-                   &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle}),
+                   &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
+        SwitchGate{"PriorityBoost", &core::SchedulerConfig::priority_boost}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
@@ -518,9 +519,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "featureGates.TopologyAwareScheduling: feature gate not supported by Tollgate at "
                 "this value (value false); Tollgate behaves as Kueue does with the gate at its "
                 "default, true"},
-        BadCase{"AlphaFeatureGateOn", std::string(kB2) + "featureGates: {PriorityBoost: true}\n",
-                "featureGates.PriorityBoost: feature gate not supported by Tollgate at this "
-                "value (value true)"},
+        BadCase{"AlphaFeatureGateOn",
+                std::string(kB2) + "featureGates: {MultiKueueOrchestratedPreemption: true}\n",
+                "featureGates.MultiKueueOrchestratedPreemption: feature gate not supported by "
+                "Tollgate at this value (value true)"},
         BadCase{"UnknownFeatureGate", std::string(kB2) + "featureGates: {LendingLimit: true}\n",
                 "featureGates.LendingLimit: unrecognized feature gate"},
         BadCase{"WrongKind", "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n",
