@@ -108,6 +108,8 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
     {"TASReplaceNodeDueToNotReadyOverFixedTime",
      &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+    // Alpha since Kueue 0.15 (core/topology_balanced_placement.cc).
+    {"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {
