@@ -1,10 +1,12 @@
 // Kueue's balanced placement cases (TASBalancedPlacement on): the cases of
 // pkg/cache/scheduler/tas_cache_test.go (TestFindTopologyAssignments) that switch the gate on,
-// ported by reading them (the same node trees, requests and expected assignments), and the
-// same trees with the gate off where the outcome differs.
+// ported by reading them (the same node trees, requests and expected assignments), one of
+// tas_topology_tree_test.go, and the same trees with the gate off, where most come out
+// differently.
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -694,6 +696,28 @@ std::vector<BalancedCase> KueueCases() {
     }
     cases.push_back(c);
   }
+  {
+    // pkg/cache/scheduler/tas_topology_tree_test.go, TestSnapshotReuseAfterBalancedPlacement: the
+    // second placement on the same tree (Place places twice) gives the same assignment.
+    BalancedCase c;
+    c.name = "snapshot reuse after balanced placement";
+    for (const char* rack : {"r1", "r2"}) {
+      const std::string host = rack == std::string("r1") ? "n1" : "n2";
+      c.nodes.push_back(MakeNode(host, {{kBlock, "b1"}, {kRack, rack}, {kHostnameLabel, host}},
+                                 {{"cpu", 4000}, {"pods", 110}}));
+    }
+    c.levels = {kBlock, kRack, kHostnameLabel};
+    PodSet ps;
+    ps.name = "workers";
+    ps.request.preferred = kRack;
+    ps.per_pod = {{"cpu", 1000}};
+    ps.count = 6;
+    ps.want.levels = kHostOnly;
+    ps.want.domains.push_back({{"n1"}, 3});
+    ps.want.domains.push_back({{"n2"}, 3});
+    c.pod_sets.push_back(ps);
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -743,8 +767,36 @@ TEST(TopologyBalancedPlacementTest, GateOffPlacesByBestFit) {
       "balanced placement; two level topology; balance on the highest level",
       "balanced placement; select correct block taking into account pruning",
       "balanced placement; leader worker set does not reserve leader space on every node",
+      "snapshot reuse after balanced placement",
   };
   EXPECT_EQ(differing, want);
+}
+
+// Slices at the requested level above the hosts: the hosts hold no slice counts, so pruning
+// empties every sibling set and the request is placed by best fit, as in Kueue.
+TEST(TopologyBalancedPlacementTest, SlicesAtRequestedLevelAboveHostsFallBackToBestFit) {
+  BalancedCase c;
+  c.name = "slices at the requested rack level";
+  for (const auto& [rack, host, gpus] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"r1", "x1", 15}, {"r1", "x2", 15}, {"r2", "x3", 20}}) {
+    c.nodes.push_back(MakeNode(host, {{kBlock, "b1"}, {kRack, rack}, {kHostnameLabel, host}},
+                               {{"example.com/gpu", gpus}, {"pods", 40}}));
+  }
+  c.levels = {kBlock, kRack, kHostnameLabel};
+  PodSet ps;
+  ps.request.preferred = kRack;
+  ps.request.slices = {{kRack, 2}};
+  ps.per_pod = {{"example.com/gpu", 1}};
+  ps.count = 24;
+  c.pod_sets.push_back(ps);
+  for (bool incremental : {true, false}) {
+    const std::vector<TopologyAssignment> on = Place(c, /*balanced=*/true, incremental);
+    const std::vector<TopologyAssignment> off = Place(c, /*balanced=*/false, incremental);
+    ASSERT_EQ(on.size(), 1u);
+    EXPECT_EQ(on, off) << Describe(on[0]) << " vs " << Describe(off[0]);
+    // Best fit: r1 (30 GPUs, 15 slices) is the tightest rack for 12 slices.
+    EXPECT_EQ(Describe(on[0]), "x1/:15 x2/:9 ");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(CountedIncrementallyOrFromScratch, TopologyBalancedPlacementTest,
