@@ -11,7 +11,9 @@
 
 namespace tollgate::core {
 
-ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {}
+ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {
+  topology_.set_balanced_placement(config_.tas_balanced_placement);
+}
 
 // --- Configuration -------------------------------------------------------------------------
 

@@ -151,6 +151,10 @@ class TopologyFlavor {
   // Off: every placement computes the first phase from scratch (the reference the tests
   // compare the incremental one with). On by default.
   void set_incremental(bool on) { incremental_ = on; }
+  // Kueue's TASBalancedPlacement gate: a preferred request (neither required nor unconstrained)
+  // is spread evenly over the fewest domains that hold it when it can be, best fit otherwise
+  // (topology_balanced_placement.cc). Off by default, as in Kueue.
+  void set_balanced_placement(bool on) { balanced_placement_ = on; }
 
  private:
   struct Domain {
@@ -289,6 +293,10 @@ class TopologyFlavor {
   }
 
   std::string FindLevelWithFitDomains(int level, Params& p, int* fit_level, std::vector<int>* out);
+  // Kueue's balanced placement: on success the domains at `fit_level` with the counts phase two
+  // hands down; false (state as it was) when it does not apply or fails, for best fit instead.
+  class Balanced;
+  bool PlaceBalanced(const Params& p, int* fit_level, std::vector<int>* fit);
   int BestFit(const std::vector<int>& domains, size_t from, int32_t needed, int32_t leader_count,
               bool slices) const;
   std::vector<int> PrioritizeLeaderDomain(const std::vector<int>& domains, int32_t count,
@@ -339,6 +347,7 @@ class TopologyFlavor {
   std::vector<int> rank_;
 
   bool incremental_ = true;
+  bool balanced_placement_ = false;
   // The cache the running placement reads (null: counted from scratch).
   CountCache* active_cache_ = nullptr;
   std::vector<std::unique_ptr<CountCache>> caches_;

@@ -282,6 +282,13 @@ TopologyFlavor* TopologyInventory::Flavor(absl::string_view flavor) {
   return it->second.built.get();
 }
 
+void TopologyInventory::set_balanced_placement(bool on) {
+  balanced_placement_ = on;
+  for (auto& [name, entry] : flavors_) {
+    if (entry.built != nullptr) entry.built->set_balanced_placement(on);
+  }
+}
+
 void TopologyInventory::Build(FlavorEntry& entry) {
   std::vector<const NodeSpec*> nodes;
   nodes.reserve(nodes_.size());
@@ -289,6 +296,7 @@ void TopologyInventory::Build(FlavorEntry& entry) {
   entry.built =
       std::make_unique<TopologyFlavor>(*FindTopology(entry.spec.topology_name), entry.spec, nodes);
   entry.built_generation = generation_;
+  entry.built->set_balanced_placement(balanced_placement_);
   for (const auto& [pod, usage] : pods_) {
     entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
   }

@@ -126,6 +126,10 @@ class TopologyInventory {
   // Bumped on every change that rebuilds the flavors (nodes, topologies, flavors; not pods).
   int64_t generation() const { return generation_; }
 
+  // Kueue's TASBalancedPlacement gate for every flavor's placements (TopologyFlavor::
+  // set_balanced_placement); set once, from the scheduler's configuration.
+  void set_balanced_placement(bool on);
+
  private:
   struct FlavorEntry {
     ResourceFlavorSpec spec;
@@ -182,6 +186,7 @@ class TopologyInventory {
   int held_ = 0;
   int64_t next_token_ = 0;
   int64_t generation_ = 0;
+  bool balanced_placement_ = false;
 };
 
 }  // namespace tollgate::core

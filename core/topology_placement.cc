@@ -1187,9 +1187,14 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   std::vector<int> fit_here;
   std::vector<int>& fit = cache != nullptr ? cache->fit : fit_here;
   fit.clear();
-  if (std::string reason = FindLevelWithFitDomains(p.requested_level, p, &fit_level, &fit);
-      !reason.empty()) {
-    return reason;
+  // Balanced placement (a gate, off by default) for a preferred request; best fit otherwise.
+  const bool balanced =
+      balanced_placement_ && !p.required && !p.unconstrained && PlaceBalanced(p, &fit_level, &fit);
+  if (!balanced) {
+    if (std::string reason = FindLevelWithFitDomains(p.requested_level, p, &fit_level, &fit);
+        !reason.empty()) {
+      return reason;
+    }
   }
   if (fit.size() == 1 && p.leader_count == 0) {
     // UpdateCountsToMinimum of one domain without a leader, without its list: the domain keeps
@@ -1211,8 +1216,9 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
   const int last = static_cast<int>(levels_.size()) - 1;
   int level = fit_level;
-  // Above the slice level the lower domains of all chosen domains compete together.
-  for (; level < std::min(last, p.slice_level); ++level) {
+  // Above the slice level the lower domains of all chosen domains compete together (a balanced
+  // placement already split the slices between its domains).
+  for (; !balanced && level < std::min(last, p.slice_level); ++level) {
     if (incremental_ && p.leader_count == 0 && !p.unconstrained) {
       // BestFit without a leader: when one lower domain holds every slice, the sorted order's
       // pick is the smallest by (slices, pods, values) among those that do; no sort needed, and

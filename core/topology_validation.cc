@@ -108,9 +108,9 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
       return Invalid(group_path,
                      absl::StrCat(QuoteValue(*request.pod_set_group), ": must not be a number"));
     }
-    if (!request.slices.empty()) {
-      return Invalid(group_path, "may not be set when slices are requested");
-    }
+    // With slices too: Kueue refuses that pair on a job's annotations only (jobframework,
+    // services/manifest/topology_annotations.cc); a Workload's webhook takes it, and the workers'
+    // slices shape the group's placement (Kueue's leader-worker cases with slices).
     // A group without required or preferred is refused on a job's annotations (Kueue's
     // jobframework, services/manifest/topology_annotations.cc) but not on a Workload, whose
     // webhook does not ask for either: its pod sets then share their quota flavors and ask for

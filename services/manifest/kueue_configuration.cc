@@ -120,6 +120,8 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // Beta in Kueue, on by default.
     {"TASRecomputeAssignmentWithinSchedulingCycle",
      &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
+    // Alpha since Kueue 0.15 (core/topology_balanced_placement.cc).
+    {"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

@@ -674,6 +674,13 @@ TEST_F(TopologySchedulingTest, BadInputNamesTheFieldAndChangesNothing) {
   PodSetTopologyRequest group_only;
   group_only.pod_set_group = "group1";
   EXPECT_TRUE(ValidatePodSetTopologyRequest(group_only, 4, "spec.podSets[0]").ok());
+  // And with slices (a leader-worker group whose workers ask for host slices): Kueue refuses
+  // the pair on a job's annotations only.
+  PodSetTopologyRequest group_with_slices;
+  group_with_slices.preferred = kRack;
+  group_with_slices.slices = {{kHostnameLabel, 5}};
+  group_with_slices.pod_set_group = "group1";
+  EXPECT_TRUE(ValidatePodSetTopologyRequest(group_with_slices, 30, "spec.podSets[1]").ok());
 
   NodeSpec bad;
   bad.name = "Bad_Node";

@@ -308,7 +308,8 @@ INSTANTIATE_TEST_SUITE_P(
                    &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
         SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
                    &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
-        SwitchGate{"PriorityBoost", &core::SchedulerConfig::priority_boost}),
+        SwitchGate{"PriorityBoost", &core::SchedulerConfig::priority_boost},
+        SwitchGate{"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
