@@ -11,7 +11,9 @@
 
 namespace tollgate::core {
 
-ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {}
+ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {
+  topology_.set_respect_node_affinity_preferred(config_.tas_respect_node_affinity_preferred);
+}
 
 // --- Configuration -------------------------------------------------------------------------
 

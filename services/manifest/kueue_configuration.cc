@@ -108,6 +108,9 @@ constexpr SchedulerGate kSchedulerGates[] = {
     // TASFailedNodeReplacement, which Tollgate always has on (their Kueue default).
     {"TASReplaceNodeDueToNotReadyOverFixedTime",
      &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
+    // Alpha in Kueue 0.18 (kueue#10902): preferred node affinity ranks topology domains.
+    {"TASRespectNodeAffinityPreferred",
+     &core::SchedulerConfig::tas_respect_node_affinity_preferred},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

@@ -299,7 +299,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SwitchGate{"TASReplaceNodeDueToNotReadyOverFixedTime",
                                  &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
                       SwitchGate{"PrioritizePreemptorWorkloads",
-                                 &core::SchedulerConfig::prioritize_preemptor_workloads}),
+                                 &core::SchedulerConfig::prioritize_preemptor_workloads},
+                      SwitchGate{"TASRespectNodeAffinityPreferred",
+                                 &core::SchedulerConfig::tas_respect_node_affinity_preferred}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {
