@@ -13,6 +13,7 @@ namespace tollgate::core {
 
 ClusterState::ClusterState(SchedulerConfig config) : config_(std::move(config)) {
   topology_.set_balanced_placement(config_.tas_balanced_placement);
+  topology_.set_respect_node_affinity_preferred(config_.tas_respect_node_affinity_preferred);
 }
 
 // --- Configuration -------------------------------------------------------------------------

@@ -67,26 +67,38 @@ bool ToleratesIgnoringOperator(const Toleration& toleration, const Taint& taint)
   return toleration.key.empty() || toleration.key == taint.key;
 }
 
+// A node selector term against a node: every expression and field matches; a term with neither
+// matches nothing.
+bool TermMatches(const NodeSelectorTerm& term, const Labels& labels, absl::string_view node_name) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  auto expression_matches = [&labels](const LabelSelectorRequirement& req) {
+    return RequirementMatches(req, labels);
+  };
+  auto field_matches = [node_name](const LabelSelectorRequirement& req) {
+    return FieldRequirementMatches(req, node_name);
+  };
+  return std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                     expression_matches) &&
+         std::all_of(term.match_fields.begin(), term.match_fields.end(), field_matches);
+}
+
 }  // namespace
 
 bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels,
                          absl::string_view node_name) {
   if (terms.empty()) return true;
-  for (const NodeSelectorTerm& term : terms) {
-    if (term.match_expressions.empty() && term.match_fields.empty()) continue;
-    auto expression_matches = [&labels](const LabelSelectorRequirement& req) {
-      return RequirementMatches(req, labels);
-    };
-    auto field_matches = [node_name](const LabelSelectorRequirement& req) {
-      return FieldRequirementMatches(req, node_name);
-    };
-    if (std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
-                    expression_matches) &&
-        std::all_of(term.match_fields.begin(), term.match_fields.end(), field_matches)) {
-      return true;
-    }
+  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& term) {
+    return TermMatches(term, labels, node_name);
+  });
+}
+
+int64_t PreferredAffinityScore(const std::vector<PreferredSchedulingTerm>& terms,
+                               const Labels& labels, absl::string_view node_name) {
+  int64_t score = 0;
+  for (const PreferredSchedulingTerm& term : terms) {
+    if (term.weight != 0 && TermMatches(term.preference, labels, node_name)) score += term.weight;
   }
-  return false;
+  return score;
 }
 
 bool Tolerates(const Toleration& toleration, const Taint& taint) {

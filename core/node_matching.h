@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -39,6 +40,12 @@ bool NodeSelectorMatchesFlavor(const Labels& node_selector, const ResourceFlavor
 // empty term list matches everything.
 bool NodeAffinityMatches(const std::vector<NodeSelectorTerm>& terms, const Labels& labels,
                          absl::string_view node_name);
+
+// Kubernetes' PreferredSchedulingTerms.Score: the sum of the weights of the terms whose
+// preference matches the node (as a required term matches; a term of weight 0 or with neither
+// expressions nor fields counts for nothing).
+int64_t PreferredAffinityScore(const std::vector<PreferredSchedulingTerm>& terms,
+                               const Labels& labels, absl::string_view node_name);
 
 // Kueue's flavor check of a pod set's required node affinity: the terms' expressions, narrowed
 // to the keys the flavor's nodeLabels have, match those labels (a term narrowed to nothing

@@ -271,7 +271,9 @@ TightRequest TightRequestOf(const Request& req) {
   return t;
 }
 
-// What the first phase of a placement depends on beside the leaves' capacity and usage.
+// What the first phase of a placement depends on beside the leaves' capacity and usage. The
+// preferred node affinity is not part of it: it changes no count, only the ranking of phase two
+// (topology_affinity.cc), so placements with any preferred terms share a shape's counts.
 struct TopologyFlavor::ShapeKey {
   // Inline, like the resolved request they come from: a key is built for every placement.
   absl::InlinedVector<std::pair<int, int64_t>, 4> amounts;

@@ -32,6 +32,9 @@ struct TopologyPlacementRequest {
   absl::Span<const Toleration> tolerations;
   // The pod set's required node affinity; null or empty: none.
   const std::vector<NodeSelectorTerm>* required_node_affinity = nullptr;
+  // The pod set's preferred node affinity; null: none. Read only by a flavor that respects it
+  // (Kueue's TASRespectNodeAffinityPreferred).
+  const std::vector<PreferredSchedulingTerm>* preferred_node_affinity = nullptr;
 };
 
 // A placement as the tree that computed it knows it: each leaf it uses (an index into the
@@ -155,6 +158,10 @@ class TopologyFlavor {
   // is spread evenly over the fewest domains that hold it when it can be, best fit otherwise
   // (topology_balanced_placement.cc). Off by default, as in Kueue.
   void set_balanced_placement(bool on) { balanced_placement_ = on; }
+
+  // Kueue's TASRespectNodeAffinityPreferred: a pod set's preferred node affinity scores the
+  // nodes, and the scores rank the domains ahead of the placement policy. Off by default.
+  void set_respect_node_affinity_preferred(bool on) { respect_preferred_ = on; }
 
  private:
   struct Domain {
@@ -306,6 +313,20 @@ class TopologyFlavor {
                                          int32_t leader_count, int32_t slice_size,
                                          bool unconstrained, bool slices);
   std::vector<int> Sorted(std::vector<int> domains, bool unconstrained, bool with_leader) const;
+  // Kueue's affinityScore of the running placement (topology_affinity.cc): each feasible
+  // node's sum of the weights of the preferred terms it matches, and a domain's the sum of its
+  // children's, into affinity_score_. False when no node scores, where the scores would change
+  // no order: the placement then runs as without the gate (scored_ stays false).
+  bool ScorePreferredAffinity(const TopologyPlacementRequest& workers);
+  // Whether domain `a` ranks before `b` by affinity alone, or after (-1 / 1; 0: a tie or no
+  // scores).
+  int CompareAffinity(int a, int b) const {
+    if (!scored_ || affinity_score_[a] == affinity_score_[b]) return 0;
+    return affinity_score_[a] > affinity_score_[b] ? -1 : 1;
+  }
+  // The end of the run of `domains` from `from` with the score of domains[from] (Kueue's
+  // topAffinityTierDomains): BestFit never trades affinity for a tighter fit.
+  size_t AffinityTierEnd(const std::vector<int>& domains, size_t from) const;
   bool ValuesLess(int a, int b) const;
   TopologyAssignment BuildAssignment(std::vector<std::pair<int, int32_t>> domains) const;
   std::shared_ptr<const TopologyLeafUsage> LeafUsageOf(
@@ -348,6 +369,10 @@ class TopologyFlavor {
 
   bool incremental_ = true;
   bool balanced_placement_ = false;
+  bool respect_preferred_ = false;
+  // Set while a placement ranks by affinity_score_ (by domain).
+  bool scored_ = false;
+  std::vector<int64_t> affinity_score_;
   // The cache the running placement reads (null: counted from scratch).
   CountCache* active_cache_ = nullptr;
   std::vector<std::unique_ptr<CountCache>> caches_;

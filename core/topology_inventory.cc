@@ -289,14 +289,22 @@ void TopologyInventory::set_balanced_placement(bool on) {
   }
 }
 
+void TopologyInventory::set_respect_node_affinity_preferred(bool on) {
+  respect_preferred_ = on;
+  for (auto& [name, entry] : flavors_) {
+    if (entry.built != nullptr) entry.built->set_respect_node_affinity_preferred(on);
+  }
+}
+
 void TopologyInventory::Build(FlavorEntry& entry) {
   std::vector<const NodeSpec*> nodes;
   nodes.reserve(nodes_.size());
   for (const auto& [name, node] : nodes_) nodes.push_back(&node);
   entry.built =
       std::make_unique<TopologyFlavor>(*FindTopology(entry.spec.topology_name), entry.spec, nodes);
-  entry.built_generation = generation_;
+  entry.built->set_respect_node_affinity_preferred(respect_preferred_);
   entry.built->set_balanced_placement(balanced_placement_);
+  entry.built_generation = generation_;
   for (const auto& [pod, usage] : pods_) {
     entry.built->AddNonTasUsage(usage.node, PodFootprint(usage.requests, +1));
   }

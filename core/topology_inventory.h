@@ -95,6 +95,8 @@ class TopologyInventory {
   TopologyFlavor* Flavor(absl::string_view flavor);
   // Whether the flavor names a topology (existing or not).
   bool IsTopologyFlavor(absl::string_view flavor) const;
+  // Kueue's TASRespectNodeAffinityPreferred for every flavor's placements (off by default).
+  void set_respect_node_affinity_preferred(bool on);
 
   // --- Placements of workloads holding quota, by workload id: Set replaces what the workload
   // had (so re-adding after a quota-tree rebuild counts nothing twice), Clear drops it.
@@ -187,6 +189,7 @@ class TopologyInventory {
   int64_t next_token_ = 0;
   int64_t generation_ = 0;
   bool balanced_placement_ = false;
+  bool respect_preferred_ = false;
 };
 
 }  // namespace tollgate::core

@@ -768,6 +768,8 @@ std::vector<int> TopologyFlavor::Sorted(std::vector<int> domains, bool unconstra
     const DomainState& x = state_[a];
     const DomainState& y = state_[b];
     if (with_leader && x.leader_count != y.leader_count) return x.leader_count > y.leader_count;
+    // TASRespectNodeAffinityPreferred: the affinity score ranks ahead of the policy.
+    if (const int by_affinity = CompareAffinity(a, b); by_affinity != 0) return by_affinity < 0;
     const int32_t xs = with_leader ? x.slice_count_with_leader : x.slice_count;
     const int32_t ys = with_leader ? y.slice_count_with_leader : y.slice_count;
     if (xs != ys) return unconstrained ? xs < ys : xs > ys;
@@ -786,7 +788,9 @@ int TopologyFlavor::BestFit(const std::vector<int>& domains, size_t from, int32_
   int best = domains[from];
   int32_t best_count = INT32_MAX;
   bool found = false;
-  for (size_t i = from; i < domains.size(); ++i) {
+  // With affinity scores, only the domains scoring as the first (Kueue's topAffinityTierDomains).
+  const size_t end = scored_ ? AffinityTierEnd(domains, from) : domains.size();
+  for (size_t i = from; i < end; ++i) {
     const DomainState& s = state_[domains[i]];
     if (s.leader_count < leader_count) continue;
     int32_t count;
@@ -923,7 +927,8 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
     if (!p.multi_layer.empty()) return MultiLayerNotFitMessage(level, p);
     return NotFitMessage(fit, total, p.slice_size, StatsOf(p));
   };
-  if (incremental_ && p.leader_count == 0) {
+  // The lookups below know the order without affinity scores only.
+  if (incremental_ && p.leader_count == 0 && !scored_) {
     // Without a leader every domain's counts with a leader equal its plain counts, and both
     // orders below pick the same domain when one holds every slice: the smallest by (slices,
     // pods, values) among those with enough slices (BestFit's tightest domain; the least free
@@ -1014,7 +1019,18 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
   }
   if (state_[top].slice_count_with_leader < slice_count ||
       state_[top].leader_count < p.leader_count) {
-    if (p.required) return not_fit(state_[top].slice_count, slice_count);
+    if (p.required) {
+      // Kueue's TASRespectNodeAffinityPreferred looks past a better-scoring domain too small.
+      for (size_t i = 1; scored_ && i < sorted.size(); ++i) {
+        const DomainState& s = state_[sorted[i]];
+        if (s.slice_count_with_leader >= slice_count && s.leader_count >= p.leader_count) {
+          *fit_level = level;
+          *out = {BestFit(sorted, i, slice_count, p.leader_count, true)};
+          return {};
+        }
+      }
+      return not_fit(state_[top].slice_count, slice_count);
+    }
     if (level > 0 && !p.unconstrained) return FindLevelWithFitDomains(level - 1, p, fit_level, out);
     std::vector<int> results;
     int32_t remaining = slice_count;
@@ -1182,6 +1198,8 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   }
 
   // Phase 2: the level and its domains, then down level by level.
+  scored_ = respect_preferred_ && workers.preferred_node_affinity != nullptr &&
+            ScorePreferredAffinity(workers);
   int fit_level = 0;
   // The cache's scratch list keeps its buffer from one placement to the next.
   std::vector<int> fit_here;
@@ -1219,7 +1237,7 @@ std::string TopologyFlavor::Place(const TopologyPlacementRequest& workers,
   // Above the slice level the lower domains of all chosen domains compete together (a balanced
   // placement already split the slices between its domains).
   for (; !balanced && level < std::min(last, p.slice_level); ++level) {
-    if (incremental_ && p.leader_count == 0 && !p.unconstrained) {
+    if (incremental_ && p.leader_count == 0 && !p.unconstrained && !scored_) {
       // BestFit without a leader: when one lower domain holds every slice, the sorted order's
       // pick is the smallest by (slices, pods, values) among those that do; no sort needed, and
       // no list of the lower domains.

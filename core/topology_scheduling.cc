@@ -189,6 +189,7 @@ TopologyPlacementRequest PlacementRequestFor(const PodSetSpec& pod_set, const st
   r.node_selector = &pod_set.node_selector;
   r.tolerations = pod_set.tolerations;
   r.required_node_affinity = pod_set.required_node_affinity();
+  r.preferred_node_affinity = pod_set.preferred_node_affinity();
   return r;
 }
 

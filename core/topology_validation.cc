@@ -140,41 +140,67 @@ absl::Status ValidateNodeFieldRequirement(const LabelSelectorRequirement& req,
   return absl::OkStatus();
 }
 
+// Kubernetes' validateNodeSelectorTerm: `path` names the term.
+absl::Status ValidateNodeSelectorTerm(const NodeSelectorTerm& term, const std::string& path) {
+  static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  for (size_t f = 0; f < term.match_fields.size(); ++f) {
+    if (absl::Status s = ValidateNodeFieldRequirement(term.match_fields[f],
+                                                      absl::StrCat(path, ".matchFields[", f, "]"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (size_t e = 0; e < term.match_expressions.size(); ++e) {
+    const LabelSelectorRequirement& req = term.match_expressions[e];
+    const std::string expr = absl::StrCat(path, ".matchExpressions[", e, "]");
+    if (absl::Status s = CheckLabelKey(expr + ".key", req.key); !s.ok()) return s;
+    if (kOps.count(req.op) == 0) {
+      return Invalid(expr + ".operator", absl::StrCat(QuoteValue(req.op),
+                                                      ": must be one of In, NotIn, Exists, "
+                                                      "DoesNotExist, Gt, Lt"));
+    }
+    const bool needs_values = req.op == "In" || req.op == "NotIn";
+    const bool needs_one = req.op == "Gt" || req.op == "Lt";
+    if (needs_values && req.values.empty()) {
+      return Invalid(expr + ".values", "must be specified when `operator` is 'In' or 'NotIn'");
+    }
+    if (needs_one && req.values.size() != 1) {
+      return Invalid(expr + ".values",
+                     "must be specified single value when `operator` is 'Lt' or 'Gt'");
+    }
+    if (!needs_values && !needs_one && !req.values.empty()) {
+      return Invalid(expr + ".values",
+                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
                                           absl::string_view path) {
-  static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
   for (size_t t = 0; t < terms.size(); ++t) {
-    for (size_t f = 0; f < terms[t].match_fields.size(); ++f) {
-      if (absl::Status s = ValidateNodeFieldRequirement(
-              terms[t].match_fields[f], absl::StrCat(path, "[", t, "].matchFields[", f, "]"));
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = ValidateNodeSelectorTerm(terms[t], absl::StrCat(path, "[", t, "]"));
+        !s.ok()) {
+      return s;
     }
-    for (size_t e = 0; e < terms[t].match_expressions.size(); ++e) {
-      const LabelSelectorRequirement& req = terms[t].match_expressions[e];
-      const std::string expr = absl::StrCat(path, "[", t, "].matchExpressions[", e, "]");
-      if (absl::Status s = CheckLabelKey(expr + ".key", req.key); !s.ok()) return s;
-      if (kOps.count(req.op) == 0) {
-        return Invalid(expr + ".operator", absl::StrCat(QuoteValue(req.op),
-                                                        ": must be one of In, NotIn, Exists, "
-                                                        "DoesNotExist, Gt, Lt"));
-      }
-      const bool needs_values = req.op == "In" || req.op == "NotIn";
-      const bool needs_one = req.op == "Gt" || req.op == "Lt";
-      if (needs_values && req.values.empty()) {
-        return Invalid(expr + ".values", "must be specified when `operator` is 'In' or 'NotIn'");
-      }
-      if (needs_one && req.values.size() != 1) {
-        return Invalid(expr + ".values",
-                       "must be specified single value when `operator` is 'Lt' or 'Gt'");
-      }
-      if (!needs_values && !needs_one && !req.values.empty()) {
-        return Invalid(expr + ".values",
-                       "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
-      }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePreferredNodeAffinity(const std::vector<PreferredSchedulingTerm>& terms,
+                                           absl::string_view path) {
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::string term = absl::StrCat(path, "[", t, "]");
+    // Kubernetes' ValidatePreferredSchedulingTerms.
+    if (terms[t].weight < 1 || terms[t].weight > 100) {
+      return Invalid(term + ".weight",
+                     absl::StrCat(terms[t].weight, ": must be in the range 1-100"));
+    }
+    if (absl::Status s = ValidateNodeSelectorTerm(terms[t].preference, term + ".preference");
+        !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();

@@ -34,6 +34,10 @@ absl::Status ValidatePodSetTopologyRequest(const PodSetTopologyRequest& request,
 // NotIn and one value, as Kubernetes' pod validation requires.
 absl::Status ValidateRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
                                           absl::string_view path);
+// Kubernetes' checks of preferred node affinity terms (`path` names the list): weight 1..100,
+// and each preference as a required term is checked.
+absl::Status ValidatePreferredNodeAffinity(const std::vector<PreferredSchedulingTerm>& terms,
+                                           absl::string_view path);
 
 // Pod-set groups of a workload: exactly two pod sets per group, one of them with a single pod,
 // with the same required or preferred level.

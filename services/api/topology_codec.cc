@@ -326,6 +326,43 @@ void NodeAffinityToProto(const std::vector<core::NodeSelectorTerm>& terms,
   }
 }
 
+absl::StatusOr<std::vector<core::PreferredSchedulingTerm>> PreferredNodeAffinityFromProto(
+    const Reporter& r, LazyPath path,
+    const google::protobuf::RepeatedPtrField<v1::PreferredSchedulingTerm>& terms) {
+  TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, path(), terms.size(), kMaxAffinityTerms));
+  std::vector<core::PreferredSchedulingTerm> out;
+  out.reserve(terms.size());
+  for (int i = 0; i < terms.size(); ++i) {
+    const v1::NodeSelectorTerm& preference = terms[i].preference();
+    const std::string preference_path = Child(Index(path(), i), "preference");
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(preference_path, "matchExpressions"),
+                                           preference.match_expressions_size(),
+                                           kMaxAffinityExpressions));
+    TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(preference_path, "matchFields"),
+                                           preference.match_fields_size(),
+                                           kMaxAffinityExpressions));
+    core::PreferredSchedulingTerm term;
+    term.weight = terms[i].weight();
+    term.preference.match_expressions = RequirementsFromProto(preference.match_expressions());
+    term.preference.match_fields = RequirementsFromProto(preference.match_fields());
+    out.push_back(std::move(term));
+  }
+  TOLLGATE_RETURN_IF_ERROR(r.Wrap(core::ValidatePreferredNodeAffinity(out, path())));
+  return out;
+}
+
+void PreferredNodeAffinityToProto(
+    const std::vector<core::PreferredSchedulingTerm>& terms,
+    google::protobuf::RepeatedPtrField<v1::PreferredSchedulingTerm>* out) {
+  for (const core::PreferredSchedulingTerm& term : terms) {
+    v1::PreferredSchedulingTerm* pt = out->Add();
+    pt->set_weight(term.weight);
+    v1::NodeSelectorTerm* preference = pt->mutable_preference();
+    RequirementsToProto(term.preference.match_expressions, preference->mutable_match_expressions());
+    RequirementsToProto(term.preference.match_fields, preference->mutable_match_fields());
+  }
+}
+
 absl::StatusOr<core::TopologyAssignment> TopologyAssignmentFromProto(
     const Reporter& r, absl::string_view path, const v1::TopologyAssignment& assignment) {
   core::TopologyAssignment out;

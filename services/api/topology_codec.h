@@ -62,6 +62,15 @@ absl::StatusOr<std::vector<core::NodeSelectorTerm>> NodeAffinityFromProto(
 void NodeAffinityToProto(const std::vector<core::NodeSelectorTerm>& terms,
                          google::protobuf::RepeatedPtrField<v1::NodeSelectorTerm>* out);
 
+// Preferred node affinity terms: weight 1..100 and each preference as NodeAffinityFromProto
+// checks a term.
+absl::StatusOr<std::vector<core::PreferredSchedulingTerm>> PreferredNodeAffinityFromProto(
+    const Reporter& r, LazyPath path,
+    const google::protobuf::RepeatedPtrField<v1::PreferredSchedulingTerm>& terms);
+void PreferredNodeAffinityToProto(
+    const std::vector<core::PreferredSchedulingTerm>& terms,
+    google::protobuf::RepeatedPtrField<v1::PreferredSchedulingTerm>* out);
+
 // A stored admission's topology assignment.
 absl::StatusOr<core::TopologyAssignment> TopologyAssignmentFromProto(
     const Reporter& r, absl::string_view path, const v1::TopologyAssignment& assignment);

@@ -128,6 +128,13 @@ absl::StatusOr<core::PodSetSpec> PodSetFromProto(const Reporter& r, LazyPath pat
             r, [&] { return Child(path(), "requiredNodeAffinity"); }, ps.required_node_affinity()));
     out.set_required_node_affinity(std::move(terms));
   }
+  if (!ps.preferred_node_affinity().empty()) {
+    TOLLGATE_ASSIGN_OR_RETURN(std::vector<core::PreferredSchedulingTerm> terms,
+                              codec::PreferredNodeAffinityFromProto(
+                                  r, [&] { return Child(path(), "preferredNodeAffinity"); },
+                                  ps.preferred_node_affinity()));
+    out.set_preferred_node_affinity(std::move(terms));
+  }
   if (!ps.resource_errors().empty()) {
     TOLLGATE_RETURN_IF_ERROR(CheckMaxItems(r, Child(path(), "resourceErrors"),
                                            ps.resource_errors_size(), kMaxPodSetResourceErrors));
@@ -621,6 +628,9 @@ void WorkloadToProto(const core::Workload& wl, v1::Workload* out) {
     }
     if (const std::vector<core::NodeSelectorTerm>* terms = ps.required_node_affinity()) {
       codec::NodeAffinityToProto(*terms, p->mutable_required_node_affinity());
+    }
+    if (const std::vector<core::PreferredSchedulingTerm>* terms = ps.preferred_node_affinity()) {
+      codec::PreferredNodeAffinityToProto(*terms, p->mutable_preferred_node_affinity());
     }
     if (const std::vector<std::string>* errors = ps.resource_errors()) {
       for (const std::string& error : *errors) p->add_resource_errors(error);

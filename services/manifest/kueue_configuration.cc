@@ -122,6 +122,9 @@ constexpr SchedulerGate kSchedulerGates[] = {
      &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
     // Alpha since Kueue 0.15 (core/topology_balanced_placement.cc).
     {"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement},
+    // Alpha in Kueue 0.18 (kueue#10902): preferred node affinity ranks topology domains.
+    {"TASRespectNodeAffinityPreferred",
+     &core::SchedulerConfig::tas_respect_node_affinity_preferred},
 };
 
 const SchedulerGate* FindSchedulerGate(absl::string_view name) {

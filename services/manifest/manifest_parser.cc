@@ -874,6 +874,37 @@ absl::Status ParseNodeSelectorTerms(const Ctx& ctx, const YAML::Node& node, absl
   return absl::OkStatus();
 }
 
+// Preferred node affinity terms: a weight (Kubernetes allows 1..100) and a preference term.
+absl::Status ParsePreferredSchedulingTerms(const Ctx& ctx, const YAML::Node& node,
+                                           absl::string_view path, v1::PodSet* out) {
+  TOLLGATE_RETURN_IF_ERROR(ExpectSeq(ctx, node, path));
+  size_t i = 0;
+  for (const auto& item : node) {
+    TOLLGATE_ASSIGN_OR_RETURN(Fields t,
+                              Fields::Read(ctx, item, Index(path, i++), {"weight", "preference"}));
+    v1::PreferredSchedulingTerm* term = out->add_preferred_node_affinity();
+    if (const YAML::Node* w = t.Get("weight")) {
+      TOLLGATE_ASSIGN_OR_RETURN(int32_t weight, Int32(ctx, *w, t.Path("weight")));
+      if (weight < 1 || weight > 100) {
+        return ctx.BadValue(t.Path("weight"), absl::StrCat(weight, ": must be in the range 1-100"));
+      }
+      term->set_weight(weight);
+    } else {
+      return ctx.BadValue(t.Path("weight"), "0: must be in the range 1-100");
+    }
+    if (const YAML::Node* pref = t.Get("preference")) {
+      TOLLGATE_ASSIGN_OR_RETURN(Fields p, Fields::Read(ctx, *pref, t.Path("preference"),
+                                                       {"matchExpressions", "matchFields"}));
+      v1::NodeSelectorTerm* preference = term->mutable_preference();
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseRequirements(ctx, p, "matchExpressions", preference->mutable_match_expressions()));
+      TOLLGATE_RETURN_IF_ERROR(
+          ParseRequirements(ctx, p, "matchFields", preference->mutable_match_fields()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // `pod_set_index` names the pod set in a resource error, which Kueue reports against the
 // Workload's own fields wherever the manifest sits.
 absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::string_view path,
@@ -953,18 +984,23 @@ absl::Status ParsePodTemplate(const Ctx& ctx, const YAML::Node& node, absl::stri
   }
   if (const YAML::Node* n = s.Get("affinity")) {
     // Required node affinity narrows the flavors (as nodeSelector does) and the nodes of a
-    // topology placement. Pod (anti-)affinity and preferred terms do not affect admission.
+    // topology placement; preferred terms rank the nodes of a topology placement with Kueue's
+    // TASRespectNodeAffinityPreferred. Pod (anti-)affinity does not affect admission.
     const std::string affinity_path = s.Path("affinity");
     TOLLGATE_ASSIGN_OR_RETURN(Fields a, Fields::Read(ctx, *n, affinity_path, {"nodeAffinity"}, {},
                                                      {"podAffinity", "podAntiAffinity"}));
     if (const YAML::Node* na = a.Get("nodeAffinity")) {
       TOLLGATE_ASSIGN_OR_RETURN(Fields nf,
                                 Fields::Read(ctx, *na, a.Path("nodeAffinity"),
-                                             {"requiredDuringSchedulingIgnoredDuringExecution"}, {},
-                                             {"preferredDuringSchedulingIgnoredDuringExecution"}));
+                                             {"requiredDuringSchedulingIgnoredDuringExecution",
+                                              "preferredDuringSchedulingIgnoredDuringExecution"}));
       if (const YAML::Node* req = nf.Get("requiredDuringSchedulingIgnoredDuringExecution")) {
         TOLLGATE_RETURN_IF_ERROR(ParseNodeSelectorTerms(
             ctx, *req, nf.Path("requiredDuringSchedulingIgnoredDuringExecution"), out));
+      }
+      if (const YAML::Node* pref = nf.Get("preferredDuringSchedulingIgnoredDuringExecution")) {
+        TOLLGATE_RETURN_IF_ERROR(ParsePreferredSchedulingTerms(
+            ctx, *pref, nf.Path("preferredDuringSchedulingIgnoredDuringExecution"), out));
       }
     }
   }

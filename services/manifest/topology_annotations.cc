@@ -1,5 +1,7 @@
 #include "services/manifest/topology_annotations.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -236,6 +238,26 @@ absl::Status ApplyTemplateTopology(const Json& pod_template,
       TopologyRequestFromAnnotations(annotations, std::move(pod_index_label),
                                      absl::StrCat(path, ".metadata.annotations")));
   if (request.has_value()) *pod_set->mutable_topology_request() = *std::move(request);
+
+  // Kept as given: the workload's codec checks the weights (1..100) and the terms.
+  const Json* preferred = Find(pod_template, {"spec", "affinity", "nodeAffinity",
+                                              "preferredDuringSchedulingIgnoredDuringExecution"});
+  if (preferred != nullptr && preferred->is_array()) {
+    for (const Json& term : *preferred) {
+      v1::PreferredSchedulingTerm* out = pod_set->add_preferred_node_affinity();
+      if (const auto w = term.find("weight"); w != term.end() && w->is_number_integer()) {
+        // Out of int32 it is out of 1..100 too: clamped, it is still refused.
+        out->set_weight(
+            static_cast<int32_t>(std::clamp<int64_t>(w->get<int64_t>(), INT32_MIN, INT32_MAX)));
+      }
+      if (const auto p = term.find("preference"); p != term.end() && p->is_object()) {
+        v1::NodeSelectorTerm* preference = out->mutable_preference();
+        AppendNodeSelectorRequirements(*p, "matchExpressions",
+                                       preference->mutable_match_expressions());
+        AppendNodeSelectorRequirements(*p, "matchFields", preference->mutable_match_fields());
+      }
+    }
+  }
 
   const Json* terms =
       Find(pod_template, {"spec", "affinity", "nodeAffinity",

@@ -41,8 +41,9 @@ absl::StatusOr<std::optional<v1::PodSetTopologyRequest>> TopologyRequestFromAnno
     const std::map<std::string, std::string>& annotations,
     std::optional<std::string> pod_index_label, absl::string_view annotations_path);
 
-// The JSON pod template's metadata.annotations and spec.affinity's required node affinity onto
-// `pod_set` (topology_request, required_node_affinity). `path` names the template.
+// The JSON pod template's metadata.annotations and spec.affinity's node affinity onto `pod_set`
+// (topology_request, required_node_affinity, preferred_node_affinity). `path` names the
+// template.
 absl::Status ApplyTemplateTopology(const Json& pod_template,
                                    std::optional<std::string> pod_index_label,
                                    absl::string_view path, v1::PodSet* pod_set);

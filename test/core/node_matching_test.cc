@@ -1,6 +1,7 @@
 // Toleration matching: Kubernetes' ToleratesTaint as Kueue's scheduling calls it (comparison
 // operators enabled) and as its node controller calls it (disabled). Required node affinity:
-// Kubernetes' NodeSelector against a node, and Kueue's flavorSelector against a flavor.
+// Kubernetes' NodeSelector against a node, and Kueue's flavorSelector against a flavor. Preferred
+// node affinity: Kubernetes' PreferredSchedulingTerms.Score.
 
 #include "core/node_matching.h"
 
@@ -108,6 +109,22 @@ TEST(NodeAffinityMatchesTest, TermsAreOredAndAnEmptyTermMatchesNothing) {
   EXPECT_TRUE(NodeAffinityMatches(terms, {{"zone", "b"}}, "n2"));
   EXPECT_FALSE(NodeAffinityMatches(terms, {{"zone", "a"}}, "n2"));
   EXPECT_FALSE(NodeAffinityMatches({NodeSelectorTerm{}}, {{"zone", "a"}}, "n1"));
+}
+
+// Kubernetes' PreferredSchedulingTerms.Score: the weights of the matching terms add up; a term
+// of weight 0 or an empty preference counts for nothing.
+TEST(PreferredAffinityScoreTest, SumsTheWeightsOfTheMatchingTerms) {
+  const std::vector<PreferredSchedulingTerm> terms = {
+      {10, Term({{"zone", "In", {"a"}}}, {})},
+      {100, Term({{"gpu", "Exists", {}}}, {})},
+      {7, Term({}, {NameIs("In", "n1")})},
+      {1, Term({{"zone", "In", {"a"}}}, {NameIs("In", "n2")})},
+      {0, Term({{"zone", "In", {"a"}}}, {})},
+      {50, NodeSelectorTerm{}}};
+  EXPECT_EQ(PreferredAffinityScore(terms, {{"zone", "a"}, {"gpu", "x"}}, "n1"), 117);
+  EXPECT_EQ(PreferredAffinityScore(terms, {{"zone", "a"}}, "n2"), 11);
+  EXPECT_EQ(PreferredAffinityScore(terms, {{"zone", "b"}}, "n3"), 0);
+  EXPECT_EQ(PreferredAffinityScore({}, {{"zone", "a"}}, "n1"), 0);
 }
 
 // Kueue's flavorSelector keeps only the expressions on the flavor's label keys: a term left with

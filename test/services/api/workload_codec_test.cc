@@ -142,6 +142,26 @@ TEST(WorkloadSpecFromProtoTest, RejectsEveryInvalidField) {
          f->add_values("n2");
        },
        {"spec.podSets[1].requiredNodeAffinity[0].matchFields[0].values:", "only one value"}},
+      {"preferred node affinity weight 0",
+       [&](WL& p) { ps(p, 1)->add_preferred_node_affinity(); },
+       {"spec.podSets[1].preferredNodeAffinity[0].weight:", "0: must be in the range 1-100"}},
+      {"preferred node affinity weight above 100",
+       [&](WL& p) {
+         ps(p, 1)->add_preferred_node_affinity()->set_weight(1);
+         ps(p, 1)->add_preferred_node_affinity()->set_weight(101);
+       },
+       {"spec.podSets[1].preferredNodeAffinity[1].weight:", "101: must be in the range 1-100"}},
+      {"preferred node affinity operator",
+       [&](WL& p) {
+         v1::PreferredSchedulingTerm* t = ps(p, 1)->add_preferred_node_affinity();
+         t->set_weight(5);
+         v1::NodeSelectorRequirement* e = t->mutable_preference()->add_match_expressions();
+         e->set_key("zone");
+         e->set_operator_("in");
+         e->add_values("a");
+       },
+       {"spec.podSets[1].preferredNodeAffinity[0].preference.matchExpressions[0].operator:",
+        "\"in\""}},
       {"queue name",
        [](WL& p) { p.mutable_spec()->set_queue_name("Queue_A"); },
        {"spec.queueName:", "\"Queue_A\""}},
@@ -274,6 +294,7 @@ core::Workload FullWorkload() {
   core::NodeSelectorTerm not_node_7;
   not_node_7.match_fields = {{"metadata.name", "NotIn", {"node-7"}}};
   wl.spec.pod_sets.back().set_required_node_affinity({by_zone, not_node_7});
+  wl.spec.pod_sets.back().set_preferred_node_affinity({{30, by_zone}, {1, not_node_7}});
   wl.spec.pod_sets.back().set_resource_errors(
       {"spec.podSets[1].template.spec.containers[0]: Invalid value: "
        "[\"cpu\"]: requests must not exceed its limits"});

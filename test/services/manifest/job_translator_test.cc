@@ -68,6 +68,32 @@ TEST(JobTranslatorTest, TranslatesTheWorkload) {
   EXPECT_EQ(ps.node_selector().at("cloud.google.com/gke-nodepool"), "gpu");
 }
 
+// The template's node affinity is carried: the required terms and the preferred ones (read by
+// placement with TASRespectNodeAffinityPreferred), each weight as given.
+TEST(JobTranslatorTest, CarriesTheTemplatesNodeAffinity) {
+  absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslatorKind(), MakeJob(R"({
+    "template": {"spec": {"affinity": {"nodeAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]},
+      "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 40, "preference": {"matchExpressions": [
+          {"key": "region", "operator": "In", "values": ["us-west"]}]}},
+        {"weight": 2, "preference": {"matchFields": [
+          {"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}}]}}}}})"),
+                                                      "", NoObjects());
+  ASSERT_TRUE(wl.ok()) << wl.status();
+  const v1::PodSet& ps = wl->spec().pod_sets(0);
+  ASSERT_EQ(ps.required_node_affinity_size(), 1);
+  ASSERT_EQ(ps.preferred_node_affinity_size(), 2);
+  EXPECT_EQ(ps.preferred_node_affinity(0).weight(), 40);
+  ASSERT_EQ(ps.preferred_node_affinity(0).preference().match_expressions_size(), 1);
+  EXPECT_EQ(ps.preferred_node_affinity(0).preference().match_expressions(0).key(), "region");
+  EXPECT_EQ(ps.preferred_node_affinity(0).preference().match_expressions(0).values(0), "us-west");
+  EXPECT_EQ(ps.preferred_node_affinity(1).weight(), 2);
+  ASSERT_EQ(ps.preferred_node_affinity(1).preference().match_fields_size(), 1);
+  EXPECT_EQ(ps.preferred_node_affinity(1).preference().match_fields(0).operator_(), "NotIn");
+}
+
 TEST(JobTranslatorTest, PriorityLabelWinsOverPodPriorityClass) {
   Json job = MakeJob(R"({"template": {"spec": {"priorityClassName": "high"}}})");
   absl::StatusOr<v1::Workload> wl = TranslateWorkload(JobTranslatorKind(), job, "", NoObjects());

@@ -309,7 +309,9 @@ INSTANTIATE_TEST_SUITE_P(
         SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
                    &core::SchedulerConfig::tas_recompute_assignment_within_scheduling_cycle},
         SwitchGate{"PriorityBoost", &core::SchedulerConfig::priority_boost},
-        SwitchGate{"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement}),
+        SwitchGate{"TASBalancedPlacement", &core::SchedulerConfig::tas_balanced_placement},
+        SwitchGate{"TASRespectNodeAffinityPreferred",
+                   &core::SchedulerConfig::tas_respect_node_affinity_preferred}),
     [](const auto& info) { return info.param.name; });
 
 TEST(KueueConfigurationTest, AdmissionFairSharingGateOffDisablesIt) {

@@ -513,6 +513,13 @@ spec:
               nodeSelectorTerms:
               - matchExpressions: [{key: zone, operator: In, values: [a]}]
               - matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]
+            preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 30
+              preference:
+                matchExpressions: [{key: region, operator: In, values: [us-west]}]
+            - weight: 1
+              preference:
+                matchFields: [{key: metadata.name, operator: In, values: [n2]}]
         containers: [{name: c, resources: {requests: {cpu: 1}}}]
 )",
                  "Workload",
@@ -527,6 +534,18 @@ spec:
                         }
                         required_node_affinity {
                           match_fields { key: "metadata.name" operator: "NotIn" values: "n1" }
+                        }
+                        preferred_node_affinity {
+                          weight: 30
+                          preference {
+                            match_expressions { key: "region" operator: "In" values: "us-west" }
+                          }
+                        }
+                        preferred_node_affinity {
+                          weight: 1
+                          preference {
+                            match_fields { key: "metadata.name" operator: "In" values: "n2" }
+                          }
                         }
                       }
                     })"},
@@ -702,6 +721,18 @@ spec:
                  {"Workload ns/w: spec.podSets[0].template.spec.containers[1].resources."
                   "requests[cpu]",
                   "malformed quantity \"2 cores\""},
+                 true),
+        Contains("PreferredNodeAffinityWeightOutOfRange",
+                 R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
+                      {template: {spec: {containers: [{name: a}], affinity: {nodeAffinity: {
+                        preferredDuringSchedulingIgnoredDuringExecution: [
+                          {weight: 5, preference: {matchExpressions: [
+                            {key: zone, operator: In, values: [a]}]}},
+                          {weight: 0, preference: {}}]}}}}}]}})",
+                 kInvalid,
+                 {"Workload w: spec.podSets[0].template.spec.affinity.nodeAffinity."
+                  "preferredDuringSchedulingIgnoredDuringExecution[1].weight",
+                  "0: must be in the range 1-100"},
                  true),
         Contains("MalformedLimit",
                  R"({kind: Workload, metadata: {name: w}, spec: {podSets: [
