@@ -12,13 +12,15 @@
 
 #include "core/topology_flavor.h"
 #include "gtest/gtest.h"
+#include "test/core/topology_test_support.h"
 
 namespace tollgate::core {
 namespace {
 
-constexpr char kBlock[] = "cloud.com/topology-block";
-constexpr char kSubBlock[] = "cloud.com/topology-subblock";
-constexpr char kRack[] = "cloud.com/topology-rack";
+using topology_test::Describe;
+using topology_test::kBlock;
+using topology_test::kRack;
+using topology_test::kSubBlock;
 
 const std::vector<std::string> kHostOnly = {kHostnameLabel};
 
@@ -44,15 +46,6 @@ struct BalancedCase {
   std::vector<std::string> levels;
   std::vector<PodSet> pod_sets;
 };
-
-std::string Describe(const TopologyAssignment& a) {
-  std::string out;
-  for (const TopologyDomainAssignment& d : a.domains) {
-    for (const std::string& v : d.values) out += v + "/";
-    out += ":" + std::to_string(d.count) + " ";
-  }
-  return out;
-}
 
 std::vector<TopologyAssignment> Place(const BalancedCase& c, bool balanced, bool incremental,
                                       bool names = true) {

@@ -9,12 +9,14 @@
 
 #include "core/topology_flavor.h"
 #include "gtest/gtest.h"
+#include "test/core/topology_test_support.h"
 
 namespace tollgate::core {
 namespace {
 
-constexpr char kBlock[] = "cloud.com/topology-block";
-constexpr char kRack[] = "cloud.com/topology-rack";
+using topology_test::Describe;
+using topology_test::kBlock;
+using topology_test::kRack;
 constexpr int64_t kGi = int64_t{1} << 30;
 
 const std::vector<std::string> kThreeLevels = {kBlock, kRack, kHostnameLabel};
@@ -129,15 +131,6 @@ TopologyAssignment Domains(std::vector<std::string> levels,
   a.levels = std::move(levels);
   for (auto& [values, count] : domains) a.domains.push_back({values, count});
   return a;
-}
-
-std::string Describe(const TopologyAssignment& a) {
-  std::string out;
-  for (const TopologyDomainAssignment& d : a.domains) {
-    for (const std::string& v : d.values) out += v + "/";
-    out += ":" + std::to_string(d.count) + " ";
-  }
-  return out;
 }
 
 void RunCase(const Case& c) {
