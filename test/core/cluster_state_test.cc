@@ -301,23 +301,6 @@ TEST_F(ClusterStateTest, DeletingAClusterQueueUnqueuesItsPendingWorkloads) {
   EXPECT_EQ(StateOf("ns/c"), WorkloadState::kAdmitted);
 }
 
-// ClusterQueue cq with 4 a100 GPUs and LocalQueue ns/q, for tests that build their own state.
-void AddFourGpuQueue(ClusterState& state, absl::Time now) {
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-}
-
-// Fires the timers due at `at`, then runs cycles until one makes no progress.
-void SettleAt(ClusterState& state, absl::Time at) {
-  state.FireTimers(at);
-  for (int i = 0; i < 100; ++i) {
-    CyclePlan plan = state.PlanCycle(at);
-    state.ApplyCycle(plan, at);
-    if (!plan.MadeProgress()) return;
-  }
-}
-
 // A cycle orders its heads by their queue keys, not by the workloads: the head key follows a
 // priority change and, with requeuingTimestamp Eviction, the pods-ready eviction's time.
 TEST(HeadKeyTest, FollowsPriorityChangesAndThePodsReadyEvictionTime) {

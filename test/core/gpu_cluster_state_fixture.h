@@ -27,6 +27,23 @@ inline ClusterQueueSpec GpuQueue(std::string name, std::string cohort, int64_t n
   return spec;
 }
 
+// ClusterQueue cq with 4 a100 GPUs and LocalQueue ns/q, for tests that build their own state.
+inline void AddFourGpuQueue(ClusterState& state, absl::Time now) {
+  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
+  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
+  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
+}
+
+// Fires the timers due at `at`, then runs cycles until one makes no progress.
+inline void SettleAt(ClusterState& state, absl::Time at) {
+  state.FireTimers(at);
+  for (int i = 0; i < 100; ++i) {
+    CyclePlan plan = state.PlanCycle(at);
+    state.ApplyCycle(plan, at);
+    if (!plan.MadeProgress()) return;
+  }
+}
+
 // One pod set of `gpus` pods, one gpu each, in LocalQueue `queue` of namespace `ns`.
 inline WorkloadSpec GpuJob(std::string name, std::string ns, int32_t gpus, int32_t priority = 0,
                            std::string queue = "q") {

@@ -21,21 +21,6 @@ SchedulerConfig BoostOn() {
   return config;
 }
 
-void AddFourGpuQueue(ClusterState& state, absl::Time now) {
-  ASSERT_TRUE(state.ApplyResourceFlavor({"a100", {}, {}, {}}, now).ok());
-  ASSERT_TRUE(state.ApplyClusterQueue(GpuQueue("cq", "", 4), now).ok());
-  ASSERT_TRUE(state.ApplyLocalQueue({"ns", "q", "cq", StopPolicy::kNone, 1.0}, now).ok());
-}
-
-void SettleAt(ClusterState& state, absl::Time at) {
-  state.FireTimers(at);
-  for (int i = 0; i < 100; ++i) {
-    CyclePlan plan = state.PlanCycle(at);
-    state.ApplyCycle(plan, at);
-    if (!plan.MadeProgress()) return;
-  }
-}
-
 std::string HeadOf(const ClusterState& state) {
   const QueueKey* key = state.cluster_queue("cq")->queue.HeadKey();
   if (key == nullptr) return "";
