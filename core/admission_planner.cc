@@ -641,6 +641,10 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
   const bool prioritize_preemptors = state_.config().prioritize_preemptor_workloads;
   const bool sort_by_priority = state_.config().priority_sorting_within_cohort;
   const bool recompute_topology = state_.config().tas_recompute_assignment_within_scheduling_cycle;
+  // RecomputeAssignmentUponPreemptionTargetsOverlap: off, a head whose targets another head of
+  // the cycle already preempts is not assigned again but skipped (below) for this cycle.
+  const bool recompute_overlap =
+      state_.config().recompute_assignment_upon_preemption_targets_overlap;
   std::vector<Head> heads;
   // A held cycle goes on, once its block has lifted, with the entries it stopped at, in its
   // order and before any fresh head (Kueue's loop over the cycle's entries continues after
@@ -756,7 +760,7 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
     Entry& e = *next;
     CycleFit fit =
         FitsAfterRemovals(state_, *e.cq, *e.wl, e.eval.assignment, preempted, e.eval.targets);
-    const bool overlap = HasAny(preempted, e.eval.targets);
+    const bool overlap = recompute_overlap && HasAny(preempted, e.eval.targets);
     if (overlap || (fit == CycleFit::kNoTopology && recompute_topology)) {
       // Kueue recomputes the assignment as if the other preemptions had completed (a workload
       // that then fits without preempting anything more waits for them: DeferredFit), and when

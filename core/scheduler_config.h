@@ -125,6 +125,10 @@ struct SchedulerConfig {
   // earlier head of the same cycle took is placed again within the cycle; off, it waits for
   // the next cycle.
   bool tas_recompute_assignment_within_scheduling_cycle = true;
+  // RecomputeAssignmentUponPreemptionTargetsOverlap (beta, on): a head whose preemption targets
+  // an earlier head of the cycle already preempts is assigned again with those victims gone;
+  // off, it is skipped for the cycle.
+  bool recompute_assignment_upon_preemption_targets_overlap = true;
 
   // Kueue's objectRetentionPolicies.workloads.afterFinished: a finished workload is deleted once
   // its Finished condition is this old (zero: at once). Unset keeps finished workloads.

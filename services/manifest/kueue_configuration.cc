@@ -112,6 +112,9 @@ constexpr SchedulerGate kSchedulerGates[] = {
      &core::SchedulerConfig::replace_node_not_ready_over_fixed_time},
     // Beta in Kueue, on by default.
     {"PrioritySortingWithinCohort", &core::SchedulerConfig::priority_sorting_within_cohort},
+    // Beta in Kueue, on by default (core/admission_planner.cc).
+    {"RecomputeAssignmentUponPreemptionTargetsOverlap",
+     &core::SchedulerConfig::recompute_assignment_upon_preemption_targets_overlap},
     // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
     {"PartialAdmission", &core::SchedulerConfig::partial_admission},
     // Beta in Kueue, on by default.

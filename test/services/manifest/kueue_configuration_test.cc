@@ -303,6 +303,8 @@ INSTANTIATE_TEST_SUITE_P(
                    &core::SchedulerConfig::prioritize_preemptor_workloads},
         SwitchGate{"PrioritySortingWithinCohort",
                    &core::SchedulerConfig::priority_sorting_within_cohort},
+        SwitchGate{"RecomputeAssignmentUponPreemptionTargetsOverlap",
+                   &core::SchedulerConfig::recompute_assignment_upon_preemption_targets_overlap},
         SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission},
         SwitchGate{"TASFailedNodeReplacementFailFast",
                    &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
