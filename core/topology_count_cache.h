@@ -10,7 +10,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,12 +77,24 @@ class TopologyLevelOrder {
   }
 
   // `keys` by position in the level.
-  explicit TopologyLevelOrder(std::vector<uint64_t> keys) : key_of_(std::move(keys)) { Build(); }
-  // The key of each position from `key_of(position)`, for positions 0 to n - 1.
+  explicit TopologyLevelOrder(const std::vector<uint64_t>& keys)
+      : TopologyLevelOrder(keys.size(), [&keys](size_t pos) { return keys[pos]; }) {}
+  // The key of each position from `key_of(position)`, for positions 0 to n - 1: one pass that
+  // reads each key once and closes a stretch of equal keys where the key changes (a cache's
+  // first order of a level holds every domain of it).
   template <typename KeyOf>
-  TopologyLevelOrder(size_t n, const KeyOf& key_of) : key_of_(n) {
-    for (size_t pos = 0; pos < n; ++pos) key_of_[pos] = key_of(pos);
-    Build();
+  TopologyLevelOrder(size_t n, const KeyOf& key_of)
+      : key_of_(new uint64_t[n]), bucket_of_(new int32_t[n]) {
+    uint64_t* keys = key_of_.get();
+    size_t stretch = 0;
+    for (size_t pos = 0; pos < n; ++pos) {
+      keys[pos] = key_of(pos);
+      if (keys[pos] != keys[stretch]) {
+        AddStretch(stretch, pos);
+        stretch = pos;
+      }
+    }
+    if (n > stretch) AddStretch(stretch, n);
   }
 
   // The domain at `pos` now has `key`.
@@ -148,26 +159,15 @@ class TopologyLevelOrder {
   }
 
  private:
-  void Build() {
-    bucket_of_.resize(key_of_.size());
-    // A stretch of positions with one key at a time: positions come in ascending order, so every
-    // bucket's run stays ascending.
-    const size_t n = key_of_.size();
-    for (size_t pos = 0; pos < n;) {
-      const uint64_t key = key_of_[pos];
-      size_t end = pos + 1;
-      while (end < n && key_of_[end] == key) ++end;
-      const int32_t b = BucketFor(key);
-      Bucket& bucket = buckets_[b];
-      bucket.live += static_cast<int32_t>(end - pos);
-      const size_t from = bucket.run.size();
-      bucket.run.resize(from + (end - pos));
-      std::iota(bucket.run.begin() + static_cast<long>(from), bucket.run.end(),
-                static_cast<int32_t>(pos));
-      std::fill(bucket_of_.begin() + static_cast<long>(pos),
-                bucket_of_.begin() + static_cast<long>(end), b);
-      pos = end;
-    }
+  // Positions [pos, end), all with key_of_[pos], join that key's bucket. Stretches come in
+  // ascending order of positions, so every bucket's run stays ascending.
+  void AddStretch(size_t pos, size_t end) {
+    const int32_t b = BucketFor(key_of_[pos]);
+    Bucket& bucket = buckets_[b];
+    bucket.live += static_cast<int32_t>(end - pos);
+    bucket.run.reserve(bucket.run.size() + (end - pos));
+    for (size_t i = pos; i < end; ++i) bucket.run.push_back(static_cast<int32_t>(i));
+    std::fill(bucket_of_.get() + pos, bucket_of_.get() + end, b);
   }
 
   struct Bucket {
@@ -237,9 +237,10 @@ class TopologyLevelOrder {
     r.erase(std::unique(r.begin(), r.end()), r.end());
   }
 
-  std::vector<uint64_t> key_of_;
-  // By position: the bucket of its key.
-  std::vector<int32_t> bucket_of_;
+  // By position: its key, and the bucket of its key. Arrays the size of the level, written first
+  // by the constructor's pass (a vector would zero them before).
+  std::unique_ptr<uint64_t[]> key_of_;
+  std::unique_ptr<int32_t[]> bucket_of_;
   // The pairs present, ascending, with their buckets.
   std::vector<Pair> keys_;
   std::vector<Bucket> buckets_;
@@ -369,8 +370,6 @@ struct TopologyFlavor::CountCache {
   // By level, built when a placement without a leader first picks a domain there: the level's
   // domains in Kueue's order without a leader, kept with the state.
   std::vector<std::unique_ptr<TopologyLevelOrder>> order;
-  // By domain: its position in its level (by_level_), filled with the first order.
-  std::vector<int32_t> level_pos;
   int64_t synced = -1;
   int64_t last_use = 0;
   // Scratch of the incremental update, by domain: a dirty domain's state before its children's

@@ -91,6 +91,10 @@ TopologyFlavor::TopologyFlavor(const TopologySpec& topology, const ResourceFlavo
               [this](int a, int b) { return ValuesLess(a, b); });
   }
   roots_ = by_level_[0];
+  level_pos_.resize(domains_.size());
+  for (const std::vector<int>& level : by_level_) {
+    for (size_t i = 0; i < level.size(); ++i) level_pos_[level[i]] = static_cast<int32_t>(i);
+  }
   state_.resize(domains_.size());
 }
 

@@ -357,6 +357,8 @@ class TopologyFlavor {
   std::vector<std::vector<int64_t>> assumed_;
   // Per level, the domains sorted by their values.
   std::vector<std::vector<int>> by_level_;
+  // By domain: its position in its level (by_level_), where a count cache's level orders name it.
+  std::vector<int32_t> level_pos_;
   std::vector<int> roots_;
   // Domain id (values joined by ",") -> domain, per level.
   std::vector<absl::flat_hash_map<std::string, int>> ids_;

@@ -107,25 +107,69 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const int64_t* free,
   return 0;
 }
 
-template <int N, typename LeafT, typename Rows, typename State>
-void TightLeafLoop(const std::vector<LeafT>& leaves, const Rows& rows, const char* feasible,
-                   const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
-                   int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
+// The tight count of every leaf, into the leaves' states (zeroed before: an infeasible leaf's
+// is left so; slices are counted only at the slice level, 0 elsewhere). Not inlined, and the
+// request and the arrays read into locals: inside SyncCache the loop's invariants were spilled
+// and reloaded per leaf (the states' int32 stores may alias the request's ints).
+template <int N, bool kSimulateEmpty, typename LeafT, typename Rows, typename State>
+ABSL_ATTRIBUTE_NOINLINE void TightLeafLoop(const std::vector<LeafT>& leaves, const Rows& rows,
+                                           const char* feasible, const TightRequest& t,
+                                           bool leaves_at_slice_level, int32_t slice_size,
+                                           State* state, int* zero_reason, int32_t* zero_counts) {
+  int r[N];
+  int64_t amount[N];
+  for (int k = 0; k < N; ++k) {
+    r[k] = t.r[k];
+    amount[k] = t.amount[k];
+  }
+  const LeafT* leaf = leaves.data();
   const size_t n = leaves.size();
-  for (size_t l = 0; l < n; ++l) {
+  const int64_t* row = rows.values.data();
+  const size_t resources = rows.resources;
+  for (size_t l = 0; l < n; ++l, row += 2 * resources) {
     if (!feasible[l]) continue;
+    int64_t smallest = INT32_MAX;
+#pragma GCC unroll 4
+    for (int k = 0; k < N; ++k) {
+      const int64_t cap = kSimulateEmpty ? row[r[k]] : SatSub(row[r[k]], row[resources + r[k]]);
+      smallest = std::min(smallest, amount[k] == 1 ? cap : cap / amount[k]);
+    }
     int reason = -1;
-    const int32_t pods = TightPodsOnLeaf<N>(rows.free(l), rows.used(l), t, simulate_empty, &reason);
-    State& s = state[leaves[l].domain];
+    int32_t pods = static_cast<int32_t>(smallest);
+    if (smallest <= 0) {
+      // No room for a pod: the first resource that leaves none is the limiting one.
+      pods = 0;
+      for (int k = 0; k < N; ++k) {
+        const int64_t cap = kSimulateEmpty ? row[r[k]] : SatSub(row[r[k]], row[resources + r[k]]);
+        if (cap / amount[k] <= 0) {
+          reason = k;
+          break;
+        }
+      }
+    }
+    State& s = state[leaf[l].domain];
+    // `slice_size > 1`, not `== 1`: the compiler folds `== 1 ? pods : pods / slice_size` into a
+    // division on every leaf.
+    const int32_t slices = !leaves_at_slice_level ? 0 : (slice_size > 1 ? pods / slice_size : pods);
     s.pod_count = pods;
     s.pod_count_with_leader = pods;
-    if (leaves_at_slice_level) {
-      const int32_t slices = slice_size == 1 ? pods : pods / slice_size;
-      s.slice_count = slices;
-      s.slice_count_with_leader = slices;
-    }
+    s.slice_count = slices;
+    s.slice_count_with_leader = slices;
     zero_reason[l] = reason;
     if (reason >= 0) ++zero_counts[reason];
+  }
+}
+
+template <int N, typename LeafT, typename Rows, typename State>
+void TightLeafLoopOf(const std::vector<LeafT>& leaves, const Rows& rows, const char* feasible,
+                     const TightRequest& t, bool simulate_empty, bool leaves_at_slice_level,
+                     int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
+  if (simulate_empty) {
+    TightLeafLoop<N, true>(leaves, rows, feasible, t, leaves_at_slice_level, slice_size, state,
+                           zero_reason, zero_counts);
+  } else {
+    TightLeafLoop<N, false>(leaves, rows, feasible, t, leaves_at_slice_level, slice_size, state,
+                            zero_reason, zero_counts);
   }
 }
 
@@ -138,20 +182,20 @@ void FirstLeafPass(const std::vector<LeafT>& leaves, const Rows& rows, const cha
                    int32_t slice_size, State* state, int* zero_reason, int32_t* zero_counts) {
   switch (t.n) {
     case 1:
-      TightLeafLoop<1>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
-                       state, zero_reason, zero_counts);
+      TightLeafLoopOf<1>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level,
+                         slice_size, state, zero_reason, zero_counts);
       break;
     case 2:
-      TightLeafLoop<2>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
-                       state, zero_reason, zero_counts);
+      TightLeafLoopOf<2>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level,
+                         slice_size, state, zero_reason, zero_counts);
       break;
     case 3:
-      TightLeafLoop<3>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
-                       state, zero_reason, zero_counts);
+      TightLeafLoopOf<3>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level,
+                         slice_size, state, zero_reason, zero_counts);
       break;
     default:
-      TightLeafLoop<4>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level, slice_size,
-                       state, zero_reason, zero_counts);
+      TightLeafLoopOf<4>(leaves, rows, feasible, t, simulate_empty, leaves_at_slice_level,
+                         slice_size, state, zero_reason, zero_counts);
       break;
   }
 }
@@ -599,8 +643,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       DomainState after = leaf_state;
       while (!(after == before)) {
         if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
-          order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
-                                                              after.pod_count_with_leader));
+          order->Move(level_pos_[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                             after.pod_count_with_leader));
         }
         const int parent = domains_[d].parent;
         if (parent < 0) break;
@@ -673,8 +717,8 @@ void TopologyFlavor::SyncCache(CountCache& c, const TopologyPlacementRequest& wo
       const DomainState& after = state_[d];
       if (after == before) continue;
       if (TopologyLevelOrder* order = c.order[level].get(); order != nullptr) {
-        order->Move(c.level_pos[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
-                                                            after.pod_count_with_leader));
+        order->Move(level_pos_[d], TopologyLevelOrder::Key(after.slice_count_with_leader,
+                                                           after.pod_count_with_leader));
       }
       const int parent = domains_[d].parent;
       if (parent < 0) continue;
@@ -951,14 +995,6 @@ std::string TopologyFlavor::FindLevelWithFitDomains(int level, Params& p, int* f
       CountCache& c = *active_cache_;
       std::unique_ptr<TopologyLevelOrder>& order = c.order[level];
       if (order == nullptr) {
-        if (c.level_pos.empty()) {
-          c.level_pos.resize(domains_.size());
-          for (const std::vector<int>& domains : by_level_) {
-            for (size_t i = 0; i < domains.size(); ++i) {
-              c.level_pos[domains[i]] = static_cast<int32_t>(i);
-            }
-          }
-        }
         const DomainState* state = state_.data();
         const int* domains = level_domains.data();
         order = std::make_unique<TopologyLevelOrder>(level_domains.size(), [&](size_t pos) {
