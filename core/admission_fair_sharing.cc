@@ -193,7 +193,7 @@ std::map<std::string, int64_t> EntryPenaltyRequests(const SchedulerConfig& confi
   std::map<std::string, int64_t> total;
   const bool adjusted = AdjustsQuotaRequests(config);
   for (const PodSetSpec& pod_set : wl.spec.pod_sets) {
-    const int32_t count = CountAfterReclaim(wl.status, pod_set);
+    const int32_t count = CountAfterReclaim(wl.status, pod_set, config.reclaimable_pods);
     const ResourceAmounts per_pod =
         adjusted ? QuotaRequestsPerPod(config, pod_set, cq) : pod_set.requests;
     for (const auto& [resource, amount] : per_pod) {

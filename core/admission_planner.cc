@@ -147,10 +147,11 @@ class ChangedTrees {
 
 // Whether `assignment` asks for every pod set's full count (Assign({})'s, not a partial
 // admission's).
-bool HasFullCounts(const Workload& wl, const FlavorAssignment& assignment) {
+bool HasFullCounts(const Workload& wl, const FlavorAssignment& assignment, bool reclaimable_pods) {
   if (assignment.pod_sets.size() != wl.spec.pod_sets.size()) return false;
   for (size_t i = 0; i < assignment.pod_sets.size(); ++i) {
-    if (assignment.pod_sets[i].count != CountAfterReclaim(wl.status, wl.spec.pod_sets[i])) {
+    if (assignment.pod_sets[i].count !=
+        CountAfterReclaim(wl.status, wl.spec.pod_sets[i], reclaimable_pods)) {
       return false;
     }
   }
@@ -588,7 +589,8 @@ AdmissionPlanner::Evaluation AdmissionPlanner::Evaluate(const Workload& wl,
   int64_t total_delta = 0;
   for (const PodSetSpec& ps : wl.spec.pod_sets) {
     full_counts.push_back(ps.count);
-    all_reclaimed.push_back(CountAfterReclaim(wl.status, ps) == 0);
+    all_reclaimed.push_back(CountAfterReclaim(wl.status, ps, state_.config().reclaimable_pods) ==
+                            0);
     const int32_t delta = ps.count - ps.min_count.value_or(ps.count);
     deltas.push_back(std::max(delta, 0));
     total_delta += deltas.back();
@@ -770,9 +772,9 @@ CyclePlan AdmissionPlanner::PlanCycle(absl::Time now, int64_t cycle) {
       // are considered again. When only the topology no longer fits and no usage of this cycle
       // changed the quota tree the full assignment fit in, the quota part would choose the same
       // flavors again: only the topology is placed again.
-      const bool same_quota = !overlap && e.mode == FlavorMode::kFit &&
-                              !changed_trees.Contains(*e.cq) &&
-                              HasFullCounts(*e.wl, e.eval.assignment);
+      const bool same_quota =
+          !overlap && e.mode == FlavorMode::kFit && !changed_trees.Contains(*e.cq) &&
+          HasFullCounts(*e.wl, e.eval.assignment, state_.config().reclaimable_pods);
       bool placed_again = false;
       {
         UsageSimulation removal(state_);

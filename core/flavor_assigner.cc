@@ -621,7 +621,9 @@ PodSetFlavors FlavorAssigner::PodSetWithRequests(size_t pod_set_index,
   PodSetFlavors ps;
   ps.name = pod_set.name;
   // A pending workload asks only for the pods it still needs (Kueue's TotalRequests).
-  ps.count = counts.empty() ? CountAfterReclaim(wl_.status, pod_set) : counts[pod_set_index];
+  ps.count = counts.empty()
+                 ? CountAfterReclaim(wl_.status, pod_set, state_.config().reclaimable_pods)
+                 : counts[pod_set_index];
   ps.requests.reserve(per_pod_requests.size() + (covers_pods ? 1 : 0));
   for (const auto& [name, per_pod] : per_pod_requests) {
     ps.requests.emplace_back(name, SatMul(per_pod, ps.count));

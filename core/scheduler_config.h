@@ -129,6 +129,10 @@ struct SchedulerConfig {
   // an earlier head of the cycle already preempts is assigned again with those victims gone;
   // off, it is skipped for the cycle.
   bool recompute_assignment_upon_preemption_targets_overlap = true;
+  // ReclaimablePods (on by default in Kueue): an admitted workload's reclaimable pods give their
+  // quota back and a pending one asks only for the pods it still needs; off, the pods are still
+  // recorded but every pod set counts whole, and tollgate-kube reports none.
+  bool reclaimable_pods = true;
 
   // Kueue's objectRetentionPolicies.workloads.afterFinished: a finished workload is deleted once
   // its Finished condition is this old (zero: at once). Unset keeps finished workloads.

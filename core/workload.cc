@@ -108,7 +108,9 @@ void AddEvent(WorkloadStatus& status, absl::Time time, std::string reason, std::
   status.events.push_back(WorkloadEvent{time, std::move(reason), std::move(message)});
 }
 
-int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set) {
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set,
+                          bool reclaimable_pods) {
+  if (!reclaimable_pods) return pod_set.count;
   for (const auto& [name, count] : status.history().reclaimable_pods) {
     if (name == pod_set.name) return pod_set.count - std::min(count, pod_set.count);
   }

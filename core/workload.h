@@ -370,8 +370,11 @@ struct Workload {
 };
 
 // Pods of the pod set still needed: its count less its reclaimable pods, never below zero
-// (Kueue's podSetsCountsAfterReclaim).
-int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set);
+// (Kueue's podSetsCountsAfterReclaim). With Kueue's ReclaimablePods gate off
+// (`reclaimable_pods` false: SchedulerConfig::reclaimable_pods) the recorded pods give nothing
+// back: the whole count.
+int32_t CountAfterReclaim(const WorkloadStatus& status, const PodSetSpec& pod_set,
+                          bool reclaimable_pods);
 
 // When an admitted workload with spec.maximumExecutionTimeSeconds runs out of it: its
 // admission plus what is left of the limit after earlier admissions. nullopt without a limit.

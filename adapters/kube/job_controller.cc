@@ -751,6 +751,7 @@ absl::Status JobController::FailToStart(const manifest::JobKindTranslator& trans
 absl::Status JobController::ForwardReclaimablePods(const manifest::JobKindTranslator& translator,
                                                    const Json& obj, const v1::Workload& wl,
                                                    const v1::WorkloadRef& ref) {
+  if (!options_.reclaimable_pods) return absl::OkStatus();
   absl::StatusOr<Json> original = manifest::RestoreOriginalFields(obj);
   if (!original.ok()) return original.status();
   absl::StatusOr<std::vector<manifest::PodSetSource>> sources =

@@ -104,6 +104,9 @@ class JobController {
     // off, a job's pod sets lose their minCount before its workload is made or compared with a
     // prebuilt one, which tollgated stored without it.
     bool partial_admission = true;
+    // Kueue's feature gate ReclaimablePods (read the same way): off, a job's finished pods are
+    // not reported (Kueue's job reconciler skips that step).
+    bool reclaimable_pods = true;
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.

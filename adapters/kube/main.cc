@@ -126,10 +126,12 @@ struct Flags {
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
   // From --config only: integrations.labelKeysToCopy,
-  // objectRetentionPolicies.workloads.afterDeactivatedByKueue and the PartialAdmission gate.
+  // objectRetentionPolicies.workloads.afterDeactivatedByKueue, the PartialAdmission and
+  // ReclaimablePods gates.
   std::vector<std::string> label_keys_to_copy;
   std::optional<absl::Duration> after_deactivated_by_kueue;
   bool partial_admission = true;
+  bool reclaimable_pods = true;
   std::string config_file;
   bool sync_namespaces = true;
   std::string state_file;
@@ -195,6 +197,7 @@ absl::Status ApplyConfiguration(Flags& flags) {
   flags.label_keys_to_copy = config.adapter.label_keys_to_copy;
   flags.after_deactivated_by_kueue = config.adapter.after_deactivated_by_kueue;
   flags.partial_admission = config.scheduler.partial_admission;
+  flags.reclaimable_pods = config.scheduler.reclaimable_pods;
   // The scheduler's fields (fairSharing, waitForPodsReady, objectRetentionPolicies'
   // afterFinished, ...) are tollgated's: the same file goes to `tollgated --config`.
   return absl::OkStatus();
@@ -335,6 +338,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   controller_options.sync_namespaces = flags.sync_namespaces;
   controller_options.label_keys_to_copy = flags.label_keys_to_copy;
   controller_options.partial_admission = flags.partial_admission;
+  controller_options.reclaimable_pods = flags.reclaimable_pods;
   controller_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   controller_options.instance = flags.instance;
   if (controller_options.instance.empty()) {
@@ -359,6 +363,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   pod_options.managed_jobs_namespace_selector = flags.managed_namespaces;
   pod_options.label_keys_to_copy = flags.label_keys_to_copy;
   pod_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
+  pod_options.reclaimable_pods = flags.reclaimable_pods;
   pod_options.instance = controller_options.instance;
   PodController pods(*kube, *admission, clock, pod_options);
 

@@ -650,6 +650,7 @@ absl::Status PodController::ForwardGroupReclaimablePods(const std::vector<Json>&
                                                         const manifest::PodGroupInfo& info,
                                                         const v1::Workload& wl,
                                                         const v1::WorkloadRef& ref) {
+  if (!options_.reclaimable_pods) return absl::OkStatus();
   TOLLGATE_ASSIGN_OR_RETURN(auto succeeded, manifest::GroupReclaimablePods(pods, info));
   return ReportReclaimablePodsIfChanged(admission_, wl, ref, succeeded);
 }

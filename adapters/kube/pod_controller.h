@@ -69,6 +69,8 @@ class PodController {
     // workload, this long after the eviction. Pod groups, StatefulSets and LeaderWorkerSets are
     // not (docs/kubernetes.md, "Retention").
     std::optional<absl::Duration> after_deactivated_by_kueue;
+    // Kueue's feature gate ReclaimablePods: off, a pod group's succeeded pods are not reported.
+    bool reclaimable_pods = true;
     std::string component = "tollgate-kube";
     std::string instance;
     int max_conflict_retries = 5;

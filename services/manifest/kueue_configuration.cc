@@ -117,6 +117,8 @@ constexpr SchedulerGate kSchedulerGates[] = {
      &core::SchedulerConfig::recompute_assignment_upon_preemption_targets_overlap},
     // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
     {"PartialAdmission", &core::SchedulerConfig::partial_admission},
+    // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
+    {"ReclaimablePods", &core::SchedulerConfig::reclaimable_pods},
     // Beta in Kueue, on by default.
     {"TASFailedNodeReplacementFailFast",
      &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},

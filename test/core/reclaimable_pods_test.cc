@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cluster_state.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tollgate::core {
@@ -154,6 +155,34 @@ TEST_F(ReclaimablePodsTest, ARestartDerivesTheSameUsage) {
   ASSERT_TRUE(restarted.RestoreAll(std::move(stored)).ok());
   EXPECT_EQ(UsedCpu(restarted), 4);
   EXPECT_EQ(UsedCpu(state_), 4);
+}
+
+// Kueue's ReclaimablePods gate off: the report is still checked and recorded (the workload's
+// status says what was reported), but neither a running nor a pending workload gives anything
+// back.
+TEST_F(ReclaimablePodsTest, WithTheGateOffReportsAreRecordedButFreeNothing) {
+  SchedulerConfig config;
+  config.reclaimable_pods = false;
+  ClusterState state(config);
+  Configure(state);
+  ASSERT_TRUE(state.Submit(JobSet("big", 6), "uid-big", now_).ok());    // 8 cpu
+  ASSERT_TRUE(state.Submit(JobSet("next", 2), "uid-next", now_).ok());  // 4 cpu
+  auto settle = [&] {
+    while (true) {
+      CyclePlan plan = state.PlanCycle(now_);
+      state.ApplyCycle(plan, now_);
+      if (!plan.MadeProgress()) return;
+    }
+  };
+  settle();
+  ASSERT_TRUE(state.SetReclaimablePods("ns/big", {{"workers", 3}}, now_).ok());
+  ASSERT_TRUE(state.SetReclaimablePods("ns/next", {{"workers", 1}}, now_).ok());
+  EXPECT_THAT(state.FindWorkload("ns/big")->status.history().reclaimable_pods,
+              ::testing::ElementsAre(std::pair<std::string, int32_t>("workers", 3)));
+  EXPECT_FALSE(state.SetReclaimablePods("ns/big", {{"workers", 7}}, now_).ok());
+  settle();
+  EXPECT_EQ(UsedCpu(state), 8);
+  EXPECT_EQ(state.FindWorkload("ns/next")->status.state, WorkloadState::kPending);
 }
 
 }  // namespace

@@ -765,6 +765,34 @@ class JobKindsControllerTest : public JobControllerTest {
     controller_ = std::make_unique<JobController>(kube_, admission_, clock_, kinds, options);
     return *controller_;
   }
+
+  // A JobSet "train" admitted and started, then one replicated job of its workers succeeded (2
+  // pods) and the controller reconciled it again: the workload's name.
+  std::string StartJobSetAndSucceedWorkers(JobController::Options options) {
+    const manifest::JobKindTranslator& jobset_kind = *manifest::FindJobKind("JobSet");
+    const Json jobset = kube_.Put(jobset_kind.resource(), MakeJobSet());
+    AllKinds(std::move(options));
+    const ObjectKey key{"jobsets", "team-a", "train"};
+    EXPECT_TRUE(controller_->Reconcile(key).ok());
+    const std::string name = jobset_kind.WorkloadName(jobset);
+    v1::Admission admission;
+    admission.set_cluster_queue("team-a-cq");
+    v1::PodSetAssignment* a = admission.add_pod_set_assignments();
+    a->set_name("workers");
+    a->set_count(4);
+    (*a->mutable_flavors())["cpu"] = "a100";
+    admission_.Admit("team-a", name, admission);
+    EXPECT_TRUE(controller_->Reconcile(key).ok());
+    const Json started = kube_.Object(jobset_kind.resource(), "team-a", "train");
+    EXPECT_FALSE(jobset_kind.IsSuspended(started));
+    EXPECT_EQ(started["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+                     ["nodeSelector"]["accelerator"],
+              "a100");
+    kube_.SetStatus(jobset_kind.resource(), "team-a", "train", Json::parse(R"({
+        "replicatedJobsStatus": [{"name": "workers", "active": 1, "ready": 1, "succeeded": 1}]})"));
+    EXPECT_TRUE(controller_->Reconcile(key).ok());
+    return name;
+  }
 };
 
 TEST_F(JobKindsControllerTest, AJobOfAQueuedJobSetIsLeftToTheJobSet) {
@@ -838,36 +866,24 @@ TEST_F(JobKindsControllerTest, AWorkloadNamedByAnEarlierVersionKeepsItsName) {
 }
 
 TEST_F(JobKindsControllerTest, SucceededJobsOfARunningJobSetAreReportedReclaimable) {
-  const manifest::JobKindTranslator& jobset_kind = *manifest::FindJobKind("JobSet");
-  const Json jobset = kube_.Put(jobset_kind.resource(), MakeJobSet());
-  AllKinds();
-  const ObjectKey key{"jobsets", "team-a", "train"};
-  ASSERT_TRUE(controller_->Reconcile(key).ok());
-  const std::string name = jobset_kind.WorkloadName(jobset);
-  v1::Admission admission;
-  admission.set_cluster_queue("team-a-cq");
-  v1::PodSetAssignment* a = admission.add_pod_set_assignments();
-  a->set_name("workers");
-  a->set_count(4);
-  (*a->mutable_flavors())["cpu"] = "a100";
-  admission_.Admit("team-a", name, admission);
-  ASSERT_TRUE(controller_->Reconcile(key).ok());
-  const Json started = kube_.Object(jobset_kind.resource(), "team-a", "train");
-  ASSERT_FALSE(jobset_kind.IsSuspended(started));
-  EXPECT_EQ(started["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-                   ["nodeSelector"]["accelerator"],
-            "a100");
-  kube_.SetStatus(jobset_kind.resource(), "team-a", "train", Json::parse(R"({
-      "replicatedJobsStatus": [{"name": "workers", "active": 1, "ready": 1, "succeeded": 1}]})"));
-  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  const std::string name = StartJobSetAndSucceedWorkers({});
   const std::optional<v1::Workload> now = admission_.Find("team-a", name);
   ASSERT_EQ(now->status().reclaimable_pods_size(), 1);
   EXPECT_EQ(now->status().reclaimable_pods(0).name(), "workers");
   EXPECT_EQ(now->status().reclaimable_pods(0).count(), 2);
   EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
   // Nothing new: nothing reported again.
-  ASSERT_TRUE(controller_->Reconcile(key).ok());
+  ASSERT_TRUE(controller_->Reconcile(ObjectKey{"jobsets", "team-a", "train"}).ok());
   EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 1);
+}
+
+// Kueue's ReclaimablePods gate off: its job reconciler skips the reclaimable pods step.
+TEST_F(JobKindsControllerTest, WithReclaimablePodsOffSucceededJobsAreNotReported) {
+  JobController::Options options;
+  options.reclaimable_pods = false;
+  const std::string name = StartJobSetAndSucceedWorkers(options);
+  EXPECT_EQ(admission_.Find("team-a", name)->status().reclaimable_pods_size(), 0);
+  EXPECT_EQ(admission_.Count("ReportReclaimablePods"), 0);
 }
 
 TEST_F(JobKindsControllerTest, ARayJobKubeRayFailedToValidateReleasesItsQuota) {

@@ -306,6 +306,7 @@ INSTANTIATE_TEST_SUITE_P(
         SwitchGate{"RecomputeAssignmentUponPreemptionTargetsOverlap",
                    &core::SchedulerConfig::recompute_assignment_upon_preemption_targets_overlap},
         SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission},
+        SwitchGate{"ReclaimablePods", &core::SchedulerConfig::reclaimable_pods},
         SwitchGate{"TASFailedNodeReplacementFailFast",
                    &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
         SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
