@@ -62,8 +62,8 @@ std::optional<std::string> AdmissionGatedByOf(const WorkloadSpec& spec) {
   return it->second;
 }
 
-bool HasAdmissionGate(const WorkloadSpec& spec) {
-  if (!spec.metadata.has_value()) return false;
+bool HasAdmissionGate(const WorkloadSpec& spec, bool admission_gated_by) {
+  if (!admission_gated_by || !spec.metadata.has_value()) return false;
   const Labels& annotations = spec.metadata->annotations;
   auto it = annotations.find(std::string(kAdmissionGatedByAnnotation));
   return it != annotations.end() && !it->second.empty();

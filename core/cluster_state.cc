@@ -185,7 +185,7 @@ void ClusterState::Requeue(Workload& wl, absl::Time now) {
   const ClusterQueueRuntime* was_in = router_.QueuedIn(wl.id);
   const bool was_active = was_in != nullptr && !was_in->queue.IsInadmissible(wl.id);
   Unqueue(wl);
-  if (!wl.Queueable()) return;
+  if (!wl.Queueable(config_.admission_gated_by)) return;
   const Route route = router_.RouteOf(wl);
   const bool stays_active = was_active && route.cluster_queue == was_in;
   QueueRouted(wl, route, now, stays_active ? Backoff::kIgnore : Backoff::kKeep, nullptr);
@@ -272,7 +272,7 @@ void ClusterState::RerouteAllPending(absl::Time now, const LocalQueueSpec* added
       // LocalQueue's workloads to the active heap whatever their backoff, all but those it
       // does not track yet.
       Unqueue(*wl);
-      if (!wl->Queueable()) continue;
+      if (!wl->Queueable(config_.admission_gated_by)) continue;
       const Backoff backoff =
           backoff_outside_queue_.contains(wl->id) ? Backoff::kKeep : Backoff::kIgnore;
       QueueRouted(*wl, route, now, backoff, nullptr);

@@ -329,7 +329,7 @@ absl::StatusOr<AdmitNowResult> ClusterState::AdmitNow(absl::string_view key, boo
     result.message = wl->status.pending_message;
     return result;
   }
-  if (HasAdmissionGate(wl->spec)) {
+  if (HasAdmissionGate(wl->spec, config_.admission_gated_by)) {
     // Kueue's AdmissionGatedBy: no admission, on request or not, until its gates are removed.
     result.message = wl->status.pending_message;
     return result;

@@ -162,7 +162,7 @@ absl::Status ClusterState::SetOnHold(absl::string_view key, bool on_hold, absl::
   SetPendingCondition(wl->status, PendingReason::kPendingEvaluation, kHoldReleasedMessage, now);
   AddEvent(wl->status, now, "HoldReleased", kHoldReleasedMessage);
   // Still gated: the gate is what it waits for now (Requeue leaves it out of the queue).
-  if (HasAdmissionGate(wl->spec)) {
+  if (HasAdmissionGate(wl->spec, config_.admission_gated_by)) {
     MarkAdmissionGated(wl->status, *AdmissionGatedByOf(wl->spec), now, /*first_seen=*/false);
   }
   Requeue(*wl, now);
@@ -180,7 +180,7 @@ absl::Status ClusterState::SetWaitingForReplacementPods(absl::string_view key, b
     SetCondition(wl->status, Condition{"WaitingForReplacementPods", false, "PodsReady",
                                        "No pods need replacement", now});
     if (wl->status.state == WorkloadState::kPending && !wl->status.on_hold &&
-        !HasAdmissionGate(wl->spec)) {
+        !HasAdmissionGate(wl->spec, config_.admission_gated_by)) {
       wl->status.pending_message.clear();
       Requeue(*wl, now);
     }

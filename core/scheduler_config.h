@@ -133,6 +133,11 @@ struct SchedulerConfig {
   // quota back and a pending one asks only for the pods it still needs; off, the pods are still
   // recorded but every pod set counts whole, and tollgate-kube reports none.
   bool reclaimable_pods = true;
+  // AdmissionGatedBy (beta, on by default in Kueue): a workload whose
+  // kueue.x-k8s.io/admission-gated-by annotation names gates waits out of its queue until they
+  // are removed (core/admission_gates.h); off, the annotation is kept but neither checked nor
+  // obeyed, and tollgate-kube does not copy it from a job.
+  bool admission_gated_by = true;
 
   // Kueue's objectRetentionPolicies.workloads.afterFinished: a finished workload is deleted once
   // its Finished condition is this old (zero: at once). Unset keeps finished workloads.

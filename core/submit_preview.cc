@@ -73,8 +73,9 @@ absl::StatusOr<SubmitPreview> PreviewSubmit(const ClusterState& state, WorkloadS
     }
   }
   // Kueue's workload webhook checks the gates' format on create (and on a resubmit, which
-  // would be an update of the same object).
-  if (const std::optional<std::string> gates = AdmissionGatedByOf(spec); gates.has_value()) {
+  // would be an update of the same object), with the AdmissionGatedBy gate on.
+  if (const std::optional<std::string> gates = AdmissionGatedByOf(spec);
+      gates.has_value() && state.config().admission_gated_by) {
     TOLLGATE_RETURN_IF_ERROR(ValidateAdmissionGatesOnCreate(*gates));
   }
   // Kueue's workload webhook with PriorityBoost on: the boost must be a signed integer.

@@ -128,7 +128,7 @@ QueueCounts LocalQueueCounts(const ClusterState& state, absl::string_view namesp
     if (wl == nullptr || wl->spec.namespace_name != namespace_name || wl->spec.queue_name != name) {
       continue;
     }
-    if (counts_pending && wl->Queueable()) counts.pending++;
+    if (counts_pending && wl->Queueable(state.config().admission_gated_by)) counts.pending++;
     // Kueue counts these from its scheduler cache, which a deactivated workload has left.
     if (!HoldsActiveReservation(*wl)) continue;
     counts.reserving++;

@@ -331,8 +331,9 @@ struct FlavorScanProgress {
 };
 
 // Kueue's HasAdmissionGate: the workload's kueue.x-k8s.io/admission-gated-by annotation is not
-// empty (defined with the rest of the gates' rules in core/admission_gates.cc).
-bool HasAdmissionGate(const WorkloadSpec& spec);
+// empty and the gates are obeyed (`admission_gated_by`: SchedulerConfig's AdmissionGatedBy
+// gate). Defined with the rest of the gates' rules in core/admission_gates.cc.
+bool HasAdmissionGate(const WorkloadSpec& spec, bool admission_gated_by);
 
 struct Workload {
   WorkloadId id = 0;
@@ -362,10 +363,11 @@ struct Workload {
   }
   // Kueue's IsAdmissible for a pending workload: it belongs in a queue. Not when deactivated
   // (by an operator or by a limit), on hold, waiting for replacement pods, or gated by its
-  // kueue.x-k8s.io/admission-gated-by annotation.
-  bool Queueable() const {
+  // kueue.x-k8s.io/admission-gated-by annotation while `admission_gated_by` (the gate).
+  bool Queueable(bool admission_gated_by) const {
     return status.state == WorkloadState::kPending && spec.active && !status.deactivated &&
-           !status.on_hold && !status.waiting_for_replacement_pods && !HasAdmissionGate(spec);
+           !status.on_hold && !status.waiting_for_replacement_pods &&
+           !HasAdmissionGate(spec, admission_gated_by);
   }
 };
 

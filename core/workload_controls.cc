@@ -105,7 +105,7 @@ absl::Status ClusterState::SetActive(absl::string_view key, bool active, absl::T
   RestoreActiveReservation(*wl);
   if (wl->status.state == WorkloadState::kPending) {
     if (const std::optional<std::string> gates = AdmissionGatedByOf(wl->spec);
-        HasAdmissionGate(wl->spec)) {
+        HasAdmissionGate(wl->spec, config_.admission_gated_by)) {
       // Still gated: the gate, not the activation, is what it waits for.
       MarkAdmissionGated(wl->status, *gates, now, /*first_seen=*/false);
       return absl::OkStatus();
@@ -156,21 +156,23 @@ absl::Status ClusterState::SetAdmissionGates(absl::string_view key,
   if (wl == nullptr) return absl::NotFoundError(absl::StrCat("workload ", key, " not found"));
   const std::optional<std::string> before = AdmissionGatedByOf(wl->spec);
   if (before == gates) return absl::OkStatus();
-  if (absl::Status allowed = ValidateAdmissionGatesOnUpdate(before, gates); !allowed.ok()) {
+  // Kueue's workload webhook checks the change only with the AdmissionGatedBy gate on.
+  if (absl::Status allowed = ValidateAdmissionGatesOnUpdate(before, gates);
+      config_.admission_gated_by && !allowed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("workload ", key, ": ", allowed.message()));
   }
-  const bool was_gated = HasAdmissionGate(wl->spec);
+  const bool was_gated = HasAdmissionGate(wl->spec, config_.admission_gated_by);
   SetAdmissionGatedBy(wl->spec, gates);
   MarkDirty(wl->id);
   // A workload gains no gate after creation, so only a pending one can still be gated; the
   // others merely had the annotation's empty value dropped.
   if (!was_gated || wl->status.state != WorkloadState::kPending) return absl::OkStatus();
-  if (HasAdmissionGate(wl->spec)) {
+  if (HasAdmissionGate(wl->spec, config_.admission_gated_by)) {
     MarkAdmissionGated(wl->status, *gates, now, /*first_seen=*/false);
     return absl::OkStatus();
   }
   // Deactivated, on hold or waiting for pods: that keeps it out of its queue and names why.
-  if (!wl->Queueable()) return absl::OkStatus();
+  if (!wl->Queueable(config_.admission_gated_by)) return absl::OkStatus();
   MarkAdmissionGateCleared(wl->status, now);
   Requeue(*wl, now);
   return absl::OkStatus();

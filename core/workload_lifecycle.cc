@@ -223,7 +223,7 @@ absl::Status ClusterState::ReleaseEvicted(absl::string_view key, absl::Time now)
   Requeue(*wl, now);
   // Kueue's workload controller does not requeue a workload whose backoff has not ended (its
   // Reconcile adds it then): until that, its queue manager does not track it.
-  if (wl->Queueable() && wl->status.history().requeue_at > now) {
+  if (wl->Queueable(config_.admission_gated_by) && wl->status.history().requeue_at > now) {
     backoff_outside_queue_.insert(wl->id);
   }
   return absl::OkStatus();
@@ -255,7 +255,7 @@ absl::StatusOr<SubmitOutcome> ClusterState::Submit(WorkloadSpec spec, std::strin
   MarkDirty(ref.id);
   Requeue(ref, now);
   // Kueue's workload controller marks a gated workload on first sight; Requeue left it out.
-  if (HasAdmissionGate(ref.spec)) {
+  if (HasAdmissionGate(ref.spec, config_.admission_gated_by)) {
     MarkAdmissionGated(ref.status, *AdmissionGatedByOf(ref.spec), now, /*first_seen=*/true);
   }
   // Submitted inactive: Kueue's workload controller evicts it on first sight (Evicted=True,

@@ -130,7 +130,7 @@ absl::Status ClusterState::RestoreOne(Workload& ref,
             TimerKind::kPodsRecoveryTimeout, ref.id);
       }
     }
-  } else if (ref.Queueable()) {
+  } else if (ref.Queueable(config_.admission_gated_by)) {
     // Requeue at the workload's creation time, as a fresh id is not queued yet. Kueue's queue
     // manager takes every running LocalQueue in at start and lists its workloads into the
     // active heap (AddLocalQueue), so one still backing off is tried at the first cycle.

@@ -448,7 +448,8 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
       return submitted->workload();
     }
     // The same workload again: Kueue's reconciler updates an existing workload's admission
-    // gates to its job's.
+    // gates to its job's (with the AdmissionGatedBy gate on).
+    if (!options_.admission_gated_by) return submitted->workload();
     return PropagateAdmissionGates(admission_, workload, submitted->workload());
   }
   if (!absl::IsAlreadyExists(submitted.status())) return submitted.status();
@@ -472,8 +473,10 @@ absl::StatusOr<v1::Workload> JobController::SubmitOrReplace(const v1::Workload& 
     const std::map<std::string, std::string> after(labels.begin(), labels.end());
     if (before != after) {
       absl::StatusOr<v1::SubmitResponse> same = admission_.Submit(as_made);
-      if (same.ok())
+      if (same.ok()) {
+        if (!options_.admission_gated_by) return same->workload();
         return PropagateAdmissionGates(admission_, as_made.workload(), same->workload());
+      }
       if (!absl::IsAlreadyExists(same.status())) return same.status();
     }
   }
@@ -525,6 +528,7 @@ absl::Status JobController::ReconcileOnce(const manifest::JobKindTranslator& tra
     if (!options_.partial_admission) {
       for (v1::PodSet& ps : *translated->mutable_spec()->mutable_pod_sets()) ps.clear_min_count();
     }
+    if (!options_.admission_gated_by) DropAdmissionGates(*translated);
   }
   const bool prebuilt = !manifest::PrebuiltWorkloadName(obj).empty();
   const bool multikueue = manifest::ManagedByMultiKueue(translator, obj) && !prebuilt;

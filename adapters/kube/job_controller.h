@@ -107,6 +107,9 @@ class JobController {
     // Kueue's feature gate ReclaimablePods (read the same way): off, a job's finished pods are
     // not reported (Kueue's job reconciler skips that step).
     bool reclaimable_pods = true;
+    // Kueue's feature gate AdmissionGatedBy: off, a job's kueue.x-k8s.io/admission-gated-by
+    // annotation is neither copied to its workload nor followed there.
+    bool admission_gated_by = true;
   };
 
   // `translators` are the enabled kinds; all references must outlive the controller.

@@ -126,12 +126,13 @@ struct Flags {
   bool manage_without_queue_name = false;
   std::optional<core::LabelSelector> managed_namespaces;
   // From --config only: integrations.labelKeysToCopy,
-  // objectRetentionPolicies.workloads.afterDeactivatedByKueue, the PartialAdmission and
-  // ReclaimablePods gates.
+  // objectRetentionPolicies.workloads.afterDeactivatedByKueue, the PartialAdmission,
+  // ReclaimablePods and AdmissionGatedBy gates.
   std::vector<std::string> label_keys_to_copy;
   std::optional<absl::Duration> after_deactivated_by_kueue;
   bool partial_admission = true;
   bool reclaimable_pods = true;
+  bool admission_gated_by = true;
   std::string config_file;
   bool sync_namespaces = true;
   std::string state_file;
@@ -198,6 +199,7 @@ absl::Status ApplyConfiguration(Flags& flags) {
   flags.after_deactivated_by_kueue = config.adapter.after_deactivated_by_kueue;
   flags.partial_admission = config.scheduler.partial_admission;
   flags.reclaimable_pods = config.scheduler.reclaimable_pods;
+  flags.admission_gated_by = config.scheduler.admission_gated_by;
   // The scheduler's fields (fairSharing, waitForPodsReady, objectRetentionPolicies'
   // afterFinished, ...) are tollgated's: the same file goes to `tollgated --config`.
   return absl::OkStatus();
@@ -339,6 +341,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   controller_options.label_keys_to_copy = flags.label_keys_to_copy;
   controller_options.partial_admission = flags.partial_admission;
   controller_options.reclaimable_pods = flags.reclaimable_pods;
+  controller_options.admission_gated_by = flags.admission_gated_by;
   controller_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   controller_options.instance = flags.instance;
   if (controller_options.instance.empty()) {
@@ -364,6 +367,7 @@ absl::Status Run(const Flags& flags, const common::StopSignal& stop) {
   pod_options.label_keys_to_copy = flags.label_keys_to_copy;
   pod_options.after_deactivated_by_kueue = flags.after_deactivated_by_kueue;
   pod_options.reclaimable_pods = flags.reclaimable_pods;
+  pod_options.admission_gated_by = flags.admission_gated_by;
   pod_options.instance = controller_options.instance;
   PodController pods(*kube, *admission, clock, pod_options);
 

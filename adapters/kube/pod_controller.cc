@@ -534,7 +534,7 @@ absl::Status PodController::ReconcilePod(const ObjectKey& key) {
     TOLLGATE_RETURN_IF_ERROR(attached);
     v1::SubmitRequest submit;
     *submit.mutable_workload() = workload;
-    absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
+    absl::StatusOr<v1::SubmitResponse> submitted = SubmitMade(std::move(submit));
     if (!submitted.ok()) {
       if (IsRejection(submitted.status()) && !absl::IsAlreadyExists(submitted.status())) {
         TOLLGATE_RETURN_IF_ERROR(
@@ -822,7 +822,7 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
     const v1::Workload& workload = *built;
     v1::SubmitRequest submit;
     *submit.mutable_workload() = workload;
-    absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
+    absl::StatusOr<v1::SubmitResponse> submitted = SubmitMade(std::move(submit));
     if (!submitted.ok()) {
       if (IsRejection(submitted.status())) {
         return Warn(PodResource(), first, "InvalidWorkload", submitted.status().message());
@@ -974,8 +974,15 @@ absl::Status PodController::ReconcileGroup(const ObjectKey& key) {
   }
 }
 
+absl::StatusOr<v1::SubmitResponse> PodController::SubmitMade(v1::SubmitRequest submit) {
+  if (!options_.admission_gated_by) DropAdmissionGates(*submit.mutable_workload());
+  return admission_.Submit(submit);
+}
+
 absl::Status PodController::FollowAdmissionGates(const Json& object, v1::Workload& wl) {
-  if (wl.status().state() != v1::WORKLOAD_STATE_PENDING) return absl::OkStatus();
+  if (!options_.admission_gated_by || wl.status().state() != v1::WORKLOAD_STATE_PENDING) {
+    return absl::OkStatus();
+  }
   v1::Workload from_object;
   manifest::CopyAdmissionGates(object, from_object);
   TOLLGATE_ASSIGN_OR_RETURN(wl, PropagateAdmissionGates(admission_, from_object, std::move(wl)));
@@ -1134,7 +1141,7 @@ absl::Status PodController::ReconcileStatefulSet(const ObjectKey& key) {
     TOLLGATE_RETURN_IF_ERROR(attached);
     v1::SubmitRequest submit;
     *submit.mutable_workload() = *built;
-    absl::StatusOr<v1::SubmitResponse> submitted = admission_.Submit(submit);
+    absl::StatusOr<v1::SubmitResponse> submitted = SubmitMade(std::move(submit));
     if (!submitted.ok()) {
       if (IsRejection(submitted.status())) {
         return Warn(StatefulSetResource(), sts, "InvalidWorkload", submitted.status().message());
@@ -1314,7 +1321,7 @@ absl::Status PodController::ReconcileLeaderWorkerSet(const ObjectKey& key) {
     }
     v1::SubmitRequest submit;
     *submit.mutable_workload() = wl;
-    absl::Status submitted = admission_.Submit(submit).status();
+    absl::Status submitted = SubmitMade(std::move(submit)).status();
     if (!submitted.ok()) {
       if (IsRejection(submitted)) {
         return Warn(LeaderWorkerSetResource(), lws, "InvalidWorkload", submitted.message());

@@ -71,6 +71,9 @@ class PodController {
     std::optional<absl::Duration> after_deactivated_by_kueue;
     // Kueue's feature gate ReclaimablePods: off, a pod group's succeeded pods are not reported.
     bool reclaimable_pods = true;
+    // Kueue's feature gate AdmissionGatedBy: off, the kueue.x-k8s.io/admission-gated-by
+    // annotation of a pod, group or parent is neither copied to its workload nor followed there.
+    bool admission_gated_by = true;
     std::string component = "tollgate-kube";
     std::string instance;
     int max_conflict_retries = 5;
@@ -108,12 +111,15 @@ class PodController {
   // An evicted pod group whose members are all gone: waiting for replacement pods, and its
   // eviction complete.
   absl::Status AwaitReplacements(const v1::Workload& wl);
-  // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
-  // non-serving group) when that differs from what the workload holds.
   // Kueue's PropagateAdmissionGatedByAnnotation for a pending workload made from `object` (a
   // plain pod, a pod group's first pod, a StatefulSet, a LeaderWorkerSet): a gate removed from
   // the object is removed from the workload (`wl` is updated).
   absl::Status FollowAdmissionGates(const Json& object, v1::Workload& wl);
+  // Submits a workload made from a pod, group or parent (without its admission gates when the
+  // AdmissionGatedBy gate is off).
+  absl::StatusOr<v1::SubmitResponse> SubmitMade(v1::SubmitRequest submit);
+  // Reports the group's succeeded members as reclaimable (Kueue's ReclaimablePods for a
+  // non-serving group) when that differs from what the workload holds.
   absl::Status ForwardGroupReclaimablePods(const std::vector<Json>& pods,
                                            const manifest::PodGroupInfo& info,
                                            const v1::Workload& wl, const v1::WorkloadRef& ref);

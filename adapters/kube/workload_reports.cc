@@ -96,4 +96,9 @@ absl::StatusOr<v1::Workload> PropagateAdmissionGates(client::AdmissionClient& ad
   return updated.workload();
 }
 
+void DropAdmissionGates(v1::Workload& wl) {
+  wl.mutable_metadata()->mutable_annotations()->erase(
+      std::string(core::kAdmissionGatedByAnnotation));
+}
+
 }  // namespace tollgate::kube

@@ -42,4 +42,8 @@ absl::StatusOr<v1::Workload> PropagateAdmissionGates(client::AdmissionClient& ad
                                                      const v1::Workload& from_job,
                                                      v1::Workload stored);
 
+// Kueue's AdmissionGatedBy off: a workload made from a job goes without the job's
+// kueue.x-k8s.io/admission-gated-by annotation (prepareWorkload copies it only with the gate on).
+void DropAdmissionGates(v1::Workload& wl);
+
 }  // namespace tollgate::kube

@@ -119,6 +119,8 @@ constexpr SchedulerGate kSchedulerGates[] = {
     {"PartialAdmission", &core::SchedulerConfig::partial_admission},
     // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
     {"ReclaimablePods", &core::SchedulerConfig::reclaimable_pods},
+    // Beta in Kueue, on by default; tollgate-kube reads it too (adapters/kube/main.cc).
+    {"AdmissionGatedBy", &core::SchedulerConfig::admission_gated_by},
     // Beta in Kueue, on by default.
     {"TASFailedNodeReplacementFailFast",
      &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},

@@ -89,7 +89,8 @@ TEST(AdmissionGatesFormatTest, AnUpdateMayOnlyRemoveGates) {
 
 class AdmissionGatesTest : public ::testing::Test {
  protected:
-  AdmissionGatesTest() : state_(SchedulerConfig{}) {
+  AdmissionGatesTest() : AdmissionGatesTest(SchedulerConfig{}) {}
+  explicit AdmissionGatesTest(const SchedulerConfig& config) : state_(config) {
     EXPECT_TRUE(state_.ApplyResourceFlavor({"default", {}, {}, {}}, now_).ok());
     ClusterQueueSpec cq;
     cq.name = "cq";
@@ -206,9 +207,9 @@ TEST_F(AdmissionGatesTest, AResubmitWithOtherGatesIsTheSameWorkloadAndChangesNoG
   Settle();
   ASSERT_EQ(Wl("gated").status.state, WorkloadState::kAdmitted);
   ASSERT_TRUE(Submit(CpuJob("gated", 1, kGates)).ok());
-  EXPECT_FALSE(HasAdmissionGate(Wl("gated").spec));
+  EXPECT_FALSE(HasAdmissionGate(Wl("gated").spec, /*admission_gated_by=*/true));
   ASSERT_TRUE(Submit(CpuJob("gated", 1, "example.com/other")).ok());
-  EXPECT_FALSE(HasAdmissionGate(Wl("gated").spec));
+  EXPECT_FALSE(HasAdmissionGate(Wl("gated").spec, /*admission_gated_by=*/true));
   EXPECT_EQ(Wl("gated").status.state, WorkloadState::kAdmitted);
   // Anything else that differs is still another workload.
   EXPECT_EQ(Submit(CpuJob("gated", 2, kGates)).code(), absl::StatusCode::kAlreadyExists);
@@ -232,6 +233,34 @@ TEST_F(AdmissionGatesTest, ActivatingAGatedWorkloadLeavesItGated) {
   EXPECT_EQ(QuotaReserved("gated").reason, "AdmissionGated");
   ASSERT_TRUE(state_.SetAdmissionGates("ns/gated", std::nullopt, now_).ok());
   Settle();
+  EXPECT_EQ(Wl("gated").status.state, WorkloadState::kAdmitted);
+}
+
+class AdmissionGatesOffTest : public AdmissionGatesTest {
+ protected:
+  AdmissionGatesOffTest() : AdmissionGatesTest(GateOff()) {}
+  static SchedulerConfig GateOff() {
+    SchedulerConfig config;
+    config.admission_gated_by = false;
+    return config;
+  }
+};
+
+// Kueue's AdmissionGatedBy gate off: HasAdmissionGate is false whatever the annotation says, and
+// the webhook checks neither its format on create nor its changes on update. The annotation is
+// kept as written.
+TEST_F(AdmissionGatesOffTest, TheAnnotationIsKeptButNeitherCheckedNorObeyed) {
+  ASSERT_TRUE(Submit(CpuJob("gated", 1, kGates)).ok());
+  ASSERT_TRUE(Submit(CpuJob("malformed", 1, "gate1,gate1")).ok());
+  EXPECT_FALSE(HasAdmissionGate(Wl("gated").spec, /*admission_gated_by=*/false));
+  EXPECT_TRUE(HasAdmissionGate(Wl("gated").spec, /*admission_gated_by=*/true));
+  Settle();
+  EXPECT_EQ(Wl("gated").status.state, WorkloadState::kAdmitted);
+  EXPECT_EQ(Wl("malformed").status.state, WorkloadState::kAdmitted);
+  EXPECT_FALSE(HasEvent("gated", "AdmissionGated"));
+  // A gate added after creation, refused with the gate on, is taken as it is.
+  ASSERT_TRUE(state_.SetAdmissionGates("ns/gated", "example.com/gate1,example.com/x", now_).ok());
+  EXPECT_EQ(AdmissionGatedByOf(Wl("gated").spec), "example.com/gate1,example.com/x");
   EXPECT_EQ(Wl("gated").status.state, WorkloadState::kAdmitted);
 }
 

@@ -352,6 +352,27 @@ TEST_F(JobControllerTest, AdmissionGatesFollowTheJobAndOnlyEverLeave) {
   EXPECT_EQ(admission_.Count("DeleteWorkload"), 0);
 }
 
+// Kueue's AdmissionGatedBy gate off: prepareWorkload does not copy the job's gates and
+// UpdateAdmissionGatedBy returns at once, so the workload never carries them.
+TEST_F(JobControllerTest, WithAdmissionGatedByOffTheJobsGatesAreNotCopied) {
+  constexpr char kGatedBy[] = "kueue.x-k8s.io/admission-gated-by";
+  Json job = MakeJob();
+  job["metadata"]["annotations"][kGatedBy] = "example.com/gate1";
+  kube_.Put(manifest::JobResource(), job);
+  JobController::Options options;
+  options.admission_gated_by = false;
+  Controller(options);
+  ASSERT_TRUE(Reconcile().ok());
+  ASSERT_TRUE(admission_.Find("team-a", kWorkload).has_value());
+  EXPECT_EQ(admission_.Find("team-a", kWorkload)->metadata().annotations().count(kGatedBy), 0u);
+  job = Job();
+  job["metadata"]["annotations"].erase(kGatedBy);
+  kube_.Put(manifest::JobResource(), job);
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(admission_.Count("SetAdmissionGates"), 0);
+  EXPECT_EQ(admission_.Count("DeleteWorkload"), 0);
+}
+
 TEST_F(JobControllerTest, UnlabeledJobsNeedTheFlagAndADefaultQueue) {
   Json job = MakeJob();
   job["metadata"].erase("labels");

@@ -307,6 +307,7 @@ INSTANTIATE_TEST_SUITE_P(
                    &core::SchedulerConfig::recompute_assignment_upon_preemption_targets_overlap},
         SwitchGate{"PartialAdmission", &core::SchedulerConfig::partial_admission},
         SwitchGate{"ReclaimablePods", &core::SchedulerConfig::reclaimable_pods},
+        SwitchGate{"AdmissionGatedBy", &core::SchedulerConfig::admission_gated_by},
         SwitchGate{"TASFailedNodeReplacementFailFast",
                    &core::SchedulerConfig::tas_failed_node_replacement_fail_fast},
         SwitchGate{"TASRecomputeAssignmentWithinSchedulingCycle",
