@@ -19,8 +19,9 @@ void ClusterState::DeriveQuotaUsage(Workload& wl) {
   for (const PodSetAssignment& ps : wl.status.admission->pod_sets) {
     int32_t needed = ps.count;
     for (const PodSetSpec& spec : wl.spec.pod_sets) {
-      if (spec.name == ps.name)
+      if (spec.name == ps.name) {
         needed = std::min(needed, CountAfterReclaim(wl.status, spec, config_.reclaimable_pods));
+      }
     }
     for (const auto& [resource, flavor] : ps.flavors) {
       for (const auto& [r, amount] : ps.resource_usage) {

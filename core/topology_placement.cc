@@ -109,44 +109,22 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t TightPodsOnLeaf(const int64_t* free,
 
 // The tight count of every leaf, into the leaves' states (zeroed before: an infeasible leaf's
 // is left so; slices are counted only at the slice level, 0 elsewhere). Not inlined, and the
-// request and the arrays read into locals: inside SyncCache the loop's invariants were spilled
-// and reloaded per leaf (the states' int32 stores may alias the request's ints).
+// request copied into a local: inside SyncCache the loop's invariants were spilled and reloaded
+// per leaf (the states' int32 stores may alias the request's ints).
 template <int N, bool kSimulateEmpty, typename LeafT, typename Rows, typename State>
 ABSL_ATTRIBUTE_NOINLINE void TightLeafLoop(const std::vector<LeafT>& leaves, const Rows& rows,
-                                           const char* feasible, const TightRequest& t,
+                                           const char* feasible, const TightRequest& request,
                                            bool leaves_at_slice_level, int32_t slice_size,
                                            State* state, int* zero_reason, int32_t* zero_counts) {
-  int r[N];
-  int64_t amount[N];
-  for (int k = 0; k < N; ++k) {
-    r[k] = t.r[k];
-    amount[k] = t.amount[k];
-  }
+  const TightRequest t = request;
   const LeafT* leaf = leaves.data();
   const size_t n = leaves.size();
   const int64_t* row = rows.values.data();
   const size_t resources = rows.resources;
   for (size_t l = 0; l < n; ++l, row += 2 * resources) {
     if (!feasible[l]) continue;
-    int64_t smallest = INT32_MAX;
-#pragma GCC unroll 4
-    for (int k = 0; k < N; ++k) {
-      const int64_t cap = kSimulateEmpty ? row[r[k]] : SatSub(row[r[k]], row[resources + r[k]]);
-      smallest = std::min(smallest, amount[k] == 1 ? cap : cap / amount[k]);
-    }
     int reason = -1;
-    int32_t pods = static_cast<int32_t>(smallest);
-    if (smallest <= 0) {
-      // No room for a pod: the first resource that leaves none is the limiting one.
-      pods = 0;
-      for (int k = 0; k < N; ++k) {
-        const int64_t cap = kSimulateEmpty ? row[r[k]] : SatSub(row[r[k]], row[resources + r[k]]);
-        if (cap / amount[k] <= 0) {
-          reason = k;
-          break;
-        }
-      }
-    }
+    const int32_t pods = TightPodsOnLeaf<N>(row, row + resources, t, kSimulateEmpty, &reason);
     State& s = state[leaf[l].domain];
     // `slice_size > 1`, not `== 1`: the compiler folds `== 1 ? pods : pods / slice_size` into a
     // division on every leaf.
