@@ -475,15 +475,16 @@ grpc::Status AdmissionGrpcService::SetPriorityBoost(grpc::ServerContext* context
     }
   }
   TOLLGATE_AUTHORIZE(call, std::move(access));
-  v1::SetPriorityBoostResponse out;
-  absl::StatusOr<v1::Workload> updated = api_.SetPriorityBoost(
-      request->workload(),
+  const std::optional<std::string> value =
       request->has_priority_boost() ? std::optional<std::string>(request->priority_boost())
-                                    : std::nullopt,
-      request->expected_revision());
-  if (!updated.ok())
+                                    : std::nullopt;
+  absl::StatusOr<v1::Workload> updated =
+      api_.SetPriorityBoost(request->workload(), value, request->expected_revision());
+  if (!updated.ok()) {
     return Audited(gate_, call, absl::StatusOr<v1::SetPriorityBoostResponse>(updated.status()),
                    response);
+  }
+  v1::SetPriorityBoostResponse out;
   *out.mutable_workload() = *std::move(updated);
   return Audited(gate_, call, absl::StatusOr<v1::SetPriorityBoostResponse>(std::move(out)),
                  response);
