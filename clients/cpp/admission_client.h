@@ -43,6 +43,9 @@ class AdmissionClient {
   // Kueue's AdmissionGatedBy: a new value of the workload's admission gates (only removals).
   virtual absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
       const v1::SetAdmissionGatesRequest& request) = 0;
+  // Kueue's PriorityBoost: sets or removes the workload's kueue.x-k8s.io/priority-boost.
+  virtual absl::StatusOr<v1::SetPriorityBoostResponse> SetPriorityBoost(
+      const v1::SetPriorityBoostRequest& request) = 0;
   virtual absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) = 0;
   // Streams workload changes after request.since_revision to `on_event` until it returns

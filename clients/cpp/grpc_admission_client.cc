@@ -64,6 +64,11 @@ absl::StatusOr<v1::SetAdmissionGatesResponse> GrpcAdmissionClient::SetAdmissionG
   return client_.SetAdmissionGates(request);
 }
 
+absl::StatusOr<v1::SetPriorityBoostResponse> GrpcAdmissionClient::SetPriorityBoost(
+    const v1::SetPriorityBoostRequest& request) {
+  return client_.SetPriorityBoost(request);
+}
+
 absl::StatusOr<v1::ReportJobStateResponse> GrpcAdmissionClient::ReportJobState(
     const v1::ReportJobStateRequest& request) {
   return client_.ReportJobState(request);

@@ -43,6 +43,8 @@ class GrpcAdmissionClient final : public AdmissionClient {
       const v1::UpdateWorkloadPayloadRequest& request) override;
   absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
       const v1::SetAdmissionGatesRequest& request) override;
+  absl::StatusOr<v1::SetPriorityBoostResponse> SetPriorityBoost(
+      const v1::SetPriorityBoostRequest& request) override;
   absl::StatusOr<v1::ReportReclaimablePodsResponse> ReportReclaimablePods(
       const v1::ReportReclaimablePodsRequest& request) override;
   // A stream tollgated ends by itself is UNAVAILABLE, so the caller watches again from its

@@ -358,6 +358,14 @@ absl::StatusOr<v1::SetAdmissionGatesResponse> TollgateClient::SetAdmissionGates(
       });
 }
 
+absl::StatusOr<v1::SetPriorityBoostResponse> TollgateClient::SetPriorityBoost(
+    const v1::SetPriorityBoostRequest& request) {
+  return Unary<v1::SetPriorityBoostResponse>(
+      [&](Endpoint& e, grpc::ClientContext* c, v1::SetPriorityBoostResponse* r) {
+        return e.admission->SetPriorityBoost(c, request, r);
+      });
+}
+
 absl::StatusOr<v1::Workload> TollgateClient::GetWorkload(const v1::GetWorkloadRequest& request) {
   return Unary<v1::Workload>([&](Endpoint& e, grpc::ClientContext* c, v1::Workload* r) {
     return e.admission->GetWorkload(c, request, r);

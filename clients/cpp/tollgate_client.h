@@ -114,6 +114,8 @@ class TollgateClient {
       const v1::UpdateWorkloadPayloadRequest& request);
   absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
       const v1::SetAdmissionGatesRequest& request);
+  absl::StatusOr<v1::SetPriorityBoostResponse> SetPriorityBoost(
+      const v1::SetPriorityBoostRequest& request);
   absl::StatusOr<v1::Workload> GetWorkload(const v1::GetWorkloadRequest& request);
   // The List calls page: a request without limit and continue_token reads the whole list in
   // pages of list_page_size items, all at the first page's revision, and starts over (up to

@@ -174,11 +174,16 @@ const std::vector<Command>& Commands() {
        true},
       {"annotate",
        "annotate [workload] NAME kueue.x-k8s.io/admission-gated-by=GATES|kueue.x-k8s.io/"
-       "admission-gated-by-",
-       "Remove admission gates from a workload (Kueue's AdmissionGatedBy).",
+       "admission-gated-by-|kueue.x-k8s.io/priority-boost=N|kueue.x-k8s.io/priority-boost-",
+       "Remove admission gates from a workload, or set its priority boost (Kueue's\n"
+       "AdmissionGatedBy and PriorityBoost).",
        "GATES is the comma-separated list of the gates left; KEY- removes them all and makes\n"
-       "the workload admissible. Gates can only be removed, never added (as Kueue's webhook);\n"
-       "replacing a value takes --overwrite, as in kubectl. Other annotations cannot be changed.\n",
+       "the workload admissible. Gates can only be removed, never added (as Kueue's webhook).\n"
+       "N is a signed 32-bit integer added to the workload's priority wherever the scheduler\n"
+       "orders or compares by priority, with the PriorityBoost gate on (featureGates);\n"
+       "priority-boost- removes it. A caller with a priority cap cannot boost a workload\n"
+       "above it. Replacing a different value takes --overwrite, as in kubectl. Other\n"
+       "annotations cannot be changed.\n",
        {kNamespaceFlag, kOverwriteFlag},
        RunAnnotate,
        true},

@@ -13,6 +13,7 @@
 #include "cmd/tollgate/cli_kinds.h"
 #include "cmd/tollgate/commands.h"
 #include "core/admission_gates.h"
+#include "core/priority_boost.h"
 
 namespace tollgate::cli {
 namespace {
@@ -75,9 +76,10 @@ int SetActive(Session& s, const ParsedFlags& args, bool active) {
   return kExitOk;
 }
 
-// The annotations `annotate` can change: only Kueue's admission gates, the one annotation whose
-// update means something to the scheduler.
+// The annotations `annotate` can change: only the two whose update means something to the
+// scheduler, Kueue's admission gates and its priority boost (set by an external controller).
 constexpr absl::string_view kAdmissionGatedByKey = core::kAdmissionGatedByAnnotation;
+constexpr absl::string_view kPriorityBoostKey = core::kPriorityBoostAnnotation;
 
 // One of kubectl annotate's KEY=VALUE (set) or KEY- (remove).
 struct AnnotationChange {
@@ -95,10 +97,11 @@ absl::StatusOr<AnnotationChange> ParseAnnotationChange(absl::string_view text) {
   } else {
     return absl::InvalidArgumentError(absl::StrCat("want KEY=VALUE or KEY-, got \"", text, "\""));
   }
-  if (change.key != kAdmissionGatedByKey) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("only the ", kAdmissionGatedByKey, " annotation can be changed on a ",
-                     "workload (its admission gates), got \"", change.key, "\""));
+  if (change.key != kAdmissionGatedByKey && change.key != kPriorityBoostKey) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "only the ", kAdmissionGatedByKey, " annotation (its admission gates) or the ",
+        kPriorityBoostKey, " annotation (its priority boost) can be changed on a workload, got \"",
+        change.key, "\""));
   }
   return change;
 }
@@ -146,17 +149,30 @@ int RunAnnotate(Session& s, const ParsedFlags& args) {
   absl::StatusOr<v1::WorkloadRef> ref = NamedWorkload(s, named);
   if (!ref.ok()) return s.UsageError(ref.status().message());
   if (change->value.has_value() && !args.Has("overwrite")) {
-    // kubectl's habit: a value already there is replaced only with --overwrite.
+    // kubectl's habit: a value already there is replaced only with --overwrite. For the boost
+    // the same value again is no change (kubectl's own rule); the gates keep their stricter
+    // habit of refusing any value already there.
     v1::GetWorkloadRequest get;
     *get.mutable_workload() = *ref;
     absl::StatusOr<v1::Workload> current = s.client().GetWorkload(get);
     if (!current.ok()) return s.Fail(current.status());
-    auto it = current->metadata().annotations().find(std::string(kAdmissionGatedByKey));
-    if (it != current->metadata().annotations().end()) {
+    auto it = current->metadata().annotations().find(change->key);
+    if (it != current->metadata().annotations().end() &&
+        (change->key == kAdmissionGatedByKey || it->second != *change->value)) {
       return s.UsageError(absl::StrCat("--overwrite is false but found the following declared ",
-                                       "annotation(s): '", kAdmissionGatedByKey,
-                                       "' already has a value (", it->second, ")"));
+                                       "annotation(s): '", change->key, "' already has a value (",
+                                       it->second, ")"));
     }
+  }
+  if (change->key == kPriorityBoostKey) {
+    v1::SetPriorityBoostRequest request;
+    *request.mutable_workload() = *ref;
+    if (change->value.has_value()) request.set_priority_boost(*change->value);
+    absl::StatusOr<v1::SetPriorityBoostResponse> response = s.client().SetPriorityBoost(request);
+    if (!response.ok()) return s.Fail(response.status());
+    s.out() << "workload.kueue.x-k8s.io/" << ref->name() << " annotated ("
+            << DisplayState(response->workload()) << ")\n";
+    return kExitOk;
   }
   v1::SetAdmissionGatesRequest request;
   *request.mutable_workload() = *ref;

@@ -87,8 +87,8 @@ class TollgateApi {
       const v1::SetAdmissionGatesRequest& request);
   // Kueue's kueue.x-k8s.io/priority-boost annotation set, or removed (nullopt), as an external
   // controller patches it (core's SetPriorityBoost); compare-and-swap on the workload's revision
-  // when expected_revision is set. Answers the workload as stored. A plain call for now: no RPC
-  // carries it until proto/ has a request message for it.
+  // when expected_revision is set. Answers the workload as stored. Served by
+  // AdmissionService.SetPriorityBoost.
   absl::StatusOr<v1::Workload> SetPriorityBoost(const v1::WorkloadRef& workload,
                                                 const std::optional<std::string>& value,
                                                 int64_t expected_revision = 0);

@@ -5,6 +5,8 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <set>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/object_kind.h"
+#include "core/priority_boost.h"
 #include "core/status_macros.h"
 #include "services/api/metadata_keys.h"
 #include "services/api/policy_codec.h"
@@ -519,6 +522,22 @@ absl::StatusOr<AuthorizedCall> AccessGate::Decide(
                                ? pc->workload_priority_class().value()
                                : pc->priority_class().value();
         break;
+      }
+    }
+    // With Kueue's PriorityBoost gate on, the workload's kueue.x-k8s.io/priority-boost
+    // annotation is added to that priority wherever the scheduler compares by priority, so a
+    // positive boost must not carry it past the cap (with the gate off the annotation means
+    // nothing). A value that does not parse is left to the submit to refuse; the sum saturates
+    // at int32's maximum, which exceeds any cap a grant can hold.
+    if (request.priority.has_value() && api_.executor().scheduler_config().priority_boost) {
+      auto annotation =
+          submitted->metadata().annotations().find(std::string(core::kPriorityBoostAnnotation));
+      if (annotation != submitted->metadata().annotations().end()) {
+        absl::StatusOr<int32_t> boost = core::ParsePriorityBoost(annotation->second);
+        if (boost.ok() && *boost > 0) {
+          request.priority = static_cast<int32_t>(std::min<int64_t>(
+              int64_t{*request.priority} + *boost, std::numeric_limits<int32_t>::max()));
+        }
       }
     }
     decision = authz->Authorize(*identity, request);

@@ -1,13 +1,17 @@
 #include "services/rpc/grpc_services.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/admission_checks.h"
+#include "core/priority_boost.h"
 #include "core/real_clock.h"
 #include "services/engine/config_objects.h"
 #include "services/rpc/grpc_status.h"
@@ -444,6 +448,46 @@ grpc::Status AdmissionGrpcService::SetAdmissionGates(grpc::ServerContext* contex
   // workload); removing them is the same permission as changing its payload.
   TOLLGATE_AUTHORIZE(call, WorkloadRequest("submit", request->workload()));
   return Audited(gate_, call, api_.SetAdmissionGates(*request), response);
+}
+
+grpc::Status AdmissionGrpcService::SetPriorityBoost(grpc::ServerContext* context,
+                                                    const v1::SetPriorityBoostRequest* request,
+                                                    v1::SetPriorityBoostResponse* response) {
+  // A boost changes the workload's effective priority (Kueue adds it wherever it compares by
+  // priority), so it is the same permission as Reprioritize, under the same cap: a positive
+  // boost may not take base priority + boost above the priority the caller may submit at. A
+  // zero or negative boost, or removing it, never raises the workload, so it is not capped.
+  // The value's syntax is the engine's to check (core's ValidatePriorityBoostValue, as Kueue's
+  // webhook); one that does not parse is not capped here and is refused there.
+  auth::AccessRequest access = WorkloadRequest("reprioritize", request->workload());
+  if (request->has_priority_boost()) {
+    absl::StatusOr<int32_t> boost = core::ParsePriorityBoost(request->priority_boost());
+    if (boost.ok() && *boost > 0) {
+      v1::GetWorkloadRequest get;
+      *get.mutable_workload() = request->workload();
+      // A workload that cannot be read is left to the engine's NOT_FOUND.
+      if (absl::StatusOr<v1::Workload> wl = api_.GetWorkload(get); wl.ok()) {
+        // Saturated to int32: a sum past int32's range exceeds any cap a grant can hold.
+        const int64_t effective = int64_t{wl->status().priority()} + *boost;
+        access.priority =
+            static_cast<int32_t>(std::min<int64_t>(effective, std::numeric_limits<int32_t>::max()));
+      }
+    }
+  }
+  TOLLGATE_AUTHORIZE(call, std::move(access));
+  const std::optional<std::string> value =
+      request->has_priority_boost() ? std::optional<std::string>(request->priority_boost())
+                                    : std::nullopt;
+  absl::StatusOr<v1::Workload> updated =
+      api_.SetPriorityBoost(request->workload(), value, request->expected_revision());
+  if (!updated.ok()) {
+    return Audited(gate_, call, absl::StatusOr<v1::SetPriorityBoostResponse>(updated.status()),
+                   response);
+  }
+  v1::SetPriorityBoostResponse out;
+  *out.mutable_workload() = *std::move(updated);
+  return Audited(gate_, call, absl::StatusOr<v1::SetPriorityBoostResponse>(std::move(out)),
+                 response);
 }
 
 grpc::Status VisibilityGrpcService::ListPendingWorkloads(

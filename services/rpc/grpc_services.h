@@ -87,6 +87,9 @@ class AdmissionGrpcService final : public AdmissionServiceBase {
   grpc::Status SetAdmissionGates(grpc::ServerContext* context,
                                  const v1::SetAdmissionGatesRequest* request,
                                  v1::SetAdmissionGatesResponse* response) override;
+  grpc::Status SetPriorityBoost(grpc::ServerContext* context,
+                                const v1::SetPriorityBoostRequest* request,
+                                v1::SetPriorityBoostResponse* response) override;
   // Streams until the client cancels, the stream breaks, or StopWatches is called.
   grpc::ServerWriteReactor<v1::WatchEvent>* Watch(grpc::CallbackServerContext* context,
                                                   const v1::WatchRequest* request) override;

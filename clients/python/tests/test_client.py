@@ -241,6 +241,29 @@ class OperatorControlsTest(unittest.TestCase):
         self.assertTrue(
             self.client.wait_for_admission("gated", namespace="team-a", timeout=20).admitted)
 
+    def test_priority_boost_is_set_replaced_and_removed(self):
+        boost = "kueue.x-k8s.io/priority-boost"
+        self.submit("job")
+        boosted = self.client.set_priority_boost("job", "10", namespace="team-a")
+        self.assertEqual(boosted.proto.metadata.annotations[boost], "10")
+        self.assertEqual(
+            self.client.get("job", namespace="team-a").proto.metadata.annotations[boost], "10")
+        # A stale expected_revision changes nothing; the current one replaces the value.
+        revision = boosted.proto.metadata.resource_version
+        with self.assertRaises(TollgateError):
+            self.client.set_priority_boost(
+                "job", -5, namespace="team-a", expected_revision=revision - 1)
+        self.assertEqual(
+            self.client.get("job", namespace="team-a").proto.metadata.annotations[boost], "10")
+        lowered = self.client.set_priority_boost(
+            "job", -5, namespace="team-a", expected_revision=revision)
+        self.assertEqual(lowered.proto.metadata.annotations[boost], "-5")
+        cleared = self.client.set_priority_boost("job", None, namespace="team-a")
+        self.assertNotIn(boost, cleared.proto.metadata.annotations)
+        with self.assertRaises(TollgateError) as raised:
+            self.client.set_priority_boost("nope", "1", namespace="team-a")
+        self.assertEqual(raised.exception.code.name, "NOT_FOUND")
+
     def test_preempt_says_what_happened_and_hold_deactivates(self):
         self.submit("job")
         self.client.wait_for_admission("job", namespace="team-a", timeout=20)

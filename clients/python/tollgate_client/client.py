@@ -555,6 +555,29 @@ class TollgateClient:
         response = self._call(lambda e: e.admission.SetAdmissionGates, request)
         return Workload.from_proto(response.workload)
 
+    def set_priority_boost(
+        self,
+        name: str,
+        value: Optional[str],
+        namespace: str = "default",
+        expected_revision: int = 0,
+    ) -> Workload:
+        """Kueue's kueue.x-k8s.io/priority-boost annotation, as an external controller patches
+        it: a signed 32-bit integer as a decimal string (an int is accepted and converted), or
+        None to remove it. With the PriorityBoost gate on it is added to the workload's priority
+        wherever the scheduler orders or compares by priority, and a value that is not an int32
+        is refused (INVALID_ARGUMENT). A caller with a priority cap cannot boost a workload
+        above it. expected_revision (0: unconditional) makes it a compare-and-swap on the
+        workload's revision."""
+        request = service_pb2.SetPriorityBoostRequest(
+            workload=service_pb2.WorkloadRef(namespace=namespace, name=name),
+            expected_revision=expected_revision,
+        )
+        if value is not None:
+            request.priority_boost = str(value)
+        response = self._call(lambda e: e.admission.SetPriorityBoost, request)
+        return Workload.from_proto(response.workload)
+
     def preempt(
         self, name: str, namespace: str = "default", reason: str = "", hold: bool = False
     ) -> PreemptResult:

@@ -322,6 +322,26 @@ absl::StatusOr<v1::SetAdmissionGatesResponse> FakeAdmissionClient::SetAdmissionG
   return response;
 }
 
+// Stores the annotation as asked; the value's syntax is the real engine's to check.
+absl::StatusOr<v1::SetPriorityBoostResponse> FakeAdmissionClient::SetPriorityBoost(
+    const v1::SetPriorityBoostRequest& request) {
+  absl::MutexLock lock(&mu_);
+  LogLocked("SetPriorityBoost", request.workload().namespace_(), request.workload().name());
+  auto it = workloads_.find(Key(request.workload().namespace_(), request.workload().name()));
+  if (it == workloads_.end()) return absl::NotFoundError("workload not found");
+  auto& annotations = *it->second.mutable_metadata()->mutable_annotations();
+  const std::string key = "kueue.x-k8s.io/priority-boost";
+  if (request.has_priority_boost()) {
+    annotations[key] = request.priority_boost();
+  } else {
+    annotations.erase(key);
+  }
+  it->second.mutable_metadata()->set_resource_version(++revision_);
+  v1::SetPriorityBoostResponse response;
+  *response.mutable_workload() = it->second;
+  return response;
+}
+
 absl::StatusOr<v1::UpdateWorkloadPayloadResponse> FakeAdmissionClient::UpdateWorkloadPayload(
     const v1::UpdateWorkloadPayloadRequest& request) {
   absl::MutexLock lock(&mu_);

@@ -62,6 +62,8 @@ class FakeAdmissionClient final : public AdmissionClient {
   // gate the stored one does not.
   absl::StatusOr<v1::SetAdmissionGatesResponse> SetAdmissionGates(
       const v1::SetAdmissionGatesRequest& request) override;
+  absl::StatusOr<v1::SetPriorityBoostResponse> SetPriorityBoost(
+      const v1::SetPriorityBoostRequest& request) override;
   absl::Status Watch(const v1::WatchRequest& request,
                      const std::function<bool(const v1::WatchEvent&)>& on_event,
                      const common::StopSignal& stop) override;

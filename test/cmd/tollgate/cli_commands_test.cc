@@ -1174,6 +1174,48 @@ spec:
   EXPECT_THAT(r.out, Not(HasSubstr("Admission Gated By:")));
 }
 
+// kubectl annotate's syntax for Kueue's priority boost: set, replaced only with --overwrite when
+// the value differs, the same value again accepted, removed with KEY-; any other key is refused
+// naming the annotations that can be changed. The server here runs with the PriorityBoost gate
+// off, where the annotation is stored as given (the gate-on checks are the RPC's tests).
+TEST_F(CliTest, AnnotateSetsAndRemovesPriorityBoost) {
+  ApplyEvalHub();
+  RunOk({"submit", "-f", "-"}, R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: boosted
+  namespace: team-a
+spec:
+  queueName: eval-queue
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: 1}}}]}}
+)");
+  CliResult r = RunOk(
+      {"annotate", "workload", "boosted", "-n", "team-a", "kueue.x-k8s.io/priority-boost=10"});
+  EXPECT_THAT(r.out, StartsWith("workload.kueue.x-k8s.io/boosted annotated"));
+  r = RunOk({"get", "workload", "boosted", "-n", "team-a", "-o", "yaml"});
+  EXPECT_THAT(r.out, HasSubstr("kueue.x-k8s.io/priority-boost: \"10\""));
+  // The same value again is no change, as in kubectl; another one needs --overwrite.
+  RunOk({"annotate", "boosted", "-n", "team-a", "kueue.x-k8s.io/priority-boost=10"});
+  r = Run({"annotate", "boosted", "-n", "team-a", "kueue.x-k8s.io/priority-boost=20"});
+  EXPECT_NE(r.code, kExitOk) << r;
+  EXPECT_THAT(r.err, HasSubstr("--overwrite is false but found the following declared "
+                               "annotation(s): 'kueue.x-k8s.io/priority-boost' already has a "
+                               "value (10)"));
+  RunOk({"annotate", "boosted", "-n", "team-a", "kueue.x-k8s.io/priority-boost=20", "--overwrite"});
+  r = RunOk({"get", "workload", "boosted", "-n", "team-a", "-o", "yaml"});
+  EXPECT_THAT(r.out, HasSubstr("kueue.x-k8s.io/priority-boost: \"20\""));
+  r = Run({"annotate", "boosted", "-n", "team-a", "example.com/owner=me"});
+  EXPECT_NE(r.code, kExitOk) << r;
+  EXPECT_THAT(r.err, HasSubstr("kueue.x-k8s.io/priority-boost annotation"));
+  RunOk({"annotate", "workload", "boosted", "-n", "team-a", "kueue.x-k8s.io/priority-boost-"});
+  r = RunOk({"get", "workload", "boosted", "-n", "team-a", "-o", "yaml"});
+  EXPECT_THAT(r.out, Not(HasSubstr("priority-boost")));
+}
+
 TEST_F(CliTest, PreemptEvictsAndRecordsTheReason) {
   ApplyEvalHub();
   CliResult r = RunOk({"checkpoint", "llama3-8b-gsm8k", "-n", "team-a"});
