@@ -527,17 +527,13 @@ absl::StatusOr<AuthorizedCall> AccessGate::Decide(
     // With Kueue's PriorityBoost gate on, the workload's kueue.x-k8s.io/priority-boost
     // annotation is added to that priority wherever the scheduler compares by priority, so a
     // positive boost must not carry it past the cap (with the gate off the annotation means
-    // nothing). A value that does not parse is left to the submit to refuse; the sum saturates
-    // at int32's maximum, which exceeds any cap a grant can hold.
+    // nothing). A value that does not parse is left to the submit to refuse.
     if (request.priority.has_value() && api_.executor().scheduler_config().priority_boost) {
       auto annotation =
           submitted->metadata().annotations().find(std::string(core::kPriorityBoostAnnotation));
       if (annotation != submitted->metadata().annotations().end()) {
         absl::StatusOr<int32_t> boost = core::ParsePriorityBoost(annotation->second);
-        if (boost.ok() && *boost > 0) {
-          request.priority = static_cast<int32_t>(std::min<int64_t>(
-              int64_t{*request.priority} + *boost, std::numeric_limits<int32_t>::max()));
-        }
+        if (boost.ok()) request.priority = PriorityForCap(*request.priority, *boost);
       }
     }
     decision = authz->Authorize(*identity, request);
@@ -650,6 +646,12 @@ void AccessGate::Audit(const auth::Identity& identity, const std::string& reques
   entry.code = std::string(code);
   entry.reason = std::string(reason);
   audit_->Write(entry);
+}
+
+int32_t PriorityForCap(int32_t base, int32_t boost) {
+  if (boost <= 0) return base;
+  return static_cast<int32_t>(
+      std::min<int64_t>(int64_t{base} + boost, std::numeric_limits<int32_t>::max()));
 }
 
 }  // namespace tollgate::rpc

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +47,11 @@ struct AuthorizedCall {
   auth::AccessRequest request;
   std::shared_ptr<const auth::Authorizer> authorizer;
 };
+
+// Kueue's PriorityBoost against a priority cap: the base priority with a positive boost added,
+// saturated at int32's maximum (above any cap a grant can hold). A zero or negative boost never
+// raises a workload, so it leaves the base priority.
+int32_t PriorityForCap(int32_t base, int32_t boost);
 
 // The one place every RPC is authenticated, authorized and audited. Handlers describe what they
 // are asked to do (an AccessRequest); the gate answers UNAUTHENTICATED, PERMISSION_DENIED

@@ -1,9 +1,7 @@
 #include "services/rpc/grpc_services.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -467,10 +465,7 @@ grpc::Status AdmissionGrpcService::SetPriorityBoost(grpc::ServerContext* context
       *get.mutable_workload() = request->workload();
       // A workload that cannot be read is left to the engine's NOT_FOUND.
       if (absl::StatusOr<v1::Workload> wl = api_.GetWorkload(get); wl.ok()) {
-        // Saturated to int32: a sum past int32's range exceeds any cap a grant can hold.
-        const int64_t effective = int64_t{wl->status().priority()} + *boost;
-        access.priority =
-            static_cast<int32_t>(std::min<int64_t>(effective, std::numeric_limits<int32_t>::max()));
+        access.priority = PriorityForCap(wl->status().priority(), *boost);
       }
     }
   }
